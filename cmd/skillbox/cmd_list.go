@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/skillbox-dev/skillbox/runtime"
+)
+
+// skillSummary is a skill's metadata, as list prints it: no instructions, no schema.
+type skillSummary struct {
+	ID          string   `json:"id"`
+	Name        string   `json:"name"`
+	Description string   `json:"description"`
+	Version     string   `json:"version,omitempty"`
+	Tags        []string `json:"tags,omitempty"`
+	Kind        string   `json:"kind"`
+	Status      string   `json:"status"`
+	Error       string   `json:"error,omitempty"`
+	Dir         string   `json:"dir"`
+}
+
+func summarize(s *runtime.Skill) skillSummary {
+	out := skillSummary{ID: s.ID, Name: s.ID, Kind: string(s.Kind), Status: string(s.Status), Dir: s.Dir}
+	if m := s.Manifest; m != nil {
+		out.Name, out.Description, out.Version, out.Tags = m.Name, m.Description, m.Version, m.Tags
+	}
+	if s.Err != nil {
+		out.Error = s.Err.Error()
+	}
+	return out
+}
+
+var cmdList = &command{
+	summary: "list the skills, one line each",
+	usage:   "",
+	run: func(ctx context.Context, e *env, pos []string) int {
+		if len(pos) != 0 {
+			return e.fail(exitUsage, "list takes no arguments")
+		}
+		rt, err := e.runtime(ctx)
+		if err != nil {
+			return e.fail(exitFailed, "%v", err)
+		}
+		defer rt.Close(context.Background())
+		skills := rt.Skills()
+		if e.json {
+			out := make([]skillSummary, len(skills))
+			for i, s := range skills {
+				out[i] = summarize(s)
+			}
+			if err := writeJSON(e.stdout, out); err != nil {
+				return e.fail(exitFailed, "%v", err)
+			}
+			return exitOK
+		}
+		if len(skills) == 0 {
+			fmt.Fprintf(e.stderr, "no skills in %v\n", dirsOrDefault(e.skills))
+			return exitOK
+		}
+		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tKIND\tSTATUS\tVERSION\tDESCRIPTION")
+		for _, s := range skills {
+			sum := summarize(s)
+			desc := sum.Description
+			if s.Status == runtime.StatusError {
+				desc = sum.Error
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", sum.ID, sum.Kind, sum.Status, sum.Version, truncate(desc, 72))
+		}
+		tw.Flush()
+		return exitOK
+	},
+}
+
+func dirsOrDefault(d []string) []string {
+	if len(d) == 0 {
+		return []string{"skills"}
+	}
+	return d
+}

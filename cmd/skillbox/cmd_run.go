@@ -1,0 +1,99 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// maxArgsBytes bounds --args read from a file or stdin.
+const maxArgsBytes = 16 << 20
+
+var cmdRun = &command{
+	summary: "run a skill and print its result",
+	usage:   "<id> [--args JSON | --args @FILE | --args -]",
+	flags: func(fs *flag.FlagSet, e *env) {
+		fs.StringVar(&e.args, "args", "{}", "the arguments: a JSON object, @FILE to read it from a file, or - for stdin")
+	},
+	run: func(ctx context.Context, e *env, pos []string) int {
+		if len(pos) != 1 {
+			return e.fail(exitUsage, "run takes one skill id, e.g. skillbox run hello --args '{\"name\":\"Ada\"}'")
+		}
+		args, err := readArgs(e.args, e.stdin)
+		if err != nil {
+			return e.fail(exitUsage, "--args: %v", err)
+		}
+		rt, err := e.runtime(ctx)
+		if err != nil {
+			return e.fail(exitFailed, "%v", err)
+		}
+		defer rt.Close(context.Background())
+		res, runErr := rt.Run(ctx, pos[0], args)
+		if e.json {
+			if err := writeJSON(e.stdout, res); err != nil {
+				return e.fail(exitFailed, "%v", err)
+			}
+		} else {
+			for _, l := range res.Logs {
+				src := ""
+				if l.Source != "" {
+					src = l.Source + " "
+				}
+				fmt.Fprintf(e.stderr, "[%s%s] %s\n", src, l.Level, l.Message)
+			}
+			if res.LogsDropped > 0 {
+				fmt.Fprintf(e.stderr, "[%d log entries dropped: over maxLogBytes]\n", res.LogsDropped)
+			}
+			for _, d := range res.Usage.Denied {
+				fmt.Fprintf(e.stderr, "[denied] %s\n", d)
+			}
+			if runErr == nil {
+				var pretty bytes.Buffer
+				if json.Indent(&pretty, res.Result, "", "  ") == nil {
+					fmt.Fprintln(e.stdout, pretty.String())
+				} else {
+					fmt.Fprintln(e.stdout, string(res.Result))
+				}
+			}
+		}
+		if runErr != nil {
+			if !e.json {
+				fmt.Fprintf(e.stderr, "skillbox: run failed: %s: %s\n", res.Error.Kind, res.Error.Message)
+			}
+			return exitFailed
+		}
+		return exitOK
+	},
+}
+
+// readArgs resolves --args: literal JSON, @file, or - for stdin.
+func readArgs(v string, stdin io.Reader) ([]byte, error) {
+	switch {
+	case v == "-":
+		return readLimited(stdin)
+	case strings.HasPrefix(v, "@"):
+		f, err := os.Open(v[1:])
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		return readLimited(f)
+	}
+	return []byte(v), nil
+}
+
+func readLimited(r io.Reader) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, maxArgsBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxArgsBytes {
+		return nil, fmt.Errorf("more than %d bytes", maxArgsBytes)
+	}
+	return data, nil
+}

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/skillbox-dev/skillbox/runtime"
+)
+
+// skillDetail is everything show prints about one skill.
+type skillDetail struct {
+	skillSummary
+	Entrypoint   string               `json:"entrypoint,omitempty"`
+	SHA256       string               `json:"sha256,omitempty"`
+	Instructions string               `json:"instructions,omitempty"`
+	Parameters   json.RawMessage      `json:"parameters,omitempty"`
+	Requested    *runtime.Permissions `json:"requested,omitempty"`
+	RequestedLim *runtime.Limits      `json:"requested_limits,omitempty"`
+	Granted      *runtime.Grant       `json:"granted,omitempty"`
+	Problems     []string             `json:"problems,omitempty"`
+}
+
+var cmdShow = &command{
+	summary: "show a skill: manifest, argument schema, requested vs granted permissions and limits",
+	usage:   "<id>",
+	run: func(ctx context.Context, e *env, pos []string) int {
+		if len(pos) != 1 {
+			return e.fail(exitUsage, "show takes one skill id")
+		}
+		rt, err := e.runtime(ctx)
+		if err != nil {
+			return e.fail(exitFailed, "%v", err)
+		}
+		defer rt.Close(context.Background())
+		s, err := rt.Skill(pos[0])
+		if err != nil {
+			return e.fail(exitFailed, "no skill %q in %v (see skillbox list)", pos[0], dirsOrDefault(e.skills))
+		}
+		d := skillDetail{skillSummary: summarize(s), SHA256: s.Hash, Instructions: s.InstructionsPath, Granted: s.Grant}
+		if m := s.Manifest; m != nil {
+			d.Entrypoint, d.Parameters, d.Requested, d.RequestedLim = m.Entrypoint, m.Parameters, &m.Permissions, &m.Limits
+		}
+		if se, ok := s.Err.(*runtime.SkillError); ok {
+			for _, p := range se.Problems {
+				d.Problems = append(d.Problems, p.Error())
+			}
+		}
+		if e.json {
+			if err := writeJSON(e.stdout, d); err != nil {
+				return e.fail(exitFailed, "%v", err)
+			}
+			return exitOK
+		}
+		printDetail(e, d)
+		return exitOK
+	},
+}
+
+func printDetail(e *env, d skillDetail) {
+	w := e.stdout
+	fmt.Fprintf(w, "%s  (%s, %s)\n", d.ID, d.Kind, d.Status)
+	fmt.Fprintf(w, "  name:         %s\n", d.Name)
+	if d.Description != "" {
+		fmt.Fprintf(w, "  description:  %s\n", d.Description)
+	}
+	if d.Version != "" {
+		fmt.Fprintf(w, "  version:      %s\n", d.Version)
+	}
+	if len(d.Tags) > 0 {
+		fmt.Fprintf(w, "  tags:         %s\n", strings.Join(d.Tags, ", "))
+	}
+	fmt.Fprintf(w, "  directory:    %s\n", d.Dir)
+	if d.Instructions != "" {
+		fmt.Fprintf(w, "  instructions: %s\n", d.Instructions)
+	}
+	if d.SHA256 != "" {
+		fmt.Fprintf(w, "  module:       sha256 %s, entrypoint %s\n", d.SHA256, d.Entrypoint)
+	}
+	for _, p := range d.Problems {
+		fmt.Fprintf(w, "  problem:      %s\n", p)
+	}
+	if len(d.Parameters) > 0 {
+		var pretty bytes.Buffer
+		_ = json.Indent(&pretty, d.Parameters, "  ", "  ")
+		fmt.Fprintf(w, "\n  arguments (JSON Schema):\n  %s\n", pretty.String())
+	}
+	if d.Requested == nil || d.Granted == nil {
+		return
+	}
+	fmt.Fprintln(w, "\n  permissions      requested -> granted")
+	row := func(name string, req, got []string) {
+		fmt.Fprintf(w, "    %-14s %s -> %s\n", name, listOrNone(req), listOrNone(got))
+	}
+	row("network", d.Requested.Network, d.Granted.Network)
+	row("env", d.Requested.Env, d.Granted.Env)
+	var secrets, files, gotFiles []string
+	for _, s := range d.Requested.Secrets {
+		secrets = append(secrets, s.Name)
+	}
+	row("secrets", secrets, d.Granted.Secrets)
+	for _, f := range d.Requested.Files {
+		files = append(files, f.Path+" ("+string(f.Access)+")")
+	}
+	for _, f := range d.Granted.Files {
+		gotFiles = append(gotFiles, f.Path+" ("+string(f.Access)+")")
+	}
+	row("files", files, gotFiles)
+	fmt.Fprintln(w, "\n  limits           requested -> granted")
+	lim := func(name string, req, got int64) {
+		r := "default"
+		if req != 0 {
+			r = fmt.Sprint(req)
+		}
+		fmt.Fprintf(w, "    %-14s %s -> %d\n", name, r, got)
+	}
+	rl, gl := d.RequestedLim, d.Granted.Limits
+	lim("timeoutMs", rl.TimeoutMs, gl.TimeoutMs)
+	lim("memoryMiB", rl.MemoryMiB, gl.MemoryMiB)
+	lim("maxOutputBytes", rl.MaxOutputBytes, gl.MaxOutputBytes)
+	lim("maxLogBytes", rl.MaxLogBytes, gl.MaxLogBytes)
+	lim("maxFetches", rl.MaxFetches, gl.MaxFetches)
+	lim("maxFetchBytes", rl.MaxFetchBytes, gl.MaxFetchBytes)
+	lim("maxFileBytes", rl.MaxFileBytes, gl.MaxFileBytes)
+	lim("maxWriteBytes", rl.MaxWriteBytes, gl.MaxWriteBytes)
+	if len(d.Granted.Refused) > 0 {
+		fmt.Fprintln(w, "\n  not granted:")
+		for _, r := range d.Granted.Refused {
+			fmt.Fprintf(w, "    - %s\n", r)
+		}
+	}
+}
+
+func listOrNone(l []string) string {
+	if len(l) == 0 {
+		return "none"
+	}
+	return strings.Join(l, ", ")
+}

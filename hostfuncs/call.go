@@ -1,0 +1,136 @@
+package hostfuncs
+
+import (
+	"context"
+	"net/http"
+	"sort"
+	"sync"
+	"time"
+)
+
+// Call is the state of one run that its host functions share: the grant, and what the run did.
+// It is safe for concurrent use (a guest is single-threaded, but stdout capture and the runtime
+// read it from other goroutines).
+type Call struct {
+	Grant *Grant
+	// OnLog, when set, is called for every log entry kept (for streaming run events). It must not
+	// block for long: it runs on the guest's call path.
+	OnLog func(LogEntry)
+
+	mu      sync.Mutex
+	usage   Usage
+	hosts   map[string]bool
+	logs    []LogEntry
+	logSize int64
+	dropped int
+	fault   error
+
+	httpClient *http.Client
+}
+
+// NewCall returns the state of a run with grant g.
+func NewCall(g *Grant) *Call { return &Call{Grant: g, hosts: map[string]bool{}} }
+
+// Usage is what a run consumed and touched.
+type Usage struct {
+	Fetches        int      `json:"fetches"`
+	BytesIn        int64    `json:"bytes_in"`
+	BytesOut       int64    `json:"bytes_out"`
+	HostsContacted []string `json:"hosts_contacted,omitempty"`
+	FilesRead      []string `json:"files_read,omitempty"`
+	FilesWritten   []string `json:"files_written,omitempty"`
+	BytesWritten   int64    `json:"bytes_written"`
+	// Denied lists every call the grant refused, in order, such as
+	// `fetch http://10.0.0.1/: address 10.0.0.1 is private ...`.
+	Denied []string `json:"denied,omitempty"`
+}
+
+// LogEntry is one line of a run's log.
+type LogEntry struct {
+	Time    time.Time `json:"time"`
+	Level   string    `json:"level"`
+	Source  string    `json:"source,omitempty"` // "" for the skill's log calls, "stdout", "stderr" or "host"
+	Message string    `json:"message"`
+}
+
+type ctxKey struct{}
+
+// WithCall returns a context carrying c, for the plugin call whose host functions use it.
+func WithCall(ctx context.Context, c *Call) context.Context {
+	return context.WithValue(ctx, ctxKey{}, c)
+}
+
+func callFrom(ctx context.Context) *Call {
+	c, _ := ctx.Value(ctxKey{}).(*Call)
+	return c
+}
+
+// Usage returns a copy of what the run has used so far.
+func (c *Call) Usage() Usage {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	u := c.usage
+	u.HostsContacted = make([]string, 0, len(c.hosts))
+	for h := range c.hosts {
+		u.HostsContacted = append(u.HostsContacted, h)
+	}
+	sort.Strings(u.HostsContacted)
+	u.FilesRead = append([]string(nil), u.FilesRead...)
+	u.FilesWritten = append([]string(nil), u.FilesWritten...)
+	u.Denied = append([]string(nil), u.Denied...)
+	return u
+}
+
+// Logs returns the kept log entries and how many were dropped past the log budget.
+func (c *Call) Logs() ([]LogEntry, int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]LogEntry(nil), c.logs...), c.dropped
+}
+
+// Fault returns the guest fault that stopped the run, if any.
+func (c *Call) Fault() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.fault
+}
+
+func (c *Call) setFault(err error) {
+	c.mu.Lock()
+	if c.fault == nil {
+		c.fault = err
+	}
+	c.mu.Unlock()
+}
+
+func (c *Call) deny(what string) {
+	c.mu.Lock()
+	if len(c.usage.Denied) < 100 {
+		c.usage.Denied = append(c.usage.Denied, what)
+	}
+	c.mu.Unlock()
+}
+
+func (c *Call) update(f func(u *Usage)) {
+	c.mu.Lock()
+	f(&c.usage)
+	c.mu.Unlock()
+}
+
+func (c *Call) contacted(hostport string) {
+	c.mu.Lock()
+	c.hosts[hostport] = true
+	c.mu.Unlock()
+}
+
+func appendOnce(list []string, s string) []string {
+	for _, e := range list {
+		if e == s {
+			return list
+		}
+	}
+	if len(list) >= 1000 {
+		return list
+	}
+	return append(list, s)
+}

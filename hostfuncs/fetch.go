@@ -1,0 +1,273 @@
+package hostfuncs
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/skillbox-dev/skillbox/hostfuncs/netguard"
+)
+
+// fetchRequest is the JSON head of a skillbox_fetch call (docs/abi.md §4).
+type fetchRequest struct {
+	Method  string            `json:"method"`
+	URL     string            `json:"url"`
+	Headers map[string]string `json:"headers"`
+}
+
+// fetchHead is the JSON head of a fetch reply.
+type fetchHead struct {
+	Status  int               `json:"status"`
+	URL     string            `json:"url"`
+	Headers map[string]string `json:"headers"`
+}
+
+const maxRedirects = 5
+
+var fetchMethods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
+
+// Headers the guest may not set: they are the transport's business, and letting a guest set them
+// invites request smuggling or a Host that differs from the checked URL.
+var reservedHeaders = map[string]bool{"Host": true, "Content-Length": true, "Transfer-Encoding": true,
+	"Connection": true, "Upgrade": true, "Te": true, "Trailer": true, "Proxy-Authorization": true,
+	"Proxy-Connection": true, "Keep-Alive": true}
+
+// errDenied marks a refusal found inside the HTTP client (a redirect off the grant, a blocked
+// address), so it can be answered DENIED rather than FAILED.
+type deniedError struct{ msg string }
+
+func (e *deniedError) Error() string { return e.msg }
+
+func (c *Call) fetch(ctx context.Context, head, body []byte) reply {
+	var req fetchRequest
+	dec := json.NewDecoder(bytes.NewReader(head))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return fail(StatusInvalid, "the request is not valid JSON: %v", err)
+	}
+	method := strings.ToUpper(req.Method)
+	if method == "" {
+		method = "GET"
+	}
+	if !contains(fetchMethods, method) {
+		return fail(StatusInvalid, "method %q is not one of %s", escapeControl(req.Method), strings.Join(fetchMethods, " "))
+	}
+	u, err := url.Parse(req.URL)
+	if err != nil {
+		return fail(StatusInvalid, "bad URL: %v", err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fail(StatusInvalid, "%s: only http and https URLs are allowed", escapeControl(req.URL))
+	}
+	if u.User != nil {
+		return fail(StatusInvalid, "URLs with user info are not allowed; use a header")
+	}
+	if u.Hostname() == "" {
+		return fail(StatusInvalid, "%s: the URL has no host", escapeControl(req.URL))
+	}
+	if !c.Grant.Hosts.Match(u.Hostname(), portOf(u)) {
+		what := fmt.Sprintf("%s: host %s is not on the grant", u.Redacted(), u.Host)
+		c.deny("fetch " + what)
+		return fail(StatusDenied, "%s%s", what, hostList(c.Grant.Hosts))
+	}
+	var over bool
+	c.update(func(us *Usage) {
+		if int64(us.Fetches) >= c.Grant.Limits.MaxFetches {
+			over = true
+			return
+		}
+		us.Fetches++
+	})
+	if over {
+		return fail(StatusLimit, "the run's maxFetches (%d) is used up", c.Grant.Limits.MaxFetches)
+	}
+
+	timeout := c.Grant.Limits.FetchTimeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	hreq, err := http.NewRequestWithContext(ctx, method, u.String(), rd)
+	if err != nil {
+		return fail(StatusInvalid, "%v", err)
+	}
+	for k, v := range req.Headers {
+		ck := http.CanonicalHeaderKey(k)
+		if reservedHeaders[ck] {
+			return fail(StatusInvalid, "header %q is set by the host, not the skill", ck)
+		}
+		if !validHeader(k, v) {
+			return fail(StatusInvalid, "header %q has an invalid name or value", escapeControl(k))
+		}
+		hreq.Header.Set(ck, v)
+	}
+	if hreq.Header.Get("User-Agent") == "" {
+		hreq.Header.Set("User-Agent", "skillbox/1 ("+ABIVersion+")")
+	}
+	c.update(func(us *Usage) { us.BytesOut += int64(len(body)) })
+
+	resp, err := c.client().Do(hreq)
+	if err != nil {
+		var de *deniedError
+		var be *netguard.BlockedError
+		switch {
+		case errors.As(err, &de):
+			c.deny("fetch " + u.Redacted() + ": " + de.msg)
+			return fail(StatusDenied, "%s: %s", u.Redacted(), de.msg)
+		case errors.As(err, &be):
+			c.deny("fetch " + u.Redacted() + ": " + be.Error())
+			return fail(StatusDenied, "%s: %v", u.Redacted(), be)
+		case errors.Is(err, context.DeadlineExceeded):
+			return fail(StatusFailed, "%s: timed out", u.Redacted())
+		}
+		return fail(StatusFailed, "%s: %v", u.Redacted(), stripURLError(err))
+	}
+	defer resp.Body.Close()
+	max := c.Grant.Limits.MaxFetchBytes
+	if resp.ContentLength > max {
+		return fail(StatusLimit, "%s: response of %d bytes is more than maxFetchBytes (%d)", u.Redacted(), resp.ContentLength, max)
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
+	c.update(func(us *Usage) { us.BytesIn += int64(len(data)) })
+	if err != nil {
+		return fail(StatusFailed, "%s: reading the response: %v", u.Redacted(), stripURLError(err))
+	}
+	if int64(len(data)) > max {
+		return fail(StatusLimit, "%s: response is more than maxFetchBytes (%d)", u.Redacted(), max)
+	}
+	h := fetchHead{Status: resp.StatusCode, URL: resp.Request.URL.String(), Headers: map[string]string{}}
+	for k, vs := range resp.Header {
+		h.Headers[strings.ToLower(k)] = strings.Join(vs, ", ")
+	}
+	js, err := json.Marshal(h)
+	if err != nil {
+		return fail(StatusFailed, "encode response head: %v", err)
+	}
+	return ok(frame(js, data))
+}
+
+// client builds the run's HTTP client once: no proxy, every connection checked by the guard after
+// DNS, redirects checked against the grant, secrets added per hop by the transport.
+func (c *Call) client() *http.Client {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.httpClient != nil {
+		return c.httpClient
+	}
+	dialer := &net.Dialer{Timeout: 10 * time.Second, Control: c.Grant.Guard.Control}
+	tr := &http.Transport{
+		Proxy:                  nil, // never the host's HTTP_PROXY: it would bypass the guard
+		DialContext:            dialer.DialContext,
+		TLSHandshakeTimeout:    10 * time.Second,
+		ResponseHeaderTimeout:  30 * time.Second,
+		MaxResponseHeaderBytes: 64 << 10,
+		DisableKeepAlives:      true,
+		ForceAttemptHTTP2:      true,
+	}
+	c.httpClient = &http.Client{
+		Transport: &secretTransport{call: c, next: tr},
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) > maxRedirects {
+				return &deniedError{fmt.Sprintf("more than %d redirects", maxRedirects)}
+			}
+			if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
+				return &deniedError{fmt.Sprintf("redirect to a %s URL", req.URL.Scheme)}
+			}
+			if !c.Grant.Hosts.Match(req.URL.Hostname(), portOf(req.URL)) {
+				return &deniedError{fmt.Sprintf("redirect to %s, which is not on the grant", req.URL.Host)}
+			}
+			if !strings.EqualFold(req.URL.Host, via[0].URL.Host) {
+				// Go keeps these for subdomains; a sandbox keeps them for the same host only.
+				req.Header.Del("Authorization")
+				req.Header.Del("Cookie")
+			}
+			return nil
+		},
+	}
+	return c.httpClient
+}
+
+// secretTransport adds granted secrets to each request (each redirect hop too) whose host the
+// secret lists, and records the hosts contacted. It works on a clone: the client's copy of the
+// request, which redirects start from, never holds a secret.
+type secretTransport struct {
+	call *Call
+	next http.RoundTripper
+}
+
+func (t *secretTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	t.call.contacted(req.URL.Host)
+	var clone *http.Request
+	for _, s := range t.call.Grant.Secrets {
+		if s.Hosts.Match(req.URL.Hostname(), portOf(req.URL)) {
+			if clone == nil {
+				clone = req.Clone(req.Context())
+			}
+			clone.Header.Set(s.Header, s.Value)
+		}
+	}
+	if clone != nil {
+		req = clone
+	}
+	return t.next.RoundTrip(req)
+}
+
+func portOf(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if u.Scheme == "https" {
+		return "443"
+	}
+	return "80"
+}
+
+func hostList(l netguard.List) string {
+	if len(l) == 0 {
+		return " (this run has no network access)"
+	}
+	return " (granted: " + l.String() + ")"
+}
+
+// stripURLError drops the *url.Error wrapper, whose message repeats the method and URL.
+func stripURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+func validHeader(k, v string) bool {
+	if k == "" || len(k) > 256 || len(v) > 8192 {
+		return false
+	}
+	for _, r := range k {
+		if r <= ' ' || r >= 0x7f || strings.ContainsRune("()<>@,;:\\\"/[]?={}", r) {
+			return false
+		}
+	}
+	return !strings.ContainsAny(v, "\r\n\x00")
+}
+
+func contains(list []string, s string) bool {
+	for _, e := range list {
+		if e == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,191 @@
+package hostfuncs
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+)
+
+// resolve maps a guest's virtual path to a mount and a path relative to the mount's directory.
+// It refuses rather than repairs: a path with "..", ".", an empty segment, a NUL byte or a
+// backslash is INVALID, so what the guest names is exactly what is opened.
+func (c *Call) resolve(p string) (*Mount, string, *reply) {
+	if len(p) == 0 || len(p) > maxPathBytes {
+		r := fail(StatusInvalid, "path must be 1 to %d bytes", maxPathBytes)
+		return nil, "", &r
+	}
+	if strings.ContainsAny(p, "\x00\\") {
+		r := fail(StatusInvalid, "path %q contains a NUL byte or a backslash", escapeControl(p))
+		return nil, "", &r
+	}
+	if !strings.HasPrefix(p, "/") {
+		r := fail(StatusInvalid, "path %q must be absolute, such as /workspace/file.txt", p)
+		return nil, "", &r
+	}
+	for _, seg := range strings.Split(p[1:], "/") {
+		if seg == ".." || seg == "." || seg == "" {
+			r := fail(StatusInvalid, "path %q must be clean: no '..', '.' or empty segments", p)
+			return nil, "", &r
+		}
+	}
+	var best *Mount
+	for i := range c.Grant.Mounts {
+		m := &c.Grant.Mounts[i]
+		if (p == m.Path || strings.HasPrefix(p, m.Path+"/")) && (best == nil || len(m.Path) > len(best.Path)) {
+			best = m
+		}
+	}
+	if best == nil {
+		c.deny("file " + p + ": outside the granted mounts")
+		r := fail(StatusDenied, "path %q is outside the granted mounts%s", p, c.mountList())
+		return nil, "", &r
+	}
+	rel := strings.TrimPrefix(strings.TrimPrefix(p, best.Path), "/")
+	if rel == "" {
+		r := fail(StatusInvalid, "path %q is a mount's directory, not a file", p)
+		return nil, "", &r
+	}
+	return best, rel, nil
+}
+
+func (c *Call) mountList() string {
+	if len(c.Grant.Mounts) == 0 {
+		return " (this run has no file access)"
+	}
+	names := make([]string, len(c.Grant.Mounts))
+	for i, m := range c.Grant.Mounts {
+		names[i] = m.Path
+	}
+	return " (" + strings.Join(names, ", ") + ")"
+}
+
+// fileError maps an os error to a reply. os.Root reports a symlink or ".." that leads out of the
+// mount as an error of its own; that is a refusal, not a failure.
+func (c *Call) fileError(op, p string, err error) reply {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fail(StatusNotFound, "%s: no such file", p)
+	case errors.Is(err, fs.ErrPermission):
+		c.deny(op + " " + p + ": permission denied")
+		return fail(StatusDenied, "%s: permission denied", p)
+	case strings.Contains(err.Error(), "escapes from parent"):
+		c.deny(op + " " + p + ": leads outside its mount")
+		return fail(StatusDenied, "%s: leads outside its mount (a symlink?)", p)
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		// Do not leak host paths to the guest: name the virtual path and the bare reason.
+		return fail(StatusFailed, "%s: %v", p, pe.Err)
+	}
+	return fail(StatusFailed, "%s: failed", p)
+}
+
+func (c *Call) readFile(p []byte) reply {
+	vp := string(p)
+	m, rel, bad := c.resolve(vp)
+	if bad != nil {
+		return *bad
+	}
+	root, err := os.OpenRoot(m.Dir)
+	if err != nil {
+		return c.fileError("read", vp, err)
+	}
+	defer root.Close()
+	f, err := root.Open(rel)
+	if err != nil {
+		return c.fileError("read", vp, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return c.fileError("read", vp, err)
+	}
+	if !st.Mode().IsRegular() {
+		return fail(StatusInvalid, "%s: not a regular file", vp)
+	}
+	max := c.Grant.Limits.MaxFileBytes
+	if st.Size() > max {
+		return fail(StatusLimit, "%s: %d bytes is more than maxFileBytes (%d)", vp, st.Size(), max)
+	}
+	// The file may grow between Stat and Read: read at most max+1 to notice.
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return c.fileError("read", vp, err)
+	}
+	if int64(len(data)) > max {
+		return fail(StatusLimit, "%s: more than maxFileBytes (%d)", vp, max)
+	}
+	c.update(func(u *Usage) { u.FilesRead = appendOnce(u.FilesRead, vp) })
+	return ok(data)
+}
+
+func (c *Call) writeFile(p, data []byte) reply {
+	vp := string(p)
+	m, rel, bad := c.resolve(vp)
+	if bad != nil {
+		return *bad
+	}
+	if !m.Writable {
+		c.deny("write " + vp + ": mount " + m.Path + " is read-only")
+		return fail(StatusDenied, "%s: mount %s is read-only", vp, m.Path)
+	}
+	// Reserve the quota before writing, so concurrent or failed writes cannot overshoot it.
+	var over bool
+	c.update(func(u *Usage) {
+		if u.BytesWritten+int64(len(data)) > c.Grant.Limits.MaxWriteBytes {
+			over = true
+			return
+		}
+		u.BytesWritten += int64(len(data))
+	})
+	if over {
+		return fail(StatusLimit, "%s: %d more bytes would pass maxWriteBytes (%d)", vp, len(data), c.Grant.Limits.MaxWriteBytes)
+	}
+	written := false
+	defer func() {
+		if !written { // a failed write gives its reservation back
+			c.update(func(u *Usage) { u.BytesWritten -= int64(len(data)) })
+		}
+	}()
+	if err := os.MkdirAll(m.Dir, 0o750); err != nil {
+		return c.fileError("write", vp, err)
+	}
+	root, err := os.OpenRoot(m.Dir)
+	if err != nil {
+		return c.fileError("write", vp, err)
+	}
+	defer root.Close()
+	if dir := path.Dir(rel); dir != "." {
+		if err := root.MkdirAll(dir, 0o750); err != nil {
+			return c.fileError("write", vp, err)
+		}
+	}
+	// Write aside and rename, so a reader never sees half a file and a failed write loses nothing.
+	var suffix [6]byte
+	_, _ = rand.Read(suffix[:])
+	tmp := rel + ".skillbox-" + hex.EncodeToString(suffix[:])
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o640)
+	if err != nil {
+		return c.fileError("write", vp, err)
+	}
+	_, werr := f.Write(data)
+	cerr := f.Close()
+	if werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = root.Rename(tmp, rel)
+	}
+	if werr != nil {
+		_ = root.Remove(tmp)
+		return c.fileError("write", vp, werr)
+	}
+	written = true
+	c.update(func(u *Usage) { u.FilesWritten = appendOnce(u.FilesWritten, vp) })
+	return ok(nil)
+}

@@ -1,0 +1,107 @@
+package hostfuncs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	extism "github.com/extism/go-sdk"
+)
+
+// Functions returns the Skillbox host functions, to pass to extism.NewCompiledPlugin. They find
+// their run's state in the call's context ([WithCall]); a call without one is refused.
+func Functions() []extism.HostFunction {
+	i64 := extism.ValueTypeI64
+	i32 := extism.ValueTypeI32
+	return []extism.HostFunction{
+		define("skillbox_fetch", []extism.ValueType{i64, i64}, []extism.ValueType{i64},
+			func(ctx context.Context, c *Call, mem Memory, stack []uint64) {
+				head, bad := arg(ctx, c, mem, "skillbox_fetch", stack[0], maxRequestBytes)
+				body, bad2 := arg(ctx, c, mem, "skillbox_fetch", stack[1], c.Grant.Limits.MaxFetchBytes)
+				stack[0] = answer(ctx, c, mem, "skillbox_fetch", firstBad(bad, bad2, func() reply { return c.fetch(ctx, head, body) }))
+			}),
+		define("skillbox_env", []extism.ValueType{i64}, []extism.ValueType{i64},
+			func(ctx context.Context, c *Call, mem Memory, stack []uint64) {
+				name, bad := arg(ctx, c, mem, "skillbox_env", stack[0], maxNameBytes)
+				stack[0] = answer(ctx, c, mem, "skillbox_env", firstBad(bad, nil, func() reply { return c.env(name) }))
+			}),
+		define("skillbox_read_file", []extism.ValueType{i64}, []extism.ValueType{i64},
+			func(ctx context.Context, c *Call, mem Memory, stack []uint64) {
+				p, bad := arg(ctx, c, mem, "skillbox_read_file", stack[0], maxPathBytes)
+				stack[0] = answer(ctx, c, mem, "skillbox_read_file", firstBad(bad, nil, func() reply { return c.readFile(p) }))
+			}),
+		define("skillbox_write_file", []extism.ValueType{i64, i64}, []extism.ValueType{i64},
+			func(ctx context.Context, c *Call, mem Memory, stack []uint64) {
+				p, bad := arg(ctx, c, mem, "skillbox_write_file", stack[0], maxPathBytes)
+				data, bad2 := arg(ctx, c, mem, "skillbox_write_file", stack[1], c.Grant.Limits.MaxWriteBytes)
+				if bad2 != nil && bad == nil {
+					r := fail(StatusLimit, "write: %s", bad2.payload)
+					bad2 = &r
+				}
+				stack[0] = answer(ctx, c, mem, "skillbox_write_file", firstBad(bad, bad2, func() reply { return c.writeFile(p, data) }))
+			}),
+		define("skillbox_log", []extism.ValueType{i32, i64}, nil,
+			func(ctx context.Context, c *Call, mem Memory, stack []uint64) {
+				// A message over the whole log budget could never be kept: refuse to copy it.
+				msg, bad := arg(ctx, c, mem, "skillbox_log", stack[1], c.Grant.Limits.MaxLogBytes)
+				if bad != nil {
+					c.dropLog()
+					return
+				}
+				c.Log(LevelName(int32(uint32(stack[0]))), "", string(msg))
+			}),
+	}
+}
+
+type handler func(ctx context.Context, c *Call, mem Memory, stack []uint64)
+
+func define(name string, params, results []extism.ValueType, h handler) extism.HostFunction {
+	f := extism.NewHostFunctionWithStack(name, func(ctx context.Context, p *extism.CurrentPlugin, stack []uint64) {
+		c := callFrom(ctx)
+		if c == nil {
+			panic(fmt.Errorf("host call %s outside a Skillbox run", name))
+		}
+		h(ctx, c, pluginMemory{p}, stack)
+	}, params, results)
+	f.SetNamespace(Namespace)
+	return f
+}
+
+// arg reads an argument block. A block too large for the call is answered INVALID (the returned
+// reply); an offset that is no block stops the run with a GuestFault: panicking is how a wazero
+// host function aborts the call, and the runtime recognises the fault by the Call's record.
+func arg(ctx context.Context, c *Call, mem Memory, fn string, off uint64, max int64) ([]byte, *reply) {
+	b, err := mem.Block(ctx, off, max)
+	if errors.Is(err, errTooLarge) {
+		r := fail(StatusInvalid, "%s: %v", strings.TrimPrefix(fn, "skillbox_"), err)
+		return nil, &r
+	}
+	if err != nil {
+		f := &GuestFault{Func: fn, Offset: off, Reason: err.Error()}
+		c.setFault(f)
+		panic(f)
+	}
+	return b, nil
+}
+
+// firstBad answers the first argument problem, or runs do.
+func firstBad(a, b *reply, do func() reply) reply {
+	if a != nil {
+		return *a
+	}
+	if b != nil {
+		return *b
+	}
+	return do()
+}
+
+func answer(ctx context.Context, c *Call, mem Memory, fn string, r reply) uint64 {
+	off, err := mem.Alloc(ctx, r.encode())
+	if err != nil {
+		f := &GuestFault{Func: fn, Reason: "cannot allocate the reply: " + err.Error()}
+		c.setFault(f)
+		panic(f)
+	}
+	return off
+}

@@ -1,0 +1,52 @@
+package hostfuncs
+
+import (
+	"time"
+
+	"github.com/skillbox-dev/skillbox/hostfuncs/netguard"
+)
+
+// Grant is what one run may do: the intersection of what its manifest asks for and what the
+// operator's policy allows, computed by the runtime. The zero Grant allows nothing.
+type Grant struct {
+	// Hosts the guest may fetch.
+	Hosts netguard.List
+	// Guard decides, at dial time, which special networks (loopback, private, ...) are reachable.
+	Guard netguard.Guard
+	// Env maps the granted variable names to their values.
+	Env map[string]string
+	// Secrets are added to outgoing requests to their hosts.
+	Secrets []Secret
+	// Mounts are the virtual directories the guest may read or write; the longest matching
+	// path wins.
+	Mounts []Mount
+	Limits Limits
+}
+
+// Secret is a header the host adds to requests to Hosts. Value is the formatted header value; it
+// never enters guest memory.
+type Secret struct {
+	Name   string
+	Hosts  netguard.List
+	Header string
+	Value  string
+}
+
+// Mount maps a virtual directory (Path, such as /workspace/notes) to a host directory (Dir).
+type Mount struct {
+	Path     string
+	Dir      string
+	Writable bool
+}
+
+// Limits are the per-run quotas the host functions enforce. Zero means zero (nothing allowed),
+// not unlimited: the runtime always fills them.
+type Limits struct {
+	MaxFetches    int64
+	MaxFetchBytes int64
+	MaxFileBytes  int64
+	MaxWriteBytes int64
+	MaxLogBytes   int64
+	// FetchTimeout bounds one request (all its redirects), inside the run's own deadline.
+	FetchTimeout time.Duration
+}

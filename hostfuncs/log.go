@@ -1,0 +1,123 @@
+package hostfuncs
+
+import (
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Log levels of skillbox_log, as the guest passes them.
+const (
+	LevelDebug = 0
+	LevelInfo  = 1
+	LevelWarn  = 2
+	LevelError = 3
+)
+
+// LevelName maps a guest level to its name; unknown levels are "info" (docs/abi.md).
+func LevelName(level int32) string {
+	switch level {
+	case LevelDebug:
+		return "debug"
+	case LevelWarn:
+		return "warn"
+	case LevelError:
+		return "error"
+	}
+	return "info"
+}
+
+// Log records one message from source at level, escaped, within the run's log budget. Past the
+// budget the message is counted as dropped. The runtime uses it for stdout, stderr and Extism's own
+// log calls, so all of them share one budget.
+func (c *Call) Log(level, source, msg string) {
+	msg = escapeControl(msg)
+	c.mu.Lock()
+	size := int64(len(msg))
+	if c.logSize+size > c.Grant.Limits.MaxLogBytes {
+		c.dropped++
+		c.mu.Unlock()
+		return
+	}
+	c.logSize += size
+	e := LogEntry{Time: time.Now().UTC(), Level: level, Source: source, Message: msg}
+	c.logs = append(c.logs, e)
+	onLog := c.OnLog
+	c.mu.Unlock()
+	if onLog != nil {
+		onLog(e)
+	}
+}
+
+func (c *Call) dropLog() {
+	c.mu.Lock()
+	c.dropped++
+	c.mu.Unlock()
+}
+
+// escapeControl makes a guest's text safe to print to a terminal or a log file: control
+// characters (but tab) become \n, \r or \xNN, invalid UTF-8 becomes U+FFFD.
+func escapeControl(s string) string {
+	clean := true
+	for _, r := range s {
+		if r == utf8.RuneError || (unicode.IsControl(r) && r != '\t') {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
+		switch {
+		case r == '\t' || !unicode.IsControl(r):
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r < 0x100:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	return b.String()
+}
+
+// LineWriter turns a stream (a guest's stdout or stderr) into log entries, one per line, sharing
+// the run's log budget. A line longer than the budget is cut by it like any other.
+type LineWriter struct {
+	Call   *Call
+	Source string
+	Level  string
+	buf    []byte
+}
+
+func (w *LineWriter) Write(p []byte) (int, error) {
+	w.buf = append(w.buf, p...)
+	for {
+		i := strings.IndexByte(string(w.buf), '\n')
+		if i < 0 {
+			break
+		}
+		w.Call.Log(w.Level, w.Source, string(w.buf[:i]))
+		w.buf = w.buf[i+1:]
+	}
+	// A guest that never writes a newline must not grow the buffer without bound.
+	if int64(len(w.buf)) > w.Call.Grant.Limits.MaxLogBytes {
+		w.Flush()
+	}
+	return len(p), nil
+}
+
+// Flush logs what is left without a trailing newline.
+func (w *LineWriter) Flush() {
+	if len(w.buf) > 0 {
+		w.Call.Log(w.Level, w.Source, string(w.buf))
+		w.buf = nil
+	}
+}

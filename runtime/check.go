@@ -1,0 +1,61 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sort"
+
+	"github.com/tetratelabs/wazero"
+)
+
+// knownImportModules are the only import namespaces a skill module may use (docs/abi.md §1).
+var knownImportModules = map[string]bool{
+	"extism:host/env":        true,
+	"extism:host/user":       true,
+	"wasi_snapshot_preview1": true,
+}
+
+// CheckSkill loads the package in dir and, when its manifest is sound, compiles its module and
+// checks that it exports the entrypoint and imports only what the host provides. Every problem
+// found is in the returned skill's Err (a *SkillError); ok is false when dir is not a skill.
+// A module that passes still may fail at run time, but not for want of a symbol.
+func (rt *Runtime) CheckSkill(ctx context.Context, dir string) (s *Skill, ok bool) {
+	s, ok = LoadSkill(dir, rt.policy)
+	if !ok || s.Kind != Executable || s.wasm == nil {
+		return s, ok
+	}
+	modPath := filepath.Join(dir, ModuleFile)
+	rc := wazero.NewRuntimeConfig().WithMemoryLimitPages(memoryPages(s.Grant.Limits.MemoryMiB))
+	if rt.cache != nil {
+		rc = rc.WithCompilationCache(rt.cache)
+	}
+	r := wazero.NewRuntimeWithConfig(ctx, rc)
+	defer r.Close(ctx)
+	mod, err := r.CompileModule(ctx, s.wasm)
+	if err != nil {
+		s.fail(&ManifestError{Path: modPath, Msg: fmt.Sprintf("does not compile: %v", err)})
+		return s, true
+	}
+	entry := "execute"
+	if s.Manifest != nil {
+		entry = s.Manifest.Entrypoint
+	}
+	if _, exported := mod.ExportedFunctions()[entry]; !exported {
+		names := make([]string, 0)
+		for n := range mod.ExportedFunctions() {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		s.fail(&ManifestError{Path: modPath, Msg: fmt.Sprintf("does not export the entrypoint %q (it exports %v)", entry, names),
+			Hint: `export it, or set "entrypoint" in the manifest`})
+	}
+	for _, f := range mod.ImportedFunctions() {
+		module, name, _ := f.Import()
+		if !knownImportModules[module] {
+			s.fail(&ManifestError{Path: modPath, Msg: fmt.Sprintf("imports %s.%s, which the host does not provide", module, name),
+				Hint: "only extism:host/env, extism:host/user and wasi_snapshot_preview1 are available"})
+		}
+	}
+	return s, true
+}

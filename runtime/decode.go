@@ -1,0 +1,264 @@
+package runtime
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// doc is a manifest or policy file decoded into plain JSON values (map[string]any, []any, string,
+// json.Number, bool, nil), whatever its syntax. Checking a generic document, rather than decoding
+// into a struct, is what lets every problem be reported at once.
+type doc = map[string]any
+
+// parseDoc decodes JSON or YAML (by yamlSyntax) into a doc.
+func parseDoc(data []byte, yamlSyntax bool) (doc, error) {
+	if yamlSyntax {
+		var v any
+		if err := yaml.Unmarshal(data, &v); err != nil {
+			return nil, err
+		}
+		if v == nil {
+			return nil, fmt.Errorf("the file is empty")
+		}
+		// Round-trip through JSON so YAML's ints and floats become json.Numbers like JSON's.
+		js, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("only string keys are allowed: %w", err)
+		}
+		data = js
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		if len(bytes.TrimSpace(data)) == 0 {
+			return nil, fmt.Errorf("the file is empty")
+		}
+		return nil, err
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("unexpected data after the top-level value")
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("the top level must be an object, not %s", typeName(v))
+	}
+	return m, nil
+}
+
+// checker walks a doc and collects problems instead of stopping at the first.
+type checker struct {
+	path     string
+	problems []*ManifestError
+}
+
+func (c *checker) add(field, hint, format string, args ...any) {
+	c.problems = append(c.problems, &ManifestError{Path: c.path, Field: field, Msg: fmt.Sprintf(format, args...), Hint: hint})
+}
+
+func join(parent, key string) string {
+	if parent == "" {
+		return key
+	}
+	return parent + "." + key
+}
+
+// known reports every key of obj not in allowed, with the nearest allowed name as a hint.
+func (c *checker) known(obj doc, parent string, allowed ...string) {
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if contains(allowed, k) {
+			continue
+		}
+		hint := "allowed fields: " + strings.Join(allowed, ", ")
+		if near := nearest(k, allowed); near != "" {
+			hint = fmt.Sprintf("did you mean %q?", near)
+		}
+		c.add(join(parent, k), hint, "unknown field")
+	}
+}
+
+func (c *checker) str(obj doc, parent, key string, required bool) string {
+	v, ok := obj[key]
+	if !ok || v == nil {
+		if required {
+			c.add(join(parent, key), "", "is required")
+		}
+		return ""
+	}
+	s, ok := v.(string)
+	if !ok {
+		c.add(join(parent, key), "", "must be a string, not %s", typeName(v))
+		return ""
+	}
+	if required && strings.TrimSpace(s) == "" {
+		c.add(join(parent, key), "", "must not be empty")
+	}
+	return s
+}
+
+func (c *checker) strList(obj doc, parent, key string) []string {
+	v, ok := obj[key]
+	if !ok || v == nil {
+		return nil
+	}
+	arr, ok := v.([]any)
+	if !ok {
+		c.add(join(parent, key), `write it as a list: ["a", "b"]`, "must be a list of strings, not %s", typeName(v))
+		return nil
+	}
+	out := make([]string, 0, len(arr))
+	for i, e := range arr {
+		s, ok := e.(string)
+		if !ok {
+			c.add(fmt.Sprintf("%s[%d]", join(parent, key), i), "", "must be a string, not %s", typeName(e))
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func (c *checker) object(obj doc, parent, key string) doc {
+	v, ok := obj[key]
+	if !ok || v == nil {
+		return nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		c.add(join(parent, key), "", "must be an object, not %s", typeName(v))
+		return nil
+	}
+	return m
+}
+
+func (c *checker) list(obj doc, parent, key string) []any {
+	v, ok := obj[key]
+	if !ok || v == nil {
+		return nil
+	}
+	arr, ok := v.([]any)
+	if !ok {
+		c.add(join(parent, key), "", "must be a list, not %s", typeName(v))
+		return nil
+	}
+	return arr
+}
+
+// integer reads a non-negative whole number no larger than max.
+func (c *checker) integer(obj doc, parent, key string, max int64) int64 {
+	v, ok := obj[key]
+	if !ok || v == nil {
+		return 0
+	}
+	n, ok := v.(json.Number)
+	if !ok {
+		c.add(join(parent, key), "", "must be a number, not %s", typeName(v))
+		return 0
+	}
+	i, err := n.Int64()
+	if err != nil {
+		c.add(join(parent, key), "", "must be a whole number, not %s", n)
+		return 0
+	}
+	if i <= 0 || i > max {
+		c.add(join(parent, key), "leave it out for the default", "must be between 1 and %d, not %d", max, i)
+		return 0
+	}
+	return i
+}
+
+// limits reads a limits object (manifest or policy).
+func (c *checker) limits(obj doc, parent string) Limits {
+	var l Limits
+	if obj == nil {
+		return l
+	}
+	names := []string{}
+	for _, f := range l.fields() {
+		names = append(names, f.name)
+	}
+	c.known(obj, parent, names...)
+	for _, f := range l.fields() {
+		max := int64(math.MaxInt32)
+		switch f.name {
+		case "memoryMiB":
+			max = MaxMemoryMiB
+		case "timeoutMs":
+			max = 24 * 3600 * 1000
+		}
+		*f.v = c.integer(obj, parent, f.name, max)
+	}
+	return l
+}
+
+func typeName(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "a string"
+	case json.Number, float64, int:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+func contains(list []string, s string) bool {
+	for _, e := range list {
+		if e == s {
+			return true
+		}
+	}
+	return false
+}
+
+// nearest returns the allowed name closest to k, if it is close enough to be a likely typo.
+func nearest(k string, allowed []string) string {
+	best, bestD := "", 3
+	for _, a := range allowed {
+		if strings.EqualFold(a, k) {
+			return a
+		}
+		if d := editDistance(strings.ToLower(k), strings.ToLower(a)); d < bestD {
+			best, bestD = a, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,140 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	extism "github.com/extism/go-sdk"
+	"github.com/tetratelabs/wazero"
+
+	"github.com/skillbox-dev/skillbox/hostfuncs"
+)
+
+// engine compiles modules once per (content hash, memory limit) and hands out compiled plugins
+// for runs. A compiled plugin is closed only when no registry version refers to it and no run
+// holds it, so a reload never pulls a module from under a run.
+type engine struct {
+	logger *slog.Logger
+	cache  wazero.CompilationCache // nil: no on-disk cache
+
+	mu      sync.Mutex
+	entries map[compileKey]*compiled
+}
+
+type compileKey struct {
+	hash  string
+	pages uint32
+}
+
+type compiled struct {
+	once   sync.Once
+	plugin *extism.CompiledPlugin
+	err    error
+
+	refs  int  // runs holding it
+	stale bool // no longer in the registry
+}
+
+func newEngine(logger *slog.Logger, cache wazero.CompilationCache) *engine {
+	return &engine{logger: logger, cache: cache, entries: map[compileKey]*compiled{}}
+}
+
+// acquire returns the compiled plugin of s, compiling it on first use. Call release when the run
+// is done with it.
+func (e *engine) acquire(ctx context.Context, s *Skill) (*compiled, error) {
+	key := compileKey{hash: s.Hash, pages: memoryPages(s.Grant.Limits.MemoryMiB)}
+	e.mu.Lock()
+	c := e.entries[key]
+	if c == nil {
+		c = &compiled{}
+		e.entries[key] = c
+	}
+	c.refs++
+	e.mu.Unlock()
+
+	c.once.Do(func() {
+		c.plugin, c.err = e.compile(ctx, s, key.pages)
+	})
+	if c.err != nil {
+		e.release(key, c)
+		e.mu.Lock()
+		// Forget a failed compile so a fixed module, or a transient failure, can be retried.
+		if e.entries[key] == c {
+			delete(e.entries, key)
+		}
+		e.mu.Unlock()
+		return nil, c.err
+	}
+	return c, nil
+}
+
+func (e *engine) release(key compileKey, c *compiled) {
+	e.mu.Lock()
+	c.refs--
+	closeIt := c.stale && c.refs == 0
+	e.mu.Unlock()
+	if closeIt && c.plugin != nil {
+		_ = c.plugin.Close(context.Background())
+	}
+}
+
+// retain marks every compiled module whose hash is not in keep as stale, closing those no run
+// holds. Called after a reload.
+func (e *engine) retain(keep map[string]bool) {
+	e.mu.Lock()
+	var toClose []*compiled
+	for k, c := range e.entries {
+		if keep[k.hash] {
+			continue
+		}
+		delete(e.entries, k)
+		c.stale = true
+		if c.refs == 0 && c.plugin != nil {
+			toClose = append(toClose, c)
+		}
+	}
+	e.mu.Unlock()
+	for _, c := range toClose {
+		_ = c.plugin.Close(context.Background())
+	}
+}
+
+func (e *engine) close(ctx context.Context) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for k, c := range e.entries {
+		if c.plugin != nil {
+			_ = c.plugin.Close(ctx)
+		}
+		delete(e.entries, k)
+	}
+}
+
+func (e *engine) compile(ctx context.Context, s *Skill, pages uint32) (*extism.CompiledPlugin, error) {
+	rc := wazero.NewRuntimeConfig().
+		// Interrupt a guest stuck in a loop when the run's deadline passes.
+		WithCloseOnContextDone(true).
+		WithMemoryLimitPages(pages)
+	if e.cache != nil {
+		rc = rc.WithCompilationCache(e.cache)
+	}
+	manifest := extism.Manifest{
+		Wasm: []extism.Wasm{extism.WasmData{Data: s.wasm, Hash: s.Hash, Name: "main"}},
+		// The Extism kernel's own HTTP stays off: AllowedHosts is empty, so http_request is
+		// refused; skills fetch through skillbox_fetch, which applies the grant.
+		Memory: &extism.ManifestMemory{MaxPages: pages, MaxHttpResponseBytes: 0, MaxVarBytes: 64 << 10},
+	}
+	p, err := extism.NewCompiledPlugin(ctx, manifest, extism.PluginConfig{RuntimeConfig: rc, EnableWasi: true}, hostfuncs.Functions())
+	if err != nil {
+		return nil, fmt.Errorf("compile %s (sha256 %s): %w", s.ID, s.Hash[:12], err)
+	}
+	e.logger.Debug("compiled module", "skill", s.ID, "sha256", s.Hash[:12])
+	return p, nil
+}
+
+// memoryPages converts MiB to 64 KiB wasm pages.
+func memoryPages(mib int64) uint32 {
+	return uint32(mib * 16)
+}

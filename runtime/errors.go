@@ -1,0 +1,135 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ErrorKind says how a run failed, in words a caller can branch on. The set is closed: every failed
+// run carries exactly one of these, in the Go error, the [Result] and the CLI's JSON.
+type ErrorKind string
+
+const (
+	KindInvalidArgs      ErrorKind = "invalid_args"      // the arguments do not match the skill's schema
+	KindNotFound         ErrorKind = "not_found"         // no such skill, or it is not executable
+	KindPermissionDenied ErrorKind = "permission_denied" // the skill needs something its grant refuses
+	KindTimeout          ErrorKind = "timeout"           // the run's deadline passed
+	KindCanceled         ErrorKind = "canceled"          // the caller canceled the run's context
+	KindMemoryLimit      ErrorKind = "memory_limit"      // the module needed more memory than granted
+	KindOutputLimit      ErrorKind = "output_limit"      // the output is larger than maxOutputBytes
+	KindTrap             ErrorKind = "trap"              // the module trapped (unreachable, stack, bad memory)
+	KindSkillError       ErrorKind = "skill_error"       // the skill reported a failure itself
+	KindInternal         ErrorKind = "internal"          // the host failed; not the skill's fault
+)
+
+// Sentinel errors, one per kind, so callers can write errors.Is(err, runtime.ErrTimeout).
+var (
+	ErrInvalidArgs      = errors.New(string(KindInvalidArgs))
+	ErrNotFound         = errors.New(string(KindNotFound))
+	ErrPermissionDenied = errors.New(string(KindPermissionDenied))
+	ErrTimeout          = errors.New(string(KindTimeout))
+	ErrCanceled         = errors.New(string(KindCanceled))
+	ErrMemoryLimit      = errors.New(string(KindMemoryLimit))
+	ErrOutputLimit      = errors.New(string(KindOutputLimit))
+	ErrTrap             = errors.New(string(KindTrap))
+	ErrSkillError       = errors.New(string(KindSkillError))
+	ErrInternal         = errors.New(string(KindInternal))
+)
+
+var sentinels = map[ErrorKind]error{
+	KindInvalidArgs: ErrInvalidArgs, KindNotFound: ErrNotFound, KindPermissionDenied: ErrPermissionDenied,
+	KindTimeout: ErrTimeout, KindCanceled: ErrCanceled, KindMemoryLimit: ErrMemoryLimit,
+	KindOutputLimit: ErrOutputLimit, KindTrap: ErrTrap, KindSkillError: ErrSkillError, KindInternal: ErrInternal,
+}
+
+// RunError is the error of a failed run. errors.Is matches the sentinel of its Kind, and Unwrap
+// reaches the cause (a wazero trap, a context error, ...), when there is one.
+type RunError struct {
+	Kind    ErrorKind
+	Skill   string
+	Message string
+	Err     error
+}
+
+func (e *RunError) Error() string {
+	if e.Skill == "" {
+		return fmt.Sprintf("%s: %s", e.Kind, e.Message)
+	}
+	return fmt.Sprintf("skill %q: %s: %s", e.Skill, e.Kind, e.Message)
+}
+
+// Is reports whether target is the sentinel of e's kind.
+func (e *RunError) Is(target error) bool { return sentinels[e.Kind] == target }
+
+func (e *RunError) Unwrap() error { return e.Err }
+
+func runErr(kind ErrorKind, skill string, err error, format string, args ...any) *RunError {
+	return &RunError{Kind: kind, Skill: skill, Message: fmt.Sprintf(format, args...), Err: err}
+}
+
+// ManifestError is one problem in one file of a skill package: the file, the field (a JSON
+// pointer-ish dotted path such as "parameters.size.type"), what is wrong and how to fix it.
+type ManifestError struct {
+	Path  string // the file, as given to the loader
+	Field string // empty when the problem is the file as a whole
+	Msg   string
+	Hint  string
+}
+
+func (e *ManifestError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Path)
+	if e.Field != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Field)
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Msg)
+	if e.Hint != "" {
+		b.WriteString(" (")
+		b.WriteString(e.Hint)
+		b.WriteString(")")
+	}
+	return b.String()
+}
+
+// ErrInvalidSkill is matched by every [*SkillError].
+var ErrInvalidSkill = errors.New("invalid skill")
+
+// SkillError holds every problem found in one skill package, so an author fixes them in one pass
+// instead of one per attempt.
+type SkillError struct {
+	ID       string
+	Problems []*ManifestError
+}
+
+func (e *SkillError) Error() string {
+	msgs := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		msgs[i] = p.Error()
+	}
+	return fmt.Sprintf("skill %q is invalid: %s", e.ID, strings.Join(msgs, "; "))
+}
+
+func (e *SkillError) Is(target error) bool { return target == ErrInvalidSkill }
+
+// Unwrap exposes each problem to errors.As.
+func (e *SkillError) Unwrap() []error {
+	errs := make([]error, len(e.Problems))
+	for i, p := range e.Problems {
+		errs[i] = p
+	}
+	return errs
+}
+
+// PolicyError is a problem in the operator's policy file. Unlike a broken skill, a broken policy
+// stops [New]: running with a policy other than the one the operator wrote would be unsafe.
+type PolicyError struct {
+	Path     string
+	Problems []string
+}
+
+func (e *PolicyError) Error() string {
+	return fmt.Sprintf("policy %s: %s", e.Path, strings.Join(e.Problems, "; "))
+}

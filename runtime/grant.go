@@ -1,0 +1,148 @@
+package runtime
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/skillbox-dev/skillbox/hostfuncs"
+	"github.com/skillbox-dev/skillbox/hostfuncs/netguard"
+)
+
+// SkillMount is the virtual path of a skill's own directory, always mounted read-only.
+const SkillMount = "/skill"
+
+// Grant is what a skill's runs may do: its manifest's request intersected with the policy.
+// Values (env, secrets) and host paths are not exported: a grant is safe to print.
+type Grant struct {
+	Network []string       `json:"network"`
+	Env     []string       `json:"env"`
+	Secrets []string       `json:"secrets"`
+	Files   []GrantedMount `json:"files"`
+	Limits  Limits         `json:"limits"`
+	// Refused says, one line each, what the manifest asked for and did not get, and why.
+	Refused []string `json:"refused,omitempty"`
+
+	host *hostfuncs.Grant
+}
+
+// GrantedMount is a virtual directory a skill may use.
+type GrantedMount struct {
+	Path   string `json:"path"`
+	Access Access `json:"access"`
+}
+
+// Grant computes what a skill with manifest m, living in skillDir, may do under p.
+func (p *Policy) Grant(m *Manifest, skillDir string) *Grant {
+	g := &Grant{Network: []string{}, Env: []string{}, Secrets: []string{}, Files: []GrantedMount{}}
+	h := &hostfuncs.Grant{Env: map[string]string{}, Guard: netguard.Guard{Allow: p.AllowNetworks}}
+	var policyHosts netguard.List
+	for _, s := range p.Network {
+		if pat, err := netguard.ParsePattern(s); err == nil {
+			policyHosts = append(policyHosts, pat)
+		}
+	}
+	covered := func(s string) (netguard.Pattern, bool) {
+		q, err := netguard.ParsePattern(s)
+		if err != nil {
+			return q, false
+		}
+		for _, pp := range policyHosts {
+			if pp.Covers(q) {
+				return q, true
+			}
+		}
+		return q, false
+	}
+	for _, s := range m.Permissions.Network {
+		if q, ok := covered(s); ok {
+			g.Network = append(g.Network, s)
+			h.Hosts = append(h.Hosts, q)
+		} else {
+			g.Refused = append(g.Refused, fmt.Sprintf("network %s: the policy's network list does not allow it", s))
+		}
+	}
+	for _, name := range m.Permissions.Env {
+		if v, ok := p.Env[name]; ok {
+			g.Env = append(g.Env, name)
+			h.Env[name] = v
+		} else {
+			g.Refused = append(g.Refused, fmt.Sprintf("env %s: the policy gives no value for it", name))
+		}
+	}
+	for _, s := range m.Permissions.Secrets {
+		val, ok := p.Secrets[s.Name]
+		if !ok {
+			g.Refused = append(g.Refused, fmt.Sprintf("secret %s: the policy has no such secret", s.Name))
+			continue
+		}
+		var hosts netguard.List
+		for _, hs := range s.Hosts {
+			if q, ok := covered(hs); ok {
+				hosts = append(hosts, q)
+			} else {
+				g.Refused = append(g.Refused, fmt.Sprintf("secret %s for %s: the policy's network list does not allow that host", s.Name, hs))
+			}
+		}
+		if len(hosts) == 0 {
+			continue
+		}
+		format := s.Format
+		if format == "" {
+			format = "{value}"
+		}
+		g.Secrets = append(g.Secrets, s.Name)
+		h.Secrets = append(h.Secrets, hostfuncs.Secret{Name: s.Name, Hosts: hosts, Header: s.Header,
+			Value: strings.ReplaceAll(format, "{value}", val)})
+	}
+	for _, f := range m.Permissions.Files {
+		pm := policyMountFor(p.Files, f.Path)
+		if pm == nil {
+			g.Refused = append(g.Refused, fmt.Sprintf("files %s: no policy mount contains it", f.Path))
+			continue
+		}
+		access := f.Access
+		if pm.Access == ReadOnly && access == ReadWrite {
+			access = ReadOnly
+			g.Refused = append(g.Refused, fmt.Sprintf("files %s: read-write asked, the policy allows read-only", f.Path))
+		}
+		rel := strings.TrimPrefix(strings.TrimPrefix(f.Path, pm.Path), "/")
+		dir := filepath.Join(strings.ReplaceAll(pm.HostPath, "{skill}", m.ID), filepath.FromSlash(rel))
+		g.Files = append(g.Files, GrantedMount{Path: f.Path, Access: access})
+		h.Mounts = append(h.Mounts, hostfuncs.Mount{Path: f.Path, Dir: dir, Writable: access == ReadWrite})
+	}
+	if skillDir != "" {
+		g.Files = append(g.Files, GrantedMount{Path: SkillMount, Access: ReadOnly})
+		h.Mounts = append(h.Mounts, hostfuncs.Mount{Path: SkillMount, Dir: skillDir})
+	}
+
+	ceil := p.ceilings()
+	asked := m.Limits.withDefaults(DefaultLimits)
+	g.Limits = asked.capped(ceil)
+	cf, af := ceil.fields(), asked.fields()
+	for i, f := range g.Limits.fields() {
+		if *af[i].v > *f.v {
+			g.Refused = append(g.Refused, fmt.Sprintf("limits.%s: %d asked, the policy caps it at %d", f.name, *af[i].v, *cf[i].v))
+		}
+	}
+	h.Limits = hostfuncs.Limits{
+		MaxFetches: g.Limits.MaxFetches, MaxFetchBytes: g.Limits.MaxFetchBytes, MaxFileBytes: g.Limits.MaxFileBytes,
+		MaxWriteBytes: g.Limits.MaxWriteBytes, MaxLogBytes: g.Limits.MaxLogBytes,
+		FetchTimeout: min(time.Duration(g.Limits.TimeoutMs)*time.Millisecond, 30*time.Second),
+	}
+	g.host = h
+	return g
+}
+
+// policyMountFor returns the policy mount with the longest path containing p.
+func policyMountFor(mounts []PolicyMount, p string) *PolicyMount {
+	var best *PolicyMount
+	for i := range mounts {
+		m := &mounts[i]
+		if (p == m.Path || strings.HasPrefix(p, m.Path+"/")) && (best == nil || len(m.Path) > len(best.Path)) {
+			best = m
+		}
+	}
+	return best
+}

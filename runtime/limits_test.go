@@ -1,0 +1,125 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// Every hostile fixture must be contained with the right kind, and the runtime must still run the
+// next skill normally afterwards.
+func TestHostileModulesAreContained(t *testing.T) {
+	dir := t.TempDir()
+	fixture(t, dir, "hello", simple("hello", ""), "hello")
+	fixture(t, dir, "loop", simple("loop", `"limits":{"timeoutMs":200}`), "loop")
+	fixture(t, dir, "grow", simple("grow", `"limits":{"memoryMiB":2}`), "grow")
+	fixture(t, dir, "recurse", simple("recurse", ""), "recurse")
+	fixture(t, dir, "unreachable", simple("unreachable", ""), "unreachable")
+	fixture(t, dir, "bigoutput", simple("bigoutput", ""), "bigoutput")
+	fixture(t, dir, "badptr", simple("badptr", `"parameters":{"case":{"type":"string","required":true}}`), "badptr")
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
+
+	tests := []struct {
+		name     string
+		skill    string
+		args     string
+		kind     ErrorKind
+		sentinel error
+		msg      string
+	}{
+		{"infinite loop", "loop", "", KindTimeout, ErrTimeout, "timeout of 200ms"},
+		{"memory.grow bomb", "grow", "", KindMemoryLimit, ErrMemoryLimit, "limit 2 MiB"},
+		{"unbounded recursion", "recurse", "", KindTrap, ErrTrap, "stack overflow"},
+		{"unreachable", "unreachable", "", KindTrap, ErrTrap, "unreachable"},
+		{"huge output", "bigoutput", "", KindOutputLimit, ErrOutputLimit, "2097152 bytes"},
+		{"env with a bad offset", "badptr", `{"case":"1"}`, KindTrap, ErrTrap, "skillbox_env: not a live memory block (offset 123456789)"},
+		{"read_file with an offset past memory", "badptr", `{"case":"2"}`, KindTrap, ErrTrap, "skillbox_read_file"},
+		{"fetch with a bad body offset", "badptr", `{"case":"3"}`, KindTrap, ErrTrap, "skillbox_fetch: not a live memory block (offset 7)"},
+		{"log with a bad offset", "badptr", `{"case":"4"}`, KindTrap, ErrTrap, "skillbox_log"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := rt.Run(context.Background(), tc.skill, []byte(tc.args))
+			if err == nil {
+				t.Fatalf("run succeeded: %s", res.Result)
+			}
+			if !errors.Is(err, tc.sentinel) {
+				t.Fatalf("error %v is not %v", err, tc.sentinel)
+			}
+			if res.Success || res.Error == nil || res.Error.Kind != tc.kind {
+				t.Fatalf("result %+v, want kind %s", res.Error, tc.kind)
+			}
+			if !strings.Contains(res.Error.Message, tc.msg) {
+				t.Fatalf("message %q does not contain %q", res.Error.Message, tc.msg)
+			}
+			// The next run, of another skill and of the same one, still works.
+			ok, err := rt.Run(context.Background(), "hello", nil)
+			if err != nil || string(ok.Result) != `{"greeting":"hi"}` {
+				t.Fatalf("next run: %v %s", err, ok.Result)
+			}
+		})
+	}
+}
+
+func TestOutputLimitIsTheManifests(t *testing.T) {
+	dir := t.TempDir()
+	fixture(t, dir, "hello", simple("hello", `"limits":{"maxOutputBytes":10}`), "hello")
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
+	res, err := rt.Run(context.Background(), "hello", nil)
+	if !errors.Is(err, ErrOutputLimit) || !strings.Contains(res.Error.Message, "maxOutputBytes (10)") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestPolicyCapsTheManifestsLimits(t *testing.T) {
+	dir := t.TempDir()
+	fixture(t, dir, "loop", simple("loop", `"limits":{"timeoutMs":60000}`), "loop")
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: &Policy{Limits: Limits{TimeoutMs: 150}}})
+	s, _ := rt.Skill("loop")
+	if s.Grant.Limits.TimeoutMs != 150 {
+		t.Fatalf("granted timeout %d", s.Grant.Limits.TimeoutMs)
+	}
+	if len(s.Grant.Refused) != 1 || !strings.Contains(s.Grant.Refused[0], "limits.timeoutMs: 60000 asked, the policy caps it at 150") {
+		t.Fatalf("refused %q", s.Grant.Refused)
+	}
+	res, err := rt.Run(context.Background(), "loop", nil)
+	if !errors.Is(err, ErrTimeout) || !strings.Contains(res.Error.Message, "150ms") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestCallerCancellationAndDeadline(t *testing.T) {
+	dir := t.TempDir()
+	fixture(t, dir, "loop", simple("loop", ""), "loop")
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
+
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan struct{})
+	go func() { <-started; cancel() }()
+	_, err := rt.Run(ctx, "loop", nil, OnEvent(func(e Event) {
+		if e.Type == "status" {
+			close(started)
+		}
+	}))
+	if !errors.Is(err, ErrCanceled) {
+		t.Fatalf("canceled run: %v", err)
+	}
+
+	ctx, cancel2 := context.WithTimeout(context.Background(), 100_000_000) // 100ms
+	defer cancel2()
+	_, err = rt.Run(ctx, "loop", nil)
+	if !errors.Is(err, ErrTimeout) {
+		t.Fatalf("caller deadline: %v", err)
+	}
+}
+
+func TestOversizedArgumentIsInvalidNotATrap(t *testing.T) {
+	dir := t.TempDir()
+	fixture(t, dir, "bigname", simple("bigname", ""), "bigname")
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
+	res, err := rt.Run(context.Background(), "bigname", nil)
+	if err != nil || string(res.Result) != "3" {
+		t.Fatalf("got %v %s; want status 3 (INVALID)", err, res.Result)
+	}
+}

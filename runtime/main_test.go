@@ -1,0 +1,67 @@
+package runtime
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// cacheDir is shared by every test in the package, so each module is compiled once per `go test`.
+var cacheDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "skillbox-test-cache-")
+	if err != nil {
+		panic(err)
+	}
+	cacheDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// fixture writes a skill package named id into dir: manifest as given, and the module built
+// from testdata/wat/<wasm>.wat (testdata/wasm/<wasm>.wasm).
+func fixture(t testing.TB, dir, id, manifest, wasm string) string {
+	t.Helper()
+	sd := filepath.Join(dir, id)
+	if err := os.MkdirAll(sd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(sd, "skill.json"), []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if wasm != "" {
+		data, err := os.ReadFile(filepath.Join("..", "testdata", "wasm", wasm+".wasm"))
+		if err != nil {
+			t.Fatalf("fixture %s: %v (run make fixtures)", wasm, err)
+		}
+		if err := os.WriteFile(filepath.Join(sd, ModuleFile), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return sd
+}
+
+// simple returns a minimal valid manifest for id with extra JSON fields spliced in.
+func simple(id, extra string) string {
+	m := `{"id":"` + id + `","name":"` + id + `","description":"test skill ` + id + `"`
+	if extra != "" {
+		m += "," + extra
+	}
+	return m + "}"
+}
+
+func newRuntime(t testing.TB, cfg Config) *Runtime {
+	t.Helper()
+	if cfg.CacheDir == "" {
+		cfg.CacheDir = cacheDir
+	}
+	rt, err := New(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close(context.Background()) })
+	return rt
+}

@@ -1,0 +1,167 @@
+package runtime
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/skillbox-dev/skillbox/hostfuncs/netguard"
+)
+
+var manifestFields = []string{"id", "name", "description", "version", "parameters", "result", "tags",
+	"createdBy", "entrypoint", "permissions", "limits"}
+
+// ParseManifest decodes and checks a manifest. path names the file in messages, and its extension
+// picks the syntax (.yaml/.yml is YAML, anything else JSON). The error, if any, is a *SkillError
+// holding every problem found.
+func ParseManifest(path string, data []byte) (*Manifest, error) {
+	c := &checker{path: path}
+	m := c.manifest(path, data)
+	if len(c.problems) > 0 {
+		id := ""
+		if m != nil {
+			id = m.ID
+		}
+		return nil, &SkillError{ID: id, Problems: c.problems}
+	}
+	return m, nil
+}
+
+func (c *checker) manifest(path string, data []byte) *Manifest {
+	ext := strings.ToLower(filepath.Ext(path))
+	d, err := parseDoc(data, ext == ".yaml" || ext == ".yml")
+	if err != nil {
+		c.add("", "check the syntax near the position given", "cannot parse: %v", err)
+		return nil
+	}
+	c.known(d, "", manifestFields...)
+	m := &Manifest{
+		ID:          c.str(d, "", "id", true),
+		Name:        c.str(d, "", "name", true),
+		Description: c.str(d, "", "description", true),
+		Version:     c.str(d, "", "version", false),
+		Tags:        c.strList(d, "", "tags"),
+		CreatedBy:   c.str(d, "", "createdBy", false),
+		Entrypoint:  c.str(d, "", "entrypoint", false),
+	}
+	if m.ID != "" && !ValidID(m.ID) {
+		c.add("id", "use lower-case letters, digits and '-', starting with a letter or digit, at most 63",
+			"%q is not a valid skill id", m.ID)
+	}
+	if m.Entrypoint == "" {
+		m.Entrypoint = "execute"
+	}
+	m.Parameters = c.parameters(d["parameters"])
+	if r := c.object(d, "", "result"); r != nil {
+		m.Result, _ = json.Marshal(r)
+	}
+	m.Permissions = c.permissions(c.object(d, "", "permissions"))
+	m.Limits = c.limits(c.object(d, "", "limits"), "limits")
+	return m
+}
+
+func (c *checker) permissions(p doc) Permissions {
+	var out Permissions
+	if p == nil {
+		return out
+	}
+	c.known(p, "permissions", "network", "env", "secrets", "files")
+	for i, h := range c.strList(p, "permissions", "network") {
+		if _, err := netguard.ParsePattern(h); err != nil {
+			c.add(fmt.Sprintf("permissions.network[%d]", i), "write a host such as api.example.com, api.example.com:8443 or *.example.com", "%v", err)
+			continue
+		}
+		out.Network = append(out.Network, h)
+	}
+	for i, name := range c.strList(p, "permissions", "env") {
+		if !validEnvName(name) {
+			c.add(fmt.Sprintf("permissions.env[%d]", i), "use letters, digits and '_', not starting with a digit", "%q is not a valid variable name", name)
+			continue
+		}
+		out.Env = append(out.Env, name)
+	}
+	for i, v := range c.list(p, "permissions", "secrets") {
+		field := fmt.Sprintf("permissions.secrets[%d]", i)
+		s, ok := v.(map[string]any)
+		if !ok {
+			c.add(field, `{"name": "API_KEY", "hosts": ["api.example.com"], "header": "Authorization", "format": "Bearer {value}"}`, "must be an object")
+			continue
+		}
+		c.known(s, field, "name", "hosts", "header", "format")
+		sr := SecretRequest{Name: c.str(s, field, "name", true), Hosts: c.strList(s, field, "hosts"),
+			Header: c.str(s, field, "header", true), Format: c.str(s, field, "format", false)}
+		if sr.Name != "" && !validEnvName(sr.Name) {
+			c.add(field+".name", "use letters, digits and '_'", "%q is not a valid secret name", sr.Name)
+		}
+		if len(sr.Hosts) == 0 {
+			c.add(field+".hosts", "list the hosts the secret may be sent to", "is required")
+		}
+		for j, h := range sr.Hosts {
+			if _, err := netguard.ParsePattern(h); err != nil {
+				c.add(fmt.Sprintf("%s.hosts[%d]", field, j), "", "%v", err)
+			}
+		}
+		if sr.Format != "" && !strings.Contains(sr.Format, "{value}") {
+			c.add(field+".format", `for example "Bearer {value}"`, "must contain {value}")
+		}
+		out.Secrets = append(out.Secrets, sr)
+	}
+	for i, v := range c.list(p, "permissions", "files") {
+		field := fmt.Sprintf("permissions.files[%d]", i)
+		f, ok := v.(map[string]any)
+		if !ok {
+			c.add(field, `{"path": "/workspace/x", "access": "read-only"}`, "must be an object")
+			continue
+		}
+		c.known(f, field, "path", "access")
+		fr := FileRequest{Path: c.str(f, field, "path", true), Access: Access(c.str(f, field, "access", false))}
+		if fr.Access == "" {
+			fr.Access = ReadOnly
+		}
+		if fr.Access != ReadOnly && fr.Access != ReadWrite {
+			c.add(field+".access", `use "read-only" or "read-write"`, "%q is not an access mode", fr.Access)
+		}
+		if fr.Path != "" {
+			if err := checkVirtualDir(fr.Path); err != nil {
+				c.add(field+".path", "use an absolute path such as /workspace/notes", "%v", err)
+			}
+		}
+		out.Files = append(out.Files, fr)
+	}
+	return out
+}
+
+// checkVirtualDir accepts clean absolute slash paths other than "/" and the reserved /skill.
+func checkVirtualDir(p string) error {
+	if !strings.HasPrefix(p, "/") || p == "/" {
+		return fmt.Errorf("%q must be an absolute path below /", p)
+	}
+	if strings.ContainsRune(p, 0) || strings.Contains(p, "\\") {
+		return fmt.Errorf("%q contains a NUL byte or a backslash", p)
+	}
+	for _, seg := range strings.Split(p[1:], "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return fmt.Errorf("%q is not a clean path (empty, . or .. segment)", p)
+		}
+	}
+	if p == "/skill" || strings.HasPrefix(p, "/skill/") {
+		return fmt.Errorf("%q is reserved for the skill's own directory", p)
+	}
+	return nil
+}
+
+func validEnvName(s string) bool {
+	if s == "" || len(s) > 256 {
+		return false
+	}
+	for i, r := range s {
+		switch {
+		case r == '_', r >= 'A' && r <= 'Z', r >= 'a' && r <= 'z':
+		case r >= '0' && r <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,70 @@
+package runtime
+
+import (
+	"sync"
+
+	"github.com/tetratelabs/wazero/experimental"
+)
+
+// memoryMeter is a wazero memory allocator that measures a run's linear memory: the sum of the
+// current sizes of every memory the instance has (the module's and the Extism kernel's), and the
+// peak of that sum. wazero enforces the limit; this only counts, to report usage and to tell a
+// module that ran out of memory from one that trapped for another reason.
+type memoryMeter struct {
+	mu      sync.Mutex
+	current uint64
+	peak    uint64
+	// touchedMax is set when some memory was asked to grow to exactly its maximum: the
+	// allocator's view of "this memory is full".
+	touchedMax bool
+}
+
+var _ experimental.MemoryAllocator = (*memoryMeter)(nil)
+
+func (m *memoryMeter) Allocate(capacity, max uint64) experimental.LinearMemory {
+	return &meteredMemory{meter: m, buf: make([]byte, 0, capacity), max: max}
+}
+
+func (m *memoryMeter) grew(delta uint64, full bool) {
+	m.mu.Lock()
+	m.current += delta
+	m.peak = max(m.peak, m.current)
+	m.touchedMax = m.touchedMax || full
+	m.mu.Unlock()
+}
+
+func (m *memoryMeter) stats() (peak uint64, full bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.peak, m.touchedMax
+}
+
+type meteredMemory struct {
+	meter *memoryMeter
+	buf   []byte
+	max   uint64
+}
+
+// Reallocate grows the memory to size bytes. Bytes past the old length are zero: fresh slices are
+// zeroed and a wasm memory never shrinks, so capacity beyond len was never written.
+func (l *meteredMemory) Reallocate(size uint64) []byte {
+	if size > l.max {
+		return nil
+	}
+	old := uint64(len(l.buf))
+	if size > uint64(cap(l.buf)) {
+		// Grow like append does, but never past the maximum.
+		c := min(max(size, 2*uint64(cap(l.buf))), l.max)
+		nb := make([]byte, size, c)
+		copy(nb, l.buf)
+		l.buf = nb
+	} else {
+		l.buf = l.buf[:size]
+	}
+	if size > old {
+		l.meter.grew(size-old, size == l.max)
+	}
+	return l.buf
+}
+
+func (l *meteredMemory) Free() { l.buf = nil }

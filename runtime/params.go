@@ -1,0 +1,114 @@
+package runtime
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+)
+
+// paramFields are the keys of one parameter in seed 002's map form. They are JSON Schema keywords
+// plus "required", so the conversion is mostly a copy.
+var paramFields = []string{"type", "description", "required", "default", "enum", "minimum", "maximum",
+	"minLength", "maxLength", "pattern", "format", "items", "properties", "minItems", "maxItems", "examples"}
+
+var paramTypes = []string{"string", "integer", "number", "boolean", "array", "object"}
+
+// parameters normalises the manifest's "parameters" to one JSON Schema object and checks it
+// compiles. Two forms are accepted:
+//
+//   - seed 002's map, {"prompt": {"type": "string", "required": true}}, which becomes an object
+//     schema that refuses unknown arguments (a typo in an argument name is an error, not ignored);
+//   - a full JSON Schema object, recognised by a string "type" at its top level, taken as it is.
+//
+// Missing parameters mean "no arguments".
+func (c *checker) parameters(v any) json.RawMessage {
+	empty := json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)
+	if v == nil {
+		return empty
+	}
+	p, ok := v.(map[string]any)
+	if !ok {
+		c.add("parameters", `write {"name": {"type": "string"}} or a JSON Schema object`, "must be an object, not %s", typeName(v))
+		return empty
+	}
+	var schema map[string]any
+	if t, isSchema := p["type"].(string); isSchema {
+		if t != "object" {
+			c.add("parameters.type", "arguments are always a JSON object", `must be "object", not %q`, t)
+			return empty
+		}
+		schema = p
+	} else {
+		schema = c.paramMap(p)
+	}
+	raw, err := json.Marshal(schema)
+	if err != nil {
+		c.add("parameters", "", "cannot encode: %v", err)
+		return empty
+	}
+	if _, err := compileSchema(raw); err != nil {
+		c.add("parameters", "fix the schema so it is valid JSON Schema (draft 2020-12)", "%v", err)
+		return empty
+	}
+	return raw
+}
+
+func (c *checker) paramMap(p map[string]any) map[string]any {
+	props := map[string]any{}
+	required := []string{}
+	names := make([]string, 0, len(p))
+	for name := range p {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		field := "parameters." + name
+		spec, ok := p[name].(map[string]any)
+		if !ok {
+			c.add(field, `write {"type": "string", "description": "..."}`, "must be an object, not %s", typeName(p[name]))
+			continue
+		}
+		c.known(spec, field, paramFields...)
+		t, _ := spec["type"].(string)
+		if !contains(paramTypes, t) {
+			c.add(field+".type", "one of: string, integer, number, boolean, array, object", "is missing or not a JSON type (%v)", spec["type"])
+		}
+		prop := map[string]any{}
+		for k, v := range spec {
+			if k != "required" {
+				prop[k] = v
+			}
+		}
+		switch r := spec["required"].(type) {
+		case nil:
+		case bool:
+			if r {
+				required = append(required, name)
+			}
+		default:
+			c.add(field+".required", "use true or false", "must be a boolean, not %s", typeName(r))
+		}
+		if _, has := spec["default"]; has && contains(required, name) {
+			c.add(field+".default", "drop one: a required argument never uses its default", "a required parameter cannot have a default")
+		}
+		if d, has := spec["default"]; has {
+			if raw, err := json.Marshal(prop); err == nil {
+				if s, err := compileSchema(raw); err == nil {
+					if err := s.compiled.Validate(d); err != nil {
+						c.add(field+".default", "make the default satisfy the parameter's own type and constraints", "the default %s does not match: %v", mustJSON(d), err)
+					}
+				}
+			}
+		}
+		props[name] = prop
+	}
+	return map[string]any{"type": "object", "properties": props, "required": required, "additionalProperties": false}
+}
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}

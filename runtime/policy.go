@@ -1,0 +1,169 @@
+package runtime
+
+import (
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/skillbox-dev/skillbox/hostfuncs/netguard"
+)
+
+// Policy is the operator's word on what any skill may get. The zero Policy is the safe default:
+// no network, no special networks, no environment, no secrets, no files, and [DefaultLimits] as
+// the ceilings. A run's grant is what its manifest asks for, intersected with the policy.
+type Policy struct {
+	// Network lists host patterns a skill may be granted ("*" grants what any manifest asks).
+	Network []string
+	// AllowNetworks lists special networks (loopback, private, ...) that granted hosts may resolve
+	// to. Empty refuses them all, which is what protects the operator's own network from skills.
+	AllowNetworks []netip.Prefix
+	// Env gives the values of the variables a skill may be granted.
+	Env map[string]string
+	// Secrets gives the values of the secrets a skill may be granted, by name.
+	Secrets map[string]string
+	// Files lists the virtual directories a skill may be granted and where they live on the host.
+	Files []PolicyMount
+	// Limits are the ceilings of every limit; zero fields are [DefaultLimits].
+	Limits Limits
+}
+
+// PolicyMount maps a virtual directory to a host directory. HostPath may contain "{skill}", which
+// is replaced by the skill's id, to give each skill a directory of its own.
+type PolicyMount struct {
+	Path     string
+	HostPath string
+	Access   Access
+}
+
+var policyFields = []string{"network", "allowNetworks", "env", "secrets", "files", "limits"}
+
+// LoadPolicy reads a policy file (YAML or JSON). Relative host paths are relative to the file's
+// directory. Every problem is reported at once in a *PolicyError.
+//
+// The file's shape:
+//
+//	network: ["api.example.com", "*.wikipedia.org"]
+//	allowNetworks: ["127.0.0.1/32"]        # only for local testing
+//	env:
+//	  LANG: en_US.UTF-8                    # a fixed value
+//	  TZ: {fromHost: TZ}                   # read from the host's environment
+//	secrets:
+//	  OPENAI_API_KEY: {fromHost: OPENAI_API_KEY}
+//	files:
+//	  - {path: /workspace, hostPath: ./workspace/{skill}, access: read-write}
+//	limits: {timeoutMs: 60000, memoryMiB: 128}
+func LoadPolicy(path string) (*Policy, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &PolicyError{Path: path, Problems: []string{err.Error()}}
+	}
+	return ParsePolicy(path, data, os.LookupEnv)
+}
+
+// ParsePolicy parses a policy; lookupEnv resolves fromHost values (os.LookupEnv in production).
+func ParsePolicy(path string, data []byte, lookupEnv func(string) (string, bool)) (*Policy, error) {
+	c := &checker{path: path}
+	d, err := parseDoc(data, !strings.HasSuffix(strings.ToLower(path), ".json"))
+	if err != nil {
+		return nil, &PolicyError{Path: path, Problems: []string{fmt.Sprintf("cannot parse: %v", err)}}
+	}
+	c.known(d, "", policyFields...)
+	p := &Policy{Env: map[string]string{}, Secrets: map[string]string{}}
+	for i, h := range c.strList(d, "", "network") {
+		if _, err := netguard.ParsePattern(h); err != nil {
+			c.add(fmt.Sprintf("network[%d]", i), "", "%v", err)
+			continue
+		}
+		p.Network = append(p.Network, h)
+	}
+	for i, s := range c.strList(d, "", "allowNetworks") {
+		pfx, err := netip.ParsePrefix(s)
+		if err != nil {
+			if a, aerr := netip.ParseAddr(s); aerr == nil {
+				pfx = netip.PrefixFrom(a, a.BitLen())
+			} else {
+				c.add(fmt.Sprintf("allowNetworks[%d]", i), "write a CIDR such as 127.0.0.1/32", "%v", err)
+				continue
+			}
+		}
+		p.AllowNetworks = append(p.AllowNetworks, pfx.Masked())
+	}
+	c.values(c.object(d, "", "env"), "env", p.Env, lookupEnv)
+	c.values(c.object(d, "", "secrets"), "secrets", p.Secrets, lookupEnv)
+	base := filepath.Dir(path)
+	for i, v := range c.list(d, "", "files") {
+		field := fmt.Sprintf("files[%d]", i)
+		f, ok := v.(map[string]any)
+		if !ok {
+			c.add(field, "{path: /workspace, hostPath: ./workspace, access: read-write}", "must be an object")
+			continue
+		}
+		c.known(f, field, "path", "hostPath", "access")
+		m := PolicyMount{Path: c.str(f, field, "path", true), HostPath: c.str(f, field, "hostPath", true),
+			Access: Access(c.str(f, field, "access", false))}
+		if m.Access == "" {
+			m.Access = ReadOnly
+		}
+		if m.Access != ReadOnly && m.Access != ReadWrite {
+			c.add(field+".access", `use "read-only" or "read-write"`, "%q is not an access mode", m.Access)
+		}
+		if m.Path != "" {
+			if err := checkVirtualDir(m.Path); err != nil {
+				c.add(field+".path", "", "%v", err)
+			}
+		}
+		if m.HostPath != "" && !filepath.IsAbs(m.HostPath) {
+			m.HostPath = filepath.Join(base, m.HostPath)
+		}
+		p.Files = append(p.Files, m)
+	}
+	p.Limits = c.limits(c.object(d, "", "limits"), "limits")
+	if len(c.problems) > 0 {
+		msgs := make([]string, len(c.problems))
+		for i, pr := range c.problems {
+			pr.Path = ""
+			msgs[i] = strings.TrimPrefix(pr.Error(), ": ")
+		}
+		return nil, &PolicyError{Path: path, Problems: msgs}
+	}
+	return p, nil
+}
+
+// values reads env or secrets: name -> "literal" or {fromHost: VAR}. A fromHost variable that is
+// unset is left out (and so never granted), rather than granted empty.
+func (c *checker) values(obj doc, field string, into map[string]string, lookupEnv func(string) (string, bool)) {
+	names := make([]string, 0, len(obj))
+	for k := range obj {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		f := field + "." + name
+		if !validEnvName(name) {
+			c.add(f, "use letters, digits and '_'", "%q is not a valid name", name)
+			continue
+		}
+		switch v := obj[name].(type) {
+		case string:
+			into[name] = v
+		case map[string]any:
+			c.known(v, f, "fromHost")
+			from := c.str(v, f, "fromHost", true)
+			if from == "" {
+				continue
+			}
+			if val, ok := lookupEnv(from); ok {
+				into[name] = val
+			}
+		default:
+			c.add(f, `write a string, or {fromHost: NAME} to read the host's variable NAME`, "must be a string or an object, not %s", typeName(v))
+		}
+	}
+}
+
+func (p *Policy) ceilings() Limits {
+	return p.Limits.withDefaults(DefaultLimits)
+}

@@ -1,0 +1,75 @@
+package runtime
+
+import (
+	"errors"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// registry is one immutable scan of the skill directories.
+type registry struct {
+	byID  map[string]*Skill
+	order []*Skill // by id
+}
+
+// scan loads every skill package directly under each of dirs. The first directory wins an id
+// clash (with a warning); a missing directory yields nothing; a broken package is kept with its
+// error. Subdirectories that are neither manifests nor SKILL.md packages are skipped silently.
+func scan(dirs []string, p *Policy, logger *slog.Logger) *registry {
+	r := &registry{byID: map[string]*Skill{}}
+	for _, d := range dirs {
+		entries, err := os.ReadDir(d)
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				logger.Warn("cannot read skills directory", "dir", d, "err", err)
+			}
+			continue
+		}
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), ".") || !isDir(d, e) {
+				continue
+			}
+			s, ok := LoadSkill(filepath.Join(d, e.Name()), p)
+			if !ok {
+				continue
+			}
+			if prev, clash := r.byID[s.ID]; clash {
+				logger.Warn("skill id defined twice; the first wins", "skill", s.ID, "kept", prev.Dir, "ignored", s.Dir)
+				continue
+			}
+			if s.Status == StatusError {
+				logger.Warn("skill is broken", "skill", s.ID, "err", s.Err)
+			}
+			r.byID[s.ID] = s
+			r.order = append(r.order, s)
+		}
+	}
+	sort.Slice(r.order, func(i, j int) bool { return r.order[i].ID < r.order[j].ID })
+	return r
+}
+
+// isDir follows a symlinked skill directory: operators link skills in from elsewhere.
+func isDir(parent string, e fs.DirEntry) bool {
+	if e.IsDir() {
+		return true
+	}
+	if e.Type()&fs.ModeSymlink != 0 {
+		st, err := os.Stat(filepath.Join(parent, e.Name()))
+		return err == nil && st.IsDir()
+	}
+	return false
+}
+
+func (r *registry) hashes() map[string]bool {
+	out := map[string]bool{}
+	for _, s := range r.order {
+		if s.Hash != "" {
+			out[s.Hash] = true
+		}
+	}
+	return out
+}

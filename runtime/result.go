@@ -1,0 +1,61 @@
+package runtime
+
+import (
+	"encoding/json"
+
+	"github.com/skillbox-dev/skillbox/hostfuncs"
+)
+
+// Result is the outcome of one run, in the shape the CLI's --json and the HTTP API print.
+type Result struct {
+	RunID   string `json:"run_id"`
+	Skill   string `json:"skill"`
+	Version string `json:"version"`
+	Success bool   `json:"success"`
+	// Result is the skill's result value (JSON), when it succeeded.
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  *ResultError    `json:"error,omitempty"`
+	Logs   []LogEntry      `json:"logs"`
+	// LogsDropped counts log entries past the run's maxLogBytes.
+	LogsDropped int     `json:"logs_dropped,omitempty"`
+	DurationMs  float64 `json:"duration_ms"`
+	Usage       Usage   `json:"usage"`
+}
+
+// ResultError is a failed run's error: a kind to branch on and a message to read.
+type ResultError struct {
+	Kind    ErrorKind `json:"kind"`
+	Message string    `json:"message"`
+}
+
+// LogEntry is one line of a run's log.
+type LogEntry = hostfuncs.LogEntry
+
+// Usage is what a run consumed and touched.
+type Usage struct {
+	// PeakMemoryBytes is the largest total size of the instance's linear memories.
+	PeakMemoryBytes uint64 `json:"peak_memory_bytes"`
+	hostfuncs.Usage
+}
+
+// Event is something that happened during a run, in order: "status" (Status is "started", then
+// "running"), "log" (Log is set), and last "result" (Result is set).
+type Event struct {
+	Type   string    `json:"type"`
+	Status string    `json:"status,omitempty"`
+	Log    *LogEntry `json:"log,omitempty"`
+	Result *Result   `json:"result,omitempty"`
+}
+
+// RunOption changes how one run is made.
+type RunOption func(*runOptions)
+
+type runOptions struct {
+	onEvent func(Event)
+}
+
+// OnEvent streams the run's events to fn, on the run's goroutine, as they happen. fn must not
+// block for long: it delays the guest.
+func OnEvent(fn func(Event)) RunOption {
+	return func(o *runOptions) { o.onEvent = fn }
+}

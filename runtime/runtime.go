@@ -1,0 +1,133 @@
+// Package runtime runs untrusted skills in WebAssembly sandboxes. It loads skill packages from
+// directories, checks their manifests, compiles each module once, and runs each call in a fresh
+// instance with exactly the capabilities its grant allows, within its limits.
+//
+// A program embeds it like this:
+//
+//	rt, err := runtime.New(ctx, runtime.Config{SkillDirs: []string{"./skills"}})
+//	if err != nil { ... }
+//	defer rt.Close(ctx)
+//	res, err := rt.Run(ctx, "word-count", []byte(`{"text":"a b a"}`))
+//
+// No wazero or Extism type appears in this package's API, so either can change underneath.
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+
+	extism "github.com/extism/go-sdk"
+	"github.com/tetratelabs/wazero"
+)
+
+// Config is how a Runtime is set up. The zero Config is valid and safe: no skill directories, the
+// default (deny-all) policy, a discarded log, and the compilation cache under the user cache dir.
+type Config struct {
+	// SkillDirs are scanned in order; the first directory wins an id clash.
+	SkillDirs []string
+	// Policy caps every grant. Nil is the default policy: nothing but the default limits.
+	Policy *Policy
+	// Logger receives the runtime's own log (loads, reloads, broken skills, runs). Nil discards
+	// it: a library should not write to a process's stderr unasked.
+	Logger *slog.Logger
+	// CacheDir holds wazero's compiled code between processes. Empty means
+	// $XDG_CACHE_HOME/skillbox/wazero (or the OS's equivalent).
+	CacheDir string
+	// NoCache turns the on-disk compilation cache off.
+	NoCache bool
+}
+
+// Runtime holds the skill registry and the compiled modules. It is safe for concurrent use.
+type Runtime struct {
+	cfg    Config
+	policy *Policy
+	logger *slog.Logger
+	engine *engine
+	cache  wazero.CompilationCache
+
+	reloadMu sync.Mutex
+	reg      atomic.Pointer[registry]
+}
+
+var extismLogs sync.Once
+
+// New scans the skill directories and returns a ready Runtime. Broken skills do not make it fail:
+// they are listed with their errors. It fails only when the host itself is unusable (the cache
+// directory cannot be created).
+func New(ctx context.Context, cfg Config) (*Runtime, error) {
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	policy := cfg.Policy
+	if policy == nil {
+		policy = &Policy{}
+	}
+	rt := &Runtime{cfg: cfg, policy: policy, logger: logger}
+	// Extism gates every plugin's log calls on one process-wide level, off by default. Runs capture
+	// logs per instance (Plugin.SetLogger), so open the gate at info once; debug stays off because
+	// Extism's own chatter is logged at debug.
+	extismLogs.Do(func() { extism.SetLogLevel(extism.LogLevelInfo) })
+	if !cfg.NoCache {
+		dir := cfg.CacheDir
+		if dir == "" {
+			base, err := os.UserCacheDir()
+			if err != nil {
+				base = os.TempDir()
+			}
+			dir = filepath.Join(base, "skillbox", "wazero")
+		}
+		cache, err := wazero.NewCompilationCacheWithDir(dir)
+		if err != nil {
+			return nil, fmt.Errorf("compilation cache %s: %w", dir, err)
+		}
+		rt.cache = cache
+	}
+	rt.engine = newEngine(logger, rt.cache)
+	rt.reg.Store(scan(cfg.SkillDirs, policy, logger))
+	logger.Info("skills loaded", "count", len(rt.reg.Load().order), "dirs", cfg.SkillDirs)
+	return rt, nil
+}
+
+// Skills returns every skill, broken ones included, ordered by id.
+func (rt *Runtime) Skills() []*Skill {
+	return append([]*Skill(nil), rt.reg.Load().order...)
+}
+
+// Skill returns the skill with id, or an error matching ErrNotFound.
+func (rt *Runtime) Skill(id string) (*Skill, error) {
+	if s, ok := rt.reg.Load().byID[id]; ok {
+		return s, nil
+	}
+	return nil, runErr(KindNotFound, id, nil, "no skill with this id")
+}
+
+// Policy returns the policy in force.
+func (rt *Runtime) Policy() *Policy { return rt.policy }
+
+// Reload rescans the skill directories. Runs in flight keep the versions they started with; new
+// runs see the new scan.
+func (rt *Runtime) Reload(ctx context.Context) error {
+	rt.reloadMu.Lock()
+	defer rt.reloadMu.Unlock()
+	r := scan(rt.cfg.SkillDirs, rt.policy, rt.logger)
+	rt.reg.Store(r)
+	rt.engine.retain(r.hashes())
+	rt.logger.Info("skills reloaded", "count", len(r.order))
+	return ctx.Err()
+}
+
+// Close releases compiled modules and the cache handle. Runs must have finished.
+func (rt *Runtime) Close(ctx context.Context) error {
+	rt.engine.close(ctx)
+	if rt.cache != nil {
+		return rt.cache.Close(ctx)
+	}
+	return nil
+}

@@ -1,0 +1,130 @@
+package runtime
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// errNoRemoteRefs refuses every $ref the schema would load from elsewhere: a manifest must not make
+// the host read its files ("file:///etc/passwd") or the network.
+var errNoRemoteRefs = errors.New("schemas may not load external references; inline them")
+
+type refusingLoader struct{}
+
+func (refusingLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("%s: %w", url, errNoRemoteRefs)
+}
+
+// Schema is a compiled argument schema.
+type Schema struct {
+	raw      json.RawMessage
+	compiled *jsonschema.Schema
+	defaults map[string]any
+}
+
+const schemaURL = "mem:///skill/parameters.json"
+
+func compileSchema(raw json.RawMessage) (*Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, err
+	}
+	c := jsonschema.NewCompiler()
+	c.UseLoader(refusingLoader{})
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.AssertFormat()
+	if err := c.AddResource(schemaURL, doc); err != nil {
+		return nil, err
+	}
+	s, err := c.Compile(schemaURL)
+	if err != nil {
+		return nil, err
+	}
+	out := &Schema{raw: raw, compiled: s, defaults: map[string]any{}}
+	if obj, ok := doc.(map[string]any); ok {
+		if props, ok := obj["properties"].(map[string]any); ok {
+			for name, p := range props {
+				if pm, ok := p.(map[string]any); ok {
+					if d, has := pm["default"]; has {
+						out.defaults[name] = d
+					}
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// JSON returns the schema as JSON.
+func (s *Schema) JSON() json.RawMessage { return s.raw }
+
+// Prepare checks args (a JSON object; empty means {}) against the schema, after filling in the
+// defaults of missing top-level arguments, and returns the arguments the module will receive.
+// The error is a *RunError of kind invalid_args whose message names each failing argument.
+func (s *Schema) Prepare(args []byte) ([]byte, error) {
+	if len(bytes.TrimSpace(args)) == 0 {
+		args = []byte("{}")
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+	if err != nil {
+		return nil, runErr(KindInvalidArgs, "", err, "arguments are not valid JSON: %v", err)
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, runErr(KindInvalidArgs, "", nil, "arguments must be a JSON object, not %s", typeName(v))
+	}
+	for name, d := range s.defaults {
+		if _, has := obj[name]; !has {
+			obj[name] = d
+		}
+	}
+	if err := s.compiled.Validate(obj); err != nil {
+		var ve *jsonschema.ValidationError
+		if errors.As(err, &ve) {
+			return nil, runErr(KindInvalidArgs, "", err, "%s", describe(ve))
+		}
+		return nil, runErr(KindInvalidArgs, "", err, "%v", err)
+	}
+	out, err := json.Marshal(obj)
+	if err != nil {
+		return nil, runErr(KindInternal, "", err, "encode arguments: %v", err)
+	}
+	return out, nil
+}
+
+// describe turns a validation error into one line per failing argument, such as
+// `argument "size": value must be one of "512x512", "1024x1024"`.
+func describe(ve *jsonschema.ValidationError) string {
+	out := ve.BasicOutput()
+	var lines []string
+	seen := map[string]bool{}
+	for _, u := range out.Errors {
+		if u.Error == nil {
+			continue
+		}
+		msg := u.Error.String()
+		if strings.HasPrefix(msg, "validation failed") {
+			continue
+		}
+		where := "arguments"
+		if u.InstanceLocation != "" {
+			where = fmt.Sprintf("argument %q", strings.TrimPrefix(u.InstanceLocation, "/"))
+		}
+		line := where + ": " + msg
+		if !seen[line] {
+			seen[line] = true
+			lines = append(lines, line)
+		}
+	}
+	if len(lines) == 0 {
+		return ve.Error()
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "; ")
+}
