@@ -1,0 +1,187 @@
+// Package wasm holds the conformance guests, one per language, and the one test they all pass:
+// every language's guest, run against the same loopback server and grant, must produce the same
+// result, byte for byte after JSON normalisation.
+package wasm
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/skillbox-dev/skillbox/runtime"
+)
+
+// languages lists the guest directories; each holds conformance.wasm built from its source.
+var languages = []string{"go"}
+
+const manifest = `{
+  "id": "conformance", "name": "Conformance", "description": "Exercises every host function",
+  "parameters": {"type": "object"},
+  "permissions": {
+    "network": ["127.0.0.1"],
+    "env": ["GREETING"],
+    "files": [{"path": "/workspace", "access": "read-write"}, {"path": "/data", "access": "read-only"}]
+  },
+  "limits": {"maxWriteBytes": 1000, "timeoutMs": 20000}
+}`
+
+func TestConformance(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		w.Header().Set("X-Echo", r.Header.Get("X-Test"))
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		io.WriteString(w, r.Method+":"+string(body))
+	}))
+	defer srv.Close()
+	closed := closedPort(t)
+
+	work := t.TempDir()
+	ws, data := filepath.Join(work, "ws"), filepath.Join(work, "data")
+	must(t, os.MkdirAll(ws, 0o755))
+	must(t, os.MkdirAll(data, 0o755))
+	must(t, os.WriteFile(filepath.Join(ws, "in.txt"), []byte("input text"), 0o644))
+	must(t, os.WriteFile(filepath.Join(data, "ro.txt"), []byte("read only"), 0o644))
+	policy := &runtime.Policy{
+		Network:       []string{"127.0.0.1"},
+		AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
+		Env:           map[string]string{"GREETING": "hej", "HOME": "/root"},
+		Files: []runtime.PolicyMount{
+			{Path: "/workspace", HostPath: ws, Access: runtime.ReadWrite},
+			{Path: "/data", HostPath: data, Access: runtime.ReadWrite},
+		},
+	}
+	args, _ := json.Marshal(map[string]any{
+		"fetchUrl": srv.URL + "/echo", "deniedUrl": "http://example.invalid/", "missingUrl": "http://127.0.0.1:" + closed + "/",
+		"envName": "GREETING", "deniedEnv": "HOME",
+		"readPath": "/workspace/in.txt", "missingPath": "/workspace/nope.txt",
+		"writePath": "/workspace/out/result.txt", "writeData": "written by conformance",
+		"readOnlyPath": "/data/ro.txt", "escapePath": "/workspace/../etc/passwd", "bigWrite": 5000,
+	})
+	want := map[string]any{
+		"fetch":         map[string]any{"outcome": "ok", "status": 200.0, "body": "GET:", "echo": "", "contentType": "text/plain; charset=utf-8"},
+		"fetchPost":     map[string]any{"outcome": "ok", "status": 200.0, "body": "POST:ping", "echo": "1", "contentType": "text/plain; charset=utf-8"},
+		"fetchDenied":   "denied",
+		"fetchMissing":  "failed",
+		"env":           map[string]any{"outcome": "ok", "value": "hej"},
+		"envDenied":     "not_found",
+		"read":          map[string]any{"outcome": "ok", "text": "input text"},
+		"readMissing":   "not_found",
+		"write":         "ok",
+		"readBack":      map[string]any{"outcome": "ok", "text": "written by conformance"},
+		"writeReadOnly": "denied",
+		"escape":        "invalid",
+		"bigWrite":      "limit",
+		"log":           "ok",
+	}
+
+	for _, lang := range languages {
+		t.Run(lang, func(t *testing.T) {
+			skills := t.TempDir()
+			dir := filepath.Join(skills, "conformance")
+			must(t, os.MkdirAll(dir, 0o755))
+			must(t, os.WriteFile(filepath.Join(dir, "skill.json"), []byte(manifest), 0o644))
+			mod, err := os.ReadFile(filepath.Join(lang, "conformance.wasm"))
+			must(t, err)
+			must(t, os.WriteFile(filepath.Join(dir, "execute.wasm"), mod, 0o644))
+
+			rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{skills}, Policy: policy, CacheDir: filepath.Join(os.TempDir(), "skillbox-test-cache")})
+			must(t, err)
+			defer rt.Close(context.Background())
+			s, err := rt.Skill("conformance")
+			must(t, err)
+			if s.Status != runtime.StatusActive {
+				t.Fatalf("skill not active: %v", s.Err)
+			}
+			// The policy allows /data read-write, the manifest asks read-only: the grant is read-only.
+			if got := s.Grant.Files; len(got) != 3 || got[1].Access != runtime.ReadOnly {
+				t.Fatalf("granted files %+v", got)
+			}
+
+			res, err := rt.Run(context.Background(), "conformance", args)
+			if err != nil {
+				t.Fatalf("run: %v\nlogs: %+v", err, res.Logs)
+			}
+			var got map[string]any
+			must(t, json.Unmarshal(res.Result, &got))
+			if !reflect.DeepEqual(got, want) {
+				for k := range want {
+					if !reflect.DeepEqual(got[k], want[k]) {
+						t.Errorf("%s: got %#v, want %#v", k, got[k], want[k])
+					}
+				}
+				for k := range got {
+					if _, ok := want[k]; !ok {
+						t.Errorf("unexpected key %s: %#v", k, got[k])
+					}
+				}
+			}
+
+			// What the host recorded must match what the guest saw.
+			var levels []string
+			for _, l := range res.Logs {
+				if strings.HasPrefix(l.Message, "conformance: ") {
+					levels = append(levels, l.Level)
+				}
+			}
+			if !reflect.DeepEqual(levels, []string{"debug", "info", "warn", "error"}) {
+				t.Errorf("log levels %v", levels)
+			}
+			denied := strings.Join(res.Usage.Denied, "\n")
+			for _, w := range []string{"fetch http://example.invalid/", "env HOME", "write /data/ro.txt"} {
+				if !strings.Contains(denied, w) {
+					t.Errorf("usage.denied lacks %q:\n%s", w, denied)
+				}
+			}
+			if res.Usage.Fetches != 3 || res.Usage.BytesOut != 4 {
+				t.Errorf("fetches %d bytes out %d; want 3 and 4", res.Usage.Fetches, res.Usage.BytesOut)
+			}
+			host := strings.TrimPrefix(srv.URL, "http://")
+			if !contains(res.Usage.HostsContacted, host) {
+				t.Errorf("hosts contacted %v lacks %s", res.Usage.HostsContacted, host)
+			}
+			if !contains(res.Usage.FilesWritten, "/workspace/out/result.txt") || !contains(res.Usage.FilesRead, "/workspace/in.txt") {
+				t.Errorf("files read %v written %v", res.Usage.FilesRead, res.Usage.FilesWritten)
+			}
+			if b, err := os.ReadFile(filepath.Join(ws, "out", "result.txt")); err != nil || string(b) != "written by conformance" {
+				t.Errorf("file on disk: %q %v", b, err)
+			}
+			if _, err := os.Stat(filepath.Join(ws, "out", "result.txt.big")); err == nil {
+				t.Errorf("the over-quota write left a file")
+			}
+		})
+	}
+}
+
+// closedPort returns a loopback port nothing listens on.
+func closedPort(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	l.Close()
+	return port
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, e := range list {
+		if e == s {
+			return true
+		}
+	}
+	return false
+}

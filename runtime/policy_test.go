@@ -1,0 +1,127 @@
+package runtime
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParsePolicy(t *testing.T) {
+	env := map[string]string{"HOST_TZ": "Europe/Oslo", "KEY": "s3cret"}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	p, err := ParsePolicy("/etc/skillbox/policy.yaml", []byte(`
+network: ["api.example.com", "*.wikipedia.org"]
+allowNetworks: ["127.0.0.1", "10.0.0.0/8"]
+env:
+  LANG: en_US.UTF-8
+  TZ: {fromHost: HOST_TZ}
+  MISSING: {fromHost: NOT_SET}
+secrets:
+  API_KEY: {fromHost: KEY}
+files:
+  - path: /workspace
+    hostPath: ./ws/{skill}
+    access: read-write
+  - {path: /data, hostPath: /srv/data}
+limits: {timeoutMs: 5000, memoryMiB: 32}
+`), lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Env["LANG"] != "en_US.UTF-8" || p.Env["TZ"] != "Europe/Oslo" {
+		t.Errorf("env %v", p.Env)
+	}
+	if _, ok := p.Env["MISSING"]; ok {
+		t.Errorf("an unset fromHost variable must not be granted empty")
+	}
+	if p.Secrets["API_KEY"] != "s3cret" {
+		t.Errorf("secrets")
+	}
+	if p.Files[0].HostPath != "/etc/skillbox/ws/{skill}" || p.Files[1].Access != ReadOnly {
+		t.Errorf("files %+v", p.Files)
+	}
+	if len(p.AllowNetworks) != 2 || p.AllowNetworks[0].String() != "127.0.0.1/32" {
+		t.Errorf("allowNetworks %v", p.AllowNetworks)
+	}
+	if c := p.ceilings(); c.TimeoutMs != 5000 || c.MemoryMiB != 32 || c.MaxFetches != DefaultLimits.MaxFetches {
+		t.Errorf("ceilings %+v", c)
+	}
+}
+
+func TestParsePolicyReportsEveryProblem(t *testing.T) {
+	_, err := ParsePolicy("p.yaml", []byte(`
+netwrok: []
+network: ["http://bad/"]
+allowNetworks: ["not-a-cidr"]
+env: {"1X": a, Y: 3}
+files: [{path: rel, hostPath: x, access: rw}]
+limits: {memoryMiB: 0}
+`), func(string) (string, bool) { return "", false })
+	pe, ok := err.(*PolicyError)
+	if !ok {
+		t.Fatalf("got %v", err)
+	}
+	all := strings.Join(pe.Problems, "\n")
+	for _, want := range []string{`netwrok: unknown field (did you mean "network"?)`, "network[0]", "allowNetworks[0]",
+		`env.1X: "1X" is not a valid name`, "env.Y: must be a string or an object", `files[0].access: "rw" is not an access mode`,
+		`files[0].path: "rel" must be an absolute path`, "limits.memoryMiB: must be between 1 and 4096, not 0"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("missing %q in:\n%s", want, all)
+		}
+	}
+	if !strings.HasPrefix(err.Error(), "policy p.yaml: ") {
+		t.Errorf("error %q does not name the file", err)
+	}
+}
+
+func TestGrantIsTheIntersection(t *testing.T) {
+	m, err := ParseManifest("skill.json", []byte(`{"id":"img","name":"i","description":"d",
+		"permissions":{
+		  "network":["api.openai.com","evil.com","cdn.example.com:8443"],
+		  "env":["LANG","HOME"],
+		  "secrets":[{"name":"OPENAI_API_KEY","hosts":["api.openai.com","evil.com"],"header":"Authorization","format":"Bearer {value}"},
+		             {"name":"OTHER","hosts":["api.openai.com"],"header":"X-Other"}],
+		  "files":[{"path":"/workspace/images","access":"read-write"},{"path":"/data/x","access":"read-write"},{"path":"/etc","access":"read-only"}]},
+		"limits":{"memoryMiB":512}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Policy{
+		Network: []string{"*.openai.com", "*.example.com"},
+		Env:     map[string]string{"LANG": "C"},
+		Secrets: map[string]string{"OPENAI_API_KEY": "sk-1"},
+		Files: []PolicyMount{{Path: "/workspace", HostPath: "/srv/ws/{skill}", Access: ReadWrite},
+			{Path: "/data", HostPath: "/srv/data", Access: ReadOnly}},
+	}
+	g := p.Grant(m, "/skills/img")
+	if strings.Join(g.Network, ",") != "api.openai.com,cdn.example.com:8443" {
+		t.Errorf("network %v", g.Network)
+	}
+	if strings.Join(g.Env, ",") != "LANG" || g.host.Env["LANG"] != "C" {
+		t.Errorf("env %v", g.Env)
+	}
+	if strings.Join(g.Secrets, ",") != "OPENAI_API_KEY" || g.host.Secrets[0].Value != "Bearer sk-1" || len(g.host.Secrets[0].Hosts) != 1 {
+		t.Errorf("secrets %v %+v", g.Secrets, g.host.Secrets)
+	}
+	wantFiles := []GrantedMount{{"/workspace/images", ReadWrite}, {"/data/x", ReadOnly}, {SkillMount, ReadOnly}}
+	if len(g.Files) != 3 || g.Files[0] != wantFiles[0] || g.Files[1] != wantFiles[1] || g.Files[2] != wantFiles[2] {
+		t.Errorf("files %+v", g.Files)
+	}
+	if g.host.Mounts[0].Dir != "/srv/ws/img/images" || !g.host.Mounts[0].Writable || g.host.Mounts[1].Writable {
+		t.Errorf("mounts %+v", g.host.Mounts)
+	}
+	if g.Limits.MemoryMiB != DefaultLimits.MemoryMiB {
+		t.Errorf("memory %d", g.Limits.MemoryMiB)
+	}
+	refused := strings.Join(g.Refused, "\n")
+	for _, want := range []string{"network evil.com", "env HOME", "secret OPENAI_API_KEY for evil.com", "secret OTHER: the policy has no such secret",
+		"files /data/x: read-write asked, the policy allows read-only", "files /etc: no policy mount contains it", "limits.memoryMiB: 512 asked, the policy caps it at 64"} {
+		if !strings.Contains(refused, want) {
+			t.Errorf("refused lacks %q:\n%s", want, refused)
+		}
+	}
+	// The default policy grants nothing at all but the skill's own directory.
+	d := (&Policy{}).Grant(m, "/skills/img")
+	if len(d.Network)+len(d.Env)+len(d.Secrets) != 0 || len(d.Files) != 1 || d.Files[0].Path != SkillMount {
+		t.Errorf("default grant %+v", d)
+	}
+}

@@ -1,0 +1,134 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func TestRegistryScan(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	fixture(t, a, "hello", simple("hello", `"version":"1.0.0"`), "hello")
+	fixture(t, b, "hello", simple("hello", `"version":"2.0.0"`), "hello") // loses the clash
+	fixture(t, b, "echo", simple("echo", ""), "echo")
+	fixture(t, a, "broken", `{"id":"broken","name":"b","descripton":"typo"}`, "")
+	fixture(t, a, "mismatch", simple("other", ""), "hello")
+	must(t, os.MkdirAll(filepath.Join(a, "docs-only"), 0o755))
+	must(t, os.WriteFile(filepath.Join(a, "docs-only", "skill.md"), []byte("---\nname: docs-only\ndescription: d\n---\nbody"), 0o644))
+	must(t, os.MkdirAll(filepath.Join(a, "not-a-skill", "src"), 0o755))
+	must(t, os.MkdirAll(filepath.Join(a, ".hidden"), 0o755))
+	must(t, os.Symlink(filepath.Join(b, "echo"), filepath.Join(a, "linked")))
+
+	var logs bytes.Buffer
+	rt := newRuntime(t, Config{SkillDirs: []string{a, b, filepath.Join(a, "missing")},
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	var ids []string
+	for _, s := range rt.Skills() {
+		ids = append(ids, s.ID+":"+string(s.Kind)+":"+string(s.Status))
+	}
+	want := "broken:executable:error docs-only:instructions:active echo:executable:active hello:executable:active linked:executable:error mismatch:executable:error"
+	if strings.Join(ids, " ") != want {
+		t.Fatalf("skills\n got %s\nwant %s", strings.Join(ids, " "), want)
+	}
+	if h, _ := rt.Skill("hello"); h.Version() != "1.0.0" {
+		t.Errorf("the first directory must win the clash, got %s", h.Version())
+	}
+	if !strings.Contains(logs.String(), "skill id defined twice") {
+		t.Errorf("no clash warning in %s", logs.String())
+	}
+	broken, _ := rt.Skill("broken")
+	if !errors.Is(broken.Err, ErrInvalidSkill) || !strings.Contains(broken.Err.Error(), `descripton: unknown field (did you mean "description"?)`) ||
+		!strings.Contains(broken.Err.Error(), "description: is required") {
+		t.Errorf("broken: %v", broken.Err)
+	}
+	mm, _ := rt.Skill("mismatch")
+	if !strings.Contains(mm.Err.Error(), `id: "other" does not match the directory name "mismatch"`) {
+		t.Errorf("mismatch: %v", mm.Err)
+	}
+	if _, err := rt.Run(context.Background(), "broken", nil); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "broken") {
+		t.Errorf("running a broken skill: %v", err)
+	}
+	if _, err := rt.Run(context.Background(), "docs-only", nil); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "instructions only") {
+		t.Errorf("running an instruction skill: %v", err)
+	}
+	if _, err := rt.Skill("nope"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown: %v", err)
+	}
+}
+
+func TestMissingModule(t *testing.T) {
+	dir := t.TempDir()
+	fixture(t, dir, "nomod", simple("nomod", ""), "")
+	must(t, os.MkdirAll(filepath.Join(dir, "notwasm"), 0o755))
+	fixture(t, dir, "notwasm", simple("notwasm", ""), "")
+	must(t, os.WriteFile(filepath.Join(dir, "notwasm", ModuleFile), []byte("#!/bin/sh\n"), 0o644))
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
+	for id, want := range map[string]string{"nomod": "execute.wasm: missing", "notwasm": "not a WebAssembly module"} {
+		s, _ := rt.Skill(id)
+		if s.Status != StatusError || !strings.Contains(s.Err.Error(), want) {
+			t.Errorf("%s: %v", id, s.Err)
+		}
+	}
+}
+
+func TestEmptyConfigHasNoSkills(t *testing.T) {
+	rt := newRuntime(t, Config{})
+	if len(rt.Skills()) != 0 {
+		t.Fatal("skills without directories")
+	}
+}
+
+// A reload swaps versions under concurrent runs; each run finishes on the version it started with.
+func TestReloadPinsRunningVersion(t *testing.T) {
+	dir := t.TempDir()
+	fixture(t, dir, "s", simple("s", `"version":"1"`), "hello")
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
+
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := 0; j < 20; j++ {
+				res, err := rt.Run(context.Background(), "s", nil)
+				if err != nil {
+					errs <- err
+					return
+				}
+				// Version 1 is hello (greeting), version 2 is echo (the arguments, {}).
+				got := string(res.Result)
+				if (res.Version == "1" && got != `{"greeting":"hi"}`) || (res.Version == "2" && got != `{}`) {
+					errs <- errors.New("version " + res.Version + " gave " + got)
+					return
+				}
+			}
+		}()
+	}
+	for i := 0; i < 10; i++ {
+		v, mod := "2", "echo"
+		if i%2 == 1 {
+			v, mod = "1", "hello"
+		}
+		fixture(t, dir, "s", simple("s", `"version":"`+v+`"`), mod)
+		must(t, rt.Reload(context.Background()))
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
