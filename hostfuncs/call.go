@@ -26,6 +26,7 @@ type Call struct {
 	fault   error
 
 	httpClient *http.Client
+	km         *kernelMemory
 }
 
 // NewCall returns the state of a run with grant g.

@@ -62,7 +62,11 @@ func define(name string, params, results []extism.ValueType, h handler) extism.H
 		if c == nil {
 			panic(fmt.Errorf("host call %s outside a Skillbox run", name))
 		}
-		h(ctx, c, pluginMemory{p}, stack)
+		mem, err := c.kernel(ctx, p)
+		if err != nil {
+			panic(fmt.Errorf("host call %s: %w", name, err))
+		}
+		h(ctx, c, mem, stack)
 	}, params, results)
 	f.SetNamespace(Namespace)
 	return f

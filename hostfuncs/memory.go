@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	extism "github.com/extism/go-sdk"
+	"github.com/tetratelabs/wazero/api"
 )
 
 // ErrGuestFault is matched by every [*GuestFault].
@@ -41,17 +42,44 @@ type Memory interface {
 	Alloc(ctx context.Context, data []byte) (uint64, error)
 }
 
-// pluginMemory is Memory over a running Extism plugin.
-type pluginMemory struct{ p *extism.CurrentPlugin }
+// kernelMemory is Memory over a running Extism plugin's kernel. It holds the kernel's length and
+// alloc functions for the whole run: Extism's CurrentPlugin looks them up on every call, and each
+// lookup makes wazero allocate a fresh call stack, which dominated the cost of a host call.
+type kernelMemory struct {
+	mem    api.Memory
+	length api.Function
+	alloc  api.Function
+}
 
-func (m pluginMemory) Block(ctx context.Context, offset uint64, max int64) ([]byte, error) {
+// kernel returns the run's kernelMemory, made on the first host call. Extism puts the kernel
+// module in the call's context; a guest is single-threaded, so the functions are never shared.
+func (c *Call) kernel(ctx context.Context, p *extism.CurrentPlugin) (*kernelMemory, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.km != nil {
+		return c.km, nil
+	}
+	mod, ok := ctx.Value(extism.PluginCtxKey("extism")).(api.Module)
+	if !ok {
+		return nil, errors.New("no Extism kernel in the call's context")
+	}
+	length, alloc := mod.ExportedFunction("length"), mod.ExportedFunction("alloc")
+	if length == nil || alloc == nil {
+		return nil, errors.New("the Extism kernel lacks length or alloc")
+	}
+	c.km = &kernelMemory{mem: p.Memory(), length: length, alloc: alloc}
+	return c.km, nil
+}
+
+func (m *kernelMemory) Block(ctx context.Context, offset uint64, max int64) ([]byte, error) {
 	if offset == 0 {
 		return nil, nil
 	}
-	n, err := m.p.LengthWithContext(ctx, offset)
+	res, err := m.length.Call(ctx, offset)
 	if err != nil {
 		return nil, err
 	}
+	n := res[0]
 	// The kernel answers 0 for an offset that does not start a live block; a live block of 0
 	// bytes is never handed out (alloc(0) returns 0).
 	if n == 0 {
@@ -63,22 +91,23 @@ func (m pluginMemory) Block(ctx context.Context, offset uint64, max int64) ([]by
 	if offset > 1<<32 {
 		return nil, errors.New("offset outside memory")
 	}
-	b, okRead := m.p.Memory().Read(uint32(offset), uint32(n))
+	b, okRead := m.mem.Read(uint32(offset), uint32(n))
 	if !okRead {
 		return nil, errors.New("block outside memory")
 	}
 	return append([]byte(nil), b...), nil
 }
 
-func (m pluginMemory) Alloc(ctx context.Context, data []byte) (uint64, error) {
-	off, err := m.p.AllocWithContext(ctx, uint64(len(data)))
+func (m *kernelMemory) Alloc(ctx context.Context, data []byte) (uint64, error) {
+	res, err := m.alloc.Call(ctx, uint64(len(data)))
 	if err != nil {
 		return 0, err
 	}
+	off := res[0]
 	if off == 0 && len(data) > 0 {
 		return 0, errors.New("guest memory exhausted")
 	}
-	if len(data) > 0 && !m.p.Memory().Write(uint32(off), data) {
+	if len(data) > 0 && !m.mem.Write(uint32(off), data) {
 		return 0, errors.New("reply block outside memory")
 	}
 	return off, nil

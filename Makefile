@@ -1,0 +1,46 @@
+# Skillbox. `make test` needs Go only (and a C compiler for -race, which Debian's gcc gives).
+# `make fixtures` needs wat2wasm (Debian: wabt); `make skills` needs Go only.
+
+GO          ?= go
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+# Guest modules with their own go.mod: tested natively (their logic), built for wasip1.
+GUEST_MODS  := sdk/go $(wildcard skills/*/src) examples/wasm/go
+
+.PHONY: all build skills fixtures test test-guests bench lint check clean
+
+all: build
+
+build:
+	$(GO) build -o bin/skillbox ./cmd/skillbox
+
+# Rebuild every bundled skill and the Go conformance guest from source.
+skills:
+	bash skills/build.sh
+
+# Rebuild the WAT fixtures in testdata/wasm.
+fixtures:
+	bash testdata/wat/build.sh
+
+test: test-guests
+	$(GO) test -race -count=1 ./...
+
+# The guests' own unit tests run natively: the SDK's wire format, the skills' logic.
+test-guests:
+	@for m in $(GUEST_MODS); do echo "== $$m"; (cd $$m && $(GO) test -count=1 ./...) || exit 1; done
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 2s ./runtime/ ./cmd/skillbox/
+
+lint:
+	@test -z "$$(gofmt -l . | tee /dev/stderr)" || (echo "gofmt: the files above need formatting" && exit 1)
+	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
+	@for m in $(GUEST_MODS); do (cd $$m && GOOS=wasip1 GOARCH=wasm $(GO) vet ./...) || exit 1; done
+
+# What CI asserts beyond the tests: lint clean, go.mod tidy, nothing generated left uncommitted.
+check: lint
+	$(GO) mod tidy
+	git diff --exit-code -- go.mod go.sum
+
+clean:
+	rm -rf bin

@@ -1,0 +1,557 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func TestUsage(t *testing.T) {
+	header := "Usage: skillbox <command> [flags] [args]"
+	runCases(t, []cliCase{
+		{name: "no arguments", when: nil, expect: expect{code: exitUsage, emptyStdout: true, stderr: []string{header, "Commands:"}}},
+		{name: "only global flags", when: []string{"--json"}, expect: expect{code: exitUsage, emptyStdout: true, stderr: []string{header}}},
+		{name: "unknown command", when: []string{"frob"}, expect: expect{code: exitUsage, emptyStdout: true, stderr: []string{`unknown command "frob"`, header}}},
+		{name: "unknown command after flags", when: []string{"--skills", "$SKILLS", "lst", "--json"}, expect: expect{code: exitUsage, emptyStdout: true, stderr: []string{`unknown command "lst"`, header}}},
+		{name: "unknown global flag", when: []string{"--frob", "list"}, expect: expect{code: exitUsage, emptyStdout: true, stderr: []string{"flag provided but not defined: -frob", header}}},
+		{name: "help", when: []string{"help"}, expect: expect{code: exitOK, stdout: []string{header, "Global flags", "validate"}}},
+		{name: "-h", when: []string{"-h"}, expect: expect{code: exitOK, stdout: []string{header, "--skills DIR"}}},
+		{name: "--help", when: []string{"--help"}, expect: expect{code: exitOK, stdout: []string{header}}},
+		{name: "run -h", when: []string{"run", "-h"}, expect: expect{code: exitOK, emptyStdout: true, stderr: []string{"Usage: skillbox run <id>", "-args"}}},
+		{name: "show --help", when: []string{"show", "--help"}, expect: expect{code: exitOK, stderr: []string{"Usage: skillbox show <id>"}}},
+	})
+}
+
+// listFixtures is a skills directory with a working fixture, a broken skill and an
+// instructions-only skill.
+func listFixtures(t *testing.T) string {
+	dir := t.TempDir()
+	skillFixture(t, dir, "hello", manifest("hello", `"version":"0.1.0","tags":["a"]`), "hello")
+	skillFixture(t, dir, "broken", manifest("broken", `"colour":"red"`), "hello")
+	skillFixture(t, dir, "guide", "", "")
+	writeFile(t, filepath.Join(dir, "guide", "SKILL.md"), "# A guide\n")
+	if err := os.MkdirAll(filepath.Join(dir, "not-a-skill"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestList(t *testing.T) {
+	bundledIDs := []string{"hello", "http-get", "notes", "word-count"}
+	runCases(t, []cliCase{
+		{
+			name: "bundled skills",
+			when: []string{"--skills", "$SKILLS", "list"},
+			expect: expect{code: exitOK, check: func(t *testing.T, r result) {
+				ls := lines(r.stdout)
+				if len(ls) != 5 {
+					t.Fatalf("want a header and 4 rows:\n%s", r.stdout)
+				}
+				if got := strings.Fields(ls[0]); strings.Join(got, " ") != "ID KIND STATUS VERSION DESCRIPTION" {
+					t.Errorf("header = %q", ls[0])
+				}
+				for i, id := range bundledIDs {
+					f := strings.Fields(ls[i+1])
+					if len(f) < 5 || f[0] != id || f[1] != "executable" || f[2] != "active" || f[3] != "1.0.0" {
+						t.Errorf("row %d = %q, want %s executable active 1.0.0 ...", i+1, ls[i+1], id)
+					}
+				}
+				// columns are aligned: DESCRIPTION starts at the same offset on every line
+				col := strings.Index(ls[0], "DESCRIPTION")
+				for _, l := range ls[1:] {
+					if len(l) <= col || l[col-1] != ' ' || l[col] == ' ' {
+						t.Errorf("row not aligned with DESCRIPTION at %d: %q", col, l)
+					}
+				}
+				if !strings.Contains(r.stdout, "Counts the words, lines and characters of a text and lists its most fre…") {
+					t.Errorf("long descriptions are not cut at 72 runes with an ellipsis:\n%s", r.stdout)
+				}
+			}},
+		},
+		{
+			name: "bundled skills, json",
+			when: []string{"list", "--json", "--skills", "$SKILLS"},
+			expect: expect{code: exitOK, notStdout: []string{`"parameters"`, `"instructions"`, `"permissions"`}, check: func(t *testing.T, r result) {
+				list := decode[[]obj](t, r.stdout)
+				if len(list) != 4 {
+					t.Fatalf("want 4 skills, got %d", len(list))
+				}
+				for i, id := range bundledIDs {
+					s := list[i]
+					wantEqual(t, "id", s["id"], id)
+					wantEqual(t, "kind", s["kind"], "executable")
+					wantEqual(t, "status", s["status"], "active")
+					wantEqual(t, "version", s["version"], "1.0.0")
+					wantEqual(t, "dir", s["dir"], filepath.Join(bundled, id))
+					if d, _ := s["description"].(string); d == "" || strings.HasSuffix(d, "…") {
+						t.Errorf("%s: description %q is empty or cut", id, d)
+					}
+					for _, k := range []string{"parameters", "requested", "granted", "sha256", "error"} {
+						if _, has := s[k]; has {
+							t.Errorf("%s: list --json has %q", id, k)
+						}
+					}
+				}
+				wantEqual(t, "word-count name", list[3]["name"], "Word count")
+				wantEqual(t, "word-count tags", list[3]["tags"], []string{"text", "statistics"})
+			}},
+		},
+		{
+			name:   "empty directory",
+			given:  func(t *testing.T) string { return t.TempDir() },
+			when:   []string{"--skills", "$DIR", "list"},
+			expect: expect{code: exitOK, emptyStdout: true, stderr: []string{"no skills in ["}},
+		},
+		{
+			name:   "empty directory, json",
+			given:  func(t *testing.T) string { return t.TempDir() },
+			when:   []string{"--skills", "$DIR", "list", "--json"},
+			expect: expect{code: exitOK, stdout: []string{"[]\n"}},
+		},
+		{
+			name:   "missing directory",
+			given:  func(t *testing.T) string { return t.TempDir() },
+			when:   []string{"--skills", "$DIR/nope", "list"},
+			expect: expect{code: exitOK, emptyStdout: true, stderr: []string{"no skills in [", "nope]"}},
+		},
+		{
+			name:   "extra argument",
+			when:   []string{"--skills", "$SKILLS", "list", "hello"},
+			expect: expect{code: exitUsage, emptyStdout: true, stderr: []string{"list takes no arguments"}},
+		},
+		{
+			name:  "broken and instructions-only skills",
+			given: listFixtures,
+			when:  []string{"--skills", "$DIR", "list"},
+			expect: expect{code: exitOK, check: func(t *testing.T, r result) {
+				ls := lines(r.stdout)
+				if len(ls) != 4 {
+					t.Fatalf("want a header and 3 rows:\n%s", r.stdout)
+				}
+				want := [][]string{
+					{"broken", "executable", "error", `skill "broken" is invalid:`},
+					{"guide", "instructions", "active"},
+					{"hello", "executable", "active", "0.1.0", "test skill hello"},
+				}
+				for i, w := range want {
+					for _, s := range w {
+						if !strings.Contains(ls[i+1], s) {
+							t.Errorf("row %d %q does not contain %q", i+1, ls[i+1], s)
+						}
+					}
+				}
+			}},
+		},
+		{
+			name:  "broken and instructions-only skills, json",
+			given: listFixtures,
+			when:  []string{"--skills", "$DIR", "list", "--json"},
+			expect: expect{code: exitOK, check: func(t *testing.T, r result) {
+				list := decode[[]obj](t, r.stdout)
+				if len(list) != 3 {
+					t.Fatalf("want 3 skills:\n%s", r.stdout)
+				}
+				wantEqual(t, "broken.status", list[0]["status"], "error")
+				if e, _ := list[0]["error"].(string); !strings.Contains(e, "colour: unknown field") {
+					t.Errorf("broken.error = %q, want the unknown field named", e)
+				}
+				wantEqual(t, "guide.kind", list[1]["kind"], "instructions")
+				wantEqual(t, "guide.name", list[1]["name"], "guide")
+				wantEqual(t, "hello.tags", list[2]["tags"], []string{"a"})
+			}},
+		},
+		{
+			name: "two directories, the first wins a clash",
+			given: func(t *testing.T) string {
+				dir := t.TempDir()
+				skillFixture(t, dir, "hello", manifest("hello", `"version":"9.9.9"`), "hello")
+				return dir
+			},
+			when: []string{"--skills", "$DIR", "--skills", "$SKILLS", "list", "--json"},
+			expect: expect{code: exitOK, check: func(t *testing.T, r result) {
+				list := decode[[]obj](t, r.stdout)
+				if len(list) != 4 {
+					t.Fatalf("want 4 skills:\n%s", r.stdout)
+				}
+				wantEqual(t, "hello.version", list[0]["version"], "9.9.9")
+				wantEqual(t, "word-count.version", list[3]["version"], "1.0.0")
+			}},
+		},
+		{
+			// cmd_list.go prints the (untrusted) description into the tabwriter as is: a "\n" in it
+			// starts a new table row, so a skill can forge rows ("second  column" here looks like a
+			// skill named "second"); a "\t" shifts the columns. Control characters should be
+			// replaced (or quoted) before printing.
+			name: "a description cannot forge table rows",
+			bug:  `cmd/skillbox/cmd_list.go:69 prints descriptions raw: "description":"first line\nsecond\tcolumn" makes list print a forged row "second  column"`,
+			given: func(t *testing.T) string {
+				dir := t.TempDir()
+				skillFixture(t, dir, "multi", `{"id":"multi","name":"m","description":"first line\nsecond\tcolumn"}`, "hello")
+				return dir
+			},
+			when: []string{"--skills", "$DIR", "list"},
+			expect: expect{code: exitOK, check: func(t *testing.T, r result) {
+				if n := len(lines(r.stdout)); n != 2 {
+					t.Errorf("one skill printed on %d lines:\n%s", n, r.stdout)
+				}
+			}},
+		},
+	})
+}
+
+func TestShow(t *testing.T) {
+	policy := func(content string) func(t *testing.T) string {
+		return func(t *testing.T) string {
+			dir := t.TempDir()
+			writeFile(t, filepath.Join(dir, "policy.yaml"), content)
+			return dir
+		}
+	}
+	runCases(t, []cliCase{
+		{
+			name: "word-count",
+			when: []string{"--skills", "$SKILLS", "show", "word-count"},
+			expect: expect{code: exitOK, stdout: []string{
+				"word-count  (executable, active)\n",
+				"  name:         Word count\n",
+				"  version:      1.0.0\n",
+				"  tags:         text, statistics\n",
+				"  instructions: " + filepath.Join(bundled, "word-count", "SKILL.md") + "\n",
+				"entrypoint execute\n",
+				"  arguments (JSON Schema):\n",
+				`"required": [`,
+				`"text": {`,
+				`"maximum": 100`,
+				"  permissions      requested -> granted\n",
+				"    network        none -> none\n",
+				"    files          none -> /skill (read-only)\n",
+				"  limits           requested -> granted\n",
+				"    timeoutMs      10000 -> 10000\n",
+				"    memoryMiB      64 -> 64\n",
+				"    maxOutputBytes default -> 1048576\n",
+				"    maxWriteBytes  default -> 8388608\n",
+			}, notStdout: []string{"not granted"}, check: func(t *testing.T, r result) {
+				if !regexp.MustCompile(`module:       sha256 [0-9a-f]{64}, entrypoint execute`).MatchString(r.stdout) {
+					t.Errorf("no module line with a sha256:\n%s", r.stdout)
+				}
+			}},
+		},
+		{
+			name: "word-count, json",
+			when: []string{"--skills", "$SKILLS", "show", "--json", "word-count"},
+			expect: expect{code: exitOK, check: func(t *testing.T, r result) {
+				d := decode[obj](t, r.stdout)
+				wantEqual(t, "id", d["id"], "word-count")
+				wantEqual(t, "entrypoint", d["entrypoint"], "execute")
+				wantEqual(t, "parameters.required", at(t, d, "parameters", "required"), []string{"text"})
+				wantEqual(t, "parameters.additionalProperties", at(t, d, "parameters", "additionalProperties"), false)
+				wantEqual(t, "requested", d["requested"], obj{})
+				wantEqual(t, "requested_limits", d["requested_limits"], obj{"timeoutMs": 10000, "memoryMiB": 64})
+				wantEqual(t, "granted.network", at(t, d, "granted", "network"), []any{})
+				wantEqual(t, "granted.files", at(t, d, "granted", "files"), []obj{{"path": "/skill", "access": "read-only"}})
+				wantEqual(t, "granted.limits.timeoutMs", at(t, d, "granted", "limits", "timeoutMs"), 10000)
+				wantEqual(t, "granted.limits.maxOutputBytes", at(t, d, "granted", "limits", "maxOutputBytes"), 1<<20)
+				if _, has := at(t, d, "granted").(obj)["refused"]; has {
+					t.Errorf("word-count asks for nothing, yet something is refused: %v", d["granted"])
+				}
+			}},
+		},
+		{
+			name: "http-get under the default policy",
+			when: []string{"--skills", "$SKILLS", "show", "http-get"},
+			expect: expect{code: exitOK, stdout: []string{
+				"    network        example.com, *.wikipedia.org -> none\n",
+				"  not granted:\n",
+				"    - network example.com: the policy's network list does not allow it\n",
+				"    - network *.wikipedia.org: the policy's network list does not allow it\n",
+			}},
+		},
+		{
+			name:  "http-get with a policy granting example.com",
+			given: policy(`network: ["example.com"]` + "\n"),
+			when:  []string{"--skills", "$SKILLS", "--policy", "$DIR/policy.yaml", "show", "http-get"},
+			expect: expect{code: exitOK, stdout: []string{
+				"    network        example.com, *.wikipedia.org -> example.com\n",
+				"  not granted:\n    - network *.wikipedia.org: the policy's network list does not allow it\n",
+			}, notStdout: []string{"- network example.com"}},
+		},
+		{
+			name:  "http-get with a policy granting example.com, json",
+			given: policy(`network: ["example.com"]` + "\n"),
+			when:  []string{"show", "http-get", "--json", "--skills", "$SKILLS", "--policy", "$DIR/policy.yaml"},
+			expect: expect{code: exitOK, check: func(t *testing.T, r result) {
+				d := decode[obj](t, r.stdout)
+				wantEqual(t, "requested.network", at(t, d, "requested", "network"), []string{"example.com", "*.wikipedia.org"})
+				wantEqual(t, "granted.network", at(t, d, "granted", "network"), []string{"example.com"})
+				refused, _ := at(t, d, "granted", "refused").([]any)
+				if len(refused) != 1 || !strings.Contains(refused[0].(string), "*.wikipedia.org") {
+					t.Errorf("granted.refused = %v, want one entry for *.wikipedia.org", refused)
+				}
+			}},
+		},
+		{
+			name:  "a policy capping limits",
+			given: policy("limits: {timeoutMs: 2000}\n"),
+			when:  []string{"--skills", "$SKILLS", "--policy", "$DIR/policy.yaml", "show", "word-count"},
+			expect: expect{code: exitOK, stdout: []string{
+				"    timeoutMs      10000 -> 2000\n",
+				"    - limits.timeoutMs: 10000 asked, the policy caps it at 2000\n",
+			}},
+		},
+		{
+			name:   "a policy with an unknown field",
+			given:  policy("network: [\"example.com\"]\nnetwrk: [\"*\"]\n"),
+			when:   []string{"--skills", "$SKILLS", "--policy", "$DIR/policy.yaml", "show", "http-get"},
+			expect: expect{code: exitFailed, emptyStdout: true, stderr: []string{"policy.yaml", "netwrk: unknown field", `did you mean "network"?`}},
+		},
+		{
+			name:   "a policy with an unknown field stops every command",
+			given:  policy("netwrk: []\n"),
+			when:   []string{"--skills", "$SKILLS", "--policy", "$DIR/policy.yaml", "run", "word-count", "--args", wordCountArgs, "--json"},
+			expect: expect{code: exitFailed, emptyStdout: true, stderr: []string{"policy.yaml", "netwrk"}},
+		},
+		{
+			name:   "a missing policy file",
+			given:  func(t *testing.T) string { return t.TempDir() },
+			when:   []string{"--skills", "$SKILLS", "--policy", "$DIR/nope.yaml", "list"},
+			expect: expect{code: exitFailed, emptyStdout: true, stderr: []string{"nope.yaml", "no such file"}},
+		},
+		{
+			name:   "unknown skill",
+			when:   []string{"--skills", "$SKILLS", "show", "nope"},
+			expect: expect{code: exitFailed, emptyStdout: true, stderr: []string{`no skill "nope"`, "skillbox list"}},
+		},
+		{
+			name:   "missing id",
+			when:   []string{"--skills", "$SKILLS", "show"},
+			expect: expect{code: exitUsage, emptyStdout: true, stderr: []string{"show takes one skill id"}},
+		},
+		{
+			name:   "two ids",
+			when:   []string{"--skills", "$SKILLS", "show", "hello", "notes"},
+			expect: expect{code: exitUsage, emptyStdout: true, stderr: []string{"show takes one skill id"}},
+		},
+		{
+			name:   "broken skill",
+			given:  listFixtures,
+			when:   []string{"--skills", "$DIR", "show", "broken"},
+			expect: expect{code: exitOK, stdout: []string{"broken  (executable, error)", "  problem:      ", "colour: unknown field"}},
+		},
+		{
+			name:  "broken skill, json",
+			given: listFixtures,
+			when:  []string{"--skills", "$DIR", "show", "broken", "--json"},
+			expect: expect{code: exitOK, check: func(t *testing.T, r result) {
+				d := decode[obj](t, r.stdout)
+				wantEqual(t, "status", d["status"], "error")
+				problems, _ := d["problems"].([]any)
+				if len(problems) != 1 || !strings.Contains(problems[0].(string), "colour") {
+					t.Errorf("problems = %v", problems)
+				}
+			}},
+		},
+		{
+			name:   "instructions-only skill",
+			given:  listFixtures,
+			when:   []string{"--skills", "$DIR", "show", "guide"},
+			expect: expect{code: exitOK, stdout: []string{"guide  (instructions, active)", "instructions: "}, notStdout: []string{"permissions", "limits"}},
+		},
+	})
+}
+
+// validateFixtures is a directory of skills with problems of every sort.
+func validateFixtures(t *testing.T) string {
+	dir := t.TempDir()
+	// three problems: an unknown field, a bad id and no module
+	skillFixture(t, dir, "bad", `{"id":"Bad_ID","name":"b","description":"d","colour":"red"}`, "")
+	// the module exports "run", not "execute"
+	skillFixture(t, dir, "noexport", manifest("noexport", ""), "noexport")
+	// the same module, named as the entrypoint
+	skillFixture(t, dir, "entry", manifest("entry", `"entrypoint":"run"`), "noexport")
+	return dir
+}
+
+func TestValidate(t *testing.T) {
+	runCases(t, []cliCase{
+		{
+			name: "bundled skills",
+			when: []string{"validate", bundled},
+			expect: expect{code: exitOK, stdout: []string{
+				"ok      hello (executable)\n", "ok      http-get (executable)\n", "ok      notes (executable)\n", "ok      word-count (executable)\n",
+				"4 skills, 0 invalid\n",
+			}},
+		},
+		{
+			name:   "the --skills directories by default",
+			when:   []string{"--skills", "$SKILLS", "validate"},
+			expect: expect{code: exitOK, stdout: []string{"4 skills, 0 invalid\n"}},
+		},
+		{
+			name:  "problems of every sort",
+			given: validateFixtures,
+			when:  []string{"validate", "$DIR"},
+			expect: expect{code: exitFailed, check: func(t *testing.T, r result) {
+				ls := lines(r.stdout)
+				want := []*regexp.Regexp{
+					regexp.MustCompile(`^invalid bad$`),
+					regexp.MustCompile(`^  \S*bad/skill.json: colour: unknown field`),
+					regexp.MustCompile(`^  \S*bad/skill.json: id: "Bad_ID" is not a valid skill id`),
+					regexp.MustCompile(`^ok      entry \(executable\)$`),
+					regexp.MustCompile(`^invalid noexport$`),
+					regexp.MustCompile(`^  \S*noexport/execute.wasm: does not export the entrypoint "execute" \(it exports \[run\]\)`),
+					regexp.MustCompile(`^3 skills, 2 invalid$`),
+				}
+				if len(ls) != len(want) {
+					t.Fatalf("want %d lines, got:\n%s", len(want), r.stdout)
+				}
+				for i, re := range want {
+					if !re.MatchString(ls[i]) {
+						t.Errorf("line %d = %q, want %v", i+1, ls[i], re)
+					}
+				}
+			}},
+		},
+		{
+			// LoadSkill (runtime/skill.go:115-118) returns as soon as ParseManifest reports a
+			// problem, so the module is never looked at: a package with manifest problems and no
+			// execute.wasm is reported without "execute.wasm: missing", and the author needs a
+			// second round, against SkillError's promise to report every problem in one pass.
+			name:  "a missing module is reported with the manifest's problems",
+			bug:   `runtime/skill.go:115-118: LoadSkill returns before checking execute.wasm when the manifest has problems; validate of {"id":"Bad_ID",...,"colour":"red"} without execute.wasm reports 2 problems, not 3 (no "execute.wasm: missing")`,
+			given: validateFixtures,
+			when:  []string{"validate", "$DIR/bad"},
+			expect: expect{code: exitFailed, stdout: []string{
+				"invalid bad\n",
+				"bad/skill.json: colour: unknown field",
+				`bad/skill.json: id: "Bad_ID" is not a valid skill id`,
+				"bad/execute.wasm: missing",
+			}},
+		},
+		{
+			name: "missing module alone",
+			given: func(t *testing.T) string {
+				dir := t.TempDir()
+				skillFixture(t, dir, "nomod", manifest("nomod", ""), "")
+				return dir
+			},
+			when:   []string{"validate", "$DIR"},
+			expect: expect{code: exitFailed, stdout: []string{"invalid nomod\n", "nomod/execute.wasm: missing", "1 skills, 1 invalid\n"}},
+		},
+		{
+			name:   "one skill directory",
+			given:  validateFixtures,
+			when:   []string{"validate", "$DIR/entry"},
+			expect: expect{code: exitOK, stdout: []string{"ok      entry (executable)\n1 skills, 0 invalid\n"}, notStdout: []string{"noexport", "bad"}},
+		},
+		{
+			name:   "one bundled skill directory",
+			when:   []string{"validate", bundled + "/word-count"},
+			expect: expect{code: exitOK, stdout: []string{"ok      word-count (executable)\n1 skills, 0 invalid\n"}},
+		},
+		{
+			name:   "one invalid skill directory",
+			given:  validateFixtures,
+			when:   []string{"validate", "$DIR/noexport"},
+			expect: expect{code: exitFailed, stdout: []string{"invalid noexport\n", `does not export the entrypoint "execute"`, "1 skills, 1 invalid\n"}},
+		},
+		{
+			name:   "several directories",
+			given:  validateFixtures,
+			when:   []string{"validate", "$DIR/entry", "$DIR/noexport"},
+			expect: expect{code: exitFailed, stdout: []string{"ok      entry", "invalid noexport", "2 skills, 1 invalid\n"}},
+		},
+		{
+			name:  "json",
+			given: validateFixtures,
+			when:  []string{"validate", "--json", "$DIR"},
+			expect: expect{code: exitFailed, notStdout: []string{"skills, "}, check: func(t *testing.T, r result) {
+				vs := decode[[]obj](t, r.stdout)
+				if len(vs) != 3 {
+					t.Fatalf("want 3 results:\n%s", r.stdout)
+				}
+				wantEqual(t, "ids", []any{vs[0]["id"], vs[1]["id"], vs[2]["id"]}, []string{"bad", "entry", "noexport"})
+				wantEqual(t, "valid", []any{vs[0]["valid"], vs[1]["valid"], vs[2]["valid"]}, []bool{false, true, false})
+				wantEqual(t, "entry.kind", vs[1]["kind"], "executable")
+				if _, has := vs[1]["problems"]; has {
+					t.Errorf("a valid skill has problems: %v", vs[1])
+				}
+				if p, _ := vs[0]["problems"].([]any); len(p) < 2 {
+					t.Errorf("bad.problems = %v, want the unknown field and the bad id", p)
+				}
+				p, _ := vs[2]["problems"].([]any)
+				if len(p) != 1 || !strings.Contains(p[0].(string), `entrypoint "execute"`) {
+					t.Errorf("noexport.problems = %v", p)
+				}
+			}},
+		},
+		{
+			name:   "json, bundled",
+			when:   []string{"--json", "validate", bundled},
+			expect: expect{code: exitOK, stdout: []string{`"id": "notes"`, `"valid": true`}, notStdout: []string{`"valid": false`}},
+		},
+		{
+			name:   "an empty directory",
+			given:  func(t *testing.T) string { return t.TempDir() },
+			when:   []string{"validate", "$DIR"},
+			expect: expect{code: exitFailed, stdout: []string{"0 skills, 0 invalid\n"}, stderr: []string{"no skill packages found in ["}},
+		},
+		{
+			// cmd_validate.go:34 declares `var results []validation`, which stays nil when no
+			// package is found, and writeJSON prints it as null.
+			name:   "an empty directory, json",
+			bug:    `cmd/skillbox/cmd_validate.go:34: validate --json of a directory without skills prints "null", not "[]" (list --json prints [])`,
+			given:  func(t *testing.T) string { return t.TempDir() },
+			when:   []string{"validate", "--json", "$DIR"},
+			expect: expect{code: exitFailed, stdout: []string{"[]\n"}},
+		},
+		{
+			name:   "a missing directory",
+			given:  func(t *testing.T) string { return t.TempDir() },
+			when:   []string{"validate", "$DIR/nope"},
+			expect: expect{code: exitUsage, emptyStdout: true, stderr: []string{"nope is not a directory"}},
+		},
+		{
+			name:   "a file, not a directory",
+			when:   []string{"validate", bundled + "/hello/skill.json"},
+			expect: expect{code: exitUsage, emptyStdout: true, stderr: []string{"skill.json is not a directory"}},
+		},
+	})
+}
+
+func TestVersion(t *testing.T) {
+	runCases(t, []cliCase{
+		{
+			name:   "human",
+			when:   []string{"version"},
+			expect: expect{code: exitOK, stdout: []string{"skillbox ", "\n  abi     skillbox/v1\n", "  wazero  v", "  extism  v", "  go      go1."}},
+		},
+		{
+			name: "json",
+			when: []string{"version", "--json"},
+			expect: expect{code: exitOK, check: func(t *testing.T, r result) {
+				v := decode[map[string]string](t, r.stdout)
+				wantEqual(t, "abi", v["abi"], "skillbox/v1")
+				for _, k := range []string{"skillbox", "go", "wazero", "extism"} {
+					if v[k] == "" {
+						t.Errorf("%s is empty: %v", k, v)
+					}
+				}
+			}},
+		},
+		{
+			name:   "json first",
+			when:   []string{"--json", "version"},
+			expect: expect{code: exitOK, stdout: []string{`"abi": "skillbox/v1"`}},
+		},
+		{
+			// every other command refuses arguments it does not take (list: "list takes no
+			// arguments", exit 2); version ignores them.
+			name:   "extra argument",
+			bug:    `cmd/skillbox/cmd_version.go:18: version ignores positional arguments ("skillbox version extra" exits 0) while list rejects them with exit 2`,
+			when:   []string{"version", "extra"},
+			expect: expect{code: exitUsage},
+		},
+	})
+}

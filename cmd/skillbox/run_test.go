@@ -1,0 +1,387 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const wordCountArgs = `{"text":"a b a"}`
+
+// wantWordCount checks word-count's result value for wordCountArgs.
+func wantWordCount(t *testing.T, v any) {
+	t.Helper()
+	wantEqual(t, "words", at(t, v, "words"), 3)
+	wantEqual(t, "top[0]", at(t, v, "top", 0), obj{"word": "a", "count": 2})
+	wantEqual(t, "top[1]", at(t, v, "top", 1), obj{"word": "b", "count": 1})
+}
+
+// wantRunJSON checks the --json envelope of a successful run of skill at version.
+func wantRunJSON(skill, version string, value func(t *testing.T, v any)) func(t *testing.T, r result) {
+	return func(t *testing.T, r result) {
+		t.Helper()
+		res := decode[obj](t, r.stdout)
+		if id, _ := res["run_id"].(string); !strings.HasPrefix(id, "run_") || len(id) != len("run_")+24 {
+			t.Errorf("run_id = %q, want run_ and 24 hex digits", res["run_id"])
+		}
+		wantEqual(t, "skill", res["skill"], skill)
+		wantEqual(t, "version", res["version"], version)
+		wantEqual(t, "success", res["success"], true)
+		if _, has := res["error"]; has {
+			t.Errorf("a successful run has an error: %v", res["error"])
+		}
+		// "logs" must be there; null is tolerated here only because of the bug that
+		// TestRunFixtures/a_run_that_logs_nothing_has_logs:_[] documents.
+		if logs, has := res["logs"]; !has {
+			t.Errorf("no logs")
+		} else if _, ok := logs.([]any); !ok && logs != nil {
+			t.Errorf("logs = %#v, want an array", logs)
+		}
+		if d := num(t, at(t, res, "duration_ms")); d <= 0 {
+			t.Errorf("duration_ms = %v, want > 0", d)
+		}
+		if p := num(t, at(t, res, "usage", "peak_memory_bytes")); p <= 0 {
+			t.Errorf("usage.peak_memory_bytes = %v, want > 0", p)
+		}
+		value(t, at(t, res, "result"))
+	}
+}
+
+// wantRunError checks the --json envelope of a failed run.
+func wantRunError(kind string, msg ...string) func(t *testing.T, r result) {
+	return func(t *testing.T, r result) {
+		t.Helper()
+		res := decode[obj](t, r.stdout)
+		wantEqual(t, "success", res["success"], false)
+		wantEqual(t, "error.kind", at(t, res, "error", "kind"), kind)
+		m, _ := at(t, res, "error", "message").(string)
+		for _, s := range msg {
+			if !strings.Contains(m, s) {
+				t.Errorf("error.message %q does not contain %q", m, s)
+			}
+		}
+		if _, has := res["result"]; has {
+			t.Errorf("a failed run has a result: %v", res["result"])
+		}
+	}
+}
+
+func TestRunWordCount(t *testing.T) {
+	human := expect{
+		code:   exitOK,
+		stderr: []string{"[debug] counted 3 words in 5 characters"},
+		check: func(t *testing.T, r result) {
+			wantWordCount(t, decode[obj](t, r.stdout))
+			if !strings.HasPrefix(r.stdout, "{\n  \"words\": 3,") {
+				t.Errorf("the result is not indented JSON:\n%s", r.stdout)
+			}
+		},
+	}
+	asJSON := expect{
+		code:      exitOK,
+		check:     wantRunJSON("word-count", "1.0.0", wantWordCount),
+		notStderr: []string{"counted"}, // logs are in the JSON, not on stderr
+	}
+	argsFile := func(t *testing.T) string {
+		dir := t.TempDir()
+		writeFile(t, filepath.Join(dir, "args.json"), wordCountArgs)
+		return dir
+	}
+	runCases(t, []cliCase{
+		{name: "human", when: []string{"--skills", "$SKILLS", "run", "word-count", "--args", wordCountArgs}, expect: human},
+		{name: "json before the command", when: []string{"--json", "--skills", "$SKILLS", "run", "word-count", "--args", wordCountArgs}, expect: asJSON},
+		{name: "json after the command", when: []string{"--skills", "$SKILLS", "run", "word-count", "--args", wordCountArgs, "--json"}, expect: asJSON},
+		{name: "json between command and id", when: []string{"run", "--json", "word-count", "--skills", "$SKILLS", "--args", wordCountArgs}, expect: asJSON},
+		{name: "args from a file", given: argsFile, when: []string{"--skills", "$SKILLS", "run", "word-count", "--args", "@$DIR/args.json"}, expect: human},
+		{name: "args from a file, json", given: argsFile, when: []string{"--skills", "$SKILLS", "run", "word-count", "--json", "--args=@$DIR/args.json"}, expect: asJSON},
+		{name: "args from stdin", stdin: wordCountArgs, when: []string{"--skills", "$SKILLS", "run", "word-count", "--args", "-"}, expect: human},
+		{name: "args from stdin, json", stdin: wordCountArgs + "\n", when: []string{"--skills", "$SKILLS", "run", "word-count", "--args", "-", "--json"}, expect: asJSON},
+	})
+}
+
+func TestRunArgsAndUsageErrors(t *testing.T) {
+	usageErr := func(stderr ...string) expect {
+		return expect{code: exitUsage, stderr: stderr, emptyStdout: true}
+	}
+	runCases(t, []cliCase{
+		{
+			name:   "args file missing",
+			given:  func(t *testing.T) string { return t.TempDir() },
+			when:   []string{"--skills", "$SKILLS", "run", "word-count", "--args", "@$DIR/nope.json"},
+			expect: usageErr("--args: open", "nope.json"),
+		},
+		{
+			name:   "args file is a directory",
+			given:  func(t *testing.T) string { return t.TempDir() },
+			when:   []string{"--skills", "$SKILLS", "run", "word-count", "--args", "@$DIR"},
+			expect: usageErr("--args:", "is a directory"),
+		},
+		{
+			name:   "args on stdin over 16 MiB",
+			stdin:  `{"text":"` + strings.Repeat("a", maxArgsBytes) + `"}`,
+			when:   []string{"--skills", "$SKILLS", "run", "word-count", "--args", "-"},
+			expect: usageErr("--args: more than 16777216 bytes"),
+		},
+		{name: "missing id", when: []string{"--skills", "$SKILLS", "run"}, expect: usageErr("run takes one skill id")},
+		{name: "missing id, only flags", when: []string{"--skills", "$SKILLS", "run", "--args", "{}", "--json"}, expect: usageErr("run takes one skill id")},
+		{name: "two ids", when: []string{"--skills", "$SKILLS", "run", "hello", "word-count"}, expect: usageErr("run takes one skill id")},
+		{name: "two ids around a flag", when: []string{"--skills", "$SKILLS", "run", "hello", "--json", "word-count"}, expect: usageErr("run takes one skill id")},
+		{name: "args without a value", when: []string{"--skills", "$SKILLS", "run", "hello", "--args"}, expect: usageErr("flag needs an argument: -args", "Usage: skillbox run <id>")},
+		{name: "unknown run flag", when: []string{"--skills", "$SKILLS", "run", "--argz", "{}", "hello"}, expect: usageErr("flag provided but not defined: -argz", "Usage: skillbox run <id>")},
+		{name: "run flag before the command", when: []string{"--args", "{}", "run", "hello"}, expect: usageErr("flag provided but not defined: -args", "Usage: skillbox <command>")},
+	})
+}
+
+func TestRunInvalidArgs(t *testing.T) {
+	wc := func(args ...string) []string {
+		return append([]string{"--skills", "$SKILLS", "run", "word-count"}, args...)
+	}
+	runCases(t, []cliCase{
+		{
+			name:   "wrong type",
+			when:   wc("--args", `{"text":5}`),
+			expect: expect{code: exitFailed, emptyStdout: true, stderr: []string{"run failed: invalid_args:", `argument "text"`, "want string"}},
+		},
+		{
+			name:   "wrong type, json",
+			when:   wc("--args", `{"text":5}`, "--json"),
+			expect: expect{code: exitFailed, check: wantRunError("invalid_args", `argument "text"`), notStderr: []string{"invalid_args"}},
+		},
+		{
+			name:   "unknown argument",
+			when:   wc("--args", `{"text":"x","txet":"y"}`),
+			expect: expect{code: exitFailed, emptyStdout: true, stderr: []string{"invalid_args", "txet"}},
+		},
+		{
+			name:   "unknown argument, json",
+			when:   wc("--json", "--args", `{"text":"x","txet":"y"}`),
+			expect: expect{code: exitFailed, check: wantRunError("invalid_args", "txet")},
+		},
+		{
+			name:   "malformed JSON",
+			when:   wc("--args", `{"text":`),
+			expect: expect{code: exitFailed, emptyStdout: true, stderr: []string{"invalid_args", "not valid JSON"}},
+		},
+		{
+			name:   "malformed JSON, json",
+			when:   wc("--args", `{text: "a"}`, "--json"),
+			expect: expect{code: exitFailed, check: wantRunError("invalid_args", "not valid JSON")},
+		},
+		{
+			name:   "not an object",
+			when:   wc("--args", `["a b a"]`, "--json"),
+			expect: expect{code: exitFailed, check: wantRunError("invalid_args", "must be a JSON object")},
+		},
+		{
+			name:   "required argument missing (no --args)",
+			when:   wc("--json"),
+			expect: expect{code: exitFailed, check: wantRunError("invalid_args", "text")},
+		},
+		{
+			name:   "empty --args is {}",
+			when:   wc("--json", "--args", ""),
+			expect: expect{code: exitFailed, check: wantRunError("invalid_args", "text")},
+		},
+		{
+			name:   "out of range",
+			when:   wc("--json", "--args", `{"text":"a","top":1000}`),
+			expect: expect{code: exitFailed, check: wantRunError("invalid_args", `argument "top"`)},
+		},
+		{
+			name:   "from stdin",
+			stdin:  `{"text":true}`,
+			when:   wc("--json", "--args", "-"),
+			expect: expect{code: exitFailed, check: wantRunError("invalid_args", `argument "text"`)},
+		},
+	})
+}
+
+func TestRunFailures(t *testing.T) {
+	fixtures := func(t *testing.T) string {
+		dir := t.TempDir()
+		skillFixture(t, dir, "loop", manifest("loop", `"limits":{"timeoutMs":100}`), "loop")
+		skillFixture(t, dir, "noexport", manifest("noexport", ""), "noexport")
+		skillFixture(t, dir, "broken", manifest("broken", `"colour":"red"`), "hello")
+		skillFixture(t, dir, "guide", "", "")
+		writeFile(t, filepath.Join(dir, "guide", "SKILL.md"), "# A guide\n")
+		return dir
+	}
+	httpGet := []string{"--skills", "$SKILLS", "run", "http-get", "--args", `{"url":"https://example.com"}`}
+	runCases(t, []cliCase{
+		{
+			name:   "unknown skill",
+			when:   []string{"--skills", "$SKILLS", "run", "nope"},
+			expect: expect{code: exitFailed, emptyStdout: true, stderr: []string{"run failed: not_found"}},
+		},
+		{
+			name: "unknown skill, json",
+			when: []string{"--skills", "$SKILLS", "run", "nope", "--json"},
+			expect: expect{code: exitFailed, check: func(t *testing.T, r result) {
+				wantRunError("not_found")(t, r)
+				res := decode[obj](t, r.stdout)
+				wantEqual(t, "skill", res["skill"], "nope")
+				wantEqual(t, "logs", res["logs"], []any{})
+			}},
+		},
+		{
+			name:   "network denied by the default policy",
+			when:   httpGet,
+			expect: expect{code: exitFailed, emptyStdout: true, stderr: []string{"[denied] fetch https://example.com", "run failed: skill_error:", "denied"}},
+		},
+		{
+			name: "network denied by the default policy, json",
+			when: append([]string{"--json"}, httpGet...),
+			expect: expect{code: exitFailed, notStderr: []string{"[denied]"}, check: func(t *testing.T, r result) {
+				wantRunError("skill_error", "denied", "example.com")(t, r)
+				res := decode[obj](t, r.stdout)
+				denied, _ := at(t, res, "usage", "denied").([]any)
+				if len(denied) != 1 || !strings.Contains(denied[0].(string), "example.com") {
+					t.Errorf("usage.denied = %v, want one entry naming example.com", denied)
+				}
+			}},
+		},
+		{
+			name:   "timeout",
+			given:  fixtures,
+			when:   []string{"--skills", "$DIR", "run", "loop"},
+			expect: expect{code: exitFailed, emptyStdout: true, stderr: []string{"run failed: timeout:", "100ms"}},
+		},
+		{
+			name:  "timeout, json",
+			given: fixtures,
+			when:  []string{"--skills", "$DIR", "run", "loop", "--json"},
+			expect: expect{code: exitFailed, check: func(t *testing.T, r result) {
+				wantRunError("timeout", "100ms")(t, r)
+				if d := num(t, at(t, decode[obj](t, r.stdout), "duration_ms")); d < 100 || d > float64(10*time.Second/time.Millisecond) {
+					t.Errorf("duration_ms = %v, want about 100", d)
+				}
+			}},
+		},
+		{
+			name:   "module without the entrypoint",
+			given:  fixtures,
+			when:   []string{"--skills", "$DIR", "run", "noexport", "--json"},
+			expect: expect{code: exitFailed, check: wantRunError("trap", `does not export "execute"`)},
+		},
+		{
+			name:   "broken skill",
+			given:  fixtures,
+			when:   []string{"--skills", "$DIR", "run", "broken", "--json"},
+			expect: expect{code: exitFailed, check: wantRunError("not_found", "broken", "colour")},
+		},
+		{
+			name:   "instructions-only skill",
+			given:  fixtures,
+			when:   []string{"--skills", "$DIR", "run", "guide"},
+			expect: expect{code: exitFailed, emptyStdout: true, stderr: []string{"not_found", "instructions only"}},
+		},
+	})
+}
+
+// TestRunFixtures runs the small WAT fixtures: no Go-built module, so these are fast.
+func TestRunFixtures(t *testing.T) {
+	fixtures := func(t *testing.T) string {
+		dir := t.TempDir()
+		skillFixture(t, dir, "hello", manifest("hello", `"version":"0.1.0"`), "hello")
+		skillFixture(t, dir, "echo", manifest("echo", `"parameters":{"n":{"type":"integer","default":7},"s":{"type":"string"}}`), "echo")
+		return dir
+	}
+	runCases(t, []cliCase{
+		{
+			name:   "envelope unwrapped",
+			given:  fixtures,
+			when:   []string{"--skills", "$DIR", "run", "hello"},
+			expect: expect{code: exitOK, stdout: []string{"{\n  \"greeting\": \"hi\"\n}\n"}},
+		},
+		{
+			name:  "envelope unwrapped, json",
+			given: fixtures,
+			when:  []string{"--skills", "$DIR", "run", "hello", "--json"},
+			expect: expect{code: exitOK, check: wantRunJSON("hello", "0.1.0", func(t *testing.T, v any) {
+				wantEqual(t, "result", v, obj{"greeting": "hi"})
+			})},
+		},
+		{
+			name:  "defaults filled in before the module runs",
+			given: fixtures,
+			when:  []string{"--skills", "$DIR", "run", "echo", "--args", `{"s":"x"}`, "--json"},
+			expect: expect{code: exitOK, check: wantRunJSON("echo", "", func(t *testing.T, v any) {
+				wantEqual(t, "result", v, obj{"n": 7, "s": "x"})
+			})},
+		},
+		{
+			name:   "given argument wins over its default",
+			given:  fixtures,
+			when:   []string{"--skills", "$DIR", "run", "echo", "--args", `{"n":1}`},
+			expect: expect{code: exitOK, stdout: []string{`"n": 1`}, notStdout: []string{"7"}},
+		},
+		{
+			// runtime/run.go:40 starts Result.Logs as []LogEntry{}, but run.go:88 overwrites it with
+			// call.Logs(), which is nil when the module logged nothing (hostfuncs/call.go:88
+			// appends to a nil slice). A run that reaches the module and logs nothing prints
+			// "logs": null, while a run that fails earlier (not_found, invalid_args) prints [].
+			name:  "a run that logs nothing has logs: []",
+			bug:   `runtime/run.go:88 sets Result.Logs to nil when the module logged nothing: run --json prints "logs": null instead of [] (hello.wasm fixture, loop.wasm timeout too)`,
+			given: fixtures,
+			when:  []string{"--skills", "$DIR", "run", "hello", "--json"},
+			expect: expect{code: exitOK, check: func(t *testing.T, r result) {
+				wantEqual(t, "logs", decode[obj](t, r.stdout)["logs"], []any{})
+			}},
+		},
+	})
+}
+
+// TestFlagOrdering stresses the parser: global flags go before or after the command, command flags
+// after it, flags interleave with the id, and "--" ends the flags.
+func TestFlagOrdering(t *testing.T) {
+	fixtures := func(t *testing.T) string {
+		dir := t.TempDir()
+		skillFixture(t, dir, "hello", manifest("hello", `"version":"0.1.0"`), "hello")
+		return dir
+	}
+	asJSON := expect{code: exitOK, check: wantRunJSON("hello", "0.1.0", func(t *testing.T, v any) {
+		wantEqual(t, "result", v, obj{"greeting": "hi"})
+	})}
+	human := expect{code: exitOK, stdout: []string{"{\n  \"greeting\": \"hi\"\n}\n"}, notStdout: []string{"run_id"}}
+	cases := []struct {
+		when   []string
+		stdin  string
+		expect expect
+		bug    string
+	}{
+		{[]string{"run", "--skills", "$DIR", "hello", "--args", "{}", "--json"}, "", asJSON, ""},
+		{[]string{"--skills", "$DIR", "run", "hello", "--args", "{}", "--json"}, "", asJSON, ""},
+		{[]string{"--json", "--skills", "$DIR", "run", "hello", "--args", "{}"}, "", asJSON, ""},
+		{[]string{"run", "hello", "--json", "--skills", "$DIR", "--args", "{}"}, "", asJSON, ""},
+		{[]string{"run", "--json", "--args", "{}", "--skills", "$DIR", "hello"}, "", asJSON, ""},
+		{[]string{"run", "hello", "--args={}", "--skills=$DIR", "--json"}, "", asJSON, ""},
+		{[]string{"run", "-json", "-skills", "$DIR", "hello", "-args", "{}"}, "", asJSON, ""},
+		{[]string{"run", "--json=true", "--skills", "$DIR", "hello"}, "", asJSON, ""},
+		{[]string{"--json", "run", "hello", "--skills", "$DIR"}, "", asJSON, ""},
+		{[]string{"run", "--skills", "$DIR", "--json", "--", "hello"}, "", asJSON, ""},
+		{[]string{"run", "--skills", "$DIR", "hello", "--args", "-", "--json"}, "{}", asJSON, ""},
+		{[]string{"run", "--skills", "$DIR", "hello", "--cache-dir", cacheDir, "--json"}, "", asJSON, ""},
+		// the first --skills wins a clash: the fixture hello, not the bundled one
+		{[]string{"--skills", "$DIR", "run", "--skills", "$SKILLS", "hello", "--json"}, "", asJSON, ""},
+		// a later --json=false undoes an earlier --json
+		{[]string{"--json", "run", "--skills", "$DIR", "hello", "--json=false"}, "", human, ""},
+		{[]string{"run", "--skills", "$DIR", "hello"}, "", human, ""},
+		{[]string{"run", "hello", "--skills", "$DIR", "--args", "{}"}, "", human, ""},
+		{[]string{"-v", "run", "hello", "--skills", "$DIR"}, "", expect{code: exitOK, stdout: human.stdout, stderr: []string{"skills loaded", "run ok"}}, ""},
+		{[]string{"run", "hello", "--skills", "$DIR", "-v", "--json"}, "", expect{code: exitOK, check: asJSON.check, stderr: []string{"skills loaded", "run ok"}}, ""},
+		// after "--" everything is positional: --json is a second id
+		{[]string{"run", "--skills", "$DIR", "hello", "--", "--json"}, "", expect{code: exitUsage, emptyStdout: true, stderr: []string{"run takes one skill id"}}, ""},
+		{[]string{"--skills", "$DIR", "run", "--", "hello", "--json"}, "", expect{code: exitUsage, emptyStdout: true, stderr: []string{"run takes one skill id"}},
+			`cmd/skillbox/cli.go:140-157 (parseInterleaved): a "--" before the first positional is consumed by flag.Parse, and parsing then resumes after the id, so "run -- hello --json" takes --json as a flag (exit 0, JSON output) instead of a second id (exit 2)`},
+		// the value of --args is taken as is, even when it looks like a flag
+		{[]string{"run", "--skills", "$DIR", "hello", "--args", "--json"}, "", expect{code: exitFailed, stderr: []string{"invalid_args", "not valid JSON"}}, ""},
+		{[]string{"run", "--skills", "$DIR", "hello", "--jsn"}, "", expect{code: exitUsage, emptyStdout: true, stderr: []string{"flag provided but not defined: -jsn"}}, ""},
+		{[]string{"run", "--skills", "$DIR", "hello", "--json=maybe"}, "", expect{code: exitUsage, emptyStdout: true, stderr: []string{"invalid boolean value"}}, ""},
+	}
+	var table []cliCase
+	for _, c := range cases {
+		table = append(table, cliCase{name: strings.Join(c.when, " "), given: fixtures, when: c.when, stdin: c.stdin, expect: c.expect, bug: c.bug})
+	}
+	runCases(t, table)
+}
