@@ -78,17 +78,6 @@ func (c *Call) fetch(ctx context.Context, head, body []byte) reply {
 		c.deny("fetch " + what)
 		return fail(StatusDenied, "%s%s", what, hostList(c.Grant.Hosts))
 	}
-	var over bool
-	c.update(func(us *Usage) {
-		if int64(us.Fetches) >= c.Grant.Limits.MaxFetches {
-			over = true
-			return
-		}
-		us.Fetches++
-	})
-	if over {
-		return fail(StatusLimit, "the run's maxFetches (%d) is used up", c.Grant.Limits.MaxFetches)
-	}
 
 	timeout := c.Grant.Limits.FetchTimeout
 	if timeout <= 0 {
@@ -112,10 +101,27 @@ func (c *Call) fetch(ctx context.Context, head, body []byte) reply {
 		if !validHeader(k, v) {
 			return fail(StatusInvalid, "header %q has an invalid name or value", escapeControl(k))
 		}
+		for _, sec := range c.Grant.Secrets {
+			if strings.EqualFold(sec.Header, ck) {
+				return fail(StatusInvalid, "header %q carries the secret %s, which the host adds; do not set it", ck, sec.Name)
+			}
+		}
 		hreq.Header.Set(ck, v)
 	}
 	if hreq.Header.Get("User-Agent") == "" {
 		hreq.Header.Set("User-Agent", "skillbox/1 ("+ABIVersion+")")
+	}
+	// Count the fetch only now that it is well-formed: a refused request spends no quota.
+	var over bool
+	c.update(func(us *Usage) {
+		if int64(us.Fetches) >= c.Grant.Limits.MaxFetches {
+			over = true
+			return
+		}
+		us.Fetches++
+	})
+	if over {
+		return fail(StatusLimit, "the run's maxFetches (%d) is used up", c.Grant.Limits.MaxFetches)
 	}
 	c.update(func(us *Usage) { us.BytesOut += int64(len(body)) })
 
@@ -137,7 +143,7 @@ func (c *Call) fetch(ctx context.Context, head, body []byte) reply {
 	}
 	defer resp.Body.Close()
 	max := c.Grant.Limits.MaxFetchBytes
-	if resp.ContentLength > max {
+	if method != "HEAD" && resp.ContentLength > max { // a HEAD's Content-Length describes no body
 		return fail(StatusLimit, "%s: response of %d bytes is more than maxFetchBytes (%d)", u.Redacted(), resp.ContentLength, max)
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
@@ -208,8 +214,13 @@ type secretTransport struct {
 	next http.RoundTripper
 }
 
-func (t *secretTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	t.call.contacted(req.URL.Host)
+func (t *secretTransport) RoundTrip(req *http.Request) (resp *http.Response, err error) {
+	defer func() {
+		var be *netguard.BlockedError
+		if !errors.As(err, &be) { // a refused address was never contacted
+			t.call.contacted(req.URL.Host)
+		}
+	}()
 	var clone *http.Request
 	for _, s := range t.call.Grant.Secrets {
 		if s.Hosts.Match(req.URL.Hostname(), portOf(req.URL)) {

@@ -41,7 +41,7 @@ func (c *Call) resolve(p string) (*Mount, string, *reply) {
 		}
 	}
 	if best == nil {
-		c.deny("file " + p + ": outside the granted mounts")
+		c.deny("file " + escapeControl(p) + ": outside the granted mounts")
 		r := fail(StatusDenied, "path %q is outside the granted mounts%s", p, c.mountList())
 		return nil, "", &r
 	}
@@ -71,10 +71,10 @@ func (c *Call) fileError(op, p string, err error) reply {
 	case errors.Is(err, fs.ErrNotExist):
 		return fail(StatusNotFound, "%s: no such file", p)
 	case errors.Is(err, fs.ErrPermission):
-		c.deny(op + " " + p + ": permission denied")
+		c.deny(op + " " + escapeControl(p) + ": permission denied")
 		return fail(StatusDenied, "%s: permission denied", p)
 	case strings.Contains(err.Error(), "escapes from parent"):
-		c.deny(op + " " + p + ": leads outside its mount")
+		c.deny(op + " " + escapeControl(p) + ": leads outside its mount")
 		return fail(StatusDenied, "%s: leads outside its mount (a symlink?)", p)
 	}
 	var pe *fs.PathError
@@ -131,7 +131,7 @@ func (c *Call) writeFile(p, data []byte) reply {
 		return *bad
 	}
 	if !m.Writable {
-		c.deny("write " + vp + ": mount " + m.Path + " is read-only")
+		c.deny("write " + escapeControl(vp) + ": mount " + m.Path + " is read-only")
 		return fail(StatusDenied, "%s: mount %s is read-only", vp, m.Path)
 	}
 	// Reserve the quota before writing, so concurrent or failed writes cannot overshoot it.
@@ -162,6 +162,13 @@ func (c *Call) writeFile(p, data []byte) reply {
 	defer root.Close()
 	if dir := path.Dir(rel); dir != "." {
 		if err := root.MkdirAll(dir, 0o750); err != nil {
+			return c.fileError("write", vp, err)
+		}
+	}
+	// A symlink in place of the file must stay inside the mount, as it must for reads: root.Stat
+	// follows it and refuses one that leads out. (The rename then replaces the link itself.)
+	if fi, err := root.Lstat(rel); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		if _, err := root.Stat(rel); err != nil {
 			return c.fileError("write", vp, err)
 		}
 	}

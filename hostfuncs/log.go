@@ -1,6 +1,7 @@
 package hostfuncs
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"time"
@@ -99,14 +100,16 @@ type LineWriter struct {
 
 func (w *LineWriter) Write(p []byte) (int, error) {
 	w.buf = append(w.buf, p...)
+	start := 0
 	for {
-		i := strings.IndexByte(string(w.buf), '\n')
+		i := bytes.IndexByte(w.buf[start:], '\n')
 		if i < 0 {
 			break
 		}
-		w.Call.Log(w.Level, w.Source, string(w.buf[:i]))
-		w.buf = w.buf[i+1:]
+		w.Call.Log(w.Level, w.Source, string(w.buf[start:start+i]))
+		start += i + 1
 	}
+	w.buf = append(w.buf[:0], w.buf[start:]...)
 	// A guest that never writes a newline must not grow the buffer without bound.
 	if int64(len(w.buf)) > w.Call.Grant.Limits.MaxLogBytes {
 		w.Flush()

@@ -46,6 +46,7 @@ type Memory interface {
 // alloc functions for the whole run: Extism's CurrentPlugin looks them up on every call, and each
 // lookup makes wazero allocate a fresh call stack, which dominated the cost of a host call.
 type kernelMemory struct {
+	module api.Module // whose functions these are: a Call used by another instance re-resolves
 	mem    api.Memory
 	length api.Function
 	alloc  api.Function
@@ -54,20 +55,20 @@ type kernelMemory struct {
 // kernel returns the run's kernelMemory, made on the first host call. Extism puts the kernel
 // module in the call's context; a guest is single-threaded, so the functions are never shared.
 func (c *Call) kernel(ctx context.Context, p *extism.CurrentPlugin) (*kernelMemory, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.km != nil {
-		return c.km, nil
-	}
 	mod, ok := ctx.Value(extism.PluginCtxKey("extism")).(api.Module)
 	if !ok {
 		return nil, errors.New("no Extism kernel in the call's context")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.km != nil && c.km.module == mod {
+		return c.km, nil
 	}
 	length, alloc := mod.ExportedFunction("length"), mod.ExportedFunction("alloc")
 	if length == nil || alloc == nil {
 		return nil, errors.New("the Extism kernel lacks length or alloc")
 	}
-	c.km = &kernelMemory{mem: p.Memory(), length: length, alloc: alloc}
+	c.km = &kernelMemory{module: mod, mem: p.Memory(), length: length, alloc: alloc}
 	return c.km, nil
 }
 
