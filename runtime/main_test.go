@@ -7,19 +7,10 @@ import (
 	"testing"
 )
 
-// cacheDir is shared by every test in the package, so each module is compiled once per `go test`.
-var cacheDir string
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "skillbox-test-cache-")
-	if err != nil {
-		panic(err)
-	}
-	cacheDir = dir
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+// cacheDir is the compilation cache of every test, shared with the other packages' tests (and
+// kept between runs): a Go-built module takes seconds to compile under -race, and wazero's cache
+// is safe to share between processes.
+var cacheDir = filepath.Join(os.TempDir(), "skillbox-test-cache")
 
 // fixture writes a skill package named id into dir: manifest as given, and the module built
 // from testdata/wat/<wasm>.wat (testdata/wasm/<wasm>.wasm).

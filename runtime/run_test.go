@@ -1,0 +1,96 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func TestInterpretOutput(t *testing.T) {
+	tests := []struct {
+		out, value, skillErr string
+	}{
+		{out: `{"success":true,"result":{"a":1}}`, value: `{"a":1}`},
+		{out: `{"success":true}`, value: `null`},
+		{out: `{"success":false,"error":"no such city"}`, skillErr: "no such city"},
+		{out: `{"success":false,"error":{"message":"quota","code":7}}`, skillErr: "quota"},
+		{out: `{"success":false}`, skillErr: "the skill reported failure without an error message"},
+		{out: `{"answer":42}`, value: `{"answer":42}`}, // plain Extism plugin output: the value itself
+		{out: ` [1,2] `, value: `[1,2]`},
+		{out: `hello world`, value: `"hello world"`},
+		{out: "bad \xff utf8", value: "\"bad \uFFFD utf8\""},
+		{out: ``, value: `null`},
+	}
+	for _, tc := range tests {
+		v, e := interpret([]byte(tc.out))
+		if e != tc.skillErr || (tc.skillErr == "" && string(v) != tc.value) {
+			t.Errorf("%q: got (%s, %q), want (%s, %q)", tc.out, v, e, tc.value, tc.skillErr)
+		}
+	}
+}
+
+func TestEntrypoint(t *testing.T) {
+	dir := t.TempDir()
+	fixture(t, dir, "default", simple("default", ""), "noexport")
+	fixture(t, dir, "named", simple("named", `"entrypoint":"run"`), "noexport")
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
+	if _, err := rt.Run(context.Background(), "default", nil); !errors.Is(err, ErrTrap) || !strings.Contains(err.Error(), `does not export "execute"`) {
+		t.Errorf("missing export: %v", err)
+	}
+	res, err := rt.Run(context.Background(), "named", nil)
+	if err != nil || string(res.Result) != "7" {
+		t.Errorf("named entrypoint: %v %s", err, res.Result)
+	}
+	s, _ := rt.CheckSkill(context.Background(), dir+"/default")
+	if s.Status != StatusError || !strings.Contains(s.Err.Error(), `does not export the entrypoint "execute" (it exports [run])`) {
+		t.Errorf("check: %v", s.Err)
+	}
+	if s, _ := rt.CheckSkill(context.Background(), dir+"/named"); s.Status != StatusActive {
+		t.Errorf("check named: %v", s.Err)
+	}
+}
+
+func TestEventsArriveInOrder(t *testing.T) {
+	rt := newRuntime(t, Config{SkillDirs: []string{"../skills"}})
+	var mu sync.Mutex
+	var types []string
+	res, err := rt.Run(context.Background(), "hello", []byte(`{"name":"Ada"}`), OnEvent(func(e Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		types = append(types, e.Type)
+		if e.Type == "log" && e.Log.Message != "greeting Ada" {
+			t.Errorf("log event %+v", e.Log)
+		}
+		if e.Type == "result" && e.Result == nil {
+			t.Errorf("result event without a result")
+		}
+	}))
+	if err != nil || string(res.Result) != `{"greeting":"Hello, Ada!"}` {
+		t.Fatalf("%v %s", err, res.Result)
+	}
+	if strings.Join(types, ",") != "status,log,result" {
+		t.Fatalf("events %v", types)
+	}
+}
+
+// Runs share nothing: a fresh instance each time, even concurrently.
+func TestConcurrentRunsAreIsolated(t *testing.T) {
+	dir := t.TempDir()
+	fixture(t, dir, "echo", simple("echo", `"parameters":{"type":"object"}`), "echo")
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
+	var wg sync.WaitGroup
+	for i := 0; i < 16; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			arg := `{"n":` + strings.Repeat("1", i+1) + `}`
+			res, err := rt.Run(context.Background(), "echo", []byte(arg))
+			if err != nil || string(res.Result) != arg {
+				t.Errorf("run %d: %v %s", i, err, res.Result)
+			}
+		}(i)
+	}
+	wg.Wait()
+}
