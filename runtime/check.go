@@ -26,7 +26,9 @@ func (rt *Runtime) CheckSkill(ctx context.Context, dir string) (s *Skill, ok boo
 		return s, ok
 	}
 	modPath := filepath.Join(dir, ModuleFile)
-	rc := wazero.NewRuntimeConfig().WithMemoryLimitPages(memoryPages(s.Grant.Limits.MemoryMiB))
+	// The engine's configuration, so the compiled code is the run's: wazero's cache keys on it, and
+	// a validate then costs a run no second compile.
+	rc := wazero.NewRuntimeConfig().WithCloseOnContextDone(true).WithMemoryLimitPages(memoryPages(s.Grant.Limits.MemoryMiB))
 	if rt.cache != nil {
 		rc = rc.WithCompilationCache(rt.cache)
 	}

@@ -86,6 +86,9 @@ func (rt *Runtime) Run(ctx context.Context, id string, args []byte, opts ...RunO
 	call.OnLog = func(e LogEntry) { emit(Event{Type: "log", Log: &e}) }
 	out, rerr := rt.call(ctx, s, c, call, input, res)
 	res.Logs, res.LogsDropped = call.Logs()
+	if res.Logs == nil {
+		res.Logs = []LogEntry{}
+	}
 	u := call.Usage()
 	res.Usage.Usage = u
 	if rerr != nil {
@@ -96,6 +99,11 @@ func (rt *Runtime) Run(ctx context.Context, id string, args []byte, opts ...RunO
 	}
 	value, skillErr := interpret(out)
 	if skillErr != "" {
+		// A skill that fails after the grant refused it something most likely failed because of
+		// it: say so, so a caller can tell "needs a policy change" from "the skill failed".
+		if len(u.Denied) > 0 {
+			return finish(runErr(KindPermissionDenied, id, nil, "%s", skillErr))
+		}
 		return finish(runErr(KindSkillError, id, nil, "%s", skillErr))
 	}
 	res.Success, res.Result = true, value

@@ -55,7 +55,10 @@ type Runtime struct {
 	reg      atomic.Pointer[registry]
 }
 
-var extismLogs sync.Once
+var (
+	extismLogs sync.Once
+	cacheMu    sync.Mutex
+)
 
 // New scans the skill directories and returns a ready Runtime. Broken skills do not make it fail:
 // they are listed with their errors. It fails only when the host itself is unusable (the cache
@@ -83,7 +86,11 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 			}
 			dir = filepath.Join(base, "skillbox", "wazero")
 		}
+		// wazero v1.12's first version lookup races when caches are made concurrently
+		// (wazero#2532): make them one at a time.
+		cacheMu.Lock()
 		cache, err := wazero.NewCompilationCacheWithDir(dir)
+		cacheMu.Unlock()
 		if err != nil {
 			return nil, fmt.Errorf("compilation cache %s: %w", dir, err)
 		}

@@ -113,8 +113,13 @@ func LoadSkill(dir string, p *Policy) (s *Skill, ok bool) {
 	m, err := ParseManifest(manifestPath, data)
 	var se *SkillError
 	if errors.As(err, &se) {
-		s.Status, s.Err = StatusError, se
-		se.ID = id
+		for _, p := range se.Problems {
+			s.fail(p)
+		}
+		// Still check the module, so one pass reports everything.
+		if _, err := readModule(filepath.Join(dir, ModuleFile)); err != nil {
+			s.fail(&ManifestError{Path: filepath.Join(dir, ModuleFile), Msg: err.Error(), Hint: "build it: skillbox build " + dir})
+		}
 		return s, true
 	}
 	s.Manifest = m

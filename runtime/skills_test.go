@@ -76,7 +76,7 @@ func TestBundledNotes(t *testing.T) {
 	// Without the policy mount, the same skill is refused, and says so.
 	bare := newRuntime(t, Config{SkillDirs: []string{"../skills"}})
 	res, err := bare.Run(context.Background(), "notes", []byte(`{"action":"list"}`))
-	if !errors.Is(err, ErrSkillError) || !strings.Contains(err.Error(), "denied") || len(res.Usage.Denied) == 0 {
+	if !errors.Is(err, ErrPermissionDenied) || !strings.Contains(err.Error(), "denied") || len(res.Usage.Denied) == 0 {
 		t.Fatalf("without a mount: %v %+v", err, res.Usage)
 	}
 }
@@ -131,7 +131,7 @@ func TestBundledHTTPGet(t *testing.T) {
 	// loopback, refused at dial time.
 	guarded := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: &Policy{Network: []string{"127.0.0.1"}}})
 	res, err = guarded.Run(context.Background(), "http-get", []byte(`{"url":"`+srv.URL+`/"}`))
-	if !errors.Is(err, ErrSkillError) || !strings.Contains(err.Error(), "loopback") {
+	if !errors.Is(err, ErrPermissionDenied) || !strings.Contains(err.Error(), "loopback") {
 		t.Fatalf("loopback must be refused at dial time: %v", err)
 	}
 	if len(res.Usage.Denied) != 1 {

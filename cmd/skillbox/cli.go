@@ -147,8 +147,9 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 		if len(rest) == 0 {
 			return positional, nil
 		}
-		if rest[0] == "--" {
-			return append(positional, rest[1:]...), nil
+		// flag.Parse consumes a "--" that ends the flags: everything after it is positional.
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			return append(positional, rest...), nil
 		}
 		positional = append(positional, rest[0])
 		args = rest[1:]
@@ -157,10 +158,17 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 
 // runtime builds the Runtime the global flags describe.
 func (e *env) runtime(ctx context.Context) (*runtime.Runtime, error) {
-	cfg := runtime.Config{SkillDirs: e.skills, CacheDir: e.cacheDir}
-	if len(cfg.SkillDirs) == 0 {
-		cfg.SkillDirs = []string{"skills"}
+	for _, d := range e.skills {
+		if st, err := os.Stat(d); err != nil || !st.IsDir() {
+			fmt.Fprintf(e.stderr, "skillbox: warning: skills directory %s does not exist\n", d)
+		}
 	}
+	return e.runtimeFor(ctx, dirsOrDefault(e.skills))
+}
+
+// runtimeFor builds a Runtime over dirs with the global flags' policy and cache.
+func (e *env) runtimeFor(ctx context.Context, dirs []string) (*runtime.Runtime, error) {
+	cfg := runtime.Config{SkillDirs: dirs, CacheDir: e.cacheDir}
 	if e.verbose {
 		cfg.Logger = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
@@ -174,9 +182,14 @@ func (e *env) runtime(ctx context.Context) (*runtime.Runtime, error) {
 	return runtime.New(ctx, cfg)
 }
 
-// fail prints err for a person and returns code.
+// fail prints err for a person on stderr and, with --json, as {"error": "..."} on stdout so a
+// program reading stdout always gets JSON. It returns code.
 func (e *env) fail(code int, format string, args ...any) int {
-	fmt.Fprintf(e.stderr, "skillbox: "+format+"\n", args...)
+	msg := fmt.Sprintf(format, args...)
+	fmt.Fprintf(e.stderr, "skillbox: %s\n", msg)
+	if e.json {
+		_ = writeJSON(e.stdout, map[string]string{"error": msg})
+	}
 	return code
 }
 

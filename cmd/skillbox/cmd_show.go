@@ -62,15 +62,15 @@ var cmdShow = &command{
 func printDetail(e *env, d skillDetail) {
 	w := e.stdout
 	fmt.Fprintf(w, "%s  (%s, %s)\n", d.ID, d.Kind, d.Status)
-	fmt.Fprintf(w, "  name:         %s\n", d.Name)
+	fmt.Fprintf(w, "  name:         %s\n", clean(d.Name))
 	if d.Description != "" {
-		fmt.Fprintf(w, "  description:  %s\n", d.Description)
+		fmt.Fprintf(w, "  description:  %s\n", clean(d.Description))
 	}
 	if d.Version != "" {
-		fmt.Fprintf(w, "  version:      %s\n", d.Version)
+		fmt.Fprintf(w, "  version:      %s\n", clean(d.Version))
 	}
 	if len(d.Tags) > 0 {
-		fmt.Fprintf(w, "  tags:         %s\n", strings.Join(d.Tags, ", "))
+		fmt.Fprintf(w, "  tags:         %s\n", clean(strings.Join(d.Tags, ", ")))
 	}
 	fmt.Fprintf(w, "  directory:    %s\n", d.Dir)
 	if d.Instructions != "" {
@@ -80,7 +80,7 @@ func printDetail(e *env, d skillDetail) {
 		fmt.Fprintf(w, "  module:       sha256 %s, entrypoint %s\n", d.SHA256, d.Entrypoint)
 	}
 	for _, p := range d.Problems {
-		fmt.Fprintf(w, "  problem:      %s\n", p)
+		fmt.Fprintf(w, "  problem:      %s\n", clean(p))
 	}
 	if len(d.Parameters) > 0 {
 		var pretty bytes.Buffer
@@ -92,7 +92,7 @@ func printDetail(e *env, d skillDetail) {
 	}
 	fmt.Fprintln(w, "\n  permissions      requested -> granted")
 	row := func(name string, req, got []string) {
-		fmt.Fprintf(w, "    %-14s %s -> %s\n", name, listOrNone(req), listOrNone(got))
+		fmt.Fprintf(w, "    %-14s %s -> %s\n", name, clean(listOrNone(req)), clean(listOrNone(got)))
 	}
 	row("network", d.Requested.Network, d.Granted.Network)
 	row("env", d.Requested.Env, d.Granted.Env)
@@ -128,7 +128,7 @@ func printDetail(e *env, d skillDetail) {
 	if len(d.Granted.Refused) > 0 {
 		fmt.Fprintln(w, "\n  not granted:")
 		for _, r := range d.Granted.Refused {
-			fmt.Fprintf(w, "    - %s\n", r)
+			fmt.Fprintf(w, "    - %s\n", clean(r))
 		}
 	}
 }

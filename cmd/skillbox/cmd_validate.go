@@ -22,16 +22,17 @@ var cmdValidate = &command{
 	summary: "check skill packages: manifest, module exports and imports; exit 1 if any is invalid",
 	usage:   "[DIR ...]  (a skill directory, or a directory of skills; default: the --skills directories)",
 	run: func(ctx context.Context, e *env, pos []string) int {
-		rt, err := e.runtime(ctx)
-		if err != nil {
-			return e.fail(exitFailed, "%v", err)
-		}
-		defer rt.Close(context.Background())
 		dirs := pos
 		if len(dirs) == 0 {
 			dirs = dirsOrDefault(e.skills)
 		}
-		var results []validation
+		// The runtime only provides the policy and the cache here: it scans nothing itself.
+		rt, err := e.runtimeFor(ctx, nil)
+		if err != nil {
+			return e.fail(exitFailed, "%v", err)
+		}
+		defer rt.Close(context.Background())
+		results := []validation{}
 		for _, d := range dirs {
 			st, err := os.Stat(d)
 			if err != nil || !st.IsDir() {
@@ -69,10 +70,10 @@ var cmdValidate = &command{
 				}
 				fmt.Fprintf(e.stdout, "invalid %s\n", v.ID)
 				for _, p := range v.Problems {
-					fmt.Fprintf(e.stdout, "  %s\n", p)
+					fmt.Fprintf(e.stdout, "  %s\n", clean(p))
 				}
 			}
-			fmt.Fprintf(e.stdout, "%d skills, %d invalid\n", len(results), invalid)
+			fmt.Fprintf(e.stdout, "%d %s, %d invalid\n", len(results), plural(len(results), "skill", "skills"), invalid)
 		}
 		if len(results) == 0 {
 			fmt.Fprintf(e.stderr, "skillbox: no skill packages found in %v\n", dirs)
@@ -105,4 +106,11 @@ func skillDirs(d string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -15,6 +15,9 @@ var version = ""
 var cmdVersion = &command{
 	summary: "print the versions of skillbox, its guest ABI and its engine",
 	run: func(ctx context.Context, e *env, pos []string) int {
+		if len(pos) != 0 {
+			return e.fail(exitUsage, "version takes no arguments")
+		}
 		v := map[string]string{"skillbox": version, "abi": hostfuncs.ABIVersion}
 		if bi, ok := debug.ReadBuildInfo(); ok {
 			if v["skillbox"] == "" {

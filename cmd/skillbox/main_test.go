@@ -7,25 +7,64 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
-// cacheDir is the --cache-dir of every test, so each Go-built skill module (3-4 MB, about a second
-// to compile, much more under -race) is compiled once per test binary.
-var cacheDir string
+// cacheDir is the --cache-dir of every test, shared with the other packages' tests and kept
+// between runs, so each Go-built skill module (3-4 MB, about a second to compile, much more under
+// -race) is compiled once.
+var cacheDir = filepath.Join(os.TempDir(), "skillbox-test-cache")
 
 // bundled is the repository's skills directory, as seen from this package's directory.
 const bundled = "../../skills"
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "skillbox-cli-test-cache-")
-	if err != nil {
-		panic(err)
+	// Make one Runtime before the parallel tests do: the first wazero.NewCompilationCacheWithDir
+	// in a process races with any concurrent one (wazero v1.12.0 caches its version in a plain
+	// global, internal/version.GetWazeroVersion; wazero/wazero#2532), which -race reports.
+	var discard bytes.Buffer
+	run([]string{"--cache-dir", cacheDir, "--skills", filepath.Join(cacheDir, "none"), "list"}, strings.NewReader(""), &discard, &discard)
+	os.Exit(m.Run())
+}
+
+// warmups are the commands that compile each bundled module into the shared cache: once with the
+// run configuration (run) and once with the check configuration (validate), which wazero caches
+// under different keys.
+var warmups = map[string][]string{
+	"run word-count":      {"--skills", bundled, "run", "word-count", "--args", `{"text":"warm"}`},
+	"run http-get":        {"--skills", bundled, "run", "http-get", "--args", `{"url":"https://example.com"}`},
+	"validate hello":      {"validate", bundled + "/hello"},
+	"validate http-get":   {"validate", bundled + "/http-get"},
+	"validate notes":      {"validate", bundled + "/notes"},
+	"validate word-count": {"validate", bundled + "/word-count"},
+}
+
+// validateBundled are the warmups of validating every bundled skill.
+var validateBundled = []string{"validate hello", "validate http-get", "validate notes", "validate word-count"}
+
+var warmed sync.Map // warmup key -> *sync.Once
+
+// warm compiles what keys name into the shared cache, each at most once per test binary and all at
+// once, so that parallel cases needing the same module wait for one compilation (several seconds
+// under -race) instead of each compiling it.
+func warm(keys ...string) {
+	var wg sync.WaitGroup
+	for _, k := range keys {
+		args, ok := warmups[k]
+		if !ok {
+			panic("no warmup " + k)
+		}
+		once, _ := warmed.LoadOrStore(k, new(sync.Once))
+		wg.Go(func() {
+			once.(*sync.Once).Do(func() {
+				// the outcome does not matter here: the case that needs it checks it
+				var discard bytes.Buffer
+				run(append([]string{"--cache-dir", cacheDir}, args...), strings.NewReader(""), &discard, &discard)
+			})
+		})
 	}
-	cacheDir = dir
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	wg.Wait()
 }
 
 // result is what one in-process invocation of the CLI produced.
@@ -120,19 +159,24 @@ type cliCase struct {
 	when   []string
 	stdin  string
 	expect expect
+	// warm names the warmups the case needs: bundled modules it compiles.
+	warm []string
 	// bug, when set, skips the case: it documents a known bug in non-test code. Set
 	// SKILLBOX_TEST_BUGS=1 to run these cases anyway and see which bugs are still there.
 	bug string
 }
 
+// runCases runs each case as a parallel subtest; the calling test runs in parallel with the others.
 func runCases(t *testing.T, cases []cliCase) {
 	t.Helper()
+	t.Parallel()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.bug != "" && os.Getenv("SKILLBOX_TEST_BUGS") == "" {
 				t.Skip("BUG: " + tc.bug + " (SKILLBOX_TEST_BUGS=1 runs it)")
 			}
 			t.Parallel()
+			warm(tc.warm...)
 			dir := ""
 			if tc.given != nil {
 				dir = tc.given(t)

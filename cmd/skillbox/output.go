@@ -2,7 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
+	"strings"
+	"unicode"
 )
 
 func writeJSON(w io.Writer, v any) error {
@@ -10,6 +13,24 @@ func writeJSON(w io.Writer, v any) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
+}
+
+// clean makes text from a skill package safe to print in a table or a terminal: control
+// characters (tabs and newlines included, which would forge columns and rows) become spaces or
+// \xNN, so a manifest cannot write escape sequences to the operator's terminal.
+func clean(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\t' || r == '\n' || r == '\r':
+			b.WriteByte(' ')
+		case unicode.IsControl(r):
+			fmt.Fprintf(&b, "\\x%02x", r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 // truncate shortens s to n runes, marking the cut.

@@ -31,11 +31,9 @@ func wantRunJSON(skill, version string, value func(t *testing.T, v any)) func(t 
 		if _, has := res["error"]; has {
 			t.Errorf("a successful run has an error: %v", res["error"])
 		}
-		// "logs" must be there; null is tolerated here only because of the bug that
-		// TestRunFixtures/a_run_that_logs_nothing_has_logs:_[] documents.
 		if logs, has := res["logs"]; !has {
 			t.Errorf("no logs")
-		} else if _, ok := logs.([]any); !ok && logs != nil {
+		} else if _, ok := logs.([]any); !ok {
 			t.Errorf("logs = %#v, want an array", logs)
 		}
 		if d := num(t, at(t, res, "duration_ms")); d <= 0 {
@@ -88,7 +86,7 @@ func TestRunWordCount(t *testing.T) {
 		writeFile(t, filepath.Join(dir, "args.json"), wordCountArgs)
 		return dir
 	}
-	runCases(t, []cliCase{
+	cases := []cliCase{
 		{name: "human", when: []string{"--skills", "$SKILLS", "run", "word-count", "--args", wordCountArgs}, expect: human},
 		{name: "json before the command", when: []string{"--json", "--skills", "$SKILLS", "run", "word-count", "--args", wordCountArgs}, expect: asJSON},
 		{name: "json after the command", when: []string{"--skills", "$SKILLS", "run", "word-count", "--args", wordCountArgs, "--json"}, expect: asJSON},
@@ -97,7 +95,11 @@ func TestRunWordCount(t *testing.T) {
 		{name: "args from a file, json", given: argsFile, when: []string{"--skills", "$SKILLS", "run", "word-count", "--json", "--args=@$DIR/args.json"}, expect: asJSON},
 		{name: "args from stdin", stdin: wordCountArgs, when: []string{"--skills", "$SKILLS", "run", "word-count", "--args", "-"}, expect: human},
 		{name: "args from stdin, json", stdin: wordCountArgs + "\n", when: []string{"--skills", "$SKILLS", "run", "word-count", "--args", "-", "--json"}, expect: asJSON},
-	})
+	}
+	for i := range cases {
+		cases[i].warm = []string{"run word-count"}
+	}
+	runCases(t, cases)
 }
 
 func TestRunArgsAndUsageErrors(t *testing.T) {
@@ -124,9 +126,12 @@ func TestRunArgsAndUsageErrors(t *testing.T) {
 			expect: usageErr("--args: more than 16777216 bytes"),
 		},
 		{name: "missing id", when: []string{"--skills", "$SKILLS", "run"}, expect: usageErr("run takes one skill id")},
-		{name: "missing id, only flags", when: []string{"--skills", "$SKILLS", "run", "--args", "{}", "--json"}, expect: usageErr("run takes one skill id")},
+		// With --json, a usage error is also JSON on stdout.
+		{name: "missing id, only flags", when: []string{"--skills", "$SKILLS", "run", "--args", "{}", "--json"},
+			expect: expect{code: exitUsage, stdout: []string{`"error": "run takes one skill id`}, stderr: []string{"run takes one skill id"}}},
 		{name: "two ids", when: []string{"--skills", "$SKILLS", "run", "hello", "word-count"}, expect: usageErr("run takes one skill id")},
-		{name: "two ids around a flag", when: []string{"--skills", "$SKILLS", "run", "hello", "--json", "word-count"}, expect: usageErr("run takes one skill id")},
+		{name: "two ids around a flag", when: []string{"--skills", "$SKILLS", "run", "hello", "--json", "word-count"},
+			expect: expect{code: exitUsage, stdout: []string{`"error": "run takes one skill id`}, stderr: []string{"run takes one skill id"}}},
 		{name: "args without a value", when: []string{"--skills", "$SKILLS", "run", "hello", "--args"}, expect: usageErr("flag needs an argument: -args", "Usage: skillbox run <id>")},
 		{name: "unknown run flag", when: []string{"--skills", "$SKILLS", "run", "--argz", "{}", "hello"}, expect: usageErr("flag provided but not defined: -argz", "Usage: skillbox run <id>")},
 		{name: "run flag before the command", when: []string{"--args", "{}", "run", "hello"}, expect: usageErr("flag provided but not defined: -args", "Usage: skillbox <command>")},
@@ -226,14 +231,16 @@ func TestRunFailures(t *testing.T) {
 		},
 		{
 			name:   "network denied by the default policy",
+			warm:   []string{"run http-get"},
 			when:   httpGet,
-			expect: expect{code: exitFailed, emptyStdout: true, stderr: []string{"[denied] fetch https://example.com", "run failed: skill_error:", "denied"}},
+			expect: expect{code: exitFailed, emptyStdout: true, stderr: []string{"[denied] fetch https://example.com", "run failed: permission_denied:", "denied"}},
 		},
 		{
 			name: "network denied by the default policy, json",
+			warm: []string{"run http-get"},
 			when: append([]string{"--json"}, httpGet...),
 			expect: expect{code: exitFailed, notStderr: []string{"[denied]"}, check: func(t *testing.T, r result) {
-				wantRunError("skill_error", "denied", "example.com")(t, r)
+				wantRunError("permission_denied", "denied", "example.com")(t, r)
 				res := decode[obj](t, r.stdout)
 				denied, _ := at(t, res, "usage", "denied").([]any)
 				if len(denied) != 1 || !strings.Contains(denied[0].(string), "example.com") {
@@ -322,7 +329,6 @@ func TestRunFixtures(t *testing.T) {
 			// appends to a nil slice). A run that reaches the module and logs nothing prints
 			// "logs": null, while a run that fails earlier (not_found, invalid_args) prints [].
 			name:  "a run that logs nothing has logs: []",
-			bug:   `runtime/run.go:88 sets Result.Logs to nil when the module logged nothing: run --json prints "logs": null instead of [] (hello.wasm fixture, loop.wasm timeout too)`,
 			given: fixtures,
 			when:  []string{"--skills", "$DIR", "run", "hello", "--json"},
 			expect: expect{code: exitOK, check: func(t *testing.T, r result) {
@@ -372,8 +378,7 @@ func TestFlagOrdering(t *testing.T) {
 		{[]string{"run", "hello", "--skills", "$DIR", "-v", "--json"}, "", expect{code: exitOK, check: asJSON.check, stderr: []string{"skills loaded", "run ok"}}, ""},
 		// after "--" everything is positional: --json is a second id
 		{[]string{"run", "--skills", "$DIR", "hello", "--", "--json"}, "", expect{code: exitUsage, emptyStdout: true, stderr: []string{"run takes one skill id"}}, ""},
-		{[]string{"--skills", "$DIR", "run", "--", "hello", "--json"}, "", expect{code: exitUsage, emptyStdout: true, stderr: []string{"run takes one skill id"}},
-			`cmd/skillbox/cli.go:140-157 (parseInterleaved): a "--" before the first positional is consumed by flag.Parse, and parsing then resumes after the id, so "run -- hello --json" takes --json as a flag (exit 0, JSON output) instead of a second id (exit 2)`},
+		{[]string{"--skills", "$DIR", "run", "--", "hello", "--json"}, "", expect{code: exitUsage, emptyStdout: true, stderr: []string{"run takes one skill id"}}, ""},
 		// the value of --args is taken as is, even when it looks like a flag
 		{[]string{"run", "--skills", "$DIR", "hello", "--args", "--json"}, "", expect{code: exitFailed, stderr: []string{"invalid_args", "not valid JSON"}}, ""},
 		{[]string{"run", "--skills", "$DIR", "hello", "--jsn"}, "", expect{code: exitUsage, emptyStdout: true, stderr: []string{"flag provided but not defined: -jsn"}}, ""},
