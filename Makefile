@@ -32,7 +32,7 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./runtime/ ./cmd/skillbox/
 
 lint:
-	@test -z "$$(gofmt -l . | tee /dev/stderr)" || (echo "gofmt: the files above need formatting" && exit 1)
+	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "$$out"; echo "gofmt: the files above need formatting"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
 	@for m in $(GUEST_MODS); do (cd $$m && GOOS=wasip1 GOARCH=wasm $(GO) vet ./...) || exit 1; done
