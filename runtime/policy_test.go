@@ -125,3 +125,25 @@ func TestGrantIsTheIntersection(t *testing.T) {
 		t.Errorf("default grant %+v", d)
 	}
 }
+
+func FuzzParsePolicy(f *testing.F) {
+	f.Add([]byte("network: [a.com]\nallowNetworks: [127.0.0.1/32]\nenv: {A: b, C: {fromHost: D}}\nfiles: [{path: /w, hostPath: x}]\nlimits: {timeoutMs: 5}\n"))
+	f.Add([]byte(`{"secrets":{"K":{"fromHost":"K"}}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := ParsePolicy("p.yaml", data, func(string) (string, bool) { return "v", true })
+		if err != nil {
+			if pe, ok := err.(*PolicyError); !ok || len(pe.Problems) == 0 {
+				t.Fatalf("error without problems: %v", err)
+			}
+			return
+		}
+		// Whatever it accepted, the ceilings are never zero (zero would mean "nothing", and a
+		// policy that parses must not silently forbid every run).
+		c := p.ceilings()
+		for _, f := range c.fields() {
+			if *f.v <= 0 {
+				t.Fatalf("ceiling %s is %d", f.name, *f.v)
+			}
+		}
+	})
+}
