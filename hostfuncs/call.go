@@ -44,6 +44,9 @@ type Usage struct {
 	// Denied lists every call the grant refused, in order, such as
 	// `fetch http://10.0.0.1/: address 10.0.0.1 is private ...`.
 	Denied []string `json:"denied,omitempty"`
+
+	writes  int // files written (or being written), against maxWrites
+	refused int // DENIED answers; env lookups of ungranted names are noted in Denied, not counted
 }
 
 // LogEntry is one line of a run's log.
@@ -104,12 +107,27 @@ func (c *Call) setFault(err error) {
 	c.mu.Unlock()
 }
 
+// deny records a refusal the guest was answered DENIED.
 func (c *Call) deny(what string) {
 	c.mu.Lock()
+	c.usage.refused++
+	c.note(what)
+	c.mu.Unlock()
+}
+
+// note adds to Usage.Denied without counting a refusal (c.mu held).
+func (c *Call) note(what string) {
 	if len(c.usage.Denied) < 100 {
 		c.usage.Denied = append(c.usage.Denied, what)
 	}
-	c.mu.Unlock()
+}
+
+// Refused reports how many calls were answered DENIED: a skill that then fails most likely
+// failed for want of a permission.
+func (c *Call) Refused() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.usage.refused
 }
 
 func (c *Call) update(f func(u *Usage)) {

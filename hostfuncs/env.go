@@ -8,7 +8,10 @@ func (c *Call) env(name []byte) reply {
 	}
 	v, granted := c.Grant.Env[string(name)]
 	if !granted {
-		c.deny("env " + escapeControl(string(name)) + ": not granted")
+		// Noted for the operator, not counted as a refusal: probing an optional variable is normal.
+		c.mu.Lock()
+		c.note("env " + escapeControl(string(name)) + ": not granted")
+		c.mu.Unlock()
 		return fail(StatusNotFound, "%s is not set", escapeControl(string(name)))
 	}
 	return ok([]byte(v))

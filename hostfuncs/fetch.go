@@ -3,6 +3,7 @@ package hostfuncs
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -95,7 +96,7 @@ func (c *Call) fetch(ctx context.Context, head, body []byte) reply {
 	}
 	for k, v := range req.Headers {
 		ck := http.CanonicalHeaderKey(k)
-		if reservedHeaders[ck] {
+		if reservedHeaders[ck] || strings.HasPrefix(ck, "Proxy-") {
 			return fail(StatusInvalid, "header %q is set by the host, not the skill", ck)
 		}
 		if !validHeader(k, v) {
@@ -134,8 +135,10 @@ func (c *Call) fetch(ctx context.Context, head, body []byte) reply {
 			c.deny("fetch " + u.Redacted() + ": " + de.msg)
 			return fail(StatusDenied, "%s: %s", u.Redacted(), de.msg)
 		case errors.As(err, &be):
+			// The operator's record names the address; the guest is told the class only, so a
+			// wildcard grant cannot be used to map which names resolve to internal addresses.
 			c.deny("fetch " + u.Redacted() + ": " + be.Error())
-			return fail(StatusDenied, "%s: %v", u.Redacted(), be)
+			return fail(StatusDenied, "%s: %s", u.Redacted(), be.Redacted())
 		case errors.Is(err, context.DeadlineExceeded):
 			return fail(StatusFailed, "%s: timed out", u.Redacted())
 		}
@@ -177,6 +180,7 @@ func (c *Call) client() *http.Client {
 	tr := &http.Transport{
 		Proxy:                  nil, // never the host's HTTP_PROXY: it would bypass the guard
 		DialContext:            dialer.DialContext,
+		TLSClientConfig:        &tls.Config{RootCAs: c.Grant.RootCAs, MinVersion: tls.VersionTLS12},
 		TLSHandshakeTimeout:    10 * time.Second,
 		ResponseHeaderTimeout:  30 * time.Second,
 		MaxResponseHeaderBytes: 64 << 10,
@@ -206,9 +210,10 @@ func (c *Call) client() *http.Client {
 	return c.httpClient
 }
 
-// secretTransport adds granted secrets to each request (each redirect hop too) whose host the
-// secret lists, and records the hosts contacted. It works on a clone: the client's copy of the
-// request, which redirects start from, never holds a secret.
+// secretTransport adds granted secrets to each https request (each redirect hop too) whose host
+// the secret lists, and records the hosts contacted. Never over plain http, where anyone on the
+// path could read them. It works on a clone: the client's copy of the request, which redirects
+// start from, never holds a secret.
 type secretTransport struct {
 	call *Call
 	next http.RoundTripper
@@ -223,7 +228,7 @@ func (t *secretTransport) RoundTrip(req *http.Request) (resp *http.Response, err
 	}()
 	var clone *http.Request
 	for _, s := range t.call.Grant.Secrets {
-		if s.Hosts.Match(req.URL.Hostname(), portOf(req.URL)) {
+		if req.URL.Scheme == "https" && s.Hosts.Match(req.URL.Hostname(), portOf(req.URL)) {
 			if clone == nil {
 				clone = req.Clone(req.Context())
 			}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -376,7 +377,10 @@ func TestFetchGuard(t *testing.T) {
 		for _, u := range []string{srv.URL + "/", srv.hostURL("localhost", "/"), srv.hostURL("[::ffff:127.0.0.1]", "/")} {
 			c := NewCall(&Grant{Hosts: grantList(t, "127.0.0.1", "localhost"), Limits: fetchLimits()})
 			r := c.fetch(context.Background(), request("GET", u, nil), nil)
-			wantReply(t, r, StatusDenied, "loopback", "the policy does not allow loopback addresses")
+			wantReply(t, r, StatusDenied, "the destination address is loopback; the policy does not allow loopback addresses")
+			if strings.Contains(string(r.payload), "127.0.0.1 is") {
+				t.Errorf("the reply names the resolved address: %q", r.payload)
+			}
 			if d := c.Usage().Denied; len(d) != 1 || !strings.Contains(d[0], "loopback") {
 				t.Errorf("Denied = %q", d)
 			}
@@ -491,7 +495,7 @@ func TestFetchRedirects(t *testing.T) {
 	t.Run("redirect to a granted private address is checked by the guard", func(t *testing.T) {
 		t.Parallel()
 		wantReply(t, call(t).fetch(context.Background(), request("GET", srv.URL+"/private", nil), nil),
-			StatusDenied, "address 10.1.2.3 is private")
+			StatusDenied, "the destination address is private")
 	})
 	// Not parallel, so that the requests the server sees meanwhile are this subtest's only.
 	t.Run("cross-host redirect drops Authorization and Cookie", func(t *testing.T) {
@@ -565,10 +569,11 @@ func TestFetchSecrets(t *testing.T) {
 		host string
 		want map[string]string // request Host+Path -> X-Api-Key|Authorization the server saw
 	}{
-		{"/a", "127.0.0.1", map[string]string{"127.0.0.1/a": "s3cret-A|Bearer s3cret-auth"}},
+		// Plain http: secrets are never sent, not even to their own hosts.
+		{"/a", "127.0.0.1", map[string]string{"127.0.0.1/a": "|"}},
 		{"/b", "localhost", map[string]string{"localhost/b": "|"}},
-		{"/a-to-b", "127.0.0.1", map[string]string{"127.0.0.1/a-to-b": "s3cret-A|Bearer s3cret-auth", "localhost/landed": "|"}},
-		{"/b-to-a", "localhost", map[string]string{"localhost/b-to-a": "|", "127.0.0.1/landed": "s3cret-A|Bearer s3cret-auth"}},
+		{"/a-to-b", "127.0.0.1", map[string]string{"127.0.0.1/a-to-b": "|", "localhost/landed": "|"}},
+		{"/b-to-a", "localhost", map[string]string{"localhost/b-to-a": "|", "127.0.0.1/landed": "|"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {
@@ -591,6 +596,44 @@ func TestFetchSecrets(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Over https, a secret goes to its hosts and ports only, and not to a plain-http hop of a redirect.
+func TestFetchSecretsOverTLS(t *testing.T) {
+	t.Parallel()
+	var plain *httptest.Server
+	seen := make(chan string, 8)
+	tlsSrv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen <- "https " + r.URL.Path + " " + r.Header.Get("X-Api-Key")
+		if r.URL.Path == "/to-plain" {
+			http.Redirect(w, r, plain.URL+"/plain", http.StatusFound)
+		}
+	}))
+	defer tlsSrv.Close()
+	plain = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen <- "http " + r.URL.Path + " " + r.Header.Get("X-Api-Key")
+	}))
+	defer plain.Close()
+	pool := x509.NewCertPool()
+	pool.AddCert(tlsSrv.Certificate())
+	c := loopbackCall(t, "127.0.0.1")
+	c.Grant.RootCAs = pool
+	c.Grant.Secrets = []Secret{{Name: "api", Hosts: grantList(t, "127.0.0.1"), Header: "X-Api-Key", Value: "s3cret"}}
+
+	fetchOK(t, c.fetch(context.Background(), request("GET", tlsSrv.URL+"/direct", nil), nil))
+	if got := <-seen; got != "https /direct s3cret" {
+		t.Errorf("direct: %q", got)
+	}
+	fetchOK(t, c.fetch(context.Background(), request("GET", tlsSrv.URL+"/to-plain", nil), nil))
+	if got := <-seen; got != "https /to-plain s3cret" {
+		t.Errorf("first hop: %q", got)
+	}
+	if got := <-seen; got != "http /plain " {
+		t.Errorf("a secret followed a redirect to plain http: %q", got)
+	}
+	// Without the test CA, the server's certificate is refused: no fallback to insecure TLS.
+	c2 := loopbackCall(t, "127.0.0.1")
+	wantReply(t, c2.fetch(context.Background(), request("GET", tlsSrv.URL+"/x", nil), nil), StatusFailed, "certificate")
 }
 
 // docs/abi.md: "the headers of granted secrets cannot be set by the guest".

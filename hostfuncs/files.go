@@ -9,6 +9,14 @@ import (
 	"os"
 	"path"
 	"strings"
+	"syscall"
+)
+
+// Bounds on writes that bytes do not measure: each write may create directories, and an empty
+// file costs no quota, so depth and count are capped instead.
+const (
+	maxPathDepth = 32
+	maxWrites    = 256
 )
 
 // resolve maps a guest's virtual path to a mount and a path relative to the mount's directory.
@@ -27,11 +35,16 @@ func (c *Call) resolve(p string) (*Mount, string, *reply) {
 		r := fail(StatusInvalid, "path %q must be absolute, such as /workspace/file.txt", p)
 		return nil, "", &r
 	}
-	for _, seg := range strings.Split(p[1:], "/") {
+	segs := strings.Split(p[1:], "/")
+	for _, seg := range segs {
 		if seg == ".." || seg == "." || seg == "" {
 			r := fail(StatusInvalid, "path %q must be clean: no '..', '.' or empty segments", p)
 			return nil, "", &r
 		}
+	}
+	if len(segs) > maxPathDepth {
+		r := fail(StatusInvalid, "path %q is deeper than %d segments", p, maxPathDepth)
+		return nil, "", &r
 	}
 	var best *Mount
 	for i := range c.Grant.Mounts {
@@ -96,7 +109,9 @@ func (c *Call) readFile(p []byte) reply {
 		return c.fileError("read", vp, err)
 	}
 	defer root.Close()
-	f, err := root.Open(rel)
+	// O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, past the run's
+	// deadline. Anything but a regular file is refused below, after the open.
+	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return c.fileError("read", vp, err)
 	}
@@ -134,22 +149,31 @@ func (c *Call) writeFile(p, data []byte) reply {
 		c.deny("write " + escapeControl(vp) + ": mount " + m.Path + " is read-only")
 		return fail(StatusDenied, "%s: mount %s is read-only", vp, m.Path)
 	}
-	// Reserve the quota before writing, so concurrent or failed writes cannot overshoot it.
-	var over bool
+	// Reserve the quota before writing, so concurrent or failed writes cannot overshoot it. The
+	// number of writes is capped too: empty files and the directories they create cost no bytes.
+	var over, tooMany bool
 	c.update(func(u *Usage) {
+		if u.writes >= maxWrites {
+			tooMany = true
+			return
+		}
 		if u.BytesWritten+int64(len(data)) > c.Grant.Limits.MaxWriteBytes {
 			over = true
 			return
 		}
 		u.BytesWritten += int64(len(data))
+		u.writes++
 	})
+	if tooMany {
+		return fail(StatusLimit, "%s: a run may write at most %d files", vp, maxWrites)
+	}
 	if over {
 		return fail(StatusLimit, "%s: %d more bytes would pass maxWriteBytes (%d)", vp, len(data), c.Grant.Limits.MaxWriteBytes)
 	}
 	written := false
 	defer func() {
 		if !written { // a failed write gives its reservation back
-			c.update(func(u *Usage) { u.BytesWritten -= int64(len(data)) })
+			c.update(func(u *Usage) { u.BytesWritten -= int64(len(data)); u.writes-- })
 		}
 	}()
 	if err := os.MkdirAll(m.Dir, 0o750); err != nil {

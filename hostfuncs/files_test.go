@@ -275,14 +275,20 @@ func TestPathValidation(t *testing.T) {
 			}
 		})
 	}
-	// 4096 bytes is still a valid length.
+	// 4096 bytes is still a valid length, in few enough segments.
 	f := newFS(t, bigLimits())
-	p := "/data/" + strings.Repeat("a/", 2044)
+	p := "/data/" + strings.Repeat("a/", 30)
 	p += strings.Repeat("b", 4096-len(p))
 	if len(p) != 4096 {
 		t.Fatalf("len = %d", len(p))
 	}
 	wantReply(t, f.read(p), StatusNotFound)
+	// A deep path is refused before it can create a directory per segment.
+	deep := "/data/" + strings.Repeat("a/", maxPathDepth) + "f"
+	wantReply(t, f.write(deep, []byte("x")), StatusInvalid, "deeper than 32 segments")
+	if _, err := os.Stat(filepath.Join(f.data, "a")); err == nil {
+		t.Errorf("a refused deep write created directories")
+	}
 }
 
 func TestReadErrors(t *testing.T) {
@@ -378,15 +384,20 @@ func TestWriteQuotaConcurrent(t *testing.T) {
 	}
 }
 
-func TestFileListsAreBounded(t *testing.T) {
+// Empty files cost no bytes of quota, so the number of writes is capped on its own.
+func TestWriteCountIsBounded(t *testing.T) {
 	t.Parallel()
 	f := newFS(t, bigLimits())
-	for i := range 1005 {
-		wantReply(t, f.write(fmt.Sprintf("/data/f%04d", i), nil), StatusOK)
+	for i := range maxWrites {
+		wantReply(t, f.write(fmt.Sprintf("/data/d%d/f%04d", i, i), nil), StatusOK)
 	}
+	wantReply(t, f.write("/data/one-more", nil), StatusLimit, "at most 256 files")
 	u := f.c.Usage()
-	if len(u.FilesWritten) != 1000 || u.FilesWritten[999] != "/data/f0999" {
-		t.Errorf("FilesWritten holds %d entries (last %q), want the first 1000", len(u.FilesWritten), u.FilesWritten[len(u.FilesWritten)-1])
+	if len(u.FilesWritten) != maxWrites || u.BytesWritten != 0 {
+		t.Errorf("FilesWritten holds %d entries, bytes %d", len(u.FilesWritten), u.BytesWritten)
+	}
+	if _, err := os.Stat(filepath.Join(f.data, "one-more")); err == nil {
+		t.Errorf("the refused write was made")
 	}
 }
 

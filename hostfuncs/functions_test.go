@@ -346,7 +346,7 @@ func TestLogThroughGuestMemory(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%d/%q", tt.level, tt.msg), func(t *testing.T) {
 			t.Parallel()
-			c := NewCall(&Grant{Limits: Limits{MaxLogBytes: 16}}) // one Call per run, as the runtime does
+			c := NewCall(&Grant{Limits: Limits{MaxLogBytes: 16 + entryCost}}) // one Call per run, as the runtime does
 			out, err := guest{fn: "skillbox_log", level: tt.level}.run(t, c, []byte(tt.msg), nil)
 			if err != nil || len(out) != 0 {
 				t.Fatalf("output %q, err %v", out, err)

@@ -1,6 +1,7 @@
 package hostfuncs
 
 import (
+	"crypto/x509"
 	"time"
 
 	"github.com/skillbox-dev/skillbox/hostfuncs/netguard"
@@ -21,6 +22,9 @@ type Grant struct {
 	// path wins.
 	Mounts []Mount
 	Limits Limits
+	// RootCAs verifies https servers; nil means the host's system roots. For operators with a
+	// private CA, and for tests.
+	RootCAs *x509.CertPool
 }
 
 // Secret is a header the host adds to requests to Hosts. Value is the formatted header value; it

@@ -30,13 +30,17 @@ func LevelName(level int32) string {
 	return "info"
 }
 
+// entryCost is what an entry costs the log budget beyond its text: without it, empty messages
+// would be free, and a guest could keep millions of them.
+const entryCost = 64
+
 // Log records one message from source at level, escaped, within the run's log budget. Past the
 // budget the message is counted as dropped. The runtime uses it for stdout, stderr and Extism's own
-// log calls, so all of them share one budget.
+// log calls, so all of them share one budget. Each entry costs its text plus entryCost bytes.
 func (c *Call) Log(level, source, msg string) {
 	msg = escapeControl(msg)
 	c.mu.Lock()
-	size := int64(len(msg))
+	size := int64(len(msg)) + entryCost
 	if c.logSize+size > c.Grant.Limits.MaxLogBytes {
 		c.dropped++
 		c.mu.Unlock()
@@ -50,6 +54,13 @@ func (c *Call) Log(level, source, msg string) {
 	if onLog != nil {
 		onLog(e)
 	}
+}
+
+// logFull reports whether not even an empty entry fits in the budget any more.
+func (c *Call) logFull() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.logSize+entryCost > c.Grant.Limits.MaxLogBytes
 }
 
 func (c *Call) dropLog() {
@@ -99,6 +110,13 @@ type LineWriter struct {
 }
 
 func (w *LineWriter) Write(p []byte) (int, error) {
+	// Once the budget is spent, count the write as one drop and keep nothing: splitting a flood
+	// into lines only to drop each would let one write keep the host busy past the deadline.
+	if w.Call.logFull() {
+		w.buf = nil
+		w.Call.dropLog()
+		return len(p), nil
+	}
 	w.buf = append(w.buf, p...)
 	start := 0
 	for {
@@ -108,6 +126,11 @@ func (w *LineWriter) Write(p []byte) (int, error) {
 		}
 		w.Call.Log(w.Level, w.Source, string(w.buf[start:start+i]))
 		start += i + 1
+		if w.Call.logFull() && start < len(w.buf) {
+			w.Call.dropLog() // the rest of this write, as one drop
+			start = len(w.buf)
+			break
+		}
 	}
 	w.buf = append(w.buf[:0], w.buf[start:]...)
 	// A guest that never writes a newline must not grow the buffer without bound.

@@ -113,25 +113,24 @@ func TestLogBudget(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
 	var streamed []string
-	c := logCall(10)
+	// Each entry costs its escaped text plus entryCost.
+	c := logCall(2*entryCost + 8)
 	c.OnLog = func(e LogEntry) {
 		mu.Lock()
 		streamed = append(streamed, e.Message)
 		mu.Unlock()
 	}
-	c.Log("info", "", "12345")  // 5: kept
-	c.Log("info", "", "123456") // 11 > 10: dropped
-	c.Log("info", "", "\n")     // escaped to 2 bytes: 7, kept
-	c.Log("info", "", "\n\n")   // 4 escaped bytes: 11, dropped
-	c.Log("info", "", "abc")    // exactly 10: kept
-	c.Log("info", "", "")       // 0 bytes still fit
+	c.Log("info", "", "12345")  // 5+64 = 69: kept
+	c.Log("info", "", "123456") // 69+70 = 139 > 136: dropped
+	c.Log("info", "", "\n")     // escaped to 2 bytes: 69+66 = 135, kept
+	c.Log("info", "", "")       // an empty entry is not free: 135+64 > 136, dropped
 	c.Log("info", "", "x")      // dropped
 	logs, dropped := c.Logs()
 	var kept []string
 	for _, e := range logs {
 		kept = append(kept, e.Message)
 	}
-	wantKept := []string{"12345", `\n`, "abc", ""}
+	wantKept := []string{"12345", `\n`}
 	if fmt.Sprint(kept) != fmt.Sprint(wantKept) || len(kept) != len(wantKept) {
 		t.Errorf("kept %q, want %q", kept, wantKept)
 	}
@@ -142,6 +141,18 @@ func TestLogBudget(t *testing.T) {
 	defer mu.Unlock()
 	if fmt.Sprint(streamed) != fmt.Sprint(wantKept) || len(streamed) != len(wantKept) {
 		t.Errorf("OnLog saw %q, want only the kept entries %q", streamed, wantKept)
+	}
+}
+
+// Empty messages cost the budget too, or a guest could keep millions of them.
+func TestEmptyLogEntriesAreBounded(t *testing.T) {
+	t.Parallel()
+	c := logCall(10 * entryCost)
+	for range 1000 {
+		c.Log("info", "", "")
+	}
+	if logs, dropped := c.Logs(); len(logs) != 10 || dropped != 990 {
+		t.Errorf("kept %d, dropped %d; want 10 and 990", len(logs), dropped)
 	}
 }
 
@@ -180,7 +191,7 @@ func TestLogConcurrent(t *testing.T) {
 	logs, dropped := c.Logs()
 	var size int
 	for _, e := range logs {
-		size += len(e.Message)
+		size += len(e.Message) + entryCost
 	}
 	if size > 1000 {
 		t.Errorf("kept %d bytes, over the budget of 1000", size)
@@ -278,7 +289,7 @@ func TestLineWriterBoundedWithoutNewline(t *testing.T) {
 
 func TestLineWriterSharesBudget(t *testing.T) {
 	t.Parallel()
-	c := logCall(8)
+	c := logCall(8 + 2*entryCost)
 	out := &LineWriter{Call: c, Source: "stdout", Level: "info"}
 	errw := &LineWriter{Call: c, Source: "stderr", Level: "warn"}
 	_, _ = out.Write([]byte("aaaa\n"))  // 4
@@ -304,9 +315,10 @@ func TestLineWriterManyLinesInOneWrite(t *testing.T) {
 	start := time.Now()
 	_, _ = w.Write(data)
 	elapsed := time.Since(start)
+	// Lines are kept until the budget is spent; the rest of the write is one drop.
 	logs, dropped := c.Logs()
-	if len(logs)+dropped != lines {
-		t.Errorf("kept %d + dropped %d, want %d lines", len(logs), dropped, lines)
+	if want := (64 << 10) / (1 + entryCost); len(logs) != want || dropped != 1 {
+		t.Errorf("kept %d, dropped %d; want %d and 1", len(logs), dropped, want)
 	}
 	if elapsed > 2*time.Second {
 		t.Errorf("splitting %d lines (%d bytes) took %v; want linear time (well under a second)", lines, len(data), elapsed)

@@ -21,6 +21,10 @@ type engine struct {
 
 	mu      sync.Mutex
 	entries map[compileKey]*compiled
+	// live holds the hashes of the current registry (nil until the first retain: all live). A
+	// run that looked its skill up before a reload may acquire after it; its entry is then born
+	// stale, so the last release closes it instead of leaking it.
+	live map[string]bool
 }
 
 type compileKey struct {
@@ -48,8 +52,10 @@ func (e *engine) acquire(ctx context.Context, s *Skill) (*compiled, error) {
 	e.mu.Lock()
 	c := e.entries[key]
 	if c == nil {
-		c = &compiled{}
-		e.entries[key] = c
+		c = &compiled{stale: e.live != nil && !e.live[key.hash]}
+		if !c.stale {
+			e.entries[key] = c
+		}
 	}
 	c.refs++
 	e.mu.Unlock()
@@ -58,7 +64,7 @@ func (e *engine) acquire(ctx context.Context, s *Skill) (*compiled, error) {
 		c.plugin, c.err = e.compile(ctx, s, key.pages)
 	})
 	if c.err != nil {
-		e.release(key, c)
+		e.release(c)
 		e.mu.Lock()
 		// Forget a failed compile so a fixed module, or a transient failure, can be retried.
 		if e.entries[key] == c {
@@ -70,7 +76,7 @@ func (e *engine) acquire(ctx context.Context, s *Skill) (*compiled, error) {
 	return c, nil
 }
 
-func (e *engine) release(key compileKey, c *compiled) {
+func (e *engine) release(c *compiled) {
 	e.mu.Lock()
 	c.refs--
 	closeIt := c.stale && c.refs == 0
@@ -84,6 +90,7 @@ func (e *engine) release(key compileKey, c *compiled) {
 // holds. Called after a reload.
 func (e *engine) retain(keep map[string]bool) {
 	e.mu.Lock()
+	e.live = keep
 	var toClose []*compiled
 	for k, c := range e.entries {
 		if keep[k.hash] {

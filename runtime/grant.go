@@ -72,17 +72,28 @@ func (p *Policy) Grant(m *Manifest, skillDir string) *Grant {
 		}
 	}
 	for _, s := range m.Permissions.Secrets {
-		val, ok := p.Secrets[s.Name]
+		ps, ok := p.Secrets[s.Name]
 		if !ok {
 			g.Refused = append(g.Refused, fmt.Sprintf("secret %s: the policy has no such secret", s.Name))
 			continue
 		}
+		val := ps.Value
+		var secretHosts netguard.List
+		for _, hs := range ps.Hosts {
+			if pat, err := netguard.ParsePattern(hs); err == nil {
+				secretHosts = append(secretHosts, pat)
+			}
+		}
 		var hosts netguard.List
 		for _, hs := range s.Hosts {
-			if q, ok := covered(hs); ok {
-				hosts = append(hosts, q)
-			} else {
+			q, ok := covered(hs)
+			switch {
+			case !ok:
 				g.Refused = append(g.Refused, fmt.Sprintf("secret %s for %s: the policy's network list does not allow that host", s.Name, hs))
+			case !secretHosts.Covers(q):
+				g.Refused = append(g.Refused, fmt.Sprintf("secret %s for %s: the policy sends this secret only to %s", s.Name, hs, secretHosts))
+			default:
+				hosts = append(hosts, q)
 			}
 		}
 		if len(hosts) == 0 {
@@ -111,6 +122,20 @@ func (p *Policy) Grant(m *Manifest, skillDir string) *Grant {
 		dir := filepath.Join(strings.ReplaceAll(pm.HostPath, "{skill}", m.ID), filepath.FromSlash(rel))
 		g.Files = append(g.Files, GrantedMount{Path: f.Path, Access: access})
 		h.Mounts = append(h.Mounts, hostfuncs.Mount{Path: f.Path, Dir: dir, Writable: access == ReadWrite})
+		// A policy mount nested inside this one (a read-only /workspace/reference under a
+		// read-write /workspace) keeps its own directory and access: granted alongside, it wins
+		// by the longest-path rule, so the outer grant cannot write into it.
+		for _, nested := range p.Files {
+			if !strings.HasPrefix(nested.Path, f.Path+"/") {
+				continue
+			}
+			na := access
+			if nested.Access == ReadOnly {
+				na = ReadOnly
+			}
+			g.Files = append(g.Files, GrantedMount{Path: nested.Path, Access: na})
+			h.Mounts = append(h.Mounts, hostfuncs.Mount{Path: nested.Path, Dir: strings.ReplaceAll(nested.HostPath, "{skill}", m.ID), Writable: na == ReadWrite})
+		}
 	}
 	if skillDir != "" {
 		g.Files = append(g.Files, GrantedMount{Path: SkillMount, Access: ReadOnly})

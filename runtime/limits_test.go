@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Every hostile fixture must be contained with the right kind, and the runtime must still run the
@@ -98,7 +99,7 @@ func TestCallerCancellationAndDeadline(t *testing.T) {
 	started := make(chan struct{})
 	go func() { <-started; cancel() }()
 	_, err := rt.Run(ctx, "loop", nil, OnEvent(func(e Event) {
-		if e.Type == "status" {
+		if e.Type == "status" && e.Status == "running" {
 			close(started)
 		}
 	}))
@@ -121,5 +122,52 @@ func TestOversizedArgumentIsInvalidNotATrap(t *testing.T) {
 	res, err := rt.Run(context.Background(), "bigname", nil)
 	if err != nil || string(res.Result) != "3" {
 		t.Fatalf("got %v %s; want status 3 (INVALID)", err, res.Result)
+	}
+}
+
+func TestSleepEndsAtTheDeadline(t *testing.T) {
+	dir := t.TempDir()
+	fixture(t, dir, "sleep", simple("sleep", `"limits":{"timeoutMs":200}`), "sleep")
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
+	start := time.Now()
+	_, err := rt.Run(context.Background(), "sleep", nil)
+	if !errors.Is(err, ErrTimeout) {
+		t.Fatalf("got %v", err)
+	}
+	// The guest asked for 10 s: returning well before proves the sleep was cut, not waited out.
+	if time.Since(start) > 5*time.Second {
+		t.Fatalf("the sleep outlived the deadline")
+	}
+}
+
+func TestLogFloodIsBounded(t *testing.T) {
+	dir := t.TempDir()
+	fixture(t, dir, "logflood", simple("logflood", `"limits":{"maxLogBytes":6400}`), "logflood")
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
+	res, err := rt.Run(context.Background(), "logflood", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Logs) != 100 || res.LogsDropped != 3_000_000-100 {
+		t.Fatalf("kept %d, dropped %d", len(res.Logs), res.LogsDropped)
+	}
+}
+
+func TestTrapWithAFullMemoryIsATrap(t *testing.T) {
+	dir := t.TempDir()
+	fixture(t, dir, "fullmem", simple("fullmem", `"limits":{"memoryMiB":1}`), "fullmem")
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
+	if _, err := rt.Run(context.Background(), "fullmem", nil); !errors.Is(err, ErrTrap) {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestArgumentsLargerThanMemory(t *testing.T) {
+	dir := t.TempDir()
+	fixture(t, dir, "echo", simple("echo", `"parameters":{"type":"object"},"limits":{"memoryMiB":1}`), "echo")
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
+	big := `{"x":"` + strings.Repeat("a", 1<<20) + `"}`
+	if _, err := rt.Run(context.Background(), "echo", []byte(big)); !errors.Is(err, ErrInvalidArgs) || !strings.Contains(err.Error(), "memory limit (1 MiB)") {
+		t.Fatalf("got %v", err)
 	}
 }

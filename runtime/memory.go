@@ -14,9 +14,10 @@ type memoryMeter struct {
 	mu      sync.Mutex
 	current uint64
 	peak    uint64
-	// touchedMax is set when some memory was asked to grow to exactly its maximum: the
-	// allocator's view of "this memory is full".
-	touchedMax bool
+	// nearFull is set when a memory grew (after instantiation) to within 1/8 of its maximum.
+	// wazero refuses a grow past the maximum before the allocator sees it, so "the last grow
+	// that succeeded left little room" is the allocator's best view of "ran out of memory".
+	nearFull bool
 }
 
 var _ experimental.MemoryAllocator = (*memoryMeter)(nil)
@@ -25,24 +26,25 @@ func (m *memoryMeter) Allocate(capacity, max uint64) experimental.LinearMemory {
 	return &meteredMemory{meter: m, buf: make([]byte, 0, capacity), max: max}
 }
 
-func (m *memoryMeter) grew(delta uint64, full bool) {
+func (m *memoryMeter) grew(delta uint64, nearFull bool) {
 	m.mu.Lock()
 	m.current += delta
 	m.peak = max(m.peak, m.current)
-	m.touchedMax = m.touchedMax || full
+	m.nearFull = m.nearFull || nearFull
 	m.mu.Unlock()
 }
 
-func (m *memoryMeter) stats() (peak uint64, full bool) {
+func (m *memoryMeter) stats() (peak uint64, nearFull bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.peak, m.touchedMax
+	return m.peak, m.nearFull
 }
 
 type meteredMemory struct {
 	meter *memoryMeter
 	buf   []byte
 	max   uint64
+	grown bool // false until the first Reallocate, which sizes the memory at instantiation
 }
 
 // Reallocate grows the memory to size bytes. Bytes past the old length are zero: fresh slices are
@@ -62,8 +64,9 @@ func (l *meteredMemory) Reallocate(size uint64) []byte {
 		l.buf = l.buf[:size]
 	}
 	if size > old {
-		l.meter.grew(size-old, size == l.max)
+		l.meter.grew(size-old, l.grown && size >= l.max-l.max/8)
 	}
+	l.grown = true
 	return l.buf
 }
 

@@ -22,12 +22,19 @@ type Policy struct {
 	AllowNetworks []netip.Prefix
 	// Env gives the values of the variables a skill may be granted.
 	Env map[string]string
-	// Secrets gives the values of the secrets a skill may be granted, by name.
-	Secrets map[string]string
+	// Secrets gives the values of the secrets a skill may be granted, by name, and the hosts each
+	// may be sent to: a skill's manifest can narrow them, never widen them.
+	Secrets map[string]PolicySecret
 	// Files lists the virtual directories a skill may be granted and where they live on the host.
 	Files []PolicyMount
 	// Limits are the ceilings of every limit; zero fields are [DefaultLimits].
 	Limits Limits
+}
+
+// PolicySecret is a secret's value and the host patterns it may be sent to.
+type PolicySecret struct {
+	Value string
+	Hosts []string
 }
 
 // PolicyMount maps a virtual directory to a host directory. HostPath may contain "{skill}", which
@@ -51,7 +58,7 @@ var policyFields = []string{"network", "allowNetworks", "env", "secrets", "files
 //	  LANG: en_US.UTF-8                    # a fixed value
 //	  TZ: {fromHost: TZ}                   # read from the host's environment
 //	secrets:
-//	  OPENAI_API_KEY: {fromHost: OPENAI_API_KEY}
+//	  OPENAI_API_KEY: {fromHost: OPENAI_API_KEY, hosts: [api.openai.com]}
 //	files:
 //	  - {path: /workspace, hostPath: ./workspace/{skill}, access: read-write}
 //	limits: {timeoutMs: 60000, memoryMiB: 128}
@@ -71,7 +78,7 @@ func ParsePolicy(path string, data []byte, lookupEnv func(string) (string, bool)
 		return nil, &PolicyError{Path: path, Problems: []string{fmt.Sprintf("cannot parse: %v", err)}}
 	}
 	c.known(d, "", policyFields...)
-	p := &Policy{Env: map[string]string{}, Secrets: map[string]string{}}
+	p := &Policy{Env: map[string]string{}, Secrets: map[string]PolicySecret{}}
 	for i, h := range c.strList(d, "", "network") {
 		if _, err := netguard.ParsePattern(h); err != nil {
 			c.add(fmt.Sprintf("network[%d]", i), "", "%v", err)
@@ -92,7 +99,7 @@ func ParsePolicy(path string, data []byte, lookupEnv func(string) (string, bool)
 		p.AllowNetworks = append(p.AllowNetworks, pfx.Masked())
 	}
 	c.values(c.object(d, "", "env"), "env", p.Env, lookupEnv)
-	c.values(c.object(d, "", "secrets"), "secrets", p.Secrets, lookupEnv)
+	c.secrets(c.object(d, "", "secrets"), p.Secrets, lookupEnv)
 	base := filepath.Dir(path)
 	for i, v := range c.list(d, "", "files") {
 		field := fmt.Sprintf("files[%d]", i)
@@ -161,6 +168,55 @@ func (c *checker) values(obj doc, field string, into map[string]string, lookupEn
 		default:
 			c.add(f, `write a string, or {fromHost: NAME} to read the host's variable NAME`, "must be a string or an object, not %s", typeName(v))
 		}
+	}
+}
+
+// secrets reads name -> {value: V | fromHost: VAR, hosts: [...]}. hosts is required: a secret
+// with no hosts of its own could be sent wherever a manifest asked.
+func (c *checker) secrets(obj doc, into map[string]PolicySecret, lookupEnv func(string) (string, bool)) {
+	names := make([]string, 0, len(obj))
+	for k := range obj {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		f := "secrets." + name
+		if !validEnvName(name) {
+			c.add(f, "use letters, digits and '_'", "%q is not a valid name", name)
+			continue
+		}
+		v, ok := obj[name].(map[string]any)
+		if !ok {
+			c.add(f, "write {fromHost: VAR, hosts: [api.example.com]}", "must be an object, not %s", typeName(obj[name]))
+			continue
+		}
+		c.known(v, f, "value", "fromHost", "hosts")
+		hosts := c.strList(v, f, "hosts")
+		if len(hosts) == 0 {
+			c.add(f+".hosts", "list the hosts this secret may be sent to, such as [api.example.com]", "is required")
+		}
+		for i, h := range hosts {
+			if _, err := netguard.ParsePattern(h); err != nil {
+				c.add(fmt.Sprintf("%s.hosts[%d]", f, i), "", "%v", err)
+			}
+		}
+		value, hasValue := v["value"].(string)
+		from := c.str(v, f, "fromHost", false)
+		switch {
+		case hasValue && from != "":
+			c.add(f, "keep one of value and fromHost", "has both value and fromHost")
+			continue
+		case from != "":
+			val, set := lookupEnv(from)
+			if !set {
+				continue // unset: not granted, rather than granted empty
+			}
+			value = val
+		case !hasValue:
+			c.add(f, "add fromHost: VAR (preferred) or value: ...", "has no value")
+			continue
+		}
+		into[name] = PolicySecret{Value: value, Hosts: hosts}
 	}
 }
 

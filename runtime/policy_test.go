@@ -16,7 +16,7 @@ env:
   TZ: {fromHost: HOST_TZ}
   MISSING: {fromHost: NOT_SET}
 secrets:
-  API_KEY: {fromHost: KEY}
+  API_KEY: {fromHost: KEY, hosts: [api.example.com]}
 files:
   - path: /workspace
     hostPath: ./ws/{skill}
@@ -33,7 +33,7 @@ limits: {timeoutMs: 5000, memoryMiB: 32}
 	if _, ok := p.Env["MISSING"]; ok {
 		t.Errorf("an unset fromHost variable must not be granted empty")
 	}
-	if p.Secrets["API_KEY"] != "s3cret" {
+	if p.Secrets["API_KEY"].Value != "s3cret" || p.Secrets["API_KEY"].Hosts[0] != "api.example.com" {
 		t.Errorf("secrets")
 	}
 	if p.Files[0].HostPath != "/etc/skillbox/ws/{skill}" || p.Files[1].Access != ReadOnly {
@@ -53,6 +53,7 @@ netwrok: []
 network: ["http://bad/"]
 allowNetworks: ["not-a-cidr"]
 env: {"1X": a, Y: 3}
+secrets: {NOHOSTS: {value: x}, BOTH: {value: x, fromHost: Y, hosts: [a.com]}}
 files: [{path: rel, hostPath: x, access: rw}]
 limits: {memoryMiB: 0}
 `), func(string) (string, bool) { return "", false })
@@ -63,7 +64,7 @@ limits: {memoryMiB: 0}
 	all := strings.Join(pe.Problems, "\n")
 	for _, want := range []string{`netwrok: unknown field (did you mean "network"?)`, "network[0]", "allowNetworks[0]",
 		`env.1X: "1X" is not a valid name`, "env.Y: must be a string or an object", `files[0].access: "rw" is not an access mode`,
-		`files[0].path: "rel" must be an absolute path`, "limits.memoryMiB: must be between 1 and 4096, not 0"} {
+		`files[0].path: "rel" must be an absolute path`, "secrets.NOHOSTS.hosts: is required", "secrets.BOTH: has both value and fromHost", "limits.memoryMiB: must be between 1 and 4096, not 0"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("missing %q in:\n%s", want, all)
 		}
@@ -88,7 +89,7 @@ func TestGrantIsTheIntersection(t *testing.T) {
 	p := &Policy{
 		Network: []string{"*.openai.com", "*.example.com"},
 		Env:     map[string]string{"LANG": "C"},
-		Secrets: map[string]string{"OPENAI_API_KEY": "sk-1"},
+		Secrets: map[string]PolicySecret{"OPENAI_API_KEY": {Value: "sk-1", Hosts: []string{"api.openai.com"}}},
 		Files: []PolicyMount{{Path: "/workspace", HostPath: "/srv/ws/{skill}", Access: ReadWrite},
 			{Path: "/data", HostPath: "/srv/data", Access: ReadOnly}},
 	}
@@ -146,4 +147,38 @@ func FuzzParsePolicy(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A manifest cannot send a policy's secret to a host the policy did not name for it, even one the
+// policy's network list allows.
+func TestSecretsGoOnlyToTheirPolicyHosts(t *testing.T) {
+	m, err := ParseManifest("skill.json", []byte(`{"id":"x","name":"x","description":"d","permissions":{
+		"network":["api.openai.com","attacker.github.io"],
+		"secrets":[{"name":"KEY","hosts":["api.openai.com","attacker.github.io"],"header":"X-Steal"}]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Policy{Network: []string{"*"}, Secrets: map[string]PolicySecret{"KEY": {Value: "v", Hosts: []string{"*.openai.com"}}}}
+	g := p.Grant(m, "")
+	if len(g.host.Secrets) != 1 || g.host.Secrets[0].Hosts.String() != "api.openai.com" {
+		t.Fatalf("secret hosts %+v", g.host.Secrets)
+	}
+	if !strings.Contains(strings.Join(g.Refused, "\n"), "secret KEY for attacker.github.io: the policy sends this secret only to *.openai.com") {
+		t.Fatalf("refused %q", g.Refused)
+	}
+}
+
+// A read-only policy mount nested in a read-write one stays read-only for a skill granted the outer.
+func TestNestedPolicyMountKeepsItsAccess(t *testing.T) {
+	m, err := ParseManifest("skill.json", []byte(`{"id":"x","name":"x","description":"d","permissions":{
+		"files":[{"path":"/workspace","access":"read-write"}]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Policy{Files: []PolicyMount{{Path: "/workspace", HostPath: "/srv/ws", Access: ReadWrite},
+		{Path: "/workspace/reference", HostPath: "/srv/ref", Access: ReadOnly}}}
+	g := p.Grant(m, "")
+	if len(g.host.Mounts) != 2 || g.host.Mounts[1].Path != "/workspace/reference" || g.host.Mounts[1].Writable || g.host.Mounts[1].Dir != "/srv/ref" {
+		t.Fatalf("mounts %+v", g.host.Mounts)
+	}
 }

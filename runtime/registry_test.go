@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -130,5 +131,22 @@ func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A skill package is untrusted: a module that is a device or a FIFO must not hang or exhaust the
+// scan.
+func TestModuleThatIsNotARegularFile(t *testing.T) {
+	dir := t.TempDir()
+	fixture(t, dir, "zero", simple("zero", ""), "")
+	must(t, os.Symlink("/dev/zero", filepath.Join(dir, "zero", ModuleFile)))
+	fixture(t, dir, "fifo", simple("fifo", ""), "")
+	must(t, syscall.Mkfifo(filepath.Join(dir, "fifo", ModuleFile), 0o644))
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
+	for _, id := range []string{"zero", "fifo"} {
+		s, _ := rt.Skill(id)
+		if s.Status != StatusError || !strings.Contains(s.Err.Error(), "not a regular file") {
+			t.Errorf("%s: %v", id, s.Err)
+		}
 	}
 }

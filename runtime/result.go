@@ -38,8 +38,10 @@ type Usage struct {
 	hostfuncs.Usage
 }
 
-// Event is something that happened during a run, in order: "status" (Status is "started", then
-// "running"), "log" (Log is set), and last "result" (Result is set).
+// Event is something that happened during a run, in order: "status" with Status "started", then
+// "status" with Status "running" once the module is instantiated (not for runs refused before,
+// such as invalid arguments), "log" events (Log is set) as the skill logs, and last "result"
+// (Result is set).
 type Event struct {
 	Type   string    `json:"type"`
 	Status string    `json:"status,omitempty"`

@@ -71,20 +71,25 @@ func (rt *Runtime) Run(ctx context.Context, id string, args []byte, opts ...RunO
 	if err != nil {
 		return finish(err.(*RunError))
 	}
+	// The input is copied into the module's memory; Extism drops an input that does not fit
+	// without a word, so refuse one that cannot.
+	if memBytes := s.Grant.Limits.MemoryMiB << 20; int64(len(input)) > memBytes/2 {
+		return finish(runErr(KindInvalidArgs, id, nil, "arguments of %d bytes are more than half the skill's memory limit (%d MiB)", len(input), s.Grant.Limits.MemoryMiB))
+	}
 
 	c, err := rt.engine.acquire(ctx, s)
 	if err != nil {
 		kind := KindInternal
-		if strings.Contains(err.Error(), "over limit") {
+		if strings.Contains(err.Error(), "over limit") { // wazero: "min N pages (...) over limit of M pages"
 			kind = KindMemoryLimit
 		}
 		return finish(runErr(kind, id, err, "%v", err))
 	}
-	defer rt.engine.release(compileKey{s.Hash, memoryPages(s.Grant.Limits.MemoryMiB)}, c)
+	defer rt.engine.release(c)
 
 	call := hostfuncs.NewCall(s.Grant.host)
 	call.OnLog = func(e LogEntry) { emit(Event{Type: "log", Log: &e}) }
-	out, rerr := rt.call(ctx, s, c, call, input, res)
+	out, rerr := rt.call(ctx, s, c, call, input, res, emit)
 	res.Logs, res.LogsDropped = call.Logs()
 	if res.Logs == nil {
 		res.Logs = []LogEntry{}
@@ -101,7 +106,7 @@ func (rt *Runtime) Run(ctx context.Context, id string, args []byte, opts ...RunO
 	if skillErr != "" {
 		// A skill that fails after the grant refused it something most likely failed because of
 		// it: say so, so a caller can tell "needs a policy change" from "the skill failed".
-		if len(u.Denied) > 0 {
+		if call.Refused() > 0 {
 			return finish(runErr(KindPermissionDenied, id, nil, "%s", skillErr))
 		}
 		return finish(runErr(KindSkillError, id, nil, "%s", skillErr))
@@ -112,7 +117,7 @@ func (rt *Runtime) Run(ctx context.Context, id string, args []byte, opts ...RunO
 
 // call instantiates the module and calls its entrypoint, turning every way it can fail into a
 // RunError of the right kind.
-func (rt *Runtime) call(ctx context.Context, s *Skill, c *compiled, call *hostfuncs.Call, input []byte, res *Result) ([]byte, *RunError) {
+func (rt *Runtime) call(ctx context.Context, s *Skill, c *compiled, call *hostfuncs.Call, input []byte, res *Result, emit func(Event)) ([]byte, *RunError) {
 	id := s.ID
 	timeout := time.Duration(s.Grant.Limits.TimeoutMs) * time.Millisecond
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
@@ -126,7 +131,16 @@ func (rt *Runtime) call(ctx context.Context, s *Skill, c *compiled, call *hostfu
 	defer stderr.Flush()
 	mc := wazero.NewModuleConfig().
 		WithRandSource(rand.Reader).
-		WithSysWalltime().WithSysNanotime().WithSysNanosleep().
+		WithSysWalltime().WithSysNanotime().
+		// WASI poll_oneoff sleeps with this; time.Sleep would outlive the run's deadline.
+		WithNanosleep(func(ns int64) {
+			t := time.NewTimer(time.Duration(ns))
+			defer t.Stop()
+			select {
+			case <-t.C:
+			case <-runCtx.Done():
+			}
+		}).
 		WithStdout(stdout).WithStderr(stderr)
 
 	inst, err := c.plugin.Instance(instCtx, extism.PluginInstanceConfig{ModuleConfig: mc})
@@ -144,6 +158,7 @@ func (rt *Runtime) call(ctx context.Context, s *Skill, c *compiled, call *hostfu
 	if !inst.FunctionExists(s.Manifest.Entrypoint) {
 		return nil, runErr(KindTrap, id, nil, "the module does not export %q; export it, or name the export in the manifest's entrypoint", s.Manifest.Entrypoint)
 	}
+	emit(Event{Type: "status", Status: "running"})
 	rc, out, err := inst.CallWithContext(instCtx, s.Manifest.Entrypoint, input)
 	if err != nil {
 		return nil, classify(runCtx, ctx, s, call, meter, err)
@@ -168,18 +183,28 @@ func classify(runCtx, parent context.Context, s *Skill, call *hostfuncs.Call, me
 	case parent.Err() != nil:
 		return runErr(KindCanceled, id, err, "the caller canceled the run")
 	}
+	msg := firstLine(err.Error())
+	_, nearFull := meter.stats()
+	oom := func(cause error, what string) *RunError {
+		return runErr(KindMemoryLimit, id, cause, "the module ran out of memory (limit %d MiB): %s", limits.MemoryMiB, what)
+	}
 	if f := call.Fault(); f != nil {
+		if nearFull && strings.Contains(f.Error(), "cannot allocate the reply") {
+			return oom(f, f.Error())
+		}
 		return runErr(KindTrap, id, f, "%v", f)
 	}
 	var exit *sys.ExitError
 	if errors.As(err, &exit) {
+		if nearFull {
+			return oom(err, fmt.Sprintf("it exited with code %d", exit.ExitCode()))
+		}
 		return runErr(KindSkillError, id, err, "the module exited with code %d", exit.ExitCode())
 	}
-	msg := firstLine(err.Error())
-	if _, full := meter.stats(); full || strings.Contains(msg, "over limit") {
-		return runErr(KindMemoryLimit, id, err, "the module ran out of memory (limit %d MiB): %s", limits.MemoryMiB, msg)
-	}
 	if isTrap(err) {
+		if nearFull {
+			return oom(err, msg)
+		}
 		return runErr(KindTrap, id, err, "%s", msg)
 	}
 	// The guest set an Extism error (pdk.SetError) and returned non-zero.

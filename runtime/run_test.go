@@ -70,7 +70,7 @@ func TestEventsArriveInOrder(t *testing.T) {
 	if err != nil || string(res.Result) != `{"greeting":"Hello, Ada!"}` {
 		t.Fatalf("%v %s", err, res.Result)
 	}
-	if strings.Join(types, ",") != "status,log,result" {
+	if strings.Join(types, ",") != "status,status,log,result" {
 		t.Fatalf("events %v", types)
 	}
 }

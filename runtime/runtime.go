@@ -98,6 +98,11 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	}
 	rt.engine = newEngine(logger, rt.cache)
 	rt.reg.Store(scan(cfg.SkillDirs, policy, logger))
+	rt.engine.retain(rt.reg.Load().hashes())
+	if _, set := os.LookupEnv("EXTISM_ENABLE_WASI_OUTPUT"); set {
+		// Extism then sends guests' stdout and stderr to the process's own, past the log budget.
+		logger.Warn("EXTISM_ENABLE_WASI_OUTPUT is set: skill output bypasses the run's logs and limits; unset it")
+	}
 	logger.Info("skills loaded", "count", len(rt.reg.Load().order), "dirs", cfg.SkillDirs)
 	return rt, nil
 }

@@ -6,10 +6,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -69,6 +71,8 @@ const (
 	ModuleFile = "execute.wasm"
 	// maxModuleBytes bounds what a registry scan reads for one module.
 	maxModuleBytes = 128 << 20
+	// maxManifestBytes bounds a manifest.
+	maxManifestBytes = 1 << 20
 )
 
 var manifestNames = []string{"skill.json", "skill.yaml", "skill.yml"}
@@ -105,7 +109,7 @@ func LoadSkill(dir string, p *Policy) (s *Skill, ok bool) {
 		return s, true
 	}
 
-	data, err := os.ReadFile(manifestPath)
+	data, err := readRegular(manifestPath, maxManifestBytes)
 	if err != nil {
 		s.fail(&ManifestError{Path: manifestPath, Msg: err.Error()})
 		return s, true
@@ -151,22 +155,45 @@ func (s *Skill) fail(e *ManifestError) {
 }
 
 func readModule(path string) ([]byte, error) {
-	st, err := os.Stat(path)
+	data, err := readRegular(path, maxModuleBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, errors.New("missing: an executable skill needs its compiled module")
 	}
 	if err != nil {
 		return nil, err
 	}
-	if st.Size() > maxModuleBytes {
-		return nil, fmt.Errorf("%d bytes is more than the %d a module may have", st.Size(), maxModuleBytes)
+	if !bytes.HasPrefix(data, wasmMagic) {
+		return nil, errors.New("not a WebAssembly module (bad magic number or version)")
 	}
-	data, err := os.ReadFile(path)
+	return data, nil
+}
+
+// readRegular reads a regular file of at most max bytes. A skill package is untrusted: its
+// module may be a symlink to /dev/zero or a FIFO, which a plain ReadFile would read forever or
+// wait on. O_NONBLOCK keeps the open of a FIFO from blocking; the Stat of the open file refuses
+// anything but a regular file; the limited read stops a file that grows meanwhile.
+func readRegular(path string, max int64) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
-	if !bytes.HasPrefix(data, wasmMagic) {
-		return nil, errors.New("not a WebAssembly module (bad magic number or version)")
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file (%s)", st.Mode().Type())
+	}
+	if st.Size() > max {
+		return nil, fmt.Errorf("%d bytes is more than the %d allowed", st.Size(), max)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("more than the %d bytes allowed", max)
 	}
 	return data, nil
 }

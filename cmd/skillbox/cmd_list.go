@@ -67,7 +67,7 @@ var cmdList = &command{
 			if s.Status == runtime.StatusError {
 				desc = sum.Error
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", sum.ID, sum.Kind, sum.Status, clean(sum.Version), truncate(clean(desc), 72))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", clean(sum.ID), sum.Kind, sum.Status, clean(sum.Version), truncate(clean(desc), 72))
 		}
 		tw.Flush()
 		return exitOK

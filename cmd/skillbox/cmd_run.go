@@ -44,13 +44,13 @@ var cmdRun = &command{
 				if l.Source != "" {
 					src = l.Source + " "
 				}
-				fmt.Fprintf(e.stderr, "[%s%s] %s\n", src, l.Level, l.Message)
+				fmt.Fprintf(e.stderr, "[%s%s] %s\n", src, l.Level, clean(l.Message))
 			}
 			if res.LogsDropped > 0 {
 				fmt.Fprintf(e.stderr, "[%d log entries dropped: over maxLogBytes]\n", res.LogsDropped)
 			}
 			for _, d := range res.Usage.Denied {
-				fmt.Fprintf(e.stderr, "[denied] %s\n", d)
+				fmt.Fprintf(e.stderr, "[denied] %s\n", clean(d))
 			}
 			if runErr == nil {
 				var pretty bytes.Buffer
@@ -63,7 +63,7 @@ var cmdRun = &command{
 		}
 		if runErr != nil {
 			if !e.json {
-				fmt.Fprintf(e.stderr, "skillbox: run failed: %s: %s\n", res.Error.Kind, res.Error.Message)
+				fmt.Fprintf(e.stderr, "skillbox: run failed: %s: %s\n", res.Error.Kind, clean(res.Error.Message))
 			}
 			return exitFailed
 		}

@@ -61,7 +61,7 @@ var cmdShow = &command{
 
 func printDetail(e *env, d skillDetail) {
 	w := e.stdout
-	fmt.Fprintf(w, "%s  (%s, %s)\n", d.ID, d.Kind, d.Status)
+	fmt.Fprintf(w, "%s  (%s, %s)\n", clean(d.ID), d.Kind, d.Status)
 	fmt.Fprintf(w, "  name:         %s\n", clean(d.Name))
 	if d.Description != "" {
 		fmt.Fprintf(w, "  description:  %s\n", clean(d.Description))
@@ -72,9 +72,9 @@ func printDetail(e *env, d skillDetail) {
 	if len(d.Tags) > 0 {
 		fmt.Fprintf(w, "  tags:         %s\n", clean(strings.Join(d.Tags, ", ")))
 	}
-	fmt.Fprintf(w, "  directory:    %s\n", d.Dir)
+	fmt.Fprintf(w, "  directory:    %s\n", clean(d.Dir))
 	if d.Instructions != "" {
-		fmt.Fprintf(w, "  instructions: %s\n", d.Instructions)
+		fmt.Fprintf(w, "  instructions: %s\n", clean(d.Instructions))
 	}
 	if d.SHA256 != "" {
 		fmt.Fprintf(w, "  module:       sha256 %s, entrypoint %s\n", d.SHA256, d.Entrypoint)

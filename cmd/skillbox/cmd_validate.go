@@ -65,10 +65,10 @@ var cmdValidate = &command{
 		} else {
 			for _, v := range results {
 				if v.Valid {
-					fmt.Fprintf(e.stdout, "ok      %s (%s)\n", v.ID, v.Kind)
+					fmt.Fprintf(e.stdout, "ok      %s (%s)\n", clean(v.ID), v.Kind)
 					continue
 				}
-				fmt.Fprintf(e.stdout, "invalid %s\n", v.ID)
+				fmt.Fprintf(e.stdout, "invalid %s\n", clean(v.ID))
 				for _, p := range v.Problems {
 					fmt.Fprintf(e.stdout, "  %s\n", clean(p))
 				}

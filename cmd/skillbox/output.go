@@ -24,8 +24,11 @@ func clean(s string) string {
 		switch {
 		case r == '\t' || r == '\n' || r == '\r':
 			b.WriteByte(' ')
-		case unicode.IsControl(r):
+		case unicode.IsControl(r) && r < 0x100:
 			fmt.Fprintf(&b, "\\x%02x", r)
+		case unicode.IsControl(r) || unicode.Is(unicode.Cf, r):
+			// Format characters include the bidi overrides, which can reorder what a reader sees.
+			fmt.Fprintf(&b, "\\u%04x", r)
 		default:
 			b.WriteRune(r)
 		}

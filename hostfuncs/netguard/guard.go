@@ -29,6 +29,12 @@ func (e *BlockedError) Error() string {
 	return fmt.Sprintf("address %s is %s; the policy does not allow %s", e.Addr, e.Reason, e.Class.plural())
 }
 
+// Redacted says what Error says without the address: what a sandboxed guest may be told. The
+// address itself would let a guest map which names resolve to internal networks.
+func (e *BlockedError) Redacted() string {
+	return fmt.Sprintf("the destination address is %s; the policy does not allow %s", e.Class.is(), e.Class.plural())
+}
+
 // Is makes errors.Is(err, ErrBlocked) true.
 func (e *BlockedError) Is(target error) bool { return target == ErrBlocked }
 
