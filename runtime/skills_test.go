@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -162,5 +163,29 @@ func TestTimeoutStopsAHostCallWaitingOnTheNetwork(t *testing.T) {
 	// rather than left to the server (which never answers).
 	if time.Since(start) > 20*time.Second {
 		t.Fatalf("the run was not interrupted")
+	}
+}
+
+// A real Go guest that runs out of memory (the Go runtime's "fatal error: out of memory") is
+// memory_limit, not a trap.
+func TestGoGuestOutOfMemory(t *testing.T) {
+	dir := t.TempDir()
+	sd := filepath.Join(dir, "wc")
+	must(t, os.MkdirAll(sd, 0o755))
+	mod, err := os.ReadFile("../skills/word-count/execute.wasm")
+	must(t, err)
+	must(t, os.WriteFile(filepath.Join(sd, ModuleFile), mod, 0o644))
+	must(t, os.WriteFile(filepath.Join(sd, "skill.json"), []byte(simple("wc",
+		`"parameters":{"text":{"type":"string"}},"limits":{"memoryMiB":12}`)), 0o644))
+	// 300,000 distinct words: the frequency map alone outgrows 12 MiB.
+	var b strings.Builder
+	for i := 0; i < 300_000; i++ {
+		fmt.Fprintf(&b, "w%x ", i*7919)
+	}
+	args, _ := json.Marshal(map[string]string{"text": b.String()})
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
+	res, err := rt.Run(context.Background(), "wc", args)
+	if !errors.Is(err, ErrMemoryLimit) {
+		t.Fatalf("got %v; logs %v", err, res.Logs)
 	}
 }
