@@ -53,11 +53,14 @@ func (l *meteredMemory) Reallocate(size uint64) []byte {
 		return nil
 	}
 	old := uint64(len(l.buf))
-	if size > old {
+	switch {
+	case size <= uint64(cap(l.buf)):
+		// Within capacity: zero already (a fresh slice is zeroed, and a wasm memory never
+		// shrinks, so nothing past len was ever written).
+		l.buf = l.buf[:size]
+	default:
 		// Grow as wazero's own allocator does (append), so metering costs no extra zeroing.
 		l.buf = append(l.buf, make([]byte, size-old)...)
-	} else {
-		l.buf = l.buf[:size]
 	}
 	if size > old {
 		l.meter.grew(size-old, l.grown && size >= l.max-l.max/8)
