@@ -20,8 +20,20 @@ import (
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
-// languages lists the guest directories; each holds conformance.wasm built from its source.
-var languages = []string{"go"}
+// languages are the guest directories that hold a built conformance.wasm: every language's guest
+// runs the same test. Its build.sh rebuilds it from source.
+func languages(t *testing.T) []string {
+	mods, err := filepath.Glob("*/conformance.wasm")
+	must(t, err)
+	var langs []string
+	for _, m := range mods {
+		langs = append(langs, filepath.Dir(m))
+	}
+	if len(langs) == 0 {
+		t.Fatal("no conformance.wasm under examples/wasm")
+	}
+	return langs
+}
 
 const manifest = `{
   "id": "conformance", "name": "Conformance", "description": "Exercises every host function",
@@ -83,7 +95,7 @@ func TestConformance(t *testing.T) {
 		"log":           "ok",
 	}
 
-	for _, lang := range languages {
+	for _, lang := range languages(t) {
 		t.Run(lang, func(t *testing.T) {
 			skills := t.TempDir()
 			dir := filepath.Join(skills, "conformance")
