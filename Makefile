@@ -8,7 +8,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Guest modules with their own go.mod: tested natively (their logic), built for wasip1.
 GUEST_MODS  := sdk/go $(wildcard skills/*/src) examples/wasm/go
 
-.PHONY: all build skills fixtures test test-guests bench lint check clean
+.PHONY: all build skills guests fixtures test test-guests bench lint check clean
 
 all: build
 
@@ -19,6 +19,11 @@ build:
 skills:
 	bash skills/build.sh
 
+# Rebuild the conformance guest of every language (examples/wasm/<lang>/build.sh); each needs its
+# toolchain (see docs/guests.md; CI installs them all).
+guests:
+	@for b in examples/wasm/*/build.sh; do echo "== $$b"; bash $$b || exit 1; done
+
 # Rebuild the WAT fixtures in testdata/wasm.
 fixtures:
 	bash testdata/wat/build.sh
@@ -26,9 +31,13 @@ fixtures:
 test: test-guests
 	$(GO) test $(RACE) -count=1 ./...
 
-# The guests' own unit tests run natively: the SDK's wire format, the skills' logic.
+# The guests' own unit tests run natively: each SDK's wire format and JSON, the skills' logic.
+# The Rust, C and AssemblyScript SDK tests run when their toolchain is installed (CI has all).
 test-guests:
 	@for m in $(GUEST_MODS); do echo "== $$m"; (cd $$m && $(GO) test -count=1 ./...) || exit 1; done
+	@if [ -x /usr/bin/cargo ]; then echo "== sdk/rust"; cd sdk/rust && RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc /usr/bin/cargo test --offline -q; else echo "== sdk/rust: skipped (no Debian cargo)"; fi
+	@if command -v cc >/dev/null; then echo "== sdk/c"; bash sdk/c/test/test.sh; else echo "== sdk/c: skipped (no cc)"; fi
+	@if command -v npm >/dev/null; then echo "== sdk/assemblyscript"; cd sdk/assemblyscript && (test -d node_modules || npm ci --no-audit --no-fund -s) && npm test -s; else echo "== sdk/assemblyscript: skipped (no npm)"; fi
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./runtime/ ./cmd/skillbox/

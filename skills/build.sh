@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
-# Rebuilds every bundled skill (skills/*/src -> skills/<id>/execute.wasm) and the Go
-# conformance guest (examples/wasm/go -> examples/wasm/go/conformance.wasm) with
-# standard Go. Run from anywhere; needs Go 1.24 or later.
+# Rebuilds every bundled skill (skills/*/src -> skills/<id>/execute.wasm) with standard Go.
+# Run from anywhere; needs Go 1.24 or later. (The conformance guests: examples/wasm/*/build.sh.)
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -19,4 +18,3 @@ build() {
 for src in "$root"/skills/*/src; do
 	build "$src" "$(dirname "$src")/execute.wasm"
 done
-build "$root/examples/wasm/go" "$root/examples/wasm/go/conformance.wasm"

@@ -33,6 +33,8 @@ type env struct {
 	cacheDir       string
 
 	args string // run --args
+	lang string // new --lang
+	sdk  string // new --sdk
 }
 
 type command struct {
@@ -51,6 +53,8 @@ func init() {
 		"show":     cmdShow,
 		"validate": cmdValidate,
 		"version":  cmdVersion,
+		"new":      cmdNew,
+		"build":    cmdBuild,
 	}
 }
 

@@ -20,9 +20,10 @@ import (
 //
 // # Notes
 //
-// Recovering a panic needs unwinding. Standard Go has it; TinyGo on wasip1 has it only in
-// recent releases (older ones abort), and then the host reports the run as a trap rather
-// than success:false.
+// Recovering a panic needs unwinding. Standard Go has it; TinyGo has none on WebAssembly
+// (no release through 0.42 recovers on wasm32): a panic prints its message to stdout, which
+// the host logs, and aborts, and the host reports the run as a trap rather than
+// success:false.
 func Run[A any, R any](h func(ctx *Context, args A) (R, error)) int32 {
 	return run(platformHost, h)
 }

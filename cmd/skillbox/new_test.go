@@ -1,0 +1,179 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// workspace makes a directory that looks like a Skillbox checkout to `new`: skills/ beside a
+// link to the repository's sdk/.
+func workspace(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	sdk, err := filepath.Abs("../../sdk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(sdk, filepath.Join(root, "sdk")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, "skills"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// TestNewBuildRun does what a new user does, for every language: new, build, run. A language
+// whose toolchain is missing is skipped, unless SKILLBOX_REQUIRE_TOOLCHAINS is set (CI sets it,
+// so there every language must pass).
+func TestNewBuildRun(t *testing.T) {
+	t.Parallel()
+	for _, name := range languageNames() {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			if _, err := templates.ReadDir("templates/" + name); err != nil {
+				t.Fatalf("no template for %s", name)
+			}
+			root := workspace(t)
+			skills := filepath.Join(root, "skills")
+			id := "hello-" + name
+			if _, _, err := buildPlan(languages[name], filepath.Join(skills, id, "src"), filepath.Join(skills, id, "execute.wasm")); err != nil {
+				var missing *missingToolchain
+				if errors.As(err, &missing) && os.Getenv("SKILLBOX_REQUIRE_TOOLCHAINS") == "" {
+					t.Skipf("toolchain missing: %v", err)
+				}
+				if name != "rust" && name != "assemblyscript" { // those read files new has not written yet
+					t.Fatal(err)
+				}
+			}
+			r := cli(t, "", "--skills", skills, "new", id, "--lang", name)
+			if r.code != exitOK || !strings.Contains(r.stdout, "created "+filepath.Join(skills, id)) {
+				t.Fatalf("new: %s", r)
+			}
+			for _, f := range []string{"skill.json", "SKILL.md", "example.json", "src"} {
+				if _, err := os.Stat(filepath.Join(skills, id, f)); err != nil {
+					t.Errorf("new wrote no %s", f)
+				}
+			}
+			// Build from inside the skill directory's src/, as a user who cd's there would.
+			r = cli(t, "", "build", filepath.Join(skills, id, "src"))
+			if r.code != exitOK || !strings.Contains(r.stdout, "built "+id) || !strings.Contains(r.stdout, "valid") {
+				t.Fatalf("build: %s", r)
+			}
+			r = cli(t, "", "--skills", skills, "run", id, "--args", "@"+filepath.Join(skills, id, "example.json"), "--json")
+			if r.code != exitOK {
+				t.Fatalf("run: %s", r)
+			}
+			var res struct {
+				Result struct{ Greeting string }
+				Logs   []struct{ Message string }
+			}
+			if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
+				t.Fatal(err)
+			}
+			if res.Result.Greeting != "Hello, Ada!" {
+				t.Errorf("greeting %q", res.Result.Greeting)
+			}
+			logged := false
+			for _, l := range res.Logs {
+				logged = logged || l.Message == "greeting Ada"
+			}
+			if !logged {
+				t.Errorf("no log line 'greeting Ada' in %+v", res.Logs)
+			}
+			// The default applies: no arguments greet the world.
+			r = cli(t, "", "--skills", skills, "run", id)
+			if r.code != exitOK || !strings.Contains(r.stdout, "Hello, world!") {
+				t.Errorf("run with the default: %s", r)
+			}
+		})
+	}
+}
+
+func TestNewErrors(t *testing.T) {
+	t.Parallel()
+	root := workspace(t)
+	skills := filepath.Join(root, "skills")
+	if r := cli(t, "", "--skills", skills, "new", "taken", "--lang", "c"); r.code != exitOK {
+		t.Fatalf("first new: %s", r)
+	}
+	noSDK := filepath.Join(t.TempDir(), "skills")
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{"no id", []string{"--skills", skills, "new"}, exitUsage, "new takes one skill id"},
+		{"bad id", []string{"--skills", skills, "new", "Bad_Id"}, exitUsage, `"Bad_Id" is not a valid skill id`},
+		{"unknown language", []string{"--skills", skills, "new", "x", "--lang", "cobol"}, exitUsage, `--lang "cobol": choose one of assemblyscript, c, go, rust, tinygo`},
+		{"existing skill", []string{"--skills", skills, "new", "taken", "--lang", "c"}, exitFailed, "already exists"},
+		{"no SDK above", []string{"--skills", noSDK, "new", "x", "--lang", "go"}, exitFailed, "no sdk/go directory above"},
+	}
+	for _, tc := range tests {
+		r := cli(t, "", tc.args...)
+		if r.code != tc.code || !strings.Contains(r.stderr, tc.stderr) {
+			t.Errorf("%s: %s\nwant exit %d and %q", tc.name, r, tc.code, tc.stderr)
+		}
+	}
+	// A failed new leaves nothing behind.
+	if entries, _ := os.ReadDir(skills); len(entries) != 1 {
+		t.Errorf("skills dir holds %d entries, want only 'taken'", len(entries))
+	}
+}
+
+func TestBuildErrors(t *testing.T) {
+	dir := t.TempDir()
+	if r := cli(t, "", "build", dir); r.code != exitFailed || !strings.Contains(r.stderr, "is not a skill directory") {
+		t.Errorf("not a skill: %s", r)
+	}
+	skill := filepath.Join(dir, "s")
+	if err := os.MkdirAll(filepath.Join(skill, "src"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(skill, "skill.json"), []byte(`{"id":"s","name":"s","description":"d"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := cli(t, "", "build", skill); r.code != exitFailed || !strings.Contains(r.stderr, "cannot tell the skill's language") {
+		t.Errorf("no language: %s", r)
+	}
+	// A missing toolchain says how to install it. (PATH holds nothing here: not parallel.)
+	if err := os.WriteFile(filepath.Join(skill, "src", "main.c"), []byte("int x;"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", t.TempDir())
+	if r := cli(t, "", "build", skill); r.code != exitFailed || !strings.Contains(r.stderr, "c skills need clang, which is not installed: on Debian: apt-get install clang") {
+		t.Errorf("missing toolchain: %s", r)
+	}
+}
+
+func TestDetectLanguage(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		files map[string]string
+		want  string
+	}{
+		"go":             {map[string]string{"go.mod": "module x\n"}, "go"},
+		"tinygo":         {map[string]string{"go.mod": "module x\n\n// skillbox:build tinygo\n"}, "tinygo"},
+		"rust":           {map[string]string{"Cargo.toml": "[package]\nname = \"x\"\n"}, "rust"},
+		"assemblyscript": {map[string]string{"package.json": "{}"}, "assemblyscript"},
+		"asconfig":       {map[string]string{"asconfig.json": "{}"}, "assemblyscript"},
+		"c":              {map[string]string{"main.c": ""}, "c"},
+	}
+	for name, tc := range tests {
+		dir := t.TempDir()
+		for f, body := range tc.files {
+			if err := os.WriteFile(filepath.Join(dir, f), []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := detectLanguage(dir)
+		if err != nil || got.name != tc.want {
+			t.Errorf("%s: got %q, %v", name, got.name, err)
+		}
+	}
+}

@@ -1,0 +1,2 @@
+// The package entry: `import { ... } from "@skillbox/sdk"` resolves here.
+export * from "./assembly/index";
