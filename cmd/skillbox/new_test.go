@@ -159,6 +159,7 @@ func TestDetectLanguage(t *testing.T) {
 	}{
 		"go":             {map[string]string{"go.mod": "module x\n"}, "go"},
 		"tinygo":         {map[string]string{"go.mod": "module x\n\n// skillbox:build tinygo\n"}, "tinygo"},
+		"tinygo, flags":  {map[string]string{"go.mod": "// skillbox:build tinygo -scheduler=none -opt=z\nmodule x\n"}, "tinygo"},
 		"rust":           {map[string]string{"Cargo.toml": "[package]\nname = \"x\"\n"}, "rust"},
 		"assemblyscript": {map[string]string{"package.json": "{}"}, "assemblyscript"},
 		"asconfig":       {map[string]string{"asconfig.json": "{}"}, "assemblyscript"},
@@ -174,6 +175,9 @@ func TestDetectLanguage(t *testing.T) {
 		got, err := detectLanguage(dir)
 		if err != nil || got.name != tc.want {
 			t.Errorf("%s: got %q, %v", name, got.name, err)
+		}
+		if name == "tinygo, flags" && strings.Join(got.flags, " ") != "-scheduler=none -opt=z" {
+			t.Errorf("tinygo flags %q", got.flags)
 		}
 	}
 }

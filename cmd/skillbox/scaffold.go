@@ -27,14 +27,16 @@ type language struct {
 	sdk string
 	// install says how to get the toolchain, for the error when it is missing.
 	install string
+	// flags are extra build flags a skill's source asks for (TinyGo's go.mod marker line).
+	flags []string
 }
 
 var languages = map[string]language{
-	"go":             {"go", "go", "install Go 1.24 or later (https://go.dev/dl/)"},
-	"tinygo":         {"tinygo", "go", "run scripts/install-tinygo.sh from the Skillbox repository (it builds TinyGo from source against Debian's LLVM 19)"},
-	"rust":           {"rust", "rust", "on Debian: apt-get install rustc cargo libstd-rust-dev-wasm32; with rustup: rustup target add wasm32-wasip1"},
-	"assemblyscript": {"assemblyscript", "assemblyscript", "install Node.js and npm (Debian: apt-get install nodejs npm)"},
-	"c":              {"c", "c", "on Debian: apt-get install clang lld wasi-libc libclang-rt-dev-wasm32"},
+	"go":             {name: "go", sdk: "go", install: "install Go 1.24 or later (https://go.dev/dl/)"},
+	"tinygo":         {name: "tinygo", sdk: "go", install: "run scripts/install-tinygo.sh from the Skillbox repository (it builds TinyGo from source against Debian's LLVM 19)"},
+	"rust":           {name: "rust", sdk: "rust", install: "on Debian: apt-get install rustc cargo libstd-rust-dev-wasm32; with rustup: rustup target add wasm32-wasip1"},
+	"assemblyscript": {name: "assemblyscript", sdk: "assemblyscript", install: "install Node.js and npm (Debian: apt-get install nodejs npm)"},
+	"c":              {name: "c", sdk: "c", install: "on Debian: apt-get install clang lld wasi-libc libclang-rt-dev-wasm32"},
 }
 
 func languageNames() []string {

@@ -21,8 +21,11 @@ func detectLanguage(src string) (language, error) {
 	switch {
 	case has("go.mod"):
 		mod, _ := os.ReadFile(filepath.Join(src, "go.mod"))
-		if strings.Contains(string(mod), "// skillbox:build tinygo") {
-			return languages["tinygo"], nil
+		// "// skillbox:build tinygo [flags]" picks TinyGo, with extra build flags.
+		if m := tinygoMarker.FindSubmatch(mod); m != nil {
+			lang := languages["tinygo"]
+			lang.flags = strings.Fields(string(m[1]))
+			return lang, nil
 		}
 		return languages["go"], nil
 	case has("Cargo.toml"):
@@ -78,7 +81,8 @@ func buildPlan(lang language, src, out string) (steps []step, produced string, e
 		}
 		// -no-debug: TinyGo has no -trimpath, and its debug info would carry the builder's paths
 		// (and make the module 2.7x larger); panics still print their message.
-		return []step{{dir: src, argv: []string{tg, "build", "-target=wasip1", "-buildmode=c-shared", "-no-debug", "-o", out, "."}}}, "", nil
+		argv := append([]string{tg, "build", "-target=wasip1", "-buildmode=c-shared", "-no-debug"}, lang.flags...)
+		return []step{{dir: src, argv: append(argv, "-o", out, ".")}}, "", nil
 	case "rust":
 		return rustPlan(lang, src)
 	case "assemblyscript":
@@ -133,6 +137,8 @@ func compileFlags(src string) []string {
 	}
 	return flags
 }
+
+var tinygoMarker = regexp.MustCompile(`(?m)^//\s*skillbox:build tinygo\b(.*)$`)
 
 var crateName = regexp.MustCompile(`(?m)^\s*name\s*=\s*"([^"]+)"`)
 
