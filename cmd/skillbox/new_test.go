@@ -120,9 +120,22 @@ func TestNewErrors(t *testing.T) {
 			t.Errorf("%s: %s\nwant exit %d and %q", tc.name, r, tc.code, tc.stderr)
 		}
 	}
+	// A relative skills directory (what a user types) works too.
+	cwd, _ := os.Getwd()
+	rel, err := filepath.Rel(cwd, skills)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := cli(t, "", "--skills", rel, "new", "relative", "--lang", "go"); r.code != exitOK {
+		t.Fatalf("new with a relative --skills: %s", r)
+	}
+	mod, err := os.ReadFile(filepath.Join(skills, "relative", "src", "go.mod"))
+	if err != nil || !strings.Contains(string(mod), "=> ../../../sdk/go") {
+		t.Errorf("go.mod: %s %v", mod, err)
+	}
 	// A failed new leaves nothing behind.
-	if entries, _ := os.ReadDir(skills); len(entries) != 1 {
-		t.Errorf("skills dir holds %d entries, want only 'taken'", len(entries))
+	if entries, _ := os.ReadDir(skills); len(entries) != 2 {
+		t.Errorf("skills dir holds %d entries, want only 'taken' and 'relative'", len(entries))
 	}
 }
 

@@ -78,8 +78,15 @@ func scaffold(skillDir, id string, lang language, sdkDir string) error {
 	if _, err := os.Stat(skillDir); err == nil {
 		return fmt.Errorf("%s already exists; pick another id or remove it", skillDir)
 	}
-	src := filepath.Join(skillDir, "src")
-	relSDK, err := filepath.Rel(src, sdkDir)
+	absSkill, err := filepath.Abs(skillDir)
+	if err != nil {
+		return err
+	}
+	absSDK, err := filepath.Abs(sdkDir)
+	if err != nil {
+		return err
+	}
+	relSDK, err := filepath.Rel(filepath.Join(absSkill, "src"), absSDK)
 	if err != nil {
 		return err
 	}
