@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
@@ -18,6 +19,8 @@ import (
 type engine struct {
 	logger *slog.Logger
 	cache  wazero.CompilationCache // nil: no on-disk cache
+
+	hits, compiles atomic.Int64 // acquires served by a compiled module, and compilations
 
 	mu      sync.Mutex
 	entries map[compileKey]*compiled
@@ -60,9 +63,15 @@ func (e *engine) acquire(ctx context.Context, s *Skill) (*compiled, error) {
 	c.refs++
 	e.mu.Unlock()
 
+	compiledNow := false
 	c.once.Do(func() {
+		compiledNow = true
+		e.compiles.Add(1)
 		c.plugin, c.err = e.compile(ctx, s, key.pages)
 	})
+	if !compiledNow {
+		e.hits.Add(1)
+	}
 	if c.err != nil {
 		e.release(c)
 		e.mu.Lock()

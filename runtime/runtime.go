@@ -52,6 +52,19 @@ type Runtime struct {
 
 	reloadMu sync.Mutex
 	reg      atomic.Pointer[registry]
+	// scanned is the fingerprint of the skill files as of the last scan, for Watch.
+	scanned atomic.Pointer[[32]byte]
+}
+
+// rescan scans the skill directories, installs the result and lets the engine drop modules no
+// version uses any more. Callers hold reloadMu (or are New).
+func (rt *Runtime) rescan() *registry {
+	fp := rt.fingerprint()
+	r := scan(rt.cfg.SkillDirs, rt.policy, rt.logger)
+	rt.reg.Store(r)
+	rt.scanned.Store(&fp)
+	rt.engine.retain(r.hashes())
+	return r
 }
 
 var (
@@ -96,8 +109,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		rt.cache = cache
 	}
 	rt.engine = newEngine(logger, rt.cache)
-	rt.reg.Store(scan(cfg.SkillDirs, policy, logger))
-	rt.engine.retain(rt.reg.Load().hashes())
+	rt.rescan()
 	if _, set := os.LookupEnv("EXTISM_ENABLE_WASI_OUTPUT"); set {
 		// Extism then sends guests' stdout and stderr to the process's own, past the log budget.
 		logger.Warn("EXTISM_ENABLE_WASI_OUTPUT is set: skill output bypasses the run's logs and limits; unset it")
@@ -127,11 +139,21 @@ func (rt *Runtime) Policy() *Policy { return rt.policy }
 func (rt *Runtime) Reload(ctx context.Context) error {
 	rt.reloadMu.Lock()
 	defer rt.reloadMu.Unlock()
-	r := scan(rt.cfg.SkillDirs, rt.policy, rt.logger)
-	rt.reg.Store(r)
-	rt.engine.retain(r.hashes())
+	r := rt.rescan()
 	rt.logger.Info("skills reloaded", "count", len(r.order))
 	return ctx.Err()
+}
+
+// Stats are counters of the engine since New, for metrics.
+type Stats struct {
+	// CompileHits counts runs that found their module compiled in memory; Compiles counts
+	// compilations (each of which may itself be served by the on-disk cache).
+	CompileHits, Compiles int64
+}
+
+// Stats returns the engine's counters.
+func (rt *Runtime) Stats() Stats {
+	return Stats{CompileHits: rt.engine.hits.Load(), Compiles: rt.engine.compiles.Load()}
 }
 
 // Close releases compiled modules and the cache handle. Runs must have finished.

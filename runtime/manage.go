@@ -1,0 +1,199 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+)
+
+// Errors of skill management, matchable with errors.Is.
+var (
+	// ErrExists is returned by Install of an id that is already installed, without Replace.
+	ErrExists = errors.New("skill already exists")
+	// ErrNoSkillDir is returned when the runtime has no skill directory to write to.
+	ErrNoSkillDir = errors.New("no skill directory to install into")
+)
+
+// Package limits for Install: a package is untrusted input (an HTTP upload, say).
+const (
+	maxPackageFiles = 256
+	maxPackageBytes = 160 << 20
+)
+
+// InstallOptions says how Install treats an existing skill.
+type InstallOptions struct {
+	// Replace allows replacing an installed skill of the same id (an update); without it an
+	// existing id is ErrExists (a create).
+	Replace bool
+	// MustExist makes Install fail with ErrNotFound when no skill of that id is installed.
+	MustExist bool
+}
+
+// Install writes the skill package files (relative slash paths -> contents) as skill id into the
+// first skill directory, atomically: the package is written aside, loaded and compiled there, and
+// only a valid package replaces anything. A failed Install changes nothing on disk or in the
+// registry. Runs in flight finish on the version they started with.
+//
+// Allowed paths: skill.json or skill.yaml, execute.wasm, SKILL.md, and files under resources/.
+//
+// # Errors
+//
+// A *SkillError (errors.Is ErrInvalidSkill) for an invalid package, with every problem;
+// ErrExists; ErrNotFound (MustExist); ErrNoSkillDir.
+func (rt *Runtime) Install(ctx context.Context, id string, files map[string][]byte, opts InstallOptions) (*Skill, error) {
+	if len(rt.cfg.SkillDirs) == 0 {
+		return nil, ErrNoSkillDir
+	}
+	if !ValidID(id) {
+		return nil, &SkillError{ID: id, Problems: []*ManifestError{{Path: id, Msg: fmt.Sprintf("%q is not a valid skill id", id),
+			Hint: "use lower-case letters, digits and '-', starting with a letter or digit, at most 63"}}}
+	}
+	if err := checkPackageFiles(id, files); err != nil {
+		return nil, err
+	}
+	rt.reloadMu.Lock()
+	defer rt.reloadMu.Unlock()
+
+	root := rt.cfg.SkillDirs[0]
+	final := filepath.Join(root, id)
+	_, statErr := os.Stat(final)
+	exists := statErr == nil
+	if cur, ok := rt.reg.Load().byID[id]; ok && filepath.Dir(cur.Dir) != filepath.Clean(root) {
+		exists = true // installed in another directory, which would shadow or be shadowed
+	}
+	switch {
+	case exists && !opts.Replace:
+		return nil, fmt.Errorf("install %q: %w", id, ErrExists)
+	case !exists && opts.MustExist:
+		return nil, runErr(KindNotFound, id, nil, "no skill with this id")
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return nil, err
+	}
+	staging, err := os.MkdirTemp(root, "."+id+".staging-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(staging) // a no-op once renamed into place
+	for name, data := range files {
+		p := filepath.Join(staging, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			return nil, err
+		}
+	}
+	// Load and compile the package where it is, under its real id: CheckSkill reads the
+	// directory name as the id, so check a same-named directory inside the staging area.
+	check := filepath.Join(staging, id)
+	if err := os.Mkdir(check, 0o755); err != nil {
+		return nil, err
+	}
+	for name := range files {
+		top := strings.SplitN(name, "/", 2)[0]
+		if _, err := os.Stat(filepath.Join(check, top)); err == nil {
+			continue
+		}
+		if err := os.Rename(filepath.Join(staging, top), filepath.Join(check, top)); err != nil {
+			return nil, err
+		}
+	}
+	s, ok := rt.CheckSkill(ctx, check)
+	if !ok {
+		return nil, &SkillError{ID: id, Problems: []*ManifestError{{Path: id, Msg: "not a skill package", Hint: "include skill.json and execute.wasm, or SKILL.md"}}}
+	}
+	if s.Status != StatusActive {
+		return nil, s.Err
+	}
+	// Swap: move the old version aside, the new one in, then drop the old. Each rename is atomic;
+	// between the two, the id is briefly absent on disk, never half-written.
+	var old string
+	if _, err := os.Stat(final); err == nil {
+		old = filepath.Join(staging, ".old")
+		if err := os.Rename(final, old); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.Rename(check, final); err != nil {
+		if old != "" {
+			_ = os.Rename(old, final) // put the old version back
+		}
+		return nil, err
+	}
+	r := rt.rescan()
+	rt.logger.Info("skill installed", "skill", id, "replaced", exists)
+	return r.byID[id], nil
+}
+
+// Remove deletes skill id from the first skill directory and the registry. Runs in flight finish.
+func (rt *Runtime) Remove(ctx context.Context, id string) error {
+	if len(rt.cfg.SkillDirs) == 0 {
+		return ErrNoSkillDir
+	}
+	if !ValidID(id) {
+		return runErr(KindNotFound, id, nil, "no skill with this id")
+	}
+	rt.reloadMu.Lock()
+	defer rt.reloadMu.Unlock()
+	final := filepath.Join(rt.cfg.SkillDirs[0], id)
+	if _, err := os.Stat(final); err != nil {
+		return runErr(KindNotFound, id, nil, "no skill with this id in %s", rt.cfg.SkillDirs[0])
+	}
+	// Rename first, so the id disappears atomically, then delete at leisure.
+	trash, err := os.MkdirTemp(rt.cfg.SkillDirs[0], "."+id+".removed-")
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(final, filepath.Join(trash, id)); err != nil {
+		os.RemoveAll(trash)
+		return err
+	}
+	rt.rescan()
+	rt.logger.Info("skill removed", "skill", id)
+	return os.RemoveAll(trash)
+}
+
+// checkPackageFiles refuses paths a package may not contain, every problem at once.
+func checkPackageFiles(id string, files map[string][]byte) error {
+	se := &SkillError{ID: id}
+	var total int64
+	if len(files) > maxPackageFiles {
+		se.Problems = append(se.Problems, &ManifestError{Path: id, Msg: fmt.Sprintf("%d files; a package has at most %d", len(files), maxPackageFiles)})
+	}
+	manifests := 0
+	for name, data := range files {
+		total += int64(len(data))
+		clean := path.Clean(name)
+		switch {
+		case name == "" || clean != name || strings.HasPrefix(name, "/") || strings.HasPrefix(name, "../") || name == ".." ||
+			strings.ContainsAny(name, "\\\x00"):
+			se.Problems = append(se.Problems, &ManifestError{Path: name, Msg: "not a clean relative path"})
+			continue
+		case name == "skill.json" || name == "skill.yaml" || name == "skill.yml":
+			manifests++
+		case name == ModuleFile || strings.EqualFold(name, "SKILL.md"):
+		case strings.HasPrefix(name, "resources/"):
+			if strings.Contains(name, "/.") {
+				se.Problems = append(se.Problems, &ManifestError{Path: name, Msg: "hidden files are not allowed"})
+			}
+		default:
+			se.Problems = append(se.Problems, &ManifestError{Path: name, Msg: "not allowed in a package",
+				Hint: "a package holds skill.json (or skill.yaml), execute.wasm, SKILL.md and resources/..."})
+		}
+	}
+	if manifests > 1 {
+		se.Problems = append(se.Problems, &ManifestError{Path: id, Msg: "more than one manifest", Hint: "keep one of skill.json, skill.yaml"})
+	}
+	if total > maxPackageBytes {
+		se.Problems = append(se.Problems, &ManifestError{Path: id, Msg: fmt.Sprintf("%d bytes; a package has at most %d", total, maxPackageBytes)})
+	}
+	if len(se.Problems) > 0 {
+		return se
+	}
+	return nil
+}

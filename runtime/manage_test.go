@@ -1,0 +1,150 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func pkg(t *testing.T, manifest, wasm string) map[string][]byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "wasm", wasm+".wasm"))
+	must(t, err)
+	return map[string][]byte{"skill.json": []byte(manifest), ModuleFile: data}
+}
+
+func TestInstallUpdateRemove(t *testing.T) {
+	dir := t.TempDir()
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
+	ctx := context.Background()
+
+	s, err := rt.Install(ctx, "greet", pkg(t, simple("greet", `"version":"1"`), "hello"), InstallOptions{})
+	if err != nil || s.Version() != "1" {
+		t.Fatalf("create: %v", err)
+	}
+	if _, err := rt.Install(ctx, "greet", pkg(t, simple("greet", ""), "hello"), InstallOptions{}); !errors.Is(err, ErrExists) {
+		t.Fatalf("create over an existing skill: %v", err)
+	}
+	if _, err := rt.Install(ctx, "nope", pkg(t, simple("nope", ""), "hello"), InstallOptions{Replace: true, MustExist: true}); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("update of a missing skill: %v", err)
+	}
+
+	// A broken update changes nothing: not the files, not the registry, and runs still work.
+	before, _ := os.ReadFile(filepath.Join(dir, "greet", "skill.json"))
+	bad := pkg(t, `{"id":"greet","name":"g","descripton":"typo"}`, "hello")
+	if _, err := rt.Install(ctx, "greet", bad, InstallOptions{Replace: true}); !errors.Is(err, ErrInvalidSkill) ||
+		!strings.Contains(err.Error(), `did you mean "description"`) {
+		t.Fatalf("broken update: %v", err)
+	}
+	noexport := pkg(t, simple("greet", ""), "noexport")
+	if _, err := rt.Install(ctx, "greet", noexport, InstallOptions{Replace: true}); !errors.Is(err, ErrInvalidSkill) ||
+		!strings.Contains(err.Error(), `does not export the entrypoint "execute"`) {
+		t.Fatalf("update without the export: %v", err)
+	}
+	after, _ := os.ReadFile(filepath.Join(dir, "greet", "skill.json"))
+	if string(before) != string(after) {
+		t.Fatalf("a failed update changed the files")
+	}
+	if res, err := rt.Run(ctx, "greet", nil); err != nil || res.Version != "1" {
+		t.Fatalf("run after failed updates: %v %+v", err, res)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Fatalf("left behind: %v", entries)
+	}
+
+	// Paths a package may not hold, all reported at once.
+	evil := pkg(t, simple("evil", ""), "hello")
+	evil["../escape"] = []byte("x")
+	evil["src/main.go"] = []byte("x")
+	evil["resources/.hidden"] = []byte("x")
+	_, err = rt.Install(ctx, "evil", evil, InstallOptions{})
+	var se *SkillError
+	if !errors.As(err, &se) || len(se.Problems) != 3 {
+		t.Fatalf("evil package: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(dir), "escape")); err == nil {
+		t.Fatal("a package wrote outside the skills directory")
+	}
+
+	// Update: the new version serves new runs.
+	if s, err := rt.Install(ctx, "greet", pkg(t, simple("greet", `"version":"2","parameters":{"type":"object"}`), "echo"), InstallOptions{Replace: true, MustExist: true}); err != nil || s.Version() != "2" {
+		t.Fatalf("update: %v", err)
+	}
+	if res, err := rt.Run(ctx, "greet", []byte(`{"a":1}`)); err != nil || string(res.Result) != `{"a":1}` {
+		t.Fatalf("run after update: %v %s", err, res.Result)
+	}
+	if err := rt.Remove(ctx, "greet"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.Run(ctx, "greet", nil); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("run after remove: %v", err)
+	}
+	if err := rt.Remove(ctx, "greet"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("second remove: %v", err)
+	}
+}
+
+// Updates under concurrent runs: every run finishes, on one version or the other, never broken.
+func TestUpdateUnderConcurrentRuns(t *testing.T) {
+	dir := t.TempDir()
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
+	ctx := context.Background()
+	if _, err := rt.Install(ctx, "s", pkg(t, simple("s", `"version":"1"`), "hello"), InstallOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := rt.Run(ctx, "s", nil); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	for i := 0; i < 10; i++ {
+		if _, err := rt.Install(ctx, "s", pkg(t, simple("s", `"version":"2"`), "hello"), InstallOptions{Replace: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+func TestWatchReloadsOnChange(t *testing.T) {
+	dir := t.TempDir()
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { rt.Watch(ctx, 200*time.Millisecond); close(done) }()
+	defer func() { cancel(); <-done }()
+	fixture(t, dir, "late", simple("late", ""), "hello")
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, err := rt.Skill("late"); err == nil {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal("the watcher did not pick up a new skill")
+}
