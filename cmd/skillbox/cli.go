@@ -35,6 +35,11 @@ type env struct {
 	args string // run --args
 	lang string // new --lang
 	sdk  string // new --sdk
+
+	addr     string // serve
+	keys     string
+	insecure bool
+	watch    bool
 }
 
 type command struct {
@@ -55,6 +60,7 @@ func init() {
 		"version":  cmdVersion,
 		"new":      cmdNew,
 		"build":    cmdBuild,
+		"serve":    cmdServe,
 	}
 }
 

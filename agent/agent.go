@@ -1,0 +1,48 @@
+// Package agent turns a catalog of skills into what an agent backend hands a model: tool
+// definitions for OpenAI, Anthropic and MCP, the /.well-known/skills.json tool manifest, and a
+// search over the catalog.
+//
+// Every tool definition comes from one place, the skill's normalised JSON Schema
+// ([runtime.Skill.Schema]), so a model sees exactly the arguments the runtime will validate.
+// Only skills that can run are tools: executable and active. Instruction skills (a SKILL.md
+// only) are found by [Search] and read with package skillmd.
+//
+// Tool names are "skill_" followed by the skill's id with '-' written '_' ([ToolName]), valid for
+// every provider; [SkillID] maps a tool call back to the skill.
+package agent
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/skillbox-dev/skillbox/runtime"
+)
+
+// Catalog is where skills come from. *runtime.Runtime satisfies it; a test or a filtered view
+// (the skills of one tenant) can too.
+type Catalog interface {
+	// Skills returns every skill, broken ones included, ordered by id.
+	Skills() []*runtime.Skill
+}
+
+var _ Catalog = (*runtime.Runtime)(nil)
+
+// tool is what every tool format is made from.
+type tool struct {
+	skill  *runtime.Skill
+	name   string
+	schema json.RawMessage
+}
+
+// tools returns the skills of c that can be called, in c's order, with their tool names and a
+// copy of their schemas (a caller may change what it is given without changing the skill).
+func tools(c Catalog) []tool {
+	var out []tool
+	for _, s := range c.Skills() {
+		if s == nil || s.Kind != runtime.Executable || s.Status != runtime.StatusActive || s.Manifest == nil || s.Schema() == nil {
+			continue
+		}
+		out = append(out, tool{skill: s, name: ToolName(s.ID), schema: bytes.Clone(s.Schema().JSON())})
+	}
+	return out
+}

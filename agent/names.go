@@ -1,0 +1,40 @@
+package agent
+
+import (
+	"strings"
+
+	"github.com/skillbox-dev/skillbox/runtime"
+)
+
+// ToolPrefix starts the name of every skill's tool, so a backend can tell skill calls from its
+// own tools.
+const ToolPrefix = "skill_"
+
+// Tool name length limits of the providers. An id may be 63 characters, which makes a tool name of
+// 69: too long for OpenAI, which is why [OpenAITools] leaves such skills out.
+const (
+	MaxOpenAIToolName    = 64
+	MaxAnthropicToolName = 128
+)
+
+// ToolName returns the tool name of the skill id: "skill_" + id with '-' written '_'
+// ("word-count" gives "skill_word_count"). Ids are lower-case letters, digits and '-', so the
+// name matches ^[a-zA-Z0-9_-]+$, which OpenAI, Anthropic and MCP all accept. The '-' is
+// replaced because some clients still treat tool names as identifiers.
+func ToolName(id string) string {
+	return ToolPrefix + strings.ReplaceAll(id, "-", "_")
+}
+
+// SkillID returns the skill id a tool name was made from, and false when tool is not the name of
+// any skill: ids never contain '_', so the mapping is one to one.
+func SkillID(tool string) (string, bool) {
+	rest, ok := strings.CutPrefix(tool, ToolPrefix)
+	if !ok {
+		return "", false
+	}
+	id := strings.ReplaceAll(rest, "_", "-")
+	if !runtime.ValidID(id) || ToolName(id) != tool {
+		return "", false
+	}
+	return id, true
+}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/skillbox-dev/skillbox/server"
+)
+
+var cmdServe = &command{
+	summary: "serve the skills over HTTP: list, run (JSON or SSE), tool manifests, management, metrics",
+	usage:   "[--addr 127.0.0.1:8080] [--keys FILE] [--insecure] [--watch]",
+	flags: func(fs *flag.FlagSet, e *env) {
+		fs.StringVar(&e.addr, "addr", "127.0.0.1:8080", "listen `address`")
+		fs.StringVar(&e.keys, "keys", "", "API keys `FILE` (YAML list of {name, key, role}; key may be env:VAR)")
+		fs.BoolVar(&e.insecure, "insecure", false, "allow a non-loopback address without API keys")
+		fs.BoolVar(&e.watch, "watch", false, "reload skills when their files change")
+	},
+	run: func(ctx context.Context, e *env, pos []string) int {
+		if len(pos) != 0 {
+			return e.fail(exitUsage, "serve takes no arguments")
+		}
+		var keys []server.APIKey
+		if e.keys != "" {
+			k, err := server.LoadKeys(e.keys)
+			if err != nil {
+				return e.fail(exitUsage, "--keys: %v", err)
+			}
+			keys = k
+		}
+		if len(keys) == 0 && !e.insecure && !loopback(e.addr) {
+			return e.fail(exitUsage, "refusing to serve %s without API keys: anyone who can reach it could run and change skills. Use a loopback address, --keys FILE, or --insecure", e.addr)
+		}
+		ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
+		defer stop()
+		rt, err := e.runtime(ctx)
+		if err != nil {
+			return e.fail(exitFailed, "%v", err)
+		}
+		defer rt.Close(context.Background())
+		logger := slog.New(slog.NewTextHandler(e.stderr, nil))
+		srv, err := server.New(rt, server.Options{Keys: keys, Logger: logger})
+		if err != nil {
+			return e.fail(exitUsage, "%v", err)
+		}
+		ln, err := net.Listen("tcp", e.addr)
+		if err != nil {
+			return e.fail(exitFailed, "%v", err)
+		}
+		if e.watch {
+			go rt.Watch(ctx, 0)
+		}
+		hs := &http.Server{
+			Handler:           srv.Handler(),
+			ReadHeaderTimeout: 10 * time.Second,
+			IdleTimeout:       2 * time.Minute,
+			MaxHeaderBytes:    64 << 10,
+			// No ReadTimeout/WriteTimeout: runs stream for as long as their own timeouts allow,
+			// and every run is bounded by its grant.
+		}
+		fmt.Fprintf(e.stderr, "skillbox: serving %d skills on http://%s (keys: %d)\n", len(rt.Skills()), ln.Addr(), len(keys))
+		errc := make(chan error, 1)
+		go func() { errc <- hs.Serve(ln) }()
+		select {
+		case err := <-errc:
+			return e.fail(exitFailed, "%v", err)
+		case <-ctx.Done():
+		}
+		fmt.Fprintln(e.stderr, "skillbox: shutting down; letting runs finish")
+		sctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return e.fail(exitFailed, "shutdown: %v", err)
+		}
+		return exitOK
+	},
+}
+
+// loopback reports whether addr listens only on a loopback address.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,128 @@
+package server
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+	"gopkg.in/yaml.v3"
+)
+
+// Role is what an API key may do. Each role includes the ones before it.
+type Role int
+
+const (
+	RoleViewer Role = iota + 1 // read skills, instructions, resources, tools, runs, search
+	RoleRunner                 // run skills
+	RoleAuthor                 // create and update skills
+	RoleAdmin                  // delete skills, reload
+)
+
+var roleNames = map[string]Role{"viewer": RoleViewer, "runner": RoleRunner, "author": RoleAuthor, "admin": RoleAdmin}
+
+func (r Role) String() string {
+	for n, v := range roleNames {
+		if v == r {
+			return n
+		}
+	}
+	return fmt.Sprintf("role(%d)", int(r))
+}
+
+// ParseRole reads a role name.
+func ParseRole(s string) (Role, error) {
+	if r, ok := roleNames[strings.ToLower(s)]; ok {
+		return r, nil
+	}
+	return 0, fmt.Errorf("unknown role %q: use viewer, runner, author or admin", s)
+}
+
+// APIKey is one client's key. Only its hash is kept once the server is built.
+type APIKey struct {
+	Name string `yaml:"name"`
+	Key  string `yaml:"key"`
+	Role Role   `yaml:"-"`
+}
+
+type keyEntry struct {
+	name string
+	hash [32]byte
+	role Role
+}
+
+// LoadKeys reads a keys file: a YAML list of {name, key, role}; a key may be written
+// "env:VAR" to take it from the environment, so the file need not hold secrets.
+func LoadKeys(path string) ([]APIKey, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var raw []struct{ Name, Key, Role string }
+	if err := yaml.Unmarshal(data, &raw); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	var keys []APIKey
+	for i, r := range raw {
+		role, err := ParseRole(r.Role)
+		if err != nil {
+			return nil, fmt.Errorf("%s: key %d (%s): %w", path, i, r.Name, err)
+		}
+		key := r.Key
+		if v, ok := strings.CutPrefix(key, "env:"); ok {
+			key = os.Getenv(v)
+		}
+		if len(key) < 16 {
+			return nil, fmt.Errorf("%s: key %d (%s): a key must be at least 16 characters", path, i, r.Name)
+		}
+		keys = append(keys, APIKey{Name: r.Name, Key: key, Role: role})
+	}
+	return keys, nil
+}
+
+const keyContext = "skillbox.key"
+
+// authenticate identifies the caller. Without configured keys everyone is an admin: the server is
+// then loopback-only unless told otherwise (see cmd/skillbox serve).
+func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if len(s.keys) == 0 {
+			c.Set(keyContext, keyEntry{name: "anonymous", role: RoleAdmin})
+			return next(c)
+		}
+		presented := c.Request().Header.Get("X-API-Key")
+		if auth := c.Request().Header.Get("Authorization"); presented == "" && auth != "" {
+			scheme, token, _ := strings.Cut(auth, " ")
+			if strings.EqualFold(scheme, "Bearer") {
+				presented = strings.TrimSpace(token)
+			}
+		}
+		if presented != "" {
+			h := sha256.Sum256([]byte(presented))
+			for _, k := range s.keys {
+				if subtle.ConstantTimeCompare(h[:], k.hash[:]) == 1 {
+					c.Set(keyContext, k)
+					return next(c)
+				}
+			}
+		}
+		c.Response().Header().Set("WWW-Authenticate", `Bearer realm="skillbox"`)
+		return httpError(http.StatusUnauthorized, "unauthorized", "a valid API key is required (Authorization: Bearer <key> or X-API-Key)")
+	}
+}
+
+// require lets through callers with at least role.
+func require(role Role) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			k, _ := c.Get(keyContext).(keyEntry)
+			if k.role < role {
+				return httpError(http.StatusForbidden, "forbidden", "this needs the %s role; the key %q has %s", role, k.name, k.role)
+			}
+			return next(c)
+		}
+	}
+}

@@ -1,0 +1,87 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/skillbox-dev/skillbox/runtime"
+)
+
+// apiError is the body of every error response.
+type apiError struct {
+	Error apiErrorBody `json:"error"`
+}
+
+type apiErrorBody struct {
+	Code    string   `json:"code"`
+	Message string   `json:"message"`
+	Details []string `json:"details,omitempty"`
+}
+
+// httpError builds an error a handler returns; errorHandler writes it.
+func httpError(status int, code, format string, args ...any) *echo.HTTPError {
+	return echo.NewHTTPError(status, apiErrorBody{Code: code, Message: fmt.Sprintf(format, args...)})
+}
+
+// errorHandler turns any error into the JSON error shape: handlers return errors, this is the one
+// place that decides what a client sees.
+func (s *Server) errorHandler(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	status, body := http.StatusInternalServerError, apiErrorBody{Code: "internal", Message: "internal error"}
+	var he *echo.HTTPError
+	var mbe *http.MaxBytesError
+	var se *runtime.SkillError
+	switch {
+	case errors.As(err, &mbe):
+		status, body = http.StatusRequestEntityTooLarge, apiErrorBody{Code: "too_large", Message: fmt.Sprintf("the body is larger than %d bytes", mbe.Limit)}
+	case errors.As(err, &se):
+		status, body = http.StatusUnprocessableEntity, apiErrorBody{Code: "invalid_skill", Message: fmt.Sprintf("skill %q is invalid", se.ID)}
+		for _, p := range se.Problems {
+			body.Details = append(body.Details, p.Error())
+		}
+	case errors.Is(err, runtime.ErrExists):
+		status, body = http.StatusConflict, apiErrorBody{Code: "exists", Message: err.Error()}
+	case errors.Is(err, runtime.ErrNotFound):
+		status, body = http.StatusNotFound, apiErrorBody{Code: "not_found", Message: err.Error()}
+	case errors.As(err, &he):
+		status = he.Code
+		switch m := he.Message.(type) {
+		case apiErrorBody:
+			body = m
+		default:
+			body = apiErrorBody{Code: codeFor(he.Code), Message: fmt.Sprint(m)}
+		}
+	default:
+		s.logger.Error("request failed", "path", c.Path(), "err", err)
+	}
+	if c.Request().Method == http.MethodHead {
+		_ = c.NoContent(status)
+		return
+	}
+	_ = c.JSON(status, apiError{Error: body})
+}
+
+func codeFor(status int) string {
+	switch status {
+	case http.StatusNotFound:
+		return "not_found"
+	case http.StatusMethodNotAllowed:
+		return "method_not_allowed"
+	case http.StatusUnauthorized:
+		return "unauthorized"
+	case http.StatusForbidden:
+		return "forbidden"
+	case http.StatusRequestEntityTooLarge:
+		return "too_large"
+	case http.StatusTooManyRequests:
+		return "too_many_requests"
+	case http.StatusBadRequest:
+		return "bad_request"
+	}
+	return "error"
+}

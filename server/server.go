@@ -1,0 +1,170 @@
+package server
+
+import (
+	"crypto/sha256"
+	"errors"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/skillbox-dev/skillbox/runtime"
+)
+
+// Options configure a Server. Zero values are the documented defaults.
+type Options struct {
+	// Keys are the API keys. None means no authentication: everyone is an admin, which is only
+	// safe on loopback (skillbox serve refuses other addresses without --insecure).
+	Keys []APIKey
+	// Logger receives access logs and errors; nil discards them. Keys are never logged.
+	Logger *slog.Logger
+	// MaxRunBodyBytes bounds a run request's body (default 4 MiB).
+	MaxRunBodyBytes int64
+	// MaxPackageBytes bounds an uploaded skill package (default 64 MiB).
+	MaxPackageBytes int64
+	// MaxConcurrentRuns is how many runs execute at once (default 16); up to RunQueue more wait
+	// (default 64); beyond that a run is refused with 429 and Retry-After.
+	MaxConcurrentRuns int
+	RunQueue          int
+	// RunHistory is how many finished runs GET /v1/runs/{id} remembers (default 1000).
+	RunHistory int
+	// Provider names this server in /.well-known/skills.json (default "skillbox").
+	Provider string
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxRunBodyBytes == 0 {
+		o.MaxRunBodyBytes = 4 << 20
+	}
+	if o.MaxPackageBytes == 0 {
+		o.MaxPackageBytes = 64 << 20
+	}
+	if o.MaxConcurrentRuns == 0 {
+		o.MaxConcurrentRuns = 16
+	}
+	if o.RunQueue == 0 {
+		o.RunQueue = 64
+	}
+	if o.RunHistory == 0 {
+		o.RunHistory = 1000
+	}
+	if o.Provider == "" {
+		o.Provider = "skillbox"
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+// Server serves one Runtime over HTTP.
+type Server struct {
+	rt      *runtime.Runtime
+	opts    Options
+	logger  *slog.Logger
+	keys    []keyEntry
+	slots   chan struct{} // one per concurrently running run
+	waiting chan struct{} // one per queued run
+	history *history
+	metrics *metrics
+	version string
+}
+
+// New checks opts and builds a Server. It fails on a bad configuration, never at request time.
+func New(rt *runtime.Runtime, opts Options) (*Server, error) {
+	if rt == nil {
+		return nil, errors.New("server: nil runtime")
+	}
+	opts = opts.withDefaults()
+	if opts.MaxConcurrentRuns < 0 || opts.RunQueue < 0 || opts.RunHistory < 0 || opts.MaxRunBodyBytes < 0 || opts.MaxPackageBytes < 0 {
+		return nil, errors.New("server: limits must not be negative")
+	}
+	s := &Server{rt: rt, opts: opts, logger: opts.Logger,
+		slots: make(chan struct{}, opts.MaxConcurrentRuns), waiting: make(chan struct{}, opts.RunQueue),
+		history: newHistory(opts.RunHistory), metrics: newMetrics(), version: "(devel)"}
+	seen := map[[32]byte]bool{}
+	for _, k := range opts.Keys {
+		if k.Role < RoleViewer || k.Role > RoleAdmin {
+			return nil, errors.New("server: key " + k.Name + " has no valid role")
+		}
+		if len(k.Key) < 16 {
+			return nil, errors.New("server: key " + k.Name + " is shorter than 16 characters")
+		}
+		h := sha256.Sum256([]byte(k.Key))
+		if seen[h] {
+			return nil, errors.New("server: key " + k.Name + " is listed twice")
+		}
+		seen[h] = true
+		s.keys = append(s.keys, keyEntry{name: k.Name, hash: h, role: k.Role})
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		s.version = bi.Main.Version
+	}
+	return s, nil
+}
+
+// Mount registers every route on g (its prefix is the API's prefix). The group's echo instance
+// keeps its own error handler; routes here return JSON errors themselves.
+func (s *Server) Mount(g *echo.Group) {
+	g.Use(s.accessLog, s.jsonErrors, s.authenticate)
+	view, runr, author, admin := require(RoleViewer), require(RoleRunner), require(RoleAuthor), require(RoleAdmin)
+
+	g.GET("/healthz", s.healthz)
+	g.GET("/readyz", s.readyz)
+	g.GET("/metrics", s.metricsHandler, view)
+	g.GET("/openapi.json", s.openapi)
+
+	g.GET("/v1/skills", s.listSkills, view)
+	g.POST("/v1/skills/search", s.search, view)
+	g.GET("/v1/skills/:id", s.getSkill, view)
+	g.GET("/v1/skills/:id/instructions", s.instructions, view)
+	g.GET("/v1/skills/:id/resources/*", s.resource, view)
+	g.POST("/v1/skills/:id/runs", s.runSkill, runr)
+	g.POST("/v1/runs", s.runAny, runr)
+	g.GET("/v1/runs/:run_id", s.getRun, view)
+
+	g.GET("/.well-known/skills.json", s.wellKnown, view)
+	g.GET("/v1/tools", s.tools, view)
+
+	g.POST("/v1/skills", s.createSkill, author)
+	g.PUT("/v1/skills/:id", s.updateSkill, author)
+	g.DELETE("/v1/skills/:id", s.deleteSkill, admin)
+	g.POST("/v1/reload", s.reload, admin)
+}
+
+// Handler returns a standalone http.Handler with every route at the root, for skillbox serve.
+func (s *Server) Handler() http.Handler {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = s.errorHandler
+	e.Use(middleware.RequestID(), middleware.Recover())
+	s.Mount(e.Group(""))
+	return e
+}
+
+// jsonErrors writes a handler's error with this server's error handler, so a mounted group
+// answers JSON errors whatever the host app's own HTTPErrorHandler does.
+func (s *Server) jsonErrors(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if err := next(c); err != nil {
+			s.errorHandler(err, c)
+		}
+		return nil
+	}
+}
+
+// accessLog logs one line per request: never the API key, only its name.
+func (s *Server) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		err := next(c)
+		k, _ := c.Get(keyContext).(keyEntry)
+		s.logger.Info("request", "method", c.Request().Method, "path", c.Request().URL.Path,
+			"status", c.Response().Status, "ms", time.Since(start).Milliseconds(),
+			"request_id", c.Response().Header().Get(echo.HeaderXRequestID), "key", k.name)
+		return err
+	}
+}

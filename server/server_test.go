@@ -1,0 +1,85 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/skillbox-dev/skillbox/runtime"
+)
+
+// newTestServer serves the bundled skills (../skills) with opts over a real loopback listener.
+func newTestServer(t *testing.T, opts Options) (*httptest.Server, *runtime.Runtime) {
+	t.Helper()
+	rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{"../skills"},
+		CacheDir: filepath.Join(os.TempDir(), "skillbox-test-cache")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close(context.Background()) })
+	s, err := New(rt, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(ts.Close)
+	return ts, rt
+}
+
+func do(t *testing.T, method, url, body string, header ...string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(data)
+}
+
+func TestSmoke(t *testing.T) {
+	ts, _ := newTestServer(t, Options{})
+	tests := []struct {
+		method, path, body string
+		status             int
+		contains           string
+	}{
+		{"GET", "/healthz", "", 200, `"ok"`},
+		{"GET", "/v1/skills", "", 200, `"id":"word-count"`},
+		{"GET", "/v1/skills/nope", "", 404, `"code":"not_found"`},
+		{"POST", "/v1/skills/word-count/runs", `{"args":{"text":"a b a"}}`, 200, `"words":3`},
+		{"POST", "/v1/runs", `{"skill":"hello","input":{"name":"Ada"}}`, 200, `Hello, Ada!`},
+		{"POST", "/v1/skills/word-count/runs", `{"args":{"text":5}}`, 422, `argument \"text\"`},
+		{"POST", "/v1/skills/word-count/runs", `{"args":`, 400, `"code":"bad_request"`},
+		{"POST", "/v1/skills/nope/runs", `{}`, 404, `no executable skill`},
+		{"GET", "/v1/tools?format=openai", "", 200, `"type":"function"`},
+		{"GET", "/openapi.json", "", 200, `"3.1.0"`},
+	}
+	for _, tc := range tests {
+		status, body := do(t, tc.method, ts.URL+tc.path, tc.body)
+		if status != tc.status || !strings.Contains(body, tc.contains) {
+			t.Errorf("%s %s: %d %s; want %d containing %q", tc.method, tc.path, status, body, tc.status, tc.contains)
+		}
+	}
+	var res runtime.Result
+	_, body := do(t, "POST", ts.URL+"/v1/skills/hello/runs", `{}`)
+	if err := json.Unmarshal([]byte(body), &res); err != nil || !res.Success {
+		t.Fatalf("%v %s", err, body)
+	}
+	if status, body := do(t, "GET", ts.URL+"/v1/runs/"+res.RunID, ""); status != 200 || !strings.Contains(body, res.RunID) {
+		t.Errorf("run history: %d %s", status, body)
+	}
+}

@@ -1,0 +1,151 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/skillmd"
+)
+
+// maxResourceBytes bounds one resource read over HTTP.
+const maxResourceBytes = 16 << 20
+
+// skillSummary is the metadata-only view of GET /v1/skills: what a model needs to choose.
+type skillSummary struct {
+	ID          string   `json:"id"`
+	Name        string   `json:"name"`
+	Description string   `json:"description"`
+	Version     string   `json:"version,omitempty"`
+	Tags        []string `json:"tags,omitempty"`
+	Kind        string   `json:"kind"`
+	Status      string   `json:"status"`
+	Error       string   `json:"error,omitempty"`
+}
+
+func summary(s *runtime.Skill) skillSummary {
+	out := skillSummary{ID: s.ID, Name: s.ID, Kind: string(s.Kind), Status: string(s.Status)}
+	if m := s.Manifest; m != nil {
+		out.Name, out.Description, out.Version, out.Tags = m.Name, m.Description, m.Version, m.Tags
+	} else if s.InstructionsPath != "" {
+		if d, err := skillmd.ReadMeta(s.InstructionsPath); err == nil {
+			out.Name, out.Description = d.Name, d.Description
+		}
+	}
+	if s.Err != nil {
+		out.Error = s.Err.Error()
+	}
+	return out
+}
+
+func (s *Server) listSkills(c echo.Context) error {
+	skills := s.rt.Skills()
+	out := make([]skillSummary, 0, len(skills))
+	for _, sk := range skills {
+		out = append(out, summary(sk))
+	}
+	return c.JSON(http.StatusOK, map[string]any{"skills": out})
+}
+
+// skillDetail is GET /v1/skills/{id}: the manifest, the argument schema, requested vs granted.
+type skillDetail struct {
+	skillSummary
+	Entrypoint   string               `json:"entrypoint,omitempty"`
+	SHA256       string               `json:"sha256,omitempty"`
+	Parameters   json.RawMessage      `json:"parameters,omitempty"`
+	Result       json.RawMessage      `json:"result,omitempty"`
+	Requested    *runtime.Permissions `json:"requested,omitempty"`
+	RequestedLim *runtime.Limits      `json:"requested_limits,omitempty"`
+	Granted      *runtime.Grant       `json:"granted,omitempty"`
+	Problems     []string             `json:"problems,omitempty"`
+	Instructions bool                 `json:"instructions"`
+	Resources    []string             `json:"resources"`
+}
+
+func (s *Server) getSkill(c echo.Context) error {
+	sk, err := s.rt.Skill(c.Param("id"))
+	if err != nil {
+		return httpError(http.StatusNotFound, "not_found", "no skill %q", c.Param("id"))
+	}
+	d := skillDetail{skillSummary: summary(sk), SHA256: sk.Hash, Granted: sk.Grant, Instructions: sk.InstructionsPath != ""}
+	if m := sk.Manifest; m != nil {
+		d.Entrypoint, d.Parameters, d.Result, d.Requested, d.RequestedLim = m.Entrypoint, m.Parameters, m.Result, &m.Permissions, &m.Limits
+	}
+	var se *runtime.SkillError
+	if errors.As(sk.Err, &se) {
+		for _, p := range se.Problems {
+			d.Problems = append(d.Problems, p.Error())
+		}
+	}
+	d.Resources, _ = skillmd.ListResources(sk.Dir, 1000)
+	if d.Resources == nil {
+		d.Resources = []string{}
+	}
+	return c.JSON(http.StatusOK, d)
+}
+
+// instructions is the SKILL.md body, processed as seed 001 says when ?arguments= is given:
+// base directory first, $ARGUMENTS replaced (or appended). The file is never modified.
+func (s *Server) instructions(c echo.Context) error {
+	sk, err := s.rt.Skill(c.Param("id"))
+	if err != nil || sk.InstructionsPath == "" {
+		return httpError(http.StatusNotFound, "not_found", "skill %q has no SKILL.md", c.Param("id"))
+	}
+	data, err := os.ReadFile(sk.InstructionsPath)
+	if err != nil {
+		return err
+	}
+	doc, err := skillmd.Parse(sk.InstructionsPath, data)
+	if err != nil {
+		return httpError(http.StatusUnprocessableEntity, "invalid_instructions", "%v", err)
+	}
+	body := doc.Body
+	if c.QueryParams().Has("arguments") {
+		dir, _ := filepath.Abs(sk.Dir)
+		body = skillmd.Render(doc.Body, dir, c.QueryParam("arguments"))
+	}
+	if accepts(c, "application/json") {
+		return c.JSON(http.StatusOK, map[string]any{"id": sk.ID, "name": doc.Name, "description": doc.Description,
+			"allowed_tools": doc.AllowedTools, "content": body})
+	}
+	return c.Blob(http.StatusOK, "text/markdown; charset=utf-8", []byte(body))
+}
+
+func (s *Server) resource(c echo.Context) error {
+	sk, err := s.rt.Skill(c.Param("id"))
+	if err != nil {
+		return httpError(http.StatusNotFound, "not_found", "no skill %q", c.Param("id"))
+	}
+	rel := c.Param("*")
+	data, err := skillmd.ReadResource(sk.Dir, rel, maxResourceBytes)
+	switch {
+	case errors.Is(err, skillmd.ErrNotFound):
+		return httpError(http.StatusNotFound, "not_found", "skill %q has no resource %q", sk.ID, rel)
+	case errors.Is(err, skillmd.ErrInvalid), errors.Is(err, skillmd.ErrDenied):
+		return httpError(http.StatusBadRequest, "bad_path", "%v", err)
+	case errors.Is(err, skillmd.ErrTooLarge):
+		return httpError(http.StatusRequestEntityTooLarge, "too_large", "%v", err)
+	case err != nil:
+		return err
+	}
+	ctype := http.DetectContentType(data)
+	if filepath.Ext(rel) == ".md" {
+		ctype = "text/markdown; charset=utf-8"
+	}
+	c.Response().Header().Set("X-Content-Type-Options", "nosniff")
+	return c.Blob(http.StatusOK, ctype, data)
+}
+
+func accepts(c echo.Context, ctype string) bool {
+	for _, a := range c.Request().Header.Values(echo.HeaderAccept) {
+		if len(a) >= len(ctype) && (a == ctype || containsFold(a, ctype)) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,89 @@
+package skillmd
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// FuzzParse: Parse never panics; what it accepts has a name and a description and is JSON-safe;
+// what it refuses is an *Error matching ErrInvalid; ParseMeta agrees with it on the metadata.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{
+		"",
+		"---\nname: a\ndescription: b\n---\nbody $ARGUMENTS\n",
+		"\xef\xbb\xbf---\r\nname: a\r\ndescription: b\r\n---\r\n",
+		"---\nname: a\ndescription: b: c\n---\n",
+		"---\n- a\n---\n",
+		"---\nname: [a]\n---\n",
+		"---\nname: a\ndescription: b\nallowed-tools: Read, Bash(git add:*)\nmetadata: {k: v}\nx: {1: .nan}\n---\n",
+		"---\na: &x [*x, *x]\nb: &y [*x, *x]\n---\n",
+		"---\nname: a\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d, err := Parse("SKILL.md", data)
+		m, merr := ParseMeta("SKILL.md", data)
+		if (err == nil) != (merr == nil) {
+			t.Fatalf("Parse %v, ParseMeta %v", err, merr)
+		}
+		if err != nil {
+			var e *Error
+			if !errors.As(err, &e) || !errors.Is(err, ErrInvalid) || e.Error() == "" {
+				t.Fatalf("%T %v", err, err)
+			}
+			return
+		}
+		if strings.TrimSpace(d.Name) == "" || strings.TrimSpace(d.Description) == "" {
+			t.Fatalf("accepted without a name or description: %#v", d)
+		}
+		if m.Name != d.Name || m.Description != d.Description || m.Body != "" {
+			t.Fatalf("ParseMeta %#v, Parse %#v", m, d)
+		}
+		if _, err := json.Marshal(d); err != nil {
+			t.Fatalf("not JSON-safe: %v", err)
+		}
+	})
+}
+
+// FuzzRender: the output always starts with the base-directory line and a blank line; a body
+// without the placeholder is kept whole; every placeholder of the body is replaced. The last is
+// checked where it can be seen in the output: when neither the arguments nor the body's text
+// outside its placeholders contain a '$', no "$ARGUMENTS" can remain (see Render's notes for why
+// '$' around a placeholder matters).
+func FuzzRender(f *testing.F) {
+	f.Add("Review $ARGUMENTS", "/skills/x", "main.py")
+	f.Add("no placeholder", "/d", "args")
+	f.Add("$ARGUMENTS$ARGUMENTS", "", "")
+	f.Add("$$ARGUMENTSARGUMENTS", "/d", "")
+	f.Add("$arguments", "/d", "$ARGUMENTS")
+	f.Fuzz(func(t *testing.T, body, baseDir, args string) {
+		out := Render(body, baseDir, args)
+		head := "Base directory for this skill: " + baseDir + "\n\n"
+		if !strings.HasPrefix(out, head) {
+			t.Fatalf("no base-directory line: %q", out)
+		}
+		rest := out[len(head):]
+		n := strings.Count(body, Placeholder)
+		switch {
+		case n == 0 && args == "":
+			if rest != body {
+				t.Fatalf("body changed: %q", rest)
+			}
+		case n == 0:
+			if rest != body+"\n\nARGUMENTS: "+args {
+				t.Fatalf("arguments not appended: %q", rest)
+			}
+		default:
+			if want := len(body) + n*(len(args)-len(Placeholder)); len(rest) != want {
+				t.Fatalf("%d bytes, want %d: %q", len(rest), want, rest)
+			}
+			outside := strings.ReplaceAll(body, Placeholder, "")
+			if !strings.Contains(args, "$") && !strings.Contains(outside, "$") && strings.Contains(rest, Placeholder) {
+				t.Fatalf("a placeholder remains: %q", rest)
+			}
+		}
+	})
+}

@@ -1,0 +1,91 @@
+package skillmd
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"syscall"
+)
+
+// MetaLimit is the most [ReadMeta] reads of a file. Frontmatter is a few hundred bytes; the bound
+// keeps a listing of many skills from reading their bodies, or a hostile file from being read
+// whole.
+const MetaLimit = 64 << 10
+
+// Parse parses a whole SKILL.md. path names the file in errors only.
+//
+// # Errors
+//
+// A file that is not a valid SKILL.md gives an [*Error] (matching [ErrInvalid]) that says every
+// problem at once: an empty file, no frontmatter, frontmatter that is not closed, malformed YAML
+// (with its line in the file), frontmatter that is not a mapping, a missing, empty or non-text
+// name or description, and optional fields of the wrong type.
+func Parse(path string, data []byte) (*Doc, error) {
+	return result(parse(path, data, true, false))
+}
+
+// ParseMeta is [Parse] without the body: it reads data only up to the end of the frontmatter, and
+// the Doc's Body is empty. A listing of skills needs no more.
+func ParseMeta(path string, data []byte) (*Doc, error) {
+	return result(parse(path, data, true, true))
+}
+
+// ReadMeta reads the frontmatter of the SKILL.md at path, reading at most [MetaLimit] bytes.
+//
+// # Errors
+//
+// Those of [ParseMeta], and frontmatter not closed within MetaLimit; a path that is not a
+// regular file (a FIFO, a device, a directory) is an [*Error] too, refused without blocking on
+// it. A file that cannot be opened gives the error os returns (an *fs.PathError).
+func ReadMeta(path string) (*Doc, error) {
+	// O_NONBLOCK: a SKILL.md that is a FIFO would otherwise block the open until a writer comes.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, &Error{Path: path, Msg: fmt.Sprintf("is not a regular file (%s)", st.Mode().Type()), Hint: "make SKILL.md a plain file"}
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MetaLimit+1))
+	if err != nil {
+		return nil, err
+	}
+	complete := len(data) <= MetaLimit
+	if !complete {
+		data = data[:MetaLimit]
+	}
+	return result(parse(path, data, complete, true))
+}
+
+// result keeps a nil *Error from becoming a non-nil error.
+func result(d *Doc, err *Error) (*Doc, error) {
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+func parse(path string, data []byte, complete, metaOnly bool) (*Doc, *Error) {
+	front, body, err := split(path, data, complete)
+	if err != nil {
+		return nil, err
+	}
+	if len(front) > MetaLimit {
+		// ReadMeta could not read it; Parse refuses it too, so both agree on every file.
+		return nil, &Error{Path: path, Line: 1, Msg: fmt.Sprintf("the frontmatter is larger than %d KiB", MetaLimit>>10),
+			Hint: "keep long text in the body, after the frontmatter"}
+	}
+	d, err := decode(path, front)
+	if err != nil {
+		return nil, err
+	}
+	if !metaOnly {
+		d.Body = string(trimBlankLines(body))
+	}
+	return d, nil
+}
