@@ -19,8 +19,17 @@ type doc = map[string]any
 // parseDoc decodes JSON or YAML (by yamlSyntax) into a doc.
 func parseDoc(data []byte, yamlSyntax bool) (doc, error) {
 	if yamlSyntax {
+		// Parse to a tree first and check it: yaml.v3 compares every key of a mapping with every
+		// other when it decodes, so a small file of repeated keys would take minutes.
+		var root yaml.Node
+		if err := yaml.Unmarshal(data, &root); err != nil {
+			return nil, err
+		}
+		if err := checkYAMLTree(&root); err != nil {
+			return nil, err
+		}
 		var v any
-		if err := yaml.Unmarshal(data, &v); err != nil {
+		if err := root.Decode(&v); err != nil {
 			return nil, err
 		}
 		if v == nil {
@@ -50,6 +59,38 @@ func parseDoc(data []byte, yamlSyntax bool) (doc, error) {
 		return nil, fmt.Errorf("the top level must be an object, not %s", typeName(v))
 	}
 	return m, nil
+}
+
+// maxYAMLKeys bounds one mapping of a YAML manifest or policy (which bounds yaml.v3's pairwise
+// key comparisons); a manifest has a few dozen.
+const maxYAMLKeys = 512
+
+// checkYAMLTree refuses oversized mappings and finds duplicate keys with a map, before yaml.v3
+// would, quadratically.
+func checkYAMLTree(n *yaml.Node) error {
+	switch n.Kind {
+	case yaml.AliasNode:
+		return nil
+	case yaml.MappingNode:
+		if len(n.Content)/2 > maxYAMLKeys {
+			return fmt.Errorf("line %d: a mapping of more than %d keys", n.Line, maxYAMLKeys)
+		}
+		seen := make(map[string]int, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			id := fmt.Sprint(k.Kind, ":", k.Value)
+			if at, dup := seen[id]; dup {
+				return fmt.Errorf("line %d: key %q already defined at line %d", k.Line, k.Value, at)
+			}
+			seen[id] = k.Line
+		}
+	}
+	for _, c := range n.Content {
+		if err := checkYAMLTree(c); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // checker walks a doc and collects problems instead of stopping at the first.

@@ -3,6 +3,7 @@ package runtime
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -189,4 +190,29 @@ func FuzzParseManifest(f *testing.F) {
 		}
 		_ = (&Policy{}).Grant(m, "")
 	})
+}
+
+// yaml.v3 compares every pair of keys in a mapping: a small file of repeated keys must be refused
+// before it can hang a registry scan.
+func TestYAMLKeyBombs(t *testing.T) {
+	dup := "id: a\nname: a\ndescription: d\n" + strings.Repeat("x: 1\n", 300)
+	_, err := ParseManifest("skill.yaml", []byte(dup))
+	if err == nil || !strings.Contains(err.Error(), `key "x" already defined at line 4`) {
+		t.Fatalf("duplicate keys: %v", err)
+	}
+	bomb := "id: a\nname: a\ndescription: d\n" + strings.Repeat("x: 1\n", 13000)
+	if _, err := ParseManifest("skill.yaml", []byte(bomb)); err == nil || !strings.Contains(err.Error(), "more than 512 keys") {
+		t.Fatalf("13,000 keys: %v", err)
+	}
+	var many strings.Builder
+	many.WriteString("id: a\nname: a\ndescription: d\nparameters:\n")
+	for i := 0; i < 2000; i++ {
+		fmt.Fprintf(&many, "  p%d: {type: string}\n", i)
+	}
+	if _, err := ParseManifest("skill.yaml", []byte(many.String())); err == nil || !strings.Contains(err.Error(), "more than 512 keys") {
+		t.Fatalf("huge mapping: %v", err)
+	}
+	if _, err := ParsePolicy("p.yaml", []byte(strings.Repeat("network: []\n", 50)), nil); err == nil || !strings.Contains(err.Error(), "already defined") {
+		t.Fatalf("policy: %v", err)
+	}
 }

@@ -150,3 +150,30 @@ func TestModuleThatIsNotARegularFile(t *testing.T) {
 		}
 	}
 }
+
+// An instruction skill's SKILL.md is read at discovery (frontmatter only): a broken one is listed
+// with every problem; a good one gives the skill its name and description.
+func TestInstructionSkillMetadata(t *testing.T) {
+	dir := t.TempDir()
+	for id, body := range map[string]string{
+		"good":  "---\nname: Good guide\ndescription: Explains things\n---\nBody text\n",
+		"empty": "",
+		"bare":  "---\nlicense: MIT\n---\nno name, no description\n",
+	} {
+		must(t, os.MkdirAll(filepath.Join(dir, id), 0o755))
+		must(t, os.WriteFile(filepath.Join(dir, id, "SKILL.md"), []byte(body), 0o644))
+	}
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
+	good, _ := rt.Skill("good")
+	if good.Status != StatusActive || good.Name() != "Good guide" || good.Description() != "Explains things" || good.Instructions.Body != "" {
+		t.Errorf("good: %+v %v", good.Instructions, good.Err)
+	}
+	empty, _ := rt.Skill("empty")
+	if empty.Status != StatusError || !strings.Contains(empty.Err.Error(), "SKILL.md") {
+		t.Errorf("empty: %v", empty.Err)
+	}
+	bare, _ := rt.Skill("bare")
+	if bare.Status != StatusError || !strings.Contains(bare.Err.Error(), "name: is required") || !strings.Contains(bare.Err.Error(), "description: is required") {
+		t.Errorf("bare: %v", bare.Err)
+	}
+}

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/skillbox-dev/skillbox/skillmd"
 )
 
 // Kind says what a skill is for.
@@ -46,6 +48,11 @@ type Skill struct {
 	Manifest *Manifest
 	// InstructionsPath is the SKILL.md file, if there is one.
 	InstructionsPath string
+	// Instructions is the SKILL.md's frontmatter (metadata only: Body is empty; the body is read
+	// on demand), when it parsed. InstructionsErr is why it did not: an instruction skill with
+	// a broken SKILL.md is broken; an executable one still runs, and says so.
+	Instructions    *skillmd.Doc
+	InstructionsErr error
 	// Hash is the sha256 of the module, hex.
 	Hash     string
 	Grant    *Grant
@@ -57,6 +64,28 @@ type Skill struct {
 
 // Schema returns the compiled JSON Schema of the skill's arguments (nil unless executable).
 func (s *Skill) Schema() *Schema { return s.schema }
+
+// Name is the manifest's name, else the SKILL.md's, else the id.
+func (s *Skill) Name() string {
+	switch {
+	case s.Manifest != nil:
+		return s.Manifest.Name
+	case s.Instructions != nil:
+		return s.Instructions.Name
+	}
+	return s.ID
+}
+
+// Description is the manifest's description, else the SKILL.md's.
+func (s *Skill) Description() string {
+	switch {
+	case s.Manifest != nil:
+		return s.Manifest.Description
+	case s.Instructions != nil:
+		return s.Instructions.Description
+	}
+	return ""
+}
 
 // Version is the manifest's version, or "" when there is none.
 func (s *Skill) Version() string {
@@ -87,6 +116,9 @@ func LoadSkill(dir string, p *Policy) (s *Skill, ok bool) {
 	id := filepath.Base(dir)
 	s = &Skill{ID: id, Dir: dir, Kind: Executable, Status: StatusActive, LoadedAt: time.Now()}
 	s.InstructionsPath = findInstructions(dir)
+	if s.InstructionsPath != "" {
+		s.Instructions, s.InstructionsErr = skillmd.ReadMeta(s.InstructionsPath)
+	}
 
 	manifestPath := ""
 	for _, n := range manifestNames {
@@ -105,6 +137,15 @@ func LoadSkill(dir string, p *Policy) (s *Skill, ok bool) {
 		s.Kind = Instructions
 		if !ValidID(id) {
 			s.fail(&ManifestError{Path: dir, Msg: fmt.Sprintf("%q is not a valid skill id", id), Hint: "rename the directory: lower-case letters, digits and '-'"})
+		}
+		var me *skillmd.Error
+		switch {
+		case errors.As(s.InstructionsErr, &me):
+			for _, p := range me.All() {
+				s.fail(&ManifestError{Path: s.InstructionsPath, Field: p.Field, Msg: p.Msg, Hint: p.Hint})
+			}
+		case s.InstructionsErr != nil:
+			s.fail(&ManifestError{Path: s.InstructionsPath, Msg: s.InstructionsErr.Error()})
 		}
 		return s, true
 	}

@@ -29,13 +29,9 @@ type skillSummary struct {
 }
 
 func summary(s *runtime.Skill) skillSummary {
-	out := skillSummary{ID: s.ID, Name: s.ID, Kind: string(s.Kind), Status: string(s.Status)}
+	out := skillSummary{ID: s.ID, Name: s.Name(), Description: s.Description(), Version: s.Version(), Kind: string(s.Kind), Status: string(s.Status)}
 	if m := s.Manifest; m != nil {
-		out.Name, out.Description, out.Version, out.Tags = m.Name, m.Description, m.Version, m.Tags
-	} else if s.InstructionsPath != "" {
-		if d, err := skillmd.ReadMeta(s.InstructionsPath); err == nil {
-			out.Name, out.Description = d.Name, d.Description
-		}
+		out.Tags = m.Tags
 	}
 	if s.Err != nil {
 		out.Error = s.Err.Error()

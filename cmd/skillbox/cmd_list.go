@@ -22,9 +22,9 @@ type skillSummary struct {
 }
 
 func summarize(s *runtime.Skill) skillSummary {
-	out := skillSummary{ID: s.ID, Name: s.ID, Kind: string(s.Kind), Status: string(s.Status), Dir: s.Dir}
+	out := skillSummary{ID: s.ID, Name: s.Name(), Description: s.Description(), Version: s.Version(), Kind: string(s.Kind), Status: string(s.Status), Dir: s.Dir}
 	if m := s.Manifest; m != nil {
-		out.Name, out.Description, out.Version, out.Tags = m.Name, m.Description, m.Version, m.Tags
+		out.Tags = m.Tags
 	}
 	if s.Err != nil {
 		out.Error = s.Err.Error()

@@ -31,7 +31,7 @@ func listFixtures(t *testing.T) string {
 	skillFixture(t, dir, "hello", manifest("hello", `"version":"0.1.0","tags":["a"]`), "hello")
 	skillFixture(t, dir, "broken", manifest("broken", `"colour":"red"`), "hello")
 	skillFixture(t, dir, "guide", "", "")
-	writeFile(t, filepath.Join(dir, "guide", "SKILL.md"), "# A guide\n")
+	writeFile(t, filepath.Join(dir, "guide", "SKILL.md"), "---\nname: guide\ndescription: How to do things well\n---\n# A guide\n")
 	if err := os.MkdirAll(filepath.Join(dir, "not-a-skill"), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -209,7 +209,7 @@ func TestRunFailures(t *testing.T) {
 		skillFixture(t, dir, "noexport", manifest("noexport", ""), "noexport")
 		skillFixture(t, dir, "broken", manifest("broken", `"colour":"red"`), "hello")
 		skillFixture(t, dir, "guide", "", "")
-		writeFile(t, filepath.Join(dir, "guide", "SKILL.md"), "# A guide\n")
+		writeFile(t, filepath.Join(dir, "guide", "SKILL.md"), "---\nname: guide\ndescription: How to do things well\n---\n# A guide\n")
 		return dir
 	}
 	httpGet := []string{"--skills", "$SKILLS", "run", "http-get", "--args", `{"url":"https://example.com"}`}
