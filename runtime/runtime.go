@@ -54,7 +54,13 @@ type Runtime struct {
 	reg      atomic.Pointer[registry]
 	// scanned is the fingerprint of the skill files as of the last scan, for Watch.
 	scanned atomic.Pointer[[32]byte]
+	// generation counts scans, so callers can cache what they derive from Skills.
+	generation atomic.Uint64
 }
+
+// Generation is a number that changes whenever the set of skills may have (New, Reload, Install,
+// Remove): a cache of anything derived from Skills is valid while it stays the same.
+func (rt *Runtime) Generation() uint64 { return rt.generation.Load() }
 
 // rescan scans the skill directories, installs the result and lets the engine drop modules no
 // version uses any more. Callers hold reloadMu (or are New).
@@ -63,6 +69,7 @@ func (rt *Runtime) rescan() *registry {
 	r := scan(rt.cfg.SkillDirs, rt.policy, rt.logger)
 	rt.reg.Store(r)
 	rt.scanned.Store(&fp)
+	rt.generation.Add(1)
 	rt.engine.retain(r.hashes())
 	return r
 }

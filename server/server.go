@@ -6,11 +6,13 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"github.com/skillbox-dev/skillbox/agent"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -71,6 +73,10 @@ type Server struct {
 	history *history
 	metrics *metrics
 	version string
+
+	idxMu  sync.Mutex
+	idx    *agent.Index
+	idxGen uint64
 }
 
 // New checks opts and builds a Server. It fails on a bad configuration, never at request time.

@@ -46,7 +46,17 @@ func (s *Server) search(c echo.Context) error {
 	if req.Limit < 0 || req.Limit > 100 {
 		return httpError(http.StatusBadRequest, "bad_request", `"limit" must be 0 (the default, 10) to 100`)
 	}
-	return c.JSON(http.StatusOK, map[string]any{"results": agent.Search(s.rt, req.Query, req.Limit)})
+	return c.JSON(http.StatusOK, map[string]any{"results": s.index().Search(req.Query, req.Limit)})
+}
+
+// index returns the search index of the current skills, rebuilt only after a scan changed them.
+func (s *Server) index() *agent.Index {
+	s.idxMu.Lock()
+	defer s.idxMu.Unlock()
+	if gen := s.rt.Generation(); s.idx == nil || s.idxGen != gen {
+		s.idx, s.idxGen = agent.NewIndex(s.rt.Skills()), gen
+	}
+	return s.idx
 }
 
 func containsFold(s, sub string) bool {
