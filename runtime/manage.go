@@ -52,8 +52,18 @@ func (rt *Runtime) Install(ctx context.Context, id string, files map[string][]by
 		return nil, &SkillError{ID: id, Problems: []*ManifestError{{Path: id, Msg: fmt.Sprintf("%q is not a valid skill id", id),
 			Hint: "use lower-case letters, digits and '-', starting with a letter or digit, at most 63"}}}
 	}
-	if err := checkPackageFiles(id, files); err != nil {
-		return nil, err
+	if se := checkPackageFiles(id, files); se != nil {
+		// Report the manifest's problems too, so one upload shows everything to fix.
+		for _, name := range manifestNames {
+			if data, ok := files[name]; ok {
+				var me *SkillError
+				if _, err := ParseManifest(name, data); errors.As(err, &me) {
+					se.Problems = append(se.Problems, me.Problems...)
+				}
+				break
+			}
+		}
+		return nil, se
 	}
 	rt.reloadMu.Lock()
 	defer rt.reloadMu.Unlock()
@@ -108,7 +118,7 @@ func (rt *Runtime) Install(ctx context.Context, id string, files map[string][]by
 		return nil, &SkillError{ID: id, Problems: []*ManifestError{{Path: id, Msg: "not a skill package", Hint: "include skill.json and execute.wasm, or SKILL.md"}}}
 	}
 	if s.Status != StatusActive {
-		return nil, s.Err
+		return nil, packageRelative(s.Err, check, id)
 	}
 	// Swap: move the old version aside, the new one in, then drop the old. Each rename is atomic;
 	// between the two, the id is briefly absent on disk, never half-written.
@@ -142,7 +152,7 @@ func (rt *Runtime) Remove(ctx context.Context, id string) error {
 	defer rt.reloadMu.Unlock()
 	final := filepath.Join(rt.cfg.SkillDirs[0], id)
 	if _, err := os.Stat(final); err != nil {
-		return runErr(KindNotFound, id, nil, "no skill with this id in %s", rt.cfg.SkillDirs[0])
+		return runErr(KindNotFound, id, nil, "no skill with this id in the first (writable) skills directory")
 	}
 	// Rename first, so the id disappears atomically, then delete at leisure.
 	trash, err := os.MkdirTemp(rt.cfg.SkillDirs[0], "."+id+".removed-")
@@ -158,8 +168,28 @@ func (rt *Runtime) Remove(ctx context.Context, id string) error {
 	return os.RemoveAll(trash)
 }
 
+// packageRelative rewrites the problems of a package checked in dir to name files as the
+// uploader did ("skill.json"), not by where the server staged them.
+func packageRelative(err error, dir, id string) error {
+	var se *SkillError
+	if !errors.As(err, &se) {
+		return err
+	}
+	out := &SkillError{ID: id}
+	for _, p := range se.Problems {
+		q := *p
+		if rel, rerr := filepath.Rel(dir, p.Path); rerr == nil && !strings.HasPrefix(rel, "..") {
+			q.Path = filepath.ToSlash(rel)
+		}
+		q.Hint = strings.ReplaceAll(q.Hint, dir, id)
+		q.Msg = strings.ReplaceAll(q.Msg, dir, id)
+		out.Problems = append(out.Problems, &q)
+	}
+	return out
+}
+
 // checkPackageFiles refuses paths a package may not contain, every problem at once.
-func checkPackageFiles(id string, files map[string][]byte) error {
+func checkPackageFiles(id string, files map[string][]byte) *SkillError {
 	se := &SkillError{ID: id}
 	var total int64
 	if len(files) > maxPackageFiles {

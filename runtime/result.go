@@ -44,6 +44,7 @@ type Usage struct {
 // (Result is set).
 type Event struct {
 	Type   string    `json:"type"`
+	RunID  string    `json:"run_id"`
 	Status string    `json:"status,omitempty"`
 	Log    *LogEntry `json:"log,omitempty"`
 	Result *Result   `json:"result,omitempty"`

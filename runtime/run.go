@@ -31,13 +31,14 @@ func (rt *Runtime) Run(ctx context.Context, id string, args []byte, opts ...RunO
 	for _, opt := range opts {
 		opt(&o)
 	}
+	start := time.Now()
+	res := &Result{RunID: newRunID(), Skill: id, Logs: []LogEntry{}}
 	emit := func(e Event) {
 		if o.onEvent != nil {
+			e.RunID = res.RunID
 			o.onEvent(e)
 		}
 	}
-	start := time.Now()
-	res := &Result{RunID: newRunID(), Skill: id, Logs: []LogEntry{}}
 	finish := func(err *RunError) (*Result, error) {
 		res.DurationMs = float64(time.Since(start).Microseconds()) / 1000
 		if err != nil {

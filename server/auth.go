@@ -73,7 +73,10 @@ func LoadKeys(path string) ([]APIKey, error) {
 		}
 		key := r.Key
 		if v, ok := strings.CutPrefix(key, "env:"); ok {
-			key = os.Getenv(v)
+			var set bool
+			if key, set = os.LookupEnv(v); !set || key == "" {
+				return nil, fmt.Errorf("%s: key %d (%s): the environment variable %s is not set", path, i, r.Name, v)
+			}
 		}
 		if len(key) < 16 {
 			return nil, fmt.Errorf("%s: key %d (%s): a key must be at least 16 characters", path, i, r.Name)
@@ -93,15 +96,19 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 			c.Set(keyContext, keyEntry{name: "anonymous", role: RoleAdmin})
 			return next(c)
 		}
-		presented := c.Request().Header.Get("X-API-Key")
-		if auth := c.Request().Header.Get("Authorization"); presented == "" && auth != "" {
+		// Either header may carry the key; a stale one in the other does not hide a good one.
+		var presented []string
+		if k := c.Request().Header.Get("X-API-Key"); k != "" {
+			presented = append(presented, k)
+		}
+		if auth := c.Request().Header.Get("Authorization"); auth != "" {
 			scheme, token, _ := strings.Cut(auth, " ")
 			if strings.EqualFold(scheme, "Bearer") {
-				presented = strings.TrimSpace(token)
+				presented = append(presented, strings.TrimSpace(token))
 			}
 		}
-		if presented != "" {
-			h := sha256.Sum256([]byte(presented))
+		for _, p := range presented {
+			h := sha256.Sum256([]byte(p))
 			for _, k := range s.keys {
 				if subtle.ConstantTimeCompare(h[:], k.hash[:]) == 1 {
 					c.Set(keyContext, k)

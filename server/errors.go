@@ -42,7 +42,7 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 	case errors.As(err, &se):
 		status, body = http.StatusUnprocessableEntity, apiErrorBody{Code: "invalid_skill", Message: fmt.Sprintf("skill %q is invalid", se.ID)}
 		for _, p := range se.Problems {
-			body.Details = append(body.Details, p.Error())
+			body.Details = append(body.Details, p.Error()) // Install reports package-relative paths
 		}
 	case errors.Is(err, runtime.ErrExists):
 		status, body = http.StatusConflict, apiErrorBody{Code: "exists", Message: err.Error()}

@@ -8,9 +8,11 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/skillbox-dev/skillbox/agent"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -19,10 +21,12 @@ type runRequest struct {
 	Args json.RawMessage `json:"args"`
 }
 
-// anyRunRequest is seed 000's POST /v1/runs.
+// anyRunRequest is seed 000's POST /v1/runs. "args" is accepted for "input" too, and "skill"
+// may be a tool name (skill_word_count) as the tool manifests give it.
 type anyRunRequest struct {
 	Skill string          `json:"skill"`
 	Input json.RawMessage `json:"input"`
+	Args  json.RawMessage `json:"args"`
 }
 
 func (s *Server) runSkill(c echo.Context) error {
@@ -41,7 +45,20 @@ func (s *Server) runAny(c echo.Context) error {
 	if req.Skill == "" {
 		return httpError(http.StatusBadRequest, "bad_request", `the body needs "skill": the id of the skill to run`)
 	}
-	return s.run(c, req.Skill, req.Input)
+	if len(req.Input) > 0 && len(req.Args) > 0 {
+		return httpError(http.StatusBadRequest, "bad_request", `send the arguments as "input" or as "args", not both`)
+	}
+	args := req.Input
+	if len(args) == 0 {
+		args = req.Args
+	}
+	id := req.Skill
+	if _, err := s.rt.Skill(id); err != nil {
+		if alt, ok := agent.SkillID(id); ok {
+			id = alt
+		}
+	}
+	return s.run(c, id, args)
 }
 
 // decode reads a JSON body of at most max bytes into v, refusing unknown fields.
@@ -59,6 +76,9 @@ func (s *Server) decode(c echo.Context, v any, max int64) error {
 	if err := dec.Decode(v); err != nil {
 		return httpError(http.StatusBadRequest, "bad_request", "the body is not the expected JSON: %v", err)
 	}
+	if dec.More() {
+		return httpError(http.StatusBadRequest, "bad_request", "the body has data after its JSON object")
+	}
 	return nil
 }
 
@@ -67,6 +87,9 @@ func (s *Server) decode(c echo.Context, v any, max int64) error {
 // text/event-stream of its events when the client asks for one. The request's context is the
 // run's: a client that goes away cancels its run.
 func (s *Server) run(c echo.Context, id string, args json.RawMessage) error {
+	if bytes.Equal(bytes.TrimSpace(args), []byte("null")) {
+		args = nil // "args": null is no arguments
+	}
 	sk, err := s.rt.Skill(id)
 	if err != nil || sk.Kind != runtime.Executable {
 		return httpError(http.StatusNotFound, "not_found", "no executable skill %q", id)
@@ -121,9 +144,12 @@ func (s *Server) acquire(c echo.Context) (func(), error) {
 	case s.slots <- struct{}{}:
 		return func() { <-s.slots }, nil
 	case <-c.Request().Context().Done():
-		return nil, httpError(499, "canceled", "the client went away while the run was queued")
+		return nil, httpError(http.StatusServiceUnavailable, "canceled", "the request ended while the run was queued")
 	}
 }
+
+// sseWriteTimeout bounds one event write to a slow client.
+const sseWriteTimeout = 10 * time.Second
 
 // sseWriter streams run events as server-sent events: "event: <type>" and one JSON "data" line.
 type sseWriter struct {
@@ -154,6 +180,9 @@ func (w *sseWriter) event(e runtime.Event) {
 		w.err = err
 		return
 	}
+	// A client that stops reading must not hold the run (and its slot) forever: every write has
+	// a deadline, and a failed write ends the stream (the run's context then ends with it).
+	_ = http.NewResponseController(r.Writer).SetWriteDeadline(time.Now().Add(sseWriteTimeout))
 	if _, err := fmt.Fprintf(r, "event: %s\ndata: %s\n\n", e.Type, data); err != nil {
 		w.err = err
 		return

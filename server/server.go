@@ -31,7 +31,7 @@ type Options struct {
 	// (default 64); beyond that a run is refused with 429 and Retry-After.
 	MaxConcurrentRuns int
 	RunQueue          int
-	// RunHistory is how many finished runs GET /v1/runs/{id} remembers (default 1000).
+	// RunHistory is how many finished runs GET /v1/runs/{id} remembers (default 256).
 	RunHistory int
 	// Provider names this server in /.well-known/skills.json (default "skillbox").
 	Provider string
@@ -51,7 +51,7 @@ func (o Options) withDefaults() Options {
 		o.RunQueue = 64
 	}
 	if o.RunHistory == 0 {
-		o.RunHistory = 1000
+		o.RunHistory = 256
 	}
 	if o.Provider == "" {
 		o.Provider = "skillbox"
@@ -112,33 +112,40 @@ func New(rt *runtime.Runtime, opts Options) (*Server, error) {
 	return s, nil
 }
 
-// Mount registers every route on g (its prefix is the API's prefix). The group's echo instance
-// keeps its own error handler; routes here return JSON errors themselves.
+// Mount registers every route on g (its prefix is the API's prefix). Middleware is attached per
+// route, not with g.Use: a group's Use makes echo add catch-all routes that turn a wrong method
+// (405) into a 404, and would put the probes behind authentication.
 func (s *Server) Mount(g *echo.Group) {
-	g.Use(s.accessLog, s.jsonErrors, s.authenticate)
-	view, runr, author, admin := require(RoleViewer), require(RoleRunner), require(RoleAuthor), require(RoleAdmin)
+	common := []echo.MiddlewareFunc{middleware.RequestID(), s.accessLog, s.jsonErrors, middleware.Recover()}
+	public := func(method, path string, h echo.HandlerFunc) {
+		g.Add(method, path, h, common...)
+	}
+	guarded := func(method, path string, h echo.HandlerFunc, role Role) {
+		mw := append(append([]echo.MiddlewareFunc{}, common...), s.authenticate, require(role))
+		g.Add(method, path, h, mw...)
+	}
+	public(http.MethodGet, "/healthz", s.healthz)
+	public(http.MethodHead, "/healthz", s.healthz)
+	public(http.MethodGet, "/readyz", s.readyz)
+	public(http.MethodGet, "/openapi.json", s.openapi)
+	guarded(http.MethodGet, "/metrics", s.metricsHandler, RoleViewer)
 
-	g.GET("/healthz", s.healthz)
-	g.GET("/readyz", s.readyz)
-	g.GET("/metrics", s.metricsHandler, view)
-	g.GET("/openapi.json", s.openapi)
+	guarded(http.MethodGet, "/v1/skills", s.listSkills, RoleViewer)
+	guarded(http.MethodPost, "/v1/skills/search", s.search, RoleViewer)
+	guarded(http.MethodGet, "/v1/skills/:id", s.getSkill, RoleViewer)
+	guarded(http.MethodGet, "/v1/skills/:id/instructions", s.instructions, RoleViewer)
+	guarded(http.MethodGet, "/v1/skills/:id/resources/*", s.resource, RoleViewer)
+	guarded(http.MethodPost, "/v1/skills/:id/runs", s.runSkill, RoleRunner)
+	guarded(http.MethodPost, "/v1/runs", s.runAny, RoleRunner)
+	guarded(http.MethodGet, "/v1/runs/:run_id", s.getRun, RoleViewer)
 
-	g.GET("/v1/skills", s.listSkills, view)
-	g.POST("/v1/skills/search", s.search, view)
-	g.GET("/v1/skills/:id", s.getSkill, view)
-	g.GET("/v1/skills/:id/instructions", s.instructions, view)
-	g.GET("/v1/skills/:id/resources/*", s.resource, view)
-	g.POST("/v1/skills/:id/runs", s.runSkill, runr)
-	g.POST("/v1/runs", s.runAny, runr)
-	g.GET("/v1/runs/:run_id", s.getRun, view)
+	guarded(http.MethodGet, "/.well-known/skills.json", s.wellKnown, RoleViewer)
+	guarded(http.MethodGet, "/v1/tools", s.tools, RoleViewer)
 
-	g.GET("/.well-known/skills.json", s.wellKnown, view)
-	g.GET("/v1/tools", s.tools, view)
-
-	g.POST("/v1/skills", s.createSkill, author)
-	g.PUT("/v1/skills/:id", s.updateSkill, author)
-	g.DELETE("/v1/skills/:id", s.deleteSkill, admin)
-	g.POST("/v1/reload", s.reload, admin)
+	guarded(http.MethodPost, "/v1/skills", s.createSkill, RoleAuthor)
+	guarded(http.MethodPut, "/v1/skills/:id", s.updateSkill, RoleAuthor)
+	guarded(http.MethodDelete, "/v1/skills/:id", s.deleteSkill, RoleAdmin)
+	guarded(http.MethodPost, "/v1/reload", s.reload, RoleAdmin)
 }
 
 // Handler returns a standalone http.Handler with every route at the root, for skillbox serve.
@@ -146,7 +153,11 @@ func (s *Server) Handler() http.Handler {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
-	e.Use(middleware.RequestID(), middleware.Recover())
+	// Every request gets an id before routing, unmatched ones too; the route's own RequestID
+	// then reuses it from the request header.
+	e.Pre(middleware.RequestIDWithConfig(middleware.RequestIDConfig{
+		RequestIDHandler: func(c echo.Context, id string) { c.Request().Header.Set(echo.HeaderXRequestID, id) },
+	}))
 	s.Mount(e.Group(""))
 	return e
 }

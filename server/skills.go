@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -34,7 +36,29 @@ func summary(s *runtime.Skill) skillSummary {
 		out.Tags = m.Tags
 	}
 	if s.Err != nil {
-		out.Error = s.Err.Error()
+		out.Error = strings.Join(problems(s), "; ")
+	}
+	return out
+}
+
+// problems are a broken skill's problems with paths relative to its skills directory
+// ("notes/skill.json"), never the host's layout.
+func problems(s *runtime.Skill) []string {
+	var se *runtime.SkillError
+	if !errors.As(s.Err, &se) {
+		if s.Err == nil {
+			return nil
+		}
+		return []string{s.Err.Error()}
+	}
+	base := filepath.Dir(s.Dir)
+	out := make([]string, 0, len(se.Problems))
+	for _, p := range se.Problems {
+		q := *p
+		if rel, err := filepath.Rel(base, p.Path); err == nil && !strings.HasPrefix(rel, "..") {
+			q.Path = filepath.ToSlash(rel)
+		}
+		out = append(out, q.Error())
 	}
 	return out
 }
@@ -72,12 +96,7 @@ func (s *Server) getSkill(c echo.Context) error {
 	if m := sk.Manifest; m != nil {
 		d.Entrypoint, d.Parameters, d.Result, d.Requested, d.RequestedLim = m.Entrypoint, m.Parameters, m.Result, &m.Permissions, &m.Limits
 	}
-	var se *runtime.SkillError
-	if errors.As(sk.Err, &se) {
-		for _, p := range se.Problems {
-			d.Problems = append(d.Problems, p.Error())
-		}
-	}
+	d.Problems = problems(sk)
 	d.Resources, _ = skillmd.ListResources(sk.Dir, 1000)
 	if d.Resources == nil {
 		d.Resources = []string{}
@@ -117,7 +136,12 @@ func (s *Server) resource(c echo.Context) error {
 	if err != nil {
 		return httpError(http.StatusNotFound, "not_found", "no skill %q", c.Param("id"))
 	}
-	rel := c.Param("*")
+	// echo routes on the raw path when a client escapes differently from Go (%20, %28):
+	// decode it here; ReadResource still refuses ".." and the like after decoding.
+	rel, err := url.PathUnescape(c.Param("*"))
+	if err != nil {
+		return httpError(http.StatusBadRequest, "bad_path", "the resource path is not valid URL escaping")
+	}
 	data, err := skillmd.ReadResource(sk.Dir, rel, maxResourceBytes)
 	switch {
 	case errors.Is(err, skillmd.ErrNotFound):

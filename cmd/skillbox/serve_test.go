@@ -1,0 +1,345 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// servingLine is what skillbox serve prints once it listens.
+var servingLine = regexp.MustCompile(`skillbox: serving (\d+) skills on http://(\S+) \(keys: (\d+)\)`)
+
+// serveProc is a running `skillbox serve`.
+type serveProc struct {
+	cmd  *exec.Cmd
+	base string // http://ADDR
+	mu   sync.Mutex
+	log  strings.Builder // stderr so far
+	done chan struct{}   // closed when the process has exited
+	err  error           // its Wait error, once done
+}
+
+func (p *serveProc) stderr() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.log.String()
+}
+
+// wait waits up to d for the process to exit and returns its exit code (-1 if it did not).
+func (p *serveProc) wait(d time.Duration) int {
+	select {
+	case <-p.done:
+	case <-time.After(d):
+		return -1
+	}
+	var ee *exec.ExitError
+	if errors.As(p.err, &ee) {
+		return ee.ExitCode()
+	}
+	if p.err != nil {
+		return -2
+	}
+	return 0
+}
+
+// startServe starts bin with args. When listening is true it waits for the serving line and
+// reads the address from it; otherwise it returns at once.
+func startServe(t *testing.T, bin string, listening bool, args ...string) *serveProc {
+	t.Helper()
+	return startServeEnv(t, bin, nil, listening, args...)
+}
+
+// startServeEnv is startServe with extra environment variables ("NAME=value").
+func startServeEnv(t *testing.T, bin string, env []string, listening bool, args ...string) *serveProc {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"--cache-dir", cacheDir}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &serveProc{cmd: cmd, done: make(chan struct{})}
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			p.mu.Lock()
+			p.log.WriteString(sc.Text() + "\n")
+			p.mu.Unlock()
+			if m := servingLine.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case addr <- m[2]:
+				default:
+				}
+			}
+		}
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	if !listening {
+		return p
+	}
+	select {
+	case a := <-addr:
+		p.base = "http://" + a
+	case <-p.done:
+		t.Fatalf("serve exited before listening:\n%s", p.stderr())
+	case <-time.After(60 * time.Second):
+		t.Fatalf("serve did not listen within 60s:\n%s", p.stderr())
+	}
+	return p
+}
+
+func httpDo(t *testing.T, method, url, body string, header ...string) (int, string, http.Header) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(data), resp.Header
+}
+
+// sseEvents reads a text/event-stream into (event name, data) pairs, calling onEvent for each as
+// it arrives.
+func sseEvents(t *testing.T, r io.Reader, onEvent func(name string, data map[string]any)) {
+	t.Helper()
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
+	var name string
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "event: "):
+			name = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			var data map[string]any
+			if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &data); err != nil {
+				t.Errorf("event %s: data is not JSON: %q", name, line)
+			}
+			onEvent(name, data)
+		}
+	}
+}
+
+// TestServe builds the real binary once and runs `skillbox serve` as a user would.
+func TestServe(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "skillbox")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	// A second skills directory with a skill that takes a while: sleep.wasm waits until its
+	// 2-second timeout.
+	slow := t.TempDir()
+	skillFixture(t, slow, "sleepy", manifest("sleepy", `"limits":{"timeoutMs":2000}`), "sleep")
+	skillFixture(t, slow, "quick", manifest("quick", `"version":"1.2.3"`), "hello")
+
+	t.Run("loopback", func(t *testing.T) {
+		t.Parallel()
+		p := startServe(t, bin, true, "serve", "--addr", "127.0.0.1:0", "--skills", bundled, "--skills", slow)
+		if m := servingLine.FindStringSubmatch(p.stderr()); m[1] != "6" || m[3] != "0" {
+			t.Errorf("serving line %q", m[0])
+		}
+		status, body, _ := httpDo(t, "GET", p.base+"/v1/skills", "")
+		if status != 200 || !strings.Contains(body, `"id":"word-count"`) || !strings.Contains(body, `"id":"sleepy"`) {
+			t.Errorf("list: %d %s", status, body)
+		}
+		status, body, _ = httpDo(t, "POST", p.base+"/v1/skills/word-count/runs", `{"args":{"text":"a b a"}}`)
+		if status != 200 || !strings.Contains(body, `"words":3`) {
+			t.Errorf("run: %d %s", status, body)
+		}
+		status, body, _ = httpDo(t, "POST", p.base+"/v1/runs", `{"skill":"quick"}`)
+		if status != 200 || !strings.Contains(body, `"version":"1.2.3"`) {
+			t.Errorf("seed 000 run: %d %s", status, body)
+		}
+		status, body, _ = httpDo(t, "POST", p.base+"/v1/skills/word-count/runs", `{"args":{}}`)
+		if status != 422 || !strings.Contains(body, `"invalid_args"`) {
+			t.Errorf("invalid: %d %s", status, body)
+		}
+		// SSE of a quick run.
+		req, _ := http.NewRequest("POST", p.base+"/v1/skills/hello/runs", strings.NewReader(`{"args":{"name":"Ada"}}`))
+		req.Header.Set("Accept", "text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		sseEvents(t, resp.Body, func(name string, data map[string]any) {
+			if s, ok := data["status"].(string); ok {
+				name += ":" + s
+			}
+			names = append(names, name)
+		})
+		resp.Body.Close()
+		if resp.Header.Get("Content-Type") != "text/event-stream" || strings.Join(names, ",") != "status:started,status:running,log,result" {
+			t.Errorf("SSE: %q %v", resp.Header.Get("Content-Type"), names)
+		}
+		for _, path := range []string{"/healthz", "/readyz", "/openapi.json", "/metrics", "/v1/tools?format=mcp", "/.well-known/skills.json"} {
+			if status, body, _ := httpDo(t, "GET", p.base+path, ""); status != 200 {
+				t.Errorf("%s: %d %s", path, status, body)
+			}
+		}
+		// The access log is on stderr.
+		if !strings.Contains(p.stderr(), "msg=request") || !strings.Contains(p.stderr(), "path=/v1/skills/word-count/runs") {
+			t.Errorf("no access log:\n%s", p.stderr())
+		}
+	})
+
+	t.Run("SIGTERM lets a streaming run finish", func(t *testing.T) {
+		t.Parallel()
+		p := startServe(t, bin, true, "serve", "--addr", "127.0.0.1:0", "--skills", slow)
+		req, _ := http.NewRequest("POST", p.base+"/v1/skills/sleepy/runs", strings.NewReader(`{}`))
+		req.Header.Set("Accept", "text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var names []string
+		var result map[string]any
+		var signaled time.Time
+		sseEvents(t, resp.Body, func(name string, data map[string]any) {
+			names = append(names, name)
+			if data["status"] == "running" {
+				signaled = time.Now()
+				if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+					t.Error(err)
+				}
+			}
+			if name == "result" {
+				result, _ = data["result"].(map[string]any)
+			}
+		})
+		if signaled.IsZero() {
+			t.Fatalf("no running event: %v", names)
+		}
+		if result == nil {
+			t.Fatalf("the stream ended without its result (events %v):\n%s", names, p.stderr())
+		}
+		if e, _ := result["error"].(map[string]any); e == nil || e["kind"] != "timeout" {
+			t.Errorf("result %v, want the sleep to end at its 2s timeout", result)
+		}
+		if code := p.wait(30 * time.Second); code != 0 {
+			t.Errorf("exit %d after SIGTERM, want 0:\n%s", code, p.stderr())
+		}
+		if !strings.Contains(p.stderr(), "shutting down") {
+			t.Errorf("no shutdown message:\n%s", p.stderr())
+		}
+		// New connections are refused once it has exited.
+		if _, err := http.Get(p.base + "/healthz"); err == nil {
+			t.Errorf("still serving after exit")
+		}
+	})
+
+	t.Run("SIGINT when idle", func(t *testing.T) {
+		t.Parallel()
+		p := startServe(t, bin, true, "serve", "--addr", "localhost:0", "--skills", slow)
+		p.cmd.Process.Signal(syscall.SIGINT)
+		if code := p.wait(30 * time.Second); code != 0 {
+			t.Errorf("exit %d after SIGINT:\n%s", code, p.stderr())
+		}
+	})
+
+	refusals := []struct {
+		name string
+		args []string // given
+		code int      // expect
+		msg  string
+	}{
+		{"all interfaces without keys", []string{"serve", "--addr", "0.0.0.0:0"}, 2, "refusing to serve 0.0.0.0:0 without API keys"},
+		{"empty host without keys", []string{"serve", "--addr", ":0"}, 2, "refusing to serve"},
+		{"IPv6 any without keys", []string{"serve", "--addr", "[::]:0"}, 2, "refusing to serve"},
+		{"a positional argument", []string{"serve", "extra"}, 2, "serve takes no arguments"},
+		{"missing keys file", []string{"serve", "--keys", "/nonexistent/keys.yaml"}, 2, "--keys"},
+		{"bad address", []string{"serve", "--addr", "127.0.0.1:notaport"}, 1, "notaport"},
+		{"unknown flag", []string{"serve", "--port", "8080"}, 2, "port"},
+	}
+	for _, tc := range refusals {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := startServe(t, bin, false, append(tc.args, "--skills", slow)...)
+			code := p.wait(30 * time.Second)
+			if code != tc.code || !strings.Contains(p.stderr(), tc.msg) {
+				t.Errorf("exit %d, want %d with %q:\n%s", code, tc.code, tc.msg, p.stderr())
+			}
+			if servingLine.MatchString(p.stderr()) {
+				t.Errorf("it served")
+			}
+		})
+	}
+
+	t.Run("all interfaces with --insecure", func(t *testing.T) {
+		t.Parallel()
+		p := startServe(t, bin, true, "serve", "--addr", "0.0.0.0:0", "--insecure", "--skills", slow)
+		port := p.base[strings.LastIndex(p.base, ":")+1:]
+		if status, body, _ := httpDo(t, "POST", "http://127.0.0.1:"+port+"/v1/runs", `{"skill":"quick"}`); status != 200 {
+			t.Errorf("run: %d %s", status, body)
+		}
+		p.cmd.Process.Signal(syscall.SIGTERM)
+		if code := p.wait(30 * time.Second); code != 0 {
+			t.Errorf("exit %d:\n%s", code, p.stderr())
+		}
+	})
+
+	t.Run("all interfaces with keys", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		keys := filepath.Join(dir, "keys.yaml")
+		writeFile(t, keys, "- name: ops\n  key: env:SKILLBOX_SERVE_TEST_KEY\n  role: admin\n- name: bot\n  key: bot-key-0123456789abcdef\n  role: viewer\n")
+		p := startServeEnv(t, bin, []string{"SKILLBOX_SERVE_TEST_KEY=ops-key-from-the-env-0123"}, true,
+			"serve", "--addr", "0.0.0.0:0", "--keys", keys, "--skills", slow)
+		port := p.base[strings.LastIndex(p.base, ":")+1:]
+		base := "http://127.0.0.1:" + port
+		if m := servingLine.FindStringSubmatch(p.stderr()); m[3] != "2" {
+			t.Errorf("serving line %q", m[0])
+		}
+		if status, _, h := httpDo(t, "GET", base+"/v1/skills", ""); status != 401 || h.Get("WWW-Authenticate") == "" {
+			t.Errorf("no key: %d", status)
+		}
+		if status, body, _ := httpDo(t, "POST", base+"/v1/reload", "", "Authorization", "Bearer ops-key-from-the-env-0123"); status != 200 {
+			t.Errorf("admin: %d %s", status, body)
+		}
+		if status, _, _ := httpDo(t, "POST", base+"/v1/reload", "", "X-API-Key", "bot-key-0123456789abcdef"); status != 403 {
+			t.Errorf("viewer reload: %d", status)
+		}
+		p.cmd.Process.Signal(syscall.SIGTERM)
+		if code := p.wait(30 * time.Second); code != 0 {
+			t.Errorf("exit %d:\n%s", code, p.stderr())
+		}
+		if strings.Contains(p.stderr(), "ops-key-from-the-env") || strings.Contains(p.stderr(), "bot-key-0123") {
+			t.Errorf("stderr shows a key:\n%s", p.stderr())
+		}
+	})
+}

@@ -1,0 +1,298 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/skillbox-dev/skillbox/runtime"
+)
+
+var roleKeys = map[Role]string{
+	RoleViewer: "viewer-key-0123456789abcdef",
+	RoleRunner: "runner-key-0123456789abcdef",
+	RoleAuthor: "author-key-0123456789abcdef",
+	RoleAdmin:  "admin-key-0123456789abcdef!",
+}
+
+var roles = []Role{RoleViewer, RoleRunner, RoleAuthor, RoleAdmin}
+
+func keysOptions() Options {
+	var keys []APIKey
+	for _, r := range roles {
+		keys = append(keys, APIKey{Name: r.String() + "-client", Key: roleKeys[r], Role: r})
+	}
+	return Options{Keys: keys}
+}
+
+// authEnv is the WAT skills behind the four keys, plus a skill per role to try to delete.
+func authEnv(t *testing.T, opts Options) *testEnv {
+	t.Helper()
+	dir := t.TempDir()
+	fixture(t, dir, "hello", manifestJSON("hello", ""), "hello", nil)
+	fixture(t, dir, "echo", manifestJSON("echo", `"parameters":{"type":"object"}`), "echo", nil)
+	for _, r := range roles {
+		id := "doomed-" + r.String()
+		fixture(t, dir, id, manifestJSON(id, ""), "hello", nil)
+	}
+	return newEnv(t, opts, dir)
+}
+
+func TestRoleMatrix(t *testing.T) {
+	t.Parallel()
+	env := authEnv(t, keysOptions())
+	u := env.ts.URL
+	type endpoint struct {
+		name string
+		need Role
+		want int // when allowed
+		call func(t *testing.T, role Role, auth ...string) reply
+	}
+	endpoints := []endpoint{
+		{"list", RoleViewer, 200, func(t *testing.T, _ Role, h ...string) reply { return get(t, u+"/v1/skills", h...) }},
+		{"detail", RoleViewer, 200, func(t *testing.T, _ Role, h ...string) reply { return get(t, u+"/v1/skills/hello", h...) }},
+		{"resource", RoleViewer, 200, func(t *testing.T, _ Role, h ...string) reply {
+			return get(t, u+"/v1/skills/hello/resources/skill.json", h...)
+		}},
+		{"metrics", RoleViewer, 200, func(t *testing.T, _ Role, h ...string) reply { return get(t, u+"/metrics", h...) }},
+		{"tools", RoleViewer, 200, func(t *testing.T, _ Role, h ...string) reply { return get(t, u+"/v1/tools", h...) }},
+		{"well-known", RoleViewer, 200, func(t *testing.T, _ Role, h ...string) reply { return get(t, u+"/.well-known/skills.json", h...) }},
+		{"search", RoleViewer, 200, func(t *testing.T, _ Role, h ...string) reply {
+			return post(t, u+"/v1/skills/search", `{"query":"x"}`, h...)
+		}},
+		{"run history", RoleViewer, 404, func(t *testing.T, _ Role, h ...string) reply { return get(t, u+"/v1/runs/run_unknown", h...) }},
+		{"run", RoleRunner, 200, func(t *testing.T, _ Role, h ...string) reply { return post(t, u+"/v1/skills/hello/runs", `{}`, h...) }},
+		{"run any", RoleRunner, 200, func(t *testing.T, _ Role, h ...string) reply { return post(t, u+"/v1/runs", `{"skill":"hello"}`, h...) }},
+		{"create", RoleAuthor, 201, func(t *testing.T, r Role, h ...string) reply {
+			id := "made-by-" + r.String()
+			return upload(t, "POST", u+"/v1/skills", pkg{"skill.json": []byte(manifestJSON(id, "")), "execute.wasm": wasmFixture(t, "hello")}, nil, h...)
+		}},
+		{"update", RoleAuthor, 200, func(t *testing.T, r Role, h ...string) reply {
+			return uploadTar(t, "PUT", u+"/v1/skills/echo", tarOf(pkg{"skill.json": []byte(manifestJSON("echo", `"parameters":{"type":"object"}`)), "execute.wasm": wasmFixture(t, "echo")}, ""), h...)
+		}},
+		{"delete", RoleAdmin, 204, func(t *testing.T, r Role, h ...string) reply {
+			return send(t, "DELETE", u+"/v1/skills/doomed-"+r.String(), nil, h...)
+		}},
+		{"reload", RoleAdmin, 200, func(t *testing.T, _ Role, h ...string) reply { return post(t, u+"/v1/reload", "", h...) }},
+	}
+	for _, ep := range endpoints {
+		for _, role := range roles {
+			t.Run(ep.name+"/"+role.String(), func(t *testing.T) {
+				r := ep.call(t, role, "Authorization", "Bearer "+roleKeys[role])
+				if role >= ep.need {
+					if r.status != ep.want {
+						t.Errorf("%s may %s: got %s, want %d", role, ep.name, r, ep.want)
+					}
+					return
+				}
+				e := wantError(t, r, http.StatusForbidden, "forbidden")
+				if !strings.Contains(e.Error.Message, ep.need.String()) || !strings.Contains(e.Error.Message, role.String()+"-client") {
+					t.Errorf("the message should name the role needed and the key: %q", e.Error.Message)
+				}
+			})
+		}
+	}
+	// Refused requests changed nothing: only the admin's skill is gone, only author+ created.
+	for _, role := range roles {
+		deleted := get(t, u+"/v1/skills/doomed-"+role.String(), "X-API-Key", roleKeys[RoleViewer]).status == 404
+		created := get(t, u+"/v1/skills/made-by-"+role.String(), "X-API-Key", roleKeys[RoleViewer]).status == 200
+		if deleted != (role == RoleAdmin) || created != (role >= RoleAuthor) {
+			t.Errorf("%s: deleted %v, created %v", role, deleted, created)
+		}
+	}
+}
+
+func TestAuthentication(t *testing.T) {
+	t.Parallel()
+	env := authEnv(t, keysOptions())
+	url := env.ts.URL + "/v1/skills"
+	viewer := roleKeys[RoleViewer]
+	tests := []struct {
+		name   string
+		header []string // given
+		status int      // expect
+	}{
+		{"no key", nil, 401},
+		{"wrong key", []string{"Authorization", "Bearer wrong-key-0123456789abcdef"}, 401},
+		{"a key's prefix", []string{"Authorization", "Bearer " + viewer[:20]}, 401},
+		{"a key plus a suffix", []string{"Authorization", "Bearer " + viewer + "x"}, 401},
+		{"empty bearer", []string{"Authorization", "Bearer "}, 401},
+		{"basic auth", []string{"Authorization", "Basic dmlld2VyOg=="}, 401},
+		{"key without a scheme", []string{"Authorization", viewer}, 401},
+		{"bearer", []string{"Authorization", "Bearer " + viewer}, 200},
+		{"bearer, lower case", []string{"Authorization", "bearer " + viewer}, 200},
+		{"bearer, extra spaces", []string{"Authorization", "Bearer   " + viewer + " "}, 200},
+		{"X-API-Key", []string{"X-API-Key", viewer}, 200},
+		{"x-api-key, lower case", []string{"x-api-key", viewer}, 200},
+		// Either header may carry the key: a stale one does not hide a good one.
+		{"wrong X-API-Key with a good bearer", []string{"X-API-Key", "nope", "Authorization", "Bearer " + viewer}, 200},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := get(t, url, tc.header...)
+			if tc.status == 200 {
+				if r.status != 200 {
+					t.Errorf("%s", r)
+				}
+				return
+			}
+			wantError(t, r, 401, "unauthorized")
+			if got := r.header.Get("WWW-Authenticate"); !strings.HasPrefix(got, "Bearer") {
+				t.Errorf("WWW-Authenticate %q", got)
+			}
+			if strings.Contains(string(r.body), viewer) {
+				t.Errorf("the reply echoes the key: %s", r.body)
+			}
+		})
+	}
+	t.Run("key in the query string is not a key", func(t *testing.T) {
+		wantError(t, get(t, url+"?api_key="+viewer), 401, "unauthorized")
+	})
+	t.Run("unknown route asks for a key first", func(t *testing.T) {
+		r := get(t, env.ts.URL+"/v1/nothing")
+		if r.status != 401 && r.status != 404 {
+			t.Errorf("%s", r)
+		}
+	})
+}
+
+// healthz, readyz and openapi.json are documented as needing no key (README, openapi.json's
+// "security": []): a load balancer's probe has none.
+func TestPublicEndpointsNeedNoKey(t *testing.T) {
+	t.Parallel()
+	env := authEnv(t, keysOptions())
+	for _, path := range []string{"/healthz", "/readyz", "/openapi.json"} {
+		t.Run(path, func(t *testing.T) {
+			r := get(t, env.ts.URL+path)
+			if r.status == 401 {
+
+			}
+			if r.status != 200 {
+				t.Errorf("%s without a key: %s", path, r)
+			}
+		})
+	}
+}
+
+func TestNewRefusesBadConfiguration(t *testing.T) {
+	t.Parallel()
+	rt, err := runtime.New(context.Background(), runtime.Config{CacheDir: testCache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close(context.Background())
+	long := "0123456789abcdef"
+	tests := []struct {
+		name string
+		rt   *runtime.Runtime
+		opts Options // given
+		want string  // expect an error containing this, or "" for none
+	}{
+		{"no keys", rt, Options{}, ""},
+		{"good keys", rt, Options{Keys: []APIKey{{Name: "a", Key: long, Role: RoleViewer}, {Name: "b", Key: long + "x", Role: RoleAdmin}}}, ""},
+		{"nil runtime", nil, Options{}, "nil runtime"},
+		{"short key", rt, Options{Keys: []APIKey{{Name: "short", Key: "0123456789abcde", Role: RoleAdmin}}}, "short"},
+		{"empty key", rt, Options{Keys: []APIKey{{Name: "empty", Role: RoleAdmin}}}, "empty"},
+		{"duplicate key", rt, Options{Keys: []APIKey{{Name: "one", Key: long, Role: RoleViewer}, {Name: "two", Key: long, Role: RoleAdmin}}}, "two"},
+		{"no role", rt, Options{Keys: []APIKey{{Name: "norole", Key: long}}}, "norole"},
+		{"role past admin", rt, Options{Keys: []APIKey{{Name: "god", Key: long, Role: RoleAdmin + 1}}}, "god"},
+		{"negative role", rt, Options{Keys: []APIKey{{Name: "neg", Key: long, Role: -1}}}, "neg"},
+		{"negative limit", rt, Options{MaxRunBodyBytes: -1}, "negative"},
+		{"negative queue", rt, Options{RunQueue: -1}, "negative"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := New(tc.rt, tc.opts)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("unexpected error %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("error %v, want one containing %q", err, tc.want)
+			case tc.want != "" && s != nil:
+				t.Errorf("a server despite the error")
+			}
+			if err != nil && strings.Contains(err.Error(), long) {
+				t.Errorf("the error shows the key: %v", err)
+			}
+		})
+	}
+}
+
+func TestParseRole(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in   string
+		want Role
+		ok   bool
+	}{{"viewer", RoleViewer, true}, {"Runner", RoleRunner, true}, {"AUTHOR", RoleAuthor, true}, {"admin", RoleAdmin, true}, {"root", 0, false}, {"", 0, false}} {
+		r, err := ParseRole(tc.in)
+		if r != tc.want || (err == nil) != tc.ok {
+			t.Errorf("ParseRole(%q) = %v, %v", tc.in, r, err)
+		}
+		if tc.ok && r.String() != strings.ToLower(tc.in) {
+			t.Errorf("%v.String() = %q", r, r.String())
+		}
+	}
+}
+
+// Not parallel: t.Setenv.
+func TestLoadKeys(t *testing.T) {
+	t.Setenv("SKILLBOX_TEST_KEY", "from-the-environment-0123")
+	t.Setenv("SKILLBOX_TEST_SHORT", "short")
+	dir := t.TempDir()
+	tests := []struct {
+		name, yaml string // given
+		want       []APIKey
+		err        string // expect
+	}{
+		{"keys and roles", "- name: ci\n  key: ci-key-0123456789abcdef\n  role: runner\n- name: ops\n  key: env:SKILLBOX_TEST_KEY\n  role: Admin\n",
+			[]APIKey{{Name: "ci", Key: "ci-key-0123456789abcdef", Role: RoleRunner}, {Name: "ops", Key: "from-the-environment-0123", Role: RoleAdmin}}, ""},
+		{"bad role", "- name: x\n  key: x-key-0123456789abcdef\n  role: root\n", nil, "root"},
+		{"no role", "- name: x\n  key: x-key-0123456789abcdef\n", nil, "role"},
+		{"short key", "- name: x\n  key: short\n  role: viewer\n", nil, "16"},
+		{"short key from env", "- name: x\n  key: env:SKILLBOX_TEST_SHORT\n  role: viewer\n", nil, "16"},
+		{"unset env var", "- name: x\n  key: env:SKILLBOX_TEST_UNSET_VAR\n  role: viewer\n", nil, "x"},
+		{"not a list", "name: x\nkey: y\n", nil, "keys.yaml"},
+		{"not YAML", "- [", nil, "keys.yaml"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(dir, "keys.yaml")
+			if err := os.WriteFile(path, []byte(tc.yaml), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			keys, err := LoadKeys(path)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Errorf("error %v, want one containing %q", err, tc.err)
+				}
+				if err != nil && (strings.Contains(err.Error(), "x-key-0123456789abcdef") || strings.Contains(err.Error(), "from-the-environment")) {
+					t.Errorf("the error shows a key: %v", err)
+				}
+				return
+			}
+			if err != nil || fmt.Sprint(keys) != fmt.Sprint(tc.want) {
+				t.Errorf("got %v, %v; want %v", keys, err, tc.want)
+			}
+		})
+	}
+	if _, err := LoadKeys(filepath.Join(dir, "missing.yaml")); err == nil {
+		t.Error("a missing file loaded")
+	}
+	// The loaded keys work.
+	path := filepath.Join(dir, "keys.yaml")
+	os.WriteFile(path, []byte("- name: ops\n  key: env:SKILLBOX_TEST_KEY\n  role: admin\n"), 0o600)
+	keys, err := LoadKeys(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := watEnv(t, Options{Keys: keys}, 100)
+	if r := post(t, env.ts.URL+"/v1/reload", "", "X-API-Key", "from-the-environment-0123"); r.status != 200 {
+		t.Errorf("env key: %s", r)
+	}
+}

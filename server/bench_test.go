@@ -1,0 +1,98 @@
+package server
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// benchEnv serves the WAT hello fixture (a trivial guest, so the HTTP layer's cost shows) with
+// a client that keeps enough idle connections for parallel requests.
+func benchEnv(b *testing.B) (*testEnv, *http.Client) {
+	b.Helper()
+	dir := b.TempDir()
+	fixture(b, dir, "hello", manifestJSON("hello", ""), "hello", nil)
+	env := newEnv(b, Options{MaxConcurrentRuns: 256, RunQueue: 1024}, dir)
+	tr := &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256, IdleConnTimeout: time.Minute}
+	b.Cleanup(tr.CloseIdleConnections)
+	return env, &http.Client{Transport: tr}
+}
+
+// httpRun runs hello over HTTP. It reports failure with Error, not Fatal: it is called from
+// RunParallel's goroutines too.
+func httpRun(b *testing.B, client *http.Client, url string) bool {
+	resp, err := client.Post(url, "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		b.Error(err)
+		return false
+	}
+	data, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(data), `"success":true`) {
+		b.Errorf("%d %s", resp.StatusCode, data)
+		return false
+	}
+	return true
+}
+
+// BenchmarkHTTPRun is one POST /v1/skills/hello/runs over loopback HTTP against rt.Run of the same
+// skill in the same process: ns/op is the HTTP run; "library-ns/op" is rt.Run; "x-library" is
+// their ratio, what the HTTP frontend costs on top of the runtime.
+func BenchmarkHTTPRun(b *testing.B) {
+	env, client := benchEnv(b)
+	url := env.ts.URL + "/v1/skills/hello/runs"
+	ctx := context.Background()
+	library := func() {
+		res, err := env.rt.Run(ctx, "hello", []byte(`{}`))
+		if err != nil || !res.Success {
+			b.Fatal(err)
+		}
+	}
+	if !httpRun(b, client, url) { // compile, connect
+		b.FailNow()
+	}
+	library()
+	measure := func(f func()) float64 {
+		start := time.Now()
+		for i := 0; i < b.N; i++ {
+			f()
+		}
+		return float64(time.Since(start).Nanoseconds()) / float64(b.N)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	viaHTTP := measure(func() {
+		if !httpRun(b, client, url) {
+			b.FailNow()
+		}
+	})
+	b.StopTimer()
+	lib := measure(library)
+	b.ReportMetric(lib, "library-ns/op")
+	b.ReportMetric(viaHTTP/lib, "x-library")
+}
+
+// BenchmarkHTTPParallel is runs of the trivial skill from parallel loopback clients: req/s is the
+// server's throughput.
+func BenchmarkHTTPParallel(b *testing.B) {
+	env, client := benchEnv(b)
+	url := env.ts.URL + "/v1/skills/hello/runs"
+	if !httpRun(b, client, url) {
+		b.FailNow()
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if !httpRun(b, client, url) {
+				return
+			}
+		}
+	})
+	elapsed := time.Since(start)
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "req/s")
+}

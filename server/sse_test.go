@@ -1,0 +1,199 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/skillbox-dev/skillbox/runtime"
+)
+
+// stream POSTs a run asking for server-sent events and returns the response (body unread).
+func stream(t *testing.T, ctx context.Context, url, body string, header ...string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, "POST", url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+func TestSSEEvents(t *testing.T) {
+	t.Parallel()
+	ts, _ := newTestServer(t, Options{})
+	tests := []struct {
+		name, path, body, accept string // given
+		logs                     []string
+		success                  bool
+		kind                     runtime.ErrorKind
+	}{
+		{"bundled hello logs", "/v1/skills/hello/runs", `{"args":{"name":"Ada"}}`, "text/event-stream", []string{"greeting Ada"}, true, ""},
+		{"seed 000 route streams too", "/v1/runs", `{"skill":"hello","input":{"name":"Bo"}}`, "text/event-stream", []string{"greeting Bo"}, true, ""},
+		{"one of several accepted types", "/v1/skills/hello/runs", `{}`, "application/json;q=0.5, text/event-stream", []string{"greeting world"}, true, ""},
+		{"a failed run streams its failure", "/v1/skills/http-get/runs", `{"args":{"url":"https://denied.example.net/"}}`, "text/event-stream", nil, false, runtime.KindPermissionDenied},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			resp := stream(t, context.Background(), ts.URL+tc.path, tc.body, "Accept", tc.accept)
+			defer resp.Body.Close()
+			if resp.StatusCode != 200 {
+				t.Fatalf("status %d", resp.StatusCode)
+			}
+			if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+				t.Errorf("Content-Type %q", ct)
+			}
+			if cc := resp.Header.Get("Cache-Control"); cc != "no-cache" {
+				t.Errorf("Cache-Control %q", cc)
+			}
+			var seq []string
+			var logs []string
+			var result *runtime.Result
+			err := readSSE(t, resp.Body, func(e sseEvent) bool {
+				if result != nil {
+					t.Errorf("event %s after the result", e.name)
+				}
+				switch e.name {
+				case "status":
+					seq = append(seq, "status:"+e.ev.Status)
+				case "log":
+					seq = append(seq, "log")
+					if e.ev.Log == nil {
+						t.Errorf("log event without a log: %s", e.data)
+					} else {
+						logs = append(logs, e.ev.Log.Message)
+					}
+				case "result":
+					seq = append(seq, "result")
+					result = e.ev.Result
+				default:
+					t.Errorf("unknown event %q", e.name)
+				}
+				return true
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !eventOrder.MatchString(strings.Join(seq, ",")) {
+				t.Errorf("events %v, want started, running, logs..., result", seq)
+			}
+			if len(tc.logs) > 0 && strings.Join(logs, "|") != strings.Join(tc.logs, "|") {
+				t.Errorf("logs %q, want %q", logs, tc.logs)
+			}
+			if result == nil {
+				t.Fatal("no result event")
+			}
+			if result.Success != tc.success || (tc.kind != "" && (result.Error == nil || result.Error.Kind != tc.kind)) {
+				t.Errorf("result %+v", result)
+			}
+			// The streamed run is in the history like any other.
+			if r := get(t, ts.URL+"/v1/runs/"+result.RunID); r.status != 200 {
+				t.Errorf("history of a streamed run: %s", r)
+			}
+		})
+	}
+}
+
+// eventOrder is the only order of a run's events.
+var eventOrder = regexp.MustCompile(`^status:started,status:running(,log)*,result$`)
+
+// Errors found before the run starts are plain JSON errors even when a stream was asked for: the
+// stream has not begun, so the status code can still say what went wrong.
+func TestSSEErrorsBeforeTheRunAreJSON(t *testing.T) {
+	t.Parallel()
+	env := runsEnv(t)
+	tests := []struct {
+		name, path, body string
+		status           int
+		code             string
+	}{
+		{"invalid arguments", "/v1/skills/echo/runs", `{"args":{"n":"x"}}`, 422, "invalid_args"},
+		{"unknown skill", "/v1/skills/nope/runs", `{}`, 404, "not_found"},
+		{"malformed body", "/v1/skills/echo/runs", `{`, 400, "bad_request"},
+		{"too large", "/v1/skills/echo/runs", `{"args":{"p":"` + strings.Repeat("z", 400) + `"}}`, 413, "too_large"},
+		{"broken skill", "/v1/skills/broken/runs", `{}`, 409, "skill_broken"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := post(t, env.ts.URL+tc.path, tc.body, "Accept", "text/event-stream")
+			wantError(t, r, tc.status, tc.code)
+		})
+	}
+}
+
+// A client that goes away mid-run cancels the run: it ends as canceled long before its timeout,
+// and the in-flight gauge returns to zero.
+func TestSSEClientDisconnectCancelsRun(t *testing.T) {
+	t.Parallel()
+	env := watEnv(t, Options{}, 30000)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	start := time.Now()
+	resp := stream(t, ctx, env.ts.URL+"/v1/skills/loop/runs", `{}`)
+	defer resp.Body.Close()
+	sawRunning := false
+	readSSE(t, resp.Body, func(e sseEvent) bool {
+		if e.ev.Status == "running" {
+			sawRunning = true
+			if v, _ := metricValue(metricsText(t, env.ts.URL), "skillbox_runs_in_flight"); v != 1 {
+				t.Errorf("in flight while running: %v, want 1", v)
+			}
+			return false
+		}
+		return true
+	})
+	if !sawRunning {
+		t.Fatal("no running event")
+	}
+	cancel()
+	var text string
+	ok := waitFor(10*time.Second, func() bool {
+		text = metricsText(t, env.ts.URL)
+		v, _ := metricValue(text, `skillbox_runs_total{skill="loop",outcome="canceled"}`)
+		f, _ := metricValue(text, "skillbox_runs_in_flight")
+		return v == 1 && f == 0
+	})
+	if !ok {
+		t.Fatalf("the run was not canceled within 10s:\n%s", text)
+	}
+	if d := time.Since(start); d > 15*time.Second {
+		t.Errorf("cancellation took %v", d)
+	}
+	if sum, _ := metricValue(text, "skillbox_run_duration_seconds_sum"); sum >= 29 {
+		t.Errorf("the canceled run lasted %vs: it ran to its timeout", sum)
+	}
+}
+
+// The same without a stream: a JSON client that times out cancels its run.
+func TestSyncClientDisconnectCancelsRun(t *testing.T) {
+	t.Parallel()
+	env := watEnv(t, Options{}, 30000)
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "POST", env.ts.URL+"/v1/skills/loop/runs", strings.NewReader(`{}`))
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+		t.Fatalf("the loop answered %d before its timeout", resp.StatusCode)
+	}
+	var text string
+	if !waitFor(10*time.Second, func() bool {
+		text = metricsText(t, env.ts.URL)
+		v, _ := metricValue(text, `skillbox_runs_total{skill="loop",outcome="canceled"}`)
+		f, _ := metricValue(text, "skillbox_runs_in_flight")
+		return v == 1 && f == 0
+	}) {
+		t.Fatalf("not canceled:\n%s", text)
+	}
+}
