@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -31,6 +32,8 @@ type env struct {
 	json           bool
 	verbose        bool
 	cacheDir       string
+
+	claude bool // --claude-skills
 
 	args string // run --args
 	lang string // new --lang
@@ -143,6 +146,7 @@ func (e *env) globalFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&e.json, "json", e.json, "machine-readable output")
 	fs.BoolVar(&e.verbose, "v", e.verbose, "log the runtime's work to stderr")
 	fs.StringVar(&e.cacheDir, "cache-dir", e.cacheDir, "compilation cache `DIR`")
+	fs.BoolVar(&e.claude, "claude-skills", e.claude, "also discover skills in ./.claude/skills and ~/.claude/skills (after --skills)")
 }
 
 // parseInterleaved lets flags follow positional arguments (skillbox run hello --args '{}'), which
@@ -173,7 +177,15 @@ func (e *env) runtime(ctx context.Context) (*runtime.Runtime, error) {
 			fmt.Fprintf(e.stderr, "skillbox: warning: skills directory %s does not exist\n", d)
 		}
 	}
-	return e.runtimeFor(ctx, dirsOrDefault(e.skills))
+	dirs := dirsOrDefault(e.skills)
+	if e.claude {
+		// Claude Code's skill folders: the project's, then the user's. Missing ones are fine.
+		dirs = append(dirs, filepath.Join(".claude", "skills"))
+		if home, err := os.UserHomeDir(); err == nil {
+			dirs = append(dirs, filepath.Join(home, ".claude", "skills"))
+		}
+	}
+	return e.runtimeFor(ctx, dirs)
 }
 
 // runtimeFor builds a Runtime over dirs with the global flags' policy and cache.

@@ -557,3 +557,20 @@ func TestVersion(t *testing.T) {
 		},
 	})
 }
+
+// --claude-skills adds Claude Code's skill folders after --skills: here the project's
+// .claude/skills, relative to the working directory, holds an instruction skill.
+func TestClaudeSkillsDiscovery(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, ".claude", "skills", "reviewer"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, ".claude", "skills", "reviewer", "SKILL.md"), "---\nname: reviewer\ndescription: Reviews code\n---\nReview $ARGUMENTS carefully.\n")
+	t.Chdir(dir)
+	t.Setenv("HOME", t.TempDir())
+	without := cli(t, "", "--skills", filepath.Join(dir, "none"), "list")
+	with := cli(t, "", "--skills", filepath.Join(dir, "none"), "--claude-skills", "list")
+	if strings.Contains(without.stdout, "reviewer") || !strings.Contains(with.stdout, "reviewer") || !strings.Contains(with.stdout, "instructions") {
+		t.Fatalf("without:\n%s\nwith:\n%s", without, with)
+	}
+}
