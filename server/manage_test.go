@@ -88,7 +88,7 @@ func TestCreateSkill(t *testing.T) {
 	if r.status != http.StatusCreated {
 		t.Fatalf("create: %s", r)
 	}
-	var s skillSummary
+	var s runtime.Summary
 	r.decode(t, &s)
 	if s.ID != "greeter" || s.Kind != "executable" || s.Status != "active" || s.Version != "1.0.0" {
 		t.Errorf("created %+v", s)
@@ -299,7 +299,7 @@ func TestUpdateSkill(t *testing.T) {
 				r = uploadTar(t, "PUT", tc.url, tc.entries)
 			}
 			if tc.status == 200 {
-				var s skillSummary
+				var s runtime.Summary
 				r.decode(t, &s)
 				if r.status != 200 || s.Version != tc.version || s.ID != "greeter" {
 					t.Errorf("update: %s", r)
@@ -427,7 +427,7 @@ func TestReload(t *testing.T) {
 	}
 	r := post(t, env.ts.URL+"/v1/reload", "")
 	var list struct {
-		Skills []skillSummary `json:"skills"`
+		Skills []runtime.Summary `json:"skills"`
 	}
 	r.decode(t, &list)
 	if r.status != 200 || len(list.Skills) != 4 {

@@ -18,23 +18,10 @@ import (
 // maxResourceBytes bounds one resource read over HTTP.
 const maxResourceBytes = 16 << 20
 
-// skillSummary is the metadata-only view of GET /v1/skills: what a model needs to choose.
-type skillSummary struct {
-	ID          string   `json:"id"`
-	Name        string   `json:"name"`
-	Description string   `json:"description"`
-	Version     string   `json:"version,omitempty"`
-	Tags        []string `json:"tags,omitempty"`
-	Kind        string   `json:"kind"`
-	Status      string   `json:"status"`
-	Error       string   `json:"error,omitempty"`
-}
-
-func summary(s *runtime.Skill) skillSummary {
-	out := skillSummary{ID: s.ID, Name: s.Name(), Description: s.Description(), Version: s.Version(), Kind: string(s.Kind), Status: string(s.Status)}
-	if m := s.Manifest; m != nil {
-		out.Tags = m.Tags
-	}
+// summary is the metadata-only view of GET /v1/skills, with a broken skill's problems named
+// relative to its skills directory.
+func summary(s *runtime.Skill) runtime.Summary {
+	out := s.Summary()
 	if s.Err != nil {
 		out.Error = strings.Join(problems(s), "; ")
 	}
@@ -65,7 +52,7 @@ func problems(s *runtime.Skill) []string {
 
 func (s *Server) listSkills(c echo.Context) error {
 	skills := s.rt.Skills()
-	out := make([]skillSummary, 0, len(skills))
+	out := make([]runtime.Summary, 0, len(skills))
 	for _, sk := range skills {
 		out = append(out, summary(sk))
 	}
@@ -74,7 +61,7 @@ func (s *Server) listSkills(c echo.Context) error {
 
 // skillDetail is GET /v1/skills/{id}: the manifest, the argument schema, requested vs granted.
 type skillDetail struct {
-	skillSummary
+	runtime.Summary
 	Entrypoint   string               `json:"entrypoint,omitempty"`
 	SHA256       string               `json:"sha256,omitempty"`
 	Parameters   json.RawMessage      `json:"parameters,omitempty"`
@@ -92,7 +79,7 @@ func (s *Server) getSkill(c echo.Context) error {
 	if err != nil {
 		return httpError(http.StatusNotFound, "not_found", "no skill %q", c.Param("id"))
 	}
-	d := skillDetail{skillSummary: summary(sk), SHA256: sk.Hash, Granted: sk.Grant, Instructions: sk.InstructionsPath != ""}
+	d := skillDetail{Summary: summary(sk), SHA256: sk.Hash, Granted: sk.Grant, Instructions: sk.InstructionsPath != ""}
 	if m := sk.Manifest; m != nil {
 		d.Entrypoint, d.Parameters, d.Result, d.Requested, d.RequestedLim = m.Entrypoint, m.Parameters, m.Result, &m.Permissions, &m.Limits
 	}

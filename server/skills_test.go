@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/skillbox-dev/skillbox/runtime"
 )
 
 const docsSkillMD = "---\nname: docs\ndescription: A skill with instructions and resources.\nallowed-tools: Read, Grep\n---\n\n# Docs\n\nLook up $ARGUMENTS in resources/x.md.\nThen say $ARGUMENTS again.\n"
@@ -97,7 +99,7 @@ func TestSkillDetail(t *testing.T) {
 	t.Parallel()
 	env, _ := docsEnv(t)
 	type detail struct {
-		skillSummary
+		runtime.Summary
 		Entrypoint string          `json:"entrypoint"`
 		SHA256     string          `json:"sha256"`
 		Parameters json.RawMessage `json:"parameters"`

@@ -8,28 +8,14 @@ import (
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
-// skillSummary is a skill's metadata, as list prints it: no instructions, no schema.
+// skillSummary is a skill's metadata as list prints it: the runtime's summary and where it lives.
 type skillSummary struct {
-	ID          string   `json:"id"`
-	Name        string   `json:"name"`
-	Description string   `json:"description"`
-	Version     string   `json:"version,omitempty"`
-	Tags        []string `json:"tags,omitempty"`
-	Kind        string   `json:"kind"`
-	Status      string   `json:"status"`
-	Error       string   `json:"error,omitempty"`
-	Dir         string   `json:"dir"`
+	runtime.Summary
+	Dir string `json:"dir"`
 }
 
 func summarize(s *runtime.Skill) skillSummary {
-	out := skillSummary{ID: s.ID, Name: s.Name(), Description: s.Description(), Version: s.Version(), Kind: string(s.Kind), Status: string(s.Status), Dir: s.Dir}
-	if m := s.Manifest; m != nil {
-		out.Tags = m.Tags
-	}
-	if s.Err != nil {
-		out.Error = s.Err.Error()
-	}
-	return out
+	return skillSummary{Summary: s.Summary(), Dir: s.Dir}
 }
 
 var cmdList = &command{
