@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/skillbox-dev/skillbox/agent"
+	"github.com/skillbox-dev/skillbox/mcpserver"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -77,6 +78,8 @@ type Server struct {
 	idxMu  sync.Mutex
 	idx    *agent.Index
 	idxGen uint64
+
+	mcp *mcpserver.Server
 }
 
 // New checks opts and builds a Server. It fails on a bad configuration, never at request time.
@@ -90,7 +93,8 @@ func New(rt *runtime.Runtime, opts Options) (*Server, error) {
 	}
 	s := &Server{rt: rt, opts: opts, logger: opts.Logger,
 		slots: make(chan struct{}, opts.MaxConcurrentRuns), waiting: make(chan struct{}, opts.RunQueue),
-		history: newHistory(opts.RunHistory), metrics: newMetrics(), version: "(devel)"}
+		history: newHistory(opts.RunHistory), metrics: newMetrics(), version: "(devel)",
+		mcp: mcpserver.New(rt, mcpserver.Options{Logger: opts.Logger, MaxConcurrentRuns: opts.MaxConcurrentRuns})}
 	seen := map[[32]byte]bool{}
 	for _, k := range opts.Keys {
 		if k.Role < RoleViewer || k.Role > RoleAdmin {
@@ -146,6 +150,13 @@ func (s *Server) Mount(g *echo.Group) {
 	guarded(http.MethodPut, "/v1/skills/:id", s.updateSkill, RoleAuthor)
 	guarded(http.MethodDelete, "/v1/skills/:id", s.deleteSkill, RoleAdmin)
 	guarded(http.MethodPost, "/v1/reload", s.reload, RoleAdmin)
+
+	// MCP over streamable HTTP. Listing and calling happen inside one session, so the session
+	// needs the runner role; the MCP handler also refuses a non-loopback Host on loopback.
+	mcpHandler := echo.WrapHandler(s.mcp.Handler())
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
+		guarded(m, "/mcp", mcpHandler, RoleRunner)
+	}
 }
 
 // Handler returns a standalone http.Handler with every route at the root, for skillbox serve.

@@ -64,6 +64,7 @@ func init() {
 		"new":      cmdNew,
 		"build":    cmdBuild,
 		"serve":    cmdServe,
+		"mcp":      cmdMCP,
 	}
 }
 

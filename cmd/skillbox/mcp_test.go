@@ -1,0 +1,177 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/skillbox-dev/skillbox/mcpserver"
+	"github.com/skillbox-dev/skillbox/runtime"
+)
+
+// TestMCPStdio speaks JSON-RPC to `skillbox mcp` in-process, as a client would over its stdin and
+// stdout: stdout carries the protocol and nothing else, and closing stdin ends the server.
+func TestMCPStdio(t *testing.T) {
+	t.Parallel()
+	warm("run word-count")
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	var stderr bytes.Buffer
+	code := make(chan int, 1)
+	go func() {
+		code <- run([]string{"--cache-dir", cacheDir, "--skills", bundled, "mcp"}, inR, outW, &stderr)
+		outW.Close()
+	}()
+	lines := bufio.NewScanner(outR)
+	lines.Buffer(make([]byte, 1<<20), 1<<20)
+	// Every line the server writes must be a JSON-RPC message; responses are read in order.
+	next := func() map[string]any {
+		t.Helper()
+		for lines.Scan() {
+			var msg map[string]any
+			if err := json.Unmarshal(lines.Bytes(), &msg); err != nil || msg["jsonrpc"] != "2.0" {
+				t.Fatalf("stdout carries something other than JSON-RPC: %q", lines.Text())
+			}
+			if _, isResponse := msg["id"]; isResponse {
+				return msg
+			}
+		}
+		t.Fatalf("stdout ended: %v; stderr:\n%s", lines.Err(), stderr.String())
+		return nil
+	}
+	send := func(msg string) {
+		t.Helper()
+		if _, err := io.WriteString(inW, msg+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}`)
+	if init := next(); fmt.Sprint(init["result"].(map[string]any)["serverInfo"].(map[string]any)["name"]) != "skillbox" {
+		t.Fatalf("initialize: %v", init)
+	}
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	var names []string
+	for _, tool := range next()["result"].(map[string]any)["tools"].([]any) {
+		names = append(names, tool.(map[string]any)["name"].(string))
+	}
+	if strings.Join(names, ",") != "skill_hello,skill_http_get,skill_notes,skill_word_count" {
+		t.Errorf("tools %v", names)
+	}
+	send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"skill_word_count","arguments":{"text":"a b a"}}}`)
+	res := next()["result"].(map[string]any)
+	if sc, _ := res["structuredContent"].(map[string]any); sc["words"] != 3.0 || res["isError"] == true {
+		t.Errorf("tools/call: %v", res)
+	}
+	// Arguments that are not even an object are the model's mistake: a tool error it can read.
+	send(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"skill_word_count","arguments":["a b a"]}}`)
+	msg := next()
+	res, _ = msg["result"].(map[string]any)
+	if content, _ := res["content"].([]any); res["isError"] != true || len(content) != 1 ||
+		!strings.HasPrefix(fmt.Sprint(content[0].(map[string]any)["text"]), "invalid_args: arguments must be a JSON object") {
+		t.Errorf("tools/call with an array of arguments: %v", msg)
+	}
+	inW.Close()
+	select {
+	case c := <-code:
+		if c != exitOK {
+			t.Errorf("exit %d; stderr:\n%s", c, stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("mcp did not end when its stdin closed")
+	}
+	if stderr.Len() != 0 {
+		t.Errorf("stderr without -v: %q", stderr.String())
+	}
+}
+
+// requireTool returns the path of tool, or skips the test when it is missing, unless
+// SKILLBOX_REQUIRE_TOOLCHAINS is set (CI sets it): then the test fails.
+func requireTool(t *testing.T, tool string) string {
+	t.Helper()
+	p, err := exec.LookPath(tool)
+	if err != nil {
+		if os.Getenv("SKILLBOX_REQUIRE_TOOLCHAINS") == "" {
+			t.Skipf("%s is missing: %v", tool, err)
+		}
+		t.Fatalf("%s is missing and SKILLBOX_REQUIRE_TOOLCHAINS is set: %v", tool, err)
+	}
+	return p
+}
+
+// clientDir is the official TypeScript SDK's test client.
+const clientDir = "../../mcpserver/testdata/client"
+
+// TestMCPOfficialClient drives the MCP server with the official TypeScript SDK
+// (@modelcontextprotocol/sdk, pinned in clientDir's package-lock.json): `skillbox mcp` over
+// stdio, and mcpserver.Handler mounted at /mcp over streamable HTTP. client.mjs checks tools/list,
+// a successful call's structuredContent, tool errors, log notifications and resources/read.
+func TestMCPOfficialClient(t *testing.T) {
+	node := requireTool(t, "node")
+	npm := requireTool(t, "npm")
+	if _, err := os.Stat(filepath.Join(clientDir, "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
+		ci := exec.Command(npm, "ci", "--no-audit", "--no-fund")
+		ci.Dir = clientDir
+		if out, err := ci.CombinedOutput(); err != nil {
+			t.Fatalf("npm ci in %s: %v\n%s", clientDir, err, out)
+		}
+	}
+	bin := filepath.Join(t.TempDir(), "skillbox")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	skills, err := filepath.Abs(bundled)
+	if err != nil {
+		t.Fatal(err)
+	}
+	warm("run word-count", "run http-get")
+
+	client := func(t *testing.T, args ...string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, node, append([]string{"client.mjs"}, args...)...)
+		cmd.Dir = clientDir
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		var summary struct{ Failures []string }
+		if jerr := json.Unmarshal(stdout.Bytes(), &summary); jerr != nil || err != nil || len(summary.Failures) > 0 {
+			t.Fatalf("node client.mjs %s: %v\n--- stdout:\n%s\n--- stderr:\n%s", strings.Join(args, " "), errors.Join(err, jerr), stdout.String(), stderr.String())
+		}
+		t.Logf("node client.mjs %s:\n%s", args[0], stdout.String())
+	}
+
+	t.Run("stdio", func(t *testing.T) {
+		t.Parallel()
+		client(t, "stdio", bin, "mcp", "--skills", skills, "--cache-dir", cacheDir)
+	})
+	t.Run("http", func(t *testing.T) {
+		t.Parallel()
+		rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{skills}, CacheDir: cacheDir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rt.Close(context.Background())
+		srv := mcpserver.New(rt, mcpserver.Options{})
+		defer srv.Close()
+		mux := http.NewServeMux()
+		mux.Handle("/mcp", srv.Handler())
+		hs := httptest.NewServer(mux)
+		defer hs.Close()
+		client(t, "http", hs.URL+"/mcp")
+	})
+}

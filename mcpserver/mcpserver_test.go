@@ -1,0 +1,516 @@
+//lint:file-ignore SA1019 the log notifications MCP deprecates from protocol 2026-07-28 are tested here
+
+package mcpserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillbox-dev/skillbox/mcpserver"
+)
+
+func text(t *testing.T, res *mcp.CallToolResult) string {
+	t.Helper()
+	if len(res.Content) != 1 {
+		t.Fatalf("content: %d items, want 1", len(res.Content))
+	}
+	tc, ok := res.Content[0].(*mcp.TextContent)
+	if !ok {
+		t.Fatalf("content: %T, want text", res.Content[0])
+	}
+	return tc.Text
+}
+
+// waitFor polls cond for up to 10 s.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out waiting")
+		}
+	}
+}
+
+func call(t *testing.T, cs *mcp.ClientSession, tool string, args any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(testContext(t), &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		t.Fatalf("call %s: %v", tool, err)
+	}
+	return res
+}
+
+func TestMCPListTools(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, mcpserver.Options{})
+	for _, protocol := range []string{legacyProtocol, newProtocol} {
+		t.Run("protocol="+protocol, func(t *testing.T) {
+			cs := e.connect(t, protocol, nil)
+			res, err := cs.ListTools(testContext(t), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			byName := map[string]*mcp.Tool{}
+			var names []string
+			for _, tool := range res.Tools {
+				byName[tool.Name] = tool
+				names = append(names, tool.Name)
+			}
+			want := []string{"skill_echo", "skill_hello", "skill_http_get", "skill_mismatch", "skill_notes", "skill_number", "skill_sleep", "skill_word_count"}
+			if !slices.Equal(names, want) {
+				t.Fatalf("tools %v, want %v (instruction skills are no tools)", names, want)
+			}
+			wc := byName["skill_word_count"]
+			if wc.Title != "Word count" || !strings.Contains(wc.Description, "Counts the words") {
+				t.Errorf("word-count: title %q, description %q", wc.Title, wc.Description)
+			}
+			in, _ := json.Marshal(wc.InputSchema)
+			if !strings.Contains(string(in), `"text"`) || !strings.Contains(string(in), `"required":["text"]`) {
+				t.Errorf("word-count input schema %s", in)
+			}
+			if out, _ := json.Marshal(wc.OutputSchema); string(out) != `{"type":"object"}` {
+				t.Errorf("word-count output schema %s, want the manifest's result schema", out)
+			}
+			if byName["skill_number"].OutputSchema != nil {
+				t.Errorf("number has no result schema, but lists output schema %v", byName["skill_number"].OutputSchema)
+			}
+			// Under the default policy nothing is granted: every skill is read-only and closed.
+			for _, name := range []string{"skill_http_get", "skill_notes", "skill_word_count"} {
+				a := byName[name].Annotations
+				if a == nil || !a.ReadOnlyHint || a.OpenWorldHint == nil || *a.OpenWorldHint {
+					t.Errorf("%s annotations %+v: want readOnlyHint true, openWorldHint false", name, a)
+				}
+			}
+		})
+	}
+}
+
+func TestMCPCallSuccess(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, mcpserver.Options{})
+	cs := e.connect(t, legacyProtocol, nil)
+
+	res := call(t, cs, "skill_word_count", map[string]any{"text": "a b a"})
+	if res.IsError {
+		t.Fatalf("isError: %s", text(t, res))
+	}
+	sc, ok := res.StructuredContent.(map[string]any)
+	if !ok || sc["words"] != 3.0 || sc["characters"] != 5.0 {
+		t.Fatalf("structuredContent %#v, want words 3, characters 5", res.StructuredContent)
+	}
+	var fromText map[string]any
+	if err := json.Unmarshal([]byte(text(t, res)), &fromText); err != nil {
+		t.Fatalf("text content is not JSON: %v", err)
+	}
+	if fmt.Sprint(fromText) != fmt.Sprint(sc) {
+		t.Errorf("text content %v differs from structuredContent %v", fromText, sc)
+	}
+	if id, _ := res.Meta[mcpserver.MetaRunID].(string); !strings.HasPrefix(id, "run_") || res.Meta[mcpserver.MetaSkill] != "word-count" {
+		t.Errorf("_meta %v: want the run id and the skill", res.Meta)
+	}
+
+	// A result that is not an object is wrapped, as MCP clients of the 2025 revisions need.
+	res = call(t, cs, "skill_number", nil)
+	if res.IsError || fmt.Sprint(res.StructuredContent) != "map[result:3]" || text(t, res) != `{"result":3}` {
+		t.Errorf("number: isError %v, structuredContent %v, text %q; want {\"result\":3}", res.IsError, res.StructuredContent, text(t, res))
+	}
+}
+
+func TestMCPCallErrors(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, mcpserver.Options{})
+	cs := e.connect(t, legacyProtocol, nil)
+	cases := []struct {
+		name, tool string
+		args       any
+		want       string
+	}{
+		// The default policy grants no network.
+		{"permission denied", "skill_http_get", map[string]any{"url": "https://example.com/"}, "permission_denied: "},
+		{"missing argument", "skill_word_count", map[string]any{}, `invalid_args: `},
+		{"wrong type", "skill_word_count", map[string]any{"text": 5}, `invalid_args: argument "text"`},
+		{"unknown argument", "skill_echo", map[string]any{"text": "x", "extra": true}, "invalid_args: "},
+		{"result against the output schema", "skill_mismatch", map[string]any{"x": 1}, "skill_error: the result does not match the tool's output schema"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res := call(t, cs, c.tool, c.args)
+			if got := text(t, res); !res.IsError || !strings.HasPrefix(got, c.want) {
+				t.Errorf("isError %v, text %q; want isError and a text starting %q", res.IsError, got, c.want)
+			}
+			if res.StructuredContent != nil {
+				t.Errorf("structuredContent %v on a failure", res.StructuredContent)
+			}
+			if res.Meta[mcpserver.MetaKind] == nil {
+				t.Errorf("_meta %v has no error kind", res.Meta)
+			}
+		})
+	}
+	// An unknown tool is the client's mistake: a protocol error, not a tool error.
+	if _, err := cs.CallTool(testContext(t), &mcp.CallToolParams{Name: "skill_nope"}); err == nil {
+		t.Error("unknown tool: no error")
+	}
+}
+
+func TestMCPResources(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, mcpserver.Options{})
+	cs := e.connect(t, legacyProtocol, nil)
+	ctx := testContext(t)
+
+	list, err := cs.ListResources(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byURI := map[string]*mcp.Resource{}
+	for _, r := range list.Resources {
+		byURI[r.URI] = r
+	}
+	for _, uri := range []string{"skill://hello/SKILL.md", "skill://word-count/SKILL.md", "skill://guide/SKILL.md", "skill://guide/reference/api.md", "skill://guide/data/blob.bin"} {
+		if byURI[uri] == nil {
+			t.Errorf("%s is not listed", uri)
+		}
+	}
+	for uri := range byURI {
+		if strings.Contains(uri, ".secret") || strings.Contains(uri, "escape") || strings.HasPrefix(uri, "skill://echo/") {
+			t.Errorf("%s is listed", uri)
+		}
+	}
+	if r := byURI["skill://guide/SKILL.md"]; r == nil || r.MIMEType != "text/markdown" || r.Title != "guide" || !strings.HasPrefix(r.Description, "How to write") {
+		t.Errorf("guide's SKILL.md resource: %+v", r)
+	}
+	if r := byURI["skill://guide/reference/api.md"]; r == nil || r.MIMEType != "text/markdown" {
+		t.Errorf("api.md resource: %+v", r)
+	}
+
+	read := func(uri string) *mcp.ResourceContents {
+		t.Helper()
+		res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		if err != nil {
+			t.Fatalf("read %s: %v", uri, err)
+		}
+		if len(res.Contents) != 1 {
+			t.Fatalf("read %s: %d contents", uri, len(res.Contents))
+		}
+		return res.Contents[0]
+	}
+	c := read("skill://hello/SKILL.md")
+	want, _ := os.ReadFile(filepath.Join(bundled, "hello", "SKILL.md"))
+	if c.MIMEType != "text/markdown" || !strings.HasPrefix(c.Text, "# hello") || !strings.HasSuffix(string(want), c.Text) {
+		t.Errorf("hello SKILL.md: %s %q; want the body, without frontmatter", c.MIMEType, c.Text)
+	}
+	if c := read("skill://guide/reference/api.md"); c.Text != "# API\n\nCall it.\n" || c.MIMEType != "text/markdown" {
+		t.Errorf("api.md: %s %q", c.MIMEType, c.Text)
+	}
+	if c := read("skill://guide/data/blob.bin"); string(c.Blob) != "\xff\xfe\x00binary" || c.Text != "" || c.MIMEType != "application/octet-stream" {
+		t.Errorf("blob.bin: %s text %q blob %q", c.MIMEType, c.Text, c.Blob)
+	}
+	// Files that are not listed, read through the template: the manifest of an executable skill.
+	if c := read("skill://echo/skill.json"); !strings.Contains(c.Text, `"id":"echo"`) || c.MIMEType != "application/json" {
+		t.Errorf("echo skill.json: %s %q", c.MIMEType, c.Text)
+	}
+}
+
+func TestMCPResourceTraversal(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, mcpserver.Options{})
+	cs := e.connect(t, legacyProtocol, nil)
+	for uri, want := range map[string]string{
+		"skill://guide/../echo/skill.json":              `contains ".."`,
+		"skill://guide/reference/../../echo/skill.json": `contains ".."`,
+		"skill://guide/%2e%2e/echo/skill.json":          `contains ".."`,
+		"skill://guide/%2E%2E%2Fecho%2Fskill.json":      `contains ".."`,
+		"skill://guide/..%5c..%5coutside.txt":           `contains "\"`,
+		"skill://guide//etc/passwd":                     "absolute",
+		"skill://guide/%2Fetc%2Fpasswd":                 "absolute",
+		"skill://guide/.secret":                         "hidden files",
+		"skill://guide/escape.md":                       "leads outside", // a symlink
+		"skill://guide/reference":                       "is a directory",
+		"skill://guide/nope.md":                         "not found",
+		"skill://nope/SKILL.md":                         "not found",
+		"skill://echo/SKILL.md":                         "not found", // it has none
+		"skill://../guide/SKILL.md":                     "names no skill",
+		"file:///etc/passwd":                            "not found",
+	} {
+		t.Run(uri, func(t *testing.T) {
+			res, err := cs.ReadResource(testContext(t), &mcp.ReadResourceParams{URI: uri})
+			if err == nil {
+				t.Fatalf("read: %+v, want an error", res.Contents[0])
+			}
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("error %q, want it to say %q", err, want)
+			}
+			if strings.Contains(err.Error(), e.dir) || strings.Contains(err.Error(), "hunter2") {
+				t.Errorf("the error tells too much: %v", err)
+			}
+		})
+	}
+}
+
+func TestMCPPrompts(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, mcpserver.Options{})
+	cs := e.connect(t, legacyProtocol, nil)
+	ctx := testContext(t)
+	list, err := cs.ListPrompts(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Prompts) != 1 || list.Prompts[0].Name != "guide" {
+		t.Fatalf("prompts %+v: want guide alone (the one instruction skill)", list.Prompts)
+	}
+	p := list.Prompts[0]
+	if !strings.HasPrefix(p.Description, "How to write a guide") || len(p.Arguments) != 1 || p.Arguments[0].Name != "arguments" || p.Arguments[0].Required {
+		t.Errorf("prompt %+v", p)
+	}
+	abs, _ := filepath.Abs(filepath.Join(e.dir, "guide"))
+	for args, want := range map[string]string{
+		"the moon": "Write a guide about the moon in three parts.",
+		"":         "Write a guide about  in three parts.",
+	} {
+		res, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "guide", Arguments: map[string]string{"arguments": args}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Messages) != 1 || res.Messages[0].Role != "user" {
+			t.Fatalf("messages %+v", res.Messages)
+		}
+		got := res.Messages[0].Content.(*mcp.TextContent).Text
+		if !strings.HasPrefix(got, "Base directory for this skill: "+abs+"\n\n# Guide") || !strings.Contains(got, want) {
+			t.Errorf("arguments %q: %q", args, got)
+		}
+	}
+	if _, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "hello"}); err == nil {
+		t.Error("executable skills are no prompts; got one")
+	}
+}
+
+func TestMCPLogNotifications(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, mcpserver.Options{})
+	for _, protocol := range []string{legacyProtocol, newProtocol} {
+		t.Run("protocol="+protocol, func(t *testing.T) {
+			var mu sync.Mutex
+			var logs []*mcp.LoggingMessageParams
+			cs := e.connect(t, protocol, &mcp.ClientOptions{LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
+				mu.Lock()
+				defer mu.Unlock()
+				logs = append(logs, r.Params)
+			}})
+			params := &mcp.CallToolParams{Name: "skill_hello", Arguments: map[string]any{"name": "Ada"}}
+			if protocol == legacyProtocol {
+				if err := cs.SetLoggingLevel(testContext(t), &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				// The stateless protocol has no session level: each request carries its own.
+				params.Meta = mcp.Meta{mcp.MetaKeyLogLevel: "debug"}
+			}
+			res, err := cs.CallTool(testContext(t), params)
+			if err != nil || res.IsError {
+				t.Fatalf("call: %v %+v", err, res)
+			}
+			// The server sends the notifications before the response, but the client may handle
+			// them after it returns the response.
+			waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(logs) > 0 })
+			time.Sleep(50 * time.Millisecond) // and no more come
+			mu.Lock()
+			defer mu.Unlock()
+			if len(logs) != 1 {
+				t.Fatalf("%d log notifications, want 1: %+v", len(logs), logs)
+			}
+			l := logs[0]
+			if l.Logger != "hello" || l.Level != "info" || l.Data != "greeting Ada" || l.Meta[mcpserver.MetaRunID] != res.Meta[mcpserver.MetaRunID] {
+				t.Errorf("log %+v, want hello's info line of run %v", l, res.Meta[mcpserver.MetaRunID])
+			}
+		})
+	}
+
+	// Above the client's level, nothing is sent: word-count logs at debug.
+	var mu sync.Mutex
+	n := 0
+	cs := e.connect(t, legacyProtocol, &mcp.ClientOptions{LoggingMessageHandler: func(context.Context, *mcp.LoggingMessageRequest) {
+		mu.Lock()
+		n++
+		mu.Unlock()
+	}})
+	if err := cs.SetLoggingLevel(testContext(t), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+		t.Fatal(err)
+	}
+	call(t, cs, "skill_word_count", map[string]any{"text": "a b a"})
+	time.Sleep(100 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	if n != 0 {
+		t.Errorf("%d notifications at level info for a run that logged at debug", n)
+	}
+}
+
+func TestMCPListChanged(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, mcpserver.Options{PollInterval: 50 * time.Millisecond})
+	for _, protocol := range []string{legacyProtocol, newProtocol} {
+		t.Run("protocol="+protocol, func(t *testing.T) {
+			changed := map[string]chan struct{}{"tools": make(chan struct{}, 8), "resources": make(chan struct{}, 8), "prompts": make(chan struct{}, 8)}
+			signal := func(kind string) { changed[kind] <- struct{}{} }
+			cs := e.connect(t, protocol, &mcp.ClientOptions{
+				ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { signal("tools") },
+				ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { signal("resources") },
+				PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { signal("prompts") },
+			})
+			ctx := testContext(t)
+			// Fill the client's caches (the stateless protocol's lists are cached until changed).
+			if _, err := cs.ListTools(ctx, nil); err != nil {
+				t.Fatal(err)
+			}
+			wait := func(kinds ...string) {
+				t.Helper()
+				for _, k := range kinds {
+					select {
+					case <-changed[k]:
+					case <-time.After(10 * time.Second):
+						t.Fatalf("no %s list_changed notification", k)
+					}
+				}
+			}
+			hasTool := func(name string) bool {
+				t.Helper()
+				res, err := cs.ListTools(ctx, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return slices.ContainsFunc(res.Tools, func(tool *mcp.Tool) bool { return tool.Name == name })
+			}
+
+			// Add an executable skill and an instruction skill, and reload: the poll notices.
+			fixture(t, e.dir, "added", manifest("added", ""), "hello")
+			writeFile(t, filepath.Join(e.dir, "added-guide", "SKILL.md"), strings.ReplaceAll(guideMD, "name: guide", "name: added-guide"))
+			if err := e.rt.Reload(ctx); err != nil {
+				t.Fatal(err)
+			}
+			wait("tools", "resources", "prompts")
+			if !hasTool("skill_added") {
+				t.Fatal("skill_added is not listed after the reload")
+			}
+			if res := call(t, cs, "skill_added", nil); res.IsError || text(t, res) != `{"greeting":"hi"}` {
+				t.Errorf("skill_added: %+v", res)
+			}
+			prompts, err := cs.ListPrompts(ctx, nil)
+			if err != nil || len(prompts.Prompts) != 2 {
+				t.Errorf("prompts after the reload: %v %+v", err, prompts)
+			}
+
+			// A reload that changes nothing sends nothing.
+			if err := e.rt.Reload(ctx); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-changed["tools"]:
+				t.Error("list_changed after a reload that changed nothing")
+			case <-time.After(300 * time.Millisecond):
+			}
+
+			// Remove them; Refresh syncs at once.
+			if err := os.RemoveAll(filepath.Join(e.dir, "added")); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.RemoveAll(filepath.Join(e.dir, "added-guide")); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.rt.Reload(ctx); err != nil {
+				t.Fatal(err)
+			}
+			e.srv.Refresh()
+			wait("tools", "resources", "prompts")
+			if hasTool("skill_added") {
+				t.Fatal("skill_added is still listed after its removal")
+			}
+		})
+	}
+}
+
+func TestMCPCancel(t *testing.T) {
+	t.Parallel()
+	// One run at a time: the second call gets the slot only if the first run really ended.
+	e := newEnv(t, mcpserver.Options{MaxConcurrentRuns: 1})
+	cs := e.connect(t, legacyProtocol, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "skill_sleep"})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("call: %v, want the client's deadline", err)
+	}
+	res := call(t, cs, "skill_echo", map[string]any{"text": "after"})
+	if res.IsError || time.Since(start) > 8*time.Second {
+		t.Fatalf("echo after the canceled sleep: %+v after %s; the sleep (10 s) was not canceled", res, time.Since(start))
+	}
+}
+
+func TestMCPStreamableHTTP(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, mcpserver.Options{})
+	hs := httptest.NewServer(e.srv.Handler())
+	defer hs.Close()
+	for _, protocol := range []string{legacyProtocol, newProtocol} {
+		t.Run("protocol="+protocol, func(t *testing.T) {
+			ctx := testContext(t)
+			var mu sync.Mutex
+			var logs []string
+			client := mcp.NewClient(&mcp.Implementation{Name: "skillbox-test", Version: "1"}, &mcp.ClientOptions{
+				LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
+					mu.Lock()
+					defer mu.Unlock()
+					logs = append(logs, fmt.Sprint(r.Params.Data))
+				},
+			})
+			cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: hs.URL}, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			tools, err := cs.ListTools(ctx, nil)
+			if err != nil || len(tools.Tools) != 8 {
+				t.Fatalf("tools: %v, %d", err, len(tools.Tools))
+			}
+			// The SDK serves the stateless protocol only on a stateless handler: a client that
+			// asks for it here falls back to the handshake (and sessions).
+			if v := cs.InitializeResult().ProtocolVersion; v != legacyProtocol {
+				t.Errorf("negotiated %s, want %s", v, legacyProtocol)
+			}
+			if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+				t.Fatal(err)
+			}
+			params := &mcp.CallToolParams{Name: "skill_hello", Arguments: map[string]any{"name": "Ada"}}
+			res, err := cs.CallTool(ctx, params)
+			if err != nil || res.IsError || fmt.Sprint(res.StructuredContent) != "map[greeting:Hello, Ada!]" {
+				t.Fatalf("call: %v %+v", err, res)
+			}
+			waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(logs) > 0 })
+			mu.Lock()
+			if !slices.Equal(logs, []string{"greeting Ada"}) {
+				t.Errorf("logs %q", logs)
+			}
+			mu.Unlock()
+			if res := call(t, cs, "skill_http_get", map[string]any{"url": "https://example.com/"}); !res.IsError {
+				t.Errorf("http-get under the default policy: %+v", res)
+			}
+			rr, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "skill://hello/SKILL.md"})
+			if err != nil || !strings.HasPrefix(rr.Contents[0].Text, "# hello") {
+				t.Fatalf("read: %v %+v", err, rr)
+			}
+		})
+	}
+}

@@ -1,0 +1,171 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"mime"
+	"net/url"
+	"path"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/skillmd"
+)
+
+const (
+	uriScheme        = "skill://"
+	instructionsFile = "SKILL.md"
+	markdown         = "text/markdown"
+	promptArgument   = "arguments"
+)
+
+// skillURI is skill://<id>/<rel>, each segment of rel escaped.
+func skillURI(id, rel string) string {
+	segs := strings.Split(rel, "/")
+	for i, s := range segs {
+		segs[i] = url.PathEscape(s)
+	}
+	return uriScheme + id + "/" + strings.Join(segs, "/")
+}
+
+// parseURI splits skill://<id>/<rel> and unescapes rel. The path is checked by ReadResource, not
+// here: "..", hidden files and the like are refused there, with a reason.
+func parseURI(uri string) (id, rel string, err error) {
+	rest, ok := strings.CutPrefix(uri, uriScheme)
+	if !ok {
+		return "", "", fmt.Errorf("not a %s URI", uriScheme)
+	}
+	id, rawRel, ok := strings.Cut(rest, "/")
+	if !ok || !runtime.ValidID(id) {
+		return "", "", errors.New("the URI names no skill: use skill://<id>/<path>")
+	}
+	rel, err = url.PathUnescape(rawRel)
+	if err != nil {
+		return "", "", fmt.Errorf("the path is not validly escaped: %v", err)
+	}
+	return id, rel, nil
+}
+
+// Errors of resources/read: a JSON-RPC error, since the client asked for something it cannot have.
+func invalidParams(uri, msg string) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("%s: %s", uri, msg)}
+}
+
+// readResource reads skill://<id>/SKILL.md (the instructions' body) or any other file of a skill
+// that skillmd.ReadResource allows, for the listed resources and the template alike.
+func (s *Server) readResource(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	uri := req.Params.URI
+	id, rel, err := parseURI(uri)
+	if err != nil {
+		return nil, invalidParams(uri, err.Error())
+	}
+	sk, err := s.rt.Skill(id)
+	if err != nil {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	if strings.EqualFold(rel, instructionsFile) {
+		doc, err := s.instructions(sk)
+		if err != nil {
+			if errors.Is(err, skillmd.ErrNotFound) {
+				return nil, mcp.ResourceNotFoundError(uri)
+			}
+			return nil, invalidParams(uri, err.Error())
+		}
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: markdown, Text: doc.Body}}}, nil
+	}
+	data, err := skillmd.ReadResource(sk.Dir, rel, 0)
+	if err != nil {
+		var re *skillmd.ResourceError
+		switch {
+		case errors.Is(err, skillmd.ErrNotFound):
+			return nil, mcp.ResourceNotFoundError(uri)
+		case errors.As(err, &re):
+			// The message says what is wrong with the path, never where the skill lives.
+			return nil, invalidParams(uri, re.Msg)
+		}
+		s.logger.Warn("mcp: cannot read a skill's file", "skill", id, "path", rel, "err", err)
+		return nil, invalidParams(uri, "cannot be read")
+	}
+	c := &mcp.ResourceContents{URI: uri, MIMEType: mimeType(rel)}
+	if utf8.Valid(data) {
+		c.Text = string(data)
+		if c.MIMEType == "" {
+			c.MIMEType = "text/plain"
+		}
+	} else {
+		c.Blob = data
+		if c.MIMEType == "" {
+			c.MIMEType = "application/octet-stream"
+		}
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{c}}, nil
+}
+
+// instructions parses the skill's SKILL.md, body included, read through skillmd.ReadResource
+// (bounded, and never following a symlink out of the skill).
+func (s *Server) instructions(sk *runtime.Skill) (*skillmd.Doc, error) {
+	if sk.InstructionsPath == "" {
+		return nil, &skillmd.ResourceError{Path: instructionsFile, Kind: skillmd.ErrNotFound, Msg: "the skill has no SKILL.md"}
+	}
+	name := filepath.Base(sk.InstructionsPath)
+	data, err := skillmd.ReadResource(sk.Dir, name, 0)
+	if err != nil {
+		return nil, err
+	}
+	return skillmd.Parse(sk.ID+"/"+name, data)
+}
+
+// getPrompt returns the handler of the prompt of instruction skill id.
+func (s *Server) getPrompt(id string) mcp.PromptHandler {
+	return func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		sk, err := s.rt.Skill(id)
+		if err != nil || sk.Kind != runtime.Instructions {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", id)}
+		}
+		doc, err := s.instructions(sk)
+		if err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("prompt %q: %v", id, err)}
+		}
+		dir := sk.Dir
+		if abs, err := filepath.Abs(dir); err == nil {
+			dir = abs
+		}
+		text := skillmd.Render(doc.Body, dir, req.Params.Arguments[promptArgument])
+		return &mcp.GetPromptResult{
+			Description: doc.Description,
+			Messages:    []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: text}}},
+		}, nil
+	}
+}
+
+// mimeTypes are the types of files skills usually carry, so listings do not depend on the host's
+// mime.types.
+var mimeTypes = map[string]string{
+	".md": markdown, ".markdown": markdown, ".txt": "text/plain", ".json": "application/json",
+	".yaml": "application/yaml", ".yml": "application/yaml", ".csv": "text/csv", ".html": "text/html",
+	".xml": "application/xml", ".py": "text/x-python", ".sh": "text/x-shellscript", ".js": "text/javascript",
+	".ts": "text/x-typescript", ".go": "text/x-go", ".rs": "text/x-rust", ".pdf": "application/pdf",
+	".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".svg": "image/svg+xml",
+	".wasm": "application/wasm",
+}
+
+// mimeType guesses a file's type from its extension; "" when unknown.
+func mimeType(rel string) string {
+	ext := strings.ToLower(path.Ext(rel))
+	if t, ok := mimeTypes[ext]; ok {
+		return t
+	}
+	if t := mime.TypeByExtension(ext); t != "" {
+		mt, _, err := mime.ParseMediaType(t)
+		if err == nil {
+			return mt
+		}
+	}
+	return ""
+}

@@ -1,0 +1,259 @@
+// Package mcpserver serves a Runtime's skills over the Model Context Protocol, with the official
+// Go SDK (github.com/modelcontextprotocol/go-sdk):
+//
+//   - every active executable skill is a tool, named [agent.ToolName] of its id, with the input
+//     schema the runtime validates against, the manifest's result schema as its output schema
+//     when that is an object schema, and the annotations of [agent.MCPTools]. A call runs the
+//     skill with the request's context (a client's cancellation cancels the run) and answers
+//     with structuredContent plus the same JSON as text, or with isError and "<kind>: <message>";
+//   - every skill with a SKILL.md has the resource skill://<id>/SKILL.md (its body, as
+//     text/markdown), and each file [skillmd.ListResources] finds is skill://<id>/<path>; the
+//     template skill://{id}/{+path} reads any other file of a skill that [skillmd.ReadResource]
+//     allows, and refuses the rest (a "..", a hidden file, a symlink out of the skill);
+//   - every active instruction skill is a prompt named after its id, with an optional
+//     "arguments" argument, rendered by [skillmd.Render];
+//   - a run's log lines go to the client as notifications/message while the call runs (logger:
+//     the skill id), at or above the level the client asked for (logging/setLevel; the SDK
+//     sends none before a client asks);
+//   - when the runtime's skills change (Reload, Install, Remove, Watch), the lists are synced and
+//     the SDK sends notifications/tools/list_changed (and the resources and prompts ones).
+//
+// [Server.RunStdio] serves one client over a pair of streams (skillbox mcp); [Handler] and
+// [Server.Handler] serve any number over streamable HTTP.
+package mcpserver
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillbox-dev/skillbox/runtime"
+)
+
+// Options configure a Server. The zero value is valid.
+type Options struct {
+	// Logger receives the server's own log and the SDK's; nil discards it. For stdio, it must not
+	// write to the protocol's stream.
+	Logger *slog.Logger
+	// Name and Version are the server info sent to clients: "skillbox" and the module's version
+	// (or "(devel)") by default.
+	Name    string
+	Version string
+	// PollInterval is how often the runtime's Generation is checked for changes to sync the lists
+	// (default 1s; negative: never, call [Server.Refresh] instead). Polling runs only while a
+	// client is connected; every request from a client checks it too.
+	PollInterval time.Duration
+	// MaxConcurrentRuns bounds the tool calls that run at once, over all clients (default 16);
+	// more wait for a slot, or until their client cancels them.
+	MaxConcurrentRuns int
+	// SessionTimeout closes a streamable HTTP session that has made no request for this long
+	// (default 30 minutes; negative: never).
+	SessionTimeout time.Duration
+}
+
+func (o Options) withDefaults() Options {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Name == "" {
+		o.Name = "skillbox"
+	}
+	if o.Version == "" {
+		o.Version = "(devel)"
+		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+			o.Version = bi.Main.Version
+		}
+	}
+	if o.PollInterval == 0 {
+		o.PollInterval = time.Second
+	}
+	if o.MaxConcurrentRuns <= 0 {
+		o.MaxConcurrentRuns = 16
+	}
+	if o.SessionTimeout == 0 {
+		o.SessionTimeout = 30 * time.Minute
+	}
+	return o
+}
+
+// instructions are the server's instructions to clients (InitializeResult.instructions).
+const instructions = `Skillbox runs skills in WebAssembly sandboxes. Each tool runs one skill; its arguments are validated against the tool's input schema before the skill runs, and a failed run says why as "<kind>: <message>" (kinds: invalid_args, permission_denied, timeout, ...). A skill with instructions has the resource skill://<id>/SKILL.md: read it before using the skill. Its other files are skill://<id>/<path>. Instruction-only skills are also prompts named after their id.`
+
+// Server is an MCP server over one Runtime. It is safe for concurrent use, and serves any number
+// of sessions at once.
+type Server struct {
+	rt     *runtime.Runtime
+	opts   Options
+	logger *slog.Logger
+	mcp    *mcp.Server
+	slots  chan struct{}
+
+	syncMu sync.Mutex
+	synced bool
+	gen    uint64
+	// The definitions last registered, by tool name, resource URI and prompt name, as JSON: a
+	// sync adds what is new or changed and removes what is gone, so an unchanged reload sends no
+	// list_changed.
+	tools, resources, prompts map[string]string
+
+	pollMu  sync.Mutex
+	polling bool
+	closed  bool
+	stop    chan struct{}
+}
+
+// New returns a Server serving rt's skills as they are now, and as they change.
+func New(rt *runtime.Runtime, opts Options) *Server {
+	opts = opts.withDefaults()
+	s := &Server{
+		rt: rt, opts: opts, logger: opts.Logger,
+		slots: make(chan struct{}, opts.MaxConcurrentRuns),
+		tools: map[string]string{}, resources: map[string]string{}, prompts: map[string]string{},
+		stop: make(chan struct{}),
+	}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: opts.Name, Title: "Skillbox", Version: opts.Version}, &mcp.ServerOptions{
+		Instructions: instructions,
+		Logger:       opts.Logger,
+		// Advertised even while there is nothing to list, so a client that connects before the
+		// first skill is installed still learns of it.
+		Capabilities: &mcp.ServerCapabilities{
+			Tools:     &mcp.ToolCapabilities{ListChanged: true},
+			Resources: &mcp.ResourceCapabilities{ListChanged: true},
+			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
+			//lint:ignore SA1019 run logs are log notifications; MCP deprecates them only from 2026-07-28
+			Logging: &mcp.LoggingCapabilities{},
+		},
+	})
+	s.mcp.AddResourceTemplate(&mcp.ResourceTemplate{
+		Name:        "skill-file",
+		Title:       "A file of a skill",
+		Description: "Any file of a skill's package, by its path relative to the skill's directory (hidden files and paths leading out of it are refused). skill://<id>/SKILL.md is its instructions' body.",
+		URITemplate: uriScheme + "{id}/{+path}",
+	}, s.readResource)
+	s.mcp.AddReceivingMiddleware(s.onRequest)
+	s.Refresh()
+	return s
+}
+
+// MCP returns the SDK's server, to connect other transports (mcp.Server.Connect) or add
+// middleware. Tools, resources and prompts added to it directly may be removed by a sync.
+func (s *Server) MCP() *mcp.Server { return s.mcp }
+
+// RunStdio serves one client over in (its requests) and out (the server's messages, and nothing
+// else may write to it), until the client closes in or ctx ends.
+func (s *Server) RunStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	rc, ok := in.(io.ReadCloser)
+	if !ok {
+		rc = io.NopCloser(in)
+	}
+	s.ensurePolling()
+	return s.mcp.Run(ctx, &mcp.IOTransport{Reader: rc, Writer: nopCloser{out}})
+}
+
+// Handler returns the streamable HTTP handler of s (the MCP endpoint, to mount at a path such as
+// /mcp). It protects a loopback listener from DNS rebinding (a non-loopback Host header is
+// refused) and does no authentication of its own.
+func (s *Server) Handler() http.Handler {
+	timeout := s.opts.SessionTimeout
+	if timeout < 0 {
+		timeout = 0
+	}
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
+		&mcp.StreamableHTTPOptions{Logger: s.logger, SessionTimeout: timeout})
+}
+
+// Handler is New(rt, opts).Handler().
+func Handler(rt *runtime.Runtime, opts Options) http.Handler {
+	return New(rt, opts).Handler()
+}
+
+// Close stops polling for changes. Sessions are the transports' to end.
+func (s *Server) Close() {
+	s.pollMu.Lock()
+	defer s.pollMu.Unlock()
+	if !s.closed {
+		s.closed = true
+		close(s.stop)
+	}
+}
+
+// onRequest is the receiving middleware: every message from a client first syncs the lists if
+// the skills changed, so a client never sees a list older than its request, and (re)starts the
+// poll that notifies clients of changes between requests.
+func (s *Server) onRequest(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		s.Refresh()
+		s.ensurePolling()
+		return next(ctx, method, req)
+	}
+}
+
+// ensurePolling starts the poll unless it runs already, polling is off, or s is closed.
+func (s *Server) ensurePolling() {
+	if s.opts.PollInterval < 0 {
+		return
+	}
+	s.pollMu.Lock()
+	defer s.pollMu.Unlock()
+	if s.polling || s.closed {
+		return
+	}
+	s.polling = true
+	go s.poll()
+}
+
+// poll syncs every PollInterval while there are sessions to notify, and ends with the last one
+// (a later request starts it again).
+func (s *Server) poll() {
+	t := time.NewTicker(s.opts.PollInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+		case <-t.C:
+			s.Refresh()
+			if s.hasSessions() {
+				continue
+			}
+		}
+		s.pollMu.Lock()
+		// A session that connected meanwhile found polling still true; look once more under the
+		// lock so it is not left without a poll.
+		if !s.closed && s.hasSessions() {
+			s.pollMu.Unlock()
+			continue
+		}
+		s.polling = false
+		s.pollMu.Unlock()
+		return
+	}
+}
+
+func (s *Server) hasSessions() bool {
+	for range s.mcp.Sessions() {
+		return true
+	}
+	return false
+}
+
+// acquire waits for a run slot, or for ctx to end.
+func (s *Server) acquire(ctx context.Context) error {
+	select {
+	case s.slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *Server) release() { <-s.slots }
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
