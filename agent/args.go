@@ -1,0 +1,121 @@
+package agent
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/skillbox-dev/skillbox/runtime"
+)
+
+// toolArgs reads the arguments of a toolset tool. It is as strict as a skill's own schema (an
+// unknown argument is an error, not ignored) and says what is wrong in the runtime's words
+// (`argument "name": is required`), so a model fixes every tool call the same way.
+type toolArgs struct {
+	m        map[string]json.RawMessage
+	problems []string
+}
+
+func parseToolArgs(raw []byte, known ...string) (*toolArgs, *runtime.RunError) {
+	a := &toolArgs{}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if err := dec.Decode(&a.m); err != nil || a.m == nil {
+		return nil, invalidArgs("arguments must be a JSON object: %s", jsonProblem(raw, err))
+	}
+	if dec.More() {
+		return nil, invalidArgs("arguments must be one JSON object, with nothing after it")
+	}
+	var unknown []string
+	for k := range a.m {
+		if !slices.Contains(known, k) {
+			unknown = append(unknown, k)
+		}
+	}
+	sort.Strings(unknown)
+	for _, k := range unknown {
+		a.problems = append(a.problems, fmt.Sprintf("argument %q: is not an argument of this tool (its arguments: %s)", k, strings.Join(known, ", ")))
+	}
+	return a, nil
+}
+
+// str reads a string argument; a required one must be present and not blank.
+func (a *toolArgs) str(name string, required bool) string {
+	raw, ok := a.m[name]
+	if !ok || string(raw) == "null" {
+		if required {
+			a.problems = append(a.problems, fmt.Sprintf("argument %q: is required", name))
+		}
+		return ""
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		a.problems = append(a.problems, fmt.Sprintf("argument %q: must be a string, not %s", name, jsonKind(raw)))
+		return ""
+	}
+	if required && strings.TrimSpace(s) == "" {
+		a.problems = append(a.problems, fmt.Sprintf("argument %q: is empty", name))
+	}
+	return s
+}
+
+// object reads an object argument, {} when absent or null.
+func (a *toolArgs) object(name string) json.RawMessage {
+	raw, ok := a.m[name]
+	if !ok || string(raw) == "null" {
+		return json.RawMessage("{}")
+	}
+	if jsonKind(raw) != "an object" {
+		a.problems = append(a.problems, fmt.Sprintf("argument %q: must be a JSON object, not %s", name, jsonKind(raw)))
+		return nil
+	}
+	return raw
+}
+
+// err returns every problem found, in one invalid_args error.
+func (a *toolArgs) err() *runtime.RunError {
+	if len(a.problems) == 0 {
+		return nil
+	}
+	return invalidArgs("%s", strings.Join(a.problems, "; "))
+}
+
+func invalidArgs(format string, args ...any) *runtime.RunError {
+	return &runtime.RunError{Kind: runtime.KindInvalidArgs, Message: fmt.Sprintf(format, args...)}
+}
+
+// jsonKind names the JSON type of raw, for messages.
+func jsonKind(raw json.RawMessage) string {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 {
+		return "nothing"
+	}
+	switch t[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}
+
+// jsonProblem describes why raw is not a JSON object.
+func jsonProblem(raw []byte, err error) string {
+	if err == nil {
+		return "got null"
+	}
+	var ute *json.UnmarshalTypeError
+	if errors.As(err, &ute) {
+		return "got " + jsonKind(raw)
+	}
+	return err.Error()
+}

@@ -1,0 +1,148 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/skillbox-dev/skillbox/runtime"
+)
+
+// The names of the progressive-disclosure tools (seed 004's toolset). None contains "skill_" at
+// its start or a '-', so none can clash with a skill's tool name or id.
+const (
+	ToolListSkills        = "list_skills"
+	ToolLoadSkill         = "load_skill"
+	ToolReadSkillResource = "read_skill_resource"
+	ToolRunSkill          = "run_skill"
+)
+
+// Tool is one tool of the [Toolset], independent of any vendor: convert it with
+// [OpenAIToolset] or [AnthropicToolset], or register it with your own framework.
+type Tool struct {
+	Name        string
+	Description string
+	// Parameters is the JSON Schema of the arguments (an object schema).
+	Parameters json.RawMessage
+	// Handler makes the call: see [Handle], whose contract it has.
+	Handler func(ctx context.Context, argsJSON []byte) (string, error)
+}
+
+// Toolset returns the progressive-disclosure tools over r, in this order:
+//
+//   - list_skills: every usable skill's id, name, description, kind and tags, nothing more;
+//   - load_skill(name, arguments?): a skill's instructions (its SKILL.md, rendered with
+//     [skillmd.Render]), or for a program without SKILL.md its description and argument schema;
+//   - read_skill_resource(skill, resource): another file of the skill, by relative path;
+//   - run_skill(skill, args): runs an executable skill.
+//
+// The point is the model's context: a system prompt ([SystemPrompt]) lists skills by metadata
+// only, and the model pulls instructions and files in when a task needs them, instead of every
+// SKILL.md being in every request. run_skill reaches every executable skill through one tool,
+// so a catalog too large to send as skill_<id> tools (or an id too long for OpenAI) still runs.
+func Toolset(r Runner) []Tool {
+	out := make([]Tool, len(builtins))
+	for i, b := range builtins {
+		name := b.name
+		out[i] = Tool{
+			Name:        name,
+			Description: b.description,
+			Parameters:  json.RawMessage(b.parameters),
+			Handler: func(ctx context.Context, argsJSON []byte) (string, error) {
+				return Handle(ctx, r, name, argsJSON)
+			},
+		}
+	}
+	return out
+}
+
+// ToolsetNames returns the names of the [Toolset]'s tools, in its order.
+func ToolsetNames() []string {
+	out := make([]string, len(builtins))
+	for i, b := range builtins {
+		out[i] = b.name
+	}
+	return out
+}
+
+// builtin is one tool of the toolset: its definition and what it does.
+type builtin struct {
+	name, description, parameters string
+	do                            func(ctx context.Context, r Runner, args []byte, start time.Time) (*runtime.Result, string, error)
+}
+
+// builtins is the toolset. Descriptions are written for the model: what the tool returns and
+// when to call it.
+var builtins = []builtin{
+	{
+		name: ToolListSkills,
+		description: "Lists the available skills: id, name, description, kind and tags of each, nothing more. " +
+			`Kind "executable" skills are programs you run; kind "instructions" skills are guides you load and follow.`,
+		parameters: `{"type":"object","properties":{},"additionalProperties":false}`,
+		do:         doListSkills,
+	},
+	{
+		name: ToolLoadSkill,
+		description: "Loads a skill's full instructions (its SKILL.md). Call it before following a skill, " +
+			"and before running a skill whose arguments you are unsure of.",
+		parameters: `{"type":"object","properties":{` +
+			`"name":{"type":"string","description":"The skill's id, as list_skills gives it"},` +
+			`"arguments":{"type":"string","description":"Optional text the instructions take as $ARGUMENTS, such as what the user asked for"}},` +
+			`"required":["name"],"additionalProperties":false}`,
+		do: doLoadSkill,
+	},
+	{
+		name: ToolReadSkillResource,
+		description: "Reads another file of a skill (a reference, a template, an example) by its path relative to the skill's " +
+			"directory, as the skill's instructions name it. Read only what the task needs.",
+		parameters: `{"type":"object","properties":{` +
+			`"skill":{"type":"string","description":"The skill's id"},` +
+			`"resource":{"type":"string","description":"The file's path relative to the skill's directory, such as reference/api.md"}},` +
+			`"required":["skill","resource"],"additionalProperties":false}`,
+		do: doReadResource,
+	},
+	{
+		name: ToolRunSkill,
+		description: "Runs an executable skill in a sandbox and returns its result as JSON. The arguments are checked " +
+			"against the skill's schema (load_skill shows it); an error names the argument that is wrong.",
+		parameters: `{"type":"object","properties":{` +
+			`"skill":{"type":"string","description":"The skill's id"},` +
+			`"args":{"type":"object","description":"The skill's arguments, a JSON object"}},` +
+			`"required":["skill"],"additionalProperties":false}`,
+		do: doRunSkill,
+	},
+}
+
+func builtinByName(name string) *builtin {
+	for i := range builtins {
+		if builtins[i].name == name {
+			return &builtins[i]
+		}
+	}
+	return nil
+}
+
+// OpenAIToolset returns tools in the shape of [OpenAITools], so both lists can be sent in one
+// request: append(OpenAITools(rt), OpenAIToolset(Toolset(rt))...). Strict is set when the
+// schema allows it ([StrictCompatible]).
+func OpenAIToolset(tools []Tool) []OpenAITool {
+	out := make([]OpenAITool, 0, len(tools))
+	for _, t := range tools {
+		out = append(out, OpenAITool{Type: "function", Function: OpenAIFunction{
+			Name: t.Name, Description: t.Description, Parameters: clone(t.Parameters), Strict: StrictCompatible(t.Parameters),
+		}})
+	}
+	return out
+}
+
+// AnthropicToolset returns tools in the shape of [AnthropicTools].
+func AnthropicToolset(tools []Tool) []AnthropicTool {
+	out := make([]AnthropicTool, 0, len(tools))
+	for _, t := range tools {
+		out = append(out, AnthropicTool{Name: t.Name, Description: t.Description, InputSchema: clone(t.Parameters)})
+	}
+	return out
+}
+
+// clone copies a schema, so a caller that edits what it is given edits only its copy.
+func clone(raw json.RawMessage) json.RawMessage { return append(json.RawMessage(nil), raw...) }
