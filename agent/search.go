@@ -5,7 +5,6 @@ import (
 	"sort"
 
 	"github.com/skillbox-dev/skillbox/runtime"
-	"github.com/skillbox-dev/skillbox/skillmd"
 )
 
 // Hit is a skill that matches a search.
@@ -126,11 +125,9 @@ func describe(s *runtime.Skill) (Hit, []string, bool) {
 		h.Name, h.Description = s.Manifest.Name, s.Manifest.Description
 		return h, s.Manifest.Tags, true
 	}
-	if s.InstructionsPath == "" {
-		return Hit{}, nil, false
-	}
-	d, err := skillmd.ReadMeta(s.InstructionsPath)
-	if err != nil {
+	// The registry read the SKILL.md frontmatter at discovery; no need to read the file again.
+	d := s.Instructions
+	if d == nil {
 		return Hit{}, nil, false
 	}
 	h.Name, h.Description = d.Name, d.Description
