@@ -97,6 +97,7 @@ func checkYAMLTree(n *yaml.Node) error {
 type checker struct {
 	path     string
 	problems []*ManifestError
+	schema   *Schema // the compiled parameters schema, kept so a load compiles it once
 }
 
 func (c *checker) add(field, hint, format string, args ...any) {

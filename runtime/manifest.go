@@ -24,6 +24,8 @@ type Manifest struct {
 	Result      json.RawMessage `json:"result,omitempty"`
 	Permissions Permissions     `json:"permissions"`
 	Limits      Limits          `json:"limits"`
+
+	schema *Schema // Parameters compiled, by ParseManifest
 }
 
 // Permissions is what a skill asks for. None of it is granted unless the operator's policy allows

@@ -53,6 +53,7 @@ func (c *checker) manifest(path string, data []byte) *Manifest {
 		m.Entrypoint = "execute"
 	}
 	m.Parameters = c.parameters(d["parameters"])
+	m.schema = c.schema
 	if r := c.object(d, "", "result"); r != nil {
 		m.Result, _ = json.Marshal(r)
 	}

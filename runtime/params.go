@@ -46,10 +46,12 @@ func (c *checker) parameters(v any) json.RawMessage {
 		c.add("parameters", "", "cannot encode: %v", err)
 		return empty
 	}
-	if _, err := compileSchema(raw); err != nil {
+	compiled, err := compileSchema(raw)
+	if err != nil {
 		c.add("parameters", "fix the schema so it is valid JSON Schema (draft 2020-12)", "%v", err)
 		return empty
 	}
+	c.schema = compiled
 	return raw
 }
 

@@ -171,7 +171,10 @@ func LoadSkill(dir string, p *Policy) (s *Skill, ok bool) {
 	if m.ID != id {
 		s.fail(&ManifestError{Path: manifestPath, Field: "id", Msg: fmt.Sprintf("%q does not match the directory name %q", m.ID, id), Hint: "rename one so they are equal"})
 	}
-	s.schema, _ = compileSchema(m.Parameters) // ParseManifest compiled it once already
+	s.schema = m.schema
+	if s.schema == nil { // the empty schema of a skill without parameters
+		s.schema, _ = compileSchema(m.Parameters)
+	}
 
 	modPath := filepath.Join(dir, ModuleFile)
 	wasm, err := readModule(modPath)
