@@ -1,13 +1,10 @@
 package server
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -17,19 +14,8 @@ import (
 // newTestServer serves the bundled skills (../skills) with opts over a real loopback listener.
 func newTestServer(t *testing.T, opts Options) (*httptest.Server, *runtime.Runtime) {
 	t.Helper()
-	rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{"../skills"},
-		CacheDir: filepath.Join(os.TempDir(), "skillbox-test-cache")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rt.Close(context.Background()) })
-	s, err := New(rt, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(s.Handler())
-	t.Cleanup(ts.Close)
-	return ts, rt
+	env := newEnv(t, opts, "../skills")
+	return env.ts, env.rt
 }
 
 func do(t *testing.T, method, url, body string, header ...string) (int, string) {
