@@ -29,8 +29,14 @@ func (rt *Runtime) CheckSkill(ctx context.Context, dir string) (s *Skill, ok boo
 	// The engine's configuration, so the compiled code is the run's: wazero's cache keys on it, and
 	// a validate then costs a run no second compile.
 	rc := wazero.NewRuntimeConfig().WithCloseOnContextDone(true).WithMemoryLimitPages(memoryPages(s.Grant.Limits.MemoryMiB))
-	if rt.cache != nil {
-		rc = rc.WithCompilationCache(rt.cache)
+	cache, err := newCache(rt.cacheDir)
+	if err != nil {
+		s.fail(&ManifestError{Path: modPath, Msg: fmt.Sprintf("compilation cache: %v", err)})
+		return s, true
+	}
+	if cache != nil {
+		defer cache.Close(ctx)
+		rc = rc.WithCompilationCache(cache)
 	}
 	r := wazero.NewRuntimeWithConfig(ctx, rc)
 	defer r.Close(ctx)

@@ -18,7 +18,7 @@ import (
 // holds it, so a reload never pulls a module from under a run.
 type engine struct {
 	logger *slog.Logger
-	cache  wazero.CompilationCache // nil: no on-disk cache
+	cacheDir string // "": no on-disk cache
 
 	hits, compiles atomic.Int64 // acquires served by a compiled module, and compilations
 
@@ -38,14 +38,15 @@ type compileKey struct {
 type compiled struct {
 	once   sync.Once
 	plugin *extism.CompiledPlugin
+	cache  wazero.CompilationCache // this plugin's own handle on the cache directory
 	err    error
 
 	refs  int  // runs holding it
 	stale bool // no longer in the registry
 }
 
-func newEngine(logger *slog.Logger, cache wazero.CompilationCache) *engine {
-	return &engine{logger: logger, cache: cache, entries: map[compileKey]*compiled{}}
+func newEngine(logger *slog.Logger, cacheDir string) *engine {
+	return &engine{logger: logger, cacheDir: cacheDir, entries: map[compileKey]*compiled{}}
 }
 
 // acquire returns the compiled plugin of s, compiling it on first use. Call release when the run
@@ -67,7 +68,7 @@ func (e *engine) acquire(ctx context.Context, s *Skill) (*compiled, error) {
 	c.once.Do(func() {
 		compiledNow = true
 		e.compiles.Add(1)
-		c.plugin, c.err = e.compile(ctx, s, key.pages)
+		c.plugin, c.cache, c.err = e.compile(ctx, s, key.pages)
 	})
 	if !compiledNow {
 		e.hits.Add(1)
@@ -90,8 +91,17 @@ func (e *engine) release(c *compiled) {
 	c.refs--
 	closeIt := c.stale && c.refs == 0
 	e.mu.Unlock()
-	if closeIt && c.plugin != nil {
-		_ = c.plugin.Close(context.Background())
+	if closeIt {
+		c.close(context.Background())
+	}
+}
+
+func (c *compiled) close(ctx context.Context) {
+	if c.plugin != nil {
+		_ = c.plugin.Close(ctx)
+	}
+	if c.cache != nil {
+		_ = c.cache.Close(ctx)
 	}
 }
 
@@ -113,7 +123,7 @@ func (e *engine) retain(keep map[string]bool) {
 	}
 	e.mu.Unlock()
 	for _, c := range toClose {
-		_ = c.plugin.Close(context.Background())
+		c.close(context.Background())
 	}
 }
 
@@ -121,20 +131,22 @@ func (e *engine) close(ctx context.Context) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for k, c := range e.entries {
-		if c.plugin != nil {
-			_ = c.plugin.Close(ctx)
-		}
+		c.close(ctx)
 		delete(e.entries, k)
 	}
 }
 
-func (e *engine) compile(ctx context.Context, s *Skill, pages uint32) (*extism.CompiledPlugin, error) {
+func (e *engine) compile(ctx context.Context, s *Skill, pages uint32) (*extism.CompiledPlugin, wazero.CompilationCache, error) {
 	rc := wazero.NewRuntimeConfig().
 		// Interrupt a guest stuck in a loop when the run's deadline passes.
 		WithCloseOnContextDone(true).
 		WithMemoryLimitPages(pages)
-	if e.cache != nil {
-		rc = rc.WithCompilationCache(e.cache)
+	cache, err := newCache(e.cacheDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if cache != nil {
+		rc = rc.WithCompilationCache(cache)
 	}
 	manifest := extism.Manifest{
 		Wasm: []extism.Wasm{extism.WasmData{Data: s.wasm, Hash: s.Hash, Name: "main"}},
@@ -144,10 +156,13 @@ func (e *engine) compile(ctx context.Context, s *Skill, pages uint32) (*extism.C
 	}
 	p, err := extism.NewCompiledPlugin(ctx, manifest, extism.PluginConfig{RuntimeConfig: rc, EnableWasi: true}, hostfuncs.Functions())
 	if err != nil {
-		return nil, fmt.Errorf("compile %s (sha256 %s): %w", s.ID, s.Hash[:12], err)
+		if cache != nil {
+			_ = cache.Close(ctx)
+		}
+		return nil, nil, fmt.Errorf("compile %s (sha256 %s): %w", s.ID, s.Hash[:12], err)
 	}
 	e.logger.Debug("compiled module", "skill", s.ID, "sha256", s.Hash[:12])
-	return p, nil
+	return p, cache, nil
 }
 
 // memoryPages converts MiB to 64 KiB wasm pages.

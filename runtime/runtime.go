@@ -48,7 +48,12 @@ type Runtime struct {
 	policy *Policy
 	logger *slog.Logger
 	engine *engine
-	cache  wazero.CompilationCache
+	// cacheDir holds compiled code between processes ("" when NoCache). Every compiled module
+	// gets its own wazero cache handle over it: a handle shares one in-memory engine between all
+	// runtimes made with it, and that sharing raced when one runtime closed while another
+	// compiled the same module during reloads (a run crashed in wazero). Separate handles share
+	// only the files, which wazero writes atomically.
+	cacheDir string
 
 	reloadMu sync.Mutex
 	reg      atomic.Pointer[registry]
@@ -79,6 +84,18 @@ var (
 	cacheMu    sync.Mutex
 )
 
+// newCache opens a wazero compilation cache handle over dir, or returns nil for "".
+func newCache(dir string) (wazero.CompilationCache, error) {
+	if dir == "" {
+		return nil, nil
+	}
+	// wazero v1.12's first version lookup races when caches are made concurrently
+	// (wazero#2532): make them one at a time.
+	cacheMu.Lock()
+	defer cacheMu.Unlock()
+	return wazero.NewCompilationCacheWithDir(dir)
+}
+
 // New scans the skill directories and returns a ready Runtime. Broken skills do not make it fail:
 // they are listed with their errors. It fails only when the host itself is unusable (the cache
 // directory cannot be created).
@@ -105,17 +122,15 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 			}
 			dir = filepath.Join(base, "skillbox", "wazero")
 		}
-		// wazero v1.12's first version lookup races when caches are made concurrently
-		// (wazero#2532): make them one at a time.
-		cacheMu.Lock()
-		cache, err := wazero.NewCompilationCacheWithDir(dir)
-		cacheMu.Unlock()
+		// Fail now, not at the first run, if the directory is unusable.
+		cache, err := newCache(dir)
 		if err != nil {
 			return nil, fmt.Errorf("compilation cache %s: %w", dir, err)
 		}
-		rt.cache = cache
+		_ = cache.Close(ctx)
+		rt.cacheDir = dir
 	}
-	rt.engine = newEngine(logger, rt.cache)
+	rt.engine = newEngine(logger, rt.cacheDir)
 	rt.rescan()
 	if _, set := os.LookupEnv("EXTISM_ENABLE_WASI_OUTPUT"); set {
 		// Extism then sends guests' stdout and stderr to the process's own, past the log budget.
@@ -163,11 +178,8 @@ func (rt *Runtime) Stats() Stats {
 	return Stats{CompileHits: rt.engine.hits.Load(), Compiles: rt.engine.compiles.Load()}
 }
 
-// Close releases compiled modules and the cache handle. Runs must have finished.
+// Close releases compiled modules. Runs must have finished.
 func (rt *Runtime) Close(ctx context.Context) error {
 	rt.engine.close(ctx)
-	if rt.cache != nil {
-		return rt.cache.Close(ctx)
-	}
 	return nil
 }
