@@ -17,7 +17,7 @@ import (
 // for runs. A compiled plugin is closed only when no registry version refers to it and no run
 // holds it, so a reload never pulls a module from under a run.
 type engine struct {
-	logger *slog.Logger
+	logger   *slog.Logger
 	cacheDir string // "": no on-disk cache
 
 	hits, compiles atomic.Int64 // acquires served by a compiled module, and compilations
