@@ -2,8 +2,6 @@ package server
 
 import (
 	"encoding/json"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -18,22 +16,11 @@ func newTestServer(t *testing.T, opts Options) (*httptest.Server, *runtime.Runti
 	return env.ts, env.rt
 }
 
+// do is send with a string body, returning the status and the body as text.
 func do(t *testing.T, method, url, body string, header ...string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(data)
+	r := send(t, method, url, strings.NewReader(body), header...)
+	return r.status, string(r.body)
 }
 
 func TestSmoke(t *testing.T) {
