@@ -11,9 +11,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/skillbox-dev/skillbox/internal/safefile"
 	"github.com/skillbox-dev/skillbox/skillmd"
 )
 
@@ -214,21 +214,13 @@ func readModule(path string) ([]byte, error) {
 
 // readRegular reads a regular file of at most max bytes. A skill package is untrusted: its
 // module may be a symlink to /dev/zero or a FIFO, which a plain ReadFile would read forever or
-// wait on. O_NONBLOCK keeps the open of a FIFO from blocking; the Stat of the open file refuses
-// anything but a regular file; the limited read stops a file that grows meanwhile.
+// wait on; safefile refuses those, and the limited read stops a file that grows meanwhile.
 func readRegular(path string, max int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, st, err := safefile.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("not a regular file (%s)", st.Mode().Type())
-	}
 	if st.Size() > max {
 		return nil, fmt.Errorf("%d bytes is more than the %d allowed", st.Size(), max)
 	}

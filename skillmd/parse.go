@@ -1,10 +1,11 @@
 package skillmd
 
 import (
+	"errors"
 	"fmt"
 	"io"
-	"os"
-	"syscall"
+
+	"github.com/skillbox-dev/skillbox/internal/safefile"
 )
 
 // MetaLimit is the most [ReadMeta] reads of a file. Frontmatter is a few hundred bytes; the bound
@@ -38,19 +39,15 @@ func ParseMeta(path string, data []byte) (*Doc, error) {
 // regular file (a FIFO, a device, a directory) is an [*Error] too, refused without blocking on
 // it. A file that cannot be opened gives the error os returns (an *fs.PathError).
 func ReadMeta(path string) (*Doc, error) {
-	// O_NONBLOCK: a SKILL.md that is a FIFO would otherwise block the open until a writer comes.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	// A SKILL.md that is a FIFO would otherwise block the open until a writer comes.
+	f, _, err := safefile.Open(path)
+	if errors.Is(err, safefile.ErrNotRegular) {
+		return nil, &Error{Path: path, Msg: "is " + err.Error(), Hint: "make SKILL.md a plain file"}
+	}
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, &Error{Path: path, Msg: fmt.Sprintf("is not a regular file (%s)", st.Mode().Type()), Hint: "make SKILL.md a plain file"}
-	}
 	data, err := io.ReadAll(io.LimitReader(f, MetaLimit+1))
 	if err != nil {
 		return nil, err
