@@ -1,7 +1,6 @@
 package hostfuncs
 
 import (
-	"context"
 	"net/http"
 	"sort"
 	"sync"
@@ -26,7 +25,6 @@ type Call struct {
 	fault   error
 
 	httpClient *http.Client
-	km         *kernelMemory
 }
 
 // NewCall returns the state of a run with grant g.
@@ -57,18 +55,6 @@ type LogEntry struct {
 	Message string    `json:"message"`
 }
 
-type ctxKey struct{}
-
-// WithCall returns a context carrying c, for the plugin call whose host functions use it.
-func WithCall(ctx context.Context, c *Call) context.Context {
-	return context.WithValue(ctx, ctxKey{}, c)
-}
-
-func callFrom(ctx context.Context) *Call {
-	c, _ := ctx.Value(ctxKey{}).(*Call)
-	return c
-}
-
 // Usage returns a copy of what the run has used so far.
 func (c *Call) Usage() Usage {
 	c.mu.Lock()
@@ -92,14 +78,17 @@ func (c *Call) Logs() ([]LogEntry, int) {
 	return append([]LogEntry(nil), c.logs...), c.dropped
 }
 
-// Fault returns the guest fault that stopped the run, if any.
+// Fault returns the guest fault that stopped the run, if any: an ABI adapter records one (with
+// SetFault) when a module hands the host something no answer could make sense of, such as an
+// offset that is no memory block, and stops the run.
 func (c *Call) Fault() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.fault
 }
 
-func (c *Call) setFault(err error) {
+// SetFault records why the guest broke the ABI; the first one recorded stays.
+func (c *Call) SetFault(err error) {
 	c.mu.Lock()
 	if c.fault == nil {
 		c.fault = err

@@ -1,12 +1,14 @@
-// Package hostfuncs implements the SkillContext: the host functions a skill module imports from
-// the "extism:host/user" namespace (fetch, env, read file, write file, log), as specified byte for
-// byte in docs/abi.md (ABI "skillbox/v1").
+// Package hostfuncs is the SkillContext: the operations a skill may ask of the host — fetch, env,
+// read file, write file, log — as one engine-neutral Go API. Every guest ABI adapts to it (the
+// Extism host functions in internal/extismhost today; a native kernel or a script interpreter's
+// broker next), so each check is written once, here.
 //
-// Every function checks the calling run's [Grant] and limits before it acts, validates every
-// offset, length and path the guest hands it, and records what it did (or refused) in the run's
-// [Usage]. A refusal is an answer to the guest, never a host error: a skill can handle it. Only a
-// guest fault (an offset that is not a live memory block) stops the run, as a trap.
-//
-// The functions are defined once per compiled module; the per-run state reaches them through the
-// call's context ([WithCall]), so one compiled module serves concurrent runs with different grants.
+// A [Call] is one run's context. Every operation checks the run's [Grant] and limits before it
+// acts, validates every path and URL the guest hands it, and records what it did (or refused) in
+// the run's [Usage]. A refusal is an answer to the guest — a [*Refusal] with a [Status] — never a
+// host error: a skill can handle it.
 package hostfuncs
+
+// ABIVersion names the contract in docs/abi.md: these operations, their statuses and their wire
+// forms.
+const ABIVersion = "skillbox/v1"

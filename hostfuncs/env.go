@@ -1,18 +1,27 @@
 package hostfuncs
 
-// env answers skillbox_env: the granted value, or NOT_FOUND for anything else, so a skill cannot
-// tell a variable it was refused from one that does not exist (and learn nothing of the host).
-func (c *Call) env(name []byte) reply {
-	if len(name) == 0 || len(name) > maxNameBytes {
-		return fail(StatusInvalid, "variable name must be 1 to %d bytes", maxNameBytes)
+// Bounds on what a guest may hand an operation. Adapters use them too, to bound what they copy out
+// of guest memory before calling: a hostile module must not make the host copy a whole memory to
+// learn that a path is too long.
+const (
+	MaxNameBytes = 256  // an environment variable's name
+	MaxPathBytes = 4096 // a virtual file path
+)
+
+// Env returns the granted value of the variable name. A variable that is not granted answers
+// NOT_FOUND exactly like one that does not exist, so a skill learns nothing of the host; the
+// host's environment is never inherited.
+func (c *Call) Env(name string) (string, error) {
+	if len(name) == 0 || len(name) > MaxNameBytes {
+		return "", refuse(StatusInvalid, "variable name must be 1 to %d bytes", MaxNameBytes)
 	}
-	v, granted := c.Grant.Env[string(name)]
+	v, granted := c.Grant.Env[name]
 	if !granted {
 		// Noted for the operator, not counted as a refusal: probing an optional variable is normal.
 		c.mu.Lock()
-		c.note("env " + escapeControl(string(name)) + ": not granted")
+		c.note("env " + escapeControl(name) + ": not granted")
 		c.mu.Unlock()
-		return fail(StatusNotFound, "%s is not set", escapeControl(string(name)))
+		return "", refuse(StatusNotFound, "%s is not set", escapeControl(name))
 	}
-	return ok([]byte(v))
+	return v, nil
 }

@@ -17,18 +17,41 @@ import (
 	"github.com/skillbox-dev/skillbox/hostfuncs/netguard"
 )
 
-// fetchRequest is the JSON head of a skillbox_fetch call (docs/abi.md §4).
-type fetchRequest struct {
-	Method  string            `json:"method"`
-	URL     string            `json:"url"`
+// FetchRequest is an HTTP request a skill asks the host to make. Its JSON form (without Body) is
+// the request head of every guest ABI that carries requests as JSON (docs/abi.md §4).
+type FetchRequest struct {
+	// Method is GET when empty; one of GET HEAD POST PUT PATCH DELETE OPTIONS.
+	Method string `json:"method"`
+	// URL is http or https, without user info, on the run's network grant.
+	URL string `json:"url"`
+	// Headers are names to single values; the transport's own headers and those of granted
+	// secrets are refused.
 	Headers map[string]string `json:"headers"`
+	// Body is the raw request body, nil for none.
+	Body []byte `json:"-"`
 }
 
-// fetchHead is the JSON head of a fetch reply.
-type fetchHead struct {
-	Status  int               `json:"status"`
-	URL     string            `json:"url"`
+// FetchResponse is the answer to a FetchRequest. Its JSON form (without Body) is the response
+// head of the guest ABIs.
+type FetchResponse struct {
+	Status int `json:"status"`
+	// URL is the final URL, after redirects.
+	URL string `json:"url"`
+	// Headers are lower-case names; repeated headers are joined with ", ".
 	Headers map[string]string `json:"headers"`
+	Body    []byte            `json:"-"`
+}
+
+// DecodeFetchRequest reads a request head in its JSON form, refusing unknown fields: a typo in a
+// field name must not silently send a different request.
+func DecodeFetchRequest(head []byte) (FetchRequest, error) {
+	var req FetchRequest
+	dec := json.NewDecoder(bytes.NewReader(head))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return req, refuse(StatusInvalid, "the request is not valid JSON: %v", err)
+	}
+	return req, nil
 }
 
 const maxRedirects = 5
@@ -47,37 +70,38 @@ type deniedError struct{ msg string }
 
 func (e *deniedError) Error() string { return e.msg }
 
-func (c *Call) fetch(ctx context.Context, head, body []byte) reply {
-	var req fetchRequest
-	dec := json.NewDecoder(bytes.NewReader(head))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		return fail(StatusInvalid, "the request is not valid JSON: %v", err)
+// Fetch makes req on the run's behalf: the URL must be on the grant, every address dialled must
+// pass the guard, within the run's fetch count, size and time limits; granted secrets are added
+// on the way out, over https only.
+func (c *Call) Fetch(ctx context.Context, req FetchRequest) (*FetchResponse, error) {
+	body := req.Body
+	if int64(len(body)) > c.Grant.Limits.MaxFetchBytes {
+		return nil, refuse(StatusInvalid, "fetch: a request body of %d bytes is more than maxFetchBytes (%d)", len(body), c.Grant.Limits.MaxFetchBytes)
 	}
 	method := strings.ToUpper(req.Method)
 	if method == "" {
 		method = "GET"
 	}
 	if !contains(fetchMethods, method) {
-		return fail(StatusInvalid, "method %q is not one of %s", escapeControl(req.Method), strings.Join(fetchMethods, " "))
+		return nil, refuse(StatusInvalid, "method %q is not one of %s", escapeControl(req.Method), strings.Join(fetchMethods, " "))
 	}
 	u, err := url.Parse(req.URL)
 	if err != nil {
-		return fail(StatusInvalid, "bad URL: %v", err)
+		return nil, refuse(StatusInvalid, "bad URL: %v", err)
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return fail(StatusInvalid, "%s: only http and https URLs are allowed", escapeControl(req.URL))
+		return nil, refuse(StatusInvalid, "%s: only http and https URLs are allowed", escapeControl(req.URL))
 	}
 	if u.User != nil {
-		return fail(StatusInvalid, "URLs with user info are not allowed; use a header")
+		return nil, refuse(StatusInvalid, "URLs with user info are not allowed; use a header")
 	}
 	if u.Hostname() == "" {
-		return fail(StatusInvalid, "%s: the URL has no host", escapeControl(req.URL))
+		return nil, refuse(StatusInvalid, "%s: the URL has no host", escapeControl(req.URL))
 	}
 	if !c.Grant.Hosts.Match(u.Hostname(), portOf(u)) {
 		what := fmt.Sprintf("%s: host %s is not on the grant", u.Redacted(), u.Host)
 		c.deny("fetch " + what)
-		return fail(StatusDenied, "%s%s", what, hostList(c.Grant.Hosts))
+		return nil, refuse(StatusDenied, "%s%s", what, hostList(c.Grant.Hosts))
 	}
 
 	timeout := c.Grant.Limits.FetchTimeout
@@ -92,19 +116,19 @@ func (c *Call) fetch(ctx context.Context, head, body []byte) reply {
 	}
 	hreq, err := http.NewRequestWithContext(ctx, method, u.String(), rd)
 	if err != nil {
-		return fail(StatusInvalid, "%v", err)
+		return nil, refuse(StatusInvalid, "%v", err)
 	}
 	for k, v := range req.Headers {
 		ck := http.CanonicalHeaderKey(k)
 		if reservedHeaders[ck] || strings.HasPrefix(ck, "Proxy-") {
-			return fail(StatusInvalid, "header %q is set by the host, not the skill", ck)
+			return nil, refuse(StatusInvalid, "header %q is set by the host, not the skill", ck)
 		}
 		if !validHeader(k, v) {
-			return fail(StatusInvalid, "header %q has an invalid name or value", escapeControl(k))
+			return nil, refuse(StatusInvalid, "header %q has an invalid name or value", escapeControl(k))
 		}
 		for _, sec := range c.Grant.Secrets {
 			if strings.EqualFold(sec.Header, ck) {
-				return fail(StatusInvalid, "header %q carries the secret %s, which the host adds; do not set it", ck, sec.Name)
+				return nil, refuse(StatusInvalid, "header %q carries the secret %s, which the host adds; do not set it", ck, sec.Name)
 			}
 		}
 		hreq.Header.Set(ck, v)
@@ -122,7 +146,7 @@ func (c *Call) fetch(ctx context.Context, head, body []byte) reply {
 		us.Fetches++
 	})
 	if over {
-		return fail(StatusLimit, "the run's maxFetches (%d) is used up", c.Grant.Limits.MaxFetches)
+		return nil, refuse(StatusLimit, "the run's maxFetches (%d) is used up", c.Grant.Limits.MaxFetches)
 	}
 	c.update(func(us *Usage) { us.BytesOut += int64(len(body)) })
 
@@ -133,39 +157,35 @@ func (c *Call) fetch(ctx context.Context, head, body []byte) reply {
 		switch {
 		case errors.As(err, &de):
 			c.deny("fetch " + u.Redacted() + ": " + de.msg)
-			return fail(StatusDenied, "%s: %s", u.Redacted(), de.msg)
+			return nil, refuse(StatusDenied, "%s: %s", u.Redacted(), de.msg)
 		case errors.As(err, &be):
 			// The operator's record names the address; the guest is told the class only, so a
 			// wildcard grant cannot be used to map which names resolve to internal addresses.
 			c.deny("fetch " + u.Redacted() + ": " + be.Error())
-			return fail(StatusDenied, "%s: %s", u.Redacted(), be.Redacted())
+			return nil, refuse(StatusDenied, "%s: %s", u.Redacted(), be.Redacted())
 		case errors.Is(err, context.DeadlineExceeded):
-			return fail(StatusFailed, "%s: timed out", u.Redacted())
+			return nil, refuse(StatusFailed, "%s: timed out", u.Redacted())
 		}
-		return fail(StatusFailed, "%s: %v", u.Redacted(), stripURLError(err))
+		return nil, refuse(StatusFailed, "%s: %v", u.Redacted(), stripURLError(err))
 	}
 	defer resp.Body.Close()
 	max := c.Grant.Limits.MaxFetchBytes
 	if method != "HEAD" && resp.ContentLength > max { // a HEAD's Content-Length describes no body
-		return fail(StatusLimit, "%s: response of %d bytes is more than maxFetchBytes (%d)", u.Redacted(), resp.ContentLength, max)
+		return nil, refuse(StatusLimit, "%s: response of %d bytes is more than maxFetchBytes (%d)", u.Redacted(), resp.ContentLength, max)
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
 	c.update(func(us *Usage) { us.BytesIn += int64(len(data)) })
 	if err != nil {
-		return fail(StatusFailed, "%s: reading the response: %v", u.Redacted(), stripURLError(err))
+		return nil, refuse(StatusFailed, "%s: reading the response: %v", u.Redacted(), stripURLError(err))
 	}
 	if int64(len(data)) > max {
-		return fail(StatusLimit, "%s: response is more than maxFetchBytes (%d)", u.Redacted(), max)
+		return nil, refuse(StatusLimit, "%s: response is more than maxFetchBytes (%d)", u.Redacted(), max)
 	}
-	h := fetchHead{Status: resp.StatusCode, URL: resp.Request.URL.String(), Headers: map[string]string{}}
+	out := &FetchResponse{Status: resp.StatusCode, URL: resp.Request.URL.String(), Headers: map[string]string{}, Body: data}
 	for k, vs := range resp.Header {
-		h.Headers[strings.ToLower(k)] = strings.Join(vs, ", ")
+		out.Headers[strings.ToLower(k)] = strings.Join(vs, ", ")
 	}
-	js, err := json.Marshal(h)
-	if err != nil {
-		return fail(StatusFailed, "encode response head: %v", err)
-	}
-	return ok(frame(js, data))
+	return out, nil
 }
 
 // client builds the run's HTTP client once: no proxy, every connection checked by the guard after

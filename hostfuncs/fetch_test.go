@@ -91,42 +91,23 @@ func loopbackCall(t *testing.T, patterns ...string) *Call {
 }
 
 func request(method, url string, headers map[string]string) []byte {
-	b, err := json.Marshal(fetchRequest{Method: method, URL: url, Headers: headers})
+	b, err := json.Marshal(FetchRequest{Method: method, URL: url, Headers: headers})
 	if err != nil {
 		panic(err)
 	}
 	return b
 }
 
-// fetchOK fails t unless r is OK, and returns its decoded head and body.
-func fetchOK(t *testing.T, r reply) (fetchHead, []byte) {
+// fetchOK fails t unless r is OK, and returns the response and its body.
+func fetchOK(t *testing.T, r reply) (FetchResponse, []byte) {
 	t.Helper()
 	wantReply(t, r, StatusOK)
-	head, body, err := unframe(r.payload)
-	if err != nil {
-		t.Fatalf("unframe: %v", err)
-	}
-	var keys map[string]json.RawMessage
-	if err := json.Unmarshal(head, &keys); err != nil {
-		t.Fatalf("head %q: %v", head, err)
-	}
-	for k := range keys {
-		if k != "status" && k != "url" && k != "headers" {
-			t.Errorf("head has unexpected key %q", k)
-		}
-	}
-	var h fetchHead
-	dec := json.NewDecoder(bytes.NewReader(head))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&h); err != nil {
-		t.Fatalf("head %q: %v", head, err)
-	}
-	for k := range h.Headers {
+	for k := range r.resp.Headers {
 		if k != strings.ToLower(k) {
-			t.Errorf("head header %q is not lower case", k)
+			t.Errorf("response header %q is not lower case", k)
 		}
 	}
-	return h, body
+	return *r.resp, r.resp.Body
 }
 
 func TestFetchGet(t *testing.T) {

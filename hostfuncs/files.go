@@ -22,29 +22,24 @@ const (
 // resolve maps a guest's virtual path to a mount and a path relative to the mount's directory.
 // It refuses rather than repairs: a path with "..", ".", an empty segment, a NUL byte or a
 // backslash is INVALID, so what the guest names is exactly what is opened.
-func (c *Call) resolve(p string) (*Mount, string, *reply) {
-	if len(p) == 0 || len(p) > maxPathBytes {
-		r := fail(StatusInvalid, "path must be 1 to %d bytes", maxPathBytes)
-		return nil, "", &r
+func (c *Call) resolve(p string) (*Mount, string, *Refusal) {
+	if len(p) == 0 || len(p) > MaxPathBytes {
+		return nil, "", refuse(StatusInvalid, "path must be 1 to %d bytes", MaxPathBytes)
 	}
 	if strings.ContainsAny(p, "\x00\\") {
-		r := fail(StatusInvalid, "path %q contains a NUL byte or a backslash", escapeControl(p))
-		return nil, "", &r
+		return nil, "", refuse(StatusInvalid, "path %q contains a NUL byte or a backslash", escapeControl(p))
 	}
 	if !strings.HasPrefix(p, "/") {
-		r := fail(StatusInvalid, "path %q must be absolute, such as /workspace/file.txt", p)
-		return nil, "", &r
+		return nil, "", refuse(StatusInvalid, "path %q must be absolute, such as /workspace/file.txt", p)
 	}
 	segs := strings.Split(p[1:], "/")
 	for _, seg := range segs {
 		if seg == ".." || seg == "." || seg == "" {
-			r := fail(StatusInvalid, "path %q must be clean: no '..', '.' or empty segments", p)
-			return nil, "", &r
+			return nil, "", refuse(StatusInvalid, "path %q must be clean: no '..', '.' or empty segments", p)
 		}
 	}
 	if len(segs) > maxPathDepth {
-		r := fail(StatusInvalid, "path %q is deeper than %d segments", p, maxPathDepth)
-		return nil, "", &r
+		return nil, "", refuse(StatusInvalid, "path %q is deeper than %d segments", p, maxPathDepth)
 	}
 	var best *Mount
 	for i := range c.Grant.Mounts {
@@ -55,13 +50,11 @@ func (c *Call) resolve(p string) (*Mount, string, *reply) {
 	}
 	if best == nil {
 		c.deny("file " + escapeControl(p) + ": outside the granted mounts")
-		r := fail(StatusDenied, "path %q is outside the granted mounts%s", p, c.mountList())
-		return nil, "", &r
+		return nil, "", refuse(StatusDenied, "path %q is outside the granted mounts%s", p, c.mountList())
 	}
 	rel := strings.TrimPrefix(strings.TrimPrefix(p, best.Path), "/")
 	if rel == "" {
-		r := fail(StatusInvalid, "path %q is a mount's directory, not a file", p)
-		return nil, "", &r
+		return nil, "", refuse(StatusInvalid, "path %q is a mount's directory, not a file", p)
 	}
 	return best, rel, nil
 }
@@ -77,77 +70,79 @@ func (c *Call) mountList() string {
 	return " (" + strings.Join(names, ", ") + ")"
 }
 
-// fileError maps an os error to a reply. os.Root reports a symlink or ".." that leads out of the
+// fileError maps an os error to a refusal. os.Root reports a symlink or ".." that leads out of the
 // mount as an error of its own; that is a refusal, not a failure.
-func (c *Call) fileError(op, p string, err error) reply {
+func (c *Call) fileError(op, p string, err error) *Refusal {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return fail(StatusNotFound, "%s: no such file", p)
+		return refuse(StatusNotFound, "%s: no such file", p)
 	case errors.Is(err, fs.ErrPermission):
 		c.deny(op + " " + escapeControl(p) + ": permission denied")
-		return fail(StatusDenied, "%s: permission denied", p)
+		return refuse(StatusDenied, "%s: permission denied", p)
 	case strings.Contains(err.Error(), "escapes from parent"):
 		c.deny(op + " " + escapeControl(p) + ": leads outside its mount")
-		return fail(StatusDenied, "%s: leads outside its mount (a symlink?)", p)
+		return refuse(StatusDenied, "%s: leads outside its mount (a symlink?)", p)
 	}
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		// Do not leak host paths to the guest: name the virtual path and the bare reason.
-		return fail(StatusFailed, "%s: %v", p, pe.Err)
+		return refuse(StatusFailed, "%s: %v", p, pe.Err)
 	}
-	return fail(StatusFailed, "%s: failed", p)
+	return refuse(StatusFailed, "%s: failed", p)
 }
 
-func (c *Call) readFile(p []byte) reply {
-	vp := string(p)
+// ReadFile returns the contents of the file at the virtual path vp, which must be under a
+// granted mount (or /skill), within the run's maxFileBytes.
+func (c *Call) ReadFile(vp string) ([]byte, error) {
 	m, rel, bad := c.resolve(vp)
 	if bad != nil {
-		return *bad
+		return nil, bad
 	}
 	root, err := os.OpenRoot(m.Dir)
 	if err != nil {
-		return c.fileError("read", vp, err)
+		return nil, c.fileError("read", vp, err)
 	}
 	defer root.Close()
 	// O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, past the run's
 	// deadline. Anything but a regular file is refused below, after the open.
 	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return c.fileError("read", vp, err)
+		return nil, c.fileError("read", vp, err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return c.fileError("read", vp, err)
+		return nil, c.fileError("read", vp, err)
 	}
 	if !st.Mode().IsRegular() {
-		return fail(StatusInvalid, "%s: not a regular file", vp)
+		return nil, refuse(StatusInvalid, "%s: not a regular file", vp)
 	}
 	max := c.Grant.Limits.MaxFileBytes
 	if st.Size() > max {
-		return fail(StatusLimit, "%s: %d bytes is more than maxFileBytes (%d)", vp, st.Size(), max)
+		return nil, refuse(StatusLimit, "%s: %d bytes is more than maxFileBytes (%d)", vp, st.Size(), max)
 	}
 	// The file may grow between Stat and Read: read at most max+1 to notice.
 	data, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
-		return c.fileError("read", vp, err)
+		return nil, c.fileError("read", vp, err)
 	}
 	if int64(len(data)) > max {
-		return fail(StatusLimit, "%s: more than maxFileBytes (%d)", vp, max)
+		return nil, refuse(StatusLimit, "%s: more than maxFileBytes (%d)", vp, max)
 	}
 	c.update(func(u *Usage) { u.FilesRead = appendOnce(u.FilesRead, vp) })
-	return ok(data)
+	return data, nil
 }
 
-func (c *Call) writeFile(p, data []byte) reply {
-	vp := string(p)
+// WriteFile replaces the file at the virtual path vp with data, atomically, under a writable
+// mount and within the run's write quota.
+func (c *Call) WriteFile(vp string, data []byte) error {
 	m, rel, bad := c.resolve(vp)
 	if bad != nil {
-		return *bad
+		return bad
 	}
 	if !m.Writable {
 		c.deny("write " + escapeControl(vp) + ": mount " + m.Path + " is read-only")
-		return fail(StatusDenied, "%s: mount %s is read-only", vp, m.Path)
+		return refuse(StatusDenied, "%s: mount %s is read-only", vp, m.Path)
 	}
 	// Reserve the quota before writing, so concurrent or failed writes cannot overshoot it. The
 	// number of writes is capped too: empty files and the directories they create cost no bytes.
@@ -165,10 +160,10 @@ func (c *Call) writeFile(p, data []byte) reply {
 		u.writes++
 	})
 	if tooMany {
-		return fail(StatusLimit, "%s: a run may write at most %d files", vp, maxWrites)
+		return refuse(StatusLimit, "%s: a run may write at most %d files", vp, maxWrites)
 	}
 	if over {
-		return fail(StatusLimit, "%s: %d more bytes would pass maxWriteBytes (%d)", vp, len(data), c.Grant.Limits.MaxWriteBytes)
+		return refuse(StatusLimit, "%s: %d more bytes would pass maxWriteBytes (%d)", vp, len(data), c.Grant.Limits.MaxWriteBytes)
 	}
 	written := false
 	defer func() {
@@ -218,5 +213,5 @@ func (c *Call) writeFile(p, data []byte) reply {
 	}
 	written = true
 	c.update(func(u *Usage) { u.FilesWritten = appendOnce(u.FilesWritten, vp) })
-	return ok(nil)
+	return nil
 }

@@ -534,10 +534,10 @@ func FuzzResolve(f *testing.F) {
 		m, rel, bad := c.resolve(p)
 		if bad != nil {
 			if m != nil || rel != "" {
-				t.Fatalf("resolve(%q) refused (%v) but returned a mount", p, bad.status)
+				t.Fatalf("resolve(%q) refused (%v) but returned a mount", p, bad.Status)
 			}
-			if bad.status != StatusInvalid && bad.status != StatusDenied {
-				t.Fatalf("resolve(%q) = status %v, want INVALID or DENIED", p, bad.status)
+			if bad.Status != StatusInvalid && bad.Status != StatusDenied {
+				t.Fatalf("resolve(%q) = status %v, want INVALID or DENIED", p, bad.Status)
 			}
 			return
 		}

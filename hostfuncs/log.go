@@ -30,17 +30,17 @@ func LevelName(level int32) string {
 	return "info"
 }
 
-// entryCost is what an entry costs the log budget beyond its text: without it, empty messages
+// LogEntryCost is what an entry costs the log budget beyond its text: without it, empty messages
 // would be free, and a guest could keep millions of them.
-const entryCost = 64
+const LogEntryCost = 64
 
 // Log records one message from source at level, escaped, within the run's log budget. Past the
 // budget the message is counted as dropped. The runtime uses it for stdout, stderr and Extism's own
-// log calls, so all of them share one budget. Each entry costs its text plus entryCost bytes.
+// log calls, so all of them share one budget. Each entry costs its text plus LogEntryCost bytes.
 func (c *Call) Log(level, source, msg string) {
 	msg = escapeControl(msg)
 	c.mu.Lock()
-	size := int64(len(msg)) + entryCost
+	size := int64(len(msg)) + LogEntryCost
 	if c.logSize+size > c.Grant.Limits.MaxLogBytes {
 		c.dropped++
 		c.mu.Unlock()
@@ -60,10 +60,11 @@ func (c *Call) Log(level, source, msg string) {
 func (c *Call) logFull() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.logSize+entryCost > c.Grant.Limits.MaxLogBytes
+	return c.logSize+LogEntryCost > c.Grant.Limits.MaxLogBytes
 }
 
-func (c *Call) dropLog() {
+// DropLog counts a log entry dropped before it was read (a message over the whole budget).
+func (c *Call) DropLog() {
 	c.mu.Lock()
 	c.dropped++
 	c.mu.Unlock()
@@ -114,7 +115,7 @@ func (w *LineWriter) Write(p []byte) (int, error) {
 	// into lines only to drop each would let one write keep the host busy past the deadline.
 	if w.Call.logFull() {
 		w.buf = nil
-		w.Call.dropLog()
+		w.Call.DropLog()
 		return len(p), nil
 	}
 	w.buf = append(w.buf, p...)
@@ -127,7 +128,7 @@ func (w *LineWriter) Write(p []byte) (int, error) {
 		w.Call.Log(w.Level, w.Source, string(w.buf[start:start+i]))
 		start += i + 1
 		if w.Call.logFull() && start < len(w.buf) {
-			w.Call.dropLog() // the rest of this write, as one drop
+			w.Call.DropLog() // the rest of this write, as one drop
 			start = len(w.buf)
 			break
 		}

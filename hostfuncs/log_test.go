@@ -113,8 +113,8 @@ func TestLogBudget(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
 	var streamed []string
-	// Each entry costs its escaped text plus entryCost.
-	c := logCall(2*entryCost + 8)
+	// Each entry costs its escaped text plus LogEntryCost.
+	c := logCall(2*LogEntryCost + 8)
 	c.OnLog = func(e LogEntry) {
 		mu.Lock()
 		streamed = append(streamed, e.Message)
@@ -147,7 +147,7 @@ func TestLogBudget(t *testing.T) {
 // Empty messages cost the budget too, or a guest could keep millions of them.
 func TestEmptyLogEntriesAreBounded(t *testing.T) {
 	t.Parallel()
-	c := logCall(10 * entryCost)
+	c := logCall(10 * LogEntryCost)
 	for range 1000 {
 		c.Log("info", "", "")
 	}
@@ -162,7 +162,7 @@ func TestLogZeroBudgetDropsEverything(t *testing.T) {
 	called := false
 	c.OnLog = func(LogEntry) { called = true }
 	c.Log("info", "", "x")
-	c.dropLog()
+	c.DropLog()
 	if logs, dropped := c.Logs(); len(logs) != 0 || dropped != 2 {
 		t.Errorf("Logs() = %d entries, %d dropped; want 0, 2", len(logs), dropped)
 	}
@@ -191,7 +191,7 @@ func TestLogConcurrent(t *testing.T) {
 	logs, dropped := c.Logs()
 	var size int
 	for _, e := range logs {
-		size += len(e.Message) + entryCost
+		size += len(e.Message) + LogEntryCost
 	}
 	if size > 1000 {
 		t.Errorf("kept %d bytes, over the budget of 1000", size)
@@ -289,7 +289,7 @@ func TestLineWriterBoundedWithoutNewline(t *testing.T) {
 
 func TestLineWriterSharesBudget(t *testing.T) {
 	t.Parallel()
-	c := logCall(8 + 2*entryCost)
+	c := logCall(8 + 2*LogEntryCost)
 	out := &LineWriter{Call: c, Source: "stdout", Level: "info"}
 	errw := &LineWriter{Call: c, Source: "stderr", Level: "warn"}
 	_, _ = out.Write([]byte("aaaa\n"))  // 4
@@ -317,7 +317,7 @@ func TestLineWriterManyLinesInOneWrite(t *testing.T) {
 	elapsed := time.Since(start)
 	// Lines are kept until the budget is spent; the rest of the write is one drop.
 	logs, dropped := c.Logs()
-	if want := (64 << 10) / (1 + entryCost); len(logs) != want || dropped != 1 {
+	if want := (64 << 10) / (1 + LogEntryCost); len(logs) != want || dropped != 1 {
 		t.Errorf("kept %d, dropped %d; want %d and 1", len(logs), dropped, want)
 	}
 	if elapsed > 2*time.Second {

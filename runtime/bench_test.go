@@ -11,6 +11,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/skillbox-dev/skillbox/hostfuncs"
+	"github.com/skillbox-dev/skillbox/internal/extismhost"
 )
 
 // The benchmarks report a ratio against a floor measured in the same run, never an absolute
@@ -55,13 +56,13 @@ func extismFloor(b *testing.B, wasm []byte) func() {
 	ctx := context.Background()
 	cp, err := extism.NewCompiledPlugin(ctx, extism.Manifest{Wasm: []extism.Wasm{extism.WasmData{Data: wasm}}},
 		extism.PluginConfig{EnableWasi: true, RuntimeConfig: wazero.NewRuntimeConfig().WithCompilationCache(wazero.NewCompilationCache())},
-		hostfuncs.Functions())
+		extismhost.Functions())
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { cp.Close(ctx) })
 	call := hostfuncs.NewCall(&hostfuncs.Grant{Limits: hostfuncs.Limits{MaxLogBytes: 1 << 20}})
-	cctx := hostfuncs.WithCall(ctx, call)
+	cctx := extismhost.WithCall(ctx, call)
 	return func() {
 		p, err := cp.Instance(cctx, extism.PluginInstanceConfig{})
 		if err != nil {

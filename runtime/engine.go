@@ -10,7 +10,7 @@ import (
 	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
 
-	"github.com/skillbox-dev/skillbox/hostfuncs"
+	"github.com/skillbox-dev/skillbox/internal/extismhost"
 )
 
 // engine compiles modules once per (content hash, memory limit) and hands out compiled plugins
@@ -154,7 +154,7 @@ func (e *engine) compile(ctx context.Context, s *Skill, pages uint32) (*extism.C
 		// refused; skills fetch through skillbox_fetch, which applies the grant.
 		Memory: &extism.ManifestMemory{MaxPages: pages, MaxHttpResponseBytes: 0, MaxVarBytes: 64 << 10},
 	}
-	p, err := extism.NewCompiledPlugin(ctx, manifest, extism.PluginConfig{RuntimeConfig: rc, EnableWasi: true}, hostfuncs.Functions())
+	p, err := extism.NewCompiledPlugin(ctx, manifest, extism.PluginConfig{RuntimeConfig: rc, EnableWasi: true}, extismhost.Functions())
 	if err != nil {
 		if cache != nil {
 			_ = cache.Close(ctx)

@@ -18,6 +18,7 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/skillbox-dev/skillbox/hostfuncs"
+	"github.com/skillbox-dev/skillbox/internal/extismhost"
 )
 
 // Run runs skill id with args (a JSON object; empty means {}) in a fresh instance, and returns
@@ -125,7 +126,7 @@ func (rt *Runtime) call(ctx context.Context, s *Skill, c *compiled, call *hostfu
 	defer cancel()
 
 	meter := &memoryMeter{}
-	instCtx := experimental.WithMemoryAllocator(hostfuncs.WithCall(runCtx, call), meter)
+	instCtx := experimental.WithMemoryAllocator(extismhost.WithCall(runCtx, call), meter)
 	stdout := &hostfuncs.LineWriter{Call: call, Source: "stdout", Level: "info"}
 	stderr := &hostfuncs.LineWriter{Call: call, Source: "stderr", Level: "warn"}
 	defer stdout.Flush()

@@ -1,4 +1,4 @@
-package hostfuncs
+package extismhost
 
 import (
 	"bytes"
@@ -6,20 +6,6 @@ import (
 	"strings"
 	"testing"
 )
-
-// wantReply fails t unless r has status want and its payload (the message, for a refusal)
-// contains every one of subs.
-func wantReply(t *testing.T, r reply, want Status, subs ...string) {
-	t.Helper()
-	if r.status != want {
-		t.Fatalf("status = %v (%q), want %v", r.status, r.payload, want)
-	}
-	for _, s := range subs {
-		if !strings.Contains(string(r.payload), s) {
-			t.Errorf("message %q does not contain %q", r.payload, s)
-		}
-	}
-}
 
 func TestStatusString(t *testing.T) {
 	t.Parallel()

@@ -1,4 +1,4 @@
-package hostfuncs
+package extismhost
 
 import (
 	"context"
@@ -54,22 +54,22 @@ type kernelMemory struct {
 
 // kernel returns the run's kernelMemory, made on the first host call. Extism puts the kernel
 // module in the call's context; a guest is single-threaded, so the functions are never shared.
-func (c *Call) kernel(ctx context.Context, p *extism.CurrentPlugin) (*kernelMemory, error) {
+func (r *run) kernel(ctx context.Context, p *extism.CurrentPlugin) (*kernelMemory, error) {
 	mod, ok := ctx.Value(extism.PluginCtxKey("extism")).(api.Module)
 	if !ok {
 		return nil, errors.New("no Extism kernel in the call's context")
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.km != nil && c.km.module == mod {
-		return c.km, nil
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.km != nil && r.km.module == mod {
+		return r.km, nil
 	}
 	length, alloc := mod.ExportedFunction("length"), mod.ExportedFunction("alloc")
 	if length == nil || alloc == nil {
 		return nil, errors.New("the Extism kernel lacks length or alloc")
 	}
-	c.km = &kernelMemory{module: mod, mem: p.Memory(), length: length, alloc: alloc}
-	return c.km, nil
+	r.km = &kernelMemory{module: mod, mem: p.Memory(), length: length, alloc: alloc}
+	return r.km, nil
 }
 
 func (m *kernelMemory) Block(ctx context.Context, offset uint64, max int64) ([]byte, error) {

@@ -1,4 +1,4 @@
-package hostfuncs
+package extismhost
 
 import (
 	"bytes"
@@ -207,8 +207,8 @@ func (g guest) run(t *testing.T, c *Call, a, b []byte) ([]byte, error) {
 	return out, err
 }
 
-// replyOf splits an output (a reply block) into status and payload.
-func replyOf(t *testing.T, out []byte) reply {
+// outputReply splits an output (a reply block) into status and payload.
+func outputReply(t *testing.T, out []byte) reply {
 	t.Helper()
 	if len(out) == 0 {
 		t.Fatal("empty reply block")
@@ -296,7 +296,7 @@ func TestFunctionsThroughGuestMemory(t *testing.T) {
 			if err != nil {
 				t.Fatalf("call: %v (fault %v)", err, c.Fault())
 			}
-			r := replyOf(t, out)
+			r := outputReply(t, out)
 			if r.status != tt.status {
 				t.Fatalf("status %v %q, want %v", r.status, r.payload, tt.status)
 			}
@@ -346,7 +346,7 @@ func TestLogThroughGuestMemory(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%d/%q", tt.level, tt.msg), func(t *testing.T) {
 			t.Parallel()
-			c := NewCall(&Grant{Limits: Limits{MaxLogBytes: 16 + entryCost}}) // one Call per run, as the runtime does
+			c := NewCall(&Grant{Limits: Limits{MaxLogBytes: 16 + logEntryCost}}) // one Call per run, as the runtime does
 			out, err := guest{fn: "skillbox_log", level: tt.level}.run(t, c, []byte(tt.msg), nil)
 			if err != nil || len(out) != 0 {
 				t.Fatalf("output %q, err %v", out, err)

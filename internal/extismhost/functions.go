@@ -1,4 +1,4 @@
-package hostfuncs
+package extismhost
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	extism "github.com/extism/go-sdk"
+
+	"github.com/skillbox-dev/skillbox/hostfuncs"
 )
 
 // Functions returns the Skillbox host functions, to pass to extism.NewCompiledPlugin. They find
@@ -16,57 +18,70 @@ func Functions() []extism.HostFunction {
 	i32 := extism.ValueTypeI32
 	return []extism.HostFunction{
 		define("skillbox_fetch", []extism.ValueType{i64, i64}, []extism.ValueType{i64},
-			func(ctx context.Context, c *Call, mem Memory, stack []uint64) {
+			func(ctx context.Context, c *hostfuncs.Call, mem Memory, stack []uint64) {
 				head, bad := arg(ctx, c, mem, "skillbox_fetch", stack[0], maxRequestBytes)
 				body, bad2 := arg(ctx, c, mem, "skillbox_fetch", stack[1], c.Grant.Limits.MaxFetchBytes)
-				stack[0] = answer(ctx, c, mem, "skillbox_fetch", firstBad(bad, bad2, func() reply { return c.fetch(ctx, head, body) }))
+				stack[0] = answer(ctx, c, mem, "skillbox_fetch", firstBad(bad, bad2, func() reply {
+					req, err := hostfuncs.DecodeFetchRequest(head)
+					if err != nil {
+						return replyOf(nil, err)
+					}
+					req.Body = body
+					return fetchReply(c.Fetch(ctx, req))
+				}))
 			}),
 		define("skillbox_env", []extism.ValueType{i64}, []extism.ValueType{i64},
-			func(ctx context.Context, c *Call, mem Memory, stack []uint64) {
-				name, bad := arg(ctx, c, mem, "skillbox_env", stack[0], maxNameBytes)
-				stack[0] = answer(ctx, c, mem, "skillbox_env", firstBad(bad, nil, func() reply { return c.env(name) }))
+			func(ctx context.Context, c *hostfuncs.Call, mem Memory, stack []uint64) {
+				name, bad := arg(ctx, c, mem, "skillbox_env", stack[0], hostfuncs.MaxNameBytes)
+				stack[0] = answer(ctx, c, mem, "skillbox_env", firstBad(bad, nil, func() reply {
+					v, err := c.Env(string(name))
+					return replyOf([]byte(v), err)
+				}))
 			}),
 		define("skillbox_read_file", []extism.ValueType{i64}, []extism.ValueType{i64},
-			func(ctx context.Context, c *Call, mem Memory, stack []uint64) {
-				p, bad := arg(ctx, c, mem, "skillbox_read_file", stack[0], maxPathBytes)
-				stack[0] = answer(ctx, c, mem, "skillbox_read_file", firstBad(bad, nil, func() reply { return c.readFile(p) }))
+			func(ctx context.Context, c *hostfuncs.Call, mem Memory, stack []uint64) {
+				p, bad := arg(ctx, c, mem, "skillbox_read_file", stack[0], hostfuncs.MaxPathBytes)
+				stack[0] = answer(ctx, c, mem, "skillbox_read_file", firstBad(bad, nil, func() reply {
+					return replyOf(c.ReadFile(string(p)))
+				}))
 			}),
 		define("skillbox_write_file", []extism.ValueType{i64, i64}, []extism.ValueType{i64},
-			func(ctx context.Context, c *Call, mem Memory, stack []uint64) {
-				p, bad := arg(ctx, c, mem, "skillbox_write_file", stack[0], maxPathBytes)
+			func(ctx context.Context, c *hostfuncs.Call, mem Memory, stack []uint64) {
+				p, bad := arg(ctx, c, mem, "skillbox_write_file", stack[0], hostfuncs.MaxPathBytes)
 				data, bad2 := arg(ctx, c, mem, "skillbox_write_file", stack[1], c.Grant.Limits.MaxWriteBytes)
 				if bad2 != nil && bad == nil {
-					r := fail(StatusLimit, "write: %s", bad2.payload)
-					bad2 = &r
+					bad2 = &reply{hostfuncs.StatusLimit, append([]byte("write: "), bad2.payload...)}
 				}
-				stack[0] = answer(ctx, c, mem, "skillbox_write_file", firstBad(bad, bad2, func() reply { return c.writeFile(p, data) }))
+				stack[0] = answer(ctx, c, mem, "skillbox_write_file", firstBad(bad, bad2, func() reply {
+					return replyOf(nil, c.WriteFile(string(p), data))
+				}))
 			}),
 		define("skillbox_log", []extism.ValueType{i32, i64}, nil,
-			func(ctx context.Context, c *Call, mem Memory, stack []uint64) {
+			func(ctx context.Context, c *hostfuncs.Call, mem Memory, stack []uint64) {
 				// A message over the whole log budget could never be kept: refuse to copy it.
 				msg, bad := arg(ctx, c, mem, "skillbox_log", stack[1], c.Grant.Limits.MaxLogBytes)
 				if bad != nil {
-					c.dropLog()
+					c.DropLog()
 					return
 				}
-				c.Log(LevelName(int32(uint32(stack[0]))), "", string(msg))
+				c.Log(hostfuncs.LevelName(int32(uint32(stack[0]))), "", string(msg))
 			}),
 	}
 }
 
-type handler func(ctx context.Context, c *Call, mem Memory, stack []uint64)
+type handler func(ctx context.Context, c *hostfuncs.Call, mem Memory, stack []uint64)
 
 func define(name string, params, results []extism.ValueType, h handler) extism.HostFunction {
 	f := extism.NewHostFunctionWithStack(name, func(ctx context.Context, p *extism.CurrentPlugin, stack []uint64) {
-		c := callFrom(ctx)
-		if c == nil {
+		r := runFrom(ctx)
+		if r == nil {
 			panic(fmt.Errorf("host call %s outside a Skillbox run", name))
 		}
-		mem, err := c.kernel(ctx, p)
+		mem, err := r.kernel(ctx, p)
 		if err != nil {
 			panic(fmt.Errorf("host call %s: %w", name, err))
 		}
-		h(ctx, c, mem, stack)
+		h(ctx, r.call, mem, stack)
 	}, params, results)
 	f.SetNamespace(Namespace)
 	return f
@@ -75,15 +90,15 @@ func define(name string, params, results []extism.ValueType, h handler) extism.H
 // arg reads an argument block. A block too large for the call is answered INVALID (the returned
 // reply); an offset that is no block stops the run with a GuestFault: panicking is how a wazero
 // host function aborts the call, and the runtime recognises the fault by the Call's record.
-func arg(ctx context.Context, c *Call, mem Memory, fn string, off uint64, max int64) ([]byte, *reply) {
+func arg(ctx context.Context, c *hostfuncs.Call, mem Memory, fn string, off uint64, max int64) ([]byte, *reply) {
 	b, err := mem.Block(ctx, off, max)
 	if errors.Is(err, errTooLarge) {
-		r := fail(StatusInvalid, "%s: %v", strings.TrimPrefix(fn, "skillbox_"), err)
+		r := invalid("%s: %v", strings.TrimPrefix(fn, "skillbox_"), err)
 		return nil, &r
 	}
 	if err != nil {
 		f := &GuestFault{Func: fn, Offset: off, Reason: err.Error()}
-		c.setFault(f)
+		c.SetFault(f)
 		panic(f)
 	}
 	return b, nil
@@ -100,11 +115,11 @@ func firstBad(a, b *reply, do func() reply) reply {
 	return do()
 }
 
-func answer(ctx context.Context, c *Call, mem Memory, fn string, r reply) uint64 {
+func answer(ctx context.Context, c *hostfuncs.Call, mem Memory, fn string, r reply) uint64 {
 	off, err := mem.Alloc(ctx, r.encode())
 	if err != nil {
 		f := &GuestFault{Func: fn, Reason: "cannot allocate the reply: " + err.Error()}
-		c.setFault(f)
+		c.SetFault(f)
 		panic(f)
 	}
 	return off
