@@ -15,7 +15,7 @@ type AnthropicTool struct {
 func AnthropicTools(c Catalog) []AnthropicTool {
 	out := []AnthropicTool{}
 	for _, t := range tools(c) {
-		out = append(out, AnthropicTool{Name: t.name, Description: t.skill.Manifest.Description, InputSchema: t.schema})
+		out = append(out, AnthropicTool{Name: t.name, Description: t.skill.Description(), InputSchema: t.schema})
 	}
 	return out
 }

@@ -47,8 +47,8 @@ var benchQueries = []string{"pdf", "convert image", "weather forecast map", "git
 func containsFloor(c catalog) func() int {
 	docs := make([]string, len(c))
 	for i, s := range c {
-		m := s.Manifest
-		docs[i] = strings.ToLower(s.ID + " " + m.Name + " " + m.Description + " " + strings.Join(m.Tags, " "))
+		m := s.Manifest()
+		docs[i] = strings.ToLower(s.ID() + " " + m.Name + " " + m.Description + " " + strings.Join(m.Tags, " "))
 	}
 	return func() int {
 		found := 0

@@ -146,9 +146,9 @@ func unknownTool(r Catalog, name string) *UnknownToolError {
 	e := &UnknownToolError{Name: name, Valid: ToolsetNames()}
 	ids := map[string]bool{}
 	for _, s := range r.Skills() {
-		if s != nil && s.Kind == runtime.Executable && s.Status == runtime.StatusActive {
-			e.Valid = append(e.Valid, ToolName(s.ID))
-			ids[s.ID] = true
+		if s != nil && s.Kind() == runtime.Executable && s.Status() == runtime.StatusActive {
+			e.Valid = append(e.Valid, ToolName(s.ID()))
+			ids[s.ID()] = true
 		}
 	}
 	// The usual slips: the bare id, '-' kept, another prefix, another case.

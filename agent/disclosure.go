@@ -52,18 +52,18 @@ func ListSkills(c Catalog) []SkillInfo {
 	}
 	out := make([]SkillInfo, 0, len(skills))
 	for _, s := range skills {
-		if s == nil || s.Status != runtime.StatusActive {
+		if s == nil || s.Status() != runtime.StatusActive {
 			continue
 		}
-		info := SkillInfo{ID: s.ID, Name: s.Name(), Description: s.Description(), Kind: s.Kind, Tags: []string{}}
+		info := SkillInfo{ID: s.ID(), Name: s.Name(), Description: s.Description(), Kind: s.Kind(), Tags: []string{}}
 		switch {
-		case s.Manifest != nil:
-			info.Tags = append(info.Tags, s.Manifest.Tags...)
-		case s.Instructions != nil:
-			info.Tags = append(info.Tags, stringList(s.Instructions.Extra["tags"])...)
+		case s.Manifest() != nil:
+			info.Tags = append(info.Tags, s.Tags()...)
+		case s.Instructions() != nil:
+			info.Tags = append(info.Tags, stringList(s.Instructions().Extra["tags"])...)
 		}
-		if s.Kind == runtime.Executable {
-			info.Tool = ToolName(s.ID)
+		if s.Kind() == runtime.Executable {
+			info.Tool = ToolName(s.ID())
 		}
 		out = append(out, info)
 	}
@@ -74,9 +74,9 @@ func byID(a, b *runtime.Skill) int {
 	switch {
 	case a == nil || b == nil:
 		return 0
-	case a.ID < b.ID:
+	case a.ID() < b.ID():
 		return -1
-	case a.ID > b.ID:
+	case a.ID() > b.ID():
 		return 1
 	}
 	return 0
@@ -123,24 +123,24 @@ func doLoadSkill(_ context.Context, r Runner, args []byte, start time.Time) (*ru
 	if err != nil {
 		return failed("", start, err)
 	}
-	l := LoadedSkill{ID: s.ID, Name: s.Name(), Description: s.Description(), Kind: s.Kind, Resources: []string{}}
-	if s.Kind == runtime.Executable {
-		l.Tool = ToolName(s.ID)
+	l := LoadedSkill{ID: s.ID(), Name: s.Name(), Description: s.Description(), Kind: s.Kind(), Resources: []string{}}
+	if s.Kind() == runtime.Executable {
+		l.Tool = ToolName(s.ID())
 		if sc := s.Schema(); sc != nil {
 			l.Parameters = clone(sc.JSON())
 		}
 	}
-	if res, err := skillmd.ListResources(s.Dir, maxListedResources); err == nil {
+	if res, err := skillmd.ListResources(s.Dir(), maxListedResources); err == nil {
 		l.Resources = res
 	}
-	if s.InstructionsPath != "" {
+	if s.InstructionsPath() != "" {
 		content, ierr := instructions(s, arguments)
 		if ierr == nil {
 			l.Content = content
-			return succeeded(s.ID, start, l, withResources(content, l.Resources))
+			return succeeded(s.ID(), start, l, withResources(content, l.Resources))
 		}
-		if s.Kind != runtime.Executable {
-			return failed(s.ID, start, ierr)
+		if s.Kind() != runtime.Executable {
+			return failed(s.ID(), start, ierr)
 		}
 		// An executable skill still runs with a broken SKILL.md: describe it as if it had none,
 		// and say why.
@@ -148,24 +148,24 @@ func doLoadSkill(_ context.Context, r Runner, args []byte, start time.Time) (*ru
 	} else {
 		l.Content = describeProgram(s, l.Tool)
 	}
-	return succeeded(s.ID, start, l, withResources(l.Content, l.Resources))
+	return succeeded(s.ID(), start, l, withResources(l.Content, l.Resources))
 }
 
 // instructions reads and renders the SKILL.md of s. It is read as a resource of the skill (by
 // name, through skillmd.ReadResource), so it gets the same checks as any file a model asks
 // for: a regular file inside the skill's directory, within MaxModelText.
 func instructions(s *runtime.Skill, arguments string) (string, *runtime.RunError) {
-	data, err := skillmd.ReadResource(s.Dir, filepath.Base(s.InstructionsPath), MaxModelText)
+	data, err := skillmd.ReadResource(s.Dir(), filepath.Base(s.InstructionsPath()), MaxModelText)
 	if err != nil {
-		return "", resourceError(s.ID, err)
+		return "", resourceError(s.ID(), err)
 	}
-	doc, err := skillmd.Parse(filepath.Base(s.InstructionsPath), data)
+	doc, err := skillmd.Parse(filepath.Base(s.InstructionsPath()), data)
 	if err != nil {
-		return "", &runtime.RunError{Kind: runtime.KindNotFound, Skill: s.ID, Message: "its SKILL.md is invalid: " + err.Error(), Err: err}
+		return "", &runtime.RunError{Kind: runtime.KindNotFound, Skill: s.ID(), Message: "its SKILL.md is invalid: " + err.Error(), Err: err}
 	}
-	dir, aerr := filepath.Abs(s.Dir)
+	dir, aerr := filepath.Abs(s.Dir())
 	if aerr != nil {
-		dir = s.Dir
+		dir = s.Dir()
 	}
 	return skillmd.Render(doc.Body, dir, arguments), nil
 }
@@ -173,8 +173,8 @@ func instructions(s *runtime.Skill, arguments string) (string, *runtime.RunError
 // describeProgram is what load_skill says of an executable skill that has no instructions.
 func describeProgram(s *runtime.Skill, tool string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# %s (%s)\n\n%s\n\n", s.Name(), s.ID, s.Description())
-	fmt.Fprintf(&b, "This skill is a program. Run it with the tool %s, or with run_skill {\"skill\": %q, \"args\": {...}}.", tool, s.ID)
+	fmt.Fprintf(&b, "# %s (%s)\n\n%s\n\n", s.Name(), s.ID(), s.Description())
+	fmt.Fprintf(&b, "This skill is a program. Run it with the tool %s, or with run_skill {\"skill\": %q, \"args\": {...}}.", tool, s.ID())
 	if sc := s.Schema(); sc != nil {
 		fmt.Fprintf(&b, " Its arguments, as a JSON Schema:\n\n```json\n%s\n```", sc.JSON())
 	}
@@ -213,15 +213,15 @@ func doReadResource(_ context.Context, r Runner, args []byte, start time.Time) (
 	if err != nil {
 		return failed("", start, err)
 	}
-	data, rerr := skillmd.ReadResource(s.Dir, rel, MaxModelText)
+	data, rerr := skillmd.ReadResource(s.Dir(), rel, MaxModelText)
 	if rerr != nil {
-		return failed(s.ID, start, resourceError(s.ID, rerr))
+		return failed(s.ID(), start, resourceError(s.ID(), rerr))
 	}
 	if !utf8.Valid(data) {
-		return failed(s.ID, start, &runtime.RunError{Kind: runtime.KindInvalidArgs, Skill: s.ID,
+		return failed(s.ID(), start, &runtime.RunError{Kind: runtime.KindInvalidArgs, Skill: s.ID(),
 			Message: fmt.Sprintf("resource %q is not text (%d bytes of binary data); read the text files the instructions name", rel, len(data))})
 	}
-	return succeeded(s.ID, start, Resource{Skill: s.ID, Resource: rel, Content: string(data)}, string(data))
+	return succeeded(s.ID(), start, Resource{Skill: s.ID(), Resource: rel, Content: string(data)}, string(data))
 }
 
 // resourceError maps a skillmd error to a run error a model can act on. Its message names the
@@ -259,7 +259,7 @@ func doRunSkill(ctx context.Context, r Runner, args []byte, start time.Time) (*r
 	if err != nil {
 		return failed("", start, err)
 	}
-	res, rerr := r.Run(ctx, s.ID, runArgs)
+	res, rerr := r.Run(ctx, s.ID(), runArgs)
 	return res, "", rerr
 }
 
@@ -279,7 +279,7 @@ func lookup(r Runner, name string) (*runtime.Skill, *runtime.RunError) {
 			if c != nil && c.Name() == name {
 				if found != nil {
 					return nil, &runtime.RunError{Kind: runtime.KindNotFound, Skill: name,
-						Message: fmt.Sprintf("several skills are named %q (%s, %s, ...); give the id", name, found.ID, c.ID)}
+						Message: fmt.Sprintf("several skills are named %q (%s, %s, ...); give the id", name, found.ID(), c.ID())}
 				}
 				found = c
 			}
@@ -290,8 +290,8 @@ func lookup(r Runner, name string) (*runtime.Skill, *runtime.RunError) {
 		}
 		s = found
 	}
-	if s.Status != runtime.StatusActive {
-		return nil, &runtime.RunError{Kind: runtime.KindNotFound, Skill: s.ID, Message: fmt.Sprintf("skill %q is broken and cannot be used (the operator sees why with: skillbox show %s)", s.ID, s.ID), Err: s.Err}
+	if s.Status() != runtime.StatusActive {
+		return nil, &runtime.RunError{Kind: runtime.KindNotFound, Skill: s.ID(), Message: fmt.Sprintf("skill %q is broken and cannot be used (the operator sees why with: skillbox show %s)", s.ID(), s.ID()), Err: s.Err()}
 	}
 	return s, nil
 }

@@ -40,8 +40,8 @@ type MCPAnnotations struct {
 func MCPTools(c Catalog) []MCPTool {
 	out := []MCPTool{}
 	for _, t := range tools(c) {
-		m := t.skill.Manifest
-		network, writes := reach(t.skill.Grant)
+		m := t.skill.Manifest()
+		network, writes := reach(t.skill.Grant())
 		out = append(out, MCPTool{
 			Name:         t.name,
 			Title:        m.Name,

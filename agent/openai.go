@@ -35,7 +35,7 @@ func OpenAITools(c Catalog) []OpenAITool {
 		}
 		out = append(out, OpenAITool{Type: "function", Function: OpenAIFunction{
 			Name:        t.name,
-			Description: t.skill.Manifest.Description,
+			Description: t.skill.Description(),
 			Parameters:  t.schema,
 			Strict:      StrictCompatible(t.schema),
 		}})

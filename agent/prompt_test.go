@@ -10,13 +10,13 @@ import (
 
 // guideSkill is an active instruction skill with the given frontmatter.
 func guideSkill(id, name, desc string) *runtime.Skill {
-	return &runtime.Skill{ID: id, Kind: runtime.Instructions, Status: runtime.StatusActive,
-		Instructions: &skillmd.Doc{Name: name, Description: desc}}
+	return mustSkill(runtime.SkillSpec{ID: id, Kind: runtime.Instructions, Status: runtime.StatusActive,
+		Instructions: &skillmd.Doc{Name: name, Description: desc}})
 }
 
 func TestSystemPrompt(t *testing.T) {
-	broken := exe("broken", "Broken", "never listed")
-	broken.Status = runtime.StatusError
+	broken := mustSkill(runtime.SkillSpec{ID: "broken", Kind: runtime.Executable, Status: runtime.StatusError,
+		Manifest: &runtime.Manifest{ID: "broken", Name: "Broken", Description: "never listed"}})
 	c := catalog{
 		exe("word-count", "Word count", "Counts words."),
 		guideSkill("letters", "letters", "How to write letters.\n\nUse it for any letter."),

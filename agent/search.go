@@ -117,16 +117,16 @@ func NewIndex(skills []*runtime.Skill) *Index {
 // describe returns what a search shows of s and the tags to index, or false when s is not
 // searchable.
 func describe(s *runtime.Skill) (Hit, []string, bool) {
-	if s == nil || s.Status != runtime.StatusActive {
+	if s == nil || s.Status() != runtime.StatusActive {
 		return Hit{}, nil, false
 	}
-	h := Hit{ID: s.ID, Kind: s.Kind}
-	if s.Manifest != nil {
-		h.Name, h.Description = s.Manifest.Name, s.Manifest.Description
-		return h, s.Manifest.Tags, true
+	h := Hit{ID: s.ID(), Kind: s.Kind()}
+	if s.Manifest() != nil {
+		h.Name, h.Description = s.Name(), s.Description()
+		return h, s.Tags(), true
 	}
 	// The registry read the SKILL.md frontmatter at discovery; no need to read the file again.
-	d := s.Instructions
+	d := s.Instructions()
 	if d == nil {
 		return Hit{}, nil, false
 	}

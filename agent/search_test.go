@@ -11,8 +11,16 @@ import (
 
 // exe is an active executable skill with only the metadata a search reads.
 func exe(id, name, desc string, tags ...string) *runtime.Skill {
-	return &runtime.Skill{ID: id, Kind: runtime.Executable, Status: runtime.StatusActive,
-		Manifest: &runtime.Manifest{ID: id, Name: name, Description: desc, Tags: tags}}
+	return mustSkill(runtime.SkillSpec{ID: id, Kind: runtime.Executable, Status: runtime.StatusActive,
+		Manifest: &runtime.Manifest{ID: id, Name: name, Description: desc, Tags: tags}})
+}
+
+func mustSkill(spec runtime.SkillSpec) *runtime.Skill {
+	s, err := runtime.NewSkill(spec)
+	if err != nil {
+		panic(err)
+	}
+	return s
 }
 
 func ids(hits []Hit) []string {
@@ -24,8 +32,8 @@ func ids(hits []Hit) []string {
 }
 
 func TestSearch(t *testing.T) {
-	broken := exe("broken-pdf", "PDF", "pdf pdf pdf")
-	broken.Status = runtime.StatusError
+	broken := mustSkill(runtime.SkillSpec{ID: "broken-pdf", Kind: runtime.Executable, Status: runtime.StatusError,
+		Manifest: &runtime.Manifest{ID: "broken-pdf", Name: "PDF", Description: "pdf pdf pdf"}})
 	c := catalog{
 		exe("pdf-tools", "PDF tools", "Extracts text from documents"),
 		exe("doc-reader", "Document reader", "Reads documents, including PDF files"),

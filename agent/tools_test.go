@@ -48,8 +48,8 @@ func testCatalog(t *testing.T) *runtime.Runtime {
 
 func hashOf(t *testing.T, c Catalog, id string) string {
 	for _, s := range c.Skills() {
-		if s.ID == id {
-			return s.Hash
+		if s.ID() == id {
+			return s.ModuleHash()
 		}
 	}
 	t.Fatalf("no skill %s", id)

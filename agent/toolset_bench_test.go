@@ -38,18 +38,18 @@ func writeCatalog(tb testing.TB, dir string, exes, guides int) {
 		}
 	}
 	for i, s := range meta {
-		m := s.Manifest
+		m := s.Manifest()
 		if i < exes {
-			write(s.ID, "skill.json", fmt.Sprintf(`{"id":%q,"name":%q,"description":%q,"version":"1.0.0","tags":[%q,%q],
+			write(s.ID(), "skill.json", fmt.Sprintf(`{"id":%q,"name":%q,"description":%q,"version":"1.0.0","tags":[%q,%q],
 				"parameters":{"text":{"type":"string","required":true,"description":"The input"},"n":{"type":"integer","default":1}}}`,
-				s.ID, m.Name, m.Description, m.Tags[0], m.Tags[1]))
-			if err := os.WriteFile(filepath.Join(dir, s.ID, runtime.ModuleFile), wasm, 0o644); err != nil {
+				s.ID(), m.Name, m.Description, m.Tags[0], m.Tags[1]))
+			if err := os.WriteFile(filepath.Join(dir, s.ID(), runtime.ModuleFile), wasm, 0o644); err != nil {
 				tb.Fatal(err)
 			}
 			continue
 		}
-		write(s.ID, "SKILL.md", fmt.Sprintf("---\nname: %s\ndescription: %s\ntags: [%s, %s]\n---\n\n# %s\n\n%s\n",
-			s.ID, m.Description, m.Tags[0], m.Tags[1], m.Name, m.Description))
+		write(s.ID(), "SKILL.md", fmt.Sprintf("---\nname: %s\ndescription: %s\ntags: [%s, %s]\n---\n\n# %s\n\n%s\n",
+			s.ID(), m.Description, m.Tags[0], m.Tags[1], m.Name, m.Description))
 	}
 }
 

@@ -266,7 +266,7 @@ type fakeRunner struct{ catalog }
 
 func (f fakeRunner) Skill(id string) (*runtime.Skill, error) {
 	for _, s := range f.catalog {
-		if s.ID == id {
+		if s.ID() == id {
 			return s, nil
 		}
 	}

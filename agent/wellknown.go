@@ -45,13 +45,13 @@ func WellKnown(c Catalog, provider string) WellKnownManifest {
 	}
 	out := WellKnownManifest{Version: WellKnownVersion, Provider: provider, Tools: []WellKnownTool{}}
 	for _, t := range tools(c) {
-		m := t.skill.Manifest
+		m := t.skill.Manifest()
 		out.Tools = append(out.Tools, WellKnownTool{
 			Name:           t.name,
 			Title:          m.Name,
 			Description:    m.Description,
 			ArgsSchema:     t.schema,
-			SkillVersionID: t.skill.ID + "@sha256:" + t.skill.Hash,
+			SkillVersionID: t.skill.ID() + "@sha256:" + t.skill.ModuleHash(),
 			Visibility:     "org",
 			Tags:           append([]string{}, m.Tags...),
 		})

@@ -109,23 +109,23 @@ func (s *Server) syncResources(skills []*runtime.Skill) {
 		want[r.URI] = registered{def: defJSON(r), add: func() { s.mcp.AddResource(r, s.readResource) }}
 	}
 	for _, sk := range skills {
-		if sk.Instructions == nil {
+		if sk.Instructions() == nil {
 			continue // no SKILL.md, or one that does not parse
 		}
 		add(&mcp.Resource{
-			URI:         skillURI(sk.ID, instructionsFile),
-			Name:        sk.ID + "/" + instructionsFile,
-			Title:       sk.Instructions.Name,
-			Description: sk.Instructions.Description,
+			URI:         skillURI(sk.ID(), instructionsFile),
+			Name:        sk.ID() + "/" + instructionsFile,
+			Title:       sk.Instructions().Name,
+			Description: sk.Instructions().Description,
 			MIMEType:    markdown,
 		})
-		paths, err := skillmd.ListResources(sk.Dir, 0)
+		paths, err := skillmd.ListResources(sk.Dir(), 0)
 		if err != nil {
-			s.logger.Warn("mcp: cannot list the skill's files", "skill", sk.ID, "err", err)
+			s.logger.Warn("mcp: cannot list the skill's files", "skill", sk.ID(), "err", err)
 			continue
 		}
 		for _, p := range paths {
-			add(&mcp.Resource{URI: skillURI(sk.ID, p), Name: sk.ID + "/" + p, MIMEType: mimeType(p)})
+			add(&mcp.Resource{URI: skillURI(sk.ID(), p), Name: sk.ID() + "/" + p, MIMEType: mimeType(p)})
 		}
 	}
 	apply(s.resources, want, s.mcp.RemoveResources)
@@ -134,19 +134,19 @@ func (s *Server) syncResources(skills []*runtime.Skill) {
 func (s *Server) syncPrompts(skills []*runtime.Skill) {
 	want := map[string]registered{}
 	for _, sk := range skills {
-		if sk.Kind != runtime.Instructions || sk.Status != runtime.StatusActive || sk.Instructions == nil {
+		if sk.Kind() != runtime.Instructions || sk.Status() != runtime.StatusActive || sk.Instructions() == nil {
 			continue
 		}
 		p := &mcp.Prompt{
-			Name:        sk.ID,
-			Title:       sk.Instructions.Name,
-			Description: sk.Instructions.Description,
+			Name:        sk.ID(),
+			Title:       sk.Instructions().Name,
+			Description: sk.Instructions().Description,
 			Arguments: []*mcp.PromptArgument{{
 				Name:        promptArgument,
 				Description: "What to do with the skill; it replaces $ARGUMENTS in the instructions, or is appended to them",
 			}},
 		}
-		id := sk.ID
+		id := sk.ID()
 		want[p.Name] = registered{def: defJSON(p), add: func() { s.mcp.AddPrompt(p, s.getPrompt(id)) }}
 	}
 	apply(s.prompts, want, s.mcp.RemovePrompts)

@@ -22,13 +22,13 @@ var knownImportModules = map[string]bool{
 // A module that passes still may fail at run time, but not for want of a symbol.
 func (rt *Runtime) CheckSkill(ctx context.Context, dir string) (s *Skill, ok bool) {
 	s, ok = LoadSkill(dir, rt.policy)
-	if !ok || s.Kind != Executable || s.wasm == nil {
+	if !ok || s.kind != Executable || s.wasm == nil {
 		return s, ok
 	}
 	modPath := filepath.Join(dir, ModuleFile)
 	// The engine's configuration, so the compiled code is the run's: wazero's cache keys on it, and
 	// a validate then costs a run no second compile.
-	rc := wazero.NewRuntimeConfig().WithCloseOnContextDone(true).WithMemoryLimitPages(memoryPages(s.Grant.Limits.MemoryMiB))
+	rc := wazero.NewRuntimeConfig().WithCloseOnContextDone(true).WithMemoryLimitPages(memoryPages(s.grant.Limits.MemoryMiB))
 	cache, err := newCache(rt.cacheDir)
 	if err != nil {
 		s.fail(&ManifestError{Path: modPath, Msg: fmt.Sprintf("compilation cache: %v", err)})
@@ -46,8 +46,8 @@ func (rt *Runtime) CheckSkill(ctx context.Context, dir string) (s *Skill, ok boo
 		return s, true
 	}
 	entry := "execute"
-	if s.Manifest != nil {
-		entry = s.Manifest.Entrypoint
+	if s.manifest != nil {
+		entry = s.manifest.Entrypoint
 	}
 	if _, exported := mod.ExportedFunctions()[entry]; !exported {
 		names := make([]string, 0)

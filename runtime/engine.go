@@ -52,7 +52,7 @@ func newEngine(logger *slog.Logger, cacheDir string) *engine {
 // acquire returns the compiled plugin of s, compiling it on first use. Call release when the run
 // is done with it.
 func (e *engine) acquire(ctx context.Context, s *Skill) (*compiled, error) {
-	key := compileKey{hash: s.Hash, pages: memoryPages(s.Grant.Limits.MemoryMiB)}
+	key := compileKey{hash: s.hash, pages: memoryPages(s.grant.Limits.MemoryMiB)}
 	e.mu.Lock()
 	c := e.entries[key]
 	if c == nil {
@@ -149,7 +149,7 @@ func (e *engine) compile(ctx context.Context, s *Skill, pages uint32) (*extism.C
 		rc = rc.WithCompilationCache(cache)
 	}
 	manifest := extism.Manifest{
-		Wasm: []extism.Wasm{extism.WasmData{Data: s.wasm, Hash: s.Hash, Name: "main"}},
+		Wasm: []extism.Wasm{extism.WasmData{Data: s.wasm, Hash: s.hash, Name: "main"}},
 		// The Extism kernel's own HTTP stays off: AllowedHosts is empty, so http_request is
 		// refused; skills fetch through skillbox_fetch, which applies the grant.
 		Memory: &extism.ManifestMemory{MaxPages: pages, MaxHttpResponseBytes: 0, MaxVarBytes: 64 << 10},
@@ -159,9 +159,9 @@ func (e *engine) compile(ctx context.Context, s *Skill, pages uint32) (*extism.C
 		if cache != nil {
 			_ = cache.Close(ctx)
 		}
-		return nil, nil, fmt.Errorf("compile %s (sha256 %s): %w", s.ID, s.Hash[:12], err)
+		return nil, nil, fmt.Errorf("compile %s (sha256 %s): %w", s.id, s.hash[:12], err)
 	}
-	e.logger.Debug("compiled module", "skill", s.ID, "sha256", s.Hash[:12])
+	e.logger.Debug("compiled module", "skill", s.id, "sha256", s.hash[:12])
 	return p, cache, nil
 }
 

@@ -72,7 +72,7 @@ func (rt *Runtime) Install(ctx context.Context, id string, files map[string][]by
 	final := filepath.Join(root, id)
 	_, statErr := os.Stat(final)
 	exists := statErr == nil
-	if cur, ok := rt.reg.Load().byID[id]; ok && filepath.Dir(cur.Dir) != filepath.Clean(root) {
+	if cur, ok := rt.reg.Load().byID[id]; ok && filepath.Dir(cur.dir) != filepath.Clean(root) {
 		exists = true // installed in another directory, which would shadow or be shadowed
 	}
 	switch {
@@ -117,8 +117,8 @@ func (rt *Runtime) Install(ctx context.Context, id string, files map[string][]by
 	if !ok {
 		return nil, &SkillError{ID: id, Problems: []*ManifestError{{Path: id, Msg: "not a skill package", Hint: "include skill.json and execute.wasm, or SKILL.md"}}}
 	}
-	if s.Status != StatusActive {
-		return nil, packageRelative(s.Err, check, id)
+	if s.status != StatusActive {
+		return nil, packageRelative(s.err, check, id)
 	}
 	// Swap: move the old version aside, the new one in, then drop the old. Each rename is atomic;
 	// between the two, the id is briefly absent on disk, never half-written.

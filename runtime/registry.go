@@ -37,18 +37,18 @@ func scan(dirs []string, p *Policy, logger *slog.Logger) *registry {
 			if !ok {
 				continue
 			}
-			if prev, clash := r.byID[s.ID]; clash {
-				logger.Warn("skill id defined twice; the first wins", "skill", s.ID, "kept", prev.Dir, "ignored", s.Dir)
+			if prev, clash := r.byID[s.id]; clash {
+				logger.Warn("skill id defined twice; the first wins", "skill", s.id, "kept", prev.dir, "ignored", s.dir)
 				continue
 			}
-			if s.Status == StatusError {
-				logger.Warn("skill is broken", "skill", s.ID, "err", s.Err)
+			if s.status == StatusError {
+				logger.Warn("skill is broken", "skill", s.id, "err", s.err)
 			}
-			r.byID[s.ID] = s
+			r.byID[s.id] = s
 			r.order = append(r.order, s)
 		}
 	}
-	sort.Slice(r.order, func(i, j int) bool { return r.order[i].ID < r.order[j].ID })
+	sort.Slice(r.order, func(i, j int) bool { return r.order[i].id < r.order[j].id })
 	return r
 }
 
@@ -67,8 +67,8 @@ func isDir(parent string, e fs.DirEntry) bool {
 func (r *registry) hashes() map[string]bool {
 	out := map[string]bool{}
 	for _, s := range r.order {
-		if s.Hash != "" {
-			out[s.Hash] = true
+		if s.hash != "" {
+			out[s.hash] = true
 		}
 	}
 	return out

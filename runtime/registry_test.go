@@ -31,7 +31,7 @@ func TestRegistryScan(t *testing.T) {
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	var ids []string
 	for _, s := range rt.Skills() {
-		ids = append(ids, s.ID+":"+string(s.Kind)+":"+string(s.Status))
+		ids = append(ids, s.id+":"+string(s.kind)+":"+string(s.status))
 	}
 	want := "broken:executable:error docs-only:instructions:active echo:executable:active hello:executable:active linked:executable:error mismatch:executable:error"
 	if strings.Join(ids, " ") != want {
@@ -44,13 +44,13 @@ func TestRegistryScan(t *testing.T) {
 		t.Errorf("no clash warning in %s", logs.String())
 	}
 	broken, _ := rt.Skill("broken")
-	if !errors.Is(broken.Err, ErrInvalidSkill) || !strings.Contains(broken.Err.Error(), `descripton: unknown field (did you mean "description"?)`) ||
-		!strings.Contains(broken.Err.Error(), "description: is required") {
-		t.Errorf("broken: %v", broken.Err)
+	if !errors.Is(broken.err, ErrInvalidSkill) || !strings.Contains(broken.err.Error(), `descripton: unknown field (did you mean "description"?)`) ||
+		!strings.Contains(broken.err.Error(), "description: is required") {
+		t.Errorf("broken: %v", broken.err)
 	}
 	mm, _ := rt.Skill("mismatch")
-	if !strings.Contains(mm.Err.Error(), `id: "other" does not match the directory name "mismatch"`) {
-		t.Errorf("mismatch: %v", mm.Err)
+	if !strings.Contains(mm.err.Error(), `id: "other" does not match the directory name "mismatch"`) {
+		t.Errorf("mismatch: %v", mm.err)
 	}
 	if _, err := rt.Run(context.Background(), "broken", nil); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "broken") {
 		t.Errorf("running a broken skill: %v", err)
@@ -72,8 +72,8 @@ func TestMissingModule(t *testing.T) {
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
 	for id, want := range map[string]string{"nomod": "execute.wasm: missing", "notwasm": "not a WebAssembly module"} {
 		s, _ := rt.Skill(id)
-		if s.Status != StatusError || !strings.Contains(s.Err.Error(), want) {
-			t.Errorf("%s: %v", id, s.Err)
+		if s.status != StatusError || !strings.Contains(s.err.Error(), want) {
+			t.Errorf("%s: %v", id, s.err)
 		}
 	}
 }
@@ -145,8 +145,8 @@ func TestModuleThatIsNotARegularFile(t *testing.T) {
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
 	for _, id := range []string{"zero", "fifo"} {
 		s, _ := rt.Skill(id)
-		if s.Status != StatusError || !strings.Contains(s.Err.Error(), "not a regular file") {
-			t.Errorf("%s: %v", id, s.Err)
+		if s.status != StatusError || !strings.Contains(s.err.Error(), "not a regular file") {
+			t.Errorf("%s: %v", id, s.err)
 		}
 	}
 }
@@ -165,15 +165,15 @@ func TestInstructionSkillMetadata(t *testing.T) {
 	}
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
 	good, _ := rt.Skill("good")
-	if good.Status != StatusActive || good.Name() != "Good guide" || good.Description() != "Explains things" || good.Instructions.Body != "" {
-		t.Errorf("good: %+v %v", good.Instructions, good.Err)
+	if good.status != StatusActive || good.Name() != "Good guide" || good.Description() != "Explains things" || good.instructions.Body != "" {
+		t.Errorf("good: %+v %v", good.instructions, good.err)
 	}
 	empty, _ := rt.Skill("empty")
-	if empty.Status != StatusError || !strings.Contains(empty.Err.Error(), "SKILL.md") {
-		t.Errorf("empty: %v", empty.Err)
+	if empty.status != StatusError || !strings.Contains(empty.err.Error(), "SKILL.md") {
+		t.Errorf("empty: %v", empty.err)
 	}
 	bare, _ := rt.Skill("bare")
-	if bare.Status != StatusError || !strings.Contains(bare.Err.Error(), "name: is required") || !strings.Contains(bare.Err.Error(), "description: is required") {
-		t.Errorf("bare: %v", bare.Err)
+	if bare.status != StatusError || !strings.Contains(bare.err.Error(), "name: is required") || !strings.Contains(bare.err.Error(), "description: is required") {
+		t.Errorf("bare: %v", bare.err)
 	}
 }

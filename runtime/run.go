@@ -63,11 +63,11 @@ func (rt *Runtime) Run(ctx context.Context, id string, args []byte, opts ...RunO
 		return finish(err.(*RunError))
 	}
 	res.Version = s.Version()
-	if s.Kind != Executable {
+	if s.kind != Executable {
 		return finish(runErr(KindNotFound, id, nil, "skill %q has instructions only; read its SKILL.md instead of running it", id))
 	}
-	if s.Status != StatusActive {
-		return finish(runErr(KindNotFound, id, s.Err, "skill is broken: %v", s.Err))
+	if s.status != StatusActive {
+		return finish(runErr(KindNotFound, id, s.err, "skill is broken: %v", s.err))
 	}
 	input, err := s.schema.Prepare(args)
 	if err != nil {
@@ -75,8 +75,8 @@ func (rt *Runtime) Run(ctx context.Context, id string, args []byte, opts ...RunO
 	}
 	// The input is copied into the module's memory; Extism drops an input that does not fit
 	// without a word, so refuse one that cannot.
-	if memBytes := s.Grant.Limits.MemoryMiB << 20; int64(len(input)) > memBytes/2 {
-		return finish(runErr(KindInvalidArgs, id, nil, "arguments of %d bytes are more than half the skill's memory limit (%d MiB)", len(input), s.Grant.Limits.MemoryMiB))
+	if memBytes := s.grant.Limits.MemoryMiB << 20; int64(len(input)) > memBytes/2 {
+		return finish(runErr(KindInvalidArgs, id, nil, "arguments of %d bytes are more than half the skill's memory limit (%d MiB)", len(input), s.grant.Limits.MemoryMiB))
 	}
 
 	c, err := rt.engine.acquire(ctx, s)
@@ -89,7 +89,7 @@ func (rt *Runtime) Run(ctx context.Context, id string, args []byte, opts ...RunO
 	}
 	defer rt.engine.release(c)
 
-	call := hostfuncs.NewCall(s.Grant.host)
+	call := hostfuncs.NewCall(s.grant.host)
 	call.OnLog = func(e LogEntry) { emit(Event{Type: "log", Log: &e}) }
 	out, rerr := rt.call(ctx, s, c, call, input, res, emit)
 	res.Logs, res.LogsDropped = call.Logs()
@@ -101,8 +101,8 @@ func (rt *Runtime) Run(ctx context.Context, id string, args []byte, opts ...RunO
 	if rerr != nil {
 		return finish(rerr)
 	}
-	if int64(len(out)) > s.Grant.Limits.MaxOutputBytes {
-		return finish(runErr(KindOutputLimit, id, nil, "output of %d bytes is more than maxOutputBytes (%d)", len(out), s.Grant.Limits.MaxOutputBytes))
+	if int64(len(out)) > s.grant.Limits.MaxOutputBytes {
+		return finish(runErr(KindOutputLimit, id, nil, "output of %d bytes is more than maxOutputBytes (%d)", len(out), s.grant.Limits.MaxOutputBytes))
 	}
 	value, skillErr := interpret(out)
 	if skillErr != "" {
@@ -120,8 +120,8 @@ func (rt *Runtime) Run(ctx context.Context, id string, args []byte, opts ...RunO
 // call instantiates the module and calls its entrypoint, turning every way it can fail into a
 // RunError of the right kind.
 func (rt *Runtime) call(ctx context.Context, s *Skill, c *compiled, call *hostfuncs.Call, input []byte, res *Result, emit func(Event)) ([]byte, *RunError) {
-	id := s.ID
-	timeout := time.Duration(s.Grant.Limits.TimeoutMs) * time.Millisecond
+	id := s.id
+	timeout := time.Duration(s.grant.Limits.TimeoutMs) * time.Millisecond
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
@@ -157,11 +157,11 @@ func (rt *Runtime) call(ctx context.Context, s *Skill, c *compiled, call *hostfu
 	inst.SetLogger(func(level extism.LogLevel, msg string) {
 		call.Log(extismLevel(level), "", msg)
 	})
-	if !inst.FunctionExists(s.Manifest.Entrypoint) {
-		return nil, runErr(KindTrap, id, nil, "the module does not export %q; export it, or name the export in the manifest's entrypoint", s.Manifest.Entrypoint)
+	if !inst.FunctionExists(s.manifest.Entrypoint) {
+		return nil, runErr(KindTrap, id, nil, "the module does not export %q; export it, or name the export in the manifest's entrypoint", s.manifest.Entrypoint)
 	}
 	emit(Event{Type: "status", Status: "running"})
-	rc, out, err := inst.CallWithContext(instCtx, s.Manifest.Entrypoint, input)
+	rc, out, err := inst.CallWithContext(instCtx, s.manifest.Entrypoint, input)
 	if err != nil {
 		return nil, classify(runCtx, ctx, s, call, meter, err)
 	}
@@ -175,7 +175,7 @@ func (rt *Runtime) call(ctx context.Context, s *Skill, c *compiled, call *hostfu
 // whatever error wazero reported when it closed the module, and so does a guest fault recorded by a
 // host function; only then is a trap a trap.
 func classify(runCtx, parent context.Context, s *Skill, call *hostfuncs.Call, meter *memoryMeter, err error) *RunError {
-	id, limits := s.ID, s.Grant.Limits
+	id, limits := s.id, s.grant.Limits
 	timeout := time.Duration(limits.TimeoutMs) * time.Millisecond
 	switch {
 	case errors.Is(runCtx.Err(), context.DeadlineExceeded) && parent.Err() == nil:

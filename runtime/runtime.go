@@ -104,11 +104,9 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	policy := cfg.Policy
-	if policy == nil {
-		policy = &Policy{}
-	}
-	rt := &Runtime{cfg: cfg, policy: policy, logger: logger}
+	// The runtime keeps its own copy: a caller changing its Policy afterwards must not change what
+	// skills are granted behind the runtime's back.
+	rt := &Runtime{cfg: cfg, policy: cfg.Policy.clone(), logger: logger}
 	// Extism gates every plugin's log calls on one process-wide level, off by default. Runs capture
 	// logs per instance (Plugin.SetLogger), so open the gate at info once; debug stays off because
 	// Extism's own chatter is logged at debug.
@@ -152,9 +150,6 @@ func (rt *Runtime) Skill(id string) (*Skill, error) {
 	}
 	return nil, runErr(KindNotFound, id, nil, "no skill with this id")
 }
-
-// Policy returns the policy in force.
-func (rt *Runtime) Policy() *Policy { return rt.policy }
 
 // Reload rescans the skill directories. Runs in flight keep the versions they started with; new
 // runs see the new scan.

@@ -35,32 +35,72 @@ const (
 	StatusError  Status = "error"
 )
 
-// Skill is one loaded version of a skill package. It is immutable: a reload makes new Skills, and a
-// run keeps the one it started with.
+// Skill is one loaded version of a skill package, seen read-only: a reload makes new Skills, and a
+// run keeps the one it started with. Its accessors hand out copies, so no caller can change what
+// another caller, or a run, sees.
 type Skill struct {
-	ID     string
-	Dir    string
-	Kind   Kind
-	Status Status
-	// Err is why Status is StatusError: a *SkillError listing every problem.
-	Err error
-	// Manifest is nil for instruction skills and for manifests that could not be parsed.
-	Manifest *Manifest
-	// InstructionsPath is the SKILL.md file, if there is one.
-	InstructionsPath string
-	// Instructions is the SKILL.md's frontmatter (metadata only: Body is empty; the body is read
-	// on demand), when it parsed. InstructionsErr is why it did not: an instruction skill with
-	// a broken SKILL.md is broken; an executable one still runs, and says so.
-	Instructions    *skillmd.Doc
-	InstructionsErr error
-	// Hash is the sha256 of the module, hex.
-	Hash     string
-	Grant    *Grant
-	LoadedAt time.Time
+	id     string
+	dir    string
+	kind   Kind
+	status Status
+	// err is why status is StatusError: a *SkillError listing every problem.
+	err error
+	// manifest is nil for instruction skills and for manifests that could not be parsed.
+	manifest *Manifest
+	// instructionsPath is the SKILL.md file, if there is one; instructions its frontmatter when it
+	// parsed (metadata only: the body is read on demand), instructionsErr why it did not.
+	instructionsPath string
+	instructions     *skillmd.Doc
+	instructionsErr  error
+	// hash is the sha256 of the module, hex.
+	hash     string
+	grant    *Grant
+	loadedAt time.Time
 
 	schema *Schema
 	wasm   []byte
 }
+
+// ID is the skill's id: its directory's name.
+func (s *Skill) ID() string { return s.id }
+
+// Dir is the skill's directory on the host. Faces that answer remote clients show paths relative
+// to it, never it.
+func (s *Skill) Dir() string { return s.dir }
+
+// Kind says whether the skill runs or only instructs.
+func (s *Skill) Kind() Kind { return s.kind }
+
+// Status is StatusActive, or StatusError when the package is broken (see Err).
+func (s *Skill) Status() Status { return s.status }
+
+// Err is why a broken skill is broken: a *SkillError listing every problem; nil when active.
+func (s *Skill) Err() error { return s.err }
+
+// Manifest returns a copy of the skill's manifest, or nil for an instruction skill or a manifest
+// that did not parse.
+func (s *Skill) Manifest() *Manifest { return s.manifest.clone() }
+
+// InstructionsPath is the skill's SKILL.md on the host, or "" when it has none.
+func (s *Skill) InstructionsPath() string { return s.instructionsPath }
+
+// Instructions returns a copy of the SKILL.md's frontmatter (its Body is empty: the body is read
+// on demand), or nil when there is no SKILL.md or it does not parse (see InstructionsErr).
+func (s *Skill) Instructions() *skillmd.Doc { return s.instructions.Clone() }
+
+// InstructionsErr is why the SKILL.md did not parse. An instruction skill with a broken SKILL.md
+// is broken; an executable one still runs.
+func (s *Skill) InstructionsErr() error { return s.instructionsErr }
+
+// ModuleHash is the sha256 of the skill's module, hex ("" without one).
+func (s *Skill) ModuleHash() string { return s.hash }
+
+// Grant returns a copy of what the skill's runs may do under the policy it was loaded with
+// (nil when its manifest did not parse). It holds no secret value.
+func (s *Skill) Grant() *Grant { return s.grant.clone() }
+
+// LoadedAt is when this version was loaded.
+func (s *Skill) LoadedAt() time.Time { return s.loadedAt }
 
 // Schema returns the compiled JSON Schema of the skill's arguments (nil unless executable).
 func (s *Skill) Schema() *Schema { return s.schema }
@@ -68,31 +108,39 @@ func (s *Skill) Schema() *Schema { return s.schema }
 // Name is the manifest's name, else the SKILL.md's, else the id.
 func (s *Skill) Name() string {
 	switch {
-	case s.Manifest != nil:
-		return s.Manifest.Name
-	case s.Instructions != nil:
-		return s.Instructions.Name
+	case s.manifest != nil:
+		return s.manifest.Name
+	case s.instructions != nil:
+		return s.instructions.Name
 	}
-	return s.ID
+	return s.id
 }
 
 // Description is the manifest's description, else the SKILL.md's.
 func (s *Skill) Description() string {
 	switch {
-	case s.Manifest != nil:
-		return s.Manifest.Description
-	case s.Instructions != nil:
-		return s.Instructions.Description
+	case s.manifest != nil:
+		return s.manifest.Description
+	case s.instructions != nil:
+		return s.instructions.Description
 	}
 	return ""
 }
 
 // Version is the manifest's version, or "" when there is none.
 func (s *Skill) Version() string {
-	if s.Manifest == nil {
+	if s.manifest == nil {
 		return ""
 	}
-	return s.Manifest.Version
+	return s.manifest.Version
+}
+
+// Tags are the manifest's tags (a copy).
+func (s *Skill) Tags() []string {
+	if s.manifest == nil {
+		return nil
+	}
+	return append([]string(nil), s.manifest.Tags...)
 }
 
 // Module file names; the manifest may be JSON or YAML.
@@ -114,10 +162,10 @@ var wasmMagic = []byte{0x00, 'a', 's', 'm', 0x01, 0x00, 0x00, 0x00}
 // skill package at all (no manifest, no SKILL.md), which a scan skips silently.
 func LoadSkill(dir string, p *Policy) (s *Skill, ok bool) {
 	id := filepath.Base(dir)
-	s = &Skill{ID: id, Dir: dir, Kind: Executable, Status: StatusActive, LoadedAt: time.Now()}
-	s.InstructionsPath = findInstructions(dir)
-	if s.InstructionsPath != "" {
-		s.Instructions, s.InstructionsErr = skillmd.ReadMeta(s.InstructionsPath)
+	s = &Skill{id: id, dir: dir, kind: Executable, status: StatusActive, loadedAt: time.Now()}
+	s.instructionsPath = findInstructions(dir)
+	if s.instructionsPath != "" {
+		s.instructions, s.instructionsErr = skillmd.ReadMeta(s.instructionsPath)
 	}
 
 	manifestPath := ""
@@ -131,21 +179,21 @@ func LoadSkill(dir string, p *Policy) (s *Skill, ok bool) {
 		}
 	}
 	if manifestPath == "" {
-		if s.InstructionsPath == "" {
+		if s.instructionsPath == "" {
 			return nil, false
 		}
-		s.Kind = Instructions
+		s.kind = Instructions
 		if !ValidID(id) {
 			s.fail(&ManifestError{Path: dir, Msg: fmt.Sprintf("%q is not a valid skill id", id), Hint: "rename the directory: lower-case letters, digits and '-'"})
 		}
 		var me *skillmd.Error
 		switch {
-		case errors.As(s.InstructionsErr, &me):
+		case errors.As(s.instructionsErr, &me):
 			for _, p := range me.All() {
-				s.fail(&ManifestError{Path: s.InstructionsPath, Field: p.Field, Msg: p.Msg, Hint: p.Hint})
+				s.fail(&ManifestError{Path: s.instructionsPath, Field: p.Field, Msg: p.Msg, Hint: p.Hint})
 			}
-		case s.InstructionsErr != nil:
-			s.fail(&ManifestError{Path: s.InstructionsPath, Msg: s.InstructionsErr.Error()})
+		case s.instructionsErr != nil:
+			s.fail(&ManifestError{Path: s.instructionsPath, Msg: s.instructionsErr.Error()})
 		}
 		return s, true
 	}
@@ -167,7 +215,7 @@ func LoadSkill(dir string, p *Policy) (s *Skill, ok bool) {
 		}
 		return s, true
 	}
-	s.Manifest = m
+	s.manifest = m
 	if m.ID != id {
 		s.fail(&ManifestError{Path: manifestPath, Field: "id", Msg: fmt.Sprintf("%q does not match the directory name %q", m.ID, id), Hint: "rename one so they are equal"})
 	}
@@ -182,18 +230,18 @@ func LoadSkill(dir string, p *Policy) (s *Skill, ok bool) {
 		s.fail(&ManifestError{Path: modPath, Msg: err.Error(), Hint: "build it: skillbox build " + dir})
 	} else {
 		sum := sha256.Sum256(wasm)
-		s.wasm, s.Hash = wasm, hex.EncodeToString(sum[:])
+		s.wasm, s.hash = wasm, hex.EncodeToString(sum[:])
 	}
-	s.Grant = p.Grant(m, dir)
+	s.grant = p.Grant(m, dir)
 	return s, true
 }
 
 func (s *Skill) fail(e *ManifestError) {
-	s.Status = StatusError
-	se, _ := s.Err.(*SkillError)
+	s.status = StatusError
+	se, _ := s.err.(*SkillError)
 	if se == nil {
-		se = &SkillError{ID: s.ID}
-		s.Err = se
+		se = &SkillError{ID: s.id}
+		s.err = se
 	}
 	se.Problems = append(se.Problems, e)
 }

@@ -14,15 +14,15 @@ type Summary struct {
 	Error string `json:"error,omitempty"`
 }
 
-// Summary returns s's metadata. Error is s.Err's text; callers that show problems elsewhere
+// Summary returns s's metadata. Error is s.err's text; callers that show problems elsewhere
 // (or with other paths) replace it.
 func (s *Skill) Summary() Summary {
-	out := Summary{ID: s.ID, Name: s.Name(), Description: s.Description(), Version: s.Version(), Kind: s.Kind, Status: s.Status}
-	if s.Manifest != nil {
-		out.Tags = s.Manifest.Tags
+	out := Summary{ID: s.id, Name: s.Name(), Description: s.Description(), Version: s.Version(), Kind: s.kind, Status: s.status}
+	if s.manifest != nil {
+		out.Tags = s.manifest.Tags
 	}
-	if s.Err != nil {
-		out.Error = s.Err.Error()
+	if s.err != nil {
+		out.Error = s.err.Error()
 	}
 	return out
 }

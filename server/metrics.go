@@ -79,7 +79,7 @@ func (s *Server) metricsHandler(c echo.Context) error {
 	fmt.Fprintf(&b, "# HELP skillbox_skills Loaded skills by status.\n# TYPE skillbox_skills gauge\n")
 	byStatus := map[string]int{}
 	for _, sk := range s.rt.Skills() {
-		byStatus[string(sk.Status)]++
+		byStatus[string(sk.Status())]++
 	}
 	for _, st := range []string{"active", "error"} {
 		fmt.Fprintf(&b, "skillbox_skills{status=%q} %d\n", st, byStatus[st])
@@ -96,7 +96,7 @@ func (s *Server) readyz(c echo.Context) error {
 	n, broken := 0, 0
 	for _, sk := range s.rt.Skills() {
 		n++
-		if sk.Status != runtime.StatusActive {
+		if sk.Status() != runtime.StatusActive {
 			broken++
 		}
 	}

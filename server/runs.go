@@ -91,11 +91,11 @@ func (s *Server) run(c echo.Context, id string, args json.RawMessage) error {
 		args = nil // "args": null is no arguments
 	}
 	sk, err := s.rt.Skill(id)
-	if err != nil || sk.Kind != runtime.Executable {
+	if err != nil || sk.Kind() != runtime.Executable {
 		return httpError(http.StatusNotFound, "not_found", "no executable skill %q", id)
 	}
-	if sk.Status != runtime.StatusActive {
-		return httpError(http.StatusConflict, "skill_broken", "skill %q is broken: %v", id, sk.Err)
+	if sk.Status() != runtime.StatusActive {
+		return httpError(http.StatusConflict, "skill_broken", "skill %q is broken: %v", id, sk.Err())
 	}
 	if _, err := sk.Schema().Prepare(args); err != nil {
 		re, _ := err.(*runtime.RunError)

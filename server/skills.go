@@ -22,7 +22,7 @@ const maxResourceBytes = 16 << 20
 // relative to its skills directory.
 func summary(s *runtime.Skill) runtime.Summary {
 	out := s.Summary()
-	if s.Err != nil {
+	if s.Err() != nil {
 		out.Error = strings.Join(problems(s), "; ")
 	}
 	return out
@@ -32,13 +32,13 @@ func summary(s *runtime.Skill) runtime.Summary {
 // ("notes/skill.json"), never the host's layout.
 func problems(s *runtime.Skill) []string {
 	var se *runtime.SkillError
-	if !errors.As(s.Err, &se) {
-		if s.Err == nil {
+	if !errors.As(s.Err(), &se) {
+		if s.Err() == nil {
 			return nil
 		}
-		return []string{s.Err.Error()}
+		return []string{s.Err().Error()}
 	}
-	base := filepath.Dir(s.Dir)
+	base := filepath.Dir(s.Dir())
 	out := make([]string, 0, len(se.Problems))
 	for _, p := range se.Problems {
 		q := *p
@@ -79,12 +79,12 @@ func (s *Server) getSkill(c echo.Context) error {
 	if err != nil {
 		return httpError(http.StatusNotFound, "not_found", "no skill %q", c.Param("id"))
 	}
-	d := skillDetail{Summary: summary(sk), SHA256: sk.Hash, Granted: sk.Grant, Instructions: sk.InstructionsPath != ""}
-	if m := sk.Manifest; m != nil {
+	d := skillDetail{Summary: summary(sk), SHA256: sk.ModuleHash(), Granted: sk.Grant(), Instructions: sk.InstructionsPath() != ""}
+	if m := sk.Manifest(); m != nil {
 		d.Entrypoint, d.Parameters, d.Result, d.Requested, d.RequestedLim = m.Entrypoint, m.Parameters, m.Result, &m.Permissions, &m.Limits
 	}
 	d.Problems = problems(sk)
-	d.Resources, _ = skillmd.ListResources(sk.Dir, 1000)
+	d.Resources, _ = skillmd.ListResources(sk.Dir(), 1000)
 	if d.Resources == nil {
 		d.Resources = []string{}
 	}
@@ -95,24 +95,24 @@ func (s *Server) getSkill(c echo.Context) error {
 // base directory first, $ARGUMENTS replaced (or appended). The file is never modified.
 func (s *Server) instructions(c echo.Context) error {
 	sk, err := s.rt.Skill(c.Param("id"))
-	if err != nil || sk.InstructionsPath == "" {
+	if err != nil || sk.InstructionsPath() == "" {
 		return httpError(http.StatusNotFound, "not_found", "skill %q has no SKILL.md", c.Param("id"))
 	}
-	data, err := os.ReadFile(sk.InstructionsPath)
+	data, err := os.ReadFile(sk.InstructionsPath())
 	if err != nil {
 		return err
 	}
-	doc, err := skillmd.Parse(sk.InstructionsPath, data)
+	doc, err := skillmd.Parse(sk.InstructionsPath(), data)
 	if err != nil {
 		return httpError(http.StatusUnprocessableEntity, "invalid_instructions", "%v", err)
 	}
 	body := doc.Body
 	if c.QueryParams().Has("arguments") {
-		dir, _ := filepath.Abs(sk.Dir)
+		dir, _ := filepath.Abs(sk.Dir())
 		body = skillmd.Render(doc.Body, dir, c.QueryParam("arguments"))
 	}
 	if accepts(c, "application/json") {
-		return c.JSON(http.StatusOK, map[string]any{"id": sk.ID, "name": doc.Name, "description": doc.Description,
+		return c.JSON(http.StatusOK, map[string]any{"id": sk.ID(), "name": doc.Name, "description": doc.Description,
 			"allowed_tools": doc.AllowedTools, "content": body})
 	}
 	return c.Blob(http.StatusOK, "text/markdown; charset=utf-8", []byte(body))
@@ -129,10 +129,10 @@ func (s *Server) resource(c echo.Context) error {
 	if err != nil {
 		return httpError(http.StatusBadRequest, "bad_path", "the resource path is not valid URL escaping")
 	}
-	data, err := skillmd.ReadResource(sk.Dir, rel, maxResourceBytes)
+	data, err := skillmd.ReadResource(sk.Dir(), rel, maxResourceBytes)
 	switch {
 	case errors.Is(err, skillmd.ErrNotFound):
-		return httpError(http.StatusNotFound, "not_found", "skill %q has no resource %q", sk.ID, rel)
+		return httpError(http.StatusNotFound, "not_found", "skill %q has no resource %q", sk.ID(), rel)
 	case errors.Is(err, skillmd.ErrInvalid), errors.Is(err, skillmd.ErrDenied):
 		return httpError(http.StatusBadRequest, "bad_path", "%v", err)
 	case errors.Is(err, skillmd.ErrTooLarge):

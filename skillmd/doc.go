@@ -47,3 +47,38 @@ type Doc struct {
 	// [ReadMeta].
 	Body string `json:"body,omitempty"`
 }
+
+// Clone returns a deep copy of d (nil for nil), for callers that hand a shared Doc out.
+func (d *Doc) Clone() *Doc {
+	if d == nil {
+		return nil
+	}
+	c := *d
+	c.AllowedTools = append([]string(nil), d.AllowedTools...)
+	c.Metadata, _ = cloneValue(d.Metadata).(map[string]any)
+	c.Extra, _ = cloneValue(d.Extra).(map[string]any)
+	return &c
+}
+
+// cloneValue copies the JSON-safe values a frontmatter decodes to: maps and lists are copied,
+// scalars are immutable.
+func cloneValue(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		if t == nil {
+			return t
+		}
+		out := make(map[string]any, len(t))
+		for k, e := range t {
+			out[k] = cloneValue(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			out[i] = cloneValue(e)
+		}
+		return out
+	}
+	return v
+}

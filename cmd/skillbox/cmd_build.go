@@ -61,9 +61,9 @@ var cmdBuild = &command{
 		defer rt.Close(context.Background())
 		s, _ := rt.CheckSkill(ctx, skillDir)
 		st, _ := os.Stat(out)
-		if s == nil || s.Status != runtime.StatusActive {
+		if s == nil || s.Status() != runtime.StatusActive {
 			fmt.Fprintf(e.stderr, "built %s, but it is not a valid skill:\n", out)
-			if se, ok := s.Err.(*runtime.SkillError); ok {
+			if se, ok := s.Err().(*runtime.SkillError); ok {
 				for _, p := range se.Problems {
 					fmt.Fprintf(e.stderr, "  %s\n", clean(p.Error()))
 				}
@@ -71,10 +71,10 @@ var cmdBuild = &command{
 			return exitFailed
 		}
 		if e.json {
-			_ = writeJSON(e.stdout, map[string]any{"id": s.ID, "lang": lang.name, "module": out, "bytes": st.Size(), "seconds": took.Seconds(), "sha256": s.Hash})
+			_ = writeJSON(e.stdout, map[string]any{"id": s.ID(), "lang": lang.name, "module": out, "bytes": st.Size(), "seconds": took.Seconds(), "sha256": s.ModuleHash()})
 			return exitOK
 		}
-		fmt.Fprintf(e.stdout, "built %s: %s, %d bytes in %.1fs, valid\n", s.ID, out, st.Size(), took.Seconds())
+		fmt.Fprintf(e.stdout, "built %s: %s, %d bytes in %.1fs, valid\n", s.ID(), out, st.Size(), took.Seconds())
 		return exitOK
 	},
 }

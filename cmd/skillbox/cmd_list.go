@@ -15,7 +15,7 @@ type skillSummary struct {
 }
 
 func summarize(s *runtime.Skill) skillSummary {
-	return skillSummary{Summary: s.Summary(), Dir: s.Dir}
+	return skillSummary{Summary: s.Summary(), Dir: s.Dir()}
 }
 
 var cmdList = &command{
@@ -50,7 +50,7 @@ var cmdList = &command{
 		for _, s := range skills {
 			sum := summarize(s)
 			desc := sum.Description
-			if s.Status == runtime.StatusError {
+			if s.Status() == runtime.StatusError {
 				desc = sum.Error
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", clean(sum.ID), sum.Kind, sum.Status, clean(sum.Version), truncate(clean(desc), 72))

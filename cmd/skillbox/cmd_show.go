@@ -39,11 +39,11 @@ var cmdShow = &command{
 		if err != nil {
 			return e.fail(exitFailed, "no skill %q in %v (see skillbox list)", pos[0], dirsOrDefault(e.skills))
 		}
-		d := skillDetail{skillSummary: summarize(s), SHA256: s.Hash, Instructions: s.InstructionsPath, Granted: s.Grant}
-		if m := s.Manifest; m != nil {
+		d := skillDetail{skillSummary: summarize(s), SHA256: s.ModuleHash(), Instructions: s.InstructionsPath(), Granted: s.Grant()}
+		if m := s.Manifest(); m != nil {
 			d.Entrypoint, d.Parameters, d.Requested, d.RequestedLim = m.Entrypoint, m.Parameters, &m.Permissions, &m.Limits
 		}
-		if se, ok := s.Err.(*runtime.SkillError); ok {
+		if se, ok := s.Err().(*runtime.SkillError); ok {
 			for _, p := range se.Problems {
 				d.Problems = append(d.Problems, p.Error())
 			}

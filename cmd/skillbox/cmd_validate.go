@@ -43,8 +43,8 @@ var cmdValidate = &command{
 				if !ok {
 					continue
 				}
-				v := validation{ID: s.ID, Dir: sd, Kind: string(s.Kind), Valid: s.Status == runtime.StatusActive}
-				if se, ok := s.Err.(*runtime.SkillError); ok {
+				v := validation{ID: s.ID(), Dir: sd, Kind: string(s.Kind()), Valid: s.Status() == runtime.StatusActive}
+				if se, ok := s.Err().(*runtime.SkillError); ok {
 					for _, p := range se.Problems {
 						v.Problems = append(v.Problems, p.Error())
 					}

@@ -110,11 +110,11 @@ func TestConformance(t *testing.T) {
 			defer rt.Close(context.Background())
 			s, err := rt.Skill("conformance")
 			must(t, err)
-			if s.Status != runtime.StatusActive {
-				t.Fatalf("skill not active: %v", s.Err)
+			if s.Status() != runtime.StatusActive {
+				t.Fatalf("skill not active: %v", s.Err())
 			}
 			// The policy allows /data read-write, the manifest asks read-only: the grant is read-only.
-			if got := s.Grant.Files; len(got) != 3 || got[1].Access != runtime.ReadOnly {
+			if got := s.Grant().Files; len(got) != 3 || got[1].Access != runtime.ReadOnly {
 				t.Fatalf("granted files %+v", got)
 			}
 
