@@ -153,7 +153,7 @@ func (s *Server) RunStdio(ctx context.Context, in io.Reader, out io.Writer) erro
 		rc = io.NopCloser(in)
 	}
 	s.ensurePolling()
-	return s.mcp.Run(ctx, &mcp.IOTransport{Reader: rc, Writer: nopCloser{out}})
+	return s.mcp.Run(ctx, &stdioTransport{in: rc, out: nopCloser{out}, logger: s.logger})
 }
 
 // Handler returns the streamable HTTP handler of s (the MCP endpoint, to mount at a path such as

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -96,6 +97,88 @@ func TestMCPStdio(t *testing.T) {
 	if stderr.Len() != 0 {
 		t.Errorf("stderr without -v: %q", stderr.String())
 	}
+}
+
+// TestMCPStdioBadLine sends `skillbox mcp` a line that is not JSON before its first message: it
+// answers with a JSON-RPC parse error, warns on stderr, and serves the session that follows.
+func TestMCPStdioBadLine(t *testing.T) {
+	t.Parallel()
+	warm("run word-count")
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	var stderr syncBuffer
+	code := make(chan int, 1)
+	go func() {
+		code <- run([]string{"--cache-dir", cacheDir, "--skills", bundled, "mcp"}, inR, outW, &stderr)
+		outW.Close()
+	}()
+	lines := bufio.NewScanner(outR)
+	next := func() map[string]any {
+		t.Helper()
+		for lines.Scan() {
+			var msg map[string]any
+			if err := json.Unmarshal(lines.Bytes(), &msg); err != nil || msg["jsonrpc"] != "2.0" {
+				t.Fatalf("stdout carries something other than JSON-RPC: %q", lines.Text())
+			}
+			if _, isResponse := msg["id"]; isResponse {
+				return msg
+			}
+		}
+		t.Fatalf("stdout ended: %v; stderr:\n%s", lines.Err(), stderr.String())
+		return nil
+	}
+	send := func(msg string) {
+		t.Helper()
+		if _, err := io.WriteString(inW, msg+"\n"); err != nil {
+			t.Fatalf("writing to stdin: %v; stderr:\n%s", err, stderr.String())
+		}
+	}
+
+	send("Loading skills... done")
+	msg := next()
+	if rpcErr, _ := msg["error"].(map[string]any); rpcErr["code"] != -32700.0 || msg["id"] != nil {
+		t.Fatalf("a line that is not JSON: %v, want error -32700 with id null", msg)
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}`)
+	if init := next(); init["id"] != 1.0 || init["result"] == nil {
+		t.Fatalf("initialize: %v", init)
+	}
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"skill_word_count","arguments":{"text":"a b a"}}}`)
+	res, _ := next()["result"].(map[string]any)
+	if sc, _ := res["structuredContent"].(map[string]any); sc["words"] != 3.0 || res["isError"] == true {
+		t.Errorf("tools/call after a bad line: %v", res)
+	}
+	inW.Close()
+	select {
+	case c := <-code:
+		if c != exitOK {
+			t.Errorf("exit %d; stderr:\n%s", c, stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("mcp did not end when its stdin closed")
+	}
+	if got := stderr.String(); !strings.Contains(got, "level=WARN") || !strings.Contains(got, "line=1") {
+		t.Errorf("stderr %q: want a warning naming the refused line", got)
+	}
+}
+
+// syncBuffer is a stderr the command writes while the test may read it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // requireTool returns the path of tool, or skips the test when it is missing, unless
