@@ -49,7 +49,7 @@ var corsExposeHeaders = []string{"X-Request-ID", "Retry-After", "WWW-Authenticat
 func newBrowserGuard(origins []string) (*browserGuard, error) {
 	g := &browserGuard{origins: map[string]bool{}, cop: http.NewCrossOriginProtection()}
 	for i, o := range origins {
-		n, err := normalizeOrigin(o)
+		n, err := ParseOrigin(o)
 		if err != nil {
 			return nil, fmt.Errorf("server: Options.CORSOrigins[%d] %q: %w", i, o, err)
 		}
@@ -72,11 +72,11 @@ func newBrowserGuard(origins []string) (*browserGuard, error) {
 	return g, nil
 }
 
-// normalizeOrigin checks that o is an origin, scheme://host[:port], and returns it as a browser
-// serialises it in the Origin header (lower case, no default port), so that matching is exact.
-// "*" and "null" are refused: "*" would let every page in the operator's browser drive the API,
-// and "null" is the origin of any sandboxed frame or local file.
-func normalizeOrigin(o string) (string, error) {
+// ParseOrigin checks that o is a web origin, scheme://host[:port], as Options.CORSOrigins takes
+// it, and returns it as a browser writes it in the Origin header (lower case, no default port),
+// so that matching can be exact. "*" and "null" are refused: "*" would let every page in the
+// operator's browser drive the API, and "null" is the origin of any sandboxed frame or local file.
+func ParseOrigin(o string) (string, error) {
 	const form = "an origin is scheme://host[:port], for example http://localhost:3000"
 	switch strings.TrimSpace(o) {
 	case "*":

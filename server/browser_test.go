@@ -346,9 +346,9 @@ func TestCORSOriginsAreValidated(t *testing.T) {
 		"chrome-extension://abcdefghij": "chrome-extension://abcdefghij",
 	}
 	for in, want := range good {
-		got, err := normalizeOrigin(in)
+		got, err := ParseOrigin(in)
 		if err != nil || got != want {
-			t.Errorf("normalizeOrigin(%q) = %q, %v; want %q", in, got, err, want)
+			t.Errorf("ParseOrigin(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
 	bad := map[string]string{
