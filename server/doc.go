@@ -11,4 +11,8 @@
 //	srv.Mount(e.Group("/skills"))
 //
 // or serve it alone with `skillbox serve`. Every error is JSON: {"error": {"code", "message"}}.
+//
+// Browsers are kept out unless invited: without keys only loopback Host names are served (421),
+// requests that change state are refused from other web origins (403), the JSON endpoints take
+// only Content-Type: application/json (415), and CORS answers only Options.CORSOrigins.
 package server

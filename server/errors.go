@@ -82,6 +82,10 @@ func codeFor(status int) string {
 		return "too_many_requests"
 	case http.StatusBadRequest:
 		return "bad_request"
+	case http.StatusUnsupportedMediaType:
+		return "unsupported_media_type"
+	case http.StatusMisdirectedRequest:
+		return "misdirected_request"
 	}
 	return "error"
 }

@@ -142,7 +142,7 @@ func (r reply) object(t testing.TB) map[string]any {
 	return m
 }
 
-// send makes one request; header is name, value pairs.
+// send makes one request; header is name, value pairs ("Host" sets the request's Host).
 func send(t testing.TB, method, url string, body io.Reader, header ...string) reply {
 	t.Helper()
 	return sendCtx(t, context.Background(), method, url, body, header...)
@@ -155,6 +155,10 @@ func sendCtx(t testing.TB, ctx context.Context, method, url string, body io.Read
 		t.Fatal(err)
 	}
 	for i := 0; i+1 < len(header); i += 2 {
+		if strings.EqualFold(header[i], "Host") {
+			req.Host = header[i+1] // Go sends req.Host, never a Host in req.Header
+			continue
+		}
 		req.Header.Set(header[i], header[i+1])
 	}
 	resp, err := http.DefaultClient.Do(req)
@@ -174,9 +178,10 @@ func get(t testing.TB, url string, header ...string) reply {
 	return send(t, http.MethodGet, url, nil, header...)
 }
 
+// post sends a JSON body (Content-Type: application/json unless header sets another).
 func post(t testing.TB, url, body string, header ...string) reply {
 	t.Helper()
-	return send(t, http.MethodPost, url, strings.NewReader(body), header...)
+	return send(t, http.MethodPost, url, strings.NewReader(body), append([]string{"Content-Type", "application/json"}, header...)...)
 }
 
 // apiErr is the documented error shape.

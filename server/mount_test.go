@@ -66,7 +66,7 @@ func TestMountedInAUserApp(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			r := send(t, tc.method, u+tc.path, strings.NewReader(tc.body))
+			r := send(t, tc.method, u+tc.path, strings.NewReader(tc.body), "Content-Type", "application/json")
 			if tc.status < 300 {
 				if r.status != tc.status || !strings.Contains(string(r.body), tc.contains) {
 					t.Errorf("%s", r)

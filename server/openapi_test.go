@@ -164,6 +164,14 @@ func TestOpenAPIDocumentIsServedAndSound(t *testing.T) {
 			if _, ok := op.Responses["401"]; !public[p] && !ok {
 				t.Errorf("%s %s does not document 401", m, p)
 			}
+			// Every authenticated route refuses a foreign Host without keys; every one that
+			// changes state refuses other web origins.
+			if _, ok := op.Responses["421"]; !public[p] && !ok {
+				t.Errorf("%s %s does not document 421", m, p)
+			}
+			if _, ok := op.Responses["403"]; m != "get" && m != "head" && !ok {
+				t.Errorf("%s %s does not document 403", m, p)
+			}
 		}
 	}
 }
@@ -205,6 +213,19 @@ func TestOpenAPIDocumentsEveryStatus(t *testing.T) {
 		{"post /v1/skills/search", 400, func() reply { return post(t, env.ts.URL+"/v1/skills/search", `{}`) }},
 		{"get /v1/tools", 400, func() reply { return get(t, env.ts.URL+"/v1/tools?format=x") }},
 		{"get /v1/runs/{run_id}", 404, func() reply { return get(t, env.ts.URL+"/v1/runs/x") }},
+		{"get /v1/skills", 421, func() reply { return get(t, env.ts.URL+"/v1/skills", "Host", "evil.example") }},
+		{"post /mcp", 421, func() reply { return post(t, env.ts.URL+"/mcp", mcpInitialize, "Host", "evil.example") }},
+		{"post /v1/reload", 403, func() reply { return post(t, env.ts.URL+"/v1/reload", "", "Origin", "https://evil.example") }},
+		{"delete /v1/skills/{id}", 403, func() reply {
+			return send(t, "DELETE", env.ts.URL+"/v1/skills/docs", nil, "Sec-Fetch-Site", "cross-site")
+		}},
+		{"post /v1/skills/{id}/runs", 415, func() reply {
+			return send(t, "POST", env.ts.URL+"/v1/skills/docs/runs", strings.NewReader("{}"), "Content-Type", "text/plain")
+		}},
+		{"post /v1/runs", 415, func() reply { return send(t, "POST", env.ts.URL+"/v1/runs", strings.NewReader("{}")) }},
+		{"post /v1/skills/search", 415, func() reply {
+			return send(t, "POST", env.ts.URL+"/v1/skills/search", strings.NewReader("{}"), "Content-Type", "application/x-www-form-urlencoded")
+		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.op+" "+strconv.Itoa(tc.status), func(t *testing.T) {

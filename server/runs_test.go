@@ -193,6 +193,7 @@ func TestRunQueueFull(t *testing.T) {
 	go func() {
 		req, _ := http.NewRequest("POST", base+"/v1/skills/loop/runs", strings.NewReader(`{}`))
 		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Error(err)

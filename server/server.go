@@ -36,6 +36,11 @@ type Options struct {
 	RunHistory int
 	// Provider names this server in /.well-known/skills.json (default "skillbox").
 	Provider string
+	// CORSOrigins are the web origins (scheme://host[:port], matched exactly) whose pages may
+	// call this API from a browser: their CORS preflights are answered and their requests pass
+	// the cross-site check. None, the default, means no page on another origin may run or change
+	// anything. New refuses "*", "null" and anything with a path.
+	CORSOrigins []string
 }
 
 func (o Options) withDefaults() Options {
@@ -79,7 +84,8 @@ type Server struct {
 	idx    *agent.Index
 	idxGen uint64
 
-	mcp *mcpserver.Server
+	mcp     *mcpserver.Server
+	browser *browserGuard
 }
 
 // New checks opts and builds a Server. It fails on a bad configuration, never at request time.
@@ -95,6 +101,11 @@ func New(rt *runtime.Runtime, opts Options) (*Server, error) {
 		slots: make(chan struct{}, opts.MaxConcurrentRuns), waiting: make(chan struct{}, opts.RunQueue),
 		history: newHistory(opts.RunHistory), metrics: newMetrics(), version: "(devel)",
 		mcp: mcpserver.New(rt, mcpserver.Options{Logger: opts.Logger, MaxConcurrentRuns: opts.MaxConcurrentRuns})}
+	browser, err := newBrowserGuard(opts.CORSOrigins)
+	if err != nil {
+		return nil, err
+	}
+	s.browser = browser
 	seen := map[[32]byte]bool{}
 	for _, k := range opts.Keys {
 		if k.Role < RoleViewer || k.Role > RoleAdmin {
@@ -119,14 +130,25 @@ func New(rt *runtime.Runtime, opts Options) (*Server, error) {
 // Mount registers every route on g (its prefix is the API's prefix). Middleware is attached per
 // route, not with g.Use: a group's Use makes echo add catch-all routes that turn a wrong method
 // (405) into a 404, and would put the probes behind authentication.
+//
+// Every route refuses cross-site requests that change state (see browser.go); every route but
+// the three public probes refuses a non-loopback Host when there are no keys. The probes answer
+// anyone even with keys, and an orchestrator probes a container by its address.
 func (s *Server) Mount(g *echo.Group) {
 	common := []echo.MiddlewareFunc{middleware.RequestID(), s.accessLog, s.jsonErrors, middleware.Recover()}
+	if s.browser.cors != nil {
+		common = append(common, s.browser.cors)
+	}
+	common = append(common, s.refuseCrossSite)
+	paths := map[string]bool{}
 	public := func(method, path string, h echo.HandlerFunc) {
 		g.Add(method, path, h, common...)
+		paths[path] = true
 	}
 	guarded := func(method, path string, h echo.HandlerFunc, role Role) {
-		mw := append(append([]echo.MiddlewareFunc{}, common...), s.authenticate, require(role))
+		mw := append(append([]echo.MiddlewareFunc{}, common...), s.loopbackHost, s.authenticate, require(role))
 		g.Add(method, path, h, mw...)
+		paths[path] = true
 	}
 	public(http.MethodGet, "/healthz", s.healthz)
 	public(http.MethodHead, "/healthz", s.healthz)
@@ -134,13 +156,15 @@ func (s *Server) Mount(g *echo.Group) {
 	public(http.MethodGet, "/openapi.json", s.openapi)
 	guarded(http.MethodGet, "/metrics", s.metricsHandler, RoleViewer)
 
+	// The JSON endpoints take only JSON (requireJSON); the uploads take multipart or .tar.gz and
+	// DELETE and reload take no body: the cross-site check is their defence.
 	guarded(http.MethodGet, "/v1/skills", s.listSkills, RoleViewer)
-	guarded(http.MethodPost, "/v1/skills/search", s.search, RoleViewer)
+	guarded(http.MethodPost, "/v1/skills/search", requireJSON(s.search), RoleViewer)
 	guarded(http.MethodGet, "/v1/skills/:id", s.getSkill, RoleViewer)
 	guarded(http.MethodGet, "/v1/skills/:id/instructions", s.instructions, RoleViewer)
 	guarded(http.MethodGet, "/v1/skills/:id/resources/*", s.resource, RoleViewer)
-	guarded(http.MethodPost, "/v1/skills/:id/runs", s.runSkill, RoleRunner)
-	guarded(http.MethodPost, "/v1/runs", s.runAny, RoleRunner)
+	guarded(http.MethodPost, "/v1/skills/:id/runs", requireJSON(s.runSkill), RoleRunner)
+	guarded(http.MethodPost, "/v1/runs", requireJSON(s.runAny), RoleRunner)
 	guarded(http.MethodGet, "/v1/runs/:run_id", s.getRun, RoleViewer)
 
 	guarded(http.MethodGet, "/.well-known/skills.json", s.wellKnown, RoleViewer)
@@ -152,10 +176,20 @@ func (s *Server) Mount(g *echo.Group) {
 	guarded(http.MethodPost, "/v1/reload", s.reload, RoleAdmin)
 
 	// MCP over streamable HTTP. Listing and calling happen inside one session, so the session
-	// needs the runner role; the MCP handler also refuses a non-loopback Host on loopback.
+	// needs the runner role; the MCP handler checks its own content types, and also refuses a
+	// non-loopback Host on a loopback listener.
 	mcpHandler := echo.WrapHandler(s.mcp.Handler())
 	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
 		guarded(m, "/mcp", mcpHandler, RoleRunner)
+	}
+
+	// With CORS on, every path answers preflights (the CORS middleware writes them, before any
+	// authentication: browsers send no key on a preflight). With CORS off, echo's own OPTIONS
+	// answer stays, and carries no CORS headers.
+	if s.browser.cors != nil {
+		for p := range paths {
+			g.Add(http.MethodOptions, p, func(c echo.Context) error { return c.NoContent(http.StatusNoContent) }, common...)
+		}
 	}
 }
 

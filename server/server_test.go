@@ -19,6 +19,9 @@ func newTestServer(t *testing.T, opts Options) (*httptest.Server, *runtime.Runti
 // do is send with a string body, returning the status and the body as text.
 func do(t *testing.T, method, url, body string, header ...string) (int, string) {
 	t.Helper()
+	if method == "POST" {
+		header = append([]string{"Content-Type", "application/json"}, header...)
+	}
 	r := send(t, method, url, strings.NewReader(body), header...)
 	return r.status, string(r.body)
 }

@@ -19,6 +19,7 @@ func stream(t *testing.T, ctx context.Context, url, body string, header ...strin
 		t.Fatal(err)
 	}
 	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Content-Type", "application/json")
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
@@ -183,6 +184,7 @@ func TestSyncClientDisconnectCancelsRun(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "POST", env.ts.URL+"/v1/skills/loop/runs", strings.NewReader(`{}`))
+	req.Header.Set("Content-Type", "application/json")
 	if resp, err := http.DefaultClient.Do(req); err == nil {
 		resp.Body.Close()
 		t.Fatalf("the loop answered %d before its timeout", resp.StatusCode)

@@ -43,6 +43,7 @@ type env struct {
 	keys     string
 	insecure bool
 	watch    bool
+	cors     multiFlag // --cors-origin
 }
 
 type command struct {

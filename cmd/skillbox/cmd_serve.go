@@ -17,12 +17,13 @@ import (
 
 var cmdServe = &command{
 	summary: "serve the skills over HTTP: list, run (JSON or SSE), tool manifests, management, metrics",
-	usage:   "[--addr 127.0.0.1:8080] [--keys FILE] [--insecure] [--watch]",
+	usage:   "[--addr 127.0.0.1:8080] [--keys FILE] [--insecure] [--watch] [--cors-origin ORIGIN]...",
 	flags: func(fs *flag.FlagSet, e *env) {
 		fs.StringVar(&e.addr, "addr", "127.0.0.1:8080", "listen `address`")
 		fs.StringVar(&e.keys, "keys", "", "API keys `FILE` (YAML list of {name, key, role}; key may be env:VAR)")
-		fs.BoolVar(&e.insecure, "insecure", false, "allow a non-loopback address without API keys")
+		fs.BoolVar(&e.insecure, "insecure", false, "allow a non-loopback address without API keys (requests must still be addressed to a loopback name, e.g. through a port forward)")
 		fs.BoolVar(&e.watch, "watch", false, "reload skills when their files change")
+		fs.Var(&e.cors, "cors-origin", "let web pages from `ORIGIN` (scheme://host[:port], exact) call the API from a browser; repeatable. Off by default: pages from other origins may not run or change anything")
 	},
 	run: func(ctx context.Context, e *env, pos []string) int {
 		if len(pos) != 0 {
@@ -36,6 +37,11 @@ var cmdServe = &command{
 			}
 			keys = k
 		}
+		for _, o := range e.cors {
+			if _, err := server.ParseOrigin(o); err != nil {
+				return e.fail(exitUsage, "--cors-origin %q: %v", o, err)
+			}
+		}
 		if len(keys) == 0 && !e.insecure && !loopback(e.addr) {
 			return e.fail(exitUsage, "refusing to serve %s without API keys: anyone who can reach it could run and change skills. Use a loopback address, --keys FILE, or --insecure", e.addr)
 		}
@@ -47,7 +53,7 @@ var cmdServe = &command{
 		}
 		defer rt.Close(context.Background())
 		logger := slog.New(slog.NewTextHandler(e.stderr, nil))
-		srv, err := server.New(rt, server.Options{Keys: keys, Logger: logger})
+		srv, err := server.New(rt, server.Options{Keys: keys, Logger: logger, CORSOrigins: e.cors})
 		if err != nil {
 			return e.fail(exitUsage, "%v", err)
 		}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/mcpserver"
 	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/server"
 )
 
 // TestMCPStdio speaks JSON-RPC to `skillbox mcp` in-process, as a client would over its stdin and
@@ -254,6 +255,23 @@ func TestMCPOfficialClient(t *testing.T) {
 		mux := http.NewServeMux()
 		mux.Handle("/mcp", srv.Handler())
 		hs := httptest.NewServer(mux)
+		defer hs.Close()
+		client(t, "http", hs.URL+"/mcp")
+	})
+	// The HTTP API's /mcp, behind its Host, cross-site and content-type checks, as skillbox
+	// serve runs it: the official client is not a browser and passes them.
+	t.Run("http through the API server", func(t *testing.T) {
+		t.Parallel()
+		rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{skills}, CacheDir: cacheDir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rt.Close(context.Background())
+		srv, err := server.New(rt, server.Options{CORSOrigins: []string{"http://localhost:3000"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs := httptest.NewServer(srv.Handler())
 		defer hs.Close()
 		client(t, "http", hs.URL+"/mcp")
 	})

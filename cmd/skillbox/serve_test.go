@@ -113,6 +113,10 @@ func startServeEnv(t *testing.T, bin string, env []string, listening bool, args 
 	return p
 }
 
+// jsonType is the header a JSON body needs.
+var jsonType = []string{"Content-Type", "application/json"}
+
+// httpDo makes one request; header is name, value pairs ("Host" sets the request's Host).
 func httpDo(t *testing.T, method, url, body string, header ...string) (int, string, http.Header) {
 	t.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
@@ -120,6 +124,10 @@ func httpDo(t *testing.T, method, url, body string, header ...string) (int, stri
 		t.Fatal(err)
 	}
 	for i := 0; i+1 < len(header); i += 2 {
+		if header[i] == "Host" {
+			req.Host = header[i+1]
+			continue
+		}
 		req.Header.Set(header[i], header[i+1])
 	}
 	resp, err := http.DefaultClient.Do(req)
@@ -176,21 +184,38 @@ func TestServe(t *testing.T) {
 		if status != 200 || !strings.Contains(body, `"id":"word-count"`) || !strings.Contains(body, `"id":"sleepy"`) {
 			t.Errorf("list: %d %s", status, body)
 		}
-		status, body, _ = httpDo(t, "POST", p.base+"/v1/skills/word-count/runs", `{"args":{"text":"a b a"}}`)
+		status, body, _ = httpDo(t, "POST", p.base+"/v1/skills/word-count/runs", `{"args":{"text":"a b a"}}`, jsonType...)
 		if status != 200 || !strings.Contains(body, `"words":3`) {
 			t.Errorf("run: %d %s", status, body)
 		}
-		status, body, _ = httpDo(t, "POST", p.base+"/v1/runs", `{"skill":"quick"}`)
+		status, body, _ = httpDo(t, "POST", p.base+"/v1/runs", `{"skill":"quick"}`, jsonType...)
 		if status != 200 || !strings.Contains(body, `"version":"1.2.3"`) {
 			t.Errorf("seed 000 run: %d %s", status, body)
 		}
-		status, body, _ = httpDo(t, "POST", p.base+"/v1/skills/word-count/runs", `{"args":{}}`)
+		status, body, _ = httpDo(t, "POST", p.base+"/v1/skills/word-count/runs", `{"args":{}}`, jsonType...)
 		if status != 422 || !strings.Contains(body, `"invalid_args"`) {
 			t.Errorf("invalid: %d %s", status, body)
+		}
+		// What a web page in the operator's browser could send is refused.
+		browser := []struct {
+			name   string
+			header []string
+			status int
+			msg    string
+		}{
+			{"text/plain", []string{"Content-Type", "text/plain"}, 415, "curl --json"},
+			{"cross-site", []string{"Content-Type", "application/json", "Origin", "https://evil.example"}, 403, "--cors-origin"},
+			{"DNS rebinding", []string{"Content-Type", "application/json", "Host", "evil.example"}, 421, "--keys"},
+		}
+		for _, b := range browser {
+			if status, body, _ := httpDo(t, "POST", p.base+"/v1/skills/word-count/runs", `{"args":{"text":"a"}}`, b.header...); status != b.status || !strings.Contains(body, b.msg) {
+				t.Errorf("%s: %d %s", b.name, status, body)
+			}
 		}
 		// SSE of a quick run.
 		req, _ := http.NewRequest("POST", p.base+"/v1/skills/hello/runs", strings.NewReader(`{"args":{"name":"Ada"}}`))
 		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -222,6 +247,7 @@ func TestServe(t *testing.T) {
 		p := startServe(t, bin, true, "serve", "--addr", "127.0.0.1:0", "--skills", slow)
 		req, _ := http.NewRequest("POST", p.base+"/v1/skills/sleepy/runs", strings.NewReader(`{}`))
 		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -285,6 +311,8 @@ func TestServe(t *testing.T) {
 		{"missing keys file", []string{"serve", "--keys", "/nonexistent/keys.yaml"}, 2, "--keys"},
 		{"bad address", []string{"serve", "--addr", "127.0.0.1:notaport"}, 1, "notaport"},
 		{"unknown flag", []string{"serve", "--port", "8080"}, 2, "port"},
+		{"CORS wildcard", []string{"serve", "--cors-origin", "*"}, 2, `--cors-origin "*": wildcards are not allowed`},
+		{"CORS origin with a path", []string{"serve", "--cors-origin", "http://localhost:3000", "--cors-origin", "http://localhost:3000/app"}, 2, `--cors-origin "http://localhost:3000/app": no user, path`},
 	}
 	for _, tc := range refusals {
 		t.Run(tc.name, func(t *testing.T) {
@@ -304,12 +332,38 @@ func TestServe(t *testing.T) {
 		t.Parallel()
 		p := startServe(t, bin, true, "serve", "--addr", "0.0.0.0:0", "--insecure", "--skills", slow)
 		port := p.base[strings.LastIndex(p.base, ":")+1:]
-		if status, body, _ := httpDo(t, "POST", "http://127.0.0.1:"+port+"/v1/runs", `{"skill":"quick"}`); status != 200 {
+		if status, body, _ := httpDo(t, "POST", "http://127.0.0.1:"+port+"/v1/runs", `{"skill":"quick"}`, jsonType...); status != 200 {
 			t.Errorf("run: %d %s", status, body)
+		}
+		// Without keys, a request addressed to another name is refused even here.
+		if status, body, _ := httpDo(t, "GET", "http://127.0.0.1:"+port+"/v1/skills", "", "Host", "192.0.2.1:"+port); status != 421 || !strings.Contains(body, "--keys") {
+			t.Errorf("non-loopback Host without keys: %d %s", status, body)
 		}
 		p.cmd.Process.Signal(syscall.SIGTERM)
 		if code := p.wait(30 * time.Second); code != 0 {
 			t.Errorf("exit %d:\n%s", code, p.stderr())
+		}
+	})
+
+	t.Run("--cors-origin", func(t *testing.T) {
+		t.Parallel()
+		p := startServe(t, bin, true, "serve", "--addr", "127.0.0.1:0", "--skills", slow, "--cors-origin", "http://localhost:3000", "--cors-origin", "HTTPS://App.Example:443")
+		for _, origin := range []string{"http://localhost:3000", "https://app.example"} {
+			status, _, h := httpDo(t, "OPTIONS", p.base+"/v1/runs", "", "Origin", origin, "Access-Control-Request-Method", "POST", "Access-Control-Request-Headers", "content-type")
+			if status != 204 || h.Get("Access-Control-Allow-Origin") != origin || !strings.Contains(h.Get("Access-Control-Allow-Headers"), "Content-Type") {
+				t.Errorf("preflight from %s: %d %v", origin, status, h)
+			}
+			status, body, h := httpDo(t, "POST", p.base+"/v1/runs", `{"skill":"quick"}`, "Content-Type", "application/json", "Origin", origin, "Sec-Fetch-Site", "cross-site")
+			if status != 200 || h.Get("Access-Control-Allow-Origin") != origin {
+				t.Errorf("run from %s: %d %s %v", origin, status, body, h)
+			}
+		}
+		status, _, h := httpDo(t, "OPTIONS", p.base+"/v1/runs", "", "Origin", "http://localhost:3001", "Access-Control-Request-Method", "POST")
+		if h.Get("Access-Control-Allow-Origin") != "" {
+			t.Errorf("preflight from another origin: %d %v", status, h)
+		}
+		if status, body, _ := httpDo(t, "POST", p.base+"/v1/runs", `{"skill":"quick"}`, "Content-Type", "application/json", "Origin", "http://localhost:3001"); status != 403 {
+			t.Errorf("run from another origin: %d %s", status, body)
 		}
 	})
 
@@ -330,6 +384,9 @@ func TestServe(t *testing.T) {
 		}
 		if status, body, _ := httpDo(t, "POST", base+"/v1/reload", "", "Authorization", "Bearer ops-key-from-the-env-0123"); status != 200 {
 			t.Errorf("admin: %d %s", status, body)
+		}
+		if status, body, _ := httpDo(t, "GET", base+"/v1/skills", "", "Host", "skills.example.com", "X-API-Key", "bot-key-0123456789abcdef"); status != 200 {
+			t.Errorf("with keys, any Host is served: %d %s", status, body)
 		}
 		if status, _, _ := httpDo(t, "POST", base+"/v1/reload", "", "X-API-Key", "bot-key-0123456789abcdef"); status != 403 {
 			t.Errorf("viewer reload: %d", status)
