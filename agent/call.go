@@ -19,8 +19,8 @@ type Runner interface {
 	Catalog
 	// Skill returns the skill with id, or an error matching runtime.ErrNotFound.
 	Skill(id string) (*runtime.Skill, error)
-	// Run runs skill id with args; the Result is never nil.
-	Run(ctx context.Context, id string, args []byte, opts ...runtime.RunOption) (*runtime.Result, error)
+	// Run makes the run req asks for; the Result is never nil.
+	Run(ctx context.Context, req runtime.Request) (*runtime.Result, error)
 }
 
 var _ Runner = (*runtime.Runtime)(nil)
@@ -99,7 +99,7 @@ func invoke(ctx context.Context, r Runner, name string, argsJSON []byte) (*runti
 	}
 	if id, ok := SkillID(name); ok {
 		if _, err := r.Skill(id); err == nil {
-			res, err := r.Run(ctx, id, argsJSON)
+			res, err := r.Run(ctx, runtime.Request{Skill: id, Args: argsJSON, Face: runtime.FaceAgent})
 			return res, "", err
 		}
 	}

@@ -259,7 +259,7 @@ func doRunSkill(ctx context.Context, r Runner, args []byte, start time.Time) (*r
 	if err != nil {
 		return failed("", start, err)
 	}
-	res, rerr := r.Run(ctx, s.ID(), runArgs)
+	res, rerr := r.Run(ctx, runtime.Request{Skill: s.ID(), Args: runArgs, Face: runtime.FaceAgent})
 	return res, "", rerr
 }
 

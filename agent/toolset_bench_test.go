@@ -141,7 +141,7 @@ func BenchmarkCallOverhead(b *testing.B) {
 	rt := newRuntime(b, dir, nil)
 	ctx := context.Background()
 	run := func() int {
-		res, err := rt.Run(ctx, "hello", []byte(`{}`))
+		res, err := rt.Run(ctx, runtime.Request{Skill: "hello", Args: []byte(`{}`)})
 		if err != nil {
 			b.Fatal(err)
 		}

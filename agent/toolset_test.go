@@ -273,8 +273,8 @@ func (f fakeRunner) Skill(id string) (*runtime.Skill, error) {
 	return nil, &runtime.RunError{Kind: runtime.KindNotFound, Skill: id, Message: "no skill with this id"}
 }
 
-func (f fakeRunner) Run(_ context.Context, id string, args []byte, _ ...runtime.RunOption) (*runtime.Result, error) {
-	return &runtime.Result{Skill: id, Success: true, Result: args}, nil
+func (f fakeRunner) Run(_ context.Context, req runtime.Request) (*runtime.Result, error) {
+	return &runtime.Result{Skill: req.Skill, Success: true, Result: req.Args}, nil
 }
 
 // TestLookup: how run_skill, load_skill and read_skill_resource find the skill a model named.

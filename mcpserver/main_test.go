@@ -96,6 +96,12 @@ type env struct {
 // hidden .secret and a symlink leading out of the skill.
 func newEnv(t *testing.T, opts mcpserver.Options) *env {
 	t.Helper()
+	return newEnvRuntime(t, opts, runtime.Config{})
+}
+
+// newEnvRuntime is newEnv with a runtime configured by cfg (its SkillDirs and CacheDir are set).
+func newEnvRuntime(t *testing.T, opts mcpserver.Options, cfg runtime.Config) *env {
+	t.Helper()
 	root := t.TempDir()
 	dir := filepath.Join(root, "skills")
 	fixture(t, dir, "echo", manifest("echo", `"parameters":{"text":{"type":"string","required":true}},"result":{"type":"object"}`), "echo")
@@ -111,7 +117,8 @@ func newEnv(t *testing.T, opts mcpserver.Options) *env {
 	if err := os.Symlink(filepath.Join(root, "outside.txt"), filepath.Join(guide, "escape.md")); err != nil {
 		t.Fatal(err)
 	}
-	rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{dir, bundled}, CacheDir: cacheDir})
+	cfg.SkillDirs, cfg.CacheDir = []string{dir, bundled}, cacheDir
+	rt, err := runtime.New(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,8 @@
 package mcpserver_test
 
 import (
+	"github.com/skillbox-dev/skillbox/runtime"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -444,7 +446,7 @@ func TestMCPListChanged(t *testing.T) {
 func TestMCPCancel(t *testing.T) {
 	t.Parallel()
 	// One run at a time: the second call gets the slot only if the first run really ended.
-	e := newEnv(t, mcpserver.Options{MaxConcurrentRuns: 1})
+	e := newEnvRuntime(t, mcpserver.Options{}, runtime.Config{Admission: runtime.Admission{MaxRuns: 1}})
 	cs := e.connect(t, legacyProtocol, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()

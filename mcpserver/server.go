@@ -49,9 +49,6 @@ type Options struct {
 	// (default 1s; negative: never, call [Server.Refresh] instead). Polling runs only while a
 	// client is connected; every request from a client checks it too.
 	PollInterval time.Duration
-	// MaxConcurrentRuns bounds the tool calls that run at once, over all clients (default 16);
-	// more wait for a slot, or until their client cancels them.
-	MaxConcurrentRuns int
 	// SessionTimeout closes a streamable HTTP session that has made no request for this long
 	// (default 30 minutes; negative: never).
 	SessionTimeout time.Duration
@@ -73,9 +70,6 @@ func (o Options) withDefaults() Options {
 	if o.PollInterval == 0 {
 		o.PollInterval = time.Second
 	}
-	if o.MaxConcurrentRuns <= 0 {
-		o.MaxConcurrentRuns = 16
-	}
 	if o.SessionTimeout == 0 {
 		o.SessionTimeout = 30 * time.Minute
 	}
@@ -92,7 +86,6 @@ type Server struct {
 	opts   Options
 	logger *slog.Logger
 	mcp    *mcp.Server
-	slots  chan struct{}
 
 	syncMu sync.Mutex
 	synced bool
@@ -113,7 +106,6 @@ func New(rt *runtime.Runtime, opts Options) *Server {
 	opts = opts.withDefaults()
 	s := &Server{
 		rt: rt, opts: opts, logger: opts.Logger,
-		slots: make(chan struct{}, opts.MaxConcurrentRuns),
 		tools: map[string]string{}, resources: map[string]string{}, prompts: map[string]string{},
 		stop: make(chan struct{}),
 	}
@@ -241,18 +233,6 @@ func (s *Server) hasSessions() bool {
 	}
 	return false
 }
-
-// acquire waits for a run slot, or for ctx to end.
-func (s *Server) acquire(ctx context.Context) error {
-	select {
-	case s.slots <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func (s *Server) release() { <-s.slots }
 
 type nopCloser struct{ io.Writer }
 

@@ -33,17 +33,12 @@ func (s *Server) callTool(id string, out *resultSchema) mcp.ToolHandler {
 		if t := bytes.TrimSpace(args); bytes.Equal(t, []byte("null")) {
 			args = nil // no arguments: the runtime reads that as {}
 		}
-		if err := s.acquire(ctx); err != nil {
-			return failure(&runtime.Result{Skill: id}, runtime.KindCanceled, "the caller canceled the call while it waited for a free run slot"), nil
-		}
-		defer s.release()
-
 		logs := newLogForwarder(ctx, req.Session, id)
-		res, err := s.rt.Run(ctx, id, args, runtime.OnEvent(func(e runtime.Event) {
+		res, err := s.rt.Run(ctx, runtime.Request{Skill: id, Args: args, Face: runtime.FaceMCP, OnEvent: func(e runtime.Event) {
 			if e.Type == "log" && e.Log != nil {
 				logs.send(e.RunID, *e.Log)
 			}
-		}))
+		}})
 		logs.close() // every log notification goes before the result
 		if err != nil {
 			kind, msg := runtime.KindInternal, err.Error()

@@ -108,7 +108,7 @@ func BenchmarkRun(b *testing.B) {
 			rt := newRuntime(b, Config{SkillDirs: []string{dir}})
 			ctx := context.Background()
 			run := func() {
-				if _, err := rt.Run(ctx, tc.id, nil); err != nil {
+				if _, err := rt.Run(ctx, Request{Skill: tc.id}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -148,13 +148,13 @@ func BenchmarkHostCall(b *testing.B) {
 	rt := newRuntime(b, Config{SkillDirs: []string{dir}, Policy: &Policy{Env: map[string]string{"X": "1"}}})
 	ctx := context.Background()
 	loop := func() {
-		res, err := rt.Run(ctx, "envloop", nil)
+		res, err := rt.Run(ctx, Request{Skill: "envloop"})
 		if err != nil || string(res.Result) != "0" {
 			b.Fatal(err, string(res.Result))
 		}
 	}
 	base := func() {
-		if _, err := rt.Run(ctx, "hello", nil); err != nil {
+		if _, err := rt.Run(ctx, Request{Skill: "hello"}); err != nil {
 			b.Fatal(err)
 		}
 	}

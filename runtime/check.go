@@ -21,7 +21,7 @@ var knownImportModules = map[string]bool{
 // found is in the returned skill's Err (a *SkillError); ok is false when dir is not a skill.
 // A module that passes still may fail at run time, but not for want of a symbol.
 func (rt *Runtime) CheckSkill(ctx context.Context, dir string) (s *Skill, ok bool) {
-	s, ok = LoadSkill(dir, rt.policy)
+	s, ok = LoadSkill(dir, rt.policy.Load())
 	if !ok || s.kind != Executable || s.wasm == nil {
 		return s, ok
 	}
@@ -38,6 +38,13 @@ func (rt *Runtime) CheckSkill(ctx context.Context, dir string) (s *Skill, ok boo
 		defer cache.Close(ctx)
 		rc = rc.WithCompilationCache(cache)
 	}
+	n := int64(len(s.wasm))
+	release, err := rt.admission.acquire(ctx, compileCharge(n, n), false)
+	if err != nil {
+		s.fail(&ManifestError{Path: modPath, Msg: fmt.Sprintf("cannot be compiled now: %v", err)})
+		return s, true
+	}
+	defer release()
 	r := wazero.NewRuntimeWithConfig(ctx, rc)
 	defer r.Close(ctx)
 	mod, err := r.CompileModule(ctx, s.wasm)

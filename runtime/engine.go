@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sort"
 	"sync"
 	"sync/atomic"
 
@@ -14,20 +15,25 @@ import (
 )
 
 // engine compiles modules once per (content hash, memory limit) and hands out compiled plugins
-// for runs. A compiled plugin is closed only when no registry version refers to it and no run
-// holds it, so a reload never pulls a module from under a run.
+// for runs. A compiled plugin is closed only when no run holds it and it is either no longer in
+// the registry or dropped to make room in the memory budget (idle ones first, least recently
+// used first), so a reload never pulls a module from under a run. Compiling is admitted like a
+// run: bounded in number, its peak memory charged to the budget; a compiled module kept warm is
+// charged what it holds.
 type engine struct {
-	logger   *slog.Logger
-	cacheDir string // "": no on-disk cache
+	logger    *slog.Logger
+	cacheDir  string // "": no on-disk cache
+	admission *admission
 
-	hits, compiles atomic.Int64 // acquires served by a compiled module, and compilations
+	hits, compiles, evictions atomic.Int64 // acquires served by a compiled module, compilations, evictions
 
 	mu      sync.Mutex
 	entries map[compileKey]*compiled
 	// live holds the hashes of the current registry (nil until the first retain: all live). A
 	// run that looked its skill up before a reload may acquire after it; its entry is then born
 	// stale, so the last release closes it instead of leaking it.
-	live map[string]bool
+	live  map[string]bool
+	clock uint64 // orders uses, for least-recently-used eviction
 }
 
 type compileKey struct {
@@ -41,16 +47,18 @@ type compiled struct {
 	cache  wazero.CompilationCache // this plugin's own handle on the cache directory
 	err    error
 
-	refs  int  // runs holding it
-	stale bool // no longer in the registry
+	refs    int    // runs holding it
+	stale   bool   // no longer in the registry, or evicted
+	warm    int64  // bytes charged to the budget while it is kept
+	lastUse uint64 // engine.clock at the last acquire
 }
 
 func newEngine(logger *slog.Logger, cacheDir string) *engine {
 	return &engine{logger: logger, cacheDir: cacheDir, entries: map[compileKey]*compiled{}}
 }
 
-// acquire returns the compiled plugin of s, compiling it on first use. Call release when the run
-// is done with it.
+// acquire returns the compiled plugin of s, compiling it on first use (admitted, see Run). Call
+// release when the run is done with it.
 func (e *engine) acquire(ctx context.Context, s *Skill) (*compiled, error) {
 	key := compileKey{hash: s.hash, pages: memoryPages(s.grant.Limits.MemoryMiB)}
 	e.mu.Lock()
@@ -62,13 +70,19 @@ func (e *engine) acquire(ctx context.Context, s *Skill) (*compiled, error) {
 		}
 	}
 	c.refs++
+	e.clock++
+	c.lastUse = e.clock
 	e.mu.Unlock()
 
 	compiledNow := false
 	c.once.Do(func() {
 		compiledNow = true
 		e.compiles.Add(1)
-		c.plugin, c.cache, c.err = e.compile(ctx, s, key.pages)
+		c.plugin, c.cache, c.err = e.admittedCompile(ctx, s, key.pages)
+		if c.err == nil {
+			c.warm = warmCharge(int64(len(s.wasm)))
+			e.admission.hold(c.warm)
+		}
 	})
 	if !compiledNow {
 		e.hits.Add(1)
@@ -86,13 +100,36 @@ func (e *engine) acquire(ctx context.Context, s *Skill) (*compiled, error) {
 	return c, nil
 }
 
+// admittedCompile compiles s once admitted: a compile slot, and its peak memory in the budget.
+func (e *engine) admittedCompile(ctx context.Context, s *Skill, pages uint32) (*extism.CompiledPlugin, wazero.CompilationCache, error) {
+	n := int64(len(s.wasm))
+	release, err := e.admission.acquire(ctx, compileCharge(n, n), false)
+	if err != nil {
+		return nil, nil, fmt.Errorf("compile %s: %w", s.id, err)
+	}
+	defer release()
+	return e.compile(ctx, s, pages)
+}
+
 func (e *engine) release(c *compiled) {
 	e.mu.Lock()
 	c.refs--
 	closeIt := c.stale && c.refs == 0
 	e.mu.Unlock()
 	if closeIt {
-		c.close(context.Background())
+		e.drop(c)
+	}
+}
+
+// drop closes a compiled module no one holds and gives its warm charge back.
+func (e *engine) drop(c *compiled) {
+	c.close(context.Background())
+	e.mu.Lock()
+	warm := c.warm
+	c.warm = 0
+	e.mu.Unlock()
+	if warm > 0 {
+		e.admission.free(warm)
 	}
 }
 
@@ -110,7 +147,7 @@ func (c *compiled) close(ctx context.Context) {
 func (e *engine) retain(keep map[string]bool) {
 	e.mu.Lock()
 	e.live = keep
-	var toClose []*compiled
+	var toDrop []*compiled
 	for k, c := range e.entries {
 		if keep[k.hash] {
 			continue
@@ -118,21 +155,73 @@ func (e *engine) retain(keep map[string]bool) {
 		delete(e.entries, k)
 		c.stale = true
 		if c.refs == 0 && c.plugin != nil {
-			toClose = append(toClose, c)
+			toDrop = append(toDrop, c)
 		}
 	}
 	e.mu.Unlock()
-	for _, c := range toClose {
-		c.close(context.Background())
+	for _, c := range toDrop {
+		e.drop(c)
 	}
+}
+
+// evict drops idle compiled modules, least recently used first, until need bytes of their warm
+// charges are given back (or none is idle). The admission calls it when a run waits for memory.
+func (e *engine) evict(need int64) {
+	e.mu.Lock()
+	var idle []*compiled
+	var keys []compileKey
+	for k, c := range e.entries {
+		if c.refs == 0 && c.plugin != nil {
+			idle = append(idle, c)
+			keys = append(keys, k)
+		}
+	}
+	order := make([]int, len(idle))
+	for i := range order {
+		order[i] = i
+	}
+	sort.Slice(order, func(a, b int) bool { return idle[order[a]].lastUse < idle[order[b]].lastUse })
+	var toDrop []*compiled
+	var freed int64
+	for _, i := range order {
+		if freed >= need {
+			break
+		}
+		delete(e.entries, keys[i])
+		idle[i].stale = true
+		freed += idle[i].warm
+		toDrop = append(toDrop, idle[i])
+	}
+	e.mu.Unlock()
+	for _, c := range toDrop {
+		e.evictions.Add(1)
+		e.drop(c)
+	}
+}
+
+// warm counts the compiled modules kept.
+func (e *engine) warm() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := 0
+	for _, c := range e.entries {
+		if c.plugin != nil {
+			n++
+		}
+	}
+	return n
 }
 
 func (e *engine) close(ctx context.Context) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
+	var all []*compiled
 	for k, c := range e.entries {
-		c.close(ctx)
+		all = append(all, c)
 		delete(e.entries, k)
+	}
+	e.mu.Unlock()
+	for _, c := range all {
+		e.drop(c)
 	}
 }
 

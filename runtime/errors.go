@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // ErrorKind says how a run failed, in words a caller can branch on. The set is closed: every failed
@@ -20,6 +21,7 @@ const (
 	KindOutputLimit      ErrorKind = "output_limit"      // the output is larger than maxOutputBytes
 	KindTrap             ErrorKind = "trap"              // the module trapped (unreachable, stack, bad memory)
 	KindSkillError       ErrorKind = "skill_error"       // the skill reported a failure itself
+	KindBusy             ErrorKind = "busy"              // the runtime is at capacity (or closing); try again later
 	KindInternal         ErrorKind = "internal"          // the host failed; not the skill's fault
 )
 
@@ -34,13 +36,25 @@ var (
 	ErrOutputLimit      = errors.New(string(KindOutputLimit))
 	ErrTrap             = errors.New(string(KindTrap))
 	ErrSkillError       = errors.New(string(KindSkillError))
+	ErrBusy             = errors.New(string(KindBusy))
 	ErrInternal         = errors.New(string(KindInternal))
+)
+
+// Causes a RunError may wrap, for faces that answer them differently (errors.Is).
+var (
+	// ErrClosed: the runtime was closed (Close); a busy run, never admitted.
+	ErrClosed = errors.New("the runtime is closed")
+	// ErrBroken: the skill exists but its package is broken; a not_found run.
+	ErrBroken = errors.New("the skill is broken")
+	// ErrNotExecutable: the skill has instructions only; a not_found run.
+	ErrNotExecutable = errors.New("the skill has instructions only")
 )
 
 var sentinels = map[ErrorKind]error{
 	KindInvalidArgs: ErrInvalidArgs, KindNotFound: ErrNotFound, KindPermissionDenied: ErrPermissionDenied,
 	KindTimeout: ErrTimeout, KindCanceled: ErrCanceled, KindMemoryLimit: ErrMemoryLimit,
-	KindOutputLimit: ErrOutputLimit, KindTrap: ErrTrap, KindSkillError: ErrSkillError, KindInternal: ErrInternal,
+	KindOutputLimit: ErrOutputLimit, KindTrap: ErrTrap, KindSkillError: ErrSkillError, KindBusy: ErrBusy,
+	KindInternal: ErrInternal,
 }
 
 // RunError is the error of a failed run. errors.Is matches the sentinel of its Kind, and Unwrap
@@ -50,6 +64,8 @@ type RunError struct {
 	Skill   string
 	Message string
 	Err     error
+	// RetryAfter is, for a busy run, how long the caller had better wait before trying again.
+	RetryAfter time.Duration
 }
 
 func (e *RunError) Error() string {

@@ -41,7 +41,7 @@ func TestHostileModulesAreContained(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := rt.Run(context.Background(), tc.skill, []byte(tc.args))
+			res, err := rt.Run(context.Background(), Request{Skill: tc.skill, Args: []byte(tc.args)})
 			if err == nil {
 				t.Fatalf("run succeeded: %s", res.Result)
 			}
@@ -55,7 +55,7 @@ func TestHostileModulesAreContained(t *testing.T) {
 				t.Fatalf("message %q does not contain %q", res.Error.Message, tc.msg)
 			}
 			// The next run, of another skill and of the same one, still works.
-			ok, err := rt.Run(context.Background(), "hello", nil)
+			ok, err := rt.Run(context.Background(), Request{Skill: "hello"})
 			if err != nil || string(ok.Result) != `{"greeting":"hi"}` {
 				t.Fatalf("next run: %v %s", err, ok.Result)
 			}
@@ -67,7 +67,7 @@ func TestOutputLimitIsTheManifests(t *testing.T) {
 	dir := t.TempDir()
 	fixture(t, dir, "hello", simple("hello", `"limits":{"maxOutputBytes":10}`), "hello")
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
-	res, err := rt.Run(context.Background(), "hello", nil)
+	res, err := rt.Run(context.Background(), Request{Skill: "hello"})
 	if !errors.Is(err, ErrOutputLimit) || !strings.Contains(res.Error.Message, "maxOutputBytes (10)") {
 		t.Fatalf("got %v", err)
 	}
@@ -84,7 +84,7 @@ func TestPolicyCapsTheManifestsLimits(t *testing.T) {
 	if len(s.grant.Refused) != 1 || !strings.Contains(s.grant.Refused[0], "limits.timeoutMs: 60000 asked, the policy caps it at 150") {
 		t.Fatalf("refused %q", s.grant.Refused)
 	}
-	res, err := rt.Run(context.Background(), "loop", nil)
+	res, err := rt.Run(context.Background(), Request{Skill: "loop"})
 	if !errors.Is(err, ErrTimeout) || !strings.Contains(res.Error.Message, "150ms") {
 		t.Fatalf("got %v", err)
 	}
@@ -98,18 +98,18 @@ func TestCallerCancellationAndDeadline(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	started := make(chan struct{})
 	go func() { <-started; cancel() }()
-	_, err := rt.Run(ctx, "loop", nil, OnEvent(func(e Event) {
+	_, err := rt.Run(ctx, Request{Skill: "loop", OnEvent: func(e Event) {
 		if e.Type == "status" && e.Status == "running" {
 			close(started)
 		}
-	}))
+	}})
 	if !errors.Is(err, ErrCanceled) {
 		t.Fatalf("canceled run: %v", err)
 	}
 
 	ctx, cancel2 := context.WithTimeout(context.Background(), 100_000_000) // 100ms
 	defer cancel2()
-	_, err = rt.Run(ctx, "loop", nil)
+	_, err = rt.Run(ctx, Request{Skill: "loop"})
 	if !errors.Is(err, ErrTimeout) {
 		t.Fatalf("caller deadline: %v", err)
 	}
@@ -119,7 +119,7 @@ func TestOversizedArgumentIsInvalidNotATrap(t *testing.T) {
 	dir := t.TempDir()
 	fixture(t, dir, "bigname", simple("bigname", ""), "bigname")
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
-	res, err := rt.Run(context.Background(), "bigname", nil)
+	res, err := rt.Run(context.Background(), Request{Skill: "bigname"})
 	if err != nil || string(res.Result) != "3" {
 		t.Fatalf("got %v %s; want status 3 (INVALID)", err, res.Result)
 	}
@@ -130,7 +130,7 @@ func TestSleepEndsAtTheDeadline(t *testing.T) {
 	fixture(t, dir, "sleep", simple("sleep", `"limits":{"timeoutMs":200}`), "sleep")
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
 	start := time.Now()
-	_, err := rt.Run(context.Background(), "sleep", nil)
+	_, err := rt.Run(context.Background(), Request{Skill: "sleep"})
 	if !errors.Is(err, ErrTimeout) {
 		t.Fatalf("got %v", err)
 	}
@@ -144,7 +144,7 @@ func TestLogFloodIsBounded(t *testing.T) {
 	dir := t.TempDir()
 	fixture(t, dir, "logflood", simple("logflood", `"limits":{"maxLogBytes":6400}`), "logflood")
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
-	res, err := rt.Run(context.Background(), "logflood", nil)
+	res, err := rt.Run(context.Background(), Request{Skill: "logflood"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestTrapWithAFullMemoryIsATrap(t *testing.T) {
 	dir := t.TempDir()
 	fixture(t, dir, "fullmem", simple("fullmem", `"limits":{"memoryMiB":1}`), "fullmem")
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
-	if _, err := rt.Run(context.Background(), "fullmem", nil); !errors.Is(err, ErrTrap) {
+	if _, err := rt.Run(context.Background(), Request{Skill: "fullmem"}); !errors.Is(err, ErrTrap) {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -167,7 +167,7 @@ func TestArgumentsLargerThanMemory(t *testing.T) {
 	fixture(t, dir, "echo", simple("echo", `"parameters":{"type":"object"},"limits":{"memoryMiB":1}`), "echo")
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
 	big := `{"x":"` + strings.Repeat("a", 1<<20) + `"}`
-	if _, err := rt.Run(context.Background(), "echo", []byte(big)); !errors.Is(err, ErrInvalidArgs) || !strings.Contains(err.Error(), "memory limit (1 MiB)") {
+	if _, err := rt.Run(context.Background(), Request{Skill: "echo", Args: []byte(big)}); !errors.Is(err, ErrInvalidArgs) || !strings.Contains(err.Error(), "memory limit (1 MiB)") {
 		t.Fatalf("got %v", err)
 	}
 }

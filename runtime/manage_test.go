@@ -50,7 +50,7 @@ func TestInstallUpdateRemove(t *testing.T) {
 	if string(before) != string(after) {
 		t.Fatalf("a failed update changed the files")
 	}
-	if res, err := rt.Run(ctx, "greet", nil); err != nil || res.Version != "1" {
+	if res, err := rt.Run(ctx, Request{Skill: "greet"}); err != nil || res.Version != "1" {
 		t.Fatalf("run after failed updates: %v %+v", err, res)
 	}
 	entries, _ := os.ReadDir(dir)
@@ -76,13 +76,13 @@ func TestInstallUpdateRemove(t *testing.T) {
 	if s, err := rt.Install(ctx, "greet", pkg(t, simple("greet", `"version":"2","parameters":{"type":"object"}`), "echo"), InstallOptions{Replace: true, MustExist: true}); err != nil || s.Version() != "2" {
 		t.Fatalf("update: %v", err)
 	}
-	if res, err := rt.Run(ctx, "greet", []byte(`{"a":1}`)); err != nil || string(res.Result) != `{"a":1}` {
+	if res, err := rt.Run(ctx, Request{Skill: "greet", Args: []byte(`{"a":1}`)}); err != nil || string(res.Result) != `{"a":1}` {
 		t.Fatalf("run after update: %v %s", err, res.Result)
 	}
 	if err := rt.Remove(ctx, "greet"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rt.Run(ctx, "greet", nil); !errors.Is(err, ErrNotFound) {
+	if _, err := rt.Run(ctx, Request{Skill: "greet"}); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("run after remove: %v", err)
 	}
 	if err := rt.Remove(ctx, "greet"); !errors.Is(err, ErrNotFound) {
@@ -111,7 +111,7 @@ func TestUpdateUnderConcurrentRuns(t *testing.T) {
 					return
 				default:
 				}
-				if _, err := rt.Run(ctx, "s", nil); err != nil {
+				if _, err := rt.Run(ctx, Request{Skill: "s"}); err != nil {
 					errs <- err
 					return
 				}

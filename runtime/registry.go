@@ -19,21 +19,21 @@ type registry struct {
 // scan loads every skill package directly under each of dirs. The first directory wins an id
 // clash (with a warning); a missing directory yields nothing; a broken package is kept with its
 // error. Subdirectories that are neither manifests nor SKILL.md packages are skipped silently.
-func scan(dirs []string, p *Policy, logger *slog.Logger) *registry {
+func scan(dirs []string, p *Policy, d *digester, logger *slog.Logger) *registry {
 	r := &registry{byID: map[string]*Skill{}}
-	for _, d := range dirs {
-		entries, err := os.ReadDir(d)
+	for _, dir := range dirs {
+		entries, err := os.ReadDir(dir)
 		if err != nil {
 			if !errors.Is(err, fs.ErrNotExist) {
-				logger.Warn("cannot read skills directory", "dir", d, "err", err)
+				logger.Warn("cannot read skills directory", "dir", dir, "err", err)
 			}
 			continue
 		}
 		for _, e := range entries {
-			if strings.HasPrefix(e.Name(), ".") || !isDir(d, e) {
+			if strings.HasPrefix(e.Name(), ".") || !isDir(dir, e) {
 				continue
 			}
-			s, ok := LoadSkill(filepath.Join(d, e.Name()), p)
+			s, ok := loadSkill(filepath.Join(dir, e.Name()), p, d)
 			if !ok {
 				continue
 			}
@@ -49,6 +49,7 @@ func scan(dirs []string, p *Policy, logger *slog.Logger) *registry {
 		}
 	}
 	sort.Slice(r.order, func(i, j int) bool { return r.order[i].id < r.order[j].id })
+	d.prune()
 	return r
 }
 

@@ -52,10 +52,10 @@ func TestRegistryScan(t *testing.T) {
 	if !strings.Contains(mm.err.Error(), `id: "other" does not match the directory name "mismatch"`) {
 		t.Errorf("mismatch: %v", mm.err)
 	}
-	if _, err := rt.Run(context.Background(), "broken", nil); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "broken") {
+	if _, err := rt.Run(context.Background(), Request{Skill: "broken"}); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "broken") {
 		t.Errorf("running a broken skill: %v", err)
 	}
-	if _, err := rt.Run(context.Background(), "docs-only", nil); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "instructions only") {
+	if _, err := rt.Run(context.Background(), Request{Skill: "docs-only"}); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "instructions only") {
 		t.Errorf("running an instruction skill: %v", err)
 	}
 	if _, err := rt.Skill("nope"); !errors.Is(err, ErrNotFound) {
@@ -98,7 +98,7 @@ func TestReloadPinsRunningVersion(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for j := 0; j < 20; j++ {
-				res, err := rt.Run(context.Background(), "s", nil)
+				res, err := rt.Run(context.Background(), Request{Skill: "s"})
 				if err != nil {
 					errs <- err
 					return

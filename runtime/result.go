@@ -11,6 +11,8 @@ type Result struct {
 	RunID   string `json:"run_id"`
 	Skill   string `json:"skill"`
 	Version string `json:"version"`
+	// Digest is the identity of the skill version that ran (see Skill.Digest).
+	Digest  string `json:"digest,omitempty"`
 	Success bool   `json:"success"`
 	// Result is the skill's result value (JSON), when it succeeded.
 	Result json.RawMessage `json:"result,omitempty"`
@@ -36,29 +38,4 @@ type Usage struct {
 	// PeakMemoryBytes is the largest total size of the instance's linear memories.
 	PeakMemoryBytes uint64 `json:"peak_memory_bytes"`
 	hostfuncs.Usage
-}
-
-// Event is something that happened during a run, in order: "status" with Status "started", then
-// "status" with Status "running" once the module is instantiated (not for runs refused before,
-// such as invalid arguments), "log" events (Log is set) as the skill logs, and last "result"
-// (Result is set).
-type Event struct {
-	Type   string    `json:"type"`
-	RunID  string    `json:"run_id"`
-	Status string    `json:"status,omitempty"`
-	Log    *LogEntry `json:"log,omitempty"`
-	Result *Result   `json:"result,omitempty"`
-}
-
-// RunOption changes how one run is made.
-type RunOption func(*runOptions)
-
-type runOptions struct {
-	onEvent func(Event)
-}
-
-// OnEvent streams the run's events to fn, on the run's goroutine, as they happen. fn must not
-// block for long: it delays the guest.
-func OnEvent(fn func(Event)) RunOption {
-	return func(o *runOptions) { o.onEvent = fn }
 }

@@ -21,74 +21,178 @@ import (
 	"github.com/skillbox-dev/skillbox/internal/extismhost"
 )
 
-// Run runs skill id with args (a JSON object; empty means {}) in a fresh instance, and returns
-// its Result. The Result is never nil. The error is nil when the run succeeded, and otherwise a
-// *RunError whose Kind is also in Result.Error.
+// Run runs req.Skill with req.Args in a fresh instance and returns its Result, which is never
+// nil. The error is nil when the run succeeded, and otherwise a *RunError whose Kind is also in
+// Result.Error.
 //
-// The run is bounded by the skill's granted timeout and by ctx, whichever ends first; it pins the
-// skill version current when it starts, whatever a concurrent Reload does.
-func (rt *Runtime) Run(ctx context.Context, id string, args []byte, opts ...RunOption) (*Result, error) {
-	var o runOptions
-	for _, opt := range opts {
-		opt(&o)
-	}
+// Every face runs skills through here, in one pipeline:
+//
+//  1. resolve: the skill's current version is pinned for the whole run, whatever a concurrent
+//     Reload or Install does (not_found for no such skill, an instruction-only or broken one);
+//  2. validate: the arguments against the skill's schema, defaults applied (invalid_args);
+//  3. compile the module if it is not yet, itself admitted: at most Admission.MaxCompiles at
+//     once, its memory charged to the budget;
+//  4. admit: a run slot and the run's memory charge (see runCharge), waiting in the queue up to
+//     Admission.MaxWait (busy when the queue is full or the wait too long; ErrClosed after Close);
+//  5. run, bounded by the skill's granted timeout and by ctx, whichever ends first;
+//  6. account (Stats, every request, refused ones too) and record (RunRecord, admitted runs).
+//
+// Events (req.OnEvent) are sent only for admitted runs.
+func (rt *Runtime) Run(ctx context.Context, req Request) (*Result, error) {
 	start := time.Now()
-	res := &Result{RunID: newRunID(), Skill: id, Logs: []LogEntry{}}
-	emit := func(e Event) {
-		if o.onEvent != nil {
-			e.RunID = res.RunID
-			o.onEvent(e)
-		}
+	res := &Result{RunID: newRunID(), Skill: req.Skill, Logs: []LogEntry{}}
+	face := req.Face
+	if face == "" {
+		face = FaceLibrary
 	}
+	skillLabel := "" // known skills only: a metric label must not come from a client's typo
+	admitted := false
 	finish := func(err *RunError) (*Result, error) {
 		res.DurationMs = float64(time.Since(start).Microseconds()) / 1000
 		if err != nil {
-			err.Skill = id
+			err.Skill = req.Skill
 			res.Success, res.Result = false, nil
 			res.Error = &ResultError{Kind: err.Kind, Message: err.Message}
-			rt.logger.Info("run failed", "skill", id, "run", res.RunID, "kind", err.Kind, "ms", res.DurationMs)
-		} else {
-			rt.logger.Info("run ok", "skill", id, "run", res.RunID, "ms", res.DurationMs)
 		}
-		emit(Event{Type: "result", Result: res})
+		rt.counters.observe(skillLabel, face, res, admitted)
+		if admitted {
+			msg := "run ok"
+			if err != nil {
+				msg = "run failed"
+			}
+			rt.logger.Info(msg, "skill", req.Skill, "run", res.RunID, "face", face, "caller", req.Caller,
+				"kind", errKind(err), "ms", res.DurationMs, "trace", req.TraceParent)
+			rt.history.add(&Record{Result: res, Face: face, Caller: req.Caller, StartedAt: start})
+			if req.OnEvent != nil {
+				req.OnEvent(Event{Type: "result", RunID: res.RunID, Result: res})
+			}
+		}
 		if err != nil {
 			return res, err
 		}
 		return res, nil
 	}
-	emit(Event{Type: "status", Status: "started"})
 
-	s, err := rt.Skill(id)
+	// Registering with the in-flight runs and checking for Close is one step, so Close never
+	// misses a run that got past the check.
+	rt.closeMu.RLock()
+	if rt.closed {
+		rt.closeMu.RUnlock()
+		return finish(runErr(KindBusy, req.Skill, ErrClosed, "the runtime is closed"))
+	}
+	rt.inflight.Add(1)
+	rt.closeMu.RUnlock()
+	defer rt.inflight.Done()
+
+	s, rerr := rt.resolve(req.Skill)
+	if rerr != nil {
+		return finish(rerr)
+	}
+	skillLabel = s.id
+	res.Version, res.Digest = s.Version(), s.digest
+	input, rerr := rt.validate(s, req)
+	if rerr != nil {
+		return finish(rerr)
+	}
+	c, err := rt.engine.acquire(ctx, s)
 	if err != nil {
-		return finish(err.(*RunError))
+		return finish(acquireError(s, err))
 	}
-	res.Version = s.Version()
-	if s.kind != Executable {
-		return finish(runErr(KindNotFound, id, nil, "skill %q has instructions only; read its SKILL.md instead of running it", id))
-	}
-	if s.status != StatusActive {
-		return finish(runErr(KindNotFound, id, s.err, "skill is broken: %v", s.err))
-	}
-	input, err := s.schema.Prepare(args)
+	defer rt.engine.release(c)
+	release, err := rt.admission.acquire(ctx, runCharge(s), true)
 	if err != nil {
-		return finish(err.(*RunError))
+		return finish(admissionError(s, err))
+	}
+	defer release()
+	admitted = true
+
+	// The run ends with ctx, or with Close once it has waited long enough.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(rt.stop, cancel)()
+	emit := func(e Event) {
+		if req.OnEvent != nil {
+			e.RunID = res.RunID
+			req.OnEvent(e)
+		}
+	}
+	emit(Event{Type: "status", Status: "started"})
+	return finish(rt.execute(ctx, s, c, input, res, emit))
+}
+
+func errKind(err *RunError) ErrorKind {
+	if err == nil {
+		return ""
+	}
+	return err.Kind
+}
+
+// resolve pins the current version of skill id, if it can run.
+func (rt *Runtime) resolve(id string) (*Skill, *RunError) {
+	s, ok := rt.reg.Load().byID[id]
+	switch {
+	case !ok:
+		return nil, runErr(KindNotFound, id, nil, "no skill with this id")
+	case s.kind != Executable:
+		return nil, runErr(KindNotFound, id, ErrNotExecutable, "skill %q has instructions only; read its SKILL.md instead of running it", id)
+	case s.status != StatusActive:
+		return nil, runErr(KindNotFound, id, errors.Join(ErrBroken, s.err), "skill is broken: %v", s.err)
+	}
+	return s, nil
+}
+
+// validate checks the request against s and returns the module's input.
+func (rt *Runtime) validate(s *Skill, req Request) ([]byte, *RunError) {
+	if len(req.Argv) > 0 || req.Stdin != nil {
+		return nil, runErr(KindInvalidArgs, s.id, nil, "skill %q takes JSON arguments only, not a command line or standard input", s.id)
+	}
+	input, err := s.schema.Prepare(req.Args)
+	if err != nil {
+		return nil, err.(*RunError)
 	}
 	// The input is copied into the module's memory; Extism drops an input that does not fit
 	// without a word, so refuse one that cannot.
 	if memBytes := s.grant.Limits.MemoryMiB << 20; int64(len(input)) > memBytes/2 {
-		return finish(runErr(KindInvalidArgs, id, nil, "arguments of %d bytes are more than half the skill's memory limit (%d MiB)", len(input), s.grant.Limits.MemoryMiB))
+		return nil, runErr(KindInvalidArgs, s.id, nil, "arguments of %d bytes are more than half the skill's memory limit (%d MiB)", len(input), s.grant.Limits.MemoryMiB)
 	}
+	return input, nil
+}
 
-	c, err := rt.engine.acquire(ctx, s)
-	if err != nil {
-		kind := KindInternal
-		if strings.Contains(err.Error(), "over limit") { // wazero: "min N pages (...) over limit of M pages"
-			kind = KindMemoryLimit
-		}
-		return finish(runErr(kind, id, err, "%v", err))
+// acquireError names the kind of a failed compilation (or of its admission).
+func acquireError(s *Skill, err error) *RunError {
+	var be *busyError
+	switch {
+	case errors.As(err, &be), errors.Is(err, ErrClosed), errors.Is(err, errOverBudget), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return admissionError(s, err)
+	case strings.Contains(err.Error(), "over limit"): // wazero: "min N pages (...) over limit of M pages"
+		return runErr(KindMemoryLimit, s.id, err, "%v", err)
 	}
-	defer rt.engine.release(c)
+	return runErr(KindInternal, s.id, err, "%v", err)
+}
 
+// admissionError names the kind of a refused admission.
+func admissionError(s *Skill, err error) *RunError {
+	var be *busyError
+	switch {
+	case errors.Is(err, ErrClosed):
+		return runErr(KindBusy, s.id, err, "the runtime is closed")
+	case errors.As(err, &be):
+		re := runErr(KindBusy, s.id, err, "%s", be.msg)
+		re.RetryAfter = time.Second
+		return re
+	case errors.Is(err, errOverBudget):
+		return runErr(KindMemoryLimit, s.id, err, "the skill's memory (memoryMiB %d, plus what the host holds for a run) is %v; lower its memoryMiB or raise the budget", s.grant.Limits.MemoryMiB, err)
+	case errors.Is(err, context.DeadlineExceeded):
+		return runErr(KindTimeout, s.id, err, "the caller's deadline passed while the run waited to be admitted")
+	case errors.Is(err, context.Canceled):
+		return runErr(KindCanceled, s.id, err, "the caller canceled the run while it waited to be admitted")
+	}
+	return runErr(KindInternal, s.id, err, "%v", err)
+}
+
+// execute runs an admitted run: it makes the run's SkillContext, calls the module, and reads its
+// output.
+func (rt *Runtime) execute(ctx context.Context, s *Skill, c *compiled, input []byte, res *Result, emit func(Event)) *RunError {
 	call := hostfuncs.NewCall(s.grant.host)
 	call.OnLog = func(e LogEntry) { emit(Event{Type: "log", Log: &e}) }
 	out, rerr := rt.call(ctx, s, c, call, input, res, emit)
@@ -96,25 +200,24 @@ func (rt *Runtime) Run(ctx context.Context, id string, args []byte, opts ...RunO
 	if res.Logs == nil {
 		res.Logs = []LogEntry{}
 	}
-	u := call.Usage()
-	res.Usage.Usage = u
+	res.Usage.Usage = call.Usage()
 	if rerr != nil {
-		return finish(rerr)
+		return rerr
 	}
 	if int64(len(out)) > s.grant.Limits.MaxOutputBytes {
-		return finish(runErr(KindOutputLimit, id, nil, "output of %d bytes is more than maxOutputBytes (%d)", len(out), s.grant.Limits.MaxOutputBytes))
+		return runErr(KindOutputLimit, s.id, nil, "output of %d bytes is more than maxOutputBytes (%d)", len(out), s.grant.Limits.MaxOutputBytes)
 	}
 	value, skillErr := interpret(out)
 	if skillErr != "" {
 		// A skill that fails after the grant refused it something most likely failed because of
 		// it: say so, so a caller can tell "needs a policy change" from "the skill failed".
 		if call.Refused() > 0 {
-			return finish(runErr(KindPermissionDenied, id, nil, "%s", skillErr))
+			return runErr(KindPermissionDenied, s.id, nil, "%s", skillErr)
 		}
-		return finish(runErr(KindSkillError, id, nil, "%s", skillErr))
+		return runErr(KindSkillError, s.id, nil, "%s", skillErr)
 	}
 	res.Success, res.Result = true, value
-	return finish(nil)
+	return nil
 }
 
 // call instantiates the module and calls its entrypoint, turning every way it can fail into a

@@ -36,10 +36,10 @@ func TestEntrypoint(t *testing.T) {
 	fixture(t, dir, "default", simple("default", ""), "noexport")
 	fixture(t, dir, "named", simple("named", `"entrypoint":"run"`), "noexport")
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
-	if _, err := rt.Run(context.Background(), "default", nil); !errors.Is(err, ErrTrap) || !strings.Contains(err.Error(), `does not export "execute"`) {
+	if _, err := rt.Run(context.Background(), Request{Skill: "default"}); !errors.Is(err, ErrTrap) || !strings.Contains(err.Error(), `does not export "execute"`) {
 		t.Errorf("missing export: %v", err)
 	}
-	res, err := rt.Run(context.Background(), "named", nil)
+	res, err := rt.Run(context.Background(), Request{Skill: "named"})
 	if err != nil || string(res.Result) != "7" {
 		t.Errorf("named entrypoint: %v %s", err, res.Result)
 	}
@@ -56,7 +56,7 @@ func TestEventsArriveInOrder(t *testing.T) {
 	rt := newRuntime(t, Config{SkillDirs: []string{"../skills"}})
 	var mu sync.Mutex
 	var types []string
-	res, err := rt.Run(context.Background(), "hello", []byte(`{"name":"Ada"}`), OnEvent(func(e Event) {
+	res, err := rt.Run(context.Background(), Request{Skill: "hello", Args: []byte(`{"name":"Ada"}`), OnEvent: func(e Event) {
 		mu.Lock()
 		defer mu.Unlock()
 		types = append(types, e.Type)
@@ -66,7 +66,7 @@ func TestEventsArriveInOrder(t *testing.T) {
 		if e.Type == "result" && e.Result == nil {
 			t.Errorf("result event without a result")
 		}
-	}))
+	}})
 	if err != nil || string(res.Result) != `{"greeting":"Hello, Ada!"}` {
 		t.Fatalf("%v %s", err, res.Result)
 	}
@@ -86,7 +86,7 @@ func TestConcurrentRunsAreIsolated(t *testing.T) {
 		go func(i int) {
 			defer wg.Done()
 			arg := `{"n":` + strings.Repeat("1", i+1) + `}`
-			res, err := rt.Run(context.Background(), "echo", []byte(arg))
+			res, err := rt.Run(context.Background(), Request{Skill: "echo", Args: []byte(arg)})
 			if err != nil || string(res.Result) != arg {
 				t.Errorf("run %d: %v %s", i, err, res.Result)
 			}

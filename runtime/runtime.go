@@ -7,13 +7,19 @@
 //	rt, err := runtime.New(ctx, runtime.Config{SkillDirs: []string{"./skills"}})
 //	if err != nil { ... }
 //	defer rt.Close(ctx)
-//	res, err := rt.Run(ctx, "word-count", []byte(`{"text":"a b a"}`))
+//	res, err := rt.Run(ctx, runtime.Request{Skill: "word-count", Args: []byte(`{"text":"a b a"}`)})
+//
+// Every run of every face (the library, the CLI, HTTP, MCP, the agent helpers) goes through one
+// pipeline here: resolve and pin the skill's version, validate the arguments, admit the run
+// (one bounded queue and one memory budget), run it, account for it, record it. Faces only
+// translate requests and results.
 //
 // No wazero or Extism type appears in this package's API, so either can change underneath.
 package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -40,14 +46,34 @@ type Config struct {
 	CacheDir string
 	// NoCache turns the on-disk compilation cache off.
 	NoCache bool
+	// PolicyFile, when set, is read for the policy (Policy must then be nil), and read again by
+	// every Reload, so an operator changes the policy without a restart.
+	PolicyFile string
+	// Admission bounds what runs at once, for every face: see [Admission].
+	Admission Admission
+	// History bounds the records of recent runs: see [History].
+	History History
 }
 
 // Runtime holds the skill registry and the compiled modules. It is safe for concurrent use.
 type Runtime struct {
-	cfg    Config
-	policy *Policy
-	logger *slog.Logger
-	engine *engine
+	cfg       Config
+	policy    atomic.Pointer[Policy]
+	logger    *slog.Logger
+	engine    *engine
+	admission *admission
+	history   *history
+	counters  *counters
+	digests   *digester
+
+	// closeMu orders Run's entry against Close: Run holds it for reading while it registers, so
+	// Close, once it has it for writing, knows no new run will start.
+	closeMu  sync.RWMutex
+	closed   bool
+	inflight sync.WaitGroup
+	// stop ends every run in flight when Close runs out of patience.
+	stop     context.Context
+	stopRuns context.CancelFunc
 	// cacheDir holds compiled code between processes ("" when NoCache). Every compiled module
 	// gets its own wazero cache handle over it: a handle shares one in-memory engine between all
 	// runtimes made with it, and that sharing raced when one runtime closed while another
@@ -71,7 +97,7 @@ func (rt *Runtime) Generation() uint64 { return rt.generation.Load() }
 // version uses any more. Callers hold reloadMu (or are New).
 func (rt *Runtime) rescan() *registry {
 	fp := rt.fingerprint()
-	r := scan(rt.cfg.SkillDirs, rt.policy, rt.logger)
+	r := scan(rt.cfg.SkillDirs, rt.policy.Load(), rt.digests, rt.logger)
 	rt.reg.Store(r)
 	rt.scanned.Store(&fp)
 	rt.generation.Add(1)
@@ -97,16 +123,31 @@ func newCache(dir string) (wazero.CompilationCache, error) {
 }
 
 // New scans the skill directories and returns a ready Runtime. Broken skills do not make it fail:
-// they are listed with their errors. It fails only when the host itself is unusable (the cache
-// directory cannot be created).
+// they are listed with their errors. It fails when the host itself is unusable (the cache
+// directory cannot be used) or the policy file is broken.
 func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.PolicyFile != "" && cfg.Policy != nil {
+		return nil, errors.New("runtime: set Config.Policy or Config.PolicyFile, not both")
+	}
+	cfg.Admission = cfg.Admission.withDefaults()
+	cfg.History = cfg.History.withDefaults()
+	rt := &Runtime{cfg: cfg, logger: logger, history: newHistory(cfg.History), counters: newCounters(), digests: newDigester()}
+	rt.stop, rt.stopRuns = context.WithCancel(context.Background())
+	policy := cfg.Policy
+	if cfg.PolicyFile != "" {
+		p, err := LoadPolicy(cfg.PolicyFile)
+		if err != nil {
+			return nil, err
+		}
+		policy = p
+	}
 	// The runtime keeps its own copy: a caller changing its Policy afterwards must not change what
 	// skills are granted behind the runtime's back.
-	rt := &Runtime{cfg: cfg, policy: cfg.Policy.clone(), logger: logger}
+	rt.policy.Store(policy.clone())
 	// Extism gates every plugin's log calls on one process-wide level, off by default. Runs capture
 	// logs per instance (Plugin.SetLogger), so open the gate at info once; debug stays off because
 	// Extism's own chatter is logged at debug.
@@ -129,6 +170,8 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		rt.cacheDir = dir
 	}
 	rt.engine = newEngine(logger, rt.cacheDir)
+	rt.admission = newAdmission(cfg.Admission, rt.engine.evict)
+	rt.engine.admission = rt.admission
 	rt.rescan()
 	if _, set := os.LookupEnv("EXTISM_ENABLE_WASI_OUTPUT"); set {
 		// Extism then sends guests' stdout and stderr to the process's own, past the log budget.
@@ -151,9 +194,17 @@ func (rt *Runtime) Skill(id string) (*Skill, error) {
 	return nil, runErr(KindNotFound, id, nil, "no skill with this id")
 }
 
-// Reload rescans the skill directories. Runs in flight keep the versions they started with; new
-// runs see the new scan.
+// Reload reads the policy file again (when Config.PolicyFile is set) and rescans the skill
+// directories. Runs in flight keep the versions and grants they started with; new runs see the
+// new ones. A broken policy file changes nothing: the error (a *PolicyError) says why.
 func (rt *Runtime) Reload(ctx context.Context) error {
+	if rt.cfg.PolicyFile != "" {
+		p, err := LoadPolicy(rt.cfg.PolicyFile)
+		if err != nil {
+			return err
+		}
+		return rt.SetPolicy(ctx, p)
+	}
 	rt.reloadMu.Lock()
 	defer rt.reloadMu.Unlock()
 	r := rt.rescan()
@@ -161,20 +212,57 @@ func (rt *Runtime) Reload(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// Stats are counters of the engine since New, for metrics.
-type Stats struct {
-	// CompileHits counts runs that found their module compiled in memory; Compiles counts
-	// compilations (each of which may itself be served by the on-disk cache).
-	CompileHits, Compiles int64
+// SetPolicy replaces the policy (nil: the default, deny-all policy) and recomputes every skill's
+// grant. Runs in flight keep the grant they started with.
+func (rt *Runtime) SetPolicy(ctx context.Context, p *Policy) error {
+	rt.reloadMu.Lock()
+	defer rt.reloadMu.Unlock()
+	rt.policy.Store(p.clone())
+	r := rt.rescan()
+	rt.logger.Info("policy replaced; skills reloaded", "count", len(r.order))
+	return ctx.Err()
 }
 
-// Stats returns the engine's counters.
+// Stats returns the runtime's counters.
 func (rt *Runtime) Stats() Stats {
-	return Stats{CompileHits: rt.engine.hits.Load(), Compiles: rt.engine.compiles.Load()}
+	s := Stats{CompileHits: rt.engine.hits.Load(), Compiles: rt.engine.compiles.Load(),
+		Evictions: rt.engine.evictions.Load(), WarmModules: rt.engine.warm(), Admission: rt.admission.stats()}
+	rt.counters.snapshot(&s)
+	return s
 }
 
-// Close releases compiled modules. Runs must have finished.
+// RunRecord returns the record of a recent run (see [History]), or false when it is not kept.
+func (rt *Runtime) RunRecord(runID string) (Record, bool) {
+	r, ok := rt.history.get(runID)
+	if !ok {
+		return Record{}, false
+	}
+	c := *r
+	res := *r.Result
+	c.Result = &res
+	return c, true
+}
+
+// Close stops admitting runs (Run then fails with ErrClosed, and runs waiting in the queue are
+// refused with it), waits for the runs in flight to finish, and releases every compiled module.
+// If ctx ends first, the runs still in flight are stopped (kind canceled) and waited for, and
+// Close returns ctx's error. Close is safe to call more than once.
 func (rt *Runtime) Close(ctx context.Context) error {
-	rt.engine.close(ctx)
-	return nil
+	rt.closeMu.Lock()
+	rt.closed = true
+	rt.closeMu.Unlock()
+	rt.admission.close()
+	done := make(chan struct{})
+	go func() { rt.inflight.Wait(); close(done) }()
+	var err error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		err = fmt.Errorf("runtime close: %w", ctx.Err())
+		rt.stopRuns()
+		<-done // a stopped run returns promptly: the guest is interrupted, host calls see the context
+	}
+	rt.stopRuns()
+	rt.engine.close(context.Background())
+	return err
 }

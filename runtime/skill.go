@@ -52,8 +52,9 @@ type Skill struct {
 	instructionsPath string
 	instructions     *skillmd.Doc
 	instructionsErr  error
-	// hash is the sha256 of the module, hex.
+	// hash is the sha256 of the module, hex; digest the version's identity (see digest.go).
 	hash     string
+	digest   string
 	grant    *Grant
 	loadedAt time.Time
 
@@ -91,6 +92,11 @@ func (s *Skill) Instructions() *skillmd.Doc { return s.instructions.Clone() }
 // InstructionsErr is why the SKILL.md did not parse. An instruction skill with a broken SKILL.md
 // is broken; an executable one still runs.
 func (s *Skill) InstructionsErr() error { return s.instructionsErr }
+
+// Digest is the version's identity: "sha256:<hex>" over the whole skill tree (manifest, module,
+// instructions, resources; see digest.go), so a changed permission is a new version. A run pins
+// it and reports it. It is "" only when the tree could not be read (the skill is then broken).
+func (s *Skill) Digest() string { return s.digest }
 
 // ModuleHash is the sha256 of the skill's module, hex ("" without one).
 func (s *Skill) ModuleHash() string { return s.hash }
@@ -161,6 +167,22 @@ var wasmMagic = []byte{0x00, 'a', 's', 'm', 0x01, 0x00, 0x00, 0x00}
 // back with Status error and Err saying everything that is wrong. ok is false when dir is not a
 // skill package at all (no manifest, no SKILL.md), which a scan skips silently.
 func LoadSkill(dir string, p *Policy) (s *Skill, ok bool) {
+	return loadSkill(dir, p, nil)
+}
+
+// loadSkill is LoadSkill remembering file digests in d (nil: none).
+func loadSkill(dir string, p *Policy, d *digester) (s *Skill, ok bool) {
+	defer func() {
+		if s == nil {
+			return
+		}
+		digest, err := d.treeDigest(dir)
+		if err != nil {
+			s.fail(&ManifestError{Path: dir, Msg: fmt.Sprintf("cannot compute the version digest: %v", err)})
+			return
+		}
+		s.digest = digest
+	}()
 	id := filepath.Base(dir)
 	s = &Skill{id: id, dir: dir, kind: Executable, status: StatusActive, loadedAt: time.Now()}
 	s.instructionsPath = findInstructions(dir)

@@ -20,7 +20,7 @@ import (
 
 func TestBundledWordCount(t *testing.T) {
 	rt := newRuntime(t, Config{SkillDirs: []string{"../skills"}})
-	res, err := rt.Run(context.Background(), "word-count", []byte(`{"text":"The cat and the hat.\nThe end","top":2}`))
+	res, err := rt.Run(context.Background(), Request{Skill: "word-count", Args: []byte(`{"text":"The cat and the hat.\nThe end","top":2}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestBundledWordCount(t *testing.T) {
 	if res.Usage.PeakMemoryBytes == 0 || res.Version != "1.0.0" || !strings.HasPrefix(res.RunID, "run_") {
 		t.Fatalf("result metadata %+v", res)
 	}
-	if _, err := rt.Run(context.Background(), "word-count", []byte(`{"text":"x","top":1000}`)); !errors.Is(err, ErrInvalidArgs) ||
+	if _, err := rt.Run(context.Background(), Request{Skill: "word-count", Args: []byte(`{"text":"x","top":1000}`)}); !errors.Is(err, ErrInvalidArgs) ||
 		!strings.Contains(err.Error(), `argument "top"`) {
 		t.Fatalf("top over its maximum: %v", err)
 	}
@@ -49,7 +49,7 @@ func TestBundledNotes(t *testing.T) {
 	p := &Policy{Files: []PolicyMount{{Path: "/workspace", HostPath: filepath.Join(ws, "{skill}"), Access: ReadWrite}}}
 	rt := newRuntime(t, Config{SkillDirs: []string{"../skills"}, Policy: p})
 	run := func(args string) (string, error) {
-		res, err := rt.Run(context.Background(), "notes", []byte(args))
+		res, err := rt.Run(context.Background(), Request{Skill: "notes", Args: []byte(args)})
 		return string(res.Result), err
 	}
 	if _, err := run(`{"action":"write","name":"todo","text":"- milk\n"}`); err != nil {
@@ -76,7 +76,7 @@ func TestBundledNotes(t *testing.T) {
 	}
 	// Without the policy mount, the same skill is refused, and says so.
 	bare := newRuntime(t, Config{SkillDirs: []string{"../skills"}})
-	res, err := bare.Run(context.Background(), "notes", []byte(`{"action":"list"}`))
+	res, err := bare.Run(context.Background(), Request{Skill: "notes", Args: []byte(`{"action":"list"}`)})
 	if !errors.Is(err, ErrPermissionDenied) || !strings.Contains(err.Error(), "denied") || len(res.Usage.Denied) == 0 {
 		t.Fatalf("without a mount: %v %+v", err, res.Usage)
 	}
@@ -115,7 +115,7 @@ func TestBundledHTTPGet(t *testing.T) {
 	allow := &Policy{Network: []string{"127.0.0.1"}, AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
 
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: allow})
-	res, err := rt.Run(context.Background(), "http-get", []byte(`{"url":"`+srv.URL+`/moved"}`))
+	res, err := rt.Run(context.Background(), Request{Skill: "http-get", Args: []byte(`{"url":"` + srv.URL + `/moved"}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestBundledHTTPGet(t *testing.T) {
 	// The same grant without allowNetworks: the host is on the grant, but the address is
 	// loopback, refused at dial time.
 	guarded := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: &Policy{Network: []string{"127.0.0.1"}}})
-	res, err = guarded.Run(context.Background(), "http-get", []byte(`{"url":"`+srv.URL+`/"}`))
+	res, err = guarded.Run(context.Background(), Request{Skill: "http-get", Args: []byte(`{"url":"` + srv.URL + `/"}`)})
 	if !errors.Is(err, ErrPermissionDenied) || !strings.Contains(err.Error(), "loopback") {
 		t.Fatalf("loopback must be refused at dial time: %v", err)
 	}
@@ -155,7 +155,7 @@ func TestTimeoutStopsAHostCallWaitingOnTheNetwork(t *testing.T) {
 	allow := &Policy{Network: []string{"127.0.0.1"}, AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: allow})
 	start := time.Now()
-	res, err := rt.Run(context.Background(), "http-get", []byte(`{"url":"`+srv.URL+`/"}`))
+	res, err := rt.Run(context.Background(), Request{Skill: "http-get", Args: []byte(`{"url":"` + srv.URL + `/"}`)})
 	if !errors.Is(err, ErrTimeout) {
 		t.Fatalf("got %v (%+v)", err, res.Error)
 	}
@@ -184,7 +184,7 @@ func TestGoGuestOutOfMemory(t *testing.T) {
 	}
 	args, _ := json.Marshal(map[string]string{"text": b.String()})
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
-	res, err := rt.Run(context.Background(), "wc", args)
+	res, err := rt.Run(context.Background(), Request{Skill: "wc", Args: args})
 	if !errors.Is(err, ErrMemoryLimit) {
 		t.Fatalf("got %v; logs %v", err, res.Logs)
 	}

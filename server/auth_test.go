@@ -203,7 +203,7 @@ func TestNewRefusesBadConfiguration(t *testing.T) {
 		{"role past admin", rt, Options{Keys: []APIKey{{Name: "god", Key: long, Role: RoleAdmin + 1}}}, "god"},
 		{"negative role", rt, Options{Keys: []APIKey{{Name: "neg", Key: long, Role: -1}}}, "neg"},
 		{"negative limit", rt, Options{MaxRunBodyBytes: -1}, "negative"},
-		{"negative queue", rt, Options{RunQueue: -1}, "negative"},
+		{"negative body limit", rt, Options{MaxRunBodyBytes: -1}, "negative"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

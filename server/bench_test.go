@@ -1,6 +1,8 @@
 package server
 
 import (
+	"github.com/skillbox-dev/skillbox/runtime"
+
 	"context"
 	"io"
 	"net/http"
@@ -15,7 +17,7 @@ func benchEnv(b *testing.B) (*testEnv, *http.Client) {
 	b.Helper()
 	dir := b.TempDir()
 	fixture(b, dir, "hello", manifestJSON("hello", ""), "hello", nil)
-	env := newEnv(b, Options{MaxConcurrentRuns: 256, RunQueue: 1024}, dir)
+	env := newEnvRuntime(b, Options{}, runtime.Config{Admission: runtime.Admission{MaxRuns: 256, MaxQueue: 1024}}, dir)
 	tr := &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256, IdleConnTimeout: time.Minute}
 	b.Cleanup(tr.CloseIdleConnections)
 	return env, &http.Client{Transport: tr}
@@ -46,7 +48,7 @@ func BenchmarkHTTPRun(b *testing.B) {
 	url := env.ts.URL + "/v1/skills/hello/runs"
 	ctx := context.Background()
 	library := func() {
-		res, err := env.rt.Run(ctx, "hello", []byte(`{}`))
+		res, err := env.rt.Run(ctx, runtime.Request{Skill: "hello", Args: []byte(`{}`)})
 		if err != nil || !res.Success {
 			b.Fatal(err)
 		}

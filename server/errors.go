@@ -34,8 +34,12 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 	}
 	status, body := http.StatusInternalServerError, apiErrorBody{Code: "internal", Message: "internal error"}
 	var he *echo.HTTPError
+	var re *retryError
 	var mbe *http.MaxBytesError
 	var se *runtime.SkillError
+	if errors.As(err, &re) {
+		c.Response().Header().Set("Retry-After", re.retryAfter())
+	}
 	switch {
 	case errors.As(err, &mbe):
 		status, body = http.StatusRequestEntityTooLarge, apiErrorBody{Code: "too_large", Message: fmt.Sprintf("the body is larger than %d bytes", mbe.Limit)}

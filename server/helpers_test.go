@@ -88,7 +88,14 @@ type testEnv struct {
 // newEnv serves dirs (the first is where Install writes) with opts.
 func newEnv(t testing.TB, opts Options, dirs ...string) *testEnv {
 	t.Helper()
-	rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: dirs, CacheDir: testCache})
+	return newEnvRuntime(t, opts, runtime.Config{}, dirs...)
+}
+
+// newEnvRuntime is newEnv with a runtime configured by cfg (its SkillDirs and CacheDir are set).
+func newEnvRuntime(t testing.TB, opts Options, cfg runtime.Config, dirs ...string) *testEnv {
+	t.Helper()
+	cfg.SkillDirs, cfg.CacheDir = dirs, testCache
+	rt, err := runtime.New(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,11 +117,17 @@ func newEnv(t testing.TB, opts Options, dirs ...string) *testEnv {
 // (its result is its arguments), and loop (never returns; timeoutMs as given).
 func watEnv(t testing.TB, opts Options, loopTimeoutMs int) *testEnv {
 	t.Helper()
+	return watEnvRuntime(t, opts, runtime.Config{}, loopTimeoutMs)
+}
+
+// watEnvRuntime is watEnv with a runtime configured by cfg.
+func watEnvRuntime(t testing.TB, opts Options, cfg runtime.Config, loopTimeoutMs int) *testEnv {
+	t.Helper()
 	dir := t.TempDir()
 	fixture(t, dir, "hello", manifestJSON("hello", `"version":"1.0.0"`), "hello", nil)
 	fixture(t, dir, "echo", manifestJSON("echo", `"version":"1.0.0","parameters":{"type":"object"}`), "echo", nil)
 	fixture(t, dir, "loop", manifestJSON("loop", fmt.Sprintf(`"limits":{"timeoutMs":%d}`, loopTimeoutMs)), "loop", nil)
-	return newEnv(t, opts, dir)
+	return newEnvRuntime(t, opts, cfg, dir)
 }
 
 // reply is a finished HTTP exchange.

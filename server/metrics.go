@@ -3,79 +3,53 @@ package server
 import (
 	"fmt"
 	"net/http"
-	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
-// metrics are Prometheus counters kept by hand: a few counters do not need a client library.
-type metrics struct {
-	inFlight atomic.Int64
-	rejected atomic.Int64
-
-	mu      sync.Mutex
-	runs    map[[2]string]int64 // skill, outcome
-	buckets []float64           // seconds
-	counts  []int64             // per bucket, cumulative at render time
-	sum     float64
-	total   int64
-}
-
-func newMetrics() *metrics {
-	b := []float64{0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}
-	return &metrics{runs: map[[2]string]int64{}, buckets: b, counts: make([]int64, len(b))}
-}
-
-func (m *metrics) observe(r *runtime.Result) {
-	outcome := "success"
-	if r.Error != nil {
-		outcome = string(r.Error.Kind)
-	}
-	sec := r.DurationMs / 1000
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.runs[[2]string{r.Skill, outcome}]++
-	for i, b := range m.buckets {
-		if sec <= b {
-			m.counts[i]++
+// metricsHandler renders the runtime's counters (every run of every face) in Prometheus' text
+// format: a few counters do not need a client library.
+func (s *Server) metricsHandler(c echo.Context) error {
+	st := s.rt.Stats()
+	var b strings.Builder
+	fmt.Fprintln(&b, "# HELP skillbox_runs_total Runs by skill, face and outcome (success or the error kind); refused requests included.")
+	fmt.Fprintln(&b, "# TYPE skillbox_runs_total counter")
+	var rejected int64
+	for _, r := range st.Runs {
+		fmt.Fprintf(&b, "skillbox_runs_total{skill=%q,face=%q,outcome=%q} %d\n", r.Skill, r.Face, r.Outcome, r.Count)
+		if r.Outcome == string(runtime.KindBusy) {
+			rejected += r.Count
 		}
 	}
-	m.sum += sec
-	m.total++
-}
-
-func (s *Server) metricsHandler(c echo.Context) error {
-	m := s.metrics
-	var b strings.Builder
-	m.mu.Lock()
-	fmt.Fprintln(&b, "# HELP skillbox_runs_total Runs by skill and outcome (success or the error kind).")
-	fmt.Fprintln(&b, "# TYPE skillbox_runs_total counter")
-	keys := make([][2]string, 0, len(m.runs))
-	for k := range m.runs {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i][0]+keys[i][1] < keys[j][0]+keys[j][1] })
-	for _, k := range keys {
-		fmt.Fprintf(&b, "skillbox_runs_total{skill=%q,outcome=%q} %d\n", k[0], k[1], m.runs[k])
-	}
-	fmt.Fprintln(&b, "# HELP skillbox_run_duration_seconds Run duration, from the runtime's result.")
+	fmt.Fprintln(&b, "# HELP skillbox_run_duration_seconds Duration of admitted runs, from the runtime's result.")
 	fmt.Fprintln(&b, "# TYPE skillbox_run_duration_seconds histogram")
-	for i, le := range m.buckets {
-		fmt.Fprintf(&b, "skillbox_run_duration_seconds_bucket{le=\"%g\"} %d\n", le, m.counts[i])
+	var cum int64
+	for i, le := range runtime.DurationBuckets {
+		cum += st.DurationCounts[i]
+		fmt.Fprintf(&b, "skillbox_run_duration_seconds_bucket{le=\"%g\"} %d\n", le, cum)
 	}
-	fmt.Fprintf(&b, "skillbox_run_duration_seconds_bucket{le=\"+Inf\"} %d\n", m.total)
-	fmt.Fprintf(&b, "skillbox_run_duration_seconds_sum %g\nskillbox_run_duration_seconds_count %d\n", m.sum, m.total)
-	m.mu.Unlock()
-	st := s.rt.Stats()
-	fmt.Fprintf(&b, "# HELP skillbox_runs_in_flight Runs executing now.\n# TYPE skillbox_runs_in_flight gauge\nskillbox_runs_in_flight %d\n", m.inFlight.Load())
-	fmt.Fprintf(&b, "# HELP skillbox_runs_rejected_total Runs refused with 429 (queue full).\n# TYPE skillbox_runs_rejected_total counter\nskillbox_runs_rejected_total %d\n", m.rejected.Load())
-	fmt.Fprintf(&b, "# HELP skillbox_compile_cache_hits_total Runs whose module was already compiled.\n# TYPE skillbox_compile_cache_hits_total counter\nskillbox_compile_cache_hits_total %d\n", st.CompileHits)
-	fmt.Fprintf(&b, "# HELP skillbox_compiles_total Module compilations (each may be served by the on-disk cache).\n# TYPE skillbox_compiles_total counter\nskillbox_compiles_total %d\n", st.Compiles)
+	fmt.Fprintf(&b, "skillbox_run_duration_seconds_bucket{le=\"+Inf\"} %d\n", st.DurationCount)
+	fmt.Fprintf(&b, "skillbox_run_duration_seconds_sum %g\nskillbox_run_duration_seconds_count %d\n", st.DurationSum, st.DurationCount)
+	a := st.Admission
+	gauge := func(name, help string, v any) {
+		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s gauge\n%s %v\n", name, help, name, name, v)
+	}
+	counter := func(name, help string, v int64) {
+		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s counter\n%s %d\n", name, help, name, name, v)
+	}
+	gauge("skillbox_runs_in_flight", "Runs executing now.", a.Running)
+	gauge("skillbox_runs_queued", "Runs waiting for admission.", a.Queued)
+	counter("skillbox_runs_rejected_total", "Runs refused busy (queue full, waited too long, closing).", rejected)
+	gauge("skillbox_memory_budget_bytes", "The admission control's memory budget.", a.MemoryBudget)
+	gauge("skillbox_memory_charged_bytes", "What admitted runs, compilations and warm modules are charged now.", a.MemoryInUse)
+	gauge("skillbox_compiles_in_flight", "Modules compiling now.", a.Compiling)
+	gauge("skillbox_warm_modules", "Compiled modules kept in memory.", st.WarmModules)
+	counter("skillbox_compile_cache_hits_total", "Runs whose module was already compiled.", st.CompileHits)
+	counter("skillbox_compiles_total", "Module compilations (each may be served by the on-disk cache).", st.Compiles)
+	counter("skillbox_module_evictions_total", "Compiled modules dropped to make room in the memory budget.", st.Evictions)
 	fmt.Fprintf(&b, "# HELP skillbox_skills Loaded skills by status.\n# TYPE skillbox_skills gauge\n")
 	byStatus := map[string]int{}
 	for _, sk := range s.rt.Skills() {

@@ -52,10 +52,11 @@ func TestMetrics(t *testing.T) {
 		sample string
 		want   float64 // -1: must be absent; -2: must be > 0
 	}{
-		{`skillbox_runs_total{skill="word-count",outcome="success"}`, 2},
-		{`skillbox_runs_total{skill="word-count",outcome="invalid_args"}`, -1}, // a 422 is not a run
-		{`skillbox_runs_total{skill="nope",outcome="not_found"}`, -1},          // nor is a 404
-		{`skillbox_runs_total{skill="http-get",outcome="permission_denied"}`, 1},
+		{`skillbox_runs_total{skill="word-count",face="http",outcome="success"}`, 2},
+		{`skillbox_runs_total{skill="word-count",face="http",outcome="invalid_args"}`, 1}, // a 422 is counted, not timed
+		{`skillbox_runs_total{skill="nope",face="http",outcome="not_found"}`, -1},         // a client's id is never a label
+		{`skillbox_runs_total{skill="",face="http",outcome="not_found"}`, 1},
+		{`skillbox_runs_total{skill="http-get",face="http",outcome="permission_denied"}`, 1},
 		{`skillbox_run_duration_seconds_count`, 3},
 		{`skillbox_run_duration_seconds_bucket{le="+Inf"}`, 3},
 		{`skillbox_run_duration_seconds_sum`, -2},

@@ -3,9 +3,11 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -82,70 +84,77 @@ func (s *Server) decode(c echo.Context, v any, max int64) error {
 	return nil
 }
 
-// run runs a skill for a request: 404 for an unknown skill, 422 for invalid arguments (before
-// any slot is taken), 429 when the queue is full, and otherwise 200 with the run's result, or a
-// text/event-stream of its events when the client asks for one. The request's context is the
-// run's: a client that goes away cancels its run.
+// run runs a skill for a request: the runtime decides everything (the skill, the arguments, room
+// to run); this translates. A run that happened answers 200 with its result, or a
+// text/event-stream of its events when the client asks for one. Refusals before a run: 404 no
+// such skill (409 a broken one), 422 invalid arguments, 429 with Retry-After when the runtime
+// is at capacity, 503 when it is closing. The request's context is the run's: a client that
+// goes away cancels its run.
 func (s *Server) run(c echo.Context, id string, args json.RawMessage) error {
 	if bytes.Equal(bytes.TrimSpace(args), []byte("null")) {
 		args = nil // "args": null is no arguments
 	}
-	sk, err := s.rt.Skill(id)
-	if err != nil || sk.Kind() != runtime.Executable {
-		return httpError(http.StatusNotFound, "not_found", "no executable skill %q", id)
-	}
-	if sk.Status() != runtime.StatusActive {
-		return httpError(http.StatusConflict, "skill_broken", "skill %q is broken: %v", id, sk.Err())
-	}
-	if _, err := sk.Schema().Prepare(args); err != nil {
-		re, _ := err.(*runtime.RunError)
-		return httpError(http.StatusUnprocessableEntity, "invalid_args", "%s", re.Message)
-	}
-	release, err := s.acquire(c)
-	if err != nil {
-		return err
-	}
-	defer release()
-
-	s.metrics.inFlight.Add(1)
-	defer s.metrics.inFlight.Add(-1)
-	stream := strings.Contains(c.Request().Header.Get(echo.HeaderAccept), "text/event-stream")
-	var opts []runtime.RunOption
+	k, _ := c.Get(keyContext).(keyEntry)
+	req := runtime.Request{Skill: id, Args: args, Face: runtime.FaceHTTP, Caller: k.name,
+		TraceParent: c.Request().Header.Get("Traceparent")}
 	var sse *sseWriter
-	if stream {
+	if strings.Contains(c.Request().Header.Get(echo.HeaderAccept), "text/event-stream") {
 		sse = newSSE(c)
-		opts = append(opts, runtime.OnEvent(sse.event))
+		req.OnEvent = sse.event
 	}
-	res, _ := s.rt.Run(c.Request().Context(), id, args, opts...)
-	s.history.add(res)
-	s.metrics.observe(res)
-	if stream {
+	res, err := s.rt.Run(c.Request().Context(), req)
+	if herr := refusal(res, err); herr != nil {
+		if sse == nil || !sse.opened() {
+			return herr
+		}
+	}
+	if sse != nil {
+		if !sse.opened() { // not admitted, yet a result (a compile failure): one result event
+			sse.event(runtime.Event{Type: "result", RunID: res.RunID, Result: res})
+		}
 		return sse.err
 	}
 	return c.JSON(http.StatusOK, res)
 }
 
-// acquire takes a run slot, waiting in the queue if all are busy; a full queue is 429.
-func (s *Server) acquire(c echo.Context) (func(), error) {
-	select {
-	case s.slots <- struct{}{}:
-		return func() { <-s.slots }, nil
-	default:
+// refusal is the HTTP error of a run refused before it started, or nil.
+func refusal(res *runtime.Result, err error) error {
+	if err == nil || res.Error == nil {
+		return nil
 	}
-	select {
-	case s.waiting <- struct{}{}:
-	default:
-		s.metrics.rejected.Add(1)
-		c.Response().Header().Set("Retry-After", "1")
-		return nil, httpError(http.StatusTooManyRequests, "too_many_requests", "%d runs are running and %d waiting; try again shortly", cap(s.slots), cap(s.waiting))
+	msg := res.Error.Message
+	switch res.Error.Kind {
+	case runtime.KindNotFound:
+		if errors.Is(err, runtime.ErrBroken) {
+			return httpError(http.StatusConflict, "skill_broken", "skill %q is broken: %s", res.Skill, msg)
+		}
+		return httpError(http.StatusNotFound, "not_found", "no executable skill %q: %s", res.Skill, msg)
+	case runtime.KindInvalidArgs:
+		return httpError(http.StatusUnprocessableEntity, "invalid_args", "%s", msg)
+	case runtime.KindBusy:
+		if errors.Is(err, runtime.ErrClosed) {
+			return httpError(http.StatusServiceUnavailable, "unavailable", "%s", msg)
+		}
+		retry := time.Second
+		var re *runtime.RunError
+		if errors.As(err, &re) && re.RetryAfter > 0 {
+			retry = re.RetryAfter
+		}
+		return &retryError{after: retry, err: httpError(http.StatusTooManyRequests, "busy", "%s", msg)}
 	}
-	defer func() { <-s.waiting }()
-	select {
-	case s.slots <- struct{}{}:
-		return func() { <-s.slots }, nil
-	case <-c.Request().Context().Done():
-		return nil, httpError(http.StatusServiceUnavailable, "canceled", "the request ended while the run was queued")
-	}
+	return nil
+}
+
+// retryError is an HTTP error that asks the client to wait (Retry-After) before trying again.
+type retryError struct {
+	after time.Duration
+	err   *echo.HTTPError
+}
+
+func (e *retryError) Error() string { return e.err.Error() }
+func (e *retryError) Unwrap() error { return e.err }
+func (e *retryError) retryAfter() string {
+	return strconv.Itoa(max(1, int((e.after+time.Second-1)/time.Second)))
 }
 
 // sseWriteTimeout bounds one event write to a slow client.
@@ -160,6 +169,13 @@ type sseWriter struct {
 }
 
 func newSSE(c echo.Context) *sseWriter { return &sseWriter{c: c} }
+
+// opened reports whether the stream has started (an event was written, or tried).
+func (w *sseWriter) opened() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.open || w.err != nil
+}
 
 func (w *sseWriter) event(e runtime.Event) {
 	w.mu.Lock()
@@ -191,40 +207,9 @@ func (w *sseWriter) event(e runtime.Event) {
 }
 
 func (s *Server) getRun(c echo.Context) error {
-	res, ok := s.history.get(c.Param("run_id"))
+	rec, ok := s.rt.RunRecord(c.Param("run_id"))
 	if !ok {
-		return httpError(http.StatusNotFound, "not_found", "no recent run %q (the server keeps the last %d)", c.Param("run_id"), s.opts.RunHistory)
+		return httpError(http.StatusNotFound, "not_found", "no recent run %q (the runtime keeps the most recent ones)", c.Param("run_id"))
 	}
-	return c.JSON(http.StatusOK, res)
-}
-
-// history remembers the last n results by run id.
-type history struct {
-	mu    sync.Mutex
-	n     int
-	byID  map[string]*runtime.Result
-	order []string
-}
-
-func newHistory(n int) *history { return &history{n: n, byID: map[string]*runtime.Result{}} }
-
-func (h *history) add(r *runtime.Result) {
-	if r == nil || h.n <= 0 {
-		return
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.byID[r.RunID] = r
-	h.order = append(h.order, r.RunID)
-	for len(h.order) > h.n {
-		delete(h.byID, h.order[0])
-		h.order = h.order[1:]
-	}
-}
-
-func (h *history) get(id string) (*runtime.Result, bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	r, ok := h.byID[id]
-	return r, ok
+	return c.JSON(http.StatusOK, rec)
 }

@@ -141,7 +141,7 @@ func TestRunResultShape(t *testing.T) {
 
 func TestRunHistory(t *testing.T) {
 	t.Parallel()
-	env := watEnv(t, Options{RunHistory: 2}, 100)
+	env := watEnvRuntime(t, Options{}, runtime.Config{History: runtime.History{MaxRuns: 2}}, 100)
 	var ids []string
 	for i := 0; i < 3; i++ {
 		res := runResult(t, post(t, env.ts.URL+"/v1/skills/echo/runs", fmt.Sprintf(`{"args":{"i":%d}}`, i)))
@@ -155,7 +155,7 @@ func TestRunHistory(t *testing.T) {
 	}{
 		{"the latest run", ids[2], 200, `"result":{"i":2}`},
 		{"the one before", ids[1], 200, `"result":{"i":1}`},
-		{"evicted past RunHistory", ids[0], 404, ""},
+		{"evicted past History.MaxRuns", ids[0], 404, ""},
 		{"never was", "run_000000000000000000000000", 404, ""},
 		{"not even an id", "..%2F..%2Fetc", 404, ""},
 	}
@@ -180,11 +180,11 @@ func TestRunHistory(t *testing.T) {
 	}
 }
 
-// MaxConcurrentRuns 1 and RunQueue 1: one run runs, one waits, the third is refused with 429 and
+// MaxRuns 1 and MaxQueue 1: one run runs, one waits, the third is refused with 429 and
 // Retry-After, before any work.
 func TestRunQueueFull(t *testing.T) {
 	t.Parallel()
-	env := watEnv(t, Options{MaxConcurrentRuns: 1, RunQueue: 1}, 2000)
+	env := watEnvRuntime(t, Options{}, runtime.Config{Admission: runtime.Admission{MaxRuns: 1, MaxQueue: 1}}, 2000)
 	base := env.ts.URL
 
 	// First run: wait until it is running, so it holds the only slot.
@@ -227,7 +227,7 @@ func TestRunQueueFull(t *testing.T) {
 		switch r.status {
 		case 429:
 			refused++
-			wantError(t, r, 429, "too_many_requests")
+			wantError(t, r, 429, "busy")
 			if ra := r.header.Get("Retry-After"); ra != "1" {
 				t.Errorf("Retry-After %q, want 1", ra)
 			}
@@ -250,8 +250,11 @@ func TestRunQueueFull(t *testing.T) {
 	if v, _ := metricValue(text, "skillbox_runs_rejected_total"); v != 1 {
 		t.Errorf("rejected_total %v, want 1", v)
 	}
-	if v, _ := metricValue(text, `skillbox_runs_total{skill="loop",outcome="timeout"}`); v != 2 {
-		t.Errorf("loop timeouts %v, want 2 (the 429 is not a run)", v)
+	if v, _ := metricValue(text, `skillbox_runs_total{skill="loop",face="http",outcome="timeout"}`); v != 2 {
+		t.Errorf("loop timeouts %v, want 2", v)
+	}
+	if v, _ := metricValue(text, `skillbox_runs_total{skill="loop",face="http",outcome="busy"}`); v != 1 {
+		t.Errorf("loop busy %v, want 1 (the 429)", v)
 	}
 	// The slots are free again: a quick run gets through.
 	if res := runResult(t, post(t, base+"/v1/skills/hello/runs", ``)); !res.Success {

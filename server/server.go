@@ -28,12 +28,6 @@ type Options struct {
 	MaxRunBodyBytes int64
 	// MaxPackageBytes bounds an uploaded skill package (default 64 MiB).
 	MaxPackageBytes int64
-	// MaxConcurrentRuns is how many runs execute at once (default 16); up to RunQueue more wait
-	// (default 64); beyond that a run is refused with 429 and Retry-After.
-	MaxConcurrentRuns int
-	RunQueue          int
-	// RunHistory is how many finished runs GET /v1/runs/{id} remembers (default 256).
-	RunHistory int
 	// Provider names this server in /.well-known/skills.json (default "skillbox").
 	Provider string
 	// CORSOrigins are the web origins (scheme://host[:port], matched exactly) whose pages may
@@ -50,15 +44,6 @@ func (o Options) withDefaults() Options {
 	if o.MaxPackageBytes == 0 {
 		o.MaxPackageBytes = 64 << 20
 	}
-	if o.MaxConcurrentRuns == 0 {
-		o.MaxConcurrentRuns = 16
-	}
-	if o.RunQueue == 0 {
-		o.RunQueue = 64
-	}
-	if o.RunHistory == 0 {
-		o.RunHistory = 256
-	}
 	if o.Provider == "" {
 		o.Provider = "skillbox"
 	}
@@ -74,10 +59,6 @@ type Server struct {
 	opts    Options
 	logger  *slog.Logger
 	keys    []keyEntry
-	slots   chan struct{} // one per concurrently running run
-	waiting chan struct{} // one per queued run
-	history *history
-	metrics *metrics
 	version string
 
 	idxMu  sync.Mutex
@@ -94,13 +75,11 @@ func New(rt *runtime.Runtime, opts Options) (*Server, error) {
 		return nil, errors.New("server: nil runtime")
 	}
 	opts = opts.withDefaults()
-	if opts.MaxConcurrentRuns < 0 || opts.RunQueue < 0 || opts.RunHistory < 0 || opts.MaxRunBodyBytes < 0 || opts.MaxPackageBytes < 0 {
+	if opts.MaxRunBodyBytes < 0 || opts.MaxPackageBytes < 0 {
 		return nil, errors.New("server: limits must not be negative")
 	}
-	s := &Server{rt: rt, opts: opts, logger: opts.Logger,
-		slots: make(chan struct{}, opts.MaxConcurrentRuns), waiting: make(chan struct{}, opts.RunQueue),
-		history: newHistory(opts.RunHistory), metrics: newMetrics(), version: "(devel)",
-		mcp: mcpserver.New(rt, mcpserver.Options{Logger: opts.Logger, MaxConcurrentRuns: opts.MaxConcurrentRuns})}
+	s := &Server{rt: rt, opts: opts, logger: opts.Logger, version: "(devel)",
+		mcp: mcpserver.New(rt, mcpserver.Options{Logger: opts.Logger})}
 	browser, err := newBrowserGuard(opts.CORSOrigins)
 	if err != nil {
 		return nil, err

@@ -162,7 +162,7 @@ func TestSSEClientDisconnectCancelsRun(t *testing.T) {
 	var text string
 	ok := waitFor(10*time.Second, func() bool {
 		text = metricsText(t, env.ts.URL)
-		v, _ := metricValue(text, `skillbox_runs_total{skill="loop",outcome="canceled"}`)
+		v, _ := metricValue(text, `skillbox_runs_total{skill="loop",face="http",outcome="canceled"}`)
 		f, _ := metricValue(text, "skillbox_runs_in_flight")
 		return v == 1 && f == 0
 	})
@@ -192,7 +192,7 @@ func TestSyncClientDisconnectCancelsRun(t *testing.T) {
 	var text string
 	if !waitFor(10*time.Second, func() bool {
 		text = metricsText(t, env.ts.URL)
-		v, _ := metricValue(text, `skillbox_runs_total{skill="loop",outcome="canceled"}`)
+		v, _ := metricValue(text, `skillbox_runs_total{skill="loop",face="http",outcome="canceled"}`)
 		f, _ := metricValue(text, "skillbox_runs_in_flight")
 		return v == 1 && f == 0
 	}) {

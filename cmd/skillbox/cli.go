@@ -43,7 +43,10 @@ type env struct {
 	keys     string
 	insecure bool
 	watch    bool
-	cors     multiFlag // --cors-origin
+
+	maxRuns, maxQueue int // serve, mcp: admission
+	memoryBudget      byteSize
+	cors              multiFlag // --cors-origin
 }
 
 type command struct {
@@ -196,13 +199,9 @@ func (e *env) runtimeFor(ctx context.Context, dirs []string) (*runtime.Runtime, 
 	if e.verbose {
 		cfg.Logger = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	if e.policy != "" {
-		p, err := runtime.LoadPolicy(e.policy)
-		if err != nil {
-			return nil, err
-		}
-		cfg.Policy = p
-	}
+	// The runtime reads the policy file itself, so a reload (SIGHUP, POST /v1/reload) rereads it.
+	cfg.PolicyFile = e.policy
+	cfg.Admission = runtime.Admission{MaxRuns: e.maxRuns, MaxQueue: e.maxQueue, MemoryBudget: int64(e.memoryBudget)}
 	return runtime.New(ctx, cfg)
 }
 

@@ -18,6 +18,7 @@ var cmdMCP = &command{
 	usage:   "[--watch]",
 	flags: func(fs *flag.FlagSet, e *env) {
 		fs.BoolVar(&e.watch, "watch", false, "reload skills when their files change, and tell the client")
+		admissionFlags(fs, e)
 	},
 	run: func(ctx context.Context, e *env, pos []string) int {
 		if len(pos) != 0 {

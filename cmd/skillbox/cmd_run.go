@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/skillbox-dev/skillbox/runtime"
 )
 
 // maxArgsBytes bounds --args read from a file or stdin.
@@ -33,7 +35,7 @@ var cmdRun = &command{
 			return e.fail(exitFailed, "%v", err)
 		}
 		defer rt.Close(context.Background())
-		res, runErr := rt.Run(ctx, pos[0], args)
+		res, runErr := rt.Run(ctx, runtime.Request{Skill: pos[0], Args: args, Face: runtime.FaceCLI})
 		if e.json {
 			if err := writeJSON(e.stdout, res); err != nil {
 				return e.fail(exitFailed, "%v", err)

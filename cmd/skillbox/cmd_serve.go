@@ -8,10 +8,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
+	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/server"
 )
 
@@ -23,6 +25,7 @@ var cmdServe = &command{
 		fs.StringVar(&e.keys, "keys", "", "API keys `FILE` (YAML list of {name, key, role}; key may be env:VAR)")
 		fs.BoolVar(&e.insecure, "insecure", false, "allow a non-loopback address without API keys (requests must still be addressed to a loopback name, e.g. through a port forward)")
 		fs.BoolVar(&e.watch, "watch", false, "reload skills when their files change")
+		admissionFlags(fs, e)
 		fs.Var(&e.cors, "cors-origin", "let web pages from `ORIGIN` (scheme://host[:port], exact) call the API from a browser; repeatable. Off by default: pages from other origins may not run or change anything")
 	},
 	run: func(ctx context.Context, e *env, pos []string) int {
@@ -64,6 +67,7 @@ var cmdServe = &command{
 		if e.watch {
 			go rt.Watch(ctx, 0)
 		}
+		go reloadOnHangup(ctx, rt, logger)
 		hs := &http.Server{
 			Handler:           srv.Handler(),
 			ReadHeaderTimeout: 10 * time.Second,
@@ -88,6 +92,32 @@ var cmdServe = &command{
 		}
 		return exitOK
 	},
+}
+
+// admissionFlags are the flags of the long-running commands that bound what runs at once.
+func admissionFlags(fs *flag.FlagSet, e *env) {
+	fs.IntVar(&e.maxRuns, "max-runs", 0, "how many runs execute at once (default 16)")
+	fs.IntVar(&e.maxQueue, "max-queue", 0, "how many runs may wait for room; more are refused busy (default 64)")
+	fs.Var(&e.memoryBudget, "memory-budget", "what all runs, compilations and compiled modules may hold at once, such as 2GiB (default: half the machine's memory)")
+}
+
+// reloadOnHangup rereads the policy file and the skills on SIGHUP, as daemons do, until ctx ends.
+func reloadOnHangup(ctx context.Context, rt *runtime.Runtime, logger *slog.Logger) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+			if err := rt.Reload(ctx); err != nil {
+				logger.Error("reload on SIGHUP failed; the previous policy and skills stay", "err", err)
+				continue
+			}
+			logger.Info("reloaded the policy and skills on SIGHUP")
+		}
+	}
 }
 
 // loopback reports whether addr listens only on a loopback address.

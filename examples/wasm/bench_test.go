@@ -60,7 +60,7 @@ func BenchmarkGuests(b *testing.B) {
 	defer rt.Close(ctx)
 	run := func(id string) func() {
 		return func() {
-			if _, err := rt.Run(ctx, id, []byte(`{}`)); err != nil {
+			if _, err := rt.Run(ctx, runtime.Request{Skill: id, Args: []byte(`{}`)}); err != nil {
 				b.Fatal(id, err)
 			}
 		}

@@ -118,7 +118,7 @@ func TestConformance(t *testing.T) {
 				t.Fatalf("granted files %+v", got)
 			}
 
-			res, err := rt.Run(context.Background(), "conformance", args)
+			res, err := rt.Run(context.Background(), runtime.Request{Skill: "conformance", Args: args})
 			if err != nil {
 				t.Fatalf("run: %v\nlogs: %+v", err, res.Logs)
 			}

@@ -1,0 +1,260 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Admission bounds what runs at once, for every face alike (library, CLI, HTTP, MCP, agents):
+// every run and every compilation is admitted here first. Zero fields are the defaults.
+type Admission struct {
+	// MaxRuns is how many runs execute at once (default 16).
+	MaxRuns int
+	// MaxQueue is how many runs may wait for admission (default 64); one more is refused busy.
+	MaxQueue int
+	// MaxWait bounds how long a run waits in the queue (default 30s); then it is refused busy.
+	MaxWait time.Duration
+	// MemoryBudget bounds, in bytes, what everything admitted may hold of the host's memory at
+	// once: each run's charge (its memory limit plus what the host holds for it beyond its linear
+	// memory; see charge.go), each compilation in progress, and each compiled module kept warm
+	// (idle ones are dropped when a run needs the room). Default: half of the machine's memory,
+	// at least 1 GiB.
+	MemoryBudget int64
+	// MaxCompiles is how many modules compile at once (default 1: compiling is CPU- and
+	// memory-hungry, and a skill's first run or validation waits for it anyway).
+	MaxCompiles int
+}
+
+func (a Admission) withDefaults() Admission {
+	if a.MaxRuns <= 0 {
+		a.MaxRuns = 16
+	}
+	if a.MaxQueue <= 0 {
+		a.MaxQueue = 64
+	}
+	if a.MaxWait <= 0 {
+		a.MaxWait = 30 * time.Second
+	}
+	if a.MemoryBudget <= 0 {
+		a.MemoryBudget = defaultMemoryBudget()
+	}
+	if a.MaxCompiles <= 0 {
+		a.MaxCompiles = 1
+	}
+	return a
+}
+
+// errOverBudget is a charge larger than the whole budget: it could never be admitted.
+var errOverBudget = errors.New("larger than the runtime's whole memory budget")
+
+// admission hands out run slots, compile slots and memory, first come first served. A ticket
+// that does not fit waits in one FIFO queue; one at the head that needs memory held by idle warm
+// modules gets it reclaimed (the engine drops them).
+type admission struct {
+	cfg     Admission
+	reclaim func(need int64) // frees idle warm memory; called without mu
+
+	mu        sync.Mutex
+	used      int64 // bytes charged
+	running   int   // run slots in use
+	compiling int   // compile slots in use
+	queue     []*ticket
+	closed    bool
+	peakUsed  int64
+	peakRuns  int
+}
+
+type ticket struct {
+	charge  int64
+	run     bool // needs a run slot (else a compile slot)
+	ready   chan struct{}
+	granted bool
+}
+
+func newAdmission(cfg Admission, reclaim func(int64)) *admission {
+	return &admission{cfg: cfg, reclaim: reclaim}
+}
+
+// fits reports whether t can be granted now (a.mu held).
+func (a *admission) fits(t *ticket) (ok, forMemory bool) {
+	if t.run && a.running >= a.cfg.MaxRuns || !t.run && a.compiling >= a.cfg.MaxCompiles {
+		return false, false
+	}
+	if a.used+t.charge > a.cfg.MemoryBudget {
+		return false, true
+	}
+	return true, false
+}
+
+func (a *admission) grant(t *ticket) {
+	a.used += t.charge
+	if t.run {
+		a.running++
+	} else {
+		a.compiling++
+	}
+	a.peakUsed = max(a.peakUsed, a.used)
+	a.peakRuns = max(a.peakRuns, a.running)
+	t.granted = true
+	close(t.ready)
+}
+
+// busyError is the refusal of a run the runtime has no room for.
+type busyError struct{ msg string }
+
+func (e *busyError) Error() string { return e.msg }
+
+// acquire admits a run (run true) or a compilation charged charge bytes, waiting in the queue if
+// need be. The error is ErrClosed, errOverBudget, a *busyError (queue full, or waited MaxWait),
+// or ctx's error.
+func (a *admission) acquire(ctx context.Context, charge int64, run bool) (release func(), err error) {
+	t := &ticket{charge: charge, run: run, ready: make(chan struct{})}
+	a.mu.Lock()
+	switch {
+	case a.closed:
+		a.mu.Unlock()
+		return nil, ErrClosed
+	case charge > a.cfg.MemoryBudget:
+		a.mu.Unlock()
+		return nil, fmt.Errorf("a charge of %d MiB is %w (%d MiB)", charge>>20, errOverBudget, a.cfg.MemoryBudget>>20)
+	}
+	if len(a.queue) == 0 {
+		ok, forMemory := a.fits(t)
+		if !ok && forMemory {
+			// Idle warm modules may hold the room: drop them, then look again.
+			a.mu.Unlock()
+			a.reclaim(a.used + charge - a.cfg.MemoryBudget)
+			a.mu.Lock()
+			ok, _ = a.fits(t)
+		}
+		if ok && len(a.queue) == 0 && !a.closed {
+			a.grant(t)
+			a.mu.Unlock()
+			return func() { a.release(t) }, nil
+		}
+	}
+	if len(a.queue) >= a.cfg.MaxQueue {
+		a.mu.Unlock()
+		return nil, &busyError{fmt.Sprintf("%d runs are running and %d waiting, the most this runtime admits; try again shortly", a.running, len(a.queue))}
+	}
+	a.queue = append(a.queue, t)
+	a.mu.Unlock()
+
+	timer := time.NewTimer(a.cfg.MaxWait)
+	defer timer.Stop()
+	select {
+	case <-t.ready:
+	case <-ctx.Done():
+		err = ctx.Err()
+	case <-timer.C:
+		err = &busyError{fmt.Sprintf("waited %s for room to run without getting it; try again shortly", a.cfg.MaxWait)}
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if t.granted {
+		if err != nil { // admitted just as the wait ended: give the room back
+			a.releaseLocked(t)
+			return nil, err
+		}
+		return func() { a.release(t) }, nil
+	}
+	a.remove(t)
+	if a.closed {
+		return nil, ErrClosed
+	}
+	return nil, err
+}
+
+func (a *admission) remove(t *ticket) {
+	for i, q := range a.queue {
+		if q == t {
+			a.queue = append(a.queue[:i], a.queue[i+1:]...)
+			break
+		}
+	}
+	a.dispatchLocked() // the head may have changed
+}
+
+func (a *admission) release(t *ticket) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.releaseLocked(t)
+}
+
+func (a *admission) releaseLocked(t *ticket) {
+	if !t.granted {
+		return
+	}
+	t.granted = false
+	a.used -= t.charge
+	if t.run {
+		a.running--
+	} else {
+		a.compiling--
+	}
+	a.dispatchLocked()
+}
+
+// dispatchLocked grants waiting tickets in order while the head fits. A head waiting for memory
+// gets idle warm modules reclaimed for it, in the background (reclaim must not run under mu).
+func (a *admission) dispatchLocked() {
+	for len(a.queue) > 0 && !a.closed {
+		head := a.queue[0]
+		ok, forMemory := a.fits(head)
+		if !ok {
+			if forMemory {
+				need := a.used + head.charge - a.cfg.MemoryBudget
+				go a.reclaim(need)
+			}
+			return
+		}
+		a.queue = a.queue[1:]
+		a.grant(head)
+	}
+}
+
+// hold charges n bytes held outside any ticket (a compiled module kept warm); free gives them back.
+func (a *admission) hold(n int64) {
+	a.mu.Lock()
+	a.used += n
+	a.peakUsed = max(a.peakUsed, a.used)
+	a.mu.Unlock()
+}
+
+func (a *admission) free(n int64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.used -= n
+	a.dispatchLocked()
+}
+
+// close refuses every waiting and future ticket with ErrClosed.
+func (a *admission) close() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.closed = true
+	for _, t := range a.queue {
+		close(t.ready) // not granted: the waiter sees closed
+	}
+	a.queue = nil
+}
+
+// AdmissionStats is a snapshot of the admission control, for metrics.
+type AdmissionStats struct {
+	Running, Queued, Compiling int
+	// MemoryInUse is what everything admitted is charged now; MemoryBudget the ceiling.
+	MemoryInUse, MemoryBudget int64
+	// PeakMemoryInUse and PeakRunning are the highest seen since New.
+	PeakMemoryInUse int64
+	PeakRunning     int
+}
+
+func (a *admission) stats() AdmissionStats {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return AdmissionStats{Running: a.running, Queued: len(a.queue), Compiling: a.compiling,
+		MemoryInUse: a.used, MemoryBudget: a.cfg.MemoryBudget, PeakMemoryInUse: a.peakUsed, PeakRunning: a.peakRuns}
+}

@@ -1,0 +1,105 @@
+package runtime
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// What the memory budget (Admission.MemoryBudget) is charged. Each figure is an upper bound of
+// what the host really holds, measured with the benchmarks in charge_test.go and the soak test;
+// docs/SECURITY.md gives the figures behind them.
+const (
+	// stackReserve is the most wazero's call stack for one run can hold: it lives in the host's
+	// heap, outside the run's memory limit, grows by doubling while the guest recurses, and stops
+	// at a ceiling of about 50 MB (wazevo's callStackCeiling) — after growing to ~100 MB, with the
+	// 50 MB it grew from still alive during the copy. wazero 1.12 cannot bound it lower.
+	stackReserve = 160 << 20
+	// runOverhead is what a run holds beyond its linear memory and stack besides its module:
+	// the instance's structures, the call's buffers, the run's logs and result.
+	runOverhead = 4 << 20
+)
+
+// runCharge is what a run of s may hold of the host's memory while it runs:
+//   - its memory limit: the linear memories of the module and of the Extism kernel, and its
+//     tables, which the memory meter enforces together;
+//   - as much again for the host's copy of its output (Extism copies the whole output block out
+//     of the kernel's memory before its size can be checked against maxOutputBytes);
+//   - the wasm call stack (stackReserve);
+//   - what the host buffers for one host call at a time: a fetch's response or a file read
+//     (their limits), and the run's logs;
+//   - the instance's own structures, proportional to the module (function instances, tables'
+//     Go slices, the data it copies in), and a fixed overhead.
+func runCharge(s *Skill) int64 {
+	l := s.grant.Limits
+	mem := l.MemoryMiB << 20
+	io := max(l.MaxFetchBytes, l.MaxFileBytes, l.MaxWriteBytes)
+	return 2*mem + stackReserve + io + l.MaxLogBytes + int64(len(s.wasm)) + runOverhead
+}
+
+// Compilation charges, from compiling real and synthetic modules with wazero's optimizing
+// compiler (charge_test.go): peak memory grows with the largest function body (its IR is built
+// whole) and with the total code (machine code, per-function metadata); a compiled module kept
+// in memory holds about its machine code.
+const (
+	compileBase       = 64 << 20
+	compilePerFunc    = 48 // bytes of peak memory per byte of the largest function body
+	compilePerCode    = 8  // per byte of code
+	warmPerCode       = 4  // bytes held by a compiled module per byte of code
+	warmBase          = 1 << 20
+	defaultBudgetMin  = 1 << 30
+	defaultBudgetPart = 2 // of the machine's (or cgroup's) memory
+)
+
+// compileCharge is what compiling a module may hold at its peak.
+func compileCharge(largestFunc, codeBytes int64) int64 {
+	return compileBase + compilePerFunc*largestFunc + compilePerCode*codeBytes
+}
+
+// warmCharge is what a compiled module holds while it is kept for later runs.
+func warmCharge(codeBytes int64) int64 {
+	return warmBase + warmPerCode*codeBytes
+}
+
+// defaultMemoryBudget is half of the memory this process may use — the cgroup's limit when
+// there is one, else the machine's — and at least 1 GiB.
+func defaultMemoryBudget() int64 {
+	total := machineMemory()
+	if c := cgroupMemoryLimit(); c > 0 && (total == 0 || c < total) {
+		total = c
+	}
+	return max(total/defaultBudgetPart, defaultBudgetMin)
+}
+
+func machineMemory() int64 {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "MemTotal:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			if err == nil {
+				return kb << 10
+			}
+		}
+	}
+	return 0
+}
+
+// cgroupMemoryLimit reads cgroup v2's memory.max of this process's cgroup ("max": no limit).
+func cgroupMemoryLimit() int64 {
+	data, err := os.ReadFile("/sys/fs/cgroup/memory.max")
+	if err != nil {
+		return 0
+	}
+	n, err := strconv.ParseInt(string(bytes.TrimSpace(data)), 10, 64)
+	if err != nil {
+		return 0
+	}
+	return n
+}

@@ -1,0 +1,47 @@
+package runtime
+
+import "encoding/json"
+
+// Face names how a run was asked for. Faces only translate requests and results; the runtime
+// records the face of each run, so metrics and history can tell them apart.
+type Face string
+
+const (
+	FaceLibrary Face = "library" // a Go program calling Runtime.Run (the default)
+	FaceCLI     Face = "cli"     // skillbox run
+	FaceHTTP    Face = "http"    // the HTTP API
+	FaceMCP     Face = "mcp"     // an MCP client
+	FaceAgent   Face = "agent"   // the agent helpers (tool calls, RUN_MODULE blocks)
+)
+
+// Request is one run to make. Only Skill is required; the zero values of the rest are safe.
+type Request struct {
+	// Skill is the id of the skill to run.
+	Skill string
+	// Args is the arguments, a JSON object; empty or null mean {}.
+	Args json.RawMessage
+	// Argv and Stdin are a program's command line and standard input, for skills that run as
+	// programs. A compiled skill takes its input as Args only, and refuses them (invalid_args).
+	Argv  []string
+	Stdin []byte
+	// Face and Caller say who asked (the face, and a name such as the API key's), for the run's
+	// record and metrics; TraceParent is the caller's W3C trace context, logged with the run.
+	Face        Face
+	Caller      string
+	TraceParent string
+	// OnEvent, when set, receives the run's events, on the run's goroutine, as they happen: it
+	// must not block for long, it delays the guest. A request refused before it is admitted (no
+	// such skill, invalid arguments, busy, closed) has no events: Run's error says why.
+	OnEvent func(Event) `json:"-"`
+}
+
+// Event is something that happened during an admitted run, in order: "status" with Status
+// "started" once the run is admitted, "status" with Status "running" once the module is
+// instantiated, "log" events (Log is set) as the skill logs, and last "result" (Result is set).
+type Event struct {
+	Type   string    `json:"type"`
+	RunID  string    `json:"run_id"`
+	Status string    `json:"status,omitempty"`
+	Log    *LogEntry `json:"log,omitempty"`
+	Result *Result   `json:"result,omitempty"`
+}
