@@ -6,11 +6,12 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/internal/testcache"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
 // cacheDir is the compilation cache the runtime's own tests use, shared between packages.
-var cacheDir = filepath.Join(os.TempDir(), "skillbox-test-cache")
+var cacheDir = testcache.Dir()
 
 // fixture writes a skill package: files by name, and execute.wasm copied from
 // testdata/wasm/echo.wasm when withModule is set.

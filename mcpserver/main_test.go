@@ -9,13 +9,14 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/skillbox-dev/skillbox/internal/testcache"
 	"github.com/skillbox-dev/skillbox/mcpserver"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
 // cacheDir is the compilation cache of every test, shared with the other packages' tests (and
 // kept between runs): a Go-built module takes seconds to compile under -race.
-var cacheDir = filepath.Join(os.TempDir(), "skillbox-test-cache")
+var cacheDir = testcache.Dir()
 
 // bundled is the repository's skills directory.
 const bundled = "../skills"

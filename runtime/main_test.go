@@ -5,12 +5,14 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/skillbox-dev/skillbox/internal/testcache"
 )
 
 // cacheDir is the compilation cache of every test, shared with the other packages' tests (and
 // kept between runs): a Go-built module takes seconds to compile under -race, and wazero's cache
 // is safe to share between processes.
-var cacheDir = filepath.Join(os.TempDir(), "skillbox-test-cache")
+var cacheDir = testcache.Dir()
 
 // fixture writes a skill package named id into dir: manifest as given, and the module built
 // from testdata/wat/<wasm>.wat (testdata/wasm/<wasm>.wasm).

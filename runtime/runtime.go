@@ -23,7 +23,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 
@@ -41,8 +40,10 @@ type Config struct {
 	// Logger receives the runtime's own log (loads, reloads, broken skills, runs). Nil discards
 	// it: a library should not write to a process's stderr unasked.
 	Logger *slog.Logger
-	// CacheDir holds wazero's compiled code between processes. Empty means
-	// $XDG_CACHE_HOME/skillbox/wazero (or the OS's equivalent).
+	// CacheDir holds wazero's compiled code between processes. It must be the current user's own
+	// directory with mode 0700 (created so when missing), or New fails. Empty means
+	// $XDG_CACHE_HOME/skillbox/wazero (or the OS's equivalent), under the same rule; when that
+	// cannot be determined or is refused, the runtime logs a warning and runs without the cache.
 	CacheDir string
 	// NoCache turns the on-disk compilation cache off.
 	NoCache bool
@@ -123,8 +124,9 @@ func newCache(dir string) (wazero.CompilationCache, error) {
 }
 
 // New scans the skill directories and returns a ready Runtime. Broken skills do not make it fail:
-// they are listed with their errors. It fails when the host itself is unusable (the cache
-// directory cannot be used) or the policy file is broken.
+// they are listed with their errors. It fails when the host itself is unusable (an explicit
+// Config.CacheDir that cannot be created or is not safe to use, see [CacheDirError]) or the
+// policy file is broken.
 func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	logger := cfg.Logger
 	if logger == nil {
@@ -153,20 +155,10 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	// Extism's own chatter is logged at debug.
 	extismLogs.Do(func() { extism.SetLogLevel(extism.LogLevelInfo) })
 	if !cfg.NoCache {
-		dir := cfg.CacheDir
-		if dir == "" {
-			base, err := os.UserCacheDir()
-			if err != nil {
-				base = os.TempDir()
-			}
-			dir = filepath.Join(base, "skillbox", "wazero")
-		}
-		// Fail now, not at the first run, if the directory is unusable.
-		cache, err := newCache(dir)
+		dir, err := openCacheDir(ctx, cfg.CacheDir, logger) // cachedir.go: only a directory of ours, 0700
 		if err != nil {
-			return nil, fmt.Errorf("compilation cache %s: %w", dir, err)
+			return nil, err
 		}
-		_ = cache.Close(ctx)
 		rt.cacheDir = dir
 	}
 	rt.engine = newEngine(logger, rt.cacheDir)

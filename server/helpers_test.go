@@ -21,12 +21,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillbox-dev/skillbox/internal/testcache"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
 // testCache is the compilation cache shared with the other packages' tests (and kept between
 // runs): a Go-built bundled module takes seconds to compile under -race.
-var testCache = filepath.Join(os.TempDir(), "skillbox-test-cache")
+var testCache = testcache.Dir()
 
 // wasmFixture reads a module built from testdata/wat (testdata/wasm/<name>.wasm).
 func wasmFixture(t testing.TB, name string) []byte {

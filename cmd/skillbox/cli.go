@@ -88,7 +88,7 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "  --skills DIR    a skills directory; repeat for more, the first wins a clash (default ./skills)")
 	fmt.Fprintln(w, "  --policy FILE   the operator policy (YAML); without it nothing is granted but default limits")
 	fmt.Fprintln(w, "  --json          machine-readable output")
-	fmt.Fprintln(w, "  --cache-dir DIR where compiled modules are cached (default: the user cache directory)")
+	fmt.Fprintln(w, "  --cache-dir DIR where compiled modules are cached: yours, mode 0700 (default: in the user cache directory)")
 	fmt.Fprintln(w, "  -v              log what the runtime does to stderr")
 	fmt.Fprintln(w, "\nRun 'skillbox <command> -h' for a command's flags.")
 }

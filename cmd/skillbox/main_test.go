@@ -9,12 +9,14 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/skillbox-dev/skillbox/internal/testcache"
 )
 
 // cacheDir is the --cache-dir of every test, shared with the other packages' tests and kept
 // between runs, so each Go-built skill module (3-4 MB, about a second to compile, much more under
 // -race) is compiled once.
-var cacheDir = filepath.Join(os.TempDir(), "skillbox-test-cache")
+var cacheDir = testcache.Dir()
 
 // bundled is the repository's skills directory, as seen from this package's directory.
 const bundled = "../../skills"

@@ -8,18 +8,17 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/skillbox-dev/skillbox/agent"
+	"github.com/skillbox-dev/skillbox/internal/testcache"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
 // cacheDir is the compilation cache the other packages' tests share: word-count is a Go-built
 // module, seconds to compile under -race, once.
-var cacheDir = filepath.Join(os.TempDir(), "skillbox-test-cache")
+var cacheDir = testcache.Dir()
 
 func noEnv(string) string { return "" }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 
+	"github.com/skillbox-dev/skillbox/internal/testcache"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -53,7 +54,7 @@ func BenchmarkGuests(b *testing.B) {
 		write(lang, `{"id":"`+lang+`","name":"c","description":"d","parameters":{"type":"object"}}`, data)
 	}
 	ctx := context.Background()
-	rt, err := runtime.New(ctx, runtime.Config{SkillDirs: []string{skills}, CacheDir: filepath.Join(os.TempDir(), "skillbox-test-cache")})
+	rt, err := runtime.New(ctx, runtime.Config{SkillDirs: []string{skills}, CacheDir: testcache.Dir()})
 	if err != nil {
 		b.Fatal(err)
 	}

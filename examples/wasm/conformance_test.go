@@ -17,6 +17,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/internal/testcache"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -105,7 +106,7 @@ func TestConformance(t *testing.T) {
 			must(t, err)
 			must(t, os.WriteFile(filepath.Join(dir, "execute.wasm"), mod, 0o644))
 
-			rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{skills}, Policy: policy, CacheDir: filepath.Join(os.TempDir(), "skillbox-test-cache")})
+			rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{skills}, Policy: policy, CacheDir: testcache.Dir()})
 			must(t, err)
 			defer rt.Close(context.Background())
 			s, err := rt.Skill("conformance")
