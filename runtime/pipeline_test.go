@@ -1,0 +1,436 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// pipelineRuntime serves quick WAT skills: hello, echo, and loop (never returns; timeoutMs as
+// given), with cfg's admission and history.
+func pipelineRuntime(t *testing.T, cfg Config, loopMs int) *Runtime {
+	t.Helper()
+	dir := t.TempDir()
+	fixture(t, dir, "hello", simple("hello", `"version":"1.0.0"`), "hello")
+	fixture(t, dir, "echo", simple("echo", `"parameters":{"type":"object"}`), "echo")
+	fixture(t, dir, "strict", simple("strict", `"parameters":{"n":{"type":"integer","required":true}}`), "echo")
+	fixture(t, dir, "loop", simple("loop", `"limits":{"timeoutMs":`+itoa(loopMs)+`}`), "loop")
+	cfg.SkillDirs = []string{dir}
+	return newRuntime(t, cfg)
+}
+
+func itoa(n int) string { return strings.TrimSpace(strings.Repeat(" ", 0) + fmtInt(n)) }
+
+func fmtInt(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b []byte
+	for ; n > 0; n /= 10 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+	}
+	return string(b)
+}
+
+// startLoop starts a loop run and returns once it is running (its "running" event), with a
+// channel of its result.
+func startLoop(t *testing.T, rt *Runtime, ctx context.Context) <-chan *Result {
+	t.Helper()
+	running := make(chan struct{})
+	done := make(chan *Result, 1)
+	var once sync.Once
+	go func() {
+		res, _ := rt.Run(ctx, Request{Skill: "loop", OnEvent: func(e Event) {
+			if e.Status == "running" {
+				once.Do(func() { close(running) })
+			}
+		}})
+		once.Do(func() { close(running) })
+		done <- res
+	}()
+	<-running
+	return done
+}
+
+func TestRunAfterClose(t *testing.T) {
+	t.Parallel()
+	rt := pipelineRuntime(t, Config{}, 1000)
+	if err := rt.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var events int
+	res, err := rt.Run(context.Background(), Request{Skill: "hello", OnEvent: func(Event) { events++ }})
+	if !errors.Is(err, ErrClosed) || !errors.Is(err, ErrBusy) || res == nil || res.Error == nil || res.Error.Kind != KindBusy {
+		t.Fatalf("Run after Close: %+v, %v; want busy matching ErrClosed", res, err)
+	}
+	if events != 0 {
+		t.Errorf("%d events for a run refused by a closed runtime", events)
+	}
+	if err := rt.Close(context.Background()); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+}
+
+// Close waits for the runs in flight, and refuses the ones still waiting for admission.
+func TestCloseWaitsForRunsInFlight(t *testing.T) {
+	t.Parallel()
+	rt := pipelineRuntime(t, Config{Admission: Admission{MaxRuns: 1}}, 300)
+	first := startLoop(t, rt, context.Background())
+	queued := make(chan error, 1)
+	go func() {
+		_, err := rt.Run(context.Background(), Request{Skill: "hello"})
+		queued <- err
+	}()
+	waitUntil(t, func() bool { return rt.Stats().Admission.Queued == 1 })
+	if err := rt.Close(context.Background()); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	// Close returned: the run in flight has ended (on its own timeout), the queued one was refused.
+	select {
+	case res := <-first:
+		if res.Error == nil || res.Error.Kind != KindTimeout {
+			t.Errorf("run in flight: %+v, want its own timeout", res.Error)
+		}
+	default:
+		t.Fatal("Close returned before the run in flight ended")
+	}
+	if err := <-queued; !errors.Is(err, ErrClosed) {
+		t.Errorf("queued run: %v, want ErrClosed", err)
+	}
+}
+
+// A Close whose context ends first stops the runs in flight (canceled) and says so.
+func TestCloseStopsRunsWhenItsContextEnds(t *testing.T) {
+	t.Parallel()
+	rt := pipelineRuntime(t, Config{}, 60_000)
+	first := startLoop(t, rt, context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if err := rt.Close(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Close: %v, want its context's deadline", err)
+	}
+	res := <-first
+	if res.Error == nil || res.Error.Kind != KindCanceled {
+		t.Errorf("run stopped by Close: %+v, want canceled", res.Error)
+	}
+}
+
+// MaxRuns 1 and MaxQueue 1: one runs, one waits, the next is refused at once, busy, with a
+// retry hint and no events; when the slot frees, the queued one runs.
+func TestAdmissionQueueFull(t *testing.T) {
+	t.Parallel()
+	rt := pipelineRuntime(t, Config{Admission: Admission{MaxRuns: 1, MaxQueue: 1}}, 400)
+	first := startLoop(t, rt, context.Background())
+	queued := make(chan *Result, 1)
+	go func() {
+		res, _ := rt.Run(context.Background(), Request{Skill: "hello"})
+		queued <- res
+	}()
+	waitUntil(t, func() bool { return rt.Stats().Admission.Queued == 1 })
+	var events int
+	res, err := rt.Run(context.Background(), Request{Skill: "hello", OnEvent: func(Event) { events++ }})
+	var re *RunError
+	if !errors.As(err, &re) || re.Kind != KindBusy || re.RetryAfter <= 0 || errors.Is(err, ErrClosed) {
+		t.Fatalf("third run: %+v, %v; want busy with RetryAfter", res.Error, err)
+	}
+	if events != 0 {
+		t.Errorf("%d events for a refused run", events)
+	}
+	if r := <-first; r.Error == nil || r.Error.Kind != KindTimeout {
+		t.Errorf("first: %+v", r.Error)
+	}
+	if r := <-queued; !r.Success {
+		t.Errorf("queued run: %+v", r.Error)
+	}
+	if st := rt.Stats().Admission; st.PeakRunning != 1 {
+		t.Errorf("peak running %d, want 1", st.PeakRunning)
+	}
+}
+
+func TestAdmissionMaxWait(t *testing.T) {
+	t.Parallel()
+	rt := pipelineRuntime(t, Config{Admission: Admission{MaxRuns: 1, MaxWait: 50 * time.Millisecond}}, 2000)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	first := startLoop(t, rt, ctx)
+	_, err := rt.Run(context.Background(), Request{Skill: "hello"})
+	if !errors.Is(err, ErrBusy) || !strings.Contains(err.Error(), "waited 50ms") {
+		t.Errorf("run past MaxWait: %v, want busy", err)
+	}
+	cancel()
+	<-first
+}
+
+// A caller that gives up while its run waits for admission gets canceled, and leaves the queue.
+func TestAdmissionCallerGivesUp(t *testing.T) {
+	t.Parallel()
+	rt := pipelineRuntime(t, Config{Admission: Admission{MaxRuns: 1}}, 2000)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	first := startLoop(t, rt, ctx)
+	wctx, wcancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer wcancel()
+	_, err := rt.Run(wctx, Request{Skill: "hello"})
+	if !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), "waited to be admitted") {
+		t.Errorf("run whose caller's deadline passed in the queue: %v", err)
+	}
+	if q := rt.Stats().Admission.Queued; q != 0 {
+		t.Errorf("%d left in the queue", q)
+	}
+	cancel()
+	<-first
+}
+
+// The memory budget: a run whose charge exceeds the whole budget is refused as memory_limit;
+// two runs whose charges do not fit together run one after the other.
+func TestAdmissionMemoryBudget(t *testing.T) {
+	t.Parallel()
+	probe := pipelineRuntime(t, Config{}, 300)
+	s, _ := probe.Skill("loop")
+	charge := runCharge(s)
+	warm := warmCharge(int64(len(s.wasm)))
+
+	tiny := pipelineRuntime(t, Config{Admission: Admission{MemoryBudget: charge - 1}}, 300)
+	if _, err := tiny.Run(context.Background(), Request{Skill: "loop"}); !errors.Is(err, ErrMemoryLimit) || !strings.Contains(err.Error(), "whole memory budget") {
+		t.Errorf("run over the whole budget: %v", err)
+	}
+
+	// Room for one loop run and the warm modules, not for two runs.
+	rt := pipelineRuntime(t, Config{Admission: Admission{MemoryBudget: charge + compileCharge(int64(len(s.wasm)), int64(len(s.wasm))) + 2*warm}}, 200)
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() {
+			if res, _ := rt.Run(context.Background(), Request{Skill: "loop"}); res.Error == nil || res.Error.Kind != KindTimeout {
+				t.Errorf("run: %+v", res.Error)
+			}
+		})
+	}
+	wg.Wait()
+	st := rt.Stats().Admission
+	if st.PeakRunning != 1 {
+		t.Errorf("peak running %d with room for one run's charge, want 1", st.PeakRunning)
+	}
+	if st.PeakMemoryInUse > st.MemoryBudget {
+		t.Errorf("peak charge %d over the budget %d", st.PeakMemoryInUse, st.MemoryBudget)
+	}
+	if st.Running != 0 || st.MemoryInUse != warm {
+		t.Errorf("after the runs: %+v; want nothing running and only the warm module (%d) charged", st, warm)
+	}
+}
+
+// Compiled modules kept warm give way to runs: with room for one warm module and one run, a run of
+// another skill evicts the idle one.
+func TestWarmModulesAreEvictedForRuns(t *testing.T) {
+	t.Parallel()
+	probe := pipelineRuntime(t, Config{}, 300)
+	h, _ := probe.Skill("hello")
+	e, _ := probe.Skill("echo")
+	n := max(len(h.wasm), len(e.wasm))
+	// Room for a run and one warm module and a half: never two warm modules beside a run.
+	budget := max(runCharge(h), runCharge(e), compileCharge(int64(n), int64(n))) + warmCharge(int64(n))*3/2
+	rt := pipelineRuntime(t, Config{Admission: Admission{MemoryBudget: budget}}, 300)
+	for _, id := range []string{"hello", "echo", "hello"} {
+		if res, err := rt.Run(context.Background(), Request{Skill: id, Args: []byte(`{}`)}); err != nil {
+			t.Fatalf("%s: %v %+v", id, err, res.Error)
+		}
+	}
+	st := rt.Stats()
+	if st.Evictions < 2 || st.WarmModules != 1 {
+		t.Errorf("evictions %d, warm modules %d; want each run to evict the other skill's module", st.Evictions, st.WarmModules)
+	}
+	if st.Admission.MemoryInUse > st.Admission.MemoryBudget {
+		t.Errorf("charged %d over the budget %d", st.Admission.MemoryInUse, st.Admission.MemoryBudget)
+	}
+}
+
+// Events: none for a request refused before admission; started, running, result for a run.
+func TestEventsOnlyForAdmittedRuns(t *testing.T) {
+	t.Parallel()
+	rt := pipelineRuntime(t, Config{}, 300)
+	for _, req := range []Request{{Skill: "nope"}, {Skill: "strict", Args: []byte(`{"n":"x"}`)}, {Skill: "hello", Argv: []string{"x"}}} {
+		var events []Event
+		req.OnEvent = func(e Event) { events = append(events, e) }
+		if _, err := rt.Run(context.Background(), req); err == nil || len(events) != 0 {
+			t.Errorf("%s: err %v, events %v; want a refusal without events", req.Skill, err, events)
+		}
+	}
+	var types []string
+	res, err := rt.Run(context.Background(), Request{Skill: "strict", Args: []byte(`{"n":1}`), OnEvent: func(e Event) {
+		types = append(types, e.Type+":"+e.Status)
+		if e.RunID == "" {
+			t.Error("an event without a run id")
+		}
+	}})
+	if err != nil || strings.Join(types, " ") != "status:started status:running result:" {
+		t.Errorf("events %v, err %v", types, err)
+	}
+	if res.Digest == "" || !strings.HasPrefix(res.Digest, "sha256:") {
+		t.Errorf("result digest %q", res.Digest)
+	}
+}
+
+func TestRunRecordsAndStats(t *testing.T) {
+	t.Parallel()
+	rt := pipelineRuntime(t, Config{History: History{MaxRuns: 2}}, 300)
+	var ids []string
+	for i, face := range []Face{FaceHTTP, FaceMCP, FaceCLI} {
+		res, err := rt.Run(context.Background(), Request{Skill: "echo", Args: []byte(`{"i":` + fmtInt(i) + `}`), Face: face, Caller: "key-" + string(face)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, res.RunID)
+	}
+	if _, ok := rt.RunRecord(ids[0]); ok {
+		t.Error("the oldest record outlived History.MaxRuns")
+	}
+	rec, ok := rt.RunRecord(ids[2])
+	if !ok || rec.Face != FaceCLI || rec.Caller != "key-cli" || string(rec.Result.Result) != `{"i":2}` || rec.StartedAt.IsZero() {
+		t.Errorf("record: %+v %v", rec, ok)
+	}
+	// Refused requests are counted (with no skill label for an unknown id), never recorded.
+	res, _ := rt.Run(context.Background(), Request{Skill: "no-such-skill", Face: FaceHTTP})
+	if _, ok := rt.RunRecord(res.RunID); ok {
+		t.Error("a refused request was recorded")
+	}
+	want := map[RunCount]bool{
+		{Skill: "echo", Face: FaceHTTP, Outcome: "success", Count: 1}:  true,
+		{Skill: "echo", Face: FaceMCP, Outcome: "success", Count: 1}:   true,
+		{Skill: "echo", Face: FaceCLI, Outcome: "success", Count: 1}:   true,
+		{Skill: "", Face: FaceHTTP, Outcome: "not_found", Count: 1}:    true,
+	}
+	st := rt.Stats()
+	for _, c := range st.Runs {
+		if !want[c] {
+			t.Errorf("unexpected count %+v", c)
+		}
+		delete(want, c)
+	}
+	if len(want) != 0 || st.DurationCount != 3 {
+		t.Errorf("missing counts %v; %d timed runs, want 3", want, st.DurationCount)
+	}
+}
+
+// A record larger than a quarter of History.MaxBytes is kept without its result and logs, and
+// the records never hold more than MaxBytes in all.
+func TestHistoryIsBoundedInBytes(t *testing.T) {
+	t.Parallel()
+	rt := pipelineRuntime(t, Config{History: History{MaxBytes: 64 << 10}}, 300)
+	big := `{"s":"` + strings.Repeat("x", 20<<10) + `"}`
+	var ids []string
+	for range 10 {
+		res, err := rt.Run(context.Background(), Request{Skill: "echo", Args: []byte(big)})
+		if err != nil || len(res.Result) < 20<<10 {
+			t.Fatalf("run: %v (%d bytes of result)", err, len(res.Result))
+		}
+		ids = append(ids, res.RunID)
+	}
+	rec, ok := rt.RunRecord(ids[9])
+	if !ok || !rec.Trimmed || rec.Result.Result != nil || !rec.Success {
+		t.Errorf("the big record: %v trimmed %v, %d bytes of result", ok, rec.Trimmed, len(rec.Result.Result))
+	}
+	rt.history.mu.Lock()
+	bytes := rt.history.bytes
+	rt.history.mu.Unlock()
+	if bytes > 64<<10 {
+		t.Errorf("history holds %d bytes, over its 64 KiB", bytes)
+	}
+}
+
+func TestRunTakesNoArgvOrStdin(t *testing.T) {
+	t.Parallel()
+	rt := pipelineRuntime(t, Config{}, 300)
+	for _, req := range []Request{{Skill: "hello", Argv: []string{"-x"}}, {Skill: "hello", Stdin: []byte("in")}} {
+		if _, err := rt.Run(context.Background(), req); !errors.Is(err, ErrInvalidArgs) || !strings.Contains(err.Error(), "JSON arguments only") {
+			t.Errorf("%+v: %v", req, err)
+		}
+	}
+}
+
+// Reload rereads Config.PolicyFile; a broken file changes nothing.
+func TestPolicyFileReload(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	skills := filepath.Join(dir, "skills")
+	fixture(t, skills, "envtest", simple("envtest", `"permissions":{"env":["GREETING"]}`), "hello")
+	policy := filepath.Join(dir, "policy.yaml")
+	write := func(s string) {
+		if err := os.WriteFile(policy, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("env:\n  GREETING: hello\n")
+	rt := newRuntime(t, Config{SkillDirs: []string{skills}, PolicyFile: policy})
+	granted := func() []string {
+		s, err := rt.Skill("envtest")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Grant().Env
+	}
+	before, _ := rt.Skill("envtest")
+	if g := granted(); len(g) != 1 {
+		t.Fatalf("granted %v, want GREETING", g)
+	}
+	write("env: {}\n")
+	if err := rt.Reload(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if g := granted(); len(g) != 0 {
+		t.Errorf("after the policy dropped it: granted %v", g)
+	}
+	// A version loaded under the old policy keeps its grant: that is what a run in flight holds.
+	if g := before.Grant().Env; len(g) != 1 {
+		t.Errorf("the pinned version's grant changed: %v", g)
+	}
+	write("env: [not, a, mapping\n")
+	var pe *PolicyError
+	if err := rt.Reload(context.Background()); !errors.As(err, &pe) {
+		t.Errorf("broken policy: %v, want a *PolicyError", err)
+	}
+	if g := granted(); len(g) != 0 {
+		t.Errorf("a broken policy changed the grants: %v", g)
+	}
+	if _, err := New(context.Background(), Config{PolicyFile: policy, Policy: &Policy{}}); err == nil {
+		t.Error("New accepted both Policy and PolicyFile")
+	}
+}
+
+// What Skills hands out is a copy: changing it changes nothing for the next caller or a run.
+func TestSkillViewsAreCopies(t *testing.T) {
+	t.Parallel()
+	rt := pipelineRuntime(t, Config{}, 300)
+	s, _ := rt.Skill("strict")
+	m := s.Manifest()
+	m.Entrypoint, m.Limits.TimeoutMs = "nope", 1
+	m.Tags = append(m.Tags, "x")
+	g := s.Grant()
+	g.Limits.MemoryMiB = 4096
+	if s.Manifest().Entrypoint != "execute" || s.Grant().Limits.MemoryMiB != DefaultLimits.MemoryMiB {
+		t.Error("changing a returned Manifest or Grant changed the skill")
+	}
+	if res, err := rt.Run(context.Background(), Request{Skill: "strict", Args: []byte(`{"n":1}`)}); err != nil {
+		t.Errorf("run after the caller's changes: %v %+v", err, res.Error)
+	}
+	policy := &Policy{Network: []string{"example.com"}}
+	rt2 := newRuntime(t, Config{Policy: policy})
+	policy.Network[0] = "*"
+	if p := rt2.policy.Load(); p.Network[0] != "example.com" {
+		t.Error("the runtime shares the caller's Policy")
+	}
+}
+
+func waitUntil(t *testing.T, cond func() bool) {
+	t.Helper()
+	for range 5000 {
+		if cond() {
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	t.Fatal("condition not met within 10s")
+}
