@@ -149,9 +149,9 @@ func (w *walker) module() error {
 		if id > secTag {
 			return r.errAt(secStart, "unknown section id %d", id)
 		}
-		size, err := r.u32(sectionNames[id] + " section size")
+		size, err := r.u32("section size")
 		if err != nil {
-			return err
+			return within(err, "%s section", sectionNames[id])
 		}
 		if uint64(size) > uint64(r.left()) {
 			return r.errAt(secStart, "%s section of %d bytes overruns the module (%d bytes left)", sectionNames[id], size, r.left())

@@ -76,15 +76,16 @@ func (w *walker) tableType() (tableEntry, error) {
 // importTable takes an imported table's declared maximum out of the budget: it cannot be given
 // one, so it must declare one that fits.
 func (w *walker) importTable(e tableEntry, mod, field []byte) error {
-	idx := len(w.info.Tables)
-	what := "imported table " + itoa(idx) + " (" + string(mod) + "." + string(field) + ")'s maximum"
+	what := func() string {
+		return "imported table " + itoa(len(w.info.Tables)) + " (" + string(mod) + "." + string(field) + ")'s maximum"
+	}
 	if !e.hasMax {
-		le := limitErr(what, Unbounded, w.tableLeft, "entries", "maxTableEntries")
+		le := limitErr(what(), Unbounded, w.tableLeft, "entries", "maxTableEntries")
 		le.Hint = "declare a maximum on the imported table (its growth cannot be bounded otherwise)"
 		return le
 	}
 	if uint64(e.t.Max) > w.tableLeft {
-		return limitErr(what, uint64(e.t.Max), w.tableLeft, "entries", "maxTableEntries")
+		return limitErr(what(), uint64(e.t.Max), w.tableLeft, "entries", "maxTableEntries")
 	}
 	w.tableLeft -= uint64(e.t.Max)
 	e.t.Imported = true
