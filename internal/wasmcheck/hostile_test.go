@@ -62,6 +62,14 @@ func hostileCases() []hostileCase {
 		{"custom section of 2^32-1 bytes", mod(cat([]byte{0}, leb(huge), str("x"))), Limits{}, ErrMalformed, ""},
 		{"too many custom sections", mod(customs...), Limits{MaxCustomSections: 2}, ErrLimit, "maxCustomSections"},
 
+		// Counts at their limit, with no bytes behind them: allocating by a count after checking
+		// its limit but before checking its bytes still costs megabytes, which TestHostile sees.
+		{"function count at the limit", mod(typeVoid, sec(3, leb(200_000))), Limits{}, ErrMalformed, ""},
+		{"import count at the limit", mod(sec(2, leb(100_000))), Limits{}, ErrMalformed, ""},
+		{"data segment count at the limit", mod(sec(11, leb(200_000))), Limits{}, ErrMalformed, ""},
+		{"element entries at the limit", mod(sec(9, vec(cat([]byte{0x00}, i32Zero, leb(1<<20))))), Limits{}, ErrMalformed, ""},
+		{"50,000 local declarations in a 3-byte body", mod(typeVoid, oneFunc, sec(10, vec(cat(leb(3), leb(50_000))))), Limits{}, ErrMalformed, ""},
+
 		// LEB128s: truncated, too long, too wide.
 		{"truncated section size", mod([]byte{0x01, 0x80, 0x80}), Limits{}, ErrMalformed, ""},
 		{"truncated count", mod([]byte{0x01, 0x02, 0x80, 0x80}), Limits{}, ErrMalformed, ""},
