@@ -134,7 +134,7 @@ type edit struct {
 func (w *walker) module() error {
 	r := &w.r
 	if len(r.b) < len(magic) || !bytes.Equal(r.b[:4], magic[:4]) {
-		return r.errAt(0, "not a wasm module (no \\0asm magic)")
+		return r.errAt(0, "not a wasm module (too short, or no \\0asm magic)")
 	}
 	if !bytes.Equal(r.b[4:8], magic[4:]) {
 		return r.errAt(4, "binary format version %x is not supported (only 1: core modules)", r.b[4:8])
