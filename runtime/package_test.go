@@ -397,6 +397,7 @@ func TestPackageReaderParts(t *testing.T) {
 		file   string
 	}{
 		{name: "a resource that never ends", parts: []tarFile{{name: "resources/inf", declared: -1}}, limit: LimitFileBytes, file: "resources/inf"},
+		{name: "a resource of 256 MiB", parts: []tarFile{{name: "resources/r", size: 256 << 20}}, limit: LimitFileBytes, file: "resources/r"},
 		{name: "a resource one byte over", parts: []tarFile{{name: "resources/r", size: maxPackageFileBytes + 1}}, limit: LimitFileBytes, file: "resources/r"},
 		{name: "a resource at the cap", parts: []tarFile{{name: "resources/r", size: maxPackageFileBytes}}},
 		{name: "a module over the resource cap", parts: []tarFile{{name: "execute.wasm", size: maxPackageFileBytes + 1}}},
