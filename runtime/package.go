@@ -150,9 +150,10 @@ func (e *PackageLimitError) Is(target error) bool { return target == ErrPackageT
 
 // PackageReader reads a skill package from multipart parts or a .tar.gz into memory, refusing it
 // as soon as it crosses a bound of its [PackageLimits]: it counts entries before reading them,
-// checks a tar header's declared size before reading its body, and never holds more than a bound
-// plus what one read returns. It does not check names beyond what a reader must (tar entry
-// types); [Runtime.Install] checks paths. The zero value is not usable: use [NewPackageReader].
+// checks a tar header's declared size before reading its body, and grows a file's buffer only as
+// its bytes arrive, so it holds at most MaxBytes plus the spare half of one file's buffer. It
+// does not check names beyond what a reader must (tar entry types); [Runtime.Install] checks
+// paths. The zero value is not usable: use [NewPackageReader].
 type PackageReader struct {
 	l       PackageLimits
 	files   map[string][]byte
@@ -243,7 +244,8 @@ func (p *PackageReader) AddTarGz(r io.Reader) error {
 			return err
 		}
 		switch h.Typeflag {
-		case tar.TypeDir:
+		case tar.TypeDir: // a header only: tar gives a directory no body
+			g.file = ""
 			continue
 		case tar.TypeReg:
 		default:
@@ -260,7 +262,12 @@ func (p *PackageReader) AddTarGz(r io.Reader) error {
 		}
 		p.files[name] = data
 	}
-	p.stripTop(added)
+	// Each file was read under the larger of its two possible caps; now its name is final.
+	for _, name := range p.stripTop(added) {
+		if n := int64(len(p.files[name])); n > p.l.fileMax(name) {
+			return &PackageLimitError{Limit: LimitFileBytes, File: name, Got: n, Max: p.l.fileMax(name)}
+		}
+	}
 	return nil
 }
 
@@ -277,24 +284,28 @@ func tarErr(err error, file string) error {
 }
 
 // stripTop drops one top-level directory common to all of names ("greeter/"), as a package
-// archived as its directory has; a top-level resources/ is the package's own.
-func (p *PackageReader) stripTop(names []string) {
+// archived as its directory has; a top-level resources/ is the package's own. It returns the
+// names as they now are.
+func (p *PackageReader) stripTop(names []string) []string {
 	var top string
 	for _, name := range names {
 		first, _, found := strings.Cut(name, "/")
 		if !found || (top != "" && first != top) {
-			return
+			return names
 		}
 		top = first
 	}
 	if top == "" || top == "resources" {
-		return
+		return names
 	}
-	for _, name := range names {
+	out := make([]string, len(names))
+	for i, name := range names {
 		data := p.files[name]
 		delete(p.files, name)
-		p.files[strings.TrimPrefix(name, top+"/")] = data
+		out[i] = strings.TrimPrefix(name, top+"/")
+		p.files[out[i]] = data
 	}
+	return out
 }
 
 // read reads one file of at most fileMax bytes within what MaxBytes leaves; declared is the size

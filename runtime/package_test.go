@@ -337,6 +337,10 @@ func TestPackageReaderTarHeaders(t *testing.T) {
 		{name: "a module over the file cap but under its own", limits: small, files: []tarFile{{name: "execute.wasm", data: noise(800 << 10)}}, want: []string{"execute.wasm"}},
 		{name: "the same under a top-level directory", limits: small, files: []tarFile{{name: "pkg/", typeflag: tar.TypeDir}, {name: "pkg/execute.wasm", data: noise(800 << 10)}, {name: "pkg/skill.json", data: []byte("{}")}},
 			want: []string{"execute.wasm", "skill.json"}},
+		{name: "a module's cap for a name that stays a resource's", limits: small, files: []tarFile{{name: "pkg/execute.wasm", data: noise(800 << 10)}, {name: "other/skill.json", data: []byte("{}")}},
+			limit: LimitFileBytes, file: "pkg/execute.wasm"},
+		{name: "a manifest read under the larger cap, then stripped", files: []tarFile{{name: "pkg/skill.json", data: noise(2 << 20)}},
+			limit: LimitFileBytes, file: "skill.json"},
 		{name: "resources/ is not stripped", files: []tarFile{{name: "resources/a", size: 1}, {name: "resources/b", size: 1}}, want: []string{"resources/a", "resources/b"}},
 		{name: "./ names", files: []tarFile{{name: "./", typeflag: tar.TypeDir}, {name: "./skill.json", size: 1}, {name: "./resources/a", size: 1}}, want: []string{"resources/a", "skill.json"}},
 		{name: "a symlink", files: []tarFile{{name: "skill.json", size: 1}, {name: "resources/l", typeflag: tar.TypeSymlink}}, other: "resources/l: only regular files"},
@@ -373,6 +377,56 @@ func TestPackageReaderTarHeaders(t *testing.T) {
 			}
 		})
 	}
+}
+
+// gnuHeader is a raw GNU tar header block, for entries tar.Writer will not write.
+func gnuHeader(name string, typeflag byte, size int64) []byte {
+	b := make([]byte, 512)
+	copy(b[0:], name)
+	copy(b[100:], "0000644\x00")
+	copy(b[108:], "0000000\x00")
+	copy(b[116:], "0000000\x00")
+	copy(b[124:], fmt.Sprintf("%011o\x00", size))
+	copy(b[136:], fmt.Sprintf("%011o\x00", 0))
+	b[156] = typeflag
+	copy(b[257:], "ustar  \x00")
+	copy(b[148:156], "        ")
+	sum := 0
+	for _, c := range b {
+		sum += int(c)
+	}
+	copy(b[148:], fmt.Sprintf("%06o\x00 ", sum))
+	return b
+}
+
+// tar reads some entries whole inside one Next, never returned: GNU long-name records, each up
+// to a megabyte, chained without end. The inflated stream is bounded as a whole.
+func TestPackageReaderArchiveBytes(t *testing.T) {
+	var raw bytes.Buffer
+	record := bytes.Repeat([]byte("a"), 1<<20-1024)
+	for range 8 {
+		raw.Write(gnuHeader("././@LongLink", 'L', int64(len(record))))
+		raw.Write(record) // a multiple of 512: no padding
+	}
+	raw.Write(gnuHeader("resources/x", '0', 0))
+	raw.Write(make([]byte, 1024))
+	var archive bytes.Buffer
+	gz := gzip.NewWriter(&archive)
+	gz.Write(raw.Bytes())
+	gz.Close()
+
+	// Ratio off, so the stream's bound is what stops it: 1 MiB + 5 entries' overhead.
+	p := NewPackageReader(PackageLimits{MaxBytes: 1 << 20, MaxFiles: 4, MaxRatio: 1 << 30})
+	le := wantLimit(t, p.AddTarGz(bytes.NewReader(archive.Bytes())), LimitArchiveBytes, "")
+	if want := int64(1<<20 + 5*tarEntryOverhead); le.Max != want {
+		t.Errorf("max %d, want %d", le.Max, want)
+	}
+	// Within the bound the same chain is read: it is the bound, not the records, that refuses.
+	if err := NewPackageReader(PackageLimits{MaxBytes: 16 << 20, MaxRatio: 1 << 30}).AddTarGz(bytes.NewReader(archive.Bytes())); err != nil {
+		t.Errorf("under the bound: %v", err)
+	}
+	// With the default ratio, the ratio stops it first.
+	wantLimit(t, NewPackageReader(PackageLimits{}).AddTarGz(bytes.NewReader(archive.Bytes())), LimitRatio, "")
 }
 
 func sortedStrings(s []string) []string {
