@@ -567,31 +567,35 @@ func TestRunInFlightSurvivesUpdateAndDelete(t *testing.T) {
 	}
 }
 
-// zeroTarGz streams tar entries of size zeros each through gzip (BestSpeed: about 800 to 1) into a
-// buffer: a megabyte of bomb needs no gigabyte of memory to make.
+// zeroTarGz is a .tar.gz of files of size zeros each (whole MiB), made cheaply: one gzip member
+// of 1 MiB of zeros, compressed once and repeated, between members holding the tar headers.
+// gzip readers read concatenated members as one stream, so it inflates about 1000 to 1.
 func zeroTarGz(t testing.TB, size int64, names ...string) []byte {
 	t.Helper()
-	var buf bytes.Buffer
-	gz, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
-	tw := tar.NewWriter(gz)
-	zeros := make([]byte, 1<<20)
+	member := func(data []byte) []byte {
+		var b bytes.Buffer
+		gz, _ := gzip.NewWriterLevel(&b, gzip.BestCompression)
+		gz.Write(data)
+		gz.Close()
+		return b.Bytes()
+	}
+	if size%(1<<20) != 0 {
+		t.Fatalf("zeroTarGz: %d is not whole MiB", size)
+	}
+	mib := member(make([]byte, 1<<20))
+	var out bytes.Buffer
 	for _, name := range names {
-		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: size, Typeflag: tar.TypeReg}); err != nil {
+		var h bytes.Buffer
+		if err := tar.NewWriter(&h).WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: size, Typeflag: tar.TypeReg}); err != nil {
 			t.Fatal(err)
 		}
-		for left := size; left > 0; left -= int64(len(zeros)) {
-			if _, err := tw.Write(zeros[:min(left, int64(len(zeros)))]); err != nil {
-				t.Fatal(err)
-			}
+		out.Write(member(h.Bytes()))
+		for range size >> 20 {
+			out.Write(mib)
 		}
 	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := gz.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	out.Write(member(make([]byte, 1024))) // the end of the archive
+	return out.Bytes()
 }
 
 // Decompression bombs and packages of too many entries are refused with 413 naming the limit,
