@@ -33,8 +33,9 @@ const (
 	tarEntryOverhead = 16 << 10
 )
 
-// PackageLimits bounds a skill package read by a [PackageReader]. A zero field is the default;
-// the defaults are what [Runtime.Install] accepts, so a larger value only moves the refusal later.
+// PackageLimits bounds a skill package read by a [PackageReader]. A zero field is the default.
+// The default MaxFiles and MaxBytes are what [Runtime.Install] accepts, and the module and
+// manifest caps what the loader reads, so raising those only moves the refusal later.
 type PackageLimits struct {
 	// MaxFiles bounds the entries: every tar entry (directories too) and every multipart part
 	// (form fields too). Default 256.
