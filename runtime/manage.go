@@ -18,12 +18,6 @@ var (
 	ErrNoSkillDir = errors.New("no skill directory to install into")
 )
 
-// Package limits for Install: a package is untrusted input (an HTTP upload, say).
-const (
-	maxPackageFiles = 256
-	maxPackageBytes = 160 << 20
-)
-
 // InstallOptions says how Install treats an existing skill.
 type InstallOptions struct {
 	// Replace allows replacing an installed skill of the same id (an update); without it an
@@ -188,12 +182,14 @@ func packageRelative(err error, dir, id string) error {
 	return out
 }
 
-// checkPackageFiles refuses paths a package may not contain, every problem at once.
+// checkPackageFiles refuses paths a package may not contain, every problem at once. Its bounds
+// are the [PackageReader]'s defaults, for callers that build the map themselves.
 func checkPackageFiles(id string, files map[string][]byte) *SkillError {
 	se := &SkillError{ID: id}
+	l := PackageLimits{}.withDefaults()
 	var total int64
-	if len(files) > maxPackageFiles {
-		se.Problems = append(se.Problems, &ManifestError{Path: id, Msg: fmt.Sprintf("%d files; a package has at most %d", len(files), maxPackageFiles)})
+	if len(files) > l.MaxFiles {
+		se.Problems = append(se.Problems, &ManifestError{Path: id, Msg: fmt.Sprintf("%d files; a package has at most %d", len(files), l.MaxFiles)})
 	}
 	manifests := 0
 	for name, data := range files {
@@ -219,8 +215,8 @@ func checkPackageFiles(id string, files map[string][]byte) *SkillError {
 	if manifests > 1 {
 		se.Problems = append(se.Problems, &ManifestError{Path: id, Msg: "more than one manifest", Hint: "keep one of skill.json, skill.yaml"})
 	}
-	if total > maxPackageBytes {
-		se.Problems = append(se.Problems, &ManifestError{Path: id, Msg: fmt.Sprintf("%d bytes; a package has at most %d", total, maxPackageBytes)})
+	if total > l.MaxBytes {
+		se.Problems = append(se.Problems, &ManifestError{Path: id, Msg: fmt.Sprintf("%d bytes; a package has at most %d", total, l.MaxBytes)})
 	}
 	if len(se.Problems) > 0 {
 		return se

@@ -1,8 +1,6 @@
 package server
 
 import (
-	"archive/tar"
-	"compress/gzip"
 	"errors"
 	"io"
 	"mime"
@@ -57,12 +55,14 @@ func (s *Server) reload(c echo.Context) error {
 }
 
 // readPackage reads an upload: multipart/form-data, or application/gzip (a .tar.gz). want, when
-// set, is the id from the URL; a manifest naming another id is refused by Install's checks.
+// set, is the id from the URL; a manifest naming another id is refused by Install's checks. The
+// raw body is bounded by MaxPackageBytes; what it unpacks to, by the runtime's package limits,
+// enforced while it streams in.
 func (s *Server) readPackage(c echo.Context, want string) (string, map[string][]byte, error) {
 	r := c.Request()
 	r.Body = http.MaxBytesReader(c.Response(), r.Body, s.opts.MaxPackageBytes)
 	ctype, _, _ := mime.ParseMediaType(r.Header.Get(echo.HeaderContentType))
-	files := map[string][]byte{}
+	pr := runtime.NewPackageReader(runtime.PackageLimits{})
 	id := want
 	switch ctype {
 	case "multipart/form-data":
@@ -76,35 +76,35 @@ func (s *Server) readPackage(c echo.Context, want string) (string, map[string][]
 				break
 			}
 			if err != nil {
-				return "", nil, badUpload(err)
+				return "", nil, packageError(err)
 			}
-			data, err := io.ReadAll(part)
-			if err != nil {
-				return "", nil, badUpload(err)
+			if part.FileName() == "" { // a plain field: only "id" means anything
+				v, err := pr.AddField(part.FormName(), part)
+				if err != nil {
+					return "", nil, packageError(err)
+				}
+				if part.FormName() == "id" && id == "" {
+					id = strings.TrimSpace(string(v))
+				}
+				continue
 			}
-			switch {
-			case part.FormName() == "id" && part.FileName() == "":
-				if id == "" {
-					id = strings.TrimSpace(string(data))
-				}
-			case part.FileName() != "":
-				name := part.FormName() // the field name is the package path: "skill.json", "resources/a.md"
-				if name == "" || name == "file" {
-					name = part.FileName()
-				}
-				files[name] = data
+			name := part.FormName() // the field name is the package path: "skill.json", "resources/a.md"
+			if name == "" || name == "file" {
+				name = part.FileName()
+			}
+			if err := pr.Add(name, part); err != nil {
+				return "", nil, packageError(err)
 			}
 		}
 	case "application/gzip", "application/x-gzip", "application/x-tar+gzip":
-		var err error
-		files, err = untar(r.Body)
-		if err != nil {
-			return "", nil, err
+		if err := pr.AddTarGz(r.Body); err != nil {
+			return "", nil, packageError(err)
 		}
 	default:
 		return "", nil, httpError(http.StatusUnsupportedMediaType, "unsupported_media_type",
 			"send multipart/form-data (fields named skill.json, execute.wasm, SKILL.md, resources/...) or application/gzip (a .tar.gz)")
 	}
+	files := pr.Files()
 	if id == "" {
 		id = manifestID(files)
 	}
@@ -114,59 +114,22 @@ func (s *Server) readPackage(c echo.Context, want string) (string, map[string][]
 	return id, files, nil
 }
 
-func badUpload(err error) error {
+// packageError translates what reading a package failed with: a crossed package limit is 413
+// naming the limit, an entry that is not a regular file 422, a raw body over MaxPackageBytes
+// goes to errorHandler as it is (413), anything else is a malformed upload (400).
+func packageError(err error) error {
+	var le *runtime.PackageLimitError
+	var me *runtime.ManifestError
 	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) {
+	switch {
+	case errors.As(err, &mbe):
 		return err
+	case errors.As(err, &le):
+		return httpError(http.StatusRequestEntityTooLarge, "too_large", "%v", le)
+	case errors.As(err, &me):
+		return httpError(http.StatusUnprocessableEntity, "invalid_skill", "%v", me)
 	}
 	return httpError(http.StatusBadRequest, "bad_request", "upload: %v", err)
-}
-
-// untar reads a .tar.gz package. A single top-level directory (skill/ or <id>/) is stripped.
-func untar(r io.Reader) (map[string][]byte, error) {
-	gz, err := gzip.NewReader(r)
-	if err != nil {
-		return nil, badUpload(err)
-	}
-	tr := tar.NewReader(gz)
-	files := map[string][]byte{}
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, badUpload(err)
-		}
-		if h.Typeflag == tar.TypeDir {
-			continue
-		}
-		if h.Typeflag != tar.TypeReg {
-			return nil, httpError(http.StatusUnprocessableEntity, "invalid_skill", "%s: only regular files are allowed in a package (no links or devices)", h.Name)
-		}
-		data, err := io.ReadAll(tr)
-		if err != nil {
-			return nil, badUpload(err)
-		}
-		files[strings.TrimPrefix(h.Name, "./")] = data
-	}
-	// Strip one common top-level directory.
-	var top string
-	for name := range files {
-		first, _, found := strings.Cut(name, "/")
-		if !found || (top != "" && first != top) {
-			return files, nil
-		}
-		top = first
-	}
-	if top == "" || top == "resources" {
-		return files, nil
-	}
-	out := make(map[string][]byte, len(files))
-	for name, data := range files {
-		out[strings.TrimPrefix(name, top+"/")] = data
-	}
-	return out, nil
 }
 
 // manifestID reads the id from an uploaded manifest, leniently: Install does the real check.

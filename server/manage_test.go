@@ -3,9 +3,11 @@ package server
 import (
 	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/rand"
 	"fmt"
+	"mime/multipart"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -562,5 +564,117 @@ func TestRunInFlightSurvivesUpdateAndDelete(t *testing.T) {
 			}
 			wantError(t, post(t, base+"/slow/runs", ""), 404, "not_found")
 		})
+	}
+}
+
+// zeroTarGz is a .tar.gz of files of size zeros each (whole MiB), made cheaply: one gzip member
+// of 1 MiB of zeros, compressed once and repeated, between members holding the tar headers.
+// gzip readers read concatenated members as one stream, so it inflates about 1000 to 1.
+func zeroTarGz(t testing.TB, size int64, names ...string) []byte {
+	t.Helper()
+	member := func(data []byte) []byte {
+		var b bytes.Buffer
+		gz, _ := gzip.NewWriterLevel(&b, gzip.BestCompression)
+		gz.Write(data)
+		gz.Close()
+		return b.Bytes()
+	}
+	if size%(1<<20) != 0 {
+		t.Fatalf("zeroTarGz: %d is not whole MiB", size)
+	}
+	mib := member(make([]byte, 1<<20))
+	var out bytes.Buffer
+	for _, name := range names {
+		var h bytes.Buffer
+		if err := tar.NewWriter(&h).WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: size, Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		out.Write(member(h.Bytes()))
+		for range size >> 20 {
+			out.Write(mib)
+		}
+	}
+	out.Write(member(make([]byte, 1024))) // the end of the archive
+	return out.Bytes()
+}
+
+// Decompression bombs and packages of too many entries are refused with 413 naming the limit,
+// while they stream in, and the server carries on.
+func TestUploadBombsAreRefused(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t, Options{}, t.TempDir())
+	url := env.ts.URL + "/v1/skills"
+	resources := func(n int) []string {
+		var names []string
+		for i := range n {
+			names = append(names, fmt.Sprintf("bomb/resources/z%02d.bin", i))
+		}
+		return names
+	}
+	gz := func(data []byte) func() reply {
+		return func() reply { return send(t, "POST", url, bytes.NewReader(data), "Content-Type", "application/gzip") }
+	}
+	parts := func(n int, file bool) func() reply {
+		return func() reply {
+			var buf bytes.Buffer
+			w := multipart.NewWriter(&buf)
+			w.WriteField("id", "bomb")
+			for i := range n {
+				if file {
+					fw, _ := w.CreateFormFile(fmt.Sprintf("resources/%d.md", i), "x.md")
+					fw.Write([]byte("x"))
+				} else {
+					w.WriteField("x", "y")
+				}
+			}
+			w.Close()
+			return send(t, "POST", url, &buf, "Content-Type", w.FormDataContentType())
+		}
+	}
+	big := greeterPkg(t, "1.0.0", "hello")
+	big["resources/big.bin"] = make([]byte, 16<<20+1)
+	tests := []struct {
+		name    string
+		send    func() reply
+		mention []string // in the message
+	}{
+		{"tar.gz: a module of zeros under the module cap", gz(zeroTarGz(t, 120<<20, "bomb/execute.wasm")), []string{"maxRatio", "bomb/execute.wasm"}},
+		{"tar.gz: a gigabyte in 64 resources", gz(zeroTarGz(t, 16<<20, resources(64)...)), []string{"maxRatio", "bomb/resources/z00.bin"}},
+		{"tar.gz: one file of a gigabyte", gz(zeroTarGz(t, 1<<30, "bomb/execute.wasm")), []string{"maxFileBytes", "bomb/execute.wasm", "134217728"}},
+		{"multipart: a resource over its cap", func() reply { return upload(t, "POST", url, big, nil) }, []string{"maxFileBytes", "resources/big.bin", "16777216"}},
+		{"multipart: 10000 file parts", parts(10000, true), []string{"maxFiles", "256"}},
+		{"multipart: 10000 plain fields", parts(10000, false), []string{"maxFiles", "256"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := wantError(t, tc.send(), http.StatusRequestEntityTooLarge, "too_large")
+			t.Log(e.Error.Message)
+			for _, m := range tc.mention {
+				if !strings.Contains(e.Error.Message, m) {
+					t.Errorf("message %q does not mention %q", e.Error.Message, m)
+				}
+			}
+			if r := get(t, env.ts.URL+"/healthz"); r.status != http.StatusOK {
+				t.Errorf("healthz after the bomb: %s", r)
+			}
+		})
+	}
+	if extra := leftovers(t, env.dir); len(extra) > 0 {
+		t.Errorf("left behind: %v", extra)
+	}
+	// A real package, the bundled hello, still goes in, and runs.
+	var hello []tarEntry
+	for _, name := range []string{"skill.json", "execute.wasm", "SKILL.md"} {
+		data, err := os.ReadFile(filepath.Join("..", "skills", "hello", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		hello = append(hello, tarEntry{name: "hello/" + name, data: data})
+	}
+	if r := uploadTar(t, "POST", url, hello); r.status != http.StatusCreated {
+		t.Fatalf("the bundled hello: %s", r)
+	}
+	if res := runResult(t, post(t, url+"/hello/runs", `{"args":{"name":"Ada"}}`)); !res.Success {
+		t.Errorf("run: %+v", res)
 	}
 }
