@@ -298,10 +298,10 @@ func TestRunRecordsAndStats(t *testing.T) {
 		t.Error("a refused request was recorded")
 	}
 	want := map[RunCount]bool{
-		{Skill: "echo", Face: FaceHTTP, Outcome: "success", Count: 1}:  true,
-		{Skill: "echo", Face: FaceMCP, Outcome: "success", Count: 1}:   true,
-		{Skill: "echo", Face: FaceCLI, Outcome: "success", Count: 1}:   true,
-		{Skill: "", Face: FaceHTTP, Outcome: "not_found", Count: 1}:    true,
+		{Skill: "echo", Face: FaceHTTP, Outcome: "success", Count: 1}: true,
+		{Skill: "echo", Face: FaceMCP, Outcome: "success", Count: 1}:  true,
+		{Skill: "echo", Face: FaceCLI, Outcome: "success", Count: 1}:  true,
+		{Skill: "", Face: FaceHTTP, Outcome: "not_found", Count: 1}:   true,
 	}
 	st := rt.Stats()
 	for _, c := range st.Runs {
