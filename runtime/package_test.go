@@ -557,10 +557,10 @@ func TestPackageReaderInstallsBundledHello(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if s.Status != StatusActive {
-				t.Fatalf("installed as %s: %v", s.Status, s.Err)
+			if s.Status() != StatusActive {
+				t.Fatalf("installed as %s: %v", s.Status(), s.Err())
 			}
-			if res, err := rt.Run(ctx, "hello", []byte(`{"name":"Ada"}`)); err != nil || !res.Success {
+			if res, err := rt.Run(ctx, Request{Skill: "hello", Args: []byte(`{"name":"Ada"}`)}); err != nil || !res.Success {
 				t.Fatalf("run: %v %+v", err, res)
 			}
 		})
