@@ -53,14 +53,14 @@ const (
 	defaultBudgetPart = 2 // of the machine's (or cgroup's) memory
 )
 
-// compileCharge is what compiling a module may hold at its peak.
-func compileCharge(largestFunc, codeBytes int64) int64 {
-	return compileBase + compilePerFunc*largestFunc + compilePerCode*codeBytes
+// compileCharge is what compiling s's module may hold at its peak.
+func compileCharge(s *Skill) int64 {
+	return compileBase + compilePerFunc*int64(s.info.LargestFunction) + compilePerCode*s.info.CodeBytes
 }
 
-// warmCharge is what a compiled module holds while it is kept for later runs.
-func warmCharge(codeBytes int64) int64 {
-	return warmBase + warmPerCode*codeBytes
+// warmCharge is what s's compiled module holds while it is kept for later runs.
+func warmCharge(s *Skill) int64 {
+	return warmBase + warmPerCode*s.info.CodeBytes
 }
 
 // defaultMemoryBudget is half of the memory this process may use — the cgroup's limit when

@@ -22,7 +22,9 @@ var knownImportModules = map[string]bool{
 // A module that passes still may fail at run time, but not for want of a symbol.
 func (rt *Runtime) CheckSkill(ctx context.Context, dir string) (s *Skill, ok bool) {
 	s, ok = LoadSkill(dir, rt.policy.Load())
-	if !ok || s.kind != Executable || s.wasm == nil {
+	// Compile only a package that is sound so far: its manifest parsed (so it has a grant) and its
+	// module passed its bounds (so it has an info); its other problems are reported already.
+	if !ok || s.kind != Executable || s.wasm == nil || s.grant == nil || s.info == nil {
 		return s, ok
 	}
 	modPath := filepath.Join(dir, ModuleFile)
@@ -38,8 +40,7 @@ func (rt *Runtime) CheckSkill(ctx context.Context, dir string) (s *Skill, ok boo
 		defer cache.Close(ctx)
 		rc = rc.WithCompilationCache(cache)
 	}
-	n := int64(len(s.wasm))
-	release, err := rt.admission.acquire(ctx, compileCharge(n, n), false)
+	release, err := rt.admission.acquire(ctx, compileCharge(s), false)
 	if err != nil {
 		s.fail(&ManifestError{Path: modPath, Msg: fmt.Sprintf("cannot be compiled now: %v", err)})
 		return s, true

@@ -80,7 +80,7 @@ func (e *engine) acquire(ctx context.Context, s *Skill) (*compiled, error) {
 		e.compiles.Add(1)
 		c.plugin, c.cache, c.err = e.admittedCompile(ctx, s, key.pages)
 		if c.err == nil {
-			c.warm = warmCharge(int64(len(s.wasm)))
+			c.warm = warmCharge(s)
 			e.admission.hold(c.warm)
 		}
 	})
@@ -102,8 +102,7 @@ func (e *engine) acquire(ctx context.Context, s *Skill) (*compiled, error) {
 
 // admittedCompile compiles s once admitted: a compile slot, and its peak memory in the budget.
 func (e *engine) admittedCompile(ctx context.Context, s *Skill, pages uint32) (*extism.CompiledPlugin, wazero.CompilationCache, error) {
-	n := int64(len(s.wasm))
-	release, err := e.admission.acquire(ctx, compileCharge(n, n), false)
+	release, err := e.admission.acquire(ctx, compileCharge(s), false)
 	if err != nil {
 		return nil, nil, fmt.Errorf("compile %s: %w", s.id, err)
 	}
@@ -238,7 +237,9 @@ func (e *engine) compile(ctx context.Context, s *Skill, pages uint32) (*extism.C
 		rc = rc.WithCompilationCache(cache)
 	}
 	manifest := extism.Manifest{
-		Wasm: []extism.Wasm{extism.WasmData{Data: s.wasm, Hash: s.hash, Name: "main"}},
+		// No Hash: the bytes are the checked module (tables may have got a maximum), not the file
+		// whose hash names the skill, and they never left this process.
+		Wasm: []extism.Wasm{extism.WasmData{Data: s.wasm, Name: "main"}},
 		// The Extism kernel's own HTTP stays off: AllowedHosts is empty, so http_request is
 		// refused; skills fetch through skillbox_fetch, which applies the grant.
 		Memory: &extism.ManifestMemory{MaxPages: pages, MaxHttpResponseBytes: 0, MaxVarBytes: 64 << 10},

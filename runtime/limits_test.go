@@ -155,7 +155,7 @@ func TestLogFloodIsBounded(t *testing.T) {
 
 func TestTrapWithAFullMemoryIsATrap(t *testing.T) {
 	dir := t.TempDir()
-	fixture(t, dir, "fullmem", simple("fullmem", `"limits":{"memoryMiB":1}`), "fullmem")
+	fixture(t, dir, "fullmem", simple("fullmem", `"limits":{"memoryMiB":2}`), "fullmem")
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
 	if _, err := rt.Run(context.Background(), Request{Skill: "fullmem"}); !errors.Is(err, ErrTrap) {
 		t.Fatalf("got %v", err)

@@ -6,38 +6,93 @@ import (
 	"github.com/tetratelabs/wazero/experimental"
 )
 
-// memoryMeter is a wazero memory allocator that measures a run's linear memory: the sum of the
-// current sizes of every memory the instance has (the module's and the Extism kernel's), and the
-// peak of that sum. wazero enforces the limit; this only counts, to report usage and to tell a
-// module that ran out of memory from one that trapped for another reason.
+// memoryMeter is a run's wazero memory allocator. It holds every linear memory of the instance
+// (the module's and the Extism kernel's) to one limit together — the run's memory limit less
+// what its tables may take — which wazero's per-memory page limit cannot do, and measures their
+// peak for the run's usage.
+//
+// Each memory is reserved at its maximum as one anonymous mapping, committed page by page as the
+// guest touches it, so growing never copies and a run holds what it touched, not twice that as a
+// doubling Go slice would; the mappings are released when the run is over (release), never while
+// wazero may still use them. Where mappings are not available, memories are Go slices.
 type memoryMeter struct {
+	limit uint64 // bytes all the run's linear memories may hold together
+
 	mu      sync.Mutex
 	current uint64
 	peak    uint64
-	// nearFull is set when a memory grew (after instantiation) to within 1/8 of its maximum.
-	// wazero refuses a grow past the maximum before the allocator sees it, so "the last grow
-	// that succeeded left little room" is the allocator's best view of "ran out of memory".
+	// refused is set when a grow was refused for the limit; overAtStart when instantiation
+	// needed more than the limit (wazero cannot be refused then: the run is failed after).
+	refused, overAtStart bool
+	// nearFull is set when a memory grew (after instantiation) to within 1/8 of its own maximum:
+	// wazero refuses a grow past that maximum before the allocator sees it, so "the last grow
+	// that succeeded left little room" is the best view of running out of it.
 	nearFull bool
+	mapped   [][]byte
+	released bool
 }
 
 var _ experimental.MemoryAllocator = (*memoryMeter)(nil)
 
+func newMemoryMeter(limit uint64) *memoryMeter { return &memoryMeter{limit: limit} }
+
 func (m *memoryMeter) Allocate(capacity, max uint64) experimental.LinearMemory {
-	return &meteredMemory{meter: m, buf: make([]byte, 0, capacity), max: max}
+	l := &meteredMemory{meter: m, max: max}
+	if buf, err := mapMemory(max); err == nil {
+		l.buf = buf[:0]
+		m.mu.Lock()
+		m.mapped = append(m.mapped, buf)
+		m.mu.Unlock()
+	} else {
+		l.buf = make([]byte, 0, capacity)
+	}
+	return l
 }
 
-func (m *memoryMeter) grew(delta uint64, nearFull bool) {
+// grow accounts for delta more bytes; it refuses (false) a grow past the limit after
+// instantiation.
+func (m *memoryMeter) grow(delta uint64, instantiating, nearFull bool) bool {
 	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.current+delta > m.limit {
+		if !instantiating {
+			m.refused = true
+			return false
+		}
+		m.overAtStart = true
+	}
 	m.current += delta
 	m.peak = max(m.peak, m.current)
 	m.nearFull = m.nearFull || nearFull
-	m.mu.Unlock()
+	return true
 }
 
-func (m *memoryMeter) stats() (peak uint64, nearFull bool) {
+// stats reports the peak, and whether the run most likely ran out of memory.
+func (m *memoryMeter) stats() (peak uint64, outOfMemory bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.peak, m.nearFull
+	return m.peak, m.refused || m.nearFull
+}
+
+func (m *memoryMeter) startedOver() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.overAtStart
+}
+
+// release unmaps every memory of the run. Call it only once the instance is closed and no call
+// into it can still run: nothing may touch the memories after.
+func (m *memoryMeter) release() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.released {
+		return
+	}
+	m.released = true
+	for _, b := range m.mapped {
+		unmapMemory(b)
+	}
+	m.mapped = nil
 }
 
 type meteredMemory struct {
@@ -47,26 +102,28 @@ type meteredMemory struct {
 	grown bool // false until the first Reallocate, which sizes the memory at instantiation
 }
 
-// Reallocate grows the memory to size bytes (never past its maximum); the new bytes are zero.
+// Reallocate grows the memory to size bytes (never past its maximum, nor the run's limit); the
+// new bytes are zero. nil refuses the grow: the guest's memory.grow returns -1.
 func (l *meteredMemory) Reallocate(size uint64) []byte {
 	if size > l.max {
 		return nil
 	}
 	old := uint64(len(l.buf))
-	switch {
-	case size <= uint64(cap(l.buf)):
-		// Within capacity: zero already (a fresh slice is zeroed, and a wasm memory never
-		// shrinks, so nothing past len was ever written).
-		l.buf = l.buf[:size]
-	default:
-		// Grow as wazero's own allocator does (append), so metering costs no extra zeroing.
-		l.buf = append(l.buf, make([]byte, size-old)...)
-	}
-	if size > old {
-		l.meter.grew(size-old, l.grown && size >= l.max-l.max/8)
+	if size > old && !l.meter.grow(size-old, !l.grown, l.grown && size >= l.max-l.max/8) {
+		return nil
 	}
 	l.grown = true
+	switch {
+	case size <= uint64(cap(l.buf)):
+		// A mapping, or a slice within capacity: zero already (fresh pages are zero, and a wasm
+		// memory never shrinks, so nothing past len was ever written).
+		l.buf = l.buf[:size]
+	default:
+		l.buf = append(l.buf, make([]byte, size-old)...)
+	}
 	return l.buf
 }
 
-func (l *meteredMemory) Free() { l.buf = nil }
+// Free is a no-op: wazero calls it when it closes the instance, possibly while the guest's call
+// is still unwinding; the meter releases the memory once the run is over.
+func (l *meteredMemory) Free() {}

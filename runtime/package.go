@@ -42,7 +42,8 @@ type PackageLimits struct {
 	MaxFiles int
 	// MaxBytes bounds the files' contents together. Default 160 MiB.
 	MaxBytes int64
-	// MaxModuleBytes bounds execute.wasm. Default 128 MiB, what the loader reads of a module.
+	// MaxModuleBytes bounds execute.wasm. Default: the default policy's modules.maxModuleBytes
+	// (Runtime.PackageLimits gives the policy's own).
 	MaxModuleBytes int64
 	// MaxFileBytes bounds every other file. Default 16 MiB; a manifest is held to 1 MiB, what
 	// the loader reads of one, whatever this says.
@@ -60,7 +61,7 @@ func (l PackageLimits) withDefaults() PackageLimits {
 		l.MaxBytes = maxPackageBytes
 	}
 	if l.MaxModuleBytes <= 0 {
-		l.MaxModuleBytes = maxModuleBytes
+		l.MaxModuleBytes = ModuleLimits{}.withDefaults().MaxModuleBytes
 	}
 	if l.MaxFileBytes <= 0 {
 		l.MaxFileBytes = maxPackageFileBytes
@@ -411,4 +412,11 @@ func (g *inflateGuard) Read(b []byte) (int, error) {
 		return n, &PackageLimitError{Limit: LimitArchiveBytes, Got: g.out, Max: g.max}
 	}
 	return n, err
+}
+
+// PackageLimits are the limits an upload of a package is read within: the defaults, with the
+// policy's module size. Faces that read packages (HTTP uploads) use them, so the loader never
+// refuses a module the upload accepted for its size, nor the other way round.
+func (rt *Runtime) PackageLimits() PackageLimits {
+	return PackageLimits{MaxModuleBytes: rt.policy.Load().Modules.withDefaults().MaxModuleBytes}.withDefaults()
 }

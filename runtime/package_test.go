@@ -161,7 +161,7 @@ func TestPackageReaderRefusesGzipBombs(t *testing.T) {
 	}{
 		{name: "one file declaring a gigabyte", files: []tarFile{{name: "execute.wasm", size: 1 << 30}},
 			limit: LimitFileBytes, file: "execute.wasm"},
-		{name: "a module under its cap, all zeros", files: []tarFile{{name: "execute.wasm", size: 120 << 20}},
+		{name: "a module under its cap, all zeros", files: []tarFile{{name: "execute.wasm", size: 60 << 20}},
 			limit: LimitRatio, file: "execute.wasm"},
 		{name: "many files each under the per-file cap", files: many(64, 15<<20),
 			limit: LimitRatio, file: "resources/z00.bin"},
@@ -366,7 +366,7 @@ func TestPackageReaderTarHeaders(t *testing.T) {
 		want   []string
 	}{
 		{name: "a header declaring a terabyte", files: []tarFile{{name: "resources/x", size: 8, declared: 1 << 40}}, limit: LimitFileBytes, file: "resources/x"},
-		{name: "a module header declaring more than the module cap", files: []tarFile{{name: "execute.wasm", size: 8, declared: maxModuleBytes + 1}}, limit: LimitFileBytes, file: "execute.wasm"},
+		{name: "a module header declaring more than the module cap", files: []tarFile{{name: "execute.wasm", size: 8, declared: ModuleLimits{}.withDefaults().MaxModuleBytes + 1}}, limit: LimitFileBytes, file: "execute.wasm"},
 		{name: "a header declaring more than the total leaves", limits: small,
 			files: []tarFile{{name: "resources/a", data: noise(600 << 10)}, {name: "resources/b", size: 8, declared: 600 << 10}}, limit: LimitBytes, file: "resources/b"},
 		{name: "a manifest over 1 MiB", files: []tarFile{{name: "skill.json", data: noise(1<<20 + 1)}}, limit: LimitFileBytes, file: "skill.json"},

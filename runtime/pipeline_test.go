@@ -193,7 +193,7 @@ func TestAdmissionMemoryBudget(t *testing.T) {
 	probe := pipelineRuntime(t, Config{}, 300)
 	s, _ := probe.Skill("loop")
 	charge := runCharge(s)
-	warm := warmCharge(int64(len(s.wasm)))
+	warm := warmCharge(s)
 
 	tiny := pipelineRuntime(t, Config{Admission: Admission{MemoryBudget: charge - 1}}, 300)
 	if _, err := tiny.Run(context.Background(), Request{Skill: "loop"}); !errors.Is(err, ErrMemoryLimit) || !strings.Contains(err.Error(), "whole memory budget") {
@@ -201,7 +201,7 @@ func TestAdmissionMemoryBudget(t *testing.T) {
 	}
 
 	// Room for one loop run and the warm modules, not for two runs.
-	rt := pipelineRuntime(t, Config{Admission: Admission{MemoryBudget: charge + compileCharge(int64(len(s.wasm)), int64(len(s.wasm))) + 2*warm}}, 200)
+	rt := pipelineRuntime(t, Config{Admission: Admission{MemoryBudget: charge + compileCharge(s) + 2*warm}}, 200)
 	var wg sync.WaitGroup
 	for range 3 {
 		wg.Go(func() {
@@ -230,9 +230,8 @@ func TestWarmModulesAreEvictedForRuns(t *testing.T) {
 	probe := pipelineRuntime(t, Config{}, 300)
 	h, _ := probe.Skill("hello")
 	e, _ := probe.Skill("echo")
-	n := max(len(h.wasm), len(e.wasm))
 	// Room for a run and one warm module and a half: never two warm modules beside a run.
-	budget := max(runCharge(h), runCharge(e), compileCharge(int64(n), int64(n))) + warmCharge(int64(n))*3/2
+	budget := max(runCharge(h), runCharge(e), compileCharge(h), compileCharge(e)) + max(warmCharge(h), warmCharge(e))*3/2
 	rt := pipelineRuntime(t, Config{Admission: Admission{MemoryBudget: budget}}, 300)
 	for _, id := range []string{"hello", "echo", "hello"} {
 		if res, err := rt.Run(context.Background(), Request{Skill: id, Args: []byte(`{}`)}); err != nil {

@@ -29,6 +29,8 @@ type Policy struct {
 	Files []PolicyMount
 	// Limits are the ceilings of every limit; zero fields are [DefaultLimits].
 	Limits Limits
+	// Modules bound what a skill's module may declare (size, function size, function count).
+	Modules ModuleLimits
 }
 
 // PolicySecret is a secret's value and the host patterns it may be sent to.
@@ -45,7 +47,7 @@ type PolicyMount struct {
 	Access   Access
 }
 
-var policyFields = []string{"network", "allowNetworks", "env", "secrets", "files", "limits"}
+var policyFields = []string{"network", "allowNetworks", "env", "secrets", "files", "limits", "modules"}
 
 // LoadPolicy reads a policy file (YAML or JSON). Relative host paths are relative to the file's
 // directory. Every problem is reported at once in a *PolicyError.
@@ -62,6 +64,7 @@ var policyFields = []string{"network", "allowNetworks", "env", "secrets", "files
 //	files:
 //	  - {path: /workspace, hostPath: ./workspace/{skill}, access: read-write}
 //	limits: {timeoutMs: 60000, memoryMiB: 128}
+//	modules: {maxModuleBytes: 33554432, maxFunctionBytes: 1048576, maxFunctions: 100000}
 func LoadPolicy(path string) (*Policy, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -128,6 +131,14 @@ func ParsePolicy(path string, data []byte, lookupEnv func(string) (string, bool)
 		p.Files = append(p.Files, m)
 	}
 	p.Limits = c.limits(c.object(d, "", "limits"), "limits")
+	if mods := c.object(d, "", "modules"); mods != nil {
+		c.known(mods, "modules", "maxModuleBytes", "maxFunctionBytes", "maxFunctions")
+		p.Modules = ModuleLimits{
+			MaxModuleBytes:   c.integer(mods, "modules", "maxModuleBytes", 1<<30),
+			MaxFunctionBytes: c.integer(mods, "modules", "maxFunctionBytes", 1<<30),
+			MaxFunctions:     c.integer(mods, "modules", "maxFunctions", 1_000_000),
+		}
+	}
 	if len(c.problems) > 0 {
 		msgs := make([]string, len(c.problems))
 		for i, pr := range c.problems {

@@ -228,7 +228,10 @@ func (rt *Runtime) call(ctx context.Context, s *Skill, c *compiled, call *hostfu
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	meter := &memoryMeter{}
+	meter := newMemoryMeter(s.linearLimit)
+	// Deferred first, so it runs last: the memories are unmapped only after the instance is
+	// closed and its call has returned.
+	defer meter.release()
 	instCtx := experimental.WithMemoryAllocator(extismhost.WithCall(runCtx, call), meter)
 	stdout := &hostfuncs.LineWriter{Call: call, Source: "stdout", Level: "info"}
 	stderr := &hostfuncs.LineWriter{Call: call, Source: "stderr", Level: "warn"}
@@ -257,6 +260,9 @@ func (rt *Runtime) call(ctx context.Context, s *Skill, c *compiled, call *hostfu
 		return nil, classify(runCtx, ctx, s, call, meter, fmt.Errorf("instantiate: %w", err))
 	}
 	defer inst.Close(context.Background())
+	if meter.startedOver() {
+		return nil, runErr(KindMemoryLimit, id, nil, "the module needs more memory to start than its limit of %d MiB allows", s.grant.Limits.MemoryMiB)
+	}
 	inst.SetLogger(func(level extism.LogLevel, msg string) {
 		call.Log(extismLevel(level), "", msg)
 	})

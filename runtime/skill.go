@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/skillbox-dev/skillbox/internal/safefile"
+	"github.com/skillbox-dev/skillbox/internal/wasmcheck"
 	"github.com/skillbox-dev/skillbox/skillmd"
 )
 
@@ -59,7 +60,12 @@ type Skill struct {
 	loadedAt time.Time
 
 	schema *Schema
-	wasm   []byte
+	// wasm is the module to compile: the file, or a copy whose tables got a maximum (see
+	// checkModule); info is what the check learned of it, and linearLimit what its linear
+	// memories may hold together (the memory limit less its tables' share).
+	wasm        []byte
+	info        *wasmcheck.Info
+	linearLimit uint64
 }
 
 // ID is the skill's id: its directory's name.
@@ -152,8 +158,6 @@ func (s *Skill) Tags() []string {
 // Module file names; the manifest may be JSON or YAML.
 const (
 	ModuleFile = "execute.wasm"
-	// maxModuleBytes bounds what a registry scan reads for one module.
-	maxModuleBytes = 128 << 20
 	// maxManifestBytes bounds a manifest.
 	maxManifestBytes = 1 << 20
 )
@@ -232,8 +236,12 @@ func loadSkill(dir string, p *Policy, d *digester) (s *Skill, ok bool) {
 			s.fail(p)
 		}
 		// Still check the module, so one pass reports everything.
-		if _, err := readModule(filepath.Join(dir, ModuleFile)); err != nil {
-			s.fail(&ManifestError{Path: filepath.Join(dir, ModuleFile), Msg: err.Error(), Hint: "build it: skillbox build " + dir})
+		modPath := filepath.Join(dir, ModuleFile)
+		if wasm, err := readModule(modPath, p.Modules); err != nil {
+			s.fail(&ManifestError{Path: modPath, Msg: err.Error(), Hint: "build it: skillbox build " + dir})
+		} else {
+			s.wasm = wasm
+			s.checkModule(modPath, p.Modules)
 		}
 		return s, true
 	}
@@ -246,15 +254,16 @@ func loadSkill(dir string, p *Policy, d *digester) (s *Skill, ok bool) {
 		s.schema, _ = compileSchema(m.Parameters)
 	}
 
+	s.grant = p.Grant(m, dir)
 	modPath := filepath.Join(dir, ModuleFile)
-	wasm, err := readModule(modPath)
+	wasm, err := readModule(modPath, p.Modules)
 	if err != nil {
 		s.fail(&ManifestError{Path: modPath, Msg: err.Error(), Hint: "build it: skillbox build " + dir})
 	} else {
 		sum := sha256.Sum256(wasm)
 		s.wasm, s.hash = wasm, hex.EncodeToString(sum[:])
+		s.checkModule(modPath, p.Modules)
 	}
-	s.grant = p.Grant(m, dir)
 	return s, true
 }
 
@@ -268,8 +277,8 @@ func (s *Skill) fail(e *ManifestError) {
 	se.Problems = append(se.Problems, e)
 }
 
-func readModule(path string) ([]byte, error) {
-	data, err := readRegular(path, maxModuleBytes)
+func readModule(path string, ml ModuleLimits) ([]byte, error) {
+	data, err := readRegular(path, ml.withDefaults().MaxModuleBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, errors.New("missing: an executable skill needs its compiled module")
 	}

@@ -62,7 +62,7 @@ func (s *Server) readPackage(c echo.Context, want string) (string, map[string][]
 	r := c.Request()
 	r.Body = http.MaxBytesReader(c.Response(), r.Body, s.opts.MaxPackageBytes)
 	ctype, _, _ := mime.ParseMediaType(r.Header.Get(echo.HeaderContentType))
-	pr := runtime.NewPackageReader(runtime.PackageLimits{})
+	pr := runtime.NewPackageReader(s.rt.PackageLimits())
 	id := want
 	switch ctype {
 	case "multipart/form-data":

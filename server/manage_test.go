@@ -638,9 +638,9 @@ func TestUploadBombsAreRefused(t *testing.T) {
 		send    func() reply
 		mention []string // in the message
 	}{
-		{"tar.gz: a module of zeros under the module cap", gz(zeroTarGz(t, 120<<20, "bomb/execute.wasm")), []string{"maxRatio", "bomb/execute.wasm"}},
+		{"tar.gz: a module of zeros under the module cap", gz(zeroTarGz(t, 60<<20, "bomb/execute.wasm")), []string{"maxRatio", "bomb/execute.wasm"}},
 		{"tar.gz: a gigabyte in 64 resources", gz(zeroTarGz(t, 16<<20, resources(64)...)), []string{"maxRatio", "bomb/resources/z00.bin"}},
-		{"tar.gz: one file of a gigabyte", gz(zeroTarGz(t, 1<<30, "bomb/execute.wasm")), []string{"maxFileBytes", "bomb/execute.wasm", "134217728"}},
+		{"tar.gz: one file of a gigabyte", gz(zeroTarGz(t, 1<<30, "bomb/execute.wasm")), []string{"maxFileBytes", "bomb/execute.wasm", "67108864"}},
 		{"multipart: a resource over its cap", func() reply { return upload(t, "POST", url, big, nil) }, []string{"maxFileBytes", "resources/big.bin", "16777216"}},
 		{"multipart: 10000 file parts", parts(10000, true), []string{"maxFiles", "256"}},
 		{"multipart: 10000 plain fields", parts(10000, false), []string{"maxFiles", "256"}},

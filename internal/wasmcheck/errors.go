@@ -30,15 +30,20 @@ type LimitError struct {
 }
 
 func (e *LimitError) Error() string {
-	got := "unbounded"
-	if e.Got != Unbounded {
-		got = quantity(e.Got, e.Unit)
-	}
-	msg := fmt.Sprintf("%s is %s; at most %s (limit %s)", e.What, got, quantity(e.Max, e.Unit), e.Field)
+	msg := e.Message()
 	if e.Hint != "" {
 		msg += ": " + e.Hint
 	}
 	return msg
+}
+
+// Message is Error without the hint, for callers that show the hint apart.
+func (e *LimitError) Message() string {
+	got := "unbounded"
+	if e.Got != Unbounded {
+		got = quantity(e.Got, e.Unit)
+	}
+	return fmt.Sprintf("%s is %s; at most %s (limit %s)", e.What, got, quantity(e.Max, e.Unit), e.Field)
 }
 
 // Unwrap makes errors.Is(err, ErrLimit) true.

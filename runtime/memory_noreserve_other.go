@@ -1,0 +1,6 @@
+//go:build unix && !linux
+
+package runtime
+
+// mapNoReserve is Linux's; elsewhere anonymous mappings are reserved lazily anyway.
+const mapNoReserve = 0

@@ -1,0 +1,10 @@
+//go:build !unix
+
+package runtime
+
+import "errors"
+
+// Without mmap, linear memories are Go slices (see memoryMeter).
+func mapMemory(uint64) ([]byte, error) { return nil, errors.New("no mappings on this platform") }
+
+func unmapMemory([]byte) {}

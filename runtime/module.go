@@ -1,0 +1,103 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/skillbox-dev/skillbox/internal/wasmcheck"
+)
+
+// ModuleLimits bound what a skill's module may declare, so that no module can make compiling it,
+// or instantiating it, cost the host more than these allow: the operator's policy sets them
+// (policy file: modules), zero fields are the defaults. Every other count a module declares is
+// bounded too, by fixed limits (internal/wasmcheck).
+type ModuleLimits struct {
+	// MaxModuleBytes bounds the module file (default 64 MiB).
+	MaxModuleBytes int64 `json:"maxModuleBytes,omitempty"`
+	// MaxFunctionBytes bounds one function's body (default 2 MiB): compiling costs memory in
+	// proportion to the largest function.
+	MaxFunctionBytes int64 `json:"maxFunctionBytes,omitempty"`
+	// MaxFunctions bounds the functions, imported and defined (default 200,000).
+	MaxFunctions int64 `json:"maxFunctions,omitempty"`
+}
+
+func (l ModuleLimits) withDefaults() ModuleLimits {
+	d := wasmcheck.DefaultLimits
+	if l.MaxModuleBytes <= 0 {
+		l.MaxModuleBytes = d.MaxModuleBytes
+	}
+	if l.MaxFunctionBytes <= 0 {
+		l.MaxFunctionBytes = int64(d.MaxFunctionBytes)
+	}
+	if l.MaxFunctions <= 0 {
+		l.MaxFunctions = int64(d.MaxFunctions)
+	}
+	return l
+}
+
+// kernelPages is the Extism kernel's own memory at instantiation (16 pages, 1 MiB): it shares
+// the run's memory limit with the module.
+const kernelPages = 16
+
+// tableShare is the part of a run's memory limit its tables may take, at most: a table entry
+// holds 8 bytes of host memory (wazero keeps one pointer per element), uncounted by wasm's page
+// limit, so the tables' maxima are set from it and reserved out of the limit.
+const tableShare = 32
+
+// checkModule bounds what s's module declares (see wasmcheck) under the policy's module limits
+// and s's memory limit, and keeps the module to compile: the file itself, or a copy whose tables
+// got a maximum. It records, in the skill's problems, which bound a module crosses and how to
+// fix it.
+func (s *Skill) checkModule(path string, ml ModuleLimits) {
+	ml = ml.withDefaults()
+	memBytes := uint64(DefaultLimits.MemoryMiB) << 20
+	if s.grant != nil {
+		memBytes = uint64(s.grant.Limits.MemoryMiB) << 20
+	}
+	l := wasmcheck.DefaultLimits
+	l.MaxModuleBytes = ml.MaxModuleBytes
+	l.MaxFunctionBytes = uint32(min(ml.MaxFunctionBytes, 1<<31))
+	l.MaxFunctions = uint32(min(ml.MaxFunctions, 1<<31))
+	l.MaxTableEntries = min(l.MaxTableEntries, memBytes/tableShare/8)
+	l.MaxMemoryPages = uint32(memBytes >> 16)
+	info, module, err := wasmcheck.Check(s.wasm, l)
+	if err != nil {
+		var le *wasmcheck.LimitError
+		if errors.As(err, &le) {
+			s.fail(&ManifestError{Path: path, Msg: le.Message(), Hint: hintFor(le)})
+			return
+		}
+		s.fail(&ManifestError{Path: path, Msg: err.Error(), Hint: "rebuild it: the file is not a module wazero can load"})
+		return
+	}
+	tableBytes := info.TableEntries * 8
+	var minPages uint64 = kernelPages
+	if info.Memory != nil {
+		minPages += uint64(info.Memory.Min)
+	}
+	if tableBytes+minPages<<16 > memBytes {
+		s.fail(&ManifestError{Path: path, Msg: fmt.Sprintf("needs %d MiB to start (its memory's minimum, the Extism kernel's 1 MiB, and %d KiB of tables); the memory limit is %d MiB",
+			(minPages<<16+tableBytes+(1<<20)-1)>>20, tableBytes>>10, memBytes>>20), Hint: "raise limits.memoryMiB in the manifest (within the policy), or link with a smaller initial memory"})
+		return
+	}
+	s.wasm, s.info, s.linearLimit = module, info, memBytes-tableBytes
+}
+
+// hintFor says how to get under the bound a LimitError names: the policy sets three of them,
+// the memory limit sets the tables' share, the rest are fixed.
+func hintFor(le *wasmcheck.LimitError) string {
+	switch le.Field {
+	case "maxModuleBytes", "maxFunctionBytes", "maxFunctions":
+		return le.Hint + " (modules." + le.Field + " in the policy)"
+	case "maxTableEntries":
+		return fmt.Sprintf("a run's tables may take 1/%d of its memory limit, 8 bytes an entry: declare a smaller table, or raise limits.memoryMiB", tableShare)
+	case "memoryMiB":
+		return le.Hint
+	}
+	fix, _, _ := strings.Cut(le.Hint, ", or raise")
+	if fix == "" || strings.HasPrefix(fix, "raise") {
+		return "this bound is fixed: rebuild the module with optimisations, or split it"
+	}
+	return fix + " (this bound is fixed)"
+}
