@@ -5,6 +5,7 @@ import (
 	"sort"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // Call is the state of one run that its host functions share: the grant, and what the run did.
@@ -104,11 +105,28 @@ func (c *Call) deny(what string) {
 	c.mu.Unlock()
 }
 
+// Bounds on what a run's Usage keeps of what the guest named: it goes into the run's result,
+// its record and every face's answer.
+const (
+	maxDenied      = 100 // Usage.Denied entries
+	maxNoteBytes   = 512 // bytes of one Denied entry
+	maxUsageList   = 256 // HostsContacted, FilesRead, FilesWritten entries each
+	truncationMark = "…"
+)
+
 // note adds to Usage.Denied without counting a refusal (c.mu held).
 func (c *Call) note(what string) {
-	if len(c.usage.Denied) < 100 {
-		c.usage.Denied = append(c.usage.Denied, what)
+	if len(c.usage.Denied) >= maxDenied {
+		return
 	}
+	if len(what) > maxNoteBytes {
+		cut := maxNoteBytes
+		for cut > 0 && !utf8.RuneStart(what[cut]) {
+			cut--
+		}
+		what = what[:cut] + truncationMark
+	}
+	c.usage.Denied = append(c.usage.Denied, what)
 }
 
 // Refused reports how many calls were answered DENIED: a skill that then fails most likely
@@ -127,7 +145,9 @@ func (c *Call) update(f func(u *Usage)) {
 
 func (c *Call) contacted(hostport string) {
 	c.mu.Lock()
-	c.hosts[hostport] = true
+	if len(c.hosts) < maxUsageList {
+		c.hosts[hostport] = true
+	}
 	c.mu.Unlock()
 }
 
@@ -137,7 +157,7 @@ func appendOnce(list []string, s string) []string {
 			return list
 		}
 	}
-	if len(list) >= 1000 {
+	if len(list) >= maxUsageList {
 		return list
 	}
 	return append(list, s)

@@ -1,9 +1,11 @@
 package hostfuncs
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestEnv(t *testing.T) {
@@ -70,5 +72,26 @@ func TestEnvDeniedListIsBounded(t *testing.T) {
 	}
 	if got := len(c.Usage().Denied); got != 100 {
 		t.Errorf("Denied has %d entries after 250 refusals, want the cap of 100", got)
+	}
+}
+
+// What Usage keeps of what a guest named is bounded: entries of Denied in count and length, and
+// the hosts, files read and files written in count.
+func TestUsageIsBounded(t *testing.T) {
+	t.Parallel()
+	c := NewCall(&Grant{})
+	c.Env(strings.Repeat("N", 300)) // INVALID: not noted
+	c.mu.Lock()
+	c.note("fetch http://example.com/" + strings.Repeat("é", 4000))
+	c.mu.Unlock()
+	if d := c.Usage().Denied; len(d) != 1 || len(d[0]) > maxNoteBytes+len(truncationMark) || !utf8.ValidString(d[0]) {
+		t.Errorf("Denied entry of %d bytes (valid UTF-8: %v)", len(d[0]), utf8.ValidString(d[0]))
+	}
+	for i := range 1000 {
+		c.contacted(fmt.Sprintf("h%d.example.com:443", i))
+		c.update(func(u *Usage) { u.FilesRead = appendOnce(u.FilesRead, fmt.Sprintf("/ws/%d", i)) })
+	}
+	if u := c.Usage(); len(u.HostsContacted) != maxUsageList || len(u.FilesRead) != maxUsageList {
+		t.Errorf("%d hosts, %d files read; want %d each", len(u.HostsContacted), len(u.FilesRead), maxUsageList)
 	}
 }

@@ -171,3 +171,42 @@ func TestArgumentsLargerThanMemory(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// What a guest hands the host as an error (an Extism error of 12 MiB here) reaches the caller cut
+// to the run's maxOutputBytes, like its output would.
+func TestGuestErrorTextIsCapped(t *testing.T) {
+	dir := t.TempDir()
+	fixture(t, dir, "errset", simple("errset", `"limits":{"maxOutputBytes":1024}`), "errset")
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
+	res, err := rt.Run(context.Background(), Request{Skill: "errset"})
+	if !errors.Is(err, ErrSkillError) {
+		t.Fatalf("run: %v", err)
+	}
+	if n := len(res.Error.Message); n > 1024+64 || !strings.Contains(res.Error.Message, "more bytes cut") {
+		t.Errorf("error message of %d bytes (%.80q...), want at most maxOutputBytes and a note", n, res.Error.Message)
+	}
+	var re *RunError
+	if errors.As(err, &re) && len(re.Message) > 1024+64 {
+		t.Errorf("the Go error's message is %d bytes", len(re.Message))
+	}
+	if rec, ok := rt.RunRecord(res.RunID); !ok || len(rec.Error.Message) > 1024+64 {
+		t.Errorf("the record holds %d bytes of message", len(rec.Error.Message))
+	}
+}
+
+func TestCapText(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		max  int64
+		want string
+	}{
+		{"short", 10, "short"},
+		{"exactly10!", 10, "exactly10!"},
+		{"0123456789abc", 10, "0123456789 … (3 more bytes cut)"},
+		{"ééééé", 3, "é … (8 more bytes cut)"}, // never half a rune
+	} {
+		if got := capText(tc.in, tc.max); got != tc.want {
+			t.Errorf("capText(%q, %d) = %q, want %q", tc.in, tc.max, got, tc.want)
+		}
+	}
+}

@@ -47,10 +47,14 @@ func (rt *Runtime) Run(ctx context.Context, req Request) (*Result, error) {
 	}
 	skillLabel := "" // known skills only: a metric label must not come from a client's typo
 	admitted := false
+	maxMessage := int64(maxMessageBytes)
 	finish := func(err *RunError) (*Result, error) {
 		res.DurationMs = float64(time.Since(start).Microseconds()) / 1000
 		if err != nil {
 			err.Skill = req.Skill
+			// A message can carry what the guest chose (an Extism error, a trap's text): it is
+			// held to what the run may output, like any other output of the guest.
+			err.Message = capText(err.Message, maxMessage)
 			res.Success, res.Result = false, nil
 			res.Error = &ResultError{Kind: err.Kind, Message: err.Message}
 		}
@@ -90,6 +94,7 @@ func (rt *Runtime) Run(ctx context.Context, req Request) (*Result, error) {
 	}
 	skillLabel = s.id
 	res.Version, res.Digest = s.Version(), s.digest
+	maxMessage = min(maxMessage, s.grant.Limits.MaxOutputBytes)
 	input, rerr := rt.validate(s, req)
 	if rerr != nil {
 		return finish(rerr)
@@ -118,6 +123,21 @@ func (rt *Runtime) Run(ctx context.Context, req Request) (*Result, error) {
 	}
 	emit(Event{Type: "status", Status: "started"})
 	return finish(rt.execute(ctx, s, c, input, res, emit))
+}
+
+// maxMessageBytes bounds a run's error message, whatever the skill may output.
+const maxMessageBytes = 64 << 10
+
+// capText cuts s to at most max bytes, on a UTF-8 boundary, saying how much it cut.
+func capText(s string, max int64) string {
+	if int64(len(s)) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s … (%d more bytes cut)", s[:cut], int64(len(s))-cut)
 }
 
 func errKind(err *RunError) ErrorKind {
