@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+
+	"github.com/skillbox-dev/skillbox/internal/docbound"
 )
 
 // paramFields are the keys of one parameter in seed 002's map form. They are JSON Schema keywords
@@ -29,6 +31,11 @@ func (c *checker) parameters(v any) json.RawMessage {
 	p, ok := v.(map[string]any)
 	if !ok {
 		c.add("parameters", `write {"name": {"type": "string"}} or a JSON Schema object`, "must be an object, not %s", typeName(v))
+		return empty
+	}
+	// The compiler's cost is quadratic in the subschemas: count them before it runs.
+	if b := docbound.Schema(p, "parameters"); b != nil {
+		c.addBounds([]*docbound.Error{b})
 		return empty
 	}
 	var schema map[string]any

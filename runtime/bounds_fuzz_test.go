@@ -1,0 +1,59 @@
+package runtime
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/skillbox-dev/skillbox/internal/docbound"
+)
+
+// measureDoc returns how deeply v nests (the top level is 1; scalars add none) and how many
+// values it holds: an independent count of what docbound bounds.
+func measureDoc(v any) (depth, values int) {
+	values = 1
+	switch t := v.(type) {
+	case map[string]any:
+		depth = 1
+		for _, e := range t {
+			d, n := measureDoc(e)
+			depth, values = max(depth, d+1), values+n
+		}
+	case []any:
+		depth = 1
+		for _, e := range t {
+			d, n := measureDoc(e)
+			depth, values = max(depth, d+1), values+n
+		}
+	}
+	return depth, values
+}
+
+// FuzzParseDoc: parseDoc never panics, and what it returns is within the bounds: the fields it
+// reports as crossing one are left out, and what remains nests at most MaxDepth levels and holds
+// at most MaxValues values. Seeded with the bombs (the time each input takes is bounded by the
+// same: see BenchmarkParseBombs).
+func FuzzParseDoc(f *testing.F) {
+	f.Add([]byte(deepManifest(1400)), false)
+	f.Add([]byte(deepManifestYAML(1400)), true)
+	f.Add([]byte(deepManifest(30)), false)
+	f.Add([]byte(aliasBombYAML("id: a\n", "result")), true)
+	f.Add([]byte("a: &a [x,x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\n"), true)
+	f.Add([]byte("a: &a [*a]\n"), true)
+	f.Add([]byte("b: &b {x: 1}\nc: {<<: *b, y: [*b, *b]}\n"), true)
+	f.Add([]byte(`{"a":{`+keys(2_000)+`},"b":[`+strings.Repeat(`[`, 40)+strings.Repeat(`]`, 40)+`]}`), false)
+	f.Add([]byte("- &x [1, 2]\n- *x\n"), true)
+	f.Fuzz(func(t *testing.T, data []byte, yamlSyntax bool) {
+		d, bounds, err := parseDoc(data, yamlSyntax)
+		if err != nil {
+			return
+		}
+		for _, b := range bounds {
+			if _, kept := d[b.Field]; kept || b.Field == "" {
+				t.Fatalf("field %q crossed a bound (%v) but is in the doc", b.Field, b)
+			}
+		}
+		if depth, values := measureDoc(d); depth > docbound.MaxDepth || values > docbound.MaxValues {
+			t.Fatalf("accepted a doc of depth %d and %d values", depth, values)
+		}
+	})
+}
