@@ -68,6 +68,14 @@ func (c *checker) manifest(path string, data []byte) *Manifest {
 			c.addBounds([]*docbound.Error{b})
 		} else {
 			m.Result, _ = json.Marshal(r)
+			// The MCP server validates results against it: refuse one whose validation could
+			// take too long. One that does not compile is the MCP server's to report (it lists
+			// the tool without it), as before.
+			var ce *SchemaCostError
+			if _, err := compileSchema(m.Result); errors.As(err, &ce) {
+				c.add("result", ce.Hint(), "%v", err)
+				m.Result = nil
+			}
 		}
 	}
 	m.Permissions = c.permissions(c.object(d, "", "permissions"))

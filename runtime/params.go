@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 
@@ -54,6 +55,11 @@ func (c *checker) parameters(v any) json.RawMessage {
 		return empty
 	}
 	compiled, err := compileSchema(raw)
+	var ce *SchemaCostError
+	if errors.As(err, &ce) {
+		c.add("parameters", ce.Hint(), "%v", err)
+		return empty
+	}
 	if err != nil {
 		c.add("parameters", "fix the schema so it is valid JSON Schema (draft 2020-12)", "%v", err)
 		return empty
@@ -102,7 +108,12 @@ func (c *checker) paramMap(p map[string]any) map[string]any {
 		}
 		if d, has := spec["default"]; has {
 			if raw, err := json.Marshal(prop); err == nil {
-				if s, err := compileSchema(raw); err == nil {
+				s, err := compileSchema(raw)
+				var ce *SchemaCostError
+				switch {
+				case errors.As(err, &ce):
+					c.add(field, ce.Hint(), "%v", err)
+				case err == nil:
 					if err := s.compiled.Validate(d); err != nil {
 						c.add(field+".default", "make the default satisfy the parameter's own type and constraints", "the default %s does not match: %v", mustJSON(d), err)
 					}

@@ -31,6 +31,8 @@ type Schema struct {
 
 const schemaURL = "mem:///skill/parameters.json"
 
+// compileSchema compiles a schema and refuses one whose validation could take too long (a
+// *SchemaCostError).
 func compileSchema(raw json.RawMessage) (*Schema, error) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
@@ -45,6 +47,9 @@ func compileSchema(raw json.RawMessage) (*Schema, error) {
 	}
 	s, err := c.Compile(schemaURL)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkSchemaCost(s); err != nil {
 		return nil, err
 	}
 	out := &Schema{raw: raw, compiled: s, defaults: map[string]any{}}

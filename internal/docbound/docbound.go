@@ -41,6 +41,15 @@ const (
 	// 100 properties with a few keywords each need a few hundred.
 	MaxSchemaNodes = 2_000
 
+	// MaxSchemaEvaluations bounds the subschemas that validating one value against a schema
+	// may evaluate, counted on the compiled schema with its references followed: a definition
+	// counts each time it is used (allOf: [{$ref: d}, {$ref: d}] evaluates d twice, so 22
+	// chained definitions make 4 million evaluations, seconds per run, from 1.5 kB), and a
+	// recursive reference once per level of the value, down to MaxArgsDepth. A schema without
+	// shared definitions evaluates at most its own subschemas (MaxSchemaNodes); a recursive
+	// tree schema a few per level.
+	MaxSchemaEvaluations = 10_000
+
 	// MaxArgsDepth bounds how deeply a caller's arguments nest. Validation builds each error's
 	// instance location from its whole path, so its cost grows with the square of the depth
 	// (1,000 levels: 23 MB; 10,000: 2.3 GB and seconds). Arguments that satisfy a schema within
