@@ -35,9 +35,41 @@ func Fields(doc map[string]any) []*Error {
 
 // Args checks a caller's arguments against MaxArgsDepth. Their size is bounded by their bytes,
 // and validating a wide value costs no more than reading it.
+//
+// It runs on every call, over values of megabytes: the path is only built for a value that is
+// too deep.
 func Args(v any) *Error {
+	if depth(v, MaxArgsDepth+1) <= MaxArgsDepth {
+		return nil
+	}
 	w := &walker{maxDepth: MaxArgsDepth}
 	return w.walk(v, 1, path{})
+}
+
+// depth returns how deeply v nests (a scalar is 0, the top-level object or list 1), or limit
+// when that is deeper.
+func depth(v any, limit int) int {
+	if limit == 0 {
+		return 0
+	}
+	d := 0
+	switch t := v.(type) {
+	case map[string]any:
+		for _, e := range t {
+			if d = max(d, depth(e, limit-1)); d == limit-1 {
+				break
+			}
+		}
+	case []any:
+		for _, e := range t {
+			if d = max(d, depth(e, limit-1)); d == limit-1 {
+				break
+			}
+		}
+	default:
+		return 0
+	}
+	return d + 1
 }
 
 // Schema checks a schema against MaxSchemaNodes, counting its objects and booleans: a subschema
