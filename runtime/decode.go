@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/skillbox-dev/skillbox/internal/docbound"
 	"gopkg.in/yaml.v3"
 )
 
@@ -16,29 +17,40 @@ import (
 // into a struct, is what lets every problem be reported at once.
 type doc = map[string]any
 
-// parseDoc decodes JSON or YAML (by yamlSyntax) into a doc.
-func parseDoc(data []byte, yamlSyntax bool) (doc, error) {
+// parseDoc decodes JSON or YAML (by yamlSyntax) into a doc, and bounds its depth and size
+// (internal/docbound) before anything else walks it: each top-level field that crosses a bound is
+// left out of the doc and returned in bounds, so the caller reports it with the rest of the
+// file's problems. An error means the file as a whole is refused.
+func parseDoc(data []byte, yamlSyntax bool) (d doc, bounds []*docbound.Error, err error) {
 	if yamlSyntax {
 		// Parse to a tree first and check it: yaml.v3 compares every key of a mapping with every
-		// other when it decodes, so a small file of repeated keys would take minutes.
+		// other when it decodes, so a small file of repeated keys would take minutes, and it
+		// expands aliases when it decodes, so a small file can stand for a huge one. Neither
+		// check follows aliases further than the bounds allow.
 		var root yaml.Node
 		if err := yaml.Unmarshal(data, &root); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if err := checkYAMLTree(&root); err != nil {
-			return nil, err
+			return nil, nil, err
+		}
+		if len(root.Content) > 0 {
+			bounds = docbound.YAMLFields(root.Content[0])
+			if whole(bounds) {
+				return nil, nil, bounds[0]
+			}
 		}
 		var v any
 		if err := root.Decode(&v); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if v == nil {
-			return nil, fmt.Errorf("the file is empty")
+			return nil, nil, fmt.Errorf("the file is empty")
 		}
 		// Round-trip through JSON so YAML's ints and floats become json.Numbers like JSON's.
 		js, err := json.Marshal(v)
 		if err != nil {
-			return nil, fmt.Errorf("only string keys are allowed: %w", err)
+			return nil, nil, fmt.Errorf("only string keys are allowed: %w", err)
 		}
 		data = js
 	}
@@ -47,18 +59,49 @@ func parseDoc(data []byte, yamlSyntax bool) (doc, error) {
 	var v any
 	if err := dec.Decode(&v); err != nil {
 		if len(bytes.TrimSpace(data)) == 0 {
-			return nil, fmt.Errorf("the file is empty")
+			return nil, nil, fmt.Errorf("the file is empty")
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	if dec.More() {
-		return nil, fmt.Errorf("unexpected data after the top-level value")
+		return nil, nil, fmt.Errorf("unexpected data after the top-level value")
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("the top level must be an object, not %s", typeName(v))
+		return nil, nil, fmt.Errorf("the top level must be an object, not %s", typeName(v))
 	}
-	return m, nil
+	// The one place every manifest and policy is bounded; for YAML the tree was checked above
+	// and this finds nothing more.
+	more := docbound.Fields(m)
+	if whole(more) {
+		return nil, nil, more[0]
+	}
+	return m, append(bounds, more...), nil
+}
+
+// whole reports whether bounds refuse the document as a whole rather than some of its fields.
+func whole(bounds []*docbound.Error) bool {
+	return len(bounds) == 1 && bounds[0].Field == ""
+}
+
+// lined is b's message, after its line in a YAML file.
+func lined(b *docbound.Error) string {
+	if b.Line > 0 {
+		return fmt.Sprintf("line %d: %s", b.Line, b.Msg())
+	}
+	return b.Msg()
+}
+
+// addBounds reports each field that crossed a bound, and marks it so that no other problem is
+// reported under it (it was left out of the doc, and so would look missing).
+func (c *checker) addBounds(bounds []*docbound.Error) {
+	for _, b := range bounds {
+		c.problems = append(c.problems, &ManifestError{Path: c.path, Field: b.Path, Msg: lined(b), Hint: b.Hint()})
+		if c.dropped == nil {
+			c.dropped = map[string]bool{}
+		}
+		c.dropped[b.Field] = true
+	}
 }
 
 // maxYAMLKeys bounds one mapping of a YAML manifest or policy (which bounds yaml.v3's pairwise
@@ -98,9 +141,19 @@ type checker struct {
 	path     string
 	problems []*ManifestError
 	schema   *Schema // the compiled parameters schema, kept so a load compiles it once
+	// dropped holds the top-level fields that crossed a bound of internal/docbound: they are
+	// reported once, for the bound, and not again as missing.
+	dropped map[string]bool
 }
 
 func (c *checker) add(field, hint, format string, args ...any) {
+	top := field
+	if i := strings.IndexAny(field, ".["); i >= 0 {
+		top = field[:i]
+	}
+	if c.dropped[top] {
+		return
+	}
 	c.problems = append(c.problems, &ManifestError{Path: c.path, Field: field, Msg: fmt.Sprintf(format, args...), Hint: hint})
 }
 

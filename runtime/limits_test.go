@@ -176,20 +176,20 @@ func TestArgumentsLargerThanMemory(t *testing.T) {
 // to the run's maxOutputBytes, like its output would.
 func TestGuestErrorTextIsCapped(t *testing.T) {
 	dir := t.TempDir()
-	fixture(t, dir, "errset", simple("errset", `"limits":{"maxOutputBytes":1024}`), "errset")
+	fixture(t, dir, "errset", simple("errset", `"limits":{"maxOutputBytes":2048}`), "errset")
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
 	res, err := rt.Run(context.Background(), Request{Skill: "errset"})
 	if !errors.Is(err, ErrSkillError) {
 		t.Fatalf("run: %v", err)
 	}
-	if n := len(res.Error.Message); n > 1024+64 || !strings.Contains(res.Error.Message, "more bytes cut") {
+	if n := len(res.Error.Message); n > 2048+64 || !strings.Contains(res.Error.Message, "more bytes cut") {
 		t.Errorf("error message of %d bytes (%.80q...), want at most maxOutputBytes and a note", n, res.Error.Message)
 	}
 	var re *RunError
-	if errors.As(err, &re) && len(re.Message) > 1024+64 {
+	if errors.As(err, &re) && len(re.Message) > 2048+64 {
 		t.Errorf("the Go error's message is %d bytes", len(re.Message))
 	}
-	if rec, ok := rt.RunRecord(res.RunID); !ok || len(rec.Error.Message) > 1024+64 {
+	if rec, ok := rt.RunRecord(res.RunID); !ok || len(rec.Error.Message) > 2048+64 {
 		t.Errorf("the record holds %d bytes of message", len(rec.Error.Message))
 	}
 }

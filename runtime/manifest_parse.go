@@ -2,11 +2,13 @@ package runtime
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
 
 	"github.com/skillbox-dev/skillbox/hostfuncs/netguard"
+	"github.com/skillbox-dev/skillbox/internal/docbound"
 )
 
 var manifestFields = []string{"id", "name", "description", "version", "parameters", "result", "tags",
@@ -30,11 +32,17 @@ func ParseManifest(path string, data []byte) (*Manifest, error) {
 
 func (c *checker) manifest(path string, data []byte) *Manifest {
 	ext := strings.ToLower(filepath.Ext(path))
-	d, err := parseDoc(data, ext == ".yaml" || ext == ".yml")
+	d, bounds, err := parseDoc(data, ext == ".yaml" || ext == ".yml")
+	var be *docbound.Error
+	if errors.As(err, &be) {
+		c.addBounds([]*docbound.Error{be})
+		return nil
+	}
 	if err != nil {
 		c.add("", "check the syntax near the position given", "cannot parse: %v", err)
 		return nil
 	}
+	c.addBounds(bounds)
 	c.known(d, "", manifestFields...)
 	m := &Manifest{
 		ID:          c.str(d, "", "id", true),
@@ -55,7 +63,20 @@ func (c *checker) manifest(path string, data []byte) *Manifest {
 	m.Parameters = c.parameters(d["parameters"])
 	m.schema = c.schema
 	if r := c.object(d, "", "result"); r != nil {
-		m.Result, _ = json.Marshal(r)
+		// Compiled by the MCP server and walked by the agent package: bounded like parameters.
+		if b := docbound.Schema(r, "result"); b != nil {
+			c.addBounds([]*docbound.Error{b})
+		} else {
+			m.Result, _ = json.Marshal(r)
+			// The MCP server validates results against it: refuse one whose validation could
+			// take too long. One that does not compile is the MCP server's to report (it lists
+			// the tool without it), as before.
+			var ce *SchemaCostError
+			if _, err := compileSchema(m.Result); errors.As(err, &ce) {
+				c.add("result", ce.Hint(), "%v", err)
+				m.Result = nil
+			}
+		}
 	}
 	m.Permissions = c.permissions(c.object(d, "", "permissions"))
 	m.Limits = c.limits(c.object(d, "", "limits"), "limits")

@@ -171,6 +171,9 @@ func FuzzParseManifest(f *testing.F) {
 	f.Add([]byte(`{"id":"a","name":"a","description":"d","parameters":{"x":{"type":"string"}}}`), false)
 	f.Add([]byte(`{"id":"a","name":"a","description":"d","parameters":{"type":"object","properties":{"x":{"$ref":"#/$defs/y"}},"$defs":{"y":{"type":"integer"}}}}`), false)
 	f.Add([]byte("id: a\nname: a\ndescription: d\npermissions: {network: ['*.x.com'], files: [{path: /w}]}\n"), true)
+	f.Add([]byte(deepManifest(40)), false)
+	f.Add([]byte(deepManifestYAML(40)), true)
+	f.Add([]byte("id: a\nname: a\ndescription: d\nresult:\n  "+strings.ReplaceAll(strings.TrimSpace(compactAliasBomb), "\n", "\n  ")+"\n"), true)
 	f.Fuzz(func(t *testing.T, data []byte, yaml bool) {
 		name := "skill.json"
 		if yaml {

@@ -2,8 +2,11 @@ package runtime
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
+
+	"github.com/skillbox-dev/skillbox/internal/docbound"
 )
 
 // paramFields are the keys of one parameter in seed 002's map form. They are JSON Schema keywords
@@ -31,6 +34,11 @@ func (c *checker) parameters(v any) json.RawMessage {
 		c.add("parameters", `write {"name": {"type": "string"}} or a JSON Schema object`, "must be an object, not %s", typeName(v))
 		return empty
 	}
+	// The compiler's cost is quadratic in the subschemas: count them before it runs.
+	if b := docbound.Schema(p, "parameters"); b != nil {
+		c.addBounds([]*docbound.Error{b})
+		return empty
+	}
 	var schema map[string]any
 	if t, isSchema := p["type"].(string); isSchema {
 		if t != "object" {
@@ -47,6 +55,11 @@ func (c *checker) parameters(v any) json.RawMessage {
 		return empty
 	}
 	compiled, err := compileSchema(raw)
+	var ce *SchemaCostError
+	if errors.As(err, &ce) {
+		c.add("parameters", ce.Hint(), "%v", err)
+		return empty
+	}
 	if err != nil {
 		c.add("parameters", "fix the schema so it is valid JSON Schema (draft 2020-12)", "%v", err)
 		return empty
@@ -95,7 +108,12 @@ func (c *checker) paramMap(p map[string]any) map[string]any {
 		}
 		if d, has := spec["default"]; has {
 			if raw, err := json.Marshal(prop); err == nil {
-				if s, err := compileSchema(raw); err == nil {
+				s, err := compileSchema(raw)
+				var ce *SchemaCostError
+				switch {
+				case errors.As(err, &ce):
+					c.add(field, ce.Hint(), "%v", err)
+				case err == nil:
 					if err := s.compiled.Validate(d); err != nil {
 						c.add(field+".default", "make the default satisfy the parameter's own type and constraints", "the default %s does not match: %v", mustJSON(d), err)
 					}

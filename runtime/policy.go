@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/skillbox-dev/skillbox/hostfuncs/netguard"
+	"github.com/skillbox-dev/skillbox/internal/docbound"
 )
 
 // Policy is the operator's word on what any skill may get. The zero Policy is the safe default:
@@ -76,10 +78,16 @@ func LoadPolicy(path string) (*Policy, error) {
 // ParsePolicy parses a policy; lookupEnv resolves fromHost values (os.LookupEnv in production).
 func ParsePolicy(path string, data []byte, lookupEnv func(string) (string, bool)) (*Policy, error) {
 	c := &checker{path: path}
-	d, err := parseDoc(data, !strings.HasSuffix(strings.ToLower(path), ".json"))
-	if err != nil {
+	d, bounds, err := parseDoc(data, !strings.HasSuffix(strings.ToLower(path), ".json"))
+	var be *docbound.Error
+	switch {
+	case errors.As(err, &be):
+		c.addBounds([]*docbound.Error{be})
+		return nil, c.policyError()
+	case err != nil:
 		return nil, &PolicyError{Path: path, Problems: []string{fmt.Sprintf("cannot parse: %v", err)}}
 	}
+	c.addBounds(bounds)
 	c.known(d, "", policyFields...)
 	p := &Policy{Env: map[string]string{}, Secrets: map[string]PolicySecret{}}
 	for i, h := range c.strList(d, "", "network") {
@@ -140,14 +148,19 @@ func ParsePolicy(path string, data []byte, lookupEnv func(string) (string, bool)
 		}
 	}
 	if len(c.problems) > 0 {
-		msgs := make([]string, len(c.problems))
-		for i, pr := range c.problems {
-			pr.Path = ""
-			msgs[i] = strings.TrimPrefix(pr.Error(), ": ")
-		}
-		return nil, &PolicyError{Path: path, Problems: msgs}
+		return nil, c.policyError()
 	}
 	return p, nil
+}
+
+// policyError is the checker's problems as a *PolicyError.
+func (c *checker) policyError() *PolicyError {
+	msgs := make([]string, len(c.problems))
+	for i, pr := range c.problems {
+		pr.Path = ""
+		msgs[i] = strings.TrimPrefix(pr.Error(), ": ")
+	}
+	return &PolicyError{Path: c.path, Problems: msgs}
 }
 
 // values reads env or secrets: name -> "literal" or {fromHost: VAR}. A fromHost variable that is

@@ -94,7 +94,8 @@ func (rt *Runtime) Run(ctx context.Context, req Request) (*Result, error) {
 	}
 	skillLabel = s.id
 	res.Version, res.Digest = s.Version(), s.digest
-	maxMessage = min(maxMessage, s.grant.Limits.MaxOutputBytes)
+	// At least 1 KiB: the host's own words about a run must survive a tiny maxOutputBytes.
+	maxMessage = min(maxMessage, max(s.grant.Limits.MaxOutputBytes, minMessageBytes))
 	input, rerr := rt.validate(s, req)
 	if rerr != nil {
 		return finish(rerr)
@@ -125,8 +126,12 @@ func (rt *Runtime) Run(ctx context.Context, req Request) (*Result, error) {
 	return finish(rt.execute(ctx, s, c, input, res, emit))
 }
 
-// maxMessageBytes bounds a run's error message, whatever the skill may output.
-const maxMessageBytes = 64 << 10
+// maxMessageBytes bounds a run's error message, whatever the skill may output; a message may
+// always have minMessageBytes.
+const (
+	maxMessageBytes = 64 << 10
+	minMessageBytes = 1 << 10
+)
 
 // capText cuts s to at most max bytes, on a UTF-8 boundary, saying how much it cut.
 func capText(s string, max int64) string {

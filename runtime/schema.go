@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/skillbox-dev/skillbox/internal/docbound"
 )
 
 // errNoRemoteRefs refuses every $ref the schema would load from elsewhere: a manifest must not make
@@ -30,6 +31,8 @@ type Schema struct {
 
 const schemaURL = "mem:///skill/parameters.json"
 
+// compileSchema compiles a schema and refuses one whose validation could take too long (a
+// *SchemaCostError).
 func compileSchema(raw json.RawMessage) (*Schema, error) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
@@ -44,6 +47,9 @@ func compileSchema(raw json.RawMessage) (*Schema, error) {
 	}
 	s, err := c.Compile(schemaURL)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkSchemaCost(s); err != nil {
 		return nil, err
 	}
 	out := &Schema{raw: raw, compiled: s, defaults: map[string]any{}}
@@ -64,9 +70,10 @@ func compileSchema(raw json.RawMessage) (*Schema, error) {
 // JSON returns the schema as JSON.
 func (s *Schema) JSON() json.RawMessage { return s.raw }
 
-// Prepare checks args (a JSON object; empty means {}) against the schema, after filling in the
-// defaults of missing top-level arguments, and returns the arguments the module will receive.
-// The error is a *RunError of kind invalid_args whose message names each failing argument.
+// Prepare checks args (a JSON object; empty means {}, nested at most docbound.MaxArgsDepth
+// levels) against the schema, after filling in the defaults of missing top-level arguments, and
+// returns the arguments the module will receive. The error is a *RunError of kind invalid_args
+// whose message names each failing argument.
 func (s *Schema) Prepare(args []byte) ([]byte, error) {
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = []byte("{}")
@@ -78,6 +85,11 @@ func (s *Schema) Prepare(args []byte) ([]byte, error) {
 	obj, ok := v.(map[string]any)
 	if !ok {
 		return nil, runErr(KindInvalidArgs, "", nil, "arguments must be a JSON object, not %s", typeName(v))
+	}
+	// Validating a deep value costs the square of its depth (encoding/json alone allows 10,000
+	// levels): bound it before the validator sees it.
+	if b := docbound.Args(obj); b != nil {
+		return nil, runErr(KindInvalidArgs, "", b, "argument %q nests deeper than %d levels; send flatter arguments", b.Path, b.Limit)
 	}
 	for name, d := range s.defaults {
 		if _, has := obj[name]; !has {

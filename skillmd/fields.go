@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/skillbox-dev/skillbox/internal/docbound"
 	"gopkg.in/yaml.v3"
 )
 
@@ -16,7 +17,7 @@ func decode(path string, front []byte) (*Doc, *Error) {
 	if err := yaml.Unmarshal(front, &root); err != nil {
 		return nil, yamlError(path, err)
 	}
-	f := &fields{path: path, m: map[string]any{}, lines: map[string]int{}}
+	f := &fields{path: path, m: map[string]any{}, lines: map[string]int{}, dropped: map[string]bool{}}
 	if root.Kind == yaml.DocumentNode && len(root.Content) > 0 {
 		node := root.Content[0]
 		if node.Kind != yaml.MappingNode {
@@ -25,6 +26,16 @@ func decode(path string, front []byte) (*Doc, *Error) {
 		}
 		if err := checkTree(path, node); err != nil {
 			return nil, err
+		}
+		// Bound the depth and size, aliases expanded, before the decoder expands them: a field
+		// that crosses a bound is left out and reported.
+		for _, b := range docbound.YAMLFields(node) {
+			e := &Error{Path: path, Line: b.Line + 1, Field: b.Path, Msg: b.Msg(), Hint: b.Hint()}
+			if b.Field == "" {
+				return nil, e
+			}
+			f.problems = append(f.problems, e)
+			f.dropped[b.Field] = true
 		}
 		if err := node.Decode(&f.m); err != nil {
 			return nil, yamlError(path, err)
@@ -59,9 +70,13 @@ type fields struct {
 	m        map[string]any
 	lines    map[string]int
 	problems []*Error
+	dropped  map[string]bool // keys left out for crossing a bound, and reported already
 }
 
 func (f *fields) add(key, field, hint, format string, args ...any) {
+	if f.dropped[key] {
+		return
+	}
 	f.problems = append(f.problems, &Error{Path: f.path, Line: f.lines[key], Field: field, Msg: fmt.Sprintf(format, args...), Hint: hint})
 }
 

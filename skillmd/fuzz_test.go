@@ -5,10 +5,13 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/skillbox-dev/skillbox/internal/docbound"
 )
 
-// FuzzParse: Parse never panics; what it accepts has a name and a description and is JSON-safe;
-// what it refuses is an *Error matching ErrInvalid; ParseMeta agrees with it on the metadata.
+// FuzzParse: Parse never panics; what it accepts has a name and a description, is JSON-safe and
+// within internal/docbound's bounds; what it refuses is an *Error matching ErrInvalid;
+// ParseMeta agrees with it on the metadata.
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{
 		"",
@@ -20,6 +23,8 @@ func FuzzParse(f *testing.F) {
 		"---\nname: a\ndescription: b\nallowed-tools: Read, Bash(git add:*)\nmetadata: {k: v}\nx: {1: .nan}\n---\n",
 		"---\na: &x [*x, *x]\nb: &y [*x, *x]\n---\n",
 		"---\nname: a\n",
+		"---\nname: a\ndescription: b\nmetadata: {a: " + strings.Repeat("[", 40) + strings.Repeat("]", 40) + "}\n---\n",
+		frontmatterAliasBomb(),
 	} {
 		f.Add([]byte(s))
 	}
@@ -45,7 +50,34 @@ func FuzzParse(f *testing.F) {
 		if _, err := json.Marshal(d); err != nil {
 			t.Fatalf("not JSON-safe: %v", err)
 		}
+		// Within internal/docbound's bounds: the frontmatter is level 1, its fields level 2.
+		for name, m := range map[string]map[string]any{"metadata": d.Metadata, "extra": d.Extra} {
+			if depth, values := measure(m); depth > docbound.MaxDepth-1 || values > docbound.MaxValues {
+				t.Fatalf("%s of depth %d and %d values", name, depth, values)
+			}
+		}
 	})
+}
+
+// measure returns how deeply v nests (scalars add no level) and how many values it holds: an
+// independent count of what docbound bounds.
+func measure(v any) (depth, values int) {
+	values = 1
+	switch t := v.(type) {
+	case map[string]any:
+		depth = 1
+		for _, e := range t {
+			d, n := measure(e)
+			depth, values = max(depth, d+1), values+n
+		}
+	case []any:
+		depth = 1
+		for _, e := range t {
+			d, n := measure(e)
+			depth, values = max(depth, d+1), values+n
+		}
+	}
+	return depth, values
 }
 
 // FuzzRender: the output always starts with the base-directory line and a blank line; a body

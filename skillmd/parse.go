@@ -20,7 +20,8 @@ const MetaLimit = 64 << 10
 // A file that is not a valid SKILL.md gives an [*Error] (matching [ErrInvalid]) that says every
 // problem at once: an empty file, no frontmatter, frontmatter that is not closed, malformed YAML
 // (with its line in the file), frontmatter that is not a mapping, a missing, empty or non-text
-// name or description, and optional fields of the wrong type.
+// name or description, optional fields of the wrong type, and fields that nest deeper or hold
+// more values (YAML aliases expanded) than internal/docbound allows.
 func Parse(path string, data []byte) (*Doc, error) {
 	return result(parse(path, data, true, false))
 }
