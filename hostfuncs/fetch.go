@@ -11,7 +11,9 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/skillbox-dev/skillbox/hostfuncs/netguard"
@@ -150,6 +152,10 @@ func (c *Call) Fetch(ctx context.Context, req FetchRequest) (*FetchResponse, err
 	}
 	c.update(func(us *Usage) { us.BytesOut += int64(len(body)) })
 
+	// The transport notes here each secret it adds, on every hop, so the response can be cleaned
+	// of them.
+	inj := &injected{}
+	hreq = hreq.WithContext(context.WithValue(hreq.Context(), injectedKey{}, inj))
 	resp, err := c.client().Do(hreq)
 	if err != nil {
 		var de *deniedError
@@ -185,6 +191,7 @@ func (c *Call) Fetch(ctx context.Context, req FetchRequest) (*FetchResponse, err
 	for k, vs := range resp.Header {
 		out.Headers[strings.ToLower(k)] = strings.Join(vs, ", ")
 	}
+	inj.redact(out)
 	return out, nil
 }
 
@@ -239,6 +246,57 @@ type secretTransport struct {
 	next http.RoundTripper
 }
 
+// injected collects the secrets added to one fetch's requests.
+type injected struct {
+	mu      sync.Mutex
+	secrets []Secret
+}
+
+type injectedKey struct{}
+
+func (in *injected) add(s Secret) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	for _, have := range in.secrets {
+		if have.Name == s.Name {
+			return
+		}
+	}
+	in.secrets = append(in.secrets, s)
+}
+
+// redacted replaces a secret a response carries back.
+const redacted = "[redacted]"
+
+// minRedactBytes: a value shorter than this would match innocent bytes everywhere; a secret that
+// short protects nothing anyway.
+const minRedactBytes = 4
+
+// redact replaces, in the response's URL, headers and body, every secret this fetch sent: its
+// formatted header value and its raw value. What a host transforms before echoing it (base64,
+// a hash, split across headers) cannot be recognised and is not redacted.
+func (in *injected) redact(resp *FetchResponse) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	for _, s := range in.secrets {
+		for _, v := range []string{s.Value, s.Raw} {
+			if len(v) < minRedactBytes {
+				continue
+			}
+			resp.URL = strings.ReplaceAll(resp.URL, v, redacted)
+			for k, hv := range resp.Headers {
+				resp.Headers[k] = strings.ReplaceAll(hv, v, redacted)
+			}
+			if bytes.Contains(resp.Body, []byte(v)) {
+				resp.Body = bytes.ReplaceAll(resp.Body, []byte(v), []byte(redacted))
+				if _, ok := resp.Headers["content-length"]; ok {
+					resp.Headers["content-length"] = strconv.Itoa(len(resp.Body))
+				}
+			}
+		}
+	}
+}
+
 func (t *secretTransport) RoundTrip(req *http.Request) (resp *http.Response, err error) {
 	defer func() {
 		var be *netguard.BlockedError
@@ -253,6 +311,9 @@ func (t *secretTransport) RoundTrip(req *http.Request) (resp *http.Response, err
 				clone = req.Clone(req.Context())
 			}
 			clone.Header.Set(s.Header, s.Value)
+			if in, ok := req.Context().Value(injectedKey{}).(*injected); ok {
+				in.add(s)
+			}
 		}
 	}
 	if clone != nil {

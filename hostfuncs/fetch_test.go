@@ -957,3 +957,46 @@ func FuzzFetchRequest(f *testing.F) {
 		}
 	})
 }
+
+// A granted host that reflects the request hands the injected secret back: the guest gets it
+// redacted, in the headers, the body and the final URL, whether formatted or raw.
+func TestFetchSecretsAreRedactedFromResponses(t *testing.T) {
+	t.Parallel()
+	const raw = "sk-live-0123456789"
+	tlsSrv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/redirect" {
+			http.Redirect(w, r, "/landed?token="+strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "), http.StatusFound)
+			return
+		}
+		w.Header().Set("X-Echo-Auth", r.Header.Get("Authorization"))
+		w.Header().Set("Content-Length", strconv.Itoa(len("auth="+r.Header.Get("Authorization")+" raw="+raw)))
+		_, _ = io.WriteString(w, "auth="+r.Header.Get("Authorization")+" raw="+raw)
+	}))
+	defer tlsSrv.Close()
+	pool := x509.NewCertPool()
+	pool.AddCert(tlsSrv.Certificate())
+	c := loopbackCall(t, "127.0.0.1")
+	c.Grant.RootCAs = pool
+	c.Grant.Secrets = []Secret{{Name: "api", Hosts: grantList(t, "127.0.0.1"), Header: "Authorization", Value: "Bearer " + raw, Raw: raw}}
+
+	h, body := fetchOK(t, c.fetch(context.Background(), request("GET", tlsSrv.URL+"/echo", nil), nil))
+	if strings.Contains(string(body), raw) || strings.Contains(h.Headers["x-echo-auth"], raw) {
+		t.Errorf("the secret came back: headers %v, body %q", h.Headers, body)
+	}
+	if string(body) != "auth=[redacted] raw=[redacted]" || h.Headers["x-echo-auth"] != "[redacted]" {
+		t.Errorf("headers %v, body %q", h.Headers, body)
+	}
+	if h.Headers["content-length"] != strconv.Itoa(len(body)) {
+		t.Errorf("content-length %q for a body of %d bytes", h.Headers["content-length"], len(body))
+	}
+	h, _ = fetchOK(t, c.fetch(context.Background(), request("GET", tlsSrv.URL+"/redirect", nil), nil))
+	if strings.Contains(h.URL, raw) || !strings.Contains(h.URL, "token=[redacted]") && !strings.Contains(h.URL, "token=%5Bredacted%5D") {
+		t.Errorf("final URL %q", h.URL)
+	}
+	// Over plain http no secret is sent, so nothing is redacted: the guest's own data stays.
+	plain := newRecorder(t, func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, raw) })
+	_, body = fetchOK(t, c.fetch(context.Background(), request("GET", plain.URL, nil), nil))
+	if string(body) != raw {
+		t.Errorf("a response of a request that carried no secret was changed: %q", body)
+	}
+}

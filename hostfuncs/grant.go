@@ -27,13 +27,15 @@ type Grant struct {
 	RootCAs *x509.CertPool
 }
 
-// Secret is a header the host adds to requests to Hosts. Value is the formatted header value; it
-// never enters guest memory.
+// Secret is a header the host adds to requests to Hosts. Value is the formatted header value and
+// Raw the secret itself; neither enters guest memory: a response that carries either back (a
+// host that echoes the request's headers) has it replaced by "[redacted]".
 type Secret struct {
 	Name   string
 	Hosts  netguard.List
 	Header string
 	Value  string
+	Raw    string
 }
 
 // Mount maps a virtual directory (Path, such as /workspace/notes) to a host directory (Dir).

@@ -105,7 +105,7 @@ func (p *Policy) Grant(m *Manifest, skillDir string) *Grant {
 		}
 		g.Secrets = append(g.Secrets, s.Name)
 		h.Secrets = append(h.Secrets, hostfuncs.Secret{Name: s.Name, Hosts: hosts, Header: s.Header,
-			Value: strings.ReplaceAll(format, "{value}", val)})
+			Value: strings.ReplaceAll(format, "{value}", val), Raw: val})
 	}
 	for _, f := range m.Permissions.Files {
 		pm := policyMountFor(p.Files, f.Path)
