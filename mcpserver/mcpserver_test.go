@@ -299,6 +299,22 @@ func TestMCPPrompts(t *testing.T) {
 	}
 }
 
+// A remote client's base directory is the skill's URI: the host's path never reaches it.
+func TestMCPRemotePromptsHideHostPaths(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, mcpserver.Options{Remote: true})
+	cs := e.connect(t, legacyProtocol, nil)
+	res, err := cs.GetPrompt(testContext(t), &mcp.GetPromptParams{Name: "guide", Arguments: map[string]string{"arguments": "x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := res.Messages[0].Content.(*mcp.TextContent).Text
+	abs, _ := filepath.Abs(e.dir)
+	if !strings.HasPrefix(got, "Base directory for this skill: skill://guide/\n\n") || strings.Contains(got, abs) {
+		t.Errorf("remote prompt: %q", got)
+	}
+}
+
 func TestMCPLogNotifications(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, mcpserver.Options{})

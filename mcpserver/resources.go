@@ -132,9 +132,12 @@ func (s *Server) getPrompt(id string) mcp.PromptHandler {
 		if err != nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("prompt %q: %v", id, err)}
 		}
-		dir := sk.Dir()
-		if abs, err := filepath.Abs(dir); err == nil {
-			dir = abs
+		dir := uriScheme + id + "/"
+		if !s.opts.Remote {
+			dir = sk.Dir()
+			if abs, err := filepath.Abs(dir); err == nil {
+				dir = abs
+			}
 		}
 		text := skillmd.Render(doc.Body, dir, req.Params.Arguments[promptArgument])
 		return &mcp.GetPromptResult{

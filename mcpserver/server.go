@@ -49,6 +49,10 @@ type Options struct {
 	// (default 1s; negative: never, call [Server.Refresh] instead). Polling runs only while a
 	// client is connected; every request from a client checks it too.
 	PollInterval time.Duration
+	// Remote says the clients are not on this host (the streamable HTTP endpoint of a server):
+	// a prompt's base directory is then the skill's skill:// URI, never the host's path. A local
+	// client (stdio) gets the directory, which its own tools can read.
+	Remote bool
 	// SessionTimeout closes a streamable HTTP session that has made no request for this long
 	// (default 30 minutes; negative: never).
 	SessionTimeout time.Duration

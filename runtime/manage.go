@@ -169,15 +169,12 @@ func packageRelative(err error, dir, id string) error {
 	if !errors.As(err, &se) {
 		return err
 	}
-	out := &SkillError{ID: id}
-	for _, p := range se.Problems {
-		q := *p
-		if rel, rerr := filepath.Rel(dir, p.Path); rerr == nil && !strings.HasPrefix(rel, "..") {
-			q.Path = filepath.ToSlash(rel)
+	out := relativeProblems(se, dir, id)
+	for _, p := range out.Problems {
+		p.Path = strings.TrimPrefix(strings.TrimPrefix(p.Path, id), "/")
+		if p.Path == "" {
+			p.Path = id
 		}
-		q.Hint = strings.ReplaceAll(q.Hint, dir, id)
-		q.Msg = strings.ReplaceAll(q.Msg, dir, id)
-		out.Problems = append(out.Problems, &q)
 	}
 	return out
 }

@@ -1,5 +1,11 @@
 package runtime
 
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+)
+
 // Summary is a skill's metadata: what a model needs to choose a skill, without its instructions,
 // schema or module. The CLI's list and the HTTP API's list print it.
 type Summary struct {
@@ -14,15 +20,69 @@ type Summary struct {
 	Error string `json:"error,omitempty"`
 }
 
-// Summary returns s's metadata. Error is s.err's text; callers that show problems elsewhere
-// (or with other paths) replace it.
+// Summary returns s's metadata. Error is every problem of a broken skill, each naming its file
+// relative to the skills directory ("notes/skill.json"), never the host's layout: a summary goes
+// to remote clients.
 func (s *Skill) Summary() Summary {
 	out := Summary{ID: s.id, Name: s.Name(), Description: s.Description(), Version: s.Version(), Kind: s.kind, Status: s.status}
 	if s.manifest != nil {
-		out.Tags = s.manifest.Tags
+		out.Tags = append([]string(nil), s.manifest.Tags...)
 	}
 	if s.err != nil {
-		out.Error = s.err.Error()
+		out.Error = strings.Join(s.Problems(), "; ")
 	}
 	return out
+}
+
+// Problems lists a broken skill's problems as a remote client may see them: each file named
+// relative to the skills directory ("notes/execute.wasm"), and the skill's directory on the host
+// replaced by its id wherever a message or hint names it. Err keeps the host's paths, for the
+// operator's own tools.
+func (s *Skill) Problems() []string {
+	if s.err == nil {
+		return nil
+	}
+	var se *SkillError
+	if !errors.As(s.err, &se) {
+		return []string{hideDir(s.err.Error(), s.dir, s.id)}
+	}
+	rel := relativeProblems(se, s.dir, s.id)
+	out := make([]string, len(rel.Problems))
+	for i, p := range rel.Problems {
+		out[i] = p.Error()
+	}
+	return out
+}
+
+// relativeProblems rewrites the problems of the package in dir (whose id is id) to name files as
+// "<id>/<path>" and to say id wherever they named dir: what its author wrote, not where the host
+// keeps it.
+func relativeProblems(se *SkillError, dir, id string) *SkillError {
+	out := &SkillError{ID: se.ID}
+	for _, p := range se.Problems {
+		q := *p
+		switch rel, err := filepath.Rel(dir, p.Path); {
+		case err == nil && rel == ".":
+			q.Path = id
+		case err == nil && !strings.HasPrefix(rel, ".."):
+			q.Path = id + "/" + filepath.ToSlash(rel)
+		default:
+			q.Path = hideDir(p.Path, dir, id)
+		}
+		q.Msg = hideDir(q.Msg, dir, id)
+		q.Hint = hideDir(q.Hint, dir, id)
+		out.Problems = append(out.Problems, &q)
+	}
+	return out
+}
+
+// hideDir replaces dir (as given, and absolute) in text by id.
+func hideDir(text, dir, id string) string {
+	if abs, err := filepath.Abs(dir); err == nil && abs != dir {
+		text = strings.ReplaceAll(text, abs, id)
+	}
+	if dir != "" {
+		text = strings.ReplaceAll(text, dir, id)
+	}
+	return text
 }

@@ -79,7 +79,7 @@ func New(rt *runtime.Runtime, opts Options) (*Server, error) {
 		return nil, errors.New("server: limits must not be negative")
 	}
 	s := &Server{rt: rt, opts: opts, logger: opts.Logger, version: "(devel)",
-		mcp: mcpserver.New(rt, mcpserver.Options{Logger: opts.Logger})}
+		mcp: mcpserver.New(rt, mcpserver.Options{Logger: opts.Logger, Remote: true})}
 	browser, err := newBrowserGuard(opts.CORSOrigins)
 	if err != nil {
 		return nil, err

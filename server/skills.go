@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -18,37 +17,9 @@ import (
 // maxResourceBytes bounds one resource read over HTTP.
 const maxResourceBytes = 16 << 20
 
-// summary is the metadata-only view of GET /v1/skills, with a broken skill's problems named
-// relative to its skills directory.
-func summary(s *runtime.Skill) runtime.Summary {
-	out := s.Summary()
-	if s.Err() != nil {
-		out.Error = strings.Join(problems(s), "; ")
-	}
-	return out
-}
-
-// problems are a broken skill's problems with paths relative to its skills directory
-// ("notes/skill.json"), never the host's layout.
-func problems(s *runtime.Skill) []string {
-	var se *runtime.SkillError
-	if !errors.As(s.Err(), &se) {
-		if s.Err() == nil {
-			return nil
-		}
-		return []string{s.Err().Error()}
-	}
-	base := filepath.Dir(s.Dir())
-	out := make([]string, 0, len(se.Problems))
-	for _, p := range se.Problems {
-		q := *p
-		if rel, err := filepath.Rel(base, p.Path); err == nil && !strings.HasPrefix(rel, "..") {
-			q.Path = filepath.ToSlash(rel)
-		}
-		out = append(out, q.Error())
-	}
-	return out
-}
+// summary is the metadata-only view of GET /v1/skills; a broken skill's problems name files
+// relative to its skills directory, never the host's layout.
+func summary(s *runtime.Skill) runtime.Summary { return s.Summary() }
 
 func (s *Server) listSkills(c echo.Context) error {
 	skills := s.rt.Skills()
@@ -83,7 +54,7 @@ func (s *Server) getSkill(c echo.Context) error {
 	if m := sk.Manifest(); m != nil {
 		d.Entrypoint, d.Parameters, d.Result, d.Requested, d.RequestedLim = m.Entrypoint, m.Parameters, m.Result, &m.Permissions, &m.Limits
 	}
-	d.Problems = problems(sk)
+	d.Problems = sk.Problems()
 	d.Resources, _ = skillmd.ListResources(sk.Dir(), 1000)
 	if d.Resources == nil {
 		d.Resources = []string{}
@@ -98,18 +69,22 @@ func (s *Server) instructions(c echo.Context) error {
 	if err != nil || sk.InstructionsPath() == "" {
 		return httpError(http.StatusNotFound, "not_found", "skill %q has no SKILL.md", c.Param("id"))
 	}
-	data, err := os.ReadFile(sk.InstructionsPath())
+	// Read as a resource of the skill: bounded, a regular file inside the skill's directory.
+	name := filepath.Base(sk.InstructionsPath())
+	data, err := skillmd.ReadResource(sk.Dir(), name, maxResourceBytes)
 	if err != nil {
-		return err
+		return httpError(http.StatusNotFound, "not_found", "skill %q: %v", sk.ID(), err)
 	}
-	doc, err := skillmd.Parse(sk.InstructionsPath(), data)
+	doc, err := skillmd.Parse(sk.ID()+"/"+name, data)
 	if err != nil {
 		return httpError(http.StatusUnprocessableEntity, "invalid_instructions", "%v", err)
 	}
 	body := doc.Body
 	if c.QueryParams().Has("arguments") {
-		dir, _ := filepath.Abs(sk.Dir())
-		body = skillmd.Render(doc.Body, dir, c.QueryParam("arguments"))
+		// A remote client reads the skill's files through the API, not the host's disk: its base
+		// directory is where this API serves them.
+		base := strings.TrimSuffix(c.Request().URL.Path, "instructions") + "resources/"
+		body = skillmd.Render(doc.Body, base, c.QueryParam("arguments"))
 	}
 	if accepts(c, "application/json") {
 		return c.JSON(http.StatusOK, map[string]any{"id": sk.ID(), "name": doc.Name, "description": doc.Description,

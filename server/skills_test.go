@@ -215,8 +215,10 @@ func TestSkillDetail(t *testing.T) {
 func TestInstructions(t *testing.T) {
 	t.Parallel()
 	env, dir := docsEnv(t)
-	absDocs, _ := filepath.Abs(filepath.Join(dir, "docs"))
-	bundledHello, _ := filepath.Abs("../skills/hello")
+	// A remote client's base directory is where the API serves the skill's files, never the
+	// host's path.
+	absDocs := "/v1/skills/docs/resources/"
+	bundledHello := "/v1/skills/hello/resources/"
 	rawBody := "# Docs\n\nLook up $ARGUMENTS in resources/x.md.\nThen say $ARGUMENTS again.\n"
 	tests := []struct {
 		name, path, accept string // given
@@ -261,6 +263,9 @@ func TestInstructions(t *testing.T) {
 					t.Errorf("JSON %s", r.body)
 				}
 				got = j.Content
+			}
+			if hostDir, _ := filepath.Abs(dir); strings.Contains(got, hostDir) {
+				t.Errorf("the host's path reached a remote client: %q", got)
 			}
 			switch tc.name {
 			case "no placeholder: arguments appended":
@@ -395,5 +400,30 @@ func TestInstructionsOnlySkillIsNotRunnable(t *testing.T) {
 	r = get(t, env.ts.URL+"/v1/skills/guide/resources/SKILL.md")
 	if r.status != 200 || !strings.Contains(string(r.body), "name: guide") {
 		t.Errorf("SKILL.md as a resource: %s", r)
+	}
+}
+
+// A broken skill's problems reach a remote client with paths relative to the skills directory:
+// the hint to build a missing module, a manifest problem, never the host's layout.
+func TestBrokenSkillProblemsHideHostPaths(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"nomodule/skill.json": manifestJSON("nomodule", ""),
+		"badfield/skill.json": manifestJSON("badfield", `"colour":"red"`),
+	})
+	env := newEnv(t, Options{}, dir)
+	abs, _ := filepath.Abs(dir)
+	for _, path := range []string{"/v1/skills", "/v1/skills/nomodule", "/v1/skills/badfield"} {
+		r := get(t, env.ts.URL+path)
+		if r.status != 200 {
+			t.Fatalf("%s: %s", path, r)
+		}
+		if strings.Contains(string(r.body), abs) || strings.Contains(string(r.body), dir) {
+			t.Errorf("%s names the host's directory: %s", path, r.body)
+		}
+	}
+	if r := get(t, env.ts.URL+"/v1/skills/nomodule"); !strings.Contains(string(r.body), "nomodule/execute.wasm") || !strings.Contains(string(r.body), "skillbox build nomodule") {
+		t.Errorf("problems do not name the files relative to the skills directory: %s", r.body)
 	}
 }

@@ -131,7 +131,7 @@ func TestList(t *testing.T) {
 					t.Fatalf("want a header and 3 rows:\n%s", r.stdout)
 				}
 				want := [][]string{
-					{"broken", "executable", "error", `skill "broken" is invalid:`},
+					{"broken", "executable", "error", "broken/skill.json: colour: unknown field"},
 					{"guide", "instructions", "active"},
 					{"hello", "executable", "active", "0.1.0", "test skill hello"},
 				}
