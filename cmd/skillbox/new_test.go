@@ -157,9 +157,33 @@ func TestBuildErrors(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(skill, "src", "main.c"), []byte("int x;"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("PATH", t.TempDir())
+	bin := t.TempDir()
+	t.Setenv("PATH", bin)
 	if r := cli(t, "", "build", skill); r.code != exitFailed || !strings.Contains(r.stderr, "c skills need clang, which is not installed: on Debian: apt-get install clang") {
 		t.Errorf("missing toolchain: %s", r)
+	}
+	// A compiler quotes the skill's source in its errors: bidi overrides and escape sequences
+	// there reach the terminal escaped. This clang passes findToolchain's probe (reading stdin),
+	// then fails the build quoting the source.
+	fakeTool(t, bin, "clang", `case "$*" in *" -") cat >/dev/null; exit 0;; esac
+printf 'main.c:1:5: error: \342\200\256evil\033[2J\302\233 here\n\tint x;\n' >&2; exit 1`)
+	r := cli(t, "", "build", skill)
+	if r.code != exitFailed || !strings.Contains(r.stderr, "main.c:1:5: error: \\u202eevil\\x1b[2J\\x9b here\n\tint x;\n") {
+		t.Errorf("compiler output: %s", r)
+	}
+	wantTerminalSafe(t, r)
+	// A directory name in an error is cleaned too: skill bundles name their directories.
+	hostile := filepath.Join(dir, "s\u202ex")
+	if err := os.MkdirAll(hostile, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(hostile, "skill.json"), []byte(`{"id":"s","name":"s","description":"d"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := cli(t, "", "build", hostile); r.code != exitFailed || !strings.Contains(r.stderr, `s\u202ex`) {
+		t.Errorf("hostile directory name: %s", r)
+	} else {
+		wantTerminalSafe(t, r)
 	}
 }
 

@@ -299,8 +299,11 @@ func wasmTarget(rustc string) (target, sysroot string) {
 	return "", sysroot
 }
 
-// runSteps runs a plan, its output going to w.
-func runSteps(ctx context.Context, steps []step, w io.Writer) error {
+// runSteps runs a plan, its output going to a person's terminal w, escaped by terminalWriter:
+// a compiler quotes the skill's source.
+func runSteps(ctx context.Context, steps []step, out io.Writer) error {
+	w := &terminalWriter{w: out}
+	defer w.Flush()
 	for _, s := range steps {
 		fmt.Fprintf(w, "$ %s\n", strings.Join(append(append([]string{}, s.env...), s.argv...), " "))
 		cmd := exec.CommandContext(ctx, s.argv[0], s.argv[1:]...)
