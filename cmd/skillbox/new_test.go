@@ -217,3 +217,39 @@ func TestDetectLanguage(t *testing.T) {
 		}
 	}
 }
+
+// TestBuildPrintsCleanPaths builds with a clang that writes a fixture module, in directories
+// whose names hold a bidi override: the paths build prints are escaped, valid module or not.
+// (PATH is set here: not parallel.)
+func TestBuildPrintsCleanPaths(t *testing.T) {
+	bin := t.TempDir()
+	fakeTool(t, bin, "clang", `case "$*" in *" -") cat >/dev/null; exit 0;; esac
+while [ $# -gt 0 ]; do if [ "$1" = -o ]; then cp "$SKILLBOX_FAKE_MODULE" "$2"; exit; fi; shift; done; exit 1`)
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	root := filepath.Join(t.TempDir(), "p\u202eq")
+	tests := []struct {
+		name, dir, module, stream, want string
+	}{
+		{"valid", "s", "hello", "stdout", `built s: ` + filepath.Join(root, "s") + `/execute.wasm, `},
+		{"invalid", "t", "noexport", "stderr", `built ` + filepath.Join(root, "t") + `/execute.wasm, but it is not a valid skill:`},
+	}
+	for _, tc := range tests {
+		skill := filepath.Join(root, tc.dir)
+		if err := os.MkdirAll(filepath.Join(skill, "src"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(skill, "skill.json"), manifest(tc.dir, ""))
+		writeFile(t, filepath.Join(skill, "src", "main.c"), "int x;")
+		module, err := filepath.Abs(filepath.Join("..", "..", "testdata", "wasm", tc.module+".wasm"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("SKILLBOX_FAKE_MODULE", module)
+		r := cli(t, "", "build", skill)
+		out := map[string]string{"stdout": r.stdout, "stderr": r.stderr}[tc.stream]
+		if want := strings.ReplaceAll(tc.want, "\u202e", `\u202e`); !strings.Contains(out, want) {
+			t.Errorf("%s: %s\nwant on %s: %q", tc.name, r, tc.stream, want)
+		}
+		wantTerminalSafe(t, r)
+	}
+}
