@@ -205,11 +205,12 @@ func (e *env) runtimeFor(ctx context.Context, dirs []string) (*runtime.Runtime, 
 	return runtime.New(ctx, cfg)
 }
 
-// fail prints err for a person on stderr and, with --json, as {"error": "..."} on stdout so a
-// program reading stdout always gets JSON. It returns code.
+// fail prints err for a person on stderr, on one line and cleaned (an error can quote a skill's
+// file), and, with --json, exact as {"error": "..."} on stdout so a program reading stdout always
+// gets JSON. It returns code.
 func (e *env) fail(code int, format string, args ...any) int {
 	msg := fmt.Sprintf(format, args...)
-	fmt.Fprintf(e.stderr, "skillbox: %s\n", msg)
+	fmt.Fprintf(e.stderr, "skillbox: %s\n", clean(msg))
 	if e.json {
 		_ = writeJSON(e.stdout, map[string]string{"error": msg})
 	}

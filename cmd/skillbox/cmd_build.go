@@ -62,7 +62,7 @@ var cmdBuild = &command{
 		s, _ := rt.CheckSkill(ctx, skillDir)
 		st, _ := os.Stat(out)
 		if s == nil || s.Status() != runtime.StatusActive {
-			fmt.Fprintf(e.stderr, "built %s, but it is not a valid skill:\n", out)
+			fmt.Fprintf(e.stderr, "built %s, but it is not a valid skill:\n", clean(out))
 			if se, ok := s.Err().(*runtime.SkillError); ok {
 				for _, p := range se.Problems {
 					fmt.Fprintf(e.stderr, "  %s\n", clean(p.Error()))
@@ -74,7 +74,7 @@ var cmdBuild = &command{
 			_ = writeJSON(e.stdout, map[string]any{"id": s.ID(), "lang": lang.name, "module": out, "bytes": st.Size(), "seconds": took.Seconds(), "sha256": s.ModuleHash()})
 			return exitOK
 		}
-		fmt.Fprintf(e.stdout, "built %s: %s, %d bytes in %.1fs, valid\n", s.ID(), out, st.Size(), took.Seconds())
+		fmt.Fprintf(e.stdout, "built %s: %s, %d bytes in %.1fs, valid\n", s.ID(), clean(out), st.Size(), took.Seconds())
 		return exitOK
 	},
 }

@@ -55,11 +55,13 @@ var cmdRun = &command{
 				fmt.Fprintf(e.stderr, "[denied] %s\n", clean(d))
 			}
 			if runErr == nil {
+				// The result is the skill's: valid JSON whose strings may hold raw controls and
+				// bidi overrides. cleanJSON escapes them, --json above prints them exact.
 				var pretty bytes.Buffer
 				if json.Indent(&pretty, res.Result, "", "  ") == nil {
-					fmt.Fprintln(e.stdout, pretty.String())
+					fmt.Fprintln(e.stdout, cleanJSON(pretty.Bytes()))
 				} else {
-					fmt.Fprintln(e.stdout, string(res.Result))
+					fmt.Fprintln(e.stdout, cleanJSON(res.Result))
 				}
 			}
 		}

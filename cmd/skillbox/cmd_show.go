@@ -77,15 +77,18 @@ func printDetail(e *env, d skillDetail) {
 		fmt.Fprintf(w, "  instructions: %s\n", clean(d.Instructions))
 	}
 	if d.SHA256 != "" {
-		fmt.Fprintf(w, "  module:       sha256 %s, entrypoint %s\n", d.SHA256, d.Entrypoint)
+		fmt.Fprintf(w, "  module:       sha256 %s, entrypoint %s\n", d.SHA256, clean(d.Entrypoint))
 	}
 	for _, p := range d.Problems {
 		fmt.Fprintf(w, "  problem:      %s\n", clean(p))
 	}
 	if len(d.Parameters) > 0 {
 		var pretty bytes.Buffer
-		_ = json.Indent(&pretty, d.Parameters, "  ", "  ")
-		fmt.Fprintf(w, "\n  arguments (JSON Schema):\n  %s\n", pretty.String())
+		if json.Indent(&pretty, d.Parameters, "  ", "  ") != nil {
+			pretty.Reset()
+			pretty.Write(d.Parameters)
+		}
+		fmt.Fprintf(w, "\n  arguments (JSON Schema):\n  %s\n", cleanJSON(pretty.Bytes()))
 	}
 	if d.Requested == nil || d.Granted == nil {
 		return

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 )
 
 func TestUsage(t *testing.T) {
@@ -197,7 +199,49 @@ func TestList(t *testing.T) {
 				}
 			}},
 		},
+		{
+			name:   "bidi overrides and controls in a manifest are escaped",
+			given:  hostileFixture,
+			when:   []string{"--skills", "$DIR", "list"},
+			expect: expect{code: exitOK, stdout: []string{`evil\u202egnp.exe \x9b2J a\u200bb \u2066x\u2069`, `1.0\u202e`}, check: wantTerminalSafe},
+		},
+		{
+			name:   "bidi overrides and controls in a manifest stay exact with --json",
+			given:  hostileFixture,
+			when:   []string{"--skills", "$DIR", "list", "--json"},
+			expect: expect{code: exitOK, stdout: []string{hostileDescription}},
+		},
 	})
+}
+
+// hostileDescription holds a bidi override, a C1 CSI, a zero-width space and bidi isolates.
+const hostileDescription = "evil\u202egnp.exe \u009b2J a\u200bb \u2066x\u2069"
+
+// hostileFixture is a skill whose manifest puts controls and bidi overrides everywhere a person
+// reads them: description, name, version, tags, entrypoint and an argument's description.
+func hostileFixture(t *testing.T) string {
+	dir := t.TempDir()
+	skillFixture(t, dir, "hostile", `{"id":"hostile","name":"n\u202eame","description":"`+hostileDescription+`",
+		"version":"1.0\u202e","tags":["t\u202eag"],"entrypoint":"exe\u202ecute",
+		"parameters":{"s":{"type":"string","description":"left\u202eright \u009b2J"}}}`, "hello")
+	return dir
+}
+
+// wantTerminalSafe checks that nothing on stdout or stderr can start an escape sequence, move a
+// terminal's cursor back or reorder text: no control but newline and tab (which only moves right;
+// tables have their own test), no format character, no line separator, valid UTF-8.
+func wantTerminalSafe(t *testing.T, r result) {
+	t.Helper()
+	for name, s := range map[string]string{"stdout": r.stdout, "stderr": r.stderr} {
+		if !utf8.ValidString(s) {
+			t.Errorf("%s is not valid UTF-8: %q", name, s)
+		}
+		for _, c := range s {
+			if (unicode.IsControl(c) && c != '\n' && c != '\t') || unicode.Is(unicode.Cf, c) || c == '\u2028' || c == '\u2029' {
+				t.Errorf("%s holds %U:\n%s", name, c, s)
+			}
+		}
+	}
 }
 
 func TestShow(t *testing.T) {
@@ -351,6 +395,26 @@ func TestShow(t *testing.T) {
 					t.Errorf("problems = %v", problems)
 				}
 			}},
+		},
+		{
+			name:  "bidi overrides and controls in a manifest are escaped",
+			given: hostileFixture,
+			when:  []string{"--skills", "$DIR", "show", "hostile"},
+			expect: expect{code: exitOK, stdout: []string{
+				"  name:         n\\u202eame\n",
+				"  description:  evil\\u202egnp.exe \\x9b2J a\\u200bb \\u2066x\\u2069\n",
+				"  version:      1.0\\u202e\n",
+				"  tags:         t\\u202eag\n",
+				", entrypoint exe\\u202ecute\n",
+				// the schema stays JSON: its escapes are JSON's
+				`"description": "left\u202eright \u009b2J"`,
+			}, check: wantTerminalSafe},
+		},
+		{
+			name:   "bidi overrides and controls in a manifest stay exact with show --json",
+			given:  hostileFixture,
+			when:   []string{"--skills", "$DIR", "show", "hostile", "--json"},
+			expect: expect{code: exitOK, stdout: []string{"\"entrypoint\": \"exe\u202ecute\"", "\"description\": \"left\u202eright \u009b2J\""}},
 		},
 		{
 			name:   "instructions-only skill",

@@ -182,20 +182,6 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-// requireTool returns the path of tool, or skips the test when it is missing, unless
-// SKILLBOX_REQUIRE_TOOLCHAINS is set (CI sets it): then the test fails.
-func requireTool(t *testing.T, tool string) string {
-	t.Helper()
-	p, err := exec.LookPath(tool)
-	if err != nil {
-		if os.Getenv("SKILLBOX_REQUIRE_TOOLCHAINS") == "" {
-			t.Skipf("%s is missing: %v", tool, err)
-		}
-		t.Fatalf("%s is missing and SKILLBOX_REQUIRE_TOOLCHAINS is set: %v", tool, err)
-	}
-	return p
-}
-
 // clientDir is the official TypeScript SDK's test client.
 const clientDir = "../../mcpserver/testdata/client"
 

@@ -27,9 +27,9 @@ func workspace(t *testing.T) string {
 	return root
 }
 
-// TestNewBuildRun does what a new user does, for every language: new, build, run. A language
-// whose toolchain is missing is skipped, unless SKILLBOX_REQUIRE_TOOLCHAINS is set (CI sets it,
-// so there every language must pass).
+// TestNewBuildRun does what a new user does, for every language: new, build, run. Build and run
+// of a language whose toolchain is missing are skipped, unless SKILLBOX_REQUIRE_TOOLCHAINS=1 (CI
+// sets it, so there every language must pass).
 func TestNewBuildRun(t *testing.T) {
 	t.Parallel()
 	for _, name := range languageNames() {
@@ -41,15 +41,6 @@ func TestNewBuildRun(t *testing.T) {
 			root := workspace(t)
 			skills := filepath.Join(root, "skills")
 			id := "hello-" + name
-			if _, _, err := buildPlan(languages[name], filepath.Join(skills, id, "src"), filepath.Join(skills, id, "execute.wasm")); err != nil {
-				var missing *missingToolchain
-				if errors.As(err, &missing) && os.Getenv("SKILLBOX_REQUIRE_TOOLCHAINS") == "" {
-					t.Skipf("toolchain missing: %v", err)
-				}
-				if name != "rust" && name != "assemblyscript" { // those read files new has not written yet
-					t.Fatal(err)
-				}
-			}
 			r := cli(t, "", "--skills", skills, "new", id, "--lang", name)
 			if r.code != exitOK || !strings.Contains(r.stdout, "created "+filepath.Join(skills, id)) {
 				t.Fatalf("new: %s", r)
@@ -58,6 +49,14 @@ func TestNewBuildRun(t *testing.T) {
 				if _, err := os.Stat(filepath.Join(skills, id, f)); err != nil {
 					t.Errorf("new wrote no %s", f)
 				}
+			}
+			// new needs no toolchain; build and run do: a missing one skips them.
+			if _, err := findToolchain(languages[name]); err != nil {
+				var missing *missingToolchain
+				if !errors.As(err, &missing) {
+					t.Fatal(err)
+				}
+				skipMissing(t, err)
 			}
 			// Build from inside the skill directory's src/, as a user who cd's there would.
 			r = cli(t, "", "build", filepath.Join(skills, id, "src"))
@@ -158,9 +157,33 @@ func TestBuildErrors(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(skill, "src", "main.c"), []byte("int x;"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("PATH", t.TempDir())
+	bin := t.TempDir()
+	t.Setenv("PATH", bin)
 	if r := cli(t, "", "build", skill); r.code != exitFailed || !strings.Contains(r.stderr, "c skills need clang, which is not installed: on Debian: apt-get install clang") {
 		t.Errorf("missing toolchain: %s", r)
+	}
+	// A compiler quotes the skill's source in its errors: bidi overrides and escape sequences
+	// there reach the terminal escaped. This clang passes findToolchain's probe (reading stdin),
+	// then fails the build quoting the source.
+	fakeTool(t, bin, "clang", `case "$*" in *" -") cat >/dev/null; exit 0;; esac
+printf 'main.c:1:5: error: \342\200\256evil\033[2J\302\233 here\n\tint x;\n' >&2; exit 1`)
+	r := cli(t, "", "build", skill)
+	if r.code != exitFailed || !strings.Contains(r.stderr, "main.c:1:5: error: \\u202eevil\\x1b[2J\\x9b here\n\tint x;\n") {
+		t.Errorf("compiler output: %s", r)
+	}
+	wantTerminalSafe(t, r)
+	// A directory name in an error is cleaned too: skill bundles name their directories.
+	hostile := filepath.Join(dir, "s\u202ex")
+	if err := os.MkdirAll(hostile, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(hostile, "skill.json"), []byte(`{"id":"s","name":"s","description":"d"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := cli(t, "", "build", hostile); r.code != exitFailed || !strings.Contains(r.stderr, `s\u202ex`) {
+		t.Errorf("hostile directory name: %s", r)
+	} else {
+		wantTerminalSafe(t, r)
 	}
 }
 
@@ -192,5 +215,41 @@ func TestDetectLanguage(t *testing.T) {
 		if name == "tinygo, flags" && strings.Join(got.flags, " ") != "-scheduler=none -opt=z" {
 			t.Errorf("tinygo flags %q", got.flags)
 		}
+	}
+}
+
+// TestBuildPrintsCleanPaths builds with a clang that writes a fixture module, in directories
+// whose names hold a bidi override: the paths build prints are escaped, valid module or not.
+// (PATH is set here: not parallel.)
+func TestBuildPrintsCleanPaths(t *testing.T) {
+	bin := t.TempDir()
+	fakeTool(t, bin, "clang", `case "$*" in *" -") cat >/dev/null; exit 0;; esac
+while [ $# -gt 0 ]; do if [ "$1" = -o ]; then cp "$SKILLBOX_FAKE_MODULE" "$2"; exit; fi; shift; done; exit 1`)
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	root := filepath.Join(t.TempDir(), "p\u202eq")
+	tests := []struct {
+		name, dir, module, stream, want string
+	}{
+		{"valid", "s", "hello", "stdout", `built s: ` + filepath.Join(root, "s") + `/execute.wasm, `},
+		{"invalid", "t", "noexport", "stderr", `built ` + filepath.Join(root, "t") + `/execute.wasm, but it is not a valid skill:`},
+	}
+	for _, tc := range tests {
+		skill := filepath.Join(root, tc.dir)
+		if err := os.MkdirAll(filepath.Join(skill, "src"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(skill, "skill.json"), manifest(tc.dir, ""))
+		writeFile(t, filepath.Join(skill, "src", "main.c"), "int x;")
+		module, err := filepath.Abs(filepath.Join("..", "..", "testdata", "wasm", tc.module+".wasm"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("SKILLBOX_FAKE_MODULE", module)
+		r := cli(t, "", "build", skill)
+		out := map[string]string{"stdout": r.stdout, "stderr": r.stderr}[tc.stream]
+		if want := strings.ReplaceAll(tc.want, "\u202e", `\u202e`); !strings.Contains(out, want) {
+			t.Errorf("%s: %s\nwant on %s: %q", tc.name, r, tc.stream, want)
+		}
+		wantTerminalSafe(t, r)
 	}
 }

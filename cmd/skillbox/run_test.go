@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -292,6 +293,7 @@ func TestRunFixtures(t *testing.T) {
 		dir := t.TempDir()
 		skillFixture(t, dir, "hello", manifest("hello", `"version":"0.1.0"`), "hello")
 		skillFixture(t, dir, "echo", manifest("echo", `"parameters":{"n":{"type":"integer","default":7},"s":{"type":"string"}}`), "echo")
+		skillFixture(t, dir, "controls", manifest("controls", ""), "controls")
 		return dir
 	}
 	runCases(t, []cliCase{
@@ -308,6 +310,17 @@ func TestRunFixtures(t *testing.T) {
 			expect: expect{code: exitOK, check: wantRunJSON("hello", "0.1.0", func(t *testing.T, v any) {
 				wantEqual(t, "result", v, obj{"greeting": "hi"})
 			})},
+		},
+		{
+			// --json is for programs: the result's bytes are passed on exact.
+			name:  "controls and bidi overrides in a result stay exact with --json",
+			given: fixtures,
+			when:  []string{"--skills", "$DIR", "run", "controls", "--json"},
+			expect: expect{code: exitOK, stdout: []string{
+				"\"name\": \"evil\u202egnp.exe\"", "\"csi\": \"\u009b2J\"", "\"del\": \"a\x7fb\"",
+				"\"tag\": \"\U000E0001\"", "\"invalid-byte\": \"\x9b2J\"", "\"key\u202e\": \"plain\"",
+				`"escaped": "\u001b[2J tab\tnewline\n"`,
+			}},
 		},
 		{
 			name:  "defaults filled in before the module runs",
@@ -389,4 +402,43 @@ func TestFlagOrdering(t *testing.T) {
 		table = append(table, cliCase{name: strings.Join(c.when, " "), given: fixtures, when: c.when, stdin: c.stdin, expect: c.expect, bug: c.bug})
 	}
 	runCases(t, table)
+}
+
+// controls.wat's result, as it prints for a person: every control, format character and
+// invalid byte inside a string is a JSON escape, so it is still JSON and means the same.
+const controlsHuman = `{
+  "name": "evil\u202egnp.exe",
+  "csi": "\u009b2J",
+  "del": "a\u007fb",
+  "isolates": "\u2066x\u2069",
+  "marks": "\u200e\u200f\u061c",
+  "zero-width": "a\u200bb",
+  "tag": "\udb40\udc01",
+  "line-separator": "a\u2028b",
+  "invalid-byte": "\ufffd2J",
+  "escaped": "\u001b[2J tab\tnewline\n",
+  "key\u202e": "plain"
+}
+`
+
+// TestRunEscapesResult runs controls.wat, whose result holds raw controls, bidi overrides and an
+// invalid byte: what a person sees is escaped, and still JSON meaning the same as --json's.
+func TestRunEscapesResult(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	skillFixture(t, dir, "controls", manifest("controls", ""), "controls")
+	r := cli(t, "", "--skills", dir, "run", "controls")
+	if r.code != exitOK || r.stdout != controlsHuman {
+		t.Fatalf("%s\nwant stdout:\n%s", r, controlsHuman)
+	}
+	var human, exact struct{ Result any }
+	if err := json.Unmarshal([]byte(r.stdout), &human.Result); err != nil {
+		t.Fatalf("the output for a person is not JSON: %v", err)
+	}
+	j := cli(t, "", "--skills", dir, "run", "controls", "--json")
+	if err := json.Unmarshal([]byte(j.stdout), &exact); err != nil {
+		t.Fatalf("%v\n%s", err, j)
+	}
+	// A decoder reads the lone 0x9b byte as U+FFFD, what the output for a person says.
+	wantEqual(t, "result", human.Result, exact.Result)
 }
