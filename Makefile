@@ -9,8 +9,9 @@ RACE        ?= $(shell command -v gcc >/dev/null 2>&1 && echo -race)
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Guest modules with their own go.mod: tested natively (their logic), built for wasip1.
 GUEST_MODS  := sdk/go $(wildcard skills/*/src) examples/wasm/go
+FUZZTIME    ?= 10s
 
-.PHONY: all build skills guests fixtures test test-guests bench lint check clean
+.PHONY: all build skills guests fixtures test test-guests fuzz soak bench lint check clean
 
 all: build
 
@@ -42,6 +43,10 @@ test-guests:
 	@echo "== sdk/rust"; bash sdk/rust/test.sh
 	@if command -v cc >/dev/null; then echo "== sdk/c"; bash sdk/c/test/test.sh; else $(call skip,sdk/c,no cc on PATH); fi
 	@if command -v npm >/dev/null && command -v node >/dev/null; then echo "== sdk/assemblyscript"; cd sdk/assemblyscript && (test -d node_modules || npm ci --no-audit --no-fund -s) && npm test -s; else $(call skip,sdk/assemblyscript,no npm and node on PATH); fi
+
+# Every fuzz target for FUZZTIME each (default 10s); CI runs it too.
+fuzz:
+	FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./runtime/ ./cmd/skillbox/

@@ -35,7 +35,9 @@ func (b *byteSize) Set(v string) error {
 		}
 	}
 	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || f <= 0 || f*mult > 1<<62 {
+	// !(f*mult >= 1) also refuses NaN, which compares false with everything, and sizes that
+	// round to no byte at all.
+	if err != nil || !(f*mult >= 1) || f*mult > 1<<62 {
 		return fmt.Errorf("%q is not a size: write bytes, or a number with KiB, MiB, GiB (such as 2GiB)", v)
 	}
 	*b = byteSize(f * mult)

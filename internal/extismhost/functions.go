@@ -14,59 +14,76 @@ import (
 // Functions returns the Skillbox host functions, to pass to extism.NewCompiledPlugin. They find
 // their run's state in the call's context ([WithCall]); a call without one is refused.
 func Functions() []extism.HostFunction {
-	i64 := extism.ValueTypeI64
-	i32 := extism.ValueTypeI32
-	return []extism.HostFunction{
-		define("skillbox_fetch", []extism.ValueType{i64, i64}, []extism.ValueType{i64},
-			func(ctx context.Context, c *hostfuncs.Call, mem Memory, stack []uint64) {
-				head, bad := arg(ctx, c, mem, "skillbox_fetch", stack[0], maxRequestBytes)
-				body, bad2 := arg(ctx, c, mem, "skillbox_fetch", stack[1], c.Grant.Limits.MaxFetchBytes)
-				stack[0] = answer(ctx, c, mem, "skillbox_fetch", firstBad(bad, bad2, func() reply {
-					req, err := hostfuncs.DecodeFetchRequest(head)
-					if err != nil {
-						return replyOf(nil, err)
-					}
-					req.Body = body
-					return fetchReply(c.Fetch(ctx, req))
-				}))
-			}),
-		define("skillbox_env", []extism.ValueType{i64}, []extism.ValueType{i64},
-			func(ctx context.Context, c *hostfuncs.Call, mem Memory, stack []uint64) {
-				name, bad := arg(ctx, c, mem, "skillbox_env", stack[0], hostfuncs.MaxNameBytes)
-				stack[0] = answer(ctx, c, mem, "skillbox_env", firstBad(bad, nil, func() reply {
-					v, err := c.Env(string(name))
-					return replyOf([]byte(v), err)
-				}))
-			}),
-		define("skillbox_read_file", []extism.ValueType{i64}, []extism.ValueType{i64},
-			func(ctx context.Context, c *hostfuncs.Call, mem Memory, stack []uint64) {
-				p, bad := arg(ctx, c, mem, "skillbox_read_file", stack[0], hostfuncs.MaxPathBytes)
-				stack[0] = answer(ctx, c, mem, "skillbox_read_file", firstBad(bad, nil, func() reply {
-					return replyOf(c.ReadFile(string(p)))
-				}))
-			}),
-		define("skillbox_write_file", []extism.ValueType{i64, i64}, []extism.ValueType{i64},
-			func(ctx context.Context, c *hostfuncs.Call, mem Memory, stack []uint64) {
-				p, bad := arg(ctx, c, mem, "skillbox_write_file", stack[0], hostfuncs.MaxPathBytes)
-				data, bad2 := arg(ctx, c, mem, "skillbox_write_file", stack[1], c.Grant.Limits.MaxWriteBytes)
-				if bad2 != nil && bad == nil {
-					bad2 = &reply{hostfuncs.StatusLimit, append([]byte("write: "), bad2.payload...)}
-				}
-				stack[0] = answer(ctx, c, mem, "skillbox_write_file", firstBad(bad, bad2, func() reply {
-					return replyOf(nil, c.WriteFile(string(p), data))
-				}))
-			}),
-		define("skillbox_log", []extism.ValueType{i32, i64}, nil,
-			func(ctx context.Context, c *hostfuncs.Call, mem Memory, stack []uint64) {
-				// A message over the whole log budget could never be kept: refuse to copy it.
-				msg, bad := arg(ctx, c, mem, "skillbox_log", stack[1], c.Grant.Limits.MaxLogBytes)
-				if bad != nil {
-					c.DropLog()
-					return
-				}
-				c.Log(hostfuncs.LevelName(int32(uint32(stack[0]))), "", string(msg))
-			}),
+	out := make([]extism.HostFunction, len(hostFunctions))
+	for i, f := range hostFunctions {
+		out[i] = define(f.name, f.params, f.results, f.h)
 	}
+	return out
+}
+
+// hostFunc is one host function of the ABI: its name, signature and handler.
+type hostFunc struct {
+	name            string
+	params, results []extism.ValueType
+	h               handler
+}
+
+const (
+	i64 = extism.ValueTypeI64
+	i32 = extism.ValueTypeI32
+)
+
+// hostFunctions are the ABI's functions (docs/abi.md §4).
+var hostFunctions = []hostFunc{
+	{"skillbox_fetch", []extism.ValueType{i64, i64}, []extism.ValueType{i64},
+		func(ctx context.Context, c *hostfuncs.Call, mem Memory, stack []uint64) {
+			head, bad := arg(ctx, c, mem, "skillbox_fetch", stack[0], maxRequestBytes)
+			body, bad2 := arg(ctx, c, mem, "skillbox_fetch", stack[1], c.Grant.Limits.MaxFetchBytes)
+			stack[0] = answer(ctx, c, mem, "skillbox_fetch", firstBad(bad, bad2, func() reply {
+				req, err := hostfuncs.DecodeFetchRequest(head)
+				if err != nil {
+					return replyOf(nil, err)
+				}
+				req.Body = body
+				return fetchReply(c.Fetch(ctx, req))
+			}))
+		}},
+	{"skillbox_env", []extism.ValueType{i64}, []extism.ValueType{i64},
+		func(ctx context.Context, c *hostfuncs.Call, mem Memory, stack []uint64) {
+			name, bad := arg(ctx, c, mem, "skillbox_env", stack[0], hostfuncs.MaxNameBytes)
+			stack[0] = answer(ctx, c, mem, "skillbox_env", firstBad(bad, nil, func() reply {
+				v, err := c.Env(string(name))
+				return replyOf([]byte(v), err)
+			}))
+		}},
+	{"skillbox_read_file", []extism.ValueType{i64}, []extism.ValueType{i64},
+		func(ctx context.Context, c *hostfuncs.Call, mem Memory, stack []uint64) {
+			p, bad := arg(ctx, c, mem, "skillbox_read_file", stack[0], hostfuncs.MaxPathBytes)
+			stack[0] = answer(ctx, c, mem, "skillbox_read_file", firstBad(bad, nil, func() reply {
+				return replyOf(c.ReadFile(string(p)))
+			}))
+		}},
+	{"skillbox_write_file", []extism.ValueType{i64, i64}, []extism.ValueType{i64},
+		func(ctx context.Context, c *hostfuncs.Call, mem Memory, stack []uint64) {
+			p, bad := arg(ctx, c, mem, "skillbox_write_file", stack[0], hostfuncs.MaxPathBytes)
+			data, bad2 := arg(ctx, c, mem, "skillbox_write_file", stack[1], c.Grant.Limits.MaxWriteBytes)
+			if bad2 != nil && bad == nil {
+				bad2 = &reply{hostfuncs.StatusLimit, append([]byte("write: "), bad2.payload...)}
+			}
+			stack[0] = answer(ctx, c, mem, "skillbox_write_file", firstBad(bad, bad2, func() reply {
+				return replyOf(nil, c.WriteFile(string(p), data))
+			}))
+		}},
+	{"skillbox_log", []extism.ValueType{i32, i64}, nil,
+		func(ctx context.Context, c *hostfuncs.Call, mem Memory, stack []uint64) {
+			// A message over the whole log budget could never be kept: refuse to copy it.
+			msg, bad := arg(ctx, c, mem, "skillbox_log", stack[1], c.Grant.Limits.MaxLogBytes)
+			if bad != nil {
+				c.DropLog()
+				return
+			}
+			c.Log(hostfuncs.LevelName(int32(uint32(stack[0]))), "", string(msg))
+		}},
 }
 
 type handler func(ctx context.Context, c *hostfuncs.Call, mem Memory, stack []uint64)
