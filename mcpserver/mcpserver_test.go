@@ -532,3 +532,40 @@ func TestMCPStreamableHTTP(t *testing.T) {
 		})
 	}
 }
+
+// A call the runtime has no room for is a tool error of kind busy — not a JSON-RPC error, which
+// ends many agent loops — and the model can retry it.
+func TestMCPBusyIsAToolError(t *testing.T) {
+	t.Parallel()
+	e := newEnvRuntime(t, mcpserver.Options{}, runtime.Config{Admission: runtime.Admission{MaxRuns: 1, MaxWait: 50 * time.Millisecond}})
+	cs := e.connect(t, legacyProtocol, nil)
+	ctx, cancel := context.WithCancel(testContext(t))
+	defer cancel()
+	sleeping := make(chan struct{})
+	go func() {
+		defer close(sleeping)
+		_, _ = cs.CallTool(ctx, &mcp.CallToolParams{Name: "skill_sleep"})
+	}()
+	for e.rt.Stats().Admission.Running == 0 {
+		time.Sleep(2 * time.Millisecond)
+	}
+	res := call(t, cs, "skill_echo", map[string]any{"text": "x"})
+	text := res.Content[0].(*mcp.TextContent).Text
+	if !res.IsError || !strings.HasPrefix(text, "busy: ") || res.Meta[mcpserver.MetaKind] != "busy" {
+		t.Errorf("call while busy: isError %v, %q, meta %v", res.IsError, text, res.Meta)
+	}
+	cancel()
+	<-sleeping
+	if st := e.rt.Stats(); !hasCount(st, "echo", runtime.FaceMCP, "busy") {
+		t.Errorf("the busy call is not in the runtime's stats: %+v", st.Runs)
+	}
+}
+
+func hasCount(st runtime.Stats, skill string, face runtime.Face, outcome string) bool {
+	for _, c := range st.Runs {
+		if c.Skill == skill && c.Face == face && c.Outcome == outcome && c.Count > 0 {
+			return true
+		}
+	}
+	return false
+}
