@@ -48,12 +48,17 @@ test-guests:
 fuzz:
 	FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh
 
+# The soak test: a thousand mixed, hostile runs through every face at once (soak/soak_test.go).
+soak:
+	$(GO) test -tags soak -count=1 -timeout 20m -run TestSoak -v ./soak/
+
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./runtime/ ./cmd/skillbox/
 
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "$$out"; echo "gofmt: the files above need formatting"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags soak ./soak/
 	$(GO) run $(STATICCHECK) ./...
 	@for m in $(GUEST_MODS); do (cd $$m && GOOS=wasip1 GOARCH=wasm $(GO) vet ./...) || exit 1; done
 

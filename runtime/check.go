@@ -20,12 +20,25 @@ var knownImportModules = map[string]bool{
 // checks that it exports the entrypoint and imports only what the host provides. Every problem
 // found is in the returned skill's Err (a *SkillError); ok is false when dir is not a skill.
 // A module that passes still may fail at run time, but not for want of a symbol.
+//
+// A compilation is admitted like a run (see Admission); when the runtime has no room for it, or
+// is closed, that is a problem of this check too ("cannot be compiled now"), not of the package.
 func (rt *Runtime) CheckSkill(ctx context.Context, dir string) (s *Skill, ok bool) {
+	s, ok, err := rt.checkSkill(ctx, dir)
+	if err != nil {
+		s.fail(&ManifestError{Path: filepath.Join(dir, ModuleFile), Msg: fmt.Sprintf("cannot be compiled now: %v", err)})
+	}
+	return s, ok
+}
+
+// checkSkill is CheckSkill that returns a refused admission as its error (ErrClosed, a
+// *busyError, errOverBudget, ctx's error) rather than as a problem of the package.
+func (rt *Runtime) checkSkill(ctx context.Context, dir string) (s *Skill, ok bool, admitErr error) {
 	s, ok = LoadSkill(dir, rt.policy.Load())
 	// Compile only a package that is sound so far: its manifest parsed (so it has a grant) and its
 	// module passed its bounds (so it has an info); its other problems are reported already.
 	if !ok || s.kind != Executable || s.wasm == nil || s.grant == nil || s.info == nil {
-		return s, ok
+		return s, ok, nil
 	}
 	modPath := filepath.Join(dir, ModuleFile)
 	// The engine's configuration, so the compiled code is the run's: wazero's cache keys on it, and
@@ -34,7 +47,7 @@ func (rt *Runtime) CheckSkill(ctx context.Context, dir string) (s *Skill, ok boo
 	cache, err := newCache(rt.cacheDir)
 	if err != nil {
 		s.fail(&ManifestError{Path: modPath, Msg: fmt.Sprintf("compilation cache: %v", err)})
-		return s, true
+		return s, true, nil
 	}
 	if cache != nil {
 		defer cache.Close(ctx)
@@ -42,8 +55,7 @@ func (rt *Runtime) CheckSkill(ctx context.Context, dir string) (s *Skill, ok boo
 	}
 	release, err := rt.admission.acquire(ctx, compileCharge(s), false)
 	if err != nil {
-		s.fail(&ManifestError{Path: modPath, Msg: fmt.Sprintf("cannot be compiled now: %v", err)})
-		return s, true
+		return s, true, err
 	}
 	defer release()
 	r := wazero.NewRuntimeWithConfig(ctx, rc)
@@ -51,7 +63,7 @@ func (rt *Runtime) CheckSkill(ctx context.Context, dir string) (s *Skill, ok boo
 	mod, err := r.CompileModule(ctx, s.wasm)
 	if err != nil {
 		s.fail(&ManifestError{Path: modPath, Msg: fmt.Sprintf("does not compile: %v", err)})
-		return s, true
+		return s, true, nil
 	}
 	entry := "execute"
 	if s.manifest != nil {
@@ -73,5 +85,5 @@ func (rt *Runtime) CheckSkill(ctx context.Context, dir string) (s *Skill, ok boo
 				Hint: "only extism:host/env, extism:host/user and wasi_snapshot_preview1 are available"})
 		}
 	}
-	return s, true
+	return s, true, nil
 }

@@ -107,7 +107,11 @@ func (rt *Runtime) Install(ctx context.Context, id string, files map[string][]by
 			return nil, err
 		}
 	}
-	s, ok := rt.CheckSkill(ctx, check)
+	s, ok, admitErr := rt.checkSkill(ctx, check)
+	if admitErr != nil {
+		// No room to compile it now: a busy refusal, not a problem of the package.
+		return nil, admissionError(s, admitErr)
+	}
 	if !ok {
 		return nil, &SkillError{ID: id, Problems: []*ManifestError{{Path: id, Msg: "not a skill package", Hint: "include skill.json and execute.wasm, or SKILL.md"}}}
 	}

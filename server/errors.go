@@ -48,6 +48,14 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 		for _, p := range se.Problems {
 			body.Details = append(body.Details, p.Error()) // Install reports package-relative paths
 		}
+	case errors.Is(err, runtime.ErrBusy):
+		// An install the runtime had no room to compile (runs answer their own refusals).
+		if errors.Is(err, runtime.ErrClosed) {
+			status, body = http.StatusServiceUnavailable, apiErrorBody{Code: "unavailable", Message: err.Error()}
+		} else {
+			c.Response().Header().Set("Retry-After", "1")
+			status, body = http.StatusTooManyRequests, apiErrorBody{Code: "busy", Message: err.Error()}
+		}
 	case errors.Is(err, runtime.ErrExists):
 		status, body = http.StatusConflict, apiErrorBody{Code: "exists", Message: err.Error()}
 	case errors.Is(err, runtime.ErrNotFound):

@@ -33,6 +33,7 @@ var cmdMCP = &command{
 			return e.fail(exitFailed, "%v", err)
 		}
 		defer rt.Close(context.Background())
+		limitGoHeap(rt)
 		level := slog.LevelWarn
 		if e.verbose {
 			level = slog.LevelDebug

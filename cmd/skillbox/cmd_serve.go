@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -55,6 +56,7 @@ var cmdServe = &command{
 			return e.fail(exitFailed, "%v", err)
 		}
 		defer rt.Close(context.Background())
+		limitGoHeap(rt)
 		logger := slog.New(slog.NewTextHandler(e.stderr, nil))
 		srv, err := server.New(rt, server.Options{Keys: keys, Logger: logger, CORSOrigins: e.cors})
 		if err != nil {
@@ -100,6 +102,20 @@ func admissionFlags(fs *flag.FlagSet, e *env) {
 	fs.IntVar(&e.maxQueue, "max-queue", 0, "how many runs may wait for room; more are refused busy (default 64)")
 	fs.Var(&e.memoryBudget, "memory-budget", "what all runs, compilations and compiled modules may hold at once, such as 2GiB (default: half the machine's memory)")
 }
+
+// limitGoHeap sets the Go heap's soft limit to the runtime's memory budget plus headroom for the
+// server itself, unless GOMEMLIMIT says otherwise: a run's transient copies (its output, its
+// wasm stack) are garbage the moment it ends, and without the limit the collector would let
+// them pile up to twice the live heap before it ran.
+func limitGoHeap(rt *runtime.Runtime) {
+	if _, set := os.LookupEnv("GOMEMLIMIT"); set {
+		return
+	}
+	debug.SetMemoryLimit(rt.Stats().Admission.MemoryBudget + goHeapHeadroom)
+}
+
+// goHeapHeadroom is what the server itself may hold beyond what runs are charged.
+const goHeapHeadroom = 256 << 20
 
 // reloadOnHangup rereads the policy file and the skills on SIGHUP, as daemons do, until ctx ends.
 func reloadOnHangup(ctx context.Context, rt *runtime.Runtime, logger *slog.Logger) {
