@@ -142,8 +142,9 @@ func TestSleepEndsAtTheDeadline(t *testing.T) {
 
 func TestLogFloodIsBounded(t *testing.T) {
 	dir := t.TempDir()
-	fixture(t, dir, "logflood", simple("logflood", `"limits":{"maxLogBytes":6400}`), "logflood")
-	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
+	// Three million log calls take seconds under -race on a busy machine: a generous timeout.
+	fixture(t, dir, "logflood", simple("logflood", `"limits":{"maxLogBytes":6400,"timeoutMs":120000}`), "logflood")
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: &Policy{Limits: Limits{TimeoutMs: 120000}}})
 	res, err := rt.Run(context.Background(), Request{Skill: "logflood"})
 	if err != nil {
 		t.Fatal(err)
