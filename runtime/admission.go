@@ -63,8 +63,9 @@ type admission struct {
 	compiling int   // compile slots in use
 	queue     []*ticket
 	closed    bool
-	peakUsed  int64
-	peakRuns  int
+	peakUsed      int64
+	peakRuns      int
+	peakCompiling int
 }
 
 type ticket struct {
@@ -98,6 +99,7 @@ func (a *admission) grant(t *ticket) {
 	}
 	a.peakUsed = max(a.peakUsed, a.used)
 	a.peakRuns = max(a.peakRuns, a.running)
+	a.peakCompiling = max(a.peakCompiling, a.compiling)
 	t.granted = true
 	close(t.ready)
 }
@@ -247,14 +249,16 @@ type AdmissionStats struct {
 	Running, Queued, Compiling int
 	// MemoryInUse is what everything admitted is charged now; MemoryBudget the ceiling.
 	MemoryInUse, MemoryBudget int64
-	// PeakMemoryInUse and PeakRunning are the highest seen since New.
+	// PeakMemoryInUse, PeakRunning and PeakCompiling are the highest seen since New.
 	PeakMemoryInUse int64
 	PeakRunning     int
+	PeakCompiling   int
 }
 
 func (a *admission) stats() AdmissionStats {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return AdmissionStats{Running: a.running, Queued: len(a.queue), Compiling: a.compiling,
-		MemoryInUse: a.used, MemoryBudget: a.cfg.MemoryBudget, PeakMemoryInUse: a.peakUsed, PeakRunning: a.peakRuns}
+		MemoryInUse: a.used, MemoryBudget: a.cfg.MemoryBudget, PeakMemoryInUse: a.peakUsed, PeakRunning: a.peakRuns,
+		PeakCompiling: a.peakCompiling}
 }

@@ -433,3 +433,26 @@ func waitUntil(t *testing.T, cond func() bool) {
 	}
 	t.Fatal("condition not met within 10s")
 }
+
+// Compilations are admitted one at a time (MaxCompiles 1 by default): two Go guests compiled
+// without a cache, at once, take turns; both then run.
+func TestCompilationsAreBounded(t *testing.T) {
+	t.Parallel()
+	rt, err := New(context.Background(), Config{SkillDirs: []string{"../skills"}, NoCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close(context.Background()) })
+	var wg sync.WaitGroup
+	for _, req := range []Request{{Skill: "hello", Args: []byte(`{"name":"a"}`)}, {Skill: "word-count", Args: []byte(`{"text":"a b"}`)}} {
+		wg.Go(func() {
+			if _, err := rt.Run(context.Background(), req); err != nil {
+				t.Errorf("%s: %v", req.Skill, err)
+			}
+		})
+	}
+	wg.Wait()
+	if st := rt.Stats(); st.Compiles != 2 || st.Admission.PeakCompiling != 1 {
+		t.Errorf("%d compiles, %d at once; want 2, one at a time", st.Compiles, st.Admission.PeakCompiling)
+	}
+}
