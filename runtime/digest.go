@@ -23,8 +23,10 @@ import (
 // the source directory src/, which only `skillbox build` reads; the module built from it is
 // covered. It is computed the way sha256sum would be checked:
 //
-//	cd <skill> && find . -type f ! -path './src/*' ! -path '*/.*' | sed 's|^\./||' | LC_ALL=C sort |
-//	  while read -r f; do printf '%s  %s\n' "$(sha256sum < "$f" | cut -c1-64)" "$f"; done | sha256sum
+//	cd <skill> && find -L . -type f ! -path './src/*' ! -path '*/.*' | sed 's|^\./||' | LC_ALL=C sort |
+//	  while IFS= read -r f; do printf '%s  %s\n' "$(sha256sum < "$f" | cut -c1-64)" "$f"; done | sha256sum
+//
+// (TestDigestIsTheDocumentedOne runs exactly this.)
 //
 // and written "sha256:<hex>".
 const digestPrefix = "sha256:"

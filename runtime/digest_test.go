@@ -1,0 +1,111 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The version digest is the one docs and digest.go describe: sha256sum of the sorted list of
+// "<file sha256>  <path>" lines, over every regular file but hidden ones and src/.
+func TestDigestIsTheDocumentedOne(t *testing.T) {
+	for _, tool := range []string{"bash", "find", "sort", "sha256sum", "cut", "sed"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not on PATH", tool)
+		}
+	}
+	dir := t.TempDir()
+	sd := fixture(t, dir, "dig", simple("dig", ""), "hello")
+	for name, data := range map[string]string{"SKILL.md": "---\nname: dig\ndescription: d\n---\nbody\n",
+		"resources/b.md": "b", "resources/a b.md": "a", "resources/deep/c.txt": "c"} {
+		p := filepath.Join(sd, name)
+		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		must(t, os.WriteFile(p, []byte(data), 0o644))
+	}
+	d, err := newDigester().treeDigest(sd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := `cd "$1" && find -L . -type f ! -path './src/*' ! -path '*/.*' | sed 's|^\./||' | LC_ALL=C sort |
+		while IFS= read -r f; do printf '%s  %s\n' "$(sha256sum < "$f" | cut -c1-64)" "$f"; done | sha256sum | cut -c1-64`
+	out, err := exec.Command("bash", "-c", script, "bash", sd).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "sha256:" + strings.TrimSpace(string(out)); d != want {
+		t.Errorf("digest %s, the documented recipe gives %s", d, want)
+	}
+}
+
+// What a run can notice changes the digest; what it cannot (hidden files, src/) does not.
+func TestDigestCoversThePackage(t *testing.T) {
+	dir := t.TempDir()
+	sd := fixture(t, dir, "dig", simple("dig", ""), "hello")
+	dg := newDigester()
+	digest := func() string {
+		d, err := dg.treeDigest(sd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	base := digest()
+	for _, name := range []string{".git/HEAD", ".env", "src/main.go", "src/target/x.wasm"} {
+		p := filepath.Join(sd, name)
+		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		must(t, os.WriteFile(p, []byte("x"), 0o644))
+		if d := digest(); d != base {
+			t.Errorf("%s changed the digest", name)
+		}
+	}
+	// A symlink out of the skill is not part of it; one inside is followed.
+	outside := filepath.Join(dir, "outside.txt")
+	must(t, os.WriteFile(outside, []byte("secret"), 0o644))
+	must(t, os.Symlink(outside, filepath.Join(sd, "out.md")))
+	if d := digest(); d != base {
+		t.Error("a symlink out of the skill changed the digest")
+	}
+	for _, change := range []struct{ name, data string }{
+		{"skill.json", simple("dig", `"permissions":{"env":["X"]}`)}, // a new permission: a new version
+		{"resources/r.md", "r"},
+		{"SKILL.md", "---\nname: dig\ndescription: d\n---\n"},
+	} {
+		p := filepath.Join(sd, change.name)
+		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		must(t, os.WriteFile(p, []byte(change.data), 0o644))
+		d := digest()
+		if d == base {
+			t.Errorf("changing %s kept the digest", change.name)
+		}
+		base = d
+	}
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
+	s, _ := rt.Skill("dig")
+	res, err := rt.Run(context.Background(), Request{Skill: "dig"})
+	if err != nil || s.Digest() != base || res.Digest != base {
+		t.Errorf("skill digest %s, run digest %s (%v); want %s", s.Digest(), res.Digest, err, base)
+	}
+}
+
+// A tree over the digest's bounds is a broken skill that says why.
+func TestDigestBounds(t *testing.T) {
+	dir := t.TempDir()
+	sd := fixture(t, dir, "many", simple("many", ""), "hello")
+	for i := range maxDigestFiles {
+		p := filepath.Join(sd, "resources", "f"+fmtInt(i))
+		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		must(t, os.WriteFile(p, nil, 0o644))
+	}
+	_, err := newDigester().treeDigest(sd)
+	if !errors.Is(err, errTreeTooLarge) {
+		t.Fatalf("digest of %d+ files: %v", maxDigestFiles, err)
+	}
+	s, _ := LoadSkill(sd, &Policy{})
+	if s.status != StatusError || !strings.Contains(s.err.Error(), "more than 4096 files outside src/") {
+		t.Errorf("%v %v", s.status, s.err)
+	}
+}
