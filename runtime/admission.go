@@ -57,12 +57,12 @@ type admission struct {
 	cfg     Admission
 	reclaim func(need int64) // frees idle warm memory; called without mu
 
-	mu        sync.Mutex
-	used      int64 // bytes charged
-	running   int   // run slots in use
-	compiling int   // compile slots in use
-	queue     []*ticket
-	closed    bool
+	mu            sync.Mutex
+	used          int64 // bytes charged
+	running       int   // run slots in use
+	compiling     int   // compile slots in use
+	queue         []*ticket
+	closed        bool
 	peakUsed      int64
 	peakRuns      int
 	peakCompiling int
