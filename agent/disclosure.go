@@ -23,8 +23,8 @@ const MaxModelText = 256 << 10
 // maxListedResources bounds the resources load_skill names.
 const maxListedResources = 100
 
-// SkillInfo is one skill as list_skills shows it: metadata only, as seed 001's progressive
-// disclosure asks, so a thousand skills cost a listing, not a thousand SKILL.md bodies.
+// SkillInfo is one skill as list_skills shows it: metadata only (progressive
+// disclosure), so a thousand skills cost a listing, not a thousand SKILL.md bodies.
 type SkillInfo struct {
 	ID          string       `json:"id"`
 	Name        string       `json:"name"`
@@ -264,8 +264,8 @@ func doRunSkill(ctx context.Context, r Runner, args []byte, start time.Time) (*r
 }
 
 // lookup finds the skill a model named: by id, by tool name (skill_word_count), or by the name
-// in its metadata when exactly one skill has it (seed 004's load_skill takes the SKILL.md's
-// name). Broken skills are found, and refused with their problems.
+// in its metadata when exactly one skill has it (load_skill's "name" argument is the name
+// in the SKILL.md). Broken skills are found, and refused with their problems.
 func lookup(r Runner, name string) (*runtime.Skill, *runtime.RunError) {
 	s, err := r.Skill(name)
 	if err != nil {

@@ -16,9 +16,9 @@ const maxPromptDescription = 1024
 // SystemPrompt returns a system prompt, or a part of one, that lists the usable skills of c by
 // metadata only (id, name, description; executable or instructions) and tells the model how to
 // use them with tools: load_skill before following a skill, skill_<id> or run_skill to run one,
-// read_skill_resource for a skill's other files. It is seed 003's catalog in the system prompt
-// and seed 004's get_skills_system_prompt: the model sees what exists, and loads the rest when
-// a task calls for it.
+// read_skill_resource for a skill's other files. It is the skills catalog for the system prompt
+// (what a get_skills_system_prompt function returns): the model sees what exists, and loads the
+// rest when a task calls for it.
 //
 // The text is deterministic (skills by id), so a provider's prompt cache keeps it between
 // requests while the skills stay the same. Descriptions are written on one line and cut at
@@ -40,7 +40,7 @@ func SystemPrompt(c Catalog) string {
 }
 
 // SystemPromptRunModule is [SystemPrompt] for a model without tool calling: it lists the same
-// skills and explains seed 003's text protocol instead, where the model writes
+// skills and explains the [RUN_MODULE] text protocol instead, where the model writes
 //
 //	[RUN_MODULE]
 //	{"name": "word-count", "args": {"text": "..."}}

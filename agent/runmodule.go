@@ -9,7 +9,7 @@ import (
 	"strings"
 )
 
-// The markers of seed 003's text protocol, for models without tool calling: the model writes
+// The markers of the [RUN_MODULE] text protocol, for models without tool calling: the model writes
 // RunModuleOpen, a JSON object, RunModuleClose; the host answers with ModuleResultOpen, a JSON
 // object, ModuleResultClose. They are matched exactly, case included.
 const (

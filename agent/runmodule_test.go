@@ -31,7 +31,7 @@ func TestParseRunModules(t *testing.T) {
 	}{
 		{"no block", "Just an answer. [RUN_MODULE is mentioned] but not written.", nil, nil},
 		{"one", block(`{"name":"word-count","args":{"text":"a b"}}`), []call{{"word-count", `{"text":"a b"}`, 1}}, nil},
-		{"layout of seed 003", "Let me count.\n\n[RUN_MODULE]\n{\"name\": \"image_gen\", \"args\": {\"prompt\": \"sleepy teapot\"}}\n[/RUN_MODULE]\n",
+		{"prose, then a block on its own lines", "Let me count.\n\n[RUN_MODULE]\n{\"name\": \"image_gen\", \"args\": {\"prompt\": \"sleepy teapot\"}}\n[/RUN_MODULE]\n",
 			[]call{{"image_gen", `{"prompt": "sleepy teapot"}`, 3}}, nil},
 		{"several", "a\n" + block(`{"name":"a"}`) + "\nb\n" + block(`{"name":"skill_b","args":{}}`) + block(`{"name":"load_skill","args":{"name":"c"}}`),
 			[]call{{"a", `{}`, 2}, {"skill_b", `{}`, 4}, {"load_skill", `{"name":"c"}`, 4}}, nil},

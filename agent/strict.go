@@ -32,9 +32,9 @@ var strictTypes = map[string]bool{"string": true, "number": true, "integer": tru
 // have "items"; only the keywords strict mode accepts are used; and the schema stays within its
 // limits (100 properties, 5 levels of nesting, 500 enum values).
 //
-// A manifest in seed 002's map form is strict-compatible when every parameter is required and
-// uses only type, description, enum and items: an optional parameter (one with a default) is
-// not, because strict mode has no optional properties.
+// A manifest in the map form ({"name": {"type": ...}}) is strict-compatible when every
+// parameter is required and uses only type, description, enum and items: an optional parameter
+// (one with a default) is not, because strict mode has no optional properties.
 func StrictCompatible(schema json.RawMessage) bool {
 	var root map[string]any
 	dec := json.NewDecoder(bytes.NewReader(schema))

@@ -8,7 +8,7 @@ import (
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
-// The names of the progressive-disclosure tools (seed 004's toolset). None contains "skill_" at
+// The names of the progressive-disclosure tools. None contains "skill_" at
 // its start or a '-', so none can clash with a skill's tool name or id.
 const (
 	ToolListSkills        = "list_skills"

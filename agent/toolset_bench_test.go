@@ -92,8 +92,8 @@ func BenchmarkListSkills(b *testing.B) {
 }
 
 // BenchmarkScan is runtime.New (and Close) over n skills, half executable and half
-// instruction-only: what loading a catalog's metadata costs at start and on every reload. Seed 001
-// asks for 100 skills in under 500 ms. The files are in the page cache after the first
+// instruction-only: what loading a catalog's metadata costs at start and on every reload. A catalog
+// of 100 skills should load in under 500 ms. The files are in the page cache after the first
 // iteration; a cold disk is slower.
 func BenchmarkScan(b *testing.B) {
 	for _, n := range []int{100, 1000} {

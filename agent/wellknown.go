@@ -2,14 +2,14 @@ package agent
 
 import "encoding/json"
 
-// WellKnownVersion is the version of the tool manifest format written by [WellKnown]: seed 000's.
+// WellKnownVersion is the version of the tool manifest format written by [WellKnown], a date.
 const WellKnownVersion = "2025-10-01"
 
 // DefaultProvider names the provider of a manifest when the caller gives none.
 const DefaultProvider = "skillbox"
 
-// WellKnownManifest is the tool manifest served at /.well-known/skills.json, in seed 000's
-// format, for agents that register tools from it:
+// WellKnownManifest is the tool manifest served at /.well-known/skills.json, for agents
+// that register tools from it:
 //
 //	{"version":"2025-10-01","provider":"skillbox","tools":[{"name":"skill_word_count",...}]}
 type WellKnownManifest struct {
@@ -18,10 +18,10 @@ type WellKnownManifest struct {
 	Tools    []WellKnownTool `json:"tools"`
 }
 
-// WellKnownTool is one tool of a [WellKnownManifest]. Seed 000's "io" (the MIME types of file
-// inputs and outputs) is left out: manifests do not declare them.
+// WellKnownTool is one tool of a [WellKnownManifest]. The format's "io" field (the MIME types
+// of file inputs and outputs) is left out: manifests do not declare them.
 type WellKnownTool struct {
-	// Name is the tool name ([ToolName]), not seed 000's "skill:<name>@<version>": a name with ':'
+	// Name is the tool name ([ToolName]), not "skill:<name>@<version>": a name with ':'
 	// or '@' is not a valid function name for OpenAI or Anthropic, and agents register these
 	// entries as functions.
 	Name        string          `json:"name"`

@@ -18,7 +18,8 @@ type Manifest struct {
 	// plugins that export another name can run unchanged.
 	Entrypoint string `json:"entrypoint,omitempty"`
 	// Parameters is the arguments' JSON Schema, normalised from either form the file may use
-	// (seed 002's map of parameters, or a JSON Schema object). Always an object schema.
+	// (a map of parameters, {"name": {"type": ...}}, or a JSON Schema object). Always an
+	// object schema.
 	Parameters json.RawMessage `json:"parameters"`
 	// Result is an optional JSON Schema of the result value, for tool manifests.
 	Result      json.RawMessage `json:"result,omitempty"`

@@ -89,7 +89,7 @@ func TestParseManifestReportsEveryProblem(t *testing.T) {
 }
 
 func TestParametersNormaliseToOneSchema(t *testing.T) {
-	seed := `{"id":"a","name":"a","description":"d","parameters":{
+	mapForm := `{"id":"a","name":"a","description":"d","parameters":{
 		"prompt":{"type":"string","required":true,"description":"What to draw"},
 		"size":{"type":"string","default":"1024x1024","enum":["512x512","1024x1024"]}}}`
 	full := `{"id":"a","name":"a","description":"d","parameters":{"type":"object",
@@ -97,7 +97,7 @@ func TestParametersNormaliseToOneSchema(t *testing.T) {
 		"size":{"type":"string","default":"1024x1024","enum":["512x512","1024x1024"]}},
 		"required":["prompt"],"additionalProperties":false}}`
 	yml := "id: a\nname: a\ndescription: d\nparameters:\n  prompt: {type: string, required: true, description: What to draw}\n  size: {type: string, default: 1024x1024, enum: [512x512, 1024x1024]}\n"
-	for name, src := range map[string][2]string{"seed map": {"skill.json", seed}, "JSON Schema": {"skill.json", full}, "YAML": {"skill.yaml", yml}} {
+	for name, src := range map[string][2]string{"map form": {"skill.json", mapForm}, "JSON Schema": {"skill.json", full}, "YAML": {"skill.yaml", yml}} {
 		t.Run(name, func(t *testing.T) {
 			m, err := ParseManifest(src[0], []byte(src[1]))
 			if err != nil {

@@ -9,8 +9,8 @@ import (
 	"github.com/skillbox-dev/skillbox/internal/docbound"
 )
 
-// paramFields are the keys of one parameter in seed 002's map form. They are JSON Schema keywords
-// plus "required", so the conversion is mostly a copy.
+// paramFields are the keys of one parameter in the map form ({"name": {"type": ...}}). They
+// are JSON Schema keywords plus "required", so the conversion is mostly a copy.
 var paramFields = []string{"type", "description", "required", "default", "enum", "minimum", "maximum",
 	"minLength", "maxLength", "pattern", "format", "items", "properties", "minItems", "maxItems", "examples"}
 
@@ -19,7 +19,7 @@ var paramTypes = []string{"string", "integer", "number", "boolean", "array", "ob
 // parameters normalises the manifest's "parameters" to one JSON Schema object and checks it
 // compiles. Two forms are accepted:
 //
-//   - seed 002's map, {"prompt": {"type": "string", "required": true}}, which becomes an object
+//   - the map form, {"prompt": {"type": "string", "required": true}}, which becomes an object
 //     schema that refuses unknown arguments (a typo in an argument name is an error, not ignored);
 //   - a full JSON Schema object, recognised by a string "type" at its top level, taken as it is.
 //

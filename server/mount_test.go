@@ -51,7 +51,7 @@ func TestMountedInAUserApp(t *testing.T) {
 		{"list", "GET", "/skills/v1/skills", "", 200, "", `"id":"hello"`},
 		{"detail", "GET", "/skills/v1/skills/echo", "", 200, "", `"parameters"`},
 		{"run", "POST", "/skills/v1/skills/echo/runs", `{"args":{"n":2}}`, 200, "", `"result":{"n":2}`},
-		{"seed 000 run", "POST", "/skills/v1/runs", `{"skill":"hello"}`, 200, "", `"greeting":"hi"`},
+		{"run named in the body", "POST", "/skills/v1/runs", `{"skill":"hello"}`, 200, "", `"greeting":"hi"`},
 		{"metrics", "GET", "/skills/metrics", "", 200, "", "skillbox_runs_total"},
 		{"healthz", "GET", "/skills/healthz", "", 200, "", `"ok"`},
 		{"openapi", "GET", "/skills/openapi.json", "", 200, "", `"openapi"`},

@@ -23,8 +23,9 @@ type runRequest struct {
 	Args json.RawMessage `json:"args"`
 }
 
-// anyRunRequest is seed 000's POST /v1/runs. "args" is accepted for "input" too, and "skill"
-// may be a tool name (skill_word_count) as the tool manifests give it.
+// anyRunRequest is the body of POST /v1/runs, {"skill": ..., "input": {...}}. "args" is
+// accepted for "input" too, and "skill" may be a tool name (skill_word_count) as the tool
+// manifests give it.
 type anyRunRequest struct {
 	Skill string          `json:"skill"`
 	Input json.RawMessage `json:"input"`

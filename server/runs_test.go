@@ -53,16 +53,16 @@ func TestRunRequests(t *testing.T) {
 		{"broken skill", "/v1/skills/broken/runs", `{}`, 409, "skill_broken", "broken"},
 		{"a run that fails is still 200", "/v1/skills/loop/runs", `{}`, 200, "", `"kind":"timeout"`},
 
-		{"seed 000 shape", "/v1/runs", `{"skill":"echo","input":{"n":3}}`, 200, "", `"result":{"n":3}`},
-		{"seed 000 without input", "/v1/runs", `{"skill":"hello"}`, 200, "", `"greeting":"hi"`},
-		{"seed 000 without skill", "/v1/runs", `{"input":{}}`, 400, "bad_request", `\"skill\"`},
-		{"seed 000 empty body", "/v1/runs", ``, 400, "bad_request", `\"skill\"`},
-		{"seed 000 with args instead of input", "/v1/runs", `{"skill":"hello","args":{}}`, 200, "", "greeting"},
-		{"seed 000 with both args and input", "/v1/runs", `{"skill":"hello","args":{},"input":{}}`, 400, "bad_request", "not both"},
-		{"seed 000 with a tool name", "/v1/runs", `{"skill":"skill_hello"}`, 200, "", "greeting"},
-		{"seed 000 unknown skill", "/v1/runs", `{"skill":"nope"}`, 404, "not_found", "nope"},
-		{"seed 000 invalid input", "/v1/runs", `{"skill":"echo","input":{"n":1.5}}`, 422, "invalid_args", `\"n\"`},
-		{"seed 000 too large", "/v1/runs", `{"skill":"echo","input":{"pad":"` + strings.Repeat("y", 300) + `"}}`, 413, "too_large", ""},
+		{"runs route with skill and input", "/v1/runs", `{"skill":"echo","input":{"n":3}}`, 200, "", `"result":{"n":3}`},
+		{"runs route without input", "/v1/runs", `{"skill":"hello"}`, 200, "", `"greeting":"hi"`},
+		{"runs route without skill", "/v1/runs", `{"input":{}}`, 400, "bad_request", `\"skill\"`},
+		{"runs route empty body", "/v1/runs", ``, 400, "bad_request", `\"skill\"`},
+		{"runs route with args instead of input", "/v1/runs", `{"skill":"hello","args":{}}`, 200, "", "greeting"},
+		{"runs route with both args and input", "/v1/runs", `{"skill":"hello","args":{},"input":{}}`, 400, "bad_request", "not both"},
+		{"runs route with a tool name", "/v1/runs", `{"skill":"skill_hello"}`, 200, "", "greeting"},
+		{"runs route unknown skill", "/v1/runs", `{"skill":"nope"}`, 404, "not_found", "nope"},
+		{"runs route invalid input", "/v1/runs", `{"skill":"echo","input":{"n":1.5}}`, 422, "invalid_args", `\"n\"`},
+		{"runs route too large", "/v1/runs", `{"skill":"echo","input":{"pad":"` + strings.Repeat("y", 300) + `"}}`, 413, "too_large", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

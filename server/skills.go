@@ -62,7 +62,7 @@ func (s *Server) getSkill(c echo.Context) error {
 	return c.JSON(http.StatusOK, d)
 }
 
-// instructions is the SKILL.md body, processed as seed 001 says when ?arguments= is given:
+// instructions is the SKILL.md body, processed when ?arguments= is given:
 // base directory first, $ARGUMENTS replaced (or appended). The file is never modified.
 func (s *Server) instructions(c echo.Context) error {
 	sk, err := s.rt.Skill(c.Param("id"))

@@ -40,7 +40,7 @@ func TestSSEEvents(t *testing.T) {
 		kind                     runtime.ErrorKind
 	}{
 		{"bundled hello logs", "/v1/skills/hello/runs", `{"args":{"name":"Ada"}}`, "text/event-stream", []string{"greeting Ada"}, true, ""},
-		{"seed 000 route streams too", "/v1/runs", `{"skill":"hello","input":{"name":"Bo"}}`, "text/event-stream", []string{"greeting Bo"}, true, ""},
+		{"runs route streams too", "/v1/runs", `{"skill":"hello","input":{"name":"Bo"}}`, "text/event-stream", []string{"greeting Bo"}, true, ""},
 		{"one of several accepted types", "/v1/skills/hello/runs", `{}`, "application/json;q=0.5, text/event-stream", []string{"greeting world"}, true, ""},
 		{"a failed run streams its failure", "/v1/skills/http-get/runs", `{"args":{"url":"https://denied.example.net/"}}`, "text/event-stream", nil, false, runtime.KindPermissionDenied},
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/skillbox-dev/skillbox/agent"
 )
 
-// wellKnown is seed 000's tool manifest.
+// wellKnown serves the tool manifest at /.well-known/skills.json ([agent.WellKnown]).
 func (s *Server) wellKnown(c echo.Context) error {
 	return c.JSON(http.StatusOK, agent.WellKnown(s.rt, s.opts.Provider))
 }

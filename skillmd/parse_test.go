@@ -309,8 +309,8 @@ func TestReadMeta(t *testing.T) {
 	})
 }
 
-// TestSeedSkills parses the bundled skills' SKILL.md files: they are the format's reference.
-func TestSeedSkills(t *testing.T) {
+// TestBundledSkills parses the bundled skills' SKILL.md files: they are the format's reference.
+func TestBundledSkills(t *testing.T) {
 	files, _ := filepath.Glob("../skills/*/SKILL.md")
 	if len(files) == 0 {
 		t.Skip("no bundled skills")

@@ -7,8 +7,8 @@ import (
 	"testing"
 )
 
-// TestRender covers seed 001's invocation scenarios (user story 3), FR-022 to FR-028 and its edge
-// cases.
+// TestRender covers rendering a SKILL.md body for an invocation: the base directory line first,
+// every $ARGUMENTS replaced (case-sensitively) or the arguments appended, and the edge cases.
 func TestRender(t *testing.T) {
 	const dir = "/skills/review"
 	const head = "Base directory for this skill: /skills/review\n\n"
@@ -17,21 +17,21 @@ func TestRender(t *testing.T) {
 		body, args string
 		want       string
 	}{
-		{"US3.1 placeholder replaced, base directory included",
+		{"placeholder replaced, base directory included",
 			"Review this: $ARGUMENTS\n", "review main.py", head + "Review this: review main.py\n"},
-		{"US3.2 no placeholder: the arguments are appended",
+		{"no placeholder: the arguments are appended",
 			"Review the code.\n", "test input", head + "Review the code.\n\n\nARGUMENTS: test input"},
-		{"US3.3 empty arguments replace the placeholder with nothing",
+		{"empty arguments replace the placeholder with nothing",
 			"Review $ARGUMENTS now", "", head + "Review  now"},
-		{"US3.4 base directory first, even with no body and no arguments",
+		{"base directory first, even with no body and no arguments",
 			"", "", head},
-		{"FR-024 empty arguments, no placeholder: nothing appended",
+		{"empty arguments, no placeholder: nothing appended",
 			"Just do it.", "", head + "Just do it."},
 		{"edge: every occurrence is replaced",
 			"$ARGUMENTS, then $ARGUMENTS again: $ARGUMENTS$ARGUMENTS", "x", head + "x, then x again: xx"},
 		{"edge: placeholder and no trailing newline: replaced, nothing appended",
 			"Do $ARGUMENTS", "it", head + "Do it"},
-		{"FR-026 case-sensitive: $arguments and $Arguments are left alone, so the arguments are appended",
+		{"case-sensitive: $arguments and $Arguments are left alone, so the arguments are appended",
 			"Do $arguments and $Arguments", "it", head + "Do $arguments and $Arguments\n\nARGUMENTS: it"},
 		{"a lowercase one beside a real one: only the real one changes",
 			"$arguments / $ARGUMENTS", "it", head + "$arguments / it"},
@@ -53,7 +53,7 @@ func TestRender(t *testing.T) {
 	}
 }
 
-// TestRenderDoesNotModifyTheFile is FR-027: rendering works on the parsed body, never the file.
+// TestRenderDoesNotModifyTheFile checks that rendering works on the parsed body, never the file.
 func TestRenderDoesNotModifyTheFile(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "SKILL.md")
 	orig := "---\nname: a\ndescription: b\n---\nDo $ARGUMENTS\n"

@@ -190,7 +190,7 @@ func TestServe(t *testing.T) {
 		}
 		status, body, _ = httpDo(t, "POST", p.base+"/v1/runs", `{"skill":"quick"}`, jsonType...)
 		if status != 200 || !strings.Contains(body, `"version":"1.2.3"`) {
-			t.Errorf("seed 000 run: %d %s", status, body)
+			t.Errorf("POST /v1/runs: %d %s", status, body)
 		}
 		status, body, _ = httpDo(t, "POST", p.base+"/v1/skills/word-count/runs", `{"args":{}}`, jsonType...)
 		if status != 422 || !strings.Contains(body, `"invalid_args"`) {
