@@ -10,6 +10,13 @@ import (
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
+// TestMain lets the runtimes of these tests compile modules in a child process: this test
+// binary, run again (see runtime.MaybeCompileChild).
+func TestMain(m *testing.M) {
+	runtime.MaybeCompileChild()
+	os.Exit(m.Run())
+}
+
 // cacheDir is the compilation cache the runtime's own tests use, shared between packages.
 var cacheDir = testcache.Dir()
 

@@ -29,6 +29,7 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	runtime.MaybeCompileChild() // compile modules in a child process: this test binary, run again
 	// The first wazero.NewCompilationCacheWithDir of a process races with concurrent ones
 	// (wazero#2532): make one before the parallel tests do.
 	rt, err := runtime.New(context.Background(), runtime.Config{CacheDir: cacheDir})

@@ -26,6 +26,12 @@ type Admission struct {
 	// MaxCompiles is how many modules compile at once (default 1: compiling is CPU- and
 	// memory-hungry, and a skill's first run or validation waits for it anyway).
 	MaxCompiles int
+	// CompileMemory is the most one compilation may hold (default 512 MiB; the bundled Go skills
+	// need under 100 MiB): a compilation is charged it, and in a child process (see
+	// MaybeCompileChild) one that needs more is stopped. CompileTimeout bounds its time
+	// (default 60s), likewise.
+	CompileMemory  int64
+	CompileTimeout time.Duration
 }
 
 func (a Admission) withDefaults() Admission {
@@ -43,6 +49,12 @@ func (a Admission) withDefaults() Admission {
 	}
 	if a.MaxCompiles <= 0 {
 		a.MaxCompiles = 1
+	}
+	if a.CompileMemory <= 0 {
+		a.CompileMemory = 512 << 20
+	}
+	if a.CompileTimeout <= 0 {
+		a.CompileTimeout = 60 * time.Second
 	}
 	return a
 }

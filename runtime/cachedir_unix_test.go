@@ -104,17 +104,33 @@ func TestCacheDirNoUserCacheDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rt.cacheDir != "" {
-		t.Errorf("cache dir %q, want none", rt.cacheDir)
-	}
+	// No shared cache: only the Runtime's own, private one (random name, 0700) that compiles
+	// hand code over through, removed by Close.
+	checkPrivateCache(t, rt)
 	for _, want := range []string{"level=WARN", "compilation cache off", "XDG_CACHE_HOME", "--cache-dir"} {
 		if !strings.Contains(log.String(), want) {
 			t.Errorf("log does not contain %q:\n%s", want, log)
 		}
 	}
 	runEcho(t, rt)
+	if err := rt.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	if entries, err := os.ReadDir(tmp); err != nil || len(entries) != 0 {
-		t.Errorf("TMPDIR has %v (%v), want nothing", entries, err)
+		t.Errorf("TMPDIR has %v (%v) after Close, want nothing", entries, err)
+	}
+}
+
+// checkPrivateCache: without a user cache, a Runtime's cache is its own private directory, or
+// none (when it compiles in its own process).
+func checkPrivateCache(t *testing.T, rt *Runtime) {
+	t.Helper()
+	if rt.cacheDir == "" {
+		return
+	}
+	st, err := os.Stat(rt.cacheDir)
+	if rt.cacheDir != rt.privateCache || err != nil || st.Mode().Perm() != 0o700 || !strings.Contains(filepath.Base(rt.cacheDir), "skillbox-compile-") {
+		t.Errorf("cache dir %q (%v), want none or the Runtime's private one", rt.cacheDir, err)
 	}
 }
 
@@ -246,9 +262,7 @@ func TestCacheDirRefused(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if rt.cacheDir != "" {
-						t.Errorf("cache dir %q, want none", rt.cacheDir)
-					}
+					checkPrivateCache(t, rt)
 					for _, want := range []string{"level=WARN", "compilation cache off", path, found} {
 						if !strings.Contains(log.String(), want) {
 							t.Errorf("log does not contain %q:\n%s", want, log)

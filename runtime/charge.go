@@ -36,31 +36,36 @@ func runCharge(s *Skill) int64 {
 	l := s.grant.Limits
 	mem := l.MemoryMiB << 20
 	io := max(l.MaxFetchBytes, l.MaxFileBytes, l.MaxWriteBytes)
-	return 2*mem + stackReserve + io + l.MaxLogBytes + int64(len(s.wasm)) + runOverhead
+	return 2*mem + stackReserve + io + l.MaxLogBytes + int64(len(s.wasm)) + instElemEntry*int64(s.info.ElemEntries) + runOverhead
 }
 
-// Compilation charges, from compiling real and synthetic modules with wazero's optimizing
-// compiler (charge_test.go): peak memory grows with the largest function body (its IR is built
-// whole) and with the total code (machine code, per-function metadata); a compiled module kept
-// in memory holds about its machine code.
+// Compilation charges (measured with wazero 1.12's optimizing compiler on real and synthetic
+// modules; see compilechild.go for why compiling happens in a child process): a compilation is
+// charged what it may hold — Admission.CompileMemory, enforced in the child — plus what loading
+// its result from the cache costs this process; a compiled module kept for later runs holds its
+// machine code and per-function, per-segment and per-element bookkeeping.
 const (
-	compileBase       = 64 << 20
-	compilePerFunc    = 48 // bytes of peak memory per byte of the largest function body
-	compilePerCode    = 8  // per byte of code
-	warmPerCode       = 4  // bytes held by a compiled module per byte of code
-	warmBase          = 1 << 20
+	cacheLoadBase     = 4 << 20
+	cacheLoadCode     = 12 // bytes per byte of code, loading compiled code from the cache
+	warmBase          = 4 << 20
+	warmCode          = 16  // per byte of code
+	warmModule        = 2   // per byte of the module (its data, copied at each instantiation)
+	warmDataSegment   = 100 // per data segment
+	warmElemEntry     = 56  // per element entry
+	instElemEntry     = 48  // per element entry, in each instance
 	defaultBudgetMin  = 1 << 30
 	defaultBudgetPart = 2 // of the machine's (or cgroup's) memory
 )
 
-// compileCharge is what compiling s's module may hold at its peak.
-func compileCharge(s *Skill) int64 {
-	return compileBase + compilePerFunc*int64(s.info.LargestFunction) + compilePerCode*s.info.CodeBytes
+// compileCharge is what compiling s's module may hold at its peak, child and cache load included.
+func compileCharge(a Admission, s *Skill) int64 {
+	return a.CompileMemory + cacheLoadBase + cacheLoadCode*s.info.CodeBytes + int64(len(s.wasm))
 }
 
 // warmCharge is what s's compiled module holds while it is kept for later runs.
 func warmCharge(s *Skill) int64 {
-	return warmBase + warmPerCode*s.info.CodeBytes
+	return warmBase + warmCode*s.info.CodeBytes + warmModule*int64(len(s.wasm)) +
+		warmDataSegment*int64(s.info.DataSegments) + warmElemEntry*int64(s.info.ElemEntries)
 }
 
 // defaultMemoryBudget is half of the memory this process may use — the cgroup's limit when

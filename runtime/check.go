@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -43,7 +44,8 @@ func (rt *Runtime) checkSkill(ctx context.Context, dir string) (s *Skill, ok boo
 	modPath := filepath.Join(dir, ModuleFile)
 	// The engine's configuration, so the compiled code is the run's: wazero's cache keys on it, and
 	// a validate then costs a run no second compile.
-	rc := wazero.NewRuntimeConfig().WithCloseOnContextDone(true).WithMemoryLimitPages(memoryPages(s.grant.Limits.MemoryMiB))
+	pages := memoryPages(s.grant.Limits.MemoryMiB)
+	rc := engineConfig(pages)
 	cache, err := newCache(rt.cacheDir)
 	if err != nil {
 		s.fail(&ManifestError{Path: modPath, Msg: fmt.Sprintf("compilation cache: %v", err)})
@@ -53,11 +55,27 @@ func (rt *Runtime) checkSkill(ctx context.Context, dir string) (s *Skill, ok boo
 		defer cache.Close(ctx)
 		rc = rc.WithCompilationCache(cache)
 	}
-	release, err := rt.admission.acquire(ctx, compileCharge(s), false)
+	release, err := rt.admission.acquire(ctx, compileCharge(rt.admission.cfg, s), false)
 	if err != nil {
 		return s, true, err
 	}
 	defer release()
+	if rt.engine.isolate {
+		a := rt.admission.cfg
+		err := compileInChild(ctx, rt.cacheDir, pages, s.wasm, a.CompileMemory, a.CompileTimeout)
+		var ce *CompileError
+		switch {
+		case errors.As(err, &ce):
+			hint := "rebuild it with optimisations, or split its largest functions"
+			if ce.Bound == "" {
+				hint = "rebuild it: wazero refuses it"
+			}
+			s.fail(&ManifestError{Path: modPath, Msg: ce.Msg, Hint: hint})
+			return s, true, nil
+		case err != nil:
+			return s, true, err
+		}
+	}
 	r := wazero.NewRuntimeWithConfig(ctx, rc)
 	defer r.Close(ctx)
 	mod, err := r.CompileModule(ctx, s.wasm)

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -24,8 +25,12 @@ type engine struct {
 	logger    *slog.Logger
 	cacheDir  string // "": no on-disk cache
 	admission *admission
+	// isolate compiles each module in a child process first (see compilechild.go): the process
+	// then only loads the compiled code from the cache.
+	isolate bool
 
 	hits, compiles, evictions atomic.Int64 // acquires served by a compiled module, compilations, evictions
+	childCompiles             atomic.Int64 // compilations made in a child process
 
 	mu      sync.Mutex
 	entries map[compileKey]*compiled
@@ -78,23 +83,33 @@ func (e *engine) acquire(ctx context.Context, s *Skill) (*compiled, error) {
 	c.once.Do(func() {
 		compiledNow = true
 		e.compiles.Add(1)
-		c.plugin, c.cache, c.err = e.admittedCompile(ctx, s, key.pages)
-		if c.err == nil {
-			c.warm = warmCharge(s)
-			e.admission.hold(c.warm)
+		plugin, cache, err := e.admittedCompile(ctx, s, key.pages)
+		var warm int64
+		if err == nil {
+			warm = warmCharge(s)
+			e.admission.hold(warm)
 		}
+		// Under mu: evict, retain and warm read these from other goroutines.
+		e.mu.Lock()
+		c.plugin, c.cache, c.err, c.warm = plugin, cache, err, warm
+		e.mu.Unlock()
 	})
 	if !compiledNow {
 		e.hits.Add(1)
 	}
 	if c.err != nil {
 		e.release(c)
-		e.mu.Lock()
-		// Forget a failed compile so a fixed module, or a transient failure, can be retried.
-		if e.entries[key] == c {
-			delete(e.entries, key)
+		// Forget a transient failure (no room, a canceled caller) so the next run tries again; a
+		// module the compiler refused stays refused (a fixed module has another hash): trying
+		// again at every run would spend a compilation's memory and time on each.
+		var ce *CompileError
+		if !errors.As(c.err, &ce) {
+			e.mu.Lock()
+			if e.entries[key] == c {
+				delete(e.entries, key)
+			}
+			e.mu.Unlock()
 		}
-		e.mu.Unlock()
 		return nil, c.err
 	}
 	return c, nil
@@ -102,11 +117,18 @@ func (e *engine) acquire(ctx context.Context, s *Skill) (*compiled, error) {
 
 // admittedCompile compiles s once admitted: a compile slot, and its peak memory in the budget.
 func (e *engine) admittedCompile(ctx context.Context, s *Skill, pages uint32) (*extism.CompiledPlugin, wazero.CompilationCache, error) {
-	release, err := e.admission.acquire(ctx, compileCharge(s), false)
+	release, err := e.admission.acquire(ctx, compileCharge(e.admission.cfg, s), false)
 	if err != nil {
 		return nil, nil, fmt.Errorf("compile %s: %w", s.id, err)
 	}
 	defer release()
+	if e.isolate {
+		a := e.admission.cfg
+		e.childCompiles.Add(1)
+		if err := compileInChild(ctx, e.cacheDir, pages, s.wasm, a.CompileMemory, a.CompileTimeout); err != nil {
+			return nil, nil, fmt.Errorf("compile %s: %w", s.id, err)
+		}
+	}
 	return e.compile(ctx, s, pages)
 }
 
@@ -225,10 +247,7 @@ func (e *engine) close(ctx context.Context) {
 }
 
 func (e *engine) compile(ctx context.Context, s *Skill, pages uint32) (*extism.CompiledPlugin, wazero.CompilationCache, error) {
-	rc := wazero.NewRuntimeConfig().
-		// Interrupt a guest stuck in a loop when the run's deadline passes.
-		WithCloseOnContextDone(true).
-		WithMemoryLimitPages(pages)
+	rc := engineConfig(pages)
 	cache, err := newCache(e.cacheDir)
 	if err != nil {
 		return nil, nil, err

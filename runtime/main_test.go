@@ -9,6 +9,13 @@ import (
 	"github.com/skillbox-dev/skillbox/internal/testcache"
 )
 
+// TestMain lets the runtimes of these tests compile modules in a child process: this test
+// binary, run again (see runtime.MaybeCompileChild).
+func TestMain(m *testing.M) {
+	MaybeCompileChild()
+	os.Exit(m.Run())
+}
+
 // cacheDir is the compilation cache of every test, shared with the other packages' tests (and
 // kept between runs): a Go-built module takes seconds to compile under -race, and wazero's cache
 // is safe to share between processes.

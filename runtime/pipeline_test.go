@@ -115,8 +115,8 @@ func TestCloseStopsRunsWhenItsContextEnds(t *testing.T) {
 		t.Errorf("Close: %v, want its context's deadline", err)
 	}
 	res := <-first
-	if res.Error == nil || res.Error.Kind != KindCanceled {
-		t.Errorf("run stopped by Close: %+v, want canceled", res.Error)
+	if res.Error == nil || res.Error.Kind != KindCanceled || !strings.Contains(res.Error.Message, "runtime was closed") {
+		t.Errorf("run stopped by Close: %+v, want canceled by the runtime's closing", res.Error)
 	}
 }
 
@@ -195,13 +195,17 @@ func TestAdmissionMemoryBudget(t *testing.T) {
 	charge := runCharge(s)
 	warm := warmCharge(s)
 
-	tiny := pipelineRuntime(t, Config{Admission: Admission{MemoryBudget: charge - 1}}, 300)
+	tiny := pipelineRuntime(t, Config{Admission: Admission{MemoryBudget: charge - 1, CompileMemory: 16 << 20}}, 300)
 	if _, err := tiny.Run(context.Background(), Request{Skill: "loop"}); !errors.Is(err, ErrMemoryLimit) || !strings.Contains(err.Error(), "whole memory budget") {
 		t.Errorf("run over the whole budget: %v", err)
 	}
 
 	// Room for one loop run and the warm modules, not for two runs.
-	rt := pipelineRuntime(t, Config{Admission: Admission{MemoryBudget: charge + compileCharge(s) + 2*warm}}, 200)
+	small := Admission{CompileMemory: 16 << 20}.withDefaults() // so that compiling fits beside a run
+	rt := pipelineRuntime(t, Config{Admission: Admission{MemoryBudget: charge + 2*warm + warm/2, CompileMemory: small.CompileMemory}}, 200)
+	if compileCharge(small, s) > charge {
+		t.Fatalf("the test's arithmetic: a compilation (%d) costs more than a run (%d)", compileCharge(small, s), charge)
+	}
 	var wg sync.WaitGroup
 	for range 3 {
 		wg.Go(func() {
@@ -231,8 +235,9 @@ func TestWarmModulesAreEvictedForRuns(t *testing.T) {
 	h, _ := probe.Skill("hello")
 	e, _ := probe.Skill("echo")
 	// Room for a run and one warm module and a half: never two warm modules beside a run.
-	budget := max(runCharge(h), runCharge(e), compileCharge(h), compileCharge(e)) + max(warmCharge(h), warmCharge(e))*3/2
-	rt := pipelineRuntime(t, Config{Admission: Admission{MemoryBudget: budget}}, 300)
+	a := Admission{CompileMemory: 16 << 20}.withDefaults()
+	budget := max(runCharge(h), runCharge(e), compileCharge(a, h), compileCharge(a, e)) + max(warmCharge(h), warmCharge(e))*3/2
+	rt := pipelineRuntime(t, Config{Admission: Admission{MemoryBudget: budget, CompileMemory: a.CompileMemory}}, 300)
 	for _, id := range []string{"hello", "echo", "hello"} {
 		if res, err := rt.Run(context.Background(), Request{Skill: id, Args: []byte(`{}`)}); err != nil {
 			t.Fatalf("%s: %v %+v", id, err, res.Error)

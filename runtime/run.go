@@ -123,7 +123,11 @@ func (rt *Runtime) Run(ctx context.Context, req Request) (*Result, error) {
 		}
 	}
 	emit(Event{Type: "status", Status: "started"})
-	return finish(rt.execute(ctx, s, c, input, res, emit))
+	rerr = rt.execute(ctx, s, c, input, res, emit)
+	if rerr != nil && rerr.Kind == KindCanceled && rt.stop.Err() != nil {
+		rerr.Message = "the runtime was closed while the run was in flight"
+	}
+	return finish(rerr)
 }
 
 // maxMessageBytes bounds a run's error message, whatever the skill may output; a message may
@@ -186,7 +190,12 @@ func (rt *Runtime) validate(s *Skill, req Request) ([]byte, *RunError) {
 // acquireError names the kind of a failed compilation (or of its admission).
 func acquireError(s *Skill, err error) *RunError {
 	var be *busyError
+	var ce *CompileError
 	switch {
+	case errors.As(err, &ce) && ce.Bound == "compileMemory":
+		return runErr(KindMemoryLimit, s.id, err, "the module cannot be compiled: %s", ce.Msg)
+	case errors.As(err, &ce) && ce.Bound == "compileTimeout":
+		return runErr(KindTimeout, s.id, err, "the module cannot be compiled: %s", ce.Msg)
 	case errors.As(err, &be), errors.Is(err, ErrClosed), errors.Is(err, errOverBudget), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return admissionError(s, err)
 	case strings.Contains(err.Error(), "over limit"): // wazero: "min N pages (...) over limit of M pages"

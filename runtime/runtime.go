@@ -81,6 +81,8 @@ type Runtime struct {
 	// compiled the same module during reloads (a run crashed in wazero). Separate handles share
 	// only the files, which wazero writes atomically.
 	cacheDir string
+	// privateCache is a cache directory this Runtime made for itself (removed by Close).
+	privateCache string
 
 	reloadMu sync.Mutex
 	reg      atomic.Pointer[registry]
@@ -161,7 +163,20 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		}
 		rt.cacheDir = dir
 	}
+	if childCapable.Load() && rt.cacheDir == "" {
+		// Compiling in a child hands the code over through a cache: without one of the user's,
+		// a private one that lives as long as this Runtime (os.MkdirTemp makes it 0700).
+		dir, err := os.MkdirTemp("", "skillbox-compile-")
+		if err != nil {
+			return nil, fmt.Errorf("runtime: a private compilation cache: %w", err)
+		}
+		rt.cacheDir, rt.privateCache = dir, dir
+	}
 	rt.engine = newEngine(logger, rt.cacheDir)
+	rt.engine.isolate = childCapable.Load()
+	if !rt.engine.isolate {
+		logger.Warn("modules compile in this process, where their memory and time cannot be stopped: call runtime.MaybeCompileChild() first in main to compile them in a child process")
+	}
 	rt.admission = newAdmission(cfg.Admission, rt.engine.evict)
 	rt.engine.admission = rt.admission
 	rt.rescan()
@@ -218,7 +233,8 @@ func (rt *Runtime) SetPolicy(ctx context.Context, p *Policy) error {
 // Stats returns the runtime's counters.
 func (rt *Runtime) Stats() Stats {
 	s := Stats{CompileHits: rt.engine.hits.Load(), Compiles: rt.engine.compiles.Load(),
-		Evictions: rt.engine.evictions.Load(), WarmModules: rt.engine.warm(), Admission: rt.admission.stats()}
+		Evictions: rt.engine.evictions.Load(), ChildCompiles: rt.engine.childCompiles.Load(),
+		WarmModules: rt.engine.warm(), Admission: rt.admission.stats()}
 	rt.counters.snapshot(&s)
 	return s
 }
@@ -256,5 +272,8 @@ func (rt *Runtime) Close(ctx context.Context) error {
 	}
 	rt.stopRuns()
 	rt.engine.close(context.Background())
+	if rt.privateCache != "" {
+		_ = os.RemoveAll(rt.privateCache)
+	}
 	return err
 }

@@ -31,6 +31,8 @@ type Stats struct {
 	// compilations (each of which may itself be served by the on-disk cache); Evictions counts
 	// compiled modules dropped to make room.
 	CompileHits, Compiles, Evictions int64
+	// ChildCompiles counts compilations made in a child process (see MaybeCompileChild).
+	ChildCompiles int64
 	// WarmModules is how many compiled modules are kept now.
 	WarmModules int
 	Admission   AdmissionStats

@@ -25,6 +25,13 @@ import (
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
+// TestMain lets the runtimes of these tests compile modules in a child process: this test
+// binary, run again (see runtime.MaybeCompileChild).
+func TestMain(m *testing.M) {
+	runtime.MaybeCompileChild()
+	os.Exit(m.Run())
+}
+
 // testCache is the compilation cache shared with the other packages' tests (and kept between
 // runs): a Go-built bundled module takes seconds to compile under -race.
 var testCache = testcache.Dir()

@@ -1,7 +1,8 @@
 //go:build soak
 
 // Package soak holds the soak test: a thousand mixed runs — good ones, hostile ones of every
-// class the runtime bounds, reloads and installs — through the library, HTTP and MCP at once,
+// class the runtime bounds (a compile bomb among them), reloads and installs — through the
+// library, HTTP and MCP at once,
 // against one runtime. It asserts that every request gets exactly one answer of the kind it
 // should, that the host's memory stays under the admission budget plus the process's baseline,
 // that the server answers /healthz throughout, and that no goroutine or file descriptor leaks.
@@ -37,6 +38,13 @@ import (
 	"github.com/skillbox-dev/skillbox/server"
 )
 
+// TestMain lets the runtimes of these tests compile modules in a child process: this test
+// binary, run again (see runtime.MaybeCompileChild).
+func TestMain(m *testing.M) {
+	runtime.MaybeCompileChild()
+	os.Exit(m.Run())
+}
+
 // Settings of the soak; SOAK_RUNS overrides the number of runs.
 const (
 	defaultRuns  = 1000
@@ -67,6 +75,7 @@ var cases = []testCase{
 	{"badptr", `{"case":"1"}`, runtime.KindTrap},
 	{"unreachable", ``, runtime.KindTrap},
 	{"codebomb", ``, runtime.KindNotFound},
+	{"compilebomb", ``, runtime.KindMemoryLimit},
 	{"no-such-skill", ``, runtime.KindNotFound},
 }
 
@@ -357,6 +366,7 @@ func skillsDir(t *testing.T) string {
 	add("badptr", `,"parameters":{"case":{"type":"string","required":true}}`, wasm("badptr"))
 	add("unreachable", ``, wasm("unreachable"))
 	add("codebomb", ``, []byte{0, 'a', 's', 'm', 1, 0, 0, 0, 0x0a, 0x05, 0xff, 0xff, 0xff, 0xff, 0x0f})
+	add("compilebomb", ``, compileBomb())
 	goHello, err := os.ReadFile(filepath.Join("..", "skills", "hello", "execute.wasm"))
 	if err != nil {
 		t.Fatal(err)

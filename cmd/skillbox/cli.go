@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/skillbox-dev/skillbox/runtime"
 )
@@ -46,6 +47,8 @@ type env struct {
 
 	maxRuns, maxQueue int // serve, mcp: admission
 	memoryBudget      byteSize
+	compileMemory     byteSize
+	compileTimeout    time.Duration
 	cors              multiFlag // --cors-origin
 }
 
@@ -201,7 +204,8 @@ func (e *env) runtimeFor(ctx context.Context, dirs []string) (*runtime.Runtime, 
 	}
 	// The runtime reads the policy file itself, so a reload (SIGHUP, POST /v1/reload) rereads it.
 	cfg.PolicyFile = e.policy
-	cfg.Admission = runtime.Admission{MaxRuns: e.maxRuns, MaxQueue: e.maxQueue, MemoryBudget: int64(e.memoryBudget)}
+	cfg.Admission = runtime.Admission{MaxRuns: e.maxRuns, MaxQueue: e.maxQueue, MemoryBudget: int64(e.memoryBudget),
+		CompileMemory: int64(e.compileMemory), CompileTimeout: e.compileTimeout}
 	return runtime.New(ctx, cfg)
 }
 

@@ -101,6 +101,8 @@ func admissionFlags(fs *flag.FlagSet, e *env) {
 	fs.IntVar(&e.maxRuns, "max-runs", 0, "how many runs execute at once (default 16)")
 	fs.IntVar(&e.maxQueue, "max-queue", 0, "how many runs may wait for room; more are refused busy (default 64)")
 	fs.Var(&e.memoryBudget, "memory-budget", "what all runs, compilations and compiled modules may hold at once, such as 2GiB (default: half the machine's memory)")
+	fs.Var(&e.compileMemory, "compile-memory", "the most one compilation may hold, such as 512MiB (the default); a module that needs more is refused")
+	fs.DurationVar(&e.compileTimeout, "compile-timeout", 0, "the longest one compilation may take (default 60s)")
 }
 
 // limitGoHeap sets the Go heap's soft limit to the runtime's memory budget plus headroom for the

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/skillbox-dev/skillbox/internal/testcache"
+
+	"github.com/skillbox-dev/skillbox/runtime"
 )
 
 // cacheDir is the --cache-dir of every test, shared with the other packages' tests and kept
@@ -22,6 +24,7 @@ var cacheDir = testcache.Dir()
 const bundled = "../../skills"
 
 func TestMain(m *testing.M) {
+	runtime.MaybeCompileChild() // as main does
 	// Make one Runtime before the parallel tests do: the first wazero.NewCompilationCacheWithDir
 	// in a process races with any concurrent one (wazero v1.12.0 caches its version in a plain
 	// global, internal/version.GetWazeroVersion; wazero/wazero#2532), which -race reports.

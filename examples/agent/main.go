@@ -31,6 +31,8 @@ import (
 const defaultPrompt = "How many words are in this sentence: the quick brown fox jumps over the lazy dog the end"
 
 func main() {
+	// Compile untrusted modules in a child process of this program (see the function's doc).
+	runtime.MaybeCompileChild()
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr, os.Getenv))
 }
 

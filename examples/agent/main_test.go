@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 
@@ -15,6 +16,13 @@ import (
 	"github.com/skillbox-dev/skillbox/internal/testcache"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
+
+// TestMain lets the runtimes of these tests compile modules in a child process: this test
+// binary, run again (see runtime.MaybeCompileChild).
+func TestMain(m *testing.M) {
+	runtime.MaybeCompileChild()
+	os.Exit(m.Run())
+}
 
 // cacheDir is the compilation cache the other packages' tests share: word-count is a Go-built
 // module, seconds to compile under -race, once.

@@ -21,6 +21,13 @@ import (
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
+// TestMain lets the runtimes of these tests compile modules in a child process: this test
+// binary, run again (see runtime.MaybeCompileChild).
+func TestMain(m *testing.M) {
+	runtime.MaybeCompileChild()
+	os.Exit(m.Run())
+}
+
 // languages are the guest directories that hold a built conformance.wasm: every language's guest
 // runs the same test. Its build.sh rebuilds it from source.
 func languages(t *testing.T) []string {

@@ -67,7 +67,7 @@ func hostileCases() []hostileCase {
 		{"function count at the limit", mod(typeVoid, sec(3, leb(200_000))), Limits{}, ErrMalformed, ""},
 		{"import count at the limit", mod(sec(2, leb(100_000))), Limits{}, ErrMalformed, ""},
 		{"data segment count at the limit", mod(sec(11, leb(200_000))), Limits{}, ErrMalformed, ""},
-		{"element entries at the limit", mod(sec(9, vec(cat([]byte{0x00}, i32Zero, leb(1<<20))))), Limits{}, ErrMalformed, ""},
+		{"element entries at the limit", mod(sec(9, vec(cat([]byte{0x00}, i32Zero, leb(1<<17))))), Limits{}, ErrMalformed, ""},
 		{"50,000 local declarations in a 3-byte body", mod(typeVoid, oneFunc, sec(10, vec(cat(leb(3), leb(50_000))))), Limits{}, ErrMalformed, ""},
 
 		// LEB128s: truncated, too long, too wide.

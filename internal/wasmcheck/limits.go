@@ -49,7 +49,7 @@ var DefaultLimits = Limits{
 	MaxTables:         16,
 	MaxTableEntries:   1 << 20,
 	MaxElemSegments:   100_000,
-	MaxElemEntries:    1 << 20,
+	MaxElemEntries:    1 << 17, // each costs ~45 bytes compiled and ~41 in every instance
 	MaxDataSegments:   200_000,
 	MaxMemoryPages:    65_536,
 	MaxCustomSections: 10_000,

@@ -1,0 +1,218 @@
+package runtime
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+)
+
+// Compiling a module is the one step of a run whose cost wazero does not let the host bound:
+// its optimizing compiler needs memory that grows with the square of a function's size for some
+// shapes (a 32 KiB function of chained loads took 721 MiB, a 256 KiB one of blocks 3 GiB), and
+// its CompileModule ignores its context inside a function. No bound on the module's bytes both
+// admits real modules (Go's largest functions are ~50 KiB) and keeps that safe.
+//
+// So a Runtime compiles in a child process of the same program when it can: the child compiles
+// into the compilation cache and exits; the parent watches its memory and its time, kills it past
+// Admission.CompileMemory or CompileTimeout, and then loads the compiled code from the cache
+// (which costs about what the code holds). A compile bomb costs the child, never the host.
+//
+// The child is this program run again, with childEnv set: the program must call
+// MaybeCompileChild first thing in main (and in TestMain) for that to work. A program that does
+// not compiles in its own process, within the module limits, and the runtime says so in its log.
+
+// childEnv marks a process started to compile one module.
+const childEnv = "SKILLBOX_COMPILE_CHILD"
+
+// childCapable is set by MaybeCompileChild in a program that can serve as its own compiler.
+var childCapable atomic.Bool
+
+// MaybeCompileChild lets this program compile modules in child processes of its own (see
+// Admission.CompileMemory). Call it first thing in main, and in TestMain:
+//
+//	func main() {
+//		runtime.MaybeCompileChild()
+//		...
+//	}
+//
+// In a process a Runtime started to compile a module, it compiles it into the compilation cache
+// and exits; otherwise it returns at once, and Runtimes made afterwards compile in children.
+func MaybeCompileChild() {
+	if os.Getenv(childEnv) != "1" {
+		childCapable.Store(true)
+		return
+	}
+	os.Exit(serveCompile(os.Stdin, os.Stderr))
+}
+
+// childRequest is what the parent sends a child before the module's bytes.
+type childRequest struct {
+	CacheDir string `json:"cache"`
+	Pages    uint32 `json:"pages"`
+	// Memory is what the child may hold: its Go heap's soft limit, so that garbage is collected
+	// before the parent's watch would stop it for memory it no longer uses.
+	Memory int64 `json:"memory"`
+}
+
+// Bounds of what a child reads: a header line, then a module (already checked by the parent).
+const (
+	maxChildHeader = 64 << 10
+	maxChildModule = 1 << 30
+)
+
+// serveCompile is the child: it reads a request and a module from in, compiles the module with
+// the engine's configuration into the cache, and returns the exit code (errors go to errOut).
+func serveCompile(in io.Reader, errOut io.Writer) int {
+	br := bufio.NewReaderSize(in, 64<<10)
+	line, err := br.ReadSlice('\n')
+	if err != nil || len(line) > maxChildHeader {
+		fmt.Fprintf(errOut, "compile child: no request: %v\n", err)
+		return 2
+	}
+	var req childRequest
+	if err := json.Unmarshal(line, &req); err != nil || req.CacheDir == "" {
+		fmt.Fprintf(errOut, "compile child: bad request: %v\n", err)
+		return 2
+	}
+	wasm, err := io.ReadAll(io.LimitReader(br, maxChildModule+1))
+	if err != nil || len(wasm) > maxChildModule {
+		fmt.Fprintf(errOut, "compile child: reading the module: %v\n", err)
+		return 2
+	}
+	if req.Memory > 0 {
+		debug.SetMemoryLimit(req.Memory)
+	}
+	ctx := context.Background()
+	cache, err := wazero.NewCompilationCacheWithDir(req.CacheDir)
+	if err != nil {
+		fmt.Fprintf(errOut, "compile child: cache: %v\n", err)
+		return 2
+	}
+	r := wazero.NewRuntimeWithConfig(ctx, engineConfig(req.Pages).WithCompilationCache(cache))
+	_, err = r.CompileModule(ctx, wasm)
+	_ = r.Close(ctx)
+	_ = cache.Close(ctx)
+	if err != nil {
+		fmt.Fprintf(errOut, "%v\n", err)
+		return 3
+	}
+	return 0
+}
+
+// engineConfig is the wazero configuration every compilation uses, in the child and in the
+// process: the cache keys compiled code on it, so the process finds what the child compiled.
+func engineConfig(pages uint32) wazero.RuntimeConfig {
+	return wazero.NewRuntimeConfig().
+		// Interrupt a guest stuck in a loop when the run's deadline passes.
+		WithCloseOnContextDone(true).
+		WithMemoryLimitPages(pages)
+}
+
+// CompileError is a module the compiler could not, or was not let, compile.
+type CompileError struct {
+	// Bound names what stopped it: "compileMemory", "compileTimeout", or "" for an error of the
+	// module itself (Msg says what).
+	Bound string
+	Msg   string
+}
+
+func (e *CompileError) Error() string { return e.Msg }
+
+// compileInChild compiles wasm in a child process into cacheDir, within the memory and time the
+// admission allows. The error is a *CompileError, or ctx's.
+func compileInChild(ctx context.Context, cacheDir string, pages uint32, wasm []byte, maxMem int64, timeout time.Duration) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("compile child: %w", err)
+	}
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, exe)
+	cmd.Env = append(os.Environ(), childEnv+"=1")
+	head, _ := json.Marshal(childRequest{CacheDir: cacheDir, Pages: pages, Memory: maxMem * 3 / 4})
+	cmd.Stdin = io.MultiReader(bytes.NewReader(append(head, '\n')), bytes.NewReader(wasm))
+	var stderr boundedBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("compile child: %w", err)
+	}
+	// Watch the child's memory; kill it the moment it holds more than it may.
+	overMemory := make(chan int64, 1)
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(5 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if rss := processRSS(cmd.Process.Pid); rss > maxMem {
+					overMemory <- rss
+					_ = cmd.Process.Kill()
+					return
+				}
+			}
+		}
+	}()
+	err = cmd.Wait()
+	close(done)
+	select {
+	case rss := <-overMemory:
+		return &CompileError{Bound: "compileMemory", Msg: fmt.Sprintf("compiling it took more than %d MiB (%d MiB when it was stopped): the most a compilation may hold (Admission.CompileMemory, serve --compile-memory); rebuild with optimisations, or split its largest functions", maxMem>>20, rss>>20)}
+	default:
+	}
+	switch {
+	case err == nil:
+		return nil
+	case parent.Err() != nil:
+		return parent.Err()
+	case ctx.Err() != nil:
+		return &CompileError{Bound: "compileTimeout", Msg: fmt.Sprintf("compiling it took longer than %s (Admission.CompileTimeout, serve --compile-timeout): rebuild with optimisations, or split its largest functions", timeout)}
+	}
+	var exit *exec.ExitError
+	if errors.As(err, &exit) && exit.ExitCode() == 3 {
+		return &CompileError{Msg: "does not compile: " + strings.TrimSpace(stderr.String())}
+	}
+	return fmt.Errorf("compile child: %v: %s", err, strings.TrimSpace(stderr.String()))
+}
+
+// processRSS reads a process's resident memory, in bytes (0 when it cannot be read).
+func processRSS(pid int) int64 {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, _ := strconv.ParseInt(f[1], 10, 64)
+	return pages * int64(os.Getpagesize())
+}
+
+// boundedBuffer keeps the first 4 KiB written to it: a child's error message.
+type boundedBuffer struct{ b bytes.Buffer }
+
+func (w *boundedBuffer) Write(p []byte) (int, error) {
+	if room := 4<<10 - w.b.Len(); room > 0 {
+		w.b.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+func (w *boundedBuffer) String() string { return w.b.String() }
