@@ -62,7 +62,7 @@ func (rt *Runtime) checkSkill(ctx context.Context, dir string) (s *Skill, ok boo
 	defer release()
 	if rt.engine.isolate {
 		a := rt.admission.cfg
-		err := compileInChild(ctx, rt.cacheDir, pages, s.wasm, a.CompileMemory, a.CompileTimeout)
+		_, err := compileInChild(ctx, rt.cacheDir, pages, s.wasm, a.CompileMemory, a.CompileTimeout)
 		var ce *CompileError
 		switch {
 		case errors.As(err, &ce):

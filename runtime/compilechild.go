@@ -4,12 +4,15 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -131,9 +134,38 @@ type CompileError struct {
 
 func (e *CompileError) Error() string { return e.Msg }
 
+// compiledMarks is the directory, in the cache, of the marks of modules a child compiled: a later
+// process that finds a module's mark loads it from the cache without a child of its own.
+const compiledMarks = "skillbox-compiled"
+
+// markPath is where the mark of wasm compiled with pages would be.
+func markPath(cacheDir string, pages uint32, wasm []byte) string {
+	h := sha256.New()
+	h.Write(wasm)
+	fmt.Fprintf(h, "\x00%d\x00%s", pages, wazeroSubdir())
+	return filepath.Join(cacheDir, compiledMarks, hex.EncodeToString(h.Sum(nil)))
+}
+
 // compileInChild compiles wasm in a child process into cacheDir, within the memory and time the
-// admission allows. The error is a *CompileError, or ctx's.
-func compileInChild(ctx context.Context, cacheDir string, pages uint32, wasm []byte, maxMem int64, timeout time.Duration) error {
+// admission allows, unless a child did already (its mark is there). The error is a
+// *CompileError, or ctx's; child says whether a child ran.
+func compileInChild(ctx context.Context, cacheDir string, pages uint32, wasm []byte, maxMem int64, timeout time.Duration) (child bool, err error) {
+	mark := markPath(cacheDir, pages, wasm)
+	if st, err := os.Lstat(mark); err == nil && st.Mode().IsRegular() {
+		return false, nil
+	}
+	if err := childCompile(ctx, cacheDir, pages, wasm, maxMem, timeout); err != nil {
+		return true, err
+	}
+	// The cache directory is the user's own, 0700 (cachedir.go): a mark there is ours.
+	if err := os.MkdirAll(filepath.Dir(mark), 0o700); err == nil {
+		_ = os.WriteFile(mark, nil, 0o600)
+	}
+	return true, nil
+}
+
+// childCompile runs one child compilation and watches it.
+func childCompile(ctx context.Context, cacheDir string, pages uint32, wasm []byte, maxMem int64, timeout time.Duration) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("compile child: %w", err)

@@ -146,3 +146,25 @@ func TestCompilesHappenInAChild(t *testing.T) {
 		t.Errorf("the private cache %s outlived Close: %v", dir, err)
 	}
 }
+
+// A module a child compiled into a cache is marked there: another runtime (another process of the
+// same program) over that cache loads it without a child of its own.
+func TestCompiledMarksSpareChildren(t *testing.T) {
+	if !childCapable.Load() {
+		t.Skip("this test binary does not call MaybeCompileChild")
+	}
+	dir := t.TempDir()
+	fixture(t, dir, "hello", simple("hello", ""), "hello")
+	cache := filepath.Join(t.TempDir(), "cache")
+	var children []int64
+	for range 2 {
+		rt := newRuntime(t, Config{SkillDirs: []string{dir}, CacheDir: cache})
+		if _, err := rt.Run(context.Background(), Request{Skill: "hello"}); err != nil {
+			t.Fatal(err)
+		}
+		children = append(children, rt.Stats().ChildCompiles)
+	}
+	if children[0] != 1 || children[1] != 0 {
+		t.Errorf("children per runtime %v, want [1 0]", children)
+	}
+}

@@ -124,8 +124,11 @@ func (e *engine) admittedCompile(ctx context.Context, s *Skill, pages uint32) (*
 	defer release()
 	if e.isolate {
 		a := e.admission.cfg
-		e.childCompiles.Add(1)
-		if err := compileInChild(ctx, e.cacheDir, pages, s.wasm, a.CompileMemory, a.CompileTimeout); err != nil {
+		child, err := compileInChild(ctx, e.cacheDir, pages, s.wasm, a.CompileMemory, a.CompileTimeout)
+		if child {
+			e.childCompiles.Add(1)
+		}
+		if err != nil {
 			return nil, nil, fmt.Errorf("compile %s: %w", s.id, err)
 		}
 	}
