@@ -146,29 +146,40 @@ func markPath(cacheDir string, pages uint32, wasm []byte) string {
 	return filepath.Join(cacheDir, compiledMarks, hex.EncodeToString(h.Sum(nil)))
 }
 
+// childRun is what a child compilation cost: whether one ran, its peak memory, its time.
+type childRun struct {
+	Ran  bool
+	Peak int64
+	Took time.Duration
+}
+
 // compileInChild compiles wasm in a child process into cacheDir, within the memory and time the
 // admission allows, unless a child did already (its mark is there). The error is a
-// *CompileError, or ctx's; child says whether a child ran.
-func compileInChild(ctx context.Context, cacheDir string, pages uint32, wasm []byte, maxMem int64, timeout time.Duration) (child bool, err error) {
+// *CompileError, or ctx's.
+func compileInChild(ctx context.Context, cacheDir string, pages uint32, wasm []byte, maxMem int64, timeout time.Duration) (childRun, error) {
 	mark := markPath(cacheDir, pages, wasm)
 	if st, err := os.Lstat(mark); err == nil && st.Mode().IsRegular() {
-		return false, nil
+		return childRun{}, nil
 	}
-	if err := childCompile(ctx, cacheDir, pages, wasm, maxMem, timeout); err != nil {
-		return true, err
+	run, err := childCompile(ctx, cacheDir, pages, wasm, maxMem, timeout)
+	if err != nil {
+		return run, err
 	}
 	// The cache directory is the user's own, 0700 (cachedir.go): a mark there is ours.
 	if err := os.MkdirAll(filepath.Dir(mark), 0o700); err == nil {
 		_ = os.WriteFile(mark, nil, 0o600)
 	}
-	return true, nil
+	return run, nil
 }
 
 // childCompile runs one child compilation and watches it.
-func childCompile(ctx context.Context, cacheDir string, pages uint32, wasm []byte, maxMem int64, timeout time.Duration) error {
+func childCompile(ctx context.Context, cacheDir string, pages uint32, wasm []byte, maxMem int64, timeout time.Duration) (run childRun, err error) {
+	run.Ran = true
+	start := time.Now()
+	defer func() { run.Took = time.Since(start) }()
 	exe, err := os.Executable()
 	if err != nil {
-		return fmt.Errorf("compile child: %w", err)
+		return run, fmt.Errorf("compile child: %w", err)
 	}
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -180,7 +191,7 @@ func childCompile(ctx context.Context, cacheDir string, pages uint32, wasm []byt
 	var stderr boundedBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("compile child: %w", err)
+		return run, fmt.Errorf("compile child: %w", err)
 	}
 	// Watch the child's memory; kill it the moment it holds more than it may.
 	overMemory := make(chan int64, 1)
@@ -203,24 +214,25 @@ func childCompile(ctx context.Context, cacheDir string, pages uint32, wasm []byt
 	}()
 	err = cmd.Wait()
 	close(done)
+	run.Peak = peakRSS(cmd.ProcessState)
 	select {
 	case rss := <-overMemory:
-		return &CompileError{Bound: "compileMemory", Msg: fmt.Sprintf("compiling it took more than %d MiB (%d MiB when it was stopped): the most a compilation may hold (Admission.CompileMemory, serve --compile-memory); rebuild with optimisations, or split its largest functions", maxMem>>20, rss>>20)}
+		return run, &CompileError{Bound: "compileMemory", Msg: fmt.Sprintf("compiling it took more than %d MiB (%d MiB when it was stopped): the most a compilation may hold (Admission.CompileMemory, serve --compile-memory); rebuild with optimisations, or split its largest functions", maxMem>>20, rss>>20)}
 	default:
 	}
 	switch {
 	case err == nil:
-		return nil
+		return run, nil
 	case parent.Err() != nil:
-		return parent.Err()
+		return run, parent.Err()
 	case ctx.Err() != nil:
-		return &CompileError{Bound: "compileTimeout", Msg: fmt.Sprintf("compiling it took longer than %s (Admission.CompileTimeout, serve --compile-timeout): rebuild with optimisations, or split its largest functions", timeout)}
+		return run, &CompileError{Bound: "compileTimeout", Msg: fmt.Sprintf("compiling it took longer than %s (Admission.CompileTimeout, serve --compile-timeout): rebuild with optimisations, or split its largest functions", timeout)}
 	}
 	var exit *exec.ExitError
 	if errors.As(err, &exit) && exit.ExitCode() == 3 {
-		return &CompileError{Msg: "does not compile: " + strings.TrimSpace(stderr.String())}
+		return run, &CompileError{Msg: "does not compile: " + strings.TrimSpace(stderr.String())}
 	}
-	return fmt.Errorf("compile child: %v: %s", err, strings.TrimSpace(stderr.String()))
+	return run, fmt.Errorf("compile child: %v: %s", err, strings.TrimSpace(stderr.String()))
 }
 
 // processRSS reads a process's resident memory, in bytes (0 when it cannot be read).

@@ -148,10 +148,7 @@ func (d *digester) fileSum(root *os.Root, dir, rel string, e fs.DirEntry) (strin
 		return "", 0, nil
 	}
 	key := dir + "\x00" + rel
-	var ino uint64
-	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-		ino = sys.Ino
-	}
+	ino := inode(st)
 	if d != nil {
 		d.mu.Lock()
 		d.seen[key] = true

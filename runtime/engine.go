@@ -125,8 +125,10 @@ func (e *engine) admittedCompile(ctx context.Context, s *Skill, pages uint32) (*
 	if e.isolate {
 		a := e.admission.cfg
 		child, err := compileInChild(ctx, e.cacheDir, pages, s.wasm, a.CompileMemory, a.CompileTimeout)
-		if child {
+		if child.Ran {
 			e.childCompiles.Add(1)
+			e.logger.Debug("compiled in a child process", "skill", s.id, "ms", child.Took.Milliseconds(),
+				"peak_mib", child.Peak>>20, "err", err)
 		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("compile %s: %w", s.id, err)

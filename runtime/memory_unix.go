@@ -4,6 +4,7 @@ package runtime
 
 import (
 	"errors"
+	"os"
 	"syscall"
 )
 
@@ -18,3 +19,11 @@ func mapMemory(n uint64) ([]byte, error) {
 }
 
 func unmapMemory(b []byte) { _ = syscall.Munmap(b) }
+
+// peakRSS is a finished child's peak resident memory, in bytes.
+func peakRSS(ps *os.ProcessState) int64 {
+	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok && ru != nil {
+		return int64(ru.Maxrss) << 10 // kilobytes on Linux
+	}
+	return 0
+}
