@@ -21,7 +21,22 @@ func pipelineRuntime(t *testing.T, cfg Config, loopMs int) *Runtime {
 	fixture(t, dir, "strict", simple("strict", `"parameters":{"n":{"type":"integer","required":true}}`), "echo")
 	fixture(t, dir, "loop", simple("loop", `"limits":{"timeoutMs":`+itoa(loopMs)+`}`), "loop")
 	cfg.SkillDirs = []string{dir}
-	return newRuntime(t, cfg)
+	rt := newRuntime(t, cfg)
+	// Compile every module now: a test that times runs against each other must not wait for a
+	// compilation (in a child process, slow under -race on a busy machine) in the middle. Not
+	// for the tests of the memory budget, which count what warm modules hold.
+	if cfg.Admission.MemoryBudget != 0 {
+		return rt
+	}
+	for _, id := range []string{"hello", "echo", "strict", "loop"} {
+		s, _ := rt.Skill(id)
+		c, err := rt.engine.acquire(context.Background(), s)
+		if err != nil {
+			t.Fatalf("compile %s: %v", id, err)
+		}
+		rt.engine.release(c)
+	}
+	return rt
 }
 
 func itoa(n int) string { return strings.TrimSpace(strings.Repeat(" ", 0) + fmtInt(n)) }
@@ -195,13 +210,13 @@ func TestAdmissionMemoryBudget(t *testing.T) {
 	charge := runCharge(s)
 	warm := warmCharge(s)
 
-	tiny := pipelineRuntime(t, Config{Admission: Admission{MemoryBudget: charge - 1, CompileMemory: 16 << 20}}, 300)
+	tiny := pipelineRuntime(t, Config{Admission: Admission{MemoryBudget: charge - 1, CompileMemory: 128 << 20}}, 300)
 	if _, err := tiny.Run(context.Background(), Request{Skill: "loop"}); !errors.Is(err, ErrMemoryLimit) || !strings.Contains(err.Error(), "whole memory budget") {
 		t.Errorf("run over the whole budget: %v", err)
 	}
 
 	// Room for one loop run and the warm modules, not for two runs.
-	small := Admission{CompileMemory: 16 << 20}.withDefaults() // so that compiling fits beside a run
+	small := Admission{CompileMemory: 128 << 20}.withDefaults() // compiling fits beside a run
 	rt := pipelineRuntime(t, Config{Admission: Admission{MemoryBudget: charge + 2*warm + warm/2, CompileMemory: small.CompileMemory}}, 200)
 	if compileCharge(small, s) > charge {
 		t.Fatalf("the test's arithmetic: a compilation (%d) costs more than a run (%d)", compileCharge(small, s), charge)
@@ -235,7 +250,7 @@ func TestWarmModulesAreEvictedForRuns(t *testing.T) {
 	h, _ := probe.Skill("hello")
 	e, _ := probe.Skill("echo")
 	// Room for a run and one warm module and a half: never two warm modules beside a run.
-	a := Admission{CompileMemory: 16 << 20}.withDefaults()
+	a := Admission{CompileMemory: 128 << 20}.withDefaults()
 	budget := max(runCharge(h), runCharge(e), compileCharge(a, h), compileCharge(a, e)) + max(warmCharge(h), warmCharge(e))*3/2
 	rt := pipelineRuntime(t, Config{Admission: Admission{MemoryBudget: budget, CompileMemory: a.CompileMemory}}, 300)
 	for _, id := range []string{"hello", "echo", "hello"} {
