@@ -75,6 +75,7 @@ type admission struct {
 	compiling     int   // compile slots in use
 	queue         []*ticket
 	closed        bool
+	reclaiming    bool // a reclaim for the queue's head runs: one at a time is enough
 	peakUsed      int64
 	peakRuns      int
 	peakCompiling int
@@ -219,9 +220,15 @@ func (a *admission) dispatchLocked() {
 		head := a.queue[0]
 		ok, forMemory := a.fits(head)
 		if !ok {
-			if forMemory {
+			if forMemory && !a.reclaiming {
+				a.reclaiming = true
 				need := a.used + head.charge - a.cfg.MemoryBudget
-				go a.reclaim(need)
+				go func() {
+					a.reclaim(need) // gives back what it frees through free, which dispatches
+					a.mu.Lock()
+					a.reclaiming = false
+					a.mu.Unlock()
+				}()
 			}
 			return
 		}
