@@ -68,7 +68,8 @@ var policyFields = []string{"network", "allowNetworks", "env", "secrets", "files
 //	limits: {timeoutMs: 60000, memoryMiB: 128}
 //	modules: {maxModuleBytes: 33554432, maxFunctionBytes: 1048576, maxFunctions: 100000}
 func LoadPolicy(path string) (*Policy, error) {
-	data, err := os.ReadFile(path)
+	// Bounded like a manifest, and never a FIFO or a device: a policy is read at every reload.
+	data, err := readRegular(path, maxManifestBytes)
 	if err != nil {
 		return nil, &PolicyError{Path: path, Problems: []string{err.Error()}}
 	}
