@@ -165,8 +165,9 @@ func compileInChild(ctx context.Context, cacheDir string, pages uint32, wasm []b
 	if err != nil {
 		return run, err
 	}
-	// The cache directory is the user's own, 0700 (cachedir.go): a mark there is ours.
-	if err := os.MkdirAll(filepath.Dir(mark), 0o700); err == nil {
+	// The cache directory is the user's own, 0700 (cachedir.go): a mark there is ours. Its
+	// directory is made 0700 whatever the umask, like the cache's own.
+	if err := os.MkdirAll(filepath.Dir(mark), 0o700); err == nil && os.Chmod(filepath.Dir(mark), 0o700) == nil {
 		_ = os.WriteFile(mark, nil, 0o600)
 	}
 	return run, nil
