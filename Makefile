@@ -60,6 +60,7 @@ lint:
 	$(GO) vet ./...
 	$(GO) vet -tags soak ./soak/
 	$(GO) run $(STATICCHECK) ./...
+	$(GO) run $(STATICCHECK) -tags soak ./soak/
 	@for m in $(GUEST_MODS); do (cd $$m && GOOS=wasip1 GOARCH=wasm $(GO) vet ./...) || exit 1; done
 
 # What CI asserts beyond the tests: lint clean, go.mod tidy, nothing generated left uncommitted.
