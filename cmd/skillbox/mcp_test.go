@@ -27,38 +27,8 @@ import (
 // stdout: stdout carries the protocol and nothing else, and closing stdin ends the server.
 func TestMCPStdio(t *testing.T) {
 	t.Parallel()
-	warm("run word-count")
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	var stderr bytes.Buffer
-	code := make(chan int, 1)
-	go func() {
-		code <- run([]string{"--cache-dir", cacheDir, "--skills", bundled, "mcp"}, inR, outW, &stderr)
-		outW.Close()
-	}()
-	lines := bufio.NewScanner(outR)
-	lines.Buffer(make([]byte, 1<<20), 1<<20)
-	// Every line the server writes must be a JSON-RPC message; responses are read in order.
-	next := func() map[string]any {
-		t.Helper()
-		for lines.Scan() {
-			var msg map[string]any
-			if err := json.Unmarshal(lines.Bytes(), &msg); err != nil || msg["jsonrpc"] != "2.0" {
-				t.Fatalf("stdout carries something other than JSON-RPC: %q", lines.Text())
-			}
-			if _, isResponse := msg["id"]; isResponse {
-				return msg
-			}
-		}
-		t.Fatalf("stdout ended: %v; stderr:\n%s", lines.Err(), stderr.String())
-		return nil
-	}
-	send := func(msg string) {
-		t.Helper()
-		if _, err := io.WriteString(inW, msg+"\n"); err != nil {
-			t.Fatal(err)
-		}
-	}
+	sess := startMCPStdio(t)
+	send, next := sess.send, sess.next
 
 	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}`)
 	if init := next(); fmt.Sprint(init["result"].(map[string]any)["serverInfo"].(map[string]any)["name"]) != "skillbox" {
@@ -86,17 +56,8 @@ func TestMCPStdio(t *testing.T) {
 		!strings.HasPrefix(fmt.Sprint(content[0].(map[string]any)["text"]), "invalid_args: arguments must be a JSON object") {
 		t.Errorf("tools/call with an array of arguments: %v", msg)
 	}
-	inW.Close()
-	select {
-	case c := <-code:
-		if c != exitOK {
-			t.Errorf("exit %d; stderr:\n%s", c, stderr.String())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("mcp did not end when its stdin closed")
-	}
-	if stderr.Len() != 0 {
-		t.Errorf("stderr without -v: %q", stderr.String())
+	if stderr := sess.close(); stderr != "" {
+		t.Errorf("stderr without -v: %q", stderr)
 	}
 }
 
@@ -104,36 +65,8 @@ func TestMCPStdio(t *testing.T) {
 // answers with a JSON-RPC parse error, warns on stderr, and serves the session that follows.
 func TestMCPStdioBadLine(t *testing.T) {
 	t.Parallel()
-	warm("run word-count")
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	var stderr syncBuffer
-	code := make(chan int, 1)
-	go func() {
-		code <- run([]string{"--cache-dir", cacheDir, "--skills", bundled, "mcp"}, inR, outW, &stderr)
-		outW.Close()
-	}()
-	lines := bufio.NewScanner(outR)
-	next := func() map[string]any {
-		t.Helper()
-		for lines.Scan() {
-			var msg map[string]any
-			if err := json.Unmarshal(lines.Bytes(), &msg); err != nil || msg["jsonrpc"] != "2.0" {
-				t.Fatalf("stdout carries something other than JSON-RPC: %q", lines.Text())
-			}
-			if _, isResponse := msg["id"]; isResponse {
-				return msg
-			}
-		}
-		t.Fatalf("stdout ended: %v; stderr:\n%s", lines.Err(), stderr.String())
-		return nil
-	}
-	send := func(msg string) {
-		t.Helper()
-		if _, err := io.WriteString(inW, msg+"\n"); err != nil {
-			t.Fatalf("writing to stdin: %v; stderr:\n%s", err, stderr.String())
-		}
-	}
+	sess := startMCPStdio(t)
+	send, next := sess.send, sess.next
 
 	send("Loading skills... done")
 	msg := next()
@@ -150,18 +83,72 @@ func TestMCPStdioBadLine(t *testing.T) {
 	if sc, _ := res["structuredContent"].(map[string]any); sc["words"] != 3.0 || res["isError"] == true {
 		t.Errorf("tools/call after a bad line: %v", res)
 	}
-	inW.Close()
-	select {
-	case c := <-code:
-		if c != exitOK {
-			t.Errorf("exit %d; stderr:\n%s", c, stderr.String())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("mcp did not end when its stdin closed")
-	}
-	if got := stderr.String(); !strings.Contains(got, "level=WARN") || !strings.Contains(got, "line=1") {
+	if got := sess.close(); !strings.Contains(got, "level=WARN") || !strings.Contains(got, "line=1") {
 		t.Errorf("stderr %q: want a warning naming the refused line", got)
 	}
+}
+
+// mcpStdio is `skillbox mcp` run in-process over pipes, as a client drives it over its stdin and
+// stdout.
+type mcpStdio struct {
+	t      *testing.T
+	inW    *io.PipeWriter
+	lines  *bufio.Scanner
+	stderr *syncBuffer
+	code   chan int
+}
+
+func startMCPStdio(t *testing.T) *mcpStdio {
+	t.Helper()
+	warm("run word-count")
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	m := &mcpStdio{t: t, inW: inW, lines: bufio.NewScanner(outR), stderr: &syncBuffer{}, code: make(chan int, 1)}
+	m.lines.Buffer(make([]byte, 1<<20), 1<<20)
+	go func() {
+		m.code <- run([]string{"--cache-dir", cacheDir, "--skills", bundled, "mcp"}, inR, outW, m.stderr)
+		outW.Close()
+	}()
+	return m
+}
+
+// send writes one line to the server's stdin.
+func (m *mcpStdio) send(msg string) {
+	m.t.Helper()
+	if _, err := io.WriteString(m.inW, msg+"\n"); err != nil {
+		m.t.Fatalf("writing to stdin: %v; stderr:\n%s", err, m.stderr.String())
+	}
+}
+
+// next returns the next response; every line on stdout must be a JSON-RPC message.
+func (m *mcpStdio) next() map[string]any {
+	m.t.Helper()
+	for m.lines.Scan() {
+		var msg map[string]any
+		if err := json.Unmarshal(m.lines.Bytes(), &msg); err != nil || msg["jsonrpc"] != "2.0" {
+			m.t.Fatalf("stdout carries something other than JSON-RPC: %q", m.lines.Text())
+		}
+		if _, isResponse := msg["id"]; isResponse {
+			return msg
+		}
+	}
+	m.t.Fatalf("stdout ended: %v; stderr:\n%s", m.lines.Err(), m.stderr.String())
+	return nil
+}
+
+// close closes stdin, checks that the server ends with exit 0, and returns its stderr.
+func (m *mcpStdio) close() string {
+	m.t.Helper()
+	m.inW.Close()
+	select {
+	case c := <-m.code:
+		if c != exitOK {
+			m.t.Errorf("exit %d; stderr:\n%s", c, m.stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		m.t.Fatal("mcp did not end when its stdin closed")
+	}
+	return m.stderr.String()
 }
 
 // syncBuffer is a stderr the command writes while the test may read it.
