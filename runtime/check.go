@@ -55,27 +55,20 @@ func (rt *Runtime) checkSkill(ctx context.Context, dir string) (s *Skill, ok boo
 		defer cache.Close(ctx)
 		rc = rc.WithCompilationCache(cache)
 	}
-	release, err := rt.admission.acquire(ctx, compileCharge(rt.admission.cfg, s), false)
-	if err != nil {
+	release, err := rt.engine.admitCompile(ctx, s, pages)
+	var ce *CompileError
+	switch {
+	case errors.As(err, &ce):
+		hint := "rebuild it with optimisations, or split its largest functions"
+		if ce.Bound == "" {
+			hint = "rebuild it: wazero refuses it"
+		}
+		s.fail(&ManifestError{Path: modPath, Msg: ce.Msg, Hint: hint})
+		return s, true, nil
+	case err != nil:
 		return s, true, err
 	}
 	defer release()
-	if rt.engine.isolate {
-		a := rt.admission.cfg
-		_, err := compileInChild(ctx, rt.cacheDir, pages, s.wasm, a.CompileMemory, a.CompileTimeout)
-		var ce *CompileError
-		switch {
-		case errors.As(err, &ce):
-			hint := "rebuild it with optimisations, or split its largest functions"
-			if ce.Bound == "" {
-				hint = "rebuild it: wazero refuses it"
-			}
-			s.fail(&ManifestError{Path: modPath, Msg: ce.Msg, Hint: hint})
-			return s, true, nil
-		case err != nil:
-			return s, true, err
-		}
-	}
 	r := wazero.NewRuntimeWithConfig(ctx, rc)
 	defer r.Close(ctx)
 	mod, err := r.CompileModule(ctx, s.wasm)

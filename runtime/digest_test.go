@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -96,7 +97,7 @@ func TestDigestBounds(t *testing.T) {
 	dir := t.TempDir()
 	sd := fixture(t, dir, "many", simple("many", ""), "hello")
 	for i := range maxDigestFiles {
-		p := filepath.Join(sd, "resources", "f"+fmtInt(i))
+		p := filepath.Join(sd, "resources", "f"+strconv.Itoa(i))
 		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
 		must(t, os.WriteFile(p, nil, 0o644))
 	}

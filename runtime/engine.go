@@ -115,13 +115,25 @@ func (e *engine) acquire(ctx context.Context, s *Skill) (*compiled, error) {
 	return c, nil
 }
 
-// admittedCompile compiles s once admitted: a compile slot, and its peak memory in the budget.
+// admittedCompile compiles s once admitted (see admitCompile).
 func (e *engine) admittedCompile(ctx context.Context, s *Skill, pages uint32) (*extism.CompiledPlugin, wazero.CompilationCache, error) {
-	release, err := e.admission.acquire(ctx, compileCharge(e.admission.cfg, s), false)
+	release, err := e.admitCompile(ctx, s, pages)
 	if err != nil {
 		return nil, nil, fmt.Errorf("compile %s: %w", s.id, err)
 	}
 	defer release()
+	return e.compile(ctx, s, pages)
+}
+
+// admitCompile admits a compilation of s — a compile slot, and its charge in the budget — and,
+// when compiles are isolated, makes it in a child process into the cache, so that what the caller
+// compiles next, in this process, is a cache load. The caller calls release when it is done. The
+// error is the admission's (see admission.acquire) or a *CompileError.
+func (e *engine) admitCompile(ctx context.Context, s *Skill, pages uint32) (release func(), err error) {
+	release, err = e.admission.acquire(ctx, compileCharge(e.admission.cfg, s), false)
+	if err != nil {
+		return nil, err
+	}
 	if e.isolate {
 		a := e.admission.cfg
 		child, err := compileInChild(ctx, e.cacheDir, pages, s.wasm, a.CompileMemory, a.CompileTimeout)
@@ -131,10 +143,11 @@ func (e *engine) admittedCompile(ctx context.Context, s *Skill, pages uint32) (*
 				"peak_mib", child.Peak>>20, "err", err)
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("compile %s: %w", s.id, err)
+			release()
+			return nil, err
 		}
 	}
-	return e.compile(ctx, s, pages)
+	return release, nil
 }
 
 func (e *engine) release(c *compiled) {

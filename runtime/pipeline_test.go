@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -19,7 +20,7 @@ func pipelineRuntime(t *testing.T, cfg Config, loopMs int) *Runtime {
 	fixture(t, dir, "hello", simple("hello", `"version":"1.0.0"`), "hello")
 	fixture(t, dir, "echo", simple("echo", `"parameters":{"type":"object"}`), "echo")
 	fixture(t, dir, "strict", simple("strict", `"parameters":{"n":{"type":"integer","required":true}}`), "echo")
-	fixture(t, dir, "loop", simple("loop", `"limits":{"timeoutMs":`+itoa(loopMs)+`}`), "loop")
+	fixture(t, dir, "loop", simple("loop", `"limits":{"timeoutMs":`+strconv.Itoa(loopMs)+`}`), "loop")
 	cfg.SkillDirs = []string{dir}
 	rt := newRuntime(t, cfg)
 	// Compile every module now: a test that times runs against each other must not wait for a
@@ -37,19 +38,6 @@ func pipelineRuntime(t *testing.T, cfg Config, loopMs int) *Runtime {
 		rt.engine.release(c)
 	}
 	return rt
-}
-
-func itoa(n int) string { return strings.TrimSpace(strings.Repeat(" ", 0) + fmtInt(n)) }
-
-func fmtInt(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	var b []byte
-	for ; n > 0; n /= 10 {
-		b = append([]byte{byte('0' + n%10)}, b...)
-	}
-	return string(b)
 }
 
 // startLoop starts a loop run and returns once it is running (its "running" event), with a
@@ -298,7 +286,7 @@ func TestRunRecordsAndStats(t *testing.T) {
 	rt := pipelineRuntime(t, Config{History: History{MaxRuns: 2}}, 300)
 	var ids []string
 	for i, face := range []Face{FaceHTTP, FaceMCP, FaceCLI} {
-		res, err := rt.Run(context.Background(), Request{Skill: "echo", Args: []byte(`{"i":` + fmtInt(i) + `}`), Face: face, Caller: "key-" + string(face)})
+		res, err := rt.Run(context.Background(), Request{Skill: "echo", Args: []byte(`{"i":` + strconv.Itoa(i) + `}`), Face: face, Caller: "key-" + string(face)})
 		if err != nil {
 			t.Fatal(err)
 		}
