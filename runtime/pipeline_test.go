@@ -46,15 +46,21 @@ func startLoop(t *testing.T, rt *Runtime, ctx context.Context) <-chan *Result {
 	t.Helper()
 	running := make(chan struct{})
 	done := make(chan *Result, 1)
-	var once sync.Once
+	var once, sent sync.Once
+	send := func(r *Result) { sent.Do(func() { done <- r }) }
 	go func() {
+		// The result comes from the "result" event, sent while the run still counts as in
+		// flight, so a test that sees Close return sees it; an unadmitted run sends no events.
 		res, _ := rt.Run(ctx, Request{Skill: "loop", OnEvent: func(e Event) {
-			if e.Status == "running" {
+			switch {
+			case e.Status == "running":
 				once.Do(func() { close(running) })
+			case e.Type == "result":
+				send(e.Result)
 			}
 		}})
 		once.Do(func() { close(running) })
-		done <- res
+		send(res)
 	}()
 	<-running
 	return done
