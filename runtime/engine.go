@@ -13,6 +13,7 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/skillbox-dev/skillbox/internal/extismhost"
+	"github.com/skillbox-dev/skillbox/internal/kernel"
 )
 
 // engine compiles modules once per (content hash, memory limit) and hands out compiled plugins
@@ -22,6 +23,7 @@ import (
 // run: bounded in number, its peak memory charged to the budget; a compiled module kept warm is
 // charged what it holds.
 type engine struct {
+	kind      Engine
 	logger    *slog.Logger
 	cacheDir  string // "": no on-disk cache
 	admission *admission
@@ -47,9 +49,11 @@ type compileKey struct {
 }
 
 type compiled struct {
-	once   sync.Once
+	once sync.Once
+	// One of the two, as the engine's kind says.
+	native *nativeModule
 	plugin *extism.CompiledPlugin
-	cache  wazero.CompilationCache // this plugin's own handle on the cache directory
+	cache  wazero.CompilationCache // this module's own handle on the cache directory
 	err    error
 
 	refs    int    // runs holding it
@@ -58,8 +62,8 @@ type compiled struct {
 	lastUse uint64 // engine.clock at the last acquire
 }
 
-func newEngine(logger *slog.Logger, cacheDir string) *engine {
-	return &engine{logger: logger, cacheDir: cacheDir, entries: map[compileKey]*compiled{}}
+func newEngine(kind Engine, logger *slog.Logger, cacheDir string) *engine {
+	return &engine{kind: kind, logger: logger, cacheDir: cacheDir, entries: map[compileKey]*compiled{}}
 }
 
 // acquire returns the compiled plugin of s, compiling it on first use (admitted, see Run). Call
@@ -83,7 +87,7 @@ func (e *engine) acquire(ctx context.Context, s *Skill) (*compiled, error) {
 	c.once.Do(func() {
 		compiledNow = true
 		e.compiles.Add(1)
-		plugin, cache, err := e.admittedCompile(ctx, s, key.pages)
+		done, err := e.admittedCompile(ctx, s, key.pages)
 		var warm int64
 		if err == nil {
 			warm = warmCharge(s)
@@ -91,7 +95,10 @@ func (e *engine) acquire(ctx context.Context, s *Skill) (*compiled, error) {
 		}
 		// Under mu: evict, retain and warm read these from other goroutines.
 		e.mu.Lock()
-		c.plugin, c.cache, c.err, c.warm = plugin, cache, err, warm
+		if err == nil {
+			c.native, c.plugin, c.cache = done.native, done.plugin, done.cache
+		}
+		c.err, c.warm = err, warm
 		e.mu.Unlock()
 	})
 	if !compiledNow {
@@ -116,10 +123,10 @@ func (e *engine) acquire(ctx context.Context, s *Skill) (*compiled, error) {
 }
 
 // admittedCompile compiles s once admitted (see admitCompile).
-func (e *engine) admittedCompile(ctx context.Context, s *Skill, pages uint32) (*extism.CompiledPlugin, wazero.CompilationCache, error) {
+func (e *engine) admittedCompile(ctx context.Context, s *Skill, pages uint32) (*compiled, error) {
 	release, err := e.admitCompile(ctx, s, pages)
 	if err != nil {
-		return nil, nil, fmt.Errorf("compile %s: %w", s.id, err)
+		return nil, fmt.Errorf("compile %s: %w", s.id, err)
 	}
 	defer release()
 	return e.compile(ctx, s, pages)
@@ -172,7 +179,13 @@ func (e *engine) drop(c *compiled) {
 	}
 }
 
+// ready reports whether c holds compiled code (read under engine.mu).
+func (c *compiled) ready() bool { return c.native != nil || c.plugin != nil }
+
 func (c *compiled) close(ctx context.Context) {
+	if c.native != nil {
+		c.native.close(ctx)
+	}
 	if c.plugin != nil {
 		_ = c.plugin.Close(ctx)
 	}
@@ -193,7 +206,7 @@ func (e *engine) retain(keep map[string]bool) {
 		}
 		delete(e.entries, k)
 		c.stale = true
-		if c.refs == 0 && c.plugin != nil {
+		if c.refs == 0 && c.ready() {
 			toDrop = append(toDrop, c)
 		}
 	}
@@ -210,7 +223,7 @@ func (e *engine) evict(need int64) {
 	var idle []*compiled
 	var keys []compileKey
 	for k, c := range e.entries {
-		if c.refs == 0 && c.plugin != nil {
+		if c.refs == 0 && c.ready() {
 			idle = append(idle, c)
 			keys = append(keys, k)
 		}
@@ -244,7 +257,7 @@ func (e *engine) warm() int {
 	defer e.mu.Unlock()
 	n := 0
 	for _, c := range e.entries {
-		if c.plugin != nil {
+		if c.ready() {
 			n++
 		}
 	}
@@ -264,32 +277,43 @@ func (e *engine) close(ctx context.Context) {
 	}
 }
 
-func (e *engine) compile(ctx context.Context, s *Skill, pages uint32) (*extism.CompiledPlugin, wazero.CompilationCache, error) {
+// compile compiles s's module for the engine's kind, with its own handle on the cache.
+func (e *engine) compile(ctx context.Context, s *Skill, pages uint32) (*compiled, error) {
 	rc := engineConfig(pages)
 	cache, err := newCache(e.cacheDir)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if cache != nil {
 		rc = rc.WithCompilationCache(cache)
 	}
-	manifest := extism.Manifest{
-		// No Hash: the bytes are the checked module (tables may have got a maximum), not the file
-		// whose hash names the skill, and they never left this process.
-		Wasm: []extism.Wasm{extism.WasmData{Data: s.wasm, Name: "main"}},
-		// The Extism kernel's own HTTP stays off: AllowedHosts is empty, so http_request is
-		// refused; skills fetch through skillbox_fetch, which applies the grant.
-		Memory: &extism.ManifestMemory{MaxPages: pages, MaxHttpResponseBytes: 0, MaxVarBytes: 64 << 10},
+	c := &compiled{cache: cache}
+	if e.kind == EngineExtism {
+		c.plugin, err = compileExtism(ctx, rc, s.wasm, pages)
+	} else {
+		c.native, err = compileNative(ctx, rc, s.wasm)
 	}
-	p, err := extism.NewCompiledPlugin(ctx, manifest, extism.PluginConfig{RuntimeConfig: rc, EnableWasi: true}, extismhost.Functions())
 	if err != nil {
 		if cache != nil {
 			_ = cache.Close(ctx)
 		}
-		return nil, nil, fmt.Errorf("compile %s (sha256 %s): %w", s.id, s.hash[:12], err)
+		return nil, fmt.Errorf("compile %s (sha256 %s): %w", s.id, s.hash[:12], err)
 	}
-	e.logger.Debug("compiled module", "skill", s.id, "sha256", s.hash[:12])
-	return p, cache, nil
+	e.logger.Debug("compiled module", "skill", s.id, "sha256", s.hash[:12], "engine", e.kind)
+	return c, nil
+}
+
+// compileExtism compiles wasm as an Extism plugin.
+func compileExtism(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte, pages uint32) (*extism.CompiledPlugin, error) {
+	manifest := extism.Manifest{
+		// No Hash: the bytes are the checked module (tables may have got a maximum), not the file
+		// whose hash names the skill, and they never left this process.
+		Wasm: []extism.Wasm{extism.WasmData{Data: wasm, Name: "main"}},
+		// The Extism kernel's own HTTP stays off: AllowedHosts is empty, so http_request is
+		// refused; skills fetch through skillbox_fetch, which applies the grant.
+		Memory: &extism.ManifestMemory{MaxPages: pages, MaxHttpResponseBytes: 0, MaxVarBytes: kernel.MaxVarBytes},
+	}
+	return extism.NewCompiledPlugin(ctx, manifest, extism.PluginConfig{RuntimeConfig: rc, EnableWasi: true}, extismhost.Functions())
 }
 
 // memoryPages converts MiB to 64 KiB wasm pages.

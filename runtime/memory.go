@@ -127,3 +127,12 @@ func (l *meteredMemory) Reallocate(size uint64) []byte {
 // Free is a no-op: wazero calls it when it closes the instance, possibly while the guest's call
 // is still unwinding; the meter releases the memory once the run is over.
 func (l *meteredMemory) Free() {}
+
+// arena returns a metered buffer for the native kernel's blocks, within the run's limit together
+// with its linear memories. Unlike a memory, it exists only after instantiation, so every grow is
+// refused past the limit.
+func (m *memoryMeter) arena() *meteredMemory {
+	l := m.Allocate(0, m.limit).(*meteredMemory)
+	l.grown = true
+	return l
+}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/hostfuncs"
 	"github.com/skillbox-dev/skillbox/internal/extismhost"
+	"github.com/skillbox-dev/skillbox/internal/kernel"
 )
 
 // Run runs req.Skill with req.Args in a fresh instance and returns its Result, which is never
@@ -238,9 +239,6 @@ func (rt *Runtime) execute(ctx context.Context, s *Skill, c *compiled, input []b
 	if rerr != nil {
 		return rerr
 	}
-	if int64(len(out)) > s.grant.Limits.MaxOutputBytes {
-		return runErr(KindOutputLimit, s.id, nil, "output of %d bytes is more than maxOutputBytes (%d)", len(out), s.grant.Limits.MaxOutputBytes)
-	}
 	value, skillErr := interpret(out)
 	if skillErr != "" {
 		// A skill that fails after the grant refused it something most likely failed because of
@@ -255,9 +253,9 @@ func (rt *Runtime) execute(ctx context.Context, s *Skill, c *compiled, input []b
 }
 
 // call instantiates the module and calls its entrypoint, turning every way it can fail into a
-// RunError of the right kind.
+// RunError of the right kind. The output it returns is the host's own copy, at most the run's
+// maxOutputBytes.
 func (rt *Runtime) call(ctx context.Context, s *Skill, c *compiled, call *hostfuncs.Call, input []byte, res *Result, emit func(Event)) ([]byte, *RunError) {
-	id := s.id
 	timeout := time.Duration(s.grant.Limits.TimeoutMs) * time.Millisecond
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -266,7 +264,10 @@ func (rt *Runtime) call(ctx context.Context, s *Skill, c *compiled, call *hostfu
 	// Deferred first, so it runs last: the memories are unmapped only after the instance is
 	// closed and its call has returned.
 	defer meter.release()
-	instCtx := experimental.WithMemoryAllocator(extismhost.WithCall(runCtx, call), meter)
+	defer func() {
+		peak, _ := meter.stats()
+		res.Usage.PeakMemoryBytes = peak
+	}()
 	stdout := &hostfuncs.LineWriter{Call: call, Source: "stdout", Level: "info"}
 	stderr := &hostfuncs.LineWriter{Call: call, Source: "stderr", Level: "warn"}
 	defer stdout.Flush()
@@ -284,24 +285,77 @@ func (rt *Runtime) call(ctx context.Context, s *Skill, c *compiled, call *hostfu
 			}
 		}).
 		WithStdout(stdout).WithStderr(stderr)
+	if c.native != nil {
+		return rt.callNative(runCtx, ctx, s, c.native, call, meter, mc, input, emit)
+	}
+	return rt.callExtism(runCtx, ctx, s, c.plugin, call, meter, mc, input, emit)
+}
 
-	inst, err := c.plugin.Instance(instCtx, extism.PluginInstanceConfig{ModuleConfig: mc})
-	defer func() {
-		peak, _ := meter.stats()
-		res.Usage.PeakMemoryBytes = peak
-	}()
+// callNative runs the call on the native kernel. The kernel's blocks are metered with the
+// module's memories, and the output's size is checked before the host copies it.
+func (rt *Runtime) callNative(runCtx, ctx context.Context, s *Skill, m *nativeModule, call *hostfuncs.Call, meter *memoryMeter, mc wazero.ModuleConfig, input []byte, emit func(Event)) ([]byte, *RunError) {
+	id := s.id
+	if !m.has(s.manifest.Entrypoint) {
+		return nil, noEntrypoint(s)
+	}
+	k, err := kernel.New(meter.arena(), input)
+	if err != nil {
+		return nil, runErr(KindMemoryLimit, id, err, "%v", err)
+	}
+	k.OnFault = func(f *kernel.Fault) { call.SetFault(f) }
+	maxLog := s.grant.Limits.MaxLogBytes
+	k.OnLog = func(level int, msg []byte) {
+		// A message over the whole log budget could never be kept: do not copy it.
+		if int64(len(msg)) > maxLog {
+			call.DropLog()
+			return
+		}
+		call.Log(kernelLevel(level), "", string(msg))
+	}
+	callCtx := kernel.With(extismhost.WithKernel(runCtx, call, k), k)
+	mod, err := m.instantiate(experimental.WithMemoryAllocator(callCtx, meter), mc)
+	if err != nil {
+		return nil, classify(runCtx, ctx, s, call, meter, err)
+	}
+	defer mod.Close(context.Background())
+	if meter.startedOver() {
+		return nil, startedOver(s)
+	}
+	emit(Event{Type: "status", Status: "running"})
+	rc, err := m.call(callCtx, mod, s.manifest.Entrypoint, k)
+	if err == nil && runCtx.Err() != nil {
+		// The deadline passed while the guest ran (a sleep it cut short, say): the run is over
+		// whatever the guest made of it, as Extism's next kernel call would have found.
+		err = runCtx.Err()
+	}
+	if err != nil {
+		return nil, classify(runCtx, ctx, s, call, meter, err)
+	}
+	if rc != 0 {
+		return nil, nonZero(s, rc)
+	}
+	if n := k.OutputLength(); n > uint64(s.grant.Limits.MaxOutputBytes) {
+		return nil, outputTooLarge(s, int64(n))
+	}
+	return append([]byte(nil), k.Output()...), nil
+}
+
+// callExtism runs the call with Extism's go-sdk.
+func (rt *Runtime) callExtism(runCtx, ctx context.Context, s *Skill, p *extism.CompiledPlugin, call *hostfuncs.Call, meter *memoryMeter, mc wazero.ModuleConfig, input []byte, emit func(Event)) ([]byte, *RunError) {
+	instCtx := experimental.WithMemoryAllocator(extismhost.WithCall(runCtx, call), meter)
+	inst, err := p.Instance(instCtx, extism.PluginInstanceConfig{ModuleConfig: mc})
 	if err != nil {
 		return nil, classify(runCtx, ctx, s, call, meter, fmt.Errorf("instantiate: %w", err))
 	}
 	defer inst.Close(context.Background())
 	if meter.startedOver() {
-		return nil, runErr(KindMemoryLimit, id, nil, "the module needs more memory to start than its limit of %d MiB allows", s.grant.Limits.MemoryMiB)
+		return nil, startedOver(s)
 	}
 	inst.SetLogger(func(level extism.LogLevel, msg string) {
 		call.Log(extismLevel(level), "", msg)
 	})
 	if !inst.FunctionExists(s.manifest.Entrypoint) {
-		return nil, runErr(KindTrap, id, nil, "the module does not export %q; export it, or name the export in the manifest's entrypoint", s.manifest.Entrypoint)
+		return nil, noEntrypoint(s)
 	}
 	emit(Event{Type: "status", Status: "running"})
 	rc, out, err := inst.CallWithContext(instCtx, s.manifest.Entrypoint, input)
@@ -309,9 +363,28 @@ func (rt *Runtime) call(ctx context.Context, s *Skill, c *compiled, call *hostfu
 		return nil, classify(runCtx, ctx, s, call, meter, err)
 	}
 	if rc != 0 {
-		return nil, runErr(KindSkillError, id, nil, "the module returned %d (non-zero means failure) without an error message", rc)
+		return nil, nonZero(s, rc)
+	}
+	if int64(len(out)) > s.grant.Limits.MaxOutputBytes {
+		return nil, outputTooLarge(s, int64(len(out)))
 	}
 	return out, nil
+}
+
+func noEntrypoint(s *Skill) *RunError {
+	return runErr(KindTrap, s.id, nil, "the module does not export %q; export it, or name the export in the manifest's entrypoint", s.manifest.Entrypoint)
+}
+
+func startedOver(s *Skill) *RunError {
+	return runErr(KindMemoryLimit, s.id, nil, "the module needs more memory to start than its limit of %d MiB allows", s.grant.Limits.MemoryMiB)
+}
+
+func nonZero(s *Skill, rc uint32) *RunError {
+	return runErr(KindSkillError, s.id, nil, "the module returned %d (non-zero means failure) without an error message", rc)
+}
+
+func outputTooLarge(s *Skill, n int64) *RunError {
+	return runErr(KindOutputLimit, s.id, nil, "output of %d bytes is more than maxOutputBytes (%d)", n, s.grant.Limits.MaxOutputBytes)
 }
 
 // classify names the kind of a failed call. Order matters: a deadline or a cancellation explains
@@ -424,6 +497,17 @@ func errorText(raw json.RawMessage) string {
 		return "the skill reported failure without an error message"
 	}
 	return string(raw)
+}
+
+// kernelLevel names a native kernel log level (log_info and up reach the runtime).
+func kernelLevel(l int) string {
+	switch l {
+	case kernel.LevelWarn:
+		return "warn"
+	case kernel.LevelError:
+		return "error"
+	}
+	return "info"
 }
 
 func extismLevel(l extism.LogLevel) string {

@@ -54,6 +54,8 @@ type Config struct {
 	Admission Admission
 	// History bounds the records of recent runs: see [History].
 	History History
+	// Engine runs the modules: EngineNative ("", the default) or EngineExtism, the reference.
+	Engine Engine
 }
 
 // Runtime holds the skill registry and the compiled modules. It is safe for concurrent use.
@@ -137,6 +139,12 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	if cfg.PolicyFile != "" && cfg.Policy != nil {
 		return nil, errors.New("runtime: set Config.Policy or Config.PolicyFile, not both")
 	}
+	if cfg.Engine == "" {
+		cfg.Engine = EngineNative
+	}
+	if !cfg.Engine.valid() {
+		return nil, fmt.Errorf("runtime: unknown engine %q: use %q or %q", cfg.Engine, EngineNative, EngineExtism)
+	}
 	cfg.Admission = cfg.Admission.withDefaults()
 	cfg.History = cfg.History.withDefaults()
 	rt := &Runtime{cfg: cfg, logger: logger, history: newHistory(cfg.History), counters: newCounters(), digests: newDigester()}
@@ -172,7 +180,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		}
 		rt.cacheDir, rt.privateCache = dir, dir
 	}
-	rt.engine = newEngine(logger, rt.cacheDir)
+	rt.engine = newEngine(cfg.Engine, logger, rt.cacheDir)
 	rt.engine.isolate = childCapable.Load()
 	if !rt.engine.isolate {
 		logger.Warn("modules compile in this process, where their memory and time cannot be stopped: call runtime.MaybeCompileChild() first in main to compile them in a child process")

@@ -11,8 +11,11 @@ import (
 // looked up once per instance.
 type run struct {
 	call *hostfuncs.Call
-	mu   sync.Mutex
-	km   *kernelMemory
+	// mem is the native kernel's blocks (WithKernel); nil on the Extism engine, where the kernel
+	// is found in the call's context on the first host call (km).
+	mem Memory
+	mu  sync.Mutex
+	km  *kernelMemory
 }
 
 type ctxKey struct{}

@@ -1,0 +1,161 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/skillbox-dev/skillbox/internal/extismhost"
+	"github.com/skillbox-dev/skillbox/internal/kernel"
+)
+
+// Engine chooses what runs a skill's module.
+type Engine string
+
+const (
+	// EngineNative, the default, implements the Extism kernel ABI in Go over raw wazero (package
+	// internal/kernel): a run costs about what a wazero instance costs.
+	EngineNative Engine = "native"
+	// EngineExtism runs modules with Extism's go-sdk, whose kernel is a second wasm module in
+	// every instance. It is kept as the reference the native engine is tested against.
+	EngineExtism Engine = "extism"
+)
+
+func (e Engine) valid() bool { return e == EngineNative || e == EngineExtism }
+
+// nativeModule is a module compiled for the native engine: its own wazero runtime (the memory
+// limit is a runtime setting) holding WASI, the kernel and the Skillbox host functions, and the
+// compiled guest, instantiated afresh for every run.
+type nativeModule struct {
+	runtime wazero.Runtime
+	module  wazero.CompiledModule
+	exports map[string]api.FunctionDefinition
+	// init is the guest runtime's initialiser, called before the entrypoint as Extism calls it:
+	// "_initialize" (a WASI reactor), "__wasm_call_ctors" (a WASI command), or "" (none).
+	// hsInit is set for a Haskell module (hs_init(0, 0), after _initialize when exported).
+	init   string
+	hsInit bool
+}
+
+// compileNative compiles wasm for the native engine under rc.
+func compileNative(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte) (*nativeModule, error) {
+	r := wazero.NewRuntimeWithConfig(ctx, rc)
+	fail := func(err error) (*nativeModule, error) {
+		_ = r.Close(ctx)
+		return nil, err
+	}
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, r); err != nil {
+		return fail(fmt.Errorf("instantiate WASI: %w", err))
+	}
+	if _, err := kernel.Instantiate(ctx, r); err != nil {
+		return fail(fmt.Errorf("instantiate the kernel: %w", err))
+	}
+	if _, err := extismhost.Instantiate(ctx, r); err != nil {
+		return fail(fmt.Errorf("instantiate the host functions: %w", err))
+	}
+	cm, err := r.CompileModule(ctx, wasm)
+	if err != nil {
+		return fail(err)
+	}
+	m := &nativeModule{runtime: r, module: cm, exports: cm.ExportedFunctions()}
+	noParams := func(name string) bool {
+		d, ok := m.exports[name]
+		return ok && len(d.ParamTypes()) == 0
+	}
+	if d, ok := m.exports["hs_init"]; ok && len(d.ParamTypes()) == 2 {
+		m.hsInit = true
+		if _, ok := m.exports["_initialize"]; ok {
+			m.init = "_initialize"
+		}
+	} else if noParams("_initialize") {
+		m.init = "_initialize"
+	} else if noParams("__wasm_call_ctors") {
+		m.init = "__wasm_call_ctors"
+	}
+	return m, nil
+}
+
+func (m *nativeModule) close(ctx context.Context) {
+	_ = m.runtime.Close(ctx)
+}
+
+// has reports whether the module exports a function called name.
+func (m *nativeModule) has(name string) bool {
+	_, ok := m.exports[name]
+	return ok
+}
+
+// instantiate makes a fresh instance with mc. ctx carries the run's memory allocator, and the
+// kernel and Call for a start function that calls them. The instance is anonymous, so one
+// compiled module has any number of them, and its start functions are not run: Extism never calls
+// _start, and the guest runtime is initialised by call.
+func (m *nativeModule) instantiate(ctx context.Context, mc wazero.ModuleConfig) (api.Module, error) {
+	mod, err := m.runtime.InstantiateModule(ctx, m.module, mc.WithName("").WithStartFunctions())
+	if err != nil {
+		return nil, fmt.Errorf("instantiate: %w", err)
+	}
+	return mod, nil
+}
+
+// call calls entry as Extism's go-sdk does: the guest runtime's initialiser first, then the
+// entrypoint; a WASI exit with code 0 is success, another exit code is the return code of an
+// entrypoint without results. ctx carries the kernel and the Call. A guest's error_set is
+// returned as the error when the call itself succeeded.
+func (m *nativeModule) call(ctx context.Context, mod api.Module, entry string, k *kernel.Kernel) (uint32, error) {
+	f := mod.ExportedFunction(entry)
+	if f == nil {
+		return 1, fmt.Errorf("unknown function: %s", entry)
+	}
+	if n := len(f.Definition().ResultTypes()); n > 1 {
+		return 1, fmt.Errorf("function %s has %v results, expected 0 or 1", entry, n)
+	}
+	if entry != "_start" && entry != "_initialize" {
+		if err := m.initialise(ctx, mod); err != nil {
+			return 1, fmt.Errorf("failed to initialize runtime: %w", err)
+		}
+	}
+	res, err := f.Call(ctx)
+	var exit *sys.ExitError
+	if errors.As(err, &exit) {
+		if exit.ExitCode() == 0 {
+			err = nil
+		}
+		if len(res) == 0 {
+			res = []uint64{uint64(exit.ExitCode())}
+		}
+	}
+	var rc uint32
+	switch {
+	case len(res) > 0:
+		rc = uint32(res[0])
+	case err != nil:
+		rc = 1
+	}
+	if err != nil {
+		return rc, err
+	}
+	if msg := k.Error(); msg != "" {
+		return rc, errors.New(msg)
+	}
+	return rc, nil
+}
+
+func (m *nativeModule) initialise(ctx context.Context, mod api.Module) error {
+	if m.init != "" {
+		_, err := mod.ExportedFunction(m.init).Call(ctx)
+		// Extism logs a Haskell module's failed _initialize and goes on to hs_init.
+		if err != nil && !m.hsInit {
+			return err
+		}
+	}
+	if m.hsInit {
+		_, err := mod.ExportedFunction("hs_init").Call(ctx, 0, 0)
+		return err
+	}
+	return nil
+}
