@@ -103,82 +103,108 @@ func TestConformance(t *testing.T) {
 		"log":           "ok",
 	}
 
+	// Every guest runs on both engines (the native kernel, and Extism's go-sdk as the reference),
+	// and the two runs must leave the same record: result, usage, denials and logs.
 	for _, lang := range languages(t) {
-		t.Run(lang, func(t *testing.T) {
-			skills := t.TempDir()
-			dir := filepath.Join(skills, "conformance")
-			must(t, os.MkdirAll(dir, 0o755))
-			must(t, os.WriteFile(filepath.Join(dir, "skill.json"), []byte(manifest), 0o644))
-			mod, err := os.ReadFile(filepath.Join(lang, "conformance.wasm"))
-			must(t, err)
-			must(t, os.WriteFile(filepath.Join(dir, "execute.wasm"), mod, 0o644))
+		records := map[runtime.Engine]record{}
+		for _, engine := range []runtime.Engine{runtime.EngineNative, runtime.EngineExtism} {
+			t.Run(lang+"/"+string(engine), func(t *testing.T) {
+				skills := t.TempDir()
+				dir := filepath.Join(skills, "conformance")
+				must(t, os.MkdirAll(dir, 0o755))
+				must(t, os.WriteFile(filepath.Join(dir, "skill.json"), []byte(manifest), 0o644))
+				mod, err := os.ReadFile(filepath.Join(lang, "conformance.wasm"))
+				must(t, err)
+				must(t, os.WriteFile(filepath.Join(dir, "execute.wasm"), mod, 0o644))
 
-			rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{skills}, Policy: policy, CacheDir: testcache.Dir()})
-			must(t, err)
-			defer rt.Close(context.Background())
-			s, err := rt.Skill("conformance")
-			must(t, err)
-			if s.Status() != runtime.StatusActive {
-				t.Fatalf("skill not active: %v", s.Err())
-			}
-			// The policy allows /data read-write, the manifest asks read-only: the grant is read-only.
-			if got := s.Grant().Files; len(got) != 3 || got[1].Access != runtime.ReadOnly {
-				t.Fatalf("granted files %+v", got)
-			}
+				rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{skills}, Policy: policy, CacheDir: testcache.Dir(), Engine: engine})
+				must(t, err)
+				defer rt.Close(context.Background())
+				s, err := rt.Skill("conformance")
+				must(t, err)
+				if s.Status() != runtime.StatusActive {
+					t.Fatalf("skill not active: %v", s.Err())
+				}
+				// The policy allows /data read-write, the manifest asks read-only: the grant is read-only.
+				if got := s.Grant().Files; len(got) != 3 || got[1].Access != runtime.ReadOnly {
+					t.Fatalf("granted files %+v", got)
+				}
 
-			res, err := rt.Run(context.Background(), runtime.Request{Skill: "conformance", Args: args})
-			if err != nil {
-				t.Fatalf("run: %v\nlogs: %+v", err, res.Logs)
-			}
-			var got map[string]any
-			must(t, json.Unmarshal(res.Result, &got))
-			if !reflect.DeepEqual(got, want) {
-				for k := range want {
-					if !reflect.DeepEqual(got[k], want[k]) {
-						t.Errorf("%s: got %#v, want %#v", k, got[k], want[k])
+				res, err := rt.Run(context.Background(), runtime.Request{Skill: "conformance", Args: args})
+				if err != nil {
+					t.Fatalf("run: %v\nlogs: %+v", err, res.Logs)
+				}
+				var got map[string]any
+				must(t, json.Unmarshal(res.Result, &got))
+				if !reflect.DeepEqual(got, want) {
+					for k := range want {
+						if !reflect.DeepEqual(got[k], want[k]) {
+							t.Errorf("%s: got %#v, want %#v", k, got[k], want[k])
+						}
+					}
+					for k := range got {
+						if _, ok := want[k]; !ok {
+							t.Errorf("unexpected key %s: %#v", k, got[k])
+						}
 					}
 				}
-				for k := range got {
-					if _, ok := want[k]; !ok {
-						t.Errorf("unexpected key %s: %#v", k, got[k])
+
+				// What the host recorded must match what the guest saw.
+				var levels []string
+				for _, l := range res.Logs {
+					if strings.HasPrefix(l.Message, "conformance: ") {
+						levels = append(levels, l.Level)
 					}
 				}
-			}
-
-			// What the host recorded must match what the guest saw.
-			var levels []string
-			for _, l := range res.Logs {
-				if strings.HasPrefix(l.Message, "conformance: ") {
-					levels = append(levels, l.Level)
+				if !reflect.DeepEqual(levels, []string{"debug", "info", "warn", "error"}) {
+					t.Errorf("log levels %v", levels)
 				}
-			}
-			if !reflect.DeepEqual(levels, []string{"debug", "info", "warn", "error"}) {
-				t.Errorf("log levels %v", levels)
-			}
-			denied := strings.Join(res.Usage.Denied, "\n")
-			for _, w := range []string{"fetch http://example.invalid/", "env HOME", "write /data/ro.txt"} {
-				if !strings.Contains(denied, w) {
-					t.Errorf("usage.denied lacks %q:\n%s", w, denied)
+				denied := strings.Join(res.Usage.Denied, "\n")
+				for _, w := range []string{"fetch http://example.invalid/", "env HOME", "write /data/ro.txt"} {
+					if !strings.Contains(denied, w) {
+						t.Errorf("usage.denied lacks %q:\n%s", w, denied)
+					}
 				}
-			}
-			if res.Usage.Fetches != 3 || res.Usage.BytesOut != 4 {
-				t.Errorf("fetches %d bytes out %d; want 3 and 4", res.Usage.Fetches, res.Usage.BytesOut)
-			}
-			host := strings.TrimPrefix(srv.URL, "http://")
-			if !contains(res.Usage.HostsContacted, host) {
-				t.Errorf("hosts contacted %v lacks %s", res.Usage.HostsContacted, host)
-			}
-			if !contains(res.Usage.FilesWritten, "/workspace/out/result.txt") || !contains(res.Usage.FilesRead, "/workspace/in.txt") {
-				t.Errorf("files read %v written %v", res.Usage.FilesRead, res.Usage.FilesWritten)
-			}
-			if b, err := os.ReadFile(filepath.Join(ws, "out", "result.txt")); err != nil || string(b) != "written by conformance" {
-				t.Errorf("file on disk: %q %v", b, err)
-			}
-			if _, err := os.Stat(filepath.Join(ws, "out", "result.txt.big")); err == nil {
-				t.Errorf("the over-quota write left a file")
-			}
-		})
+				if res.Usage.Fetches != 3 || res.Usage.BytesOut != 4 {
+					t.Errorf("fetches %d bytes out %d; want 3 and 4", res.Usage.Fetches, res.Usage.BytesOut)
+				}
+				host := strings.TrimPrefix(srv.URL, "http://")
+				if !contains(res.Usage.HostsContacted, host) {
+					t.Errorf("hosts contacted %v lacks %s", res.Usage.HostsContacted, host)
+				}
+				if !contains(res.Usage.FilesWritten, "/workspace/out/result.txt") || !contains(res.Usage.FilesRead, "/workspace/in.txt") {
+					t.Errorf("files read %v written %v", res.Usage.FilesRead, res.Usage.FilesWritten)
+				}
+				if b, err := os.ReadFile(filepath.Join(ws, "out", "result.txt")); err != nil || string(b) != "written by conformance" {
+					t.Errorf("file on disk: %q %v", b, err)
+				}
+				if _, err := os.Stat(filepath.Join(ws, "out", "result.txt.big")); err == nil {
+					t.Errorf("the over-quota write left a file")
+				}
+				records[engine] = recordOf(res)
+			})
+		}
+		if n, e := records[runtime.EngineNative], records[runtime.EngineExtism]; !reflect.DeepEqual(n, e) {
+			t.Errorf("%s: the engines disagree\nnative: %+v\nextism: %+v", lang, n, e)
+		}
 	}
+}
+
+// record is what must be the same on both engines: everything a run reports but its timings and
+// its memory peak (the Extism kernel's memory counts in one, not the other).
+type record struct {
+	Result string
+	Usage  runtime.Usage
+	Logs   []string
+}
+
+func recordOf(res *runtime.Result) record {
+	r := record{Result: string(res.Result), Usage: res.Usage}
+	r.Usage.PeakMemoryBytes = 0
+	for _, l := range res.Logs {
+		r.Logs = append(r.Logs, l.Level+"|"+l.Source+"|"+l.Message)
+	}
+	return r
 }
 
 // closedPort returns a loopback port nothing listens on.

@@ -54,10 +54,27 @@ const (
 	MaxVarBytes = 64 << 10
 	// varEntryCost is what Extism's go-sdk counts per variable beyond its name and value.
 	varEntryCost = int(unsafe.Sizeof([]byte{}) + unsafe.Sizeof(""))
-	// reuseClasses is how many size classes above the request a freed block may come from: at
-	// most 16x the request is taken, so reuse never hands a small request a huge block.
-	reuseClasses = 4
+	// reuseClasses is how many size classes, the request's included, a freed block may come
+	// from: a block at most about 1.7x the request's class, so reuse never hands a small request
+	// a huge block.
+	reuseClasses = 3
+	// numClasses covers every size up to maxBlock (see sizeClass).
+	numClasses = 1 + (32-4)*4
 )
+
+// sizeClass rounds a request of n bytes (0 < n <= maxBlock) up to its block size: 16 bytes at
+// least, then four classes per power of two (2^k·1.25, 1.5, 1.75, 2), so a block wastes at most
+// a fifth of itself and a freed block serves any later request of its class exactly.
+func sizeClass(n uint64) (class int, size uint64) {
+	if n <= 16 {
+		return 0, 16
+	}
+	k := bits.Len64(n-1) - 1 // 2^k < n <= 2^(k+1), k >= 4
+	step := uint64(1) << (k - 2)
+	size = (n + step - 1) &^ (step - 1)
+	j := int((size - 1<<k) / step) // 1..4
+	return 1 + (k-4)*4 + j - 1, size
+}
 
 // Kernel is one run's kernel state. It is used by one guest at a time (a guest is
 // single-threaded), so it takes no locks.
@@ -66,8 +83,8 @@ type Kernel struct {
 	buf    []byte  // the arena: block bytes at their offsets
 	top    uint64  // end of the last block
 	blocks []block // by offset
-	// free holds the indexes of freed blocks by size class: class c holds sizes in [2^c, 2^(c+1)).
-	free [64][]int32
+	// free holds the indexes of freed blocks by size class (see sizeClass).
+	free [numClasses][]int32
 
 	inputOff, inputLen   uint64
 	outputOff, outputLen uint64
@@ -115,9 +132,9 @@ func (k *Kernel) Alloc(n uint64) uint64 {
 		k.allocFailed(n)
 		return 0
 	}
-	// A freed block of the request's class or a few above: all of them are large enough.
-	c := bits.Len64(n - 1)
-	for cls := c; cls < min(c+reuseClasses, len(k.free)); cls++ {
+	// A freed block of the request's class or a little above: all of them are large enough.
+	c, size := sizeClass(n)
+	for cls := c; cls < min(c+reuseClasses, numClasses); cls++ {
 		if l := k.free[cls]; len(l) > 0 {
 			i := l[len(l)-1]
 			k.free[cls] = l[:len(l)-1]
@@ -127,7 +144,6 @@ func (k *Kernel) Alloc(n uint64) uint64 {
 		}
 	}
 	off := k.top
-	size := (n + 7) &^ 7
 	end := off + size
 	if end > uint64(len(k.buf)) && !k.grow(end) {
 		k.allocFailed(n)
@@ -179,7 +195,7 @@ func (k *Kernel) Free(off uint64) {
 	}
 	b := &k.blocks[i]
 	b.live = false
-	cls := bits.Len64(b.size) - 1
+	cls, _ := sizeClass(b.size)
 	k.free[cls] = append(k.free[cls], int32(i))
 	// Extism's kernel: freeing the input block empties the input.
 	if off == k.inputOff {
