@@ -1,0 +1,249 @@
+package runtime
+
+import (
+	"context"
+	"os"
+	goruntime "runtime"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/skillbox-dev/skillbox/hostfuncs"
+	"github.com/skillbox-dev/skillbox/internal/extismhost"
+	"github.com/skillbox-dev/skillbox/internal/kernel"
+)
+
+// The engine benchmarks measure every contender interleaved — one call of each per round, in an
+// order that rotates — so a noisy neighbour slows them all alike, and report ratios to a floor
+// measured in the same rounds (sequential sub-benchmarks swing 0.8–2x on a shared machine).
+//
+//	go test -run '^$' -bench 'Engine' -benchtime 2000x ./runtime/
+
+type contender struct {
+	name string
+	f    func()
+}
+
+// interleave runs each contender b.N times, one of each per round, and returns each one's
+// median ns per call.
+func interleave(b *testing.B, cs ...contender) map[string]float64 {
+	b.Helper()
+	for _, c := range cs { // warm up: compile, fill caches and pools
+		c.f()
+		c.f()
+	}
+	samples := make([][]float64, len(cs))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for j := range cs {
+			k := (i + j) % len(cs)
+			start := time.Now()
+			cs[k].f()
+			samples[k] = append(samples[k], float64(time.Since(start).Nanoseconds()))
+		}
+	}
+	b.StopTimer()
+	p50 := map[string]float64{}
+	for k, c := range cs {
+		slices.Sort(samples[k])
+		p50[c.name] = samples[k][len(samples[k])/2]
+		b.ReportMetric(p50[c.name], c.name+"-p50-ns")
+	}
+	return p50
+}
+
+// allocs reports what one call of f allocates: objects and bytes.
+func allocs(f func()) (objects, bytes float64) {
+	const n = 50
+	f()
+	var before, after goruntime.MemStats
+	goruntime.GC()
+	goruntime.ReadMemStats(&before)
+	for range n {
+		f()
+	}
+	goruntime.ReadMemStats(&after)
+	return float64(after.Mallocs-before.Mallocs) / n, float64(after.TotalAlloc-before.TotalAlloc) / n
+}
+
+// BenchmarkEngineTrivialRun is a full rt.Run of the trivial WAT skill on each engine against the
+// bare wazero floor (instantiate + call of the same module, its imports the cheapest Go
+// functions). Targets: native <= 3x the floor in time, <= 2x its allocations and bytes.
+func BenchmarkEngineTrivialRun(b *testing.B) {
+	dir := b.TempDir()
+	fixture(b, dir, "hello", simple("hello", ""), "hello")
+	ctx := context.Background()
+	run := func(rt *Runtime) func() {
+		return func() {
+			if _, err := rt.Run(ctx, Request{Skill: "hello"}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	native := run(newRuntime(b, Config{SkillDirs: []string{dir}}))
+	ref := run(newRuntime(b, Config{SkillDirs: []string{dir}, Engine: EngineExtism}))
+	wasm, err := os.ReadFile(dir + "/hello/" + ModuleFile)
+	if err != nil {
+		b.Fatal(err)
+	}
+	floor := wazeroFloor(b, wasm)
+	p50 := interleave(b, contender{"wazero", floor}, contender{"native", native}, contender{"extism", ref})
+	b.ReportMetric(p50["native"]/p50["wazero"], "native/wazero")
+	b.ReportMetric(p50["extism"]/p50["wazero"], "extism/wazero")
+	fo, fb := allocs(floor)
+	no, nb := allocs(native)
+	b.ReportMetric(no, "native-allocs/op")
+	b.ReportMetric(nb, "native-B/op")
+	b.ReportMetric(no/fo, "allocs-native/wazero")
+	b.ReportMetric(nb/fb, "bytes-native/wazero")
+}
+
+// BenchmarkEngineHostCall is the cost of one skillbox_env round trip (the guest's alloc'd name,
+// the call, its reply read and freed) at 10, 100, 1,000 and 3,000 calls per run: the runs' median
+// less the median of the same guest making none, per call. Target: <= 2 µs, and flat.
+func BenchmarkEngineHostCall(b *testing.B) {
+	for _, engine := range []Engine{EngineNative, EngineExtism} {
+		b.Run(string(engine), func(b *testing.B) {
+			dir := b.TempDir()
+			fixture(b, dir, "calls", simple("calls", `"parameters":{"n":{"type":"integer"}},"permissions":{"env":["X"]}`), "calls")
+			rt := newRuntime(b, Config{SkillDirs: []string{dir}, Policy: &Policy{Env: map[string]string{"X": "1"}}, Engine: engine})
+			ctx := context.Background()
+			counts := []int{0, 10, 100, 1000, 3000}
+			var cs []contender
+			for _, n := range counts {
+				args := []byte(`{"n":` + strconv.Itoa(n) + `}`)
+				cs = append(cs, contender{strconv.Itoa(n), func() {
+					res, err := rt.Run(ctx, Request{Skill: "calls", Args: args})
+					if err != nil || string(res.Result) != "0" {
+						b.Fatal(err, string(res.Result))
+					}
+				}})
+			}
+			p50 := interleave(b, cs...)
+			for _, n := range counts[1:] {
+				b.ReportMetric((p50[strconv.Itoa(n)]-p50["0"])/float64(n), "ns/call@"+strconv.Itoa(n))
+			}
+		})
+	}
+}
+
+// BenchmarkEngineInterruption runs a CPU-bound guest (spin.wat, 2M iterations, no host call) with
+// bare wazero compiled with and without interruption (WithCloseOnContextDone), and as a full
+// native run (which always has it). Target: on <= 1.5x off.
+func BenchmarkEngineInterruption(b *testing.B) {
+	wasm, err := os.ReadFile("../testdata/wasm/spin.wasm")
+	if err != nil {
+		b.Fatal(err)
+	}
+	input := []byte(`{"n":2000000}`)
+	bare := func(interrupt bool) func() {
+		ctx := context.Background()
+		r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithCloseOnContextDone(interrupt))
+		b.Cleanup(func() { r.Close(ctx) })
+		if _, err := kernel.Instantiate(ctx, r); err != nil {
+			b.Fatal(err)
+		}
+		cm, err := r.CompileModule(ctx, wasm)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cfg := wazero.NewModuleConfig().WithName("")
+		return func() {
+			k, err := kernel.New(&sliceMemory{}, input)
+			if err != nil {
+				b.Fatal(err)
+			}
+			kctx, cancel := context.WithTimeout(kernel.With(ctx, k), time.Minute)
+			defer cancel()
+			m, err := r.InstantiateModule(kctx, cm, cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := m.ExportedFunction("execute").Call(kctx); err != nil {
+				b.Fatal(err)
+			}
+			m.Close(ctx)
+		}
+	}
+	dir := b.TempDir()
+	fixture(b, dir, "spin", simple("spin", `"parameters":{"n":{"type":"integer"}}`), "spin")
+	rt := newRuntime(b, Config{SkillDirs: []string{dir}})
+	full := func() {
+		if _, err := rt.Run(context.Background(), Request{Skill: "spin", Args: input}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	p50 := interleave(b, contender{"off", bare(false)}, contender{"on", bare(true)}, contender{"native", full})
+	b.ReportMetric(p50["on"]/p50["off"], "on/off")
+	b.ReportMetric(p50["native"]/p50["off"], "native/off")
+}
+
+// BenchmarkEngineGoHello runs the bundled Go hello (standard Go, wasip1: ~6 ms of instantiation)
+// as a full native run against the same module instantiated and called on a bare wazero runtime
+// holding WASI, the kernel and the host functions. Target: native throughput >= 0.8x the floor's,
+// that is native/floor <= 1.25.
+func BenchmarkEngineGoHello(b *testing.B) {
+	wasm, err := os.ReadFile("../skills/hello/" + ModuleFile)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	r := wazero.NewRuntimeWithConfig(ctx, engineConfig(1024).WithCompilationCache(wazero.NewCompilationCache()))
+	b.Cleanup(func() { r.Close(ctx) })
+	wasi_snapshot_preview1.MustInstantiate(ctx, r)
+	if _, err := kernel.Instantiate(ctx, r); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := extismhost.Instantiate(ctx, r); err != nil {
+		b.Fatal(err)
+	}
+	cm, err := r.CompileModule(ctx, wasm)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := wazero.NewModuleConfig().WithName("").WithStartFunctions()
+	grant := &hostfuncs.Grant{Limits: hostfuncs.Limits{MaxLogBytes: 1 << 20}}
+	floor := func() {
+		k, err := kernel.New(&sliceMemory{}, []byte(`{"name":"x"}`))
+		if err != nil {
+			b.Fatal(err)
+		}
+		cctx := kernel.With(extismhost.WithKernel(ctx, hostfuncs.NewCall(grant), k), k)
+		m, err := r.InstantiateModule(cctx, cm, cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := m.ExportedFunction("_initialize").Call(cctx); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := m.ExportedFunction("execute").Call(cctx); err != nil {
+			b.Fatal(err)
+		}
+		m.Close(ctx)
+	}
+	rt := newRuntime(b, Config{SkillDirs: []string{"../skills"}})
+	native := func() {
+		if _, err := rt.Run(ctx, Request{Skill: "hello", Args: []byte(`{"name":"x"}`)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	p50 := interleave(b, contender{"floor", floor}, contender{"native", native})
+	b.ReportMetric(p50["native"]/p50["floor"], "native/floor")
+	no, nb := allocs(native)
+	b.ReportMetric(no, "native-allocs/op")
+	b.ReportMetric(nb, "native-B/op")
+}
+
+// sliceMemory is an unbounded kernel Memory for the floors.
+type sliceMemory struct{ buf []byte }
+
+func (m *sliceMemory) Reallocate(size uint64) []byte {
+	if size > uint64(len(m.buf)) {
+		m.buf = append(m.buf, make([]byte, int(size)-len(m.buf))...)
+	}
+	return m.buf
+}
