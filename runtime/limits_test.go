@@ -211,3 +211,21 @@ func TestCapText(t *testing.T) {
 		}
 	}
 }
+
+// Mappings are reused between runs (mappings.go): a run must never see what an earlier one left in
+// its memory or its kernel blocks, whichever engine ran it.
+func TestRunsSeeNoResidue(t *testing.T) {
+	for _, engine := range []Engine{EngineNative, EngineExtism} {
+		t.Run(string(engine), func(t *testing.T) {
+			dir := t.TempDir()
+			fixture(t, dir, "residue", simple("residue", ""), "residue")
+			rt := newRuntime(t, Config{SkillDirs: []string{dir}, Engine: engine})
+			for i := range 20 {
+				res, err := rt.Run(context.Background(), Request{Skill: "residue"})
+				if err != nil || string(res.Result) != `"clean"` {
+					t.Fatalf("run %d: %v %s", i, err, res.Result)
+				}
+			}
+		})
+	}
+}

@@ -28,7 +28,7 @@ type memoryMeter struct {
 	// wazero refuses a grow past that maximum before the allocator sees it, so "the last grow
 	// that succeeded left little room" is the best view of running out of it.
 	nearFull bool
-	mapped   [][]byte
+	mapped   []*meteredMemory // the memories backed by a mapping, given back by release
 	released bool
 }
 
@@ -38,10 +38,10 @@ func newMemoryMeter(limit uint64) *memoryMeter { return &memoryMeter{limit: limi
 
 func (m *memoryMeter) Allocate(capacity, max uint64) experimental.LinearMemory {
 	l := &meteredMemory{meter: m, max: max}
-	if buf, err := mapMemory(max); err == nil {
-		l.buf = buf[:0]
+	if buf, err := mappings.get(max); err == nil {
+		l.buf, l.mapping = buf[:0], buf
 		m.mu.Lock()
-		m.mapped = append(m.mapped, buf)
+		m.mapped = append(m.mapped, l)
 		m.mu.Unlock()
 	} else {
 		l.buf = make([]byte, 0, capacity)
@@ -80,8 +80,8 @@ func (m *memoryMeter) startedOver() bool {
 	return m.overAtStart
 }
 
-// release unmaps every memory of the run. Call it only once the instance is closed and no call
-// into it can still run: nothing may touch the memories after.
+// release gives back every mapped memory of the run (see mappings.go). Call it only once the
+// instance is closed and no call into it can still run: nothing may touch the memories after.
 func (m *memoryMeter) release() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -89,8 +89,9 @@ func (m *memoryMeter) release() {
 		return
 	}
 	m.released = true
-	for _, b := range m.mapped {
-		unmapMemory(b)
+	for _, l := range m.mapped {
+		mappings.put(l.mapping, uint64(len(l.buf)))
+		l.buf, l.mapping = nil, nil
 	}
 	m.mapped = nil
 }
@@ -98,6 +99,8 @@ func (m *memoryMeter) release() {
 type meteredMemory struct {
 	meter *memoryMeter
 	buf   []byte
+	// mapping is the whole mapping buf lives in (nil for a Go slice).
+	mapping []byte
 	max   uint64
 	grown bool // false until the first Reallocate, which sizes the memory at instantiation
 }
