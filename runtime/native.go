@@ -35,6 +35,9 @@ type nativeModule struct {
 	runtime wazero.Runtime
 	module  wazero.CompiledModule
 	exports map[string]api.FunctionDefinition
+	// config is every instance's module configuration but what is the run's own (its stdout,
+	// stderr and sleep), made once: each With of a ModuleConfig copies it.
+	config wazero.ModuleConfig
 	// init is the guest runtime's initialiser, called before the entrypoint as Extism calls it:
 	// "_initialize" (a WASI reactor), "__wasm_call_ctors" (a WASI command), or "" (none).
 	// hsInit is set for a Haskell module (hs_init(0, 0), after _initialize when exported).
@@ -62,7 +65,10 @@ func compileNative(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte) (*
 	if err != nil {
 		return fail(err)
 	}
-	m := &nativeModule{runtime: r, module: cm, exports: cm.ExportedFunctions()}
+	// Anonymous, so one compiled module has any number of instances; no start functions:
+	// Extism never calls _start, and call initialises the guest runtime itself.
+	config := baseModuleConfig().WithName("").WithStartFunctions()
+	m := &nativeModule{runtime: r, module: cm, exports: cm.ExportedFunctions(), config: config}
 	noParams := func(name string) bool {
 		d, ok := m.exports[name]
 		return ok && len(d.ParamTypes()) == 0
@@ -90,12 +96,10 @@ func (m *nativeModule) has(name string) bool {
 	return ok
 }
 
-// instantiate makes a fresh instance with mc. ctx carries the run's memory allocator, and the
-// kernel and Call for a start function that calls them. The instance is anonymous, so one
-// compiled module has any number of them, and its start functions are not run: Extism never calls
-// _start, and the guest runtime is initialised by call.
+// instantiate makes a fresh instance with mc (made from m.config). ctx carries the run's memory
+// allocator, and the kernel and Call for a start section that calls them.
 func (m *nativeModule) instantiate(ctx context.Context, mc wazero.ModuleConfig) (api.Module, error) {
-	mod, err := m.runtime.InstantiateModule(ctx, m.module, mc.WithName("").WithStartFunctions())
+	mod, err := m.runtime.InstantiateModule(ctx, m.module, mc)
 	if err != nil {
 		return nil, fmt.Errorf("instantiate: %w", err)
 	}

@@ -272,22 +272,20 @@ func (rt *Runtime) call(ctx context.Context, s *Skill, c *compiled, call *hostfu
 	stderr := &hostfuncs.LineWriter{Call: call, Source: "stderr", Level: "warn"}
 	defer stdout.Flush()
 	defer stderr.Flush()
-	mc := wazero.NewModuleConfig().
-		WithRandSource(rand.Reader).
-		WithSysWalltime().WithSysNanotime().
-		// WASI poll_oneoff sleeps with this; time.Sleep would outlive the run's deadline.
-		WithNanosleep(func(ns int64) {
-			t := time.NewTimer(time.Duration(ns))
-			defer t.Stop()
-			select {
-			case <-t.C:
-			case <-runCtx.Done():
-			}
-		}).
-		WithStdout(stdout).WithStderr(stderr)
+	// WASI poll_oneoff sleeps with this; time.Sleep would outlive the run's deadline.
+	sleep := func(ns int64) {
+		t := time.NewTimer(time.Duration(ns))
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-runCtx.Done():
+		}
+	}
 	if c.native != nil {
+		mc := c.native.config.WithNanosleep(sleep).WithStdout(stdout).WithStderr(stderr)
 		return rt.callNative(runCtx, ctx, s, c.native, call, meter, mc, input, emit)
 	}
+	mc := baseModuleConfig().WithNanosleep(sleep).WithStdout(stdout).WithStderr(stderr)
 	return rt.callExtism(runCtx, ctx, s, c.plugin, call, meter, mc, input, emit)
 }
 
@@ -338,6 +336,12 @@ func (rt *Runtime) callNative(runCtx, ctx context.Context, s *Skill, m *nativeMo
 		return nil, outputTooLarge(s, int64(n))
 	}
 	return append([]byte(nil), k.Output()...), nil
+}
+
+// baseModuleConfig is what every instance gets: real clocks, crypto/rand, nothing else of the
+// host (no arguments, environment or files: WASI sees none).
+func baseModuleConfig() wazero.ModuleConfig {
+	return wazero.NewModuleConfig().WithRandSource(rand.Reader).WithSysWalltime().WithSysNanotime()
 }
 
 // callExtism runs the call with Extism's go-sdk.
