@@ -101,8 +101,8 @@ type meteredMemory struct {
 	buf   []byte
 	// mapping is the whole mapping buf lives in (nil for a Go slice).
 	mapping []byte
-	max   uint64
-	grown bool // false until the first Reallocate, which sizes the memory at instantiation
+	max     uint64
+	grown   bool // false until the first Reallocate, which sizes the memory at instantiation
 }
 
 // Reallocate grows the memory to size bytes (never past its maximum, nor the run's limit); the
