@@ -245,6 +245,19 @@ func (a *admission) hold(n int64) {
 	a.mu.Unlock()
 }
 
+// tryHold holds n bytes if they fit in the budget and no ticket waits: what it holds is a
+// convenience (a warm instance), never worth delaying a run for.
+func (a *admission) tryHold(n int64) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed || len(a.queue) > 0 || a.used+n > a.cfg.MemoryBudget {
+		return false
+	}
+	a.used += n
+	a.peakUsed = max(a.peakUsed, a.used)
+	return true
+}
+
 func (a *admission) free(n int64) {
 	a.mu.Lock()
 	defer a.mu.Unlock()

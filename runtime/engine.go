@@ -27,12 +27,16 @@ type engine struct {
 	logger    *slog.Logger
 	cacheDir  string // "": no on-disk cache
 	admission *admission
+	// warmInstances is Config.WarmInstances: the size of each slow-to-start module's pool.
+	warmInstances int
 	// isolate compiles each module in a child process first (see compilechild.go): the process
 	// then only loads the compiled code from the cache.
 	isolate bool
 
 	hits, compiles, evictions atomic.Int64 // acquires served by a compiled module, compilations, evictions
 	childCompiles             atomic.Int64 // compilations made in a child process
+	// warm pools: runs served from one, instances made, time spent making them
+	warmHits, warmMade, warmRefillNs atomic.Int64
 
 	mu      sync.Mutex
 	entries map[compileKey]*compiled
@@ -53,8 +57,12 @@ type compiled struct {
 	// One of the two, as the engine's kind says.
 	native *nativeModule
 	plugin *extism.CompiledPlugin
-	cache  wazero.CompilationCache // this module's own handle on the cache directory
-	err    error
+	// pool holds instances made ahead of runs (native, Config.WarmInstances > 0), made when a
+	// run finds the module slow to instantiate (see pool.go).
+	poolOnce sync.Once
+	pool     atomic.Pointer[warmPool]
+	cache    wazero.CompilationCache // this module's own handle on the cache directory
+	err      error
 
 	refs    int    // runs holding it
 	stale   bool   // no longer in the registry, or evicted
@@ -183,6 +191,9 @@ func (e *engine) drop(c *compiled) {
 func (c *compiled) ready() bool { return c.native != nil || c.plugin != nil }
 
 func (c *compiled) close(ctx context.Context) {
+	if p := c.pool.Load(); p != nil {
+		p.close()
+	}
 	if c.native != nil {
 		c.native.close(ctx)
 	}

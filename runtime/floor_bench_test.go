@@ -26,6 +26,8 @@ import (
 type contender struct {
 	name string
 	f    func()
+	// settle, when set, runs untimed before each call (waiting for a pool to refill, say).
+	settle func()
 }
 
 // interleave runs each contender b.N times, one of each per round, and returns each one's
@@ -41,6 +43,9 @@ func interleave(b *testing.B, cs ...contender) map[string]float64 {
 	for i := 0; i < b.N; i++ {
 		for j := range cs {
 			k := (i + j) % len(cs)
+			if cs[k].settle != nil {
+				cs[k].settle()
+			}
 			start := time.Now()
 			cs[k].f()
 			samples[k] = append(samples[k], float64(time.Since(start).Nanoseconds()))
@@ -91,7 +96,7 @@ func BenchmarkEngineTrivialRun(b *testing.B) {
 		b.Fatal(err)
 	}
 	floor := wazeroFloor(b, wasm)
-	p50 := interleave(b, contender{"wazero", floor}, contender{"native", native}, contender{"extism", ref})
+	p50 := interleave(b, contender{name: "wazero", f: floor}, contender{name: "native", f: native}, contender{name: "extism", f: ref})
 	b.ReportMetric(p50["native"]/p50["wazero"], "native/wazero")
 	b.ReportMetric(p50["extism"]/p50["wazero"], "extism/wazero")
 	fo, fb := allocs(floor)
@@ -116,7 +121,7 @@ func BenchmarkEngineHostCall(b *testing.B) {
 			var cs []contender
 			for _, n := range counts {
 				args := []byte(`{"n":` + strconv.Itoa(n) + `}`)
-				cs = append(cs, contender{strconv.Itoa(n), func() {
+				cs = append(cs, contender{name: strconv.Itoa(n), f: func() {
 					res, err := rt.Run(ctx, Request{Skill: "calls", Args: args})
 					if err != nil || string(res.Result) != "0" {
 						b.Fatal(err, string(res.Result))
@@ -177,7 +182,7 @@ func BenchmarkEngineInterruption(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	p50 := interleave(b, contender{"off", bare(false)}, contender{"on", bare(true)}, contender{"native", full})
+	p50 := interleave(b, contender{name: "off", f: bare(false)}, contender{name: "on", f: bare(true)}, contender{name: "native", f: full})
 	b.ReportMetric(p50["on"]/p50["off"], "on/off")
 	b.ReportMetric(p50["native"]/p50["off"], "native/off")
 }
@@ -231,8 +236,25 @@ func BenchmarkEngineGoHello(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	p50 := interleave(b, contender{"floor", floor}, contender{"native", native})
+	pooled := newRuntime(b, Config{SkillDirs: []string{"../skills"}, WarmInstances: 2})
+	fromPool := func() {
+		if _, err := pooled.Run(ctx, Request{Skill: "hello", Args: []byte(`{"name":"x"}`)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	idle := func() { // at idle: the pool has refilled since the last run
+		for st := pooled.Stats(); st.WarmMade > 0 && st.WarmMade-st.WarmHits < 2; st = pooled.Stats() {
+			time.Sleep(100 * time.Microsecond)
+		}
+	}
+	p50 := interleave(b, contender{name: "floor", f: floor}, contender{name: "native", f: native},
+		contender{name: "pool", f: fromPool, settle: idle})
 	b.ReportMetric(p50["native"]/p50["floor"], "native/floor")
+	b.ReportMetric(p50["pool"]/p50["floor"], "pool/floor")
+	if st := pooled.Stats(); st.WarmMade > 0 {
+		b.ReportMetric(float64(st.WarmRefillNs)/float64(st.WarmMade), "refill-ns/instance")
+		b.ReportMetric(float64(st.WarmHits)/float64(b.N+2), "pool-hit-rate")
+	}
 	no, nb := allocs(native)
 	b.ReportMetric(no, "native-allocs/op")
 	b.ReportMetric(nb, "native-B/op")

@@ -110,7 +110,7 @@ func (m *nativeModule) instantiate(ctx context.Context, mc wazero.ModuleConfig) 
 // entrypoint; a WASI exit with code 0 is success, another exit code is the return code of an
 // entrypoint without results. ctx carries the kernel and the Call. A guest's error_set is
 // returned as the error when the call itself succeeded.
-func (m *nativeModule) call(ctx context.Context, mod api.Module, entry string, k *kernel.Kernel) (uint32, error) {
+func (m *nativeModule) call(ctx context.Context, mod api.Module, initialised bool, entry string, k *kernel.Kernel) (uint32, error) {
 	f := mod.ExportedFunction(entry)
 	if f == nil {
 		return 1, fmt.Errorf("unknown function: %s", entry)
@@ -118,7 +118,7 @@ func (m *nativeModule) call(ctx context.Context, mod api.Module, entry string, k
 	if n := len(f.Definition().ResultTypes()); n > 1 {
 		return 1, fmt.Errorf("function %s has %v results, expected 0 or 1", entry, n)
 	}
-	if entry != "_start" && entry != "_initialize" {
+	if !initialised && entry != "_start" && entry != "_initialize" {
 		if err := m.initialise(ctx, mod); err != nil {
 			return 1, fmt.Errorf("failed to initialize runtime: %w", err)
 		}

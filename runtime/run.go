@@ -14,6 +14,7 @@ import (
 
 	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/sys"
 
@@ -260,7 +261,16 @@ func (rt *Runtime) call(ctx context.Context, s *Skill, c *compiled, call *hostfu
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	meter := newMemoryMeter(s.linearLimit)
+	var warm *warmInstance
+	if p := c.pool.Load(); p != nil {
+		warm = p.take()
+	}
+	var meter *memoryMeter
+	if warm != nil {
+		meter = warm.meter // the instance's memories were made with it
+	} else {
+		meter = newMemoryMeter(s.linearLimit)
+	}
 	// Deferred first, so it runs last: the memories are unmapped only after the instance is
 	// closed and its call has returned.
 	defer meter.release()
@@ -282,8 +292,16 @@ func (rt *Runtime) call(ctx context.Context, s *Skill, c *compiled, call *hostfu
 		}
 	}
 	if c.native != nil {
-		mc := c.native.config.WithNanosleep(sleep).WithStdout(stdout).WithStderr(stderr)
-		return rt.callNative(runCtx, ctx, s, c.native, call, meter, mc, input, emit)
+		var mod api.Module
+		var mc wazero.ModuleConfig
+		initialised := false
+		if warm != nil {
+			warm.slot.fill(stdout, stderr, runCtx.Done())
+			mod, initialised = warm.mod, warm.initialised
+		} else {
+			mc = c.native.config.WithNanosleep(sleep).WithStdout(stdout).WithStderr(stderr)
+		}
+		return rt.callNative(runCtx, ctx, s, c, mod, initialised, call, meter, mc, input, emit)
 	}
 	mc := baseModuleConfig().WithNanosleep(sleep).WithStdout(stdout).WithStderr(stderr)
 	return rt.callExtism(runCtx, ctx, s, c.plugin, call, meter, mc, input, emit)
@@ -291,8 +309,10 @@ func (rt *Runtime) call(ctx context.Context, s *Skill, c *compiled, call *hostfu
 
 // callNative runs the call on the native kernel. The kernel's blocks are metered with the
 // module's memories, and the output's size is checked before the host copies it.
-func (rt *Runtime) callNative(runCtx, ctx context.Context, s *Skill, m *nativeModule, call *hostfuncs.Call, meter *memoryMeter, mc wazero.ModuleConfig, input []byte, emit func(Event)) ([]byte, *RunError) {
-	id := s.id
+// mod is an instance from the module's warm pool (initialised when its initialiser ran already),
+// or nil to make one with mc.
+func (rt *Runtime) callNative(runCtx, ctx context.Context, s *Skill, c *compiled, mod api.Module, initialised bool, call *hostfuncs.Call, meter *memoryMeter, mc wazero.ModuleConfig, input []byte, emit func(Event)) ([]byte, *RunError) {
+	id, m := s.id, c.native
 	if !m.has(s.manifest.Entrypoint) {
 		return nil, noEntrypoint(s)
 	}
@@ -311,16 +331,28 @@ func (rt *Runtime) callNative(runCtx, ctx context.Context, s *Skill, m *nativeMo
 		call.Log(kernelLevel(level), "", string(msg))
 	}
 	callCtx := kernel.With(extismhost.WithKernel(runCtx, call, k), k)
-	mod, err := m.instantiate(experimental.WithMemoryAllocator(callCtx, meter), mc)
-	if err != nil {
-		return nil, classify(runCtx, ctx, s, call, meter, err)
+	if mod == nil {
+		start := time.Now()
+		mod, err = m.instantiate(experimental.WithMemoryAllocator(callCtx, meter), mc)
+		if err != nil {
+			return nil, classify(runCtx, ctx, s, call, meter, err)
+		}
+		if rt.engine.warmInstances > 0 && time.Since(start) >= warmThreshold {
+			c.poolOnce.Do(func() {
+				e := rt.engine
+				p := &warmPool{size: e.warmInstances, m: m, s: s, admission: rt.admission, logger: rt.logger,
+					hits: &e.warmHits, made: &e.warmMade, refillNs: &e.warmRefillNs}
+				c.pool.Store(p)
+				p.refill()
+			})
+		}
 	}
 	defer mod.Close(context.Background())
 	if meter.startedOver() {
 		return nil, startedOver(s)
 	}
 	emit(Event{Type: "status", Status: "running"})
-	rc, err := m.call(callCtx, mod, s.manifest.Entrypoint, k)
+	rc, err := m.call(callCtx, mod, initialised, s.manifest.Entrypoint, k)
 	if err == nil && runCtx.Err() != nil {
 		// The deadline passed while the guest ran (a sleep it cut short, say): the run is over
 		// whatever the guest made of it, as Extism's next kernel call would have found.

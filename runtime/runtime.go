@@ -56,6 +56,11 @@ type Config struct {
 	History History
 	// Engine runs the modules: EngineNative ("", the default) or EngineExtism, the reference.
 	Engine Engine
+	// WarmInstances, above 0, keeps that many instances of each module that takes over a
+	// millisecond to instantiate (standard Go: ~3 ms) made ahead of its runs, each used by one
+	// run and replaced in the background, their memory charged to the admission budget (native
+	// engine only; 0, the default, makes every instance when its run starts).
+	WarmInstances int
 }
 
 // Runtime holds the skill registry and the compiled modules. It is safe for concurrent use.
@@ -182,6 +187,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	}
 	rt.engine = newEngine(cfg.Engine, logger, rt.cacheDir)
 	rt.engine.isolate = childCapable.Load()
+	rt.engine.warmInstances = max(cfg.WarmInstances, 0)
 	if !rt.engine.isolate {
 		logger.Warn("modules compile in this process, where their memory and time cannot be stopped: call runtime.MaybeCompileChild() first in main to compile them in a child process")
 	}
@@ -242,6 +248,7 @@ func (rt *Runtime) SetPolicy(ctx context.Context, p *Policy) error {
 func (rt *Runtime) Stats() Stats {
 	s := Stats{CompileHits: rt.engine.hits.Load(), Compiles: rt.engine.compiles.Load(),
 		Evictions: rt.engine.evictions.Load(), ChildCompiles: rt.engine.childCompiles.Load(),
+		WarmHits: rt.engine.warmHits.Load(), WarmMade: rt.engine.warmMade.Load(), WarmRefillNs: rt.engine.warmRefillNs.Load(),
 		WarmModules: rt.engine.warm(), Admission: rt.admission.stats()}
 	rt.counters.snapshot(&s)
 	return s

@@ -35,7 +35,11 @@ type Stats struct {
 	ChildCompiles int64
 	// WarmModules is how many compiled modules are kept now.
 	WarmModules int
-	Admission   AdmissionStats
+	// WarmHits counts runs that took an instance made ahead of them (Config.WarmInstances);
+	// WarmMade counts those made, and WarmRefillNs is the time spent making them, in the
+	// background.
+	WarmHits, WarmMade, WarmRefillNs int64
+	Admission                        AdmissionStats
 }
 
 type runKey struct {
