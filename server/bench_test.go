@@ -6,6 +6,8 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -97,4 +99,64 @@ func BenchmarkHTTPParallel(b *testing.B) {
 	})
 	elapsed := time.Since(start)
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "req/s")
+}
+
+// BenchmarkHTTPRoundTrip measures, interleaved in the same rounds (one call of each per round, the
+// order rotating), a POST /v1/skills/hello/runs, the library call rt.Run of the same skill, and a
+// bare net/http loopback POST to a handler that reads the body and writes a small JSON answer.
+// Target: http <= library + 1.5 x bare, reported as "budget" = http / (library + 1.5 x bare),
+// which must stay <= 1.
+//
+//	go test -run '^$' -bench HTTPRoundTrip -benchtime 3000x ./server/
+func BenchmarkHTTPRoundTrip(b *testing.B) {
+	env, client := benchEnv(b)
+	url := env.ts.URL + "/v1/skills/hello/runs"
+	ctx := context.Background()
+	bare := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"success":true,"result":{"greeting":"hi"}}`)
+	}))
+	b.Cleanup(bare.Close)
+	contenders := []struct {
+		name string
+		f    func()
+	}{
+		{"library", func() {
+			if res, err := env.rt.Run(ctx, runtime.Request{Skill: "hello", Args: []byte(`{}`)}); err != nil || !res.Success {
+				b.Fatal(err)
+			}
+		}},
+		{"http", func() {
+			if !httpRun(b, client, url) {
+				b.FailNow()
+			}
+		}},
+		{"bare", func() {
+			if !httpRun(b, client, bare.URL) {
+				b.FailNow()
+			}
+		}},
+	}
+	samples := make([][]float64, len(contenders))
+	for _, c := range contenders {
+		c.f()
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for j := range contenders {
+			k := (i + j) % len(contenders)
+			start := time.Now()
+			contenders[k].f()
+			samples[k] = append(samples[k], float64(time.Since(start).Nanoseconds()))
+		}
+	}
+	b.StopTimer()
+	p50 := map[string]float64{}
+	for k, c := range contenders {
+		slices.Sort(samples[k])
+		p50[c.name] = samples[k][len(samples[k])/2]
+		b.ReportMetric(p50[c.name], c.name+"-p50-ns")
+	}
+	b.ReportMetric(p50["http"]/(p50["library"]+1.5*p50["bare"]), "budget")
 }
