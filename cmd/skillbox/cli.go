@@ -33,6 +33,7 @@ type env struct {
 	json           bool
 	verbose        bool
 	cacheDir       string
+	engine         string // --engine
 
 	claude bool // --claude-skills
 
@@ -46,6 +47,7 @@ type env struct {
 	watch    bool
 
 	maxRuns, maxQueue int // serve, mcp: admission
+	warmInstances     int
 	memoryBudget      byteSize
 	compileMemory     byteSize
 	compileTimeout    time.Duration
@@ -154,6 +156,7 @@ func (e *env) globalFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&e.json, "json", e.json, "machine-readable output")
 	fs.BoolVar(&e.verbose, "v", e.verbose, "log the runtime's work to stderr")
 	fs.StringVar(&e.cacheDir, "cache-dir", e.cacheDir, "compilation cache `DIR`")
+	fs.StringVar(&e.engine, "engine", e.engine, "what runs modules: native (the default) or extism (Extism's go-sdk, the reference)")
 	fs.BoolVar(&e.claude, "claude-skills", e.claude, "also discover skills in ./.claude/skills and ~/.claude/skills (after --skills)")
 }
 
@@ -198,7 +201,7 @@ func (e *env) runtime(ctx context.Context) (*runtime.Runtime, error) {
 
 // runtimeFor builds a Runtime over dirs with the global flags' policy and cache.
 func (e *env) runtimeFor(ctx context.Context, dirs []string) (*runtime.Runtime, error) {
-	cfg := runtime.Config{SkillDirs: dirs, CacheDir: e.cacheDir}
+	cfg := runtime.Config{SkillDirs: dirs, CacheDir: e.cacheDir, Engine: runtime.Engine(e.engine), WarmInstances: e.warmInstances}
 	if e.verbose {
 		cfg.Logger = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}

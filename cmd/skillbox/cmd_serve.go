@@ -103,6 +103,7 @@ func admissionFlags(fs *flag.FlagSet, e *env) {
 	fs.Var(&e.memoryBudget, "memory-budget", "what all runs, compilations and compiled modules may hold at once, such as 2GiB (default: half the machine's memory)")
 	fs.Var(&e.compileMemory, "compile-memory", "the most one compilation may hold, such as 512MiB (the default); a module that needs more is refused")
 	fs.DurationVar(&e.compileTimeout, "compile-timeout", 0, "the longest one compilation may take (default 60s)")
+	fs.IntVar(&e.warmInstances, "warm-instances", 0, "keep `N` instances of each module that is slow to start (standard Go) made ahead of its runs, within the memory budget (default 0: none)")
 }
 
 // limitGoHeap sets the Go heap's soft limit to the runtime's memory budget plus headroom for the
