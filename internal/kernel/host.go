@@ -91,9 +91,8 @@ var functions = []function{
 		s[0] = 0
 	}},
 	{"var_get", []api.ValueType{i64}, []api.ValueType{i64}, func(k *Kernel, s []uint64) {
-		name := string(k.mustBytes("var_get", s[0]))
+		v, ok := k.vars[string(k.mustBytes("var_get", s[0]))]
 		k.Free(s[0])
-		v, ok := k.vars[name]
 		if !ok {
 			s[0] = 0
 			return
