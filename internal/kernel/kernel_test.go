@@ -210,3 +210,61 @@ func TestSizeClasses(t *testing.T) {
 		prev = c
 	}
 }
+
+// call runs the kernel function name on k with the given stack.
+func call(t *testing.T, k *Kernel, name string, stack ...uint64) []uint64 {
+	t.Helper()
+	for _, f := range functions {
+		if f.name == name {
+			s := append(stack, 0, 0)
+			f.fn(k, s)
+			return s
+		}
+	}
+	t.Fatalf("no kernel function %s", name)
+	return nil
+}
+
+func TestVarsThroughTheABI(t *testing.T) {
+	k := newKernel(t, 1<<20, "")
+	set := func(name, value string) {
+		n, v := k.AllocBytes([]byte(name)), k.AllocBytes([]byte(value))
+		call(t, k, "var_set", n, v)
+		if k.Length(n) != 0 || (v != 0 && k.Length(v) != 0) {
+			t.Fatal("var_set frees the name and the value, as Extism does")
+		}
+	}
+	get := func(name string) string {
+		off := call(t, k, "var_get", k.AllocBytes([]byte(name)))[0]
+		if off == 0 {
+			return "<unset>"
+		}
+		b, _ := k.Bytes(off)
+		return string(b)
+	}
+	set("count", "41")
+	if got := get("count"); got != "41" {
+		t.Fatalf("var_get: %q", got)
+	}
+	set("count", "42")
+	if got := get("count"); got != "42" {
+		t.Fatalf("var_get after a second var_set: %q", got)
+	}
+	call(t, k, "var_set", k.AllocBytes([]byte("count")), 0)
+	if got := get("count"); got != "<unset>" {
+		t.Fatalf("var_set with value 0 must delete it: %q", got)
+	}
+	if call(t, k, "config_get", k.AllocBytes([]byte("any")))[0] != 0 {
+		t.Fatal("config_get answers 0: no Extism config")
+	}
+	var logged []string
+	k.OnLog = func(level int, msg []byte) { logged = append(logged, string(msg)) }
+	call(t, k, "log_debug", k.AllocBytes([]byte("dropped")))
+	call(t, k, "log_warn", k.AllocBytes([]byte("kept")))
+	if len(logged) != 1 || logged[0] != "kept" {
+		t.Fatalf("logged %q; debug is below the level", logged)
+	}
+	if fault(func() { call(t, k, "http_request", k.AllocBytes([]byte(`{"url":"http://x/"}`)), 0) }) == nil {
+		t.Fatal("http_request must stop the run")
+	}
+}
