@@ -313,6 +313,13 @@ func (rt *Runtime) call(ctx context.Context, s *Skill, c *compiled, call *hostfu
 // or nil to make one with mc.
 func (rt *Runtime) callNative(runCtx, ctx context.Context, s *Skill, c *compiled, mod api.Module, initialised bool, call *hostfuncs.Call, meter *memoryMeter, mc wazero.ModuleConfig, input []byte, emit func(Event)) ([]byte, *RunError) {
 	id, m := s.id, c.native
+	// Whichever instance this run holds (a warm one from the start, or the one made below) is
+	// closed when it returns, on every path.
+	defer func() {
+		if mod != nil {
+			_ = mod.Close(context.Background())
+		}
+	}()
 	if !m.has(s.manifest.Entrypoint) {
 		return nil, noEntrypoint(s)
 	}
@@ -347,7 +354,6 @@ func (rt *Runtime) callNative(runCtx, ctx context.Context, s *Skill, c *compiled
 			})
 		}
 	}
-	defer mod.Close(context.Background())
 	if meter.startedOver() {
 		return nil, startedOver(s)
 	}
