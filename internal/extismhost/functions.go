@@ -114,7 +114,7 @@ func arg(ctx context.Context, c *hostfuncs.Call, mem Memory, fn string, off uint
 		return nil, &r
 	}
 	if err != nil {
-		f := &GuestFault{Func: fn, Offset: off, Reason: err.Error()}
+		f := &GuestFault{Host: true, Func: fn, Offset: off, Reason: err.Error()}
 		c.SetFault(f)
 		panic(f)
 	}
@@ -135,7 +135,7 @@ func firstBad(a, b *reply, do func() reply) reply {
 func answer(ctx context.Context, c *hostfuncs.Call, mem Memory, fn string, r reply) uint64 {
 	off, err := mem.Alloc(ctx, r.encode())
 	if err != nil {
-		f := &GuestFault{Func: fn, Reason: "cannot allocate the reply: " + err.Error()}
+		f := &GuestFault{Host: true, Func: fn, Reason: "cannot allocate the reply: " + err.Error()}
 		c.SetFault(f)
 		panic(f)
 	}

@@ -7,25 +7,16 @@ import (
 
 	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero/api"
+
+	"github.com/skillbox-dev/skillbox/internal/kernel"
 )
 
 // ErrGuestFault is matched by every [*GuestFault].
-var ErrGuestFault = errors.New("guest fault")
+var ErrGuestFault = kernel.ErrFault
 
-// GuestFault is a guest handing the host an offset that is not a live memory block, or a block
-// larger than the function accepts. It stops the run (as a trap): a module that does this is
-// broken or hostile, and no answer it could handle would make sense.
-type GuestFault struct {
-	Func   string
-	Offset uint64
-	Reason string
-}
-
-func (e *GuestFault) Error() string {
-	return fmt.Sprintf("host call %s: %s (offset %d)", e.Func, e.Reason, e.Offset)
-}
-
-func (e *GuestFault) Is(target error) bool { return target == ErrGuestFault }
+// GuestFault is a guest handing a host function an offset that is not a live memory block: the
+// kernel's fault, raised with Host set.
+type GuestFault = kernel.Fault
 
 // errTooLarge is a live block longer than the call accepts: the guest gets INVALID, not a trap,
 // since the block itself is fine.

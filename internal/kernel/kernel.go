@@ -20,6 +20,7 @@ package kernel
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/bits"
 	"sort"
@@ -365,17 +366,31 @@ func (k *Kernel) setVar(name string, value []byte) error {
 	return nil
 }
 
-// Fault is a guest breaking the kernel ABI: an offset that is no block where one is needed, an
-// access outside the blocks, a refused Extism feature. It stops the run as a trap.
+// ErrFault is matched by every [*Fault].
+var ErrFault = errors.New("guest fault")
+
+// Fault is a guest breaking the ABI: an offset that is no block where one is needed, an access
+// outside the blocks, a block larger than a call accepts, a refused Extism feature. It stops the
+// run as a trap: a module that does this is broken or hostile, and no answer would make sense.
+// The kernel's functions and the Skillbox host functions (package extismhost) both raise it.
 type Fault struct {
+	// Host is set for a Skillbox host function's fault ("host call"), clear for the kernel's
+	// ("kernel call").
+	Host   bool
 	Func   string
 	Offset uint64
 	Reason string
 }
 
 func (f *Fault) Error() string {
-	return fmt.Sprintf("kernel call %s: %s (offset %d)", f.Func, f.Reason, f.Offset)
+	layer := "kernel call"
+	if f.Host {
+		layer = "host call"
+	}
+	return fmt.Sprintf("%s %s: %s (offset %d)", layer, f.Func, f.Reason, f.Offset)
 }
+
+func (f *Fault) Is(target error) bool { return target == ErrFault }
 
 func (k *Kernel) fault(fn string, off uint64, reason string) *Fault {
 	f := &Fault{Func: fn, Offset: off, Reason: reason}
