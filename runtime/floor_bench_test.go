@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	goruntime "runtime"
-	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -14,52 +13,14 @@ import (
 
 	"github.com/skillbox-dev/skillbox/hostfuncs"
 	"github.com/skillbox-dev/skillbox/internal/extismhost"
+	"github.com/skillbox-dev/skillbox/internal/interleave"
 	"github.com/skillbox-dev/skillbox/internal/kernel"
 )
 
-// The engine benchmarks measure every contender interleaved — one call of each per round, in an
-// order that rotates — so a noisy neighbour slows them all alike, and report ratios to a floor
-// measured in the same rounds (sequential sub-benchmarks swing 0.8–2x on a shared machine).
+// The engine benchmarks measure their contenders interleaved (package interleave) and report
+// ratios to a floor measured in the same rounds.
 //
 //	go test -run '^$' -bench 'Engine' -benchtime 2000x ./runtime/
-
-type contender struct {
-	name string
-	f    func()
-	// settle, when set, runs untimed before each call (waiting for a pool to refill, say).
-	settle func()
-}
-
-// interleave runs each contender b.N times, one of each per round, and returns each one's
-// median ns per call.
-func interleave(b *testing.B, cs ...contender) map[string]float64 {
-	b.Helper()
-	for _, c := range cs { // warm up: compile, fill caches and pools
-		c.f()
-		c.f()
-	}
-	samples := make([][]float64, len(cs))
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		for j := range cs {
-			k := (i + j) % len(cs)
-			if cs[k].settle != nil {
-				cs[k].settle()
-			}
-			start := time.Now()
-			cs[k].f()
-			samples[k] = append(samples[k], float64(time.Since(start).Nanoseconds()))
-		}
-	}
-	b.StopTimer()
-	p50 := map[string]float64{}
-	for k, c := range cs {
-		slices.Sort(samples[k])
-		p50[c.name] = samples[k][len(samples[k])/2]
-		b.ReportMetric(p50[c.name], c.name+"-p50-ns")
-	}
-	return p50
-}
 
 // allocs reports what one call of f allocates: objects and bytes.
 func allocs(f func()) (objects, bytes float64) {
@@ -96,7 +57,7 @@ func BenchmarkEngineTrivialRun(b *testing.B) {
 		b.Fatal(err)
 	}
 	floor := wazeroFloor(b, wasm)
-	p50 := interleave(b, contender{name: "wazero", f: floor}, contender{name: "native", f: native}, contender{name: "extism", f: ref})
+	p50 := interleave.Run(b, interleave.Contender{Name: "wazero", F: floor}, interleave.Contender{Name: "native", F: native}, interleave.Contender{Name: "extism", F: ref})
 	b.ReportMetric(p50["native"]/p50["wazero"], "native/wazero")
 	b.ReportMetric(p50["extism"]/p50["wazero"], "extism/wazero")
 	fo, fb := allocs(floor)
@@ -118,17 +79,17 @@ func BenchmarkEngineHostCall(b *testing.B) {
 			rt := newRuntime(b, Config{SkillDirs: []string{dir}, Policy: &Policy{Env: map[string]string{"X": "1"}}, Engine: engine})
 			ctx := context.Background()
 			counts := []int{0, 10, 100, 1000, 3000}
-			var cs []contender
+			var cs []interleave.Contender
 			for _, n := range counts {
 				args := []byte(`{"n":` + strconv.Itoa(n) + `}`)
-				cs = append(cs, contender{name: strconv.Itoa(n), f: func() {
+				cs = append(cs, interleave.Contender{Name: strconv.Itoa(n), F: func() {
 					res, err := rt.Run(ctx, Request{Skill: "calls", Args: args})
 					if err != nil || string(res.Result) != "0" {
 						b.Fatal(err, string(res.Result))
 					}
 				}})
 			}
-			p50 := interleave(b, cs...)
+			p50 := interleave.Run(b, cs...)
 			for _, n := range counts[1:] {
 				b.ReportMetric((p50[strconv.Itoa(n)]-p50["0"])/float64(n), "ns/call@"+strconv.Itoa(n))
 			}
@@ -182,7 +143,7 @@ func BenchmarkEngineInterruption(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	p50 := interleave(b, contender{name: "off", f: bare(false)}, contender{name: "on", f: bare(true)}, contender{name: "native", f: full})
+	p50 := interleave.Run(b, interleave.Contender{Name: "off", F: bare(false)}, interleave.Contender{Name: "on", F: bare(true)}, interleave.Contender{Name: "native", F: full})
 	b.ReportMetric(p50["on"]/p50["off"], "on/off")
 	b.ReportMetric(p50["native"]/p50["off"], "native/off")
 }
@@ -247,8 +208,8 @@ func BenchmarkEngineGoHello(b *testing.B) {
 			time.Sleep(100 * time.Microsecond)
 		}
 	}
-	p50 := interleave(b, contender{name: "floor", f: floor}, contender{name: "native", f: native},
-		contender{name: "pool", f: fromPool, settle: idle})
+	p50 := interleave.Run(b, interleave.Contender{Name: "floor", F: floor}, interleave.Contender{Name: "native", F: native},
+		interleave.Contender{Name: "pool", F: fromPool, Settle: idle})
 	b.ReportMetric(p50["native"]/p50["floor"], "native/floor")
 	b.ReportMetric(p50["pool"]/p50["floor"], "pool/floor")
 	if st := pooled.Stats(); st.WarmMade > 0 {

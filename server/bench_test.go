@@ -1,13 +1,13 @@
 package server
 
 import (
+	"github.com/skillbox-dev/skillbox/internal/interleave"
 	"github.com/skillbox-dev/skillbox/runtime"
 
 	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -101,8 +101,7 @@ func BenchmarkHTTPParallel(b *testing.B) {
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "req/s")
 }
 
-// BenchmarkHTTPRoundTrip measures, interleaved in the same rounds (one call of each per round, the
-// order rotating), a POST /v1/skills/hello/runs, the library call rt.Run of the same skill, and a
+// BenchmarkHTTPRoundTrip measures, interleaved in the same rounds (package interleave), a POST /v1/skills/hello/runs, the library call rt.Run of the same skill, and a
 // bare net/http loopback POST to a handler that reads the body and writes a small JSON answer.
 // Target: http <= library + 1.5 x bare, reported as "budget" = http / (library + 1.5 x bare),
 // which must stay <= 1.
@@ -118,45 +117,21 @@ func BenchmarkHTTPRoundTrip(b *testing.B) {
 		_, _ = io.WriteString(w, `{"success":true,"result":{"greeting":"hi"}}`)
 	}))
 	b.Cleanup(bare.Close)
-	contenders := []struct {
-		name string
-		f    func()
-	}{
-		{"library", func() {
+	p50 := interleave.Run(b,
+		interleave.Contender{Name: "library", F: func() {
 			if res, err := env.rt.Run(ctx, runtime.Request{Skill: "hello", Args: []byte(`{}`)}); err != nil || !res.Success {
 				b.Fatal(err)
 			}
 		}},
-		{"http", func() {
+		interleave.Contender{Name: "http", F: func() {
 			if !httpRun(b, client, url) {
 				b.FailNow()
 			}
 		}},
-		{"bare", func() {
+		interleave.Contender{Name: "bare", F: func() {
 			if !httpRun(b, client, bare.URL) {
 				b.FailNow()
 			}
-		}},
-	}
-	samples := make([][]float64, len(contenders))
-	for _, c := range contenders {
-		c.f()
-	}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		for j := range contenders {
-			k := (i + j) % len(contenders)
-			start := time.Now()
-			contenders[k].f()
-			samples[k] = append(samples[k], float64(time.Since(start).Nanoseconds()))
-		}
-	}
-	b.StopTimer()
-	p50 := map[string]float64{}
-	for k, c := range contenders {
-		slices.Sort(samples[k])
-		p50[c.name] = samples[k][len(samples[k])/2]
-		b.ReportMetric(p50[c.name], c.name+"-p50-ns")
-	}
+		}})
 	b.ReportMetric(p50["http"]/(p50["library"]+1.5*p50["bare"]), "budget")
 }
