@@ -56,26 +56,21 @@ func outcomeOf(res *Result) outcome {
 // diffCase is one run both engines make.
 type diffCase struct {
 	name, skill, args string
-	// diverges, when set, is the native engine's intended difference: its error kind, and a
-	// fragment of its message. Extism's outcome is then only recorded, not compared.
-	diverges *struct {
-		kind ErrorKind
-		msg  string
-	}
+	// diverges, when set, is the native engine's intended difference. Extism's outcome is then
+	// only recorded, not compared.
+	diverges *divergence
 	// sameKindOnly compares everything but the error message, for a failure each engine words
 	// its own way.
 	sameKindOnly bool
 }
 
-func diverge(kind ErrorKind, msg string) *struct {
+// divergence is the native engine's error kind, and a fragment of its message.
+type divergence struct {
 	kind ErrorKind
 	msg  string
-} {
-	return &struct {
-		kind ErrorKind
-		msg  string
-	}{kind, msg}
 }
+
+func diverge(kind ErrorKind, msg string) *divergence { return &divergence{kind, msg} }
 
 // diffFixtures lays out every WAT fixture as a skill, with the manifests the other tests use.
 func diffFixtures(t *testing.T, dir string) {

@@ -116,12 +116,7 @@ func (r *runSlot) sleep(ns int64) {
 	r.mu.Lock()
 	done := r.done
 	r.mu.Unlock()
-	t := time.NewTimer(time.Duration(ns))
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-done:
-	}
+	sleepUntil(done)(ns)
 }
 
 // take returns a ready instance, or nil, and starts a refill.
@@ -155,7 +150,9 @@ func (p *warmPool) refill() {
 	go func() {
 		defer p.wg.Done()
 		for {
+			start := time.Now()
 			w := p.make()
+			p.refillNs.Add(int64(time.Since(start)))
 			p.mu.Lock()
 			if w == nil || p.closed {
 				p.filling = false
@@ -180,8 +177,6 @@ func (p *warmPool) refill() {
 
 // make instantiates one instance, or returns nil when the budget has no room or it fails.
 func (p *warmPool) make() *warmInstance {
-	start := time.Now()
-	defer func() { p.refillNs.Add(int64(time.Since(start))) }()
 	meter := newMemoryMeter(p.s.linearLimit)
 	slot := &runSlot{}
 	// Bounded like a run: a start section that loops is interrupted.

@@ -282,15 +282,7 @@ func (rt *Runtime) call(ctx context.Context, s *Skill, c *compiled, call *hostfu
 	stderr := &hostfuncs.LineWriter{Call: call, Source: "stderr", Level: "warn"}
 	defer stdout.Flush()
 	defer stderr.Flush()
-	// WASI poll_oneoff sleeps with this; time.Sleep would outlive the run's deadline.
-	sleep := func(ns int64) {
-		t := time.NewTimer(time.Duration(ns))
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-runCtx.Done():
-		}
-	}
+	sleep := sleepUntil(runCtx.Done())
 	if c.native != nil {
 		var mod api.Module
 		var mc wazero.ModuleConfig
@@ -374,6 +366,19 @@ func (rt *Runtime) callNative(runCtx, ctx context.Context, s *Skill, c *compiled
 		return nil, outputTooLarge(s, int64(n))
 	}
 	return append([]byte(nil), k.Output()...), nil
+}
+
+// sleepUntil is a WASI nanosleep (poll_oneoff sleeps with it) that ends early when done is
+// closed: time.Sleep would outlive the run's deadline.
+func sleepUntil(done <-chan struct{}) func(ns int64) {
+	return func(ns int64) {
+		t := time.NewTimer(time.Duration(ns))
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-done:
+		}
+	}
 }
 
 // baseModuleConfig is what every instance gets: real clocks, crypto/rand, nothing else of the
