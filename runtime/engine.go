@@ -65,7 +65,7 @@ func newEngine(logger *slog.Logger, cacheDir string) *engine {
 // acquire returns the compiled plugin of s, compiling it on first use (admitted, see Run). Call
 // release when the run is done with it.
 func (e *engine) acquire(ctx context.Context, s *Skill) (*compiled, error) {
-	key := compileKey{hash: s.hash, pages: memoryPages(s.grant.Limits.MemoryMiB)}
+	key := compileKey{hash: s.state().hash, pages: memoryPages(s.grant.Limits.MemoryMiB)}
 	e.mu.Lock()
 	c := e.entries[key]
 	if c == nil {
@@ -136,7 +136,12 @@ func (e *engine) admitCompile(ctx context.Context, s *Skill, pages uint32) (rele
 	}
 	if e.isolate {
 		a := e.admission.cfg
-		child, err := compileInChild(ctx, e.cacheDir, pages, s.wasm, a.CompileMemory, a.CompileTimeout)
+		wasm, err := s.module() // read and checked again, dropped once compiled
+		if err != nil {
+			release()
+			return nil, err
+		}
+		child, err := compileInChild(ctx, e.cacheDir, pages, wasm, a.CompileMemory, a.CompileTimeout)
 		if child.Ran {
 			e.childCompiles.Add(1)
 			e.logger.Debug("compiled in a child process", "skill", s.id, "ms", child.Took.Milliseconds(),
@@ -265,6 +270,10 @@ func (e *engine) close(ctx context.Context) {
 }
 
 func (e *engine) compile(ctx context.Context, s *Skill, pages uint32) (*extism.CompiledPlugin, wazero.CompilationCache, error) {
+	wasm, err := s.module() // read and checked again, dropped once compiled
+	if err != nil {
+		return nil, nil, err
+	}
 	rc := engineConfig(pages)
 	cache, err := newCache(e.cacheDir)
 	if err != nil {
@@ -276,7 +285,7 @@ func (e *engine) compile(ctx context.Context, s *Skill, pages uint32) (*extism.C
 	manifest := extism.Manifest{
 		// No Hash: the bytes are the checked module (tables may have got a maximum), not the file
 		// whose hash names the skill, and they never left this process.
-		Wasm: []extism.Wasm{extism.WasmData{Data: s.wasm, Name: "main"}},
+		Wasm: []extism.Wasm{extism.WasmData{Data: wasm, Name: "main"}},
 		// The Extism kernel's own HTTP stays off: AllowedHosts is empty, so http_request is
 		// refused; skills fetch through skillbox_fetch, which applies the grant.
 		Memory: &extism.ManifestMemory{MaxPages: pages, MaxHttpResponseBytes: 0, MaxVarBytes: 64 << 10},
@@ -286,9 +295,9 @@ func (e *engine) compile(ctx context.Context, s *Skill, pages uint32) (*extism.C
 		if cache != nil {
 			_ = cache.Close(ctx)
 		}
-		return nil, nil, fmt.Errorf("compile %s (sha256 %s): %w", s.id, s.hash[:12], err)
+		return nil, nil, fmt.Errorf("compile %s (sha256 %s): %w", s.id, s.state().hash[:12], err)
 	}
-	e.logger.Debug("compiled module", "skill", s.id, "sha256", s.hash[:12])
+	e.logger.Debug("compiled module", "skill", s.id, "sha256", s.state().hash[:12])
 	return p, cache, nil
 }
 

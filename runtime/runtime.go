@@ -54,6 +54,10 @@ type Config struct {
 	Admission Admission
 	// History bounds the records of recent runs: see [History].
 	History History
+	// NoBackgroundCheck leaves unchecked skills (see StatusUnchecked) unchecked until they are
+	// run, instead of checking them one at a time after each scan. A process that lists skills,
+	// or runs one, and exits sets it: it would spend its life reading modules it never uses.
+	NoBackgroundCheck bool
 }
 
 // Runtime holds the skill registry and the compiled modules. It is safe for concurrent use.
@@ -65,7 +69,9 @@ type Runtime struct {
 	admission *admission
 	history   *history
 	counters  *counters
-	digests   *digester
+	checks    *checks
+	// index is the file that keeps what checks learned for the next process ("": none).
+	index string
 
 	// closeMu orders Run's entry against Close: Run holds it for reading while it registers, so
 	// Close, once it has it for writing, knows no new run will start.
@@ -90,22 +96,50 @@ type Runtime struct {
 	scanned atomic.Pointer[[32]byte]
 	// generation counts scans, so callers can cache what they derive from Skills.
 	generation atomic.Uint64
+	// background checks unchecked skills after each scan (see background.go).
+	background *background
 }
 
-// Generation is a number that changes whenever the set of skills may have (New, Reload, Install,
-// Remove): a cache of anything derived from Skills is valid while it stays the same.
+// Generation is a number that changes whenever the set of usable skills may have (New, Reload,
+// Install, Remove, and a check that found a skill broken): a cache of anything derived from
+// Skills is valid while it stays the same.
 func (rt *Runtime) Generation() uint64 { return rt.generation.Load() }
 
 // rescan scans the skill directories, installs the result and lets the engine drop modules no
 // version uses any more. Callers hold reloadMu (or are New).
 func (rt *Runtime) rescan() *registry {
 	fp := rt.fingerprint()
-	r := scan(rt.cfg.SkillDirs, rt.policy.Load(), rt.digests, rt.logger)
+	r := scan(rt.cfg.SkillDirs, rt.policy.Load(), rt.checks, rt.logger)
 	rt.reg.Store(r)
 	rt.scanned.Store(&fp)
 	rt.generation.Add(1)
-	rt.engine.retain(r.hashes())
+	keep, unchecked := r.hashes()
+	if unchecked {
+		// An unchecked skill may be one whose module is compiled: keep what is kept until the
+		// background check (or a run) tells its hash.
+		for h := range rt.engine.liveHashes() {
+			keep[h] = true
+		}
+	}
+	rt.engine.retain(keep)
+	rt.background.wake()
 	return r
+}
+
+// onCheck is told of every check of a skill of this runtime (see checks): a skill of the current
+// registry found broken changes what callers may offer, and a checked module's hash is one the
+// engine keeps compiled.
+func (rt *Runtime) onCheck(s *Skill, v *verdict) {
+	if r := rt.reg.Load(); r == nil || r.byID[s.id] != s {
+		return // a version a reload replaced: a run still holds it, no one lists it
+	}
+	if v.status == StatusError {
+		rt.generation.Add(1)
+		rt.logger.Warn("skill is broken", "skill", s.id, "err", v.err)
+	}
+	if v.hash != "" {
+		rt.engine.keepLive(v.hash)
+	}
 }
 
 var (
@@ -139,7 +173,8 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	}
 	cfg.Admission = cfg.Admission.withDefaults()
 	cfg.History = cfg.History.withDefaults()
-	rt := &Runtime{cfg: cfg, logger: logger, history: newHistory(cfg.History), counters: newCounters(), digests: newDigester()}
+	rt := &Runtime{cfg: cfg, logger: logger, history: newHistory(cfg.History), counters: newCounters(), checks: &checks{digests: newDigester()}}
+	rt.checks.onCheck = rt.onCheck
 	rt.stop, rt.stopRuns = context.WithCancel(context.Background())
 	policy := cfg.Policy
 	if cfg.PolicyFile != "" {
@@ -179,6 +214,10 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	}
 	rt.admission = newAdmission(cfg.Admission, rt.engine.evict)
 	rt.engine.admission = rt.admission
+	if rt.privateCache == "" {
+		rt.index = rt.openIndex() // index.go: beside the compilation cache, under the same rules
+	}
+	rt.background = newBackground(rt, !cfg.NoBackgroundCheck)
 	rt.rescan()
 	if _, set := os.LookupEnv("EXTISM_ENABLE_WASI_OUTPUT"); set {
 		// Extism then sends guests' stdout and stderr to the process's own, past the log budget.
@@ -232,7 +271,8 @@ func (rt *Runtime) SetPolicy(ctx context.Context, p *Policy) error {
 
 // Stats returns the runtime's counters.
 func (rt *Runtime) Stats() Stats {
-	s := Stats{CompileHits: rt.engine.hits.Load(), Compiles: rt.engine.compiles.Load(),
+	s := Stats{Checks: rt.checks.made.Load(), ModuleReads: rt.checks.reads.Load(),
+		CompileHits: rt.engine.hits.Load(), Compiles: rt.engine.compiles.Load(),
 		Evictions: rt.engine.evictions.Load(), ChildCompiles: rt.engine.childCompiles.Load(),
 		WarmModules: rt.engine.warm(), Admission: rt.admission.stats()}
 	rt.counters.snapshot(&s)
@@ -259,6 +299,8 @@ func (rt *Runtime) Close(ctx context.Context) error {
 	rt.closeMu.Lock()
 	rt.closed = true
 	rt.closeMu.Unlock()
+	rt.background.stop()
+	rt.saveIndex()
 	rt.admission.close()
 	done := make(chan struct{})
 	go func() { rt.inflight.Wait(); close(done) }()

@@ -35,7 +35,11 @@ type Stats struct {
 	ChildCompiles int64
 	// WarmModules is how many compiled modules are kept now.
 	WarmModules int
-	Admission   AdmissionStats
+	// Checks counts skills checked since New (see StatusUnchecked), by their first run or the
+	// background check; ModuleReads counts the modules those checks read from disk (the others
+	// were known by their files' identity and hash).
+	Checks, ModuleReads int64
+	Admission           AdmissionStats
 }
 
 type runKey struct {
