@@ -92,8 +92,14 @@ type Runtime struct {
 
 	reloadMu sync.Mutex
 	reg      atomic.Pointer[registry]
-	// scanned is the fingerprint of the skill files as of the last scan, for Watch.
+	// scanned is the fingerprint of the skill files as of the last scan, taken while polling > 0:
+	// Watch's poller compares with it (see watch.go).
 	scanned atomic.Pointer[[32]byte]
+	polling atomic.Int32
+	// watchMode is how Watch watches (watchNotifying, watchPolling), for tests; watchLimit, when
+	// set, replaces maxWatches (tests make Watch fall back with it).
+	watchMode  atomic.Int32
+	watchLimit int
 	// generation counts scans, so callers can cache what they derive from Skills.
 	generation atomic.Uint64
 	// background checks unchecked skills after each scan (see background.go).
@@ -108,10 +114,14 @@ func (rt *Runtime) Generation() uint64 { return rt.generation.Load() }
 // rescan scans the skill directories, installs the result and lets the engine drop modules no
 // version uses any more. Callers hold reloadMu (or are New).
 func (rt *Runtime) rescan() *registry {
-	fp := rt.fingerprint()
+	var fp *[32]byte
+	if rt.polling.Load() > 0 { // a stat of every file: only for a poller to compare with
+		f := rt.fingerprint()
+		fp = &f
+	}
 	r := scan(rt.cfg.SkillDirs, rt.policy.Load(), rt.checks, rt.logger)
 	rt.reg.Store(r)
-	rt.scanned.Store(&fp)
+	rt.scanned.Store(fp)
 	rt.generation.Add(1)
 	keep, unchecked := r.hashes()
 	if unchecked {
