@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -255,4 +256,44 @@ func (d *digester) remember(key moduleKey, mc *moduleCheck) {
 	defer d.mu.Unlock()
 	d.modules[key] = mc
 	d.dirty = true
+}
+
+// cachedFlat is walk(dir, true) for a skill directory without subdirectories, from the listing
+// its load made: a stat per file and no directory opened again. applicable is false when the
+// listing has what only the walk handles (a subdirectory, a symlink, more files than the digest
+// allows): the caller walks then.
+func (d *digester) cachedFlat(dir string, entries []fs.DirEntry) (t tree, applicable bool, err error) {
+	if d == nil || entries == nil || len(entries) > maxDigestFiles {
+		return tree{}, false, nil
+	}
+	h := sha256.New()
+	top := map[string]string{}
+	var total int64
+	for _, e := range entries {
+		name := e.Name()
+		switch typ := e.Type(); {
+		case strings.HasPrefix(name, "."):
+			continue
+		case typ.IsDir() && name == "src":
+			continue
+		case typ.IsDir(), typ&fs.ModeSymlink != 0:
+			return tree{}, false, nil
+		case !typ.IsRegular():
+			continue // a FIFO, a device: not part of the skill (see fileSum)
+		}
+		st, err := os.Lstat(filepath.Join(dir, name))
+		if err != nil || !st.Mode().IsRegular() {
+			return tree{}, true, errNotCached // changed since the listing
+		}
+		sum, ok := d.known(dir, name, st)
+		if !ok {
+			return tree{}, true, errNotCached
+		}
+		if total += st.Size(); total > maxDigestBytes {
+			return tree{}, false, nil
+		}
+		top[name] = sum
+		fmt.Fprintf(h, "%s  %s\n", sum, name)
+	}
+	return tree{digest: digestPrefix + hex.EncodeToString(h.Sum(nil)), module: top[ModuleFile], top: top}, true, nil
 }

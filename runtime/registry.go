@@ -6,8 +6,11 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // registry is one immutable scan of the skill directories.
@@ -25,7 +28,7 @@ type registry struct {
 // check's verdict, at the cost of a stat per file; the others stay unchecked, for their first run
 // or the background check.
 func scan(dirs []string, p *Policy, c *checks, logger *slog.Logger) *registry {
-	r := &registry{byID: map[string]*Skill{}}
+	var candidates []string
 	for _, dir := range dirs {
 		entries, err := os.ReadDir(dir)
 		if err != nil {
@@ -38,21 +41,24 @@ func scan(dirs []string, p *Policy, c *checks, logger *slog.Logger) *registry {
 			if strings.HasPrefix(e.Name(), ".") || !isDir(dir, e) {
 				continue
 			}
-			s, ok := loadSkill(filepath.Join(dir, e.Name()), p, c)
-			if !ok {
-				continue
-			}
-			if prev, clash := r.byID[s.id]; clash {
-				logger.Warn("skill id defined twice; the first wins", "skill", s.id, "kept", prev.dir, "ignored", s.dir)
-				continue
-			}
-			s.adopt()
-			if s.Status() == StatusError {
-				logger.Warn("skill is broken", "skill", s.id, "err", s.Err())
-			}
-			r.byID[s.id] = s
-			r.order = append(r.order, s)
+			candidates = append(candidates, filepath.Join(dir, e.Name()))
 		}
+	}
+	loaded := loadAll(candidates, p, c)
+	r := &registry{byID: map[string]*Skill{}}
+	for _, s := range loaded {
+		if s == nil {
+			continue
+		}
+		if prev, clash := r.byID[s.id]; clash {
+			logger.Warn("skill id defined twice; the first wins", "skill", s.id, "kept", prev.dir, "ignored", s.dir)
+			continue
+		}
+		if s.Status() == StatusError {
+			logger.Warn("skill is broken", "skill", s.id, "err", s.Err())
+		}
+		r.byID[s.id] = s
+		r.order = append(r.order, s)
 	}
 	sort.Slice(r.order, func(i, j int) bool { return r.order[i].id < r.order[j].id })
 	kept := map[string]bool{}
@@ -61,6 +67,33 @@ func scan(dirs []string, p *Policy, c *checks, logger *slog.Logger) *registry {
 	}
 	c.digester().retain(kept)
 	return r
+}
+
+// loadAll loads (and adopts what is known of) the skill packages in dirs, on as many goroutines
+// as there are CPUs: a load is mostly waiting for the filesystem. The result is in dirs' order,
+// nil where a directory is not a skill package.
+func loadAll(dirs []string, p *Policy, c *checks) []*Skill {
+	out := make([]*Skill, len(dirs))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(goruntime.GOMAXPROCS(0), len(dirs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(dirs) {
+					return
+				}
+				if s, ok := loadSkill(dirs[i], p, c); ok {
+					s.adopt()
+					out[i] = s
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return out
 }
 
 // isDir follows a symlinked skill directory: operators link skills in from elsewhere.

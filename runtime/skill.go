@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -75,6 +76,9 @@ type Skill struct {
 	// manifestFile is the manifest's name in dir ("" without one), manifestSum the sha256 of what
 	// the load read of it: the check makes sure the digest it computes is of that manifest.
 	manifestFile, manifestSum string
+	// listing is the directory's entries as the load found them, sorted by name (until the
+	// check: adopt uses it, then drops it).
+	listing []fs.DirEntry
 	// modules are the policy's module limits the skill was loaded under: its check applies them.
 	modules ModuleLimits
 	// cache remembers file digests and module checks across reloads (nil: none), and is told of
@@ -230,14 +234,18 @@ func LoadSkill(dir string, p *Policy) (s *Skill, ok bool) {
 func loadSkill(dir string, p *Policy, c *checks) (s *Skill, ok bool) {
 	id := filepath.Base(dir)
 	s = &Skill{id: id, dir: dir, kind: Executable, loadedAt: time.Now(), modules: p.Modules, cache: c}
-	s.instructionsPath = findInstructions(dir)
+	// One listing of the directory finds the SKILL.md and the manifest, and lets the check's
+	// adopt stat the files without listing it again: at ten thousand skills, each system call
+	// a load saves is seconds of a minute's scans.
+	s.listing, _ = os.ReadDir(dir)
+	s.instructionsPath = findInstructions(dir, s.listing)
 	if s.instructionsPath != "" {
 		s.instructions, s.instructionsErr = skillmd.ReadMeta(s.instructionsPath)
 	}
 
 	manifestPath := ""
 	for _, n := range manifestNames {
-		if st, err := os.Stat(filepath.Join(dir, n)); err == nil && st.Mode().IsRegular() {
+		if isRegular(dir, s.listing, n) {
 			if manifestPath != "" {
 				s.fail(&ManifestError{Path: filepath.Join(dir, n), Msg: "a second manifest", Hint: "keep one of " + strings.Join(manifestNames, ", ")})
 				continue
@@ -340,12 +348,26 @@ func readRegular(path string, max int64) ([]byte, error) {
 	return data, nil
 }
 
-// findInstructions returns the path of dir's SKILL.md, matched case-insensitively.
-func findInstructions(dir string) string {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return ""
+// isRegular reports whether name, in dir whose listing is entries, is a regular file, following a
+// symlink.
+func isRegular(dir string, entries []fs.DirEntry, name string) bool {
+	i, found := slices.BinarySearchFunc(entries, name, func(e fs.DirEntry, name string) int { return strings.Compare(e.Name(), name) })
+	if !found {
+		return false
 	}
+	switch t := entries[i].Type(); {
+	case t.IsRegular():
+		return true
+	case t&fs.ModeSymlink != 0:
+		st, err := os.Stat(filepath.Join(dir, name))
+		return err == nil && st.Mode().IsRegular()
+	}
+	return false
+}
+
+// findInstructions returns the path of dir's SKILL.md, matched case-insensitively, from its
+// listing entries.
+func findInstructions(dir string, entries []fs.DirEntry) string {
 	for _, e := range entries {
 		if strings.EqualFold(e.Name(), "SKILL.md") && e.Type().IsRegular() {
 			return filepath.Join(dir, e.Name())

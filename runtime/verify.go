@@ -95,6 +95,7 @@ func (s *Skill) check(ctx context.Context) (*verdict, error) {
 // the identity it had when it was hashed, and its module's bounds check is known by its hash —
 // reading no file. It reports whether it could; a scan calls it, before anyone else sees s.
 func (s *Skill) adopt() bool {
+	defer func() { s.listing = nil }() // the load's listing serves this once
 	if s.cache == nil {
 		return false
 	}
@@ -123,7 +124,15 @@ func (s *Skill) verify(cachedOnly bool) (v *verdict, ok bool) {
 	for range 2 {
 		v = &verdict{}
 		var problems []*ManifestError
-		t, err := s.cache.digester().walk(s.dir, cachedOnly)
+		var t tree
+		var err error
+		flat := false
+		if cachedOnly {
+			t, flat, err = s.cache.digester().cachedFlat(s.dir, s.listing)
+		}
+		if !flat {
+			t, err = s.cache.digester().walk(s.dir, cachedOnly)
+		}
 		switch {
 		case errors.Is(err, errNotCached):
 			return nil, false
