@@ -71,6 +71,7 @@ type indexModule struct {
 	Info        *wasmcheck.Info
 	LinearLimit uint64
 	Problem     *ManifestError
+	Build       bool
 }
 
 var indexMu sync.Mutex // one write at a time, within this process
@@ -150,7 +151,7 @@ func (d *digester) load(path string) error {
 			continue // a check has one or the other
 		}
 		key := moduleKey{hash: hex.EncodeToString(m.Hash[:]), limits: m.Limits, memMiB: m.MemMiB}
-		d.modules[key] = &moduleCheck{size: m.Size, info: m.Info, linearLimit: m.LinearLimit, problem: m.Problem}
+		d.modules[key] = &moduleCheck{size: m.Size, info: m.Info, linearLimit: m.LinearLimit, problem: m.Problem, build: m.Build}
 	}
 	return nil
 }
@@ -216,7 +217,7 @@ func (d *digester) snapshot() (x indexData, changed bool) {
 		if err != nil || len(hash) != sha256.Size {
 			continue
 		}
-		im := indexModule{Hash: [sha256.Size]byte(hash), Limits: k.limits, MemMiB: k.memMiB, Size: m.size, LinearLimit: m.linearLimit, Problem: m.problem}
+		im := indexModule{Hash: [sha256.Size]byte(hash), Limits: k.limits, MemMiB: k.memMiB, Size: m.size, LinearLimit: m.linearLimit, Problem: m.problem, Build: m.build}
 		if m.info != nil {
 			info := *m.info
 			info.NamesError = nil // an interface gob cannot carry; nothing reads it after the check

@@ -59,8 +59,10 @@ type moduleCheck struct {
 	// its linear memories may hold together (the memory limit less its tables' share).
 	info        *wasmcheck.Info
 	linearLimit uint64
-	// problem is the bound the module crosses and how to fix it (its Path is left to the caller).
+	// problem is the bound the module crosses and how to fix it (its Path is left to the caller);
+	// build says its hint is to build the module (which names the skill's directory).
 	problem *ManifestError
+	build   bool
 }
 
 // checkModule bounds what wasm declares (see wasmcheck) under the policy's module limits ml and

@@ -309,8 +309,12 @@ func (s *Skill) fail(e *ManifestError) {
 	s.problems.Problems = append(s.problems.Problems, e)
 }
 
-// errNoModule is an executable skill without its module.
-var errNoModule = errors.New("missing: an executable skill needs its compiled module")
+// errNoModule is an executable skill without its module; errNotWasm one whose module is not
+// WebAssembly.
+var (
+	errNoModule = errors.New("missing: an executable skill needs its compiled module")
+	errNotWasm  = errors.New("not a WebAssembly module (bad magic number or version)")
+)
 
 func readModule(path string, ml ModuleLimits) ([]byte, error) {
 	data, err := readRegular(path, ml.withDefaults().MaxModuleBytes)
@@ -321,7 +325,7 @@ func readModule(path string, ml ModuleLimits) ([]byte, error) {
 		return nil, err
 	}
 	if !bytes.HasPrefix(data, wasmMagic) {
-		return nil, errors.New("not a WebAssembly module (bad magic number or version)")
+		return nil, errNotWasm
 	}
 	return data, nil
 }

@@ -1,11 +1,13 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -201,38 +203,57 @@ func (s *Skill) verifyModule(v *verdict, sum string, cachedOnly bool) (*Manifest
 	if sum != "" {
 		if mc := d.module(key); mc != nil {
 			v.hash, v.size, v.info, v.linearLimit = sum, mc.size, mc.info, mc.linearLimit
-			return mc.at(path), true
+			return mc.at(path, s.dir), true
 		}
 	}
 	if cachedOnly {
 		// A module that is not there is known without reading one.
 		if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
-			return &ManifestError{Path: path, Msg: errNoModule.Error(), Hint: "build it: skillbox build " + s.dir}, true
+			return moduleReadProblem(path, s.dir, errNoModule), true
 		}
 		return nil, false
 	}
 	if s.cache != nil {
 		s.cache.reads.Add(1)
 	}
-	wasm, err := readModule(path, s.modules)
+	wasm, err := readRegular(path, s.modules.withDefaults().MaxModuleBytes)
 	if err != nil {
-		return &ManifestError{Path: path, Msg: err.Error(), Hint: "build it: skillbox build " + s.dir}, true
+		return moduleReadProblem(path, s.dir, err), true
 	}
 	h := sha256.Sum256(wasm)
 	key.hash = hex.EncodeToString(h[:])
-	mc, _ := checkModule(wasm, s.modules, key.memMiB)
+	var mc *moduleCheck
+	if !bytes.HasPrefix(wasm, wasmMagic) {
+		// Remembered like a bounds check, so that a rescan finds this skill broken at once
+		// instead of offering it until it is checked again.
+		mc = &moduleCheck{size: int64(len(wasm)), problem: &ManifestError{Msg: errNotWasm.Error()}, build: true}
+	} else {
+		mc, _ = checkModule(wasm, s.modules, key.memMiB)
+	}
 	d.remember(key, mc)
 	v.hash, v.size, v.info, v.linearLimit = key.hash, mc.size, mc.info, mc.linearLimit
-	return mc.at(path), true
+	return mc.at(path, s.dir), true
 }
 
-// at returns the check's problem as a problem of the module at path (nil when it passed).
-func (mc *moduleCheck) at(path string) *ManifestError {
+// moduleReadProblem is the problem of a module that could not be read.
+func moduleReadProblem(path, dir string, err error) *ManifestError {
+	if errors.Is(err, fs.ErrNotExist) {
+		err = errNoModule
+	}
+	return &ManifestError{Path: path, Msg: err.Error(), Hint: "build it: skillbox build " + dir}
+}
+
+// at returns the check's problem as a problem of the module at path, in the skill directory dir
+// (nil when it passed).
+func (mc *moduleCheck) at(path, dir string) *ManifestError {
 	if mc.problem == nil {
 		return nil
 	}
 	p := *mc.problem
 	p.Path = path
+	if mc.build {
+		p.Hint = "build it: skillbox build " + dir
+	}
 	return &p
 }
 
@@ -260,7 +281,7 @@ func (s *Skill) module() ([]byte, error) {
 	}
 	mc, module := checkModule(wasm, s.modules, s.memMiB())
 	if mc.problem != nil {
-		return nil, mc.at(path)
+		return nil, mc.at(path, s.dir)
 	}
 	return module, nil
 }
