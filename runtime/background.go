@@ -99,9 +99,11 @@ func (b *background) settle(r *registry) {
 	b.mu.Unlock()
 }
 
-// wait returns once every skill of the current registry has been checked by the background
-// check, or ctx ends. Tests use it to see the background's work without sleeping.
+// wait returns once every skill of the current registry (scanned first if it was not) has been
+// checked by the background check, or ctx ends. Tests use it to see the background's work
+// without sleeping.
 func (b *background) wait(ctx context.Context) error {
+	b.rt.registry()
 	for {
 		b.mu.Lock()
 		done, changed := b.checked == b.rt.reg.Load(), b.changed

@@ -3,6 +3,7 @@ package runtime
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/gob"
 	"encoding/hex"
 	"errors"
@@ -13,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/skillbox-dev/skillbox/internal/wasmcheck"
@@ -22,7 +24,10 @@ import (
 // next process over the same skill directories, so that a fresh `skillbox list` of ten thousand
 // skills reports their status from a stat of each file instead of reading every module. It is one
 // file per set of skill directories, beside the compilation cache and under its rules
-// (cachedir.go: a directory of the user's own, mode 0700, no symlinks), written atomically.
+// (cachedir.go: a directory of the user's own, mode 0700, no symlinks), read by a process's first
+// scan and written whole, atomically, by a process that scanned; one that did not (skillbox run
+// of one skill) appends what it learned to a journal beside it instead, which the next scan
+// folds in.
 //
 // # What it trusts
 //
@@ -36,8 +41,9 @@ import (
 // version's and bounds it again (Skill.module). An index that does not decode, or whose checksum
 // does not match, is ignored whole.
 
-// indexMagic starts the file; the version changes with its layout.
-const indexMagic = "skillbox-index-v1\n"
+// indexMagic starts the file, followed by one record (see encodeRecord); the version changes
+// with the layout.
+const indexMagic = "skillbox-index-v2\n"
 
 // Bounds on the index: it is read at every start, and an old one is not worth keeping.
 const (
@@ -76,8 +82,9 @@ type indexModule struct {
 
 var indexMu sync.Mutex // one write at a time, within this process
 
-// openIndex returns the index file of this runtime's skill directories, loading what it holds
-// into the digester, or "" when there is no cache directory to keep it in.
+// openIndex returns the index file of this runtime's skill directories ("" when there is no
+// cache directory to keep it in). It is read at the first scan (loadIndex): a process that
+// only runs one skill does not read it.
 func (rt *Runtime) openIndex() string {
 	if rt.cacheDir == "" || len(rt.cfg.SkillDirs) == 0 {
 		return ""
@@ -94,49 +101,132 @@ func (rt *Runtime) openIndex() string {
 		}
 		fmt.Fprintf(h, "%s\x00", d)
 	}
-	path := filepath.Join(dir, hex.EncodeToString(h.Sum(nil))[:24]+".idx")
-	if err := rt.checks.digests.load(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		rt.logger.Warn("skill index ignored; it will be rewritten", "path", path, "err", err)
-	}
-	return path
+	return filepath.Join(dir, hex.EncodeToString(h.Sum(nil))[:24]+".idx")
 }
 
-// saveIndex writes the index when the digester learned something since it was last written.
+// loadIndex reads the index, and the journal beside it, into the digester.
+func (rt *Runtime) loadIndex() {
+	if rt.index == "" {
+		return
+	}
+	if err := rt.checks.digests.load(rt.index); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		rt.logger.Warn("skill index ignored; it will be rewritten", "path", rt.index, "err", err)
+	}
+	rt.checks.digests.loadJournal(rt.index + journalSuffix)
+}
+
+// saveIndex writes what the digester learned since the index was read or last written: the whole
+// index when it was read (a scan happened), else an entry in its journal, so that a process that
+// knows a few skills does not replace what another learned of all of them.
 func (rt *Runtime) saveIndex() {
 	if rt.index == "" {
 		return
 	}
-	if err := rt.checks.digests.save(rt.index); err != nil {
+	loaded := rt.reg.Load() != nil // a scan read the index first (see rescan)
+	if err := rt.checks.digests.save(rt.index, loaded); err != nil {
 		rt.logger.Warn("cannot write the skill index", "path", rt.index, "err", err)
 	}
 }
 
+// journalSuffix names the journal beside an index: records appended by processes that did not
+// read the index, folded into it by the next that does.
+const journalSuffix = ".journal"
+
+// maxJournalBytes bounds a journal; a longer one is dropped (it is a cache).
+const maxJournalBytes = 16 << 20
+
 // load reads the index at path into d.
 func (d *digester) load(path string) error {
-	f, err := os.Open(path)
+	data, err := readIndexFile(path, maxIndexBytes)
 	if err != nil {
 		return err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxIndexBytes+1))
-	if err != nil {
-		return err
-	}
-	if len(data) > maxIndexBytes {
-		return fmt.Errorf("more than %d bytes", maxIndexBytes)
 	}
 	rest, ok := bytes.CutPrefix(data, []byte(indexMagic))
-	if !ok || len(rest) < sha256.Size {
+	if !ok {
 		return errors.New("not an index of this version")
 	}
-	sum, payload := rest[:sha256.Size], rest[sha256.Size:]
-	if got := sha256.Sum256(payload); !bytes.Equal(got[:], sum) {
-		return errors.New("its checksum does not match")
-	}
-	var x indexData
-	if err := gob.NewDecoder(bytes.NewReader(payload)).Decode(&x); err != nil {
+	x, _, err := decodeRecord(rest)
+	if err != nil {
 		return err
 	}
+	d.merge(x)
+	return nil
+}
+
+// loadJournal folds the journal at path into d, up to its first damaged record, and marks d
+// dirty so that the next save writes the index whole and removes the journal.
+func (d *digester) loadJournal(path string) {
+	data, err := readIndexFile(path, maxJournalBytes)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			_ = os.Remove(path)
+		}
+		return
+	}
+	for len(data) > 0 {
+		x, n, err := decodeRecord(data)
+		if err != nil {
+			break
+		}
+		d.merge(x)
+		data = data[n:]
+	}
+	d.mu.Lock()
+	d.dirty = true
+	d.mu.Unlock()
+}
+
+func readIndexFile(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("more than %d bytes", max)
+	}
+	return data, nil
+}
+
+// A record is its payload's length (8 bytes, little-endian), the payload's sha256, and the
+// payload: an indexData in gob.
+func encodeRecord(x indexData) ([]byte, error) {
+	var payload bytes.Buffer
+	if err := gob.NewEncoder(&payload).Encode(x); err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(payload.Bytes())
+	out := binary.LittleEndian.AppendUint64(nil, uint64(payload.Len()))
+	out = append(out, sum[:]...)
+	return append(out, payload.Bytes()...), nil
+}
+
+// decodeRecord decodes the record at the start of data and returns its length.
+func decodeRecord(data []byte) (indexData, int, error) {
+	var x indexData
+	if len(data) < 8+sha256.Size {
+		return x, 0, errors.New("truncated")
+	}
+	n := binary.LittleEndian.Uint64(data)
+	if n > uint64(len(data)-8-sha256.Size) {
+		return x, 0, errors.New("truncated")
+	}
+	sum, payload := data[8:8+sha256.Size], data[8+sha256.Size:8+sha256.Size+int(n)]
+	if got := sha256.Sum256(payload); !bytes.Equal(got[:], sum) {
+		return x, 0, errors.New("its checksum does not match")
+	}
+	if err := gob.NewDecoder(bytes.NewReader(payload)).Decode(&x); err != nil {
+		return x, 0, err
+	}
+	return x, 8 + sha256.Size + int(n), nil
+}
+
+// merge adds what x holds to d, replacing what d had for the same files and modules.
+func (d *digester) merge(x indexData) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, dir := range x.Dirs {
@@ -153,35 +243,28 @@ func (d *digester) load(path string) error {
 		key := moduleKey{hash: hex.EncodeToString(m.Hash[:]), limits: m.Limits, memMiB: m.MemMiB}
 		d.modules[key] = &moduleCheck{size: m.Size, info: m.Info, linearLimit: m.LinearLimit, problem: m.Problem, build: m.Build}
 	}
-	return nil
 }
 
-// save writes d to path if it changed since it was loaded or last saved: to a temporary file in
-// the same directory, renamed over the old one, so that a reader never sees half of it. It also
-// removes the indexes of other skill directories that no process used for indexMaxAge.
-func (d *digester) save(path string) error {
+// save writes what d learned, if anything, to the index at path: the whole of it, when whole is
+// set (to a temporary file in the same directory, renamed over the old one, so that a reader
+// never sees half of it; the journal is then folded in, and removed), else as a record appended
+// to the journal (one write, which the OS appends whole). It also removes the indexes of other
+// skill directories that no process wrote for indexMaxAge.
+func (d *digester) save(path string, whole bool) error {
 	indexMu.Lock()
 	defer indexMu.Unlock()
 	x, changed := d.snapshot()
 	if !changed {
 		return nil
 	}
-	var payload bytes.Buffer
-	if err := gob.NewEncoder(&payload).Encode(x); err != nil {
-		return err
-	}
-	sum := sha256.Sum256(payload.Bytes())
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".index-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // a no-op once renamed
-	_, err = tmp.Write(append(append([]byte(indexMagic), sum[:]...), payload.Bytes()...))
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
+	rec, err := encodeRecord(x)
+	if err == nil && whole {
+		err = writeAtomically(path, append([]byte(indexMagic), rec...))
+		if err == nil {
+			_ = os.Remove(path + journalSuffix)
+		}
+	} else if err == nil {
+		err = appendJournal(path+journalSuffix, rec)
 	}
 	if err != nil {
 		d.mu.Lock()
@@ -191,6 +274,37 @@ func (d *digester) save(path string) error {
 	}
 	removeStaleIndexes(filepath.Dir(path))
 	return nil
+}
+
+func writeAtomically(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".index-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // a no-op once renamed
+	_, err = tmp.Write(data)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+func appendJournal(path string, rec []byte) error {
+	if st, err := os.Lstat(path); err == nil && (!st.Mode().IsRegular() || st.Size()+int64(len(rec)) > maxJournalBytes) {
+		return fmt.Errorf("journal %s is not a regular file or is full; the next scan folds it in", path)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(rec)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // snapshot copies d for saving and marks it clean; changed is false when it was clean.

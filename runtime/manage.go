@@ -66,7 +66,7 @@ func (rt *Runtime) Install(ctx context.Context, id string, files map[string][]by
 	final := filepath.Join(root, id)
 	_, statErr := os.Stat(final)
 	exists := statErr == nil
-	if cur, ok := rt.reg.Load().byID[id]; ok && filepath.Dir(cur.dir) != filepath.Clean(root) {
+	if cur, ok := rt.registryLocked().byID[id]; ok && filepath.Dir(cur.dir) != filepath.Clean(root) {
 		exists = true // installed in another directory, which would shadow or be shadowed
 	}
 	switch {

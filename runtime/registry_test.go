@@ -88,12 +88,23 @@ func TestEmptyConfigHasNoSkills(t *testing.T) {
 }
 
 // A reload swaps versions under concurrent runs; each run finishes on the version it started
-// with. The test rewrites the files in place, as an editor would: a version whose files are
-// rewritten before it is checked, or before its module is compiled, no longer exists on disk, and
-// its runs fail cleanly (not_found, saying it changed) rather than run another version's module.
+// with. Versions are swapped whole, as a deploy (or Install) does: the skill's directory is a
+// symlink replaced atomically. A version replaced before it is checked, or before its module is
+// compiled, no longer exists on disk: its runs fail cleanly (not_found, saying it changed) rather
+// than run another version's module. (A package rewritten file by file in place is seen half
+// written by whatever reads it meanwhile — a scan, or now a first run — as it always was.)
 func TestReloadPinsRunningVersion(t *testing.T) {
-	dir := t.TempDir()
-	fixture(t, dir, "s", simple("s", `"version":"1"`), "hello")
+	dir, versions := t.TempDir(), t.TempDir()
+	fixture(t, versions, "s", simple("s", `"version":"1"`), "hello")
+	must(t, os.Rename(filepath.Join(versions, "s"), filepath.Join(versions, "v1")))
+	fixture(t, versions, "s", simple("s", `"version":"2"`), "echo")
+	must(t, os.Rename(filepath.Join(versions, "s"), filepath.Join(versions, "v2")))
+	swap := func(v string) {
+		tmp := filepath.Join(dir, ".s.next")
+		must(t, os.Symlink(filepath.Join(versions, "v"+v), tmp))
+		must(t, os.Rename(tmp, filepath.Join(dir, "s")))
+	}
+	swap("1")
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
 
 	var wg sync.WaitGroup
@@ -121,11 +132,11 @@ func TestReloadPinsRunningVersion(t *testing.T) {
 		}()
 	}
 	for i := 0; i < 10; i++ {
-		v, mod := "2", "echo"
+		v := "2"
 		if i%2 == 1 {
-			v, mod = "1", "hello"
+			v = "1"
 		}
-		fixture(t, dir, "s", simple("s", `"version":"`+v+`"`), mod)
+		swap(v)
 		must(t, rt.Reload(context.Background()))
 	}
 	wg.Wait()

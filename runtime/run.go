@@ -159,7 +159,7 @@ func errKind(err *RunError) ErrorKind {
 // resolve pins the current version of skill id, if it can run: checked (see Skill), on its first
 // run, before anything is charged for it.
 func (rt *Runtime) resolve(ctx context.Context, id string) (*Skill, *RunError) {
-	s, ok := rt.reg.Load().byID[id]
+	s, ok := rt.lookup(id)
 	switch {
 	case !ok:
 		return nil, runErr(KindNotFound, id, nil, "no skill with this id")

@@ -23,6 +23,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -104,6 +106,69 @@ type Runtime struct {
 	generation atomic.Uint64
 	// background checks unchecked skills after each scan (see background.go).
 	background *background
+	// singles are the skills Skill and Run loaded one by one before the first scan (see New);
+	// indexOnce loads the index, at the first scan.
+	singlesMu sync.Mutex
+	singles   map[string]*Skill
+	indexOnce sync.Once
+}
+
+// registry returns the registry, scanning the skill directories first if no scan was made yet.
+func (rt *Runtime) registry() *registry {
+	if r := rt.reg.Load(); r != nil {
+		return r
+	}
+	rt.reloadMu.Lock()
+	defer rt.reloadMu.Unlock()
+	return rt.registryLocked()
+}
+
+// registryLocked is registry for a caller holding reloadMu.
+func (rt *Runtime) registryLocked() *registry {
+	if r := rt.reg.Load(); r != nil {
+		return r
+	}
+	r := rt.rescan()
+	rt.logger.Info("skills loaded", "count", len(r.order), "dirs", rt.cfg.SkillDirs)
+	return r
+}
+
+// lookup finds skill id: in the registry once there is one, else by loading its directory from
+// the first skill directory that has it as a package, as a scan would.
+func (rt *Runtime) lookup(id string) (*Skill, bool) {
+	if r := rt.reg.Load(); r != nil {
+		s, ok := r.byID[id]
+		return s, ok
+	}
+	// Only a plain directory name: an id comes from callers, and is joined to a path.
+	if id == "" || id != filepath.Base(id) || strings.HasPrefix(id, ".") || strings.ContainsAny(id, `/\`) {
+		return nil, false
+	}
+	rt.singlesMu.Lock()
+	defer rt.singlesMu.Unlock()
+	if r := rt.reg.Load(); r != nil { // a scan landed meanwhile
+		s, ok := r.byID[id]
+		return s, ok
+	}
+	if s, ok := rt.singles[id]; ok {
+		return s, true
+	}
+	for _, root := range rt.cfg.SkillDirs {
+		dir := filepath.Join(root, id)
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			continue
+		}
+		if s, ok := loadSkill(dir, rt.policy.Load(), rt.checks); ok {
+			s.adopt()
+			rt.logger.Debug("skill loaded alone, before any scan", "skill", id, "dir", dir)
+			if rt.singles == nil {
+				rt.singles = map[string]*Skill{}
+			}
+			rt.singles[id] = s
+			return s, true
+		}
+	}
+	return nil, false
 }
 
 // Generation is a number that changes whenever the set of usable skills may have (New, Reload,
@@ -119,8 +184,12 @@ func (rt *Runtime) rescan() *registry {
 		f := rt.fingerprint()
 		fp = &f
 	}
+	rt.indexOnce.Do(rt.loadIndex) // a scan adopts what the index knows
 	r := scan(rt.cfg.SkillDirs, rt.policy.Load(), rt.checks, rt.logger)
 	rt.reg.Store(r)
+	rt.singlesMu.Lock()
+	rt.singles = nil // the registry answers from now on
+	rt.singlesMu.Unlock()
 	rt.scanned.Store(fp)
 	rt.generation.Add(1)
 	keep, unchecked := r.hashes()
@@ -141,7 +210,7 @@ func (rt *Runtime) rescan() *registry {
 // engine keeps compiled.
 func (rt *Runtime) onCheck(s *Skill, v *verdict) {
 	if r := rt.reg.Load(); r == nil || r.byID[s.id] != s {
-		return // a version a reload replaced: a run still holds it, no one lists it
+		return // loaded alone before a scan, or a version a reload replaced: no one lists it
 	}
 	if v.status == StatusError {
 		rt.generation.Add(1)
@@ -169,10 +238,16 @@ func newCache(dir string) (wazero.CompilationCache, error) {
 	return wazero.NewCompilationCacheWithDir(dir)
 }
 
-// New scans the skill directories and returns a ready Runtime. Broken skills do not make it fail:
-// they are listed with their errors. It fails when the host itself is unusable (an explicit
-// Config.CacheDir that cannot be created or is not safe to use, see [CacheDirError]) or the
-// policy file is broken.
+// New returns a ready Runtime. Broken skills do not make it fail: they are listed with their
+// errors. It fails when the host itself is unusable (an explicit Config.CacheDir that cannot be
+// created or is not safe to use, see [CacheDirError]) or the policy file is broken.
+//
+// # Notes
+//
+// New reads no skill. The skill directories are scanned when something needs them all — Skills,
+// Reload, SetPolicy, Install, Remove, Watch — and until then Skill and Run load the one skill
+// they name, from the first skill directory that has it (as a scan would pick it): a process that
+// runs one skill out of ten thousand and exits reads one skill.
 func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	logger := cfg.Logger
 	if logger == nil {
@@ -228,23 +303,23 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		rt.index = rt.openIndex() // index.go: beside the compilation cache, under the same rules
 	}
 	rt.background = newBackground(rt, !cfg.NoBackgroundCheck)
-	rt.rescan()
 	if _, set := os.LookupEnv("EXTISM_ENABLE_WASI_OUTPUT"); set {
 		// Extism then sends guests' stdout and stderr to the process's own, past the log budget.
 		logger.Warn("EXTISM_ENABLE_WASI_OUTPUT is set: skill output bypasses the run's logs and limits; unset it")
 	}
-	logger.Info("skills loaded", "count", len(rt.reg.Load().order), "dirs", cfg.SkillDirs)
 	return rt, nil
 }
 
-// Skills returns every skill, broken ones included, ordered by id.
+// Skills returns every skill, broken ones included, ordered by id. The first call scans the
+// skill directories (see New).
 func (rt *Runtime) Skills() []*Skill {
-	return append([]*Skill(nil), rt.reg.Load().order...)
+	return append([]*Skill(nil), rt.registry().order...)
 }
 
-// Skill returns the skill with id, or an error matching ErrNotFound.
+// Skill returns the skill with id, or an error matching ErrNotFound. Before the first scan it
+// loads that skill's directory alone (see New).
 func (rt *Runtime) Skill(id string) (*Skill, error) {
-	if s, ok := rt.reg.Load().byID[id]; ok {
+	if s, ok := rt.lookup(id); ok {
 		return s, nil
 	}
 	return nil, runErr(KindNotFound, id, nil, "no skill with this id")

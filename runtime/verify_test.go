@@ -150,9 +150,11 @@ func TestFingerprintDecidesWhatIsKnown(t *testing.T) {
 		t.Errorf("other, never checked: %s", o.Status())
 	}
 
-	// A new Runtime over the same directories finds the verdict in the index.
+	// A new Runtime over the same directories finds the verdict in the index, which its first
+	// scan reads.
 	must(t, rt.Close(context.Background()))
 	rt2 := newRuntime(t, cfg)
+	rt2.Skills()
 	if s2, _ := rt2.Skill("s"); s2.Status() != StatusActive || s2.Digest() != digest || rt2.Stats().ModuleReads != 0 {
 		t.Fatalf("a new runtime: %s, %d reads; want active from the index", s2.Status(), rt2.Stats().ModuleReads)
 	}
@@ -185,6 +187,7 @@ func TestFingerprintDecidesWhatIsKnown(t *testing.T) {
 	var logs strings.Builder
 	cfg.Logger = slog.New(slog.NewTextHandler(&syncWriter{w: &logs}, nil))
 	rt3 := newRuntime(t, cfg)
+	rt3.Skills()
 	if s3, _ := rt3.Skill("s"); s3.Status() != StatusUnchecked || !strings.Contains(logs.String(), "skill index ignored") {
 		t.Errorf("with a corrupt index: %s; log %s", s3.Status(), logs.String())
 	}
