@@ -10,11 +10,11 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"syscall"
-	"time"
 )
 
 // A skill version's identity is the digest of its whole tree, so that any change a run could
@@ -52,23 +52,37 @@ var errNotCached = errors.New("a file changed since it was last hashed")
 // checked under: the same bytes under the same limits always give the same answer.
 type digester struct {
 	mu sync.Mutex
-	// files are the remembered file digests, by skill directory, then path in it.
-	files map[string]map[string]fileDigest
+	// files are the remembered file digests, by skill directory, sorted by path in it: a slice,
+	// not a map, as most skills have two or three files (a map of two costs a kilobyte, and ten
+	// thousand of them were half the registry's memory).
+	files map[string][]fileDigest
 	// modules are the remembered bounds checks (see moduleCheck).
 	modules map[moduleKey]*moduleCheck
 	// dirty says files or modules changed since the index was last written.
 	dirty bool
 }
 
+// fileDigest is one file's sha256 and the identity it was taken of.
 type fileDigest struct {
-	size  int64
-	mtime time.Time
-	ino   uint64
-	sum   string
+	rel     string
+	size    int64
+	mtimeNs int64
+	ino     uint64
+	sum     [sha256.Size]byte
+}
+
+// is reports whether st is the file fd was taken of.
+func (fd *fileDigest) is(st fs.FileInfo) bool {
+	return fd.size == st.Size() && fd.mtimeNs == st.ModTime().UnixNano() && fd.ino == inode(st)
+}
+
+// find returns the index of rel in files (sorted by rel), and whether it is there.
+func find(files []fileDigest, rel string) (int, bool) {
+	return slices.BinarySearchFunc(files, rel, func(f fileDigest, rel string) int { return strings.Compare(f.rel, rel) })
 }
 
 func newDigester() *digester {
-	return &digester{files: map[string]map[string]fileDigest{}, modules: map[moduleKey]*moduleCheck{}}
+	return &digester{files: map[string][]fileDigest{}, modules: map[moduleKey]*moduleCheck{}}
 }
 
 // retain forgets the files of every skill directory not in dirs, and the checks of every module
@@ -86,8 +100,8 @@ func (d *digester) retain(dirs map[string]bool) {
 			d.dirty = true
 			continue
 		}
-		if f, ok := files[ModuleFile]; ok {
-			modules[f.sum] = true
+		if i, ok := find(files, ModuleFile); ok {
+			modules[hex.EncodeToString(files[i].sum[:])] = true
 		}
 	}
 	for k := range d.modules {
@@ -209,30 +223,31 @@ func (d *digester) fileSum(root *os.Root, dir, rel string, e fs.DirEntry, cached
 	if err != nil {
 		return "", 0, err
 	}
-	sum := hex.EncodeToString(h.Sum(nil))
+	fd := fileDigest{rel: rel, size: st.Size(), mtimeNs: st.ModTime().UnixNano(), ino: inode(st)}
+	h.Sum(fd.sum[:0])
 	if d != nil {
 		// The identity is the open file's, taken before reading: a file written meanwhile gets a
 		// new modification time, so it is hashed again next time.
 		d.mu.Lock()
 		files := d.files[dir]
-		if files == nil {
-			files = map[string]fileDigest{}
-			d.files[dir] = files
+		if i, ok := find(files, rel); ok {
+			files[i] = fd
+		} else {
+			d.files[dir] = slices.Insert(files, i, fd)
 		}
-		files[rel] = fileDigest{size: st.Size(), mtime: st.ModTime(), ino: inode(st), sum: sum}
 		d.dirty = true
 		d.mu.Unlock()
 	}
-	return sum, n, nil
+	return hex.EncodeToString(fd.sum[:]), n, nil
 }
 
 // known returns the remembered digest of dir/rel if st is still the file it was taken of.
 func (d *digester) known(dir, rel string, st fs.FileInfo) (string, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	fd, ok := d.files[dir][rel]
-	if ok && fd.size == st.Size() && fd.mtime.Equal(st.ModTime()) && fd.ino == inode(st) {
-		return fd.sum, true
+	files := d.files[dir]
+	if i, ok := find(files, rel); ok && files[i].is(st) {
+		return hex.EncodeToString(files[i].sum[:]), true
 	}
 	return "", false
 }
@@ -262,7 +277,7 @@ func (d *digester) remember(key moduleKey, mc *moduleCheck) {
 // its load made: a stat per file and no directory opened again. applicable is false when the
 // listing has what only the walk handles (a subdirectory, a symlink, more files than the digest
 // allows): the caller walks then.
-func (d *digester) cachedFlat(dir string, entries []fs.DirEntry) (t tree, applicable bool, err error) {
+func (d *digester) cachedFlat(dir string, entries []fs.DirEntry, stats map[string]fs.FileInfo) (t tree, applicable bool, err error) {
 	if d == nil || entries == nil || len(entries) > maxDigestFiles {
 		return tree{}, false, nil
 	}
@@ -281,9 +296,11 @@ func (d *digester) cachedFlat(dir string, entries []fs.DirEntry) (t tree, applic
 		case !typ.IsRegular():
 			continue // a FIFO, a device: not part of the skill (see fileSum)
 		}
-		st, err := os.Lstat(filepath.Join(dir, name))
-		if err != nil || !st.Mode().IsRegular() {
-			return tree{}, true, errNotCached // changed since the listing
+		st := stats[name] // what the load stat'ed already (its manifest)
+		if st == nil {
+			if st, err = os.Lstat(filepath.Join(dir, name)); err != nil || !st.Mode().IsRegular() {
+				return tree{}, true, errNotCached // changed since the listing
+			}
 		}
 		sum, ok := d.known(dir, name, st)
 		if !ok {
@@ -293,7 +310,7 @@ func (d *digester) cachedFlat(dir string, entries []fs.DirEntry) (t tree, applic
 			return tree{}, false, nil
 		}
 		top[name] = sum
-		fmt.Fprintf(h, "%s  %s\n", sum, name)
+		h.Write([]byte(sum + "  " + name + "\n"))
 	}
 	return tree{digest: digestPrefix + hex.EncodeToString(h.Sum(nil)), module: top[ModuleFile], top: top}, true, nil
 }

@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -230,10 +231,11 @@ func (d *digester) merge(x indexData) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, dir := range x.Dirs {
-		files := make(map[string]fileDigest, len(dir.Files))
-		for _, f := range dir.Files {
-			files[f.Rel] = fileDigest{size: f.Size, mtime: time.Unix(0, f.MtimeNs), ino: f.Ino, sum: hex.EncodeToString(f.Sum[:])}
+		files := make([]fileDigest, len(dir.Files))
+		for i, f := range dir.Files {
+			files[i] = fileDigest{rel: f.Rel, size: f.Size, mtimeNs: f.MtimeNs, ino: f.Ino, sum: f.Sum}
 		}
+		slices.SortFunc(files, func(a, b fileDigest) int { return strings.Compare(a.rel, b.rel) })
 		d.files[dir.Dir] = files
 	}
 	for _, m := range x.Modules {
@@ -317,12 +319,8 @@ func (d *digester) snapshot() (x indexData, changed bool) {
 	d.dirty = false
 	for dir, files := range d.files {
 		e := indexDir{Dir: dir, Files: make([]indexFile, 0, len(files))}
-		for rel, f := range files {
-			sum, err := hex.DecodeString(f.sum)
-			if err != nil || len(sum) != sha256.Size {
-				continue
-			}
-			e.Files = append(e.Files, indexFile{Rel: rel, Size: f.size, MtimeNs: f.mtime.UnixNano(), Ino: f.ino, Sum: [sha256.Size]byte(sum)})
+		for _, f := range files {
+			e.Files = append(e.Files, indexFile{Rel: f.rel, Size: f.size, MtimeNs: f.mtimeNs, Ino: f.ino, Sum: f.sum})
 		}
 		x.Dirs = append(x.Dirs, e)
 	}

@@ -76,9 +76,10 @@ type Skill struct {
 	// manifestFile is the manifest's name in dir ("" without one), manifestSum the sha256 of what
 	// the load read of it: the check makes sure the digest it computes is of that manifest.
 	manifestFile, manifestSum string
-	// listing is the directory's entries as the load found them, sorted by name (until the
-	// check: adopt uses it, then drops it).
-	listing []fs.DirEntry
+	// listing is the directory's entries as the load found them, sorted by name, and
+	// manifestStat the manifest's identity as it was read: adopt uses them, then drops them.
+	listing      []fs.DirEntry
+	manifestStat fs.FileInfo
 	// modules are the policy's module limits the skill was loaded under: its check applies them.
 	modules ModuleLimits
 	// cache remembers file digests and module checks across reloads (nil: none), and is told of
@@ -273,10 +274,13 @@ func loadSkill(dir string, p *Policy, c *checks) (s *Skill, ok bool) {
 		return s, true
 	}
 
-	data, err := readRegular(manifestPath, maxManifestBytes)
+	data, st, err := readRegularStat(manifestPath, maxManifestBytes)
 	if err != nil {
 		s.fail(&ManifestError{Path: manifestPath, Msg: err.Error()})
 		return s, true
+	}
+	if isRegularEntry(s.listing, filepath.Base(manifestPath)) {
+		s.manifestStat = st
 	}
 	sum := sha256.Sum256(data)
 	s.manifestFile, s.manifestSum = filepath.Base(manifestPath), hex.EncodeToString(sum[:])
@@ -334,22 +338,35 @@ func readModule(path string, ml ModuleLimits) ([]byte, error) {
 // module may be a symlink to /dev/zero or a FIFO, which a plain ReadFile would read forever or
 // wait on; safefile refuses those, and the limited read stops a file that grows meanwhile.
 func readRegular(path string, max int64) ([]byte, error) {
+	data, _, err := readRegularStat(path, max)
+	return data, err
+}
+
+// readRegularStat is readRegular that also returns the file's identity, as the open file has it.
+func readRegularStat(path string, max int64) ([]byte, fs.FileInfo, error) {
 	f, st, err := safefile.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
 	if st.Size() > max {
-		return nil, fmt.Errorf("%d bytes is more than the %d allowed", st.Size(), max)
+		return nil, nil, fmt.Errorf("%d bytes is more than the %d allowed", st.Size(), max)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if int64(len(data)) > max {
-		return nil, fmt.Errorf("more than the %d bytes allowed", max)
+		return nil, nil, fmt.Errorf("more than the %d bytes allowed", max)
 	}
-	return data, nil
+	return data, st, nil
+}
+
+// isRegularEntry reports whether entries (sorted by name) list name as a regular file, not a
+// symlink: only then is the identity of the file read through its name the entry's own.
+func isRegularEntry(entries []fs.DirEntry, name string) bool {
+	i, found := slices.BinarySearchFunc(entries, name, func(e fs.DirEntry, name string) int { return strings.Compare(e.Name(), name) })
+	return found && entries[i].Type().IsRegular()
 }
 
 // isRegular reports whether name, in dir whose listing is entries, is a regular file, following a

@@ -97,7 +97,7 @@ func (s *Skill) check(ctx context.Context) (*verdict, error) {
 // the identity it had when it was hashed, and its module's bounds check is known by its hash —
 // reading no file. It reports whether it could; a scan calls it, before anyone else sees s.
 func (s *Skill) adopt() bool {
-	defer func() { s.listing = nil }() // the load's listing serves this once
+	defer func() { s.listing, s.manifestStat = nil, nil }() // the load's findings serve this once
 	if s.cache == nil {
 		return false
 	}
@@ -130,7 +130,7 @@ func (s *Skill) verify(cachedOnly bool) (v *verdict, ok bool) {
 		var err error
 		flat := false
 		if cachedOnly {
-			t, flat, err = s.cache.digester().cachedFlat(s.dir, s.listing)
+			t, flat, err = s.cache.digester().cachedFlat(s.dir, s.listing, map[string]fs.FileInfo{s.manifestFile: s.manifestStat})
 		}
 		if !flat {
 			t, err = s.cache.digester().walk(s.dir, cachedOnly)

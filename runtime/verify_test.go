@@ -205,13 +205,13 @@ func TestFlatDigestIsTheWalks(t *testing.T) {
 	must(t, err)
 	entries, err := os.ReadDir(sd)
 	must(t, err)
-	flat, ok, err := d.cachedFlat(sd, entries)
+	flat, ok, err := d.cachedFlat(sd, entries, nil)
 	if !ok || err != nil || flat.digest != walked.digest || flat.module != walked.module {
 		t.Errorf("flat %+v %v %v, walked %+v", flat, ok, err, walked)
 	}
 	must(t, os.MkdirAll(filepath.Join(sd, "resources"), 0o755))
 	entries, _ = os.ReadDir(sd)
-	if _, ok, _ := d.cachedFlat(sd, entries); ok {
+	if _, ok, _ := d.cachedFlat(sd, entries, nil); ok {
 		t.Error("a directory with resources/ is left to the walk")
 	}
 }
