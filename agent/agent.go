@@ -39,7 +39,7 @@ type tool struct {
 func tools(c Catalog) []tool {
 	var out []tool
 	for _, s := range c.Skills() {
-		if s == nil || s.Kind() != runtime.Executable || s.Status() != runtime.StatusActive || s.Manifest() == nil || s.Schema() == nil {
+		if s == nil || s.Kind() != runtime.Executable || !s.Status().Usable() || s.Manifest() == nil || s.Schema() == nil {
 			continue
 		}
 		out = append(out, tool{skill: s, name: ToolName(s.ID()), schema: bytes.Clone(s.Schema().JSON())})

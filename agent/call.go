@@ -146,7 +146,7 @@ func unknownTool(r Catalog, name string) *UnknownToolError {
 	e := &UnknownToolError{Name: name, Valid: ToolsetNames()}
 	ids := map[string]bool{}
 	for _, s := range r.Skills() {
-		if s != nil && s.Kind() == runtime.Executable && s.Status() == runtime.StatusActive {
+		if s != nil && s.Kind() == runtime.Executable && s.Status().Usable() {
 			e.Valid = append(e.Valid, ToolName(s.ID()))
 			ids[s.ID()] = true
 		}

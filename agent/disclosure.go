@@ -52,7 +52,7 @@ func ListSkills(c Catalog) []SkillInfo {
 	}
 	out := make([]SkillInfo, 0, len(skills))
 	for _, s := range skills {
-		if s == nil || s.Status() != runtime.StatusActive {
+		if s == nil || !s.Status().Usable() {
 			continue
 		}
 		info := SkillInfo{ID: s.ID(), Name: s.Name(), Description: s.Description(), Kind: s.Kind(), Tags: []string{}}
@@ -290,7 +290,7 @@ func lookup(r Runner, name string) (*runtime.Skill, *runtime.RunError) {
 		}
 		s = found
 	}
-	if s.Status() != runtime.StatusActive {
+	if !s.Status().Usable() {
 		return nil, &runtime.RunError{Kind: runtime.KindNotFound, Skill: s.ID(), Message: fmt.Sprintf("skill %q is broken and cannot be used (the operator sees why with: skillbox show %s)", s.ID(), s.ID()), Err: s.Err()}
 	}
 	return s, nil

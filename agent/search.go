@@ -117,7 +117,7 @@ func NewIndex(skills []*runtime.Skill) *Index {
 // describe returns what a search shows of s and the tags to index, or false when s is not
 // searchable.
 func describe(s *runtime.Skill) (Hit, []string, bool) {
-	if s == nil || s.Status() != runtime.StatusActive {
+	if s == nil || !s.Status().Usable() {
 		return Hit{}, nil, false
 	}
 	h := Hit{ID: s.ID(), Kind: s.Kind()}

@@ -133,13 +133,19 @@ func New(rt *runtime.Runtime, opts Options) *Server {
 		URITemplate: uriScheme + "{id}/{+path}",
 	}, s.readResource)
 	s.mcp.AddReceivingMiddleware(s.onRequest)
-	s.Refresh()
+	// No sync yet: registering ten thousand tools costs the SDK hundreds of megabytes of
+	// short-lived garbage, which a server whose MCP endpoint no one calls should not pay at
+	// start. The first sync happens before the first client connects (MCP, RunStdio, Handler),
+	// so that no client is told of a change for what was there all along.
 	return s
 }
 
-// MCP returns the SDK's server, to connect other transports (mcp.Server.Connect) or add
+// MCP returns the SDK's server, synced, to connect other transports (mcp.Server.Connect) or add
 // middleware. Tools, resources and prompts added to it directly may be removed by a sync.
-func (s *Server) MCP() *mcp.Server { return s.mcp }
+func (s *Server) MCP() *mcp.Server {
+	s.Refresh()
+	return s.mcp
+}
 
 // RunStdio serves one client over in (its requests) and out (the server's messages, and nothing
 // else may write to it), until the client closes in or ctx ends.
@@ -148,6 +154,7 @@ func (s *Server) RunStdio(ctx context.Context, in io.Reader, out io.Writer) erro
 	if !ok {
 		rc = io.NopCloser(in)
 	}
+	s.Refresh()
 	s.ensurePolling()
 	return s.mcp.Run(ctx, &stdioTransport{in: rc, out: nopCloser{out}, logger: s.logger})
 }
@@ -160,7 +167,7 @@ func (s *Server) Handler() http.Handler {
 	if timeout < 0 {
 		timeout = 0
 	}
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.MCP() },
 		&mcp.StreamableHTTPOptions{Logger: s.logger, SessionTimeout: timeout})
 }
 

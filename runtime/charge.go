@@ -36,7 +36,7 @@ func runCharge(s *Skill) int64 {
 	l := s.grant.Limits
 	mem := l.MemoryMiB << 20
 	io := max(l.MaxFetchBytes, l.MaxFileBytes, l.MaxWriteBytes)
-	return 2*mem + stackReserve + io + l.MaxLogBytes + int64(len(s.wasm)) + instElemEntry*int64(s.info.ElemEntries) + runOverhead
+	return 2*mem + stackReserve + io + l.MaxLogBytes + s.state().size + instElemEntry*int64(s.state().info.ElemEntries) + runOverhead
 }
 
 // Compilation charges (measured with wazero 1.12's optimizing compiler on real and synthetic
@@ -59,13 +59,13 @@ const (
 
 // compileCharge is what compiling s's module may hold at its peak, child and cache load included.
 func compileCharge(a Admission, s *Skill) int64 {
-	return a.CompileMemory + cacheLoadBase + cacheLoadCode*s.info.CodeBytes + int64(len(s.wasm))
+	return a.CompileMemory + cacheLoadBase + cacheLoadCode*s.state().info.CodeBytes + s.state().size
 }
 
 // warmCharge is what s's compiled module holds while it is kept for later runs.
 func warmCharge(s *Skill) int64 {
-	return warmBase + warmCode*s.info.CodeBytes + warmModule*int64(len(s.wasm)) +
-		warmDataSegment*int64(s.info.DataSegments) + warmElemEntry*int64(s.info.ElemEntries)
+	return warmBase + warmCode*s.state().info.CodeBytes + warmModule*s.state().size +
+		warmDataSegment*int64(s.state().info.DataSegments) + warmElemEntry*int64(s.state().info.ElemEntries)
 }
 
 // defaultMemoryBudget is half of the memory this process may use — the cgroup's limit when

@@ -27,7 +27,7 @@ var knownImportModules = map[string]bool{
 func (rt *Runtime) CheckSkill(ctx context.Context, dir string) (s *Skill, ok bool) {
 	s, ok, err := rt.checkSkill(ctx, dir)
 	if err != nil {
-		s.fail(&ManifestError{Path: filepath.Join(dir, ModuleFile), Msg: fmt.Sprintf("cannot be compiled now: %v", err)})
+		s.addProblem(&ManifestError{Path: filepath.Join(dir, ModuleFile), Msg: fmt.Sprintf("cannot be compiled now: %v", err)})
 	}
 	return s, ok
 }
@@ -38,17 +38,22 @@ func (rt *Runtime) checkSkill(ctx context.Context, dir string) (s *Skill, ok boo
 	s, ok = LoadSkill(dir, rt.policy.Load())
 	// Compile only a package that is sound so far: its manifest parsed (so it has a grant) and its
 	// module passed its bounds (so it has an info); its other problems are reported already.
-	if !ok || s.kind != Executable || s.wasm == nil || s.grant == nil || s.info == nil {
+	if !ok || s.kind != Executable || s.grant == nil || s.state().info == nil {
 		return s, ok, nil
 	}
 	modPath := filepath.Join(dir, ModuleFile)
+	wasm, err := s.module()
+	if err != nil {
+		s.addProblem(&ManifestError{Path: modPath, Msg: err.Error()})
+		return s, true, nil
+	}
 	// The engine's configuration, so the compiled code is the run's: wazero's cache keys on it, and
 	// a validate then costs a run no second compile.
 	pages := memoryPages(s.grant.Limits.MemoryMiB)
 	rc := engineConfig(pages)
 	cache, err := newCache(rt.cacheDir)
 	if err != nil {
-		s.fail(&ManifestError{Path: modPath, Msg: fmt.Sprintf("compilation cache: %v", err)})
+		s.addProblem(&ManifestError{Path: modPath, Msg: fmt.Sprintf("compilation cache: %v", err)})
 		return s, true, nil
 	}
 	if cache != nil {
@@ -63,7 +68,7 @@ func (rt *Runtime) checkSkill(ctx context.Context, dir string) (s *Skill, ok boo
 		if ce.Bound == "" {
 			hint = "rebuild it: wazero refuses it"
 		}
-		s.fail(&ManifestError{Path: modPath, Msg: ce.Msg, Hint: hint})
+		s.addProblem(&ManifestError{Path: modPath, Msg: ce.Msg, Hint: hint})
 		return s, true, nil
 	case err != nil:
 		return s, true, err
@@ -71,9 +76,9 @@ func (rt *Runtime) checkSkill(ctx context.Context, dir string) (s *Skill, ok boo
 	defer release()
 	r := wazero.NewRuntimeWithConfig(ctx, rc)
 	defer r.Close(ctx)
-	mod, err := r.CompileModule(ctx, s.wasm)
+	mod, err := r.CompileModule(ctx, wasm)
 	if err != nil {
-		s.fail(&ManifestError{Path: modPath, Msg: fmt.Sprintf("does not compile: %v", err)})
+		s.addProblem(&ManifestError{Path: modPath, Msg: fmt.Sprintf("does not compile: %v", err)})
 		return s, true, nil
 	}
 	entry := "execute"
@@ -86,13 +91,13 @@ func (rt *Runtime) checkSkill(ctx context.Context, dir string) (s *Skill, ok boo
 			names = append(names, n)
 		}
 		sort.Strings(names)
-		s.fail(&ManifestError{Path: modPath, Msg: fmt.Sprintf("does not export the entrypoint %q (it exports %v)", entry, names),
+		s.addProblem(&ManifestError{Path: modPath, Msg: fmt.Sprintf("does not export the entrypoint %q (it exports %v)", entry, names),
 			Hint: `export it, or set "entrypoint" in the manifest`})
 	}
 	for _, f := range mod.ImportedFunctions() {
 		module, name, _ := f.Import()
 		if !knownImportModules[module] {
-			s.fail(&ManifestError{Path: modPath, Msg: fmt.Sprintf("imports %s.%s, which the host does not provide", module, name),
+			s.addProblem(&ManifestError{Path: modPath, Msg: fmt.Sprintf("imports %s.%s, which the host does not provide", module, name),
 				Hint: "only extism:host/env, extism:host/user and wasi_snapshot_preview1 are available"})
 		}
 	}

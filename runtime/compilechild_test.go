@@ -99,8 +99,8 @@ func TestCompileMemoryIsEnforcedInAChild(t *testing.T) {
 		t.Errorf("second run: %v; %d compilations, want the refusal remembered", err, rt.Stats().ChildCompiles-children)
 	}
 	s, _ := rt.CheckSkill(context.Background(), filepath.Join(dir, "chain"))
-	if s.status != StatusError || !strings.Contains(s.err.Error(), "CompileMemory") {
-		t.Errorf("validate: %v", s.err)
+	if s.Status() != StatusError || !strings.Contains(s.Err().Error(), "CompileMemory") {
+		t.Errorf("validate: %v", s.Err())
 	}
 	// The runtime still compiles and runs what fits.
 	if _, err := rt.Run(context.Background(), Request{Skill: "hello"}); err != nil {

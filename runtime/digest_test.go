@@ -106,7 +106,7 @@ func TestDigestBounds(t *testing.T) {
 		t.Fatalf("digest of %d+ files: %v", maxDigestFiles, err)
 	}
 	s, _ := LoadSkill(sd, &Policy{})
-	if s.status != StatusError || !strings.Contains(s.err.Error(), "more than 4096 files outside src/") {
-		t.Errorf("%v %v", s.status, s.err)
+	if s.Status() != StatusError || !strings.Contains(s.Err().Error(), "more than 4096 files outside src/") {
+		t.Errorf("%v %v", s.Status(), s.Err())
 	}
 }

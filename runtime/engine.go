@@ -77,7 +77,7 @@ func newEngine(kind Engine, logger *slog.Logger, cacheDir string) *engine {
 // acquire returns the compiled plugin of s, compiling it on first use (admitted, see Run). Call
 // release when the run is done with it.
 func (e *engine) acquire(ctx context.Context, s *Skill) (*compiled, error) {
-	key := compileKey{hash: s.hash, pages: memoryPages(s.grant.Limits.MemoryMiB)}
+	key := compileKey{hash: s.state().hash, pages: memoryPages(s.grant.Limits.MemoryMiB)}
 	e.mu.Lock()
 	c := e.entries[key]
 	if c == nil {
@@ -151,7 +151,12 @@ func (e *engine) admitCompile(ctx context.Context, s *Skill, pages uint32) (rele
 	}
 	if e.isolate {
 		a := e.admission.cfg
-		child, err := compileInChild(ctx, e.cacheDir, pages, s.wasm, a.CompileMemory, a.CompileTimeout)
+		wasm, err := s.module() // read and checked again, dropped once compiled
+		if err != nil {
+			release()
+			return nil, err
+		}
+		child, err := compileInChild(ctx, e.cacheDir, pages, wasm, a.CompileMemory, a.CompileTimeout)
 		if child.Ran {
 			e.childCompiles.Add(1)
 			e.logger.Debug("compiled in a child process", "skill", s.id, "ms", child.Took.Milliseconds(),
@@ -290,6 +295,10 @@ func (e *engine) close(ctx context.Context) {
 
 // compile compiles s's module for the engine's kind, with its own handle on the cache.
 func (e *engine) compile(ctx context.Context, s *Skill, pages uint32) (*compiled, error) {
+	wasm, err := s.module() // read and checked again, dropped once compiled
+	if err != nil {
+		return nil, err
+	}
 	rc := engineConfig(pages)
 	cache, err := newCache(e.cacheDir)
 	if err != nil {
@@ -300,17 +309,17 @@ func (e *engine) compile(ctx context.Context, s *Skill, pages uint32) (*compiled
 	}
 	c := &compiled{cache: cache}
 	if e.kind == EngineExtism {
-		c.plugin, err = compileExtism(ctx, rc, s.wasm, pages)
+		c.plugin, err = compileExtism(ctx, rc, wasm, pages)
 	} else {
-		c.native, err = compileNative(ctx, rc, s.wasm)
+		c.native, err = compileNative(ctx, rc, wasm)
 	}
 	if err != nil {
 		if cache != nil {
 			_ = cache.Close(ctx)
 		}
-		return nil, fmt.Errorf("compile %s (sha256 %s): %w", s.id, s.hash[:12], err)
+		return nil, fmt.Errorf("compile %s (sha256 %s): %w", s.id, s.state().hash[:12], err)
 	}
-	e.logger.Debug("compiled module", "skill", s.id, "sha256", s.hash[:12], "engine", e.kind)
+	e.logger.Debug("compiled module", "skill", s.id, "sha256", s.state().hash[:12], "engine", e.kind)
 	return c, nil
 }
 

@@ -48,6 +48,9 @@ var (
 	ErrBroken = errors.New("the skill is broken")
 	// ErrNotExecutable: the skill has instructions only; a not_found run.
 	ErrNotExecutable = errors.New("the skill has instructions only")
+	// ErrModuleChanged: the module file is no longer the one the run's pinned version was loaded
+	// (and checked) with, so it is not compiled; a not_found run. A reload picks up the new one.
+	ErrModuleChanged = errors.New("the module changed since this version was loaded")
 )
 
 var sentinels = map[ErrorKind]error{

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/skillbox-dev/skillbox/internal/testcache"
 )
@@ -51,6 +52,17 @@ func simple(id, extra string) string {
 		m += "," + extra
 	}
 	return m + "}"
+}
+
+// settled waits until the background check has checked every skill of rt (see background), so a
+// test sees what the check found. The bound is for a hung check, not a measure of time.
+func settled(t testing.TB, rt *Runtime) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := rt.background.wait(ctx); err != nil {
+		t.Fatalf("the background check did not finish: %v", err)
+	}
 }
 
 func newRuntime(t testing.TB, cfg Config) *Runtime {

@@ -66,7 +66,7 @@ func (rt *Runtime) Install(ctx context.Context, id string, files map[string][]by
 	final := filepath.Join(root, id)
 	_, statErr := os.Stat(final)
 	exists := statErr == nil
-	if cur, ok := rt.reg.Load().byID[id]; ok && filepath.Dir(cur.dir) != filepath.Clean(root) {
+	if cur, ok := rt.registryLocked().byID[id]; ok && filepath.Dir(cur.dir) != filepath.Clean(root) {
 		exists = true // installed in another directory, which would shadow or be shadowed
 	}
 	switch {
@@ -115,8 +115,8 @@ func (rt *Runtime) Install(ctx context.Context, id string, files map[string][]by
 	if !ok {
 		return nil, &SkillError{ID: id, Problems: []*ManifestError{{Path: id, Msg: "not a skill package", Hint: "include skill.json and execute.wasm, or SKILL.md"}}}
 	}
-	if s.status != StatusActive {
-		return nil, packageRelative(s.err, check, id)
+	if s.Status() != StatusActive {
+		return nil, packageRelative(s.Err(), check, id)
 	}
 	// Swap: move the old version aside, the new one in, then drop the old. Each rename is atomic;
 	// between the two, the id is briefly absent on disk, never half-written.
@@ -135,7 +135,13 @@ func (rt *Runtime) Install(ctx context.Context, id string, files map[string][]by
 	}
 	r := rt.rescan()
 	rt.logger.Info("skill installed", "skill", id, "replaced", exists)
-	return r.byID[id], nil
+	// Checked already, in staging: checking it where it now is hashes its files again but finds
+	// its module's check by its hash, and returns it checked, as it was accepted.
+	installed := r.byID[id]
+	if installed != nil {
+		_, _ = installed.check(ctx)
+	}
+	return installed, nil
 }
 
 // Remove deletes skill id from the first skill directory and the registry. Runs in flight finish.

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 )
 
 func pkg(t *testing.T, manifest, wasm string) map[string][]byte {
@@ -129,22 +128,4 @@ func TestUpdateUnderConcurrentRuns(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-}
-
-func TestWatchReloadsOnChange(t *testing.T) {
-	dir := t.TempDir()
-	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { rt.Watch(ctx, 200*time.Millisecond); close(done) }()
-	defer func() { cancel(); <-done }()
-	fixture(t, dir, "late", simple("late", ""), "hello")
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if _, err := rt.Skill("late"); err == nil {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatal("the watcher did not pick up a new skill")
 }

@@ -45,31 +45,49 @@ const kernelPages = 16
 // limit, so the tables' maxima are set from it and reserved out of the limit.
 const tableShare = 32
 
-// checkModule bounds what s's module declares (see wasmcheck) under the policy's module limits
-// and s's memory limit, and keeps the module to compile: the file itself, or a copy whose tables
-// got a maximum. It records, in the skill's problems, which bound a module crosses and how to
-// fix it.
-func (s *Skill) checkModule(path string, ml ModuleLimits) {
+// moduleKey names one bounds check: a module's content, and the limits it was checked under.
+type moduleKey struct {
+	hash   string // sha256 of the module file, hex
+	limits ModuleLimits
+	memMiB int64 // the skill's memory limit, which bounds its tables and memory
+}
+
+// moduleCheck is what bounding a module found: its size and info, or the bound it crosses.
+type moduleCheck struct {
+	size int64
+	// info is what the check learned of the module (nil when problem is set), linearLimit what
+	// its linear memories may hold together (the memory limit less its tables' share).
+	info        *wasmcheck.Info
+	linearLimit uint64
+	// problem is the bound the module crosses and how to fix it (its Path is left to the caller);
+	// build says its hint is to build the module (which names the skill's directory).
+	problem *ManifestError
+	build   bool
+}
+
+// checkModule bounds what wasm declares (see wasmcheck) under the policy's module limits ml and
+// the skill's memory limit, and returns the module to compile: wasm itself, or a copy whose
+// tables got a maximum. A module that crosses a bound comes back with the problem, saying which
+// bound and how to fix it, and no module.
+func checkModule(wasm []byte, ml ModuleLimits, memMiB int64) (*moduleCheck, []byte) {
 	ml = ml.withDefaults()
-	memBytes := uint64(DefaultLimits.MemoryMiB) << 20
-	if s.grant != nil {
-		memBytes = uint64(s.grant.Limits.MemoryMiB) << 20
-	}
+	memBytes := uint64(memMiB) << 20
 	l := wasmcheck.DefaultLimits
 	l.MaxModuleBytes = ml.MaxModuleBytes
 	l.MaxFunctionBytes = uint32(min(ml.MaxFunctionBytes, 1<<31))
 	l.MaxFunctions = uint32(min(ml.MaxFunctions, 1<<31))
 	l.MaxTableEntries = min(l.MaxTableEntries, memBytes/tableShare/8)
 	l.MaxMemoryPages = uint32(memBytes >> 16)
-	info, module, err := wasmcheck.Check(s.wasm, l)
+	mc := &moduleCheck{size: int64(len(wasm))}
+	info, module, err := wasmcheck.Check(wasm, l)
 	if err != nil {
 		var le *wasmcheck.LimitError
 		if errors.As(err, &le) {
-			s.fail(&ManifestError{Path: path, Msg: le.Message(), Hint: hintFor(le)})
-			return
+			mc.problem = &ManifestError{Msg: le.Message(), Hint: hintFor(le)}
+			return mc, nil
 		}
-		s.fail(&ManifestError{Path: path, Msg: err.Error(), Hint: "rebuild it: the file is not a module wazero can load"})
-		return
+		mc.problem = &ManifestError{Msg: err.Error(), Hint: "rebuild it: the file is not a module wazero can load"}
+		return mc, nil
 	}
 	tableBytes := info.TableEntries * 8
 	var minPages uint64 = kernelPages
@@ -77,11 +95,12 @@ func (s *Skill) checkModule(path string, ml ModuleLimits) {
 		minPages += uint64(info.Memory.Min)
 	}
 	if tableBytes+minPages<<16 > memBytes {
-		s.fail(&ManifestError{Path: path, Msg: fmt.Sprintf("needs %d MiB to start (its memory's minimum, the Extism kernel's 1 MiB, and %d KiB of tables); the memory limit is %d MiB",
-			(minPages<<16+tableBytes+(1<<20)-1)>>20, tableBytes>>10, memBytes>>20), Hint: "raise limits.memoryMiB in the manifest (within the policy), or link with a smaller initial memory"})
-		return
+		mc.problem = &ManifestError{Msg: fmt.Sprintf("needs %d MiB to start (its memory's minimum, the Extism kernel's 1 MiB, and %d KiB of tables); the memory limit is %d MiB",
+			(minPages<<16+tableBytes+(1<<20)-1)>>20, tableBytes>>10, memBytes>>20), Hint: "raise limits.memoryMiB in the manifest (within the policy), or link with a smaller initial memory"}
+		return mc, nil
 	}
-	s.wasm, s.info, s.linearLimit = module, info, memBytes-tableBytes
+	mc.info, mc.linearLimit = info, memBytes-tableBytes
+	return mc, module
 }
 
 // hintFor says how to get under the bound a LimitError names: the policy sets three of them,

@@ -18,11 +18,12 @@ func TestTableGrowIsBounded(t *testing.T) {
 	fixture(t, dir, "tablegrow", simple("tablegrow", `"limits":{"memoryMiB":16}`), "tablegrow")
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
 	s, _ := rt.Skill("tablegrow")
-	if s.status != StatusActive || s.info == nil || !s.info.Changed || s.info.TableEntries != 16<<20/tableShare/8 {
-		t.Fatalf("loaded: %v %v; want the table given a maximum of 1/%d of 16 MiB", s.status, s.err, tableShare)
+	v := s.verified()
+	if v.status != StatusActive || v.info == nil || !v.info.Changed || v.info.TableEntries != 16<<20/tableShare/8 {
+		t.Fatalf("checked: %v %v; want the table given a maximum of 1/%d of 16 MiB", v.status, v.err, tableShare)
 	}
-	if s.linearLimit != 16<<20-s.info.TableEntries*8 {
-		t.Errorf("linear limit %d: the tables' share is not reserved out of the memory limit", s.linearLimit)
+	if v.linearLimit != 16<<20-v.info.TableEntries*8 {
+		t.Errorf("linear limit %d: the tables' share is not reserved out of the memory limit", v.linearLimit)
 	}
 	if _, err := rt.Run(context.Background(), Request{Skill: "tablegrow"}); err != nil {
 		t.Fatal(err) // compile outside the measurement
@@ -66,6 +67,7 @@ func TestModuleBoundsAtLoad(t *testing.T) {
 	fixture(t, dir, "manyfuncs", simple("manyfuncs", ""), "hello")
 	policy := &Policy{Modules: ModuleLimits{MaxFunctions: 2}}
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: policy})
+	settled(t, rt) // found broken by the background check, before anyone runs them
 	for id, want := range map[string]string{
 		"bigtable":   "raise limits.memoryMiB",
 		"bigmem":     "needs 2 MiB to start",
@@ -77,13 +79,13 @@ func TestModuleBoundsAtLoad(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s.status != StatusError || !strings.Contains(s.err.Error(), want) || !strings.Contains(s.err.Error(), ModuleFile) {
-			t.Errorf("%s: %v %v; want broken, naming %s and %q", id, s.status, s.err, ModuleFile, want)
+		if s.Status() != StatusError || !strings.Contains(s.Err().Error(), want) || !strings.Contains(s.Err().Error(), ModuleFile) {
+			t.Errorf("%s: %v %v; want broken, naming %s and %q", id, s.Status(), s.Err(), ModuleFile, want)
 		}
 		if _, err := rt.Run(context.Background(), Request{Skill: id}); !errors.Is(err, ErrBroken) {
 			t.Errorf("%s ran: %v", id, err)
 		}
-		if checked, _ := rt.CheckSkill(context.Background(), s.dir); checked.status != StatusError {
+		if checked, _ := rt.CheckSkill(context.Background(), s.dir); checked.Status() != StatusError {
 			t.Errorf("%s passes validate", id)
 		}
 	}

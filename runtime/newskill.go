@@ -25,8 +25,11 @@ type SkillSpec struct {
 // prompts, tool lists) without writing packages to disk. It has no module: a Runtime never runs
 // it. The spec's Manifest and Instructions are copied.
 func NewSkill(spec SkillSpec) (*Skill, error) {
-	s := &Skill{id: spec.ID, dir: spec.Dir, kind: spec.Kind, status: spec.Status, err: spec.Err,
+	s := &Skill{id: spec.ID, dir: spec.Dir, kind: spec.Kind,
 		manifest: spec.Manifest.clone(), instructions: spec.Instructions.Clone(), loadedAt: time.Now()}
+	if spec.Status != StatusUnchecked {
+		s.checked.Store(&verdict{status: spec.Status, err: spec.Err})
+	}
 	if s.manifest != nil {
 		params := s.manifest.Parameters
 		if len(params) == 0 {

@@ -31,6 +31,7 @@ func pipelineRuntime(t *testing.T, cfg Config, loopMs int) *Runtime {
 	}
 	for _, id := range []string{"hello", "echo", "strict", "loop"} {
 		s, _ := rt.Skill(id)
+		s.verified() // the engine compiles checked skills: Run checks them first
 		c, err := rt.engine.acquire(context.Background(), s)
 		if err != nil {
 			t.Fatalf("compile %s: %v", id, err)

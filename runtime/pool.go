@@ -177,7 +177,7 @@ func (p *warmPool) refill() {
 
 // make instantiates one instance, or returns nil when the budget has no room or it fails.
 func (p *warmPool) make() *warmInstance {
-	meter := newMemoryMeter(p.s.linearLimit)
+	meter := newMemoryMeter(p.s.state().linearLimit)
 	slot := &runSlot{}
 	// Bounded like a run: a start section that loops is interrupted.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(p.s.grant.Limits.TimeoutMs)*time.Millisecond)
@@ -206,7 +206,7 @@ func (p *warmPool) make() *warmInstance {
 		initialised = true
 	}
 	peak, _ := meter.stats()
-	charge := int64(peak) + 2*int64(len(p.s.wasm)) + runOverhead
+	charge := int64(peak) + 2*p.s.state().size + runOverhead
 	if !p.admission.tryHold(charge) {
 		_ = mod.Close(context.Background())
 		meter.release()

@@ -29,9 +29,10 @@ func TestRegistryScan(t *testing.T) {
 	var logs bytes.Buffer
 	rt := newRuntime(t, Config{SkillDirs: []string{a, b, filepath.Join(a, "missing")},
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	settled(t, rt)
 	var ids []string
 	for _, s := range rt.Skills() {
-		ids = append(ids, s.id+":"+string(s.kind)+":"+string(s.status))
+		ids = append(ids, s.id+":"+string(s.kind)+":"+string(s.Status()))
 	}
 	want := "broken:executable:error docs-only:instructions:active echo:executable:active hello:executable:active linked:executable:error mismatch:executable:error"
 	if strings.Join(ids, " ") != want {
@@ -44,13 +45,13 @@ func TestRegistryScan(t *testing.T) {
 		t.Errorf("no clash warning in %s", logs.String())
 	}
 	broken, _ := rt.Skill("broken")
-	if !errors.Is(broken.err, ErrInvalidSkill) || !strings.Contains(broken.err.Error(), `descripton: unknown field (did you mean "description"?)`) ||
-		!strings.Contains(broken.err.Error(), "description: is required") {
-		t.Errorf("broken: %v", broken.err)
+	if !errors.Is(broken.Err(), ErrInvalidSkill) || !strings.Contains(broken.Err().Error(), `descripton: unknown field (did you mean "description"?)`) ||
+		!strings.Contains(broken.Err().Error(), "description: is required") {
+		t.Errorf("broken: %v", broken.Err())
 	}
 	mm, _ := rt.Skill("mismatch")
-	if !strings.Contains(mm.err.Error(), `id: "other" does not match the directory name "mismatch"`) {
-		t.Errorf("mismatch: %v", mm.err)
+	if !strings.Contains(mm.Err().Error(), `id: "other" does not match the directory name "mismatch"`) {
+		t.Errorf("mismatch: %v", mm.Err())
 	}
 	if _, err := rt.Run(context.Background(), Request{Skill: "broken"}); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "broken") {
 		t.Errorf("running a broken skill: %v", err)
@@ -70,10 +71,11 @@ func TestMissingModule(t *testing.T) {
 	fixture(t, dir, "notwasm", simple("notwasm", ""), "")
 	must(t, os.WriteFile(filepath.Join(dir, "notwasm", ModuleFile), []byte("#!/bin/sh\n"), 0o644))
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
+	settled(t, rt)
 	for id, want := range map[string]string{"nomod": "execute.wasm: missing", "notwasm": "not a WebAssembly module"} {
 		s, _ := rt.Skill(id)
-		if s.status != StatusError || !strings.Contains(s.err.Error(), want) {
-			t.Errorf("%s: %v", id, s.err)
+		if s.Status() != StatusError || !strings.Contains(s.Err().Error(), want) {
+			t.Errorf("%s: %v", id, s.Err())
 		}
 	}
 }
@@ -85,10 +87,24 @@ func TestEmptyConfigHasNoSkills(t *testing.T) {
 	}
 }
 
-// A reload swaps versions under concurrent runs; each run finishes on the version it started with.
+// A reload swaps versions under concurrent runs; each run finishes on the version it started
+// with. Versions are swapped whole, as a deploy (or Install) does: the skill's directory is a
+// symlink replaced atomically. A version replaced before it is checked, or before its module is
+// compiled, no longer exists on disk: its runs fail cleanly (not_found, saying it changed) rather
+// than run another version's module. (A package rewritten file by file in place is seen half
+// written by whatever reads it meanwhile — a scan, or now a first run — as it always was.)
 func TestReloadPinsRunningVersion(t *testing.T) {
-	dir := t.TempDir()
-	fixture(t, dir, "s", simple("s", `"version":"1"`), "hello")
+	dir, versions := t.TempDir(), t.TempDir()
+	fixture(t, versions, "s", simple("s", `"version":"1"`), "hello")
+	must(t, os.Rename(filepath.Join(versions, "s"), filepath.Join(versions, "v1")))
+	fixture(t, versions, "s", simple("s", `"version":"2"`), "echo")
+	must(t, os.Rename(filepath.Join(versions, "s"), filepath.Join(versions, "v2")))
+	swap := func(v string) {
+		tmp := filepath.Join(dir, ".s.next")
+		must(t, os.Symlink(filepath.Join(versions, "v"+v), tmp))
+		must(t, os.Rename(tmp, filepath.Join(dir, "s")))
+	}
+	swap("1")
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
 
 	var wg sync.WaitGroup
@@ -100,6 +116,9 @@ func TestReloadPinsRunningVersion(t *testing.T) {
 			for j := 0; j < 20; j++ {
 				res, err := rt.Run(context.Background(), Request{Skill: "s"})
 				if err != nil {
+					if errors.Is(err, ErrNotFound) && (errors.Is(err, ErrModuleChanged) || strings.Contains(err.Error(), "changed")) {
+						continue
+					}
 					errs <- err
 					return
 				}
@@ -113,17 +132,21 @@ func TestReloadPinsRunningVersion(t *testing.T) {
 		}()
 	}
 	for i := 0; i < 10; i++ {
-		v, mod := "2", "echo"
+		v := "2"
 		if i%2 == 1 {
-			v, mod = "1", "hello"
+			v = "1"
 		}
-		fixture(t, dir, "s", simple("s", `"version":"`+v+`"`), mod)
+		swap(v)
 		must(t, rt.Reload(context.Background()))
 	}
 	wg.Wait()
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+	// Once the files hold still, the last version runs.
+	if res, err := rt.Run(context.Background(), Request{Skill: "s"}); err != nil || res.Version != "1" || string(res.Result) != `{"greeting":"hi"}` {
+		t.Errorf("the last version: %v %+v", err, res)
 	}
 }
 
@@ -143,10 +166,11 @@ func TestModuleThatIsNotARegularFile(t *testing.T) {
 	fixture(t, dir, "fifo", simple("fifo", ""), "")
 	must(t, syscall.Mkfifo(filepath.Join(dir, "fifo", ModuleFile), 0o644))
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
+	settled(t, rt)
 	for _, id := range []string{"zero", "fifo"} {
 		s, _ := rt.Skill(id)
-		if s.status != StatusError || !strings.Contains(s.err.Error(), "not a regular file") {
-			t.Errorf("%s: %v", id, s.err)
+		if s.Status() != StatusError || !strings.Contains(s.Err().Error(), "not a regular file") {
+			t.Errorf("%s: %v", id, s.Err())
 		}
 	}
 }
@@ -165,15 +189,15 @@ func TestInstructionSkillMetadata(t *testing.T) {
 	}
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
 	good, _ := rt.Skill("good")
-	if good.status != StatusActive || good.Name() != "Good guide" || good.Description() != "Explains things" || good.instructions.Body != "" {
-		t.Errorf("good: %+v %v", good.instructions, good.err)
+	if good.Status() != StatusActive || good.Name() != "Good guide" || good.Description() != "Explains things" || good.instructions.Body != "" {
+		t.Errorf("good: %+v %v", good.instructions, good.Err())
 	}
 	empty, _ := rt.Skill("empty")
-	if empty.status != StatusError || !strings.Contains(empty.err.Error(), "SKILL.md") {
-		t.Errorf("empty: %v", empty.err)
+	if empty.Status() != StatusError || !strings.Contains(empty.Err().Error(), "SKILL.md") {
+		t.Errorf("empty: %v", empty.Err())
 	}
 	bare, _ := rt.Skill("bare")
-	if bare.status != StatusError || !strings.Contains(bare.err.Error(), "name: is required") || !strings.Contains(bare.err.Error(), "description: is required") {
-		t.Errorf("bare: %v", bare.err)
+	if bare.Status() != StatusError || !strings.Contains(bare.Err().Error(), "name: is required") || !strings.Contains(bare.Err().Error(), "description: is required") {
+		t.Errorf("bare: %v", bare.Err())
 	}
 }

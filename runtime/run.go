@@ -90,12 +90,12 @@ func (rt *Runtime) Run(ctx context.Context, req Request) (*Result, error) {
 	rt.closeMu.RUnlock()
 	defer rt.inflight.Done()
 
-	s, rerr := rt.resolve(req.Skill)
+	s, rerr := rt.resolve(ctx, req.Skill)
 	if rerr != nil {
 		return finish(rerr)
 	}
 	skillLabel = s.id
-	res.Version, res.Digest = s.Version(), s.digest
+	res.Version, res.Digest = s.Version(), s.state().digest
 	// At least 1 KiB: the host's own words about a run must survive a tiny maxOutputBytes.
 	maxMessage = min(maxMessage, max(s.grant.Limits.MaxOutputBytes, minMessageBytes))
 	input, rerr := rt.validate(s, req)
@@ -158,16 +158,22 @@ func errKind(err *RunError) ErrorKind {
 	return err.Kind
 }
 
-// resolve pins the current version of skill id, if it can run.
-func (rt *Runtime) resolve(id string) (*Skill, *RunError) {
-	s, ok := rt.reg.Load().byID[id]
+// resolve pins the current version of skill id, if it can run: checked (see Skill), on its first
+// run, before anything is charged for it.
+func (rt *Runtime) resolve(ctx context.Context, id string) (*Skill, *RunError) {
+	s, ok := rt.lookup(id)
 	switch {
 	case !ok:
 		return nil, runErr(KindNotFound, id, nil, "no skill with this id")
 	case s.kind != Executable:
 		return nil, runErr(KindNotFound, id, ErrNotExecutable, "skill %q has instructions only; read its SKILL.md instead of running it", id)
-	case s.status != StatusActive:
-		return nil, runErr(KindNotFound, id, errors.Join(ErrBroken, s.err), "skill is broken: %v", s.err)
+	}
+	v, err := s.check(ctx)
+	if err != nil {
+		return nil, admissionError(s, err)
+	}
+	if v.status != StatusActive {
+		return nil, runErr(KindNotFound, id, errors.Join(ErrBroken, v.err), "skill is broken: %v", v.err)
 	}
 	return s, nil
 }
@@ -198,6 +204,8 @@ func acquireError(s *Skill, err error) *RunError {
 		return runErr(KindMemoryLimit, s.id, err, "the module cannot be compiled: %s", ce.Msg)
 	case errors.As(err, &ce) && ce.Bound == "compileTimeout":
 		return runErr(KindTimeout, s.id, err, "the module cannot be compiled: %s", ce.Msg)
+	case errors.Is(err, ErrModuleChanged):
+		return runErr(KindNotFound, s.id, err, "%v", err)
 	case errors.As(err, &be), errors.Is(err, ErrClosed), errors.Is(err, errOverBudget), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return admissionError(s, err)
 	case strings.Contains(err.Error(), "over limit"): // wazero: "min N pages (...) over limit of M pages"
@@ -269,7 +277,7 @@ func (rt *Runtime) call(ctx context.Context, s *Skill, c *compiled, call *hostfu
 	if warm != nil {
 		meter = warm.meter // the instance's memories were made with it
 	} else {
-		meter = newMemoryMeter(s.linearLimit)
+		meter = newMemoryMeter(s.state().linearLimit)
 	}
 	// Deferred first, so it runs last: the memories are unmapped only after the instance is
 	// closed and its call has returned.

@@ -44,11 +44,11 @@ func TestEntrypoint(t *testing.T) {
 		t.Errorf("named entrypoint: %v %s", err, res.Result)
 	}
 	s, _ := rt.CheckSkill(context.Background(), dir+"/default")
-	if s.status != StatusError || !strings.Contains(s.err.Error(), `does not export the entrypoint "execute" (it exports [run])`) {
-		t.Errorf("check: %v", s.err)
+	if s.Status() != StatusError || !strings.Contains(s.Err().Error(), `does not export the entrypoint "execute" (it exports [run])`) {
+		t.Errorf("check: %v", s.Err())
 	}
-	if s, _ := rt.CheckSkill(context.Background(), dir+"/named"); s.status != StatusActive {
-		t.Errorf("check named: %v", s.err)
+	if s, _ := rt.CheckSkill(context.Background(), dir+"/named"); s.Status() != StatusActive {
+		t.Errorf("check named: %v", s.Err())
 	}
 }
 

@@ -23,6 +23,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -61,6 +63,10 @@ type Config struct {
 	// run and replaced in the background, their memory charged to the admission budget (native
 	// engine only; 0, the default, makes every instance when its run starts).
 	WarmInstances int
+	// NoBackgroundCheck leaves unchecked skills (see StatusUnchecked) unchecked until they are
+	// run, instead of checking them one at a time after each scan. A process that lists skills,
+	// or runs one, and exits sets it: it would spend its life reading modules it never uses.
+	NoBackgroundCheck bool
 }
 
 // Runtime holds the skill registry and the compiled modules. It is safe for concurrent use.
@@ -72,7 +78,9 @@ type Runtime struct {
 	admission *admission
 	history   *history
 	counters  *counters
-	digests   *digester
+	checks    *checks
+	// index is the file that keeps what checks learned for the next process ("": none).
+	index string
 
 	// closeMu orders Run's entry against Close: Run holds it for reading while it registers, so
 	// Close, once it has it for writing, knows no new run will start.
@@ -93,26 +101,131 @@ type Runtime struct {
 
 	reloadMu sync.Mutex
 	reg      atomic.Pointer[registry]
-	// scanned is the fingerprint of the skill files as of the last scan, for Watch.
+	// scanned is the fingerprint of the skill files as of the last scan, taken while polling > 0:
+	// Watch's poller compares with it (see watch.go).
 	scanned atomic.Pointer[[32]byte]
+	polling atomic.Int32
+	// watchMode is how Watch watches (watchNotifying, watchPolling), for tests; watchLimit, when
+	// set, replaces maxWatches (tests make Watch fall back with it).
+	watchMode  atomic.Int32
+	watchLimit int
 	// generation counts scans, so callers can cache what they derive from Skills.
 	generation atomic.Uint64
+	// background checks unchecked skills after each scan (see background.go).
+	background *background
+	// singles are the skills Skill and Run loaded one by one before the first scan (see New);
+	// indexOnce loads the index, at the first scan.
+	singlesMu sync.Mutex
+	singles   map[string]*Skill
+	indexOnce sync.Once
 }
 
-// Generation is a number that changes whenever the set of skills may have (New, Reload, Install,
-// Remove): a cache of anything derived from Skills is valid while it stays the same.
+// registry returns the registry, scanning the skill directories first if no scan was made yet.
+func (rt *Runtime) registry() *registry {
+	if r := rt.reg.Load(); r != nil {
+		return r
+	}
+	rt.reloadMu.Lock()
+	defer rt.reloadMu.Unlock()
+	return rt.registryLocked()
+}
+
+// registryLocked is registry for a caller holding reloadMu.
+func (rt *Runtime) registryLocked() *registry {
+	if r := rt.reg.Load(); r != nil {
+		return r
+	}
+	r := rt.rescan()
+	rt.logger.Info("skills loaded", "count", len(r.order), "dirs", rt.cfg.SkillDirs)
+	return r
+}
+
+// lookup finds skill id: in the registry once there is one, else by loading its directory from
+// the first skill directory that has it as a package, as a scan would.
+func (rt *Runtime) lookup(id string) (*Skill, bool) {
+	if r := rt.reg.Load(); r != nil {
+		s, ok := r.byID[id]
+		return s, ok
+	}
+	// Only a plain directory name: an id comes from callers, and is joined to a path.
+	if id == "" || id != filepath.Base(id) || strings.HasPrefix(id, ".") || strings.ContainsAny(id, `/\`) {
+		return nil, false
+	}
+	rt.singlesMu.Lock()
+	defer rt.singlesMu.Unlock()
+	if r := rt.reg.Load(); r != nil { // a scan landed meanwhile
+		s, ok := r.byID[id]
+		return s, ok
+	}
+	if s, ok := rt.singles[id]; ok {
+		return s, true
+	}
+	for _, root := range rt.cfg.SkillDirs {
+		dir := filepath.Join(root, id)
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			continue
+		}
+		if s, ok := loadSkill(dir, rt.policy.Load(), rt.checks); ok {
+			s.adopt()
+			rt.logger.Debug("skill loaded alone, before any scan", "skill", id, "dir", dir)
+			if rt.singles == nil {
+				rt.singles = map[string]*Skill{}
+			}
+			rt.singles[id] = s
+			return s, true
+		}
+	}
+	return nil, false
+}
+
+// Generation is a number that changes whenever the set of usable skills may have (New, Reload,
+// Install, Remove, and a check that found a skill broken): a cache of anything derived from
+// Skills is valid while it stays the same.
 func (rt *Runtime) Generation() uint64 { return rt.generation.Load() }
 
 // rescan scans the skill directories, installs the result and lets the engine drop modules no
 // version uses any more. Callers hold reloadMu (or are New).
 func (rt *Runtime) rescan() *registry {
-	fp := rt.fingerprint()
-	r := scan(rt.cfg.SkillDirs, rt.policy.Load(), rt.digests, rt.logger)
+	var fp *[32]byte
+	if rt.polling.Load() > 0 { // a stat of every file: only for a poller to compare with
+		f := rt.fingerprint()
+		fp = &f
+	}
+	rt.indexOnce.Do(rt.loadIndex) // a scan adopts what the index knows
+	r := scan(rt.cfg.SkillDirs, rt.policy.Load(), rt.checks, rt.logger)
 	rt.reg.Store(r)
-	rt.scanned.Store(&fp)
+	rt.singlesMu.Lock()
+	rt.singles = nil // the registry answers from now on
+	rt.singlesMu.Unlock()
+	rt.scanned.Store(fp)
 	rt.generation.Add(1)
-	rt.engine.retain(r.hashes())
+	keep, unchecked := r.hashes()
+	if unchecked {
+		// An unchecked skill may be one whose module is compiled: keep what is kept until the
+		// background check (or a run) tells its hash.
+		for h := range rt.engine.liveHashes() {
+			keep[h] = true
+		}
+	}
+	rt.engine.retain(keep)
+	rt.background.wake()
 	return r
+}
+
+// onCheck is told of every check of a skill of this runtime (see checks): a skill of the current
+// registry found broken changes what callers may offer, and a checked module's hash is one the
+// engine keeps compiled.
+func (rt *Runtime) onCheck(s *Skill, v *verdict) {
+	if r := rt.reg.Load(); r == nil || r.byID[s.id] != s {
+		return // loaded alone before a scan, or a version a reload replaced: no one lists it
+	}
+	if v.status == StatusError {
+		rt.generation.Add(1)
+		rt.logger.Warn("skill is broken", "skill", s.id, "err", v.err)
+	}
+	if v.hash != "" {
+		rt.engine.keepLive(v.hash)
+	}
 }
 
 var (
@@ -132,10 +245,16 @@ func newCache(dir string) (wazero.CompilationCache, error) {
 	return wazero.NewCompilationCacheWithDir(dir)
 }
 
-// New scans the skill directories and returns a ready Runtime. Broken skills do not make it fail:
-// they are listed with their errors. It fails when the host itself is unusable (an explicit
-// Config.CacheDir that cannot be created or is not safe to use, see [CacheDirError]) or the
-// policy file is broken.
+// New returns a ready Runtime. Broken skills do not make it fail: they are listed with their
+// errors. It fails when the host itself is unusable (an explicit Config.CacheDir that cannot be
+// created or is not safe to use, see [CacheDirError]) or the policy file is broken.
+//
+// # Notes
+//
+// New reads no skill. The skill directories are scanned when something needs them all — Skills,
+// Reload, SetPolicy, Install, Remove, Watch — and until then Skill and Run load the one skill
+// they name, from the first skill directory that has it (as a scan would pick it): a process that
+// runs one skill out of ten thousand and exits reads one skill.
 func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	logger := cfg.Logger
 	if logger == nil {
@@ -152,7 +271,8 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	}
 	cfg.Admission = cfg.Admission.withDefaults()
 	cfg.History = cfg.History.withDefaults()
-	rt := &Runtime{cfg: cfg, logger: logger, history: newHistory(cfg.History), counters: newCounters(), digests: newDigester()}
+	rt := &Runtime{cfg: cfg, logger: logger, history: newHistory(cfg.History), counters: newCounters(), checks: &checks{digests: newDigester()}}
+	rt.checks.onCheck = rt.onCheck
 	rt.stop, rt.stopRuns = context.WithCancel(context.Background())
 	policy := cfg.Policy
 	if cfg.PolicyFile != "" {
@@ -193,23 +313,27 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	}
 	rt.admission = newAdmission(cfg.Admission, rt.engine.evict)
 	rt.engine.admission = rt.admission
-	rt.rescan()
+	if rt.privateCache == "" {
+		rt.index = rt.openIndex() // index.go: beside the compilation cache, under the same rules
+	}
+	rt.background = newBackground(rt, !cfg.NoBackgroundCheck)
 	if _, set := os.LookupEnv("EXTISM_ENABLE_WASI_OUTPUT"); set {
 		// Extism then sends guests' stdout and stderr to the process's own, past the log budget.
 		logger.Warn("EXTISM_ENABLE_WASI_OUTPUT is set: skill output bypasses the run's logs and limits; unset it")
 	}
-	logger.Info("skills loaded", "count", len(rt.reg.Load().order), "dirs", cfg.SkillDirs)
 	return rt, nil
 }
 
-// Skills returns every skill, broken ones included, ordered by id.
+// Skills returns every skill, broken ones included, ordered by id. The first call scans the
+// skill directories (see New).
 func (rt *Runtime) Skills() []*Skill {
-	return append([]*Skill(nil), rt.reg.Load().order...)
+	return append([]*Skill(nil), rt.registry().order...)
 }
 
-// Skill returns the skill with id, or an error matching ErrNotFound.
+// Skill returns the skill with id, or an error matching ErrNotFound. Before the first scan it
+// loads that skill's directory alone (see New).
 func (rt *Runtime) Skill(id string) (*Skill, error) {
-	if s, ok := rt.reg.Load().byID[id]; ok {
+	if s, ok := rt.lookup(id); ok {
 		return s, nil
 	}
 	return nil, runErr(KindNotFound, id, nil, "no skill with this id")
@@ -246,7 +370,8 @@ func (rt *Runtime) SetPolicy(ctx context.Context, p *Policy) error {
 
 // Stats returns the runtime's counters.
 func (rt *Runtime) Stats() Stats {
-	s := Stats{CompileHits: rt.engine.hits.Load(), Compiles: rt.engine.compiles.Load(),
+	s := Stats{Checks: rt.checks.made.Load(), ModuleReads: rt.checks.reads.Load(),
+		CompileHits: rt.engine.hits.Load(), Compiles: rt.engine.compiles.Load(),
 		Evictions: rt.engine.evictions.Load(), ChildCompiles: rt.engine.childCompiles.Load(),
 		WarmHits: rt.engine.warmHits.Load(), WarmMade: rt.engine.warmMade.Load(), WarmRefillNs: rt.engine.warmRefillNs.Load(),
 		WarmModules: rt.engine.warm(), Admission: rt.admission.stats()}
@@ -274,6 +399,8 @@ func (rt *Runtime) Close(ctx context.Context) error {
 	rt.closeMu.Lock()
 	rt.closed = true
 	rt.closeMu.Unlock()
+	rt.background.stop()
+	rt.saveIndex()
 	rt.admission.close()
 	done := make(chan struct{})
 	go func() { rt.inflight.Wait(); close(done) }()

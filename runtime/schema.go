@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/skillbox-dev/skillbox/internal/docbound"
@@ -36,9 +37,42 @@ type Schema struct {
 
 const schemaURL = "mem:///skill/parameters.json"
 
+// compiledSchemas remembers the schemas compiled, by their JSON: a scan compiles every
+// manifest's parameters, and compiling (the schema checked against the draft's metaschema
+// first) cost most of a scan of ten thousand skills, most of which share a few schemas (the
+// empty one of skills without parameters, first of all). A Schema is immutable, so skills share
+// one. At most maxCompiledSchemas are kept; when full, it starts over.
+var compiledSchemas = struct {
+	sync.Mutex
+	m map[string]*Schema
+}{m: map[string]*Schema{}}
+
+const maxCompiledSchemas = 4096
+
 // compileSchema compiles a schema and refuses one whose validation could take too long (a
-// *SchemaCostError).
+// *SchemaCostError). A schema compiled before is not compiled again.
 func compileSchema(raw json.RawMessage) (*Schema, error) {
+	key := string(raw)
+	compiledSchemas.Lock()
+	s, ok := compiledSchemas.m[key]
+	compiledSchemas.Unlock()
+	if ok {
+		return s, nil
+	}
+	s, err := compileSchemaOnce(bytes.Clone(raw))
+	if err != nil {
+		return nil, err
+	}
+	compiledSchemas.Lock()
+	if len(compiledSchemas.m) >= maxCompiledSchemas {
+		compiledSchemas.m = map[string]*Schema{}
+	}
+	compiledSchemas.m[key] = s
+	compiledSchemas.Unlock()
+	return s, nil
+}
+
+func compileSchemaOnce(raw json.RawMessage) (*Schema, error) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		return nil, err

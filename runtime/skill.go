@@ -10,11 +10,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/skillbox-dev/skillbox/internal/safefile"
-	"github.com/skillbox-dev/skillbox/internal/wasmcheck"
 	"github.com/skillbox-dev/skillbox/skillmd"
 )
 
@@ -34,18 +36,33 @@ type Status string
 const (
 	StatusActive Status = "active"
 	StatusError  Status = "error"
+	// StatusUnchecked is an executable skill whose manifest is sound but whose module has not
+	// been read yet: a scan reads manifests only, so that listing ten thousand skills does not
+	// read ten thousand modules. Its first run (or a background check soon after the scan)
+	// reads, hashes and bounds-checks the module, and the skill is then active or broken.
+	StatusUnchecked Status = "unchecked"
 )
+
+// Usable reports whether a skill of this status may be offered (as a tool, in a listing for a
+// model) and run: an active one, and an unchecked one, whose run checks it first. A broken one
+// may not.
+func (st Status) Usable() bool { return st == StatusActive || st == StatusUnchecked }
 
 // Skill is one loaded version of a skill package, seen read-only: a reload makes new Skills, and a
 // run keeps the one it started with. Its accessors hand out copies, so no caller can change what
 // another caller, or a run, sees.
+//
+// A Skill is loaded in two steps. The scan reads what describes it (manifest, SKILL.md
+// frontmatter); its module and the digest of its files are read, hashed and checked once, when
+// it is first run, checked, or asked for its module hash or digest, or by the runtime's
+// background check after a scan (see verify.go). Until then an executable skill is
+// StatusUnchecked; after, the accessors report what the check found, and never change again.
 type Skill struct {
-	id     string
-	dir    string
-	kind   Kind
-	status Status
-	// err is why status is StatusError: a *SkillError listing every problem.
-	err error
+	id   string
+	dir  string
+	kind Kind
+	// problems are what the scan found wrong (nil: nothing): a *SkillError listing each.
+	problems *SkillError
 	// manifest is nil for instruction skills and for manifests that could not be parsed.
 	manifest *Manifest
 	// instructionsPath is the SKILL.md file, if there is one; instructions its frontmatter when it
@@ -53,19 +70,25 @@ type Skill struct {
 	instructionsPath string
 	instructions     *skillmd.Doc
 	instructionsErr  error
-	// hash is the sha256 of the module, hex; digest the version's identity (see digest.go).
-	hash     string
-	digest   string
-	grant    *Grant
-	loadedAt time.Time
+	grant            *Grant
+	loadedAt         time.Time
+	schema           *Schema
+	// manifestFile is the manifest's name in dir ("" without one), manifestSum the sha256 of what
+	// the load read of it: the check makes sure the digest it computes is of that manifest.
+	manifestFile, manifestSum string
+	// listing is the directory's entries as the load found them, sorted by name, and
+	// manifestStat the manifest's identity as it was read: adopt uses them, then drops them.
+	listing      []fs.DirEntry
+	manifestStat fs.FileInfo
+	// modules are the policy's module limits the skill was loaded under: its check applies them.
+	modules ModuleLimits
+	// cache remembers file digests and module checks across reloads (nil: none), and is told of
+	// every check.
+	cache *checks
 
-	schema *Schema
-	// wasm is the module to compile: the file, or a copy whose tables got a maximum (see
-	// checkModule); info is what the check learned of it, and linearLimit what its linear
-	// memories may hold together (the memory limit less its tables' share).
-	wasm        []byte
-	info        *wasmcheck.Info
-	linearLimit uint64
+	// checkMu makes the check happen once; checked holds what it found (nil until then).
+	checkMu sync.Mutex
+	checked atomic.Pointer[verdict]
 }
 
 // ID is the skill's id: its directory's name.
@@ -78,11 +101,32 @@ func (s *Skill) Dir() string { return s.dir }
 // Kind says whether the skill runs or only instructs.
 func (s *Skill) Kind() Kind { return s.kind }
 
-// Status is StatusActive, or StatusError when the package is broken (see Err).
-func (s *Skill) Status() Status { return s.status }
+// Status is StatusActive, StatusError when the package is broken (see Err), or, for an executable
+// skill whose module has not been checked yet, StatusUnchecked. It reads nothing from disk.
+func (s *Skill) Status() Status {
+	if v := s.checked.Load(); v != nil {
+		return v.status
+	}
+	switch {
+	case s.problems != nil:
+		return StatusError
+	case s.kind == Instructions:
+		return StatusActive // nothing to run; its digest is computed when asked for
+	}
+	return StatusUnchecked
+}
 
-// Err is why a broken skill is broken: a *SkillError listing every problem; nil when active.
-func (s *Skill) Err() error { return s.err }
+// Err is why a broken skill is broken: a *SkillError listing every problem; nil when active or
+// unchecked. Once the skill is checked it includes what the check found.
+func (s *Skill) Err() error {
+	if v := s.checked.Load(); v != nil {
+		return v.err
+	}
+	if s.problems != nil {
+		return s.problems
+	}
+	return nil
+}
 
 // Manifest returns a copy of the skill's manifest, or nil for an instruction skill or a manifest
 // that did not parse.
@@ -102,10 +146,16 @@ func (s *Skill) InstructionsErr() error { return s.instructionsErr }
 // Digest is the version's identity: "sha256:<hex>" over the whole skill tree (manifest, module,
 // instructions, resources; see digest.go), so a changed permission is a new version. A run pins
 // it and reports it. It is "" only when the tree could not be read (the skill is then broken).
-func (s *Skill) Digest() string { return s.digest }
+//
+// # Notes
+//
+// An unchecked skill is checked by the first call (see Status): it reads the module and hashes
+// the skill's files that changed since they were last hashed.
+func (s *Skill) Digest() string { return s.verified().digest }
 
-// ModuleHash is the sha256 of the skill's module, hex ("" without one).
-func (s *Skill) ModuleHash() string { return s.hash }
+// ModuleHash is the sha256 of the skill's module, hex ("" without one). Like Digest, it checks an
+// unchecked skill first.
+func (s *Skill) ModuleHash() string { return s.verified().hash }
 
 // Grant returns a copy of what the skill's runs may do under the policy it was loaded with
 // (nil when its manifest did not parse). It holds no secret value.
@@ -167,36 +217,36 @@ var manifestNames = []string{"skill.json", "skill.yaml", "skill.yml"}
 // wasmMagic starts every WebAssembly binary module (version 1).
 var wasmMagic = []byte{0x00, 'a', 's', 'm', 0x01, 0x00, 0x00, 0x00}
 
-// LoadSkill loads the skill package in dir under policy p. It never fails: a broken package comes
-// back with Status error and Err saying everything that is wrong. ok is false when dir is not a
-// skill package at all (no manifest, no SKILL.md), which a scan skips silently.
+// LoadSkill loads the skill package in dir under policy p, and checks it: its module is read,
+// hashed and bounds-checked, its files digested. It never fails: a broken package comes back with
+// Status error and Err saying everything that is wrong. ok is false when dir is not a skill
+// package at all (no manifest, no SKILL.md), which a scan skips silently.
 func LoadSkill(dir string, p *Policy) (s *Skill, ok bool) {
-	return loadSkill(dir, p, nil)
+	s, ok = loadSkill(dir, p, nil)
+	if ok {
+		s.verified()
+	}
+	return s, ok
 }
 
-// loadSkill is LoadSkill remembering file digests in d (nil: none).
-func loadSkill(dir string, p *Policy, d *digester) (s *Skill, ok bool) {
-	defer func() {
-		if s == nil {
-			return
-		}
-		digest, err := d.treeDigest(dir)
-		if err != nil {
-			s.fail(&ManifestError{Path: dir, Msg: fmt.Sprintf("cannot compute the version digest: %v", err)})
-			return
-		}
-		s.digest = digest
-	}()
+// loadSkill reads what describes the skill package in dir — its manifest and the frontmatter of
+// its SKILL.md — and nothing else: its module and digest are left for its check (see verify.go),
+// which remembers what it hashes in c (nil: nowhere).
+func loadSkill(dir string, p *Policy, c *checks) (s *Skill, ok bool) {
 	id := filepath.Base(dir)
-	s = &Skill{id: id, dir: dir, kind: Executable, status: StatusActive, loadedAt: time.Now()}
-	s.instructionsPath = findInstructions(dir)
+	s = &Skill{id: id, dir: dir, kind: Executable, loadedAt: time.Now(), modules: p.Modules, cache: c}
+	// One listing of the directory finds the SKILL.md and the manifest, and lets the check's
+	// adopt stat the files without listing it again: at ten thousand skills, each system call
+	// a load saves is seconds of a minute's scans.
+	s.listing, _ = os.ReadDir(dir)
+	s.instructionsPath = findInstructions(dir, s.listing)
 	if s.instructionsPath != "" {
 		s.instructions, s.instructionsErr = skillmd.ReadMeta(s.instructionsPath)
 	}
 
 	manifestPath := ""
 	for _, n := range manifestNames {
-		if st, err := os.Stat(filepath.Join(dir, n)); err == nil && st.Mode().IsRegular() {
+		if isRegular(dir, s.listing, n) {
 			if manifestPath != "" {
 				s.fail(&ManifestError{Path: filepath.Join(dir, n), Msg: "a second manifest", Hint: "keep one of " + strings.Join(manifestNames, ", ")})
 				continue
@@ -224,24 +274,22 @@ func loadSkill(dir string, p *Policy, d *digester) (s *Skill, ok bool) {
 		return s, true
 	}
 
-	data, err := readRegular(manifestPath, maxManifestBytes)
+	data, st, err := readRegularStat(manifestPath, maxManifestBytes)
 	if err != nil {
 		s.fail(&ManifestError{Path: manifestPath, Msg: err.Error()})
 		return s, true
 	}
+	if isRegularEntry(s.listing, filepath.Base(manifestPath)) {
+		s.manifestStat = st
+	}
+	sum := sha256.Sum256(data)
+	s.manifestFile, s.manifestSum = filepath.Base(manifestPath), hex.EncodeToString(sum[:])
 	m, err := ParseManifest(manifestPath, data)
 	var se *SkillError
 	if errors.As(err, &se) {
+		// The check still bounds the module, so that one pass reports everything.
 		for _, p := range se.Problems {
 			s.fail(p)
-		}
-		// Still check the module, so one pass reports everything.
-		modPath := filepath.Join(dir, ModuleFile)
-		if wasm, err := readModule(modPath, p.Modules); err != nil {
-			s.fail(&ManifestError{Path: modPath, Msg: err.Error(), Hint: "build it: skillbox build " + dir})
-		} else {
-			s.wasm = wasm
-			s.checkModule(modPath, p.Modules)
 		}
 		return s, true
 	}
@@ -253,40 +301,35 @@ func loadSkill(dir string, p *Policy, d *digester) (s *Skill, ok bool) {
 	if s.schema == nil { // the empty schema of a skill without parameters
 		s.schema, _ = compileSchema(m.Parameters)
 	}
-
 	s.grant = p.Grant(m, dir)
-	modPath := filepath.Join(dir, ModuleFile)
-	wasm, err := readModule(modPath, p.Modules)
-	if err != nil {
-		s.fail(&ManifestError{Path: modPath, Msg: err.Error(), Hint: "build it: skillbox build " + dir})
-	} else {
-		sum := sha256.Sum256(wasm)
-		s.wasm, s.hash = wasm, hex.EncodeToString(sum[:])
-		s.checkModule(modPath, p.Modules)
-	}
 	return s, true
 }
 
+// fail records a problem the load found. Only the load calls it, before anyone else sees s.
 func (s *Skill) fail(e *ManifestError) {
-	s.status = StatusError
-	se, _ := s.err.(*SkillError)
-	if se == nil {
-		se = &SkillError{ID: s.id}
-		s.err = se
+	if s.problems == nil {
+		s.problems = &SkillError{ID: s.id}
 	}
-	se.Problems = append(se.Problems, e)
+	s.problems.Problems = append(s.problems.Problems, e)
 }
+
+// errNoModule is an executable skill without its module; errNotWasm one whose module is not
+// WebAssembly.
+var (
+	errNoModule = errors.New("missing: an executable skill needs its compiled module")
+	errNotWasm  = errors.New("not a WebAssembly module (bad magic number or version)")
+)
 
 func readModule(path string, ml ModuleLimits) ([]byte, error) {
 	data, err := readRegular(path, ml.withDefaults().MaxModuleBytes)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, errors.New("missing: an executable skill needs its compiled module")
+		return nil, errNoModule
 	}
 	if err != nil {
 		return nil, err
 	}
 	if !bytes.HasPrefix(data, wasmMagic) {
-		return nil, errors.New("not a WebAssembly module (bad magic number or version)")
+		return nil, errNotWasm
 	}
 	return data, nil
 }
@@ -295,30 +338,57 @@ func readModule(path string, ml ModuleLimits) ([]byte, error) {
 // module may be a symlink to /dev/zero or a FIFO, which a plain ReadFile would read forever or
 // wait on; safefile refuses those, and the limited read stops a file that grows meanwhile.
 func readRegular(path string, max int64) ([]byte, error) {
+	data, _, err := readRegularStat(path, max)
+	return data, err
+}
+
+// readRegularStat is readRegular that also returns the file's identity, as the open file has it.
+func readRegularStat(path string, max int64) ([]byte, fs.FileInfo, error) {
 	f, st, err := safefile.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
 	if st.Size() > max {
-		return nil, fmt.Errorf("%d bytes is more than the %d allowed", st.Size(), max)
+		return nil, nil, fmt.Errorf("%d bytes is more than the %d allowed", st.Size(), max)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if int64(len(data)) > max {
-		return nil, fmt.Errorf("more than the %d bytes allowed", max)
+		return nil, nil, fmt.Errorf("more than the %d bytes allowed", max)
 	}
-	return data, nil
+	return data, st, nil
 }
 
-// findInstructions returns the path of dir's SKILL.md, matched case-insensitively.
-func findInstructions(dir string) string {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return ""
+// isRegularEntry reports whether entries (sorted by name) list name as a regular file, not a
+// symlink: only then is the identity of the file read through its name the entry's own.
+func isRegularEntry(entries []fs.DirEntry, name string) bool {
+	i, found := slices.BinarySearchFunc(entries, name, func(e fs.DirEntry, name string) int { return strings.Compare(e.Name(), name) })
+	return found && entries[i].Type().IsRegular()
+}
+
+// isRegular reports whether name, in dir whose listing is entries, is a regular file, following a
+// symlink.
+func isRegular(dir string, entries []fs.DirEntry, name string) bool {
+	i, found := slices.BinarySearchFunc(entries, name, func(e fs.DirEntry, name string) int { return strings.Compare(e.Name(), name) })
+	if !found {
+		return false
 	}
+	switch t := entries[i].Type(); {
+	case t.IsRegular():
+		return true
+	case t&fs.ModeSymlink != 0:
+		st, err := os.Stat(filepath.Join(dir, name))
+		return err == nil && st.Mode().IsRegular()
+	}
+	return false
+}
+
+// findInstructions returns the path of dir's SKILL.md, matched case-insensitively, from its
+// listing entries.
+func findInstructions(dir string, entries []fs.DirEntry) string {
 	for _, e := range entries {
 		if strings.EqualFold(e.Name(), "SKILL.md") && e.Type().IsRegular() {
 			return filepath.Join(dir, e.Name())

@@ -39,7 +39,11 @@ type Stats struct {
 	// WarmMade counts those made, and WarmRefillNs is the time spent making them, in the
 	// background.
 	WarmHits, WarmMade, WarmRefillNs int64
-	Admission                        AdmissionStats
+	// Checks counts skills checked since New (see StatusUnchecked), by their first run or the
+	// background check; ModuleReads counts the modules those checks read from disk (the others
+	// were known by their files' identity and hash).
+	Checks, ModuleReads int64
+	Admission           AdmissionStats
 }
 
 type runKey struct {

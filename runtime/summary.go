@@ -24,11 +24,11 @@ type Summary struct {
 // relative to the skills directory ("notes/skill.json"), never the host's layout: a summary goes
 // to remote clients.
 func (s *Skill) Summary() Summary {
-	out := Summary{ID: s.id, Name: s.Name(), Description: s.Description(), Version: s.Version(), Kind: s.kind, Status: s.status}
+	out := Summary{ID: s.id, Name: s.Name(), Description: s.Description(), Version: s.Version(), Kind: s.kind, Status: s.Status()}
 	if s.manifest != nil {
 		out.Tags = append([]string(nil), s.manifest.Tags...)
 	}
-	if s.err != nil {
+	if s.Err() != nil {
 		out.Error = strings.Join(s.Problems(), "; ")
 	}
 	return out
@@ -39,12 +39,13 @@ func (s *Skill) Summary() Summary {
 // replaced by its id wherever a message or hint names it. Err keeps the host's paths, for the
 // operator's own tools.
 func (s *Skill) Problems() []string {
-	if s.err == nil {
+	err := s.Err()
+	if err == nil {
 		return nil
 	}
 	var se *SkillError
-	if !errors.As(s.err, &se) {
-		return []string{hideDir(s.err.Error(), s.dir, s.id)}
+	if !errors.As(err, &se) {
+		return []string{hideDir(err.Error(), s.dir, s.id)}
 	}
 	rel := relativeProblems(se, s.dir, s.id)
 	out := make([]string, len(rel.Problems))

@@ -103,6 +103,9 @@ func newEnv(t testing.TB, opts Options, dirs ...string) *testEnv {
 func newEnvRuntime(t testing.TB, opts Options, cfg runtime.Config, dirs ...string) *testEnv {
 	t.Helper()
 	cfg.SkillDirs, cfg.CacheDir = dirs, testCache
+	// Skills stay unchecked until used, so what a test sees does not depend on how far the
+	// background check got (serve runs it; the runtime's own tests cover it).
+	cfg.NoBackgroundCheck = true
 	rt, err := runtime.New(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

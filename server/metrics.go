@@ -55,7 +55,7 @@ func (s *Server) metricsHandler(c echo.Context) error {
 	for _, sk := range s.rt.Skills() {
 		byStatus[string(sk.Status())]++
 	}
-	for _, st := range []string{"active", "error"} {
+	for _, st := range []string{"active", "unchecked", "error"} {
 		fmt.Fprintf(&b, "skillbox_skills{status=%q} %d\n", st, byStatus[st])
 	}
 	return c.Blob(http.StatusOK, "text/plain; version=0.0.4; charset=utf-8", []byte(b.String()))
@@ -70,7 +70,7 @@ func (s *Server) readyz(c echo.Context) error {
 	n, broken := 0, 0
 	for _, sk := range s.rt.Skills() {
 		n++
-		if sk.Status() != runtime.StatusActive {
+		if sk.Status() == runtime.StatusError {
 			broken++
 		}
 	}

@@ -85,6 +85,10 @@ func New(rt *runtime.Runtime, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.browser = browser
+	// A server lists its skills: scan now (the runtime defers it until asked), so the first
+	// request does not wait for it, and what it serves is the registry as of its start until a
+	// reload, as the API promises.
+	rt.Skills()
 	seen := map[[32]byte]bool{}
 	for _, k := range opts.Keys {
 		if k.Role < RoleViewer || k.Role > RoleAdmin {

@@ -50,7 +50,9 @@ func (s *Server) getSkill(c echo.Context) error {
 	if err != nil {
 		return httpError(http.StatusNotFound, "not_found", "no skill %q", c.Param("id"))
 	}
-	d := skillDetail{Summary: summary(sk), SHA256: sk.ModuleHash(), Granted: sk.Grant(), Instructions: sk.InstructionsPath() != ""}
+	// The module's hash checks an unchecked skill first, so the detail shows what the check found.
+	hash := sk.ModuleHash()
+	d := skillDetail{Summary: summary(sk), SHA256: hash, Granted: sk.Grant(), Instructions: sk.InstructionsPath() != ""}
 	if m := sk.Manifest(); m != nil {
 		d.Entrypoint, d.Parameters, d.Result, d.Requested, d.RequestedLim = m.Entrypoint, m.Parameters, m.Result, &m.Permissions, &m.Limits
 	}

@@ -75,11 +75,12 @@ func TestListSkillsIsMetadataOnly(t *testing.T) {
 		version                         string
 		errorContains                   string
 	}{
-		{"docs", "docs", "test skill docs", "executable", "active", "2.1.0", ""},
+		// Executable skills no one ran are unchecked: the list reads manifests only.
+		{"docs", "docs", "test skill docs", "executable", "unchecked", "2.1.0", ""},
 		{"guide", "guide", "How to write a good guide.", "instructions", "active", "", ""},
 		{"broken", "broken", "", "executable", "error", "", "colour"}, // no manifest parsed: no description
-		{"word-count", "Word count", "Counts the words, lines and characters of a text and lists its most frequent words.", "executable", "active", "1.0.0", ""},
-		{"hello", "Hello", "", "executable", "active", "1.0.0", ""},
+		{"word-count", "Word count", "Counts the words, lines and characters of a text and lists its most frequent words.", "executable", "unchecked", "1.0.0", ""},
+		{"hello", "Hello", "", "executable", "unchecked", "1.0.0", ""},
 	}
 	for _, tc := range tests {
 		s, ok := byID[tc.id]

@@ -46,6 +46,10 @@ type env struct {
 	insecure bool
 	watch    bool
 
+	// serving: serve and mcp, which live long enough for the runtime to check every skill in the
+	// background; the other commands exit once done, and leave unused skills unchecked.
+	serving bool
+
 	maxRuns, maxQueue int // serve, mcp: admission
 	warmInstances     int
 	memoryBudget      byteSize
@@ -201,7 +205,7 @@ func (e *env) runtime(ctx context.Context) (*runtime.Runtime, error) {
 
 // runtimeFor builds a Runtime over dirs with the global flags' policy and cache.
 func (e *env) runtimeFor(ctx context.Context, dirs []string) (*runtime.Runtime, error) {
-	cfg := runtime.Config{SkillDirs: dirs, CacheDir: e.cacheDir, Engine: runtime.Engine(e.engine), WarmInstances: e.warmInstances}
+	cfg := runtime.Config{SkillDirs: dirs, CacheDir: e.cacheDir, Engine: runtime.Engine(e.engine), WarmInstances: e.warmInstances, NoBackgroundCheck: !e.serving}
 	if e.verbose {
 		cfg.Logger = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}

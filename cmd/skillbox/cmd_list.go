@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"text/tabwriter"
@@ -45,7 +46,10 @@ var cmdList = &command{
 			fmt.Fprintf(e.stderr, "no skills in %v\n", dirsOrDefault(e.skills))
 			return exitOK
 		}
-		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+		// Buffered: tabwriter writes each cell on its own, ten thousand skills a write each.
+		buf := bufio.NewWriter(e.stdout)
+		defer buf.Flush()
+		tw := tabwriter.NewWriter(buf, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "ID\tKIND\tSTATUS\tVERSION\tDESCRIPTION")
 		for _, s := range skills {
 			sum := summarize(s)

@@ -39,7 +39,9 @@ var cmdShow = &command{
 		if err != nil {
 			return e.fail(exitFailed, "no skill %q in %v (see skillbox list)", pos[0], dirsOrDefault(e.skills))
 		}
-		d := skillDetail{skillSummary: summarize(s), SHA256: s.ModuleHash(), Instructions: s.InstructionsPath(), Granted: s.Grant()}
+		// The module's hash checks an unchecked skill first, so the status shown is the check's.
+		hash := s.ModuleHash()
+		d := skillDetail{skillSummary: summarize(s), SHA256: hash, Instructions: s.InstructionsPath(), Granted: s.Grant()}
 		if m := s.Manifest(); m != nil {
 			d.Entrypoint, d.Parameters, d.Requested, d.RequestedLim = m.Entrypoint, m.Parameters, &m.Permissions, &m.Limits
 		}

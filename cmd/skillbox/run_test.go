@@ -387,8 +387,9 @@ func TestFlagOrdering(t *testing.T) {
 		{[]string{"--json", "run", "--skills", "$DIR", "hello", "--json=false"}, "", human, ""},
 		{[]string{"run", "--skills", "$DIR", "hello"}, "", human, ""},
 		{[]string{"run", "hello", "--skills", "$DIR", "--args", "{}"}, "", human, ""},
-		{[]string{"-v", "run", "hello", "--skills", "$DIR"}, "", expect{code: exitOK, stdout: human.stdout, stderr: []string{"skills loaded", "run ok"}}, ""},
-		{[]string{"run", "hello", "--skills", "$DIR", "-v", "--json"}, "", expect{code: exitOK, check: asJSON.check, stderr: []string{"skills loaded", "run ok"}}, ""},
+		// run loads the one skill it runs (no scan): its log says so.
+		{[]string{"-v", "run", "hello", "--skills", "$DIR"}, "", expect{code: exitOK, stdout: human.stdout, stderr: []string{"skill loaded alone", "run ok"}}, ""},
+		{[]string{"run", "hello", "--skills", "$DIR", "-v", "--json"}, "", expect{code: exitOK, check: asJSON.check, stderr: []string{"skill loaded alone", "run ok"}}, ""},
 		// after "--" everything is positional: --json is a second id
 		{[]string{"run", "--skills", "$DIR", "hello", "--", "--json"}, "", expect{code: exitUsage, emptyStdout: true, stderr: []string{"run takes one skill id"}}, ""},
 		{[]string{"--skills", "$DIR", "run", "--", "hello", "--json"}, "", expect{code: exitUsage, emptyStdout: true, stderr: []string{"run takes one skill id"}}, ""},

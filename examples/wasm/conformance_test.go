@@ -122,6 +122,7 @@ func TestConformance(t *testing.T) {
 				defer rt.Close(context.Background())
 				s, err := rt.Skill("conformance")
 				must(t, err)
+				s.ModuleHash() // reads and checks the module: loading left it unchecked
 				if s.Status() != runtime.StatusActive {
 					t.Fatalf("skill not active: %v", s.Err())
 				}

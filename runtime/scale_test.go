@@ -1,0 +1,89 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// manySkills writes n executable skills into dir — a minimal skill.json beside a copy of
+// testdata/wasm/hello.wasm each, as scripts/genskills.sh does for the CLI — and returns dir.
+func manySkills(tb testing.TB, dir string, n int) string {
+	tb.Helper()
+	module, err := os.ReadFile(filepath.Join("..", "testdata", "wasm", "hello.wasm"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for i := range n {
+		id := fmt.Sprintf("skill-%05d", i)
+		sd := filepath.Join(dir, id)
+		must(tb, os.MkdirAll(sd, 0o755))
+		must(tb, os.WriteFile(filepath.Join(sd, "skill.json"), []byte(simple(id, "")), 0o644))
+		must(tb, os.WriteFile(filepath.Join(sd, ModuleFile), module, 0o644))
+	}
+	return dir
+}
+
+// BenchmarkScan scans 10,000 skills: cold (nothing remembered: manifests only, every skill
+// unchecked) and warm (every skill checked before: a stat per file adopts its verdict).
+//
+//	go test -run '^$' -bench Scan ./runtime/
+func BenchmarkScan(b *testing.B) {
+	dir := manySkills(b, b.TempDir(), 10_000)
+	logger := slog.New(slog.DiscardHandler)
+	b.Run("cold", func(b *testing.B) {
+		for b.Loop() {
+			scan([]string{dir}, &Policy{}, &checks{digests: newDigester()}, logger)
+		}
+	})
+	b.Run("warm", func(b *testing.B) {
+		c := &checks{digests: newDigester()}
+		for _, s := range scan([]string{dir}, &Policy{}, c, logger).order {
+			s.verified()
+		}
+		for b.Loop() {
+			r := scan([]string{dir}, &Policy{}, c, logger)
+			if r.order[0].Status() != StatusActive {
+				b.Fatal("not adopted")
+			}
+		}
+	})
+}
+
+// BenchmarkRunAmongMany is what `skillbox run` costs with 10,000 skills present against 10:
+// each iteration makes a Runtime over each directory (as the CLI does: no background check),
+// runs one skill and closes it, alternating the two so that both see the same machine. It
+// reports each side's ns per run and their ratio (many/few; the goal is at most 1.5).
+//
+//	go test -run '^$' -bench RunAmongMany -benchtime 20x ./runtime/
+func BenchmarkRunAmongMany(b *testing.B) {
+	many := manySkills(b, b.TempDir(), 10_000)
+	few := manySkills(b, b.TempDir(), 10)
+	cache := filepath.Join(b.TempDir(), "cache")
+	once := func(dir string) time.Duration {
+		start := time.Now()
+		rt, err := New(context.Background(), Config{SkillDirs: []string{dir}, CacheDir: cache, NoBackgroundCheck: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := rt.Run(context.Background(), Request{Skill: "skill-00000"}); err != nil {
+			b.Fatal(err)
+		}
+		must(b, rt.Close(context.Background()))
+		return time.Since(start)
+	}
+	once(many) // the first run of each writes the index, compiles into the cache
+	once(few)
+	var tMany, tFew time.Duration
+	for b.Loop() {
+		tMany += once(many)
+		tFew += once(few)
+	}
+	b.ReportMetric(float64(tMany.Nanoseconds())/float64(b.N), "ns/run-10000")
+	b.ReportMetric(float64(tFew.Nanoseconds())/float64(b.N), "ns/run-10")
+	b.ReportMetric(float64(tMany)/float64(tFew), "ratio")
+}

@@ -1,0 +1,287 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+
+	"github.com/skillbox-dev/skillbox/internal/wasmcheck"
+)
+
+// verdict is what checking a skill found: its module's hash, size and bounds, its version digest,
+// and its status with every problem, the load's and the check's. A Skill gets one, once.
+type verdict struct {
+	status Status
+	err    error // a *SkillError, nil when active
+	hash   string
+	digest string
+	// size is the module's size in bytes; info what its bounds check learned, linearLimit what
+	// its linear memories may hold (see checkModule). info is nil when the module did not pass.
+	size        int64
+	info        *wasmcheck.Info
+	linearLimit uint64
+}
+
+// unverified is what an unchecked skill's internals read as: no module, no digest.
+var unverified = &verdict{status: StatusUnchecked}
+
+// checks is what the skills of one Runtime share for their checks: the digester that remembers
+// file digests and module checks, and counts and a hook for the runtime.
+type checks struct {
+	digests *digester
+	// made counts checks made; reads counts modules read from disk by them (the rest were known
+	// by their hash).
+	made, reads atomic.Int64
+	// onCheck is called after each check of a skill, outside any lock (nil: nothing).
+	onCheck func(*Skill, *verdict)
+}
+
+func (c *checks) digester() *digester {
+	if c == nil {
+		return nil
+	}
+	return c.digests
+}
+
+// state returns what s's check found, or unverified before it.
+func (s *Skill) state() *verdict {
+	if v := s.checked.Load(); v != nil {
+		return v
+	}
+	return unverified
+}
+
+// verified returns what s's check found, checking it first if no one has.
+func (s *Skill) verified() *verdict {
+	v, _ := s.check(context.Background())
+	return v
+}
+
+// check checks s once (see Skill): concurrent callers wait for the one that checks, and every
+// later call returns what it found. The error is ctx's, when it ended before the check began
+// (the check itself is bounded: a module of at most modules.maxModuleBytes, a tree of at most
+// maxDigestBytes); v is then unverified.
+func (s *Skill) check(ctx context.Context) (*verdict, error) {
+	if v := s.checked.Load(); v != nil {
+		return v, nil
+	}
+	s.checkMu.Lock()
+	if v := s.checked.Load(); v != nil {
+		s.checkMu.Unlock()
+		return v, nil
+	}
+	if err := ctx.Err(); err != nil {
+		s.checkMu.Unlock()
+		return unverified, err
+	}
+	v, _ := s.verify(false)
+	s.checked.Store(v)
+	s.checkMu.Unlock()
+	if s.cache != nil {
+		s.cache.made.Add(1)
+		if s.cache.onCheck != nil {
+			s.cache.onCheck(s, v)
+		}
+	}
+	return v, nil
+}
+
+// adopt gives s the verdict that what is remembered proves current — every file of its tree has
+// the identity it had when it was hashed, and its module's bounds check is known by its hash —
+// reading no file. It reports whether it could; a scan calls it, before anyone else sees s.
+func (s *Skill) adopt() bool {
+	defer func() { s.listing, s.manifestStat = nil, nil }() // the load's findings serve this once
+	if s.cache == nil {
+		return false
+	}
+	v, ok := s.verify(true)
+	if ok {
+		s.checked.Store(v)
+	}
+	return ok
+}
+
+// memMiB is the memory limit the module is bounded under: the grant's, or the default when the
+// manifest did not parse.
+func (s *Skill) memMiB() int64 {
+	if s.grant != nil {
+		return s.grant.Limits.MemoryMiB
+	}
+	return DefaultLimits.MemoryMiB
+}
+
+// verify computes s's verdict: the digest of its tree, and for an executable skill the hash and
+// bounds of its module. cachedOnly reads no file (see adopt), and ok is false when that is not
+// enough.
+func (s *Skill) verify(cachedOnly bool) (v *verdict, ok bool) {
+	// Twice at most: a module replaced between the walk and its read is walked again, so that the
+	// digest covers the module that was checked.
+	for range 2 {
+		v = &verdict{}
+		var problems []*ManifestError
+		var t tree
+		var err error
+		flat := false
+		if cachedOnly {
+			t, flat, err = s.cache.digester().cachedFlat(s.dir, s.listing, map[string]fs.FileInfo{s.manifestFile: s.manifestStat})
+		}
+		if !flat {
+			t, err = s.cache.digester().walk(s.dir, cachedOnly)
+		}
+		switch {
+		case errors.Is(err, errNotCached):
+			return nil, false
+		case err != nil:
+			problems = append(problems, &ManifestError{Path: s.dir, Msg: fmt.Sprintf("cannot compute the version digest: %v", err)})
+		case s.manifestFile != "" && t.top[s.manifestFile] != s.manifestSum:
+			// The manifest this version holds is not the one on disk any more: a digest, or a
+			// module, read now would be another version's.
+			return s.conclude(v, []*ManifestError{{Path: filepath.Join(s.dir, s.manifestFile), Msg: "changed since this version was loaded",
+				Hint: "reload the skills (serve --watch and mcp --watch do it on change)"}}), true
+		default:
+			v.digest = t.digest
+		}
+		if s.kind == Executable {
+			p, ok := s.verifyModule(v, t.module, cachedOnly)
+			if !ok {
+				return nil, false
+			}
+			if t.module != "" && v.hash != "" && v.hash != t.module {
+				continue
+			}
+			if p != nil {
+				problems = append([]*ManifestError{p}, problems...) // as the load listed them: the module's before the digest's
+			}
+		}
+		return s.conclude(v, problems), true
+	}
+	return s.conclude(v, []*ManifestError{{Path: filepath.Join(s.dir, ModuleFile), Msg: "changed while it was being checked", Hint: "check it again once it is written"}}), true
+}
+
+// conclude sets v's status and error from the load's problems and the check's.
+func (s *Skill) conclude(v *verdict, problems []*ManifestError) *verdict {
+	if s.problems == nil && len(problems) == 0 {
+		v.status = StatusActive
+		return v
+	}
+	se := &SkillError{ID: s.id}
+	if s.problems != nil {
+		se.Problems = append(se.Problems, s.problems.Problems...)
+	}
+	se.Problems = append(se.Problems, problems...)
+	v.status, v.err = StatusError, se
+	return v
+}
+
+// addProblem adds a problem found after the check (CheckSkill's compilation) to s's verdict. It
+// is for a Skill no one else holds yet.
+func (s *Skill) addProblem(e *ManifestError) {
+	v := *s.verified()
+	se := &SkillError{ID: s.id}
+	if old, ok := v.err.(*SkillError); ok {
+		se.Problems = append(se.Problems, old.Problems...)
+	}
+	se.Problems = append(se.Problems, e)
+	v.status, v.err = StatusError, se
+	s.checked.Store(&v)
+}
+
+// verifyModule fills v's hash, size and bounds, and returns the module's problem. sum is the
+// module's hash as the digest walk found it ("" if it found none): when the check of that hash is
+// remembered, the module is not read.
+func (s *Skill) verifyModule(v *verdict, sum string, cachedOnly bool) (*ManifestError, bool) {
+	path := filepath.Join(s.dir, ModuleFile)
+	d := s.cache.digester()
+	key := moduleKey{hash: sum, limits: s.modules, memMiB: s.memMiB()}
+	if sum != "" {
+		if mc := d.module(key); mc != nil {
+			v.hash, v.size, v.info, v.linearLimit = sum, mc.size, mc.info, mc.linearLimit
+			return mc.at(path, s.dir), true
+		}
+	}
+	if cachedOnly {
+		// A module that is not there is known without reading one.
+		if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
+			return moduleReadProblem(path, s.dir, errNoModule), true
+		}
+		return nil, false
+	}
+	if s.cache != nil {
+		s.cache.reads.Add(1)
+	}
+	wasm, err := readRegular(path, s.modules.withDefaults().MaxModuleBytes)
+	if err != nil {
+		return moduleReadProblem(path, s.dir, err), true
+	}
+	h := sha256.Sum256(wasm)
+	key.hash = hex.EncodeToString(h[:])
+	var mc *moduleCheck
+	if !bytes.HasPrefix(wasm, wasmMagic) {
+		// Remembered like a bounds check, so that a rescan finds this skill broken at once
+		// instead of offering it until it is checked again.
+		mc = &moduleCheck{size: int64(len(wasm)), problem: &ManifestError{Msg: errNotWasm.Error()}, build: true}
+	} else {
+		mc, _ = checkModule(wasm, s.modules, key.memMiB)
+	}
+	d.remember(key, mc)
+	v.hash, v.size, v.info, v.linearLimit = key.hash, mc.size, mc.info, mc.linearLimit
+	return mc.at(path, s.dir), true
+}
+
+// moduleReadProblem is the problem of a module that could not be read.
+func moduleReadProblem(path, dir string, err error) *ManifestError {
+	if errors.Is(err, fs.ErrNotExist) {
+		err = errNoModule
+	}
+	return &ManifestError{Path: path, Msg: err.Error(), Hint: "build it: skillbox build " + dir}
+}
+
+// at returns the check's problem as a problem of the module at path, in the skill directory dir
+// (nil when it passed).
+func (mc *moduleCheck) at(path, dir string) *ManifestError {
+	if mc.problem == nil {
+		return nil
+	}
+	p := *mc.problem
+	p.Path = path
+	if mc.build {
+		p.Hint = "build it: skillbox build " + dir
+	}
+	return &p
+}
+
+// module returns the bytes of s's module to compile: read again, checked to be the version s
+// pinned (the same sha256), and bounded again — so what compiles is always what was checked, and
+// the registry keeps no module in memory. The caller drops them once compiled.
+//
+// # Errors
+//
+// ErrModuleChanged when the file is no longer the module this version was loaded with; the
+// module's problem (a *ManifestError) when it cannot be read or crosses a bound now.
+func (s *Skill) module() ([]byte, error) {
+	v := s.state()
+	if v.info == nil {
+		return nil, fmt.Errorf("skill %q: the module was not checked", s.id)
+	}
+	path := filepath.Join(s.dir, ModuleFile)
+	wasm, err := readModule(path, s.modules)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrModuleChanged, path, err)
+	}
+	h := sha256.Sum256(wasm)
+	if got := hex.EncodeToString(h[:]); got != v.hash {
+		return nil, fmt.Errorf("%w: %s has sha256 %.12s now, this version was loaded with %.12s; reload the skills and run it again", ErrModuleChanged, path, got, v.hash)
+	}
+	mc, module := checkModule(wasm, s.modules, s.memMiB())
+	if mc.problem != nil {
+		return nil, mc.at(path, s.dir)
+	}
+	return module, nil
+}
