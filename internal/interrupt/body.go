@@ -1,9 +1,38 @@
 package interrupt
 
+import "math"
+
+// Edits to a body, in the order of their offsets in the input. The writer applies them.
+type editKind uint8
+
+const (
+	editEntry     editKind = iota // insert the function-entry sequence (weight val)
+	editLoopOpen                  // insert `loop bt` and the yield before the loop (bt: n bytes after at)
+	editLoopCheck                 // insert the loop's count (weight val) after its block type
+	editLoopClose                 // insert the `end` of $Y after the loop's end
+	editLabel                     // replace the n-byte u32 label at at by val
+)
+
+type edit struct {
+	at   int
+	n    int
+	kind editKind
+	val  int64
+}
+
+// frame is one open block of the body being decoded.
+type frame struct {
+	loops int  // loops (of the input) open up to this frame, this one included
+	check int  // a loop's editLoopCheck, whose weight is known at its end; -1 otherwise
+	start int  // a loop's offset in the input
+	split bool // verify mode: a split loop $L, whose end must be followed by $Y's
+}
+
 // body decodes one function body: r from its locals to r.end, the end of the body. It returns
-// where the instructions start and appends to w.loops the offset just past each loop's block
-// type, where the stop check goes. In verify mode (w.verify), the check must already be at the
-// start of the instructions and after each loop, and is stepped over.
+// where the instructions start, and appends to w.edits what the writer must change: the entry
+// sequence, each loop split and counted, each branch label that crosses a loop made one deeper
+// for each loop it crosses (its $Y is a new block in between). In verify mode (w.verify), the
+// inserted sequences must already be there, and are stepped over.
 //
 // Every instruction is decoded, immediates included, because a `loop` opcode byte can only be
 // told from the same byte inside an immediate by decoding everything before it.
@@ -21,10 +50,14 @@ func (w *walker) body(r *reader) (instrStart int, err error) {
 		}
 	}
 	instrStart = r.pos
-	if err := w.stepOverCheck(r); err != nil {
-		return 0, err
+	if w.verify {
+		if err := w.seqs.matchEntry(r); err != nil {
+			return 0, err
+		}
+	} else {
+		w.edits = append(w.edits, edit{at: instrStart, kind: editEntry, val: int64(weight(r.end - instrStart))})
 	}
-	depth := 1 // the function's own block
+	w.stack = append(w.stack[:0], frame{check: -1}) // the function's own block
 	for {
 		if r.pos >= r.end {
 			return 0, refuse(r.pos, "the body ends inside a block")
@@ -36,20 +69,27 @@ func (w *walker) body(r *reader) (instrStart int, err error) {
 		case immNone:
 		case immBlock:
 			err = r.blockType()
-			depth++
+			w.push(false, -1, 0)
 		case immLoop:
-			if err = r.blockType(); err == nil {
-				w.loops = append(w.loops, r.pos)
-				err = w.stepOverCheck(r)
-			}
-			depth++
+			err = w.loop(r, at)
 		case immEnd:
-			if depth--; depth == 0 {
+			f := w.stack[len(w.stack)-1]
+			w.stack = w.stack[:len(w.stack)-1]
+			switch {
+			case f.check >= 0:
+				w.edits[f.check].val = int64(weight(at + 1 - f.start))
+				w.edits = append(w.edits, edit{at: r.pos, kind: editLoopClose})
+			case f.split && (r.pos >= r.end || r.b[r.pos] != 0x0b):
+				return 0, refuse(r.pos, "a split loop's end not followed by its outer loop's")
+			}
+			if len(w.stack) == 0 {
 				if r.pos != r.end {
 					return 0, refuse(r.pos, "%d bytes after the function's end", r.end-r.pos)
 				}
 				return instrStart, nil
 			}
+		case immLabel:
+			err = w.label(r)
 		case immU32:
 			_, err = r.u32("index")
 		case immU32x2:
@@ -59,8 +99,8 @@ func (w *walker) body(r *reader) (instrStart int, err error) {
 		case immGlobal:
 			var idx uint32
 			if idx, err = r.u32("global index"); err == nil && idx >= w.guestGlobals {
-				// An invalid module that names a global past its own would, once the stop
-				// global is appended, name the stop global: a guest could clear its own flag.
+				// An invalid module that names a global past its own would, once the globals
+				// are appended, name $stop or $budget: a guest could clear its own flag.
 				err = refuse(at, "global index %d: the module has %d globals", idx, w.guestGlobals)
 			}
 		case immMemarg:
@@ -76,12 +116,12 @@ func (w *walker) body(r *reader) (instrStart int, err error) {
 		case immF64:
 			err = r.skip(8, "f64.const")
 		case immBrTable:
-			err = r.brTable()
+			err = w.brTable(r)
 		case immSelectT:
 			err = r.selectTypes()
 		case immTryTable:
-			err = r.tryTable()
-			depth++
+			err = w.tryTable(r)
+			w.push(false, -1, 0)
 		case immRefNull:
 			_, err = r.u32("heap type")
 		case immMisc:
@@ -99,15 +139,67 @@ func (w *walker) body(r *reader) (instrStart int, err error) {
 	}
 }
 
-// stepOverCheck, in verify mode, requires the stop check at r.pos and steps over it.
-func (w *walker) stepOverCheck(r *reader) error {
+// push opens a block: a loop of the input (counted, with its check edit and offset) or not.
+func (w *walker) push(loop bool, check int, start int) {
+	f := frame{loops: w.stack[len(w.stack)-1].loops, check: check, start: start}
+	if loop {
+		f.loops++
+	}
+	w.stack = append(w.stack, f)
+}
+
+// loop reads a loop's block type, at the `loop` opcode at. It records the split: $Y and the
+// yield before the loop, the count after its block type (its weight set at its end). In verify
+// mode, it requires $Y, the yield, the original loop with the same block type, and the count.
+func (w *walker) loop(r *reader, at int) error {
+	btStart := r.pos
+	if err := r.blockType(); err != nil {
+		return err
+	}
+	bt := r.b[btStart:r.pos]
 	if !w.verify {
+		w.edits = append(w.edits,
+			edit{at: at, n: len(bt), kind: editLoopOpen},
+			edit{at: r.pos, kind: editLoopCheck})
+		w.push(true, len(w.edits)-1, at)
 		return nil
 	}
-	if r.left() < len(w.check) || string(r.b[r.pos:r.pos+len(w.check)]) != string(w.check) {
-		return refuse(r.pos, "no stop check here")
+	// This is $Y: the yield, then the loop it wraps.
+	if err := r.expect(w.seqs.yield); err != nil {
+		return err
 	}
-	r.pos += len(w.check)
+	if err := r.expect(append([]byte{0x03}, bt...)); err != nil {
+		return err
+	}
+	if err := w.seqs.matchLoopCheck(r); err != nil {
+		return err
+	}
+	w.push(false, -1, 0)
+	w.push(false, -1, 0)
+	w.stack[len(w.stack)-1].split = true
+	return nil
+}
+
+// label reads a branch label and, if it crosses loops of the input, records it one deeper for
+// each: the $Y of each such loop is a block between the branch and its target. (A branch to a
+// loop itself stays: its $Y is outside it.) In verify mode, labels are read as they are.
+func (w *walker) label(r *reader) error {
+	at := r.pos
+	d, err := r.u32("label")
+	if err != nil {
+		return err
+	}
+	top := len(w.stack) - 1
+	if uint64(d) > uint64(top) {
+		return refuse(at, "label %d with %d blocks open", d, top+1)
+	}
+	if crossed := w.stack[top].loops - w.stack[top-int(d)].loops; crossed != 0 && !w.verify {
+		nd := int64(d) + int64(crossed)
+		if nd > math.MaxUint32 {
+			return refuse(at, "label %d crosses %d loops", d, crossed)
+		}
+		w.edits = append(w.edits, edit{at: at, n: r.pos - at, kind: editLabel, val: nd})
+	}
 	return nil
 }
 
@@ -160,13 +252,13 @@ func (r *reader) memarg() error {
 
 // brTable reads br_table's labels and its default label. The count is checked against the bytes
 // left, a byte a label at least, before anything is read by it.
-func (r *reader) brTable() error {
+func (w *walker) brTable(r *reader) error {
 	n, err := r.count("br_table labels", 1)
 	if err != nil {
 		return err
 	}
 	for i := uint64(0); i <= uint64(n); i++ { // n labels and the default
-		if _, err := r.u32("br_table label"); err != nil {
+		if err := w.label(r); err != nil {
 			return err
 		}
 	}
@@ -198,8 +290,9 @@ func (r *reader) selectTypes() error {
 }
 
 // tryTable reads try_table's block type and catch clauses (exception handling): catch and
-// catch_ref carry a tag and a label, catch_all and catch_all_ref a label.
-func (r *reader) tryTable() error {
+// catch_ref carry a tag and a label, catch_all and catch_all_ref a label. The labels count from
+// the block around the try_table, as wazero reads them before it opens the try_table's.
+func (w *walker) tryTable(r *reader) error {
 	if err := r.blockType(); err != nil {
 		return err
 	}
@@ -221,7 +314,7 @@ func (r *reader) tryTable() error {
 		default:
 			return refuse(r.pos-1, "catch kind 0x%02x", kind)
 		}
-		if _, err := r.u32("catch label"); err != nil {
+		if err := w.label(r); err != nil {
 			return err
 		}
 	}

@@ -12,6 +12,8 @@ var (
 	// ErrSelfCheck means an instrumented module failed the check Instrument makes of its own
 	// output: a bug here, never the module's fault. The module must run as it is.
 	ErrSelfCheck = errors.New("instrumented module failed its self-check")
+	// ErrNotInstrumented is Stop's error for a module without the exports Instrument adds.
+	ErrNotInstrumented = errors.New("module not instrumented: no stop flag")
 )
 
 // RefusalError says why Instrument left a module alone: an opcode or encoding it does not know

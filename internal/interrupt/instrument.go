@@ -3,39 +3,48 @@ package interrupt
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
+
+	"github.com/tetratelabs/wazero/api"
 )
 
 // StopGlobal is the export name of the stop flag: a mutable i32, 0 while the guest may run.
-// Setting it to anything else makes the guest trap ("unreachable") at its next function entry
-// or loop iteration.
+// Once it is not 0, the guest traps ("unreachable") at its next yield. Use Stop to set it.
 const StopGlobal = "__skillbox_stop"
 
-// Slack is the growth Instrument allows past twice the input: a module of a few bytes gains a
-// global and an export that can be larger than itself.
-const Slack = 128
+// BudgetGlobal is the export name of the budget counter (see checks.go). Stop sets it to 0 so
+// that the next function entry or loop iteration yields and sees the flag.
+const BudgetGlobal = "__skillbox_budget"
 
-// Instrument returns wasm rewritten so that it can be stopped by setting its exported global
-// StopGlobal to 1: a mutable i32 global is appended (initialised to 0, exported as StopGlobal),
-// and `global.get $stop if unreachable end` is inserted at the start of every function body and
-// right after every loop's block type. No existing index moves; every section but the global,
-// export and code sections is copied byte for byte, except DWARF (".debug_*") custom sections,
-// which are dropped because the code offsets they describe have moved.
+// Slack is the growth Instrument allows past twice the input: a module of a few bytes gains
+// globals, exports, a memory and checks that can be larger than itself.
+const Slack = 256
+
+// Instrument returns wasm rewritten so that it can be stopped cheaply (see Stop): two mutable
+// i32 globals are appended and exported as StopGlobal and BudgetGlobal; every function entry
+// and every loop iteration counts down the budget, and when it is spent the guest yields to the
+// Go scheduler (memory.grow 0, run in Go by wazero) and traps if the stop flag is set. If the
+// module has no memory, a memory of 0 pages (maximum 0) is added for that memory.grow. No
+// existing index moves: globals, the memory, exports are appended. Every section but the
+// memory (only if it had none), global, export and code sections is copied byte for byte,
+// except DWARF (".debug_*") custom sections, which are dropped because the code offsets they
+// describe have moved. The checks and the splitting of loops are described in checks.go.
 //
 // ok is false, with a nil error, when Instrument does not know the module well enough to
 // rewrite it safely: an opcode or encoding it does not decode exactly as wazero does, a
-// malformed section, a start function (it runs during instantiation, before the flag can be
-// reached), an existing export named StopGlobal, or an output over 2×len(wasm)+Slack bytes.
-// The caller then runs wasm as it is, under wazero's own interruption. Explain says why.
+// malformed section, a start function (it runs during instantiation, before Stop can reach the
+// module), an export named StopGlobal or BudgetGlobal, or an output over 2*len(wasm)+Slack
+// bytes. The caller then runs wasm as it is, under wazero's own interruption. Explain says why.
 //
 // err is non-nil only if the output failed Instrument's own re-reading of it (ErrSelfCheck): a
 // bug here; the caller falls back the same way.
 func Instrument(wasm []byte) (out []byte, ok bool, err error) {
-	out, stop, rerr := instrument(wasm)
+	out, q, rerr := instrument(wasm)
 	if rerr != nil {
 		return nil, false, nil
 	}
-	if err := selfCheck(out, stop); err != nil {
+	if err := selfCheck(out, q); err != nil {
 		return nil, false, fmt.Errorf("%w: %w", ErrSelfCheck, err)
 	}
 	return out, true, nil
@@ -47,17 +56,32 @@ func Explain(wasm []byte) error {
 	return err
 }
 
+// Stop makes an instrumented module trap at its next yield: it sets StopGlobal to 1, then
+// BudgetGlobal to 0 so that the yield comes at the next function entry or loop iteration. Safe
+// to call from any goroutine while the guest runs. (A guest iteration that read the budget just
+// before may write it back; its yield then comes once that budget is spent, Budget code bytes
+// at most.) It fails if mod was not instrumented.
+func Stop(mod api.Module) error {
+	stop, ok1 := mod.ExportedGlobal(StopGlobal).(api.MutableGlobal)
+	budget, ok2 := mod.ExportedGlobal(BudgetGlobal).(api.MutableGlobal)
+	if !ok1 || !ok2 {
+		return fmt.Errorf("module %q: %w", mod.Name(), ErrNotInstrumented)
+	}
+	stop.Set(1)
+	budget.Set(0)
+	return nil
+}
+
 // Section ids, as in the binary format.
 const (
-	secCustom    byte = 0
-	secImport    byte = 2
-	secFunction  byte = 3
-	secGlobal    byte = 6
-	secExport    byte = 7
-	secStart     byte = 8
-	secCode      byte = 10
-	secDataCount byte = 12
-	secTag       byte = 13
+	secCustom   byte = 0
+	secImport   byte = 2
+	secFunction byte = 3
+	secMemory   byte = 5
+	secGlobal   byte = 6
+	secExport   byte = 7
+	secStart    byte = 8
+	secCode     byte = 10
 )
 
 // order is a section's place in the module (wazero's checkSectionOrder): the tag section between
@@ -71,10 +95,10 @@ type section struct {
 }
 
 // fnBody is where one function body is: its size, its locals, the instructions after them, its
-// end, and how many of w.loops are its.
+// end, and its edits (w.edits[edits[0]:edits[1]]).
 type fnBody struct {
 	sizeAt, content, instr, end int
-	loops                       int
+	edits                       [2]int
 }
 
 // walker holds the state of one walk of a module.
@@ -84,38 +108,38 @@ type walker struct {
 
 	secs            []section
 	importedGlobals uint32
-	definedGlobals  uint32
-	guestGlobals    uint32 // the globals guest code may name: all in input, all but the stop global in verify
+	guestGlobals    uint32 // the globals guest code may name: those of the input
+	memories        uint32 // imported and defined
 	funcs           uint32
-	global, export  int // index in secs, or -1
+	memory          int // index in secs, or -1
+	global, export  int
 	code            int
-	exportCount     uint32
-	stopExports     int // exports named StopGlobal
-	stopExportIndex uint32
+	exported        [2]int    // verify mode: exports named StopGlobal, BudgetGlobal
+	exportedIndex   [2]uint32 // and their global indices
 
-	check  []byte
+	seqs   seqs
 	bodies []fnBody
-	loops  []int // offsets just past each loop's block type, all bodies in order
+	edits  []edit
+	stack  []frame
 }
 
 func newWalker(in []byte) *walker {
-	return &walker{in: in, global: -1, export: -1, code: -1}
+	return &walker{in: in, memory: -1, global: -1, export: -1, code: -1}
 }
 
 var magic = []byte{0x00, 'a', 's', 'm', 0x01, 0x00, 0x00, 0x00}
 
-// instrument walks wasm and writes its instrumented copy, returning the stop global's index.
-func instrument(wasm []byte) ([]byte, uint32, error) {
+// instrument walks wasm and writes its instrumented copy.
+func instrument(wasm []byte) ([]byte, seqs, error) {
 	w := newWalker(wasm)
 	if err := w.module(); err != nil {
-		return nil, 0, err
+		return nil, seqs{}, err
 	}
 	out, err := w.write()
-	return out, w.guestGlobals, err
+	return out, w.seqs, err
 }
 
-// module walks the sections in order; the code section last of those it reads, since its check
-// sequence needs the global count.
+// module walks the sections in order.
 func (w *walker) module() error {
 	if len(w.in) < len(magic) || !bytes.Equal(w.in[:len(magic)], magic) {
 		return refuse(0, "not a wasm core module (magic and version 1)")
@@ -152,8 +176,11 @@ func (w *walker) module() error {
 	if w.code < 0 && w.funcs != 0 {
 		return refuse(len(w.in), "%d functions and no code section", w.funcs)
 	}
-	if w.verify && (w.stopExports != 1 || w.stopExportIndex != w.guestGlobals) {
-		return refuse(len(w.in), "%d exports named %s, index %d", w.stopExports, StopGlobal, w.stopExportIndex)
+	if w.verify {
+		want := [2]uint32{w.seqs.stop, w.seqs.budget}
+		if w.exported != [2]int{1, 1} || w.exportedIndex != want || w.memories == 0 {
+			return refuse(len(w.in), "exports %v of globals %v, %d memories", w.exported, w.exportedIndex, w.memories)
+		}
 	}
 	return nil
 }
@@ -172,6 +199,9 @@ func (w *walker) section(s *section) error {
 		err = w.imports(r)
 	case secFunction:
 		err = w.functions(r)
+	case secMemory:
+		w.memory = len(w.secs)
+		err = w.memorySection(r)
 	case secGlobal:
 		w.global = len(w.secs)
 		err = w.globals(r)
@@ -179,7 +209,7 @@ func (w *walker) section(s *section) error {
 		w.export = len(w.secs)
 		err = w.exports(r)
 	case secStart:
-		return refuse(s.start, "a start function: it runs while the module is instantiated, before the stop flag can be set")
+		return refuse(s.start, "a start function: it runs while the module is instantiated, before Stop can reach it")
 	case secCode:
 		w.code = len(w.secs)
 		err = w.codeSection(r)
@@ -192,7 +222,8 @@ func (w *walker) section(s *section) error {
 	return err
 }
 
-// imports counts the imported globals: they come first in the global index space.
+// imports counts the imported globals (they come first in the global index space) and
+// memories.
 func (w *walker) imports(r *reader) error {
 	n, err := r.count("imports", 4)
 	if err != nil {
@@ -215,6 +246,7 @@ func (w *walker) imports(r *reader) error {
 		case 0x01:
 			err = r.tableType()
 		case 0x02:
+			w.memories++
 			err = r.limits("memory", 0x03)
 		case 0x03:
 			w.importedGlobals++
@@ -246,6 +278,20 @@ func (w *walker) functions(r *reader) error {
 	return nil
 }
 
+func (w *walker) memorySection(r *reader) error {
+	n, err := r.count("memories", 2)
+	if err != nil {
+		return err
+	}
+	for i := uint32(0); i < n; i++ {
+		if err := r.limits("memory", 0x03); err != nil {
+			return err
+		}
+	}
+	w.memories += n
+	return nil
+}
+
 func (w *walker) globals(r *reader) error {
 	n, err := r.count("globals", 3)
 	if err != nil {
@@ -259,17 +305,17 @@ func (w *walker) globals(r *reader) error {
 			return within(err, "global %d", i)
 		}
 	}
-	w.definedGlobals = n
 	total := uint64(w.importedGlobals) + uint64(n)
-	if total >= 1<<32-1 {
+	if total >= 1<<32-2 {
 		return refuse(r.pos, "%d globals", total)
 	}
 	w.guestGlobals = uint32(total)
-	if w.verify { // the last global is the stop global, and guest code may not name it
-		if n == 0 || !bytes.HasSuffix(w.in[:r.pos], stopGlobalEntry) {
-			return refuse(r.pos, "the last global is not the stop global")
+	if w.verify { // the last two globals are $stop and $budget, and guest code may name neither
+		tail := append(append([]byte{}, stopGlobalEntry...), budgetGlobalEntry...)
+		if n < 2 || !bytes.HasSuffix(w.in[:r.pos], tail) {
+			return refuse(r.pos, "the last globals are not the stop flag and the budget")
 		}
-		w.guestGlobals--
+		w.guestGlobals -= 2
 	}
 	return nil
 }
@@ -279,7 +325,6 @@ func (w *walker) exports(r *reader) error {
 	if err != nil {
 		return err
 	}
-	w.exportCount = n
 	for i := uint32(0); i < n; i++ {
 		name, err := r.name("export name")
 		if err != nil {
@@ -297,19 +342,19 @@ func (w *walker) exports(r *reader) error {
 		if err != nil {
 			return err
 		}
-		if string(name) == StopGlobal {
+		if k := slices.Index([]string{StopGlobal, BudgetGlobal}, string(name)); k >= 0 {
 			if !w.verify {
-				return refuse(at, "the module already exports %s", StopGlobal)
+				return refuse(at, "the module already exports %s", name)
 			}
 			if kind != 0x03 {
-				return refuse(at, "%s is not a global", StopGlobal)
+				return refuse(at, "%s is not a global", name)
 			}
-			w.stopExports++
-			w.stopExportIndex = idx
+			w.exported[k]++
+			w.exportedIndex[k] = idx
 			continue
 		}
 		if kind == 0x03 && idx >= w.guestGlobals {
-			// The same reason as for global.get: the index would come to name the stop global.
+			// The same reason as for global.get: the index would come to name $stop or $budget.
 			return refuse(at, "export of global %d: the module has %d globals", idx, w.guestGlobals)
 		}
 	}
@@ -326,9 +371,11 @@ func (w *walker) codeSection(r *reader) error {
 	if n != w.funcs {
 		return refuse(at, "%d bodies for %d functions", n, w.funcs)
 	}
-	w.check = stopCheck(w.guestGlobals)
+	if !w.verify {
+		w.seqs = newSeqs(w.guestGlobals, w.guestGlobals+1)
+	}
 	w.bodies = make([]fnBody, 0, n)
-	grown := 0 // what the checks add so far: the walk stops as soon as that is over the bound
+	grown := 0 // what the edits add so far: the walk stops as soon as that is over the bound
 	for i := uint32(0); i < n; i++ {
 		sizeAt := r.pos
 		size, err := r.u32("body size")
@@ -339,14 +386,14 @@ func (w *walker) codeSection(r *reader) error {
 			return refuse(sizeAt, "body %d of %d bytes overruns the section", i, size)
 		}
 		br := reader{b: w.in, pos: r.pos, end: r.pos + int(size)}
-		loops := len(w.loops)
+		first := len(w.edits)
 		instr, err := w.body(&br)
 		if err != nil {
 			return within(err, "body %d", i)
 		}
-		b := fnBody{sizeAt: sizeAt, content: r.pos, instr: instr, end: br.end, loops: len(w.loops) - loops}
+		b := fnBody{sizeAt: sizeAt, content: r.pos, instr: instr, end: br.end, edits: [2]int{first, len(w.edits)}}
 		w.bodies = append(w.bodies, b)
-		if grown += (1 + b.loops) * len(w.check); !w.verify && grown > len(w.in)+Slack {
+		if grown += w.growth(b); !w.verify && grown > len(w.in)+Slack {
 			return refuse(sizeAt, "the checks would more than double the module")
 		}
 		r.pos = br.end
@@ -354,15 +401,11 @@ func (w *walker) codeSection(r *reader) error {
 	return nil
 }
 
-// stopCheck is the check inserted at every function entry and loop header:
-// global.get $stop, if (empty block type), unreachable, end.
-func stopCheck(stop uint32) []byte {
-	b := appendU32([]byte{0x23}, stop)
-	return append(b, 0x04, 0x40, 0x00, 0x0b)
-}
-
-// stopGlobalEntry is the stop global's entry in the global section: mutable i32, i32.const 0.
-var stopGlobalEntry = []byte{0x7f, 0x01, 0x41, 0x00, 0x0b}
+// The entries of the appended globals: mutable i32, i32.const 0 for $stop, Budget for $budget.
+var (
+	stopGlobalEntry   = []byte{0x7f, 0x01, 0x41, 0x00, 0x0b}
+	budgetGlobalEntry = append(appendS32([]byte{0x7f, 0x01, 0x41}, Budget), 0x0b)
+)
 
 // tableType reads a table type, with the 0x40 0x00 prefix and initializer wazero's decodeTable
 // takes. Tables are only stepped over: nothing here depends on them.

@@ -55,7 +55,7 @@ func TestShippedModules(t *testing.T) {
 		if _, err := r.CompileModule(ctx, out); err != nil {
 			t.Errorf("%s: wazero refuses the instrumented module: %v", path, err)
 		}
-		if a, b := keptSections(t, in), keptSections(t, out); !equalSections(a, b) {
+		if a, b := keptSections(t, in, in), keptSections(t, out, in); !equalSections(a, b) {
 			t.Errorf("%s: sections changed: %d before, %d after", path, len(a), len(b))
 		}
 		if _, ok, _ := Instrument(out); ok {
@@ -90,11 +90,17 @@ func sections(t testing.TB, wasm []byte) []rawSection {
 	return out
 }
 
-// keptSections are the sections Instrument copies: all but global, export, code and DWARF.
-func keptSections(t testing.TB, wasm []byte) []rawSection {
+// keptSections are the sections Instrument copies: all but global, export, code, DWARF, and
+// the memory section if the input (in) defines no memory (one is added).
+func keptSections(t testing.TB, wasm, in []byte) []rawSection {
+	win := newWalker(in)
+	if err := win.module(); err != nil {
+		t.Fatal(err)
+	}
+	newMem := win.memories == 0
 	var kept []rawSection
 	for _, s := range sections(t, wasm) {
-		if s.id == secGlobal || s.id == secExport || s.id == secCode || isDWARF(s) {
+		if s.id == secGlobal || s.id == secExport || s.id == secCode || isDWARF(s) || s.id == secMemory && newMem {
 			continue
 		}
 		kept = append(kept, s)

@@ -12,9 +12,10 @@ const (
 	immUnknown  imm = iota // not an opcode wazero takes, or one Instrument will not touch
 	immNone                // no immediate
 	immBlock               // a block type: block, if
-	immLoop                // a block type, then the stop check goes in
+	immLoop                // a block type: the loop is split and counted
 	immEnd                 // end: closes a block or the function
-	immU32                 // one u32 index or label
+	immU32                 // one u32 index
+	immLabel               // a u32 branch label, rewritten if it crosses an instrumented loop
 	immU32x2               // two u32: call_indirect and return_call_indirect (type, table)
 	immGlobal              // a u32 global index, which must exist in the input
 	immMemarg              // align u32 (< 32: wazero has no multi-memory) and offset u32
@@ -50,8 +51,8 @@ var ops = func() (t [256]imm) {
 	t[0x08] = immU32   // throw (exception handling): tag index
 	t[0x0a] = immNone  // throw_ref
 	t[0x0b] = immEnd
-	t[0x0c] = immU32 // br
-	t[0x0d] = immU32 // br_if
+	t[0x0c] = immLabel // br
+	t[0x0d] = immLabel // br_if
 	t[0x0e] = immBrTable
 	t[0x0f] = immNone  // return
 	t[0x10] = immU32   // call
@@ -78,11 +79,11 @@ var ops = func() (t [256]imm) {
 	t[0x44] = immF64
 	set(0x45, 0xc4, immNone) // numeric, conversions, sign extension: no gap in this range
 	t[0xd0] = immRefNull
-	t[0xd1] = immNone // ref.is_null
-	t[0xd2] = immU32  // ref.func
-	t[0xd4] = immNone // ref.as_non_null
-	t[0xd5] = immU32  // br_on_null
-	t[0xd6] = immU32  // br_on_non_null
+	t[0xd1] = immNone  // ref.is_null
+	t[0xd2] = immU32   // ref.func
+	t[0xd4] = immNone  // ref.as_non_null
+	t[0xd5] = immLabel // br_on_null
+	t[0xd6] = immLabel // br_on_non_null
 	t[0xfc] = immMisc
 	t[0xfd] = immSIMD
 	t[0xfe] = immAtomic
