@@ -48,8 +48,13 @@ func mustInstrument(t testing.TB, wasm []byte) []byte {
 }
 
 // newRuntime is a compiling wazero runtime (the engine Skillbox runs guests on) sharing the
-// tests' compilation cache, with wazero's own interruption on or off.
+// tests' compilation cache, with wazero's own interruption on or off, and the default features.
 func newRuntime(t testing.TB, closeOnDone bool) wazero.Runtime {
+	return newRuntimeWith(t, closeOnDone, api.CoreFeaturesV2)
+}
+
+// newRuntimeWith is newRuntime with features: tailcall.wasm needs experimental tail calls.
+func newRuntimeWith(t testing.TB, closeOnDone bool, features api.CoreFeatures) wazero.Runtime {
 	t.Helper()
 	ctx := context.Background()
 	cache, err := wazero.NewCompilationCacheWithDir(testcache.Dir())
@@ -57,7 +62,8 @@ func newRuntime(t testing.TB, closeOnDone bool) wazero.Runtime {
 		t.Fatal(err)
 	}
 	r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().
-		WithCloseOnContextDone(closeOnDone).WithCompilationCache(cache).WithMemoryLimitPages(256))
+		WithCloseOnContextDone(closeOnDone).WithCompilationCache(cache).WithMemoryLimitPages(256).
+		WithCoreFeatures(features))
 	t.Cleanup(func() { r.Close(ctx); cache.Close(ctx) })
 	return r
 }

@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 )
 
 // fallbacks are the shipped modules Instrument leaves alone, and why.
@@ -29,7 +32,7 @@ func fallbackReason(path string) (string, bool) {
 // sections other than global, export and code are kept byte for byte; and the output is not
 // instrumented twice.
 func TestShippedModules(t *testing.T) {
-	r := newRuntime(t, false)
+	r := newRuntimeWith(t, false, api.CoreFeaturesV2|experimental.CoreFeaturesTailCall)
 	ctx := context.Background()
 	for _, path := range shippedModules(t) {
 		in := readFile(t, path)

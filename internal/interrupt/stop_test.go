@@ -94,10 +94,7 @@ func TestStopRecursion(t *testing.T) {
 
 // TestStopTailCalls stops an endless chain of return_call, with wazero's tail calls enabled.
 func TestStopTailCalls(t *testing.T) {
-	ctx := context.Background()
-	r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().
-		WithCoreFeatures(api.CoreFeaturesV2|experimental.CoreFeaturesTailCall))
-	t.Cleanup(func() { r.Close(ctx) })
+	r := newRuntimeWith(t, false, api.CoreFeaturesV2|experimental.CoreFeaturesTailCall)
 	mod, done := running(t, r, readFile(t, "testdata/tailcall.wasm"), nil, "down", api.EncodeI32(-1))
 	awaitCounting(t, mod)
 	stopAndExpectTrap(t, mod, done)

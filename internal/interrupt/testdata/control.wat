@@ -10,14 +10,14 @@
       (loop $outer
         (local.set $j (i32.const 3))
         (loop $inner
+          (local.set $j (i32.sub (local.get $j) (i32.const 1)))
           (block $b2
             (block $b1
               (block $b0
-                (br_table $b0 $b1 $b2 $inner $out (i32.rem_u (i32.add (local.get $n) (local.get $j)) (i32.const 6))))
+                (br_table $b0 $b1 $b2 $inner $b1 $b0 $b2 $out (i32.rem_u (i32.add (local.get $n) (local.get $j)) (i32.const 8))))
               (local.set $acc (i32.add (local.get $acc) (i32.const 1)))
               (br $b2))
             (local.set $acc (i32.add (local.get $acc) (i32.const 10))))
-          (local.set $j (i32.sub (local.get $j) (i32.const 1)))
           (br_if $inner (i32.gt_s (local.get $j) (i32.const 0))))
         (local.set $n (i32.sub (local.get $n) (i32.const 1)))
         (br_if $outer (i32.gt_s (local.get $n) (i32.const 0)))))
