@@ -68,3 +68,16 @@ func BenchmarkInterruption(b *testing.B) {
 	b.ReportMetric(median[1]/median[0], "on/off")
 	b.ReportMetric(median[2]/median[0], "instrumented/off")
 }
+
+// BenchmarkInstrument rewrites the Go conformance guest (3.4 MB, the size of every Go skill),
+// self-check included.
+func BenchmarkInstrument(b *testing.B) {
+	wasm := readFile(b, "../../examples/wasm/go/conformance.wasm")
+	b.SetBytes(int64(len(wasm)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok, err := Instrument(wasm); !ok || err != nil {
+			b.Fatal(ok, err)
+		}
+	}
+}

@@ -168,7 +168,10 @@ func (w *walker) loop(r *reader, at int) error {
 	if err := r.expect(w.seqs.yield); err != nil {
 		return err
 	}
-	if err := r.expect(append([]byte{0x03}, bt...)); err != nil {
+	if err := r.expect(loopOpcode); err != nil {
+		return err
+	}
+	if err := r.expect(bt); err != nil {
 		return err
 	}
 	if err := w.seqs.matchLoopCheck(r); err != nil {
@@ -179,6 +182,8 @@ func (w *walker) loop(r *reader, at int) error {
 	w.stack[len(w.stack)-1].split = true
 	return nil
 }
+
+var loopOpcode = []byte{0x03}
 
 // label reads a branch label and, if it crosses loops of the input, records it one deeper for
 // each: the $Y of each such loop is a block between the branch and its target. (A branch to a

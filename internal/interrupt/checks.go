@@ -47,6 +47,7 @@ func weight(n int) int32 {
 type seqs struct {
 	stop, budget uint32
 	yield        []byte
+	count1       []byte // the count of weight 1, which matchCount compares around the weight
 }
 
 func newSeqs(stop, budget uint32) seqs {
@@ -55,7 +56,9 @@ func newSeqs(stop, budget uint32) seqs {
 	y = append(y, 0x04, 0x40, 0x00, 0x0b, 0x41) // if, unreachable, end, i32.const
 	y = appendS32(y, Budget)
 	y = appendU32(append(y, 0x24), budget) // global.set
-	return seqs{stop: stop, budget: budget, yield: y}
+	q := seqs{stop: stop, budget: budget, yield: y}
+	q.count1 = q.appendCount(nil, 1)
+	return q
 }
 
 // appendCount appends the decrement of $budget by w and the test of what is left:
@@ -90,7 +93,7 @@ func (q *seqs) loopCheckLen(w int32) int { return q.countLen(w) + 2 }
 
 // matchCount, in verify mode, steps over a count (of any weight) at r.pos.
 func (q *seqs) matchCount(r *reader) error {
-	want := q.appendCount(nil, 1)
+	want := q.count1
 	split := 1 + sizeU32(q.budget) + 1 // up to the weight
 	if err := r.expect(want[:split]); err != nil {
 		return err
