@@ -227,3 +227,33 @@ func TestRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestSelfCheck: the re-reading Instrument makes of its output takes the output and nothing
+// else: not the input, not the output with any inserted byte changed.
+func TestSelfCheck(t *testing.T) {
+	in := readFile(t, "../../testdata/wasm/spin.wasm")
+	out, q, err := instrument(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := selfCheck(out, q); err != nil {
+		t.Fatalf("the output: %v", err)
+	}
+	if selfCheck(in, q) == nil {
+		t.Fatal("the input passes")
+	}
+	afterWeight := q.count1[1+sizeU32(q.budget)+2:] // the count but its first instruction and weight
+	for _, seq := range [][]byte{q.yield, afterWeight} {
+		i := bytes.Index(out, seq)
+		if i < 0 {
+			t.Fatalf("no %x in the output", seq)
+		}
+		for j := range seq {
+			bad := bytes.Clone(out)
+			bad[i+j] ^= 0x01
+			if selfCheck(bad, q) == nil {
+				t.Errorf("byte %d of %x changed passes", j, seq)
+			}
+		}
+	}
+}
