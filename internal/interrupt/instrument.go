@@ -1,0 +1,518 @@
+package interrupt
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/tetratelabs/wazero/api"
+)
+
+// StopGlobal is the export name of the stop flag: a mutable i32, 0 while the guest may run.
+// Once it is not 0, the guest traps ("unreachable") at its next yield. Use Stop to set it.
+const StopGlobal = "__skillbox_stop"
+
+// BudgetGlobal is the export name of the budget counter (see checks.go). Stop sets it to 0 so
+// that the next function entry or loop iteration yields and sees the flag.
+const BudgetGlobal = "__skillbox_budget"
+
+// Slack is the growth Instrument allows past twice the input: a module of a few bytes gains
+// globals, exports, a memory and checks that can be larger than itself.
+const Slack = 256
+
+// Instrument returns wasm rewritten so that it can be stopped cheaply (see Stop): two mutable
+// i32 globals are appended and exported as StopGlobal and BudgetGlobal; every function entry
+// and every loop iteration counts down the budget, and when it is spent the guest yields to the
+// Go scheduler (memory.grow 0, run in Go by wazero) and traps if the stop flag is set. If the
+// module has no memory, a memory of 0 pages (maximum 0) is added for that memory.grow. No
+// existing index moves: globals, the memory, exports are appended. Every section but the
+// memory (only if it had none), global, export and code sections is copied byte for byte,
+// except DWARF (".debug_*") custom sections, which are dropped because the code offsets they
+// describe have moved. The checks and the splitting of loops are described in checks.go.
+//
+// ok is false, with a nil error, when Instrument does not know the module well enough to
+// rewrite it safely: an opcode or encoding it does not decode exactly as wazero does, a
+// malformed section, a start function (it runs during instantiation, before Stop can reach the
+// module), an export named StopGlobal or BudgetGlobal, or an output over 2*len(wasm)+Slack
+// bytes. The caller then runs wasm as it is, under wazero's own interruption. Explain says why.
+//
+// err is non-nil only if the output failed Instrument's own re-reading of it (ErrSelfCheck): a
+// bug here; the caller falls back the same way.
+func Instrument(wasm []byte) (out []byte, ok bool, err error) {
+	out, q, rerr := instrument(wasm)
+	if rerr != nil {
+		return nil, false, nil
+	}
+	if err := selfCheck(out, q); err != nil {
+		return nil, false, fmt.Errorf("%w: %w", ErrSelfCheck, err)
+	}
+	return out, true, nil
+}
+
+// Explain returns why Instrument refuses wasm (a *RefusalError), or nil if it instruments it.
+func Explain(wasm []byte) error {
+	_, _, err := instrument(wasm)
+	return err
+}
+
+// Stop makes an instrumented module trap at its next yield: it sets StopGlobal to 1, then
+// BudgetGlobal to 0 so that the yield comes at the next function entry or loop iteration. Safe
+// to call from any goroutine while the guest runs. (A guest iteration that read the budget just
+// before may write it back; its yield then comes once that budget is spent, Budget code bytes
+// at most.) It fails if mod was not instrumented.
+func Stop(mod api.Module) error {
+	stop, ok1 := mod.ExportedGlobal(StopGlobal).(api.MutableGlobal)
+	budget, ok2 := mod.ExportedGlobal(BudgetGlobal).(api.MutableGlobal)
+	if !ok1 || !ok2 {
+		return fmt.Errorf("module %q: %w", mod.Name(), ErrNotInstrumented)
+	}
+	stop.Set(1)
+	budget.Set(0)
+	return nil
+}
+
+// Section ids, as in the binary format.
+const (
+	secCustom   byte = 0
+	secImport   byte = 2
+	secFunction byte = 3
+	secMemory   byte = 5
+	secGlobal   byte = 6
+	secExport   byte = 7
+	secStart    byte = 8
+	secCode     byte = 10
+)
+
+// order is a section's place in the module (wazero's checkSectionOrder): the tag section between
+// memory and global, data count between element and code. Custom sections go anywhere.
+var order = [14]int{1: 10, 2: 20, 3: 30, 4: 40, 5: 50, 13: 55, 6: 60, 7: 70, 8: 80, 9: 90, 12: 95, 10: 100, 11: 110}
+
+type section struct {
+	id                  byte
+	start, content, end int // the id byte, the contents (after the size), the end
+	drop                bool
+}
+
+// fnBody is where one function body is: its size, its locals, the instructions after them, its
+// end, and its edits (w.edits[edits[0]:edits[1]]).
+type fnBody struct {
+	sizeAt, content, instr, end int
+	edits                       [2]int
+}
+
+// walker holds the state of one walk of a module.
+type walker struct {
+	in     []byte
+	verify bool // walking Instrument's own output: see selfCheck
+
+	secs            []section
+	importedGlobals uint32
+	guestGlobals    uint32 // the globals guest code may name: those of the input
+	memories        uint32 // imported and defined
+	funcs           uint32
+	memory          int // index in secs, or -1
+	global, export  int
+	code            int
+	exported        [2]int    // verify mode: exports named StopGlobal, BudgetGlobal
+	exportedIndex   [2]uint32 // and their global indices
+
+	seqs   seqs
+	bodies []fnBody
+	edits  []edit
+	stack  []frame
+}
+
+func newWalker(in []byte) *walker {
+	return &walker{in: in, memory: -1, global: -1, export: -1, code: -1}
+}
+
+var magic = []byte{0x00, 'a', 's', 'm', 0x01, 0x00, 0x00, 0x00}
+
+// instrument walks wasm and writes its instrumented copy.
+func instrument(wasm []byte) ([]byte, seqs, error) {
+	w := newWalker(wasm)
+	if err := w.module(); err != nil {
+		return nil, seqs{}, err
+	}
+	out, err := w.write()
+	return out, w.seqs, err
+}
+
+// module walks the sections in order.
+func (w *walker) module() error {
+	if len(w.in) < len(magic) || !bytes.Equal(w.in[:len(magic)], magic) {
+		return refuse(0, "not a wasm core module (magic and version 1)")
+	}
+	r := reader{b: w.in, pos: len(magic), end: len(w.in)}
+	last := 0
+	for r.pos < r.end {
+		start := r.pos
+		id := r.b[r.pos]
+		r.pos++
+		if int(id) >= len(order) || (id != secCustom && order[id] == 0) {
+			return refuse(start, "unknown section id %d", id)
+		}
+		size, err := r.u32("section size")
+		if err != nil {
+			return err
+		}
+		if uint64(size) > uint64(r.left()) {
+			return refuse(start, "section %d of %d bytes overruns the module", id, size)
+		}
+		if id != secCustom {
+			if order[id] <= last {
+				return refuse(start, "section %d out of order", id)
+			}
+			last = order[id]
+		}
+		s := section{id: id, start: start, content: r.pos, end: r.pos + int(size)}
+		if err := w.section(&s); err != nil {
+			return within(err, "section %d", id)
+		}
+		w.secs = append(w.secs, s)
+		r.pos = s.end
+	}
+	if w.code < 0 && w.funcs != 0 {
+		return refuse(len(w.in), "%d functions and no code section", w.funcs)
+	}
+	if w.verify {
+		want := [2]uint32{w.seqs.stop, w.seqs.budget}
+		if w.exported != [2]int{1, 1} || w.exportedIndex != want || w.memories == 0 {
+			return refuse(len(w.in), "exports %v of globals %v, %d memories", w.exported, w.exportedIndex, w.memories)
+		}
+	}
+	return nil
+}
+
+func (w *walker) section(s *section) error {
+	r := &reader{b: w.in, pos: s.content, end: s.end}
+	var err error
+	switch s.id {
+	case secCustom:
+		var name []byte
+		if name, err = r.name("custom section name"); err == nil {
+			s.drop = !w.verify && strings.HasPrefix(string(name), ".debug_")
+		}
+		return err
+	case secImport:
+		err = w.imports(r)
+	case secFunction:
+		err = w.functions(r)
+	case secMemory:
+		w.memory = len(w.secs)
+		err = w.memorySection(r)
+	case secGlobal:
+		w.global = len(w.secs)
+		err = w.globals(r)
+	case secExport:
+		w.export = len(w.secs)
+		err = w.exports(r)
+	case secStart:
+		return refuse(s.start, "a start function: it runs while the module is instantiated, before Stop can reach it")
+	case secCode:
+		w.code = len(w.secs)
+		err = w.codeSection(r)
+	default:
+		return nil // copied as it is
+	}
+	if err == nil && r.pos != r.end {
+		err = refuse(r.pos, "%d bytes left at the end of the section", r.end-r.pos)
+	}
+	return err
+}
+
+// imports counts the imported globals (they come first in the global index space) and
+// memories.
+func (w *walker) imports(r *reader) error {
+	n, err := r.count("imports", 4)
+	if err != nil {
+		return err
+	}
+	for i := uint32(0); i < n; i++ {
+		if _, err := r.name("import module"); err != nil {
+			return err
+		}
+		if _, err := r.name("import name"); err != nil {
+			return err
+		}
+		kind, err := r.byte("import kind")
+		if err != nil {
+			return err
+		}
+		switch kind {
+		case 0x00:
+			_, err = r.u32("type index")
+		case 0x01:
+			err = r.tableType()
+		case 0x02:
+			w.memories++
+			err = r.limits("memory", 0x03)
+		case 0x03:
+			w.importedGlobals++
+			err = r.globalType()
+		case 0x04:
+			err = r.tagType()
+		default:
+			err = refuse(r.pos-1, "import kind 0x%02x", kind)
+		}
+		if err != nil {
+			return within(err, "import %d", i)
+		}
+	}
+	w.guestGlobals = w.importedGlobals
+	return nil
+}
+
+func (w *walker) functions(r *reader) error {
+	n, err := r.count("functions", 1)
+	if err != nil {
+		return err
+	}
+	for i := uint32(0); i < n; i++ {
+		if _, err := r.u32("type index"); err != nil {
+			return err
+		}
+	}
+	w.funcs = n
+	return nil
+}
+
+func (w *walker) memorySection(r *reader) error {
+	n, err := r.count("memories", 2)
+	if err != nil {
+		return err
+	}
+	for i := uint32(0); i < n; i++ {
+		if err := r.limits("memory", 0x03); err != nil {
+			return err
+		}
+	}
+	w.memories += n
+	return nil
+}
+
+func (w *walker) globals(r *reader) error {
+	n, err := r.count("globals", 3)
+	if err != nil {
+		return err
+	}
+	for i := uint32(0); i < n; i++ {
+		if err := r.globalType(); err != nil {
+			return err
+		}
+		if err := r.constExpr(); err != nil {
+			return within(err, "global %d", i)
+		}
+	}
+	total := uint64(w.importedGlobals) + uint64(n)
+	if total >= 1<<32-2 {
+		return refuse(r.pos, "%d globals", total)
+	}
+	w.guestGlobals = uint32(total)
+	if w.verify { // the last two globals are $stop and $budget, and guest code may name neither
+		tail := append(append([]byte{}, stopGlobalEntry...), budgetGlobalEntry...)
+		if n < 2 || !bytes.HasSuffix(w.in[:r.pos], tail) {
+			return refuse(r.pos, "the last globals are not the stop flag and the budget")
+		}
+		w.guestGlobals -= 2
+	}
+	return nil
+}
+
+func (w *walker) exports(r *reader) error {
+	n, err := r.count("exports", 3)
+	if err != nil {
+		return err
+	}
+	for i := uint32(0); i < n; i++ {
+		name, err := r.name("export name")
+		if err != nil {
+			return err
+		}
+		kind, err := r.byte("export kind")
+		if err != nil {
+			return err
+		}
+		if kind > 0x04 {
+			return refuse(r.pos-1, "export kind 0x%02x", kind)
+		}
+		at := r.pos
+		idx, err := r.u32("export index")
+		if err != nil {
+			return err
+		}
+		if k := slices.Index([]string{StopGlobal, BudgetGlobal}, string(name)); k >= 0 {
+			if !w.verify {
+				return refuse(at, "the module already exports %s", name)
+			}
+			if kind != 0x03 {
+				return refuse(at, "%s is not a global", name)
+			}
+			w.exported[k]++
+			w.exportedIndex[k] = idx
+			continue
+		}
+		if kind == 0x03 && idx >= w.guestGlobals {
+			// The same reason as for global.get: the index would come to name $stop or $budget.
+			return refuse(at, "export of global %d: the module has %d globals", idx, w.guestGlobals)
+		}
+	}
+	return nil
+}
+
+// codeSection reads every body: one for each function the function section declared.
+func (w *walker) codeSection(r *reader) error {
+	at := r.pos
+	n, err := r.count("function bodies", 3)
+	if err != nil {
+		return err
+	}
+	if n != w.funcs {
+		return refuse(at, "%d bodies for %d functions", n, w.funcs)
+	}
+	if !w.verify {
+		w.seqs = newSeqs(w.guestGlobals, w.guestGlobals+1)
+	}
+	w.bodies = make([]fnBody, 0, n)
+	grown := 0 // what the edits add so far: the walk stops as soon as that is over the bound
+	for i := uint32(0); i < n; i++ {
+		sizeAt := r.pos
+		size, err := r.u32("body size")
+		if err != nil {
+			return within(err, "body %d", i)
+		}
+		if uint64(size) > uint64(r.left()) {
+			return refuse(sizeAt, "body %d of %d bytes overruns the section", i, size)
+		}
+		br := reader{b: w.in, pos: r.pos, end: r.pos + int(size)}
+		first := len(w.edits)
+		instr, err := w.body(&br)
+		if err != nil {
+			return within(err, "body %d", i)
+		}
+		b := fnBody{sizeAt: sizeAt, content: r.pos, instr: instr, end: br.end, edits: [2]int{first, len(w.edits)}}
+		w.bodies = append(w.bodies, b)
+		if grown += w.growth(b); !w.verify && grown > len(w.in)+Slack {
+			return refuse(sizeAt, "the checks would more than double the module")
+		}
+		r.pos = br.end
+	}
+	return nil
+}
+
+// The entries of the appended globals: mutable i32, i32.const 0 for $stop, Budget for $budget.
+var (
+	stopGlobalEntry   = []byte{0x7f, 0x01, 0x41, 0x00, 0x0b}
+	budgetGlobalEntry = append(appendS32([]byte{0x7f, 0x01, 0x41}, Budget), 0x0b)
+)
+
+// tableType reads a table type, with the 0x40 0x00 prefix and initializer wazero's decodeTable
+// takes. Tables are only stepped over: nothing here depends on them.
+func (r *reader) tableType() error {
+	hasInit := r.pos < r.end && r.b[r.pos] == 0x40
+	if hasInit {
+		r.pos++
+		if err := r.zero("table prefix"); err != nil {
+			return err
+		}
+	}
+	b, err := r.byte("table element type")
+	if err != nil {
+		return err
+	}
+	switch b {
+	case 0x70, 0x6f, 0x69:
+	case 0x63, 0x64:
+		if _, err := r.s33("table heap type"); err != nil {
+			return err
+		}
+	default:
+		return refuse(r.pos-1, "table element type 0x%02x", b)
+	}
+	if err := r.limits("table", 0x01); err != nil {
+		return err
+	}
+	if hasInit {
+		return r.constExpr()
+	}
+	return nil
+}
+
+// limits reads a flag (at most maxFlag: bit 0 a maximum, bit 1 shared) and the u32 minimum and
+// maximum. 64-bit memories and tables are refused: wazero has neither.
+func (r *reader) limits(what string, maxFlag byte) error {
+	flag, err := r.byte(what + " limits")
+	if err != nil {
+		return err
+	}
+	if flag > maxFlag {
+		return refuse(r.pos-1, "%s limits flag 0x%02x", what, flag)
+	}
+	if _, err := r.u32(what + " minimum"); err != nil {
+		return err
+	}
+	if flag&1 != 0 {
+		_, err = r.u32(what + " maximum")
+	}
+	return err
+}
+
+func (r *reader) globalType() error {
+	if err := r.valtype("global type"); err != nil {
+		return err
+	}
+	mut, err := r.byte("global mutability")
+	if err == nil && mut > 1 {
+		err = refuse(r.pos-1, "global mutability 0x%02x", mut)
+	}
+	return err
+}
+
+// tagType reads an exception tag's type: attribute 0x00 and a type index.
+func (r *reader) tagType() error {
+	if err := r.zero("tag attribute"); err != nil {
+		return err
+	}
+	_, err := r.u32("tag type index")
+	return err
+}
+
+// constExpr reads a constant expression up to its end: the instructions wazero takes in one
+// with its default features (extended-const is off).
+func (r *reader) constExpr() error {
+	for {
+		at := r.pos
+		op, err := r.byte("constant expression")
+		if err != nil {
+			return err
+		}
+		switch op {
+		case 0x0b:
+			return nil
+		case 0x41:
+			err = r.s32("i32.const")
+		case 0x42:
+			err = r.s64("i64.const")
+		case 0x43:
+			err = r.skip(4, "f32.const")
+		case 0x44:
+			err = r.skip(8, "f64.const")
+		case 0x23, 0xd2, 0xd0: // global.get, ref.func, ref.null (a heap type wazero reads as a u32)
+			_, err = r.u32("index")
+		case 0xfd:
+			var sub byte
+			if sub, err = r.byte("vector opcode"); err == nil {
+				if sub != 0x0c {
+					return refuse(at, "vector opcode 0x%02x in a constant expression", sub)
+				}
+				err = r.skip(16, "v128.const")
+			}
+		default:
+			return refuse(at, "opcode 0x%02x in a constant expression", op)
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
