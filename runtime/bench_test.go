@@ -187,7 +187,7 @@ func BenchmarkCompile(b *testing.B) {
 	var peak int64
 	for b.Loop() {
 		start := time.Now()
-		r := wazero.NewRuntimeWithConfig(ctx, engineConfig(pages))
+		r := wazero.NewRuntimeWithConfig(ctx, engineConfig(pages, false))
 		if _, err := r.CompileModule(ctx, wasm); err != nil {
 			b.Fatal(err)
 		}
@@ -196,7 +196,7 @@ func BenchmarkCompile(b *testing.B) {
 
 		dir := b.TempDir()
 		start = time.Now()
-		run, err := compileInChild(ctx, dir, pages, wasm, 1<<30, time.Minute)
+		run, err := compileInChild(ctx, dir, pages, source{wasm: wasm}, 1<<30, time.Minute)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -204,7 +204,7 @@ func BenchmarkCompile(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		r = wazero.NewRuntimeWithConfig(ctx, engineConfig(pages).WithCompilationCache(cache))
+		r = wazero.NewRuntimeWithConfig(ctx, engineConfig(pages, false).WithCompilationCache(cache))
 		if _, err := r.CompileModule(ctx, wasm); err != nil {
 			b.Fatal(err)
 		}

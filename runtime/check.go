@@ -42,7 +42,7 @@ func (rt *Runtime) checkSkill(ctx context.Context, dir string) (s *Skill, ok boo
 		return s, ok, nil
 	}
 	modPath := filepath.Join(dir, ModuleFile)
-	wasm, err := s.module()
+	src, err := rt.engine.source(s)
 	if err != nil {
 		s.addProblem(&ManifestError{Path: modPath, Msg: err.Error()})
 		return s, true, nil
@@ -50,7 +50,7 @@ func (rt *Runtime) checkSkill(ctx context.Context, dir string) (s *Skill, ok boo
 	// The engine's configuration, so the compiled code is the run's: wazero's cache keys on it, and
 	// a validate then costs a run no second compile.
 	pages := memoryPages(s.grant.Limits.MemoryMiB)
-	rc := engineConfig(pages)
+	rc := engineConfig(pages, src.stoppable)
 	cache, err := newCache(rt.cacheDir)
 	if err != nil {
 		s.addProblem(&ManifestError{Path: modPath, Msg: fmt.Sprintf("compilation cache: %v", err)})
@@ -60,7 +60,7 @@ func (rt *Runtime) checkSkill(ctx context.Context, dir string) (s *Skill, ok boo
 		defer cache.Close(ctx)
 		rc = rc.WithCompilationCache(cache)
 	}
-	release, err := rt.engine.admitCompile(ctx, s, pages)
+	release, err := rt.engine.admitCompile(ctx, s, pages, src)
 	var ce *CompileError
 	switch {
 	case errors.As(err, &ce):
@@ -76,7 +76,7 @@ func (rt *Runtime) checkSkill(ctx context.Context, dir string) (s *Skill, ok boo
 	defer release()
 	r := wazero.NewRuntimeWithConfig(ctx, rc)
 	defer r.Close(ctx)
-	mod, err := r.CompileModule(ctx, wasm)
+	mod, err := r.CompileModule(ctx, src.wasm)
 	if err != nil {
 		s.addProblem(&ManifestError{Path: modPath, Msg: fmt.Sprintf("does not compile: %v", err)})
 		return s, true, nil

@@ -68,6 +68,9 @@ type childRequest struct {
 	// Memory is what the child may hold: its Go heap's soft limit, so that garbage is collected
 	// before the parent's watch would stop it for memory it no longer uses.
 	Memory int64 `json:"memory"`
+	// Stoppable is the source's: the module was instrumented, and compiles without wazero's
+	// interruption (see engineConfig).
+	Stoppable bool `json:"stoppable"`
 }
 
 // Bounds of what a child reads: a header line, then a module (already checked by the parent).
@@ -104,7 +107,7 @@ func serveCompile(in io.Reader, errOut io.Writer) int {
 		fmt.Fprintf(errOut, "compile child: cache: %v\n", err)
 		return 2
 	}
-	r := wazero.NewRuntimeWithConfig(ctx, engineConfig(req.Pages).WithCompilationCache(cache))
+	r := wazero.NewRuntimeWithConfig(ctx, engineConfig(req.Pages, req.Stoppable).WithCompilationCache(cache))
 	_, err = r.CompileModule(ctx, wasm)
 	_ = r.Close(ctx)
 	_ = cache.Close(ctx)
@@ -117,10 +120,12 @@ func serveCompile(in io.Reader, errOut io.Writer) int {
 
 // engineConfig is the wazero configuration every compilation uses, in the child and in the
 // process: the cache keys compiled code on it, so the process finds what the child compiled.
-func engineConfig(pages uint32) wazero.RuntimeConfig {
+// A stoppable module (see source) is stopped by its own checks; any other runs under wazero's
+// interruption, which makes compiled code exit to Go at every loop iteration and function call
+// to look at the context (a tight loop runs ~20x slower) but stops a guest at its deadline.
+func engineConfig(pages uint32, stoppable bool) wazero.RuntimeConfig {
 	return wazero.NewRuntimeConfig().
-		// Interrupt a guest stuck in a loop when the run's deadline passes.
-		WithCloseOnContextDone(true).
+		WithCloseOnContextDone(!stoppable).
 		WithMemoryLimitPages(pages)
 }
 
@@ -139,10 +144,10 @@ func (e *CompileError) Error() string { return e.Msg }
 const compiledMarks = "skillbox-compiled"
 
 // markPath is where the mark of wasm compiled with pages would be.
-func markPath(cacheDir string, pages uint32, wasm []byte) string {
+func markPath(cacheDir string, pages uint32, src source) string {
 	h := sha256.New()
-	h.Write(wasm)
-	fmt.Fprintf(h, "\x00%d\x00%s", pages, wazeroSubdir())
+	h.Write(src.wasm)
+	fmt.Fprintf(h, "\x00%d\x00%s\x00%t", pages, wazeroSubdir(), src.stoppable)
 	return filepath.Join(cacheDir, compiledMarks, hex.EncodeToString(h.Sum(nil)))
 }
 
@@ -156,12 +161,12 @@ type childRun struct {
 // compileInChild compiles wasm in a child process into cacheDir, within the memory and time the
 // admission allows, unless a child did already (its mark is there). The error is a
 // *CompileError, or ctx's.
-func compileInChild(ctx context.Context, cacheDir string, pages uint32, wasm []byte, maxMem int64, timeout time.Duration) (childRun, error) {
-	mark := markPath(cacheDir, pages, wasm)
+func compileInChild(ctx context.Context, cacheDir string, pages uint32, src source, maxMem int64, timeout time.Duration) (childRun, error) {
+	mark := markPath(cacheDir, pages, src)
 	if st, err := os.Lstat(mark); err == nil && st.Mode().IsRegular() {
 		return childRun{}, nil
 	}
-	run, err := childCompile(ctx, cacheDir, pages, wasm, maxMem, timeout)
+	run, err := childCompile(ctx, cacheDir, pages, src, maxMem, timeout)
 	if err != nil {
 		return run, err
 	}
@@ -174,7 +179,7 @@ func compileInChild(ctx context.Context, cacheDir string, pages uint32, wasm []b
 }
 
 // childCompile runs one child compilation and watches it.
-func childCompile(ctx context.Context, cacheDir string, pages uint32, wasm []byte, maxMem int64, timeout time.Duration) (run childRun, err error) {
+func childCompile(ctx context.Context, cacheDir string, pages uint32, src source, maxMem int64, timeout time.Duration) (run childRun, err error) {
 	run.Ran = true
 	start := time.Now()
 	defer func() { run.Took = time.Since(start) }()
@@ -187,8 +192,8 @@ func childCompile(ctx context.Context, cacheDir string, pages uint32, wasm []byt
 	defer cancel()
 	cmd := exec.CommandContext(ctx, exe)
 	cmd.Env = append(os.Environ(), childEnv+"=1")
-	head, _ := json.Marshal(childRequest{CacheDir: cacheDir, Pages: pages, Memory: maxMem * 3 / 4})
-	cmd.Stdin = io.MultiReader(bytes.NewReader(append(head, '\n')), bytes.NewReader(wasm))
+	head, _ := json.Marshal(childRequest{CacheDir: cacheDir, Pages: pages, Memory: maxMem * 3 / 4, Stoppable: src.stoppable})
+	cmd.Stdin = io.MultiReader(bytes.NewReader(append(head, '\n')), bytes.NewReader(src.wasm))
 	var stderr boundedBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {

@@ -132,31 +132,30 @@ func (e *engine) acquire(ctx context.Context, s *Skill) (*compiled, error) {
 
 // admittedCompile compiles s once admitted (see admitCompile).
 func (e *engine) admittedCompile(ctx context.Context, s *Skill, pages uint32) (*compiled, error) {
-	release, err := e.admitCompile(ctx, s, pages)
+	src, err := e.source(s) // read and checked again, dropped once compiled
+	if err != nil {
+		return nil, err
+	}
+	release, err := e.admitCompile(ctx, s, pages, src)
 	if err != nil {
 		return nil, fmt.Errorf("compile %s: %w", s.id, err)
 	}
 	defer release()
-	return e.compile(ctx, s, pages)
+	return e.compile(ctx, s, pages, src)
 }
 
 // admitCompile admits a compilation of s — a compile slot, and its charge in the budget — and,
 // when compiles are isolated, makes it in a child process into the cache, so that what the caller
 // compiles next, in this process, is a cache load. The caller calls release when it is done. The
 // error is the admission's (see admission.acquire) or a *CompileError.
-func (e *engine) admitCompile(ctx context.Context, s *Skill, pages uint32) (release func(), err error) {
+func (e *engine) admitCompile(ctx context.Context, s *Skill, pages uint32, src source) (release func(), err error) {
 	release, err = e.admission.acquire(ctx, compileCharge(e.admission.cfg, s), false)
 	if err != nil {
 		return nil, err
 	}
 	if e.isolate {
 		a := e.admission.cfg
-		wasm, err := s.module() // read and checked again, dropped once compiled
-		if err != nil {
-			release()
-			return nil, err
-		}
-		child, err := compileInChild(ctx, e.cacheDir, pages, wasm, a.CompileMemory, a.CompileTimeout)
+		child, err := compileInChild(ctx, e.cacheDir, pages, src, a.CompileMemory, a.CompileTimeout)
 		if child.Ran {
 			e.childCompiles.Add(1)
 			e.logger.Debug("compiled in a child process", "skill", s.id, "ms", child.Took.Milliseconds(),
@@ -293,13 +292,9 @@ func (e *engine) close(ctx context.Context) {
 	}
 }
 
-// compile compiles s's module for the engine's kind, with its own handle on the cache.
-func (e *engine) compile(ctx context.Context, s *Skill, pages uint32) (*compiled, error) {
-	wasm, err := s.module() // read and checked again, dropped once compiled
-	if err != nil {
-		return nil, err
-	}
-	rc := engineConfig(pages)
+// compile compiles src, s's module, for the engine's kind, with its own handle on the cache.
+func (e *engine) compile(ctx context.Context, s *Skill, pages uint32, src source) (*compiled, error) {
+	rc := engineConfig(pages, src.stoppable)
 	cache, err := newCache(e.cacheDir)
 	if err != nil {
 		return nil, err
@@ -309,9 +304,9 @@ func (e *engine) compile(ctx context.Context, s *Skill, pages uint32) (*compiled
 	}
 	c := &compiled{cache: cache}
 	if e.kind == EngineExtism {
-		c.plugin, err = compileExtism(ctx, rc, wasm, pages)
+		c.plugin, err = compileExtism(ctx, rc, src.wasm, pages)
 	} else {
-		c.native, err = compileNative(ctx, rc, wasm)
+		c.native, err = compileNative(ctx, rc, src)
 	}
 	if err != nil {
 		if cache != nil {
@@ -319,7 +314,7 @@ func (e *engine) compile(ctx context.Context, s *Skill, pages uint32) (*compiled
 		}
 		return nil, fmt.Errorf("compile %s (sha256 %s): %w", s.id, s.state().hash[:12], err)
 	}
-	e.logger.Debug("compiled module", "skill", s.id, "sha256", s.state().hash[:12], "engine", e.kind)
+	e.logger.Debug("compiled module", "skill", s.id, "sha256", s.state().hash[:12], "engine", e.kind, "stoppable", src.stoppable)
 	return c, nil
 }
 

@@ -158,7 +158,7 @@ func BenchmarkEngineGoHello(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	r := wazero.NewRuntimeWithConfig(ctx, engineConfig(1024).WithCompilationCache(wazero.NewCompilationCache()))
+	r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithMemoryLimitPages(1024).WithCompilationCache(wazero.NewCompilationCache()))
 	b.Cleanup(func() { r.Close(ctx) })
 	wasi_snapshot_preview1.MustInstantiate(ctx, r)
 	if _, err := kernel.Instantiate(ctx, r); err != nil {

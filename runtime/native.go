@@ -11,6 +11,7 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/skillbox-dev/skillbox/internal/extismhost"
+	"github.com/skillbox-dev/skillbox/internal/interrupt"
 	"github.com/skillbox-dev/skillbox/internal/kernel"
 )
 
@@ -43,10 +44,13 @@ type nativeModule struct {
 	// hsInit is set for a Haskell module (hs_init(0, 0), after _initialize when exported).
 	init   string
 	hsInit bool
+	// stoppable is the source's (see source): every instance is stopped with interrupt.Stop
+	// when its run's context ends (see stopWhenDone), as wazero's interruption is off.
+	stoppable bool
 }
 
-// compileNative compiles wasm for the native engine under rc.
-func compileNative(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte) (*nativeModule, error) {
+// compileNative compiles src for the native engine under rc.
+func compileNative(ctx context.Context, rc wazero.RuntimeConfig, src source) (*nativeModule, error) {
 	r := wazero.NewRuntimeWithConfig(ctx, rc)
 	fail := func(err error) (*nativeModule, error) {
 		_ = r.Close(ctx)
@@ -61,14 +65,14 @@ func compileNative(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte) (*
 	if _, err := extismhost.Instantiate(ctx, r); err != nil {
 		return fail(fmt.Errorf("instantiate the host functions: %w", err))
 	}
-	cm, err := r.CompileModule(ctx, wasm)
+	cm, err := r.CompileModule(ctx, src.wasm)
 	if err != nil {
 		return fail(err)
 	}
 	// Anonymous, so one compiled module has any number of instances; no start functions:
 	// Extism never calls _start, and call initialises the guest runtime itself.
 	config := baseModuleConfig().WithName("").WithStartFunctions()
-	m := &nativeModule{runtime: r, module: cm, exports: cm.ExportedFunctions(), config: config}
+	m := &nativeModule{runtime: r, module: cm, exports: cm.ExportedFunctions(), config: config, stoppable: src.stoppable}
 	noParams := func(name string) bool {
 		d, ok := m.exports[name]
 		return ok && len(d.ParamTypes()) == 0
@@ -84,6 +88,16 @@ func compileNative(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte) (*
 		m.init = "__wasm_call_ctors"
 	}
 	return m, nil
+}
+
+// stopWhenDone stops mod when ctx ends, if the module is stoppable (wazero's interruption does it
+// otherwise). The caller calls the returned function once mod's call has returned; it reports
+// false if the stop was made, or is being made.
+func (m *nativeModule) stopWhenDone(ctx context.Context, mod api.Module) (release func() bool) {
+	if !m.stoppable {
+		return func() bool { return true }
+	}
+	return context.AfterFunc(ctx, func() { _ = interrupt.Stop(mod) })
 }
 
 func (m *nativeModule) close(ctx context.Context) {

@@ -196,7 +196,12 @@ func (p *warmPool) make() *warmInstance {
 	if !p.noInit.Load() && (p.m.init != "" || p.m.hsInit) {
 		// Outside a run the kernel and host functions refuse: an initialiser that calls them
 		// fails here, and from then on the run initialises its instance, as Extism would.
-		if err := p.m.initialise(ctx, mod); err != nil {
+		stop := p.m.stopWhenDone(ctx, mod)
+		err := p.m.initialise(ctx, mod)
+		if !stop() && err == nil {
+			err = ctx.Err() // stopped as it returned: the instance would trap at its first check
+		}
+		if err != nil {
 			p.noInit.Store(true)
 			_ = mod.Close(context.Background())
 			meter.release()

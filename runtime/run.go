@@ -357,6 +357,8 @@ func (rt *Runtime) callNative(runCtx, ctx context.Context, s *Skill, c *compiled
 	if meter.startedOver() {
 		return nil, startedOver(s)
 	}
+	// Registered before the call, so a deadline that passed already stops the guest at once.
+	defer m.stopWhenDone(runCtx, mod)()
 	emit(Event{Type: "status", Status: "running"})
 	rc, err := m.call(callCtx, mod, initialised, s.manifest.Entrypoint, k)
 	if err == nil && runCtx.Err() != nil {

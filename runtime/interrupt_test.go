@@ -1,0 +1,79 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	goruntime "runtime"
+	"testing"
+	"time"
+)
+
+// compiledNative returns the native module compiled for skill id, which must have run.
+func compiledNative(t *testing.T, rt *Runtime, id string) *nativeModule {
+	t.Helper()
+	s, err := rt.Skill(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt.engine.mu.Lock()
+	defer rt.engine.mu.Unlock()
+	for k, c := range rt.engine.entries {
+		if k.hash == s.state().hash && c.native != nil {
+			return c.native
+		}
+	}
+	t.Fatalf("%s: no native module compiled", id)
+	return nil
+}
+
+// A guest that never returns is stopped at its deadline, or when its caller gives up, by the
+// checks instrumented into its code (wazero's interruption is off for it); one that cannot be
+// instrumented (a start function) is stopped by wazero's interruption. Each case runs with the
+// garbage collector forced during the run: a guest that spun without yielding would hang it.
+func TestDeadlineStopsEveryGuest(t *testing.T) {
+	dir := t.TempDir()
+	fixture(t, dir, "loop", simple("loop", `"limits":{"timeoutMs":150}`), "loop")
+	fixture(t, dir, "spin", simple("spin", `"parameters":{"n":{"type":"integer"}},"limits":{"timeoutMs":150}`), "spin")
+	fixture(t, dir, "startloop", simple("startloop", `"limits":{"timeoutMs":150}`), "startloop")
+	fixture(t, dir, "sleep", simple("sleep", `"limits":{"timeoutMs":150}`), "sleep")
+	fixture(t, dir, "hello", simple("hello", ""), "hello")
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
+
+	for _, tc := range []struct {
+		skill, args string
+		stoppable   bool
+	}{
+		{"loop", "", true},
+		{"spin", `{"n":4000000000}`, true},
+		{"startloop", "", false},
+		{"sleep", "", true},
+	} {
+		t.Run(tc.skill, func(t *testing.T) {
+			gcDone := make(chan struct{})
+			go func() {
+				defer close(gcDone)
+				time.Sleep(50 * time.Millisecond)
+				goruntime.GC()
+			}()
+			res, err := rt.Run(context.Background(), Request{Skill: tc.skill, Args: []byte(tc.args)})
+			<-gcDone
+			if !errors.Is(err, ErrTimeout) || res.Error.Kind != KindTimeout {
+				t.Fatalf("got %v (%+v), want a timeout", err, res.Error)
+			}
+			if got := compiledNative(t, rt, tc.skill).stoppable; got != tc.stoppable {
+				t.Fatalf("stoppable %v, want %v", got, tc.stoppable)
+			}
+
+			// The caller canceling ends the run the same way, as canceled.
+			ctx, cancel := context.WithCancel(context.Background())
+			time.AfterFunc(30*time.Millisecond, cancel)
+			res, err = rt.Run(ctx, Request{Skill: tc.skill, Args: []byte(tc.args)})
+			if !errors.Is(err, ErrCanceled) || res.Error.Kind != KindCanceled {
+				t.Fatalf("canceled: got %v (%+v)", err, res.Error)
+			}
+			if ok, err := rt.Run(context.Background(), Request{Skill: "hello"}); err != nil || !ok.Success {
+				t.Fatalf("next run: %v", err)
+			}
+		})
+	}
+}
