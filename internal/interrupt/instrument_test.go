@@ -16,6 +16,8 @@ import (
 var fallbacks = map[string]string{
 	// AssemblyScript runs its top-level code from a start function, during instantiation.
 	"assemblyscript/conformance.wasm": "a start function",
+	// The runtime's test of that fallback.
+	"testdata/wasm/startloop.wasm": "a start function",
 }
 
 func fallbackReason(path string) (string, bool) {
