@@ -29,7 +29,7 @@ type Call struct {
 }
 
 // NewCall returns the state of a run with grant g.
-func NewCall(g *Grant) *Call { return &Call{Grant: g, hosts: map[string]bool{}} }
+func NewCall(g *Grant) *Call { return &Call{Grant: g} }
 
 // Usage is what a run consumed and touched.
 type Usage struct {
@@ -145,6 +145,9 @@ func (c *Call) update(f func(u *Usage)) {
 
 func (c *Call) contacted(hostport string) {
 	c.mu.Lock()
+	if c.hosts == nil {
+		c.hosts = map[string]bool{} // on first contact: most runs contact no one
+	}
 	if len(c.hosts) < maxUsageList {
 		c.hosts[hostport] = true
 	}

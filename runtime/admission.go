@@ -83,8 +83,8 @@ type admission struct {
 
 type ticket struct {
 	charge  int64
-	run     bool // needs a run slot (else a compile slot)
-	ready   chan struct{}
+	run     bool          // needs a run slot (else a compile slot)
+	ready   chan struct{} // made when the ticket waits in the queue; closed when it may go on
 	granted bool
 }
 
@@ -114,7 +114,9 @@ func (a *admission) grant(t *ticket) {
 	a.peakRuns = max(a.peakRuns, a.running)
 	a.peakCompiling = max(a.peakCompiling, a.compiling)
 	t.granted = true
-	close(t.ready)
+	if t.ready != nil {
+		close(t.ready)
+	}
 }
 
 // busyError is the refusal of a run the runtime has no room for.
@@ -123,10 +125,10 @@ type busyError struct{ msg string }
 func (e *busyError) Error() string { return e.msg }
 
 // acquire admits a run (run true) or a compilation charged charge bytes, waiting in the queue if
-// need be. The error is ErrClosed, errOverBudget, a *busyError (queue full, or waited MaxWait),
-// or ctx's error.
-func (a *admission) acquire(ctx context.Context, charge int64, run bool) (release func(), err error) {
-	t := &ticket{charge: charge, run: run, ready: make(chan struct{})}
+// need be; the caller gives the room back with release(t). The error is ErrClosed,
+// errOverBudget, a *busyError (queue full, or waited MaxWait), or ctx's error.
+func (a *admission) acquire(ctx context.Context, charge int64, run bool) (t *ticket, err error) {
+	t = &ticket{charge: charge, run: run}
 	a.mu.Lock()
 	switch {
 	case a.closed:
@@ -148,13 +150,14 @@ func (a *admission) acquire(ctx context.Context, charge int64, run bool) (releas
 		if ok && len(a.queue) == 0 && !a.closed {
 			a.grant(t)
 			a.mu.Unlock()
-			return func() { a.release(t) }, nil
+			return t, nil
 		}
 	}
 	if len(a.queue) >= a.cfg.MaxQueue {
 		a.mu.Unlock()
 		return nil, &busyError{fmt.Sprintf("%d runs are running and %d waiting, the most this runtime admits; try again shortly", a.running, len(a.queue))}
 	}
+	t.ready = make(chan struct{})
 	a.queue = append(a.queue, t)
 	a.mu.Unlock()
 
@@ -174,7 +177,7 @@ func (a *admission) acquire(ctx context.Context, charge int64, run bool) (releas
 			a.releaseLocked(t)
 			return nil, err
 		}
-		return func() { a.release(t) }, nil
+		return t, nil
 	}
 	a.remove(t)
 	if a.closed {

@@ -149,10 +149,11 @@ func (e *engine) admittedCompile(ctx context.Context, s *Skill, pages uint32) (*
 // compiles next, in this process, is a cache load. The caller calls release when it is done. The
 // error is the admission's (see admission.acquire) or a *CompileError.
 func (e *engine) admitCompile(ctx context.Context, s *Skill, pages uint32, src source) (release func(), err error) {
-	release, err = e.admission.acquire(ctx, compileCharge(e.admission.cfg, s), false)
+	t, err := e.admission.acquire(ctx, compileCharge(e.admission.cfg, s), false)
 	if err != nil {
 		return nil, err
 	}
+	release = func() { e.admission.release(t) }
 	if e.isolate {
 		a := e.admission.cfg
 		child, err := compileInChild(ctx, e.cacheDir, pages, src, a.CompileMemory, a.CompileTimeout)

@@ -178,7 +178,7 @@ func BenchmarkEngineGoHello(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		cctx := kernel.With(extismhost.WithKernel(ctx, hostfuncs.NewCall(grant), k), k)
+		cctx := extismhost.WithKernel(ctx, hostfuncs.NewCall(grant), k)
 		m, err := r.InstantiateModule(cctx, cm, cfg)
 		if err != nil {
 			b.Fatal(err)

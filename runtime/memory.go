@@ -30,14 +30,38 @@ type memoryMeter struct {
 	nearFull bool
 	mapped   []*meteredMemory // the memories backed by a mapping, given back by release
 	released bool
+	// first holds the first memories a run makes (its module's and the kernel's arena), and
+	// firstMapped backs mapped, so that a run allocates none of them.
+	first       [2]meteredMemory
+	made        int
+	firstMapped [2]*meteredMemory
 }
 
 var _ experimental.MemoryAllocator = (*memoryMeter)(nil)
 
-func newMemoryMeter(limit uint64) *memoryMeter { return &memoryMeter{limit: limit} }
+func newMemoryMeter(limit uint64) *memoryMeter {
+	m := new(memoryMeter)
+	m.init(limit)
+	return m
+}
+
+// init readies a zero meter (one inside a larger allocation) for a run with limit.
+func (m *memoryMeter) init(limit uint64) {
+	m.limit = limit
+	m.mapped = m.firstMapped[:0]
+}
 
 func (m *memoryMeter) Allocate(capacity, max uint64) experimental.LinearMemory {
-	l := &meteredMemory{meter: m, max: max}
+	var l *meteredMemory
+	m.mu.Lock()
+	if m.made < len(m.first) {
+		l = &m.first[m.made]
+	} else {
+		l = new(meteredMemory)
+	}
+	m.made++
+	m.mu.Unlock()
+	*l = meteredMemory{meter: m, max: max}
 	if buf, err := mappings.get(max); err == nil {
 		l.buf, l.mapping = buf[:0], buf
 		m.mu.Lock()

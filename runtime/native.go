@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -44,6 +45,8 @@ type nativeModule struct {
 	// hsInit is set for a Haskell module (hs_init(0, 0), after _initialize when exported).
 	init   string
 	hsInit bool
+	// slots are the ioSlots of runs that ended, for the next runs to reuse.
+	slots sync.Pool
 	// stoppable is the source's (see source): every instance is stopped with interrupt.Stop
 	// when its run's context ends (see stopWhenDone), as wazero's interruption is off.
 	stoppable bool
@@ -88,6 +91,32 @@ func compileNative(ctx context.Context, rc wazero.RuntimeConfig, src source) (*n
 		m.init = "__wasm_call_ctors"
 	}
 	return m, nil
+}
+
+// ioSlot is a runSlot and the module configuration whose stdout, stderr and sleep go through it,
+// made once and reused run after run: every With of a ModuleConfig copies it, four copies a run.
+// A run fills the slot with its writers and deadline before it instantiates, and gives it back
+// (see putSlot) once its instance is closed, so no instance writes through a slot another run
+// holds.
+type ioSlot struct {
+	runSlot
+	config wazero.ModuleConfig
+}
+
+// takeSlot returns an empty slot for a fresh instance of m.
+func (m *nativeModule) takeSlot() *ioSlot {
+	if s, ok := m.slots.Get().(*ioSlot); ok {
+		return s
+	}
+	s := &ioSlot{}
+	s.config = m.config.WithNanosleep(s.sleep).WithStdout(slotWriter{&s.runSlot, false}).WithStderr(slotWriter{&s.runSlot, true})
+	return s
+}
+
+// putSlot empties s, whose instance is closed, and keeps it for another run.
+func (m *nativeModule) putSlot(s *ioSlot) {
+	s.reset()
+	m.slots.Put(s)
 }
 
 // stopWhenDone stops mod when ctx ends, if the module is stoppable (wazero's interruption does it
@@ -138,13 +167,14 @@ func (m *nativeModule) call(ctx context.Context, mod api.Module, initialised boo
 		}
 	}
 	res, err := f.Call(ctx)
-	var exit *sys.ExitError
-	if errors.As(err, &exit) {
-		if exit.ExitCode() == 0 {
-			err = nil
-		}
-		if len(res) == 0 {
-			res = []uint64{uint64(exit.ExitCode())}
+	if err != nil {
+		if code, ok := exitCode(err); ok {
+			if code == 0 {
+				err = nil
+			}
+			if len(res) == 0 {
+				res = []uint64{uint64(code)}
+			}
 		}
 	}
 	var rc uint32
@@ -176,4 +206,13 @@ func (m *nativeModule) initialise(ctx context.Context, mod api.Module) error {
 		return err
 	}
 	return nil
+}
+
+// exitCode returns the code of a WASI exit that err is.
+func exitCode(err error) (uint32, bool) {
+	var exit *sys.ExitError
+	if errors.As(err, &exit) {
+		return exit.ExitCode(), true
+	}
+	return 0, false
 }

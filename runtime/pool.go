@@ -89,6 +89,13 @@ func (r *runSlot) fill(stdout, stderr io.Writer, done <-chan struct{}) {
 	}
 }
 
+// reset empties the slot: no writers, no deadline, no early output.
+func (r *runSlot) reset() {
+	r.mu.Lock()
+	r.stdout, r.stderr, r.done, r.early, r.earlyBytes = nil, nil, nil, nil, 0
+	r.mu.Unlock()
+}
+
 type slotWriter struct {
 	slot   *runSlot
 	stderr bool

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -62,12 +63,15 @@ func (rt *Runtime) Run(ctx context.Context, req Request) (*Result, error) {
 		}
 		rt.counters.observe(skillLabel, face, res, admitted)
 		if admitted {
-			msg := "run ok"
-			if err != nil {
-				msg = "run failed"
+			// Guarded: the attributes cost allocations even when the handler drops the record.
+			if rt.logger.Enabled(context.Background(), slog.LevelInfo) {
+				msg := "run ok"
+				if err != nil {
+					msg = "run failed"
+				}
+				rt.logger.Info(msg, "skill", req.Skill, "run", res.RunID, "face", face, "caller", req.Caller,
+					"kind", errKind(err), "ms", res.DurationMs, "trace", req.TraceParent)
 			}
-			rt.logger.Info(msg, "skill", req.Skill, "run", res.RunID, "face", face, "caller", req.Caller,
-				"kind", errKind(err), "ms", res.DurationMs, "trace", req.TraceParent)
 			rt.history.add(&Record{Result: res, Face: face, Caller: req.Caller, StartedAt: start})
 			if req.OnEvent != nil {
 				req.OnEvent(Event{Type: "result", RunID: res.RunID, Result: res})
@@ -107,26 +111,23 @@ func (rt *Runtime) Run(ctx context.Context, req Request) (*Result, error) {
 		return finish(acquireError(s, err))
 	}
 	defer rt.engine.release(c)
-	release, err := rt.admission.acquire(ctx, runCharge(s), true)
+	ticket, err := rt.admission.acquire(ctx, runCharge(s), true)
 	if err != nil {
 		return finish(admissionError(s, err))
 	}
-	defer release()
+	defer rt.admission.release(ticket)
 	admitted = true
 
-	// The run ends with ctx, or with Close once it has waited long enough.
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	defer context.AfterFunc(rt.stop, cancel)()
-	emit := func(e Event) {
-		if req.OnEvent != nil {
+	var emit emitter // nil without a listener: no closure, and no log events made
+	if on := req.OnEvent; on != nil {
+		emit = func(e Event) { // capturing on, not req: req would move to the heap
 			e.RunID = res.RunID
-			req.OnEvent(e)
+			on(e)
 		}
 	}
-	emit(Event{Type: "status", Status: "started"})
+	emit.send(Event{Type: "status", Status: "started"})
 	rerr = rt.execute(ctx, s, c, input, res, emit)
-	if rerr != nil && rerr.Kind == KindCanceled && rt.stop.Err() != nil {
+	if rerr != nil && rerr.Kind == KindCanceled && rt.runsStopped() {
 		rerr.Message = "the runtime was closed while the run was in flight"
 	}
 	return finish(rerr)
@@ -236,9 +237,11 @@ func admissionError(s *Skill, err error) *RunError {
 
 // execute runs an admitted run: it makes the run's SkillContext, calls the module, and reads its
 // output.
-func (rt *Runtime) execute(ctx context.Context, s *Skill, c *compiled, input []byte, res *Result, emit func(Event)) *RunError {
+func (rt *Runtime) execute(ctx context.Context, s *Skill, c *compiled, input []byte, res *Result, emit emitter) *RunError {
 	call := hostfuncs.NewCall(s.grant.host)
-	call.OnLog = func(e LogEntry) { emit(Event{Type: "log", Log: &e}) }
+	if emit != nil {
+		call.OnLog = func(e LogEntry) { emit(Event{Type: "log", Log: &e}) }
+	}
 	out, rerr := rt.call(ctx, s, c, call, input, res, emit)
 	res.Logs, res.LogsDropped = call.Logs()
 	if res.Logs == nil {
@@ -264,20 +267,29 @@ func (rt *Runtime) execute(ctx context.Context, s *Skill, c *compiled, input []b
 // call instantiates the module and calls its entrypoint, turning every way it can fail into a
 // RunError of the right kind. The output it returns is the host's own copy, at most the run's
 // maxOutputBytes.
-func (rt *Runtime) call(ctx context.Context, s *Skill, c *compiled, call *hostfuncs.Call, input []byte, res *Result, emit func(Event)) ([]byte, *RunError) {
+func (rt *Runtime) call(ctx context.Context, s *Skill, c *compiled, call *hostfuncs.Call, input []byte, res *Result, emit emitter) ([]byte, *RunError) {
 	timeout := time.Duration(s.grant.Limits.TimeoutMs) * time.Millisecond
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	// The run ends with ctx, at its timeout, or with Close once it has waited long enough.
+	if !rt.track(res, cancel) {
+		cancel()
+	}
+	defer rt.untrack(res)
 
 	var warm *warmInstance
 	if p := c.pool.Load(); p != nil {
 		warm = p.take()
 	}
+	rio := &runIO{call: call, maxLog: s.grant.Limits.MaxLogBytes,
+		stdout: hostfuncs.LineWriter{Call: call, Source: "stdout", Level: "info"},
+		stderr: hostfuncs.LineWriter{Call: call, Source: "stderr", Level: "warn"}}
 	var meter *memoryMeter
 	if warm != nil {
 		meter = warm.meter // the instance's memories were made with it
 	} else {
-		meter = newMemoryMeter(s.state().linearLimit)
+		meter = &rio.meter
+		meter.init(s.state().linearLimit)
 	}
 	// Deferred first, so it runs last: the memories are unmapped only after the instance is
 	// closed and its call has returned.
@@ -286,11 +298,9 @@ func (rt *Runtime) call(ctx context.Context, s *Skill, c *compiled, call *hostfu
 		peak, _ := meter.stats()
 		res.Usage.PeakMemoryBytes = peak
 	}()
-	stdout := &hostfuncs.LineWriter{Call: call, Source: "stdout", Level: "info"}
-	stderr := &hostfuncs.LineWriter{Call: call, Source: "stderr", Level: "warn"}
+	stdout, stderr := &rio.stdout, &rio.stderr
 	defer stdout.Flush()
 	defer stderr.Flush()
-	sleep := sleepUntil(runCtx.Done())
 	if c.native != nil {
 		var mod api.Module
 		var mc wazero.ModuleConfig
@@ -299,11 +309,15 @@ func (rt *Runtime) call(ctx context.Context, s *Skill, c *compiled, call *hostfu
 			warm.slot.fill(stdout, stderr, runCtx.Done())
 			mod, initialised = warm.mod, warm.initialised
 		} else {
-			mc = c.native.config.WithNanosleep(sleep).WithStdout(stdout).WithStderr(stderr)
+			slot := c.native.takeSlot()
+			// Deferred before callNative runs, so it runs after: the instance is closed by then.
+			defer c.native.putSlot(slot)
+			slot.fill(stdout, stderr, runCtx.Done())
+			mc = slot.config
 		}
-		return rt.callNative(runCtx, ctx, s, c, mod, initialised, call, meter, mc, input, emit)
+		return rt.callNative(runCtx, ctx, s, c, mod, initialised, rio, meter, mc, input, emit)
 	}
-	mc := baseModuleConfig().WithNanosleep(sleep).WithStdout(stdout).WithStderr(stderr)
+	mc := baseModuleConfig().WithNanosleep(sleepUntil(runCtx.Done())).WithStdout(stdout).WithStderr(stderr)
 	return rt.callExtism(runCtx, ctx, s, c.plugin, call, meter, mc, input, emit)
 }
 
@@ -311,8 +325,8 @@ func (rt *Runtime) call(ctx context.Context, s *Skill, c *compiled, call *hostfu
 // module's memories, and the output's size is checked before the host copies it.
 // mod is an instance from the module's warm pool (initialised when its initialiser ran already),
 // or nil to make one with mc.
-func (rt *Runtime) callNative(runCtx, ctx context.Context, s *Skill, c *compiled, mod api.Module, initialised bool, call *hostfuncs.Call, meter *memoryMeter, mc wazero.ModuleConfig, input []byte, emit func(Event)) ([]byte, *RunError) {
-	id, m := s.id, c.native
+func (rt *Runtime) callNative(runCtx, ctx context.Context, s *Skill, c *compiled, mod api.Module, initialised bool, rio *runIO, meter *memoryMeter, mc wazero.ModuleConfig, input []byte, emit emitter) ([]byte, *RunError) {
+	id, m, call := s.id, c.native, rio.call
 	// Whichever instance this run holds (a warm one from the start, or the one made below) is
 	// closed when it returns, on every path.
 	defer func() {
@@ -323,21 +337,13 @@ func (rt *Runtime) callNative(runCtx, ctx context.Context, s *Skill, c *compiled
 	if !m.has(s.manifest.Entrypoint) {
 		return nil, noEntrypoint(s)
 	}
-	k, err := kernel.New(meter.arena(), input)
+	k := &rio.kernel
+	err := k.Init(meter.arena(), input)
 	if err != nil {
 		return nil, runErr(KindMemoryLimit, id, err, "%v", err)
 	}
-	k.OnFault = func(f *kernel.Fault) { call.SetFault(f) }
-	maxLog := s.grant.Limits.MaxLogBytes
-	k.OnLog = func(level int, msg []byte) {
-		// A message over the whole log budget could never be kept: do not copy it.
-		if int64(len(msg)) > maxLog {
-			call.DropLog()
-			return
-		}
-		call.Log(kernelLevel(level), "", string(msg))
-	}
-	callCtx := kernel.With(extismhost.WithKernel(runCtx, call, k), k)
+	k.Observer = rio
+	callCtx := extismhost.WithKernel(runCtx, call, k)
 	if mod == nil {
 		start := time.Now()
 		mod, err = m.instantiate(experimental.WithMemoryAllocator(callCtx, meter), mc)
@@ -359,7 +365,7 @@ func (rt *Runtime) callNative(runCtx, ctx context.Context, s *Skill, c *compiled
 	}
 	// Registered before the call, so a deadline that passed already stops the guest at once.
 	defer m.stopWhenDone(runCtx, mod)()
-	emit(Event{Type: "status", Status: "running"})
+	emit.send(Event{Type: "status", Status: "running"})
 	rc, err := m.call(callCtx, mod, initialised, s.manifest.Entrypoint, k)
 	if err == nil && runCtx.Err() != nil {
 		// The deadline passed while the guest ran (a sleep it cut short, say): the run is over
@@ -376,6 +382,38 @@ func (rt *Runtime) callNative(runCtx, ctx context.Context, s *Skill, c *compiled
 		return nil, outputTooLarge(s, int64(n))
 	}
 	return append([]byte(nil), k.Output()...), nil
+}
+
+// emitter sends a run's events to its listener; nil when it has none.
+type emitter func(Event)
+
+func (e emitter) send(ev Event) {
+	if e != nil {
+		e(ev)
+	}
+}
+
+// runIO is what a run's instance writes to, in one allocation: its stdout and stderr, and (as
+// the native kernel's Observer) its log calls and faults, all recorded in call.
+type runIO struct {
+	stdout, stderr hostfuncs.LineWriter
+	call           *hostfuncs.Call
+	maxLog         int64
+	// The run's kernel (native engine) and memory meter (unless its instance is a warm one), in
+	// the same allocation.
+	kernel kernel.Kernel
+	meter  memoryMeter
+}
+
+func (r *runIO) Fault(f *kernel.Fault) { r.call.SetFault(f) }
+
+func (r *runIO) Log(level int, msg []byte) {
+	// A message over the whole log budget could never be kept: do not copy it.
+	if int64(len(msg)) > r.maxLog {
+		r.call.DropLog()
+		return
+	}
+	r.call.Log(kernelLevel(level), "", string(msg))
 }
 
 // sleepUntil is a WASI nanosleep (poll_oneoff sleeps with it) that ends early when done is
@@ -398,7 +436,7 @@ func baseModuleConfig() wazero.ModuleConfig {
 }
 
 // callExtism runs the call with Extism's go-sdk.
-func (rt *Runtime) callExtism(runCtx, ctx context.Context, s *Skill, p *extism.CompiledPlugin, call *hostfuncs.Call, meter *memoryMeter, mc wazero.ModuleConfig, input []byte, emit func(Event)) ([]byte, *RunError) {
+func (rt *Runtime) callExtism(runCtx, ctx context.Context, s *Skill, p *extism.CompiledPlugin, call *hostfuncs.Call, meter *memoryMeter, mc wazero.ModuleConfig, input []byte, emit emitter) ([]byte, *RunError) {
 	instCtx := experimental.WithMemoryAllocator(extismhost.WithCall(runCtx, call), meter)
 	inst, err := p.Instance(instCtx, extism.PluginInstanceConfig{ModuleConfig: mc})
 	if err != nil {
@@ -414,7 +452,7 @@ func (rt *Runtime) callExtism(runCtx, ctx context.Context, s *Skill, p *extism.C
 	if !inst.FunctionExists(s.manifest.Entrypoint) {
 		return nil, noEntrypoint(s)
 	}
-	emit(Event{Type: "status", Status: "running"})
+	emit.send(Event{Type: "status", Status: "running"})
 	rc, out, err := inst.CallWithContext(instCtx, s.manifest.Entrypoint, input)
 	if err != nil {
 		return nil, classify(runCtx, ctx, s, call, meter, err)
@@ -457,6 +495,9 @@ func classify(runCtx, parent context.Context, s *Skill, call *hostfuncs.Call, me
 		return runErr(KindTimeout, id, err, "the caller's deadline passed")
 	case parent.Err() != nil:
 		return runErr(KindCanceled, id, err, "the caller canceled the run")
+	case runCtx.Err() != nil:
+		// Neither its timeout nor its caller: Close stopped it (Run says so).
+		return runErr(KindCanceled, id, err, "the run was stopped")
 	}
 	msg := firstLine(err.Error())
 	_, nearFull := meter.stats()
@@ -516,12 +557,12 @@ func interpret(out []byte) (json.RawMessage, string) {
 	}
 	if json.Valid(trimmed) {
 		var env struct {
-			Success *bool           `json:"success"`
+			Success optionalBool    `json:"success"`
 			Result  json.RawMessage `json:"result"`
 			Error   json.RawMessage `json:"error"`
 		}
-		if trimmed[0] == '{' && json.Unmarshal(trimmed, &env) == nil && env.Success != nil {
-			if *env.Success {
+		if trimmed[0] == '{' && mayNameSuccess(trimmed) && json.Unmarshal(trimmed, &env) == nil && env.Success.set {
+			if env.Success.value {
 				if len(env.Result) == 0 {
 					return json.RawMessage("null"), ""
 				}
@@ -536,6 +577,42 @@ func interpret(out []byte) (json.RawMessage, string) {
 	}
 	s, _ := json.Marshal(string(out))
 	return s, ""
+}
+
+// optionalBool is a JSON boolean that may be absent (or null), decoded without the allocation
+// a *bool costs. Anything but true, false or null fails the decoding, as it would for a *bool.
+type optionalBool struct{ set, value bool }
+
+func (b *optionalBool) UnmarshalJSON(data []byte) error {
+	switch string(data) {
+	case "true", "false":
+		b.set, b.value = true, string(data) == "true"
+	case "null":
+		*b = optionalBool{}
+	default:
+		return fmt.Errorf("success must be a boolean, not %.20s", data)
+	}
+	return nil
+}
+
+// mayNameSuccess reports whether a JSON object could have a key encoding/json takes for
+// "success": it matches keys case-insensitively, with Unicode folding ("ſuccess" is one) and
+// escapes ("\u0073uccess"). An object with neither non-ASCII bytes nor backslashes nor an
+// ASCII-case-insensitive "success" has none, and is no envelope: its decoding is skipped (it is
+// most of a small run's allocations).
+func mayNameSuccess(b []byte) bool {
+	const word = "success"
+	for i := range b {
+		if b[i] >= utf8.RuneSelf || b[i] == '\\' {
+			return true
+		}
+	}
+	for i := 0; i+len(word) <= len(b); i++ {
+		if b[i]|0x20 == 's' && bytes.EqualFold(b[i:i+len(word)], []byte(word)) {
+			return true
+		}
+	}
+	return false
 }
 
 // errorText reads a SkillResult error: a string, or any JSON (an object with a message, say).

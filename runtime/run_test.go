@@ -22,6 +22,14 @@ func TestInterpretOutput(t *testing.T) {
 		{out: `hello world`, value: `"hello world"`},
 		{out: "bad \xff utf8", value: "\"bad \uFFFD utf8\""},
 		{out: ``, value: `null`},
+		// encoding/json matches keys case-insensitively, with Unicode folding and escapes: the
+		// shortcut that skips decoding objects without a "success" must see all of those.
+		{out: `{"SUCCESS":false,"error":"upper"}`, skillErr: "upper"},
+		{out: `{"\u0073uccess":false,"error":"escaped"}`, skillErr: "escaped"},
+		{out: `{"ſuccess":false,"error":"folded"}`, skillErr: "folded"},
+		{out: `{"success":null,"result":1}`, value: `{"success":null,"result":1}`},
+		{out: `{"success":"yes","result":1}`, value: `{"success":"yes","result":1}`},
+		{out: `{"succes":false}`, value: `{"succes":false}`},
 	}
 	for _, tc := range tests {
 		v, e := interpret([]byte(tc.out))

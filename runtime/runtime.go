@@ -87,9 +87,12 @@ type Runtime struct {
 	closeMu  sync.RWMutex
 	closed   bool
 	inflight sync.WaitGroup
-	// stop ends every run in flight when Close runs out of patience.
-	stop     context.Context
-	stopRuns context.CancelFunc
+	// runs holds the cancel of every run whose call is in flight, for Close to end them when it
+	// runs out of patience (stopped is then set, and a call that starts later ends at once). A
+	// set, not a context every run derives from: that costs each run a context and an AfterFunc.
+	runsMu  sync.Mutex
+	runs    map[*Result]context.CancelFunc
+	stopped bool
 	// cacheDir holds compiled code between processes ("" when NoCache). Every compiled module
 	// gets its own wazero cache handle over it: a handle shares one in-memory engine between all
 	// runtimes made with it, and that sharing raced when one runtime closed while another
@@ -273,7 +276,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	cfg.History = cfg.History.withDefaults()
 	rt := &Runtime{cfg: cfg, logger: logger, history: newHistory(cfg.History), counters: newCounters(), checks: &checks{digests: newDigester()}}
 	rt.checks.onCheck = rt.onCheck
-	rt.stop, rt.stopRuns = context.WithCancel(context.Background())
+	rt.runs = map[*Result]context.CancelFunc{}
 	policy := cfg.Policy
 	if cfg.PolicyFile != "" {
 		p, err := LoadPolicy(cfg.PolicyFile)
@@ -418,4 +421,39 @@ func (rt *Runtime) Close(ctx context.Context) error {
 		_ = os.RemoveAll(rt.privateCache)
 	}
 	return err
+}
+
+// track registers the cancel of res's call for Close; it returns false, and the caller must end
+// the call, when Close has stopped the runs already.
+func (rt *Runtime) track(res *Result, cancel context.CancelFunc) bool {
+	rt.runsMu.Lock()
+	defer rt.runsMu.Unlock()
+	if rt.stopped {
+		return false
+	}
+	rt.runs[res] = cancel
+	return true
+}
+
+func (rt *Runtime) untrack(res *Result) {
+	rt.runsMu.Lock()
+	delete(rt.runs, res)
+	rt.runsMu.Unlock()
+}
+
+// stopRuns ends every call in flight, and every call that starts from now on.
+func (rt *Runtime) stopRuns() {
+	rt.runsMu.Lock()
+	rt.stopped = true
+	for _, cancel := range rt.runs {
+		cancel()
+	}
+	rt.runsMu.Unlock()
+}
+
+// runsStopped reports whether Close has ended the runs in flight.
+func (rt *Runtime) runsStopped() bool {
+	rt.runsMu.Lock()
+	defer rt.runsMu.Unlock()
+	return rt.stopped
 }

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/skillbox-dev/skillbox/hostfuncs"
+	"github.com/skillbox-dev/skillbox/internal/kernel"
 )
 
 // run is one run's state as the adapter sees it: the SkillContext and the kernel functions,
@@ -25,7 +26,14 @@ func WithCall(ctx context.Context, c *hostfuncs.Call) context.Context {
 	return context.WithValue(ctx, ctxKey{}, &run{call: c})
 }
 
+// runFrom returns the run of a host call: on the native engine, the kernel's (WithKernel);
+// on the Extism engine, the context's own (WithCall).
 func runFrom(ctx context.Context) *run {
+	if k := kernel.From(ctx); k != nil {
+		if r, ok := k.Host.(*run); ok {
+			return r
+		}
+	}
 	r, _ := ctx.Value(ctxKey{}).(*run)
 	return r
 }

@@ -13,9 +13,11 @@ import (
 )
 
 // WithKernel returns a context carrying c and the run's native kernel k, for the calls of a
-// module instantiated on the native engine (see Instantiate).
+// module instantiated on the native engine (see Instantiate). It is the kernel's context
+// (kernel.With): the run rides on the kernel (Kernel.Host), one context value for both.
 func WithKernel(ctx context.Context, c *hostfuncs.Call, k *kernel.Kernel) context.Context {
-	return context.WithValue(ctx, ctxKey{}, &run{call: c, mem: kernelBlocks{k}})
+	k.Host = &run{call: c, mem: kernelBlocks{k}}
+	return kernel.With(ctx, k)
 }
 
 // Instantiate adds the Skillbox host functions to r as the "extism:host/user" module, for the

@@ -21,8 +21,14 @@ func With(ctx context.Context, k *Kernel) context.Context {
 	return context.WithValue(ctx, ctxKey{}, k)
 }
 
-func from(ctx context.Context, fn string) *Kernel {
+// From returns the kernel ctx carries (With), or nil.
+func From(ctx context.Context) *Kernel {
 	k, _ := ctx.Value(ctxKey{}).(*Kernel)
+	return k
+}
+
+func from(ctx context.Context, fn string) *Kernel {
+	k := From(ctx)
 	if k == nil {
 		// A module instance outliving its run, or a call made without With: refuse it, never
 		// touch another run's state.
@@ -140,8 +146,8 @@ func logFunction(name string, level int) function {
 			return
 		}
 		msg := k.mustBytes(name, s[0])
-		if k.OnLog != nil {
-			k.OnLog(level, msg)
+		if k.Observer != nil {
+			k.Observer.Log(level, msg)
 		}
 		k.Free(s[0])
 	}}

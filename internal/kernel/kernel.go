@@ -84,6 +84,8 @@ type Kernel struct {
 	buf    []byte  // the arena: block bytes at their offsets
 	top    uint64  // end of the last block
 	blocks []block // by offset
+	// firstBlocks backs blocks until a run makes more than it holds.
+	firstBlocks [4]block
 	// free holds the indexes of freed blocks by size class (see sizeClass).
 	free [numClasses][]int32
 
@@ -93,15 +95,26 @@ type Kernel struct {
 
 	vars map[string][]byte
 
-	// OnLog receives the messages of log_info, log_warn and log_error (log_trace and log_debug
-	// are below the level the runtime keeps). msg is a view of the arena, valid only during the
-	// call: copy what you keep.
-	OnLog func(level int, msg []byte)
-	// OnFault is told of every guest fault before the kernel stops the run with it.
-	OnFault func(*Fault)
+	// Observer, when set, is told of the run's logs and faults.
+	Observer Observer
+	// Host is the run's state as the host's own functions see it, kept here so that one
+	// context value (With) carries both to a call.
+	Host any
 	// OnAllocFailed is told when an allocation was refused (the memory limit, or a block over
 	// 4 GiB): alloc then answers 0, as Extism's kernel does.
 	OnAllocFailed func(n uint64)
+}
+
+// Observer is told what the kernel sees that the run records. One interface, not two func
+// fields: a run sets it to a value it allocated anyway, where two closures would cost two
+// allocations every run.
+type Observer interface {
+	// Log receives the messages of log_info, log_warn and log_error (log_trace and log_debug
+	// are below the level the runtime keeps). msg is a view of the arena, valid only during the
+	// call: copy what you keep.
+	Log(level int, msg []byte)
+	// Fault is told of every guest fault before the kernel stops the run with it.
+	Fault(*Fault)
 }
 
 type block struct {
@@ -112,16 +125,26 @@ type block struct {
 // New returns a kernel whose blocks live in mem, with input as its input block. It fails when the
 // input does not fit in mem.
 func New(mem Memory, input []byte) (*Kernel, error) {
-	k := &Kernel{mem: mem, top: base}
+	k := new(Kernel)
+	if err := k.Init(mem, input); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// Init makes a zero Kernel (one inside a larger allocation) what New returns.
+func (k *Kernel) Init(mem Memory, input []byte) error {
+	k.mem, k.top = mem, base
+	k.blocks = k.firstBlocks[:0] // most runs make a few blocks: no allocation for them
 	if len(input) > 0 {
 		off := k.Alloc(uint64(len(input)))
 		if off == 0 {
-			return nil, fmt.Errorf("the input of %d bytes does not fit in the run's memory", len(input))
+			return fmt.Errorf("the input of %d bytes does not fit in the run's memory", len(input))
 		}
 		copy(k.buf[off:], input)
 		k.inputOff, k.inputLen = off, uint64(len(input))
 	}
-	return k, nil
+	return nil
 }
 
 // Alloc returns a new block of n bytes, or 0 for n == 0 or when memory is refused.
@@ -394,8 +417,8 @@ func (f *Fault) Is(target error) bool { return target == ErrFault }
 
 func (k *Kernel) fault(fn string, off uint64, reason string) *Fault {
 	f := &Fault{Func: fn, Offset: off, Reason: reason}
-	if k.OnFault != nil {
-		k.OnFault(f)
+	if k.Observer != nil {
+		k.Observer.Fault(f)
 	}
 	return f
 }

@@ -144,7 +144,7 @@ func TestOutsideTheBlocksIsAFault(t *testing.T) {
 	k := newKernel(t, 1<<20, "")
 	off := k.Alloc(8)
 	var told *Fault
-	k.OnFault = func(f *Fault) { told = f }
+	k.Observer = observer{fault: func(f *Fault) { told = f }}
 	for name, f := range map[string]func(){
 		"load_u8 at 0":          func() { k.loadU8("load_u8", 0) },
 		"load_u8 past the end":  func() { k.loadU8("load_u8", k.top) },
@@ -258,7 +258,7 @@ func TestVarsThroughTheABI(t *testing.T) {
 		t.Fatal("config_get answers 0: no Extism config")
 	}
 	var logged []string
-	k.OnLog = func(level int, msg []byte) { logged = append(logged, string(msg)) }
+	k.Observer = observer{log: func(level int, msg []byte) { logged = append(logged, string(msg)) }}
 	call(t, k, "log_debug", k.AllocBytes([]byte("dropped")))
 	call(t, k, "log_warn", k.AllocBytes([]byte("kept")))
 	if len(logged) != 1 || logged[0] != "kept" {
@@ -266,5 +266,23 @@ func TestVarsThroughTheABI(t *testing.T) {
 	}
 	if fault(func() { call(t, k, "http_request", k.AllocBytes([]byte(`{"url":"http://x/"}`)), 0) }) == nil {
 		t.Fatal("http_request must stop the run")
+	}
+}
+
+// observer is a kernel Observer made of funcs; either may be nil.
+type observer struct {
+	log   func(level int, msg []byte)
+	fault func(*Fault)
+}
+
+func (o observer) Log(level int, msg []byte) {
+	if o.log != nil {
+		o.log(level, msg)
+	}
+}
+
+func (o observer) Fault(f *Fault) {
+	if o.fault != nil {
+		o.fault(f)
 	}
 }

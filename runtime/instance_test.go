@@ -3,7 +3,9 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
 	goruntime "runtime"
+	"sync"
 	"testing"
 	"time"
 )
@@ -76,4 +78,38 @@ func TestDeadlineStopsEveryGuest(t *testing.T) {
 			}
 		})
 	}
+}
+
+// What a run's instance writes reaches that run's log only: the runtime reuses the module
+// configuration instances write through (ioSlot), run after run and across concurrent runs.
+func TestStdoutStaysWithItsRun(t *testing.T) {
+	dir := t.TempDir()
+	fixture(t, dir, "stdout", simple("stdout", `"parameters":{"msg":{"type":"string","required":true}}`), "stdout")
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 25 {
+				msg := fmt.Sprintf("run-%d-%d", g, i)
+				res, err := rt.Run(context.Background(), Request{Skill: "stdout", Args: []byte(`{"msg":"` + msg + `"}`)})
+				if err != nil {
+					t.Errorf("%s: %v", msg, err)
+					return
+				}
+				var lines []string
+				for _, l := range res.Logs {
+					if l.Source == "stdout" {
+						lines = append(lines, l.Message)
+					}
+				}
+				if len(lines) != 1 || lines[0] != `{"msg":"`+msg+`"}` {
+					t.Errorf("%s: stdout lines %q", msg, lines)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
