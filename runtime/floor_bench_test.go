@@ -99,7 +99,8 @@ func BenchmarkEngineHostCall(b *testing.B) {
 
 // BenchmarkEngineInterruption runs a CPU-bound guest (spin.wat, 2M iterations, no host call) with
 // bare wazero compiled with and without interruption (WithCloseOnContextDone), and as a full
-// native run (which always has it). Target: on <= 1.5x off.
+// native run, which is always interruptible: its module instrumented (internal/interrupt), or
+// compiled with wazero's interruption when it cannot be. Target: native <= 1.5x off.
 func BenchmarkEngineInterruption(b *testing.B) {
 	wasm, err := os.ReadFile("../testdata/wasm/spin.wasm")
 	if err != nil {
