@@ -62,6 +62,29 @@ func (a *toolArgs) str(name string, required bool) string {
 	return s
 }
 
+// integer reads an optional integer argument within [lo, hi]; def when absent or null.
+func (a *toolArgs) integer(name string, def, lo, hi int) int {
+	raw, ok := a.m[name]
+	if !ok || string(raw) == "null" {
+		return def
+	}
+	var n int
+	if err := json.Unmarshal(raw, &n); err != nil {
+		var f float64
+		if json.Unmarshal(raw, &f) == nil {
+			a.problems = append(a.problems, fmt.Sprintf("argument %q: must be a whole number, not %s", name, raw))
+		} else {
+			a.problems = append(a.problems, fmt.Sprintf("argument %q: must be an integer, not %s", name, jsonKind(raw)))
+		}
+		return def
+	}
+	if n < lo || n > hi {
+		a.problems = append(a.problems, fmt.Sprintf("argument %q: must be from %d to %d, not %d", name, lo, hi, n))
+		return def
+	}
+	return n
+}
+
 // object reads an object argument, {} when absent or null.
 func (a *toolArgs) object(name string) json.RawMessage {
 	raw, ok := a.m[name]

@@ -39,6 +39,38 @@ type SkillInfo struct {
 // SkillList is the value of list_skills.
 type SkillList struct {
 	Skills []SkillInfo `json:"skills"`
+	// Total is how many usable skills there are in all: more than len(Skills) when a query or a
+	// limit left some out.
+	Total int `json:"total"`
+}
+
+// maxListLimit bounds list_skills' limit: a listing of more would not fit a model's budget
+// anyway (2,000 skills are ~120k tokens), and a query finds the rest.
+const maxListLimit = 1000
+
+// listSkills is list_skills: every usable skill by id, or with a query those that match it
+// best first (the search index's ranking), at most limit (0: all, or with a query
+// DefaultSearchLimit).
+func listSkills(c Catalog, query string, limit int) SkillList {
+	all := ListSkills(c)
+	out := SkillList{Skills: all, Total: len(all)}
+	if strings.TrimSpace(query) != "" {
+		byID := make(map[string]SkillInfo, len(all))
+		for _, s := range all {
+			byID[s.ID] = s
+		}
+		out.Skills = []SkillInfo{}
+		for _, h := range Search(c, query, limit) {
+			if s, ok := byID[h.ID]; ok { // a hit that is not usable is left out
+				out.Skills = append(out.Skills, s)
+			}
+		}
+		return out
+	}
+	if limit > 0 && len(all) > limit {
+		out.Skills = all[:limit]
+	}
+	return out
 }
 
 // ListSkills returns the usable skills of c by id: active ones, executable and instruction
@@ -83,14 +115,15 @@ func byID(a, b *runtime.Skill) int {
 }
 
 func doListSkills(_ context.Context, r Runner, args []byte, start time.Time) (*runtime.Result, string, error) {
-	a, perr := parseToolArgs(args)
+	a, perr := parseToolArgs(args, "query", "limit")
 	if perr != nil {
 		return failed("", start, perr)
 	}
+	query, limit := a.str("query", false), a.integer("limit", 0, 1, maxListLimit)
 	if err := a.err(); err != nil {
 		return failed("", start, err)
 	}
-	return succeeded("", start, SkillList{Skills: ListSkills(r)}, "")
+	return succeeded("", start, listSkills(r, query, limit), "")
 }
 
 // LoadedSkill is the value of load_skill.

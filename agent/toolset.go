@@ -77,8 +77,12 @@ var builtins = []builtin{
 	{
 		name: ToolListSkills,
 		description: "Lists the available skills: id, name, description, kind and tags of each, nothing more. " +
-			`Kind "executable" skills are programs you run; kind "instructions" skills are guides you load and follow.`,
-		parameters: `{"type":"object","properties":{},"additionalProperties":false}`,
+			`Kind "executable" skills are programs you run; kind "instructions" skills are guides you load and follow. ` +
+			"With a query, lists the skills that match it best first; total says how many there are in all.",
+		parameters: `{"type":"object","properties":{` +
+			`"query":{"type":"string","description":"Optional words describing the task, such as 'convert pdf to text': only the best matching skills are listed"},` +
+			`"limit":{"type":"integer","minimum":1,"maximum":1000,"description":"Optional: list at most this many (10 with a query unless given)"}},` +
+			`"additionalProperties":false}`,
 		do:         doListSkills,
 	},
 	{

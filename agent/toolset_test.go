@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -111,14 +112,62 @@ func TestListSkills(t *testing.T) {
 		{"id":"echo","name":"Echo","description":"Echoes its arguments","kind":"executable","tags":["test"],"tool":"skill_echo"},
 		{"id":"guide","name":"guide","description":"How to write letters.\nUse it for any letter.","kind":"instructions","tags":["writing","style"]},
 		{"id":"plain","name":"Plain","description":"Takes a number","kind":"executable","tags":[],"tool":"skill_plain"}
-	]}`)
+	],"total":4}`)
 	// An unsorted catalog is listed by id all the same; an empty one is [], not null.
 	c := catalog{exe("b", "B", "b"), exe("a", "A", "a")}
 	if l := ListSkills(c); l[0].ID != "a" || l[1].ID != "b" {
 		t.Errorf("order %v", l)
 	}
-	if b, _ := json.Marshal(SkillList{Skills: ListSkills(catalog{})}); string(b) != `{"skills":[]}` {
+	if b, _ := json.Marshal(listSkills(catalog{}, "", 0)); string(b) != `{"skills":[],"total":0}` {
 		t.Errorf("empty: %s", b)
+	}
+}
+
+// list_skills with a query lists the best matches first, with a limit at most that many; total
+// is every usable skill either way, so a model knows what it is not shown.
+func TestListSkillsQueryAndLimit(t *testing.T) {
+	rt, _ := disclosureRuntime(t)
+	list := func(args string) (SkillList, error) {
+		res, err := Call(context.Background(), rt, ToolListSkills, []byte(args))
+		var l SkillList
+		if err == nil {
+			if jerr := json.Unmarshal(res.Result, &l); jerr != nil {
+				t.Fatal(jerr)
+			}
+		}
+		return l, err
+	}
+	ids := func(l SkillList) (out []string) {
+		for _, s := range l.Skills {
+			out = append(out, s.ID)
+		}
+		return out
+	}
+	if l, err := list(`{"query":"letters"}`); err != nil || !slices.Equal(ids(l), []string{"guide"}) || l.Total != 4 {
+		t.Errorf("query letters: %v %v", ids(l), err)
+	}
+	if l, err := list(`{"query":"echoes arguments","limit":1}`); err != nil || !slices.Equal(ids(l), []string{"echo"}) {
+		t.Errorf("query with limit: %v %v", ids(l), err)
+	}
+	if l, err := list(`{"limit":2}`); err != nil || !slices.Equal(ids(l), []string{"bad-md", "echo"}) || l.Total != 4 {
+		t.Errorf("limit 2: %v %v", ids(l), err)
+	}
+	if l, err := list(`{"query":null,"limit":null}`); err != nil || len(l.Skills) != 4 {
+		t.Errorf("nulls are omitted arguments: %v %v", ids(l), err)
+	}
+	if l, err := list(`{"query":"zzzz"}`); err != nil || len(l.Skills) != 0 || l.Total != 4 {
+		t.Errorf("no match: %+v %v", l, err)
+	}
+	for args, want := range map[string]string{
+		`{"limit":0}`:    `argument "limit": must be from 1 to 1000, not 0`,
+		`{"limit":1.5}`:  `argument "limit": must be a whole number, not 1.5`,
+		`{"limit":"3"}`:  `argument "limit": must be an integer, not a string`,
+		`{"query":3}`:    `argument "query": must be a string, not a number`,
+		`{"limit":5000}`: `argument "limit": must be from 1 to 1000, not 5000`,
+	} {
+		if _, err := list(args); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", args, err, want)
+		}
 	}
 }
 
@@ -172,7 +221,7 @@ func TestHandle(t *testing.T) {
 		{"read binary", ToolReadSkillResource, `{"skill":"echo","resource":"data.bin"}`, `error: invalid_args: resource "data.bin" is not text (10 bytes of binary data)…`, runtime.ErrInvalidArgs},
 		{"read without resource", ToolReadSkillResource, `{"skill":"echo"}`, `error: invalid_args: argument "resource": is required`, runtime.ErrInvalidArgs},
 
-		{"list with arguments", ToolListSkills, `{"all":true}`, `error: invalid_args: argument "all": is not an argument of this tool (its arguments: )`, runtime.ErrInvalidArgs},
+		{"list with arguments", ToolListSkills, `{"all":true}`, `error: invalid_args: argument "all": is not an argument of this tool (its arguments: query, limit)`, runtime.ErrInvalidArgs},
 		{"list with null", ToolListSkills, `null`, `{"skills":[{"id":"bad-md",…`, nil},
 
 		{"unknown tool", "skill_nope", `{}`, `error: not_found: unknown tool "skill_nope"; the tools are list_skills, load_skill, read_skill_resource, run_skill, skill_bad_md, skill_echo, skill_plain`, ErrUnknownTool},
@@ -331,7 +380,10 @@ func TestToolsetShapes(t *testing.T) {
 
 	desc := func(i int) string { b, _ := json.Marshal(ts[i].Description); return string(b) }
 	sameJSON(t, OpenAIToolset(ts)[0], `{"type":"function","function":{"name":"list_skills","description":`+desc(0)+`,
-		"parameters":{"type":"object","properties":{},"additionalProperties":false},"strict":true}}`)
+		"parameters":{"type":"object","properties":{
+			"query":{"type":"string","description":"Optional words describing the task, such as 'convert pdf to text': only the best matching skills are listed"},
+			"limit":{"type":"integer","minimum":1,"maximum":1000,"description":"Optional: list at most this many (10 with a query unless given)"}},
+			"additionalProperties":false},"strict":false}}`)
 	sameJSON(t, AnthropicToolset(ts)[2], `{"name":"read_skill_resource","description":`+desc(2)+`,
 		"input_schema":{"type":"object","properties":{"skill":{"type":"string","description":"The skill's id"},
 		"resource":{"type":"string","description":"The file's path relative to the skill's directory, such as reference/api.md"}},
@@ -340,8 +392,9 @@ func TestToolsetShapes(t *testing.T) {
 	for _, o := range OpenAIToolset(ts) {
 		strict[o.Function.Name] = o.Function.Strict
 	}
-	// Optional arguments (load_skill's "arguments", run_skill's free-form "args") rule strict out.
-	if !strict[ToolListSkills] || strict[ToolLoadSkill] || !strict[ToolReadSkillResource] || strict[ToolRunSkill] {
+	// Optional arguments (list_skills' query and limit, load_skill's "arguments", run_skill's
+	// free-form "args") rule strict out.
+	if strict[ToolListSkills] || strict[ToolLoadSkill] || !strict[ToolReadSkillResource] || strict[ToolRunSkill] {
 		t.Errorf("strict %v", strict)
 	}
 
