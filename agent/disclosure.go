@@ -143,7 +143,7 @@ type LoadedSkill struct {
 	Resources []string `json:"resources"`
 }
 
-func doLoadSkill(_ context.Context, r Runner, args []byte, start time.Time) (*runtime.Result, string, error) {
+func doLoadSkill(ctx context.Context, r Runner, args []byte, start time.Time) (*runtime.Result, string, error) {
 	a, perr := parseToolArgs(args, "name", "arguments")
 	if perr != nil {
 		return failed("", start, perr)
@@ -167,7 +167,7 @@ func doLoadSkill(_ context.Context, r Runner, args []byte, start time.Time) (*ru
 		l.Resources = res
 	}
 	if s.InstructionsPath() != "" {
-		content, ierr := instructions(s, arguments)
+		content, ierr := instructions(s, arguments, isRemote(ctx))
 		if ierr == nil {
 			l.Content = content
 			return succeeded(s.ID(), start, l, withResources(content, l.Resources))
@@ -187,7 +187,7 @@ func doLoadSkill(_ context.Context, r Runner, args []byte, start time.Time) (*ru
 // instructions reads and renders the SKILL.md of s. It is read as a resource of the skill (by
 // name, through skillmd.ReadResource), so it gets the same checks as any file a model asks
 // for: a regular file inside the skill's directory, within MaxModelText.
-func instructions(s *runtime.Skill, arguments string) (string, *runtime.RunError) {
+func instructions(s *runtime.Skill, arguments string, remote bool) (string, *runtime.RunError) {
 	data, err := skillmd.ReadResource(s.Dir(), filepath.Base(s.InstructionsPath()), MaxModelText)
 	if err != nil {
 		return "", resourceError(s.ID(), err)
@@ -196,11 +196,7 @@ func instructions(s *runtime.Skill, arguments string) (string, *runtime.RunError
 	if err != nil {
 		return "", &runtime.RunError{Kind: runtime.KindNotFound, Skill: s.ID(), Message: "its SKILL.md is invalid: " + err.Error(), Err: err}
 	}
-	dir, aerr := filepath.Abs(s.Dir())
-	if aerr != nil {
-		dir = s.Dir()
-	}
-	return skillmd.Render(doc.Body, dir, arguments), nil
+	return skillmd.Render(doc.Body, BaseDir(s, remote), arguments), nil
 }
 
 // describeProgram is what load_skill says of an executable skill that has no instructions.

@@ -83,7 +83,7 @@ var builtins = []builtin{
 			`"query":{"type":"string","description":"Optional words describing the task, such as 'convert pdf to text': only the best matching skills are listed"},` +
 			`"limit":{"type":"integer","minimum":1,"maximum":1000,"description":"Optional: list at most this many (10 with a query unless given)"}},` +
 			`"additionalProperties":false}`,
-		do:         doListSkills,
+		do: doListSkills,
 	},
 	{
 		name: ToolLoadSkill,

@@ -20,6 +20,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/skillbox-dev/skillbox/agent"
 	"github.com/skillbox-dev/skillbox/mcpserver"
 )
 
@@ -70,9 +71,10 @@ func TestMCPListTools(t *testing.T) {
 				byName[tool.Name] = tool
 				names = append(names, tool.Name)
 			}
-			want := []string{"skill_echo", "skill_hello", "skill_http_get", "skill_mismatch", "skill_notes", "skill_number", "skill_sleep", "skill_word_count"}
+			want := []string{"list_skills", "load_skill", "read_skill_resource", "run_skill",
+				"skill_echo", "skill_hello", "skill_http_get", "skill_mismatch", "skill_notes", "skill_number", "skill_sleep", "skill_word_count"}
 			if !slices.Equal(names, want) {
-				t.Fatalf("tools %v, want %v (instruction skills are no tools)", names, want)
+				t.Fatalf("tools %v, want %v (instruction skills are no tools: the toolset reaches them)", names, want)
 			}
 			wc := byName["skill_word_count"]
 			if wc.Title != "Word count" || !strings.Contains(wc.Description, "Counts the words") {
@@ -500,7 +502,7 @@ func TestMCPStreamableHTTP(t *testing.T) {
 			}
 			defer cs.Close()
 			tools, err := cs.ListTools(ctx, nil)
-			if err != nil || len(tools.Tools) != 8 {
+			if err != nil || len(tools.Tools) != 12 {
 				t.Fatalf("tools: %v, %d", err, len(tools.Tools))
 			}
 			// The SDK serves the stateless protocol only on a stateless handler: a client that
@@ -568,4 +570,77 @@ func hasCount(st runtime.Stats, skill string, face runtime.Face, outcome string)
 		}
 	}
 	return false
+}
+
+// The disclosure toolset reaches instruction skills from clients that load only tools: over MCP
+// load_skill gives the instructions, rendered with the skill's directory for a local client and
+// its skill:// URI for a remote one (never a host path); read_skill_resource reads its files;
+// run_skill runs an executable skill; the disclosure offer lists the toolset alone.
+func TestMCPDisclosureToolset(t *testing.T) {
+	t.Parallel()
+	call := func(t *testing.T, cs *mcp.ClientSession, name, args string) (string, bool) {
+		t.Helper()
+		res, err := cs.CallTool(testContext(t), &mcp.CallToolParams{Name: name, Arguments: json.RawMessage(args)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Content[0].(*mcp.TextContent).Text, res.IsError
+	}
+	for _, remote := range []bool{false, true} {
+		t.Run(fmt.Sprintf("remote=%v", remote), func(t *testing.T) {
+			e := newEnv(t, mcpserver.Options{Remote: remote})
+			cs := e.connect(t, legacyProtocol, nil)
+			text, isErr := call(t, cs, "load_skill", `{"name":"guide","arguments":"the moon"}`)
+			abs, _ := filepath.Abs(filepath.Join(e.dir, "guide"))
+			base := abs
+			if remote {
+				base = "skill://guide/"
+			}
+			if isErr || !strings.HasPrefix(text, "Base directory for this skill: "+base+"\n") || !strings.Contains(text, "about the moon") {
+				t.Errorf("load_skill: %v %q", isErr, text)
+			}
+			if remote && strings.Contains(text, e.dir) {
+				t.Errorf("a remote client was handed a host path: %q", text)
+			}
+			if text, isErr := call(t, cs, "read_skill_resource", `{"skill":"guide","resource":"reference/api.md"}`); isErr || text != "# API\n\nCall it.\n" {
+				t.Errorf("read_skill_resource: %v %q", isErr, text)
+			}
+			if text, isErr := call(t, cs, "run_skill", `{"skill":"echo","args":{"text":"hi"}}`); isErr || !strings.Contains(text, `"hi"`) {
+				t.Errorf("run_skill: %v %q", isErr, text)
+			}
+			if text, isErr := call(t, cs, "list_skills", `{"query":"guide","limit":1}`); isErr || !strings.Contains(text, `"id":"guide"`) {
+				t.Errorf("list_skills: %v %q", isErr, text)
+			}
+			if text, isErr := call(t, cs, "load_skill", `{}`); !isErr || !strings.Contains(text, `argument "name": is required`) {
+				t.Errorf("load_skill without a name: %v %q", isErr, text)
+			}
+		})
+	}
+	t.Run("offer=disclosure", func(t *testing.T) {
+		e := newEnv(t, mcpserver.Options{Offer: agent.OfferDisclosure})
+		cs := e.connect(t, legacyProtocol, nil)
+		res, err := cs.ListTools(testContext(t), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, tool := range res.Tools {
+			names = append(names, tool.Name)
+		}
+		if !slices.Equal(names, agent.ToolsetNames()) {
+			t.Errorf("tools %v, want the toolset alone", names)
+		}
+	})
+	t.Run("offer=skills", func(t *testing.T) {
+		e := newEnv(t, mcpserver.Options{Offer: agent.OfferSkills})
+		res, err := e.connect(t, legacyProtocol, nil).ListTools(testContext(t), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tool := range res.Tools {
+			if !strings.HasPrefix(tool.Name, "skill_") {
+				t.Errorf("tool %s offered with the skills offer", tool.Name)
+			}
+		}
+	})
 }

@@ -14,12 +14,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/skillbox-dev/skillbox/agent"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/skillmd"
 )
 
 const (
-	uriScheme        = "skill://"
+	uriScheme        = agent.SkillURIScheme
 	instructionsFile = "SKILL.md"
 	markdown         = "text/markdown"
 	promptArgument   = "arguments"
@@ -132,14 +133,7 @@ func (s *Server) getPrompt(id string) mcp.PromptHandler {
 		if err != nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("prompt %q: %v", id, err)}
 		}
-		dir := uriScheme + id + "/"
-		if !s.opts.Remote {
-			dir = sk.Dir()
-			if abs, err := filepath.Abs(dir); err == nil {
-				dir = abs
-			}
-		}
-		text := skillmd.Render(doc.Body, dir, req.Params.Arguments[promptArgument])
+		text := skillmd.Render(doc.Body, agent.BaseDir(sk, s.opts.Remote), req.Params.Arguments[promptArgument])
 		return &mcp.GetPromptResult{
 			Description: doc.Description,
 			Messages:    []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: text}}},

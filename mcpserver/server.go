@@ -33,6 +33,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/skillbox-dev/skillbox/agent"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -53,6 +54,10 @@ type Options struct {
 	// a prompt's base directory is then the skill's skill:// URI, never the host's path. A local
 	// client (stdio) gets the directory, which its own tools can read.
 	Remote bool
+	// Offer says which tools are listed: a tool per executable skill and the disclosure
+	// toolset (list_skills, load_skill, read_skill_resource, run_skill) by default, through which
+	// clients that load only tools reach instruction skills; see [agent.Offer].
+	Offer agent.Offer
 	// SessionTimeout closes a streamable HTTP session that has made no request for this long
 	// (default 30 minutes; negative: never).
 	SessionTimeout time.Duration
@@ -70,6 +75,9 @@ func (o Options) withDefaults() Options {
 		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
 			o.Version = bi.Main.Version
 		}
+	}
+	if o.Offer == "" {
+		o.Offer = agent.OfferAll
 	}
 	if o.PollInterval == 0 {
 		o.PollInterval = time.Second

@@ -70,6 +70,19 @@ func defJSON(v any) string {
 
 func (s *Server) syncTools() {
 	want := map[string]registered{}
+	if s.opts.Offer.Toolset() {
+		for i, t := range agent.MCPToolset(agent.Toolset(s.rt)) {
+			openWorld := t.Annotations.OpenWorldHint
+			tool := &mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema,
+				Annotations: &mcp.ToolAnnotations{ReadOnlyHint: t.Annotations.ReadOnlyHint, OpenWorldHint: &openWorld}}
+			name := agent.ToolsetNames()[i]
+			want[t.Name] = registered{def: defJSON(tool), add: func() { s.mcp.AddTool(tool, s.callToolset(name)) }}
+		}
+	}
+	if !s.opts.Offer.SkillTools() {
+		apply(s.tools, want, s.mcp.RemoveTools)
+		return
+	}
 	for _, t := range agent.MCPTools(s.rt) {
 		id, ok := agent.SkillID(t.Name)
 		if !ok {

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/skillbox-dev/skillbox/agent"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -27,6 +28,19 @@ const (
 
 // callTool returns the handler of the tool of skill id; out checks its results when the tool has
 // an output schema.
+// callToolset answers a call of the disclosure toolset's tool name with the text a model reads
+// (agent.Handle), marked as an error when the call failed. A remote client is never handed a
+// host path (agent.Remote).
+func (s *Server) callToolset(name string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if s.opts.Remote {
+			ctx = agent.Remote(ctx)
+		}
+		text, err := agent.Handle(ctx, s.rt, name, []byte(req.Params.Arguments))
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: err != nil}, nil
+	}
+}
+
 func (s *Server) callTool(id string, out *resultSchema) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		args := []byte(req.Params.Arguments)

@@ -40,7 +40,7 @@ func TestMCPStdio(t *testing.T) {
 	for _, tool := range next()["result"].(map[string]any)["tools"].([]any) {
 		names = append(names, tool.(map[string]any)["name"].(string))
 	}
-	if strings.Join(names, ",") != "skill_hello,skill_http_get,skill_notes,skill_word_count" {
+	if strings.Join(names, ",") != "list_skills,load_skill,read_skill_resource,run_skill,skill_hello,skill_http_get,skill_notes,skill_word_count" {
 		t.Errorf("tools %v", names)
 	}
 	send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"skill_word_count","arguments":{"text":"a b a"}}}`)
