@@ -1,5 +1,7 @@
 package interrupt
 
+import "github.com/skillbox-dev/skillbox/internal/leb128"
+
 // reader walks a module's bytes without copying them. Reads stop at end (the end of the section
 // or body being walked), so nothing can run into what follows; offsets in refusals are into the
 // module.
@@ -44,103 +46,41 @@ func (r *reader) skip(n int, what string) error {
 	return nil
 }
 
-// u32 reads an unsigned LEB128 of at most 5 bytes whose unused bits are zero (wazero's
-// LoadUint32 and DecodeUint32).
+// The integers, read as wazero reads them (package leb128), refused in this package's words.
+
 func (r *reader) u32(what string) (uint32, error) {
-	start := r.pos
-	var v uint32
-	for i := 0; i < 5; i++ {
-		if r.pos >= r.end {
-			return 0, refuse(start, "%s: truncated LEB128", what)
-		}
-		b := r.b[r.pos]
-		r.pos++
-		if b < 0x80 {
-			if i == 4 && b&0xf0 != 0 {
-				return 0, refuse(start, "%s: LEB128 overflows 32 bits", what)
-			}
-			return v | uint32(b)<<(7*i), nil
-		}
-		v |= uint32(b&0x7f) << (7 * i)
-	}
-	return 0, refuse(start, "%s: LEB128 longer than 5 bytes", what)
+	v, next, err := leb128.U32(r.b, r.pos, r.end)
+	return v, r.leb(what, next, err)
 }
 
-// s32 skips a signed LEB128 of at most 5 bytes (wazero's LoadInt32: on the fifth byte, the bits
-// past bit 31 must repeat the sign).
 func (r *reader) s32(what string) error {
-	start := r.pos
-	var v int32
-	for i := 0; i < 5; i++ {
-		b, err := r.byte(what)
-		if err != nil {
-			return err
-		}
-		v |= int32(b&0x7f) << (7 * i)
-		if b&0x80 == 0 {
-			if i == 4 {
-				if unused := b & 0x30; (v < 0 && unused != 0x30) || (v >= 0 && unused != 0) {
-					return refuse(start, "%s: LEB128 overflows 32 bits", what)
-				}
-			}
-			return nil
-		}
-	}
-	return refuse(start, "%s: LEB128 longer than 5 bytes", what)
+	next, err := leb128.S32(r.b, r.pos, r.end)
+	return r.leb(what, next, err)
 }
 
-// s64 skips a signed LEB128 of at most 10 bytes (wazero's LoadInt64).
 func (r *reader) s64(what string) error {
-	start := r.pos
-	var v int64
-	for i := 0; i < 10; i++ {
-		b, err := r.byte(what)
-		if err != nil {
-			return err
-		}
-		v |= int64(b&0x7f) << (7 * i)
-		if b&0x80 == 0 {
-			if i == 9 {
-				if unused := b & 0x3e; (v < 0 && unused != 0x3e) || (v >= 0 && unused != 0) {
-					return refuse(start, "%s: LEB128 overflows 64 bits", what)
-				}
-			}
-			return nil
-		}
-	}
-	return refuse(start, "%s: LEB128 longer than 10 bytes", what)
+	next, err := leb128.S64(r.b, r.pos, r.end)
+	return r.leb(what, next, err)
 }
 
-// s33 reads a signed 33-bit LEB128 of at most 5 bytes (a block type or a heap type) and returns
-// its value. wazero's DecodeInt33AsInt64 also takes a fifth byte with its continuation bit set
-// and then reads the next byte as an instruction; the spec does not allow that, nor does this.
+// s33 reads a block type or a heap type.
 func (r *reader) s33(what string) (int64, error) {
-	start := r.pos
-	var v int64
-	for i := 0; i < 5; i++ {
-		b, err := r.byte(what)
-		if err != nil {
-			return 0, err
-		}
-		v |= int64(b&0x7f) << (7 * i)
-		if b&0x80 == 0 {
-			shift := 7 * (i + 1)
-			if shift < 33 && b&0x40 != 0 {
-				v |= -1 << shift // sign-extend
-			}
-			if i == 4 {
-				v &= 1<<33 - 1
-				if v&(1<<32) != 0 {
-					v -= 1 << 33
-				}
-				if unused := b & 0x20; (v < 0 && unused != 0x20) || (v >= 0 && unused != 0) {
-					return 0, refuse(start, "%s: LEB128 overflows 33 bits", what)
-				}
-			}
-			return v, nil
-		}
+	v, next, err := leb128.S33(r.b, r.pos, r.end)
+	return v, r.leb(what, next, err)
+}
+
+// leb moves to next and words a leb128 error as a refusal (an end inside the integer as byte
+// words it).
+func (r *reader) leb(what string, next int, err error) error {
+	r.pos = next
+	e, ok := err.(*leb128.Error)
+	switch {
+	case !ok:
+		return err
+	case e.Short:
+		return refuse(e.Offset, "%s: unexpected end", what)
 	}
-	return 0, refuse(start, "%s: LEB128 longer than 5 bytes", what)
+	return refuse(e.Offset, "%s: %s", what, e.Msg)
 }
 
 // name reads a length-prefixed name and returns it as a subslice of the module. Its UTF-8 is

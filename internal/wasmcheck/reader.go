@@ -3,6 +3,8 @@ package wasmcheck
 import (
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/skillbox-dev/skillbox/internal/leb128"
 )
 
 // reader walks a module's bytes without copying them. Reads stop at end (the end of the section
@@ -38,96 +40,41 @@ func (r *reader) skip(n int, what string) error {
 	return nil
 }
 
-// u32 reads an unsigned LEB128 of at most 5 bytes whose unused bits are zero.
+// The integers, read as wazero reads them (package leb128), reported in this package's words.
+
 func (r *reader) u32(what string) (uint32, error) {
-	start := r.pos
-	var v uint32
-	for i := 0; i < 5; i++ {
-		if r.pos >= r.end {
-			return 0, r.errAt(start, "%s: truncated LEB128", what)
-		}
-		b := r.b[r.pos]
-		r.pos++
-		if b < 0x80 {
-			if i == 4 && b&0xf0 != 0 {
-				return 0, r.errAt(start, "%s: LEB128 overflows 32 bits", what)
-			}
-			return v | uint32(b)<<(7*i), nil
-		}
-		v |= uint32(b&0x7f) << (7 * i)
-	}
-	return 0, r.errAt(start, "%s: LEB128 longer than 5 bytes", what)
+	v, next, err := leb128.U32(r.b, r.pos, r.end)
+	return v, r.leb(what, next, err)
 }
 
-// s32 skips a signed LEB128 of at most 5 bytes (wazero's decodeInt32 acceptance).
 func (r *reader) s32(what string) error {
-	start := r.pos
-	var v int32
-	for i := 0; i < 5; i++ {
-		b, err := r.byte(what)
-		if err != nil {
-			return err
-		}
-		v |= int32(b&0x7f) << (7 * i)
-		if b&0x80 == 0 {
-			if i == 4 {
-				if unused := b & 0x30; (v < 0 && unused != 0x30) || (v >= 0 && unused != 0) {
-					return r.errAt(start, "%s: LEB128 overflows 32 bits", what)
-				}
-			}
-			return nil
-		}
-	}
-	return r.errAt(start, "%s: LEB128 longer than 5 bytes", what)
+	next, err := leb128.S32(r.b, r.pos, r.end)
+	return r.leb(what, next, err)
 }
 
-// s64 skips a signed LEB128 of at most 10 bytes (wazero's decodeInt64 acceptance).
 func (r *reader) s64(what string) error {
-	start := r.pos
-	var v int64
-	for i := 0; i < 10; i++ {
-		b, err := r.byte(what)
-		if err != nil {
-			return err
-		}
-		v |= int64(b&0x7f) << (7 * i)
-		if b&0x80 == 0 {
-			if i == 9 {
-				if unused := b & 0x3e; (v < 0 && unused != 0x3e) || (v >= 0 && unused != 0) {
-					return r.errAt(start, "%s: LEB128 overflows 64 bits", what)
-				}
-			}
-			return nil
-		}
-	}
-	return r.errAt(start, "%s: LEB128 longer than 10 bytes", what)
+	next, err := leb128.S64(r.b, r.pos, r.end)
+	return r.leb(what, next, err)
 }
 
-// s33 skips a signed 33-bit LEB128 (a heap type) of at most 5 bytes. wazero's decoder also takes
-// a fifth byte with its continuation bit set; the spec does not, nor does this.
+// s33 skips a heap type.
 func (r *reader) s33(what string) error {
-	start := r.pos
-	var v int64
-	for i := 0; i < 5; i++ {
-		b, err := r.byte(what)
-		if err != nil {
-			return err
-		}
-		v |= int64(b&0x7f) << (7 * i)
-		if b&0x80 == 0 {
-			if i == 4 {
-				v &= 1<<33 - 1
-				if v&(1<<32) != 0 {
-					v -= 1 << 33
-				}
-				if unused := b & 0x20; (v < 0 && unused != 0x20) || (v >= 0 && unused != 0) {
-					return r.errAt(start, "%s: LEB128 overflows 33 bits", what)
-				}
-			}
-			return nil
-		}
+	_, next, err := leb128.S33(r.b, r.pos, r.end)
+	return r.leb(what, next, err)
+}
+
+// leb moves to next and words a leb128 error as a FormatError (an end inside the integer as
+// byte words it).
+func (r *reader) leb(what string, next int, err error) error {
+	r.pos = next
+	e, ok := err.(*leb128.Error)
+	switch {
+	case !ok:
+		return err
+	case e.Short:
+		return r.errAt(e.Offset, "%s: unexpected end of section", what)
 	}
-	return r.errAt(start, "%s: LEB128 longer than 5 bytes", what)
+	return r.errAt(e.Offset, "%s: %s", what, e.Msg)
 }
 
 // name reads a length-prefixed UTF-8 string, returning it as a subslice of the module.
