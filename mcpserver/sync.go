@@ -71,18 +71,21 @@ func defJSON(v any) string {
 func (s *Server) syncTools() {
 	want := map[string]registered{}
 	if s.opts.Offer.Toolset() {
-		for i, t := range agent.MCPToolset(agent.Toolset(s.rt)) {
+		for _, t := range agent.MCPToolset(agent.Toolset(s.rt)) {
 			openWorld := t.Annotations.OpenWorldHint
 			tool := &mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema,
 				Annotations: &mcp.ToolAnnotations{ReadOnlyHint: t.Annotations.ReadOnlyHint, OpenWorldHint: &openWorld}}
-			name := agent.ToolsetNames()[i]
-			want[t.Name] = registered{def: defJSON(tool), add: func() { s.mcp.AddTool(tool, s.callToolset(name)) }}
+			want[t.Name] = registered{def: defJSON(tool), add: func() { s.mcp.AddTool(tool, s.callToolset(tool.Name)) }}
 		}
 	}
-	if !s.opts.Offer.SkillTools() {
-		apply(s.tools, want, s.mcp.RemoveTools)
-		return
+	if s.opts.Offer.SkillTools() {
+		s.wantSkillTools(want)
 	}
+	apply(s.tools, want, s.mcp.RemoveTools)
+}
+
+// wantSkillTools adds a tool per callable executable skill to want.
+func (s *Server) wantSkillTools(want map[string]registered) {
 	for _, t := range agent.MCPTools(s.rt) {
 		id, ok := agent.SkillID(t.Name)
 		if !ok {
@@ -113,7 +116,6 @@ func (s *Server) syncTools() {
 		}
 		want[t.Name] = registered{def: defJSON(tool), add: func() { s.mcp.AddTool(tool, s.callTool(id, out)) }}
 	}
-	apply(s.tools, want, s.mcp.RemoveTools)
 }
 
 func (s *Server) syncResources(skills []*runtime.Skill) {
