@@ -49,7 +49,7 @@ type warmPool struct {
 type warmInstance struct {
 	mod    api.Module
 	meter  *memoryMeter
-	slot   *runSlot
+	slot   *ioSlot
 	charge int64
 	// initialised: the guest runtime's initialiser (_initialize ...) ran when it was made.
 	initialised bool
@@ -185,11 +185,11 @@ func (p *warmPool) refill() {
 // make instantiates one instance, or returns nil when the budget has no room or it fails.
 func (p *warmPool) make() *warmInstance {
 	meter := newMemoryMeter(p.s.state().linearLimit)
-	slot := &runSlot{}
+	slot := p.m.takeSlot() // the instance's for its life: never put back
 	// Bounded like a run: a start section that loops is interrupted.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(p.s.grant.Limits.TimeoutMs)*time.Millisecond)
 	defer cancel()
-	mc := p.m.config.WithNanosleep(slot.sleep).WithStdout(slotWriter{slot, false}).WithStderr(slotWriter{slot, true})
+	mc := slot.config
 	mod, err := p.m.instantiate(experimental.WithMemoryAllocator(ctx, meter), mc)
 	if err != nil || meter.startedOver() {
 		if mod != nil {
