@@ -55,14 +55,39 @@ func MCPToolset(tools []Tool) []MCPTool {
 // server serves them.
 const SkillURIScheme = "skill://"
 
-type remoteKey struct{}
+// Origin says where a tool call comes from. The runs a call makes are recorded with its Face
+// and Caller, so metrics and history tell an MCP client's run_skill from an HTTP one; Remote
+// says the client is not on this host (HTTP, MCP over HTTP), and load_skill then names a
+// skill's base directory by its skill:// URI: a remote client is never handed a host path.
+type Origin struct {
+	Face   runtime.Face
+	Caller string
+	Remote bool
+}
 
-// Remote returns ctx marked as a call from a client that is not on this host (HTTP, MCP over
-// HTTP). load_skill then names a skill's base directory by its skill:// URI: a remote client
-// must never be handed a path of the host.
-func Remote(ctx context.Context) context.Context { return context.WithValue(ctx, remoteKey{}, true) }
+type originKey struct{}
 
-func isRemote(ctx context.Context) bool { r, _ := ctx.Value(remoteKey{}).(bool); return r }
+// WithOrigin returns ctx carrying o for [Call] and [Handle]. Without it a call is the embedding
+// program's own: face [runtime.FaceAgent], a local client.
+func WithOrigin(ctx context.Context, o Origin) context.Context {
+	return context.WithValue(ctx, originKey{}, o)
+}
+
+func originOf(ctx context.Context) Origin {
+	if o, ok := ctx.Value(originKey{}).(Origin); ok {
+		if o.Face == "" {
+			o.Face = runtime.FaceAgent
+		}
+		return o
+	}
+	return Origin{Face: runtime.FaceAgent}
+}
+
+// request is the run of skill id with args, as asked for from ctx's origin.
+func request(ctx context.Context, id string, args []byte) runtime.Request {
+	o := originOf(ctx)
+	return runtime.Request{Skill: id, Args: args, Face: o.Face, Caller: o.Caller}
+}
 
 // BaseDir is the base directory rendered instructions name (skillmd.Render): for a remote client
 // the skill's skill:// URI, for a local one (and the embedding program) its absolute directory,

@@ -608,6 +608,9 @@ func TestMCPDisclosureToolset(t *testing.T) {
 			if text, isErr := call(t, cs, "run_skill", `{"skill":"echo","args":{"text":"hi"}}`); isErr || !strings.Contains(text, `"hi"`) {
 				t.Errorf("run_skill: %v %q", isErr, text)
 			}
+			if faces := runFaces(e.rt, "echo"); !slices.Equal(faces, []runtime.Face{runtime.FaceMCP}) {
+				t.Errorf("run_skill over MCP was recorded as face %v, want [mcp]", faces)
+			}
 			if text, isErr := call(t, cs, "list_skills", `{"query":"guide","limit":1}`); isErr || !strings.Contains(text, `"id":"guide"`) {
 				t.Errorf("list_skills: %v %q", isErr, text)
 			}
@@ -643,4 +646,15 @@ func TestMCPDisclosureToolset(t *testing.T) {
 			}
 		}
 	})
+}
+
+// runFaces lists the faces skill's runs were counted under, in the runtime's order.
+func runFaces(rt *runtime.Runtime, skill string) []runtime.Face {
+	var faces []runtime.Face
+	for _, c := range rt.Stats().Runs {
+		if c.Skill == skill {
+			faces = append(faces, c.Face)
+		}
+	}
+	return faces
 }

@@ -30,12 +30,10 @@ const (
 // an output schema.
 // callToolset answers a call of the disclosure toolset's tool name with the text a model reads
 // (agent.Handle), marked as an error when the call failed. A remote client is never handed a
-// host path (agent.Remote).
+// host path (agent.Origin).
 func (s *Server) callToolset(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		if s.opts.Remote {
-			ctx = agent.Remote(ctx)
-		}
+		ctx = agent.WithOrigin(ctx, agent.Origin{Face: runtime.FaceMCP, Remote: s.opts.Remote})
 		text, err := agent.Handle(ctx, s.rt, name, []byte(req.Params.Arguments))
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: err != nil}, nil
 	}
