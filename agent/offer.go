@@ -40,6 +40,45 @@ func (o Offer) SkillTools() bool { return o != OfferDisclosure }
 // Toolset reports whether the offer has the disclosure toolset.
 func (o Offer) Toolset() bool { return o != OfferSkills }
 
+// OpenAI returns the tools the offer has over r in OpenAI's shape: the skills' tools, then the
+// toolset's.
+func (o Offer) OpenAI(r Runner) []OpenAITool {
+	out := []OpenAITool{}
+	if o.SkillTools() {
+		out = append(out, OpenAITools(r)...)
+	}
+	if o.Toolset() {
+		out = append(out, OpenAIToolset(Toolset(r))...)
+	}
+	return out
+}
+
+// Anthropic returns the tools the offer has over r in Anthropic's shape, in [Offer.OpenAI]'s
+// order.
+func (o Offer) Anthropic(r Runner) []AnthropicTool {
+	out := []AnthropicTool{}
+	if o.SkillTools() {
+		out = append(out, AnthropicTools(r)...)
+	}
+	if o.Toolset() {
+		out = append(out, AnthropicToolset(Toolset(r))...)
+	}
+	return out
+}
+
+// MCP returns the tools the offer has over r in the shape of MCP's tools/list, in
+// [Offer.OpenAI]'s order.
+func (o Offer) MCP(r Runner) []MCPTool {
+	out := []MCPTool{}
+	if o.SkillTools() {
+		out = append(out, MCPTools(r)...)
+	}
+	if o.Toolset() {
+		out = append(out, MCPToolset(Toolset(r))...)
+	}
+	return out
+}
+
 // MCPToolset returns tools in the shape of [MCPTools]. Only run_skill can reach outside the
 // host (through a skill's grant); the others read the catalog.
 func MCPToolset(tools []Tool) []MCPTool {

@@ -61,6 +61,40 @@ func TestMCPStdio(t *testing.T) {
 	}
 }
 
+// TestMCPToolsFlag checks that --tools picks what `skillbox mcp` offers, and that a value it
+// does not know is a usage error naming the valid ones.
+func TestMCPToolsFlag(t *testing.T) {
+	t.Parallel()
+	for flag, want := range map[string]string{
+		"disclosure": "list_skills,load_skill,read_skill_resource,run_skill",
+		"skills":     "skill_hello,skill_http_get,skill_notes,skill_word_count",
+	} {
+		t.Run(flag, func(t *testing.T) {
+			t.Parallel()
+			sess := startMCPStdio(t, "--tools", flag)
+			sess.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}`)
+			sess.next()
+			sess.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+			sess.send(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+			var names []string
+			for _, tool := range sess.next()["result"].(map[string]any)["tools"].([]any) {
+				names = append(names, tool.(map[string]any)["name"].(string))
+			}
+			if strings.Join(names, ",") != want {
+				t.Errorf("--tools %s: tools %v, want %s", flag, names, want)
+			}
+			sess.close()
+		})
+	}
+	t.Run("unknown", func(t *testing.T) {
+		t.Parallel()
+		r := cli(t, "", "mcp", "--tools", "some")
+		if r.code != exitUsage || !strings.Contains(r.stderr, "use all, skills or disclosure") {
+			t.Errorf("exit %d, stderr %q", r.code, r.stderr)
+		}
+	})
+}
+
 // TestMCPStdioBadLine sends `skillbox mcp` a line that is not JSON before its first message: it
 // answers with a JSON-RPC parse error, warns on stderr, and serves the session that follows.
 func TestMCPStdioBadLine(t *testing.T) {
@@ -98,7 +132,7 @@ type mcpStdio struct {
 	code   chan int
 }
 
-func startMCPStdio(t *testing.T) *mcpStdio {
+func startMCPStdio(t *testing.T, flags ...string) *mcpStdio {
 	t.Helper()
 	warm("run word-count")
 	inR, inW := io.Pipe()
@@ -106,7 +140,7 @@ func startMCPStdio(t *testing.T) *mcpStdio {
 	m := &mcpStdio{t: t, inW: inW, lines: bufio.NewScanner(outR), stderr: &syncBuffer{}, code: make(chan int, 1)}
 	m.lines.Buffer(make([]byte, 1<<20), 1<<20)
 	go func() {
-		m.code <- run([]string{"--cache-dir", cacheDir, "--skills", bundled, "mcp"}, inR, outW, m.stderr)
+		m.code <- run(append([]string{"--cache-dir", cacheDir, "--skills", bundled, "mcp"}, flags...), inR, outW, m.stderr)
 		outW.Close()
 	}()
 	return m
