@@ -156,7 +156,10 @@ func (s *Server) MCP() *mcp.Server {
 }
 
 // RunStdio serves one client over in (its requests) and out (the server's messages, and nothing
-// else may write to it), until the client closes in or ctx ends.
+// else may write to it), until the client closes in (nil, or the session's error) or ctx ends
+// (ctx's error). Both are how a client shuts a stdio server down, first one then, if it is slow,
+// the other (SIGTERM): neither is logged as an error. The SDK's own Server.Run logs an error
+// for ctx's end, which every client's clean shutdown would print on stderr.
 func (s *Server) RunStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	rc, ok := in.(io.ReadCloser)
 	if !ok {
@@ -164,7 +167,21 @@ func (s *Server) RunStdio(ctx context.Context, in io.Reader, out io.Writer) erro
 	}
 	s.Refresh()
 	s.ensurePolling()
-	return s.mcp.Run(ctx, &stdioTransport{in: rc, out: nopCloser{out}, logger: s.logger})
+	ss, err := s.mcp.Connect(ctx, &stdioTransport{in: rc, out: nopCloser{out}, logger: s.logger}, nil)
+	if err != nil {
+		return err
+	}
+	ended := make(chan error, 1)
+	go func() { ended <- ss.Wait() }()
+	select {
+	case err := <-ended:
+		return err
+	case <-ctx.Done():
+		ss.Close()
+		<-ended
+		s.logger.Debug("stdio session closed: the program is stopping", "cause", context.Cause(ctx))
+		return ctx.Err()
+	}
 }
 
 // Handler returns the streamable HTTP handler of s (the MCP endpoint, to mount at a path such as

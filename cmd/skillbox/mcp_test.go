@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -220,10 +221,7 @@ func TestMCPOfficialClient(t *testing.T) {
 			t.Fatalf("npm ci in %s: %v\n%s", clientDir, err, out)
 		}
 	}
-	bin := filepath.Join(t.TempDir(), "skillbox")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := binary(t)
 	skills, err := filepath.Abs(bundled)
 	if err != nil {
 		t.Fatal(err)
@@ -282,4 +280,50 @@ func TestMCPOfficialClient(t *testing.T) {
 		defer hs.Close()
 		client(t, "http", hs.URL+"/mcp")
 	})
+}
+
+// TestMCPStopsQuietly shuts `skillbox mcp` down as MCP clients do, by closing its stdin or,
+// when that is not enough or not tried, with SIGTERM: either way it exits 0 and prints
+// nothing on stderr, so a client's log shows no error for a clean stop.
+func TestMCPStopsQuietly(t *testing.T) {
+	t.Parallel()
+	bin := binary(t)
+	for _, how := range []string{"close stdin", "SIGTERM"} {
+		t.Run(how, func(t *testing.T) {
+			t.Parallel()
+			cmd := exec.Command(bin, "--cache-dir", cacheDir, "--skills", bundled, "mcp")
+			stdin, err := cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var stderr syncBuffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = cmd.Process.Kill() })
+			io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}`+"\n")
+			if line, err := bufio.NewReader(stdout).ReadString('\n'); err != nil || !strings.Contains(line, `"serverInfo"`) {
+				t.Fatalf("initialize: %q %v; stderr %s", line, err, stderr.String())
+			}
+			if how == "SIGTERM" {
+				err = cmd.Process.Signal(syscall.SIGTERM)
+			} else {
+				err = stdin.Close()
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Wait(); err != nil {
+				t.Errorf("exit: %v", err)
+			}
+			if s := stderr.String(); s != "" {
+				t.Errorf("stderr on a clean stop: %q", s)
+			}
+		})
+	}
 }

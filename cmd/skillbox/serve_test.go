@@ -163,11 +163,7 @@ func sseEvents(t *testing.T, r io.Reader, onEvent func(name string, data map[str
 
 // TestServe builds the real binary once and runs `skillbox serve` as a user would.
 func TestServe(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "skillbox")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := binary(t)
 	// A second skills directory with a skill that takes a while: sleep.wasm waits until its
 	// 2-second timeout.
 	slow := t.TempDir()
