@@ -102,6 +102,10 @@ type Origin struct {
 	Face   runtime.Face
 	Caller string
 	Remote bool
+	// OnEvent, when set, receives the events of the runs the call makes, with the skill's id
+	// (see runtime.Request.OnEvent, whose rules it has): a face forwards log lines and
+	// progress to its client as they happen.
+	OnEvent func(skill string, e runtime.Event)
 }
 
 type originKey struct{}
@@ -125,7 +129,11 @@ func originOf(ctx context.Context) Origin {
 // request is the run of skill id with args, as asked for from ctx's origin.
 func request(ctx context.Context, id string, args []byte) runtime.Request {
 	o := originOf(ctx)
-	return runtime.Request{Skill: id, Args: args, Face: o.Face, Caller: o.Caller}
+	req := runtime.Request{Skill: id, Args: args, Face: o.Face, Caller: o.Caller}
+	if o.OnEvent != nil {
+		req.OnEvent = func(e runtime.Event) { o.OnEvent(id, e) }
+	}
+	return req
 }
 
 // BaseDir is the base directory rendered instructions name (skillmd.Render): for a remote client
