@@ -99,7 +99,7 @@ func invoke(ctx context.Context, r Runner, name string, argsJSON []byte) (*runti
 	}
 	if id, ok := SkillID(name); ok {
 		if _, err := r.Skill(id); err == nil {
-			res, err := r.Run(ctx, runtime.Request{Skill: id, Args: argsJSON, Face: runtime.FaceAgent})
+			res, err := r.Run(ctx, request(ctx, id, argsJSON))
 			return res, "", err
 		}
 	}

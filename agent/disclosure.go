@@ -167,7 +167,7 @@ func doLoadSkill(ctx context.Context, r Runner, args []byte, start time.Time) (*
 		l.Resources = res
 	}
 	if s.InstructionsPath() != "" {
-		content, ierr := instructions(s, arguments, isRemote(ctx))
+		content, ierr := instructions(s, arguments, originOf(ctx).Remote)
 		if ierr == nil {
 			l.Content = content
 			return succeeded(s.ID(), start, l, withResources(content, l.Resources))
@@ -288,7 +288,7 @@ func doRunSkill(ctx context.Context, r Runner, args []byte, start time.Time) (*r
 	if err != nil {
 		return failed("", start, err)
 	}
-	res, rerr := r.Run(ctx, runtime.Request{Skill: s.ID(), Args: runArgs, Face: runtime.FaceAgent})
+	res, rerr := r.Run(ctx, request(ctx, s.ID(), runArgs))
 	return res, "", rerr
 }
 

@@ -22,11 +22,18 @@ import (
 // flag for it (Anthropic's "is_error"). It is nil exactly when the call succeeded, and is then
 // what [Call] returns.
 func Handle(ctx context.Context, r Runner, name string, argsJSON []byte) (string, error) {
+	_, text, err := HandleResult(ctx, r, name, argsJSON)
+	return text, err
+}
+
+// HandleResult is [Handle] that also returns the call's Result, as [Call] does: for a face
+// that sends the model's text and keeps the record (the run id, the usage) beside it.
+func HandleResult(ctx context.Context, r Runner, name string, argsJSON []byte) (*runtime.Result, string, error) {
 	res, text, err := invoke(ctx, r, name, argsJSON)
 	if text != "" && err == nil {
-		return text, nil
+		return res, text, nil
 	}
-	return ResultText(res), err
+	return res, ResultText(res), err
 }
 
 // ResultText is the text a model reads for a Result: the result value as JSON when it succeeded

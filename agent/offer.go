@@ -40,6 +40,45 @@ func (o Offer) SkillTools() bool { return o != OfferDisclosure }
 // Toolset reports whether the offer has the disclosure toolset.
 func (o Offer) Toolset() bool { return o != OfferSkills }
 
+// OpenAI returns the tools the offer has over r in OpenAI's shape: the skills' tools, then the
+// toolset's.
+func (o Offer) OpenAI(r Runner) []OpenAITool {
+	out := []OpenAITool{}
+	if o.SkillTools() {
+		out = append(out, OpenAITools(r)...)
+	}
+	if o.Toolset() {
+		out = append(out, OpenAIToolset(Toolset(r))...)
+	}
+	return out
+}
+
+// Anthropic returns the tools the offer has over r in Anthropic's shape, in [Offer.OpenAI]'s
+// order.
+func (o Offer) Anthropic(r Runner) []AnthropicTool {
+	out := []AnthropicTool{}
+	if o.SkillTools() {
+		out = append(out, AnthropicTools(r)...)
+	}
+	if o.Toolset() {
+		out = append(out, AnthropicToolset(Toolset(r))...)
+	}
+	return out
+}
+
+// MCP returns the tools the offer has over r in the shape of MCP's tools/list, in
+// [Offer.OpenAI]'s order.
+func (o Offer) MCP(r Runner) []MCPTool {
+	out := []MCPTool{}
+	if o.SkillTools() {
+		out = append(out, MCPTools(r)...)
+	}
+	if o.Toolset() {
+		out = append(out, MCPToolset(Toolset(r))...)
+	}
+	return out
+}
+
 // MCPToolset returns tools in the shape of [MCPTools]. Only run_skill can reach outside the
 // host (through a skill's grant); the others read the catalog.
 func MCPToolset(tools []Tool) []MCPTool {
@@ -55,14 +94,47 @@ func MCPToolset(tools []Tool) []MCPTool {
 // server serves them.
 const SkillURIScheme = "skill://"
 
-type remoteKey struct{}
+// Origin says where a tool call comes from. The runs a call makes are recorded with its Face
+// and Caller, so metrics and history tell an MCP client's run_skill from an HTTP one; Remote
+// says the client is not on this host (HTTP, MCP over HTTP), and load_skill then names a
+// skill's base directory by its skill:// URI: a remote client is never handed a host path.
+type Origin struct {
+	Face   runtime.Face
+	Caller string
+	Remote bool
+	// OnEvent, when set, receives the events of the runs the call makes, with the skill's id
+	// (see runtime.Request.OnEvent, whose rules it has): a face forwards log lines and
+	// progress to its client as they happen.
+	OnEvent func(skill string, e runtime.Event)
+}
 
-// Remote returns ctx marked as a call from a client that is not on this host (HTTP, MCP over
-// HTTP). load_skill then names a skill's base directory by its skill:// URI: a remote client
-// must never be handed a path of the host.
-func Remote(ctx context.Context) context.Context { return context.WithValue(ctx, remoteKey{}, true) }
+type originKey struct{}
 
-func isRemote(ctx context.Context) bool { r, _ := ctx.Value(remoteKey{}).(bool); return r }
+// WithOrigin returns ctx carrying o for [Call] and [Handle]. Without it a call is the embedding
+// program's own: face [runtime.FaceAgent], a local client.
+func WithOrigin(ctx context.Context, o Origin) context.Context {
+	return context.WithValue(ctx, originKey{}, o)
+}
+
+func originOf(ctx context.Context) Origin {
+	if o, ok := ctx.Value(originKey{}).(Origin); ok {
+		if o.Face == "" {
+			o.Face = runtime.FaceAgent
+		}
+		return o
+	}
+	return Origin{Face: runtime.FaceAgent}
+}
+
+// request is the run of skill id with args, as asked for from ctx's origin.
+func request(ctx context.Context, id string, args []byte) runtime.Request {
+	o := originOf(ctx)
+	req := runtime.Request{Skill: id, Args: args, Face: o.Face, Caller: o.Caller}
+	if o.OnEvent != nil {
+		req.OnEvent = func(e runtime.Event) { o.OnEvent(id, e) }
+	}
+	return req
+}
 
 // BaseDir is the base directory rendered instructions name (skillmd.Render): for a remote client
 // the skill's skill:// URI, for a local one (and the embedding program) its absolute directory,

@@ -2,6 +2,7 @@ package mcpserver_test
 
 import (
 	"context"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -143,6 +144,20 @@ func (e *env) connect(t *testing.T, protocol string, opts *mcp.ClientOptions) *m
 	t.Cleanup(func() { _ = ss.Close() })
 	client := mcp.NewClient(&mcp.Implementation{Name: "skillbox-test", Version: "1"}, opts)
 	cs, err := client.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+// connectHTTP is connect over streamable HTTP: e's Handler on a loopback server of its own.
+func (e *env) connectHTTP(t *testing.T, protocol string, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	hs := httptest.NewServer(e.srv.Handler())
+	t.Cleanup(hs.Close)
+	client := mcp.NewClient(&mcp.Implementation{Name: "skillbox-test", Version: "1"}, opts)
+	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: hs.URL}, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -381,11 +381,18 @@ func TestMCPLogNotifications(t *testing.T) {
 func TestMCPListChanged(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, mcpserver.Options{PollInterval: 50 * time.Millisecond})
-	for _, protocol := range []string{legacyProtocol, newProtocol} {
-		t.Run("protocol="+protocol, func(t *testing.T) {
+	for _, tc := range []struct{ transport, protocol string }{
+		{"memory", legacyProtocol}, {"memory", newProtocol}, {"http", legacyProtocol}, {"http", newProtocol},
+	} {
+		protocol := tc.protocol
+		t.Run(tc.transport+"/protocol="+protocol, func(t *testing.T) {
 			changed := map[string]chan struct{}{"tools": make(chan struct{}, 8), "resources": make(chan struct{}, 8), "prompts": make(chan struct{}, 8)}
 			signal := func(kind string) { changed[kind] <- struct{}{} }
-			cs := e.connect(t, protocol, &mcp.ClientOptions{
+			connect := e.connect
+			if tc.transport == "http" {
+				connect = e.connectHTTP
+			}
+			cs := connect(t, protocol, &mcp.ClientOptions{
 				ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { signal("tools") },
 				ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { signal("resources") },
 				PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { signal("prompts") },
@@ -505,15 +512,24 @@ func TestMCPStreamableHTTP(t *testing.T) {
 			if err != nil || len(tools.Tools) != 12 {
 				t.Fatalf("tools: %v, %d", err, len(tools.Tools))
 			}
-			// The SDK serves the stateless protocol only on a stateless handler: a client that
-			// asks for it here falls back to the handshake (and sessions).
-			if v := cs.InitializeResult().ProtocolVersion; v != legacyProtocol {
-				t.Errorf("negotiated %s, want %s", v, legacyProtocol)
+			// A client of the stateless revision gets it; an older one its sessions.
+			want := legacyProtocol
+			if protocol == newProtocol {
+				want = "2026-07-28"
 			}
-			if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
-				t.Fatal(err)
+			if v := cs.InitializeResult().ProtocolVersion; v != want {
+				t.Errorf("negotiated %s, want %s", v, want)
 			}
 			params := &mcp.CallToolParams{Name: "skill_hello", Arguments: map[string]any{"name": "Ada"}}
+			if protocol == legacyProtocol {
+				// The level lasts for the session.
+				if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				// Without sessions, each request says the level it wants.
+				params.Meta = mcp.Meta{mcp.MetaKeyLogLevel: "info"}
+			}
 			res, err := cs.CallTool(ctx, params)
 			if err != nil || res.IsError || fmt.Sprint(res.StructuredContent) != "map[greeting:Hello, Ada!]" {
 				t.Fatalf("call: %v %+v", err, res)
@@ -608,6 +624,9 @@ func TestMCPDisclosureToolset(t *testing.T) {
 			if text, isErr := call(t, cs, "run_skill", `{"skill":"echo","args":{"text":"hi"}}`); isErr || !strings.Contains(text, `"hi"`) {
 				t.Errorf("run_skill: %v %q", isErr, text)
 			}
+			if faces := runFaces(e.rt, "echo"); !slices.Equal(faces, []runtime.Face{runtime.FaceMCP}) {
+				t.Errorf("run_skill over MCP was recorded as face %v, want [mcp]", faces)
+			}
 			if text, isErr := call(t, cs, "list_skills", `{"query":"guide","limit":1}`); isErr || !strings.Contains(text, `"id":"guide"`) {
 				t.Errorf("list_skills: %v %q", isErr, text)
 			}
@@ -643,4 +662,68 @@ func TestMCPDisclosureToolset(t *testing.T) {
 			}
 		}
 	})
+}
+
+// runFaces lists the faces skill's runs were counted under, in the runtime's order.
+func runFaces(rt *runtime.Runtime, skill string) []runtime.Face {
+	var faces []runtime.Face
+	for _, c := range rt.Stats().Runs {
+		if c.Skill == skill {
+			faces = append(faces, c.Face)
+		}
+	}
+	return faces
+}
+
+// A call that carries a progressToken gets its run's progress as notifications/progress: the
+// status events and each log line, numbered upward, before the result. A skill's own tool and
+// run_skill both do, over memory and over HTTP in either protocol; a call without a token gets
+// none.
+func TestMCPProgress(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, mcpserver.Options{})
+	for _, tc := range []struct{ transport, protocol string }{
+		{"memory", legacyProtocol}, {"memory", newProtocol}, {"http", legacyProtocol}, {"http", newProtocol},
+	} {
+		t.Run(tc.transport+"/protocol="+tc.protocol, func(t *testing.T) {
+			t.Parallel()
+			var mu sync.Mutex
+			got := map[any][]string{} // by token
+			connect := e.connect
+			if tc.transport == "http" {
+				connect = e.connectHTTP
+			}
+			cs := connect(t, tc.protocol, &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+				mu.Lock()
+				defer mu.Unlock()
+				p := r.Params
+				got[p.ProgressToken] = append(got[p.ProgressToken], fmt.Sprintf("%v %s", p.Progress, p.Message))
+			}})
+			for token, params := range map[string]*mcp.CallToolParams{
+				"own":       {Name: "skill_hello", Arguments: map[string]any{"name": "Ada"}},
+				"run_skill": {Name: "run_skill", Arguments: map[string]any{"skill": "hello", "args": map[string]any{"name": "Ada"}}},
+			} {
+				params.SetProgressToken(token)
+				if res, err := cs.CallTool(testContext(t), params); err != nil || res.IsError {
+					t.Fatalf("%s: %v %+v", token, err, res)
+				}
+				want := []string{"1 hello: started", "2 hello: running", "3 hello: greeting Ada"}
+				waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(got[token]) >= len(want) })
+				mu.Lock()
+				if !slices.Equal(got[token], want) {
+					t.Errorf("%s: progress %q, want %q", token, got[token], want)
+				}
+				mu.Unlock()
+			}
+			if res, err := cs.CallTool(testContext(t), &mcp.CallToolParams{Name: "skill_hello"}); err != nil || res.IsError {
+				t.Fatalf("no token: %v %+v", err, res)
+			}
+			time.Sleep(50 * time.Millisecond)
+			mu.Lock()
+			defer mu.Unlock()
+			if len(got) != 2 {
+				t.Errorf("progress for calls without a token: %v", got)
+			}
+		})
+	}
 }

@@ -12,14 +12,19 @@
 //     allows, and refuses the rest (a "..", a hidden file, a symlink out of the skill);
 //   - every active instruction skill is a prompt named after its id, with an optional
 //     "arguments" argument, rendered by [skillmd.Render];
+//   - the progressive-disclosure toolset (list_skills, load_skill, read_skill_resource,
+//     run_skill: [agent.Toolset]) is listed beside them by default ([Options.Offer]), so clients
+//     that load only tools reach instruction skills; its runs are recorded as this face's;
 //   - a run's log lines go to the client as notifications/message while the call runs (logger:
-//     the skill id), at or above the level the client asked for (logging/setLevel; the SDK
-//     sends none before a client asks);
+//     the skill id), at or above the level the client asked for (logging/setLevel, or the
+//     request's _meta in the stateless revision; the SDK sends none before a client asks); a
+//     call with a progressToken also gets notifications/progress for each status and log line;
 //   - when the runtime's skills change (Reload, Install, Remove, Watch), the lists are synced and
 //     the SDK sends notifications/tools/list_changed (and the resources and prompts ones).
 //
 // [Server.RunStdio] serves one client over a pair of streams (skillbox mcp); [Handler] and
-// [Server.Handler] serve any number over streamable HTTP.
+// [Server.Handler] serve any number over streamable HTTP, in the stateless 2026-07-28 revision
+// to clients that speak it and with sessions to older ones.
 package mcpserver
 
 import (
@@ -156,7 +161,10 @@ func (s *Server) MCP() *mcp.Server {
 }
 
 // RunStdio serves one client over in (its requests) and out (the server's messages, and nothing
-// else may write to it), until the client closes in or ctx ends.
+// else may write to it), until the client closes in (nil, or the session's error) or ctx ends
+// (ctx's error). Both are how a client shuts a stdio server down, first one then, if it is slow,
+// the other (SIGTERM): neither is logged as an error. The SDK's own Server.Run logs an error
+// for ctx's end, which every client's clean shutdown would print on stderr.
 func (s *Server) RunStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	rc, ok := in.(io.ReadCloser)
 	if !ok {
@@ -164,19 +172,59 @@ func (s *Server) RunStdio(ctx context.Context, in io.Reader, out io.Writer) erro
 	}
 	s.Refresh()
 	s.ensurePolling()
-	return s.mcp.Run(ctx, &stdioTransport{in: rc, out: nopCloser{out}, logger: s.logger})
+	ss, err := s.mcp.Connect(ctx, &stdioTransport{in: rc, out: nopCloser{out}, logger: s.logger}, nil)
+	if err != nil {
+		return err
+	}
+	ended := make(chan error, 1)
+	go func() { ended <- ss.Wait() }()
+	select {
+	case err := <-ended:
+		return err
+	case <-ctx.Done():
+		ss.Close()
+		<-ended
+		s.logger.Debug("stdio session closed: the program is stopping", "cause", context.Cause(ctx))
+		return ctx.Err()
+	}
 }
 
 // Handler returns the streamable HTTP handler of s (the MCP endpoint, to mount at a path such as
 // /mcp). It protects a loopback listener from DNS rebinding (a non-loopback Host header is
 // refused) and does no authentication of its own.
+//
+// It speaks both generations of the protocol. A request of 2026-07-28 or later (its
+// Mcp-Protocol-Version header says so) is served statelessly, as that revision defines: no
+// handshake, no session, each POST whole in itself, list changes over subscriptions/listen. The
+// SDK refuses those requests on a handler with sessions. Older clients (2025-11-25 and before)
+// keep the sessions their revision defines: initialize, Mcp-Session-Id, the GET stream for
+// notifications, logging/setLevel that lasts.
 func (s *Server) Handler() http.Handler {
 	timeout := s.opts.SessionTimeout
 	if timeout < 0 {
 		timeout = 0
 	}
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.MCP() },
-		&mcp.StreamableHTTPOptions{Logger: s.logger, SessionTimeout: timeout})
+	server := func(*http.Request) *mcp.Server { return s.MCP() }
+	sessions := mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{Logger: s.logger, SessionTimeout: timeout})
+	stateless := mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{Logger: s.logger, Stateless: true,
+		// A client that goes away cancels its call (and the run): nothing could receive the result.
+		PropagateRequestCancellation: true})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if statelessProtocol(r.Header.Get("Mcp-Protocol-Version")) {
+			stateless.ServeHTTP(w, r)
+			return
+		}
+		sessions.ServeHTTP(w, r)
+	})
+}
+
+// firstStatelessProtocol is the first revision of MCP without sessions over HTTP.
+const firstStatelessProtocol = "2026-07-28"
+
+// statelessProtocol reports whether v, an Mcp-Protocol-Version (YYYY-MM-DD, which sort as
+// strings), is a revision without sessions.
+func statelessProtocol(v string) bool {
+	return len(v) == len(firstStatelessProtocol) && v >= firstStatelessProtocol
 }
 
 // Handler is New(rt, opts).Handler().

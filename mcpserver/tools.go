@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -30,13 +31,13 @@ const (
 // an output schema.
 // callToolset answers a call of the disclosure toolset's tool name with the text a model reads
 // (agent.Handle), marked as an error when the call failed. A remote client is never handed a
-// host path (agent.Remote).
+// host path (agent.Origin).
 func (s *Server) callToolset(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		if s.opts.Remote {
-			ctx = agent.Remote(ctx)
-		}
+		events := newNotifier(ctx, req)
+		ctx = agent.WithOrigin(ctx, agent.Origin{Face: runtime.FaceMCP, Remote: s.opts.Remote, OnEvent: events.event})
 		text, err := agent.Handle(ctx, s.rt, name, []byte(req.Params.Arguments))
+		events.close() // every notification goes before the result
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: err != nil}, nil
 	}
 }
@@ -47,13 +48,11 @@ func (s *Server) callTool(id string, out *resultSchema) mcp.ToolHandler {
 		if t := bytes.TrimSpace(args); bytes.Equal(t, []byte("null")) {
 			args = nil // no arguments: the runtime reads that as {}
 		}
-		logs := newLogForwarder(ctx, req.Session, id)
+		events := newNotifier(ctx, req)
 		res, err := s.rt.Run(ctx, runtime.Request{Skill: id, Args: args, Face: runtime.FaceMCP, OnEvent: func(e runtime.Event) {
-			if e.Type == "log" && e.Log != nil {
-				logs.send(e.RunID, *e.Log)
-			}
+			events.event(id, e)
 		}})
-		logs.close() // every log notification goes before the result
+		events.close() // every notification goes before the result
 		if err != nil {
 			kind, msg := runtime.KindInternal, err.Error()
 			if res != nil && res.Error != nil {
@@ -119,70 +118,104 @@ func orNull(v json.RawMessage) json.RawMessage {
 	return v
 }
 
-// logBuffer is how many log lines may wait for the client before more are dropped: a run's log
-// is bounded by its maxLogBytes anyway, and the guest must not wait on a slow client.
-const logBuffer = 1024
+// eventBuffer is how many events of a run may wait for the client before more are dropped: a
+// run's log is bounded by its maxLogBytes anyway, and the guest must not wait on a slow client.
+const eventBuffer = 1024
 
-// logForwarder sends a run's log lines to the client as notifications/message, in order, from a
-// goroutine of its own, so the guest never waits on the client.
-type logForwarder struct {
+// maxProgressMessage bounds the log line a progress notification quotes, in bytes.
+const maxProgressMessage = 200
+
+// notifier sends a run's events to the client, in order, from a goroutine of its own, so the
+// guest never waits on the client: log lines as notifications/message (at or above the level
+// the client asked for), and, when the call carried a progressToken, every event as
+// notifications/progress: "started", "running", then each log line, numbered 1, 2, 3, ...
+// (how long a run will take is not known, so there is no total).
+type notifier struct {
 	mu     sync.Mutex
 	closed bool
-	ch     chan logLine
+	ch     chan skillEvent
 	done   chan struct{}
 }
 
-type logLine struct {
-	runID string
-	entry runtime.LogEntry
+type skillEvent struct {
+	skill string
+	runtime.Event
 }
 
-func newLogForwarder(ctx context.Context, ss *mcp.ServerSession, skill string) *logForwarder {
-	f := &logForwarder{ch: make(chan logLine, logBuffer), done: make(chan struct{})}
+func newNotifier(ctx context.Context, req *mcp.CallToolRequest) *notifier {
+	n := &notifier{ch: make(chan skillEvent, eventBuffer), done: make(chan struct{})}
+	ss := req.Session
+	var token any
+	if req.Params != nil {
+		token = req.Params.GetProgressToken()
+	}
 	go func() {
-		defer close(f.done)
-		for l := range f.ch {
+		defer close(n.done)
+		var progress float64
+		for e := range n.ch {
 			if ss == nil || ctx.Err() != nil {
 				continue // drain
 			}
-			meta := mcp.Meta{MetaRunID: l.runID}
-			if l.entry.Source != "" {
-				meta["skillbox/source"] = l.entry.Source
+			// The errors are the client's going away, which the call's own reply will meet too.
+			if e.Type == "log" {
+				meta := mcp.Meta{MetaRunID: e.RunID}
+				if e.Log.Source != "" {
+					meta["skillbox/source"] = e.Log.Source
+				}
+				//lint:ignore SA1019 deprecated only from protocol 2026-07-28, and the clients of today use it
+				_ = ss.Log(ctx, &mcp.LoggingMessageParams{Meta: meta, Level: mcpLevel(e.Log.Level), Logger: e.skill, Data: e.Log.Message})
 			}
-			// The error is the client's going away, which the call's own reply will meet too.
-			//lint:ignore SA1019 deprecated only from protocol 2026-07-28, and the clients of today use it
-			_ = ss.Log(ctx, &mcp.LoggingMessageParams{
-				Meta:   meta,
-				Level:  mcpLevel(l.entry.Level),
-				Logger: skill,
-				Data:   l.entry.Message,
-			})
+			if token != nil {
+				progress++
+				_ = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: progress,
+					Message: progressMessage(e), Meta: mcp.Meta{MetaRunID: e.RunID}})
+			}
 		}
 	}()
-	return f
+	return n
 }
 
-func (f *logForwarder) send(runID string, e runtime.LogEntry) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.closed {
+// progressMessage says what an event is in a line for a progress bar.
+func progressMessage(e skillEvent) string {
+	if e.Type != "log" {
+		return e.skill + ": " + e.Status
+	}
+	msg := e.Log.Message
+	if len(msg) > maxProgressMessage {
+		cut := maxProgressMessage
+		for cut > 0 && !utf8.RuneStart(msg[cut]) {
+			cut--
+		}
+		msg = msg[:cut] + "…"
+	}
+	return e.skill + ": " + msg
+}
+
+// event is a run's OnEvent: it queues status and log events (the result is the call's reply).
+func (n *notifier) event(skill string, e runtime.Event) {
+	if (e.Type != "log" || e.Log == nil) && e.Type != "status" {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed {
 		return
 	}
 	select {
-	case f.ch <- logLine{runID, e}:
+	case n.ch <- skillEvent{skill, e}:
 	default: // the client is that far behind: the line stays in the run's own log only
 	}
 }
 
-// close waits until every line sent so far has gone to the client; later ones are dropped.
-func (f *logForwarder) close() {
-	f.mu.Lock()
-	if !f.closed {
-		f.closed = true
-		close(f.ch)
+// close waits until every event queued so far has gone to the client; later ones are dropped.
+func (n *notifier) close() {
+	n.mu.Lock()
+	if !n.closed {
+		n.closed = true
+		close(n.ch)
 	}
-	f.mu.Unlock()
-	<-f.done
+	n.mu.Unlock()
+	<-n.done
 }
 
 // mcpLevel maps a run log's level (debug, info, warn, error) to MCP's (RFC 5424's names).

@@ -174,7 +174,9 @@ func (rt *Runtime) resolve(ctx context.Context, id string) (*Skill, *RunError) {
 		return nil, admissionError(s, err)
 	}
 	if v.status != StatusActive {
-		return nil, runErr(KindNotFound, id, errors.Join(ErrBroken, v.err), "skill is broken: %v", v.err)
+		// The message goes to remote clients too: it names the skill's files as Problems does,
+		// never by their host path; the wrapped error keeps the paths for the operator.
+		return nil, runErr(KindNotFound, id, errors.Join(ErrBroken, v.err), "skill is broken: %s", strings.Join(s.remoteProblems(v.err), "; "))
 	}
 	return s, nil
 }

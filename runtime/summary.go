@@ -39,7 +39,11 @@ func (s *Skill) Summary() Summary {
 // replaced by its id wherever a message or hint names it. Err keeps the host's paths, for the
 // operator's own tools.
 func (s *Skill) Problems() []string {
-	err := s.Err()
+	return s.remoteProblems(s.Err())
+}
+
+// remoteProblems is err (a version's problems) as [Skill.Problems] words it.
+func (s *Skill) remoteProblems(err error) []string {
 	if err == nil {
 		return nil
 	}

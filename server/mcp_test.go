@@ -1,10 +1,15 @@
 package server
 
 import (
+	"context"
 	"io"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // /mcp speaks MCP's streamable HTTP behind the same keys: a session needs the runner role.
@@ -39,5 +44,51 @@ func TestMCPEndpoint(t *testing.T) {
 	status, body := send(roleKeys[RoleRunner])
 	if status != http.StatusOK || !strings.Contains(body, `"serverInfo"`) || !strings.Contains(body, `"tools"`) {
 		t.Errorf("runner: %d %s", status, body)
+	}
+}
+
+// keyTransport sends an API key with every request, as an MCP client configured with a header.
+type keyTransport struct{ key string }
+
+func (k keyTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("X-API-Key", k.key)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// Both generations of MCP are served at /mcp behind the keys: the stateless 2026-07-28 revision,
+// and the sessions of 2025-11-25. Either way, a remote client's load_skill names no host path.
+func TestMCPEndpointProtocols(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t, keysOptions(), "../skills")
+	abs, _ := filepath.Abs("../skills")
+	for _, protocol := range []string{"2026-07-28", "2025-11-25"} {
+		t.Run(protocol, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+			cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: env.ts.URL + "/mcp",
+				HTTPClient: &http.Client{Transport: keyTransport{roleKeys[RoleRunner]}}}, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			if v := cs.InitializeResult().ProtocolVersion; v != protocol {
+				t.Errorf("negotiated %s, want %s", v, protocol)
+			}
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "load_skill", Arguments: map[string]any{"name": "hello"}})
+			if err != nil || res.IsError {
+				t.Fatalf("load_skill: %v %+v", err, res)
+			}
+			text := res.Content[0].(*mcp.TextContent).Text
+			if !strings.Contains(text, "skill://hello/") || strings.Contains(text, abs) {
+				t.Errorf("load_skill over HTTP: %q", text)
+			}
+			res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "skill_word_count", Arguments: map[string]any{"text": "a b"}})
+			if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, `"words":2`) {
+				t.Errorf("skill_word_count: %v %+v", err, res)
+			}
+		})
 	}
 }

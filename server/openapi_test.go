@@ -212,6 +212,12 @@ func TestOpenAPIDocumentsEveryStatus(t *testing.T) {
 		{"delete /v1/skills/{id}", 404, func() reply { return send(t, "DELETE", env.ts.URL+"/v1/skills/none", nil) }},
 		{"post /v1/skills/search", 400, func() reply { return post(t, env.ts.URL+"/v1/skills/search", `{}`) }},
 		{"get /v1/tools", 400, func() reply { return get(t, env.ts.URL+"/v1/tools?format=x") }},
+		{"get /v1/tools", 400, func() reply { return get(t, env.ts.URL+"/v1/tools?tools=x") }},
+		{"post /v1/tools/call", 400, func() reply { return post(t, env.ts.URL+"/v1/tools/call", `{}`) }},
+		{"post /v1/tools/call", 413, func() reply {
+			return post(t, small.ts.URL+"/v1/tools/call", `{"name":"list_skills","arguments":{"query":"`+strings.Repeat("q", 100)+`"}}`)
+		}},
+		{"post /v1/tools/call", 415, func() reply { return send(t, "POST", env.ts.URL+"/v1/tools/call", strings.NewReader("{}")) }},
 		{"get /v1/runs/{run_id}", 404, func() reply { return get(t, env.ts.URL+"/v1/runs/x") }},
 		{"get /v1/skills", 421, func() reply { return get(t, env.ts.URL+"/v1/skills", "Host", "evil.example") }},
 		{"post /mcp", 421, func() reply { return post(t, env.ts.URL+"/mcp", mcpInitialize, "Host", "evil.example") }},

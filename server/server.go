@@ -3,6 +3,7 @@ package server
 import (
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -35,6 +36,10 @@ type Options struct {
 	// the cross-site check. None, the default, means no page on another origin may run or change
 	// anything. New refuses "*", "null" and anything with a path.
 	CORSOrigins []string
+	// Offer says which tools GET /v1/tools and the MCP endpoint list by default: a tool per
+	// executable skill and the progressive-disclosure toolset ([agent.OfferAll], the default),
+	// one of them, or the other. GET /v1/tools?tools= picks per request.
+	Offer agent.Offer
 }
 
 func (o Options) withDefaults() Options {
@@ -49,6 +54,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Offer == "" {
+		o.Offer = agent.OfferAll
 	}
 	return o
 }
@@ -78,8 +86,11 @@ func New(rt *runtime.Runtime, opts Options) (*Server, error) {
 	if opts.MaxRunBodyBytes < 0 || opts.MaxPackageBytes < 0 {
 		return nil, errors.New("server: limits must not be negative")
 	}
+	if _, err := agent.ParseOffer(string(opts.Offer)); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
 	s := &Server{rt: rt, opts: opts, logger: opts.Logger, version: "(devel)",
-		mcp: mcpserver.New(rt, mcpserver.Options{Logger: opts.Logger, Remote: true})}
+		mcp: mcpserver.New(rt, mcpserver.Options{Logger: opts.Logger, Remote: true, Offer: opts.Offer})}
 	browser, err := newBrowserGuard(opts.CORSOrigins)
 	if err != nil {
 		return nil, err
@@ -152,6 +163,7 @@ func (s *Server) Mount(g *echo.Group) {
 
 	guarded(http.MethodGet, "/.well-known/skills.json", s.wellKnown, RoleViewer)
 	guarded(http.MethodGet, "/v1/tools", s.tools, RoleViewer)
+	guarded(http.MethodPost, "/v1/tools/call", requireJSON(s.toolCall), RoleRunner)
 
 	guarded(http.MethodPost, "/v1/skills", s.createSkill, RoleAuthor)
 	guarded(http.MethodPut, "/v1/skills/:id", s.updateSkill, RoleAuthor)

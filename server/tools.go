@@ -1,12 +1,14 @@
 package server
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/skillbox-dev/skillbox/agent"
+	"github.com/skillbox-dev/skillbox/runtime"
 )
 
 // wellKnown serves the tool manifest at /.well-known/skills.json ([agent.WellKnown]).
@@ -14,19 +16,70 @@ func (s *Server) wellKnown(c echo.Context) error {
 	return c.JSON(http.StatusOK, agent.WellKnown(s.rt, s.opts.Provider))
 }
 
-// tools returns the executable skills as tool definitions in one vendor's exact shape, ready to
-// paste into an SDK call: ?format=openai (default), anthropic or mcp.
+// tools returns tool definitions in one vendor's exact shape, ready to paste into an SDK call:
+// ?format=openai (default), anthropic or mcp. ?tools= picks which ([agent.Offer]): all (the
+// server's default unless Options.Offer says otherwise: a tool per executable skill, then the
+// progressive-disclosure toolset), skills or disclosure. POST /v1/tools/call calls any of them.
 func (s *Server) tools(c echo.Context) error {
+	offer := s.opts.Offer
+	if q := c.QueryParam("tools"); q != "" {
+		o, err := agent.ParseOffer(strings.ToLower(q))
+		if err != nil {
+			return httpError(http.StatusBadRequest, "bad_request", "%v", err)
+		}
+		offer = o
+	}
 	switch f := strings.ToLower(c.QueryParam("format")); f {
 	case "", "openai":
-		return c.JSON(http.StatusOK, agent.OpenAITools(s.rt))
+		return c.JSON(http.StatusOK, offer.OpenAI(s.rt))
 	case "anthropic":
-		return c.JSON(http.StatusOK, agent.AnthropicTools(s.rt))
+		return c.JSON(http.StatusOK, offer.Anthropic(s.rt))
 	case "mcp":
-		return c.JSON(http.StatusOK, map[string]any{"tools": agent.MCPTools(s.rt)})
+		return c.JSON(http.StatusOK, map[string]any{"tools": offer.MCP(s.rt)})
 	default:
 		return httpError(http.StatusBadRequest, "bad_request", "format %q: use openai, anthropic or mcp", f)
 	}
+}
+
+// toolCallRequest is a tool call as a model made it. Arguments is a JSON object, or a string
+// holding one: OpenAI's tool calls carry their arguments as a string, Anthropic's as an object,
+// and either can be passed on as it came.
+type toolCallRequest struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// toolCallResponse is a tool call's outcome: Text is what to send back to the model (the
+// result as JSON, the instructions, the file, or "error: <kind>: <message>"), IsError says it
+// failed (Anthropic's is_error, MCP's isError), Result is the run's or the tool's Result.
+type toolCallResponse struct {
+	Name    string          `json:"name"`
+	Text    string          `json:"text"`
+	IsError bool            `json:"is_error"`
+	Result  *runtime.Result `json:"result"`
+}
+
+// toolCall makes one tool call of any tool /v1/tools lists, as agent.Handle does for the
+// embedding program. A call that failed (unknown tool, bad arguments, a run that failed) is
+// still 200: the text says what went wrong in words a model can act on. A remote client is
+// never handed a host path, and the runs a call makes are recorded as this face's and key's.
+func (s *Server) toolCall(c echo.Context) error {
+	var req toolCallRequest
+	if err := s.decode(c, &req, s.opts.MaxRunBodyBytes); err != nil {
+		return err
+	}
+	if req.Name == "" {
+		return httpError(http.StatusBadRequest, "bad_request", `the body needs "name": a tool's name as GET /v1/tools lists it`)
+	}
+	args := req.Arguments
+	var quoted string
+	if json.Unmarshal(args, &quoted) == nil {
+		args = json.RawMessage(quoted)
+	}
+	k, _ := c.Get(keyContext).(keyEntry)
+	ctx := agent.WithOrigin(c.Request().Context(), agent.Origin{Face: runtime.FaceHTTP, Caller: k.name, Remote: true})
+	res, text, err := agent.HandleResult(ctx, s.rt, req.Name, args)
+	return c.JSON(http.StatusOK, toolCallResponse{Name: req.Name, Text: text, IsError: err != nil, Result: res})
 }
 
 type searchRequest struct {

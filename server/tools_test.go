@@ -22,7 +22,7 @@ func TestTools(t *testing.T) {
 					Parameters json.RawMessage `json:"parameters"`
 				} `json:"function"`
 			}
-			if err := json.Unmarshal(b, &tools); err != nil || len(tools) != 4 || tools[0].Type != "function" || !strings.HasPrefix(tools[0].Function.Name, "skill_") {
+			if err := json.Unmarshal(b, &tools); err != nil || len(tools) != 8 || tools[0].Type != "function" || !strings.HasPrefix(tools[0].Function.Name, "skill_") {
 				t.Errorf("%v %s", err, b)
 			}
 		}},
@@ -33,7 +33,7 @@ func TestTools(t *testing.T) {
 		}},
 		{"anthropic", "?format=anthropic", 200, func(t *testing.T, b []byte) {
 			var tools []map[string]json.RawMessage
-			if err := json.Unmarshal(b, &tools); err != nil || len(tools) != 4 {
+			if err := json.Unmarshal(b, &tools); err != nil || len(tools) != 8 {
 				t.Fatalf("%v %s", err, b)
 			}
 			for _, tool := range tools {
@@ -46,7 +46,7 @@ func TestTools(t *testing.T) {
 			var list struct {
 				Tools []map[string]json.RawMessage `json:"tools"`
 			}
-			if err := json.Unmarshal(b, &list); err != nil || len(list.Tools) != 4 || list.Tools[0]["inputSchema"] == nil {
+			if err := json.Unmarshal(b, &list); err != nil || len(list.Tools) != 8 || list.Tools[0]["inputSchema"] == nil {
 				t.Errorf("%v %s", err, b)
 			}
 		}},

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skillbox-dev/skillbox/agent"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -55,7 +56,8 @@ type env struct {
 	memoryBudget      byteSize
 	compileMemory     byteSize
 	compileTimeout    time.Duration
-	cors              multiFlag // --cors-origin
+	cors              multiFlag   // --cors-origin
+	offer             agent.Offer // serve, mcp: --tools
 }
 
 type command struct {

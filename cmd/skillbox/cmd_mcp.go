@@ -15,10 +15,11 @@ import (
 
 var cmdMCP = &command{
 	summary: "serve the skills to an MCP client over stdio: tools, SKILL.md resources, prompts",
-	usage:   "[--watch]",
+	usage:   "[--watch] [--tools all|skills|disclosure]",
 	flags: func(fs *flag.FlagSet, e *env) {
 		fs.BoolVar(&e.watch, "watch", false, "reload skills when their files change, and tell the client")
 		admissionFlags(fs, e)
+		toolsFlag(fs, e)
 	},
 	run: func(ctx context.Context, e *env, pos []string) int {
 		if len(pos) != 0 {
@@ -40,7 +41,7 @@ var cmdMCP = &command{
 			level = slog.LevelDebug
 		}
 		logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
-		srv := mcpserver.New(rt, mcpserver.Options{Logger: logger, Version: version})
+		srv := mcpserver.New(rt, mcpserver.Options{Logger: logger, Version: version, Offer: e.offer})
 		defer srv.Close()
 		if e.watch {
 			go rt.Watch(ctx, 0)

@@ -14,19 +14,21 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/skillbox-dev/skillbox/agent"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/server"
 )
 
 var cmdServe = &command{
 	summary: "serve the skills over HTTP: list, run (JSON or SSE), tool manifests, management, metrics",
-	usage:   "[--addr 127.0.0.1:8080] [--keys FILE] [--insecure] [--watch] [--cors-origin ORIGIN]...",
+	usage:   "[--addr 127.0.0.1:8080] [--keys FILE] [--insecure] [--watch] [--cors-origin ORIGIN]... [--tools all|skills|disclosure]",
 	flags: func(fs *flag.FlagSet, e *env) {
 		fs.StringVar(&e.addr, "addr", "127.0.0.1:8080", "listen `address`")
 		fs.StringVar(&e.keys, "keys", "", "API keys `FILE` (YAML list of {name, key, role}; key may be env:VAR)")
 		fs.BoolVar(&e.insecure, "insecure", false, "allow a non-loopback address without API keys (requests must still be addressed to a loopback name, e.g. through a port forward)")
 		fs.BoolVar(&e.watch, "watch", false, "reload skills when their files change")
 		admissionFlags(fs, e)
+		toolsFlag(fs, e)
 		fs.Var(&e.cors, "cors-origin", "let web pages from `ORIGIN` (scheme://host[:port], exact) call the API from a browser; repeatable. Off by default: pages from other origins may not run or change anything")
 	},
 	run: func(ctx context.Context, e *env, pos []string) int {
@@ -59,7 +61,7 @@ var cmdServe = &command{
 		defer rt.Close(context.Background())
 		limitGoHeap(rt)
 		logger := slog.New(slog.NewTextHandler(e.stderr, nil))
-		srv, err := server.New(rt, server.Options{Keys: keys, Logger: logger, CORSOrigins: e.cors})
+		srv, err := server.New(rt, server.Options{Keys: keys, Logger: logger, CORSOrigins: e.cors, Offer: e.offer})
 		if err != nil {
 			return e.fail(exitUsage, "%v", err)
 		}
@@ -98,6 +100,16 @@ var cmdServe = &command{
 }
 
 // admissionFlags are the flags of the long-running commands that bound what runs at once.
+// toolsFlag is --tools of serve and mcp: which tools a client is offered ([agent.Offer]).
+func toolsFlag(fs *flag.FlagSet, e *env) {
+	e.offer = agent.OfferAll
+	fs.Func("tools", "which tools clients are offered: `all` (a tool per executable skill, then list_skills, load_skill, read_skill_resource and run_skill, through which clients that load only tools reach instruction skills; the default), skills (the skills' tools only) or disclosure (those four only, for a catalog too large to send a tool per skill)", func(v string) error {
+		o, err := agent.ParseOffer(v)
+		e.offer = o
+		return err
+	})
+}
+
 func admissionFlags(fs *flag.FlagSet, e *env) {
 	fs.IntVar(&e.maxRuns, "max-runs", 0, "how many runs execute at once (default 16)")
 	fs.IntVar(&e.maxQueue, "max-queue", 0, "how many runs may wait for room; more are refused busy (default 64)")

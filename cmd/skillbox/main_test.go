@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -30,7 +31,37 @@ func TestMain(m *testing.M) {
 	// global, internal/version.GetWazeroVersion; wazero/wazero#2532), which -race reports.
 	var discard bytes.Buffer
 	run([]string{"--cache-dir", cacheDir, "--skills", filepath.Join(cacheDir, "none"), "list"}, strings.NewReader(""), &discard, &discard)
-	os.Exit(m.Run())
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// binDir holds the skillbox binary the tests that need a process of their own share.
+var binDir string
+
+var buildBinary = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "skillbox-bin-")
+	if err != nil {
+		return "", err
+	}
+	binDir = dir
+	bin := filepath.Join(dir, "skillbox")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// binary returns the path of skillbox built from this package, once for every test.
+func binary(t testing.TB) string {
+	t.Helper()
+	bin, err := buildBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
 }
 
 // warmups are the commands that compile each bundled module into the shared cache: once with the

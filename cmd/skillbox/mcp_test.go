@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -61,6 +62,40 @@ func TestMCPStdio(t *testing.T) {
 	}
 }
 
+// TestMCPToolsFlag checks that --tools picks what `skillbox mcp` offers, and that a value it
+// does not know is a usage error naming the valid ones.
+func TestMCPToolsFlag(t *testing.T) {
+	t.Parallel()
+	for flag, want := range map[string]string{
+		"disclosure": "list_skills,load_skill,read_skill_resource,run_skill",
+		"skills":     "skill_hello,skill_http_get,skill_notes,skill_word_count",
+	} {
+		t.Run(flag, func(t *testing.T) {
+			t.Parallel()
+			sess := startMCPStdio(t, "--tools", flag)
+			sess.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}`)
+			sess.next()
+			sess.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+			sess.send(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+			var names []string
+			for _, tool := range sess.next()["result"].(map[string]any)["tools"].([]any) {
+				names = append(names, tool.(map[string]any)["name"].(string))
+			}
+			if strings.Join(names, ",") != want {
+				t.Errorf("--tools %s: tools %v, want %s", flag, names, want)
+			}
+			sess.close()
+		})
+	}
+	t.Run("unknown", func(t *testing.T) {
+		t.Parallel()
+		r := cli(t, "", "mcp", "--tools", "some")
+		if r.code != exitUsage || !strings.Contains(r.stderr, "use all, skills or disclosure") {
+			t.Errorf("exit %d, stderr %q", r.code, r.stderr)
+		}
+	})
+}
+
 // TestMCPStdioBadLine sends `skillbox mcp` a line that is not JSON before its first message: it
 // answers with a JSON-RPC parse error, warns on stderr, and serves the session that follows.
 func TestMCPStdioBadLine(t *testing.T) {
@@ -98,7 +133,7 @@ type mcpStdio struct {
 	code   chan int
 }
 
-func startMCPStdio(t *testing.T) *mcpStdio {
+func startMCPStdio(t *testing.T, flags ...string) *mcpStdio {
 	t.Helper()
 	warm("run word-count")
 	inR, inW := io.Pipe()
@@ -106,7 +141,7 @@ func startMCPStdio(t *testing.T) *mcpStdio {
 	m := &mcpStdio{t: t, inW: inW, lines: bufio.NewScanner(outR), stderr: &syncBuffer{}, code: make(chan int, 1)}
 	m.lines.Buffer(make([]byte, 1<<20), 1<<20)
 	go func() {
-		m.code <- run([]string{"--cache-dir", cacheDir, "--skills", bundled, "mcp"}, inR, outW, m.stderr)
+		m.code <- run(append([]string{"--cache-dir", cacheDir, "--skills", bundled, "mcp"}, flags...), inR, outW, m.stderr)
 		outW.Close()
 	}()
 	return m
@@ -186,10 +221,7 @@ func TestMCPOfficialClient(t *testing.T) {
 			t.Fatalf("npm ci in %s: %v\n%s", clientDir, err, out)
 		}
 	}
-	bin := filepath.Join(t.TempDir(), "skillbox")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := binary(t)
 	skills, err := filepath.Abs(bundled)
 	if err != nil {
 		t.Fatal(err)
@@ -248,4 +280,50 @@ func TestMCPOfficialClient(t *testing.T) {
 		defer hs.Close()
 		client(t, "http", hs.URL+"/mcp")
 	})
+}
+
+// TestMCPStopsQuietly shuts `skillbox mcp` down as MCP clients do, by closing its stdin or,
+// when that is not enough or not tried, with SIGTERM: either way it exits 0 and prints
+// nothing on stderr, so a client's log shows no error for a clean stop.
+func TestMCPStopsQuietly(t *testing.T) {
+	t.Parallel()
+	bin := binary(t)
+	for _, how := range []string{"close stdin", "SIGTERM"} {
+		t.Run(how, func(t *testing.T) {
+			t.Parallel()
+			cmd := exec.Command(bin, "--cache-dir", cacheDir, "--skills", bundled, "mcp")
+			stdin, err := cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var stderr syncBuffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = cmd.Process.Kill() })
+			io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}`+"\n")
+			if line, err := bufio.NewReader(stdout).ReadString('\n'); err != nil || !strings.Contains(line, `"serverInfo"`) {
+				t.Fatalf("initialize: %q %v; stderr %s", line, err, stderr.String())
+			}
+			if how == "SIGTERM" {
+				err = cmd.Process.Signal(syscall.SIGTERM)
+			} else {
+				err = stdin.Close()
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Wait(); err != nil {
+				t.Errorf("exit: %v", err)
+			}
+			if s := stderr.String(); s != "" {
+				t.Errorf("stderr on a clean stop: %q", s)
+			}
+		})
+	}
 }

@@ -163,17 +163,25 @@ func sseEvents(t *testing.T, r io.Reader, onEvent func(name string, data map[str
 
 // TestServe builds the real binary once and runs `skillbox serve` as a user would.
 func TestServe(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "skillbox")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := binary(t)
 	// A second skills directory with a skill that takes a while: sleep.wasm waits until its
 	// 2-second timeout.
 	slow := t.TempDir()
 	skillFixture(t, slow, "sleepy", manifest("sleepy", `"limits":{"timeoutMs":2000}`), "sleep")
 	skillFixture(t, slow, "quick", manifest("quick", `"version":"1.2.3"`), "hello")
 
+	t.Run("--tools disclosure", func(t *testing.T) {
+		t.Parallel()
+		p := startServe(t, bin, true, "serve", "--addr", "127.0.0.1:0", "--skills", bundled, "--tools", "disclosure")
+		status, body, _ := httpDo(t, "GET", p.base+"/v1/tools", "")
+		if status != 200 || strings.Contains(body, "skill_word_count") || !strings.Contains(body, `"name":"run_skill"`) {
+			t.Errorf("GET /v1/tools: %d %s", status, body)
+		}
+		status, body, _ = httpDo(t, "POST", p.base+"/v1/tools/call", `{"name":"run_skill","arguments":{"skill":"word-count","args":{"text":"a b"}}}`, jsonType...)
+		if status != 200 || !strings.Contains(body, `"is_error":false`) || !strings.Contains(body, `\"words\":2`) {
+			t.Errorf("POST /v1/tools/call: %d %s", status, body)
+		}
+	})
 	t.Run("loopback", func(t *testing.T) {
 		t.Parallel()
 		p := startServe(t, bin, true, "serve", "--addr", "127.0.0.1:0", "--skills", bundled, "--skills", slow)
