@@ -33,7 +33,9 @@ function inspect(transport, target, args) {
 }
 
 await play('@modelcontextprotocol/inspector', versions, async (transport, target) => ({
-  listTools: async () => (await inspect(transport, target, ['--method', 'tools/list'])).tools.map((t) => t.name),
+  // --strict: a tool schema the Inspector finds not portable across vendors (an error-severity
+  // finding) fails the listing with exit 6 and the findings on stderr.
+  listTools: async () => (await inspect(transport, target, ['--method', 'tools/list', '--strict'])).tools.map((t) => t.name),
   call: async (tool, args) => fromResult(await inspect(transport, target,
     ['--method', 'tools/call', '--tool-name', tool, '--tool-args-json', JSON.stringify(args)])),
   close: async () => {},
