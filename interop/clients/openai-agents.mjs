@@ -1,0 +1,22 @@
+// The OpenAI Agents SDK's MCP servers, used as an agent uses them: listTools() for the tools it
+// offers the model, callTool() for a call (it hands back the content blocks only).
+import { MCPServerStdio, MCPServerStreamableHttp } from '@openai/agents';
+import { fromResult, play, version } from './lib.mjs';
+
+const versions = {
+  '@openai/agents': version('@openai/agents'),
+  '@openai/agents-core': version('@openai/agents-core'),
+  '@modelcontextprotocol/client': version('@modelcontextprotocol/client', '@openai/agents-core'),
+};
+
+await play('@openai/agents', versions, async (transport, target) => {
+  const server = transport === 'http'
+    ? new MCPServerStreamableHttp({ name: 'skillbox', url: target.url })
+    : new MCPServerStdio({ name: 'skillbox', command: target.command, args: target.args });
+  await server.connect();
+  return {
+    listTools: async () => (await server.listTools()).map((t) => t.name),
+    call: async (tool, args) => fromResult(await server.callTool(tool, args)),
+    close: () => server.close(),
+  };
+});
