@@ -630,7 +630,11 @@ func TestMCPDisclosureToolset(t *testing.T) {
 			if text, isErr := call(t, cs, "list_skills", `{"query":"guide","limit":1}`); isErr || !strings.Contains(text, `"id":"guide"`) {
 				t.Errorf("list_skills: %v %q", isErr, text)
 			}
-			if text, isErr := call(t, cs, "load_skill", `{}`); !isErr || !strings.Contains(text, `argument "name": is required`) {
+			// A toolset tool fails as a skill's own tool does: "<kind>: <message>".
+			if text, isErr := call(t, cs, "run_skill", `{"skill":"echo","args":{}}`); !isErr || !strings.HasPrefix(text, "invalid_args: ") || !strings.Contains(text, "text") {
+				t.Errorf("run_skill with a missing argument: %v %q", isErr, text)
+			}
+			if text, isErr := call(t, cs, "load_skill", `{}`); !isErr || !strings.HasPrefix(text, `invalid_args: argument "name": is required`) {
 				t.Errorf("load_skill without a name: %v %q", isErr, text)
 			}
 		})

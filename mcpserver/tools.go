@@ -30,15 +30,20 @@ const (
 // callTool returns the handler of the tool of skill id; out checks its results when the tool has
 // an output schema.
 // callToolset answers a call of the disclosure toolset's tool name with the text a model reads
-// (agent.Handle), marked as an error when the call failed. A remote client is never handed a
+// (agent.Handle), or, when the call failed, with isError and "<kind>: <message>" as a skill's
+// own tool does: one shape of failure for every tool of this face. A remote client is never handed a
 // host path (agent.Origin).
 func (s *Server) callToolset(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		events := newNotifier(ctx, req)
 		ctx = agent.WithOrigin(ctx, agent.Origin{Face: runtime.FaceMCP, Remote: s.opts.Remote, OnEvent: events.event})
-		text, err := agent.Handle(ctx, s.rt, name, []byte(req.Params.Arguments))
+		res, text, err := agent.HandleResult(ctx, s.rt, name, []byte(req.Params.Arguments))
 		events.close() // every notification goes before the result
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: err != nil}, nil
+		if err != nil && res != nil && res.Error != nil {
+			// As a skill's own tool fails: "<kind>: <message>", with the run's _meta.
+			return failure(res, res.Error.Kind, res.Error.Message), nil
+		}
+		return &mcp.CallToolResult{Meta: runMeta(res, ""), Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: err != nil}, nil
 	}
 }
 
