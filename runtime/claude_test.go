@@ -26,28 +26,28 @@ func TestLoadWhatClaudeCodeLoads(t *testing.T) {
 		warnings              []string // substrings, one per warning, in order
 	}{
 		{"my-skill", "My_Skill", "A skill whose directory has capitals and an underscore, and whose frontmatter has no name.", StatusActive, []string{
-			"My_Skill/SKILL.md: name: is missing: the skill is named after its directory (" + skillmd.RuleName + ")",
-			`My_Skill: the directory's name "My_Skill" is not a valid skill id, so the skill's id is "my-skill" (` + skillmd.RuleName + `) (rename the directory to "my-skill")`,
+			"My_Skill/SKILL.md: name: is missing, so the skill is named after its directory (Agent Skills rule: name is required)",
+			`My_Skill: the directory's name "My_Skill" is not a valid skill id, so the skill's id is "my-skill" (` + skillmd.RuleName.String() + `) (rename the directory to "my-skill")`,
 		}},
 		{"pdf-tools", "pdf-tools", "Extracts text from PDF files.", StatusActive, []string{
-			`pdf.tools/SKILL.md: name: "pdf-tools" is not the directory's name "pdf.tools": ` + skillmd.RuleNameDirectory,
+			`pdf.tools/SKILL.md: name: "pdf-tools" is not the directory's name "pdf.tools"; it breaks the Agent Skills rule: name must match the skill's directory name`,
 			`pdf.tools: the directory's name "pdf.tools" is not a valid skill id, so the skill's id is "pdf-tools"`,
 		}},
 		{"guide", "guide", "A guide whose file is named in lower case.", StatusActive, []string{
-			"Guide/skill.md: is named skill.md: " + skillmd.RuleFileName + " (rename it to SKILL.md)",
+			"Guide/skill.md: is named skill.md; it breaks the Agent Skills rule: the file is named SKILL.md (rename it to SKILL.md)",
 			`Guide/skill.md: name: "guide" is not the directory's name "Guide"`,
 			`Guide: the directory's name "Guide" is not a valid skill id, so the skill's id is "guide"`,
 		}},
 		{"no-front", "no-front", "Writes a haiku about the user's topic.", StatusActive, []string{
-			"no-front/SKILL.md: has no frontmatter: the skill is named after its directory",
+			"no-front/SKILL.md: has no frontmatter, so the skill is named after its directory",
 		}},
 		{"colon", "colon", "Use this when: the user asks for a colon", StatusActive, []string{
 			`colon/SKILL.md: description: holds an unquoted ": "`,
 		}},
 		{"long-desc", "Long_Desc", "", StatusActive, []string{
-			`long-desc/SKILL.md: name: "Long_Desc" breaks the rule: ` + skillmd.RuleName + ` (write it as "long-desc")`,
-			"long-desc/SKILL.md: description: is 1049 characters: " + skillmd.RuleDescription,
-			"long-desc/SKILL.md: compatibility: is 501 characters: " + skillmd.RuleCompatibility,
+			`long-desc/SKILL.md: name: "Long_Desc" breaks the ` + skillmd.RuleName.String() + ` (write it as "long-desc")`,
+			"long-desc/SKILL.md: description: is 1049 characters; it breaks the Agent Skills rule: description must be 1-1,024 characters",
+			"long-desc/SKILL.md: compatibility: is 501 characters; it breaks the Agent Skills rule: compatibility must be at most 500 characters",
 		}},
 		{"___", "underscores", "A directory name that makes no id.", StatusError, []string{
 			`___/SKILL.md: name: "underscores" is not the directory's name "___"`,
@@ -140,5 +140,27 @@ func TestModelInvocation(t *testing.T) {
 	helper, _ := rt.Skill("helper")
 	if !helper.ModelInvocable() || helper.ArgumentHint() != "<topic>" {
 		t.Errorf("helper: invocable %v, hint %q", helper.ModelInvocable(), helper.ArgumentHint())
+	}
+}
+
+// TestLookupBeforeScan: Skill(id) before any scan (skillbox show, run) finds a skill by the id
+// derived from its directory's name, and settles a clash as the scan does.
+func TestLookupBeforeScan(t *testing.T) {
+	for _, tc := range []struct{ skills, id, dir string }{
+		{"names", "pdf-tools", "pdf.tools"},
+		{"names", "colon", "colon"},
+		{"clash", "my-skill", "my-skill"},
+		{"clash", "other-one", "Other_One"},
+		{"clash", "My_Skill", "My_Skill"},
+	} {
+		rt := newRuntime(t, Config{SkillDirs: []string{claudeSkills(tc.skills)}})
+		s, err := rt.Skill(tc.id)
+		if err != nil || filepath.Base(s.Dir()) != tc.dir {
+			t.Errorf("%s/%s: %v %v", tc.skills, tc.id, s, err)
+		}
+	}
+	rt := newRuntime(t, Config{SkillDirs: []string{claudeSkills("names")}})
+	if _, err := rt.Skill("pdf.tools"); err == nil {
+		t.Errorf("a directory's name is not the id of a skill whose id was derived from it")
 	}
 }

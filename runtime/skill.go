@@ -458,7 +458,7 @@ func (s *Skill) findInstructions() string {
 		s.warn(&ManifestError{Path: s.dir, Msg: fmt.Sprintf("holds %s: %s is read", strings.Join(found, " and "), name), Hint: "keep one SKILL.md"})
 	}
 	if name != instructionsFile {
-		s.warn(&ManifestError{Path: path, Msg: fmt.Sprintf("is named %s: %s", name, skillmd.RuleFileName), Hint: "rename it to SKILL.md"})
+		s.warn(&ManifestError{Path: path, Msg: fmt.Sprintf("is named %s; it breaks the %s", name, skillmd.RuleFileName), Hint: "rename it to SKILL.md"})
 	}
 	return path
 }
@@ -481,7 +481,7 @@ func (s *Skill) readInstructions() {
 	case d.Name == "":
 		d.Name = base
 	case d.Name != base && skillmd.ValidName(d.Name):
-		s.warn(&ManifestError{Path: s.instructionsPath, Field: "name", Msg: fmt.Sprintf("%q is not the directory's name %q: %s", d.Name, base, skillmd.RuleNameDirectory),
+		s.warn(&ManifestError{Path: s.instructionsPath, Field: "name", Msg: fmt.Sprintf("%q is not the directory's name %q; it breaks the %s", d.Name, base, skillmd.RuleNameDirectory),
 			Hint: "rename one so they are equal"})
 	}
 }
@@ -495,8 +495,8 @@ func (s *Skill) deriveID() {
 	if ValidID(base) {
 		return
 	}
-	id := skillmd.Slug(base, maxIDLen)
-	if !ValidID(id) {
+	id := derivedID(base)
+	if id == "" {
 		s.fail(&ManifestError{Path: s.dir, Msg: fmt.Sprintf("%q is not a valid skill id, and none can be made of it", base),
 			Hint: "rename the directory: lower-case letters, digits and '-'"})
 		return
@@ -504,6 +504,15 @@ func (s *Skill) deriveID() {
 	s.id = id
 	s.warn(&ManifestError{Path: s.dir, Msg: fmt.Sprintf("the directory's name %q is not a valid skill id, so the skill's id is %q (%s)", base, id, skillmd.RuleName),
 		Hint: fmt.Sprintf("rename the directory to %q", id)})
+}
+
+// derivedID is the id of an instruction skill whose directory is named name, not an id: what
+// [skillmd.Slug] makes of it, or "" when that is no id either.
+func derivedID(name string) string {
+	if id := skillmd.Slug(name, maxIDLen); ValidID(id) {
+		return id
+	}
+	return ""
 }
 
 // derived reports whether s's id was derived from its directory's name (see deriveID).

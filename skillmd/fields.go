@@ -58,8 +58,11 @@ func (f *fields) read(front []byte) *Error {
 		}
 		front = fixed
 		for _, k := range keys {
-			f.warnings = append(f.warnings, &Error{Path: f.path, Line: k.line + 1, Field: k.key,
-				Msg:  `holds an unquoted ": " (or brackets) that YAML does not allow in a plain value; it was read as text to the end of the value`,
+			msg := `holds an unquoted ": ", which YAML does not allow in a plain value; it was read as text to the end of the value`
+			if k.brackets {
+				msg = "is bracketed words, which YAML reads as a list followed by more text; it was read as text"
+			}
+			f.warnings = append(f.warnings, &Error{Path: f.path, Line: k.line + 1, Field: k.key, Msg: msg,
 				Hint: fmt.Sprintf(`quote it: %s: "..."`, k.key)})
 		}
 	}
@@ -156,7 +159,7 @@ func (f *fields) warn(key, hint, format string, args ...any) {
 func (f *fields) name(key string, found bool) string {
 	s, p := f.text(key)
 	if found && (p == absent || p == empty) {
-		f.warn(key, `add "name: <the directory's name>" to the frontmatter`, "is missing: the skill is named after its directory (%s)", RuleName)
+		f.warn(key, `add "name: <the directory's name>" to the frontmatter`, "is missing, so the skill is named after its directory (%s)", RuleNameRequired)
 	}
 	return s
 }
@@ -172,7 +175,7 @@ func (f *fields) description(key string, found bool, para []byte) string {
 	if d := firstParagraph(para, MaxDescription); d != "" {
 		if found {
 			f.warn(key, `add "description: ..." to the frontmatter: what the skill does and when to use it`,
-				"is missing: the first paragraph of the text is used (%s)", RuleDescription)
+				"is missing, so the first paragraph of the text is used (%s)", RuleDescriptionRequired)
 		}
 		return d
 	}

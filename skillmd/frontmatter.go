@@ -62,7 +62,7 @@ func split(path string, data []byte, complete bool) (front, body []byte, found b
 
 // noFrontmatter is the warning of a file without frontmatter, which is loaded as Claude Code
 // loads it.
-const noFrontmatter = "has no frontmatter: the skill is named after its directory and described by the first paragraph of its text (" + RuleFrontmatter + ")"
+var noFrontmatter = "has no frontmatter, so the skill is named after its directory and described by the first paragraph of its text (" + RuleFrontmatter.String() + ")"
 
 // isDelim reports whether line is "---", ignoring a CR and trailing blanks.
 func isDelim(line []byte) bool {

@@ -29,10 +29,12 @@ var topKey = regexp.MustCompile(`^([A-Za-z0-9_][A-Za-z0-9_.-]*):[ \t]+(\S.*?)[ \
 // bracketGroups is an argument-hint written as several bracketed words: "[issue] [branch]".
 var bracketGroups = regexp.MustCompile(`^\[[^\[\]\n]*\](?:[ \t]+\[[^\[\]\n]*\])+$`)
 
-// repaired is one key that repair rewrote, with its line in the frontmatter (1-based).
+// repaired is one key that repair rewrote, with its line in the frontmatter (1-based), and
+// whether it was bracketed words (else a ": ").
 type repaired struct {
-	key  string
-	line int
+	key      string
+	line     int
+	brackets bool
 }
 
 // repair returns front with the plain values described above quoted, and the keys it quoted;
@@ -50,7 +52,7 @@ func repair(front []byte) ([]byte, []repaired) {
 			// A flow list is repaired only as an argument-hint of bracketed words, on one line.
 			if v := cutComment(value); key == "argument-hint" && bracketGroups.MatchString(v) {
 				lines[i] = key + ": " + strconv.Quote(v)
-				done = append(done, repaired{key: key, line: i + 1})
+				done = append(done, repaired{key: key, line: i + 1, brackets: true})
 			}
 			continue
 		}

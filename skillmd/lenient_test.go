@@ -27,19 +27,19 @@ func TestParseLenient(t *testing.T) {
 			[]string{`description@3: holds an unquoted ": "`}},
 		{"no-frontmatter",
 			Doc{Description: "Extracts text and tables from PDF files. Use it when the user gives you a PDF."},
-			[]string{"@1: has no frontmatter: the skill is named after its directory and described by the first paragraph of its text (" + RuleFrontmatter + ")"}},
+			[]string{"@1: has no frontmatter, so the skill is named after its directory and described by the first paragraph of its text (Agent Skills rule: " + string(RuleFrontmatter) + ")"}},
 		{"missing-name",
 			Doc{Description: "Reviews pull requests for style."},
-			[]string{"name: is missing: the skill is named after its directory (" + RuleName + ")"}},
+			[]string{"name: is missing, so the skill is named after its directory (Agent Skills rule: name is required)"}},
 		{"missing-description",
 			Doc{Name: "deploy-notes", Description: "Writes release notes for a deploy, from the merged pull requests."},
-			[]string{"description: is missing: the first paragraph of the text is used (" + RuleDescription + ")"}},
+			[]string{"description: is missing, so the first paragraph of the text is used (Agent Skills rule: description is required)"}},
 		{"blank-lines-first",
 			Doc{Name: "late-start", Description: "Frontmatter after blank lines."},
 			[]string{"@1: starts with 2 blank lines before the frontmatter"}},
 		{"argument-hint-words",
 			Doc{Name: "fix-issue", Description: "Fixes a GitHub issue and switches to its branch.", ArgumentHint: "[issue] [branch]"},
-			[]string{`argument-hint@4: holds an unquoted ": " (or brackets)`}},
+			[]string{`argument-hint@4: is bracketed words, which YAML reads as a list`}},
 		{"argument-hint-list",
 			Doc{Name: "fix-one", Description: "Fixes one GitHub issue.", ArgumentHint: "[issue-number]"}, nil},
 		{"disable-model-invocation",
@@ -153,9 +153,9 @@ func TestCheck(t *testing.T) {
 	}
 	got := Check(file, d)
 	want := []string{
-		`name: "PDF_Tools" breaks the rule: ` + RuleName + ` (write it as "pdf-tools")`,
-		"description: is 1199 characters: " + RuleDescription,
-		"compatibility: is 501 characters: " + RuleCompatibility,
+		`name: "PDF_Tools" breaks the Agent Skills rule: ` + string(RuleName) + ` (write it as "pdf-tools")`,
+		"description: is 1199 characters; it breaks the Agent Skills rule: description must be 1-1,024 characters",
+		"compatibility: is 501 characters; it breaks the Agent Skills rule: compatibility must be at most 500 characters",
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %v", got)

@@ -7,15 +7,24 @@ import (
 	"unicode/utf8"
 )
 
-// The Agent Skills format's rules that a SKILL.md may break and still be loaded (Claude Code
-// loads it). Warnings cite them word for word, so an author can look each up.
+// Rule is one of the Agent Skills format's rules that a SKILL.md may break and still be loaded
+// (Claude Code loads it). Warnings cite them word for word, as "Agent Skills rule: <rule>" (its
+// String), so an author can look each up.
+type Rule string
+
+// String is the rule's citation: "Agent Skills rule: " and the rule.
+func (r Rule) String() string { return "Agent Skills rule: " + string(r) }
+
+// The rules.
 const (
-	RuleFrontmatter   = "the Agent Skills format starts a SKILL.md with YAML frontmatter between two \"---\" lines"
-	RuleName          = "name must be 1-64 lowercase letters, digits and hyphens, not starting or ending with a hyphen, with no two hyphens in a row"
-	RuleNameDirectory = "name must match the skill's directory name"
-	RuleDescription   = "description must be 1-1,024 characters"
-	RuleCompatibility = "compatibility must be at most 500 characters"
-	RuleFileName      = "the file must be named SKILL.md"
+	RuleFrontmatter         Rule = `a SKILL.md starts with YAML frontmatter between two "---" lines`
+	RuleNameRequired        Rule = "name is required"
+	RuleName                Rule = "name must be 1-64 lowercase letters, digits and hyphens, not starting or ending with a hyphen, with no two hyphens in a row"
+	RuleNameDirectory       Rule = "name must match the skill's directory name"
+	RuleDescriptionRequired Rule = "description is required"
+	RuleDescription         Rule = "description must be 1-1,024 characters"
+	RuleCompatibility       Rule = "compatibility must be at most 500 characters"
+	RuleFileName            Rule = "the file is named SKILL.md"
 )
 
 // The limits of those rules, in characters.
@@ -40,14 +49,14 @@ func ValidName(name string) bool { return len(name) <= MaxName && namePattern.Ma
 func Check(path string, d *Doc) []*Error {
 	var out []*Error
 	if d.Name != "" && !ValidName(d.Name) {
-		out = append(out, &Error{Path: path, Field: "name", Msg: fmt.Sprintf("%q breaks the rule: %s", d.Name, RuleName), Hint: nameHint(d.Name)})
+		out = append(out, &Error{Path: path, Field: "name", Msg: fmt.Sprintf("%q breaks the %s", d.Name, RuleName), Hint: nameHint(d.Name)})
 	}
 	if n := utf8.RuneCountInString(d.Description); n > MaxDescription {
-		out = append(out, &Error{Path: path, Field: "description", Msg: fmt.Sprintf("is %d characters: %s", n, RuleDescription),
+		out = append(out, &Error{Path: path, Field: "description", Msg: fmt.Sprintf("is %d characters; it breaks the %s", n, RuleDescription),
 			Hint: "say what the skill does and when to use it; move the details into the body"})
 	}
 	if n := utf8.RuneCountInString(d.Compatibility); n > MaxCompatibility {
-		out = append(out, &Error{Path: path, Field: "compatibility", Msg: fmt.Sprintf("is %d characters: %s", n, RuleCompatibility),
+		out = append(out, &Error{Path: path, Field: "compatibility", Msg: fmt.Sprintf("is %d characters; it breaks the %s", n, RuleCompatibility),
 			Hint: "name the products and versions only"})
 	}
 	return out
