@@ -59,9 +59,9 @@ func TestLoadWhatClaudeCodeLoads(t *testing.T) {
 			}},
 		},
 		{
-			name:  "show: argument-hint and disable-model-invocation",
-			given: claudeSkills("manual"),
-			when:  []string{"--skills", "$DIR", "show", "deploy"},
+			name:   "show: argument-hint and disable-model-invocation",
+			given:  claudeSkills("manual"),
+			when:   []string{"--skills", "$DIR", "show", "deploy"},
 			expect: expect{code: exitOK, stdout: []string{"  arguments:    [environment] [version]\n", "  invocation:   by a user only"}},
 		},
 		{
