@@ -35,11 +35,12 @@ type tool struct {
 }
 
 // tools returns the skills of c that can be called, in c's order, with their tool names and a
-// copy of their schemas (a caller may change what it is given without changing the skill).
+// copy of their schemas (a caller may change what it is given without changing the skill). A
+// skill whose SKILL.md sets disable-model-invocation is no tool: tools are what a model calls.
 func tools(c Catalog) []tool {
 	var out []tool
 	for _, s := range c.Skills() {
-		if s == nil || s.Kind() != runtime.Executable || !s.Status().Usable() || s.Manifest() == nil || s.Schema() == nil {
+		if s == nil || s.Kind() != runtime.Executable || !s.Status().Usable() || !s.ModelInvocable() || s.Manifest() == nil || s.Schema() == nil {
 			continue
 		}
 		out = append(out, tool{skill: s, name: ToolName(s.ID()), schema: bytes.Clone(s.Schema().JSON())})

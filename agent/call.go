@@ -98,7 +98,10 @@ func invoke(ctx context.Context, r Runner, name string, argsJSON []byte) (*runti
 		return b.do(ctx, r, argsJSON, start)
 	}
 	if id, ok := SkillID(name); ok {
-		if _, err := r.Skill(id); err == nil {
+		if s, err := r.Skill(id); err == nil {
+			if !s.ModelInvocable() {
+				return failed(id, time.Now(), refuseModel(s))
+			}
 			res, err := r.Run(ctx, request(ctx, id, argsJSON))
 			return res, "", err
 		}
@@ -146,7 +149,7 @@ func unknownTool(r Catalog, name string) *UnknownToolError {
 	e := &UnknownToolError{Name: name, Valid: ToolsetNames()}
 	ids := map[string]bool{}
 	for _, s := range r.Skills() {
-		if s != nil && s.Kind() == runtime.Executable && s.Status().Usable() {
+		if s != nil && s.Kind() == runtime.Executable && s.Status().Usable() && s.ModelInvocable() {
 			e.Valid = append(e.Valid, ToolName(s.ID()))
 			ids[s.ID()] = true
 		}

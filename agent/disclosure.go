@@ -34,6 +34,9 @@ type SkillInfo struct {
 	// Tool is the skill's tool name ([ToolName]) for an executable skill, empty for an
 	// instruction skill, which cannot be run.
 	Tool string `json:"tool,omitempty"`
+	// ArgumentHint is the SKILL.md's argument-hint: what load_skill's arguments should be, such
+	// as "[issue] [branch]".
+	ArgumentHint string `json:"argument_hint,omitempty"`
 }
 
 // SkillList is the value of list_skills.
@@ -60,7 +63,7 @@ func listSkills(c Catalog, query string, limit int) SkillList {
 			byID[s.ID] = s
 		}
 		out.Skills = []SkillInfo{}
-		for _, h := range Search(c, query, limit) {
+		for _, h := range Search(offered{c}, query, limit) {
 			if s, ok := byID[h.ID]; ok { // a hit that is not usable is left out
 				out.Skills = append(out.Skills, s)
 			}
@@ -73,10 +76,11 @@ func listSkills(c Catalog, query string, limit int) SkillList {
 	return out
 }
 
-// ListSkills returns the usable skills of c by id: active ones, executable and instruction
-// skills alike. Broken skills are left out (a model can do nothing with them; `skillbox list`
-// shows them to the operator). Nothing is read from disk: the runtime read every SKILL.md's
-// frontmatter when it scanned.
+// ListSkills returns the usable skills of c by id that a model may be offered: active ones,
+// executable and instruction skills alike. Broken skills are left out (a model can do nothing
+// with them; `skillbox list` shows them to the operator), and so are skills whose SKILL.md sets
+// disable-model-invocation (runtime.Skill.ModelInvocable): they are for users to invoke. Nothing
+// is read from disk: the runtime read every SKILL.md's frontmatter when it scanned.
 func ListSkills(c Catalog) []SkillInfo {
 	skills := c.Skills()
 	if !slices.IsSortedFunc(skills, byID) {
@@ -84,10 +88,10 @@ func ListSkills(c Catalog) []SkillInfo {
 	}
 	out := make([]SkillInfo, 0, len(skills))
 	for _, s := range skills {
-		if s == nil || !s.Status().Usable() {
+		if s == nil || !s.Status().Usable() || !s.ModelInvocable() {
 			continue
 		}
-		info := SkillInfo{ID: s.ID(), Name: s.Name(), Description: s.Description(), Kind: s.Kind(), Tags: []string{}}
+		info := SkillInfo{ID: s.ID(), Name: s.Name(), Description: s.Description(), Kind: s.Kind(), Tags: []string{}, ArgumentHint: s.ArgumentHint()}
 		switch {
 		case s.Manifest() != nil:
 			info.Tags = append(info.Tags, s.Tags()...)
@@ -100,6 +104,27 @@ func ListSkills(c Catalog) []SkillInfo {
 		out = append(out, info)
 	}
 	return out
+}
+
+// offered is the part of a catalog a model may be offered: without the skills whose SKILL.md
+// sets disable-model-invocation.
+type offered struct{ Catalog }
+
+func (o offered) Skills() []*runtime.Skill {
+	all := o.Catalog.Skills()
+	out := make([]*runtime.Skill, 0, len(all))
+	for _, s := range all {
+		if s != nil && s.ModelInvocable() {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// refuseModel is the error of a model's load or run of a skill that is for users to invoke.
+func refuseModel(s *runtime.Skill) *runtime.RunError {
+	return &runtime.RunError{Kind: runtime.KindPermissionDenied, Skill: s.ID(),
+		Message: fmt.Sprintf("skill %q is for users to invoke: its SKILL.md sets disable-model-invocation, so a model may not load or run it; ask the user to invoke it", s.ID())}
 }
 
 func byID(a, b *runtime.Skill) int {
@@ -133,6 +158,8 @@ type LoadedSkill struct {
 	Description string       `json:"description"`
 	Kind        runtime.Kind `json:"kind"`
 	Tool        string       `json:"tool,omitempty"`
+	// ArgumentHint is the SKILL.md's argument-hint: what arguments should be.
+	ArgumentHint string `json:"argument_hint,omitempty"`
 	// Content is what the model reads: the SKILL.md body rendered by [skillmd.Render] (the base
 	// directory line, then the body with $ARGUMENTS replaced), or, for an executable skill
 	// without one, its description and argument schema.
@@ -156,7 +183,10 @@ func doLoadSkill(ctx context.Context, r Runner, args []byte, start time.Time) (*
 	if err != nil {
 		return failed("", start, err)
 	}
-	l := LoadedSkill{ID: s.ID(), Name: s.Name(), Description: s.Description(), Kind: s.Kind(), Resources: []string{}}
+	if !s.ModelInvocable() {
+		return failed(s.ID(), start, refuseModel(s))
+	}
+	l := LoadedSkill{ID: s.ID(), Name: s.Name(), Description: s.Description(), Kind: s.Kind(), ArgumentHint: s.ArgumentHint(), Resources: []string{}}
 	if s.Kind() == runtime.Executable {
 		l.Tool = ToolName(s.ID())
 		if sc := s.Schema(); sc != nil {
@@ -287,6 +317,9 @@ func doRunSkill(ctx context.Context, r Runner, args []byte, start time.Time) (*r
 	s, err := lookup(r, name)
 	if err != nil {
 		return failed("", start, err)
+	}
+	if !s.ModelInvocable() {
+		return failed(s.ID(), start, refuseModel(s))
 	}
 	res, rerr := r.Run(ctx, request(ctx, s.ID(), runArgs))
 	return res, "", rerr

@@ -91,7 +91,7 @@ var builtins = []builtin{
 			"and before running a skill whose arguments you are unsure of.",
 		parameters: `{"type":"object","properties":{` +
 			`"name":{"type":"string","description":"The skill's id, as list_skills gives it"},` +
-			`"arguments":{"type":"string","description":"Optional text the instructions take as $ARGUMENTS, such as what the user asked for"}},` +
+			`"arguments":{"type":"string","description":"Optional text the instructions take as $ARGUMENTS (and word by word as $0, $1, ...), such as what the user asked for; list_skills gives a skill's argument_hint"}},` +
 			`"required":["name"],"additionalProperties":false}`,
 		do: doLoadSkill,
 	},

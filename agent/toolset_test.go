@@ -75,10 +75,11 @@ func disclosureRuntime(t *testing.T) (*runtime.Runtime, string) {
 	fixture(t, dir, "plain", map[string]string{
 		"skill.json": `{"id":"plain","name":"Plain","description":"Takes a number","parameters":{"n":{"type":"integer","required":true}}}`,
 	}, true)
-	// An executable skill whose SKILL.md is broken: it still runs.
+	// An executable skill whose SKILL.md is broken (no description, and no text to stand for
+	// one): it still runs.
 	fixture(t, dir, "bad-md", map[string]string{
 		"skill.json": `{"id":"bad-md","name":"Bad md","description":"Has a broken SKILL.md"}`,
-		"SKILL.md":   "---\nname: bad-md\n---\nNo description.\n",
+		"SKILL.md":   "---\nname: bad-md\n---\n",
 	}, true)
 	// Instructions only, with tags and a template.
 	fixture(t, dir, "guide", map[string]string{"SKILL.md": guideSkillMD}, false)
@@ -90,7 +91,7 @@ func disclosureRuntime(t *testing.T) (*runtime.Runtime, string) {
 	}
 	// Broken, of both kinds.
 	fixture(t, dir, "broken", map[string]string{"skill.json": `{"id":"broken","name":"Broken"}`}, true)
-	fixture(t, dir, "broken-guide", map[string]string{"SKILL.md": "---\ndescription: no name\n---\nBody\n"}, false)
+	fixture(t, dir, "broken-guide", map[string]string{"SKILL.md": "---\ndescription: [unclosed\n---\nBody\n"}, false)
 	return newRuntime(t, dir, nil), dir
 }
 

@@ -146,20 +146,28 @@ func (s *Server) syncResources(skills []*runtime.Skill) {
 	apply(s.resources, want, s.mcp.RemoveResources)
 }
 
+// promptArgumentDescription describes a prompt's arguments, with the skill's argument-hint.
+func promptArgumentDescription(hint string) string {
+	const d = "What to do with the skill; it replaces $ARGUMENTS (and, word by word, $0, $1, ...) in the instructions, or is appended to them"
+	if hint == "" {
+		return d
+	}
+	return d + ". Expected: " + hint
+}
+
 func (s *Server) syncPrompts(skills []*runtime.Skill) {
 	want := map[string]registered{}
 	for _, sk := range skills {
 		if sk.Kind() != runtime.Instructions || sk.Status() != runtime.StatusActive || sk.Instructions() == nil {
 			continue
 		}
+		// A prompt is the user's to invoke: skills whose SKILL.md keeps them from models
+		// (disable-model-invocation) are prompts too.
 		p := &mcp.Prompt{
 			Name:        sk.ID(),
 			Title:       sk.Instructions().Name,
 			Description: sk.Instructions().Description,
-			Arguments: []*mcp.PromptArgument{{
-				Name:        promptArgument,
-				Description: "What to do with the skill; it replaces $ARGUMENTS in the instructions, or is appended to them",
-			}},
+			Arguments:   []*mcp.PromptArgument{{Name: promptArgument, Description: promptArgumentDescription(sk.ArgumentHint())}},
 		}
 		id := sk.ID()
 		want[p.Name] = registered{def: defJSON(p), add: func() { s.mcp.AddPrompt(p, s.getPrompt(id)) }}

@@ -32,20 +32,59 @@ func (rt *Runtime) CheckSkill(ctx context.Context, dir string) (s *Skill, ok boo
 	return s, ok
 }
 
+// CheckSkills checks the skill package dir, or, when dir is not one, every package directly in it
+// (as CheckSkill checks one), in order of their directories' names. Their ids are settled as a
+// scan of dir settles them (see resolveIDs): a directory whose name makes the id of another
+// skill is reported broken, not dropped, so `skillbox validate` and `skillbox list` agree on
+// which directories are skills and what their ids are. A dir that cannot be read gives none.
+func (rt *Runtime) CheckSkills(ctx context.Context, dir string) []*Skill {
+	p := rt.policy.Load()
+	var loaded []*Skill
+	if s, ok := loadSkill(dir, p, nil); ok {
+		loaded = []*Skill{s}
+	} else {
+		subs, _ := packageCandidates(dir)
+		for _, sub := range subs {
+			if s, ok := loadSkill(sub, p, nil); ok {
+				loaded = append(loaded, s)
+			}
+		}
+		resolveIDs(loaded, nil)
+	}
+	for _, s := range loaded {
+		s.listing, s.manifestStat = nil, nil // what adopt would use: a check reads the files
+		s.verified()
+		if err := rt.compileCheck(ctx, s); err != nil {
+			s.addProblem(&ManifestError{Path: filepath.Join(s.dir, ModuleFile), Msg: fmt.Sprintf("cannot be compiled now: %v", err)})
+		}
+	}
+	return loaded
+}
+
 // checkSkill is CheckSkill that returns a refused admission as its error (ErrClosed, a
 // *busyError, errOverBudget, ctx's error) rather than as a problem of the package.
 func (rt *Runtime) checkSkill(ctx context.Context, dir string) (s *Skill, ok bool, admitErr error) {
 	s, ok = LoadSkill(dir, rt.policy.Load())
+	if !ok {
+		return s, ok, nil
+	}
+	return s, ok, rt.compileCheck(ctx, s)
+}
+
+// compileCheck compiles the module of s, loaded and checked, and adds what is wrong with it to its
+// problems; its error is a refused admission (see checkSkill).
+func (rt *Runtime) compileCheck(ctx context.Context, s *Skill) error {
+	dir := s.dir
 	// Compile only a package that is sound so far: its manifest parsed (so it has a grant) and its
 	// module passed its bounds (so it has an info); its other problems are reported already.
-	if !ok || s.kind != Executable || s.grant == nil || s.state().info == nil {
-		return s, ok, nil
+	if s.kind != Executable || s.grant == nil || s.state().info == nil {
+		return nil
 	}
 	modPath := filepath.Join(dir, ModuleFile)
 	src, err := rt.engine.source(s)
 	if err != nil {
 		s.addProblem(&ManifestError{Path: modPath, Msg: err.Error()})
-		return s, true, nil
+		return nil
 	}
 	// The engine's configuration, so the compiled code is the run's: wazero's cache keys on it, and
 	// a validate then costs a run no second compile.
@@ -54,7 +93,7 @@ func (rt *Runtime) checkSkill(ctx context.Context, dir string) (s *Skill, ok boo
 	cache, err := newCache(rt.cacheDir)
 	if err != nil {
 		s.addProblem(&ManifestError{Path: modPath, Msg: fmt.Sprintf("compilation cache: %v", err)})
-		return s, true, nil
+		return nil
 	}
 	if cache != nil {
 		defer cache.Close(ctx)
@@ -69,9 +108,9 @@ func (rt *Runtime) checkSkill(ctx context.Context, dir string) (s *Skill, ok boo
 			hint = "rebuild it: wazero refuses it"
 		}
 		s.addProblem(&ManifestError{Path: modPath, Msg: ce.Msg, Hint: hint})
-		return s, true, nil
+		return nil
 	case err != nil:
-		return s, true, err
+		return err
 	}
 	defer release()
 	r := wazero.NewRuntimeWithConfig(ctx, rc)
@@ -79,7 +118,7 @@ func (rt *Runtime) checkSkill(ctx context.Context, dir string) (s *Skill, ok boo
 	mod, err := r.CompileModule(ctx, src.wasm)
 	if err != nil {
 		s.addProblem(&ManifestError{Path: modPath, Msg: fmt.Sprintf("does not compile: %v", err)})
-		return s, true, nil
+		return nil
 	}
 	entry := "execute"
 	if s.manifest != nil {
@@ -101,5 +140,5 @@ func (rt *Runtime) checkSkill(ctx context.Context, dir string) (s *Skill, ok boo
 				Hint: "only extism:host/env, extism:host/user and wasi_snapshot_preview1 are available"})
 		}
 	}
-	return s, true, nil
+	return nil
 }

@@ -136,5 +136,8 @@ func (l Limits) capped(ceiling Limits) Limits {
 // name (skill_<id>), so it is kept to what is safe in all three.
 var idPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 
+// maxIDLen is the longest id idPattern allows.
+const maxIDLen = 63
+
 // ValidID reports whether id is a well-formed skill id.
 func ValidID(id string) bool { return idPattern.MatchString(id) }

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -20,8 +21,10 @@ type registry struct {
 }
 
 // scan loads every skill package directly under each of dirs. The first directory wins an id
-// clash (with a warning); a missing directory yields nothing; a broken package is kept with its
-// error. Subdirectories that are neither manifests nor SKILL.md packages are skipped silently.
+// clash (with a warning); within one directory, a directory named by an id wins it over one whose
+// id was derived from its name (see resolveIDs); a missing directory yields nothing; a broken
+// package is kept with its error. Subdirectories that are neither manifests nor SKILL.md packages
+// are skipped silently.
 //
 // It reads manifests and SKILL.md frontmatter only. A skill whose files all have the identity
 // they had when c last hashed them (in this process, or another through the index) gets that
@@ -29,22 +32,27 @@ type registry struct {
 // or the background check.
 func scan(dirs []string, p *Policy, c *checks, logger *slog.Logger) *registry {
 	var candidates []string
+	var groups []int // where each directory's candidates start
 	for _, dir := range dirs {
-		entries, err := os.ReadDir(dir)
+		groups = append(groups, len(candidates))
+		subs, err := packageCandidates(dir)
 		if err != nil {
 			if !errors.Is(err, fs.ErrNotExist) {
 				logger.Warn("cannot read skills directory", "dir", dir, "err", err)
 			}
 			continue
 		}
-		for _, e := range entries {
-			if strings.HasPrefix(e.Name(), ".") || !isDir(dir, e) {
-				continue
-			}
-			candidates = append(candidates, filepath.Join(dir, e.Name()))
-		}
+		candidates = append(candidates, subs...)
 	}
 	loaded := loadAll(candidates, p, c)
+	for i, start := range groups {
+		end := len(loaded)
+		if i+1 < len(groups) {
+			end = groups[i+1]
+		}
+		resolveIDs(loaded[start:end], logger)
+	}
+	adoptAll(loaded)
 	r := &registry{byID: map[string]*Skill{}}
 	for _, s := range loaded {
 		if s == nil {
@@ -69,31 +77,99 @@ func scan(dirs []string, p *Policy, c *checks, logger *slog.Logger) *registry {
 	return r
 }
 
-// loadAll loads (and adopts what is known of) the skill packages in dirs, on as many goroutines
-// as there are CPUs: a load is mostly waiting for the filesystem. The result is in dirs' order,
-// nil where a directory is not a skill package.
+// packageCandidates returns the directories in dir that may be skill packages, sorted by name:
+// its subdirectories (symlinks to directories included), hidden ones left out.
+func packageCandidates(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") || !isDir(dir, e) {
+			continue
+		}
+		out = append(out, filepath.Join(dir, e.Name()))
+	}
+	return out, nil
+}
+
+// resolveIDs settles the ids of the skills of one skills directory (in order of their
+// directories' names, nil where a directory is not a package) when an id was derived from a
+// directory's name (see Skill.ID) and another skill has it too: a directory named by the id
+// keeps it, else the first by name does. No skill is dropped silently: each other one stays
+// listed under its directory's name, broken, with a problem that names the skill that has the
+// id, and the clash is logged. It runs before anyone else sees the skills, and before adopt.
+func resolveIDs(skills []*Skill, logger *slog.Logger) {
+	owner := map[string]*Skill{}
+	for _, s := range skills {
+		if s != nil && !s.derived() {
+			owner[s.id] = s // directory names are unique within a directory
+		}
+	}
+	for _, s := range skills {
+		if s == nil || !s.derived() {
+			continue
+		}
+		w, taken := owner[s.id]
+		if !taken {
+			owner[s.id] = s
+			continue
+		}
+		id, base := s.id, filepath.Base(s.dir)
+		s.id = base
+		if s.problems != nil {
+			s.problems.ID = base
+		}
+		s.fail(&ManifestError{Path: s.dir, Msg: fmt.Sprintf("the id %q made of the directory's name %q is already the id of the skill in %q", id, base, filepath.Base(w.dir)),
+			Hint: "rename one of the directories, so that each skill has its own id"})
+		if logger != nil {
+			logger.Warn("two skill directories make the same id; one is kept, the other listed as broken", "skill", id, "kept", w.dir, "broken", s.dir)
+		}
+	}
+}
+
+// loadAll loads the skill packages in dirs, on as many goroutines as there are CPUs: a load is
+// mostly waiting for the filesystem. The result is in dirs' order, nil where a directory is not
+// a skill package.
 func loadAll(dirs []string, p *Policy, c *checks) []*Skill {
 	out := make([]*Skill, len(dirs))
+	parallel(len(dirs), func(i int) {
+		if s, ok := loadSkill(dirs[i], p, c); ok {
+			out[i] = s
+		}
+	})
+	return out
+}
+
+// adoptAll gives each skill the verdict its remembered checks prove current (Skill.adopt), in
+// parallel like loadAll.
+func adoptAll(skills []*Skill) {
+	parallel(len(skills), func(i int) {
+		if skills[i] != nil {
+			skills[i].adopt()
+		}
+	})
+}
+
+// parallel calls f(i) for each i below n, on as many goroutines as there are CPUs.
+func parallel(n int, f func(i int)) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range min(goruntime.GOMAXPROCS(0), len(dirs)) {
+	for range min(goruntime.GOMAXPROCS(0), n) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for {
 				i := int(next.Add(1) - 1)
-				if i >= len(dirs) {
+				if i >= n {
 					return
 				}
-				if s, ok := loadSkill(dirs[i], p, c); ok {
-					s.adopt()
-					out[i] = s
-				}
+				f(i)
 			}
 		}()
 	}
 	wg.Wait()
-	return out
 }
 
 // isDir follows a symlinked skill directory: operators link skills in from elsewhere.

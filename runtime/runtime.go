@@ -154,31 +154,64 @@ func (rt *Runtime) lookup(id string) (*Skill, bool) {
 	if id == "" || id != filepath.Base(id) || strings.HasPrefix(id, ".") || strings.ContainsAny(id, `/\`) {
 		return nil, false
 	}
+	s, ok, scan := rt.lookupAlone(id)
+	if !scan {
+		return s, ok
+	}
+	s, ok = rt.registry().byID[id]
+	return s, ok
+}
+
+// lookupAlone is lookup before the first scan: it loads id's directory alone. scan is true when
+// only a scan can tell: a directory whose name is no id may make id (see Skill.ID), or id's own
+// directory makes another.
+func (rt *Runtime) lookupAlone(id string) (s *Skill, ok, scan bool) {
 	rt.singlesMu.Lock()
 	defer rt.singlesMu.Unlock()
 	if r := rt.reg.Load(); r != nil { // a scan landed meanwhile
 		s, ok := r.byID[id]
-		return s, ok
+		return s, ok, false
 	}
 	if s, ok := rt.singles[id]; ok {
-		return s, true
+		return s, true, false
 	}
 	for _, root := range rt.cfg.SkillDirs {
 		dir := filepath.Join(root, id)
-		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-			continue
-		}
-		if s, ok := loadSkill(dir, rt.policy.Load(), rt.checks); ok {
-			s.adopt()
-			rt.logger.Debug("skill loaded alone, before any scan", "skill", id, "dir", dir)
-			if rt.singles == nil {
-				rt.singles = map[string]*Skill{}
+		if st, err := os.Stat(dir); err == nil && st.IsDir() {
+			if s, ok := loadSkill(dir, rt.policy.Load(), rt.checks); ok {
+				if s.id != id {
+					return nil, false, true
+				}
+				// A directory named by the id keeps it in its skills directory (resolveIDs).
+				s.adopt()
+				rt.logger.Debug("skill loaded alone, before any scan", "skill", id, "dir", dir)
+				if rt.singles == nil {
+					rt.singles = map[string]*Skill{}
+				}
+				rt.singles[id] = s
+				return s, true, false
 			}
-			rt.singles[id] = s
-			return s, true
+		}
+		if mayDerive(root, id) {
+			return nil, false, true
 		}
 	}
-	return nil, false
+	return nil, false, false
+}
+
+// mayDerive reports whether the skills directory root holds a directory, other than one named
+// id, whose name makes id (see Skill.ID).
+func mayDerive(root, id string) bool {
+	if !ValidID(id) {
+		return false
+	}
+	subs, _ := packageCandidates(root)
+	for _, sub := range subs {
+		if name := filepath.Base(sub); name != id && !ValidID(name) && derivedID(name) == id {
+			return true
+		}
+	}
+	return false
 }
 
 // Generation is a number that changes whenever the set of usable skills may have (New, Reload,

@@ -63,6 +63,9 @@ type Skill struct {
 	kind Kind
 	// problems are what the scan found wrong (nil: nothing): a *SkillError listing each.
 	problems *SkillError
+	// warnings are what the scan repaired, or found against the Agent Skills format, in a skill
+	// that loads regardless (see Warnings).
+	warnings []*ManifestError
 	// manifest is nil for instruction skills and for manifests that could not be parsed.
 	manifest *Manifest
 	// instructionsPath is the SKILL.md file, if there is one; instructions its frontmatter when it
@@ -91,7 +94,9 @@ type Skill struct {
 	checked atomic.Pointer[verdict]
 }
 
-// ID is the skill's id: its directory's name.
+// ID is the skill's id: its directory's name. An instruction skill (a SKILL.md only) whose
+// directory's name is not a valid id ("My_Skill", "pdf.tools") has the id derived from it by
+// [skillmd.Slug] ("my-skill", "pdf-tools"), with a warning; its Name keeps the original.
 func (s *Skill) ID() string { return s.id }
 
 // Dir is the skill's directory on the host. Faces that answer remote clients show paths relative
@@ -167,15 +172,53 @@ func (s *Skill) LoadedAt() time.Time { return s.loadedAt }
 // Schema returns the compiled JSON Schema of the skill's arguments (nil unless executable).
 func (s *Skill) Schema() *Schema { return s.schema }
 
-// Name is the manifest's name, else the SKILL.md's, else the id.
+// Name is the manifest's name, else the SKILL.md's (its directory's name when it has none, as
+// Claude Code names it), else the directory's name.
 func (s *Skill) Name() string {
 	switch {
 	case s.manifest != nil:
 		return s.manifest.Name
 	case s.instructions != nil:
 		return s.instructions.Name
+	case s.dir != "":
+		return filepath.Base(s.dir)
 	}
 	return s.id
+}
+
+// Warnings lists what the load repaired or found against the Agent Skills format in a skill that
+// loads regardless (a SKILL.md without frontmatter, an unquoted ": " in it, a name that breaks
+// the format's rule, a directory name that is not an id, ...), each with the rule it breaks and
+// how to fix it, as a remote client may see them: files are named relative to the skills
+// directory ("My_Skill/SKILL.md"), never by the host's layout. nil when there are none.
+func (s *Skill) Warnings() []string {
+	if len(s.warnings) == 0 {
+		return nil
+	}
+	rel := relativeProblems(&SkillError{ID: s.id, Problems: s.warnings}, s.dir, s.dirName())
+	out := make([]string, len(rel.Problems))
+	for i, p := range rel.Problems {
+		out[i] = p.Error()
+	}
+	return out
+}
+
+// ModelInvocable reports whether a model may be offered the skill: false when its SKILL.md sets
+// Claude Code's "disable-model-invocation: true". Such a skill is for a user to invoke: the
+// agent helpers leave it out of what they list to a model (list_skills, the system prompt, the
+// tools) and refuse a model's load_skill or run of it, while a user's surface (an MCP prompt, the
+// CLI, the HTTP API) still reaches it.
+func (s *Skill) ModelInvocable() bool {
+	return s.instructions == nil || !s.instructions.DisableModelInvocation
+}
+
+// ArgumentHint is the SKILL.md's "argument-hint" (what arguments the skill expects, such as
+// "[issue] [branch]"), or "".
+func (s *Skill) ArgumentHint() string {
+	if s.instructions == nil {
+		return ""
+	}
+	return s.instructions.ArgumentHint
 }
 
 // Description is the manifest's description, else the SKILL.md's.
@@ -239,9 +282,9 @@ func loadSkill(dir string, p *Policy, c *checks) (s *Skill, ok bool) {
 	// adopt stat the files without listing it again: at ten thousand skills, each system call
 	// a load saves is seconds of a minute's scans.
 	s.listing, _ = os.ReadDir(dir)
-	s.instructionsPath = findInstructions(dir, s.listing)
+	s.instructionsPath = s.findInstructions()
 	if s.instructionsPath != "" {
-		s.instructions, s.instructionsErr = skillmd.ReadMeta(s.instructionsPath)
+		s.readInstructions()
 	}
 
 	manifestPath := ""
@@ -259,9 +302,7 @@ func loadSkill(dir string, p *Policy, c *checks) (s *Skill, ok bool) {
 			return nil, false
 		}
 		s.kind = Instructions
-		if !ValidID(id) {
-			s.fail(&ManifestError{Path: dir, Msg: fmt.Sprintf("%q is not a valid skill id", id), Hint: "rename the directory: lower-case letters, digits and '-'"})
-		}
+		s.deriveID()
 		var me *skillmd.Error
 		switch {
 		case errors.As(s.instructionsErr, &me):
@@ -304,6 +345,10 @@ func loadSkill(dir string, p *Policy, c *checks) (s *Skill, ok bool) {
 	s.grant = p.Grant(m, dir)
 	return s, true
 }
+
+// warn records what the load repaired or found against the format. Only the load calls it,
+// before anyone else sees s.
+func (s *Skill) warn(e *ManifestError) { s.warnings = append(s.warnings, e) }
 
 // fail records a problem the load found. Only the load calls it, before anyone else sees s.
 func (s *Skill) fail(e *ManifestError) {
@@ -386,13 +431,89 @@ func isRegular(dir string, entries []fs.DirEntry, name string) bool {
 	return false
 }
 
-// findInstructions returns the path of dir's SKILL.md, matched case-insensitively, from its
-// listing entries.
-func findInstructions(dir string, entries []fs.DirEntry) string {
-	for _, e := range entries {
-		if strings.EqualFold(e.Name(), "SKILL.md") && e.Type().IsRegular() {
-			return filepath.Join(dir, e.Name())
+// instructionsFile is the name the Agent Skills format gives a skill's instructions. Any case of
+// it is read (a scan, `skillbox validate` and the faces agree on which file), with a warning
+// when it is not this one.
+const instructionsFile = "SKILL.md"
+
+// findInstructions returns the path of the skill's SKILL.md, matched case-insensitively, from its
+// listing: SKILL.md itself when it is there, else the first by name. It warns when the name is
+// not SKILL.md, and when there are several.
+func (s *Skill) findInstructions() string {
+	var found []string
+	for _, e := range s.listing {
+		if strings.EqualFold(e.Name(), instructionsFile) && e.Type().IsRegular() {
+			found = append(found, e.Name())
 		}
+	}
+	if len(found) == 0 {
+		return ""
+	}
+	name := found[0]
+	if slices.Contains(found, instructionsFile) {
+		name = instructionsFile
+	}
+	path := filepath.Join(s.dir, name)
+	if len(found) > 1 {
+		s.warn(&ManifestError{Path: s.dir, Msg: fmt.Sprintf("holds %s: %s is read", strings.Join(found, " and "), name), Hint: "keep one SKILL.md"})
+	}
+	if name != instructionsFile {
+		s.warn(&ManifestError{Path: path, Msg: fmt.Sprintf("is named %s; it breaks the %s", name, skillmd.RuleFileName), Hint: "rename it to SKILL.md"})
+	}
+	return path
+}
+
+// readInstructions reads the SKILL.md's frontmatter, and keeps as warnings what the reader
+// repaired and how its values break the format's rules. A SKILL.md without a name is named after
+// the directory, as Claude Code names it.
+func (s *Skill) readInstructions() {
+	d, err := skillmd.ReadMeta(s.instructionsPath)
+	s.instructions, s.instructionsErr = d, err
+	if d == nil {
+		return
+	}
+	for _, w := range append(d.Warnings, skillmd.Check(s.instructionsPath, d)...) {
+		s.warn(&ManifestError{Path: s.instructionsPath, Field: w.Field, Msg: w.Msg, Hint: w.Hint})
+	}
+	d.Warnings = nil // kept as the skill's, above
+	base := filepath.Base(s.dir)
+	switch {
+	case d.Name == "":
+		d.Name = base
+	case d.Name != base && skillmd.ValidName(d.Name):
+		s.warn(&ManifestError{Path: s.instructionsPath, Field: "name", Msg: fmt.Sprintf("%q is not the directory's name %q; it breaks the %s", d.Name, base, skillmd.RuleNameDirectory),
+			Hint: "rename one so they are equal"})
+	}
+}
+
+// deriveID gives an instruction skill whose directory's name is not a valid id the id
+// [skillmd.Slug] makes of it ("My_Skill" is "my-skill"), with a warning; a name that makes no id
+// ("日本語", "___") is a problem. Two directories of one skills directory that make the same id
+// are settled by the scan (see resolveIDs).
+func (s *Skill) deriveID() {
+	base := filepath.Base(s.dir)
+	if ValidID(base) {
+		return
+	}
+	id := derivedID(base)
+	if id == "" {
+		s.fail(&ManifestError{Path: s.dir, Msg: fmt.Sprintf("%q is not a valid skill id, and none can be made of it", base),
+			Hint: "rename the directory: lower-case letters, digits and '-'"})
+		return
+	}
+	s.id = id
+	s.warn(&ManifestError{Path: s.dir, Msg: fmt.Sprintf("the directory's name %q is not a valid skill id, so the skill's id is %q (%s)", base, id, skillmd.RuleName),
+		Hint: fmt.Sprintf("rename the directory to %q", id)})
+}
+
+// derivedID is the id of an instruction skill whose directory is named name, not an id: what
+// [skillmd.Slug] makes of it, or "" when that is no id either.
+func derivedID(name string) string {
+	if id := skillmd.Slug(name, maxIDLen); ValidID(id) {
+		return id
 	}
 	return ""
 }
+
+// derived reports whether s's id was derived from its directory's name (see deriveID).
+func (s *Skill) derived() bool { return s.dir != "" && s.id != filepath.Base(s.dir) }

@@ -18,6 +18,9 @@ type Summary struct {
 	Status      Status   `json:"status"`
 	// Error is why a broken skill is broken (every problem), as the caller chose to render it.
 	Error string `json:"error,omitempty"`
+	// Warnings are what the load repaired or found against the Agent Skills format in a skill
+	// that loads regardless (see Skill.Warnings).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Summary returns s's metadata. Error is every problem of a broken skill, each naming its file
@@ -31,12 +34,13 @@ func (s *Skill) Summary() Summary {
 	if s.Err() != nil {
 		out.Error = strings.Join(s.Problems(), "; ")
 	}
+	out.Warnings = s.Warnings()
 	return out
 }
 
 // Problems lists a broken skill's problems as a remote client may see them: each file named
 // relative to the skills directory ("notes/execute.wasm"), and the skill's directory on the host
-// replaced by its id wherever a message or hint names it. Err keeps the host's paths, for the
+// replaced by its name there wherever a message or hint names it. Err keeps the host's paths, for the
 // operator's own tools.
 func (s *Skill) Problems() []string {
 	return s.remoteProblems(s.Err())
@@ -49,9 +53,9 @@ func (s *Skill) remoteProblems(err error) []string {
 	}
 	var se *SkillError
 	if !errors.As(err, &se) {
-		return []string{hideDir(err.Error(), s.dir, s.id)}
+		return []string{hideDir(err.Error(), s.dir, s.dirName())}
 	}
-	rel := relativeProblems(se, s.dir, s.id)
+	rel := relativeProblems(se, s.dir, s.dirName())
 	out := make([]string, len(rel.Problems))
 	for i, p := range rel.Problems {
 		out[i] = p.Error()
@@ -59,9 +63,18 @@ func (s *Skill) remoteProblems(err error) []string {
 	return out
 }
 
-// relativeProblems rewrites the problems of the package in dir (whose id is id) to name files as
-// "<id>/<path>" and to say id wherever they named dir: what its author wrote, not where the host
-// keeps it.
+// dirName is the name of s's directory in its skills directory: its id, unless the id was
+// derived from it (see Skill.ID).
+func (s *Skill) dirName() string {
+	if s.dir == "" {
+		return s.id
+	}
+	return filepath.Base(s.dir)
+}
+
+// relativeProblems rewrites the problems of the package in dir (named id in its skills
+// directory) to name files as "<id>/<path>" and to say id wherever they named dir: what its
+// author wrote, not where the host keeps it.
 func relativeProblems(se *SkillError, dir, id string) *SkillError {
 	out := &SkillError{ID: se.ID}
 	for _, p := range se.Problems {

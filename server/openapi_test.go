@@ -189,7 +189,9 @@ func TestOpenAPIDocumentsEveryStatus(t *testing.T) {
 		send   func() reply
 	}{
 		{"get /v1/skills/{id}/instructions", 422, func() reply {
-			writeFiles(t, env.dir, map[string]string{"docs/SKILL.md": "no frontmatter at all\n"})
+			// A file without frontmatter loads (as Claude Code loads it); YAML that no repair
+			// mends does not.
+			writeFiles(t, env.dir, map[string]string{"docs/SKILL.md": "---\nname: [unclosed\n---\nBody\n"})
 			defer writeFiles(t, env.dir, map[string]string{"docs/SKILL.md": docsSkillMD})
 			return get(t, env.ts.URL+"/v1/skills/docs/instructions")
 		}},

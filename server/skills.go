@@ -89,7 +89,11 @@ func (s *Server) instructions(c echo.Context) error {
 		body = skillmd.Render(doc.Body, base, c.QueryParam("arguments"))
 	}
 	if accepts(c, "application/json") {
-		return c.JSON(http.StatusOK, map[string]any{"id": sk.ID(), "name": doc.Name, "description": doc.Description,
+		name := doc.Name
+		if meta := sk.Instructions(); meta != nil {
+			name = meta.Name // named after its directory when the SKILL.md has no name
+		}
+		return c.JSON(http.StatusOK, map[string]any{"id": sk.ID(), "name": name, "description": doc.Description,
 			"allowed_tools": doc.AllowedTools, "content": body})
 	}
 	return c.Blob(http.StatusOK, "text/markdown; charset=utf-8", []byte(body))

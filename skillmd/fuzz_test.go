@@ -9,7 +9,8 @@ import (
 	"github.com/skillbox-dev/skillbox/internal/docbound"
 )
 
-// FuzzParse: Parse never panics; what it accepts has a name and a description, is JSON-safe and
+// FuzzParse: Parse never panics; what it accepts has a description, and a name unless a warning
+// says it is missing (the caller names the skill after its directory), is JSON-safe and
 // within internal/docbound's bounds; what it refuses is an *Error matching ErrInvalid;
 // ParseMeta agrees with it on the metadata.
 func FuzzParse(f *testing.F) {
@@ -25,6 +26,9 @@ func FuzzParse(f *testing.F) {
 		"---\nname: a\n",
 		"---\nname: a\ndescription: b\nmetadata: {a: " + strings.Repeat("[", 40) + strings.Repeat("]", 40) + "}\n---\n",
 		frontmatterAliasBomb(),
+		"# Title\n\nNo frontmatter at all.\n",
+		"---\ndescription: Use this when: asked\n  and more: here\nargument-hint: [a] [b]\n---\n",
+		"\n\n---\nname: a\n---\nfirst paragraph\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -41,10 +45,10 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
-		if strings.TrimSpace(d.Name) == "" || strings.TrimSpace(d.Description) == "" {
+		if strings.TrimSpace(d.Description) == "" || (strings.TrimSpace(d.Name) == "" && len(d.Warnings) == 0) {
 			t.Fatalf("accepted without a name or description: %#v", d)
 		}
-		if m.Name != d.Name || m.Description != d.Description || m.Body != "" {
+		if m.Name != d.Name || m.Description != d.Description || m.Body != "" || len(m.Warnings) != len(d.Warnings) {
 			t.Fatalf("ParseMeta %#v, Parse %#v", m, d)
 		}
 		if _, err := json.Marshal(d); err != nil {
@@ -80,40 +84,44 @@ func measure(v any) (depth, values int) {
 	return depth, values
 }
 
-// FuzzRender: the output always starts with the base-directory line and a blank line; a body
-// without the placeholder is kept whole; every placeholder of the body is replaced. The last is
-// checked where it can be seen in the output: when neither the arguments nor the body's text
-// outside its placeholders contain a '$', no "$ARGUMENTS" can remain (see Render's notes for why
-// '$' around a placeholder matters).
+// FuzzRender: the output always starts with the base-directory line and a blank line, then the
+// dynamic-context note when the body has some; a body without '$' or '\' is kept whole (the
+// arguments appended when there are some); and when a body's only placeholders are plain
+// $ARGUMENTS, every one is replaced. The last is checked where it can be seen in the output:
+// when the arguments hold no '$', no "$ARGUMENTS" can remain (see Render's notes for why '$'
+// around a placeholder matters).
 func FuzzRender(f *testing.F) {
 	f.Add("Review $ARGUMENTS", "/skills/x", "main.py")
 	f.Add("no placeholder", "/d", "args")
 	f.Add("$ARGUMENTS$ARGUMENTS", "", "")
 	f.Add("$$ARGUMENTSARGUMENTS", "/d", "")
 	f.Add("$arguments", "/d", "$ARGUMENTS")
+	f.Add("$0 $ARGUMENTS[1] ${CLAUDE_SKILL_DIR} \\$2 !`ls`", "/d", `"a b" c 'd'`)
 	f.Fuzz(func(t *testing.T, body, baseDir, args string) {
 		out := Render(body, baseDir, args)
 		head := "Base directory for this skill: " + baseDir + "\n\n"
+		if HasDynamicContext(body) {
+			head += DynamicContextNote + "\n\n"
+		}
 		if !strings.HasPrefix(out, head) {
 			t.Fatalf("no base-directory line: %q", out)
 		}
 		rest := out[len(head):]
 		n := strings.Count(body, Placeholder)
 		switch {
-		case n == 0 && args == "":
+		case !strings.ContainsAny(body, `$\`) && args == "":
 			if rest != body {
 				t.Fatalf("body changed: %q", rest)
 			}
-		case n == 0:
+		case !strings.ContainsAny(body, `$\`):
 			if rest != body+"\n\nARGUMENTS: "+args {
 				t.Fatalf("arguments not appended: %q", rest)
 			}
-		default:
+		case n > 0 && strings.Count(body, "$") == n && !strings.Contains(body, `\`) && !strings.Contains(body, Placeholder+"["):
 			if want := len(body) + n*(len(args)-len(Placeholder)); len(rest) != want {
 				t.Fatalf("%d bytes, want %d: %q", len(rest), want, rest)
 			}
-			outside := strings.ReplaceAll(body, Placeholder, "")
-			if !strings.Contains(args, "$") && !strings.Contains(outside, "$") && strings.Contains(rest, Placeholder) {
+			if !strings.Contains(args, "$") && strings.Contains(rest, Placeholder) {
 				t.Fatalf("a placeholder remains: %q", rest)
 			}
 		}

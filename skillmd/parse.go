@@ -1,6 +1,7 @@
 package skillmd
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -15,13 +16,22 @@ const MetaLimit = 64 << 10
 
 // Parse parses a whole SKILL.md. path names the file in errors only.
 //
+// It loads what Claude Code loads, repairing it, with a warning in the Doc's Warnings that cites
+// the rule broken: a file without frontmatter (all of it is the body), blank lines before the
+// frontmatter, an unquoted ": " in a top-level value (see repair), no name or an empty one (Name
+// is "": the caller names the skill after its directory) and no description or an empty one
+// (the body's first paragraph is used, cut at [MaxDescription] characters; it is looked for in
+// the file's first [MetaLimit] bytes, as [ReadMeta] reads them, so that both agree). [Check]
+// gives the format's other rules.
+//
 // # Errors
 //
-// A file that is not a valid SKILL.md gives an [*Error] (matching [ErrInvalid]) that says every
-// problem at once: an empty file, no frontmatter, frontmatter that is not closed, malformed YAML
-// (with its line in the file), frontmatter that is not a mapping, a missing, empty or non-text
-// name or description, optional fields of the wrong type, and fields that nest deeper or hold
-// more values (YAML aliases expanded) than internal/docbound allows.
+// A file that cannot be a skill gives an [*Error] (matching [ErrInvalid]) that says every
+// problem at once: an empty file, a file that is not text (a NUL byte or bytes that are not
+// UTF-8 in its first MetaLimit bytes), frontmatter that is not closed, malformed YAML that the
+// repair does not mend (with its line in the file), frontmatter that is not a mapping, no
+// description and no paragraph to stand for one, fields of the wrong type, and fields that nest
+// deeper or hold more values (YAML aliases expanded) than internal/docbound allows.
 func Parse(path string, data []byte) (*Doc, error) {
 	return result(parse(path, data, true, false))
 }
@@ -69,7 +79,17 @@ func result(d *Doc, err *Error) (*Doc, error) {
 }
 
 func parse(path string, data []byte, complete, metaOnly bool) (*Doc, *Error) {
-	front, body, err := split(path, data, complete)
+	data = bytes.TrimPrefix(data, bom)
+	if !complete {
+		data = trimPartialRune(data)
+	}
+	// What ReadMeta reads of a file (its first MetaLimit bytes) is all that decides whether it
+	// loads, and what its description is: Parse and ReadMeta must agree.
+	window := data[:min(len(data), MetaLimit)]
+	if err := checkText(path, window); err != nil {
+		return nil, err
+	}
+	front, body, found, warn, err := split(path, data, complete)
 	if err != nil {
 		return nil, err
 	}
@@ -78,9 +98,14 @@ func parse(path string, data []byte, complete, metaOnly bool) (*Doc, *Error) {
 		return nil, &Error{Path: path, Line: 1, Msg: fmt.Sprintf("the frontmatter is larger than %d KiB", MetaLimit>>10),
 			Hint: "keep long text in the body, after the frontmatter"}
 	}
-	d, err := decode(path, front)
+	start := len(data) - len(body)
+	para := trimPartialRune(body[:max(0, min(len(body), len(window)-start))])
+	d, err := decode(path, front, found, para)
 	if err != nil {
 		return nil, err
+	}
+	if warn != nil {
+		d.Warnings = append([]*Error{warn}, d.Warnings...)
 	}
 	if !metaOnly {
 		d.Body = string(trimBlankLines(body))

@@ -51,8 +51,12 @@ var cmdList = &command{
 		defer buf.Flush()
 		tw := tabwriter.NewWriter(buf, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "ID\tKIND\tSTATUS\tVERSION\tDESCRIPTION")
+		warned := 0
 		for _, s := range skills {
 			sum := summarize(s)
+			if len(sum.Warnings) > 0 {
+				warned++
+			}
 			desc := sum.Description
 			if s.Status() == runtime.StatusError {
 				desc = sum.Error
@@ -60,6 +64,11 @@ var cmdList = &command{
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", clean(sum.ID), sum.Kind, sum.Status, clean(sum.Version), truncate(clean(desc), 72))
 		}
 		tw.Flush()
+		if warned > 0 {
+			// On stderr: the table stays what scripts read.
+			fmt.Fprintf(e.stderr, "%d %s with warnings against the Agent Skills format: skillbox show <id>, or skillbox validate, says what\n",
+				warned, plural(warned, "skill loads", "skills load"))
+		}
 		return exitOK
 	},
 }

@@ -21,6 +21,9 @@ type skillDetail struct {
 	RequestedLim *runtime.Limits      `json:"requested_limits,omitempty"`
 	Granted      *runtime.Grant       `json:"granted,omitempty"`
 	Problems     []string             `json:"problems,omitempty"`
+	ArgumentHint string               `json:"argument_hint,omitempty"`
+	// ModelInvocable is false for a skill whose SKILL.md sets disable-model-invocation: true.
+	ModelInvocable bool `json:"model_invocable"`
 }
 
 var cmdShow = &command{
@@ -41,7 +44,8 @@ var cmdShow = &command{
 		}
 		// The module's hash checks an unchecked skill first, so the status shown is the check's.
 		hash := s.ModuleHash()
-		d := skillDetail{skillSummary: summarize(s), SHA256: hash, Instructions: s.InstructionsPath(), Granted: s.Grant()}
+		d := skillDetail{skillSummary: summarize(s), SHA256: hash, Instructions: s.InstructionsPath(), Granted: s.Grant(),
+			ArgumentHint: s.ArgumentHint(), ModelInvocable: s.ModelInvocable()}
 		if m := s.Manifest(); m != nil {
 			d.Entrypoint, d.Parameters, d.Requested, d.RequestedLim = m.Entrypoint, m.Parameters, &m.Permissions, &m.Limits
 		}
@@ -81,8 +85,17 @@ func printDetail(e *env, d skillDetail) {
 	if d.SHA256 != "" {
 		fmt.Fprintf(w, "  module:       sha256 %s, entrypoint %s\n", d.SHA256, clean(d.Entrypoint))
 	}
+	if d.ArgumentHint != "" {
+		fmt.Fprintf(w, "  arguments:    %s\n", clean(d.ArgumentHint))
+	}
+	if !d.ModelInvocable {
+		fmt.Fprintf(w, "  invocation:   by a user only (disable-model-invocation): not offered to models\n")
+	}
 	for _, p := range d.Problems {
 		fmt.Fprintf(w, "  problem:      %s\n", clean(p))
+	}
+	for _, p := range d.Warnings {
+		fmt.Fprintf(w, "  warning:      %s\n", clean(p))
 	}
 	if len(d.Parameters) > 0 {
 		var pretty bytes.Buffer

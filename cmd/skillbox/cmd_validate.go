@@ -5,21 +5,25 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
 type validation struct {
 	ID       string   `json:"id"`
+	Name     string   `json:"name"`
 	Dir      string   `json:"dir"`
 	Kind     string   `json:"kind"`
 	Valid    bool     `json:"valid"`
 	Problems []string `json:"problems,omitempty"`
+	// Warnings are what loads but breaks the Agent Skills format (a name that is not
+	// lowercase-hyphen, a description over 1,024 characters, no frontmatter, ...): the skill
+	// is valid, and they say how to make it work with every agent.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 var cmdValidate = &command{
-	summary: "check skill packages: manifest, module exports and imports; exit 1 if any is invalid",
+	summary: "check skill packages: manifest, module exports and imports, SKILL.md against the Agent Skills rules (warnings); exit 1 if any is invalid",
 	usage:   "[DIR ...]  (a skill directory, or a directory of skills; default: the --skills directories)",
 	run: func(ctx context.Context, e *env, pos []string) int {
 		dirs := pos
@@ -38,12 +42,9 @@ var cmdValidate = &command{
 			if err != nil || !st.IsDir() {
 				return e.fail(exitUsage, "%s is not a directory", d)
 			}
-			for _, sd := range skillDirs(d) {
-				s, ok := rt.CheckSkill(ctx, sd)
-				if !ok {
-					continue
-				}
-				v := validation{ID: s.ID(), Dir: sd, Kind: string(s.Kind()), Valid: s.Status() == runtime.StatusActive}
+			// The packages, their ids and their clashes as a scan (list, serve) finds them.
+			for _, s := range rt.CheckSkills(ctx, d) {
+				v := validation{ID: s.ID(), Name: s.Name(), Dir: s.Dir(), Kind: string(s.Kind()), Valid: s.Status() == runtime.StatusActive, Warnings: s.Warnings()}
 				if se, ok := s.Err().(*runtime.SkillError); ok {
 					for _, p := range se.Problems {
 						v.Problems = append(v.Problems, p.Error())
@@ -52,10 +53,13 @@ var cmdValidate = &command{
 				results = append(results, v)
 			}
 		}
-		invalid := 0
+		invalid, warned := 0, 0
 		for _, v := range results {
 			if !v.Valid {
 				invalid++
+			}
+			if len(v.Warnings) > 0 {
+				warned++
 			}
 		}
 		if e.json {
@@ -64,16 +68,27 @@ var cmdValidate = &command{
 			}
 		} else {
 			for _, v := range results {
-				if v.Valid {
-					fmt.Fprintf(e.stdout, "ok      %s (%s)\n", clean(v.ID), v.Kind)
-					continue
+				where := ""
+				if base := filepath.Base(v.Dir); base != v.ID {
+					where = ", in " + clean(base) // the id was made of the directory's name
 				}
-				fmt.Fprintf(e.stdout, "invalid %s\n", clean(v.ID))
+				if v.Valid {
+					fmt.Fprintf(e.stdout, "ok      %s (%s%s)\n", clean(v.ID), v.Kind, where)
+				} else {
+					fmt.Fprintf(e.stdout, "invalid %s\n", clean(v.ID))
+				}
 				for _, p := range v.Problems {
 					fmt.Fprintf(e.stdout, "  %s\n", clean(p))
 				}
+				for _, w := range v.Warnings {
+					fmt.Fprintf(e.stdout, "  warning: %s\n", clean(w))
+				}
 			}
-			fmt.Fprintf(e.stdout, "%d %s, %d invalid\n", len(results), plural(len(results), "skill", "skills"), invalid)
+			fmt.Fprintf(e.stdout, "%d %s, %d invalid", len(results), plural(len(results), "skill", "skills"), invalid)
+			if warned > 0 {
+				fmt.Fprintf(e.stdout, ", %d with warnings", warned)
+			}
+			fmt.Fprintln(e.stdout)
 		}
 		if len(results) == 0 {
 			fmt.Fprintf(e.stderr, "skillbox: no skill packages found in %v\n", dirs)
@@ -84,28 +99,6 @@ var cmdValidate = &command{
 		}
 		return exitOK
 	},
-}
-
-// skillDirs returns d itself when it is a skill package, else its subdirectories.
-func skillDirs(d string) []string {
-	entries, err := os.ReadDir(d)
-	if err != nil {
-		return nil
-	}
-	for _, e := range entries {
-		switch e.Name() {
-		case "skill.json", "skill.yaml", "skill.yml", "SKILL.md":
-			return []string{d}
-		}
-	}
-	var out []string
-	for _, e := range entries {
-		if e.IsDir() && e.Name()[0] != '.' {
-			out = append(out, filepath.Join(d, e.Name()))
-		}
-	}
-	sort.Strings(out)
-	return out
 }
 
 func plural(n int, one, many string) string {
