@@ -91,7 +91,9 @@ var rules = []Rule{
 		Text:    fmt.Sprintf("a function's name is 1 to %d of a-z, A-Z, 0-9, '_' and '-'", MaxOpenAIToolName),
 		Source:  "https://platform.openai.com/docs/api-reference/chat/create#chat-create-tools (FunctionObject.name)",
 		Formats: []Format{FormatOpenAI, FormatMCP, FormatWellKnown},
-		tool:    func(d *toolDef) string { return nameProblem(d.name, MaxOpenAIToolName, vendorName, "a-z, A-Z, 0-9, '_' and '-'") },
+		tool: func(d *toolDef) string {
+			return nameProblem(d.name, MaxOpenAIToolName, vendorName, "a-z, A-Z, 0-9, '_' and '-'")
+		},
 	},
 	{
 		Vendor:  VendorOpenAI,
