@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/skillbox-dev/skillbox/internal/docbound"
@@ -211,8 +212,16 @@ func (b Breach) String() string {
 		subject = "the tool list"
 	}
 	s := fmt.Sprintf("%s breaks %s's rule %s: %s", subject, b.Vendor, b.Rule, b.Problem)
-	if len(b.LeftOutOf) > 0 {
-		s += fmt.Sprintf(" (left out of the %v lists)", b.LeftOutOf)
+	if n := len(b.LeftOutOf); n > 0 {
+		names := make([]string, n)
+		for i, f := range b.LeftOutOf {
+			names[i] = string(f)
+		}
+		list := names[0]
+		if n > 1 {
+			list = strings.Join(names[:n-1], ", ") + " and " + names[n-1]
+		}
+		s += fmt.Sprintf(" (left out of the %s tool lists)", list)
 	}
 	return s
 }

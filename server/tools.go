@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -15,18 +16,73 @@ func (s *Server) wellKnown(c echo.Context) error {
 }
 
 // tools returns the executable skills as tool definitions in one vendor's exact shape, ready to
-// paste into an SDK call: ?format=openai (default), anthropic or mcp.
+// paste into an SDK call: ?format=openai (default), anthropic or mcp. A tool the vendor would
+// refuse is left out, and said so ([Server.leftOut]).
 func (s *Server) tools(c echo.Context) error {
 	switch f := strings.ToLower(c.QueryParam("format")); f {
 	case "", "openai":
-		return c.JSON(http.StatusOK, agent.OpenAITools(s.rt))
+		list := agent.OpenAITools(s.rt)
+		s.leftOut(c, agent.FormatOpenAI, len(list))
+		return c.JSON(http.StatusOK, list)
 	case "anthropic":
-		return c.JSON(http.StatusOK, agent.AnthropicTools(s.rt))
+		list := agent.AnthropicTools(s.rt)
+		s.leftOut(c, agent.FormatAnthropic, len(list))
+		return c.JSON(http.StatusOK, list)
 	case "mcp":
-		return c.JSON(http.StatusOK, map[string]any{"tools": agent.MCPTools(s.rt)})
+		list := agent.MCPTools(s.rt)
+		return c.JSON(http.StatusOK, mcpTools{Tools: list, Warnings: s.leftOut(c, agent.FormatMCP, len(list))})
 	default:
 		return httpError(http.StatusBadRequest, "bad_request", "format %q: use openai, anthropic or mcp", f)
 	}
+}
+
+// mcpTools is the mcp format's body: MCP's tools/list result, with the tools left out beside it
+// (absent when none were).
+type mcpTools struct {
+	Tools    []agent.MCPTool `json:"tools"`
+	Warnings []agent.Breach  `json:"warnings,omitempty"`
+}
+
+// warningHeader carries, one value each, the tools a format left out and why: the openai and
+// anthropic bodies are bare arrays, ready to paste, with no room beside the tools.
+const warningHeader = "Skillbox-Warning"
+
+// maxWarningHeaders bounds the header values of one response; the log line has the count.
+const maxWarningHeaders = 20
+
+// leftOut says which tools format f left out of a list of n, and why (agent.LeftOut), and
+// whether the whole list breaks a vendor's rule (agent.ListBreaches): one warning header each,
+// and a log line. It returns them for a body that has room.
+func (s *Server) leftOut(c echo.Context, f agent.Format, n int) []agent.Breach {
+	breaches := append(agent.LeftOut(s.rt, f), agent.ListBreaches(f, n)...)
+	if len(breaches) == 0 {
+		return nil
+	}
+	h := c.Response().Header()
+	for i, b := range breaches {
+		if i == maxWarningHeaders {
+			h.Add(warningHeader, fmt.Sprintf("and %d more", len(breaches)-i))
+			break
+		}
+		h.Add(warningHeader, headerSafe(b.String()))
+	}
+	tools := make([]string, 0, len(breaches))
+	for _, b := range breaches {
+		tools = append(tools, b.Tool)
+	}
+	s.logger.Warn("tools left out of the list: the vendor would refuse the whole request with them (skillbox validate says why)",
+		"format", f, "count", len(breaches), "tools", tools)
+	return breaches
+}
+
+// headerSafe replaces what a header value may not hold.
+func headerSafe(v string) string {
+	return strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, v)
 }
 
 type searchRequest struct {
