@@ -10,9 +10,12 @@ import (
 	"github.com/skillbox-dev/skillbox/agent"
 )
 
-// wellKnown serves the tool manifest at /.well-known/skills.json ([agent.WellKnown]).
+// wellKnown serves the tool manifest at /.well-known/skills.json ([agent.WellKnown]), with a
+// Skillbox-Warning header for each tool left out ([Server.leftOut]).
 func (s *Server) wellKnown(c echo.Context) error {
-	return c.JSON(http.StatusOK, agent.WellKnown(s.rt, s.opts.Provider))
+	m := agent.WellKnown(s.rt, s.opts.Provider)
+	s.leftOut(c, agent.FormatWellKnown, len(m.Tools))
+	return c.JSON(http.StatusOK, m)
 }
 
 // tools returns the executable skills as tool definitions in one vendor's exact shape, ready to

@@ -67,10 +67,14 @@ func TestToolsLeftOut(t *testing.T) {
 			}
 		}
 	}
+	r := get(t, e.ts.URL+"/.well-known/skills.json")
+	if w := r.header.Values(warningHeader); len(w) != 1 || !strings.Contains(w[0], "openai's rule tool-name") || strings.Contains(string(r.body), longID) {
+		t.Errorf("well-known: warnings %q, body %s", w, r.body)
+	}
 	var m struct {
 		Warnings []struct{ Tool, Vendor, Rule, Problem string }
 	}
-	r := get(t, e.ts.URL+"/v1/tools?format=mcp")
+	r = get(t, e.ts.URL+"/v1/tools?format=mcp")
 	r.decode(t, &m)
 	if len(m.Warnings) != 1 || m.Warnings[0].Tool != "skill_"+strings.ReplaceAll(longID, "-", "_") || m.Warnings[0].Vendor != "openai" || m.Warnings[0].Rule != "tool-name" || m.Warnings[0].Problem == "" {
 		t.Errorf("mcp warnings %+v", m.Warnings)
