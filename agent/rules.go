@@ -221,7 +221,7 @@ func (b Breach) String() string {
 		if n > 1 {
 			list = strings.Join(names[:n-1], ", ") + " and " + names[n-1]
 		}
-		s += fmt.Sprintf(" (left out of the %s tool lists)", list)
+		s += fmt.Sprintf(" (left out of the tool lists for %s)", list)
 	}
 	return s
 }

@@ -3,10 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
+	"github.com/skillbox-dev/skillbox/agent"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -16,6 +19,8 @@ type validation struct {
 	Kind     string   `json:"kind"`
 	Valid    bool     `json:"valid"`
 	Problems []string `json:"problems,omitempty"`
+	// VendorRules are the vendors' rules the skill's tool breaks (see vendorRules).
+	VendorRules []agent.Breach `json:"vendorRules,omitempty"`
 }
 
 var cmdValidate = &command{
@@ -49,6 +54,7 @@ var cmdValidate = &command{
 						v.Problems = append(v.Problems, p.Error())
 					}
 				}
+				v.VendorRules = vendorRules(s)
 				results = append(results, v)
 			}
 		}
@@ -66,6 +72,7 @@ var cmdValidate = &command{
 			for _, v := range results {
 				if v.Valid {
 					fmt.Fprintf(e.stdout, "ok      %s (%s)\n", clean(v.ID), v.Kind)
+					printVendorRules(e.stdout, v.VendorRules)
 					continue
 				}
 				fmt.Fprintf(e.stdout, "invalid %s\n", clean(v.ID))
@@ -84,6 +91,29 @@ var cmdValidate = &command{
 		}
 		return exitOK
 	},
+}
+
+// vendorRules returns the rules of the model vendors (OpenAI, Anthropic, MCP) that the tool of
+// a valid executable skill breaks: each makes that vendor refuse a whole request that holds the
+// tool, so the tool lists leave it out (agent.VendorRules). They are warnings, not problems:
+// the skill runs, and is listed for the other vendors; validate's exit status does not change.
+func vendorRules(s *runtime.Skill) []agent.Breach {
+	if s.Status() != runtime.StatusActive {
+		return nil
+	}
+	return agent.VendorBreaches(s)
+}
+
+// printVendorRules writes one warning line per rule broken: the vendor, the rule, what breaks
+// it and how to fix it, and the tool lists that leave the skill out.
+func printVendorRules(w io.Writer, breaches []agent.Breach) {
+	for _, b := range breaches {
+		formats := make([]string, len(b.LeftOutOf))
+		for i, f := range b.LeftOutOf {
+			formats[i] = string(f)
+		}
+		fmt.Fprintf(w, "  warning: %s rule %s: %s (left out of the tool lists for %s)\n", b.Vendor, b.Rule, clean(b.Problem), strings.Join(formats, ", "))
+	}
 }
 
 // skillDirs returns d itself when it is a skill package, else its subdirectories.
