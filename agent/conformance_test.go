@@ -337,7 +337,7 @@ func TestLeftOut(t *testing.T) {
 			"no-items openai/array-items", "nested-no-items openai/array-items", hostileID + " openai/tool-name"},
 		FormatAnthropic: {"one-of anthropic/input-schema-root", "any-of anthropic/input-schema-root", "all-of anthropic/input-schema-root",
 			hostileID + " anthropic/tool-name"},
-		FormatMCP:       {"true-property mcp/input-schema", hostileID + " openai/tool-name"},
+		FormatMCP:       {"true-property mcp/input-schema-properties", hostileID + " openai/tool-name"},
 		FormatWellKnown: {hostileID + " openai/tool-name"},
 	}
 	for f, w := range want {
@@ -397,6 +397,32 @@ func TestVendorRulesAreDocumented(t *testing.T) {
 	for _, f := range []Format{FormatOpenAI, FormatAnthropic, FormatMCP, FormatWellKnown} {
 		if b := ToolsetLeftOut(Toolset(rt), f); b != nil {
 			t.Errorf("%s leaves toolset tools out: %v", f, b)
+		}
+	}
+}
+
+// TestHostileCatalog: a Catalog need not be a Runtime (runtime.NewSkill builds skills without a
+// package, for a filtered or synthetic view), so the formats hold what it hands them to the
+// same rules: an 80-character id, an id with characters no vendor takes, a schema whose root is
+// not an object.
+func TestHostileCatalog(t *testing.T) {
+	metas := vendorSchemas(t)
+	skill := func(id, params string) *runtime.Skill {
+		return mustSkill(runtime.SkillSpec{ID: id, Kind: runtime.Executable, Status: runtime.StatusActive,
+			Manifest: &runtime.Manifest{ID: id, Name: id, Description: "d", Parameters: json.RawMessage(params)}})
+	}
+	long := strings.Repeat("i", 80)
+	c := catalog{
+		skill("fine", ""),
+		skill(long, ""),
+		skill("Dotted.Id", ""),
+		skill("string-root", `{"type":"string"}`),
+	}
+	e := emitted{openai: OpenAITools(c), anthropic: AnthropicTools(c), mcp: MCPTools(c), wellKnown: WellKnown(c, "")}
+	e.check(t, metas)
+	for format, names := range e.names() {
+		if !slices.Equal(names, []string{"skill_fine"}) {
+			t.Errorf("%s lists %q, want only skill_fine", format, names)
 		}
 	}
 }

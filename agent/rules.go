@@ -168,17 +168,36 @@ var rules = []Rule{
 		},
 	},
 	{
-		Vendor:  VendorMCP,
-		ID:      "input-schema",
-		Text:    `inputSchema is an object schema ("type": "object") whose "properties" are objects and whose "required" lists strings`,
-		Source:  "https://github.com/modelcontextprotocol/modelcontextprotocol/blob/main/schema/2025-11-25/schema.json ($defs.Tool.properties.inputSchema)",
-		Formats: []Format{FormatMCP},
+		Vendor: VendorMCP,
+		ID:     "input-schema-type",
+		Text:   `inputSchema is an object schema ("type": "object")`,
+		Source: "https://github.com/modelcontextprotocol/modelcontextprotocol/blob/main/schema/2025-11-25/schema.json ($defs.Tool.properties.inputSchema)",
+		// skills.json readers register each entry with some vendor, and every one of them
+		// requires an object schema.
+		Formats: []Format{FormatMCP, FormatWellKnown},
 		tool: func(d *toolDef) string {
 			root, problem := d.root()
 			if problem != "" {
 				return problem
 			}
-			return mcpObjectSchemaProblem(root)
+			if root["type"] != "object" {
+				return fmt.Sprintf(`the argument schema's "type" is %s, not "object"`, jsonText(root["type"]))
+			}
+			return ""
+		},
+	},
+	{
+		Vendor:  VendorMCP,
+		ID:      "input-schema-properties",
+		Text:    `inputSchema's "properties" are objects and its "required" lists strings`,
+		Source:  "https://github.com/modelcontextprotocol/modelcontextprotocol/blob/main/schema/2025-11-25/schema.json ($defs.Tool.properties.inputSchema)",
+		Formats: []Format{FormatMCP},
+		tool: func(d *toolDef) string {
+			root, problem := d.root()
+			if problem != "" {
+				return "" // the type rule says so
+			}
+			return mcpPropertiesProblem(root)
 		},
 	},
 }
@@ -383,6 +402,12 @@ func mcpObjectSchemaProblem(root map[string]any) string {
 	if root["type"] != "object" {
 		return fmt.Sprintf(`the schema's "type" is %s, not "object"`, jsonText(root["type"]))
 	}
+	return mcpPropertiesProblem(root)
+}
+
+// mcpPropertiesProblem checks an object schema's "properties" and "required" as MCP's schema
+// does: a client that checks tools/list against it refuses the whole list otherwise.
+func mcpPropertiesProblem(root map[string]any) string {
 	if p, has := root["properties"]; has {
 		props, ok := p.(map[string]any)
 		if !ok {
