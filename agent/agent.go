@@ -42,7 +42,7 @@ func tools(c Catalog) []tool {
 			continue
 		}
 		out = append(out, tool{skill: s, toolDef: &toolDef{skill: s.ID(), name: ToolName(s.ID()),
-			description: s.Manifest().Description, schema: bytes.Clone(s.Schema().JSON())}})
+			description: s.Description(), schema: bytes.Clone(s.Schema().JSON()), compiled: s.Schema()}})
 	}
 	return out
 }

@@ -50,6 +50,6 @@ func VendorBreaches(s *runtime.Skill) []Breach {
 	if s == nil || s.Kind() != runtime.Executable || s.Manifest() == nil || s.Schema() == nil {
 		return nil
 	}
-	d := &toolDef{skill: s.ID(), name: ToolName(s.ID()), description: s.Manifest().Description, schema: bytes.Clone(s.Schema().JSON())}
+	d := &toolDef{skill: s.ID(), name: ToolName(s.ID()), description: s.Description(), schema: bytes.Clone(s.Schema().JSON()), compiled: s.Schema()}
 	return d.breaches("", false)
 }

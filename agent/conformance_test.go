@@ -426,3 +426,16 @@ func TestHostileCatalog(t *testing.T) {
 		}
 	}
 }
+
+// TestVendorRulesIsACopy: changing what VendorRules returns changes no list.
+func TestVendorRulesIsACopy(t *testing.T) {
+	for _, r := range VendorRules() {
+		for i := range r.Formats {
+			r.Formats[i] = "nothing"
+		}
+	}
+	if b := LeftOut(catalog{mustSkill(runtime.SkillSpec{ID: strings.Repeat("x", 70), Kind: runtime.Executable, Status: runtime.StatusActive,
+		Manifest: &runtime.Manifest{Description: "d"}})}, FormatOpenAI); len(b) != 1 {
+		t.Errorf("the rules were changed through VendorRules: %v", b)
+	}
+}

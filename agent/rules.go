@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/skillbox-dev/skillbox/internal/docbound"
+	"github.com/skillbox-dev/skillbox/runtime"
 )
 
 // Vendor names whose documentation a [Rule] comes from.
@@ -60,8 +61,9 @@ type Rule struct {
 	// it is reported, and the caller chooses what to send.
 	Request bool
 
-	tool func(d *toolDef) string // "" when d keeps the rule, else what breaks it
-	list func(n int) string      // for a Request rule: "" when n tools are accepted
+	tool     func(d *toolDef) string // "" when d keeps the rule, else what breaks it
+	bySchema bool                    // tool reads the schema only: its verdicts are cached
+	list     func(n int) string      // for a Request rule: "" when n tools are accepted
 }
 
 // The limits the rules state.
@@ -80,10 +82,21 @@ const (
 	MaxOpenAITools = 128
 )
 
-var (
-	vendorName = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
-	mcpName    = regexp.MustCompile(`^[a-zA-Z0-9_.-]+$`)
-)
+// vendorNameChars and mcpNameChars report whether a name's characters are those OpenAI and
+// Anthropic take (a-z, A-Z, 0-9, '_', '-'), and those MCP takes ('.' too).
+func vendorNameChars(name string) bool { return nameChars(name, false) }
+func mcpNameChars(name string) bool    { return nameChars(name, true) }
+
+func nameChars(name string, dot bool) bool {
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_', c == '-', dot && c == '.':
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 var rules = []Rule{
 	{
@@ -93,7 +106,7 @@ var rules = []Rule{
 		Source:  "https://platform.openai.com/docs/api-reference/chat/create#chat-create-tools (FunctionObject.name)",
 		Formats: []Format{FormatOpenAI, FormatMCP, FormatWellKnown},
 		tool: func(d *toolDef) string {
-			return nameProblem(d.name, MaxOpenAIToolName, vendorName, "a-z, A-Z, 0-9, '_' and '-'")
+			return nameProblem(d.name, MaxOpenAIToolName, vendorNameChars, "a-z, A-Z, 0-9, '_' and '-'")
 		},
 	},
 	{
@@ -110,20 +123,22 @@ var rules = []Rule{
 		},
 	},
 	{
-		Vendor:  VendorOpenAI,
-		ID:      "parameters-root",
-		Text:    `parameters is an object schema ("type": "object") with no oneOf, anyOf, allOf, enum or not at its top level`,
-		Source:  "the API's 400 invalid_function_parameters: schema must have type 'object' and not have 'oneOf'/'anyOf'/'allOf'/'enum'/'not' at the top level",
-		Formats: []Format{FormatOpenAI},
-		tool:    func(d *toolDef) string { return rootProblem(d, "oneOf", "anyOf", "allOf", "enum", "not") },
+		Vendor:   VendorOpenAI,
+		ID:       "parameters-root",
+		bySchema: true,
+		Text:     `parameters is an object schema ("type": "object") with no oneOf, anyOf, allOf, enum or not at its top level`,
+		Source:   "the API's 400 invalid_function_parameters: schema must have type 'object' and not have 'oneOf'/'anyOf'/'allOf'/'enum'/'not' at the top level",
+		Formats:  []Format{FormatOpenAI},
+		tool:     func(d *toolDef) string { return rootProblem(d, "oneOf", "anyOf", "allOf", "enum", "not") },
 	},
 	{
-		Vendor:  VendorOpenAI,
-		ID:      "array-items",
-		Text:    `every array schema in parameters has "items"`,
-		Source:  "the API's 400 invalid_function_parameters: In context=(...), array schema missing items",
-		Formats: []Format{FormatOpenAI},
-		tool:    arrayItemsProblem,
+		Vendor:   VendorOpenAI,
+		ID:       "array-items",
+		bySchema: true,
+		Text:     `every array schema in parameters has "items"`,
+		Source:   "the API's 400 invalid_function_parameters: In context=(...), array schema missing items",
+		Formats:  []Format{FormatOpenAI},
+		tool:     arrayItemsProblem,
 	},
 	{
 		Vendor:  VendorOpenAI,
@@ -146,16 +161,17 @@ var rules = []Rule{
 		Source:  "https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/implement-tool-use#specifying-client-tools",
 		Formats: []Format{FormatAnthropic, FormatMCP, FormatWellKnown},
 		tool: func(d *toolDef) string {
-			return nameProblem(d.name, MaxAnthropicToolName, vendorName, "a-z, A-Z, 0-9, '_' and '-'")
+			return nameProblem(d.name, MaxAnthropicToolName, vendorNameChars, "a-z, A-Z, 0-9, '_' and '-'")
 		},
 	},
 	{
-		Vendor:  VendorAnthropic,
-		ID:      "input-schema-root",
-		Text:    `input_schema is an object schema ("type": "object") with no oneOf, allOf or anyOf at its top level`,
-		Source:  "https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/implement-tool-use#specifying-client-tools; the API's 400: input_schema does not support oneOf, allOf, or anyOf at the top level",
-		Formats: []Format{FormatAnthropic},
-		tool:    func(d *toolDef) string { return rootProblem(d, "oneOf", "allOf", "anyOf") },
+		Vendor:   VendorAnthropic,
+		ID:       "input-schema-root",
+		bySchema: true,
+		Text:     `input_schema is an object schema ("type": "object") with no oneOf, allOf or anyOf at its top level`,
+		Source:   "https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/implement-tool-use#specifying-client-tools; the API's 400: input_schema does not support oneOf, allOf, or anyOf at the top level",
+		Formats:  []Format{FormatAnthropic},
+		tool:     func(d *toolDef) string { return rootProblem(d, "oneOf", "allOf", "anyOf") },
 	},
 	{
 		Vendor:  VendorMCP,
@@ -164,14 +180,15 @@ var rules = []Rule{
 		Source:  "https://modelcontextprotocol.io/specification/2025-11-25/server/tools#tool-names",
 		Formats: []Format{FormatMCP, FormatWellKnown},
 		tool: func(d *toolDef) string {
-			return nameProblem(d.name, MaxMCPToolName, mcpName, "A-Z, a-z, 0-9, '_', '-' and '.'")
+			return nameProblem(d.name, MaxMCPToolName, mcpNameChars, "A-Z, a-z, 0-9, '_', '-' and '.'")
 		},
 	},
 	{
-		Vendor: VendorMCP,
-		ID:     "input-schema-type",
-		Text:   `inputSchema is an object schema ("type": "object")`,
-		Source: "https://github.com/modelcontextprotocol/modelcontextprotocol/blob/main/schema/2025-11-25/schema.json ($defs.Tool.properties.inputSchema)",
+		Vendor:   VendorMCP,
+		ID:       "input-schema-type",
+		bySchema: true,
+		Text:     `inputSchema is an object schema ("type": "object")`,
+		Source:   "https://github.com/modelcontextprotocol/modelcontextprotocol/blob/main/schema/2025-11-25/schema.json ($defs.Tool.properties.inputSchema)",
 		// skills.json readers register each entry with some vendor, and every one of them
 		// requires an object schema.
 		Formats: []Format{FormatMCP, FormatWellKnown},
@@ -187,11 +204,12 @@ var rules = []Rule{
 		},
 	},
 	{
-		Vendor:  VendorMCP,
-		ID:      "input-schema-properties",
-		Text:    `inputSchema's "properties" are objects and its "required" lists strings`,
-		Source:  "https://github.com/modelcontextprotocol/modelcontextprotocol/blob/main/schema/2025-11-25/schema.json ($defs.Tool.properties.inputSchema)",
-		Formats: []Format{FormatMCP},
+		Vendor:   VendorMCP,
+		ID:       "input-schema-properties",
+		bySchema: true,
+		Text:     `inputSchema's "properties" are objects and its "required" lists strings`,
+		Source:   "https://github.com/modelcontextprotocol/modelcontextprotocol/blob/main/schema/2025-11-25/schema.json ($defs.Tool.properties.inputSchema)",
+		Formats:  []Format{FormatMCP},
 		tool: func(d *toolDef) string {
 			root, problem := d.root()
 			if problem != "" {
@@ -203,7 +221,13 @@ var rules = []Rule{
 }
 
 // VendorRules returns every rule, a copy: OpenAI's, then Anthropic's, then MCP's.
-func VendorRules() []Rule { return slices.Clone(rules) }
+func VendorRules() []Rule {
+	out := slices.Clone(rules)
+	for i := range out {
+		out[i].Formats = slices.Clone(out[i].Formats)
+	}
+	return out
+}
 
 // AppliesTo reports whether format f leaves out a tool that breaks r.
 func (r Rule) AppliesTo(f Format) bool { return slices.Contains(r.Formats, f) }
@@ -250,6 +274,9 @@ func (b Breach) String() string {
 type toolDef struct {
 	skill, name, description string
 	schema                   json.RawMessage
+	// compiled is the skill's schema, by which the verdicts of the schema rules are cached; nil
+	// for a toolset tool.
+	compiled *runtime.Schema
 
 	parsed  bool
 	rootV   map[string]any
@@ -286,7 +313,7 @@ func (d *toolDef) breaches(f Format, first bool) []Breach {
 		if r.Request || (f != "" && !r.AppliesTo(f)) {
 			continue
 		}
-		if p := r.tool(d); p != "" {
+		if p := d.check(i); p != "" {
 			out = append(out, Breach{Tool: d.name, Skill: d.skill, Vendor: r.Vendor, Rule: r.ID, Problem: p, LeftOutOf: slices.Clone(r.Formats)})
 			if first {
 				break
@@ -296,16 +323,52 @@ func (d *toolDef) breaches(f Format, first bool) []Breach {
 	return out
 }
 
+// schemaVerdicts caches, by schema, what the rules that read only the schema say of it: a list
+// of a thousand skills would otherwise parse a thousand schemas on every request, and skills
+// share few schemas (the runtime shares one *runtime.Schema between equal ones). At most
+// maxSchemaVerdicts are kept; when full, it starts over.
+var schemaVerdicts = struct {
+	sync.Mutex
+	m map[*runtime.Schema][]string
+}{m: map[*runtime.Schema][]string{}}
+
+const maxSchemaVerdicts = 4096
+
+// check returns what breaks rule i in d, or "".
+func (d *toolDef) check(i int) string {
+	if !rules[i].bySchema || d.compiled == nil {
+		return rules[i].tool(d)
+	}
+	schemaVerdicts.Lock()
+	v, ok := schemaVerdicts.m[d.compiled]
+	schemaVerdicts.Unlock()
+	if !ok {
+		v = make([]string, len(rules))
+		for j := range rules {
+			if rules[j].bySchema {
+				v[j] = rules[j].tool(d)
+			}
+		}
+		schemaVerdicts.Lock()
+		if len(schemaVerdicts.m) >= maxSchemaVerdicts {
+			schemaVerdicts.m = map[*runtime.Schema][]string{}
+		}
+		schemaVerdicts.m[d.compiled] = v
+		schemaVerdicts.Unlock()
+	}
+	return v[i]
+}
+
 // keeps reports whether format f may list d: it breaks none of f's rules.
 func (d *toolDef) keeps(f Format) bool { return len(d.breaches(f, true)) == 0 }
 
-func nameProblem(name string, max int, chars *regexp.Regexp, allowed string) string {
+func nameProblem(name string, max int, chars func(string) bool, allowed string) string {
 	switch {
 	case name == "":
 		return "the name is empty"
 	case len(name) > max:
 		return fmt.Sprintf("the name %q has %d characters, more than %d (a skill id of at most %d characters fits)", name, len(name), max, max-len(ToolPrefix))
-	case !chars.MatchString(name):
+	case !chars(name):
 		return fmt.Sprintf("the name %q has characters other than %s", name, allowed)
 	}
 	return ""
