@@ -366,8 +366,10 @@ func nameProblem(name string, max int, chars func(string) bool, allowed string) 
 	switch {
 	case name == "":
 		return "the name is empty"
-	case len(name) > max:
+	case len(name) > max && strings.HasPrefix(name, ToolPrefix):
 		return fmt.Sprintf("the name %q has %d characters, more than %d (a skill id of at most %d characters fits)", name, len(name), max, max-len(ToolPrefix))
+	case len(name) > max:
+		return fmt.Sprintf("the name %q has %d characters, more than %d", name, len(name), max)
 	case !chars(name):
 		return fmt.Sprintf("the name %q has characters other than %s", name, allowed)
 	}
