@@ -13,7 +13,6 @@ package agent
 
 import (
 	"bytes"
-	"encoding/json"
 
 	"github.com/skillbox-dev/skillbox/runtime"
 )
@@ -27,11 +26,11 @@ type Catalog interface {
 
 var _ Catalog = (*runtime.Runtime)(nil)
 
-// tool is what every tool format is made from.
+// tool is what every tool format is made from: the skill, and its tool as the vendor rules see
+// it.
 type tool struct {
-	skill  *runtime.Skill
-	name   string
-	schema json.RawMessage
+	skill *runtime.Skill
+	*toolDef
 }
 
 // tools returns the skills of c that can be called, in c's order, with their tool names and a
@@ -43,7 +42,21 @@ func tools(c Catalog) []tool {
 		if s == nil || s.Kind() != runtime.Executable || !s.Status().Usable() || !s.ModelInvocable() || s.Manifest() == nil || s.Schema() == nil {
 			continue
 		}
-		out = append(out, tool{skill: s, name: ToolName(s.ID()), schema: bytes.Clone(s.Schema().JSON())})
+		out = append(out, tool{skill: s, toolDef: &toolDef{skill: s.ID(), name: ToolName(s.ID()),
+			description: s.Description(), schema: bytes.Clone(s.Schema().JSON()), compiled: s.Schema()}})
+	}
+	return out
+}
+
+// toolsFor returns the tools of c that format f lists: those that break none of its rules
+// (see [LeftOut] for the others).
+func toolsFor(c Catalog, f Format) []tool {
+	all := tools(c)
+	out := all[:0]
+	for _, t := range all {
+		if t.keeps(f) {
+			out = append(out, t)
+		}
 	}
 	return out
 }

@@ -37,15 +37,24 @@ type MCPAnnotations struct {
 }
 
 // MCPTools returns the tools of the skills of c that can be called.
+//
+// # Notes
+//
+// A skill whose tool breaks one of MCP's rules ([VendorRules]: a name outside 1 to 128 of
+// A-Z, a-z, 0-9, '_', '-' and '.'; an input schema whose properties are not objects) is left
+// out, and so is one whose name OpenAI or Anthropic refuse (longer than 64 characters): MCP
+// clients built on their SDKs (the OpenAI Agents SDK, LangChain, the AI SDK) hand every tool
+// of the list on to the model's API, which then refuses every request. [LeftOut] says which
+// were left out and why; the toolset's run_skill still runs them.
 func MCPTools(c Catalog) []MCPTool {
 	out := []MCPTool{}
-	for _, t := range tools(c) {
+	for _, t := range toolsFor(c, FormatMCP) {
 		m := t.skill.Manifest()
 		network, writes := reach(t.skill.Grant())
 		out = append(out, MCPTool{
 			Name:         t.name,
 			Title:        m.Name,
-			Description:  m.Description,
+			Description:  t.description,
 			InputSchema:  t.schema,
 			OutputSchema: objectSchema(m.Result),
 			Annotations:  MCPAnnotations{Title: m.Name, ReadOnlyHint: !network && !writes, OpenWorldHint: network},
@@ -68,12 +77,15 @@ func reach(g *runtime.Grant) (network, writes bool) {
 	return len(g.Network) > 0, writes
 }
 
-// objectSchema returns a copy of schema when its root is {"type":"object",...}, else nil.
+// objectSchema returns a copy of schema when MCP accepts it as an output schema (the rule its
+// input schemas keep: an object schema whose properties are objects), else nil: the tool is
+// then listed without one.
 func objectSchema(schema json.RawMessage) json.RawMessage {
-	var root struct {
-		Type any `json:"type"`
+	if len(schema) == 0 {
+		return nil
 	}
-	if len(schema) == 0 || json.Unmarshal(schema, &root) != nil || root.Type != "object" {
+	root, problem := (&toolDef{schema: schema}).root()
+	if problem != "" || mcpObjectSchemaProblem(root) != "" {
 		return nil
 	}
 	return bytes.Clone(schema)

@@ -10,17 +10,12 @@ import (
 // own tools.
 const ToolPrefix = "skill_"
 
-// Tool name length limits of the providers. An id may be 63 characters, which makes a tool name of
-// 69: too long for OpenAI, which is why [OpenAITools] leaves such skills out.
-const (
-	MaxOpenAIToolName    = 64
-	MaxAnthropicToolName = 128
-)
-
 // ToolName returns the tool name of the skill id: "skill_" + id with '-' written '_'
 // ("word-count" gives "skill_word_count"). Ids are lower-case letters, digits and '-', so the
 // name matches ^[a-zA-Z0-9_-]+$, which OpenAI, Anthropic and MCP all accept. The '-' is
-// replaced because some clients still treat tool names as identifiers.
+// replaced because some clients still treat tool names as identifiers. An id may have 63
+// characters, which makes a name of 69: longer than OpenAI and Anthropic take
+// ([MaxOpenAIToolName]), so the tool lists leave such a skill out ([VendorRules]).
 func ToolName(id string) string {
 	return ToolPrefix + strings.ReplaceAll(id, "-", "_")
 }

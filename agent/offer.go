@@ -79,13 +79,14 @@ func (o Offer) MCP(r Runner) []MCPTool {
 	return out
 }
 
-// MCPToolset returns tools in the shape of [MCPTools]. Only run_skill can reach outside the
-// host (through a skill's grant); the others read the catalog.
+// MCPToolset returns tools in the shape of [MCPTools], leaving out those that break one of the
+// rules [MCPTools] keeps. Only run_skill can reach outside the host (through a skill's grant);
+// the others read the catalog.
 func MCPToolset(tools []Tool) []MCPTool {
 	out := make([]MCPTool, 0, len(tools))
-	for _, t := range tools {
-		out = append(out, MCPTool{Name: t.Name, Title: t.Name, Description: t.Description, InputSchema: clone(t.Parameters),
-			Annotations: MCPAnnotations{Title: t.Name, ReadOnlyHint: t.Name != ToolRunSkill, OpenWorldHint: t.Name == ToolRunSkill}})
+	for _, d := range toolsetFor(tools, FormatMCP) {
+		out = append(out, MCPTool{Name: d.name, Title: d.name, Description: d.description, InputSchema: clone(d.schema),
+			Annotations: MCPAnnotations{Title: d.name, ReadOnlyHint: d.name != ToolRunSkill, OpenWorldHint: d.name == ToolRunSkill}})
 	}
 	return out
 }

@@ -25,20 +25,24 @@ type OpenAIFunction struct {
 //
 // # Notes
 //
-// A skill whose tool name is longer than OpenAI's 64 characters (an id of more than 58) is left
-// out: one invalid name makes OpenAI refuse the whole request.
+// A skill whose tool breaks one of OpenAI's rules ([VendorRules]: a name longer than 64
+// characters, from an id of more than 58; a description over 1,024 characters; oneOf, anyOf,
+// allOf, enum or not at the top of its schema; an array schema without items) is left out: one
+// such tool makes OpenAI refuse the whole request, every other tool with it. [LeftOut] says
+// which were left out and why; the toolset's run_skill still runs them.
 func OpenAITools(c Catalog) []OpenAITool {
 	out := []OpenAITool{}
-	for _, t := range tools(c) {
-		if len(t.name) > MaxOpenAIToolName {
-			continue
-		}
-		out = append(out, OpenAITool{Type: "function", Function: OpenAIFunction{
-			Name:        t.name,
-			Description: t.skill.Description(),
-			Parameters:  t.schema,
-			Strict:      StrictCompatible(t.schema),
-		}})
+	for _, t := range toolsFor(c, FormatOpenAI) {
+		out = append(out, openAITool(t.toolDef))
 	}
 	return out
+}
+
+func openAITool(d *toolDef) OpenAITool {
+	return OpenAITool{Type: "function", Function: OpenAIFunction{
+		Name:        d.name,
+		Description: d.description,
+		Parameters:  clone(d.schema),
+		Strict:      StrictCompatible(d.schema),
+	}}
 }

@@ -128,22 +128,42 @@ func builtinByName(name string) *builtin {
 
 // OpenAIToolset returns tools in the shape of [OpenAITools], so both lists can be sent in one
 // request: append(OpenAITools(rt), OpenAIToolset(Toolset(rt))...). Strict is set when the
-// schema allows it ([StrictCompatible]).
+// schema allows it ([StrictCompatible]). A tool that breaks one of OpenAI's rules is left out,
+// as [OpenAITools] leaves it out; [ToolsetLeftOut] says which.
 func OpenAIToolset(tools []Tool) []OpenAITool {
 	out := make([]OpenAITool, 0, len(tools))
-	for _, t := range tools {
-		out = append(out, OpenAITool{Type: "function", Function: OpenAIFunction{
-			Name: t.Name, Description: t.Description, Parameters: clone(t.Parameters), Strict: StrictCompatible(t.Parameters),
-		}})
+	for _, d := range toolsetFor(tools, FormatOpenAI) {
+		out = append(out, openAITool(d))
 	}
 	return out
 }
 
-// AnthropicToolset returns tools in the shape of [AnthropicTools].
+// AnthropicToolset returns tools in the shape of [AnthropicTools], leaving out those that break
+// one of Anthropic's rules.
 func AnthropicToolset(tools []Tool) []AnthropicTool {
 	out := make([]AnthropicTool, 0, len(tools))
-	for _, t := range tools {
-		out = append(out, AnthropicTool{Name: t.Name, Description: t.Description, InputSchema: clone(t.Parameters)})
+	for _, d := range toolsetFor(tools, FormatAnthropic) {
+		out = append(out, anthropicTool(d))
+	}
+	return out
+}
+
+// toolsetDefs returns tools as the vendor rules see them.
+func toolsetDefs(tools []Tool) []*toolDef {
+	out := make([]*toolDef, len(tools))
+	for i, t := range tools {
+		out[i] = &toolDef{name: t.Name, description: t.Description, schema: t.Parameters}
+	}
+	return out
+}
+
+// toolsetFor returns the tools that format f lists.
+func toolsetFor(tools []Tool, f Format) []*toolDef {
+	var out []*toolDef
+	for _, d := range toolsetDefs(tools) {
+		if d.keeps(f) {
+			out = append(out, d)
+		}
 	}
 	return out
 }

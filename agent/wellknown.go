@@ -39,17 +39,23 @@ type WellKnownTool struct {
 
 // WellKnown returns the tool manifest of the skills of c that can be called. provider names the
 // server ("" is [DefaultProvider]).
+//
+// # Notes
+//
+// Agents register these entries as OpenAI, Anthropic or MCP tools, so a skill whose tool name
+// one of them refuses (longer than 64 characters) is left out, as [MCPTools] leaves it out
+// ([VendorRules], [LeftOut]).
 func WellKnown(c Catalog, provider string) WellKnownManifest {
 	if provider == "" {
 		provider = DefaultProvider
 	}
 	out := WellKnownManifest{Version: WellKnownVersion, Provider: provider, Tools: []WellKnownTool{}}
-	for _, t := range tools(c) {
+	for _, t := range toolsFor(c, FormatWellKnown) {
 		m := t.skill.Manifest()
 		out.Tools = append(out.Tools, WellKnownTool{
 			Name:           t.name,
 			Title:          m.Name,
-			Description:    m.Description,
+			Description:    t.description,
 			ArgsSchema:     t.schema,
 			SkillVersionID: t.skill.ID() + "@sha256:" + t.skill.ModuleHash(),
 			Visibility:     "org",

@@ -84,8 +84,13 @@ func (s *Server) syncTools() {
 	apply(s.tools, want, s.mcp.RemoveTools)
 }
 
-// wantSkillTools adds a tool per callable executable skill to want.
+// wantSkillTools adds a tool per callable executable skill to want. A skill whose tool MCP's
+// rules, or the name rules of the vendors MCP clients hand tools on to, refuse is left out
+// (agent.MCPTools) and logged, once per change of the skills; run_skill still runs it.
 func (s *Server) wantSkillTools(want map[string]registered) {
+	for _, b := range agent.LeftOut(s.rt, agent.FormatMCP) {
+		s.logger.Warn("mcp: the skill's tool is left out of the list: "+b.Problem, "skill", b.Skill, "tool", b.Tool, "vendor", b.Vendor, "rule", b.Rule)
+	}
 	for _, t := range agent.MCPTools(s.rt) {
 		id, ok := agent.SkillID(t.Name)
 		if !ok {

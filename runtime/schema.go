@@ -28,6 +28,9 @@ type Schema struct {
 	raw      json.RawMessage
 	compiled *jsonschema.Schema
 	defaults map[string]any
+	// nullMeansOmitted are the declared top-level properties whose schema refuses null: a null
+	// sent for one of them is read as the argument left out (see Prepare).
+	nullMeansOmitted []string
 	// empty is Prepare's answer for no arguments ({}), worked out once: a skill called without
 	// arguments is the commonest call, and validating {} afresh cost a trivial run a fifth of its
 	// allocations.
@@ -103,6 +106,12 @@ func compileSchemaOnce(raw json.RawMessage) (*Schema, error) {
 			}
 		}
 	}
+	for name, p := range s.Properties {
+		if p.Validate(nil) != nil {
+			out.nullMeansOmitted = append(out.nullMeansOmitted, name)
+		}
+	}
+	sort.Strings(out.nullMeansOmitted)
 	out.empty, out.emptyErr = out.prepare([]byte("{}"))
 	return out, nil
 }
@@ -114,6 +123,20 @@ func (s *Schema) JSON() json.RawMessage { return s.raw }
 // levels) against the schema, after filling in the defaults of missing top-level arguments, and
 // returns the arguments the module will receive. The error is a *RunError of kind invalid_args
 // whose message names each failing argument.
+//
+// # Null means omitted
+//
+// A top-level argument whose value is null, declared in the schema's "properties" with a schema
+// that does not accept null, is dropped before anything else: it is read as left out, so its
+// default applies (or, for a required one, the error says it is missing). OpenAI's strict mode
+// makes every property required and has the model send null for each optional one it leaves
+// out, and models without it often do the same; a client forwarding such a call (an MCP client
+// built on an OpenAI SDK, an HTTP caller, the agent helpers) should not have to know which
+// faces mind. The rule lives here, where every face's run validates its arguments, not where
+// strict schemas are written: the null arrives on every face, whoever wrote the schema the
+// model saw. A property whose schema accepts null ("type": ["string", "null"], {} ...) keeps
+// its null; an undeclared argument is not dropped, so a typo is still named; nulls nested
+// inside an argument are values and are kept.
 func (s *Schema) Prepare(args []byte) ([]byte, error) {
 	if t := bytes.TrimSpace(args); len(t) == 0 || string(t) == "{}" {
 		// The input is shared: the caller only reads it (the kernel copies it into the run's
@@ -135,6 +158,11 @@ func (s *Schema) prepare(args []byte) ([]byte, error) {
 	obj, ok := v.(map[string]any)
 	if !ok {
 		return nil, runErr(KindInvalidArgs, "", nil, "arguments must be a JSON object, not %s", typeName(v))
+	}
+	for _, name := range s.nullMeansOmitted {
+		if v, has := obj[name]; has && v == nil {
+			delete(obj, name)
+		}
 	}
 	// Validating a deep value costs the square of its depth (encoding/json alone allows 10,000
 	// levels): bound it before the validator sees it.

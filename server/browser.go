@@ -44,7 +44,7 @@ var corsAllowHeaders = []string{"Accept", "Authorization", "Content-Type", "X-AP
 	"Last-Event-ID", "Mcp-Session-Id", "Mcp-Protocol-Version"}
 
 // corsExposeHeaders are the response headers an allowed page may read.
-var corsExposeHeaders = []string{"X-Request-ID", "Retry-After", "WWW-Authenticate", "Mcp-Session-Id"}
+var corsExposeHeaders = []string{"X-Request-ID", "Retry-After", "WWW-Authenticate", "Mcp-Session-Id", warningHeader}
 
 func newBrowserGuard(origins []string) (*browserGuard, error) {
 	g := &browserGuard{origins: map[string]bool{}, cop: http.NewCrossOriginProtection()}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -11,15 +12,19 @@ import (
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
-// wellKnown serves the tool manifest at /.well-known/skills.json ([agent.WellKnown]).
+// wellKnown serves the tool manifest at /.well-known/skills.json ([agent.WellKnown]), with a
+// Skillbox-Warning header for each tool left out ([Server.leftOut]).
 func (s *Server) wellKnown(c echo.Context) error {
-	return c.JSON(http.StatusOK, agent.WellKnown(s.rt, s.opts.Provider))
+	m := agent.WellKnown(s.rt, s.opts.Provider)
+	s.leftOut(c, agent.OfferSkills, agent.FormatWellKnown, len(m.Tools))
+	return c.JSON(http.StatusOK, m)
 }
 
 // tools returns tool definitions in one vendor's exact shape, ready to paste into an SDK call:
 // ?format=openai (default), anthropic or mcp. ?tools= picks which ([agent.Offer]): all (the
 // server's default unless Options.Offer says otherwise: a tool per executable skill, then the
 // progressive-disclosure toolset), skills or disclosure. POST /v1/tools/call calls any of them.
+// A tool the vendor would refuse is left out, and said so ([Server.leftOut]).
 func (s *Server) tools(c echo.Context) error {
 	offer := s.opts.Offer
 	if q := c.QueryParam("tools"); q != "" {
@@ -31,11 +36,16 @@ func (s *Server) tools(c echo.Context) error {
 	}
 	switch f := strings.ToLower(c.QueryParam("format")); f {
 	case "", "openai":
-		return c.JSON(http.StatusOK, offer.OpenAI(s.rt))
+		list := offer.OpenAI(s.rt)
+		s.leftOut(c, offer, agent.FormatOpenAI, len(list))
+		return c.JSON(http.StatusOK, list)
 	case "anthropic":
-		return c.JSON(http.StatusOK, offer.Anthropic(s.rt))
+		list := offer.Anthropic(s.rt)
+		s.leftOut(c, offer, agent.FormatAnthropic, len(list))
+		return c.JSON(http.StatusOK, list)
 	case "mcp":
-		return c.JSON(http.StatusOK, map[string]any{"tools": offer.MCP(s.rt)})
+		list := offer.MCP(s.rt)
+		return c.JSON(http.StatusOK, mcpTools{Tools: list, Warnings: s.leftOut(c, offer, agent.FormatMCP, len(list))})
 	default:
 		return httpError(http.StatusBadRequest, "bad_request", "format %q: use openai, anthropic or mcp", f)
 	}
@@ -80,6 +90,59 @@ func (s *Server) toolCall(c echo.Context) error {
 	ctx := agent.WithOrigin(c.Request().Context(), agent.Origin{Face: runtime.FaceHTTP, Caller: k.name, Remote: true})
 	res, text, err := agent.HandleResult(ctx, s.rt, req.Name, args)
 	return c.JSON(http.StatusOK, toolCallResponse{Name: req.Name, Text: text, IsError: err != nil, Result: res})
+}
+
+// mcpTools is the mcp format's body: MCP's tools/list result, with the tools left out beside it
+// (absent when none were).
+type mcpTools struct {
+	Tools    []agent.MCPTool `json:"tools"`
+	Warnings []agent.Breach  `json:"warnings,omitempty"`
+}
+
+// warningHeader carries, one value each, the tools a format left out and why: the openai and
+// anthropic bodies are bare arrays, ready to paste, with no room beside the tools.
+const warningHeader = "Skillbox-Warning"
+
+// maxWarningHeaders bounds the header values of one response; the log line has the count.
+const maxWarningHeaders = 20
+
+// leftOut says which of the skills' tools format f left out of a list of n the offer made, and
+// why (agent.LeftOut), and whether the whole list breaks a vendor's rule (agent.ListBreaches):
+// one warning header each, and a log line. It returns them for a body that has room.
+func (s *Server) leftOut(c echo.Context, offer agent.Offer, f agent.Format, n int) []agent.Breach {
+	var breaches []agent.Breach
+	if offer.SkillTools() {
+		breaches = agent.LeftOut(s.rt, f)
+	}
+	breaches = append(breaches, agent.ListBreaches(f, n)...)
+	if len(breaches) == 0 {
+		return nil
+	}
+	h := c.Response().Header()
+	for i, b := range breaches {
+		if i == maxWarningHeaders {
+			h.Add(warningHeader, fmt.Sprintf("and %d more", len(breaches)-i))
+			break
+		}
+		h.Add(warningHeader, headerSafe(b.String()))
+	}
+	tools := make([]string, 0, len(breaches))
+	for _, b := range breaches {
+		tools = append(tools, b.Tool)
+	}
+	s.logger.Warn("tools left out of the list: the vendor would refuse the whole request with them (skillbox validate says why)",
+		"format", f, "count", len(breaches), "tools", tools)
+	return breaches
+}
+
+// headerSafe replaces what a header value may not hold.
+func headerSafe(v string) string {
+	return strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, v)
 }
 
 type searchRequest struct {

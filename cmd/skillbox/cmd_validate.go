@@ -3,9 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
+	"github.com/skillbox-dev/skillbox/agent"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -20,6 +23,8 @@ type validation struct {
 	// lowercase-hyphen, a description over 1,024 characters, no frontmatter, ...): the skill
 	// is valid, and they say how to make it work with every agent.
 	Warnings []string `json:"warnings,omitempty"`
+	// VendorRules are the vendors' rules the skill's tool breaks (see vendorRules).
+	VendorRules []agent.Breach `json:"vendorRules,omitempty"`
 }
 
 var cmdValidate = &command{
@@ -50,6 +55,7 @@ var cmdValidate = &command{
 						v.Problems = append(v.Problems, p.Error())
 					}
 				}
+				v.VendorRules = vendorRules(s)
 				results = append(results, v)
 			}
 		}
@@ -58,7 +64,7 @@ var cmdValidate = &command{
 			if !v.Valid {
 				invalid++
 			}
-			if len(v.Warnings) > 0 {
+			if len(v.Warnings) > 0 || len(v.VendorRules) > 0 {
 				warned++
 			}
 		}
@@ -83,6 +89,7 @@ var cmdValidate = &command{
 				for _, w := range v.Warnings {
 					fmt.Fprintf(e.stdout, "  warning: %s\n", clean(w))
 				}
+				printVendorRules(e.stdout, v.VendorRules)
 			}
 			fmt.Fprintf(e.stdout, "%d %s, %d invalid", len(results), plural(len(results), "skill", "skills"), invalid)
 			if warned > 0 {
@@ -99,6 +106,29 @@ var cmdValidate = &command{
 		}
 		return exitOK
 	},
+}
+
+// vendorRules returns the rules of the model vendors (OpenAI, Anthropic, MCP) that the tool of
+// a valid executable skill breaks: each makes that vendor refuse a whole request that holds the
+// tool, so the tool lists leave it out (agent.VendorRules). They are warnings, not problems:
+// the skill runs, and is listed for the other vendors; validate's exit status does not change.
+func vendorRules(s *runtime.Skill) []agent.Breach {
+	if s.Status() != runtime.StatusActive {
+		return nil
+	}
+	return agent.VendorBreaches(s)
+}
+
+// printVendorRules writes one warning line per rule broken: the vendor, the rule, what breaks
+// it and how to fix it, and the tool lists that leave the skill out.
+func printVendorRules(w io.Writer, breaches []agent.Breach) {
+	for _, b := range breaches {
+		formats := make([]string, len(b.LeftOutOf))
+		for i, f := range b.LeftOutOf {
+			formats[i] = string(f)
+		}
+		fmt.Fprintf(w, "  warning: %s rule %s: %s (left out of the tool lists for %s)\n", b.Vendor, b.Rule, clean(b.Problem), strings.Join(formats, ", "))
+	}
 }
 
 func plural(n int, one, many string) string {
