@@ -199,6 +199,10 @@ func runClient(t *testing.T, nodeBin, script, planJSON string, target []string) 
 	if stderr.Len() > 0 {
 		t.Logf("stderr (the client's, and a stdio server's it passed on):\n%s", stderr.String())
 	}
+	// The client ends the session as it does: skillbox logs no error for a clean stop.
+	if strings.Contains(stderr.String(), "level=ERROR") {
+		t.Errorf("skillbox logged an error for a session that went well:\n%s", stderr.String())
+	}
 	return r
 }
 

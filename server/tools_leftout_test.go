@@ -50,7 +50,7 @@ func TestToolsLeftOut(t *testing.T) {
 		{"mcp", []string{"skill_good", "skill_one_of"}, []string{"openai's rule tool-name"}},
 	}
 	for _, tc := range tests {
-		r := get(t, e.ts.URL+"/v1/tools?format="+tc.format)
+		r := get(t, e.ts.URL+"/v1/tools?tools=skills&format="+tc.format)
 		if r.status != 200 {
 			t.Fatalf("%s: %s", tc.format, r)
 		}

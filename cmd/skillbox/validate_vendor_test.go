@@ -34,7 +34,7 @@ func TestValidateVendorRules(t *testing.T) {
 				"ok      one-of (executable)\n  warning: openai rule parameters-root: the argument schema has [oneOf] at its top level",
 				"(left out of the tool lists for openai)\n  warning: anthropic rule input-schema-root: ",
 				"ok      wordy (executable)\n  warning: openai rule description-length: the description has 2000 characters, more than 1024",
-				"4 skills, 0 invalid\n",
+				"4 skills, 0 invalid, 3 with warnings\n",
 			}, notStdout: []string{"clean (executable)\n  warning"}},
 		},
 		{
