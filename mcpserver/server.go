@@ -6,10 +6,14 @@
 //     when that is an object schema, and the annotations of [agent.MCPTools]. A call runs the
 //     skill with the request's context (a client's cancellation cancels the run) and answers
 //     with structuredContent plus the same JSON as text, or with isError and "<kind>: <message>";
-//   - every skill with a SKILL.md has the resource skill://<id>/SKILL.md (its body, as
-//     text/markdown), and each file [skillmd.ListResources] finds is skill://<id>/<path>; the
-//     template skill://{id}/{+path} reads any other file of a skill that [skillmd.ReadResource]
-//     allows, and refuses the rest (a "..", a hidden file, a symlink out of the skill);
+//   - every skill with a SKILL.md has the resource skill://<id>/SKILL.md (the whole file,
+//     frontmatter included, as text/markdown), and each file [skillmd.ListResources] finds is
+//     skill://<id>/<path>; the template skill://{id}/{+path} reads any other file of a skill
+//     that [skillmd.ReadResource] allows, and refuses the rest (a "..", a hidden file, a symlink
+//     out of the skill);
+//   - the MCP Skills extension ([SkillsExtension]) is declared, and skills/list and skills/get
+//     list the skills that follow the Agent Skills specification, each with its frontmatter and
+//     the sha256 digest and size of every file;
 //   - every active instruction skill is a prompt named after its id, with an optional
 //     "arguments" argument, rendered by [skillmd.Render];
 //   - a run's log lines go to the client as notifications/message while the call runs (logger:
@@ -35,6 +39,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/agent"
 	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/skillmd"
 )
 
 // Options configure a Server. The zero value is valid.
@@ -99,6 +104,11 @@ type Server struct {
 	logger *slog.Logger
 	mcp    *mcp.Server
 
+	// publisher reads the skills the Skills extension lists, remembering their files' digests;
+	// unpublished remembers which were left out, so each is logged once.
+	publisher   skillmd.Publisher
+	unpublished unpublished
+
 	syncMu sync.Mutex
 	synced bool
 	gen    uint64
@@ -126,18 +136,12 @@ func New(rt *runtime.Runtime, opts Options) *Server {
 		Logger:       opts.Logger,
 		// Advertised even while there is nothing to list, so a client that connects before the
 		// first skill is installed still learns of it.
-		Capabilities: &mcp.ServerCapabilities{
-			Tools:     &mcp.ToolCapabilities{ListChanged: true},
-			Resources: &mcp.ResourceCapabilities{ListChanged: true},
-			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
-			//lint:ignore SA1019 run logs are log notifications; MCP deprecates them only from 2026-07-28
-			Logging: &mcp.LoggingCapabilities{},
-		},
+		Capabilities: capabilities(),
 	})
 	s.mcp.AddResourceTemplate(&mcp.ResourceTemplate{
 		Name:        "skill-file",
 		Title:       "A file of a skill",
-		Description: "Any file of a skill's package, by its path relative to the skill's directory (hidden files and paths leading out of it are refused). skill://<id>/SKILL.md is its instructions' body.",
+		Description: "Any file of a skill's package, by its path relative to the skill's directory (hidden files and paths leading out of it are refused). skill://<id>/SKILL.md is its instructions, frontmatter included.",
 		URITemplate: uriScheme + "{id}/{+path}",
 	}, s.readResource)
 	s.mcp.AddReceivingMiddleware(s.onRequest)
@@ -146,6 +150,21 @@ func New(rt *runtime.Runtime, opts Options) *Server {
 	// start. The first sync happens before the first client connects (MCP, RunStdio, Handler),
 	// so that no client is told of a change for what was there all along.
 	return s
+}
+
+// capabilities are the server's: advertised even while there is nothing to list, so a client that
+// connects before the first skill is installed still learns of it. The Skills extension rides on
+// resources, which are declared with it, as it requires.
+func capabilities() *mcp.ServerCapabilities {
+	c := &mcp.ServerCapabilities{
+		Tools:     &mcp.ToolCapabilities{ListChanged: true},
+		Resources: &mcp.ResourceCapabilities{ListChanged: true},
+		Prompts:   &mcp.PromptCapabilities{ListChanged: true},
+		//lint:ignore SA1019 run logs are log notifications; MCP deprecates them only from 2026-07-28
+		Logging: &mcp.LoggingCapabilities{},
+	}
+	c.AddExtension(SkillsExtension, nil)
+	return c
 }
 
 // MCP returns the SDK's server, synced, to connect other transports (mcp.Server.Connect) or add
@@ -164,7 +183,7 @@ func (s *Server) RunStdio(ctx context.Context, in io.Reader, out io.Writer) erro
 	}
 	s.Refresh()
 	s.ensurePolling()
-	return s.mcp.Run(ctx, &stdioTransport{in: rc, out: nopCloser{out}, logger: s.logger})
+	return s.mcp.Run(ctx, &skillsTransport{Transport: &stdioTransport{in: rc, out: nopCloser{out}, logger: s.logger}, s: s})
 }
 
 // Handler returns the streamable HTTP handler of s (the MCP endpoint, to mount at a path such as
@@ -175,8 +194,9 @@ func (s *Server) Handler() http.Handler {
 	if timeout < 0 {
 		timeout = 0
 	}
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.MCP() },
-		&mcp.StreamableHTTPOptions{Logger: s.logger, SessionTimeout: timeout})
+	opts := &mcp.StreamableHTTPOptions{Logger: s.logger, SessionTimeout: timeout}
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.MCP() }, opts)
+	return s.skillsHTTP(h, opts.Stateless)
 }
 
 // Handler is New(rt, opts).Handler().
