@@ -67,6 +67,7 @@ type Server struct {
 
 	mcp     *mcpserver.Server
 	browser *browserGuard
+	agent   *agentSkills // the /.well-known/agent-skills index
 }
 
 // New checks opts and builds a Server. It fails on a bad configuration, never at request time.
@@ -79,7 +80,7 @@ func New(rt *runtime.Runtime, opts Options) (*Server, error) {
 		return nil, errors.New("server: limits must not be negative")
 	}
 	s := &Server{rt: rt, opts: opts, logger: opts.Logger, version: "(devel)",
-		mcp: mcpserver.New(rt, mcpserver.Options{Logger: opts.Logger, Remote: true})}
+		mcp: mcpserver.New(rt, mcpserver.Options{Logger: opts.Logger, Remote: true}), agent: newAgentSkills()}
 	browser, err := newBrowserGuard(opts.CORSOrigins)
 	if err != nil {
 		return nil, err
@@ -151,6 +152,7 @@ func (s *Server) Mount(g *echo.Group) {
 	guarded(http.MethodGet, "/v1/runs/:run_id", s.getRun, RoleViewer)
 
 	guarded(http.MethodGet, "/.well-known/skills.json", s.wellKnown, RoleViewer)
+	s.mountAgentSkills(func(method, path string, h echo.HandlerFunc) { guarded(method, path, h, RoleViewer) })
 	guarded(http.MethodGet, "/v1/tools", s.tools, RoleViewer)
 
 	guarded(http.MethodPost, "/v1/skills", s.createSkill, RoleAuthor)
