@@ -167,8 +167,9 @@ func capabilities() *mcp.ServerCapabilities {
 	return c
 }
 
-// MCP returns the SDK's server, synced, to connect other transports (mcp.Server.Connect) or add
-// middleware. Tools, resources and prompts added to it directly may be removed by a sync.
+// MCP returns the SDK's server, synced, to connect other transports (mcp.Server.Connect, through
+// [Server.Transport] so that the Skills extension it declares is answered) or add middleware.
+// Tools, resources and prompts added to it directly may be removed by a sync.
 func (s *Server) MCP() *mcp.Server {
 	s.Refresh()
 	return s.mcp
@@ -183,7 +184,7 @@ func (s *Server) RunStdio(ctx context.Context, in io.Reader, out io.Writer) erro
 	}
 	s.Refresh()
 	s.ensurePolling()
-	return s.mcp.Run(ctx, &skillsTransport{Transport: &stdioTransport{in: rc, out: nopCloser{out}, logger: s.logger}, s: s})
+	return s.mcp.Run(ctx, s.Transport(&stdioTransport{in: rc, out: nopCloser{out}, logger: s.logger}))
 }
 
 // Handler returns the streamable HTTP handler of s (the MCP endpoint, to mount at a path such as

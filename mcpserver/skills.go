@@ -30,8 +30,9 @@ import (
 //
 // The official Go SDK answers methods it does not know with "method not found" before any
 // middleware runs, so the extension's requests are answered where the transports hand over raw
-// JSON-RPC messages: [Server.RunStdio]'s connection and [Server.Handler]'s HTTP handler. A client
-// connected through [Server.MCP] directly gets the declaration but not the methods.
+// JSON-RPC messages: the connections of [Server.Transport] (which [Server.RunStdio] uses) and
+// [Server.Handler]'s HTTP handler. A transport connected to [Server.MCP] without Transport gets
+// the declaration but not the methods.
 const SkillsExtension = "io.modelcontextprotocol/skills"
 
 // The extension's methods.

@@ -11,7 +11,6 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -21,6 +20,15 @@ import (
 // first listing of a page of skills hashes their files. A client that sends more waits, as the
 // read of its next message waits for a slot.
 const maxSkillsInFlight = 4
+
+// Transport wraps t so that its connections answer the Skills extension's requests (skills/list,
+// skills/get) before the SDK, which refuses methods it does not know, sees them. [Server.RunStdio]
+// uses it; connect any other transport through it too: s.MCP().Connect(ctx, s.Transport(t), nil).
+// The streamable HTTP transport is the one exception: [Server.Handler] answers those requests
+// in front of it.
+func (s *Server) Transport(t mcp.Transport) mcp.Transport {
+	return &skillsTransport{Transport: t, s: s}
+}
 
 // skillsTransport is a transport whose connections answer the extension's requests themselves
 // and hand every other message to the SDK.
@@ -47,7 +55,6 @@ type skillsConn struct {
 	ctx    context.Context // ends with Close: answers still being made are not written
 	cancel context.CancelFunc
 	slots  chan struct{}
-	wg     sync.WaitGroup
 }
 
 // Read implements [mcp.Connection]: the next message that is not a request of the extension.
@@ -68,9 +75,8 @@ func (c *skillsConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		case <-c.ctx.Done():
 			return nil, io.EOF
 		}
-		c.wg.Add(1)
 		go func() {
-			defer func() { <-c.slots; c.wg.Done() }()
+			defer func() { <-c.slots }()
 			resp := c.s.answerSkills(req)
 			if c.ctx.Err() != nil {
 				return
@@ -82,12 +88,11 @@ func (c *skillsConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 }
 
-// Close implements [mcp.Connection]: answers still being made are dropped.
+// Close implements [mcp.Connection]: answers still being made are dropped. It does not wait for
+// them: one may be blocked writing to a client that stopped reading, as the SDK's own writes may.
 func (c *skillsConn) Close() error {
 	c.cancel()
-	err := c.Connection.Close()
-	c.wg.Wait()
-	return err
+	return c.Connection.Close()
 }
 
 // skillsHTTP answers the extension's requests sent to the streamable HTTP endpoint next serves:
