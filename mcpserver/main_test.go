@@ -131,8 +131,8 @@ func newEnvRuntime(t *testing.T, opts mcpserver.Options, cfg runtime.Config) *en
 }
 
 // connect connects a client of the official Go SDK to e's server over in-memory transports
-// (through Server.Transport, as an embedder would),
-// speaking protocol (newProtocol: the client's latest).
+// (through Server.Transport, as an embedder would), speaking protocol (newProtocol: the client's
+// latest).
 func (e *env) connect(t *testing.T, protocol string, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
 	ctx := context.Background()
