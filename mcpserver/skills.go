@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/skillmd"
@@ -70,9 +71,10 @@ type skillEntry struct {
 // 2026-07-28 on, and harmless before): immediately stale, as the skills change on any reload
 // and no notification says so, and the same for every client of the server.
 type cacheable struct {
-	ResultType string `json:"resultType"`
-	TTLMs      int    `json:"ttlMs"`
-	CacheScope string `json:"cacheScope"`
+	ResultType string         `json:"resultType"`
+	TTLMs      int            `json:"ttlMs"`
+	CacheScope string         `json:"cacheScope"`
+	Meta       map[string]any `json:"_meta,omitempty"`
 }
 
 var complete = cacheable{ResultType: "complete", TTLMs: 0, CacheScope: "public"}
@@ -92,11 +94,16 @@ type getSkillResult struct {
 func (s *Server) answerSkills(req *jsonrpc.Request) *jsonrpc.Response {
 	var result any
 	var err *jsonrpc.Error
+	c := complete
+	if newProtocol(req.Params) {
+		// From 2026-07-28 on, a server names itself in every result, as the SDK's results do.
+		c.Meta = map[string]any{mcp.MetaKeyServerInfo: &mcp.Implementation{Name: s.opts.Name, Title: "Skillbox", Version: s.opts.Version}}
+	}
 	switch req.Method {
 	case methodSkillsList:
-		result, err = s.listSkills(req.Params)
+		result, err = s.listSkills(req.Params, c)
 	default:
-		result, err = s.getSkill(req.Params)
+		result, err = s.getSkill(req.Params, c)
 	}
 	if err != nil {
 		return &jsonrpc.Response{ID: req.ID, Error: err}
@@ -107,6 +114,17 @@ func (s *Server) answerSkills(req *jsonrpc.Request) *jsonrpc.Response {
 		return &jsonrpc.Response{ID: req.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the result could not be encoded"}}
 	}
 	return &jsonrpc.Response{ID: req.ID, Result: data}
+}
+
+// newProtocol reports whether a request's params say, in _meta, that it is of protocol
+// 2026-07-28 or later, which carries its version in every request.
+func newProtocol(params json.RawMessage) bool {
+	var p struct {
+		Meta struct {
+			Version string `json:"io.modelcontextprotocol/protocolVersion"`
+		} `json:"_meta"`
+	}
+	return json.Unmarshal(params, &p) == nil && p.Meta.Version >= newProtocolVersion
 }
 
 func invalidSkillsParams(format string, args ...any) *jsonrpc.Error {
@@ -128,7 +146,7 @@ func decodeParams(params json.RawMessage, v any) *jsonrpc.Error {
 // listSkills answers skills/list: the published skills in order of id, a page at a time. The
 // cursor is the last id of the previous page, so a skill added or removed between two pages
 // neither shifts nor repeats the others.
-func (s *Server) listSkills(params json.RawMessage) (any, *jsonrpc.Error) {
+func (s *Server) listSkills(params json.RawMessage, c cacheable) (any, *jsonrpc.Error) {
 	var p struct {
 		Cursor *string `json:"cursor"`
 	}
@@ -144,7 +162,7 @@ func (s *Server) listSkills(params json.RawMessage) (any, *jsonrpc.Error) {
 		after = string(raw)
 	}
 	skills := slices.SortedFunc(slices.Values(s.rt.Skills()), func(a, b *runtime.Skill) int { return strings.Compare(a.ID(), b.ID()) })
-	res := listSkillsResult{Skills: []skillEntry{}, cacheable: complete}
+	res := listSkillsResult{Skills: []skillEntry{}, cacheable: c}
 	for i, sk := range skills {
 		if sk.ID() <= after {
 			continue
@@ -163,7 +181,7 @@ func (s *Server) listSkills(params json.RawMessage) (any, *jsonrpc.Error) {
 }
 
 // getSkill answers skills/get: the entry of the skill whose SKILL.md is params.uri.
-func (s *Server) getSkill(params json.RawMessage) (any, *jsonrpc.Error) {
+func (s *Server) getSkill(params json.RawMessage, c cacheable) (any, *jsonrpc.Error) {
 	var p struct {
 		URI *string `json:"uri"`
 	}
@@ -196,7 +214,7 @@ func (s *Server) getSkill(params json.RawMessage) (any, *jsonrpc.Error) {
 		}
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s cannot be read", quoted)}
 	}
-	return getSkillResult{Skill: e, cacheable: complete}, nil
+	return getSkillResult{Skill: e, cacheable: c}, nil
 }
 
 // skillEntry is sk's entry, or why it has none (logged once per skill and reason).

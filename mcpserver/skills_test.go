@@ -187,6 +187,14 @@ func TestSkillsExtensionStdio(t *testing.T) {
 		}
 		return resp
 	})
+	// A request of the stateless protocol carries its version in _meta, and its result names the
+	// server, as every result of that protocol does.
+	line, _ := request("skills/get", map[string]any{"uri": "skill://hello/SKILL.md", "_meta": map[string]any{"io.modelcontextprotocol/protocolVersion": "2026-07-28"}})
+	c.send(line)
+	meta, _ := result(t, c.next())["_meta"].(map[string]any)
+	if info, _ := meta["io.modelcontextprotocol/serverInfo"].(map[string]any); info["name"] != "skillbox" {
+		t.Errorf("_meta of a 2026-07-28 result: %v", meta)
+	}
 	// The session goes on as before.
 	c.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"skill_echo","arguments":{"text":"hi"}}}`)
 	if res := c.next(); res["id"] != 3.0 || res["error"] != nil {
