@@ -108,6 +108,7 @@ type Server struct {
 	// unpublished remembers which were left out, so each is logged once.
 	publisher   skillmd.Publisher
 	unpublished unpublished
+	skillsSlots chan struct{} // see maxSkillsAnswers
 
 	syncMu sync.Mutex
 	synced bool
@@ -129,7 +130,7 @@ func New(rt *runtime.Runtime, opts Options) *Server {
 	s := &Server{
 		rt: rt, opts: opts, logger: opts.Logger,
 		tools: map[string]string{}, resources: map[string]string{}, prompts: map[string]string{},
-		stop: make(chan struct{}),
+		stop: make(chan struct{}), skillsSlots: make(chan struct{}, maxSkillsAnswers),
 	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: opts.Name, Title: "Skillbox", Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: instructions,

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -90,8 +91,19 @@ type getSkillResult struct {
 	cacheable
 }
 
-// answerSkills answers one request of the extension (isSkillsMethod(req.Method)).
-func (s *Server) answerSkills(req *jsonrpc.Request) *jsonrpc.Response {
+// maxSkillsAnswers bounds the extension's requests the server answers at once, over every
+// transport: the first listing of a page of skills reads and hashes up to 16 MiB per skill.
+const maxSkillsAnswers = 4
+
+// answerSkills answers one request of the extension (isSkillsMethod(req.Method)), waiting for
+// one of maxSkillsAnswers slots while ctx lasts.
+func (s *Server) answerSkills(ctx context.Context, req *jsonrpc.Request) *jsonrpc.Response {
+	select {
+	case s.skillsSlots <- struct{}{}:
+		defer func() { <-s.skillsSlots }()
+	case <-ctx.Done():
+		return &jsonrpc.Response{ID: req.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the request ended before it was answered: " + ctx.Err().Error()}}
+	}
 	var result any
 	var err *jsonrpc.Error
 	c := complete

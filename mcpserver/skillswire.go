@@ -77,7 +77,7 @@ func (c *skillsConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		go func() {
 			defer func() { <-c.slots }()
-			resp := c.s.answerSkills(req)
+			resp := c.s.answerSkills(c.ctx, req)
 			if c.ctx.Err() != nil {
 				return
 			}
@@ -121,7 +121,7 @@ func (s *Server) skillsHTTP(next http.Handler, stateless bool) http.Handler {
 			http.Error(w, msg, code)
 			return
 		}
-		data, err := jsonrpc.EncodeMessage(s.answerSkills(req))
+		data, err := jsonrpc.EncodeMessage(s.answerSkills(r.Context(), req))
 		if err != nil {
 			http.Error(w, "the answer could not be encoded", http.StatusInternalServerError)
 			return
