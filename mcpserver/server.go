@@ -135,8 +135,6 @@ func New(rt *runtime.Runtime, opts Options) *Server {
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: opts.Name, Title: "Skillbox", Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       opts.Logger,
-		// Advertised even while there is nothing to list, so a client that connects before the
-		// first skill is installed still learns of it.
 		Capabilities: capabilities(),
 	})
 	s.mcp.AddResourceTemplate(&mcp.ResourceTemplate{
