@@ -131,13 +131,14 @@ func newEnvRuntime(t *testing.T, opts mcpserver.Options, cfg runtime.Config) *en
 	return &env{dir: dir, rt: rt, srv: srv}
 }
 
-// connect connects a client of the official Go SDK to e's server over in-memory transports,
-// speaking protocol (newProtocol: the client's latest).
+// connect connects a client of the official Go SDK to e's server over in-memory transports
+// (through Server.Transport, as an embedder would), speaking protocol (newProtocol: the client's
+// latest).
 func (e *env) connect(t *testing.T, protocol string, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
 	ctx := context.Background()
 	ct, st := mcp.NewInMemoryTransports()
-	ss, err := e.srv.MCP().Connect(ctx, st, nil)
+	ss, err := e.srv.MCP().Connect(ctx, e.srv.Transport(st), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -212,8 +212,8 @@ func TestMCPResources(t *testing.T) {
 	}
 	c := read("skill://hello/SKILL.md")
 	want, _ := os.ReadFile(filepath.Join(bundled, "hello", "SKILL.md"))
-	if c.MIMEType != "text/markdown" || !strings.HasPrefix(c.Text, "# hello") || !strings.HasSuffix(string(want), c.Text) {
-		t.Errorf("hello SKILL.md: %s %q; want the body, without frontmatter", c.MIMEType, c.Text)
+	if c.MIMEType != "text/markdown" || c.Text != string(want) {
+		t.Errorf("hello SKILL.md: %s %q; want the whole file, frontmatter included", c.MIMEType, c.Text)
 	}
 	if c := read("skill://guide/reference/api.md"); c.Text != "# API\n\nCall it.\n" || c.MIMEType != "text/markdown" {
 		t.Errorf("api.md: %s %q", c.MIMEType, c.Text)
@@ -544,7 +544,7 @@ func TestMCPStreamableHTTP(t *testing.T) {
 				t.Errorf("http-get under the default policy: %+v", res)
 			}
 			rr, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "skill://hello/SKILL.md"})
-			if err != nil || !strings.HasPrefix(rr.Contents[0].Text, "# hello") {
+			if err != nil || !strings.HasPrefix(rr.Contents[0].Text, "---\nname: hello\n") {
 				t.Fatalf("read: %v %+v", err, rr)
 			}
 		})

@@ -58,8 +58,14 @@ func invalidParams(uri, msg string) error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("%s: %s", uri, msg)}
 }
 
-// readResource reads skill://<id>/SKILL.md (the instructions' body) or any other file of a skill
-// that skillmd.ReadResource allows, for the listed resources and the template alike.
+// maxReadBytes bounds a file read with resources/read: the most a skill may publish in all under
+// the Skills extension, so every file skills/list lists can be read.
+const maxReadBytes = skillmd.MaxPublishedBytes
+
+// readResource reads any file of a skill that skillmd.ReadResource allows, for the listed
+// resources and the template alike. skill://<id>/SKILL.md is the skill's instructions whole,
+// frontmatter included, whatever the file's case on disk: the bytes whose digest and size
+// skills/list publishes, and what a client that loads the skill parses.
 func (s *Server) readResource(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
 	id, rel, err := parseURI(uri)
@@ -70,17 +76,14 @@ func (s *Server) readResource(_ context.Context, req *mcp.ReadResourceRequest) (
 	if err != nil {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
+	ctype := mimeType(rel)
 	if strings.EqualFold(rel, instructionsFile) {
-		doc, err := s.instructions(sk)
-		if err != nil {
-			if errors.Is(err, skillmd.ErrNotFound) {
-				return nil, mcp.ResourceNotFoundError(uri)
-			}
-			return nil, invalidParams(uri, err.Error())
+		if sk.InstructionsPath() == "" {
+			return nil, mcp.ResourceNotFoundError(uri)
 		}
-		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: markdown, Text: doc.Body}}}, nil
+		rel, ctype = filepath.Base(sk.InstructionsPath()), markdown
 	}
-	data, err := skillmd.ReadResource(sk.Dir(), rel, 0)
+	data, err := skillmd.ReadResource(sk.Dir(), rel, maxReadBytes)
 	if err != nil {
 		var re *skillmd.ResourceError
 		switch {
@@ -93,7 +96,7 @@ func (s *Server) readResource(_ context.Context, req *mcp.ReadResourceRequest) (
 		s.logger.Warn("mcp: cannot read a skill's file", "skill", id, "path", rel, "err", err)
 		return nil, invalidParams(uri, "cannot be read")
 	}
-	c := &mcp.ResourceContents{URI: uri, MIMEType: mimeType(rel)}
+	c := &mcp.ResourceContents{URI: uri, MIMEType: ctype}
 	if utf8.Valid(data) {
 		c.Text = string(data)
 		if c.MIMEType == "" {

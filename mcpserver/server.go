@@ -6,10 +6,14 @@
 //     when that is an object schema, and the annotations of [agent.MCPTools]. A call runs the
 //     skill with the request's context (a client's cancellation cancels the run) and answers
 //     with structuredContent plus the same JSON as text, or with isError and "<kind>: <message>";
-//   - every skill with a SKILL.md has the resource skill://<id>/SKILL.md (its body, as
-//     text/markdown), and each file [skillmd.ListResources] finds is skill://<id>/<path>; the
-//     template skill://{id}/{+path} reads any other file of a skill that [skillmd.ReadResource]
-//     allows, and refuses the rest (a "..", a hidden file, a symlink out of the skill);
+//   - every skill with a SKILL.md has the resource skill://<id>/SKILL.md (the whole file,
+//     frontmatter included, as text/markdown), and each file [skillmd.ListResources] finds is
+//     skill://<id>/<path>; the template skill://{id}/{+path} reads any other file of a skill
+//     that [skillmd.ReadResource] allows, and refuses the rest (a "..", a hidden file, a symlink
+//     out of the skill);
+//   - the MCP Skills extension ([SkillsExtension]) is declared, and skills/list and skills/get
+//     list the skills that follow the Agent Skills specification, each with its frontmatter and
+//     the sha256 digest and size of every file;
 //   - every active instruction skill is a prompt named after its id, with an optional
 //     "arguments" argument, rendered by [skillmd.Render];
 //   - the progressive-disclosure toolset (list_skills, load_skill, read_skill_resource,
@@ -40,6 +44,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/agent"
 	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/skillmd"
 )
 
 // Options configure a Server. The zero value is valid.
@@ -104,6 +109,12 @@ type Server struct {
 	logger *slog.Logger
 	mcp    *mcp.Server
 
+	// publisher reads the skills the Skills extension lists, remembering their files' digests;
+	// unpublished remembers which were left out, so each is logged once.
+	publisher   skillmd.Publisher
+	unpublished unpublished
+	skillsSlots chan struct{} // see maxSkillsAnswers
+
 	syncMu sync.Mutex
 	synced bool
 	gen    uint64
@@ -124,25 +135,17 @@ func New(rt *runtime.Runtime, opts Options) *Server {
 	s := &Server{
 		rt: rt, opts: opts, logger: opts.Logger,
 		tools: map[string]string{}, resources: map[string]string{}, prompts: map[string]string{},
-		stop: make(chan struct{}),
+		stop: make(chan struct{}), skillsSlots: make(chan struct{}, maxSkillsAnswers),
 	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: opts.Name, Title: "Skillbox", Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       opts.Logger,
-		// Advertised even while there is nothing to list, so a client that connects before the
-		// first skill is installed still learns of it.
-		Capabilities: &mcp.ServerCapabilities{
-			Tools:     &mcp.ToolCapabilities{ListChanged: true},
-			Resources: &mcp.ResourceCapabilities{ListChanged: true},
-			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
-			//lint:ignore SA1019 run logs are log notifications; MCP deprecates them only from 2026-07-28
-			Logging: &mcp.LoggingCapabilities{},
-		},
+		Capabilities: capabilities(),
 	})
 	s.mcp.AddResourceTemplate(&mcp.ResourceTemplate{
 		Name:        "skill-file",
 		Title:       "A file of a skill",
-		Description: "Any file of a skill's package, by its path relative to the skill's directory (hidden files and paths leading out of it are refused). skill://<id>/SKILL.md is its instructions' body.",
+		Description: "Any file of a skill's package, by its path relative to the skill's directory (hidden files and paths leading out of it are refused). skill://<id>/SKILL.md is its instructions, frontmatter included.",
 		URITemplate: uriScheme + "{id}/{+path}",
 	}, s.readResource)
 	s.mcp.AddReceivingMiddleware(s.onRequest)
@@ -153,8 +156,24 @@ func New(rt *runtime.Runtime, opts Options) *Server {
 	return s
 }
 
-// MCP returns the SDK's server, synced, to connect other transports (mcp.Server.Connect) or add
-// middleware. Tools, resources and prompts added to it directly may be removed by a sync.
+// capabilities are the server's: advertised even while there is nothing to list, so a client that
+// connects before the first skill is installed still learns of it. The Skills extension rides on
+// resources, which are declared with it, as it requires.
+func capabilities() *mcp.ServerCapabilities {
+	c := &mcp.ServerCapabilities{
+		Tools:     &mcp.ToolCapabilities{ListChanged: true},
+		Resources: &mcp.ResourceCapabilities{ListChanged: true},
+		Prompts:   &mcp.PromptCapabilities{ListChanged: true},
+		//lint:ignore SA1019 run logs are log notifications; MCP deprecates them only from 2026-07-28
+		Logging: &mcp.LoggingCapabilities{},
+	}
+	c.AddExtension(SkillsExtension, nil)
+	return c
+}
+
+// MCP returns the SDK's server, synced, to connect other transports (mcp.Server.Connect, through
+// [Server.Transport] so that the Skills extension it declares is answered) or add middleware.
+// Tools, resources and prompts added to it directly may be removed by a sync.
 func (s *Server) MCP() *mcp.Server {
 	s.Refresh()
 	return s.mcp
@@ -172,7 +191,7 @@ func (s *Server) RunStdio(ctx context.Context, in io.Reader, out io.Writer) erro
 	}
 	s.Refresh()
 	s.ensurePolling()
-	ss, err := s.mcp.Connect(ctx, &stdioTransport{in: rc, out: nopCloser{out}, logger: s.logger}, nil)
+	ss, err := s.mcp.Connect(ctx, s.Transport(&stdioTransport{in: rc, out: nopCloser{out}, logger: s.logger}), nil)
 	if err != nil {
 		return err
 	}
@@ -205,10 +224,11 @@ func (s *Server) Handler() http.Handler {
 		timeout = 0
 	}
 	server := func(*http.Request) *mcp.Server { return s.MCP() }
-	sessions := mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{Logger: s.logger, SessionTimeout: timeout})
-	stateless := mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{Logger: s.logger, Stateless: true,
+	// Each answers the Skills extension's requests itself, before the SDK, which refuses them.
+	sessions := s.skillsHTTP(mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{Logger: s.logger, SessionTimeout: timeout}), false)
+	stateless := s.skillsHTTP(mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{Logger: s.logger, Stateless: true,
 		// A client that goes away cancels its call (and the run): nothing could receive the result.
-		PropagateRequestCancellation: true})
+		PropagateRequestCancellation: true}), true)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if statelessProtocol(r.Header.Get("Mcp-Protocol-Version")) {
 			stateless.ServeHTTP(w, r)

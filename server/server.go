@@ -75,6 +75,7 @@ type Server struct {
 
 	mcp     *mcpserver.Server
 	browser *browserGuard
+	agent   *agentSkills // the /.well-known/agent-skills index
 }
 
 // New checks opts and builds a Server. It fails on a bad configuration, never at request time.
@@ -90,7 +91,7 @@ func New(rt *runtime.Runtime, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("server: %w", err)
 	}
 	s := &Server{rt: rt, opts: opts, logger: opts.Logger, version: "(devel)",
-		mcp: mcpserver.New(rt, mcpserver.Options{Logger: opts.Logger, Remote: true, Offer: opts.Offer})}
+		mcp: mcpserver.New(rt, mcpserver.Options{Logger: opts.Logger, Remote: true, Offer: opts.Offer}), agent: newAgentSkills()}
 	browser, err := newBrowserGuard(opts.CORSOrigins)
 	if err != nil {
 		return nil, err
@@ -162,6 +163,7 @@ func (s *Server) Mount(g *echo.Group) {
 	guarded(http.MethodGet, "/v1/runs/:run_id", s.getRun, RoleViewer)
 
 	guarded(http.MethodGet, "/.well-known/skills.json", s.wellKnown, RoleViewer)
+	s.mountAgentSkills(func(method, path string, h echo.HandlerFunc) { guarded(method, path, h, RoleViewer) })
 	guarded(http.MethodGet, "/v1/tools", s.tools, RoleViewer)
 	guarded(http.MethodPost, "/v1/tools/call", requireJSON(s.toolCall), RoleRunner)
 

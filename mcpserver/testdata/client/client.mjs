@@ -90,7 +90,7 @@ try {
   const contents = read.contents?.[0] ?? {};
   summary.helloSkillMd = (contents.text ?? '').split('\n')[0];
   check(contents.uri === 'skill://hello/SKILL.md' && contents.mimeType === 'text/markdown', 'SKILL.md contents uri and mimeType', contents);
-  check(typeof contents.text === 'string' && contents.text.startsWith('# hello'), 'SKILL.md body, without its frontmatter', contents.text);
+  check(typeof contents.text === 'string' && contents.text.startsWith('---\nname: hello\n') && contents.text.includes('\n# hello'), 'SKILL.md whole, frontmatter included', contents.text);
   let traversal;
   try {
     await client.readResource({ uri: 'skill://hello/../word-count/skill.json' });
