@@ -1,12 +1,10 @@
-package main
+package interop
 
 import (
 	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,44 +13,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skillbox-dev/skillbox/runtime"
-	"github.com/skillbox-dev/skillbox/server"
+	"github.com/skillbox-dev/skillbox/internal/testcache"
 )
 
-// inspectorDir pins the MCP Inspector and the Node.js it needs (>= 22, from npm's node package,
-// so the machine's own node may be older): npm ci there installs both.
-const inspectorDir = "testdata/inspector"
-
-// inspector returns the node binary and the Inspector's launcher, installing them with npm ci
-// when they are not there yet. Without npm, or when the install fails (no network), the test is
-// skipped, unless SKILLBOX_REQUIRE_TOOLCHAINS is set.
-func inspector(t *testing.T) (node, launcher string) {
-	t.Helper()
-	npm := requireTool(t, "npm")
-	launcher = filepath.Join(inspectorDir, "node_modules", "@modelcontextprotocol", "inspector", "clients", "launcher", "build", "index.js")
-	node = filepath.Join(inspectorDir, "node_modules", "node", "bin", "node")
-	if _, err := os.Stat(launcher); err != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		ci := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
-		ci.Dir = inspectorDir
-		if out, err := ci.CombinedOutput(); err != nil {
-			skipMissing(t, fmt.Errorf("npm ci in %s: %v\n%s", inspectorDir, err, out))
-		}
-	}
-	out, err := exec.Command(node, "--version").Output()
-	if err != nil || !strings.HasPrefix(string(out), "v22.") {
-		skipMissing(t, fmt.Errorf("%s --version: %q, %v: want Node.js 22", node, out, err))
-	}
-	abs := func(p string) string {
-		a, err := filepath.Abs(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return a
-	}
-	return abs(node), abs(launcher)
-}
+// inspectorLauncher is the MCP Inspector's CLI entry point, as npm ci installs it here.
+const inspectorLauncher = "node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js"
 
 // inspectorSkills is a skills directory beside the bundled ones: guide, a skill of several files
 // (a binary one, an executable one, one whose name needs escaping in a URI) whose frontmatter
@@ -96,22 +61,25 @@ type verifyReport struct {
 }
 
 // TestInspectorSkills drives the MCP Inspector CLI (@modelcontextprotocol/inspector, pinned in
-// inspectorDir) against skillbox mcp over stdio and skillbox serve's /mcp over streamable HTTP,
+// package.json) against skillbox mcp over stdio and skillbox serve's /mcp over streamable HTTP,
 // in both protocol eras: its verification mode (--verify) checks every skill skills/list and
 // skills/get return against the SEP-2640 rules, reads every file they list with resources/read
 // and checks its sha256 digest and size, and compares the frontmatter with the SKILL.md it
 // reads. Every skill must come out "verified"; the skills that break the Agent Skills
 // specification must not be listed, and skills/get must say why.
 func TestInspectorSkills(t *testing.T) {
-	node, launcher := inspector(t)
-	bin := filepath.Join(t.TempDir(), "skillbox")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	skills, err := filepath.Abs(bundled)
+	installClients(t)
+	node, _ := node(t)
+	launcher, err := filepath.Abs(inspectorLauncher)
 	if err != nil {
 		t.Fatal(err)
 	}
+	bin := buildSkillbox(t)
+	skills, err := filepath.Abs("../skills")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cacheDir := testcache.Dir()
 	extra := inspectorSkills(t)
 	home := t.TempDir() // the Inspector keeps a catalog and settings under $HOME
 
@@ -195,29 +163,19 @@ func TestInspectorSkills(t *testing.T) {
 		}
 	}
 
-	// Over stdio both eras; over HTTP the handshake era, and auto, which negotiates the newest
-	// that the endpoint serves (the stateful handler serves the handshake era only).
+	// Both eras over stdio and over serve's /mcp, which serves 2026-07-28 statelessly and older
+	// revisions with sessions; auto negotiates the newest.
+	srv := serve(t, bin, "--cache-dir", cacheDir, "--skills", extra, "--skills", skills)
 	for _, era := range []string{"legacy", "modern"} {
 		t.Run("stdio/"+era, func(t *testing.T) {
 			t.Parallel()
 			check(t, []string{bin, "mcp", "--skills", extra, "--skills", skills, "--cache-dir", cacheDir}, era)
 		})
 	}
-	for _, era := range []string{"legacy", "auto"} {
+	for _, era := range []string{"legacy", "modern", "auto"} {
 		t.Run("http/"+era, func(t *testing.T) {
 			t.Parallel()
-			rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{extra, skills}, CacheDir: cacheDir})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer rt.Close(context.Background())
-			srv, err := server.New(rt, server.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			hs := httptest.NewServer(srv.Handler())
-			defer hs.Close()
-			check(t, []string{"--transport", "http", "--server-url", hs.URL + "/mcp"}, era)
+			check(t, []string{"--transport", "http", "--server-url", srv.url + "/mcp"}, era)
 		})
 	}
 }
