@@ -14,6 +14,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/skillbox-dev/skillbox/agent"
+	"github.com/skillbox-dev/skillbox/internal/telemetry"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -36,7 +37,7 @@ func (s *Server) callToolset(name string) mcp.ToolHandler {
 		if s.opts.Remote {
 			ctx = agent.Remote(ctx)
 		}
-		text, err := agent.Handle(ctx, s.rt, name, []byte(req.Params.Arguments))
+		text, err := agent.Handle(traced(ctx, req), s.rt, name, []byte(req.Params.Arguments))
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: err != nil}, nil
 	}
 }
@@ -48,7 +49,7 @@ func (s *Server) callTool(id string, out *resultSchema) mcp.ToolHandler {
 			args = nil // no arguments: the runtime reads that as {}
 		}
 		logs := newLogForwarder(ctx, req.Session, id)
-		res, err := s.rt.Run(ctx, runtime.Request{Skill: id, Args: args, Face: runtime.FaceMCP, OnEvent: func(e runtime.Event) {
+		res, err := s.rt.Run(traced(ctx, req), runtime.Request{Skill: id, Args: args, Face: runtime.FaceMCP, OnEvent: func(e runtime.Event) {
 			if e.Type == "log" && e.Log != nil {
 				logs.send(e.RunID, *e.Log)
 			}
@@ -83,6 +84,19 @@ func (s *Server) callTool(id string, out *resultSchema) mcp.ToolHandler {
 			StructuredContent: json.RawMessage(compact.Bytes()),
 		}, nil
 	}
+}
+
+// traced returns ctx carrying the caller's trace context, for the run's span to continue: the
+// HTTP request's headers (streamable HTTP), then the call's _meta (traceparent, tracestate,
+// baggage), which wins: it names the caller of this call whatever the transport.
+func traced(ctx context.Context, req *mcp.CallToolRequest) context.Context {
+	if req.Extra != nil && req.Extra.Header != nil {
+		ctx = telemetry.FromHTTP(ctx, req.Extra.Header)
+	}
+	if req.Params != nil {
+		ctx = telemetry.FromMeta(ctx, req.Params.Meta)
+	}
+	return ctx
 }
 
 // failure is the tool error of a failed run: isError, and "<kind>: <message>" as its text.
