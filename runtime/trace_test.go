@@ -17,6 +17,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/skillbox-dev/skillbox/internal/interleave"
 )
 
 // recorder returns a tracer provider that keeps every ended span in memory.
@@ -241,4 +243,32 @@ func TestFetchSpansAreChildrenOfTheRun(t *testing.T) {
 			}
 		})
 	}
+}
+
+// BenchmarkRunTraced is a trivial run without a TracerProvider and with one that records every
+// span (and exports none), measured interleaved: the cost of tracing a run when it is on.
+//
+//	go test -run '^$' -bench RunTraced -benchtime 2000x ./runtime/
+func BenchmarkRunTraced(b *testing.B) {
+	dir := b.TempDir()
+	fixture(b, dir, "hello", simple("hello", ""), "hello")
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()))
+	b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	ctx := context.Background()
+	run := func(rt *Runtime) func() {
+		return func() {
+			if _, err := rt.Run(ctx, Request{Skill: "hello"}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	off := run(newRuntime(b, Config{SkillDirs: []string{dir}}))
+	on := run(newRuntime(b, Config{SkillDirs: []string{dir}, TracerProvider: tp}))
+	p50 := interleave.Run(b, interleave.Contender{Name: "off", F: off}, interleave.Contender{Name: "traced", F: on})
+	b.ReportMetric(p50["traced"]/p50["off"], "traced/off")
+	oo, ob := allocs(off)
+	to, tb := allocs(on)
+	b.ReportMetric(oo, "off-allocs/op")
+	b.ReportMetric(to, "traced-allocs/op")
+	b.ReportMetric(tb-ob, "traced-extra-B/op")
 }
