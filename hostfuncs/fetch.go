@@ -75,7 +75,16 @@ func (e *deniedError) Error() string { return e.msg }
 // Fetch makes req on the run's behalf: the URL must be on the grant, every address dialled must
 // pass the guard, within the run's fetch count, size and time limits; granted secrets are added
 // on the way out, over https only.
+//
+// A traced run (a recording span in ctx) gets a span for the fetch, a child of it.
 func (c *Call) Fetch(ctx context.Context, req FetchRequest) (*FetchResponse, error) {
+	ctx, span := startFetch(ctx)
+	resp, err := c.doFetch(ctx, req, span)
+	span.end(resp, err)
+	return resp, err
+}
+
+func (c *Call) doFetch(ctx context.Context, req FetchRequest, span *fetchSpan) (*FetchResponse, error) {
 	body := req.Body
 	if int64(len(body)) > c.Grant.Limits.MaxFetchBytes {
 		return nil, refuse(StatusInvalid, "fetch: a request body of %d bytes is more than maxFetchBytes (%d)", len(body), c.Grant.Limits.MaxFetchBytes)
@@ -100,9 +109,11 @@ func (c *Call) Fetch(ctx context.Context, req FetchRequest) (*FetchResponse, err
 	if u.Hostname() == "" {
 		return nil, refuse(StatusInvalid, "%s: the URL has no host", escapeControl(req.URL))
 	}
+	span.target(method, u)
 	if !c.Grant.Hosts.Match(u.Hostname(), portOf(u)) {
 		what := fmt.Sprintf("%s: host %s is not on the grant", u.Redacted(), u.Host)
 		c.deny("fetch " + what)
+		span.deny("host " + u.Host + " is not on the grant")
 		return nil, refuse(StatusDenied, "%s%s", what, hostList(c.Grant.Hosts))
 	}
 
@@ -151,6 +162,7 @@ func (c *Call) Fetch(ctx context.Context, req FetchRequest) (*FetchResponse, err
 		return nil, refuse(StatusLimit, "the run's maxFetches (%d) is used up", c.Grant.Limits.MaxFetches)
 	}
 	c.update(func(us *Usage) { us.BytesOut += int64(len(body)) })
+	span.bytesOut = len(body)
 
 	// The transport notes here each secret it adds, on every hop, so the response can be cleaned
 	// of them.
@@ -163,11 +175,13 @@ func (c *Call) Fetch(ctx context.Context, req FetchRequest) (*FetchResponse, err
 		switch {
 		case errors.As(err, &de):
 			c.deny("fetch " + u.Redacted() + ": " + de.msg)
+			span.deny(de.msg)
 			return nil, refuse(StatusDenied, "%s: %s", u.Redacted(), de.msg)
 		case errors.As(err, &be):
 			// The operator's record names the address; the guest is told the class only, so a
 			// wildcard grant cannot be used to map which names resolve to internal addresses.
 			c.deny("fetch " + u.Redacted() + ": " + be.Error())
+			span.deny(be.Error())
 			return nil, refuse(StatusDenied, "%s: %s", u.Redacted(), be.Redacted())
 		case errors.Is(err, context.DeadlineExceeded):
 			return nil, refuse(StatusFailed, "%s: timed out", u.Redacted())
@@ -175,6 +189,7 @@ func (c *Call) Fetch(ctx context.Context, req FetchRequest) (*FetchResponse, err
 		return nil, refuse(StatusFailed, "%s: %v", u.Redacted(), stripURLError(err))
 	}
 	defer resp.Body.Close()
+	span.code = resp.StatusCode
 	max := c.Grant.Limits.MaxFetchBytes
 	if method != "HEAD" && resp.ContentLength > max { // a HEAD's Content-Length describes no body
 		return nil, refuse(StatusLimit, "%s: response of %d bytes is more than maxFetchBytes (%d)", u.Redacted(), resp.ContentLength, max)

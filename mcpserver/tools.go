@@ -15,6 +15,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/skillbox-dev/skillbox/agent"
+	"github.com/skillbox-dev/skillbox/internal/telemetry"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -37,7 +38,7 @@ func (s *Server) callToolset(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		events := newNotifier(ctx, req)
 		ctx = agent.WithOrigin(ctx, agent.Origin{Face: runtime.FaceMCP, Remote: s.opts.Remote, OnEvent: events.event})
-		res, text, err := agent.HandleResult(ctx, s.rt, name, []byte(req.Params.Arguments))
+		res, text, err := agent.HandleResult(traced(ctx, req), s.rt, name, []byte(req.Params.Arguments))
 		events.close() // every notification goes before the result
 		if err != nil && res != nil && res.Error != nil {
 			// As a skill's own tool fails: "<kind>: <message>", with the run's _meta.
@@ -54,7 +55,7 @@ func (s *Server) callTool(id string, out *resultSchema) mcp.ToolHandler {
 			args = nil // no arguments: the runtime reads that as {}
 		}
 		events := newNotifier(ctx, req)
-		res, err := s.rt.Run(ctx, runtime.Request{Skill: id, Args: args, Face: runtime.FaceMCP, OnEvent: func(e runtime.Event) {
+		res, err := s.rt.Run(traced(ctx, req), runtime.Request{Skill: id, Args: args, Face: runtime.FaceMCP, OnEvent: func(e runtime.Event) {
 			events.event(id, e)
 		}})
 		events.close() // every notification goes before the result
@@ -87,6 +88,19 @@ func (s *Server) callTool(id string, out *resultSchema) mcp.ToolHandler {
 			StructuredContent: json.RawMessage(compact.Bytes()),
 		}, nil
 	}
+}
+
+// traced returns ctx carrying the caller's trace context, for the run's span to continue: the
+// HTTP request's headers (streamable HTTP), then the call's _meta (traceparent, tracestate,
+// baggage), which wins: it names the caller of this call whatever the transport.
+func traced(ctx context.Context, req *mcp.CallToolRequest) context.Context {
+	if req.Extra != nil && req.Extra.Header != nil {
+		ctx = telemetry.FromHTTP(ctx, req.Extra.Header)
+	}
+	if req.Params != nil {
+		ctx = telemetry.FromMeta(ctx, req.Params.Meta)
+	}
+	return ctx
 }
 
 // failure is the tool error of a failed run: isError, and "<kind>: <message>" as its text.
@@ -225,7 +239,7 @@ func (n *notifier) close() {
 
 // mcpLevel maps a run log's level (debug, info, warn, error) to MCP's (RFC 5424's names).
 //
-//lint:ignore SA1019 see newLogForwarder
+//lint:ignore SA1019 see newNotifier
 func mcpLevel(level string) mcp.LoggingLevel {
 	switch strings.ToLower(level) {
 	case "debug", "trace":

@@ -25,9 +25,12 @@ type Request struct {
 	Argv  []string
 	Stdin []byte
 	// Face and Caller say who asked (the face, and a name such as the API key's), for the run's
-	// record and metrics; TraceParent is the caller's W3C trace context, logged with the run.
-	Face        Face
-	Caller      string
+	// record, metrics and span.
+	Face   Face
+	Caller string
+	// TraceParent is a W3C traceparent the run's span continues when ctx carries no span
+	// context of its own. A caller with an OpenTelemetry context passes it in ctx instead, as
+	// the HTTP and MCP faces do (docs/observability.md); the run's log line names the trace.
 	TraceParent string
 	// OnEvent, when set, receives the run's events, on the run's goroutine, as they happen: it
 	// must not block for long, it delays the guest. A request refused before it is admitted (no

@@ -51,6 +51,7 @@ func (rt *Runtime) Run(ctx context.Context, req Request) (*Result, error) {
 	skillLabel := "" // known skills only: a metric label must not come from a client's typo
 	admitted := false
 	maxMessage := int64(maxMessageBytes)
+	ctx, span := rt.startRun(ctx, req.Skill, req.TraceParent)
 	finish := func(err *RunError) (*Result, error) {
 		res.DurationMs = float64(time.Since(start).Microseconds()) / 1000
 		if err != nil {
@@ -62,6 +63,7 @@ func (rt *Runtime) Run(ctx context.Context, req Request) (*Result, error) {
 			res.Error = &ResultError{Kind: err.Kind, Message: err.Message}
 		}
 		rt.counters.observe(skillLabel, face, res, admitted)
+		endRun(span, res, face, req.Caller, admitted, skillLabel != "")
 		if admitted {
 			// Guarded: the attributes cost allocations even when the handler drops the record.
 			if rt.logger.Enabled(context.Background(), slog.LevelInfo) {
@@ -70,7 +72,7 @@ func (rt *Runtime) Run(ctx context.Context, req Request) (*Result, error) {
 					msg = "run failed"
 				}
 				rt.logger.Info(msg, "skill", req.Skill, "run", res.RunID, "face", face, "caller", req.Caller,
-					"kind", errKind(err), "ms", res.DurationMs, "trace", req.TraceParent)
+					"kind", errKind(err), "ms", res.DurationMs, "trace", traceID(ctx))
 			}
 			rt.history.add(&Record{Result: res, Face: face, Caller: req.Caller, StartedAt: start})
 			if req.OnEvent != nil {

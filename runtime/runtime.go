@@ -30,6 +30,7 @@ import (
 
 	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Config is how a Runtime is set up. The zero Config is valid and safe: no skill directories, the
@@ -67,6 +68,13 @@ type Config struct {
 	// run, instead of checking them one at a time after each scan. A process that lists skills,
 	// or runs one, and exits sets it: it would spend its life reading modules it never uses.
 	NoBackgroundCheck bool
+	// TracerProvider, when set, receives a span for every run ("execute_tool <skill>", with the
+	// skill's version, digest, outcome, error kind and usage), a child of the span (or remote
+	// span context) in the run's context, and a child span of it for every fetch the skill makes
+	// (see docs/observability.md). Nil, the default, traces nothing and costs a run nothing.
+	// The runtime never sets or reads the process-wide provider (otel.SetTracerProvider): an
+	// embedder passes the one it means.
+	TracerProvider trace.TracerProvider
 }
 
 // Runtime holds the skill registry and the compiled modules. It is safe for concurrent use.
@@ -79,6 +87,7 @@ type Runtime struct {
 	history   *history
 	counters  *counters
 	checks    *checks
+	tracer    trace.Tracer // nil: tracing off
 	// index is the file that keeps what checks learned for the next process ("": none).
 	index string
 
@@ -309,6 +318,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	cfg.History = cfg.History.withDefaults()
 	rt := &Runtime{cfg: cfg, logger: logger, history: newHistory(cfg.History), counters: newCounters(), checks: &checks{digests: newDigester()}}
 	rt.checks.onCheck = rt.onCheck
+	rt.tracer = newTracer(cfg.TracerProvider)
 	rt.runs = map[*Result]context.CancelFunc{}
 	policy := cfg.Policy
 	if cfg.PolicyFile != "" {

@@ -15,6 +15,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/skillbox-dev/skillbox/agent"
+	"github.com/skillbox-dev/skillbox/internal/telemetry"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -90,20 +91,21 @@ func (s *Server) decode(c echo.Context, v any, max int64) error {
 // text/event-stream of its events when the client asks for one. Refusals before a run: 404 no
 // such skill (409 a broken one), 422 invalid arguments, 429 with Retry-After when the runtime
 // is at capacity, 503 when it is closing. The request's context is the run's: a client that
-// goes away cancels its run.
+// goes away cancels its run, and the run's span continues the trace of its W3C headers.
 func (s *Server) run(c echo.Context, id string, args json.RawMessage) error {
 	if bytes.Equal(bytes.TrimSpace(args), []byte("null")) {
 		args = nil // "args": null is no arguments
 	}
 	k, _ := c.Get(keyContext).(keyEntry)
-	req := runtime.Request{Skill: id, Args: args, Face: runtime.FaceHTTP, Caller: k.name,
-		TraceParent: c.Request().Header.Get("Traceparent")}
+	req := runtime.Request{Skill: id, Args: args, Face: runtime.FaceHTTP, Caller: k.name}
 	var sse *sseWriter
 	if strings.Contains(c.Request().Header.Get(echo.HeaderAccept), "text/event-stream") {
 		sse = newSSE(c)
 		req.OnEvent = sse.event
 	}
-	res, err := s.rt.Run(c.Request().Context(), req)
+	// The run's span continues the caller's trace (traceparent, tracestate, baggage).
+	ctx := telemetry.FromHTTP(c.Request().Context(), c.Request().Header)
+	res, err := s.rt.Run(ctx, req)
 	if herr := refusal(res, err); herr != nil {
 		if sse == nil || !sse.opened() {
 			return herr

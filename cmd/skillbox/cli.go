@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/skillbox-dev/skillbox/agent"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
@@ -58,6 +60,9 @@ type env struct {
 	compileTimeout    time.Duration
 	cors              multiFlag   // --cors-origin
 	offer             agent.Offer // serve, mcp: --tools
+
+	// tracer receives the runs' spans (run, serve, mcp; see traces.go); nil traces nothing.
+	tracer trace.TracerProvider
 }
 
 type command struct {
@@ -207,7 +212,8 @@ func (e *env) runtime(ctx context.Context) (*runtime.Runtime, error) {
 
 // runtimeFor builds a Runtime over dirs with the global flags' policy and cache.
 func (e *env) runtimeFor(ctx context.Context, dirs []string) (*runtime.Runtime, error) {
-	cfg := runtime.Config{SkillDirs: dirs, CacheDir: e.cacheDir, Engine: runtime.Engine(e.engine), WarmInstances: e.warmInstances, NoBackgroundCheck: !e.serving}
+	cfg := runtime.Config{SkillDirs: dirs, CacheDir: e.cacheDir, Engine: runtime.Engine(e.engine), WarmInstances: e.warmInstances,
+		NoBackgroundCheck: !e.serving, TracerProvider: e.tracer}
 	if e.verbose {
 		cfg.Logger = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}

@@ -30,6 +30,11 @@ var cmdMCP = &command{
 		ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
 		defer stop()
 		e.serving = true
+		stopTracing, err := e.startTracing(ctx)
+		if err != nil {
+			return e.fail(exitUsage, "%v", err)
+		}
+		defer stopTracing() // after Close: the last runs' spans are sent before the process exits
 		rt, err := e.runtime(ctx)
 		if err != nil {
 			return e.fail(exitFailed, "%v", err)

@@ -30,6 +30,11 @@ var cmdRun = &command{
 		if err != nil {
 			return e.fail(exitUsage, "--args: %v", err)
 		}
+		stopTracing, err := e.startTracing(ctx)
+		if err != nil {
+			return e.fail(exitUsage, "%v", err)
+		}
+		defer stopTracing() // after Close: the run's span is sent before the process exits
 		rt, err := e.runtime(ctx)
 		if err != nil {
 			return e.fail(exitFailed, "%v", err)

@@ -18,11 +18,8 @@ var cmdVersion = &command{
 		if len(pos) != 0 {
 			return e.fail(exitUsage, "version takes no arguments")
 		}
-		v := map[string]string{"skillbox": version, "abi": hostfuncs.ABIVersion}
+		v := map[string]string{"skillbox": moduleVersion(), "abi": hostfuncs.ABIVersion}
 		if bi, ok := debug.ReadBuildInfo(); ok {
-			if v["skillbox"] == "" {
-				v["skillbox"] = bi.Main.Version
-			}
 			v["go"] = bi.GoVersion
 			for _, d := range bi.Deps {
 				switch d.Path {
@@ -32,9 +29,6 @@ var cmdVersion = &command{
 					v["extism"] = d.Version
 				}
 			}
-		}
-		if v["skillbox"] == "" {
-			v["skillbox"] = "(devel)"
 		}
 		if e.json {
 			_ = writeJSON(e.stdout, v)
