@@ -14,13 +14,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/skillbox-dev/skillbox/agent"
+	"github.com/skillbox-dev/skillbox/agent/toolset"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/skillmd"
 )
 
 const (
-	uriScheme        = agent.SkillURIScheme
+	uriScheme        = toolset.SkillURIScheme
 	instructionsFile = "SKILL.md"
 	markdown         = "text/markdown"
 	promptArgument   = "arguments"
@@ -136,7 +136,7 @@ func (s *Server) getPrompt(id string) mcp.PromptHandler {
 		if err != nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("prompt %q: %v", id, err)}
 		}
-		text := skillmd.Render(doc.Body, agent.BaseDir(sk, s.opts.Remote), req.Params.Arguments[promptArgument])
+		text := skillmd.Render(doc.Body, toolset.BaseDir(sk, s.opts.Remote), req.Params.Arguments[promptArgument])
 		return &mcp.GetPromptResult{
 			Description: doc.Description,
 			Messages:    []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: text}}},

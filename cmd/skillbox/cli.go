@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/skillbox-dev/skillbox/agent"
+	"github.com/skillbox-dev/skillbox/agent/toolset"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -56,8 +56,8 @@ type env struct {
 	memoryBudget      byteSize
 	compileMemory     byteSize
 	compileTimeout    time.Duration
-	cors              multiFlag   // --cors-origin
-	offer             agent.Offer // serve, mcp: --tools
+	cors              multiFlag     // --cors-origin
+	offer             toolset.Offer // serve, mcp: --tools
 }
 
 type command struct {
