@@ -19,7 +19,7 @@ import (
 // must not be able to fill the prompt.
 const maxPromptDescription = 1024
 
-// SystemPrompt returns a system prompt, or a part of one, that lists the usable skills of c by
+// System returns a system prompt, or a part of one, that lists the usable skills of c by
 // metadata only (id, name, description; executable or instructions) and tells the model how to
 // use them with tools: load_skill before following a skill, skill_<id> or run_skill to run one,
 // read_skill_resource for a skill's other files. It is the skills catalog for the system prompt
@@ -45,7 +45,7 @@ func System(c tooldef.Catalog) string {
 	return b.String()
 }
 
-// SystemPromptRunModule is [System] for a model without tool calling: it lists the same
+// RunModule is [System] for a model without tool calling: it lists the same
 // skills and explains the [RUN_MODULE] text protocol instead, where the model writes
 //
 //	[RUN_MODULE]

@@ -14,11 +14,11 @@ import (
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
-// MaxRunModules is the most blocks [Run] runs for one message; later blocks are answered
+// MaxBlocks is the most blocks [Run] runs for one message; later blocks are answered
 // with an error. A model that loops writes many blocks, and each is a run.
 const MaxBlocks = 16
 
-// ModuleResult is the answer to one block of a message, well-formed or not.
+// Result is the answer to one block of a message, well-formed or not.
 type Result struct {
 	// Name is the module the block named; empty for a block too malformed to name one.
 	Name string
@@ -32,8 +32,8 @@ type Result struct {
 	Err error
 }
 
-// RunModules parses text ([Parse]) and makes each call, in the order the blocks appear,
-// one at a time (a later block may depend on an earlier one). It returns one ModuleResult per
+// Run parses text ([Parse]) and makes each call, in the order the blocks appear,
+// one at a time (a later block may depend on an earlier one). It returns one Result per
 // block, malformed blocks included, in the same order, so the answer to a message accounts for
 // everything it asked. A message without blocks gives nil.
 //
@@ -120,7 +120,7 @@ type moduleResultJSON struct {
 	Error   *runtime.ResultError `json:"error,omitempty"`
 }
 
-// FormatModuleResult returns the answer to one block, for the model:
+// FormatResult returns the answer to one block, for the model:
 //
 //	[MODULE_RESULT]
 //	{"name":"word-count","success":true,"result":{"words":3,...}}
@@ -151,7 +151,7 @@ func FormatResult(r Result) string {
 	return ResultOpen + "\n" + string(escapeMarkers(raw)) + "\n" + ResultClose
 }
 
-// FormatModuleResults is each of results formatted by [FormatResult], one after the
+// FormatResults is each of results formatted by [FormatResult], one after the
 // other: the next user message of the conversation.
 func FormatResults(results []Result) string {
 	parts := make([]string, len(results))

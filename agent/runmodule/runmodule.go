@@ -16,8 +16,8 @@ import (
 )
 
 // The markers of the [RUN_MODULE] text protocol, for models without tool calling: the model writes
-// RunModuleOpen, a JSON object, RunModuleClose; the host answers with ModuleResultOpen, a JSON
-// object, ModuleResultClose. They are matched exactly, case included.
+// Open, a JSON object, Close; the host answers with ResultOpen, a JSON
+// object, ResultClose. They are matched exactly, case included.
 const (
 	Open        = "[RUN_MODULE]"
 	Close       = "[/RUN_MODULE]"
@@ -25,7 +25,7 @@ const (
 	ResultClose = "[/MODULE_RESULT]"
 )
 
-// RunModuleCall is one well-formed [RUN_MODULE] block of a message.
+// Call is one well-formed [RUN_MODULE] block of a message.
 type Call struct {
 	// Name is the module as written: a skill id, a tool name (skill_<id>) or a toolset tool.
 	Name string
@@ -37,7 +37,7 @@ type Call struct {
 	Line int
 }
 
-// RunModuleProblem says what is wrong with a malformed block.
+// Problem says what is wrong with a malformed block.
 type Problem string
 
 const (
@@ -50,10 +50,10 @@ const (
 	ProblemTooMany      Problem = "too_many"      // past MaxRunModules: well-formed, not run
 )
 
-// ErrRunModule is matched by every [*Error].
+// ErrMalformed is matched by every [*Error].
 var ErrMalformed = errors.New("malformed [RUN_MODULE] block")
 
-// RunModuleError is a block that could not be read: where it is and what is wrong, in words the
+// Error is a block that could not be read: where it is and what is wrong, in words the
 // model can act on. A malformed block is reported, never dropped, so a model that got one block
 // wrong learns it instead of waiting for a result that never comes.
 type Error struct {
@@ -73,7 +73,7 @@ func (e *Error) Error() string {
 // Is matches [ErrMalformed].
 func (e *Error) Is(target error) bool { return target == ErrMalformed }
 
-// ParseRunModules finds every [RUN_MODULE] block of text, in order. A block holds one JSON object
+// Parse finds every [RUN_MODULE] block of text, in order. A block holds one JSON object
 // {"name": "...", "args": {...}} ("arguments" is accepted for "args"), optionally inside a
 // Markdown code fence. Every opening marker is accounted for: it starts a call or an error,
 // unless it is inside a JSON string of a well-formed block. A closing marker with no block open

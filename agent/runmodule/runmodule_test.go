@@ -106,7 +106,7 @@ func TestParseRunModulesLinear(t *testing.T) {
 	}
 }
 
-// checkAccounted asserts what ParseRunModules promises: calls and errors are in order, within
+// checkAccounted asserts what Parse promises: calls and errors are in order, within
 // text, and do not overlap; each starts at a marker; every marker is inside one of them; and an
 // opening marker inside a block is inside a call (a JSON string), never inside an error.
 func checkAccounted(t testing.TB, text string, calls []Call, errs []Error) {
@@ -228,7 +228,7 @@ func TestRunModules(t *testing.T) {
 	}
 }
 
-// TestRunModulesCap: past MaxRunModules, well-formed blocks are answered, not run.
+// TestRunModulesCap: past MaxBlocks, well-formed blocks are answered, not run.
 func TestRunModulesCap(t *testing.T) {
 	rt, _ := disclosureRuntime(t)
 	text := strings.Repeat(block(`{"name":"list_skills"}`), MaxBlocks+2)

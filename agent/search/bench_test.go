@@ -10,7 +10,7 @@ import (
 // threshold: "x-contains" is the search's ns/op divided by that of the floor, a plain
 // strings.Contains scan of the same corpus, lower-cased beforehand, for the same queries.
 //
-//	go test -run '^$' -bench Search ./agent/
+//	go test -run '^$' -bench Search ./agent/search/
 
 var benchQueries = []string{"pdf", "convert image", "weather forecast map", "github issue", "send email report"}
 

@@ -11,7 +11,7 @@ type AnthropicTool struct {
 	InputSchema json.RawMessage `json:"input_schema"`
 }
 
-// AnthropicTools returns the tools of the skills of c that can be called.
+// Anthropic returns the tools of the skills of c that can be called.
 //
 // # Notes
 //

@@ -36,7 +36,7 @@ type MCPAnnotations struct {
 	OpenWorldHint bool `json:"openWorldHint"`
 }
 
-// MCPTools returns the tools of the skills of c that can be called.
+// MCP returns the tools of the skills of c that can be called.
 //
 // # Notes
 //

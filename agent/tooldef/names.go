@@ -10,7 +10,7 @@ import (
 // own tools.
 const ToolPrefix = "skill_"
 
-// ToolName returns the tool name of the skill id: "skill_" + id with '-' written '_'
+// Name returns the tool name of the skill id: "skill_" + id with '-' written '_'
 // ("word-count" gives "skill_word_count"). Ids are lower-case letters, digits and '-', so the
 // name matches ^[a-zA-Z0-9_-]+$, which OpenAI, Anthropic and MCP all accept. The '-' is
 // replaced because some clients still treat tool names as identifiers. An id may have 63

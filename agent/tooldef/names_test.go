@@ -24,7 +24,7 @@ func TestToolName(t *testing.T) {
 	for _, tc := range tests {
 		got := tooldef.Name(tc.id)
 		if got != tc.want {
-			t.Errorf("ToolName(%q) = %q, want %q", tc.id, got, tc.want)
+			t.Errorf("Name(%q) = %q, want %q", tc.id, got, tc.want)
 		}
 		if !openai.MatchString(got) || !anthropic.MatchString(got) {
 			t.Errorf("%q is not a valid tool name", got)

@@ -21,7 +21,7 @@ type OpenAIFunction struct {
 	Strict bool `json:"strict"`
 }
 
-// OpenAITools returns the tools of the skills of c that can be called.
+// OpenAI returns the tools of the skills of c that can be called.
 //
 // # Notes
 //

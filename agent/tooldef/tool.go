@@ -23,7 +23,7 @@ type Tool struct {
 }
 
 // OpenAIToolset returns tools in the shape of [OpenAI], so both lists can be sent in one
-// request: append(OpenAITools(rt), OpenAIToolset(Toolset(rt))...). Strict is set when the
+// request: append(OpenAI(rt), OpenAIToolset(toolset.Tools(rt))...). Strict is set when the
 // schema allows it ([StrictCompatible]). A tool that breaks one of OpenAI's rules is left out,
 // as [OpenAI] leaves it out; [ToolsetLeftOut] says which.
 func OpenAIToolset(tools []Tool) []OpenAITool {

@@ -57,7 +57,7 @@ const maxListLimit = 1000
 
 // listSkills is list_skills: every usable skill by id, or with a query those that match it
 // best first (the search index's ranking), at most limit (0: all, or with a query
-// DefaultSearchLimit).
+// search.DefaultLimit).
 func listSkills(c tooldef.Catalog, query string, limit int) SkillList {
 	all := ListSkills(c)
 	out := SkillList{Skills: all, Total: len(all)}

@@ -25,7 +25,7 @@ const (
 	ToolRunSkill          = "run_skill"
 )
 
-// Toolset returns the progressive-disclosure tools over r, in this order:
+// Tools returns the progressive-disclosure tools over r, in this order:
 //
 //   - list_skills: every usable skill's id, name, description, kind and tags, nothing more;
 //   - load_skill(name, arguments?): a skill's instructions (its SKILL.md, rendered with
@@ -57,7 +57,7 @@ func Tools(r Runner) []tooldef.Tool {
 	return out
 }
 
-// ToolsetNames returns the names of the [Tools]'s tools, in its order.
+// Names returns the names of the toolset's tools ([Tools]), in its order.
 func Names() []string {
 	out := make([]string, len(builtins))
 	for i, b := range builtins {

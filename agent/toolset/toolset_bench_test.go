@@ -19,7 +19,7 @@ import (
 // run where there is one ("x-run": Call's ns/op over rt.Run's for the same trivial skill),
 // and sizes and one-off times as metrics of their own.
 //
-//	go test -run '^$' -bench 'ListSkills|CallOverhead|Scan' ./agent/
+//	go test -run '^$' -bench 'ListSkills|CallOverhead|Scan' ./agent/toolset/
 
 // writeCatalog writes exes executable skills (a skill.json and the same tiny module,
 // testdata/wasm/hello.wasm) and guides instruction skills (a SKILL.md only) into dir, with
