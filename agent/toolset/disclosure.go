@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -213,16 +212,14 @@ func doLoadSkill(ctx context.Context, r Runner, args []byte, start time.Time) (*
 	return succeeded(s.ID(), start, l, withResources(l.Content, l.Resources))
 }
 
-// instructions reads and renders the SKILL.md of s. It is read as a resource of the skill (by
-// name, through skillmd.ReadResource), so it gets the same checks as any file a model asks
-// for: a regular file inside the skill's directory, within MaxModelText.
+// instructions reads ([ReadInstructions]) and renders the SKILL.md of s, within MaxModelText.
 func instructions(s *runtime.Skill, arguments string, remote bool) (string, *runtime.RunError) {
-	data, err := skillmd.ReadResource(s.Dir(), filepath.Base(s.InstructionsPath()), MaxModelText)
-	if err != nil {
+	doc, err := ReadInstructions(s, MaxModelText)
+	var re *skillmd.ResourceError
+	switch {
+	case errors.As(err, &re):
 		return "", resourceError(s.ID(), err)
-	}
-	doc, err := skillmd.Parse(filepath.Base(s.InstructionsPath()), data)
-	if err != nil {
+	case err != nil:
 		return "", &runtime.RunError{Kind: runtime.KindNotFound, Skill: s.ID(), Message: "its SKILL.md is invalid: " + err.Error(), Err: err}
 	}
 	return skillmd.Render(doc.Body, BaseDir(s, remote), arguments), nil
