@@ -3,6 +3,7 @@
 package mcpserver_test
 
 import (
+	"github.com/skillbox-dev/skillbox/agent/toolset"
 	"github.com/skillbox-dev/skillbox/runtime"
 
 	"context"
@@ -20,7 +21,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/skillbox-dev/skillbox/agent"
 	"github.com/skillbox-dev/skillbox/mcpserver"
 )
 
@@ -640,7 +640,7 @@ func TestMCPDisclosureToolset(t *testing.T) {
 		})
 	}
 	t.Run("offer=disclosure", func(t *testing.T) {
-		e := newEnv(t, mcpserver.Options{Offer: agent.OfferDisclosure})
+		e := newEnv(t, mcpserver.Options{Offer: toolset.OfferDisclosure})
 		cs := e.connect(t, legacyProtocol, nil)
 		res, err := cs.ListTools(testContext(t), nil)
 		if err != nil {
@@ -650,12 +650,12 @@ func TestMCPDisclosureToolset(t *testing.T) {
 		for _, tool := range res.Tools {
 			names = append(names, tool.Name)
 		}
-		if !slices.Equal(names, agent.ToolsetNames()) {
+		if !slices.Equal(names, toolset.Names()) {
 			t.Errorf("tools %v, want the toolset alone", names)
 		}
 	})
 	t.Run("offer=skills", func(t *testing.T) {
-		e := newEnv(t, mcpserver.Options{Offer: agent.OfferSkills})
+		e := newEnv(t, mcpserver.Options{Offer: toolset.OfferSkills})
 		res, err := e.connect(t, legacyProtocol, nil).ListTools(testContext(t), nil)
 		if err != nil {
 			t.Fatal(err)

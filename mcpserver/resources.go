@@ -14,13 +14,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/skillbox-dev/skillbox/agent"
+	"github.com/skillbox-dev/skillbox/agent/toolset"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/skillmd"
 )
 
 const (
-	uriScheme        = agent.SkillURIScheme
+	uriScheme        = toolset.SkillURIScheme
 	instructionsFile = "SKILL.md"
 	markdown         = "text/markdown"
 	promptArgument   = "arguments"
@@ -111,20 +111,6 @@ func (s *Server) readResource(_ context.Context, req *mcp.ReadResourceRequest) (
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{c}}, nil
 }
 
-// instructions parses the skill's SKILL.md, body included, read through skillmd.ReadResource
-// (bounded, and never following a symlink out of the skill).
-func (s *Server) instructions(sk *runtime.Skill) (*skillmd.Doc, error) {
-	if sk.InstructionsPath() == "" {
-		return nil, &skillmd.ResourceError{Path: instructionsFile, Kind: skillmd.ErrNotFound, Msg: "the skill has no SKILL.md"}
-	}
-	name := filepath.Base(sk.InstructionsPath())
-	data, err := skillmd.ReadResource(sk.Dir(), name, 0)
-	if err != nil {
-		return nil, err
-	}
-	return skillmd.Parse(sk.ID()+"/"+name, data)
-}
-
 // getPrompt returns the handler of the prompt of instruction skill id.
 func (s *Server) getPrompt(id string) mcp.PromptHandler {
 	return func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
@@ -132,11 +118,11 @@ func (s *Server) getPrompt(id string) mcp.PromptHandler {
 		if err != nil || sk.Kind() != runtime.Instructions {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", id)}
 		}
-		doc, err := s.instructions(sk)
+		doc, err := toolset.ReadInstructions(sk, 0)
 		if err != nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("prompt %q: %v", id, err)}
 		}
-		text := skillmd.Render(doc.Body, agent.BaseDir(sk, s.opts.Remote), req.Params.Arguments[promptArgument])
+		text := skillmd.Render(doc.Body, toolset.BaseDir(sk, s.opts.Remote), req.Params.Arguments[promptArgument])
 		return &mcp.GetPromptResult{
 			Description: doc.Description,
 			Messages:    []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: text}}},

@@ -1,9 +1,9 @@
 // Package mcpserver serves a Runtime's skills over the Model Context Protocol, with the official
 // Go SDK (github.com/modelcontextprotocol/go-sdk):
 //
-//   - every active executable skill is a tool, named [agent.ToolName] of its id, with the input
+//   - every active executable skill is a tool, named [tooldef.Name] of its id, with the input
 //     schema the runtime validates against, the manifest's result schema as its output schema
-//     when that is an object schema, and the annotations of [agent.MCPTools]. A call runs the
+//     when that is an object schema, and the annotations of [tooldef.MCP]. A call runs the
 //     skill with the request's context (a client's cancellation cancels the run) and answers
 //     with structuredContent plus the same JSON as text, or with isError and "<kind>: <message>";
 //   - every skill with a SKILL.md has the resource skill://<id>/SKILL.md (the whole file,
@@ -17,7 +17,7 @@
 //   - every active instruction skill is a prompt named after its id, with an optional
 //     "arguments" argument, rendered by [skillmd.Render];
 //   - the progressive-disclosure toolset (list_skills, load_skill, read_skill_resource,
-//     run_skill: [agent.Toolset]) is listed beside them by default ([Options.Offer]), so clients
+//     run_skill: [toolset.Tools]) is listed beside them by default ([Options.Offer]), so clients
 //     that load only tools reach instruction skills; its runs are recorded as this face's;
 //   - a run's log lines go to the client as notifications/message while the call runs (logger:
 //     the skill id), at or above the level the client asked for (logging/setLevel, or the
@@ -42,7 +42,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/skillbox-dev/skillbox/agent"
+	"github.com/skillbox-dev/skillbox/agent/toolset"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/skillmd"
 )
@@ -66,8 +66,8 @@ type Options struct {
 	Remote bool
 	// Offer says which tools are listed: a tool per executable skill and the disclosure
 	// toolset (list_skills, load_skill, read_skill_resource, run_skill) by default, through which
-	// clients that load only tools reach instruction skills; see [agent.Offer].
-	Offer agent.Offer
+	// clients that load only tools reach instruction skills; see [toolset.Offer].
+	Offer toolset.Offer
 	// SessionTimeout closes a streamable HTTP session that has made no request for this long
 	// (default 30 minutes; negative: never).
 	SessionTimeout time.Duration
@@ -87,7 +87,7 @@ func (o Options) withDefaults() Options {
 		}
 	}
 	if o.Offer == "" {
-		o.Offer = agent.OfferAll
+		o.Offer = toolset.OfferAll
 	}
 	if o.PollInterval == 0 {
 		o.PollInterval = time.Second

@@ -7,7 +7,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/skillbox-dev/skillbox/agent"
+	"github.com/skillbox-dev/skillbox/agent/tooldef"
+	"github.com/skillbox-dev/skillbox/agent/toolset"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/skillmd"
 )
@@ -71,7 +72,7 @@ func defJSON(v any) string {
 func (s *Server) syncTools() {
 	want := map[string]registered{}
 	if s.opts.Offer.Toolset() {
-		for _, t := range agent.MCPToolset(agent.Toolset(s.rt)) {
+		for _, t := range tooldef.MCPToolset(toolset.Tools(s.rt)) {
 			openWorld := t.Annotations.OpenWorldHint
 			tool := &mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema,
 				Annotations: &mcp.ToolAnnotations{ReadOnlyHint: t.Annotations.ReadOnlyHint, OpenWorldHint: &openWorld}}
@@ -86,13 +87,13 @@ func (s *Server) syncTools() {
 
 // wantSkillTools adds a tool per callable executable skill to want. A skill whose tool MCP's
 // rules, or the name rules of the vendors MCP clients hand tools on to, refuse is left out
-// (agent.MCPTools) and logged, once per change of the skills; run_skill still runs it.
+// (tooldef.MCP) and logged, once per change of the skills; run_skill still runs it.
 func (s *Server) wantSkillTools(want map[string]registered) {
-	for _, b := range agent.LeftOut(s.rt, agent.FormatMCP) {
+	for _, b := range tooldef.LeftOut(s.rt, tooldef.FormatMCP) {
 		s.logger.Warn("mcp: the skill's tool is left out of the list: "+b.Problem, "skill", b.Skill, "tool", b.Tool, "vendor", b.Vendor, "rule", b.Rule)
 	}
-	for _, t := range agent.MCPTools(s.rt) {
-		id, ok := agent.SkillID(t.Name)
+	for _, t := range tooldef.MCP(s.rt) {
+		id, ok := tooldef.SkillID(t.Name)
 		if !ok {
 			continue
 		}

@@ -14,7 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/skillbox-dev/skillbox/agent"
+	"github.com/skillbox-dev/skillbox/agent/toolset"
 	"github.com/skillbox-dev/skillbox/internal/telemetry"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
@@ -31,14 +31,14 @@ const (
 // callTool returns the handler of the tool of skill id; out checks its results when the tool has
 // an output schema.
 // callToolset answers a call of the disclosure toolset's tool name with the text a model reads
-// (agent.Handle), or, when the call failed, with isError and "<kind>: <message>" as a skill's
+// (toolset.Handle), or, when the call failed, with isError and "<kind>: <message>" as a skill's
 // own tool does: one shape of failure for every tool of this face. A remote client is never handed a
-// host path (agent.Origin).
+// host path (toolset.Origin).
 func (s *Server) callToolset(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		events := newNotifier(ctx, req)
-		ctx = agent.WithOrigin(ctx, agent.Origin{Face: runtime.FaceMCP, Remote: s.opts.Remote, OnEvent: events.event})
-		res, text, err := agent.HandleResult(traced(ctx, req), s.rt, name, []byte(req.Params.Arguments))
+		ctx = toolset.WithOrigin(ctx, toolset.Origin{Face: runtime.FaceMCP, Remote: s.opts.Remote, OnEvent: events.event})
+		res, text, err := toolset.HandleResult(traced(ctx, req), s.rt, name, []byte(req.Params.Arguments))
 		events.close() // every notification goes before the result
 		if err != nil && res != nil && res.Error != nil {
 			// As a skill's own tool fails: "<kind>: <message>", with the run's _meta.

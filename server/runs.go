@@ -14,7 +14,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/skillbox-dev/skillbox/agent"
+	"github.com/skillbox-dev/skillbox/agent/tooldef"
 	"github.com/skillbox-dev/skillbox/internal/telemetry"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
@@ -58,7 +58,7 @@ func (s *Server) runAny(c echo.Context) error {
 	}
 	id := req.Skill
 	if _, err := s.rt.Skill(id); err != nil {
-		if alt, ok := agent.SkillID(id); ok {
+		if alt, ok := tooldef.SkillID(id); ok {
 			id = alt
 		}
 	}

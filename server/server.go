@@ -13,7 +13,8 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
-	"github.com/skillbox-dev/skillbox/agent"
+	"github.com/skillbox-dev/skillbox/agent/search"
+	"github.com/skillbox-dev/skillbox/agent/toolset"
 	"github.com/skillbox-dev/skillbox/mcpserver"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
@@ -37,9 +38,9 @@ type Options struct {
 	// anything. New refuses "*", "null" and anything with a path.
 	CORSOrigins []string
 	// Offer says which tools GET /v1/tools and the MCP endpoint list by default: a tool per
-	// executable skill and the progressive-disclosure toolset ([agent.OfferAll], the default),
+	// executable skill and the progressive-disclosure toolset ([toolset.OfferAll], the default),
 	// one of them, or the other. GET /v1/tools?tools= picks per request.
-	Offer agent.Offer
+	Offer toolset.Offer
 }
 
 func (o Options) withDefaults() Options {
@@ -56,7 +57,7 @@ func (o Options) withDefaults() Options {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.Offer == "" {
-		o.Offer = agent.OfferAll
+		o.Offer = toolset.OfferAll
 	}
 	return o
 }
@@ -70,7 +71,7 @@ type Server struct {
 	version string
 
 	idxMu  sync.Mutex
-	idx    *agent.Index
+	idx    *search.Index
 	idxGen uint64
 
 	mcp     *mcpserver.Server
@@ -87,7 +88,7 @@ func New(rt *runtime.Runtime, opts Options) (*Server, error) {
 	if opts.MaxRunBodyBytes < 0 || opts.MaxPackageBytes < 0 {
 		return nil, errors.New("server: limits must not be negative")
 	}
-	if _, err := agent.ParseOffer(string(opts.Offer)); err != nil {
+	if _, err := toolset.ParseOffer(string(opts.Offer)); err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
 	s := &Server{rt: rt, opts: opts, logger: opts.Logger, version: "(devel)",

@@ -10,6 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/skillbox-dev/skillbox/agent/toolset"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/skillmd"
 )
@@ -72,13 +73,12 @@ func (s *Server) instructions(c echo.Context) error {
 		return httpError(http.StatusNotFound, "not_found", "skill %q has no SKILL.md", c.Param("id"))
 	}
 	// Read as a resource of the skill: bounded, a regular file inside the skill's directory.
-	name := filepath.Base(sk.InstructionsPath())
-	data, err := skillmd.ReadResource(sk.Dir(), name, maxResourceBytes)
-	if err != nil {
+	doc, err := toolset.ReadInstructions(sk, maxResourceBytes)
+	var re *skillmd.ResourceError
+	switch {
+	case errors.As(err, &re):
 		return httpError(http.StatusNotFound, "not_found", "skill %q: %v", sk.ID(), err)
-	}
-	doc, err := skillmd.Parse(sk.ID()+"/"+name, data)
-	if err != nil {
+	case err != nil:
 		return httpError(http.StatusUnprocessableEntity, "invalid_instructions", "%v", err)
 	}
 	body := doc.Body

@@ -7,14 +7,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skillbox-dev/skillbox/agent"
+	"github.com/skillbox-dev/skillbox/agent/tooldef"
+	"github.com/skillbox-dev/skillbox/agent/toolset"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
 // toolNames lists the names of an OpenAI tools array.
 func toolNames(t *testing.T, body []byte) []string {
 	t.Helper()
-	var tools []agent.OpenAITool
+	var tools []tooldef.OpenAITool
 	if err := json.Unmarshal(body, &tools); err != nil {
 		t.Fatalf("%v: %s", err, body)
 	}
@@ -28,20 +29,20 @@ func toolNames(t *testing.T, body []byte) []string {
 func TestToolsOffer(t *testing.T) {
 	t.Parallel()
 	skills := []string{"skill_hello", "skill_http_get", "skill_notes", "skill_word_count"}
-	all := append(slices.Clone(skills), agent.ToolsetNames()...)
+	all := append(slices.Clone(skills), toolset.Names()...)
 	tests := []struct {
 		name   string
-		offer  agent.Offer // the server's option
+		offer  toolset.Offer // the server's option
 		query  string
 		status int
 		want   []string
 	}{
 		{"default: skills then the toolset", "", "", 200, all},
 		{"?tools=skills", "", "?tools=skills", 200, skills},
-		{"?tools=disclosure", "", "?tools=disclosure", 200, agent.ToolsetNames()},
-		{"?tools=ALL is case-insensitive", agent.OfferSkills, "?tools=ALL", 200, all},
-		{"the server's offer", agent.OfferDisclosure, "", 200, agent.ToolsetNames()},
-		{"the server's offer, anthropic", agent.OfferDisclosure, "?format=anthropic", 200, agent.ToolsetNames()},
+		{"?tools=disclosure", "", "?tools=disclosure", 200, toolset.Names()},
+		{"?tools=ALL is case-insensitive", toolset.OfferSkills, "?tools=ALL", 200, all},
+		{"the server's offer", toolset.OfferDisclosure, "", 200, toolset.Names()},
+		{"the server's offer, anthropic", toolset.OfferDisclosure, "?format=anthropic", 200, toolset.Names()},
 		{"unknown offer", "", "?tools=some", 400, nil},
 	}
 	for _, tc := range tests {
@@ -58,7 +59,7 @@ func TestToolsOffer(t *testing.T) {
 			}
 			var names []string
 			if strings.Contains(tc.query, "anthropic") {
-				var tools []agent.AnthropicTool
+				var tools []tooldef.AnthropicTool
 				r.decode(t, &tools)
 				for _, tool := range tools {
 					names = append(names, tool.Name)

@@ -8,27 +8,29 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/skillbox-dev/skillbox/agent"
+	"github.com/skillbox-dev/skillbox/agent/search"
+	"github.com/skillbox-dev/skillbox/agent/tooldef"
+	"github.com/skillbox-dev/skillbox/agent/toolset"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
-// wellKnown serves the tool manifest at /.well-known/skills.json ([agent.WellKnown]), with a
+// wellKnown serves the tool manifest at /.well-known/skills.json ([tooldef.WellKnown]), with a
 // Skillbox-Warning header for each tool left out ([Server.leftOut]).
 func (s *Server) wellKnown(c echo.Context) error {
-	m := agent.WellKnown(s.rt, s.opts.Provider)
-	s.leftOut(c, agent.OfferSkills, agent.FormatWellKnown, len(m.Tools))
+	m := tooldef.WellKnown(s.rt, s.opts.Provider)
+	s.leftOut(c, toolset.OfferSkills, tooldef.FormatWellKnown, len(m.Tools))
 	return c.JSON(http.StatusOK, m)
 }
 
 // tools returns tool definitions in one vendor's exact shape, ready to paste into an SDK call:
-// ?format=openai (default), anthropic or mcp. ?tools= picks which ([agent.Offer]): all (the
+// ?format=openai (default), anthropic or mcp. ?tools= picks which ([toolset.Offer]): all (the
 // server's default unless Options.Offer says otherwise: a tool per executable skill, then the
 // progressive-disclosure toolset), skills or disclosure. POST /v1/tools/call calls any of them.
 // A tool the vendor would refuse is left out, and said so ([Server.leftOut]).
 func (s *Server) tools(c echo.Context) error {
 	offer := s.opts.Offer
 	if q := c.QueryParam("tools"); q != "" {
-		o, err := agent.ParseOffer(strings.ToLower(q))
+		o, err := toolset.ParseOffer(strings.ToLower(q))
 		if err != nil {
 			return httpError(http.StatusBadRequest, "bad_request", "%v", err)
 		}
@@ -37,15 +39,15 @@ func (s *Server) tools(c echo.Context) error {
 	switch f := strings.ToLower(c.QueryParam("format")); f {
 	case "", "openai":
 		list := offer.OpenAI(s.rt)
-		s.leftOut(c, offer, agent.FormatOpenAI, len(list))
+		s.leftOut(c, offer, tooldef.FormatOpenAI, len(list))
 		return c.JSON(http.StatusOK, list)
 	case "anthropic":
 		list := offer.Anthropic(s.rt)
-		s.leftOut(c, offer, agent.FormatAnthropic, len(list))
+		s.leftOut(c, offer, tooldef.FormatAnthropic, len(list))
 		return c.JSON(http.StatusOK, list)
 	case "mcp":
 		list := offer.MCP(s.rt)
-		return c.JSON(http.StatusOK, mcpTools{Tools: list, Warnings: s.leftOut(c, offer, agent.FormatMCP, len(list))})
+		return c.JSON(http.StatusOK, mcpTools{Tools: list, Warnings: s.leftOut(c, offer, tooldef.FormatMCP, len(list))})
 	default:
 		return httpError(http.StatusBadRequest, "bad_request", "format %q: use openai, anthropic or mcp", f)
 	}
@@ -69,7 +71,7 @@ type toolCallResponse struct {
 	Result  *runtime.Result `json:"result"`
 }
 
-// toolCall makes one tool call of any tool /v1/tools lists, as agent.Handle does for the
+// toolCall makes one tool call of any tool /v1/tools lists, as toolset.Handle does for the
 // embedding program. A call that failed (unknown tool, bad arguments, a run that failed) is
 // still 200: the text says what went wrong in words a model can act on. A remote client is
 // never handed a host path, and the runs a call makes are recorded as this face's and key's.
@@ -87,16 +89,16 @@ func (s *Server) toolCall(c echo.Context) error {
 		args = json.RawMessage(quoted)
 	}
 	k, _ := c.Get(keyContext).(keyEntry)
-	ctx := agent.WithOrigin(c.Request().Context(), agent.Origin{Face: runtime.FaceHTTP, Caller: k.name, Remote: true})
-	res, text, err := agent.HandleResult(ctx, s.rt, req.Name, args)
+	ctx := toolset.WithOrigin(c.Request().Context(), toolset.Origin{Face: runtime.FaceHTTP, Caller: k.name, Remote: true})
+	res, text, err := toolset.HandleResult(ctx, s.rt, req.Name, args)
 	return c.JSON(http.StatusOK, toolCallResponse{Name: req.Name, Text: text, IsError: err != nil, Result: res})
 }
 
 // mcpTools is the mcp format's body: MCP's tools/list result, with the tools left out beside it
 // (absent when none were).
 type mcpTools struct {
-	Tools    []agent.MCPTool `json:"tools"`
-	Warnings []agent.Breach  `json:"warnings,omitempty"`
+	Tools    []tooldef.MCPTool `json:"tools"`
+	Warnings []tooldef.Breach  `json:"warnings,omitempty"`
 }
 
 // warningHeader carries, one value each, the tools a format left out and why: the openai and
@@ -107,14 +109,14 @@ const warningHeader = "Skillbox-Warning"
 const maxWarningHeaders = 20
 
 // leftOut says which of the skills' tools format f left out of a list of n the offer made, and
-// why (agent.LeftOut), and whether the whole list breaks a vendor's rule (agent.ListBreaches):
+// why (tooldef.LeftOut), and whether the whole list breaks a vendor's rule (tooldef.ListBreaches):
 // one warning header each, and a log line. It returns them for a body that has room.
-func (s *Server) leftOut(c echo.Context, offer agent.Offer, f agent.Format, n int) []agent.Breach {
-	var breaches []agent.Breach
+func (s *Server) leftOut(c echo.Context, offer toolset.Offer, f tooldef.Format, n int) []tooldef.Breach {
+	var breaches []tooldef.Breach
 	if offer.SkillTools() {
-		breaches = agent.LeftOut(s.rt, f)
+		breaches = tooldef.LeftOut(s.rt, f)
 	}
-	breaches = append(breaches, agent.ListBreaches(f, n)...)
+	breaches = append(breaches, tooldef.ListBreaches(f, n)...)
 	if len(breaches) == 0 {
 		return nil
 	}
@@ -166,11 +168,11 @@ func (s *Server) search(c echo.Context) error {
 }
 
 // index returns the search index of the current skills, rebuilt only after a scan changed them.
-func (s *Server) index() *agent.Index {
+func (s *Server) index() *search.Index {
 	s.idxMu.Lock()
 	defer s.idxMu.Unlock()
 	if gen := s.rt.Generation(); s.idx == nil || s.idxGen != gen {
-		s.idx, s.idxGen = agent.NewIndex(s.rt.Skills()), gen
+		s.idx, s.idxGen = search.NewIndex(s.rt.Skills()), gen
 	}
 	return s.idx
 }

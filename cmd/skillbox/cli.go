@@ -16,7 +16,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/skillbox-dev/skillbox/agent"
+	"github.com/skillbox-dev/skillbox/agent/toolset"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -58,8 +58,8 @@ type env struct {
 	memoryBudget      byteSize
 	compileMemory     byteSize
 	compileTimeout    time.Duration
-	cors              multiFlag   // --cors-origin
-	offer             agent.Offer // serve, mcp: --tools
+	cors              multiFlag     // --cors-origin
+	offer             toolset.Offer // serve, mcp: --tools
 
 	// tracer receives the runs' spans (run, serve, mcp; see traces.go); nil traces nothing.
 	tracer trace.TracerProvider

@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/skillbox-dev/skillbox/agent"
+	"github.com/skillbox-dev/skillbox/agent/toolset"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/server"
 )
@@ -105,11 +105,11 @@ var cmdServe = &command{
 }
 
 // admissionFlags are the flags of the long-running commands that bound what runs at once.
-// toolsFlag is --tools of serve and mcp: which tools a client is offered ([agent.Offer]).
+// toolsFlag is --tools of serve and mcp: which tools a client is offered ([toolset.Offer]).
 func toolsFlag(fs *flag.FlagSet, e *env) {
-	e.offer = agent.OfferAll
+	e.offer = toolset.OfferAll
 	fs.Func("tools", "which tools clients are offered: `all` (a tool per executable skill, then list_skills, load_skill, read_skill_resource and run_skill, through which clients that load only tools reach instruction skills; the default), skills (the skills' tools only) or disclosure (those four only, for a catalog too large to send a tool per skill)", func(v string) error {
-		o, err := agent.ParseOffer(v)
+		o, err := toolset.ParseOffer(v)
 		e.offer = o
 		return err
 	})

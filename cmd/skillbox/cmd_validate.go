@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/skillbox-dev/skillbox/agent"
+	"github.com/skillbox-dev/skillbox/agent/tooldef"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -24,7 +24,7 @@ type validation struct {
 	// is valid, and they say how to make it work with every agent.
 	Warnings []string `json:"warnings,omitempty"`
 	// VendorRules are the vendors' rules the skill's tool breaks (see vendorRules).
-	VendorRules []agent.Breach `json:"vendorRules,omitempty"`
+	VendorRules []tooldef.Breach `json:"vendorRules,omitempty"`
 }
 
 var cmdValidate = &command{
@@ -110,18 +110,18 @@ var cmdValidate = &command{
 
 // vendorRules returns the rules of the model vendors (OpenAI, Anthropic, MCP) that the tool of
 // a valid executable skill breaks: each makes that vendor refuse a whole request that holds the
-// tool, so the tool lists leave it out (agent.VendorRules). They are warnings, not problems:
+// tool, so the tool lists leave it out (tooldef.VendorRules). They are warnings, not problems:
 // the skill runs, and is listed for the other vendors; validate's exit status does not change.
-func vendorRules(s *runtime.Skill) []agent.Breach {
+func vendorRules(s *runtime.Skill) []tooldef.Breach {
 	if s.Status() != runtime.StatusActive {
 		return nil
 	}
-	return agent.VendorBreaches(s)
+	return tooldef.VendorBreaches(s)
 }
 
 // printVendorRules writes one warning line per rule broken: the vendor, the rule, what breaks
 // it and how to fix it, and the tool lists that leave the skill out.
-func printVendorRules(w io.Writer, breaches []agent.Breach) {
+func printVendorRules(w io.Writer, breaches []tooldef.Breach) {
 	for _, b := range breaches {
 		formats := make([]string, len(b.LeftOutOf))
 		for i, f := range b.LeftOutOf {

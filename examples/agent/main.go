@@ -1,7 +1,7 @@
 // Command agent wires Skillbox into an OpenAI-style tool-calling loop: a system prompt listing the
-// skills (agent.SystemPrompt), every executable skill as a tool (agent.OpenAITools) plus the
+// skills (prompt.System), every executable skill as a tool (tooldef.OpenAI) plus the
 // progressive-disclosure toolset (list_skills, load_skill, read_skill_resource, run_skill), and
-// one function that answers every tool call (agent.Handle).
+// one function that answers every tool call (toolset.Handle).
 //
 // Offline, a scripted model plays the assistant, so the example runs anywhere:
 //
@@ -22,7 +22,9 @@ import (
 	"os"
 	"strings"
 
-	"github.com/skillbox-dev/skillbox/agent"
+	"github.com/skillbox-dev/skillbox/agent/prompt"
+	"github.com/skillbox-dev/skillbox/agent/tooldef"
+	"github.com/skillbox-dev/skillbox/agent/toolset"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -88,13 +90,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 // Converse is the loop of a tool-calling agent: send the conversation and the tools, make every
 // tool call of the reply and append its result, until the model answers without calling a tool.
 // Each step is written to transcript. It returns the answer.
-func Converse(ctx context.Context, rt *runtime.Runtime, m Model, prompt string, maxTurns int, transcript io.Writer) (string, error) {
-	system := agent.SystemPrompt(rt)
-	msgs := []Message{{Role: "system", Content: system}, {Role: "user", Content: prompt}}
+func Converse(ctx context.Context, rt *runtime.Runtime, m Model, ask string, maxTurns int, transcript io.Writer) (string, error) {
+	system := prompt.System(rt)
+	msgs := []Message{{Role: "system", Content: system}, {Role: "user", Content: ask}}
 	// The skills as tools of their own, and the toolset to list, load, read and run them by id.
-	tools := append(agent.OpenAITools(rt), agent.OpenAIToolset(agent.Toolset(rt))...)
+	tools := append(tooldef.OpenAI(rt), tooldef.OpenAIToolset(toolset.Tools(rt))...)
 	fmt.Fprintf(transcript, "system: %d bytes, %d tools\n", len(system), len(tools))
-	fmt.Fprintf(transcript, "user: %s\n", prompt)
+	fmt.Fprintf(transcript, "user: %s\n", ask)
 
 	for turn := 0; turn < maxTurns; turn++ {
 		reply, err := m.Complete(ctx, msgs, tools)
@@ -111,7 +113,7 @@ func Converse(ctx context.Context, rt *runtime.Runtime, m Model, prompt string, 
 			fmt.Fprintf(transcript, "assistant calls %s %s\n", call.Function.Name, call.Function.Arguments)
 			// The text goes back to the model whether the call worked or not: a failed call is
 			// "error: <kind>: <message>", which tells the model what to fix. err is for us.
-			out, err := agent.Handle(ctx, rt, call.Function.Name, []byte(call.Function.Arguments))
+			out, err := toolset.Handle(ctx, rt, call.Function.Name, []byte(call.Function.Arguments))
 			status := "ok"
 			if err != nil {
 				status = "failed"

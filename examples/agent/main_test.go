@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skillbox-dev/skillbox/agent"
+	"github.com/skillbox-dev/skillbox/agent/tooldef"
 	"github.com/skillbox-dev/skillbox/internal/testcache"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
@@ -100,9 +100,9 @@ func TestOpenAIClient(t *testing.T) {
 			t.Errorf("%s %s, auth %q", r.Method, r.URL.Path, r.Header.Get("Authorization"))
 		}
 		var req struct {
-			Model    string             `json:"model"`
-			Messages []Message          `json:"messages"`
-			Tools    []agent.OpenAITool `json:"tools"`
+			Model    string               `json:"model"`
+			Messages []Message            `json:"messages"`
+			Tools    []tooldef.OpenAITool `json:"tools"`
 		}
 		body, _ := io.ReadAll(r.Body)
 		if err := json.Unmarshal(body, &req); err != nil {

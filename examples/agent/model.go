@@ -11,7 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/skillbox-dev/skillbox/agent"
+	"github.com/skillbox-dev/skillbox/agent/tooldef"
+	"github.com/skillbox-dev/skillbox/agent/toolset"
 )
 
 // Message is one message of an OpenAI Chat Completions conversation.
@@ -44,7 +45,7 @@ func call(id, name, args string) ToolCall {
 
 // Model is an assistant: given the conversation so far and the tools, the next assistant message.
 type Model interface {
-	Complete(ctx context.Context, msgs []Message, tools []agent.OpenAITool) (Message, error)
+	Complete(ctx context.Context, msgs []Message, tools []tooldef.OpenAITool) (Message, error)
 }
 
 // Turn is one canned assistant turn of a [Scripted] model, made from the conversation so far so
@@ -60,7 +61,7 @@ type scripted struct {
 	next  int
 }
 
-func (s *scripted) Complete(_ context.Context, msgs []Message, _ []agent.OpenAITool) (Message, error) {
+func (s *scripted) Complete(_ context.Context, msgs []Message, _ []tooldef.OpenAITool) (Message, error) {
 	if s.next == len(s.turns) {
 		return Message{}, fmt.Errorf("the script has no turn %d", s.next+1)
 	}
@@ -72,7 +73,7 @@ func (s *scripted) Complete(_ context.Context, msgs []Message, _ []agent.OpenAIT
 // words of the text after the prompt's colon with skill_word_count, then answer from the result.
 var WordCountScript = []Turn{
 	func([]Message) Message {
-		return Message{ToolCalls: []ToolCall{call("call_1", agent.ToolListSkills, `{}`)}}
+		return Message{ToolCalls: []ToolCall{call("call_1", toolset.ToolListSkills, `{}`)}}
 	},
 	func(msgs []Message) Message {
 		text := lastContent(msgs, "user")
@@ -80,7 +81,7 @@ var WordCountScript = []Turn{
 			text = strings.TrimSpace(after)
 		}
 		args, _ := json.Marshal(map[string]string{"text": text})
-		return Message{ToolCalls: []ToolCall{call("call_2", agent.ToolName("word-count"), string(args))}}
+		return Message{ToolCalls: []ToolCall{call("call_2", tooldef.Name("word-count"), string(args))}}
 	},
 	func(msgs []Message) Message {
 		out := lastContent(msgs, "tool")
@@ -127,7 +128,7 @@ type OpenAIClient struct {
 // maxResponseBytes bounds what is read of a reply.
 const maxResponseBytes = 16 << 20
 
-func (c *OpenAIClient) Complete(ctx context.Context, msgs []Message, tools []agent.OpenAITool) (Message, error) {
+func (c *OpenAIClient) Complete(ctx context.Context, msgs []Message, tools []tooldef.OpenAITool) (Message, error) {
 	body, err := json.Marshal(map[string]any{"model": c.Model, "messages": msgs, "tools": tools})
 	if err != nil {
 		return Message{}, err

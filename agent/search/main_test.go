@@ -1,0 +1,27 @@
+package search
+
+import (
+	"os"
+	"testing"
+
+	"github.com/skillbox-dev/skillbox/agent/internal/skilltest"
+	"github.com/skillbox-dev/skillbox/runtime"
+)
+
+// TestMain lets the runtimes of these tests compile modules in a child process: this test
+// binary, run again (see runtime.MaybeCompileChild).
+func TestMain(m *testing.M) {
+	runtime.MaybeCompileChild()
+	os.Exit(m.Run())
+}
+
+// The shared fixtures (package skilltest), by the names these tests use.
+var (
+	fixture      = skilltest.Fixture
+	newRuntime   = skilltest.NewRuntime
+	exe          = skilltest.Exe
+	mustSkill    = skilltest.MustSkill
+	benchCatalog = skilltest.BenchCatalog
+)
+
+type catalog = skilltest.Catalog

@@ -1,0 +1,124 @@
+package toolset
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/skillbox-dev/skillbox/agent/internal/jsonkind"
+	"github.com/skillbox-dev/skillbox/runtime"
+)
+
+// toolArgs reads the arguments of a toolset tool. It is as strict as a skill's own schema (an
+// unknown argument is an error, not ignored) and says what is wrong in the runtime's words
+// (`argument "name": is required`), so a model fixes every tool call the same way.
+type toolArgs struct {
+	m        map[string]json.RawMessage
+	problems []string
+}
+
+func parseToolArgs(raw []byte, known ...string) (*toolArgs, *runtime.RunError) {
+	a := &toolArgs{}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if err := dec.Decode(&a.m); err != nil || a.m == nil {
+		return nil, invalidArgs("arguments must be a JSON object: %s", jsonProblem(raw, err))
+	}
+	if dec.More() {
+		return nil, invalidArgs("arguments must be one JSON object, with nothing after it")
+	}
+	var unknown []string
+	for k := range a.m {
+		if !slices.Contains(known, k) {
+			unknown = append(unknown, k)
+		}
+	}
+	sort.Strings(unknown)
+	for _, k := range unknown {
+		a.problems = append(a.problems, fmt.Sprintf("argument %q: is not an argument of this tool (its arguments: %s)", k, strings.Join(known, ", ")))
+	}
+	return a, nil
+}
+
+// str reads a string argument; a required one must be present and not blank.
+func (a *toolArgs) str(name string, required bool) string {
+	raw, ok := a.m[name]
+	if !ok || string(raw) == "null" {
+		if required {
+			a.problems = append(a.problems, fmt.Sprintf("argument %q: is required", name))
+		}
+		return ""
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		a.problems = append(a.problems, fmt.Sprintf("argument %q: must be a string, not %s", name, jsonkind.Of(raw)))
+		return ""
+	}
+	if required && strings.TrimSpace(s) == "" {
+		a.problems = append(a.problems, fmt.Sprintf("argument %q: is empty", name))
+	}
+	return s
+}
+
+// integer reads an optional integer argument within [lo, hi]; def when absent or null.
+func (a *toolArgs) integer(name string, def, lo, hi int) int {
+	raw, ok := a.m[name]
+	if !ok || string(raw) == "null" {
+		return def
+	}
+	var n int
+	if err := json.Unmarshal(raw, &n); err != nil {
+		var f float64
+		if json.Unmarshal(raw, &f) == nil {
+			a.problems = append(a.problems, fmt.Sprintf("argument %q: must be a whole number, not %s", name, raw))
+		} else {
+			a.problems = append(a.problems, fmt.Sprintf("argument %q: must be an integer, not %s", name, jsonkind.Of(raw)))
+		}
+		return def
+	}
+	if n < lo || n > hi {
+		a.problems = append(a.problems, fmt.Sprintf("argument %q: must be from %d to %d, not %d", name, lo, hi, n))
+		return def
+	}
+	return n
+}
+
+// object reads an object argument, {} when absent or null.
+func (a *toolArgs) object(name string) json.RawMessage {
+	raw, ok := a.m[name]
+	if !ok || string(raw) == "null" {
+		return json.RawMessage("{}")
+	}
+	if jsonkind.Of(raw) != "an object" {
+		a.problems = append(a.problems, fmt.Sprintf("argument %q: must be a JSON object, not %s", name, jsonkind.Of(raw)))
+		return nil
+	}
+	return raw
+}
+
+// err returns every problem found, in one invalid_args error.
+func (a *toolArgs) err() *runtime.RunError {
+	if len(a.problems) == 0 {
+		return nil
+	}
+	return invalidArgs("%s", strings.Join(a.problems, "; "))
+}
+
+func invalidArgs(format string, args ...any) *runtime.RunError {
+	return &runtime.RunError{Kind: runtime.KindInvalidArgs, Message: fmt.Sprintf(format, args...)}
+}
+
+// jsonProblem describes why raw is not a JSON object.
+func jsonProblem(raw []byte, err error) string {
+	if err == nil {
+		return "got null"
+	}
+	var ute *json.UnmarshalTypeError
+	if errors.As(err, &ute) {
+		return "got " + jsonkind.Of(raw)
+	}
+	return err.Error()
+}
