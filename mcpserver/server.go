@@ -238,11 +238,13 @@ func (s *Server) Handler() http.Handler {
 	})
 }
 
-// firstStatelessProtocol is the first revision of MCP without sessions over HTTP.
+// firstStatelessProtocol is the first revision of MCP without sessions or an initialize
+// handshake: one constant for every check of a request's revision (the handler's choice of
+// SDK handler, and the Skills extension's answers).
 const firstStatelessProtocol = "2026-07-28"
 
-// statelessProtocol reports whether v, an Mcp-Protocol-Version (YYYY-MM-DD, which sort as
-// strings), is a revision without sessions.
+// statelessProtocol reports whether v, an Mcp-Protocol-Version or the _meta's protocolVersion
+// (YYYY-MM-DD, which sort as strings), is a revision without sessions.
 func statelessProtocol(v string) bool {
 	return len(v) == len(firstStatelessProtocol) && v >= firstStatelessProtocol
 }

@@ -136,7 +136,7 @@ func newProtocol(params json.RawMessage) bool {
 			Version string `json:"io.modelcontextprotocol/protocolVersion"`
 		} `json:"_meta"`
 	}
-	return json.Unmarshal(params, &p) == nil && p.Meta.Version >= newProtocolVersion
+	return json.Unmarshal(params, &p) == nil && statelessProtocol(p.Meta.Version)
 }
 
 func invalidSkillsParams(format string, args ...any) *jsonrpc.Error {

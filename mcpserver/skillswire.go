@@ -167,9 +167,6 @@ type readCloser struct {
 	io.Closer
 }
 
-// newProtocolVersion is the first protocol version without sessions or an initialize handshake.
-const newProtocolVersion = "2026-07-28"
-
 // checkSkillsPOST is the status and message the SDK would refuse r with, or 0.
 func (s *Server) checkSkillsPOST(r *http.Request, stateless bool) (int, string) {
 	if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && local != nil {
@@ -183,10 +180,10 @@ func (s *Server) checkSkillsPOST(r *http.Request, stateless bool) (int, string) 
 	}
 	version := r.Header.Get("Mcp-Protocol-Version")
 	supported := mcp.SupportedProtocolVersions()
-	if version != "" && !slices.Contains(supported, version) && version < newProtocolVersion {
+	if version != "" && !slices.Contains(supported, version) && !statelessProtocol(version) {
 		return http.StatusBadRequest, "Bad Request: Unsupported protocol version (supported versions: " + strings.Join(supported, ",") + ")"
 	}
-	if stateless || version >= newProtocolVersion {
+	if stateless || statelessProtocol(version) {
 		return 0, ""
 	}
 	id := r.Header.Get("Mcp-Session-Id")
