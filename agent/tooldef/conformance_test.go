@@ -433,37 +433,3 @@ func TestVendorRulesIsACopy(t *testing.T) {
 		t.Errorf("the rules were changed through VendorRules: %v", b)
 	}
 }
-
-// TestMCPOfficialSchema checks the mcp lists against the MCP specification's own schema.json
-// (ListToolsResult) when SKILLBOX_MCP_SCHEMA names a copy of it, such as
-// schema/2025-11-25/schema.json of github.com/modelcontextprotocol/modelcontextprotocol: the
-// meta-schema of testdata/vendor restates its constraints, and this keeps the two honest.
-func TestMCPOfficialSchema(t *testing.T) {
-	path := os.Getenv("SKILLBOX_MCP_SCHEMA")
-	if path == "" {
-		t.Skip("SKILLBOX_MCP_SCHEMA is not set")
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	const url = "https://skillbox.test/mcp/schema.json"
-	if err := c.AddResource(url, doc); err != nil {
-		t.Fatal(err)
-	}
-	list, err := c.Compile(url + "#/$defs/ListToolsResult")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, r := range map[string]toolset.Runner{"skills": newRuntime(t, filepath.Join("..", "..", "skills"), nil), "hostile": hostileCatalog(t)} {
-		e := emit(r)
-		if err := conforms(list, map[string]any{"tools": e.mcp}); err != nil {
-			t.Errorf("%s: %v", name, err)
-		}
-	}
-}
