@@ -28,8 +28,6 @@ const (
 	MetaKind     = "skillbox/errorKind"
 )
 
-// callTool returns the handler of the tool of skill id; out checks its results when the tool has
-// an output schema.
 // callToolset answers a call of the disclosure toolset's tool name with the text a model reads
 // (toolset.Handle), or, when the call failed, with isError and "<kind>: <message>" as a skill's
 // own tool does: one shape of failure for every tool of this face. A remote client is never handed a
@@ -48,6 +46,8 @@ func (s *Server) callToolset(name string) mcp.ToolHandler {
 	}
 }
 
+// callTool returns the handler of the tool of skill id; out checks its results when the tool has
+// an output schema.
 func (s *Server) callTool(id string, out *resultSchema) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		args := []byte(req.Params.Arguments)

@@ -11,6 +11,7 @@ import (
 	"github.com/skillbox-dev/skillbox/agent/search"
 	"github.com/skillbox-dev/skillbox/agent/tooldef"
 	"github.com/skillbox-dev/skillbox/agent/toolset"
+	"github.com/skillbox-dev/skillbox/internal/telemetry"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -89,7 +90,9 @@ func (s *Server) toolCall(c echo.Context) error {
 		args = json.RawMessage(quoted)
 	}
 	k, _ := c.Get(keyContext).(keyEntry)
-	ctx := toolset.WithOrigin(c.Request().Context(), toolset.Origin{Face: runtime.FaceHTTP, Caller: k.name, Remote: true})
+	// The runs a call makes continue the caller's trace, as a run request's do.
+	ctx := telemetry.FromHTTP(c.Request().Context(), c.Request().Header)
+	ctx = toolset.WithOrigin(ctx, toolset.Origin{Face: runtime.FaceHTTP, Caller: k.name, Remote: true})
 	res, text, err := toolset.HandleResult(ctx, s.rt, req.Name, args)
 	return c.JSON(http.StatusOK, toolCallResponse{Name: req.Name, Text: text, IsError: err != nil, Result: res})
 }

@@ -12,7 +12,7 @@ import (
 )
 
 // A run's span continues the trace of the request's W3C headers (traceparent, tracestate), in
-// JSON and in SSE; a request without them, or with a malformed one, starts a trace of its own.
+// JSON and in SSE, and through a tool call; a request without them, or with a malformed one, starts a trace of its own.
 func TestRunContinuesTheCallersTrace(t *testing.T) {
 	t.Parallel()
 	sr := tracetest.NewSpanRecorder()
@@ -37,14 +37,18 @@ func TestRunContinuesTheCallersTrace(t *testing.T) {
 		{"json", []string{"Traceparent", traceparent, "Tracestate", "congo=t61rcWkgMzE"}, parentID},
 		{"sse", []string{"Traceparent", traceparent, "Accept", "text/event-stream"}, parentID},
 		{"runs route", []string{"Traceparent", traceparent}, parentID},
+		{"tool call", []string{"Traceparent", traceparent}, parentID},
 		{"no traceparent", nil, ""},
 		{"malformed traceparent", []string{"Traceparent", "00-" + traceID + "-zz-01"}, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			path, body := "/v1/skills/hello/runs", `{}`
-			if tc.name == "runs route" {
+			switch tc.name {
+			case "runs route":
 				path, body = "/v1/runs", `{"skill":"hello"}`
+			case "tool call":
+				path, body = "/v1/tools/call", `{"name":"run_skill","arguments":{"skill":"hello"}}`
 			}
 			r := send(t, "POST", env.ts.URL+path, strings.NewReader(body), append([]string{"Content-Type", "application/json"}, tc.headers...)...)
 			if r.status != 200 || !strings.Contains(string(r.body), "greeting") {
