@@ -15,6 +15,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillbox-dev/skillbox/internal/jsonkind"
 )
 
 // MaxStdioLineBytes bounds one message of [Server.RunStdio]: a line longer than this (without its
@@ -240,7 +242,7 @@ func parseLine(line []byte) (jsonrpc.Message, *refusal) {
 	case line[0] == '[':
 		return nil, &refusal{code: jsonrpc.CodeInvalidRequest, reason: "JSON-RPC batches are not supported (MCP has none since 2025-06-18): send each message on its own line"}
 	case line[0] != '{':
-		return nil, &refusal{code: jsonrpc.CodeInvalidRequest, reason: "a JSON-RPC message is an object, not " + jsonKind(line[0])}
+		return nil, &refusal{code: jsonrpc.CodeInvalidRequest, reason: "a JSON-RPC message is an object, not " + jsonkind.Of(line)}
 	}
 	msg, err := jsonrpc.DecodeMessage(line)
 	if err != nil {
@@ -261,18 +263,6 @@ func syntaxError(line []byte) string {
 		return err.Error()
 	}
 	return "invalid JSON"
-}
-
-func jsonKind(first byte) string {
-	switch first {
-	case '"':
-		return "a string"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	}
-	return "a number"
 }
 
 // requestID is the id of line, a JSON object that failed to decode as a message, to address the

@@ -12,7 +12,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/skillbox-dev/skillbox/agent/internal/jsonkind"
+	"github.com/skillbox-dev/skillbox/internal/jsonkind"
 )
 
 // The markers of the [RUN_MODULE] text protocol, for models without tool calling: the model writes

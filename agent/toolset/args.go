@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/skillbox-dev/skillbox/agent/internal/jsonkind"
+	"github.com/skillbox-dev/skillbox/internal/jsonkind"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 

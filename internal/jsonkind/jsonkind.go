@@ -1,6 +1,6 @@
 // Package jsonkind names the JSON type of a value in the words an error message to a model uses
-// ("must be a JSON object, not an array"): the toolset's argument checks and the [RUN_MODULE]
-// parser say it the same way.
+// ("must be a JSON object, not an array"): the toolset's argument checks, the [RUN_MODULE]
+// parser and the MCP stdio framing say it the same way.
 package jsonkind
 
 import (
