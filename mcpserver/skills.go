@@ -229,12 +229,20 @@ func (s *Server) getSkill(params json.RawMessage, c cacheable) (any, *jsonrpc.Er
 	return getSkillResult{Skill: e, cacheable: c}, nil
 }
 
+// Publish reads sk as the Skills extension publishes it ([skillmd.Publisher.Publish]: its
+// frontmatter as a strict reader takes it, every file with its digest and size), or says why it
+// is not published. The /.well-known/agent-skills index of the HTTP face publishes through it
+// too, so both list the same skills under the same rules, from one cache of digests.
+func (s *Server) Publish(sk *runtime.Skill) (*skillmd.Package, error) {
+	if sk.InstructionsPath() == "" {
+		return nil, &skillmd.ResourceError{Path: skillmd.InstructionsName, Kind: skillmd.ErrNotFound, Msg: "the skill has no SKILL.md"}
+	}
+	return s.publisher.Publish(sk.Dir(), filepath.Base(sk.InstructionsPath()), sk.ID())
+}
+
 // skillEntry is sk's entry, or why it has none (logged once per skill and reason).
 func (s *Server) skillEntry(sk *runtime.Skill) (skillEntry, error) {
-	if sk.InstructionsPath() == "" {
-		return skillEntry{}, &skillmd.ResourceError{Path: skillmd.InstructionsName, Kind: skillmd.ErrNotFound, Msg: "the skill has no SKILL.md"}
-	}
-	pkg, err := s.publisher.Publish(sk.Dir(), filepath.Base(sk.InstructionsPath()), sk.ID())
+	pkg, err := s.Publish(sk)
 	if err != nil {
 		s.unpublished.report(s, sk.ID(), err)
 		return skillEntry{}, err

@@ -43,11 +43,10 @@ type agentSkillsEntry struct {
 	Digest      string `json:"digest"`
 }
 
-// agentSkills holds what the index needs between requests: the files' digests, and the digest
-// of each skill's archive by the digest of its files, so an unchanged skill is archived once.
+// agentSkills holds what the index needs between requests: the digest of each skill's archive by
+// the digest of its files, so an unchanged skill is archived once. The files' digests are the
+// MCP face's ([mcpserver.Server.Publish]).
 type agentSkills struct {
-	publisher skillmd.Publisher
-
 	mu       sync.Mutex
 	archives map[string][2]string // by skill id: {files digest, archive digest}
 
@@ -80,7 +79,7 @@ func (s *Server) agentSkillsIndex(c echo.Context) error {
 	idx := agentSkillsIndex{Schema: agentSkillsSchema, Skills: []agentSkillsEntry{}}
 	live := map[string]bool{}
 	for _, sk := range skills {
-		pkg, err := s.publish(sk)
+		pkg, err := s.mcp.Publish(sk)
 		if err != nil {
 			continue
 		}
@@ -109,21 +108,13 @@ func (s *Server) agentSkillsIndex(c echo.Context) error {
 	return c.JSON(http.StatusOK, idx)
 }
 
-// publish is the Package of sk, or why it is not published.
-func (s *Server) publish(sk *runtime.Skill) (*skillmd.Package, error) {
-	if sk.InstructionsPath() == "" {
-		return nil, &skillmd.ResourceError{Path: skillmd.InstructionsName, Kind: skillmd.ErrNotFound, Msg: "the skill has no SKILL.md"}
-	}
-	return s.agent.publisher.Publish(sk.Dir(), filepath.Base(sk.InstructionsPath()), sk.ID())
-}
-
 // published is the skill of the request's id and its Package, or a 404 saying why there is none.
 func (s *Server) published(id string) (*runtime.Skill, *skillmd.Package, error) {
 	sk, err := s.rt.Skill(id)
 	if err != nil {
 		return nil, nil, httpError(http.StatusNotFound, "not_found", "no skill %q", id)
 	}
-	pkg, err := s.publish(sk)
+	pkg, err := s.mcp.Publish(sk)
 	var pe *skillmd.PublishError
 	switch {
 	case errors.As(err, &pe):
