@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/skillbox-dev/skillbox/internal/fileid"
 )
 
 // A skill version's identity is the digest of its whole tree, so that any change a run could
@@ -73,7 +75,7 @@ type fileDigest struct {
 
 // is reports whether st is the file fd was taken of.
 func (fd *fileDigest) is(st fs.FileInfo) bool {
-	return fd.size == st.Size() && fd.mtimeNs == st.ModTime().UnixNano() && fd.ino == inode(st)
+	return fd.size == st.Size() && fd.mtimeNs == st.ModTime().UnixNano() && fd.ino == fileid.Inode(st)
 }
 
 // find returns the index of rel in files (sorted by rel), and whether it is there.
@@ -223,7 +225,7 @@ func (d *digester) fileSum(root *os.Root, dir, rel string, e fs.DirEntry, cached
 	if err != nil {
 		return "", 0, err
 	}
-	fd := fileDigest{rel: rel, size: st.Size(), mtimeNs: st.ModTime().UnixNano(), ino: inode(st)}
+	fd := fileDigest{rel: rel, size: st.Size(), mtimeNs: st.ModTime().UnixNano(), ino: fileid.Inode(st)}
 	h.Sum(fd.sum[:0])
 	if d != nil {
 		// The identity is the open file's, taken before reading: a file written meanwhile gets a

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"unicode/utf8"
+
+	"github.com/skillbox-dev/skillbox/internal/fileid"
 )
 
 // The per-skill limits of the MCP Skills extension, which every conforming host accepts: a
@@ -210,7 +212,7 @@ func (p *Publisher) file(root *os.Root, dir, rel string, budget int64) (File, er
 	}
 	out := File{Path: rel, Size: st.Size(), Executable: st.Mode()&0o111 != 0}
 	key := dir + "\x00" + rel
-	id := cachedFile{size: st.Size(), mtime: st.ModTime().UnixNano(), mode: st.Mode(), ino: inode(st)}
+	id := cachedFile{size: st.Size(), mtime: st.ModTime().UnixNano(), mode: st.Mode(), ino: fileid.Inode(st)}
 	p.mu.Lock()
 	c, ok := p.files[key]
 	p.mu.Unlock()
