@@ -21,6 +21,9 @@ type Compiled struct {
 	module  wazero.CompiledModule
 	// pages is the instance's memory cap in 64 KiB pages, as the runtime configuration set it.
 	pages uint32
+	// snap is the instance after setup, which runs restore instead of setting up; nil when the
+	// reactor has state outside its memory that a snapshot would miss (see snapshot).
+	snap *snapshot
 }
 
 // ErrClosed is returned by Run on a Compiled that was closed.
@@ -73,6 +76,13 @@ func Compile(ctx context.Context, rc wazero.RuntimeConfig) (*Compiled, error) {
 		c.pages = 65536
 	}
 	_ = m.Close(ctx)
+	if n, err := mutableGlobals(wasm); err != nil || n != 1 {
+		// Never expected of the pinned reactor: run without a snapshot rather than from a wrong one.
+		return c, nil
+	}
+	if c.snap, err = takeSnapshot(ctx, c); err != nil {
+		return fail(fmt.Errorf("quickjs: set up the interpreter: %w", err))
+	}
 	return c, nil
 }
 

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 )
 
@@ -87,6 +86,9 @@ type lineBuf struct {
 	over bool
 }
 
+// randReader is crypto/rand's: the instances' WASI random_get and Math.random's seed.
+var randReader = rand.Reader
+
 var errOutOfMemory = errors.New("out of memory")
 
 // thrownNull is the driver's message for an uncaught null.
@@ -116,10 +118,17 @@ func Run(ctx context.Context, c *Compiled, p Program, h Host) (res Result, err e
 	if _, err := rand.Read(seed[:]); err != nil {
 		return Result{}, fmt.Errorf("quickjs: seed Math.random: %w", err)
 	}
-	r := &run{host: h, lim: p.Limits}
+	return runWith(ctx, c, c.snap, p.Source, args, p.Limits, h, seed)
+}
+
+// runWith is Run from snap, or without a snapshot when snap is nil.
+func runWith(ctx context.Context, c *Compiled, snap *snapshot, source string, args json.RawMessage, lim Limits, h Host, seed [16]byte) (res Result, err error) {
+	r := &run{host: h, lim: lim}
 	ctx = context.WithValue(ctx, runKey{}, r)
-	cfg := wazero.NewModuleConfig().WithName("").WithStartFunctions("_initialize").
-		WithSysWalltime().WithSysNanotime().WithRandSource(rand.Reader)
+	cfg := moduleConfig().WithStartFunctions("_initialize")
+	if snap != nil {
+		cfg = cfg.WithStartFunctions()
+	}
 	m, err := c.runtime.InstantiateModule(ctx, c.module, cfg)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -129,25 +138,22 @@ func Run(ctx context.Context, c *Compiled, p Program, h Host) (res Result, err e
 	}
 	defer m.Close(context.Background())
 	r.g = &guest{m: m, fns: map[string]api.Function{}}
-	defer func() {
-		p := recover()
-		if p == nil {
-			return
+	err = guarded(ctx, func() error {
+		if snap != nil {
+			if err := snap.restore(m, r.g); err != nil {
+				return trapError(ctx, err)
+			}
+		} else if err := r.setup(ctx, c.pages); err != nil {
+			return err
 		}
-		f, ok := p.(guestFault)
-		if !ok {
-			panic(p)
-		}
-		res, err = Result{}, trapError(ctx, f.err)
-	}()
-	if err := r.setup(ctx, c.pages); err != nil {
-		return Result{}, err
-	}
-	return r.execute(ctx, p.Source, args, seed)
+		res, err = r.execute(ctx, source, args, seed)
+		return err
+	})
+	return res, err
 }
 
-// setup makes the JSRuntime and JSContext: the context with QuickJS's own intrinsics and
-// print/console only (js_std_add_helpers), never std or os.
+// setup makes the JSRuntime and JSContext — the context with QuickJS's own intrinsics and
+// print/console only (js_std_add_helpers), never std or os — and evaluates the prelude.
 func (r *run) setup(ctx context.Context, pages uint32) error {
 	g := r.g
 	g.rt = uint32(g.call(ctx, "JS_NewRuntime"))
@@ -165,6 +171,11 @@ func (r *run) setup(ctx context.Context, pages uint32) error {
 	g.call(ctx, "js_std_add_helpers", uint64(g.ctx), 0xffffffff, 0) // argc -1: no scriptArgs
 	g.scratch = uint32(g.call(ctx, "malloc", 16))
 	g.replyName = g.cstr(ctx, "__reply")
+	v, ex := g.eval(ctx, prelude, "skillbox:prelude.js")
+	if ex != nil {
+		return fmt.Errorf("quickjs: the prelude failed: %s: %s", ex.name, ex.message)
+	}
+	g.free(ctx, v)
 	return nil
 }
 
@@ -173,7 +184,6 @@ func (r *run) execute(ctx context.Context, source string, args json.RawMessage, 
 	g := r.g
 	quoted, _ := json.Marshal(string(args)) // a JSON string is a JavaScript string literal
 	steps := []struct{ code, file string }{
-		{prelude, "skillbox:prelude.js"},
 		{seedCall(seed), "skillbox:seed.js"},
 		{source, "skill.js"},
 		{driver(string(quoted)), "skillbox:driver.js"},
