@@ -116,27 +116,28 @@ G.__seed = function (s0, s1, s2, s3) {
   for (let i = 0; i < 15; i++) Math.random();
   delete G.__seed;
 };
+// __drive awaits __skill.execute(args, __ctx) and stores the outcome as JSON in
+// globalThis.__out: {ok, result} or {ok: false, name, message, stack}.
+G.__drive = function (argsJSON) {
+  delete G.__drive;
+  const fail = (e) => {
+    G.__out = stringify(e instanceof Error
+      ? {ok: false, name: String(e.name), message: String(e.message), stack: String(e.stack || "")}
+      : {ok: false, name: "", message: "uncaught " + (typeof e) + ": " + String(e)});
+  };
+  Promise.resolve().then(() => {
+    const s = G.__skill;
+    const ex = s && (typeof s.execute === "function" ? s.execute : s.default && s.default.execute);
+    if (typeof ex !== "function") throw new TypeError("the skill exports no function named execute");
+    return ex(parse(argsJSON), G.__ctx);
+  }).then((r) => {
+    try { G.__out = stringify({ok: true, result: r === undefined ? null : r}); }
+    catch (e) { fail(new TypeError("execute's result is not JSON-serialisable: " + e.message)); }
+  }, fail);
+};
 })();
 `
 
-// driver awaits __skill.execute(args, __ctx) and stores the outcome as JSON in
-// globalThis.__out: {ok, result} or {ok: false, name, message, stack}. argsLiteral is a
-// JavaScript string literal holding the arguments' JSON.
-func driver(argsLiteral string) string {
-	return `(function () {
-const fail = (e) => {
-  globalThis.__out = JSON.stringify(e instanceof Error
-    ? {ok: false, name: String(e.name), message: String(e.message), stack: String(e.stack || "")}
-    : {ok: false, name: "", message: "uncaught " + (typeof e) + ": " + String(e)});
-};
-Promise.resolve().then(() => {
-  const s = globalThis.__skill;
-  const ex = s && (typeof s.execute === "function" ? s.execute : s.default && s.default.execute);
-  if (typeof ex !== "function") throw new TypeError("the skill exports no function named execute");
-  return ex(JSON.parse(` + argsLiteral + `), globalThis.__ctx);
-}).then((r) => {
-  try { globalThis.__out = JSON.stringify({ok: true, result: r === undefined ? null : r}); }
-  catch (e) { fail(new TypeError("execute's result is not JSON-serialisable: " + e.message)); }
-}, fail);
-})();`
-}
+// driverCall runs the prelude's __drive with argsLiteral, a JavaScript string literal holding
+// the arguments' JSON.
+func driverCall(argsLiteral string) string { return "__drive(" + argsLiteral + ")" }

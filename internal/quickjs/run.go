@@ -186,7 +186,7 @@ func (r *run) execute(ctx context.Context, source string, args json.RawMessage, 
 	steps := []struct{ code, file string }{
 		{seedCall(seed), "skillbox:seed.js"},
 		{source, "skill.js"},
-		{driver(string(quoted)), "skillbox:driver.js"},
+		{driverCall(string(quoted)), "skillbox:driver.js"},
 	}
 	for _, s := range steps {
 		v, ex := g.eval(ctx, s.code, s.file)
@@ -262,6 +262,6 @@ func trapError(ctx context.Context, err error) error {
 
 // seedCall seeds the prelude's Math.random with 128 bits from crypto/rand.
 func seedCall(seed [16]byte) string {
-	return fmt.Sprintf("__seed(%d,%d,%d,%d)", binary.LittleEndian.Uint32(seed[0:]), binary.LittleEndian.Uint32(seed[4:]),
+	return fmt.Sprintf("__seed(0x%x,0x%x,0x%x,0x%x)", binary.LittleEndian.Uint32(seed[0:]), binary.LittleEndian.Uint32(seed[4:]),
 		binary.LittleEndian.Uint32(seed[8:]), binary.LittleEndian.Uint32(seed[12:]))
 }

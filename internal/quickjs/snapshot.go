@@ -33,7 +33,13 @@ func takeSnapshot(ctx context.Context, c *Compiled) (*snapshot, error) {
 	defer m.Close(context.Background())
 	r := &run{g: &guest{m: m, fns: map[string]api.Function{}}}
 	ctx = context.WithValue(ctx, runKey{}, r)
-	if err := guarded(ctx, func() error { return r.setup(ctx, c.pages) }); err != nil {
+	if err := guarded(ctx, func() error {
+		if err := r.setup(ctx, c.pages); err != nil {
+			return err
+		}
+		r.g.call(ctx, "JS_RunGC", uint64(r.g.rt))
+		return nil
+	}); err != nil {
 		return nil, err
 	}
 	img, ok := m.Memory().Read(0, m.Memory().Size())
