@@ -13,7 +13,7 @@ import (
 
 // snapshot is an instance's linear memory right after setup (JSRuntime, JSContext, helpers,
 // prelude), with the guest pointers setup made. A run restores it into an instance made without
-// running _initialize instead of doing the setup again (about 3x faster: see BenchmarkRun).
+// running _initialize instead of doing the setup again (7-9x faster: see BenchmarkRun).
 //
 // It is sound because linear memory is the reactor's only state that setup changes: its one
 // mutable global, __stack_pointer, is back at its initial value between calls (Compile checks
