@@ -90,12 +90,14 @@ func (r *run) write(ctx context.Context, fd int, data []byte) {
 		if i >= 0 {
 			part = data[:i]
 		}
-		if buf.len+len(part) > r.lim.maxLine() {
-			buf.over = true // the rest of the line is dropped; a request is answered with an error
+		if room := r.lim.maxLine() - len(buf.b); len(part) > room {
+			// Keep the head (the mark says whether it is a request) and drop the rest: a request
+			// is answered with an error, an output line is cut.
+			buf.b = append(buf.b, part[:max(room, 0)]...)
+			buf.over = true
 		} else {
 			buf.b = append(buf.b, part...)
 		}
-		buf.len += len(part)
 		if i < 0 {
 			return
 		}
@@ -107,7 +109,7 @@ func (r *run) write(ctx context.Context, fd int, data []byte) {
 // line handles the complete line in buf and empties it.
 func (r *run) line(ctx context.Context, fd int, buf *lineBuf) {
 	b, over := buf.b, buf.over
-	buf.b, buf.len, buf.over = buf.b[:0], 0, false
+	buf.b, buf.over = buf.b[:0], false
 	if fd == 1 && len(b) > 0 && b[0] == frameMark {
 		var rep reply
 		if over {

@@ -82,7 +82,6 @@ type run struct {
 
 type lineBuf struct {
 	b    []byte
-	len  int
 	over bool
 }
 

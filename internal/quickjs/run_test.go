@@ -217,3 +217,51 @@ func TestHostCallTimeout(t *testing.T) {
 		t.Fatalf("took %v", d)
 	}
 }
+
+func TestRequestTooLarge(t *testing.T) {
+	dir := t.TempDir()
+	g := &hostfuncs.Grant{Mounts: []hostfuncs.Mount{{Path: "/data", Dir: dir, Writable: true}},
+		Limits: hostfuncs.Limits{MaxFileBytes: 1 << 20, MaxWriteBytes: 1 << 20}}
+	res, err := Run(context.Background(), compiledFor(t, 1024), Program{
+		Source: skill(`async (args, ctx) => { try { await ctx.writeFile("/data/big", "x".repeat(5000)); return "written"; }
+			catch (e) { await ctx.writeFile("/data/small", "ok"); return e.name; } }`),
+		Limits: Limits{MaxLineBytes: 4096},
+	}, newHost(t, g))
+	if err != nil || string(res.Value) != `"LimitExceeded"` {
+		t.Fatalf("value %s, %v", res.Value, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "big")); err == nil {
+		t.Fatal("the oversized write reached the host")
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "small")); err != nil || string(b) != "ok" {
+		t.Fatalf("the bridge did not recover: %q, %v", b, err)
+	}
+}
+
+// Runs of one Compiled in parallel each see their own arguments, host and globals.
+func TestConcurrentRuns(t *testing.T) {
+	c := compiledFor(t, 1024)
+	errs := make(chan error, 8)
+	for w := 0; w < 8; w++ {
+		go func() {
+			for i := 0; i < 10; i++ {
+				g := &hostfuncs.Grant{Env: map[string]string{"W": fmt.Sprint(w)}, Limits: hostfuncs.Limits{MaxLogBytes: 1 << 10}}
+				res, err := Run(context.Background(), c, Program{
+					Source: skill(`async (args, ctx) => { const seen = globalThis.mine; globalThis.mine = args.i; await null;
+						return [seen === undefined, ctx.env("W"), args.i]; }`),
+					Args: []byte(fmt.Sprintf(`{"i":%d}`, i)),
+				}, newHost(t, g))
+				if want := fmt.Sprintf(`[true,"%d",%d]`, w, i); err != nil || string(res.Value) != want {
+					errs <- fmt.Errorf("worker %d run %d: %s, %v; want %s", w, i, res.Value, err, want)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for w := 0; w < 8; w++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
