@@ -265,3 +265,18 @@ func TestConcurrentRuns(t *testing.T) {
 		}
 	}
 }
+
+// A host call blocked past the run's deadline ends the run as a timeout, at the deadline.
+func TestHostCallPastDeadline(t *testing.T) {
+	h := newHost(t, loopbackGrant(t, "127.0.0.1"))
+	h.block = make(chan struct{})
+	defer close(h.block)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := runSkill(t, ctx, h, skill(`async (args, ctx) => { try { await ctx.fetch("http://127.0.0.1:1/"); } catch (e) {} while (true) {} }`), `{}`)
+	wantKind(t, err, KindTimeout)
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("took %v", d)
+	}
+}
