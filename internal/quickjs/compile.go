@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	quickjswasi "github.com/aperturerobotics/go-quickjs-wasi-reactor"
 	"github.com/tetratelabs/wazero"
@@ -24,6 +25,8 @@ type Compiled struct {
 	// snap is the instance after setup, which runs restore instead of setting up; nil when the
 	// reactor has state outside its memory that a snapshot would miss (see snapshot).
 	snap *snapshot
+	// closed is set by Close: Run checks it rather than instantiating into a closed runtime.
+	closed atomic.Bool
 }
 
 // ErrClosed is returned by Run on a Compiled that was closed.
@@ -86,8 +89,12 @@ func Compile(ctx context.Context, rc wazero.RuntimeConfig) (*Compiled, error) {
 	return c, nil
 }
 
-// Close releases the runtime and the compiled code. Runs under way are closed with it.
-func (c *Compiled) Close(ctx context.Context) error { return c.runtime.Close(ctx) }
+// Close releases the runtime and the compiled code. Runs under way are closed with it; later
+// runs return ErrClosed.
+func (c *Compiled) Close(ctx context.Context) error {
+	c.closed.Store(true)
+	return c.runtime.Close(ctx)
+}
 
 // stripCustom returns wasm without its custom sections (id 0).
 func stripCustom(wasm []byte) ([]byte, error) {

@@ -98,14 +98,19 @@ const thrownNull = "uncaught object: null"
 // out as a catchable InternalError before wasm memory runs out under it.
 const memoryReserve = 2 << 20
 
-// Run evaluates p in a fresh instance of c with h as its SkillContext. The run ends with ctx:
-// wazero closes the instance at the deadline, and Run returns an *Error of KindTimeout.
+// Run evaluates p in a fresh instance of c, never reused, with h as its SkillContext. The
+// instance starts from c's snapshot of the set-up interpreter (see snapshot). The run ends with
+// ctx: wazero closes the instance at the deadline.
 //
 // # Errors
 //
-// An *Error when the skill failed (see Kind); any other error is the host's: ctx already done,
-// c closed, p.Args not JSON, the reactor failing to instantiate.
+// An *Error when the run failed (see Kind): a ctx that ends before the skill does, already done
+// included, is KindTimeout, and the *Error unwraps to ctx.Err(). Any other error is the host's:
+// ErrClosed, p.Args not JSON, the reactor failing to instantiate.
 func Run(ctx context.Context, c *Compiled, p Program, h Host) (res Result, err error) {
+	if c.closed.Load() {
+		return Result{}, ErrClosed
+	}
 	args := p.Args
 	if len(args) == 0 {
 		args = json.RawMessage("null")

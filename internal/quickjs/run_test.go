@@ -3,6 +3,7 @@ package quickjs
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tetratelabs/wazero"
 
 	"github.com/skillbox-dev/skillbox/hostfuncs"
 )
@@ -278,5 +281,24 @@ func TestHostCallPastDeadline(t *testing.T) {
 	wantKind(t, err, KindTimeout)
 	if d := time.Since(start); d > 3*time.Second {
 		t.Fatalf("took %v", d)
+	}
+}
+
+func TestClosed(t *testing.T) {
+	c, err := Compile(context.Background(), wazero.NewRuntimeConfig().WithCloseOnContextDone(true).WithMemoryLimitPages(256))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(context.Background(), c, Program{Source: skill(`() => 1`)}, newHost(t, &hostfuncs.Grant{})); !errors.Is(err, ErrClosed) {
+		t.Fatalf("err = %v, want ErrClosed", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = runSkill(t, ctx, newHost(t, &hostfuncs.Grant{}), skill(`() => 1`), `{}`)
+	if e := wantKind(t, err, KindTimeout); !errors.Is(e, context.Canceled) {
+		t.Fatalf("err = %v, does not unwrap to context.Canceled", err)
 	}
 }
