@@ -14,7 +14,9 @@ import (
 	"github.com/skillbox-dev/skillbox/hostfuncs"
 )
 
-// frameMark starts a request line on fd 1: the prelude's print of "\x01" + JSON.
+// frameMark starts a request line on fd 1: the prelude's print of "\x01" + JSON. A skill can
+// print such a line itself; it reaches the same Host under the same grants, so it gains nothing
+// the SkillContext does not give it (and the reply it leaves in __reply is its own business).
 const frameMark = 0x01
 
 // request is one SkillContext operation as the prelude sends it (one JSON object a line).
