@@ -1,0 +1,143 @@
+package quickjs
+
+// prelude defines the SkillContext (globalThis.__ctx), console, and Math.random over a generator
+// that __seed seeds once per run. Requests go to the host as one line on fd 1 through the print
+// function captured here; the host answers before print returns (see frame.go).
+const prelude = `(function () {
+"use strict";
+const G = globalThis, write = G.print, stringify = JSON.stringify, parse = JSON.parse;
+const names = {denied: "PermissionDenied", not_found: "NotFound", invalid: "InvalidRequest",
+  limit: "LimitExceeded", failed: "HostError", timeout: "TimeoutError"};
+function call(op, req) {
+  req.op = op;
+  write("\x01" + stringify(req));
+  const raw = G.__reply;
+  delete G.__reply;
+  if (typeof raw !== "string") throw new Error("skillbox: the host did not answer " + op);
+  const r = parse(raw);
+  if (r.error !== undefined) {
+    const e = new Error(r.error);
+    e.name = names[r.status] || "HostError";
+    e.status = r.status;
+    throw e;
+  }
+  return r.value;
+}
+const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+const LOOK = new Uint8Array(128);
+for (let i = 0; i < 64; i++) LOOK[B64.charCodeAt(i)] = i;
+function toB64(u8) {
+  const parts = [];
+  let i = 0;
+  for (; i + 2 < u8.length; i += 3) {
+    const n = (u8[i] << 16) | (u8[i + 1] << 8) | u8[i + 2];
+    parts.push(B64[n >> 18 & 63] + B64[n >> 12 & 63] + B64[n >> 6 & 63] + B64[n & 63]);
+  }
+  const rest = u8.length - i;
+  if (rest > 0) {
+    const n = (u8[i] << 16) | (rest === 2 ? u8[i + 1] << 8 : 0);
+    parts.push(B64[n >> 18 & 63] + B64[n >> 12 & 63] + (rest === 2 ? B64[n >> 6 & 63] : "=") + "=");
+  }
+  return parts.join("");
+}
+function fromB64(s) {
+  const pad = s.endsWith("==") ? 2 : s.endsWith("=") ? 1 : 0;
+  const n = s.length / 4 * 3 - pad, out = new Uint8Array(n);
+  let o = 0;
+  for (let i = 0; i < s.length; i += 4) {
+    const v = LOOK[s.charCodeAt(i)] << 18 | LOOK[s.charCodeAt(i + 1)] << 12 |
+      LOOK[s.charCodeAt(i + 2)] << 6 | LOOK[s.charCodeAt(i + 3)];
+    if (o < n) out[o++] = v >> 16 & 255;
+    if (o < n) out[o++] = v >> 8 & 255;
+    if (o < n) out[o++] = v & 255;
+  }
+  return out;
+}
+function bytesOf(data) {
+  if (data instanceof ArrayBuffer) return new Uint8Array(data);
+  if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  return null;
+}
+function text(v) {
+  if (typeof v === "string") return v;
+  if (v instanceof Error) return v.stack ? v.name + ": " + v.message + "\n" + v.stack : String(v);
+  try { const s = stringify(v); if (s !== undefined) return s; } catch (e) {}
+  return String(v);
+}
+G.__ctx = Object.freeze({
+  env(name) { return call("env", {name: String(name)}); },
+  log(message, level) { call("log", {message: text(message), level: level === undefined ? "info" : String(level)}); },
+  async readFile(path, options) {
+    const bytes = options === "bytes" || (options != null && options.encoding === "bytes");
+    const v = call("readFile", {path: String(path), bytes});
+    return bytes ? fromB64(v) : v;
+  },
+  async writeFile(path, data) {
+    if (typeof data === "string") { call("writeFile", {path: String(path), data}); return; }
+    const b = bytesOf(data);
+    if (b === null) throw new TypeError("writeFile: data must be a string, an ArrayBuffer or a typed array");
+    call("writeFile", {path: String(path), data64: toB64(b)});
+  },
+  async fetch(url, options) {
+    const o = options || {};
+    const req = {url: String(url)};
+    if (o.method !== undefined) req.method = String(o.method).toUpperCase();
+    if (o.headers !== undefined) {
+      req.headers = {};
+      for (const [k, v] of Object.entries(o.headers)) req.headers[k] = String(v);
+    }
+    if (o.body !== undefined && o.body !== null) req.body = typeof o.body === "string" ? o.body : stringify(o.body);
+    const r = call("fetch", req);
+    const body = r.body;
+    return Object.freeze({status: r.status, ok: r.status >= 200 && r.status < 300, url: r.url,
+      headers: Object.freeze(r.headers || {}), body,
+      async text() { return body; }, async json() { return parse(body); }});
+  },
+});
+const con = {};
+for (const [m, level] of [["log", "info"], ["info", "info"], ["debug", "debug"], ["warn", "warn"], ["error", "error"]]) {
+  con[m] = (...a) => { call("log", {message: a.map(text).join(" "), level, source: "console"}); };
+}
+G.console = Object.freeze(con);
+let a = 0, b = 0, c = 0, d = 1;
+Math.random = function random() {
+  // sfc32: 128 bits of state, seeded from the host's crypto/rand at the start of every run.
+  a |= 0; b |= 0; c |= 0; d |= 0;
+  const t = (a + b | 0) + d | 0;
+  d = d + 1 | 0;
+  a = b ^ b >>> 9;
+  b = c + (c << 3) | 0;
+  c = (c << 21 | c >>> 11);
+  c = c + t | 0;
+  return (t >>> 0) / 4294967296;
+};
+G.__seed = function (s0, s1, s2, s3) {
+  a = s0; b = s1; c = s2; d = s3 | 1;
+  for (let i = 0; i < 15; i++) Math.random();
+  delete G.__seed;
+};
+// __drive awaits __skill.execute(args, __ctx) and stores the outcome as JSON in
+// globalThis.__out: {ok, result} or {ok: false, name, message, stack}.
+G.__drive = function (argsJSON) {
+  delete G.__drive;
+  const fail = (e) => {
+    G.__out = stringify(e instanceof Error
+      ? {ok: false, name: String(e.name), message: String(e.message), stack: String(e.stack || "")}
+      : {ok: false, name: "", message: "uncaught " + (typeof e) + ": " + String(e)});
+  };
+  Promise.resolve().then(() => {
+    const s = G.__skill;
+    const ex = s && (typeof s.execute === "function" ? s.execute : s.default && s.default.execute);
+    if (typeof ex !== "function") throw new TypeError("the skill exports no function named execute");
+    return ex(parse(argsJSON), G.__ctx);
+  }).then((r) => {
+    try { G.__out = stringify({ok: true, result: r === undefined ? null : r}); }
+    catch (e) { fail(new TypeError("execute's result is not JSON-serialisable: " + e.message)); }
+  }, fail);
+};
+})();
+`
+
+// driverCall runs the prelude's __drive with argsLiteral, a JavaScript string literal holding
+// the arguments' JSON.
+func driverCall(argsLiteral string) string { return "__drive(" + argsLiteral + ")" }

@@ -1,0 +1,271 @@
+package quickjs
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/tetratelabs/wazero/api"
+)
+
+// Program is what one run evaluates.
+type Program struct {
+	// Source is the skill bundled as an IIFE script that defines the global __skill, whose
+	// execute(args, ctx) (sync or async) is the entry point.
+	Source string
+	// Args is the JSON value passed as execute's first argument; empty means null.
+	Args json.RawMessage
+	// Limits bounds the run beyond its context's deadline and the runtime's memory cap.
+	Limits Limits
+}
+
+// Limits bounds what a run may hand the host. The zero value of each field is its safe default.
+type Limits struct {
+	// HostCallTimeout bounds each SkillContext operation (default 10 s), inside the run's
+	// deadline.
+	HostCallTimeout time.Duration
+	// MaxOutputBytes bounds the plain output (print, and anything written to fd 1 or 2 that is
+	// not a request) passed to Host.Log (default 64 KiB); lines past it are counted as dropped.
+	MaxOutputBytes int64
+	// MaxLineBytes bounds one output line or request (default 16 MiB): a longer request is
+	// refused with LimitExceeded, a longer output line cut.
+	MaxLineBytes int
+}
+
+func (l Limits) hostTimeout() time.Duration {
+	if l.HostCallTimeout <= 0 {
+		return 10 * time.Second
+	}
+	return l.HostCallTimeout
+}
+
+func (l Limits) maxOutput() int64 {
+	if l.MaxOutputBytes <= 0 {
+		return 64 << 10
+	}
+	return l.MaxOutputBytes
+}
+
+func (l Limits) maxLine() int {
+	if l.MaxLineBytes <= 0 {
+		return 16 << 20
+	}
+	return l.MaxLineBytes
+}
+
+// Result is a run that ended with a value.
+type Result struct {
+	// Value is execute's return value as JSON (null for undefined).
+	Value json.RawMessage
+	// HostCalls counts the SkillContext operations the skill made; DroppedLines the output lines
+	// past Limits.MaxOutputBytes.
+	HostCalls, DroppedLines int
+}
+
+type runKey struct{}
+
+// run is the state of one run, reached from fd_write through the context.
+type run struct {
+	host     Host
+	lim      Limits
+	g        *guest
+	lines    [2]lineBuf // fd 1, fd 2
+	outBytes int64
+	dropped  int
+	calls    int
+}
+
+type lineBuf struct {
+	b    []byte
+	over bool
+}
+
+// randReader is crypto/rand's: the instances' WASI random_get and Math.random's seed.
+var randReader = rand.Reader
+
+var errOutOfMemory = errors.New("out of memory")
+
+// thrownNull is the driver's message for an uncaught null.
+const thrownNull = "uncaught object: null"
+
+// memoryReserve is the linear memory kept out of the JavaScript heap limit: the C stack, the
+// static data, malloc's own bookkeeping and the bridge's buffers. QuickJS then reports running
+// out as a catchable InternalError before wasm memory runs out under it.
+const memoryReserve = 2 << 20
+
+// Run evaluates p in a fresh instance of c, never reused, with h as its SkillContext. The
+// instance starts from c's snapshot of the set-up interpreter (see snapshot). The run ends with
+// ctx: wazero closes the instance at the deadline.
+//
+// # Errors
+//
+// An *Error when the run failed (see Kind): a ctx that ends before the skill does, already done
+// included, is KindTimeout, and the *Error unwraps to ctx.Err(). Any other error is the host's:
+// ErrClosed, p.Args not JSON, the reactor failing to instantiate.
+func Run(ctx context.Context, c *Compiled, p Program, h Host) (res Result, err error) {
+	if c.closed.Load() {
+		return Result{}, ErrClosed
+	}
+	args := p.Args
+	if len(args) == 0 {
+		args = json.RawMessage("null")
+	}
+	if !json.Valid(args) {
+		return Result{}, errors.New("quickjs: Program.Args is not valid JSON")
+	}
+	var seed [16]byte
+	if _, err := rand.Read(seed[:]); err != nil {
+		return Result{}, fmt.Errorf("quickjs: seed Math.random: %w", err)
+	}
+	return runWith(ctx, c, c.snap, p.Source, args, p.Limits, h, seed)
+}
+
+// runWith is Run from snap, or without a snapshot when snap is nil.
+func runWith(ctx context.Context, c *Compiled, snap *snapshot, source string, args json.RawMessage, lim Limits, h Host, seed [16]byte) (res Result, err error) {
+	r := &run{host: h, lim: lim}
+	ctx = context.WithValue(ctx, runKey{}, r)
+	cfg := moduleConfig().WithStartFunctions("_initialize")
+	if snap != nil {
+		cfg = cfg.WithStartFunctions()
+	}
+	m, err := c.runtime.InstantiateModule(ctx, c.module, cfg)
+	if err != nil {
+		if ctx.Err() != nil {
+			return Result{}, &Error{Kind: KindTimeout, Message: "the run's deadline passed while starting QuickJS", Err: ctx.Err()}
+		}
+		return Result{}, fmt.Errorf("quickjs: instantiate the reactor: %w", err)
+	}
+	defer m.Close(context.Background())
+	r.g = &guest{m: m, fns: map[string]api.Function{}}
+	err = guarded(ctx, func() error {
+		if snap != nil {
+			if err := snap.restore(m, r.g); err != nil {
+				return trapError(ctx, err)
+			}
+		} else if err := r.setup(ctx, c.pages); err != nil {
+			return err
+		}
+		res, err = r.execute(ctx, source, args, seed)
+		return err
+	})
+	return res, err
+}
+
+// setup makes the JSRuntime and JSContext — the context with QuickJS's own intrinsics and
+// print/console only (js_std_add_helpers), never std or os — and evaluates the prelude.
+func (r *run) setup(ctx context.Context, pages uint32) error {
+	g := r.g
+	g.rt = uint32(g.call(ctx, "JS_NewRuntime"))
+	if g.rt == 0 {
+		return errors.New("quickjs: JS_NewRuntime failed")
+	}
+	limit := int64(pages)*65536 - int64(g.m.Memory().Size()) - memoryReserve
+	limit = max(limit, 1<<20)
+	limit = min(limit, 3<<30)
+	g.call(ctx, "JS_SetMemoryLimit", uint64(g.rt), uint64(limit))
+	g.ctx = uint32(g.call(ctx, "JS_NewContext", uint64(g.rt)))
+	if g.ctx == 0 {
+		return errors.New("quickjs: JS_NewContext failed")
+	}
+	g.call(ctx, "js_std_add_helpers", uint64(g.ctx), 0xffffffff, 0) // argc -1: no scriptArgs
+	g.scratch = uint32(g.call(ctx, "malloc", 16))
+	g.replyName = g.cstr(ctx, "__reply")
+	v, ex := g.eval(ctx, prelude, "skillbox:prelude.js")
+	if ex != nil {
+		return fmt.Errorf("quickjs: the prelude failed: %s: %s", ex.name, ex.message)
+	}
+	g.free(ctx, v)
+	return nil
+}
+
+// execute evaluates the prelude, the bundle and the driver, runs the jobs and reads the outcome.
+func (r *run) execute(ctx context.Context, source string, args json.RawMessage, seed [16]byte) (Result, error) {
+	g := r.g
+	quoted, _ := json.Marshal(string(args)) // a JSON string is a JavaScript string literal
+	steps := []struct{ code, file string }{
+		{seedCall(seed), "skillbox:seed.js"},
+		{source, "skill.js"},
+		{driverCall(string(quoted)), "skillbox:driver.js"},
+	}
+	for _, s := range steps {
+		v, ex := g.eval(ctx, s.code, s.file)
+		if ex != nil {
+			r.flush()
+			return Result{}, ex.asError()
+		}
+		g.free(ctx, v)
+	}
+	if ex := g.drain(ctx); ex != nil {
+		r.flush()
+		return Result{}, ex.asError()
+	}
+	r.flush()
+	v, ex := g.eval(ctx, "globalThis.__out", "skillbox:out.js")
+	if ex != nil {
+		return Result{}, ex.asError()
+	}
+	defer g.free(ctx, v)
+	if tag(v) != -7 { // JS_TAG_STRING: the driver stores a string once execute settles
+		return Result{}, &Error{Kind: KindSkillError, Message: "execute returned a promise that never settled (nothing is left to resolve it: there are no timers)"}
+	}
+	var out struct {
+		OK      bool            `json:"ok"`
+		Result  json.RawMessage `json:"result"`
+		Name    string          `json:"name"`
+		Message string          `json:"message"`
+		Stack   string          `json:"stack"`
+	}
+	if err := json.Unmarshal([]byte(g.toString(ctx, v)), &out); err != nil {
+		return Result{}, fmt.Errorf("quickjs: the driver's envelope: %w", err)
+	}
+	if !out.OK {
+		return Result{}, (&jsException{name: out.Name, message: out.Message, stack: out.Stack}).asError()
+	}
+	return Result{Value: out.Result, HostCalls: r.calls, DroppedLines: r.dropped}, nil
+}
+
+// asError types a JavaScript exception that ended the run.
+func (e *jsException) asError() *Error {
+	k := KindSkillError
+	switch {
+	case e.name == "PermissionDenied":
+		k = KindPermissionDenied
+	case e.name == "InternalError" && e.message == "out of memory":
+		k = KindMemoryLimit
+	case e.name == "" && e.message == thrownNull:
+		// QuickJS throws null when it cannot allocate even the InternalError that reports running
+		// out of memory. A skill that throws null itself is reported the same way.
+		k, e.name, e.message = KindMemoryLimit, "InternalError", "out of memory (the interpreter threw null: it could not allocate the error)"
+	case e.name == "RangeError" && strings.Contains(e.message, "stack"):
+		e.message = "stack overflow: recursion too deep (" + e.message + ")"
+	}
+	return &Error{Kind: k, Name: e.name, Message: e.message, Stack: e.stack}
+}
+
+// trapError types a failed call into the guest: the context ended (timeout), memory could not
+// grow, or the guest trapped; a trap reading out of bounds is the C stack running into the
+// static data below it (the stack is placed first), which deep recursion causes.
+func trapError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return &Error{Kind: KindTimeout, Message: "the run did not finish before its deadline", Err: ctx.Err()}
+	}
+	msg := err.Error()
+	switch {
+	case errors.Is(err, errOutOfMemory):
+		return &Error{Kind: KindMemoryLimit, Message: "out of memory", Err: err}
+	case strings.Contains(msg, "out of bounds memory access"), strings.Contains(msg, "stack overflow"):
+		return &Error{Kind: KindSkillError, Name: "RangeError", Message: "stack overflow: recursion too deep for the interpreter's stack", Err: err}
+	}
+	return &Error{Kind: KindSkillError, Message: "the interpreter trapped: " + msg, Err: err}
+}
+
+// seedCall seeds the prelude's Math.random with 128 bits from crypto/rand.
+func seedCall(seed [16]byte) string {
+	return fmt.Sprintf("__seed(0x%x,0x%x,0x%x,0x%x)", binary.LittleEndian.Uint32(seed[0:]), binary.LittleEndian.Uint32(seed[4:]),
+		binary.LittleEndian.Uint32(seed[8:]), binary.LittleEndian.Uint32(seed[12:]))
+}

@@ -1,0 +1,76 @@
+package quickjs
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/skillbox-dev/skillbox/hostfuncs"
+	"github.com/skillbox-dev/skillbox/internal/interleave"
+)
+
+// The pinned reactor has the one mutable global a snapshot allows: runs use it, and a run from
+// it answers as a fresh one does.
+func TestSnapshotMatchesFresh(t *testing.T) {
+	c := compiledFor(t, 1024)
+	if c.snap == nil {
+		t.Fatal("no snapshot: the reactor has state outside its memory, or setting it up failed")
+	}
+	src := skill(`async (args, ctx) => { const seen = typeof globalThis.leak; globalThis.leak = 1; await null;
+		return {seen, env: ctx.env("A"), n: args.n * 2, d: typeof Date.now(), json: JSON.stringify({a: [1]})}; }`)
+	g := &hostfuncs.Grant{Env: map[string]string{"A": "a"}, Limits: hostfuncs.Limits{MaxLogBytes: 1 << 10}}
+	var out []string
+	for _, snap := range []*snapshot{nil, c.snap, c.snap} {
+		res, err := runWith(context.Background(), c, snap, src, []byte(`{"n":21}`), Limits{}, newHost(t, g), [16]byte{1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, string(res.Value))
+	}
+	want := `{"seen":"undefined","env":"a","n":42,"d":"number","json":"{\"a\":[1]}"}`
+	for i, o := range out {
+		if o != want {
+			t.Fatalf("run %d = %s, want %s", i, o, want)
+		}
+	}
+}
+
+// BenchmarkRun runs a small skill (one host call) from a fresh instance and from the snapshot,
+// interleaved in the same rounds (package internal/interleave) so that load on the machine weighs
+// on all alike, against the floor: a bare instantiate (no start function) and close of the same
+// module; and from the snapshot again under a context with a deadline, as the runtime's runs are.
+// Read the ratios; the absolute times swing with load.
+//
+//	go test -run '^$' -bench BenchmarkRun -benchtime 300x ./internal/quickjs/
+func BenchmarkRun(b *testing.B) {
+	ctx := context.Background()
+	c := compiledFor(b, 1024)
+	src := skill(`(args, ctx) => ({hello: args.name, n: args.n * 2, e: ctx.env("A")})`)
+	g := &hostfuncs.Grant{Env: map[string]string{"A": "a"}, Limits: hostfuncs.Limits{MaxLogBytes: 1 << 20}}
+	h := newHost(b, g)
+	dctx, cancel := context.WithTimeout(ctx, time.Hour)
+	defer cancel()
+	run := func(ctx context.Context, snap *snapshot) func() {
+		return func() {
+			if _, err := runWith(ctx, c, snap, src, []byte(`{"name":"x","n":21}`), Limits{}, h, [16]byte{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	p50 := interleave.Run(b,
+		interleave.Contender{Name: "floor", F: func() {
+			m, err := c.runtime.InstantiateModule(ctx, c.module, moduleConfig().WithStartFunctions())
+			if err != nil {
+				b.Fatal(err)
+			}
+			_ = m.Close(ctx)
+		}},
+		interleave.Contender{Name: "fresh", F: run(ctx, nil)},
+		interleave.Contender{Name: "snapshot", F: run(ctx, c.snap)},
+		interleave.Contender{Name: "deadline", F: run(dctx, c.snap)},
+	)
+	b.ReportMetric(p50["fresh"]/p50["snapshot"], "fresh/snapshot")
+	b.ReportMetric(p50["snapshot"]/p50["floor"], "snapshot/floor")
+	// With a deadline, wazero watches the context of every call into the guest.
+	b.ReportMetric(p50["deadline"]/p50["snapshot"], "deadline/snapshot")
+}
