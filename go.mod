@@ -3,6 +3,7 @@ module github.com/skillbox-dev/skillbox
 go 1.26.8
 
 require (
+	github.com/evanw/esbuild v0.28.2
 	github.com/extism/go-sdk v1.7.1
 	github.com/fsnotify/fsnotify v1.10.1
 	github.com/labstack/echo/v4 v4.16.0

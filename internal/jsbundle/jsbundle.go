@@ -1,0 +1,224 @@
+// Package jsbundle turns a JavaScript or TypeScript script skill into one self-contained script
+// for the sandbox's QuickJS interpreter: an IIFE that assigns the entry's exports to the global
+// __skill, with TypeScript types stripped, bundled in-process by esbuild.
+//
+// The skill's files come from an untrusted author, so esbuild never touches the file system
+// itself: every import is resolved here against the skill's directory and read through an
+// [os.Root] at it. An import may name the skill's own files or a package vendored in its lib/
+// directory, nothing else; symlinks that lead out, hidden files, FIFOs and devices are refused;
+// the bytes read, the number of files and the output are bounded.
+package jsbundle
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/evanw/esbuild/pkg/api"
+)
+
+// GlobalName is the global the bundle assigns the entry's exports to: the driver calls
+// __skill.execute(args, ctx).
+const GlobalName = "__skill"
+
+// The bounds a zero [Options] field means.
+const (
+	DefaultMaxSourceBytes = 8 << 20
+	DefaultMaxFiles       = 512
+	DefaultMaxOutputBytes = 16 << 20
+)
+
+// Options bound a bundle. The zero value is the safe default.
+type Options struct {
+	// MaxSourceBytes bounds the bytes read from the skill, all files together (0:
+	// [DefaultMaxSourceBytes]).
+	MaxSourceBytes int64
+	// MaxFiles bounds the files read (0: [DefaultMaxFiles]).
+	MaxFiles int
+	// MaxOutputBytes bounds the bundle (0: [DefaultMaxOutputBytes]).
+	MaxOutputBytes int64
+	// Program bundles a program (a SKILL.md script run with argv) rather than a skill's entry:
+	// it need not export execute.
+	Program bool
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxSourceBytes <= 0 {
+		o.MaxSourceBytes = DefaultMaxSourceBytes
+	}
+	if o.MaxFiles <= 0 {
+		o.MaxFiles = DefaultMaxFiles
+	}
+	if o.MaxOutputBytes <= 0 {
+		o.MaxOutputBytes = DefaultMaxOutputBytes
+	}
+	return o
+}
+
+// Bundle is a bundled skill.
+type Bundle struct {
+	// Code is the IIFE, to be evaluated as a plain script.
+	Code string
+	// Files are the skill-relative paths of the files it was built from, sorted.
+	Files []string
+	// sums holds the sha256 of each file read, by path, for [Cache].
+	sums map[string]string
+}
+
+// Build bundles the skill at skillDir from entry, a skill-relative path ("execute.ts",
+// "scripts/report.js").
+//
+// # Errors
+//
+// A [*Error] whose Kind is one of [ErrOutside], [ErrImport], [ErrDenied], [ErrNotFound],
+// [ErrTooLarge], [ErrSyntax], [ErrNoExecute]; or ctx's error, wrapped, when ctx ends first.
+func Build(ctx context.Context, skillDir, entry string, opts Options) (Bundle, error) {
+	opts = opts.withDefaults()
+	if err := ctx.Err(); err != nil {
+		return Bundle{}, fmt.Errorf("bundle %s: %w", entry, err)
+	}
+	rel, e := cleanEntry(entry)
+	if e != nil {
+		return Bundle{}, e
+	}
+	root, err := os.OpenRoot(skillDir)
+	if err != nil {
+		return Bundle{}, &Error{Kind: ErrNotFound, Msg: "the skill's directory cannot be opened: " + bareReason(err)}
+	}
+	defer root.Close()
+	l := &loader{ctx: ctx, root: root, opts: opts, sums: map[string]string{}}
+	res, err := l.build(rel)
+	if err != nil {
+		return Bundle{}, err
+	}
+	files := make([]string, 0, len(l.sums))
+	for f := range l.sums {
+		files = append(files, f)
+	}
+	slices.Sort(files)
+	return Bundle{Code: res, Files: files, sums: l.sums}, nil
+}
+
+// build runs esbuild on the entry, stopping it when l.ctx ends.
+func (l *loader) build(entry string) (string, error) {
+	bctx, cerr := api.Context(api.BuildOptions{
+		EntryPoints: []string{entry},
+		Bundle:      true,
+		Write:       false,
+		Format:      api.FormatESModule,
+		Platform:    api.PlatformNeutral,
+		Target:      api.ES2023,
+		Sourcemap:   api.SourceMapNone,
+		LogLevel:    api.LogLevelSilent,
+		Metafile:    true,
+		TsconfigRaw: "{}",
+		Plugins:     []api.Plugin{{Name: "skill", Setup: l.setup}},
+	})
+	if cerr != nil {
+		return "", fmt.Errorf("bundle %s: %w", entry, cerr)
+	}
+	defer bctx.Dispose()
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-l.ctx.Done():
+			bctx.Cancel()
+		case <-done:
+		}
+	}()
+	res := bctx.Rebuild()
+	if err := l.ctx.Err(); err != nil {
+		return "", fmt.Errorf("bundle %s: %w", entry, err)
+	}
+	if len(res.Errors) > 0 {
+		return "", fromMessage(res.Errors[0])
+	}
+	if len(res.OutputFiles) != 1 {
+		return "", fmt.Errorf("bundle %s: esbuild wrote %d files, want 1", entry, len(res.OutputFiles))
+	}
+	esm := res.OutputFiles[0].Contents
+	if err := l.checkSize(entry, len(esm)); err != nil {
+		return "", err
+	}
+	if !l.opts.Program {
+		if err := checkExecute(entry, res.Metafile); err != nil {
+			return "", err
+		}
+	}
+	return l.toIIFE(entry, esm)
+}
+
+// toIIFE rewrites the ES module bundle as a plain script that assigns its exports to
+// [GlobalName]. The bundle is built as a module first because only then does esbuild's metafile
+// list the entry's exports; converting the one bundled file costs a parse, not a second build.
+func (l *loader) toIIFE(entry string, esm []byte) (string, error) {
+	tr := api.Transform(string(esm), api.TransformOptions{
+		Format:     api.FormatIIFE,
+		GlobalName: GlobalName,
+		Platform:   api.PlatformNeutral,
+		Target:     api.ES2023,
+		Loader:     api.LoaderJS,
+		LogLevel:   api.LogLevelSilent,
+	})
+	if len(tr.Errors) > 0 {
+		e := fromMessage(tr.Errors[0])
+		var be *Error
+		if errors.As(e, &be) { // the location is in the bundle, not in a file of the skill
+			be.File, be.Line, be.Column = entry, 0, 0
+		}
+		return "", e
+	}
+	if err := l.checkSize(entry, len(tr.Code)); err != nil {
+		return "", err
+	}
+	return string(tr.Code), nil
+}
+
+func (l *loader) checkSize(entry string, n int) error {
+	if int64(n) <= l.opts.MaxOutputBytes {
+		return nil
+	}
+	return &Error{Kind: ErrTooLarge, File: entry, Msg: fmt.Sprintf("the bundle is %d bytes, more than the %d allowed", n, l.opts.MaxOutputBytes), Hint: "vendor less code in lib/ or split the skill"}
+}
+
+// checkExecute reports an entry that does not export execute, from esbuild's metafile.
+func checkExecute(entry, metafile string) error {
+	var m struct {
+		Outputs map[string]struct {
+			Exports []string `json:"exports"`
+		} `json:"outputs"`
+	}
+	if err := json.Unmarshal([]byte(metafile), &m); err != nil {
+		return fmt.Errorf("bundle %s: read esbuild's metafile: %w", entry, err)
+	}
+	for _, o := range m.Outputs {
+		if slices.Contains(o.Exports, "execute") {
+			return nil
+		}
+	}
+	return &Error{Kind: ErrNoExecute, File: entry, Msg: "does not export a function named execute",
+		Hint: "declare it as `export function execute(args, ctx) { ... }` or `export async function execute(args, ctx) { ... }`"}
+}
+
+// fromMessage turns an esbuild error into a *Error: the plugin's own errors travel in Detail;
+// esbuild's (syntax, transform) are ErrSyntax. The location, when esbuild gives one, is where
+// the problem is: for an import, the import statement in the file that made it.
+func fromMessage(m api.Message) error {
+	e, ok := m.Detail.(*Error)
+	if ok {
+		c := *e
+		e = &c
+	} else {
+		e = &Error{Kind: ErrSyntax, Msg: m.Text, Hint: "fix the code at that position"}
+	}
+	if loc := m.Location; loc != nil {
+		e.File = strings.TrimPrefix(loc.File, namespace+":")
+		e.Line, e.Column = loc.Line, loc.Column
+	}
+	return e
+}
