@@ -65,8 +65,8 @@ type Bundle struct {
 	Code string
 	// Files are the skill-relative paths of the files it was built from, sorted.
 	Files []string
-	// sums holds the sha256 of each file read, by path, for [Cache].
-	sums map[string]string
+	// sums and probes are the loader's, for [Cache].
+	sums, probes map[string]string
 }
 
 // Build bundles the skill at skillDir from entry, a skill-relative path ("execute.ts",
@@ -77,20 +77,32 @@ type Bundle struct {
 // A [*Error] whose Kind is one of [ErrOutside], [ErrImport], [ErrDenied], [ErrNotFound],
 // [ErrTooLarge], [ErrSyntax], [ErrNoExecute]; or ctx's error, wrapped, when ctx ends first.
 func Build(ctx context.Context, skillDir, entry string, opts Options) (Bundle, error) {
-	opts = opts.withDefaults()
-	if err := ctx.Err(); err != nil {
-		return Bundle{}, fmt.Errorf("bundle %s: %w", entry, err)
+	root, rel, err := open(ctx, skillDir, entry)
+	if err != nil {
+		return Bundle{}, err
 	}
-	rel, e := cleanEntry(entry)
-	if e != nil {
-		return Bundle{}, e
+	defer root.Close()
+	return build(ctx, root, rel, opts.withDefaults())
+}
+
+// open checks the context and the entry, and opens the skill's directory.
+func open(ctx context.Context, skillDir, entry string) (*os.Root, string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, "", fmt.Errorf("bundle %s: %w", entry, err)
+	}
+	rel, err := cleanEntry(entry)
+	if err != nil {
+		return nil, "", err
 	}
 	root, err := os.OpenRoot(skillDir)
 	if err != nil {
-		return Bundle{}, &Error{Kind: ErrNotFound, Msg: "the skill's directory cannot be opened: " + bareReason(err)}
+		return nil, "", &Error{Kind: ErrNotFound, Msg: "the skill's directory cannot be opened: " + bareReason(err)}
 	}
-	defer root.Close()
-	l := &loader{ctx: ctx, root: root, opts: opts, sums: map[string]string{}}
+	return root, rel, nil
+}
+
+func build(ctx context.Context, root *os.Root, rel string, opts Options) (Bundle, error) {
+	l := newLoader(ctx, root, opts)
 	res, err := l.build(rel)
 	if err != nil {
 		return Bundle{}, err
@@ -100,7 +112,7 @@ func Build(ctx context.Context, skillDir, entry string, opts Options) (Bundle, e
 		files = append(files, f)
 	}
 	slices.Sort(files)
-	return Bundle{Code: res, Files: files, sums: l.sums}, nil
+	return Bundle{Code: res, Files: files, sums: l.sums, probes: l.probes}, nil
 }
 
 // build runs esbuild on the entry, stopping it when l.ctx ends.

@@ -22,6 +22,7 @@ func (l *loader) read(p string) (string, error) {
 	if err != nil {
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
+			l.probed(p, "absent")
 			return "", &Error{Kind: ErrNotFound, File: p, Msg: p + ": no such file"}
 		case escapes(err):
 			return "", &Error{Kind: ErrOutside, File: p, Msg: p + " is a symlink that leads out of the skill's directory", Hint: "copy the file into the skill instead of linking to it"}

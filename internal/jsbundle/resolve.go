@@ -39,6 +39,15 @@ type loader struct {
 	mu    sync.Mutex
 	bytes int64
 	sums  map[string]string // sha256 by skill-relative path, of every file read
+	// probes holds the candidates resolution passed over, as "absent" or "dir": a file that
+	// appears there changes what an import resolves to, so [Cache] checks them too.
+	probes map[string]string
+}
+
+func (l *loader) probed(p, what string) {
+	l.mu.Lock()
+	l.probes[p] = what
+	l.mu.Unlock()
 }
 
 func (l *loader) setup(b api.PluginBuild) {
@@ -124,6 +133,7 @@ func (l *loader) find(spec, p, importer string) (string, error) {
 		st, err := l.root.Stat(c)
 		switch {
 		case err == nil && st.IsDir():
+			l.probed(c, "dir")
 			continue
 		case err == nil && !st.Mode().IsRegular():
 			return "", &Error{Kind: ErrDenied, File: importer, Import: spec, Msg: c + " is " + kindOf(st.Mode()) + ", not a regular file"}
@@ -132,6 +142,7 @@ func (l *loader) find(spec, p, importer string) (string, error) {
 		case escapes(err):
 			return "", &Error{Kind: ErrOutside, File: importer, Import: spec, Msg: c + " is a symlink that leads out of the skill's directory", Hint: "copy the file into the skill instead of linking to it"}
 		case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+			l.probed(c, "absent")
 			continue
 		default:
 			return "", &Error{Kind: ErrDenied, File: importer, Import: spec, Msg: c + ": " + bareReason(err)}
@@ -241,4 +252,8 @@ func kindOf(m fs.FileMode) string {
 		return "a directory"
 	}
 	return "of type " + m.Type().String()
+}
+
+func newLoader(ctx context.Context, root *os.Root, opts Options) *loader {
+	return &loader{ctx: ctx, root: root, opts: opts, sums: map[string]string{}, probes: map[string]string{}}
 }
