@@ -11,8 +11,6 @@ package jsbundle
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -121,12 +119,12 @@ func (l *loader) build(entry string) (string, error) {
 		EntryPoints: []string{entry},
 		Bundle:      true,
 		Write:       false,
-		Format:      api.FormatESModule,
+		Format:      api.FormatIIFE,
+		GlobalName:  GlobalName,
 		Platform:    api.PlatformNeutral,
 		Target:      api.ES2023,
 		Sourcemap:   api.SourceMapNone,
 		LogLevel:    api.LogLevelSilent,
-		Metafile:    true,
 		TsconfigRaw: "{}",
 		Plugins:     []api.Plugin{{Name: "skill", Setup: l.setup}},
 	})
@@ -148,84 +146,42 @@ func (l *loader) build(entry string) (string, error) {
 		return "", fmt.Errorf("bundle %s: %w", entry, err)
 	}
 	if len(res.Errors) > 0 {
-		return "", fromMessage(res.Errors[0])
+		return "", fromMessage(entry, res.Errors[0])
+	}
+	for _, w := range res.Warnings {
+		if atStub(w) {
+			return "", fromMessage(entry, w)
+		}
 	}
 	if len(res.OutputFiles) != 1 {
 		return "", fmt.Errorf("bundle %s: esbuild wrote %d files, want 1", entry, len(res.OutputFiles))
 	}
-	esm := res.OutputFiles[0].Contents
-	if err := l.checkSize(entry, len(esm)); err != nil {
-		return "", err
+	code := res.OutputFiles[0].Contents
+	if int64(len(code)) > l.opts.MaxOutputBytes {
+		return "", &Error{Kind: ErrTooLarge, File: entry, Msg: fmt.Sprintf("the bundle is %d bytes, more than the %d allowed", len(code), l.opts.MaxOutputBytes), Hint: "vendor less code in lib/ or split the skill"}
 	}
-	if !l.opts.Program {
-		if err := checkExecute(entry, res.Metafile); err != nil {
-			return "", err
-		}
-	}
-	return l.toIIFE(entry, esm)
+	return string(code), nil
 }
 
-// toIIFE rewrites the ES module bundle as a plain script that assigns its exports to
-// [GlobalName]. The bundle is built as a module first because only then does esbuild's metafile
-// list the entry's exports; converting the one bundled file costs a parse, not a second build.
-func (l *loader) toIIFE(entry string, esm []byte) (string, error) {
-	tr := api.Transform(string(esm), api.TransformOptions{
-		Format:     api.FormatIIFE,
-		GlobalName: GlobalName,
-		Platform:   api.PlatformNeutral,
-		Target:     api.ES2023,
-		Loader:     api.LoaderJS,
-		LogLevel:   api.LogLevelSilent,
-	})
-	if len(tr.Errors) > 0 {
-		e := fromMessage(tr.Errors[0])
-		var be *Error
-		if errors.As(e, &be) { // the location is in the bundle, not in a file of the skill
-			be.File, be.Line, be.Column = entry, 0, 0
-		}
-		return "", e
-	}
-	if err := l.checkSize(entry, len(tr.Code)); err != nil {
-		return "", err
-	}
-	return string(tr.Code), nil
-}
-
-func (l *loader) checkSize(entry string, n int) error {
-	if int64(n) <= l.opts.MaxOutputBytes {
-		return nil
-	}
-	return &Error{Kind: ErrTooLarge, File: entry, Msg: fmt.Sprintf("the bundle is %d bytes, more than the %d allowed", n, l.opts.MaxOutputBytes), Hint: "vendor less code in lib/ or split the skill"}
-}
-
-// checkExecute reports an entry that does not export execute, from esbuild's metafile.
-func checkExecute(entry, metafile string) error {
-	var m struct {
-		Outputs map[string]struct {
-			Exports []string `json:"exports"`
-		} `json:"outputs"`
-	}
-	if err := json.Unmarshal([]byte(metafile), &m); err != nil {
-		return fmt.Errorf("bundle %s: read esbuild's metafile: %w", entry, err)
-	}
-	for _, o := range m.Outputs {
-		if slices.Contains(o.Exports, "execute") {
-			return nil
-		}
-	}
-	return &Error{Kind: ErrNoExecute, File: entry, Msg: "does not export a function named execute",
-		Hint: "declare it as `export function execute(args, ctx) { ... }` or `export async function execute(args, ctx) { ... }`"}
+// atStub reports a message about the stub entry: its one import of execute failed.
+func atStub(m api.Message) bool {
+	return m.Location != nil && strings.HasPrefix(m.Location.File, stubNamespace+":")
 }
 
 // fromMessage turns an esbuild error into a *Error: the plugin's own errors travel in Detail;
 // esbuild's (syntax, transform) are ErrSyntax. The location, when esbuild gives one, is where
 // the problem is: for an import, the import statement in the file that made it.
-func fromMessage(m api.Message) error {
+func fromMessage(entry string, m api.Message) error {
 	e, ok := m.Detail.(*Error)
-	if ok {
+	switch {
+	case ok:
 		c := *e
 		e = &c
-	} else {
+	case atStub(m):
+		// The stub's one import failed: the entry has no export named execute.
+		return &Error{Kind: ErrNoExecute, File: entry, Msg: "does not export a function named execute",
+			Hint: "declare it as `export function execute(args, ctx) { ... }` or `export async function execute(args, ctx) { ... }`"}
+	default:
 		e = &Error{Kind: ErrSyntax, Msg: m.Text, Hint: "fix the code at that position"}
 	}
 	if loc := m.Location; loc != nil {

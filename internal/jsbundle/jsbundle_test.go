@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -213,14 +214,16 @@ func TestBuildRefusesNonRegular(t *testing.T) {
 
 func TestBuildNoExecute(t *testing.T) {
 	t.Parallel()
-	for _, src := range []string{
-		"export function run() {}",
-		"function execute() {}",
-		"export default function execute() {}",
-	} {
-		e := refused(t, map[string]string{"execute.ts": src}, "execute.ts", Options{}, ErrNoExecute)
-		if e.File != "execute.ts" || !strings.Contains(e.Hint, "export function execute") {
-			t.Errorf("got %+v", e)
+	for _, entry := range []string{"execute.ts", "execute.js"} {
+		for _, src := range []string{
+			"export function run() {}",
+			"function execute() {}",
+			"export default function execute() {}",
+		} {
+			e := refused(t, map[string]string{entry: src}, entry, Options{}, ErrNoExecute)
+			if e.File != entry || !strings.Contains(e.Hint, "export function execute") {
+				t.Errorf("got %+v", e)
+			}
 		}
 	}
 	for _, src := range []string{
@@ -304,4 +307,41 @@ func TestBuildBadEntry(t *testing.T) {
 	}
 	refusedIn(t, dir, ".hidden.js", Options{}, ErrDenied)
 	refusedIn(t, dir, "missing.js", Options{}, ErrNotFound)
+}
+
+// TestBuildRunsInNode evaluates the bundle as a plain script, as the sandbox's interpreter will,
+// and calls __skill.execute: the IIFE is self-contained and exposes execute.
+func TestBuildRunsInNode(t *testing.T) {
+	t.Parallel()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		if os.Getenv("SKILLBOX_REQUIRE_TOOLCHAINS") == "1" {
+			t.Fatal("node is not on PATH")
+		}
+		t.Skip("node is not on PATH")
+	}
+	dir := skill(t, map[string]string{
+		"execute.ts":             tsEntry,
+		"util.ts":                "export enum Shape { Circle = 1, Square }\nexport const double = (n: number): number => n * 2;\n",
+		"greet.js":               "export function greet(n) { return `hi ${n}`; }\n",
+		"lib/leftpad/index.js":   "import { rep } from './rep.js';\nexport default function pad(s, n) { return rep(' ', n - s.length) + s; }\n",
+		"lib/leftpad/rep.js":     "export const rep = (c, n) => c.repeat(Math.max(0, n));\n",
+		"lib/dates/package.json": `{"module":"./esm/main.mjs"}`,
+		"lib/dates/esm/main.mjs": "export const fmt = () => 'esm';\n",
+	})
+	b, err := Build(context.Background(), dir, "execute.ts", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := "const vm = require('vm'); const c = vm.createContext({});\n" +
+		"vm.runInContext(" + strconv.Quote(b.Code) + ", c);\n" +
+		"vm.runInContext('__skill.execute({name: \"bob\", n: 21})', c).then(r => console.log(JSON.stringify(r)));\n"
+	out, err := exec.Command(node, "-e", script).CombinedOutput()
+	if err != nil {
+		t.Fatalf("node: %v\n%s", err, out)
+	}
+	want := `{"hello":"hi bob","twice":42,"shape":2,"padded":"  x","d":"esm"}`
+	if got := strings.TrimSpace(string(out)); got != want {
+		t.Errorf("execute returned %s, want %s", got, want)
+	}
 }

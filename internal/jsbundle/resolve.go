@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -19,6 +20,13 @@ import (
 // esbuild's own resolver and file reader, which would follow "../" and symlinks anywhere, never
 // run.
 const namespace = "skill"
+
+// stubNamespace holds the entry point esbuild builds for a skill (not a program): a stub that
+// imports the entry as a namespace and exports its execute. The bundle's global then holds
+// execute alone, and esbuild's own static check, in the same pass, reports an entry without that
+// export as "import-is-undefined" at the stub (a named re-export would not do: esbuild takes a
+// name missing from a TypeScript file for an erased type and says nothing).
+const stubNamespace = "skill-entry"
 
 // loaders maps the extensions a skill's files may have to esbuild's loaders.
 var loaders = map[string]api.Loader{
@@ -56,7 +64,14 @@ func (l *loader) setup(b api.PluginBuild) {
 		if err != nil {
 			return api.OnResolveResult{Errors: []api.Message{toMessage(err)}}, nil
 		}
+		if a.Kind == api.ResolveEntryPoint && !l.opts.Program {
+			return api.OnResolveResult{Path: p, Namespace: stubNamespace}, nil
+		}
 		return api.OnResolveResult{Path: p, Namespace: namespace}, nil
+	})
+	b.OnLoad(api.OnLoadOptions{Filter: ".*", Namespace: stubNamespace}, func(a api.OnLoadArgs) (api.OnLoadResult, error) {
+		stub := "import * as entry from " + strconv.Quote("./"+path.Base(a.Path)) + ";\nexport const execute = entry.execute;\n"
+		return api.OnLoadResult{Contents: &stub, Loader: api.LoaderJS}, nil
 	})
 	b.OnLoad(api.OnLoadOptions{Filter: ".*", Namespace: namespace}, func(a api.OnLoadArgs) (api.OnLoadResult, error) {
 		src, ld, err := l.load(a.Path)
@@ -84,6 +99,9 @@ func (l *loader) resolve(a api.OnResolveArgs) (string, error) {
 			e.File, e.Import = a.Path, ""
 		}
 		return p, err
+	}
+	if a.Namespace == stubNamespace { // the stub's import of the entry, resolved above
+		return a.Importer, nil
 	}
 	spec := a.Path
 	refuse := func(kind error, msg string) (string, error) {
