@@ -345,3 +345,19 @@ func TestBuildRunsInNode(t *testing.T) {
 		t.Errorf("execute returned %s, want %s", got, want)
 	}
 }
+
+// TestBuildDotImport: "." and "./index" name the same file, read once.
+func TestBuildDotImport(t *testing.T) {
+	t.Parallel()
+	dir := skill(t, map[string]string{
+		"execute.js": "import a from '.';\nimport b from './index';\nexport function execute() { return a + b; }\n",
+		"index.ts":   "export default 1;\n",
+	})
+	b, err := Build(context.Background(), dir, "execute.js", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(b.Files, ","); got != "execute.js,index.ts" {
+		t.Errorf("files = %s", got)
+	}
+}

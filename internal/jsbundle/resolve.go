@@ -142,7 +142,7 @@ func (l *loader) find(spec, p, importer string) (string, error) {
 	}
 	cands := make([]string, 0, len(tryExt)+1)
 	for _, ext := range tryExt {
-		cands = append(cands, p+ext)
+		cands = append(cands, path.Clean(p+ext)) // "." + "/index.ts" is "index.ts", one file to esbuild
 	}
 	if strings.HasSuffix(p, ".js") { // TypeScript's convention: "./util.js" is util.ts
 		cands = append(cands, strings.TrimSuffix(p, ".js")+".ts")
