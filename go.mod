@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/aperturerobotics/go-quickjs-wasi-reactor v0.15.1
+	github.com/evanw/esbuild v0.28.2
 	github.com/extism/go-sdk v1.7.1
 	github.com/fsnotify/fsnotify v1.10.1
 	github.com/labstack/echo/v4 v4.16.0
