@@ -12,6 +12,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/hostfuncs"
 	"github.com/skillbox-dev/skillbox/hostfuncs/netguard"
+	"github.com/skillbox-dev/skillbox/internal/broker"
 	"github.com/skillbox-dev/skillbox/internal/testcache"
 )
 
@@ -84,12 +85,16 @@ func (h *testHost) Fetch(ctx context.Context, req hostfuncs.FetchRequest) (*host
 	return h.call.Fetch(ctx, req)
 }
 
-func (h *testHost) Env(_ context.Context, name string) (string, error) { return h.call.Env(name) }
+func (h *testHost) Env(ctx context.Context, name string) (string, error) {
+	return broker.CallHost{Call: h.call}.Env(ctx, name)
+}
 
-func (h *testHost) ReadFile(_ context.Context, p string) ([]byte, error) { return h.call.ReadFile(p) }
+func (h *testHost) ReadFile(ctx context.Context, p string) ([]byte, error) {
+	return broker.CallHost{Call: h.call}.ReadFile(ctx, p)
+}
 
-func (h *testHost) WriteFile(_ context.Context, p string, data []byte) error {
-	return h.call.WriteFile(p, data)
+func (h *testHost) WriteFile(ctx context.Context, p string, data []byte) error {
+	return broker.CallHost{Call: h.call}.WriteFile(ctx, p, data)
 }
 
 func (h *testHost) Log(level, source, message string) {
@@ -111,7 +116,7 @@ func skill(body string) string {
 }
 
 // run runs src with args under the default test cap (64 MiB).
-func runSkill(t testing.TB, ctx context.Context, h Host, src, args string) (Result, error) {
+func runSkill(t testing.TB, ctx context.Context, h broker.Host, src, args string) (Result, error) {
 	t.Helper()
 	return Run(ctx, compiledFor(t, 1024), Program{Source: src, Args: []byte(args)}, h)
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skillbox-dev/skillbox/internal/broker"
 	"github.com/tetratelabs/wazero/api"
 )
 
@@ -30,18 +31,11 @@ type Limits struct {
 	// deadline.
 	HostCallTimeout time.Duration
 	// MaxOutputBytes bounds the plain output (print, and anything written to fd 1 or 2 that is
-	// not a request) passed to Host.Log (default 64 KiB); lines past it are counted as dropped.
+	// not a request) passed to the host's Log (default 64 KiB); lines past it are counted as dropped.
 	MaxOutputBytes int64
 	// MaxLineBytes bounds one output line or request (default 16 MiB): a longer request is
 	// refused with LimitExceeded, a longer output line cut.
 	MaxLineBytes int
-}
-
-func (l Limits) hostTimeout() time.Duration {
-	if l.HostCallTimeout <= 0 {
-		return 10 * time.Second
-	}
-	return l.HostCallTimeout
 }
 
 func (l Limits) maxOutput() int64 {
@@ -71,13 +65,12 @@ type runKey struct{}
 
 // run is the state of one run, reached from fd_write through the context.
 type run struct {
-	host     Host
+	broker   broker.Broker
 	lim      Limits
 	g        *guest
 	lines    [2]lineBuf // fd 1, fd 2
 	outBytes int64
 	dropped  int
-	calls    int
 }
 
 type lineBuf struct {
@@ -107,7 +100,7 @@ const memoryReserve = 2 << 20
 // An *Error when the run failed (see Kind): a ctx that ends before the skill does, already done
 // included, is KindTimeout, and the *Error unwraps to ctx.Err(). Any other error is the host's:
 // ErrClosed, p.Args not JSON, the reactor failing to instantiate.
-func Run(ctx context.Context, c *Compiled, p Program, h Host) (res Result, err error) {
+func Run(ctx context.Context, c *Compiled, p Program, h broker.Host) (res Result, err error) {
 	if c.closed.Load() {
 		return Result{}, ErrClosed
 	}
@@ -126,8 +119,8 @@ func Run(ctx context.Context, c *Compiled, p Program, h Host) (res Result, err e
 }
 
 // runWith is Run from snap, or without a snapshot when snap is nil.
-func runWith(ctx context.Context, c *Compiled, snap *snapshot, source string, args json.RawMessage, lim Limits, h Host, seed [16]byte) (res Result, err error) {
-	r := &run{host: h, lim: lim}
+func runWith(ctx context.Context, c *Compiled, snap *snapshot, source string, args json.RawMessage, lim Limits, h broker.Host, seed [16]byte) (res Result, err error) {
+	r := &run{broker: broker.Broker{Host: h, Timeout: lim.HostCallTimeout}, lim: lim}
 	ctx = context.WithValue(ctx, runKey{}, r)
 	cfg := moduleConfig().WithStartFunctions("_initialize")
 	if snap != nil {
@@ -226,7 +219,7 @@ func (r *run) execute(ctx context.Context, source string, args json.RawMessage, 
 	if !out.OK {
 		return Result{}, (&jsException{name: out.Name, message: out.Message, stack: out.Stack}).asError()
 	}
-	return Result{Value: out.Result, HostCalls: r.calls, DroppedLines: r.dropped}, nil
+	return Result{Value: out.Result, HostCalls: r.broker.Calls, DroppedLines: r.dropped}, nil
 }
 
 // asError types a JavaScript exception that ended the run.

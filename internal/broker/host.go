@@ -1,0 +1,51 @@
+package broker
+
+import (
+	"context"
+
+	"github.com/skillbox-dev/skillbox/hostfuncs"
+)
+
+// Host serves the SkillContext of one run: one method per operation.
+//
+// Each call gets a context that ends at the operation's timeout (Broker.Timeout) or the run's
+// deadline, whichever is first; a method that does not return by then is abandoned (its answer
+// is dropped) and the skill sees a timeout, so a host method must honour ctx to free its
+// goroutine.
+//
+// # Errors
+//
+// A *hostfuncs.Refusal is the answer the skill sees: its Status names the error the guest raises
+// (StatusDenied is PermissionDenied, StatusNotFound NotFound — but Env answers null —,
+// StatusInvalid InvalidRequest, StatusLimit LimitExceeded). Any other error is a HostError with
+// its message.
+type Host interface {
+	Fetch(ctx context.Context, req hostfuncs.FetchRequest) (*hostfuncs.FetchResponse, error)
+	Env(ctx context.Context, name string) (string, error)
+	ReadFile(ctx context.Context, path string) ([]byte, error)
+	WriteFile(ctx context.Context, path string, data []byte) error
+	// Log records one line. source says where it came from: "ctx" (ctx.log), "console"
+	// (console.*, Python's logging), "stdout" or "stderr" (print, and anything else the
+	// interpreter writes).
+	Log(level, source, message string)
+}
+
+// CallHost is the Host of a run whose grant is call's: the same checks, counts and logs as the
+// host functions of a compiled skill.
+type CallHost struct{ Call *hostfuncs.Call }
+
+func (h CallHost) Fetch(ctx context.Context, req hostfuncs.FetchRequest) (*hostfuncs.FetchResponse, error) {
+	return h.Call.Fetch(ctx, req)
+}
+
+func (h CallHost) Env(_ context.Context, name string) (string, error) { return h.Call.Env(name) }
+
+func (h CallHost) ReadFile(_ context.Context, path string) ([]byte, error) {
+	return h.Call.ReadFile(path)
+}
+
+func (h CallHost) WriteFile(_ context.Context, path string, data []byte) error {
+	return h.Call.WriteFile(path, data)
+}
+
+func (h CallHost) Log(level, source, message string) { h.Call.Log(level, source, message) }
