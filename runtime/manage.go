@@ -32,7 +32,8 @@ type InstallOptions struct {
 // only a valid package replaces anything. A failed Install changes nothing on disk or in the
 // registry. Runs in flight finish on the version they started with.
 //
-// Allowed paths: skill.json or skill.yaml, execute.wasm, SKILL.md, and files under resources/.
+// Allowed paths: skill.json or skill.yaml, the code (execute.wasm, or execute.py, .js or .ts and
+// the sibling modules it imports), SKILL.md, and files under resources/, lib/ and scripts/.
 //
 // # Errors
 //
@@ -209,14 +210,14 @@ func checkPackageFiles(id string, files map[string][]byte) *SkillError {
 			continue
 		case name == "skill.json" || name == "skill.yaml" || name == "skill.yml":
 			manifests++
-		case name == ModuleFile || strings.EqualFold(name, "SKILL.md"):
-		case strings.HasPrefix(name, "resources/"):
-			if strings.Contains(name, "/.") {
+		case isCodeFile(name) || strings.EqualFold(name, "SKILL.md"):
+		case packageDir(name) != "" || isScriptSource(name):
+			if strings.HasPrefix(name, ".") || strings.Contains(name, "/.") {
 				se.Problems = append(se.Problems, &ManifestError{Path: name, Msg: "hidden files are not allowed"})
 			}
 		default:
 			se.Problems = append(se.Problems, &ManifestError{Path: name, Msg: "not allowed in a package",
-				Hint: "a package holds skill.json (or skill.yaml), execute.wasm, SKILL.md and resources/..."})
+				Hint: "a package holds skill.json (or skill.yaml), its code (execute.wasm, or execute.py, .js or .ts and their sibling modules), SKILL.md, and files under resources/, lib/ and scripts/"})
 		}
 	}
 	if manifests > 1 {

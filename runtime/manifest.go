@@ -17,6 +17,10 @@ type Manifest struct {
 	// Entrypoint is the exported function to call; "execute" when empty, so existing Extism
 	// plugins that export another name can run unchanged.
 	Entrypoint string `json:"entrypoint,omitempty"`
+	// Runtime says what runs the skill: "wasm" (execute.wasm), "python" (execute.py),
+	// "javascript" (execute.js) or "typescript" (execute.ts). Empty means "the one code file the
+	// directory holds"; it must be set when it holds more than one.
+	Runtime Language `json:"runtime,omitempty"`
 	// Parameters is the arguments' JSON Schema, normalised from either form the file may use
 	// (a map of parameters, {"name": {"type": ...}}, or a JSON Schema object). Always an
 	// object schema.

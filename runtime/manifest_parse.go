@@ -12,7 +12,7 @@ import (
 )
 
 var manifestFields = []string{"id", "name", "description", "version", "parameters", "result", "tags",
-	"createdBy", "entrypoint", "permissions", "limits"}
+	"createdBy", "entrypoint", "runtime", "permissions", "limits"}
 
 // ParseManifest decodes and checks a manifest. path names the file in messages, and its extension
 // picks the syntax (.yaml/.yml is YAML, anything else JSON). The error, if any, is a *SkillError
@@ -59,6 +59,13 @@ func (c *checker) manifest(path string, data []byte) *Manifest {
 	}
 	if m.Entrypoint == "" {
 		m.Entrypoint = "execute"
+	}
+	if rt := c.str(d, "", "runtime", false); rt != "" {
+		m.Runtime = Language(rt)
+		if _, ok := codeFiles[m.Runtime]; !ok {
+			c.add("runtime", "use wasm, python, javascript or typescript, or leave it out to run the directory's one execute file",
+				"%q is not a runtime Skillbox knows", rt)
+		}
 	}
 	m.Parameters = c.parameters(d["parameters"])
 	m.schema = c.schema

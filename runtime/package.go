@@ -87,7 +87,7 @@ func (l PackageLimits) fileMax(name string) int64 {
 // may yet be stripped: the larger of the two readings, since which applies is known only at the end.
 func (l PackageLimits) tarFileMax(name string) int64 {
 	m := l.fileMax(name)
-	if top, rest, ok := strings.Cut(name, "/"); ok && top != "resources" {
+	if top, rest, ok := strings.Cut(name, "/"); ok && packageDir(name) != top {
 		m = max(m, l.fileMax(rest))
 	}
 	return m
@@ -286,7 +286,7 @@ func tarErr(err error, file string) error {
 }
 
 // stripTop drops one top-level directory common to all of names ("greeter/"), as a package
-// archived as its directory has; a top-level resources/ is the package's own. It returns the
+// archived as its directory has; a top-level resources/, lib/ or scripts/ is the package's own. It returns the
 // names as they now are.
 func (p *PackageReader) stripTop(names []string) []string {
 	var top string
@@ -297,7 +297,7 @@ func (p *PackageReader) stripTop(names []string) []string {
 		}
 		top = first
 	}
-	if top == "" || top == "resources" {
+	if top == "" || packageDir(top+"/") != "" {
 		return names
 	}
 	out := make([]string, len(names))

@@ -108,12 +108,26 @@ func (rt *Runtime) Run(ctx context.Context, req Request) (*Result, error) {
 	if rerr != nil {
 		return finish(rerr)
 	}
-	c, err := rt.engine.acquire(ctx, s)
-	if err != nil {
-		return finish(acquireError(s, err))
+	var c *compiled
+	var ip *interp
+	var charge int64
+	var err error
+	if s.lang.Script() {
+		ip, err = rt.interps.acquire(ctx, s)
+		if err != nil {
+			return finish(acquireError(s, err))
+		}
+		defer rt.interps.release(ip)
+		charge = scriptCharge(s)
+	} else {
+		c, err = rt.engine.acquire(ctx, s)
+		if err != nil {
+			return finish(acquireError(s, err))
+		}
+		defer rt.engine.release(c)
+		charge = runCharge(s)
 	}
-	defer rt.engine.release(c)
-	ticket, err := rt.admission.acquire(ctx, runCharge(s), true)
+	ticket, err := rt.admission.acquire(ctx, charge, true)
 	if err != nil {
 		return finish(admissionError(s, err))
 	}
@@ -128,7 +142,7 @@ func (rt *Runtime) Run(ctx context.Context, req Request) (*Result, error) {
 		}
 	}
 	emit.send(Event{Type: "status", Status: "started"})
-	rerr = rt.execute(ctx, s, c, input, res, emit)
+	rerr = rt.execute(ctx, s, c, ip, input, res, emit)
 	if rerr != nil && rerr.Kind == KindCanceled && rt.runsStopped() {
 		rerr.Message = "the runtime was closed while the run was in flight"
 	}
@@ -239,14 +253,20 @@ func admissionError(s *Skill, err error) *RunError {
 	return runErr(KindInternal, s.id, err, "%v", err)
 }
 
-// execute runs an admitted run: it makes the run's SkillContext, calls the module, and reads its
-// output.
-func (rt *Runtime) execute(ctx context.Context, s *Skill, c *compiled, input []byte, res *Result, emit emitter) *RunError {
+// execute runs an admitted run: it makes the run's SkillContext, calls the module (or the
+// script's interpreter: ip), and reads its output.
+func (rt *Runtime) execute(ctx context.Context, s *Skill, c *compiled, ip *interp, input []byte, res *Result, emit emitter) *RunError {
 	call := hostfuncs.NewCall(s.grant.host)
 	if emit != nil {
 		call.OnLog = func(e LogEntry) { emit(Event{Type: "log", Log: &e}) }
 	}
-	out, rerr := rt.call(ctx, s, c, call, input, res, emit)
+	var out []byte
+	var rerr *RunError
+	if ip != nil {
+		out, rerr = rt.callScript(ctx, s, ip, call, input, res, emit)
+	} else {
+		out, rerr = rt.call(ctx, s, c, call, input, res, emit)
+	}
 	res.Logs, res.LogsDropped = call.Logs()
 	if res.Logs == nil {
 		res.Logs = []LogEntry{}
@@ -490,19 +510,10 @@ func outputTooLarge(s *Skill, n int64) *RunError {
 // whatever error wazero reported when it closed the module, and so does a guest fault recorded by a
 // host function; only then is a trap a trap.
 func classify(runCtx, parent context.Context, s *Skill, call *hostfuncs.Call, meter *memoryMeter, err error) *RunError {
-	id, limits := s.id, s.grant.Limits
-	timeout := time.Duration(limits.TimeoutMs) * time.Millisecond
-	switch {
-	case errors.Is(runCtx.Err(), context.DeadlineExceeded) && parent.Err() == nil:
-		return runErr(KindTimeout, id, err, "the run took longer than its timeout of %s", timeout)
-	case errors.Is(parent.Err(), context.DeadlineExceeded):
-		return runErr(KindTimeout, id, err, "the caller's deadline passed")
-	case parent.Err() != nil:
-		return runErr(KindCanceled, id, err, "the caller canceled the run")
-	case runCtx.Err() != nil:
-		// Neither its timeout nor its caller: Close stopped it (Run says so).
-		return runErr(KindCanceled, id, err, "the run was stopped")
+	if re := contextError(runCtx, parent, s, err); re != nil {
+		return re
 	}
+	id, limits := s.id, s.grant.Limits
 	msg := firstLine(err.Error())
 	_, nearFull := meter.stats()
 	oom := func(cause error, what string) *RunError {
@@ -529,6 +540,26 @@ func classify(runCtx, parent context.Context, s *Skill, call *hostfuncs.Call, me
 	}
 	// The guest set an Extism error (pdk.SetError) and returned non-zero.
 	return runErr(KindSkillError, id, err, "%s", msg)
+}
+
+// contextError is the RunError of a run whose context ended — its timeout, its caller's deadline
+// or cancellation, or Close — which explains whatever error the guest's engine reported; nil
+// while the run's context is live.
+func contextError(runCtx, parent context.Context, s *Skill, err error) *RunError {
+	id := s.id
+	timeout := time.Duration(s.grant.Limits.TimeoutMs) * time.Millisecond
+	switch {
+	case errors.Is(runCtx.Err(), context.DeadlineExceeded) && parent.Err() == nil:
+		return runErr(KindTimeout, id, err, "the run took longer than its timeout of %s", timeout)
+	case errors.Is(parent.Err(), context.DeadlineExceeded):
+		return runErr(KindTimeout, id, err, "the caller's deadline passed")
+	case parent.Err() != nil:
+		return runErr(KindCanceled, id, err, "the caller canceled the run")
+	case runCtx.Err() != nil:
+		// Neither its timeout nor its caller: Close stopped it (Run says so).
+		return runErr(KindCanceled, id, err, "the run was stopped")
+	}
+	return nil
 }
 
 // trapMessages are wazero's runtime errors (internal/wasmruntime), which it does not export as

@@ -29,6 +29,7 @@ import (
 	"sync/atomic"
 
 	extism "github.com/extism/go-sdk"
+	"github.com/skillbox-dev/skillbox/internal/jsbundle"
 	"github.com/tetratelabs/wazero"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -83,6 +84,7 @@ type Runtime struct {
 	policy    atomic.Pointer[Policy]
 	logger    *slog.Logger
 	engine    *engine
+	interps   *interpreters // the script languages' interpreters
 	admission *admission
 	history   *history
 	counters  *counters
@@ -316,7 +318,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	}
 	cfg.Admission = cfg.Admission.withDefaults()
 	cfg.History = cfg.History.withDefaults()
-	rt := &Runtime{cfg: cfg, logger: logger, history: newHistory(cfg.History), counters: newCounters(), checks: &checks{digests: newDigester()}}
+	rt := &Runtime{cfg: cfg, logger: logger, history: newHistory(cfg.History), counters: newCounters(), checks: &checks{digests: newDigester(), bundles: jsbundle.NewCache(0)}}
 	rt.checks.onCheck = rt.onCheck
 	rt.tracer = newTracer(cfg.TracerProvider)
 	rt.runs = map[*Result]context.CancelFunc{}
@@ -357,8 +359,12 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	if !rt.engine.isolate {
 		logger.Warn("modules compile in this process, where their memory and time cannot be stopped: call runtime.MaybeCompileChild() first in main to compile them in a child process")
 	}
-	rt.admission = newAdmission(cfg.Admission, rt.engine.evict)
+	rt.admission = newAdmission(cfg.Admission, func(need int64) {
+		rt.engine.evict(need)
+		rt.interps.evict(need)
+	})
 	rt.engine.admission = rt.admission
+	rt.interps = newInterpreters(logger, rt.cacheDir, rt.admission)
 	if rt.privateCache == "" {
 		rt.index = rt.openIndex() // index.go: beside the compilation cache, under the same rules
 	}
@@ -420,7 +426,8 @@ func (rt *Runtime) Stats() Stats {
 		CompileHits: rt.engine.hits.Load(), Compiles: rt.engine.compiles.Load(),
 		Evictions: rt.engine.evictions.Load(), ChildCompiles: rt.engine.childCompiles.Load(),
 		WarmHits: rt.engine.warmHits.Load(), WarmMade: rt.engine.warmMade.Load(), WarmRefillNs: rt.engine.warmRefillNs.Load(),
-		WarmModules: rt.engine.warm(), Admission: rt.admission.stats()}
+		WarmModules: rt.engine.warm(), Admission: rt.admission.stats(),
+		Interpreters: rt.interps.kept(), InterpreterCompiles: rt.interps.compiles.Load(), InterpreterEvictions: rt.interps.evictions.Load()}
 	rt.counters.snapshot(&s)
 	return s
 }
@@ -460,6 +467,7 @@ func (rt *Runtime) Close(ctx context.Context) error {
 	}
 	rt.stopRuns()
 	rt.engine.close(context.Background())
+	rt.interps.close()
 	if rt.privateCache != "" {
 		_ = os.RemoveAll(rt.privateCache)
 	}

@@ -61,6 +61,8 @@ type Skill struct {
 	id   string
 	dir  string
 	kind Kind
+	// lang is what runs an executable skill (see pickLanguage); "" for an instruction skill.
+	lang Language
 	// problems are what the scan found wrong (nil: nothing): a *SkillError listing each.
 	problems *SkillError
 	// warnings are what the scan repaired, or found against the Agent Skills format, in a skill
@@ -105,6 +107,15 @@ func (s *Skill) Dir() string { return s.dir }
 
 // Kind says whether the skill runs or only instructs.
 func (s *Skill) Kind() Kind { return s.kind }
+
+// Language is what runs an executable skill: its module (LangWasm) or a script's interpreter;
+// "" for an instruction skill, and LangWasm for one whose manifest did not parse.
+func (s *Skill) Language() Language {
+	if s.kind == Executable && s.lang == "" {
+		return LangWasm
+	}
+	return s.lang
+}
 
 // Status is StatusActive, StatusError when the package is broken (see Err), or, for an executable
 // skill whose module has not been checked yet, StatusUnchecked. It reads nothing from disk.
@@ -335,6 +346,7 @@ func loadSkill(dir string, p *Policy, c *checks) (s *Skill, ok bool) {
 		return s, true
 	}
 	s.manifest = m
+	s.pickLanguage(m, manifestPath)
 	if m.ID != id {
 		s.fail(&ManifestError{Path: manifestPath, Field: "id", Msg: fmt.Sprintf("%q does not match the directory name %q", m.ID, id), Hint: "rename one so they are equal"})
 	}

@@ -39,6 +39,11 @@ type Stats struct {
 	// WarmMade counts those made, and WarmRefillNs is the time spent making them, in the
 	// background.
 	WarmHits, WarmMade, WarmRefillNs int64
+	// Interpreters is how many script interpreters are kept compiled (one per language and memory
+	// limit in use); InterpreterCompiles counts their compilations, InterpreterEvictions those
+	// dropped to make room.
+	Interpreters                              int
+	InterpreterCompiles, InterpreterEvictions int64
 	// Checks counts skills checked since New (see StatusUnchecked), by their first run or the
 	// background check; ModuleReads counts the modules those checks read from disk (the others
 	// were known by their files' identity and hash).

@@ -15,7 +15,9 @@ type Summary struct {
 	Version     string   `json:"version,omitempty"`
 	Tags        []string `json:"tags,omitempty"`
 	Kind        Kind     `json:"kind"`
-	Status      Status   `json:"status"`
+	// Language is what runs an executable skill: wasm, python, javascript or typescript.
+	Language Language `json:"language,omitempty"`
+	Status   Status   `json:"status"`
 	// Error is why a broken skill is broken (every problem), as the caller chose to render it.
 	Error string `json:"error,omitempty"`
 	// Warnings are what the load repaired or found against the Agent Skills format in a skill
@@ -27,7 +29,7 @@ type Summary struct {
 // relative to the skills directory ("notes/skill.json"), never the host's layout: a summary goes
 // to remote clients.
 func (s *Skill) Summary() Summary {
-	out := Summary{ID: s.id, Name: s.Name(), Description: s.Description(), Version: s.Version(), Kind: s.kind, Status: s.Status()}
+	out := Summary{ID: s.id, Name: s.Name(), Description: s.Description(), Version: s.Version(), Kind: s.kind, Language: s.Language(), Status: s.Status()}
 	if s.manifest != nil {
 		out.Tags = append([]string(nil), s.manifest.Tags...)
 	}

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sync/atomic"
 
+	"github.com/skillbox-dev/skillbox/internal/jsbundle"
 	"github.com/skillbox-dev/skillbox/internal/wasmcheck"
 )
 
@@ -36,6 +37,8 @@ var unverified = &verdict{status: StatusUnchecked}
 // file digests and module checks, and counts and a hook for the runtime.
 type checks struct {
 	digests *digester
+	// bundles remembers the bundles of JavaScript and TypeScript skills (nil: none).
+	bundles *jsbundle.Cache
 	// made counts checks made; reads counts modules read from disk by them (the rest were known
 	// by their hash).
 	made, reads atomic.Int64
@@ -148,7 +151,15 @@ func (s *Skill) verify(cachedOnly bool) (v *verdict, ok bool) {
 		default:
 			v.digest = t.digest
 		}
-		if s.kind == Executable {
+		if s.kind == Executable && s.lang.Script() {
+			p, ok := s.verifyScript(v, cachedOnly)
+			if !ok {
+				return nil, false
+			}
+			if p != nil {
+				problems = append([]*ManifestError{p}, problems...)
+			}
+		} else if s.kind == Executable {
 			p, ok := s.verifyModule(v, t.module, cachedOnly)
 			if !ok {
 				return nil, false

@@ -50,6 +50,8 @@ func (s *Server) metricsHandler(c echo.Context) error {
 	counter("skillbox_compile_cache_hits_total", "Runs whose module was already compiled.", st.CompileHits)
 	counter("skillbox_compiles_total", "Module compilations (each may be served by the on-disk cache).", st.Compiles)
 	counter("skillbox_module_evictions_total", "Compiled modules dropped to make room in the memory budget.", st.Evictions)
+	gauge("skillbox_interpreters", "Script interpreters kept compiled (one per language and memory limit in use).", st.Interpreters)
+	counter("skillbox_interpreter_compiles_total", "Script interpreter compilations.", st.InterpreterCompiles)
 	fmt.Fprintf(&b, "# HELP skillbox_skills Loaded skills by status.\n# TYPE skillbox_skills gauge\n")
 	byStatus := map[string]int{}
 	for _, sk := range s.rt.Skills() {

@@ -1,0 +1,125 @@
+package runtime
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/skillbox-dev/skillbox/internal/jsbundle"
+)
+
+// A script skill's check reads its code where a compiled skill's reads its module: a JavaScript or
+// TypeScript skill is bundled (its imports resolved, its types stripped, its syntax checked), a
+// Python skill's execute.py is read and bounded. The verdict's hash is the sha256 of what runs
+// (the bundle, or execute.py), so a run can tell that the code changed since its version was
+// checked, as it tells for a module.
+
+// errNoScript is a script skill whose code file is missing.
+var errNoScript = errors.New("missing: the manifest's runtime runs this file")
+
+// verifyScript fills v's hash and size from s's code and returns its problem. cachedOnly reads no
+// file: a script's check is not remembered across processes, so it is then not done (ok false),
+// and the skill stays unchecked until its first run or the background check.
+func (s *Skill) verifyScript(v *verdict, cachedOnly bool) (*ManifestError, bool) {
+	if cachedOnly {
+		return nil, false
+	}
+	if s.cache != nil {
+		s.cache.reads.Add(1)
+	}
+	code, err := s.readScript(context.Background())
+	if err != nil {
+		return scriptProblem(s, err), true
+	}
+	h := sha256.Sum256([]byte(code))
+	v.hash, v.size = hex.EncodeToString(h[:]), int64(len(code))
+	return nil, true
+}
+
+// readScript returns the code a run of s evaluates: the bundle of a JavaScript or TypeScript
+// skill (through the runtime's bundle cache, so that a skill whose files did not change is not
+// bundled again), or a Python skill's execute.py.
+func (s *Skill) readScript(ctx context.Context) (string, error) {
+	if _, err := os.Lstat(s.codePath()); err != nil {
+		return "", err // a missing entry is said as such, not as an import the bundler could not find
+	}
+	switch s.lang {
+	case LangJavaScript, LangTypeScript:
+		var b jsbundle.Bundle
+		var err error
+		if c := s.cache.bundleCache(); c != nil {
+			b, err = c.Build(ctx, s.dir, s.lang.CodeFile(), s.bundleOptions())
+		} else {
+			b, err = jsbundle.Build(ctx, s.dir, s.lang.CodeFile(), s.bundleOptions())
+		}
+		return b.Code, err
+	case LangPython:
+		data, err := readRegular(s.codePath(), s.modules.withDefaults().MaxModuleBytes)
+		return string(data), err
+	}
+	return "", fmt.Errorf("%q is not a script runtime", s.lang)
+}
+
+// bundleOptions bounds a bundle by the policy's module limit: a script's code is held to what a
+// module may weigh.
+func (s *Skill) bundleOptions() jsbundle.Options {
+	max := s.modules.withDefaults().MaxModuleBytes
+	return jsbundle.Options{MaxSourceBytes: max, MaxOutputBytes: max}
+}
+
+// script returns the code a run of s evaluates, checked to be the code s's version was checked
+// with (the same sha256).
+//
+// # Errors
+//
+// ErrModuleChanged when the code changed since the check; the script's problem (a
+// *ManifestError) when it no longer reads or bundles.
+func (s *Skill) script(ctx context.Context) (string, error) {
+	code, err := s.readScript(ctx)
+	if err != nil {
+		return "", scriptProblem(s, err)
+	}
+	h := sha256.Sum256([]byte(code))
+	if got := hex.EncodeToString(h[:]); got != s.state().hash {
+		return "", fmt.Errorf("%w: %s has changed since this version was loaded; reload the skills and run it again", ErrModuleChanged, s.codePath())
+	}
+	return code, nil
+}
+
+// scriptProblem is the problem of a script that could not be read or bundled, naming the file
+// (and the line, when known) where it is.
+func scriptProblem(s *Skill, err error) *ManifestError {
+	var be *jsbundle.Error
+	switch {
+	case errors.As(err, &be):
+		path := s.codePath()
+		if be.File != "" {
+			path = filepath.Join(s.dir, filepath.FromSlash(be.File))
+		}
+		if be.Line > 0 {
+			path = fmt.Sprintf("%s:%d:%d", path, be.Line, be.Column+1)
+		}
+		msg := be.Msg
+		if be.Import != "" {
+			msg = fmt.Sprintf("import %q: %s", be.Import, msg)
+		}
+		return &ManifestError{Path: path, Msg: msg, Hint: be.Hint}
+	case errors.Is(err, fs.ErrNotExist):
+		return &ManifestError{Path: s.codePath(), Msg: errNoScript.Error(),
+			Hint: fmt.Sprintf("write %s, or set the manifest's runtime to the file the skill has", s.lang.CodeFile())}
+	}
+	return &ManifestError{Path: s.codePath(), Msg: err.Error()}
+}
+
+// bundleCache is the runtime's cache of JavaScript bundles (nil: none).
+func (c *checks) bundleCache() *jsbundle.Cache {
+	if c == nil {
+		return nil
+	}
+	return c.bundles
+}
