@@ -79,7 +79,7 @@ func TestScriptSkillErrors(t *testing.T) {
 	js("bomb", `export function execute() { let a = []; for (;;) a.push(new Array(1e5).fill(a.length)); }`, "")
 	js("denied", `export async function execute(args, ctx) { await ctx.fetch("http://127.0.0.1:1/"); }`, "")
 	js("caught", `export async function execute(args, ctx) {
-  try { ctx.readFile("/etc/passwd"); } catch (e) { if (e.name !== "PermissionDenied") throw e; }
+  try { await ctx.readFile("/etc/passwd"); } catch (e) { if (!(e instanceof PermissionDenied)) throw e; }
   throw new Error("gave up");
 }`, "")
 	js("big", `export function execute() { return "x".repeat(5000); }`, `"limits":{"maxOutputBytes":1000}`)

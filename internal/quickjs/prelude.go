@@ -8,6 +8,12 @@ const prelude = `(function () {
 const G = globalThis, write = G.print, stringify = JSON.stringify, parse = JSON.parse;
 const names = {denied: "PermissionDenied", not_found: "NotFound", invalid: "InvalidRequest",
   limit: "LimitExceeded", failed: "HostError", timeout: "TimeoutError"};
+// One class per refusal, global, so a skill can test "e instanceof PermissionDenied" (or e.name).
+const classes = {};
+for (const n of ["PermissionDenied", "NotFound", "InvalidRequest", "LimitExceeded", "HostError", "TimeoutError"]) {
+  classes[n] = ({[n]: class extends Error { constructor(m) { super(m); this.name = n; } }})[n];
+  Object.defineProperty(G, n, {value: classes[n], writable: false, configurable: false});
+}
 function call(op, req) {
   req.op = op;
   write("\x01" + stringify(req));
@@ -16,8 +22,7 @@ function call(op, req) {
   if (typeof raw !== "string") throw new Error("skillbox: the host did not answer " + op);
   const r = parse(raw);
   if (r.error !== undefined) {
-    const e = new Error(r.error);
-    e.name = names[r.status] || "HostError";
+    const e = new (classes[names[r.status]] || classes.HostError)(r.error);
     e.status = r.status;
     throw e;
   }
