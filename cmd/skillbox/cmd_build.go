@@ -26,6 +26,9 @@ var cmdBuild = &command{
 		if err != nil {
 			return e.fail(exitFailed, "%v", err)
 		}
+		if code, ok := buildScript(ctx, e, skillDir); ok {
+			return code
+		}
 		src := filepath.Join(skillDir, "src")
 		lang, err := detectLanguage(src)
 		if err != nil {
@@ -93,4 +96,34 @@ func skillDirOf(dir string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("%s is not a skill directory (no skill.json here or in its parent)", dir)
+}
+
+// buildScript handles build of a script skill, which has nothing to build: it validates the skill
+// (a JavaScript or TypeScript skill is bundled, so a syntax error or a refused import shows here)
+// and says so. ok is false for a compiled skill.
+func buildScript(ctx context.Context, e *env, skillDir string) (code int, ok bool) {
+	rt, err := e.runtimeFor(ctx, nil)
+	if err != nil {
+		return e.fail(exitFailed, "%v", err), true
+	}
+	defer rt.Close(context.Background())
+	s, found := rt.CheckSkill(ctx, skillDir)
+	if !found || s.Manifest() == nil || !s.Language().Script() {
+		return 0, false
+	}
+	if s.Status() != runtime.StatusActive {
+		fmt.Fprintf(e.stderr, "%s is a %s skill (nothing to build), but it is not valid:\n", s.ID(), s.Language())
+		if se, ok := s.Err().(*runtime.SkillError); ok {
+			for _, p := range se.Problems {
+				fmt.Fprintf(e.stderr, "  %s\n", clean(p.Error()))
+			}
+		}
+		return exitFailed, true
+	}
+	if e.json {
+		_ = writeJSON(e.stdout, map[string]any{"id": s.ID(), "lang": s.Language(), "module": nil, "sha256": s.ModuleHash()})
+		return exitOK, true
+	}
+	fmt.Fprintf(e.stdout, "built %s: a %s skill runs its source as it is (nothing to build), valid\n", s.ID(), s.Language())
+	return exitOK, true
 }

@@ -12,7 +12,7 @@ import (
 
 var cmdNew = &command{
 	summary: "create a skill that builds and runs as is: manifest, source, SKILL.md, example input",
-	usage:   "<id> --lang go|tinygo|rust|assemblyscript|c [--sdk DIR]",
+	usage:   "<id> --lang go|tinygo|rust|assemblyscript|c|javascript|typescript [--sdk DIR]",
 	flags: func(fs *flag.FlagSet, e *env) {
 		fs.StringVar(&e.lang, "lang", "go", "the source language: "+strings.Join(languageNames(), ", "))
 		fs.StringVar(&e.sdk, "sdk", "", "the language's Skillbox SDK `DIR` (default: sdk/<lang> found above the skills directory)")
@@ -32,7 +32,7 @@ var cmdNew = &command{
 		skillsDir := dirsOrDefault(e.skills)[0]
 		dir := filepath.Join(skillsDir, id)
 		sdk := e.sdk
-		if sdk == "" {
+		if sdk == "" && lang.runtime == "" {
 			found, err := findSDK(skillsDir, lang.sdk)
 			if err != nil {
 				return e.fail(exitFailed, "%v", err)
@@ -44,6 +44,11 @@ var cmdNew = &command{
 		}
 		if e.json {
 			_ = writeJSON(e.stdout, map[string]string{"id": id, "dir": dir, "lang": lang.name})
+			return exitOK
+		}
+		if lang.runtime != "" {
+			fmt.Fprintf(e.stdout, "created %s (%s: runs as it is, no build)\n\nnext:\n  skillbox run %s --args @%s\n",
+				dir, lang.name, id, filepath.Join(dir, "example.json"))
 			return exitOK
 		}
 		fmt.Fprintf(e.stdout, "created %s (%s)\n\nnext:\n  skillbox build %s\n  skillbox run %s --args @%s\n",

@@ -45,7 +45,14 @@ func TestNewBuildRun(t *testing.T) {
 			if r.code != exitOK || !strings.Contains(r.stdout, "created "+filepath.Join(skills, id)) {
 				t.Fatalf("new: %s", r)
 			}
-			for _, f := range []string{"skill.json", "SKILL.md", "example.json", "src"} {
+			code := "src" // a compiled skill's source; a script skill's is its execute file
+			if rt := languages[name].runtime; rt != "" {
+				code = rt.CodeFile()
+				if _, err := os.Stat(filepath.Join(skills, id, "src")); err == nil {
+					t.Errorf("a %s skill got a src/ it does not use", name)
+				}
+			}
+			for _, f := range []string{"skill.json", "SKILL.md", "example.json", code} {
 				if _, err := os.Stat(filepath.Join(skills, id, f)); err != nil {
 					t.Errorf("new wrote no %s", f)
 				}
@@ -109,7 +116,7 @@ func TestNewErrors(t *testing.T) {
 	}{
 		{"no id", []string{"--skills", skills, "new"}, exitUsage, "new takes one skill id"},
 		{"bad id", []string{"--skills", skills, "new", "Bad_Id"}, exitUsage, `"Bad_Id" is not a valid skill id`},
-		{"unknown language", []string{"--skills", skills, "new", "x", "--lang", "cobol"}, exitUsage, `--lang "cobol": choose one of assemblyscript, c, go, rust, tinygo`},
+		{"unknown language", []string{"--skills", skills, "new", "x", "--lang", "cobol"}, exitUsage, `--lang "cobol": choose one of assemblyscript, c, go, javascript, rust, tinygo, typescript`},
 		{"existing skill", []string{"--skills", skills, "new", "taken", "--lang", "c"}, exitFailed, "already exists"},
 		{"no SDK above", []string{"--skills", noSDK, "new", "x", "--lang", "go"}, exitFailed, "no sdk/go directory above"},
 	}

@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"text/template"
+
+	"github.com/skillbox-dev/skillbox/runtime"
 )
 
 // templates holds one skill template per language (templates/<lang>/), rendered by `new`.
@@ -29,6 +31,9 @@ type language struct {
 	install string
 	// flags are extra build flags a skill's source asks for (TinyGo's go.mod marker line).
 	flags []string
+	// runtime is a script language's manifest runtime ("typescript"): its skills run their
+	// source as it is, with no toolchain, SDK or build; "" for a compiled language.
+	runtime runtime.Language
 }
 
 var languages = map[string]language{
@@ -37,6 +42,8 @@ var languages = map[string]language{
 	"rust":           {name: "rust", sdk: "rust", install: "on Debian: apt-get install rustc cargo libstd-rust-dev-wasm32; with rustup: rustup target add wasm32-wasip1"},
 	"assemblyscript": {name: "assemblyscript", sdk: "assemblyscript", install: "install Node.js and npm (Debian: apt-get install nodejs npm)"},
 	"c":              {name: "c", sdk: "c", install: "on Debian: apt-get install clang lld wasi-libc libclang-rt-dev-wasm32"},
+	"javascript":     {name: "javascript", runtime: runtime.LangJavaScript},
+	"typescript":     {name: "typescript", runtime: runtime.LangTypeScript},
 }
 
 func languageNames() []string {
@@ -86,9 +93,12 @@ func scaffold(skillDir, id string, lang language, sdkDir string) error {
 	if err != nil {
 		return err
 	}
-	relSDK, err := filepath.Rel(filepath.Join(absSkill, "src"), absSDK)
-	if err != nil {
-		return err
+	relSDK := ""
+	if lang.runtime == "" {
+		relSDK, err = filepath.Rel(filepath.Join(absSkill, "src"), absSDK)
+		if err != nil {
+			return err
+		}
 	}
 	data := templateData{ID: id, Crate: strings.ReplaceAll(id, "-", "_"), SDK: filepath.ToSlash(relSDK)}
 	root := "templates/" + lang.name
@@ -127,6 +137,9 @@ func scaffold(skillDir, id string, lang language, sdkDir string) error {
 			body = out.Bytes()
 		}
 		dst := filepath.Join(tmp, "src", filepath.FromSlash(rel))
+		if lang.runtime != "" {
+			dst = filepath.Join(tmp, filepath.FromSlash(rel)) // a script skill runs its source as it is
+		}
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return err
 		}
@@ -171,6 +184,11 @@ func packageFiles(id string, lang language) map[string][]byte {
 		"createdBy": "skillbox new",
 		"limits":    map[string]any{"timeoutMs": 5000, "memoryMiB": 64},
 	}
+	try := fmt.Sprintf("skillbox build skills/%s\n    skillbox run %s --args @skills/%s/example.json", id, id, id)
+	if lang.runtime != "" {
+		manifest["runtime"] = lang.runtime
+		try = fmt.Sprintf("skillbox run %s --args @skills/%s/example.json", id, id)
+	}
 	mj, _ := json.MarshalIndent(manifest, "", "  ")
 	skillMD := fmt.Sprintf(`---
 name: %s
@@ -185,11 +203,10 @@ Use this skill to greet someone. Call it with the person's name:
 
 It returns `+"`{\"greeting\": \"Hello, Ada!\"}`"+`.
 
-Build and try it:
+Try it:
 
-    skillbox build skills/%s
-    skillbox run %s --args @skills/%s/example.json
-`, id, title, id, id, id)
+    %s
+`, id, title, try)
 	return map[string][]byte{
 		"skill.json":   append(mj, '\n'),
 		"SKILL.md":     []byte(skillMD),

@@ -65,6 +65,9 @@ type toolchain struct {
 // `build` can say which tool is missing before it runs anything, and a test can tell "not
 // installed" (skip) from "the build failed" (fail). Every gap is a *missingToolchain.
 func findToolchain(lang language) (toolchain, error) {
+	if lang.runtime != "" {
+		return toolchain{}, nil // a script skill runs its source: nothing to find
+	}
 	switch lang.name {
 	case "go":
 		gobin, err := lookPath(lang, "go")

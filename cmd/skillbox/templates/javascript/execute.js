@@ -1,0 +1,7 @@
+// execute is called with the validated arguments (defaults applied) and the SkillContext:
+// ctx.fetch, ctx.env, ctx.readFile, ctx.writeFile and ctx.log reach only what skill.json asks
+// for and the operator's policy allows. Its return value is the result.
+export function execute(args, ctx) {
+  ctx.log(`greeting ${args.name}`);
+  return { greeting: `Hello, ${args.name}!` };
+}
