@@ -36,7 +36,7 @@ type GrantedMount struct {
 // Grant computes what a skill with manifest m, living in skillDir, may do under p.
 func (p *Policy) Grant(m *Manifest, skillDir string) *Grant {
 	g := &Grant{Network: []string{}, Env: []string{}, Secrets: []string{}, Files: []GrantedMount{}}
-	h := &hostfuncs.Grant{Env: map[string]string{}, Guard: netguard.Guard{Allow: p.AllowNetworks}}
+	h := &hostfuncs.Grant{Env: map[string]string{}, Guard: netguard.Guard{Allow: p.AllowNetworks}, RootCAs: p.RootCAs}
 	var policyHosts netguard.List
 	for _, s := range p.Network {
 		if pat, err := netguard.ParsePattern(s); err == nil {

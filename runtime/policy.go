@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -33,6 +34,9 @@ type Policy struct {
 	Limits Limits
 	// Modules bound what a skill's module may declare (size, function size, function count).
 	Modules ModuleLimits
+	// RootCAs verifies the https servers skills fetch from; nil means the host's system roots.
+	// For an embedder whose granted hosts use a private CA, and for tests. (Not in a policy file.)
+	RootCAs *x509.CertPool
 }
 
 // PolicySecret is a secret's value and the host patterns it may be sent to.
