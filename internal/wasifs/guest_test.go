@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	_ "embed"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -204,3 +205,146 @@ func TestGuestDirMountFollowsEscapes(t *testing.T) {
 		}
 	}
 }
+
+func TestGuestReadOnlyRefusesMutations(t *testing.T) {
+	t.Parallel()
+	tr := hostTree(t)
+	got := probe(t, []mount{{"/m", mustDir(t, tr.mount, Options{})}},
+		"write:/m/hello.txt:x", "write:/m/new.txt:x", "append:/m/hello.txt:x", "creat:/m/new.txt",
+		"openrw:/m/hello.txt", "mkdir:/m/d", "rmdir:/m/sub", "unlink:/m/hello.txt",
+		"rename:/m/hello.txt:/m/moved.txt", "symlink:hello.txt:/m/l", "link:/m/hello.txt:/m/l",
+		"read:/m/hello.txt", "readdir:/m/sub", "stat:/m/hello.txt")
+	expectLines(t, got, []string{
+		"write /m/hello.txt:x = EROFS",
+		"write /m/new.txt:x = EROFS",
+		"append /m/hello.txt:x = EROFS",
+		"creat /m/new.txt = EROFS",
+		"openrw /m/hello.txt = EROFS",
+		"mkdir /m/d = EROFS",
+		"rmdir /m/sub = EROFS",
+		"unlink /m/hello.txt = EROFS",
+		"rename /m/hello.txt:/m/moved.txt = EROFS",
+		"symlink hello.txt:/m/l = EROFS",
+		"link /m/hello.txt:/m/l = EROFS",
+		"read /m/hello.txt = ok hello",
+		"readdir /m/sub = ok inner.txt up",
+		"stat /m/hello.txt = ok file 5",
+	})
+	if b, _ := os.ReadFile(filepath.Join(tr.mount, "hello.txt")); string(b) != "hello" {
+		t.Errorf("hello.txt changed on the host: %q", b)
+	}
+}
+
+func TestGuestWritable(t *testing.T) {
+	t.Parallel()
+	tr := hostTree(t)
+	w := mustDir(t, tr.mount, Options{Writable: true, MaxBytes: 1 << 20, MaxFiles: 100})
+	tmp, cleanup, err := PrivateTmp(Options{MaxBytes: 1 << 20, MaxFiles: 100})
+	must(t, err)
+	defer cleanup()
+	got := probe(t, []mount{{"/m", w}, {"/tmp", tmp}},
+		"write:/m/new.txt:one", "append:/m/new.txt:two", "read:/m/new.txt",
+		"mkdir:/m/d", "rename:/m/new.txt:/m/d/moved.txt", "read:/m/d/moved.txt", "readdir:/m/d",
+		"rename:/m/d/moved.txt:/tmp/moved.txt", "rename:/m/d/moved.txt:/m/../moved.txt",
+		"rename:/m/d/moved.txt:/m/outdir/moved.txt", "write:/m/rel:overwrite", "write:/m/outdir/new.txt:x",
+		"symlink:/etc/hostname:/m/l", "symlink:hello.txt:/m/l", "link:/m/hello.txt:/m/l",
+		"write:/tmp/t.txt:temp", "read:/tmp/t.txt", "readdir:/tmp",
+		"unlink:/m/d/moved.txt", "rmdir:/m/d", "unlink:/m/sub", "rmdir:/m/hello.txt", "readdir:/m")
+	expectLines(t, got, []string{
+		"write /m/new.txt:one = ok 3",
+		"append /m/new.txt:two = ok 3",
+		"read /m/new.txt = ok onetwo",
+		"mkdir /m/d = ok",
+		"rename /m/new.txt:/m/d/moved.txt = ok",
+		"read /m/d/moved.txt = ok onetwo",
+		"readdir /m/d = ok moved.txt",
+		"rename /m/d/moved.txt:/tmp/moved.txt = ENOSYS",
+		"rename /m/d/moved.txt:/m/../moved.txt = EPERM",
+		"rename /m/d/moved.txt:/m/outdir/moved.txt = EACCES",
+		"write /m/rel:overwrite = EACCES",
+		"write /m/outdir/new.txt:x = EACCES",
+		"symlink /etc/hostname:/m/l = EPERM",
+		"symlink hello.txt:/m/l = EPERM",
+		"link /m/hello.txt:/m/l = EPERM",
+		"write /tmp/t.txt:temp = ok 4",
+		"read /tmp/t.txt = ok temp",
+		"readdir /tmp = ok t.txt",
+		"unlink /m/d/moved.txt = ok",
+		"rmdir /m/d = ok",
+		"unlink /m/sub = EISDIR",
+		"rmdir /m/hello.txt = ENOTDIR",
+		"readdir /m = ok abs absdir chain chain2 fifo hello.txt indir inlink outdir rel sub",
+	})
+	entries, err := os.ReadDir(tr.outside)
+	must(t, err)
+	if b, _ := os.ReadFile(tr.secret); len(entries) != 1 || string(b) != "SECRET" {
+		t.Errorf("the directory outside the mount changed: %v, secret %q", entries, b)
+	}
+	if u := w.Usage(); u.BytesWritten != 6 || u.FilesCreated != 2 || u.Exceeded != nil {
+		t.Errorf("usage %+v, want 6 bytes, 2 files, nothing exceeded", u)
+	}
+}
+
+func TestGuestByteBudget(t *testing.T) {
+	t.Parallel()
+	tmp, cleanup, err := PrivateTmp(Options{MaxBytes: 10000, MaxFiles: 10})
+	must(t, err)
+	defer cleanup()
+	got := probe(t, []mount{{"/tmp", tmp}},
+		"fill:/tmp/a:8192", "fill:/tmp/b:8192", "write:/tmp/c:x", "stat:/tmp/b")
+	expectLines(t, got, []string{
+		"fill /tmp/a:8192 = ok 8192",
+		"fill /tmp/b:8192 = EIO after 1808",
+		"write /tmp/c:x = EIO",
+		"stat /tmp/b = ok file 1808",
+	})
+	u := tmp.Usage()
+	var be *BudgetError
+	if u.BytesWritten != 10000 || !errorsAs(u.Exceeded, &be) || be.Field != "MaxBytes" || be.Path != "b" || be.Limit != 10000 {
+		t.Errorf("usage %+v (%v), want 10000 bytes and MaxBytes exceeded at b", u, u.Exceeded)
+	}
+}
+
+func TestGuestHoleAndFileBudget(t *testing.T) {
+	t.Parallel()
+	tmp, cleanup, err := PrivateTmp(Options{MaxBytes: 1000, MaxFiles: 3})
+	must(t, err)
+	defer cleanup()
+	got := probe(t, []mount{{"/tmp", tmp}},
+		"write:/tmp/a:x", "seekw:/tmp/a:999", "seekw:/tmp/a:1000000000", "mkdir:/tmp/d",
+		"write:/tmp/d/b:x", "write:/tmp/a:overwrite is free of the file budget", "creat:/tmp/c",
+		"mkdir:/tmp/e", "unlink:/tmp/d/b", "creat:/tmp/d/b", "stat:/tmp/a")
+	expectLines(t, got, []string{
+		"write /tmp/a:x = ok 1",
+		"seekw /tmp/a:999 = ok",
+		"seekw /tmp/a:1000000000 = EIO",
+		"mkdir /tmp/d = ok",
+		"write /tmp/d/b:x = ok 1",
+		"write /tmp/a:overwrite is free of the file budget = ok 36",
+		"creat /tmp/c = EIO",
+		"mkdir /tmp/e = EIO",
+		"unlink /tmp/d/b = ok",
+		"creat /tmp/d/b = EIO",
+		"stat /tmp/a = ok file 36",
+	})
+	var be *BudgetError
+	if u := tmp.Usage(); u.FilesCreated != 3 || !errorsAs(u.Exceeded, &be) || be.Field != "MaxBytes" {
+		t.Errorf("usage %+v (%v): want 3 files and the first refusal, the seek, on MaxBytes", u, u.Exceeded)
+	}
+}
+
+func TestGuestSpecialFilesRefused(t *testing.T) {
+	t.Parallel()
+	tr := hostTree(t)
+	w := mustDir(t, tr.mount, Options{Writable: true, MaxBytes: 100, MaxFiles: 1})
+	got := probe(t, []mount{{"/m", w}}, "read:/m/fifo", "openrw:/m/fifo", "write:/m/fifo:x", "append:/m/fifo:x", "stat:/m/fifo")
+	expectLines(t, got, []string{
+		"read /m/fifo = EACCES",
+		"openrw /m/fifo = EACCES",
+		"write /m/fifo:x = EACCES",
+		"append /m/fifo:x = EACCES",
+		"stat /m/fifo = ok other 0",
+	})
+}
+
+func errorsAs(err error, target any) bool { return err != nil && errors.As(err, target) }
