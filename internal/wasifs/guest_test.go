@@ -131,6 +131,7 @@ func hostTree(t testing.TB) tree {
 		"absdir": tr.outside,
 		"inlink": "sub/inner.txt",
 		"indir":  "sub",
+		"dangle": filepath.Join(tr.outside, "planted.txt"),
 	}
 	for name, target := range links {
 		must(t, os.Symlink(target, filepath.Join(tr.mount, name)))
@@ -187,7 +188,7 @@ func TestGuestSymlinkEscapesRefused(t *testing.T) {
 		"read /m/indir/inner.txt = ok inner",
 		"readlink /m/inlink = ok sub/inner.txt",
 		"read /m/hello.txt = ok hello",
-		"readdir /m = ok abs absdir chain chain2 fifo hello.txt indir inlink outdir rel sub",
+		"readdir /m = ok abs absdir chain chain2 dangle fifo hello.txt indir inlink outdir rel sub",
 		"stat /m/sub = ok dir",
 	})
 }
@@ -247,6 +248,8 @@ func TestGuestWritable(t *testing.T) {
 		"mkdir:/m/d", "rename:/m/new.txt:/m/d/moved.txt", "read:/m/d/moved.txt", "readdir:/m/d",
 		"rename:/m/d/moved.txt:/tmp/moved.txt", "rename:/m/d/moved.txt:/m/../moved.txt",
 		"rename:/m/d/moved.txt:/m/outdir/moved.txt", "write:/m/rel:overwrite", "write:/m/outdir/new.txt:x",
+		"write:/m/dangle:planted", "append:/m/dangle:planted", "creat:/m/dangle", "mkdir:/m/outdir/d",
+		"write:/m/inlink:through a link inside", "read:/m/sub/inner.txt",
 		"symlink:/etc/hostname:/m/l", "symlink:hello.txt:/m/l", "link:/m/hello.txt:/m/l",
 		"write:/tmp/t.txt:temp", "read:/tmp/t.txt", "readdir:/tmp",
 		"unlink:/m/d/moved.txt", "rmdir:/m/d", "unlink:/m/sub", "rmdir:/m/hello.txt", "readdir:/m")
@@ -263,6 +266,12 @@ func TestGuestWritable(t *testing.T) {
 		"rename /m/d/moved.txt:/m/outdir/moved.txt = EACCES",
 		"write /m/rel:overwrite = EACCES",
 		"write /m/outdir/new.txt:x = EACCES",
+		"write /m/dangle:planted = EACCES",
+		"append /m/dangle:planted = EACCES",
+		"creat /m/dangle = EEXIST",
+		"mkdir /m/outdir/d = EACCES",
+		"write /m/inlink:through a link inside = ok 21",
+		"read /m/sub/inner.txt = ok through a link inside",
 		"symlink /etc/hostname:/m/l = EPERM",
 		"symlink hello.txt:/m/l = EPERM",
 		"link /m/hello.txt:/m/l = EPERM",
@@ -273,15 +282,15 @@ func TestGuestWritable(t *testing.T) {
 		"rmdir /m/d = ok",
 		"unlink /m/sub = EISDIR",
 		"rmdir /m/hello.txt = ENOTDIR",
-		"readdir /m = ok abs absdir chain chain2 fifo hello.txt indir inlink outdir rel sub",
+		"readdir /m = ok abs absdir chain chain2 dangle fifo hello.txt indir inlink outdir rel sub",
 	})
 	entries, err := os.ReadDir(tr.outside)
 	must(t, err)
 	if b, _ := os.ReadFile(tr.secret); len(entries) != 1 || string(b) != "SECRET" {
 		t.Errorf("the directory outside the mount changed: %v, secret %q", entries, b)
 	}
-	if u := w.Usage(); u.BytesWritten != 6 || u.FilesCreated != 2 || u.Exceeded != nil {
-		t.Errorf("usage %+v, want 6 bytes, 2 files, nothing exceeded", u)
+	if u := w.Usage(); u.BytesWritten != 27 || u.FilesCreated != 2 || u.Exceeded != nil {
+		t.Errorf("usage %+v, want 27 bytes, 2 files, nothing exceeded", u)
 	}
 }
 

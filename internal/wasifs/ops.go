@@ -217,9 +217,11 @@ func (f *FS) OpenFile(path string, flag sys.Oflag, perm fs.FileMode) (sys.File, 
 		osf.Close()
 		return nil, sys.EACCES
 	}
-	if errno := setBlocking(osf); errno != 0 {
-		osf.Close()
-		return nil, errno
+	if !fi.IsDir() { // O_NONBLOCK does not touch reading a directory
+		if errno := setBlocking(osf, osFlag(flag)); errno != 0 {
+			osf.Close()
+			return nil, errno
+		}
 	}
 	st := wsys.NewStat_t(fi)
 	return &file{

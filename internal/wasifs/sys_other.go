@@ -16,6 +16,6 @@ const (
 	oNoctty    = 0
 )
 
-func setBlocking(*os.File) sys.Errno { return 0 }
+func setBlocking(*os.File, int) sys.Errno { return 0 }
 
 func futimes(*os.File, time.Time, time.Time) sys.Errno { return sys.ENOSYS }

@@ -1,4 +1,4 @@
-//go:build unix
+//go:build unix && !linux
 
 package wasifs
 
@@ -10,14 +10,8 @@ import (
 	"github.com/tetratelabs/wazero/experimental/sys"
 )
 
-const (
-	oDirectory = syscall.O_DIRECTORY
-	oNoctty    = syscall.O_NOCTTY
-)
-
-// setBlocking clears the O_NONBLOCK the open was made with, once the file is known to be a
-// regular file or a directory, so that reads and writes behave as the guest expects.
-func setBlocking(f *os.File) sys.Errno {
+// setBlocking clears the O_NONBLOCK the open was made with (see sys_linux.go).
+func setBlocking(f *os.File, _ int) sys.Errno {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return errnoOf(err)
