@@ -80,6 +80,9 @@ func (f *file) Pread(buf []byte, off int64) (int, sys.Errno) {
 	if f.dir {
 		return 0, sys.EISDIR
 	}
+	if off < 0 {
+		return 0, sys.EINVAL
+	}
 	n, err := f.f.ReadAt(buf, off)
 	if errors.Is(err, io.EOF) {
 		err = nil
@@ -167,8 +170,8 @@ func (f *file) Pwrite(buf []byte, off int64) (int, sys.Errno) {
 	if !f.writable {
 		return 0, f.writeErr()
 	}
-	if off < 0 {
-		return 0, sys.EINVAL
+	if off < 0 || f.append {
+		return 0, sys.EINVAL // os.File refuses WriteAt on a file opened to append
 	}
 	if len(buf) == 0 {
 		return 0, 0

@@ -2,9 +2,11 @@ package wasifs
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -201,5 +203,74 @@ func TestPrivateTmpCleanup(t *testing.T) {
 	cleanA() // a second call does nothing
 	if _, errno := a.Stat("."); errno != sys.EBADF {
 		t.Errorf("Stat after cleanup = %v, want EBADF", errno)
+	}
+}
+
+func TestReadOnlyRefusesEveryMutation(t *testing.T) {
+	t.Parallel()
+	tr := hostTree(t)
+	fsys := mustDir(t, tr.mount, Options{})
+	f, errno := fsys.OpenFile("hello.txt", sys.O_RDONLY, 0)
+	if errno != 0 {
+		t.Fatal(errno)
+	}
+	defer f.Close()
+	for name, errno := range map[string]sys.Errno{
+		"Mkdir":         fsys.Mkdir("d", 0o755),
+		"Chmod":         fsys.Chmod("hello.txt", 0o777),
+		"Rename":        fsys.Rename("hello.txt", "x"),
+		"Rmdir":         fsys.Rmdir("sub"),
+		"Unlink":        fsys.Unlink("hello.txt"),
+		"Link":          fsys.Link("hello.txt", "x"),
+		"Symlink":       fsys.Symlink("hello.txt", "x"),
+		"Utimens":       fsys.Utimens("hello.txt", 0, 0),
+		"File.Truncate": f.Truncate(0),
+		"File.Utimens":  f.Utimens(0, 0),
+		"File.Write":    second(f.Write([]byte("x"))),
+		"File.Pwrite":   second(f.Pwrite([]byte("x"), 0)),
+	} {
+		if errno != sys.EROFS {
+			t.Errorf("%s on a read-only mount = %v, want EROFS", name, errno)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(tr.mount, "hello.txt")); string(b) != "hello" {
+		t.Errorf("hello.txt changed: %q", b)
+	}
+}
+
+func second[T any](_ T, errno sys.Errno) sys.Errno { return errno }
+
+// TestReaddirChunks reads a directory larger than one chunk: asked for more than it holds, the
+// FS returns what there is (wazero takes fewer than asked as the end); asked for fewer, it
+// returns exactly that many and goes on from there.
+func TestReaddirChunks(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	const n = readdirChunk*2 + 5
+	for i := range n {
+		must(t, os.WriteFile(filepath.Join(dir, strconv.Itoa(i)), nil, 0o644))
+	}
+	fsys := mustDir(t, dir, Options{})
+	d, errno := fsys.OpenFile(".", sys.O_RDONLY|sys.O_DIRECTORY, 0)
+	if errno != 0 {
+		t.Fatal(errno)
+	}
+	defer d.Close()
+	first, errno := d.Readdir(10)
+	if errno != 0 || len(first) != 10 {
+		t.Fatalf("Readdir(10) = %d entries, %v", len(first), errno)
+	}
+	rest, errno := d.Readdir(1 << 30)
+	if errno != 0 || len(rest) != n-10 {
+		t.Fatalf("Readdir(1<<30) = %d entries, %v; want %d", len(rest), errno, n-10)
+	}
+	if rest[0].Ino == 0 || rest[0].Type != 0 {
+		t.Errorf("entry %+v: want an inode and a regular file's type", rest[0])
+	}
+	if _, errno := d.Seek(0, io.SeekStart); errno != 0 {
+		t.Fatal(errno)
+	}
+	if again, errno := d.Readdir(0); errno != 0 || len(again) != n {
+		t.Errorf("after rewinding, Readdir(0) = %d entries, %v; want %d", len(again), errno, n)
 	}
 }
