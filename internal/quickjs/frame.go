@@ -3,6 +3,7 @@ package quickjs
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 
 	"github.com/skillbox-dev/skillbox/internal/broker"
 	"github.com/tetratelabs/wazero/api"
@@ -80,6 +81,16 @@ func (r *run) line(ctx context.Context, fd int, buf *lineBuf) {
 		r.g.setReply(ctx, out)
 		return
 	}
+	if r.prog && fd == 1 && len(b) > 0 && b[0] == writeMark {
+		var w struct {
+			FD   int    `json:"fd"`
+			Data string `json:"data"`
+		}
+		if !over && json.Unmarshal(b[1:], &w) == nil && (w.FD == 1 || w.FD == 2) {
+			r.std[w.FD-1].write(r.lim.maxOutput(), w.Data)
+		}
+		return
+	}
 	src, level := "stdout", "info"
 	if fd == 2 {
 		src, level = "stderr", "error"
@@ -89,6 +100,14 @@ func (r *run) line(ctx context.Context, fd int, buf *lineBuf) {
 
 // output passes a line of plain output to the host, within Limits.MaxOutputBytes.
 func (r *run) output(source, level, s string) {
+	if r.prog { // a program's output is its result, not the log
+		i := 0
+		if source == "stderr" {
+			i = 1
+		}
+		r.std[i].write(r.lim.maxOutput(), s+"\n")
+		return
+	}
 	if r.outBytes+int64(len(s))+1 > r.lim.maxOutput() {
 		r.dropped++
 		return

@@ -121,6 +121,33 @@ G.__seed = function (s0, s1, s2, s3) {
   for (let i = 0; i < 15; i++) Math.random();
   delete G.__seed;
 };
+// __program sets up a program run: process, scriptArgs, a console that writes to stdout and
+// stderr, and the SkillContext as the global skillbox. Writes go to the host as "\x02" + JSON.
+G.__program = function (name, argv, stdin) {
+  delete G.__program;
+  delete G.__drive;
+  // Once the program exits, what its other jobs write is dropped, as it would be after exit.
+  const out = (fd, s) => { if (G.__exited === undefined) write("\x02" + stringify({fd, data: String(s)})); };
+  class SkillboxExit extends Error { constructor(code) { super(String(code)); this.name = "SkillboxExit"; } }
+  const pcon = {};
+  for (const [m, fd] of [["log", 1], ["info", 1], ["debug", 1], ["warn", 2], ["error", 2]]) {
+    pcon[m] = (...a) => out(fd, a.map((v) => typeof v === "string" ? v : text(v)).join(" ") + "\n");
+  }
+  G.console = Object.freeze(pcon);
+  G.scriptArgs = [name, ...argv];
+  G.process = {
+    argv: ["qjs", name, ...argv], env: {}, exitCode: 0, platform: "wasi",
+    exit(code) {
+      // Kept as well as thrown: an exit inside an async function rejects a promise instead.
+      if (G.__exited === undefined) G.__exited = code === undefined ? (G.process.exitCode | 0) : (code | 0);
+      throw new SkillboxExit(G.__exited);
+    },
+    stdout: Object.freeze({write(s) { out(1, s); return true; }}),
+    stderr: Object.freeze({write(s) { out(2, s); return true; }}),
+    stdin: Object.freeze({read() { return stdin; }}),
+  };
+  G.skillbox = G.__ctx;
+};
 // __drive awaits __skill.execute(args, __ctx) and stores the outcome as JSON in
 // globalThis.__out: {ok, result} or {ok: false, name, message, stack}.
 G.__drive = function (argsJSON) {

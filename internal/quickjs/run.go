@@ -21,6 +21,17 @@ type Program struct {
 	Source string
 	// Args is the JSON value passed as execute's first argument; empty means null.
 	Args json.RawMessage
+
+	// Script, when set, runs Source as a program named Script ("scripts/report.js") instead of
+	// calling execute: its top-level code is the program, process.argv is ["qjs", Script,
+	// ...Argv] (scriptArgs is [Script, ...Argv]), process.stdin.read() returns Stdin as text,
+	// process.exit(code) ends it, and what it writes (print, console, process.stdout/stderr)
+	// is the Result's Stdout and Stderr rather than the host's log. The SkillContext is the
+	// global skillbox. An uncaught exception exits 1 with its stack on stderr.
+	Script string
+	Argv   []string
+	Stdin  []byte
+
 	// Limits bounds the run beyond its context's deadline and the runtime's memory cap.
 	Limits Limits
 }
@@ -31,7 +42,9 @@ type Limits struct {
 	// deadline.
 	HostCallTimeout time.Duration
 	// MaxOutputBytes bounds the plain output (print, and anything written to fd 1 or 2 that is
-	// not a request) passed to the host's Log (default 64 KiB); lines past it are counted as dropped.
+	// not a request) passed to the host's Log (default 64 KiB); lines past it are counted as
+	// dropped. For a program it bounds each of Stdout and Stderr, the bytes past it counted in
+	// Result.StdoutDropped and StderrDropped.
 	MaxOutputBytes int64
 	// MaxLineBytes bounds one output line or request (default 16 MiB): a longer request is
 	// refused with LimitExceeded, a longer output line cut.
@@ -59,6 +72,10 @@ type Result struct {
 	// HostCalls counts the SkillContext operations the skill made; DroppedLines the output lines
 	// past Limits.MaxOutputBytes.
 	HostCalls, DroppedLines int
+	// ExitCode, Stdout and Stderr are a program's (see Program.Script).
+	ExitCode                     int
+	Stdout, Stderr               []byte
+	StdoutDropped, StderrDropped int64
 }
 
 type runKey struct{}
@@ -71,6 +88,27 @@ type run struct {
 	lines    [2]lineBuf // fd 1, fd 2
 	outBytes int64
 	dropped  int
+	// prog is set for a program: its output is kept in std (stdout, stderr), not logged.
+	prog bool
+	std  [2]capBuf
+	// lastErr is what failed a program's run (out of memory), not an exit of its own.
+	lastErr error
+}
+
+// capBuf is a program's stdout or stderr, cut at max bytes.
+type capBuf struct {
+	b       []byte
+	dropped int64
+}
+
+func (c *capBuf) write(limit int64, p string) {
+	room := limit - int64(len(c.b))
+	if int64(len(p)) > room {
+		c.b = append(c.b, p[:max(room, 0)]...)
+		c.dropped += int64(len(p)) - max(room, 0)
+		return
+	}
+	c.b = append(c.b, p...)
 }
 
 type lineBuf struct {
@@ -115,12 +153,14 @@ func Run(ctx context.Context, c *Compiled, p Program, h broker.Host) (res Result
 	if _, err := rand.Read(seed[:]); err != nil {
 		return Result{}, fmt.Errorf("quickjs: seed Math.random: %w", err)
 	}
-	return runWith(ctx, c, c.snap, p.Source, args, p.Limits, h, seed)
+	p.Args = args
+	return runWith(ctx, c, c.snap, p, h, seed)
 }
 
 // runWith is Run from snap, or without a snapshot when snap is nil.
-func runWith(ctx context.Context, c *Compiled, snap *snapshot, source string, args json.RawMessage, lim Limits, h broker.Host, seed [16]byte) (res Result, err error) {
-	r := &run{broker: broker.Broker{Host: h, Timeout: lim.HostCallTimeout}, lim: lim}
+func runWith(ctx context.Context, c *Compiled, snap *snapshot, p Program, h broker.Host, seed [16]byte) (res Result, err error) {
+	lim := p.Limits
+	r := &run{broker: broker.Broker{Host: h, Timeout: lim.HostCallTimeout}, lim: lim, prog: p.Script != ""}
 	ctx = context.WithValue(ctx, runKey{}, r)
 	cfg := moduleConfig().WithStartFunctions("_initialize")
 	if snap != nil {
@@ -143,7 +183,11 @@ func runWith(ctx context.Context, c *Compiled, snap *snapshot, source string, ar
 		} else if err := r.setup(ctx, c.pages); err != nil {
 			return err
 		}
-		res, err = r.execute(ctx, source, args, seed)
+		if r.prog {
+			res, err = r.program(ctx, p, seed)
+		} else {
+			res, err = r.execute(ctx, p.Source, p.Args, seed)
+		}
 		return err
 	})
 	return res, err

@@ -21,7 +21,7 @@ func TestSnapshotMatchesFresh(t *testing.T) {
 	g := &hostfuncs.Grant{Env: map[string]string{"A": "a"}, Limits: hostfuncs.Limits{MaxLogBytes: 1 << 10}}
 	var out []string
 	for _, snap := range []*snapshot{nil, c.snap, c.snap} {
-		res, err := runWith(context.Background(), c, snap, src, []byte(`{"n":21}`), Limits{}, newHost(t, g), [16]byte{1})
+		res, err := runWith(context.Background(), c, snap, Program{Source: src, Args: []byte(`{"n":21}`)}, newHost(t, g), [16]byte{1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -52,7 +52,7 @@ func BenchmarkRun(b *testing.B) {
 	defer cancel()
 	run := func(ctx context.Context, snap *snapshot) func() {
 		return func() {
-			if _, err := runWith(ctx, c, snap, src, []byte(`{"name":"x","n":21}`), Limits{}, h, [16]byte{}); err != nil {
+			if _, err := runWith(ctx, c, snap, Program{Source: src, Args: []byte(`{"name":"x","n":21}`)}, h, [16]byte{}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -1,0 +1,59 @@
+package quickjs
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/skillbox-dev/skillbox/hostfuncs"
+)
+
+func runProgram(t *testing.T, src string, argv []string, stdin string, lim Limits) Result {
+	t.Helper()
+	res, err := Run(context.Background(), compiledFor(t, 1024), Program{Source: src, Script: "scripts/tool.js", Argv: argv, Stdin: []byte(stdin), Limits: lim},
+		newHost(t, &hostfuncs.Grant{Env: map[string]string{"A": "granted"}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func TestProgram(t *testing.T) {
+	tests := []struct {
+		name, src, stdin     string
+		argv                 []string
+		code                 int
+		stdout, stderrPrefix string
+	}{
+		{"argv and stdout", `console.log(process.argv.slice(2).join(","), scriptArgs[0]); process.stdout.write("no newline")`, "", []string{"a", "b c"}, 0,
+			"a,b c scripts/tool.js\nno newline", ""},
+		{"stdin", `print(process.stdin.read().toUpperCase())`, "hi there", nil, 0, "HI THERE\n", ""},
+		{"exit code", `console.error("bad"); process.exit(3); console.log("never")`, "", nil, 3, "", "bad\n"},
+		{"exitCode", `process.exitCode = 4; console.log("done")`, "", nil, 4, "done\n", ""},
+		{"uncaught", `console.log("before"); null.x`, "", nil, 1, "before\n", "TypeError: cannot read property 'x' of null"},
+		{"async", `(async () => { await null; console.log("later"); process.exit(2); })()`, "", nil, 2, "later\n", ""},
+		{"skillbox context", `console.log(skillbox.env("A"))`, "", nil, 0, "granted\n", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := runProgram(t, tt.src, tt.argv, tt.stdin, Limits{})
+			if res.ExitCode != tt.code || string(res.Stdout) != tt.stdout || !strings.HasPrefix(string(res.Stderr), tt.stderrPrefix) {
+				t.Fatalf("exit %d, stdout %q, stderr %q", res.ExitCode, res.Stdout, res.Stderr)
+			}
+		})
+	}
+}
+
+// A program's output is capped, each stream on its own, and what is cut is counted.
+func TestProgramOutputCap(t *testing.T) {
+	res := runProgram(t, `for (let i = 0; i < 100; i++) { process.stdout.write("0123456789"); console.error("e"); }`, nil, "", Limits{MaxOutputBytes: 50})
+	if len(res.Stdout) != 50 || res.StdoutDropped != 950 || len(res.Stderr) != 50 || res.StderrDropped != 150 {
+		t.Fatalf("stdout %d (+%d), stderr %d (+%d)", len(res.Stdout), res.StdoutDropped, len(res.Stderr), res.StderrDropped)
+	}
+}
+
+func TestProgramLimits(t *testing.T) {
+	c := compiledFor(t, 512)
+	_, err := Run(context.Background(), c, Program{Source: `let a = []; for (;;) a.push(new Array(1e5).fill(1));`, Script: "x.js"}, newHost(t, &hostfuncs.Grant{}))
+	wantKind(t, err, KindMemoryLimit)
+}
