@@ -72,14 +72,15 @@ func engineOf(lang Language) (string, error) {
 	return "", fmt.Errorf("%w: %s skills do not run in this build", errNoInterpreter, lang)
 }
 
-// acquire returns the interpreter for s, compiling it on first use. Call release when the run is
+// acquire returns the interpreter for lang under a memory limit of memMiB, compiling it on first
+// use. Call release when the run is
 // done with it.
-func (e *interpreters) acquire(ctx context.Context, s *Skill) (*interp, error) {
-	name, err := engineOf(s.lang)
+func (e *interpreters) acquire(ctx context.Context, lang Language, memMiB int64) (*interp, error) {
+	name, err := engineOf(lang)
 	if err != nil {
 		return nil, err
 	}
-	key := interpKey{engine: name, pages: memoryPages(s.grant.Limits.MemoryMiB)}
+	key := interpKey{engine: name, pages: memoryPages(memMiB)}
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()

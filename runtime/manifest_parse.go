@@ -90,28 +90,31 @@ func (c *checker) manifest(path string, data []byte) *Manifest {
 	return m
 }
 
-func (c *checker) permissions(p doc) Permissions {
+func (c *checker) permissions(p doc) Permissions { return c.permissionsAt(p, "permissions") }
+
+// permissionsAt checks a permissions object found at field parent (messages name it).
+func (c *checker) permissionsAt(p doc, parent string) Permissions {
 	var out Permissions
 	if p == nil {
 		return out
 	}
-	c.known(p, "permissions", "network", "env", "secrets", "files")
-	for i, h := range c.strList(p, "permissions", "network") {
+	c.known(p, parent, "network", "env", "secrets", "files")
+	for i, h := range c.strList(p, parent, "network") {
 		if _, err := netguard.ParsePattern(h); err != nil {
-			c.add(fmt.Sprintf("permissions.network[%d]", i), "write a host such as api.example.com, api.example.com:8443 or *.example.com", "%v", err)
+			c.add(fmt.Sprintf("%s.network[%d]", parent, i), "write a host such as api.example.com, api.example.com:8443 or *.example.com", "%v", err)
 			continue
 		}
 		out.Network = append(out.Network, h)
 	}
-	for i, name := range c.strList(p, "permissions", "env") {
+	for i, name := range c.strList(p, parent, "env") {
 		if !validEnvName(name) {
-			c.add(fmt.Sprintf("permissions.env[%d]", i), "use letters, digits and '_', not starting with a digit", "%q is not a valid variable name", name)
+			c.add(fmt.Sprintf("%s.env[%d]", parent, i), "use letters, digits and '_', not starting with a digit", "%q is not a valid variable name", name)
 			continue
 		}
 		out.Env = append(out.Env, name)
 	}
-	for i, v := range c.list(p, "permissions", "secrets") {
-		field := fmt.Sprintf("permissions.secrets[%d]", i)
+	for i, v := range c.list(p, parent, "secrets") {
+		field := fmt.Sprintf("%s.secrets[%d]", parent, i)
 		s, ok := v.(map[string]any)
 		if !ok {
 			c.add(field, `{"name": "API_KEY", "hosts": ["api.example.com"], "header": "Authorization", "format": "Bearer {value}"}`, "must be an object")
@@ -136,8 +139,8 @@ func (c *checker) permissions(p doc) Permissions {
 		}
 		out.Secrets = append(out.Secrets, sr)
 	}
-	for i, v := range c.list(p, "permissions", "files") {
-		field := fmt.Sprintf("permissions.files[%d]", i)
+	for i, v := range c.list(p, parent, "files") {
+		field := fmt.Sprintf("%s.files[%d]", parent, i)
 		f, ok := v.(map[string]any)
 		if !ok {
 			c.add(field, `{"path": "/workspace/x", "access": "read-only"}`, "must be an object")

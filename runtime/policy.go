@@ -34,6 +34,10 @@ type Policy struct {
 	Limits Limits
 	// Modules bound what a skill's module may declare (size, function size, function count).
 	Modules ModuleLimits
+	// Scripts grants a skill's programs (the files in its scripts/ directory) permissions by
+	// skill id, beyond what the skill declares for them (see ScriptsFile); the ceilings above
+	// still apply. In a policy file: scripts: {pdf: {files: [{path: /workspace, access: read-only}]}}.
+	Scripts map[string]Permissions
 	// RootCAs verifies the https servers skills fetch from; nil means the host's system roots.
 	// For an embedder whose granted hosts use a private CA, and for tests. (Not in a policy file.)
 	RootCAs *x509.CertPool
@@ -53,7 +57,7 @@ type PolicyMount struct {
 	Access   Access
 }
 
-var policyFields = []string{"network", "allowNetworks", "env", "secrets", "files", "limits", "modules"}
+var policyFields = []string{"network", "allowNetworks", "env", "secrets", "files", "limits", "modules", "scripts"}
 
 // LoadPolicy reads a policy file (YAML or JSON). Relative host paths are relative to the file's
 // directory. Every problem is reported at once in a *PolicyError.
@@ -144,6 +148,16 @@ func ParsePolicy(path string, data []byte, lookupEnv func(string) (string, bool)
 		p.Files = append(p.Files, m)
 	}
 	p.Limits = c.limits(c.object(d, "", "limits"), "limits")
+	if sc := c.object(d, "", "scripts"); sc != nil {
+		p.Scripts = map[string]Permissions{}
+		for id := range sc {
+			if !ValidID(id) {
+				c.add("scripts."+id, "key it by a skill id: lower-case letters, digits and '-'", "%q is not a skill id", id)
+				continue
+			}
+			p.Scripts[id] = c.permissionsAt(c.object(sc, "scripts", id), "scripts."+id)
+		}
+	}
 	if mods := c.object(d, "", "modules"); mods != nil {
 		c.known(mods, "modules", "maxModuleBytes", "maxFunctionBytes", "maxFunctions")
 		p.Modules = ModuleLimits{

@@ -20,8 +20,14 @@ type Request struct {
 	Skill string
 	// Args is the arguments, a JSON object; empty or null mean {}.
 	Args json.RawMessage
-	// Argv and Stdin are a program's command line and standard input, for skills that run as
-	// programs. A compiled skill takes its input as Args only, and refuses them (invalid_args).
+	// Script, when set, runs the skill's program of that name — a file in its scripts/
+	// directory, "report.py" or "scripts/report.py" — with Argv as its command line and Stdin as
+	// its standard input, instead of the skill's execute; Args is not used. Any skill may have
+	// programs, an instruction skill too. The result is a ProgramOutput (exit code, stdout,
+	// stderr); a program that exits non-zero is a run that succeeded with that exit code.
+	Script string
+	// Argv and Stdin are a program's command line and standard input. A run of a skill's
+	// execute takes its input as Args only, and refuses them (invalid_args).
 	Argv  []string
 	Stdin []byte
 	// Face and Caller say who asked (the face, and a name such as the API key's), for the run's

@@ -96,29 +96,43 @@ func (rt *Runtime) Run(ctx context.Context, req Request) (*Result, error) {
 	rt.closeMu.RUnlock()
 	defer rt.inflight.Done()
 
-	s, rerr := rt.resolve(ctx, req.Skill)
+	s, rerr := rt.resolve(ctx, req.Skill, req.Script != "")
 	if rerr != nil {
 		return finish(rerr)
 	}
 	skillLabel = s.id
 	res.Version, res.Digest = s.Version(), s.state().digest
-	// At least 1 KiB: the host's own words about a run must survive a tiny maxOutputBytes.
-	maxMessage = min(maxMessage, max(s.grant.Limits.MaxOutputBytes, minMessageBytes))
-	input, rerr := rt.validate(s, req)
+	var job *scriptJob // a script's run (execute.js, a program), nil for a module's
+	if req.Script != "" {
+		job, rerr = rt.programJob(ctx, s, req)
+	} else if s.lang.Script() {
+		job, rerr = rt.executeJob(ctx, s)
+	}
 	if rerr != nil {
 		return finish(rerr)
 	}
+	grant := s.grant
+	if job != nil {
+		grant = job.grant
+	}
+	// At least 1 KiB: the host's own words about a run must survive a tiny maxOutputBytes.
+	maxMessage = min(maxMessage, max(grant.Limits.MaxOutputBytes, minMessageBytes))
+	var input []byte
+	if job == nil || job.prog == nil {
+		if input, rerr = rt.validate(s, req); rerr != nil {
+			return finish(rerr)
+		}
+	}
 	var c *compiled
-	var ip *interp
 	var charge int64
 	var err error
-	if s.lang.Script() {
-		ip, err = rt.interps.acquire(ctx, s)
+	if job != nil {
+		job.ip, err = rt.interps.acquire(ctx, job.lang, grant.Limits.MemoryMiB)
 		if err != nil {
 			return finish(acquireError(s, err))
 		}
-		defer rt.interps.release(ip)
-		charge = scriptCharge(s)
+		defer rt.interps.release(job.ip)
+		charge = scriptCharge(grant, int64(len(job.code)))
 	} else {
 		c, err = rt.engine.acquire(ctx, s)
 		if err != nil {
@@ -142,7 +156,7 @@ func (rt *Runtime) Run(ctx context.Context, req Request) (*Result, error) {
 		}
 	}
 	emit.send(Event{Type: "status", Status: "started"})
-	rerr = rt.execute(ctx, s, c, ip, input, res, emit)
+	rerr = rt.execute(ctx, s, c, job, input, res, emit)
 	if rerr != nil && rerr.Kind == KindCanceled && rt.runsStopped() {
 		rerr.Message = "the runtime was closed while the run was in flight"
 	}
@@ -175,14 +189,15 @@ func errKind(err *RunError) ErrorKind {
 	return err.Kind
 }
 
-// resolve pins the current version of skill id, if it can run: checked (see Skill), on its first
+// resolve pins the current version of skill id, if it can run (an instruction skill can, when a
+// program of it is asked for): checked (see Skill), on its first
 // run, before anything is charged for it.
-func (rt *Runtime) resolve(ctx context.Context, id string) (*Skill, *RunError) {
+func (rt *Runtime) resolve(ctx context.Context, id string, program bool) (*Skill, *RunError) {
 	s, ok := rt.lookup(id)
 	switch {
 	case !ok:
 		return nil, runErr(KindNotFound, id, nil, "no skill with this id")
-	case s.kind != Executable:
+	case s.kind != Executable && !program:
 		return nil, runErr(KindNotFound, id, ErrNotExecutable, "skill %q has instructions only; read its SKILL.md instead of running it", id)
 	}
 	v, err := s.check(ctx)
@@ -254,16 +269,20 @@ func admissionError(s *Skill, err error) *RunError {
 }
 
 // execute runs an admitted run: it makes the run's SkillContext, calls the module (or the
-// script's interpreter: ip), and reads its output.
-func (rt *Runtime) execute(ctx context.Context, s *Skill, c *compiled, ip *interp, input []byte, res *Result, emit emitter) *RunError {
-	call := hostfuncs.NewCall(s.grant.host)
+// script's interpreter: job), and reads its output.
+func (rt *Runtime) execute(ctx context.Context, s *Skill, c *compiled, job *scriptJob, input []byte, res *Result, emit emitter) *RunError {
+	grant := s.grant
+	if job != nil {
+		grant = job.grant
+	}
+	call := hostfuncs.NewCall(grant.host)
 	if emit != nil {
 		call.OnLog = func(e LogEntry) { emit(Event{Type: "log", Log: &e}) }
 	}
 	var out []byte
 	var rerr *RunError
-	if ip != nil {
-		out, rerr = rt.callScript(ctx, s, ip, call, input, res, emit)
+	if job != nil {
+		out, rerr = rt.callScript(ctx, s, job, call, input, res, emit)
 	} else {
 		out, rerr = rt.call(ctx, s, c, call, input, res, emit)
 	}
@@ -546,8 +565,12 @@ func classify(runCtx, parent context.Context, s *Skill, call *hostfuncs.Call, me
 // or cancellation, or Close — which explains whatever error the guest's engine reported; nil
 // while the run's context is live.
 func contextError(runCtx, parent context.Context, s *Skill, err error) *RunError {
-	id := s.id
-	timeout := time.Duration(s.grant.Limits.TimeoutMs) * time.Millisecond
+	return contextErrorFor(runCtx, parent, s.id, s.grant.Limits.TimeoutMs, err)
+}
+
+// contextErrorFor is contextError for a run of skill id with a timeout of timeoutMs.
+func contextErrorFor(runCtx, parent context.Context, id string, timeoutMs int64, err error) *RunError {
+	timeout := time.Duration(timeoutMs) * time.Millisecond
 	switch {
 	case errors.Is(runCtx.Err(), context.DeadlineExceeded) && parent.Err() == nil:
 		return runErr(KindTimeout, id, err, "the run took longer than its timeout of %s", timeout)

@@ -94,10 +94,16 @@ func (s *Skill) script(ctx context.Context) (string, error) {
 // scriptProblem is the problem of a script that could not be read or bundled, naming the file
 // (and the line, when known) where it is.
 func scriptProblem(s *Skill, err error) *ManifestError {
+	return scriptProblemAt(s, s.lang.CodeFile(), err)
+}
+
+// scriptProblemAt is scriptProblem for the script at entry, relative to s's directory.
+func scriptProblemAt(s *Skill, entry string, err error) *ManifestError {
+	codePath := filepath.Join(s.dir, filepath.FromSlash(entry))
 	var be *jsbundle.Error
 	switch {
 	case errors.As(err, &be):
-		path := s.codePath()
+		path := codePath
 		if be.File != "" {
 			path = filepath.Join(s.dir, filepath.FromSlash(be.File))
 		}
@@ -110,10 +116,10 @@ func scriptProblem(s *Skill, err error) *ManifestError {
 		}
 		return &ManifestError{Path: path, Msg: msg, Hint: be.Hint}
 	case errors.Is(err, fs.ErrNotExist):
-		return &ManifestError{Path: s.codePath(), Msg: errNoScript.Error(),
-			Hint: fmt.Sprintf("write %s, or set the manifest's runtime to the file the skill has", s.lang.CodeFile())}
+		return &ManifestError{Path: codePath, Msg: errNoScript.Error(),
+			Hint: fmt.Sprintf("write %s, or set the manifest's runtime to the file the skill has", entry)}
 	}
-	return &ManifestError{Path: s.codePath(), Msg: err.Error()}
+	return &ManifestError{Path: codePath, Msg: err.Error()}
 }
 
 // bundleCache is the runtime's cache of JavaScript bundles (nil: none).

@@ -31,7 +31,7 @@ func BenchmarkScriptRun(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ip, err := rt.interps.acquire(ctx, s)
+	ip, err := rt.interps.acquire(ctx, s.lang, s.grant.Limits.MemoryMiB)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"time"
@@ -10,72 +11,141 @@ import (
 
 	"github.com/skillbox-dev/skillbox/hostfuncs"
 	"github.com/skillbox-dev/skillbox/internal/broker"
+	"github.com/skillbox-dev/skillbox/internal/jsbundle"
 	"github.com/skillbox-dev/skillbox/internal/quickjs"
 )
 
-// scriptCharge is what a run of script skill s may hold of the host's memory while it runs: its
-// memory limit (the interpreter's whole instance, metered like a module's memories), the wasm
-// call stack, one host call's buffers and the logs, the code it evaluates (held as Go text and
-// copied into the instance), and the run's overhead.
-func scriptCharge(s *Skill) int64 {
-	l := s.grant.Limits
-	io := max(l.MaxFetchBytes, l.MaxFileBytes, l.MaxWriteBytes)
-	return l.MemoryMiB<<20 + stackReserve + io + l.MaxLogBytes + 2*s.state().size + runOverhead
+// scriptJob is a run of a script: a script skill's execute, or a program of any skill.
+type scriptJob struct {
+	lang  Language
+	grant *Grant
+	// code is what the interpreter evaluates: the JavaScript bundle.
+	code string
+	// prog is the program run with argv and stdin; nil for execute.
+	prog  *program
+	argv  []string
+	stdin []byte
+	ip    *interp // acquired by Run
 }
 
-// callScript runs s's script in a fresh instance of its interpreter ip, bounded like a module's
-// run: the skill's timeout and ctx, its memory limit over the whole instance (interpreter
-// included), its output and log limits. It returns the script's result as JSON, the host's own
-// copy, at most maxOutputBytes.
-func (rt *Runtime) callScript(ctx context.Context, s *Skill, ip *interp, call *hostfuncs.Call, input []byte, res *Result, emit emitter) ([]byte, *RunError) {
-	timeout := time.Duration(s.grant.Limits.TimeoutMs) * time.Millisecond
-	runCtx, cancel := context.WithTimeout(ctx, timeout)
+// executeJob prepares a run of script skill s's execute: its code, checked to be the version's.
+func (rt *Runtime) executeJob(ctx context.Context, s *Skill) (*scriptJob, *RunError) {
+	code, err := s.script(ctx)
+	if err != nil {
+		return nil, codeError(s, err)
+	}
+	return &scriptJob{lang: s.lang, grant: s.grant, code: code}, nil
+}
+
+// programJob prepares a run of the program req.Script of s, under its programs' grant.
+func (rt *Runtime) programJob(ctx context.Context, s *Skill, req Request) (*scriptJob, *RunError) {
+	prog, rerr := s.resolveProgram(req.Script)
+	if rerr != nil {
+		return nil, rerr
+	}
+	if s.programsErr != nil {
+		return nil, runErr(KindNotFound, s.id, errors.Join(ErrBroken, s.programsErr), "the programs of skill %q cannot run: %s",
+			s.id, strings.Join(s.remoteProblems(s.programsErr), "; "))
+	}
+	job := &scriptJob{lang: prog.lang, grant: s.programGrant, prog: prog, argv: req.Argv, stdin: req.Stdin}
+	if job.grant == nil { // loaded without a scripts/ directory, which has appeared since
+		return nil, runErr(KindNotFound, s.id, ErrModuleChanged, "skill %q has changed since it was loaded; reload the skills and run it again", s.id)
+	}
+	if max := job.grant.Limits.MaxOutputBytes; int64(len(req.Stdin)) > max {
+		return nil, runErr(KindInvalidArgs, s.id, nil, "standard input of %d bytes is more than maxOutputBytes (%d)", len(req.Stdin), max)
+	}
+	switch prog.lang {
+	case LangJavaScript, LangTypeScript:
+		opts := s.bundleOptions()
+		opts.Program = true
+		var b jsbundle.Bundle
+		var err error
+		if c := s.cache.bundleCache(); c != nil {
+			b, err = c.Build(ctx, s.dir, prog.rel, opts)
+		} else {
+			b, err = jsbundle.Build(ctx, s.dir, prog.rel, opts)
+		}
+		if err != nil {
+			return nil, runErr(KindInvalidArgs, s.id, err, "%s", strings.Join(s.remoteProblems(&SkillError{ID: s.id, Problems: []*ManifestError{scriptProblemAt(s, prog.rel, err)}}), "; "))
+		}
+		job.code = b.Code
+	}
+	return job, nil
+}
+
+// codeError is the RunError of a script skill whose code no longer reads as its version's.
+func codeError(s *Skill, err error) *RunError {
+	// The message goes to remote clients too: it names the skill's files, never their host path.
+	var me *ManifestError
+	if errors.As(err, &me) {
+		err = errors.Join(ErrBroken, &SkillError{ID: s.id, Problems: []*ManifestError{me}})
+		return runErr(KindNotFound, s.id, err, "skill is broken: %s", strings.Join(s.remoteProblems(err), "; "))
+	}
+	return runErr(KindNotFound, s.id, err, "%s", strings.Join(s.remoteProblems(err), "; "))
+}
+
+// scriptCharge is what a script's run under grant may hold of the host's memory while it runs:
+// its memory limit (the interpreter's whole instance, metered like a module's memories), the
+// wasm call stack, one host call's buffers and the logs, the code it evaluates (held as Go text
+// and copied into the instance), and the run's overhead.
+func scriptCharge(grant *Grant, codeBytes int64) int64 {
+	l := grant.Limits
+	io := max(l.MaxFetchBytes, l.MaxFileBytes, l.MaxWriteBytes)
+	return l.MemoryMiB<<20 + stackReserve + io + l.MaxLogBytes + 2*codeBytes + 2*l.MaxOutputBytes + runOverhead
+}
+
+// callScript runs job in a fresh instance of its interpreter, bounded like a module's run: the
+// grant's timeout and ctx, its memory limit over the whole instance (interpreter included), its
+// output and log limits. It returns the result as JSON — execute's value, or a program's
+// ProgramOutput — the host's own copy, at most maxOutputBytes.
+func (rt *Runtime) callScript(ctx context.Context, s *Skill, job *scriptJob, call *hostfuncs.Call, input []byte, res *Result, emit emitter) ([]byte, *RunError) {
+	l := job.grant.Limits
+	runCtx, cancel := context.WithTimeout(ctx, time.Duration(l.TimeoutMs)*time.Millisecond)
 	defer cancel()
 	if !rt.track(res, cancel) {
 		cancel()
 	}
 	defer rt.untrack(res)
 
-	code, err := s.script(runCtx)
-	if err != nil {
-		// The message goes to remote clients too: it names the skill's files, never their host path.
-		var me *ManifestError
-		if errors.As(err, &me) {
-			err = errors.Join(ErrBroken, &SkillError{ID: s.id, Problems: []*ManifestError{me}})
-			return nil, runErr(KindNotFound, s.id, err, "skill is broken: %s", strings.Join(s.remoteProblems(err), "; "))
-		}
-		return nil, runErr(KindNotFound, s.id, err, "%s", strings.Join(s.remoteProblems(err), "; "))
-	}
-	meter := newMemoryMeter(uint64(s.grant.Limits.MemoryMiB) << 20)
+	meter := newMemoryMeter(uint64(l.MemoryMiB) << 20)
 	defer meter.release()
 	defer func() {
 		peak, _ := meter.stats()
 		res.Usage.PeakMemoryBytes = peak
 	}()
 	emit.send(Event{Type: "status", Status: "running"})
-	r, err := quickjs.Run(experimental.WithMemoryAllocator(runCtx, meter), ip.js, quickjs.Program{
-		Source: code,
-		Args:   input,
-		Limits: quickjs.Limits{
-			HostCallTimeout: s.grant.host.Limits.FetchTimeout + time.Second,
-			MaxOutputBytes:  s.grant.Limits.MaxLogBytes,
-		},
-	}, broker.CallHost{Call: call})
+	p := quickjs.Program{Source: job.code, Args: input, Limits: quickjs.Limits{
+		HostCallTimeout: job.grant.host.Limits.FetchTimeout + time.Second,
+		MaxOutputBytes:  l.MaxLogBytes,
+	}}
+	if job.prog != nil {
+		p.Script, p.Argv, p.Stdin = job.prog.rel, job.argv, job.stdin
+		p.Limits.MaxOutputBytes = l.MaxOutputBytes
+	}
+	r, err := quickjs.Run(experimental.WithMemoryAllocator(runCtx, meter), job.ip.js, p, broker.CallHost{Call: call})
 	if err != nil {
-		return nil, scriptError(runCtx, ctx, s, call, err)
+		return nil, scriptError(runCtx, ctx, s, job, call, err)
 	}
-	if int64(len(r.Value)) > s.grant.Limits.MaxOutputBytes {
-		return nil, outputTooLarge(s, int64(len(r.Value)))
+	out := []byte(r.Value)
+	if job.prog != nil {
+		out, _ = json.Marshal(ProgramOutput{ExitCode: r.ExitCode, Stdout: string(r.Stdout), Stderr: string(r.Stderr),
+			StdoutDropped: r.StdoutDropped, StderrDropped: r.StderrDropped})
+		// Each stream is capped at maxOutputBytes; the whole is allowed both and its framing.
+		return out, nil
 	}
-	return r.Value, nil
+	if int64(len(out)) > l.MaxOutputBytes {
+		return nil, outputTooLarge(s, int64(len(out)))
+	}
+	return out, nil
 }
 
 // scriptError names the kind of a failed script run, as classify does for a module's: the run's
 // deadline or its caller explain whatever the interpreter reported; an uncaught exception is the
 // skill's error — permission_denied when the grant refused the skill something first, as for a
 // compiled skill — with its stack in the logs.
-func scriptError(runCtx, parent context.Context, s *Skill, call *hostfuncs.Call, err error) *RunError {
-	if re := contextError(runCtx, parent, s, err); re != nil {
+func scriptError(runCtx, parent context.Context, s *Skill, job *scriptJob, call *hostfuncs.Call, err error) *RunError {
+	l := job.grant.Limits
+	if re := contextErrorFor(runCtx, parent, s.id, l.TimeoutMs, err); re != nil {
 		return re
 	}
 	var qe *quickjs.Error
@@ -94,9 +164,9 @@ func scriptError(runCtx, parent context.Context, s *Skill, call *hostfuncs.Call,
 	}
 	switch qe.Kind {
 	case quickjs.KindTimeout:
-		return runErr(KindTimeout, s.id, err, "the run took longer than its timeout of %s", time.Duration(s.grant.Limits.TimeoutMs)*time.Millisecond)
+		return runErr(KindTimeout, s.id, err, "the run took longer than its timeout of %s", time.Duration(l.TimeoutMs)*time.Millisecond)
 	case quickjs.KindMemoryLimit:
-		return runErr(KindMemoryLimit, s.id, err, "the script ran out of memory (limit %d MiB): %s", s.grant.Limits.MemoryMiB, msg)
+		return runErr(KindMemoryLimit, s.id, err, "the script ran out of memory (limit %d MiB): %s", l.MemoryMiB, msg)
 	case quickjs.KindPermissionDenied:
 		return runErr(KindPermissionDenied, s.id, err, "%s", msg)
 	}

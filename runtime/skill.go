@@ -76,7 +76,11 @@ type Skill struct {
 	instructions     *skillmd.Doc
 	instructionsErr  error
 	grant            *Grant
-	loadedAt         time.Time
+	// programGrant is what the skill's programs (scripts/) may do, programsErr why they cannot
+	// run (see program.go); both nil without a scripts/ directory.
+	programGrant *Grant
+	programsErr  error
+	loadedAt     time.Time
 	schema           *Schema
 	// manifestFile is the manifest's name in dir ("" without one), manifestSum the sha256 of what
 	// the load read of it: the check makes sure the digest it computes is of that manifest.
@@ -323,6 +327,9 @@ func loadSkill(dir string, p *Policy, c *checks) (s *Skill, ok bool) {
 		case s.instructionsErr != nil:
 			s.fail(&ManifestError{Path: s.instructionsPath, Msg: s.instructionsErr.Error()})
 		}
+		if hasDir(s.listing, scriptsDir) {
+			s.loadPrograms(p)
+		}
 		return s, true
 	}
 
@@ -355,7 +362,16 @@ func loadSkill(dir string, p *Policy, c *checks) (s *Skill, ok bool) {
 		s.schema, _ = compileSchema(m.Parameters)
 	}
 	s.grant = p.Grant(m, dir)
+	if hasDir(s.listing, scriptsDir) {
+		s.loadPrograms(p)
+	}
 	return s, true
+}
+
+// hasDir reports whether entries (sorted by name) list name as a directory, not a symlink.
+func hasDir(entries []fs.DirEntry, name string) bool {
+	i, found := slices.BinarySearchFunc(entries, name, func(e fs.DirEntry, name string) int { return strings.Compare(e.Name(), name) })
+	return found && entries[i].IsDir()
 }
 
 // warn records what the load repaired or found against the format. Only the load calls it,

@@ -1,0 +1,211 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// A skill's programs are the files in its scripts/ directory (the Agent Skills format's
+// scripts), run with a command line and standard input: `skillbox script`, the HTTP API's script
+// runs and the agent toolset's run_skill_script. Any skill may have them, an instruction skill
+// (a SKILL.md only) included. Their result is the program's exit code, stdout and stderr.
+//
+// What a program may do is its skill's to ask and the policy's to grant, as for execute:
+//   - ScriptsFile, scripts/skillbox.json, declares the permissions and limits the programs ask
+//     for ({"permissions": {...}, "limits": {...}}, the manifest's fields); it does not make the
+//     skill executable;
+//   - without it, an executable skill's programs ask for what its manifest asks for;
+//   - the policy may grant a skill's programs more (Policy.Scripts, by skill id);
+//   - without any of these, a program gets its skill's own directory, read-only, and nothing
+//     else.
+
+// ScriptsFile declares what a skill's programs ask for.
+const ScriptsFile = "scripts/skillbox.json"
+
+// scriptsDir is where a skill's programs are.
+const scriptsDir = "scripts"
+
+// ProgramOutput is a program run's result: Result.Result holds it as JSON.
+type ProgramOutput struct {
+	ExitCode int    `json:"exit_code"`
+	Stdout   string `json:"stdout"`
+	Stderr   string `json:"stderr"`
+	// StdoutDropped and StderrDropped count the bytes cut past maxOutputBytes (each stream has
+	// its own).
+	StdoutDropped int64 `json:"stdout_dropped,omitempty"`
+	StderrDropped int64 `json:"stderr_dropped,omitempty"`
+}
+
+// programLangs maps a program's extension to what runs it.
+var programLangs = map[string]Language{
+	".py": LangPython, ".js": LangJavaScript, ".mjs": LangJavaScript, ".cjs": LangJavaScript,
+	".ts": LangTypeScript, ".mts": LangTypeScript,
+}
+
+// shellExts are scripts that need a shell, which the sandbox does not have.
+var shellExts = []string{".sh", ".bash", ".zsh", ".ksh", ".fish"}
+
+// program is one program of a skill, resolved for a run.
+type program struct {
+	rel  string // "scripts/report.py", slash-separated
+	lang Language
+}
+
+// errNoProgram is a program that is not there; errProgramKind one Skillbox cannot run.
+var (
+	errNoProgram   = errors.New("no such program")
+	errProgramKind = errors.New("cannot run this kind of program")
+)
+
+// resolveProgram finds the program name ("report.py" or "scripts/report.py") of s: a regular
+// file under its scripts/ directory, reached without leaving the skill's directory.
+func (s *Skill) resolveProgram(name string) (*program, *RunError) {
+	bad := func(err error, format string, args ...any) (*program, *RunError) {
+		kind := KindInvalidArgs
+		if errors.Is(err, errNoProgram) {
+			kind = KindNotFound
+		}
+		return nil, runErr(kind, s.id, err, format, args...)
+	}
+	rel := filepath.ToSlash(name)
+	if !strings.HasPrefix(rel, scriptsDir+"/") {
+		rel = scriptsDir + "/" + rel
+	}
+	clean := path.Clean(rel)
+	if name == "" || clean != rel || strings.Contains(name, "\\") || strings.ContainsRune(name, 0) || !strings.HasPrefix(clean, scriptsDir+"/") ||
+		slices.ContainsFunc(strings.Split(clean, "/"), func(seg string) bool { return strings.HasPrefix(seg, ".") }) {
+		return bad(errNoProgram, "%q is not a program of skill %q: name a file in its scripts/ directory, such as \"report.py\"", name, s.id)
+	}
+	ext := strings.ToLower(path.Ext(clean))
+	if slices.Contains(shellExts, ext) {
+		return bad(errProgramKind, "%s is a shell script, and the sandbox has no shell: Skillbox runs .py, .js and .ts programs (port it to Python or JavaScript, or run it outside Skillbox)", clean)
+	}
+	lang, ok := programLangs[ext]
+	if !ok {
+		return bad(errProgramKind, "%s: Skillbox runs .py, .js and .ts programs, not %q files", clean, ext)
+	}
+	root, err := os.OpenRoot(s.dir)
+	if err != nil {
+		return bad(errNoProgram, "skill %q: its directory cannot be read", s.id)
+	}
+	defer root.Close()
+	st, err := root.Stat(filepath.FromSlash(clean)) // follows symlinks, never out of the root
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return bad(errNoProgram, "skill %q has no program %s%s", s.id, clean, s.programList())
+	case err != nil:
+		return bad(errNoProgram, "%s: %v", clean, hideDir(err.Error(), s.dir, s.id))
+	case !st.Mode().IsRegular():
+		return bad(errNoProgram, "%s is not a regular file", clean)
+	}
+	return &program{rel: clean, lang: lang}, nil
+}
+
+// programList names the programs s has, for an error about one it does not: " (it has
+// scripts/a.py, scripts/b.js)", or "" when it has none.
+func (s *Skill) programList() string {
+	entries, err := os.ReadDir(filepath.Join(s.dir, scriptsDir))
+	if err != nil {
+		return " (it has no scripts/ directory)"
+	}
+	var names []string
+	for _, e := range entries {
+		if _, ok := programLangs[strings.ToLower(path.Ext(e.Name()))]; ok && !strings.HasPrefix(e.Name(), ".") {
+			names = append(names, scriptsDir+"/"+e.Name())
+		}
+		if len(names) == 20 {
+			names = append(names, "...")
+			break
+		}
+	}
+	if len(names) == 0 {
+		return " (its scripts/ directory has no program Skillbox can run)"
+	}
+	return " (it has " + strings.Join(names, ", ") + ")"
+}
+
+// ScriptsRequest is what a skill's programs ask for, from its ScriptsFile.
+type ScriptsRequest struct {
+	Permissions Permissions `json:"permissions"`
+	Limits      Limits      `json:"limits"`
+}
+
+// ParseScriptsRequest decodes and checks a ScriptsFile. The error is a *SkillError holding every
+// problem, each naming path and the field.
+func ParseScriptsRequest(path string, data []byte) (*ScriptsRequest, error) {
+	c := &checker{path: path}
+	d, bounds, err := parseDoc(data, false)
+	if err != nil {
+		return nil, &SkillError{Problems: []*ManifestError{{Path: path, Msg: fmt.Sprintf("cannot parse: %v", err), Hint: `write {"permissions": {...}, "limits": {...}}, as in skill.json`}}}
+	}
+	c.addBounds(bounds)
+	c.known(d, "", "permissions", "limits")
+	r := &ScriptsRequest{Permissions: c.permissions(c.object(d, "", "permissions")), Limits: c.limits(c.object(d, "", "limits"), "limits")}
+	if len(c.problems) > 0 {
+		return nil, &SkillError{Problems: c.problems}
+	}
+	return r, nil
+}
+
+// loadPrograms reads what s's programs ask for (see the package comment above) and grants it
+// under p. A ScriptsFile that does not parse leaves the programs unable to run (their runs say
+// why) and is a warning of the skill: its instructions, and its execute, are not its fault.
+func (s *Skill) loadPrograms(p *Policy) {
+	req := &ScriptsRequest{}
+	if s.manifest != nil {
+		req.Permissions, req.Limits = s.manifest.Permissions, s.manifest.Limits
+	}
+	file := filepath.Join(s.dir, filepath.FromSlash(ScriptsFile))
+	if data, err := readRegular(file, maxManifestBytes); err == nil {
+		r, err := ParseScriptsRequest(file, data)
+		if err != nil {
+			s.programsErr = err
+			var se *SkillError
+			if errors.As(err, &se) {
+				for _, p := range se.Problems {
+					s.warn(p)
+				}
+			}
+			return
+		}
+		req = r
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		s.programsErr = &SkillError{Problems: []*ManifestError{{Path: file, Msg: err.Error()}}}
+		s.warn(&ManifestError{Path: file, Msg: err.Error()})
+		return
+	}
+	if extra, ok := p.Scripts[s.id]; ok {
+		req.Permissions = mergePermissions(req.Permissions, extra)
+	}
+	s.programGrant = p.Grant(&Manifest{ID: s.id, Permissions: req.Permissions, Limits: req.Limits}, s.dir)
+}
+
+// mergePermissions is a's permissions and b's together.
+func mergePermissions(a, b Permissions) Permissions {
+	out := Permissions{
+		Network: append(slices.Clone(a.Network), b.Network...),
+		Env:     append(slices.Clone(a.Env), b.Env...),
+		Secrets: append(slices.Clone(a.Secrets), b.Secrets...),
+		Files:   append(slices.Clone(a.Files), b.Files...),
+	}
+	out.Network, out.Env = compactStrings(out.Network), compactStrings(out.Env)
+	return out
+}
+
+func compactStrings(l []string) []string {
+	slices.Sort(l)
+	return slices.Compact(l)
+}
+
+// ProgramGrant returns a copy of what s's programs may do under the policy it was loaded with;
+// nil when its ScriptsFile does not parse (see ProgramsErr).
+func (s *Skill) ProgramGrant() *Grant { return s.programGrant.clone() }
+
+// ProgramsErr is why s's programs cannot run: its ScriptsFile's problems. nil when they can.
+func (s *Skill) ProgramsErr() error { return s.programsErr }

@@ -1,0 +1,140 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// instructionSkill writes a SKILL.md-only skill named id with files (relative path → content).
+func instructionSkill(t testing.TB, dir, id string, files map[string]string) string {
+	t.Helper()
+	sd := filepath.Join(dir, id)
+	must(t, os.MkdirAll(sd, 0o755))
+	must(t, os.WriteFile(filepath.Join(sd, "SKILL.md"), []byte("---\nname: "+id+"\ndescription: test skill "+id+"\n---\nRun scripts/tool.js.\n"), 0o644))
+	for name, content := range files {
+		p := filepath.Join(sd, filepath.FromSlash(name))
+		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		must(t, os.WriteFile(p, []byte(content), 0o644))
+	}
+	return sd
+}
+
+func programOutput(t *testing.T, res *Result) ProgramOutput {
+	t.Helper()
+	var out ProgramOutput
+	must(t, json.Unmarshal(res.Result, &out))
+	return out
+}
+
+func TestProgramRuns(t *testing.T) {
+	dir := t.TempDir()
+	instructionSkill(t, dir, "tools", map[string]string{
+		"scripts/tool.js":  `import { shout } from "./lib.js"; console.log(shout(process.argv[2]), process.stdin.read()); if (process.argv[3]) process.exit(+process.argv[3]);`,
+		"scripts/lib.js":   `export const shout = (s) => s.toUpperCase();`,
+		"scripts/typed.ts": `const n: number = scriptArgs.length; console.error("args", n);`,
+		"scripts/env.js":   `console.log(skillbox.env("TOKEN"))`,
+		"scripts/run.sh":   "#!/bin/sh\necho hi\n",
+		"scripts/x.rb":     "puts 1\n",
+		"scripts/.hid.js":  "console.log(1)",
+	})
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: &Policy{Env: map[string]string{"TOKEN": "t0k"}}})
+	ctx := context.Background()
+	res, err := rt.Run(ctx, Request{Skill: "tools", Script: "tool.js", Argv: []string{"hey"}, Stdin: []byte("in")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := programOutput(t, res); out.ExitCode != 0 || out.Stdout != "HEY in\n" || out.Stderr != "" {
+		t.Fatalf("%+v", out)
+	}
+	res, err = rt.Run(ctx, Request{Skill: "tools", Script: "scripts/tool.js", Argv: []string{"x", "7"}})
+	if out := programOutput(t, res); err != nil || !res.Success || out.ExitCode != 7 {
+		t.Fatalf("a non-zero exit is a run that succeeded with its code: %v %+v", err, out)
+	}
+	res, err = rt.Run(ctx, Request{Skill: "tools", Script: "typed.ts", Argv: []string{"a", "b"}})
+	if out := programOutput(t, res); err != nil || out.Stderr != "args 3\n" {
+		t.Fatalf("typescript program: %v %+v", err, out)
+	}
+	// Without a declaration or a policy grant, a program gets nothing: no env.
+	res, err = rt.Run(ctx, Request{Skill: "tools", Script: "env.js"})
+	if out := programOutput(t, res); err != nil || out.Stdout != "null\n" {
+		t.Fatalf("env without a grant: %v %+v", err, out)
+	}
+	tests := []struct {
+		script string
+		kind   ErrorKind
+		msg    string
+	}{
+		{"run.sh", KindInvalidArgs, "shell script, and the sandbox has no shell"},
+		{"x.rb", KindInvalidArgs, `not ".rb" files`},
+		{"nope.py", KindNotFound, "no program scripts/nope.py (it has scripts/env.js, scripts/lib.js, scripts/tool.js, scripts/typed.ts)"},
+		{"../SKILL.md", KindNotFound, "not a program"},
+		{"scripts/../SKILL.md", KindNotFound, "not a program"},
+		{".hid.js", KindNotFound, "not a program"},
+		{"/etc/passwd", KindNotFound, "not a program"},
+	}
+	for _, tt := range tests {
+		_, err := rt.Run(ctx, Request{Skill: "tools", Script: tt.script})
+		var re *RunError
+		if !errors.As(err, &re) || re.Kind != tt.kind || !strings.Contains(re.Message, tt.msg) {
+			t.Errorf("%s: got %v, want %s with %q", tt.script, err, tt.kind, tt.msg)
+		}
+	}
+	if _, err := rt.Run(ctx, Request{Skill: "tools"}); !errors.Is(err, ErrNotExecutable) {
+		t.Fatalf("execute of an instruction skill: %v", err)
+	}
+}
+
+// What a skill's programs may do comes from scripts/skillbox.json, or the policy by skill id,
+// within the policy's ceilings.
+func TestProgramGrants(t *testing.T) {
+	dir := t.TempDir()
+	env := `console.log(skillbox.env("TOKEN"), skillbox.env("OTHER"))`
+	instructionSkill(t, dir, "declares", map[string]string{"scripts/env.js": env,
+		"scripts/skillbox.json": `{"permissions": {"env": ["TOKEN"]}, "limits": {"timeoutMs": 2000}}`})
+	instructionSkill(t, dir, "granted", map[string]string{"scripts/env.js": env})
+	instructionSkill(t, dir, "broken", map[string]string{"scripts/env.js": env, "scripts/skillbox.json": `{"permissions": {"env": ["1BAD"]}, "extra": 1}`})
+	p := &Policy{Env: map[string]string{"TOKEN": "t0k", "OTHER": "o"}, Scripts: map[string]Permissions{"granted": {Env: []string{"OTHER"}}}}
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: p})
+	ctx := context.Background()
+	for id, want := range map[string]string{"declares": "t0k null\n", "granted": "null o\n"} {
+		res, err := rt.Run(ctx, Request{Skill: id, Script: "env.js"})
+		if out := programOutput(t, res); err != nil || out.Stdout != want {
+			t.Errorf("%s: %v %+v, want %q", id, err, out, want)
+		}
+	}
+	s, _ := rt.Skill("declares")
+	if g := s.ProgramGrant(); g.Limits.TimeoutMs != 2000 || len(g.Env) != 1 {
+		t.Fatalf("program grant %+v", g)
+	}
+	_, err := rt.Run(ctx, Request{Skill: "broken", Script: "env.js"})
+	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "broken/scripts/skillbox.json: permissions.env[0]") || strings.Contains(err.Error(), dir) {
+		t.Fatalf("a broken scripts/skillbox.json: %v", err)
+	}
+	s, _ = rt.Skill("broken")
+	if s.Status() != StatusActive || len(s.Warnings()) < 2 {
+		t.Fatalf("the instructions still load, with warnings: %v %v", s.Status(), s.Warnings())
+	}
+	policy := []byte("scripts:\n  granted:\n    env: [OTHER]\n  Bad_Id:\n    env: [X]\n")
+	if _, err := ParsePolicy("policy.yaml", policy, nil); err == nil || !strings.Contains(err.Error(), `"Bad_Id" is not a skill id`) {
+		t.Fatalf("policy scripts key: %v", err)
+	}
+}
+
+// A symlink never leads a program out of its skill.
+func TestProgramSymlinkOut(t *testing.T) {
+	dir := t.TempDir()
+	outside := filepath.Join(t.TempDir(), "secret.js")
+	must(t, os.WriteFile(outside, []byte(`console.log("escaped")`), 0o644))
+	sd := instructionSkill(t, dir, "links", map[string]string{"scripts/ok.js": `console.log(1)`})
+	must(t, os.Symlink(outside, filepath.Join(sd, "scripts", "link.js")))
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
+	_, err := rt.Run(context.Background(), Request{Skill: "links", Script: "link.js"})
+	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "scripts/link.js") || strings.Contains(err.Error(), outside) {
+		t.Fatalf("a symlink out of the skill: %v", err)
+	}
+}
