@@ -81,7 +81,7 @@ type Skill struct {
 	programGrant *Grant
 	programsErr  error
 	loadedAt     time.Time
-	schema           *Schema
+	schema       *Schema
 	// manifestFile is the manifest's name in dir ("" without one), manifestSum the sha256 of what
 	// the load read of it: the check makes sure the digest it computes is of that manifest.
 	manifestFile, manifestSum string
