@@ -60,6 +60,7 @@ type env struct {
 	compileTimeout    time.Duration
 	cors              multiFlag     // --cors-origin
 	offer             toolset.Offer // serve, mcp: --tools
+	stdinArg          string        // script: --stdin
 
 	// tracer receives the runs' spans (run, serve, mcp; see traces.go); nil traces nothing.
 	tracer trace.TracerProvider
@@ -85,6 +86,7 @@ func init() {
 		"build":    cmdBuild,
 		"serve":    cmdServe,
 		"mcp":      cmdMCP,
+		"script":   cmdScript,
 	}
 }
 

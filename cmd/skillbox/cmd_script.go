@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/skillbox-dev/skillbox/runtime"
+)
+
+// maxProgramExit is the most a program's exit code can be as this process's: a shell reads exit
+// codes modulo 256.
+const maxProgramExit = 255
+
+var cmdScript = &command{
+	summary: "run a program from a skill's scripts/ directory in the sandbox, with arguments and stdin",
+	usage:   "<skill> <script> [args...] [--stdin TEXT | --stdin @FILE | --stdin -]  (put -- before args that start with -)",
+	flags: func(fs *flag.FlagSet, e *env) {
+		fs.StringVar(&e.stdinArg, "stdin", "", "the program's standard input: text, @FILE to read it from a file, or - for this process's stdin (default: none)")
+	},
+	run: func(ctx context.Context, e *env, pos []string) int {
+		if len(pos) < 2 {
+			return e.fail(exitUsage, "script takes a skill id and a program, e.g. skillbox script pdf extract.py report.pdf")
+		}
+		var stdin []byte
+		if e.stdinArg != "" {
+			var err error
+			if e.stdinArg == "-" || strings.HasPrefix(e.stdinArg, "@") {
+				stdin, err = readArgs(e.stdinArg, e.stdin)
+			} else {
+				stdin = []byte(e.stdinArg)
+			}
+			if err != nil {
+				return e.fail(exitUsage, "--stdin: %v", err)
+			}
+		}
+		stopTracing, err := e.startTracing(ctx)
+		if err != nil {
+			return e.fail(exitUsage, "%v", err)
+		}
+		defer stopTracing()
+		rt, err := e.runtime(ctx)
+		if err != nil {
+			return e.fail(exitFailed, "%v", err)
+		}
+		defer rt.Close(context.Background())
+		res, runErr := rt.Run(ctx, runtime.Request{Skill: pos[0], Script: pos[1], Argv: pos[2:], Stdin: stdin, Face: runtime.FaceCLI})
+		if runErr != nil {
+			if e.json {
+				_ = writeJSON(e.stdout, res)
+			} else {
+				fmt.Fprintf(e.stderr, "skillbox: script failed: %s: %s\n", res.Error.Kind, clean(res.Error.Message))
+			}
+			return exitFailed
+		}
+		var out runtime.ProgramOutput
+		if err := json.Unmarshal(res.Result, &out); err != nil {
+			return e.fail(exitFailed, "the program's result: %v", err)
+		}
+		if e.json {
+			if err := writeJSON(e.stdout, out); err != nil {
+				return e.fail(exitFailed, "%v", err)
+			}
+			return exitOK
+		}
+		// The program's own output, as it wrote it (a pipe gets its bytes); the run's logs and
+		// what was cut go to stderr after it.
+		_, _ = e.stdout.Write([]byte(out.Stdout))
+		_, _ = e.stderr.Write([]byte(out.Stderr))
+		for _, l := range res.Logs {
+			fmt.Fprintf(e.stderr, "[%s %s] %s\n", l.Source, l.Level, clean(l.Message))
+		}
+		if out.StdoutDropped+out.StderrDropped > 0 {
+			fmt.Fprintf(e.stderr, "[skillbox: %d bytes of stdout and %d of stderr cut: over maxOutputBytes]\n", out.StdoutDropped, out.StderrDropped)
+		}
+		return min(max(out.ExitCode, 0), maxProgramExit)
+	},
+}

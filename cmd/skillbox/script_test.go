@@ -1,0 +1,64 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// programSkill writes an instruction skill with one program, scripts/tool.js.
+func programSkill(t *testing.T, src string) string {
+	t.Helper()
+	skills := t.TempDir()
+	dir := filepath.Join(skills, "tools")
+	if err := os.MkdirAll(filepath.Join(dir, "scripts"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte("---\nname: tools\ndescription: Tools.\n---\nRun scripts/tool.js.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "scripts", "tool.js"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return skills
+}
+
+func TestScript(t *testing.T) {
+	t.Parallel()
+	skills := programSkill(t, `console.log("args:", process.argv.slice(2).join("|")); console.error("note"); process.stdout.write(process.stdin.read()); process.exit(+(process.argv[2] || 0))`)
+	// The program's stdout and stderr are the command's, and its exit code is the command's.
+	r := cli(t, "", "--skills", skills, "script", "tools", "tool.js", "4", "b c", "--stdin", "piped")
+	if r.code != 4 || r.stdout != "args: 4|b c\npiped" || !strings.HasPrefix(r.stderr, "note\n") {
+		t.Fatalf("script: %s", r)
+	}
+	// --stdin - reads this process's stdin; -- passes flags to the program.
+	r = cli(t, "from stdin", "--skills", skills, "script", "tools", "scripts/tool.js", "--stdin", "-", "--", "--flag")
+	if r.code != 0 || r.stdout != "args: --flag\nfrom stdin" {
+		t.Fatalf("script with --stdin -: %s", r)
+	}
+	r = cli(t, "", "--skills", skills, "--json", "script", "tools", "tool.js", "2")
+	var out struct {
+		ExitCode       int `json:"exit_code"`
+		Stdout, Stderr string
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || r.code != 0 || out.ExitCode != 2 || out.Stdout != "args: 2\n" || out.Stderr != "note\n" {
+		t.Fatalf("--json: %s (%v)", r, err)
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"script", "tools"}, exitUsage, "script takes a skill id and a program"},
+		{[]string{"script", "tools", "install.sh"}, exitFailed, "the sandbox has no shell"},
+		{[]string{"script", "tools", "nope.py"}, exitFailed, "no program scripts/nope.py (it has scripts/tool.js)"},
+		{[]string{"script", "ghost", "tool.js"}, exitFailed, "not_found"},
+	} {
+		r := cli(t, "", append([]string{"--skills", skills}, tc.args...)...)
+		if r.code != tc.code || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%v: %s, want exit %d and %q", tc.args, r, tc.code, tc.want)
+		}
+	}
+}
