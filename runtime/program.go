@@ -57,9 +57,10 @@ type program struct {
 	lang Language
 }
 
-// errNoProgram is a program that is not there; errProgramKind one Skillbox cannot run.
+// ErrNoProgram is matched by the error of a run of a program a skill does not have (kind
+// not_found); errProgramKind is one Skillbox cannot run (invalid_args).
 var (
-	errNoProgram   = errors.New("no such program")
+	ErrNoProgram   = errors.New("no such program")
 	errProgramKind = errors.New("cannot run this kind of program")
 )
 
@@ -68,7 +69,7 @@ var (
 func (s *Skill) resolveProgram(name string) (*program, *RunError) {
 	bad := func(err error, format string, args ...any) (*program, *RunError) {
 		kind := KindInvalidArgs
-		if errors.Is(err, errNoProgram) {
+		if errors.Is(err, ErrNoProgram) {
 			kind = KindNotFound
 		}
 		return nil, runErr(kind, s.id, err, format, args...)
@@ -80,7 +81,7 @@ func (s *Skill) resolveProgram(name string) (*program, *RunError) {
 	clean := path.Clean(rel)
 	if name == "" || clean != rel || strings.Contains(name, "\\") || strings.ContainsRune(name, 0) || !strings.HasPrefix(clean, scriptsDir+"/") ||
 		slices.ContainsFunc(strings.Split(clean, "/"), func(seg string) bool { return strings.HasPrefix(seg, ".") }) {
-		return bad(errNoProgram, "%q is not a program of skill %q: name a file in its scripts/ directory, such as \"report.py\"", name, s.id)
+		return bad(ErrNoProgram, "%q is not a program of skill %q: name a file in its scripts/ directory, such as \"report.py\"", name, s.id)
 	}
 	ext := strings.ToLower(path.Ext(clean))
 	if slices.Contains(shellExts, ext) {
@@ -92,17 +93,17 @@ func (s *Skill) resolveProgram(name string) (*program, *RunError) {
 	}
 	root, err := os.OpenRoot(s.dir)
 	if err != nil {
-		return bad(errNoProgram, "skill %q: its directory cannot be read", s.id)
+		return bad(ErrNoProgram, "skill %q: its directory cannot be read", s.id)
 	}
 	defer root.Close()
 	st, err := root.Stat(filepath.FromSlash(clean)) // follows symlinks, never out of the root
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return bad(errNoProgram, "skill %q has no program %s%s", s.id, clean, s.programList())
+		return bad(ErrNoProgram, "skill %q has no program %s%s", s.id, clean, s.programList())
 	case err != nil:
-		return bad(errNoProgram, "%s: %v", clean, hideDir(err.Error(), s.dir, s.id))
+		return bad(ErrNoProgram, "%s: %v", clean, hideDir(err.Error(), s.dir, s.id))
 	case !st.Mode().IsRegular():
-		return bad(errNoProgram, "%s is not a regular file", clean)
+		return bad(ErrNoProgram, "%s is not a regular file", clean)
 	}
 	return &program{rel: clean, lang: lang}, nil
 }

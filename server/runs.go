@@ -38,7 +38,28 @@ func (s *Server) runSkill(c echo.Context) error {
 	if err := s.decode(c, &req, s.opts.MaxRunBodyBytes); err != nil {
 		return err
 	}
-	return s.run(c, c.Param("id"), req.Args)
+	return s.run(c, runtime.Request{Skill: c.Param("id"), Args: req.Args})
+}
+
+// scriptRunRequest is the body of POST /v1/skills/{id}/scripts/{script}/runs: the program's
+// command line and standard input.
+type scriptRunRequest struct {
+	Args  []string `json:"args"`
+	Stdin *string  `json:"stdin"`
+}
+
+// runScript runs a program of a skill's scripts/ directory; its result is {exit_code, stdout,
+// stderr}. A program that exits non-zero is a run that succeeded with that exit code.
+func (s *Server) runScript(c echo.Context) error {
+	var req scriptRunRequest
+	if err := s.decode(c, &req, s.opts.MaxRunBodyBytes); err != nil {
+		return err
+	}
+	r := runtime.Request{Skill: c.Param("id"), Script: c.Param("script"), Argv: req.Args}
+	if req.Stdin != nil {
+		r.Stdin = []byte(*req.Stdin)
+	}
+	return s.run(c, r)
 }
 
 func (s *Server) runAny(c echo.Context) error {
@@ -62,7 +83,7 @@ func (s *Server) runAny(c echo.Context) error {
 			id = alt
 		}
 	}
-	return s.run(c, id, args)
+	return s.run(c, runtime.Request{Skill: id, Args: args})
 }
 
 // decode reads a JSON body of at most max bytes into v, refusing unknown fields.
@@ -92,12 +113,12 @@ func (s *Server) decode(c echo.Context, v any, max int64) error {
 // such skill (409 a broken one), 422 invalid arguments, 429 with Retry-After when the runtime
 // is at capacity, 503 when it is closing. The request's context is the run's: a client that
 // goes away cancels its run, and the run's span continues the trace of its W3C headers.
-func (s *Server) run(c echo.Context, id string, args json.RawMessage) error {
-	if bytes.Equal(bytes.TrimSpace(args), []byte("null")) {
-		args = nil // "args": null is no arguments
+func (s *Server) run(c echo.Context, req runtime.Request) error {
+	if bytes.Equal(bytes.TrimSpace(req.Args), []byte("null")) {
+		req.Args = nil // "args": null is no arguments
 	}
 	k, _ := c.Get(keyContext).(keyEntry)
-	req := runtime.Request{Skill: id, Args: args, Face: runtime.FaceHTTP, Caller: k.name}
+	req.Face, req.Caller = runtime.FaceHTTP, k.name
 	var sse *sseWriter
 	if strings.Contains(c.Request().Header.Get(echo.HeaderAccept), "text/event-stream") {
 		sse = newSSE(c)
@@ -130,6 +151,9 @@ func refusal(res *runtime.Result, err error) error {
 	case runtime.KindNotFound:
 		if errors.Is(err, runtime.ErrBroken) {
 			return httpError(http.StatusConflict, "skill_broken", "skill %q is broken: %s", res.Skill, msg)
+		}
+		if errors.Is(err, runtime.ErrNoProgram) {
+			return httpError(http.StatusNotFound, "not_found", "%s", msg)
 		}
 		return httpError(http.StatusNotFound, "not_found", "no executable skill %q: %s", res.Skill, msg)
 	case runtime.KindInvalidArgs:

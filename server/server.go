@@ -161,6 +161,7 @@ func (s *Server) Mount(g *echo.Group) {
 	guarded(http.MethodGet, "/v1/skills/:id/resources/*", s.resource, RoleViewer)
 	guarded(http.MethodPost, "/v1/skills/:id/runs", requireJSON(s.runSkill), RoleRunner)
 	guarded(http.MethodPost, "/v1/runs", requireJSON(s.runAny), RoleRunner)
+	guarded(http.MethodPost, "/v1/skills/:id/scripts/:script/runs", requireJSON(s.runScript), RoleRunner)
 	guarded(http.MethodGet, "/v1/runs/:run_id", s.getRun, RoleViewer)
 
 	guarded(http.MethodGet, "/.well-known/skills.json", s.wellKnown, RoleViewer)

@@ -1,0 +1,44 @@
+package server
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/skillbox-dev/skillbox/runtime"
+)
+
+// POST /v1/skills/{id}/scripts/{script}/runs runs a program of a skill's scripts/ directory,
+// an instruction skill's too, with its command line and stdin; refusals are the documented ones.
+func TestScriptRuns(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFiles(t, dir+"/tools", map[string]string{
+		"SKILL.md":        "---\nname: tools\ndescription: Tools.\n---\nRun scripts/tool.js.\n",
+		"scripts/tool.js": `console.log(process.argv.slice(2).join("|")); process.stdout.write(process.stdin.read()); process.exit(process.argv.length - 2)`,
+		"scripts/go.sh":   "echo hi\n",
+	})
+	env := newEnv(t, Options{}, dir)
+	r := post(t, env.ts.URL+"/v1/skills/tools/scripts/tool.js/runs", `{"args":["a","b"],"stdin":"in"}`)
+	if r.status != 200 {
+		t.Fatal(r)
+	}
+	res := runResult(t, r)
+	var out runtime.ProgramOutput
+	if err := json.Unmarshal(res.Result, &out); err != nil || !res.Success || out.ExitCode != 2 || out.Stdout != "a|b\nin" {
+		t.Fatalf("%s (%v)", r, err)
+	}
+	if r := post(t, env.ts.URL+"/v1/skills/tools/scripts/tool.js/runs", ``); r.status != 200 {
+		t.Fatalf("no body: %s", r)
+	}
+	e := wantError(t, post(t, env.ts.URL+"/v1/skills/tools/scripts/nope.py/runs", `{}`), 404, "not_found")
+	if !strings.Contains(e.Error.Message, "it has scripts/tool.js") {
+		t.Errorf("missing program: %s", e.Error.Message)
+	}
+	e = wantError(t, post(t, env.ts.URL+"/v1/skills/tools/scripts/go.sh/runs", `{}`), 422, "invalid_args")
+	if !strings.Contains(e.Error.Message, "no shell") {
+		t.Errorf("shell script: %s", e.Error.Message)
+	}
+	wantError(t, post(t, env.ts.URL+"/v1/skills/tools/scripts/tool.js/runs", `{"args":"a"}`), 400, "bad_request")
+	wantError(t, post(t, env.ts.URL+"/v1/skills/ghost/scripts/tool.js/runs", `{}`), 404, "not_found")
+}
