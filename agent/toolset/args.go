@@ -99,6 +99,20 @@ func (a *toolArgs) object(name string) json.RawMessage {
 	return raw
 }
 
+// strings reads an optional array of strings, nil when absent or null.
+func (a *toolArgs) strings(name string) []string {
+	raw, ok := a.m[name]
+	if !ok || string(raw) == "null" {
+		return nil
+	}
+	var out []string
+	if err := json.Unmarshal(raw, &out); err != nil {
+		a.problems = append(a.problems, fmt.Sprintf(`argument %q: must be an array of strings, such as ["--pages", "1-3", "report.pdf"], not %s`, name, jsonkind.Of(raw)))
+		return nil
+	}
+	return out
+}
+
 // err returns every problem found, in one invalid_args error.
 func (a *toolArgs) err() *runtime.RunError {
 	if len(a.problems) == 0 {

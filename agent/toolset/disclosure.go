@@ -321,6 +321,35 @@ func doRunSkill(ctx context.Context, r Runner, args []byte, start time.Time) (*r
 	return res, "", rerr
 }
 
+// doRunSkillScript runs a program of a skill's scripts/ directory: the runtime resolves and
+// refuses it (no such program, a shell script), as for every face.
+func doRunSkillScript(ctx context.Context, r Runner, args []byte, start time.Time) (*runtime.Result, string, error) {
+	a, perr := parseToolArgs(args, "skill", "script", "args", "stdin")
+	if perr != nil {
+		return failed("", start, perr)
+	}
+	name, script, argv := a.str("skill", true), a.str("script", true), a.strings("args")
+	_, hasStdin := a.m["stdin"]
+	stdin := a.str("stdin", false)
+	if err := a.err(); err != nil {
+		return failed("", start, err)
+	}
+	s, err := lookup(r, name)
+	if err != nil {
+		return failed("", start, err)
+	}
+	if !s.ModelInvocable() {
+		return failed(s.ID(), start, refuseModel(s))
+	}
+	req := request(ctx, s.ID(), nil)
+	req.Script, req.Argv = script, argv
+	if hasStdin {
+		req.Stdin = []byte(stdin)
+	}
+	res, rerr := r.Run(ctx, req)
+	return res, "", rerr
+}
+
 // lookup finds the skill a model named: by id, by tool name (skill_word_count), or by the name
 // in its metadata when exactly one skill has it (load_skill's "name" argument is the name
 // in the SKILL.md). Broken skills are found, and refused with their problems.

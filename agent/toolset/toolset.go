@@ -1,5 +1,6 @@
 // Package toolset is the progressive-disclosure toolset and the dispatch of a model's tool calls.
-// Its four tools (list_skills, load_skill, read_skill_resource, run_skill; see [Tools]) let a
+// Its tools (list_skills, load_skill, read_skill_resource, run_skill, run_skill_script; see
+// [Tools]) let a
 // model see every skill by metadata only and pull a skill's instructions and files in when a task
 // needs them; [Call] and [Handle] route any tool call, a skill's skill_<id> included, to the
 // toolset or the runtime, and [Offer] is the choice of tools a face makes from its options.
@@ -23,6 +24,7 @@ const (
 	ToolLoadSkill         = "load_skill"
 	ToolReadSkillResource = "read_skill_resource"
 	ToolRunSkill          = "run_skill"
+	ToolRunSkillScript    = "run_skill_script"
 )
 
 // Tools returns the progressive-disclosure tools over r, in this order:
@@ -31,7 +33,10 @@ const (
 //   - load_skill(name, arguments?): a skill's instructions (its SKILL.md, rendered with
 //     [skillmd.Render]), or for a program without SKILL.md its description and argument schema;
 //   - read_skill_resource(skill, resource): another file of the skill, by relative path;
-//   - run_skill(skill, args): runs an executable skill.
+//   - run_skill(skill, args): runs an executable skill;
+//   - run_skill_script(skill, script, args, stdin?): runs a program of a skill's scripts/
+//     directory (as its SKILL.md names it) in the sandbox, and returns its exit code, stdout and
+//     stderr.
 //
 // The point is the model's context: a system prompt ([prompt.System]) lists skills by metadata
 // only, and the model pulls instructions and files in when a task needs them, instead of every
@@ -48,10 +53,10 @@ func Tools(r Runner) []tooldef.Tool {
 			Handler: func(ctx context.Context, argsJSON []byte) (string, error) {
 				return Handle(ctx, r, name, argsJSON)
 			},
-			// Only run_skill can reach outside the host (through a skill's grant); the others
+			// Only the runs can reach outside the host (through a skill's grant); the others
 			// read the catalog.
-			ReadOnly:  name != ToolRunSkill,
-			OpenWorld: name == ToolRunSkill,
+			ReadOnly:  name != ToolRunSkill && name != ToolRunSkillScript,
+			OpenWorld: name == ToolRunSkill || name == ToolRunSkillScript,
 		}
 	}
 	return out
@@ -115,6 +120,19 @@ var builtins = []builtin{
 			`"args":{"type":"object","description":"The skill's arguments, a JSON object"}},` +
 			`"required":["skill"],"additionalProperties":false}`,
 		do: doRunSkill,
+	},
+	{
+		name: ToolRunSkillScript,
+		description: "Runs a program from a skill's scripts/ directory (as the skill's instructions name it, such as " +
+			"scripts/extract.py) in a sandbox, with a command line and optional standard input, and returns " +
+			"{exit_code, stdout, stderr}. Python, JavaScript and TypeScript programs run; shell scripts cannot.",
+		parameters: `{"type":"object","properties":{` +
+			`"skill":{"type":"string","description":"The skill's id"},` +
+			`"script":{"type":"string","description":"The program: its path in the skill, such as scripts/extract.py (or just extract.py)"},` +
+			`"args":{"type":"array","items":{"type":"string"},"description":"The program's command-line arguments, one string each"},` +
+			`"stdin":{"type":"string","description":"Optional text for the program's standard input"}},` +
+			`"required":["skill","script"],"additionalProperties":false}`,
+		do: doRunSkillScript,
 	},
 }
 

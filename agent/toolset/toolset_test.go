@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -144,7 +145,7 @@ func TestHandle(t *testing.T) {
 		{"list with arguments", ToolListSkills, `{"all":true}`, `error: invalid_args: argument "all": is not an argument of this tool (its arguments: query, limit)`, runtime.ErrInvalidArgs},
 		{"list with null", ToolListSkills, `null`, `{"skills":[{"id":"bad-md",…`, nil},
 
-		{"unknown tool", "skill_nope", `{}`, `error: not_found: unknown tool "skill_nope"; the tools are list_skills, load_skill, read_skill_resource, run_skill, skill_bad_md, skill_echo, skill_plain`, ErrUnknownTool},
+		{"unknown tool", "skill_nope", `{}`, `error: not_found: unknown tool "skill_nope"; the tools are list_skills, load_skill, read_skill_resource, run_skill, run_skill_script, skill_bad_md, skill_echo, skill_plain`, ErrUnknownTool},
 		{"id instead of tool", "echo", `{}`, `error: not_found: unknown tool "echo" (did you mean skill_echo?); the tools are …`, ErrUnknownTool},
 		{"dash kept", "skill_bad-md", `{}`, `error: not_found: unknown tool "skill_bad-md" (did you mean skill_bad_md?)…`, ErrUnknownTool},
 		{"instruction skill as a tool", "skill_guide", `{}`, `error: not_found: skill "guide" has instructions only; read its SKILL.md instead of running it`, runtime.ErrNotFound},
@@ -205,7 +206,7 @@ func TestCall(t *testing.T) {
 	if !errors.As(err, &ute) || !errors.Is(err, runtime.ErrNotFound) || ute.Name != "nope" || res.Success || res.Error.Kind != runtime.KindNotFound || res.Result != nil {
 		t.Errorf("unknown: %+v, %v", res, err)
 	}
-	if len(ute.Valid) != 7 || ute.Suggestion != "" {
+	if len(ute.Valid) != len(Names())+3 || ute.Suggestion != "" {
 		t.Errorf("valid %v, suggestion %q", ute.Valid, ute.Suggestion)
 	}
 
@@ -255,11 +256,11 @@ func TestLookup(t *testing.T) {
 func TestUnknownToolListsBriefly(t *testing.T) {
 	c := benchCatalog(50)
 	e := unknownTool(c, "x")
-	if len(e.Valid) != 54 {
+	if len(e.Valid) != 50+len(Names()) {
 		t.Fatalf("%d valid", len(e.Valid))
 	}
 	msg := e.Error()
-	if !strings.HasSuffix(msg, " and 46 more (list_skills lists every skill)") || strings.Count(msg, ", ") != maxListedTools-1 {
+	if !strings.HasSuffix(msg, fmt.Sprintf(" and %d more (list_skills lists every skill)", 50+len(Names())-maxListedTools)) || strings.Count(msg, ", ") != maxListedTools-1 {
 		t.Errorf("%s", msg)
 	}
 }
@@ -274,7 +275,7 @@ func TestToolsetShapes(t *testing.T) {
 			t.Errorf("%s: schema is not JSON", tool.Name)
 		}
 	}
-	if strings.Join(names, ",") != strings.Join(Names(), ",") || len(names) != 4 {
+	if strings.Join(names, ",") != strings.Join(Names(), ",") || len(names) != 5 {
 		t.Errorf("names %v", names)
 	}
 	// Every name is a valid tool name for every provider, and none is a skill's.
