@@ -48,6 +48,17 @@ var programLangs = map[string]Language{
 	".ts": LangTypeScript, ".mts": LangTypeScript,
 }
 
+// ProgramLanguage reports what runs the program at the skill-relative path name
+// ("scripts/report.py"), and false when name is not a program Skillbox can run (not under
+// scripts/, a shell script, another language).
+func ProgramLanguage(name string) (Language, bool) {
+	if !strings.HasPrefix(name, scriptsDir+"/") {
+		return "", false
+	}
+	l, ok := programLangs[strings.ToLower(path.Ext(name))]
+	return l, ok
+}
+
 // shellExts are scripts that need a shell, which the sandbox does not have.
 var shellExts = []string{".sh", ".bash", ".zsh", ".ksh", ".fish"}
 

@@ -245,7 +245,17 @@ func withResources(text string, resources []string) string {
 	if len(resources) >= maxListedResources {
 		more = fmt.Sprintf(" (the first %d)", maxListedResources)
 	}
-	return strings.TrimRight(text, "\n") + "\n\n---\nFiles of this skill" + more + ", for read_skill_resource: " + strings.Join(resources, ", ")
+	text = strings.TrimRight(text, "\n") + "\n\n---\nFiles of this skill" + more + ", for read_skill_resource: " + strings.Join(resources, ", ")
+	var programs []string
+	for _, r := range resources {
+		if _, ok := runtime.ProgramLanguage(r); ok {
+			programs = append(programs, r)
+		}
+	}
+	if len(programs) > 0 {
+		text += "\nPrograms it can run in the sandbox, with run_skill_script: " + strings.Join(programs, ", ")
+	}
+	return text
 }
 
 // Resource is the value of read_skill_resource.

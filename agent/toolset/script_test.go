@@ -42,6 +42,10 @@ func TestRunSkillScript(t *testing.T) {
 	if err := json.Unmarshal(res.Result, &out); err != nil || out.ExitCode != 0 || out.Stdout != "2 x\n" {
 		t.Fatalf("%s %v", res.Result, err)
 	}
+	if got, _ := Handle(ctx, rt, ToolLoadSkill, []byte(`{"name":"pdf"}`)); !strings.Contains(got, "Programs it can run in the sandbox, with run_skill_script: scripts/count.js\n") &&
+		!strings.HasSuffix(got, "with run_skill_script: scripts/count.js") {
+		t.Errorf("load_skill does not name the programs: %s", got)
+	}
 	for args, want := range map[string]string{
 		`{"skill":"pdf","script":"install.sh"}`:          "the sandbox has no shell",
 		`{"skill":"pdf","script":"count.js","args":"a"}`: `argument "args": must be an array of strings`,
