@@ -66,5 +66,9 @@ func (p *Policy) clone() *Policy {
 		c.Secrets[k] = v
 	}
 	c.Files = slices.Clone(p.Files)
+	c.Scripts = maps.Clone(p.Scripts) // the Permissions values are not changed in place
+	a := p.AgentSkills
+	a.Network, a.Env, a.Secrets, a.Files = slices.Clone(a.Network), slices.Clone(a.Env), slices.Clone(a.Secrets), slices.Clone(a.Files)
+	c.AgentSkills = a
 	return &c
 }

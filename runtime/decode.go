@@ -202,6 +202,19 @@ func (c *checker) str(obj doc, parent, key string, required bool) string {
 	return s
 }
 
+// boolean reads an optional boolean, false when absent.
+func (c *checker) boolean(obj doc, parent, key string) bool {
+	v, ok := obj[key]
+	if !ok || v == nil {
+		return false
+	}
+	b, ok := v.(bool)
+	if !ok {
+		c.add(join(parent, key), "write true or false", "must be a boolean, not %s", typeName(v))
+	}
+	return b
+}
+
 func (c *checker) strList(obj doc, parent, key string) []string {
 	v, ok := obj[key]
 	if !ok || v == nil {

@@ -145,9 +145,10 @@ func (p *Policy) Grant(m *Manifest, skillDir string) *Grant {
 	ceil := p.ceilings()
 	asked := m.Limits.withDefaults(DefaultLimits)
 	g.Limits = asked.capped(ceil)
-	cf, af := ceil.fields(), asked.fields()
+	cf, af, mf := ceil.fields(), asked.fields(), m.Limits.fields()
 	for i, f := range g.Limits.fields() {
-		if *af[i].v > *f.v {
+		// Only what the manifest asked for is refused: a default it left alone is just capped.
+		if *mf[i].v != 0 && *af[i].v > *f.v {
 			g.Refused = append(g.Refused, fmt.Sprintf("limits.%s: %d asked, the policy caps it at %d", f.name, *af[i].v, *cf[i].v))
 		}
 	}

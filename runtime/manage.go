@@ -8,6 +8,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Errors of skill management, matchable with errors.Is.
@@ -25,6 +26,13 @@ type InstallOptions struct {
 	Replace bool
 	// MustExist makes Install fail with ErrNotFound when no skill of that id is installed.
 	MustExist bool
+	// ByAgent installs the skill as written by an agent (the toolset's create_skill and
+	// update_skill): only when the policy enables it, never over a skill an agent did not
+	// write, and only when it asks for nothing beyond the policy's AgentSkills ceiling (see
+	// authored.go). Face and Caller say who, for the skill's record.
+	ByAgent bool
+	Face    Face
+	Caller  string
 }
 
 // Install writes the skill package files (relative slash paths -> contents) as skill id into the
@@ -76,6 +84,14 @@ func (rt *Runtime) Install(ctx context.Context, id string, files map[string][]by
 	case !exists && opts.MustExist:
 		return nil, runErr(KindNotFound, id, nil, "no skill with this id")
 	}
+	if opts.ByAgent {
+		if !rt.policy.Load().AgentSkills.Enabled {
+			return nil, fmt.Errorf("install %q: %w: the operator enables them in the policy (agentSkills: {enabled: true})", id, ErrAuthoringOff)
+		}
+		if cur, ok := rt.registryLocked().byID[id]; exists && (!ok || !cur.agent) {
+			return nil, fmt.Errorf("install %q: %w: an agent may replace only the skills agents wrote", id, ErrNotAgentSkill)
+		}
+	}
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return nil, err
 	}
@@ -108,6 +124,11 @@ func (rt *Runtime) Install(ctx context.Context, id string, files map[string][]by
 			return nil, err
 		}
 	}
+	if opts.ByAgent {
+		if err := writeAuthorship(check, authorship{By: "agent", Caller: opts.Caller, Face: opts.Face, Created: time.Now().UTC()}); err != nil {
+			return nil, err
+		}
+	}
 	s, ok, admitErr := rt.checkSkill(ctx, check)
 	if admitErr != nil {
 		// No room to compile it now: a busy refusal, not a problem of the package.
@@ -118,6 +139,11 @@ func (rt *Runtime) Install(ctx context.Context, id string, files map[string][]by
 	}
 	if s.Status() != StatusActive {
 		return nil, packageRelative(s.Err(), check, id)
+	}
+	if opts.ByAgent {
+		if err := ceilingError(id, s.grant, s.programGrant); err != nil {
+			return nil, err
+		}
 	}
 	// Swap: move the old version aside, the new one in, then drop the old. Each rename is atomic;
 	// between the two, the id is briefly absent on disk, never half-written.

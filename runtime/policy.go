@@ -38,6 +38,9 @@ type Policy struct {
 	// skill id, beyond what the skill declares for them (see ScriptsFile); the ceilings above
 	// still apply. In a policy file: scripts: {pdf: {files: [{path: /workspace, access: read-only}]}}.
 	Scripts map[string]Permissions
+	// AgentSkills is the ceiling of the skills agents write, and whether they may (see
+	// AgentSkills). In a policy file: agentSkills: {enabled: true, network: [api.example.com]}.
+	AgentSkills AgentSkills
 	// RootCAs verifies the https servers skills fetch from; nil means the host's system roots.
 	// For an embedder whose granted hosts use a private CA, and for tests. (Not in a policy file.)
 	RootCAs *x509.CertPool
@@ -57,7 +60,7 @@ type PolicyMount struct {
 	Access   Access
 }
 
-var policyFields = []string{"network", "allowNetworks", "env", "secrets", "files", "limits", "modules", "scripts"}
+var policyFields = []string{"network", "allowNetworks", "env", "secrets", "files", "limits", "modules", "scripts", "agentSkills"}
 
 // LoadPolicy reads a policy file (YAML or JSON). Relative host paths are relative to the file's
 // directory. Every problem is reported at once in a *PolicyError.
@@ -156,6 +159,18 @@ func ParsePolicy(path string, data []byte, lookupEnv func(string) (string, bool)
 				continue
 			}
 			p.Scripts[id] = c.permissionsAt(c.object(sc, "scripts", id), "scripts."+id)
+		}
+	}
+	if a := c.object(d, "", "agentSkills"); a != nil {
+		c.known(a, "agentSkills", "enabled", "network", "env", "secrets", "files", "limits")
+		p.AgentSkills = AgentSkills{Enabled: c.boolean(a, "agentSkills", "enabled"),
+			Network: c.strList(a, "agentSkills", "network"), Env: c.strList(a, "agentSkills", "env"),
+			Secrets: c.strList(a, "agentSkills", "secrets"), Files: c.strList(a, "agentSkills", "files"),
+			Limits: c.limits(c.object(a, "agentSkills", "limits"), "agentSkills.limits")}
+		for i, h := range p.AgentSkills.Network {
+			if _, err := netguard.ParsePattern(h); err != nil {
+				c.add(fmt.Sprintf("agentSkills.network[%d]", i), "", "%v", err)
+			}
 		}
 	}
 	if mods := c.object(d, "", "modules"); mods != nil {

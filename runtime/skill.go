@@ -80,6 +80,9 @@ type Skill struct {
 	// run (see program.go); both nil without a scripts/ directory.
 	programGrant *Grant
 	programsErr  error
+	// agent is set for a skill an agent wrote (see authored.go): it is granted under the
+	// policy's AgentSkills ceiling.
+	agent bool
 	loadedAt     time.Time
 	schema       *Schema
 	// manifestFile is the manifest's name in dir ("" without one), manifestSum the sha256 of what
@@ -328,6 +331,9 @@ func loadSkill(dir string, p *Policy, c *checks) (s *Skill, ok bool) {
 			s.fail(&ManifestError{Path: s.instructionsPath, Msg: s.instructionsErr.Error()})
 		}
 		if hasDir(s.listing, scriptsDir) {
+			if s.agent = isRegularEntry(s.listing, authorMarker); s.agent {
+				p = p.forAgentSkills()
+			}
 			s.loadPrograms(p)
 		}
 		return s, true
@@ -354,6 +360,9 @@ func loadSkill(dir string, p *Policy, c *checks) (s *Skill, ok bool) {
 	}
 	s.manifest = m
 	s.pickLanguage(m, manifestPath)
+	if s.agent = isRegularEntry(s.listing, authorMarker); s.agent {
+		p = p.forAgentSkills() // its grant, and its programs', never pass the agents' ceiling
+	}
 	if m.ID != id {
 		s.fail(&ManifestError{Path: manifestPath, Field: "id", Msg: fmt.Sprintf("%q does not match the directory name %q", m.ID, id), Hint: "rename one so they are equal"})
 	}
