@@ -82,9 +82,9 @@ type Skill struct {
 	programsErr  error
 	// agent is set for a skill an agent wrote (see authored.go): it is granted under the
 	// policy's AgentSkills ceiling.
-	agent bool
-	loadedAt     time.Time
-	schema       *Schema
+	agent    bool
+	loadedAt time.Time
+	schema   *Schema
 	// manifestFile is the manifest's name in dir ("" without one), manifestSum the sha256 of what
 	// the load read of it: the check makes sure the digest it computes is of that manifest.
 	manifestFile, manifestSum string
