@@ -92,6 +92,10 @@ type Origin struct {
 	Face   runtime.Face
 	Caller string
 	Remote bool
+	// NoAuthor refuses the call the tools that write skills (create_skill, update_skill,
+	// delete_skill): a face sets it for a caller without the author role. The embedding
+	// program's own calls (no Origin) may author, when the policy lets agents write skills.
+	NoAuthor bool
 	// OnEvent, when set, receives the events of the runs the call makes, with the skill's id
 	// (see runtime.Request.OnEvent, whose rules it has): a face forwards log lines and
 	// progress to its client as they happen.

@@ -11,6 +11,7 @@ package toolset
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/skillbox-dev/skillbox/agent/tooldef"
@@ -36,15 +37,21 @@ const (
 //   - run_skill(skill, args): runs an executable skill;
 //   - run_skill_script(skill, script, args, stdin?): runs a program of a skill's scripts/
 //     directory (as its SKILL.md names it) in the sandbox, and returns its exit code, stdout and
-//     stderr.
+//     stderr;
+//   - create_skill, update_skill, delete_skill: write skills, when the runtime's policy lets
+//     agents write them (see [Author]).
 //
 // The point is the model's context: a system prompt ([prompt.System]) lists skills by metadata
 // only, and the model pulls instructions and files in when a task needs them, instead of every
 // SKILL.md being in every request. run_skill reaches every executable skill through one tool,
 // so a catalog too large to send as skill_<id> tools (or an id too long for OpenAI) still runs.
 func Tools(r Runner) []tooldef.Tool {
-	out := make([]tooldef.Tool, len(builtins))
-	for i, b := range builtins {
+	all := builtins
+	if authoring(r) {
+		all = append(slices.Clone(builtins), authorTools...)
+	}
+	out := make([]tooldef.Tool, len(all))
+	for i, b := range all {
 		name := b.name
 		out[i] = tooldef.Tool{
 			Name:        name,
@@ -54,8 +61,8 @@ func Tools(r Runner) []tooldef.Tool {
 				return Handle(ctx, r, name, argsJSON)
 			},
 			// Only the runs can reach outside the host (through a skill's grant); the others
-			// read the catalog.
-			ReadOnly:  name != ToolRunSkill && name != ToolRunSkillScript,
+			// read the catalog, or write skills.
+			ReadOnly:  b.readOnly(),
 			OpenWorld: name == ToolRunSkill || name == ToolRunSkillScript,
 		}
 	}
@@ -142,5 +149,19 @@ func builtinByName(name string) *builtin {
 			return &builtins[i]
 		}
 	}
+	for i := range authorTools {
+		if authorTools[i].name == name {
+			return &authorTools[i]
+		}
+	}
 	return nil
+}
+
+// readOnly reports whether the tool only reads the catalog.
+func (b *builtin) readOnly() bool {
+	switch b.name {
+	case ToolRunSkill, ToolRunSkillScript, ToolCreateSkill, ToolUpdateSkill, ToolDeleteSkill:
+		return false
+	}
+	return true
 }

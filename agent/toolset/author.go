@@ -1,0 +1,185 @@
+package toolset
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/skillbox-dev/skillbox/agent/tooldef"
+	"github.com/skillbox-dev/skillbox/runtime"
+)
+
+// The names of the tools with which an agent writes skills (see [Author]).
+const (
+	ToolCreateSkill = "create_skill"
+	ToolUpdateSkill = "update_skill"
+	ToolDeleteSkill = "delete_skill"
+)
+
+// Author is a Runner that can install skills an agent writes: *runtime.Runtime. The runtime
+// decides everything — whether agents may write skills at all (the policy's agentSkills), the
+// package's validity, the ceiling of what such a skill may be granted — and these tools
+// translate; a face only says whether its caller may author (Origin.NoAuthor).
+type Author interface {
+	Runner
+	AgentSkillsEnabled() bool
+	Install(ctx context.Context, id string, files map[string][]byte, opts runtime.InstallOptions) (*runtime.Skill, error)
+	RemoveByAgent(ctx context.Context, id string) error
+}
+
+var _ Author = (*runtime.Runtime)(nil)
+
+// authorTools are the tools that write skills, offered when the runtime lets agents write them.
+var authorTools = []builtin{
+	{
+		name: ToolCreateSkill,
+		description: "Creates a new skill from source: a manifest and its files (execute.js, execute.ts or execute.py " +
+			"defining execute(args, ctx), modules beside it, an optional SKILL.md). It is checked and installed at once, " +
+			"then runs with run_skill or its own tool. A skill written by an agent gets at most what the operator allows " +
+			"agents' skills (often nothing: no network, no env, no secrets); asking for more is refused with what it asked.",
+		parameters: `{"type":"object","properties":{` +
+			`"id":{"type":"string","description":"The new skill's id: lower-case letters, digits and '-'"},` +
+			`"manifest":{"type":"object","description":"skill.json: id, name, description, parameters (each {type, description, required?, default?}), and optional permissions and limits"},` +
+			`"files":{"type":"object","additionalProperties":{"type":"string"},"description":"The skill's files by path, as text: {\"execute.ts\": \"export function execute(args, ctx) {...}\"}"}},` +
+			`"required":["id","manifest","files"],"additionalProperties":false}`,
+		do: doCreateSkill,
+	},
+	{
+		name: ToolUpdateSkill,
+		description: "Replaces a skill an agent wrote with a new version (the whole manifest and files, as for create_skill). " +
+			"Runs in flight finish on the old version.",
+		parameters: `{"type":"object","properties":{` +
+			`"id":{"type":"string","description":"The skill's id"},` +
+			`"manifest":{"type":"object","description":"The new skill.json"},` +
+			`"files":{"type":"object","additionalProperties":{"type":"string"},"description":"The new files by path, as text"}},` +
+			`"required":["id","manifest","files"],"additionalProperties":false}`,
+		do: doUpdateSkill,
+	},
+	{
+		name:        ToolDeleteSkill,
+		description: "Deletes a skill an agent wrote.",
+		parameters: `{"type":"object","properties":{"id":{"type":"string","description":"The skill's id"}},` +
+			`"required":["id"],"additionalProperties":false}`,
+		do: doDeleteSkill,
+	},
+}
+
+// authoring reports whether r offers the authoring tools: it can install skills and its policy
+// lets agents write them.
+func authoring(r Runner) bool {
+	a, ok := r.(Author)
+	return ok && a.AgentSkillsEnabled()
+}
+
+// WrittenSkill is the value of create_skill and update_skill: what was installed.
+type WrittenSkill struct {
+	ID      string          `json:"id"`
+	Tool    string          `json:"tool"`
+	Digest  string          `json:"digest"`
+	Grant   *runtime.Grant  `json:"grant"`
+	Summary runtime.Summary `json:"summary"`
+}
+
+func doCreateSkill(ctx context.Context, r Runner, args []byte, start time.Time) (*runtime.Result, string, error) {
+	return writeSkill(ctx, r, args, start, runtime.InstallOptions{})
+}
+
+func doUpdateSkill(ctx context.Context, r Runner, args []byte, start time.Time) (*runtime.Result, string, error) {
+	return writeSkill(ctx, r, args, start, runtime.InstallOptions{Replace: true, MustExist: true})
+}
+
+// writeSkill installs the skill in args as written by an agent.
+func writeSkill(ctx context.Context, r Runner, args []byte, start time.Time, opts runtime.InstallOptions) (*runtime.Result, string, error) {
+	a, perr := parseToolArgs(args, "id", "manifest", "files")
+	if perr != nil {
+		return failed("", start, perr)
+	}
+	id, manifest := a.str("id", true), a.object("manifest")
+	var files map[string]string
+	if raw, ok := a.m["files"]; ok {
+		if err := json.Unmarshal(raw, &files); err != nil {
+			a.problems = append(a.problems, `argument "files": must be an object of file paths to their text, such as {"execute.ts": "..."}`)
+		}
+	} else {
+		a.problems = append(a.problems, `argument "files": is required`)
+	}
+	if err := a.err(); err != nil {
+		return failed(id, start, err)
+	}
+	au, rerr := author(ctx, r, id)
+	if rerr != nil {
+		return failed(id, start, rerr)
+	}
+	pkg := make(map[string][]byte, len(files)+1)
+	for name, text := range files {
+		pkg[name] = []byte(text)
+	}
+	if _, ok := pkg["skill.json"]; ok {
+		return failed(id, start, invalidArgs(`give the manifest as "manifest", not as files["skill.json"]`))
+	}
+	pkg["skill.json"] = manifest
+	o := originOf(ctx)
+	opts.ByAgent, opts.Face, opts.Caller = true, o.Face, o.Caller
+	s, err := au.Install(ctx, id, pkg, opts)
+	if err != nil {
+		return failed(id, start, authorError(id, err))
+	}
+	w := WrittenSkill{ID: s.ID(), Tool: tooldef.Name(s.ID()), Digest: s.Digest(), Grant: s.Grant(), Summary: s.Summary()}
+	verb := "created"
+	if opts.Replace {
+		verb = "updated"
+	}
+	text := fmt.Sprintf("Skill %q %s: run it with run_skill {\"skill\": %q, \"args\": {...}}.", s.ID(), verb, s.ID())
+	return succeeded(s.ID(), start, w, text)
+}
+
+func doDeleteSkill(ctx context.Context, r Runner, args []byte, start time.Time) (*runtime.Result, string, error) {
+	a, perr := parseToolArgs(args, "id")
+	if perr != nil {
+		return failed("", start, perr)
+	}
+	id := a.str("id", true)
+	if err := a.err(); err != nil {
+		return failed(id, start, err)
+	}
+	au, rerr := author(ctx, r, id)
+	if rerr != nil {
+		return failed(id, start, rerr)
+	}
+	if err := au.RemoveByAgent(ctx, id); err != nil {
+		return failed(id, start, authorError(id, err))
+	}
+	return succeeded(id, start, map[string]string{"deleted": id}, fmt.Sprintf("Skill %q deleted.", id))
+}
+
+// author returns r as an Author for a call from ctx's origin, or why the call may not write.
+func author(ctx context.Context, r Runner, id string) (Author, *runtime.RunError) {
+	if originOf(ctx).NoAuthor {
+		return nil, &runtime.RunError{Kind: runtime.KindPermissionDenied, Skill: id,
+			Message: "this caller may not write skills: it needs the author role"}
+	}
+	a, ok := r.(Author)
+	if !ok {
+		return nil, &runtime.RunError{Kind: runtime.KindPermissionDenied, Skill: id, Message: "this host does not install skills"}
+	}
+	return a, nil
+}
+
+// authorError maps what the runtime refused into a RunError a model can act on.
+func authorError(id string, err error) *runtime.RunError {
+	var re *runtime.RunError
+	var se *runtime.SkillError
+	switch {
+	case errors.As(err, &re):
+		return re
+	case errors.Is(err, runtime.ErrAuthoringOff), errors.Is(err, runtime.ErrNotAgentSkill), errors.Is(err, runtime.ErrBeyondCeiling):
+		return &runtime.RunError{Kind: runtime.KindPermissionDenied, Skill: id, Message: err.Error(), Err: err}
+	case errors.Is(err, runtime.ErrExists):
+		return &runtime.RunError{Kind: runtime.KindInvalidArgs, Skill: id, Message: fmt.Sprintf("skill %q exists: update_skill replaces a skill an agent wrote", id), Err: err}
+	case errors.As(err, &se):
+		return &runtime.RunError{Kind: runtime.KindInvalidArgs, Skill: id, Message: se.Error(), Err: err}
+	}
+	return &runtime.RunError{Kind: runtime.KindInternal, Skill: id, Message: err.Error(), Err: err}
+}
