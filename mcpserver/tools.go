@@ -35,7 +35,7 @@ const (
 func (s *Server) callToolset(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		events := newNotifier(ctx, req)
-		ctx = toolset.WithOrigin(ctx, toolset.Origin{Face: runtime.FaceMCP, Remote: s.opts.Remote, OnEvent: events.event})
+		ctx = toolset.WithOrigin(ctx, toolset.Origin{Face: runtime.FaceMCP, Remote: s.opts.Remote, OnEvent: events.event, NoAuthor: !s.mayAuthor(ctx)})
 		res, text, err := toolset.HandleResult(traced(ctx, req), s.rt, name, []byte(req.Params.Arguments))
 		events.close() // every notification goes before the result
 		if err != nil && res != nil && res.Error != nil {
@@ -311,4 +311,22 @@ func (r *resultSchema) validate(value []byte) error {
 		return errors.New(strings.Join(slices.Compact(lines), "; "))
 	}
 	return nil
+}
+
+type authorKey struct{}
+
+// WithAuthor marks ctx — an HTTP request's, before it reaches Handler — with whether its caller
+// may write skills (the toolset's create_skill, update_skill, delete_skill): the HTTP face sets
+// it from the caller's role.
+func WithAuthor(ctx context.Context, may bool) context.Context {
+	return context.WithValue(ctx, authorKey{}, may)
+}
+
+// mayAuthor reports whether the call in ctx may write skills: as WithAuthor said, else only a
+// local client's (stdio): a remote caller nobody vouched for may not.
+func (s *Server) mayAuthor(ctx context.Context) bool {
+	if may, ok := ctx.Value(authorKey{}).(bool); ok {
+		return may
+	}
+	return !s.opts.Remote
 }

@@ -177,7 +177,14 @@ func (s *Server) Mount(g *echo.Group) {
 	// MCP over streamable HTTP. Listing and calling happen inside one session, so the session
 	// needs the runner role; the MCP handler checks its own content types, and also refuses a
 	// non-loopback Host on a loopback listener.
-	mcpHandler := echo.WrapHandler(s.mcp.Handler())
+	mcp := s.mcp.Handler()
+	mcpHandler := func(c echo.Context) error {
+		// The toolset's authoring tools answer only a caller with the author role.
+		k, _ := c.Get(keyContext).(keyEntry)
+		r := c.Request()
+		mcp.ServeHTTP(c.Response(), r.WithContext(mcpserver.WithAuthor(r.Context(), k.role >= RoleAuthor)))
+		return nil
+	}
 	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
 		guarded(m, "/mcp", mcpHandler, RoleRunner)
 	}

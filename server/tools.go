@@ -30,6 +30,10 @@ func (s *Server) wellKnown(c echo.Context) error {
 // A tool the vendor would refuse is left out, and said so ([Server.leftOut]).
 func (s *Server) tools(c echo.Context) error {
 	offer := s.opts.Offer
+	var r toolset.Runner = s.rt
+	if k, _ := c.Get(keyContext).(keyEntry); k.role < RoleAuthor {
+		r = toolset.WithoutAuthoring(r) // create_skill and the rest only for the author role
+	}
 	if q := c.QueryParam("tools"); q != "" {
 		o, err := toolset.ParseOffer(strings.ToLower(q))
 		if err != nil {
@@ -39,15 +43,15 @@ func (s *Server) tools(c echo.Context) error {
 	}
 	switch f := strings.ToLower(c.QueryParam("format")); f {
 	case "", "openai":
-		list := offer.OpenAI(s.rt)
+		list := offer.OpenAI(r)
 		s.leftOut(c, offer, tooldef.FormatOpenAI, len(list))
 		return c.JSON(http.StatusOK, list)
 	case "anthropic":
-		list := offer.Anthropic(s.rt)
+		list := offer.Anthropic(r)
 		s.leftOut(c, offer, tooldef.FormatAnthropic, len(list))
 		return c.JSON(http.StatusOK, list)
 	case "mcp":
-		list := offer.MCP(s.rt)
+		list := offer.MCP(r)
 		return c.JSON(http.StatusOK, mcpTools{Tools: list, Warnings: s.leftOut(c, offer, tooldef.FormatMCP, len(list))})
 	default:
 		return httpError(http.StatusBadRequest, "bad_request", "format %q: use openai, anthropic or mcp", f)
@@ -92,7 +96,7 @@ func (s *Server) toolCall(c echo.Context) error {
 	k, _ := c.Get(keyContext).(keyEntry)
 	// The runs a call makes continue the caller's trace, as a run request's do.
 	ctx := telemetry.FromHTTP(c.Request().Context(), c.Request().Header)
-	ctx = toolset.WithOrigin(ctx, toolset.Origin{Face: runtime.FaceHTTP, Caller: k.name, Remote: true})
+	ctx = toolset.WithOrigin(ctx, toolset.Origin{Face: runtime.FaceHTTP, Caller: k.name, Remote: true, NoAuthor: k.role < RoleAuthor})
 	res, text, err := toolset.HandleResult(ctx, s.rt, req.Name, args)
 	return c.JSON(http.StatusOK, toolCallResponse{Name: req.Name, Text: text, IsError: err != nil, Result: res})
 }

@@ -183,3 +183,10 @@ func authorError(id string, err error) *runtime.RunError {
 	}
 	return &runtime.RunError{Kind: runtime.KindInternal, Skill: id, Message: err.Error(), Err: err}
 }
+
+// WithoutAuthoring returns r without its authoring tools: a face lists tools over it for a caller
+// that may not write skills, so that it is not offered tools it cannot call.
+func WithoutAuthoring(r Runner) Runner { return readOnlyRunner{r} }
+
+// readOnlyRunner hides its Runner's other methods (Install, ...) from [authoring].
+type readOnlyRunner struct{ Runner }

@@ -1,0 +1,73 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillbox-dev/skillbox/runtime"
+)
+
+const createSkillArgs = `{"id":"adder","manifest":{"id":"adder","name":"Adder","description":"Adds.",
+ "parameters":{"a":{"type":"number","required":true},"b":{"type":"number","required":true}}},
+ "files":{"execute.js":"export function execute(args) { return args.a + args.b; }"}}`
+
+// The authoring tools are listed and answered over HTTP and MCP only for the author role, and
+// only where the policy lets agents write skills.
+func TestAuthoringToolsByRole(t *testing.T) {
+	t.Parallel()
+	cfg := runtime.Config{Policy: &runtime.Policy{AgentSkills: runtime.AgentSkills{Enabled: true}}}
+	env := newEnvRuntime(t, keysOptions(), cfg, t.TempDir())
+	listed := func(key string) bool {
+		r := get(t, env.ts.URL+"/v1/tools?format=mcp", "X-API-Key", key)
+		return strings.Contains(string(r.body), `"create_skill"`)
+	}
+	if listed(roleKeys[RoleRunner]) || !listed(roleKeys[RoleAuthor]) {
+		t.Fatalf("GET /v1/tools: runner sees create_skill %v, author %v", listed(roleKeys[RoleRunner]), listed(roleKeys[RoleAuthor]))
+	}
+	call := func(key, name, args string) toolCallResponse {
+		body, _ := json.Marshal(map[string]any{"name": name, "arguments": json.RawMessage(args)})
+		r := post(t, env.ts.URL+"/v1/tools/call", string(body), "X-API-Key", key)
+		var out toolCallResponse
+		r.decode(t, &out)
+		return out
+	}
+	if out := call(roleKeys[RoleRunner], "create_skill", createSkillArgs); !out.IsError || !strings.Contains(out.Text, "author role") {
+		t.Fatalf("runner's create_skill: %+v", out)
+	}
+	if out := call(roleKeys[RoleAuthor], "create_skill", createSkillArgs); out.IsError {
+		t.Fatalf("author's create_skill: %+v", out)
+	}
+	if out := call(roleKeys[RoleRunner], "skill_adder", `{"a":1,"b":2}`); out.IsError || out.Text != "3" {
+		t.Fatalf("run of the new skill: %+v", out)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	session := func(key string) *mcp.ClientSession {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx,
+			&mcp.StreamableClientTransport{Endpoint: env.ts.URL + "/mcp", HTTPClient: &http.Client{Transport: keyTransport{key}}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	del := &mcp.CallToolParams{Name: "delete_skill", Arguments: map[string]any{"id": "adder"}}
+	res, err := session(roleKeys[RoleRunner]).CallTool(ctx, del)
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "author role") {
+		t.Fatalf("runner's delete_skill over MCP: %v %+v", err, res)
+	}
+	res, err = session(roleKeys[RoleAuthor]).CallTool(ctx, del)
+	if err != nil || res.IsError {
+		t.Fatalf("author's delete_skill over MCP: %v %+v", err, res)
+	}
+	if _, err := env.rt.Skill("adder"); err == nil {
+		t.Fatal("not deleted")
+	}
+}
