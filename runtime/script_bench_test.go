@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/tetratelabs/wazero/experimental"
@@ -45,4 +46,49 @@ func BenchmarkScriptRun(b *testing.B) {
 	}
 	p50 := interleave.Run(b, interleave.Contender{Name: "floor", F: floor}, interleave.Contender{Name: "run", F: run})
 	b.ReportMetric(p50["run"]/p50["floor"], "run/floor")
+}
+
+// BenchmarkCreatedSkillFirstRun measures the first run of a script skill just installed (as
+// create_skill installs it: the check, the bundle and the digest are the first run's) against
+// its later runs, interleaved: each round installs a new skill, runs it once ("first") and runs
+// an installed one again ("later"). Target: first <= 2x later.
+//
+//	go test -run '^$' -bench CreatedSkillFirstRun -benchtime 200x ./runtime/
+func BenchmarkCreatedSkillFirstRun(b *testing.B) {
+	ctx := context.Background()
+	rt := newRuntime(b, Config{SkillDirs: []string{b.TempDir()}, Policy: &Policy{AgentSkills: AgentSkills{Enabled: true}}})
+	files := func(id string) map[string][]byte {
+		return map[string][]byte{
+			"skill.json": []byte(simple(id, `"parameters":{"a":{"type":"number"},"b":{"type":"number"}}`)),
+			"execute.ts": []byte(`import { add } from "./math"; export function execute(args: {a: number, b: number}) { return add(args.a, args.b); }`),
+			"math.ts":    []byte(`export const add = (x: number, y: number): number => x + y;`),
+		}
+	}
+	if _, err := rt.Install(ctx, "warm", files("warm"), InstallOptions{ByAgent: true}); err != nil {
+		b.Fatal(err)
+	}
+	run := func(id string) {
+		if _, err := rt.Run(ctx, Request{Skill: id, Args: []byte(`{"a":1,"b":2}`)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	run("warm")
+	n, fresh := 0, false
+	install := func() { // untimed: create_skill answers when it is done; the run after it is timed
+		n++
+		if _, err := rt.Install(ctx, fmt.Sprintf("s%d", n), files(fmt.Sprintf("s%d", n)), InstallOptions{ByAgent: true}); err != nil {
+			b.Fatal(err)
+		}
+		fresh = true
+	}
+	first := func() {
+		if !fresh { // the warm-up calls, which have no Settle
+			install()
+		}
+		run(fmt.Sprintf("s%d", n))
+		fresh = false
+	}
+	p50 := interleave.Run(b, interleave.Contender{Name: "later", F: func() { run("warm") }},
+		interleave.Contender{Name: "first", F: first, Settle: install})
+	b.ReportMetric(p50["first"]/p50["later"], "first/later")
 }
