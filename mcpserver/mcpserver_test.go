@@ -71,8 +71,10 @@ func TestMCPListTools(t *testing.T) {
 				byName[tool.Name] = tool
 				names = append(names, tool.Name)
 			}
-			want := []string{"list_skills", "load_skill", "read_skill_resource", "run_skill",
-				"skill_echo", "skill_hello", "skill_http_get", "skill_mismatch", "skill_notes", "skill_number", "skill_sleep", "skill_word_count"}
+			// The toolset, then the skills' tools by name: the fixtures' and every bundled one's.
+			want := append([]string{"skill_echo", "skill_mismatch", "skill_number", "skill_sleep"}, bundledTools(t)...)
+			slices.Sort(want)
+			want = append([]string{"list_skills", "load_skill", "read_skill_resource", "run_skill"}, want...)
 			if !slices.Equal(names, want) {
 				t.Fatalf("tools %v, want %v (instruction skills are no tools: the toolset reaches them)", names, want)
 			}
@@ -509,8 +511,9 @@ func TestMCPStreamableHTTP(t *testing.T) {
 			}
 			defer cs.Close()
 			tools, err := cs.ListTools(ctx, nil)
-			if err != nil || len(tools.Tools) != 12 {
-				t.Fatalf("tools: %v, %d", err, len(tools.Tools))
+			// The toolset, the 4 fixtures and every bundled skill.
+			if want := 4 + 4 + len(bundledTools(t)); err != nil || len(tools.Tools) != want {
+				t.Fatalf("tools: %v, %d, want %d", err, len(tools.Tools), want)
 			}
 			// A client of the stateless revision gets it; an older one its sessions.
 			want := legacyProtocol

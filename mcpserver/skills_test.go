@@ -81,9 +81,12 @@ func checkSkillsExtension(t *testing.T, e *env, call rpc) {
 	}
 	// Only skills with a SKILL.md that follows the Agent Skills specification: not echo (no
 	// SKILL.md), not renamed (its name is not its id), not sloppy (YAML only a lenient reader
-	// takes).
-	want := []string{"skill://guide/SKILL.md", "skill://hello/SKILL.md", "skill://http-get/SKILL.md",
-		"skill://notes/SKILL.md", "skill://rich/SKILL.md", "skill://word-count/SKILL.md"}
+	// takes). Every bundled skill with a SKILL.md is listed: each must follow the specification.
+	want := []string{"skill://guide/SKILL.md", "skill://rich/SKILL.md"}
+	for _, id := range bundledWith(t, "SKILL.md") {
+		want = append(want, "skill://"+id+"/SKILL.md")
+	}
+	slices.Sort(want)
 	if !slices.Equal(uris, want) {
 		t.Fatalf("skills %v, want %v", uris, want)
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -41,7 +42,7 @@ func docsEnv(t *testing.T) (*testEnv, string) {
 	return newEnv(t, Options{}, dir, "../skills"), dir
 }
 
-var summaryKeys = map[string]bool{"id": true, "name": true, "description": true, "version": true, "tags": true, "kind": true, "status": true, "error": true}
+var summaryKeys = map[string]bool{"id": true, "name": true, "description": true, "version": true, "tags": true, "kind": true, "language": true, "status": true, "error": true}
 
 func TestListSkillsIsMetadataOnly(t *testing.T) {
 	t.Parallel()
@@ -69,18 +70,25 @@ func TestListSkillsIsMetadataOnly(t *testing.T) {
 	if !sort.StringsAreSorted(ids) {
 		t.Errorf("not ordered by id: %v", ids)
 	}
+	want := append([]string{"broken", "docs", "guide"}, bundledIDs(t)...)
+	sort.Strings(want)
+	if !slices.Equal(ids, want) {
+		t.Errorf("lists %v, want the test's skills and every bundled one: %v", ids, want)
+	}
 	tests := []struct {
 		id                              string
 		name, description, kind, status string
 		version                         string
 		errorContains                   string
+		language                        string
 	}{
 		// Executable skills no one ran are unchecked: the list reads manifests only.
-		{"docs", "docs", "test skill docs", "executable", "unchecked", "2.1.0", ""},
-		{"guide", "guide", "How to write a good guide.", "instructions", "active", "", ""},
-		{"broken", "broken", "", "executable", "error", "", "colour"}, // no manifest parsed: no description
-		{"word-count", "Word count", "Counts the words, lines and characters of a text and lists its most frequent words.", "executable", "unchecked", "1.0.0", ""},
-		{"hello", "Hello", "", "executable", "unchecked", "1.0.0", ""},
+		{"docs", "docs", "test skill docs", "executable", "unchecked", "2.1.0", "", "wasm"},
+		{"guide", "guide", "How to write a good guide.", "instructions", "active", "", "", ""}, // an instruction skill runs nothing
+		{"broken", "broken", "", "executable", "error", "", "colour", "wasm"},                  // no manifest parsed: no description
+		{"word-count", "Word count", "Counts the words, lines and characters of a text and lists its most frequent words.", "executable", "unchecked", "1.0.0", "", "wasm"},
+		{"hello", "Hello", "", "executable", "unchecked", "1.0.0", "", "wasm"},
+		{"github-issues", "GitHub issues", "", "executable", "unchecked", "1.0.0", "", "typescript"},
 	}
 	for _, tc := range tests {
 		s, ok := byID[tc.id]
@@ -90,7 +98,8 @@ func TestListSkillsIsMetadataOnly(t *testing.T) {
 		}
 		str := func(k string) string { v, _ := s[k].(string); return v }
 		if str("name") != tc.name || (tc.description != "" && str("description") != tc.description) || str("kind") != tc.kind ||
-			str("status") != tc.status || str("version") != tc.version || !strings.Contains(str("error"), tc.errorContains) {
+			str("status") != tc.status || str("version") != tc.version || !strings.Contains(str("error"), tc.errorContains) ||
+			str("language") != tc.language {
 			t.Errorf("%s: %v", tc.id, s)
 		}
 	}

@@ -2,13 +2,18 @@ package server
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/skillbox-dev/skillbox/agent/toolset"
 )
 
 func TestTools(t *testing.T) {
 	t.Parallel()
 	ts, _ := newTestServer(t, Options{Provider: "acme"})
+	// Every bundled skill's tool, then the toolset.
+	all := append(bundledTools(t), toolset.Names()...)
 	tests := []struct {
 		name, query string // given
 		status      int    // expect
@@ -22,8 +27,11 @@ func TestTools(t *testing.T) {
 					Parameters json.RawMessage `json:"parameters"`
 				} `json:"function"`
 			}
-			if err := json.Unmarshal(b, &tools); err != nil || len(tools) != 8 || tools[0].Type != "function" || !strings.HasPrefix(tools[0].Function.Name, "skill_") {
-				t.Errorf("%v %s", err, b)
+			if err := json.Unmarshal(b, &tools); err != nil || len(tools) == 0 || tools[0].Type != "function" {
+				t.Fatalf("%v %s", err, b)
+			}
+			if names := toolNames(t, b); !slices.Equal(names, all) {
+				t.Errorf("tools %v, want %v", names, all)
 			}
 		}},
 		{"openai", "?format=openai", 200, func(t *testing.T, b []byte) {
@@ -33,8 +41,11 @@ func TestTools(t *testing.T) {
 		}},
 		{"anthropic", "?format=anthropic", 200, func(t *testing.T, b []byte) {
 			var tools []map[string]json.RawMessage
-			if err := json.Unmarshal(b, &tools); err != nil || len(tools) != 8 {
+			if err := json.Unmarshal(b, &tools); err != nil {
 				t.Fatalf("%v %s", err, b)
+			}
+			if names := rawNames(tools); !slices.Equal(names, all) {
+				t.Errorf("tools %v, want %v", names, all)
 			}
 			for _, tool := range tools {
 				if tool["name"] == nil || tool["description"] == nil || tool["input_schema"] == nil || tool["type"] != nil {
@@ -46,8 +57,11 @@ func TestTools(t *testing.T) {
 			var list struct {
 				Tools []map[string]json.RawMessage `json:"tools"`
 			}
-			if err := json.Unmarshal(b, &list); err != nil || len(list.Tools) != 8 || list.Tools[0]["inputSchema"] == nil {
-				t.Errorf("%v %s", err, b)
+			if err := json.Unmarshal(b, &list); err != nil || len(list.Tools) == 0 || list.Tools[0]["inputSchema"] == nil {
+				t.Fatalf("%v %s", err, b)
+			}
+			if names := rawNames(list.Tools); !slices.Equal(names, all) {
+				t.Errorf("tools %v, want %v", names, all)
 			}
 		}},
 		{"case-insensitive", "?format=MCP", 200, nil},
@@ -81,8 +95,15 @@ func TestTools(t *testing.T) {
 			}
 		}
 		r.decode(t, &m)
-		if r.status != 200 || m.Provider != "acme" || m.Version == "" || len(m.Tools) != 4 {
+		if r.status != 200 || m.Provider != "acme" || m.Version == "" {
 			t.Fatalf("%s", r)
+		}
+		var names []string
+		for _, tool := range m.Tools {
+			names = append(names, tool.Name)
+		}
+		if want := bundledTools(t); !slices.Equal(names, want) {
+			t.Errorf("tools %v, want every bundled skill's: %v", names, want)
 		}
 		for _, tool := range m.Tools {
 			if !strings.HasPrefix(tool.Name, "skill_") || !strings.Contains(tool.SkillVersionID, "@sha256:") || len(tool.ArgsSchema) == 0 {
@@ -90,6 +111,17 @@ func TestTools(t *testing.T) {
 			}
 		}
 	})
+}
+
+// rawNames lists the "name" member of each tool.
+func rawNames(tools []map[string]json.RawMessage) []string {
+	var names []string
+	for _, tool := range tools {
+		var name string
+		_ = json.Unmarshal(tool["name"], &name)
+		names = append(names, name)
+	}
+	return names
 }
 
 func TestSearch(t *testing.T) {

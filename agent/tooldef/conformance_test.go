@@ -216,8 +216,16 @@ func TestFormatsConform(t *testing.T) {
 	t.Run("skills", func(t *testing.T) {
 		rt := newRuntime(t, filepath.Join("..", "..", "skills"), nil)
 		e := emit(rt)
-		if len(e.openai) != 4+len(toolset.Names()) {
-			t.Fatalf("openai lists %v: want the 4 bundled skills and the toolset", e.names()["openai"])
+		skills := bundledTools(t)
+		withToolset := append(slices.Clone(skills), toolset.Names()...)
+		want := map[string][]string{"openai": withToolset, "anthropic": withToolset, "mcp": withToolset, "well-known": skills}
+		for format, names := range e.names() {
+			if !slices.Equal(names, want[format]) {
+				t.Errorf("%s lists %v: want every bundled skill, then the toolset: %v", format, names, want[format])
+			}
+		}
+		if len(e.names()) != len(want) {
+			t.Errorf("formats %v, want %d", e.names(), len(want))
 		}
 		e.check(t, metas)
 	})

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -41,25 +43,23 @@ func listFixtures(t *testing.T) string {
 }
 
 func TestList(t *testing.T) {
-	bundledIDs := []string{"hello", "http-get", "notes", "word-count"}
+	skills := bundledSkills(t)
 	runCases(t, []cliCase{
 		{
 			name: "bundled skills",
 			when: []string{"--skills", "$SKILLS", "list"},
 			expect: expect{code: exitOK, check: func(t *testing.T, r result) {
 				ls := lines(r.stdout)
-				if len(ls) != 5 {
-					t.Fatalf("want a header and 4 rows:\n%s", r.stdout)
+				if len(ls) != 1+len(skills) {
+					t.Fatalf("want a header and %d rows, one per bundled skill:\n%s", len(skills), r.stdout)
 				}
 				if got := strings.Fields(ls[0]); strings.Join(got, " ") != "ID KIND STATUS VERSION DESCRIPTION" {
 					t.Errorf("header = %q", ls[0])
 				}
-				for i, id := range bundledIDs {
+				for i, s := range skills {
 					f := strings.Fields(ls[i+1])
-					// list reads manifests only: a skill no process has checked yet is unchecked
-					// (which ones other tests, sharing the cache and its index, have run varies).
-					if len(f) < 5 || f[0] != id || f[1] != "executable" || (f[2] != "active" && f[2] != "unchecked") || f[3] != "1.0.0" {
-						t.Errorf("row %d = %q, want %s executable active (or unchecked) 1.0.0 ...", i+1, ls[i+1], id)
+					if len(f) < 4 || f[0] != s.id || f[1] != s.kind() || !listStatusOK(s, f[2]) || (s.version != "" && f[3] != s.version) {
+						t.Errorf("row %d = %q, want %s %s %s %s ...", i+1, ls[i+1], s.id, s.kind(), listStatusWant(s), s.version)
 					}
 				}
 				// columns are aligned: DESCRIPTION starts at the same offset on every line
@@ -79,17 +79,27 @@ func TestList(t *testing.T) {
 			when: []string{"list", "--json", "--skills", "$SKILLS"},
 			expect: expect{code: exitOK, notStdout: []string{`"parameters"`, `"instructions"`, `"permissions"`}, check: func(t *testing.T, r result) {
 				list := decode[[]obj](t, r.stdout)
-				if len(list) != 4 {
-					t.Fatalf("want 4 skills, got %d", len(list))
+				if len(list) != len(skills) {
+					t.Fatalf("want %d skills, one per bundled skill, got %d", len(skills), len(list))
 				}
-				for i, id := range bundledIDs {
+				byID := map[string]obj{}
+				for i, b := range skills {
 					s := list[i]
+					id := b.id
+					byID[id] = s
 					wantEqual(t, "id", s["id"], id)
-					wantEqual(t, "kind", s["kind"], "executable")
-					if st := s["status"]; st != "active" && st != "unchecked" {
-						t.Errorf("%s: status %v, want active or unchecked", id, st)
+					wantEqual(t, id+" kind", s["kind"], b.kind())
+					if b.lang != "" {
+						wantEqual(t, id+" language", s["language"], b.lang)
+					} else if _, has := s["language"]; has {
+						t.Errorf("%s: an instruction skill lists a language: %v", id, s["language"])
 					}
-					wantEqual(t, "version", s["version"], "1.0.0")
+					if st, _ := s["status"].(string); !listStatusOK(b, st) {
+						t.Errorf("%s: status %v, want %s", id, st, listStatusWant(b))
+					}
+					if b.version != "" {
+						wantEqual(t, id+" version", s["version"], b.version)
+					}
 					wantEqual(t, "dir", s["dir"], filepath.Join(bundled, id))
 					if d, _ := s["description"].(string); d == "" || strings.HasSuffix(d, "…") {
 						t.Errorf("%s: description %q is empty or cut", id, d)
@@ -100,8 +110,9 @@ func TestList(t *testing.T) {
 						}
 					}
 				}
-				wantEqual(t, "word-count name", list[3]["name"], "Word count")
-				wantEqual(t, "word-count tags", list[3]["tags"], []string{"text", "statistics"})
+				wantEqual(t, "word-count name", byID["word-count"]["name"], "Word count")
+				wantEqual(t, "word-count tags", byID["word-count"]["tags"], []string{"text", "statistics"})
+				wantEqual(t, "github-issues language", byID["github-issues"]["language"], "typescript")
 			}},
 		},
 		{
@@ -178,11 +189,17 @@ func TestList(t *testing.T) {
 			when: []string{"--skills", "$DIR", "--skills", "$SKILLS", "list", "--json"},
 			expect: expect{code: exitOK, check: func(t *testing.T, r result) {
 				list := decode[[]obj](t, r.stdout)
-				if len(list) != 4 {
-					t.Fatalf("want 4 skills:\n%s", r.stdout)
+				// every bundled skill once: the fixture's hello hides the bundled one
+				byID := map[string]obj{}
+				var ids []any
+				for _, s := range list {
+					id, _ := s["id"].(string)
+					byID[id] = s
+					ids = append(ids, id)
 				}
-				wantEqual(t, "hello.version", list[0]["version"], "9.9.9")
-				wantEqual(t, "word-count.version", list[3]["version"], "1.0.0")
+				wantEqual(t, "ids", ids, bundledIDs(t))
+				wantEqual(t, "hello.version", byID["hello"]["version"], "9.9.9")
+				wantEqual(t, "word-count.version", byID["word-count"]["version"], "1.0.0")
 			}},
 		},
 		{
@@ -442,21 +459,24 @@ func validateFixtures(t *testing.T) string {
 }
 
 func TestValidate(t *testing.T) {
+	// Every bundled skill is valid: one line each, then the count.
+	var allOK []string
+	for _, s := range bundledSkills(t) {
+		allOK = append(allOK, "ok      "+s.id+" ("+s.kind()+")")
+	}
+	allOK = append(allOK, fmt.Sprintf("%d skills, 0 invalid", len(allOK)))
 	runCases(t, []cliCase{
 		{
-			name: "bundled skills",
-			warm: validateBundled,
-			when: []string{"validate", bundled},
-			expect: expect{code: exitOK, stdout: []string{
-				"ok      hello (executable)\n", "ok      http-get (executable)\n", "ok      notes (executable)\n", "ok      word-count (executable)\n",
-				"4 skills, 0 invalid\n",
-			}},
+			name:   "bundled skills",
+			warm:   validateBundled,
+			when:   []string{"validate", bundled},
+			expect: expect{code: exitOK, check: wantLines(allOK)},
 		},
 		{
 			name:   "the --skills directories by default",
 			warm:   validateBundled,
 			when:   []string{"--skills", "$SKILLS", "validate"},
-			expect: expect{code: exitOK, stdout: []string{"4 skills, 0 invalid\n"}},
+			expect: expect{code: exitOK, check: wantLines(allOK)},
 		},
 		{
 			name:  "problems of every sort",
@@ -589,6 +609,16 @@ func TestValidate(t *testing.T) {
 			expect: expect{code: exitUsage, emptyStdout: true, stderr: []string{"skill.json is not a directory"}},
 		},
 	})
+}
+
+// wantLines checks that stdout is want, line by line.
+func wantLines(want []string) func(t *testing.T, r result) {
+	return func(t *testing.T, r result) {
+		t.Helper()
+		if got := lines(r.stdout); !slices.Equal(got, want) {
+			t.Errorf("stdout lines:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
 }
 
 func TestVersion(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -45,7 +46,7 @@ func Test_main(t *testing.T) {
 		"system: ",
 		"user: " + defaultPrompt,
 		"assistant calls list_skills {}",
-		`tool list_skills ok: {"skills":[{"id":"hello",`,
+		`tool list_skills ok: {"skills":[{"id":"` + firstBundled(t) + `",`,
 		`assistant calls skill_word_count {"text":"the quick brown fox jumps over the lazy dog the end"}`,
 		fmt.Sprintf(`tool skill_word_count ok: {"words":%d,"lines":1,"characters":51,"top":[{"word":"the","count":3},`, words),
 		fmt.Sprintf(`assistant: The text has %d words. The most frequent is "the" (3 times).`, words),
@@ -58,6 +59,27 @@ func Test_main(t *testing.T) {
 			t.Errorf("line %d:\n%s\nwant it to start with\n%s", i+1, lines[i], w)
 		}
 	}
+}
+
+// firstBundled returns the first id, in order, of the bundled skills (../../skills: a
+// directory holding a manifest or a SKILL.md), which list_skills lists first: read from the
+// directory, so adding a skill there does not break the transcript's check.
+func firstBundled(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join("..", "..", "skills")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		for _, f := range []string{"skill.json", "skill.yaml", "skill.yml", "SKILL.md"} {
+			if _, err := os.Stat(filepath.Join(dir, e.Name(), f)); e.IsDir() && err == nil {
+				return e.Name()
+			}
+		}
+	}
+	t.Fatalf("%s holds no skill", dir)
+	return ""
 }
 
 func TestUsage(t *testing.T) {

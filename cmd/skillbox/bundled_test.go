@@ -1,0 +1,165 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+)
+
+// bundledSkill is one skill of the bundled directory, read from its files the way a reader of
+// the repository would, not through the code under test.
+type bundledSkill struct {
+	id      string
+	version string // the manifest's; "" for an instruction skill
+	// lang is what runs it: the manifest's runtime, else what its one code file says
+	// (execute.wasm: wasm, execute.ts: typescript, ...); "" for an instruction skill.
+	lang string
+}
+
+// tool is the skill's tool name: "skill_" + id with '-' written '_'.
+func (b bundledSkill) tool() string { return "skill_" + strings.ReplaceAll(b.id, "-", "_") }
+
+// kind is "executable", or "instructions" for a skill with no manifest.
+func (b bundledSkill) kind() string {
+	if b.lang == "" {
+		return "instructions"
+	}
+	return "executable"
+}
+
+// listStatusOK reports whether status is what `skillbox list` may show for b. The list reads
+// manifests only and the CLI runs no background check, so a module is unchecked until some
+// process checked it, and active after (which ones other tests sharing the cache and its index
+// have run varies); a script skill stays unchecked, as nothing checks it ahead of a run; an
+// instruction skill has nothing to check.
+func listStatusOK(b bundledSkill, status string) bool {
+	switch b.lang {
+	case "":
+		return status == "active"
+	case "wasm":
+		return status == "active" || status == "unchecked"
+	default:
+		return status == "unchecked"
+	}
+}
+
+// listStatusWant says in words what listStatusOK takes.
+func listStatusWant(b bundledSkill) string {
+	switch b.lang {
+	case "":
+		return "active"
+	case "wasm":
+		return "active (or unchecked)"
+	default:
+		return "unchecked"
+	}
+}
+
+// bundledCodeFiles map each code file to the language that runs it.
+var bundledCodeFiles = map[string]string{"execute.wasm": "wasm", "execute.py": "python", "execute.js": "javascript", "execute.ts": "typescript"}
+
+// bundledSkills lists the bundled skills in the order of their ids: every directory of bundled
+// holding a manifest or a SKILL.md. Tests of "every bundled skill" derive what they expect from
+// it, so adding a bundled skill breaks none of them, and output that leaves one out or adds one
+// still fails them.
+func bundledSkills(t testing.TB) []bundledSkill {
+	t.Helper()
+	skills, err := scanBundled()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(skills) == 0 {
+		t.Fatalf("%s holds no skill", bundled)
+	}
+	return skills
+}
+
+// bundledIDs are the ids of bundledSkills.
+func bundledIDs(t testing.TB) []string {
+	t.Helper()
+	var ids []string
+	for _, s := range bundledSkills(t) {
+		ids = append(ids, s.id)
+	}
+	return ids
+}
+
+// bundledTools are the tool names of the executable bundled skills, in the order of their ids.
+func bundledTools(t testing.TB) []string {
+	t.Helper()
+	var names []string
+	for _, s := range bundledSkills(t) {
+		if s.lang != "" {
+			names = append(names, s.tool())
+		}
+	}
+	return names
+}
+
+// scanBundled reads the bundled directory (see bundledSkills).
+func scanBundled() ([]bundledSkill, error) {
+	entries, err := os.ReadDir(bundled)
+	if err != nil {
+		return nil, err
+	}
+	var out []bundledSkill
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		dir := filepath.Join(bundled, e.Name())
+		s := bundledSkill{id: e.Name()}
+		manifest := false
+		for _, name := range []string{"skill.json", "skill.yaml", "skill.yml"} {
+			data, err := os.ReadFile(filepath.Join(dir, name))
+			if err != nil {
+				continue
+			}
+			var m struct{ Version, Runtime string }
+			if err := yaml.Unmarshal(data, &m); err != nil { // JSON is YAML
+				return nil, fmt.Errorf("%s/%s: %w", dir, name, err)
+			}
+			s.version, s.lang, manifest = m.Version, m.Runtime, true
+			break
+		}
+		if !manifest {
+			if _, err := os.Stat(filepath.Join(dir, "SKILL.md")); err != nil {
+				continue // not a skill
+			}
+		}
+		if manifest && s.lang == "" { // no runtime named: the one code file says
+			var langs []string
+			for file, lang := range bundledCodeFiles {
+				if _, err := os.Stat(filepath.Join(dir, file)); err == nil {
+					langs = append(langs, lang)
+				}
+			}
+			if len(langs) != 1 {
+				return nil, fmt.Errorf("%s: its manifest names no runtime and it holds %d code files (%v), want 1", dir, len(langs), langs)
+			}
+			s.lang = langs[0]
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// validateBundled are the warmups of validating every bundled module (a script skill compiles
+// nothing ahead of a run). Each is added to warmups here. An unreadable directory leaves it
+// empty: the cases that list the directory then fail on their own.
+var validateBundled = func() []string {
+	skills, _ := scanBundled()
+	var keys []string
+	for _, s := range skills {
+		if s.lang == "wasm" {
+			k := "validate " + s.id
+			warmups[k] = []string{"validate", bundled + "/" + s.id}
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}()
