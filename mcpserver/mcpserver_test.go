@@ -74,7 +74,7 @@ func TestMCPListTools(t *testing.T) {
 			// The toolset, then the skills' tools by name: the fixtures' and every bundled one's.
 			want := append([]string{"skill_echo", "skill_mismatch", "skill_number", "skill_sleep"}, bundledTools(t)...)
 			slices.Sort(want)
-			want = append([]string{"list_skills", "load_skill", "read_skill_resource", "run_skill"}, want...)
+			want = append(toolset.Names(), want...)
 			if !slices.Equal(names, want) {
 				t.Fatalf("tools %v, want %v (instruction skills are no tools: the toolset reaches them)", names, want)
 			}
@@ -512,7 +512,7 @@ func TestMCPStreamableHTTP(t *testing.T) {
 			defer cs.Close()
 			tools, err := cs.ListTools(ctx, nil)
 			// The toolset, the 4 fixtures and every bundled skill.
-			if want := 4 + 4 + len(bundledTools(t)); err != nil || len(tools.Tools) != want {
+			if want := len(toolset.Names()) + 4 + len(bundledTools(t)); err != nil || len(tools.Tools) != want {
 				t.Fatalf("tools: %v, %d, want %d", err, len(tools.Tools), want)
 			}
 			// A client of the stateless revision gets it; an older one its sessions.

@@ -197,7 +197,7 @@ func TestRunModules(t *testing.T) {
 {"name":"skill_guide","success":false,"error":{"kind":"not_found","message":"skill \"guide\" has instructions only; read its SKILL.md instead of running it"}}
 [/MODULE_RESULT]`,
 		`[MODULE_RESULT]
-{"name":"Echo","success":false,"error":{"kind":"not_found","message":"unknown tool \"Echo\" (did you mean echo?); the tools are list_skills, load_skill, read_skill_resource, run_skill, bad-md, echo, plain"}}
+{"name":"Echo","success":false,"error":{"kind":"not_found","message":"unknown tool \"Echo\" (did you mean echo?); the tools are list_skills, load_skill, read_skill_resource, run_skill, run_skill_script, bad-md, echo, plain"}}
 [/MODULE_RESULT]`,
 		`[MODULE_RESULT]
 {"name":"","success":false,"error":{"kind":"invalid_args","message":"\u005bRUN_MODULE] block at line 9: \u005b/RUN_MODULE] without \u005bRUN_MODULE] before it; write \u005bRUN_MODULE], the JSON object, then \u005b/RUN_MODULE]"}}

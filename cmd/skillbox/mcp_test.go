@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillbox-dev/skillbox/agent/toolset"
 	"github.com/skillbox-dev/skillbox/mcpserver"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/server"
@@ -43,7 +44,7 @@ func TestMCPStdio(t *testing.T) {
 		names = append(names, tool.(map[string]any)["name"].(string))
 	}
 	// The toolset and every bundled skill's tool, by name.
-	want := append([]string{"list_skills", "load_skill", "read_skill_resource", "run_skill"}, bundledTools(t)...)
+	want := append(toolset.Names(), bundledTools(t)...)
 	slices.Sort(want)
 	if !slices.Equal(names, want) {
 		t.Errorf("tools %v, want %v", names, want)
@@ -71,7 +72,7 @@ func TestMCPStdio(t *testing.T) {
 func TestMCPToolsFlag(t *testing.T) {
 	t.Parallel()
 	for flag, want := range map[string]string{
-		"disclosure": "list_skills,load_skill,read_skill_resource,run_skill",
+		"disclosure": strings.Join(toolset.Names(), ","),
 		"skills":     strings.Join(slices.Sorted(slices.Values(bundledTools(t))), ","), // MCP lists tools by name
 	} {
 		t.Run(flag, func(t *testing.T) {

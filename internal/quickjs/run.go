@@ -19,6 +19,9 @@ type Program struct {
 	// Source is the skill bundled as an IIFE script that defines the global __skill, whose
 	// execute(args, ctx) (sync or async) is the entry point.
 	Source string
+	// Bytecode, when set, is Source compiled by [Compiled.Bytecode]: the run reads it instead of
+	// parsing Source, which it then does not use.
+	Bytecode []byte
 	// Args is the JSON value passed as execute's first argument; empty means null.
 	Args json.RawMessage
 
@@ -186,7 +189,7 @@ func runWith(ctx context.Context, c *Compiled, snap *snapshot, p Program, h brok
 		if r.prog {
 			res, err = r.program(ctx, p, seed)
 		} else {
-			res, err = r.execute(ctx, p.Source, p.Args, seed)
+			res, err = r.execute(ctx, p, seed)
 		}
 		return err
 	})
@@ -221,23 +224,33 @@ func (r *run) setup(ctx context.Context, pages uint32) error {
 }
 
 // execute evaluates the prelude, the bundle and the driver, runs the jobs and reads the outcome.
-func (r *run) execute(ctx context.Context, source string, args json.RawMessage, seed [16]byte) (Result, error) {
+func (r *run) execute(ctx context.Context, p Program, seed [16]byte) (Result, error) {
 	g := r.g
-	quoted, _ := json.Marshal(string(args)) // a JSON string is a JavaScript string literal
-	// The seed is set in the bundle's own evaluation, before its first line runs (a top-level
-	// Math.random is seeded) and on that line, so the skill's line numbers are unchanged: one
-	// evaluation, each of which costs ~15 µs even when trivial, instead of two.
+	quoted, _ := json.Marshal(string(p.Args)) // a JSON string is a JavaScript string literal
+	// From source, the seed is set in the bundle's own evaluation, before its first line runs (a
+	// top-level Math.random is seeded) and on that line, so the skill's line numbers are
+	// unchanged: one evaluation, each of which costs ~15 µs even when trivial, instead of two.
+	// Bytecode is compiled from the bundle alone: the seed goes first, on its own.
 	steps := []struct{ code, file string }{
-		{seedCall(seed) + ";" + source, "skill.js"},
+		{seedCall(seed) + ";" + p.Source, "skill.js"},
 		{driverCall(string(quoted)), "skillbox:driver.js"},
 	}
-	for _, s := range steps {
+	if p.Bytecode != nil {
+		steps[0] = struct{ code, file string }{seedCall(seed), "skillbox:seed.js"}
+	}
+	for i, s := range steps {
 		v, ex := g.eval(ctx, s.code, s.file)
 		if ex != nil {
 			r.flush()
 			return Result{}, ex.asError()
 		}
 		g.free(ctx, v)
+		if i == 0 && p.Bytecode != nil {
+			if ex := g.evalBytecode(ctx, p.Bytecode); ex != nil {
+				r.flush()
+				return Result{}, ex.asError()
+			}
+		}
 	}
 	if ex := g.drain(ctx); ex != nil {
 		r.flush()

@@ -57,6 +57,10 @@ func BenchmarkRun(b *testing.B) {
 			}
 		}
 	}
+	code, err := c.Bytecode(ctx, src, "skill.js", 0)
+	if err != nil {
+		b.Fatal(err)
+	}
 	p50 := interleave.Run(b,
 		interleave.Contender{Name: "floor", F: func() {
 			m, err := c.runtime.InstantiateModule(ctx, c.module, moduleConfig().WithStartFunctions())
@@ -68,7 +72,14 @@ func BenchmarkRun(b *testing.B) {
 		interleave.Contender{Name: "fresh", F: run(ctx, nil)},
 		interleave.Contender{Name: "snapshot", F: run(ctx, c.snap)},
 		interleave.Contender{Name: "deadline", F: run(dctx, c.snap)},
+		interleave.Contender{Name: "bytecode", F: func() {
+			if _, err := runWith(ctx, c, c.snap, Program{Bytecode: code, Args: []byte(`{"name":"x","n":21}`)}, h, [16]byte{}); err != nil {
+				b.Fatal(err)
+			}
+		}},
 	)
+	b.ReportMetric(p50["bytecode"]/p50["floor"], "bytecode/floor")
+	b.ReportMetric(p50["snapshot"]/p50["bytecode"], "source/bytecode")
 	b.ReportMetric(p50["fresh"]/p50["snapshot"], "fresh/snapshot")
 	b.ReportMetric(p50["snapshot"]/p50["floor"], "snapshot/floor")
 	// With a deadline, wazero watches the context of every call into the guest.
