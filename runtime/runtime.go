@@ -85,6 +85,7 @@ type Runtime struct {
 	logger    *slog.Logger
 	engine    *engine
 	interps   *interpreters // the script languages' interpreters
+	bytecode  *bytecodes    // the JavaScript skills' compiled bundles
 	admission *admission
 	history   *history
 	counters  *counters
@@ -365,6 +366,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	})
 	rt.engine.admission = rt.admission
 	rt.interps = newInterpreters(logger, rt.cacheDir, rt.admission)
+	rt.bytecode = newBytecodes(maxBytecodeBytes)
 	if rt.privateCache == "" {
 		rt.index = rt.openIndex() // index.go: beside the compilation cache, under the same rules
 	}

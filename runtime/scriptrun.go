@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -114,7 +116,7 @@ func (rt *Runtime) callScript(ctx context.Context, s *Skill, job *scriptJob, cal
 		res.Usage.PeakMemoryBytes = peak
 	}()
 	emit.send(Event{Type: "status", Status: "running"})
-	p := quickjs.Program{Source: job.code, Args: input, Limits: quickjs.Limits{
+	p := quickjs.Program{Source: job.code, Bytecode: rt.bytecodeOf(runCtx, job), Args: input, Limits: quickjs.Limits{
 		HostCallTimeout: job.grant.host.Limits.FetchTimeout + time.Second,
 		MaxOutputBytes:  l.MaxLogBytes,
 	}}
@@ -137,6 +139,30 @@ func (rt *Runtime) callScript(ctx context.Context, s *Skill, job *scriptJob, cal
 		return nil, outputTooLarge(s, int64(len(out)))
 	}
 	return out, nil
+}
+
+// bytecodeOf returns the bytecode of job's bundle, compiling it on its first run (nil when it
+// cannot be: the run then parses the source, and reports whatever is wrong with it). A program's
+// bundle is compiled too: it is the same text for every run of it.
+func (rt *Runtime) bytecodeOf(ctx context.Context, job *scriptJob) []byte {
+	sum := sha256.Sum256([]byte(job.code))
+	key := hex.EncodeToString(sum[:])
+	if job.prog != nil {
+		key += ":" + job.prog.rel // a program's file name is in its stack traces
+	}
+	if code := rt.bytecode.get(key); code != nil {
+		return code
+	}
+	name := "skill.js"
+	if job.prog != nil {
+		name = job.prog.rel
+	}
+	code, err := job.ip.js.Bytecode(ctx, job.code, name, maxBytecodeBytes/4)
+	if err != nil {
+		return nil
+	}
+	rt.bytecode.put(key, code)
+	return code
 }
 
 // scriptError names the kind of a failed script run, as classify does for a module's: the run's

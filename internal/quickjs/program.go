@@ -23,7 +23,13 @@ func (r *run) program(ctx context.Context, p Program, seed [16]byte) (Result, er
 		{p.Source, p.Script},
 	}
 	code := 0
-	for _, s := range steps {
+	for i, s := range steps {
+		if i == 1 && p.Bytecode != nil {
+			if ex := g.evalBytecode(ctx, p.Bytecode); ex != nil {
+				code = r.uncaught(ex)
+			}
+			break
+		}
 		v, ex := g.eval(ctx, s.code, s.file)
 		if ex != nil {
 			code = r.uncaught(ex)
