@@ -1,0 +1,111 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"strings"
+	"testing"
+)
+
+// TestHostileScriptsAreContained runs scripts that attack the sandbox or its limits: each ends
+// with its kind, the host goes on, and a well-behaved run after them still works.
+func TestHostileScriptsAreContained(t *testing.T) {
+	dir := t.TempDir()
+	hostile := map[string]string{
+		"loop-in-job": `export async function execute() { await null; for (;;) {} }`,
+		"recursion":   `function f(n) { return f(n + 1) + 1; } export function execute() { return f(0); }`,
+		"regexp-bomb": `export function execute() { return /^(a+)+$/.test("a".repeat(40) + "b"); }`,
+		"log-flood":   `export function execute(args, ctx) { for (let i = 0; i < 5000; i++) ctx.log("x".repeat(100)); return "done"; }`,
+		"print-flood": `export function execute() { for (let i = 0; i < 100000; i++) print("y".repeat(100)); return "done"; }`,
+		"fetch-flood": `export async function execute(args, ctx) { for (let i = 0; i < 100; i++) { try { await ctx.fetch("https://127.0.0.1:1/"); } catch (e) { if (e.name === "LimitExceeded") throw e; } } }`,
+		// esbuild turns require into a shim that throws: a bundle cannot load QuickJS's std or os.
+		"no-std": `export function execute() {
+  let req; try { const name = "st" + "d"; req = require(name); } catch (e) { req = e.message; }
+  return [typeof std, typeof os, typeof process, typeof globalThis.scriptArgs, req];
+}`,
+		"frozen-ctx":   `export function execute(args, ctx) { "use strict"; ctx.env = () => "stolen"; }`,
+		"big-request":  `export async function execute(args, ctx) { await ctx.writeFile("/skill/x", "z".repeat(20 << 20)); }`,
+		"string-bomb":  `export function execute() { let s = "x"; for (;;) s = (s + s).split("").join(""); }`,
+		"array-buffer": `export function execute() { const bufs = []; for (;;) bufs.push(new ArrayBuffer(1 << 20)); }`,
+	}
+	for id, src := range hostile {
+		extra := `"limits":{"timeoutMs":1500,"memoryMiB":32,"maxLogBytes":65536}`
+		switch id {
+		case "fetch-flood":
+			extra += `,"permissions":{"network":["127.0.0.1"]}`
+		case "big-request": // room for the request itself: the broker's bound refuses it
+			extra = `"limits":{"timeoutMs":5000,"memoryMiB":256}`
+		}
+		scriptFixture(t, dir, id, simple(id, extra), map[string]string{"execute.js": src})
+	}
+	scriptFixture(t, dir, "ok", simple("ok", ""), map[string]string{"execute.js": `export const execute = () => "fine";`})
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: &Policy{Network: []string{"127.0.0.1"},
+		AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, Limits: Limits{MemoryMiB: 256}}})
+	ctx := context.Background()
+	tests := []struct {
+		id    string
+		kind  ErrorKind // "" : succeeds
+		check func(t *testing.T, res *Result)
+	}{
+		{"loop-in-job", KindTimeout, nil},
+		{"recursion", KindSkillError, func(t *testing.T, res *Result) {
+			if !strings.Contains(res.Error.Message, "stack overflow") {
+				t.Errorf("message %q", res.Error.Message)
+			}
+		}},
+		{"regexp-bomb", KindTimeout, nil},
+		{"log-flood", "", func(t *testing.T, res *Result) {
+			if res.LogsDropped == 0 || len(res.Logs) > 1000 {
+				t.Errorf("%d logs kept, %d dropped", len(res.Logs), res.LogsDropped)
+			}
+		}},
+		{"print-flood", "", func(t *testing.T, res *Result) {
+			if len(res.Logs) > 1000 {
+				t.Errorf("%d logs kept", len(res.Logs))
+			}
+		}},
+		{"fetch-flood", KindSkillError, func(t *testing.T, res *Result) {
+			if !strings.Contains(res.Error.Message, "LimitExceeded") {
+				t.Errorf("message %q", res.Error.Message)
+			}
+		}},
+		{"no-std", "", func(t *testing.T, res *Result) {
+			if string(res.Result) != `["undefined","undefined","undefined","undefined","Dynamic require of \"std\" is not supported"]` {
+				t.Errorf("globals %s", res.Result)
+			}
+		}},
+		{"frozen-ctx", KindSkillError, func(t *testing.T, res *Result) {
+			if !strings.Contains(res.Error.Message, "TypeError") {
+				t.Errorf("message %q", res.Error.Message)
+			}
+		}},
+		{"big-request", KindSkillError, func(t *testing.T, res *Result) {
+			if !strings.Contains(res.Error.Message, "LimitExceeded") {
+				t.Errorf("message %q", res.Error.Message)
+			}
+		}},
+		{"string-bomb", KindMemoryLimit, nil},
+		{"array-buffer", KindMemoryLimit, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.id, func(t *testing.T) {
+			res, err := rt.Run(ctx, Request{Skill: tt.id})
+			switch {
+			case tt.kind == "" && err != nil:
+				t.Fatalf("%v", err)
+			case tt.kind != "":
+				var re *RunError
+				if !errors.As(err, &re) || re.Kind != tt.kind {
+					t.Fatalf("got %v, want kind %s", err, tt.kind)
+				}
+			}
+			if tt.check != nil {
+				tt.check(t, res)
+			}
+		})
+	}
+	if res, err := rt.Run(ctx, Request{Skill: "ok"}); err != nil || string(res.Result) != `"fine"` {
+		t.Fatalf("after the hostile runs: %v %s", err, res.Result)
+	}
+}
