@@ -25,7 +25,7 @@ var clients = []struct{ script, pkg string }{
 
 // wantTools are tools every client must list: the disclosure toolset and the executable skills
 // the plan calls.
-var wantTools = []string{"list_skills", "load_skill", "read_skill_resource", "run_skill", "skill_hello", "skill_word_count"}
+var wantTools = []string{"list_skills", "load_skill", "read_skill_resource", "run_skill", "run_skill_script", "skill_hello", "skill_word_count"}
 
 // marker is a line of skills/commit-message/SKILL.md, the instruction skill (SKILL.md only).
 const marker = "INTEROP-INSTRUCTIONS-7c1e"
@@ -60,6 +60,16 @@ var plan = []call{
 		var v struct{ Words, Lines int }
 		if err := json.Unmarshal(r.value(), &v); err != nil || v.Words != 3 || v.Lines != 1 {
 			t.Errorf("run_skill word-count: want words 3, lines 1, got %s (%v)", r.value(), err)
+		}
+	}},
+	{"run_skill_script of an instruction skill", "run_skill_script", `{"skill":"commit-message","script":"scripts/subject.js","args":["fix the parser."]}`, func(t *testing.T, _ string, r callReport) {
+		r.succeeded(t)
+		var v struct {
+			ExitCode int `json:"exit_code"`
+			Stdout   string
+		}
+		if err := json.Unmarshal(r.value(), &v); err != nil || v.ExitCode != 0 || v.Stdout != "Fix the parser\n" {
+			t.Errorf("run_skill_script: want exit 0 and \"Fix the parser\", got %s (%v)", r.value(), err)
 		}
 	}},
 	{"run_skill with invalid arguments", "run_skill", `{"skill":"word-count","args":{}}`, func(t *testing.T, _ string, r callReport) {
