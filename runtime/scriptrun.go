@@ -195,6 +195,8 @@ func scriptError(runCtx, parent context.Context, s *Skill, job *scriptJob, call 
 		return runErr(KindMemoryLimit, s.id, err, "the script ran out of memory (limit %d MiB): %s", l.MemoryMiB, msg)
 	case quickjs.KindPermissionDenied:
 		return runErr(KindPermissionDenied, s.id, err, "%s", msg)
+	case quickjs.KindOutputLimit:
+		return runErr(KindOutputLimit, s.id, err, "%s (maxOutputBytes is %d)", msg, l.MaxOutputBytes)
 	}
 	if call.Refused() > 0 {
 		return runErr(KindPermissionDenied, s.id, err, "%s", msg)

@@ -14,6 +14,9 @@ import (
 // the SkillContext does not give it (and the reply it leaves in __reply is its own business).
 const frameMark = 0x01
 
+// outcomeMark starts the driver's outcome line on fd 1: "\x03" + {ok, result, ...}.
+const outcomeMark = 0x03
+
 // fdWrite replaces WASI's fd_write: fd 1 and 2 are gathered into lines for the run (see
 // run.output); a request line on fd 1 is answered before fd_write returns. Other descriptors
 // are EBADF: the guest has no files.
@@ -79,6 +82,13 @@ func (r *run) line(ctx context.Context, fd int, buf *lineBuf) {
 			out = r.broker.ServeJSON(ctx, b[1:])
 		}
 		r.g.setReply(ctx, out)
+		return
+	}
+	if !r.prog && fd == 1 && len(b) > 0 && b[0] == outcomeMark {
+		// The first wins: a skill that prints such a line itself only sets its own result.
+		if r.outcome == nil && !r.outcomeOver {
+			r.outcome, r.outcomeOver = append([]byte{}, b[1:]...), over
+		}
 		return
 	}
 	if r.prog && fd == 1 && len(b) > 0 && b[0] == writeMark {

@@ -148,24 +148,32 @@ G.__program = function (name, argv, stdin) {
   };
   G.skillbox = G.__ctx;
 };
-// __drive awaits __skill.execute(args, __ctx) and stores the outcome as JSON in
-// globalThis.__out: {ok, result} or {ok: false, name, message, stack}.
+// __drive calls __skill.execute(args, __ctx) and, once it settles, writes the outcome to the host
+// as one line, "\x03" + JSON: {ok, result} or {ok: false, name, message, stack}. A synchronous
+// result settles at once, so the host need not run the job queue for it.
 G.__drive = function (argsJSON) {
   delete G.__drive;
+  const done = (o) => { write("\x03" + o); };
   const fail = (e) => {
-    G.__out = stringify(e instanceof Error
+    done(stringify(e instanceof Error
       ? {ok: false, name: String(e.name), message: String(e.message), stack: String(e.stack || "")}
-      : {ok: false, name: "", message: "uncaught " + (typeof e) + ": " + String(e)});
+      : {ok: false, name: "", message: "uncaught " + (typeof e) + ": " + String(e)}));
   };
-  Promise.resolve().then(() => {
+  const ok = (r) => {
+    let o;
+    try { o = stringify({ok: true, result: r === undefined ? null : r}); }
+    catch (e) { fail(new TypeError("execute's result is not JSON-serialisable: " + e.message)); return; }
+    done(o);
+  };
+  let r;
+  try {
     const s = G.__skill;
     const ex = s && (typeof s.execute === "function" ? s.execute : s.default && s.default.execute);
     if (typeof ex !== "function") throw new TypeError("the skill exports no function named execute");
-    return ex(parse(argsJSON), G.__ctx);
-  }).then((r) => {
-    try { G.__out = stringify({ok: true, result: r === undefined ? null : r}); }
-    catch (e) { fail(new TypeError("execute's result is not JSON-serialisable: " + e.message)); }
-  }, fail);
+    r = ex(parse(argsJSON), G.__ctx);
+  } catch (e) { fail(e); return; }
+  if (r !== null && typeof r === "object" && typeof r.then === "function") Promise.resolve(r).then(ok, fail);
+  else ok(r);
 };
 })();
 `

@@ -96,6 +96,10 @@ type run struct {
 	std  [2]capBuf
 	// lastErr is what failed a program's run (out of memory), not an exit of its own.
 	lastErr error
+	// outcome is the driver's outcome line (the first one), outcomeOver set when it was longer
+	// than Limits.MaxLineBytes.
+	outcome     []byte
+	outcomeOver bool
 }
 
 // capBuf is a program's stdout or stderr, cut at max bytes.
@@ -252,17 +256,17 @@ func (r *run) execute(ctx context.Context, p Program, seed [16]byte) (Result, er
 			}
 		}
 	}
-	if ex := g.drain(ctx); ex != nil {
-		r.flush()
-		return Result{}, ex.asError()
+	if r.outcome == nil { // execute returned a promise: run the jobs until it settles
+		if ex := g.drain(ctx); ex != nil {
+			r.flush()
+			return Result{}, ex.asError()
+		}
 	}
 	r.flush()
-	v, ex := g.eval(ctx, "globalThis.__out", "skillbox:out.js")
-	if ex != nil {
-		return Result{}, ex.asError()
-	}
-	defer g.free(ctx, v)
-	if tag(v) != -7 { // JS_TAG_STRING: the driver stores a string once execute settles
+	switch {
+	case r.outcomeOver:
+		return Result{}, &Error{Kind: KindOutputLimit, Message: fmt.Sprintf("execute's result is larger than %d bytes", r.lim.maxLine())}
+	case r.outcome == nil:
 		return Result{}, &Error{Kind: KindSkillError, Message: "execute returned a promise that never settled (nothing is left to resolve it: there are no timers)"}
 	}
 	var out struct {
@@ -272,7 +276,7 @@ func (r *run) execute(ctx context.Context, p Program, seed [16]byte) (Result, er
 		Message string          `json:"message"`
 		Stack   string          `json:"stack"`
 	}
-	if err := json.Unmarshal([]byte(g.toString(ctx, v)), &out); err != nil {
+	if err := json.Unmarshal(r.outcome, &out); err != nil {
 		return Result{}, fmt.Errorf("quickjs: the driver's envelope: %w", err)
 	}
 	if !out.OK {
