@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/skillmd"
 )
 
 // skillDetail is everything show prints about one skill.
@@ -24,6 +25,14 @@ type skillDetail struct {
 	ArgumentHint string               `json:"argument_hint,omitempty"`
 	// ModelInvocable is false for a skill whose SKILL.md sets disable-model-invocation: true.
 	ModelInvocable bool `json:"model_invocable"`
+	// AgentWritten is set for a skill an agent wrote (create_skill): its grant is held to the
+	// policy's agentSkills ceiling.
+	AgentWritten bool `json:"agent_written,omitempty"`
+	// Programs are the skill's scripts/ programs Skillbox can run, ProgramGrant what they may do,
+	// ProgramsErr why they cannot run.
+	Programs     []string       `json:"programs,omitempty"`
+	ProgramGrant *runtime.Grant `json:"program_grant,omitempty"`
+	ProgramsErr  string         `json:"programs_error,omitempty"`
 }
 
 var cmdShow = &command{
@@ -48,6 +57,17 @@ var cmdShow = &command{
 			ArgumentHint: s.ArgumentHint(), ModelInvocable: s.ModelInvocable()}
 		if m := s.Manifest(); m != nil {
 			d.Entrypoint, d.Parameters, d.Requested, d.RequestedLim = m.Entrypoint, m.Parameters, &m.Permissions, &m.Limits
+		}
+		d.AgentWritten, d.ProgramGrant = s.AgentWritten(), s.ProgramGrant()
+		if err := s.ProgramsErr(); err != nil {
+			d.ProgramsErr = err.Error()
+		}
+		if files, err := skillmd.ListResources(s.Dir(), 1000); err == nil {
+			for _, f := range files {
+				if _, ok := runtime.ProgramLanguage(f); ok {
+					d.Programs = append(d.Programs, f)
+				}
+			}
 		}
 		if se, ok := s.Err().(*runtime.SkillError); ok {
 			for _, p := range se.Problems {
@@ -82,8 +102,29 @@ func printDetail(e *env, d skillDetail) {
 	if d.Instructions != "" {
 		fmt.Fprintf(w, "  instructions: %s\n", clean(d.Instructions))
 	}
-	if d.SHA256 != "" {
+	switch {
+	case d.SHA256 != "" && d.Language.Script():
+		fmt.Fprintf(w, "  code:         %s (%s), sha256 %s of what runs\n", d.Language, d.Language.CodeFile(), d.SHA256)
+	case d.SHA256 != "":
 		fmt.Fprintf(w, "  module:       sha256 %s, entrypoint %s\n", d.SHA256, clean(d.Entrypoint))
+	}
+	if d.AgentWritten {
+		fmt.Fprintf(w, "  written by:   an agent (create_skill): granted at most the policy's agentSkills ceiling\n")
+	}
+	if len(d.Programs) > 0 {
+		fmt.Fprintf(w, "  programs:     %s (skillbox script %s <program> [args...])\n", clean(strings.Join(d.Programs, ", ")), clean(d.ID))
+		switch {
+		case d.ProgramsErr != "":
+			fmt.Fprintf(w, "                cannot run: %s\n", clean(d.ProgramsErr))
+		case d.ProgramGrant != nil:
+			g := d.ProgramGrant
+			var files []string
+			for _, f := range g.Files {
+				files = append(files, f.Path+" ("+string(f.Access)+")")
+			}
+			fmt.Fprintf(w, "                granted: network %s; env %s; secrets %s; files %s\n", clean(listOrNone(g.Network)),
+				clean(listOrNone(g.Env)), clean(listOrNone(g.Secrets)), clean(listOrNone(files)))
+		}
 	}
 	if d.ArgumentHint != "" {
 		fmt.Fprintf(w, "  arguments:    %s\n", clean(d.ArgumentHint))

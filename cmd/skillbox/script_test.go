@@ -46,6 +46,10 @@ func TestScript(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || r.code != 0 || out.ExitCode != 2 || out.Stdout != "args: 2\n" || out.Stderr != "note\n" {
 		t.Fatalf("--json: %s (%v)", r, err)
 	}
+	if r := cli(t, "", "--skills", skills, "show", "tools"); r.code != 0 || !strings.Contains(r.stdout, "programs:     scripts/tool.js") ||
+		!strings.Contains(r.stdout, "granted: network none; env none; secrets none; files /skill (read-only)") {
+		t.Errorf("show: %s", r)
+	}
 	for _, tc := range []struct {
 		args []string
 		code int
