@@ -226,8 +226,8 @@ def _kind(e):
 
 
 def _is_driver(filename):
-    import runpy
-    return filename in (__file__, runpy.__file__) or filename.startswith("<frozen importlib")
+    # co_filename, not __file__: the module was loaded from skillbox.pyc.
+    return filename == _is_driver.__code__.co_filename or filename.startswith("<frozen ")
 
 
 def _failure(e):
@@ -251,7 +251,7 @@ def _prepare(path):
     import random
     random.seed()  # the snapshot froze the generator: reseed from the host's crypto/rand
     here = os.path.dirname(path)
-    sys.path[:0] = [p for p in (here, "/skill", "/skill/lib") if p != here or here != "/skill"]
+    sys.path[:0] = ([here] if here != "/skill" else []) + ["/skill", "/skill/lib"]
 
 
 def _execute(path, args_json):
@@ -266,10 +266,12 @@ def _execute(path, args_json):
         raise TypeError(f"{path} defines no function execute(args, ctx)")
     result = fn(json.loads(args_json), Context())
     try:
-        out = json.dumps(result, separators=(",", ":"))
+        out = json.dumps(result, separators=(",", ":"), ensure_ascii=False).encode()
+    except UnicodeEncodeError:  # a lone surrogate: escaped, it is still JSON
+        out = json.dumps(result, separators=(",", ":")).encode()
     except (TypeError, ValueError) as e:
         raise TypeError(f"execute's result is not JSON-serialisable: {e}") from None
-    return '{"ok":true,"result":' + out + "}"
+    return b'{"ok":true,"result":' + out + b"}"
 
 
 def _script(path, argv):
@@ -300,14 +302,14 @@ def _main(argv):
             outcome = _execute(argv[2], argv[3] if len(argv) > 3 else "null")
         else:
             rc = _script(argv[2], argv[3:])
-            outcome = json.dumps({"ok": True, "exit": rc})
+            outcome = json.dumps({"ok": True, "exit": rc}).encode()
     except BaseException as e:  # noqa: BLE001 - every failure is the skill's outcome
         rc = 1
-        outcome = json.dumps(_failure(e))
+        outcome = json.dumps(_failure(e)).encode()
     for f in (sys.stdout, sys.stderr):
         try:
             f.flush()
         except Exception:  # noqa: BLE001
             pass
-    _skillbox.done(outcome.encode())
+    _skillbox.done(outcome)
     return rc
