@@ -21,6 +21,10 @@ PY_DEB_VERSION=3.11.2-6+deb12u8
 PY_SRC_DIR=python3.11-3.11.2
 # The .dsc lists the sha256 of the tarballs, and dpkg-source checks them: pinning it pins all.
 PY_DSC_SHA256=197fa19ab45f41c820f40f6d9ead671c2ea29ddc53ba9424b36f1bf58458a10e
+ZLIB_DEB_VERSION=1:1.2.13.dfsg-1
+ZLIB_SRC_DIR=zlib-1.2.13.dfsg
+ZLIB_DSC=zlib_1.2.13.dfsg-1.dsc
+ZLIB_DSC_SHA256=3fa1e6b2fc525062aa88207dda52fed8e045373c809d362fe8a2bfbf7cf515a8
 WIZER_PKG=@bytecodealliance/wizer-linux-x64@11.0.3
 GUEST_STDLIB=/usr/local/lib/python3.11
 
@@ -56,11 +60,13 @@ BUILD_PYTHON=/usr/bin/python3.11 # the .pyc magic must be 3.11's
 mkdir -p "$work"
 step() { echo "== $(date +%T) $*"; }
 
-# 1. The source: a private apt configuration with deb-src entries, so the machine's own is
-#    untouched; apt checks the .dsc against the signed Sources index.
+# 1. The sources of python3.11 and zlib: a private apt configuration with deb-src entries, so
+#    the machine's own is untouched; apt checks each .dsc against the signed Sources index, and
+#    the .dsc pins below check that it is the one this recipe was written for.
 src=$work/src/$PY_SRC_DIR
-if [ ! -f "$src/.skillbox-extracted" ]; then
-	step "fetch python3.11=$PY_DEB_VERSION"
+zsrc=$work/src/$ZLIB_SRC_DIR
+if [ ! -f "$work/src/.skillbox-extracted" ]; then
+	step "fetch python3.11=$PY_DEB_VERSION zlib=$ZLIB_DEB_VERSION"
 	apt=$work/apt
 	rm -rf "$apt" "$work/src"
 	mkdir -p "$apt/sources" "$apt/lists/partial" "$apt/cache/archives/partial" "$work/src"
@@ -68,13 +74,15 @@ if [ ! -f "$src/.skillbox-extracted" ]; then
 	APTO=(-o Dir::Etc::SourceList=/dev/null -o "Dir::Etc::SourceParts=$apt/sources"
 		-o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache" -o Debug::NoLocking=1)
 	apt-get -q "${APTO[@]}" update >"$work/apt.log" 2>&1 || { cat "$work/apt.log" >&2; exit 1; }
-	(cd "$work/src" && apt-get -q "${APTO[@]}" source --download-only "python3.11=$PY_DEB_VERSION") >>"$work/apt.log" 2>&1 ||
-		{ cat "$work/apt.log" >&2; exit 1; }
-	dsc=$work/src/python3.11_$PY_DEB_VERSION.dsc
-	echo "$PY_DSC_SHA256  $dsc" | sha256sum -c --quiet - ||
-		{ echo "build.sh: $dsc does not have the pinned sha256" >&2; exit 1; }
-	(cd "$work/src" && dpkg-source --no-check -x "$dsc" "$PY_SRC_DIR") >>"$work/apt.log" 2>&1
-	touch "$src/.skillbox-extracted"
+	(cd "$work/src" && apt-get -q "${APTO[@]}" source --download-only "python3.11=$PY_DEB_VERSION" "zlib=$ZLIB_DEB_VERSION") \
+		>>"$work/apt.log" 2>&1 || { cat "$work/apt.log" >&2; exit 1; }
+	(cd "$work/src" && sha256sum -c --quiet -) <<-EOF || { echo "build.sh: a .dsc does not have its pinned sha256" >&2; exit 1; }
+	$PY_DSC_SHA256  python3.11_$PY_DEB_VERSION.dsc
+	$ZLIB_DSC_SHA256  $ZLIB_DSC
+	EOF
+	(cd "$work/src" && dpkg-source --no-check -x "python3.11_$PY_DEB_VERSION.dsc" "$PY_SRC_DIR" &&
+		dpkg-source --no-check -x "$ZLIB_DSC" "$ZLIB_SRC_DIR") >>"$work/apt.log" 2>&1
+	touch "$work/src/.skillbox-extracted"
 fi
 
 # 2. A WASI SDK made of Debian's clang 14, lld and wasi-libc, in the layout CPython's
@@ -96,22 +104,38 @@ ln -s "$(command -v llvm-strip)" "$sdk/bin/llvm-strip"
 export WASI_SDK_PATH=$sdk
 sysroot=$sdk/share/wasi-sysroot
 
-# 3. CPython's own WASI cross-build (configure + make), redone when this recipe changes.
+# 3. zlib, as a static library (its own build system wants a native toolchain: the sources are
+#    few enough to compile directly).
+zlib=$work/zlib
+if [ ! -f "$zlib/libz.a" ]; then
+	step "zlib"
+	rm -rf "$zlib"
+	mkdir -p "$zlib"
+	for f in adler32 compress crc32 deflate gzclose gzlib gzread gzwrite infback inffast inflate inftrees trees uncompr zutil; do
+		/usr/bin/clang --target=wasm32-wasi "--sysroot=$sysroot" -O2 -D_LARGEFILE64_SOURCE=1 -DHAVE_HIDDEN \
+			-c "$zsrc/$f.c" -o "$zlib/$f.o"
+	done
+	llvm-ar rcs "$zlib/libz.a" "$zlib"/*.o
+	cp "$zsrc/zlib.h" "$zsrc/zconf.h" "$zlib/"
+fi
+
+# 4. CPython's own WASI cross-build (configure + make), redone when its inputs change.
 bld=$src/builddir/wasi
-stamp="$PY_DEB_VERSION $(sha256sum "$src/Tools/wasm/config.site-wasm32-wasi" | cut -d' ' -f1)"
+stamp="$PY_DEB_VERSION $ZLIB_DEB_VERSION $(sha256sum "$src/Tools/wasm/config.site-wasm32-wasi" | cut -d' ' -f1)"
 if [ ! -f "$bld/libpython3.11.a" ] || [ "$(cat "$bld/.skillbox-stamp" 2>/dev/null)" != "$stamp" ]; then
 	step "configure"
 	rm -rf "$bld"
 	mkdir -p "$bld"
-	(cd "$bld" && CONFIG_SITE=../../Tools/wasm/config.site-wasm32-wasi ../../Tools/wasm/wasi-env \
-		../../configure -C --host=wasm32-unknown-wasi --build="$(../../config.guess)" \
+	(cd "$bld" && CONFIG_SITE=../../Tools/wasm/config.site-wasm32-wasi ZLIB_CFLAGS="-I$zlib" ZLIB_LIBS="-L$zlib -lz" \
+		../../Tools/wasm/wasi-env ../../configure -C --host=wasm32-unknown-wasi --build="$(../../config.guess)" \
 		--with-build-python="$BUILD_PYTHON" >configure.log 2>&1) || { tail -40 "$bld/configure.log" >&2; exit 1; }
+	grep -q '^MODULE_ZLIB_STATE=yes' "$bld/Makefile" || { echo "build.sh: configure did not take zlib (see $bld/config.log)" >&2; exit 1; }
 	step "make"
 	(cd "$bld" && ../../Tools/wasm/wasi-env make -j"$(nproc)" >make.log 2>&1) || { tail -40 "$bld/make.log" >&2; exit 1; }
 	echo "$stamp" >"$bld/.skillbox-stamp"
 fi
 
-# 4. The embedding: embed.c linked against libpython, a 512 KiB stack placed first (so that a
+# 5. The embedding: embed.c linked against libpython, a 512 KiB stack placed first (so that a
 #    C stack overflow traps on the first out-of-bounds access instead of overwriting data).
 step "link embed.c"
 emb=$work/embed
@@ -120,11 +144,11 @@ mkdir -p "$emb"
 cc=(/usr/bin/clang --target=wasm32-wasi "--sysroot=$sysroot")
 "${cc[@]}" -O2 -Wall -Werror -I "$src/Include" -I "$bld" -c "$here/embed.c" -o "$emb/embed.o"
 "${cc[@]}" -z stack-size=524288 -Wl,--stack-first -o "$emb/python.wasm" "$emb/embed.o" \
-	"$bld/libpython3.11.a" "$bld/Modules/_decimal/libmpdec/libmpdec.a" "$bld/Modules/expat/libexpat.a" \
+	"$bld/libpython3.11.a" "$bld/Modules/_decimal/libmpdec/libmpdec.a" "$bld/Modules/expat/libexpat.a" "$zlib/libz.a" \
 	-lwasi-emulated-signal -lwasi-emulated-getpid -lwasi-emulated-process-clocks -lm
 llvm-strip "$emb/python.wasm"
 
-# 5. The standard library: .pyc only (unchecked-hash: no source mtimes to compare), laid out as
+# 6. The standard library: .pyc only (unchecked-hash: no source mtimes to compare), laid out as
 #    the guest sees it, as a directory for Wizer and as a zip for the runner.
 step "stdlib"
 sysconfigdata=$(ls "$bld"/build/lib.wasi-wasm32-3.11/_sysconfigdata_*.py)
@@ -132,7 +156,7 @@ sysconfigdata=$(ls "$bld"/build/lib.wasi-wasm32-3.11/_sysconfigdata_*.py)
 	--extra "$here/skillbox.py" --extra "$sysconfigdata" --guest "$GUEST_STDLIB" \
 	--dir "$emb/stdlib" --zip "$emb/stdlib.zip"
 
-# 6. The snapshot: Wizer runs wizer.initialize (Py_Initialize, the pre-imports) and writes the
+# 7. The snapshot: Wizer runs wizer.initialize (Py_Initialize, the pre-imports) and writes the
 #    initialised memory back as data segments.
 step "wizer"
 wz=$work/wizer

@@ -168,7 +168,7 @@ _REFUSED = {
     "termios": "is not available in the Skillbox sandbox: there is no terminal",
     "curses": "is not available in the Skillbox sandbox: there is no terminal",
     "sqlite3": _NOT_BUILT, "_sqlite3": _NOT_BUILT, "lzma": _NOT_BUILT, "_lzma": _NOT_BUILT,
-    "bz2": _NOT_BUILT, "_bz2": _NOT_BUILT, "zlib": _NOT_BUILT,
+    "bz2": _NOT_BUILT, "_bz2": _NOT_BUILT,
 }
 
 
