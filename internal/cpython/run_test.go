@@ -50,6 +50,10 @@ func TestExecute(t *testing.T) {
 def execute(args, ctx):
     return [helper.twice(args), vendored.mod.NAME]`, `21`, `[42,"vendored"]`,
 			map[string]string{"helper.py": "def twice(x):\n    return 2 * x\n", "lib/vendored/__init__.py": "", "lib/vendored/mod.py": "NAME = 'vendored'\n"}},
+		{"async", `async def twice(x):
+    return 2 * x
+async def execute(args, ctx):
+    return await twice(args)`, `4`, `8`, nil},
 		{"envelope", `def execute(args, ctx):
     return {"success": True, "result": [1, 2.5, "x"]}`, ``, `{"success":true,"result":[1,2.5,"x"]}`, nil},
 	} {
@@ -79,6 +83,7 @@ func TestSkillError(t *testing.T) {
 		{"syntax", "def execute(args, ctx)\n    return 1\n", "SyntaxError", "expected ':'"},
 		{"not JSON", "def execute(args, ctx):\n    return {1, 2}\n", "TypeError", "execute's result is not JSON-serialisable"},
 		{"exit", "import sys\ndef execute(args, ctx):\n    sys.exit(3)\n", "SystemExit", "3"},
+		{"event loop", "import types\n@types.coroutine\ndef wait():\n    yield\nasync def execute(args, ctx):\n    await wait()\n", "RuntimeError", "needs an event loop"},
 		{"os._exit", "import os\ndef execute(args, ctx):\n    os._exit(4)\n", "", "the skill exited (status 4) before execute returned"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -382,18 +387,27 @@ func TestProgramErrors(t *testing.T) {
 	}
 }
 
-// The mount hook adds the policy's mounts after the standard library and the skill.
+// The mount hook adds the policy's mounts after the standard library and the skill: a data
+// directory read-only, a private /tmp writable (tempfile finds it).
 func TestFSConfigHook(t *testing.T) {
 	data := skillDir(t, map[string]string{"in.csv": "a,b\n1,2\n"})
+	tmp := t.TempDir()
 	res, err := Run(context.Background(), compiledFor(t, 1024), Program{
-		Dir: skillDir(t, map[string]string{"execute.py": `import csv, email.message
+		Dir: skillDir(t, map[string]string{"execute.py": `import csv, os, tempfile
 def execute(args, ctx):
+    with tempfile.NamedTemporaryFile("w", delete=False) as f:
+        f.write("scratch")
     with open("/data/in.csv") as f:
-        return list(csv.DictReader(f))`}),
-		FSConfig: func(f wazero.FSConfig) wazero.FSConfig { return f.WithReadOnlyDirMount(data, "/data") },
+        return [list(csv.DictReader(f)), os.listdir("/tmp") != []]`}),
+		FSConfig: func(f wazero.FSConfig) wazero.FSConfig {
+			return f.WithReadOnlyDirMount(data, "/data").WithDirMount(tmp, "/tmp")
+		},
 	}, newHost(t, &hostfuncs.Grant{}))
-	if err != nil || string(res.Value) != `[{"a":"1","b":"2"}]` {
+	if err != nil || string(res.Value) != `[[{"a":"1","b":"2"}],true]` {
 		t.Fatalf("value %s, %v", res.Value, err)
+	}
+	if files, _ := os.ReadDir(tmp); len(files) != 1 {
+		t.Fatalf("/tmp holds %d files, want the one tempfile wrote", len(files))
 	}
 }
 

@@ -273,9 +273,22 @@ def _prepare(path):
     sys.path[:0] = ([here] if here != "/skill" else []) + ["/skill", "/skill/lib"]
 
 
+def _settle(coro):
+    """The value of an async execute: its coroutine run to the end. There is no event loop, so
+    awaiting anything that waits for one (asyncio.sleep, a future) is an error."""
+    try:
+        coro.send(None)
+    except StopIteration as done:
+        return done.value
+    coro.close()
+    raise RuntimeError("execute awaited something that needs an event loop; the Skillbox sandbox "
+                       "has none (await only other coroutines)")
+
+
 def _execute(path, args_json):
     import importlib.util
     _prepare(path)
+    sys.argv = [path]
     spec = importlib.util.spec_from_file_location("execute", path)
     mod = importlib.util.module_from_spec(spec)
     sys.modules["execute"] = mod
@@ -284,6 +297,8 @@ def _execute(path, args_json):
     if not callable(fn):
         raise TypeError(f"{path} defines no function execute(args, ctx)")
     result = fn(json.loads(args_json), Context())
+    if type(result).__name__ == "coroutine":
+        result = _settle(result)
     try:
         out = json.dumps(result, separators=(",", ":"), ensure_ascii=False).encode()
     except UnicodeEncodeError:  # a lone surrogate: escaped, it is still JSON
