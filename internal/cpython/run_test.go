@@ -82,6 +82,9 @@ func TestSkillError(t *testing.T) {
 		{"no execute", "x = 1\n", "TypeError", "/skill/execute.py defines no function execute(args, ctx)"},
 		{"syntax", "def execute(args, ctx)\n    return 1\n", "SyntaxError", "expected ':'"},
 		{"not JSON", "def execute(args, ctx):\n    return {1, 2}\n", "TypeError", "execute's result is not JSON-serialisable"},
+		{"NaN", "def execute(args, ctx):\n    return [float('nan')]\n", "TypeError", "Out of range float values are not JSON compliant"},
+		{"bad str", "class E(Exception):\n    def __str__(self):\n        raise ValueError\ndef execute(args, ctx):\n    raise E()\n", "E", "str() failed"},
+		{"long message", "def execute(args, ctx):\n    raise ValueError('m' * 100000)\n", "ValueError", "mmmm [cut]"},
 		{"exit", "import sys\ndef execute(args, ctx):\n    sys.exit(3)\n", "SystemExit", "3"},
 		{"event loop", "import types\n@types.coroutine\ndef wait():\n    yield\nasync def execute(args, ctx):\n    await wait()\n", "RuntimeError", "needs an event loop"},
 		{"os._exit", "import os\ndef execute(args, ctx):\n    os._exit(4)\n", "", "the skill exited (status 4) before execute returned"},
@@ -515,7 +518,7 @@ def execute(args, ctx):
 }
 
 func TestClosed(t *testing.T) {
-	c, err := Compile(context.Background(), wazero.NewRuntimeConfig().WithCloseOnContextDone(true).WithMemoryLimitPages(1024))
+	c, err := Compile(context.Background(), testConfig(t, 1024))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -536,7 +539,7 @@ func TestClosed(t *testing.T) {
 
 // A memory cap below the snapshot's initial memory is refused when compiling, not at each run.
 func TestMemoryCapTooSmall(t *testing.T) {
-	_, err := Compile(context.Background(), wazero.NewRuntimeConfig().WithCloseOnContextDone(true).WithMemoryLimitPages(16))
+	_, err := Compile(context.Background(), testConfig(t, 16))
 	if err == nil || !strings.Contains(err.Error(), "over limit of 16 pages") {
 		t.Fatalf("compiled under a 1 MiB cap: %v", err)
 	}

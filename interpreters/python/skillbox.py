@@ -261,7 +261,13 @@ def _failure(e):
         traceback.print_exception(type(e), e, tb)
     except MemoryError:
         pass
-    return {"ok": False, "kind": _kind(e), "type": type(e).__name__, "message": str(e)}
+    try:
+        message = str(e)
+    except Exception:  # noqa: BLE001 - a __str__ that raises
+        message = "<the exception's str() failed>"
+    if len(message) > 4096:
+        message = message[:4096] + " [cut]"
+    return {"ok": False, "kind": _kind(e), "type": type(e).__name__, "message": message}
 
 
 def _prepare(path):
@@ -299,10 +305,10 @@ def _execute(path, args_json):
     result = fn(json.loads(args_json), Context())
     if type(result).__name__ == "coroutine":
         result = _settle(result)
-    try:
-        out = json.dumps(result, separators=(",", ":"), ensure_ascii=False).encode()
+    try:  # allow_nan=False: NaN and Infinity are not JSON
+        out = json.dumps(result, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
     except UnicodeEncodeError:  # a lone surrogate: escaped, it is still JSON
-        out = json.dumps(result, separators=(",", ":")).encode()
+        out = json.dumps(result, separators=(",", ":"), allow_nan=False).encode()
     except (TypeError, ValueError) as e:
         raise TypeError(f"execute's result is not JSON-serialisable: {e}") from None
     return b'{"ok":true,"result":' + out + b"}"
