@@ -197,10 +197,17 @@ def _no_socket(*args, **kwargs):
                   "ctx.fetch(url)")
 
 
+def _no_process(*args, **kwargs):
+    raise OSError("processes are not available in the Skillbox sandbox: there is no shell and "
+                  "no other program to run")
+
+
 def _guard():
     import _thread
+    import os
     import socket
     import threading
+    os.system = _no_process  # absent on WASI: an AttributeError would not say why
     _thread.start_new_thread = _thread.start_new = _no_threads
     threading._start_new_thread = _no_threads
     threading.Thread.start = lambda self: _no_threads()
