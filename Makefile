@@ -11,7 +11,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 GUEST_MODS  := sdk/go $(wildcard skills/*/src) examples/wasm/go
 FUZZTIME    ?= 10s
 
-.PHONY: all build skills guests fixtures test test-guests fuzz soak bench lint check clean
+.PHONY: all build skills guests fixtures interpreters test test-guests fuzz soak bench lint check clean
 
 all: build
 
@@ -26,6 +26,12 @@ skills:
 # toolchain (see docs/guests.md; CI installs them all).
 guests:
 	@for b in examples/wasm/*/build.sh; do echo "== $$b"; bash $$b || exit 1; done
+
+# Rebuild the script interpreters committed in internal/ (CPython: internal/cpython/python.wasm and
+# stdlib.zip, from interpreters/python; see its build.sh for the Debian packages it needs). CI runs
+# `interpreters/python/build.sh --check` and rebuilds only when the recipe's inputs changed.
+interpreters:
+	bash interpreters/python/build.sh
 
 # Rebuild the WAT fixtures in testdata/wasm.
 fixtures:

@@ -1,0 +1,144 @@
+package cpython
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"runtime"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+
+	"github.com/skillbox-dev/skillbox/hostfuncs"
+	"github.com/skillbox-dev/skillbox/internal/interleave"
+)
+
+const benchSkill = `def execute(args, ctx):
+    return {"hello": args["name"], "n": args["n"] * 2, "e": ctx.env("A")}
+`
+
+// benchPython is the same work for a python3 subprocess: arguments in argv, the result on stdout.
+const benchPython = `import json, os, sys
+args = json.loads(sys.argv[1])
+print(json.dumps({"hello": args["name"], "n": args["n"] * 2, "e": os.environ.get("A")}))
+`
+
+// BenchmarkRun runs a small skill (one host call) in a fresh instance, interleaved in the same
+// rounds (package internal/interleave) with its floor — a bare instantiate (no start function)
+// and close of the same snapshot — and with a python3 subprocess doing the same work (when
+// python3 is on PATH). Read the ratios; the absolute times swing with load.
+//
+//	go test -run '^$' -bench BenchmarkRun -benchtime 200x ./internal/cpython/
+func BenchmarkRun(b *testing.B) {
+	ctx := context.Background()
+	c := compiledFor(b, 1024)
+	dir := skillDir(b, map[string]string{"execute.py": benchSkill})
+	h := newHost(b, &hostfuncs.Grant{Env: map[string]string{"A": "a"}, Limits: hostfuncs.Limits{MaxLogBytes: 1 << 20}})
+	dctx, cancel := context.WithTimeout(ctx, time.Hour)
+	defer cancel()
+	contenders := []interleave.Contender{
+		{Name: "floor", F: func() {
+			m, err := c.runtime.InstantiateModule(ctx, c.module, wazero.NewModuleConfig().WithName("").WithStartFunctions())
+			if err != nil {
+				b.Fatal(err)
+			}
+			_ = m.Close(ctx)
+		}},
+		{Name: "run", F: func() {
+			if _, err := Run(dctx, c, Program{Dir: dir, Args: []byte(`{"name":"x","n":21}`)}, h); err != nil {
+				b.Fatal(err)
+			}
+		}},
+	}
+	// Debian's python3, not a version manager's shim on PATH (a shell script that costs more
+	// than the interpreter).
+	py, err := exec.LookPath("/usr/bin/python3")
+	if err != nil {
+		py, err = exec.LookPath("python3")
+	}
+	if err == nil {
+		contenders = append(contenders, interleave.Contender{Name: "python3", F: func() {
+			cmd := exec.Command(py, "-I", "-c", benchPython, `{"name":"x","n":21}`)
+			cmd.Env = []string{"A=a"}
+			if out, err := cmd.Output(); err != nil || len(out) == 0 {
+				b.Fatal(err)
+			}
+		}})
+	}
+	p50 := interleave.Run(b, contenders...)
+	b.ReportMetric(p50["run"]/p50["floor"], "run/floor")
+	if p50["python3"] > 0 {
+		b.ReportMetric(p50["run"]/p50["python3"], "run/python3")
+	}
+}
+
+// BenchmarkHostCall measures one brokered SkillContext call (ctx.env) as the skill sees it:
+// JSON encoding in Python, the imported host function, the broker, the reply copied back and
+// decoded. The guest times 2000 calls with perf_counter; the metric is the median per call.
+//
+//	go test -run '^$' -bench BenchmarkHostCall -benchtime 20x ./internal/cpython/
+func BenchmarkHostCall(b *testing.B) {
+	c := compiledFor(b, 1024)
+	dir := skillDir(b, map[string]string{"execute.py": `import time
+def execute(args, ctx):
+    n = 2000
+    t0 = time.perf_counter_ns()
+    for _ in range(n):
+        ctx.env("A")
+    t1 = time.perf_counter_ns()
+    for _ in range(n):
+        pass
+    return ((t1 - t0) - (time.perf_counter_ns() - t1)) / n`})
+	g := &hostfuncs.Grant{Env: map[string]string{"A": "a"}, Limits: hostfuncs.Limits{MaxLogBytes: 1 << 20}}
+	var per []float64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		res, err := Run(context.Background(), c, Program{Dir: dir}, newHost(b, g))
+		if err != nil {
+			b.Fatal(err)
+		}
+		var ns float64
+		if err := json.Unmarshal(res.Value, &ns); err != nil {
+			b.Fatal(err)
+		}
+		per = append(per, ns)
+	}
+	slices.Sort(per)
+	b.ReportMetric(per[len(per)/2], "ns/call-p50")
+}
+
+// BenchmarkMemory measures the Go heap that concurrent runs hold: 8 runs sleep at once (each in
+// its own instance) while the heap is read, against the heap before they started.
+//
+//	go test -run '^$' -bench BenchmarkMemory -benchtime 3x ./internal/cpython/
+func BenchmarkMemory(b *testing.B) {
+	const n = 8
+	c := compiledFor(b, 1024)
+	dir := skillDir(b, map[string]string{"execute.py": "import time\ndef execute(args, ctx):\n    time.sleep(0.6)\n"})
+	var per []float64
+	for i := 0; i < b.N; i++ {
+		var before, during runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		var wg sync.WaitGroup
+		for j := 0; j < n; j++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := Run(context.Background(), c, Program{Dir: dir}, newHost(b, &hostfuncs.Grant{})); err != nil {
+					b.Error(err)
+				}
+			}()
+		}
+		time.Sleep(400 * time.Millisecond)
+		runtime.GC()
+		runtime.ReadMemStats(&during)
+		wg.Wait()
+		per = append(per, float64(during.HeapAlloc-before.HeapAlloc)/n/(1<<20))
+	}
+	slices.Sort(per)
+	b.ReportMetric(per[len(per)/2], "MiB/instance")
+}

@@ -1,0 +1,92 @@
+package cpython
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+)
+
+// pythonWASM is the snapshotted interpreter, stripped of custom sections (wazero v1.12 loads a
+// module with DWARF from its file cache in seconds, and its cache key ignores the debug setting).
+//
+//go:embed python.wasm
+var pythonWASM []byte
+
+// stdlibZip is the standard library, .pyc files laid out as the guest sees them.
+//
+//go:embed stdlib.zip
+var stdlibZip []byte
+
+// StdlibPath is where the standard library is mounted in the guest. It must be the first mount
+// and keep this path: the snapshot's preopen table names it as fd 3 (see embed.c).
+const StdlibPath = "/usr/local/lib/python3.11"
+
+// SkillPath is where the skill's directory is mounted, read-only.
+const SkillPath = "/skill"
+
+// Compiled is the interpreter compiled into one wazero.Runtime of its own, with the WASI
+// functions (poll_oneoff replaced, see poll.go) and the skillbox functions it imports. It is
+// safe for concurrent runs; each run instantiates it afresh.
+type Compiled struct {
+	runtime wazero.Runtime
+	module  wazero.CompiledModule
+	stdlib  *zip.Reader
+	// closed is set by Close: Run checks it rather than instantiating into a closed runtime.
+	closed atomic.Bool
+}
+
+// ErrClosed is returned by Run on a Compiled that was closed.
+var ErrClosed = errors.New("cpython: compiled interpreter is closed")
+
+// Compile makes a wazero.Runtime with rc and compiles the interpreter into it. rc is the
+// caller's engine configuration — its memory limit, compilation cache and interruption: the
+// caller keeps one configuration for every module it compiles, so the cache finds what it
+// compiled before. rc must close modules when their context is done
+// (WithCloseOnContextDone(true)): a run is stopped at its deadline by wazero's interruption.
+//
+// # Errors
+//
+// The errors of wazero's compilation and instantiation of the host modules, wrapped; a memory
+// limit below the snapshot's initial memory is one of them.
+func Compile(ctx context.Context, rc wazero.RuntimeConfig) (*Compiled, error) {
+	r := wazero.NewRuntimeWithConfig(ctx, rc)
+	fail := func(err error) (*Compiled, error) {
+		_ = r.Close(ctx)
+		return nil, err
+	}
+	w := r.NewHostModuleBuilder(wasi_snapshot_preview1.ModuleName)
+	wasi_snapshot_preview1.NewFunctionExporter().ExportFunctions(w)
+	i32 := api.ValueTypeI32
+	w.NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(pollOneoff), []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i32}).
+		WithParameterNames("in", "out", "nsubscriptions", "result.nevents").Export("poll_oneoff")
+	if _, err := w.Instantiate(ctx); err != nil {
+		return fail(fmt.Errorf("cpython: instantiate WASI: %w", err))
+	}
+	if _, err := hostModule(r).Instantiate(ctx); err != nil {
+		return fail(fmt.Errorf("cpython: instantiate the skillbox host module: %w", err))
+	}
+	cm, err := r.CompileModule(ctx, pythonWASM)
+	if err != nil {
+		return fail(fmt.Errorf("cpython: compile the interpreter: %w", err))
+	}
+	z, err := zip.NewReader(bytes.NewReader(stdlibZip), int64(len(stdlibZip)))
+	if err != nil {
+		return fail(fmt.Errorf("cpython: read the embedded standard library: %w", err))
+	}
+	return &Compiled{runtime: r, module: cm, stdlib: z}, nil
+}
+
+// Close releases the runtime and the compiled code. Runs under way are closed with it; later
+// runs return ErrClosed.
+func (c *Compiled) Close(ctx context.Context) error {
+	c.closed.Store(true)
+	return c.runtime.Close(ctx)
+}

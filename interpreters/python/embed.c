@@ -1,0 +1,145 @@
+/*
+ * The embedding of CPython that Skillbox runs skills in (see internal/cpython).
+ *
+ * wizer.initialize runs once, at build time, under Wizer: it initialises the interpreter in
+ * isolated mode and imports the driver module (skillbox.py) and the standard modules most skills
+ * use, then Wizer writes the initialised memory into the module. Every run then starts in main,
+ * with the interpreter ready: main hands its arguments to skillbox._main, which runs the skill.
+ *
+ * The builtin module _skillbox is the driver's channel to the host, over functions the module
+ * imports from "skillbox" (the runner defines them; Wizer gets stand-ins that trap):
+ *
+ *   call(req_ptr, req_len) -> reply_len   the host answers the request; -1 when it cannot
+ *   reply(buf_ptr, buf_len) -> n          copies the pending reply into guest memory
+ *   done(ptr, len)                        the outcome of the run, once, as JSON
+ *
+ * # Notes
+ *
+ * The host-side copy of the preopened directory Wizer mapped (the standard library, fd 3) stays
+ * in wasi-libc's preopen table in the snapshot, and _start registers the run's preopens after it.
+ * A path matching two entries equally resolves to the first, so the runner mounts the standard
+ * library first, at the same guest path, and fd 3 means the same at both times.
+ */
+#include <Python.h>
+#include <stdint.h>
+
+__attribute__((import_module("skillbox"), import_name("call")))
+int32_t skillbox_call(const void *req, int32_t req_len);
+__attribute__((import_module("skillbox"), import_name("reply")))
+int32_t skillbox_reply(void *buf, int32_t buf_len);
+__attribute__((import_module("skillbox"), import_name("done")))
+void skillbox_done(const void *buf, int32_t len);
+
+/* _skillbox.call(request: bytes) -> bytes */
+static PyObject *sb_call(PyObject *self, PyObject *arg) {
+    Py_buffer req;
+    if (PyObject_GetBuffer(arg, &req, PyBUF_SIMPLE) < 0)
+        return NULL;
+    if (req.len > INT32_MAX) {
+        PyBuffer_Release(&req);
+        PyErr_SetString(PyExc_OverflowError, "_skillbox.call: request too large");
+        return NULL;
+    }
+    int32_t n = skillbox_call(req.buf, (int32_t)req.len);
+    PyBuffer_Release(&req);
+    if (n < 0) {
+        PyErr_SetString(PyExc_RuntimeError, "_skillbox.call: the host did not answer");
+        return NULL;
+    }
+    PyObject *out = PyBytes_FromStringAndSize(NULL, n);
+    if (out == NULL)
+        return NULL;
+    if (n > 0 && skillbox_reply(PyBytes_AS_STRING(out), n) != n) {
+        Py_DECREF(out);
+        PyErr_SetString(PyExc_RuntimeError, "_skillbox.call: the host's reply was cut short");
+        return NULL;
+    }
+    return out;
+}
+
+/* _skillbox.done(outcome: bytes) -> None */
+static PyObject *sb_done(PyObject *self, PyObject *arg) {
+    Py_buffer b;
+    if (PyObject_GetBuffer(arg, &b, PyBUF_SIMPLE) < 0)
+        return NULL;
+    if (b.len > INT32_MAX) {
+        PyBuffer_Release(&b);
+        PyErr_SetString(PyExc_OverflowError, "_skillbox.done: outcome too large");
+        return NULL;
+    }
+    skillbox_done(b.buf, (int32_t)b.len);
+    PyBuffer_Release(&b);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef sb_methods[] = {
+    {"call", sb_call, METH_O, "call(request: bytes) -> bytes: one SkillContext request to the host."},
+    {"done", sb_done, METH_O, "done(outcome: bytes): the run's outcome, as JSON."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef sb_module = {
+    PyModuleDef_HEAD_INIT, "_skillbox", "The channel to the Skillbox host.", -1, sb_methods,
+};
+
+static PyObject *sb_init(void) { return PyModule_Create(&sb_module); }
+
+static int initialised = 0;
+
+static void fail(PyStatus st) {
+    if (PyStatus_Exception(st))
+        Py_ExitStatusException(st);
+}
+
+__attribute__((export_name("wizer.initialize")))
+void skillbox_initialize(void) {
+    if (PyImport_AppendInittab("_skillbox", sb_init) < 0)
+        abort();
+    PyConfig c;
+    PyConfig_InitIsolatedConfig(&c);
+    /* The standard library is /usr/local/lib/python3.11 and nothing else: no zip to look for, no
+     * site-packages, no bytecode written, no signal handlers, stdio unbuffered (output reaches the
+     * host even when the run is stopped). */
+    fail(PyConfig_SetString(&c, &c.home, L"/usr/local"));
+    fail(PyConfig_SetString(&c, &c.program_name, L"python3"));
+    c.module_search_paths_set = 1;
+    fail(PyWideStringList_Append(&c.module_search_paths, L"/usr/local/lib/python3.11"));
+    c.site_import = 0;
+    c.write_bytecode = 0;
+    c.install_signal_handlers = 0;
+    c.buffered_stdio = 0;
+    c.parse_argv = 0;
+    c.pathconfig_warnings = 0;
+    fail(Py_InitializeFromConfig(&c));
+    PyConfig_Clear(&c);
+    if (PyRun_SimpleString("import skillbox; skillbox._preload()") != 0)
+        abort();
+    initialised = 1;
+}
+
+int main(int argc, char **argv) {
+    if (!initialised)
+        skillbox_initialize();
+    PyObject *args = PyList_New(argc);
+    if (args == NULL)
+        return 70;
+    for (int i = 0; i < argc; i++) {
+        PyObject *s = PyUnicode_DecodeFSDefault(argv[i]);
+        if (s == NULL)
+            return 70;
+        PyList_SET_ITEM(args, i, s);
+    }
+    PyObject *mod = PyImport_ImportModule("skillbox");
+    PyObject *res = mod ? PyObject_CallMethod(mod, "_main", "O", args) : NULL;
+    if (res == NULL) {
+        PyErr_Print();
+        return 70;
+    }
+    long rc = PyLong_AsLong(res);
+    if (rc == -1 && PyErr_Occurred()) {
+        PyErr_Print();
+        return 70;
+    }
+    /* No Py_Finalize: the instance is thrown away after the run. */
+    return (int)rc;
+}

@@ -1,0 +1,362 @@
+"""Skillbox: the SkillContext of a Python skill, and the driver that runs it.
+
+A skill is a directory with execute.py, which defines::
+
+    def execute(args, ctx):
+        return {"hello": args["name"]}
+
+args is the validated arguments object; ctx is a Context: fetch, env, read_file, write_file and
+log, each answered by the Skillbox host under the skill's grants. A refusal raises
+PermissionDenied; the other failures raise the other SkillboxError classes below. Import them
+with ``from skillbox import PermissionDenied``.
+
+This module is imported once, when the interpreter is snapshotted at build time; every run then
+calls _main in a fresh copy of that snapshot.
+"""
+
+import base64
+import json
+import json.encoder
+import sys
+
+import _skillbox
+
+__all__ = ["Context", "Response", "SkillboxError", "PermissionDenied", "NotFound",
+           "InvalidRequest", "LimitExceeded", "HostError", "HostTimeout"]
+
+
+class SkillboxError(Exception):
+    """A SkillContext operation the host did not carry out. status names why, as the host
+    reported it ("denied", "not_found", "invalid", "limit", "timeout", "failed")."""
+
+    status = "failed"
+
+
+class PermissionDenied(SkillboxError):
+    """The skill's grants do not allow the operation. Uncaught, it ends the run as
+    permission_denied."""
+
+    status = "denied"
+
+
+class NotFound(SkillboxError):
+    status = "not_found"
+
+
+class InvalidRequest(SkillboxError):
+    status = "invalid"
+
+
+class LimitExceeded(SkillboxError):
+    status = "limit"
+
+
+class HostError(SkillboxError):
+    status = "failed"
+
+
+class HostTimeout(SkillboxError, TimeoutError):
+    """The host did not answer within the operation's timeout."""
+
+    status = "timeout"
+
+
+_ERRORS = {c.status: c for c in (PermissionDenied, NotFound, InvalidRequest, LimitExceeded,
+                                  HostError, HostTimeout)}
+
+
+# The request encoder and reply decoder are made once (json.dumps and json.loads make an
+# encoder or run two regular expressions per call: most of a host call's time in this build).
+_encode = json.encoder.c_make_encoder(None, None, json.encoder.encode_basestring_ascii, None,
+                                      ":", ",", False, False, True)
+_decode = json.JSONDecoder().raw_decode
+
+
+def _call(op, req):
+    req["op"] = op
+    reply = _decode(_skillbox.call("".join(_encode(req, 0)).encode()).decode())[0]
+    err = reply.get("error")
+    if err is not None:
+        cls = _ERRORS.get(reply.get("status"), HostError)
+        raise cls(err)
+    return reply.get("value")
+
+
+class Response:
+    """The answer to ctx.fetch: status, headers (lower-case names), body (text), url."""
+
+    __slots__ = ("status", "headers", "body", "url")
+
+    def __init__(self, status, headers, body, url):
+        self.status, self.headers, self.body, self.url = status, headers, body, url
+
+    @property
+    def ok(self):
+        return 200 <= self.status < 300
+
+    def json(self):
+        """The body parsed as JSON."""
+        return json.loads(self.body)
+
+    def __repr__(self):
+        return f"<Response {self.status} {self.url}>"
+
+
+class Context:
+    """The SkillContext: what a skill may ask of the host."""
+
+    __slots__ = ()
+
+    def fetch(self, url, method="GET", headers=None, body=None):
+        """Makes an HTTP request through the host, which checks it against the skill's network
+        grant. body may be text, UTF-8 bytes, or a dict or list (sent as JSON)."""
+        req = {"url": str(url), "method": str(method).upper()}
+        hdrs = {str(k): str(v) for k, v in (headers or {}).items()}
+        if isinstance(body, (bytes, bytearray, memoryview)):
+            body = bytes(body).decode("utf-8")
+        elif isinstance(body, (dict, list)):
+            body = json.dumps(body)
+            if not any(k.lower() == "content-type" for k in hdrs):
+                hdrs["Content-Type"] = "application/json"
+        elif body is not None and not isinstance(body, str):
+            raise TypeError("fetch: body must be str, bytes, dict or list")
+        if hdrs:
+            req["headers"] = hdrs
+        if body is not None:
+            req["body"] = body
+        r = _call("fetch", req)
+        return Response(r["status"], r.get("headers") or {}, r.get("body") or "", r.get("url") or "")
+
+    def env(self, name):
+        """The value of the environment variable the skill was granted, or None."""
+        return _call("env", {"name": str(name)})
+
+    def read_file(self, path, binary=False):
+        """A file's contents, as text (UTF-8), or as bytes when binary is true."""
+        v = _call("readFile", {"path": str(path), "bytes": bool(binary)})
+        return base64.b64decode(v) if binary else v
+
+    def write_file(self, path, data):
+        """Writes data (str, or bytes) to a file the skill may write."""
+        if isinstance(data, str):
+            _call("writeFile", {"path": str(path), "data": data})
+        elif isinstance(data, (bytes, bytearray, memoryview)):
+            _call("writeFile", {"path": str(path), "data64": base64.b64encode(bytes(data)).decode()})
+        else:
+            raise TypeError("write_file: data must be str or bytes")
+
+    def log(self, message, level="info"):
+        """Adds a line to the run's logs; level is debug, info, warn or error."""
+        _call("log", {"message": str(message), "level": str(level)})
+
+
+# --- The sandbox's refusals: clear errors for what can never work here. ---
+
+_NO_NATIVE = "is not available in the Skillbox sandbox: a skill cannot load native code"
+_NO_PROCESS = "is not available in the Skillbox sandbox: there are no processes"
+_NO_NET = ("is not available in the Skillbox sandbox: there is no network but ctx.fetch(url)")
+_NOT_BUILT = "is not built into the Skillbox Python interpreter"
+_REFUSED = {
+    "ctypes": _NO_NATIVE, "_ctypes": _NO_NATIVE,
+    "multiprocessing": _NO_PROCESS, "_multiprocessing": _NO_PROCESS,
+    "_posixsubprocess": _NO_PROCESS, "pty": _NO_PROCESS, "webbrowser": _NO_PROCESS,
+    "concurrent.futures.process": _NO_PROCESS,
+    "asyncio": "is not available in the Skillbox sandbox: its event loop needs sockets",
+    "ssl": _NO_NET, "_ssl": _NO_NET, "ftplib": _NO_NET, "imaplib": _NO_NET, "nntplib": _NO_NET,
+    "poplib": _NO_NET, "smtplib": _NO_NET, "telnetlib": _NO_NET,
+    "tty": "is not available in the Skillbox sandbox: there is no terminal",
+    "termios": "is not available in the Skillbox sandbox: there is no terminal",
+    "curses": "is not available in the Skillbox sandbox: there is no terminal",
+    "sqlite3": _NOT_BUILT, "_sqlite3": _NOT_BUILT, "lzma": _NOT_BUILT, "_lzma": _NOT_BUILT,
+    "bz2": _NOT_BUILT, "_bz2": _NOT_BUILT,
+}
+
+
+class _Refuse:
+    """The first finder on sys.meta_path: names the reason a module cannot be imported."""
+
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        why = _REFUSED.get(name)
+        if why is not None:
+            raise ModuleNotFoundError(f"module {name!r} {why}", name=name)
+        return None
+
+    @staticmethod
+    def invalidate_caches():
+        pass
+
+
+def _no_threads(*args, **kwargs):
+    raise RuntimeError("threads are not available in the Skillbox sandbox: a skill runs on one "
+                       "thread (do the work in turn)")
+
+
+def _no_socket(*args, **kwargs):
+    raise OSError("sockets are not available in the Skillbox sandbox: there is no network but "
+                  "ctx.fetch(url)")
+
+
+def _no_process(*args, **kwargs):
+    raise OSError("processes are not available in the Skillbox sandbox: there is no shell and "
+                  "no other program to run")
+
+
+def _guard():
+    import _thread
+    import os
+    import socket
+    import threading
+    os.system = _no_process  # absent on WASI: an AttributeError would not say why
+    _thread.start_new_thread = _thread.start_new = _no_threads
+    threading._start_new_thread = _no_threads
+    threading.Thread.start = lambda self: _no_threads()
+    socket.socket.__init__ = lambda self, *a, **k: _no_socket()
+    for name in ("getaddrinfo", "gethostbyname", "gethostbyname_ex", "gethostbyaddr",
+                 "create_connection", "create_server", "socketpair", "fromfd"):
+        setattr(socket, name, _no_socket)
+    sys.meta_path.insert(0, _Refuse)
+
+
+def _preload():
+    """Runs at build time, in the snapshot: imports what most skills use, so runs need not.
+
+    Each module here costs every instance memory (typing and dataclasses alone would add 1.1 MiB
+    to the 7 MiB an instance starts with); those left out import on demand, from the zip."""
+    import argparse, base64, collections, csv, datetime, decimal, fractions, functools  # noqa
+    import hashlib, io, itertools, json, math, os, pathlib, random, re, runpy  # noqa
+    import statistics, string, struct, textwrap, time, traceback, urllib.parse  # noqa
+    import importlib.util  # the driver's, to load execute.py
+    # The first compile in an interpreter builds the AST types (about 15 ms here): do it now.
+    compile("def f(a, *b, c=1, **d):\n    return [x for x in a] and f'{a!r}'\nclass C: pass\n",
+            "<preload>", "exec")
+    import gc
+    _guard()
+    global _PRELOADED
+    _PRELOADED = frozenset(sys.modules)
+    gc.collect()
+    gc.freeze()
+
+
+_PRELOADED = frozenset()  # the modules in the snapshot (a test checks a run adds none)
+
+
+# --- The driver. ---
+
+def _kind(e):
+    if isinstance(e, PermissionDenied):
+        return "permission_denied"
+    if isinstance(e, MemoryError):
+        return "memory_limit"
+    return "skill_error"
+
+
+def _is_driver(filename):
+    # co_filename, not __file__: the module was loaded from skillbox.pyc.
+    return filename == _is_driver.__code__.co_filename or filename.startswith("<frozen ")
+
+
+def _failure(e):
+    """The outcome of a run ended by e, whose traceback has gone to stderr (the logs)."""
+    import traceback
+    if isinstance(e, MemoryError):
+        traceback.clear_frames(e.__traceback__)  # free what the skill held before formatting
+    tb = e.__traceback__
+    while tb is not None and tb.tb_next is not None and _is_driver(tb.tb_frame.f_code.co_filename):
+        tb = tb.tb_next  # the skill's frames only, as python3 would print them
+    try:
+        traceback.print_exception(type(e), e, tb)
+    except MemoryError:
+        pass
+    try:
+        message = str(e)
+    except Exception:  # noqa: BLE001 - a __str__ that raises
+        message = "<the exception's str() failed>"
+    if len(message) > 4096:
+        message = message[:4096] + " [cut]"
+    return {"ok": False, "kind": _kind(e), "type": type(e).__name__, "message": message}
+
+
+def _prepare(path):
+    """Per-run setup: fresh randomness and the skill's import path."""
+    import os
+    import random
+    random.seed()  # the snapshot froze the generator: reseed from the host's crypto/rand
+    here = os.path.dirname(path)
+    sys.path[:0] = ([here] if here != "/skill" else []) + ["/skill", "/skill/lib"]
+
+
+def _settle(coro):
+    """The value of an async execute: its coroutine run to the end. There is no event loop, so
+    awaiting anything that waits for one (asyncio.sleep, a future) is an error."""
+    try:
+        coro.send(None)
+    except StopIteration as done:
+        return done.value
+    coro.close()
+    raise RuntimeError("execute awaited something that needs an event loop; the Skillbox sandbox "
+                       "has none (await only other coroutines)")
+
+
+def _execute(path, args_json):
+    import importlib.util
+    _prepare(path)
+    sys.argv = [path]
+    spec = importlib.util.spec_from_file_location("execute", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["execute"] = mod
+    spec.loader.exec_module(mod)
+    fn = getattr(mod, "execute", None)
+    if not callable(fn):
+        raise TypeError(f"{path} defines no function execute(args, ctx)")
+    result = fn(json.loads(args_json), Context())
+    if type(result).__name__ == "coroutine":
+        result = _settle(result)
+    try:  # allow_nan=False: NaN and Infinity are not JSON
+        out = json.dumps(result, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+    except UnicodeEncodeError:  # a lone surrogate: escaped, it is still JSON
+        out = json.dumps(result, separators=(",", ":"), allow_nan=False).encode()
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"execute's result is not JSON-serialisable: {e}") from None
+    return b'{"ok":true,"result":' + out + b"}"
+
+
+def _script(path, argv):
+    import runpy
+    _prepare(path)
+    sys.argv = [path] + argv
+    try:
+        runpy.run_path(path, run_name="__main__")
+    except SystemExit as e:
+        code = e.code
+        if code is None:
+            return 0
+        if isinstance(code, int):
+            return code & 0xFF
+        print(code, file=sys.stderr)
+        return 1
+    return 0
+
+
+def _main(argv):
+    """Runs one skill: argv is [program, "execute", path, args JSON] or
+    [program, "script", path, arg...]. Returns the exit code."""
+    rc = 0
+    try:
+        if len(argv) < 3:
+            raise RuntimeError("skillbox: no program")
+        if argv[1] == "execute":
+            outcome = _execute(argv[2], argv[3] if len(argv) > 3 else "null")
+        else:
+            rc = _script(argv[2], argv[3:])
+            outcome = json.dumps({"ok": True, "exit": rc}).encode()
+    except BaseException as e:  # noqa: BLE001 - every failure is the skill's outcome
+        rc = 1
+        outcome = json.dumps(_failure(e)).encode()
+    for f in (sys.stdout, sys.stderr):
+        try:
+            f.flush()
+        except Exception:  # noqa: BLE001
+            pass
+    _skillbox.done(outcome)
+    return rc
