@@ -11,6 +11,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 
+	"github.com/skillbox-dev/skillbox/internal/cpython"
 	"github.com/skillbox-dev/skillbox/internal/quickjs"
 )
 
@@ -33,16 +34,18 @@ type interpreters struct {
 	closed  bool
 }
 
-// interpKey names a compiled interpreter: JavaScript and TypeScript share QuickJS.
+// interpKey names a compiled interpreter: JavaScript and TypeScript share QuickJS; Python is
+// CPython.
 type interpKey struct {
-	engine string // "quickjs"
+	engine string // "quickjs" or "cpython"
 	pages  uint32
 }
 
 // interp is one compiled interpreter.
 type interp struct {
 	once  sync.Once
-	js    *quickjs.Compiled
+	js    *quickjs.Compiled // one of the two
+	py    *cpython.Compiled
 	cache wazero.CompilationCache
 	err   error
 
@@ -55,9 +58,13 @@ type interp struct {
 // maxInterpreters bounds the interpreters kept compiled: one per language and memory limit in use.
 const maxInterpreters = 8
 
-// interpWarm is what a kept interpreter is charged: its compiled code (QuickJS: ~1.5 MB of wasm,
-// ~16x that compiled) and its snapshot (the set-up instance's memory, ~1 MiB).
-const interpWarm = 48 << 20
+// What a kept interpreter is charged: its compiled code (~16x its wasm: QuickJS ~1.5 MB, CPython
+// ~10 MB) and what it holds for runs (QuickJS's snapshot, ~1 MiB; CPython's standard library
+// zip, 3.7 MB, and its index).
+const (
+	quickjsWarm = 48 << 20
+	cpythonWarm = 192 << 20
+)
 
 func newInterpreters(logger *slog.Logger, cacheDir string, a *admission) *interpreters {
 	return &interpreters{logger: logger, cacheDir: cacheDir, admission: a, entries: map[interpKey]*interp{}}
@@ -68,6 +75,8 @@ func engineOf(lang Language) (string, error) {
 	switch lang {
 	case LangJavaScript, LangTypeScript:
 		return "quickjs", nil
+	case LangPython:
+		return "cpython", nil
 	}
 	return "", fmt.Errorf("%w: %s skills do not run in this build", errNoInterpreter, lang)
 }
@@ -136,16 +145,24 @@ func (e *interpreters) compile(ctx context.Context, key interpKey, c *interp) er
 	if cache != nil {
 		rc = rc.WithCompilationCache(cache)
 	}
-	js, err := quickjs.Compile(ctx, rc)
+	var js *quickjs.Compiled
+	var py *cpython.Compiled
+	warm := int64(quickjsWarm)
+	if key.engine == "cpython" {
+		py, err = cpython.Compile(ctx, rc)
+		warm = cpythonWarm
+	} else {
+		js, err = quickjs.Compile(ctx, rc)
+	}
 	if err != nil {
 		if cache != nil {
 			_ = cache.Close(ctx)
 		}
 		return fmt.Errorf("compile the %s interpreter: %w", key.engine, err)
 	}
-	e.admission.hold(interpWarm)
+	e.admission.hold(warm)
 	e.mu.Lock()
-	c.js, c.cache, c.warm = js, cache, interpWarm
+	c.js, c.py, c.cache, c.warm = js, py, cache, warm
 	e.mu.Unlock()
 	e.logger.Debug("compiled an interpreter", "engine", key.engine, "memory_mib", key.pages/16)
 	return nil
@@ -178,7 +195,7 @@ func (e *interpreters) takeIdleLocked(enough func(taken int, freed int64) bool) 
 	}
 	var all []idle
 	for k, c := range e.entries {
-		if c.refs == 0 && c.js != nil {
+		if c.refs == 0 && c.ready() {
 			all = append(all, idle{k, c})
 		}
 	}
@@ -215,11 +232,14 @@ func (e *interpreters) dropAll(cs []*interp) {
 // drop closes an interpreter no run holds and gives its charge back.
 func (e *interpreters) drop(c *interp) {
 	e.mu.Lock()
-	js, cache, warm := c.js, c.cache, c.warm
-	c.js, c.cache, c.warm = nil, nil, 0
+	js, py, cache, warm := c.js, c.py, c.cache, c.warm
+	c.js, c.py, c.cache, c.warm = nil, nil, nil, 0
 	e.mu.Unlock()
 	if js != nil {
 		_ = js.Close(context.Background())
+	}
+	if py != nil {
+		_ = py.Close(context.Background())
 	}
 	if cache != nil {
 		_ = cache.Close(context.Background())
@@ -235,7 +255,7 @@ func (e *interpreters) kept() int {
 	defer e.mu.Unlock()
 	n := 0
 	for _, c := range e.entries {
-		if c.js != nil {
+		if c.ready() {
 			n++
 		}
 	}
@@ -261,3 +281,6 @@ func (e *interpreters) close() {
 
 // errNoInterpreter is a script language this build has no interpreter for.
 var errNoInterpreter = errors.New("no interpreter for this language")
+
+// ready reports whether c holds a compiled interpreter (read under interpreters.mu).
+func (c *interp) ready() bool { return c.js != nil || c.py != nil }

@@ -6,15 +6,21 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
 	"strings"
 	"time"
 
+	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/experimental"
+	"github.com/tetratelabs/wazero/experimental/sysfs"
 
 	"github.com/skillbox-dev/skillbox/hostfuncs"
 	"github.com/skillbox-dev/skillbox/internal/broker"
+	"github.com/skillbox-dev/skillbox/internal/cpython"
 	"github.com/skillbox-dev/skillbox/internal/jsbundle"
 	"github.com/skillbox-dev/skillbox/internal/quickjs"
+	"github.com/skillbox-dev/skillbox/internal/wasifs"
 )
 
 // scriptJob is a run of a script: a script skill's execute, or a program of any skill.
@@ -116,7 +122,33 @@ func (rt *Runtime) callScript(ctx context.Context, s *Skill, job *scriptJob, cal
 		res.Usage.PeakMemoryBytes = peak
 	}()
 	emit.send(Event{Type: "status", Status: "running"})
-	p := quickjs.Program{Source: job.code, Bytecode: rt.bytecodeOf(runCtx, job), Args: input, Limits: quickjs.Limits{
+	instCtx := experimental.WithMemoryAllocator(runCtx, meter)
+	var value json.RawMessage
+	var prog *ProgramOutput
+	var err error
+	if job.ip.py != nil {
+		value, prog, err = rt.runPython(instCtx, s, job, call, input)
+	} else {
+		value, prog, err = rt.runJavaScript(instCtx, job, call, input)
+	}
+	if err != nil {
+		return nil, scriptError(runCtx, ctx, s, job, call, err)
+	}
+	if prog != nil {
+		// Each stream is capped at maxOutputBytes; the whole is allowed both and its framing.
+		out, _ := json.Marshal(prog)
+		return out, nil
+	}
+	if int64(len(value)) > l.MaxOutputBytes {
+		return nil, outputTooLarge(s, int64(len(value)))
+	}
+	return value, nil
+}
+
+// runJavaScript runs job in QuickJS.
+func (rt *Runtime) runJavaScript(ctx context.Context, job *scriptJob, call *hostfuncs.Call, input []byte) (json.RawMessage, *ProgramOutput, error) {
+	l := job.grant.Limits
+	p := quickjs.Program{Source: job.code, Bytecode: rt.bytecodeOf(ctx, job), Args: input, Limits: quickjs.Limits{
 		HostCallTimeout: job.grant.host.Limits.FetchTimeout + time.Second,
 		MaxOutputBytes:  l.MaxLogBytes,
 	}}
@@ -124,27 +156,103 @@ func (rt *Runtime) callScript(ctx context.Context, s *Skill, job *scriptJob, cal
 		p.Script, p.Argv, p.Stdin = job.prog.rel, job.argv, job.stdin
 		p.Limits.MaxOutputBytes = l.MaxOutputBytes
 	}
-	r, err := quickjs.Run(experimental.WithMemoryAllocator(runCtx, meter), job.ip.js, p, broker.CallHost{Call: call})
+	r, err := quickjs.Run(ctx, job.ip.js, p, broker.CallHost{Call: call})
+	if err != nil || job.prog == nil {
+		return r.Value, nil, err
+	}
+	return nil, &ProgramOutput{ExitCode: r.ExitCode, Stdout: string(r.Stdout), Stderr: string(r.Stderr),
+		StdoutDropped: r.StdoutDropped, StderrDropped: r.StderrDropped}, nil
+}
+
+// runPython runs job in CPython, with the grant's directories mounted for open() (symlinks never
+// lead out of them, writes bounded by maxWriteBytes) and a private /tmp.
+func (rt *Runtime) runPython(ctx context.Context, s *Skill, job *scriptJob, call *hostfuncs.Call, input []byte) (json.RawMessage, *ProgramOutput, error) {
+	l := job.grant.Limits
+	mounts, cleanup, err := pythonMounts(job.grant)
 	if err != nil {
-		return nil, scriptError(runCtx, ctx, s, job, call, err)
+		return nil, nil, err
 	}
-	out := []byte(r.Value)
+	defer cleanup()
+	p := cpython.Program{Dir: s.dir, Args: input, FSConfig: mounts, Limits: cpython.Limits{
+		HostCallTimeout: job.grant.host.Limits.FetchTimeout + time.Second,
+		MaxOutputBytes:  l.MaxLogBytes,
+		MaxResultBytes:  l.MaxOutputBytes,
+	}}
 	if job.prog != nil {
-		out, _ = json.Marshal(ProgramOutput{ExitCode: r.ExitCode, Stdout: string(r.Stdout), Stderr: string(r.Stderr),
-			StdoutDropped: r.StdoutDropped, StderrDropped: r.StderrDropped})
-		// Each stream is capped at maxOutputBytes; the whole is allowed both and its framing.
-		return out, nil
+		p.Script, p.Argv, p.Stdin = job.prog.rel, job.argv, job.stdin
+		p.Limits.MaxOutputBytes = l.MaxOutputBytes
 	}
-	if int64(len(out)) > l.MaxOutputBytes {
-		return nil, outputTooLarge(s, int64(len(out)))
+	r, err := cpython.Run(ctx, job.ip.py, p, broker.CallHost{Call: call})
+	if err != nil || job.prog == nil {
+		return r.Value, nil, err
 	}
-	return out, nil
+	return nil, &ProgramOutput{ExitCode: r.ExitCode, Stdout: string(r.Stdout), Stderr: string(r.Stderr),
+		StdoutDropped: r.StdoutDropped, StderrDropped: r.StderrDropped}, nil
+}
+
+// maxMountFiles bounds the files and directories a run may create in one writable mount.
+const maxMountFiles = 1024
+
+// pythonMounts makes the WASI mounts of a Python run under g: each granted directory but the
+// skill's own (the interpreter mounts that itself), read-only or writable as granted, and a
+// private /tmp; each writable one may take maxWriteBytes. A read-only directory that does not
+// exist is left out; a writable one is made. cleanup closes them and removes the /tmp.
+func pythonMounts(g *Grant) (hook func(wazero.FSConfig) wazero.FSConfig, cleanup func(), err error) {
+	var fss []*wasifs.FS
+	var paths []string
+	var tmpCleanup func()
+	cleanup = func() {
+		for _, f := range fss {
+			_ = f.Close()
+		}
+		if tmpCleanup != nil {
+			tmpCleanup()
+		}
+	}
+	budget := wasifs.Options{Writable: true, MaxBytes: max(g.Limits.MaxWriteBytes, 1), MaxFiles: maxMountFiles}
+	for _, m := range g.host.Mounts {
+		if m.Path == SkillMount || m.Path == "/tmp" {
+			continue
+		}
+		opts := wasifs.Options{}
+		if m.Writable {
+			opts = budget
+			if err := os.MkdirAll(m.Dir, 0o755); err != nil {
+				cleanup()
+				return nil, nil, fmt.Errorf("mount %s: %w", m.Path, err)
+			}
+		} else if _, err := os.Stat(m.Dir); err != nil {
+			continue
+		}
+		f, err := wasifs.Dir(m.Dir, opts)
+		if err != nil {
+			cleanup()
+			return nil, nil, fmt.Errorf("mount %s: %w", m.Path, err)
+		}
+		fss, paths = append(fss, f), append(paths, m.Path)
+	}
+	tmp, tc, err := wasifs.PrivateTmp(budget)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	tmpCleanup = tc
+	hook = func(c wazero.FSConfig) wazero.FSConfig {
+		for i, f := range fss {
+			c = c.(sysfs.FSConfig).WithSysFSMount(f, paths[i])
+		}
+		return c.(sysfs.FSConfig).WithSysFSMount(tmp, "/tmp")
+	}
+	return hook, cleanup, nil
 }
 
 // bytecodeOf returns the bytecode of job's bundle, compiling it on its first run (nil when it
 // cannot be: the run then parses the source, and reports whatever is wrong with it). A program's
 // bundle is compiled too: it is the same text for every run of it.
 func (rt *Runtime) bytecodeOf(ctx context.Context, job *scriptJob) []byte {
+	if job.ip.js == nil {
+		return nil
+	}
 	sum := sha256.Sum256([]byte(job.code))
 	key := hex.EncodeToString(sum[:])
 	if job.prog != nil {
@@ -174,32 +282,52 @@ func scriptError(runCtx, parent context.Context, s *Skill, job *scriptJob, call 
 	if re := contextErrorFor(runCtx, parent, s.id, l.TimeoutMs, err); re != nil {
 		return re
 	}
-	var qe *quickjs.Error
-	if !errors.As(err, &qe) {
-		if errors.Is(err, quickjs.ErrClosed) {
+	f, ok := failureOf(err)
+	if !ok {
+		if errors.Is(err, quickjs.ErrClosed) || errors.Is(err, cpython.ErrClosed) {
 			return runErr(KindCanceled, s.id, err, "the run was stopped")
 		}
 		return runErr(KindInternal, s.id, err, "%v", err)
 	}
-	msg := qe.Message
-	if qe.Name != "" {
-		msg = qe.Name + ": " + qe.Message
+	msg := f.message
+	if f.name != "" {
+		msg = f.name + ": " + f.message
 	}
-	if qe.Stack != "" {
-		call.Log("error", "stderr", msg+"\n"+qe.Stack)
+	if f.stack != "" {
+		call.Log("error", "stderr", msg+"\n"+f.stack)
 	}
-	switch qe.Kind {
-	case quickjs.KindTimeout:
+	switch f.kind {
+	case KindTimeout:
 		return runErr(KindTimeout, s.id, err, "the run took longer than its timeout of %s", time.Duration(l.TimeoutMs)*time.Millisecond)
-	case quickjs.KindMemoryLimit:
+	case KindMemoryLimit:
 		return runErr(KindMemoryLimit, s.id, err, "the script ran out of memory (limit %d MiB): %s", l.MemoryMiB, msg)
-	case quickjs.KindPermissionDenied:
+	case KindPermissionDenied:
 		return runErr(KindPermissionDenied, s.id, err, "%s", msg)
-	case quickjs.KindOutputLimit:
+	case KindOutputLimit:
 		return runErr(KindOutputLimit, s.id, err, "%s (maxOutputBytes is %d)", msg, l.MaxOutputBytes)
 	}
 	if call.Refused() > 0 {
 		return runErr(KindPermissionDenied, s.id, err, "%s", msg)
 	}
 	return runErr(KindSkillError, s.id, err, "%s", msg)
+}
+
+// failure is how a script run failed, in the runtime's terms, from either interpreter.
+type failure struct {
+	kind                 ErrorKind
+	name, message, stack string
+}
+
+// failureOf reads an interpreter's *Error; ok is false for any other error (the host's).
+func failureOf(err error) (failure, bool) {
+	var qe *quickjs.Error
+	var pe *cpython.Error
+	switch {
+	case errors.As(err, &qe):
+		return failure{kind: ErrorKind(qe.Kind.String()), name: qe.Name, message: qe.Message, stack: qe.Stack}, true
+	case errors.As(err, &pe):
+		// The traceback went to the run's logs already (stderr).
+		return failure{kind: ErrorKind(pe.Kind.String()), name: pe.Name, message: pe.Message}, true
+	}
+	return failure{}, false
 }

@@ -115,8 +115,9 @@ func (s *Skill) Dir() string { return s.dir }
 // Kind says whether the skill runs or only instructs.
 func (s *Skill) Kind() Kind { return s.kind }
 
-// Language is what runs an executable skill: its module (LangWasm) or a script's interpreter;
-// "" for an instruction skill, and LangWasm for one whose manifest did not parse.
+// Language is what runs an executable skill: its module (LangWasm) or a script's interpreter,
+// from the manifest's runtime or the one execute file its directory holds (LangWasm when it
+// holds none); "" for an instruction skill.
 func (s *Skill) Language() Language {
 	if s.kind == Executable && s.lang == "" {
 		return LangWasm
@@ -352,10 +353,12 @@ func loadSkill(dir string, p *Policy, c *checks) (s *Skill, ok bool) {
 	m, err := ParseManifest(manifestPath, data)
 	var se *SkillError
 	if errors.As(err, &se) {
-		// The check still bounds the module, so that one pass reports everything.
+		// The check still bounds the module (or reads the script the directory holds), so
+		// that one pass reports everything.
 		for _, p := range se.Problems {
 			s.fail(p)
 		}
+		s.pickLanguage(&Manifest{}, manifestPath)
 		return s, true
 	}
 	s.manifest = m

@@ -18,10 +18,12 @@ const (
 	// KindPermissionDenied is an uncaught skillbox.PermissionDenied: the host refused an
 	// operation and the skill let the refusal end it.
 	KindPermissionDenied
+	// KindOutputLimit is execute's result larger than Limits.MaxResultBytes.
+	KindOutputLimit
 )
 
 var kindNames = [...]string{KindSkillError: "skill_error", KindTimeout: "timeout",
-	KindMemoryLimit: "memory_limit", KindPermissionDenied: "permission_denied"}
+	KindMemoryLimit: "memory_limit", KindPermissionDenied: "permission_denied", KindOutputLimit: "output_limit"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) && kindNames[k] != "" {

@@ -164,7 +164,7 @@ def execute(args, ctx):
 		Dir:    skillDir(t, map[string]string{"execute.py": "def execute(args, ctx):\n    return 'x' * 200\n"}),
 		Limits: Limits{MaxResultBytes: 100},
 	}, newHost(t, g))
-	if e := wantKind(t, err, KindSkillError); !strings.Contains(e.Message, "more than the limit of 100") {
+	if e := wantKind(t, err, KindOutputLimit); !strings.Contains(e.Message, "more than the limit of 100") {
 		t.Fatalf("err = %v", err)
 	}
 }

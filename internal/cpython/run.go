@@ -219,7 +219,7 @@ func (r *run) result(ctx context.Context, script bool, res Result, err error) (R
 		return res, &Error{Kind: KindTimeout, Message: "the run did not finish before its deadline", Err: ctx.Err()}
 	}
 	if r.tooLarge > 0 {
-		return res, &Error{Kind: KindSkillError, Message: fmt.Sprintf("execute's result is %d bytes of JSON, more than the limit of %d", r.tooLarge, r.lim.maxResult())}
+		return res, &Error{Kind: KindOutputLimit, Message: fmt.Sprintf("execute's result is %d bytes of JSON, more than the limit of %d", r.tooLarge, r.lim.maxResult())}
 	}
 	if r.outcome == nil {
 		return r.abnormal(script, res, err)
