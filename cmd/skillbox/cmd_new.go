@@ -12,7 +12,7 @@ import (
 
 var cmdNew = &command{
 	summary: "create a skill that builds and runs as is: manifest, source, SKILL.md, example input",
-	usage:   "<id> --lang go|tinygo|rust|assemblyscript|c|javascript|typescript [--sdk DIR]",
+	usage:   "<id> --lang go|tinygo|rust|assemblyscript|c|python|javascript|typescript [--sdk DIR]",
 	flags: func(fs *flag.FlagSet, e *env) {
 		fs.StringVar(&e.lang, "lang", "go", "the source language: "+strings.Join(languageNames(), ", "))
 		fs.StringVar(&e.sdk, "sdk", "", "the language's Skillbox SDK `DIR` (default: sdk/<lang> found above the skills directory)")

@@ -116,7 +116,7 @@ func TestNewErrors(t *testing.T) {
 	}{
 		{"no id", []string{"--skills", skills, "new"}, exitUsage, "new takes one skill id"},
 		{"bad id", []string{"--skills", skills, "new", "Bad_Id"}, exitUsage, `"Bad_Id" is not a valid skill id`},
-		{"unknown language", []string{"--skills", skills, "new", "x", "--lang", "cobol"}, exitUsage, `--lang "cobol": choose one of assemblyscript, c, go, javascript, rust, tinygo, typescript`},
+		{"unknown language", []string{"--skills", skills, "new", "x", "--lang", "cobol"}, exitUsage, `--lang "cobol": choose one of assemblyscript, c, go, javascript, python, rust, tinygo, typescript`},
 		{"existing skill", []string{"--skills", skills, "new", "taken", "--lang", "c"}, exitFailed, "already exists"},
 		{"no SDK above", []string{"--skills", noSDK, "new", "x", "--lang", "go"}, exitFailed, "no sdk/go directory above"},
 	}

@@ -43,6 +43,7 @@ var languages = map[string]language{
 	"assemblyscript": {name: "assemblyscript", sdk: "assemblyscript", install: "install Node.js and npm (Debian: apt-get install nodejs npm)"},
 	"c":              {name: "c", sdk: "c", install: "on Debian: apt-get install clang lld wasi-libc libclang-rt-dev-wasm32"},
 	"javascript":     {name: "javascript", runtime: runtime.LangJavaScript},
+	"python":         {name: "python", runtime: runtime.LangPython},
 	"typescript":     {name: "typescript", runtime: runtime.LangTypeScript},
 }
 
