@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -88,5 +89,58 @@ func TestBundledGitHubIssues(t *testing.T) {
 	res, err = rt.Run(context.Background(), Request{Skill: "github-issues", Args: []byte(`{"repo":"acme/nothing"}`)})
 	if err == nil || res.Error.Kind != KindSkillError || !strings.Contains(res.Error.Message, "no repository acme/nothing") {
 		t.Fatalf("a 404: %v", err)
+	}
+}
+
+// The bundled Python skill summarises a table given inline or as a file under a granted
+// directory.
+func TestBundledCSVStats(t *testing.T) {
+	ws := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(ws, "sales.csv"), []byte("region;units;price\nnorth;3;1,200.50\nsouth;5;99\nnorth;;10\n"), 0o644))
+	p := &Policy{Files: []PolicyMount{{Path: "/workspace", HostPath: ws, Access: ReadOnly}}}
+	rt := newRuntime(t, Config{SkillDirs: []string{"../skills"}, Policy: p})
+	ctx := context.Background()
+	res, err := rt.Run(ctx, Request{Skill: "csv-stats", Args: []byte(`{"file":"/workspace/sales.csv","top":1}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Rows      int
+		Delimiter string
+		Columns   map[string]struct {
+			Type           string
+			Count, Missing int
+			Mean, Min, Max float64
+			Distinct       int
+			Top            []struct{ Value string }
+		}
+	}
+	must(t, json.Unmarshal(res.Result, &got))
+	units, price, region := got.Columns["units"], got.Columns["price"], got.Columns["region"]
+	if got.Rows != 3 || got.Delimiter != ";" || units.Type != "number" || units.Count != 2 || units.Missing != 1 || units.Mean != 4 ||
+		price.Max != 1200.5 || region.Type != "text" || region.Distinct != 2 || region.Top[0].Value != "north" {
+		t.Fatalf("result %s", res.Result)
+	}
+	if _, err := rt.Run(ctx, Request{Skill: "csv-stats", Args: []byte(`{"file":"/etc/passwd"}`)}); !errors.Is(err, ErrPermissionDenied) {
+		t.Fatalf("a file outside the grant: %v", err)
+	}
+	res, err = rt.Run(ctx, Request{Skill: "csv-stats", Args: []byte(`{}`)})
+	if err == nil || !strings.Contains(res.Error.Message, "give the table as csv") {
+		t.Fatalf("neither csv nor file: %v", err)
+	}
+}
+
+// The bundled instruction skill's program prints a table of contents of the document on stdin.
+func TestBundledMarkdownTOC(t *testing.T) {
+	rt := newRuntime(t, Config{SkillDirs: []string{"../skills"}})
+	doc := "# Title\n\n## Install it\n\n```sh\n# not a heading\n```\n\n### Linux & macOS\n\n## Install it\n"
+	res, err := rt.Run(context.Background(), Request{Skill: "markdown-toc", Script: "toc.py", Argv: []string{"--skip-first"}, Stdin: []byte(doc)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out ProgramOutput
+	must(t, json.Unmarshal(res.Result, &out))
+	if out.ExitCode != 0 || out.Stdout != "- [Install it](#install-it)\n  - [Linux & macOS](#linux--macos)\n- [Install it](#install-it-1)\n" {
+		t.Fatalf("%+v", out)
 	}
 }
