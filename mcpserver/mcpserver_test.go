@@ -274,8 +274,14 @@ func TestMCPPrompts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(list.Prompts) != 1 || list.Prompts[0].Name != "guide" {
-		t.Fatalf("prompts %+v: want guide alone (the one instruction skill)", list.Prompts)
+	// A prompt per instruction skill: the fixture guide, then the bundled ones.
+	want := append([]string{"guide"}, bundledInstructions(t)...)
+	var got []string
+	for _, p := range list.Prompts {
+		got = append(got, p.Name)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("prompts %v, want %v (one per instruction skill)", got, want)
 	}
 	p := list.Prompts[0]
 	if !strings.HasPrefix(p.Description, "How to write a guide") || len(p.Arguments) != 1 || p.Arguments[0].Name != "arguments" || p.Arguments[0].Required {
@@ -437,7 +443,7 @@ func TestMCPListChanged(t *testing.T) {
 				t.Errorf("skill_added: %+v", res)
 			}
 			prompts, err := cs.ListPrompts(ctx, nil)
-			if err != nil || len(prompts.Prompts) != 2 {
+			if err != nil || len(prompts.Prompts) != 2+len(bundledInstructions(t)) {
 				t.Errorf("prompts after the reload: %v %+v", err, prompts)
 			}
 
@@ -733,4 +739,18 @@ func TestMCPProgress(t *testing.T) {
 			}
 		})
 	}
+}
+
+// bundledInstructions returns the ids of the bundled instruction skills: a SKILL.md and no
+// manifest.
+func bundledInstructions(t *testing.T) []string {
+	t.Helper()
+	executable := bundledWith(t, "skill.json", "skill.yaml", "skill.yml")
+	var ids []string
+	for _, id := range bundledWith(t, "SKILL.md") {
+		if !slices.Contains(executable, id) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }

@@ -77,7 +77,8 @@ func TestList(t *testing.T) {
 		{
 			name: "bundled skills, json",
 			when: []string{"list", "--json", "--skills", "$SKILLS"},
-			expect: expect{code: exitOK, notStdout: []string{`"parameters"`, `"instructions"`, `"permissions"`}, check: func(t *testing.T, r result) {
+			// No instructions field (an instruction skill's kind is "instructions": a value, not a key).
+			expect: expect{code: exitOK, notStdout: []string{`"parameters"`, `"instructions":`, `"permissions"`}, check: func(t *testing.T, r result) {
 				list := decode[[]obj](t, r.stdout)
 				if len(list) != len(skills) {
 					t.Fatalf("want %d skills, one per bundled skill, got %d", len(skills), len(list))
