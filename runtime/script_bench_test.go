@@ -92,3 +92,41 @@ func BenchmarkCreatedSkillFirstRun(b *testing.B) {
 		interleave.Contender{Name: "first", F: first, Settle: install})
 	b.ReportMetric(p50["first"]/p50["later"], "first/later")
 }
+
+// BenchmarkPythonRun is a full rt.Run of a small Python skill (arguments validated, one host
+// call, a result, the grant's mounts and a private /tmp made and removed) against its floor: a
+// bare instantiate of the same snapshotted interpreter, with the run's memory allocator,
+// interleaved. Targets: run <= 1.5x floor; absolute <= 10 ms p50.
+//
+//	go test -run '^$' -bench PythonRun -benchtime 200x ./runtime/
+func BenchmarkPythonRun(b *testing.B) {
+	dir := b.TempDir()
+	scriptFixture(b, dir, "small", simple("small", `"parameters":{"name":{"type":"string"},"n":{"type":"integer"}},"permissions":{"env":["A"]}`),
+		map[string]string{"execute.py": "def execute(args, ctx):\n    return {'hello': args['name'], 'n': args['n'] * 2, 'e': ctx.env('A')}\n"})
+	rt := newRuntime(b, Config{SkillDirs: []string{dir}, Policy: &Policy{Env: map[string]string{"A": "a"}}})
+	ctx := context.Background()
+	run := func() {
+		if _, err := rt.Run(ctx, Request{Skill: "small", Args: []byte(`{"name":"x","n":21}`)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	run()
+	s, err := rt.Skill("small")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ip, err := rt.interps.acquire(ctx, s.lang, s.grant.Limits.MemoryMiB)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rt.interps.release(ip)
+	floor := func() {
+		meter := newMemoryMeter(uint64(s.grant.Limits.MemoryMiB) << 20)
+		defer meter.release()
+		if err := ip.py.Start(experimental.WithMemoryAllocator(ctx, meter)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	p50 := interleave.Run(b, interleave.Contender{Name: "floor", F: floor}, interleave.Contender{Name: "run", F: run})
+	b.ReportMetric(p50["run"]/p50["floor"], "run/floor")
+}
