@@ -108,8 +108,11 @@ func (b *Broker) Serve(ctx context.Context, line []byte) Reply {
 // call runs one operation on the host in its own goroutine, so that a host method that ignores
 // its context cannot hold the guest past the operation's timeout.
 func (b *Broker) call(ctx context.Context, req Request) (any, error) {
-	if req.Op == "log" {
+	switch req.Op {
+	case "log":
 		return nil, b.log(req) // never blocks: no goroutine
+	case "env":
+		return b.Host.Env(ctx, req.Name) // a lookup in the grant: never blocks either
 	}
 	cctx, cancel := context.WithTimeout(ctx, b.timeout())
 	defer cancel()

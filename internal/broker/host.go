@@ -8,10 +8,11 @@ import (
 
 // Host serves the SkillContext of one run: one method per operation.
 //
-// Each call gets a context that ends at the operation's timeout (Broker.Timeout) or the run's
-// deadline, whichever is first; a method that does not return by then is abandoned (its answer
-// is dropped) and the skill sees a timeout, so a host method must honour ctx to free its
-// goroutine.
+// Fetch, ReadFile and WriteFile get a context that ends at the operation's timeout
+// (Broker.Timeout) or the run's deadline, whichever is first; a method that does not return by
+// then is abandoned (its answer is dropped) and the skill sees a timeout, so it must honour ctx
+// to free its goroutine. Env and Log are called on the guest's own goroutine, without a timeout
+// of their own: they must not block (a lookup in the grant, an append to the run's logs).
 //
 // # Errors
 //

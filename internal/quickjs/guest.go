@@ -18,6 +18,11 @@ type guest struct {
 	rt, ctx   uint32
 	scratch   uint32 // 16 bytes of guest memory for out-parameters
 	replyName uint32 // "__reply\0"
+	// glob is the global object, replyBuf a buffer of replyCap bytes for replies: made on the
+	// first reply of a run and never freed (the instance is thrown away after the run), so a
+	// reply costs two calls into the guest, not six.
+	glob               uint64
+	replyBuf, replyCap uint32
 }
 
 type guestFault struct{ err error }
@@ -126,16 +131,26 @@ func (g *guest) drain(ctx context.Context) *jsException {
 // setReply stores a bridge reply as globalThis.__reply: called from inside fd_write, before the
 // prelude's print returns and reads it.
 func (g *guest) setReply(ctx context.Context, reply []byte) {
-	p := uint32(g.call(ctx, "malloc", uint64(len(reply)+1)))
-	if p == 0 || !g.m.Memory().Write(p, reply) {
+	if uint32(len(reply)) > g.replyCap {
+		if g.replyBuf != 0 {
+			g.call(ctx, "free", uint64(g.replyBuf))
+		}
+		n := max(uint32(len(reply)), 4096)
+		g.replyBuf, g.replyCap = uint32(g.call(ctx, "malloc", uint64(n))), n
+		if g.replyBuf == 0 {
+			g.replyCap = 0
+			panic(guestFault{errOutOfMemory})
+		}
+	}
+	if !g.m.Memory().Write(g.replyBuf, reply) {
 		panic(guestFault{errOutOfMemory})
 	}
-	s := g.call(ctx, "JS_NewStringLen", uint64(g.ctx), uint64(p), uint64(len(reply)))
-	g.call(ctx, "free", uint64(p))
+	s := g.call(ctx, "JS_NewStringLen", uint64(g.ctx), uint64(g.replyBuf), uint64(len(reply)))
 	if tag(s) == quickjswasi.JSTagException {
 		return // out of memory: the prelude finds no reply and throws
 	}
-	glob := g.call(ctx, "JS_GetGlobalObject", uint64(g.ctx))
-	g.call(ctx, "JS_SetPropertyStr", uint64(g.ctx), glob, uint64(g.replyName), s) // takes s
-	g.free(ctx, glob)
+	if g.glob == 0 {
+		g.glob = g.call(ctx, "JS_GetGlobalObject", uint64(g.ctx))
+	}
+	g.call(ctx, "JS_SetPropertyStr", uint64(g.ctx), g.glob, uint64(g.replyName), s) // takes s
 }
