@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"testing"
 )
 
 // Manifests are the names a skill's manifest may have; a fresh slice each call.
@@ -79,4 +80,18 @@ func Tools(dir string) ([]string, error) {
 		names[i] = Tool(id)
 	}
 	return names, nil
+}
+
+// Must is list(dir), failing t on an error or an empty list: a test of every skill in dir that
+// finds none proves nothing. Each package's wrappers call it with its own dir.
+func Must(t testing.TB, dir string, list func(dir string) ([]string, error)) []string {
+	t.Helper()
+	got, err := list(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) == 0 {
+		t.Fatalf("%s holds none of the skills this test lists", dir)
+	}
+	return got
 }

@@ -1,9 +1,12 @@
 package testskills
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -48,5 +51,49 @@ func TestListings(t *testing.T) {
 	}
 	if _, err := Skills(filepath.Join(dir, "missing")); err == nil {
 		t.Error("Skills of a missing directory: no error")
+	}
+}
+
+// fatalTB records a Fatal and ends its goroutine, as testing.T does.
+type fatalTB struct {
+	testing.TB
+	failed string
+}
+
+func (f *fatalTB) Helper() {}
+func (f *fatalTB) Fatal(args ...any) {
+	f.failed = fmt.Sprint(args...)
+	runtime.Goexit()
+}
+func (f *fatalTB) Fatalf(format string, args ...any) { f.Fatal(fmt.Sprintf(format, args...)) }
+
+// TestMust fails on an error and on an empty list, naming the directory, and passes a list on.
+func TestMust(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "guide"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "guide", "SKILL.md"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	must := func(dir string, list func(string) ([]string, error)) (got []string, failed string) {
+		f := &fatalTB{}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			got = Must(f, dir, list)
+		}()
+		<-done
+		return got, f.failed
+	}
+	if got, failed := must(dir, WithSkillMD); failed != "" || !slices.Equal(got, []string{"guide"}) {
+		t.Errorf("Must(WithSkillMD) = %q, failed %q; want [guide]", got, failed)
+	}
+	if _, failed := must(dir, Executable); !strings.Contains(failed, dir) {
+		t.Errorf("Must of an empty list failed with %q, want it to name %s", failed, dir)
+	}
+	missing := filepath.Join(dir, "missing")
+	if _, failed := must(missing, Skills); !strings.Contains(failed, missing) {
+		t.Errorf("Must of a missing dir failed with %q, want it to name %s", failed, missing)
 	}
 }
