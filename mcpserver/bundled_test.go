@@ -1,48 +1,20 @@
 package mcpserver_test
 
 import (
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/skillbox-dev/skillbox/internal/testskills"
 )
 
-// bundledTools returns the tool names of the bundled executable skills (bundled: the
-// directories holding a manifest), in the order of their ids: "skill_" + id with '-' written
-// '_', the rule restated rather than taken from the code under test. Tests of "every bundled
-// skill" derive what they expect from the directory, so adding a bundled skill breaks none of
-// them, and a listing that leaves one out or adds one still fails.
+// bundledTools are the tool names of the bundled executable skills (those with a manifest), in
+// the order of their ids (testskills says why tests read them from the directory).
 func bundledTools(t *testing.T) []string {
 	t.Helper()
-	var names []string
-	for _, id := range bundledWith(t, "skill.json", "skill.yaml", "skill.yml") {
-		names = append(names, "skill_"+strings.ReplaceAll(id, "-", "_"))
-	}
-	return names
+	return testskills.Must(t, bundled, testskills.Tools)
 }
 
-// bundledWith lists, in name order, the ids of the bundled skills whose directory holds any of
-// files.
-func bundledWith(t *testing.T, files ...string) []string {
+// bundledWithSkillMD are the ids of the bundled skills that have a SKILL.md, in order.
+func bundledWithSkillMD(t *testing.T) []string {
 	t.Helper()
-	entries, err := os.ReadDir(bundled)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []string
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		for _, f := range files {
-			if _, err := os.Stat(filepath.Join(bundled, e.Name(), f)); err == nil {
-				ids = append(ids, e.Name())
-				break
-			}
-		}
-	}
-	if len(ids) == 0 {
-		t.Fatalf("%s holds no skill with any of %v", bundled, files)
-	}
-	return ids
+	return testskills.Must(t, bundled, testskills.WithSkillMD)
 }

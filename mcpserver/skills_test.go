@@ -83,7 +83,7 @@ func checkSkillsExtension(t *testing.T, e *env, call rpc) {
 	// SKILL.md), not renamed (its name is not its id), not sloppy (YAML only a lenient reader
 	// takes). Every bundled skill with a SKILL.md is listed: each must follow the specification.
 	want := []string{"skill://guide/SKILL.md", "skill://rich/SKILL.md"}
-	for _, id := range bundledWith(t, "SKILL.md") {
+	for _, id := range bundledWithSkillMD(t) {
 		want = append(want, "skill://"+id+"/SKILL.md")
 	}
 	slices.Sort(want)

@@ -1,57 +1,23 @@
 package server
 
 import (
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/skillbox-dev/skillbox/internal/testskills"
 )
 
 // bundledDir holds the bundled skills these tests serve.
 const bundledDir = "../skills"
 
-// bundledIDs returns the ids of the bundled skills (../skills) in order: every directory there
-// that holds a manifest or a SKILL.md. Tests of "every bundled skill" derive what they expect
-// from it, so adding a bundled skill breaks none of them, and a listing that leaves one out or
-// adds one still fails.
+// bundledIDs are the ids of the bundled skills in order: every directory of bundledDir holding a
+// manifest or a SKILL.md (testskills says why tests read them from the directory).
 func bundledIDs(t testing.TB) []string {
 	t.Helper()
-	return bundledScan(t, "skill.json", "skill.yaml", "skill.yml", "SKILL.md")
+	return testskills.Must(t, bundledDir, testskills.Skills)
 }
 
-// bundledTools returns the tool names of the bundled executable skills (those with a manifest),
-// in the order of their ids: "skill_" + id with '-' written '_', restated rather than taken from
-// tooldef.Name.
+// bundledTools are the tool names of the bundled executable skills, in the order of their ids.
 func bundledTools(t testing.TB) []string {
 	t.Helper()
-	var names []string
-	for _, id := range bundledScan(t, "skill.json", "skill.yaml", "skill.yml") {
-		names = append(names, "skill_"+strings.ReplaceAll(id, "-", "_"))
-	}
-	return names
-}
-
-// bundledScan lists, in name order, the directories of bundledDir holding any of files.
-func bundledScan(t testing.TB, files ...string) []string {
-	t.Helper()
-	entries, err := os.ReadDir(bundledDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []string
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		for _, f := range files {
-			if _, err := os.Stat(filepath.Join(bundledDir, e.Name(), f)); err == nil {
-				ids = append(ids, e.Name())
-				break
-			}
-		}
-	}
-	if len(ids) == 0 {
-		t.Fatalf("%s holds no skill with any of %v", bundledDir, files)
-	}
-	return ids
+	return testskills.Must(t, bundledDir, testskills.Tools)
 }

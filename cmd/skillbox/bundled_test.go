@@ -4,10 +4,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/skillbox-dev/skillbox/internal/testskills"
 )
 
 // bundledSkill is one skill of the bundled directory, read from its files the way a reader of
@@ -21,7 +22,7 @@ type bundledSkill struct {
 }
 
 // tool is the skill's tool name: "skill_" + id with '-' written '_'.
-func (b bundledSkill) tool() string { return "skill_" + strings.ReplaceAll(b.id, "-", "_") }
+func (b bundledSkill) tool() string { return testskills.Tool(b.id) }
 
 // kind is "executable", or "instructions" for a skill with no manifest.
 func (b bundledSkill) kind() string {
@@ -102,50 +103,56 @@ func bundledTools(t testing.TB) []string {
 
 // scanBundled reads the bundled directory (see bundledSkills).
 func scanBundled() ([]bundledSkill, error) {
-	entries, err := os.ReadDir(bundled)
+	ids, err := testskills.Skills(bundled)
 	if err != nil {
 		return nil, err
 	}
-	var out []bundledSkill
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
+	out := make([]bundledSkill, len(ids))
+	for i, id := range ids {
+		if out[i], err = readBundled(id); err != nil {
+			return nil, err
 		}
-		dir := filepath.Join(bundled, e.Name())
-		s := bundledSkill{id: e.Name()}
-		manifest := false
-		for _, name := range []string{"skill.json", "skill.yaml", "skill.yml"} {
-			data, err := os.ReadFile(filepath.Join(dir, name))
-			if err != nil {
-				continue
-			}
-			var m struct{ Version, Runtime string }
-			if err := yaml.Unmarshal(data, &m); err != nil { // JSON is YAML
-				return nil, fmt.Errorf("%s/%s: %w", dir, name, err)
-			}
-			s.version, s.lang, manifest = m.Version, m.Runtime, true
-			break
-		}
-		if !manifest {
-			if _, err := os.Stat(filepath.Join(dir, "SKILL.md")); err != nil {
-				continue // not a skill
-			}
-		}
-		if manifest && s.lang == "" { // no runtime named: the one code file says
-			var langs []string
-			for file, lang := range bundledCodeFiles {
-				if _, err := os.Stat(filepath.Join(dir, file)); err == nil {
-					langs = append(langs, lang)
-				}
-			}
-			if len(langs) != 1 {
-				return nil, fmt.Errorf("%s: its manifest names no runtime and it holds %d code files (%v), want 1", dir, len(langs), langs)
-			}
-			s.lang = langs[0]
-		}
-		out = append(out, s)
 	}
 	return out, nil
+}
+
+// readBundled reads the version and language of bundled skill id, a directory of bundled
+// holding a manifest or a SKILL.md.
+func readBundled(id string) (bundledSkill, error) {
+	dir := filepath.Join(bundled, id)
+	s := bundledSkill{id: id}
+	for _, name := range testskills.Manifests() {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			continue
+		}
+		var m struct{ Version, Runtime string }
+		if err := yaml.Unmarshal(data, &m); err != nil { // JSON is YAML
+			return s, fmt.Errorf("%s/%s: %w", dir, name, err)
+		}
+		if m.Runtime == "" { // no runtime named: the one code file says
+			if m.Runtime, err = codeLang(dir); err != nil {
+				return s, err
+			}
+		}
+		s.version, s.lang = m.Version, m.Runtime
+		break
+	}
+	return s, nil
+}
+
+// codeLang is the language of the one code file in dir, a skill whose manifest names no runtime.
+func codeLang(dir string) (string, error) {
+	var langs []string
+	for file, lang := range bundledCodeFiles {
+		if _, err := os.Stat(filepath.Join(dir, file)); err == nil {
+			langs = append(langs, lang)
+		}
+	}
+	if len(langs) != 1 {
+		return "", fmt.Errorf("%s: its manifest names no runtime and it holds %d code files (%v), want 1", dir, len(langs), langs)
+	}
+	return langs[0], nil
 }
 
 // validateBundled are the warmups of validating every bundled module (a script skill compiles
