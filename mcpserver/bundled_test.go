@@ -18,3 +18,9 @@ func bundledWithSkillMD(t *testing.T) []string {
 	t.Helper()
 	return testskills.Must(t, bundled, testskills.WithSkillMD)
 }
+
+// bundledInstructions are the ids of the bundled instruction skills (a SKILL.md, no manifest).
+func bundledInstructions(t *testing.T) []string {
+	t.Helper()
+	return testskills.Must(t, bundled, testskills.Instructions)
+}

@@ -740,17 +740,3 @@ func TestMCPProgress(t *testing.T) {
 		})
 	}
 }
-
-// bundledInstructions returns the ids of the bundled instruction skills: a SKILL.md and no
-// manifest.
-func bundledInstructions(t *testing.T) []string {
-	t.Helper()
-	executable := bundledWith(t, "skill.json", "skill.yaml", "skill.yml")
-	var ids []string
-	for _, id := range bundledWith(t, "SKILL.md") {
-		if !slices.Contains(executable, id) {
-			ids = append(ids, id)
-		}
-	}
-	return ids
-}

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -65,6 +66,25 @@ func Executable(dir string) ([]string, error) { return IDs(dir, Manifests()...) 
 
 // WithSkillMD are the ids of the skills in dir that have a SKILL.md.
 func WithSkillMD(dir string) ([]string, error) { return IDs(dir, "SKILL.md") }
+
+// Instructions lists the instruction skills of dir: a SKILL.md and no manifest.
+func Instructions(dir string) ([]string, error) {
+	md, err := WithSkillMD(dir)
+	if err != nil {
+		return nil, err
+	}
+	exe, err := Executable(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, id := range md {
+		if !slices.Contains(exe, id) {
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}
 
 // Tool is the name of skill id's tool: "skill_" + id with '-' written '_'.
 func Tool(id string) string { return "skill_" + strings.ReplaceAll(id, "-", "_") }

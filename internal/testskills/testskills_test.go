@@ -40,6 +40,7 @@ func TestListings(t *testing.T) {
 		{"Skills", Skills, []string{"a-run", "b-run", "c-run", "guide"}},
 		{"Executable", Executable, []string{"a-run", "b-run", "c-run"}},
 		{"WithSkillMD", WithSkillMD, []string{"b-run", "guide"}},
+		{"Instructions", Instructions, []string{"guide"}},
 		{"Tools", Tools, []string{"skill_a_run", "skill_b_run", "skill_c_run"}},
 		{"IDs README.md", func(d string) ([]string, error) { return IDs(d, "README.md") }, []string{"notes"}},
 		{"IDs nothing", func(d string) ([]string, error) { return IDs(d) }, nil},
