@@ -77,6 +77,13 @@ var cases = []testCase{
 	{"codebomb", ``, runtime.KindNotFound},
 	{"compilebomb", ``, runtime.KindMemoryLimit},
 	{"no-such-skill", ``, runtime.KindNotFound},
+	// Script skills, in both interpreters: good, looping, exhausting their memory.
+	{"js-hello", `{"name":"soak"}`, ""},
+	{"js-loop", ``, runtime.KindTimeout},
+	{"js-bomb", ``, runtime.KindMemoryLimit},
+	{"py-hello", `{"name":"soak"}`, ""},
+	{"py-loop", ``, runtime.KindTimeout},
+	{"py-bomb", ``, runtime.KindMemoryLimit},
 }
 
 // outcome is what one request came back with.
@@ -108,7 +115,8 @@ func TestSoak(t *testing.T) {
 	}
 	ts := httptest.NewServer(srv.Handler())
 	// Warm every module once, so the baseline holds the compiled code and the load measures runs.
-	for _, id := range []string{"hello", "echo", "go-hello", "loop", "grow", "recurse", "tablegrow", "errset", "bigoutput", "badptr", "unreachable"} {
+	for _, id := range []string{"hello", "echo", "go-hello", "loop", "grow", "recurse", "tablegrow", "errset", "bigoutput", "badptr", "unreachable",
+		"js-hello", "js-loop", "js-bomb", "py-hello", "py-loop", "py-bomb"} {
 		_, _ = rt.Run(context.Background(), runtime.Request{Skill: id, Args: []byte(`{"text":"w","case":"0"}`)})
 	}
 	// As skillbox serve does (limitGoHeap): the Go heap's soft limit is the budget plus headroom.
@@ -372,6 +380,18 @@ func skillsDir(t *testing.T) string {
 		t.Fatal(err)
 	}
 	add("go-hello", `,"parameters":{"name":{"type":"string"}}`, goHello)
+	script := func(id, extra, file, code string) {
+		m := `{"id":"` + id + `","name":"` + id + `","description":"soak skill ` + id + `"` + extra + `}`
+		writeFile(t, filepath.Join(dir, id, "skill.json"), []byte(m))
+		writeFile(t, filepath.Join(dir, id, file), []byte(code))
+	}
+	name := `,"parameters":{"name":{"type":"string"}}`
+	script("js-hello", name, "execute.js", `export const execute = (args, ctx) => { ctx.log("hi"); return {greeting: "Hello, " + args.name}; };`)
+	script("js-loop", `,"limits":{"timeoutMs":200}`, "execute.js", `export function execute() { for (;;) {} }`)
+	script("js-bomb", `,"limits":{"memoryMiB":16}`, "execute.js", `export function execute() { const a = []; for (;;) a.push(new Array(1e5).fill(a.length)); }`)
+	script("py-hello", name, "execute.py", "def execute(args, ctx):\n    ctx.log('hi')\n    return {'greeting': 'Hello, ' + args['name']}\n")
+	script("py-loop", `,"limits":{"timeoutMs":300}`, "execute.py", "def execute(args, ctx):\n    while True:\n        pass\n")
+	script("py-bomb", `,"limits":{"memoryMiB":32}`, "execute.py", "def execute(args, ctx):\n    a = []\n    while True:\n        a.append(bytearray(1 << 20))\n")
 	return dir
 }
 
