@@ -150,6 +150,13 @@ print("note", file=sys.stderr)
 sys.exit(3 if "--fail" in sys.argv else 0)
 `,
 		"scripts/boom.py": "raise KeyError('missing')\n",
+		// Non-ASCII text through print, open() and file names; a relative path leads to the
+		// working directory, the private /tmp when nothing writable is granted.
+		"scripts/utf8.py": `import os
+with open("notes-é.txt", "w") as f:
+    f.write("naïve — ok")
+print(open(os.path.join(os.getcwd(), "notes-é.txt")).read(), os.getcwd())
+`,
 	})
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
 	ctx := context.Background()
@@ -159,6 +166,10 @@ sys.exit(3 if "--fail" in sys.argv else 0)
 	}
 	if out := programOutput(t, res); out.ExitCode != 3 || out.Stdout != "3 words; args: a --fail\n" || out.Stderr != "note\n" {
 		t.Fatalf("%+v", out)
+	}
+	res, err = rt.Run(ctx, Request{Skill: "tools", Script: "utf8.py"})
+	if out := programOutput(t, res); err != nil || out.ExitCode != 0 || out.Stdout != "naïve — ok /tmp\n" {
+		t.Fatalf("UTF-8 and the working directory: %v %+v", err, out)
 	}
 	res, err = rt.Run(ctx, Request{Skill: "tools", Script: "boom.py"})
 	if out := programOutput(t, res); err != nil || out.ExitCode != 1 || !strings.Contains(out.Stderr, "KeyError: 'missing'") {

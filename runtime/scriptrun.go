@@ -179,7 +179,7 @@ func (rt *Runtime) runPython(ctx context.Context, s *Skill, job *scriptJob, call
 		MaxResultBytes:  l.MaxOutputBytes,
 	}}
 	if job.prog != nil {
-		p.Script, p.Argv, p.Stdin = job.prog.rel, job.argv, job.stdin
+		p.Script, p.Argv, p.Stdin, p.Cwd = job.prog.rel, job.argv, job.stdin, programCwd(job.grant)
 		p.Limits.MaxOutputBytes = l.MaxOutputBytes
 	}
 	r, err := cpython.Run(ctx, job.ip.py, p, broker.CallHost{Call: call})
@@ -188,6 +188,18 @@ func (rt *Runtime) runPython(ctx context.Context, s *Skill, job *scriptJob, call
 	}
 	return nil, &ProgramOutput{ExitCode: r.ExitCode, Stdout: string(r.Stdout), Stderr: string(r.Stderr),
 		StdoutDropped: r.StdoutDropped, StderrDropped: r.StderrDropped}, nil
+}
+
+// programCwd is where a Python program's relative paths lead: the first directory its grant
+// lets it write (where a user would run it from, with the files it works on), else its private
+// /tmp.
+func programCwd(g *Grant) string {
+	for _, m := range g.host.Mounts {
+		if m.Writable && m.Path != SkillMount {
+			return m.Path
+		}
+	}
+	return "/tmp"
 }
 
 // maxMountFiles bounds the files and directories a run may create in one writable mount.

@@ -16,7 +16,7 @@ const maxProgramExit = 255
 
 var cmdScript = &command{
 	summary: "run a program from a skill's scripts/ directory in the sandbox, with arguments and stdin",
-	usage:   "<skill> <script> [args...] [--stdin TEXT | --stdin @FILE | --stdin -]  (put -- before args that start with -)",
+	usage:   "<skill> <script> [args...] [--stdin TEXT | --stdin @FILE | --stdin -]  (put -- before args that start with -; exits with the program's exit code)",
 	flags: func(fs *flag.FlagSet, e *env) {
 		fs.StringVar(&e.stdinArg, "stdin", "", "the program's standard input: text, @FILE to read it from a file, or - for this process's stdin (default: none)")
 	},
@@ -48,8 +48,8 @@ var cmdScript = &command{
 		defer rt.Close(context.Background())
 		res, runErr := rt.Run(ctx, runtime.Request{Skill: pos[0], Script: pos[1], Argv: pos[2:], Stdin: stdin, Face: runtime.FaceCLI})
 		if runErr != nil {
-			if e.json {
-				_ = writeJSON(e.stdout, res)
+			if e.json { // one shape for a run that did not happen, as the HTTP API's errors
+				_ = writeJSON(e.stdout, map[string]any{"error": res.Error})
 			} else {
 				fmt.Fprintf(e.stderr, "skillbox: script failed: %s: %s\n", res.Error.Kind, clean(res.Error.Message))
 			}
@@ -59,11 +59,12 @@ var cmdScript = &command{
 		if err := json.Unmarshal(res.Result, &out); err != nil {
 			return e.fail(exitFailed, "the program's result: %v", err)
 		}
+		code := min(max(out.ExitCode, 0), maxProgramExit) // the program's, as without --json
 		if e.json {
 			if err := writeJSON(e.stdout, out); err != nil {
 				return e.fail(exitFailed, "%v", err)
 			}
-			return exitOK
+			return code
 		}
 		// The program's own output, as it wrote it (a pipe gets its bytes); the run's logs and
 		// what was cut go to stderr after it.
@@ -75,6 +76,6 @@ var cmdScript = &command{
 		if out.StdoutDropped+out.StderrDropped > 0 {
 			fmt.Fprintf(e.stderr, "[skillbox: %d bytes of stdout and %d of stderr cut: over maxOutputBytes]\n", out.StdoutDropped, out.StderrDropped)
 		}
-		return min(max(out.ExitCode, 0), maxProgramExit)
+		return code
 	},
 }

@@ -43,8 +43,13 @@ func TestScript(t *testing.T) {
 		ExitCode       int `json:"exit_code"`
 		Stdout, Stderr string
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || r.code != 0 || out.ExitCode != 2 || out.Stdout != "args: 2\n" || out.Stderr != "note\n" {
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || r.code != 2 || out.ExitCode != 2 || out.Stdout != "args: 2\n" || out.Stderr != "note\n" {
 		t.Fatalf("--json: %s (%v)", r, err)
+	}
+	r = cli(t, "", "--skills", skills, "--json", "script", "tools", "go.sh")
+	var refused struct{ Error struct{ Kind, Message string } }
+	if err := json.Unmarshal([]byte(r.stdout), &refused); err != nil || r.code != exitFailed || refused.Error.Kind != "invalid_args" {
+		t.Fatalf("--json of a refused program: %s (%v)", r, err)
 	}
 	if r := cli(t, "", "--skills", skills, "show", "tools"); r.code != 0 || !strings.Contains(r.stdout, "programs:     scripts/tool.js") ||
 		!strings.Contains(r.stdout, "granted: network none; env none; secrets none; files /skill (read-only)") {

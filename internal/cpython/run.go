@@ -34,6 +34,9 @@ type Program struct {
 	Script string
 	Argv   []string
 	Stdin  []byte
+	// Cwd is the script's working directory, where its relative paths lead (a guest path the
+	// mounts provide, such as /tmp); "" or one that cannot be entered leaves it at /.
+	Cwd string
 
 	// FSConfig, when set, adds mounts to the run's file system (the policy's file grants, a
 	// private /tmp) after the standard library and /skill, which it must leave in place.
@@ -180,7 +183,10 @@ func argvOf(p *Program) ([]string, error) {
 				return nil, fmt.Errorf("cpython: Program.Argv[%d] holds a NUL byte, which no program argument can", i)
 			}
 		}
-		return append([]string{"python3", "script", path}, p.Argv...), nil
+		if strings.IndexByte(p.Cwd, 0) >= 0 {
+			return nil, errors.New("cpython: Program.Cwd holds a NUL byte")
+		}
+		return append([]string{"python3", "script", path, p.Cwd}, p.Argv...), nil
 	}
 	entry := p.Entry
 	if entry == "" {

@@ -52,6 +52,7 @@ func TestSandbox(t *testing.T) {
 	for _, tt := range []struct{ name, code, want string }{
 		{"socket", "import socket\nsocket.socket()", "OSError: sockets are not available in the Skillbox sandbox"},
 		{"connect", "import socket\nsocket.create_connection(('127.0.0.1', 80))", "OSError: sockets are not available"},
+		{"unix socket", "import socket\nsocket.socket(socket.AF_UNIX, socket.SOCK_STREAM)", "OSError: sockets are not available"},
 		{"urlopen", "import urllib.request\nurllib.request.urlopen('http://127.0.0.1:1/')", "sockets are not available"},
 		{"subprocess", "import subprocess\nsubprocess.run(['ls'])", "wasi does not support processes"},
 		{"os.system", "import os\nos.system('ls')", "OSError: processes are not available in the Skillbox sandbox"},

@@ -95,6 +95,12 @@ __attribute__((export_name("wizer.initialize")))
 void skillbox_initialize(void) {
     if (PyImport_AppendInittab("_skillbox", sb_init) < 0)
         abort();
+    /* UTF-8 mode: the guest has no locale (WASI's is "C"), and without it open(), print and file
+     * names would be ASCII, so any non-ASCII text a skill writes would raise. */
+    PyPreConfig pre;
+    PyPreConfig_InitIsolatedConfig(&pre);
+    pre.utf8_mode = 1;
+    fail(Py_PreInitialize(&pre));
     PyConfig c;
     PyConfig_InitIsolatedConfig(&c);
     /* The standard library is /usr/local/lib/python3.11 and nothing else: no zip to look for, no

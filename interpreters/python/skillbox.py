@@ -212,6 +212,8 @@ def _guard():
     threading._start_new_thread = _no_threads
     threading.Thread.start = lambda self: _no_threads()
     socket.socket.__init__ = lambda self, *a, **k: _no_socket()
+    if not hasattr(socket, "AF_UNIX"):  # WASI has none: let socket(AF_UNIX) say why it fails
+        socket.AF_UNIX = 1
     for name in ("getaddrinfo", "gethostbyname", "gethostbyname_ex", "gethostbyaddr",
                  "create_connection", "create_server", "socketpair", "fromfd"):
         setattr(socket, name, _no_socket)
@@ -321,9 +323,15 @@ def _execute(path, args_json):
     return b'{"ok":true,"result":' + out + b"}"
 
 
-def _script(path, argv):
+def _script(path, cwd, argv):
+    import os
     import runpy
     _prepare(path)
+    if cwd:
+        try:
+            os.chdir(cwd)  # where relative paths lead: a writable grant, else the private /tmp
+        except OSError:
+            pass
     sys.argv = [path] + argv
     try:
         runpy.run_path(path, run_name="__main__")
@@ -340,7 +348,7 @@ def _script(path, argv):
 
 def _main(argv):
     """Runs one skill: argv is [program, "execute", path, args JSON] or
-    [program, "script", path, arg...]. Returns the exit code."""
+    [program, "script", path, working directory, arg...]. Returns the exit code."""
     rc = 0
     try:
         if len(argv) < 3:
@@ -348,7 +356,7 @@ def _main(argv):
         if argv[1] == "execute":
             outcome = _execute(argv[2], argv[3] if len(argv) > 3 else "null")
         else:
-            rc = _script(argv[2], argv[3:])
+            rc = _script(argv[2], argv[3] if len(argv) > 3 else "", argv[4:])
             outcome = json.dumps({"ok": True, "exit": rc}).encode()
     except BaseException as e:  # noqa: BLE001 - every failure is the skill's outcome
         rc = 1
