@@ -47,7 +47,9 @@ func TestScript(t *testing.T) {
 		t.Fatalf("--json: %s (%v)", r, err)
 	}
 	r = cli(t, "", "--skills", skills, "--json", "script", "tools", "go.sh")
-	var refused struct{ Error struct{ Kind, Message string } }
+	var refused struct {
+		Error struct{ Kind, Message string }
+	}
 	if err := json.Unmarshal([]byte(r.stdout), &refused); err != nil || r.code != exitFailed || refused.Error.Kind != "invalid_args" {
 		t.Fatalf("--json of a refused program: %s (%v)", r, err)
 	}
