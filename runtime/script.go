@@ -50,13 +50,7 @@ func (s *Skill) readScript(ctx context.Context) (string, error) {
 	}
 	switch s.lang {
 	case LangJavaScript, LangTypeScript:
-		var b jsbundle.Bundle
-		var err error
-		if c := s.cache.bundleCache(); c != nil {
-			b, err = c.Build(ctx, s.dir, s.lang.CodeFile(), s.bundleOptions())
-		} else {
-			b, err = jsbundle.Build(ctx, s.dir, s.lang.CodeFile(), s.bundleOptions())
-		}
+		b, err := s.bundle(ctx, s.lang.CodeFile(), false)
 		return b.Code, err
 	case LangPython:
 		data, err := readRegular(s.codePath(), s.modules.withDefaults().MaxModuleBytes)
@@ -65,11 +59,16 @@ func (s *Skill) readScript(ctx context.Context) (string, error) {
 	return "", fmt.Errorf("%q is not a script runtime", s.lang)
 }
 
-// bundleOptions bounds a bundle by the policy's module limit: a script's code is held to what a
-// module may weigh.
-func (s *Skill) bundleOptions() jsbundle.Options {
+// bundle bundles the JavaScript or TypeScript file entry of s (a program when program is set:
+// it need not export execute), through the runtime's bundle cache when s has one. A bundle is
+// bounded by the policy's module limit: a script's code is held to what a module may weigh.
+func (s *Skill) bundle(ctx context.Context, entry string, program bool) (jsbundle.Bundle, error) {
 	max := s.modules.withDefaults().MaxModuleBytes
-	return jsbundle.Options{MaxSourceBytes: max, MaxOutputBytes: max}
+	opts := jsbundle.Options{MaxSourceBytes: max, MaxOutputBytes: max, Program: program}
+	if c := s.cache.bundleCache(); c != nil {
+		return c.Build(ctx, s.dir, entry, opts)
+	}
+	return jsbundle.Build(ctx, s.dir, entry, opts)
 }
 
 // script returns the code a run of s evaluates, checked to be the code s's version was checked

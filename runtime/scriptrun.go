@@ -18,7 +18,6 @@ import (
 	"github.com/skillbox-dev/skillbox/hostfuncs"
 	"github.com/skillbox-dev/skillbox/internal/broker"
 	"github.com/skillbox-dev/skillbox/internal/cpython"
-	"github.com/skillbox-dev/skillbox/internal/jsbundle"
 	"github.com/skillbox-dev/skillbox/internal/quickjs"
 	"github.com/skillbox-dev/skillbox/internal/wasifs"
 )
@@ -64,15 +63,7 @@ func (rt *Runtime) programJob(ctx context.Context, s *Skill, req Request) (*scri
 	}
 	switch prog.lang {
 	case LangJavaScript, LangTypeScript:
-		opts := s.bundleOptions()
-		opts.Program = true
-		var b jsbundle.Bundle
-		var err error
-		if c := s.cache.bundleCache(); c != nil {
-			b, err = c.Build(ctx, s.dir, prog.rel, opts)
-		} else {
-			b, err = jsbundle.Build(ctx, s.dir, prog.rel, opts)
-		}
+		b, err := s.bundle(ctx, prog.rel, true)
 		if err != nil {
 			return nil, runErr(KindInvalidArgs, s.id, err, "%s", strings.Join(s.remoteProblems(&SkillError{ID: s.id, Problems: []*ManifestError{scriptProblemAt(s, prog.rel, err)}}), "; "))
 		}
