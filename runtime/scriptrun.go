@@ -19,6 +19,7 @@ import (
 	"github.com/skillbox-dev/skillbox/internal/broker"
 	"github.com/skillbox-dev/skillbox/internal/cpython"
 	"github.com/skillbox-dev/skillbox/internal/quickjs"
+	"github.com/skillbox-dev/skillbox/internal/scripterr"
 	"github.com/skillbox-dev/skillbox/internal/wasifs"
 )
 
@@ -321,16 +322,12 @@ type failure struct {
 	name, message, stack string
 }
 
-// failureOf reads an interpreter's *Error; ok is false for any other error (the host's).
+// failureOf reads an interpreter's *scripterr.Error (CPython's traceback went to the run's logs
+// already, QuickJS's stack is in it); ok is false for any other error (the host's).
 func failureOf(err error) (failure, bool) {
-	var qe *quickjs.Error
-	var pe *cpython.Error
-	switch {
-	case errors.As(err, &qe):
-		return failure{kind: ErrorKind(qe.Kind.String()), name: qe.Name, message: qe.Message, stack: qe.Stack}, true
-	case errors.As(err, &pe):
-		// The traceback went to the run's logs already (stderr).
-		return failure{kind: ErrorKind(pe.Kind.String()), name: pe.Name, message: pe.Message}, true
+	var se *scripterr.Error
+	if errors.As(err, &se) {
+		return failure{kind: ErrorKind(se.Kind.String()), name: se.Name, message: se.Message, stack: se.Stack}, true
 	}
 	return failure{}, false
 }

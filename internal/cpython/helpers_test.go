@@ -3,7 +3,6 @@ package cpython
 import (
 	"context"
 	"errors"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"sync"
@@ -12,8 +11,8 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/skillbox-dev/skillbox/hostfuncs"
-	"github.com/skillbox-dev/skillbox/hostfuncs/netguard"
 	"github.com/skillbox-dev/skillbox/internal/broker"
+	"github.com/skillbox-dev/skillbox/internal/broker/brokertest"
 	"github.com/skillbox-dev/skillbox/internal/testcache"
 )
 
@@ -54,67 +53,15 @@ func testConfig(t testing.TB, pages uint32) wazero.RuntimeConfig {
 }
 
 // testHost serves the SkillContext from a real hostfuncs.Call, as the runtime will, and records
-// the log lines. block, when set, makes Fetch wait for it (ignoring its context) first.
-type testHost struct {
-	call  *hostfuncs.Call
-	block chan struct{}
-	mu    sync.Mutex
-	logs  []logLine
-}
+// the log lines (see brokertest).
+type testHost = brokertest.Host
 
-type logLine struct{ level, source, message string }
+type logLine = brokertest.Line
 
-func newHost(t testing.TB, g *hostfuncs.Grant) *testHost {
-	if g.Limits.MaxLogBytes == 0 {
-		g.Limits.MaxLogBytes = 1 << 20
-	}
-	return &testHost{call: hostfuncs.NewCall(g)}
-}
+func newHost(_ testing.TB, g *hostfuncs.Grant) *testHost { return brokertest.New(g) }
 
 func loopbackGrant(t testing.TB, patterns ...string) *hostfuncs.Grant {
-	var l netguard.List
-	for _, s := range patterns {
-		p, err := netguard.ParsePattern(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		l = append(l, p)
-	}
-	return &hostfuncs.Grant{Hosts: l, Guard: netguard.Guard{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}},
-		Limits: hostfuncs.Limits{MaxFetches: 10, MaxFetchBytes: 1 << 20}}
-}
-
-func (h *testHost) Fetch(ctx context.Context, req hostfuncs.FetchRequest) (*hostfuncs.FetchResponse, error) {
-	if h.block != nil {
-		<-h.block
-		return nil, errors.New("unblocked too late")
-	}
-	return h.call.Fetch(ctx, req)
-}
-
-func (h *testHost) Env(ctx context.Context, name string) (string, error) {
-	return broker.CallHost{Call: h.call}.Env(ctx, name)
-}
-
-func (h *testHost) ReadFile(ctx context.Context, p string) ([]byte, error) {
-	return broker.CallHost{Call: h.call}.ReadFile(ctx, p)
-}
-
-func (h *testHost) WriteFile(ctx context.Context, p string, data []byte) error {
-	return broker.CallHost{Call: h.call}.WriteFile(ctx, p, data)
-}
-
-func (h *testHost) Log(level, source, message string) {
-	h.mu.Lock()
-	h.logs = append(h.logs, logLine{level, source, message})
-	h.mu.Unlock()
-	h.call.Log(level, source, message)
-}
-
-func (h *testHost) lines() []logLine {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]logLine(nil), h.logs...)
+	return brokertest.LoopbackGrant(t, patterns...)
 }
 
 // skillDir writes files (name → content; names may hold slashes) into a new directory.

@@ -97,8 +97,8 @@ def execute(args, ctx):
 
 func TestHostCallTimeout(t *testing.T) {
 	h := newHost(t, loopbackGrant(t, "127.0.0.1"))
-	h.block = make(chan struct{})
-	defer close(h.block)
+	h.Block = make(chan struct{})
+	defer close(h.Block)
 	start := time.Now()
 	res, err := Run(context.Background(), compiledFor(t, 1024), Program{
 		Dir: skillDir(t, map[string]string{"execute.py": `from skillbox import HostTimeout
@@ -123,8 +123,8 @@ def execute(args, ctx):
 // A host call blocked past the run's deadline ends the run as a timeout, at the deadline.
 func TestHostCallPastDeadline(t *testing.T) {
 	h := newHost(t, loopbackGrant(t, "127.0.0.1"))
-	h.block = make(chan struct{})
-	defer close(h.block)
+	h.Block = make(chan struct{})
+	defer close(h.Block)
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	start := time.Now()

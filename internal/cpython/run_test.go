@@ -99,9 +99,9 @@ func TestSkillError(t *testing.T) {
 			}
 			// The traceback goes to the logs, the skill's frames only.
 			var tb []string
-			for _, l := range h.lines() {
-				if l.source == "stderr" {
-					tb = append(tb, l.message)
+			for _, l := range h.Lines() {
+				if l.Source == "stderr" {
+					tb = append(tb, l.Message)
 				}
 			}
 			got := strings.Join(tb, "\n")
@@ -150,8 +150,8 @@ def execute(args, ctx):
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := h.lines()
-	want := []logLine{{"info", "stdout", `hello 1 {'a': 2}`}, {"error", "stderr", "bad"}, {"warn", "ctx", "note"}}
+	got := h.Lines()
+	want := []logLine{{Level: "info", Source: "stdout", Message: `hello 1 {'a': 2}`}, {Level: "error", Source: "stderr", Message: "bad"}, {Level: "warn", Source: "ctx", Message: "note"}}
 	if len(got) < len(want) {
 		t.Fatalf("logs = %q", got)
 	}
@@ -162,7 +162,7 @@ def execute(args, ctx):
 	}
 	// 1000 bytes of output: "hello 1 {'a': 2}\n" (17), "bad\n" (4), 9 lines of 101 bytes and
 	// the unterminated last line (11); the other 991 lines are dropped.
-	if n := len(got) - 3; n != 10 || res.DroppedLines != 991 || got[len(got)-1].message != "no newline" {
+	if n := len(got) - 3; n != 10 || res.DroppedLines != 991 || got[len(got)-1].Message != "no newline" {
 		t.Fatalf("output lines kept %d, dropped %d, last %q; want 10, 991 and the unterminated line", n, res.DroppedLines, got[len(got)-1])
 	}
 	_, err = runSkill(t, context.Background(), h, "def execute(args, ctx):\n    ctx.log('x', 'loud')\n", `{}`)
@@ -205,8 +205,8 @@ sys.exit(3)
 	if err != nil || res.ExitCode != 0 || len(res.Stdout) != 1000 || res.StdoutDropped != 4000 || string(res.Stderr) != "zzzzzzzzzz" {
 		t.Fatalf("loud.py: exit %d, %d bytes out (%d dropped), stderr %q, %v", res.ExitCode, len(res.Stdout), res.StdoutDropped, res.Stderr, err)
 	}
-	if len(h.lines()) != 0 {
-		t.Fatalf("a script's output went to the logs: %q", h.lines())
+	if len(h.Lines()) != 0 {
+		t.Fatalf("a script's output went to the logs: %q", h.Lines())
 	}
 	_, err = Run(context.Background(), c, Program{Dir: dir, Script: "scripts/run.sh"}, h)
 	if err == nil || !strings.Contains(err.Error(), `Program.Script "scripts/run.sh": only Python (.py) files run`) {

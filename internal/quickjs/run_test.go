@@ -104,8 +104,8 @@ func TestLogs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := h.lines()
-	want := []logLine{{"info", "console", `hello 1 {"a":2}`}, {"error", "console", "bad"}, {"warn", "ctx", "note"}, {"info", "stdout", "raw"}}
+	got := h.Lines()
+	want := []logLine{{Level: "info", Source: "console", Message: `hello 1 {"a":2}`}, {Level: "error", Source: "console", Message: "bad"}, {Level: "warn", Source: "ctx", Message: "note"}, {Level: "info", Source: "stdout", Message: "raw"}}
 	if len(got) < len(want) {
 		t.Fatalf("logs = %q", got)
 	}
@@ -203,8 +203,8 @@ func TestNoStdOs(t *testing.T) {
 
 func TestHostCallTimeout(t *testing.T) {
 	h := newHost(t, loopbackGrant(t, "127.0.0.1"))
-	h.block = make(chan struct{})
-	defer close(h.block)
+	h.Block = make(chan struct{})
+	defer close(h.Block)
 	start := time.Now()
 	res, err := Run(context.Background(), compiledFor(t, 1024), Program{
 		Source: skill(`async (args, ctx) => { try { await ctx.fetch("http://127.0.0.1:1/"); } catch (e) { return e.name + ": " + e.message; } }`),
@@ -272,8 +272,8 @@ func TestConcurrentRuns(t *testing.T) {
 // A host call blocked past the run's deadline ends the run as a timeout, at the deadline.
 func TestHostCallPastDeadline(t *testing.T) {
 	h := newHost(t, loopbackGrant(t, "127.0.0.1"))
-	h.block = make(chan struct{})
-	defer close(h.block)
+	h.Block = make(chan struct{})
+	defer close(h.Block)
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	start := time.Now()
