@@ -27,8 +27,9 @@ import (
 type scriptJob struct {
 	lang  Language
 	grant *Grant
-	// code is what the interpreter evaluates: the JavaScript bundle.
-	code string
+	// code is what the interpreter evaluates: the JavaScript bundle (for Python, execute.py,
+	// read only to check it); sum is its sha256, hex.
+	code, sum string
 	// prog is the program run with argv and stdin; nil for execute.
 	prog  *program
 	argv  []string
@@ -42,7 +43,8 @@ func (rt *Runtime) executeJob(ctx context.Context, s *Skill) (*scriptJob, *RunEr
 	if err != nil {
 		return nil, codeError(s, err)
 	}
-	return &scriptJob{lang: s.lang, grant: s.grant, code: code}, nil
+	// script checked that code is the version's: its sha256 is the verdict's.
+	return &scriptJob{lang: s.lang, grant: s.grant, code: code, sum: s.state().hash}, nil
 }
 
 // programJob prepares a run of the program req.Script of s, under its programs' grant.
@@ -68,7 +70,8 @@ func (rt *Runtime) programJob(ctx context.Context, s *Skill, req Request) (*scri
 		if err != nil {
 			return nil, runErr(KindInvalidArgs, s.id, err, "%s", strings.Join(s.remoteProblems(&SkillError{ID: s.id, Problems: []*ManifestError{scriptProblemAt(s, prog.rel, err)}}), "; "))
 		}
-		job.code = b.Code
+		sum := sha256.Sum256([]byte(b.Code))
+		job.code, job.sum = b.Code, hex.EncodeToString(sum[:])
 	}
 	return job, nil
 }
@@ -254,20 +257,13 @@ func pythonMounts(g *Grant) (hook func(wazero.FSConfig) wazero.FSConfig, cleanup
 // cannot be: the run then parses the source, and reports whatever is wrong with it). A program's
 // bundle is compiled too: it is the same text for every run of it.
 func (rt *Runtime) bytecodeOf(ctx context.Context, job *scriptJob) []byte {
-	if job.ip.js == nil {
-		return nil
-	}
-	sum := sha256.Sum256([]byte(job.code))
-	key := hex.EncodeToString(sum[:])
+	key, name := job.sum, "skill.js"
 	if job.prog != nil {
-		key += ":" + job.prog.rel // a program's file name is in its stack traces
+		name = job.prog.rel
+		key += ":" + name // a program's file name is in its stack traces
 	}
 	if code := rt.bytecode.get(key); code != nil {
 		return code
-	}
-	name := "skill.js"
-	if job.prog != nil {
-		name = job.prog.rel
 	}
 	code, err := job.ip.js.Bytecode(ctx, job.code, name, maxBytecodeBytes/4)
 	if err != nil {
