@@ -74,12 +74,7 @@ func (p *Policy) forAgentSkills() *Policy {
 	a := p.AgentSkills
 	c := p.clone()
 	c.AllowNetworks, c.Scripts = nil, nil
-	var policyHosts netguard.List
-	for _, s := range p.Network {
-		if pat, err := netguard.ParsePattern(s); err == nil {
-			policyHosts = append(policyHosts, pat)
-		}
-	}
+	policyHosts := p.networkList()
 	c.Network = nil
 	for _, s := range a.Network {
 		if q, err := netguard.ParsePattern(s); err == nil && policyHosts.Covers(q) {

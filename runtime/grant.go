@@ -37,12 +37,7 @@ type GrantedMount struct {
 func (p *Policy) Grant(m *Manifest, skillDir string) *Grant {
 	g := &Grant{Network: []string{}, Env: []string{}, Secrets: []string{}, Files: []GrantedMount{}}
 	h := &hostfuncs.Grant{Env: map[string]string{}, Guard: netguard.Guard{Allow: p.AllowNetworks}, RootCAs: p.RootCAs}
-	var policyHosts netguard.List
-	for _, s := range p.Network {
-		if pat, err := netguard.ParsePattern(s); err == nil {
-			policyHosts = append(policyHosts, pat)
-		}
-	}
+	policyHosts := p.networkList()
 	covered := func(s string) (netguard.Pattern, bool) {
 		q, err := netguard.ParsePattern(s)
 		if err != nil {
@@ -171,4 +166,16 @@ func policyMountFor(mounts []PolicyMount, p string) *PolicyMount {
 		}
 	}
 	return best
+}
+
+// networkList is the policy's network list as patterns (a policy file's entries were checked when
+// it was read; one that does not parse grants nothing).
+func (p *Policy) networkList() netguard.List {
+	var l netguard.List
+	for _, s := range p.Network {
+		if pat, err := netguard.ParsePattern(s); err == nil {
+			l = append(l, pat)
+		}
+	}
+	return l
 }

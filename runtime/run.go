@@ -156,7 +156,7 @@ func (rt *Runtime) Run(ctx context.Context, req Request) (*Result, error) {
 		}
 	}
 	emit.send(Event{Type: "status", Status: "started"})
-	rerr = rt.execute(ctx, s, c, job, input, res, emit)
+	rerr = rt.execute(ctx, s, grant, c, job, input, res, emit)
 	if rerr != nil && rerr.Kind == KindCanceled && rt.runsStopped() {
 		rerr.Message = "the runtime was closed while the run was in flight"
 	}
@@ -268,13 +268,9 @@ func admissionError(s *Skill, err error) *RunError {
 	return runErr(KindInternal, s.id, err, "%v", err)
 }
 
-// execute runs an admitted run: it makes the run's SkillContext, calls the module (or the
-// script's interpreter: job), and reads its output.
-func (rt *Runtime) execute(ctx context.Context, s *Skill, c *compiled, job *scriptJob, input []byte, res *Result, emit emitter) *RunError {
-	grant := s.grant
-	if job != nil {
-		grant = job.grant
-	}
+// execute runs an admitted run under grant: it makes the run's SkillContext, calls the module
+// (or the script's interpreter: job), and reads its output.
+func (rt *Runtime) execute(ctx context.Context, s *Skill, grant *Grant, c *compiled, job *scriptJob, input []byte, res *Result, emit emitter) *RunError {
 	call := hostfuncs.NewCall(grant.host)
 	if emit != nil {
 		call.OnLog = func(e LogEntry) { emit(Event{Type: "log", Log: &e}) }
