@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/skillbox-dev/skillbox/skillmd"
 )
 
 // A skill's programs are the files in its scripts/ directory (the Agent Skills format's
@@ -119,27 +121,36 @@ func (s *Skill) resolveProgram(name string) (*program, *RunError) {
 	return &program{rel: clean, lang: lang}, nil
 }
 
-// programList names the programs s has, for an error about one it does not: " (it has
-// scripts/a.py, scripts/b.js)", or "" when it has none.
-func (s *Skill) programList() string {
-	entries, err := os.ReadDir(filepath.Join(s.dir, scriptsDir))
+// maxListedPrograms bounds Programs (and so an error that lists them).
+const maxListedPrograms = 100
+
+// Programs lists the programs of s Skillbox can run (ProgramLanguage), by skill-relative path, in
+// the order of its files (at most 100; nil when it has none).
+func (s *Skill) Programs() []string {
+	files, err := skillmd.ListResources(s.dir, skillmd.DefaultResourceCount)
 	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, f := range files {
+		if _, ok := ProgramLanguage(f); ok && len(out) < maxListedPrograms {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// programList names the programs s has, for an error about one it does not: " (it has
+// scripts/a.py, scripts/b.js)", or what it lacks.
+func (s *Skill) programList() string {
+	if st, err := os.Stat(filepath.Join(s.dir, scriptsDir)); err != nil || !st.IsDir() {
 		return " (it has no scripts/ directory)"
 	}
-	var names []string
-	for _, e := range entries {
-		if _, ok := programLangs[strings.ToLower(path.Ext(e.Name()))]; ok && !strings.HasPrefix(e.Name(), ".") {
-			names = append(names, scriptsDir+"/"+e.Name())
-		}
-		if len(names) == 20 {
-			names = append(names, "...")
-			break
-		}
-	}
-	if len(names) == 0 {
+	programs := s.Programs()
+	if len(programs) == 0 {
 		return " (its scripts/ directory has no program Skillbox can run)"
 	}
-	return " (it has " + strings.Join(names, ", ") + ")"
+	return " (it has " + strings.Join(programs, ", ") + ")"
 }
 
 // ScriptsRequest is what a skill's programs ask for, from its ScriptsFile.

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/skillbox-dev/skillbox/runtime"
-	"github.com/skillbox-dev/skillbox/skillmd"
 )
 
 // skillDetail is everything show prints about one skill.
@@ -62,13 +61,7 @@ var cmdShow = &command{
 		if err := s.ProgramsErr(); err != nil {
 			d.ProgramsErr = err.Error()
 		}
-		if files, err := skillmd.ListResources(s.Dir(), 1000); err == nil {
-			for _, f := range files {
-				if _, ok := runtime.ProgramLanguage(f); ok {
-					d.Programs = append(d.Programs, f)
-				}
-			}
-		}
+		d.Programs = s.Programs()
 		if se, ok := s.Err().(*runtime.SkillError); ok {
 			for _, p := range se.Problems {
 				d.Problems = append(d.Problems, p.Error())
