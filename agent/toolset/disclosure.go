@@ -177,12 +177,9 @@ func doLoadSkill(ctx context.Context, r Runner, args []byte, start time.Time) (*
 	if err := a.err(); err != nil {
 		return failed("", start, err)
 	}
-	s, err := lookup(r, name)
+	s, id, err := invocable(r, name)
 	if err != nil {
-		return failed("", start, err)
-	}
-	if !s.ModelInvocable() {
-		return failed(s.ID(), start, refuseModel(s))
+		return failed(id, start, err)
 	}
 	l := LoadedSkill{ID: s.ID(), Name: s.Name(), Description: s.Description(), Kind: s.Kind(), ArgumentHint: s.ArgumentHint(), Resources: []string{}}
 	if s.Kind() == runtime.Executable {
@@ -320,12 +317,9 @@ func doRunSkill(ctx context.Context, r Runner, args []byte, start time.Time) (*r
 	if err := a.err(); err != nil {
 		return failed("", start, err)
 	}
-	s, err := lookup(r, name)
+	s, id, err := invocable(r, name)
 	if err != nil {
-		return failed("", start, err)
-	}
-	if !s.ModelInvocable() {
-		return failed(s.ID(), start, refuseModel(s))
+		return failed(id, start, err)
 	}
 	res, rerr := r.Run(ctx, request(ctx, s.ID(), runArgs))
 	return res, "", rerr
@@ -344,12 +338,9 @@ func doRunSkillScript(ctx context.Context, r Runner, args []byte, start time.Tim
 	if err := a.err(); err != nil {
 		return failed("", start, err)
 	}
-	s, err := lookup(r, name)
+	s, id, err := invocable(r, name)
 	if err != nil {
-		return failed("", start, err)
-	}
-	if !s.ModelInvocable() {
-		return failed(s.ID(), start, refuseModel(s))
+		return failed(id, start, err)
 	}
 	req := request(ctx, s.ID(), nil)
 	req.Script, req.Argv = script, argv
@@ -358,6 +349,19 @@ func doRunSkillScript(ctx context.Context, r Runner, args []byte, start time.Tim
 	}
 	res, rerr := r.Run(ctx, req)
 	return res, "", rerr
+}
+
+// invocable is lookup of the skill a model named, refused when the model may not invoke it
+// (refuseModel); id is the skill's when one was found, for the failed call's Result.
+func invocable(r Runner, name string) (s *runtime.Skill, id string, err *runtime.RunError) {
+	s, err = lookup(r, name)
+	if err != nil {
+		return nil, "", err
+	}
+	if !s.ModelInvocable() {
+		return nil, s.ID(), refuseModel(s)
+	}
+	return s, s.ID(), nil
 }
 
 // lookup finds the skill a model named: by id, by tool name (skill_word_count), or by the name
