@@ -17,9 +17,15 @@ import (
 //
 //	go test -run '^$' -bench ScriptRun -benchtime 2000x ./runtime/
 func BenchmarkScriptRun(b *testing.B) {
+	benchScriptRun(b, "execute.js", `export function execute(args, ctx) { return {hello: args.name, n: args.n * 2, e: ctx.env("A")}; }`)
+}
+
+// benchScriptRun measures a full rt.Run of the small script skill code (its file named file)
+// against its interpreter's floor, interleaved, and reports run/floor.
+func benchScriptRun(b *testing.B, file, code string) {
 	dir := b.TempDir()
 	scriptFixture(b, dir, "small", simple("small", `"parameters":{"name":{"type":"string"},"n":{"type":"integer"}},"permissions":{"env":["A"]}`),
-		map[string]string{"execute.js": `export function execute(args, ctx) { return {hello: args.name, n: args.n * 2, e: ctx.env("A")}; }`})
+		map[string]string{file: code})
 	rt := newRuntime(b, Config{SkillDirs: []string{dir}, Policy: &Policy{Env: map[string]string{"A": "a"}}})
 	ctx := context.Background()
 	run := func() {
@@ -40,7 +46,14 @@ func BenchmarkScriptRun(b *testing.B) {
 	floor := func() {
 		meter := newMemoryMeter(uint64(s.grant.Limits.MemoryMiB) << 20)
 		defer meter.release()
-		if err := ip.js.Start(experimental.WithMemoryAllocator(ctx, meter)); err != nil {
+		mctx := experimental.WithMemoryAllocator(ctx, meter)
+		var err error
+		if ip.js != nil {
+			err = ip.js.Start(mctx)
+		} else {
+			err = ip.py.Start(mctx)
+		}
+		if err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -100,33 +113,5 @@ func BenchmarkCreatedSkillFirstRun(b *testing.B) {
 //
 //	go test -run '^$' -bench PythonRun -benchtime 200x ./runtime/
 func BenchmarkPythonRun(b *testing.B) {
-	dir := b.TempDir()
-	scriptFixture(b, dir, "small", simple("small", `"parameters":{"name":{"type":"string"},"n":{"type":"integer"}},"permissions":{"env":["A"]}`),
-		map[string]string{"execute.py": "def execute(args, ctx):\n    return {'hello': args['name'], 'n': args['n'] * 2, 'e': ctx.env('A')}\n"})
-	rt := newRuntime(b, Config{SkillDirs: []string{dir}, Policy: &Policy{Env: map[string]string{"A": "a"}}})
-	ctx := context.Background()
-	run := func() {
-		if _, err := rt.Run(ctx, Request{Skill: "small", Args: []byte(`{"name":"x","n":21}`)}); err != nil {
-			b.Fatal(err)
-		}
-	}
-	run()
-	s, err := rt.Skill("small")
-	if err != nil {
-		b.Fatal(err)
-	}
-	ip, err := rt.interps.acquire(ctx, s.lang, s.grant.Limits.MemoryMiB)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer rt.interps.release(ip)
-	floor := func() {
-		meter := newMemoryMeter(uint64(s.grant.Limits.MemoryMiB) << 20)
-		defer meter.release()
-		if err := ip.py.Start(experimental.WithMemoryAllocator(ctx, meter)); err != nil {
-			b.Fatal(err)
-		}
-	}
-	p50 := interleave.Run(b, interleave.Contender{Name: "floor", F: floor}, interleave.Contender{Name: "run", F: run})
-	b.ReportMetric(p50["run"]/p50["floor"], "run/floor")
+	benchScriptRun(b, "execute.py", "def execute(args, ctx):\n    return {'hello': args['name'], 'n': args['n'] * 2, 'e': ctx.env('A')}\n")
 }
