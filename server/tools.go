@@ -19,7 +19,8 @@ import (
 // Skillbox-Warning header for each tool left out ([Server.leftOut]).
 func (s *Server) wellKnown(c echo.Context) error {
 	m := tooldef.WellKnown(s.rt, s.opts.Provider)
-	s.leftOut(c, toolset.OfferSkills, tooldef.FormatWellKnown, len(m.Tools))
+	s.leftOut(c, tooldef.FormatWellKnown, append(tooldef.LeftOut(s.rt, tooldef.FormatWellKnown),
+		tooldef.ListBreaches(tooldef.FormatWellKnown, len(m.Tools))...))
 	return c.JSON(http.StatusOK, m)
 }
 
@@ -41,21 +42,16 @@ func (s *Server) tools(c echo.Context) error {
 		}
 		offer = o
 	}
-	switch f := strings.ToLower(c.QueryParam("format")); f {
-	case "", "openai":
-		list := offer.OpenAI(r)
-		s.leftOut(c, offer, tooldef.FormatOpenAI, len(list))
-		return c.JSON(http.StatusOK, list)
-	case "anthropic":
-		list := offer.Anthropic(r)
-		s.leftOut(c, offer, tooldef.FormatAnthropic, len(list))
-		return c.JSON(http.StatusOK, list)
-	case "mcp":
-		list := offer.MCP(r)
-		return c.JSON(http.StatusOK, mcpTools{Tools: list, Warnings: s.leftOut(c, offer, tooldef.FormatMCP, len(list))})
-	default:
-		return httpError(http.StatusBadRequest, "bad_request", "format %q: use openai, anthropic or mcp", f)
+	f, err := toolset.ParseFormat(c.QueryParam("format"))
+	if err != nil {
+		return httpError(http.StatusBadRequest, "bad_request", "%v", err)
 	}
+	l := offer.List(r, f)
+	warnings := s.leftOut(c, f, l.LeftOut)
+	if f == tooldef.FormatMCP {
+		return c.JSON(http.StatusOK, mcpTools{Tools: l.Tools.([]tooldef.MCPTool), Warnings: warnings})
+	}
+	return c.JSON(http.StatusOK, l.Tools)
 }
 
 // toolCallRequest is a tool call as a model made it. Arguments is a JSON object, or a string
@@ -115,15 +111,10 @@ const warningHeader = "Skillbox-Warning"
 // maxWarningHeaders bounds the header values of one response; the log line has the count.
 const maxWarningHeaders = 20
 
-// leftOut says which of the skills' tools format f left out of a list of n the offer made, and
-// why (tooldef.LeftOut), and whether the whole list breaks a vendor's rule (tooldef.ListBreaches):
-// one warning header each, and a log line. It returns them for a body that has room.
-func (s *Server) leftOut(c echo.Context, offer toolset.Offer, f tooldef.Format, n int) []tooldef.Breach {
-	var breaches []tooldef.Breach
-	if offer.SkillTools() {
-		breaches = tooldef.LeftOut(s.rt, f)
-	}
-	breaches = append(breaches, tooldef.ListBreaches(f, n)...)
+// leftOut says which of the skills' tools format f left out of a list, and why, and whether the
+// whole list breaks a vendor's rule (toolset.Listing's LeftOut): one warning header each, and a
+// log line. It returns them for a body that has room.
+func (s *Server) leftOut(c echo.Context, f tooldef.Format, breaches []tooldef.Breach) []tooldef.Breach {
 	if len(breaches) == 0 {
 		return nil
 	}

@@ -43,3 +43,6 @@ func (b *byteSize) Set(v string) error {
 	*b = byteSize(f * mult)
 	return nil
 }
+
+// Type names the flag's value in the help.
+func (b *byteSize) Type() string { return "size" }

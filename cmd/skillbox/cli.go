@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/skillbox-dev/skillbox/agent/toolset"
@@ -31,7 +32,7 @@ const (
 type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
-	skills         multiFlag
+	skills         []string
 	policy         string
 	json           bool
 	verbose        bool
@@ -40,9 +41,12 @@ type env struct {
 
 	claude bool // --claude-skills
 
-	args string // run --args
-	lang string // new --lang
-	sdk  string // new --sdk
+	args      string // run --args
+	format    string // tools --format
+	arguments string // instructions --arguments
+	raw       bool   // instructions --raw
+	lang      string // new --lang
+	sdk       string // new --sdk
 
 	addr     string // serve
 	keys     string
@@ -58,140 +62,265 @@ type env struct {
 	memoryBudget      byteSize
 	compileMemory     byteSize
 	compileTimeout    time.Duration
-	cors              multiFlag     // --cors-origin
+	cors              []string      // --cors-origin
 	offer             toolset.Offer // serve, mcp: --tools
 	stdinArg          string        // script: --stdin
+
+	// command is the command running, for the hint under a usage error.
+	command string
 
 	// tracer receives the runs' spans (run, serve, mcp; see traces.go); nil traces nothing.
 	tracer trace.TracerProvider
 }
 
+// command is one subcommand: its help, its own flags (stored in the env) and what it does. The
+// command line itself is cobra's: GNU-style flags anywhere on the line, `--` ending them, a help
+// per command with the global flags in their own section, `help <cmd>`, `--version`, shell
+// completion, and suggestions for a mistyped command or flag.
 type command struct {
 	summary string
-	usage   string
-	flags   func(fs *flag.FlagSet, e *env) // command-specific flags, stored in e
-	run     func(ctx context.Context, e *env, args []string) int
+	usage   string // the positional arguments, e.g. "<id> [--args JSON]"
+	// long, when set, is the help's text under the summary; example is the help's Examples.
+	long, example string
+	flags         func(fs *pflag.FlagSet, e *env)
+	// complete, when set, completes the command's positional arguments (skill ids, ...).
+	complete func(ctx context.Context, e *env, args []string, toComplete string) []string
+	run      func(ctx context.Context, e *env, args []string) int
 }
 
 var commands map[string]*command
 
 func init() {
 	commands = map[string]*command{
-		"run":      cmdRun,
-		"list":     cmdList,
-		"show":     cmdShow,
-		"validate": cmdValidate,
-		"version":  cmdVersion,
-		"new":      cmdNew,
-		"build":    cmdBuild,
-		"serve":    cmdServe,
-		"mcp":      cmdMCP,
-		"script":   cmdScript,
+		"run":          cmdRun,
+		"list":         cmdList,
+		"show":         cmdShow,
+		"validate":     cmdValidate,
+		"version":      cmdVersion,
+		"new":          cmdNew,
+		"build":        cmdBuild,
+		"serve":        cmdServe,
+		"mcp":          cmdMCP,
+		"script":       cmdScript,
+		"init":         cmdInit,
+		"tools":        cmdTools,
+		"instructions": cmdInstructions,
 	}
 }
 
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "skillbox: run untrusted skills for AI agents in WebAssembly sandboxes")
-	fmt.Fprintln(w, "\nUsage: skillbox <command> [flags] [args]")
-	fmt.Fprintln(w, "\nCommands:")
+// about is the root command's help text.
+const about = `skillbox: run untrusted skills for AI agents in WebAssembly sandboxes
+
+A skill is a directory with a skill.json (what it does, its parameters, the permissions and limits
+it asks for) and its code, or a SKILL.md of instructions. Skills are found in ./skills unless
+--skills says otherwise; nothing is granted beyond the defaults unless --policy grants it.`
+
+// usageTemplate is cobra's, with the root's usage line written out and the global flags in a
+// section of their own on every command.
+const usageTemplate = `Usage:{{if and .Runnable .HasParent}}
+  {{.UseLine}}{{end}}{{if .HasAvailableSubCommands}}
+  {{.CommandPath}} <command> [flags] [args]{{end}}{{if gt (len .Aliases) 0}}
+
+Aliases:
+  {{.NameAndAliases}}{{end}}{{if .HasExample}}
+
+Examples:
+{{.Example}}{{end}}{{if .HasAvailableSubCommands}}
+
+Commands:{{range .Commands}}{{if (or .IsAvailableCommand (eq .Name "help"))}}
+  {{rpad .Name .NamePadding }} {{.Short}}{{end}}{{end}}{{end}}{{if and .HasParent .HasAvailableLocalFlags}}
+
+Flags:
+{{.LocalFlags.FlagUsages | trimTrailingWhitespaces}}{{end}}{{if not .HasParent}}
+
+Global flags (before or after the command):
+{{.LocalFlags.FlagUsages | trimTrailingWhitespaces}}{{else if .HasAvailableInheritedFlags}}
+
+Global flags:
+{{.InheritedFlags.FlagUsages | trimTrailingWhitespaces}}{{end}}{{if .HasAvailableSubCommands}}
+
+Run '{{.CommandPath}} help <command>' or '{{.CommandPath}} <command> --help' for a command's flags.{{end}}
+`
+
+// run is the whole CLI, in-process: it parses args, runs the command, and returns the exit code.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
+	code := exitOK
+	root := newRoot(e, &code)
+	root.SetArgs(args)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err != nil {
+		usageError(stderr, cmd, err)
+		return exitUsage
+	}
+	return code
+}
+
+// newRoot builds the command tree over e; a command's exit code is stored in *code.
+func newRoot(e *env, code *int) *cobra.Command {
+	root := &cobra.Command{
+		Use:     "skillbox",
+		Short:   "run untrusted skills for AI agents in WebAssembly sandboxes",
+		Long:    about,
+		Version: moduleVersion(),
+		// Errors are printed once, by run, short and with a hint, not followed by the whole help.
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			// No command: the help, as an error (a script that forgot its command fails).
+			cmd.SetOut(e.stderr)
+			_ = cmd.Help()
+			*code = exitUsage
+			return nil
+		},
+	}
+	// Before the completion command is made: it keeps the writer it finds then.
+	root.SetIn(e.stdin)
+	root.SetOut(e.stdout)
+	root.SetErr(e.stderr)
+	root.SetVersionTemplate("skillbox {{.Version}}\n")
+	root.SetUsageTemplate(usageTemplate)
+	root.Flags().Bool("version", false, "print skillbox's version")
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return &flagError{err: err, cmd: cmd} })
+	e.globalFlags(root.PersistentFlags())
+	for _, name := range commandNames() {
+		c := commands[name]
+		cc := &cobra.Command{
+			Use:     strings.TrimSpace(name + " " + c.usage),
+			Short:   c.summary,
+			Long:    c.long,
+			Example: c.example,
+			// Each command checks its own positional arguments, with a message that shows how.
+			Args: cobra.ArbitraryArgs,
+			RunE: func(cmd *cobra.Command, args []string) error {
+				e.command = name
+				*code = c.run(cmd.Context(), e, args)
+				return nil
+			},
+		}
+		if c.long == "" {
+			cc.Long = c.summary
+		}
+		if c.flags != nil {
+			c.flags(cc.Flags(), e)
+		}
+		if c.complete != nil {
+			cc.ValidArgsFunction = func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+				return c.complete(cmd.Context(), e, args, toComplete), cobra.ShellCompDirectiveNoFileComp
+			}
+		}
+		root.AddCommand(cc)
+	}
+	// cobra's own commands, made now to word their summaries as ours are.
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		switch c.Name() {
+		case "help":
+			c.Short = "print the help of a command: skillbox help run"
+		case "completion":
+			c.Short = "print the shell completion script for bash, zsh, fish or powershell"
+		}
+	}
+	return root
+}
+
+func commandNames() []string {
 	names := make([]string, 0, len(commands))
 	for n := range commands {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-9s %s\n", n, commands[n].summary)
-	}
-	fmt.Fprintln(w, "\nGlobal flags (before or after the command):")
-	fmt.Fprintln(w, "  --skills DIR    a skills directory; repeat for more, the first wins a clash (default ./skills)")
-	fmt.Fprintln(w, "  --policy FILE   the operator policy (YAML); without it nothing is granted but default limits")
-	fmt.Fprintln(w, "  --json          machine-readable output")
-	fmt.Fprintln(w, "  --cache-dir DIR where compiled modules are cached: yours, mode 0700 (default: in the user cache directory)")
-	fmt.Fprintln(w, "  -v              log what the runtime does to stderr")
-	fmt.Fprintln(w, "\nRun 'skillbox <command> -h' for a command's flags.")
+	return names
 }
 
-func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
-
-	global := flag.NewFlagSet("skillbox", flag.ContinueOnError)
-	global.SetOutput(io.Discard)
-	e.globalFlags(global)
-	if err := global.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			usage(stdout)
-			return exitOK
-		}
-		fmt.Fprintf(stderr, "skillbox: %v\n", err)
-		usage(stderr)
-		return exitUsage
-	}
-	rest := global.Args()
-	if len(rest) == 0 {
-		usage(stderr)
-		return exitUsage
-	}
-	if rest[0] == "help" {
-		usage(stdout)
-		return exitOK
-	}
-	cmd, ok := commands[rest[0]]
-	if !ok {
-		fmt.Fprintf(stderr, "skillbox: unknown command %q\n\n", rest[0])
-		usage(stderr)
-		return exitUsage
-	}
-	fs := flag.NewFlagSet("skillbox "+rest[0], flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	e.globalFlags(fs)
-	if cmd.flags != nil {
-		cmd.flags(fs, e)
-	}
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: skillbox %s %s\n\n%s\n\nFlags:\n", rest[0], cmd.usage, cmd.summary)
-		fs.PrintDefaults()
-	}
-	positional, err := parseInterleaved(fs, rest[1:])
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
-	}
-	return cmd.run(ctx, e, positional)
+// flagError is a flag the command line got wrong, with the command it was given to.
+type flagError struct {
+	err error
+	cmd *cobra.Command
 }
 
-func (e *env) globalFlags(fs *flag.FlagSet) {
-	fs.Var(&e.skills, "skills", "a skills `DIR`ectory (repeatable; default ./skills)")
-	fs.StringVar(&e.policy, "policy", e.policy, "the operator policy `FILE` (YAML)")
-	fs.BoolVar(&e.json, "json", e.json, "machine-readable output")
-	fs.BoolVar(&e.verbose, "v", e.verbose, "log the runtime's work to stderr")
-	fs.StringVar(&e.cacheDir, "cache-dir", e.cacheDir, "compilation cache `DIR`")
-	fs.StringVar(&e.engine, "engine", e.engine, "what runs modules: native (the default) or extism (Extism's go-sdk, the reference)")
-	fs.BoolVar(&e.claude, "claude-skills", e.claude, "also discover skills in ./.claude/skills and ~/.claude/skills (after --skills)")
+func (f *flagError) Error() string { return f.err.Error() }
+func (f *flagError) Unwrap() error { return f.err }
+
+// usageError prints a command line's mistake in a few lines: the error, the nearest flag when
+// one was mistyped, and where the help is. Never the whole help: it would bury the mistake.
+func usageError(w io.Writer, cmd *cobra.Command, err error) {
+	path := "skillbox"
+	if cmd != nil {
+		path = cmd.CommandPath()
+	}
+	msg := err.Error()
+	var fe *flagError
+	if errors.As(err, &fe) {
+		path = fe.cmd.CommandPath()
+		if name, ok := strings.CutPrefix(msg, "unknown flag: --"); ok {
+			if near := nearestFlag(fe.cmd, name); near != "" {
+				msg += " (did you mean --" + near + "?)"
+			}
+		} else if _, word, ok := strings.Cut(msg, "' in -"); ok && strings.HasPrefix(msg, "unknown shorthand flag") {
+			// -json: the flag package's spelling; here long flags take two dashes.
+			if near := nearestFlag(fe.cmd, word); near != "" {
+				msg += " (long flags take two dashes: --" + near + ")"
+			}
+		}
+	}
+	// cobra's unknown command carries its suggestions on lines of their own: keep them.
+	msg = strings.TrimRight(msg, "\n")
+	fmt.Fprintf(w, "%s: %s\nRun '%s --help' for usage.\n", path, msg, path)
 }
 
-// parseInterleaved lets flags follow positional arguments (skillbox run hello --args '{}'), which
-// the flag package alone stops at.
-func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
-	var positional []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
+// nearestFlag is the flag of cmd (its own or a global one) nearest to the mistyped name, or "".
+func nearestFlag(cmd *cobra.Command, name string) string {
+	best, bestD := "", 3 // more than two edits away is no suggestion
+	visit := func(f *pflag.Flag) {
+		if f.Hidden {
+			return
 		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return positional, nil
+		d := editDistance(name, f.Name)
+		if strings.HasPrefix(f.Name, name) {
+			d = min(d, 1) // --arg for --args
 		}
-		// flag.Parse consumes a "--" that ends the flags: everything after it is positional.
-		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
-			return append(positional, rest...), nil
+		if d < bestD {
+			best, bestD = f.Name, d
 		}
-		positional = append(positional, rest[0])
-		args = rest[1:]
 	}
+	cmd.Flags().VisitAll(visit)
+	cmd.InheritedFlags().VisitAll(visit)
+	return best
+}
+
+// editDistance is the Levenshtein distance of two short strings.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
+func (e *env) globalFlags(fs *pflag.FlagSet) {
+	fs.StringArrayVar(&e.skills, "skills", nil, "look for skills in `DIR`; repeat for more, the first wins a clash (default ./skills)")
+	fs.StringVar(&e.policy, "policy", "", "the operator policy, a YAML `FILE`; without it nothing is granted but default limits")
+	fs.BoolVar(&e.json, "json", false, "machine-readable output")
+	fs.BoolVarP(&e.verbose, "verbose", "v", false, "log what the runtime does to stderr")
+	fs.StringVar(&e.cacheDir, "cache-dir", "", "cache compiled modules in `DIR` (yours, mode 0700; default: in the user cache directory)")
+	fs.StringVar(&e.engine, "engine", "", "run modules with `ENGINE`: native (the default) or extism (Extism's go-sdk, the reference)")
+	fs.BoolVar(&e.claude, "claude-skills", false, "also discover skills in ./.claude/skills and ~/.claude/skills (after --skills)")
 }
 
 // runtime builds the Runtime the global flags describe.
@@ -232,16 +361,11 @@ func (e *env) runtimeFor(ctx context.Context, dirs []string) (*runtime.Runtime, 
 func (e *env) fail(code int, format string, args ...any) int {
 	msg := fmt.Sprintf(format, args...)
 	fmt.Fprintf(e.stderr, "skillbox: %s\n", clean(msg))
+	if code == exitUsage && e.command != "" {
+		fmt.Fprintf(e.stderr, "Run 'skillbox %s --help' for usage.\n", e.command)
+	}
 	if e.json {
 		_ = writeJSON(e.stdout, map[string]string{"error": msg})
 	}
 	return code
-}
-
-type multiFlag []string
-
-func (m *multiFlag) String() string { return strings.Join(*m, ",") }
-func (m *multiFlag) Set(v string) error {
-	*m = append(*m, v)
-	return nil
 }

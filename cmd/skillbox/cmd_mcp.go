@@ -3,8 +3,8 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
+	"github.com/spf13/pflag"
 	"io"
 	"log/slog"
 	"os/signal"
@@ -16,7 +16,7 @@ import (
 var cmdMCP = &command{
 	summary: "serve the skills to an MCP client over stdio: tools, SKILL.md resources, prompts",
 	usage:   "[--watch] [--tools all|skills|disclosure]",
-	flags: func(fs *flag.FlagSet, e *env) {
+	flags: func(fs *pflag.FlagSet, e *env) {
 		fs.BoolVar(&e.watch, "watch", false, "reload skills when their files change, and tell the client")
 		admissionFlags(fs, e)
 		toolsFlag(fs, e)

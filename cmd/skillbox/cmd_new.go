@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
+	"github.com/spf13/pflag"
 	"path/filepath"
 	"strings"
 
@@ -13,8 +13,8 @@ import (
 var cmdNew = &command{
 	summary: "create a skill that builds and runs as is: manifest, source, SKILL.md, example input",
 	usage:   "<id> --lang go|tinygo|rust|assemblyscript|c|python|javascript|typescript [--sdk DIR]",
-	flags: func(fs *flag.FlagSet, e *env) {
-		fs.StringVar(&e.lang, "lang", "go", "the source language: "+strings.Join(languageNames(), ", "))
+	flags: func(fs *pflag.FlagSet, e *env) {
+		fs.StringVar(&e.lang, "lang", "go", "the source `LANGUAGE`: "+strings.Join(languageNames(), ", "))
 		fs.StringVar(&e.sdk, "sdk", "", "the language's Skillbox SDK `DIR` (default: sdk/<lang> found above the skills directory)")
 	},
 	run: func(ctx context.Context, e *env, pos []string) int {

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
+	"github.com/spf13/pflag"
 	"io"
 	"os"
 	"strings"
@@ -19,8 +19,8 @@ const maxArgsBytes = 16 << 20
 var cmdRun = &command{
 	summary: "run a skill and print its result",
 	usage:   "<id> [--args JSON | --args @FILE | --args -]",
-	flags: func(fs *flag.FlagSet, e *env) {
-		fs.StringVar(&e.args, "args", "{}", "the arguments: a JSON object, @FILE to read it from a file, or - for stdin")
+	flags: func(fs *pflag.FlagSet, e *env) {
+		fs.StringVar(&e.args, "args", "{}", "the arguments: a `JSON` object, @FILE to read it from a file, or - for stdin")
 	},
 	run: func(ctx context.Context, e *env, pos []string) int {
 		if len(pos) != 1 {

@@ -3,8 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
+	"github.com/spf13/pflag"
 	"strings"
 
 	"github.com/skillbox-dev/skillbox/runtime"
@@ -17,8 +17,8 @@ const maxProgramExit = 255
 var cmdScript = &command{
 	summary: "run a program from a skill's scripts/ directory in the sandbox, with arguments and stdin",
 	usage:   "<skill> <script> [args...] [--stdin TEXT | --stdin @FILE | --stdin -]  (put -- before args that start with -; exits with the program's exit code)",
-	flags: func(fs *flag.FlagSet, e *env) {
-		fs.StringVar(&e.stdinArg, "stdin", "", "the program's standard input: text, @FILE to read it from a file, or - for this process's stdin (default: none)")
+	flags: func(fs *pflag.FlagSet, e *env) {
+		fs.StringVar(&e.stdinArg, "stdin", "", "the program's standard input: `TEXT`, @FILE to read it from a file, or - for this process's stdin (default: none)")
 	},
 	run: func(ctx context.Context, e *env, pos []string) int {
 		if len(pos) < 2 {

@@ -3,8 +3,8 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
+	"github.com/spf13/pflag"
 	"log/slog"
 	"net"
 	"net/http"
@@ -22,14 +22,14 @@ import (
 var cmdServe = &command{
 	summary: "serve the skills over HTTP: list, run (JSON or SSE), tool manifests, management, metrics",
 	usage:   "[--addr 127.0.0.1:8080] [--keys FILE] [--insecure] [--watch] [--cors-origin ORIGIN]... [--tools all|skills|disclosure]",
-	flags: func(fs *flag.FlagSet, e *env) {
+	flags: func(fs *pflag.FlagSet, e *env) {
 		fs.StringVar(&e.addr, "addr", "127.0.0.1:8080", "listen `address`")
 		fs.StringVar(&e.keys, "keys", "", "API keys `FILE` (YAML list of {name, key, role}; key may be env:VAR)")
 		fs.BoolVar(&e.insecure, "insecure", false, "allow a non-loopback address without API keys (requests must still be addressed to a loopback name, e.g. through a port forward)")
 		fs.BoolVar(&e.watch, "watch", false, "reload skills when their files change")
 		admissionFlags(fs, e)
 		toolsFlag(fs, e)
-		fs.Var(&e.cors, "cors-origin", "let web pages from `ORIGIN` (scheme://host[:port], exact) call the API from a browser; repeatable. Off by default: pages from other origins may not run or change anything")
+		fs.StringArrayVar(&e.cors, "cors-origin", nil, "let web pages from `ORIGIN` (scheme://host[:port], exact) call the API from a browser; repeatable. Off by default: pages from other origins may not run or change anything")
 	},
 	run: func(ctx context.Context, e *env, pos []string) int {
 		if len(pos) != 0 {
@@ -106,7 +106,7 @@ var cmdServe = &command{
 
 // admissionFlags are the flags of the long-running commands that bound what runs at once.
 // toolsFlag is --tools of serve and mcp: which tools a client is offered ([toolset.Offer]).
-func toolsFlag(fs *flag.FlagSet, e *env) {
+func toolsFlag(fs *pflag.FlagSet, e *env) {
 	e.offer = toolset.OfferAll
 	fs.Func("tools", "which tools clients are offered: `all` (a tool per executable skill, then list_skills, load_skill, read_skill_resource and run_skill, through which clients that load only tools reach instruction skills; the default), skills (the skills' tools only) or disclosure (those four only, for a catalog too large to send a tool per skill)", func(v string) error {
 		o, err := toolset.ParseOffer(v)
@@ -115,7 +115,7 @@ func toolsFlag(fs *flag.FlagSet, e *env) {
 	})
 }
 
-func admissionFlags(fs *flag.FlagSet, e *env) {
+func admissionFlags(fs *pflag.FlagSet, e *env) {
 	fs.IntVar(&e.maxRuns, "max-runs", 0, "how many runs execute at once (default 16)")
 	fs.IntVar(&e.maxQueue, "max-queue", 0, "how many runs may wait for room; more are refused busy (default 64)")
 	fs.Var(&e.memoryBudget, "memory-budget", "what all runs, compilations and compiled modules may hold at once, such as 2GiB (default: half the machine's memory)")

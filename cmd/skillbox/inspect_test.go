@@ -13,18 +13,34 @@ import (
 )
 
 func TestUsage(t *testing.T) {
-	header := "Usage: skillbox <command> [flags] [args]"
+	header := "skillbox <command> [flags] [args]"
+	short := func(stderr ...string) expect {
+		// A mistake is a few lines, never the whole help.
+		return expect{code: exitUsage, emptyStdout: true, stderr: stderr, notStderr: []string{"Global flags", "Commands:"}}
+	}
 	runCases(t, []cliCase{
 		{name: "no arguments", when: nil, expect: expect{code: exitUsage, emptyStdout: true, stderr: []string{header, "Commands:"}}},
 		{name: "only global flags", when: []string{"--json"}, expect: expect{code: exitUsage, emptyStdout: true, stderr: []string{header}}},
-		{name: "unknown command", when: []string{"frob"}, expect: expect{code: exitUsage, emptyStdout: true, stderr: []string{`unknown command "frob"`, header}}},
-		{name: "unknown command after flags", when: []string{"--skills", "$SKILLS", "lst", "--json"}, expect: expect{code: exitUsage, emptyStdout: true, stderr: []string{`unknown command "lst"`, header}}},
-		{name: "unknown global flag", when: []string{"--frob", "list"}, expect: expect{code: exitUsage, emptyStdout: true, stderr: []string{"flag provided but not defined: -frob", header}}},
-		{name: "help", when: []string{"help"}, expect: expect{code: exitOK, stdout: []string{header, "Global flags", "validate"}}},
+		{name: "unknown command", when: []string{"frob"}, expect: short(`unknown command "frob"`, "Run 'skillbox --help' for usage.")},
+		{name: "mistyped command", when: []string{"--skills", "$SKILLS", "lst", "--json"}, expect: short(`unknown command "lst"`, "Did you mean this?\n\tlist")},
+		{name: "unknown global flag", when: []string{"--frob", "list"}, expect: short("skillbox: unknown flag: --frob\n")},
+		{name: "mistyped flag", when: []string{"run", "hello", "--arg", "{}"}, expect: short("skillbox run: unknown flag: --arg (did you mean --args?)", "Run 'skillbox run --help' for usage.")},
+		{name: "mistyped global flag", when: []string{"list", "--skill", "x"}, expect: short("unknown flag: --skill (did you mean --skills?)")},
+		{name: "single-dash long flag", when: []string{"run", "-json", "hello"}, expect: short("long flags take two dashes: --json")},
+		{name: "a usage error names the help", when: []string{"run"}, expect: short("run takes one skill id", "Run 'skillbox run --help' for usage.")},
+		{name: "bad flag value", when: []string{"serve", "--max-runs", "many"}, expect: short(`invalid argument "many" for "--max-runs"`)},
+		{name: "help", when: []string{"help"}, expect: expect{code: exitOK, stdout: []string{header, "Global flags", "validate", "instructions", "completion"}}},
 		{name: "-h", when: []string{"-h"}, expect: expect{code: exitOK, stdout: []string{header, "--skills DIR"}}},
 		{name: "--help", when: []string{"--help"}, expect: expect{code: exitOK, stdout: []string{header}}},
-		{name: "run -h", when: []string{"run", "-h"}, expect: expect{code: exitOK, emptyStdout: true, stderr: []string{"Usage: skillbox run <id>", "-args"}}},
-		{name: "show --help", when: []string{"show", "--help"}, expect: expect{code: exitOK, stderr: []string{"Usage: skillbox show <id>"}}},
+		{name: "--version", when: []string{"--version"}, expect: expect{code: exitOK, stdout: []string{"skillbox "}}},
+		// A command's help: its flags, then the global ones in a section of their own.
+		{name: "run -h", when: []string{"run", "-h"}, expect: expect{code: exitOK, stdout: []string{"skillbox run <id>", "Flags:\n      --args JSON", "Global flags:\n", "--skills DIR"}}},
+		{name: "help run", when: []string{"help", "run"}, expect: expect{code: exitOK, stdout: []string{"skillbox run <id>", "--args JSON"}}},
+		{name: "show --help", when: []string{"show", "--help"}, expect: expect{code: exitOK, stdout: []string{"skillbox show <id>"}}},
+		{name: "help of a command without flags of its own", when: []string{"help", "list"}, expect: expect{code: exitOK, stdout: []string{"Flags:\n  -h, --help", "Global flags:"}}},
+		{name: "bash completion", when: []string{"completion", "bash"}, expect: expect{code: exitOK, stdout: []string{"bash completion", "__skillbox"}}},
+		{name: "zsh completion", when: []string{"completion", "zsh"}, expect: expect{code: exitOK, stdout: []string{"#compdef skillbox"}}},
+		{name: "fish completion", when: []string{"completion", "fish"}, expect: expect{code: exitOK, stdout: []string{"complete -c skillbox"}}},
 	})
 }
 

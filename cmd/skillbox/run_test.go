@@ -133,9 +133,10 @@ func TestRunArgsAndUsageErrors(t *testing.T) {
 		{name: "two ids", when: []string{"--skills", "$SKILLS", "run", "hello", "word-count"}, expect: usageErr("run takes one skill id")},
 		{name: "two ids around a flag", when: []string{"--skills", "$SKILLS", "run", "hello", "--json", "word-count"},
 			expect: expect{code: exitUsage, stdout: []string{`"error": "run takes one skill id`}, stderr: []string{"run takes one skill id"}}},
-		{name: "args without a value", when: []string{"--skills", "$SKILLS", "run", "hello", "--args"}, expect: usageErr("flag needs an argument: -args", "Usage: skillbox run <id>")},
-		{name: "unknown run flag", when: []string{"--skills", "$SKILLS", "run", "--argz", "{}", "hello"}, expect: usageErr("flag provided but not defined: -argz", "Usage: skillbox run <id>")},
-		{name: "run flag before the command", when: []string{"--args", "{}", "run", "hello"}, expect: usageErr("flag provided but not defined: -args", "Usage: skillbox <command>")},
+		{name: "args without a value", when: []string{"--skills", "$SKILLS", "run", "hello", "--args"}, expect: usageErr("skillbox run: flag needs an argument: --args", "Run 'skillbox run --help'")},
+		{name: "unknown run flag", when: []string{"--skills", "$SKILLS", "run", "--argz", "{}", "hello"}, expect: usageErr("unknown flag: --argz (did you mean --args?)", "Run 'skillbox run --help'")},
+		// A command's flags may come before its name, as a global's may come after it.
+		{name: "run flag before the command", when: []string{"--args", `{"name":"Ada"}`, "--skills", "$SKILLS", "run", "hello"}, expect: expect{code: exitOK, stdout: []string{"Ada"}}},
 	})
 }
 
@@ -375,7 +376,8 @@ func TestFlagOrdering(t *testing.T) {
 		{[]string{"run", "hello", "--json", "--skills", "$DIR", "--args", "{}"}, "", asJSON, ""},
 		{[]string{"run", "--json", "--args", "{}", "--skills", "$DIR", "hello"}, "", asJSON, ""},
 		{[]string{"run", "hello", "--args={}", "--skills=$DIR", "--json"}, "", asJSON, ""},
-		{[]string{"run", "-json", "-skills", "$DIR", "hello", "-args", "{}"}, "", asJSON, ""},
+		{[]string{"run", "--json", "--skills", "$DIR", "hello", "--args", "{}"}, "", asJSON, ""},
+		{[]string{"run", "-v", "--json", "--skills", "$DIR", "hello"}, "", asJSON, ""},
 		{[]string{"run", "--json=true", "--skills", "$DIR", "hello"}, "", asJSON, ""},
 		{[]string{"--json", "run", "hello", "--skills", "$DIR"}, "", asJSON, ""},
 		{[]string{"run", "--skills", "$DIR", "--json", "--", "hello"}, "", asJSON, ""},
@@ -395,8 +397,8 @@ func TestFlagOrdering(t *testing.T) {
 		{[]string{"--skills", "$DIR", "run", "--", "hello", "--json"}, "", expect{code: exitUsage, emptyStdout: true, stderr: []string{"run takes one skill id"}}, ""},
 		// the value of --args is taken as is, even when it looks like a flag
 		{[]string{"run", "--skills", "$DIR", "hello", "--args", "--json"}, "", expect{code: exitFailed, stderr: []string{"invalid_args", "not valid JSON"}}, ""},
-		{[]string{"run", "--skills", "$DIR", "hello", "--jsn"}, "", expect{code: exitUsage, emptyStdout: true, stderr: []string{"flag provided but not defined: -jsn"}}, ""},
-		{[]string{"run", "--skills", "$DIR", "hello", "--json=maybe"}, "", expect{code: exitUsage, emptyStdout: true, stderr: []string{"invalid boolean value"}}, ""},
+		{[]string{"run", "--skills", "$DIR", "hello", "--jsn"}, "", expect{code: exitUsage, emptyStdout: true, stderr: []string{"unknown flag: --jsn (did you mean --json?)"}}, ""},
+		{[]string{"run", "--skills", "$DIR", "hello", "--json=maybe"}, "", expect{code: exitUsage, emptyStdout: true, stderr: []string{`invalid argument "maybe" for "--json"`}}, ""},
 	}
 	var table []cliCase
 	for _, c := range cases {
