@@ -99,7 +99,13 @@ func (rt *Runtime) compileCheck(ctx context.Context, s *Skill) error {
 		defer cache.Close(ctx)
 		rc = rc.WithCompilationCache(cache)
 	}
+	done := compileProgress(rt.engine.onCompile, CompileEvent{What: "skill " + s.id, Skill: s.id, Bytes: len(src.wasm)})
 	release, err := rt.engine.admitCompile(ctx, s, pages, src)
+	if err != nil {
+		done(err)
+	} else {
+		defer func() { done(nil) }()
+	}
 	var ce *CompileError
 	switch {
 	case errors.As(err, &ce):

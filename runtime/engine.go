@@ -32,6 +32,8 @@ type engine struct {
 	// isolate compiles each module in a child process first (see compilechild.go): the process
 	// then only loads the compiled code from the cache.
 	isolate bool
+	// onCompile is Config.OnCompile.
+	onCompile func(CompileEvent)
 
 	hits, compiles, evictions atomic.Int64 // acquires served by a compiled module, compilations, evictions
 	childCompiles             atomic.Int64 // compilations made in a child process
@@ -136,12 +138,16 @@ func (e *engine) admittedCompile(ctx context.Context, s *Skill, pages uint32) (*
 	if err != nil {
 		return nil, err
 	}
+	done := compileProgress(e.onCompile, CompileEvent{What: "skill " + s.id, Skill: s.id, Bytes: len(src.wasm)})
 	release, err := e.admitCompile(ctx, s, pages, src)
 	if err != nil {
+		done(err)
 		return nil, fmt.Errorf("compile %s: %w", s.id, err)
 	}
 	defer release()
-	return e.compile(ctx, s, pages, src)
+	c, err := e.compile(ctx, s, pages, src)
+	done(err)
+	return c, err
 }
 
 // admitCompile admits a compilation of s — a compile slot, and its charge in the budget — and,

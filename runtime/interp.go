@@ -25,6 +25,8 @@ type interpreters struct {
 	logger    *slog.Logger
 	cacheDir  string
 	admission *admission
+	// onCompile is Config.OnCompile.
+	onCompile func(CompileEvent)
 
 	compiles, evictions atomic.Int64
 
@@ -148,6 +150,8 @@ func (e *interpreters) compile(ctx context.Context, key interpKey, c *interp) er
 	var js *quickjs.Compiled
 	var py *cpython.Compiled
 	warm := int64(quickjsWarm)
+	done := compileProgress(e.onCompile, CompileEvent{What: interpreterName(key.engine)})
+	defer func() { done(err) }()
 	if key.engine == "cpython" {
 		py, err = cpython.Compile(ctx, rc)
 		warm = cpythonWarm

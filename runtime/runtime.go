@@ -76,6 +76,10 @@ type Config struct {
 	// The runtime never sets or reads the process-wide provider (otel.SetTracerProvider): an
 	// embedder passes the one it means.
 	TracerProvider trace.TracerProvider
+	// OnCompile, when set, is told when a compilation starts and ends (a skill's module, an
+	// interpreter), from the goroutine that compiles: it must be quick and safe for concurrent
+	// use. The CLI shows progress on a terminal with it.
+	OnCompile func(CompileEvent)
 }
 
 // Runtime holds the skill registry and the compiled modules. It is safe for concurrent use.
@@ -355,6 +359,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		rt.cacheDir, rt.privateCache = dir, dir
 	}
 	rt.engine = newEngine(cfg.Engine, logger, rt.cacheDir)
+	rt.engine.onCompile = cfg.OnCompile
 	rt.engine.isolate = childCapable.Load()
 	rt.engine.warmInstances = max(cfg.WarmInstances, 0)
 	if !rt.engine.isolate {
@@ -366,6 +371,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	})
 	rt.engine.admission = rt.admission
 	rt.interps = newInterpreters(logger, rt.cacheDir, rt.admission)
+	rt.interps.onCompile = cfg.OnCompile
 	rt.bytecode = newBytecodes(maxBytecodeBytes)
 	if rt.privateCache == "" {
 		rt.index = rt.openIndex() // index.go: beside the compilation cache, under the same rules

@@ -345,6 +345,9 @@ func (e *env) runtime(ctx context.Context) (*runtime.Runtime, error) {
 func (e *env) runtimeFor(ctx context.Context, dirs []string) (*runtime.Runtime, error) {
 	cfg := runtime.Config{SkillDirs: dirs, CacheDir: e.cacheDir, Engine: runtime.Engine(e.engine), WarmInstances: e.warmInstances,
 		NoBackgroundCheck: !e.serving, TracerProvider: e.tracer}
+	if !e.serving && isTerminal(e.stderr) {
+		cfg.OnCompile = newProgress(e.stderr).event
+	}
 	if e.verbose {
 		cfg.Logger = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
