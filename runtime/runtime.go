@@ -80,6 +80,9 @@ type Config struct {
 	// interpreter), from the goroutine that compiles: it must be quick and safe for concurrent
 	// use. The CLI shows progress on a terminal with it.
 	OnCompile func(CompileEvent)
+	// OnReload, when set, is told what each reload changed (Reload, SetPolicy, a change Watch
+	// saw), after the new skills are in place: `skillbox serve --watch` logs it.
+	OnReload func(Reloaded)
 }
 
 // Runtime holds the skill registry and the compiled modules. It is safe for concurrent use.
@@ -245,7 +248,7 @@ func (rt *Runtime) rescan() *registry {
 	}
 	rt.indexOnce.Do(rt.loadIndex) // a scan adopts what the index knows
 	r := scan(rt.cfg.SkillDirs, rt.policy.Load(), rt.checks, rt.logger)
-	rt.reg.Store(r)
+	old := rt.reg.Swap(r)
 	rt.singlesMu.Lock()
 	rt.singles = nil // the registry answers from now on
 	rt.singlesMu.Unlock()
@@ -261,7 +264,21 @@ func (rt *Runtime) rescan() *registry {
 	}
 	rt.engine.retain(keep)
 	rt.background.wake()
+	if old != nil {
+		rt.reloaded(diffRegistries(old, r))
+	}
 	return r
+}
+
+// reloaded logs what a reload changed and tells Config.OnReload.
+func (rt *Runtime) reloaded(d Reloaded) {
+	rt.logger.Info("skills reloaded", "count", d.Count, "added", d.Added, "changed", d.Changed, "removed", d.Removed)
+	for _, b := range d.Broken {
+		rt.logger.Warn("reloaded skill is broken", "skill", b.ID, "err", b.Reason)
+	}
+	if rt.cfg.OnReload != nil {
+		rt.cfg.OnReload(d)
+	}
 }
 
 // onCheck is told of every check of a skill of this runtime (see checks): a skill of the current
@@ -412,8 +429,7 @@ func (rt *Runtime) Reload(ctx context.Context) error {
 	}
 	rt.reloadMu.Lock()
 	defer rt.reloadMu.Unlock()
-	r := rt.rescan()
-	rt.logger.Info("skills reloaded", "count", len(r.order))
+	rt.rescan()
 	return ctx.Err()
 }
 
@@ -423,8 +439,8 @@ func (rt *Runtime) SetPolicy(ctx context.Context, p *Policy) error {
 	rt.reloadMu.Lock()
 	defer rt.reloadMu.Unlock()
 	rt.policy.Store(p.clone())
-	r := rt.rescan()
-	rt.logger.Info("policy replaced; skills reloaded", "count", len(r.order))
+	rt.rescan()
+	rt.logger.Info("policy replaced")
 	return ctx.Err()
 }
 

@@ -69,6 +69,9 @@ type env struct {
 	// command is the command running, for the hint under a usage error.
 	command string
 
+	// onReload is told what each reload changed (serve logs it).
+	onReload func(runtime.Reloaded)
+
 	// tracer receives the runs' spans (run, serve, mcp; see traces.go); nil traces nothing.
 	tracer trace.TracerProvider
 }
@@ -344,7 +347,7 @@ func (e *env) runtime(ctx context.Context) (*runtime.Runtime, error) {
 // runtimeFor builds a Runtime over dirs with the global flags' policy and cache.
 func (e *env) runtimeFor(ctx context.Context, dirs []string) (*runtime.Runtime, error) {
 	cfg := runtime.Config{SkillDirs: dirs, CacheDir: e.cacheDir, Engine: runtime.Engine(e.engine), WarmInstances: e.warmInstances,
-		NoBackgroundCheck: !e.serving, TracerProvider: e.tracer}
+		NoBackgroundCheck: !e.serving, TracerProvider: e.tracer, OnReload: e.onReload}
 	if !e.serving && isTerminal(e.stderr) {
 		cfg.OnCompile = newProgress(e.stderr).event
 	}

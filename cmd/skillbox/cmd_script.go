@@ -20,6 +20,7 @@ var cmdScript = &command{
 	flags: func(fs *pflag.FlagSet, e *env) {
 		fs.StringVar(&e.stdinArg, "stdin", "", "the program's standard input: `TEXT`, @FILE to read it from a file, or - for this process's stdin (default: none)")
 	},
+	complete: completeSkillIDs,
 	run: func(ctx context.Context, e *env, pos []string) int {
 		if len(pos) < 2 {
 			return e.fail(exitUsage, "script takes a skill id and a program, e.g. skillbox script pdf extract.py report.pdf")

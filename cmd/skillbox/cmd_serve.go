@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
 	"time"
 
@@ -59,13 +60,14 @@ var cmdServe = &command{
 			return e.fail(exitUsage, "%v", err)
 		}
 		defer stopTracing() // after Close: the last runs' spans are sent before the process exits
+		logger := slog.New(slog.NewTextHandler(e.stderr, nil))
+		e.onReload = func(d runtime.Reloaded) { logReload(logger, d) }
 		rt, err := e.runtime(ctx)
 		if err != nil {
 			return e.fail(exitFailed, "%v", err)
 		}
 		defer rt.Close(context.Background())
 		limitGoHeap(rt)
-		logger := slog.New(slog.NewTextHandler(e.stderr, nil))
 		srv, err := server.New(rt, server.Options{Keys: keys, Logger: logger, CORSOrigins: e.cors, Offer: e.offer})
 		if err != nil {
 			return e.fail(exitUsage, "%v", err)
@@ -154,6 +156,20 @@ func reloadOnHangup(ctx context.Context, rt *runtime.Runtime, logger *slog.Logge
 			}
 			logger.Info("reloaded the policy and skills on SIGHUP")
 		}
+	}
+}
+
+// logReload logs what a reload (--watch, SIGHUP, POST /v1/reload) changed: an operator editing a
+// skill sees the edit picked up, or why the skill is now broken.
+func logReload(logger *slog.Logger, d runtime.Reloaded) {
+	if d.Empty() {
+		logger.Info("skills reloaded: nothing changed", "count", d.Count)
+	} else {
+		logger.Info("skills reloaded", "count", d.Count, "added", strings.Join(d.Added, ","),
+			"changed", strings.Join(d.Changed, ","), "removed", strings.Join(d.Removed, ","))
+	}
+	for _, b := range d.Broken {
+		logger.Warn("skill is broken: listed with its error, not run", "skill", b.ID, "err", b.Reason)
 	}
 }
 

@@ -37,6 +37,7 @@ type skillDetail struct {
 var cmdShow = &command{
 	summary: "show a skill: manifest, argument schema, requested vs granted permissions and limits",
 	usage:   "<id>",
+	complete: completeSkillIDs,
 	run: func(ctx context.Context, e *env, pos []string) int {
 		if len(pos) != 1 {
 			return e.fail(exitUsage, "show takes one skill id")

@@ -133,3 +133,12 @@ func TestInstructions(t *testing.T) {
 			expect: expect{code: exitUsage, emptyStdout: true, stderr: []string{"instructions takes one skill id"}}},
 	})
 }
+
+// TestCompleteSkillIDs: the shell completes a skill id from the skills directories.
+func TestCompleteSkillIDs(t *testing.T) {
+	runCases(t, []cliCase{
+		{name: "run", when: []string{"__complete", "--skills", "$SKILLS", "run", "wo"}, expect: expect{code: exitOK, stdout: []string{"word-count\n", "hello\n", ":4\n"}}},
+		{name: "second argument", when: []string{"__complete", "--skills", "$SKILLS", "show", "hello", ""}, expect: expect{code: exitOK, notStdout: []string{"word-count"}}},
+		{name: "flags", when: []string{"__complete", "run", "--ar"}, expect: expect{code: exitOK, stdout: []string{"--args"}}},
+	})
+}

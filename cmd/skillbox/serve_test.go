@@ -171,6 +171,41 @@ func TestServe(t *testing.T) {
 	skillFixture(t, slow, "sleepy", manifest("sleepy", `"limits":{"timeoutMs":2000}`), "sleep")
 	skillFixture(t, slow, "quick", manifest("quick", `"version":"1.2.3"`), "hello")
 
+	t.Run("--watch logs what it reloaded", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		skillFixture(t, dir, "first", manifest("first", ""), "hello")
+		p := startServe(t, bin, true, "serve", "--addr", "127.0.0.1:0", "--skills", dir, "--watch")
+		// waitLog waits for a line of the log that holds every one of want.
+		waitLog := func(want ...string) {
+			t.Helper()
+			deadline := time.Now().Add(30 * time.Second)
+			for time.Now().Before(deadline) {
+				for _, line := range strings.Split(p.stderr(), "\n") {
+					ok := true
+					for _, w := range want {
+						ok = ok && strings.Contains(line, w)
+					}
+					if ok {
+						return
+					}
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			t.Fatalf("no log line with %q within 30s:\n%s", want, p.stderr())
+		}
+		skillFixture(t, dir, "second", manifest("second", ""), "hello")
+		waitLog("skills reloaded", "count=2", "added=second")
+		writeFile(t, filepath.Join(dir, "second", "skill.json"), manifest("second", `"version":"2.0.0"`))
+		waitLog("skills reloaded", "changed=second")
+		writeFile(t, filepath.Join(dir, "first", "skill.json"), `{"id":"first",`)
+		waitLog("skills reloaded", "changed=first")
+		waitLog("skill is broken", "skill=first", "skill.json")
+		if err := os.RemoveAll(filepath.Join(dir, "second")); err != nil {
+			t.Fatal(err)
+		}
+		waitLog("skills reloaded", "count=1", "removed=second")
+	})
 	t.Run("--tools disclosure", func(t *testing.T) {
 		t.Parallel()
 		p := startServe(t, bin, true, "serve", "--addr", "127.0.0.1:0", "--skills", bundled, "--tools", "disclosure")

@@ -1,0 +1,73 @@
+package runtime
+
+import "slices"
+
+// Reloaded is what a reload changed, for the log and for Config.OnReload: an operator who
+// edits a skill under `skillbox serve --watch` sees that the edit was picked up, or why the
+// skill is now broken.
+type Reloaded struct {
+	// Count is how many skills there are now.
+	Count int
+	// Added, Changed and Removed are skill ids, sorted. A skill is changed when its manifest or,
+	// once known, the digest of its files differs from the one it replaces.
+	Added, Changed, Removed []string
+	// Broken are the skills added or changed that are broken, with why.
+	Broken []BrokenSkill
+}
+
+// BrokenSkill is a skill that cannot run, and why.
+type BrokenSkill struct {
+	ID     string
+	Reason string
+}
+
+// Empty reports whether the reload changed nothing.
+func (r Reloaded) Empty() bool {
+	return len(r.Added)+len(r.Changed)+len(r.Removed) == 0
+}
+
+// diffRegistries says what changed from old to cur.
+func diffRegistries(old, cur *registry) Reloaded {
+	r := Reloaded{Count: len(cur.order)}
+	for _, s := range cur.order {
+		prev, ok := old.byID[s.id]
+		switch {
+		case !ok:
+			r.Added = append(r.Added, s.id)
+		case s.changedFrom(prev):
+			r.Changed = append(r.Changed, s.id)
+		default:
+			continue
+		}
+		if s.problems != nil {
+			r.Broken = append(r.Broken, BrokenSkill{ID: s.id, Reason: s.problems.Error()})
+		}
+	}
+	for _, s := range old.order {
+		if _, ok := cur.byID[s.id]; !ok {
+			r.Removed = append(r.Removed, s.id)
+		}
+	}
+	slices.Sort(r.Added)
+	slices.Sort(r.Changed)
+	slices.Sort(r.Removed)
+	return r
+}
+
+// changedFrom reports whether s, just loaded, differs from prev, the skill of its id before.
+// It reads nothing: the scan adopted the check of every skill whose files are as they were
+// when last hashed, so a skill checked before and unchecked now has changed.
+func (s *Skill) changedFrom(prev *Skill) bool {
+	if s.dir != prev.dir || s.kind != prev.kind || s.manifestSum != prev.manifestSum ||
+		(s.problems == nil) != (prev.problems == nil) {
+		return true
+	}
+	pv, sv := prev.checked.Load(), s.checked.Load()
+	switch {
+	case pv != nil && sv != nil:
+		return pv.digest != sv.digest
+	case pv != nil:
+		return true // its files are not what was hashed
+	}
+	return false // never checked: nothing to compare beyond the manifest
+}
