@@ -35,8 +35,8 @@ type skillDetail struct {
 }
 
 var cmdShow = &command{
-	summary: "show a skill: manifest, argument schema, requested vs granted permissions and limits",
-	usage:   "<id>",
+	summary:  "show a skill: manifest, argument schema, requested vs granted permissions and limits",
+	usage:    "<id>",
 	complete: completeSkillIDs,
 	run: func(ctx context.Context, e *env, pos []string) int {
 		if len(pos) != 1 {
