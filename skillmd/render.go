@@ -34,7 +34,8 @@ const DynamicContextNote = "Note: Skillbox does not run the !`command` lines of 
 //
 // When no placeholder received the arguments ($ARGUMENTS, or an index that had a word) and
 // arguments is not empty, "\n\nARGUMENTS: <arguments>" is appended instead. This is the
-// skills-use and Claude Code behaviour, so SKILL.md files written for them render the same here.
+// behaviour of Claude Code and of the skills-use Python package (PyPI), so SKILL.md files written
+// for them render the same here.
 //
 // A body holding Claude Code's dynamic context (!`command`) is never run: it is shown as
 // written, and the line [DynamicContextNote] follows the base directory, so the model knows.
