@@ -39,8 +39,8 @@ import (
 )
 
 // Host is a scripted Skillbox host for one test. Build it with New; it is safe for use by
-// a handler's goroutines. A Host keeps its state across runs (files written, quotas used),
-// as one instance of a skill would not: use a new Host for each independent run.
+// a handler's goroutines. Its files persist across the runs made on it, like a workspace;
+// each Run starts with fresh quotas.
 type Host struct {
 	mu       sync.Mutex
 	env      map[string]string

@@ -321,3 +321,31 @@ func TestRunResultWireFormat(t *testing.T) {
 		t.Errorf("result %s", res.Result)
 	}
 }
+
+// Each Run is a new run: quotas start again, files stay.
+func TestRunFreshQuotas(t *testing.T) {
+	t.Parallel()
+	h := skillboxtest.New(
+		skillboxtest.Mount("/w", skillboxtest.ReadWrite),
+		skillboxtest.Route("GET", "https://a.example/", skillboxtest.Text(200, "ok")),
+		skillboxtest.WithLimits(skillboxtest.Limits{MaxFetches: 1, MaxWriteBytes: 4}),
+	)
+	call := func(ctx *skill.Context, a struct{ N int }) (int, error) {
+		if _, err := ctx.Get("https://a.example/"); err != nil {
+			return 0, err
+		}
+		return a.N, ctx.WriteFile(fmt.Sprintf("/w/%d", a.N), []byte("1234"))
+	}
+	for n := range 3 {
+		if res := skillboxtest.Run(h, call, map[string]int{"N": n}); !res.Success {
+			t.Fatalf("run %d: %+v", n, res)
+		}
+	}
+	if got := h.Files(); len(got) != 3 {
+		t.Errorf("files %q", got)
+	}
+	// Within one run the quota holds: the Context shares the last run's counters.
+	if _, err := h.Context().Get("https://a.example/"); !errors.Is(err, skill.ErrLimit) {
+		t.Errorf("second fetch of a run: %v", err)
+	}
+}

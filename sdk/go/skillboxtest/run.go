@@ -29,6 +29,10 @@ func (r Result) Decode(v any) error {
 // a returned error or a panic becomes success:false, and the result is encoded as JSON
 // and decoded back. What the test sees is what the host would have read.
 //
+// Each Run is a new run: its quotas (fetches, bytes and files written, log budget) start
+// from zero, while the files, logs, requests and refusals of earlier runs are kept, like a
+// workspace that outlives its runs.
+//
 // Run panics when args do not encode as JSON: that is a mistake in the test.
 func Run[A, R any](h *Host, handler func(ctx *skill.Context, args A) (R, error), args any) Result {
 	var input []byte
@@ -45,10 +49,18 @@ func Run[A, R any](h *Host, handler func(ctx *skill.Context, args A) (R, error),
 		}
 		input = b
 	}
+	h.newRun()
 	out := hostcall.Handle(h.Context(), input, handler)
 	var res Result
 	if err := json.Unmarshal(out, &res); err != nil {
 		panic("skillboxtest.Run: the SDK wrote an envelope that does not decode: " + err.Error())
 	}
 	return res
+}
+
+// newRun gives the next run fresh quotas.
+func (h *Host) newRun() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.fetches, h.written, h.writes, h.logBytes = 0, 0, 0, 0
 }
