@@ -1,6 +1,10 @@
 package skill
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/skillbox-dev/skillbox/sdk/go/internal/hostcall"
+)
 
 // Context is a skill's handle on the host, handed to the handler by Run. Its zero value
 // talks to the real host; it is a struct so that capabilities can be added later
@@ -11,15 +15,7 @@ type Context struct {
 
 // host is the whole boundary to the Skillbox host: raw bytes in, raw reply blocks out.
 // Everything above it (framing, statuses, errors) is plain Go shared by all platforms.
-type host interface {
-	input() []byte
-	output(b []byte)
-	fetch(request, body []byte) []byte
-	env(name []byte) []byte
-	readFile(path []byte) []byte
-	writeFile(path, data []byte) []byte
-	log(level Level, msg []byte)
-}
+type host = hostcall.Host
 
 func (c *Context) h() host {
 	if c == nil || c.host == nil {
@@ -40,7 +36,7 @@ func (c *Context) Fetch(req Request) (*Response, error) {
 	if err != nil {
 		return nil, &Error{Op: "fetch", Status: Invalid, Message: err.Error()}
 	}
-	payload, err := splitReply("fetch", c.h().fetch(head, req.Body))
+	payload, err := splitReply("fetch", c.h().Fetch(head, req.Body))
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +51,7 @@ func (c *Context) Get(url string) (*Response, error) {
 // Env returns the value of the granted variable name. A variable outside the grant looks
 // exactly like an unset one, by design: a skill cannot probe the host's environment.
 func (c *Context) Env(name string) (string, bool) {
-	v, err := splitReply("env", c.h().env([]byte(name)))
+	v, err := splitReply("env", c.h().Env([]byte(name)))
 	if err != nil {
 		return "", false
 	}
@@ -70,7 +66,7 @@ func (c *Context) Env(name string) (string, bool) {
 // ErrNotFound when it does not exist, ErrDenied outside the mounts, ErrInvalid for a
 // relative path or a ".." segment, ErrLimit past the run's file size limit.
 func (c *Context) ReadFile(path string) ([]byte, error) {
-	return splitReply("read_file", c.h().readFile([]byte(path)))
+	return splitReply("read_file", c.h().ReadFile([]byte(path)))
 }
 
 // WriteFile creates or replaces the file at path with data, creating parent directories
@@ -81,7 +77,7 @@ func (c *Context) ReadFile(path string) ([]byte, error) {
 // ErrDenied on a read-only mount or outside the mounts, ErrInvalid for a bad path,
 // ErrLimit when the run's write quota would be exceeded.
 func (c *Context) WriteFile(path string, data []byte) error {
-	_, err := splitReply("write_file", c.h().writeFile([]byte(path), data))
+	_, err := splitReply("write_file", c.h().WriteFile([]byte(path), data))
 	return err
 }
 
@@ -99,7 +95,7 @@ const (
 
 // Log appends msg to the run's logs. Logging never fails: past the run's log quota the
 // host drops the line and counts it.
-func (c *Context) Log(level Level, msg string) { c.h().log(level, []byte(msg)) }
+func (c *Context) Log(level Level, msg string) { c.h().Log(int32(level), []byte(msg)) }
 
 // Debugf logs at LevelDebug, formatting like fmt.Sprintf.
 func (c *Context) Debugf(format string, args ...any) {

@@ -16,8 +16,8 @@ type fakeHost struct {
 	trace   []string
 }
 
-func (f *fakeHost) input() []byte   { return f.in }
-func (f *fakeHost) output(b []byte) { f.out = b }
+func (f *fakeHost) Input() []byte   { return f.in }
+func (f *fakeHost) Output(b []byte) { f.out = b }
 
 func (f *fakeHost) answer(call string, args ...[]byte) []byte {
 	parts := make([]string, len(args))
@@ -28,13 +28,13 @@ func (f *fakeHost) answer(call string, args ...[]byte) []byte {
 	return f.replies[call]
 }
 
-func (f *fakeHost) fetch(request, body []byte) []byte { return f.answer("fetch", request, body) }
-func (f *fakeHost) env(name []byte) []byte            { return f.answer("env", name) }
-func (f *fakeHost) readFile(path []byte) []byte       { return f.answer("read_file", path) }
-func (f *fakeHost) writeFile(path, data []byte) []byte {
+func (f *fakeHost) Fetch(request, body []byte) []byte { return f.answer("fetch", request, body) }
+func (f *fakeHost) Env(name []byte) []byte            { return f.answer("env", name) }
+func (f *fakeHost) ReadFile(path []byte) []byte       { return f.answer("read_file", path) }
+func (f *fakeHost) WriteFile(path, data []byte) []byte {
 	return f.answer("write_file", path, data)
 }
-func (f *fakeHost) log(level Level, msg []byte) { f.answer(fmt.Sprintf("log[%d]", level), msg) }
+func (f *fakeHost) Log(level int32, msg []byte) { f.answer(fmt.Sprintf("log[%d]", level), msg) }
 
 func (f *fakeHost) wantTrace(t *testing.T, want ...string) {
 	t.Helper()

@@ -23,6 +23,8 @@
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o execute.wasm .
 //
 // The package also compiles with TinyGo (-target=wasip1 -buildmode=c-shared), and it
-// compiles natively so that its decoding logic can be unit-tested; natively the host
-// calls report FAILED and Run panics, since there is no host to talk to.
+// compiles natively so that a skill's handler can be unit-tested with `go test`: package
+// skillboxtest runs it against a scripted host (fetch routes, variables, an in-memory
+// filesystem, the host's refusals and limits). Without one, natively the host calls
+// report FAILED and Run panics, since there is no host to talk to.
 package skill

@@ -27,39 +27,39 @@ var platformHost host = extismHost{}
 
 type extismHost struct{}
 
-func (extismHost) input() []byte   { return pdk.Input() }
-func (extismHost) output(b []byte) { pdk.Output(b) }
+func (extismHost) Input() []byte   { return pdk.Input() }
+func (extismHost) Output(b []byte) { pdk.Output(b) }
 
-func (extismHost) fetch(request, body []byte) []byte {
+func (extismHost) Fetch(request, body []byte) []byte {
 	req, b := block(request), block(body)
 	defer release(req)
 	defer release(b)
 	return reply(skillboxFetch(req.Offset(), b.Offset()))
 }
 
-func (extismHost) env(name []byte) []byte {
+func (extismHost) Env(name []byte) []byte {
 	n := block(name)
 	defer release(n)
 	return reply(skillboxEnv(n.Offset()))
 }
 
-func (extismHost) readFile(path []byte) []byte {
+func (extismHost) ReadFile(path []byte) []byte {
 	p := block(path)
 	defer release(p)
 	return reply(skillboxReadFile(p.Offset()))
 }
 
-func (extismHost) writeFile(path, data []byte) []byte {
+func (extismHost) WriteFile(path, data []byte) []byte {
 	p, d := block(path), block(data)
 	defer release(p)
 	defer release(d)
 	return reply(skillboxWriteFile(p.Offset(), d.Offset()))
 }
 
-func (extismHost) log(level Level, msg []byte) {
+func (extismHost) Log(level int32, msg []byte) {
 	m := block(msg)
 	defer release(m)
-	skillboxLog(int32(level), m.Offset())
+	skillboxLog(level, m.Offset())
 }
 
 // block copies b into a new argument block. Empty b is offset 0, the ABI's "absent",

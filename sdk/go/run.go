@@ -1,9 +1,6 @@
 package skill
 
-import (
-	"encoding/json"
-	"fmt"
-)
+import "github.com/skillbox-dev/skillbox/sdk/go/internal/hostcall"
 
 // Run is the body of a skill's entry point: it decodes the call's JSON arguments into A,
 // calls h, and writes the SkillResult envelope the host expects:
@@ -30,46 +27,6 @@ func Run[A any, R any](h func(ctx *Context, args A) (R, error)) int32 {
 
 // run is Run against an explicit host, for tests.
 func run[A any, R any](hst host, h func(ctx *Context, args A) (R, error)) int32 {
-	hst.output(handle(&Context{host: hst}, hst.input(), h))
+	hst.Output(hostcall.Handle(&Context{host: hst}, hst.Input(), h))
 	return 0
-}
-
-// handle turns input into the output envelope by way of h.
-func handle[A any, R any](ctx *Context, input []byte, h func(ctx *Context, args A) (R, error)) []byte {
-	var args A
-	if len(input) == 0 {
-		input = []byte("{}")
-	}
-	if err := json.Unmarshal(input, &args); err != nil {
-		return failure("decode arguments: " + err.Error())
-	}
-	result, err := call(ctx, args, h)
-	if err != nil {
-		return failure(err.Error())
-	}
-	raw, err := json.Marshal(result)
-	if err != nil {
-		return failure("encode result: " + err.Error())
-	}
-	out := append([]byte(`{"success":true,"result":`), raw...)
-	return append(out, '}')
-}
-
-// call runs h, turning a panic into an error carrying the panic's message.
-func call[A any, R any](ctx *Context, args A, h func(ctx *Context, args A) (R, error)) (result R, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("panic: %v", p)
-		}
-	}()
-	return h(ctx, args)
-}
-
-// failure returns the envelope of a failed call.
-func failure(msg string) []byte {
-	b, _ := json.Marshal(struct {
-		Success bool   `json:"success"`
-		Error   string `json:"error"`
-	}{false, msg})
-	return b
 }
