@@ -1,8 +1,8 @@
 // Package sdkfiles holds the guest SDKs (the repository's sdk/<lang>) inside the skillbox binary,
 // so that `skillbox new` can give a skill its own copy of the SDK anywhere, with no checkout.
 //
-// go:embed cannot reach ../../sdk, and sdk/go is a module of its own (go:embed refuses another
-// module's files), so the SDKs are kept here as a generated, committed archive, sdks.zip. Its
+// An embed directive cannot reach ../../sdk, and sdk/go is a module of its own (embedding refuses
+// another module's files), so the SDKs are kept here as a generated, committed archive, sdks.zip. Its
 // generator (./generate, run by `make sdks` or `go generate ./internal/sdkfiles`) and the test
 // that fails when the archive is stale against sdk/ both select files with [Collect], so the
 // archive holds exactly what the rule picks.
