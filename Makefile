@@ -1,7 +1,7 @@
 # Skillbox. `make test` needs Go only (with a C compiler such as Debian's gcc it adds -race).
 # Tests that need another toolchain (Rust, TinyGo, clang for wasm, Node.js) find it through PATH
 # and skip, naming it, when it is missing; SKILLBOX_REQUIRE_TOOLCHAINS=1 (CI) makes that a failure.
-# `make fixtures` needs wat2wasm (Debian: wabt); `make skills` needs Go only.
+# `make fixtures` needs wat2wasm (Debian: wabt); `make skills` and `make sdks` need Go only.
 
 GO          ?= go
 # -race needs cgo and a C compiler; without one, the tests still run, without the detector.
@@ -11,7 +11,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 GUEST_MODS  := sdk/go $(wildcard skills/*/src) examples/wasm/go
 FUZZTIME    ?= 10s
 
-.PHONY: all build skills guests fixtures interpreters test test-guests fuzz soak bench lint check clean
+.PHONY: all build skills sdks guests fixtures interpreters test test-guests fuzz soak bench lint check clean
 
 all: build
 
@@ -21,6 +21,11 @@ build:
 # Rebuild every bundled skill and the Go conformance guest from source.
 skills:
 	bash skills/build.sh
+
+# Regenerate the copy of sdk/ embedded in the skillbox binary (internal/sdkfiles/sdks.zip), which
+# `skillbox new` vendors into each skill; a test fails, naming this target, when it is stale.
+sdks:
+	$(GO) generate ./internal/sdkfiles
 
 # Rebuild the conformance guest of every language (examples/wasm/<lang>/build.sh); each needs its
 # toolchain (see docs/guests.md; CI installs them all).

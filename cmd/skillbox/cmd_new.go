@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/spf13/pflag"
+	"io"
 	"path/filepath"
 	"strings"
+
+	"github.com/spf13/pflag"
 
 	"github.com/skillbox-dev/skillbox/runtime"
 )
@@ -15,7 +17,7 @@ var cmdNew = &command{
 	usage:   "<id> --lang go|tinygo|rust|assemblyscript|c|python|javascript|typescript [--sdk DIR]",
 	flags: func(fs *pflag.FlagSet, e *env) {
 		fs.StringVar(&e.lang, "lang", "go", "the source `LANGUAGE`: "+strings.Join(languageNames(), ", "))
-		fs.StringVar(&e.sdk, "sdk", "", "the language's Skillbox SDK `DIR` (default: sdk/<lang> found above the skills directory)")
+		fs.StringVar(&e.sdk, "sdk", "", "point the skill at this SDK `DIR` instead of the copy it gets of the one built in (for SDK development)")
 	},
 	run: func(ctx context.Context, e *env, pos []string) int {
 		if len(pos) != 1 {
@@ -31,28 +33,42 @@ var cmdNew = &command{
 		}
 		skillsDir := dirsOrDefault(e.skills)[0]
 		dir := filepath.Join(skillsDir, id)
-		sdk := e.sdk
-		if sdk == "" && lang.runtime == "" {
-			found, err := findSDK(skillsDir, lang.sdk)
-			if err != nil {
-				return e.fail(exitFailed, "%v", err)
-			}
-			sdk = found
+		if e.sdk != "" && lang.runtime != "" {
+			return e.fail(exitUsage, "--sdk %s: %s skills need no SDK (--sdk is for go, tinygo, rust, assemblyscript and c)", e.sdk, lang.name)
 		}
-		if err := scaffold(dir, id, lang, sdk); err != nil {
+		if err := scaffold(dir, id, lang, e.sdk); err != nil {
 			return e.fail(exitFailed, "%v", err)
 		}
 		if e.json {
 			_ = writeJSON(e.stdout, map[string]string{"id": id, "dir": dir, "lang": lang.name})
 			return exitOK
 		}
-		if lang.runtime != "" {
-			fmt.Fprintf(e.stdout, "created %s (%s: runs as it is, no build)\n\nnext:\n  skillbox run %s --args @%s\n",
-				dir, lang.name, id, filepath.Join(dir, "example.json"))
-			return exitOK
-		}
-		fmt.Fprintf(e.stdout, "created %s (%s)\n\nnext:\n  skillbox build %s\n  skillbox run %s --args @%s\n",
-			dir, lang.name, dir, id, filepath.Join(dir, "example.json"))
+		nextSteps(e.stdout, skillsDir, dir, id, lang)
 		return exitOK
 	},
+}
+
+// nextSteps prints what to run after new: build (a compiled skill) and run, the way the user
+// typed the skills directory, with --skills when it is not the default one, so that each line
+// works as it is when pasted.
+func nextSteps(w io.Writer, skillsDir, dir, id string, lang language) {
+	skills := ""
+	if skillsDir != dirsOrDefault(nil)[0] {
+		skills = " --skills " + shellQuote(skillsDir)
+	}
+	// clean: the skills directory is the user's, and reaches a terminal.
+	run := clean(fmt.Sprintf("skillbox run%s %s --args @%s", skills, id, shellQuote(filepath.Join(dir, "example.json"))))
+	if lang.runtime != "" {
+		fmt.Fprintf(w, "created %s (%s: runs as it is, no build)\n\nnext:\n  %s\n", clean(dir), lang.name, run)
+		return
+	}
+	fmt.Fprintf(w, "created %s (%s)\n\nnext:\n  skillbox build %s\n  %s\n", clean(dir), lang.name, clean(shellQuote(dir)), run)
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but plain path characters.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./@%+=:,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

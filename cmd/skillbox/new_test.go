@@ -9,27 +9,46 @@ import (
 	"testing"
 )
 
-// workspace makes a directory that looks like a Skillbox checkout to `new`: skills/ beside a
-// link to the repository's sdk/.
-func workspace(t *testing.T) string {
+// outside returns a new temporary directory with no sdk/ in it or above it: where a user who has
+// only the skillbox binary creates skills, so nothing can build against a checkout's SDK.
+func outside(t *testing.T) string {
 	t.Helper()
-	root := t.TempDir()
-	sdk, err := filepath.Abs("../../sdk")
-	if err != nil {
-		t.Fatal(err)
+	dir := t.TempDir()
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "sdk")); err == nil {
+			t.Fatalf("%s has an sdk/ above it: the test needs a directory outside any checkout", dir)
+		}
+		if filepath.Dir(d) == d {
+			return dir
+		}
 	}
-	if err := os.Symlink(sdk, filepath.Join(root, "sdk")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(root, "skills"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return root
 }
 
-// TestNewBuildRun does what a new user does, for every language: new, build, run. Build and run
-// of a language whose toolchain is missing are skipped, unless SKILLBOX_REQUIRE_TOOLCHAINS=1 (CI
-// sets it, so there every language must pass).
+// nextCommands returns the commands new printed under "next:", each as the arguments for cli.
+// The test directories hold no spaces or quotes, so a field split is the shell's.
+func nextCommands(t *testing.T, stdout string) [][]string {
+	t.Helper()
+	_, next, ok := strings.Cut(stdout, "\nnext:\n")
+	if !ok {
+		t.Fatalf("no next: in %q", stdout)
+	}
+	var cmds [][]string
+	for _, l := range strings.Split(strings.TrimSpace(next), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 2 || f[0] != "skillbox" {
+			t.Fatalf("next: line %q is not a skillbox command", l)
+		}
+		cmds = append(cmds, f[1:])
+	}
+	return cmds
+}
+
+// TestNewBuildRun does what a new user with only the binary does, for every language, in a
+// directory outside any checkout (skills not in ./skills): new, then the build and run commands new
+// printed, as printed. Then it moves the skill to another directory, builds it there afresh and
+// runs it: a compiled skill carries its own copy of the SDK. Build and run of a language whose
+// toolchain is missing are skipped, unless SKILLBOX_REQUIRE_TOOLCHAINS=1 (CI sets it, so there
+// every language must pass).
 func TestNewBuildRun(t *testing.T) {
 	t.Parallel()
 	for _, name := range languageNames() {
@@ -38,8 +57,7 @@ func TestNewBuildRun(t *testing.T) {
 			if _, err := templates.ReadDir("templates/" + name); err != nil {
 				t.Fatalf("no template for %s", name)
 			}
-			root := workspace(t)
-			skills := filepath.Join(root, "skills")
+			skills := filepath.Join(outside(t), "my-skills")
 			id := "hello-" + name
 			r := cli(t, "", "--skills", skills, "new", id, "--lang", name)
 			if r.code != exitOK || !strings.Contains(r.stdout, "created "+filepath.Join(skills, id)) {
@@ -57,6 +75,7 @@ func TestNewBuildRun(t *testing.T) {
 					t.Errorf("new wrote no %s", f)
 				}
 			}
+			next := nextCommands(t, r.stdout)
 			// new needs no toolchain; build and run do: a missing one skips them.
 			if _, err := findToolchain(languages[name]); err != nil {
 				var missing *missingToolchain
@@ -65,49 +84,120 @@ func TestNewBuildRun(t *testing.T) {
 				}
 				skipMissing(t, err)
 			}
-			// Build from inside the skill directory's src/, as a user who cd's there would.
-			r = cli(t, "", "build", filepath.Join(skills, id, "src"))
-			if r.code != exitOK || !strings.Contains(r.stdout, "built "+id) || !strings.Contains(r.stdout, "valid") {
-				t.Fatalf("build: %s", r)
+			for _, cmd := range next {
+				r = cli(t, "", cmd...)
+				if r.code != exitOK {
+					t.Fatalf("%s: %s", strings.Join(cmd, " "), r)
+				}
 			}
-			r = cli(t, "", "--skills", skills, "run", id, "--args", "@"+filepath.Join(skills, id, "example.json"), "--json")
-			if r.code != exitOK {
-				t.Fatalf("run: %s", r)
+			if !strings.Contains(r.stdout, "Hello, Ada!") {
+				t.Errorf("the printed run command: %s", r)
 			}
-			var res struct {
-				Result struct{ Greeting string }
-				Logs   []struct{ Message string }
-			}
-			if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
+			// Built from inside src/, as a user who cd's there would; the run logs.
+			runsIn(t, skills, id, true)
+
+			// Move the skill to another directory, outside any checkout too, and build it there.
+			moved := filepath.Join(outside(t), "elsewhere")
+			if err := os.Mkdir(moved, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			if res.Result.Greeting != "Hello, Ada!" {
-				t.Errorf("greeting %q", res.Result.Greeting)
+			if err := os.Rename(filepath.Join(skills, id), filepath.Join(moved, id)); err != nil {
+				t.Fatal(err)
 			}
-			logged := false
-			for _, l := range res.Logs {
-				logged = logged || l.Message == "greeting Ada"
+			if languages[name].runtime == "" {
+				if err := os.Remove(filepath.Join(moved, id, "execute.wasm")); err != nil {
+					t.Fatal(err)
+				}
 			}
-			if !logged {
-				t.Errorf("no log line 'greeting Ada' in %+v", res.Logs)
-			}
-			// The default applies: no arguments greet the world.
-			r = cli(t, "", "--skills", skills, "run", id)
-			if r.code != exitOK || !strings.Contains(r.stdout, "Hello, world!") {
-				t.Errorf("run with the default: %s", r)
-			}
+			runsIn(t, moved, id, false)
 		})
+	}
+}
+
+// runsIn builds skills/id from its src/ (from the skill directory when fromSkill is false) and
+// runs it, with arguments and with the default.
+func runsIn(t *testing.T, skills, id string, fromSrc bool) {
+	t.Helper()
+	dir := filepath.Join(skills, id)
+	if fromSrc {
+		dir = filepath.Join(dir, "src")
+	}
+	r := cli(t, "", "build", dir)
+	if r.code != exitOK || !strings.Contains(r.stdout, "built "+id) || !strings.Contains(r.stdout, "valid") {
+		t.Fatalf("build %s: %s", dir, r)
+	}
+	r = cli(t, "", "--skills", skills, "run", id, "--args", "@"+filepath.Join(skills, id, "example.json"), "--json")
+	if r.code != exitOK {
+		t.Fatalf("run in %s: %s", skills, r)
+	}
+	var res struct {
+		Result struct{ Greeting string }
+		Logs   []struct{ Message string }
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Result.Greeting != "Hello, Ada!" {
+		t.Errorf("greeting %q", res.Result.Greeting)
+	}
+	logged := false
+	for _, l := range res.Logs {
+		logged = logged || l.Message == "greeting Ada"
+	}
+	if !logged {
+		t.Errorf("no log line 'greeting Ada' in %+v", res.Logs)
+	}
+	// The default applies: no arguments greet the world.
+	r = cli(t, "", "--skills", skills, "run", id)
+	if r.code != exitOK || !strings.Contains(r.stdout, "Hello, world!") {
+		t.Errorf("run with the default: %s", r)
+	}
+}
+
+// TestNewSelfContained: a compiled skill's source refers to its SDK only by a path inside the
+// skill, and holds the SDK's source but not its tests.
+func TestNewSelfContained(t *testing.T) {
+	t.Parallel()
+	skills := filepath.Join(outside(t), "skills")
+	tests := []struct {
+		lang  string
+		file  string // in src/
+		ref   string // how file refers to the SDK
+		has   string // a file of the SDK's copy, in src/
+		hasnt string // a test of the SDK, left out
+	}{
+		{"go", "go.mod", "replace github.com/skillbox-dev/skillbox/sdk/go => ./sdk\n", "sdk/run.go", "sdk/run_test.go"},
+		{"tinygo", "go.mod", "replace github.com/skillbox-dev/skillbox/sdk/go => ./sdk\n", "sdk/go.mod", "sdk/wire_test.go"},
+		{"rust", "Cargo.toml", `skillbox = { path = "sdk" }`, "sdk/src/lib.rs", "sdk/test.sh"},
+		{"assemblyscript", "package.json", `"@skillbox/sdk": "file:sdk"`, "sdk/assembly/index.ts", "sdk/test"},
+		{"c", "compile_flags.txt", "\n-I.\n", "skillbox.h", "test"},
+	}
+	for _, tc := range tests {
+		id := "self-" + tc.lang
+		if r := cli(t, "", "--skills", skills, "new", id, "--lang", tc.lang); r.code != exitOK {
+			t.Fatalf("new %s: %s", tc.lang, r)
+		}
+		src := filepath.Join(skills, id, "src")
+		body, err := os.ReadFile(filepath.Join(src, tc.file))
+		if err != nil || !strings.Contains(string(body), tc.ref) {
+			t.Errorf("%s: %s does not refer to the SDK as %q: %s %v", tc.lang, tc.file, tc.ref, body, err)
+		}
+		if _, err := os.Stat(filepath.Join(src, tc.has)); err != nil {
+			t.Errorf("%s: the SDK's copy has no %s", tc.lang, tc.has)
+		}
+		if _, err := os.Stat(filepath.Join(src, tc.hasnt)); err == nil {
+			t.Errorf("%s: the SDK's copy has its test %s", tc.lang, tc.hasnt)
+		}
 	}
 }
 
 func TestNewErrors(t *testing.T) {
 	t.Parallel()
-	root := workspace(t)
+	root := outside(t)
 	skills := filepath.Join(root, "skills")
 	if r := cli(t, "", "--skills", skills, "new", "taken", "--lang", "c"); r.code != exitOK {
 		t.Fatalf("first new: %s", r)
 	}
-	noSDK := filepath.Join(t.TempDir(), "skills")
 	tests := []struct {
 		name   string
 		args   []string
@@ -118,7 +208,6 @@ func TestNewErrors(t *testing.T) {
 		{"bad id", []string{"--skills", skills, "new", "Bad_Id"}, exitUsage, `"Bad_Id" is not a valid skill id`},
 		{"unknown language", []string{"--skills", skills, "new", "x", "--lang", "cobol"}, exitUsage, `--lang "cobol": choose one of assemblyscript, c, go, javascript, python, rust, tinygo, typescript`},
 		{"existing skill", []string{"--skills", skills, "new", "taken", "--lang", "c"}, exitFailed, "already exists"},
-		{"no SDK above", []string{"--skills", noSDK, "new", "x", "--lang", "go"}, exitFailed, "no sdk/go directory above"},
 	}
 	for _, tc := range tests {
 		r := cli(t, "", tc.args...)
@@ -136,12 +225,117 @@ func TestNewErrors(t *testing.T) {
 		t.Fatalf("new with a relative --skills: %s", r)
 	}
 	mod, err := os.ReadFile(filepath.Join(skills, "relative", "src", "go.mod"))
-	if err != nil || !strings.Contains(string(mod), "=> ../../../sdk/go") {
+	if err != nil || !strings.Contains(string(mod), "=> ./sdk\n") {
 		t.Errorf("go.mod: %s %v", mod, err)
 	}
 	// A failed new leaves nothing behind.
 	if entries, _ := os.ReadDir(skills); len(entries) != 2 {
 		t.Errorf("skills dir holds %d entries, want only 'taken' and 'relative'", len(entries))
+	}
+}
+
+// TestNewSDKFlag: --sdk points the skill at an SDK directory (SDK development) once it is checked
+// to be that language's SDK; anything else is refused naming the flag, the path and what was
+// expected, and leaves nothing behind.
+func TestNewSDKFlag(t *testing.T) {
+	t.Parallel()
+	repoSDK, err := filepath.Abs("../../sdk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := outside(t)
+	skills := filepath.Join(root, "skills")
+	fake := filepath.Join(root, "fake")
+	for dir, files := range map[string]map[string]string{
+		"other-go":   {"go.mod": "module example.com/other\n\ngo 1.24\n"},
+		"other-rust": {"Cargo.toml": "[package]\nname = \"other\"\n"},
+		"other-as":   {"package.json": `{"name": "other"}`},
+		"empty":      {},
+	} {
+		if err := os.MkdirAll(filepath.Join(fake, dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for f, body := range files {
+			writeFile(t, filepath.Join(fake, dir, f), body)
+		}
+	}
+	writeFile(t, filepath.Join(fake, "file"), "")
+	tests := []struct {
+		lang, sdk string
+		code      int
+		stderr    string
+	}{
+		{"go", filepath.Join(fake, "missing"), exitFailed, "--sdk " + filepath.Join(fake, "missing") + ": not the SDK: no such directory (expected the go SDK: a go.mod declaring module github.com/skillbox-dev/skillbox/sdk/go)"},
+		{"go", filepath.Join(fake, "file"), exitFailed, ": not the SDK: not a directory"},
+		{"tinygo", filepath.Join(fake, "empty"), exitFailed, "--sdk " + filepath.Join(fake, "empty") + ": not the SDK: no go.mod in it"},
+		{"go", filepath.Join(fake, "other-go"), exitFailed, `go.mod declares "example.com/other" (expected the go SDK: a go.mod declaring module github.com/skillbox-dev/skillbox/sdk/go)`},
+		{"go", filepath.Join(repoSDK, "rust"), exitFailed, "no go.mod in it"},
+		{"rust", filepath.Join(fake, "other-rust"), exitFailed, `Cargo.toml declares "other" (expected the rust SDK: a Cargo.toml for the crate named "skillbox")`},
+		{"assemblyscript", filepath.Join(fake, "other-as"), exitFailed, `package.json declares "other" (expected the assemblyscript SDK: a package.json named "@skillbox/sdk")`},
+		{"assemblyscript", filepath.Join(fake, "empty"), exitFailed, "no package.json in it"},
+		{"c", filepath.Join(fake, "empty"), exitFailed, "no skillbox.h in it (expected the c SDK: skillbox.h)"},
+		{"python", filepath.Join(repoSDK, "go"), exitUsage, "python skills need no SDK"},
+	}
+	for _, tc := range tests {
+		r := cli(t, "", "--skills", skills, "new", "x", "--lang", tc.lang, "--sdk", tc.sdk)
+		if r.code != tc.code || !strings.Contains(r.stderr, tc.stderr) {
+			t.Errorf("%s --sdk %s: %s\nwant exit %d and %q", tc.lang, tc.sdk, r, tc.code, tc.stderr)
+		}
+	}
+	if _, err := os.Stat(skills); err == nil {
+		if entries, _ := os.ReadDir(skills); len(entries) != 0 {
+			t.Errorf("refused news left %d entries behind", len(entries))
+		}
+	}
+	// The repository's own SDKs pass, and the skill points at them: nothing is copied.
+	for _, lang := range []string{"go", "tinygo", "rust", "assemblyscript", "c"} {
+		id := "dev-" + lang
+		sdk := filepath.Join(repoSDK, languages[lang].sdk)
+		if r := cli(t, "", "--skills", skills, "new", id, "--lang", lang, "--sdk", sdk); r.code != exitOK {
+			t.Errorf("%s --sdk %s: %s", lang, sdk, r)
+			continue
+		}
+		src := filepath.Join(skills, id, "src")
+		if _, err := os.Stat(filepath.Join(src, "sdk")); err == nil {
+			t.Errorf("%s: new copied the SDK although --sdk was given", lang)
+		}
+		rel, err := filepath.Rel(src, sdk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		file := map[string]string{"go": "go.mod", "tinygo": "go.mod", "rust": "Cargo.toml", "assemblyscript": "package.json", "c": "compile_flags.txt"}[lang]
+		if body, _ := os.ReadFile(filepath.Join(src, file)); !strings.Contains(string(body), filepath.ToSlash(rel)) {
+			t.Errorf("%s: %s does not point at %s: %s", lang, file, rel, body)
+		}
+	}
+	// Go builds against it.
+	if _, err := findToolchain(languages["go"]); err != nil {
+		skipMissing(t, err)
+	}
+	if r := cli(t, "", "build", filepath.Join(skills, "dev-go")); r.code != exitOK {
+		t.Errorf("build against --sdk: %s", r)
+	}
+}
+
+// TestNextSteps: the commands new prints work as they are pasted: --skills only when the skills
+// directory is not the default, and paths quoted for the shell.
+func TestNextSteps(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		skills, lang, want string
+	}{
+		{"skills", "go", "next:\n  skillbox build skills/x\n  skillbox run x --args @skills/x/example.json\n"},
+		{"skills", "python", "next:\n  skillbox run x --args @skills/x/example.json\n"},
+		{"/tmp/a/b", "c", "next:\n  skillbox build /tmp/a/b/x\n  skillbox run --skills /tmp/a/b x --args @/tmp/a/b/x/example.json\n"},
+		{"my skills", "rust", "next:\n  skillbox build 'my skills/x'\n  skillbox run --skills 'my skills' x --args @'my skills/x/example.json'\n"},
+		{"it's", "javascript", `next:` + "\n" + `  skillbox run --skills 'it'\''s' x --args @'it'\''s/x/example.json'` + "\n"},
+	}
+	for _, tc := range tests {
+		var out strings.Builder
+		nextSteps(&out, tc.skills, filepath.Join(tc.skills, "x"), "x", languages[tc.lang])
+		if !strings.HasSuffix(out.String(), tc.want) {
+			t.Errorf("skills %q: got\n%s\nwant it to end with\n%s", tc.skills, out.String(), tc.want)
+		}
 	}
 }
 

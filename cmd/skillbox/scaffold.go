@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"text/template"
 
@@ -25,8 +27,11 @@ var templates embed.FS
 // language is a guest language `new` scaffolds and `build` compiles.
 type language struct {
 	name string
-	// sdk is the SDK's directory under the repository's sdk/.
+	// sdk is the SDK's directory under the repository's sdk/, and its name in internal/sdkfiles.
 	sdk string
+	// vendor is where a new skill's copy of the SDK goes, under src/: "sdk"; "" for C, whose
+	// one header goes beside the source.
+	vendor string
 	// install says how to get the toolchain, for the error when it is missing.
 	install string
 	// flags are extra build flags a skill's source asks for (TinyGo's go.mod marker line).
@@ -37,10 +42,10 @@ type language struct {
 }
 
 var languages = map[string]language{
-	"go":             {name: "go", sdk: "go", install: "install Go 1.24 or later (https://go.dev/dl/)"},
-	"tinygo":         {name: "tinygo", sdk: "go", install: "run scripts/install-tinygo.sh from the Skillbox repository (it builds TinyGo from source against Debian's LLVM 19)"},
-	"rust":           {name: "rust", sdk: "rust", install: "on Debian: apt-get install rustc cargo libstd-rust-dev-wasm32; with rustup: rustup target add wasm32-wasip1"},
-	"assemblyscript": {name: "assemblyscript", sdk: "assemblyscript", install: "install Node.js and npm (Debian: apt-get install nodejs npm)"},
+	"go":             {name: "go", sdk: "go", vendor: "sdk", install: "install Go 1.24 or later (https://go.dev/dl/)"},
+	"tinygo":         {name: "tinygo", sdk: "go", vendor: "sdk", install: "run scripts/install-tinygo.sh from the Skillbox repository (it builds TinyGo from source against Debian's LLVM 19)"},
+	"rust":           {name: "rust", sdk: "rust", vendor: "sdk", install: "on Debian: apt-get install rustc cargo libstd-rust-dev-wasm32; with rustup: rustup target add wasm32-wasip1"},
+	"assemblyscript": {name: "assemblyscript", sdk: "assemblyscript", vendor: "sdk", install: "install Node.js and npm (Debian: apt-get install nodejs npm)"},
 	"c":              {name: "c", sdk: "c", install: "on Debian: apt-get install clang lld wasi-libc libclang-rt-dev-wasm32"},
 	"javascript":     {name: "javascript", runtime: runtime.LangJavaScript},
 	"python":         {name: "python", runtime: runtime.LangPython},
@@ -60,63 +65,111 @@ func languageNames() []string {
 type templateData struct {
 	ID    string
 	Crate string
-	SDK   string
-}
-
-// findSDK walks up from dir to the nearest sdk/<name> directory.
-func findSDK(dir, name string) (string, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", err
-	}
-	for d := abs; ; d = filepath.Dir(d) {
-		cand := filepath.Join(d, "sdk", name)
-		if st, err := os.Stat(cand); err == nil && st.IsDir() {
-			return cand, nil
-		}
-		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("no sdk/%s directory above %s: create the skill inside a Skillbox checkout, or pass --sdk DIR", name, abs)
-		}
-	}
+	// SDK is the path from src/ to the language's SDK, as the build files write it.
+	SDK string
 }
 
 // scaffold writes a new skill package for lang into skillDir (which must not exist), with its
-// source rendered from the language's template in src/. sdkDir is the language's SDK.
+// source rendered from the language's template in src/. A compiled language's skill gets its own
+// copy of the SDK embedded in this binary (see vendorSDK), so it builds wherever it is moved;
+// sdkDir, when not "", is an SDK directory to point at instead (SDK development), checked first.
+// Every file and directory is created with the umask's permissions, as by any other tool.
 func scaffold(skillDir, id string, lang language, sdkDir string) error {
-	if _, err := os.Stat(skillDir); err == nil {
+	if _, err := os.Lstat(skillDir); err == nil {
 		return fmt.Errorf("%s already exists; pick another id or remove it", skillDir)
 	}
-	absSkill, err := filepath.Abs(skillDir)
-	if err != nil {
-		return err
-	}
-	absSDK, err := filepath.Abs(sdkDir)
-	if err != nil {
-		return err
-	}
-	relSDK := ""
+	rel := ""
 	if lang.runtime == "" {
-		relSDK, err = filepath.Rel(filepath.Join(absSkill, "src"), absSDK)
-		if err != nil {
+		var err error
+		if rel, err = sdkPath(skillDir, lang, sdkDir); err != nil {
 			return err
 		}
 	}
-	data := templateData{ID: id, Crate: strings.ReplaceAll(id, "-", "_"), SDK: filepath.ToSlash(relSDK)}
+	data := templateData{ID: id, Crate: strings.ReplaceAll(id, "-", "_"), SDK: sdkRef(lang, rel)}
 	root := "templates/" + lang.name
 	if _, err := fs.Stat(templates, root); err != nil {
 		return fmt.Errorf("no template for %s in this build of skillbox", lang.name)
 	}
 	// Write everything into a temporary directory and rename it into place: a failed scaffold
 	// leaves nothing half-written behind.
-	if err := os.MkdirAll(filepath.Dir(skillDir), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(skillDir), 0o777); err != nil {
 		return err
 	}
-	tmp, err := os.MkdirTemp(filepath.Dir(skillDir), "."+id+".new-")
+	tmp, err := mkdirTemp(filepath.Dir(skillDir), "."+id+".new-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	err = fs.WalkDir(templates, root, func(p string, d fs.DirEntry, err error) error {
+	src := filepath.Join(tmp, "src")
+	if lang.runtime != "" {
+		src = tmp // a script skill runs its source as it is
+	}
+	if err := render(root, src, data); err != nil {
+		return err
+	}
+	if lang.runtime == "" && sdkDir == "" {
+		if err := vendorSDK(src, lang); err != nil {
+			return err
+		}
+	}
+	if lang.name == "c" {
+		// clangd's convention, so editors find the SDK too; build reads it for the include path.
+		flags := "--target=wasm32-wasi\n-I" + data.SDK + "\n"
+		if err := os.WriteFile(filepath.Join(src, "compile_flags.txt"), []byte(flags), 0o666); err != nil {
+			return err
+		}
+	}
+	for name, body := range packageFiles(id, lang) {
+		if err := os.WriteFile(filepath.Join(tmp, name), body, 0o666); err != nil {
+			return err
+		}
+	}
+	return os.Rename(tmp, skillDir)
+}
+
+// sdkPath returns where a new skill's src/ finds its SDK, relative to src/: the copy new vendors
+// (lang.vendor, or "." for C's header beside the source), or the checked --sdk directory sdkDir.
+func sdkPath(skillDir string, lang language, sdkDir string) (string, error) {
+	if sdkDir == "" {
+		if lang.vendor == "" {
+			return ".", nil
+		}
+		return lang.vendor, nil
+	}
+	if err := checkSDK(lang, sdkDir); err != nil {
+		return "", err
+	}
+	absSkill, err := filepath.Abs(skillDir)
+	if err != nil {
+		return "", err
+	}
+	absSDK, err := filepath.Abs(sdkDir)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Rel(filepath.Join(absSkill, "src"), absSDK)
+}
+
+// mkdirTemp is os.MkdirTemp with the umask's permissions (0777 &^ umask) rather than 0700: the
+// directory is renamed into place as the skill's, and should be like any other mkdir's.
+func mkdirTemp(parent, prefix string) (string, error) {
+	for range 100 {
+		dir := filepath.Join(parent, prefix+strconv.FormatUint(rand.Uint64(), 36))
+		err := os.Mkdir(dir, 0o777)
+		if err == nil {
+			return dir, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return "", err
+		}
+	}
+	return "", fmt.Errorf("cannot create a temporary directory in %s", parent)
+}
+
+// render writes the language template under root into dst: files ending in .tmpl are executed
+// with data (and lose the suffix), the others are copied.
+func render(root, dst string, data templateData) error {
+	return fs.WalkDir(templates, root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -137,35 +190,16 @@ func scaffold(skillDir, id string, lang language, sdkDir string) error {
 			}
 			body = out.Bytes()
 		}
-		dst := filepath.Join(tmp, "src", filepath.FromSlash(rel))
-		if lang.runtime != "" {
-			dst = filepath.Join(tmp, filepath.FromSlash(rel)) // a script skill runs its source as it is
-		}
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		out := filepath.Join(dst, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(out), 0o777); err != nil {
 			return err
 		}
-		mode := os.FileMode(0o644)
+		mode := os.FileMode(0o666)
 		if strings.HasSuffix(rel, ".sh") {
-			mode = 0o755
+			mode = 0o777
 		}
-		return os.WriteFile(dst, body, mode)
+		return os.WriteFile(out, body, mode)
 	})
-	if err != nil {
-		return err
-	}
-	if lang.name == "c" {
-		// clangd's convention, so editors find the SDK too; build reads it for the include path.
-		flags := "--target=wasm32-wasi\n-I" + data.SDK + "\n"
-		if err := os.WriteFile(filepath.Join(tmp, "src", "compile_flags.txt"), []byte(flags), 0o644); err != nil {
-			return err
-		}
-	}
-	for name, body := range packageFiles(id, lang) {
-		if err := os.WriteFile(filepath.Join(tmp, name), body, 0o644); err != nil {
-			return err
-		}
-	}
-	return os.Rename(tmp, skillDir)
 }
 
 // packageFiles are the language-independent files of a new skill: manifest, instructions, and
