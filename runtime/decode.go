@@ -351,7 +351,10 @@ func nearest(k string, allowed []string) string {
 	return best
 }
 
+// editDistance is the number of edits (a byte inserted, deleted or changed, or two neighbours
+// swapped: the commonest typo) that make a into b.
 func editDistance(a, b string) int {
+	before := make([]int, len(b)+1) // row i-2, for a swap
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {
@@ -365,8 +368,11 @@ func editDistance(a, b string) int {
 				cost = 0
 			}
 			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], before[j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
+		before, prev, cur = prev, cur, before
 	}
 	return prev[len(b)]
 }

@@ -61,7 +61,11 @@ var sentinels = map[ErrorKind]error{
 }
 
 // RunError is the error of a failed run. errors.Is matches the sentinel of its Kind, and Unwrap
-// reaches the cause (a wazero trap, a context error, ...), when there is one.
+// reaches the cause (a wazero trap, a context error, a [*NotFoundError], ...), when there is one.
+//
+// Message, and so Error, is what every face may hand a remote client: it never names a path of
+// the host. The cause may (a NotFoundError names the skills directories searched): it is the
+// operator's, for the CLI and the logs.
 type RunError struct {
 	Kind    ErrorKind
 	Skill   string
