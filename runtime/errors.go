@@ -94,15 +94,22 @@ func runErr(kind ErrorKind, skill string, err error, format string, args ...any)
 // ManifestError is one problem in one file of a skill package: the file, the field (a JSON
 // pointer-ish dotted path such as "parameters.size.type"), what is wrong and how to fix it.
 type ManifestError struct {
-	Path  string // the file, as given to the loader
-	Field string // empty when the problem is the file as a whole
-	Msg   string
-	Hint  string
+	Path string // the file, as given to the loader
+	// Line and Column place a syntax error in the file (1-based; Column in characters); zero
+	// otherwise.
+	Line, Column int
+	Field        string // empty when the problem is the file as a whole
+	Msg          string
+	Hint         string
 }
 
+// Error is "path[:line:column][: field]: msg[ (hint)]".
 func (e *ManifestError) Error() string {
 	var b strings.Builder
 	b.WriteString(e.Path)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d:%d", e.Line, e.Column)
+	}
 	if e.Field != "" {
 		b.WriteString(": ")
 		b.WriteString(e.Field)

@@ -50,7 +50,7 @@ func TestParseManifestReportsEveryProblem(t *testing.T) {
 				"limits.maxFetches: must be a whole number",
 			},
 		},
-		{name: "not JSON", file: "skill.json", data: `{"id":`, expect: []string{"cannot parse"}},
+		{name: "not JSON", file: "skill.json", data: `{"id":`, expect: []string{"skill.json:1:7: the file ends inside a value"}},
 		{name: "empty", file: "skill.json", data: ``, expect: []string{"the file is empty"}},
 		{name: "top level list", file: "skill.json", data: `[]`, expect: []string{"the top level must be an object, not a list"}},
 		{name: "schema that is not an object schema", file: "skill.json", data: `{"id":"a","name":"a","description":"d","parameters":{"type":"string"}}`,
