@@ -35,10 +35,10 @@ func TestParseManifestReportsEveryProblem(t *testing.T) {
 				  "secrets":[{"name":"K","header":"Authorization","format":"Bearer"}]},
 				"limits":{"memoryMiB":99999,"timeoutMs":-1,"maxFetches":1.5}}`,
 			expect: []string{
-				"parameters.n.type: is missing or not a JSON type",
+				`parameters.n.type: "int" is not a type (did you mean "integer"? the types are`,
 				"parameters.n.required: must be a boolean",
 				"parameters.r.default: a required parameter cannot have a default",
-				"parameters.s.default: the default 3 does not match",
+				"parameters.s.default: the default 3 does not match: got number, want string (make the default",
 				"permissions.network[0]",
 				`permissions.env[0]: "1BAD" is not a valid variable name`,
 				"permissions.secrets[0].hosts: is required",
