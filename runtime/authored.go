@@ -139,7 +139,7 @@ func (rt *Runtime) RemoveByAgent(ctx context.Context, id string) error {
 	}
 	s, ok := rt.lookup(id)
 	if !ok {
-		return runErr(KindNotFound, id, nil, "no skill with this id")
+		return rt.missing(id)
 	}
 	if !s.agent {
 		return fmt.Errorf("delete %q: %w: an agent may delete only the skills agents wrote", id, ErrNotAgentSkill)

@@ -3,12 +3,14 @@ package runtime
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
 	"strings"
 
 	"github.com/skillbox-dev/skillbox/internal/docbound"
+	"github.com/skillbox-dev/skillbox/internal/jsonpos"
 	"gopkg.in/yaml.v3"
 )
 
@@ -61,7 +63,7 @@ func parseDoc(data []byte, yamlSyntax bool) (d doc, bounds []*docbound.Error, er
 		if len(bytes.TrimSpace(data)) == 0 {
 			return nil, nil, fmt.Errorf("the file is empty")
 		}
-		return nil, nil, err
+		return nil, nil, jsonpos.Locate(data, err) // a *jsonpos.Error: see checker.syntax
 	}
 	if dec.More() {
 		return nil, nil, fmt.Errorf("unexpected data after the top-level value")
@@ -77,6 +79,17 @@ func parseDoc(data []byte, yamlSyntax bool) (d doc, bounds []*docbound.Error, er
 		return nil, nil, more[0]
 	}
 	return m, append(bounds, more...), nil
+}
+
+// syntax reports a JSON syntax error of the file (parseDoc's *jsonpos.Error) at its line and
+// column, "skill.json:7:3: invalid character '}' after object key", and reports whether err was one.
+func (c *checker) syntax(err error) bool {
+	var pe *jsonpos.Error
+	if !errors.As(err, &pe) {
+		return false
+	}
+	c.problems = append(c.problems, &ManifestError{Path: c.path, Line: pe.Line, Column: pe.Column, Msg: pe.Msg, Hint: pe.Hint})
+	return true
 }
 
 // whole reports whether bounds refuse the document as a whole rather than some of its fields.
@@ -351,7 +364,10 @@ func nearest(k string, allowed []string) string {
 	return best
 }
 
+// editDistance is the number of edits (a byte inserted, deleted or changed, or two neighbours
+// swapped: the commonest typo) that make a into b.
 func editDistance(a, b string) int {
+	before := make([]int, len(b)+1) // row i-2, for a swap
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {
@@ -365,8 +381,11 @@ func editDistance(a, b string) int {
 				cost = 0
 			}
 			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], before[j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
+		before, prev, cur = prev, cur, before
 	}
 	return prev[len(b)]
 }

@@ -61,7 +61,11 @@ var sentinels = map[ErrorKind]error{
 }
 
 // RunError is the error of a failed run. errors.Is matches the sentinel of its Kind, and Unwrap
-// reaches the cause (a wazero trap, a context error, ...), when there is one.
+// reaches the cause (a wazero trap, a context error, a [*NotFoundError], ...), when there is one.
+//
+// Message, and so Error, is what every face may hand a remote client: it never names a path of
+// the host. The cause may (a NotFoundError names the skills directories searched): it is the
+// operator's, for the CLI and the logs.
 type RunError struct {
 	Kind    ErrorKind
 	Skill   string
@@ -90,15 +94,22 @@ func runErr(kind ErrorKind, skill string, err error, format string, args ...any)
 // ManifestError is one problem in one file of a skill package: the file, the field (a JSON
 // pointer-ish dotted path such as "parameters.size.type"), what is wrong and how to fix it.
 type ManifestError struct {
-	Path  string // the file, as given to the loader
-	Field string // empty when the problem is the file as a whole
-	Msg   string
-	Hint  string
+	Path string // the file, as given to the loader
+	// Line and Column place a syntax error in the file (1-based; Column in characters); zero
+	// otherwise.
+	Line, Column int
+	Field        string // empty when the problem is the file as a whole
+	Msg          string
+	Hint         string
 }
 
+// Error is "path[:line:column][: field]: msg[ (hint)]".
 func (e *ManifestError) Error() string {
 	var b strings.Builder
 	b.WriteString(e.Path)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d:%d", e.Line, e.Column)
+	}
 	if e.Field != "" {
 		b.WriteString(": ")
 		b.WriteString(e.Field)

@@ -82,7 +82,7 @@ func (rt *Runtime) Install(ctx context.Context, id string, files map[string][]by
 	case exists && !opts.Replace:
 		return nil, fmt.Errorf("install %q: %w", id, ErrExists)
 	case !exists && opts.MustExist:
-		return nil, runErr(KindNotFound, id, nil, "no skill with this id")
+		return nil, rt.missing(id)
 	}
 	if opts.ByAgent {
 		if !rt.policy.Load().AgentSkills.Enabled {

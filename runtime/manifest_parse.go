@@ -39,7 +39,9 @@ func (c *checker) manifest(path string, data []byte) *Manifest {
 		return nil
 	}
 	if err != nil {
-		c.add("", "check the syntax near the position given", "cannot parse: %v", err)
+		if !c.syntax(err) {
+			c.add("", "check the syntax near the position given", "cannot parse: %v", err)
+		}
 		return nil
 	}
 	c.addBounds(bounds)

@@ -40,7 +40,8 @@ func (c *checker) parameters(v any) json.RawMessage {
 		return empty
 	}
 	var schema map[string]any
-	if t, isSchema := p["type"].(string); isSchema {
+	t, isSchema := p["type"].(string)
+	if isSchema {
 		if t != "object" {
 			c.add("parameters.type", "arguments are always a JSON object", `must be "object", not %q`, t)
 			return empty
@@ -61,7 +62,7 @@ func (c *checker) parameters(v any) json.RawMessage {
 		return empty
 	}
 	if err != nil {
-		c.add("parameters", "fix the schema so it is valid JSON Schema (draft 2020-12)", "%v", err)
+		c.schemaProblems(err, !isSchema)
 		return empty
 	}
 	c.schema = compiled
@@ -84,10 +85,7 @@ func (c *checker) paramMap(p map[string]any) map[string]any {
 			continue
 		}
 		c.known(spec, field, paramFields...)
-		t, _ := spec["type"].(string)
-		if !contains(paramTypes, t) {
-			c.add(field+".type", "one of: string, integer, number, boolean, array, object", "is missing or not a JSON type (%v)", spec["type"])
-		}
+		c.paramType(field+".type", spec["type"])
 		prop := map[string]any{}
 		for k, v := range spec {
 			if k != "required" {
@@ -115,7 +113,7 @@ func (c *checker) paramMap(p map[string]any) map[string]any {
 					c.add(field, ce.Hint(), "%v", err)
 				case err == nil:
 					if err := s.compiled.Validate(d); err != nil {
-						c.add(field+".default", "make the default satisfy the parameter's own type and constraints", "the default %s does not match: %v", mustJSON(d), err)
+						c.add(field+".default", "make the default satisfy the parameter's own type and constraints", "the default %s does not match: %s", mustJSON(d), schemaWords(err))
 					}
 				}
 			}

@@ -165,6 +165,9 @@ func ParseScriptsRequest(path string, data []byte) (*ScriptsRequest, error) {
 	c := &checker{path: path}
 	d, bounds, err := parseDoc(data, false)
 	if err != nil {
+		if c.syntax(err) {
+			return nil, &SkillError{Problems: c.problems}
+		}
 		return nil, &SkillError{Problems: []*ManifestError{{Path: path, Msg: fmt.Sprintf("cannot parse: %v", err), Hint: `write {"permissions": {...}, "limits": {...}}, as in skill.json`}}}
 	}
 	c.addBounds(bounds)

@@ -196,18 +196,16 @@ func (rt *Runtime) resolve(ctx context.Context, id string, program bool) (*Skill
 	s, ok := rt.lookup(id)
 	switch {
 	case !ok:
-		return nil, runErr(KindNotFound, id, nil, "no skill with this id")
+		return nil, rt.missing(id)
 	case s.kind != Executable && !program:
-		return nil, runErr(KindNotFound, id, ErrNotExecutable, "skill %q has instructions only; read its SKILL.md instead of running it", id)
+		return nil, (&NotFoundError{ID: id, Absent: InstructionsOnly}).runError()
 	}
 	v, err := s.check(ctx)
 	if err != nil {
 		return nil, admissionError(s, err)
 	}
 	if v.status != StatusActive {
-		// The message goes to remote clients too: it names the skill's files as Problems does,
-		// never by their host path; the wrapped error keeps the paths for the operator.
-		return nil, runErr(KindNotFound, id, errors.Join(ErrBroken, v.err), "skill is broken: %s", strings.Join(s.remoteProblems(v.err), "; "))
+		return nil, brokenErr(s, v.err)
 	}
 	return s, nil
 }

@@ -413,7 +413,7 @@ func (rt *Runtime) Skill(id string) (*Skill, error) {
 	if s, ok := rt.lookup(id); ok {
 		return s, nil
 	}
-	return nil, runErr(KindNotFound, id, nil, "no skill with this id")
+	return nil, rt.missing(id)
 }
 
 // Reload reads the policy file again (when Config.PolicyFile is set) and rescans the skill

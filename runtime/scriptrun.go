@@ -81,8 +81,7 @@ func codeError(s *Skill, err error) *RunError {
 	// The message goes to remote clients too: it names the skill's files, never their host path.
 	var me *ManifestError
 	if errors.As(err, &me) {
-		err = errors.Join(ErrBroken, &SkillError{ID: s.id, Problems: []*ManifestError{me}})
-		return runErr(KindNotFound, s.id, err, "skill is broken: %s", strings.Join(s.remoteProblems(err), "; "))
+		return brokenErr(s, &SkillError{ID: s.id, Problems: []*ManifestError{me}})
 	}
 	return runErr(KindNotFound, s.id, err, "%s", strings.Join(s.remoteProblems(err), "; "))
 }

@@ -362,6 +362,7 @@ func loadSkill(dir string, p *Policy, c *checks) (s *Skill, ok bool) {
 		return s, true
 	}
 	s.manifest = m
+	s.warnPlaceholders(manifestPath, m)
 	s.pickLanguage(m, manifestPath)
 	if s.agent = isRegularEntry(s.listing, authorMarker); s.agent {
 		p = p.forAgentSkills() // its grant, and its programs', never pass the agents' ceiling
@@ -516,6 +517,9 @@ func (s *Skill) readInstructions() {
 		s.warn(&ManifestError{Path: s.instructionsPath, Field: w.Field, Msg: w.Msg, Hint: w.Hint})
 	}
 	d.Warnings = nil // kept as the skill's, above
+	if isPlaceholder(d.Description) {
+		s.warn(&ManifestError{Path: s.instructionsPath, Field: "description", Msg: "is the placeholder skillbox new wrote", Hint: placeholderHint})
+	}
 	base := filepath.Base(s.dir)
 	switch {
 	case d.Name == "":

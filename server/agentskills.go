@@ -112,7 +112,7 @@ func (s *Server) agentSkillsIndex(c echo.Context) error {
 func (s *Server) published(id string) (*runtime.Skill, *skillmd.Package, error) {
 	sk, err := s.rt.Skill(id)
 	if err != nil {
-		return nil, nil, httpError(http.StatusNotFound, "not_found", "no skill %q", id)
+		return nil, nil, noSkill(err, id)
 	}
 	pkg, err := s.mcp.Publish(sk)
 	var pe *skillmd.PublishError

@@ -78,6 +78,16 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 	_ = c.JSON(status, apiError{Error: body})
 }
 
+// noSkill is the 404 of a lookup of skill id that failed with err: the runtime's message for a
+// client (the id and the nearest ids; never a directory of the host, see runtime.NotFoundError).
+func noSkill(err error, id string) error {
+	var re *runtime.RunError
+	if errors.As(err, &re) && re.Message != "" {
+		return httpError(http.StatusNotFound, "not_found", "%s", re.Message)
+	}
+	return httpError(http.StatusNotFound, "not_found", "no skill %q", id)
+}
+
 func codeFor(status int) string {
 	switch status {
 	case http.StatusNotFound:

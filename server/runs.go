@@ -149,10 +149,14 @@ func refusal(res *runtime.Result, err error) error {
 	msg := res.Error.Message
 	switch res.Error.Kind {
 	case runtime.KindNotFound:
-		if errors.Is(err, runtime.ErrBroken) {
+		// A lookup's message names the skill and why (the nearest ids of a missing one).
+		var nf *runtime.NotFoundError
+		switch {
+		case errors.As(err, &nf) && errors.Is(err, runtime.ErrBroken):
+			return httpError(http.StatusConflict, "skill_broken", "%s", msg)
+		case errors.Is(err, runtime.ErrBroken):
 			return httpError(http.StatusConflict, "skill_broken", "skill %q is broken: %s", res.Skill, msg)
-		}
-		if errors.Is(err, runtime.ErrNoProgram) {
+		case nf != nil, errors.Is(err, runtime.ErrNoProgram):
 			return httpError(http.StatusNotFound, "not_found", "%s", msg)
 		}
 		return httpError(http.StatusNotFound, "not_found", "no executable skill %q: %s", res.Skill, msg)

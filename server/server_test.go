@@ -40,7 +40,7 @@ func TestSmoke(t *testing.T) {
 		{"POST", "/v1/runs", `{"skill":"hello","input":{"name":"Ada"}}`, 200, `Hello, Ada!`},
 		{"POST", "/v1/skills/word-count/runs", `{"args":{"text":5}}`, 422, `argument \"text\"`},
 		{"POST", "/v1/skills/word-count/runs", `{"args":`, 400, `"code":"bad_request"`},
-		{"POST", "/v1/skills/nope/runs", `{}`, 404, `no executable skill`},
+		{"POST", "/v1/skills/nope/runs", `{}`, 404, `no skill \"nope\"`},
 		{"GET", "/v1/tools?format=openai", "", 200, `"type":"function"`},
 		{"GET", "/openapi.json", "", 200, `"3.1.0"`},
 	}

@@ -49,7 +49,7 @@ type skillDetail struct {
 func (s *Server) getSkill(c echo.Context) error {
 	sk, err := s.rt.Skill(c.Param("id"))
 	if err != nil {
-		return httpError(http.StatusNotFound, "not_found", "no skill %q", c.Param("id"))
+		return noSkill(err, c.Param("id"))
 	}
 	// The module's hash checks an unchecked skill first, so the detail shows what the check found.
 	hash := sk.ModuleHash()
@@ -69,7 +69,10 @@ func (s *Server) getSkill(c echo.Context) error {
 // base directory first, $ARGUMENTS replaced (or appended). The file is never modified.
 func (s *Server) instructions(c echo.Context) error {
 	sk, err := s.rt.Skill(c.Param("id"))
-	if err != nil || sk.InstructionsPath() == "" {
+	if err != nil {
+		return noSkill(err, c.Param("id"))
+	}
+	if sk.InstructionsPath() == "" {
 		return httpError(http.StatusNotFound, "not_found", "skill %q has no SKILL.md", c.Param("id"))
 	}
 	// Read as a resource of the skill: bounded, a regular file inside the skill's directory.
@@ -102,7 +105,7 @@ func (s *Server) instructions(c echo.Context) error {
 func (s *Server) resource(c echo.Context) error {
 	sk, err := s.rt.Skill(c.Param("id"))
 	if err != nil {
-		return httpError(http.StatusNotFound, "not_found", "no skill %q", c.Param("id"))
+		return noSkill(err, c.Param("id"))
 	}
 	// echo routes on the raw path when a client escapes differently from Go (%20, %28):
 	// decode it here; ReadResource still refuses ".." and the like after decoding.

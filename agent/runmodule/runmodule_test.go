@@ -194,7 +194,7 @@ func TestRunModules(t *testing.T) {
 {"name":"echo","success":false,"error":{"kind":"invalid_args","message":"argument \"text\": got number, want string"}}
 [/MODULE_RESULT]`,
 		`[MODULE_RESULT]
-{"name":"skill_guide","success":false,"error":{"kind":"not_found","message":"skill \"guide\" has instructions only; read its SKILL.md instead of running it"}}
+{"name":"skill_guide","success":false,"error":{"kind":"not_found","message":"skill \"guide\" has instructions only (a SKILL.md, no code): it is read, not run; read it with skillbox instructions guide, or a model with load_skill"}}
 [/MODULE_RESULT]`,
 		`[MODULE_RESULT]
 {"name":"Echo","success":false,"error":{"kind":"not_found","message":"unknown tool \"Echo\" (did you mean echo?); the tools are list_skills, load_skill, read_skill_resource, run_skill, run_skill_script, bad-md, echo, plain"}}

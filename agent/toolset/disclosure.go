@@ -369,6 +369,7 @@ func invocable(r Runner, name string) (s *runtime.Skill, id string, err *runtime
 // in the SKILL.md). Broken skills are found, and refused with their problems.
 func lookup(r Runner, name string) (*runtime.Skill, *runtime.RunError) {
 	s, err := r.Skill(name)
+	asked := err // the runtime's not_found for name: its nearest ids
 	if err != nil {
 		if id, ok := tooldef.SkillID(name); ok {
 			s, err = r.Skill(id)
@@ -386,8 +387,13 @@ func lookup(r Runner, name string) (*runtime.Skill, *runtime.RunError) {
 			}
 		}
 		if found == nil {
-			return nil, &runtime.RunError{Kind: runtime.KindNotFound, Skill: name,
-				Message: fmt.Sprintf("no skill %q; list_skills gives the ids of the skills there are", name)}
+			// The runtime's words for a client (the nearest ids, never a directory of the host).
+			msg := fmt.Sprintf("no skill %q", name)
+			var nf *runtime.NotFoundError
+			if errors.As(asked, &nf) {
+				msg = nf.ClientMessage()
+			}
+			return nil, &runtime.RunError{Kind: runtime.KindNotFound, Skill: name, Message: msg + "; list_skills gives the ids of the skills there are", Err: asked}
 		}
 		s = found
 	}

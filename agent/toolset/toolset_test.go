@@ -148,7 +148,7 @@ func TestHandle(t *testing.T) {
 		{"unknown tool", "skill_nope", `{}`, `error: not_found: unknown tool "skill_nope"; the tools are list_skills, load_skill, read_skill_resource, run_skill, run_skill_script, skill_bad_md, skill_echo, skill_plain`, ErrUnknownTool},
 		{"id instead of tool", "echo", `{}`, `error: not_found: unknown tool "echo" (did you mean skill_echo?); the tools are …`, ErrUnknownTool},
 		{"dash kept", "skill_bad-md", `{}`, `error: not_found: unknown tool "skill_bad-md" (did you mean skill_bad_md?)…`, ErrUnknownTool},
-		{"instruction skill as a tool", "skill_guide", `{}`, `error: not_found: skill "guide" has instructions only; read its SKILL.md instead of running it`, runtime.ErrNotFound},
+		{"instruction skill as a tool", "skill_guide", `{}`, `error: not_found: skill "guide" has instructions only (a SKILL.md, no code): it is read, not run; read it with skillbox instructions guide, or a model with load_skill`, runtime.ErrNotFound},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"text/tabwriter"
 
 	"github.com/skillbox-dev/skillbox/runtime"
 )
@@ -46,24 +45,19 @@ var cmdList = &command{
 			fmt.Fprintf(e.stderr, "no skills in %v\n", dirsOrDefault(e.skills))
 			return exitOK
 		}
-		// Buffered: tabwriter writes each cell on its own, ten thousand skills a write each.
+		// Buffered: ten thousand skills, a write each otherwise.
 		buf := bufio.NewWriter(e.stdout)
 		defer buf.Flush()
-		tw := tabwriter.NewWriter(buf, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tKIND\tSTATUS\tVERSION\tDESCRIPTION")
+		rows := make([]skillSummary, len(skills))
 		warned := 0
-		for _, s := range skills {
-			sum := summarize(s)
-			if len(sum.Warnings) > 0 {
+		for i, s := range skills {
+			rows[i] = summarize(s)
+			if len(rows[i].Warnings) > 0 {
 				warned++
 			}
-			desc := sum.Description
-			if s.Status() == runtime.StatusError {
-				desc = sum.Error
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", clean(sum.ID), sum.Kind, sum.Status, clean(sum.Version), truncate(clean(desc), 72))
 		}
-		tw.Flush()
+		writeSkillTable(buf, rows, terminalWidth(e.stdout))
+		buf.Flush()
 		if warned > 0 {
 			// On stderr: the table stays what scripts read.
 			fmt.Fprintf(e.stderr, "%d %s with warnings against the Agent Skills format: skillbox show <id>, or skillbox validate, says what\n",

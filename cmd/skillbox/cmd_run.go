@@ -72,7 +72,9 @@ var cmdRun = &command{
 			}
 		}
 		if runErr != nil {
-			if !e.json {
+			if msg, ok := lookupFailure(runErr); ok && !e.json {
+				fmt.Fprintf(e.stderr, "skillbox: %s\n", clean(msg))
+			} else if !e.json {
 				fmt.Fprintf(e.stderr, "skillbox: run failed: %s: %s\n", res.Error.Kind, clean(res.Error.Message))
 			}
 			return exitFailed

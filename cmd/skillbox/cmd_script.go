@@ -51,6 +51,8 @@ var cmdScript = &command{
 		if runErr != nil {
 			if e.json { // one shape for a run that did not happen, as the HTTP API's errors
 				_ = writeJSON(e.stdout, map[string]any{"error": res.Error})
+			} else if msg, ok := lookupFailure(runErr); ok {
+				fmt.Fprintf(e.stderr, "skillbox: %s\n", clean(msg))
 			} else {
 				fmt.Fprintf(e.stderr, "skillbox: script failed: %s: %s\n", res.Error.Kind, clean(res.Error.Message))
 			}

@@ -49,7 +49,10 @@ var cmdShow = &command{
 		defer rt.Close(context.Background())
 		s, err := rt.Skill(pos[0])
 		if err != nil {
-			return e.fail(exitFailed, "no skill %q in %v (see skillbox list)", pos[0], dirsOrDefault(e.skills))
+			if msg, ok := lookupFailure(err); ok {
+				return e.fail(exitFailed, "%s", msg)
+			}
+			return e.fail(exitFailed, "%v", err)
 		}
 		// The module's hash checks an unchecked skill first, so the status shown is the check's.
 		hash := s.ModuleHash()

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -219,7 +220,12 @@ func TestRunFailures(t *testing.T) {
 		{
 			name:   "unknown skill",
 			when:   []string{"--skills", "$SKILLS", "run", "nope"},
-			expect: expect{code: exitFailed, emptyStdout: true, stderr: []string{"run failed: not_found"}},
+			expect: expect{code: exitFailed, emptyStdout: true, check: wantStderr(`skillbox: no skill "nope" in $SKILLS; skillbox list shows the skills there are` + "\n")},
+		},
+		{
+			name:   "unknown skill, a typo of one",
+			when:   []string{"--skills", "$SKILLS", "--skills", "$SKILLS/../nowhere", "run", "wrod-count"},
+			expect: expect{code: exitFailed, emptyStdout: true, check: wantStderr(`skillbox: no skill "wrod-count" in $SKILLS, $SKILLS/../nowhere; did you mean word-count?`+"\n", "warning")},
 		},
 		{
 			name: "unknown skill, json",
@@ -280,12 +286,36 @@ func TestRunFailures(t *testing.T) {
 			expect: expect{code: exitFailed, check: wantRunError("not_found", "broken", "colour")},
 		},
 		{
-			name:   "instructions-only skill",
+			name:   "broken skill, the reason in full",
 			given:  fixtures,
-			when:   []string{"--skills", "$DIR", "run", "guide"},
-			expect: expect{code: exitFailed, emptyStdout: true, stderr: []string{"not_found", "instructions only"}},
+			when:   []string{"--skills", "$DIR", "run", "broken"},
+			expect: expect{code: exitFailed, emptyStdout: true, stderr: []string{`skillbox: skill "broken" is broken: `, filepath.Join("broken", "skill.json") + `: colour: unknown field (allowed fields: id, name`}},
+		},
+		{
+			name:  "instructions-only skill",
+			given: fixtures,
+			when:  []string{"--skills", "$DIR", "run", "guide"},
+			expect: expect{code: exitFailed, emptyStdout: true, check: wantStderr(`skillbox: skill "guide" has instructions only (a SKILL.md, no code): ` +
+				"it is read, not run; read it with skillbox instructions guide, or a model with load_skill\n")},
 		},
 	})
+}
+
+// wantStderr checks that stderr, its lines starting with one of skip removed, is want, with
+// $SKILLS standing for the bundled skills directory.
+func wantStderr(want string, skip ...string) func(t *testing.T, r result) {
+	return func(t *testing.T, r result) {
+		t.Helper()
+		var kept []string
+		for _, l := range strings.SplitAfter(r.stderr, "\n") {
+			if !slices.ContainsFunc(skip, func(p string) bool { return strings.HasPrefix(l, "skillbox: "+p) }) {
+				kept = append(kept, l)
+			}
+		}
+		if got, want := strings.Join(kept, ""), strings.ReplaceAll(want, "$SKILLS", bundled); got != want {
+			t.Errorf("stderr:\n got %q\nwant %q", got, want)
+		}
+	}
 }
 
 // TestRunFixtures runs the small WAT fixtures: no Go-built module, so these are fast.

@@ -209,10 +209,10 @@ func packageFiles(id string, lang language) map[string][]byte {
 	manifest := map[string]any{
 		"id":          id,
 		"name":        title,
-		"description": "Greets someone by name. (Written by skillbox new: say what the skill does, for the model that picks it.)",
+		"description": runtime.PlaceholderDescription,
 		"version":     "0.1.0",
 		"parameters": map[string]any{
-			"name": map[string]any{"type": "string", "description": "Who to greet", "default": "world"},
+			"name": map[string]any{"type": "string", "description": runtime.PlaceholderParamDescription, "default": "world"},
 		},
 		"result":    map[string]any{"type": "object"},
 		"tags":      []string{lang.name},
@@ -227,7 +227,7 @@ func packageFiles(id string, lang language) map[string][]byte {
 	mj, _ := json.MarshalIndent(manifest, "", "  ")
 	skillMD := fmt.Sprintf(`---
 name: %s
-description: Greets someone by name. Replace this with when and why a model should use the skill.
+description: %s
 ---
 
 # %s
@@ -241,7 +241,7 @@ It returns `+"`{\"greeting\": \"Hello, Ada!\"}`"+`.
 Try it:
 
     %s
-`, id, title, try)
+`, id, runtime.PlaceholderInstructionsDescription, title, try)
 	return map[string][]byte{
 		"skill.json":   append(mj, '\n'),
 		"SKILL.md":     []byte(skillMD),

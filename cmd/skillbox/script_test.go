@@ -65,7 +65,7 @@ func TestScript(t *testing.T) {
 		{[]string{"script", "tools"}, exitUsage, "script takes a skill id and a program"},
 		{[]string{"script", "tools", "install.sh"}, exitFailed, "the sandbox has no shell"},
 		{[]string{"script", "tools", "nope.py"}, exitFailed, "no program scripts/nope.py (it has scripts/tool.js)"},
-		{[]string{"script", "ghost", "tool.js"}, exitFailed, "not_found"},
+		{[]string{"script", "ghost", "tool.js"}, exitFailed, `skillbox: no skill "ghost" in `},
 	} {
 		r := cli(t, "", append([]string{"--skills", skills}, tc.args...)...)
 		if r.code != tc.code || !strings.Contains(r.stderr, tc.want) {

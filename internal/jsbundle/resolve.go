@@ -14,6 +14,8 @@ import (
 	"syscall"
 
 	"github.com/evanw/esbuild/pkg/api"
+
+	"github.com/skillbox-dev/skillbox/internal/jsonpos"
 )
 
 // namespace is the esbuild namespace of the skill's files: paths in it are skill-relative, so
@@ -187,7 +189,7 @@ func (l *loader) packageMain(spec, dir, importer string) (string, bool, error) {
 	}
 	var pj struct{ Module, Main string }
 	if err := json.Unmarshal([]byte(data), &pj); err != nil {
-		return "", true, &Error{Kind: ErrSyntax, File: dir + "/package.json", Import: spec, Msg: "is not valid JSON: " + err.Error()}
+		return "", true, &Error{Kind: ErrSyntax, File: dir + "/package.json", Import: spec, Msg: "is not valid JSON: " + jsonpos.Locate([]byte(data), err).Error()}
 	}
 	main := pj.Module
 	if main == "" {
