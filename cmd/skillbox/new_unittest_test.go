@@ -15,7 +15,7 @@ func TestNewGoUnitTest(t *testing.T) {
 	for _, lang := range []string{"go", "tinygo"} {
 		t.Run(lang, func(t *testing.T) {
 			t.Parallel()
-			skills := filepath.Join(workspace(t), "skills")
+			skills := filepath.Join(t.TempDir(), "skills") // no checkout above: the skill has its own SDK
 			id := "unit-" + lang
 			if r := cli(t, "", "--skills", skills, "new", id, "--lang", lang); r.code != exitOK {
 				t.Fatalf("new: %s", r)
