@@ -11,6 +11,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/internal/docbound"
 	"github.com/skillbox-dev/skillbox/internal/jsonpos"
+	"github.com/skillbox-dev/skillbox/internal/nearest"
 	"gopkg.in/yaml.v3"
 )
 
@@ -189,7 +190,7 @@ func (c *checker) known(obj doc, parent string, allowed ...string) {
 			continue
 		}
 		hint := "allowed fields: " + strings.Join(allowed, ", ")
-		if near := nearest(k, allowed); near != "" {
+		if near := nearest.Name(k, allowed); near != "" {
 			hint = fmt.Sprintf("did you mean %q?", near)
 		}
 		c.add(join(parent, k), hint, "unknown field")
@@ -348,44 +349,4 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// nearest returns the allowed name closest to k, if it is close enough to be a likely typo.
-func nearest(k string, allowed []string) string {
-	best, bestD := "", 3
-	for _, a := range allowed {
-		if strings.EqualFold(a, k) {
-			return a
-		}
-		if d := editDistance(strings.ToLower(k), strings.ToLower(a)); d < bestD {
-			best, bestD = a, d
-		}
-	}
-	return best
-}
-
-// editDistance is the number of edits (a byte inserted, deleted or changed, or two neighbours
-// swapped: the commonest typo) that make a into b.
-func editDistance(a, b string) int {
-	before := make([]int, len(b)+1) // row i-2, for a swap
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				cur[j] = min(cur[j], before[j-2]+1)
-			}
-		}
-		before, prev, cur = prev, cur, before
-	}
-	return prev[len(b)]
 }

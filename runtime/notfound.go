@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/skillbox-dev/skillbox/internal/nearest"
 )
 
 // Absence says why a skill asked for cannot run: none has its id, it is broken, or it is read
@@ -185,7 +187,7 @@ func nearestIDs(id string, ids []string) []string {
 		}
 		d := far + 1
 		if lc := len(c) - len(want); lc <= far && lc >= -far {
-			d = editDistance(want, c)
+			d = nearest.Distance(want, c)
 		}
 		if d > far && len(want) >= 3 && (strings.HasPrefix(c, want) || strings.HasPrefix(want, c)) {
 			d = far + 1 // a prefix: after every close typo

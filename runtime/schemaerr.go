@@ -10,6 +10,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
+
+	"github.com/skillbox-dev/skillbox/internal/nearest"
 )
 
 // paramType checks the type of one parameter of the map form, in plain words: the parameter,
@@ -25,7 +27,7 @@ func (c *checker) paramType(field string, v any) {
 	case !contains(paramTypes, t):
 		near := typeAliases[strings.ToLower(t)]
 		if near == "" {
-			near = nearest(t, paramTypes)
+			near = nearest.Name(t, paramTypes)
 		}
 		if near != "" {
 			hint = fmt.Sprintf("did you mean %q? %s", near, hint)

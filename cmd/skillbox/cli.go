@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/skillbox-dev/skillbox/agent/toolset"
+	"github.com/skillbox-dev/skillbox/internal/nearest"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -282,7 +283,7 @@ func nearestFlag(cmd *cobra.Command, name string) string {
 		if f.Hidden {
 			return
 		}
-		d := editDistance(name, f.Name)
+		d := nearest.Distance(name, f.Name)
 		if strings.HasPrefix(f.Name, name) {
 			d = min(d, 1) // --arg for --args
 		}
@@ -293,27 +294,6 @@ func nearestFlag(cmd *cobra.Command, name string) string {
 	cmd.Flags().VisitAll(visit)
 	cmd.InheritedFlags().VisitAll(visit)
 	return best
-}
-
-// editDistance is the Levenshtein distance of two short strings.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
 
 func (e *env) globalFlags(fs *pflag.FlagSet) {

@@ -93,12 +93,7 @@ func wrap(s string, n int) []string {
 // terminalWidth is the width to wrap list's table to when w is a terminal ($COLUMNS, else 80),
 // and 0 when it is not (a pipe or a file: nothing is wrapped).
 func terminalWidth(w io.Writer) int {
-	f, ok := w.(*os.File)
-	if !ok {
-		return 0
-	}
-	st, err := f.Stat()
-	if err != nil || st.Mode()&os.ModeCharDevice == 0 {
+	if !isTerminal(w) {
 		return 0
 	}
 	if n, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && n > 0 {
