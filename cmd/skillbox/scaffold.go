@@ -219,10 +219,12 @@ func packageFiles(id string, lang language) map[string][]byte {
 		"createdBy": "skillbox new",
 		"limits":    map[string]any{"timeoutMs": 5000, "memoryMiB": 64},
 	}
-	try := fmt.Sprintf("skillbox build skills/%s\n    skillbox run %s --args @skills/%s/example.json", id, id, id)
-	if lang.runtime != "" {
+	// From the skill's own directory, wherever it has been moved.
+	try := fmt.Sprintf("skillbox run %s --skills .. --args @example.json", id)
+	if lang.runtime == "" {
+		try = "skillbox build .\n    " + try
+	} else {
 		manifest["runtime"] = lang.runtime
-		try = fmt.Sprintf("skillbox run %s --args @skills/%s/example.json", id, id)
 	}
 	mj, _ := json.MarshalIndent(manifest, "", "  ")
 	skillMD := fmt.Sprintf(`---
@@ -238,7 +240,7 @@ Use this skill to greet someone. Call it with the person's name:
 
 It returns `+"`{\"greeting\": \"Hello, Ada!\"}`"+`.
 
-Try it:
+Try it, from this directory:
 
     %s
 `, id, runtime.PlaceholderInstructionsDescription, title, try)
