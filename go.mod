@@ -1,6 +1,6 @@
 module github.com/skillbox-dev/skillbox
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/aperturerobotics/go-quickjs-wasi-reactor v0.15.1
