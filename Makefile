@@ -1,4 +1,5 @@
-# Skillbox. `make test` needs Go only (with a C compiler such as Debian's gcc it adds -race).
+# Skillbox. `make install` and `make test` need Go only, 1.26 or later (go.mod's go line); with
+# a C compiler such as Debian's gcc, `make test` adds -race.
 # Tests that need another toolchain (Rust, TinyGo, clang for wasm, Node.js) find it through PATH
 # and skip, naming it, when it is missing; SKILLBOX_REQUIRE_TOOLCHAINS=1 (CI) makes that a failure.
 # `make fixtures` needs wat2wasm (Debian: wabt); `make skills` and `make sdks` need Go only.
@@ -11,12 +12,20 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 GUEST_MODS  := sdk/go $(wildcard skills/*/src) examples/wasm/go
 FUZZTIME    ?= 10s
 
-.PHONY: all build skills sdks guests fixtures interpreters test test-guests fuzz soak bench lint check clean
+.PHONY: all build install skills sdks guests fixtures interpreters test test-guests fuzz soak bench lint check clean
 
 all: build
 
 build:
 	$(GO) build -o bin/skillbox ./cmd/skillbox
+
+# go install puts the CLI in GOBIN, or in the first GOPATH entry's bin when GOBIN is unset; say
+# which, and whether PATH finds it there.
+install:
+	$(GO) install ./cmd/skillbox
+	@dir=$$($(GO) env GOBIN); [ -n "$$dir" ] || dir=$$($(GO) env GOPATH | cut -d: -f1)/bin; \
+	echo "installed $$dir/skillbox"; \
+	case ":$$PATH:" in *":$$dir:"*) ;; *) echo "$$dir is not on your PATH: add it, e.g. export PATH=\"\$$PATH:$$dir\" in your shell's profile";; esac
 
 # Rebuild every bundled skill and the Go conformance guest from source.
 skills:

@@ -162,6 +162,11 @@ type step struct {
 	argv []string
 }
 
+// goWorkOff builds a Go skill as the module its go.mod describes, alone: a go.work in a
+// directory above it (a skill made inside someone's Go workspace) would otherwise take over the
+// build and refuse a module it does not list. TinyGo loads packages with the go command too.
+const goWorkOff = "GOWORK=off"
+
 // buildPlan returns the commands that compile src into out (an absolute path), and, for
 // toolchains that write elsewhere, the file to copy to out afterwards.
 func buildPlan(lang language, src, out string) (steps []step, produced string, err error) {
@@ -171,13 +176,13 @@ func buildPlan(lang language, src, out string) (steps []step, produced string, e
 	}
 	switch lang.name {
 	case "go":
-		return []step{{dir: src, env: []string{"GOOS=wasip1", "GOARCH=wasm"},
+		return []step{{dir: src, env: []string{"GOOS=wasip1", "GOARCH=wasm", goWorkOff},
 			argv: []string{tc.bin, "build", "-trimpath", "-buildvcs=false", "-buildmode=c-shared", "-o", out, "."}}}, "", nil
 	case "tinygo":
 		// -no-debug: TinyGo has no -trimpath, and its debug info would carry the builder's paths
 		// (and make the module 2.7x larger); panics still print their message.
 		argv := append([]string{tc.bin, "build", "-target=wasip1", "-buildmode=c-shared", "-no-debug"}, lang.flags...)
-		return []step{{dir: src, argv: append(argv, "-o", out, ".")}}, "", nil
+		return []step{{dir: src, env: []string{goWorkOff}, argv: append(argv, "-o", out, ".")}}, "", nil
 	case "rust":
 		return rustPlan(tc, src)
 	case "assemblyscript":

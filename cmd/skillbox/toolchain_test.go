@@ -87,3 +87,21 @@ func TestFindToolchain(t *testing.T) {
 		}
 	}
 }
+
+// A Go skill made inside a Go workspace (a go.work above it that does not list it) builds as the
+// module it is: the workspace is not the skill's.
+func TestBuildGoSkillInsideAGoWorkspace(t *testing.T) {
+	t.Parallel()
+	if _, err := findToolchain(languages["go"]); err != nil {
+		skipMissing(t, err)
+	}
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "go.work"), "go 1.24\n")
+	skills := filepath.Join(root, "skills")
+	if r := cli(t, "", "--skills", skills, "new", "in-work", "--lang", "go"); r.code != exitOK {
+		t.Fatalf("new: %s", r)
+	}
+	if r := cli(t, "", "build", filepath.Join(skills, "in-work")); r.code != exitOK || !strings.Contains(r.stdout, "built in-work") {
+		t.Fatalf("build: %s", r)
+	}
+}

@@ -201,8 +201,8 @@ func TestTracesFromTheEnvironment(t *testing.T) {
 
 	t.Run("off by default", func(t *testing.T) {
 		t.Parallel()
-		// An endpoint is configured, but no exporter: nothing is sent (autoexport alone would
-		// default to OTLP and send there).
+		// An endpoint is configured, but no exporter: nothing is sent (the specification's
+		// default exporter would be OTLP, sending there).
 		recv := newOTLPReceiver(t)
 		for _, env := range [][]string{{"OTEL_EXPORTER_OTLP_ENDPOINT=" + recv.URL},
 			{"OTEL_EXPORTER_OTLP_ENDPOINT=" + recv.URL, "OTEL_TRACES_EXPORTER=none"},
@@ -220,6 +220,22 @@ func TestTracesFromTheEnvironment(t *testing.T) {
 		t.Parallel()
 		_, stderr, code := runCLI(t, []string{"OTEL_TRACES_EXPORTER=jaeger"}, "run", "quick")
 		if code != exitUsage || !strings.Contains(stderr, `OTEL_TRACES_EXPORTER="jaeger"`) || !strings.Contains(stderr, "otlp, console or none") {
+			t.Fatalf("exit %d:\n%s", code, stderr)
+		}
+	})
+
+	t.Run("otlp protocol", func(t *testing.T) {
+		t.Parallel()
+		// The traces' own variable wins over the general one, as the specification says.
+		recv := newOTLPReceiver(t)
+		_, stderr, code := runCLI(t, []string{"OTEL_TRACES_EXPORTER=otlp", "OTEL_EXPORTER_OTLP_ENDPOINT=" + recv.URL,
+			"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/protobuf", "OTEL_EXPORTER_OTLP_PROTOCOL=http/json"}, "run", "quick")
+		if s, _ := recv.span("execute_tool quick"); code != 0 || s == nil {
+			t.Fatalf("exit %d, span %v:\n%s", code, s, stderr)
+		}
+		// A protocol skillbox does not have is a usage error that names the variable.
+		_, stderr, code = runCLI(t, []string{"OTEL_TRACES_EXPORTER=otlp", "OTEL_EXPORTER_OTLP_PROTOCOL=http/json"}, "run", "quick")
+		if code != exitUsage || !strings.Contains(stderr, `OTEL_EXPORTER_OTLP_PROTOCOL="http/json"`) || !strings.Contains(stderr, "http/protobuf or grpc") {
 			t.Fatalf("exit %d:\n%s", code, stderr)
 		}
 	})
