@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -189,7 +190,7 @@ func newRoot(e *env, code *int) *cobra.Command {
 	root.Flags().Bool("version", false, "print skillbox's version")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return &flagError{err: err, cmd: cmd} })
 	e.globalFlags(root.PersistentFlags())
-	for _, name := range commandNames() {
+	for _, name := range slices.Sorted(maps.Keys(commands)) {
 		c := commands[name]
 		cc := &cobra.Command{
 			Use:     strings.TrimSpace(name + " " + c.usage),
@@ -229,15 +230,6 @@ func newRoot(e *env, code *int) *cobra.Command {
 		}
 	}
 	return root
-}
-
-func commandNames() []string {
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
 }
 
 // flagError is a flag the command line got wrong, with the command it was given to.

@@ -7,11 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"text/template"
@@ -52,14 +53,7 @@ var languages = map[string]language{
 	"typescript":     {name: "typescript", runtime: runtime.LangTypeScript},
 }
 
-func languageNames() []string {
-	names := make([]string, 0, len(languages))
-	for n := range languages {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
+func languageNames() []string { return slices.Sorted(maps.Keys(languages)) }
 
 // templateData is what a template file sees.
 type templateData struct {
