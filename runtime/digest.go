@@ -122,6 +122,24 @@ type tree struct {
 	module string
 	// top holds the sha256 of each file directly in the skill's directory, by name.
 	top map[string]string
+	// files are the files the digest covers, sorted by path (only from walk).
+	files []treeFile
+}
+
+// treeFile is one file a tree digest covers: its slash path in the skill, size and sha256 (hex).
+type treeFile struct {
+	rel  string
+	size int64
+	sum  string
+}
+
+// sumTree is the tree digest of files (sorted by rel): the one place its formula is written.
+func sumTree(files []treeFile) string {
+	h := sha256.New()
+	for _, f := range files {
+		h.Write([]byte(f.sum + "  " + f.rel + "\n"))
+	}
+	return digestPrefix + hex.EncodeToString(h.Sum(nil))
 }
 
 // treeDigest returns the digest of the skill tree at dir (see above). d may be nil (no memory).
@@ -138,8 +156,7 @@ func (d *digester) walk(dir string, cachedOnly bool) (tree, error) {
 		return tree{}, err
 	}
 	defer root.Close()
-	type entry struct{ rel, sum string }
-	var entries []entry
+	var entries []treeFile
 	var total int64
 	top := map[string]string{}
 	err = fs.WalkDir(root.FS(), ".", func(rel string, e fs.DirEntry, err error) error {
@@ -175,18 +192,14 @@ func (d *digester) walk(dir string, cachedOnly bool) (tree, error) {
 		if !strings.Contains(rel, "/") {
 			top[rel] = sum
 		}
-		entries = append(entries, entry{rel, sum})
+		entries = append(entries, treeFile{rel, size, sum})
 		return nil
 	})
 	if err != nil {
 		return tree{}, err
 	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].rel < entries[j].rel })
-	h := sha256.New()
-	for _, e := range entries {
-		fmt.Fprintf(h, "%s  %s\n", e.sum, e.rel)
-	}
-	return tree{digest: digestPrefix + hex.EncodeToString(h.Sum(nil)), module: top[ModuleFile], top: top}, nil
+	return tree{digest: sumTree(entries), module: top[ModuleFile], top: top, files: entries}, nil
 }
 
 // fileSum hashes one file of the tree, through root so that no symlink leads out of it, without
@@ -283,8 +296,8 @@ func (d *digester) cachedFlat(dir string, entries []fs.DirEntry, stats map[strin
 	if d == nil || entries == nil || len(entries) > maxDigestFiles {
 		return tree{}, false, nil
 	}
-	h := sha256.New()
 	top := map[string]string{}
+	files := make([]treeFile, 0, len(entries))
 	var total int64
 	for _, e := range entries {
 		name := e.Name()
@@ -312,7 +325,8 @@ func (d *digester) cachedFlat(dir string, entries []fs.DirEntry, stats map[strin
 			return tree{}, false, nil
 		}
 		top[name] = sum
-		h.Write([]byte(sum + "  " + name + "\n"))
+		files = append(files, treeFile{name, st.Size(), sum})
 	}
-	return tree{digest: digestPrefix + hex.EncodeToString(h.Sum(nil)), module: top[ModuleFile], top: top}, true, nil
+	// A directory's listing is sorted by name, which for names without "/" is the walk's order.
+	return tree{digest: sumTree(files), module: top[ModuleFile], top: top}, true, nil
 }

@@ -46,7 +46,10 @@ type InstallOptions struct {
 // # Errors
 //
 // A *SkillError (errors.Is ErrInvalidSkill) for an invalid package, with every problem;
-// ErrExists; ErrNotFound (MustExist); ErrNoSkillDir.
+// ErrExists; ErrNotFound (MustExist); ErrNoSkillDir; for a bundle (a package with
+// .bundle/manifest.json), *BundleError values (errors.Is ErrBundleInvalid) when its files or
+// signatures do not match it, and ErrBundleUntrusted when the policy's bundles.requireSigned
+// refuses it, or refuses a package that is not a signed bundle.
 func (rt *Runtime) Install(ctx context.Context, id string, files map[string][]byte, opts InstallOptions) (*Skill, error) {
 	if len(rt.cfg.SkillDirs) == 0 {
 		return nil, ErrNoSkillDir
@@ -54,6 +57,12 @@ func (rt *Runtime) Install(ctx context.Context, id string, files map[string][]by
 	if !ValidID(id) {
 		return nil, &SkillError{ID: id, Problems: []*ManifestError{{Path: id, Msg: fmt.Sprintf("%q is not a valid skill id", id),
 			Hint: "use lower-case letters, digits and '-', starting with a letter or digit, at most 63"}}}
+	}
+	// A bundle is checked (contents, signatures, the policy's trust) and its own entries dropped;
+	// under bundles.requireSigned anything else is refused here.
+	files, _, err := rt.policy.Load().Bundles.checkInstall(id, files)
+	if err != nil {
+		return nil, err
 	}
 	if se := checkPackageFiles(id, files); se != nil {
 		// Report the manifest's problems too, so one upload shows everything to fix.

@@ -245,6 +245,15 @@ func (p *PackageReader) AddTarGz(r io.Reader) error {
 		if err := p.entry(name); err != nil {
 			return err
 		}
+		if !cleanRelPath(strings.TrimSuffix(name, "/")) {
+			return &ManifestError{Path: h.Name, Msg: "not a clean relative path (absolute, with \"..\", or unclean)",
+				Hint: "archive the package's files by their paths in it"}
+		}
+		if _, dup := p.files[name]; dup {
+			// Two entries of one name: which one a tool extracts is its own choice, so which
+			// content was checked would be too.
+			return &ManifestError{Path: h.Name, Msg: "in the archive twice", Hint: "archive each file once"}
+		}
 		switch h.Typeflag {
 		case tar.TypeDir: // a header only: tar gives a directory no body
 			g.file = ""
@@ -259,9 +268,7 @@ func (p *PackageReader) AddTarGz(r io.Reader) error {
 			return tarErr(err, name)
 		}
 		g.file = "" // tar's own reads until the next entry are no file's
-		if _, dup := p.files[name]; !dup {
-			added = append(added, name)
-		}
+		added = append(added, name)
 		p.files[name] = data
 	}
 	// Each file was read under the larger of its two possible caps; now its name is final.

@@ -41,6 +41,9 @@ type Policy struct {
 	// AgentSkills is the ceiling of the skills agents write, and whether they may (see
 	// AgentSkills). In a policy file: agentSkills: {enabled: true, network: [api.example.com]}.
 	AgentSkills AgentSkills
+	// Bundles says which skill bundles may be installed (see BundlePolicy). In a policy file:
+	// bundles: {requireSigned: true, trustedKeys: [./publisher.pub, "base64 of 32 bytes"]}.
+	Bundles BundlePolicy
 	// RootCAs verifies the https servers skills fetch from; nil means the host's system roots.
 	// For an embedder whose granted hosts use a private CA, and for tests. (Not in a policy file.)
 	RootCAs *x509.CertPool
@@ -60,7 +63,7 @@ type PolicyMount struct {
 	Access   Access
 }
 
-var policyFields = []string{"network", "allowNetworks", "env", "secrets", "files", "limits", "modules", "scripts", "agentSkills"}
+var policyFields = []string{"network", "allowNetworks", "env", "secrets", "files", "limits", "modules", "scripts", "agentSkills", "bundles"}
 
 // LoadPolicy reads a policy file (YAML or JSON). Relative host paths are relative to the file's
 // directory. Every problem is reported at once in a *PolicyError.
@@ -78,6 +81,7 @@ var policyFields = []string{"network", "allowNetworks", "env", "secrets", "files
 //	  - {path: /workspace, hostPath: ./workspace/{skill}, access: read-write}
 //	limits: {timeoutMs: 60000, memoryMiB: 128}
 //	modules: {maxModuleBytes: 33554432, maxFunctionBytes: 1048576, maxFunctions: 100000}
+//	bundles: {requireSigned: true, trustedKeys: [./publisher.pub]}
 func LoadPolicy(path string) (*Policy, error) {
 	// Bounded like a manifest, and never a FIFO or a device: a policy is read at every reload.
 	data, err := readRegular(path, maxManifestBytes)
@@ -172,6 +176,9 @@ func ParsePolicy(path string, data []byte, lookupEnv func(string) (string, bool)
 				c.add(fmt.Sprintf("agentSkills.network[%d]", i), "", "%v", err)
 			}
 		}
+	}
+	if bs := c.object(d, "", "bundles"); bs != nil {
+		p.Bundles = c.bundles(bs, base)
 	}
 	if mods := c.object(d, "", "modules"); mods != nil {
 		c.known(mods, "modules", "maxModuleBytes", "maxFunctionBytes", "maxFunctions")

@@ -56,6 +56,10 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 			c.Response().Header().Set("Retry-After", "1")
 			status, body = http.StatusTooManyRequests, apiErrorBody{Code: "busy", Message: err.Error()}
 		}
+	case errors.Is(err, runtime.ErrBundleInvalid):
+		status, body = http.StatusUnprocessableEntity, apiErrorBody{Code: "invalid_bundle", Message: err.Error()}
+	case errors.Is(err, runtime.ErrBundleUntrusted):
+		status, body = http.StatusForbidden, apiErrorBody{Code: "untrusted_bundle", Message: err.Error()}
 	case errors.Is(err, runtime.ErrExists):
 		status, body = http.StatusConflict, apiErrorBody{Code: "exists", Message: err.Error()}
 	case errors.Is(err, runtime.ErrNotFound):

@@ -1,0 +1,424 @@
+package runtime
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// A bundle is a skill as one file that can be copied, signed and installed elsewhere: a .tar.gz
+// whose entries are, in this order,
+//
+//	.bundle/manifest.json            what the bundle holds (BundleManifest), as JSON
+//	<the skill's files>              sorted by path, byte order
+//	.bundle/signatures/<hex>.sig     zero or more ed25519 signatures, by public key (bundlesign.go)
+//
+// The files are exactly those the skill's tree digest covers (digest.go): every regular file
+// except hidden ones and src/. So a bundle is a version: its manifest's digest is the digest the
+// registry gives the installed skill, and the bundle's own entries (hidden, under .bundle/) never
+// collide with a skill's file nor change its digest.
+//
+// Why .tar.gz and not zip: it is the one archive the runtime already reads as untrusted input,
+// bounded while it streams (package.go), so an HTTP upload of a bundle and `skillbox install`
+// read it through the same code; a tar stream has one directory of entries, where a zip has two
+// (local headers and the central directory) that can disagree; and tar, gzip and sha256sum are
+// enough to check one by hand (docs/bundles.md).
+//
+// Every tar header is written the same way (mode 0644, time 0, no owner, uid and gid 0), and gzip
+// with no name and time 0, so packing the same tree twice gives the same bytes. What is signed is
+// the manifest, not the archive's bytes, so another compressor would not break a signature.
+const (
+	// BundleManifestPath is the manifest's entry.
+	BundleManifestPath = ".bundle/manifest.json"
+	// BundleFormat is the manifest's format field.
+	BundleFormat = "skillbox-bundle/v1"
+	// bundleDir holds the bundle's own entries.
+	bundleDir = ".bundle/"
+	// bundleSigDir holds the signatures.
+	bundleSigDir = ".bundle/signatures/"
+	// maxBundleSignatures bounds the signatures a bundle may carry.
+	maxBundleSignatures = 16
+)
+
+// BundleManifest lists a bundle's files and the skill's tree digest.
+type BundleManifest struct {
+	// Format is BundleFormat.
+	Format string `json:"format"`
+	// Skill is the skill's id: the directory it was packed from, and the one it installs as.
+	Skill string `json:"skill"`
+	// Digest is the tree digest of Files ("sha256:<hex>"), the version's identity.
+	Digest string `json:"digest"`
+	// Files are the skill's files, sorted by path.
+	Files []BundleFile `json:"files"`
+}
+
+// BundleFile is one file of a bundle.
+type BundleFile struct {
+	Path   string `json:"path"`
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
+}
+
+// ErrBundleInvalid is matched by every *BundleError: a bundle whose contents are not what its
+// manifest says, or whose signature does not verify (tampered), or that is malformed.
+var ErrBundleInvalid = errors.New("invalid bundle")
+
+// BundleError is one problem of a bundle: the entry (a file, the manifest, a signature), what is
+// wrong and how to fix it.
+type BundleError struct {
+	Entry string
+	Msg   string
+	Hint  string
+}
+
+func (e *BundleError) Error() string {
+	s := fmt.Sprintf("bundle entry %q: %s", e.Entry, e.Msg)
+	if e.Hint != "" {
+		s += " (" + e.Hint + ")"
+	}
+	return s
+}
+
+// Is reports whether target is ErrBundleInvalid.
+func (e *BundleError) Is(target error) bool { return target == ErrBundleInvalid }
+
+// Bundle is a bundle read into memory and checked: every file is the one its manifest lists, and
+// the manifest's digest is the files' tree digest. Its signatures are read but not yet checked
+// (see [Bundle.Verify]).
+type Bundle struct {
+	manifest     BundleManifest
+	manifestData []byte
+	files        map[string][]byte
+	sigs         map[string][]byte // by the signing key's hex
+}
+
+// Manifest returns the bundle's manifest (its Files are a copy).
+func (b *Bundle) Manifest() BundleManifest {
+	m := b.manifest
+	m.Files = slices.Clone(m.Files)
+	return m
+}
+
+// Files returns a copy of the skill's files, by path: what Install writes.
+func (b *Bundle) Files() map[string][]byte {
+	out := make(map[string][]byte, len(b.files))
+	for k, v := range b.files {
+		out[k] = bytes.Clone(v)
+	}
+	return out
+}
+
+// ManifestDigest is the sha256 of the manifest's bytes, "sha256:<hex>": what a signature signs.
+func (b *Bundle) ManifestDigest() string {
+	sum := sha256.Sum256(b.manifestData)
+	return digestPrefix + hex.EncodeToString(sum[:])
+}
+
+// PackBundle writes the skill at dir as a bundle to w and returns its manifest. The skill id is
+// dir's base name. Packing the same tree twice writes the same bytes.
+//
+// # Errors
+//
+// A tree the digest refuses (too many files or bytes); a file that changed while it was packed;
+// a tree over the default [PackageLimits], which no installer would accept.
+func PackBundle(ctx context.Context, dir string, w io.Writer) (*BundleManifest, error) {
+	id := filepath.Base(filepath.Clean(dir))
+	if !ValidID(id) {
+		return nil, fmt.Errorf("pack %s: %q is not a skill id: name the directory after the skill (lower-case letters, digits and '-')", dir, id)
+	}
+	t, err := (*digester)(nil).walk(dir, false)
+	if err != nil {
+		return nil, fmt.Errorf("pack %s: %w", dir, err)
+	}
+	l := PackageLimits{}.withDefaults()
+	if len(t.files)+1 > l.MaxFiles {
+		return nil, fmt.Errorf("pack %s: %d files, more than the %d a package may hold (%s)", dir, len(t.files), l.MaxFiles-1, LimitFiles)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("pack %s: %w", dir, err)
+	}
+	defer root.Close()
+	m := BundleManifest{Format: BundleFormat, Skill: id, Digest: t.digest, Files: make([]BundleFile, 0, len(t.files))}
+	files := make(map[string][]byte, len(t.files))
+	var total int64
+	for _, f := range t.files {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if f.size > l.fileMax(f.rel) {
+			return nil, &PackageLimitError{Limit: LimitFileBytes, File: f.rel, Got: f.size, Max: l.fileMax(f.rel)}
+		}
+		if total += f.size; total > l.MaxBytes {
+			return nil, &PackageLimitError{Limit: LimitBytes, File: f.rel, Got: total, Max: l.MaxBytes}
+		}
+		data, err := readRootFile(root, f.rel, f.size)
+		if err != nil {
+			return nil, fmt.Errorf("pack %s: %s: %w", dir, f.rel, err)
+		}
+		if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != f.sum {
+			return nil, fmt.Errorf("pack %s: %s changed while it was packed: pack again", dir, f.rel)
+		}
+		files[f.rel] = data
+		m.Files = append(m.Files, BundleFile{Path: f.rel, Size: f.size, SHA256: f.sum})
+	}
+	data, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	b := &Bundle{manifest: m, manifestData: append(data, '\n'), files: files}
+	if err := b.write(w); err != nil {
+		return nil, fmt.Errorf("pack %s: %w", dir, err)
+	}
+	return &m, nil
+}
+
+// readRootFile reads rel in root, of the size the walk found, and no more.
+func readRootFile(root *os.Root, rel string, size int64) ([]byte, error) {
+	f, err := root.Open(rel)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, size+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) != size {
+		return nil, errors.New("changed while it was packed: pack again")
+	}
+	return data, nil
+}
+
+// write writes b as a .tar.gz to w, deterministically (see the format above).
+func (b *Bundle) write(w io.Writer) error {
+	gz, err := gzip.NewWriterLevel(w, gzip.BestCompression)
+	if err != nil {
+		return err
+	}
+	tw := tar.NewWriter(gz)
+	entry := func(name string, data []byte) error {
+		h := &tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: 0o644, Size: int64(len(data)), ModTime: time.Unix(0, 0)}
+		if err := tw.WriteHeader(h); err != nil {
+			return err
+		}
+		_, err := tw.Write(data)
+		return err
+	}
+	if err := entry(BundleManifestPath, b.manifestData); err != nil {
+		return err
+	}
+	for _, f := range b.manifest.Files {
+		if err := entry(f.Path, b.files[f.Path]); err != nil {
+			return err
+		}
+	}
+	for _, key := range slices.Sorted(maps.Keys(b.sigs)) {
+		if err := entry(bundleSigDir+key+".sig", b.sigs[key]); err != nil {
+			return err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	return gz.Close()
+}
+
+// ReadBundle reads a bundle (a .tar.gz) within l (zero fields: the defaults) and checks it: the
+// archive's bounds as every package upload's (entries, sizes, the inflation ratio), then that its
+// files are exactly those its manifest lists, with their sizes and sha256, and that the
+// manifest's digest is theirs. Signatures are read, not checked: see [Bundle.Verify].
+//
+// # Errors
+//
+// A *PackageLimitError for a bound crossed; a *ManifestError for an entry that is not a regular
+// file, a path that is not clean and relative, or an entry twice; *BundleError values (errors.Is
+// ErrBundleInvalid), joined, for every way the contents differ from the manifest.
+func ReadBundle(r io.Reader, l PackageLimits) (*Bundle, error) {
+	pr := NewPackageReader(l)
+	if err := pr.AddTarGz(r); err != nil {
+		return nil, err
+	}
+	b, ok, err := bundleFromFiles(pr.Files())
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, &BundleError{Entry: BundleManifestPath, Msg: "missing: this .tar.gz is not a bundle",
+			Hint: "make one with skillbox pack DIR -o FILE"}
+	}
+	return b, nil
+}
+
+// bundleFromFiles splits a package's files into a bundle: ok is false when there is no bundle
+// manifest (a plain package). Every problem is reported, joined.
+func bundleFromFiles(all map[string][]byte) (b *Bundle, ok bool, err error) {
+	data, ok := all[BundleManifestPath]
+	if !ok {
+		for name := range all {
+			if strings.HasPrefix(name, bundleDir) {
+				return nil, true, &BundleError{Entry: BundleManifestPath, Msg: "missing, while " + name + " is there",
+					Hint: "pack the skill again with skillbox pack"}
+			}
+		}
+		return nil, false, nil
+	}
+	b = &Bundle{manifestData: data, files: map[string][]byte{}, sigs: map[string][]byte{}}
+	var problems []error
+	for name, content := range all {
+		switch {
+		case name == BundleManifestPath:
+		case strings.HasPrefix(name, bundleSigDir):
+			key, ok := strings.CutSuffix(strings.TrimPrefix(name, bundleSigDir), ".sig")
+			if _, err := parseKeyHex(key); !ok || err != nil {
+				problems = append(problems, &BundleError{Entry: name, Msg: "not a signature: a signature is .bundle/signatures/<64 hex digits of the ed25519 public key>.sig"})
+				continue
+			}
+			b.sigs[key] = content
+		case strings.HasPrefix(name, bundleDir):
+			problems = append(problems, &BundleError{Entry: name, Msg: "unknown bundle entry", Hint: "a bundle's own entries are .bundle/manifest.json and .bundle/signatures/"})
+		default:
+			b.files[name] = content
+		}
+	}
+	if len(b.sigs) > maxBundleSignatures {
+		problems = append(problems, &BundleError{Entry: bundleSigDir, Msg: fmt.Sprintf("%d signatures, more than %d", len(b.sigs), maxBundleSignatures)})
+	}
+	if err := b.parseManifest(); err != nil {
+		return nil, true, errors.Join(append(problems, err)...)
+	}
+	problems = append(problems, b.checkFiles()...)
+	if len(problems) > 0 {
+		return nil, true, errors.Join(problems...)
+	}
+	return b, true, nil
+}
+
+// parseManifest reads the manifest strictly: known fields only, the format, a skill id, sorted
+// clean paths that the tree digest covers, sha256 in hex.
+func (b *Bundle) parseManifest() error {
+	bad := func(msg string, args ...any) error {
+		return &BundleError{Entry: BundleManifestPath, Msg: fmt.Sprintf(msg, args...)}
+	}
+	d := json.NewDecoder(bytes.NewReader(b.manifestData))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&b.manifest); err != nil {
+		return bad("not a bundle manifest: %v", err)
+	}
+	if d.More() {
+		return bad("more than one JSON value")
+	}
+	m := &b.manifest
+	switch {
+	case m.Format != BundleFormat:
+		return bad("format %q, want %q (a bundle from another version of skillbox?)", m.Format, BundleFormat)
+	case !ValidID(m.Skill):
+		return bad("skill: %q is not a skill id", m.Skill)
+	}
+	for i, f := range m.Files {
+		field := fmt.Sprintf("files[%d]", i)
+		switch {
+		case !cleanRelPath(f.Path) || !covered(f.Path):
+			return bad("%s.path: %q is not a path a bundle holds (clean, relative, not hidden, not under src/)", field, f.Path)
+		case i > 0 && m.Files[i-1].Path >= f.Path:
+			return bad("%s.path: %q is out of order or listed twice (files are sorted by path, byte order)", field, f.Path)
+		case f.Size < 0:
+			return bad("%s.size: %d is negative", field, f.Size)
+		}
+		if sum, err := hex.DecodeString(f.SHA256); err != nil || len(sum) != sha256.Size || strings.ToLower(f.SHA256) != f.SHA256 {
+			return bad("%s.sha256: %q is not 64 lower-case hex digits", field, f.SHA256)
+		}
+	}
+	return nil
+}
+
+// checkFiles compares the files with the manifest: each listed file present with its size and
+// sha256, none more, and the digest the manifest's.
+func (b *Bundle) checkFiles() []error {
+	var problems []error
+	listed := make(map[string]bool, len(b.manifest.Files))
+	tf := make([]treeFile, 0, len(b.manifest.Files))
+	for _, f := range b.manifest.Files {
+		listed[f.Path] = true
+		tf = append(tf, treeFile{rel: f.Path, size: f.Size, sum: f.SHA256})
+		data, ok := b.files[f.Path]
+		if !ok {
+			problems = append(problems, &BundleError{Entry: f.Path, Msg: "listed in the manifest but missing from the bundle (removed)"})
+			continue
+		}
+		sum := sha256.Sum256(data)
+		if got := hex.EncodeToString(sum[:]); int64(len(data)) != f.Size || got != f.SHA256 {
+			problems = append(problems, &BundleError{Entry: f.Path, Msg: fmt.Sprintf("changed: %d bytes with sha256 %s, the manifest says %d bytes with sha256 %s", len(data), got, f.Size, f.SHA256)})
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(b.files)) {
+		if !listed[name] {
+			problems = append(problems, &BundleError{Entry: name, Msg: "not listed in the manifest (added)"})
+		}
+	}
+	if d := sumTree(tf); d != b.manifest.Digest {
+		problems = append(problems, &BundleError{Entry: BundleManifestPath, Msg: fmt.Sprintf("digest: %q is not the tree digest of the files it lists (%s)", b.manifest.Digest, d)})
+	}
+	return problems
+}
+
+// cleanRelPath reports whether name is a clean, relative slash path with no "..", backslash or NUL.
+func cleanRelPath(name string) bool {
+	return name != "" && name != "." && path.Clean(name) == name && !path.IsAbs(name) &&
+		name != ".." && !strings.HasPrefix(name, "../") && !strings.ContainsAny(name, "\\\x00")
+}
+
+// covered reports whether the tree digest covers a file at the clean path name: not hidden, not
+// under src/ (see walk).
+func covered(name string) bool {
+	if name == "src" || strings.HasPrefix(name, "src/") {
+		return false
+	}
+	for _, part := range strings.Split(name, "/") {
+		if strings.HasPrefix(part, ".") {
+			return false
+		}
+	}
+	return true
+}
+
+// Unpack writes the bundle's files into dir, which must not exist or be empty; it is made 0755,
+// files 0644. Paths were checked when the bundle was read; dir is written through an os.Root too.
+func (b *Bundle) Unpack(dir string) error {
+	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
+		return fmt.Errorf("unpack into %s: the directory is not empty: name a new one", dir)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	for _, f := range b.manifest.Files {
+		if d := path.Dir(f.Path); d != "." {
+			if err := root.MkdirAll(d, 0o755); err != nil {
+				return fmt.Errorf("unpack %s: %w", f.Path, err)
+			}
+		}
+		if err := root.WriteFile(f.Path, b.files[f.Path], 0o644); err != nil {
+			return fmt.Errorf("unpack %s: %w", f.Path, err)
+		}
+	}
+	return nil
+}
