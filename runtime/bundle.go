@@ -122,6 +122,17 @@ func (b *Bundle) Files() map[string][]byte {
 	return out
 }
 
+// Package returns the bundle as a package for [Runtime.Install]: its files with its manifest and
+// signatures, which Install checks again under the policy.
+func (b *Bundle) Package() map[string][]byte {
+	out := b.Files()
+	out[BundleManifestPath] = bytes.Clone(b.manifestData)
+	for k, v := range b.sigs {
+		out[bundleSigDir+k+".sig"] = bytes.Clone(v)
+	}
+	return out
+}
+
 // ManifestDigest is the sha256 of the manifest's bytes, "sha256:<hex>": what a signature signs.
 func (b *Bundle) ManifestDigest() string {
 	sum := sha256.Sum256(b.manifestData)

@@ -68,6 +68,10 @@ type env struct {
 	offer             toolset.Offer // serve, mcp: --tools
 	stdinArg          string        // script: --stdin
 
+	output string   // pack, unpack, sign: -o
+	key    string   // sign --key
+	pubs   []string // verify --pub
+
 	// command is the command running, for the hint under a usage error.
 	command string
 
@@ -110,6 +114,12 @@ func init() {
 		"init":         cmdInit,
 		"tools":        cmdTools,
 		"instructions": cmdInstructions,
+		"pack":         cmdPack,
+		"unpack":       cmdUnpack,
+		"install":      cmdInstall,
+		"keygen":       cmdKeygen,
+		"sign":         cmdSign,
+		"verify":       cmdVerify,
 	}
 }
 
