@@ -245,7 +245,7 @@ func (p *PackageReader) AddTarGz(r io.Reader) error {
 		if err := p.entry(name); err != nil {
 			return err
 		}
-		if !cleanRelPath(strings.TrimSuffix(name, "/")) {
+		if dir := strings.TrimSuffix(name, "/"); !cleanRelPath(dir) && !(h.Typeflag == tar.TypeDir && (dir == "" || dir == ".")) {
 			return &ManifestError{Path: h.Name, Msg: "not a clean relative path (absolute, with \"..\", or unclean)",
 				Hint: "archive the package's files by their paths in it"}
 		}
