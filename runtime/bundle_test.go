@@ -101,7 +101,6 @@ type entry struct {
 	name string
 	data []byte
 	typ  byte
-	size int64 // a header's declared size when data is nil
 }
 
 // tarGz builds an archive of entries as given: what a hostile or careless packer could send.

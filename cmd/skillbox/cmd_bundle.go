@@ -21,7 +21,9 @@ var cmdPack = &command{
 	summary: "write a skill directory as a bundle: a deterministic .tar.gz with a manifest of its files' sha256",
 	usage:   "DIR -o FILE",
 	example: `  skillbox pack skills/word-count -o word-count.skill.tgz`,
-	flags:   func(fs *pflag.FlagSet, e *env) { fs.StringVarP(&e.output, "output", "o", "", "write the bundle to `FILE`") },
+	flags: func(fs *pflag.FlagSet, e *env) {
+		fs.StringVarP(&e.output, "output", "o", "", "write the bundle to `FILE`")
+	},
 	run: func(ctx context.Context, e *env, pos []string) int {
 		if len(pos) != 1 || e.output == "" {
 			return e.fail(exitUsage, "pack takes one skill directory and -o FILE")
@@ -42,7 +44,9 @@ var cmdPack = &command{
 var cmdUnpack = &command{
 	summary: "check a bundle and write its files into a new directory",
 	usage:   "FILE -o DIR",
-	flags:   func(fs *pflag.FlagSet, e *env) { fs.StringVarP(&e.output, "output", "o", "", "write the files into `DIR` (new or empty)") },
+	flags: func(fs *pflag.FlagSet, e *env) {
+		fs.StringVarP(&e.output, "output", "o", "", "write the files into `DIR` (new or empty)")
+	},
 	run: func(ctx context.Context, e *env, pos []string) int {
 		if len(pos) != 1 || e.output == "" {
 			return e.fail(exitUsage, "unpack takes one bundle and -o DIR")
@@ -112,7 +116,9 @@ var cmdKeygen = &command{
 var cmdSign = &command{
 	summary: "sign a bundle with an ed25519 key: the signature is added inside the bundle",
 	usage:   "FILE --key NAME.key",
-	flags:   func(fs *pflag.FlagSet, e *env) { fs.StringVar(&e.key, "key", "", "the private key `FILE` (skillbox keygen)") },
+	flags: func(fs *pflag.FlagSet, e *env) {
+		fs.StringVar(&e.key, "key", "", "the private key `FILE` (skillbox keygen)")
+	},
 	run: func(ctx context.Context, e *env, pos []string) int {
 		if len(pos) != 1 || e.key == "" {
 			return e.fail(exitUsage, "sign takes one bundle and --key NAME.key")
