@@ -283,7 +283,7 @@ func TestUpdateSkill(t *testing.T) {
 			status: 422, code: "invalid_skill", version: "5.0.0"},
 		{name: "dot-dot entry", url: base + "/greeter", entries: append(tarOf(greeterPkg(t, "6.0.0", "echo"), ""), tarEntry{name: "../../evil.md", data: []byte("x")}),
 			status: 422, code: "invalid_skill", version: "5.0.0"},
-		{name: "invalid manifest", url: base + "/greeter", entries: append(tarOf(greeterPkg(t, "6.0.0", "echo"), ""), tarEntry{name: "skill.json", data: []byte(`{"id":"greeter"}`)}),
+		{name: "invalid manifest", url: base + "/greeter", entries: tarOf(withFile(greeterPkg(t, "6.0.0", "echo"), "skill.json", `{"id":"greeter"}`), ""),
 			status: 422, code: "invalid_skill", detail: "name", version: "5.0.0"},
 		{name: "not gzip", url: base + "/greeter", ctype: "application/gzip", raw: []byte("PK\x03\x04 a zip"), status: 400, code: "bad_request", version: "5.0.0"},
 		{name: "truncated", url: base + "/greeter", ctype: "application/gzip", raw: tarGz(t, tarOf(v2, "")...)[:200], status: 400, code: "bad_request", version: "5.0.0"},
@@ -677,4 +677,10 @@ func TestUploadBombsAreRefused(t *testing.T) {
 	if res := runResult(t, post(t, url+"/hello/runs", `{"args":{"name":"Ada"}}`)); !res.Success {
 		t.Errorf("run: %+v", res)
 	}
+}
+
+// withFile is p with the file name set to data (a .tar.gz may not carry a name twice).
+func withFile(p pkg, name, data string) pkg {
+	p[name] = []byte(data)
+	return p
 }
