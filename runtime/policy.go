@@ -41,6 +41,9 @@ type Policy struct {
 	// AgentSkills is the ceiling of the skills agents write, and whether they may (see
 	// AgentSkills). In a policy file: agentSkills: {enabled: true, network: [api.example.com]}.
 	AgentSkills AgentSkills
+	// Runs says what run history keeps (see RunsPolicy). In a policy file:
+	// runs: {recordArguments: true}.
+	Runs RunsPolicy
 	// RootCAs verifies the https servers skills fetch from; nil means the host's system roots.
 	// For an embedder whose granted hosts use a private CA, and for tests. (Not in a policy file.)
 	RootCAs *x509.CertPool
@@ -60,7 +63,7 @@ type PolicyMount struct {
 	Access   Access
 }
 
-var policyFields = []string{"network", "allowNetworks", "env", "secrets", "files", "limits", "modules", "scripts", "agentSkills"}
+var policyFields = []string{"network", "allowNetworks", "env", "secrets", "files", "limits", "modules", "scripts", "agentSkills", "runs"}
 
 // LoadPolicy reads a policy file (YAML or JSON). Relative host paths are relative to the file's
 // directory. Every problem is reported at once in a *PolicyError.
@@ -172,6 +175,10 @@ func ParsePolicy(path string, data []byte, lookupEnv func(string) (string, bool)
 				c.add(fmt.Sprintf("agentSkills.network[%d]", i), "", "%v", err)
 			}
 		}
+	}
+	if r := c.object(d, "", "runs"); r != nil {
+		c.known(r, "runs", "recordArguments")
+		p.Runs.RecordArguments = c.boolean(r, "runs", "recordArguments")
 	}
 	if mods := c.object(d, "", "modules"); mods != nil {
 		c.known(mods, "modules", "maxModuleBytes", "maxFunctionBytes", "maxFunctions")
