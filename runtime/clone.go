@@ -70,5 +70,6 @@ func (p *Policy) clone() *Policy {
 	a := p.AgentSkills
 	a.Network, a.Env, a.Secrets, a.Files = slices.Clone(a.Network), slices.Clone(a.Env), slices.Clone(a.Secrets), slices.Clone(a.Files)
 	c.AgentSkills = a
+	c.Bundles.TrustedKeys = slices.Clone(p.Bundles.TrustedKeys)
 	return &c
 }

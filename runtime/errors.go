@@ -23,6 +23,10 @@ const (
 	KindSkillError       ErrorKind = "skill_error"       // the skill reported a failure itself
 	KindBusy             ErrorKind = "busy"              // the runtime is at capacity (or closing); try again later
 	KindInternal         ErrorKind = "internal"          // the host failed; not the skill's fault
+	// KindInterrupted is a recorded run whose process stopped before it finished (killed,
+	// crashed, cut off from the store): its recorder's lease expired. No call returns it; run
+	// history shows it.
+	KindInterrupted ErrorKind = "interrupted"
 )
 
 // Sentinel errors, one per kind, so callers can write errors.Is(err, runtime.ErrTimeout).
@@ -38,6 +42,7 @@ var (
 	ErrSkillError       = errors.New(string(KindSkillError))
 	ErrBusy             = errors.New(string(KindBusy))
 	ErrInternal         = errors.New(string(KindInternal))
+	ErrInterrupted      = errors.New(string(KindInterrupted))
 )
 
 // Causes a RunError may wrap, for faces that answer them differently (errors.Is).
@@ -57,7 +62,7 @@ var sentinels = map[ErrorKind]error{
 	KindInvalidArgs: ErrInvalidArgs, KindNotFound: ErrNotFound, KindPermissionDenied: ErrPermissionDenied,
 	KindTimeout: ErrTimeout, KindCanceled: ErrCanceled, KindMemoryLimit: ErrMemoryLimit,
 	KindOutputLimit: ErrOutputLimit, KindTrap: ErrTrap, KindSkillError: ErrSkillError, KindBusy: ErrBusy,
-	KindInternal: ErrInternal,
+	KindInternal: ErrInternal, KindInterrupted: ErrInterrupted,
 }
 
 // RunError is the error of a failed run. errors.Is matches the sentinel of its Kind, and Unwrap

@@ -44,6 +44,9 @@ type Policy struct {
 	// Bundles says which skill bundles may be installed (see BundlePolicy). In a policy file:
 	// bundles: {requireSigned: true, trustedKeys: [./publisher.pub, "base64 of 32 bytes"]}.
 	Bundles BundlePolicy
+	// Runs says what run history keeps (see RunsPolicy). In a policy file:
+	// runs: {recordArguments: true}.
+	Runs RunsPolicy
 	// RootCAs verifies the https servers skills fetch from; nil means the host's system roots.
 	// For an embedder whose granted hosts use a private CA, and for tests. (Not in a policy file.)
 	RootCAs *x509.CertPool
@@ -63,7 +66,7 @@ type PolicyMount struct {
 	Access   Access
 }
 
-var policyFields = []string{"network", "allowNetworks", "env", "secrets", "files", "limits", "modules", "scripts", "agentSkills", "bundles"}
+var policyFields = []string{"network", "allowNetworks", "env", "secrets", "files", "limits", "modules", "scripts", "agentSkills", "bundles", "runs"}
 
 // LoadPolicy reads a policy file (YAML or JSON). Relative host paths are relative to the file's
 // directory. Every problem is reported at once in a *PolicyError.
@@ -179,6 +182,10 @@ func ParsePolicy(path string, data []byte, lookupEnv func(string) (string, bool)
 	}
 	if bs := c.object(d, "", "bundles"); bs != nil {
 		p.Bundles = c.bundles(bs, base)
+	}
+	if r := c.object(d, "", "runs"); r != nil {
+		c.known(r, "runs", "recordArguments")
+		p.Runs.RecordArguments = c.boolean(r, "runs", "recordArguments")
 	}
 	if mods := c.object(d, "", "modules"); mods != nil {
 		c.known(mods, "modules", "maxModuleBytes", "maxFunctionBytes", "maxFunctions")

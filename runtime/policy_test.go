@@ -182,3 +182,18 @@ func TestNestedPolicyMountKeepsItsAccess(t *testing.T) {
 		t.Fatalf("mounts %+v", g.host.Mounts)
 	}
 }
+
+// Run history keeps arguments only when the policy says so, and the field is checked.
+func TestPolicyRunsRecordArguments(t *testing.T) {
+	p, err := ParsePolicy("policy.yaml", []byte("runs: {recordArguments: true}\n"), nil)
+	if err != nil || !p.Runs.RecordArguments {
+		t.Fatalf("runs.recordArguments: %+v, %v", p, err)
+	}
+	if p, err := ParsePolicy("policy.yaml", []byte("network: []\n"), nil); err != nil || p.Runs.RecordArguments {
+		t.Fatalf("default: %+v, %v", p, err)
+	}
+	_, err = ParsePolicy("policy.yaml", []byte("runs: {recordArgs: true}\n"), nil)
+	if err == nil || !strings.Contains(err.Error(), "recordArgs") {
+		t.Fatalf("unknown field: %v", err)
+	}
+}

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"encoding/json"
 	"sync"
 	"time"
 )
@@ -31,6 +32,10 @@ type Record struct {
 	Face      Face      `json:"face"`
 	Caller    string    `json:"caller,omitempty"`
 	StartedAt time.Time `json:"started_at"`
+	// Args are the run's arguments (a program's: its argv and stdin), when the policy keeps them
+	// (see RunsPolicy); ArgsSHA256 is the hex sha256 of them, always.
+	Args       json.RawMessage `json:"args,omitempty"`
+	ArgsSHA256 string          `json:"args_sha256,omitempty"`
 	// Trimmed is set when the record was too large to keep whole: its result value and logs
 	// were dropped.
 	Trimmed bool `json:"trimmed,omitempty"`
@@ -38,7 +43,7 @@ type Record struct {
 
 // recordCost estimates what r holds in memory.
 func recordCost(r *Record) int64 {
-	n := int64(512 + len(r.Result.Result) + len(r.Caller))
+	n := int64(512 + len(r.Result.Result) + len(r.Caller) + len(r.Args))
 	if r.Error != nil {
 		n += int64(len(r.Error.Message))
 	}
@@ -72,7 +77,7 @@ func (h *history) add(r *Record) {
 	if cost > h.cfg.MaxBytes/4 {
 		trimmed := *r.Result
 		trimmed.Result, trimmed.Logs = nil, []LogEntry{}
-		r = &Record{Result: &trimmed, Face: r.Face, Caller: r.Caller, StartedAt: r.StartedAt, Trimmed: true}
+		r = &Record{Result: &trimmed, Face: r.Face, Caller: r.Caller, StartedAt: r.StartedAt, ArgsSHA256: r.ArgsSHA256, Trimmed: true}
 		cost = recordCost(r)
 	}
 	h.mu.Lock()

@@ -74,7 +74,15 @@ func (rt *Runtime) Run(ctx context.Context, req Request) (*Result, error) {
 				rt.logger.Info(msg, "skill", req.Skill, "run", res.RunID, "face", face, "caller", req.Caller,
 					"kind", errKind(err), "ms", res.DurationMs, "trace", traceID(ctx))
 			}
-			rt.history.add(&Record{Result: res, Face: face, Caller: req.Caller, StartedAt: start})
+			rec := &Record{Result: res, Face: face, Caller: req.Caller, StartedAt: start}
+			recordArgs(rec, req, rt.policy.Load().Runs.RecordArguments)
+			rt.history.add(rec)
+			if rt.cfg.Recorder != nil {
+				// Recorded even when the caller has gone: a canceled run is history too.
+				if err := rt.cfg.Recorder.FinishRun(context.WithoutCancel(ctx), rec); err != nil {
+					rt.logger.Error("record the run's end", "skill", req.Skill, "run", res.RunID, "err", err)
+				}
+			}
 			if req.OnEvent != nil {
 				req.OnEvent(Event{Type: "result", RunID: res.RunID, Result: res})
 			}
@@ -147,6 +155,14 @@ func (rt *Runtime) Run(ctx context.Context, req Request) (*Result, error) {
 	}
 	defer rt.admission.release(ticket)
 	admitted = true
+	if rt.cfg.Recorder != nil {
+		rec := &Record{Result: &Result{RunID: res.RunID, Skill: res.Skill, Version: res.Version, Digest: res.Digest},
+			Face: face, Caller: req.Caller, StartedAt: start}
+		recordArgs(rec, req, rt.policy.Load().Runs.RecordArguments)
+		if err := rt.cfg.Recorder.BeginRun(ctx, rec); err != nil {
+			rt.logger.Error("record the run's start", "skill", req.Skill, "run", res.RunID, "err", err)
+		}
+	}
 
 	var emit emitter // nil without a listener: no closure, and no log events made
 	if on := req.OnEvent; on != nil {

@@ -56,8 +56,12 @@ type Config struct {
 	PolicyFile string
 	// Admission bounds what runs at once, for every face: see [Admission].
 	Admission Admission
-	// History bounds the records of recent runs: see [History].
+	// History bounds the records of recent runs kept in memory: see [History].
 	History History
+	// Recorder, when set, is told of every admitted run as it starts and as it ends, from every
+	// face (see RunRecorder): a store keeps the history across restarts and replicas. Nil, the
+	// default, keeps only the in-memory History.
+	Recorder RunRecorder
 	// Engine runs the modules: EngineNative ("", the default) or EngineExtism, the reference.
 	Engine Engine
 	// WarmInstances, above 0, keeps that many instances of each module that takes over a

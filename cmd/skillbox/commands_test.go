@@ -35,7 +35,7 @@ func TestInit(t *testing.T) {
 	}
 	// Each field is explained, with an example, in the file itself.
 	body, _ := os.ReadFile(policy)
-	for _, field := range []string{"network:", "allowNetworks:", "env:", "secrets:", "files:", "limits:", "scripts:", "agentSkills:"} {
+	for _, field := range []string{"network:", "allowNetworks:", "env:", "secrets:", "files:", "limits:", "scripts:", "agentSkills:", "bundles:", "runs:"} {
 		if !strings.Contains(string(body), "\n"+field) || !strings.Contains(string(body), "# Example") {
 			t.Errorf("the starter policy has no commented %s", field)
 		}

@@ -1,0 +1,86 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/store"
+	"github.com/skillbox-dev/skillbox/store/internal/pgserver"
+	"github.com/skillbox-dev/skillbox/store/postgres"
+	"github.com/skillbox-dev/skillbox/store/sqlite"
+)
+
+// BenchmarkRecordOverhead is what recording a run costs: the same trivial run (hello) on a
+// runtime without a store and on one recording into the store, interleaved run by run so both
+// see the same machine. It reports each one's time per run and their ratio (recorded/bare).
+func BenchmarkRecordOverhead(b *testing.B) {
+	b.Run("sqlite", func(b *testing.B) {
+		s, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), sqlite.FileName))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.Close()
+		benchOverhead(b, s)
+	})
+	b.Run("postgres", func(b *testing.B) {
+		srv, err := pgserver.Start(b.Context())
+		if err != nil {
+			b.Skip(err)
+		}
+		defer srv.Stop()
+		dsn, err := srv.NewDatabase(b.Context())
+		if err != nil {
+			b.Fatal(err)
+		}
+		s, err := postgres.Open(b.Context(), dsn)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.Close()
+		benchOverhead(b, s)
+	})
+}
+
+func benchOverhead(b *testing.B, s store.Store) {
+	rec := store.NewRecorder(s, store.RecorderOptions{})
+	defer rec.Close()
+	mk := func(r runtime.RunRecorder) *runtime.Runtime {
+		rt, err := runtime.New(b.Context(), runtime.Config{SkillDirs: []string{"../skills"}, NoCache: true, NoBackgroundCheck: true, Recorder: r})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return rt
+	}
+	bare, recorded := mk(nil), mk(rec)
+	defer bare.Close(context.Background())
+	defer recorded.Close(context.Background())
+	req := runtime.Request{Skill: "hello", Args: json.RawMessage(`{"name":"bench"}`)}
+	run := func(rt *runtime.Runtime) time.Duration {
+		start := time.Now()
+		if _, err := rt.Run(b.Context(), req); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(start)
+	}
+	run(bare) // compile both before timing
+	run(recorded)
+	var tb, tr time.Duration
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		if i%2 == 0 { // alternate which goes first
+			tb += run(bare)
+			tr += run(recorded)
+		} else {
+			tr += run(recorded)
+			tb += run(bare)
+		}
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(tb.Nanoseconds())/n, "bare-ns/run")
+	b.ReportMetric(float64(tr.Nanoseconds())/n, "recorded-ns/run")
+	b.ReportMetric(float64(tr)/float64(tb), "ratio")
+}

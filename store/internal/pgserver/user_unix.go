@@ -1,0 +1,47 @@
+//go:build unix
+
+package pgserver
+
+import (
+	"os"
+	"os/user"
+	"strconv"
+	"syscall"
+)
+
+// serverUser is who runs the server when this process is root: PostgreSQL refuses root.
+func serverUser() (uid, gid uint32, ok bool) {
+	if os.Geteuid() != 0 {
+		return 0, 0, false
+	}
+	for _, name := range []string{"postgres", "nobody"} {
+		u, err := user.Lookup(name)
+		if err != nil {
+			continue
+		}
+		uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
+		gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
+		if err1 == nil && err2 == nil {
+			return uint32(uid), uint32(gid), true
+		}
+	}
+	return 0, 0, false
+}
+
+// own gives dir to the server's user.
+func own(dir string) error {
+	if uid, gid, ok := serverUser(); ok {
+		return os.Chown(dir, int(uid), int(gid))
+	}
+	return nil
+}
+
+// asServerUser runs a command as the server's user, and kills it if this process dies.
+func asServerUser() *syscall.SysProcAttr {
+	a := &syscall.SysProcAttr{Setpgid: true}
+	setDeathSignal(a)
+	if uid, gid, ok := serverUser(); ok {
+		a.Credential = &syscall.Credential{Uid: uid, Gid: gid}
+	}
+	return a
+}

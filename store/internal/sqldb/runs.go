@@ -1,0 +1,245 @@
+package sqldb
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/skillbox-dev/skillbox/store"
+)
+
+// runColumns are the columns of runs, in the order scanRun reads and runValues writes them.
+const runColumns = `id, skill, version, digest, face, caller, status, error_kind, error_message,
+	args, args_sha256, usage, duration_ms, started_at, finished_at, owner, lease_until`
+
+// BeginRun records r as running.
+func (s *DB) BeginRun(ctx context.Context, r store.Run) error {
+	if r.ID == "" || r.Skill == "" {
+		return fmt.Errorf("begin run: the run needs an id and a skill")
+	}
+	r.Status = store.StatusRunning
+	return s.inTx(ctx, "begin run "+r.ID, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, s.q(`INSERT INTO runs (`+runColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`), runValues(r)...)
+		return err
+	})
+}
+
+// FinishRun writes r whole, over what BeginRun wrote if it did.
+func (s *DB) FinishRun(ctx context.Context, r store.Run) error {
+	if r.ID == "" || r.Skill == "" {
+		return fmt.Errorf("finish run: the run needs an id and a skill")
+	}
+	if !r.Status.Final() {
+		return fmt.Errorf("finish run %s: status %q is not a final one", r.ID, r.Status)
+	}
+	r.Owner, r.LeaseUntil = "", time.Time{}
+	return s.inTx(ctx, "finish run "+r.ID, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, s.q(`INSERT INTO runs (`+runColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (id) DO UPDATE SET skill = excluded.skill, version = excluded.version, digest = excluded.digest,
+			face = excluded.face, caller = excluded.caller, status = excluded.status, error_kind = excluded.error_kind,
+			error_message = excluded.error_message, args = excluded.args, args_sha256 = excluded.args_sha256,
+			usage = excluded.usage, duration_ms = excluded.duration_ms, started_at = excluded.started_at,
+			finished_at = excluded.finished_at, owner = excluded.owner, lease_until = excluded.lease_until`), runValues(r)...)
+		return err
+	})
+}
+
+// RenewRuns extends the leases of owner's running runs.
+func (s *DB) RenewRuns(ctx context.Context, owner string, until time.Time) (int, error) {
+	var n int64
+	err := s.inTx(ctx, "renew runs of "+owner, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, s.q(`UPDATE runs SET lease_until = ? WHERE owner = ? AND status = 'running'`), until.UnixNano(), owner)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return int(n), err
+}
+
+// SweepRuns marks interrupted the running runs whose lease has expired.
+func (s *DB) SweepRuns(ctx context.Context, now time.Time) (int, error) {
+	var n int64
+	err := s.inTx(ctx, "sweep runs", func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, s.q(`UPDATE runs SET status = 'interrupted', error_kind = 'interrupted',
+			error_message = 'the process running it stopped (or lost the store) before it finished: its lease expired',
+			finished_at = lease_until, duration_ms = (lease_until - started_at) / 1000000.0, owner = '', lease_until = NULL
+			WHERE status = 'running' AND lease_until < ?`), now.UnixNano())
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return int(n), err
+}
+
+// PruneRuns deletes the finished runs older than keep.MaxAge and those past the newest
+// keep.MaxRuns.
+func (s *DB) PruneRuns(ctx context.Context, keep store.Retention, now time.Time) (int, error) {
+	keep = keep.WithDefaults()
+	var n int64
+	err := s.inTx(ctx, "prune runs", func(tx *sql.Tx) error {
+		if keep.MaxAge > 0 {
+			res, err := tx.ExecContext(ctx, s.q(`DELETE FROM runs WHERE status <> 'running' AND started_at < ?`), now.Add(-keep.MaxAge).UnixNano())
+			if err != nil {
+				return err
+			}
+			d, _ := res.RowsAffected()
+			n += d
+		}
+		if keep.MaxRuns > 0 {
+			// The newest MaxRuns finished runs stay: find the last of them, delete what is older.
+			var t int64
+			var id string
+			err := tx.QueryRowContext(ctx, s.q(`SELECT started_at, id FROM runs WHERE status <> 'running'
+				ORDER BY started_at DESC, id DESC LIMIT 1 OFFSET ?`), keep.MaxRuns-1).Scan(&t, &id)
+			if errors.Is(err, sql.ErrNoRows) {
+				return nil
+			} else if err != nil {
+				return err
+			}
+			res, err := tx.ExecContext(ctx, s.q(`DELETE FROM runs WHERE status <> 'running' AND (started_at < ? OR (started_at = ? AND id < ?))`), t, t, id)
+			if err != nil {
+				return err
+			}
+			d, _ := res.RowsAffected()
+			n += d
+		}
+		return nil
+	})
+	return int(n), err
+}
+
+// FindRun reads one run.
+func (s *DB) FindRun(ctx context.Context, id string) (store.Run, error) {
+	if err := s.check(); err != nil {
+		return store.Run{}, err
+	}
+	row := s.db.QueryRowContext(ctx, s.q(`SELECT `+runColumns+` FROM runs WHERE id = ?`), id)
+	r, err := scanRun(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Run{}, fmt.Errorf("run %q: %w", id, store.ErrNotFound)
+	} else if err != nil {
+		return store.Run{}, fmt.Errorf("run %q: %s %s: %w", id, s.dialect.Name, s.where, err)
+	}
+	return r, nil
+}
+
+// ListRuns reads a page of runs, newest first.
+func (s *DB) ListRuns(ctx context.Context, q store.Query) (store.Page, error) {
+	if err := s.check(); err != nil {
+		return store.Page{}, err
+	}
+	q, err := q.Check()
+	if err != nil {
+		return store.Page{}, err
+	}
+	var where []string
+	var args []any
+	if q.Skill != "" {
+		where, args = append(where, "skill = ?"), append(args, q.Skill)
+	}
+	if q.Status != "" {
+		where, args = append(where, "status = ?"), append(args, string(q.Status))
+	}
+	if !q.Since.IsZero() {
+		where, args = append(where, "started_at >= ?"), append(args, q.Since.UnixNano())
+	}
+	if q.Cursor != "" {
+		t, id, _ := store.DecodeCursor(q.Cursor)
+		where = append(where, "(started_at < ? OR (started_at = ? AND id < ?))")
+		args = append(args, t.UnixNano(), t.UnixNano(), id)
+	}
+	query := `SELECT ` + runColumns + ` FROM runs`
+	if len(where) > 0 {
+		query += ` WHERE ` + strings.Join(where, " AND ")
+	}
+	// One more than the page: whether it exists says whether there is a next page.
+	query += ` ORDER BY started_at DESC, id DESC LIMIT ?`
+	args = append(args, q.Limit+1)
+	rows, err := s.db.QueryContext(ctx, s.q(query), args...)
+	if err != nil {
+		return store.Page{}, fmt.Errorf("list runs: %s %s: %w", s.dialect.Name, s.where, err)
+	}
+	defer rows.Close()
+	page := store.Page{Runs: []store.Run{}}
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return store.Page{}, fmt.Errorf("list runs: %s %s: %w", s.dialect.Name, s.where, err)
+		}
+		page.Runs = append(page.Runs, r)
+	}
+	if err := rows.Err(); err != nil {
+		return store.Page{}, fmt.Errorf("list runs: %s %s: %w", s.dialect.Name, s.where, err)
+	}
+	if len(page.Runs) > q.Limit {
+		page.Runs = page.Runs[:q.Limit]
+		page.Next = store.EncodeCursor(page.Runs[q.Limit-1])
+	}
+	return page, nil
+}
+
+// runValues are r's column values, in runColumns' order.
+func runValues(r store.Run) []any {
+	var kind, msg string
+	if r.Error != nil {
+		kind, msg = r.Error.Kind, r.Error.Message
+	}
+	var args, usage any
+	if r.Args != nil {
+		args = string(r.Args)
+	}
+	usage = "{}"
+	if len(r.Usage) > 0 {
+		usage = string(r.Usage)
+	}
+	return []any{r.ID, r.Skill, r.Version, r.Digest, r.Face, r.Caller, string(r.Status), kind, msg,
+		args, r.ArgsSHA256, usage, r.DurationMs, r.StartedAt.UnixNano(), nanos(r.FinishedAt), r.Owner, nanos(r.LeaseUntil)}
+}
+
+// nanos is t in Unix nanoseconds, or NULL for the zero time.
+func nanos(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UnixNano()
+}
+
+// scanRun reads one row of runColumns.
+func scanRun(row interface{ Scan(...any) error }) (store.Run, error) {
+	var r store.Run
+	var status, kind, msg, usage string
+	var args sql.NullString
+	var started int64
+	var finished, lease sql.NullInt64
+	if err := row.Scan(&r.ID, &r.Skill, &r.Version, &r.Digest, &r.Face, &r.Caller, &status, &kind, &msg,
+		&args, &r.ArgsSHA256, &usage, &r.DurationMs, &started, &finished, &r.Owner, &lease); err != nil {
+		return r, err
+	}
+	r.Status = store.Status(status)
+	r.Success = r.Status == store.StatusSucceeded
+	if kind != "" || msg != "" {
+		r.Error = &store.RunError{Kind: kind, Message: msg}
+	}
+	if args.Valid {
+		r.Args = json.RawMessage(args.String)
+	}
+	if usage != "" && usage != "{}" {
+		r.Usage = json.RawMessage(usage)
+	}
+	r.StartedAt = time.Unix(0, started).UTC()
+	if finished.Valid {
+		r.FinishedAt = time.Unix(0, finished.Int64).UTC()
+	}
+	if lease.Valid {
+		r.LeaseUntil = time.Unix(0, lease.Int64).UTC()
+	}
+	return r, nil
+}

@@ -1,0 +1,112 @@
+// Package sqldb is the one implementation of store.Store over database/sql that both drivers
+// share: the drivers differ in how they open a connection, their migrations' SQL, their
+// placeholders and how they serialise migrations, which [Dialect] says; every query is written
+// once, here.
+package sqldb
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io/fs"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/skillbox-dev/skillbox/store"
+)
+
+// Dialect is what a driver tells DB about its database.
+type Dialect struct {
+	// Name names the database in errors ("sqlite", "postgres").
+	Name string
+	// Numbered placeholders ($1, $2) instead of ?.
+	Numbered bool
+	// Migrations holds the driver's migrations, NNNN_name.sql, applied in order.
+	Migrations fs.FS
+	// LockMigrations, when set, is run first in the migration transaction so that only one
+	// process migrates at a time (PostgreSQL's advisory lock; SQLite's write transaction is
+	// already exclusive).
+	LockMigrations string
+}
+
+// DB is a store.Store over a *sql.DB.
+type DB struct {
+	db      *sql.DB
+	dialect Dialect
+	// where names the database in errors (a path, or a URL without its password).
+	where  string
+	closed atomic.Bool
+	// queries are the statements in the dialect's placeholders, by their ? form.
+	queries map[string]string
+}
+
+var _ store.Store = (*DB)(nil)
+
+// Open migrates db to the dialect's newest schema and returns the store over it. It takes db
+// over: Close closes it. where names the database in errors.
+func Open(ctx context.Context, db *sql.DB, d Dialect, where string) (*DB, error) {
+	s := &DB{db: db, dialect: d, where: where, queries: map[string]string{}}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close closes the database.
+func (s *DB) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	return s.db.Close()
+}
+
+// SQL returns the underlying database, for tests.
+func (s *DB) SQL() *sql.DB { return s.db }
+
+// q is query in the dialect's placeholders.
+func (s *DB) q(query string) string {
+	if !s.dialect.Numbered {
+		return query
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range query {
+		if r == '?' {
+			n++
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// check fails with store.ErrClosed after Close.
+func (s *DB) check() error {
+	if s.closed.Load() {
+		return store.ErrClosed
+	}
+	return nil
+}
+
+// inTx runs fn in one transaction, committed when fn returns nil.
+func (s *DB) inTx(ctx context.Context, what string, fn func(*sql.Tx) error) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("%s: %s %s: begin: %w", what, s.dialect.Name, s.where, err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return fmt.Errorf("%s: %s %s: %w", what, s.dialect.Name, s.where, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("%s: %s %s: commit: %w", what, s.dialect.Name, s.where, err)
+	}
+	return nil
+}

@@ -1,0 +1,66 @@
+// Package postgres is the store for several replicas sharing one database: PostgreSQL through
+// github.com/jackc/pgx/v5 (its database/sql adapter, so the queries are the embedded store's).
+package postgres
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/skillbox-dev/skillbox/store"
+	"github.com/skillbox-dev/skillbox/store/internal/sqldb"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// migrationLock is the advisory lock key that keeps two replicas from migrating at once.
+const migrationLock = 0x736b696c6c626f78 // "skillbox"
+
+// Open connects to the PostgreSQL database at dsn (postgres://user:pass@host:port/db?... or a
+// key=value string), checks it answers, and migrates it.
+//
+// # Errors
+//
+// An error wrapping store.ErrSchemaTooNew when a newer Skillbox migrated the database. Errors
+// name the database without its password.
+func Open(ctx context.Context, dsn string) (store.Store, error) {
+	where := redact(dsn)
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("postgres store %s: %w", where, err)
+	}
+	db := stdlib.OpenDB(*cfg)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("postgres store %s: %w", where, err)
+	}
+	sub, _ := fs.Sub(migrations, "migrations")
+	return sqldb.Open(ctx, db, sqldb.Dialect{Name: "postgres", Numbered: true, Migrations: sub,
+		LockMigrations: fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", int64(migrationLock))}, where)
+}
+
+// redact is dsn without its password, for errors and logs.
+func redact(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil || u.Scheme == "" {
+		// A key=value string: everything but the password.
+		var kept []string
+		for _, f := range strings.Fields(dsn) {
+			if !strings.HasPrefix(strings.ToLower(f), "password=") {
+				kept = append(kept, f)
+			}
+		}
+		return strings.Join(kept, " ")
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
+}

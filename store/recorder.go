@@ -1,0 +1,142 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/skillbox-dev/skillbox/runtime"
+)
+
+// RecorderOptions configure a Recorder. The zero value is the defaults.
+type RecorderOptions struct {
+	// Lease is how long a run stays running in the store without its recorder renewing it
+	// (default 30 s; renewed every third of it). A process that dies mid-run has its runs marked
+	// interrupted between Lease and Lease plus Sweep after its last renewal.
+	Lease time.Duration
+	// Sweep is how often the recorder marks expired runs interrupted and applies Retention
+	// (default 1 minute). Every recorder sweeps, so one live replica is enough.
+	Sweep time.Duration
+	// Retention bounds what the store keeps: see [Retention].
+	Retention Retention
+	// Logger receives the recorder's own failures; nil discards them.
+	Logger *slog.Logger
+}
+
+// Recorder writes a runtime's runs to a Store: it is the runtime.RunRecorder a Runtime's Config
+// takes. It holds a lease on each run in flight and renews it in the background, and sweeps and
+// prunes the store; Close stops that (it does not close the Store).
+type Recorder struct {
+	s     Store
+	opts  RecorderOptions
+	owner string
+	stop  chan struct{}
+	done  sync.WaitGroup
+	once  sync.Once
+}
+
+var _ runtime.RunRecorder = (*Recorder)(nil)
+
+// NewRecorder starts a Recorder over s: it sweeps once at once, then every opts.Sweep.
+func NewRecorder(s Store, opts RecorderOptions) *Recorder {
+	if opts.Lease <= 0 {
+		opts.Lease = 30 * time.Second
+	}
+	if opts.Sweep <= 0 {
+		opts.Sweep = time.Minute
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	r := &Recorder{s: s, opts: opts, owner: "rec_" + hex.EncodeToString(b[:]), stop: make(chan struct{})}
+	r.done.Go(r.loop)
+	return r
+}
+
+// Owner is the id this recorder holds its runs' leases under.
+func (r *Recorder) Owner() string { return r.owner }
+
+// BeginRun records rec as running, leased to this recorder.
+func (r *Recorder) BeginRun(ctx context.Context, rec *runtime.Record) error {
+	run := fromRecord(rec, false)
+	run.Owner, run.LeaseUntil = r.owner, time.Now().Add(r.opts.Lease)
+	return r.s.BeginRun(ctx, run)
+}
+
+// FinishRun records rec's outcome.
+func (r *Recorder) FinishRun(ctx context.Context, rec *runtime.Record) error {
+	return r.s.FinishRun(ctx, fromRecord(rec, true))
+}
+
+// Close stops renewing, sweeping and pruning. Runs still in flight keep their lease until it
+// expires. It does not close the Store.
+func (r *Recorder) Close() {
+	r.once.Do(func() { close(r.stop) })
+	r.done.Wait()
+}
+
+func (r *Recorder) loop() {
+	renew := time.NewTicker(r.opts.Lease / 3)
+	defer renew.Stop()
+	sweep := time.NewTicker(r.opts.Sweep)
+	defer sweep.Stop()
+	r.sweep()
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-renew.C:
+			ctx, cancel := context.WithTimeout(context.Background(), r.opts.Lease/3)
+			if _, err := r.s.RenewRuns(ctx, r.owner, time.Now().Add(r.opts.Lease)); err != nil {
+				r.opts.Logger.Error("renew the leases of runs in flight", "err", err)
+			}
+			cancel()
+		case <-sweep.C:
+			r.sweep()
+		}
+	}
+}
+
+// sweep marks expired runs interrupted and applies the retention.
+func (r *Recorder) sweep() {
+	ctx, cancel := context.WithTimeout(context.Background(), r.opts.Sweep)
+	defer cancel()
+	if n, err := r.s.SweepRuns(ctx, time.Now()); err != nil {
+		r.opts.Logger.Error("mark runs whose process died interrupted", "err", err)
+	} else if n > 0 {
+		r.opts.Logger.Warn("runs interrupted: their process stopped before they finished", "runs", n)
+	}
+	if _, err := r.s.PruneRuns(ctx, r.opts.Retention, time.Now()); err != nil {
+		r.opts.Logger.Error("prune run history", "err", err)
+	}
+}
+
+// fromRecord is the store's form of a runtime record: a run's start, or with final its end.
+func fromRecord(rec *runtime.Record, final bool) Run {
+	res := rec.Result
+	run := Run{ID: res.RunID, Skill: res.Skill, Version: res.Version, Digest: res.Digest,
+		Face: string(rec.Face), Caller: rec.Caller, Args: rec.Args, ArgsSHA256: rec.ArgsSHA256,
+		StartedAt: rec.StartedAt, Status: StatusRunning}
+	if !final {
+		return run
+	}
+	run.DurationMs = res.DurationMs
+	run.FinishedAt = rec.StartedAt.Add(time.Duration(res.DurationMs * float64(time.Millisecond)))
+	run.Usage, _ = json.Marshal(res.Usage)
+	switch {
+	case res.Success:
+		run.Status, run.Success = StatusSucceeded, true
+	default:
+		run.Status = StatusFailed
+		if res.Error != nil {
+			run.Error = &RunError{Kind: string(res.Error.Kind), Message: res.Error.Message}
+		}
+	}
+	return run
+}

@@ -1,0 +1,171 @@
+// Package store keeps what Skillbox must remember beyond one process: today the history of
+// runs, and, as they come, skill versions, approvals, artifacts and tenants, each its own set of
+// tables and methods behind the same [Store].
+//
+// Two drivers implement it over one SQL schema, each with its own migrations:
+// [github.com/skillbox-dev/skillbox/store/sqlite], embedded and the default, and
+// [github.com/skillbox-dev/skillbox/store/postgres], for several replicas sharing one store.
+// [github.com/skillbox-dev/skillbox/store/storetest] is the conformance suite both pass.
+//
+// The runtime never imports this package (an embedder who does not want a database links
+// none): it calls the small runtime.RunRecorder interface, which [Recorder] implements.
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+)
+
+// Store is everything Skillbox keeps in a database. It is safe for concurrent use, by several
+// goroutines and by several processes sharing the database. Close ends it; a closed Store
+// answers [ErrClosed].
+type Store interface {
+	RunStore
+	// Close releases the database. It is safe to call more than once.
+	Close() error
+}
+
+// RunStore is the history of runs. Each method writes in one transaction: a reader sees a run
+// whole or not at all.
+type RunStore interface {
+	// BeginRun records a run that was admitted and is about to start: status [StatusRunning],
+	// held by r.Owner until r.LeaseUntil. The owner renews the lease (RenewRuns) while the run
+	// goes on; once it expires, SweepRuns in any process marks the run interrupted.
+	BeginRun(ctx context.Context, r Run) error
+	// FinishRun records a run's outcome, replacing what BeginRun wrote (or writing it whole when
+	// BeginRun never ran). r.Status must be a final status.
+	FinishRun(ctx context.Context, r Run) error
+	// RenewRuns moves the lease of every run owner holds that is still running to until, and
+	// says how many it renewed.
+	RenewRuns(ctx context.Context, owner string, until time.Time) (int, error)
+	// SweepRuns marks interrupted every running run whose lease ended before now, and says how
+	// many. Its finish time is when its lease ended: the last moment its owner was known alive.
+	SweepRuns(ctx context.Context, now time.Time) (int, error)
+	// PruneRuns deletes finished runs beyond what keep allows at now, and says how many.
+	// Running runs are never pruned.
+	PruneRuns(ctx context.Context, keep Retention, now time.Time) (int, error)
+	// FindRun returns the run with that id, or an error that is [ErrNotFound].
+	FindRun(ctx context.Context, id string) (Run, error)
+	// ListRuns returns runs newest first (by start, then id), filtered by q, one page at a time.
+	ListRuns(ctx context.Context, q Query) (Page, error)
+}
+
+// Status is where a run stands.
+type Status string
+
+const (
+	StatusRunning     Status = "running"     // admitted and not finished; its owner holds a lease
+	StatusSucceeded   Status = "succeeded"   // finished, and the skill succeeded
+	StatusFailed      Status = "failed"      // finished with an error (ErrorKind says which)
+	StatusInterrupted Status = "interrupted" // its process died (or lost the store) mid-run
+)
+
+// Valid says whether s is one of the statuses above.
+func (s Status) Valid() bool {
+	switch s {
+	case StatusRunning, StatusSucceeded, StatusFailed, StatusInterrupted:
+		return true
+	}
+	return false
+}
+
+// Final says whether a run with status s is over.
+func (s Status) Final() bool { return s.Valid() && s != StatusRunning }
+
+// Run is one run as the store keeps it. Its JSON is the shape GET /v1/runs answers with; the
+// fields a runtime.Record shares with it have the same names.
+type Run struct {
+	ID      string `json:"run_id"`
+	Skill   string `json:"skill"`
+	Version string `json:"version"`
+	// Digest is the identity of the skill version that ran.
+	Digest string `json:"digest,omitempty"`
+	Face   string `json:"face"`
+	Caller string `json:"caller,omitempty"`
+	Status Status `json:"status"`
+	// Success is Status == StatusSucceeded, for readers of the runtime's result shape.
+	Success bool      `json:"success"`
+	Error   *RunError `json:"error,omitempty"`
+	// Args are the run's arguments, when the policy records them (nil otherwise).
+	Args json.RawMessage `json:"args,omitempty"`
+	// ArgsSHA256 is the hex sha256 of the arguments as given, recorded always: it tells two runs
+	// with the same arguments apart from others without keeping them.
+	ArgsSHA256 string `json:"args_sha256,omitempty"`
+	// Usage is the run's usage (the runtime's Usage as JSON), once it finished.
+	Usage      json.RawMessage `json:"usage,omitempty"`
+	DurationMs float64         `json:"duration_ms"`
+	StartedAt  time.Time       `json:"started_at"`
+	FinishedAt time.Time       `json:"finished_at,omitzero"`
+	// Owner is the recorder that holds the run while it is running, and LeaseUntil when its
+	// hold ends unless renewed.
+	Owner      string    `json:"owner,omitempty"`
+	LeaseUntil time.Time `json:"lease_until,omitzero"`
+}
+
+// RunError is a failed run's error kind and message.
+type RunError struct {
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+}
+
+// Query filters and pages ListRuns. The zero Query is the newest [DefaultLimit] runs.
+type Query struct {
+	Skill  string    // only this skill's runs
+	Status Status    // only runs with this status
+	Since  time.Time // only runs started at or after it
+	// Limit is the page size: 0 is DefaultLimit, more than MaxLimit is an error.
+	Limit int
+	// Cursor is a previous page's Next: the page after it.
+	Cursor string
+}
+
+// Page is one page of runs, newest first. Next, when not empty, is the Query.Cursor of the page
+// after it.
+type Page struct {
+	Runs []Run  `json:"runs"`
+	Next string `json:"next_cursor,omitempty"`
+}
+
+// The page sizes of ListRuns.
+const (
+	DefaultLimit = 50
+	MaxLimit     = 1000
+)
+
+// Retention says which finished runs to keep. Zero fields are the defaults; [Unlimited] keeps
+// everything by that measure.
+type Retention struct {
+	// MaxRuns is how many finished runs to keep, the newest (default 100,000).
+	MaxRuns int
+	// MaxAge is how long to keep a finished run after it started (default 30 days).
+	MaxAge time.Duration
+}
+
+// Unlimited, as a Retention field, turns that bound off.
+const Unlimited = -1
+
+// WithDefaults fills r's zero fields.
+func (r Retention) WithDefaults() Retention {
+	if r.MaxRuns == 0 {
+		r.MaxRuns = 100_000
+	}
+	if r.MaxAge == 0 {
+		r.MaxAge = 30 * 24 * time.Hour
+	}
+	return r
+}
+
+var (
+	// ErrNotFound is what FindRun's error is when there is no such run.
+	ErrNotFound = errors.New("no such run")
+	// ErrClosed is what every method's error is after Close.
+	ErrClosed = errors.New("the store is closed")
+	// ErrBadQuery is what ListRuns's error is for a query it cannot answer (a limit out of
+	// range, a cursor it did not make, an unknown status).
+	ErrBadQuery = errors.New("bad run query")
+	// ErrSchemaTooNew is what Open's error is when the database was migrated by a newer
+	// Skillbox than this one: using it could lose what the newer one wrote.
+	ErrSchemaTooNew = errors.New("the database's schema is newer than this skillbox")
+)
