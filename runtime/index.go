@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/skillbox-dev/skillbox/internal/safefile"
 	"github.com/skillbox-dev/skillbox/internal/wasmcheck"
 )
 
@@ -261,7 +262,7 @@ func (d *digester) save(path string, whole bool) error {
 	}
 	rec, err := encodeRecord(x)
 	if err == nil && whole {
-		err = writeAtomically(path, append([]byte(indexMagic), rec...))
+		err = safefile.WriteAtomic(path, append([]byte(indexMagic), rec...), 0o600)
 		if err == nil {
 			_ = os.Remove(path + journalSuffix)
 		}
@@ -276,22 +277,6 @@ func (d *digester) save(path string, whole bool) error {
 	}
 	removeStaleIndexes(filepath.Dir(path))
 	return nil
-}
-
-func writeAtomically(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".index-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // a no-op once renamed
-	_, err = tmp.Write(data)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 func appendJournal(path string, rec []byte) error {

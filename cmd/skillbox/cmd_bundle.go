@@ -6,11 +6,11 @@ import (
 	"crypto/ed25519"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/pflag"
 
+	"github.com/skillbox-dev/skillbox/internal/safefile"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -33,7 +33,7 @@ var cmdPack = &command{
 		if err != nil {
 			return e.fail(exitFailed, "%v", err)
 		}
-		if err := writeAtomic(e.output, buf.Bytes()); err != nil {
+		if err := safefile.WriteAtomic(e.output, buf.Bytes(), 0o644); err != nil {
 			return e.fail(exitFailed, "%v", err)
 		}
 		return e.report(fmt.Sprintf("packed %s %s (%d files) into %s", m.Skill, m.Digest, len(m.Files), e.output),
@@ -138,7 +138,7 @@ var cmdSign = &command{
 		if err := b.Sign(priv, &buf); err != nil {
 			return e.fail(exitFailed, "%s: %v", pos[0], err)
 		}
-		if err := writeAtomic(pos[0], buf.Bytes()); err != nil {
+		if err := safefile.WriteAtomic(pos[0], buf.Bytes(), 0o644); err != nil {
 			return e.fail(exitFailed, "%v", err)
 		}
 		id := runtime.KeyID(priv.Public().(ed25519.PublicKey))
@@ -204,28 +204,6 @@ func readBundle(path string, l runtime.PackageLimits) (*runtime.Bundle, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return b, nil
-}
-
-// writeAtomic writes data to path through a temporary file beside it and a rename, so a reader
-// never sees half a bundle.
-func writeAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 // report prints msg, or with --json v, and returns exitOK.

@@ -11,8 +11,8 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"path/filepath"
 
+	"github.com/skillbox-dev/skillbox/internal/safefile"
 	"github.com/skillbox-dev/skillbox/internal/sdkfiles"
 )
 
@@ -45,23 +45,7 @@ func generate(root, out string) error {
 	if err := sdkfiles.Write(&buf, sdks); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(out), ".sdks-*.zip")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(buf.Bytes()); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), out); err != nil {
+	if err := safefile.WriteAtomic(out, buf.Bytes(), 0o644); err != nil {
 		return err
 	}
 	fmt.Printf("wrote %s: %d files of %d SDKs, %d bytes (%d before compression)\n", out, n, len(sdks), buf.Len(), size)
