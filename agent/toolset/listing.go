@@ -10,7 +10,6 @@ import (
 // Listing is an offer's tools in one vendor's format, as GET /v1/tools and `skillbox tools` hand
 // them out, and the tools that format left out, with why.
 type Listing struct {
-	Format tooldef.Format
 	// Tools is the list, ready to paste into that vendor's API: []tooldef.OpenAITool,
 	// []tooldef.AnthropicTool or []tooldef.MCPTool.
 	Tools any
@@ -32,7 +31,7 @@ func ParseFormat(s string) (tooldef.Format, error) {
 
 // List returns the offer's tools over r in format f (one of ParseFormat's), and what it left out.
 func (o Offer) List(r Runner, f tooldef.Format) Listing {
-	l := Listing{Format: f}
+	var l Listing
 	n := 0
 	switch f {
 	case tooldef.FormatAnthropic:
@@ -42,13 +41,13 @@ func (o Offer) List(r Runner, f tooldef.Format) Listing {
 		list := o.MCP(r)
 		l.Tools, n = list, len(list)
 	default:
-		l.Format = tooldef.FormatOpenAI
+		f = tooldef.FormatOpenAI
 		list := o.OpenAI(r)
 		l.Tools, n = list, len(list)
 	}
 	if o.SkillTools() {
-		l.LeftOut = tooldef.LeftOut(r, l.Format)
+		l.LeftOut = tooldef.LeftOut(r, f)
 	}
-	l.LeftOut = append(l.LeftOut, tooldef.ListBreaches(l.Format, n)...)
+	l.LeftOut = append(l.LeftOut, tooldef.ListBreaches(f, n)...)
 	return l
 }
