@@ -52,6 +52,7 @@ func (rt *Runtime) Run(ctx context.Context, req Request) (*Result, error) {
 	admitted := false
 	maxMessage := int64(maxMessageBytes)
 	ctx, span := rt.startRun(ctx, req.Skill, req.TraceParent)
+	var begun *Record // the start as the recorder got it: its end keeps the same arguments
 	finish := func(err *RunError) (*Result, error) {
 		res.DurationMs = float64(time.Since(start).Microseconds()) / 1000
 		if err != nil {
@@ -75,7 +76,11 @@ func (rt *Runtime) Run(ctx context.Context, req Request) (*Result, error) {
 					"kind", errKind(err), "ms", res.DurationMs, "trace", traceID(ctx))
 			}
 			rec := &Record{Result: res, Face: face, Caller: req.Caller, StartedAt: start}
-			recordArgs(rec, req, rt.policy.Load().Runs.RecordArguments)
+			if begun != nil {
+				rec.Args, rec.ArgsSHA256 = begun.Args, begun.ArgsSHA256 // hashed once per run
+			} else {
+				recordArgs(rec, req, rt.policy.Load().Runs.RecordArguments)
+			}
 			rt.history.add(rec)
 			if rt.cfg.Recorder != nil {
 				// Recorded even when the caller has gone: a canceled run is history too.
@@ -156,10 +161,10 @@ func (rt *Runtime) Run(ctx context.Context, req Request) (*Result, error) {
 	defer rt.admission.release(ticket)
 	admitted = true
 	if rt.cfg.Recorder != nil {
-		rec := &Record{Result: &Result{RunID: res.RunID, Skill: res.Skill, Version: res.Version, Digest: res.Digest},
+		begun = &Record{Result: &Result{RunID: res.RunID, Skill: res.Skill, Version: res.Version, Digest: res.Digest},
 			Face: face, Caller: req.Caller, StartedAt: start}
-		recordArgs(rec, req, rt.policy.Load().Runs.RecordArguments)
-		if err := rt.cfg.Recorder.BeginRun(ctx, rec); err != nil {
+		recordArgs(begun, req, rt.policy.Load().Runs.RecordArguments)
+		if err := rt.cfg.Recorder.BeginRun(ctx, begun); err != nil {
 			rt.logger.Error("record the run's start", "skill", req.Skill, "run", res.RunID, "err", err)
 		}
 	}
