@@ -10,36 +10,24 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"gopkg.in/yaml.v3"
+
+	"github.com/skillbox-dev/skillbox/runtime"
 )
 
-// Role is what an API key may do. Each role includes the ones before it.
-type Role int
+// Role is what an API key may do: the runtime's roles, which each include the ones before it.
+type Role = runtime.Role
 
+// The roles, as the runtime defines them.
 const (
-	RoleViewer Role = iota + 1 // read skills, instructions, resources, tools, runs, search
-	RoleRunner                 // run skills
-	RoleAuthor                 // create and update skills
-	RoleAdmin                  // delete skills, reload
+	RoleViewer    = runtime.RoleViewer
+	RoleRunner    = runtime.RoleRunner
+	RoleAuthor    = runtime.RoleAuthor
+	RolePublisher = runtime.RolePublisher
+	RoleAdmin     = runtime.RoleAdmin
 )
-
-var roleNames = map[string]Role{"viewer": RoleViewer, "runner": RoleRunner, "author": RoleAuthor, "admin": RoleAdmin}
-
-func (r Role) String() string {
-	for n, v := range roleNames {
-		if v == r {
-			return n
-		}
-	}
-	return fmt.Sprintf("role(%d)", int(r))
-}
 
 // ParseRole reads a role name.
-func ParseRole(s string) (Role, error) {
-	if r, ok := roleNames[strings.ToLower(s)]; ok {
-		return r, nil
-	}
-	return 0, fmt.Errorf("unknown role %q: use viewer, runner, author or admin", s)
-}
+func ParseRole(s string) (Role, error) { return runtime.ParseRole(s) }
 
 // APIKey is one client's key. Only its hash is kept once the server is built.
 type APIKey struct {

@@ -104,7 +104,7 @@ func New(rt *runtime.Runtime, opts Options) (*Server, error) {
 	rt.Skills()
 	seen := map[[32]byte]bool{}
 	for _, k := range opts.Keys {
-		if k.Role < RoleViewer || k.Role > RoleAdmin {
+		if !k.Role.Valid() {
 			return nil, errors.New("server: key " + k.Name + " has no valid role")
 		}
 		if len(k.Key) < 16 {

@@ -1,0 +1,141 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// VersionStatus is where a version of a skill stands. See [Transitions] for how it moves and
+// docs/versions.md for what runs in each state.
+type VersionStatus string
+
+const (
+	// VersionDraft: recorded, within what the skill was granted before. It runs when pinned by
+	// digest; by id only while the skill has no active version (and the policy does not require
+	// published versions).
+	VersionDraft VersionStatus = "draft"
+	// VersionPending: asks for more than the version that serves the skill (or, written by an
+	// agent, more than the agent ceiling). It never runs until an admin approves it.
+	VersionPending VersionStatus = "pending"
+	// VersionActive: published; the one version that runs when the skill is called by id.
+	VersionActive VersionStatus = "active"
+	// VersionDeprecated: was active; runs only when pinned by digest.
+	VersionDeprecated VersionStatus = "deprecated"
+	// VersionYanked: withdrawn; never runs again, even pinned.
+	VersionYanked VersionStatus = "yanked"
+	// VersionRejected: an admin refused its permissions; never runs.
+	VersionRejected VersionStatus = "rejected"
+)
+
+// Valid says whether s is one of the statuses above.
+func (s VersionStatus) Valid() bool {
+	switch s {
+	case VersionDraft, VersionPending, VersionActive, VersionDeprecated, VersionYanked, VersionRejected:
+		return true
+	}
+	return false
+}
+
+// Version is one immutable content of a skill, identified by its whole-tree digest (see
+// Skill.Digest). Its content never changes; its status does, by [Transitions].
+type Version struct {
+	Skill  string `json:"skill"`
+	Digest string `json:"digest"`
+	// Version is the manifest's version string, as its author wrote it (not an identity: two
+	// contents may carry the same one).
+	Version string        `json:"version"`
+	Status  VersionStatus `json:"status"`
+	// Source says how it arrived: "folder" (found in a skill directory), "upload", "bundle" or
+	// "agent" (written by an agent-facing tool).
+	Source string `json:"source"`
+	// Grant is what its runs may do under the policy in force when it was recorded.
+	Grant *Grant `json:"grant"`
+	// Diff says, one line each, what it asks for beyond the version that served the skill when
+	// it was recorded (or beyond the agent ceiling): why it is pending. Empty for the others.
+	Diff []string `json:"diff,omitempty"`
+	// CreatedBy and CreatedAt say who recorded it (a face's caller: an API key's name, "local")
+	// and when.
+	CreatedBy string    `json:"created_by"`
+	CreatedAt time.Time `json:"created_at"`
+	// UpdatedBy and UpdatedAt say who last moved its status and when; Note is what they said
+	// (a rejection's reason).
+	UpdatedBy string    `json:"updated_by,omitempty"`
+	UpdatedAt time.Time `json:"updated_at,omitzero"`
+	Note      string    `json:"note,omitempty"`
+}
+
+// VersionStore keeps a runtime's skill versions beyond one process: their status, and their
+// content, so that a version keeps serving after its folder has moved on, and several replicas
+// sharing one store serve the same versions. A store implements it (see the store package), so
+// the runtime links no database. Every method must be safe for concurrent use by goroutines and
+// by processes sharing the store.
+type VersionStore interface {
+	// AddVersion records v with its package files (slash paths to contents) unless the store
+	// already has v.Skill at v.Digest, and returns the version as stored: the new one
+	// (created true), or the one recorded before (created false), whose status and history
+	// stand. Concurrent calls for the same version create it once.
+	AddVersion(ctx context.Context, v Version, files map[string][]byte) (stored Version, created bool, err error)
+	// Version returns skill's version at digest, or an error that is ErrNoVersion.
+	Version(ctx context.Context, skill, digest string) (Version, error)
+	// Versions returns skill's versions, newest first (by CreatedAt, then digest).
+	Versions(ctx context.Context, skill string) ([]Version, error)
+	// VersionFiles returns the package files of skill's version at digest, byte for byte as
+	// AddVersion was given them, or an error that is ErrNoVersion.
+	VersionFiles(ctx context.Context, skill, digest string) (map[string][]byte, error)
+	// SetVersionStatus moves skill's version at digest to t.To, recording by, note and at, in
+	// one transaction, and returns it as it now is. It fails with an error that is
+	// ErrVersionConflict, changing nothing, unless the version's status is one of t.From (the
+	// caller read it, and someone else may have moved it since). When t.To is VersionActive,
+	// the skill's previously active version becomes VersionDeprecated in the same transaction:
+	// a skill never has two active versions.
+	SetVersionStatus(ctx context.Context, skill, digest string, t Transition, by, note string, at time.Time) (Version, error)
+}
+
+// Errors of versions, matchable with errors.Is.
+var (
+	// ErrNoVersion: the store has no such version of the skill.
+	ErrNoVersion = errors.New("no such version")
+	// ErrVersionConflict: the version is not in a status the transition starts from.
+	ErrVersionConflict = errors.New("the version's status does not allow that")
+	// ErrNoVersionStore: the runtime keeps no versions (Config.Versions is nil).
+	ErrNoVersionStore = errors.New("this runtime keeps no skill versions")
+)
+
+// Transition is one move of a version's status: the action's name, the statuses it starts from,
+// the status it ends in, and the least role that may make it.
+type Transition struct {
+	Action string
+	From   []VersionStatus
+	To     VersionStatus
+	Role   Role
+}
+
+// Transitions is the state machine of a version's status, the one place it is written. A
+// version enters it as draft or pending when it is recorded (by whoever may install skills, the
+// author role); then:
+//
+//   - approve (admin): pending to draft. Only an admin, never an agent-facing tool; a server
+//     without API keys does not offer it over HTTP (the local operator uses skillbox approve).
+//   - reject (admin): pending to rejected, for good.
+//   - publish (publisher): draft or deprecated to active; the active version it replaces
+//     becomes deprecated.
+//   - deprecate (publisher): active to deprecated: the skill then has no active version.
+//   - yank (publisher): draft, active or deprecated to yanked, for good.
+var Transitions = map[string]Transition{
+	"approve":   {Action: "approve", From: []VersionStatus{VersionPending}, To: VersionDraft, Role: RoleAdmin},
+	"reject":    {Action: "reject", From: []VersionStatus{VersionPending}, To: VersionRejected, Role: RoleAdmin},
+	"publish":   {Action: "publish", From: []VersionStatus{VersionDraft, VersionDeprecated}, To: VersionActive, Role: RolePublisher},
+	"deprecate": {Action: "deprecate", From: []VersionStatus{VersionActive}, To: VersionDeprecated, Role: RolePublisher},
+	"yank":      {Action: "yank", From: []VersionStatus{VersionDraft, VersionActive, VersionDeprecated}, To: VersionYanked, Role: RolePublisher},
+}
+
+// Allows says whether t starts from s.
+func (t Transition) Allows(s VersionStatus) bool {
+	for _, f := range t.From {
+		if f == s {
+			return true
+		}
+	}
+	return false
+}
