@@ -27,6 +27,9 @@ const (
 	// crashed, cut off from the store): its recorder's lease expired. No call returns it; run
 	// history shows it.
 	KindInterrupted ErrorKind = "interrupted"
+	// KindPendingApproval: the version that would run asks for more than the one before it and
+	// waits for an admin's approval (see Transitions); a refusal before the run.
+	KindPendingApproval ErrorKind = "pending_approval"
 )
 
 // Sentinel errors, one per kind, so callers can write errors.Is(err, runtime.ErrTimeout).
@@ -43,6 +46,7 @@ var (
 	ErrBusy             = errors.New(string(KindBusy))
 	ErrInternal         = errors.New(string(KindInternal))
 	ErrInterrupted      = errors.New(string(KindInterrupted))
+	ErrPendingApproval  = errors.New(string(KindPendingApproval))
 )
 
 // Causes a RunError may wrap, for faces that answer them differently (errors.Is).
@@ -62,7 +66,7 @@ var sentinels = map[ErrorKind]error{
 	KindInvalidArgs: ErrInvalidArgs, KindNotFound: ErrNotFound, KindPermissionDenied: ErrPermissionDenied,
 	KindTimeout: ErrTimeout, KindCanceled: ErrCanceled, KindMemoryLimit: ErrMemoryLimit,
 	KindOutputLimit: ErrOutputLimit, KindTrap: ErrTrap, KindSkillError: ErrSkillError, KindBusy: ErrBusy,
-	KindInternal: ErrInternal, KindInterrupted: ErrInterrupted,
+	KindInternal: ErrInternal, KindInterrupted: ErrInterrupted, KindPendingApproval: ErrPendingApproval,
 }
 
 // RunError is the error of a failed run. errors.Is matches the sentinel of its Kind, and Unwrap

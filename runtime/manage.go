@@ -60,7 +60,7 @@ func (rt *Runtime) Install(ctx context.Context, id string, files map[string][]by
 	}
 	// A bundle is checked (contents, signatures, the policy's trust) and its own entries dropped;
 	// under bundles.requireSigned anything else is refused here.
-	files, _, err := rt.policy.Load().Bundles.checkInstall(id, files)
+	files, bundle, err := rt.policy.Load().Bundles.checkInstall(id, files)
 	if err != nil {
 		return nil, err
 	}
@@ -149,8 +149,21 @@ func (rt *Runtime) Install(ctx context.Context, id string, files map[string][]by
 	if s.Status() != StatusActive {
 		return nil, packageRelative(s.Err(), check, id)
 	}
-	if opts.ByAgent {
+	if opts.ByAgent && rt.versions == nil {
+		// With versions, it is recorded pending instead, for an admin to approve or reject.
 		if err := ceilingError(id, s.grant, s.programGrant); err != nil {
+			return nil, err
+		}
+	}
+	if rt.versions != nil {
+		// Recorded before it replaces anything: an install the store cannot record changes
+		// nothing. A version that asks for more than the one before it is recorded pending and
+		// installed, and does not run until an admin approves it (see pick).
+		prov := Provenance{Source: "upload", By: opts.Caller}
+		if bundle != nil {
+			prov.Source = "bundle"
+		}
+		if _, err := rt.recordVersion(ctx, s, prov); err != nil {
 			return nil, err
 		}
 	}

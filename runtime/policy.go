@@ -47,6 +47,9 @@ type Policy struct {
 	// Runs says what run history keeps (see RunsPolicy). In a policy file:
 	// runs: {recordArguments: true}.
 	Runs RunsPolicy
+	// Versions says which versions of a skill run, for a runtime that keeps versions (see
+	// VersionsPolicy). In a policy file: versions: {requirePublished: true}.
+	Versions VersionsPolicy
 	// RootCAs verifies the https servers skills fetch from; nil means the host's system roots.
 	// For an embedder whose granted hosts use a private CA, and for tests. (Not in a policy file.)
 	RootCAs *x509.CertPool
@@ -66,7 +69,7 @@ type PolicyMount struct {
 	Access   Access
 }
 
-var policyFields = []string{"network", "allowNetworks", "env", "secrets", "files", "limits", "modules", "scripts", "agentSkills", "bundles", "runs"}
+var policyFields = []string{"network", "allowNetworks", "env", "secrets", "files", "limits", "modules", "scripts", "agentSkills", "bundles", "runs", "versions"}
 
 // LoadPolicy reads a policy file (YAML or JSON). Relative host paths are relative to the file's
 // directory. Every problem is reported at once in a *PolicyError.
@@ -186,6 +189,10 @@ func ParsePolicy(path string, data []byte, lookupEnv func(string) (string, bool)
 	if r := c.object(d, "", "runs"); r != nil {
 		c.known(r, "runs", "recordArguments")
 		p.Runs.RecordArguments = c.boolean(r, "runs", "recordArguments")
+	}
+	if v := c.object(d, "", "versions"); v != nil {
+		c.known(v, "versions", "requirePublished")
+		p.Versions.RequirePublished = c.boolean(v, "versions", "requirePublished")
 	}
 	if mods := c.object(d, "", "modules"); mods != nil {
 		c.known(mods, "modules", "maxModuleBytes", "maxFunctionBytes", "maxFunctions")

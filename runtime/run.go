@@ -110,6 +110,9 @@ func (rt *Runtime) Run(ctx context.Context, req Request) (*Result, error) {
 	defer rt.inflight.Done()
 
 	s, rerr := rt.resolve(ctx, req.Skill, req.Script != "")
+	if rerr == nil {
+		s, rerr = rt.pickVersion(ctx, s, req.Digest)
+	}
 	if rerr != nil {
 		return finish(rerr)
 	}

@@ -62,6 +62,11 @@ type Config struct {
 	// face (see RunRecorder): a store keeps the history across restarts and replicas. Nil, the
 	// default, keeps only the in-memory History.
 	Recorder RunRecorder
+	// Versions, when set, keeps every content of every skill as an immutable version, with its
+	// status (draft, pending, active, ...), and decides which version runs: see VersionStore,
+	// Transitions and docs/versions.md. Nil, the default, runs whatever each skill directory
+	// holds, as it is.
+	Versions VersionStore
 	// Engine runs the modules: EngineNative ("", the default) or EngineExtism, the reference.
 	Engine Engine
 	// WarmInstances, above 0, keeps that many instances of each module that takes over a
@@ -144,6 +149,8 @@ type Runtime struct {
 	singlesMu sync.Mutex
 	singles   map[string]*Skill
 	indexOnce sync.Once
+	// versions is the view of Config.Versions (nil without it).
+	versions *versions
 }
 
 // registry returns the registry, scanning the skill directories first if no scan was made yet.
@@ -379,6 +386,14 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		}
 		rt.cacheDir, rt.privateCache = dir, dir
 	}
+	if cfg.Versions != nil {
+		// Stored versions are unpacked here to run: this Runtime's own, 0700, gone at Close.
+		dir, err := os.MkdirTemp("", "skillbox-versions-")
+		if err != nil {
+			return nil, fmt.Errorf("runtime: a directory for skill versions: %w", err)
+		}
+		rt.versions = &versions{store: cfg.Versions, lists: map[string]versionList{}, dir: dir}
+	}
 	rt.engine = newEngine(cfg.Engine, logger, rt.cacheDir)
 	rt.engine.onCompile = cfg.OnCompile
 	rt.engine.isolate = childCapable.Load()
@@ -498,6 +513,9 @@ func (rt *Runtime) Close(ctx context.Context) error {
 	rt.interps.close()
 	if rt.privateCache != "" {
 		_ = os.RemoveAll(rt.privateCache)
+	}
+	if rt.versions != nil && rt.versions.dir != "" {
+		_ = os.RemoveAll(rt.versions.dir)
 	}
 	return err
 }

@@ -1,0 +1,113 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Actor is who asks for a change of a version's status: a name for the record, the role the
+// face gave them, and whether they are an agent (an agent-facing tool), which may never approve.
+type Actor struct {
+	Name  string
+	Role  Role
+	Agent bool
+}
+
+// ErrForbidden is a change the actor's role does not allow; a *RoleError says more.
+var ErrForbidden = errors.New("forbidden")
+
+// RoleError is an action that needs a role the actor lacks.
+type RoleError struct {
+	Action string
+	Need   Role
+	Actor  Actor
+}
+
+func (e *RoleError) Error() string {
+	if e.Actor.Agent {
+		return fmt.Sprintf("%s needs a human with the %s role: no agent-facing tool may %s a version", e.Action, e.Need, e.Action)
+	}
+	return fmt.Sprintf("%s needs the %s role; %q has %s", e.Action, e.Need, e.Actor.Name, e.Actor.Role)
+}
+
+func (e *RoleError) Is(target error) bool { return target == ErrForbidden }
+
+// Versions returns skill id's versions, newest first, its current version recorded first when
+// the store does not have it yet. A skill that is gone from the skill directories still has its
+// versions; an id with none is ErrNotFound (a *NotFoundError).
+func (rt *Runtime) Versions(ctx context.Context, id string) ([]Version, error) {
+	if rt.versions == nil {
+		return nil, ErrNoVersionStore
+	}
+	if s, ok := rt.lookup(id); ok {
+		if v, err := s.check(ctx); err == nil && v.status == StatusActive {
+			if _, err := rt.recordVersion(ctx, s, Provenance{Source: "folder"}); err != nil {
+				return nil, err
+			}
+		}
+	}
+	rt.versions.forget(id)
+	list, err := rt.versions.list(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if len(list) == 0 {
+		return nil, rt.missing(id)
+	}
+	return list, nil
+}
+
+// SkillVersion returns skill id's version that digest names (whole, or at least 8 hex digits).
+func (rt *Runtime) SkillVersion(ctx context.Context, id, digest string) (Version, error) {
+	list, err := rt.Versions(ctx, id)
+	if err != nil {
+		return Version{}, err
+	}
+	d, err := matchDigest(list, digest)
+	if err != nil {
+		return Version{}, fmt.Errorf("skill %q: %w", id, err)
+	}
+	v, _ := findVersion(list, d)
+	return v, nil
+}
+
+// ChangeVersion applies action ("approve", "reject", "publish", "deprecate", "yank": see
+// Transitions) to skill id's version digest, for actor, and returns the version as it now is.
+// note is kept with it (a rejection's reason).
+//
+// # Errors
+//
+// ErrNoVersionStore; ErrNoVersion; a *RoleError (ErrForbidden) when actor's role is short of the
+// action's, or an agent asks to approve or reject; ErrVersionConflict when the version's status
+// is not one the action starts from (the message says which it is).
+func (rt *Runtime) ChangeVersion(ctx context.Context, id, digest, action string, actor Actor, note string) (Version, error) {
+	if rt.versions == nil {
+		return Version{}, ErrNoVersionStore
+	}
+	t, ok := Transitions[action]
+	if !ok {
+		return Version{}, fmt.Errorf("unknown action %q: use approve, reject, publish, deprecate or yank", action)
+	}
+	if actor.Role < t.Role || (actor.Agent && t.Role >= RoleAdmin) {
+		return Version{}, &RoleError{Action: action, Need: t.Role, Actor: actor}
+	}
+	if len(note) > 4096 {
+		return Version{}, fmt.Errorf("the note is %d bytes: at most 4096", len(note))
+	}
+	v, err := rt.SkillVersion(ctx, id, digest)
+	if err != nil {
+		return Version{}, err
+	}
+	if !t.Allows(v.Status) {
+		return v, fmt.Errorf("%s skill %q version %s: %w: it is %s, and %s starts from %v", action, id, short(v.Digest), ErrVersionConflict, v.Status, action, t.From)
+	}
+	nv, err := rt.versions.store.SetVersionStatus(ctx, id, v.Digest, t, actor.Name, note, time.Now().UTC())
+	rt.versions.forget(id)
+	if err != nil {
+		return nv, fmt.Errorf("%s skill %q version %s: %w", action, id, short(v.Digest), err)
+	}
+	rt.logger.Info("skill version "+action, "skill", id, "digest", v.Digest, "from", v.Status, "to", nv.Status, "by", actor.Name)
+	return nv, nil
+}

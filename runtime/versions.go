@@ -1,0 +1,422 @@
+package runtime
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// With a VersionStore (Config.Versions), every content of a skill the runtime meets — in a skill
+// directory, installed, uploaded, written by an agent — is recorded as an immutable version,
+// its files kept in the store, and runs go through pick:
+//
+//   - by id, the skill's active version runs; a skill with none runs its current version (the one
+//     in its directory) while that is a draft, unless the policy requires published versions;
+//   - pinned by digest (Request.Digest), a draft, active or deprecated version runs (under
+//     versions.requirePublished, active or deprecated only);
+//   - pending, rejected and yanked versions never run: pending_approval for a pending one.
+//
+// A new version that asks for more than the version it would follow (the active one, else the
+// newest whose permissions were accepted) is pending; see Widening and Transitions.
+
+// VersionsPolicy is the operator's word on versions; it applies only to a runtime with a
+// VersionStore.
+type VersionsPolicy struct {
+	// RequirePublished runs only published versions: a skill without an active version does not
+	// run by id, and a draft does not run even pinned by digest.
+	RequirePublished bool
+}
+
+// versionListTTL is how long the runtime trusts what it read of a skill's versions: a version
+// another replica publishes serves here within that.
+const versionListTTL = time.Second
+
+// maxLoadedVersions bounds the stored versions a runtime keeps unpacked and loaded at once.
+const maxLoadedVersions = 64
+
+// versions is a runtime's view of its VersionStore.
+type versions struct {
+	store VersionStore
+	mu    sync.Mutex
+	lists map[string]versionList // by skill id, read within versionListTTL
+	// loaded are the stored versions unpacked under dir and loaded, by digest, oldest first.
+	loaded []*Skill
+	dir    string
+}
+
+type versionList struct {
+	at   time.Time
+	list []Version
+}
+
+// list returns skill's versions, newest first, from the store or from what was read within
+// versionListTTL.
+func (vs *versions) list(ctx context.Context, skill string) ([]Version, error) {
+	vs.mu.Lock()
+	l, ok := vs.lists[skill]
+	vs.mu.Unlock()
+	if ok && time.Since(l.at) < versionListTTL {
+		return l.list, nil
+	}
+	list, err := vs.store.Versions(ctx, skill)
+	if err != nil {
+		return nil, err
+	}
+	vs.mu.Lock()
+	if len(vs.lists) >= 4096 {
+		clear(vs.lists) // bounded: a cache, not a copy of the store
+	}
+	vs.lists[skill] = versionList{at: time.Now(), list: list}
+	vs.mu.Unlock()
+	return list, nil
+}
+
+// forget drops what was read of skill's versions: the next list reads the store.
+func (vs *versions) forget(skill string) {
+	vs.mu.Lock()
+	delete(vs.lists, skill)
+	vs.mu.Unlock()
+}
+
+// findVersion returns the version of list at digest.
+func findVersion(list []Version, digest string) (Version, bool) {
+	i := slices.IndexFunc(list, func(v Version) bool { return v.Digest == digest })
+	if i < 0 {
+		return Version{}, false
+	}
+	return list[i], true
+}
+
+// active returns the active version of list.
+func active(list []Version) (Version, bool) {
+	i := slices.IndexFunc(list, func(v Version) bool { return v.Status == VersionActive })
+	if i < 0 {
+		return Version{}, false
+	}
+	return list[i], true
+}
+
+// baseline is the version a new one is compared with: the active one, else the newest whose
+// permissions were accepted (a draft, deprecated or yanked version), else none.
+func baseline(list []Version) (Version, bool) {
+	if v, ok := active(list); ok {
+		return v, true
+	}
+	for _, v := range list { // newest first
+		switch v.Status {
+		case VersionDraft, VersionDeprecated, VersionYanked:
+			return v, true
+		}
+	}
+	return Version{}, false
+}
+
+// Provenance says who brought a version and how, for its record.
+type Provenance struct {
+	// Source is "folder", "upload", "bundle" or "agent".
+	Source string
+	// By names who: an API key's name, "local" for the operator's own shell.
+	By string
+}
+
+// recordVersion returns the stored version of s (loaded, checked and sound), recording it first
+// when the store does not have it: pending when it asks for more than its baseline, or, written
+// by an agent, for more than the agents' ceiling; a draft otherwise.
+func (rt *Runtime) recordVersion(ctx context.Context, s *Skill, prov Provenance) (Version, error) {
+	vs := rt.versions
+	digest := s.Digest()
+	list, err := vs.list(ctx, s.id)
+	if err != nil {
+		return Version{}, err
+	}
+	if v, ok := findVersion(list, digest); ok {
+		return v, nil
+	}
+	files, got, err := readTree(ctx, s.dir)
+	if err != nil {
+		return Version{}, fmt.Errorf("record version of %q: %w", s.id, err)
+	}
+	if got != digest {
+		return Version{}, fmt.Errorf("record version of %q: %s changed while it was read: try again", s.id, s.dir)
+	}
+	if prov.Source == "" {
+		prov.Source = "folder"
+	}
+	if s.agent {
+		prov.Source = "agent"
+	}
+	v := Version{Skill: s.id, Digest: digest, Version: s.Version(), Status: VersionDraft, Source: prov.Source,
+		CreatedBy: prov.By, CreatedAt: time.Now().UTC()}
+	v.Grant = versionGrant(s)
+	if s.agent {
+		// Recorded with what it would get once an admin approves it: the policy's own grant,
+		// past the agents' ceiling. Until then it runs under the ceiling.
+		full := rt.policy.Load()
+		g := full.Grant(s.manifest, s.dir)
+		v.Grant = g
+		for _, r := range compactStrings(s.grant.Refused) {
+			v.Diff = append(v.Diff, "beyond the agents' ceiling: "+r)
+		}
+	}
+	if base, ok := baseline(list); ok {
+		v.Diff = append(v.Diff, Widening(base.Grant, v.Grant)...)
+	}
+	if len(v.Diff) > 0 {
+		v.Status = VersionPending
+	}
+	stored, created, err := vs.store.AddVersion(ctx, v, files)
+	if err != nil {
+		return Version{}, fmt.Errorf("record version of %q: %w", s.id, err)
+	}
+	vs.forget(s.id)
+	if created {
+		rt.logger.Info("skill version recorded", "skill", s.id, "digest", digest, "status", stored.Status, "source", stored.Source, "by", stored.CreatedBy)
+	}
+	return stored, nil
+}
+
+// pick returns the skill to run for a request of cur's id (cur is the current version, checked
+// and sound), and pin, a digest or "" (see the rules above).
+func (rt *Runtime) pick(ctx context.Context, cur *Skill, pin string) (*Skill, *RunError) {
+	id := cur.id
+	curV, err := rt.recordVersion(ctx, cur, Provenance{Source: "folder"})
+	if err != nil {
+		return nil, runErr(KindInternal, id, err, "the skill's versions cannot be read: %v", err)
+	}
+	list, err := rt.versions.list(ctx, id)
+	if err != nil {
+		return nil, runErr(KindInternal, id, err, "the skill's versions cannot be read: %v", err)
+	}
+	requirePublished := rt.policy.Load().Versions.RequirePublished
+	var v Version
+	if pin != "" {
+		d, derr := matchDigest(list, pin)
+		if derr != nil {
+			return nil, runErr(KindNotFound, id, derr, "skill %q: %v", id, derr)
+		}
+		v, _ = findVersion(list, d)
+		switch v.Status {
+		case VersionActive, VersionDeprecated:
+		case VersionDraft:
+			if requirePublished {
+				return nil, runErr(KindNotFound, id, nil, "skill %q: version %s is a draft, and the policy runs only published versions (versions.requirePublished): a publisher publishes it", id, short(v.Digest))
+			}
+		default:
+			return nil, versionRefusal(v)
+		}
+	} else if a, ok := active(list); ok {
+		v = a
+	} else {
+		switch {
+		case requirePublished && curV.Status == VersionPending:
+			return nil, versionRefusal(curV)
+		case requirePublished:
+			return nil, runErr(KindNotFound, id, nil, "skill %q has no published version, and the policy runs only published versions (versions.requirePublished): a publisher publishes one (skillbox publish %s %s)", id, id, short(curV.Digest))
+		case curV.Status == VersionDraft:
+			v = curV
+		case curV.Status == VersionDeprecated:
+			return nil, runErr(KindNotFound, id, nil, "skill %q: its current version %s is deprecated and it has no active version: publish one, or pin a version by digest", id, short(curV.Digest))
+		default:
+			return nil, versionRefusal(curV)
+		}
+	}
+	if v.Digest == cur.Digest() && !(cur.agent && len(v.Diff) > 0) {
+		return cur, nil
+	}
+	// An older version, or an agent's version an admin approved (its directory's copy is held
+	// to the agents' ceiling; the stored one runs with what the admin approved).
+	s, err := rt.loadVersion(ctx, v)
+	if err != nil {
+		return nil, runErr(KindInternal, id, err, "skill %q: version %s cannot be loaded: %v", id, short(v.Digest), err)
+	}
+	vr, err := s.check(ctx)
+	if err != nil {
+		return nil, admissionError(s, err)
+	}
+	if vr.status != StatusActive {
+		return nil, brokenErr(s, vr.err)
+	}
+	return s, nil
+}
+
+// versionRefusal is the error of a run of v, which never runs.
+func versionRefusal(v Version) *RunError {
+	if v.Status == VersionPending {
+		e := runErr(KindPendingApproval, v.Skill, nil, "skill %q: version %s asks for more than the version before it, and waits for an admin's approval (skillbox approve %s %s):\n  - %s",
+			v.Skill, short(v.Digest), v.Skill, short(v.Digest), strings.Join(v.Diff, "\n  - "))
+		return e
+	}
+	return runErr(KindNotFound, v.Skill, nil, "skill %q: version %s is %s and never runs", v.Skill, short(v.Digest), v.Status)
+}
+
+// short is a digest's first 12 hex digits, enough to name it among a skill's versions.
+func short(digest string) string {
+	h := strings.TrimPrefix(digest, digestPrefix)
+	if len(h) > 12 {
+		h = h[:12]
+	}
+	return h
+}
+
+// matchDigest returns the digest of list that d names: whole ("sha256:<hex>" or "<hex>") or a
+// prefix of at least 8 hex digits that only one version has.
+func matchDigest(list []Version, d string) (string, error) {
+	h := strings.ToLower(strings.TrimPrefix(d, digestPrefix))
+	if len(h) < 8 || len(h) > 64 || strings.Trim(h, "0123456789abcdef") != "" {
+		return "", fmt.Errorf("%w: %q is not a version digest: give sha256:<64 hex digits>, or at least its first 8", ErrNoVersion, d)
+	}
+	var found []string
+	for _, v := range list {
+		if strings.HasPrefix(strings.TrimPrefix(v.Digest, digestPrefix), h) {
+			found = append(found, v.Digest)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return "", fmt.Errorf("%w %s", ErrNoVersion, d)
+	case 1:
+		return found[0], nil
+	}
+	return "", fmt.Errorf("%w: %s names %d versions: give more digits", ErrNoVersion, d, len(found))
+}
+
+// loadVersion unpacks v's stored files (once per process, checking them against v's digest)
+// and loads it as a skill under the current policy.
+func (rt *Runtime) loadVersion(ctx context.Context, v Version) (*Skill, error) {
+	vs := rt.versions
+	vs.mu.Lock()
+	for _, s := range vs.loaded {
+		if s.id == v.Skill && s.Digest() == v.Digest {
+			vs.mu.Unlock()
+			return s, nil
+		}
+	}
+	vs.mu.Unlock()
+	files, err := vs.store.VersionFiles(ctx, v.Skill, v.Digest)
+	if err != nil {
+		return nil, err
+	}
+	if vs.dir == "" {
+		return nil, errors.New("no directory to unpack versions into")
+	}
+	sum := sha256.Sum256([]byte(v.Skill + "\x00" + v.Digest))
+	dir := filepath.Join(vs.dir, hex.EncodeToString(sum[:8]), v.Skill)
+	if _, err := os.Stat(dir); err != nil {
+		staging, err := os.MkdirTemp(vs.dir, ".unpack-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(staging)
+		if err := writeTree(staging, files); err != nil {
+			return nil, err
+		}
+		if v.Source == "agent" && len(v.Diff) == 0 {
+			// Still held to the agents' ceiling: nobody approved more.
+			if err := writeAuthorship(staging, authorship{By: "agent", Created: v.CreatedAt}); err != nil {
+				return nil, err
+			}
+		}
+		if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
+			return nil, err
+		}
+		if err := os.Rename(staging, dir); err != nil && !errors.Is(err, os.ErrExist) {
+			if _, serr := os.Stat(dir); serr != nil { // not another run unpacking the same
+				return nil, err
+			}
+		}
+	}
+	s, ok := loadSkill(dir, rt.policy.Load(), rt.checks)
+	if !ok {
+		return nil, fmt.Errorf("the stored files are not a skill package")
+	}
+	if got := s.Digest(); got != "" && got != v.Digest {
+		return nil, fmt.Errorf("the stored files have digest %s, not the version's: the store was changed outside skillbox", got)
+	}
+	if _, err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	if got := s.Digest(); got != v.Digest {
+		return nil, fmt.Errorf("the stored files have digest %s, not the version's: the store was changed outside skillbox", got)
+	}
+	vs.mu.Lock()
+	vs.loaded = append(vs.loaded, s)
+	if len(vs.loaded) > maxLoadedVersions {
+		vs.loaded = vs.loaded[1:] // its files stay until Close: a run may still read them
+	}
+	vs.mu.Unlock()
+	return s, nil
+}
+
+// writeTree writes files (slash paths to contents) under dir, through an os.Root.
+func writeTree(dir string, files map[string][]byte) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	for name, data := range files {
+		if !cleanRelPath(name) {
+			return fmt.Errorf("%q is not a clean relative path", name)
+		}
+		if d := path.Dir(name); d != "." {
+			if err := root.MkdirAll(d, 0o755); err != nil {
+				return err
+			}
+		}
+		if err := root.WriteFile(name, data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readTree reads the files of the skill at dir that its digest covers, and the digest.
+func readTree(ctx context.Context, dir string) (map[string][]byte, string, error) {
+	t, err := (*digester)(nil).walk(dir, false)
+	if err != nil {
+		return nil, "", err
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, "", err
+	}
+	defer root.Close()
+	files := make(map[string][]byte, len(t.files))
+	for _, f := range t.files {
+		if err := ctx.Err(); err != nil {
+			return nil, "", err
+		}
+		data, err := readRootFile(root, f.rel, f.size)
+		if err != nil {
+			return nil, "", fmt.Errorf("%s: %w", f.rel, err)
+		}
+		if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != f.sum {
+			return nil, "", fmt.Errorf("%s changed while it was read", f.rel)
+		}
+		files[f.rel] = data
+	}
+	return files, t.digest, nil
+}
+
+// pickVersion is pick for a runtime with a VersionStore; without one, s runs, and a pin must
+// name it.
+func (rt *Runtime) pickVersion(ctx context.Context, s *Skill, pin string) (*Skill, *RunError) {
+	if rt.versions != nil {
+		return rt.pick(ctx, s, pin)
+	}
+	if pin != "" {
+		if _, err := matchDigest([]Version{{Digest: s.Digest()}}, pin); err != nil {
+			return nil, runErr(KindNotFound, s.id, ErrNoVersionStore, "skill %q is at version %s, not %s: this runtime keeps no other versions", s.id, short(s.Digest()), pin)
+		}
+	}
+	return s, nil
+}

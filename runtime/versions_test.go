@@ -1,0 +1,171 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// editManifest rewrites dir/skill.json with edit applied.
+func editManifest(t *testing.T, dir string, edit func(m map[string]any)) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, "skill.json"))
+	must(t, err)
+	var m map[string]any
+	must(t, json.Unmarshal(raw, &m))
+	edit(m)
+	raw, _ = json.Marshal(m)
+	must(t, os.WriteFile(filepath.Join(dir, "skill.json"), raw, 0o644))
+}
+
+func setTimeout(ms int) func(m map[string]any) {
+	return func(m map[string]any) { m["limits"] = map[string]any{"timeoutMs": ms, "memoryMiB": 64} }
+}
+
+// runWC runs word-count (pinned to pin when set) and returns its result and error.
+func runWC(t *testing.T, rt *Runtime, pin string) (*Result, error) {
+	t.Helper()
+	return rt.Run(context.Background(), Request{Skill: "word-count", Digest: pin, Args: json.RawMessage(`{"text":"a b c"}`)})
+}
+
+// The life of a skill's versions, through a folder being edited: a wider version waits for an
+// admin, the active version keeps serving, a pin runs what it names, and the state machine's
+// roles hold.
+func TestVersionsLifecycle(t *testing.T) {
+	ctx := context.Background()
+	skills := bundledSkill(t, "word-count", setTimeout(10_000))
+	dir := filepath.Join(skills, "word-count")
+	rt := newRuntime(t, Config{SkillDirs: []string{skills}, Versions: newVersionStore(t)})
+	admin := Actor{Name: "ops", Role: RoleAdmin}
+
+	res, err := runWC(t, rt, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1 := res.Digest
+	list, err := rt.Versions(ctx, "word-count")
+	must(t, err)
+	if len(list) != 1 || list[0].Digest != v1 || list[0].Status != VersionDraft || list[0].Source != "folder" {
+		t.Fatalf("after the first run: %+v", list)
+	}
+
+	// A longer timeout is a widening: pending, and with no active version, nothing runs by id.
+	editManifest(t, dir, setTimeout(20_000))
+	must(t, rt.Reload(ctx))
+	_, err = runWC(t, rt, "")
+	if !errors.Is(err, ErrPendingApproval) || !strings.Contains(err.Error(), "limits.timeoutMs: 10000 -> 20000") {
+		t.Fatalf("a run of a pending version: %v", err)
+	}
+	list, _ = rt.Versions(ctx, "word-count")
+	v2 := list[0]
+	if v2.Status != VersionPending || len(v2.Diff) != 1 {
+		t.Fatalf("the wider version: %+v", v2)
+	}
+	// The first version, pinned, still runs: it is a draft.
+	if res, err := runWC(t, rt, v1); err != nil || res.Digest != v1 {
+		t.Fatalf("pinned to the first version: %v %+v", err, res)
+	}
+
+	// Published, the first version serves by id from the store, though the folder moved on.
+	if _, err := rt.ChangeVersion(ctx, "word-count", v1, "publish", Actor{Name: "dev", Role: RoleAuthor}, ""); !errors.Is(err, ErrForbidden) {
+		t.Fatalf("an author published: %v", err)
+	}
+	if _, err := rt.ChangeVersion(ctx, "word-count", v1, "publish", Actor{Name: "rel", Role: RolePublisher}, ""); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := runWC(t, rt, ""); err != nil || res.Digest != v1 {
+		t.Fatalf("by id with v1 active: %v %+v", err, res)
+	}
+
+	// Approval: never by an agent, never twice.
+	if _, err := rt.ChangeVersion(ctx, "word-count", v2.Digest, "approve", Actor{Name: "bot", Role: RoleAdmin, Agent: true}, ""); !errors.Is(err, ErrForbidden) {
+		t.Fatalf("an agent approved: %v", err)
+	}
+	if _, err := rt.ChangeVersion(ctx, "word-count", v2.Digest[:20], "approve", admin, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.ChangeVersion(ctx, "word-count", v2.Digest, "approve", admin, ""); !errors.Is(err, ErrVersionConflict) || !strings.Contains(err.Error(), "it is draft") {
+		t.Fatalf("approved twice: %v", err)
+	}
+	// Approved is a draft: the active version still serves by id; a pin runs the draft.
+	if res, _ := runWC(t, rt, ""); res.Digest != v1 {
+		t.Fatalf("by id after approval ran %s", res.Digest)
+	}
+	if res, err := runWC(t, rt, v2.Digest); err != nil || res.Digest != v2.Digest {
+		t.Fatalf("pinned to the approved draft: %v %+v", err, res)
+	}
+
+	// Publishing it deprecates the first; yanking the first stops even its pins.
+	if _, err := rt.ChangeVersion(ctx, "word-count", v2.Digest, "publish", admin, ""); err != nil {
+		t.Fatal(err)
+	}
+	if res, _ := runWC(t, rt, ""); res.Digest != v2.Digest {
+		t.Fatalf("by id after the second publish ran %s", res.Digest)
+	}
+	old, err := rt.SkillVersion(ctx, "word-count", v1)
+	if err != nil || old.Status != VersionDeprecated {
+		t.Fatalf("the first version after the second publish: %+v %v", old, err)
+	}
+	if _, err := runWC(t, rt, v1); err != nil {
+		t.Fatalf("a deprecated version pinned: %v", err)
+	}
+	if _, err := rt.ChangeVersion(ctx, "word-count", v1, "yank", admin, "broken output"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runWC(t, rt, v1); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "yanked") {
+		t.Fatalf("a yanked version pinned: %v", err)
+	}
+	if _, err := runWC(t, rt, "sha256:0123456789"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("a pin of no version: %v", err)
+	}
+}
+
+// A narrower or equal version is a draft; under versions.requirePublished, only published
+// versions run.
+func TestVersionsRequirePublished(t *testing.T) {
+	ctx := context.Background()
+	skills := bundledSkill(t, "word-count", setTimeout(10_000))
+	p := &Policy{Versions: VersionsPolicy{RequirePublished: true}}
+	rt := newRuntime(t, Config{SkillDirs: []string{skills}, Policy: p, Versions: newVersionStore(t)})
+	_, err := runWC(t, rt, "")
+	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "requirePublished") {
+		t.Fatalf("an unpublished skill ran: %v", err)
+	}
+	list, err := rt.Versions(ctx, "word-count")
+	must(t, err)
+	if _, err := runWC(t, rt, list[0].Digest); err == nil {
+		t.Fatal("a draft ran pinned under requirePublished")
+	}
+	if _, err := rt.ChangeVersion(ctx, "word-count", list[0].Digest, "publish", Actor{Name: "rel", Role: RolePublisher}, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runWC(t, rt, ""); err != nil {
+		t.Fatal(err)
+	}
+	// A shorter timeout is narrower: a draft, not pending.
+	editManifest(t, filepath.Join(skills, "word-count"), setTimeout(5_000))
+	must(t, rt.Reload(ctx))
+	list, _ = rt.Versions(ctx, "word-count")
+	if list[0].Status != VersionDraft || len(list[0].Diff) != 0 {
+		t.Fatalf("a narrower version: %+v", list[0])
+	}
+}
+
+func TestWidening(t *testing.T) {
+	base := &Grant{Network: []string{"*.example.com"}, Env: []string{"A"}, Files: []GrantedMount{{Path: "/data", Access: ReadOnly}},
+		Limits: Limits{TimeoutMs: 1000, MemoryMiB: 64}}
+	next := &Grant{Network: []string{"api.example.com", "evil.test"}, Env: []string{"A", "B"}, Secrets: []string{"TOKEN"},
+		Files: []GrantedMount{{Path: "/data", Access: ReadWrite}, {Path: "/out", Access: ReadWrite}}, Limits: Limits{TimeoutMs: 500, MemoryMiB: 128}}
+	got := strings.Join(Widening(base, next), "; ")
+	want := "network: + evil.test; env: + B; secrets: + TOKEN; files: /data read-only -> read-write; files: + /out (read-write); limits.memoryMiB: 64 -> 128"
+	if got != want {
+		t.Fatalf("Widening:\n got %s\nwant %s", got, want)
+	}
+	if w := Widening(next, next); len(w) != 0 {
+		t.Fatalf("a grant widens itself: %v", w)
+	}
+}

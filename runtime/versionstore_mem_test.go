@@ -1,0 +1,92 @@
+package runtime
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+// memVersions is a VersionStore in memory, for the runtime's own tests until they run on the
+// real store.
+type memVersions struct {
+	mu    sync.Mutex
+	vs    []Version
+	files map[string]map[string][]byte
+}
+
+func newVersionStore(t *testing.T) VersionStore {
+	return &memVersions{files: map[string]map[string][]byte{}}
+}
+
+func (m *memVersions) AddVersion(ctx context.Context, v Version, files map[string][]byte) (Version, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, x := range m.vs {
+		if x.Skill == v.Skill && x.Digest == v.Digest {
+			return x, false, nil
+		}
+	}
+	m.vs = append(m.vs, v)
+	m.files[v.Skill+v.Digest] = maps.Clone(files)
+	return v, true, nil
+}
+
+func (m *memVersions) Version(ctx context.Context, skill, digest string) (Version, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, x := range m.vs {
+		if x.Skill == skill && x.Digest == digest {
+			return x, nil
+		}
+	}
+	return Version{}, ErrNoVersion
+}
+
+func (m *memVersions) Versions(ctx context.Context, skill string) ([]Version, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []Version
+	for _, x := range slices.Backward(m.vs) {
+		if x.Skill == skill {
+			out = append(out, x)
+		}
+	}
+	return out, nil
+}
+
+func (m *memVersions) VersionFiles(ctx context.Context, skill, digest string) (map[string][]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	f, ok := m.files[skill+digest]
+	if !ok {
+		return nil, ErrNoVersion
+	}
+	return maps.Clone(f), nil
+}
+
+func (m *memVersions) SetVersionStatus(ctx context.Context, skill, digest string, t Transition, by, note string, at time.Time) (Version, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i := range m.vs {
+		x := &m.vs[i]
+		if x.Skill != skill || x.Digest != digest {
+			continue
+		}
+		if !t.Allows(x.Status) {
+			return *x, ErrVersionConflict
+		}
+		if t.To == VersionActive {
+			for j := range m.vs {
+				if m.vs[j].Skill == skill && m.vs[j].Status == VersionActive {
+					m.vs[j].Status = VersionDeprecated
+				}
+			}
+		}
+		x.Status, x.UpdatedBy, x.UpdatedAt, x.Note = t.To, by, at, note
+		return *x, nil
+	}
+	return Version{}, ErrNoVersion
+}
