@@ -162,6 +162,9 @@ func refusal(res *runtime.Result, err error) error {
 		return httpError(http.StatusNotFound, "not_found", "no executable skill %q: %s", res.Skill, msg)
 	case runtime.KindInvalidArgs:
 		return httpError(http.StatusUnprocessableEntity, "invalid_args", "%s", msg)
+	case runtime.KindPendingApproval:
+		// The skill is there; its version waits for an admin: a conflict of state, not a miss.
+		return httpError(http.StatusConflict, "pending_approval", "%s", msg)
 	case runtime.KindBusy:
 		if errors.Is(err, runtime.ErrClosed) {
 			return httpError(http.StatusServiceUnavailable, "unavailable", "%s", msg)
