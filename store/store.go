@@ -1,6 +1,6 @@
-// Package store keeps what Skillbox must remember beyond one process: today the history of
-// runs, and, as they come, skill versions, approvals, artifacts and tenants, each its own set of
-// tables and methods behind the same [Store].
+// Package store keeps what Skillbox must remember beyond one process: the history of runs and
+// skill versions (their status and files), and, as they come, artifacts and tenants, each its
+// own set of tables and methods behind the same [Store].
 //
 // Two drivers implement it over one SQL schema, each with its own migrations:
 // [github.com/skillbox-dev/skillbox/store/sqlite], embedded and the default, and
@@ -16,6 +16,8 @@ import (
 	"encoding/json"
 	"errors"
 	"time"
+
+	"github.com/skillbox-dev/skillbox/runtime"
 )
 
 // Store is everything Skillbox keeps in a database. It is safe for concurrent use, by several
@@ -23,6 +25,9 @@ import (
 // answers [ErrClosed].
 type Store interface {
 	RunStore
+	// VersionStore keeps skill versions: their status and their files, content-addressed (a
+	// blob shared by versions is stored once). See the runtime's VersionStore for the contract.
+	runtime.VersionStore
 	// Close releases the database. It is safe to call more than once.
 	Close() error
 }

@@ -40,6 +40,12 @@ func Run(t *testing.T, h Harness) {
 		{"LeaseSweep", testLeaseSweep},
 		{"KilledProcessInterrupted", testKilledProcess},
 		{"Closed", testClosed},
+		{"VersionFiles", testVersionFiles},
+		{"VersionsConcurrentAdd", testVersionsConcurrentAdd},
+		{"VersionTransitions", testVersionTransitions},
+		{"VersionsConcurrentPublish", testVersionsConcurrentPublish},
+		{"VersionTampered", testVersionTampered},
+		{"VersionValidation", testVersionValidation},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, h) })

@@ -1,0 +1,97 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/store/sqlite"
+)
+
+// The runtime's versions over the real SQLite store, across a restart: an upload that asks for
+// more waits for an admin while the published version keeps serving from the store's copy, and a
+// new process over the same database serves the same version though the folder moved on.
+func TestVersionsOverSQLite(t *testing.T) {
+	ctx := t.Context()
+	db := filepath.Join(t.TempDir(), sqlite.FileName)
+	skills := t.TempDir()
+	src := filepath.Join("..", "skills", "word-count")
+	files := map[string][]byte{}
+	for _, name := range []string{"skill.json", "execute.wasm", "SKILL.md"} {
+		data, err := os.ReadFile(filepath.Join(src, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[name] = data
+	}
+	start := func() *runtime.Runtime {
+		s, err := sqlite.Open(ctx, db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		rt, err := runtime.New(ctx, runtime.Config{SkillDirs: []string{skills}, NoCache: true, NoBackgroundCheck: true, Versions: s})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { rt.Close(context.Background()) })
+		return rt
+	}
+	run := func(rt *runtime.Runtime) (*runtime.Result, error) {
+		return rt.Run(ctx, runtime.Request{Skill: "word-count", Args: json.RawMessage(`{"text":"one two"}`)})
+	}
+	rt := start()
+	if _, err := rt.Install(ctx, "word-count", files, runtime.InstallOptions{Caller: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+	list, err := rt.Versions(ctx, "word-count")
+	if err != nil || len(list) != 1 || list[0].Source != "upload" || list[0].CreatedBy != "alice" {
+		t.Fatalf("after the upload: %+v %v", list, err)
+	}
+	v1 := list[0].Digest
+	if _, err := rt.ChangeVersion(ctx, "word-count", v1, "publish", runtime.Actor{Name: "rel", Role: runtime.RolePublisher}, ""); err != nil {
+		t.Fatal(err)
+	}
+
+	// The update asks for a longer timeout: pending, with the diff; v1 keeps serving.
+	var m map[string]any
+	if err := json.Unmarshal(files["skill.json"], &m); err != nil {
+		t.Fatal(err)
+	}
+	m["limits"] = map[string]any{"timeoutMs": 25_000, "memoryMiB": 64}
+	files["skill.json"], _ = json.Marshal(m)
+	if _, err := rt.Install(ctx, "word-count", files, runtime.InstallOptions{Replace: true, Caller: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+	list, _ = rt.Versions(ctx, "word-count")
+	if list[0].Status != runtime.VersionPending || !strings.Contains(strings.Join(list[0].Diff, ";"), "limits.timeoutMs") {
+		t.Fatalf("the wider update: %+v", list[0])
+	}
+	if res, err := run(rt); err != nil || res.Digest != v1 {
+		t.Fatalf("by id while the update is pending: %v %+v", err, res)
+	}
+
+	// A new process over the same database: the same answer, from the store's copy.
+	rt.Close(ctx)
+	rt = start()
+	if res, err := run(rt); err != nil || res.Digest != v1 {
+		t.Fatalf("after a restart: %v %+v", err, res)
+	}
+	if _, err := rt.ChangeVersion(ctx, "word-count", v1, "yank", runtime.Actor{Name: "rel", Role: runtime.RolePublisher}, "bad"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run(rt); !errors.Is(err, runtime.ErrPendingApproval) {
+		t.Fatalf("with v1 yanked and v2 pending: %v", err)
+	}
+	if _, err := rt.ChangeVersion(ctx, "word-count", list[0].Digest, "approve", runtime.Actor{Name: "ops", Role: runtime.RoleAdmin}, ""); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := run(rt); err != nil || res.Digest != list[0].Digest {
+		t.Fatalf("after approval: %v %+v", err, res)
+	}
+}
