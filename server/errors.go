@@ -62,6 +62,12 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 		status, body = http.StatusForbidden, apiErrorBody{Code: "untrusted_bundle", Message: err.Error()}
 	case errors.Is(err, runtime.ErrExists):
 		status, body = http.StatusConflict, apiErrorBody{Code: "exists", Message: err.Error()}
+	case errors.Is(err, runtime.ErrNoVersionStore), errors.Is(err, runtime.ErrNoVersion):
+		status, body = http.StatusNotFound, apiErrorBody{Code: "not_found", Message: err.Error()}
+	case errors.Is(err, runtime.ErrVersionConflict):
+		status, body = http.StatusConflict, apiErrorBody{Code: "version_conflict", Message: err.Error()}
+	case errors.Is(err, runtime.ErrForbidden):
+		status, body = http.StatusForbidden, apiErrorBody{Code: "forbidden", Message: err.Error()}
 	case errors.Is(err, runtime.ErrNotFound):
 		status, body = http.StatusNotFound, apiErrorBody{Code: "not_found", Message: err.Error()}
 	case errors.As(err, &he):

@@ -21,11 +21,12 @@ func (s *Server) createSkill(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	sk, err := s.rt.Install(c.Request().Context(), id, files, runtime.InstallOptions{})
+	k, _ := c.Get(keyContext).(keyEntry)
+	sk, err := s.rt.Install(c.Request().Context(), id, files, runtime.InstallOptions{Face: runtime.FaceHTTP, Caller: k.name})
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusCreated, summary(sk))
+	return s.installed(c, http.StatusCreated, sk)
 }
 
 func (s *Server) updateSkill(c echo.Context) error {
@@ -33,11 +34,12 @@ func (s *Server) updateSkill(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	sk, err := s.rt.Install(c.Request().Context(), id, files, runtime.InstallOptions{Replace: true, MustExist: true})
+	k, _ := c.Get(keyContext).(keyEntry)
+	sk, err := s.rt.Install(c.Request().Context(), id, files, runtime.InstallOptions{Replace: true, MustExist: true, Face: runtime.FaceHTTP, Caller: k.name})
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, summary(sk))
+	return s.installed(c, http.StatusOK, sk)
 }
 
 func (s *Server) deleteSkill(c echo.Context) error {

@@ -163,6 +163,9 @@ func (s *Server) Mount(g *echo.Group) {
 	guarded(http.MethodPost, "/v1/runs", requireJSON(s.runAny), RoleRunner)
 	guarded(http.MethodPost, "/v1/skills/:id/scripts/:script/runs", requireJSON(s.runScript), RoleRunner)
 	guarded(http.MethodGet, "/v1/runs/:run_id", s.getRun, RoleViewer)
+	guarded(http.MethodGet, "/v1/skills/:id/versions", s.listVersions, RoleViewer)
+	// The runtime decides which role each action needs (runtime.Transitions).
+	guarded(http.MethodPost, "/v1/skills/:id/versions/:digest/:action", s.changeVersion, RoleViewer)
 
 	guarded(http.MethodGet, "/.well-known/skills.json", s.wellKnown, RoleViewer)
 	s.mountAgentSkills(func(method, path string, h echo.HandlerFunc) { guarded(method, path, h, RoleViewer) })

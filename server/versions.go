@@ -1,0 +1,73 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/skillbox-dev/skillbox/runtime"
+)
+
+// installedSkill is the answer to an upload: the skill, and, when the runtime keeps versions,
+// the version the upload recorded (its status, and for a pending one the diff an admin reads).
+type installedSkill struct {
+	runtime.Summary
+	Version *runtime.Version `json:"recorded_version,omitempty"`
+}
+
+// installed answers an upload of sk with status, or 202 Accepted when the version it recorded
+// waits for an admin's approval: the package is kept, and does not run.
+func (s *Server) installed(c echo.Context, status int, sk *runtime.Skill) error {
+	out := installedSkill{Summary: summary(sk)}
+	if v, err := s.rt.SkillVersion(c.Request().Context(), sk.ID(), sk.Digest()); err == nil {
+		out.Version = &v
+		if v.Status == runtime.VersionPending {
+			status = http.StatusAccepted
+		}
+	}
+	return c.JSON(status, out)
+}
+
+// versionList is the answer of GET /v1/skills/{id}/versions.
+type versionList struct {
+	Skill    string            `json:"skill"`
+	Versions []runtime.Version `json:"versions"`
+}
+
+func (s *Server) listVersions(c echo.Context) error {
+	list, err := s.rt.Versions(c.Request().Context(), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, versionList{Skill: c.Param("id"), Versions: list})
+}
+
+// changeRequest is the optional body of POST /v1/skills/{id}/versions/{digest}/{action}.
+type changeRequest struct {
+	Note string `json:"note"`
+}
+
+// changeVersion applies an action of the versions' state machine; the runtime decides whether
+// the key's role may. A server without keys does not offer approval at all: anyone who reaches
+// it is "admin", so approving there would be no one's decision.
+func (s *Server) changeVersion(c echo.Context) error {
+	var req changeRequest
+	if err := s.decode(c, &req, 64<<10); err != nil {
+		return err
+	}
+	action := c.Param("action")
+	t, ok := runtime.Transitions[action]
+	if !ok {
+		return httpError(http.StatusNotFound, "not_found", "no version action %q: use approve, reject, publish, deprecate or yank", action)
+	}
+	if t.Role >= RoleAdmin && len(s.keys) == 0 {
+		return httpError(http.StatusForbidden, "forbidden",
+			"this server has no API keys, so it does not offer %s: give an admin a key (serve --keys), or %s on the server's machine with skillbox %s", action, action, action)
+	}
+	k, _ := c.Get(keyContext).(keyEntry)
+	v, err := s.rt.ChangeVersion(c.Request().Context(), c.Param("id"), c.Param("digest"), action, runtime.Actor{Name: k.name, Role: k.role}, req.Note)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, v)
+}

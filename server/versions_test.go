@@ -1,0 +1,103 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/store/sqlite"
+)
+
+// Versions over HTTP, with keys and a real SQLite store: an update that asks for more answers
+// 202 with its diff and does not run; the roles of the state machine hold per key; a server
+// without keys does not offer approval.
+func TestVersionsHTTP(t *testing.T) {
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), sqlite.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	keys := []APIKey{{Name: "ann", Key: "author-key-0123456789", Role: RoleAuthor}, {Name: "pub", Key: "publisher-key-0123456789", Role: RolePublisher},
+		{Name: "ops", Key: "admin-key-0123456789", Role: RoleAdmin}}
+	env := newEnvRuntime(t, Options{Keys: keys}, runtime.Config{Versions: st}, t.TempDir())
+	as := func(k APIKey) []string { return []string{"Authorization", "Bearer " + k.Key} }
+	author, publisher, admin := as(keys[0]), as(keys[1]), as(keys[2])
+
+	files := map[string][]byte{}
+	for _, name := range []string{"skill.json", "execute.wasm"} {
+		data, err := os.ReadFile(filepath.Join("..", "skills", "word-count", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[name] = data
+	}
+	upload := func(method, url string, status int) runtime.Version {
+		t.Helper()
+		body, ctype := multipartBody(t, files, nil)
+		r := send(t, method, env.ts.URL+url, body, append([]string{"Content-Type", ctype}, author...)...)
+		if r.status != status {
+			t.Fatalf("%s %s: %s, want %d", method, url, r, status)
+		}
+		var out struct {
+			ID      string          `json:"id"`
+			Version runtime.Version `json:"recorded_version"`
+		}
+		r.decode(t, &out)
+		if out.ID != "word-count" || out.Version.Digest == "" {
+			t.Fatalf("upload answer: %s", r)
+		}
+		return out.Version
+	}
+	v1 := upload(http.MethodPost, "/v1/skills", http.StatusCreated)
+	if v1.Status != runtime.VersionDraft || v1.CreatedBy != "ann" || v1.Source != "upload" {
+		t.Fatalf("first upload: %+v", v1)
+	}
+	act := func(v runtime.Version, action string, who []string) reply {
+		return post(t, env.ts.URL+"/v1/skills/word-count/versions/"+v.Digest+"/"+action, `{"note":"ok"}`, who...)
+	}
+	wantError(t, act(v1, "publish", author), http.StatusForbidden, "forbidden")
+	if r := act(v1, "publish", publisher); r.status != http.StatusOK {
+		t.Fatalf("publish: %s", r)
+	}
+
+	var m map[string]any
+	if err := json.Unmarshal(files["skill.json"], &m); err != nil {
+		t.Fatal(err)
+	}
+	m["permissions"] = map[string]any{"network": []string{"api.example.com"}}
+	files["skill.json"], _ = json.Marshal(m)
+	// The policy must grant the host for it to be a widening: a refused request widens nothing.
+	p := &runtime.Policy{Network: []string{"api.example.com"}}
+	if err := env.rt.SetPolicy(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	v2 := upload(http.MethodPut, "/v1/skills/word-count", http.StatusAccepted)
+	if v2.Status != runtime.VersionPending || strings.Join(v2.Diff, ";") != "network: + api.example.com" {
+		t.Fatalf("the wider update: %+v", v2)
+	}
+	// The published version keeps serving.
+	res := runResult(t, post(t, env.ts.URL+"/v1/skills/word-count/runs", `{"args":{"text":"a b"}}`, author...))
+	if res.Digest != v1.Digest {
+		t.Fatalf("ran %s, want the published %s", res.Digest, v1.Digest)
+	}
+	r := get(t, env.ts.URL+"/v1/skills/word-count/versions", author...)
+	var list versionList
+	r.decode(t, &list)
+	if len(list.Versions) != 2 || list.Versions[0].Status != runtime.VersionPending || list.Versions[1].Status != runtime.VersionActive {
+		t.Fatalf("versions: %s", r)
+	}
+	wantError(t, act(v2, "approve", publisher), http.StatusForbidden, "forbidden")
+	wantError(t, act(v2, "promote", admin), http.StatusNotFound, "not_found")
+	if r := act(v2, "approve", admin); r.status != http.StatusOK || !strings.Contains(string(r.body), `"status":"draft"`) {
+		t.Fatalf("approve: %s", r)
+	}
+	wantError(t, act(v2, "approve", admin), http.StatusConflict, "version_conflict")
+
+	// Keyless: everyone is admin, so nobody's approval means anything; publish still works.
+	keyless := newEnvRuntime(t, Options{}, runtime.Config{Versions: st}, env.dir)
+	wantError(t, post(t, keyless.ts.URL+"/v1/skills/word-count/versions/"+v2.Digest+"/reject", ``), http.StatusForbidden, "forbidden")
+}
