@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/skillbox-dev/skillbox/agent/tooldef"
@@ -27,6 +28,9 @@ type Author interface {
 	AgentSkillsEnabled() bool
 	Install(ctx context.Context, id string, files map[string][]byte, opts runtime.InstallOptions) (*runtime.Skill, error)
 	RemoveByAgent(ctx context.Context, id string) error
+	// SkillVersion is the version an install recorded, when the runtime keeps versions
+	// (runtime.ErrNoVersionStore otherwise).
+	SkillVersion(ctx context.Context, id, digest string) (runtime.Version, error)
 }
 
 var _ Author = (*runtime.Runtime)(nil)
@@ -80,6 +84,10 @@ type WrittenSkill struct {
 	Digest  string          `json:"digest"`
 	Grant   *runtime.Grant  `json:"grant"`
 	Summary runtime.Summary `json:"summary"`
+	// Status and Diff are the recorded version's, when the runtime keeps versions: "pending"
+	// with what it asks beyond what agents' skills may have, until a human approves it.
+	Status runtime.VersionStatus `json:"status,omitempty"`
+	Diff   []string              `json:"diff,omitempty"`
 }
 
 func doCreateSkill(ctx context.Context, r Runner, args []byte, start time.Time) (*runtime.Result, string, error) {
@@ -132,6 +140,13 @@ func writeSkill(ctx context.Context, r Runner, args []byte, start time.Time, opt
 		verb = "updated"
 	}
 	text := fmt.Sprintf("Skill %q %s: run it with run_skill {\"skill\": %q, \"args\": {...}}.", s.ID(), verb, s.ID())
+	if v, err := au.SkillVersion(ctx, s.ID(), s.Digest()); err == nil {
+		w.Status, w.Diff = v.Status, v.Diff
+		if v.Status == runtime.VersionPending {
+			text = fmt.Sprintf("Skill %q %s, but it asks for more than a skill written by an agent may have, so it does not run until a human admin approves it (no tool can):\n  - %s",
+				s.ID(), verb, strings.Join(v.Diff, "\n  - "))
+		}
+	}
 	return succeeded(s.ID(), start, w, text)
 }
 
