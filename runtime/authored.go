@@ -23,7 +23,9 @@ import (
 //     carry), and is granted under the ceiling at every load, so a later policy change cannot
 //     lift it past the ceiling either;
 //   - a skill that asks for anything beyond the ceiling is not installed: the refusal lists
-//     what, until a human grants it (raises the ceiling, or installs the skill as theirs);
+//     what, until a human grants it (raises the ceiling, or installs the skill as theirs); a
+//     runtime that keeps versions installs it pending instead, and it does not run until an
+//     admin approves it (see Transitions);
 //   - an agent may update and delete only skills an agent wrote.
 
 // AgentSkills is the policy for skills written by an agent.

@@ -29,7 +29,8 @@ type InstallOptions struct {
 	// ByAgent installs the skill as written by an agent (the toolset's create_skill and
 	// update_skill): only when the policy enables it, never over a skill an agent did not
 	// write, and only when it asks for nothing beyond the policy's AgentSkills ceiling (see
-	// authored.go). Face and Caller say who, for the skill's record.
+	// authored.go; with a VersionStore, such a skill is installed pending instead). Face and
+	// Caller say who, for the skill's record and its version's.
 	ByAgent bool
 	Face    Face
 	Caller  string

@@ -390,6 +390,9 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		// Stored versions are unpacked here to run: this Runtime's own, 0700, gone at Close.
 		dir, err := os.MkdirTemp("", "skillbox-versions-")
 		if err != nil {
+			if rt.privateCache != "" {
+				_ = os.RemoveAll(rt.privateCache)
+			}
 			return nil, fmt.Errorf("runtime: a directory for skill versions: %w", err)
 		}
 		rt.versions = &versions{store: cfg.Versions, lists: map[string]versionList{}, dir: dir}
