@@ -18,13 +18,29 @@ import (
 // runtime without a store and on one recording into the store, interleaved run by run so both
 // see the same machine. It reports each one's time per run and their ratio (recorded/bare).
 func BenchmarkRecordOverhead(b *testing.B) {
+	benchStores(b, func(b *testing.B, s store.Store) {
+		rec := store.NewRecorder(s, store.RecorderOptions{})
+		defer rec.Close()
+		benchOverhead(b, runtime.Config{Recorder: rec})
+	})
+}
+
+// BenchmarkVersionsOverhead is what keeping versions costs a run by id: the same trivial run on
+// a runtime without versions and on one that keeps them in the store (its version recorded on
+// the first run, then looked up in the list the runtime caches for a second), interleaved.
+func BenchmarkVersionsOverhead(b *testing.B) {
+	benchStores(b, func(b *testing.B, s store.Store) { benchOverhead(b, runtime.Config{Versions: s}) })
+}
+
+// benchStores runs fn on a fresh SQLite store and on a fresh PostgreSQL one (when present).
+func benchStores(b *testing.B, fn func(*testing.B, store.Store)) {
 	b.Run("sqlite", func(b *testing.B) {
 		s, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), sqlite.FileName))
 		if err != nil {
 			b.Fatal(err)
 		}
 		defer s.Close()
-		benchOverhead(b, s)
+		fn(b, s)
 	})
 	b.Run("postgres", func(b *testing.B) {
 		srv, err := pgserver.Start(b.Context())
@@ -41,21 +57,22 @@ func BenchmarkRecordOverhead(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer s.Close()
-		benchOverhead(b, s)
+		fn(b, s)
 	})
 }
 
-func benchOverhead(b *testing.B, s store.Store) {
-	rec := store.NewRecorder(s, store.RecorderOptions{})
-	defer rec.Close()
-	mk := func(r runtime.RunRecorder) *runtime.Runtime {
-		rt, err := runtime.New(b.Context(), runtime.Config{SkillDirs: []string{"../skills"}, NoCache: true, NoBackgroundCheck: true, Recorder: r})
+// benchOverhead times a trivial run on a bare runtime and on one configured with with's
+// Recorder and Versions, interleaved, and reports both and their ratio.
+func benchOverhead(b *testing.B, with runtime.Config) {
+	mk := func(cfg runtime.Config) *runtime.Runtime {
+		cfg.SkillDirs, cfg.NoCache, cfg.NoBackgroundCheck = []string{"../skills"}, true, true
+		rt, err := runtime.New(b.Context(), cfg)
 		if err != nil {
 			b.Fatal(err)
 		}
 		return rt
 	}
-	bare, recorded := mk(nil), mk(rec)
+	bare, recorded := mk(runtime.Config{}), mk(with)
 	defer bare.Close(context.Background())
 	defer recorded.Close(context.Background())
 	req := runtime.Request{Skill: "hello", Args: json.RawMessage(`{"name":"bench"}`)}
