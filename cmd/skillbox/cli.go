@@ -68,6 +68,11 @@ type env struct {
 	offer             toolset.Offer // serve, mcp: --tools
 	stdinArg          string        // script: --stdin
 
+	dataDir, database string // where the run history is (see storeFlags)
+	noStore           bool
+	// recorder, when set (by openHistory), records the runs of the runtime built next.
+	recorder runtime.RunRecorder
+
 	output string   // pack, unpack, sign: -o
 	key    string   // sign --key
 	pubs   []string // verify --pub
@@ -340,6 +345,7 @@ func (e *env) runtimeFor(ctx context.Context, dirs []string) (*runtime.Runtime, 
 	cfg.PolicyFile = e.policy
 	cfg.Admission = runtime.Admission{MaxRuns: e.maxRuns, MaxQueue: e.maxQueue, MemoryBudget: int64(e.memoryBudget),
 		CompileMemory: int64(e.compileMemory), CompileTimeout: e.compileTimeout}
+	cfg.Recorder = e.recorder
 	return runtime.New(ctx, cfg)
 }
 

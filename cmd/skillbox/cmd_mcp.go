@@ -20,6 +20,7 @@ var cmdMCP = &command{
 		fs.BoolVar(&e.watch, "watch", false, "reload skills when their files change, and tell the client")
 		admissionFlags(fs, e)
 		toolsFlag(fs, e)
+		storeFlags(fs, e, true)
 	},
 	run: func(ctx context.Context, e *env, pos []string) int {
 		if len(pos) != 0 {
@@ -35,6 +36,11 @@ var cmdMCP = &command{
 			return e.fail(exitUsage, "%v", err)
 		}
 		defer stopTracing() // after Close: the last runs' spans are sent before the process exits
+		h, code := e.openHistory(ctx, true)
+		if code != exitOK {
+			return code
+		}
+		defer h.Close() // after the runtime's Close: its last runs are recorded
 		rt, err := e.runtime(ctx)
 		if err != nil {
 			return e.fail(exitFailed, "%v", err)

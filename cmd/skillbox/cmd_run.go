@@ -21,6 +21,7 @@ var cmdRun = &command{
 	usage:   "<id> [--args JSON | --args @FILE | --args -]",
 	flags: func(fs *pflag.FlagSet, e *env) {
 		fs.StringVar(&e.args, "args", "{}", "the arguments: a `JSON` object, @FILE to read it from a file, or - for stdin")
+		storeFlags(fs, e, true)
 	},
 	complete: completeSkillIDs,
 	run: func(ctx context.Context, e *env, pos []string) int {
@@ -36,6 +37,11 @@ var cmdRun = &command{
 			return e.fail(exitUsage, "%v", err)
 		}
 		defer stopTracing() // after Close: the run's span is sent before the process exits
+		h, code := e.openHistory(ctx, true)
+		if code != exitOK {
+			return code
+		}
+		defer h.Close() // after the runtime's Close: its last runs are recorded
 		rt, err := e.runtime(ctx)
 		if err != nil {
 			return e.fail(exitFailed, "%v", err)

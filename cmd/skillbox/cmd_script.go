@@ -19,6 +19,7 @@ var cmdScript = &command{
 	usage:   "<skill> <script> [args...] [--stdin TEXT | --stdin @FILE | --stdin -]  (put -- before args that start with -; exits with the program's exit code)",
 	flags: func(fs *pflag.FlagSet, e *env) {
 		fs.StringVar(&e.stdinArg, "stdin", "", "the program's standard input: `TEXT`, @FILE to read it from a file, or - for this process's stdin (default: none)")
+		storeFlags(fs, e, true)
 	},
 	complete: completeSkillIDs,
 	run: func(ctx context.Context, e *env, pos []string) int {
@@ -42,6 +43,11 @@ var cmdScript = &command{
 			return e.fail(exitUsage, "%v", err)
 		}
 		defer stopTracing()
+		h, failed := e.openHistory(ctx, true)
+		if failed != exitOK {
+			return failed
+		}
+		defer h.Close() // after the runtime's Close: its last runs are recorded
 		rt, err := e.runtime(ctx)
 		if err != nil {
 			return e.fail(exitFailed, "%v", err)

@@ -30,6 +30,7 @@ var cmdServe = &command{
 		fs.BoolVar(&e.watch, "watch", false, "reload skills when their files change")
 		admissionFlags(fs, e)
 		toolsFlag(fs, e)
+		storeFlags(fs, e, true)
 		fs.StringArrayVar(&e.cors, "cors-origin", nil, "let web pages from `ORIGIN` (scheme://host[:port], exact) call the API from a browser; repeatable. Off by default: pages from other origins may not run or change anything")
 	},
 	run: func(ctx context.Context, e *env, pos []string) int {
@@ -62,6 +63,11 @@ var cmdServe = &command{
 		defer stopTracing() // after Close: the last runs' spans are sent before the process exits
 		logger := slog.New(slog.NewTextHandler(e.stderr, nil))
 		e.onReload = func(d runtime.Reloaded) { logReload(logger, d) }
+		h, code := e.openHistory(ctx, true)
+		if code != exitOK {
+			return code
+		}
+		defer h.Close() // after the runtime's Close: its last runs are recorded
 		rt, err := e.runtime(ctx)
 		if err != nil {
 			return e.fail(exitFailed, "%v", err)

@@ -26,6 +26,14 @@ const bundled = "../../skills"
 
 func TestMain(m *testing.M) {
 	runtime.MaybeCompileChild() // as main does
+	// Hermetic: the run history the commands keep by default goes to a directory of this test
+	// binary's (and of the processes it starts), never the user's own data directory.
+	data, err := os.MkdirTemp("", "skillbox-data-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv("XDG_DATA_HOME", data)
 	// Make one Runtime before the parallel tests do: the first wazero.NewCompilationCacheWithDir
 	// in a process races with any concurrent one (wazero v1.12.0 caches its version in a plain
 	// global, internal/version.GetWazeroVersion; wazero/wazero#2532), which -race reports.
@@ -35,6 +43,7 @@ func TestMain(m *testing.M) {
 	if binDir != "" {
 		os.RemoveAll(binDir)
 	}
+	os.RemoveAll(data)
 	os.Exit(code)
 }
 

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	goruntime "runtime"
+	"slices"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/skillbox-dev/skillbox/store"
+	"github.com/skillbox-dev/skillbox/store/postgres"
+	"github.com/skillbox-dev/skillbox/store/sqlite"
+)
+
+// databaseSchemes are the --database URL schemes skillbox opens.
+var databaseSchemes = []string{"postgres", "postgresql"}
+
+// storeFlags are the flags of the commands that read or write the run history: where it is.
+// recording adds --no-store, for the commands that run skills.
+func storeFlags(fs *pflag.FlagSet, e *env, recording bool) {
+	fs.StringVar(&e.dataDir, "data-dir", "", "keep the run history in `DIR`/"+sqlite.FileName+" (SQLite; default: "+defaultDataDirHelp()+")")
+	fs.StringVar(&e.database, "database", "", "keep the run history in the PostgreSQL database at `URL` (postgres://user:password@host:5432/db), e.g. to share it between replicas, instead of --data-dir")
+	if recording {
+		// A flag, not an empty --data-dir: the choice to leave no trace is spelled out, and an
+		// unset variable in a script (--data-dir "$DIR") cannot make it by accident.
+		fs.BoolVar(&e.noStore, "no-store", false, "record no run history (the runs are still logged with --verbose); for runs that must leave no trace, or a read-only disk")
+	}
+}
+
+// defaultDataDirHelp says in the flag help where the default data directory is on this OS.
+func defaultDataDirHelp() string {
+	switch goruntime.GOOS {
+	case "windows":
+		return `$XDG_DATA_HOME\skillbox when set, else %LocalAppData%\skillbox`
+	case "darwin", "ios":
+		return "$XDG_DATA_HOME/skillbox when set, else ~/Library/Application Support/skillbox"
+	case "plan9":
+		return "$XDG_DATA_HOME/skillbox when set, else $home/lib/skillbox"
+	}
+	return "$XDG_DATA_HOME/skillbox when set, else ~/.local/share/skillbox"
+}
+
+// defaultDataDir is the user's data directory for skillbox: $XDG_DATA_HOME/skillbox when that
+// is set to an absolute path (on every OS, so a test or a user can move it with one variable),
+// else the OS's conventional place for an application's own data (not its cache: a cache may be
+// wiped, history may not).
+func defaultDataDir() (string, error) {
+	if x := os.Getenv("XDG_DATA_HOME"); x != "" && filepath.IsAbs(x) {
+		return filepath.Join(x, "skillbox"), nil
+	}
+	if goruntime.GOOS == "windows" {
+		if d := os.Getenv("LocalAppData"); d != "" {
+			return filepath.Join(d, "skillbox"), nil
+		}
+		return "", errors.New("%LocalAppData% is not set")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", err
+	}
+	switch goruntime.GOOS {
+	case "darwin", "ios":
+		return filepath.Join(home, "Library", "Application Support", "skillbox"), nil
+	case "plan9":
+		return filepath.Join(home, "lib", "skillbox"), nil
+	}
+	return filepath.Join(home, ".local", "share", "skillbox"), nil
+}
+
+// history is the run history a command opened: the store, and for a command that runs skills
+// the recorder that writes its runs there (also set as e.recorder, for the runtime).
+type history struct {
+	store store.Store
+	rec   *store.Recorder
+	where string // the path or the URL, its password redacted
+}
+
+// Close stops the recorder, then closes the store. Call it after the runtime's Close, so the
+// last runs are recorded. A nil history is a no-op.
+func (h *history) Close() {
+	if h == nil {
+		return
+	}
+	if h.rec != nil {
+		h.rec.Close()
+	}
+	_ = h.store.Close()
+}
+
+// openHistory opens the run history the flags name, the one way every command does. With
+// record, the runs of the runtime e builds next are recorded there. It returns a nil history
+// (and exitOK) for --no-store; otherwise a failure's exit code, the error printed.
+func (e *env) openHistory(ctx context.Context, record bool) (*history, int) {
+	switch {
+	case e.noStore && (e.dataDir != "" || e.database != ""):
+		return nil, e.fail(exitUsage, "--no-store records nothing: drop --data-dir and --database, or --no-store")
+	case e.noStore:
+		return nil, exitOK
+	case e.dataDir != "" && e.database != "":
+		return nil, e.fail(exitUsage, "--data-dir and --database both say where the run history is: give one")
+	}
+	h := &history{}
+	var err error
+	fix := "fix the URL or the server, or pass --no-store to run without history"
+	if e.database != "" {
+		u, perr := url.Parse(e.database)
+		if perr != nil || !slices.Contains(databaseSchemes, strings.ToLower(u.Scheme)) {
+			return nil, e.fail(exitUsage, "--database %s: not a database URL skillbox opens; use %s://user:password@host:5432/db (accepted schemes: %s), or --data-dir DIR for SQLite",
+				redactURL(e.database), databaseSchemes[0], strings.Join(databaseSchemes, ", "))
+		}
+		h.where = redactURL(e.database)
+		h.store, err = postgres.Open(ctx, e.database)
+	} else {
+		dir := e.dataDir
+		if dir == "" {
+			if dir, err = defaultDataDir(); err != nil {
+				return nil, e.fail(exitFailed, "cannot find the user data directory for the run history (%v): pass --data-dir DIR, or --no-store to run without history", err)
+			}
+		}
+		h.where = filepath.Join(dir, sqlite.FileName)
+		fix = "make " + dir + " a directory you can write, pass --data-dir DIR, or --no-store to run without history"
+		h.store, err = sqlite.Open(ctx, h.where)
+	}
+	if err != nil {
+		msg := err.Error()
+		if !strings.Contains(msg, h.where) {
+			msg = h.where + ": " + msg
+		}
+		if errors.Is(err, store.ErrSchemaTooNew) {
+			fix = "run a newer skillbox, or point --data-dir or --database elsewhere"
+		}
+		return nil, e.fail(exitFailed, "cannot open the run history: %s. Fix: %s", msg, fix)
+	}
+	if record {
+		var logger *slog.Logger
+		if e.verbose {
+			logger = slog.New(slog.NewTextHandler(e.stderr, nil))
+		} else {
+			logger = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+		}
+		h.rec = store.NewRecorder(h.store, store.RecorderOptions{Logger: logger.With("history", h.where)})
+		e.recorder = h.rec
+	}
+	return h, exitOK
+}
+
+// redactURL is a database URL fit for a message: without its password.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(a URL that does not parse)"
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	q := u.Query()
+	if q.Has("password") {
+		q.Set("password", "xxxxx")
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
