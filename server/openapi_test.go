@@ -221,6 +221,7 @@ func TestOpenAPIDocumentsEveryStatus(t *testing.T) {
 		}},
 		{"post /v1/tools/call", 415, func() reply { return send(t, "POST", env.ts.URL+"/v1/tools/call", strings.NewReader("{}")) }},
 		{"get /v1/runs/{run_id}", 404, func() reply { return get(t, env.ts.URL+"/v1/runs/x") }},
+		{"get /v1/runs", 501, func() reply { return get(t, env.ts.URL+"/v1/runs") }},
 		{"get /v1/skills", 421, func() reply { return get(t, env.ts.URL+"/v1/skills", "Host", "evil.example") }},
 		{"post /mcp", 421, func() reply { return post(t, env.ts.URL+"/mcp", mcpInitialize, "Host", "evil.example") }},
 		{"post /v1/reload", 403, func() reply { return post(t, env.ts.URL+"/v1/reload", "", "Origin", "https://evil.example") }},

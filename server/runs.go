@@ -239,11 +239,3 @@ func (w *sseWriter) event(e runtime.Event) {
 	}
 	r.Flush()
 }
-
-func (s *Server) getRun(c echo.Context) error {
-	rec, ok := s.rt.RunRecord(c.Param("run_id"))
-	if !ok {
-		return httpError(http.StatusNotFound, "not_found", "no recent run %q (the runtime keeps the most recent ones)", c.Param("run_id"))
-	}
-	return c.JSON(http.StatusOK, rec)
-}

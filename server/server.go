@@ -37,6 +37,10 @@ type Options struct {
 	// the cross-site check. None, the default, means no page on another origin may run or change
 	// anything. New refuses "*", "null" and anything with a path.
 	CORSOrigins []string
+	// History is the run history GET /v1/runs lists and GET /v1/runs/{id} reads (a store.Store
+	// is one; the runtime's Config.Recorder writes it). Nil: GET /v1/runs answers 501, and
+	// GET /v1/runs/{id} the runtime's records of its most recent runs.
+	History History
 	// Offer says which tools GET /v1/tools and the MCP endpoint list by default: a tool per
 	// executable skill and the progressive-disclosure toolset ([toolset.OfferAll], the default),
 	// one of them, or the other. GET /v1/tools?tools= picks per request.
@@ -162,6 +166,7 @@ func (s *Server) Mount(g *echo.Group) {
 	guarded(http.MethodPost, "/v1/skills/:id/runs", requireJSON(s.runSkill), RoleRunner)
 	guarded(http.MethodPost, "/v1/runs", requireJSON(s.runAny), RoleRunner)
 	guarded(http.MethodPost, "/v1/skills/:id/scripts/:script/runs", requireJSON(s.runScript), RoleRunner)
+	guarded(http.MethodGet, "/v1/runs", s.listRuns, RoleViewer)
 	guarded(http.MethodGet, "/v1/runs/:run_id", s.getRun, RoleViewer)
 	guarded(http.MethodGet, "/v1/skills/:id/versions", s.listVersions, RoleViewer)
 	// The runtime decides which role each action needs (runtime.Transitions).

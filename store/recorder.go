@@ -71,7 +71,7 @@ func (r *Recorder) BeginRun(ctx context.Context, rec *runtime.Record) error {
 
 // FinishRun records rec's outcome.
 func (r *Recorder) FinishRun(ctx context.Context, rec *runtime.Record) error {
-	return r.s.FinishRun(ctx, fromRecord(rec, true))
+	return r.s.FinishRun(ctx, RunOf(rec))
 }
 
 // Close stops renewing, sweeping and pruning. Runs still in flight keep their lease until it
@@ -116,6 +116,10 @@ func (r *Recorder) sweep() {
 		r.opts.Logger.Error("prune run history", "err", err)
 	}
 }
+
+// RunOf is the store's form of a finished run's runtime record: what the store keeps of it,
+// and what GET /v1/runs/{id} answers for a run only the runtime's memory still holds.
+func RunOf(rec *runtime.Record) Run { return fromRecord(rec, true) }
 
 // fromRecord is the store's form of a runtime record: a run's start, or with final its end.
 func fromRecord(rec *runtime.Record, final bool) Run {

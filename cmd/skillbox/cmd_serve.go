@@ -74,7 +74,11 @@ var cmdServe = &command{
 		}
 		defer rt.Close(context.Background())
 		limitGoHeap(rt)
-		srv, err := server.New(rt, server.Options{Keys: keys, Logger: logger, CORSOrigins: e.cors, Offer: e.offer})
+		opts := server.Options{Keys: keys, Logger: logger, CORSOrigins: e.cors, Offer: e.offer}
+		if h != nil {
+			opts.History = h.store
+		}
+		srv, err := server.New(rt, opts)
 		if err != nil {
 			return e.fail(exitUsage, "%v", err)
 		}

@@ -1,0 +1,150 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/store"
+)
+
+// History is the run history GET /v1/runs and GET /v1/runs/{id} read. A store.Store is one; the
+// server only reads it (the runtime's recorder writes it).
+type History interface {
+	// FindRun returns the run with that id, or an error that is store.ErrNotFound.
+	FindRun(ctx context.Context, id string) (store.Run, error)
+	// ListRuns returns a page of runs, newest first; a query it cannot answer is an error that
+	// is store.ErrBadQuery, and its message names the parameter.
+	ListRuns(ctx context.Context, q store.Query) (store.Page, error)
+}
+
+var _ History = (store.Store)(nil)
+
+// historyTimeout bounds one read of the history: a database that hangs must not hold a request
+// (and its connection) forever.
+const historyTimeout = 30 * time.Second
+
+// runView is a run as GET /v1/runs/{id} answers with a history: its record, and while the
+// runtime still holds the run in memory (the most recent ones), its result value and logs,
+// which the history does not keep.
+type runView struct {
+	store.Run
+	Result json.RawMessage    `json:"result,omitempty"`
+	Logs   []runtime.LogEntry `json:"logs,omitempty"`
+}
+
+// listQuery are the parameters GET /v1/runs takes.
+var listQuery = map[string]bool{"skill": true, "status": true, "since": true, "limit": true, "cursor": true}
+
+// listRuns answers GET /v1/runs?skill=&status=&since=&limit=&cursor=: a page of the history,
+// newest first. It only parses the parameters into their types; the history decides what a
+// valid query is (store.Query.Check) and says which parameter is wrong.
+func (s *Server) listRuns(c echo.Context) error {
+	if s.opts.History == nil {
+		return noHistory()
+	}
+	q, err := parseRunQuery(c.QueryParams())
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(c.Request().Context(), historyTimeout)
+	defer cancel()
+	page, err := s.opts.History.ListRuns(ctx, q)
+	switch {
+	case errors.Is(err, store.ErrBadQuery):
+		return httpError(http.StatusBadRequest, "bad_request", "%v", err)
+	case err != nil:
+		return s.historyDown(err)
+	}
+	if page.Runs == nil {
+		page.Runs = []store.Run{} // an empty page is [], not null
+	}
+	return c.JSON(http.StatusOK, page)
+}
+
+// parseRunQuery reads GET /v1/runs's parameters: each at most once, none unknown (a misspelt
+// filter would otherwise answer every run).
+func parseRunQuery(v url.Values) (store.Query, error) {
+	var q store.Query
+	for name, vals := range v {
+		if !listQuery[name] {
+			return q, httpError(http.StatusBadRequest, "bad_request", "unknown parameter %q: GET /v1/runs takes skill, status, since, limit and cursor", name)
+		}
+		if len(vals) > 1 {
+			return q, httpError(http.StatusBadRequest, "bad_request", "%s: give it once", name)
+		}
+	}
+	q.Skill, q.Status, q.Cursor = v.Get("skill"), store.Status(v.Get("status")), v.Get("cursor")
+	if since := v.Get("since"); since != "" {
+		t, err := time.Parse(time.RFC3339Nano, since)
+		if err != nil {
+			return q, httpError(http.StatusBadRequest, "bad_request", "since %q: want an RFC 3339 time, such as 2026-01-02T15:04:05Z", since)
+		}
+		q.Since = t
+	}
+	if limit := v.Get("limit"); limit != "" {
+		n, err := strconv.Atoi(limit)
+		if err != nil {
+			return q, httpError(http.StatusBadRequest, "bad_request", "limit %q: want a number of runs, 1 to %d", limit, store.MaxLimit)
+		}
+		if n == 0 { // the history reads 0 as its default page size; a client's 0 is a mistake
+			return q, httpError(http.StatusBadRequest, "bad_request", "limit 0: want a number of runs, 1 to %d", store.MaxLimit)
+		}
+		q.Limit = n
+	}
+	return q, nil
+}
+
+// getRun answers GET /v1/runs/{id}: from the history when there is one, else (or when the
+// history does not have it yet, or is down) from the runtime's records of its recent runs.
+func (s *Server) getRun(c echo.Context) error {
+	id := c.Param("run_id")
+	rec, inMemory := s.rt.RunRecord(id)
+	if s.opts.History == nil {
+		if !inMemory {
+			return httpError(http.StatusNotFound, "not_found", "no recent run %q (the runtime keeps the most recent ones)", id)
+		}
+		return c.JSON(http.StatusOK, rec)
+	}
+	ctx, cancel := context.WithTimeout(c.Request().Context(), historyTimeout)
+	defer cancel()
+	run, err := s.opts.History.FindRun(ctx, id)
+	switch {
+	case err == nil:
+	case inMemory:
+		// Recorded in memory but not (yet) in the history: its recorder failed, or lags.
+		run = store.RunOf(&rec)
+		if !errors.Is(err, store.ErrNotFound) {
+			s.logger.Error("read the run history; answered from memory", "run", id, "err", err)
+		}
+	case errors.Is(err, store.ErrNotFound):
+		return httpError(http.StatusNotFound, "not_found", "no run %q in the run history", id)
+	default:
+		return s.historyDown(err)
+	}
+	view := runView{Run: run}
+	if inMemory {
+		view.Result, view.Logs = rec.Result.Result, rec.Logs
+	}
+	return c.JSON(http.StatusOK, view)
+}
+
+// noHistory is GET /v1/runs's answer on a server given no history to read.
+func noHistory() error {
+	return httpError(http.StatusNotImplemented, "no_history",
+		"this server keeps no run history to list: start skillbox serve with a store (--data-dir or --database), or mount the server with Options.History")
+}
+
+// historyDown is the answer when the history cannot be read: the client learns it is
+// unavailable, the log learns why (a database error can name hosts a client should not see).
+func (s *Server) historyDown(err error) error {
+	s.logger.Error("read the run history", "err", err)
+	return httpError(http.StatusServiceUnavailable, "unavailable", "the run history cannot be read now; try again later").WithInternal(err)
+}
