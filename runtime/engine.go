@@ -42,10 +42,11 @@ type engine struct {
 
 	mu      sync.Mutex
 	entries map[compileKey]*compiled
-	// live holds the hashes of the current registry (nil until the first retain: all live). A
-	// run that looked its skill up before a reload may acquire after it; its entry is then born
-	// stale, so the last release closes it instead of leaking it.
-	live  map[string]bool
+	// lives holds, for each Runtime on this engine (several share one through a [Shared]), the
+	// hashes of its current registry (nil until its first retain: all live). A module is live
+	// when any of them has it. A run that looked its skill up before a reload may acquire after
+	// it; its entry is then born stale, so the last release closes it instead of leaking it.
+	lives map[*Runtime]map[string]bool
 	clock uint64 // orders uses, for least-recently-used eviction
 }
 
@@ -73,7 +74,7 @@ type compiled struct {
 }
 
 func newEngine(kind Engine, logger *slog.Logger, cacheDir string) *engine {
-	return &engine{kind: kind, logger: logger, cacheDir: cacheDir, entries: map[compileKey]*compiled{}}
+	return &engine{kind: kind, logger: logger, cacheDir: cacheDir, entries: map[compileKey]*compiled{}, lives: map[*Runtime]map[string]bool{}}
 }
 
 // acquire returns the compiled plugin of s, compiling it on first use (admitted, see Run). Call
@@ -83,7 +84,7 @@ func (e *engine) acquire(ctx context.Context, s *Skill) (*compiled, error) {
 	e.mu.Lock()
 	c := e.entries[key]
 	if c == nil {
-		c = &compiled{stale: e.live != nil && !e.live[key.hash]}
+		c = &compiled{stale: !e.isLive(key.hash)}
 		if !c.stale {
 			e.entries[key] = c
 		}
@@ -216,14 +217,20 @@ func (c *compiled) close(ctx context.Context) {
 	}
 }
 
-// retain marks every compiled module whose hash is not in keep as stale, closing those no run
-// holds. Called after a reload.
-func (e *engine) retain(keep map[string]bool) {
+// retain sets owner's live hashes to keep, and marks every compiled module no Runtime of this
+// engine keeps live as stale, closing those no run holds. Called after a reload.
+func (e *engine) retain(owner *Runtime, keep map[string]bool) {
 	e.mu.Lock()
-	e.live = keep
+	e.lives[owner] = keep
+	e.dropDead()
+}
+
+// dropDead marks stale, and closes when no run holds them, the modules no Runtime keeps live.
+// It is called with e.mu held, and releases it.
+func (e *engine) dropDead() {
 	var toDrop []*compiled
 	for k, c := range e.entries {
-		if keep[k.hash] {
+		if e.isLive(k.hash) {
 			continue
 		}
 		delete(e.entries, k)

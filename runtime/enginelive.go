@@ -1,30 +1,66 @@
 package runtime
 
-// The engine's live set as lazy checking needs it: a scan no longer knows every module's hash
-// (see StatusUnchecked), so it keeps what was live for the skills it has not checked, and each
-// check adds the hash it found.
+// The engine's live sets as lazy checking and shared engines need them: a scan no longer knows
+// every module's hash (see StatusUnchecked), so it keeps what was live for the skills it has not
+// checked, and each check adds the hash it found; and several Runtimes may share one engine (see
+// Shared), each with its own registry, so a module is live while any of them has it.
 
-// liveHashes returns a copy of the hashes the engine keeps compiled modules of (nil: all, as
-// before the first retain).
-func (e *engine) liveHashes() map[string]bool {
+// isLive reports whether some Runtime of the engine keeps hash live: one that has not retained
+// yet keeps everything, and an engine no Runtime uses yet does too. e.mu is held.
+func (e *engine) isLive(hash string) bool {
+	if len(e.lives) == 0 {
+		return true
+	}
+	for _, live := range e.lives {
+		if live == nil || live[hash] {
+			return true
+		}
+	}
+	return false
+}
+
+// join registers owner, whose registry is not scanned yet: until it retains, every module is
+// live for it.
+func (e *engine) join(owner *Runtime) {
+	e.mu.Lock()
+	e.lives[owner] = nil
+	e.mu.Unlock()
+}
+
+// leave forgets owner's live set, and drops the modules only it kept (a tenant's Runtime that
+// closes while the others go on).
+func (e *engine) leave(owner *Runtime) {
+	e.mu.Lock()
+	delete(e.lives, owner)
+	if len(e.lives) == 0 {
+		e.mu.Unlock() // the last one: the Shared's Close drops everything
+		return
+	}
+	e.dropDead()
+}
+
+// liveHashes returns a copy of the hashes owner keeps compiled modules of (nil: all, as before
+// its first retain).
+func (e *engine) liveHashes(owner *Runtime) map[string]bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.live == nil {
+	live := e.lives[owner]
+	if live == nil {
 		return nil
 	}
-	out := make(map[string]bool, len(e.live))
-	for h := range e.live {
+	out := make(map[string]bool, len(live))
+	for h := range live {
 		out[h] = true
 	}
 	return out
 }
 
-// keepLive adds hash to the live set, so that a module a check found for the current registry
-// is kept compiled, not closed after its first run as one no version uses.
-func (e *engine) keepLive(hash string) {
+// keepLive adds hash to owner's live set, so that a module a check found for its current
+// registry is kept compiled, not closed after its first run as one no version uses.
+func (e *engine) keepLive(owner *Runtime, hash string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.live != nil {
-		e.live[hash] = true
+	if live := e.lives[owner]; live != nil {
+		live[hash] = true
 	}
 }

@@ -30,6 +30,10 @@ const (
 	// KindPendingApproval: the version that would run asks for more than the one before it and
 	// waits for an admin's approval (see Transitions); a refusal before the run.
 	KindPendingApproval ErrorKind = "pending_approval"
+	// KindQuotaExceeded: the run would take its tenant past a quota (runs in flight, runs per
+	// minute: see Quota) or a store past what it may hold; a refusal before the run, with
+	// RetryAfter when waiting helps.
+	KindQuotaExceeded ErrorKind = "quota_exceeded"
 )
 
 // Sentinel errors, one per kind, so callers can write errors.Is(err, runtime.ErrTimeout).
@@ -47,6 +51,7 @@ var (
 	ErrInternal         = errors.New(string(KindInternal))
 	ErrInterrupted      = errors.New(string(KindInterrupted))
 	ErrPendingApproval  = errors.New(string(KindPendingApproval))
+	ErrQuotaExceeded    = errors.New(string(KindQuotaExceeded))
 )
 
 // Causes a RunError may wrap, for faces that answer them differently (errors.Is).
@@ -67,6 +72,7 @@ var sentinels = map[ErrorKind]error{
 	KindTimeout: ErrTimeout, KindCanceled: ErrCanceled, KindMemoryLimit: ErrMemoryLimit,
 	KindOutputLimit: ErrOutputLimit, KindTrap: ErrTrap, KindSkillError: ErrSkillError, KindBusy: ErrBusy,
 	KindInternal: ErrInternal, KindInterrupted: ErrInterrupted, KindPendingApproval: ErrPendingApproval,
+	KindQuotaExceeded: ErrQuotaExceeded,
 }
 
 // RunError is the error of a failed run. errors.Is matches the sentinel of its Kind, and Unwrap
@@ -80,7 +86,7 @@ type RunError struct {
 	Skill   string
 	Message string
 	Err     error
-	// RetryAfter is, for a busy run, how long the caller had better wait before trying again.
+	// RetryAfter is, for a busy run or a quota_exceeded one, how long the caller had better wait before trying again.
 	RetryAfter time.Duration
 }
 

@@ -29,8 +29,10 @@ func (h History) withDefaults() History {
 // Record is a finished run as the runtime remembers it.
 type Record struct {
 	*Result
-	Face      Face      `json:"face"`
-	Caller    string    `json:"caller,omitempty"`
+	Face   Face   `json:"face"`
+	Caller string `json:"caller,omitempty"`
+	// Tenant is the tenant of the Runtime that ran it (Config.Tenant), "" for none.
+	Tenant    string    `json:"tenant,omitempty"`
 	StartedAt time.Time `json:"started_at"`
 	// Args are the run's arguments (a program's: its argv and stdin), when the policy keeps them
 	// (see RunsPolicy); ArgsSHA256 is the hex sha256 of them, always.
@@ -77,7 +79,7 @@ func (h *history) add(r *Record) {
 	if cost > h.cfg.MaxBytes/4 {
 		trimmed := *r.Result
 		trimmed.Result, trimmed.Logs = nil, []LogEntry{}
-		r = &Record{Result: &trimmed, Face: r.Face, Caller: r.Caller, StartedAt: r.StartedAt, ArgsSHA256: r.ArgsSHA256, Trimmed: true}
+		r = &Record{Result: &trimmed, Face: r.Face, Caller: r.Caller, Tenant: r.Tenant, StartedAt: r.StartedAt, ArgsSHA256: r.ArgsSHA256, Trimmed: true}
 		cost = recordCost(r)
 	}
 	h.mu.Lock()

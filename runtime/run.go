@@ -75,7 +75,7 @@ func (rt *Runtime) Run(ctx context.Context, req Request) (*Result, error) {
 				rt.logger.Info(msg, "skill", req.Skill, "run", res.RunID, "face", face, "caller", req.Caller,
 					"kind", errKind(err), "ms", res.DurationMs, "trace", traceID(ctx))
 			}
-			rec := &Record{Result: res, Face: face, Caller: req.Caller, StartedAt: start}
+			rec := &Record{Result: res, Face: face, Caller: req.Caller, Tenant: rt.cfg.Tenant, StartedAt: start}
 			if begun != nil {
 				rec.Args, rec.ArgsSHA256 = begun.Args, begun.ArgsSHA256 // hashed once per run
 			} else {
@@ -139,6 +139,13 @@ func (rt *Runtime) Run(ctx context.Context, req Request) (*Result, error) {
 			return finish(rerr)
 		}
 	}
+	// The tenant's quota, before anything is compiled or waits for admission: a tenant past it
+	// costs the host nothing more.
+	releaseQuota, rerr := rt.quota.take(s.id, time.Now())
+	if rerr != nil {
+		return finish(rerr)
+	}
+	defer releaseQuota()
 	var c *compiled
 	var charge int64
 	var err error
@@ -165,7 +172,7 @@ func (rt *Runtime) Run(ctx context.Context, req Request) (*Result, error) {
 	admitted = true
 	if rt.cfg.Recorder != nil {
 		begun = &Record{Result: &Result{RunID: res.RunID, Skill: res.Skill, Version: res.Version, Digest: res.Digest},
-			Face: face, Caller: req.Caller, StartedAt: start}
+			Face: face, Caller: req.Caller, Tenant: rt.cfg.Tenant, StartedAt: start}
 		recordArgs(begun, req, rt.policy.Load().Runs.RecordArguments)
 		if err := rt.cfg.Recorder.BeginRun(ctx, begun); err != nil {
 			rt.logger.Error("record the run's start", "skill", req.Skill, "run", res.RunID, "err", err)

@@ -89,6 +89,16 @@ type Config struct {
 	// interpreter), from the goroutine that compiles: it must be quick and safe for concurrent
 	// use. The CLI shows progress on a terminal with it.
 	OnCompile func(CompileEvent)
+	// Shared, when set, is the engine, interpreters, compilation cache and admission this
+	// Runtime shares with others (see [Shared]): CacheDir, NoCache, Admission, Engine,
+	// WarmInstances and OnCompile are then the Shared's, and must be left zero here.
+	Shared *Shared
+	// Tenant names the tenant this Runtime's skills and runs belong to (a server gives each
+	// tenant its own Runtime on one Shared): it is in every Record, so a store keeps each
+	// tenant's history apart, and in the messages of Quota's refusals. "" is no tenant.
+	Tenant string
+	// Quota bounds this Runtime's runs on top of the admission (see [Quota]); zero is none.
+	Quota Quota
 	// OnReload, when set, is told what each reload changed (Reload, SetPolicy, a change Watch
 	// saw), after the new skills are in place: `skillbox serve --watch` logs it.
 	OnReload func(Reloaded)
@@ -127,8 +137,14 @@ type Runtime struct {
 	// compiled the same module during reloads (a run crashed in wazero). Separate handles share
 	// only the files, which wazero writes atomically.
 	cacheDir string
-	// privateCache is a cache directory this Runtime made for itself (removed by Close).
+	// privateCache is a cache directory made for this Runtime's Shared (removed by its Close).
 	privateCache string
+	// shared holds engine, interps, bytecode, admission and the cache (see Shared); ownsShared
+	// says this Runtime made it, and closes it.
+	shared     *Shared
+	ownsShared bool
+	// quota holds the tenant's quotas (Config.Quota); nil when there are none.
+	quota *quota
 
 	reloadMu sync.Mutex
 	reg      atomic.Pointer[registry]
@@ -269,11 +285,11 @@ func (rt *Runtime) rescan() *registry {
 	if unchecked {
 		// An unchecked skill may be one whose module is compiled: keep what is kept until the
 		// background check (or a run) tells its hash.
-		for h := range rt.engine.liveHashes() {
+		for h := range rt.engine.liveHashes(rt) {
 			keep[h] = true
 		}
 	}
-	rt.engine.retain(keep)
+	rt.engine.retain(rt, keep)
 	rt.background.wake()
 	if old != nil {
 		rt.reloaded(diffRegistries(old, r))
@@ -304,7 +320,7 @@ func (rt *Runtime) onCheck(s *Skill, v *verdict) {
 		rt.logger.Warn("skill is broken", "skill", s.id, "err", v.err)
 	}
 	if v.hash != "" {
-		rt.engine.keepLive(v.hash)
+		rt.engine.keepLive(rt, v.hash)
 	}
 }
 
@@ -343,23 +359,41 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	if cfg.PolicyFile != "" && cfg.Policy != nil {
 		return nil, errors.New("runtime: set Config.Policy or Config.PolicyFile, not both")
 	}
-	if cfg.Engine == "" {
-		cfg.Engine = EngineNative
+	sh, owned := cfg.Shared, false
+	if sh != nil {
+		if err := cfg.useShared(); err != nil {
+			return nil, err
+		}
+		cfg.Engine, cfg.Admission = sh.cfg.Engine, sh.cfg.Admission
+	} else {
+		var err error
+		sh, err = NewShared(ctx, SharedConfig{Logger: logger, CacheDir: cfg.CacheDir, NoCache: cfg.NoCache,
+			Admission: cfg.Admission, Engine: cfg.Engine, WarmInstances: cfg.WarmInstances, OnCompile: cfg.OnCompile})
+		if err != nil {
+			return nil, err
+		}
+		cfg.Engine, cfg.Admission, owned = sh.cfg.Engine, sh.cfg.Admission, true
 	}
-	if !cfg.Engine.valid() {
-		return nil, fmt.Errorf("runtime: unknown engine %q: use %q or %q", cfg.Engine, EngineNative, EngineExtism)
+	fail := func(err error) (*Runtime, error) {
+		if owned {
+			_ = sh.Close(ctx)
+		}
+		return nil, err
 	}
-	cfg.Admission = cfg.Admission.withDefaults()
+	if err := cfg.Quota.check(); err != nil {
+		return fail(err)
+	}
 	cfg.History = cfg.History.withDefaults()
 	rt := &Runtime{cfg: cfg, logger: logger, history: newHistory(cfg.History), counters: newCounters(), checks: &checks{digests: newDigester(), bundles: jsbundle.NewCache(0)}}
 	rt.checks.onCheck = rt.onCheck
 	rt.tracer = newTracer(cfg.TracerProvider)
 	rt.runs = map[*Result]context.CancelFunc{}
+	rt.quota = newQuota(cfg.Tenant, cfg.Quota)
 	policy := cfg.Policy
 	if cfg.PolicyFile != "" {
 		p, err := LoadPolicy(cfg.PolicyFile)
 		if err != nil {
-			return nil, err
+			return fail(err)
 		}
 		policy = p
 	}
@@ -370,48 +404,18 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	// logs per instance (Plugin.SetLogger), so open the gate at info once; debug stays off because
 	// Extism's own chatter is logged at debug.
 	extismLogs.Do(func() { extism.SetLogLevel(extism.LogLevelInfo) })
-	if !cfg.NoCache {
-		dir, err := openCacheDir(ctx, cfg.CacheDir, logger) // cachedir.go: only a directory of ours, 0700
-		if err != nil {
-			return nil, err
-		}
-		rt.cacheDir = dir
-	}
-	if childCapable.Load() && rt.cacheDir == "" {
-		// Compiling in a child hands the code over through a cache: without one of the user's,
-		// a private one that lives as long as this Runtime (os.MkdirTemp makes it 0700).
-		dir, err := os.MkdirTemp("", "skillbox-compile-")
-		if err != nil {
-			return nil, fmt.Errorf("runtime: a private compilation cache: %w", err)
-		}
-		rt.cacheDir, rt.privateCache = dir, dir
-	}
+	rt.shared, rt.ownsShared = sh, owned
+	rt.cacheDir, rt.privateCache = sh.cacheDir, sh.privateCache
+	rt.engine, rt.interps, rt.bytecode, rt.admission = sh.engine, sh.interps, sh.bytecode, sh.admission
 	if cfg.Versions != nil {
 		// Stored versions are unpacked here to run: this Runtime's own, 0700, gone at Close.
 		dir, err := os.MkdirTemp("", "skillbox-versions-")
 		if err != nil {
-			if rt.privateCache != "" {
-				_ = os.RemoveAll(rt.privateCache)
-			}
-			return nil, fmt.Errorf("runtime: a directory for skill versions: %w", err)
+			return fail(fmt.Errorf("runtime: a directory for skill versions: %w", err))
 		}
 		rt.versions = &versions{store: cfg.Versions, lists: map[string]versionList{}, dir: dir}
 	}
-	rt.engine = newEngine(cfg.Engine, logger, rt.cacheDir)
-	rt.engine.onCompile = cfg.OnCompile
-	rt.engine.isolate = childCapable.Load()
-	rt.engine.warmInstances = max(cfg.WarmInstances, 0)
-	if !rt.engine.isolate {
-		logger.Warn("modules compile in this process, where their memory and time cannot be stopped: call runtime.MaybeCompileChild() first in main to compile them in a child process")
-	}
-	rt.admission = newAdmission(cfg.Admission, func(need int64) {
-		rt.engine.evict(need)
-		rt.interps.evict(need)
-	})
-	rt.engine.admission = rt.admission
-	rt.interps = newInterpreters(logger, rt.cacheDir, rt.admission)
-	rt.interps.onCompile = cfg.OnCompile
-	rt.bytecode = newBytecodes(maxBytecodeBytes)
+	rt.engine.join(rt)
 	if rt.privateCache == "" {
 		rt.index = rt.openIndex() // index.go: beside the compilation cache, under the same rules
 	}
@@ -500,7 +504,9 @@ func (rt *Runtime) Close(ctx context.Context) error {
 	rt.closeMu.Unlock()
 	rt.background.stop()
 	rt.saveIndex()
-	rt.admission.close()
+	if rt.ownsShared {
+		rt.admission.close() // refuses the runs waiting in the queue
+	}
 	done := make(chan struct{})
 	go func() { rt.inflight.Wait(); close(done) }()
 	var err error
@@ -512,10 +518,10 @@ func (rt *Runtime) Close(ctx context.Context) error {
 		<-done // a stopped run returns promptly: the guest is interrupted, host calls see the context
 	}
 	rt.stopRuns()
-	rt.engine.close(context.Background())
-	rt.interps.close()
-	if rt.privateCache != "" {
-		_ = os.RemoveAll(rt.privateCache)
+	if rt.ownsShared {
+		_ = rt.shared.Close(context.Background())
+	} else {
+		rt.engine.leave(rt) // the modules only this Runtime kept
 	}
 	if rt.versions != nil && rt.versions.dir != "" {
 		_ = os.RemoveAll(rt.versions.dir)

@@ -111,7 +111,7 @@ func (s *Server) decode(c echo.Context, v any, max int64) error {
 // to run); this translates. A run that happened answers 200 with its result, or a
 // text/event-stream of its events when the client asks for one. Refusals before a run: 404 no
 // such skill (409 a broken one), 422 invalid arguments, 429 with Retry-After when the runtime
-// is at capacity, 503 when it is closing. The request's context is the run's: a client that
+// is at capacity or the caller's tenant at its quota, 503 when it is closing. The request's context is the run's: a client that
 // goes away cancels its run, and the run's span continues the trace of its W3C headers.
 func (s *Server) run(c echo.Context, req runtime.Request) error {
 	if bytes.Equal(bytes.TrimSpace(req.Args), []byte("null")) {
@@ -165,7 +165,7 @@ func refusal(res *runtime.Result, err error) error {
 	case runtime.KindPendingApproval:
 		// The skill is there; its version waits for an admin: a conflict of state, not a miss.
 		return httpError(http.StatusConflict, "pending_approval", "%s", msg)
-	case runtime.KindBusy:
+	case runtime.KindBusy, runtime.KindQuotaExceeded:
 		if errors.Is(err, runtime.ErrClosed) {
 			return httpError(http.StatusServiceUnavailable, "unavailable", "%s", msg)
 		}
@@ -174,7 +174,7 @@ func refusal(res *runtime.Result, err error) error {
 		if errors.As(err, &re) && re.RetryAfter > 0 {
 			retry = re.RetryAfter
 		}
-		return &retryError{after: retry, err: httpError(http.StatusTooManyRequests, "busy", "%s", msg)}
+		return &retryError{after: retry, err: httpError(http.StatusTooManyRequests, string(res.Error.Kind), "%s", msg)}
 	}
 	return nil
 }

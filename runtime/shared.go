@@ -1,0 +1,122 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+)
+
+// Shared is what several Runtimes can share: the engine that compiles and keeps modules, the
+// script interpreters, the JavaScript bytecode, the compilation cache and the admission control
+// (one run queue, one compile limit, one memory budget for all of them). A server with tenants
+// makes one Shared and a Runtime per tenant on it (Config.Shared): each tenant has its own
+// skills, policy, secrets, run history and quotas, nothing of one tenant is reachable from
+// another's Runtime, and the host is still bounded once, whatever the number of tenants. A
+// module two tenants both have (the same bytes) is compiled once.
+//
+// A Runtime made without a Shared makes its own and closes it with itself.
+type Shared struct {
+	cfg       SharedConfig
+	logger    *slog.Logger
+	engine    *engine
+	interps   *interpreters
+	bytecode  *bytecodes
+	admission *admission
+	// cacheDir holds compiled code between processes ("" when none); privateCache is a cache
+	// directory made for this Shared alone (removed by Close). See Runtime.cacheDir.
+	cacheDir, privateCache string
+	closeOnce              sync.Once
+}
+
+// SharedConfig is how a Shared is set up: the Config fields of the same names, which a Runtime
+// on a Shared takes from it (and must leave zero).
+type SharedConfig struct {
+	Logger        *slog.Logger
+	CacheDir      string
+	NoCache       bool
+	Admission     Admission
+	Engine        Engine
+	WarmInstances int
+	OnCompile     func(CompileEvent)
+}
+
+// NewShared makes what Runtimes made with Config.Shared share. Close it after them.
+func NewShared(ctx context.Context, cfg SharedConfig) (*Shared, error) {
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Engine == "" {
+		cfg.Engine = EngineNative
+	}
+	if !cfg.Engine.valid() {
+		return nil, fmt.Errorf("runtime: unknown engine %q: use %q or %q", cfg.Engine, EngineNative, EngineExtism)
+	}
+	cfg.Admission = cfg.Admission.withDefaults()
+	sh := &Shared{cfg: cfg, logger: logger}
+	if !cfg.NoCache {
+		dir, err := openCacheDir(ctx, cfg.CacheDir, logger) // cachedir.go: only a directory of ours, 0700
+		if err != nil {
+			return nil, err
+		}
+		sh.cacheDir = dir
+	}
+	if childCapable.Load() && sh.cacheDir == "" {
+		// Compiling in a child hands the code over through a cache: without one of the user's,
+		// a private one that lives as long as this Shared (os.MkdirTemp makes it 0700).
+		dir, err := os.MkdirTemp("", "skillbox-compile-")
+		if err != nil {
+			return nil, fmt.Errorf("runtime: a private compilation cache: %w", err)
+		}
+		sh.cacheDir, sh.privateCache = dir, dir
+	}
+	sh.engine = newEngine(cfg.Engine, logger, sh.cacheDir)
+	sh.engine.onCompile = cfg.OnCompile
+	sh.engine.isolate = childCapable.Load()
+	sh.engine.warmInstances = max(cfg.WarmInstances, 0)
+	if !sh.engine.isolate {
+		logger.Warn("modules compile in this process, where their memory and time cannot be stopped: call runtime.MaybeCompileChild() first in main to compile them in a child process")
+	}
+	sh.admission = newAdmission(cfg.Admission, func(need int64) {
+		sh.engine.evict(need)
+		sh.interps.evict(need)
+	})
+	sh.engine.admission = sh.admission
+	sh.interps = newInterpreters(logger, sh.cacheDir, sh.admission)
+	sh.interps.onCompile = cfg.OnCompile
+	sh.bytecode = newBytecodes(maxBytecodeBytes)
+	return sh, nil
+}
+
+// Close refuses the runs still waiting for admission, then releases every compiled module and
+// interpreter. Close the Runtimes on it first: their runs in flight hold modules. It is safe to
+// call more than once.
+func (sh *Shared) Close(ctx context.Context) error {
+	sh.closeOnce.Do(func() {
+		sh.admission.close()
+		sh.engine.close(context.WithoutCancel(ctx))
+		sh.interps.close()
+		if sh.privateCache != "" {
+			_ = os.RemoveAll(sh.privateCache)
+		}
+	})
+	return nil
+}
+
+// Stats returns the admission's counters: what every Runtime on sh holds together.
+func (sh *Shared) Stats() AdmissionStats { return sh.admission.stats() }
+
+// useShared checks that cfg leaves the shared parts to its Shared.
+func (cfg *Config) useShared() error {
+	switch {
+	case cfg.CacheDir != "" || cfg.NoCache:
+		return fmt.Errorf("runtime: Config.CacheDir and NoCache are the Shared's when Config.Shared is set (SharedConfig)")
+	case cfg.Admission != Admission{}:
+		return fmt.Errorf("runtime: Config.Admission is the Shared's when Config.Shared is set (SharedConfig.Admission)")
+	case cfg.Engine != "" || cfg.WarmInstances != 0 || cfg.OnCompile != nil:
+		return fmt.Errorf("runtime: Config.Engine, WarmInstances and OnCompile are the Shared's when Config.Shared is set (SharedConfig)")
+	}
+	return nil
+}
