@@ -28,6 +28,12 @@ type Store interface {
 	// VersionStore keeps skill versions: their status and their files, content-addressed (a
 	// blob shared by versions is stored once). See the runtime's VersionStore for the contract.
 	runtime.VersionStore
+	// Tenant returns the store of one tenant over the same database: every run and version it
+	// reads or writes is that tenant's, bound in each statement, so nothing of another tenant
+	// can be named through it. A Store from Open is the default tenant's (""). Retention and the
+	// sweep of expired leases (PruneRuns, SweepRuns) span every tenant from any of them. A
+	// tenant store's Close does nothing: the Store it came from owns the database.
+	Tenant(name string) Store
 	// Close releases the database. It is safe to call more than once.
 	Close() error
 }
@@ -89,6 +95,9 @@ type Run struct {
 	Digest string `json:"digest,omitempty"`
 	Face   string `json:"face"`
 	Caller string `json:"caller,omitempty"`
+	// Tenant is the tenant the run belongs to ("" for the default tenant): a store's tenant
+	// view (Store.Tenant) reads and writes its own runs only.
+	Tenant string `json:"tenant,omitempty"`
 	Status Status `json:"status"`
 	// Success is Status == StatusSucceeded, for readers of the runtime's result shape.
 	Success bool      `json:"success"`

@@ -46,6 +46,7 @@ func Run(t *testing.T, h Harness) {
 		{"VersionsConcurrentPublish", testVersionsConcurrentPublish},
 		{"VersionTampered", testVersionTampered},
 		{"VersionValidation", testVersionValidation},
+		{"TenantIsolation", testTenantIsolation},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, h) })

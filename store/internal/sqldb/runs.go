@@ -14,16 +14,19 @@ import (
 
 // runColumns are the columns of runs, in the order scanRun reads and runValues writes them.
 const runColumns = `id, skill, version, digest, face, caller, status, error_kind, error_message,
-	args, args_sha256, usage, duration_ms, started_at, finished_at, owner, lease_until`
+	args, args_sha256, usage, duration_ms, started_at, finished_at, owner, lease_until, tenant`
 
 // BeginRun records r as running.
 func (s *DB) BeginRun(ctx context.Context, r store.Run) error {
 	if r.ID == "" || r.Skill == "" {
 		return fmt.Errorf("begin run: the run needs an id and a skill")
 	}
+	if err := s.ownRun(r); err != nil {
+		return err
+	}
 	r.Status = store.StatusRunning
 	return s.inTx(ctx, "begin run "+r.ID, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, s.q(`INSERT INTO runs (`+runColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`), runValues(r)...)
+		_, err := tx.ExecContext(ctx, s.q(`INSERT INTO runs (`+runColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`), s.runValues(r)...)
 		return err
 	})
 }
@@ -33,22 +36,28 @@ func (s *DB) FinishRun(ctx context.Context, r store.Run) error {
 	if r.ID == "" || r.Skill == "" {
 		return fmt.Errorf("finish run: the run needs an id and a skill")
 	}
+	if err := s.ownRun(r); err != nil {
+		return err
+	}
 	if !r.Status.Final() {
 		return fmt.Errorf("finish run %s: status %q is not a final one", r.ID, r.Status)
 	}
 	r.Owner, r.LeaseUntil = "", time.Time{}
 	return s.inTx(ctx, "finish run "+r.ID, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, s.q(`INSERT INTO runs (`+runColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		// A run id is the runtime's, random; still, a tenant's run never overwrites another's.
+		_, err := tx.ExecContext(ctx, s.q(`INSERT INTO runs (`+runColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (id) DO UPDATE SET skill = excluded.skill, version = excluded.version, digest = excluded.digest,
 			face = excluded.face, caller = excluded.caller, status = excluded.status, error_kind = excluded.error_kind,
 			error_message = excluded.error_message, args = excluded.args, args_sha256 = excluded.args_sha256,
 			usage = excluded.usage, duration_ms = excluded.duration_ms, started_at = excluded.started_at,
-			finished_at = excluded.finished_at, owner = excluded.owner, lease_until = excluded.lease_until`), runValues(r)...)
+			finished_at = excluded.finished_at, owner = excluded.owner, lease_until = excluded.lease_until
+			WHERE runs.tenant = excluded.tenant`), s.runValues(r)...)
 		return err
 	})
 }
 
-// RenewRuns extends the leases of owner's running runs.
+// RenewRuns extends the leases of owner's running runs (an owner is one recorder: the runs of
+// every tenant it records).
 func (s *DB) RenewRuns(ctx context.Context, owner string, until time.Time) (int, error) {
 	var n int64
 	err := s.inTx(ctx, "renew runs of "+owner, func(tx *sql.Tx) error {
@@ -62,7 +71,8 @@ func (s *DB) RenewRuns(ctx context.Context, owner string, until time.Time) (int,
 	return int(n), err
 }
 
-// SweepRuns marks interrupted the running runs whose lease has expired.
+// SweepRuns marks interrupted the running runs whose lease has expired, of every tenant: an
+// expired lease is a dead process, whoever's runs it held.
 func (s *DB) SweepRuns(ctx context.Context, now time.Time) (int, error) {
 	var n int64
 	err := s.inTx(ctx, "sweep runs", func(tx *sql.Tx) error {
@@ -80,7 +90,7 @@ func (s *DB) SweepRuns(ctx context.Context, now time.Time) (int, error) {
 }
 
 // PruneRuns deletes the finished runs older than keep.MaxAge and those past the newest
-// keep.MaxRuns.
+// keep.MaxRuns, over every tenant: retention is the operator's, for the whole database.
 func (s *DB) PruneRuns(ctx context.Context, keep store.Retention, now time.Time) (int, error) {
 	keep = keep.WithDefaults()
 	var n int64
@@ -116,12 +126,12 @@ func (s *DB) PruneRuns(ctx context.Context, keep store.Retention, now time.Time)
 	return int(n), err
 }
 
-// FindRun reads one run.
+// FindRun reads one run of s's tenant.
 func (s *DB) FindRun(ctx context.Context, id string) (store.Run, error) {
 	if err := s.check(); err != nil {
 		return store.Run{}, err
 	}
-	row := s.db.QueryRowContext(ctx, s.q(`SELECT `+runColumns+` FROM runs WHERE id = ?`), id)
+	row := s.db.QueryRowContext(ctx, s.q(`SELECT `+runColumns+` FROM runs WHERE id = ? AND tenant = ?`), id, s.tenant)
 	r, err := scanRun(row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Run{}, fmt.Errorf("run %q: %w", id, store.ErrNotFound)
@@ -131,7 +141,7 @@ func (s *DB) FindRun(ctx context.Context, id string) (store.Run, error) {
 	return r, nil
 }
 
-// ListRuns reads a page of runs, newest first.
+// ListRuns reads a page of s's tenant's runs, newest first.
 func (s *DB) ListRuns(ctx context.Context, q store.Query) (store.Page, error) {
 	if err := s.check(); err != nil {
 		return store.Page{}, err
@@ -140,8 +150,7 @@ func (s *DB) ListRuns(ctx context.Context, q store.Query) (store.Page, error) {
 	if err != nil {
 		return store.Page{}, err
 	}
-	var where []string
-	var args []any
+	where, args := []string{"tenant = ?"}, []any{s.tenant}
 	if q.Skill != "" {
 		where, args = append(where, "skill = ?"), append(args, q.Skill)
 	}
@@ -156,10 +165,7 @@ func (s *DB) ListRuns(ctx context.Context, q store.Query) (store.Page, error) {
 		where = append(where, "(started_at < ? OR (started_at = ? AND id < ?))")
 		args = append(args, t.UnixNano(), t.UnixNano(), id)
 	}
-	query := `SELECT ` + runColumns + ` FROM runs`
-	if len(where) > 0 {
-		query += ` WHERE ` + strings.Join(where, " AND ")
-	}
+	query := `SELECT ` + runColumns + ` FROM runs WHERE ` + strings.Join(where, " AND ")
 	// One more than the page: whether it exists says whether there is a next page.
 	query += ` ORDER BY started_at DESC, id DESC LIMIT ?`
 	args = append(args, q.Limit+1)
@@ -186,8 +192,8 @@ func (s *DB) ListRuns(ctx context.Context, q store.Query) (store.Page, error) {
 	return page, nil
 }
 
-// runValues are r's column values, in runColumns' order.
-func runValues(r store.Run) []any {
+// runValues are r's column values, in runColumns' order, for s's tenant.
+func (s *DB) runValues(r store.Run) []any {
 	var kind, msg string
 	if r.Error != nil {
 		kind, msg = r.Error.Kind, r.Error.Message
@@ -201,7 +207,7 @@ func runValues(r store.Run) []any {
 		usage = string(r.Usage)
 	}
 	return []any{r.ID, r.Skill, r.Version, r.Digest, r.Face, r.Caller, string(r.Status), kind, msg,
-		args, r.ArgsSHA256, usage, r.DurationMs, r.StartedAt.UnixNano(), nanos(r.FinishedAt), r.Owner, nanos(r.LeaseUntil)}
+		args, r.ArgsSHA256, usage, r.DurationMs, r.StartedAt.UnixNano(), nanos(r.FinishedAt), r.Owner, nanos(r.LeaseUntil), s.tenant}
 }
 
 // nanos is t in Unix nanoseconds, or NULL for the zero time.
@@ -220,7 +226,7 @@ func scanRun(row interface{ Scan(...any) error }) (store.Run, error) {
 	var started int64
 	var finished, lease sql.NullInt64
 	if err := row.Scan(&r.ID, &r.Skill, &r.Version, &r.Digest, &r.Face, &r.Caller, &status, &kind, &msg,
-		&args, &r.ArgsSHA256, &usage, &r.DurationMs, &started, &finished, &r.Owner, &lease); err != nil {
+		&args, &r.ArgsSHA256, &usage, &r.DurationMs, &started, &finished, &r.Owner, &lease, &r.Tenant); err != nil {
 		return r, err
 	}
 	r.Status = store.Status(status)
@@ -242,4 +248,13 @@ func scanRun(row interface{ Scan(...any) error }) (store.Run, error) {
 		r.LeaseUntil = time.Unix(0, lease.Int64).UTC()
 	}
 	return r, nil
+}
+
+// ownRun refuses a run that names another tenant than s's: a recorder on one tenant's store
+// given another's run is a bug above, and must not file it under the wrong tenant.
+func (s *DB) ownRun(r store.Run) error {
+	if r.Tenant != "" && r.Tenant != s.tenant {
+		return fmt.Errorf("record run %s: it is tenant %q's, and this store is tenant %q's", r.ID, r.Tenant, s.tenant)
+	}
+	return nil
 }

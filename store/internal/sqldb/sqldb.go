@@ -30,15 +30,24 @@ type Dialect struct {
 	LockMigrations string
 }
 
-// DB is a store.Store over a *sql.DB.
+// DB is a store.Store over a *sql.DB: the whole database, or one tenant's part of it (Tenant).
 type DB struct {
+	*conn
+	// tenant is the tenant every run and version this DB reads or writes belongs to: each
+	// statement on runs and versions is bound to it, so one tenant's view cannot name another's
+	// rows, whatever its caller passes. "" is the default tenant (a server without tenants).
+	tenant string
+	// view is set on a Tenant view: its Close leaves the database to the DB it came from.
+	view bool
+}
+
+// conn is the database a DB and its tenant views share.
+type conn struct {
 	db      *sql.DB
 	dialect Dialect
 	// where names the database in errors (a path, or a URL without its password).
 	where  string
 	closed atomic.Bool
-	// queries are the statements in the dialect's placeholders, by their ? form.
-	queries map[string]string
 }
 
 var _ store.Store = (*DB)(nil)
@@ -46,7 +55,7 @@ var _ store.Store = (*DB)(nil)
 // Open migrates db to the dialect's newest schema and returns the store over it. It takes db
 // over: Close closes it. where names the database in errors.
 func Open(ctx context.Context, db *sql.DB, d Dialect, where string) (*DB, error) {
-	s := &DB{db: db, dialect: d, where: where, queries: map[string]string{}}
+	s := &DB{conn: &conn{db: db, dialect: d, where: where}}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, err
@@ -54,9 +63,14 @@ func Open(ctx context.Context, db *sql.DB, d Dialect, where string) (*DB, error)
 	return s, nil
 }
 
-// Close closes the database.
+// Tenant returns the store of one tenant, over the same database: its runs and versions only.
+func (s *DB) Tenant(name string) store.Store {
+	return &DB{conn: s.conn, tenant: name, view: true}
+}
+
+// Close closes the database; a tenant view's Close does nothing (the store it came from owns it).
 func (s *DB) Close() error {
-	if s.closed.Swap(true) {
+	if s.view || s.closed.Swap(true) {
 		return nil
 	}
 	return s.db.Close()

@@ -78,9 +78,9 @@ func (s *DB) AddVersion(ctx context.Context, v runtime.Version, files map[string
 	var created bool
 	var stored runtime.Version
 	err = s.inTx(ctx, "add version "+v.Digest+" of "+v.Skill, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, s.q(`INSERT INTO versions (`+versionColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (skill, digest) DO NOTHING`),
-			v.Skill, v.Digest, v.Version, string(v.Status), v.Source, string(grant), string(diff), v.CreatedBy, v.CreatedAt.UnixNano(),
+		res, err := tx.ExecContext(ctx, s.q(`INSERT INTO versions (tenant, `+versionColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (tenant, skill, digest) DO NOTHING`),
+			s.tenant, v.Skill, v.Digest, v.Version, string(v.Status), v.Source, string(grant), string(diff), v.CreatedBy, v.CreatedAt.UnixNano(),
 			v.UpdatedBy, nanos(v.UpdatedAt), v.Note)
 		if err != nil {
 			return err
@@ -103,13 +103,13 @@ func (s *DB) AddVersion(ctx context.Context, v runtime.Version, files map[string
 					key, len(data), data); err != nil {
 					return err
 				}
-				if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO version_files (skill, digest, path, blob) VALUES (?, ?, ?, ?)`),
-					v.Skill, v.Digest, p, key); err != nil {
+				if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO version_files (tenant, skill, digest, path, blob) VALUES (?, ?, ?, ?, ?)`),
+					s.tenant, v.Skill, v.Digest, p, key); err != nil {
 					return err
 				}
 			}
 		}
-		stored, err = scanVersion(tx.QueryRowContext(ctx, s.q(`SELECT `+versionColumns+` FROM versions WHERE skill = ? AND digest = ?`), v.Skill, v.Digest))
+		stored, err = scanVersion(tx.QueryRowContext(ctx, s.q(`SELECT `+versionColumns+` FROM versions WHERE tenant = ? AND skill = ? AND digest = ?`), s.tenant, v.Skill, v.Digest))
 		return err
 	})
 	if err != nil {
@@ -123,7 +123,7 @@ func (s *DB) Version(ctx context.Context, skill, digest string) (runtime.Version
 	if err := s.check(); err != nil {
 		return runtime.Version{}, err
 	}
-	v, err := scanVersion(s.db.QueryRowContext(ctx, s.q(`SELECT `+versionColumns+` FROM versions WHERE skill = ? AND digest = ?`), skill, digest))
+	v, err := scanVersion(s.db.QueryRowContext(ctx, s.q(`SELECT `+versionColumns+` FROM versions WHERE tenant = ? AND skill = ? AND digest = ?`), s.tenant, skill, digest))
 	if errors.Is(err, sql.ErrNoRows) {
 		return runtime.Version{}, fmt.Errorf("skill %q version %s: %w", skill, digest, runtime.ErrNoVersion)
 	}
@@ -138,7 +138,7 @@ func (s *DB) Versions(ctx context.Context, skill string) ([]runtime.Version, err
 	if err := s.check(); err != nil {
 		return nil, err
 	}
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT `+versionColumns+` FROM versions WHERE skill = ? ORDER BY created_at DESC, digest DESC`), skill)
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT `+versionColumns+` FROM versions WHERE tenant = ? AND skill = ? ORDER BY created_at DESC, digest DESC`), s.tenant, skill)
 	if err != nil {
 		return nil, fmt.Errorf("versions of %q: %s %s: %w", skill, s.dialect.Name, s.where, err)
 	}
@@ -160,7 +160,7 @@ func (s *DB) VersionFiles(ctx context.Context, skill, digest string) (map[string
 		return nil, err
 	}
 	rows, err := s.db.QueryContext(ctx, s.q(`SELECT f.path, b.sha256, b.data FROM version_files f JOIN blobs b ON b.sha256 = f.blob
-		WHERE f.skill = ? AND f.digest = ?`), skill, digest)
+		WHERE f.tenant = ? AND f.skill = ? AND f.digest = ?`), s.tenant, skill, digest)
 	if err != nil {
 		return nil, fmt.Errorf("files of %q version %s: %s %s: %w", skill, digest, s.dialect.Name, s.where, err)
 	}
@@ -187,7 +187,7 @@ func (s *DB) SetVersionStatus(ctx context.Context, skill, digest string, t runti
 	}
 	var out runtime.Version
 	err := s.inTx(ctx, t.Action+" "+skill+" version "+digest, func(tx *sql.Tx) error {
-		cur, err := scanVersion(tx.QueryRowContext(ctx, s.q(`SELECT `+versionColumns+` FROM versions WHERE skill = ? AND digest = ?`), skill, digest))
+		cur, err := scanVersion(tx.QueryRowContext(ctx, s.q(`SELECT `+versionColumns+` FROM versions WHERE tenant = ? AND skill = ? AND digest = ?`), s.tenant, skill, digest))
 		if errors.Is(err, sql.ErrNoRows) {
 			return runtime.ErrNoVersion
 		}
@@ -200,19 +200,19 @@ func (s *DB) SetVersionStatus(ctx context.Context, skill, digest string, t runti
 		}
 		if t.To == runtime.VersionActive {
 			if _, err := tx.ExecContext(ctx, s.q(`UPDATE versions SET status = 'deprecated', updated_by = ?, updated_at = ?
-				WHERE skill = ? AND status = 'active' AND digest <> ?`), by, at.UnixNano(), skill, digest); err != nil {
+				WHERE tenant = ? AND skill = ? AND status = 'active' AND digest <> ?`), by, at.UnixNano(), s.tenant, skill, digest); err != nil {
 				return err
 			}
 		}
-		from := make([]any, 0, len(t.From)+6)
-		from = append(from, string(t.To), by, at.UnixNano(), note, skill, digest)
+		from := make([]any, 0, len(t.From)+7)
+		from = append(from, string(t.To), by, at.UnixNano(), note, s.tenant, skill, digest)
 		marks := make([]string, len(t.From))
 		for i, f := range t.From {
 			marks[i] = "?"
 			from = append(from, string(f))
 		}
 		res, err := tx.ExecContext(ctx, s.q(`UPDATE versions SET status = ?, updated_by = ?, updated_at = ?, note = ?
-			WHERE skill = ? AND digest = ? AND status IN (`+strings.Join(marks, ", ")+`)`), from...)
+			WHERE tenant = ? AND skill = ? AND digest = ? AND status IN (`+strings.Join(marks, ", ")+`)`), from...)
 		if err != nil {
 			if isUniqueViolation(err) { // another publish made another version active meanwhile
 				return fmt.Errorf("%w: another version of %s was made active at the same time", runtime.ErrVersionConflict, skill)
@@ -222,7 +222,7 @@ func (s *DB) SetVersionStatus(ctx context.Context, skill, digest string, t runti
 		if n, err := res.RowsAffected(); err != nil || n != 1 {
 			return fmt.Errorf("%w: its status changed meanwhile", runtime.ErrVersionConflict)
 		}
-		out, err = scanVersion(tx.QueryRowContext(ctx, s.q(`SELECT `+versionColumns+` FROM versions WHERE skill = ? AND digest = ?`), skill, digest))
+		out, err = scanVersion(tx.QueryRowContext(ctx, s.q(`SELECT `+versionColumns+` FROM versions WHERE tenant = ? AND skill = ? AND digest = ?`), s.tenant, skill, digest))
 		return err
 	})
 	return out, err
