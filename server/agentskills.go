@@ -63,9 +63,9 @@ func (s *Server) mountAgentSkills(add func(method, path string, h echo.HandlerFu
 	for _, m := range []string{http.MethodGet, http.MethodHead} {
 		add(m, "/.well-known/agent-skills", redirectTo("agent-skills/index.json"))
 		add(m, "/.well-known/agent-skills/", redirectTo("index.json"))
-		add(m, "/.well-known/agent-skills/index.json", s.agentSkillsIndex)
-		add(m, "/.well-known/agent-skills/:id/SKILL.md", s.agentSkillMD)
-		add(m, "/.well-known/agent-skills/:archive", s.agentSkillArchive)
+		add(m, "/.well-known/agent-skills/index.json", s.each((*Server).agentSkillsIndex))
+		add(m, "/.well-known/agent-skills/:id/SKILL.md", s.each((*Server).agentSkillMD))
+		add(m, "/.well-known/agent-skills/:archive", s.each((*Server).agentSkillArchive))
 	}
 }
 

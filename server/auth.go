@@ -34,22 +34,40 @@ type APIKey struct {
 	Name string `yaml:"name"`
 	Key  string `yaml:"key"`
 	Role Role   `yaml:"-"`
+	// Tenant is the tenant the key belongs to (one of Options.Tenants); "" is the default
+	// tenant, the server's own runtime.
+	Tenant string `yaml:"tenant"`
+	// User names the person or service the key stands for: runs, versions and approvals record
+	// it as their caller. "" records the key's name.
+	User string `yaml:"user"`
 }
 
 type keyEntry struct {
 	name string
 	hash [32]byte
 	role Role
+	// tenant is the key's tenant ("" the default one); user, when set, who the key stands for.
+	tenant, user string
 }
 
-// LoadKeys reads a keys file: a YAML list of {name, key, role}; a key may be written
-// "env:VAR" to take it from the environment, so the file need not hold secrets.
+// caller is who a request with the key is, in run records and version histories: its user, or
+// the key's name.
+func (k keyEntry) caller() string {
+	if k.user != "" {
+		return k.user
+	}
+	return k.name
+}
+
+// LoadKeys reads a keys file: a YAML list of {name, key, role, tenant, user} (tenant and user
+// optional); a key may be written "env:VAR" to take it from the environment, so the file need
+// not hold secrets.
 func LoadKeys(path string) ([]APIKey, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	var raw []struct{ Name, Key, Role string }
+	var raw []struct{ Name, Key, Role, Tenant, User string }
 	if err := yaml.Unmarshal(data, &raw); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -69,7 +87,7 @@ func LoadKeys(path string) ([]APIKey, error) {
 		if len(key) < 16 {
 			return nil, fmt.Errorf("%s: key %d (%s): a key must be at least 16 characters", path, i, r.Name)
 		}
-		keys = append(keys, APIKey{Name: r.Name, Key: key, Role: role})
+		keys = append(keys, APIKey{Name: r.Name, Key: key, Role: role, Tenant: r.Tenant, User: r.User})
 	}
 	return keys, nil
 }

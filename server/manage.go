@@ -22,7 +22,7 @@ func (s *Server) createSkill(c echo.Context) error {
 		return err
 	}
 	k, _ := c.Get(keyContext).(keyEntry)
-	sk, err := s.rt.Install(c.Request().Context(), id, files, runtime.InstallOptions{Face: runtime.FaceHTTP, Caller: k.name})
+	sk, err := s.rt.Install(c.Request().Context(), id, files, runtime.InstallOptions{Face: runtime.FaceHTTP, Caller: k.caller()})
 	if err != nil {
 		return err
 	}
@@ -35,7 +35,7 @@ func (s *Server) updateSkill(c echo.Context) error {
 		return err
 	}
 	k, _ := c.Get(keyContext).(keyEntry)
-	sk, err := s.rt.Install(c.Request().Context(), id, files, runtime.InstallOptions{Replace: true, MustExist: true, Face: runtime.FaceHTTP, Caller: k.name})
+	sk, err := s.rt.Install(c.Request().Context(), id, files, runtime.InstallOptions{Replace: true, MustExist: true, Face: runtime.FaceHTTP, Caller: k.caller()})
 	if err != nil {
 		return err
 	}

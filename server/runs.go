@@ -118,7 +118,7 @@ func (s *Server) run(c echo.Context, req runtime.Request) error {
 		req.Args = nil // "args": null is no arguments
 	}
 	k, _ := c.Get(keyContext).(keyEntry)
-	req.Face, req.Caller = runtime.FaceHTTP, k.name
+	req.Face, req.Caller = runtime.FaceHTTP, k.caller()
 	var sse *sseWriter
 	if strings.Contains(c.Request().Header.Get(echo.HeaderAccept), "text/event-stream") {
 		sse = newSSE(c)

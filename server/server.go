@@ -37,6 +37,11 @@ type Options struct {
 	// the cross-site check. None, the default, means no page on another origin may run or change
 	// anything. New refuses "*", "null" and anything with a path.
 	CORSOrigins []string
+	// Tenants are the tenants this server serves besides the default one (rt): each its own
+	// Runtime (on one runtime.Shared with the others, normally) and run history, by name. An API
+	// key of a tenant (APIKey.Tenant) sees that tenant's skills, runs, versions, tools and MCP
+	// endpoint, and nothing of any other; a key without a tenant is the default tenant's.
+	Tenants map[string]Tenant
 	// History is the run history GET /v1/runs lists and GET /v1/runs/{id} reads (a store.Store
 	// is one; the runtime's Config.Recorder writes it). Nil: GET /v1/runs answers 501, and
 	// GET /v1/runs/{id} the runtime's records of its most recent runs.
@@ -78,8 +83,12 @@ type Server struct {
 	idx    *search.Index
 	idxGen uint64
 
-	mcp     *mcpserver.Server
-	browser *browserGuard
+	mcp        *mcpserver.Server
+	mcpHandler http.Handler
+	browser    *browserGuard
+	// tenants are the Servers of the tenants' runtimes, by name (see Options.Tenants): a key of
+	// a tenant is served by its Server alone. Nil on a tenant's own Server.
+	tenants map[string]*Server
 	agent   *agentSkills // the /.well-known/agent-skills index
 }
 
@@ -95,17 +104,12 @@ func New(rt *runtime.Runtime, opts Options) (*Server, error) {
 	if _, err := toolset.ParseOffer(string(opts.Offer)); err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
-	s := &Server{rt: rt, opts: opts, logger: opts.Logger, version: "(devel)",
-		mcp: mcpserver.New(rt, mcpserver.Options{Logger: opts.Logger, Remote: true, Offer: opts.Offer}), agent: newAgentSkills()}
+	s := newServer(rt, opts)
 	browser, err := newBrowserGuard(opts.CORSOrigins)
 	if err != nil {
 		return nil, err
 	}
 	s.browser = browser
-	// A server lists its skills: scan now (the runtime defers it until asked), so the first
-	// request does not wait for it, and what it serves is the registry as of its start until a
-	// reload, as the API promises.
-	rt.Skills()
 	seen := map[[32]byte]bool{}
 	for _, k := range opts.Keys {
 		if !k.Role.Valid() {
@@ -119,7 +123,13 @@ func New(rt *runtime.Runtime, opts Options) (*Server, error) {
 			return nil, errors.New("server: key " + k.Name + " is listed twice")
 		}
 		seen[h] = true
-		s.keys = append(s.keys, keyEntry{name: k.Name, hash: h, role: k.Role})
+		if _, ok := opts.Tenants[k.Tenant]; k.Tenant != "" && !ok {
+			return nil, fmt.Errorf("server: key %s belongs to tenant %q, which is not one of the server's tenants", k.Name, k.Tenant)
+		}
+		s.keys = append(s.keys, keyEntry{name: k.Name, hash: h, role: k.Role, tenant: k.Tenant, user: k.User})
+	}
+	if err := s.addTenants(); err != nil {
+		return nil, err
 	}
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
 		s.version = bi.Main.Version
@@ -154,47 +164,39 @@ func (s *Server) Mount(g *echo.Group) {
 	public(http.MethodHead, "/healthz", s.healthz)
 	public(http.MethodGet, "/readyz", s.readyz)
 	public(http.MethodGet, "/openapi.json", s.openapi)
-	guarded(http.MethodGet, "/metrics", s.metricsHandler, RoleViewer)
+	guarded(http.MethodGet, "/metrics", s.each((*Server).metricsHandler), RoleViewer)
 
 	// The JSON endpoints take only JSON (requireJSON); the uploads take multipart or .tar.gz and
 	// DELETE and reload take no body: the cross-site check is their defence.
-	guarded(http.MethodGet, "/v1/skills", s.listSkills, RoleViewer)
-	guarded(http.MethodPost, "/v1/skills/search", requireJSON(s.search), RoleViewer)
-	guarded(http.MethodGet, "/v1/skills/:id", s.getSkill, RoleViewer)
-	guarded(http.MethodGet, "/v1/skills/:id/instructions", s.instructions, RoleViewer)
-	guarded(http.MethodGet, "/v1/skills/:id/resources/*", s.resource, RoleViewer)
-	guarded(http.MethodPost, "/v1/skills/:id/runs", requireJSON(s.runSkill), RoleRunner)
-	guarded(http.MethodPost, "/v1/runs", requireJSON(s.runAny), RoleRunner)
-	guarded(http.MethodPost, "/v1/skills/:id/scripts/:script/runs", requireJSON(s.runScript), RoleRunner)
-	guarded(http.MethodGet, "/v1/runs", s.listRuns, RoleViewer)
-	guarded(http.MethodGet, "/v1/runs/:run_id", s.getRun, RoleViewer)
-	guarded(http.MethodGet, "/v1/skills/:id/versions", s.listVersions, RoleViewer)
+	guarded(http.MethodGet, "/v1/skills", s.each((*Server).listSkills), RoleViewer)
+	guarded(http.MethodPost, "/v1/skills/search", requireJSON(s.each((*Server).search)), RoleViewer)
+	guarded(http.MethodGet, "/v1/skills/:id", s.each((*Server).getSkill), RoleViewer)
+	guarded(http.MethodGet, "/v1/skills/:id/instructions", s.each((*Server).instructions), RoleViewer)
+	guarded(http.MethodGet, "/v1/skills/:id/resources/*", s.each((*Server).resource), RoleViewer)
+	guarded(http.MethodPost, "/v1/skills/:id/runs", requireJSON(s.each((*Server).runSkill)), RoleRunner)
+	guarded(http.MethodPost, "/v1/runs", requireJSON(s.each((*Server).runAny)), RoleRunner)
+	guarded(http.MethodPost, "/v1/skills/:id/scripts/:script/runs", requireJSON(s.each((*Server).runScript)), RoleRunner)
+	guarded(http.MethodGet, "/v1/runs", s.each((*Server).listRuns), RoleViewer)
+	guarded(http.MethodGet, "/v1/runs/:run_id", s.each((*Server).getRun), RoleViewer)
+	guarded(http.MethodGet, "/v1/skills/:id/versions", s.each((*Server).listVersions), RoleViewer)
 	// The runtime decides which role each action needs (runtime.Transitions).
-	guarded(http.MethodPost, "/v1/skills/:id/versions/:digest/:action", s.changeVersion, RoleViewer)
+	guarded(http.MethodPost, "/v1/skills/:id/versions/:digest/:action", s.each((*Server).changeVersion), RoleViewer)
 
-	guarded(http.MethodGet, "/.well-known/skills.json", s.wellKnown, RoleViewer)
+	guarded(http.MethodGet, "/.well-known/skills.json", s.each((*Server).wellKnown), RoleViewer)
 	s.mountAgentSkills(func(method, path string, h echo.HandlerFunc) { guarded(method, path, h, RoleViewer) })
-	guarded(http.MethodGet, "/v1/tools", s.tools, RoleViewer)
-	guarded(http.MethodPost, "/v1/tools/call", requireJSON(s.toolCall), RoleRunner)
+	guarded(http.MethodGet, "/v1/tools", s.each((*Server).tools), RoleViewer)
+	guarded(http.MethodPost, "/v1/tools/call", requireJSON(s.each((*Server).toolCall)), RoleRunner)
 
-	guarded(http.MethodPost, "/v1/skills", s.createSkill, RoleAuthor)
-	guarded(http.MethodPut, "/v1/skills/:id", s.updateSkill, RoleAuthor)
-	guarded(http.MethodDelete, "/v1/skills/:id", s.deleteSkill, RoleAdmin)
-	guarded(http.MethodPost, "/v1/reload", s.reload, RoleAdmin)
+	guarded(http.MethodPost, "/v1/skills", s.each((*Server).createSkill), RoleAuthor)
+	guarded(http.MethodPut, "/v1/skills/:id", s.each((*Server).updateSkill), RoleAuthor)
+	guarded(http.MethodDelete, "/v1/skills/:id", s.each((*Server).deleteSkill), RoleAdmin)
+	guarded(http.MethodPost, "/v1/reload", s.each((*Server).reload), RoleAdmin)
 
 	// MCP over streamable HTTP. Listing and calling happen inside one session, so the session
 	// needs the runner role; the MCP handler checks its own content types, and also refuses a
 	// non-loopback Host on a loopback listener.
-	mcp := s.mcp.Handler()
-	mcpHandler := func(c echo.Context) error {
-		// The toolset's authoring tools answer only a caller with the author role.
-		k, _ := c.Get(keyContext).(keyEntry)
-		r := c.Request()
-		mcp.ServeHTTP(c.Response(), r.WithContext(mcpserver.WithAuthor(r.Context(), k.role >= RoleAuthor)))
-		return nil
-	}
 	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
-		guarded(m, "/mcp", mcpHandler, RoleRunner)
+		guarded(m, "/mcp", s.each((*Server).serveMCP), RoleRunner)
 	}
 
 	// With CORS on, every path answers preflights (the CORS middleware writes them, before any
@@ -205,6 +207,15 @@ func (s *Server) Mount(g *echo.Group) {
 			g.Add(http.MethodOptions, p, func(c echo.Context) error { return c.NoContent(http.StatusNoContent) }, common...)
 		}
 	}
+}
+
+// serveMCP serves the MCP endpoint of s's runtime.
+func (s *Server) serveMCP(c echo.Context) error {
+	// The toolset's authoring tools answer only a caller with the author role.
+	k, _ := c.Get(keyContext).(keyEntry)
+	r := c.Request()
+	s.mcpHandler.ServeHTTP(c.Response(), r.WithContext(mcpserver.WithAuthor(r.Context(), k.role >= RoleAuthor)))
+	return nil
 }
 
 // Handler returns a standalone http.Handler with every route at the root, for skillbox serve.
@@ -240,7 +251,7 @@ func (s *Server) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
 		k, _ := c.Get(keyContext).(keyEntry)
 		s.logger.Info("request", "method", c.Request().Method, "path", c.Request().URL.Path,
 			"status", c.Response().Status, "ms", time.Since(start).Milliseconds(),
-			"request_id", c.Response().Header().Get(echo.HeaderXRequestID), "key", k.name)
+			"request_id", c.Response().Header().Get(echo.HeaderXRequestID), "key", k.name, "tenant", k.tenant)
 		return err
 	}
 }

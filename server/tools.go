@@ -92,7 +92,7 @@ func (s *Server) toolCall(c echo.Context) error {
 	k, _ := c.Get(keyContext).(keyEntry)
 	// The runs a call makes continue the caller's trace, as a run request's do.
 	ctx := telemetry.FromHTTP(c.Request().Context(), c.Request().Header)
-	ctx = toolset.WithOrigin(ctx, toolset.Origin{Face: runtime.FaceHTTP, Caller: k.name, Remote: true, NoAuthor: k.role < RoleAuthor})
+	ctx = toolset.WithOrigin(ctx, toolset.Origin{Face: runtime.FaceHTTP, Caller: k.caller(), Remote: true, NoAuthor: k.role < RoleAuthor})
 	res, text, err := toolset.HandleResult(ctx, s.rt, req.Name, args)
 	return c.JSON(http.StatusOK, toolCallResponse{Name: req.Name, Text: text, IsError: err != nil, Result: res})
 }

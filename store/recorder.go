@@ -28,7 +28,8 @@ type RecorderOptions struct {
 }
 
 // Recorder writes a runtime's runs to a Store: it is the runtime.RunRecorder a Runtime's Config
-// takes. It holds a lease on each run in flight and renews it in the background, and sweeps and
+// takes, and several Runtimes (one per tenant) may share one: each run goes to its tenant's
+// store. It holds a lease on each run in flight and renews it in the background, and sweeps and
 // prunes the store; Close stops that (it does not close the Store).
 type Recorder struct {
 	s     Store
@@ -66,12 +67,21 @@ func (r *Recorder) Owner() string { return r.owner }
 func (r *Recorder) BeginRun(ctx context.Context, rec *runtime.Record) error {
 	run := fromRecord(rec, false)
 	run.Owner, run.LeaseUntil = r.owner, time.Now().Add(r.opts.Lease)
-	return r.s.BeginRun(ctx, run)
+	return r.of(rec).BeginRun(ctx, run)
+}
+
+// of is the store of rec's tenant: one recorder records the runs of every tenant's Runtime
+// (Config.Tenant names it in each record), under one owner and one lease renewal.
+func (r *Recorder) of(rec *runtime.Record) Store {
+	if rec.Tenant == "" {
+		return r.s
+	}
+	return r.s.Tenant(rec.Tenant)
 }
 
 // FinishRun records rec's outcome.
 func (r *Recorder) FinishRun(ctx context.Context, rec *runtime.Record) error {
-	return r.s.FinishRun(ctx, RunOf(rec))
+	return r.of(rec).FinishRun(ctx, RunOf(rec))
 }
 
 // Close stops renewing, sweeping and pruning. Runs still in flight keep their lease until it

@@ -1,0 +1,247 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/store"
+	"github.com/skillbox-dev/skillbox/store/sqlite"
+)
+
+// tenantEnv is a server with two tenants, acme and globex, on one Shared and one SQLite store,
+// besides the default tenant: each with its own echo skill (acme-notes, globex-ledger) whose
+// description carries a marker only that tenant may ever read.
+type tenantEnv struct {
+	ts    *httptest.Server
+	store store.Store
+}
+
+const (
+	acmeKey   = "acme-admin-key-0123456789"
+	globexKey = "globex-admin-key-0123456789"
+	rootKey   = "root-admin-key-0123456789"
+)
+
+func newTenantEnv(t *testing.T, acmeQuota runtime.Quota) *tenantEnv {
+	t.Helper()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "db", sqlite.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	rec := store.NewRecorder(st, store.RecorderOptions{})
+	t.Cleanup(rec.Close)
+	sh, err := runtime.NewShared(ctx, runtime.SharedConfig{CacheDir: testCache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sh.Close(ctx) })
+	policy := &runtime.Policy{Runs: runtime.RunsPolicy{RecordArguments: true}}
+	mk := func(tenant, skill string, quota runtime.Quota) *runtime.Runtime {
+		dir := t.TempDir()
+		fixture(t, dir, skill, manifestJSON(skill, `"version":"1.0.0","description":"the `+skill+`-private-marker skill","parameters":{"type":"object"}`), "echo", nil)
+		var vs runtime.VersionStore = st
+		if tenant != "" {
+			vs = st.Tenant(tenant)
+		}
+		rt, err := runtime.New(ctx, runtime.Config{Shared: sh, Tenant: tenant, SkillDirs: []string{dir}, Policy: policy,
+			Recorder: rec, Versions: vs, Quota: quota, NoBackgroundCheck: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { rt.Close(ctx) })
+		return rt
+	}
+	root := mk("", "root-tools", runtime.Quota{})
+	srv, err := New(root, Options{History: st,
+		Keys: []APIKey{{Name: "root", Key: rootKey, Role: RoleAdmin},
+			{Name: "acme-admin", Key: acmeKey, Role: RoleAdmin, Tenant: "acme", User: "alice@acme"},
+			{Name: "globex-admin", Key: globexKey, Role: RoleAdmin, Tenant: "globex", User: "bob@globex"}},
+		Tenants: map[string]Tenant{
+			"acme":   {Runtime: mk("acme", "acme-notes", acmeQuota), History: st.Tenant("acme")},
+			"globex": {Runtime: mk("globex", "globex-ledger", runtime.Quota{}), History: st.Tenant("globex")},
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+	return &tenantEnv{ts: ts, store: st}
+}
+
+// runAs runs skill with args as key and returns the run id.
+func (e *tenantEnv) runAs(t *testing.T, key, skill, args string) string {
+	t.Helper()
+	code, body := do(t, "POST", e.ts.URL+"/v1/skills/"+skill+"/runs", `{"args":`+args+`}`, "X-API-Key", key)
+	if code != http.StatusOK {
+		t.Fatalf("run %s: %d %s", skill, code, body)
+	}
+	var res struct {
+		RunID string `json:"run_id"`
+	}
+	_ = json.Unmarshal([]byte(body), &res)
+	return res.RunID
+}
+
+// A key of one tenant never reads anything of another tenant through any endpoint: every GET
+// route, filled with the other tenant's skill id, run id and version digest, answers without a
+// byte of it; runs, tool calls and MCP do not reach the other tenant's skills either.
+func TestTenantIsolation(t *testing.T) {
+	e := newTenantEnv(t, runtime.Quota{})
+	ctx := t.Context()
+	globexRun := e.runAs(t, globexKey, "globex-ledger", `{"secret":"globex-arg-marker"}`)
+	acmeRun := e.runAs(t, acmeKey, "acme-notes", `{"note":"acme-arg-marker"}`)
+	vs, err := e.store.Tenant("globex").Versions(ctx, "globex-ledger")
+	if err != nil || len(vs) != 1 {
+		t.Fatalf("globex's version: %v, %v", vs, err)
+	}
+	globexDigest := vs[0].Digest
+	// What only globex may see: its skill's marker, its run's arguments and id, its user.
+	secrets := []string{"globex-ledger-private-marker", "globex-arg-marker", globexRun, "bob@globex"}
+
+	// Every GET route of the API, its parameters filled with globex's identifiers.
+	fill := strings.NewReplacer(":id", "globex-ledger", ":run_id", globexRun, ":digest", globexDigest,
+		":archive", "globex-ledger.zip", ":script", "run.py", ":path", "SKILL.md")
+	paths := []string{}
+	for _, r := range echoRoutes(t, e) {
+		if r.Method == http.MethodGet {
+			paths = append(paths, fill.Replace(r.Path))
+		}
+	}
+	paths = append(paths, "/v1/runs?skill=globex-ledger", "/v1/tools?tools=all")
+	for _, p := range paths {
+		code, body := do(t, "GET", e.ts.URL+p, "", "X-API-Key", acmeKey)
+		if code >= 500 {
+			t.Errorf("GET %s as acme: %d %s", p, code, body)
+		}
+		for _, s := range secrets {
+			// A 404 may repeat the id the client asked for; nothing else of globex's.
+			if strings.Contains(body, s) && (s != globexRun || code < 400) {
+				t.Errorf("GET %s as acme shows globex's %q: %d %s", p, s, code, body)
+			}
+		}
+	}
+	if len(paths) < 15 {
+		t.Fatalf("only %d GET routes checked: the route listing is broken", len(paths))
+	}
+	// Acme's own things are there for acme (the check above is not vacuous).
+	for p, want := range map[string]string{"/v1/skills": "acme-notes-private-marker", "/v1/runs": acmeRun, "/v1/runs/" + acmeRun: "alice@acme"} {
+		if code, body := do(t, "GET", e.ts.URL+p, "", "X-API-Key", acmeKey); code != 200 || !strings.Contains(body, want) {
+			t.Errorf("GET %s as acme: %d, want %q in %s", p, code, want, body)
+		}
+	}
+	// Neither the default tenant's key sees a tenant's runs.
+	if _, body := do(t, "GET", e.ts.URL+"/v1/runs", "", "X-API-Key", rootKey); strings.Contains(body, globexRun) || strings.Contains(body, acmeRun) {
+		t.Errorf("the default tenant lists the tenants' runs: %s", body)
+	}
+
+	// Acting: run, call as a tool, search, change a version, delete: none reaches globex.
+	for _, c := range []struct{ method, path, body string }{
+		{"POST", "/v1/skills/globex-ledger/runs", `{"args":{}}`},
+		{"POST", "/v1/runs", `{"skill":"globex-ledger","args":{}}`},
+		{"POST", "/v1/tools/call", `{"name":"skill_globex_ledger","arguments":{}}`},
+		{"POST", "/v1/skills/search", `{"query":"globex ledger private marker"}`},
+		{"POST", "/v1/skills/globex-ledger/versions/" + globexDigest + "/yank", `{}`},
+		{"DELETE", "/v1/skills/globex-ledger", ``},
+	} {
+		code, body := do(t, c.method, e.ts.URL+c.path, c.body, "X-API-Key", acmeKey)
+		refused := code >= 400 && code < 500
+		switch c.path {
+		case "/v1/skills/search": // answers, with acme's skills only
+			refused = code == 200
+		case "/v1/tools/call": // a tool call's failure is its result
+			refused = code == 200 && strings.Contains(body, `"is_error":true`) && strings.Contains(body, `"not_found"`)
+		}
+		if !refused {
+			t.Errorf("%s %s as acme: %d %s", c.method, c.path, code, body)
+		}
+		for _, s := range secrets {
+			if strings.Contains(body, s) {
+				t.Errorf("%s %s as acme shows globex's %q: %s", c.method, c.path, s, body)
+			}
+		}
+	}
+	if code, body := do(t, "POST", e.ts.URL+"/v1/skills/globex-ledger/runs", `{"args":{}}`, "X-API-Key", globexKey); code != 200 {
+		t.Fatalf("globex's skill after acme's attempts: %d %s", code, body)
+	}
+
+	// MCP, with the official client: acme's session lists acme's tools only.
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	cctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	cs, err := client.Connect(cctx, &mcp.StreamableClientTransport{Endpoint: e.ts.URL + "/mcp",
+		HTTPClient: &http.Client{Transport: keyTransport{acmeKey}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	tools, err := cs.ListTools(cctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := ""
+	for _, tool := range tools.Tools {
+		names += tool.Name + " "
+	}
+	if !strings.Contains(names, "acme_notes") || strings.Contains(names, "globex") || strings.Contains(names, "root_tools") {
+		t.Errorf("acme's MCP tools: %s", names)
+	}
+	res, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: "load_skill", Arguments: map[string]any{"name": "globex-ledger"}})
+	if err == nil && !res.IsError {
+		t.Errorf("acme loaded globex's skill over MCP: %+v", res.Content)
+	}
+}
+
+// A tenant past its quota is answered 429 quota_exceeded with Retry-After; the other tenant runs.
+func TestTenantQuotaOverHTTP(t *testing.T) {
+	e := newTenantEnv(t, runtime.Quota{RunsPerMinute: 2})
+	for range 2 {
+		e.runAs(t, acmeKey, "acme-notes", `{}`)
+	}
+	r := send(t, "POST", e.ts.URL+"/v1/skills/acme-notes/runs", strings.NewReader(`{"args":{}}`), "Content-Type", "application/json", "X-API-Key", acmeKey)
+	if r.status != http.StatusTooManyRequests || !strings.Contains(string(r.body), `"quota_exceeded"`) || r.header.Get("Retry-After") == "" {
+		t.Fatalf("acme's third run in a minute: %d %s (Retry-After %q)", r.status, r.body, r.header.Get("Retry-After"))
+	}
+	e.runAs(t, globexKey, "globex-ledger", `{}`)
+}
+
+// echoRoutes are the routes of the env's server, as its OpenAPI document lists them (a test
+// holds the document to every route the server mounts), in echo's :param form.
+func echoRoutes(t *testing.T, e *tenantEnv) []routeInfo {
+	t.Helper()
+	code, body := do(t, "GET", e.ts.URL+"/openapi.json", "")
+	if code != 200 {
+		t.Fatalf("openapi: %d", code)
+	}
+	var doc struct {
+		Paths map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal([]byte(body), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var out []routeInfo
+	for p, ops := range doc.Paths {
+		for m := range ops {
+			// OpenAPI's {name} to echo's :name.
+			path := p
+			for strings.Contains(path, "{") {
+				i, j := strings.Index(path, "{"), strings.Index(path, "}")
+				path = path[:i] + ":" + path[i+1:j] + path[j+1:]
+			}
+			out = append(out, routeInfo{Method: strings.ToUpper(m), Path: path})
+		}
+	}
+	return out
+}
+
+type routeInfo struct{ Method, Path string }
