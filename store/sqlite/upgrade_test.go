@@ -1,0 +1,79 @@
+package sqlite_test
+
+import (
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/store/sqlite"
+)
+
+// A database made before tenants (schema 2) keeps every run, version and file through the
+// migration that adds them, all of it the default tenant's.
+func TestUpgradeFromSchema2KeepsEverything(t *testing.T) {
+	path := filepath.Join(t.TempDir(), sqlite.FileName)
+	db, err := sql.Open("sqlite3", "file:"+path+"?_pragma=foreign_keys(on)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := db.Exec(q, args...); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`)
+	for i, name := range []string{"0001_runs.sql", "0002_versions.sql"} {
+		b, err := os.ReadFile(filepath.Join("migrations", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		exec(string(b))
+		exec(`INSERT INTO schema_migrations VALUES (?, ?, 0)`, i+1, name)
+	}
+	data := []byte("(module)")
+	sum := sha256.Sum256(data)
+	blob := hex.EncodeToString(sum[:])
+	digest := "sha256:" + blob // any well-formed digest
+	started := time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
+	exec(`INSERT INTO runs (id, skill, status, started_at, finished_at) VALUES ('run_old', 'w', 'succeeded', ?, ?)`, started, started+1000)
+	exec(`INSERT INTO versions (skill, digest, status, created_at) VALUES ('w', ?, 'active', ?)`, digest, started)
+	exec(`INSERT INTO blobs (sha256, size, data) VALUES (?, ?, ?)`, blob, len(data), data)
+	exec(`INSERT INTO version_files (skill, digest, path, blob) VALUES ('w', ?, 'execute.wasm', ?)`, digest, blob)
+	db.Close()
+
+	s, err := sqlite.Open(t.Context(), path)
+	if err != nil {
+		t.Fatalf("migrate a schema-2 database: %v", err)
+	}
+	defer s.Close()
+	ctx := t.Context()
+	if r, err := s.FindRun(ctx, "run_old"); err != nil || r.Skill != "w" || r.Tenant != "" {
+		t.Fatalf("the old run: %+v, %v", r, err)
+	}
+	if v, err := s.Version(ctx, "w", digest); err != nil || v.Status != runtime.VersionActive {
+		t.Fatalf("the old version: %+v, %v", v, err)
+	}
+	if files, err := s.VersionFiles(ctx, "w", digest); err != nil || string(files["execute.wasm"]) != string(data) {
+		t.Fatalf("the old version's files: %v, %v", files, err)
+	}
+	if vs, err := s.Tenant("acme").Versions(ctx, "w"); err != nil || len(vs) != 0 {
+		t.Fatalf("a tenant sees the default tenant's versions: %v, %v", vs, err)
+	}
+	// The constraint survived the rebuild: one active version per skill (per tenant).
+	v2 := runtime.Version{Skill: "w", Digest: "sha256:" + hex.EncodeToString(make([]byte, 32)), Status: runtime.VersionDraft, CreatedAt: time.Now()}
+	if _, _, err := s.AddVersion(ctx, v2, map[string][]byte{"skill.json": []byte("{}")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SetVersionStatus(ctx, "w", v2.Digest, runtime.Transitions["publish"], "a", "", time.Now()); err != nil {
+		t.Fatalf("publish over the migrated active version: %v", err)
+	}
+	if v, _ := s.Version(ctx, "w", digest); v.Status != runtime.VersionDeprecated {
+		t.Fatalf("the old active version after a publish: %s", v.Status)
+	}
+}
