@@ -70,8 +70,10 @@ type env struct {
 
 	dataDir, database string // where the run history is (see storeFlags)
 	noStore           bool
-	// recorder, when set (by openHistory), records the runs of the runtime built next.
+	// recorder, when set (by openStore), records the runs of the runtime built next; versions,
+	// when set (by openStore), keeps its skill versions.
 	recorder runtime.RunRecorder
+	versions runtime.VersionStore
 
 	output string   // pack, unpack, sign: -o
 	key    string   // sign --key
@@ -346,6 +348,7 @@ func (e *env) runtimeFor(ctx context.Context, dirs []string) (*runtime.Runtime, 
 	cfg.Admission = runtime.Admission{MaxRuns: e.maxRuns, MaxQueue: e.maxQueue, MemoryBudget: int64(e.memoryBudget),
 		CompileMemory: int64(e.compileMemory), CompileTimeout: e.compileTimeout}
 	cfg.Recorder = e.recorder
+	cfg.Versions = e.versions
 	return runtime.New(ctx, cfg)
 }
 

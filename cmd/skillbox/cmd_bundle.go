@@ -73,10 +73,18 @@ var cmdInstall = &command{
 	long: `Install a bundle as a skill folder in the first --skills directory. Its files must match its
 manifest and its signatures verify; with bundles.requireSigned in the --policy file, it must be
 signed by one of bundles.trustedKeys. An installed skill of the same id is an error.`,
+	flags: func(fs *pflag.FlagSet, e *env) {
+		storeFlags(fs, e, true)
+	},
 	run: func(ctx context.Context, e *env, pos []string) int {
 		if len(pos) != 1 {
 			return e.fail(exitUsage, "install takes one bundle file")
 		}
+		h, code := e.openStore(ctx, false)
+		if code != exitOK {
+			return code
+		}
+		defer h.Close()
 		rt, err := e.runtime(ctx)
 		if err != nil {
 			return e.fail(exitFailed, "%v", err)

@@ -36,7 +36,7 @@ var cmdMCP = &command{
 			return e.fail(exitUsage, "%v", err)
 		}
 		defer stopTracing() // after Close: the last runs' spans are sent before the process exits
-		h, code := e.openHistory(ctx, true)
+		h, code := e.openStore(ctx, true)
 		if code != exitOK {
 			return code
 		}

@@ -37,7 +37,7 @@ var cmdRun = &command{
 			return e.fail(exitUsage, "%v", err)
 		}
 		defer stopTracing() // after Close: the run's span is sent before the process exits
-		h, code := e.openHistory(ctx, true)
+		h, code := e.openStore(ctx, true)
 		if code != exitOK {
 			return code
 		}

@@ -43,7 +43,7 @@ var cmdScript = &command{
 			return e.fail(exitUsage, "%v", err)
 		}
 		defer stopTracing()
-		h, failed := e.openHistory(ctx, true)
+		h, failed := e.openStore(ctx, true)
 		if failed != exitOK {
 			return failed
 		}

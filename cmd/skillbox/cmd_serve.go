@@ -63,7 +63,7 @@ var cmdServe = &command{
 		defer stopTracing() // after Close: the last runs' spans are sent before the process exits
 		logger := slog.New(slog.NewTextHandler(e.stderr, nil))
 		e.onReload = func(d runtime.Reloaded) { logReload(logger, d) }
-		h, code := e.openHistory(ctx, true)
+		h, code := e.openStore(ctx, true)
 		if code != exitOK {
 			return code
 		}

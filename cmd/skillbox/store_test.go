@@ -57,10 +57,11 @@ func TestRunRecordsInDataDir(t *testing.T) {
 }
 
 // Without --data-dir the history is in the user's data directory ($XDG_DATA_HOME/skillbox, which
-// TestMain points at a temporary directory); --no-store leaves no trace there.
+// TestMain points at a temporary directory); --no-store leaves no trace there. (An empty
+// --data-dir= is the default, and keeps cli from giving the test a directory of its own.)
 func TestRunRecordsInTheUserDataDir(t *testing.T) {
 	t.Parallel()
-	kept := runID(t)
+	kept := runID(t, "--data-dir=")
 	untraced := runID(t, "--no-store")
 	s := openDB(t, filepath.Join(os.Getenv("XDG_DATA_HOME"), "skillbox", sqlite.FileName))
 	if _, err := s.FindRun(t.Context(), kept); err != nil {
