@@ -28,6 +28,10 @@ const (
 	exitOK     = 0
 	exitFailed = 1 // the run failed, a skill is invalid, a skill was not found
 	exitUsage  = 2 // the command line is wrong
+	// exitPending: not a failure. What was asked is done (a bundle installed and recorded as a
+	// version), but the version asks for more than the one before it and does not run until an
+	// admin approves it (skillbox approve). A script tells it apart from success and failure.
+	exitPending = 3
 )
 
 // env is what a command runs with: its streams and the global options.
