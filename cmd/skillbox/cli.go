@@ -82,6 +82,7 @@ type env struct {
 	output string   // pack, unpack, sign: -o
 	key    string   // sign --key
 	pubs   []string // verify --pub
+	note   string   // approve, reject, publish, deprecate, yank --note
 
 	// command is the command running, for the hint under a usage error.
 	command string
@@ -131,6 +132,10 @@ func init() {
 		"keygen":       cmdKeygen,
 		"sign":         cmdSign,
 		"verify":       cmdVerify,
+		"versions":     cmdVersions,
+	}
+	for action := range versionActions { // approve, reject, publish, deprecate, yank
+		commands[action] = versionCommand(action)
 	}
 }
 

@@ -81,3 +81,58 @@ func TestInstallRecordsVersions(t *testing.T) {
 		verify(t, cli(t, "", "install", first, "--skills", t.TempDir(), "--no-store"))
 	expect{code: exitFailed, stderr: []string{"exists"}}.verify(t, cli(t, "", "install", first, "--skills", skills, "--no-store"))
 }
+
+// The version commands walk a pending version through the state machine as the local operator:
+// versions lists it with what it asks for; approve, publish and yank move it, by a digest
+// prefix, recording the OS user and the note; wrong digests and wrong moves say how to fix them.
+func TestVersionCommands(t *testing.T) {
+	t.Parallel()
+	skills := t.TempDir()
+	in := func(args ...string) []string { return append(args, "--skills", skills) }
+	expect{code: exitOK}.verify(t, cli(t, "", in("install", packFixture(t, "tool", `"version":"1.0.0","limits":{"timeoutMs":5000}`))...))
+	expect{code: exitPending}.verify(t, cli(t, "", in("install", packFixture(t, "tool", `"version":"2.0.0"`))...))
+	list := func() []runtime.Version {
+		t.Helper()
+		r := cli(t, "", in("versions", "tool", "--json")...)
+		expect{code: exitOK}.verify(t, r)
+		var out struct {
+			Skill    string            `json:"skill"`
+			Versions []runtime.Version `json:"versions"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || out.Skill != "tool" || len(out.Versions) != 2 {
+			t.Fatalf("versions --json: %v\n%s", err, r)
+		}
+		return out.Versions
+	}
+	vs := list()
+	v2, v1 := vs[0], vs[1]
+	if v2.Version != "2.0.0" || v2.Status != runtime.VersionPending || v1.Status != runtime.VersionDraft {
+		t.Fatalf("versions, newest first: %+v", vs)
+	}
+	expect{code: exitOK, stdout: []string{
+		"VERSION  DIGEST", "2.0.0    " + shortDigest(v2.Digest) + "  pending  bundle  " + osUser(),
+		"asks for: limits.timeoutMs: 5000 -> 30000", "1.0.0    " + shortDigest(v1.Digest) + "  draft",
+	}}.verify(t, cli(t, "", in("versions", "tool")...))
+
+	short := shortDigest(v2.Digest)[:8]
+	expect{code: exitFailed, stderr: []string{"not a version digest", "skillbox versions tool"}}.verify(t, cli(t, "", in("approve", "tool", short[:7])...))
+	expect{code: exitFailed, stderr: []string{"no such version", "skillbox versions tool"}}.verify(t, cli(t, "", in("approve", "tool", "00000000")...))
+	expect{code: exitFailed, stderr: []string{"no skill \"nope\""}}.verify(t, cli(t, "", in("versions", "nope")...))
+	expect{code: exitFailed, stderr: []string{"it is pending, and deprecate starts from [active]", "skillbox versions tool"}}.
+		verify(t, cli(t, "", in("deprecate", "tool", short)...))
+	expect{code: exitUsage, stderr: []string{"approve takes a skill id and a version's digest"}}.verify(t, cli(t, "", in("approve", "tool")...))
+
+	expect{code: exitOK, stdout: []string{"approved tool " + shortDigest(v2.Digest) + ": it is now draft", "skillbox publish tool"}}.
+		verify(t, cli(t, "", in("approve", "tool", short, "--note", "reviewed")...))
+	expect{code: exitFailed, stderr: []string{"it is draft, and approve starts from [pending]", "skillbox versions tool"}}.
+		verify(t, cli(t, "", in("approve", "tool", short)...))
+	expect{code: exitOK, stdout: []string{`"greeting": "hi"`}}.verify(t, cli(t, "", in("run", "tool")...))
+	expect{code: exitOK, stdout: []string{"published tool", "it is now active"}}.verify(t, cli(t, "", in("publish", "tool", v2.Digest, "--note", "ship it")...))
+	expect{code: exitOK, stdout: []string{"yanked tool", "it is now yanked"}}.verify(t, cli(t, "", in("yank", "tool", short)...))
+
+	vs = list()
+	if vs[0].Status != runtime.VersionYanked || vs[0].UpdatedBy != osUser() || vs[0].Note != "" {
+		t.Fatalf("after yank: %+v", vs[0])
+	}
+	expect{code: exitFailed, stderr: []string{"yanked", "never runs"}}.verify(t, cli(t, "", in("run", "tool")...))
+}
