@@ -83,6 +83,7 @@ type env struct {
 	key    string   // sign --key
 	pubs   []string // verify --pub
 	note   string   // approve, reject, publish, deprecate, yank --note
+	runs   runsFlags
 
 	// command is the command running, for the hint under a usage error.
 	command string
@@ -133,6 +134,7 @@ func init() {
 		"sign":         cmdSign,
 		"verify":       cmdVerify,
 		"versions":     cmdVersions,
+		"runs":         cmdRuns,
 	}
 	for action := range versionActions { // approve, reject, publish, deprecate, yank
 		commands[action] = versionCommand(action)

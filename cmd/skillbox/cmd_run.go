@@ -47,7 +47,7 @@ var cmdRun = &command{
 			return e.fail(exitFailed, "%v", err)
 		}
 		defer rt.Close(context.Background())
-		res, runErr := rt.Run(ctx, runtime.Request{Skill: pos[0], Args: args, Face: runtime.FaceCLI})
+		res, runErr := rt.Run(ctx, runtime.Request{Skill: pos[0], Args: args, Face: runtime.FaceCLI, Caller: osUser()})
 		if e.json {
 			if err := writeJSON(e.stdout, res); err != nil {
 				return e.fail(exitFailed, "%v", err)

@@ -53,7 +53,7 @@ var cmdScript = &command{
 			return e.fail(exitFailed, "%v", err)
 		}
 		defer rt.Close(context.Background())
-		res, runErr := rt.Run(ctx, runtime.Request{Skill: pos[0], Script: pos[1], Argv: pos[2:], Stdin: stdin, Face: runtime.FaceCLI})
+		res, runErr := rt.Run(ctx, runtime.Request{Skill: pos[0], Script: pos[1], Argv: pos[2:], Stdin: stdin, Face: runtime.FaceCLI, Caller: osUser()})
 		if runErr != nil {
 			if e.json { // one shape for a run that did not happen, as the HTTP API's errors
 				_ = writeJSON(e.stdout, map[string]any{"error": res.Error})

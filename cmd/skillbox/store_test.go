@@ -5,8 +5,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/skillbox-dev/skillbox/store"
 	"github.com/skillbox-dev/skillbox/store/sqlite"
@@ -119,5 +121,99 @@ func TestStoreRefusals(t *testing.T) {
 				t.Errorf("stderr shows the password: %s", r.stderr)
 			}
 		})
+	}
+}
+
+// skillbox runs lists what run recorded, newest first, filtered and paged as asked, and prints
+// one run whole; a bad filter is a usage error that names the flag.
+func TestRunsCommand(t *testing.T) {
+	t.Parallel()
+	skills := t.TempDir()
+	skillFixture(t, skills, "fine", manifest("fine", `"version":"1.0.0"`), "hello")
+	skillFixture(t, skills, "trap", manifest("trap", ""), "unreachable")
+	in := func(args ...string) []string { return append(args, "--skills", skills) }
+	expect{code: exitOK}.verify(t, cli(t, "", in("run", "fine")...))
+	expect{code: exitFailed}.verify(t, cli(t, "", in("run", "trap")...))
+	expect{code: exitOK}.verify(t, cli(t, "", in("run", "fine")...))
+
+	page := func(args ...string) store.Page {
+		t.Helper()
+		r := cli(t, "", append([]string{"runs", "--json"}, args...)...)
+		expect{code: exitOK}.verify(t, r)
+		var p store.Page
+		if err := json.Unmarshal([]byte(r.stdout), &p); err != nil {
+			t.Fatalf("runs --json: %v\n%s", err, r)
+		}
+		return p
+	}
+	all := page()
+	if len(all.Runs) != 3 || all.Runs[0].Skill != "fine" || all.Runs[1].Skill != "trap" || all.Next != "" {
+		t.Fatalf("runs, newest first: %+v", all)
+	}
+	failed := all.Runs[1]
+	if failed.Status != store.StatusFailed || failed.Error == nil || failed.Error.Kind != "trap" || failed.Caller != osUser() || failed.Face != "cli" {
+		t.Fatalf("the failed run: %+v", failed)
+	}
+	if p := page("--status", "failed"); len(p.Runs) != 1 || p.Runs[0].ID != failed.ID {
+		t.Fatalf("--status failed: %+v", p)
+	}
+	if p := page("--skill", "fine", "--since", "1h"); len(p.Runs) != 2 {
+		t.Fatalf("--skill fine --since 1h: %+v", p)
+	}
+	if p := page("--since", time.Now().Add(time.Hour).Format(time.RFC3339)); len(p.Runs) != 0 {
+		t.Fatalf("--since an hour ahead: %+v", p)
+	}
+	first := page("--limit", "2")
+	if len(first.Runs) != 2 || first.Next == "" {
+		t.Fatalf("--limit 2: %+v", first)
+	}
+	if rest := page("--limit", "2", "--cursor", first.Next); len(rest.Runs) != 1 || rest.Runs[0].ID != all.Runs[2].ID {
+		t.Fatalf("--cursor: %+v", rest)
+	}
+
+	expect{code: exitOK, stdout: []string{"RUN", "SKILL", "VERSION", "DIGEST", "FACE", "CALLER", "STATUS", "ERROR", "DURATION", "STARTED"}, check: func(t *testing.T, r result) {
+		for _, line := range strings.Split(r.stdout, "\n") {
+			if f := strings.Fields(line); len(f) > 0 && f[0] == failed.ID {
+				if want := []string{failed.ID, "trap", shortDigest(failed.Digest), "cli", osUser(), "failed", "trap"}; !slices.Equal(f[:7], want) {
+					t.Errorf("the failed run's row: %q, want it to start %q", f, want)
+				}
+				return
+			}
+		}
+		t.Errorf("no row for %s:\n%s", failed.ID, r.stdout)
+	}}.verify(t, cli(t, "", "runs"))
+	expect{code: exitOK, stderr: []string{"--cursor " + first.Next}}.verify(t, cli(t, "", "runs", "--limit", "2"))
+	expect{code: exitOK, stdout: []string{"run       " + failed.ID, "skill     trap", "status    failed", "error     trap:", "args      not recorded", "usage     {"}}.
+		verify(t, cli(t, "", "runs", failed.ID))
+	expect{code: exitFailed, stderr: []string{`no run "run_nope"`, "skillbox runs lists"}}.verify(t, cli(t, "", "runs", "run_nope"))
+	for flag, want := range map[string]string{
+		"--status=bad": "--status \"bad\": use running, succeeded, failed or interrupted",
+		"--since=3x":   "--since \"3x\": give a duration",
+		"--since=-1h":  "give a positive duration",
+		"--limit=5000": "--limit 5000: give 1 to 1000",
+		"--cursor=xyz": "cursor: not one this server made",
+	} {
+		expect{code: exitUsage, stderr: []string{want}, emptyStdout: true}.verify(t, cli(t, "", "runs", flag))
+	}
+}
+
+func TestParseSince(t *testing.T) {
+	now := time.Date(2025, 6, 10, 12, 0, 0, 0, time.UTC)
+	for in, want := range map[string]time.Time{
+		"90m":                  now.Add(-90 * time.Minute),
+		"7d":                   now.Add(-7 * 24 * time.Hour),
+		"1d12h":                now.Add(-36 * time.Hour),
+		"2025-06-01T08:00:00Z": time.Date(2025, 6, 1, 8, 0, 0, 0, time.UTC),
+		"2025-06-01":           time.Date(2025, 6, 1, 0, 0, 0, 0, time.Local),
+		"2025-06-01 08:30":     time.Date(2025, 6, 1, 8, 30, 0, 0, time.Local),
+	} {
+		if got, err := parseSince(in, now); err != nil || !got.Equal(want) {
+			t.Errorf("parseSince(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "d", "7x", "-5m", "0s", "99999d", "2025-13-01"} {
+		if got, err := parseSince(in, now); err == nil {
+			t.Errorf("parseSince(%q) = %v, want an error", in, got)
+		}
 	}
 }
