@@ -21,6 +21,7 @@ import (
 	"github.com/skillbox-dev/skillbox/agent/toolset"
 	"github.com/skillbox-dev/skillbox/internal/nearest"
 	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/store"
 )
 
 // Exit codes.
@@ -74,6 +75,7 @@ type env struct {
 
 	dataDir, database string // where the run history is (see storeFlags)
 	noStore           bool
+	retention         store.Retention // --keep-runs, --keep-runs-for
 	// recorder, when set (by openStore), records the runs of the runtime built next; versions,
 	// when set (by openStore), keeps its skill versions.
 	recorder runtime.RunRecorder

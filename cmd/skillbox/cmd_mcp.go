@@ -21,6 +21,7 @@ var cmdMCP = &command{
 		admissionFlags(fs, e)
 		toolsFlag(fs, e)
 		storeFlags(fs, e, true)
+		retentionFlags(fs, e)
 	},
 	run: func(ctx context.Context, e *env, pos []string) int {
 		if len(pos) != 0 {

@@ -22,6 +22,7 @@ var cmdRun = &command{
 	flags: func(fs *pflag.FlagSet, e *env) {
 		fs.StringVar(&e.args, "args", "{}", "the arguments: a `JSON` object, @FILE to read it from a file, or - for stdin")
 		storeFlags(fs, e, true)
+		retentionFlags(fs, e)
 	},
 	complete: completeSkillIDs,
 	run: func(ctx context.Context, e *env, pos []string) int {

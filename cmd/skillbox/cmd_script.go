@@ -20,6 +20,7 @@ var cmdScript = &command{
 	flags: func(fs *pflag.FlagSet, e *env) {
 		fs.StringVar(&e.stdinArg, "stdin", "", "the program's standard input: `TEXT`, @FILE to read it from a file, or - for this process's stdin (default: none)")
 		storeFlags(fs, e, true)
+		retentionFlags(fs, e)
 	},
 	complete: completeSkillIDs,
 	run: func(ctx context.Context, e *env, pos []string) int {

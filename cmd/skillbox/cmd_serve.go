@@ -31,6 +31,7 @@ var cmdServe = &command{
 		admissionFlags(fs, e)
 		toolsFlag(fs, e)
 		storeFlags(fs, e, true)
+		retentionFlags(fs, e)
 		fs.StringArrayVar(&e.cors, "cors-origin", nil, "let web pages from `ORIGIN` (scheme://host[:port], exact) call the API from a browser; repeatable. Off by default: pages from other origins may not run or change anything")
 	},
 	run: func(ctx context.Context, e *env, pos []string) int {

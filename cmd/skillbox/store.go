@@ -3,13 +3,16 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -32,6 +35,43 @@ func storeFlags(fs *pflag.FlagSet, e *env, recording bool) {
 		fs.BoolVar(&e.noStore, "no-store", false, "open no store: record no run history and keep no skill versions (the runs are still logged with --verbose); for runs that must leave no trace, or a read-only disk")
 	}
 }
+
+// retentionFlags are the flags of the commands that record runs: which finished runs the
+// history keeps (store.Retention). The recorder applies them when the command starts, every
+// minute while it serves, and once more as it ends.
+func retentionFlags(fs *pflag.FlagSet, e *env) {
+	fs.Func("keep-runs", "keep the newest `N` finished runs in the history, or unlimited (default: 0, which is 100000)", func(v string) error {
+		if v == "unlimited" {
+			e.retention.MaxRuns = store.Unlimited
+			return nil
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return errors.New("give a number of runs (0 for the default, 100000), or unlimited")
+		}
+		e.retention.MaxRuns = n
+		return nil
+	})
+	fs.Func("keep-runs-for", "keep finished runs for `DUR` after they started, such as 72h or 90d, or unlimited (default: 0, which is 30d)", func(v string) error {
+		if v == "unlimited" {
+			e.retention.MaxAge = store.Unlimited
+			return nil
+		}
+		d, err := parseAge(v)
+		switch {
+		case err != nil || d < 0:
+			return errors.New("give a duration such as 72h or 90d (0 for the default, 30d), or unlimited")
+		case d > 0 && d < minKeepRunsFor:
+			// Pruned before anyone could read it: that is --no-store, said plainly.
+			return fmt.Errorf("%v is less than %v: to keep no history, use --no-store", d, minKeepRunsFor)
+		}
+		e.retention.MaxAge = d
+		return nil
+	})
+}
+
+// minKeepRunsFor is the shortest --keep-runs-for: shorter keeps runs too briefly to be read.
+const minKeepRunsFor = time.Minute
 
 // defaultDataDirHelp says in the flag help where the default data directory is on this OS.
 func defaultDataDirHelp() string {
@@ -80,6 +120,8 @@ type localStore struct {
 	store store.Store
 	rec   *store.Recorder
 	where string // the path or the URL, its password redacted
+	// retention is what the recorder keeps (--keep-runs, --keep-runs-for).
+	retention store.Retention
 }
 
 // Close stops the recorder, then closes the store. Call it after the runtime's Close, so the
@@ -90,6 +132,11 @@ func (h *localStore) Close() {
 	}
 	if h.rec != nil {
 		h.rec.Close()
+		// Once more at the end: a command that runs one skill ends before the recorder's next
+		// sweep, and its own run counts against --keep-runs too.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_, _ = h.store.PruneRuns(ctx, h.retention, time.Now())
+		cancel()
 	}
 	_ = h.store.Close()
 }
@@ -103,6 +150,8 @@ func (e *env) openStore(ctx context.Context, record bool) (*localStore, int) {
 	switch {
 	case e.noStore && (e.dataDir != "" || e.database != ""):
 		return nil, e.fail(exitUsage, "--no-store records nothing: drop --data-dir and --database, or --no-store")
+	case e.noStore && e.retention != (store.Retention{}):
+		return nil, e.fail(exitUsage, "--no-store records nothing: drop --keep-runs and --keep-runs-for, or --no-store")
 	case e.noStore:
 		return nil, exitOK
 	case e.dataDir != "" && e.database != "":
@@ -148,7 +197,8 @@ func (e *env) openStore(ctx context.Context, record bool) (*localStore, int) {
 		} else {
 			logger = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 		}
-		h.rec = store.NewRecorder(h.store, store.RecorderOptions{Logger: logger.With("store", h.where)})
+		h.retention = e.retention
+		h.rec = store.NewRecorder(h.store, store.RecorderOptions{Logger: logger.With("store", h.where), Retention: e.retention})
 		e.recorder = h.rec
 	}
 	return h, exitOK

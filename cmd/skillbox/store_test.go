@@ -217,3 +217,57 @@ func TestParseSince(t *testing.T) {
 		}
 	}
 }
+
+// --keep-runs and --keep-runs-for bound the history the recording commands keep, counting the
+// command's own run; values that make no sense are usage errors that say what to give.
+func TestKeepRuns(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	s := openDB(t, filepath.Join(data, sqlite.FileName))
+	old := store.Run{ID: "run_old", Skill: "hello", Status: store.StatusSucceeded, StartedAt: time.Now().Add(-2 * time.Hour), FinishedAt: time.Now().Add(-2 * time.Hour)}
+	if err := s.FinishRun(t.Context(), old); err != nil {
+		t.Fatal(err)
+	}
+	count := func() int {
+		t.Helper()
+		p, err := s.ListRuns(t.Context(), store.Query{Limit: store.MaxLimit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(p.Runs)
+	}
+	runID(t, "--data-dir", data)
+	if n := count(); n != 2 {
+		t.Fatalf("by default the run two hours old stays: %d runs", n)
+	}
+	runID(t, "--data-dir", data, "--keep-runs-for", "1h")
+	if _, err := s.FindRun(t.Context(), old.ID); !errors.Is(err, store.ErrNotFound) || count() != 2 {
+		t.Fatalf("--keep-runs-for 1h kept the run two hours old (%v), or not the last two (%d)", err, count())
+	}
+	last := runID(t, "--data-dir", data, "--keep-runs", "1")
+	if n := count(); n != 1 {
+		t.Fatalf("--keep-runs 1: %d runs", n)
+	}
+	if _, err := s.FindRun(t.Context(), last); err != nil {
+		t.Fatalf("--keep-runs 1 did not keep the command's own run: %v", err)
+	}
+	runID(t, "--data-dir", data, "--keep-runs", "unlimited", "--keep-runs-for", "unlimited")
+	if n := count(); n != 2 {
+		t.Fatalf("unlimited: %d runs", n)
+	}
+
+	for _, tc := range [][]string{
+		{"--keep-runs", "-1", "give a number of runs (0 for the default, 100000), or unlimited"},
+		{"--keep-runs", "lots", "give a number of runs"},
+		{"--keep-runs-for", "-1h", "give a duration such as 72h or 90d"},
+		{"--keep-runs-for", "soon", "give a duration such as 72h or 90d"},
+		{"--keep-runs-for", "10s", "10s is less than 1m0s: to keep no history, use --no-store"},
+		{"--no-store", "--keep-runs=5", "--no-store records nothing: drop --keep-runs"},
+	} {
+		r := cli(t, "", "--skills", bundled, "run", "hello", "--data-dir", data, tc[0], tc[1])
+		if tc[0] == "--no-store" {
+			r = cli(t, "", "--skills", bundled, "run", "hello", tc[0], tc[1])
+		}
+		expect{code: exitUsage, stderr: []string{tc[2]}, emptyStdout: true}.verify(t, r)
+	}
+}
