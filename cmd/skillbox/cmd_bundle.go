@@ -143,7 +143,7 @@ func (e *env) installed(v runtime.Version, where string) int {
 		code = exitPending
 		fmt.Fprintf(&b, ": it asks for more than the version before it, and does not run until an admin approves it:\n")
 		for _, d := range v.Diff {
-			fmt.Fprintf(&b, "  + %s\n", clean(d))
+			fmt.Fprintf(&b, "  - %s\n", clean(d))
 		}
 		fmt.Fprintf(&b, "approve it with: skillbox approve %s %s (or reject it: skillbox reject %s %s)", v.Skill, short, v.Skill, short)
 	case runtime.VersionDraft:

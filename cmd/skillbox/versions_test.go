@@ -72,7 +72,7 @@ func TestInstallRecordsVersions(t *testing.T) {
 
 	wider := packFixture(t, "tool", `"version":"2.0.0"`)
 	r = cli(t, "", "install", wider, "--skills", skills)
-	expect{code: exitPending, stdout: []string{"version 2.0.0: pending", "+ limits.timeoutMs: 5000 -> 30000", "skillbox approve tool "}}.verify(t, r)
+	expect{code: exitPending, stdout: []string{"version 2.0.0: pending", "  - limits.timeoutMs: 5000 -> 30000", "skillbox approve tool "}}.verify(t, r)
 	expect{code: exitFailed, stderr: []string{"pending_approval", "skillbox approve tool"}}.
 		verify(t, cli(t, "", "run", "tool", "--skills", skills))
 
