@@ -21,6 +21,7 @@ import (
 	"github.com/skillbox-dev/skillbox/agent/toolset"
 	"github.com/skillbox-dev/skillbox/internal/nearest"
 	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/store"
 )
 
 // Exit codes.
@@ -28,6 +29,10 @@ const (
 	exitOK     = 0
 	exitFailed = 1 // the run failed, a skill is invalid, a skill was not found
 	exitUsage  = 2 // the command line is wrong
+	// exitPending: not a failure. What was asked is done (a bundle installed and recorded as a
+	// version), but the version asks for more than the one before it and does not run until an
+	// admin approves it (skillbox approve). A script tells it apart from success and failure.
+	exitPending = 3
 )
 
 // env is what a command runs with: its streams and the global options.
@@ -70,12 +75,17 @@ type env struct {
 
 	dataDir, database string // where the run history is (see storeFlags)
 	noStore           bool
-	// recorder, when set (by openHistory), records the runs of the runtime built next.
+	retention         store.Retention // --keep-runs, --keep-runs-for
+	// recorder, when set (by openStore), records the runs of the runtime built next; versions,
+	// when set (by openStore), keeps its skill versions.
 	recorder runtime.RunRecorder
+	versions runtime.VersionStore
 
 	output string   // pack, unpack, sign: -o
 	key    string   // sign --key
 	pubs   []string // verify --pub
+	note   string   // approve, reject, publish, deprecate, yank --note
+	runs   runsFlags
 
 	// command is the command running, for the hint under a usage error.
 	command string
@@ -125,6 +135,11 @@ func init() {
 		"keygen":       cmdKeygen,
 		"sign":         cmdSign,
 		"verify":       cmdVerify,
+		"versions":     cmdVersions,
+		"runs":         cmdRuns,
+	}
+	for action := range versionActions { // approve, reject, publish, deprecate, yank
+		commands[action] = versionCommand(action)
 	}
 }
 
@@ -346,6 +361,7 @@ func (e *env) runtimeFor(ctx context.Context, dirs []string) (*runtime.Runtime, 
 	cfg.Admission = runtime.Admission{MaxRuns: e.maxRuns, MaxQueue: e.maxQueue, MemoryBudget: int64(e.memoryBudget),
 		CompileMemory: int64(e.compileMemory), CompileTimeout: e.compileTimeout}
 	cfg.Recorder = e.recorder
+	cfg.Versions = e.versions
 	return runtime.New(ctx, cfg)
 }
 

@@ -68,15 +68,36 @@ var cmdUnpack = &command{
 }
 
 var cmdInstall = &command{
-	summary: "install a bundle into the first --skills directory, after checking it against the policy (bundles)",
+	summary: "install a bundle into the first --skills directory, after checking it against the policy, and record it as a version",
 	usage:   "FILE",
 	long: `Install a bundle as a skill folder in the first --skills directory. Its files must match its
 manifest and its signatures verify; with bundles.requireSigned in the --policy file, it must be
-signed by one of bundles.trustedKeys. An installed skill of the same id is an error.`,
+signed by one of bundles.trustedKeys.
+
+The bundle is recorded in the store (see --data-dir) as a version of the skill, by you (the OS
+user), and installing a skill that is installed already replaces its folder: the versions
+before it stay in the store, and the active one keeps serving until the new one is published.
+A version that asks for more than the one before it (new hosts, secrets, env, files, higher
+limits) is installed pending: it does not run until an admin approves it. install then prints
+what it asks for beyond the version before it and exits with code 3 (not a failure).
+
+With --no-store, nothing is recorded and installing a skill that is installed already is an
+error.`,
+	example: `  skillbox install word-count.skill.tgz
+  skillbox approve word-count 3f2a9c1e   # when it was installed pending
+  skillbox publish word-count 3f2a9c1e`,
+	flags: func(fs *pflag.FlagSet, e *env) {
+		storeFlags(fs, e, true)
+	},
 	run: func(ctx context.Context, e *env, pos []string) int {
 		if len(pos) != 1 {
 			return e.fail(exitUsage, "install takes one bundle file")
 		}
+		h, code := e.openStore(ctx, false)
+		if code != exitOK {
+			return code
+		}
+		defer h.Close()
 		rt, err := e.runtime(ctx)
 		if err != nil {
 			return e.fail(exitFailed, "%v", err)
@@ -87,13 +108,55 @@ signed by one of bundles.trustedKeys. An installed skill of the same id is an er
 			return e.fail(exitFailed, "%v", err)
 		}
 		m := b.Manifest()
-		s, err := rt.Install(ctx, m.Skill, b.Package(), runtime.InstallOptions{Face: runtime.FaceCLI})
+		// With a store, the folder it replaces is a version kept there, so nothing is lost.
+		opts := runtime.InstallOptions{Face: runtime.FaceCLI, Caller: osUser(), Replace: h != nil}
+		s, err := rt.Install(ctx, m.Skill, b.Package(), opts)
 		if err != nil {
 			return e.fail(exitFailed, "%s: %v", pos[0], err)
 		}
-		return e.report(fmt.Sprintf("installed %s %s into %s", s.ID(), s.Digest(), dirsOrDefault(e.skills)[0]),
-			map[string]any{"skill": s.ID(), "digest": s.Digest()})
+		where := dirsOrDefault(e.skills)[0]
+		if h == nil {
+			return e.report(fmt.Sprintf("installed %s %s into %s", s.ID(), s.Digest(), where),
+				map[string]any{"skill": s.ID(), "digest": s.Digest()})
+		}
+		v, err := rt.SkillVersion(ctx, s.ID(), s.Digest())
+		if err != nil {
+			return e.fail(exitFailed, "installed %s into %s, but its version cannot be read: %v", s.ID(), where, err)
+		}
+		return e.installed(v, where)
 	},
+}
+
+// installed reports the version an install recorded: exitOK, or exitPending when it waits for
+// an admin, with what it asks for beyond the version before it.
+func (e *env) installed(v runtime.Version, where string) int {
+	short := shortDigest(v.Digest)
+	code := exitOK
+	var b strings.Builder
+	fmt.Fprintf(&b, "installed %s %s into %s", v.Skill, v.Digest, where)
+	if v.Version != "" {
+		fmt.Fprintf(&b, ", version %s", clean(v.Version))
+	}
+	fmt.Fprintf(&b, ": %s", v.Status)
+	switch v.Status {
+	case runtime.VersionPending:
+		code = exitPending
+		fmt.Fprintf(&b, ": it asks for more than the version before it, and does not run until an admin approves it:\n")
+		for _, d := range v.Diff {
+			fmt.Fprintf(&b, "  - %s\n", clean(d))
+		}
+		fmt.Fprintf(&b, "approve it with: skillbox approve %s %s (or reject it: skillbox reject %s %s)", v.Skill, short, v.Skill, short)
+	case runtime.VersionDraft:
+		fmt.Fprintf(&b, "; publish it with: skillbox publish %s %s", v.Skill, short)
+	}
+	if e.json {
+		if err := writeJSON(e.stdout, v); err != nil {
+			return e.fail(exitFailed, "%v", err)
+		}
+		return code
+	}
+	fmt.Fprintln(e.stdout, b.String())
+	return code
 }
 
 var cmdKeygen = &command{

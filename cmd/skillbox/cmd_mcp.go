@@ -21,6 +21,7 @@ var cmdMCP = &command{
 		admissionFlags(fs, e)
 		toolsFlag(fs, e)
 		storeFlags(fs, e, true)
+		retentionFlags(fs, e)
 	},
 	run: func(ctx context.Context, e *env, pos []string) int {
 		if len(pos) != 0 {
@@ -36,7 +37,7 @@ var cmdMCP = &command{
 			return e.fail(exitUsage, "%v", err)
 		}
 		defer stopTracing() // after Close: the last runs' spans are sent before the process exits
-		h, code := e.openHistory(ctx, true)
+		h, code := e.openStore(ctx, true)
 		if code != exitOK {
 			return code
 		}

@@ -22,6 +22,7 @@ var cmdRun = &command{
 	flags: func(fs *pflag.FlagSet, e *env) {
 		fs.StringVar(&e.args, "args", "{}", "the arguments: a `JSON` object, @FILE to read it from a file, or - for stdin")
 		storeFlags(fs, e, true)
+		retentionFlags(fs, e)
 	},
 	complete: completeSkillIDs,
 	run: func(ctx context.Context, e *env, pos []string) int {
@@ -37,7 +38,7 @@ var cmdRun = &command{
 			return e.fail(exitUsage, "%v", err)
 		}
 		defer stopTracing() // after Close: the run's span is sent before the process exits
-		h, code := e.openHistory(ctx, true)
+		h, code := e.openStore(ctx, true)
 		if code != exitOK {
 			return code
 		}
@@ -47,7 +48,7 @@ var cmdRun = &command{
 			return e.fail(exitFailed, "%v", err)
 		}
 		defer rt.Close(context.Background())
-		res, runErr := rt.Run(ctx, runtime.Request{Skill: pos[0], Args: args, Face: runtime.FaceCLI})
+		res, runErr := rt.Run(ctx, runtime.Request{Skill: pos[0], Args: args, Face: runtime.FaceCLI, Caller: osUser()})
 		if e.json {
 			if err := writeJSON(e.stdout, res); err != nil {
 				return e.fail(exitFailed, "%v", err)

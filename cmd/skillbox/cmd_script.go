@@ -20,6 +20,7 @@ var cmdScript = &command{
 	flags: func(fs *pflag.FlagSet, e *env) {
 		fs.StringVar(&e.stdinArg, "stdin", "", "the program's standard input: `TEXT`, @FILE to read it from a file, or - for this process's stdin (default: none)")
 		storeFlags(fs, e, true)
+		retentionFlags(fs, e)
 	},
 	complete: completeSkillIDs,
 	run: func(ctx context.Context, e *env, pos []string) int {
@@ -43,7 +44,7 @@ var cmdScript = &command{
 			return e.fail(exitUsage, "%v", err)
 		}
 		defer stopTracing()
-		h, failed := e.openHistory(ctx, true)
+		h, failed := e.openStore(ctx, true)
 		if failed != exitOK {
 			return failed
 		}
@@ -53,7 +54,7 @@ var cmdScript = &command{
 			return e.fail(exitFailed, "%v", err)
 		}
 		defer rt.Close(context.Background())
-		res, runErr := rt.Run(ctx, runtime.Request{Skill: pos[0], Script: pos[1], Argv: pos[2:], Stdin: stdin, Face: runtime.FaceCLI})
+		res, runErr := rt.Run(ctx, runtime.Request{Skill: pos[0], Script: pos[1], Argv: pos[2:], Stdin: stdin, Face: runtime.FaceCLI, Caller: osUser()})
 		if runErr != nil {
 			if e.json { // one shape for a run that did not happen, as the HTTP API's errors
 				_ = writeJSON(e.stdout, map[string]any{"error": res.Error})

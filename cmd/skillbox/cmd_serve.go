@@ -31,6 +31,7 @@ var cmdServe = &command{
 		admissionFlags(fs, e)
 		toolsFlag(fs, e)
 		storeFlags(fs, e, true)
+		retentionFlags(fs, e)
 		fs.StringArrayVar(&e.cors, "cors-origin", nil, "let web pages from `ORIGIN` (scheme://host[:port], exact) call the API from a browser; repeatable. Off by default: pages from other origins may not run or change anything")
 	},
 	run: func(ctx context.Context, e *env, pos []string) int {
@@ -63,7 +64,7 @@ var cmdServe = &command{
 		defer stopTracing() // after Close: the last runs' spans are sent before the process exits
 		logger := slog.New(slog.NewTextHandler(e.stderr, nil))
 		e.onReload = func(d runtime.Reloaded) { logReload(logger, d) }
-		h, code := e.openHistory(ctx, true)
+		h, code := e.openStore(ctx, true)
 		if code != exitOK {
 			return code
 		}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -116,13 +117,58 @@ func (r result) String() string {
 	return fmt.Sprintf("exit %d\n--- stdout:\n%s\n--- stderr:\n%s", r.code, r.stdout, r.stderr)
 }
 
-// cli runs the CLI in-process with the shared --cache-dir prepended to args.
+// cli runs the CLI in-process with the shared --cache-dir prepended to args, and for a command
+// that opens the store, unless args say where it is (an empty --data-dir= is the default one),
+// t's own --data-dir (see testDataDir).
 func cli(t *testing.T, stdin string, args ...string) result {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	full := append([]string{"--cache-dir", cacheDir}, args...)
+	full := append([]string{"--cache-dir", cacheDir}, withTestStore(t, args)...)
 	code := run(full, strings.NewReader(stdin), &stdout, &stderr)
 	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
+}
+
+// storeCommands are the commands that open the store (they take --data-dir).
+var storeCommands = map[string]bool{"run": true, "script": true, "serve": true, "mcp": true, "install": true,
+	"versions": true, "approve": true, "reject": true, "publish": true, "deprecate": true, "yank": true, "runs": true}
+
+// testDataDirs are the data directories of the tests running, by *testing.T.
+var testDataDirs sync.Map
+
+// testDataDir is t's own data directory. A test's commands share one store, and no two tests
+// do: the store keys skill versions by id, and "hello" is a different fixture in each test (a
+// hello that asks for more than another test's would be pending there).
+func testDataDir(t *testing.T) string {
+	if d, ok := testDataDirs.Load(t); ok {
+		return d.(string)
+	}
+	d := t.TempDir()
+	testDataDirs.Store(t, d)
+	t.Cleanup(func() { testDataDirs.Delete(t) })
+	return d
+}
+
+// withTestStore is args with --data-dir testDataDir(t) after the command's name, when the
+// command opens the store and args do not say where it is.
+func withTestStore(t *testing.T, args []string) []string {
+	at := -1
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		for _, f := range []string{"--data-dir", "--database", "--no-store"} {
+			if a == f || strings.HasPrefix(a, f+"=") {
+				return args
+			}
+		}
+		if _, ok := commands[a]; at < 0 && (ok || a == "help" || a == "completion") {
+			at = i // the command's name: the first word that names one
+		}
+	}
+	if at < 0 || !storeCommands[args[at]] {
+		return args
+	}
+	return slices.Concat(args[:at+1], []string{"--data-dir", testDataDir(t)}, args[at+1:])
 }
 
 // skillFixture writes the skill package root/id: skill.json as given (when not empty) and, when

@@ -61,11 +61,12 @@ func startServe(t *testing.T, bin string, listening bool, args ...string) *serve
 	return startServeEnv(t, bin, nil, listening, args...)
 }
 
-// startServeEnv is startServe with extra environment variables ("NAME=value").
+// startServeEnv is startServe with extra environment variables ("NAME=value"). Its default
+// store is t's own (see testDataDir), unless env sets XDG_DATA_HOME.
 func startServeEnv(t *testing.T, bin string, env []string, listening bool, args ...string) *serveProc {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"--cache-dir", cacheDir}, args...)...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(append(os.Environ(), "XDG_DATA_HOME="+testDataDir(t)), env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -3,13 +3,16 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -21,17 +24,54 @@ import (
 // databaseSchemes are the --database URL schemes skillbox opens.
 var databaseSchemes = []string{"postgres", "postgresql"}
 
-// storeFlags are the flags of the commands that read or write the run history: where it is.
-// recording adds --no-store, for the commands that run skills.
+// storeFlags are the flags of the commands that read or write the store (the run history and
+// the skill versions): where it is. recording adds --no-store, for the commands that run skills.
 func storeFlags(fs *pflag.FlagSet, e *env, recording bool) {
-	fs.StringVar(&e.dataDir, "data-dir", "", "keep the run history in `DIR`/"+sqlite.FileName+" (SQLite; default: "+defaultDataDirHelp()+")")
-	fs.StringVar(&e.database, "database", "", "keep the run history in the PostgreSQL database at `URL` (postgres://user:password@host:5432/db), e.g. to share it between replicas, instead of --data-dir")
+	fs.StringVar(&e.dataDir, "data-dir", "", "keep the run history and skill versions in `DIR`/"+sqlite.FileName+" (SQLite; default: "+defaultDataDirHelp()+")")
+	fs.StringVar(&e.database, "database", "", "keep the run history and skill versions in the PostgreSQL database at `URL` (postgres://user:password@host:5432/db), e.g. to share them between replicas, instead of --data-dir")
 	if recording {
 		// A flag, not an empty --data-dir: the choice to leave no trace is spelled out, and an
 		// unset variable in a script (--data-dir "$DIR") cannot make it by accident.
-		fs.BoolVar(&e.noStore, "no-store", false, "record no run history (the runs are still logged with --verbose); for runs that must leave no trace, or a read-only disk")
+		fs.BoolVar(&e.noStore, "no-store", false, "open no store: record no run history and keep no skill versions (the runs are still logged with --verbose); for runs that must leave no trace, or a read-only disk")
 	}
 }
+
+// retentionFlags are the flags of the commands that record runs: which finished runs the
+// history keeps (store.Retention). The recorder applies them when the command starts, every
+// minute while it serves, and once more as it ends.
+func retentionFlags(fs *pflag.FlagSet, e *env) {
+	fs.Func("keep-runs", "keep the newest `N` finished runs in the history, or unlimited (default: 0, which is 100000)", func(v string) error {
+		if v == "unlimited" {
+			e.retention.MaxRuns = store.Unlimited
+			return nil
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return errors.New("give a number of runs (0 for the default, 100000), or unlimited")
+		}
+		e.retention.MaxRuns = n
+		return nil
+	})
+	fs.Func("keep-runs-for", "keep finished runs for `DUR` after they started, such as 72h or 90d, or unlimited (default: 0, which is 30d)", func(v string) error {
+		if v == "unlimited" {
+			e.retention.MaxAge = store.Unlimited
+			return nil
+		}
+		d, err := parseAge(v)
+		switch {
+		case err != nil || d < 0:
+			return errors.New("give a duration such as 72h or 90d (0 for the default, 30d), or unlimited")
+		case d > 0 && d < minKeepRunsFor:
+			// Pruned before anyone could read it: that is --no-store, said plainly.
+			return fmt.Errorf("%v is less than %v: to keep no history, use --no-store", d, minKeepRunsFor)
+		}
+		e.retention.MaxAge = d
+		return nil
+	})
+}
+
+// minKeepRunsFor is the shortest --keep-runs-for: shorter keeps runs too briefly to be read.
+const minKeepRunsFor = time.Minute
 
 // defaultDataDirHelp says in the flag help where the default data directory is on this OS.
 func defaultDataDirHelp() string {
@@ -73,41 +113,53 @@ func defaultDataDir() (string, error) {
 	return filepath.Join(home, ".local", "share", "skillbox"), nil
 }
 
-// history is the run history a command opened: the store, and for a command that runs skills
-// the recorder that writes its runs there (also set as e.recorder, for the runtime).
-type history struct {
+// localStore is the store a command opened: the database, and for a command that runs skills
+// the recorder that writes its runs there (also set as e.recorder, for the runtime). The
+// runtime the command builds next keeps its skill versions there too (e.versions).
+type localStore struct {
 	store store.Store
 	rec   *store.Recorder
 	where string // the path or the URL, its password redacted
+	// retention is what the recorder keeps (--keep-runs, --keep-runs-for).
+	retention store.Retention
 }
 
 // Close stops the recorder, then closes the store. Call it after the runtime's Close, so the
-// last runs are recorded. A nil history is a no-op.
-func (h *history) Close() {
+// last runs are recorded. A nil localStore is a no-op.
+func (h *localStore) Close() {
 	if h == nil {
 		return
 	}
 	if h.rec != nil {
 		h.rec.Close()
+		// Once more at the end: a command that runs one skill ends before the recorder's next
+		// sweep, and its own run counts against --keep-runs too.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_, _ = h.store.PruneRuns(ctx, h.retention, time.Now())
+		cancel()
 	}
 	_ = h.store.Close()
 }
 
-// openHistory opens the run history the flags name, the one way every command does. With
-// record, the runs of the runtime e builds next are recorded there. It returns a nil history
-// (and exitOK) for --no-store; otherwise a failure's exit code, the error printed.
-func (e *env) openHistory(ctx context.Context, record bool) (*history, int) {
+// openStore opens the store the flags name, the one way every command does. The runtime e
+// builds next keeps its skill versions there (Config.Versions), so what the CLI runs, installs
+// and serves is recorded as versions and obeys their statuses; with record, its runs are
+// recorded there too. It returns a nil localStore (and exitOK) for --no-store; otherwise a
+// failure's exit code, the error printed.
+func (e *env) openStore(ctx context.Context, record bool) (*localStore, int) {
 	switch {
 	case e.noStore && (e.dataDir != "" || e.database != ""):
 		return nil, e.fail(exitUsage, "--no-store records nothing: drop --data-dir and --database, or --no-store")
+	case e.noStore && e.retention != (store.Retention{}):
+		return nil, e.fail(exitUsage, "--no-store records nothing: drop --keep-runs and --keep-runs-for, or --no-store")
 	case e.noStore:
 		return nil, exitOK
 	case e.dataDir != "" && e.database != "":
-		return nil, e.fail(exitUsage, "--data-dir and --database both say where the run history is: give one")
+		return nil, e.fail(exitUsage, "--data-dir and --database both say where the store is: give one")
 	}
-	h := &history{}
+	h := &localStore{}
 	var err error
-	fix := "fix the URL or the server, or pass --no-store to run without history"
+	fix := "fix the URL or the server, or pass --no-store to run without a store"
 	if e.database != "" {
 		u, perr := url.Parse(e.database)
 		if perr != nil || !slices.Contains(databaseSchemes, strings.ToLower(u.Scheme)) {
@@ -120,11 +172,11 @@ func (e *env) openHistory(ctx context.Context, record bool) (*history, int) {
 		dir := e.dataDir
 		if dir == "" {
 			if dir, err = defaultDataDir(); err != nil {
-				return nil, e.fail(exitFailed, "cannot find the user data directory for the run history (%v): pass --data-dir DIR, or --no-store to run without history", err)
+				return nil, e.fail(exitFailed, "cannot find the user data directory for the store (%v): pass --data-dir DIR, or --no-store to run without a store", err)
 			}
 		}
 		h.where = filepath.Join(dir, sqlite.FileName)
-		fix = "make " + dir + " a directory you can write, pass --data-dir DIR, or --no-store to run without history"
+		fix = "make " + dir + " a directory you can write, pass --data-dir DIR, or --no-store to run without a store"
 		h.store, err = sqlite.Open(ctx, h.where)
 	}
 	if err != nil {
@@ -135,8 +187,9 @@ func (e *env) openHistory(ctx context.Context, record bool) (*history, int) {
 		if errors.Is(err, store.ErrSchemaTooNew) {
 			fix = "run a newer skillbox, or point --data-dir or --database elsewhere"
 		}
-		return nil, e.fail(exitFailed, "cannot open the run history: %s. Fix: %s", msg, fix)
+		return nil, e.fail(exitFailed, "cannot open the store (run history and skill versions): %s. Fix: %s", msg, fix)
 	}
+	e.versions = h.store
 	if record {
 		var logger *slog.Logger
 		if e.verbose {
@@ -144,7 +197,8 @@ func (e *env) openHistory(ctx context.Context, record bool) (*history, int) {
 		} else {
 			logger = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 		}
-		h.rec = store.NewRecorder(h.store, store.RecorderOptions{Logger: logger.With("history", h.where)})
+		h.retention = e.retention
+		h.rec = store.NewRecorder(h.store, store.RecorderOptions{Logger: logger.With("store", h.where), Retention: e.retention})
 		e.recorder = h.rec
 	}
 	return h, exitOK

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/skillbox-dev/skillbox/store"
 	"github.com/skillbox-dev/skillbox/store/sqlite"
@@ -57,10 +59,11 @@ func TestRunRecordsInDataDir(t *testing.T) {
 }
 
 // Without --data-dir the history is in the user's data directory ($XDG_DATA_HOME/skillbox, which
-// TestMain points at a temporary directory); --no-store leaves no trace there.
+// TestMain points at a temporary directory); --no-store leaves no trace there. (An empty
+// --data-dir= is the default, and keeps cli from giving the test a directory of its own.)
 func TestRunRecordsInTheUserDataDir(t *testing.T) {
 	t.Parallel()
-	kept := runID(t)
+	kept := runID(t, "--data-dir=")
 	untraced := runID(t, "--no-store")
 	s := openDB(t, filepath.Join(os.Getenv("XDG_DATA_HOME"), "skillbox", sqlite.FileName))
 	if _, err := s.FindRun(t.Context(), kept); err != nil {
@@ -118,5 +121,153 @@ func TestStoreRefusals(t *testing.T) {
 				t.Errorf("stderr shows the password: %s", r.stderr)
 			}
 		})
+	}
+}
+
+// skillbox runs lists what run recorded, newest first, filtered and paged as asked, and prints
+// one run whole; a bad filter is a usage error that names the flag.
+func TestRunsCommand(t *testing.T) {
+	t.Parallel()
+	skills := t.TempDir()
+	skillFixture(t, skills, "fine", manifest("fine", `"version":"1.0.0"`), "hello")
+	skillFixture(t, skills, "trap", manifest("trap", ""), "unreachable")
+	in := func(args ...string) []string { return append(args, "--skills", skills) }
+	expect{code: exitOK}.verify(t, cli(t, "", in("run", "fine")...))
+	expect{code: exitFailed}.verify(t, cli(t, "", in("run", "trap")...))
+	expect{code: exitOK}.verify(t, cli(t, "", in("run", "fine")...))
+
+	page := func(args ...string) store.Page {
+		t.Helper()
+		r := cli(t, "", append([]string{"runs", "--json"}, args...)...)
+		expect{code: exitOK}.verify(t, r)
+		var p store.Page
+		if err := json.Unmarshal([]byte(r.stdout), &p); err != nil {
+			t.Fatalf("runs --json: %v\n%s", err, r)
+		}
+		return p
+	}
+	all := page()
+	if len(all.Runs) != 3 || all.Runs[0].Skill != "fine" || all.Runs[1].Skill != "trap" || all.Next != "" {
+		t.Fatalf("runs, newest first: %+v", all)
+	}
+	failed := all.Runs[1]
+	if failed.Status != store.StatusFailed || failed.Error == nil || failed.Error.Kind != "trap" || failed.Caller != osUser() || failed.Face != "cli" {
+		t.Fatalf("the failed run: %+v", failed)
+	}
+	if p := page("--status", "failed"); len(p.Runs) != 1 || p.Runs[0].ID != failed.ID {
+		t.Fatalf("--status failed: %+v", p)
+	}
+	if p := page("--skill", "fine", "--since", "1h"); len(p.Runs) != 2 {
+		t.Fatalf("--skill fine --since 1h: %+v", p)
+	}
+	if p := page("--since", time.Now().Add(time.Hour).Format(time.RFC3339)); len(p.Runs) != 0 {
+		t.Fatalf("--since an hour ahead: %+v", p)
+	}
+	first := page("--limit", "2")
+	if len(first.Runs) != 2 || first.Next == "" {
+		t.Fatalf("--limit 2: %+v", first)
+	}
+	if rest := page("--limit", "2", "--cursor", first.Next); len(rest.Runs) != 1 || rest.Runs[0].ID != all.Runs[2].ID {
+		t.Fatalf("--cursor: %+v", rest)
+	}
+
+	expect{code: exitOK, stdout: []string{"RUN", "SKILL", "VERSION", "DIGEST", "FACE", "CALLER", "STATUS", "ERROR", "DURATION", "STARTED"}, check: func(t *testing.T, r result) {
+		for _, line := range strings.Split(r.stdout, "\n") {
+			if f := strings.Fields(line); len(f) > 0 && f[0] == failed.ID {
+				if want := []string{failed.ID, "trap", shortDigest(failed.Digest), "cli", osUser(), "failed", "trap"}; !slices.Equal(f[:7], want) {
+					t.Errorf("the failed run's row: %q, want it to start %q", f, want)
+				}
+				return
+			}
+		}
+		t.Errorf("no row for %s:\n%s", failed.ID, r.stdout)
+	}}.verify(t, cli(t, "", "runs"))
+	expect{code: exitOK, stderr: []string{"--cursor " + first.Next}}.verify(t, cli(t, "", "runs", "--limit", "2"))
+	expect{code: exitOK, stdout: []string{"run       " + failed.ID, "skill     trap", "status    failed", "error     trap:", "args      not recorded", "usage     {"}}.
+		verify(t, cli(t, "", "runs", failed.ID))
+	expect{code: exitFailed, stderr: []string{`no run "run_nope"`, "skillbox runs lists"}}.verify(t, cli(t, "", "runs", "run_nope"))
+	for flag, want := range map[string]string{
+		"--status=bad": "--status \"bad\": use running, succeeded, failed or interrupted",
+		"--since=3x":   "--since \"3x\": give a duration",
+		"--since=-1h":  "give a positive duration",
+		"--limit=5000": "--limit 5000: give 1 to 1000",
+		"--cursor=xyz": "cursor: not one this server made",
+	} {
+		expect{code: exitUsage, stderr: []string{want}, emptyStdout: true}.verify(t, cli(t, "", "runs", flag))
+	}
+}
+
+func TestParseSince(t *testing.T) {
+	now := time.Date(2025, 6, 10, 12, 0, 0, 0, time.UTC)
+	for in, want := range map[string]time.Time{
+		"90m":                  now.Add(-90 * time.Minute),
+		"7d":                   now.Add(-7 * 24 * time.Hour),
+		"1d12h":                now.Add(-36 * time.Hour),
+		"2025-06-01T08:00:00Z": time.Date(2025, 6, 1, 8, 0, 0, 0, time.UTC),
+		"2025-06-01":           time.Date(2025, 6, 1, 0, 0, 0, 0, time.Local),
+		"2025-06-01 08:30":     time.Date(2025, 6, 1, 8, 30, 0, 0, time.Local),
+	} {
+		if got, err := parseSince(in, now); err != nil || !got.Equal(want) {
+			t.Errorf("parseSince(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "d", "7x", "-5m", "0s", "99999d", "2025-13-01"} {
+		if got, err := parseSince(in, now); err == nil {
+			t.Errorf("parseSince(%q) = %v, want an error", in, got)
+		}
+	}
+}
+
+// --keep-runs and --keep-runs-for bound the history the recording commands keep, counting the
+// command's own run; values that make no sense are usage errors that say what to give.
+func TestKeepRuns(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	s := openDB(t, filepath.Join(data, sqlite.FileName))
+	old := store.Run{ID: "run_old", Skill: "hello", Status: store.StatusSucceeded, StartedAt: time.Now().Add(-2 * time.Hour), FinishedAt: time.Now().Add(-2 * time.Hour)}
+	if err := s.FinishRun(t.Context(), old); err != nil {
+		t.Fatal(err)
+	}
+	count := func() int {
+		t.Helper()
+		p, err := s.ListRuns(t.Context(), store.Query{Limit: store.MaxLimit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(p.Runs)
+	}
+	runID(t, "--data-dir", data)
+	if n := count(); n != 2 {
+		t.Fatalf("by default the run two hours old stays: %d runs", n)
+	}
+	runID(t, "--data-dir", data, "--keep-runs-for", "1h")
+	if _, err := s.FindRun(t.Context(), old.ID); !errors.Is(err, store.ErrNotFound) || count() != 2 {
+		t.Fatalf("--keep-runs-for 1h kept the run two hours old (%v), or not the last two (%d)", err, count())
+	}
+	last := runID(t, "--data-dir", data, "--keep-runs", "1")
+	if n := count(); n != 1 {
+		t.Fatalf("--keep-runs 1: %d runs", n)
+	}
+	if _, err := s.FindRun(t.Context(), last); err != nil {
+		t.Fatalf("--keep-runs 1 did not keep the command's own run: %v", err)
+	}
+	runID(t, "--data-dir", data, "--keep-runs", "unlimited", "--keep-runs-for", "unlimited")
+	if n := count(); n != 2 {
+		t.Fatalf("unlimited: %d runs", n)
+	}
+
+	for _, tc := range [][]string{
+		{"--keep-runs", "-1", "give a number of runs (0 for the default, 100000), or unlimited"},
+		{"--keep-runs", "lots", "give a number of runs"},
+		{"--keep-runs-for", "-1h", "give a duration such as 72h or 90d"},
+		{"--keep-runs-for", "soon", "give a duration such as 72h or 90d"},
+		{"--keep-runs-for", "10s", "10s is less than 1m0s: to keep no history, use --no-store"},
+		{"--no-store", "--keep-runs=5", "--no-store records nothing: drop --keep-runs"},
+	} {
+		r := cli(t, "", "--skills", bundled, "run", "hello", "--data-dir", data, tc[0], tc[1])
+		if tc[0] == "--no-store" {
+			r = cli(t, "", "--skills", bundled, "run", "hello", tc[0], tc[1])
+		}
+		expect{code: exitUsage, stderr: []string{tc[2]}, emptyStdout: true}.verify(t, r)
 	}
 }

@@ -101,3 +101,24 @@ func terminalWidth(w io.Writer) int {
 	}
 	return 80
 }
+
+// writeRows writes a table: header, then rows, each column as wide as its widest cell and two
+// spaces apart, the last one unpadded. The caller cleans the cells (see clean).
+func writeRows(w io.Writer, header []string, rows [][]string) {
+	widths := make([]int, len(header))
+	for _, r := range append([][]string{header}, rows...) {
+		for i, c := range r {
+			widths[i] = max(widths[i], utf8.RuneCountInString(c))
+		}
+	}
+	for _, r := range append([][]string{header}, rows...) {
+		var b strings.Builder
+		for i, c := range r {
+			b.WriteString(c)
+			if i < len(r)-1 {
+				b.WriteString(strings.Repeat(" ", widths[i]+2-utf8.RuneCountInString(c)))
+			}
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	}
+}

@@ -150,26 +150,8 @@ func (s *DB) ListRuns(ctx context.Context, q store.Query) (store.Page, error) {
 	if err != nil {
 		return store.Page{}, err
 	}
-	where, args := []string{"tenant = ?"}, []any{s.tenant}
-	if q.Skill != "" {
-		where, args = append(where, "skill = ?"), append(args, q.Skill)
-	}
-	if q.Status != "" {
-		where, args = append(where, "status = ?"), append(args, string(q.Status))
-	}
-	if !q.Since.IsZero() {
-		where, args = append(where, "started_at >= ?"), append(args, q.Since.UnixNano())
-	}
-	if q.Cursor != "" {
-		t, id, _ := store.DecodeCursor(q.Cursor)
-		where = append(where, "(started_at < ? OR (started_at = ? AND id < ?))")
-		args = append(args, t.UnixNano(), t.UnixNano(), id)
-	}
-	query := `SELECT ` + runColumns + ` FROM runs WHERE ` + strings.Join(where, " AND ")
-	// One more than the page: whether it exists says whether there is a next page.
-	query += ` ORDER BY started_at DESC, id DESC LIMIT ?`
-	args = append(args, q.Limit+1)
-	rows, err := s.db.QueryContext(ctx, s.q(query), args...)
+	query, args := s.listRunsQuery(q)
+	rows, err := s.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return store.Page{}, fmt.Errorf("list runs: %s %s: %w", s.dialect.Name, s.where, err)
 	}
@@ -190,6 +172,33 @@ func (s *DB) ListRuns(ctx context.Context, q store.Query) (store.Page, error) {
 		page.Next = store.EncodeCursor(page.Runs[q.Limit-1])
 	}
 	return page, nil
+}
+
+// listRunsQuery is ListRuns's SELECT for q (checked) over s's tenant's runs, in the dialect's
+// placeholders, with its arguments.
+func (s *DB) listRunsQuery(q store.Query) (string, []any) {
+	where, args := []string{"tenant = ?"}, []any{s.tenant}
+	if q.Skill != "" {
+		where, args = append(where, "skill = ?"), append(args, q.Skill)
+	}
+	if q.Status != "" {
+		where, args = append(where, "status = ?"), append(args, string(q.Status))
+	}
+	if !q.Since.IsZero() {
+		where, args = append(where, "started_at >= ?"), append(args, q.Since.UnixNano())
+	}
+	if q.Cursor != "" {
+		t, id, _ := store.DecodeCursor(q.Cursor)
+		// A row value, not "started_at < ? OR (started_at = ? AND id < ?)": both databases seek
+		// the index to it, where the OR made them walk every newer run first (a page a million
+		// runs down took 0.1-0.2 s).
+		where = append(where, "(started_at, id) < (?, ?)")
+		args = append(args, t.UnixNano(), id)
+	}
+	query := `SELECT ` + runColumns + ` FROM runs WHERE ` + strings.Join(where, " AND ")
+	// One more than the page: whether it exists says whether there is a next page.
+	query += ` ORDER BY started_at DESC, id DESC LIMIT ?`
+	return s.q(query), append(args, q.Limit+1)
 }
 
 // runValues are r's column values, in runColumns' order, for s's tenant.

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/skillbox-dev/skillbox/runtime"
+)
+
+// The version commands: list a skill's versions and move their statuses, as the local operator
+// (see operator). The rules (which move, from which status, for which role) are the runtime's
+// Transitions; these commands only translate.
+
+var cmdVersions = &command{
+	summary: "list a skill's versions, newest first: digest, status, where it came from, who, when",
+	usage:   "<id>",
+	long: `List the versions of a skill kept in the store (see --data-dir): every content of the skill
+that skillbox met (in a skills directory, installed, uploaded, written by an agent), newest first,
+with its status (draft, pending, active, deprecated, yanked, rejected). The NOTE column is what
+the last change said, or for a pending version what it asks for beyond the version before it.
+The digests it prints, or any 8 or more of their first hex digits, name a version for approve,
+reject, publish, deprecate and yank.`,
+	example:  `  skillbox versions hello`,
+	flags:    func(fs *pflag.FlagSet, e *env) { storeFlags(fs, e, false) },
+	complete: completeSkillIDs,
+	run: func(ctx context.Context, e *env, pos []string) int {
+		if len(pos) != 1 {
+			return e.fail(exitUsage, "versions takes one skill id, e.g. skillbox versions hello")
+		}
+		return e.withVersions(ctx, func(rt *runtime.Runtime) int {
+			list, err := rt.Versions(ctx, pos[0])
+			if err != nil {
+				return e.versionFailure(pos[0], err)
+			}
+			if e.json {
+				return e.report("", map[string]any{"skill": pos[0], "versions": list})
+			}
+			rows := make([][]string, 0, len(list))
+			for _, v := range list {
+				note := v.Note
+				if v.Status == runtime.VersionPending && note == "" {
+					note = "asks for: " + strings.Join(v.Diff, "; ")
+				}
+				rows = append(rows, []string{clean(v.Version), shortDigest(v.Digest), string(v.Status), clean(v.Source),
+					clean(v.CreatedBy), v.CreatedAt.Local().Format(time.DateTime), truncate(clean(note), 80)})
+			}
+			writeRows(e.stdout, []string{"VERSION", "DIGEST", "STATUS", "SOURCE", "BY", "WHEN", "NOTE"}, rows)
+			return exitOK
+		})
+	},
+}
+
+// versionActions are the moves of a version's status the CLI offers, each its own command, with
+// its past tense for the report.
+var versionActions = map[string]string{
+	"approve":   "approved",
+	"reject":    "rejected",
+	"publish":   "published",
+	"deprecate": "deprecated",
+	"yank":      "yanked",
+}
+
+// actionSummaries say what each action does, for its help.
+var actionSummaries = map[string]string{
+	"approve":   "approve a pending version's new permissions: it becomes a draft, which may run and be published",
+	"reject":    "reject a pending version's new permissions: it never runs",
+	"publish":   "publish a version: it serves the skill, and the version that did is deprecated",
+	"deprecate": "deprecate the active version: it runs only when pinned by digest, and the skill has no active version",
+	"yank":      "withdraw a version for good: it never runs again, even pinned",
+}
+
+// versionCommand is the command that applies action to a version.
+func versionCommand(action string) *command {
+	t := runtime.Transitions[action]
+	from := make([]string, len(t.From))
+	for i, s := range t.From {
+		from[i] = string(s)
+	}
+	return &command{
+		summary: actionSummaries[action],
+		usage:   "<id> <digest> [--note TEXT]",
+		long: fmt.Sprintf(`%s.
+It moves a version from %s to %s.
+
+<digest> is the version's digest as skillbox versions <id> prints it: whole, or at least its
+first 8 hex digits. You act as the local operator (your OS
+user, recorded with the change) with the admin role: whoever can open the store's database owns
+it. A server offers the same move to API keys with the %s role.`,
+			upperFirst(actionSummaries[action]), strings.Join(from, " or "), t.To, t.Role),
+		example: fmt.Sprintf("  skillbox versions hello\n  skillbox %s hello 3f2a9c1e --note 'reviewed the new host'", action),
+		flags: func(fs *pflag.FlagSet, e *env) {
+			fs.StringVar(&e.note, "note", "", "say why in `TEXT`, kept with the version (at most 4096 bytes)")
+			storeFlags(fs, e, false)
+		},
+		complete: completeSkillIDs,
+		run: func(ctx context.Context, e *env, pos []string) int {
+			if len(pos) != 2 {
+				return e.fail(exitUsage, "%s takes a skill id and a version's digest, e.g. skillbox %s hello 3f2a9c1e (skillbox versions hello lists them)", action, action)
+			}
+			return e.withVersions(ctx, func(rt *runtime.Runtime) int {
+				v, err := rt.ChangeVersion(ctx, pos[0], pos[1], action, operator(), e.note)
+				if err != nil {
+					return e.versionFailure(pos[0], err)
+				}
+				msg := fmt.Sprintf("%s %s %s: it is now %s", versionActions[action], v.Skill, shortDigest(v.Digest), v.Status)
+				switch v.Status {
+				case runtime.VersionDraft:
+					msg += fmt.Sprintf("; publish it with: skillbox publish %s %s", v.Skill, shortDigest(v.Digest))
+				case runtime.VersionActive:
+					msg += fmt.Sprintf(": it serves %s", v.Skill)
+				}
+				return e.report(msg, v)
+			})
+		},
+	}
+}
+
+// withVersions opens the store and a runtime that keeps its versions there, and calls fn.
+func (e *env) withVersions(ctx context.Context, fn func(*runtime.Runtime) int) int {
+	h, code := e.openStore(ctx, false)
+	if code != exitOK {
+		return code
+	}
+	defer h.Close()
+	rt, err := e.runtime(ctx)
+	if err != nil {
+		return e.fail(exitFailed, "%v", err)
+	}
+	defer rt.Close(context.Background())
+	return fn(rt)
+}
+
+// versionFailure reports err, of a version command on skill id, with the way to fix it.
+func (e *env) versionFailure(id string, err error) int {
+	if msg, ok := lookupFailure(err); ok {
+		return e.fail(exitFailed, "%s", msg)
+	}
+	switch {
+	case errors.Is(err, runtime.ErrNoVersion):
+		return e.fail(exitFailed, "%v; list the versions with: skillbox versions %s", err, id)
+	case errors.Is(err, runtime.ErrVersionConflict):
+		return e.fail(exitFailed, "%v (skillbox versions %s shows each version's status)", err, id)
+	}
+	return e.fail(exitFailed, "%v", err)
+}
+
+// shortDigest is a digest's first 12 hex digits: what a person reads and types (the commands
+// take any prefix of at least 8 that names one version).
+func shortDigest(d string) string {
+	h := strings.TrimPrefix(d, "sha256:")
+	if len(h) > 12 {
+		h = h[:12]
+	}
+	return h
+}
+
+// upperFirst is s with its first letter upper-case.
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}

@@ -1,0 +1,4 @@
+package sqldb
+
+// ListRunsQuery is listRunsQuery, for the plan tests.
+var ListRunsQuery = (*DB).listRunsQuery
