@@ -79,7 +79,11 @@ type env struct {
 	// recorder, when set (by openStore), records the runs of the runtime built next; versions,
 	// when set (by openStore), keeps its skill versions.
 	recorder runtime.RunRecorder
-	versions runtime.VersionStore
+	// tenantsFile is serve --tenants; shared, when set, is the runtime.Shared every runtime the
+	// command builds runs on (serve with tenants: the default tenant's and each tenant's).
+	tenantsFile string
+	shared      *runtime.Shared
+	versions    runtime.VersionStore
 
 	output string   // pack, unpack, sign: -o
 	key    string   // sign --key
@@ -362,6 +366,9 @@ func (e *env) runtimeFor(ctx context.Context, dirs []string) (*runtime.Runtime, 
 		CompileMemory: int64(e.compileMemory), CompileTimeout: e.compileTimeout}
 	cfg.Recorder = e.recorder
 	cfg.Versions = e.versions
+	if e.shared != nil { // the engine, cache and admission are the Shared's
+		cfg.Shared, cfg.CacheDir, cfg.Engine, cfg.WarmInstances, cfg.Admission, cfg.OnCompile = e.shared, "", "", 0, runtime.Admission{}, nil
+	}
 	return runtime.New(ctx, cfg)
 }
 

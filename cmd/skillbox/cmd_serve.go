@@ -22,10 +22,11 @@ import (
 
 var cmdServe = &command{
 	summary: "serve the skills over HTTP: list, run (JSON or SSE), tool manifests, management, metrics",
-	usage:   "[--addr 127.0.0.1:8080] [--keys FILE] [--insecure] [--watch] [--cors-origin ORIGIN]... [--tools all|skills|disclosure]",
+	usage:   "[--addr 127.0.0.1:8080] [--keys FILE] [--tenants FILE] [--insecure] [--watch] [--cors-origin ORIGIN]... [--tools all|skills|disclosure]",
 	flags: func(fs *pflag.FlagSet, e *env) {
 		fs.StringVar(&e.addr, "addr", "127.0.0.1:8080", "listen `address`")
-		fs.StringVar(&e.keys, "keys", "", "API keys `FILE` (YAML list of {name, key, role}; key may be env:VAR)")
+		fs.StringVar(&e.keys, "keys", "", "API keys `FILE` (YAML list of {name, key, role, tenant, user}; key may be env:VAR)")
+		fs.StringVar(&e.tenantsFile, "tenants", "", "serve the tenants of `FILE` (YAML list of {name, skills, shared, policy, quota}; see docs/tenants.md): each key of a tenant sees its skills and runs alone")
 		fs.BoolVar(&e.insecure, "insecure", false, "allow a non-loopback address without API keys (requests must still be addressed to a loopback name, e.g. through a port forward)")
 		fs.BoolVar(&e.watch, "watch", false, "reload skills when their files change")
 		admissionFlags(fs, e)
@@ -51,6 +52,17 @@ var cmdServe = &command{
 				return e.fail(exitUsage, "--cors-origin %q: %v", o, err)
 			}
 		}
+		var tenants []server.TenantSpec
+		if e.tenantsFile != "" {
+			t, err := server.LoadTenants(e.tenantsFile)
+			if err != nil {
+				return e.fail(exitUsage, "--tenants: %v", err)
+			}
+			if len(keys) == 0 {
+				return e.fail(exitUsage, "--tenants needs --keys: a request finds its tenant by its key's tenant")
+			}
+			tenants = t
+		}
 		if len(keys) == 0 && !e.insecure && !loopback(e.addr) {
 			return e.fail(exitUsage, "refusing to serve %s without API keys: anyone who can reach it could run and change skills. Use a loopback address, --keys FILE, or --insecure", e.addr)
 		}
@@ -69,6 +81,17 @@ var cmdServe = &command{
 			return code
 		}
 		defer h.Close() // after the runtime's Close: its last runs are recorded
+		if len(tenants) > 0 {
+			// One engine, cache and admission for every tenant: the host is bounded once.
+			sh, err := runtime.NewShared(ctx, runtime.SharedConfig{CacheDir: e.cacheDir, Engine: runtime.Engine(e.engine),
+				WarmInstances: e.warmInstances, Admission: runtime.Admission{MaxRuns: e.maxRuns, MaxQueue: e.maxQueue,
+					MemoryBudget: int64(e.memoryBudget), CompileMemory: int64(e.compileMemory), CompileTimeout: e.compileTimeout}})
+			if err != nil {
+				return e.fail(exitFailed, "%v", err)
+			}
+			defer sh.Close(context.Background()) // after every runtime's Close
+			e.shared = sh
+		}
 		rt, err := e.runtime(ctx)
 		if err != nil {
 			return e.fail(exitFailed, "%v", err)
@@ -78,6 +101,20 @@ var cmdServe = &command{
 		opts := server.Options{Keys: keys, Logger: logger, CORSOrigins: e.cors, Offer: e.offer}
 		if h != nil {
 			opts.History = h.store
+		}
+		if len(tenants) > 0 {
+			ts, closeTenants, err := e.tenantRuntimes(ctx, tenants, h, logger)
+			if err != nil {
+				return e.fail(exitFailed, "--tenants: %v", err)
+			}
+			defer closeTenants()
+			opts.Tenants = ts
+			for _, t := range ts {
+				if e.watch {
+					go t.Runtime.Watch(ctx, 0)
+				}
+				go reloadOnHangup(ctx, t.Runtime, logger)
+			}
 		}
 		srv, err := server.New(rt, opts)
 		if err != nil {
@@ -98,6 +135,9 @@ var cmdServe = &command{
 			MaxHeaderBytes:    64 << 10,
 			// No ReadTimeout/WriteTimeout: runs stream for as long as their own timeouts allow,
 			// and every run is bounded by its grant.
+		}
+		if len(tenants) > 0 {
+			fmt.Fprintf(e.stderr, "skillbox: tenants: %d (%s)\n", len(tenants), e.tenantsFile)
 		}
 		fmt.Fprintf(e.stderr, "skillbox: serving %d skills on http://%s (keys: %d)\n", len(rt.Skills()), ln.Addr(), len(keys))
 		errc := make(chan error, 1)

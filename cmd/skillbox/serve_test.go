@@ -2,9 +2,11 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"os"
 	"os/exec"
@@ -445,4 +447,71 @@ func TestServe(t *testing.T) {
 			t.Errorf("stderr shows a key:\n%s", p.stderr())
 		}
 	})
+}
+
+// serve --tenants: each tenant's key sees its own skills and runs, uploads land in its own
+// directory, a key of no tenant sees the server's skills, and a quota past its bound is 429.
+func TestServeTenants(t *testing.T) {
+	t.Parallel()
+	bin := binary(t)
+	dir := t.TempDir()
+	shared := filepath.Join(dir, "shared")
+	skillFixture(t, shared, "common", manifest("common", ""), "hello")
+	skillFixture(t, filepath.Join(dir, "acme"), "acme-only", manifest("acme-only", ""), "hello")
+	writeFile(t, filepath.Join(dir, "tenants.yaml"), "- name: acme\n  skills: ./acme\n  shared: true\n  quota: {runsPerMinute: 2}\n- name: globex\n  skills: ./globex\n")
+	writeFile(t, filepath.Join(dir, "keys.yaml"), "- {name: op, key: operator-key-0123456789, role: admin}\n"+
+		"- {name: acme-admin, key: acme-key-0123456789, role: admin, tenant: acme, user: alice}\n"+
+		"- {name: globex-admin, key: globex-key-0123456789, role: admin, tenant: globex, user: bob}\n")
+	p := startServe(t, bin, true, "serve", "--addr", "127.0.0.1:0", "--skills", shared, "--keys", filepath.Join(dir, "keys.yaml"),
+		"--tenants", filepath.Join(dir, "tenants.yaml"), "--data-dir", filepath.Join(dir, "data"))
+	list := func(key string) string {
+		_, body, _ := httpDo(t, "GET", p.base+"/v1/skills", "", "X-API-Key", key)
+		return body
+	}
+	if b := list("acme-key-0123456789"); !strings.Contains(b, `"acme-only"`) || !strings.Contains(b, `"common"`) {
+		t.Errorf("acme's skills: %s", b)
+	}
+	if b := list("globex-key-0123456789"); strings.Contains(b, `"acme-only"`) || strings.Contains(b, `"common"`) {
+		t.Errorf("globex sees another's skills: %s", b)
+	}
+	if b := list("operator-key-0123456789"); strings.Contains(b, `"acme-only"`) || !strings.Contains(b, `"common"`) {
+		t.Errorf("the default tenant's skills: %s", b)
+	}
+	for i := range 3 {
+		code, body, h := httpDo(t, "POST", p.base+"/v1/skills/acme-only/runs", `{"args":{}}`, "X-API-Key", "acme-key-0123456789", "Content-Type", "application/json")
+		switch {
+		case i < 2 && code != 200:
+			t.Fatalf("acme's run %d: %d %s", i+1, code, body)
+		case i == 2 && (code != 429 || !strings.Contains(body, "quota_exceeded") || h.Get("Retry-After") == ""):
+			t.Fatalf("acme's third run in a minute: %d %s", code, body)
+		}
+	}
+	_, runs, _ := httpDo(t, "GET", p.base+"/v1/runs", "", "X-API-Key", "acme-key-0123456789")
+	if strings.Count(runs, `"run_id"`) != 2 || !strings.Contains(runs, `"caller":"alice"`) || !strings.Contains(runs, `"tenant":"acme"`) {
+		t.Errorf("acme's history: %s", runs)
+	}
+	if _, runs, _ := httpDo(t, "GET", p.base+"/v1/runs", "", "X-API-Key", "globex-key-0123456789"); strings.Contains(runs, `"run_id"`) {
+		t.Errorf("globex sees runs: %s", runs)
+	}
+	// An upload by globex lands in globex's directory, made by serve.
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	wasm, err := os.ReadFile(filepath.Join(dir, "acme", "acme-only", "execute.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{"skill.json": []byte(manifest("ledger", "")), "execute.wasm": wasm} {
+		fw, _ := mw.CreateFormFile(name, name)
+		fw.Write(data)
+	}
+	mw.Close()
+	if code, b, _ := httpDo(t, "POST", p.base+"/v1/skills", body.String(), "X-API-Key", "globex-key-0123456789", "Content-Type", mw.FormDataContentType()); code != 201 {
+		t.Fatalf("globex's upload: %d %s", code, b)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "globex", "ledger", "skill.json")); err != nil {
+		t.Errorf("globex's upload is not in its directory: %v", err)
+	}
+	if b := list("acme-key-0123456789"); strings.Contains(b, `"ledger"`) {
+		t.Errorf("acme sees globex's upload: %s", b)
+	}
 }
