@@ -105,15 +105,20 @@ func active(list []Version) (Version, bool) {
 	return list[i], true
 }
 
-// baseline is the version a new one is compared with: the active one, else the newest whose
-// permissions were accepted (a draft, deprecated or yanked version), else none.
+// baseline is the version a new one is compared with: the active one, else the newest that
+// left the published line (deprecated or yanked), else none. Drafts are no baseline: a skill
+// never published is still being written, and its author widening it from one draft to the next
+// (the everyday loop of editing a folder and running it) needs no one's approval; what it may
+// have is the policy's to cap, and requirePublished keeps drafts from running at all. Once a
+// version was published, every later one is held to the last published grant, even after a
+// yank, so a yank cannot open the gate.
 func baseline(list []Version) (Version, bool) {
 	if v, ok := active(list); ok {
 		return v, true
 	}
 	for _, v := range list { // newest first
 		switch v.Status {
-		case VersionDraft, VersionDeprecated, VersionYanked:
+		case VersionDeprecated, VersionYanked:
 			return v, true
 		}
 	}

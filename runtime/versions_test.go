@@ -53,21 +53,15 @@ func TestVersionsLifecycle(t *testing.T) {
 		t.Fatalf("after the first run: %+v", list)
 	}
 
-	// A longer timeout is a widening: pending, and with no active version, nothing runs by id.
-	editManifest(t, dir, setTimeout(20_000))
+	// Never published, the skill is still being written: a wider edit is a draft, and runs.
+	editManifest(t, dir, setTimeout(15_000))
 	must(t, rt.Reload(ctx))
-	_, err = runWC(t, rt, "")
-	if !errors.Is(err, ErrPendingApproval) || !strings.Contains(err.Error(), "limits.timeoutMs: 10000 -> 20000") {
-		t.Fatalf("a run of a pending version: %v", err)
+	res, err = runWC(t, rt, "")
+	if err != nil || res.Digest == v1 {
+		t.Fatalf("a wider edit of a never-published skill: %v %+v", err, res)
 	}
-	list, _ = rt.Versions(ctx, "word-count")
-	v2 := list[0]
-	if v2.Status != VersionPending || len(v2.Diff) != 1 {
-		t.Fatalf("the wider version: %+v", v2)
-	}
-	// The first version, pinned, still runs: it is a draft.
-	if res, err := runWC(t, rt, v1); err != nil || res.Digest != v1 {
-		t.Fatalf("pinned to the first version: %v %+v", err, res)
+	if v, _ := rt.SkillVersion(ctx, "word-count", res.Digest); v.Status != VersionDraft || len(v.Diff) != 0 {
+		t.Fatalf("the wider draft: %+v", v)
 	}
 
 	// Published, the first version serves by id from the store, though the folder moved on.
@@ -79,6 +73,22 @@ func TestVersionsLifecycle(t *testing.T) {
 	}
 	if res, err := runWC(t, rt, ""); err != nil || res.Digest != v1 {
 		t.Fatalf("by id with v1 active: %v %+v", err, res)
+	}
+
+	// Now a longer timeout than the active version's is a widening: pending; the active version
+	// keeps serving by id, and a pin of the pending one is refused with the diff.
+	editManifest(t, dir, setTimeout(20_000))
+	must(t, rt.Reload(ctx))
+	if res, err := runWC(t, rt, ""); err != nil || res.Digest != v1 {
+		t.Fatalf("by id while a wider version is pending: %v %+v", err, res)
+	}
+	list, _ = rt.Versions(ctx, "word-count")
+	v2 := list[0]
+	if v2.Status != VersionPending || len(v2.Diff) != 1 || v2.Diff[0] != "limits.timeoutMs: 10000 -> 20000" {
+		t.Fatalf("the wider version: %+v", v2)
+	}
+	if _, err := runWC(t, rt, v2.Digest); !errors.Is(err, ErrPendingApproval) || !strings.Contains(err.Error(), "limits.timeoutMs: 10000 -> 20000") {
+		t.Fatalf("a run of a pending version: %v", err)
 	}
 
 	// Approval: never by an agent, never twice.

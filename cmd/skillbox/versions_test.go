@@ -69,12 +69,18 @@ func TestInstallRecordsVersions(t *testing.T) {
 	}
 	expect{code: exitOK, stdout: []string{"installed tool " + v.Digest, "version 1.0.0: draft", "skillbox publish tool " + shortDigest(v.Digest)}}.
 		verify(t, cli(t, "", "install", first, "--skills", skills))
+	// Never published, a wider bundle is one more draft: the skill is still being written.
+	expect{code: exitOK, stdout: []string{"version 2.1.0: draft"}}.
+		verify(t, cli(t, "", "install", packFixture(t, "tool", `"version":"2.1.0"`), "--skills", skills))
+	expect{code: exitOK}.verify(t, cli(t, "", "install", first, "--skills", skills))
+	expect{code: exitOK, stdout: []string{"it is now active"}}.verify(t, cli(t, "", "publish", "tool", shortDigest(v.Digest), "--skills", skills))
 
+	// Published, a bundle that asks for more than the active version is pending, and the active
+	// version keeps serving.
 	wider := packFixture(t, "tool", `"version":"2.0.0"`)
 	r = cli(t, "", "install", wider, "--skills", skills)
 	expect{code: exitPending, stdout: []string{"version 2.0.0: pending", "  - limits.timeoutMs: 5000 -> 30000", "skillbox approve tool "}}.verify(t, r)
-	expect{code: exitFailed, stderr: []string{"pending_approval", "skillbox approve tool"}}.
-		verify(t, cli(t, "", "run", "tool", "--skills", skills))
+	expect{code: exitOK, stdout: []string{`"greeting": "hi"`}}.verify(t, cli(t, "", "run", "tool", "--skills", skills))
 
 	// Without a store, nothing is recorded, and an installed skill is not replaced.
 	expect{code: exitOK, stdout: []string{"installed tool sha256:"}, notStdout: []string{"draft"}}.
@@ -89,7 +95,13 @@ func TestVersionCommands(t *testing.T) {
 	t.Parallel()
 	skills := t.TempDir()
 	in := func(args ...string) []string { return append(args, "--skills", skills) }
-	expect{code: exitOK}.verify(t, cli(t, "", in("install", packFixture(t, "tool", `"version":"1.0.0","limits":{"timeoutMs":5000}`))...))
+	r := cli(t, "", in("install", packFixture(t, "tool", `"version":"1.0.0","limits":{"timeoutMs":5000}`), "--json")...)
+	expect{code: exitOK}.verify(t, r)
+	var first runtime.Version
+	if err := json.Unmarshal([]byte(r.stdout), &first); err != nil {
+		t.Fatal(err)
+	}
+	expect{code: exitOK}.verify(t, cli(t, "", in("publish", "tool", first.Digest)...))
 	expect{code: exitPending}.verify(t, cli(t, "", in("install", packFixture(t, "tool", `"version":"2.0.0"`))...))
 	list := func() []runtime.Version {
 		t.Helper()
@@ -106,12 +118,12 @@ func TestVersionCommands(t *testing.T) {
 	}
 	vs := list()
 	v2, v1 := vs[0], vs[1]
-	if v2.Version != "2.0.0" || v2.Status != runtime.VersionPending || v1.Status != runtime.VersionDraft {
+	if v2.Version != "2.0.0" || v2.Status != runtime.VersionPending || v1.Status != runtime.VersionActive {
 		t.Fatalf("versions, newest first: %+v", vs)
 	}
 	expect{code: exitOK, stdout: []string{
 		"VERSION  DIGEST", "2.0.0    " + shortDigest(v2.Digest) + "  pending  bundle  " + osUser(),
-		"asks for: limits.timeoutMs: 5000 -> 30000", "1.0.0    " + shortDigest(v1.Digest) + "  draft",
+		"asks for: limits.timeoutMs: 5000 -> 30000", "1.0.0    " + shortDigest(v1.Digest) + "  active",
 	}}.verify(t, cli(t, "", in("versions", "tool")...))
 
 	short := shortDigest(v2.Digest)[:8]
