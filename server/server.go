@@ -41,6 +41,11 @@ type Options struct {
 	// is one; the runtime's Config.Recorder writes it). Nil: GET /v1/runs answers 501, and
 	// GET /v1/runs/{id} the runtime's records of its most recent runs.
 	History History
+	// LiveRuns bounds the runs this server holds as resources: asynchronous runs
+	// (POST ...runs?async=true), their events (GET /v1/runs/{id}/events) and cancellation
+	// (POST /v1/runs/{id}/cancel). These live in this process's memory: with several replicas,
+	// a run is watched and canceled through the replica that runs it.
+	LiveRuns LiveRunOptions
 	// Offer says which tools GET /v1/tools and the MCP endpoint list by default: a tool per
 	// executable skill and the progressive-disclosure toolset ([toolset.OfferAll], the default),
 	// one of them, or the other. GET /v1/tools?tools= picks per request.
@@ -81,6 +86,7 @@ type Server struct {
 	mcp     *mcpserver.Server
 	browser *browserGuard
 	agent   *agentSkills // the /.well-known/agent-skills index
+	live    *liveRuns    // the runs served as resources (async.go, events.go, cancel.go)
 }
 
 // New checks opts and builds a Server. It fails on a bad configuration, never at request time.
@@ -102,6 +108,9 @@ func New(rt *runtime.Runtime, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.browser = browser
+	if s.live, err = newLiveRuns(opts.LiveRuns); err != nil {
+		return nil, err
+	}
 	// A server lists its skills: scan now (the runtime defers it until asked), so the first
 	// request does not wait for it, and what it serves is the registry as of its start until a
 	// reload, as the API promises.
@@ -168,6 +177,9 @@ func (s *Server) Mount(g *echo.Group) {
 	guarded(http.MethodPost, "/v1/skills/:id/scripts/:script/runs", requireJSON(s.runScript), RoleRunner)
 	guarded(http.MethodGet, "/v1/runs", s.listRuns, RoleViewer)
 	guarded(http.MethodGet, "/v1/runs/:run_id", s.getRun, RoleViewer)
+	guarded(http.MethodGet, "/v1/runs/:run_id/events", s.runEvents, RoleViewer)
+	// Only the key that started a run, or an admin, may cancel it (cancelRun checks).
+	guarded(http.MethodPost, "/v1/runs/:run_id/cancel", s.cancelRun, RoleRunner)
 	guarded(http.MethodGet, "/v1/skills/:id/versions", s.listVersions, RoleViewer)
 	// The runtime decides which role each action needs (runtime.Transitions).
 	guarded(http.MethodPost, "/v1/skills/:id/versions/:digest/:action", s.changeVersion, RoleViewer)
