@@ -602,12 +602,22 @@ func contextErrorFor(runCtx, parent context.Context, id string, timeoutMs int64,
 	case errors.Is(parent.Err(), context.DeadlineExceeded):
 		return runErr(KindTimeout, id, err, "the caller's deadline passed")
 	case parent.Err() != nil:
-		return runErr(KindCanceled, id, err, "the caller canceled the run")
+		return runErr(KindCanceled, id, err, "%s", canceledMessage(parent))
 	case runCtx.Err() != nil:
 		// Neither its timeout nor its caller: Close stopped it (Run says so).
 		return runErr(KindCanceled, id, err, "the run was stopped")
 	}
 	return nil
+}
+
+// canceledMessage says who canceled a run whose caller's context ended: the cause the canceler
+// gave (context.WithCancelCause: a face that cancels a run on someone's request names them
+// there), or the caller when there is none.
+func canceledMessage(parent context.Context) string {
+	if cause := context.Cause(parent); cause != nil && !errors.Is(cause, context.Canceled) {
+		return "the run was canceled: " + cause.Error()
+	}
+	return "the caller canceled the run"
 }
 
 // trapMessages are wazero's runtime errors (internal/wasmruntime), which it does not export as

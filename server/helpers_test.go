@@ -256,8 +256,10 @@ func runResult(t testing.TB, r reply) runtime.Result {
 	return res
 }
 
-// sseEvent is one server-sent event: its "event:" name and its "data:" (JSON) payload.
+// sseEvent is one server-sent event: its "id:" (when it has one), its "event:" name and its
+// "data:" (JSON) payload.
 type sseEvent struct {
+	id   string
 	name string
 	data json.RawMessage
 	ev   runtime.Event
@@ -275,7 +277,7 @@ func readSSE(t testing.TB, r io.Reader, fn func(sseEvent) bool) error {
 		line := sc.Text()
 		switch {
 		case line == "":
-			if cur.name == "" && datas == 0 {
+			if cur.name == "" && datas == 0 && cur.id == "" {
 				continue
 			}
 			if datas != 1 {
@@ -292,6 +294,8 @@ func readSSE(t testing.TB, r io.Reader, fn func(sseEvent) bool) error {
 				return nil
 			}
 			cur, datas = sseEvent{}, 0
+		case strings.HasPrefix(line, "id: "):
+			cur.id = strings.TrimPrefix(line, "id: ")
 		case strings.HasPrefix(line, "event: "):
 			cur.name = strings.TrimPrefix(line, "event: ")
 		case strings.HasPrefix(line, "data: "):

@@ -222,6 +222,15 @@ func TestOpenAPIDocumentsEveryStatus(t *testing.T) {
 		{"post /v1/tools/call", 415, func() reply { return send(t, "POST", env.ts.URL+"/v1/tools/call", strings.NewReader("{}")) }},
 		{"get /v1/runs/{run_id}", 404, func() reply { return get(t, env.ts.URL+"/v1/runs/x") }},
 		{"get /v1/runs", 501, func() reply { return get(t, env.ts.URL+"/v1/runs") }},
+		{"post /v1/skills/{id}/runs", 202, func() reply { return post(t, env.ts.URL+"/v1/skills/docs/runs?async=true", `{"args":{"q":"x"}}`) }},
+		{"post /v1/runs", 400, func() reply { return post(t, env.ts.URL+"/v1/runs?async=yes", `{"skill":"docs"}`) }},
+		{"get /v1/runs/{run_id}/events", 400, func() reply { return get(t, env.ts.URL+"/v1/runs/x/events?after=-1") }},
+		{"get /v1/runs/{run_id}/events", 404, func() reply { return get(t, env.ts.URL+"/v1/runs/x/events") }},
+		{"post /v1/runs/{run_id}/cancel", 404, func() reply { return post(t, env.ts.URL+"/v1/runs/x/cancel", "") }},
+		{"post /v1/runs/{run_id}/cancel", 409, func() reply {
+			id := runResult(t, post(t, env.ts.URL+"/v1/skills/docs/runs", `{"args":{"q":"x"}}`)).RunID
+			return post(t, env.ts.URL+"/v1/runs/"+id+"/cancel", "")
+		}},
 		{"get /v1/skills", 421, func() reply { return get(t, env.ts.URL+"/v1/skills", "Host", "evil.example") }},
 		{"post /mcp", 421, func() reply { return post(t, env.ts.URL+"/mcp", mcpInitialize, "Host", "evil.example") }},
 		{"post /v1/reload", 403, func() reply { return post(t, env.ts.URL+"/v1/reload", "", "Origin", "https://evil.example") }},

@@ -117,16 +117,26 @@ func (s *Server) run(c echo.Context, req runtime.Request) error {
 	if bytes.Equal(bytes.TrimSpace(req.Args), []byte("null")) {
 		req.Args = nil // "args": null is no arguments
 	}
+	async, err := asyncParam(c)
+	if err != nil {
+		return err
+	}
 	k, _ := c.Get(keyContext).(keyEntry)
 	req.Face, req.Caller = runtime.FaceHTTP, k.caller()
+	// The run's span continues the caller's trace (traceparent, tracestate, baggage).
+	ctx := telemetry.FromHTTP(c.Request().Context(), c.Request().Header)
+	if async {
+		return s.runAsync(c, ctx, req)
+	}
 	var sse *sseWriter
 	if strings.Contains(c.Request().Header.Get(echo.HeaderAccept), "text/event-stream") {
 		sse = newSSE(c)
 		req.OnEvent = sse.event
 	}
-	// The run's span continues the caller's trace (traceparent, tracestate, baggage).
-	ctx := telemetry.FromHTTP(c.Request().Context(), c.Request().Header)
-	res, err := s.rt.Run(ctx, req)
+	// Tracked, a second client may watch the run (GET /v1/runs/{id}/events) or cancel it.
+	tr := s.live.track(ctx, &req, k.name, false)
+	res, err := s.rt.Run(tr.ctx, req)
+	tr.end(res)
 	if herr := refusal(res, err); herr != nil {
 		if sse == nil || !sse.opened() {
 			return herr
@@ -211,29 +221,49 @@ func (w *sseWriter) opened() bool {
 	return w.open || w.err != nil
 }
 
-func (w *sseWriter) event(e runtime.Event) {
+func (w *sseWriter) event(e runtime.Event) { w.send(0, e.Type, e) }
+
+// start sends the stream's header, if it is not sent yet. w.mu is held.
+func (w *sseWriter) start() {
+	if w.open {
+		return
+	}
+	r := w.c.Response()
+	r.Header().Set(echo.HeaderContentType, "text/event-stream")
+	r.Header().Set("Cache-Control", "no-cache")
+	r.Header().Set("X-Accel-Buffering", "no")
+	r.WriteHeader(http.StatusOK)
+	w.open = true
+}
+
+// send writes one event named name with payload as its JSON data line, and with an "id:" line
+// when id is not 0; a comment (": keep-alive") when name is empty.
+func (w *sseWriter) send(id int, name string, payload any) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.err != nil {
 		return
 	}
+	w.start()
 	r := w.c.Response()
-	if !w.open {
-		r.Header().Set(echo.HeaderContentType, "text/event-stream")
-		r.Header().Set("Cache-Control", "no-cache")
-		r.Header().Set("X-Accel-Buffering", "no")
-		r.WriteHeader(http.StatusOK)
-		w.open = true
-	}
-	data, err := json.Marshal(e)
-	if err != nil {
-		w.err = err
-		return
+	var buf bytes.Buffer
+	if name == "" {
+		buf.WriteString(": keep-alive\n\n")
+	} else {
+		data, err := json.Marshal(payload)
+		if err != nil {
+			w.err = err
+			return
+		}
+		if id != 0 {
+			fmt.Fprintf(&buf, "id: %d\n", id)
+		}
+		fmt.Fprintf(&buf, "event: %s\ndata: %s\n\n", name, data)
 	}
 	// A client that stops reading must not hold the run (and its slot) forever: every write has
 	// a deadline, and a failed write ends the stream (the run's context then ends with it).
 	_ = http.NewResponseController(r.Writer).SetWriteDeadline(time.Now().Add(sseWriteTimeout))
-	if _, err := fmt.Fprintf(r, "event: %s\ndata: %s\n\n", e.Type, data); err != nil {
+	if _, err := r.Write(buf.Bytes()); err != nil {
 		w.err = err
 		return
 	}

@@ -46,6 +46,11 @@ type Options struct {
 	// is one; the runtime's Config.Recorder writes it). Nil: GET /v1/runs answers 501, and
 	// GET /v1/runs/{id} the runtime's records of its most recent runs.
 	History History
+	// LiveRuns bounds the runs this server holds as resources: asynchronous runs
+	// (POST ...runs?async=true), their events (GET /v1/runs/{id}/events) and cancellation
+	// (POST /v1/runs/{id}/cancel). These live in this process's memory: with several replicas,
+	// a run is watched and canceled through the replica that runs it.
+	LiveRuns LiveRunOptions
 	// Offer says which tools GET /v1/tools and the MCP endpoint list by default: a tool per
 	// executable skill and the progressive-disclosure toolset ([toolset.OfferAll], the default),
 	// one of them, or the other. GET /v1/tools?tools= picks per request.
@@ -90,6 +95,7 @@ type Server struct {
 	// a tenant is served by its Server alone. Nil on a tenant's own Server.
 	tenants map[string]*Server
 	agent   *agentSkills // the /.well-known/agent-skills index
+	live    *liveRuns    // the runs served as resources (async.go, events.go, cancel.go)
 }
 
 // New checks opts and builds a Server. It fails on a bad configuration, never at request time.
@@ -103,6 +109,9 @@ func New(rt *runtime.Runtime, opts Options) (*Server, error) {
 	}
 	if _, err := toolset.ParseOffer(string(opts.Offer)); err != nil {
 		return nil, fmt.Errorf("server: %w", err)
+	}
+	if _, err := opts.LiveRuns.withDefaults(); err != nil {
+		return nil, err
 	}
 	s := newServer(rt, opts)
 	browser, err := newBrowserGuard(opts.CORSOrigins)
@@ -178,6 +187,9 @@ func (s *Server) Mount(g *echo.Group) {
 	guarded(http.MethodPost, "/v1/skills/:id/scripts/:script/runs", requireJSON(s.each((*Server).runScript)), RoleRunner)
 	guarded(http.MethodGet, "/v1/runs", s.each((*Server).listRuns), RoleViewer)
 	guarded(http.MethodGet, "/v1/runs/:run_id", s.each((*Server).getRun), RoleViewer)
+	guarded(http.MethodGet, "/v1/runs/:run_id/events", s.each((*Server).runEvents), RoleViewer)
+	// Only the key that started a run, or an admin, may cancel it (cancelRun checks).
+	guarded(http.MethodPost, "/v1/runs/:run_id/cancel", s.each((*Server).cancelRun), RoleRunner)
 	guarded(http.MethodGet, "/v1/skills/:id/versions", s.each((*Server).listVersions), RoleViewer)
 	// The runtime decides which role each action needs (runtime.Transitions).
 	guarded(http.MethodPost, "/v1/skills/:id/versions/:digest/:action", s.each((*Server).changeVersion), RoleViewer)

@@ -23,6 +23,9 @@ func newServer(rt *runtime.Runtime, opts Options) *Server {
 	s := &Server{rt: rt, opts: opts, logger: opts.Logger, version: "(devel)",
 		mcp: mcpserver.New(rt, mcpserver.Options{Logger: opts.Logger, Remote: true, Offer: opts.Offer}), agent: newAgentSkills()}
 	s.mcpHandler = s.mcp.Handler()
+	// Each Server holds its own runs as resources: a tenant's key can watch or cancel its
+	// tenant's runs only. The limits are per tenant.
+	s.live, _ = newLiveRuns(opts.LiveRuns) // New checks opts.LiveRuns first
 	// A server lists its skills: scan now (the runtime defers it until asked), so the first
 	// request does not wait for it, and what it serves is the registry as of its start until a
 	// reload, as the API promises.

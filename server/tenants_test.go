@@ -153,6 +153,7 @@ func TestTenantIsolation(t *testing.T) {
 		{"POST", "/v1/skills/search", `{"query":"globex ledger private marker"}`},
 		{"POST", "/v1/skills/globex-ledger/versions/" + globexDigest + "/yank", `{}`},
 		{"DELETE", "/v1/skills/globex-ledger", ``},
+		{"POST", "/v1/runs/" + globexRun + "/cancel", `{}`},
 	} {
 		code, body := do(t, c.method, e.ts.URL+c.path, c.body, "X-API-Key", acmeKey)
 		refused := code >= 400 && code < 500

@@ -99,9 +99,10 @@ func (h *host) link(t testing.TB, r wazero.Runtime, compiled wazero.CompiledModu
 			builders[modName] = b
 		}
 		results := len(f.ResultTypes())
-		params := len(f.ParamTypes())
+		types := f.ParamTypes()
+		params := len(types)
 		b.NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(func(_ context.Context, _ api.Module, stack []uint64) {
-			h.do(name, stack[:max(params, results)], params, results)
+			h.do(name, stack[:max(params, results)], types, results)
 		}), f.ParamTypes(), f.ResultTypes()).Export(name)
 	}
 	for _, b := range builders {
@@ -111,12 +112,12 @@ func (h *host) link(t testing.TB, r wazero.Runtime, compiled wazero.CompiledModu
 	}
 }
 
-func (h *host) do(name string, stack []uint64, params, results int) {
+func (h *host) do(name string, stack []uint64, types []api.ValueType, results int) {
 	if h.started != nil {
 		h.once.Do(func() { close(h.started) })
 	}
 	h.mu.Lock()
-	h.calls = append(h.calls, call{name: name, params: formatStack(stack[:params])})
+	h.calls = append(h.calls, call{name: name, params: formatStack(stack[:len(types)], types)})
 	n := len(h.calls)
 	h.mu.Unlock()
 	if h.budget > 0 && n > h.budget {
@@ -137,9 +138,15 @@ func (h *host) do(name string, stack []uint64, params, results int) {
 	}
 }
 
-func formatStack(s []uint64) string {
+// formatStack records a call's parameters by their types: an i32 or f32 is the low half of its
+// stack word (wazero leaves the high half undefined, and it differs between an instrumented
+// module and the original when nothing the guest can see does).
+func formatStack(s []uint64, types []api.ValueType) string {
 	b := make([]byte, 0, 8*len(s))
-	for _, v := range s {
+	for i, v := range s {
+		if types[i] == api.ValueTypeI32 || types[i] == api.ValueTypeF32 {
+			v = uint64(uint32(v))
+		}
 		for i := 0; i < 8; i++ {
 			b = append(b, byte(v>>(8*i)))
 		}

@@ -1,0 +1,48 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+// A run canceled with a cause (context.WithCancelCause) says in its message who canceled it;
+// one canceled without a cause blames its caller, as before.
+func TestCanceledRunNamesItsCause(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	fixture(t, dir, "ticker", simple("ticker", `"parameters":{"type":"object"},"limits":{"timeoutMs":30000}`), "ticker")
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
+	for _, tc := range []struct {
+		name  string
+		cause error
+		want  string
+	}{
+		{"with a cause", errors.New(`key "ops" asked for it`), `the run was canceled: key "ops" asked for it`},
+		{"without one", nil, "the caller canceled the run"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancelCause(context.Background())
+			defer cancel(nil)
+			ticks := 0
+			res, err := rt.Run(ctx, Request{Skill: "ticker", Args: []byte(`{"count":1000,"ms":20}`), OnEvent: func(e Event) {
+				if e.Type == "log" && e.Log.Message == "tick" {
+					if ticks++; ticks == 3 {
+						cancel(tc.cause)
+					}
+				}
+			}})
+			if !errors.Is(err, ErrCanceled) || res.Error == nil || res.Error.Kind != KindCanceled {
+				t.Fatalf("got %v (%+v), want canceled", err, res.Error)
+			}
+			if res.Error.Message != tc.want {
+				t.Errorf("message %q, want %q", res.Error.Message, tc.want)
+			}
+			// 1000 ticks of 20ms would take 20s: the cancellation ended it long before.
+			if res.DurationMs > float64(5*time.Second/time.Millisecond) {
+				t.Errorf("the canceled run lasted %vms", res.DurationMs)
+			}
+		})
+	}
+}

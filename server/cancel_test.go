@@ -1,0 +1,101 @@
+package server
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/skillbox-dev/skillbox/runtime"
+)
+
+// Canceling a run: only its starter or an admin may; the run ends canceled, and its message
+// names the key that asked; a finished run is 409 with its status, an unknown one 404.
+func TestCancelRun(t *testing.T) {
+	t.Parallel()
+	keys := []APIKey{
+		{Name: "alice", Key: "alice-key-0123456789", Role: RoleRunner},
+		{Name: "bob", Key: "bob-key-0123456789ab", Role: RoleAuthor},
+		{Name: "root", Key: "root-key-0123456789a", Role: RoleAdmin},
+		{Name: "eve", Key: "eve-key-0123456789ab", Role: RoleViewer},
+	}
+	env := liveEnv(t, Options{Keys: keys}, runtime.Config{})
+	as := func(name string) []string {
+		for _, k := range keys {
+			if k.Name == name {
+				return []string{"X-API-Key", k.Key}
+			}
+		}
+		t.Fatalf("no key %s", name)
+		return nil
+	}
+	long := `{"args":{"count":1000,"ms":20}}`
+
+	for _, tc := range []struct {
+		name, canceler string
+	}{
+		{"by the key that started it", "alice"},
+		{"by an admin", "root"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := startAsync(t, env.ts.URL, "/v1/skills/ticker/runs", long, as("alice")...)
+			// Neither another key (even a higher role) nor a viewer may.
+			wantError(t, post(t, env.ts.URL+a.Links.Cancel, ``, as("bob")...), 403, "forbidden")
+			wantError(t, post(t, env.ts.URL+a.Links.Cancel, ``, as("eve")...), 403, "forbidden")
+			r := post(t, env.ts.URL+a.Links.Cancel, ``, as(tc.canceler)...)
+			if r.status != 202 || r.object(t)["run_id"] != a.RunID {
+				t.Fatalf("cancel: %s", r)
+			}
+			evs := watch(t, env.ts.URL+a.Links.Events, as("eve")...)
+			res := lastResult(t, evs)
+			want := `the run was canceled: key "` + tc.canceler + `" asked for it`
+			if res.Error == nil || res.Error.Kind != runtime.KindCanceled || res.Error.Message != want {
+				t.Fatalf("result error %+v, want canceled: %s", res.Error, want)
+			}
+			if res.DurationMs > 10000 {
+				t.Errorf("the canceled run lasted %vms", res.DurationMs)
+			}
+			// Again: it has finished.
+			r = post(t, env.ts.URL+a.Links.Cancel, ``, as(tc.canceler)...)
+			if e := wantError(t, r, 409, "run_finished"); len(e.Error.Details) != 1 || e.Error.Details[0] != "status: failed" {
+				t.Errorf("409 details %q", e.Error.Details)
+			}
+		})
+	}
+
+	// A finished run that succeeded says so; its events may be gone, its result is known.
+	r := post(t, env.ts.URL+"/v1/skills/echo/runs", `{}`, as("alice")...)
+	id := runResult(t, r).RunID
+	if e := wantError(t, post(t, env.ts.URL+"/v1/runs/"+id+"/cancel", ``, as("alice")...), 409, "run_finished"); !strings.Contains(e.Error.Message, "succeeded") {
+		t.Errorf("409 message %q", e.Error.Message)
+	}
+	r = post(t, env.ts.URL+"/v1/runs/run_000000000000000000000000/cancel", ``, as("root")...)
+	if e := wantError(t, r, 404, "not_found"); !strings.Contains(e.Error.Message, "another process") {
+		t.Errorf("404 message %q", e.Error.Message)
+	}
+}
+
+// A synchronous run in flight can be canceled too: its own client gets the canceled result.
+func TestCancelSynchronousRun(t *testing.T) {
+	t.Parallel()
+	env := liveEnv(t, Options{}, runtime.Config{})
+	resp := stream(t, context.Background(), env.ts.URL+"/v1/skills/ticker/runs", `{"args":{"count":1000,"ms":20}}`)
+	defer resp.Body.Close()
+	var res *runtime.Result
+	start := time.Now()
+	readSSE(t, resp.Body, func(e sseEvent) bool {
+		if e.name == "status" && e.ev.Status == "running" {
+			if r := post(t, env.ts.URL+"/v1/runs/"+e.ev.RunID+"/cancel", ``); r.status != 202 {
+				t.Errorf("cancel: %s", r)
+			}
+		}
+		res = e.ev.Result
+		return true
+	})
+	if res == nil || res.Error == nil || res.Error.Kind != runtime.KindCanceled || !strings.Contains(res.Error.Message, `key "anonymous"`) {
+		t.Fatalf("result %+v", res)
+	}
+	if time.Since(start) > 10*time.Second {
+		t.Errorf("the canceled run took %v", time.Since(start))
+	}
+}

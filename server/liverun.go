@@ -1,0 +1,173 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/store"
+)
+
+// liveRun is one tracked run: its events so far, numbered from 1 in the order they happened,
+// and the cancel of its context.
+type liveRun struct {
+	id     string
+	caller string // the name of the key that started it
+	async  bool
+	cancel context.CancelCauseFunc
+
+	mu      sync.Mutex
+	events  []keptEvent
+	cost    int64 // what events hold, roughly
+	bounded int   // events kept that count against MaxEvents (all but status and result)
+	dropped bool  // such events were dropped past the bounds
+	done    bool  // the result event is in
+	endedAt time.Time
+	changed chan struct{} // closed, and replaced, at each new event: a wake-up for watchers
+
+	keptCost int64 // cost once finished (liveRuns.mu)
+}
+
+// keptEvent is one event of a run. Events are kept as the runtime gave them and encoded when a
+// watcher reads them: most runs are never watched, and a run must not pay to encode its logs.
+type keptEvent struct {
+	ev      runtime.Event
+	dropped *droppedEvent // set for the marker of dropped log events
+}
+
+// droppedEvent marks where a run's events stopped being kept.
+type droppedEvent struct {
+	Type    string `json:"type"` // "dropped"
+	RunID   string `json:"run_id"`
+	Message string `json:"message"`
+}
+
+// name is the event's SSE name: its type.
+func (k keptEvent) name() string {
+	if k.dropped != nil {
+		return k.dropped.Type
+	}
+	return k.ev.Type
+}
+
+// payload is what the event's data line encodes.
+func (k keptEvent) payload() any {
+	if k.dropped != nil {
+		return k.dropped
+	}
+	return k.ev
+}
+
+// append keeps e within o's bounds and wakes the watchers; it reports whether e was the result
+// (the run is over). The status events and the result are always kept; every other event (log,
+// and whatever else the runtime sends, such as file) counts against MaxEvents and
+// MaxEventBytes, and past either of them is dropped, once marked.
+func (r *liveRun) append(e runtime.Event, o *LiveRunOptions, now func() time.Time) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.done {
+		return false
+	}
+	c := eventCost(e)
+	if e.Type != "status" && e.Type != "result" {
+		if r.dropped {
+			return false
+		}
+		if r.bounded >= o.MaxEvents || r.cost+c > o.MaxEventBytes {
+			r.dropped = true
+			r.events = append(r.events, keptEvent{dropped: &droppedEvent{Type: "dropped", RunID: r.id, Message: fmt.Sprintf(
+				"this run's further events other than its result are not kept (a run keeps at most %d of them, in %d bytes); the result event carries the logs the runtime kept",
+				o.MaxEvents, o.MaxEventBytes)}})
+			r.cost += 256
+			r.wake()
+			return false
+		}
+		r.bounded++
+	}
+	r.events = append(r.events, keptEvent{ev: e})
+	r.cost += c
+	if e.Type == "result" {
+		r.done, r.endedAt = true, now()
+	}
+	r.wake()
+	return r.done
+}
+
+// wake tells the watchers there is something new. r.mu is held.
+func (r *liveRun) wake() {
+	close(r.changed)
+	r.changed = make(chan struct{})
+}
+
+// since returns the events after the first `after` ones, whether the run is over, and a channel
+// closed at the next event.
+func (r *liveRun) since(after int) ([]keptEvent, bool, <-chan struct{}) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var evs []keptEvent
+	if after < len(r.events) {
+		evs = r.events[after:len(r.events):len(r.events)] // events are only appended: a view is safe
+	}
+	return evs, r.done, r.changed
+}
+
+// isDone reports whether the run's result is in.
+func (r *liveRun) isDone() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.done
+}
+
+// status is where the run stands, in the run history's words: running until its result is in,
+// then succeeded or failed.
+func (r *liveRun) status() store.Status {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.done {
+		return store.StatusRunning
+	}
+	if res := r.events[len(r.events)-1].ev.Result; res != nil {
+		return statusOf(res)
+	}
+	return store.StatusFailed
+}
+
+// endedBefore reports whether the run finished before t.
+func (r *liveRun) endedBefore(t time.Time) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.done && r.endedAt.Before(t)
+}
+
+// cancelFor cancels the run with cause, unless it is over already (false). The first cause
+// wins: a run canceled twice says who asked first.
+func (r *liveRun) cancelFor(cause error) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.done {
+		return false
+	}
+	r.cancel(cause)
+	return true
+}
+
+// eventCost estimates what e holds in memory: its texts plus a fixed overhead, like the
+// runtime's estimate of a record.
+func eventCost(e runtime.Event) int64 {
+	n := int64(96)
+	if e.Log != nil {
+		n += int64(len(e.Log.Message) + len(e.Log.Source) + len(e.Log.Level))
+	}
+	if res := e.Result; res != nil {
+		n += 512 + int64(len(res.Result))
+		if res.Error != nil {
+			n += int64(len(res.Error.Message))
+		}
+		for _, l := range res.Logs {
+			n += int64(len(l.Message)) + 64
+		}
+	}
+	return n
+}

@@ -1,0 +1,232 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/skillbox-dev/skillbox/runtime"
+)
+
+// LiveRunOptions bound what a server holds of the runs it serves as resources: the runs in flight
+// (asynchronous ones, and synchronous ones a second client may watch or cancel) and, for a while,
+// the events of the ones that finished. Zero values are the documented defaults; none of them is
+// unlimited.
+type LiveRunOptions struct {
+	// MaxAsync bounds the asynchronous runs (POST ...runs?async=true) in flight at once (default
+	// 64); past it such a request is 429 with Retry-After. The runtime's admission is the real
+	// limit on runs; this bounds the memory held for runs nobody is waiting on.
+	MaxAsync int
+	// MaxWatched bounds the synchronous runs in flight whose events and cancellation are kept
+	// (default 256). A synchronous run past it still runs and answers its client; it cannot be
+	// watched from GET /v1/runs/{id}/events or canceled from POST /v1/runs/{id}/cancel.
+	MaxWatched int
+	// MaxEvents and MaxEventBytes bound the events kept for one run other than its status
+	// events and its result (its logs, its files; default 1000 events and 256 KiB). Past either,
+	// the run's further such events are dropped, and one event of type "dropped" says so where
+	// they start; the status events and the result event are always kept (the result carries
+	// the logs the runtime kept, within the skill's log budget). What the runs in flight hold is
+	// then at most (MaxAsync + MaxWatched) × MaxEventBytes, plus their results.
+	MaxEvents     int
+	MaxEventBytes int64
+	// Keep is how long a finished run's events stay (default 5 minutes); MaxFinished and
+	// MaxFinishedBytes bound how many finished runs and how many bytes of their events stay
+	// (default 256 runs, 64 MiB), the oldest dropped first. After that, the events endpoint
+	// answers the run's result alone, from the runtime's recent runs, or 404.
+	Keep             time.Duration
+	MaxFinished      int
+	MaxFinishedBytes int64
+}
+
+func (o LiveRunOptions) withDefaults() (LiveRunOptions, error) {
+	if o.MaxAsync < 0 || o.MaxWatched < 0 || o.MaxEvents < 0 || o.MaxEventBytes < 0 || o.Keep < 0 ||
+		o.MaxFinished < 0 || o.MaxFinishedBytes < 0 {
+		return o, errors.New("server: LiveRuns limits must not be negative (zero is the default)")
+	}
+	def := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def64 := func(v *int64, d int64) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&o.MaxAsync, 64)
+	def(&o.MaxWatched, 256)
+	def(&o.MaxEvents, 1000)
+	def64(&o.MaxEventBytes, 256<<10)
+	def(&o.MaxFinished, 256)
+	def64(&o.MaxFinishedBytes, 64<<20)
+	if o.Keep == 0 {
+		o.Keep = 5 * time.Minute
+	}
+	return o, nil
+}
+
+// liveRuns is the registry of the runs this server holds as resources: each run in flight that
+// it tracks (with the cancel of its context) and the finished ones it still keeps, by run id.
+// Every part of it is bounded (see LiveRunOptions); finished runs are dropped lazily, on the
+// next use of the registry, so it needs no goroutine of its own.
+type liveRuns struct {
+	opts LiveRunOptions
+	now  func() time.Time
+
+	mu       sync.Mutex
+	runs     map[string]*liveRun
+	async    int        // asynchronous runs started and not yet returned (reserve/unreserve)
+	watched  int        // synchronous runs tracked and not yet finished
+	finished []*liveRun // in the order they finished
+	keptCost int64      // what the finished ones hold
+}
+
+func newLiveRuns(o LiveRunOptions) (*liveRuns, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &liveRuns{opts: o, now: time.Now, runs: map[string]*liveRun{}}, nil
+}
+
+// reserve takes a place for an asynchronous run, or reports false when all MaxAsync are taken.
+func (b *liveRuns) reserve() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.async >= b.opts.MaxAsync {
+		return false
+	}
+	b.async++
+	return true
+}
+
+// unreserve gives back what reserve took, once the run has returned.
+func (b *liveRuns) unreserve() {
+	b.mu.Lock()
+	b.async--
+	b.mu.Unlock()
+}
+
+// tracking is one run a face tracks, from before the runtime admits it until it returns.
+type tracking struct {
+	// ctx is the context to run with: the caller's, cancelable with a cause (cancelFor).
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	// admitted is closed at the run's first event (status started, which carries the run id
+	// the runtime chose); run is set by then, nil when a synchronous run found MaxWatched taken.
+	admitted chan struct{}
+	run      *liveRun
+	reg      *liveRuns
+}
+
+// track prepares req to be tracked: the returned tracking's ctx is the one to run with, and
+// req's events, from the first one, are kept in the registry before they go to the listener
+// req had. A run refused before admission has no event and is never kept: it never got an id
+// anyone could use. The caller must call end once the run has returned.
+func (b *liveRuns) track(ctx context.Context, req *runtime.Request, caller string, async bool) *tracking {
+	t := &tracking{admitted: make(chan struct{}), reg: b}
+	t.ctx, t.cancel = context.WithCancelCause(ctx)
+	next := req.OnEvent
+	first := true // on the run's goroutine only: the runtime sends its events in order from there
+	req.OnEvent = func(e runtime.Event) {
+		if first {
+			first = false
+			t.run = b.add(e.RunID, caller, async, t.cancel)
+			close(t.admitted)
+		}
+		if t.run != nil && t.run.append(e, &b.opts, b.now) {
+			b.finish(t.run)
+		}
+		if next != nil {
+			next(e)
+		}
+	}
+	return t
+}
+
+// end is called once the run has returned with res. The runtime sends the result event of
+// every run it admitted before it returns; should one ever be missing, res stands in for it,
+// so no watcher waits forever and no place stays taken. The run's context is released.
+func (t *tracking) end(res *runtime.Result) {
+	if t.run != nil && res != nil && t.run.append(runtime.Event{Type: "result", RunID: t.run.id, Result: res}, &t.reg.opts, t.reg.now) {
+		t.reg.finish(t.run)
+	}
+	t.cancel(context.Canceled)
+}
+
+// add registers a run that started, or returns nil when a synchronous one finds MaxWatched
+// taken (an asynchronous one has its place already: reserve).
+func (b *liveRuns) add(id, caller string, async bool, cancel context.CancelCauseFunc) *liveRun {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.prune()
+	if !async {
+		if b.watched >= b.opts.MaxWatched {
+			return nil
+		}
+		b.watched++
+	}
+	r := &liveRun{id: id, caller: caller, async: async, cancel: cancel, changed: make(chan struct{})}
+	b.runs[id] = r
+	return r
+}
+
+// finish moves run to the finished ones, which are kept within Keep, MaxFinished and
+// MaxFinishedBytes.
+func (b *liveRuns) finish(run *liveRun) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !run.async {
+		b.watched--
+	}
+	run.mu.Lock()
+	cost := run.cost
+	run.mu.Unlock()
+	run.keptCost = cost
+	b.finished = append(b.finished, run)
+	b.keptCost += cost
+	b.prune()
+}
+
+// prune drops the finished runs past Keep, MaxFinished or MaxFinishedBytes, oldest first.
+// b.mu is held.
+func (b *liveRuns) prune() {
+	cutoff := b.now().Add(-b.opts.Keep)
+	n := 0
+	for n < len(b.finished) {
+		r := b.finished[n]
+		over := len(b.finished)-n > b.opts.MaxFinished || b.keptCost > b.opts.MaxFinishedBytes
+		if !over && !r.endedBefore(cutoff) {
+			break
+		}
+		delete(b.runs, r.id)
+		b.keptCost -= r.keptCost
+		b.finished[n] = nil
+		n++
+	}
+	if n > 0 {
+		b.finished = append(b.finished[:0], b.finished[n:]...)
+	}
+}
+
+// get returns the run id, in flight or finished and still kept, or nil.
+func (b *liveRuns) get(id string) *liveRun {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.prune()
+	return b.runs[id]
+}
+
+// inFlight counts the tracked runs in flight and the asynchronous places taken, for tests and
+// the leak checks.
+func (b *liveRuns) inFlight() (tracked, async int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, r := range b.runs {
+		if !r.isDone() {
+			tracked++
+		}
+	}
+	return tracked, b.async
+}
