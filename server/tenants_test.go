@@ -167,7 +167,7 @@ func TestTenantIsolation(t *testing.T) {
 			t.Errorf("%s %s as acme: %d %s", c.method, c.path, code, body)
 		}
 		for _, s := range secrets {
-			if strings.Contains(body, s) {
+			if strings.Contains(body, s) && (s != globexRun || code < 400) { // a 404 may repeat the id asked for
 				t.Errorf("%s %s as acme shows globex's %q: %s", c.method, c.path, s, body)
 			}
 		}
