@@ -33,11 +33,11 @@ type TenantSpec struct {
 // LoadTenants reads a tenants file: a YAML list of TenantSpec. Relative paths are relative to
 // the file's directory. Every problem is reported, each naming the tenant and the field.
 //
-//	- name: acme
-//	  skills: ./tenants/acme          # its own skills; uploads go here
-//	  shared: true                    # also the server's --skills
-//	  policy: ./tenants/acme.yaml     # its policy, secrets included
-//	  quota: {concurrentRuns: 4, runsPerMinute: 120}
+//   - name: acme
+//     skills: ./tenants/acme          # its own skills; uploads go here
+//     shared: true                    # also the server's --skills
+//     policy: ./tenants/acme.yaml     # its policy, secrets included
+//     quota: {concurrentRuns: 4, runsPerMinute: 120}
 func LoadTenants(path string) ([]TenantSpec, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
