@@ -93,37 +93,29 @@ error.`,
 		if len(pos) != 1 {
 			return e.fail(exitUsage, "install takes one bundle file")
 		}
-		h, code := e.openStore(ctx, false)
-		if code != exitOK {
-			return code
-		}
-		defer h.Close()
-		rt, err := e.runtime(ctx)
-		if err != nil {
-			return e.fail(exitFailed, "%v", err)
-		}
-		defer rt.Close(context.Background())
-		b, err := readBundle(pos[0], rt.PackageLimits())
-		if err != nil {
-			return e.fail(exitFailed, "%v", err)
-		}
-		m := b.Manifest()
-		// With a store, the folder it replaces is a version kept there, so nothing is lost.
-		opts := runtime.InstallOptions{Face: runtime.FaceCLI, Caller: osUser(), Replace: h != nil}
-		s, err := rt.Install(ctx, m.Skill, b.Package(), opts)
-		if err != nil {
-			return e.fail(exitFailed, "%s: %v", pos[0], err)
-		}
-		where := dirsOrDefault(e.skills)[0]
-		if h == nil {
-			return e.report(fmt.Sprintf("installed %s %s into %s", s.ID(), s.Digest(), where),
-				map[string]any{"skill": s.ID(), "digest": s.Digest()})
-		}
-		v, err := rt.SkillVersion(ctx, s.ID(), s.Digest())
-		if err != nil {
-			return e.fail(exitFailed, "installed %s into %s, but its version cannot be read: %v", s.ID(), where, err)
-		}
-		return e.installed(v, where)
+		return e.withVersions(ctx, func(rt *runtime.Runtime, kept bool) int {
+			b, err := readBundle(pos[0], rt.PackageLimits())
+			if err != nil {
+				return e.fail(exitFailed, "%v", err)
+			}
+			m := b.Manifest()
+			// With a store, the folder it replaces is a version kept there, so nothing is lost.
+			opts := runtime.InstallOptions{Face: runtime.FaceCLI, Caller: osUser(), Replace: kept}
+			s, err := rt.Install(ctx, m.Skill, b.Package(), opts)
+			if err != nil {
+				return e.fail(exitFailed, "%s: %v", pos[0], err)
+			}
+			where := dirsOrDefault(e.skills)[0]
+			if !kept {
+				return e.report(fmt.Sprintf("installed %s %s into %s", s.ID(), s.Digest(), where),
+					map[string]any{"skill": s.ID(), "digest": s.Digest()})
+			}
+			v, err := rt.SkillVersion(ctx, s.ID(), s.Digest())
+			if err != nil {
+				return e.fail(exitFailed, "installed %s into %s, but its version cannot be read: %v", s.ID(), where, err)
+			}
+			return e.installed(v, where)
+		})
 	},
 }
 

@@ -32,7 +32,7 @@ reject, publish, deprecate and yank.`,
 		if len(pos) != 1 {
 			return e.fail(exitUsage, "versions takes one skill id, e.g. skillbox versions hello")
 		}
-		return e.withVersions(ctx, func(rt *runtime.Runtime) int {
+		return e.withVersions(ctx, func(rt *runtime.Runtime, _ bool) int {
 			list, err := rt.Versions(ctx, pos[0])
 			if err != nil {
 				return e.versionFailure(pos[0], err)
@@ -102,7 +102,7 @@ it. A server offers the same move to API keys with the %s role.`,
 			if len(pos) != 2 {
 				return e.fail(exitUsage, "%s takes a skill id and a version's digest, e.g. skillbox %s hello 3f2a9c1e (skillbox versions hello lists them)", action, action)
 			}
-			return e.withVersions(ctx, func(rt *runtime.Runtime) int {
+			return e.withVersions(ctx, func(rt *runtime.Runtime, _ bool) int {
 				v, err := rt.ChangeVersion(ctx, pos[0], pos[1], action, operator(), e.note)
 				if err != nil {
 					return e.versionFailure(pos[0], err)
@@ -120,8 +120,9 @@ it. A server offers the same move to API keys with the %s role.`,
 	}
 }
 
-// withVersions opens the store and a runtime that keeps its versions there, and calls fn.
-func (e *env) withVersions(ctx context.Context, fn func(*runtime.Runtime) int) int {
+// withVersions opens the store and a runtime that keeps its versions there, and calls fn; kept
+// is false when --no-store opened none (the runtime then keeps no versions).
+func (e *env) withVersions(ctx context.Context, fn func(rt *runtime.Runtime, kept bool) int) int {
 	h, code := e.openStore(ctx, false)
 	if code != exitOK {
 		return code
@@ -132,7 +133,7 @@ func (e *env) withVersions(ctx context.Context, fn func(*runtime.Runtime) int) i
 		return e.fail(exitFailed, "%v", err)
 	}
 	defer rt.Close(context.Background())
-	return fn(rt)
+	return fn(rt, h != nil)
 }
 
 // versionFailure reports err, of a version command on skill id, with the way to fix it.
