@@ -74,3 +74,16 @@ type Limits struct {
 	// FetchTimeout bounds one request (all its redirects), inside the run's own deadline.
 	FetchTimeout time.Duration
 }
+
+// MaxWriteData is the most one write may hand the host: maxWriteBytes, or a bounded mount's
+// maxFileBytes when that is larger (the run's output is held to its own bounds, not to
+// maxWriteBytes). A guest ABI copies no more than this of a write's data.
+func (g *Grant) MaxWriteData() int64 {
+	n := g.Limits.MaxWriteBytes
+	for _, m := range g.Mounts {
+		if m.Bounds != nil && m.Writable {
+			n = max(n, m.Bounds.MaxFileBytes)
+		}
+	}
+	return n
+}

@@ -30,6 +30,9 @@ const (
 	// KindPendingApproval: the version that would run asks for more than the one before it and
 	// waits for an admin's approval (see Transitions); a refusal before the run.
 	KindPendingApproval ErrorKind = "pending_approval"
+	// KindQuotaExceeded: the run's artifacts could not be kept, because the store holding them
+	// is at its quota. The run's files are lost (its log says how many, and how large).
+	KindQuotaExceeded ErrorKind = "quota_exceeded"
 )
 
 // Sentinel errors, one per kind, so callers can write errors.Is(err, runtime.ErrTimeout).
@@ -47,6 +50,7 @@ var (
 	ErrInternal         = errors.New(string(KindInternal))
 	ErrInterrupted      = errors.New(string(KindInterrupted))
 	ErrPendingApproval  = errors.New(string(KindPendingApproval))
+	ErrQuotaExceeded    = errors.New(string(KindQuotaExceeded))
 )
 
 // Causes a RunError may wrap, for faces that answer them differently (errors.Is).
@@ -67,6 +71,7 @@ var sentinels = map[ErrorKind]error{
 	KindTimeout: ErrTimeout, KindCanceled: ErrCanceled, KindMemoryLimit: ErrMemoryLimit,
 	KindOutputLimit: ErrOutputLimit, KindTrap: ErrTrap, KindSkillError: ErrSkillError, KindBusy: ErrBusy,
 	KindInternal: ErrInternal, KindInterrupted: ErrInterrupted, KindPendingApproval: ErrPendingApproval,
+	KindQuotaExceeded: ErrQuotaExceeded,
 }
 
 // RunError is the error of a failed run. errors.Is matches the sentinel of its Kind, and Unwrap
