@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"sync"
 	"time"
@@ -23,6 +24,9 @@ type RecorderOptions struct {
 	Sweep time.Duration
 	// Retention bounds what the store keeps: see [Retention].
 	Retention Retention
+	// MaxArtifactBytes is the store's artifact quota as this recorder keeps artifacts (see
+	// ArtifactStore.PutArtifactsWithin): 0 is DefaultMaxArtifactBytes, Unlimited none.
+	MaxArtifactBytes int64
 	// Logger receives the recorder's own failures; nil discards them.
 	Logger *slog.Logger
 }
@@ -39,7 +43,10 @@ type Recorder struct {
 	once  sync.Once
 }
 
-var _ runtime.RunRecorder = (*Recorder)(nil)
+var (
+	_ runtime.RunRecorder   = (*Recorder)(nil)
+	_ runtime.ArtifactStore = (*Recorder)(nil)
+)
 
 // NewRecorder starts a Recorder over s: it sweeps once at once, then every opts.Sweep.
 func NewRecorder(s Store, opts RecorderOptions) *Recorder {
@@ -72,6 +79,17 @@ func (r *Recorder) BeginRun(ctx context.Context, rec *runtime.Record) error {
 // FinishRun records rec's outcome.
 func (r *Recorder) FinishRun(ctx context.Context, rec *runtime.Record) error {
 	return r.s.FinishRun(ctx, RunOf(rec))
+}
+
+// PutArtifacts keeps a run's artifacts in the store, within opts.MaxArtifactBytes. A Recorder
+// is the runtime's Config.Artifacts as well as its Config.Recorder.
+func (r *Recorder) PutArtifacts(ctx context.Context, runID string, files []runtime.ArtifactFile) error {
+	return r.s.PutArtifactsWithin(ctx, runID, files, r.opts.MaxArtifactBytes)
+}
+
+// OpenArtifact reads a run's artifact from the store.
+func (r *Recorder) OpenArtifact(ctx context.Context, runID, name string) (io.ReadCloser, runtime.Artifact, error) {
+	return r.s.OpenArtifact(ctx, runID, name)
 }
 
 // Close stops renewing, sweeping and pruning. Runs still in flight keep their lease until it

@@ -46,6 +46,9 @@ func Run(t *testing.T, h Harness) {
 		{"VersionsConcurrentPublish", testVersionsConcurrentPublish},
 		{"VersionTampered", testVersionTampered},
 		{"VersionValidation", testVersionValidation},
+		{"ArtifactsRoundTrip", testArtifactsRoundTrip},
+		{"ArtifactsQuota", testArtifactsQuota},
+		{"ArtifactsPruned", testArtifactsPruned},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, h) })
