@@ -141,7 +141,8 @@ func (s *Server) run(c echo.Context, req runtime.Request) error {
 	return c.JSON(http.StatusOK, res)
 }
 
-// refusal is the HTTP error of a run refused before it started, or nil.
+// refusal is the HTTP error of a run refused before it started, or of one whose outcome is the
+// server's rather than the skill's (its files found no room: quota_exceeded), or nil.
 func refusal(res *runtime.Result, err error) error {
 	if err == nil || res.Error == nil {
 		return nil
@@ -162,6 +163,9 @@ func refusal(res *runtime.Result, err error) error {
 		return httpError(http.StatusNotFound, "not_found", "no executable skill %q: %s", res.Skill, msg)
 	case runtime.KindInvalidArgs:
 		return httpError(http.StatusUnprocessableEntity, "invalid_args", "%s", msg)
+	case runtime.KindQuotaExceeded:
+		// The run ran; its files could not be kept. The status is the store's (quotaStatus).
+		return httpError(quotaStatus, "quota_exceeded", "%s", msg)
 	case runtime.KindPendingApproval:
 		// The skill is there; its version waits for an admin: a conflict of state, not a miss.
 		return httpError(http.StatusConflict, "pending_approval", "%s", msg)

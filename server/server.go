@@ -168,6 +168,7 @@ func (s *Server) Mount(g *echo.Group) {
 	guarded(http.MethodPost, "/v1/skills/:id/scripts/:script/runs", requireJSON(s.runScript), RoleRunner)
 	guarded(http.MethodGet, "/v1/runs", s.listRuns, RoleViewer)
 	guarded(http.MethodGet, "/v1/runs/:run_id", s.getRun, RoleViewer)
+	guarded(http.MethodGet, "/v1/runs/:run_id/artifacts/*", s.artifact, RoleViewer)
 	guarded(http.MethodGet, "/v1/skills/:id/versions", s.listVersions, RoleViewer)
 	// The runtime decides which role each action needs (runtime.Transitions).
 	guarded(http.MethodPost, "/v1/skills/:id/versions/:digest/:action", s.changeVersion, RoleViewer)
