@@ -346,6 +346,10 @@ func (e *env) runtimeFor(ctx context.Context, dirs []string) (*runtime.Runtime, 
 	cfg.Admission = runtime.Admission{MaxRuns: e.maxRuns, MaxQueue: e.maxQueue, MemoryBudget: int64(e.memoryBudget),
 		CompileMemory: int64(e.compileMemory), CompileTimeout: e.compileTimeout}
 	cfg.Recorder = e.recorder
+	// The store that keeps the runs keeps their artifacts too (a store.Recorder is both).
+	if a, ok := e.recorder.(runtime.ArtifactStore); ok {
+		cfg.Artifacts = a
+	}
 	return runtime.New(ctx, cfg)
 }
 
