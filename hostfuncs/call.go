@@ -24,6 +24,8 @@ type Call struct {
 	logSize int64
 	dropped int
 	fault   error
+	// bounded holds, per bounded mount (by its Path), the size of each file written under it.
+	bounded map[string]map[string]int64
 
 	httpClient *http.Client
 }
@@ -44,8 +46,11 @@ type Usage struct {
 	// `fetch http://10.0.0.1/: address 10.0.0.1 is private ...`.
 	Denied []string `json:"denied,omitempty"`
 
-	writes  int // files written (or being written), against maxWrites
-	refused int // DENIED answers; env lookups of ungranted names are noted in Denied, not counted
+	writes int // files written (or being written), against maxWrites
+	// boundedBytes is the part of BytesWritten written under mounts with bounds of their own,
+	// which maxWriteBytes does not count.
+	boundedBytes int64
+	refused      int // DENIED answers; env lookups of ungranted names are noted in Denied, not counted
 }
 
 // LogEntry is one line of a run's log.

@@ -146,21 +146,32 @@ func (c *Call) WriteFile(vp string, data []byte) error {
 	}
 	// Reserve the quota before writing, so concurrent or failed writes cannot overshoot it. The
 	// number of writes is capped too: empty files and the directories they create cost no bytes.
+	// A mount with bounds of its own is held to them instead of maxWriteBytes.
 	var over, tooMany bool
-	c.update(func(u *Usage) {
-		if u.writes >= maxWrites {
-			tooMany = true
-			return
+	var bounded *Refusal
+	var undo func()
+	c.mu.Lock()
+	switch u := &c.usage; {
+	case u.writes >= maxWrites:
+		tooMany = true
+	case m.Bounds != nil:
+		if undo, bounded = c.reserveBounded(m, rel, vp, int64(len(data))); bounded == nil {
+			u.BytesWritten += int64(len(data))
+			u.boundedBytes += int64(len(data))
+			u.writes++
 		}
-		if u.BytesWritten+int64(len(data)) > c.Grant.Limits.MaxWriteBytes {
-			over = true
-			return
-		}
+	case u.BytesWritten-u.boundedBytes+int64(len(data)) > c.Grant.Limits.MaxWriteBytes:
+		over = true
+	default:
 		u.BytesWritten += int64(len(data))
 		u.writes++
-	})
+	}
+	c.mu.Unlock()
 	if tooMany {
 		return refuse(StatusLimit, "%s: a run may write at most %d files", vp, maxWrites)
+	}
+	if bounded != nil {
+		return bounded
 	}
 	if over {
 		return refuse(StatusLimit, "%s: %d more bytes would pass maxWriteBytes (%d)", vp, len(data), c.Grant.Limits.MaxWriteBytes)
@@ -168,7 +179,14 @@ func (c *Call) WriteFile(vp string, data []byte) error {
 	written := false
 	defer func() {
 		if !written { // a failed write gives its reservation back
-			c.update(func(u *Usage) { u.BytesWritten -= int64(len(data)); u.writes-- })
+			c.mu.Lock()
+			c.usage.BytesWritten -= int64(len(data))
+			c.usage.writes--
+			if undo != nil {
+				c.usage.boundedBytes -= int64(len(data))
+				undo()
+			}
+			c.mu.Unlock()
 		}
 	}()
 	if err := os.MkdirAll(m.Dir, 0o750); err != nil {
@@ -214,4 +232,41 @@ func (c *Call) WriteFile(vp string, data []byte) error {
 	written = true
 	c.update(func(u *Usage) { u.FilesWritten = appendOnce(u.FilesWritten, vp) })
 	return nil
+}
+
+// reserveBounded reserves a write of n bytes to rel under m, a mount with bounds of its own:
+// its file count, the file's size and the mount's total, as they will be once the write lands
+// (a rewrite replaces the file's size). undo gives the reservation back. c.mu is held.
+func (c *Call) reserveBounded(m *Mount, rel, vp string, n int64) (undo func(), r *Refusal) {
+	b := m.Bounds
+	if n > b.MaxFileBytes {
+		return nil, refuse(StatusLimit, "%s: %d bytes is more than the %s mount's maxFileBytes (%d)", vp, n, m.Path, b.MaxFileBytes)
+	}
+	if c.bounded == nil {
+		c.bounded = map[string]map[string]int64{}
+	}
+	sizes := c.bounded[m.Path]
+	if sizes == nil {
+		sizes = map[string]int64{}
+		c.bounded[m.Path] = sizes
+	}
+	prev, existed := sizes[rel]
+	if !existed && int64(len(sizes)) >= b.MaxFiles {
+		return nil, refuse(StatusLimit, "%s: the %s mount holds at most %d files (maxFiles)", vp, m.Path, b.MaxFiles)
+	}
+	var total int64
+	for _, sz := range sizes {
+		total += sz
+	}
+	if total-prev+n > b.MaxTotalBytes {
+		return nil, refuse(StatusLimit, "%s: %d more bytes would pass the %s mount's maxTotalBytes (%d; %d held)", vp, n, m.Path, b.MaxTotalBytes, total)
+	}
+	sizes[rel] = n
+	return func() {
+		if existed {
+			sizes[rel] = prev
+		} else {
+			delete(sizes, rel)
+		}
+	}, nil
 }

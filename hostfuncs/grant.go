@@ -43,6 +43,24 @@ type Mount struct {
 	Path     string
 	Dir      string
 	Writable bool
+	// Bounds, when set, is a budget of the mount's own that replaces the run's maxWriteBytes for
+	// writes under it: the run's output directory, whose files the host collects after the run,
+	// is held to what the host will collect, so a write past it fails in the guest instead of
+	// being silently left out.
+	Bounds *MountBounds
+}
+
+// MountBounds bounds what a mount may hold at the end of a run. Every field must be positive:
+// a zero bound allows nothing.
+type MountBounds struct {
+	// MaxFiles is how many distinct files the guest may write under the mount; rewriting one
+	// does not count again.
+	MaxFiles int64
+	// MaxFileBytes bounds each file.
+	MaxFileBytes int64
+	// MaxTotalBytes bounds all the files together, as they are at the end (a rewrite replaces
+	// the file's size, it does not add to it).
+	MaxTotalBytes int64
 }
 
 // Limits are the per-run quotas the host functions enforce. Zero means zero (nothing allowed),
@@ -55,4 +73,17 @@ type Limits struct {
 	MaxLogBytes   int64
 	// FetchTimeout bounds one request (all its redirects), inside the run's own deadline.
 	FetchTimeout time.Duration
+}
+
+// MaxWriteData is the most one write may hand the host: maxWriteBytes, or a bounded mount's
+// maxFileBytes when that is larger (the run's output is held to its own bounds, not to
+// maxWriteBytes). A guest ABI copies no more than this of a write's data.
+func (g *Grant) MaxWriteData() int64 {
+	n := g.Limits.MaxWriteBytes
+	for _, m := range g.Mounts {
+		if m.Bounds != nil && m.Writable {
+			n = max(n, m.Bounds.MaxFileBytes)
+		}
+	}
+	return n
 }

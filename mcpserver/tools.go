@@ -42,7 +42,7 @@ func (s *Server) callToolset(name string) mcp.ToolHandler {
 			// As a skill's own tool fails: "<kind>: <message>", with the run's _meta.
 			return failure(res, res.Error.Kind, res.Error.Message), nil
 		}
-		return &mcp.CallToolResult{Meta: runMeta(res, ""), Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: err != nil}, nil
+		return withArtifacts(&mcp.CallToolResult{Meta: runMeta(res, ""), Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: err != nil}, res), nil
 	}
 }
 
@@ -82,11 +82,11 @@ func (s *Server) callTool(id string, out *resultSchema) mcp.ToolHandler {
 				return failure(res, runtime.KindSkillError, "the result does not match the tool's output schema: "+err.Error()), nil
 			}
 		}
-		return &mcp.CallToolResult{
+		return withArtifacts(&mcp.CallToolResult{
 			Meta:              runMeta(res, ""),
 			Content:           []mcp.Content{&mcp.TextContent{Text: compact.String()}},
 			StructuredContent: json.RawMessage(compact.Bytes()),
-		}, nil
+		}, res), nil
 	}
 }
 
@@ -105,11 +105,11 @@ func traced(ctx context.Context, req *mcp.CallToolRequest) context.Context {
 
 // failure is the tool error of a failed run: isError, and "<kind>: <message>" as its text.
 func failure(res *runtime.Result, kind runtime.ErrorKind, msg string) *mcp.CallToolResult {
-	return &mcp.CallToolResult{
+	return withArtifacts(&mcp.CallToolResult{
 		Meta:    runMeta(res, kind),
 		Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s: %s", kind, msg)}},
 		IsError: true,
-	}
+	}, res)
 }
 
 func runMeta(res *runtime.Result, kind runtime.ErrorKind) mcp.Meta {

@@ -28,14 +28,14 @@ const (
 //   - as much again for the host's copy of its output (Extism copies the whole output block out
 //     of the kernel's memory before its size can be checked against maxOutputBytes);
 //   - the wasm call stack (stackReserve);
-//   - what the host buffers for one host call at a time: a fetch's response or a file read
-//     (their limits), and the run's logs;
+//   - what the host buffers for one host call at a time: a fetch's response, a file read or a
+//     write (their limits, the output's maxFileBytes among them), and the run's logs;
 //   - the instance's own structures, proportional to the module (function instances, tables'
 //     Go slices, the data it copies in), and a fixed overhead.
 func runCharge(s *Skill) int64 {
 	l := s.grant.Limits
 	mem := l.MemoryMiB << 20
-	io := max(l.MaxFetchBytes, l.MaxFileBytes, l.MaxWriteBytes)
+	io := max(l.MaxFetchBytes, l.MaxFileBytes, l.MaxWriteBytes, s.grant.outputFileBytes())
 	return 2*mem + stackReserve + io + l.MaxLogBytes + s.state().size + instElemEntry*int64(s.state().info.ElemEntries) + runOverhead
 }
 

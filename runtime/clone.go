@@ -34,7 +34,7 @@ func (g *Grant) clone() *Grant {
 	if g == nil {
 		return nil
 	}
-	return &Grant{
+	c := &Grant{
 		Network: slices.Clone(g.Network),
 		Env:     slices.Clone(g.Env),
 		Secrets: slices.Clone(g.Secrets),
@@ -42,6 +42,11 @@ func (g *Grant) clone() *Grant {
 		Limits:  g.Limits,
 		Refused: slices.Clone(g.Refused),
 	}
+	if g.Artifacts != nil {
+		a := *g.Artifacts
+		c.Artifacts = &a
+	}
+	return c
 }
 
 func cloneRaw(r json.RawMessage) json.RawMessage {

@@ -30,9 +30,10 @@ const (
 	// KindPendingApproval: the version that would run asks for more than the one before it and
 	// waits for an admin's approval (see Transitions); a refusal before the run.
 	KindPendingApproval ErrorKind = "pending_approval"
-	// KindQuotaExceeded: the run would take its tenant past a quota (runs in flight, runs per
-	// minute: see Quota) or a store past what it may hold; a refusal before the run, with
-	// RetryAfter when waiting helps.
+	// KindQuotaExceeded: a quota stopped the run. Before it ran, its tenant's (runs in flight,
+	// runs per minute: see Quota), a refusal with RetryAfter; or after it ran, the artifact
+	// store's, which could not keep its files (they are lost; its log says how many and how
+	// large), without RetryAfter: waiting does not free a full store.
 	KindQuotaExceeded ErrorKind = "quota_exceeded"
 )
 

@@ -21,6 +21,8 @@ type Grant struct {
 	Secrets []string       `json:"secrets"`
 	Files   []GrantedMount `json:"files"`
 	Limits  Limits         `json:"limits"`
+	// Artifacts are the bounds of the run's output directory, when Files grants /output.
+	Artifacts *ArtifactLimits `json:"artifacts,omitempty"`
 	// Refused says, one line each, what the manifest asked for and did not get, and why.
 	Refused []string `json:"refused,omitempty"`
 
@@ -103,6 +105,10 @@ func (p *Policy) Grant(m *Manifest, skillDir string) *Grant {
 			Value: strings.ReplaceAll(format, "{value}", val), Raw: val})
 	}
 	for _, f := range m.Permissions.Files {
+		if f.Path == OutputMount || strings.HasPrefix(f.Path, OutputMount+"/") {
+			p.grantOutput(g, h, f)
+			continue
+		}
 		pm := policyMountFor(p.Files, f.Path)
 		if pm == nil {
 			g.Refused = append(g.Refused, fmt.Sprintf("files %s: no policy mount contains it", f.Path))
@@ -154,6 +160,39 @@ func (p *Policy) Grant(m *Manifest, skillDir string) *Grant {
 	}
 	g.host = h
 	return g
+}
+
+// grantOutput grants the run's output directory, /output, as f asks, within the policy's
+// artifacts section. It needs no policy mount: the directory is made for each run (its host
+// Dir is filled then, see newOutput). It is granted whole and for writing, or not at all.
+func (p *Policy) grantOutput(g *Grant, h *hostfuncs.Grant, f FileRequest) {
+	switch {
+	case f.Path != OutputMount:
+		g.Refused = append(g.Refused, fmt.Sprintf("files %s: the output directory is granted whole: ask for %s", f.Path, OutputMount))
+		return
+	case f.Access != ReadWrite:
+		g.Refused = append(g.Refused, fmt.Sprintf("files %s: the output directory is for writing: ask for read-write", f.Path))
+		return
+	case p.Artifacts.Disabled:
+		g.Refused = append(g.Refused, fmt.Sprintf("files %s: the policy turns the output directory off (artifacts.enabled: false)", f.Path))
+		return
+	case g.Artifacts != nil: // asked twice
+		return
+	}
+	a := p.Artifacts.withDefaults()
+	g.Artifacts = &ArtifactLimits{MaxFiles: a.MaxFiles, MaxFileBytes: a.MaxFileBytes, MaxTotalBytes: a.MaxTotalBytes}
+	g.Files = append(g.Files, GrantedMount{Path: OutputMount, Access: ReadWrite})
+	h.Mounts = append(h.Mounts, hostfuncs.Mount{Path: OutputMount, Writable: true,
+		Bounds: &hostfuncs.MountBounds{MaxFiles: a.MaxFiles, MaxFileBytes: a.MaxFileBytes, MaxTotalBytes: a.MaxTotalBytes}})
+}
+
+// outputFileBytes is the largest file the run may write to its output directory (0 without
+// one): what one write there may hand the host.
+func (g *Grant) outputFileBytes() int64 {
+	if g.Artifacts == nil {
+		return 0
+	}
+	return g.Artifacts.MaxFileBytes
 }
 
 // policyMountFor returns the policy mount with the longest path containing p.

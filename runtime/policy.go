@@ -50,6 +50,9 @@ type Policy struct {
 	// Versions says which versions of a skill run, for a runtime that keeps versions (see
 	// VersionsPolicy). In a policy file: versions: {requirePublished: true}.
 	Versions VersionsPolicy
+	// Artifacts bounds every run's output directory, /output, or turns it off (see
+	// ArtifactsPolicy). In a policy file: artifacts: {maxFiles: 16, maxFileBytes: 8388608}.
+	Artifacts ArtifactsPolicy
 	// RootCAs verifies the https servers skills fetch from; nil means the host's system roots.
 	// For an embedder whose granted hosts use a private CA, and for tests. (Not in a policy file.)
 	RootCAs *x509.CertPool
@@ -69,7 +72,7 @@ type PolicyMount struct {
 	Access   Access
 }
 
-var policyFields = []string{"network", "allowNetworks", "env", "secrets", "files", "limits", "modules", "scripts", "agentSkills", "bundles", "runs", "versions"}
+var policyFields = []string{"network", "allowNetworks", "env", "secrets", "files", "limits", "modules", "scripts", "agentSkills", "bundles", "runs", "versions", "artifacts"}
 
 // LoadPolicy reads a policy file (YAML or JSON). Relative host paths are relative to the file's
 // directory. Every problem is reported at once in a *PolicyError.
@@ -88,6 +91,7 @@ var policyFields = []string{"network", "allowNetworks", "env", "secrets", "files
 //	limits: {timeoutMs: 60000, memoryMiB: 128}
 //	modules: {maxModuleBytes: 33554432, maxFunctionBytes: 1048576, maxFunctions: 100000}
 //	bundles: {requireSigned: true, trustedKeys: [./publisher.pub]}
+//	artifacts: {maxFiles: 16, maxFileBytes: 8388608, maxTotalBytes: 33554432}
 func LoadPolicy(path string) (*Policy, error) {
 	// Bounded like a manifest, and never a FIFO or a device: a policy is read at every reload.
 	data, err := readRegular(path, maxManifestBytes)
@@ -153,6 +157,8 @@ func ParsePolicy(path string, data []byte, lookupEnv func(string) (string, bool)
 		if m.Path != "" {
 			if err := checkVirtualDir(m.Path); err != nil {
 				c.add(field+".path", "", "%v", err)
+			} else if m.Path == OutputMount || strings.HasPrefix(m.Path, OutputMount+"/") {
+				c.add(field+".path", "mount it elsewhere; bound the output with artifacts: {...}", "%q is reserved for each run's own output directory", m.Path)
 			}
 		}
 		if m.HostPath != "" && !filepath.IsAbs(m.HostPath) {
@@ -193,6 +199,9 @@ func ParsePolicy(path string, data []byte, lookupEnv func(string) (string, bool)
 	if v := c.object(d, "", "versions"); v != nil {
 		c.known(v, "versions", "requirePublished")
 		p.Versions.RequirePublished = c.boolean(v, "versions", "requirePublished")
+	}
+	if a := c.object(d, "", "artifacts"); a != nil {
+		p.Artifacts = c.artifactsPolicy(a)
 	}
 	if mods := c.object(d, "", "modules"); mods != nil {
 		c.known(mods, "modules", "maxModuleBytes", "maxFunctionBytes", "maxFunctions")

@@ -51,11 +51,13 @@ type Request struct {
 
 // Event is something that happened during an admitted run, in order: "status" with Status
 // "started" once the run is admitted, "status" with Status "running" once the module is
-// instantiated, "log" events (Log is set) as the skill logs, and last "result" (Result is set).
+// instantiated, "log" events (Log is set) as the skill logs, a "file" event (File is set) for
+// each artifact once the run is over and its files are kept, and last "result" (Result is set).
 type Event struct {
 	Type   string    `json:"type"`
 	RunID  string    `json:"run_id"`
 	Status string    `json:"status,omitempty"`
 	Log    *LogEntry `json:"log,omitempty"`
+	File   *Artifact `json:"file,omitempty"`
 	Result *Result   `json:"result,omitempty"`
 }

@@ -22,6 +22,9 @@ type Result struct {
 	LogsDropped int     `json:"logs_dropped,omitempty"`
 	DurationMs  float64 `json:"duration_ms"`
 	Usage       Usage   `json:"usage"`
+	// Artifacts are the files the run left in its output directory (see OutputMount), by name;
+	// a failed run's too.
+	Artifacts []Artifact `json:"artifacts,omitempty"`
 }
 
 // ResultError is a failed run's error: a kind to branch on and a message to read.

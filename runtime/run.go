@@ -300,7 +300,16 @@ func admissionError(s *Skill, err error) *RunError {
 // execute runs an admitted run under grant: it makes the run's SkillContext, calls the module
 // (or the script's interpreter: job), and reads its output.
 func (rt *Runtime) execute(ctx context.Context, s *Skill, grant *Grant, c *compiled, job *scriptJob, input []byte, res *Result, emit emitter) *RunError {
-	call := hostfuncs.NewCall(grant.host)
+	host := grant.host
+	var outDir *output
+	if grant.Artifacts != nil {
+		var err error
+		if outDir, host, err = newOutput(grant); err != nil {
+			return runErr(KindInternal, s.id, err, "the run's output directory cannot be made")
+		}
+		defer outDir.remove()
+	}
+	call := hostfuncs.NewCall(host)
 	if emit != nil {
 		call.OnLog = func(e LogEntry) { emit(Event{Type: "log", Log: &e}) }
 	}
@@ -310,6 +319,10 @@ func (rt *Runtime) execute(ctx context.Context, s *Skill, grant *Grant, c *compi
 		out, rerr = rt.callScript(ctx, s, job, call, input, res, emit)
 	} else {
 		out, rerr = rt.call(ctx, s, c, call, input, res, emit)
+	}
+	var keepErr *RunError
+	if outDir != nil {
+		keepErr = rt.keepOutput(ctx, s, outDir, call, res, emit)
 	}
 	res.Logs, res.LogsDropped = call.Logs()
 	if res.Logs == nil {
@@ -327,6 +340,9 @@ func (rt *Runtime) execute(ctx context.Context, s *Skill, grant *Grant, c *compi
 			return runErr(KindPermissionDenied, s.id, nil, "%s", skillErr)
 		}
 		return runErr(KindSkillError, s.id, nil, "%s", skillErr)
+	}
+	if keepErr != nil {
+		return keepErr
 	}
 	res.Success, res.Result = true, value
 	return nil

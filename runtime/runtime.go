@@ -67,6 +67,13 @@ type Config struct {
 	// Transitions and docs/versions.md. Nil, the default, runs whatever each skill directory
 	// holds, as it is.
 	Versions VersionStore
+	// Artifacts, when set, keeps the files runs leave in their output directory (see
+	// OutputMount and ArtifactStore): a store keeps them across restarts and replicas, within
+	// its quota. Nil, the default, keeps the artifacts of recent runs in a temporary directory of
+	// the runtime's own, bounded by KeptArtifacts and removed by Close.
+	Artifacts ArtifactStore
+	// KeptArtifacts bounds what the runtime keeps when Artifacts is nil: see [KeptArtifacts].
+	KeptArtifacts KeptArtifacts
 	// Engine runs the modules: EngineNative ("", the default) or EngineExtism, the reference.
 	Engine Engine
 	// WarmInstances, above 0, keeps that many instances of each module that takes over a
@@ -114,6 +121,7 @@ type Runtime struct {
 	bytecode  *bytecodes    // the JavaScript skills' compiled bundles
 	admission *admission
 	history   *history
+	kept      *keeper // the artifacts of recent runs, without Config.Artifacts
 	counters  *counters
 	checks    *checks
 	tracer    trace.Tracer // nil: tracing off
@@ -384,7 +392,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		return fail(err)
 	}
 	cfg.History = cfg.History.withDefaults()
-	rt := &Runtime{cfg: cfg, logger: logger, history: newHistory(cfg.History), counters: newCounters(), checks: &checks{digests: newDigester(), bundles: jsbundle.NewCache(0)}}
+	rt := &Runtime{cfg: cfg, logger: logger, history: newHistory(cfg.History), kept: newKeeper(cfg.KeptArtifacts), counters: newCounters(), checks: &checks{digests: newDigester(), bundles: jsbundle.NewCache(0)}}
 	rt.checks.onCheck = rt.onCheck
 	rt.tracer = newTracer(cfg.TracerProvider)
 	rt.runs = map[*Result]context.CancelFunc{}
@@ -518,6 +526,7 @@ func (rt *Runtime) Close(ctx context.Context) error {
 		<-done // a stopped run returns promptly: the guest is interrupted, host calls see the context
 	}
 	rt.stopRuns()
+	rt.kept.close()
 	if rt.ownsShared {
 		_ = rt.shared.Close(context.Background())
 	} else {

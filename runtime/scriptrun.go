@@ -92,7 +92,7 @@ func codeError(s *Skill, err error) *RunError {
 // and copied into the instance), and the run's overhead.
 func scriptCharge(grant *Grant, codeBytes int64) int64 {
 	l := grant.Limits
-	io := max(l.MaxFetchBytes, l.MaxFileBytes, l.MaxWriteBytes)
+	io := max(l.MaxFetchBytes, l.MaxFileBytes, l.MaxWriteBytes, grant.outputFileBytes())
 	return l.MemoryMiB<<20 + stackReserve + io + l.MaxLogBytes + 2*codeBytes + 2*l.MaxOutputBytes + runOverhead
 }
 
@@ -162,7 +162,7 @@ func (rt *Runtime) runJavaScript(ctx context.Context, job *scriptJob, call *host
 // lead out of them, writes bounded by maxWriteBytes) and a private /tmp.
 func (rt *Runtime) runPython(ctx context.Context, s *Skill, job *scriptJob, call *hostfuncs.Call, input []byte) (json.RawMessage, *ProgramOutput, error) {
 	l := job.grant.Limits
-	mounts, cleanup, err := pythonMounts(job.grant)
+	mounts, cleanup, err := pythonMounts(call.Grant, l)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -199,11 +199,14 @@ func programCwd(g *Grant) string {
 // maxMountFiles bounds the files and directories a run may create in one writable mount.
 const maxMountFiles = 1024
 
-// pythonMounts makes the WASI mounts of a Python run under g: each granted directory but the
-// skill's own (the interpreter mounts that itself), read-only or writable as granted, and a
-// private /tmp; each writable one may take maxWriteBytes. A read-only directory that does not
-// exist is left out; a writable one is made. cleanup closes them and removes the /tmp.
-func pythonMounts(g *Grant) (hook func(wazero.FSConfig) wazero.FSConfig, cleanup func(), err error) {
+// pythonMounts makes the WASI mounts of a Python run whose host grant is g: each granted
+// directory but the skill's own (the interpreter mounts that itself), read-only or writable as
+// granted, and a private /tmp; each writable one may take maxWriteBytes, but a mount with bounds
+// of its own (the run's /output) is held to them: all it may write is its maxTotalBytes, each
+// file its maxFileBytes, and the files and directories it creates its maxFiles. A read-only
+// directory that does not exist is left out; a writable one is made. cleanup closes them and
+// removes the /tmp.
+func pythonMounts(g *hostfuncs.Grant, l Limits) (hook func(wazero.FSConfig) wazero.FSConfig, cleanup func(), err error) {
 	var fss []*wasifs.FS
 	var paths []string
 	var tmpCleanup func()
@@ -215,14 +218,17 @@ func pythonMounts(g *Grant) (hook func(wazero.FSConfig) wazero.FSConfig, cleanup
 			tmpCleanup()
 		}
 	}
-	budget := wasifs.Options{Writable: true, MaxBytes: max(g.Limits.MaxWriteBytes, 1), MaxFiles: maxMountFiles}
-	for _, m := range g.host.Mounts {
+	budget := wasifs.Options{Writable: true, MaxBytes: max(l.MaxWriteBytes, 1), MaxFiles: maxMountFiles}
+	for _, m := range g.Mounts {
 		if m.Path == SkillMount || m.Path == "/tmp" {
 			continue
 		}
 		opts := wasifs.Options{}
 		if m.Writable {
 			opts = budget
+			if b := m.Bounds; b != nil {
+				opts = wasifs.Options{Writable: true, MaxBytes: b.MaxTotalBytes, MaxFiles: b.MaxFiles, MaxFileBytes: b.MaxFileBytes}
+			}
 			if err := os.MkdirAll(m.Dir, 0o755); err != nil {
 				cleanup()
 				return nil, nil, fmt.Errorf("mount %s: %w", m.Path, err)

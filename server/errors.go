@@ -21,6 +21,11 @@ type apiErrorBody struct {
 	Details []string `json:"details,omitempty"`
 }
 
+// quotaStatus answers a run whose files the artifact store had no room for: 507 Insufficient
+// Storage, not 429, since the store is full for every caller and waiting does not free it
+// (retention or an operator does).
+const quotaStatus = http.StatusInsufficientStorage
+
 // httpError builds an error a handler returns; errorHandler writes it.
 func httpError(status int, code, format string, args ...any) *echo.HTTPError {
 	return echo.NewHTTPError(status, apiErrorBody{Code: code, Message: fmt.Sprintf(format, args...)})
@@ -62,6 +67,8 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 		status, body = http.StatusForbidden, apiErrorBody{Code: "untrusted_bundle", Message: err.Error()}
 	case errors.Is(err, runtime.ErrExists):
 		status, body = http.StatusConflict, apiErrorBody{Code: "exists", Message: err.Error()}
+	case errors.Is(err, runtime.ErrQuotaExceeded):
+		status, body = quotaStatus, apiErrorBody{Code: "quota_exceeded", Message: err.Error()}
 	case errors.Is(err, runtime.ErrNoVersionStore), errors.Is(err, runtime.ErrNoVersion):
 		status, body = http.StatusNotFound, apiErrorBody{Code: "not_found", Message: err.Error()}
 	case errors.Is(err, runtime.ErrVersionConflict):
@@ -118,6 +125,8 @@ func codeFor(status int) string {
 		return "unsupported_media_type"
 	case http.StatusMisdirectedRequest:
 		return "misdirected_request"
+	case http.StatusInsufficientStorage:
+		return "quota_exceeded"
 	}
 	return "error"
 }

@@ -151,7 +151,8 @@ func (s *Server) run(c echo.Context, req runtime.Request) error {
 	return c.JSON(http.StatusOK, res)
 }
 
-// refusal is the HTTP error of a run refused before it started, or nil.
+// refusal is the HTTP error of a run refused before it started, or of one whose outcome is the
+// server's rather than the skill's (its files found no room: quota_exceeded), or nil.
 func refusal(res *runtime.Result, err error) error {
 	if err == nil || res.Error == nil {
 		return nil
@@ -172,10 +173,19 @@ func refusal(res *runtime.Result, err error) error {
 		return httpError(http.StatusNotFound, "not_found", "no executable skill %q: %s", res.Skill, msg)
 	case runtime.KindInvalidArgs:
 		return httpError(http.StatusUnprocessableEntity, "invalid_args", "%s", msg)
+	case runtime.KindQuotaExceeded:
+		// A tenant's quota refuses a run before it starts, with a time to wait: 429. A store at
+		// its quota fails a run that ran (its files could not be kept), and waiting does not
+		// help: the store's status (quotaStatus).
+		var re *runtime.RunError
+		if errors.As(err, &re) && re.RetryAfter > 0 {
+			return &retryError{after: re.RetryAfter, err: httpError(http.StatusTooManyRequests, "quota_exceeded", "%s", msg)}
+		}
+		return httpError(quotaStatus, "quota_exceeded", "%s", msg)
 	case runtime.KindPendingApproval:
 		// The skill is there; its version waits for an admin: a conflict of state, not a miss.
 		return httpError(http.StatusConflict, "pending_approval", "%s", msg)
-	case runtime.KindBusy, runtime.KindQuotaExceeded:
+	case runtime.KindBusy:
 		if errors.Is(err, runtime.ErrClosed) {
 			return httpError(http.StatusServiceUnavailable, "unavailable", "%s", msg)
 		}
@@ -184,7 +194,7 @@ func refusal(res *runtime.Result, err error) error {
 		if errors.As(err, &re) && re.RetryAfter > 0 {
 			retry = re.RetryAfter
 		}
-		return &retryError{after: retry, err: httpError(http.StatusTooManyRequests, string(res.Error.Kind), "%s", msg)}
+		return &retryError{after: retry, err: httpError(http.StatusTooManyRequests, "busy", "%s", msg)}
 	}
 	return nil
 }

@@ -187,6 +187,7 @@ func (s *Server) Mount(g *echo.Group) {
 	guarded(http.MethodPost, "/v1/skills/:id/scripts/:script/runs", requireJSON(s.each((*Server).runScript)), RoleRunner)
 	guarded(http.MethodGet, "/v1/runs", s.each((*Server).listRuns), RoleViewer)
 	guarded(http.MethodGet, "/v1/runs/:run_id", s.each((*Server).getRun), RoleViewer)
+	guarded(http.MethodGet, "/v1/runs/:run_id/artifacts/*", s.each((*Server).artifact), RoleViewer)
 	guarded(http.MethodGet, "/v1/runs/:run_id/events", s.each((*Server).runEvents), RoleViewer)
 	// Only the key that started a run, or an admin, may cancel it (cancelRun checks).
 	guarded(http.MethodPost, "/v1/runs/:run_id/cancel", s.each((*Server).cancelRun), RoleRunner)

@@ -49,13 +49,19 @@ func newTenantEnv(t *testing.T, acmeQuota runtime.Quota) *tenantEnv {
 	policy := &runtime.Policy{Runs: runtime.RunsPolicy{RecordArguments: true}}
 	mk := func(tenant, skill string, quota runtime.Quota) *runtime.Runtime {
 		dir := t.TempDir()
-		fixture(t, dir, skill, manifestJSON(skill, `"version":"1.0.0","description":"the `+skill+`-private-marker skill","parameters":{"type":"object"}`), "echo", nil)
+		// Each skill echoes its arguments; globex's also leaves a file in /output.
+		wasm, perms := "echo", ""
+		if tenant == "globex" {
+			wasm, perms = "output", `,"permissions":{"files":[{"path":"/output","access":"read-write"}]}`
+		}
+		fixture(t, dir, skill, manifestJSON(skill, `"version":"1.0.0","description":"the `+skill+`-private-marker skill","parameters":{"type":"object"}`+perms), wasm, nil)
 		var vs runtime.VersionStore = st
+		var arts runtime.ArtifactStore = rec
 		if tenant != "" {
-			vs = st.Tenant(tenant)
+			vs, arts = st.Tenant(tenant), rec.Artifacts(tenant)
 		}
 		rt, err := runtime.New(ctx, runtime.Config{Shared: sh, Tenant: tenant, SkillDirs: []string{dir}, Policy: policy,
-			Recorder: rec, Versions: vs, Quota: quota, NoBackgroundCheck: true})
+			Recorder: rec, Versions: vs, Artifacts: arts, Quota: quota, NoBackgroundCheck: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -99,7 +105,11 @@ func (e *tenantEnv) runAs(t *testing.T, key, skill, args string) string {
 func TestTenantIsolation(t *testing.T) {
 	e := newTenantEnv(t, runtime.Quota{})
 	ctx := t.Context()
-	globexRun := e.runAs(t, globexKey, "globex-ledger", `{"secret":"globex-arg-marker"}`)
+	globexRun := e.runAs(t, globexKey, "globex-ledger", `{"a":"globex-file-marker.txt*7","secret":"globex-arg-marker"}`)
+	artifact := "/v1/runs/" + globexRun + "/artifacts/globex-file-marker.txt"
+	if code, body := do(t, "GET", e.ts.URL+artifact, "", "X-API-Key", globexKey); code != 200 || body != "xxxxxxx" {
+		t.Fatalf("globex's own artifact: %d %q", code, body)
+	}
 	acmeRun := e.runAs(t, acmeKey, "acme-notes", `{"note":"acme-arg-marker"}`)
 	vs, err := e.store.Tenant("globex").Versions(ctx, "globex-ledger")
 	if err != nil || len(vs) != 1 {
@@ -107,7 +117,7 @@ func TestTenantIsolation(t *testing.T) {
 	}
 	globexDigest := vs[0].Digest
 	// What only globex may see: its skill's marker, its run's arguments and id, its user.
-	secrets := []string{"globex-ledger-private-marker", "globex-arg-marker", globexRun, "bob@globex"}
+	secrets := []string{"globex-ledger-private-marker", "globex-arg-marker", globexRun, "bob@globex", "xxxxxxx"}
 
 	// Every GET route of the API, its parameters filled with globex's identifiers.
 	fill := strings.NewReplacer(":id", "globex-ledger", ":run_id", globexRun, ":digest", globexDigest,
@@ -118,7 +128,7 @@ func TestTenantIsolation(t *testing.T) {
 			paths = append(paths, fill.Replace(r.Path))
 		}
 	}
-	paths = append(paths, "/v1/runs?skill=globex-ledger", "/v1/tools?tools=all")
+	paths = append(paths, "/v1/runs?skill=globex-ledger", "/v1/tools?tools=all", artifact)
 	for _, p := range paths {
 		code, body := do(t, "GET", e.ts.URL+p, "", "X-API-Key", acmeKey)
 		if code >= 500 {

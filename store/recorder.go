@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"sync"
 	"time"
@@ -23,6 +24,9 @@ type RecorderOptions struct {
 	Sweep time.Duration
 	// Retention bounds what the store keeps: see [Retention].
 	Retention Retention
+	// MaxArtifactBytes is the store's artifact quota as this recorder keeps artifacts (see
+	// ArtifactStore.PutArtifactsWithin): 0 is DefaultMaxArtifactBytes, Unlimited none.
+	MaxArtifactBytes int64
 	// Logger receives the recorder's own failures; nil discards them.
 	Logger *slog.Logger
 }
@@ -40,7 +44,10 @@ type Recorder struct {
 	once  sync.Once
 }
 
-var _ runtime.RunRecorder = (*Recorder)(nil)
+var (
+	_ runtime.RunRecorder   = (*Recorder)(nil)
+	_ runtime.ArtifactStore = (*Recorder)(nil)
+)
 
 // NewRecorder starts a Recorder over s: it sweeps once at once, then every opts.Sweep.
 func NewRecorder(s Store, opts RecorderOptions) *Recorder {
@@ -82,6 +89,38 @@ func (r *Recorder) of(rec *runtime.Record) Store {
 // FinishRun records rec's outcome.
 func (r *Recorder) FinishRun(ctx context.Context, rec *runtime.Record) error {
 	return r.of(rec).FinishRun(ctx, RunOf(rec))
+}
+
+// PutArtifacts keeps a run's artifacts in the store, within opts.MaxArtifactBytes. A Recorder
+// is the runtime's Config.Artifacts as well as its Config.Recorder.
+func (r *Recorder) PutArtifacts(ctx context.Context, runID string, files []runtime.ArtifactFile) error {
+	return r.s.PutArtifactsWithin(ctx, runID, files, r.opts.MaxArtifactBytes)
+}
+
+// OpenArtifact reads a run's artifact from the store.
+func (r *Recorder) OpenArtifact(ctx context.Context, runID, name string) (io.ReadCloser, runtime.Artifact, error) {
+	return r.s.OpenArtifact(ctx, runID, name)
+}
+
+// Artifacts is the artifact store of one tenant's Runtime (its Config.Artifacts): the tenant's
+// part of the store, within the same quota as every other tenant's (the quota is the store's).
+// The Recorder itself is the default tenant's.
+func (r *Recorder) Artifacts(tenant string) runtime.ArtifactStore {
+	return tenantArtifacts{s: r.s.Tenant(tenant), quota: r.opts.MaxArtifactBytes}
+}
+
+// tenantArtifacts is one tenant's artifacts in a store.
+type tenantArtifacts struct {
+	s     Store
+	quota int64
+}
+
+func (t tenantArtifacts) PutArtifacts(ctx context.Context, runID string, files []runtime.ArtifactFile) error {
+	return t.s.PutArtifactsWithin(ctx, runID, files, t.quota)
+}
+
+func (t tenantArtifacts) OpenArtifact(ctx context.Context, runID, name string) (io.ReadCloser, runtime.Artifact, error) {
+	return t.s.OpenArtifact(ctx, runID, name)
 }
 
 // Close stops renewing, sweeping and pruning. Runs still in flight keep their lease until it

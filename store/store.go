@@ -34,6 +34,8 @@ type Store interface {
 	// sweep of expired leases (PruneRuns, SweepRuns) span every tenant from any of them. A
 	// tenant store's Close does nothing: the Store it came from owns the database.
 	Tenant(name string) Store
+	// ArtifactStore keeps the files runs leave in their output directories.
+	ArtifactStore
 	// Close releases the database. It is safe to call more than once.
 	Close() error
 }
@@ -62,6 +64,24 @@ type RunStore interface {
 	// ListRuns returns runs newest first (by start, then id), filtered by q, one page at a time.
 	ListRuns(ctx context.Context, q Query) (Page, error)
 }
+
+// ArtifactStore keeps the files runs leave (see runtime.ArtifactStore), content-addressed in
+// the same blobs as versions' files, within a quota on the bytes artifacts hold. PutArtifacts
+// applies [DefaultMaxArtifactBytes]; a [Recorder] applies its RecorderOptions.MaxArtifactBytes.
+// PruneRuns deletes a pruned run's artifacts with it.
+type ArtifactStore interface {
+	runtime.ArtifactStore
+	// PutArtifactsWithin is PutArtifacts with a quota of its own: the bytes of the distinct
+	// contents artifacts hold, those of files included, may not pass quota (0 is
+	// DefaultMaxArtifactBytes, [Unlimited] none). Past it the error is runtime.ErrQuotaExceeded
+	// and nothing is kept.
+	PutArtifactsWithin(ctx context.Context, runID string, files []runtime.ArtifactFile, quota int64) error
+}
+
+// DefaultMaxArtifactBytes is the artifact quota of a store by default: 1 GiB of distinct
+// contents, enough for a few thousand typical reports and images before retention prunes them,
+// small enough that a runaway skill cannot fill a disk.
+const DefaultMaxArtifactBytes = 1 << 30
 
 // Status is where a run stands.
 type Status string

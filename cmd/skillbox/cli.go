@@ -366,6 +366,10 @@ func (e *env) runtimeFor(ctx context.Context, dirs []string) (*runtime.Runtime, 
 		CompileMemory: int64(e.compileMemory), CompileTimeout: e.compileTimeout}
 	cfg.Recorder = e.recorder
 	cfg.Versions = e.versions
+	// The store that keeps the runs keeps their artifacts too (a store.Recorder is both).
+	if a, ok := e.recorder.(runtime.ArtifactStore); ok {
+		cfg.Artifacts = a
+	}
 	if e.shared != nil { // the engine, cache and admission are the Shared's
 		cfg.Shared, cfg.CacheDir, cfg.Engine, cfg.WarmInstances, cfg.Admission, cfg.OnCompile = e.shared, "", "", 0, runtime.Admission{}, nil
 	}

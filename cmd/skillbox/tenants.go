@@ -45,6 +45,9 @@ func (e *env) tenantRuntimes(ctx context.Context, specs []server.TenantSpec, st 
 		if st != nil {
 			ts := st.store.Tenant(spec.Name)
 			cfg.Versions, t.History = ts, ts
+			if st.rec != nil {
+				cfg.Artifacts = st.rec.Artifacts(spec.Name)
+			}
 		}
 		rt, err := runtime.New(ctx, cfg)
 		if err != nil {

@@ -66,7 +66,7 @@ var hostFunctions = []hostFunc{
 	{"skillbox_write_file", []extism.ValueType{i64, i64}, []extism.ValueType{i64},
 		func(ctx context.Context, c *hostfuncs.Call, mem Memory, stack []uint64) {
 			p, bad := arg(ctx, c, mem, "skillbox_write_file", stack[0], hostfuncs.MaxPathBytes)
-			data, bad2 := arg(ctx, c, mem, "skillbox_write_file", stack[1], c.Grant.Limits.MaxWriteBytes)
+			data, bad2 := arg(ctx, c, mem, "skillbox_write_file", stack[1], c.Grant.MaxWriteData())
 			if bad2 != nil && bad == nil {
 				bad2 = &reply{hostfuncs.StatusLimit, append([]byte("write: "), bad2.payload...)}
 			}

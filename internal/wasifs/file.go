@@ -113,9 +113,9 @@ func (f *file) Seek(offset seekOffset, whence int) (int64, sys.Errno) {
 	if err != nil {
 		return 0, errnoOf(err)
 	}
-	if n > f.fs.opts.MaxBytes {
+	if limit, _ := f.fs.opts.fileMax(); n > limit {
 		_, _ = f.f.Seek(prev, io.SeekStart)
-		return 0, f.fs.refuseBytes(f.path)
+		return 0, f.fs.refuseSize(f.path)
 	}
 	return n, 0
 }
@@ -156,7 +156,19 @@ func (f *file) Write(buf []byte) (int, sys.Errno) {
 	if len(buf) == 0 {
 		return 0, 0
 	}
-	granted := f.fs.takeBytes(f.path, int64(len(buf)), false)
+	want := int64(len(buf))
+	if limit, _ := f.fs.opts.fileMax(); limit < f.fs.opts.MaxBytes {
+		// A per-file bound: the write ends where the file's own room does. (Without one, MaxBytes
+		// bounds the file already: no file holds more than all the run may write.)
+		pos, errno := f.writePos()
+		if errno != 0 {
+			return 0, errno
+		}
+		if want = min(want, limit-pos); want <= 0 {
+			return 0, f.fs.refuseSize(f.path)
+		}
+	}
+	granted := f.fs.takeBytes(f.path, want, false)
 	if granted == 0 {
 		return 0, errBudget
 	}
@@ -177,11 +189,12 @@ func (f *file) Pwrite(buf []byte, off int64) (int, sys.Errno) {
 		return 0, 0
 	}
 	want := int64(len(buf))
-	if room := f.fs.opts.MaxBytes - off; want > room {
+	limit, _ := f.fs.opts.fileMax()
+	if room := limit - off; want > room {
 		want = room
 	}
 	if want <= 0 {
-		return 0, f.fs.refuseBytes(f.path)
+		return 0, f.fs.refuseSize(f.path)
 	}
 	granted := f.fs.takeBytes(f.path, want, false)
 	if granted == 0 {
@@ -207,8 +220,8 @@ func (f *file) Truncate(size int64) sys.Errno {
 	}
 	var granted int64
 	if grow := size - fi.Size(); grow > 0 {
-		if size > f.fs.opts.MaxBytes {
-			return f.fs.refuseBytes(f.path)
+		if limit, _ := f.fs.opts.fileMax(); size > limit {
+			return f.fs.refuseSize(f.path)
 		}
 		if granted = f.fs.takeBytes(f.path, grow, true); granted == 0 {
 			return errBudget
@@ -219,6 +232,19 @@ func (f *file) Truncate(size int64) sys.Errno {
 		return errnoOf(err)
 	}
 	return 0
+}
+
+// writePos is where the next Write lands: the end of a file open to append, else its offset.
+func (f *file) writePos() (int64, sys.Errno) {
+	if f.append {
+		fi, err := f.f.Stat()
+		if err != nil {
+			return 0, errnoOf(err)
+		}
+		return fi.Size(), 0
+	}
+	pos, err := f.f.Seek(0, io.SeekCurrent)
+	return pos, errnoOf(err)
 }
 
 // writeErr is the errno of a write to a file not open for writing.

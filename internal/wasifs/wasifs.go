@@ -55,12 +55,25 @@ type Options struct {
 	// does not give its place back, so a loop of create and unlink ends too. Required (> 0)
 	// when Writable.
 	MaxFiles int64
+	// MaxFileBytes, when positive, bounds each file's size (holes included) below MaxBytes: a
+	// write, a seek for writing or a truncate past it fails like a crossed MaxBytes, naming
+	// MaxFileBytes. Zero means MaxBytes alone bounds a file. For a mount whose files the host
+	// collects after the run, so that no file is larger than it will collect.
+	MaxFileBytes int64
+}
+
+// fileMax is the largest a file may be made, and the Options field that says so.
+func (o Options) fileMax() (int64, string) {
+	if o.MaxFileBytes > 0 && o.MaxFileBytes < o.MaxBytes {
+		return o.MaxFileBytes, "MaxFileBytes"
+	}
+	return o.MaxBytes, "MaxBytes"
 }
 
 // validate reports why o cannot configure a mount of root, naming the field and the fix.
 func (o Options) validate(root string) error {
 	if !o.Writable {
-		if o.MaxBytes != 0 || o.MaxFiles != 0 {
+		if o.MaxBytes != 0 || o.MaxFiles != 0 || o.MaxFileBytes != 0 {
 			return fmt.Errorf("mount %q: Options.MaxBytes and MaxFiles are set but Writable is not: set Writable or drop the budget: %w", root, ErrOptions)
 		}
 		return nil
@@ -70,6 +83,9 @@ func (o Options) validate(root string) error {
 	}
 	if o.MaxFiles <= 0 {
 		return fmt.Errorf("mount %q: Options.MaxFiles is %d: a writable mount needs a positive file budget: %w", root, o.MaxFiles, ErrOptions)
+	}
+	if o.MaxFileBytes < 0 {
+		return fmt.Errorf("mount %q: Options.MaxFileBytes is %d: leave it 0 or make it positive: %w", root, o.MaxFileBytes, ErrOptions)
 	}
 	return nil
 }
@@ -167,10 +183,11 @@ func (f *FS) takeBytes(path string, n int64, all bool) int64 {
 	return n
 }
 
-// refuseBytes records a write to path refused for the byte budget.
-func (f *FS) refuseBytes(path string) sys.Errno {
+// refuseSize records a write to path refused because the file would pass fileMax.
+func (f *FS) refuseSize(path string) sys.Errno {
+	limit, field := f.opts.fileMax()
 	f.mu.Lock()
-	f.refuse(path, "MaxBytes", f.opts.MaxBytes)
+	f.refuse(path, field, limit)
 	f.mu.Unlock()
 	return errBudget
 }

@@ -274,3 +274,54 @@ func TestReaddirChunks(t *testing.T) {
 		t.Errorf("after rewinding, Readdir(0) = %d entries, %v; want %d", len(again), errno, n)
 	}
 }
+
+// MaxFileBytes bounds each file below MaxBytes, by every way a file grows: a write (cut short
+// to the room left, then refused), a write to a file opened to append, a write at an offset,
+// a seek for writing, and a truncate.
+func TestMaxFileBytes(t *testing.T) {
+	t.Parallel()
+	fsys := mustDir(t, t.TempDir(), Options{Writable: true, MaxBytes: 100, MaxFiles: 4, MaxFileBytes: 10})
+	f, errno := fsys.OpenFile("a", sys.O_RDWR|sys.O_CREAT, 0o600)
+	if errno != 0 {
+		t.Fatal(errno)
+	}
+	defer f.Close()
+	if n, errno := f.Write([]byte("0123456")); n != 7 || errno != 0 {
+		t.Fatalf("Write = %d, %v", n, errno)
+	}
+	if n, errno := f.Write([]byte("789abc")); n != 3 || errno != 0 {
+		t.Errorf("Write past MaxFileBytes = %d, %v; want 3 (cut short), 0", n, errno)
+	}
+	if n, errno := f.Write([]byte("x")); n != 0 || errno != errBudget {
+		t.Errorf("Write at MaxFileBytes = %d, %v; want 0, %v", n, errno, errBudget)
+	}
+	var be *BudgetError
+	if !errors.As(fsys.Usage().Exceeded, &be) || be.Field != "MaxFileBytes" || be.Limit != 10 || be.Path != "a" {
+		t.Errorf("Exceeded = %v; want MaxFileBytes 10 of a", fsys.Usage().Exceeded)
+	}
+	if n, errno := f.Pwrite([]byte("xy"), 9); n != 1 || errno != 0 {
+		t.Errorf("Pwrite across MaxFileBytes = %d, %v; want 1, 0", n, errno)
+	}
+	if _, errno := f.Seek(11, io.SeekStart); errno != errBudget {
+		t.Errorf("Seek past MaxFileBytes = %v, want %v", errno, errBudget)
+	}
+	if errno := f.Truncate(11); errno != errBudget {
+		t.Errorf("Truncate past MaxFileBytes = %v, want %v", errno, errBudget)
+	}
+	g, errno := fsys.OpenFile("b", sys.O_WRONLY|sys.O_CREAT|sys.O_APPEND, 0o600)
+	if errno != 0 {
+		t.Fatal(errno)
+	}
+	defer g.Close()
+	for i, want := range []int{8, 2, 0} {
+		if n, _ := g.Write([]byte("01234567")); n != want {
+			t.Errorf("append %d wrote %d, want %d", i, n, want)
+		}
+	}
+	if fi, err := os.Stat(filepath.Join(fsys.root.Name(), "b")); err != nil || fi.Size() != 10 {
+		t.Errorf("b: %v, %v; want 10 bytes", fi, err)
+	}
+	if _, err := Dir(t.TempDir(), Options{Writable: true, MaxBytes: 1, MaxFiles: 1, MaxFileBytes: -1}); !errors.Is(err, ErrOptions) {
+		t.Errorf("a negative MaxFileBytes = %v, want ErrOptions", err)
+	}
+}

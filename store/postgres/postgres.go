@@ -23,6 +23,10 @@ var migrations embed.FS
 // migrationLock is the advisory lock key that keeps two replicas from migrating at once.
 const migrationLock = 0x736b696c6c626f78 // "skillbox"
 
+// blobsLock is the advisory lock key of the transactions that add or drop blobs (see
+// sqldb.Dialect.LockBlobs).
+const blobsLock = migrationLock + 1
+
 // Open connects to the PostgreSQL database at dsn (postgres://user:pass@host:port/db?... or a
 // key=value string), checks it answers, and migrates it.
 //
@@ -43,7 +47,8 @@ func Open(ctx context.Context, dsn string) (store.Store, error) {
 	}
 	sub, _ := fs.Sub(migrations, "migrations")
 	return sqldb.Open(ctx, db, sqldb.Dialect{Name: "postgres", Numbered: true, Migrations: sub,
-		LockMigrations: fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", int64(migrationLock))}, where)
+		LockMigrations: fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", int64(migrationLock)),
+		LockBlobs:      fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", int64(blobsLock))}, where)
 }
 
 // redact is dsn without its password, for errors and logs.

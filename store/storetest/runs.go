@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -176,6 +177,16 @@ func testMigrations(t *testing.T, h Harness) {
 	var n int
 	if err := raw.SQL().QueryRowContext(t.Context(), `SELECT COUNT(*) FROM schema_migrations WHERE version = 1`).Scan(&n); err != nil || n != 1 {
 		t.Fatalf("schema_migrations has %d rows for version 1 (%v), want 1", n, err)
+	}
+	// A database another build migrated (its migration 1 is not ours) is refused.
+	if _, err := raw.SQL().ExecContext(t.Context(), `UPDATE schema_migrations SET name = '0001_other.sql' WHERE version = 1`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Open(t.Context(), addr); !errors.Is(err, store.ErrSchemaTooNew) || !strings.Contains(err.Error(), "0001_other.sql") {
+		t.Fatalf("open of a database another build migrated = %v", err)
+	}
+	if _, err := raw.SQL().ExecContext(t.Context(), `UPDATE schema_migrations SET name = '0001_runs.sql' WHERE version = 1`); err != nil {
+		t.Fatal(err)
 	}
 	// A database a newer skillbox migrated is refused, and left alone.
 	if _, err := raw.SQL().ExecContext(t.Context(), `INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, '0999_future.sql', 0)`); err != nil {

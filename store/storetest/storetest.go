@@ -47,6 +47,9 @@ func Run(t *testing.T, h Harness) {
 		{"VersionTampered", testVersionTampered},
 		{"VersionValidation", testVersionValidation},
 		{"TenantIsolation", testTenantIsolation},
+		{"ArtifactsRoundTrip", testArtifactsRoundTrip},
+		{"ArtifactsQuota", testArtifactsQuota},
+		{"ArtifactsPruned", testArtifactsPruned},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, h) })

@@ -86,6 +86,19 @@ func testTenantIsolation(t *testing.T, h Harness) {
 	if got, err := a.VersionFiles(ctx, "report", v.Digest); err != nil || string(got["skill.json"]) != `{"id":"report"}` {
 		t.Fatalf("acme's files: %v", err)
 	}
+	// Artifacts: a tenant reads its own runs' files; another tenant is told there is no such run.
+	if err := a.PutArtifacts(ctx, ra.ID, []runtime.ArtifactFile{artifact("report.txt", "text/plain", []byte("acme only"))}); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := readBack(t, a, ra.ID, "report.txt"); string(data) != "acme only" {
+		t.Fatalf("acme's artifact: %q", data)
+	}
+	if _, _, err := b.OpenArtifact(ctx, ra.ID, "report.txt"); !errors.Is(err, runtime.ErrNoRun) {
+		t.Fatalf("globex opens acme's artifact: %v", err)
+	}
+	if _, _, err := root.OpenArtifact(ctx, ra.ID, "report.txt"); !errors.Is(err, runtime.ErrNoRun) {
+		t.Fatalf("the default tenant opens acme's artifact: %v", err)
+	}
 	// Closing a tenant's store leaves the database open for the others.
 	if err := a.Close(); err != nil {
 		t.Fatal(err)

@@ -70,6 +70,29 @@ func (s *DB) migrate(ctx context.Context) error {
 			return fmt.Errorf("%w: it is at schema version %d, this skillbox knows versions up to %d: run a skillbox at least as new as the one that migrated it, or point --data-dir/--database elsewhere",
 				store.ErrSchemaTooNew, current, len(ms))
 		}
+		// The applied ones must be this build's: a database another build migrated (a branch
+		// with its own migration 3) would otherwise skip this one's silently.
+		rows, err := tx.QueryContext(ctx, `SELECT version, name FROM schema_migrations ORDER BY version`)
+		if err != nil {
+			return fmt.Errorf("read schema_migrations: %w", err)
+		}
+		for rows.Next() {
+			var v int
+			var name string
+			if err := rows.Scan(&v, &name); err != nil {
+				rows.Close()
+				return fmt.Errorf("read schema_migrations: %w", err)
+			}
+			if v >= 1 && v <= len(ms) && ms[v-1].name != name {
+				rows.Close()
+				return fmt.Errorf("%w: its migration %d is %s, this skillbox's is %s: a different build migrated it; point --data-dir/--database elsewhere, or use the build that made it",
+					store.ErrSchemaTooNew, v, name, ms[v-1].name)
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("read schema_migrations: %w", err)
+		}
 		for _, m := range ms[current:] {
 			if _, err := tx.ExecContext(ctx, m.sql); err != nil {
 				return fmt.Errorf("migration %s: %w", m.name, err)

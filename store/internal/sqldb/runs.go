@@ -90,13 +90,19 @@ func (s *DB) SweepRuns(ctx context.Context, now time.Time) (int, error) {
 }
 
 // PruneRuns deletes the finished runs older than keep.MaxAge and those past the newest
-// keep.MaxRuns, over every tenant: retention is the operator's, for the whole database.
+// keep.MaxRuns, over every tenant (retention is the operator's, for the whole database), with
+// their artifacts, and the blobs those held that nothing else holds, in the same transaction: no
+// sweep is needed, and a reader never sees an artifact without its bytes.
 func (s *DB) PruneRuns(ctx context.Context, keep store.Retention, now time.Time) (int, error) {
 	keep = keep.WithDefaults()
 	var n int64
 	err := s.inTx(ctx, "prune runs", func(tx *sql.Tx) error {
 		if keep.MaxAge > 0 {
-			res, err := tx.ExecContext(ctx, s.q(`DELETE FROM runs WHERE status <> 'running' AND started_at < ?`), now.Add(-keep.MaxAge).UnixNano())
+			cutoff := now.Add(-keep.MaxAge).UnixNano()
+			if err := s.dropArtifacts(ctx, tx, `status <> 'running' AND started_at < ?`, cutoff); err != nil {
+				return err
+			}
+			res, err := tx.ExecContext(ctx, s.q(`DELETE FROM runs WHERE status <> 'running' AND started_at < ?`), cutoff)
 			if err != nil {
 				return err
 			}
@@ -114,7 +120,11 @@ func (s *DB) PruneRuns(ctx context.Context, keep store.Retention, now time.Time)
 			} else if err != nil {
 				return err
 			}
-			res, err := tx.ExecContext(ctx, s.q(`DELETE FROM runs WHERE status <> 'running' AND (started_at < ? OR (started_at = ? AND id < ?))`), t, t, id)
+			older := `status <> 'running' AND (started_at < ? OR (started_at = ? AND id < ?))`
+			if err := s.dropArtifacts(ctx, tx, older, t, t, id); err != nil {
+				return err
+			}
+			res, err := tx.ExecContext(ctx, s.q(`DELETE FROM runs WHERE `+older), t, t, id)
 			if err != nil {
 				return err
 			}

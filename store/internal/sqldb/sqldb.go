@@ -28,6 +28,11 @@ type Dialect struct {
 	// process migrates at a time (PostgreSQL's advisory lock; SQLite's write transaction is
 	// already exclusive).
 	LockMigrations string
+	// LockBlobs, when set, is run in a transaction that adds or drops blobs, so that one that
+	// drops a blob nothing holds cannot race one that adds a reference to it, and the artifact
+	// quota is checked by one writer at a time (PostgreSQL's advisory lock; SQLite's write
+	// transaction is already exclusive).
+	LockBlobs string
 }
 
 // DB is a store.Store over a *sql.DB: the whole database, or one tenant's part of it (Tenant).

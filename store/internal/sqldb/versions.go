@@ -78,6 +78,9 @@ func (s *DB) AddVersion(ctx context.Context, v runtime.Version, files map[string
 	var created bool
 	var stored runtime.Version
 	err = s.inTx(ctx, "add version "+v.Digest+" of "+v.Skill, func(tx *sql.Tx) error {
+		if err := s.lockBlobs(ctx, tx); err != nil {
+			return err
+		}
 		res, err := tx.ExecContext(ctx, s.q(`INSERT INTO versions (tenant, `+versionColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (tenant, skill, digest) DO NOTHING`),
 			s.tenant, v.Skill, v.Digest, v.Version, string(v.Status), v.Source, string(grant), string(diff), v.CreatedBy, v.CreatedAt.UnixNano(),

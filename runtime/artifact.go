@@ -1,0 +1,178 @@
+package runtime
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+)
+
+// OutputMount is the virtual path of a run's output directory. A manifest asks for it like any
+// directory (`"files": [{"path": "/output", "access": "read-write"}]`) but the policy needs no
+// mount for it: each run gets a fresh, empty, private directory there, and the files the run
+// leaves in it become its artifacts (see docs/artifacts.md).
+const OutputMount = "/output"
+
+// Artifact is a file a run left in its output directory, as the run's result lists it and its
+// "file" event announces it.
+type Artifact struct {
+	// Name is the file's path below /output, slash-separated ("report.pdf", "charts/a.png").
+	Name string `json:"name"`
+	Size int64  `json:"size"`
+	// SHA256 is the hex sha256 of the file's bytes: their identity in a content-addressed
+	// store, and the ETag of their download.
+	SHA256 string `json:"sha256"`
+	// MediaType is by the name's extension when it has a known one, else sniffed from the
+	// first 512 bytes (http.DetectContentType).
+	MediaType string `json:"media_type"`
+}
+
+// ArtifactFile is an artifact and a way to read its bytes, for an [ArtifactStore] to keep.
+type ArtifactFile struct {
+	Artifact
+	// Open reads the artifact's bytes. It is valid until PutArtifacts returns (the run's output
+	// directory is removed then); each call reads from the start.
+	Open func() (io.ReadCloser, error)
+}
+
+// ArtifactStore keeps the artifacts of runs beyond the run: a store implements it (see the
+// store package), as it implements RunRecorder, so the runtime links no database.
+//
+// PutArtifacts is called once per run that left files, on the run's goroutine, before the run's
+// result is recorded and before its "file" events are sent: a client told of a file can fetch
+// it. A store that refuses for want of room answers an error that is [ErrQuotaExceeded]: the run
+// then fails with kind quota_exceeded, since the files it made are not kept. Any other error is
+// logged and the run keeps its outcome; its artifacts are then not downloadable.
+//
+// OpenArtifact reads one artifact back. Its error is [ErrNoRun] when the store knows no run of
+// that id, [ErrNoArtifact] when the run left no file of that name.
+type ArtifactStore interface {
+	PutArtifacts(ctx context.Context, runID string, files []ArtifactFile) error
+	OpenArtifact(ctx context.Context, runID, name string) (io.ReadCloser, Artifact, error)
+}
+
+// Why an artifact cannot be read (errors.Is): the two 404s a download tells apart.
+var (
+	ErrNoRun      = errors.New("no such run")
+	ErrNoArtifact = errors.New("no such artifact")
+)
+
+// ArtifactsPolicy bounds the output directory of every run. The zero value is the defaults:
+// the output mount on, each run at most 16 files of 8 MiB each and 32 MiB in all.
+//
+// The mount is on by default, unlike a directory of the host, because it exposes nothing of
+// the host: it is empty when the run starts, private to the run, bounded, and removed after it;
+// a skill still has to ask for it in its manifest, and a new version that starts asking is a
+// new permission (see docs/versions.md).
+type ArtifactsPolicy struct {
+	// Disabled refuses the output mount to every skill (a refusal line in each grant that asks).
+	// In a policy file: artifacts: {enabled: false}.
+	Disabled bool
+	// MaxFiles bounds the files a run may leave (default 16).
+	MaxFiles int64
+	// MaxFileBytes bounds each file (default 8 MiB, at most 256 MiB: a store holds a file in
+	// memory while it keeps or serves it).
+	MaxFileBytes int64
+	// MaxTotalBytes bounds all of a run's files together (default 32 MiB, at most 1 GiB).
+	MaxTotalBytes int64
+}
+
+// The defaults and ceilings of ArtifactsPolicy.
+const (
+	DefaultArtifactFiles      = 16
+	DefaultArtifactFileBytes  = 8 << 20
+	DefaultArtifactTotalBytes = 32 << 20
+	maxArtifactFiles          = 4096
+	maxArtifactFileBytes      = 256 << 20
+	maxArtifactTotalBytes     = 1 << 30
+)
+
+// withDefaults fills a's zero bounds.
+func (a ArtifactsPolicy) withDefaults() ArtifactsPolicy {
+	if a.MaxFiles <= 0 {
+		a.MaxFiles = DefaultArtifactFiles
+	}
+	if a.MaxFileBytes <= 0 {
+		a.MaxFileBytes = DefaultArtifactFileBytes
+	}
+	if a.MaxTotalBytes <= 0 {
+		a.MaxTotalBytes = DefaultArtifactTotalBytes
+	}
+	return a
+}
+
+// ArtifactLimits are the bounds of a granted output mount, as a grant shows them.
+type ArtifactLimits struct {
+	MaxFiles      int64 `json:"maxFiles"`
+	MaxFileBytes  int64 `json:"maxFileBytes"`
+	MaxTotalBytes int64 `json:"maxTotalBytes"`
+}
+
+// artifactsPolicy reads a policy file's artifacts section.
+func (c *checker) artifactsPolicy(obj doc) ArtifactsPolicy {
+	c.known(obj, "artifacts", "enabled", "maxFiles", "maxFileBytes", "maxTotalBytes")
+	a := ArtifactsPolicy{
+		MaxFiles:      c.integer(obj, "artifacts", "maxFiles", maxArtifactFiles),
+		MaxFileBytes:  c.integer(obj, "artifacts", "maxFileBytes", maxArtifactFileBytes),
+		MaxTotalBytes: c.integer(obj, "artifacts", "maxTotalBytes", maxArtifactTotalBytes),
+	}
+	if _, set := obj["enabled"]; set {
+		a.Disabled = !c.boolean(obj, "artifacts", "enabled")
+	}
+	return a
+}
+
+// artifactCheck hashes bytes as they are written, to check they are an artifact's.
+type artifactCheck struct {
+	a    Artifact
+	h    hash.Hash
+	size int64
+}
+
+func newArtifactCheck(a Artifact) *artifactCheck { return &artifactCheck{a: a, h: sha256.New()} }
+
+func (c *artifactCheck) Write(p []byte) (int, error) {
+	c.size += int64(len(p))
+	return c.h.Write(p)
+}
+
+// check fails unless the bytes written were the artifact's size and sha256.
+func (c *artifactCheck) check() error {
+	if c.size != c.a.Size || hex.EncodeToString(c.h.Sum(nil)) != c.a.SHA256 {
+		return errArtifactChanged
+	}
+	return nil
+}
+
+// OpenArtifact reads the artifact name of run runID: from Config.Artifacts when the runtime has
+// one, else from what it keeps of its recent runs (see KeptArtifacts).
+//
+// # Errors
+//
+// [ErrNoArtifact] when the run left no file of that name, or is a recent run of this runtime
+// the store does not know; [ErrNoRun] when neither knows the run; [ErrClosed] after Close.
+func (rt *Runtime) OpenArtifact(ctx context.Context, runID, name string) (io.ReadCloser, Artifact, error) {
+	rt.closeMu.RLock()
+	closed := rt.closed
+	rt.closeMu.RUnlock()
+	if closed {
+		return nil, Artifact{}, ErrClosed
+	}
+	if !ValidArtifactName(name) {
+		return nil, Artifact{}, fmt.Errorf("run %q has no artifact %q (not an artifact name): %w", runID, name, ErrNoArtifact)
+	}
+	var st ArtifactStore = rt.kept
+	if rt.cfg.Artifacts != nil {
+		st = rt.cfg.Artifacts
+	}
+	rc, a, err := st.OpenArtifact(ctx, runID, name)
+	if errors.Is(err, ErrNoRun) {
+		if _, ok := rt.history.get(runID); ok {
+			return nil, Artifact{}, fmt.Errorf("run %q has no artifact %q: %w", runID, name, ErrNoArtifact)
+		}
+	}
+	return rc, a, err
+}

@@ -1,0 +1,145 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/store"
+	"github.com/skillbox-dev/skillbox/store/sqlite"
+)
+
+// artifactSkills writes a Python skill that leaves every byte value in a binary file and a
+// page of HTML with a script in its output, and the WAT one that writes as its spec says.
+func artifactSkills(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	output := `"permissions":{"files":[{"path":"/output","access":"read-write"}]}`
+	fixture(t, dir, "page", manifestJSON("page", output), "", map[string]string{"execute.py": `import os
+
+def execute(args, ctx):
+    os.makedirs("/output/site", exist_ok=True)
+    with open("/output/site/index.html", "w") as f:
+        f.write("<script>document.cookie</script>")
+    with open("/output/all.bin", "wb") as f:
+        f.write(bytes(range(256)) * 4)
+    return "done"
+`})
+	fixture(t, dir, "out", manifestJSON("out", `"parameters":{"spec":{"type":"string","required":true}},`+output), "output", nil)
+	return dir
+}
+
+// allBytes is what the page skill writes to all.bin.
+func allBytes() string {
+	b := make([]byte, 0, 1024)
+	for range 4 {
+		for i := range 256 {
+			b = append(b, byte(i))
+		}
+	}
+	return string(b)
+}
+
+// A run's files download byte for byte over a real loopback server, from a store or from what
+// a runtime without one keeps, as attachments that cannot render in the API's origin; the SSE
+// stream announces each as event: file before the result; a 404 says whether the run or the
+// file is missing.
+func TestArtifactDownload(t *testing.T) {
+	t.Parallel()
+	for _, withStore := range []bool{false, true} {
+		cfg := runtime.Config{}
+		if withStore {
+			s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), sqlite.FileName))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			rec := store.NewRecorder(s, store.RecorderOptions{})
+			t.Cleanup(rec.Close)
+			cfg.Recorder, cfg.Artifacts = rec, rec
+		}
+		env := newEnvRuntime(t, Options{}, cfg, artifactSkills(t))
+		var res runtime.Result
+		post(t, env.ts.URL+"/v1/runs", `{"skill":"page"}`).decode(t, &res)
+		if !res.Success || len(res.Artifacts) != 2 {
+			t.Fatalf("store %v: %+v", withStore, res)
+		}
+		base := env.ts.URL + "/v1/runs/" + res.RunID + "/artifacts/"
+		bin := get(t, base+"all.bin")
+		sum := sha256.Sum256([]byte(allBytes()))
+		if bin.status != 200 || string(bin.body) != allBytes() || bin.header.Get("Content-Length") != "1024" ||
+			bin.header.Get("ETag") != `"`+hex.EncodeToString(sum[:])+`"` {
+			t.Errorf("store %v: all.bin: %d, %d bytes, %v", withStore, bin.status, len(bin.body), bin.header)
+		}
+		page := get(t, base+"site/index.html")
+		h := page.header
+		if string(page.body) != "<script>document.cookie</script>" || h.Get("Content-Type") != "text/html; charset=utf-8" ||
+			h.Get("X-Content-Type-Options") != "nosniff" || h.Get("Content-Disposition") != `attachment; filename=index.html` ||
+			!strings.Contains(h.Get("Content-Security-Policy"), "sandbox") {
+			t.Errorf("store %v: index.html: %q %v", withStore, page.body, h)
+		}
+		if r := get(t, base+"all.bin", "If-None-Match", bin.header.Get("ETag")); r.status != 304 || len(r.body) != 0 {
+			t.Errorf("If-None-Match: %d %q", r.status, r.body)
+		}
+		if e := wantError(t, get(t, base+"nosuch.txt"), 404, "not_found"); !strings.Contains(e.Error.Message, `left no file "nosuch.txt"`) {
+			t.Errorf("a missing file: %s", e.Error.Message)
+		}
+		if e := wantError(t, get(t, env.ts.URL+"/v1/runs/run_nosuch/artifacts/a.txt"), 404, "not_found"); !strings.Contains(e.Error.Message, `no run "run_nosuch"`) {
+			t.Errorf("a missing run: %s", e.Error.Message)
+		}
+		wantError(t, get(t, base+"site/..%2F..%2Fetc%2Fpasswd"), 400, "bad_path")
+	}
+}
+
+// The SSE stream of a run carries one event: file per artifact, before its result.
+func TestArtifactEventsInTheStream(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t, Options{}, artifactSkills(t))
+	resp := stream(t, context.Background(), env.ts.URL+"/v1/runs", `{"skill":"out","input":{"spec":"a.txt*3;b/c.txt*2"}}`)
+	defer resp.Body.Close()
+	var kinds []string
+	var files []runtime.Artifact
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		if k, ok := strings.CutPrefix(line, "event: "); ok {
+			kinds = append(kinds, k)
+		}
+		if d, ok := strings.CutPrefix(line, "data: "); ok && kinds[len(kinds)-1] == "file" {
+			var e runtime.Event
+			if err := json.Unmarshal([]byte(d), &e); err != nil || e.File == nil {
+				t.Fatalf("file event %s: %v", d, err)
+			}
+			files = append(files, *e.File)
+		}
+	}
+	if got := strings.Join(kinds, ","); got != "status,status,file,file,result" {
+		t.Fatalf("events %s", got)
+	}
+	if files[0].Name != "a.txt" || files[0].Size != 3 || files[1].Name != "b/c.txt" || files[1].MediaType != "text/plain; charset=utf-8" {
+		t.Errorf("files %+v", files)
+	}
+}
+
+// A run whose files pass the store's quota answers 507 quota_exceeded.
+func TestArtifactQuotaExceeded(t *testing.T) {
+	t.Parallel()
+	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), sqlite.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	rec := store.NewRecorder(s, store.RecorderOptions{MaxArtifactBytes: 4})
+	t.Cleanup(rec.Close)
+	env := newEnvRuntime(t, Options{}, runtime.Config{Artifacts: rec}, artifactSkills(t))
+	e := wantError(t, post(t, env.ts.URL+"/v1/runs", `{"skill":"out","input":{"spec":"a.txt*5"}}`), 507, "quota_exceeded")
+	if !strings.Contains(e.Error.Message, "1 files (5 bytes) were not kept") {
+		t.Errorf("message %q", e.Error.Message)
+	}
+}

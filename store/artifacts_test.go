@@ -1,0 +1,68 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/store"
+	"github.com/skillbox-dev/skillbox/store/sqlite"
+)
+
+// A runtime whose Recorder is also its ArtifactStore keeps each run's files in the store, within
+// the recorder's quota: a run whose files would pass it fails as quota_exceeded, recorded so,
+// with nothing kept; the store serves the others' bytes to the runtime's OpenArtifact.
+func TestRunArtifactsInTheStore(t *testing.T) {
+	skills := t.TempDir()
+	sd := filepath.Join(skills, "out")
+	must(t, os.MkdirAll(sd, 0o755))
+	must(t, os.WriteFile(filepath.Join(sd, "skill.json"), []byte(`{"id":"out","name":"out","description":"writes files",
+		"parameters":{"spec":{"type":"string","required":true}},"permissions":{"files":[{"path":"/output","access":"read-write"}]}}`), 0o644))
+	wasm, err := os.ReadFile("../testdata/wasm/output.wasm")
+	must(t, err)
+	must(t, os.WriteFile(filepath.Join(sd, runtime.ModuleFile), wasm, 0o644))
+	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), sqlite.FileName))
+	must(t, err)
+	t.Cleanup(func() { s.Close() })
+	rec := store.NewRecorder(s, store.RecorderOptions{MaxArtifactBytes: 10})
+	t.Cleanup(rec.Close)
+	rt, err := runtime.New(t.Context(), runtime.Config{SkillDirs: []string{skills}, NoCache: true, NoBackgroundCheck: true, Recorder: rec, Artifacts: rec})
+	must(t, err)
+	t.Cleanup(func() { rt.Close(context.Background()) })
+	ctx := t.Context()
+
+	ok, err := rt.Run(ctx, runtime.Request{Skill: "out", Args: []byte(`{"spec":"a.txt*6"}`)})
+	if err != nil || len(ok.Artifacts) != 1 {
+		t.Fatalf("%+v %v", ok, err)
+	}
+	rc, a, err := rt.OpenArtifact(ctx, ok.RunID, "a.txt")
+	must(t, err)
+	data, _ := io.ReadAll(rc)
+	rc.Close()
+	if string(data) != "xxxxxx" || a != ok.Artifacts[0] {
+		t.Errorf("a.txt reads %q, %+v", data, a)
+	}
+
+	over, err := rt.Run(ctx, runtime.Request{Skill: "out", Args: []byte(`{"spec":"b.txt*5"}`)})
+	if !errors.Is(err, runtime.ErrQuotaExceeded) || over.Error == nil || over.Error.Kind != runtime.KindQuotaExceeded || len(over.Artifacts) != 0 {
+		t.Fatalf("past the quota: %+v, %v", over, err)
+	}
+	run, err := s.FindRun(ctx, over.RunID)
+	if err != nil || run.Status != store.StatusFailed || run.Error == nil || run.Error.Kind != "quota_exceeded" {
+		t.Errorf("recorded as %+v, %v", run, err)
+	}
+	if _, _, err := rt.OpenArtifact(ctx, over.RunID, "b.txt"); !errors.Is(err, runtime.ErrNoArtifact) {
+		t.Errorf("the refused run's file: %v, want ErrNoArtifact (the run is recorded)", err)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
