@@ -58,15 +58,11 @@ func (q *quota) take(skill string, now time.Time) (release func(), _ *RunError) 
 	if q == nil {
 		return func() {}, nil
 	}
-	who := "this runtime"
-	if q.tenant != "" {
-		who = fmt.Sprintf("tenant %q", q.tenant)
-	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.q.ConcurrentRuns > 0 && q.inflight >= q.q.ConcurrentRuns {
 		e := runErr(KindQuotaExceeded, skill, nil, "%s has %d runs in flight, its quota (concurrentRuns %d); try again when one ends",
-			who, q.inflight, q.q.ConcurrentRuns)
+			q.who(), q.inflight, q.q.ConcurrentRuns)
 		e.RetryAfter = time.Second
 		return nil, e
 	}
@@ -75,13 +71,22 @@ func (q *quota) take(skill string, now time.Time) (release func(), _ *RunError) 
 		if d := r.DelayFrom(now); d > 0 {
 			r.CancelAt(now)
 			e := runErr(KindQuotaExceeded, skill, nil, "%s started its %d runs of this minute, its quota (runsPerMinute %d); try again in %s",
-				who, q.q.RunsPerMinute, q.q.RunsPerMinute, d.Round(100*time.Millisecond))
+				q.who(), q.q.RunsPerMinute, q.q.RunsPerMinute, d.Round(100*time.Millisecond))
 			e.RetryAfter = d
 			return nil, e
 		}
 	}
 	q.inflight++
 	return q.release, nil
+}
+
+// who names whose quota it is, for a refusal's message (only then: a run let through pays
+// nothing for it).
+func (q *quota) who() string {
+	if q.tenant == "" {
+		return "this runtime"
+	}
+	return fmt.Sprintf("tenant %q", q.tenant)
 }
 
 func (q *quota) release() {
