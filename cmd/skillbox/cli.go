@@ -351,19 +351,13 @@ func (e *env) runtime(ctx context.Context) (*runtime.Runtime, error) {
 }
 
 // runtimeFor builds a Runtime over dirs with the global flags' policy and cache.
-func (e *env) runtimeFor(ctx context.Context, dirs []string) (*runtime.Runtime, error) {
-	cfg := runtime.Config{SkillDirs: dirs, CacheDir: e.cacheDir, Engine: runtime.Engine(e.engine), WarmInstances: e.warmInstances,
-		NoBackgroundCheck: !e.serving, TracerProvider: e.tracer, OnReload: e.onReload}
-	if !e.serving && isTerminal(e.stderr) {
-		cfg.OnCompile = newProgress(e.stderr).event
-	}
+func (e *env) runtimeFor(ctx context.Context, dirs []string, adjust ...func(*runtime.Config)) (*runtime.Runtime, error) {
+	cfg := runtime.Config{SkillDirs: dirs, NoBackgroundCheck: !e.serving, TracerProvider: e.tracer, OnReload: e.onReload}
 	if e.verbose {
 		cfg.Logger = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	// The runtime reads the policy file itself, so a reload (SIGHUP, POST /v1/reload) rereads it.
 	cfg.PolicyFile = e.policy
-	cfg.Admission = runtime.Admission{MaxRuns: e.maxRuns, MaxQueue: e.maxQueue, MemoryBudget: int64(e.memoryBudget),
-		CompileMemory: int64(e.compileMemory), CompileTimeout: e.compileTimeout}
 	cfg.Recorder = e.recorder
 	cfg.Versions = e.versions
 	// The store that keeps the runs keeps their artifacts too (a store.Recorder is both).
@@ -371,9 +365,27 @@ func (e *env) runtimeFor(ctx context.Context, dirs []string) (*runtime.Runtime, 
 		cfg.Artifacts = a
 	}
 	if e.shared != nil { // the engine, cache and admission are the Shared's
-		cfg.Shared, cfg.CacheDir, cfg.Engine, cfg.WarmInstances, cfg.Admission, cfg.OnCompile = e.shared, "", "", 0, runtime.Admission{}, nil
+		cfg.Shared = e.shared
+	} else {
+		sc := e.sharedConfig()
+		cfg.CacheDir, cfg.Engine, cfg.WarmInstances, cfg.Admission, cfg.OnCompile = sc.CacheDir, sc.Engine, sc.WarmInstances, sc.Admission, sc.OnCompile
+	}
+	for _, f := range adjust {
+		f(&cfg)
 	}
 	return runtime.New(ctx, cfg)
+}
+
+// sharedConfig is what the flags say of the engine, the compilation cache and the admission:
+// a runtime's own, or the runtime.Shared of serve --tenants.
+func (e *env) sharedConfig() runtime.SharedConfig {
+	sc := runtime.SharedConfig{CacheDir: e.cacheDir, Engine: runtime.Engine(e.engine), WarmInstances: e.warmInstances,
+		Admission: runtime.Admission{MaxRuns: e.maxRuns, MaxQueue: e.maxQueue, MemoryBudget: int64(e.memoryBudget),
+			CompileMemory: int64(e.compileMemory), CompileTimeout: e.compileTimeout}}
+	if !e.serving && isTerminal(e.stderr) {
+		sc.OnCompile = newProgress(e.stderr).event
+	}
+	return sc
 }
 
 // fail prints err for a person on stderr, on one line and cleaned (an error can quote a skill's

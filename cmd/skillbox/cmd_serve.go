@@ -83,9 +83,7 @@ var cmdServe = &command{
 		defer h.Close() // after the runtime's Close: its last runs are recorded
 		if len(tenants) > 0 {
 			// One engine, cache and admission for every tenant: the host is bounded once.
-			sh, err := runtime.NewShared(ctx, runtime.SharedConfig{CacheDir: e.cacheDir, Engine: runtime.Engine(e.engine),
-				WarmInstances: e.warmInstances, Admission: runtime.Admission{MaxRuns: e.maxRuns, MaxQueue: e.maxQueue,
-					MemoryBudget: int64(e.memoryBudget), CompileMemory: int64(e.compileMemory), CompileTimeout: e.compileTimeout}})
+			sh, err := runtime.NewShared(ctx, e.sharedConfig())
 			if err != nil {
 				return e.fail(exitFailed, "%v", err)
 			}

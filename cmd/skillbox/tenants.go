@@ -31,25 +31,24 @@ func (e *env) tenantRuntimes(ctx context.Context, specs []server.TenantSpec, st 
 		if spec.Shared {
 			dirs = append(dirs, dirsOrDefault(e.skills)...)
 		}
-		policy := spec.Policy
-		if policy == "" {
-			policy = e.policy
-		}
-		cfg := runtime.Config{Shared: e.shared, Tenant: spec.Name, SkillDirs: dirs, PolicyFile: policy, Quota: spec.Quota,
-			Recorder: e.recorder, TracerProvider: e.tracer,
-			OnReload: func(d runtime.Reloaded) { logReload(logger.With("tenant", spec.Name), d) }}
-		if e.verbose {
-			cfg.Logger = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("tenant", spec.Name)
-		}
 		var t server.Tenant
-		if st != nil {
-			ts := st.store.Tenant(spec.Name)
-			cfg.Versions, t.History = ts, ts
-			if st.rec != nil {
-				cfg.Artifacts = st.rec.Artifacts(spec.Name)
+		rt, err := e.runtimeFor(ctx, dirs, func(cfg *runtime.Config) {
+			cfg.Tenant, cfg.Quota = spec.Name, spec.Quota
+			if spec.Policy != "" {
+				cfg.PolicyFile = spec.Policy
 			}
-		}
-		rt, err := runtime.New(ctx, cfg)
+			if cfg.Logger != nil {
+				cfg.Logger = cfg.Logger.With("tenant", spec.Name)
+			}
+			cfg.OnReload = func(d runtime.Reloaded) { logReload(logger.With("tenant", spec.Name), d) }
+			if st != nil {
+				ts := st.store.Tenant(spec.Name)
+				cfg.Versions, t.History = ts, ts
+				if st.rec != nil {
+					cfg.Artifacts = st.rec.Artifacts(spec.Name)
+				}
+			}
+		})
 		if err != nil {
 			closeAll()
 			return nil, nil, fmt.Errorf("tenant %s: %w", spec.Name, err)
