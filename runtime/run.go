@@ -231,14 +231,23 @@ func (rt *Runtime) resolve(ctx context.Context, id string, program bool) (*Skill
 	case s.kind != Executable && !program:
 		return nil, (&NotFoundError{ID: id, Absent: InstructionsOnly}).runError()
 	}
-	v, err := s.check(ctx)
-	if err != nil {
-		return nil, admissionError(s, err)
-	}
-	if v.status != StatusActive {
-		return nil, brokenErr(s, v.err)
+	if rerr := runnable(ctx, s); rerr != nil {
+		return nil, rerr
 	}
 	return s, nil
+}
+
+// runnable checks s (a check's verdict is kept: once per version) and returns the refusal of a
+// run of it when it is broken, or its check could not be admitted.
+func runnable(ctx context.Context, s *Skill) *RunError {
+	v, err := s.check(ctx)
+	if err != nil {
+		return admissionError(s, err)
+	}
+	if v.status != StatusActive {
+		return brokenErr(s, v.err)
+	}
+	return nil
 }
 
 // validate checks the request against s and returns the module's input.

@@ -243,12 +243,8 @@ func (rt *Runtime) pick(ctx context.Context, cur *Skill, pin string) (*Skill, *R
 	if err != nil {
 		return nil, runErr(KindInternal, id, err, "skill %q: version %s cannot be loaded: %v", id, short(v.Digest), err)
 	}
-	vr, err := s.check(ctx)
-	if err != nil {
-		return nil, admissionError(s, err)
-	}
-	if vr.status != StatusActive {
-		return nil, brokenErr(s, vr.err)
+	if rerr := runnable(ctx, s); rerr != nil {
+		return nil, rerr
 	}
 	return s, nil
 }
