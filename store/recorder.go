@@ -174,7 +174,7 @@ func RunOf(rec *runtime.Record) Run { return fromRecord(rec, true) }
 func fromRecord(rec *runtime.Record, final bool) Run {
 	res := rec.Result
 	run := Run{ID: res.RunID, Skill: res.Skill, Version: res.Version, Digest: res.Digest,
-		Face: string(rec.Face), Caller: rec.Caller, Tenant: rec.Tenant, Args: rec.Args, ArgsSHA256: rec.ArgsSHA256,
+		Face: string(rec.Face), Caller: rec.Caller, Tenant: rec.Tenant, VisibleTo: rec.VisibleTo, Args: rec.Args, ArgsSHA256: rec.ArgsSHA256,
 		StartedAt: rec.StartedAt, Status: StatusRunning}
 	if !final {
 		return run

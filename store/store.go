@@ -118,7 +118,10 @@ type Run struct {
 	// Tenant is the tenant the run belongs to ("" for the default tenant): a store's tenant
 	// view (Store.Tenant) reads and writes its own runs only.
 	Tenant string `json:"tenant,omitempty"`
-	Status Status `json:"status"`
+	// VisibleTo is the user alone who may see the run, with the tenant's admins: the user of a
+	// run of a skill of their own (visibility user). "" is the whole tenant.
+	VisibleTo string `json:"visible_to,omitempty"`
+	Status    Status `json:"status"`
 	// Success is Status == StatusSucceeded, for readers of the runtime's result shape.
 	Success bool      `json:"success"`
 	Error   *RunError `json:"error,omitempty"`
@@ -146,6 +149,9 @@ type RunError struct {
 
 // Query filters and pages ListRuns. The zero Query is the newest [DefaultLimit] runs.
 type Query struct {
+	// Viewer, when set, leaves out the runs visible to another user alone (Run.VisibleTo): a
+	// face sets it to runtime.RunViewer of its caller.
+	Viewer string
 	Skill  string    // only this skill's runs
 	Status Status    // only runs with this status
 	Since  time.Time // only runs started at or after it

@@ -47,6 +47,7 @@ func Run(t *testing.T, h Harness) {
 		{"VersionTampered", testVersionTampered},
 		{"VersionValidation", testVersionValidation},
 		{"TenantIsolation", testTenantIsolation},
+		{"Visibility", testVisibility},
 		{"ArtifactsRoundTrip", testArtifactsRoundTrip},
 		{"ArtifactsQuota", testArtifactsQuota},
 		{"ArtifactsPruned", testArtifactsPruned},

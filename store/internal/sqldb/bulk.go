@@ -19,7 +19,6 @@ const bulkRows = 500
 // through BeginRun and FinishRun, which check them.
 func (s *DB) InsertRuns(ctx context.Context, runs []store.Run) error {
 	return s.inTx(ctx, fmt.Sprintf("insert %d runs", len(runs)), func(tx *sql.Tx) error {
-		row := "(" + strings.TrimSuffix(strings.Repeat("?, ", strings.Count(runColumns, ",")+1), ", ") + ")"
 		for len(runs) > 0 {
 			batch := runs[:min(bulkRows, len(runs))]
 			runs = runs[len(batch):]
@@ -27,7 +26,7 @@ func (s *DB) InsertRuns(ctx context.Context, runs []store.Run) error {
 			for _, r := range batch {
 				args = append(args, s.runValues(r)...)
 			}
-			query := `INSERT INTO runs (` + runColumns + `) VALUES ` + strings.TrimSuffix(strings.Repeat(row+", ", len(batch)), ", ")
+			query := `INSERT INTO runs (` + runColumns + `) VALUES ` + strings.TrimSuffix(strings.Repeat(runPlaceholders+", ", len(batch)), ", ")
 			if _, err := tx.ExecContext(ctx, s.q(query), args...); err != nil {
 				return err
 			}

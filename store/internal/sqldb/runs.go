@@ -14,7 +14,10 @@ import (
 
 // runColumns are the columns of runs, in the order scanRun reads and runValues writes them.
 const runColumns = `id, skill, version, digest, face, caller, status, error_kind, error_message,
-	args, args_sha256, usage, duration_ms, started_at, finished_at, owner, lease_until, tenant`
+	args, args_sha256, usage, duration_ms, started_at, finished_at, owner, lease_until, tenant, visible_to`
+
+// runPlaceholders are one row of runColumns' placeholders.
+var runPlaceholders = "(" + strings.TrimSuffix(strings.Repeat("?, ", strings.Count(runColumns, ",")+1), ", ") + ")"
 
 // BeginRun records r as running.
 func (s *DB) BeginRun(ctx context.Context, r store.Run) error {
@@ -26,7 +29,7 @@ func (s *DB) BeginRun(ctx context.Context, r store.Run) error {
 	}
 	r.Status = store.StatusRunning
 	return s.inTx(ctx, "begin run "+r.ID, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, s.q(`INSERT INTO runs (`+runColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`), s.runValues(r)...)
+		_, err := tx.ExecContext(ctx, s.q(`INSERT INTO runs (`+runColumns+`) VALUES `+runPlaceholders), s.runValues(r)...)
 		return err
 	})
 }
@@ -45,12 +48,13 @@ func (s *DB) FinishRun(ctx context.Context, r store.Run) error {
 	r.Owner, r.LeaseUntil = "", time.Time{}
 	return s.inTx(ctx, "finish run "+r.ID, func(tx *sql.Tx) error {
 		// A run id is the runtime's, random; still, a tenant's run never overwrites another's.
-		_, err := tx.ExecContext(ctx, s.q(`INSERT INTO runs (`+runColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		_, err := tx.ExecContext(ctx, s.q(`INSERT INTO runs (`+runColumns+`) VALUES `+runPlaceholders+`
 			ON CONFLICT (id) DO UPDATE SET skill = excluded.skill, version = excluded.version, digest = excluded.digest,
 			face = excluded.face, caller = excluded.caller, status = excluded.status, error_kind = excluded.error_kind,
 			error_message = excluded.error_message, args = excluded.args, args_sha256 = excluded.args_sha256,
 			usage = excluded.usage, duration_ms = excluded.duration_ms, started_at = excluded.started_at,
-			finished_at = excluded.finished_at, owner = excluded.owner, lease_until = excluded.lease_until
+			finished_at = excluded.finished_at, owner = excluded.owner, lease_until = excluded.lease_until,
+			visible_to = excluded.visible_to
 			WHERE runs.tenant = excluded.tenant`), s.runValues(r)...)
 		return err
 	})
@@ -188,6 +192,9 @@ func (s *DB) ListRuns(ctx context.Context, q store.Query) (store.Page, error) {
 // placeholders, with its arguments.
 func (s *DB) listRunsQuery(q store.Query) (string, []any) {
 	where, args := []string{"tenant = ?"}, []any{s.tenant}
+	if q.Viewer != "" {
+		where, args = append(where, "(visible_to = '' OR visible_to = ?)"), append(args, q.Viewer)
+	}
 	if q.Skill != "" {
 		where, args = append(where, "skill = ?"), append(args, q.Skill)
 	}
@@ -226,7 +233,7 @@ func (s *DB) runValues(r store.Run) []any {
 		usage = string(r.Usage)
 	}
 	return []any{r.ID, r.Skill, r.Version, r.Digest, r.Face, r.Caller, string(r.Status), kind, msg,
-		args, r.ArgsSHA256, usage, r.DurationMs, r.StartedAt.UnixNano(), nanos(r.FinishedAt), r.Owner, nanos(r.LeaseUntil), s.tenant}
+		args, r.ArgsSHA256, usage, r.DurationMs, r.StartedAt.UnixNano(), nanos(r.FinishedAt), r.Owner, nanos(r.LeaseUntil), s.tenant, r.VisibleTo}
 }
 
 // nanos is t in Unix nanoseconds, or NULL for the zero time.
@@ -245,7 +252,7 @@ func scanRun(row interface{ Scan(...any) error }) (store.Run, error) {
 	var started int64
 	var finished, lease sql.NullInt64
 	if err := row.Scan(&r.ID, &r.Skill, &r.Version, &r.Digest, &r.Face, &r.Caller, &status, &kind, &msg,
-		&args, &r.ArgsSHA256, &usage, &r.DurationMs, &started, &finished, &r.Owner, &lease, &r.Tenant); err != nil {
+		&args, &r.ArgsSHA256, &usage, &r.DurationMs, &started, &finished, &r.Owner, &lease, &r.Tenant, &r.VisibleTo); err != nil {
 		return r, err
 	}
 	r.Status = store.Status(status)

@@ -31,7 +31,7 @@ const versionColumns = `skill, digest, version, status, source, grant_json, diff
 // checkVersion says what is wrong with v and files, naming the field.
 func checkVersion(v runtime.Version, files map[string][]byte) error {
 	switch {
-	case !runtime.ValidID(v.Skill):
+	case !runtime.ValidVersionSkill(v.Skill):
 		return fmt.Errorf("version: skill %q is not a skill id", v.Skill)
 	case !validDigest(v.Digest):
 		return fmt.Errorf("version of %s: digest %q is not sha256:<64 lower-case hex digits>", v.Skill, v.Digest)

@@ -1,0 +1,71 @@
+package storetest
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/store"
+)
+
+// A run of a user's own skill is visible to that user alone: a query with a Viewer lists the
+// tenant's runs and the viewer's own, never another user's; one without lists every run. A
+// user's own skill's versions are filed under its id and the user's scope, apart from the
+// tenant's skill of the same id.
+func testVisibility(t *testing.T, h Harness) {
+	s := open(t, h, h.New(t)).Tenant("acme")
+	ctx := t.Context()
+	for i, to := range []string{"", "alice@acme", "bob@acme", "alice@acme"} {
+		r := finished(i+1, "notes", store.StatusSucceeded)
+		r.Tenant, r.VisibleTo = "acme", to
+		mustFinish(t, s, r)
+	}
+	ids := func(q store.Query) []string {
+		t.Helper()
+		page, err := s.ListRuns(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, r := range page.Runs {
+			out = append(out, r.ID)
+		}
+		return out
+	}
+	if got := ids(store.Query{Viewer: "alice@acme"}); !slices.Equal(got, []string{"run_000004", "run_000002", "run_000001"}) {
+		t.Errorf("alice's view: %v", got)
+	}
+	if got := ids(store.Query{Viewer: "bob@acme", Skill: "notes"}); !slices.Equal(got, []string{"run_000003", "run_000001"}) {
+		t.Errorf("bob's view: %v", got)
+	}
+	if got := ids(store.Query{}); len(got) != 4 {
+		t.Errorf("the whole tenant's view: %v", got)
+	}
+	// Paged: the cursor keeps the viewer's filter.
+	page, err := s.ListRuns(ctx, store.Query{Viewer: "alice@acme", Limit: 1})
+	if err != nil || page.Next == "" {
+		t.Fatalf("first page: %+v %v", page, err)
+	}
+	if got := ids(store.Query{Viewer: "alice@acme", Limit: 5, Cursor: page.Next}); !slices.Equal(got, []string{"run_000002", "run_000001"}) {
+		t.Errorf("alice's second page: %v", got)
+	}
+	if r, err := s.FindRun(ctx, "run_000003"); err != nil || r.VisibleTo != "bob@acme" {
+		t.Errorf("FindRun keeps VisibleTo: %+v %v", r, err)
+	}
+
+	scoped := "notes@" + runtime.UserScope("alice@acme")
+	files := map[string][]byte{"skill.json": []byte("x")}
+	if _, _, err := s.AddVersion(ctx, newVersion(scoped, "v", time.Unix(1_700_000_000, 0)), files); err != nil {
+		t.Fatalf("a user's version: %v", err)
+	}
+	if _, _, err := s.AddVersion(ctx, newVersion("notes@NOTASCOPE", "v", time.Unix(1_700_000_000, 0)), files); err == nil {
+		t.Fatal("a version under a malformed scope was stored")
+	}
+	if list, _ := s.Versions(ctx, "notes"); len(list) != 0 {
+		t.Fatalf("a user's version is listed as the tenant's: %+v", list)
+	}
+	if list, _ := s.Versions(ctx, scoped); len(list) != 1 {
+		t.Fatalf("the user's versions: %+v", list)
+	}
+}
