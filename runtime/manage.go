@@ -34,6 +34,11 @@ type InstallOptions struct {
 	ByAgent bool
 	Face    Face
 	Caller  string
+	// Visibility is who is to see a new skill: VisibilityUser installs it as the user's own,
+	// in a user's Runtime (see Runtime.User) only; "" or VisibilityOrg, the tenant's. An
+	// existing skill is replaced where it is, and a visibility that is not its own is an
+	// error (ErrVisibility).
+	Visibility Visibility
 }
 
 // Install writes the skill package files (relative slash paths -> contents) as skill id into the
@@ -47,7 +52,7 @@ type InstallOptions struct {
 // # Errors
 //
 // A *SkillError (errors.Is ErrInvalidSkill) for an invalid package, with every problem;
-// ErrExists; ErrNotFound (MustExist); ErrNoSkillDir; for a bundle (a package with
+// ErrExists; ErrNotFound (MustExist); ErrNoSkillDir; a *VisibilityError (ErrVisibility); for a bundle (a package with
 // .bundle/manifest.json), *BundleError values (errors.Is ErrBundleInvalid) when its files or
 // signatures do not match it, and ErrBundleUntrusted when the policy's bundles.requireSigned
 // refuses it, or refuses a package that is not a signed bundle.
@@ -58,6 +63,12 @@ func (rt *Runtime) Install(ctx context.Context, id string, files map[string][]by
 	if !ValidID(id) {
 		return nil, &SkillError{ID: id, Problems: []*ManifestError{{Path: id, Msg: fmt.Sprintf("%q is not a valid skill id", id),
 			Hint: "use lower-case letters, digits and '-', starting with a letter or digit, at most 63"}}}
+	}
+	if to, err := rt.route(id, opts.Visibility); err != nil {
+		return nil, err
+	} else if to != rt { // a user's Runtime installing the tenant's skill
+		opts.Visibility = ""
+		return to.Install(ctx, id, files, opts)
 	}
 	// A bundle is checked (contents, signatures, the policy's trust) and its own entries dropped;
 	// under bundles.requireSigned anything else is refused here.
@@ -201,6 +212,9 @@ func (rt *Runtime) Remove(ctx context.Context, id string) error {
 	}
 	if !ValidID(id) {
 		return runErr(KindNotFound, id, nil, "no skill with this id")
+	}
+	if to, _ := rt.route(id, ""); to != rt { // a user's Runtime removing the tenant's skill
+		return to.Remove(ctx, id)
 	}
 	rt.reloadMu.Lock()
 	defer rt.reloadMu.Unlock()

@@ -32,7 +32,10 @@ type Record struct {
 	Face   Face   `json:"face"`
 	Caller string `json:"caller,omitempty"`
 	// Tenant is the tenant of the Runtime that ran it (Config.Tenant), "" for none.
-	Tenant    string    `json:"tenant,omitempty"`
+	Tenant string `json:"tenant,omitempty"`
+	// VisibleTo is the user alone who may see the run, with the tenant's admins (see Sees):
+	// the user of a run of a skill of their own (VisibilityUser). "" is the whole tenant.
+	VisibleTo string    `json:"visible_to,omitempty"`
 	StartedAt time.Time `json:"started_at"`
 	// Args are the run's arguments (a program's: its argv and stdin), when the policy keeps them
 	// (see RunsPolicy); ArgsSHA256 is the hex sha256 of them, always.
@@ -79,7 +82,7 @@ func (h *history) add(r *Record) {
 	if cost > h.cfg.MaxBytes/4 {
 		trimmed := *r.Result
 		trimmed.Result, trimmed.Logs = nil, []LogEntry{}
-		r = &Record{Result: &trimmed, Face: r.Face, Caller: r.Caller, Tenant: r.Tenant, StartedAt: r.StartedAt, ArgsSHA256: r.ArgsSHA256, Trimmed: true}
+		r = &Record{Result: &trimmed, Face: r.Face, Caller: r.Caller, Tenant: r.Tenant, VisibleTo: r.VisibleTo, StartedAt: r.StartedAt, ArgsSHA256: r.ArgsSHA256, Trimmed: true}
 		cost = recordCost(r)
 	}
 	h.mu.Lock()

@@ -53,6 +53,7 @@ func (rt *Runtime) Run(ctx context.Context, req Request) (*Result, error) {
 	maxMessage := int64(maxMessageBytes)
 	ctx, span := rt.startRun(ctx, req.Skill, req.TraceParent)
 	var begun *Record // the start as the recorder got it: its end keeps the same arguments
+	var visibleTo string
 	finish := func(err *RunError) (*Result, error) {
 		res.DurationMs = float64(time.Since(start).Microseconds()) / 1000
 		if err != nil {
@@ -63,7 +64,11 @@ func (rt *Runtime) Run(ctx context.Context, req Request) (*Result, error) {
 			res.Success, res.Result = false, nil
 			res.Error = &ResultError{Kind: err.Kind, Message: err.Message}
 		}
-		rt.counters.observe(skillLabel, face, res, admitted)
+		metricLabel := skillLabel
+		if visibleTo != "" { // a user's own skill: its id is not the tenant's to read in metrics
+			metricLabel = privateSkillLabel
+		}
+		rt.counters.observe(metricLabel, face, res, admitted)
 		endRun(span, res, face, req.Caller, admitted, skillLabel != "")
 		if admitted {
 			// Guarded: the attributes cost allocations even when the handler drops the record.
@@ -75,7 +80,7 @@ func (rt *Runtime) Run(ctx context.Context, req Request) (*Result, error) {
 				rt.logger.Info(msg, "skill", req.Skill, "run", res.RunID, "face", face, "caller", req.Caller,
 					"kind", errKind(err), "ms", res.DurationMs, "trace", traceID(ctx))
 			}
-			rec := &Record{Result: res, Face: face, Caller: req.Caller, Tenant: rt.cfg.Tenant, StartedAt: start}
+			rec := &Record{Result: res, Face: face, Caller: req.Caller, Tenant: rt.cfg.Tenant, VisibleTo: visibleTo, StartedAt: start}
 			if begun != nil {
 				rec.Args, rec.ArgsSHA256 = begun.Args, begun.ArgsSHA256 // hashed once per run
 			} else {
@@ -111,6 +116,7 @@ func (rt *Runtime) Run(ctx context.Context, req Request) (*Result, error) {
 
 	s, rerr := rt.resolve(ctx, req.Skill, req.Script != "")
 	if rerr == nil {
+		visibleTo = rt.visibleTo(s) // the current version's place says whose it is
 		s, rerr = rt.pickVersion(ctx, s, req.Digest)
 	}
 	if rerr != nil {
@@ -172,7 +178,7 @@ func (rt *Runtime) Run(ctx context.Context, req Request) (*Result, error) {
 	admitted = true
 	if rt.cfg.Recorder != nil {
 		begun = &Record{Result: &Result{RunID: res.RunID, Skill: res.Skill, Version: res.Version, Digest: res.Digest},
-			Face: face, Caller: req.Caller, Tenant: rt.cfg.Tenant, StartedAt: start}
+			Face: face, Caller: req.Caller, Tenant: rt.cfg.Tenant, VisibleTo: visibleTo, StartedAt: start}
 		recordArgs(begun, req, rt.policy.Load().Runs.RecordArguments)
 		if err := rt.cfg.Recorder.BeginRun(ctx, begun); err != nil {
 			rt.logger.Error("record the run's start", "skill", req.Skill, "run", res.RunID, "err", err)

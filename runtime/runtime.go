@@ -175,6 +175,15 @@ type Runtime struct {
 	indexOnce sync.Once
 	// versions is the view of Config.Versions (nil without it).
 	versions *versions
+
+	// users are the Runtimes of users of this tenant (see User), made when first asked for.
+	usersMu sync.Mutex
+	users   map[string]*Runtime
+	// parent, user and userDir are set in a user's Runtime: the tenant's Runtime it came from,
+	// the user, and the directory of the user's own skills.
+	parent  *Runtime
+	user    string
+	userDir string
 }
 
 // registry returns the registry, scanning the skill directories first if no scan was made yet.
@@ -302,6 +311,7 @@ func (rt *Runtime) rescan() *registry {
 	if old != nil {
 		rt.reloaded(diffRegistries(old, r))
 	}
+	rt.rescanUsers() // their registries hold this one's skills
 	return r
 }
 
@@ -454,6 +464,9 @@ func (rt *Runtime) Skill(id string) (*Skill, error) {
 // directories. Runs in flight keep the versions and grants they started with; new runs see the
 // new ones. A broken policy file changes nothing: the error (a *PolicyError) says why.
 func (rt *Runtime) Reload(ctx context.Context) error {
+	if rt.parent != nil { // a user's Runtime: its tenant's reload rescans it too
+		return rt.parent.Reload(ctx)
+	}
 	if rt.cfg.PolicyFile != "" {
 		p, err := LoadPolicy(rt.cfg.PolicyFile)
 		if err != nil {
@@ -470,6 +483,9 @@ func (rt *Runtime) Reload(ctx context.Context) error {
 // SetPolicy replaces the policy (nil: the default, deny-all policy) and recomputes every skill's
 // grant. Runs in flight keep the grant they started with.
 func (rt *Runtime) SetPolicy(ctx context.Context, p *Policy) error {
+	if rt.parent != nil { // a user's Runtime has its tenant's policy
+		return rt.parent.SetPolicy(ctx, p)
+	}
 	rt.reloadMu.Lock()
 	defer rt.reloadMu.Unlock()
 	rt.policy.Store(p.clone())
@@ -510,6 +526,7 @@ func (rt *Runtime) Close(ctx context.Context) error {
 	rt.closeMu.Lock()
 	rt.closed = true
 	rt.closeMu.Unlock()
+	usersErr := rt.closeUsers(ctx)
 	rt.background.stop()
 	rt.saveIndex()
 	if rt.ownsShared {
@@ -526,7 +543,9 @@ func (rt *Runtime) Close(ctx context.Context) error {
 		<-done // a stopped run returns promptly: the guest is interrupted, host calls see the context
 	}
 	rt.stopRuns()
-	rt.kept.close()
+	if rt.parent == nil { // a user's Runtime keeps its tenant's artifacts: the tenant's closes them
+		rt.kept.close()
+	}
 	if rt.ownsShared {
 		_ = rt.shared.Close(context.Background())
 	} else {
@@ -535,7 +554,7 @@ func (rt *Runtime) Close(ctx context.Context) error {
 	if rt.versions != nil && rt.versions.dir != "" {
 		_ = os.RemoveAll(rt.versions.dir)
 	}
-	return err
+	return errors.Join(err, usersErr)
 }
 
 // track registers the cancel of res's call for Close; it returns false, and the caller must end

@@ -9,12 +9,15 @@ import (
 // Summary is a skill's metadata: what a model needs to choose a skill, without its instructions,
 // schema or module. The CLI's list and the HTTP API's list print it.
 type Summary struct {
-	ID          string   `json:"id"`
-	Name        string   `json:"name"`
-	Description string   `json:"description"`
-	Version     string   `json:"version,omitempty"`
-	Tags        []string `json:"tags,omitempty"`
-	Kind        Kind     `json:"kind"`
+	ID string `json:"id"`
+	// Visibility is VisibilityUser for a skill of a user's own, in that user's Runtime (a face
+	// sets it: see Runtime.VisibilityOf); empty for the tenant's.
+	Visibility  Visibility `json:"visibility,omitempty"`
+	Name        string     `json:"name"`
+	Description string     `json:"description"`
+	Version     string     `json:"version,omitempty"`
+	Tags        []string   `json:"tags,omitempty"`
+	Kind        Kind       `json:"kind"`
 	// Language is what runs an executable skill: wasm, python, javascript or typescript.
 	Language Language `json:"language,omitempty"`
 	Status   Status   `json:"status"`

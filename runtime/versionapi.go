@@ -48,8 +48,7 @@ func (rt *Runtime) Versions(ctx context.Context, id string) ([]Version, error) {
 			}
 		}
 	}
-	rt.versions.forget(id)
-	list, err := rt.versions.list(ctx, id)
+	_, list, err := rt.versionList(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -57,6 +56,25 @@ func (rt *Runtime) Versions(ctx context.Context, id string) ([]Version, error) {
 		return nil, rt.missing(id)
 	}
 	return list, nil
+}
+
+// versionList reads skill id's versions afresh, and says whose they are: in a user's Runtime,
+// the user's own skill's, or the tenant's. An id in no directory any more is the user's when
+// the user has versions of it, else the tenant's.
+func (rt *Runtime) versionList(ctx context.Context, id string) (*versions, []Version, error) {
+	vs := rt.versionsOf(id)
+	vs.forget(id)
+	list, err := vs.list(ctx, id)
+	if err != nil || len(list) > 0 || rt.parent == nil || vs != rt.versions {
+		return vs, list, err
+	}
+	if _, ok := rt.lookup(id); ok {
+		return vs, list, nil
+	}
+	vs = rt.parent.versions
+	vs.forget(id)
+	list, err = vs.list(ctx, id)
+	return vs, list, err
 }
 
 // SkillVersion returns skill id's version that digest names (whole, or at least 8 hex digits).
@@ -103,8 +121,12 @@ func (rt *Runtime) ChangeVersion(ctx context.Context, id, digest, action string,
 	if !t.Allows(v.Status) {
 		return v, fmt.Errorf("%s skill %q version %s: %w: it is %s, and %s starts from %v", action, id, short(v.Digest), ErrVersionConflict, v.Status, action, t.From)
 	}
-	nv, err := rt.versions.store.SetVersionStatus(ctx, id, v.Digest, t, actor.Name, note, time.Now().UTC())
-	rt.versions.forget(id)
+	vs, _, err := rt.versionList(ctx, id)
+	if err != nil {
+		return Version{}, err
+	}
+	nv, err := vs.store.SetVersionStatus(ctx, id, v.Digest, t, actor.Name, note, time.Now().UTC())
+	vs.forget(id)
 	if err != nil {
 		return nv, fmt.Errorf("%s skill %q version %s: %w", action, id, short(v.Digest), err)
 	}

@@ -137,7 +137,7 @@ type Provenance struct {
 // when the store does not have it: pending when it asks for more than its baseline, or, written
 // by an agent, for more than the agents' ceiling; a draft otherwise.
 func (rt *Runtime) recordVersion(ctx context.Context, s *Skill, prov Provenance) (Version, error) {
-	vs := rt.versions
+	vs := rt.versionsOf(s.id)
 	digest := s.Digest()
 	list, err := vs.list(ctx, s.id)
 	if err != nil {
@@ -197,7 +197,7 @@ func (rt *Runtime) pick(ctx context.Context, cur *Skill, pin string) (*Skill, *R
 	if err != nil {
 		return nil, runErr(KindInternal, id, err, "the skill's versions cannot be read: %v", err)
 	}
-	list, err := rt.versions.list(ctx, id)
+	list, err := rt.versionsOf(id).list(ctx, id)
 	if err != nil {
 		return nil, runErr(KindInternal, id, err, "the skill's versions cannot be read: %v", err)
 	}
@@ -293,7 +293,7 @@ func matchDigest(list []Version, d string) (string, error) {
 // loadVersion unpacks v's stored files (once per process, checking them against v's digest)
 // and loads it as a skill under the current policy.
 func (rt *Runtime) loadVersion(ctx context.Context, v Version) (*Skill, error) {
-	vs := rt.versions
+	vs := rt.versionsOf(v.Skill)
 	vs.mu.Lock()
 	for _, s := range vs.loaded {
 		if s.id == v.Skill && s.Digest() == v.Digest {

@@ -1,0 +1,314 @@
+package runtime
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Visibility says who sees a skill within its tenant.
+type Visibility string
+
+const (
+	// VisibilityOrg is a skill of the whole tenant: every key of the tenant sees it (the
+	// default, and all there is without users).
+	VisibilityOrg Visibility = "org"
+	// VisibilityUser is a skill of one user: only that user's Runtime (see [Runtime.User])
+	// lists, reads and runs it, and only that user (and the tenant's admins) sees its runs (Sees).
+	VisibilityUser Visibility = "user"
+)
+
+// ErrVisibility is an install or removal that the skill's visibility does not allow: a
+// *VisibilityError says which and what to do.
+var ErrVisibility = errors.New("visibility")
+
+// VisibilityError is an install or removal that clashes with a skill's visibility.
+type VisibilityError struct {
+	Skill string
+	Msg   string
+}
+
+func (e *VisibilityError) Error() string        { return fmt.Sprintf("skill %q: %s", e.Skill, e.Msg) }
+func (e *VisibilityError) Is(target error) bool { return target == ErrVisibility }
+
+// usersDir is the directory, in a Runtime's first skills directory, that holds its users' own
+// skills, one directory each. Hidden, so a scan of the skills directory never lists them.
+const usersDir = ".users"
+
+// privateSkillLabel is the skill label of the runs of users' own skills in the tenant's
+// counters (Stats, metrics): the tenant's metrics count them without naming them.
+const privateSkillLabel = "(user)"
+
+// maxUsers bounds the users' Runtimes one Runtime keeps: each holds a registry of every skill.
+const maxUsers = 1024
+
+// UserScope is the name of a user's own place, on disk and in the version store: the first 16
+// hex digits of the sha256 of the user's name. A user's name is whatever a key says (an email,
+// a name with spaces), never a path; the scope is always safe to join to one.
+func UserScope(user string) string {
+	sum := sha256.Sum256([]byte(user))
+	return hex.EncodeToString(sum[:8])
+}
+
+// ValidVersionSkill reports whether name is what a version store may file a version under: a
+// skill id, or a user's own skill's id with its user's scope ("notes@<16 hex digits>"), which
+// keeps two users' skills of the same id, and a tenant's, apart.
+func ValidVersionSkill(name string) bool {
+	id, scope, scoped := strings.Cut(name, "@")
+	if !scoped {
+		return ValidID(name)
+	}
+	if len(scope) != 16 || !ValidID(id) {
+		return false
+	}
+	_, err := hex.DecodeString(scope)
+	return err == nil && strings.ToLower(scope) == scope
+}
+
+// User returns the Runtime of one user of rt's tenant, made at the first call and kept until rt
+// closes: it serves rt's skills and the user's own (visibility user), which only it sees. Its
+// policy, quota, recorder, version store, history of recent runs and counters are rt's, so a
+// tenant is bounded and accounted once, whichever of its users runs. Its installs and removals
+// go where the skill is: a skill of the user's own in the user's directory, any other through rt
+// (see Install). A user's skill with the id of one of rt's shadows it for that user alone.
+//
+// The user's skills live in <first skills directory>/.users/<scope>/ (see UserScope); their
+// versions are filed under "<id>@<scope>". A Runtime that is itself a user's has no users.
+func (rt *Runtime) User(ctx context.Context, user string) (*Runtime, error) {
+	switch {
+	case rt.parent != nil:
+		return nil, fmt.Errorf("runtime: the runtime of user %q has no users of its own", rt.user)
+	case user == "":
+		return nil, errors.New("runtime: a user needs a name")
+	case len(rt.cfg.SkillDirs) == 0:
+		return nil, fmt.Errorf("user %q: %w: a user's skills live in the first skills directory", user, ErrNoSkillDir)
+	}
+	rt.usersMu.Lock()
+	defer rt.usersMu.Unlock()
+	if u := rt.users[user]; u != nil {
+		return u, nil
+	}
+	rt.closeMu.RLock()
+	closed := rt.closed
+	rt.closeMu.RUnlock()
+	if closed {
+		return nil, ErrClosed
+	}
+	if len(rt.users) >= maxUsers {
+		return nil, fmt.Errorf("runtime: %d users' runtimes already: at most %d", len(rt.users), maxUsers)
+	}
+	scope := UserScope(user)
+	dir := filepath.Join(rt.cfg.SkillDirs[0], usersDir, scope)
+	cfg := rt.cfg
+	cfg.SkillDirs = append([]string{dir}, rt.cfg.SkillDirs...)
+	// The Shared's: they must be zero here (see Config.Shared).
+	cfg.CacheDir, cfg.NoCache, cfg.Admission, cfg.Engine, cfg.WarmInstances, cfg.OnCompile = "", false, Admission{}, "", 0, nil
+	cfg.Shared = rt.shared
+	cfg.Policy, cfg.PolicyFile = rt.policy.Load(), "" // rt's, passed on at every scan of rt
+	cfg.Quota, cfg.OnReload = Quota{}, nil
+	cfg.Logger = rt.logger.With("user", user)
+	if cfg.Versions != nil {
+		cfg.Versions = scopedVersions{inner: rt.cfg.Versions, suffix: "@" + scope}
+	}
+	u, err := New(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("runtime of user %q: %w", user, err)
+	}
+	// One tenant, however many users: the same quota, recent runs, counters and kept artifacts.
+	u.kept.close()
+	u.quota, u.history, u.counters, u.kept = rt.quota, rt.history, rt.counters, rt.kept
+	u.parent, u.user, u.userDir = rt, user, dir
+	if rt.users == nil {
+		rt.users = map[string]*Runtime{}
+	}
+	rt.users[user] = u
+	return u, nil
+}
+
+// HasUserSkills reports whether user has a directory of skills of their own in rt (even an
+// empty one): a face that makes users' Runtimes only for those who have skills asks it first.
+func (rt *Runtime) HasUserSkills(user string) bool {
+	if rt.parent != nil || user == "" || len(rt.cfg.SkillDirs) == 0 {
+		return false
+	}
+	rt.usersMu.Lock()
+	_, made := rt.users[user]
+	rt.usersMu.Unlock()
+	return made || isDirPath(filepath.Join(rt.cfg.SkillDirs[0], usersDir, UserScope(user)))
+}
+
+// UserName is the user whose Runtime rt is (see User), "" for a tenant's.
+func (rt *Runtime) UserName() string { return rt.user }
+
+// VisibilityOf says who sees skill s in rt: VisibilityUser for a skill of rt's user's own.
+func (rt *Runtime) VisibilityOf(s *Skill) Visibility {
+	if rt.private(s) {
+		return VisibilityUser
+	}
+	return VisibilityOrg
+}
+
+// private reports whether s is one of the user's own skills (in rt's user directory).
+func (rt *Runtime) private(s *Skill) bool {
+	return rt.userDir != "" && s != nil && strings.HasPrefix(s.dir, rt.userDir+string(filepath.Separator))
+}
+
+// visibleTo is who alone may see a run of s: its user for a skill of a user's own, "" (the
+// tenant) otherwise.
+func (rt *Runtime) visibleTo(s *Skill) string {
+	if rt.private(s) {
+		return rt.user
+	}
+	return ""
+}
+
+// VisibleTo is who alone may see a run of skill id in rt now (see Record.VisibleTo): its user
+// for a skill of rt's user's own, "" (the tenant) for any other, or none.
+func (rt *Runtime) VisibleTo(id string) string {
+	s, _ := rt.lookup(id)
+	return rt.visibleTo(s)
+}
+
+// RunViewer is whose view of a tenant's runs a caller (a user's name, and the role a face gave
+// them) has: "" — every run of the tenant — for an admin, the caller's own otherwise (see Sees).
+func RunViewer(caller string, role Role) string {
+	if role >= RoleAdmin {
+		return ""
+	}
+	return caller
+}
+
+// Sees reports whether a viewer (RunViewer) sees a run, or what it left, visible to visibleTo
+// (Record.VisibleTo): the tenant's runs are everyone's in it, a user's own runs that user's.
+func Sees(viewer, visibleTo string) bool {
+	return viewer == "" || visibleTo == "" || visibleTo == viewer
+}
+
+// versionsOf is the versions of skill id in rt: a user's Runtime files its user's own skills
+// apart (scopedVersions) and the tenant's with the tenant's Runtime, whose lists they share.
+func (rt *Runtime) versionsOf(id string) *versions {
+	if rt.parent == nil || rt.versions == nil {
+		return rt.versions
+	}
+	if s, ok := rt.lookup(id); ok && !rt.private(s) {
+		return rt.parent.versions
+	}
+	return rt.versions
+}
+
+// route says which Runtime installs or removes skill id: rt, or, for a user's Runtime, the
+// tenant's when the skill is the tenant's. want is the visibility asked for: "" is where the
+// skill is, and the tenant's for a new one.
+func (rt *Runtime) route(id string, want Visibility) (*Runtime, error) {
+	switch want {
+	case "", VisibilityOrg, VisibilityUser:
+	default:
+		return nil, &VisibilityError{Skill: id, Msg: fmt.Sprintf("visibility %q: use %q or %q", want, VisibilityOrg, VisibilityUser)}
+	}
+	if rt.parent == nil {
+		if want == VisibilityUser {
+			return nil, &VisibilityError{Skill: id, Msg: "visibility user needs a user: an API key that names one (or Runtime.User)"}
+		}
+		return rt, nil
+	}
+	cur, ok := rt.lookup(id)
+	mine := ok && rt.private(cur)
+	switch {
+	case mine && want == VisibilityOrg:
+		return nil, &VisibilityError{Skill: id, Msg: "you have a skill of your own with this id (visibility user): remove it first, or give the tenant's skill another id"}
+	case mine:
+		return rt, nil
+	case ok && want == VisibilityUser:
+		return nil, &VisibilityError{Skill: id, Msg: "the tenant has a skill with this id (visibility org): give yours another id"}
+	case want == VisibilityUser:
+		return rt, nil
+	}
+	return rt.parent, nil
+}
+
+// rescanUsers rescans every user's Runtime of rt, under rt's policy: their registries hold rt's
+// skills too. The caller holds rt.reloadMu (a user's Runtime never takes it while holding its
+// own).
+func (rt *Runtime) rescanUsers() {
+	rt.usersMu.Lock()
+	users := slices.Collect(maps.Values(rt.users))
+	rt.usersMu.Unlock()
+	p := rt.policy.Load()
+	for _, u := range users {
+		u.reloadMu.Lock()
+		u.policy.Store(p)
+		if u.reg.Load() != nil { // one never scanned scans when first asked
+			u.rescan()
+		}
+		u.reloadMu.Unlock()
+	}
+}
+
+// closeUsers closes every user's Runtime of rt.
+func (rt *Runtime) closeUsers(ctx context.Context) error {
+	rt.usersMu.Lock()
+	users := slices.Collect(maps.Values(rt.users))
+	rt.users = nil
+	rt.usersMu.Unlock()
+	var errs []error
+	for _, u := range users {
+		errs = append(errs, u.Close(ctx))
+	}
+	return errors.Join(errs...)
+}
+
+// scopedVersions files a user's own skills' versions in the tenant's version store under
+// "<id>@<scope>" (see ValidVersionSkill), and gives them back under their ids.
+type scopedVersions struct {
+	inner  VersionStore
+	suffix string
+}
+
+func (v scopedVersions) key(skill string) string { return skill + v.suffix }
+
+func (v scopedVersions) out(x Version) Version {
+	x.Skill = strings.TrimSuffix(x.Skill, v.suffix)
+	return x
+}
+
+func (v scopedVersions) AddVersion(ctx context.Context, x Version, files map[string][]byte) (Version, bool, error) {
+	x.Skill = v.key(x.Skill)
+	got, created, err := v.inner.AddVersion(ctx, x, files)
+	return v.out(got), created, err
+}
+
+func (v scopedVersions) Version(ctx context.Context, skill, digest string) (Version, error) {
+	got, err := v.inner.Version(ctx, v.key(skill), digest)
+	return v.out(got), err
+}
+
+func (v scopedVersions) Versions(ctx context.Context, skill string) ([]Version, error) {
+	list, err := v.inner.Versions(ctx, v.key(skill))
+	for i := range list {
+		list[i] = v.out(list[i])
+	}
+	return list, err
+}
+
+func (v scopedVersions) VersionFiles(ctx context.Context, skill, digest string) (map[string][]byte, error) {
+	return v.inner.VersionFiles(ctx, v.key(skill), digest)
+}
+
+func (v scopedVersions) SetVersionStatus(ctx context.Context, skill, digest string, t Transition, by, note string, at time.Time) (Version, error) {
+	got, err := v.inner.SetVersionStatus(ctx, v.key(skill), digest, t, by, note, at)
+	return v.out(got), err
+}
+
+// isDirPath reports whether p is a directory.
+func isDirPath(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
+}

@@ -1,0 +1,170 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// ids are the ids of rt's skills.
+func ids(rt *Runtime) []string {
+	var out []string
+	for _, s := range rt.Skills() {
+		out = append(out, s.ID())
+	}
+	return out
+}
+
+// A user's own skills are the user's alone: listed, run and versioned in the user's Runtime
+// only; two users may have skills of the same id; the tenant's skills are everyone's, and a
+// user's Runtime installs and removes them through the tenant's, where every user sees the
+// change.
+func TestUserSkills(t *testing.T) {
+	dir := t.TempDir()
+	store := newVersionStore(t)
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Versions: store})
+	ctx := context.Background()
+	if _, err := rt.Install(ctx, "team", pkg(t, simple("team", ""), "hello"), InstallOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	alice, err := rt.User(ctx, "alice@acme.example")
+	must(t, err)
+	bob, err := rt.User(ctx, "bob")
+	must(t, err)
+	if again, _ := rt.User(ctx, "alice@acme.example"); again != alice {
+		t.Fatal("User made a second Runtime for the same user")
+	}
+	if _, err := alice.User(ctx, "carol"); err == nil {
+		t.Fatal("a user's Runtime made a user")
+	}
+	if _, err := rt.Install(ctx, "mine", pkg(t, simple("mine", ""), "hello"), InstallOptions{Visibility: VisibilityUser}); !errors.Is(err, ErrVisibility) {
+		t.Fatalf("a tenant's Runtime installed a user's skill: %v", err)
+	}
+
+	// Alice's own skill: hers alone, filed under her scope on disk and in the version store.
+	s, err := alice.Install(ctx, "notes", pkg(t, simple("notes", `"version":"1"`), "hello"), InstallOptions{Visibility: VisibilityUser, Caller: "alice@acme.example"})
+	must(t, err)
+	if alice.VisibilityOf(s) != VisibilityUser {
+		t.Fatalf("alice's skill is %s", alice.VisibilityOf(s))
+	}
+	if _, err := os.Stat(filepath.Join(dir, usersDir, UserScope("alice@acme.example"), "notes", "skill.json")); err != nil {
+		t.Fatalf("alice's skill is not in her directory: %v", err)
+	}
+	if got := ids(alice); !slices.Equal(got, []string{"notes", "team"}) {
+		t.Fatalf("alice sees %v", got)
+	}
+	for name, other := range map[string]*Runtime{"the tenant": rt, "bob": bob} {
+		if got := ids(other); !slices.Equal(got, []string{"team"}) {
+			t.Fatalf("%s sees %v", name, got)
+		}
+		if _, err := other.Skill("notes"); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("%s finds alice's skill: %v", name, err)
+		}
+		if _, err := other.Run(ctx, Request{Skill: "notes"}); err == nil {
+			t.Fatalf("%s ran alice's skill", name)
+		}
+		if _, err := other.Versions(ctx, "notes"); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("%s reads alice's skill's versions: %v", name, err)
+		}
+	}
+	if !rt.HasUserSkills("alice@acme.example") || rt.HasUserSkills("nobody") {
+		t.Fatal("HasUserSkills is wrong")
+	}
+
+	// Bob may have a skill of the same id: his own, with versions of its own.
+	_, err = bob.Install(ctx, "notes", pkg(t, simple("notes", `"version":"2"`), "hello"), InstallOptions{Visibility: VisibilityUser})
+	must(t, err)
+	av, err := alice.Versions(ctx, "notes")
+	must(t, err)
+	bv, err := bob.Versions(ctx, "notes")
+	must(t, err)
+	if len(av) != 1 || len(bv) != 1 || av[0].Version != "1" || bv[0].Version != "2" || av[0].Skill != "notes" {
+		t.Fatalf("versions: alice %+v, bob %+v", av, bv)
+	}
+	if _, err := store.Versions(ctx, "notes@"+UserScope("alice@acme.example")); err != nil {
+		t.Fatal(err)
+	}
+	if list, _ := store.Versions(ctx, "notes"); len(list) != 0 {
+		t.Fatalf("a user's version is filed as the tenant's: %+v", list)
+	}
+
+	// A run of her own skill is hers to see; a run of the tenant's is the tenant's. The tenant
+	// keeps one history of both.
+	res, err := alice.Run(ctx, Request{Skill: "notes", Caller: "alice@acme.example"})
+	must(t, err)
+	if rec, ok := rt.RunRecord(res.RunID); !ok || rec.VisibleTo != "alice@acme.example" {
+		t.Fatalf("record of alice's run: %+v %v", rec, ok)
+	}
+	res, err = alice.Run(ctx, Request{Skill: "team"})
+	must(t, err)
+	if rec, ok := rt.RunRecord(res.RunID); !ok || rec.VisibleTo != "" {
+		t.Fatalf("record of alice's run of the tenant's skill: %+v %v", rec, ok)
+	}
+	// The tenant's counters count both, without naming alice's skill.
+	counted := map[string]int64{}
+	for _, c := range rt.Stats().Runs {
+		counted[c.Skill] += c.Count
+	}
+	if counted["team"] != 1 || counted[privateSkillLabel] != 1 || counted["notes"] != 0 {
+		t.Fatalf("the tenant's counters: %v", counted)
+	}
+
+	// Visibility clashes are refused, naming what to do.
+	for name, tc := range map[string]struct {
+		id   string
+		opts InstallOptions
+	}{
+		"own over the tenant's":  {"team", InstallOptions{Visibility: VisibilityUser}},
+		"tenant's over own":      {"notes", InstallOptions{Visibility: VisibilityOrg}},
+		"update own as tenant's": {"notes", InstallOptions{Replace: true, Visibility: VisibilityOrg}},
+		"update tenant's as own": {"team", InstallOptions{Replace: true, Visibility: VisibilityUser}},
+		"an unknown visibility":  {"other", InstallOptions{Visibility: "public"}},
+	} {
+		if _, err := alice.Install(ctx, tc.id, pkg(t, simple(tc.id, ""), "hello"), tc.opts); !errors.Is(err, ErrVisibility) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+
+	// A tenant's skill installed through a user's Runtime is the tenant's: every user sees it.
+	_, err = alice.Install(ctx, "shared", pkg(t, simple("shared", ""), "hello"), InstallOptions{})
+	must(t, err)
+	if _, err := os.Stat(filepath.Join(dir, "shared")); err != nil {
+		t.Fatalf("the tenant's skill is not in the tenant's directory: %v", err)
+	}
+	if !slices.Contains(ids(bob), "shared") || !slices.Contains(ids(rt), "shared") {
+		t.Fatalf("bob sees %v, the tenant %v", ids(bob), ids(rt))
+	}
+	// Removing it through bob's Runtime removes the tenant's; alice's own stays hers.
+	must(t, bob.Remove(ctx, "shared"))
+	if slices.Contains(ids(alice), "shared") || slices.Contains(ids(rt), "shared") {
+		t.Fatalf("after removal: alice %v, tenant %v", ids(alice), ids(rt))
+	}
+	must(t, alice.Remove(ctx, "notes"))
+	if slices.Contains(ids(alice), "notes") || !slices.Contains(ids(bob), "notes") {
+		t.Fatalf("after alice removed hers: alice %v, bob %v", ids(alice), ids(bob))
+	}
+	// Her versions stay hers.
+	if av, err := alice.Versions(ctx, "notes"); err != nil || len(av) != 1 || av[0].Version != "1" {
+		t.Fatalf("alice's versions after removal: %+v %v", av, err)
+	}
+
+	// Closing the tenant's Runtime closes its users'.
+	must(t, rt.Close(ctx))
+	if _, err := bob.Run(ctx, Request{Skill: "notes"}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("bob's Runtime runs after the tenant's closed: %v", err)
+	}
+}
+
+func TestValidVersionSkill(t *testing.T) {
+	for name, want := range map[string]bool{
+		"notes": true, "notes@" + UserScope("a"): true, "notes@": false, "notes@ABCDEF0123456789": false,
+		"notes@0123": false, "@" + UserScope("a"): false, "Notes@" + UserScope("a"): false, "a/b": false,
+	} {
+		if ValidVersionSkill(name) != want {
+			t.Errorf("ValidVersionSkill(%q) = %v", name, !want)
+		}
+	}
+}
