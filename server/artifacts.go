@@ -30,6 +30,9 @@ func (s *Server) artifact(c echo.Context) error {
 	if err != nil || !runtime.ValidArtifactName(name) {
 		return httpError(http.StatusBadRequest, "bad_path", "the artifact name is not a clean relative path, such as report.pdf or charts/a.png")
 	}
+	if !s.mayReadRun(c, id) {
+		return httpError(http.StatusNotFound, "not_found", "no run %q (neither the run history nor the runtime's recent runs have it)", id)
+	}
 	ctx, cancel := context.WithTimeout(c.Request().Context(), historyTimeout)
 	defer cancel()
 	rc, a, err := s.rt.OpenArtifact(ctx, id, name)

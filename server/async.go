@@ -64,7 +64,7 @@ func (s *Server) runAsync(c echo.Context, ctx context.Context, req runtime.Reque
 			"this server already holds %d asynchronous runs in flight, its limit; try again later, or run without async=true",
 			s.live.opts.MaxAsync)}
 	}
-	tr := s.live.track(context.WithoutCancel(ctx), &req, req.Caller, true)
+	tr := s.live.track(context.WithoutCancel(ctx), &req, runOwner{req.Caller, s.rt.VisibleTo(req.Skill)}, true)
 	type outcome struct {
 		res *runtime.Result
 		err error

@@ -27,7 +27,7 @@ type cancelAccepted struct {
 func (s *Server) cancelRun(c echo.Context) error {
 	id := c.Param("run_id")
 	k, _ := c.Get(keyContext).(keyEntry)
-	run := s.live.get(id)
+	run := s.liveRun(c, id)
 	if run == nil {
 		return s.cancelGone(c, id)
 	}
@@ -44,10 +44,10 @@ func (s *Server) cancelRun(c echo.Context) error {
 // cancelGone answers a cancel for a run this server does not track: 409 when it is known to
 // have finished, else 404.
 func (s *Server) cancelGone(c echo.Context, id string) error {
-	if rec, ok := s.rt.RunRecord(id); ok {
+	if rec, ok := s.recentRun(c, id); ok {
 		return finished(id, statusOf(rec.Result))
 	}
-	run := s.historyOf(c.Request().Context(), id)
+	run := s.historyOf(c, id)
 	switch {
 	case run == nil:
 		return s.unknownRun(id)

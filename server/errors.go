@@ -67,6 +67,8 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 		status, body = http.StatusForbidden, apiErrorBody{Code: "untrusted_bundle", Message: err.Error()}
 	case errors.Is(err, runtime.ErrExists):
 		status, body = http.StatusConflict, apiErrorBody{Code: "exists", Message: err.Error()}
+	case errors.Is(err, runtime.ErrVisibility):
+		status, body = http.StatusConflict, apiErrorBody{Code: "visibility", Message: err.Error()}
 	case errors.Is(err, runtime.ErrQuotaExceeded):
 		status, body = quotaStatus, apiErrorBody{Code: "quota_exceeded", Message: err.Error()}
 	case errors.Is(err, runtime.ErrNoVersionStore), errors.Is(err, runtime.ErrNoVersion):

@@ -36,7 +36,7 @@ func (s *Server) runEvents(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	run := s.live.get(id)
+	run := s.liveRun(c, id)
 	if run == nil {
 		return s.eventsGone(c, id)
 	}
@@ -92,12 +92,12 @@ func resumePoint(c echo.Context) (int, error) {
 // eventsGone answers for a run this server keeps no events of: its result alone, while the
 // runtime still holds it, else 404 saying what is known of the run.
 func (s *Server) eventsGone(c echo.Context, id string) error {
-	if rec, ok := s.rt.RunRecord(id); ok {
+	if rec, ok := s.recentRun(c, id); ok {
 		w := newSSE(c)
 		w.send(0, "result", runtime.Event{Type: "result", RunID: id, Result: rec.Result})
 		return nil
 	}
-	run := s.historyOf(c.Request().Context(), id)
+	run := s.historyOf(c, id)
 	switch {
 	case run == nil:
 		return s.unknownRun(id)
@@ -110,19 +110,22 @@ func (s *Server) eventsGone(c echo.Context, id string) error {
 }
 
 // historyOf is the run history's record of run id, or nil when there is no history, it does
-// not know the run, or it cannot be read (then logged): an answer that only refines a 404
-// does not fail for it.
-func (s *Server) historyOf(ctx context.Context, id string) *store.Run {
+// not know the run, the caller may not see it (sees), or it cannot be read (then logged): an
+// answer that only refines a 404 does not fail for it.
+func (s *Server) historyOf(c echo.Context, id string) *store.Run {
 	if s.opts.History == nil {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, historyTimeout)
+	ctx, cancel := context.WithTimeout(c.Request().Context(), historyTimeout)
 	defer cancel()
 	run, err := s.opts.History.FindRun(ctx, id)
 	if err != nil {
 		if !errors.Is(err, store.ErrNotFound) {
 			s.logger.Error("read the run history", "run", id, "err", err)
 		}
+		return nil
+	}
+	if !sees(c, run.VisibleTo) {
 		return nil
 	}
 	return &run

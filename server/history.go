@@ -54,6 +54,7 @@ func (s *Server) listRuns(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	q.Viewer = viewer(c) // another user's own runs are not listed to a user
 	ctx, cancel := context.WithTimeout(c.Request().Context(), historyTimeout)
 	defer cancel()
 	page, err := s.opts.History.ListRuns(ctx, q)
@@ -106,7 +107,7 @@ func parseRunQuery(v url.Values) (store.Query, error) {
 // history does not have it yet, or is down) from the runtime's records of its recent runs.
 func (s *Server) getRun(c echo.Context) error {
 	id := c.Param("run_id")
-	rec, inMemory := s.rt.RunRecord(id)
+	rec, inMemory := s.recentRun(c, id)
 	if s.opts.History == nil {
 		if !inMemory {
 			return httpError(http.StatusNotFound, "not_found", "no recent run %q (the runtime keeps the most recent ones)", id)
@@ -116,6 +117,9 @@ func (s *Server) getRun(c echo.Context) error {
 	ctx, cancel := context.WithTimeout(c.Request().Context(), historyTimeout)
 	defer cancel()
 	run, err := s.opts.History.FindRun(ctx, id)
+	if err == nil {
+		err = checkSeen(c, id, run.VisibleTo)
+	}
 	switch {
 	case err == nil:
 	case inMemory:
@@ -124,7 +128,7 @@ func (s *Server) getRun(c echo.Context) error {
 		if !errors.Is(err, store.ErrNotFound) {
 			s.logger.Error("read the run history; answered from memory", "run", id, "err", err)
 		}
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, errHidden):
 		return httpError(http.StatusNotFound, "not_found", "no run %q in the run history", id)
 	default:
 		return s.historyDown(err)

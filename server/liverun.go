@@ -15,8 +15,10 @@ import (
 type liveRun struct {
 	id     string
 	caller string // the name of the key that started it
-	async  bool
-	cancel context.CancelCauseFunc
+	// visibleTo is the user alone who may see it, a run of a skill of their own ("" the tenant).
+	visibleTo string
+	async     bool
+	cancel    context.CancelCauseFunc
 
 	mu      sync.Mutex
 	events  []keptEvent
@@ -29,6 +31,10 @@ type liveRun struct {
 
 	keptCost int64 // cost once finished (liveRuns.mu)
 }
+
+// runOwner says whose a tracked run is: the name of the key that started it (who may cancel
+// it), and the user alone who may see it, if any (see runtime.Record.VisibleTo).
+type runOwner struct{ caller, visibleTo string }
 
 // keptEvent is one event of a run. Events are kept as the runtime gave them and encoded when a
 // watcher reads them: most runs are never watched, and a run must not pay to encode its logs.

@@ -124,7 +124,7 @@ type tracking struct {
 // req's events, from the first one, are kept in the registry before they go to the listener
 // req had. A run refused before admission has no event and is never kept: it never got an id
 // anyone could use. The caller must call end once the run has returned.
-func (b *liveRuns) track(ctx context.Context, req *runtime.Request, caller string, async bool) *tracking {
+func (b *liveRuns) track(ctx context.Context, req *runtime.Request, who runOwner, async bool) *tracking {
 	t := &tracking{admitted: make(chan struct{}), reg: b}
 	t.ctx, t.cancel = context.WithCancelCause(ctx)
 	next := req.OnEvent
@@ -132,7 +132,7 @@ func (b *liveRuns) track(ctx context.Context, req *runtime.Request, caller strin
 	req.OnEvent = func(e runtime.Event) {
 		if first {
 			first = false
-			t.run = b.add(e.RunID, caller, async, t.cancel)
+			t.run = b.add(e.RunID, who, async, t.cancel)
 			close(t.admitted)
 		}
 		if t.run != nil && t.run.append(e, &b.opts, b.now) {
@@ -157,7 +157,7 @@ func (t *tracking) end(res *runtime.Result) {
 
 // add registers a run that started, or returns nil when a synchronous one finds MaxWatched
 // taken (an asynchronous one has its place already: reserve).
-func (b *liveRuns) add(id, caller string, async bool, cancel context.CancelCauseFunc) *liveRun {
+func (b *liveRuns) add(id string, who runOwner, async bool, cancel context.CancelCauseFunc) *liveRun {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.prune()
@@ -167,7 +167,7 @@ func (b *liveRuns) add(id, caller string, async bool, cancel context.CancelCause
 		}
 		b.watched++
 	}
-	r := &liveRun{id: id, caller: caller, async: async, cancel: cancel, changed: make(chan struct{})}
+	r := &liveRun{id: id, caller: who.caller, visibleTo: who.visibleTo, async: async, cancel: cancel, changed: make(chan struct{})}
 	b.runs[id] = r
 	return r
 }

@@ -18,7 +18,7 @@ func TestLiveRunsBounds(t *testing.T) {
 	// unless open.
 	play := func(reg *liveRuns, id string, async, open bool, logs ...string) *tracking {
 		req := runtime.Request{}
-		tr := reg.track(context.Background(), &req, "k", async)
+		tr := reg.track(context.Background(), &req, runOwner{caller: "k"}, async)
 		req.OnEvent(runtime.Event{Type: "status", Status: "started", RunID: id})
 		for _, l := range logs {
 			req.OnEvent(runtime.Event{Type: "log", RunID: id, Log: &runtime.LogEntry{Message: l}})

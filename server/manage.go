@@ -16,30 +16,39 @@ import (
 // createSkill installs a new skill from multipart form files (skill.json or skill.yaml,
 // execute.wasm, optional SKILL.md and resources/...) or a .tar.gz bundle of the same files.
 // The id comes from the form field "id", else the manifest.
+//
+// ?visibility=user installs it as the caller's own: only the caller's key (and the tenant's
+// admins) sees it and its runs. The default, org, is the tenant's.
 func (s *Server) createSkill(c echo.Context) error {
-	id, files, err := s.readPackage(c, "")
-	if err != nil {
-		return err
-	}
-	k, _ := c.Get(keyContext).(keyEntry)
-	sk, err := s.rt.Install(c.Request().Context(), id, files, runtime.InstallOptions{Face: runtime.FaceHTTP, Caller: k.caller()})
-	if err != nil {
-		return err
-	}
-	return s.installed(c, http.StatusCreated, sk)
+	return s.install(c, "", runtime.InstallOptions{}, http.StatusCreated)
 }
 
+// updateSkill replaces an installed skill where it is: the caller's own, or the tenant's.
 func (s *Server) updateSkill(c echo.Context) error {
-	id, files, err := s.readPackage(c, c.Param("id"))
+	return s.install(c, c.Param("id"), runtime.InstallOptions{Replace: true, MustExist: true}, http.StatusOK)
+}
+
+// install reads an upload and installs it with opts, in the runtime its visibility names.
+func (s *Server) install(c echo.Context, want string, opts runtime.InstallOptions, status int) error {
+	vis, err := visibility(c)
+	if err != nil {
+		return err
+	}
+	id, files, err := s.readPackage(c, want)
 	if err != nil {
 		return err
 	}
 	k, _ := c.Get(keyContext).(keyEntry)
-	sk, err := s.rt.Install(c.Request().Context(), id, files, runtime.InstallOptions{Replace: true, MustExist: true, Face: runtime.FaceHTTP, Caller: k.caller()})
+	rt, err := s.installRuntime(c, k, vis)
 	if err != nil {
 		return err
 	}
-	return s.installed(c, http.StatusOK, sk)
+	opts.Face, opts.Caller, opts.Visibility = runtime.FaceHTTP, k.caller(), vis
+	sk, err := rt.Install(c.Request().Context(), id, files, opts)
+	if err != nil {
+		return err
+	}
+	return s.installed(c, rt, status, sk)
 }
 
 func (s *Server) deleteSkill(c echo.Context) error {

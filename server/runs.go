@@ -134,7 +134,7 @@ func (s *Server) run(c echo.Context, req runtime.Request) error {
 		req.OnEvent = sse.event
 	}
 	// Tracked, a second client may watch the run (GET /v1/runs/{id}/events) or cancel it.
-	tr := s.live.track(ctx, &req, k.name, false)
+	tr := s.live.track(ctx, &req, runOwner{k.name, s.rt.VisibleTo(req.Skill)}, false)
 	res, err := s.rt.Run(tr.ctx, req)
 	tr.end(res)
 	if herr := refusal(res, err); herr != nil {

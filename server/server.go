@@ -96,6 +96,11 @@ type Server struct {
 	tenants map[string]*Server
 	agent   *agentSkills // the /.well-known/agent-skills index
 	live    *liveRuns    // the runs served as resources (async.go, events.go, cancel.go)
+	// users are the Servers of the users of this Server's tenant who have skills of their own
+	// (see users.go); tenant, on a user's Server, is the tenant's Server it came from.
+	usersMu sync.Mutex
+	users   map[string]*Server
+	tenant  *Server
 }
 
 // New checks opts and builds a Server. It fails on a bad configuration, never at request time.

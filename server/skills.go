@@ -20,13 +20,22 @@ const maxResourceBytes = 16 << 20
 
 // summary is the metadata-only view of GET /v1/skills; a broken skill's problems name files
 // relative to its skills directory, never the host's layout.
-func summary(s *runtime.Skill) runtime.Summary { return s.Summary() }
+func (s *Server) summary(sk *runtime.Skill) runtime.Summary { return summaryIn(s.rt, sk) }
+
+// summaryIn is sk's summary in rt, with its visibility when it is a user's own.
+func summaryIn(rt *runtime.Runtime, sk *runtime.Skill) runtime.Summary {
+	sum := sk.Summary()
+	if v := rt.VisibilityOf(sk); v == runtime.VisibilityUser {
+		sum.Visibility = v
+	}
+	return sum
+}
 
 func (s *Server) listSkills(c echo.Context) error {
 	skills := s.rt.Skills()
 	out := make([]runtime.Summary, 0, len(skills))
 	for _, sk := range skills {
-		out = append(out, summary(sk))
+		out = append(out, s.summary(sk))
 	}
 	return c.JSON(http.StatusOK, map[string]any{"skills": out})
 }
@@ -53,7 +62,7 @@ func (s *Server) getSkill(c echo.Context) error {
 	}
 	// The module's hash checks an unchecked skill first, so the detail shows what the check found.
 	hash := sk.ModuleHash()
-	d := skillDetail{Summary: summary(sk), SHA256: hash, Granted: sk.Grant(), Instructions: sk.InstructionsPath() != ""}
+	d := skillDetail{Summary: s.summary(sk), SHA256: hash, Granted: sk.Grant(), Instructions: sk.InstructionsPath() != ""}
 	if m := sk.Manifest(); m != nil {
 		d.Entrypoint, d.Parameters, d.Result, d.Requested, d.RequestedLim = m.Entrypoint, m.Parameters, m.Result, &m.Permissions, &m.Limits
 	}

@@ -61,18 +61,24 @@ func (s *Server) addTenants() error {
 }
 
 // each adapts a handler of one tenant's Server to a route: the tenant of the caller's key
-// picks the Server, so a handler only ever holds its caller's tenant's runtime and history.
+// picks the Server, so a handler only ever holds its caller's tenant's runtime and history;
+// then the key's user picks the user's own Server when the user has skills of their own, so
+// no handler holds another user's.
 // Authentication runs before it; a key without a tenant is the default tenant's (s itself).
 func (s *Server) each(h func(*Server, echo.Context) error) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		k, _ := c.Get(keyContext).(keyEntry)
-		if k.tenant == "" {
-			return h(s, c)
+		ts := s
+		if k.tenant != "" {
+			ts = s.tenants[k.tenant]
+			if ts == nil { // New checked every key's tenant: this is a bug, and must not fall back
+				return fmt.Errorf("key %s: tenant %q has no server", k.name, k.tenant)
+			}
 		}
-		ts := s.tenants[k.tenant]
-		if ts == nil { // New checked every key's tenant: this is a bug, and must not fall back
-			return fmt.Errorf("key %s: tenant %q has no server", k.name, k.tenant)
+		us, err := ts.forUser(c, k)
+		if err != nil {
+			return err
 		}
-		return h(ts, c)
+		return h(us, c)
 	}
 }

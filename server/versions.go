@@ -17,9 +17,9 @@ type installedSkill struct {
 
 // installed answers an upload of sk with status, or 202 Accepted when the version it recorded
 // waits for an admin's approval: the package is kept, and does not run.
-func (s *Server) installed(c echo.Context, status int, sk *runtime.Skill) error {
-	out := installedSkill{Summary: summary(sk)}
-	if v, err := s.rt.SkillVersion(c.Request().Context(), sk.ID(), sk.Digest()); err == nil {
+func (s *Server) installed(c echo.Context, rt *runtime.Runtime, status int, sk *runtime.Skill) error {
+	out := installedSkill{Summary: summaryIn(rt, sk)}
+	if v, err := rt.SkillVersion(c.Request().Context(), sk.ID(), sk.Digest()); err == nil {
 		out.Version = &v
 		if v.Status == runtime.VersionPending {
 			status = http.StatusAccepted

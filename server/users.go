@@ -1,0 +1,162 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/skillbox-dev/skillbox/runtime"
+)
+
+// HeaderUser is the header with which a tenant's admin acts in one user's view of the tenant:
+// to read, approve or remove that user's own skills (visibility user). Any other key sending it
+// is refused.
+const HeaderUser = "Skillbox-User"
+
+// forUser is the Server that serves key k's request on s, a tenant's Server: the Server of k's
+// user when the user has skills of their own (or an admin names one in HeaderUser), else s.
+func (s *Server) forUser(c echo.Context, k keyEntry) (*Server, error) {
+	user := k.caller()
+	if as := c.Request().Header.Get(HeaderUser); as != "" {
+		if k.role < RoleAdmin {
+			return nil, httpError(http.StatusForbidden, "forbidden", "%s: only an admin acts as another user; %q has %s", HeaderUser, k.name, k.role)
+		}
+		if len(as) > 256 {
+			return nil, httpError(http.StatusBadRequest, "bad_request", "%s: at most 256 bytes", HeaderUser)
+		}
+		user = as
+	}
+	if user == "" || !s.rt.HasUserSkills(user) {
+		return s, nil
+	}
+	return s.userServer(c.Request().Context(), user)
+}
+
+// userServer is the Server of one user of s's tenant, over the user's Runtime (runtime.User),
+// made at the first call. It shares s's keys, guards and runs in flight: the tenant's runs stay
+// one set of resources, each checked against its caller (sees).
+func (s *Server) userServer(ctx context.Context, user string) (*Server, error) {
+	s.usersMu.Lock()
+	defer s.usersMu.Unlock()
+	if u := s.users[user]; u != nil {
+		return u, nil
+	}
+	rt, err := s.rt.User(ctx, user)
+	if err != nil {
+		return nil, err
+	}
+	u := newServer(rt, s.opts)
+	u.keys, u.browser, u.version, u.live, u.tenant = s.keys, s.browser, s.version, s.live, s
+	if s.users == nil {
+		s.users = map[string]*Server{}
+	}
+	s.users[user] = u
+	return u, nil
+}
+
+// installRuntime is the Runtime that installs a skill of visibility v for k: the user's own
+// Runtime for VisibilityUser (made for the user's first skill), s's otherwise.
+func (s *Server) installRuntime(c echo.Context, k keyEntry, v runtime.Visibility) (*runtime.Runtime, error) {
+	if v != runtime.VisibilityUser || s.rt.UserName() != "" {
+		return s.rt, nil
+	}
+	if k.caller() == "" {
+		return nil, httpError(http.StatusBadRequest, "bad_request", "visibility user: a skill of your own needs an API key (a server without keys has no users)")
+	}
+	root := s.tenantServer()
+	user := k.caller()
+	if as := c.Request().Header.Get(HeaderUser); as != "" {
+		user = as // forUser checked it is an admin's
+	}
+	u, err := root.userServer(c.Request().Context(), user)
+	if err != nil {
+		return nil, err
+	}
+	return u.rt, nil
+}
+
+// tenantServer is the Server of s's tenant: s, or for a user's Server, the one it came from.
+func (s *Server) tenantServer() *Server {
+	if s.tenant != nil {
+		return s.tenant
+	}
+	return s
+}
+
+// visibility reads ?visibility= of an upload: "" (where the skill is; the tenant's for a new
+// one), org or user.
+func visibility(c echo.Context) (runtime.Visibility, error) {
+	vals := c.QueryParams()["visibility"]
+	if len(vals) == 0 {
+		return "", nil
+	}
+	if len(vals) > 1 {
+		return "", httpError(http.StatusBadRequest, "bad_request", "visibility: give it once")
+	}
+	switch v := runtime.Visibility(vals[0]); v {
+	case runtime.VisibilityOrg, runtime.VisibilityUser:
+		return v, nil
+	}
+	return "", httpError(http.StatusBadRequest, "bad_request", "visibility %q: want org (the tenant's, the default) or user (yours alone)", vals[0])
+}
+
+// viewer is whose view of the tenant's runs a request has (runtime.RunViewer): "" (every run)
+// for an admin's key, and on a server without keys.
+func viewer(c echo.Context) string {
+	k, ok := c.Get(keyContext).(keyEntry)
+	if !ok {
+		return ""
+	}
+	return runtime.RunViewer(k.caller(), k.role)
+}
+
+// sees reports whether the request's caller sees a run visible to visibleTo (runtime.Sees).
+func sees(c echo.Context, visibleTo string) bool { return runtime.Sees(viewer(c), visibleTo) }
+
+// recentRun is the runtime's record of recent run id, when the caller may see it.
+func (s *Server) recentRun(c echo.Context, id string) (runtime.Record, bool) {
+	rec, ok := s.rt.RunRecord(id)
+	if !ok || !sees(c, rec.VisibleTo) {
+		return runtime.Record{}, false
+	}
+	return rec, true
+}
+
+// liveRun is run id as a resource of s, when the caller may see it.
+func (s *Server) liveRun(c echo.Context, id string) *liveRun {
+	run := s.live.get(id)
+	if run == nil || !sees(c, run.visibleTo) {
+		return nil
+	}
+	return run
+}
+
+// errHidden is a run the history has that the caller may not see: answered as no such run.
+var errHidden = errors.New("no such run")
+
+// checkSeen is a run's visibility for the caller: errHidden when it is another user's alone.
+func checkSeen(c echo.Context, id, visibleTo string) error {
+	if !sees(c, visibleTo) {
+		return fmt.Errorf("run %s: %w", id, errHidden)
+	}
+	return nil
+}
+
+// mayReadRun reports whether the caller may read what run id left (its artifacts): an admin
+// (or a server without keys) any run of the tenant; a user a run that is the tenant's or their
+// own, as a live run, a recent record or the history says, and no run none of them knows.
+func (s *Server) mayReadRun(c echo.Context, id string) bool {
+	if viewer(c) == "" {
+		return true
+	}
+	if run := s.live.get(id); run != nil {
+		return sees(c, run.visibleTo)
+	}
+	if rec, ok := s.rt.RunRecord(id); ok {
+		return sees(c, rec.VisibleTo)
+	}
+	return s.historyOf(c, id) != nil
+}
