@@ -527,6 +527,13 @@ func (rt *Runtime) Close(ctx context.Context) error {
 	rt.closed = true
 	rt.closeMu.Unlock()
 	usersErr := rt.closeUsers(ctx)
+	if p := rt.parent; p != nil { // a user's Runtime closed alone: its tenant's forgets it
+		p.usersMu.Lock()
+		if p.users[rt.user] == rt {
+			delete(p.users, rt.user)
+		}
+		p.usersMu.Unlock()
+	}
 	rt.background.stop()
 	rt.saveIndex()
 	if rt.ownsShared {

@@ -3,9 +3,11 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 )
 
@@ -166,5 +168,67 @@ func TestValidVersionSkill(t *testing.T) {
 		if ValidVersionSkill(name) != want {
 			t.Errorf("ValidVersionSkill(%q) = %v", name, !want)
 		}
+	}
+}
+
+// Users install, run and are made while the tenant installs and reloads: nothing races (run
+// with -race), and every view ends as its last change left it.
+func TestUserSkillsConcurrent(t *testing.T) {
+	dir := t.TempDir()
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Versions: newVersionStore(t)})
+	ctx := context.Background()
+	_, err := rt.Install(ctx, "team", pkg(t, simple("team", ""), "hello"), InstallOptions{})
+	must(t, err)
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for i, user := range []string{"u0", "u1", "u2"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			u, err := rt.User(ctx, user)
+			if err != nil {
+				errs <- err
+				return
+			}
+			id := fmt.Sprintf("own-%d", i)
+			for range 5 {
+				if _, err := u.Install(ctx, id, pkg(t, simple(id, ""), "hello"), InstallOptions{Replace: true, Visibility: VisibilityUser}); err != nil {
+					errs <- err
+				}
+				if _, err := u.Run(ctx, Request{Skill: id}); err != nil {
+					errs <- fmt.Errorf("%s runs %s: %w", user, id, err)
+				}
+				if _, err := u.Run(ctx, Request{Skill: "team"}); err != nil {
+					errs <- fmt.Errorf("%s runs team: %w", user, err)
+				}
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for range 5 {
+			if _, err := rt.Install(ctx, "org-extra", pkg(t, simple("org-extra", ""), "hello"), InstallOptions{Replace: true}); err != nil {
+				errs <- err
+			}
+			if err := rt.Reload(ctx); err != nil {
+				errs <- err
+			}
+		}
+	}()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	for i, user := range []string{"u0", "u1", "u2"} {
+		u, _ := rt.User(ctx, user)
+		want := []string{"org-extra", fmt.Sprintf("own-%d", i), "team"}
+		if got := ids(u); !slices.Equal(got, want) {
+			t.Errorf("%s sees %v, want %v", user, got, want)
+		}
+	}
+	if got := ids(rt); !slices.Equal(got, []string{"org-extra", "team"}) {
+		t.Errorf("the tenant sees %v", got)
 	}
 }
