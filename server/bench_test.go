@@ -135,3 +135,33 @@ func BenchmarkHTTPRoundTrip(b *testing.B) {
 		}})
 	b.ReportMetric(p50["http"]/(p50["library"]+1.5*p50["bare"]), "budget")
 }
+
+// BenchmarkUserRun is a run of the tenant's skill over loopback HTTP by a user with a skill of
+// their own (served from the user's Server and Runtime) against the same run by a user without
+// (the tenant's Server), interleaved: "x-tenant" is the ratio of their medians, what a user's
+// own view costs a request.
+func BenchmarkUserRun(b *testing.B) {
+	ts, _ := newUsersEnv(b)
+	if r := upload(b, "POST", ts.URL+"/v1/skills?visibility=user", diaryPkg(b, "alice-diary", "1"), nil, "X-API-Key", aliceKey); r.status != http.StatusCreated {
+		b.Fatalf("alice's upload: %s", r)
+	}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+	run := func(key string) func() {
+		return func() {
+			req, _ := http.NewRequest("POST", ts.URL+"/v1/skills/team-tools/runs", strings.NewReader(`{"args":{}}`))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("X-API-Key", key)
+			resp, err := client.Do(req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				b.Fatalf("run: %d", resp.StatusCode)
+			}
+		}
+	}
+	p50 := interleave.Run(b, interleave.Contender{Name: "user", F: run(aliceKey)}, interleave.Contender{Name: "tenant", F: run(bobKey)})
+	b.ReportMetric(p50["user"]/p50["tenant"], "x-tenant")
+}

@@ -25,7 +25,7 @@ const (
 
 // newUsersEnv is a server with one tenant, acme, on a SQLite store, and three keys of it:
 // alice and bob (authors) and carol (admin). The tenant has one skill of its own, team-tools.
-func newUsersEnv(t *testing.T) (*httptest.Server, store.Store) {
+func newUsersEnv(t testing.TB) (*httptest.Server, store.Store) {
 	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "db", sqlite.FileName))
@@ -64,7 +64,7 @@ func newUsersEnv(t *testing.T) (*httptest.Server, store.Store) {
 }
 
 // diaryPkg is a skill that leaves a file in /output: alice's own, in the tests.
-func diaryPkg(t *testing.T, id, version string) pkg {
+func diaryPkg(t testing.TB, id, version string) pkg {
 	return pkg{
 		"skill.json": []byte(manifestJSON(id, `"version":"`+version+`","description":"the `+id+`-private-marker skill","parameters":{"type":"object"},`+
 			`"permissions":{"files":[{"path":"/output","access":"read-write"}]}`)),
