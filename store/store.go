@@ -168,29 +168,6 @@ const (
 	MaxLimit     = 1000
 )
 
-// Retention says which finished runs to keep. Zero fields are the defaults; [Unlimited] keeps
-// everything by that measure.
-type Retention struct {
-	// MaxRuns is how many finished runs to keep, the newest (default 100,000).
-	MaxRuns int
-	// MaxAge is how long to keep a finished run after it started (default 30 days).
-	MaxAge time.Duration
-}
-
-// Unlimited, as a Retention field, turns that bound off.
-const Unlimited = -1
-
-// WithDefaults fills r's zero fields.
-func (r Retention) WithDefaults() Retention {
-	if r.MaxRuns == 0 {
-		r.MaxRuns = 100_000
-	}
-	if r.MaxAge == 0 {
-		r.MaxAge = 30 * 24 * time.Hour
-	}
-	return r
-}
-
 var (
 	// ErrNotFound is what FindRun's error is when there is no such run.
 	ErrNotFound = errors.New("no such run")
