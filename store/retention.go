@@ -67,7 +67,7 @@ func ParseMaxRuns(s string) (int, error) {
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 0 {
-		return 0, fmt.Errorf("give a number of runs (0 for the default, %d), or unlimited", DefaultMaxRuns)
+		return 0, errors.New("give a number of runs, 0 or more, or unlimited")
 	}
 	return n, nil
 }
@@ -83,7 +83,7 @@ func ParseMaxAge(s string) (time.Duration, error) {
 	d, err := ParseAge(s)
 	switch {
 	case err != nil || d < 0:
-		return 0, errors.New("give a duration such as 72h or 90d (0 for the default, 30d), or unlimited")
+		return 0, errors.New("give a duration such as 72h or 90d, 0 or more, or unlimited")
 	case d > 0 && d < MinMaxAge:
 		return 0, fmt.Errorf("%v is %w", d, ErrMaxAgeTooShort)
 	}
