@@ -67,7 +67,7 @@ func TestServeTenantRetentionRefused(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "keys.yaml"), "- {name: acme-admin, key: acme-key-0123456789, role: admin, tenant: acme}\n")
 	for text, want := range map[string]string{
-		"- {name: acme, skills: ./acme, retention: {maxAge: 10s}}":  `tenant 1 (acme): retention: maxAge "10s": 10s is less than 1m0s`,
+		"- {name: acme, skills: ./acme, retention: {maxAge: 10s}}": `tenant 1 (acme): retention: maxAge "10s": 10s is less than 1m0s`,
 		"- {name: acme, skills: ./acme, retention: {maxRuns: -1}}": `tenant 1 (acme): retention: maxRuns "-1": give a number of runs`,
 		"- {name: acme, skills: ./acme, retention: {keep: 5}}":     "field keep not found",
 	} {
