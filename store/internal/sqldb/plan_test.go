@@ -72,9 +72,9 @@ func TestPruneSeeksTheTenant(t *testing.T) {
 	}{
 		{`DELETE FROM runs WHERE ` + sqldb.PruneOlder, []any{"acme", 1}, []string{"SEARCH runs USING INDEX runs_tenant_newest (tenant=? AND started_at<?)"}},
 		{sqldb.PruneLastKept, []any{"acme", 9}, []string{"SEARCH runs USING INDEX runs_tenant_newest (tenant=?)"}},
-		{`DELETE FROM runs WHERE ` + sqldb.PruneBeyond, []any{"acme", 1, 1, "run_x"}, []string{"SEARCH runs USING INDEX runs_tenant_"}},
-		{`SELECT DISTINCT sha256 FROM artifacts WHERE tenant = ? AND run_id IN (` + doomed + `)`, []any{"acme", "acme", 1, 1, "run_x"},
-			[]string{"SEARCH artifacts USING INDEX sqlite_autoindex_artifacts_1 (tenant=? AND run_id=?)", "SEARCH runs USING COVERING INDEX runs_tenant_"}},
+		{`DELETE FROM runs WHERE ` + sqldb.PruneBeyond, []any{"acme", 1, "run_x"}, []string{"SEARCH runs USING INDEX runs_tenant_newest (tenant=? AND (started_at,id)<(?,?))"}},
+		{`SELECT DISTINCT sha256 FROM artifacts WHERE tenant = ? AND run_id IN (` + doomed + `)`, []any{"acme", "acme", 1, "run_x"},
+			[]string{"SEARCH artifacts USING INDEX sqlite_autoindex_artifacts_1 (tenant=? AND run_id=?)", "SEARCH runs USING INDEX runs_tenant_newest (tenant=? AND (started_at,id)<(?,?))"}},
 		{sqldb.RunTenants, []any{"", 100}, []string{"SEARCH runs USING COVERING INDEX runs_tenant_newest (tenant>?)"}},
 	} {
 		p := plan(t, db, c.query, c.args...)

@@ -21,8 +21,10 @@ const (
 	pruneLastKept = `SELECT started_at, id FROM runs WHERE tenant = ? AND status <> 'running'
 		ORDER BY started_at DESC, id DESC LIMIT 1 OFFSET ?`
 	// pruneBeyond is the condition on runs that a run is one of the tenant's finished runs
-	// older than a kept one (by start, then id).
-	pruneBeyond = `tenant = ? AND status <> 'running' AND (started_at < ? OR (started_at = ? AND id < ?))`
+	// older than a kept one (by start, then id). A row value, as ListRuns's cursor: with
+	// "started_at < ? OR (...)" PostgreSQL may answer the first half from the index of every
+	// tenant's runs (runs_newest) and read them all.
+	pruneBeyond = `tenant = ? AND status <> 'running' AND (started_at, id) < (?, ?)`
 	// runTenants walks the distinct tenants of runs one index seek at a time (a loose index
 	// scan: SELECT DISTINCT would read every run), at most limit of them.
 	runTenants = `WITH RECURSIVE t (name, n) AS (
@@ -58,7 +60,7 @@ func (s *DB) PruneRuns(ctx context.Context, keep store.Retention, now time.Time)
 			} else if err != nil {
 				return err
 			}
-			d, err := s.pruneWhere(ctx, tx, pruneBeyond, s.tenant, t, t, id)
+			d, err := s.pruneWhere(ctx, tx, pruneBeyond, s.tenant, t, id)
 			if err != nil {
 				return err
 			}
