@@ -5,8 +5,10 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
+	"maps"
 	"sync"
 	"time"
 
@@ -22,8 +24,13 @@ type RecorderOptions struct {
 	// Sweep is how often the recorder marks expired runs interrupted and applies Retention
 	// (default 1 minute). Every recorder sweeps, so one live replica is enough.
 	Sweep time.Duration
-	// Retention bounds what the store keeps: see [Retention].
+	// Retention bounds the run history of each tenant without a retention of its own in
+	// TenantRetention, the default tenant's included: see [Retention]. MaxRuns counts each
+	// tenant's runs apart, so every tenant keeps up to that many.
 	Retention Retention
+	// TenantRetention is the retention of the tenants that have their own, by name: a zero
+	// field is Retention's. NewRecorder copies it.
+	TenantRetention map[string]Retention
 	// MaxArtifactBytes is the store's artifact quota as this recorder keeps artifacts (see
 	// ArtifactStore.PutArtifactsWithin): 0 is DefaultMaxArtifactBytes, Unlimited none.
 	MaxArtifactBytes int64
@@ -34,7 +41,8 @@ type RecorderOptions struct {
 // Recorder writes a runtime's runs to a Store: it is the runtime.RunRecorder a Runtime's Config
 // takes, and several Runtimes (one per tenant) may share one: each run goes to its tenant's
 // store. It holds a lease on each run in flight and renews it in the background, and sweeps and
-// prunes the store; Close stops that (it does not close the Store).
+// prunes the store, each tenant's history by its own retention; Close stops that (it does not
+// close the Store).
 type Recorder struct {
 	s     Store
 	opts  RecorderOptions
@@ -60,6 +68,7 @@ func NewRecorder(s Store, opts RecorderOptions) *Recorder {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	opts.TenantRetention = maps.Clone(opts.TenantRetention)
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	r := &Recorder{s: s, opts: opts, owner: "rec_" + hex.EncodeToString(b[:]), stop: make(chan struct{})}
@@ -161,9 +170,45 @@ func (r *Recorder) sweep() {
 	} else if n > 0 {
 		r.opts.Logger.Warn("runs interrupted: their process stopped before they finished", "runs", n)
 	}
-	if _, err := r.s.PruneRuns(ctx, r.opts.Retention, time.Now()); err != nil {
+	if _, err := r.Prune(ctx, time.Now()); err != nil {
 		r.opts.Logger.Error("prune run history", "err", err)
 	}
+}
+
+// tenantsPage is how many tenants Prune lists at a time.
+const tenantsPage = 100
+
+// Prune applies the retention to the store's run history at now: each tenant's runs by its own
+// (RecorderOptions.TenantRetention over Retention), the default tenant's and those of every
+// tenant without one by Retention, one transaction per tenant. It says how many runs it
+// deleted; a tenant whose prune fails does not stop the others, and the error names it. The
+// recorder prunes at every sweep; call it to prune now, as a command that ends does.
+func (r *Recorder) Prune(ctx context.Context, now time.Time) (int, error) {
+	total, err := r.s.Tenant("").PruneRuns(ctx, r.retention(""), now)
+	errs := []error{err}
+	for after := ""; ; {
+		names, err := r.s.RunTenants(ctx, after, tenantsPage)
+		if err != nil {
+			errs = append(errs, err)
+			break
+		}
+		for _, name := range names {
+			n, err := r.s.Tenant(name).PruneRuns(ctx, r.retention(name), now)
+			total += n
+			errs = append(errs, err)
+		}
+		if len(names) < tenantsPage || ctx.Err() != nil {
+			// Out of time: the tenants left wait for the next sweep.
+			break
+		}
+		after = names[len(names)-1]
+	}
+	return total, errors.Join(errs...)
+}
+
+// retention is the retention of tenant's runs.
+func (r *Recorder) retention(tenant string) Retention {
+	return r.opts.TenantRetention[tenant].Or(r.opts.Retention)
 }
 
 // RunOf is the store's form of a finished run's runtime record: what the store keeps of it,

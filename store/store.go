@@ -30,9 +30,10 @@ type Store interface {
 	runtime.VersionStore
 	// Tenant returns the store of one tenant over the same database: every run and version it
 	// reads or writes is that tenant's, bound in each statement, so nothing of another tenant
-	// can be named through it. A Store from Open is the default tenant's (""). Retention and the
-	// sweep of expired leases (PruneRuns, SweepRuns) span every tenant from any of them. A
-	// tenant store's Close does nothing: the Store it came from owns the database.
+	// can be named through it. A Store from Open is the default tenant's (""). PruneRuns
+	// prunes its own tenant's runs alone, by that tenant's retention; the sweep of expired
+	// leases (SweepRuns) and RunTenants span every tenant from any of them. A tenant store's
+	// Close does nothing: the Store it came from owns the database.
 	Tenant(name string) Store
 	// ArtifactStore keeps the files runs leave in their output directories.
 	ArtifactStore
@@ -56,9 +57,15 @@ type RunStore interface {
 	// SweepRuns marks interrupted every running run whose lease ended before now, and says how
 	// many. Its finish time is when its lease ended: the last moment its owner was known alive.
 	SweepRuns(ctx context.Context, now time.Time) (int, error)
-	// PruneRuns deletes finished runs beyond what keep allows at now, and says how many.
-	// Running runs are never pruned.
+	// PruneRuns deletes the finished runs of this store's tenant beyond what keep allows at
+	// now (the newest keep.MaxRuns of that tenant stay), with their artifacts, in one
+	// transaction, and says how many. Other tenants' runs are neither deleted nor counted, and
+	// running runs are never pruned.
 	PruneRuns(ctx context.Context, keep Retention, now time.Time) (int, error)
+	// RunTenants lists the tenants other than the default ("") that have runs, of every tenant
+	// whichever store it is called on, in byte order, those after after, at most limit (1 to
+	// [MaxLimit]): the tenants a sweep prunes, each by its own retention, a page at a time.
+	RunTenants(ctx context.Context, after string, limit int) ([]string, error)
 	// FindRun returns the run with that id, or an error that is [ErrNotFound].
 	FindRun(ctx context.Context, id string) (Run, error)
 	// ListRuns returns runs newest first (by start, then id), filtered by q, one page at a time.
@@ -173,29 +180,6 @@ const (
 	DefaultLimit = 50
 	MaxLimit     = 1000
 )
-
-// Retention says which finished runs to keep. Zero fields are the defaults; [Unlimited] keeps
-// everything by that measure.
-type Retention struct {
-	// MaxRuns is how many finished runs to keep, the newest (default 100,000).
-	MaxRuns int
-	// MaxAge is how long to keep a finished run after it started (default 30 days).
-	MaxAge time.Duration
-}
-
-// Unlimited, as a Retention field, turns that bound off.
-const Unlimited = -1
-
-// WithDefaults fills r's zero fields.
-func (r Retention) WithDefaults() Retention {
-	if r.MaxRuns == 0 {
-		r.MaxRuns = 100_000
-	}
-	if r.MaxAge == 0 {
-		r.MaxAge = 30 * 24 * time.Hour
-	}
-	return r
-}
 
 var (
 	// ErrNotFound is what FindRun's error is when there is no such run.

@@ -76,6 +76,9 @@ type env struct {
 	dataDir, database string // where the run history is (see storeFlags)
 	noStore           bool
 	retention         store.Retention // --keep-runs, --keep-runs-for
+	// tenantRetention is the retention of each tenant of serve --tenants that has its own,
+	// for the recorder openStore makes.
+	tenantRetention map[string]store.Retention
 	// recorder, when set (by openStore), records the runs of the runtime built next; versions,
 	// when set (by openStore), keeps its skill versions.
 	recorder runtime.RunRecorder

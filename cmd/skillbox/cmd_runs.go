@@ -104,7 +104,7 @@ var sinceLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04:05", time.DateTi
 
 // parseSince reads --since: a duration back from now (Go's, plus days: 7d, 1d12h), or a time.
 func parseSince(s string, now time.Time) (time.Time, error) {
-	if d, err := parseAge(s); err == nil {
+	if d, err := store.ParseAge(s); err == nil {
 		if d <= 0 {
 			return time.Time{}, fmt.Errorf("--since %s: give a positive duration, such as 24h", s)
 		}
@@ -116,27 +116,6 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 		}
 	}
 	return time.Time{}, fmt.Errorf("--since %q: give a duration back from now (90m, 24h, 7d) or a time (2025-06-01, 2025-06-01 12:00, 2025-06-01T12:00:00Z)", s)
-}
-
-// parseAge reads a duration, Go's (90m, 1h30m) or with a leading count of days (7d, 1d12h):
-// how people say how far back.
-func parseAge(s string) (time.Duration, error) {
-	var days time.Duration
-	if i := strings.IndexByte(s, 'd'); i > 0 {
-		n, err := strconv.Atoi(s[:i])
-		if err != nil || n < 0 || n > 100*365 {
-			return 0, fmt.Errorf("%q: not a duration", s)
-		}
-		days, s = time.Duration(n)*24*time.Hour, s[i+1:]
-		if s == "" {
-			return days, nil
-		}
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, err
-	}
-	return days + d, nil
 }
 
 // writeRuns writes runs as a table, one row a run.

@@ -26,7 +26,7 @@ var cmdServe = &command{
 	flags: func(fs *pflag.FlagSet, e *env) {
 		fs.StringVar(&e.addr, "addr", "127.0.0.1:8080", "listen `address`")
 		fs.StringVar(&e.keys, "keys", "", "API keys `FILE` (YAML list of {name, key, role, tenant, user}; key may be env:VAR)")
-		fs.StringVar(&e.tenantsFile, "tenants", "", "serve the tenants of `FILE` (YAML list of {name, skills, shared, policy, quota}; see docs/tenants.md): each key of a tenant sees its skills and runs alone")
+		fs.StringVar(&e.tenantsFile, "tenants", "", "serve the tenants of `FILE` (YAML list of {name, skills, shared, policy, quota, retention}; see docs/tenants.md): each key of a tenant sees its skills and runs alone")
 		fs.BoolVar(&e.insecure, "insecure", false, "allow a non-loopback address without API keys (requests must still be addressed to a loopback name, e.g. through a port forward)")
 		fs.BoolVar(&e.watch, "watch", false, "reload skills when their files change")
 		admissionFlags(fs, e)
@@ -62,6 +62,7 @@ var cmdServe = &command{
 				return e.fail(exitUsage, "--tenants needs --keys: a request finds its tenant by its key's tenant")
 			}
 			tenants = t
+			e.tenantRetention = tenantRetention(t)
 		}
 		if len(keys) == 0 && !e.insecure && !loopback(e.addr) {
 			return e.fail(exitUsage, "refusing to serve %s without API keys: anyone who can reach it could run and change skills. Use a loopback address, --keys FILE, or --insecure", e.addr)

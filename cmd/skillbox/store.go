@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	goruntime "runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -37,41 +36,26 @@ func storeFlags(fs *pflag.FlagSet, e *env, recording bool) {
 }
 
 // retentionFlags are the flags of the commands that record runs: which finished runs the
-// history keeps (store.Retention). The recorder applies them when the command starts, every
-// minute while it serves, and once more as it ends.
+// history keeps (store.Retention), read by the store's own readers, as a tenants file's
+// retention is. Each tenant's runs are counted apart: the default tenant and every tenant of
+// serve --tenants without a retention of its own keeps up to --keep-runs. The recorder applies
+// them when the command starts, every minute while it serves, and once more as it ends.
 func retentionFlags(fs *pflag.FlagSet, e *env) {
-	fs.Func("keep-runs", "keep the newest `N` finished runs in the history, or unlimited (default: 0, which is 100000)", func(v string) error {
-		if v == "unlimited" {
-			e.retention.MaxRuns = store.Unlimited
-			return nil
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			return errors.New("give a number of runs (0 for the default, 100000), or unlimited")
-		}
+	fs.Func("keep-runs", "keep the newest `N` finished runs of each tenant in the history, counted apart (a tenant of serve --tenants with a retention of its own keeps that), or unlimited (default: 0, which is 100000)", func(v string) error {
+		n, err := store.ParseMaxRuns(v)
 		e.retention.MaxRuns = n
-		return nil
+		return err
 	})
-	fs.Func("keep-runs-for", "keep finished runs for `DUR` after they started, such as 72h or 90d, or unlimited (default: 0, which is 30d)", func(v string) error {
-		if v == "unlimited" {
-			e.retention.MaxAge = store.Unlimited
-			return nil
-		}
-		d, err := parseAge(v)
-		switch {
-		case err != nil || d < 0:
-			return errors.New("give a duration such as 72h or 90d (0 for the default, 30d), or unlimited")
-		case d > 0 && d < minKeepRunsFor:
+	fs.Func("keep-runs-for", "keep finished runs for `DUR` after they started, such as 72h or 90d, or unlimited (default: 0, which is 30d; a tenant of serve --tenants with a retention of its own keeps that)", func(v string) error {
+		d, err := store.ParseMaxAge(v)
+		if errors.Is(err, store.ErrMaxAgeTooShort) {
 			// Pruned before anyone could read it: that is --no-store, said plainly.
-			return fmt.Errorf("%v is less than %v: to keep no history, use --no-store", d, minKeepRunsFor)
+			return fmt.Errorf("%w; to keep no history, use --no-store", err)
 		}
 		e.retention.MaxAge = d
-		return nil
+		return err
 	})
 }
-
-// minKeepRunsFor is the shortest --keep-runs-for: shorter keeps runs too briefly to be read.
-const minKeepRunsFor = time.Minute
 
 // defaultDataDirHelp says in the flag help where the default data directory is on this OS.
 func defaultDataDirHelp() string {
@@ -120,8 +104,6 @@ type localStore struct {
 	store store.Store
 	rec   *store.Recorder
 	where string // the path or the URL, its password redacted
-	// retention is what the recorder keeps (--keep-runs, --keep-runs-for).
-	retention store.Retention
 }
 
 // Close stops the recorder, then closes the store. Call it after the runtime's Close, so the
@@ -135,7 +117,7 @@ func (h *localStore) Close() {
 		// Once more at the end: a command that runs one skill ends before the recorder's next
 		// sweep, and its own run counts against --keep-runs too.
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		_, _ = h.store.PruneRuns(ctx, h.retention, time.Now())
+		_, _ = h.rec.Prune(ctx, time.Now())
 		cancel()
 	}
 	_ = h.store.Close()
@@ -197,8 +179,8 @@ func (e *env) openStore(ctx context.Context, record bool) (*localStore, int) {
 		} else {
 			logger = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 		}
-		h.retention = e.retention
-		h.rec = store.NewRecorder(h.store, store.RecorderOptions{Logger: logger.With("store", h.where), Retention: e.retention})
+		h.rec = store.NewRecorder(h.store, store.RecorderOptions{Logger: logger.With("store", h.where),
+			Retention: e.retention, TenantRetention: e.tenantRetention})
 		e.recorder = h.rec
 	}
 	return h, exitOK

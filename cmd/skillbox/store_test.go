@@ -257,11 +257,12 @@ func TestKeepRuns(t *testing.T) {
 	}
 
 	for _, tc := range [][]string{
-		{"--keep-runs", "-1", "give a number of runs (0 for the default, 100000), or unlimited"},
+		{"--keep-runs", "-1", "give a number of runs, 0 or more, or unlimited"},
 		{"--keep-runs", "lots", "give a number of runs"},
 		{"--keep-runs-for", "-1h", "give a duration such as 72h or 90d"},
 		{"--keep-runs-for", "soon", "give a duration such as 72h or 90d"},
-		{"--keep-runs-for", "10s", "10s is less than 1m0s: to keep no history, use --no-store"},
+		{"--keep-runs-for", "10s", "10s is less than 1m0s"},
+		{"--keep-runs-for", "10s", "to keep no history, use --no-store"},
 		{"--no-store", "--keep-runs=5", "--no-store records nothing: drop --keep-runs"},
 	} {
 		r := cli(t, "", "--skills", bundled, "run", "hello", "--data-dir", data, tc[0], tc[1])

@@ -8,6 +8,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/server"
+	"github.com/skillbox-dev/skillbox/store"
 )
 
 // tenantRuntimes builds the tenants of serve --tenants: one Runtime each on the Shared e's own
@@ -58,4 +59,17 @@ func (e *env) tenantRuntimes(ctx context.Context, specs []server.TenantSpec, st 
 		out[spec.Name] = t
 	}
 	return out, closeAll, nil
+}
+
+// tenantRetention is the retention of each tenant of specs that has its own (a zero field is
+// the server's --keep-runs or --keep-runs-for), for the recorder that prunes every tenant's
+// history by its own.
+func tenantRetention(specs []server.TenantSpec) map[string]store.Retention {
+	out := map[string]store.Retention{}
+	for _, spec := range specs {
+		if spec.Retention != (store.Retention{}) {
+			out[spec.Name] = spec.Retention
+		}
+	}
+	return out
 }

@@ -37,6 +37,7 @@ func Run(t *testing.T, h Harness) {
 		{"ListFiltersAndCursor", testListFilters},
 		{"BadQueries", testBadQueries},
 		{"Retention", testRetention},
+		{"TenantRetention", testTenantRetention},
 		{"LeaseSweep", testLeaseSweep},
 		{"KilledProcessInterrupted", testKilledProcess},
 		{"Closed", testClosed},

@@ -2,3 +2,11 @@ package sqldb
 
 // ListRunsQuery is listRunsQuery, for the plan tests.
 var ListRunsQuery = (*DB).listRunsQuery
+
+// The statements of PruneRuns and RunTenants, for the plan tests.
+const (
+	PruneOlder    = pruneOlder
+	PruneLastKept = pruneLastKept
+	PruneBeyond   = pruneBeyond
+	RunTenants    = runTenants
+)

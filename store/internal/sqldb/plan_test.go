@@ -52,3 +52,62 @@ func TestListRunsSeeksTheCursor(t *testing.T) {
 		}
 	}
 }
+
+// Pruning one tenant reads that tenant's runs and artifacts alone: each statement seeks an index
+// that leads with the tenant, so a sweep over many tenants costs what their own histories do,
+// and the artifacts of the runs it drops are found by their key, not by reading every artifact.
+// The tenants a sweep prunes are listed one index seek each, not by reading every run.
+func TestPruneSeeksTheTenant(t *testing.T) {
+	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), sqlite.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	db := s.(*sqldb.DB)
+	doomed := `SELECT id FROM runs WHERE ` + sqldb.PruneBeyond
+	for _, c := range []struct {
+		query string
+		args  []any
+		want  []string
+	}{
+		{`DELETE FROM runs WHERE ` + sqldb.PruneOlder, []any{"acme", 1}, []string{"SEARCH runs USING INDEX runs_tenant_newest (tenant=? AND started_at<?)"}},
+		{sqldb.PruneLastKept, []any{"acme", 9}, []string{"SEARCH runs USING INDEX runs_tenant_newest (tenant=?)"}},
+		{`DELETE FROM runs WHERE ` + sqldb.PruneBeyond, []any{"acme", 1, "run_x"}, []string{"SEARCH runs USING INDEX runs_tenant_newest (tenant=? AND (started_at,id)<(?,?))"}},
+		{`SELECT DISTINCT sha256 FROM artifacts WHERE tenant = ? AND run_id IN (` + doomed + `)`, []any{"acme", "acme", 1, "run_x"},
+			[]string{"SEARCH artifacts USING INDEX sqlite_autoindex_artifacts_1 (tenant=? AND run_id=?)", "SEARCH runs USING INDEX runs_tenant_newest (tenant=? AND (started_at,id)<(?,?))"}},
+		{sqldb.RunTenants, []any{"", 100}, []string{"SEARCH runs USING COVERING INDEX runs_tenant_newest (tenant>?)"}},
+	} {
+		p := plan(t, db, c.query, c.args...)
+		for _, w := range c.want {
+			if !strings.Contains(p, w) {
+				t.Errorf("%s\nthe plan does not %q: %s", c.query, w, p)
+			}
+		}
+		if strings.Contains(p, "SCAN runs") || strings.Contains(p, "SCAN artifacts") {
+			t.Errorf("%s\nthe plan reads every row of a table: %s", c.query, p)
+		}
+	}
+}
+
+// plan is SQLite's query plan for query, its steps joined by "; ".
+func plan(t *testing.T, db *sqldb.DB, query string, args ...any) string {
+	t.Helper()
+	rows, err := db.SQL().QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+query, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var steps []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		steps = append(steps, detail)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(steps, "; ")
+}

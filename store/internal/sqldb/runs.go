@@ -93,53 +93,6 @@ func (s *DB) SweepRuns(ctx context.Context, now time.Time) (int, error) {
 	return int(n), err
 }
 
-// PruneRuns deletes the finished runs older than keep.MaxAge and those past the newest
-// keep.MaxRuns, over every tenant (retention is the operator's, for the whole database), with
-// their artifacts, and the blobs those held that nothing else holds, in the same transaction: no
-// sweep is needed, and a reader never sees an artifact without its bytes.
-func (s *DB) PruneRuns(ctx context.Context, keep store.Retention, now time.Time) (int, error) {
-	keep = keep.WithDefaults()
-	var n int64
-	err := s.inTx(ctx, "prune runs", func(tx *sql.Tx) error {
-		if keep.MaxAge > 0 {
-			cutoff := now.Add(-keep.MaxAge).UnixNano()
-			if err := s.dropArtifacts(ctx, tx, `status <> 'running' AND started_at < ?`, cutoff); err != nil {
-				return err
-			}
-			res, err := tx.ExecContext(ctx, s.q(`DELETE FROM runs WHERE status <> 'running' AND started_at < ?`), cutoff)
-			if err != nil {
-				return err
-			}
-			d, _ := res.RowsAffected()
-			n += d
-		}
-		if keep.MaxRuns > 0 {
-			// The newest MaxRuns finished runs stay: find the last of them, delete what is older.
-			var t int64
-			var id string
-			err := tx.QueryRowContext(ctx, s.q(`SELECT started_at, id FROM runs WHERE status <> 'running'
-				ORDER BY started_at DESC, id DESC LIMIT 1 OFFSET ?`), keep.MaxRuns-1).Scan(&t, &id)
-			if errors.Is(err, sql.ErrNoRows) {
-				return nil
-			} else if err != nil {
-				return err
-			}
-			older := `status <> 'running' AND (started_at < ? OR (started_at = ? AND id < ?))`
-			if err := s.dropArtifacts(ctx, tx, older, t, t, id); err != nil {
-				return err
-			}
-			res, err := tx.ExecContext(ctx, s.q(`DELETE FROM runs WHERE `+older), t, t, id)
-			if err != nil {
-				return err
-			}
-			d, _ := res.RowsAffected()
-			n += d
-		}
-		return nil
-	})
-	return int(n), err
-}
-
 // FindRun reads one run of s's tenant.
 func (s *DB) FindRun(ctx context.Context, id string) (store.Run, error) {
 	if err := s.check(); err != nil {
