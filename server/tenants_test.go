@@ -34,13 +34,7 @@ const (
 func newTenantEnv(t *testing.T, acmeQuota runtime.Quota) *tenantEnv {
 	t.Helper()
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "db", sqlite.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	rec := store.NewRecorder(st, store.RecorderOptions{})
-	t.Cleanup(rec.Close)
+	st, rec := testStore(t)
 	sh, err := runtime.NewShared(ctx, runtime.SharedConfig{CacheDir: testCache})
 	if err != nil {
 		t.Fatal(err)
@@ -83,6 +77,33 @@ func newTenantEnv(t *testing.T, acmeQuota runtime.Quota) *tenantEnv {
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
 	return &tenantEnv{ts: ts, store: st}
+}
+
+// mcpSession is a session of the official MCP client with the server at base, as key; closed
+// when t ends.
+func mcpSession(t testing.TB, ctx context.Context, base, key string) *mcp.ClientSession {
+	t.Helper()
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp",
+		HTTPClient: &http.Client{Transport: keyTransport{key}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// testStore is a fresh SQLite store and a recorder on it, closed when t ends.
+func testStore(t testing.TB) (store.Store, *store.Recorder) {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "db", sqlite.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	rec := store.NewRecorder(st, store.RecorderOptions{})
+	t.Cleanup(rec.Close)
+	return st, rec
 }
 
 // runAs runs skill with args as key and returns the run id.
@@ -187,15 +208,9 @@ func TestTenantIsolation(t *testing.T) {
 	}
 
 	// MCP, with the official client: acme's session lists acme's tools only.
-	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
 	cctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	cs, err := client.Connect(cctx, &mcp.StreamableClientTransport{Endpoint: e.ts.URL + "/mcp",
-		HTTPClient: &http.Client{Transport: keyTransport{acmeKey}}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := mcpSession(t, cctx, e.ts.URL, acmeKey)
 	tools, err := cs.ListTools(cctx, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -5,16 +5,12 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/store"
-	"github.com/skillbox-dev/skillbox/store/sqlite"
 )
 
 const (
@@ -28,13 +24,7 @@ const (
 func newUsersEnv(t testing.TB) (*httptest.Server, store.Store) {
 	t.Helper()
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "db", sqlite.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	rec := store.NewRecorder(st, store.RecorderOptions{})
-	t.Cleanup(rec.Close)
+	st, rec := testStore(t)
 	dir := t.TempDir()
 	fixture(t, dir, "team-tools", manifestJSON("team-tools", `"version":"1.0.0","parameters":{"type":"object"}`), "echo", nil)
 	root, err := runtime.New(ctx, runtime.Config{SkillDirs: []string{t.TempDir()}, CacheDir: testCache, NoBackgroundCheck: true})
@@ -42,7 +32,7 @@ func newUsersEnv(t testing.TB) (*httptest.Server, store.Store) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { root.Close(ctx) })
-	acme, err := runtime.New(ctx, runtime.Config{Shared: nil, Tenant: "acme", SkillDirs: []string{dir}, CacheDir: testCache,
+	acme, err := runtime.New(ctx, runtime.Config{Tenant: "acme", SkillDirs: []string{dir}, CacheDir: testCache,
 		Policy: &runtime.Policy{Runs: runtime.RunsPolicy{RecordArguments: true}}, Recorder: rec,
 		Versions: st.Tenant("acme"), Artifacts: rec.Artifacts("acme"), NoBackgroundCheck: true})
 	if err != nil {
@@ -180,16 +170,9 @@ func TestUserIsolation(t *testing.T) {
 	}
 
 	// MCP, with the official client: bob's session lists his tools, not alice's.
-	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
 	cctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	cs, err := client.Connect(cctx, &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp",
-		HTTPClient: &http.Client{Transport: keyTransport{bobKey}}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-	tools, err := cs.ListTools(cctx, nil)
+	tools, err := mcpSession(t, cctx, ts.URL, bobKey).ListTools(cctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
