@@ -53,9 +53,10 @@ type InstallOptions struct {
 //
 // A *SkillError (errors.Is ErrInvalidSkill) for an invalid package, with every problem;
 // ErrExists; ErrNotFound (MustExist); ErrNoSkillDir; a *VisibilityError (ErrVisibility) for a
-// clash of visibility; for a bundle (a package with .bundle/manifest.json), *BundleError values (errors.Is ErrBundleInvalid) when its files or
-// signatures do not match it, and ErrBundleUntrusted when the policy's bundles.requireSigned
-// refuses it, or refuses a package that is not a signed bundle.
+// clash of visibility; for a bundle (a package with .bundle/manifest.json), *BundleError
+// values (errors.Is ErrBundleInvalid) when its files or signatures do not match it, and
+// ErrBundleUntrusted when the policy's bundles.requireSigned refuses it, or refuses a package
+// that is not a signed bundle.
 func (rt *Runtime) Install(ctx context.Context, id string, files map[string][]byte, opts InstallOptions) (*Skill, error) {
 	if len(rt.cfg.SkillDirs) == 0 {
 		return nil, ErrNoSkillDir
