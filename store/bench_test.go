@@ -18,7 +18,7 @@ import (
 // runtime without a store and on one recording into the store, interleaved run by run so both
 // see the same machine. It reports each one's time per run and their ratio (recorded/bare).
 func BenchmarkRecordOverhead(b *testing.B) {
-	benchStores(b, func(b *testing.B, s store.Store) {
+	benchStores(b, func(b *testing.B, _ string, s store.Store) {
 		rec := store.NewRecorder(s, store.RecorderOptions{})
 		defer rec.Close()
 		benchOverhead(b, runtime.Config{Recorder: rec})
@@ -29,18 +29,19 @@ func BenchmarkRecordOverhead(b *testing.B) {
 // a runtime without versions and on one that keeps them in the store (its version recorded on
 // the first run, then looked up in the list the runtime caches for a second), interleaved.
 func BenchmarkVersionsOverhead(b *testing.B) {
-	benchStores(b, func(b *testing.B, s store.Store) { benchOverhead(b, runtime.Config{Versions: s}) })
+	benchStores(b, func(b *testing.B, _ string, s store.Store) { benchOverhead(b, runtime.Config{Versions: s}) })
 }
 
-// benchStores runs fn on a fresh SQLite store and on a fresh PostgreSQL one (when present).
-func benchStores(b *testing.B, fn func(*testing.B, store.Store)) {
+// benchStores runs fn on a fresh SQLite store and on a fresh PostgreSQL one (when present),
+// each a sub-benchmark named by its driver, which fn is told.
+func benchStores(b *testing.B, fn func(b *testing.B, driver string, s store.Store)) {
 	b.Run("sqlite", func(b *testing.B) {
 		s, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), sqlite.FileName))
 		if err != nil {
 			b.Fatal(err)
 		}
 		defer s.Close()
-		fn(b, s)
+		fn(b, "sqlite", s)
 	})
 	b.Run("postgres", func(b *testing.B) {
 		srv, err := pgserver.Start(b.Context())
@@ -57,7 +58,7 @@ func benchStores(b *testing.B, fn func(*testing.B, store.Store)) {
 			b.Fatal(err)
 		}
 		defer s.Close()
-		fn(b, s)
+		fn(b, "postgres", s)
 	})
 }
 

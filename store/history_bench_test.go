@@ -5,15 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/skillbox-dev/skillbox/store"
-	"github.com/skillbox-dev/skillbox/store/internal/pgserver"
 	"github.com/skillbox-dev/skillbox/store/internal/sqldb"
-	"github.com/skillbox-dev/skillbox/store/postgres"
-	"github.com/skillbox-dev/skillbox/store/sqlite"
 )
 
 // historySize is how many runs BenchmarkHistoryQueries fills its stores with: a million with
@@ -42,35 +38,16 @@ const (
 func BenchmarkHistoryQueries(b *testing.B) {
 	n := historySize()
 	now := time.Now().UTC()
-	b.Run(fmt.Sprintf("sqlite/runs=%d", n), func(b *testing.B) {
-		s, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), sqlite.FileName))
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer s.Close()
-		fillHistory(b, s, n, now)
-		benchQueries(b, s, n, now)
-	})
-	b.Run(fmt.Sprintf("postgres/runs=%d", n), func(b *testing.B) {
-		srv, err := pgserver.Start(b.Context())
-		if err != nil {
-			b.Skip(err)
-		}
-		defer srv.Stop()
-		dsn, err := srv.NewDatabase(b.Context())
-		if err != nil {
-			b.Fatal(err)
-		}
-		s, err := postgres.Open(b.Context(), dsn)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer s.Close()
-		fillHistory(b, s, n, now)
-		if _, err := s.(*sqldb.DB).SQL().ExecContext(b.Context(), "ANALYZE runs"); err != nil {
-			b.Fatal(err) // as autovacuum would soon after a bulk load
-		}
-		benchQueries(b, s, n, now)
+	benchStores(b, func(b *testing.B, driver string, s store.Store) {
+		b.Run(fmt.Sprintf("runs=%d", n), func(b *testing.B) {
+			fillHistory(b, s, n, now)
+			if driver == "postgres" {
+				if _, err := s.(*sqldb.DB).SQL().ExecContext(b.Context(), "ANALYZE runs"); err != nil {
+					b.Fatal(err) // as autovacuum would soon after a bulk load
+				}
+			}
+			benchQueries(b, s, n, now)
+		})
 	})
 }
 
