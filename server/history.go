@@ -117,8 +117,8 @@ func (s *Server) getRun(c echo.Context) error {
 	ctx, cancel := context.WithTimeout(c.Request().Context(), historyTimeout)
 	defer cancel()
 	run, err := s.opts.History.FindRun(ctx, id)
-	if err == nil {
-		err = checkSeen(c, id, run.VisibleTo)
+	if err == nil && !sees(c, run.VisibleTo) {
+		err = store.ErrNotFound // another user's own run: as if there were none
 	}
 	switch {
 	case err == nil:
@@ -128,7 +128,7 @@ func (s *Server) getRun(c echo.Context) error {
 		if !errors.Is(err, store.ErrNotFound) {
 			s.logger.Error("read the run history; answered from memory", "run", id, "err", err)
 		}
-	case errors.Is(err, store.ErrNotFound), errors.Is(err, errHidden):
+	case errors.Is(err, store.ErrNotFound):
 		return httpError(http.StatusNotFound, "not_found", "no run %q in the run history", id)
 	default:
 		return s.historyDown(err)

@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -19,20 +17,29 @@ const HeaderUser = "Skillbox-User"
 // forUser is the Server that serves key k's request on s, a tenant's Server: the Server of k's
 // user when the user has skills of their own (or an admin names one in HeaderUser), else s.
 func (s *Server) forUser(c echo.Context, k keyEntry) (*Server, error) {
-	user := k.caller()
-	if as := c.Request().Header.Get(HeaderUser); as != "" {
-		if k.role < RoleAdmin {
-			return nil, httpError(http.StatusForbidden, "forbidden", "%s: only an admin acts as another user; %q has %s", HeaderUser, k.name, k.role)
-		}
-		if len(as) > 256 {
-			return nil, httpError(http.StatusBadRequest, "bad_request", "%s: at most 256 bytes", HeaderUser)
-		}
-		user = as
+	user, err := requestUser(c, k)
+	if err != nil {
+		return nil, err
 	}
 	if user == "" || !s.rt.HasUserSkills(user) {
 		return s, nil
 	}
 	return s.userServer(c.Request().Context(), user)
+}
+
+// requestUser is the user a request with key k acts as: the key's own (keyEntry.caller), or the
+// one an admin names in HeaderUser; any other key naming one is refused.
+func requestUser(c echo.Context, k keyEntry) (string, error) {
+	as := c.Request().Header.Get(HeaderUser)
+	switch {
+	case as == "":
+		return k.caller(), nil
+	case k.role < RoleAdmin:
+		return "", httpError(http.StatusForbidden, "forbidden", "%s: only an admin acts as another user; %q has %s", HeaderUser, k.name, k.role)
+	case len(as) > 256:
+		return "", httpError(http.StatusBadRequest, "bad_request", "%s: at most 256 bytes", HeaderUser)
+	}
+	return as, nil
 }
 
 // userServer is the Server of one user of s's tenant, over the user's Runtime (runtime.User),
@@ -63,15 +70,14 @@ func (s *Server) installRuntime(c echo.Context, k keyEntry, v runtime.Visibility
 	if v != runtime.VisibilityUser || s.rt.UserName() != "" {
 		return s.rt, nil
 	}
-	if k.caller() == "" {
+	user, err := requestUser(c, k)
+	if err != nil {
+		return nil, err
+	}
+	if user == "" {
 		return nil, httpError(http.StatusBadRequest, "bad_request", "visibility user: a skill of your own needs an API key (a server without keys has no users)")
 	}
-	root := s.tenantServer()
-	user := k.caller()
-	if as := c.Request().Header.Get(HeaderUser); as != "" {
-		user = as // forUser checked it is an admin's
-	}
-	u, err := root.userServer(c.Request().Context(), user)
+	u, err := s.tenantServer().userServer(c.Request().Context(), user)
 	if err != nil {
 		return nil, err
 	}
@@ -132,17 +138,6 @@ func (s *Server) liveRun(c echo.Context, id string) *liveRun {
 		return nil
 	}
 	return run
-}
-
-// errHidden is a run the history has that the caller may not see: answered as no such run.
-var errHidden = errors.New("no such run")
-
-// checkSeen is a run's visibility for the caller: errHidden when it is another user's alone.
-func checkSeen(c echo.Context, id, visibleTo string) error {
-	if !sees(c, visibleTo) {
-		return fmt.Errorf("run %s: %w", id, errHidden)
-	}
-	return nil
 }
 
 // mayReadRun reports whether the caller may read what run id left (its artifacts): an admin
