@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -129,7 +130,12 @@ func TestEventsBound(t *testing.T) {
 // the result the runtime still holds, as one event, and 404 saying why once that is gone too.
 func TestEventsExpire(t *testing.T) {
 	t.Parallel()
-	env := liveEnv(t, Options{LiveRuns: LiveRunOptions{MaxFinished: 1, Keep: 300 * time.Millisecond}},
+	// The registry's clock moves only when the test moves it: a loaded machine cannot expire
+	// the kept run early.
+	var elapsed atomic.Int64
+	start := time.Now()
+	clock := func() time.Time { return start.Add(time.Duration(elapsed.Load())) }
+	env := liveEnv(t, Options{LiveRuns: LiveRunOptions{MaxFinished: 1, Keep: 300 * time.Millisecond, clock: clock}},
 		runtime.Config{History: runtime.History{MaxRuns: 2}})
 	run := func() string {
 		a := startAsync(t, env.ts.URL, "/v1/skills/ticker/runs", `{"args":{"count":2,"ms":0}}`)
@@ -148,7 +154,7 @@ func TestEventsExpire(t *testing.T) {
 		t.Errorf("the kept run's events: %v", sequence(evs))
 	}
 	// Keep: after 300ms the second's events go too.
-	time.Sleep(400 * time.Millisecond)
+	elapsed.Add(int64(400 * time.Millisecond))
 	if evs := watch(t, env.ts.URL+"/v1/runs/"+second+"/events"); len(evs) != 1 {
 		t.Errorf("after Keep: %v", sequence(evs))
 	}

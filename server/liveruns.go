@@ -37,6 +37,9 @@ type LiveRunOptions struct {
 	Keep             time.Duration
 	MaxFinished      int
 	MaxFinishedBytes int64
+
+	// clock, when set, replaces time.Now: a test moves Keep's time by hand instead of sleeping.
+	clock func() time.Time
 }
 
 func (o LiveRunOptions) withDefaults() (LiveRunOptions, error) {
@@ -87,7 +90,11 @@ func newLiveRuns(o LiveRunOptions) (*liveRuns, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &liveRuns{opts: o, now: time.Now, runs: map[string]*liveRun{}}, nil
+	now := time.Now
+	if o.clock != nil {
+		now = o.clock
+	}
+	return &liveRuns{opts: o, now: now, runs: map[string]*liveRun{}}, nil
 }
 
 // reserve takes a place for an asynchronous run, or reports false when all MaxAsync are taken.
