@@ -142,8 +142,8 @@ func (b *liveRuns) track(ctx context.Context, req *runtime.Request, who runOwner
 			t.run = b.add(e.RunID, who, async, t.cancel)
 			close(t.admitted)
 		}
-		if t.run != nil && t.run.append(e, &b.opts, b.now) {
-			b.finish(t.run)
+		if t.run != nil {
+			b.record(t.run, e)
 		}
 		if next != nil {
 			next(e)
@@ -156,8 +156,8 @@ func (b *liveRuns) track(ctx context.Context, req *runtime.Request, who runOwner
 // every run it admitted before it returns; should one ever be missing, res stands in for it,
 // so no watcher waits forever and no place stays taken. The run's context is released.
 func (t *tracking) end(res *runtime.Result) {
-	if t.run != nil && res != nil && t.run.append(runtime.Event{Type: "result", RunID: t.run.id, Result: res}, &t.reg.opts, t.reg.now) {
-		t.reg.finish(t.run)
+	if t.run != nil && res != nil {
+		t.reg.record(t.run, runtime.Event{Type: "result", RunID: t.run.id, Result: res})
 	}
 	t.cancel(context.Canceled)
 }
@@ -179,11 +179,20 @@ func (b *liveRuns) add(id string, who runOwner, async bool, cancel context.Cance
 	return r
 }
 
-// finish moves run to the finished ones, which are kept within Keep, MaxFinished and
-// MaxFinishedBytes.
-func (b *liveRuns) finish(run *liveRun) {
+// record keeps e among run's events. The result event moves the run to the finished ones in
+// the same hold of the registry's lock: a watcher that has read the result (and the client it
+// answered) never finds the registry still counting the run in flight, or another run it
+// pushed out (MaxFinished) still kept.
+func (b *liveRuns) record(run *liveRun, e runtime.Event) {
+	if e.Type != "result" {
+		run.append(e, &b.opts, b.now)
+		return
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if !run.append(e, &b.opts, b.now) {
+		return // a second result (end's stand-in for one already in): the run finished once
+	}
 	if !run.async {
 		b.watched--
 	}
