@@ -89,7 +89,10 @@ func TestRunAfterClose(t *testing.T) {
 // Close waits for the runs in flight, and refuses the ones still waiting for admission.
 func TestCloseWaitsForRunsInFlight(t *testing.T) {
 	t.Parallel()
-	rt := pipelineRuntime(t, Config{Admission: Admission{MaxRuns: 1}}, 300)
+	// The run in flight loops for 3 s: Close must come while it still runs, however slowly a
+	// loaded machine gets there (at 300 ms, CI's load once let it end first, and the queued run
+	// was admitted and ran).
+	rt := pipelineRuntime(t, Config{Admission: Admission{MaxRuns: 1}}, 3000)
 	first := startLoop(t, rt, context.Background())
 	queued := make(chan error, 1)
 	go func() {
