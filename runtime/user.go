@@ -73,6 +73,17 @@ func ValidVersionSkill(name string) bool {
 	return err == nil && strings.ToLower(scope) == scope
 }
 
+// VersionOwnedBy reports whether a version filed under name (see ValidVersionSkill) may name
+// user as its Version.User: a tenant's skill names none, a user's own skill the user whose
+// scope it carries. A store holds every version it adds to that.
+func VersionOwnedBy(name, user string) bool {
+	_, scope, scoped := strings.Cut(name, "@")
+	if !scoped {
+		return user == ""
+	}
+	return user != "" && scope == UserScope(user)
+}
+
 // User returns the Runtime of one user of rt's tenant, made at the first call and kept until rt
 // closes: it serves rt's skills and the user's own (visibility user), which only it sees. Its
 // policy, quota, recorder, version store, history of recent runs and counters are rt's, so a
@@ -116,7 +127,7 @@ func (rt *Runtime) User(ctx context.Context, user string) (*Runtime, error) {
 	cfg.Quota, cfg.OnReload = Quota{}, nil
 	cfg.Logger = rt.logger.With("user", user)
 	if cfg.Versions != nil {
-		cfg.Versions = scopedVersions{inner: rt.cfg.Versions, suffix: "@" + scope}
+		cfg.Versions = scopedVersions{inner: rt.cfg.Versions, user: user, suffix: "@" + scope}
 	}
 	u, err := New(ctx, cfg)
 	if err != nil {
@@ -266,9 +277,10 @@ func (rt *Runtime) closeUsers(ctx context.Context) error {
 }
 
 // scopedVersions files a user's own skills' versions in the tenant's version store under
-// "<id>@<scope>" (see ValidVersionSkill), and gives them back under their ids.
+// "<id>@<scope>" (see ValidVersionSkill), naming the user, and gives them back under their ids.
 type scopedVersions struct {
 	inner  VersionStore
+	user   string
 	suffix string
 }
 
@@ -280,7 +292,7 @@ func (v scopedVersions) out(x Version) Version {
 }
 
 func (v scopedVersions) AddVersion(ctx context.Context, x Version, files map[string][]byte) (Version, bool, error) {
-	x.Skill = v.key(x.Skill)
+	x.Skill, x.User = v.key(x.Skill), v.user
 	got, created, err := v.inner.AddVersion(ctx, x, files)
 	return v.out(got), created, err
 }
@@ -305,6 +317,17 @@ func (v scopedVersions) VersionFiles(ctx context.Context, skill, digest string) 
 func (v scopedVersions) SetVersionStatus(ctx context.Context, skill, digest string, t Transition, by, note string, at time.Time) (Version, error) {
 	got, err := v.inner.SetVersionStatus(ctx, v.key(skill), digest, t, by, note, at)
 	return v.out(got), err
+}
+
+// FindVersions finds what q selects among the tenant's versions and the user's own: never
+// another user's.
+func (v scopedVersions) FindVersions(ctx context.Context, q VersionQuery) ([]Version, error) {
+	q.Viewer = v.user
+	list, err := v.inner.FindVersions(ctx, q)
+	for i := range list {
+		list[i] = v.out(list[i])
+	}
+	return list, err
 }
 
 // isDirPath reports whether p is a directory.

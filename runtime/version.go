@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 )
 
@@ -28,19 +29,19 @@ const (
 	VersionRejected VersionStatus = "rejected"
 )
 
-// Valid says whether s is one of the statuses above.
-func (s VersionStatus) Valid() bool {
-	switch s {
-	case VersionDraft, VersionPending, VersionActive, VersionDeprecated, VersionYanked, VersionRejected:
-		return true
-	}
-	return false
-}
+// VersionStatuses are the statuses above, in the order a version may go through them.
+var VersionStatuses = []VersionStatus{VersionDraft, VersionPending, VersionActive, VersionDeprecated, VersionYanked, VersionRejected}
+
+// Valid says whether s is one of VersionStatuses.
+func (s VersionStatus) Valid() bool { return slices.Contains(VersionStatuses, s) }
 
 // Version is one immutable content of a skill, identified by its whole-tree digest (see
 // Skill.Digest). Its content never changes; its status does, by [Transitions].
 type Version struct {
-	Skill  string `json:"skill"`
+	Skill string `json:"skill"`
+	// User is the user whose own skill (visibility user) this is a version of, "" for the
+	// tenant's: what a tenant's admin reads to act in that user's view.
+	User   string `json:"user,omitempty"`
 	Digest string `json:"digest"`
 	// Version is the manifest's version string, as its author wrote it (not an identity: two
 	// contents may carry the same one).
@@ -90,6 +91,28 @@ type VersionStore interface {
 	// the skill's previously active version becomes VersionDeprecated in the same transaction:
 	// a skill never has two active versions.
 	SetVersionStatus(ctx context.Context, skill, digest string, t Transition, by, note string, at time.Time) (Version, error)
+	// FindVersions returns the versions of every skill in the store's tenant that q selects,
+	// newest first (by CreatedAt, then skill and digest), at most q.Limit (1 to
+	// MaxVersionQuery+1: a caller asks one more than it shows, to know there are more). A version of a user's own skill keeps its stored skill name
+	// ("<id>@<scope>", see ValidVersionSkill) and names its User.
+	FindVersions(ctx context.Context, q VersionQuery) ([]Version, error)
+}
+
+// MaxVersionQuery bounds the versions a caller of Runtime.FindVersions may ask for at once
+// (DefaultVersionQuery when it asks for none).
+const (
+	MaxVersionQuery     = 1000
+	DefaultVersionQuery = 100
+)
+
+// VersionQuery selects versions across a tenant's skills: the review queue (Status pending) and
+// its like.
+type VersionQuery struct {
+	Status VersionStatus
+	// Viewer limits the versions of users' own skills to that user's ("" sees every user's: a
+	// tenant's admin; see RunViewer and Sees). The tenant's skills' versions are everyone's.
+	Viewer string
+	Limit  int
 }
 
 // Errors of versions, matchable with errors.Is.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -133,3 +134,45 @@ func (rt *Runtime) ChangeVersion(ctx context.Context, id, digest, action string,
 	rt.logger.Info("skill version "+action, "skill", id, "digest", v.Digest, "from", v.Status, "to", nv.Status, "by", actor.Name)
 	return nv, nil
 }
+
+// FindVersions is the review queue and its like: the versions in q.Status of every skill of
+// rt's tenant, the tenant's and its users' own, newest first, at most q.Limit (1 to
+// MaxVersionQuery; 0 is DefaultVersionQuery), and whether there are more. q.Viewer is whose
+// view it is (see RunViewer): a user sees the tenant's and their own, a tenant's admin ("")
+// every user's too, each naming its Version.User, the user to act as to change it. A user's
+// Runtime lists the same queue as its tenant's.
+func (rt *Runtime) FindVersions(ctx context.Context, q VersionQuery) ([]Version, bool, error) {
+	root := rt
+	if rt.parent != nil {
+		root = rt.parent
+	}
+	switch {
+	case root.versions == nil:
+		return nil, false, ErrNoVersionStore
+	case !q.Status.Valid():
+		return nil, false, fmt.Errorf("%w: status %q: use one of %v", ErrBadVersionQuery, q.Status, VersionStatuses)
+	case q.Limit < 0 || q.Limit > MaxVersionQuery:
+		return nil, false, fmt.Errorf("%w: limit %d: ask for 1 to %d versions", ErrBadVersionQuery, q.Limit, MaxVersionQuery)
+	case q.Limit == 0:
+		q.Limit = DefaultVersionQuery
+	}
+	want := q.Limit
+	q.Limit++
+	list, err := root.versions.store.FindVersions(ctx, q)
+	if err != nil {
+		return nil, false, err
+	}
+	more := len(list) > want
+	if more {
+		list = list[:want]
+	}
+	for i := range list {
+		if list[i].User != "" { // filed as <id>@<scope>: the user's view names it by its id
+			list[i].Skill, _, _ = strings.Cut(list[i].Skill, "@")
+		}
+	}
+	return list, more, nil
+}
+
+// ErrBadVersionQuery is a FindVersions query out of its bounds.
+var ErrBadVersionQuery = errors.New("bad version query")

@@ -90,3 +90,15 @@ func (m *memVersions) SetVersionStatus(ctx context.Context, skill, digest string
 	}
 	return Version{}, ErrNoVersion
 }
+
+func (m *memVersions) FindVersions(ctx context.Context, q VersionQuery) ([]Version, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []Version
+	for _, x := range slices.Backward(m.vs) {
+		if x.Status == q.Status && (q.Viewer == "" || x.User == "" || x.User == q.Viewer) && len(out) < q.Limit {
+			out = append(out, x)
+		}
+	}
+	return out, nil
+}

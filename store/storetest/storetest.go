@@ -49,6 +49,7 @@ func Run(t *testing.T, h Harness) {
 		{"VersionValidation", testVersionValidation},
 		{"TenantIsolation", testTenantIsolation},
 		{"Visibility", testVisibility},
+		{"FindVersions", testFindVersions},
 		{"ArtifactsRoundTrip", testArtifactsRoundTrip},
 		{"ArtifactsQuota", testArtifactsQuota},
 		{"ArtifactsPruned", testArtifactsPruned},

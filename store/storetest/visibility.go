@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,8 +57,18 @@ func testVisibility(t *testing.T, h Harness) {
 
 	scoped := "notes@" + runtime.UserScope("alice@acme")
 	files := map[string][]byte{"skill.json": []byte("x")}
-	if _, _, err := s.AddVersion(ctx, newVersion(scoped, "v", time.Unix(1_700_000_000, 0)), files); err != nil {
-		t.Fatalf("a user's version: %v", err)
+	mine := newVersion(scoped, "v", time.Unix(1_700_000_000, 0))
+	mine.User = "alice@acme"
+	if got, _, err := s.AddVersion(ctx, mine, files); err != nil || got.User != "alice@acme" {
+		t.Fatalf("a user's version: %+v %v", got, err)
+	}
+	// A version names the user of its scope, and a tenant's names none.
+	for _, bad := range []struct{ skill, user string }{{scoped, ""}, {scoped, "bob@acme"}, {"notes", "alice@acme"}} {
+		v := newVersion(bad.skill, "w", time.Unix(1_700_000_000, 0))
+		v.User = bad.user
+		if _, _, err := s.AddVersion(ctx, v, files); err == nil || !strings.Contains(err.Error(), "is not whose skill it is") {
+			t.Errorf("%s of user %q: %v, want refused", bad.skill, bad.user, err)
+		}
 	}
 	if _, _, err := s.AddVersion(ctx, newVersion("notes@NOTASCOPE", "v", time.Unix(1_700_000_000, 0)), files); err == nil {
 		t.Fatal("a version under a malformed scope was stored")

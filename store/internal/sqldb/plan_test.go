@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/store"
 	"github.com/skillbox-dev/skillbox/store/internal/sqldb"
 	"github.com/skillbox-dev/skillbox/store/sqlite"
@@ -85,6 +86,27 @@ func TestPruneSeeksTheTenant(t *testing.T) {
 		}
 		if strings.Contains(p, "SCAN runs") || strings.Contains(p, "SCAN artifacts") {
 			t.Errorf("%s\nthe plan reads every row of a table: %s", c.query, p)
+		}
+	}
+}
+
+// The review queue seeks versions_by_status and reads it in its order: no sort of a tenant's
+// versions, however many there are.
+func TestFindVersionsSeeksTheStatus(t *testing.T) {
+	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), sqlite.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	db := s.(*sqldb.DB)
+	for _, q := range []runtime.VersionQuery{
+		{Status: runtime.VersionPending, Limit: 100},
+		{Status: runtime.VersionPending, Viewer: "alice", Limit: 100},
+	} {
+		query, args := sqldb.FindVersionsQuery(db, q)
+		p := plan(t, db, query, args...)
+		if !strings.Contains(p, "SEARCH versions USING INDEX versions_by_status (tenant=? AND status=?)") || strings.Contains(p, "TEMP B-TREE") {
+			t.Errorf("%+v: the plan does not read versions_by_status in order: %s", q, p)
 		}
 	}
 }

@@ -26,13 +26,15 @@ const (
 )
 
 // versionColumns are the columns of versions, in the order scanVersion reads them.
-const versionColumns = `skill, digest, version, status, source, grant_json, diff, created_by, created_at, updated_by, updated_at, note`
+const versionColumns = `skill, digest, version, status, source, grant_json, diff, created_by, created_at, updated_by, updated_at, note, owner`
 
 // checkVersion says what is wrong with v and files, naming the field.
 func checkVersion(v runtime.Version, files map[string][]byte) error {
 	switch {
 	case !runtime.ValidVersionSkill(v.Skill):
 		return fmt.Errorf("version: skill %q is not a skill id", v.Skill)
+	case !runtime.VersionOwnedBy(v.Skill, v.User):
+		return fmt.Errorf("version of %s: user %q is not whose skill it is (a user's own skill is filed as <id>@<the user's scope> and names its user; a tenant's names none)", v.Skill, v.User)
 	case !validDigest(v.Digest):
 		return fmt.Errorf("version of %s: digest %q is not sha256:<64 lower-case hex digits>", v.Skill, v.Digest)
 	case !v.Status.Valid():
@@ -81,10 +83,10 @@ func (s *DB) AddVersion(ctx context.Context, v runtime.Version, files map[string
 		if err := s.lockBlobs(ctx, tx); err != nil {
 			return err
 		}
-		res, err := tx.ExecContext(ctx, s.q(`INSERT INTO versions (tenant, `+versionColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		res, err := tx.ExecContext(ctx, s.q(`INSERT INTO versions (tenant, `+versionColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (tenant, skill, digest) DO NOTHING`),
 			s.tenant, v.Skill, v.Digest, v.Version, string(v.Status), v.Source, string(grant), string(diff), v.CreatedBy, v.CreatedAt.UnixNano(),
-			v.UpdatedBy, nanos(v.UpdatedAt), v.Note)
+			v.UpdatedBy, nanos(v.UpdatedAt), v.Note, v.User)
 		if err != nil {
 			return err
 		}
@@ -155,6 +157,48 @@ func (s *DB) Versions(ctx context.Context, skill string) ([]runtime.Version, err
 		out = append(out, v)
 	}
 	return out, rows.Err()
+}
+
+// FindVersions returns the tenant's versions q selects, newest first.
+func (s *DB) FindVersions(ctx context.Context, q runtime.VersionQuery) ([]runtime.Version, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	switch {
+	case !q.Status.Valid():
+		return nil, fmt.Errorf("find versions: status %q is not a version status", q.Status)
+	case q.Limit < 1 || q.Limit > runtime.MaxVersionQuery+1:
+		return nil, fmt.Errorf("find versions: limit %d: ask for 1 to %d", q.Limit, runtime.MaxVersionQuery+1)
+	}
+	query, args := s.findVersionsQuery(q)
+	rows, err := s.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("%s versions: %s %s: %w", q.Status, s.dialect.Name, s.where, err)
+	}
+	defer rows.Close()
+	var out []runtime.Version
+	for rows.Next() {
+		v, err := scanVersion(rows)
+		if err != nil {
+			return nil, fmt.Errorf("%s versions: %w", q.Status, err)
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// findVersionsQuery is FindVersions' statement: one seek of versions_by_status, in its order.
+func (s *DB) findVersionsQuery(q runtime.VersionQuery) (string, []any) {
+	where, args := "tenant = ? AND status = ?", []any{s.tenant, string(q.Status)}
+	if q.Viewer != "" {
+		// A user's own skills are that user's: the tenant's are everyone's. A version of a
+		// user's skill recorded before versions named their user names none and is the
+		// tenant's admins' alone (its skill carries a scope: '@').
+		where += " AND (owner = ? OR (owner = '' AND skill NOT LIKE '%@%'))"
+		args = append(args, q.Viewer)
+	}
+	return s.q(`SELECT ` + versionColumns + ` FROM versions WHERE ` + where + `
+		ORDER BY created_at DESC, skill, digest LIMIT ` + fmt.Sprint(q.Limit)), args
 }
 
 // VersionFiles returns the files of skill's version at digest, each checked against its sha256.
@@ -243,7 +287,7 @@ func scanVersion(row interface{ Scan(...any) error }) (runtime.Version, error) {
 	var status, grant, diff string
 	var created int64
 	var updated sql.NullInt64
-	if err := row.Scan(&v.Skill, &v.Digest, &v.Version, &status, &v.Source, &grant, &diff, &v.CreatedBy, &created, &v.UpdatedBy, &updated, &v.Note); err != nil {
+	if err := row.Scan(&v.Skill, &v.Digest, &v.Version, &status, &v.Source, &grant, &diff, &v.CreatedBy, &created, &v.UpdatedBy, &updated, &v.Note, &v.User); err != nil {
 		return v, err
 	}
 	v.Status = runtime.VersionStatus(status)
