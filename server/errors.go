@@ -73,6 +73,8 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 		status, body = quotaStatus, apiErrorBody{Code: "quota_exceeded", Message: err.Error()}
 	case errors.Is(err, runtime.ErrNoVersionStore), errors.Is(err, runtime.ErrNoVersion):
 		status, body = http.StatusNotFound, apiErrorBody{Code: "not_found", Message: err.Error()}
+	case errors.Is(err, runtime.ErrBadVersionQuery):
+		status, body = http.StatusBadRequest, apiErrorBody{Code: "bad_request", Message: err.Error()}
 	case errors.Is(err, runtime.ErrVersionConflict):
 		status, body = http.StatusConflict, apiErrorBody{Code: "version_conflict", Message: err.Error()}
 	case errors.Is(err, runtime.ErrForbidden):

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -41,7 +43,7 @@ type runView struct {
 }
 
 // listQuery are the parameters GET /v1/runs takes.
-var listQuery = map[string]bool{"skill": true, "status": true, "since": true, "limit": true, "cursor": true}
+var listQuery = []string{"skill", "status", "since", "limit", "cursor"}
 
 // listRuns answers GET /v1/runs?skill=&status=&since=&limit=&cursor=: a page of the history,
 // newest first. It only parses the parameters into their types; the history decides what a
@@ -74,13 +76,8 @@ func (s *Server) listRuns(c echo.Context) error {
 // filter would otherwise answer every run).
 func parseRunQuery(v url.Values) (store.Query, error) {
 	var q store.Query
-	for name, vals := range v {
-		if !listQuery[name] {
-			return q, httpError(http.StatusBadRequest, "bad_request", "unknown parameter %q: GET /v1/runs takes skill, status, since, limit and cursor", name)
-		}
-		if len(vals) > 1 {
-			return q, httpError(http.StatusBadRequest, "bad_request", "%s: give it once", name)
-		}
+	if err := checkParams(v, "GET /v1/runs", listQuery...); err != nil {
+		return q, err
 	}
 	q.Skill, q.Status, q.Cursor = v.Get("skill"), store.Status(v.Get("status")), v.Get("cursor")
 	if since := v.Get("since"); since != "" {
@@ -101,6 +98,20 @@ func parseRunQuery(v url.Values) (store.Query, error) {
 		q.Limit = n
 	}
 	return q, nil
+}
+
+// checkParams says which of the parameters v of route is unknown or given twice: a misspelt
+// filter would otherwise answer everything.
+func checkParams(v url.Values, route string, known ...string) error {
+	for name, vals := range v {
+		if !slices.Contains(known, name) {
+			return httpError(http.StatusBadRequest, "bad_request", "unknown parameter %q: %s takes %s", name, route, strings.Join(known, ", "))
+		}
+		if len(vals) > 1 {
+			return httpError(http.StatusBadRequest, "bad_request", "%s: give it once", name)
+		}
+	}
+	return nil
 }
 
 // getRun answers GET /v1/runs/{id}: from the history when there is one, else (or when the

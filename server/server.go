@@ -197,6 +197,7 @@ func (s *Server) Mount(g *echo.Group) {
 	// Only the key that started a run, or an admin, may cancel it (cancelRun checks).
 	guarded(http.MethodPost, "/v1/runs/:run_id/cancel", s.each((*Server).cancelRun), RoleRunner)
 	guarded(http.MethodGet, "/v1/skills/:id/versions", s.each((*Server).listVersions), RoleViewer)
+	guarded(http.MethodGet, "/v1/versions", s.each((*Server).findVersions), RoleViewer)
 	// The runtime decides which role each action needs (runtime.Transitions).
 	guarded(http.MethodPost, "/v1/skills/:id/versions/:digest/:action", s.each((*Server).changeVersion), RoleViewer)
 

@@ -123,7 +123,7 @@ func TestUserIsolation(t *testing.T) {
 			paths = append(paths, fill.Replace(r.Path))
 		}
 	}
-	paths = append(paths, "/v1/runs?skill=alice-diary", "/v1/tools?tools=all", artifact,
+	paths = append(paths, "/v1/runs?skill=alice-diary", "/v1/tools?tools=all", "/v1/versions?status=draft", artifact,
 		"/v1/runs/"+aliceAsync, "/v1/runs/"+aliceAsync+"/events", "/metrics")
 	// What bob may not see, on every route: a 4xx may repeat the id asked for, nothing more.
 	leaks := func(who, what string, code int, body string) {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"strconv"
 
 	"github.com/labstack/echo/v4"
 
@@ -40,6 +41,44 @@ func (s *Server) listVersions(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, versionList{Skill: c.Param("id"), Versions: list})
+}
+
+// versionQueue is the answer of GET /v1/versions.
+type versionQueue struct {
+	Status   runtime.VersionStatus `json:"status"`
+	Versions []runtime.Version     `json:"versions"`
+	// More says there are more than the limit asked for: approve or reject some, or ask more.
+	More bool `json:"more"`
+}
+
+// findVersions answers GET /v1/versions?status=&limit=: the review queue (status pending, the
+// default) or the versions in another status, of every skill of the tenant, newest first. A
+// user sees the tenant's and their own; a tenant's admin every user's, each naming the user to
+// act as (Skillbox-User) to approve or reject it. The runtime decides what a valid query is.
+func (s *Server) findVersions(c echo.Context) error {
+	v := c.QueryParams()
+	if err := checkParams(v, "GET /v1/versions", "status", "limit"); err != nil {
+		return err
+	}
+	q := runtime.VersionQuery{Status: runtime.VersionStatus(v.Get("status")), Viewer: viewer(c)}
+	if q.Status == "" {
+		q.Status = runtime.VersionPending
+	}
+	if limit := v.Get("limit"); limit != "" {
+		n, err := strconv.Atoi(limit)
+		if err != nil || n == 0 { // the runtime reads 0 as its default; a client's 0 is a mistake
+			return httpError(http.StatusBadRequest, "bad_request", "limit %q: want a number of versions, 1 to %d", limit, runtime.MaxVersionQuery)
+		}
+		q.Limit = n
+	}
+	list, more, err := s.rt.FindVersions(c.Request().Context(), q)
+	if err != nil {
+		return err
+	}
+	if list == nil {
+		list = []runtime.Version{} // none is [], not null
+	}
+	return c.JSON(http.StatusOK, versionQueue{Status: q.Status, Versions: list, More: more})
 }
 
 // changeRequest is the optional body of POST /v1/skills/{id}/versions/{digest}/{action}.
