@@ -77,3 +77,44 @@ func TestUpgradeFromSchema2KeepsEverything(t *testing.T) {
 		t.Fatalf("the old active version after a publish: %s", v.Status)
 	}
 }
+
+// A version of a user's own skill recorded before versions named their user (schema 5) names
+// none after the upgrade: it is in the tenant admin's review queue, in no user's.
+func TestUpgradeFromSchema5KeepsUsersVersionsTheAdmins(t *testing.T) {
+	path := filepath.Join(t.TempDir(), sqlite.FileName)
+	db, err := sql.Open("sqlite3", "file:"+path+"?_pragma=foreign_keys(on)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := db.Exec(q, args...); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`)
+	for i, name := range []string{"0001_runs.sql", "0002_versions.sql", "0003_tenants.sql", "0004_artifacts.sql", "0005_visibility.sql"} {
+		b, err := os.ReadFile(filepath.Join("migrations", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		exec(string(b))
+		exec(`INSERT INTO schema_migrations VALUES (?, ?, 0)`, i+1, name)
+	}
+	scoped := "notes@" + runtime.UserScope("alice")
+	exec(`INSERT INTO versions (tenant, skill, digest, status, created_at) VALUES ('acme', ?, ?, 'pending', 1)`, scoped, "sha256:"+hex.EncodeToString(make([]byte, 32)))
+	db.Close()
+
+	s, err := sqlite.Open(t.Context(), path)
+	if err != nil {
+		t.Fatalf("migrate a schema-5 database: %v", err)
+	}
+	defer s.Close()
+	acme := s.Tenant("acme")
+	if list, err := acme.FindVersions(t.Context(), runtime.VersionQuery{Status: runtime.VersionPending, Viewer: "alice", Limit: 10}); err != nil || len(list) != 0 {
+		t.Errorf("alice's queue lists a version that names no user: %+v %v", list, err)
+	}
+	if list, err := acme.FindVersions(t.Context(), runtime.VersionQuery{Status: runtime.VersionPending, Limit: 10}); err != nil || len(list) != 1 || list[0].Skill != scoped || list[0].User != "" {
+		t.Errorf("the admin's queue: %+v %v", list, err)
+	}
+}
