@@ -232,3 +232,53 @@ func TestUserSkillsConcurrent(t *testing.T) {
 		t.Errorf("the tenant sees %v", got)
 	}
 }
+
+// FindVersions lists a tenant's versions in one status across its skills from its own Runtime
+// and from any user's alike: a user's skill's version under its id, naming its user, to the
+// viewers that see it. Its bounds are checked before the store is asked.
+func TestFindVersions(t *testing.T) {
+	dir := t.TempDir()
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Versions: newVersionStore(t)})
+	ctx := context.Background()
+	if _, err := rt.Install(ctx, "team", pkg(t, simple("team", ""), "hello"), InstallOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	alice, err := rt.User(ctx, "alice")
+	must(t, err)
+	if _, err := alice.Install(ctx, "notes", pkg(t, simple("notes", ""), "hello"), InstallOptions{Visibility: VisibilityUser}); err != nil {
+		t.Fatal(err)
+	}
+	names := func(from *Runtime, q VersionQuery) []string {
+		t.Helper()
+		list, _, err := from.FindVersions(ctx, q)
+		must(t, err)
+		var out []string
+		for _, v := range list {
+			out = append(out, v.Skill+"/"+v.User)
+		}
+		return out
+	}
+	for _, from := range []*Runtime{rt, alice} {
+		if got := names(from, VersionQuery{Status: VersionDraft}); !slices.Equal(got, []string{"notes/alice", "team/"}) {
+			t.Errorf("the admin's drafts: %v", got)
+		}
+		if got := names(from, VersionQuery{Status: VersionDraft, Viewer: "bob"}); !slices.Equal(got, []string{"team/"}) {
+			t.Errorf("bob's drafts: %v", got)
+		}
+	}
+	if list, more, err := rt.FindVersions(ctx, VersionQuery{Status: VersionDraft, Limit: 1}); err != nil || len(list) != 1 || !more {
+		t.Errorf("limit 1 of 2: %d more=%v %v", len(list), more, err)
+	}
+	if _, more, _ := rt.FindVersions(ctx, VersionQuery{Status: VersionDraft, Limit: 2}); more {
+		t.Error("limit 2 of 2 says there are more")
+	}
+	for _, bad := range []VersionQuery{{Status: "waiting"}, {Status: VersionDraft, Limit: -1}, {Status: VersionDraft, Limit: MaxVersionQuery + 1}} {
+		if _, _, err := rt.FindVersions(ctx, bad); !errors.Is(err, ErrBadVersionQuery) {
+			t.Errorf("%+v: %v, want ErrBadVersionQuery", bad, err)
+		}
+	}
+	plain := newRuntime(t, Config{SkillDirs: []string{t.TempDir()}})
+	if _, _, err := plain.FindVersions(ctx, VersionQuery{Status: VersionPending}); !errors.Is(err, ErrNoVersionStore) {
+		t.Errorf("a runtime without versions: %v", err)
+	}
+}
