@@ -234,6 +234,13 @@ func TestRunsInATenant(t *testing.T) {
 	expect{code: exitOK, stderr: []string{"tenant acme has no runs", "no tenant has any"}}.
 		verify(t, cli(t, "", "runs", "--tenant", "acme", "--data-dir", fresh))
 	expect{code: exitOK, notStderr: []string{"no runs"}}.verify(t, cli(t, "", "runs", "--data-dir", fresh))
+	// A history of tenants' runs alone: runs without --tenant says where they are.
+	if err := openDB(t, filepath.Join(fresh, sqlite.FileName)).Tenant("globex").FinishRun(t.Context(),
+		store.Run{ID: "run_g", Skill: "hello", Status: store.StatusSucceeded, StartedAt: start, FinishedAt: start}); err != nil {
+		t.Fatal(err)
+	}
+	expect{code: exitOK, stderr: []string{"the default tenant has no runs", "tenants with runs: globex (skillbox runs --tenant NAME)"}}.
+		verify(t, cli(t, "", "runs", "--data-dir", fresh))
 }
 
 // The shell completes the scope flags: --tenant from the tenants file (versions) or from the
