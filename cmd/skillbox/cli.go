@@ -82,11 +82,16 @@ type env struct {
 	// recorder, when set (by openStore), records the runs of the runtime built next; versions,
 	// when set (by openStore), keeps its skill versions.
 	recorder runtime.RunRecorder
-	// tenantsFile is serve --tenants; shared, when set, is the runtime.Shared every runtime the
-	// command builds runs on (serve with tenants: the default tenant's and each tenant's).
+	// tenantsFile is --tenants (serve's, and the version commands'); shared, when set, is the
+	// runtime.Shared every runtime the command builds runs on (serve with tenants: the default
+	// tenant's and each tenant's).
 	tenantsFile string
 	shared      *runtime.Shared
 	versions    runtime.VersionStore
+	// tenant and user are --tenant and --user: the tenant (of tenantsFile, for the version
+	// commands) and the user a local command acts in (see scope.go); "" is the default tenant,
+	// and the operator's own view.
+	tenant, user string
 
 	output string   // pack, unpack, sign: -o
 	key    string   // sign --key
@@ -116,8 +121,14 @@ type command struct {
 	flags         func(fs *pflag.FlagSet, e *env)
 	// complete, when set, completes the command's positional arguments (skill ids, ...).
 	complete func(ctx context.Context, e *env, args []string, toComplete string) []string
-	run      func(ctx context.Context, e *env, args []string) int
+	// completeFlags, when set, completes the values of the command's flags, by flag name.
+	completeFlags map[string]flagCompletion
+	run           func(ctx context.Context, e *env, args []string) int
 }
+
+// flagCompletion completes a flag's value: the candidates (the shell keeps those that start
+// with what was typed), and how the shell treats them. The flags before it are parsed into e.
+type flagCompletion func(ctx context.Context, e *env, toComplete string) ([]string, cobra.ShellCompDirective)
 
 var commands map[string]*command
 
@@ -248,6 +259,14 @@ func newRoot(e *env, code *int) *cobra.Command {
 		if c.flags != nil {
 			c.flags(cc.Flags(), e)
 		}
+		for flag, f := range c.completeFlags {
+			err := cc.RegisterFlagCompletionFunc(flag, func(cmd *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+				return f(cmd.Context(), e, toComplete)
+			})
+			if err != nil { // a completion of a flag the command lacks: a mistake in this file's tables
+				panic(fmt.Sprintf("command %s: %v", name, err))
+			}
+		}
 		if c.complete != nil {
 			cc.ValidArgsFunction = func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 				return c.complete(cmd.Context(), e, args, toComplete), cobra.ShellCompDirectiveNoFileComp
@@ -338,9 +357,7 @@ func (e *env) globalFlags(fs *pflag.FlagSet) {
 // runtime builds the Runtime the global flags describe.
 func (e *env) runtime(ctx context.Context) (*runtime.Runtime, error) {
 	for _, d := range e.skills {
-		if st, err := os.Stat(d); err != nil || !st.IsDir() {
-			fmt.Fprintf(e.stderr, "skillbox: warning: skills directory %s does not exist\n", d)
-		}
+		e.warnMissingDir(d, "")
 	}
 	dirs := dirsOrDefault(e.skills)
 	if e.claude {
@@ -351,6 +368,15 @@ func (e *env) runtime(ctx context.Context) (*runtime.Runtime, error) {
 		}
 	}
 	return e.runtimeFor(ctx, dirs)
+}
+
+// warnMissingDir warns on stderr that the skills directory dir (of whose, when set: " of
+// tenant acme") does not exist: no skills are there, which is no error (a new tenant has none
+// yet), but a mistyped path must not pass in silence.
+func (e *env) warnMissingDir(dir, whose string) {
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		fmt.Fprintf(e.stderr, "skillbox: warning: skills directory %s%s does not exist\n", clean(dir), clean(whose))
+	}
 }
 
 // runtimeFor builds a Runtime over dirs with the global flags' policy and cache.

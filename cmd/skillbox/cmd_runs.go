@@ -21,7 +21,7 @@ type runsFlags struct {
 
 var cmdRuns = &command{
 	summary: "list the recorded runs, newest first, or print one run whole: skillbox runs RUNID",
-	usage:   "[RUNID] [--skill ID] [--status S] [--since DUR|TIME] [--limit N] [--cursor C]",
+	usage:   "[RUNID] [--tenant NAME] [--skill ID] [--status S] [--since DUR|TIME] [--limit N] [--cursor C]",
 	long: `List the runs recorded in the store (see --data-dir), newest first: every run of skillbox run,
 script, serve and mcp that was not --no-store. Filter by skill, by status (running, succeeded,
 failed, interrupted) and by start (--since 2h, 7d, or a time: 2025-06-01, 2025-06-01T12:00:00Z).
@@ -29,11 +29,20 @@ One page at a time: --json prints the page with its next_cursor, which --cursor 
 the table says the --cursor of the next page on stderr.
 
 With a run id (as run --json prints it, or the table's first column), print that run whole: its
-arguments when the policy records them, its error, its usage.`,
+arguments when the policy records them, its error, its usage.
+
+The runs are the default tenant's unless --tenant names a tenant of serve --tenants: then they
+are that tenant's, every one of them (its users' own runs too: whoever opens the store is the
+admin of every tenant), and a run id is looked for in that tenant alone. A tenant with no runs
+at all says so on stderr, with the tenants that have some.`,
 	example: `  skillbox runs
   skillbox runs --skill word-count --status failed --since 24h
-  skillbox runs run_3b1f0c9a2e7d4c18a9e1b2c3`,
+  skillbox runs run_3b1f0c9a2e7d4c18a9e1b2c3
+  skillbox runs --tenant acme --status failed
+  skillbox runs --tenant acme run_3b1f0c9a2e7d4c18a9e1b2c3`,
+	completeFlags: map[string]flagCompletion{"tenant": completeRunTenants},
 	flags: func(fs *pflag.FlagSet, e *env) {
+		tenantFlag(fs, e, "the runs of tenant `NAME` of serve --tenants, every one of them, its users' own too (default: the default tenant)")
 		fs.StringVar(&e.runs.skill, "skill", "", "only the runs of skill `ID`")
 		fs.StringVar(&e.runs.status, "status", "", "only the runs with status `S`: running, succeeded, failed or interrupted")
 		fs.StringVar(&e.runs.since, "since", "", "only the runs started since `DUR|TIME`: a duration back from now (90m, 24h, 7d) or a time (2025-06-01, 2025-06-01 12:00, RFC 3339)")
@@ -60,14 +69,21 @@ arguments when the policy records them, its error, its usage.`,
 			return exitOK // unreachable: runs has no --no-store
 		}
 		defer h.Close()
-		if len(pos) == 1 {
-			return e.showRun(ctx, h, pos[0])
+		runs := h.store // the default tenant's
+		if e.tenant != "" {
+			runs = h.store.Tenant(e.tenant)
 		}
-		page, err := h.store.ListRuns(ctx, q)
+		if len(pos) == 1 {
+			return e.showRun(ctx, runs, h.where, pos[0])
+		}
+		page, err := runs.ListRuns(ctx, q)
 		if errors.Is(err, store.ErrBadQuery) {
 			return e.fail(exitUsage, "%v", err)
 		} else if err != nil {
 			return e.fail(exitFailed, "%v", err)
+		}
+		if len(page.Runs) == 0 {
+			e.explainNoRuns(ctx, h.store, runs, h.where)
 		}
 		if e.json {
 			return e.report("", page)
@@ -149,11 +165,45 @@ func formatMs(ms float64) string {
 	return time.Duration(ms * float64(time.Millisecond)).Round(time.Second).String()
 }
 
-// showRun prints the run id whole.
-func (e *env) showRun(ctx context.Context, h *localStore, id string) int {
-	r, err := h.store.FindRun(ctx, id)
+// explainNoRuns says on stderr, after an empty page, when the tenant of runs (a view of all,
+// the default tenant's store) has no runs at all, which tenants have some: a mistyped --tenant
+// must not pass for a quiet tenant, nor a forgotten one for an empty history.
+func (e *env) explainNoRuns(ctx context.Context, all, runs store.Store, where string) {
+	if p, err := runs.ListRuns(ctx, store.Query{Limit: 1}); err != nil || len(p.Runs) > 0 {
+		return
+	}
+	names, err := all.RunTenants(ctx, "", maxListed+1)
+	if err != nil {
+		return
+	}
+	have := strings.Join(names, ", ")
+	if len(names) > maxListed {
+		have = strings.Join(names[:maxListed], ", ") + " and more"
+	}
+	if e.tenant == "" {
+		if len(names) > 0 {
+			fmt.Fprintf(e.stderr, "skillbox: the default tenant has no runs in %s; tenants with runs: %s (skillbox runs --tenant NAME)\n", where, clean(have))
+		}
+		return
+	}
+	if p, err := all.ListRuns(ctx, store.Query{Limit: 1}); err == nil && len(p.Runs) > 0 {
+		have = strings.TrimPrefix(have+", the default tenant (without --tenant)", ", ")
+	}
+	if have == "" {
+		fmt.Fprintf(e.stderr, "skillbox: tenant %s has no runs in %s, and no tenant has any\n", e.tenant, where)
+		return
+	}
+	fmt.Fprintf(e.stderr, "skillbox: tenant %s has no runs in %s; tenants with runs: %s\n", e.tenant, where, clean(have))
+}
+
+// showRun prints the run id of runs (a tenant's view of the store at where) whole.
+func (e *env) showRun(ctx context.Context, runs store.Store, where, id string) int {
+	r, err := runs.FindRun(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return e.fail(exitFailed, "no run %q in %s: skillbox runs lists the runs there are (a run of --no-store, or one pruned by retention, is not kept)", id, h.where)
+		if e.tenant != "" {
+			return e.fail(exitFailed, "no run %q of tenant %s in %s: skillbox runs --tenant %s lists its runs (a run of another tenant is found with that tenant's --tenant, the default tenant's without one)", id, e.tenant, where, e.tenant)
+		}
+		return e.fail(exitFailed, "no run %q in %s: skillbox runs lists the runs there are (a run of --no-store, or one pruned by retention, is not kept; a run of a tenant of serve --tenants is found with --tenant NAME)", id, where)
 	} else if err != nil {
 		return e.fail(exitFailed, "%v", err)
 	}

@@ -35,6 +35,7 @@ var cmdServe = &command{
 		retentionFlags(fs, e)
 		fs.StringArrayVar(&e.cors, "cors-origin", nil, "let web pages from `ORIGIN` (scheme://host[:port], exact) call the API from a browser; repeatable. Off by default: pages from other origins may not run or change anything")
 	},
+	completeFlags: map[string]flagCompletion{"tenants": completeTenantsFile},
 	run: func(ctx context.Context, e *env, pos []string) int {
 		if len(pos) != 0 {
 			return e.fail(exitUsage, "serve takes no arguments")

@@ -18,16 +18,24 @@ import (
 
 var cmdVersions = &command{
 	summary: "list a skill's versions, newest first: digest, status, where it came from, who, when",
-	usage:   "<id>",
+	usage:   "<id> [--tenants FILE --tenant NAME] [--user NAME]",
 	long: `List the versions of a skill kept in the store (see --data-dir): every content of the skill
 that skillbox met (in a skills directory, installed, uploaded, written by an agent), newest first,
 with its status (draft, pending, active, deprecated, yanked, rejected). The NOTE column is what
 the last change said, or for a pending version what it asks for beyond the version before it.
 The digests it prints, or any 8 or more of their first hex digits, name a version for approve,
-reject, publish, deprecate and yank.`,
-	example:  `  skillbox versions hello`,
-	flags:    func(fs *pflag.FlagSet, e *env) { storeFlags(fs, e, false) },
-	complete: completeSkillIDs,
+reject, publish, deprecate and yank.
+
+` + scopeHelp,
+	example: `  skillbox versions hello
+  skillbox versions hello --tenants tenants.yaml --tenant acme
+  skillbox versions notes --tenants tenants.yaml --tenant acme --user alice@acme.example`,
+	flags: func(fs *pflag.FlagSet, e *env) {
+		scopeFlags(fs, e)
+		storeFlags(fs, e, false)
+	},
+	completeFlags: scopeCompletions,
+	complete:      completeScopedSkillIDs,
 	run: func(ctx context.Context, e *env, pos []string) int {
 		if len(pos) != 1 {
 			return e.fail(exitUsage, "versions takes one skill id, e.g. skillbox versions hello")
@@ -38,7 +46,14 @@ reject, publish, deprecate and yank.`,
 				return e.versionFailure(pos[0], err)
 			}
 			if e.json {
-				return e.report("", map[string]any{"skill": pos[0], "versions": list})
+				out := map[string]any{"skill": pos[0], "versions": list}
+				if e.tenant != "" {
+					out["tenant"] = e.tenant
+				}
+				if e.user != "" {
+					out["user"] = e.user
+				}
+				return e.report("", out)
 			}
 			rows := make([][]string, 0, len(list))
 			for _, v := range list {
@@ -83,21 +98,28 @@ func versionCommand(action string) *command {
 	}
 	return &command{
 		summary: actionSummaries[action],
-		usage:   "<id> <digest> [--note TEXT]",
+		usage:   "<id> <digest> [--note TEXT] [--tenants FILE --tenant NAME] [--user NAME]",
 		long: fmt.Sprintf(`%s.
 It moves a version from %s to %s.
 
 <digest> is the version's digest as skillbox versions <id> prints it: whole, or at least its
 first 8 hex digits. You act as the local operator (your OS
 user, recorded with the change) with the admin role: whoever can open the store's database owns
-it. A server offers the same move to API keys with the %s role.`,
-			upperFirst(actionSummaries[action]), strings.Join(from, " or "), t.To, t.Role),
-		example: fmt.Sprintf("  skillbox versions hello\n  skillbox %s hello 3f2a9c1e --note 'reviewed the new host'", action),
+it. A server offers the same move to API keys with the %s role.
+
+%s`,
+			upperFirst(actionSummaries[action]), strings.Join(from, " or "), t.To, t.Role, scopeHelp),
+		example: fmt.Sprintf(`  skillbox versions hello
+  skillbox %[1]s hello 3f2a9c1e --note 'reviewed the new host'
+  skillbox %[1]s hello 3f2a9c1e --tenants tenants.yaml --tenant acme
+  skillbox %[1]s notes 5be07d41 --tenants tenants.yaml --tenant acme --user alice@acme.example`, action),
 		flags: func(fs *pflag.FlagSet, e *env) {
 			fs.StringVar(&e.note, "note", "", "say why in `TEXT`, kept with the version (at most 4096 bytes)")
+			scopeFlags(fs, e)
 			storeFlags(fs, e, false)
 		},
-		complete: completeSkillIDs,
+		completeFlags: scopeCompletions,
+		complete:      completeScopedSkillIDs,
 		run: func(ctx context.Context, e *env, pos []string) int {
 			if len(pos) != 2 {
 				return e.fail(exitUsage, "%s takes a skill id and a version's digest, e.g. skillbox %s hello 3f2a9c1e (skillbox versions hello lists them)", action, action)
@@ -110,7 +132,7 @@ it. A server offers the same move to API keys with the %s role.`,
 				msg := fmt.Sprintf("%s %s %s: it is now %s", versionActions[action], v.Skill, shortDigest(v.Digest), v.Status)
 				switch v.Status {
 				case runtime.VersionDraft:
-					msg += fmt.Sprintf("; publish it with: skillbox publish %s %s", v.Skill, shortDigest(v.Digest))
+					msg += fmt.Sprintf("; publish it with: skillbox publish %s %s%s", v.Skill, shortDigest(v.Digest), e.scopeArgs())
 				case runtime.VersionActive:
 					msg += fmt.Sprintf(": it serves %s", v.Skill)
 				}
@@ -120,32 +142,44 @@ it. A server offers the same move to API keys with the %s role.`,
 	}
 }
 
-// withVersions opens the store and a runtime that keeps its versions there, and calls fn; kept
-// is false when --no-store opened none (the runtime then keeps no versions).
+// withVersions opens the store and a runtime that keeps its versions there, in the scope the
+// flags name (the default tenant, or --tenant of --tenants; with --user, the user's view), and
+// calls fn; kept is false when --no-store opened none (the runtime then keeps no versions).
 func (e *env) withVersions(ctx context.Context, fn func(rt *runtime.Runtime, kept bool) int) int {
+	spec, code := e.tenantSpec()
+	if code != exitOK {
+		return code
+	}
 	h, code := e.openStore(ctx, false)
 	if code != exitOK {
 		return code
 	}
 	defer h.Close()
-	rt, err := e.runtime(ctx)
+	rt, view, err := e.scopedRuntime(ctx, spec, h)
 	if err != nil {
 		return e.fail(exitFailed, "%v", err)
 	}
 	defer rt.Close(context.Background())
-	return fn(rt, h != nil)
+	return fn(view, h != nil)
 }
 
 // versionFailure reports err, of a version command on skill id, with the way to fix it.
 func (e *env) versionFailure(id string, err error) int {
-	if msg, ok := lookupFailure(err); ok {
+	scope := e.scopeArgs()
+	if scope != "" {
+		// Not lookupFailure's hint: skillbox list shows the default tenant's skills.
+		var nf *runtime.NotFoundError
+		if errors.As(err, &nf) {
+			return e.fail(exitFailed, "%v, in %s%s", nf, e.tenantName(), e.userName())
+		}
+	} else if msg, ok := lookupFailure(err); ok {
 		return e.fail(exitFailed, "%s", msg)
 	}
 	switch {
 	case errors.Is(err, runtime.ErrNoVersion):
-		return e.fail(exitFailed, "%v; list the versions with: skillbox versions %s", err, id)
+		return e.fail(exitFailed, "%v; list the versions with: skillbox versions %s%s", err, id, scope)
 	case errors.Is(err, runtime.ErrVersionConflict):
-		return e.fail(exitFailed, "%v (skillbox versions %s shows each version's status)", err, id)
+		return e.fail(exitFailed, "%v (skillbox versions %s%s shows each version's status)", err, id, scope)
 	}
 	return e.fail(exitFailed, "%v", err)
 }

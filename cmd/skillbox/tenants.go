@@ -11,10 +11,10 @@ import (
 	"github.com/skillbox-dev/skillbox/store"
 )
 
-// tenantRuntimes builds the tenants of serve --tenants: one Runtime each on the Shared e's own
-// runtime uses, each with its own skills directory (created 0700 when missing: uploads go
-// there), policy file (the server's when it names none), quota, and its own part of the store.
-// The returned close closes them all; call it before the Shared's Close.
+// tenantRuntimes builds the tenants of serve --tenants: one Runtime each (tenantRuntime) on the
+// Shared e's own runtime uses, each tenant's skills directory created 0700 when missing (uploads
+// go there), with its part of the store as its history. The returned close closes them all;
+// call it before the Shared's Close.
 func (e *env) tenantRuntimes(ctx context.Context, specs []server.TenantSpec, st *localStore, logger *slog.Logger) (map[string]server.Tenant, func(), error) {
 	out := map[string]server.Tenant{}
 	var made []*runtime.Runtime
@@ -28,37 +28,57 @@ func (e *env) tenantRuntimes(ctx context.Context, specs []server.TenantSpec, st 
 			closeAll()
 			return nil, nil, fmt.Errorf("tenant %s: skills directory: %w", spec.Name, err)
 		}
-		dirs := []string{spec.Skills}
-		if spec.Shared {
-			dirs = append(dirs, dirsOrDefault(e.skills)...)
-		}
-		var t server.Tenant
-		rt, err := e.runtimeFor(ctx, dirs, func(cfg *runtime.Config) {
-			cfg.Tenant, cfg.Quota = spec.Name, spec.Quota
-			if spec.Policy != "" {
-				cfg.PolicyFile = spec.Policy
-			}
-			if cfg.Logger != nil {
-				cfg.Logger = cfg.Logger.With("tenant", spec.Name)
-			}
-			cfg.OnReload = func(d runtime.Reloaded) { logReload(logger.With("tenant", spec.Name), d) }
-			if st != nil {
-				ts := st.store.Tenant(spec.Name)
-				cfg.Versions, t.History = ts, ts
-				if st.rec != nil {
-					cfg.Artifacts = st.rec.Artifacts(spec.Name)
-				}
-			}
-		})
+		rt, err := e.tenantRuntime(ctx, spec, st, logger)
 		if err != nil {
 			closeAll()
-			return nil, nil, fmt.Errorf("tenant %s: %w", spec.Name, err)
+			return nil, nil, err
 		}
 		made = append(made, rt)
-		t.Runtime = rt
+		t := server.Tenant{Runtime: rt}
+		if st != nil {
+			t.History = st.store.Tenant(spec.Name)
+		}
 		out[spec.Name] = t
 	}
 	return out, closeAll, nil
+}
+
+// tenantRuntime builds the Runtime of one tenant of a tenants file, the one way serve --tenants
+// serves it and the version commands (--tenants FILE --tenant NAME) act on it, so both see the
+// same skills under the same policy: its own skills directory, then with shared the server's
+// --skills; its policy file (the global --policy when it names none); its quota; and its own
+// part of the store st (its versions, and its artifacts when st records), none when st is nil.
+//
+// It creates nothing on disk: serve makes the tenant's directory first, for uploads, and a
+// command that only reads and moves versions leaves a missing one missing. logger, when set,
+// logs the tenant's reloads.
+func (e *env) tenantRuntime(ctx context.Context, spec server.TenantSpec, st *localStore, logger *slog.Logger) (*runtime.Runtime, error) {
+	dirs := []string{spec.Skills}
+	if spec.Shared {
+		dirs = append(dirs, dirsOrDefault(e.skills)...)
+	}
+	rt, err := e.runtimeFor(ctx, dirs, func(cfg *runtime.Config) {
+		cfg.Tenant, cfg.Quota = spec.Name, spec.Quota
+		if spec.Policy != "" {
+			cfg.PolicyFile = spec.Policy
+		}
+		if cfg.Logger != nil {
+			cfg.Logger = cfg.Logger.With("tenant", spec.Name)
+		}
+		if logger != nil {
+			cfg.OnReload = func(d runtime.Reloaded) { logReload(logger.With("tenant", spec.Name), d) }
+		}
+		if st != nil {
+			cfg.Versions = st.store.Tenant(spec.Name)
+			if st.rec != nil {
+				cfg.Artifacts = st.rec.Artifacts(spec.Name)
+			}
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("tenant %s: %w", spec.Name, err)
+	}
+	return rt, nil
 }
 
 // tenantRetention is the retention of each tenant of specs that has its own (a zero field is
