@@ -98,6 +98,8 @@ type env struct {
 	pubs   []string // verify --pub
 	note   string   // approve, reject, publish, deprecate, yank --note
 	runs   runsFlags
+	// queue is versions' --status and --limit: the review queue, when it names no skill.
+	queue runtime.VersionQuery
 
 	// command is the command running, for the hint under a usage error.
 	command string

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,8 +19,8 @@ import (
 // Transitions; these commands only translate.
 
 var cmdVersions = &command{
-	summary: "list a skill's versions, newest first: digest, status, where it came from, who, when",
-	usage:   "<id> [--tenants FILE --tenant NAME] [--user NAME]",
+	summary: "list a skill's versions, newest first; without an id, what waits for approval across the skills",
+	usage:   "[<id>] [--status S] [--limit N] [--tenants FILE --tenant NAME] [--user NAME]",
 	long: `List the versions of a skill kept in the store (see --data-dir): every content of the skill
 that skillbox met (in a skills directory, installed, uploaded, written by an agent), newest first,
 with its status (draft, pending, active, deprecated, yanked, rejected). The NOTE column is what
@@ -26,24 +28,49 @@ the last change said, or for a pending version what it asks for beyond the versi
 The digests it prints, or any 8 or more of their first hex digits, name a version for approve,
 reject, publish, deprecate and yank.
 
+Without an id, list the review queue: the versions of every skill of the tenant in --status
+(default pending: what waits for an admin's approval), newest first, users' own skills' too,
+each naming its user (approve one with --user USER). With an id, --status keeps that skill's
+versions in that status.
+
 ` + scopeHelp,
 	example: `  skillbox versions hello
+  skillbox versions
+  skillbox versions --status active --tenants tenants.yaml --tenant acme
   skillbox versions hello --tenants tenants.yaml --tenant acme
   skillbox versions notes --tenants tenants.yaml --tenant acme --user alice@acme.example`,
 	flags: func(fs *pflag.FlagSet, e *env) {
+		fs.Func("status", "only the versions in status `S`: draft, pending, active, deprecated, yanked or rejected (without an id, default pending)", func(v string) error {
+			if !runtime.VersionStatus(v).Valid() {
+				return fmt.Errorf("%q is not a version status: use one of %v", v, runtime.VersionStatuses)
+			}
+			e.queue.Status = runtime.VersionStatus(v)
+			return nil
+		})
+		fs.IntVar(&e.queue.Limit, "limit", 0, fmt.Sprintf("without an id, at most `N` versions (1 to %d; default %d)", runtime.MaxVersionQuery, runtime.DefaultVersionQuery))
 		scopeFlags(fs, e)
 		storeFlags(fs, e, false)
 	},
 	completeFlags: scopeCompletions,
 	complete:      completeScopedSkillIDs,
 	run: func(ctx context.Context, e *env, pos []string) int {
-		if len(pos) != 1 {
-			return e.fail(exitUsage, "versions takes one skill id, e.g. skillbox versions hello")
+		switch {
+		case len(pos) > 1:
+			return e.fail(exitUsage, "versions takes at most one skill id, e.g. skillbox versions hello (without one, it lists what waits for approval)")
+		case len(pos) == 1 && e.queue.Limit != 0:
+			return e.fail(exitUsage, "--limit bounds the review queue (versions without an id); a skill's versions are listed whole")
+		case e.queue.Limit < 0 || e.queue.Limit > runtime.MaxVersionQuery:
+			return e.fail(exitUsage, "--limit %d: give 1 to %d versions", e.queue.Limit, runtime.MaxVersionQuery)
+		case len(pos) == 0:
+			return e.withVersions(ctx, func(rt *runtime.Runtime, _ bool) int { return e.reviewQueue(ctx, rt) })
 		}
 		return e.withVersions(ctx, func(rt *runtime.Runtime, _ bool) int {
 			list, err := rt.Versions(ctx, pos[0])
 			if err != nil {
 				return e.versionFailure(pos[0], err)
+			}
+			if e.queue.Status != "" {
+				list = slices.DeleteFunc(list, func(v runtime.Version) bool { return v.Status != e.queue.Status })
 			}
 			if e.json {
 				out := map[string]any{"skill": pos[0], "versions": list}
@@ -57,17 +84,63 @@ reject, publish, deprecate and yank.
 			}
 			rows := make([][]string, 0, len(list))
 			for _, v := range list {
-				note := v.Note
-				if v.Status == runtime.VersionPending && note == "" {
-					note = "asks for: " + strings.Join(v.Diff, "; ")
-				}
 				rows = append(rows, []string{clean(v.Version), shortDigest(v.Digest), string(v.Status), clean(v.Source),
-					clean(v.CreatedBy), v.CreatedAt.Local().Format(time.DateTime), truncate(clean(note), 80)})
+					clean(v.CreatedBy), v.CreatedAt.Local().Format(time.DateTime), truncate(clean(versionNote(v)), 80)})
 			}
 			writeRows(e.stdout, []string{"VERSION", "DIGEST", "STATUS", "SOURCE", "BY", "WHEN", "NOTE"}, rows)
 			return exitOK
 		})
 	},
+}
+
+// reviewQueue prints the versions of every skill of rt's tenant in e.queue.Status (pending by
+// default), newest first, as the operator (an admin) sees them: users' own too, each naming its
+// user.
+func (e *env) reviewQueue(ctx context.Context, rt *runtime.Runtime) int {
+	q := e.queue
+	if q.Status == "" {
+		q.Status = runtime.VersionPending
+	}
+	list, more, err := rt.FindVersions(ctx, q)
+	if err != nil {
+		return e.fail(exitFailed, "%v", err)
+	}
+	if e.json {
+		if list == nil {
+			list = []runtime.Version{}
+		}
+		out := map[string]any{"status": q.Status, "versions": list, "more": more}
+		if e.tenant != "" {
+			out["tenant"] = e.tenant
+		}
+		return e.report("", out)
+	}
+	if len(list) == 0 {
+		fmt.Fprintf(e.stderr, "no %s versions in %s\n", q.Status, e.tenantName())
+		return exitOK
+	}
+	rows := make([][]string, 0, len(list))
+	for _, v := range list {
+		rows = append(rows, []string{clean(v.Skill), clean(v.User), clean(v.Version), shortDigest(v.Digest), string(v.Status), clean(v.Source),
+			clean(v.CreatedBy), v.CreatedAt.Local().Format(time.DateTime), truncate(clean(versionNote(v)), 80)})
+	}
+	writeRows(e.stdout, []string{"SKILL", "USER", "VERSION", "DIGEST", "STATUS", "SOURCE", "BY", "WHEN", "NOTE"}, rows)
+	if more {
+		fmt.Fprintf(e.stderr, "more %s versions than --limit %d: act on these, or raise --limit\n", q.Status, cmp.Or(q.Limit, runtime.DefaultVersionQuery))
+	}
+	if q.Status == runtime.VersionPending {
+		fmt.Fprintf(e.stderr, "approve one with: skillbox approve SKILL DIGEST%s (for a user's skill, add --user USER); or reject it\n", e.scopeArgs())
+	}
+	return exitOK
+}
+
+// versionNote is what a version's NOTE column says: what the last change said, or for a
+// pending version what it asks for beyond the version before it.
+func versionNote(v runtime.Version) string {
+	if v.Status == runtime.VersionPending && v.Note == "" {
+		return "asks for: " + strings.Join(v.Diff, "; ")
+	}
+	return v.Note
 }
 
 // versionActions are the moves of a version's status the CLI offers, each its own command, with

@@ -64,6 +64,13 @@ func TestVersionCommandsInATenant(t *testing.T) {
 		t.Fatalf("acme's versions after the new host: %+v", vs)
 	}
 	pending := vs[0]
+	// The review queue: acme's lists it, the default tenant's over the same folder does not.
+	expect{code: exitOK, stdout: []string{"tool", "2.0.0", shortDigest(pending.Digest), "pending", "asks for: network: + api.acme.example"},
+		stderr: []string{"approve one with: skillbox approve SKILL DIGEST --tenants " + file + " --tenant acme"}}.
+		verify(t, cli(t, "", in("versions")...))
+	expect{code: exitOK, stderr: []string{"no pending versions in the default tenant"}, emptyStdout: true}.
+		verify(t, cli(t, "", "versions", "--skills", acme))
+	expect{code: exitOK, stdout: []string{"tool", "1.0.0", "active"}}.verify(t, cli(t, "", in("versions", "--status", "active")...))
 
 	// The default tenant over the same folder: its own versions, none pending, none active.
 	for _, v := range versionsOf(t, "tool", "--skills", acme) {
@@ -129,6 +136,18 @@ func TestVersionCommandsAsUser(t *testing.T) {
 				t.Fatalf("alice's versions after the wider limit: %+v", vs)
 			}
 
+			// The tenant's review queue names her: the operator approves it with --user.
+			r := cli(t, "", append([]string{"versions", "--json"}, scope...)...)
+			expect{code: exitOK}.verify(t, r)
+			var queue struct {
+				Versions []runtime.Version `json:"versions"`
+				More     bool              `json:"more"`
+			}
+			if err := json.Unmarshal([]byte(r.stdout), &queue); err != nil || len(queue.Versions) != 1 || queue.More ||
+				queue.Versions[0].Skill != "notes" || queue.Versions[0].User != "alice@acme.example" || queue.Versions[0].Digest != vs[0].Digest {
+				t.Fatalf("the review queue: %+v %v\n%s", queue, err, r)
+			}
+
 			// Nobody else sees it: not the tenant's view, not another user's.
 			expect{code: exitFailed, stderr: []string{`no skill "notes"`}, emptyStdout: true}.
 				verify(t, cli(t, "", append([]string{"versions", "notes"}, scope...)...))
@@ -168,6 +187,14 @@ func TestScopeUsageErrors(t *testing.T) {
 			[]string{`"Acme Corp" is not a tenant's name`}},
 		{"empty user", []string{"versions", "tool", "--user="},
 			[]string{"give the user's name"}},
+		{"versions: two ids", []string{"versions", "tool", "other"},
+			[]string{"versions takes at most one skill id", "without one, it lists what waits for approval"}},
+		{"versions: a limit with an id", []string{"versions", "tool", "--limit", "5"},
+			[]string{"--limit bounds the review queue"}},
+		{"versions: a limit out of bounds", []string{"versions", "--limit", "1001"},
+			[]string{"--limit 1001: give 1 to 1000 versions"}},
+		{"versions: not a status", []string{"versions", "--status", "waiting"},
+			[]string{`"waiting" is not a version status`, "pending"}},
 		{"runs: not a tenant name", []string{"runs", "--tenant", "../acme"},
 			[]string{`"../acme" is not a tenant's name`}},
 	} {
