@@ -13,14 +13,17 @@ import (
 	"github.com/skillbox-dev/skillbox/store/sqlite"
 )
 
-// A database made before tenants (schema 2) keeps every run, version and file through the
-// migration that adds them, all of it the default tenant's.
-func TestUpgradeFromSchema2KeepsEverything(t *testing.T) {
+// oldSchema makes a database as an older skillbox left it: migrations applied and recorded, the
+// later ones not. It returns its path, the open database (to fill; close it before opening the
+// store) and a statement runner that fails the test.
+func oldSchema(t *testing.T, migrations ...string) (string, *sql.DB, func(string, ...any)) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), sqlite.FileName)
 	db, err := sql.Open("sqlite3", "file:"+path+"?_pragma=foreign_keys(on)")
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { db.Close() })
 	exec := func(q string, args ...any) {
 		t.Helper()
 		if _, err := db.Exec(q, args...); err != nil {
@@ -28,7 +31,7 @@ func TestUpgradeFromSchema2KeepsEverything(t *testing.T) {
 		}
 	}
 	exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`)
-	for i, name := range []string{"0001_runs.sql", "0002_versions.sql"} {
+	for i, name := range migrations {
 		b, err := os.ReadFile(filepath.Join("migrations", name))
 		if err != nil {
 			t.Fatal(err)
@@ -36,6 +39,13 @@ func TestUpgradeFromSchema2KeepsEverything(t *testing.T) {
 		exec(string(b))
 		exec(`INSERT INTO schema_migrations VALUES (?, ?, 0)`, i+1, name)
 	}
+	return path, db, exec
+}
+
+// A database made before tenants (schema 2) keeps every run, version and file through the
+// migration that adds them, all of it the default tenant's.
+func TestUpgradeFromSchema2KeepsEverything(t *testing.T) {
+	path, db, exec := oldSchema(t, "0001_runs.sql", "0002_versions.sql")
 	data := []byte("(module)")
 	sum := sha256.Sum256(data)
 	blob := hex.EncodeToString(sum[:])
@@ -81,26 +91,7 @@ func TestUpgradeFromSchema2KeepsEverything(t *testing.T) {
 // A version of a user's own skill recorded before versions named their user (schema 5) names
 // none after the upgrade: it is in the tenant admin's review queue, in no user's.
 func TestUpgradeFromSchema5KeepsUsersVersionsTheAdmins(t *testing.T) {
-	path := filepath.Join(t.TempDir(), sqlite.FileName)
-	db, err := sql.Open("sqlite3", "file:"+path+"?_pragma=foreign_keys(on)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	exec := func(q string, args ...any) {
-		t.Helper()
-		if _, err := db.Exec(q, args...); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`)
-	for i, name := range []string{"0001_runs.sql", "0002_versions.sql", "0003_tenants.sql", "0004_artifacts.sql", "0005_visibility.sql"} {
-		b, err := os.ReadFile(filepath.Join("migrations", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		exec(string(b))
-		exec(`INSERT INTO schema_migrations VALUES (?, ?, 0)`, i+1, name)
-	}
+	path, db, exec := oldSchema(t, "0001_runs.sql", "0002_versions.sql", "0003_tenants.sql", "0004_artifacts.sql", "0005_visibility.sql")
 	scoped := "notes@" + runtime.UserScope("alice")
 	exec(`INSERT INTO versions (tenant, skill, digest, status, created_at) VALUES ('acme', ?, ?, 'pending', 1)`, scoped, "sha256:"+hex.EncodeToString(make([]byte, 32)))
 	db.Close()

@@ -16,12 +16,7 @@ import (
 // plan that scans walks every newer run first, and a page a million runs down takes a tenth of
 // a second instead of a fraction of a millisecond (store's BenchmarkHistoryQueries).
 func TestListRunsSeeksTheCursor(t *testing.T) {
-	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), sqlite.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	db := s.(*sqldb.DB)
+	db := planDB(t)
 	cursor := store.EncodeCursor(store.Run{ID: "run_x", StartedAt: time.Now()})
 	for _, q := range []store.Query{
 		{Cursor: cursor},
@@ -59,12 +54,7 @@ func TestListRunsSeeksTheCursor(t *testing.T) {
 // and the artifacts of the runs it drops are found by their key, not by reading every artifact.
 // The tenants a sweep prunes are listed one index seek each, not by reading every run.
 func TestPruneSeeksTheTenant(t *testing.T) {
-	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), sqlite.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	db := s.(*sqldb.DB)
+	db := planDB(t)
 	doomed := `SELECT id FROM runs WHERE ` + sqldb.PruneBeyond
 	for _, c := range []struct {
 		query string
@@ -93,12 +83,7 @@ func TestPruneSeeksTheTenant(t *testing.T) {
 // The review queue seeks versions_by_status and reads it in its order: no sort of a tenant's
 // versions, however many there are.
 func TestFindVersionsSeeksTheStatus(t *testing.T) {
-	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), sqlite.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	db := s.(*sqldb.DB)
+	db := planDB(t)
 	for _, q := range []runtime.VersionQuery{
 		{Status: runtime.VersionPending, Limit: 100},
 		{Status: runtime.VersionPending, Viewer: "alice", Limit: 100},
@@ -109,6 +94,17 @@ func TestFindVersionsSeeksTheStatus(t *testing.T) {
 			t.Errorf("%+v: the plan does not read versions_by_status in order: %s", q, p)
 		}
 	}
+}
+
+// planDB is an empty SQLite store to ask for plans, closed when t ends.
+func planDB(t *testing.T) *sqldb.DB {
+	t.Helper()
+	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), sqlite.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s.(*sqldb.DB)
 }
 
 // plan is SQLite's query plan for query, its steps joined by "; ".
