@@ -93,8 +93,9 @@ type VersionStore interface {
 	SetVersionStatus(ctx context.Context, skill, digest string, t Transition, by, note string, at time.Time) (Version, error)
 	// FindVersions returns the versions of every skill in the store's tenant that q selects,
 	// newest first (by CreatedAt, then skill and digest), at most q.Limit (1 to
-	// MaxVersionQuery+1: a caller asks one more than it shows, to know there are more). A version of a user's own skill keeps its stored skill name
-	// ("<id>@<scope>", see ValidVersionSkill) and names its User.
+	// MaxVersionQuery+1: a caller asks one more than it shows, to know there are more). A
+	// version of a user's own skill keeps its stored skill name ("<id>@<scope>", see
+	// ValidVersionSkill) and names its User.
 	FindVersions(ctx context.Context, q VersionQuery) ([]Version, error)
 }
 
