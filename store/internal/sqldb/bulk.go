@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/store"
 )
 
@@ -27,6 +28,31 @@ func (s *DB) InsertRuns(ctx context.Context, runs []store.Run) error {
 				args = append(args, s.runValues(r)...)
 			}
 			query := `INSERT INTO runs (` + runColumns + `) VALUES ` + strings.TrimSuffix(strings.Repeat(runPlaceholders+", ", len(batch)), ", ")
+			if _, err := tx.ExecContext(ctx, s.q(query), args...); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// InsertVersions writes versions of the store's tenant as they are, without files, in one
+// transaction of multi-row inserts: the fast path of the benchmarks that fill a review queue,
+// not part of store.Store (a runtime's versions go through AddVersion, which checks them and
+// keeps their files).
+func (s *DB) InsertVersions(ctx context.Context, vs []runtime.Version) error {
+	const columns = 14 // tenant and versionColumns
+	return s.inTx(ctx, fmt.Sprintf("insert %d versions", len(vs)), func(tx *sql.Tx) error {
+		for len(vs) > 0 {
+			batch := vs[:min(bulkRows, len(vs))]
+			vs = vs[len(batch):]
+			args := make([]any, 0, len(batch)*columns)
+			for _, v := range batch {
+				args = append(args, s.tenant, v.Skill, v.Digest, v.Version, string(v.Status), v.Source, "{}", "[]",
+					v.CreatedBy, v.CreatedAt.UnixNano(), v.UpdatedBy, nanos(v.UpdatedAt), v.Note, v.User)
+			}
+			row := "(" + strings.TrimSuffix(strings.Repeat("?, ", columns), ", ") + ")"
+			query := `INSERT INTO versions (tenant, ` + versionColumns + `) VALUES ` + strings.TrimSuffix(strings.Repeat(row+", ", len(batch)), ", ")
 			if _, err := tx.ExecContext(ctx, s.q(query), args...); err != nil {
 				return err
 			}
