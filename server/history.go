@@ -87,17 +87,23 @@ func parseRunQuery(v url.Values) (store.Query, error) {
 		}
 		q.Since = t
 	}
-	if limit := v.Get("limit"); limit != "" {
-		n, err := strconv.Atoi(limit)
-		if err != nil {
-			return q, httpError(http.StatusBadRequest, "bad_request", "limit %q: want a number of runs, 1 to %d", limit, store.MaxLimit)
-		}
-		if n == 0 { // the history reads 0 as its default page size; a client's 0 is a mistake
-			return q, httpError(http.StatusBadRequest, "bad_request", "limit 0: want a number of runs, 1 to %d", store.MaxLimit)
-		}
-		q.Limit = n
+	n, err := parseLimit(v, "runs", store.MaxLimit)
+	q.Limit = n
+	return q, err
+}
+
+// parseLimit reads a list route's limit parameter: 0 when absent (the lister's default), else a
+// number the lister bounds to 1 to max. A client's 0 is a mistake, not a default.
+func parseLimit(v url.Values, what string, max int) (int, error) {
+	limit := v.Get("limit")
+	if limit == "" {
+		return 0, nil
 	}
-	return q, nil
+	n, err := strconv.Atoi(limit)
+	if err != nil || n == 0 {
+		return 0, httpError(http.StatusBadRequest, "bad_request", "limit %q: want a number of %s, 1 to %d", limit, what, max)
+	}
+	return n, nil
 }
 
 // checkParams says which of the parameters v of route is unknown or given twice: a misspelt

@@ -2,7 +2,6 @@ package server
 
 import (
 	"net/http"
-	"strconv"
 
 	"github.com/labstack/echo/v4"
 
@@ -64,13 +63,11 @@ func (s *Server) findVersions(c echo.Context) error {
 	if q.Status == "" {
 		q.Status = runtime.VersionPending
 	}
-	if limit := v.Get("limit"); limit != "" {
-		n, err := strconv.Atoi(limit)
-		if err != nil || n == 0 { // the runtime reads 0 as its default; a client's 0 is a mistake
-			return httpError(http.StatusBadRequest, "bad_request", "limit %q: want a number of versions, 1 to %d", limit, runtime.MaxVersionQuery)
-		}
-		q.Limit = n
+	n, err := parseLimit(v, "versions", runtime.MaxVersionQuery)
+	if err != nil {
+		return err
 	}
+	q.Limit = n
 	list, more, err := s.rt.FindVersions(c.Request().Context(), q)
 	if err != nil {
 		return err
