@@ -29,7 +29,8 @@ type Admission struct {
 	// CompileMemory is the most one compilation may hold (default 512 MiB; the bundled Go skills
 	// need under 100 MiB): a compilation is charged it, and in a child process (see
 	// MaybeCompileChild) one that needs more is stopped. CompileTimeout bounds its time
-	// (default 60s), likewise.
+	// (default 60s; ten minutes in a binary built with -race, whose instrumented compiler runs
+	// several times slower), likewise.
 	CompileMemory  int64
 	CompileTimeout time.Duration
 }
@@ -54,7 +55,7 @@ func (a Admission) withDefaults() Admission {
 		a.CompileMemory = 512 << 20
 	}
 	if a.CompileTimeout <= 0 {
-		a.CompileTimeout = 60 * time.Second
+		a.CompileTimeout = raceSlowdown * 60 * time.Second
 	}
 	return a
 }
