@@ -76,19 +76,22 @@ def execute(args, ctx):
 
 func TestPythonSkillErrors(t *testing.T) {
 	dir := t.TempDir()
-	py := func(id, body, extra string) {
-		m := `"limits":{"timeoutMs":1500,"memoryMiB":64}`
-		if extra != "" {
-			m += "," + extra
+	// Only the skills that never end by themselves (loops, sleeps-long) have a short timeout:
+	// every other one has a minute, so what it meets is its own error or limit, however slowly
+	// a loaded machine (or -race) gets there.
+	py := func(id, body, timeoutMs string) {
+		if timeoutMs == "" {
+			timeoutMs = "60000"
 		}
+		m := `"limits":{"timeoutMs":` + timeoutMs + `,"memoryMiB":64}`
 		scriptFixture(t, dir, id, simple(id, m), map[string]string{"execute.py": body})
 	}
 	py("raises", "def execute(args, ctx):\n    raise ValueError('bad input')\n", "")
 	py("denied", "def execute(args, ctx):\n    ctx.fetch('https://example.com/')\n", "")
 	py("caught", "from skillbox import PermissionDenied\ndef execute(args, ctx):\n    try:\n        ctx.read_file('/etc/passwd')\n    except PermissionDenied:\n        pass\n    raise RuntimeError('gave up')\n", "")
-	py("loops", "def execute(args, ctx):\n    while True:\n        pass\n", "")
+	py("loops", "def execute(args, ctx):\n    while True:\n        pass\n", "1500")
 	py("sleeps", "import time\ndef execute(args, ctx):\n    time.sleep(0.05)\n    return 'slept'\n", "")
-	py("sleeps-long", "import time\ndef execute(args, ctx):\n    time.sleep(60)\n", "")
+	py("sleeps-long", "import time\ndef execute(args, ctx):\n    time.sleep(3600)\n", "1500")
 	py("bomb", "def execute(args, ctx):\n    a = []\n    while True:\n        a.append(bytearray(1 << 20))\n", "")
 	scriptFixture(t, dir, "big", simple("big", `"limits":{"maxOutputBytes":1000}`), map[string]string{"execute.py": "def execute(args, ctx):\n    return 'x' * 5000\n"})
 	py("envelope", "def execute(args, ctx):\n    return {'success': False, 'error': 'said no'}\n", "")
