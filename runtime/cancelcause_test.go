@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"testing"
-	"time"
 )
 
 // A run canceled with a cause (context.WithCancelCause) says in its message who canceled it;
@@ -33,15 +32,13 @@ func TestCanceledRunNamesItsCause(t *testing.T) {
 					}
 				}
 			}})
+			// Left alone, 1000 ticks of 20ms end in success: canceled says the cancellation
+			// ended it.
 			if !errors.Is(err, ErrCanceled) || res.Error == nil || res.Error.Kind != KindCanceled {
 				t.Fatalf("got %v (%+v), want canceled", err, res.Error)
 			}
 			if res.Error.Message != tc.want {
 				t.Errorf("message %q, want %q", res.Error.Message, tc.want)
-			}
-			// 1000 ticks of 20ms would take 20s: the cancellation ended it long before.
-			if res.DurationMs > float64(5*time.Second/time.Millisecond) {
-				t.Errorf("the canceled run lasted %vms", res.DurationMs)
 			}
 		})
 	}

@@ -34,10 +34,15 @@ func compiledNative(t *testing.T, rt *Runtime, id string) *nativeModule {
 // garbage collector forced during the run: a guest that spun without yielding would hang it.
 func TestDeadlineStopsEveryGuest(t *testing.T) {
 	dir := t.TempDir()
-	fixture(t, dir, "loop", simple("loop", `"limits":{"timeoutMs":150}`), "loop")
-	fixture(t, dir, "spin", simple("spin", `"parameters":{"n":{"type":"integer"}},"limits":{"timeoutMs":150}`), "spin")
-	fixture(t, dir, "startloop", simple("startloop", `"limits":{"timeoutMs":150}`), "startloop")
-	fixture(t, dir, "sleep", simple("sleep", `"limits":{"timeoutMs":150}`), "sleep")
+	// Each guest twice: with a short timeout, and held (a minute) for the caller to cancel, so
+	// that a loaded machine, slow to cancel, never makes the deadline come first.
+	for _, timeout := range []struct{ suffix, ms string }{{"", "150"}, {"-held", "60000"}} {
+		limits := `"limits":{"timeoutMs":` + timeout.ms + `}`
+		fixture(t, dir, "loop"+timeout.suffix, simple("loop"+timeout.suffix, limits), "loop")
+		fixture(t, dir, "spin"+timeout.suffix, simple("spin"+timeout.suffix, `"parameters":{"n":{"type":"integer"}},`+limits), "spin")
+		fixture(t, dir, "startloop"+timeout.suffix, simple("startloop"+timeout.suffix, limits), "startloop")
+		fixture(t, dir, "sleep"+timeout.suffix, simple("sleep"+timeout.suffix, limits), "sleep")
+	}
 	fixture(t, dir, "hello", simple("hello", ""), "hello")
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
 
@@ -69,7 +74,7 @@ func TestDeadlineStopsEveryGuest(t *testing.T) {
 			// The caller canceling ends the run the same way, as canceled.
 			ctx, cancel := context.WithCancel(context.Background())
 			time.AfterFunc(30*time.Millisecond, cancel)
-			res, err = rt.Run(ctx, Request{Skill: tc.skill, Args: []byte(tc.args)})
+			res, err = rt.Run(ctx, Request{Skill: tc.skill + "-held", Args: []byte(tc.args)})
 			if !errors.Is(err, ErrCanceled) || res.Error.Kind != KindCanceled {
 				t.Fatalf("canceled: got %v (%+v)", err, res.Error)
 			}

@@ -3,7 +3,6 @@ package runtime
 import (
 	"context"
 	"testing"
-	"time"
 )
 
 // With WarmInstances, a slow-to-start module's runs take instances made ahead: the results are
@@ -16,7 +15,7 @@ func TestWarmPool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return rt.Stats().WarmMade >= 2 })
+	eventually(t, "the pool to fill", func() bool { return rt.Stats().WarmMade >= 2 })
 	for i := range 6 {
 		res, err := rt.Run(ctx, Request{Skill: "hello", Args: []byte(`{"name":"Ada"}`)})
 		if err != nil || string(res.Result) != string(first.Result) {
@@ -25,7 +24,7 @@ func TestWarmPool(t *testing.T) {
 		if len(res.Logs) != len(first.Logs) {
 			t.Fatalf("run %d logged %v; a fresh instance logged %v", i, res.Logs, first.Logs)
 		}
-		waitFor(t, func() bool { st := rt.Stats(); return st.WarmMade-st.WarmHits >= 2 })
+		eventually(t, "the pool to refill", func() bool { st := rt.Stats(); return st.WarmMade-st.WarmHits >= 2 })
 	}
 	st := rt.Stats()
 	if st.WarmHits < 6 || st.WarmMade < st.WarmHits+2 {
@@ -54,14 +53,3 @@ func TestWarmPoolOnlyForSlowModules(t *testing.T) {
 	}
 }
 
-// waitFor polls cond for up to a minute: the pool refills in the background.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within a minute")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}

@@ -21,16 +21,18 @@ func watching(t *testing.T, rt *Runtime) int32 {
 	return mode
 }
 
-// eventually polls cond until it holds, failing the test if it never does. The bound is for a
-// watcher that never reacts, not a measure of how fast it does.
+// eventually polls cond until it holds, failing the test if it never does: what it waits for
+// happens in the background (a watcher reacting, a pool refilling, a run reaching the queue).
+// The bound is for a thing that never happens, not a measure of how fast it does: two minutes,
+// which no loaded machine nears.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("waited 30s for %s", what)
+			t.Fatalf("waited 2 minutes for %s", what)
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
