@@ -82,8 +82,11 @@ func TestCompileMemoryIsEnforcedInAChild(t *testing.T) {
 	dir := t.TempDir()
 	compileBombSkill(t, dir, "chain", chainBody(16<<10))
 	fixture(t, dir, "hello", simple("hello", ""), "hello")
+	// The bound sits between the two, far from each: a child compiling hello peaks at 19 MiB
+	// (47 MiB in a -race binary, whose runtime holds more), one compiling chain at 208 MiB
+	// (611 MiB under -race).
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}, NoCache: true,
-		Admission: Admission{CompileMemory: 48 << 20}})
+		Admission: Admission{CompileMemory: 128 << 20}})
 	var before, after goruntime.MemStats
 	goruntime.ReadMemStats(&before)
 	_, err := rt.Run(context.Background(), Request{Skill: "chain"})

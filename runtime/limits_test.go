@@ -134,8 +134,9 @@ func TestSleepEndsAtTheDeadline(t *testing.T) {
 	if !errors.Is(err, ErrTimeout) {
 		t.Fatalf("got %v", err)
 	}
-	// The guest asked for 10 s: returning well before proves the sleep was cut, not waited out.
-	if time.Since(start) > 5*time.Second {
+	// The guest asked for an hour: returning within minutes proves the sleep was cut, not waited
+	// out, on however slow a machine.
+	if time.Since(start) > 5*time.Minute {
 		t.Fatalf("the sleep outlived the deadline")
 	}
 }
