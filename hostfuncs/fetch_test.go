@@ -807,8 +807,10 @@ func TestFetchTimeouts(t *testing.T) {
 		start := time.Now()
 		r := c.fetch(context.Background(), request("GET", srv.URL+"/slow", nil), nil)
 		wantReply(t, r, StatusFailed, srv.URL+"/slow: timed out")
-		if d := time.Since(start); d < 150*time.Millisecond || d > 5*time.Second {
-			t.Errorf("gave up after %v, want about 200ms", d)
+		// The server never answers: that the fetch returns says the timeout ended it. It must not
+		// end before the timeout (a loaded machine only makes it later).
+		if d := time.Since(start); d < 150*time.Millisecond {
+			t.Errorf("gave up after %v, before its timeout of 200ms", d)
 		}
 		if len(c.Usage().Denied) != 0 {
 			t.Errorf("a timeout was recorded as denied")
@@ -821,8 +823,8 @@ func TestFetchTimeouts(t *testing.T) {
 		defer cancel()
 		start := time.Now()
 		wantReply(t, c.fetch(ctx, request("GET", srv.URL+"/slow", nil), nil), StatusFailed, "timed out")
-		if d := time.Since(start); d > 5*time.Second {
-			t.Errorf("gave up after %v", d)
+		if d := time.Since(start); d < 150*time.Millisecond {
+			t.Errorf("gave up after %v, before the deadline of 200ms", d)
 		}
 	})
 	t.Run("context canceled", func(t *testing.T) {

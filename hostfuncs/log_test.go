@@ -305,22 +305,21 @@ func TestLineWriterSharesBudget(t *testing.T) {
 }
 
 // A guest can hand its stdout one large write of many short lines (WASI fd_write of a big
-// buffer). Splitting it must cost time linear in its size.
+// buffer). Splitting it must not cost a step per line past the budget: lines are kept until the
+// budget is spent, and the rest of the write is one drop, not 199,000 (which is what this checks,
+// rather than a time that a loaded machine could exceed).
 func TestLineWriterManyLinesInOneWrite(t *testing.T) {
 	t.Parallel()
 	const lines = 200_000
 	c := logCall(64 << 10)
 	w := &LineWriter{Call: c, Source: "stdout", Level: "info"}
 	data := bytes.Repeat([]byte("x\n"), lines)
-	start := time.Now()
 	_, _ = w.Write(data)
-	elapsed := time.Since(start)
-	// Lines are kept until the budget is spent; the rest of the write is one drop.
 	logs, dropped := c.Logs()
 	if want := (64 << 10) / (1 + LogEntryCost); len(logs) != want || dropped != 1 {
 		t.Errorf("kept %d, dropped %d; want %d and 1", len(logs), dropped, want)
 	}
-	if elapsed > 2*time.Second {
-		t.Errorf("splitting %d lines (%d bytes) took %v; want linear time (well under a second)", lines, len(data), elapsed)
+	if len(w.buf) != 0 {
+		t.Errorf("%d bytes of the dropped rest still held", len(w.buf))
 	}
 }
