@@ -472,7 +472,10 @@ func TestSkillViewsAreCopies(t *testing.T) {
 // without a cache, at once, take turns; both then run.
 func TestCompilationsAreBounded(t *testing.T) {
 	t.Parallel()
-	rt, err := New(context.Background(), Config{SkillDirs: []string{"../skills"}, NoCache: true})
+	// MaxWait is long: the second compilation waits for the first, which takes a minute or more
+	// under -race on a busy machine.
+	rt, err := New(context.Background(), Config{SkillDirs: []string{"../skills"}, NoCache: true,
+		Admission: Admission{MaxWait: 10 * time.Minute}})
 	if err != nil {
 		t.Fatal(err)
 	}
