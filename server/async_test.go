@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -10,16 +11,21 @@ import (
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
-// liveEnv serves ticker (logs "tick" count times, ms apart; timeoutMs 30000), echo and strict
+// liveEnv serves ticker (logs "tick" count times, ms apart; timeoutMs 60000), echo and strict
 // (echo with a required integer n) with opts and a runtime configured by cfg.
 func liveEnv(t testing.TB, opts Options, cfg runtime.Config) *testEnv {
 	t.Helper()
 	dir := t.TempDir()
-	fixture(t, dir, "ticker", manifestJSON("ticker", `"parameters":{"type":"object"},"limits":{"timeoutMs":30000}`), "ticker", nil)
+	fixture(t, dir, "ticker", manifestJSON("ticker", `"parameters":{"type":"object"},"limits":{"timeoutMs":60000}`), "ticker", nil)
 	fixture(t, dir, "echo", manifestJSON("echo", `"parameters":{"type":"object"}`), "echo", nil)
 	fixture(t, dir, "strict", manifestJSON("strict", `"parameters":{"n":{"type":"integer","required":true}}`), "echo", nil)
 	return newEnvRuntime(t, opts, cfg, dir)
 }
+
+// endlessTicks are ticker arguments for a run that does not end by itself while a test needs it
+// in flight (a tick every 20ms for weeks): the test ends it with a cancel, or failing that its
+// timeout (60 s) does.
+const endlessTicks = `{"args":{"count":100000000,"ms":20}}`
 
 // accepted is the 202 of an asynchronous run.
 type acceptedReply struct {
@@ -54,7 +60,7 @@ func startAsync(t testing.TB, base, path, body string, header ...string) accepte
 // watch reads GET url (the events of a run) to its end, with header, and returns its events.
 func watch(t testing.TB, url string, header ...string) []sseEvent {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
 	resp := openEvents(t, ctx, url, header...)
 	defer resp.Body.Close()
@@ -180,7 +186,7 @@ func TestAsyncRefusalsAnswerAsSync(t *testing.T) {
 	}
 
 	// Busy: the one run slot taken, the next waits 50ms and is refused, sync and async alike.
-	long := startAsync(t, env.ts.URL, "/v1/skills/ticker/runs", `{"args":{"count":1000,"ms":20}}`)
+	long := startAsync(t, env.ts.URL, "/v1/skills/ticker/runs", endlessTicks)
 	for _, q := range []string{"", "?async=true"} {
 		r := post(t, env.ts.URL+"/v1/skills/echo/runs"+q, `{}`)
 		wantError(t, r, 429, "busy")
@@ -205,7 +211,7 @@ func TestAsyncRefusalsAnswerAsSync(t *testing.T) {
 func TestAsyncBound(t *testing.T) {
 	t.Parallel()
 	env := liveEnv(t, Options{LiveRuns: LiveRunOptions{MaxAsync: 1}}, runtime.Config{})
-	first := startAsync(t, env.ts.URL, "/v1/skills/ticker/runs", `{"args":{"count":1000,"ms":20}}`)
+	first := startAsync(t, env.ts.URL, "/v1/skills/ticker/runs", endlessTicks)
 	r := post(t, env.ts.URL+"/v1/skills/echo/runs?async=true", `{}`)
 	if e := wantError(t, r, 429, "busy"); !strings.Contains(e.Error.Message, "1 asynchronous runs") {
 		t.Errorf("message %q", e.Error.Message)
@@ -220,7 +226,7 @@ func TestAsyncBound(t *testing.T) {
 		t.Fatalf("cancel: %s", r)
 	}
 	watch(t, env.ts.URL+first.Links.Events)
-	if !waitFor(5*time.Second, func() bool { _, n := env.srv.live.inFlight(); return n == 0 }) {
+	if !waitFor(hangGuard, func() bool { _, n := env.srv.live.inFlight(); return n == 0 }) {
 		t.Fatal("the canceled run kept its place")
 	}
 	startAsync(t, env.ts.URL, "/v1/skills/echo/runs", `{}`)
@@ -230,22 +236,41 @@ func TestAsyncBound(t *testing.T) {
 // could learn its id. The place it took comes back.
 func TestAsyncClientGoneBeforeAdmission(t *testing.T) {
 	t.Parallel()
-	env := liveEnv(t, Options{}, runtime.Config{Admission: runtime.Admission{MaxRuns: 1, MaxWait: 20 * time.Second}})
-	long := startAsync(t, env.ts.URL, "/v1/skills/ticker/runs", `{"args":{"count":1000,"ms":20}}`)
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	// MaxWait is long: the queued run must still be waiting when its client leaves, however
+	// slow the machine; only the client's leaving ends its wait.
+	env := liveEnv(t, Options{}, runtime.Config{Admission: runtime.Admission{MaxRuns: 1, MaxWait: 10 * time.Minute}})
+	long := startAsync(t, env.ts.URL, "/v1/skills/ticker/runs", endlessTicks)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "POST", env.ts.URL+"/v1/skills/echo/runs?async=true", strings.NewReader(`{}`))
 	req.Header.Set("Content-Type", "application/json")
-	if resp, err := http.DefaultClient.Do(req); err == nil {
+	answered := make(chan string, 1) // what the client got: "" when it left without an answer
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			answered <- ""
+			return
+		}
 		resp.Body.Close()
-		t.Fatalf("the queued request answered %d", resp.StatusCode)
+		answered <- fmt.Sprintf("the queued request answered %d", resp.StatusCode)
+	}()
+	// The client leaves once its run holds a place and waits in the admission queue.
+	if !waitFor(hangGuard, func() bool {
+		_, n := env.srv.live.inFlight()
+		return len(answered) > 0 || (n == 2 && env.rt.Stats().Admission.Queued == 1)
+	}) {
+		t.Fatalf("the second run never waited for admission: %+v", env.rt.Stats().Admission)
 	}
-	if !waitFor(5*time.Second, func() bool { _, n := env.srv.live.inFlight(); return n == 1 }) {
+	cancel()
+	if got := <-answered; got != "" {
+		t.Fatal(got)
+	}
+	if !waitFor(hangGuard, func() bool { _, n := env.srv.live.inFlight(); return n == 1 }) {
 		t.Error("the queued run kept its place after its client left")
 	}
 	post(t, env.ts.URL+long.Links.Cancel, ``)
 	watch(t, env.ts.URL+long.Links.Events)
-	if !waitFor(5*time.Second, func() bool { return env.rt.Stats().Admission.Running == 0 }) {
+	if !waitFor(hangGuard, func() bool { return env.rt.Stats().Admission.Running == 0 }) {
 		t.Errorf("runs still admitted: %+v", env.rt.Stats().Admission)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/skillbox-dev/skillbox/runtime"
 )
@@ -29,7 +28,7 @@ func TestCancelRun(t *testing.T) {
 		t.Fatalf("no key %s", name)
 		return nil
 	}
-	long := `{"args":{"count":1000,"ms":20}}`
+	long := endlessTicks // only its cancel ends it: a timeout would say timeout, not canceled
 
 	for _, tc := range []struct {
 		name, canceler string
@@ -51,9 +50,6 @@ func TestCancelRun(t *testing.T) {
 			want := `the run was canceled: key "` + tc.canceler + `" asked for it`
 			if res.Error == nil || res.Error.Kind != runtime.KindCanceled || res.Error.Message != want {
 				t.Fatalf("result error %+v, want canceled: %s", res.Error, want)
-			}
-			if res.DurationMs > 10000 {
-				t.Errorf("the canceled run lasted %vms", res.DurationMs)
 			}
 			// Again: it has finished.
 			r = post(t, env.ts.URL+a.Links.Cancel, ``, as(tc.canceler)...)
@@ -79,10 +75,9 @@ func TestCancelRun(t *testing.T) {
 func TestCancelSynchronousRun(t *testing.T) {
 	t.Parallel()
 	env := liveEnv(t, Options{}, runtime.Config{})
-	resp := stream(t, context.Background(), env.ts.URL+"/v1/skills/ticker/runs", `{"args":{"count":1000,"ms":20}}`)
+	resp := stream(t, context.Background(), env.ts.URL+"/v1/skills/ticker/runs", endlessTicks)
 	defer resp.Body.Close()
 	var res *runtime.Result
-	start := time.Now()
 	readSSE(t, resp.Body, func(e sseEvent) bool {
 		if e.name == "status" && e.ev.Status == "running" {
 			if r := post(t, env.ts.URL+"/v1/runs/"+e.ev.RunID+"/cancel", ``); r.status != 202 {
@@ -92,10 +87,8 @@ func TestCancelSynchronousRun(t *testing.T) {
 		res = e.ev.Result
 		return true
 	})
+	// The ticks never end by themselves: canceled, not timeout or success, is the cancel's doing.
 	if res == nil || res.Error == nil || res.Error.Kind != runtime.KindCanceled || !strings.Contains(res.Error.Message, `key "anonymous"`) {
 		t.Fatalf("result %+v", res)
-	}
-	if time.Since(start) > 10*time.Second {
-		t.Errorf("the canceled run took %v", time.Since(start))
 	}
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"net"
@@ -8,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -173,58 +175,144 @@ func TestEventsExpire(t *testing.T) {
 	}
 }
 
-// A client that stops reading never holds the run: with the socket buffers between them made
-// small, a watcher that reads nothing while the run logs 150 KB of events does not slow the run
-// (a stream that fed the run's events straight to the socket would stall it for the write
-// deadline, 10s, at the first full buffer).
+// A client that stops reading never holds the run: while a watcher's connection takes no more
+// bytes (its writes wait at a gate the test opens, whatever deadline the server sets), the run
+// goes on logging, and ends (canceled: it would tick for weeks) with its places given back. A
+// stream that fed the run's events straight to the socket would stall the run at the first
+// write it could not finish. Once the gate opens, the watcher still gets its whole stream.
 func TestEventsSlowClient(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	fixture(t, dir, "ticker", manifestJSON("ticker", `"parameters":{"type":"object"},"limits":{"timeoutMs":30000,"maxLogBytes":1048576}`), "ticker", nil)
-	env := newEnvRuntime(t, Options{}, runtime.Config{}, dir)
+	fixture(t, dir, "ticker", manifestJSON("ticker", `"parameters":{"type":"object"},"limits":{"timeoutMs":60000,"maxLogBytes":16777216}`), "ticker", nil)
+	// Every event is kept, so the kept events count the run's progress.
+	env := newEnvRuntime(t, Options{LiveRuns: LiveRunOptions{MaxEvents: 1 << 20, MaxEventBytes: 1 << 30}}, runtime.Config{}, dir)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The watcher's own server (the same handler), whose connections pass their first bytes and
+	// then wait at the gate.
+	g := newGate()
 	ts := httptest.NewUnstartedServer(env.srv.Handler())
 	ts.Listener.Close()
-	ts.Listener = smallBuffers{ln}
+	ts.Listener = gatedListener{Listener: ln, g: g}
 	ts.Start()
 	defer ts.Close()
+	defer g.let() // first: ts.Close waits for the watcher's handler
 
-	a := startAsync(t, ts.URL, "/v1/skills/ticker/runs", `{"args":{"count":1000,"ms":2}}`)
+	a := startAsync(t, env.ts.URL, "/v1/skills/ticker/runs", `{"args":{"count":100000000,"ms":2}}`)
 	conn, err := net.Dial("tcp", ts.Listener.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	conn.(*net.TCPConn).SetReadBuffer(4096)
 	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\n\r\n", a.Links.Events, ts.Listener.Addr())
-	// ...and never read.
+	// ...and read nothing until the run has ended.
+	select {
+	case <-g.stuck:
+	case <-time.After(hangGuard):
+		t.Fatal("the watcher never wrote past the gate")
+	}
+	run := env.srv.live.get(a.RunID)
+	if run == nil {
+		t.Fatal("the run is not tracked")
+	}
+	kept := func() int { evs, _, _ := run.since(0); return len(evs) }
+	stuckAt := kept()
+	if !waitFor(hangGuard, func() bool { return kept() >= stuckAt+100 }) {
+		t.Fatalf("the run stopped at %d events while its watcher was stuck (at %d)", kept(), stuckAt)
+	}
+	if r := post(t, env.ts.URL+a.Links.Cancel, ``); r.status != 202 {
+		t.Fatalf("cancel: %s", r)
+	}
 	var rec runtime.Record
-	if !waitFor(9*time.Second, func() bool { var ok bool; rec, ok = env.rt.RunRecord(a.RunID); return ok }) {
-		t.Fatal("the run did not end while its watcher did not read")
+	if !waitFor(hangGuard, func() bool { var ok bool; rec, ok = env.rt.RunRecord(a.RunID); return ok }) {
+		t.Fatal("the run did not end while its watcher was stuck")
 	}
-	if !rec.Success || rec.DurationMs > 8000 {
-		t.Errorf("the run: success %v, %vms", rec.Success, rec.DurationMs)
+	if rec.Error == nil || rec.Error.Kind != runtime.KindCanceled {
+		t.Errorf("the run: %+v, want canceled", rec.Error)
 	}
-	t.Logf("1000 ticks 2ms apart took %.0fms with a watcher that does not read", rec.DurationMs)
-	if tracked, async := env.srv.live.inFlight(); tracked != 0 || async != 0 {
+	if !waitFor(hangGuard, func() bool { tracked, async := env.srv.live.inFlight(); return tracked == 0 && async == 0 }) {
+		tracked, async := env.srv.live.inFlight()
 		t.Errorf("%d tracked, %d async places taken", tracked, async)
 	}
-}
-
-// smallBuffers gives each accepted connection a small send buffer, so a client that does not
-// read fills it at once.
-type smallBuffers struct{ net.Listener }
-
-func (l smallBuffers) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if tc, ok := c.(*net.TCPConn); ok {
-		tc.SetWriteBuffer(4096)
+	t.Logf("the run logged %d events while its watcher was stuck after %d", kept(), stuckAt)
+	// Let the watcher's writes through: it still has the whole stream, to the result.
+	g.let()
+	conn.SetReadDeadline(time.Now().Add(hangGuard))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return c, err
+	defer resp.Body.Close()
+	var evs []sseEvent
+	if err := readSSE(t, resp.Body, func(e sseEvent) bool { evs = append(evs, e); return true }); err != nil {
+		t.Fatalf("reading the stuck watcher's stream: %v", err)
+	}
+	if res := lastResult(t, evs); res.RunID != a.RunID || res.Error == nil || res.Error.Kind != runtime.KindCanceled || len(evs) != kept() {
+		t.Errorf("the watcher's %d events (%d kept) end with %+v", len(evs), kept(), res)
+	}
 }
+
+// gate holds the writes of a gatedListener's connections past their first gateAfter bytes: a
+// client that stops reading, for as long as the test says.
+type gate struct {
+	open, stuck        chan struct{}
+	openOnce, stuckOne sync.Once
+}
+
+const gateAfter = 2048
+
+func newGate() *gate { return &gate{open: make(chan struct{}), stuck: make(chan struct{})} }
+
+// let lets every write through, from now on.
+func (g *gate) let() { g.openOnce.Do(func() { close(g.open) }) }
+
+// wait blocks until the gate is open; the first write to wait closes stuck.
+func (g *gate) wait() {
+	g.stuckOne.Do(func() { close(g.stuck) })
+	<-g.open
+}
+
+type gatedListener struct {
+	net.Listener
+	g *gate
+}
+
+func (l gatedListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &gatedConn{Conn: c, g: l.g}, nil
+}
+
+type gatedConn struct {
+	net.Conn
+	g       *gate
+	written atomic.Int64
+}
+
+func (c *gatedConn) Write(p []byte) (int, error) {
+	n := 0
+	if room := gateAfter - c.written.Load(); room > 0 {
+		m, err := c.Conn.Write(p[:min(int64(len(p)), room)])
+		n += m
+		c.written.Add(int64(m))
+		if err != nil || n == len(p) {
+			return n, err
+		}
+	}
+	c.g.wait()
+	m, err := c.Conn.Write(p[n:])
+	return n + m, err
+}
+
+// SetWriteDeadline is ignored: the gate, not a deadline, decides when a write goes through.
+func (c *gatedConn) SetWriteDeadline(time.Time) error { return nil }
+
+// SetDeadline sets only the read deadline, for the same reason.
+func (c *gatedConn) SetDeadline(t time.Time) error { return c.Conn.SetReadDeadline(t) }
 
 func TestEventsNotFound(t *testing.T) {
 	t.Parallel()

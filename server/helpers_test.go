@@ -321,7 +321,13 @@ func metricValue(text, sample string) (float64, bool) {
 	return 0, false
 }
 
-// waitFor polls cond every 20ms until it holds or d passes.
+// hangGuard bounds a wait for something that must happen (a condition polled with waitFor, a
+// whole client exchange, which may include compiling a module): it only
+// guards against a hang, and is long enough that a slow, busy machine never reaches it. It is no
+// measure of speed.
+const hangGuard = 5 * time.Minute
+
+// waitFor polls cond every 20ms until it holds or d passes (a hang guard: pass hangGuard).
 func waitFor(d time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(d)
 	for {

@@ -7,7 +7,6 @@ import (
 	goruntime "runtime"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/skillbox-dev/skillbox/runtime"
 )
@@ -20,7 +19,7 @@ func TestLiveRunsLeakNothing(t *testing.T) {
 	env := liveEnv(t, Options{LiveRuns: LiveRunOptions{MaxAsync: 4}}, runtime.Config{})
 	http.DefaultClient.CloseIdleConnections()
 	settle := func(base int) bool {
-		return waitFor(10*time.Second, func() bool {
+		return waitFor(hangGuard, func() bool {
 			http.DefaultClient.CloseIdleConnections()
 			return goruntime.NumGoroutine() <= base+3 && !bytes.Contains(stacks(), []byte("server.(*Server).run"))
 		})
@@ -54,7 +53,7 @@ func TestLiveRunsLeakNothing(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if !waitFor(10*time.Second, func() bool { tr, as := env.srv.live.inFlight(); return tr == 0 && as == 0 }) {
+	if !waitFor(hangGuard, func() bool { tr, as := env.srv.live.inFlight(); return tr == 0 && as == 0 }) {
 		t.Fatal("runs still in flight")
 	}
 	if !settle(base) {

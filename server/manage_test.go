@@ -15,7 +15,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/skillbox-dev/skillbox/runtime"
 )
@@ -486,7 +485,10 @@ func TestAtomicUpdateUnderConcurrentRuns(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		// Let some runs happen on each version, so updates and runs interleave.
 		from := runs.Load()
-		waitFor(5*time.Second, func() bool { return runs.Load() >= from+8 })
+		if !waitFor(hangGuard, func() bool { return runs.Load() >= from+8 }) {
+			t.Errorf("the runs stopped after %d", runs.Load())
+			break
+		}
 		p := v2
 		if i%2 == 1 {
 			p = v1
@@ -516,7 +518,9 @@ func TestRunInFlightSurvivesUpdateAndDelete(t *testing.T) {
 	t.Parallel()
 	env := watEnv(t, Options{}, 100)
 	base := env.ts.URL + "/v1/skills"
-	slow := pkg{"skill.json": []byte(manifestJSON("slow", `"version":"1.0.0","limits":{"timeoutMs":1000}`)), "execute.wasm": wasmFixture(t, "loop")}
+	// slow loops until the test cancels it, after the PUT or DELETE: it is in flight throughout
+	// (its timeout is far off).
+	slow := pkg{"skill.json": []byte(manifestJSON("slow", `"version":"1.0.0","limits":{"timeoutMs":60000}`)), "execute.wasm": wasmFixture(t, "loop")}
 	if r := upload(t, "POST", base, slow, nil); r.status != 201 {
 		t.Fatal(r)
 	}
@@ -536,6 +540,10 @@ func TestRunInFlightSurvivesUpdateAndDelete(t *testing.T) {
 					if r.status >= 300 {
 						t.Errorf("%s during the run: %s", then, r)
 					}
+					// The run is still in flight, on its version: end it.
+					if r := post(t, env.ts.URL+"/v1/runs/"+e.ev.RunID+"/cancel", ``); r.status != 202 {
+						t.Errorf("cancel the run after the %s: %s", then, r)
+					}
 				}
 				if e.ev.Result != nil {
 					result = e.ev.Result
@@ -546,8 +554,8 @@ func TestRunInFlightSurvivesUpdateAndDelete(t *testing.T) {
 				t.Fatal("no result")
 			}
 			if then == "PUT" {
-				if result.Version != "1.0.0" || result.Error == nil || result.Error.Kind != runtime.KindTimeout {
-					t.Errorf("the run in flight: %+v; want version 1.0.0 ending at its timeout", result)
+				if result.Version != "1.0.0" || result.Error == nil || result.Error.Kind != runtime.KindCanceled {
+					t.Errorf("the run in flight: %+v; want version 1.0.0 ending canceled", result)
 				}
 				// The next run is the new version, which is hello: quick and successful.
 				if res := runResult(t, post(t, base+"/slow/runs", "")); res.Version != "2.0.0" || !res.Success {
@@ -559,8 +567,8 @@ func TestRunInFlightSurvivesUpdateAndDelete(t *testing.T) {
 				}
 				return
 			}
-			if result.Error == nil || result.Error.Kind != runtime.KindTimeout {
-				t.Errorf("the run in flight during DELETE: %+v", result)
+			if result.Version != "1.0.0" || result.Error == nil || result.Error.Kind != runtime.KindCanceled {
+				t.Errorf("the run in flight during DELETE: %+v; want version 1.0.0 ending canceled", result)
 			}
 			wantError(t, post(t, base+"/slow/runs", ""), 404, "not_found")
 		})

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -65,7 +64,7 @@ func TestMCPEndpointProtocols(t *testing.T) {
 	for _, protocol := range []string{"2026-07-28", "2025-11-25"} {
 		t.Run(protocol, func(t *testing.T) {
 			t.Parallel()
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 			defer cancel()
 			client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
 			cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: env.ts.URL + "/mcp",

@@ -4,7 +4,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/store"
@@ -26,12 +25,12 @@ func TestLiveRunsAcrossReplicas(t *testing.T) {
 		rec := store.NewRecorder(s, store.RecorderOptions{})
 		t.Cleanup(rec.Close)
 		dir := t.TempDir()
-		fixture(t, dir, "ticker", manifestJSON("ticker", `"parameters":{"type":"object"},"limits":{"timeoutMs":30000}`), "ticker", nil)
+		fixture(t, dir, "ticker", manifestJSON("ticker", `"parameters":{"type":"object"},"limits":{"timeoutMs":60000}`), "ticker", nil)
 		return newEnvRuntime(t, Options{History: s}, runtime.Config{Recorder: rec}, dir)
 	}
 	a, b := replica(), replica()
-	run := startAsync(t, a.ts.URL, "/v1/skills/ticker/runs", `{"args":{"count":1000,"ms":20}}`)
-	if !waitFor(5*time.Second, func() bool {
+	run := startAsync(t, a.ts.URL, "/v1/skills/ticker/runs", endlessTicks)
+	if !waitFor(hangGuard, func() bool {
 		r, err := s.FindRun(t.Context(), run.RunID)
 		return err == nil && r.Status == store.StatusRunning
 	}) {
@@ -46,7 +45,7 @@ func TestLiveRunsAcrossReplicas(t *testing.T) {
 		t.Fatalf("cancel on its replica: %s", r)
 	}
 	watch(t, a.ts.URL+run.Links.Events)
-	if !waitFor(5*time.Second, func() bool {
+	if !waitFor(hangGuard, func() bool {
 		r, err := s.FindRun(t.Context(), run.RunID)
 		return err == nil && r.Status == store.StatusFailed
 	}) {

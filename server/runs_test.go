@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/skillbox-dev/skillbox/runtime"
 )
@@ -184,77 +185,81 @@ func TestRunHistory(t *testing.T) {
 // Retry-After, before any work.
 func TestRunQueueFull(t *testing.T) {
 	t.Parallel()
-	env := watEnvRuntime(t, Options{}, runtime.Config{Admission: runtime.Admission{MaxRuns: 1, MaxQueue: 1}}, 2000)
+	// hold loops until the test cancels it (its timeout is far off): it keeps the only slot
+	// for as long as the test needs. loop is the quick one that times out.
+	dir := t.TempDir()
+	fixture(t, dir, "hello", manifestJSON("hello", `"version":"1.0.0"`), "hello", nil)
+	fixture(t, dir, "loop", manifestJSON("loop", `"limits":{"timeoutMs":100}`), "loop", nil)
+	fixture(t, dir, "hold", manifestJSON("hold", `"limits":{"timeoutMs":60000}`), "loop", nil)
+	// MaxWait is long: the queued run waits for the slot however slow the machine.
+	env := newEnvRuntime(t, Options{}, runtime.Config{Admission: runtime.Admission{MaxRuns: 1, MaxQueue: 1, MaxWait: 10 * time.Minute}}, dir)
 	base := env.ts.URL
 
 	// First run: wait until it is running, so it holds the only slot.
 	first := make(chan runtime.Result, 1)
-	running := make(chan struct{})
+	running := make(chan string, 1) // its run id; "" if it never ran
 	go func() {
-		req, _ := http.NewRequest("POST", base+"/v1/skills/loop/runs", strings.NewReader(`{}`))
+		req, _ := http.NewRequest("POST", base+"/v1/skills/hold/runs", strings.NewReader(`{}`))
 		req.Header.Set("Accept", "text/event-stream")
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Error(err)
-			close(running)
+			running <- ""
 			return
 		}
 		defer resp.Body.Close()
 		once := sync.Once{}
 		readSSE(t, resp.Body, func(e sseEvent) bool {
 			if e.ev.Status == "running" {
-				once.Do(func() { close(running) })
+				once.Do(func() { running <- e.ev.RunID })
 			}
 			if e.ev.Type == "result" {
 				first <- *e.ev.Result
 			}
 			return true
 		})
-		once.Do(func() { close(running) })
+		once.Do(func() { running <- "" })
 	}()
-	<-running
+	holding := <-running
+	if holding == "" {
+		t.Fatal("the first run never ran")
+	}
 
-	// Two more at once: one takes the queue's only place, the other is refused.
-	var wg sync.WaitGroup
-	replies := make([]reply, 2)
-	for i := range replies {
-		wg.Go(func() { replies[i] = post(t, base+"/v1/skills/loop/runs", `{}`) })
+	// Two more at once: one takes the queue's only place, the other is refused. The refusal
+	// comes back first: the queued run cannot end while the first holds the slot.
+	replies := make(chan reply, 2)
+	for range 2 {
+		go func() { replies <- post(t, base+"/v1/skills/loop/runs", `{}`) }()
 	}
-	wg.Wait()
-	var refused, ran int
-	for _, r := range replies {
-		switch r.status {
-		case 429:
-			refused++
-			wantError(t, r, 429, "busy")
-			if ra := r.header.Get("Retry-After"); ra != "1" {
-				t.Errorf("Retry-After %q, want 1", ra)
-			}
-		case 200:
-			ran++
-			if res := runResult(t, r); res.Error == nil || res.Error.Kind != runtime.KindTimeout {
-				t.Errorf("queued run: %s", r.body)
-			}
-		default:
-			t.Errorf("unexpected %s", r)
-		}
+	r := <-replies
+	wantError(t, r, 429, "busy")
+	if ra := r.header.Get("Retry-After"); ra != "1" {
+		t.Errorf("Retry-After %q, want 1", ra)
 	}
-	if refused != 1 || ran != 1 {
-		t.Errorf("%d refused and %d ran, want 1 and 1", refused, ran)
+	// Now let the first run go: the queued one gets the slot, and times out.
+	if c := post(t, base+"/v1/runs/"+holding+"/cancel", ``); c.status != 202 {
+		t.Fatalf("cancel the first run: %s", c)
 	}
-	if res := <-first; res.Error == nil || res.Error.Kind != runtime.KindTimeout {
+	r = <-replies
+	if res := runResult(t, r); res.Error == nil || res.Error.Kind != runtime.KindTimeout {
+		t.Errorf("queued run: %s", r.body)
+	}
+	if res := <-first; res.Error == nil || res.Error.Kind != runtime.KindCanceled {
 		t.Errorf("first run %+v", res)
 	}
 	text := metricsText(t, base)
 	if v, _ := metricValue(text, "skillbox_runs_rejected_total"); v != 1 {
 		t.Errorf("rejected_total %v, want 1", v)
 	}
-	if v, _ := metricValue(text, `skillbox_runs_total{skill="loop",face="http",outcome="timeout"}`); v != 2 {
-		t.Errorf("loop timeouts %v, want 2", v)
+	if v, _ := metricValue(text, `skillbox_runs_total{skill="loop",face="http",outcome="timeout"}`); v != 1 {
+		t.Errorf("loop timeouts %v, want 1 (the queued run)", v)
 	}
 	if v, _ := metricValue(text, `skillbox_runs_total{skill="loop",face="http",outcome="busy"}`); v != 1 {
 		t.Errorf("loop busy %v, want 1 (the 429)", v)
+	}
+	if v, _ := metricValue(text, `skillbox_runs_total{skill="hold",face="http",outcome="canceled"}`); v != 1 {
+		t.Errorf("hold canceled %v, want 1 (the first run)", v)
 	}
 	// The slots are free again: a quick run gets through.
 	if res := runResult(t, post(t, base+"/v1/skills/hello/runs", ``)); !res.Success {

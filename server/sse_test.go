@@ -2,11 +2,11 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/skillbox-dev/skillbox/runtime"
 )
@@ -134,14 +134,13 @@ func TestSSEErrorsBeforeTheRunAreJSON(t *testing.T) {
 	}
 }
 
-// A client that goes away mid-run cancels the run: it ends as canceled long before its timeout,
-// and the in-flight gauge returns to zero.
+// A client that goes away mid-run cancels the run: it ends as canceled, not at its timeout
+// (the loop never ends by itself), and the in-flight gauge returns to zero.
 func TestSSEClientDisconnectCancelsRun(t *testing.T) {
 	t.Parallel()
-	env := watEnv(t, Options{}, 30000)
+	env := watEnv(t, Options{}, 60000)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	start := time.Now()
 	resp := stream(t, ctx, env.ts.URL+"/v1/skills/loop/runs", `{}`)
 	defer resp.Body.Close()
 	sawRunning := false
@@ -159,38 +158,53 @@ func TestSSEClientDisconnectCancelsRun(t *testing.T) {
 		t.Fatal("no running event")
 	}
 	cancel()
+	// A run that ran to its timeout would count as outcome="timeout": canceled says the client's
+	// leaving ended it.
 	var text string
-	ok := waitFor(10*time.Second, func() bool {
+	ok := waitFor(hangGuard, func() bool {
 		text = metricsText(t, env.ts.URL)
 		v, _ := metricValue(text, `skillbox_runs_total{skill="loop",face="http",outcome="canceled"}`)
 		f, _ := metricValue(text, "skillbox_runs_in_flight")
 		return v == 1 && f == 0
 	})
 	if !ok {
-		t.Fatalf("the run was not canceled within 10s:\n%s", text)
-	}
-	if d := time.Since(start); d > 15*time.Second {
-		t.Errorf("cancellation took %v", d)
-	}
-	if sum, _ := metricValue(text, "skillbox_run_duration_seconds_sum"); sum >= 29 {
-		t.Errorf("the canceled run lasted %vs: it ran to its timeout", sum)
+		t.Fatalf("the run was not canceled:\n%s", text)
 	}
 }
 
-// The same without a stream: a JSON client that times out cancels its run.
+// The same without a stream: a JSON client that gives up on its run (its context ends while the
+// run is in flight) cancels it.
 func TestSyncClientDisconnectCancelsRun(t *testing.T) {
 	t.Parallel()
-	env := watEnv(t, Options{}, 30000)
-	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	env := watEnv(t, Options{}, 60000)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "POST", env.ts.URL+"/v1/skills/loop/runs", strings.NewReader(`{}`))
 	req.Header.Set("Content-Type", "application/json")
-	if resp, err := http.DefaultClient.Do(req); err == nil {
+	answered := make(chan string, 1) // what the client got: "" when it gave up without an answer
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			answered <- ""
+			return
+		}
 		resp.Body.Close()
-		t.Fatalf("the loop answered %d before its timeout", resp.StatusCode)
-	}
+		answered <- fmt.Sprintf("the loop answered %d before its client gave up", resp.StatusCode)
+	}()
+	// The client gives up once the run is in flight (not while its request is still on the way).
 	var text string
-	if !waitFor(10*time.Second, func() bool {
+	if !waitFor(hangGuard, func() bool {
+		text = metricsText(t, env.ts.URL)
+		f, _ := metricValue(text, "skillbox_runs_in_flight")
+		return len(answered) > 0 || f == 1
+	}) {
+		t.Fatalf("the run never started:\n%s", text)
+	}
+	cancel()
+	if got := <-answered; got != "" {
+		t.Fatal(got)
+	}
+	if !waitFor(hangGuard, func() bool {
 		text = metricsText(t, env.ts.URL)
 		v, _ := metricValue(text, `skillbox_runs_total{skill="loop",face="http",outcome="canceled"}`)
 		f, _ := metricValue(text, "skillbox_runs_in_flight")

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -208,7 +207,7 @@ func TestTenantIsolation(t *testing.T) {
 	}
 
 	// MCP, with the official client: acme's session lists acme's tools only.
-	cctx, cancel := context.WithTimeout(ctx, time.Minute)
+	cctx, cancel := context.WithTimeout(ctx, hangGuard)
 	defer cancel()
 	cs := mcpSession(t, cctx, e.ts.URL, acmeKey)
 	tools, err := cs.ListTools(cctx, nil)

@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/store"
@@ -102,7 +101,7 @@ func TestUserIsolation(t *testing.T) {
 		t.Fatalf("alice's run of the tenant's skill: %d %s", code, body)
 	}
 	// Wait until the async run's record has its end, so every reader below sees it whole.
-	if !waitFor(30*time.Second, func() bool {
+	if !waitFor(hangGuard, func() bool {
 		run, err := st.Tenant("acme").FindRun(ctx, aliceAsync)
 		return err == nil && run.Status.Final()
 	}) {
@@ -170,7 +169,7 @@ func TestUserIsolation(t *testing.T) {
 	}
 
 	// MCP, with the official client: bob's session lists his tools, not alice's.
-	cctx, cancel := context.WithTimeout(ctx, time.Minute)
+	cctx, cancel := context.WithTimeout(ctx, hangGuard)
 	defer cancel()
 	tools, err := mcpSession(t, cctx, ts.URL, bobKey).ListTools(cctx, nil)
 	if err != nil {
