@@ -94,9 +94,10 @@ type env struct {
 }
 
 // newEnv makes the temporary skills: echo (returns its arguments), number (returns the number 3),
-// mismatch (echo with a result schema its results fail), sleep (waits 10 s), and the
-// instruction skill guide with resources: reference/api.md, data/blob.bin (not UTF-8), a
-// hidden .secret and a symlink leading out of the skill.
+// mismatch (echo with a result schema its results fail), sleep (never ends by itself: only its
+// caller, or its timeout of 60 s, ends it), and the instruction skill guide with resources:
+// reference/api.md, data/blob.bin (not UTF-8), a hidden .secret and a symlink leading out of
+// the skill.
 func newEnv(t *testing.T, opts mcpserver.Options) *env {
 	t.Helper()
 	return newEnvRuntime(t, opts, runtime.Config{})
@@ -110,7 +111,7 @@ func newEnvRuntime(t *testing.T, opts mcpserver.Options, cfg runtime.Config) *en
 	fixture(t, dir, "echo", manifest("echo", `"parameters":{"text":{"type":"string","required":true}},"result":{"type":"object"}`), "echo")
 	fixture(t, dir, "number", manifest("number", ""), "bigname")
 	fixture(t, dir, "mismatch", manifest("mismatch", `"parameters":{"type":"object"},"result":{"type":"object","required":["greeting"]}`), "echo")
-	fixture(t, dir, "sleep", manifest("sleep", `"limits":{"timeoutMs":20000}`), "sleep")
+	fixture(t, dir, "sleep", manifest("sleep", `"limits":{"timeoutMs":60000}`), "sleep")
 	guide := filepath.Join(dir, "guide")
 	writeFile(t, filepath.Join(guide, "SKILL.md"), guideMD)
 	writeFile(t, filepath.Join(guide, "reference", "api.md"), "# API\n\nCall it.\n")
@@ -166,8 +167,10 @@ func (e *env) connectHTTP(t *testing.T, protocol string, opts *mcp.ClientOptions
 	return cs
 }
 
+// testContext bounds a test's exchange with the server: a hang guard, long enough for a slow,
+// busy machine to compile a module on the way (under -race, the runtime gives a compilation ten minutes).
 func testContext(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)
 	return ctx
 }

@@ -36,10 +36,10 @@ func text(t *testing.T, res *mcp.CallToolResult) string {
 	return tc.Text
 }
 
-// waitFor polls cond for up to 10 s.
+// waitFor polls cond until it holds; the 2 minutes it allows only guard against a hang.
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(2 * time.Minute); !cond(); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("timed out waiting")
 		}
@@ -351,15 +351,21 @@ func TestMCPLogNotifications(t *testing.T) {
 				t.Fatalf("call: %v %+v", err, res)
 			}
 			// The server sends the notifications before the response, but the client may handle
-			// them after it returns the response.
-			waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(logs) > 0 })
-			time.Sleep(50 * time.Millisecond) // and no more come
+			// them after it returns the response. It handles them in order, though: once the log
+			// of a later call is in, every log of this one is, and no more come.
+			marker := &mcp.CallToolParams{Name: "skill_hello", Arguments: map[string]any{"name": "Marker"}, Meta: params.Meta}
+			if res, err := cs.CallTool(testContext(t), marker); err != nil || res.IsError {
+				t.Fatalf("the later call: %v %+v", err, res)
+			}
+			isMarker := func(l *mcp.LoggingMessageParams) bool { return l.Data == "greeting Marker" }
+			waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return slices.ContainsFunc(logs, isMarker) })
 			mu.Lock()
 			defer mu.Unlock()
-			if len(logs) != 1 {
-				t.Fatalf("%d log notifications, want 1: %+v", len(logs), logs)
+			before := logs[:slices.IndexFunc(logs, isMarker)]
+			if len(before) != 1 {
+				t.Fatalf("%d log notifications, want 1: %+v", len(before), before)
 			}
-			l := logs[0]
+			l := before[0]
 			if l.Logger != "hello" || l.Level != "info" || l.Data != "greeting Ada" || l.Meta[mcpserver.MetaRunID] != res.Meta[mcpserver.MetaRunID] {
 				t.Errorf("log %+v, want hello's info line of run %v", l, res.Meta[mcpserver.MetaRunID])
 			}
@@ -368,21 +374,23 @@ func TestMCPLogNotifications(t *testing.T) {
 
 	// Above the client's level, nothing is sent: word-count logs at debug.
 	var mu sync.Mutex
-	n := 0
-	cs := e.connect(t, legacyProtocol, &mcp.ClientOptions{LoggingMessageHandler: func(context.Context, *mcp.LoggingMessageRequest) {
+	var got []any // the logs' data, in the order the client handled them
+	cs := e.connect(t, legacyProtocol, &mcp.ClientOptions{LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
 		mu.Lock()
-		n++
+		got = append(got, r.Params.Data)
 		mu.Unlock()
 	}})
 	if err := cs.SetLoggingLevel(testContext(t), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
 		t.Fatal(err)
 	}
 	call(t, cs, "skill_word_count", map[string]any{"text": "a b a"})
-	time.Sleep(100 * time.Millisecond)
+	// hello logs at info: once its log is in, anything word-count's run sent is too.
+	call(t, cs, "skill_hello", map[string]any{"name": "Marker"})
+	waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return slices.Contains(got, any("greeting Marker")) })
 	mu.Lock()
 	defer mu.Unlock()
-	if n != 0 {
-		t.Errorf("%d notifications at level info for a run that logged at debug", n)
+	if n := slices.Index(got, any("greeting Marker")); n != 0 {
+		t.Errorf("%d notifications at level info for a run that logged at debug: %v", n, got[:n])
 	}
 }
 
@@ -415,7 +423,7 @@ func TestMCPListChanged(t *testing.T) {
 				for _, k := range kinds {
 					select {
 					case <-changed[k]:
-					case <-time.After(10 * time.Second):
+					case <-time.After(2 * time.Minute): // a hang guard
 						t.Fatalf("no %s list_changed notification", k)
 					}
 				}
@@ -478,21 +486,55 @@ func TestMCPListChanged(t *testing.T) {
 
 func TestMCPCancel(t *testing.T) {
 	t.Parallel()
-	// One run at a time: the second call gets the slot only if the first run really ended.
-	e := newEnvRuntime(t, mcpserver.Options{}, runtime.Config{Admission: runtime.Admission{MaxRuns: 1}})
+	// One run at a time: the second call gets the slot only if the first run really ended (and
+	// waits for it as long as that takes: MaxWait is far off).
+	e := newEnvRuntime(t, mcpserver.Options{}, runtime.Config{Admission: runtime.Admission{MaxRuns: 1, MaxWait: 10 * time.Minute}})
 	cs := e.connect(t, legacyProtocol, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-	defer cancel()
-	start := time.Now()
-	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "skill_sleep"})
-	if !errors.Is(err, context.DeadlineExceeded) {
+	// The client's deadline passes once the sleep is running, not while it is still being
+	// compiled or admitted; only a deadline or its timeout (60 s) can end the sleep.
+	ctx := newExpiring()
+	called := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "skill_sleep"})
+		called <- err
+	}()
+	waitFor(t, func() bool { return len(called) > 0 || e.rt.Stats().Admission.Running == 1 })
+	ctx.expire()
+	if err := <-called; !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("call: %v, want the client's deadline", err)
 	}
 	res := call(t, cs, "skill_echo", map[string]any{"text": "after"})
-	if res.IsError || time.Since(start) > 8*time.Second {
-		t.Fatalf("echo after the canceled sleep: %+v after %s; the sleep (10 s) was not canceled", res, time.Since(start))
+	if res.IsError {
+		t.Fatalf("echo after the canceled sleep: %+v", res)
+	}
+	// The sleep ended canceled (not at its timeout): the client's deadline stopped it.
+	waitFor(t, func() bool { return hasCount(e.rt.Stats(), "sleep", runtime.FaceMCP, "canceled") })
+}
+
+// expiring is a context whose deadline passes when the test calls expire: a client's deadline
+// that cannot pass before the test is ready for it, however slow the machine.
+type expiring struct {
+	context.Context
+	done chan struct{}
+	once sync.Once
+}
+
+func newExpiring() *expiring {
+	return &expiring{Context: context.Background(), done: make(chan struct{})}
+}
+
+func (c *expiring) Done() <-chan struct{} { return c.done }
+
+func (c *expiring) Err() error {
+	select {
+	case <-c.done:
+		return context.DeadlineExceeded
+	default:
+		return nil
 	}
 }
+
+func (c *expiring) expire() { c.once.Do(func() { close(c.done) }) }
 
 func TestMCPStreamableHTTP(t *testing.T) {
 	t.Parallel()
@@ -573,9 +615,7 @@ func TestMCPBusyIsAToolError(t *testing.T) {
 		defer close(sleeping)
 		_, _ = cs.CallTool(ctx, &mcp.CallToolParams{Name: "skill_sleep"})
 	}()
-	for e.rt.Stats().Admission.Running == 0 {
-		time.Sleep(2 * time.Millisecond)
-	}
+	waitFor(t, func() bool { return e.rt.Stats().Admission.Running == 1 })
 	res := call(t, cs, "skill_echo", map[string]any{"text": "x"})
 	text := res.Content[0].(*mcp.TextContent).Text
 	if !res.IsError || !strings.HasPrefix(text, "busy: ") || res.Meta[mcpserver.MetaKind] != "busy" {
@@ -731,10 +771,17 @@ func TestMCPProgress(t *testing.T) {
 			if res, err := cs.CallTool(testContext(t), &mcp.CallToolParams{Name: "skill_hello"}); err != nil || res.IsError {
 				t.Fatalf("no token: %v %+v", err, res)
 			}
-			time.Sleep(50 * time.Millisecond)
+			// The client handles notifications in order: once a later call's progress is in, any
+			// the call without a token got is too.
+			later := &mcp.CallToolParams{Name: "skill_hello", Arguments: map[string]any{"name": "Marker"}}
+			later.SetProgressToken("later")
+			if res, err := cs.CallTool(testContext(t), later); err != nil || res.IsError {
+				t.Fatalf("later: %v %+v", err, res)
+			}
+			waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(got["later"]) >= 3 })
 			mu.Lock()
 			defer mu.Unlock()
-			if len(got) != 2 {
+			if len(got) != 3 {
 				t.Errorf("progress for calls without a token: %v", got)
 			}
 		})
