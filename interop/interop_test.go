@@ -192,7 +192,9 @@ func planArg(t *testing.T) string {
 // runClient runs clients/<script>.mjs and returns its report.
 func runClient(t *testing.T, nodeBin, script, planJSON string, target []string) report {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	// A hang guard around the whole session (a client's own per-request timeouts are set
+	// generous in its script): it measures nothing.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	args := append([]string{filepath.Join("clients", script+".mjs"), planJSON}, target...)
 	cmd := exec.CommandContext(ctx, nodeBin, args...)

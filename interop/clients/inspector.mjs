@@ -18,7 +18,8 @@ function inspect(transport, target, args) {
     : ['--transport', 'stdio', '--', target.command, ...target.args];
   const argv = [launcher, '--cli', '--format', 'json', ...args, ...server];
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, argv, { timeout: 60_000, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
+    // The timeout only guards against a hang (interop_test.go bounds the whole session too).
+    execFile(process.execPath, argv, { timeout: 240_000, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
       if (err && err.code !== toolErrorExit) {
         reject(new Error(`mcp-inspector ${args.join(' ')}: ${err.message}\nstderr: ${stderr}`));
         return;

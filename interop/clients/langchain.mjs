@@ -21,9 +21,10 @@ function fromOutput(out) {
 }
 
 await play('@langchain/mcp-adapters', versions, async (transport, target) => {
+  // A tool call's timeout only guards against a hang (interop_test.go bounds the session too).
   const server = transport === 'http'
-    ? { transport: 'http', url: target.url }
-    : { transport: 'stdio', command: target.command, args: target.args };
+    ? { transport: 'http', url: target.url, defaultToolTimeout: 240_000 }
+    : { transport: 'stdio', command: target.command, args: target.args, defaultToolTimeout: 240_000 };
   const client = new MultiServerMCPClient({ mcpServers: { skillbox: server }, throwOnLoadError: true });
   const tools = await client.getTools();
   return {

@@ -9,10 +9,14 @@ const versions = {
   '@modelcontextprotocol/client': version('@modelcontextprotocol/client', '@openai/agents-core'),
 };
 
+// Its default timeouts (5 s to connect and list, 60 s a call) race a slow machine: these only
+// guard against a hang (interop_test.go bounds the whole session too).
+const timeouts = { clientSessionTimeoutSeconds: 240, timeout: 240_000 };
+
 await play('@openai/agents', versions, async (transport, target) => {
   const server = transport === 'http'
-    ? new MCPServerStreamableHttp({ name: 'skillbox', url: target.url })
-    : new MCPServerStdio({ name: 'skillbox', command: target.command, args: target.args });
+    ? new MCPServerStreamableHttp({ name: 'skillbox', url: target.url, ...timeouts })
+    : new MCPServerStdio({ name: 'skillbox', command: target.command, args: target.args, ...timeouts });
   await server.connect();
   return {
     listTools: async () => (await server.listTools()).map((t) => t.name),
