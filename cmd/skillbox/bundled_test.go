@@ -155,18 +155,16 @@ func codeLang(dir string) (string, error) {
 	return langs[0], nil
 }
 
-// validateBundled are the warmups of validating every bundled module (a script skill compiles
-// nothing ahead of a run). Each is added to warmups here. An unreadable directory leaves it
-// empty: the cases that list the directory then fail on their own.
-var validateBundled = func() []string {
+// bundledModules are the ids of the bundled skills that are modules (standard Go, 3-4 MB each),
+// which warm compiles; a script skill compiles nothing ahead of a run. An unreadable directory
+// leaves it empty: the cases that list the directory then fail on their own.
+var bundledModules = func() []string {
 	skills, _ := scanBundled()
-	var keys []string
+	var ids []string
 	for _, s := range skills {
 		if s.lang == "wasm" {
-			k := "validate " + s.id
-			warmups[k] = []string{"validate", bundled + "/" + s.id}
-			keys = append(keys, k)
+			ids = append(ids, s.id)
 		}
 	}
-	return keys
+	return ids
 }()

@@ -485,13 +485,13 @@ func TestValidate(t *testing.T) {
 	runCases(t, []cliCase{
 		{
 			name:   "bundled skills",
-			warm:   validateBundled,
+			warm:   bundledModules,
 			when:   []string{"validate", bundled},
 			expect: expect{code: exitOK, check: wantLines(allOK)},
 		},
 		{
 			name:   "the --skills directories by default",
-			warm:   validateBundled,
+			warm:   bundledModules,
 			when:   []string{"--skills", "$SKILLS", "validate"},
 			expect: expect{code: exitOK, check: wantLines(allOK)},
 		},
@@ -554,7 +554,7 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			name:   "one bundled skill directory",
-			warm:   []string{"validate word-count"},
+			warm:   []string{"word-count"},
 			when:   []string{"validate", bundled + "/word-count"},
 			expect: expect{code: exitOK, stdout: []string{"ok      word-count (executable)\n1 skill, 0 invalid\n"}},
 		},
@@ -596,7 +596,7 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			name:   "json, bundled",
-			warm:   validateBundled,
+			warm:   bundledModules,
 			when:   []string{"--json", "validate", bundled},
 			expect: expect{code: exitOK, stdout: []string{`"id": "notes"`, `"valid": true`}, notStdout: []string{`"valid": false`}},
 		},

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,7 +12,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/skillbox-dev/skillbox/internal/testcache"
 
@@ -24,6 +28,10 @@ var cacheDir = testcache.Dir()
 
 // bundled is the repository's skills directory, as seen from this package's directory.
 const bundled = "../../skills"
+
+// hangTimeout bounds a wait that only guards against a hang (a process that never answers or
+// never exits): generous, so that a slow, busy machine never reaches it.
+const hangTimeout = 3 * time.Minute
 
 func TestMain(m *testing.M) {
 	runtime.MaybeCompileChild() // as main does
@@ -40,25 +48,53 @@ func TestMain(m *testing.M) {
 	// global, internal/version.GetWazeroVersion; wazero/wazero#2532), which -race reports.
 	var discard bytes.Buffer
 	run([]string{"--cache-dir", cacheDir, "--skills", filepath.Join(cacheDir, "none"), "list"}, strings.NewReader(""), &discard, &discard)
+	// Most of the package's tests need the binary and the bundled modules compiled (see binary
+	// and warm): when all of them run, make those from the start, while the others run.
+	buildEnv = os.Environ()
+	goTool, goToolErr = exec.LookPath("go")
+	flag.Parse()
+	if f := flag.Lookup("test.run"); f != nil && f.Value.String() == "" {
+		go warm(bundledModules...) // builds the binary first
+	}
 	code := m.Run()
-	if binDir != "" {
+	if buildStarted.Load() {
+		buildBinary() // waits for a build still going
 		os.RemoveAll(binDir)
 	}
 	os.RemoveAll(data)
 	os.Exit(code)
 }
 
-// binDir holds the skillbox binary the tests that need a process of their own share.
-var binDir string
+// binDir holds the skillbox binary the tests that need a process of their own share; it is set
+// once buildStarted is.
+var (
+	binDir       string
+	buildStarted atomic.Bool
+)
+
+// buildEnv and goTool are the environment and the go command the binary is built and the bundled
+// modules warmed with, as TestMain found them: the build may run while a test that is not
+// parallel has set PATH to a directory of fake tools (t.Setenv).
+var (
+	buildEnv  []string
+	goTool    string
+	goToolErr error
+)
 
 var buildBinary = sync.OnceValues(func() (string, error) {
+	buildStarted.Store(true)
 	dir, err := os.MkdirTemp("", "skillbox-bin-")
 	if err != nil {
 		return "", err
 	}
 	binDir = dir
 	bin := filepath.Join(dir, "skillbox")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	if goToolErr != nil {
+		return "", goToolErr
+	}
+	build := exec.Command(goTool, "build", "-buildvcs=false", "-o", bin, ".")
+	build.Env = buildEnv
+	if out, err := build.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build: %v\n%s", err, out)
 	}
 	return bin, nil
@@ -74,35 +110,37 @@ func binary(t testing.TB) string {
 	return bin
 }
 
-// warmups are the commands that compile each bundled module into the shared cache: once with the
-// run configuration (run) and once with the check configuration (validate), which wazero caches
-// under different keys.
-var warmups = map[string][]string{
-	"run word-count": {"--skills", bundled, "run", "word-count", "--args", `{"text":"warm"}`},
-	"run http-get":   {"--skills", bundled, "run", "http-get", "--args", `{"url":"https://example.com"}`},
-	// and "validate <id>" for each bundled module: see validateBundled.
-}
+var (
+	warmed sync.Map   // bundled module id -> its warmup, a sync.OnceFunc
+	warmMu sync.Mutex // one warmup compiles at a time: each alone, quickest
+)
 
-var warmed sync.Map // warmup key -> *sync.Once
-
-// warm compiles what keys name into the shared cache, each at most once per test binary and all at
-// once, so that parallel cases needing the same module wait for one compilation (several seconds
-// under -race) instead of each compiling it.
-func warm(keys ...string) {
+// warm compiles the bundled modules ids names (see bundledModules) into the shared cache, each at
+// most once per test binary, so that the cases and processes that need one load it from the
+// cache instead of each compiling it. The skillbox binary compiles it, as `skillbox validate`
+// checks it: several times faster than this test binary, built with -race, in whose child an
+// in-process command compiles (a minute and more for a 3-4 MB module on a busy machine). The
+// configuration is a run's too (the manifest's limits under the default policy: wazero's cache
+// keys on it, and validate and run share it), so one compilation serves both.
+func warm(ids ...string) {
 	var wg sync.WaitGroup
-	for _, k := range keys {
-		args, ok := warmups[k]
-		if !ok {
-			panic("no warmup " + k)
-		}
-		once, _ := warmed.LoadOrStore(k, new(sync.Once))
-		wg.Go(func() {
-			once.(*sync.Once).Do(func() {
-				// the outcome does not matter here: the case that needs it checks it
-				var discard bytes.Buffer
-				run(append([]string{"--cache-dir", cacheDir}, args...), strings.NewReader(""), &discard, &discard)
-			})
-		})
+	for _, id := range ids {
+		once, _ := warmed.LoadOrStore(id, sync.OnceFunc(func() {
+			warmMu.Lock()
+			defer warmMu.Unlock()
+			// The outcome does not matter here: the case that needs the module checks it. Without
+			// a binary, the in-process command compiles it.
+			args := []string{"--cache-dir", cacheDir, "validate", filepath.Join(bundled, id)}
+			if bin, err := buildBinary(); err == nil {
+				cmd := exec.Command(bin, args...)
+				cmd.Env = buildEnv
+				_ = cmd.Run()
+				return
+			}
+			var discard bytes.Buffer
+			run(args, strings.NewReader(""), &discard, &discard)
+		}))
+		wg.Go(once.(func()))
 	}
 	wg.Wait()
 }
@@ -111,6 +149,9 @@ func warm(keys ...string) {
 type result struct {
 	code           int
 	stdout, stderr string
+	// elapsed is the invocation's wall time: what a duration it reports can be checked against,
+	// not a clock the test assumes.
+	elapsed time.Duration
 }
 
 func (r result) String() string {
@@ -124,8 +165,33 @@ func cli(t *testing.T, stdin string, args ...string) result {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	full := append([]string{"--cache-dir", cacheDir}, withTestStore(t, args)...)
+	start := time.Now()
 	code := run(full, strings.NewReader(stdin), &stdout, &stderr)
-	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
+	return result{code: code, stdout: stdout.String(), stderr: stderr.String(), elapsed: time.Since(start)}
+}
+
+// binCLI runs the skillbox binary (see binary) as cli runs the CLI in-process: with the shared
+// --cache-dir and t's own store. It is for the commands that compile a module or an interpreter
+// no test has compiled yet, which skillbox does several times faster than this test binary,
+// built with -race, in whose child an in-process command compiles: later commands, in-process,
+// load it from the cache.
+func binCLI(t *testing.T, stdin string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(binary(t), append([]string{"--cache-dir", cacheDir}, withTestStore(t, args)...)...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	r := result{stdout: stdout.String(), stderr: stderr.String(), elapsed: time.Since(start)}
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		r.code = exit.ExitCode()
+	case err != nil:
+		t.Fatalf("skillbox %s: %v", strings.Join(args, " "), err)
+	}
+	return r
 }
 
 // storeCommands are the commands that open the store (they take --data-dir).
@@ -244,7 +310,7 @@ type cliCase struct {
 	when   []string
 	stdin  string
 	expect expect
-	// warm names the warmups the case needs: bundled modules it compiles.
+	// warm names the bundled modules the case compiles (see warm).
 	warm []string
 	// bug, when set, skips the case: it documents a known bug in non-test code. Set
 	// SKILLBOX_TEST_BUGS=1 to run these cases anyway and see which bugs are still there.

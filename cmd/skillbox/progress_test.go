@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -20,18 +21,36 @@ func TestProgress(t *testing.T) {
 	var out bytes.Buffer
 	p := newProgress(&out)
 	p.showAfter, p.tick = 0, time.Millisecond
+	// shown waits until the watcher has written a line holding want: the compilation it shows
+	// has lasted past showAfter however slow the machine, before the test ends it. (The watcher
+	// writes out under p.mu.)
+	shown := func(want string) {
+		t.Helper()
+		for deadline := time.Now().Add(hangTimeout); ; time.Sleep(time.Millisecond) {
+			p.mu.Lock()
+			got := out.String()
+			p.mu.Unlock()
+			if strings.Contains(got, want) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no %q shown within %v: %q", want, hangTimeout, got)
+			}
+		}
+	}
 	ev := runtime.CompileEvent{What: "skill big", Skill: "big", Bytes: 12_300_000}
 	p.event(ev)
 	p.event(ev) // asked for twice at once: still one line
-	time.Sleep(20 * time.Millisecond)
+	shown("compiling skill big")
 	ev.Done, ev.Took = true, 3200*time.Millisecond
 	p.event(ev) // returns once the last line is written
 	got := out.String()
-	for _, want := range []string{"\r\033[Kskillbox: compiling skill big (12.3 MB), once: later runs load it from the cache ... 0s",
-		"skillbox: compiled skill big in 3.2s; cached for later runs\n"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("progress lacks %q:\n%q", want, got)
-		}
+	// The seconds are the wall clock's since the line first showed: 0 on a quick machine.
+	if !regexp.MustCompile(`\r\033\[Kskillbox: compiling skill big \(12\.3 MB\), once: later runs load it from the cache \.\.\. \d+s`).MatchString(got) {
+		t.Errorf("progress lacks the compiling line:\n%q", got)
+	}
+	if want := "skillbox: compiled skill big in 3.2s; cached for later runs\n"; !strings.Contains(got, want) {
+		t.Errorf("progress lacks %q:\n%q", want, got)
 	}
 	if !strings.HasSuffix(got, "cached for later runs\n") {
 		t.Errorf("the done line is not the last:\n%q", got)
@@ -39,7 +58,7 @@ func TestProgress(t *testing.T) {
 
 	out.Reset()
 	p.event(runtime.CompileEvent{What: "skill failing"})
-	time.Sleep(10 * time.Millisecond)
+	shown("compiling skill failing")
 	p.event(runtime.CompileEvent{What: "skill failing", Done: true, Took: time.Second, Err: errors.New("no")})
 	if !strings.HasSuffix(out.String(), "compiling skill failing failed after 1.0s\n") {
 		t.Errorf("a failed compilation: %q", out.String())

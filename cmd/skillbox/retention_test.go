@@ -46,7 +46,7 @@ func TestServeTenantRetention(t *testing.T) {
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	if code := p.wait(60 * time.Second); code != 0 {
+	if code := p.wait(hangTimeout); code != 0 {
 		t.Fatalf("serve exited %d:\n%s", code, p.stderr())
 	}
 	s = openDB(t, filepath.Join(data, sqlite.FileName))

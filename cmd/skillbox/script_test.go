@@ -3,8 +3,10 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -25,8 +27,34 @@ func programSkill(t *testing.T, src string) string {
 	return skills
 }
 
+// warmJS compiles the JavaScript interpreter into the shared cache, once, by running a program
+// such as TestScript's with the skillbox binary: it compiles the interpreter several times faster
+// than this test binary, built with -race, does in-process. The outcome does not matter here:
+// the tests that run programs check theirs.
+var warmJS = sync.OnceFunc(func() {
+	bin, err := buildBinary()
+	if err != nil {
+		return
+	}
+	skills, err := os.MkdirTemp("", "skillbox-warm-")
+	if err != nil {
+		return
+	}
+	defer os.RemoveAll(skills)
+	dir := filepath.Join(skills, "tools")
+	if os.MkdirAll(filepath.Join(dir, "scripts"), 0o755) != nil ||
+		os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte("---\nname: tools\ndescription: Tools.\n---\nRun scripts/warm.js.\n"), 0o644) != nil ||
+		os.WriteFile(filepath.Join(dir, "scripts", "warm.js"), []byte(`console.log("warm")`), 0o644) != nil {
+		return
+	}
+	cmd := exec.Command(bin, "--cache-dir", cacheDir, "--skills", skills, "script", "tools", "warm.js", "--no-store")
+	cmd.Env = buildEnv
+	_ = cmd.Run()
+})
+
 func TestScript(t *testing.T) {
 	t.Parallel()
+	warmJS()
 	skills := programSkill(t, `console.log("args:", process.argv.slice(2).join("|")); console.error("note"); process.stdout.write(process.stdin.read()); process.exit(+(process.argv[2] || 0))`)
 	// The program's stdout and stderr are the command's, and its exit code is the command's.
 	r := cli(t, "", "--skills", skills, "script", "tools", "tool.js", "4", "b c", "--stdin", "piped")

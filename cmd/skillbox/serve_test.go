@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -111,8 +112,8 @@ func startServeEnv(t *testing.T, bin string, env []string, listening bool, args 
 		p.base = "http://" + a
 	case <-p.done:
 		t.Fatalf("serve exited before listening:\n%s", p.stderr())
-	case <-time.After(60 * time.Second):
-		t.Fatalf("serve did not listen within 60s:\n%s", p.stderr())
+	case <-time.After(hangTimeout):
+		t.Fatalf("serve did not listen within %v:\n%s", hangTimeout, p.stderr())
 	}
 	return p
 }
@@ -167,11 +168,12 @@ func sseEvents(t *testing.T, r io.Reader, onEvent func(name string, data map[str
 
 // TestServe builds the real binary once and runs `skillbox serve` as a user would.
 func TestServe(t *testing.T) {
+	t.Parallel()
 	bin := binary(t)
-	// A second skills directory with a skill that takes a while: sleep.wasm waits until its
-	// 2-second timeout.
+	// A second skills directory with two fixtures: sleepy (sleep.wasm, which runs until its
+	// deadline) and quick.
 	slow := t.TempDir()
-	skillFixture(t, slow, "sleepy", manifest("sleepy", `"limits":{"timeoutMs":2000}`), "sleep")
+	skillFixture(t, slow, "sleepy", manifest("sleepy", ""), "sleep")
 	skillFixture(t, slow, "quick", manifest("quick", `"version":"1.2.3"`), "hello")
 
 	t.Run("--watch logs what it reloaded", func(t *testing.T) {
@@ -182,7 +184,7 @@ func TestServe(t *testing.T) {
 		// waitLog waits for a line of the log that holds every one of want.
 		waitLog := func(want ...string) {
 			t.Helper()
-			deadline := time.Now().Add(30 * time.Second)
+			deadline := time.Now().Add(hangTimeout)
 			for time.Now().Before(deadline) {
 				for _, line := range strings.Split(p.stderr(), "\n") {
 					ok := true
@@ -195,7 +197,7 @@ func TestServe(t *testing.T) {
 				}
 				time.Sleep(50 * time.Millisecond)
 			}
-			t.Fatalf("no log line with %q within 30s:\n%s", want, p.stderr())
+			t.Fatalf("no log line with %q within %v:\n%s", want, hangTimeout, p.stderr())
 		}
 		skillFixture(t, dir, "second", manifest("second", ""), "hello")
 		waitLog("skills reloaded", "count=2", "added=second")
@@ -211,6 +213,7 @@ func TestServe(t *testing.T) {
 	})
 	t.Run("--tools disclosure", func(t *testing.T) {
 		t.Parallel()
+		warm(bundledModules...) // serve checks every skill in the background
 		p := startServe(t, bin, true, "serve", "--addr", "127.0.0.1:0", "--skills", bundled, "--tools", "disclosure")
 		status, body, _ := httpDo(t, "GET", p.base+"/v1/tools", "")
 		if status != 200 || strings.Contains(body, "skill_word_count") || !strings.Contains(body, `"name":"run_skill"`) {
@@ -223,6 +226,7 @@ func TestServe(t *testing.T) {
 	})
 	t.Run("loopback", func(t *testing.T) {
 		t.Parallel()
+		warm(bundledModules...) // serve checks every skill in the background
 		p := startServe(t, bin, true, "serve", "--addr", "127.0.0.1:0", "--skills", bundled, "--skills", slow)
 		// every bundled skill and the two of slow
 		if m := servingLine.FindStringSubmatch(p.stderr()); m[1] != strconv.Itoa(len(bundledIDs(t))+2) || m[3] != "0" {
@@ -292,8 +296,38 @@ func TestServe(t *testing.T) {
 
 	t.Run("SIGTERM lets a streaming run finish", func(t *testing.T) {
 		t.Parallel()
-		p := startServe(t, bin, true, "serve", "--addr", "127.0.0.1:0", "--skills", slow)
-		req, _ := http.NewRequest("POST", p.base+"/v1/skills/sleepy/runs", strings.NewReader(`{}`))
+		// The run fetches from held, which answers only once the test has seen serve begin to
+		// shut down: the run is in flight when SIGTERM is handled however slow the machine, and
+		// it ends when the test lets it, not at a timer of its own.
+		arrived, release := make(chan struct{}), make(chan struct{})
+		var arrivedOnce, releaseOnce sync.Once
+		let := func() { releaseOnce.Do(func() { close(release) }) }
+		held := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			arrivedOnce.Do(func() { close(arrived) })
+			select {
+			case <-release:
+			case <-r.Context().Done():
+				return
+			}
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			io.WriteString(w, "<html><head><title>let go</title></head></html>")
+		}))
+		t.Cleanup(held.Close)
+		t.Cleanup(let) // before held.Close, which waits for its handlers
+		// The http-get module under a manifest that asks for the loopback host, which the policy
+		// grants.
+		skills := t.TempDir()
+		skillFixture(t, skills, "fetcher", manifest("fetcher", `"parameters":{"url":{"type":"string","required":true}},"permissions":{"network":["127.0.0.1"]}`), "")
+		wasm, err := os.ReadFile(filepath.Join(bundled, "http-get", "execute.wasm"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(skills, "fetcher", "execute.wasm"), string(wasm))
+		policy := filepath.Join(t.TempDir(), "policy.yaml")
+		writeFile(t, policy, "network: [\"127.0.0.1\"]\nallowNetworks: [\"127.0.0.1/32\"]\n")
+		warm("http-get")
+		p := startServe(t, bin, true, "serve", "--addr", "127.0.0.1:0", "--skills", skills, "--policy", policy)
+		req, _ := http.NewRequest("POST", p.base+"/v1/skills/fetcher/runs", strings.NewReader(`{"args":{"url":"`+held.URL+`/"}}`))
 		req.Header.Set("Accept", "text/event-stream")
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
@@ -303,29 +337,39 @@ func TestServe(t *testing.T) {
 		defer resp.Body.Close()
 		var names []string
 		var result map[string]any
-		var signaled time.Time
+		var signaled bool
 		sseEvents(t, resp.Body, func(name string, data map[string]any) {
 			names = append(names, name)
-			if data["status"] == "running" {
-				signaled = time.Now()
+			if data["status"] == "running" && !signaled {
+				signaled = true
 				if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 					t.Error(err)
 				}
+				// Let the fetch answer once the run is in it and serve is shutting down.
+				select {
+				case <-arrived:
+				case <-time.After(hangTimeout):
+					t.Errorf("the run's fetch did not arrive within %v:\n%s", hangTimeout, p.stderr())
+				}
+				for deadline := time.Now().Add(hangTimeout); !strings.Contains(p.stderr(), "shutting down") && time.Now().Before(deadline); {
+					time.Sleep(10 * time.Millisecond)
+				}
+				let()
 			}
 			if name == "result" {
 				result, _ = data["result"].(map[string]any)
 			}
 		})
-		if signaled.IsZero() {
+		if !signaled {
 			t.Fatalf("no running event: %v", names)
 		}
 		if result == nil {
 			t.Fatalf("the stream ended without its result (events %v):\n%s", names, p.stderr())
 		}
-		if e, _ := result["error"].(map[string]any); e == nil || e["kind"] != "timeout" {
-			t.Errorf("result %v, want the sleep to end at its 2s timeout", result)
+		if value, _ := result["result"].(map[string]any); result["success"] != true || value["title"] != "let go" {
+			t.Errorf("result %v, want the fetch's page, answered after SIGTERM", result)
 		}
-		if code := p.wait(30 * time.Second); code != 0 {
+		if code := p.wait(hangTimeout); code != 0 {
 			t.Errorf("exit %d after SIGTERM, want 0:\n%s", code, p.stderr())
 		}
 		if !strings.Contains(p.stderr(), "shutting down") {
@@ -341,7 +385,7 @@ func TestServe(t *testing.T) {
 		t.Parallel()
 		p := startServe(t, bin, true, "serve", "--addr", "localhost:0", "--skills", slow)
 		p.cmd.Process.Signal(syscall.SIGINT)
-		if code := p.wait(30 * time.Second); code != 0 {
+		if code := p.wait(hangTimeout); code != 0 {
 			t.Errorf("exit %d after SIGINT:\n%s", code, p.stderr())
 		}
 	})
@@ -366,7 +410,7 @@ func TestServe(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			p := startServe(t, bin, false, append(tc.args, "--skills", slow)...)
-			code := p.wait(30 * time.Second)
+			code := p.wait(hangTimeout)
 			if code != tc.code || !strings.Contains(p.stderr(), tc.msg) {
 				t.Errorf("exit %d, want %d with %q:\n%s", code, tc.code, tc.msg, p.stderr())
 			}
@@ -388,7 +432,7 @@ func TestServe(t *testing.T) {
 			t.Errorf("non-loopback Host without keys: %d %s", status, body)
 		}
 		p.cmd.Process.Signal(syscall.SIGTERM)
-		if code := p.wait(30 * time.Second); code != 0 {
+		if code := p.wait(hangTimeout); code != 0 {
 			t.Errorf("exit %d:\n%s", code, p.stderr())
 		}
 	})
@@ -440,7 +484,7 @@ func TestServe(t *testing.T) {
 			t.Errorf("viewer reload: %d", status)
 		}
 		p.cmd.Process.Signal(syscall.SIGTERM)
-		if code := p.wait(30 * time.Second); code != 0 {
+		if code := p.wait(hangTimeout); code != 0 {
 			t.Errorf("exit %d:\n%s", code, p.stderr())
 		}
 		if strings.Contains(p.stderr(), "ops-key-from-the-env") || strings.Contains(p.stderr(), "bot-key-0123") {

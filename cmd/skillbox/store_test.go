@@ -17,6 +17,7 @@ import (
 // runID runs hello with the extra flags and returns its run id (from --json).
 func runID(t *testing.T, flags ...string) string {
 	t.Helper()
+	warm("hello")
 	r := cli(t, "", append([]string{"--skills", bundled, "run", "hello", "--json"}, flags...)...)
 	if r.code != exitOK {
 		t.Fatalf("run hello: %v", r)

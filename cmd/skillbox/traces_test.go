@@ -12,12 +12,10 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
@@ -127,10 +125,8 @@ func otelEnv(env ...string) []string {
 // endpoint, including the spans of a `skillbox run` that exits at once and of a `serve` that is
 // stopped; an unknown exporter is a usage error that names the variable.
 func TestTracesFromTheEnvironment(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "skillbox")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	t.Parallel()
+	bin := binary(t)
 	skills := t.TempDir()
 	skillFixture(t, skills, "quick", manifest("quick", `"version":"1.2.3"`), "hello")
 	runCLI := func(t *testing.T, env []string, args ...string) (stdout, stderr string, code int) {
@@ -254,7 +250,7 @@ func TestTracesFromTheEnvironment(t *testing.T) {
 		if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)
 		}
-		if code := p.wait(60 * time.Second); code != 0 {
+		if code := p.wait(hangTimeout); code != 0 {
 			t.Fatalf("exit %d:\n%s", code, p.stderr())
 		}
 		s, service := recv.span("execute_tool quick")
@@ -273,7 +269,7 @@ func TestTracesFromTheEnvironment(t *testing.T) {
 		cmd.Env = otelEnv("OTEL_TRACES_EXPORTER=console")
 		stderr := &syncBuffer{}
 		cmd.Stderr = stderr
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), hangTimeout)
 		defer cancel()
 		client := mcp.NewClient(&mcp.Implementation{Name: "trace-test", Version: "1"}, nil)
 		cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
