@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/internal/testcache"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/store"
 	"github.com/skillbox-dev/skillbox/store/sqlite"
@@ -21,8 +22,10 @@ func newRuntime(t *testing.T, policy *runtime.Policy) (*runtime.Runtime, store.S
 	t.Cleanup(func() { s.Close() })
 	rec := store.NewRecorder(s, store.RecorderOptions{})
 	t.Cleanup(rec.Close)
+	// The compilation cache the other packages' tests share: hello and word-count are Go-built
+	// modules, a minute or more to compile under -race on a busy machine, once.
 	rt, err := runtime.New(t.Context(), runtime.Config{SkillDirs: []string{"../skills"}, Policy: policy,
-		NoCache: true, NoBackgroundCheck: true, Recorder: rec})
+		CacheDir: testcache.Dir(), NoBackgroundCheck: true, Recorder: rec})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/internal/testcache"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/store/sqlite"
 )
@@ -35,7 +36,9 @@ func TestVersionsOverSQLite(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { s.Close() })
-		rt, err := runtime.New(ctx, runtime.Config{SkillDirs: []string{skills}, NoCache: true, NoBackgroundCheck: true, Versions: s})
+		// The compilation cache the other packages' tests share: word-count is a Go-built module,
+		// a minute or more to compile under -race on a busy machine, once.
+		rt, err := runtime.New(ctx, runtime.Config{SkillDirs: []string{skills}, CacheDir: testcache.Dir(), NoBackgroundCheck: true, Versions: s})
 		if err != nil {
 			t.Fatal(err)
 		}

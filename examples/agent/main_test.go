@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/skillbox-dev/skillbox/agent/tooldef"
@@ -29,12 +30,30 @@ func TestMain(m *testing.M) {
 // module, seconds to compile under -race, once.
 var cacheDir = testcache.Dir()
 
+// warmBundled compiles the bundled skills' modules into the shared cache, once, one at a time:
+// the runtimes the example makes, and their background checks, then load them from the cache
+// instead of each waiting for compilations (a minute and more each under -race on a busy
+// machine). It reports nothing: a test that needs a module fails on its own.
+var warmBundled = sync.OnceFunc(func() {
+	ctx := context.Background()
+	rt, err := runtime.New(ctx, runtime.Config{SkillDirs: []string{bundled}, CacheDir: cacheDir, NoBackgroundCheck: true})
+	if err != nil {
+		return
+	}
+	defer rt.Close(ctx)
+	rt.CheckSkills(ctx, bundled)
+})
+
+// bundled is the repository's skills directory, as seen from this package's directory.
+const bundled = "../../skills"
+
 func noEnv(string) string { return "" }
 
 // Test_main runs the example as `go run ./examples/agent` does, offline, against the bundled
 // skills, and checks the transcript: the tools the scripted model called, in order, and the word
 // count reaching the answer.
 func Test_main(t *testing.T) {
+	warmBundled()
 	var out, errOut bytes.Buffer
 	code := run(context.Background(), []string{"--skills", "../../skills", "--cache-dir", cacheDir}, &out, &errOut, noEnv)
 	if code != 0 {
@@ -152,7 +171,8 @@ func TestOpenAIClient(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{"../../skills"}, CacheDir: cacheDir})
+	warmBundled()
+	rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{bundled}, CacheDir: cacheDir})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,7 +51,7 @@ const manifest = `{
     "env": ["GREETING"],
     "files": [{"path": "/workspace", "access": "read-write"}, {"path": "/data", "access": "read-only"}]
   },
-  "limits": {"maxWriteBytes": 1000, "timeoutMs": 20000}
+  "limits": {"maxWriteBytes": 1000, "timeoutMs": 60000}
 }`
 
 func TestConformance(t *testing.T) {
@@ -71,6 +71,8 @@ func TestConformance(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(ws, "in.txt"), []byte("input text"), 0o644))
 	must(t, os.WriteFile(filepath.Join(data, "ro.txt"), []byte("read only"), 0o644))
 	policy := &runtime.Policy{
+		// Room for the run's timeout: what the test asserts is the guest's result, not a clock.
+		Limits:        runtime.Limits{TimeoutMs: 60_000},
 		Network:       []string{"127.0.0.1"},
 		AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
 		Env:           map[string]string{"GREETING": "hej", "HOME": "/root"},

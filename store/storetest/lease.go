@@ -16,8 +16,16 @@ import (
 // The environment of the child process: the store's address.
 const childEnv = "SKILLBOX_STORETEST_CHILD"
 
-// childLease is the child's lease, renewed every childLease/4.
-const childLease = 1500 * time.Millisecond
+// childLease is the child's lease, renewed every childRenew: so long that however slow the
+// machine, the live child's lease never runs out between two renewals (the test reads a lease's
+// end from the store and sweeps at times around it, rather than waiting for it).
+const (
+	childLease = 10 * time.Minute
+	childRenew = 100 * time.Millisecond
+)
+
+// hangTimeout bounds a wait that only guards against a hang.
+const hangTimeout = 3 * time.Minute
 
 func testLeaseSweep(t *testing.T, h Harness) {
 	s := open(t, h, h.New(t))
@@ -64,7 +72,7 @@ func testLeaseSweep(t *testing.T, h Harness) {
 // run is marked interrupted after the lease expires, never before.
 func testKilledProcess(t *testing.T, h Harness) {
 	if testing.Short() {
-		t.Skip("-short: starts a child process and waits out a lease")
+		t.Skip("-short: starts a child process")
 	}
 	addr := h.New(t)
 	exe, err := os.Executable()
@@ -89,10 +97,14 @@ func testKilledProcess(t *testing.T, h Harness) {
 	runID := strings.TrimSpace(strings.TrimPrefix(line, "started "))
 	s := open(t, h, addr)
 	ctx := t.Context()
-	// Alive past two of its leases: it renews, so no sweep marks it.
-	time.Sleep(2 * childLease)
-	if _, err := s.SweepRuns(ctx, time.Now()); err != nil {
-		t.Fatal(err)
+	// Alive past two of its leases: it renews, so a sweep at the end of its second lease (past
+	// the one it started with) marks nothing, the child having renewed it again.
+	leases := []time.Time{lease(t, s, runID, time.Time{})}
+	for range 2 {
+		leases = append(leases, lease(t, s, runID, leases[len(leases)-1]))
+	}
+	if n, err := s.SweepRuns(ctx, leases[1]); err != nil || n != 0 {
+		t.Fatalf("a sweep at the end of the live child's second lease marked %d (%v)", n, err)
 	}
 	if r, _ := s.FindRun(ctx, runID); r.Status != store.StatusRunning {
 		t.Fatalf("the live child's run is %s", r.Status)
@@ -115,13 +127,36 @@ func testKilledProcess(t *testing.T, h Harness) {
 	if n, err := s.SweepRuns(ctx, time.Now()); err != nil || n != 0 {
 		t.Fatalf("sweep before the lease expired marked %d (%v)", n, err)
 	}
-	time.Sleep(time.Until(r.LeaseUntil) + 10*time.Millisecond)
-	if n, err := s.SweepRuns(ctx, time.Now()); err != nil || n != 1 {
+	if n, err := s.SweepRuns(ctx, r.LeaseUntil.Add(-time.Millisecond)); err != nil || n != 0 {
+		t.Fatalf("sweep just before the lease expires marked %d (%v)", n, err)
+	}
+	if n, err := s.SweepRuns(ctx, r.LeaseUntil.Add(time.Millisecond)); err != nil || n != 1 {
 		t.Fatalf("sweep after the lease expired marked %d (%v), want 1", n, err)
 	}
 	r, _ = s.FindRun(ctx, runID)
 	if r.Status != store.StatusInterrupted || r.Error == nil || r.Error.Kind != "interrupted" {
 		t.Fatalf("killed child's run: %+v", r)
+	}
+}
+
+// lease waits until the running run id's lease ends after after (the child renewed it) and
+// returns that end.
+func lease(t *testing.T, s store.Store, id string, after time.Time) time.Time {
+	t.Helper()
+	for deadline := time.Now().Add(hangTimeout); ; time.Sleep(childRenew / 2) {
+		r, err := s.FindRun(t.Context(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status != store.StatusRunning {
+			t.Fatalf("the live child's run is %s", r.Status)
+		}
+		if r.LeaseUntil.After(after) {
+			return r.LeaseUntil
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the child did not renew its lease (until %v) within %v", after, hangTimeout)
+		}
 	}
 }
 
@@ -148,7 +183,7 @@ func ChildMain(openStore func(ctx context.Context, addr string) (store.Store, er
 	}
 	fmt.Println("started", r.ID)
 	for {
-		time.Sleep(childLease / 4)
+		time.Sleep(childRenew)
 		if _, err := s.RenewRuns(ctx, r.Owner, time.Now().Add(childLease)); err != nil {
 			fmt.Fprintln(os.Stderr, "child:", err)
 		}

@@ -97,9 +97,13 @@ func Start(ctx context.Context) (*Server, error) {
 	return s, nil
 }
 
-// waitReady waits until the server answers, up to 60 s.
+// readyTimeout bounds waitReady: it only guards against a server that never answers, so it is
+// generous (a slow, busy machine takes a while to start PostgreSQL).
+const readyTimeout = 3 * time.Minute
+
+// waitReady waits until the server answers, up to readyTimeout.
 func (s *Server) waitReady(ctx context.Context) error {
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(readyTimeout)
 	for {
 		db, err := sql.Open("pgx", s.DSN("postgres"))
 		if err == nil {
@@ -117,7 +121,7 @@ func (s *Server) waitReady(ctx context.Context) error {
 		case <-time.After(50 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("postgres did not answer within 60 s: %v\n%s", err, s.log.String())
+			return fmt.Errorf("postgres did not answer within %v: %v\n%s", readyTimeout, err, s.log.String())
 		}
 	}
 }
