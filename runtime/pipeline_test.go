@@ -467,7 +467,6 @@ func TestSkillViewsAreCopies(t *testing.T) {
 	}
 }
 
-
 // Compilations are admitted one at a time (MaxCompiles 1 by default): two Go guests compiled
 // without a cache, at once, take turns; both then run.
 func TestCompilationsAreBounded(t *testing.T) {

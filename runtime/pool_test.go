@@ -52,4 +52,3 @@ func TestWarmPoolOnlyForSlowModules(t *testing.T) {
 		t.Fatalf("a trivial module got %d warm instances", st.WarmMade)
 	}
 }
-
