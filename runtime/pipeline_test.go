@@ -99,10 +99,10 @@ func TestRunAfterClose(t *testing.T) {
 // Close waits for the runs in flight, and refuses the ones still waiting for admission.
 func TestCloseWaitsForRunsInFlight(t *testing.T) {
 	t.Parallel()
-	// The run in flight loops until the test cancels it (its own timeout is a minute): Close
+	// The run in flight loops until the test cancels it (its own timeout is 30 s, the default ceiling): Close
 	// comes while it runs however slowly a loaded machine gets there, and the test, not a
 	// clock, says when it ends.
-	rt := pipelineRuntime(t, Config{Admission: Admission{MaxRuns: 1}}, 60_000)
+	rt := pipelineRuntime(t, Config{Admission: Admission{MaxRuns: 1}}, 30_000)
 	runCtx, stopRun := context.WithCancel(context.Background())
 	defer stopRun()
 	first := startLoop(t, rt, runCtx)
@@ -160,7 +160,7 @@ func TestCloseStopsRunsWhenItsContextEnds(t *testing.T) {
 // test cancels it, so no clock decides when the slot frees.
 func TestAdmissionQueueFull(t *testing.T) {
 	t.Parallel()
-	rt := pipelineRuntime(t, Config{Admission: Admission{MaxRuns: 1, MaxQueue: 1}}, 60_000)
+	rt := pipelineRuntime(t, Config{Admission: Admission{MaxRuns: 1, MaxQueue: 1}}, 30_000)
 	runCtx, stopRun := context.WithCancel(context.Background())
 	defer stopRun()
 	first := startLoop(t, rt, runCtx)
@@ -193,7 +193,7 @@ func TestAdmissionQueueFull(t *testing.T) {
 
 func TestAdmissionMaxWait(t *testing.T) {
 	t.Parallel()
-	rt := pipelineRuntime(t, Config{Admission: Admission{MaxRuns: 1, MaxWait: 50 * time.Millisecond}}, 60_000)
+	rt := pipelineRuntime(t, Config{Admission: Admission{MaxRuns: 1, MaxWait: 50 * time.Millisecond}}, 30_000)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	first := startLoop(t, rt, ctx)
@@ -208,7 +208,7 @@ func TestAdmissionMaxWait(t *testing.T) {
 // A caller that gives up while its run waits for admission gets canceled, and leaves the queue.
 func TestAdmissionCallerGivesUp(t *testing.T) {
 	t.Parallel()
-	rt := pipelineRuntime(t, Config{Admission: Admission{MaxRuns: 1}}, 60_000)
+	rt := pipelineRuntime(t, Config{Admission: Admission{MaxRuns: 1}}, 30_000)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	first := startLoop(t, rt, ctx)

@@ -95,7 +95,7 @@ func TestProgramGrants(t *testing.T) {
 	dir := t.TempDir()
 	env := `console.log(skillbox.env("TOKEN"), skillbox.env("OTHER"))`
 	instructionSkill(t, dir, "declares", map[string]string{"scripts/env.js": env,
-		"scripts/skillbox.json": `{"permissions": {"env": ["TOKEN"]}, "limits": {"timeoutMs": 60000}}`})
+		"scripts/skillbox.json": `{"permissions": {"env": ["TOKEN"]}, "limits": {"timeoutMs": 25000}}`})
 	instructionSkill(t, dir, "granted", map[string]string{"scripts/env.js": env})
 	instructionSkill(t, dir, "broken", map[string]string{"scripts/env.js": env, "scripts/skillbox.json": `{"permissions": {"env": ["1BAD"]}, "extra": 1}`})
 	p := &Policy{Env: map[string]string{"TOKEN": "t0k", "OTHER": "o"}, Scripts: map[string]Permissions{"granted": {Env: []string{"OTHER"}}}}
@@ -108,7 +108,7 @@ func TestProgramGrants(t *testing.T) {
 		}
 	}
 	s, _ := rt.Skill("declares")
-	if g := s.ProgramGrant(); g.Limits.TimeoutMs != 60000 || len(g.Env) != 1 {
+	if g := s.ProgramGrant(); g.Limits.TimeoutMs != 25000 || len(g.Env) != 1 {
 		t.Fatalf("program grant %+v", g)
 	}
 	_, err := rt.Run(ctx, Request{Skill: "broken", Script: "env.js"})

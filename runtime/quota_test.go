@@ -21,7 +21,7 @@ func TestSharedTenantsAndQuotas(t *testing.T) {
 	acme, globex := t.TempDir(), t.TempDir()
 	// The sleep is held in flight by the test (it sleeps an hour; the test cancels it), never by
 	// a clock that a loaded machine could outrun.
-	fixture(t, acme, "sleep", simple("sleep", `"limits":{"timeoutMs":60000}`), "sleep")
+	fixture(t, acme, "sleep", simple("sleep", `"limits":{"timeoutMs":30000}`), "sleep")
 	fixture(t, acme, "hello", simple("hello", ""), "hello")
 	fixture(t, globex, "hello", simple("hello", ""), "hello")
 	a, err := New(ctx, Config{Shared: sh, Tenant: "acme", SkillDirs: []string{acme},

@@ -32,15 +32,15 @@ func TestHostileScriptsAreContained(t *testing.T) {
 	for id, src := range hostile {
 		// Each run must meet the limit it is about, however slowly a loaded machine (or -race)
 		// gets there: only the two that must time out have a short timeout; every other one has
-		// a minute, so a memory or log bound is never raced by the clock.
-		extra := `"limits":{"timeoutMs":60000,"memoryMiB":32,"maxLogBytes":65536}`
+		// 30 s (the default ceiling), so a memory or log bound is never raced by the clock.
+		extra := `"limits":{"timeoutMs":30000,"memoryMiB":32,"maxLogBytes":65536}`
 		switch id {
 		case "loop-in-job", "regexp-bomb": // never end by themselves: only the clock stops them
 			extra = `"limits":{"timeoutMs":1500,"memoryMiB":32,"maxLogBytes":65536}`
 		case "fetch-flood":
 			extra += `,"permissions":{"network":["127.0.0.1"]}`
 		case "big-request": // room for the request itself: the broker's bound refuses it
-			extra = `"limits":{"timeoutMs":60000,"memoryMiB":256}`
+			extra = `"limits":{"timeoutMs":30000,"memoryMiB":256}`
 		}
 		scriptFixture(t, dir, id, simple(id, extra), map[string]string{"execute.js": src})
 	}

@@ -66,10 +66,11 @@ export async function execute(args: Args, ctx: any): Promise<object> {
 
 func TestScriptSkillErrors(t *testing.T) {
 	dir := t.TempDir()
-	// Every skill but the one that loops has a minute: what each must meet is its own error or
-	// limit, however slowly a loaded machine (or -race) gets there, never the clock.
+	// Every skill but the one that loops has 30 s (the default ceiling): what each must meet is
+	// its own error or limit, however slowly a loaded machine (or -race) gets there, never the
+	// clock.
 	js := func(id, body, extra string) {
-		m := simple(id, `"limits":{"timeoutMs":60000,"memoryMiB":32}`)
+		m := simple(id, `"limits":{"timeoutMs":30000,"memoryMiB":32}`)
 		if extra != "" {
 			m = simple(id, extra)
 		}
