@@ -34,8 +34,9 @@ func compiledNative(t *testing.T, rt *Runtime, id string) *nativeModule {
 // garbage collector forced during the run: a guest that spun without yielding would hang it.
 func TestDeadlineStopsEveryGuest(t *testing.T) {
 	dir := t.TempDir()
-	// Each guest twice: with a short timeout, and held (30 s, the default ceiling) for the caller to cancel, so
-	// that a loaded machine, slow to cancel, never makes the deadline come first.
+	// Each guest twice: with a short timeout, and held (30 s, the default ceiling) for the
+	// caller to cancel, so that a loaded machine, slow to cancel, never makes the deadline come
+	// first.
 	for _, timeout := range []struct{ suffix, ms string }{{"", "150"}, {"-held", "30000"}} {
 		limits := `"limits":{"timeoutMs":` + timeout.ms + `}`
 		fixture(t, dir, "loop"+timeout.suffix, simple("loop"+timeout.suffix, limits), "loop")
