@@ -168,7 +168,8 @@ func (e *env) connectHTTP(t *testing.T, protocol string, opts *mcp.ClientOptions
 }
 
 // testContext bounds a test's exchange with the server: a hang guard, long enough for a slow,
-// busy machine to compile a module on the way (under -race, the runtime gives a compilation ten minutes).
+// busy machine to compile a module on the way (under -race, the runtime gives a compilation
+// ten minutes).
 func testContext(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)

@@ -99,9 +99,9 @@ func TestRunAfterClose(t *testing.T) {
 // Close waits for the runs in flight, and refuses the ones still waiting for admission.
 func TestCloseWaitsForRunsInFlight(t *testing.T) {
 	t.Parallel()
-	// The run in flight loops until the test cancels it (its own timeout is 30 s, the default ceiling): Close
-	// comes while it runs however slowly a loaded machine gets there, and the test, not a
-	// clock, says when it ends.
+	// The run in flight loops until the test cancels it (its own timeout is 30 s, the default
+	// ceiling): Close comes while it runs however slowly a loaded machine gets there, and the
+	// test, not a clock, says when it ends.
 	rt := pipelineRuntime(t, Config{Admission: Admission{MaxRuns: 1}}, 30_000)
 	runCtx, stopRun := context.WithCancel(context.Background())
 	defer stopRun()

@@ -77,8 +77,8 @@ def execute(args, ctx):
 func TestPythonSkillErrors(t *testing.T) {
 	dir := t.TempDir()
 	// Only the skills that never end by themselves (loops, sleeps-long) have a short timeout:
-	// every other one has 30 s (the default ceiling), so what it meets is its own error or limit, however slowly
-	// a loaded machine (or -race) gets there.
+	// every other one has 30 s (the default ceiling), so what it meets is its own error or
+	// limit, however slowly a loaded machine (or -race) gets there.
 	py := func(id, body, timeoutMs string) {
 		if timeoutMs == "" {
 			timeoutMs = "30000"
