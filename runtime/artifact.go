@@ -112,15 +112,15 @@ type ArtifactLimits struct {
 }
 
 // artifactsPolicy reads a policy file's artifacts section.
-func (c *checker) artifactsPolicy(obj doc) ArtifactsPolicy {
-	c.known(obj, "artifacts", "enabled", "maxFiles", "maxFileBytes", "maxTotalBytes")
+func artifactsPolicy(c *Checker, obj Doc) ArtifactsPolicy {
+	c.Known(obj, "artifacts", "enabled", "maxFiles", "maxFileBytes", "maxTotalBytes")
 	a := ArtifactsPolicy{
-		MaxFiles:      c.integer(obj, "artifacts", "maxFiles", maxArtifactFiles),
-		MaxFileBytes:  c.integer(obj, "artifacts", "maxFileBytes", maxArtifactFileBytes),
-		MaxTotalBytes: c.integer(obj, "artifacts", "maxTotalBytes", maxArtifactTotalBytes),
+		MaxFiles:      c.Int(obj, "artifacts", "maxFiles", maxArtifactFiles),
+		MaxFileBytes:  c.Int(obj, "artifacts", "maxFileBytes", maxArtifactFileBytes),
+		MaxTotalBytes: c.Int(obj, "artifacts", "maxTotalBytes", maxArtifactTotalBytes),
 	}
 	if _, set := obj["enabled"]; set {
-		a.Disabled = !c.boolean(obj, "artifacts", "enabled")
+		a.Disabled = !c.Bool(obj, "artifacts", "enabled")
 	}
 	return a
 }

@@ -101,7 +101,7 @@ func (p *Policy) forAgentSkills() *Policy {
 			c.Files = append(c.Files, m)
 		}
 	}
-	c.Limits = p.ceilings().capped(a.Limits.withDefaults(p.ceilings()))
+	c.Limits = p.ceilings().Capped(a.Limits.WithDefaults(p.ceilings()))
 	return c
 }
 

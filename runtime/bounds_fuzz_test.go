@@ -49,7 +49,7 @@ func FuzzParseDoc(f *testing.F) {
 	f.Add([]byte("- &x [1, 2]\n- *x\n"), true)
 	f.Add([]byte("? &k ["+strings.Repeat("[", 40)+strings.Repeat("]", 40)+"]\n: 1\n"), true)
 	f.Fuzz(func(t *testing.T, data []byte, yamlSyntax bool) {
-		d, bounds, err := parseDoc(data, yamlSyntax)
+		d, bounds, err := ParseDoc(data, yamlSyntax)
 		if err != nil {
 			return
 		}

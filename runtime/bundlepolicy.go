@@ -22,10 +22,10 @@ type BundlePolicy struct {
 
 // bundles reads the policy's bundles field: requireSigned, and trustedKeys as the base64 of a
 // key's 32 bytes or the path of a .pub file (relative to the policy's directory).
-func (c *checker) bundles(obj doc, base string) BundlePolicy {
-	c.known(obj, "bundles", "requireSigned", "trustedKeys")
-	bp := BundlePolicy{RequireSigned: c.boolean(obj, "bundles", "requireSigned")}
-	for i, k := range c.strList(obj, "bundles", "trustedKeys") {
+func bundles(c *Checker, obj Doc, base string) BundlePolicy {
+	c.Known(obj, "bundles", "requireSigned", "trustedKeys")
+	bp := BundlePolicy{RequireSigned: c.Bool(obj, "bundles", "requireSigned")}
+	for i, k := range c.StrList(obj, "bundles", "trustedKeys") {
 		field := fmt.Sprintf("bundles.trustedKeys[%d]", i)
 		pub, err := ParsePublicKey([]byte(k))
 		if err != nil && !strings.ContainsAny(k, "\n") {
@@ -36,13 +36,13 @@ func (c *checker) bundles(obj doc, base string) BundlePolicy {
 			pub, err = LoadPublicKey(p)
 		}
 		if err != nil {
-			c.add(field, "list the base64 key skillbox keygen prints, or the path of its NAME.pub", "%v", err)
+			c.Add(field, "list the base64 key skillbox keygen prints, or the path of its NAME.pub", "%v", err)
 			continue
 		}
 		bp.TrustedKeys = append(bp.TrustedKeys, pub)
 	}
 	if bp.RequireSigned && len(bp.TrustedKeys) == 0 {
-		c.add("bundles.trustedKeys", "list the public key of each publisher whose bundles may be installed", "is empty, so requireSigned would refuse every install")
+		c.Add("bundles.trustedKeys", "list the public key of each publisher whose bundles may be installed", "is empty, so requireSigned would refuse every install")
 	}
 	return bp
 }

@@ -15,16 +15,16 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// doc is a manifest or policy file decoded into plain JSON values (map[string]any, []any, string,
+// Doc is a manifest or policy file decoded into plain JSON values (map[string]any, []any, string,
 // json.Number, bool, nil), whatever its syntax. Checking a generic document, rather than decoding
 // into a struct, is what lets every problem be reported at once.
-type doc = map[string]any
+type Doc = map[string]any
 
 // parseDoc decodes JSON or YAML (by yamlSyntax) into a doc, and bounds its depth and size
 // (internal/docbound) before anything else walks it: each top-level field that crosses a bound is
 // left out of the doc and returned in bounds, so the caller reports it with the rest of the
 // file's problems. An error means the file as a whole is refused.
-func parseDoc(data []byte, yamlSyntax bool) (d doc, bounds []*docbound.Error, err error) {
+func ParseDoc(data []byte, yamlSyntax bool) (d Doc, bounds []*docbound.Error, err error) {
 	if yamlSyntax {
 		// Parse to a tree first and check it: yaml.v3 compares every key of a mapping with every
 		// other when it decodes, so a small file of repeated keys would take minutes, and it
@@ -71,7 +71,7 @@ func parseDoc(data []byte, yamlSyntax bool) (d doc, bounds []*docbound.Error, er
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, nil, fmt.Errorf("the top level must be an object, not %s", typeName(v))
+		return nil, nil, fmt.Errorf("the top level must be an object, not %s", TypeName(v))
 	}
 	// The one place every manifest and policy is bounded; for YAML the tree was checked above
 	// and this finds nothing more.
@@ -84,12 +84,12 @@ func parseDoc(data []byte, yamlSyntax bool) (d doc, bounds []*docbound.Error, er
 
 // syntax reports a JSON syntax error of the file (parseDoc's *jsonpos.Error) at its line and
 // column, "skill.json:7:3: invalid character '}' after object key", and reports whether err was one.
-func (c *checker) syntax(err error) bool {
+func (c *Checker) Syntax(err error) bool {
 	var pe *jsonpos.Error
 	if !errors.As(err, &pe) {
 		return false
 	}
-	c.problems = append(c.problems, &ManifestError{Path: c.path, Line: pe.Line, Column: pe.Column, Msg: pe.Msg, Hint: pe.Hint})
+	c.Problems = append(c.Problems, &ManifestError{Path: c.Path, Line: pe.Line, Column: pe.Column, Msg: pe.Msg, Hint: pe.Hint})
 	return true
 }
 
@@ -108,9 +108,9 @@ func lined(b *docbound.Error) string {
 
 // addBounds reports each field that crossed a bound, and marks it so that no other problem is
 // reported under it (it was left out of the doc, and so would look missing).
-func (c *checker) addBounds(bounds []*docbound.Error) {
+func (c *Checker) AddBounds(bounds []*docbound.Error) {
 	for _, b := range bounds {
-		c.problems = append(c.problems, &ManifestError{Path: c.path, Field: b.Path, Msg: lined(b), Hint: b.Hint()})
+		c.Problems = append(c.Problems, &ManifestError{Path: c.Path, Field: b.Path, Msg: lined(b), Hint: b.Hint()})
 		if c.dropped == nil {
 			c.dropped = map[string]bool{}
 		}
@@ -151,16 +151,16 @@ func checkYAMLTree(n *yaml.Node) error {
 }
 
 // checker walks a doc and collects problems instead of stopping at the first.
-type checker struct {
-	path     string
-	problems []*ManifestError
-	schema   *Schema // the compiled parameters schema, kept so a load compiles it once
+type Checker struct {
+	Path     string
+	Problems []*ManifestError
+	Schema   *Schema // the compiled parameters schema, kept so a load compiles it once
 	// dropped holds the top-level fields that crossed a bound of internal/docbound: they are
 	// reported once, for the bound, and not again as missing.
 	dropped map[string]bool
 }
 
-func (c *checker) add(field, hint, format string, args ...any) {
+func (c *Checker) Add(field, hint, format string, args ...any) {
 	top := field
 	if i := strings.IndexAny(field, ".["); i >= 0 {
 		top = field[:i]
@@ -168,7 +168,7 @@ func (c *checker) add(field, hint, format string, args ...any) {
 	if c.dropped[top] {
 		return
 	}
-	c.problems = append(c.problems, &ManifestError{Path: c.path, Field: field, Msg: fmt.Sprintf(format, args...), Hint: hint})
+	c.Problems = append(c.Problems, &ManifestError{Path: c.Path, Field: field, Msg: fmt.Sprintf(format, args...), Hint: hint})
 }
 
 func join(parent, key string) string {
@@ -179,7 +179,7 @@ func join(parent, key string) string {
 }
 
 // known reports every key of obj not in allowed, with the nearest allowed name as a hint.
-func (c *checker) known(obj doc, parent string, allowed ...string) {
+func (c *Checker) Known(obj Doc, parent string, allowed ...string) {
 	keys := make([]string, 0, len(obj))
 	for k := range obj {
 		keys = append(keys, k)
@@ -193,57 +193,57 @@ func (c *checker) known(obj doc, parent string, allowed ...string) {
 		if near := nearest.Name(k, allowed); near != "" {
 			hint = fmt.Sprintf("did you mean %q?", near)
 		}
-		c.add(join(parent, k), hint, "unknown field")
+		c.Add(join(parent, k), hint, "unknown field")
 	}
 }
 
-func (c *checker) str(obj doc, parent, key string, required bool) string {
+func (c *Checker) Str(obj Doc, parent, key string, required bool) string {
 	v, ok := obj[key]
 	if !ok || v == nil {
 		if required {
-			c.add(join(parent, key), "", "is required")
+			c.Add(join(parent, key), "", "is required")
 		}
 		return ""
 	}
 	s, ok := v.(string)
 	if !ok {
-		c.add(join(parent, key), "", "must be a string, not %s", typeName(v))
+		c.Add(join(parent, key), "", "must be a string, not %s", TypeName(v))
 		return ""
 	}
 	if required && strings.TrimSpace(s) == "" {
-		c.add(join(parent, key), "", "must not be empty")
+		c.Add(join(parent, key), "", "must not be empty")
 	}
 	return s
 }
 
 // boolean reads an optional boolean, false when absent.
-func (c *checker) boolean(obj doc, parent, key string) bool {
+func (c *Checker) Bool(obj Doc, parent, key string) bool {
 	v, ok := obj[key]
 	if !ok || v == nil {
 		return false
 	}
 	b, ok := v.(bool)
 	if !ok {
-		c.add(join(parent, key), "write true or false", "must be a boolean, not %s", typeName(v))
+		c.Add(join(parent, key), "write true or false", "must be a boolean, not %s", TypeName(v))
 	}
 	return b
 }
 
-func (c *checker) strList(obj doc, parent, key string) []string {
+func (c *Checker) StrList(obj Doc, parent, key string) []string {
 	v, ok := obj[key]
 	if !ok || v == nil {
 		return nil
 	}
 	arr, ok := v.([]any)
 	if !ok {
-		c.add(join(parent, key), `write it as a list: ["a", "b"]`, "must be a list of strings, not %s", typeName(v))
+		c.Add(join(parent, key), `write it as a list: ["a", "b"]`, "must be a list of strings, not %s", TypeName(v))
 		return nil
 	}
 	out := make([]string, 0, len(arr))
 	for i, e := range arr {
 		s, ok := e.(string)
 		if !ok {
-			c.add(fmt.Sprintf("%s[%d]", join(parent, key), i), "", "must be a string, not %s", typeName(e))
+			c.Add(fmt.Sprintf("%s[%d]", join(parent, key), i), "", "must be a string, not %s", TypeName(e))
 			continue
 		}
 		out = append(out, s)
@@ -251,80 +251,80 @@ func (c *checker) strList(obj doc, parent, key string) []string {
 	return out
 }
 
-func (c *checker) object(obj doc, parent, key string) doc {
+func (c *Checker) Object(obj Doc, parent, key string) Doc {
 	v, ok := obj[key]
 	if !ok || v == nil {
 		return nil
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		c.add(join(parent, key), "", "must be an object, not %s", typeName(v))
+		c.Add(join(parent, key), "", "must be an object, not %s", TypeName(v))
 		return nil
 	}
 	return m
 }
 
-func (c *checker) list(obj doc, parent, key string) []any {
+func (c *Checker) List(obj Doc, parent, key string) []any {
 	v, ok := obj[key]
 	if !ok || v == nil {
 		return nil
 	}
 	arr, ok := v.([]any)
 	if !ok {
-		c.add(join(parent, key), "", "must be a list, not %s", typeName(v))
+		c.Add(join(parent, key), "", "must be a list, not %s", TypeName(v))
 		return nil
 	}
 	return arr
 }
 
 // integer reads a non-negative whole number no larger than max.
-func (c *checker) integer(obj doc, parent, key string, max int64) int64 {
+func (c *Checker) Int(obj Doc, parent, key string, max int64) int64 {
 	v, ok := obj[key]
 	if !ok || v == nil {
 		return 0
 	}
 	n, ok := v.(json.Number)
 	if !ok {
-		c.add(join(parent, key), "", "must be a number, not %s", typeName(v))
+		c.Add(join(parent, key), "", "must be a number, not %s", TypeName(v))
 		return 0
 	}
 	i, err := n.Int64()
 	if err != nil {
-		c.add(join(parent, key), "", "must be a whole number, not %s", n)
+		c.Add(join(parent, key), "", "must be a whole number, not %s", n)
 		return 0
 	}
 	if i <= 0 || i > max {
-		c.add(join(parent, key), "leave it out for the default", "must be between 1 and %d, not %d", max, i)
+		c.Add(join(parent, key), "leave it out for the default", "must be between 1 and %d, not %d", max, i)
 		return 0
 	}
 	return i
 }
 
 // limits reads a limits object (manifest or policy).
-func (c *checker) limits(obj doc, parent string) Limits {
+func (c *Checker) Limits(obj Doc, parent string) Limits {
 	var l Limits
 	if obj == nil {
 		return l
 	}
 	names := []string{}
-	for _, f := range l.fields() {
-		names = append(names, f.name)
+	for _, f := range l.Fields() {
+		names = append(names, f.Name)
 	}
-	c.known(obj, parent, names...)
-	for _, f := range l.fields() {
+	c.Known(obj, parent, names...)
+	for _, f := range l.Fields() {
 		max := int64(math.MaxInt32)
-		switch f.name {
+		switch f.Name {
 		case "memoryMiB":
 			max = MaxMemoryMiB
 		case "timeoutMs":
 			max = 24 * 3600 * 1000
 		}
-		*f.v = c.integer(obj, parent, f.name, max)
+		*f.Value = c.Int(obj, parent, f.Name, max)
 	}
 	return l
 }
 
-func typeName(v any) string {
+func TypeName(v any) string {
 	switch v.(type) {
 	case nil:
 		return "null"

@@ -3,6 +3,7 @@ package runtime
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -144,13 +145,13 @@ func (p *Policy) Grant(m *Manifest, skillDir string) *Grant {
 	}
 
 	ceil := p.ceilings()
-	asked := m.Limits.withDefaults(DefaultLimits)
-	g.Limits = asked.capped(ceil)
-	cf, af, mf := ceil.fields(), asked.fields(), m.Limits.fields()
-	for i, f := range g.Limits.fields() {
+	asked := m.Limits.WithDefaults(DefaultLimits)
+	g.Limits = asked.Capped(ceil)
+	cf, af, mf := ceil.Fields(), asked.Fields(), m.Limits.Fields()
+	for i, f := range g.Limits.Fields() {
 		// Only what the manifest asked for is refused: a default it left alone is just capped.
-		if *mf[i].v != 0 && *af[i].v > *f.v {
-			g.Refused = append(g.Refused, fmt.Sprintf("limits.%s: %d asked, the policy caps it at %d", f.name, *af[i].v, *cf[i].v))
+		if *mf[i].Value != 0 && *af[i].Value > *f.Value {
+			g.Refused = append(g.Refused, fmt.Sprintf("limits.%s: %d asked, the policy caps it at %d", f.Name, *af[i].Value, *cf[i].Value))
 		}
 	}
 	h.Limits = hostfuncs.Limits{
@@ -217,4 +218,25 @@ func (p *Policy) networkList() netguard.List {
 		}
 	}
 	return l
+}
+
+// clone returns a deep copy of g without its host side (the secret values and host paths the
+// runs use): what a caller may see of a grant.
+func (g *Grant) clone() *Grant {
+	if g == nil {
+		return nil
+	}
+	c := &Grant{
+		Network: slices.Clone(g.Network),
+		Env:     slices.Clone(g.Env),
+		Secrets: slices.Clone(g.Secrets),
+		Files:   slices.Clone(g.Files),
+		Limits:  g.Limits,
+		Refused: slices.Clone(g.Refused),
+	}
+	if g.Artifacts != nil {
+		a := *g.Artifacts
+		c.Artifacts = &a
+	}
+	return c
 }

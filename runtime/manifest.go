@@ -3,6 +3,7 @@ package runtime
 import (
 	"encoding/json"
 	"regexp"
+	"slices"
 )
 
 // Manifest is a skill's skill.json (or skill.yaml): what it does, the arguments it takes, and the
@@ -99,15 +100,15 @@ var DefaultLimits = Limits{
 // MaxMemoryMiB is the most a 32-bit wasm memory can hold (65536 pages of 64 KiB).
 const MaxMemoryMiB = 4096
 
-// limitFields names each limit as it is spelled in files, for messages and for walking them.
-func (l *Limits) fields() []struct {
-	name string
-	v    *int64
-} {
-	return []struct {
-		name string
-		v    *int64
-	}{
+// limitField is one limit as it is spelled in files, and where its value is.
+type LimitField struct {
+	Name  string
+	Value *int64
+}
+
+// fields names each limit as it is spelled in files, for messages and for walking them.
+func (l *Limits) Fields() []LimitField {
+	return []LimitField{
 		{"timeoutMs", &l.TimeoutMs}, {"memoryMiB", &l.MemoryMiB}, {"maxOutputBytes", &l.MaxOutputBytes},
 		{"maxLogBytes", &l.MaxLogBytes}, {"maxFetches", &l.MaxFetches}, {"maxFetchBytes", &l.MaxFetchBytes},
 		{"maxFileBytes", &l.MaxFileBytes}, {"maxWriteBytes", &l.MaxWriteBytes},
@@ -115,22 +116,22 @@ func (l *Limits) fields() []struct {
 }
 
 // withDefaults returns l with every zero field set from d.
-func (l Limits) withDefaults(d Limits) Limits {
-	df := d.fields()
-	for i, f := range l.fields() {
-		if *f.v == 0 {
-			*f.v = *df[i].v
+func (l Limits) WithDefaults(d Limits) Limits {
+	df := d.Fields()
+	for i, f := range l.Fields() {
+		if *f.Value == 0 {
+			*f.Value = *df[i].Value
 		}
 	}
 	return l
 }
 
 // capped returns l with every field at most the one in ceiling.
-func (l Limits) capped(ceiling Limits) Limits {
-	cf := ceiling.fields()
-	for i, f := range l.fields() {
-		if *f.v > *cf[i].v {
-			*f.v = *cf[i].v
+func (l Limits) Capped(ceiling Limits) Limits {
+	cf := ceiling.Fields()
+	for i, f := range l.Fields() {
+		if *f.Value > *cf[i].Value {
+			*f.Value = *cf[i].Value
 		}
 	}
 	return l
@@ -141,7 +142,36 @@ func (l Limits) capped(ceiling Limits) Limits {
 var idPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 
 // maxIDLen is the longest id idPattern allows.
-const maxIDLen = 63
+const MaxIDLen = 63
 
 // ValidID reports whether id is a well-formed skill id.
 func ValidID(id string) bool { return idPattern.MatchString(id) }
+
+// Clone returns a deep copy of m (nil for nil): the registry's manifests are shared by every
+// caller and every run, so none is ever handed out.
+func (m *Manifest) Clone() *Manifest {
+	if m == nil {
+		return nil
+	}
+	c := *m
+	c.Tags = slices.Clone(m.Tags)
+	c.Parameters = cloneRaw(m.Parameters)
+	c.Result = cloneRaw(m.Result)
+	c.Permissions = Permissions{
+		Network: slices.Clone(m.Permissions.Network),
+		Env:     slices.Clone(m.Permissions.Env),
+		Files:   slices.Clone(m.Permissions.Files),
+	}
+	for _, s := range m.Permissions.Secrets {
+		s.Hosts = slices.Clone(s.Hosts)
+		c.Permissions.Secrets = append(c.Permissions.Secrets, s)
+	}
+	return &c
+}
+
+func cloneRaw(r json.RawMessage) json.RawMessage {
+	if r == nil {
+		return nil
+	}
+	return slices.Clone(r)
+}

@@ -18,63 +18,63 @@ var manifestFields = []string{"id", "name", "description", "version", "parameter
 // picks the syntax (.yaml/.yml is YAML, anything else JSON). The error, if any, is a *SkillError
 // holding every problem found.
 func ParseManifest(path string, data []byte) (*Manifest, error) {
-	c := &checker{path: path}
-	m := c.manifest(path, data)
-	if len(c.problems) > 0 {
+	c := &Checker{Path: path}
+	m := c.Manifest(path, data)
+	if len(c.Problems) > 0 {
 		id := ""
 		if m != nil {
 			id = m.ID
 		}
-		return nil, &SkillError{ID: id, Problems: c.problems}
+		return nil, &SkillError{ID: id, Problems: c.Problems}
 	}
 	return m, nil
 }
 
-func (c *checker) manifest(path string, data []byte) *Manifest {
+func (c *Checker) Manifest(path string, data []byte) *Manifest {
 	ext := strings.ToLower(filepath.Ext(path))
-	d, bounds, err := parseDoc(data, ext == ".yaml" || ext == ".yml")
+	d, bounds, err := ParseDoc(data, ext == ".yaml" || ext == ".yml")
 	var be *docbound.Error
 	if errors.As(err, &be) {
-		c.addBounds([]*docbound.Error{be})
+		c.AddBounds([]*docbound.Error{be})
 		return nil
 	}
 	if err != nil {
-		if !c.syntax(err) {
-			c.add("", "check the syntax near the position given", "cannot parse: %v", err)
+		if !c.Syntax(err) {
+			c.Add("", "check the syntax near the position given", "cannot parse: %v", err)
 		}
 		return nil
 	}
-	c.addBounds(bounds)
-	c.known(d, "", manifestFields...)
+	c.AddBounds(bounds)
+	c.Known(d, "", manifestFields...)
 	m := &Manifest{
-		ID:          c.str(d, "", "id", true),
-		Name:        c.str(d, "", "name", true),
-		Description: c.str(d, "", "description", true),
-		Version:     c.str(d, "", "version", false),
-		Tags:        c.strList(d, "", "tags"),
-		CreatedBy:   c.str(d, "", "createdBy", false),
-		Entrypoint:  c.str(d, "", "entrypoint", false),
+		ID:          c.Str(d, "", "id", true),
+		Name:        c.Str(d, "", "name", true),
+		Description: c.Str(d, "", "description", true),
+		Version:     c.Str(d, "", "version", false),
+		Tags:        c.StrList(d, "", "tags"),
+		CreatedBy:   c.Str(d, "", "createdBy", false),
+		Entrypoint:  c.Str(d, "", "entrypoint", false),
 	}
 	if m.ID != "" && !ValidID(m.ID) {
-		c.add("id", "use lower-case letters, digits and '-', starting with a letter or digit, at most 63",
+		c.Add("id", "use lower-case letters, digits and '-', starting with a letter or digit, at most 63",
 			"%q is not a valid skill id", m.ID)
 	}
 	if m.Entrypoint == "" {
 		m.Entrypoint = "execute"
 	}
-	if rt := c.str(d, "", "runtime", false); rt != "" {
+	if rt := c.Str(d, "", "runtime", false); rt != "" {
 		m.Runtime = Language(rt)
 		if _, ok := codeFiles[m.Runtime]; !ok {
-			c.add("runtime", "use wasm, python, javascript or typescript, or leave it out to run the directory's one execute file",
+			c.Add("runtime", "use wasm, python, javascript or typescript, or leave it out to run the directory's one execute file",
 				"%q is not a runtime Skillbox knows", rt)
 		}
 	}
 	m.Parameters = c.parameters(d["parameters"])
-	m.schema = c.schema
-	if r := c.object(d, "", "result"); r != nil {
+	m.schema = c.Schema
+	if r := c.Object(d, "", "result"); r != nil {
 		// Compiled by the MCP server and walked by the agent package: bounded like parameters.
 		if b := docbound.Schema(r, "result"); b != nil {
-			c.addBounds([]*docbound.Error{b})
+			c.AddBounds([]*docbound.Error{b})
 		} else {
 			m.Result, _ = json.Marshal(r)
 			// The MCP server validates results against it: refuse one whose validation could
@@ -82,83 +82,83 @@ func (c *checker) manifest(path string, data []byte) *Manifest {
 			// the tool without it), as before.
 			var ce *SchemaCostError
 			if _, err := compileSchema(m.Result); errors.As(err, &ce) {
-				c.add("result", ce.Hint(), "%v", err)
+				c.Add("result", ce.Hint(), "%v", err)
 				m.Result = nil
 			}
 		}
 	}
-	m.Permissions = c.permissions(c.object(d, "", "permissions"))
-	m.Limits = c.limits(c.object(d, "", "limits"), "limits")
+	m.Permissions = c.Permissions(c.Object(d, "", "permissions"))
+	m.Limits = c.Limits(c.Object(d, "", "limits"), "limits")
 	return m
 }
 
-func (c *checker) permissions(p doc) Permissions { return c.permissionsAt(p, "permissions") }
+func (c *Checker) Permissions(p Doc) Permissions { return c.PermissionsAt(p, "permissions") }
 
 // permissionsAt checks a permissions object found at field parent (messages name it).
-func (c *checker) permissionsAt(p doc, parent string) Permissions {
+func (c *Checker) PermissionsAt(p Doc, parent string) Permissions {
 	var out Permissions
 	if p == nil {
 		return out
 	}
-	c.known(p, parent, "network", "env", "secrets", "files")
-	for i, h := range c.strList(p, parent, "network") {
+	c.Known(p, parent, "network", "env", "secrets", "files")
+	for i, h := range c.StrList(p, parent, "network") {
 		if _, err := netguard.ParsePattern(h); err != nil {
-			c.add(fmt.Sprintf("%s.network[%d]", parent, i), "write a host such as api.example.com, api.example.com:8443 or *.example.com", "%v", err)
+			c.Add(fmt.Sprintf("%s.network[%d]", parent, i), "write a host such as api.example.com, api.example.com:8443 or *.example.com", "%v", err)
 			continue
 		}
 		out.Network = append(out.Network, h)
 	}
-	for i, name := range c.strList(p, parent, "env") {
-		if !validEnvName(name) {
-			c.add(fmt.Sprintf("%s.env[%d]", parent, i), "use letters, digits and '_', not starting with a digit", "%q is not a valid variable name", name)
+	for i, name := range c.StrList(p, parent, "env") {
+		if !ValidEnvName(name) {
+			c.Add(fmt.Sprintf("%s.env[%d]", parent, i), "use letters, digits and '_', not starting with a digit", "%q is not a valid variable name", name)
 			continue
 		}
 		out.Env = append(out.Env, name)
 	}
-	for i, v := range c.list(p, parent, "secrets") {
+	for i, v := range c.List(p, parent, "secrets") {
 		field := fmt.Sprintf("%s.secrets[%d]", parent, i)
 		s, ok := v.(map[string]any)
 		if !ok {
-			c.add(field, `{"name": "API_KEY", "hosts": ["api.example.com"], "header": "Authorization", "format": "Bearer {value}"}`, "must be an object")
+			c.Add(field, `{"name": "API_KEY", "hosts": ["api.example.com"], "header": "Authorization", "format": "Bearer {value}"}`, "must be an object")
 			continue
 		}
-		c.known(s, field, "name", "hosts", "header", "format")
-		sr := SecretRequest{Name: c.str(s, field, "name", true), Hosts: c.strList(s, field, "hosts"),
-			Header: c.str(s, field, "header", true), Format: c.str(s, field, "format", false)}
-		if sr.Name != "" && !validEnvName(sr.Name) {
-			c.add(field+".name", "use letters, digits and '_'", "%q is not a valid secret name", sr.Name)
+		c.Known(s, field, "name", "hosts", "header", "format")
+		sr := SecretRequest{Name: c.Str(s, field, "name", true), Hosts: c.StrList(s, field, "hosts"),
+			Header: c.Str(s, field, "header", true), Format: c.Str(s, field, "format", false)}
+		if sr.Name != "" && !ValidEnvName(sr.Name) {
+			c.Add(field+".name", "use letters, digits and '_'", "%q is not a valid secret name", sr.Name)
 		}
 		if len(sr.Hosts) == 0 {
-			c.add(field+".hosts", "list the hosts the secret may be sent to", "is required")
+			c.Add(field+".hosts", "list the hosts the secret may be sent to", "is required")
 		}
 		for j, h := range sr.Hosts {
 			if _, err := netguard.ParsePattern(h); err != nil {
-				c.add(fmt.Sprintf("%s.hosts[%d]", field, j), "", "%v", err)
+				c.Add(fmt.Sprintf("%s.hosts[%d]", field, j), "", "%v", err)
 			}
 		}
 		if sr.Format != "" && !strings.Contains(sr.Format, "{value}") {
-			c.add(field+".format", `for example "Bearer {value}"`, "must contain {value}")
+			c.Add(field+".format", `for example "Bearer {value}"`, "must contain {value}")
 		}
 		out.Secrets = append(out.Secrets, sr)
 	}
-	for i, v := range c.list(p, parent, "files") {
+	for i, v := range c.List(p, parent, "files") {
 		field := fmt.Sprintf("%s.files[%d]", parent, i)
 		f, ok := v.(map[string]any)
 		if !ok {
-			c.add(field, `{"path": "/workspace/x", "access": "read-only"}`, "must be an object")
+			c.Add(field, `{"path": "/workspace/x", "access": "read-only"}`, "must be an object")
 			continue
 		}
-		c.known(f, field, "path", "access")
-		fr := FileRequest{Path: c.str(f, field, "path", true), Access: Access(c.str(f, field, "access", false))}
+		c.Known(f, field, "path", "access")
+		fr := FileRequest{Path: c.Str(f, field, "path", true), Access: Access(c.Str(f, field, "access", false))}
 		if fr.Access == "" {
 			fr.Access = ReadOnly
 		}
 		if fr.Access != ReadOnly && fr.Access != ReadWrite {
-			c.add(field+".access", `use "read-only" or "read-write"`, "%q is not an access mode", fr.Access)
+			c.Add(field+".access", `use "read-only" or "read-write"`, "%q is not an access mode", fr.Access)
 		}
 		if fr.Path != "" {
 			if err := checkVirtualDir(fr.Path); err != nil {
-				c.add(field+".path", "use an absolute path such as /workspace/notes", "%v", err)
+				c.Add(field+".path", "use an absolute path such as /workspace/notes", "%v", err)
 			}
 		}
 		out.Files = append(out.Files, fr)
@@ -185,7 +185,7 @@ func checkVirtualDir(p string) error {
 	return nil
 }
 
-func validEnvName(s string) bool {
+func ValidEnvName(s string) bool {
 	if s == "" || len(s) > 256 {
 		return false
 	}

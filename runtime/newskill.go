@@ -26,7 +26,7 @@ type SkillSpec struct {
 // it. The spec's Manifest and Instructions are copied.
 func NewSkill(spec SkillSpec) (*Skill, error) {
 	s := &Skill{id: spec.ID, dir: spec.Dir, kind: spec.Kind,
-		manifest: spec.Manifest.clone(), instructions: spec.Instructions.Clone(), loadedAt: time.Now()}
+		manifest: spec.Manifest.Clone(), instructions: spec.Instructions.Clone(), loadedAt: time.Now()}
 	if spec.Status != StatusUnchecked {
 		s.checked.Store(&verdict{status: spec.Status, err: spec.Err})
 	}

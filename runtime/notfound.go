@@ -171,7 +171,7 @@ func nearDistance(n int) int {
 // by id), at most maxNearest. The work is bounded: an id asked for longer than any valid id
 // gets no suggestion, and a candidate whose length alone puts it too far is not compared.
 func nearestIDs(id string, ids []string) []string {
-	if id == "" || len(id) > maxIDLen+1 {
+	if id == "" || len(id) > MaxIDLen+1 {
 		return nil
 	}
 	want := strings.ToLower(id)

@@ -24,26 +24,26 @@ var paramTypes = []string{"string", "integer", "number", "boolean", "array", "ob
 //   - a full JSON Schema object, recognised by a string "type" at its top level, taken as it is.
 //
 // Missing parameters mean "no arguments".
-func (c *checker) parameters(v any) json.RawMessage {
+func (c *Checker) parameters(v any) json.RawMessage {
 	empty := json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)
 	if v == nil {
 		return empty
 	}
 	p, ok := v.(map[string]any)
 	if !ok {
-		c.add("parameters", `write {"name": {"type": "string"}} or a JSON Schema object`, "must be an object, not %s", typeName(v))
+		c.Add("parameters", `write {"name": {"type": "string"}} or a JSON Schema object`, "must be an object, not %s", TypeName(v))
 		return empty
 	}
 	// The compiler's cost is quadratic in the subschemas: count them before it runs.
 	if b := docbound.Schema(p, "parameters"); b != nil {
-		c.addBounds([]*docbound.Error{b})
+		c.AddBounds([]*docbound.Error{b})
 		return empty
 	}
 	var schema map[string]any
 	t, isSchema := p["type"].(string)
 	if isSchema {
 		if t != "object" {
-			c.add("parameters.type", "arguments are always a JSON object", `must be "object", not %q`, t)
+			c.Add("parameters.type", "arguments are always a JSON object", `must be "object", not %q`, t)
 			return empty
 		}
 		schema = p
@@ -52,24 +52,24 @@ func (c *checker) parameters(v any) json.RawMessage {
 	}
 	raw, err := json.Marshal(schema)
 	if err != nil {
-		c.add("parameters", "", "cannot encode: %v", err)
+		c.Add("parameters", "", "cannot encode: %v", err)
 		return empty
 	}
 	compiled, err := compileSchema(raw)
 	var ce *SchemaCostError
 	if errors.As(err, &ce) {
-		c.add("parameters", ce.Hint(), "%v", err)
+		c.Add("parameters", ce.Hint(), "%v", err)
 		return empty
 	}
 	if err != nil {
 		c.schemaProblems(err, !isSchema)
 		return empty
 	}
-	c.schema = compiled
+	c.Schema = compiled
 	return raw
 }
 
-func (c *checker) paramMap(p map[string]any) map[string]any {
+func (c *Checker) paramMap(p map[string]any) map[string]any {
 	props := map[string]any{}
 	required := []string{}
 	names := make([]string, 0, len(p))
@@ -81,10 +81,10 @@ func (c *checker) paramMap(p map[string]any) map[string]any {
 		field := "parameters." + name
 		spec, ok := p[name].(map[string]any)
 		if !ok {
-			c.add(field, `write {"type": "string", "description": "..."}`, "must be an object, not %s", typeName(p[name]))
+			c.Add(field, `write {"type": "string", "description": "..."}`, "must be an object, not %s", TypeName(p[name]))
 			continue
 		}
-		c.known(spec, field, paramFields...)
+		c.Known(spec, field, paramFields...)
 		c.paramType(field+".type", spec["type"])
 		prop := map[string]any{}
 		for k, v := range spec {
@@ -99,10 +99,10 @@ func (c *checker) paramMap(p map[string]any) map[string]any {
 				required = append(required, name)
 			}
 		default:
-			c.add(field+".required", "use true or false", "must be a boolean, not %s", typeName(r))
+			c.Add(field+".required", "use true or false", "must be a boolean, not %s", TypeName(r))
 		}
 		if _, has := spec["default"]; has && contains(required, name) {
-			c.add(field+".default", "drop one: a required argument never uses its default", "a required parameter cannot have a default")
+			c.Add(field+".default", "drop one: a required argument never uses its default", "a required parameter cannot have a default")
 		}
 		if d, has := spec["default"]; has {
 			if raw, err := json.Marshal(prop); err == nil {
@@ -110,10 +110,10 @@ func (c *checker) paramMap(p map[string]any) map[string]any {
 				var ce *SchemaCostError
 				switch {
 				case errors.As(err, &ce):
-					c.add(field, ce.Hint(), "%v", err)
+					c.Add(field, ce.Hint(), "%v", err)
 				case err == nil:
 					if err := s.compiled.Validate(d); err != nil {
-						c.add(field+".default", "make the default satisfy the parameter's own type and constraints", "the default %s does not match: %s", mustJSON(d), schemaWords(err))
+						c.Add(field+".default", "make the default satisfy the parameter's own type and constraints", "the default %s does not match: %s", mustJSON(d), schemaWords(err))
 					}
 				}
 			}

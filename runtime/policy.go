@@ -4,9 +4,11 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"maps"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -103,62 +105,62 @@ func LoadPolicy(path string) (*Policy, error) {
 
 // ParsePolicy parses a policy; lookupEnv resolves fromHost values (os.LookupEnv in production).
 func ParsePolicy(path string, data []byte, lookupEnv func(string) (string, bool)) (*Policy, error) {
-	c := &checker{path: path}
-	d, bounds, err := parseDoc(data, !strings.HasSuffix(strings.ToLower(path), ".json"))
+	c := &Checker{Path: path}
+	d, bounds, err := ParseDoc(data, !strings.HasSuffix(strings.ToLower(path), ".json"))
 	var be *docbound.Error
 	switch {
 	case errors.As(err, &be):
-		c.addBounds([]*docbound.Error{be})
-		return nil, c.policyError()
+		c.AddBounds([]*docbound.Error{be})
+		return nil, policyError(c)
 	case err != nil:
 		return nil, &PolicyError{Path: path, Problems: []string{fmt.Sprintf("cannot parse: %v", err)}}
 	}
-	c.addBounds(bounds)
-	c.known(d, "", policyFields...)
+	c.AddBounds(bounds)
+	c.Known(d, "", policyFields...)
 	p := &Policy{Env: map[string]string{}, Secrets: map[string]PolicySecret{}}
-	for i, h := range c.strList(d, "", "network") {
+	for i, h := range c.StrList(d, "", "network") {
 		if _, err := netguard.ParsePattern(h); err != nil {
-			c.add(fmt.Sprintf("network[%d]", i), "", "%v", err)
+			c.Add(fmt.Sprintf("network[%d]", i), "", "%v", err)
 			continue
 		}
 		p.Network = append(p.Network, h)
 	}
-	for i, s := range c.strList(d, "", "allowNetworks") {
+	for i, s := range c.StrList(d, "", "allowNetworks") {
 		pfx, err := netip.ParsePrefix(s)
 		if err != nil {
 			if a, aerr := netip.ParseAddr(s); aerr == nil {
 				pfx = netip.PrefixFrom(a, a.BitLen())
 			} else {
-				c.add(fmt.Sprintf("allowNetworks[%d]", i), "write a CIDR such as 127.0.0.1/32", "%v", err)
+				c.Add(fmt.Sprintf("allowNetworks[%d]", i), "write a CIDR such as 127.0.0.1/32", "%v", err)
 				continue
 			}
 		}
 		p.AllowNetworks = append(p.AllowNetworks, pfx.Masked())
 	}
-	c.values(c.object(d, "", "env"), "env", p.Env, lookupEnv)
-	c.secrets(c.object(d, "", "secrets"), p.Secrets, lookupEnv)
+	values(c, c.Object(d, "", "env"), "env", p.Env, lookupEnv)
+	secrets(c, c.Object(d, "", "secrets"), p.Secrets, lookupEnv)
 	base := filepath.Dir(path)
-	for i, v := range c.list(d, "", "files") {
+	for i, v := range c.List(d, "", "files") {
 		field := fmt.Sprintf("files[%d]", i)
 		f, ok := v.(map[string]any)
 		if !ok {
-			c.add(field, "{path: /workspace, hostPath: ./workspace, access: read-write}", "must be an object")
+			c.Add(field, "{path: /workspace, hostPath: ./workspace, access: read-write}", "must be an object")
 			continue
 		}
-		c.known(f, field, "path", "hostPath", "access")
-		m := PolicyMount{Path: c.str(f, field, "path", true), HostPath: c.str(f, field, "hostPath", true),
-			Access: Access(c.str(f, field, "access", false))}
+		c.Known(f, field, "path", "hostPath", "access")
+		m := PolicyMount{Path: c.Str(f, field, "path", true), HostPath: c.Str(f, field, "hostPath", true),
+			Access: Access(c.Str(f, field, "access", false))}
 		if m.Access == "" {
 			m.Access = ReadOnly
 		}
 		if m.Access != ReadOnly && m.Access != ReadWrite {
-			c.add(field+".access", `use "read-only" or "read-write"`, "%q is not an access mode", m.Access)
+			c.Add(field+".access", `use "read-only" or "read-write"`, "%q is not an access mode", m.Access)
 		}
 		if m.Path != "" {
 			if err := checkVirtualDir(m.Path); err != nil {
-				c.add(field+".path", "", "%v", err)
+				c.Add(field+".path", "", "%v", err)
 			} else if m.Path == OutputMount || strings.HasPrefix(m.Path, OutputMount+"/") {
-				c.add(field+".path", "mount it elsewhere; bound the output with artifacts: {...}", "%q is reserved for each run's own output directory", m.Path)
+				c.Add(field+".path", "mount it elsewhere; bound the output with artifacts: {...}", "%q is reserved for each run's own output directory", m.Path)
 			}
 		}
 		if m.HostPath != "" && !filepath.IsAbs(m.HostPath) {
@@ -166,70 +168,70 @@ func ParsePolicy(path string, data []byte, lookupEnv func(string) (string, bool)
 		}
 		p.Files = append(p.Files, m)
 	}
-	p.Limits = c.limits(c.object(d, "", "limits"), "limits")
-	if sc := c.object(d, "", "scripts"); sc != nil {
+	p.Limits = c.Limits(c.Object(d, "", "limits"), "limits")
+	if sc := c.Object(d, "", "scripts"); sc != nil {
 		p.Scripts = map[string]Permissions{}
 		for id := range sc {
 			if !ValidID(id) {
-				c.add("scripts."+id, "key it by a skill id: lower-case letters, digits and '-'", "%q is not a skill id", id)
+				c.Add("scripts."+id, "key it by a skill id: lower-case letters, digits and '-'", "%q is not a skill id", id)
 				continue
 			}
-			p.Scripts[id] = c.permissionsAt(c.object(sc, "scripts", id), "scripts."+id)
+			p.Scripts[id] = c.PermissionsAt(c.Object(sc, "scripts", id), "scripts."+id)
 		}
 	}
-	if a := c.object(d, "", "agentSkills"); a != nil {
-		c.known(a, "agentSkills", "enabled", "network", "env", "secrets", "files", "limits")
-		p.AgentSkills = AgentSkills{Enabled: c.boolean(a, "agentSkills", "enabled"),
-			Network: c.strList(a, "agentSkills", "network"), Env: c.strList(a, "agentSkills", "env"),
-			Secrets: c.strList(a, "agentSkills", "secrets"), Files: c.strList(a, "agentSkills", "files"),
-			Limits: c.limits(c.object(a, "agentSkills", "limits"), "agentSkills.limits")}
+	if a := c.Object(d, "", "agentSkills"); a != nil {
+		c.Known(a, "agentSkills", "enabled", "network", "env", "secrets", "files", "limits")
+		p.AgentSkills = AgentSkills{Enabled: c.Bool(a, "agentSkills", "enabled"),
+			Network: c.StrList(a, "agentSkills", "network"), Env: c.StrList(a, "agentSkills", "env"),
+			Secrets: c.StrList(a, "agentSkills", "secrets"), Files: c.StrList(a, "agentSkills", "files"),
+			Limits: c.Limits(c.Object(a, "agentSkills", "limits"), "agentSkills.limits")}
 		for i, h := range p.AgentSkills.Network {
 			if _, err := netguard.ParsePattern(h); err != nil {
-				c.add(fmt.Sprintf("agentSkills.network[%d]", i), "", "%v", err)
+				c.Add(fmt.Sprintf("agentSkills.network[%d]", i), "", "%v", err)
 			}
 		}
 	}
-	if bs := c.object(d, "", "bundles"); bs != nil {
-		p.Bundles = c.bundles(bs, base)
+	if bs := c.Object(d, "", "bundles"); bs != nil {
+		p.Bundles = bundles(c, bs, base)
 	}
-	if r := c.object(d, "", "runs"); r != nil {
-		c.known(r, "runs", "recordArguments")
-		p.Runs.RecordArguments = c.boolean(r, "runs", "recordArguments")
+	if r := c.Object(d, "", "runs"); r != nil {
+		c.Known(r, "runs", "recordArguments")
+		p.Runs.RecordArguments = c.Bool(r, "runs", "recordArguments")
 	}
-	if v := c.object(d, "", "versions"); v != nil {
-		c.known(v, "versions", "requirePublished")
-		p.Versions.RequirePublished = c.boolean(v, "versions", "requirePublished")
+	if v := c.Object(d, "", "versions"); v != nil {
+		c.Known(v, "versions", "requirePublished")
+		p.Versions.RequirePublished = c.Bool(v, "versions", "requirePublished")
 	}
-	if a := c.object(d, "", "artifacts"); a != nil {
-		p.Artifacts = c.artifactsPolicy(a)
+	if a := c.Object(d, "", "artifacts"); a != nil {
+		p.Artifacts = artifactsPolicy(c, a)
 	}
-	if mods := c.object(d, "", "modules"); mods != nil {
-		c.known(mods, "modules", "maxModuleBytes", "maxFunctionBytes", "maxFunctions")
+	if mods := c.Object(d, "", "modules"); mods != nil {
+		c.Known(mods, "modules", "maxModuleBytes", "maxFunctionBytes", "maxFunctions")
 		p.Modules = ModuleLimits{
-			MaxModuleBytes:   c.integer(mods, "modules", "maxModuleBytes", 1<<30),
-			MaxFunctionBytes: c.integer(mods, "modules", "maxFunctionBytes", 1<<30),
-			MaxFunctions:     c.integer(mods, "modules", "maxFunctions", 1_000_000),
+			MaxModuleBytes:   c.Int(mods, "modules", "maxModuleBytes", 1<<30),
+			MaxFunctionBytes: c.Int(mods, "modules", "maxFunctionBytes", 1<<30),
+			MaxFunctions:     c.Int(mods, "modules", "maxFunctions", 1_000_000),
 		}
 	}
-	if len(c.problems) > 0 {
-		return nil, c.policyError()
+	if len(c.Problems) > 0 {
+		return nil, policyError(c)
 	}
 	return p, nil
 }
 
 // policyError is the checker's problems as a *PolicyError.
-func (c *checker) policyError() *PolicyError {
-	msgs := make([]string, len(c.problems))
-	for i, pr := range c.problems {
+func policyError(c *Checker) *PolicyError {
+	msgs := make([]string, len(c.Problems))
+	for i, pr := range c.Problems {
 		pr.Path = ""
 		msgs[i] = strings.TrimPrefix(pr.Error(), ": ")
 	}
-	return &PolicyError{Path: c.path, Problems: msgs}
+	return &PolicyError{Path: c.Path, Problems: msgs}
 }
 
 // values reads env or secrets: name -> "literal" or {fromHost: VAR}. A fromHost variable that is
 // unset is left out (and so never granted), rather than granted empty.
-func (c *checker) values(obj doc, field string, into map[string]string, lookupEnv func(string) (string, bool)) {
+func values(c *Checker, obj Doc, field string, into map[string]string, lookupEnv func(string) (string, bool)) {
 	names := make([]string, 0, len(obj))
 	for k := range obj {
 		names = append(names, k)
@@ -237,16 +239,16 @@ func (c *checker) values(obj doc, field string, into map[string]string, lookupEn
 	sort.Strings(names)
 	for _, name := range names {
 		f := field + "." + name
-		if !validEnvName(name) {
-			c.add(f, "use letters, digits and '_'", "%q is not a valid name", name)
+		if !ValidEnvName(name) {
+			c.Add(f, "use letters, digits and '_'", "%q is not a valid name", name)
 			continue
 		}
 		switch v := obj[name].(type) {
 		case string:
 			into[name] = v
 		case map[string]any:
-			c.known(v, f, "fromHost")
-			from := c.str(v, f, "fromHost", true)
+			c.Known(v, f, "fromHost")
+			from := c.Str(v, f, "fromHost", true)
 			if from == "" {
 				continue
 			}
@@ -254,14 +256,14 @@ func (c *checker) values(obj doc, field string, into map[string]string, lookupEn
 				into[name] = val
 			}
 		default:
-			c.add(f, `write a string, or {fromHost: NAME} to read the host's variable NAME`, "must be a string or an object, not %s", typeName(v))
+			c.Add(f, `write a string, or {fromHost: NAME} to read the host's variable NAME`, "must be a string or an object, not %s", TypeName(v))
 		}
 	}
 }
 
 // secrets reads name -> {value: V | fromHost: VAR, hosts: [...]}. hosts is required: a secret
 // with no hosts of its own could be sent wherever a manifest asked.
-func (c *checker) secrets(obj doc, into map[string]PolicySecret, lookupEnv func(string) (string, bool)) {
+func secrets(c *Checker, obj Doc, into map[string]PolicySecret, lookupEnv func(string) (string, bool)) {
 	names := make([]string, 0, len(obj))
 	for k := range obj {
 		names = append(names, k)
@@ -269,30 +271,30 @@ func (c *checker) secrets(obj doc, into map[string]PolicySecret, lookupEnv func(
 	sort.Strings(names)
 	for _, name := range names {
 		f := "secrets." + name
-		if !validEnvName(name) {
-			c.add(f, "use letters, digits and '_'", "%q is not a valid name", name)
+		if !ValidEnvName(name) {
+			c.Add(f, "use letters, digits and '_'", "%q is not a valid name", name)
 			continue
 		}
 		v, ok := obj[name].(map[string]any)
 		if !ok {
-			c.add(f, "write {fromHost: VAR, hosts: [api.example.com]}", "must be an object, not %s", typeName(obj[name]))
+			c.Add(f, "write {fromHost: VAR, hosts: [api.example.com]}", "must be an object, not %s", TypeName(obj[name]))
 			continue
 		}
-		c.known(v, f, "value", "fromHost", "hosts")
-		hosts := c.strList(v, f, "hosts")
+		c.Known(v, f, "value", "fromHost", "hosts")
+		hosts := c.StrList(v, f, "hosts")
 		if len(hosts) == 0 {
-			c.add(f+".hosts", "list the hosts this secret may be sent to, such as [api.example.com]", "is required")
+			c.Add(f+".hosts", "list the hosts this secret may be sent to, such as [api.example.com]", "is required")
 		}
 		for i, h := range hosts {
 			if _, err := netguard.ParsePattern(h); err != nil {
-				c.add(fmt.Sprintf("%s.hosts[%d]", f, i), "", "%v", err)
+				c.Add(fmt.Sprintf("%s.hosts[%d]", f, i), "", "%v", err)
 			}
 		}
 		value, hasValue := v["value"].(string)
-		from := c.str(v, f, "fromHost", false)
+		from := c.Str(v, f, "fromHost", false)
 		switch {
 		case hasValue && from != "":
-			c.add(f, "keep one of value and fromHost", "has both value and fromHost")
+			c.Add(f, "keep one of value and fromHost", "has both value and fromHost")
 			continue
 		case from != "":
 			val, set := lookupEnv(from)
@@ -301,7 +303,7 @@ func (c *checker) secrets(obj doc, into map[string]PolicySecret, lookupEnv func(
 			}
 			value = val
 		case !hasValue:
-			c.add(f, "add fromHost: VAR (preferred) or value: ...", "has no value")
+			c.Add(f, "add fromHost: VAR (preferred) or value: ...", "has no value")
 			continue
 		}
 		into[name] = PolicySecret{Value: value, Hosts: hosts}
@@ -309,5 +311,28 @@ func (c *checker) secrets(obj doc, into map[string]PolicySecret, lookupEnv func(
 }
 
 func (p *Policy) ceilings() Limits {
-	return p.Limits.withDefaults(DefaultLimits)
+	return p.Limits.WithDefaults(DefaultLimits)
+}
+
+// clone returns a deep copy of p; nil is the default policy.
+func (p *Policy) clone() *Policy {
+	if p == nil {
+		return &Policy{}
+	}
+	c := *p
+	c.Network = slices.Clone(p.Network)
+	c.AllowNetworks = slices.Clone(p.AllowNetworks)
+	c.Env = maps.Clone(p.Env)
+	c.Secrets = make(map[string]PolicySecret, len(p.Secrets))
+	for k, v := range p.Secrets {
+		v.Hosts = slices.Clone(v.Hosts)
+		c.Secrets[k] = v
+	}
+	c.Files = slices.Clone(p.Files)
+	c.Scripts = maps.Clone(p.Scripts) // the Permissions values are not changed in place
+	a := p.AgentSkills
+	a.Network, a.Env, a.Secrets, a.Files = slices.Clone(a.Network), slices.Clone(a.Env), slices.Clone(a.Secrets), slices.Clone(a.Files)
+	c.AgentSkills = a
+	c.Bundles.TrustedKeys = slices.Clone(p.Bundles.TrustedKeys)
+	return &c
 }

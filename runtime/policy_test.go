@@ -141,9 +141,9 @@ func FuzzParsePolicy(f *testing.F) {
 		// Whatever it accepted, the ceilings are never zero (zero would mean "nothing", and a
 		// policy that parses must not silently forbid every run).
 		c := p.ceilings()
-		for _, f := range c.fields() {
-			if *f.v <= 0 {
-				t.Fatalf("ceiling %s is %d", f.name, *f.v)
+		for _, f := range c.Fields() {
+			if *f.Value <= 0 {
+				t.Fatalf("ceiling %s is %d", f.Name, *f.Value)
 			}
 		}
 	})

@@ -162,19 +162,19 @@ type ScriptsRequest struct {
 // ParseScriptsRequest decodes and checks a ScriptsFile. The error is a *SkillError holding every
 // problem, each naming path and the field.
 func ParseScriptsRequest(path string, data []byte) (*ScriptsRequest, error) {
-	c := &checker{path: path}
-	d, bounds, err := parseDoc(data, false)
+	c := &Checker{Path: path}
+	d, bounds, err := ParseDoc(data, false)
 	if err != nil {
-		if c.syntax(err) {
-			return nil, &SkillError{Problems: c.problems}
+		if c.Syntax(err) {
+			return nil, &SkillError{Problems: c.Problems}
 		}
 		return nil, &SkillError{Problems: []*ManifestError{{Path: path, Msg: fmt.Sprintf("cannot parse: %v", err), Hint: `write {"permissions": {...}, "limits": {...}}, as in skill.json`}}}
 	}
-	c.addBounds(bounds)
-	c.known(d, "", "permissions", "limits")
-	r := &ScriptsRequest{Permissions: c.permissions(c.object(d, "", "permissions")), Limits: c.limits(c.object(d, "", "limits"), "limits")}
-	if len(c.problems) > 0 {
-		return nil, &SkillError{Problems: c.problems}
+	c.AddBounds(bounds)
+	c.Known(d, "", "permissions", "limits")
+	r := &ScriptsRequest{Permissions: c.Permissions(c.Object(d, "", "permissions")), Limits: c.Limits(c.Object(d, "", "limits"), "limits")}
+	if len(c.Problems) > 0 {
+		return nil, &SkillError{Problems: c.Problems}
 	}
 	return r, nil
 }

@@ -157,7 +157,7 @@ func (s *Schema) prepare(args []byte) ([]byte, error) {
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {
-		return nil, runErr(KindInvalidArgs, "", nil, "arguments must be a JSON object, not %s", typeName(v))
+		return nil, runErr(KindInvalidArgs, "", nil, "arguments must be a JSON object, not %s", TypeName(v))
 	}
 	for _, name := range s.nullMeansOmitted {
 		if v, has := obj[name]; has && v == nil {

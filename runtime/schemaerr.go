@@ -17,13 +17,13 @@ import (
 // paramType checks the type of one parameter of the map form, in plain words: the parameter,
 // what is wrong and the types there are. The schema compiled from the parameters would refuse
 // it too (see schemaProblems), in the metaschema's words; this check is the one that reports it.
-func (c *checker) paramType(field string, v any) {
+func (c *Checker) paramType(field string, v any) {
 	hint := "the types are " + strings.Join(paramTypes, ", ")
 	switch t, ok := v.(string); {
 	case v == nil:
-		c.add(field, hint, "is required")
+		c.Add(field, hint, "is required")
 	case !ok:
-		c.add(field, hint, "must be a string, not %s", typeName(v))
+		c.Add(field, hint, "must be a string, not %s", TypeName(v))
 	case !contains(paramTypes, t):
 		near := typeAliases[strings.ToLower(t)]
 		if near == "" {
@@ -32,7 +32,7 @@ func (c *checker) paramType(field string, v any) {
 		if near != "" {
 			hint = fmt.Sprintf("did you mean %q? %s", near, hint)
 		}
-		c.add(field, hint, "%q is not a type", t)
+		c.Add(field, hint, "%q is not a type", t)
 	}
 }
 
@@ -68,12 +68,12 @@ var schemaPrinter = message.NewPrinter(language.English)
 // parameters (paramType, ...) has already reported the same place: one mistake, one message.
 // mapForm says the parameters were the map form, whose parameter "a" is the schema's
 // "properties.a".
-func (c *checker) schemaProblems(err error, mapForm bool) {
+func (c *Checker) schemaProblems(err error, mapForm bool) {
 	const hint = "fix the schema so it is valid JSON Schema (draft 2020-12)"
 	var sve *jsonschema.SchemaValidationError
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &sve) || !errors.As(sve.Err, &ve) {
-		c.add("parameters", hint, "%v", err)
+		c.Add("parameters", hint, "%v", err)
 		return
 	}
 	var fields []string
@@ -104,7 +104,7 @@ func (c *checker) schemaProblems(err error, mapForm bool) {
 				words = append(words, w)
 			}
 		}
-		c.add(field, hint, "%s", strings.Join(words, "; "))
+		c.Add(field, hint, "%s", strings.Join(words, "; "))
 	}
 }
 
@@ -120,9 +120,9 @@ func leaves(ve *jsonschema.ValidationError, out []*jsonschema.ValidationError) [
 }
 
 // reported reports whether a problem already names field, or a field that holds it.
-func (c *checker) reported(field string) bool {
-	for _, p := range c.problems {
-		if p.Path == c.path && (p.Field == field || strings.HasPrefix(field, p.Field+".")) {
+func (c *Checker) reported(field string) bool {
+	for _, p := range c.Problems {
+		if p.Path == c.Path && (p.Field == field || strings.HasPrefix(field, p.Field+".")) {
 			return true
 		}
 	}

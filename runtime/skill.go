@@ -154,7 +154,7 @@ func (s *Skill) Err() error {
 
 // Manifest returns a copy of the skill's manifest, or nil for an instruction skill or a manifest
 // that did not parse.
-func (s *Skill) Manifest() *Manifest { return s.manifest.clone() }
+func (s *Skill) Manifest() *Manifest { return s.manifest.Clone() }
 
 // InstructionsPath is the skill's SKILL.md on the host, or "" when it has none.
 func (s *Skill) InstructionsPath() string { return s.instructionsPath }
@@ -553,7 +553,7 @@ func (s *Skill) deriveID() {
 // derivedID is the id of an instruction skill whose directory is named name, not an id: what
 // [skillmd.Slug] makes of it, or "" when that is no id either.
 func derivedID(name string) string {
-	if id := skillmd.Slug(name, maxIDLen); ValidID(id) {
+	if id := skillmd.Slug(name, MaxIDLen); ValidID(id) {
 		return id
 	}
 	return ""

@@ -61,10 +61,10 @@ func Widening(base, next *Grant) []string {
 		}
 	}
 	bl, nl := base.Limits, next.Limits
-	bf := bl.fields()
-	for i, f := range nl.fields() {
-		if *f.v > *bf[i].v {
-			out = append(out, fmt.Sprintf("limits.%s: %d -> %d", f.name, *bf[i].v, *f.v))
+	bf := bl.Fields()
+	for i, f := range nl.Fields() {
+		if *f.Value > *bf[i].Value {
+			out = append(out, fmt.Sprintf("limits.%s: %d -> %d", f.Name, *bf[i].Value, *f.Value))
 		}
 	}
 	return out
@@ -91,9 +91,9 @@ func versionGrant(s *Skill) *Grant {
 				g.Files[i].Access = ReadWrite
 			}
 		}
-		gf := g.Limits.fields()
-		for i, f := range part.Limits.fields() {
-			*gf[i].v = max(*gf[i].v, *f.v)
+		gf := g.Limits.Fields()
+		for i, f := range part.Limits.Fields() {
+			*gf[i].Value = max(*gf[i].Value, *f.Value)
 		}
 		g.Refused = union(g.Refused, part.Refused)
 	}
