@@ -6,7 +6,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/run"
 )
 
 // MetaArtifacts is the _meta key of a tool result that lists the files the run left in its
@@ -17,7 +17,7 @@ const MetaArtifacts = "skillbox/artifacts"
 // text block a model reads, after the result's own (the structured content stays the skill's
 // result, which an output schema may check), and in r's _meta. The bytes are never inline: a
 // client fetches them (GET /v1/runs/{run_id}/artifacts/{name} on the HTTP face).
-func withArtifacts(r *mcp.CallToolResult, res *runtime.Result) *mcp.CallToolResult {
+func withArtifacts(r *mcp.CallToolResult, res *run.Result) *mcp.CallToolResult {
 	if res == nil || len(res.Artifacts) == 0 {
 		return r
 	}

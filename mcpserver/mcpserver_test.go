@@ -4,6 +4,7 @@ package mcpserver_test
 
 import (
 	"github.com/skillbox-dev/skillbox/agent/toolset"
+	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 
 	"context"
@@ -508,7 +509,7 @@ func TestMCPCancel(t *testing.T) {
 		t.Fatalf("echo after the canceled sleep: %+v", res)
 	}
 	// The sleep ended canceled (not at its timeout): the client's deadline stopped it.
-	waitFor(t, func() bool { return hasCount(e.rt.Stats(), "sleep", runtime.FaceMCP, "canceled") })
+	waitFor(t, func() bool { return hasCount(e.rt.Stats(), "sleep", run.FaceMCP, "canceled") })
 }
 
 // expiring is a context whose deadline passes when the test calls expire: a client's deadline
@@ -623,12 +624,12 @@ func TestMCPBusyIsAToolError(t *testing.T) {
 	}
 	cancel()
 	<-sleeping
-	if st := e.rt.Stats(); !hasCount(st, "echo", runtime.FaceMCP, "busy") {
+	if st := e.rt.Stats(); !hasCount(st, "echo", run.FaceMCP, "busy") {
 		t.Errorf("the busy call is not in the runtime's stats: %+v", st.Runs)
 	}
 }
 
-func hasCount(st runtime.Stats, skill string, face runtime.Face, outcome string) bool {
+func hasCount(st runtime.Stats, skill string, face run.Face, outcome string) bool {
 	for _, c := range st.Runs {
 		if c.Skill == skill && c.Face == face && c.Outcome == outcome && c.Count > 0 {
 			return true
@@ -673,7 +674,7 @@ func TestMCPDisclosureToolset(t *testing.T) {
 			if text, isErr := call(t, cs, "run_skill", `{"skill":"echo","args":{"text":"hi"}}`); isErr || !strings.Contains(text, `"hi"`) {
 				t.Errorf("run_skill: %v %q", isErr, text)
 			}
-			if faces := runFaces(e.rt, "echo"); !slices.Equal(faces, []runtime.Face{runtime.FaceMCP}) {
+			if faces := runFaces(e.rt, "echo"); !slices.Equal(faces, []run.Face{run.FaceMCP}) {
 				t.Errorf("run_skill over MCP was recorded as face %v, want [mcp]", faces)
 			}
 			if text, isErr := call(t, cs, "list_skills", `{"query":"guide","limit":1}`); isErr || !strings.Contains(text, `"id":"guide"`) {
@@ -718,8 +719,8 @@ func TestMCPDisclosureToolset(t *testing.T) {
 }
 
 // runFaces lists the faces skill's runs were counted under, in the runtime's order.
-func runFaces(rt *runtime.Runtime, skill string) []runtime.Face {
-	var faces []runtime.Face
+func runFaces(rt *runtime.Runtime, skill string) []run.Face {
+	var faces []run.Face
 	for _, c := range rt.Stats().Runs {
 		if c.Skill == skill {
 			faces = append(faces, c.Face)

@@ -16,7 +16,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/agent/toolset"
 	"github.com/skillbox-dev/skillbox/internal/telemetry"
-	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/run"
 )
 
 // Keys of the _meta of a tool result.
@@ -35,7 +35,7 @@ const (
 func (s *Server) callToolset(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		events := newNotifier(ctx, req)
-		ctx = toolset.WithOrigin(ctx, toolset.Origin{Face: runtime.FaceMCP, Remote: s.opts.Remote, OnEvent: events.event, NoAuthor: !s.mayAuthor(ctx)})
+		ctx = toolset.WithOrigin(ctx, toolset.Origin{Face: run.FaceMCP, Remote: s.opts.Remote, OnEvent: events.event, NoAuthor: !s.mayAuthor(ctx)})
 		res, text, err := toolset.HandleResult(traced(ctx, req), s.rt, name, []byte(req.Params.Arguments))
 		events.close() // every notification goes before the result
 		if err != nil && res != nil && res.Error != nil {
@@ -55,12 +55,12 @@ func (s *Server) callTool(id string, out *resultSchema) mcp.ToolHandler {
 			args = nil // no arguments: the runtime reads that as {}
 		}
 		events := newNotifier(ctx, req)
-		res, err := s.rt.Run(traced(ctx, req), runtime.Request{Skill: id, Args: args, Face: runtime.FaceMCP, OnEvent: func(e runtime.Event) {
+		res, err := s.rt.Run(traced(ctx, req), run.Request{Skill: id, Args: args, Face: run.FaceMCP, OnEvent: func(e run.Event) {
 			events.event(id, e)
 		}})
 		events.close() // every notification goes before the result
 		if err != nil {
-			kind, msg := runtime.KindInternal, err.Error()
+			kind, msg := run.KindInternal, err.Error()
 			if res != nil && res.Error != nil {
 				kind, msg = res.Error.Kind, res.Error.Message
 			}
@@ -73,13 +73,13 @@ func (s *Server) callTool(id string, out *resultSchema) mcp.ToolHandler {
 		}
 		var compact bytes.Buffer
 		if err := json.Compact(&compact, structured); err != nil {
-			return failure(res, runtime.KindInternal, "the result is not valid JSON: "+err.Error()), nil
+			return failure(res, run.KindInternal, "the result is not valid JSON: "+err.Error()), nil
 		}
 		if out != nil {
 			if err := out.validate(compact.Bytes()); err != nil {
 				// Sent as it is, the client would refuse the whole response; as a tool error the
 				// model learns what went wrong.
-				return failure(res, runtime.KindSkillError, "the result does not match the tool's output schema: "+err.Error()), nil
+				return failure(res, run.KindSkillError, "the result does not match the tool's output schema: "+err.Error()), nil
 			}
 		}
 		return withArtifacts(&mcp.CallToolResult{
@@ -104,7 +104,7 @@ func traced(ctx context.Context, req *mcp.CallToolRequest) context.Context {
 }
 
 // failure is the tool error of a failed run: isError, and "<kind>: <message>" as its text.
-func failure(res *runtime.Result, kind runtime.ErrorKind, msg string) *mcp.CallToolResult {
+func failure(res *run.Result, kind run.ErrorKind, msg string) *mcp.CallToolResult {
 	return withArtifacts(&mcp.CallToolResult{
 		Meta:    runMeta(res, kind),
 		Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s: %s", kind, msg)}},
@@ -112,7 +112,7 @@ func failure(res *runtime.Result, kind runtime.ErrorKind, msg string) *mcp.CallT
 	}, res)
 }
 
-func runMeta(res *runtime.Result, kind runtime.ErrorKind) mcp.Meta {
+func runMeta(res *run.Result, kind run.ErrorKind) mcp.Meta {
 	if res == nil {
 		return nil
 	}
@@ -158,7 +158,7 @@ type notifier struct {
 
 type skillEvent struct {
 	skill string
-	runtime.Event
+	run.Event
 }
 
 func newNotifier(ctx context.Context, req *mcp.CallToolRequest) *notifier {
@@ -211,7 +211,7 @@ func progressMessage(e skillEvent) string {
 }
 
 // event is a run's OnEvent: it queues status and log events (the result is the call's reply).
-func (n *notifier) event(skill string, e runtime.Event) {
+func (n *notifier) event(skill string, e run.Event) {
 	if (e.Type != "log" || e.Log == nil) && e.Type != "status" {
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/skillbox-dev/skillbox/run"
 	"sync"
 	"time"
 )
@@ -125,16 +126,16 @@ type busyError struct{ msg string }
 
 func (e *busyError) Error() string { return e.msg }
 
-// acquire admits a run (run true) or a compilation charged charge bytes, waiting in the queue if
+// acquire admits a run (isRun true) or a compilation charged charge bytes, waiting in the queue if
 // need be; the caller gives the room back with release(t). The error is ErrClosed,
 // errOverBudget, a *busyError (queue full, or waited MaxWait), or ctx's error.
-func (a *admission) acquire(ctx context.Context, charge int64, run bool) (t *ticket, err error) {
-	t = &ticket{charge: charge, run: run}
+func (a *admission) acquire(ctx context.Context, charge int64, isRun bool) (t *ticket, err error) {
+	t = &ticket{charge: charge, run: isRun}
 	a.mu.Lock()
 	switch {
 	case a.closed:
 		a.mu.Unlock()
-		return nil, ErrClosed
+		return nil, run.ErrClosed
 	case charge > a.cfg.MemoryBudget:
 		a.mu.Unlock()
 		return nil, fmt.Errorf("a charge of %d MiB is %w (%d MiB)", charge>>20, errOverBudget, a.cfg.MemoryBudget>>20)
@@ -182,7 +183,7 @@ func (a *admission) acquire(ctx context.Context, charge int64, run bool) (t *tic
 	}
 	a.remove(t)
 	if a.closed {
-		return nil, ErrClosed
+		return nil, run.ErrClosed
 	}
 	return nil, err
 }

@@ -6,58 +6,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/skillbox-dev/skillbox/artifact"
+	"github.com/skillbox-dev/skillbox/run"
 	"hash"
 	"io"
-)
-
-// OutputMount is the virtual path of a run's output directory. A manifest asks for it like any
-// directory (`"files": [{"path": "/output", "access": "read-write"}]`) but the policy needs no
-// mount for it: each run gets a fresh, empty, private directory there, and the files the run
-// leaves in it become its artifacts (see docs/artifacts.md).
-const OutputMount = "/output"
-
-// Artifact is a file a run left in its output directory, as the run's result lists it and its
-// "file" event announces it.
-type Artifact struct {
-	// Name is the file's path below /output, slash-separated ("report.pdf", "charts/a.png").
-	Name string `json:"name"`
-	Size int64  `json:"size"`
-	// SHA256 is the hex sha256 of the file's bytes: their identity in a content-addressed
-	// store, and the ETag of their download.
-	SHA256 string `json:"sha256"`
-	// MediaType is by the name's extension when it has a known one, else sniffed from the
-	// first 512 bytes (http.DetectContentType).
-	MediaType string `json:"media_type"`
-}
-
-// ArtifactFile is an artifact and a way to read its bytes, for an [ArtifactStore] to keep.
-type ArtifactFile struct {
-	Artifact
-	// Open reads the artifact's bytes. It is valid until PutArtifacts returns (the run's output
-	// directory is removed then); each call reads from the start.
-	Open func() (io.ReadCloser, error)
-}
-
-// ArtifactStore keeps the artifacts of runs beyond the run: a store implements it (see the
-// store package), as it implements RunRecorder, so the runtime links no database.
-//
-// PutArtifacts is called once per run that left files, on the run's goroutine, before the run's
-// result is recorded and before its "file" events are sent: a client told of a file can fetch
-// it. A store that refuses for want of room answers an error that is [ErrQuotaExceeded]: the run
-// then fails with kind quota_exceeded, since the files it made are not kept. Any other error is
-// logged and the run keeps its outcome; its artifacts are then not downloadable.
-//
-// OpenArtifact reads one artifact back. Its error is [ErrNoRun] when the store knows no run of
-// that id, [ErrNoArtifact] when the run left no file of that name.
-type ArtifactStore interface {
-	PutArtifacts(ctx context.Context, runID string, files []ArtifactFile) error
-	OpenArtifact(ctx context.Context, runID, name string) (io.ReadCloser, Artifact, error)
-}
-
-// Why an artifact cannot be read (errors.Is): the two 404s a download tells apart.
-var (
-	ErrNoRun      = errors.New("no such run")
-	ErrNoArtifact = errors.New("no such artifact")
 )
 
 // ArtifactsPolicy bounds the output directory of every run. The zero value is the defaults:
@@ -127,12 +79,14 @@ func artifactsPolicy(c *Checker, obj Doc) ArtifactsPolicy {
 
 // artifactCheck hashes bytes as they are written, to check they are an artifact's.
 type artifactCheck struct {
-	a    Artifact
+	a    artifact.Artifact
 	h    hash.Hash
 	size int64
 }
 
-func newArtifactCheck(a Artifact) *artifactCheck { return &artifactCheck{a: a, h: sha256.New()} }
+func newArtifactCheck(a artifact.Artifact) *artifactCheck {
+	return &artifactCheck{a: a, h: sha256.New()}
+}
 
 func (c *artifactCheck) Write(p []byte) (int, error) {
 	c.size += int64(len(p))
@@ -154,24 +108,24 @@ func (c *artifactCheck) check() error {
 //
 // [ErrNoArtifact] when the run left no file of that name, or is a recent run of this runtime
 // the store does not know; [ErrNoRun] when neither knows the run; [ErrClosed] after Close.
-func (rt *Runtime) OpenArtifact(ctx context.Context, runID, name string) (io.ReadCloser, Artifact, error) {
+func (rt *Runtime) OpenArtifact(ctx context.Context, runID, name string) (io.ReadCloser, artifact.Artifact, error) {
 	rt.closeMu.RLock()
 	closed := rt.closed
 	rt.closeMu.RUnlock()
 	if closed {
-		return nil, Artifact{}, ErrClosed
+		return nil, artifact.Artifact{}, run.ErrClosed
 	}
-	if !ValidArtifactName(name) {
-		return nil, Artifact{}, fmt.Errorf("run %q has no artifact %q (not an artifact name): %w", runID, name, ErrNoArtifact)
+	if !artifact.ValidName(name) {
+		return nil, artifact.Artifact{}, fmt.Errorf("run %q has no artifact %q (not an artifact name): %w", runID, name, artifact.ErrNoArtifact)
 	}
-	var st ArtifactStore = rt.kept
+	var st artifact.Store = rt.kept
 	if rt.cfg.Artifacts != nil {
 		st = rt.cfg.Artifacts
 	}
 	rc, a, err := st.OpenArtifact(ctx, runID, name)
-	if errors.Is(err, ErrNoRun) {
+	if errors.Is(err, artifact.ErrNoRun) {
 		if _, ok := rt.history.get(runID); ok {
-			return nil, Artifact{}, fmt.Errorf("run %q has no artifact %q: %w", runID, name, ErrNoArtifact)
+			return nil, artifact.Artifact{}, fmt.Errorf("run %q has no artifact %q: %w", runID, name, artifact.ErrNoArtifact)
 		}
 	}
 	return rc, a, err

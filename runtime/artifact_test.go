@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"github.com/skillbox-dev/skillbox/artifact"
+	"github.com/skillbox-dev/skillbox/run"
 	"io"
 	"os"
 	"path/filepath"
@@ -25,11 +27,11 @@ func outputManifest(id, files string) string {
 }
 
 // runSpec runs the output fixture skill id with spec, collecting its events.
-func runSpec(t *testing.T, rt *Runtime, id, spec string) (*Result, []Event, error) {
+func runSpec(t *testing.T, rt *Runtime, id, spec string) (*run.Result, []run.Event, error) {
 	t.Helper()
 	args, _ := json.Marshal(map[string]string{"spec": spec})
-	var events []Event
-	res, err := rt.Run(context.Background(), Request{Skill: id, Args: args, OnEvent: func(e Event) { events = append(events, e) }})
+	var events []run.Event
+	res, err := rt.Run(context.Background(), run.Request{Skill: id, Args: args, OnEvent: func(e run.Event) { events = append(events, e) }})
 	return res, events, err
 }
 
@@ -38,7 +40,7 @@ func sha(s string) string {
 	return hex.EncodeToString(h[:])
 }
 
-func readArtifact(t *testing.T, rt *Runtime, run, name string) (string, Artifact) {
+func readArtifact(t *testing.T, rt *Runtime, run, name string) (string, artifact.Artifact) {
 	t.Helper()
 	rc, a, err := rt.OpenArtifact(context.Background(), run, name)
 	if err != nil {
@@ -78,7 +80,7 @@ func TestArtifactsOfACompiledSkill(t *testing.T) {
 		t.Fatalf("statuses %s, want S004404", res.Result)
 	}
 	x := func(n int) string { return strings.Repeat("x", n) }
-	want := []Artifact{
+	want := []artifact.Artifact{
 		{Name: "a.txt", Size: 5, SHA256: sha(x(5)), MediaType: "text/plain; charset=utf-8"},
 		{Name: "d", Size: 1, SHA256: sha(x(1)), MediaType: "text/plain; charset=utf-8"}, // sniffed
 		{Name: "dir/b.bin", Size: 100, SHA256: sha(x(100))},
@@ -112,10 +114,10 @@ func TestArtifactsOfACompiledSkill(t *testing.T) {
 	if left, _ := filepath.Glob(filepath.Join(tmp, "skillbox-output-*")); len(left) != 0 {
 		t.Errorf("output directories left behind: %v", left)
 	}
-	if _, _, err := rt.OpenArtifact(context.Background(), res.RunID, "big"); !errors.Is(err, ErrNoArtifact) {
+	if _, _, err := rt.OpenArtifact(context.Background(), res.RunID, "big"); !errors.Is(err, artifact.ErrNoArtifact) {
 		t.Errorf("the refused file: %v, want ErrNoArtifact", err)
 	}
-	if _, _, err := rt.OpenArtifact(context.Background(), "run_nosuch", "a.txt"); !errors.Is(err, ErrNoRun) {
+	if _, _, err := rt.OpenArtifact(context.Background(), "run_nosuch", "a.txt"); !errors.Is(err, artifact.ErrNoRun) {
 		t.Errorf("an unknown run: %v, want ErrNoRun", err)
 	}
 }
@@ -242,7 +244,7 @@ func TestKeptArtifactsAreBounded(t *testing.T) {
 		}
 		runs = append(runs, res.RunID)
 	}
-	if _, _, err := rt.OpenArtifact(context.Background(), runs[0], "r"); !errors.Is(err, ErrNoArtifact) {
+	if _, _, err := rt.OpenArtifact(context.Background(), runs[0], "r"); !errors.Is(err, artifact.ErrNoArtifact) {
 		t.Errorf("the oldest run's file: %v, want ErrNoArtifact", err)
 	}
 	for _, id := range runs[1:] {
@@ -255,7 +257,7 @@ func TestKeptArtifactsAreBounded(t *testing.T) {
 	if _, err := os.Stat(keptDir); !os.IsNotExist(err) {
 		t.Errorf("the kept artifacts outlive Close: %v", err)
 	}
-	if _, _, err := rt.OpenArtifact(context.Background(), runs[2], "r"); !errors.Is(err, ErrClosed) {
+	if _, _, err := rt.OpenArtifact(context.Background(), runs[2], "r"); !errors.Is(err, run.ErrClosed) {
 		t.Errorf("after Close: %v, want ErrClosed", err)
 	}
 }
@@ -294,14 +296,14 @@ def execute(args, ctx):
 `})
 	p := &Policy{Artifacts: ArtifactsPolicy{MaxFiles: 8, MaxFileBytes: 1000, MaxTotalBytes: 4000}}
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: p})
-	res, err := rt.Run(context.Background(), Request{Skill: "report"})
+	res, err := rt.Run(context.Background(), run.Request{Skill: "report"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if string(res.Result) != `{"big":"refused","big2":"LimitExceeded","symlink":"refused"}` {
 		t.Fatalf("result %s", res.Result)
 	}
-	byName := map[string]Artifact{}
+	byName := map[string]artifact.Artifact{}
 	for _, a := range res.Artifacts {
 		byName[a.Name] = a
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/skillbox-dev/skillbox/artifact"
+	"github.com/skillbox-dev/skillbox/run"
 	"io"
 	"os"
 	"path/filepath"
@@ -47,13 +49,13 @@ type keeper struct {
 
 // keptRun is one run's kept artifacts: each file is at a path of the keeper's own naming.
 type keptRun struct {
-	arts  map[string]Artifact
+	arts  map[string]artifact.Artifact
 	paths map[string]string
 	dir   string
 	bytes int64
 }
 
-var _ ArtifactStore = (*keeper)(nil)
+var _ artifact.Store = (*keeper)(nil)
 
 func newKeeper(cfg KeptArtifacts) *keeper {
 	return &keeper{cfg: cfg.withDefaults(), runs: map[string]*keptRun{}}
@@ -61,7 +63,7 @@ func newKeeper(cfg KeptArtifacts) *keeper {
 
 // PutArtifacts copies files into the keeper's directory, each checked against its size and
 // sha256 as it is copied, and drops the oldest runs past the bounds.
-func (k *keeper) PutArtifacts(ctx context.Context, runID string, files []ArtifactFile) error {
+func (k *keeper) PutArtifacts(ctx context.Context, runID string, files []artifact.File) error {
 	var total int64
 	for _, f := range files {
 		total += f.Size
@@ -73,7 +75,7 @@ func (k *keeper) PutArtifacts(ctx context.Context, runID string, files []Artifac
 	if err != nil {
 		return err
 	}
-	kr := &keptRun{arts: map[string]Artifact{}, paths: map[string]string{}, dir: dir, bytes: total}
+	kr := &keptRun{arts: map[string]artifact.Artifact{}, paths: map[string]string{}, dir: dir, bytes: total}
 	for i, f := range files {
 		if err := ctx.Err(); err != nil {
 			_ = os.RemoveAll(dir)
@@ -90,7 +92,7 @@ func (k *keeper) PutArtifacts(ctx context.Context, runID string, files []Artifac
 	defer k.mu.Unlock()
 	if k.closed {
 		_ = os.RemoveAll(dir)
-		return ErrClosed
+		return run.ErrClosed
 	}
 	if old, ok := k.runs[runID]; ok { // a run is put once; a second put replaces the first
 		k.drop(runID, old)
@@ -121,7 +123,7 @@ func (k *keeper) runDir() (string, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.closed {
-		return "", ErrClosed
+		return "", run.ErrClosed
 	}
 	if k.dir == "" {
 		dir, err := os.MkdirTemp("", "skillbox-artifacts-")
@@ -139,7 +141,7 @@ func (k *keeper) runDir() (string, error) {
 }
 
 // copyArtifact copies f's bytes to p, refusing them unless they are f's size and sha256.
-func copyArtifact(p string, f ArtifactFile) error {
+func copyArtifact(p string, f artifact.File) error {
 	src, err := f.Open()
 	if err != nil {
 		return err
@@ -161,25 +163,25 @@ func copyArtifact(p string, f ArtifactFile) error {
 }
 
 // OpenArtifact opens one kept artifact.
-func (k *keeper) OpenArtifact(_ context.Context, runID, name string) (io.ReadCloser, Artifact, error) {
+func (k *keeper) OpenArtifact(_ context.Context, runID, name string) (io.ReadCloser, artifact.Artifact, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.closed {
-		return nil, Artifact{}, ErrClosed
+		return nil, artifact.Artifact{}, run.ErrClosed
 	}
 	r, ok := k.runs[runID]
 	if !ok {
-		return nil, Artifact{}, fmt.Errorf("run %q: %w", runID, ErrNoRun)
+		return nil, artifact.Artifact{}, fmt.Errorf("run %q: %w", runID, artifact.ErrNoRun)
 	}
 	a, ok := r.arts[name]
 	if !ok {
-		return nil, Artifact{}, fmt.Errorf("run %q has no artifact %q: %w", runID, name, ErrNoArtifact)
+		return nil, artifact.Artifact{}, fmt.Errorf("run %q has no artifact %q: %w", runID, name, artifact.ErrNoArtifact)
 	}
 	// Opened under the lock: a drop that follows cannot take the file from under it (an open
 	// file outlives its removal).
 	f, err := os.Open(r.paths[name])
 	if err != nil {
-		return nil, Artifact{}, fmt.Errorf("open artifact %q of run %q: %w", name, runID, err)
+		return nil, artifact.Artifact{}, fmt.Errorf("open artifact %q of run %q: %w", name, runID, err)
 	}
 	return f, a, nil
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/skillbox-dev/skillbox/hostfuncs/netguard"
+	"github.com/skillbox-dev/skillbox/run"
 )
 
 // Skills an agent writes (the toolset's create_skill, update_skill and delete_skill) are held to
@@ -52,7 +53,7 @@ const authorMarker = ".skillbox-author.json"
 type authorship struct {
 	By      string    `json:"by"` // "agent"
 	Caller  string    `json:"caller,omitempty"`
-	Face    Face      `json:"face,omitempty"`
+	Face    run.Face  `json:"face,omitempty"`
 	Created time.Time `json:"created"`
 }
 

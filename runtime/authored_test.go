@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"github.com/skillbox-dev/skillbox/run"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,7 +28,7 @@ func TestAgentSkills(t *testing.T) {
 	policy := &Policy{Network: []string{"api.example.com", "127.0.0.1"}, Env: map[string]string{"TOKEN": "t0k"},
 		Secrets: map[string]PolicySecret{"KEY": {Value: "k", Hosts: []string{"api.example.com"}}}}
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: policy})
-	agent := InstallOptions{ByAgent: true, Face: FaceMCP, Caller: "claude"}
+	agent := InstallOptions{ByAgent: true, Face: run.FaceMCP, Caller: "claude"}
 
 	if _, err := rt.Install(ctx, "mine", agentFiles("mine", ""), agent); !errors.Is(err, ErrAuthoringOff) || !strings.Contains(err.Error(), "agentSkills: {enabled: true}") {
 		t.Fatalf("authoring off: %v", err)
@@ -57,7 +58,7 @@ func TestAgentSkills(t *testing.T) {
 	if !s.AgentWritten() || len(s.Grant().Network) != 1 {
 		t.Fatalf("agent written %v, grant %+v", s.AgentWritten(), s.Grant())
 	}
-	res, err := rt.Run(ctx, Request{Skill: "mine", Args: []byte(`{"n":41}`)})
+	res, err := rt.Run(ctx, run.Request{Skill: "mine", Args: []byte(`{"n":41}`)})
 	if err != nil || string(res.Result) != `{"n":42,"env":null}` {
 		t.Fatalf("run: %v %s", err, res.Result)
 	}

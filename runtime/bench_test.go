@@ -12,6 +12,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/hostfuncs"
 	"github.com/skillbox-dev/skillbox/internal/extismhost"
+	"github.com/skillbox-dev/skillbox/run"
 )
 
 // The benchmarks report a ratio against a floor measured in the same run, never an absolute
@@ -107,8 +108,8 @@ func BenchmarkRun(b *testing.B) {
 			}
 			rt := newRuntime(b, Config{SkillDirs: []string{dir}})
 			ctx := context.Background()
-			run := func() {
-				if _, err := rt.Run(ctx, Request{Skill: tc.id}); err != nil {
+			runOne := func() {
+				if _, err := rt.Run(ctx, run.Request{Skill: tc.id}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -117,7 +118,7 @@ func BenchmarkRun(b *testing.B) {
 				b.Fatal(err)
 			}
 			ext := extismFloor(b, wasm)
-			run()
+			runOne()
 			ext()
 			var bare func()
 			if tc.wazeroFloor {
@@ -125,7 +126,7 @@ func BenchmarkRun(b *testing.B) {
 				bare()
 			}
 			b.ResetTimer()
-			skillbox := measure(b.N, run)
+			skillbox := measure(b.N, runOne)
 			b.StopTimer()
 			extNs := measure(b.N, ext)
 			b.ReportMetric(extNs, "extism-ns/op")
@@ -148,13 +149,13 @@ func BenchmarkHostCall(b *testing.B) {
 	rt := newRuntime(b, Config{SkillDirs: []string{dir}, Policy: &Policy{Env: map[string]string{"X": "1"}}})
 	ctx := context.Background()
 	loop := func() {
-		res, err := rt.Run(ctx, Request{Skill: "envloop"})
+		res, err := rt.Run(ctx, run.Request{Skill: "envloop"})
 		if err != nil || string(res.Result) != "0" {
 			b.Fatal(err, string(res.Result))
 		}
 	}
 	base := func() {
-		if _, err := rt.Run(ctx, Request{Skill: "hello"}); err != nil {
+		if _, err := rt.Run(ctx, run.Request{Skill: "hello"}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -196,7 +197,7 @@ func BenchmarkCompile(b *testing.B) {
 
 		dir := b.TempDir()
 		start = time.Now()
-		run, err := compileInChild(ctx, dir, pages, source{wasm: wasm}, 1<<30, time.Minute)
+		rec, err := compileInChild(ctx, dir, pages, source{wasm: wasm}, 1<<30, time.Minute)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -211,7 +212,7 @@ func BenchmarkCompile(b *testing.B) {
 		_ = r.Close(ctx)
 		_ = cache.Close(ctx)
 		child += time.Since(start)
-		peak = max(peak, run.Peak)
+		peak = max(peak, rec.Peak)
 	}
 	b.ReportMetric(float64(child)/float64(floor), "ratio")
 	b.ReportMetric(float64(floor.Milliseconds())/float64(b.N), "floor-ms/op")

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/skillbox-dev/skillbox/internal/docbound"
+	"github.com/skillbox-dev/skillbox/run"
 )
 
 // The documents below are the schema bombs that internal/docbound refuses. Each is small: the
@@ -190,8 +191,8 @@ func TestDeepArgs(t *testing.T) {
 		}
 		for _, n := range []int{docbound.MaxArgsDepth, 2_000} {
 			_, err := s.Prepare([]byte(open(n)))
-			var re *RunError
-			if !errors.As(err, &re) || re.Kind != KindInvalidArgs ||
+			var re *run.Error
+			if !errors.As(err, &re) || re.Kind != run.KindInvalidArgs ||
 				!strings.Contains(re.Message, `argument "a[0][0][0][0]...(`) || !strings.Contains(re.Message, "nests deeper than 64 levels; send flatter arguments") {
 				t.Errorf("%s: %d levels: %v", name, n+1, err)
 			}

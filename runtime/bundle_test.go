@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"github.com/skillbox-dev/skillbox/run"
 	"os"
 	"path/filepath"
 	"slices"
@@ -88,7 +89,7 @@ func TestBundleRoundTrip(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(dir, id, ".bundle")); err == nil {
 				t.Fatal("the bundle's own entries were installed")
 			}
-			res, err := rt.Run(ctx, Request{Skill: id, Args: []byte(args)})
+			res, err := rt.Run(ctx, run.Request{Skill: id, Args: []byte(args)})
 			if err != nil || !res.Success {
 				t.Fatalf("run: %v %+v", err, res)
 			}

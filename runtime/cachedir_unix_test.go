@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/skillbox-dev/skillbox/run"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -84,7 +85,7 @@ func wantPrivate(t *testing.T, paths ...string) {
 // runEcho loads the echo fixture into a fresh runtime's skills and checks that a run works.
 func runEcho(t *testing.T, rt *Runtime) {
 	t.Helper()
-	res, err := rt.Run(context.Background(), Request{Skill: "echo", Args: []byte(`{}`)})
+	res, err := rt.Run(context.Background(), run.Request{Skill: "echo", Args: []byte(`{}`)})
 	if err != nil || !res.Success {
 		t.Fatalf("run: %v %+v", err, res)
 	}

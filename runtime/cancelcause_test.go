@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"github.com/skillbox-dev/skillbox/run"
 	"testing"
 )
 
@@ -25,7 +26,7 @@ func TestCanceledRunNamesItsCause(t *testing.T) {
 			ctx, cancel := context.WithCancelCause(context.Background())
 			defer cancel(nil)
 			ticks := 0
-			res, err := rt.Run(ctx, Request{Skill: "ticker", Args: []byte(`{"count":1000,"ms":20}`), OnEvent: func(e Event) {
+			res, err := rt.Run(ctx, run.Request{Skill: "ticker", Args: []byte(`{"count":1000,"ms":20}`), OnEvent: func(e run.Event) {
 				if e.Type == "log" && e.Log.Message == "tick" {
 					if ticks++; ticks == 3 {
 						cancel(tc.cause)
@@ -34,7 +35,7 @@ func TestCanceledRunNamesItsCause(t *testing.T) {
 			}})
 			// Left alone, 1000 ticks of 20ms end in success: canceled says the cancellation
 			// ended it.
-			if !errors.Is(err, ErrCanceled) || res.Error == nil || res.Error.Kind != KindCanceled {
+			if !errors.Is(err, run.ErrCanceled) || res.Error == nil || res.Error.Kind != run.KindCanceled {
 				t.Fatalf("got %v (%+v), want canceled", err, res.Error)
 			}
 			if res.Error.Message != tc.want {

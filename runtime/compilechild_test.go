@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/skillbox-dev/skillbox/run"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
@@ -89,16 +90,16 @@ func TestCompileMemoryIsEnforcedInAChild(t *testing.T) {
 		Admission: Admission{CompileMemory: 128 << 20}})
 	var before, after goruntime.MemStats
 	goruntime.ReadMemStats(&before)
-	_, err := rt.Run(context.Background(), Request{Skill: "chain"})
+	_, err := rt.Run(context.Background(), run.Request{Skill: "chain"})
 	goruntime.ReadMemStats(&after)
-	if !errors.Is(err, ErrMemoryLimit) || !strings.Contains(err.Error(), "CompileMemory") {
+	if !errors.Is(err, run.ErrMemoryLimit) || !strings.Contains(err.Error(), "CompileMemory") {
 		t.Fatalf("run of a compile bomb: %v", err)
 	}
 	if grew := after.TotalAlloc - before.TotalAlloc; grew > 32<<20 {
 		t.Errorf("this process allocated %d MiB while the child compiled", grew>>20)
 	}
 	children := rt.Stats().ChildCompiles
-	if _, err := rt.Run(context.Background(), Request{Skill: "chain"}); !errors.Is(err, ErrMemoryLimit) || rt.Stats().ChildCompiles != children {
+	if _, err := rt.Run(context.Background(), run.Request{Skill: "chain"}); !errors.Is(err, run.ErrMemoryLimit) || rt.Stats().ChildCompiles != children {
 		t.Errorf("second run: %v; %d compilations, want the refusal remembered", err, rt.Stats().ChildCompiles-children)
 	}
 	s, _ := rt.CheckSkill(context.Background(), filepath.Join(dir, "chain"))
@@ -106,7 +107,7 @@ func TestCompileMemoryIsEnforcedInAChild(t *testing.T) {
 		t.Errorf("validate: %v", s.Err())
 	}
 	// The runtime still compiles and runs what fits.
-	if _, err := rt.Run(context.Background(), Request{Skill: "hello"}); err != nil {
+	if _, err := rt.Run(context.Background(), run.Request{Skill: "hello"}); err != nil {
 		t.Errorf("hello after the bomb: %v", err)
 	}
 }
@@ -121,8 +122,8 @@ func TestCompileTimeoutIsEnforcedInAChild(t *testing.T) {
 	compileBombSkill(t, dir, "blocks", blocksBody(64<<10)) // seconds of compiling
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}, NoCache: true,
 		Admission: Admission{CompileTimeout: 300 * time.Millisecond}})
-	_, err := rt.Run(context.Background(), Request{Skill: "blocks"})
-	if !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), "CompileTimeout") {
+	_, err := rt.Run(context.Background(), run.Request{Skill: "blocks"})
+	if !errors.Is(err, run.ErrTimeout) || !strings.Contains(err.Error(), "CompileTimeout") {
 		t.Fatalf("run: %v", err)
 	}
 }
@@ -134,7 +135,7 @@ func TestCompilesHappenInAChild(t *testing.T) {
 		t.Skip("this test binary does not call MaybeCompileChild")
 	}
 	rt := newRuntime(t, Config{SkillDirs: []string{"../skills"}, NoCache: true})
-	if _, err := rt.Run(context.Background(), Request{Skill: "hello", Args: []byte(`{"name":"a"}`)}); err != nil {
+	if _, err := rt.Run(context.Background(), run.Request{Skill: "hello", Args: []byte(`{"name":"a"}`)}); err != nil {
 		t.Fatal(err)
 	}
 	if st := rt.Stats(); st.ChildCompiles != 1 || st.Compiles != 1 {
@@ -162,7 +163,7 @@ func TestCompiledMarksSpareChildren(t *testing.T) {
 	var children []int64
 	for range 2 {
 		rt := newRuntime(t, Config{SkillDirs: []string{dir}, CacheDir: cache})
-		if _, err := rt.Run(context.Background(), Request{Skill: "hello"}); err != nil {
+		if _, err := rt.Run(context.Background(), run.Request{Skill: "hello"}); err != nil {
 			t.Fatal(err)
 		}
 		children = append(children, rt.Stats().ChildCompiles)

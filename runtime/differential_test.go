@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/skillbox-dev/skillbox/run"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -26,14 +27,14 @@ import (
 type outcome struct {
 	Success bool
 	Result  string
-	Kind    ErrorKind
+	Kind    run.ErrorKind
 	Message string
-	Usage   Usage
+	Usage   run.Usage
 	Logs    []string
 	Dropped int
 }
 
-func outcomeOf(res *Result) outcome {
+func outcomeOf(res *run.Result) outcome {
 	o := outcome{Success: res.Success, Dropped: res.LogsDropped, Usage: res.Usage}
 	o.Usage.PeakMemoryBytes = 0 // the engines' memories differ by design (Extism's kernel has its own)
 	if res.Result != nil {
@@ -66,11 +67,11 @@ type diffCase struct {
 
 // divergence is the native engine's error kind, and a fragment of its message.
 type divergence struct {
-	kind ErrorKind
+	kind run.ErrorKind
 	msg  string
 }
 
-func diverge(kind ErrorKind, msg string) *divergence { return &divergence{kind, msg} }
+func diverge(kind run.ErrorKind, msg string) *divergence { return &divergence{kind, msg} }
 
 // diffFixtures lays out every WAT fixture as a skill, with the manifests the other tests use.
 func diffFixtures(t *testing.T, dir string) {
@@ -112,10 +113,10 @@ var diffCases = []diffCase{
 	// store_u64 writes over the kernel's own header), ignores an output range past its blocks,
 	// and reads a variable name that is no block as ""; the native kernel stops each as a guest
 	// fault.
-	{name: "kernel-load-outside", skill: "kernelabuse", args: `{"case":"1"}`, diverges: diverge(KindTrap, "load_u8: outside the kernel's memory blocks")},
-	{name: "kernel-store-at-0", skill: "kernelabuse", args: `{"case":"2"}`, diverges: diverge(KindTrap, "store_u64: outside the kernel's memory blocks")},
-	{name: "kernel-output-outside", skill: "kernelabuse", args: `{"case":"3"}`, diverges: diverge(KindTrap, "output_set: the output range is outside")},
-	{name: "kernel-var-get-no-block", skill: "kernelabuse", args: `{"case":"4"}`, diverges: diverge(KindTrap, "var_get: not a live memory block")},
+	{name: "kernel-load-outside", skill: "kernelabuse", args: `{"case":"1"}`, diverges: diverge(run.KindTrap, "load_u8: outside the kernel's memory blocks")},
+	{name: "kernel-store-at-0", skill: "kernelabuse", args: `{"case":"2"}`, diverges: diverge(run.KindTrap, "store_u64: outside the kernel's memory blocks")},
+	{name: "kernel-output-outside", skill: "kernelabuse", args: `{"case":"3"}`, diverges: diverge(run.KindTrap, "output_set: the output range is outside")},
+	{name: "kernel-var-get-no-block", skill: "kernelabuse", args: `{"case":"4"}`, diverges: diverge(run.KindTrap, "var_get: not a live memory block")},
 	{name: "kernel-http-request", skill: "kernelabuse", args: `{"case":"5"}`, sameKindOnly: true},
 	{name: "bigname", skill: "bigname"},
 	{name: "bigoutput", skill: "bigoutput"},
@@ -193,8 +194,8 @@ func TestEnginesAgree(t *testing.T) {
 			if tc.args == "" {
 				args = nil
 			}
-			resN, _ := native.Run(ctx, Request{Skill: tc.skill, Args: args})
-			resE, _ := ref.Run(ctx, Request{Skill: tc.skill, Args: args})
+			resN, _ := native.Run(ctx, run.Request{Skill: tc.skill, Args: args})
+			resE, _ := ref.Run(ctx, run.Request{Skill: tc.skill, Args: args})
 			got, want := outcomeOf(resN), outcomeOf(resE)
 			if d := tc.diverges; d != nil {
 				if got.Kind != d.kind || !strings.Contains(got.Message, d.msg) {

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"github.com/skillbox-dev/skillbox/run"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -86,7 +87,7 @@ func TestDigestCoversThePackage(t *testing.T) {
 	}
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
 	s, _ := rt.Skill("dig")
-	res, err := rt.Run(context.Background(), Request{Skill: "dig"})
+	res, err := rt.Run(context.Background(), run.Request{Skill: "dig"})
 	if err != nil || s.Digest() != base || res.Digest != base {
 		t.Errorf("skill digest %s, run digest %s (%v); want %s", s.Digest(), res.Digest, err, base)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log"
 
+	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -27,10 +28,10 @@ func Example() {
 	}
 	defer rt.Close(ctx) // waits for runs in flight (bounded by ctx); then Run fails with ErrClosed
 
-	res, err := rt.Run(ctx, runtime.Request{
+	res, err := rt.Run(ctx, run.Request{
 		Skill: "word-count",
 		Args:  []byte(`{"text":"a b a"}`),
-		OnEvent: func(e runtime.Event) { // admitted runs only, on the run's goroutine: do not block
+		OnEvent: func(e run.Event) { // admitted runs only, on the run's goroutine: do not block
 			switch {
 			case e.Log != nil:
 				fmt.Println(e.Type, e.Log.Level, e.Log.Message)
@@ -41,9 +42,9 @@ func Example() {
 			}
 		},
 	})
-	var runErr *runtime.RunError // every error Run returns is one; res.Error says the same
+	var runErr *run.Error // every error Run returns is one; res.Error says the same
 	switch {
-	case errors.Is(err, runtime.ErrTimeout): // each kind has its sentinel: ErrMemoryLimit, ErrBusy...
+	case errors.Is(err, run.ErrTimeout): // each kind has its sentinel: ErrMemoryLimit, ErrBusy...
 		fmt.Println("timed out:", err)
 	case errors.As(err, &runErr):
 		fmt.Println(runErr.Kind, runErr.Message) // not_found, invalid_args, busy, ...

@@ -15,6 +15,7 @@ import (
 	"github.com/skillbox-dev/skillbox/internal/extismhost"
 	"github.com/skillbox-dev/skillbox/internal/interleave"
 	"github.com/skillbox-dev/skillbox/internal/kernel"
+	"github.com/skillbox-dev/skillbox/run"
 )
 
 // The engine benchmarks measure their contenders interleaved (package interleave) and report
@@ -43,15 +44,15 @@ func BenchmarkEngineTrivialRun(b *testing.B) {
 	dir := b.TempDir()
 	fixture(b, dir, "hello", simple("hello", ""), "hello")
 	ctx := context.Background()
-	run := func(rt *Runtime) func() {
+	runOne := func(rt *Runtime) func() {
 		return func() {
-			if _, err := rt.Run(ctx, Request{Skill: "hello"}); err != nil {
+			if _, err := rt.Run(ctx, run.Request{Skill: "hello"}); err != nil {
 				b.Fatal(err)
 			}
 		}
 	}
-	native := run(newRuntime(b, Config{SkillDirs: []string{dir}}))
-	ref := run(newRuntime(b, Config{SkillDirs: []string{dir}, Engine: EngineExtism}))
+	native := runOne(newRuntime(b, Config{SkillDirs: []string{dir}}))
+	ref := runOne(newRuntime(b, Config{SkillDirs: []string{dir}, Engine: EngineExtism}))
 	wasm, err := os.ReadFile(dir + "/hello/" + ModuleFile)
 	if err != nil {
 		b.Fatal(err)
@@ -83,7 +84,7 @@ func BenchmarkEngineHostCall(b *testing.B) {
 			for _, n := range counts {
 				args := []byte(`{"n":` + strconv.Itoa(n) + `}`)
 				cs = append(cs, interleave.Contender{Name: strconv.Itoa(n), F: func() {
-					res, err := rt.Run(ctx, Request{Skill: "calls", Args: args})
+					res, err := rt.Run(ctx, run.Request{Skill: "calls", Args: args})
 					if err != nil || string(res.Result) != "0" {
 						b.Fatal(err, string(res.Result))
 					}
@@ -140,7 +141,7 @@ func BenchmarkEngineInterruption(b *testing.B) {
 	fixture(b, dir, "spin", simple("spin", `"parameters":{"n":{"type":"integer"}}`), "spin")
 	rt := newRuntime(b, Config{SkillDirs: []string{dir}})
 	full := func() {
-		if _, err := rt.Run(context.Background(), Request{Skill: "spin", Args: input}); err != nil {
+		if _, err := rt.Run(context.Background(), run.Request{Skill: "spin", Args: input}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -194,13 +195,13 @@ func BenchmarkEngineGoHello(b *testing.B) {
 	}
 	rt := newRuntime(b, Config{SkillDirs: []string{"../skills"}})
 	native := func() {
-		if _, err := rt.Run(ctx, Request{Skill: "hello", Args: []byte(`{"name":"x"}`)}); err != nil {
+		if _, err := rt.Run(ctx, run.Request{Skill: "hello", Args: []byte(`{"name":"x"}`)}); err != nil {
 			b.Fatal(err)
 		}
 	}
 	pooled := newRuntime(b, Config{SkillDirs: []string{"../skills"}, WarmInstances: 2})
 	fromPool := func() {
-		if _, err := pooled.Run(ctx, Request{Skill: "hello", Args: []byte(`{"name":"x"}`)}); err != nil {
+		if _, err := pooled.Run(ctx, run.Request{Skill: "hello", Args: []byte(`{"name":"x"}`)}); err != nil {
 			b.Fatal(err)
 		}
 	}

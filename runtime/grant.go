@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skillbox-dev/skillbox/artifact"
 	"github.com/skillbox-dev/skillbox/hostfuncs"
 	"github.com/skillbox-dev/skillbox/hostfuncs/netguard"
 )
@@ -106,7 +107,7 @@ func (p *Policy) Grant(m *Manifest, skillDir string) *Grant {
 			Value: strings.ReplaceAll(format, "{value}", val), Raw: val})
 	}
 	for _, f := range m.Permissions.Files {
-		if f.Path == OutputMount || strings.HasPrefix(f.Path, OutputMount+"/") {
+		if f.Path == artifact.OutputMount || strings.HasPrefix(f.Path, artifact.OutputMount+"/") {
 			p.grantOutput(g, h, f)
 			continue
 		}
@@ -168,8 +169,8 @@ func (p *Policy) Grant(m *Manifest, skillDir string) *Grant {
 // Dir is filled then, see newOutput). It is granted whole and for writing, or not at all.
 func (p *Policy) grantOutput(g *Grant, h *hostfuncs.Grant, f FileRequest) {
 	switch {
-	case f.Path != OutputMount:
-		g.Refused = append(g.Refused, fmt.Sprintf("files %s: the output directory is granted whole: ask for %s", f.Path, OutputMount))
+	case f.Path != artifact.OutputMount:
+		g.Refused = append(g.Refused, fmt.Sprintf("files %s: the output directory is granted whole: ask for %s", f.Path, artifact.OutputMount))
 		return
 	case f.Access != ReadWrite:
 		g.Refused = append(g.Refused, fmt.Sprintf("files %s: the output directory is for writing: ask for read-write", f.Path))
@@ -182,8 +183,8 @@ func (p *Policy) grantOutput(g *Grant, h *hostfuncs.Grant, f FileRequest) {
 	}
 	a := p.Artifacts.withDefaults()
 	g.Artifacts = &ArtifactLimits{MaxFiles: a.MaxFiles, MaxFileBytes: a.MaxFileBytes, MaxTotalBytes: a.MaxTotalBytes}
-	g.Files = append(g.Files, GrantedMount{Path: OutputMount, Access: ReadWrite})
-	h.Mounts = append(h.Mounts, hostfuncs.Mount{Path: OutputMount, Writable: true,
+	g.Files = append(g.Files, GrantedMount{Path: artifact.OutputMount, Access: ReadWrite})
+	h.Mounts = append(h.Mounts, hostfuncs.Mount{Path: artifact.OutputMount, Writable: true,
 		Bounds: &hostfuncs.MountBounds{MaxFiles: a.MaxFiles, MaxFileBytes: a.MaxFileBytes, MaxTotalBytes: a.MaxTotalBytes}})
 }
 

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"errors"
+	"github.com/skillbox-dev/skillbox/run"
 	"testing"
 )
 
@@ -23,8 +24,8 @@ func FuzzPrepareArgs(f *testing.F) {
 	f.Fuzz(func(t *testing.T, args []byte) {
 		out, err := schema.Prepare(args)
 		if err != nil {
-			var re *RunError
-			if !errors.As(err, &re) || re.Kind != KindInvalidArgs {
+			var re *run.Error
+			if !errors.As(err, &re) || re.Kind != run.KindInvalidArgs {
 				t.Fatalf("Prepare(%q): %v, want invalid_args", args, err)
 			}
 			return

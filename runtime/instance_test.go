@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/skillbox-dev/skillbox/run"
 	goruntime "runtime"
 	"sync"
 	"testing"
@@ -63,9 +64,9 @@ func TestDeadlineStopsEveryGuest(t *testing.T) {
 				time.Sleep(50 * time.Millisecond)
 				goruntime.GC()
 			}()
-			res, err := rt.Run(context.Background(), Request{Skill: tc.skill, Args: []byte(tc.args)})
+			res, err := rt.Run(context.Background(), run.Request{Skill: tc.skill, Args: []byte(tc.args)})
 			<-gcDone
-			if !errors.Is(err, ErrTimeout) || res.Error.Kind != KindTimeout {
+			if !errors.Is(err, run.ErrTimeout) || res.Error.Kind != run.KindTimeout {
 				t.Fatalf("got %v (%+v), want a timeout", err, res.Error)
 			}
 			if got := compiledNative(t, rt, tc.skill).stoppable; got != tc.stoppable {
@@ -75,11 +76,11 @@ func TestDeadlineStopsEveryGuest(t *testing.T) {
 			// The caller canceling ends the run the same way, as canceled.
 			ctx, cancel := context.WithCancel(context.Background())
 			time.AfterFunc(30*time.Millisecond, cancel)
-			res, err = rt.Run(ctx, Request{Skill: tc.skill + "-held", Args: []byte(tc.args)})
-			if !errors.Is(err, ErrCanceled) || res.Error.Kind != KindCanceled {
+			res, err = rt.Run(ctx, run.Request{Skill: tc.skill + "-held", Args: []byte(tc.args)})
+			if !errors.Is(err, run.ErrCanceled) || res.Error.Kind != run.KindCanceled {
 				t.Fatalf("canceled: got %v (%+v)", err, res.Error)
 			}
-			if ok, err := rt.Run(context.Background(), Request{Skill: "hello"}); err != nil || !ok.Success {
+			if ok, err := rt.Run(context.Background(), run.Request{Skill: "hello"}); err != nil || !ok.Success {
 				t.Fatalf("next run: %v", err)
 			}
 		})
@@ -99,7 +100,7 @@ func TestStdoutStaysWithItsRun(t *testing.T) {
 			defer wg.Done()
 			for i := range 25 {
 				msg := fmt.Sprintf("run-%d-%d", g, i)
-				res, err := rt.Run(context.Background(), Request{Skill: "stdout", Args: []byte(`{"msg":"` + msg + `"}`)})
+				res, err := rt.Run(context.Background(), run.Request{Skill: "stdout", Args: []byte(`{"msg":"` + msg + `"}`)})
 				if err != nil {
 					t.Errorf("%s: %v", msg, err)
 					return

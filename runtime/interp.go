@@ -13,6 +13,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/internal/cpython"
 	"github.com/skillbox-dev/skillbox/internal/quickjs"
+	"github.com/skillbox-dev/skillbox/run"
 )
 
 // interpreters compiles the interpreter of each script language once per memory limit (the cap is
@@ -95,7 +96,7 @@ func (e *interpreters) acquire(ctx context.Context, lang Language, memMiB int64)
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
-		return nil, ErrClosed
+		return nil, run.ErrClosed
 	}
 	c := e.entries[key]
 	if c == nil {

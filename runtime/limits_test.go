@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"github.com/skillbox-dev/skillbox/run"
 	"strings"
 	"testing"
 	"time"
@@ -25,23 +26,23 @@ func TestHostileModulesAreContained(t *testing.T) {
 		name     string
 		skill    string
 		args     string
-		kind     ErrorKind
+		kind     run.ErrorKind
 		sentinel error
 		msg      string
 	}{
-		{"infinite loop", "loop", "", KindTimeout, ErrTimeout, "timeout of 200ms"},
-		{"memory.grow bomb", "grow", "", KindMemoryLimit, ErrMemoryLimit, "limit 2 MiB"},
-		{"unbounded recursion", "recurse", "", KindTrap, ErrTrap, "stack overflow"},
-		{"unreachable", "unreachable", "", KindTrap, ErrTrap, "unreachable"},
-		{"huge output", "bigoutput", "", KindOutputLimit, ErrOutputLimit, "2097152 bytes"},
-		{"env with a bad offset", "badptr", `{"case":"1"}`, KindTrap, ErrTrap, "skillbox_env: not a live memory block (offset 123456789)"},
-		{"read_file with an offset past memory", "badptr", `{"case":"2"}`, KindTrap, ErrTrap, "skillbox_read_file"},
-		{"fetch with a bad body offset", "badptr", `{"case":"3"}`, KindTrap, ErrTrap, "skillbox_fetch: not a live memory block (offset 7)"},
-		{"log with a bad offset", "badptr", `{"case":"4"}`, KindTrap, ErrTrap, "skillbox_log"},
+		{"infinite loop", "loop", "", run.KindTimeout, run.ErrTimeout, "timeout of 200ms"},
+		{"memory.grow bomb", "grow", "", run.KindMemoryLimit, run.ErrMemoryLimit, "limit 2 MiB"},
+		{"unbounded recursion", "recurse", "", run.KindTrap, run.ErrTrap, "stack overflow"},
+		{"unreachable", "unreachable", "", run.KindTrap, run.ErrTrap, "unreachable"},
+		{"huge output", "bigoutput", "", run.KindOutputLimit, run.ErrOutputLimit, "2097152 bytes"},
+		{"env with a bad offset", "badptr", `{"case":"1"}`, run.KindTrap, run.ErrTrap, "skillbox_env: not a live memory block (offset 123456789)"},
+		{"read_file with an offset past memory", "badptr", `{"case":"2"}`, run.KindTrap, run.ErrTrap, "skillbox_read_file"},
+		{"fetch with a bad body offset", "badptr", `{"case":"3"}`, run.KindTrap, run.ErrTrap, "skillbox_fetch: not a live memory block (offset 7)"},
+		{"log with a bad offset", "badptr", `{"case":"4"}`, run.KindTrap, run.ErrTrap, "skillbox_log"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := rt.Run(context.Background(), Request{Skill: tc.skill, Args: []byte(tc.args)})
+			res, err := rt.Run(context.Background(), run.Request{Skill: tc.skill, Args: []byte(tc.args)})
 			if err == nil {
 				t.Fatalf("run succeeded: %s", res.Result)
 			}
@@ -55,7 +56,7 @@ func TestHostileModulesAreContained(t *testing.T) {
 				t.Fatalf("message %q does not contain %q", res.Error.Message, tc.msg)
 			}
 			// The next run, of another skill and of the same one, still works.
-			ok, err := rt.Run(context.Background(), Request{Skill: "hello"})
+			ok, err := rt.Run(context.Background(), run.Request{Skill: "hello"})
 			if err != nil || string(ok.Result) != `{"greeting":"hi"}` {
 				t.Fatalf("next run: %v %s", err, ok.Result)
 			}
@@ -67,8 +68,8 @@ func TestOutputLimitIsTheManifests(t *testing.T) {
 	dir := t.TempDir()
 	fixture(t, dir, "hello", simple("hello", `"limits":{"maxOutputBytes":10}`), "hello")
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
-	res, err := rt.Run(context.Background(), Request{Skill: "hello"})
-	if !errors.Is(err, ErrOutputLimit) || !strings.Contains(res.Error.Message, "maxOutputBytes (10)") {
+	res, err := rt.Run(context.Background(), run.Request{Skill: "hello"})
+	if !errors.Is(err, run.ErrOutputLimit) || !strings.Contains(res.Error.Message, "maxOutputBytes (10)") {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -84,8 +85,8 @@ func TestPolicyCapsTheManifestsLimits(t *testing.T) {
 	if len(s.grant.Refused) != 1 || !strings.Contains(s.grant.Refused[0], "limits.timeoutMs: 60000 asked, the policy caps it at 150") {
 		t.Fatalf("refused %q", s.grant.Refused)
 	}
-	res, err := rt.Run(context.Background(), Request{Skill: "loop"})
-	if !errors.Is(err, ErrTimeout) || !strings.Contains(res.Error.Message, "150ms") {
+	res, err := rt.Run(context.Background(), run.Request{Skill: "loop"})
+	if !errors.Is(err, run.ErrTimeout) || !strings.Contains(res.Error.Message, "150ms") {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -98,19 +99,19 @@ func TestCallerCancellationAndDeadline(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	started := make(chan struct{})
 	go func() { <-started; cancel() }()
-	_, err := rt.Run(ctx, Request{Skill: "loop", OnEvent: func(e Event) {
+	_, err := rt.Run(ctx, run.Request{Skill: "loop", OnEvent: func(e run.Event) {
 		if e.Type == "status" && e.Status == "running" {
 			close(started)
 		}
 	}})
-	if !errors.Is(err, ErrCanceled) {
+	if !errors.Is(err, run.ErrCanceled) {
 		t.Fatalf("canceled run: %v", err)
 	}
 
 	ctx, cancel2 := context.WithTimeout(context.Background(), 100_000_000) // 100ms
 	defer cancel2()
-	_, err = rt.Run(ctx, Request{Skill: "loop"})
-	if !errors.Is(err, ErrTimeout) {
+	_, err = rt.Run(ctx, run.Request{Skill: "loop"})
+	if !errors.Is(err, run.ErrTimeout) {
 		t.Fatalf("caller deadline: %v", err)
 	}
 }
@@ -119,7 +120,7 @@ func TestOversizedArgumentIsInvalidNotATrap(t *testing.T) {
 	dir := t.TempDir()
 	fixture(t, dir, "bigname", simple("bigname", ""), "bigname")
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
-	res, err := rt.Run(context.Background(), Request{Skill: "bigname"})
+	res, err := rt.Run(context.Background(), run.Request{Skill: "bigname"})
 	if err != nil || string(res.Result) != "3" {
 		t.Fatalf("got %v %s; want status 3 (INVALID)", err, res.Result)
 	}
@@ -130,8 +131,8 @@ func TestSleepEndsAtTheDeadline(t *testing.T) {
 	fixture(t, dir, "sleep", simple("sleep", `"limits":{"timeoutMs":200}`), "sleep")
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
 	start := time.Now()
-	_, err := rt.Run(context.Background(), Request{Skill: "sleep"})
-	if !errors.Is(err, ErrTimeout) {
+	_, err := rt.Run(context.Background(), run.Request{Skill: "sleep"})
+	if !errors.Is(err, run.ErrTimeout) {
 		t.Fatalf("got %v", err)
 	}
 	// The guest asked for an hour: returning within minutes proves the sleep was cut, not waited
@@ -146,7 +147,7 @@ func TestLogFloodIsBounded(t *testing.T) {
 	// Three million log calls take seconds under -race on a busy machine: a generous timeout.
 	fixture(t, dir, "logflood", simple("logflood", `"limits":{"maxLogBytes":6400,"timeoutMs":120000}`), "logflood")
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: &Policy{Limits: Limits{TimeoutMs: 120000}}})
-	res, err := rt.Run(context.Background(), Request{Skill: "logflood"})
+	res, err := rt.Run(context.Background(), run.Request{Skill: "logflood"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +160,7 @@ func TestTrapWithAFullMemoryIsATrap(t *testing.T) {
 	dir := t.TempDir()
 	fixture(t, dir, "fullmem", simple("fullmem", `"limits":{"memoryMiB":2}`), "fullmem")
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
-	if _, err := rt.Run(context.Background(), Request{Skill: "fullmem"}); !errors.Is(err, ErrTrap) {
+	if _, err := rt.Run(context.Background(), run.Request{Skill: "fullmem"}); !errors.Is(err, run.ErrTrap) {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -169,7 +170,7 @@ func TestArgumentsLargerThanMemory(t *testing.T) {
 	fixture(t, dir, "echo", simple("echo", `"parameters":{"type":"object"},"limits":{"memoryMiB":1}`), "echo")
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
 	big := `{"x":"` + strings.Repeat("a", 1<<20) + `"}`
-	if _, err := rt.Run(context.Background(), Request{Skill: "echo", Args: []byte(big)}); !errors.Is(err, ErrInvalidArgs) || !strings.Contains(err.Error(), "memory limit (1 MiB)") {
+	if _, err := rt.Run(context.Background(), run.Request{Skill: "echo", Args: []byte(big)}); !errors.Is(err, run.ErrInvalidArgs) || !strings.Contains(err.Error(), "memory limit (1 MiB)") {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -180,14 +181,14 @@ func TestGuestErrorTextIsCapped(t *testing.T) {
 	dir := t.TempDir()
 	fixture(t, dir, "errset", simple("errset", `"limits":{"maxOutputBytes":2048}`), "errset")
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
-	res, err := rt.Run(context.Background(), Request{Skill: "errset"})
-	if !errors.Is(err, ErrSkillError) {
+	res, err := rt.Run(context.Background(), run.Request{Skill: "errset"})
+	if !errors.Is(err, run.ErrSkillError) {
 		t.Fatalf("run: %v", err)
 	}
 	if n := len(res.Error.Message); n > 2048+64 || !strings.Contains(res.Error.Message, "more bytes cut") {
 		t.Errorf("error message of %d bytes (%.80q...), want at most maxOutputBytes and a note", n, res.Error.Message)
 	}
-	var re *RunError
+	var re *run.Error
 	if errors.As(err, &re) && len(re.Message) > 2048+64 {
 		t.Errorf("the Go error's message is %d bytes", len(re.Message))
 	}
@@ -222,7 +223,7 @@ func TestRunsSeeNoResidue(t *testing.T) {
 			fixture(t, dir, "residue", simple("residue", ""), "residue")
 			rt := newRuntime(t, Config{SkillDirs: []string{dir}, Engine: engine})
 			for i := range 20 {
-				res, err := rt.Run(context.Background(), Request{Skill: "residue"})
+				res, err := rt.Run(context.Background(), run.Request{Skill: "residue"})
 				if err != nil || string(res.Result) != `"clean"` {
 					t.Fatalf("run %d: %v %s", i, err, res.Result)
 				}

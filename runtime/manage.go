@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/skillbox-dev/skillbox/run"
 	"os"
 	"path"
 	"path/filepath"
@@ -32,7 +33,7 @@ type InstallOptions struct {
 	// authored.go; with a VersionStore, such a skill is installed pending instead). Face and
 	// Caller say who, for the skill's record and its version's.
 	ByAgent bool
-	Face    Face
+	Face    run.Face
 	Caller  string
 	// Visibility is who is to see a new skill: VisibilityUser installs it as the user's own,
 	// in a user's Runtime (see Runtime.User) only; "" or VisibilityOrg, the tenant's. An
@@ -212,7 +213,7 @@ func (rt *Runtime) Remove(ctx context.Context, id string) error {
 		return ErrNoSkillDir
 	}
 	if !ValidID(id) {
-		return runErr(KindNotFound, id, nil, "no skill with this id")
+		return run.Errorf(run.KindNotFound, id, nil, "no skill with this id")
 	}
 	if to, _ := rt.route(id, ""); to != rt { // a user's Runtime removing the tenant's skill
 		return to.Remove(ctx, id)
@@ -221,7 +222,7 @@ func (rt *Runtime) Remove(ctx context.Context, id string) error {
 	defer rt.reloadMu.Unlock()
 	final := filepath.Join(rt.cfg.SkillDirs[0], id)
 	if _, err := os.Stat(final); err != nil {
-		return runErr(KindNotFound, id, nil, "no skill with this id in the first (writable) skills directory")
+		return run.Errorf(run.KindNotFound, id, nil, "no skill with this id in the first (writable) skills directory")
 	}
 	// Rename first, so the id disappears atomically, then delete at leisure.
 	trash, err := os.MkdirTemp(rt.cfg.SkillDirs[0], "."+id+".removed-")

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"github.com/skillbox-dev/skillbox/run"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,7 +30,7 @@ func TestInstallUpdateRemove(t *testing.T) {
 	if _, err := rt.Install(ctx, "greet", pkg(t, simple("greet", ""), "hello"), InstallOptions{}); !errors.Is(err, ErrExists) {
 		t.Fatalf("create over an existing skill: %v", err)
 	}
-	if _, err := rt.Install(ctx, "nope", pkg(t, simple("nope", ""), "hello"), InstallOptions{Replace: true, MustExist: true}); !errors.Is(err, ErrNotFound) {
+	if _, err := rt.Install(ctx, "nope", pkg(t, simple("nope", ""), "hello"), InstallOptions{Replace: true, MustExist: true}); !errors.Is(err, run.ErrNotFound) {
 		t.Fatalf("update of a missing skill: %v", err)
 	}
 
@@ -49,7 +50,7 @@ func TestInstallUpdateRemove(t *testing.T) {
 	if string(before) != string(after) {
 		t.Fatalf("a failed update changed the files")
 	}
-	if res, err := rt.Run(ctx, Request{Skill: "greet"}); err != nil || res.Version != "1" {
+	if res, err := rt.Run(ctx, run.Request{Skill: "greet"}); err != nil || res.Version != "1" {
 		t.Fatalf("run after failed updates: %v %+v", err, res)
 	}
 	entries, _ := os.ReadDir(dir)
@@ -75,16 +76,16 @@ func TestInstallUpdateRemove(t *testing.T) {
 	if s, err := rt.Install(ctx, "greet", pkg(t, simple("greet", `"version":"2","parameters":{"type":"object"}`), "echo"), InstallOptions{Replace: true, MustExist: true}); err != nil || s.Version() != "2" {
 		t.Fatalf("update: %v", err)
 	}
-	if res, err := rt.Run(ctx, Request{Skill: "greet", Args: []byte(`{"a":1}`)}); err != nil || string(res.Result) != `{"a":1}` {
+	if res, err := rt.Run(ctx, run.Request{Skill: "greet", Args: []byte(`{"a":1}`)}); err != nil || string(res.Result) != `{"a":1}` {
 		t.Fatalf("run after update: %v %s", err, res.Result)
 	}
 	if err := rt.Remove(ctx, "greet"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rt.Run(ctx, Request{Skill: "greet"}); !errors.Is(err, ErrNotFound) {
+	if _, err := rt.Run(ctx, run.Request{Skill: "greet"}); !errors.Is(err, run.ErrNotFound) {
 		t.Fatalf("run after remove: %v", err)
 	}
-	if err := rt.Remove(ctx, "greet"); !errors.Is(err, ErrNotFound) {
+	if err := rt.Remove(ctx, "greet"); !errors.Is(err, run.ErrNotFound) {
 		t.Fatalf("second remove: %v", err)
 	}
 }
@@ -110,7 +111,7 @@ func TestUpdateUnderConcurrentRuns(t *testing.T) {
 					return
 				default:
 				}
-				if _, err := rt.Run(ctx, Request{Skill: "s"}); err != nil {
+				if _, err := rt.Run(ctx, run.Request{Skill: "s"}); err != nil {
 					errs <- err
 					return
 				}

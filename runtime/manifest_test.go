@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/skillbox-dev/skillbox/run"
 	"strings"
 	"testing"
 )
@@ -123,7 +124,7 @@ func TestParametersNormaliseToOneSchema(t *testing.T) {
 			for _, tc := range tests {
 				out, err := s.Prepare([]byte(tc.args))
 				if tc.fail != "" {
-					if !errors.Is(err, ErrInvalidArgs) || !strings.Contains(err.Error(), tc.fail) {
+					if !errors.Is(err, run.ErrInvalidArgs) || !strings.Contains(err.Error(), tc.fail) {
 						t.Errorf("%s: got %v, want invalid_args containing %q", tc.args, err, tc.fail)
 					}
 					continue
@@ -152,7 +153,7 @@ func TestManifestDefaults(t *testing.T) {
 		t.Errorf("entrypoint %q", m.Entrypoint)
 	}
 	s, _ := compileSchema(m.Parameters)
-	if _, err := s.Prepare([]byte(`{"x":1}`)); !errors.Is(err, ErrInvalidArgs) {
+	if _, err := s.Prepare([]byte(`{"x":1}`)); !errors.Is(err, run.ErrInvalidArgs) {
 		t.Errorf("a skill without parameters must refuse arguments: %v", err)
 	}
 	g := (&Policy{}).Grant(m, "")

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/skillbox-dev/skillbox/internal/nearest"
+	"github.com/skillbox-dev/skillbox/run"
 )
 
 // Absence says why a skill asked for cannot run: none has its id, it is broken, or it is read
@@ -100,7 +101,7 @@ func (e *NotFoundError) ClientMessage() string {
 
 // Is matches ErrBroken for a broken skill and ErrNotExecutable for an instruction-only one.
 func (e *NotFoundError) Is(target error) bool {
-	return (target == ErrBroken && e.Absent == Broken) || (target == ErrNotExecutable && e.Absent == InstructionsOnly)
+	return (target == run.ErrBroken && e.Absent == Broken) || (target == run.ErrNotExecutable && e.Absent == InstructionsOnly)
 }
 
 func (e *NotFoundError) Unwrap() error { return e.Err }
@@ -117,17 +118,17 @@ func didYouMean(ids []string) string {
 }
 
 // runError is e as a failed run: kind not_found, the client's message, e the cause.
-func (e *NotFoundError) runError() *RunError {
-	return &RunError{Kind: KindNotFound, Skill: e.ID, Message: e.ClientMessage(), Err: e}
+func (e *NotFoundError) runError() *run.Error {
+	return &run.Error{Kind: run.KindNotFound, Skill: e.ID, Message: e.ClientMessage(), Err: e}
 }
 
 // missing is the error for id when no skill has it.
-func (rt *Runtime) missing(id string) *RunError {
+func (rt *Runtime) missing(id string) *run.Error {
 	return (&NotFoundError{ID: id, Absent: Missing, Dirs: append([]string(nil), rt.cfg.SkillDirs...), Nearest: nearestIDs(id, rt.knownIDs())}).runError()
 }
 
 // brokenErr is the error for s, whose version is broken with err.
-func brokenErr(s *Skill, err error) *RunError {
+func brokenErr(s *Skill, err error) *run.Error {
 	return (&NotFoundError{ID: s.id, Absent: Broken, Err: err, problems: s.remoteProblems(err)}).runError()
 }
 

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"github.com/skillbox-dev/skillbox/run"
 	"os"
 	"path/filepath"
 	"slices"
@@ -27,18 +28,18 @@ func TestNotFoundTellsWhy(t *testing.T) {
 		if scanned {
 			rt.Skills()
 		}
-		run := func(id string) (*RunError, *NotFoundError) {
+		runOne := func(id string) (*run.Error, *NotFoundError) {
 			t.Helper()
-			_, err := rt.Run(context.Background(), Request{Skill: id})
-			var re *RunError
+			_, err := rt.Run(context.Background(), run.Request{Skill: id})
+			var re *run.Error
 			var nf *NotFoundError
-			if !errors.As(err, &re) || !errors.As(err, &nf) || !errors.Is(err, ErrNotFound) || re.Kind != KindNotFound || nf.ID != id {
+			if !errors.As(err, &re) || !errors.As(err, &nf) || !errors.Is(err, run.ErrNotFound) || re.Kind != run.KindNotFound || nf.ID != id {
 				t.Fatalf("scanned=%v run %s: %v, want a not_found RunError around a NotFoundError", scanned, id, err)
 			}
 			return re, nf
 		}
 
-		re, nf := run("wrod-count")
+		re, nf := runOne("wrod-count")
 		if nf.Absent != Missing || !slices.Equal(nf.Nearest, []string{"word-count"}) || !slices.Equal(nf.Dirs, []string{dir, other}) {
 			t.Errorf("scanned=%v missing: %+v", scanned, nf)
 		}
@@ -48,25 +49,25 @@ func TestNotFoundTellsWhy(t *testing.T) {
 		if want := `no skill "wrod-count"; did you mean word-count?`; re.Message != want || strings.Contains(re.Error(), dir) {
 			t.Errorf("scanned=%v client's message %q (error %q), want %q and no directory", scanned, re.Message, re.Error(), want)
 		}
-		if errors.Is(re, ErrBroken) || errors.Is(re, ErrNotExecutable) {
+		if errors.Is(re, run.ErrBroken) || errors.Is(re, run.ErrNotExecutable) {
 			t.Errorf("scanned=%v a missing skill matches ErrBroken or ErrNotExecutable", scanned)
 		}
-		if _, nf := run("word"); !slices.Equal(nf.Nearest, []string{"word-count", "word-counter"}) {
+		if _, nf := runOne("word"); !slices.Equal(nf.Nearest, []string{"word-count", "word-counter"}) {
 			t.Errorf("scanned=%v prefix: nearest %v", scanned, nf.Nearest)
 		}
-		if _, nf := run("zebra"); len(nf.Nearest) != 0 || strings.Contains(nf.Error(), "did you mean") {
+		if _, nf := runOne("zebra"); len(nf.Nearest) != 0 || strings.Contains(nf.Error(), "did you mean") {
 			t.Errorf("scanned=%v nothing near: %v", scanned, nf.Error())
 		}
 
-		re, nf = run("guide")
-		if nf.Absent != InstructionsOnly || !errors.Is(re, ErrNotExecutable) || errors.Is(re, ErrBroken) ||
+		re, nf = runOne("guide")
+		if nf.Absent != InstructionsOnly || !errors.Is(re, run.ErrNotExecutable) || errors.Is(re, run.ErrBroken) ||
 			re.Message != `skill "guide" has instructions only (a SKILL.md, no code): it is read, not run; read it with skillbox instructions guide, or a model with load_skill` {
 			t.Errorf("scanned=%v instructions only: %+v %q", scanned, nf, re.Message)
 		}
 
-		re, nf = run("broken")
+		re, nf = runOne("broken")
 		var se *SkillError
-		if nf.Absent != Broken || !errors.Is(re, ErrBroken) || !errors.As(re, &se) {
+		if nf.Absent != Broken || !errors.Is(re, run.ErrBroken) || !errors.As(re, &se) {
 			t.Errorf("scanned=%v broken: %+v", scanned, nf)
 		}
 		wantOp := `skill "broken" is broken: ` + filepath.Join(dir, "broken", "skill.json") + `: colour: unknown field (allowed fields:`
@@ -79,7 +80,7 @@ func TestNotFoundTellsWhy(t *testing.T) {
 
 		// Skill(id), the lookup behind every face's skill pages, says the same of a missing one.
 		_, err := rt.Skill("wrod-count")
-		if !errors.As(err, &nf) || !errors.Is(err, ErrNotFound) || !slices.Equal(nf.Nearest, []string{"word-count"}) || strings.Contains(err.Error(), dir) {
+		if !errors.As(err, &nf) || !errors.Is(err, run.ErrNotFound) || !slices.Equal(nf.Nearest, []string{"word-count"}) || strings.Contains(err.Error(), dir) {
 			t.Errorf("scanned=%v Skill: %v", scanned, err)
 		}
 	}

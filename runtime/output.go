@@ -17,10 +17,10 @@ import (
 	"strings"
 	"syscall"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
+	"github.com/skillbox-dev/skillbox/artifact"
 	"github.com/skillbox-dev/skillbox/hostfuncs"
+	"github.com/skillbox-dev/skillbox/run"
 )
 
 // A run's output directory is made when the run starts and removed when it ends. In between,
@@ -37,7 +37,6 @@ import (
 const (
 	maxOutputEntries = 4096
 	maxOutputDepth   = 32
-	maxArtifactName  = hostfuncs.MaxPathBytes
 )
 
 // output is one run's output directory.
@@ -57,7 +56,7 @@ func newOutput(g *Grant) (*output, *hostfuncs.Grant, error) {
 	h := *g.host
 	h.Mounts = slices.Clone(g.host.Mounts)
 	for i := range h.Mounts {
-		if h.Mounts[i].Path == OutputMount {
+		if h.Mounts[i].Path == artifact.OutputMount {
 			h.Mounts[i].Dir = dir
 		}
 	}
@@ -84,7 +83,7 @@ func (o *output) remove() {
 
 // collect returns the files the run left, by name, within the policy's bounds, each with a way
 // to read it again while the directory lives; notes says, one line each, what was left out.
-func (o *output) collect() (files []ArtifactFile, notes []string, err error) {
+func (o *output) collect() (files []artifact.File, notes []string, err error) {
 	root, err := os.OpenRoot(o.dir)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open the run's output directory: %w", err)
@@ -92,7 +91,7 @@ func (o *output) collect() (files []ArtifactFile, notes []string, err error) {
 	o.root = root
 	w := &outputWalk{o: o, root: root}
 	w.dir(".", 0)
-	slices.SortFunc(w.files, func(a, b ArtifactFile) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(w.files, func(a, b artifact.File) int { return strings.Compare(a.Name, b.Name) })
 	return w.files, w.notes, nil
 }
 
@@ -102,7 +101,7 @@ type outputWalk struct {
 	root    *os.Root
 	entries int
 	total   int64
-	files   []ArtifactFile
+	files   []artifact.File
 	notes   []string
 	stopped bool
 }
@@ -154,8 +153,8 @@ func (w *outputWalk) entry(rel string, e fs.DirEntry, depth int) {
 	case !e.Type().IsRegular():
 		w.note("%s: not a regular file (%s), not collected", name, e.Type())
 		return
-	case !validArtifactName(rel):
-		w.note("%q: not a valid artifact name (UTF-8 without control characters or backslashes, at most %d bytes), not collected", rel, maxArtifactName)
+	case !artifact.ValidPath(rel):
+		w.note("%q: not a valid artifact name (UTF-8 without control characters or backslashes, at most %d bytes), not collected", rel, artifact.MaxNameBytes)
 		return
 	case int64(len(w.files)) >= w.o.limits.MaxFiles:
 		w.note("%s: past maxFiles (%d), not collected", name, w.o.limits.MaxFiles)
@@ -172,14 +171,14 @@ func (w *outputWalk) entry(rel string, e fs.DirEntry, depth int) {
 	}
 	w.total += a.Size
 	root := w.root
-	w.files = append(w.files, ArtifactFile{Artifact: a, Open: func() (io.ReadCloser, error) { return openRegular(root, rel) }})
+	w.files = append(w.files, artifact.File{Artifact: a, Open: func() (io.ReadCloser, error) { return openRegular(root, rel) }})
 }
 
 // read hashes the regular file rel and names its media type, reading at most maxFileBytes+1.
-func (w *outputWalk) read(rel string) (Artifact, error) {
+func (w *outputWalk) read(rel string) (artifact.Artifact, error) {
 	f, err := openRegular(w.root, rel)
 	if err != nil {
-		return Artifact{}, err
+		return artifact.Artifact{}, err
 	}
 	defer f.Close()
 	max := w.o.limits.MaxFileBytes
@@ -187,18 +186,18 @@ func (w *outputWalk) read(rel string) (Artifact, error) {
 	var head [512]byte
 	n, err := io.ReadFull(f, head[:])
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return Artifact{}, errors.New("cannot be read")
+		return artifact.Artifact{}, errors.New("cannot be read")
 	}
 	h.Write(head[:n])
 	rest, err := io.Copy(h, io.LimitReader(f, max+1-int64(n)))
 	if err != nil {
-		return Artifact{}, errors.New("cannot be read")
+		return artifact.Artifact{}, errors.New("cannot be read")
 	}
 	size := int64(n) + rest
 	if size > max {
-		return Artifact{}, fmt.Errorf("more than maxFileBytes (%d)", max)
+		return artifact.Artifact{}, fmt.Errorf("more than maxFileBytes (%d)", max)
 	}
-	return Artifact{Name: rel, Size: size, SHA256: hex.EncodeToString(h.Sum(nil)), MediaType: mediaType(rel, head[:n])}, nil
+	return artifact.Artifact{Name: rel, Size: size, SHA256: hex.EncodeToString(h.Sum(nil)), MediaType: mediaType(rel, head[:n])}, nil
 }
 
 // openRegular opens rel in root for reading if it is a regular file: never through a symlink
@@ -227,38 +226,9 @@ func mediaType(name string, head []byte) string {
 // outputName is rel as the guest named it, for notes.
 func outputName(rel string) string {
 	if rel == "." {
-		return OutputMount
+		return artifact.OutputMount
 	}
-	return OutputMount + "/" + rel
-}
-
-// validArtifactName says whether rel can name an artifact everywhere it goes: a JSON string, a
-// URL path, a database key and a Content-Disposition header.
-func validArtifactName(rel string) bool {
-	if rel == "" || len(rel) > maxArtifactName || !utf8.ValidString(rel) {
-		return false
-	}
-	for _, r := range rel {
-		if unicode.IsControl(r) || r == '\\' || r == '"' {
-			return false
-		}
-	}
-	return true
-}
-
-// ValidArtifactName says whether name could name an artifact: a clean, relative slash path of
-// valid UTF-8 without control characters, backslashes or double quotes. A face checks a
-// client's name with it before asking for the artifact.
-func ValidArtifactName(name string) bool {
-	if !validArtifactName(name) || strings.HasPrefix(name, "/") {
-		return false
-	}
-	for _, seg := range strings.Split(name, "/") {
-		if seg == "" || seg == "." || seg == ".." {
-			return false
-		}
-	}
-	return true
+	return artifact.OutputMount + "/" + rel
 }
 
 // artifactPutTimeout bounds keeping one run's artifacts: a store that hangs must not hold the
@@ -273,7 +243,7 @@ const artifactPutTimeout = time.Minute
 // It returns a quota_exceeded RunError when the store has no room for the files (they are then
 // neither listed nor announced); any other failure to keep them is logged, and the run keeps
 // its outcome.
-func (rt *Runtime) keepOutput(ctx context.Context, s *Skill, o *output, call *hostfuncs.Call, res *Result, emit emitter) *RunError {
+func (rt *Runtime) keepOutput(ctx context.Context, s *Skill, o *output, call *hostfuncs.Call, res *run.Result, emit emitter) *run.Error {
 	files, notes, err := o.collect()
 	for _, n := range notes {
 		call.Log("warn", "host", "artifact "+n)
@@ -286,7 +256,7 @@ func (rt *Runtime) keepOutput(ctx context.Context, s *Skill, o *output, call *ho
 	if len(files) == 0 {
 		return nil
 	}
-	var st ArtifactStore = rt.kept
+	var st artifact.Store = rt.kept
 	if rt.cfg.Artifacts != nil {
 		st = rt.cfg.Artifacts
 	}
@@ -298,20 +268,20 @@ func (rt *Runtime) keepOutput(ctx context.Context, s *Skill, o *output, call *ho
 		for _, f := range files {
 			total += f.Size
 		}
-		if errors.Is(err, ErrQuotaExceeded) {
+		if errors.Is(err, run.ErrQuotaExceeded) {
 			msg := fmt.Sprintf("the artifact store is at its quota: the run's %d files (%d bytes) were not kept", len(files), total)
 			call.Log("error", "host", msg)
-			return runErr(KindQuotaExceeded, s.id, err, "%s", msg)
+			return run.Errorf(run.KindQuotaExceeded, s.id, err, "%s", msg)
 		}
 		rt.logger.Error("keep the run's artifacts", "skill", s.id, "run", res.RunID, "err", err)
 		call.Log("error", "host", fmt.Sprintf("the run's %d files (%d bytes) could not be kept", len(files), total))
 		return nil
 	}
-	res.Artifacts = make([]Artifact, len(files))
+	res.Artifacts = make([]artifact.Artifact, len(files))
 	for i, f := range files {
 		res.Artifacts[i] = f.Artifact
 		a := f.Artifact
-		emit.send(Event{Type: "file", File: &a})
+		emit.send(run.Event{Type: "file", File: &a})
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"github.com/skillbox-dev/skillbox/run"
 	"io"
 	mrand "math/rand/v2"
 	"os"
@@ -560,7 +561,7 @@ func TestPackageReaderInstallsBundledHello(t *testing.T) {
 			if s.Status() != StatusActive {
 				t.Fatalf("installed as %s: %v", s.Status(), s.Err())
 			}
-			if res, err := rt.Run(ctx, Request{Skill: "hello", Args: []byte(`{"name":"Ada"}`)}); err != nil || !res.Success {
+			if res, err := rt.Run(ctx, run.Request{Skill: "hello", Args: []byte(`{"name":"Ada"}`)}); err != nil || !res.Success {
 				t.Fatalf("run: %v %+v", err, res)
 			}
 		})

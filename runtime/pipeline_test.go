@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"github.com/skillbox-dev/skillbox/run"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -53,16 +54,16 @@ func compileNow(t *testing.T, rt *Runtime, ids ...string) {
 
 // startLoop starts a loop run and returns once it is running (its "running" event), with a
 // channel of its result.
-func startLoop(t *testing.T, rt *Runtime, ctx context.Context) <-chan *Result {
+func startLoop(t *testing.T, rt *Runtime, ctx context.Context) <-chan *run.Result {
 	t.Helper()
 	running := make(chan struct{})
-	done := make(chan *Result, 1)
+	done := make(chan *run.Result, 1)
 	var once, sent sync.Once
-	send := func(r *Result) { sent.Do(func() { done <- r }) }
+	send := func(r *run.Result) { sent.Do(func() { done <- r }) }
 	go func() {
 		// The result comes from the "result" event, sent while the run still counts as in
 		// flight, so a test that sees Close return sees it; an unadmitted run sends no events.
-		res, _ := rt.Run(ctx, Request{Skill: "loop", OnEvent: func(e Event) {
+		res, _ := rt.Run(ctx, run.Request{Skill: "loop", OnEvent: func(e run.Event) {
 			switch {
 			case e.Status == "running":
 				once.Do(func() { close(running) })
@@ -84,8 +85,8 @@ func TestRunAfterClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	var events int
-	res, err := rt.Run(context.Background(), Request{Skill: "hello", OnEvent: func(Event) { events++ }})
-	if !errors.Is(err, ErrClosed) || !errors.Is(err, ErrBusy) || res == nil || res.Error == nil || res.Error.Kind != KindBusy {
+	res, err := rt.Run(context.Background(), run.Request{Skill: "hello", OnEvent: func(run.Event) { events++ }})
+	if !errors.Is(err, run.ErrClosed) || !errors.Is(err, run.ErrBusy) || res == nil || res.Error == nil || res.Error.Kind != run.KindBusy {
 		t.Fatalf("Run after Close: %+v, %v; want busy matching ErrClosed", res, err)
 	}
 	if events != 0 {
@@ -108,7 +109,7 @@ func TestCloseWaitsForRunsInFlight(t *testing.T) {
 	first := startLoop(t, rt, runCtx)
 	queued := make(chan error, 1)
 	go func() {
-		_, err := rt.Run(context.Background(), Request{Skill: "hello"})
+		_, err := rt.Run(context.Background(), run.Request{Skill: "hello"})
 		queued <- err
 	}()
 	eventually(t, "a run to queue", func() bool { return rt.Stats().Admission.Queued == 1 })
@@ -116,7 +117,7 @@ func TestCloseWaitsForRunsInFlight(t *testing.T) {
 	go func() { closed <- rt.Close(context.Background()) }()
 	// Close refuses the queued run at once, and waits for the one in flight, which only the
 	// test ends.
-	if err := <-queued; !errors.Is(err, ErrClosed) {
+	if err := <-queued; !errors.Is(err, run.ErrClosed) {
 		t.Errorf("queued run: %v, want ErrClosed", err)
 	}
 	select {
@@ -131,7 +132,7 @@ func TestCloseWaitsForRunsInFlight(t *testing.T) {
 	// Close returned: the run in flight has ended.
 	select {
 	case res := <-first:
-		if res.Error == nil || res.Error.Kind != KindCanceled {
+		if res.Error == nil || res.Error.Kind != run.KindCanceled {
 			t.Errorf("run in flight: %+v, want canceled by its caller", res.Error)
 		}
 	default:
@@ -150,7 +151,7 @@ func TestCloseStopsRunsWhenItsContextEnds(t *testing.T) {
 		t.Errorf("Close: %v, want its context's deadline", err)
 	}
 	res := <-first
-	if res.Error == nil || res.Error.Kind != KindCanceled || !strings.Contains(res.Error.Message, "runtime was closed") {
+	if res.Error == nil || res.Error.Kind != run.KindCanceled || !strings.Contains(res.Error.Message, "runtime was closed") {
 		t.Errorf("run stopped by Close: %+v, want canceled by the runtime's closing", res.Error)
 	}
 }
@@ -164,23 +165,23 @@ func TestAdmissionQueueFull(t *testing.T) {
 	runCtx, stopRun := context.WithCancel(context.Background())
 	defer stopRun()
 	first := startLoop(t, rt, runCtx)
-	queued := make(chan *Result, 1)
+	queued := make(chan *run.Result, 1)
 	go func() {
-		res, _ := rt.Run(context.Background(), Request{Skill: "hello"})
+		res, _ := rt.Run(context.Background(), run.Request{Skill: "hello"})
 		queued <- res
 	}()
 	eventually(t, "a run to queue", func() bool { return rt.Stats().Admission.Queued == 1 })
 	var events int
-	res, err := rt.Run(context.Background(), Request{Skill: "hello", OnEvent: func(Event) { events++ }})
-	var re *RunError
-	if !errors.As(err, &re) || re.Kind != KindBusy || re.RetryAfter <= 0 || errors.Is(err, ErrClosed) {
+	res, err := rt.Run(context.Background(), run.Request{Skill: "hello", OnEvent: func(run.Event) { events++ }})
+	var re *run.Error
+	if !errors.As(err, &re) || re.Kind != run.KindBusy || re.RetryAfter <= 0 || errors.Is(err, run.ErrClosed) {
 		t.Fatalf("third run: %+v, %v; want busy with RetryAfter", res.Error, err)
 	}
 	if events != 0 {
 		t.Errorf("%d events for a refused run", events)
 	}
 	stopRun()
-	if r := <-first; r.Error == nil || r.Error.Kind != KindCanceled {
+	if r := <-first; r.Error == nil || r.Error.Kind != run.KindCanceled {
 		t.Errorf("first: %+v", r.Error)
 	}
 	if r := <-queued; !r.Success {
@@ -197,8 +198,8 @@ func TestAdmissionMaxWait(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	first := startLoop(t, rt, ctx)
-	_, err := rt.Run(context.Background(), Request{Skill: "hello"})
-	if !errors.Is(err, ErrBusy) || !strings.Contains(err.Error(), "waited 50ms") {
+	_, err := rt.Run(context.Background(), run.Request{Skill: "hello"})
+	if !errors.Is(err, run.ErrBusy) || !strings.Contains(err.Error(), "waited 50ms") {
 		t.Errorf("run past MaxWait: %v, want busy", err)
 	}
 	cancel()
@@ -214,8 +215,8 @@ func TestAdmissionCallerGivesUp(t *testing.T) {
 	first := startLoop(t, rt, ctx)
 	wctx, wcancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer wcancel()
-	_, err := rt.Run(wctx, Request{Skill: "hello"})
-	if !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), "waited to be admitted") {
+	_, err := rt.Run(wctx, run.Request{Skill: "hello"})
+	if !errors.Is(err, run.ErrTimeout) || !strings.Contains(err.Error(), "waited to be admitted") {
 		t.Errorf("run whose caller's deadline passed in the queue: %v", err)
 	}
 	if q := rt.Stats().Admission.Queued; q != 0 {
@@ -235,7 +236,7 @@ func TestAdmissionMemoryBudget(t *testing.T) {
 	warm := warmCharge(s)
 
 	tiny := pipelineRuntime(t, Config{Admission: Admission{MemoryBudget: charge - 1, CompileMemory: 128 << 20}}, 300)
-	if _, err := tiny.Run(context.Background(), Request{Skill: "loop"}); !errors.Is(err, ErrMemoryLimit) || !strings.Contains(err.Error(), "whole memory budget") {
+	if _, err := tiny.Run(context.Background(), run.Request{Skill: "loop"}); !errors.Is(err, run.ErrMemoryLimit) || !strings.Contains(err.Error(), "whole memory budget") {
 		t.Errorf("run over the whole budget: %v", err)
 	}
 
@@ -248,7 +249,7 @@ func TestAdmissionMemoryBudget(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 3 {
 		wg.Go(func() {
-			if res, _ := rt.Run(context.Background(), Request{Skill: "loop"}); res.Error == nil || res.Error.Kind != KindTimeout {
+			if res, _ := rt.Run(context.Background(), run.Request{Skill: "loop"}); res.Error == nil || res.Error.Kind != run.KindTimeout {
 				t.Errorf("run: %+v", res.Error)
 			}
 		})
@@ -278,7 +279,7 @@ func TestWarmModulesAreEvictedForRuns(t *testing.T) {
 	budget := max(runCharge(h), runCharge(e), compileCharge(a, h), compileCharge(a, e)) + max(warmCharge(h), warmCharge(e))*3/2
 	rt := pipelineRuntime(t, Config{Admission: Admission{MemoryBudget: budget, CompileMemory: a.CompileMemory}}, 300)
 	for _, id := range []string{"hello", "echo", "hello"} {
-		if res, err := rt.Run(context.Background(), Request{Skill: id, Args: []byte(`{}`)}); err != nil {
+		if res, err := rt.Run(context.Background(), run.Request{Skill: id, Args: []byte(`{}`)}); err != nil {
 			t.Fatalf("%s: %v %+v", id, err, res.Error)
 		}
 	}
@@ -295,15 +296,15 @@ func TestWarmModulesAreEvictedForRuns(t *testing.T) {
 func TestEventsOnlyForAdmittedRuns(t *testing.T) {
 	t.Parallel()
 	rt := pipelineRuntime(t, Config{}, 300)
-	for _, req := range []Request{{Skill: "nope"}, {Skill: "strict", Args: []byte(`{"n":"x"}`)}, {Skill: "hello", Argv: []string{"x"}}} {
-		var events []Event
-		req.OnEvent = func(e Event) { events = append(events, e) }
+	for _, req := range []run.Request{{Skill: "nope"}, {Skill: "strict", Args: []byte(`{"n":"x"}`)}, {Skill: "hello", Argv: []string{"x"}}} {
+		var events []run.Event
+		req.OnEvent = func(e run.Event) { events = append(events, e) }
 		if _, err := rt.Run(context.Background(), req); err == nil || len(events) != 0 {
 			t.Errorf("%s: err %v, events %v; want a refusal without events", req.Skill, err, events)
 		}
 	}
 	var types []string
-	res, err := rt.Run(context.Background(), Request{Skill: "strict", Args: []byte(`{"n":1}`), OnEvent: func(e Event) {
+	res, err := rt.Run(context.Background(), run.Request{Skill: "strict", Args: []byte(`{"n":1}`), OnEvent: func(e run.Event) {
 		types = append(types, e.Type+":"+e.Status)
 		if e.RunID == "" {
 			t.Error("an event without a run id")
@@ -321,8 +322,8 @@ func TestRunRecordsAndStats(t *testing.T) {
 	t.Parallel()
 	rt := pipelineRuntime(t, Config{History: History{MaxRuns: 2}}, 300)
 	var ids []string
-	for i, face := range []Face{FaceHTTP, FaceMCP, FaceCLI} {
-		res, err := rt.Run(context.Background(), Request{Skill: "echo", Args: []byte(`{"i":` + strconv.Itoa(i) + `}`), Face: face, Caller: "key-" + string(face)})
+	for i, face := range []run.Face{run.FaceHTTP, run.FaceMCP, run.FaceCLI} {
+		res, err := rt.Run(context.Background(), run.Request{Skill: "echo", Args: []byte(`{"i":` + strconv.Itoa(i) + `}`), Face: face, Caller: "key-" + string(face)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -332,19 +333,19 @@ func TestRunRecordsAndStats(t *testing.T) {
 		t.Error("the oldest record outlived History.MaxRuns")
 	}
 	rec, ok := rt.RunRecord(ids[2])
-	if !ok || rec.Face != FaceCLI || rec.Caller != "key-cli" || string(rec.Result.Result) != `{"i":2}` || rec.StartedAt.IsZero() {
+	if !ok || rec.Face != run.FaceCLI || rec.Caller != "key-cli" || string(rec.Result.Result) != `{"i":2}` || rec.StartedAt.IsZero() {
 		t.Errorf("record: %+v %v", rec, ok)
 	}
 	// Refused requests are counted (with no skill label for an unknown id), never recorded.
-	res, _ := rt.Run(context.Background(), Request{Skill: "no-such-skill", Face: FaceHTTP})
+	res, _ := rt.Run(context.Background(), run.Request{Skill: "no-such-skill", Face: run.FaceHTTP})
 	if _, ok := rt.RunRecord(res.RunID); ok {
 		t.Error("a refused request was recorded")
 	}
 	want := map[RunCount]bool{
-		{Skill: "echo", Face: FaceHTTP, Outcome: "success", Count: 1}: true,
-		{Skill: "echo", Face: FaceMCP, Outcome: "success", Count: 1}:  true,
-		{Skill: "echo", Face: FaceCLI, Outcome: "success", Count: 1}:  true,
-		{Skill: "", Face: FaceHTTP, Outcome: "not_found", Count: 1}:   true,
+		{Skill: "echo", Face: run.FaceHTTP, Outcome: "success", Count: 1}: true,
+		{Skill: "echo", Face: run.FaceMCP, Outcome: "success", Count: 1}:  true,
+		{Skill: "echo", Face: run.FaceCLI, Outcome: "success", Count: 1}:  true,
+		{Skill: "", Face: run.FaceHTTP, Outcome: "not_found", Count: 1}:   true,
 	}
 	st := rt.Stats()
 	for _, c := range st.Runs {
@@ -366,7 +367,7 @@ func TestHistoryIsBoundedInBytes(t *testing.T) {
 	big := `{"s":"` + strings.Repeat("x", 20<<10) + `"}`
 	var ids []string
 	for range 10 {
-		res, err := rt.Run(context.Background(), Request{Skill: "echo", Args: []byte(big)})
+		res, err := rt.Run(context.Background(), run.Request{Skill: "echo", Args: []byte(big)})
 		if err != nil || len(res.Result) < 20<<10 {
 			t.Fatalf("run: %v (%d bytes of result)", err, len(res.Result))
 		}
@@ -387,8 +388,8 @@ func TestHistoryIsBoundedInBytes(t *testing.T) {
 func TestRunTakesNoArgvOrStdin(t *testing.T) {
 	t.Parallel()
 	rt := pipelineRuntime(t, Config{}, 300)
-	for _, req := range []Request{{Skill: "hello", Argv: []string{"-x"}}, {Skill: "hello", Stdin: []byte("in")}} {
-		if _, err := rt.Run(context.Background(), req); !errors.Is(err, ErrInvalidArgs) || !strings.Contains(err.Error(), "JSON arguments only") {
+	for _, req := range []run.Request{{Skill: "hello", Argv: []string{"-x"}}, {Skill: "hello", Stdin: []byte("in")}} {
+		if _, err := rt.Run(context.Background(), req); !errors.Is(err, run.ErrInvalidArgs) || !strings.Contains(err.Error(), "JSON arguments only") {
 			t.Errorf("%+v: %v", req, err)
 		}
 	}
@@ -456,7 +457,7 @@ func TestSkillViewsAreCopies(t *testing.T) {
 	if s.Manifest().Entrypoint != "execute" || s.Grant().Limits.MemoryMiB != DefaultLimits.MemoryMiB {
 		t.Error("changing a returned Manifest or Grant changed the skill")
 	}
-	if res, err := rt.Run(context.Background(), Request{Skill: "strict", Args: []byte(`{"n":1}`)}); err != nil {
+	if res, err := rt.Run(context.Background(), run.Request{Skill: "strict", Args: []byte(`{"n":1}`)}); err != nil {
 		t.Errorf("run after the caller's changes: %v %+v", err, res.Error)
 	}
 	policy := &Policy{Network: []string{"example.com"}}
@@ -480,7 +481,7 @@ func TestCompilationsAreBounded(t *testing.T) {
 	}
 	t.Cleanup(func() { rt.Close(context.Background()) })
 	var wg sync.WaitGroup
-	for _, req := range []Request{{Skill: "hello", Args: []byte(`{"name":"a"}`)}, {Skill: "word-count", Args: []byte(`{"text":"a b"}`)}} {
+	for _, req := range []run.Request{{Skill: "hello", Args: []byte(`{"name":"a"}`)}, {Skill: "word-count", Args: []byte(`{"text":"a b"}`)}} {
 		wg.Go(func() {
 			if _, err := rt.Run(context.Background(), req); err != nil {
 				t.Errorf("%s: %v", req.Skill, err)

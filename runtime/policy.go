@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/skillbox-dev/skillbox/artifact"
 	"github.com/skillbox-dev/skillbox/hostfuncs/netguard"
 	"github.com/skillbox-dev/skillbox/internal/docbound"
 )
@@ -159,7 +160,7 @@ func ParsePolicy(path string, data []byte, lookupEnv func(string) (string, bool)
 		if m.Path != "" {
 			if err := checkVirtualDir(m.Path); err != nil {
 				c.Add(field+".path", "", "%v", err)
-			} else if m.Path == OutputMount || strings.HasPrefix(m.Path, OutputMount+"/") {
+			} else if m.Path == artifact.OutputMount || strings.HasPrefix(m.Path, artifact.OutputMount+"/") {
 				c.Add(field+".path", "mount it elsewhere; bound the output with artifacts: {...}", "%q is reserved for each run's own output directory", m.Path)
 			}
 		}

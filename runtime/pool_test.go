@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"github.com/skillbox-dev/skillbox/run"
 	"testing"
 )
 
@@ -11,13 +12,13 @@ import (
 func TestWarmPool(t *testing.T) {
 	rt := newRuntime(t, Config{SkillDirs: []string{"../skills"}, WarmInstances: 2})
 	ctx := context.Background()
-	first, err := rt.Run(ctx, Request{Skill: "hello", Args: []byte(`{"name":"Ada"}`)})
+	first, err := rt.Run(ctx, run.Request{Skill: "hello", Args: []byte(`{"name":"Ada"}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "the pool to fill", func() bool { return rt.Stats().WarmMade >= 2 })
 	for i := range 6 {
-		res, err := rt.Run(ctx, Request{Skill: "hello", Args: []byte(`{"name":"Ada"}`)})
+		res, err := rt.Run(ctx, run.Request{Skill: "hello", Args: []byte(`{"name":"Ada"}`)})
 		if err != nil || string(res.Result) != string(first.Result) {
 			t.Fatalf("run %d: %v %s; want %s", i, err, res.Result, first.Result)
 		}
@@ -44,7 +45,7 @@ func TestWarmPoolOnlyForSlowModules(t *testing.T) {
 	fixture(t, dir, "hello", simple("hello", ""), "hello")
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}, WarmInstances: 2})
 	for range 5 {
-		if _, err := rt.Run(context.Background(), Request{Skill: "hello"}); err != nil {
+		if _, err := rt.Run(context.Background(), run.Request{Skill: "hello"}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/skillmd"
 )
 
@@ -79,13 +80,13 @@ var (
 
 // resolveProgram finds the program name ("report.py" or "scripts/report.py") of s: a regular
 // file under its scripts/ directory, reached without leaving the skill's directory.
-func (s *Skill) resolveProgram(name string) (*program, *RunError) {
-	bad := func(err error, format string, args ...any) (*program, *RunError) {
-		kind := KindInvalidArgs
+func (s *Skill) resolveProgram(name string) (*program, *run.Error) {
+	bad := func(err error, format string, args ...any) (*program, *run.Error) {
+		kind := run.KindInvalidArgs
 		if errors.Is(err, ErrNoProgram) {
-			kind = KindNotFound
+			kind = run.KindNotFound
 		}
-		return nil, runErr(kind, s.id, err, format, args...)
+		return nil, run.Errorf(kind, s.id, err, format, args...)
 	}
 	rel := filepath.ToSlash(name)
 	if !strings.HasPrefix(rel, scriptsDir+"/") {

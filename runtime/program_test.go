@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/skillbox-dev/skillbox/run"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,7 +25,7 @@ func instructionSkill(t testing.TB, dir, id string, files map[string]string) str
 	return sd
 }
 
-func programOutput(t *testing.T, res *Result) ProgramOutput {
+func programOutput(t *testing.T, res *run.Result) ProgramOutput {
 	t.Helper()
 	var out ProgramOutput
 	must(t, json.Unmarshal(res.Result, &out))
@@ -44,47 +45,47 @@ func TestProgramRuns(t *testing.T) {
 	})
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: &Policy{Env: map[string]string{"TOKEN": "t0k"}}})
 	ctx := context.Background()
-	res, err := rt.Run(ctx, Request{Skill: "tools", Script: "tool.js", Argv: []string{"hey"}, Stdin: []byte("in")})
+	res, err := rt.Run(ctx, run.Request{Skill: "tools", Script: "tool.js", Argv: []string{"hey"}, Stdin: []byte("in")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if out := programOutput(t, res); out.ExitCode != 0 || out.Stdout != "HEY in\n" || out.Stderr != "" {
 		t.Fatalf("%+v", out)
 	}
-	res, err = rt.Run(ctx, Request{Skill: "tools", Script: "scripts/tool.js", Argv: []string{"x", "7"}})
+	res, err = rt.Run(ctx, run.Request{Skill: "tools", Script: "scripts/tool.js", Argv: []string{"x", "7"}})
 	if out := programOutput(t, res); err != nil || !res.Success || out.ExitCode != 7 {
 		t.Fatalf("a non-zero exit is a run that succeeded with its code: %v %+v", err, out)
 	}
-	res, err = rt.Run(ctx, Request{Skill: "tools", Script: "typed.ts", Argv: []string{"a", "b"}})
+	res, err = rt.Run(ctx, run.Request{Skill: "tools", Script: "typed.ts", Argv: []string{"a", "b"}})
 	if out := programOutput(t, res); err != nil || out.Stderr != "args 3\n" {
 		t.Fatalf("typescript program: %v %+v", err, out)
 	}
 	// Without a declaration or a policy grant, a program gets nothing: no env.
-	res, err = rt.Run(ctx, Request{Skill: "tools", Script: "env.js"})
+	res, err = rt.Run(ctx, run.Request{Skill: "tools", Script: "env.js"})
 	if out := programOutput(t, res); err != nil || out.Stdout != "null\n" {
 		t.Fatalf("env without a grant: %v %+v", err, out)
 	}
 	tests := []struct {
 		script string
-		kind   ErrorKind
+		kind   run.ErrorKind
 		msg    string
 	}{
-		{"run.sh", KindInvalidArgs, "shell script, and the sandbox has no shell"},
-		{"x.rb", KindInvalidArgs, `not ".rb" files`},
-		{"nope.py", KindNotFound, "no program scripts/nope.py (it has scripts/env.js, scripts/lib.js, scripts/tool.js, scripts/typed.ts)"},
-		{"../SKILL.md", KindNotFound, "not a program"},
-		{"scripts/../SKILL.md", KindNotFound, "not a program"},
-		{".hid.js", KindNotFound, "not a program"},
-		{"/etc/passwd", KindNotFound, "not a program"},
+		{"run.sh", run.KindInvalidArgs, "shell script, and the sandbox has no shell"},
+		{"x.rb", run.KindInvalidArgs, `not ".rb" files`},
+		{"nope.py", run.KindNotFound, "no program scripts/nope.py (it has scripts/env.js, scripts/lib.js, scripts/tool.js, scripts/typed.ts)"},
+		{"../SKILL.md", run.KindNotFound, "not a program"},
+		{"scripts/../SKILL.md", run.KindNotFound, "not a program"},
+		{".hid.js", run.KindNotFound, "not a program"},
+		{"/etc/passwd", run.KindNotFound, "not a program"},
 	}
 	for _, tt := range tests {
-		_, err := rt.Run(ctx, Request{Skill: "tools", Script: tt.script})
-		var re *RunError
+		_, err := rt.Run(ctx, run.Request{Skill: "tools", Script: tt.script})
+		var re *run.Error
 		if !errors.As(err, &re) || re.Kind != tt.kind || !strings.Contains(re.Message, tt.msg) {
 			t.Errorf("%s: got %v, want %s with %q", tt.script, err, tt.kind, tt.msg)
 		}
 	}
-	if _, err := rt.Run(ctx, Request{Skill: "tools"}); !errors.Is(err, ErrNotExecutable) {
+	if _, err := rt.Run(ctx, run.Request{Skill: "tools"}); !errors.Is(err, run.ErrNotExecutable) {
 		t.Fatalf("execute of an instruction skill: %v", err)
 	}
 }
@@ -102,7 +103,7 @@ func TestProgramGrants(t *testing.T) {
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: p})
 	ctx := context.Background()
 	for id, want := range map[string]string{"declares": "t0k null\n", "granted": "null o\n"} {
-		res, err := rt.Run(ctx, Request{Skill: id, Script: "env.js"})
+		res, err := rt.Run(ctx, run.Request{Skill: id, Script: "env.js"})
 		if out := programOutput(t, res); err != nil || out.Stdout != want {
 			t.Errorf("%s: %v %+v, want %q", id, err, out, want)
 		}
@@ -111,8 +112,8 @@ func TestProgramGrants(t *testing.T) {
 	if g := s.ProgramGrant(); g.Limits.TimeoutMs != 25000 || len(g.Env) != 1 {
 		t.Fatalf("program grant %+v", g)
 	}
-	_, err := rt.Run(ctx, Request{Skill: "broken", Script: "env.js"})
-	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "broken/scripts/skillbox.json: permissions.env[0]") || strings.Contains(err.Error(), dir) {
+	_, err := rt.Run(ctx, run.Request{Skill: "broken", Script: "env.js"})
+	if !errors.Is(err, run.ErrNotFound) || !strings.Contains(err.Error(), "broken/scripts/skillbox.json: permissions.env[0]") || strings.Contains(err.Error(), dir) {
 		t.Fatalf("a broken scripts/skillbox.json: %v", err)
 	}
 	s, _ = rt.Skill("broken")
@@ -133,8 +134,8 @@ func TestProgramSymlinkOut(t *testing.T) {
 	sd := instructionSkill(t, dir, "links", map[string]string{"scripts/ok.js": `console.log(1)`})
 	must(t, os.Symlink(outside, filepath.Join(sd, "scripts", "link.js")))
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
-	_, err := rt.Run(context.Background(), Request{Skill: "links", Script: "link.js"})
-	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "scripts/link.js") || strings.Contains(err.Error(), outside) {
+	_, err := rt.Run(context.Background(), run.Request{Skill: "links", Script: "link.js"})
+	if !errors.Is(err, run.ErrNotFound) || !strings.Contains(err.Error(), "scripts/link.js") || strings.Contains(err.Error(), outside) {
 		t.Fatalf("a symlink out of the skill: %v", err)
 	}
 }

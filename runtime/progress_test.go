@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"encoding/json"
+	"github.com/skillbox-dev/skillbox/run"
 	"sync"
 	"testing"
 )
@@ -19,7 +20,7 @@ func TestOnCompile(t *testing.T) {
 		events = append(events, ev)
 	}})
 	for range 2 {
-		if _, err := rt.Run(context.Background(), Request{Skill: "hello", Args: json.RawMessage(`{}`)}); err != nil {
+		if _, err := rt.Run(context.Background(), run.Request{Skill: "hello", Args: json.RawMessage(`{}`)}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/skillbox-dev/skillbox/run"
 	"os"
 	"path/filepath"
 	"strings"
@@ -55,7 +56,7 @@ def execute(args, ctx):
 	if s.Language() != LangPython {
 		t.Fatalf("language %q", s.Language())
 	}
-	res, err := rt.Run(context.Background(), Request{Skill: "stats"})
+	res, err := rt.Run(context.Background(), run.Request{Skill: "stats"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,24 +103,24 @@ func TestPythonSkillErrors(t *testing.T) {
 	ctx := context.Background()
 	tests := []struct {
 		id   string
-		kind ErrorKind
+		kind run.ErrorKind
 		msg  string
 	}{
-		{"raises", KindSkillError, "ValueError: bad input"},
-		{"denied", KindPermissionDenied, "PermissionDenied"},
-		{"caught", KindPermissionDenied, "gave up"},
-		{"loops", KindTimeout, "timeout of 1.5s"},
-		{"sleeps-long", KindTimeout, "timeout"},
-		{"bomb", KindMemoryLimit, "out of memory"},
-		{"big", KindOutputLimit, "maxOutputBytes"},
-		{"envelope", KindSkillError, "said no"},
-		{"socket", KindSkillError, ""},
-		{"syntax", KindSkillError, "SyntaxError"},
+		{"raises", run.KindSkillError, "ValueError: bad input"},
+		{"denied", run.KindPermissionDenied, "PermissionDenied"},
+		{"caught", run.KindPermissionDenied, "gave up"},
+		{"loops", run.KindTimeout, "timeout of 1.5s"},
+		{"sleeps-long", run.KindTimeout, "timeout"},
+		{"bomb", run.KindMemoryLimit, "out of memory"},
+		{"big", run.KindOutputLimit, "maxOutputBytes"},
+		{"envelope", run.KindSkillError, "said no"},
+		{"socket", run.KindSkillError, ""},
+		{"syntax", run.KindSkillError, "SyntaxError"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.id, func(t *testing.T) {
-			res, err := rt.Run(ctx, Request{Skill: tt.id})
-			var re *RunError
+			res, err := rt.Run(ctx, run.Request{Skill: tt.id})
+			var re *run.Error
 			if !errors.As(err, &re) || re.Kind != tt.kind || !strings.Contains(re.Message, tt.msg) {
 				t.Fatalf("got %v, want kind %s with %q", err, tt.kind, tt.msg)
 			}
@@ -131,11 +132,11 @@ func TestPythonSkillErrors(t *testing.T) {
 			}
 		})
 	}
-	if res, err := rt.Run(ctx, Request{Skill: "sleeps"}); err != nil || string(res.Result) != `"slept"` {
+	if res, err := rt.Run(ctx, run.Request{Skill: "sleeps"}); err != nil || string(res.Result) != `"slept"` {
 		t.Fatalf("time.sleep: %v %s", err, res.Result)
 	}
-	a, err1 := rt.Run(ctx, Request{Skill: "random"})
-	b, err2 := rt.Run(ctx, Request{Skill: "random"})
+	a, err1 := rt.Run(ctx, run.Request{Skill: "random"})
+	b, err2 := rt.Run(ctx, run.Request{Skill: "random"})
 	if err1 != nil || err2 != nil || string(a.Result) == string(b.Result) {
 		t.Fatalf("random is reseeded per run: %s %s %v %v", a.Result, b.Result, err1, err2)
 	}
@@ -163,18 +164,18 @@ print(open(os.path.join(os.getcwd(), "notes-é.txt")).read(), os.getcwd())
 	})
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
 	ctx := context.Background()
-	res, err := rt.Run(ctx, Request{Skill: "tools", Script: "count.py", Argv: []string{"a", "--fail"}, Stdin: []byte("one two three")})
+	res, err := rt.Run(ctx, run.Request{Skill: "tools", Script: "count.py", Argv: []string{"a", "--fail"}, Stdin: []byte("one two three")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if out := programOutput(t, res); out.ExitCode != 3 || out.Stdout != "3 words; args: a --fail\n" || out.Stderr != "note\n" {
 		t.Fatalf("%+v", out)
 	}
-	res, err = rt.Run(ctx, Request{Skill: "tools", Script: "utf8.py"})
+	res, err = rt.Run(ctx, run.Request{Skill: "tools", Script: "utf8.py"})
 	if out := programOutput(t, res); err != nil || out.ExitCode != 0 || out.Stdout != "naïve — ok /tmp\n" {
 		t.Fatalf("UTF-8 and the working directory: %v %+v", err, out)
 	}
-	res, err = rt.Run(ctx, Request{Skill: "tools", Script: "boom.py"})
+	res, err = rt.Run(ctx, run.Request{Skill: "tools", Script: "boom.py"})
 	if out := programOutput(t, res); err != nil || out.ExitCode != 1 || !strings.Contains(out.Stderr, "KeyError: 'missing'") {
 		t.Fatalf("an uncaught exception exits 1 with the traceback: %v %+v", err, out)
 	}

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/skillbox-dev/skillbox/run"
 	"golang.org/x/time/rate"
 )
 
@@ -54,14 +55,14 @@ func newQuota(tenant string, q Quota) *quota {
 
 // take counts a run against the quota, or refuses it. A run it lets through must call release
 // when it ends. A run refused for concurrency costs no token of the rate.
-func (q *quota) take(skill string, now time.Time) (release func(), _ *RunError) {
+func (q *quota) take(skill string, now time.Time) (release func(), _ *run.Error) {
 	if q == nil {
 		return func() {}, nil
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.q.ConcurrentRuns > 0 && q.inflight >= q.q.ConcurrentRuns {
-		e := runErr(KindQuotaExceeded, skill, nil, "%s has %d runs in flight, its quota (concurrentRuns %d); try again when one ends",
+		e := run.Errorf(run.KindQuotaExceeded, skill, nil, "%s has %d runs in flight, its quota (concurrentRuns %d); try again when one ends",
 			q.who(), q.inflight, q.q.ConcurrentRuns)
 		e.RetryAfter = time.Second
 		return nil, e
@@ -70,7 +71,7 @@ func (q *quota) take(skill string, now time.Time) (release func(), _ *RunError) 
 		r := q.rate.ReserveN(now, 1)
 		if d := r.DelayFrom(now); d > 0 {
 			r.CancelAt(now)
-			e := runErr(KindQuotaExceeded, skill, nil, "%s started its %d runs of this minute, its quota (runsPerMinute %d); try again in %s",
+			e := run.Errorf(run.KindQuotaExceeded, skill, nil, "%s started its %d runs of this minute, its quota (runsPerMinute %d); try again in %s",
 				q.who(), q.q.RunsPerMinute, q.q.RunsPerMinute, d.Round(100*time.Millisecond))
 			e.RetryAfter = d
 			return nil, e

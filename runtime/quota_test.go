@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"github.com/skillbox-dev/skillbox/run"
 	"strings"
 	"testing"
 	"time"
@@ -36,10 +37,10 @@ func TestSharedTenantsAndQuotas(t *testing.T) {
 	}
 	defer b.Close(ctx)
 
-	if _, err := b.Skill("sleep"); !errors.Is(err, ErrNotFound) {
+	if _, err := b.Skill("sleep"); !errors.Is(err, run.ErrNotFound) {
 		t.Fatalf("globex sees acme's sleep: %v", err)
 	}
-	if _, err := b.Run(ctx, Request{Skill: "sleep"}); !errors.Is(err, ErrNotFound) {
+	if _, err := b.Run(ctx, run.Request{Skill: "sleep"}); !errors.Is(err, run.ErrNotFound) {
 		t.Fatalf("globex runs acme's sleep: %v", err)
 	}
 
@@ -50,7 +51,7 @@ func TestSharedTenantsAndQuotas(t *testing.T) {
 	started := make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
-		_, err := a.Run(sctx, Request{Skill: "sleep", OnEvent: func(e Event) {
+		_, err := a.Run(sctx, run.Request{Skill: "sleep", OnEvent: func(e run.Event) {
 			if e.Type == "status" && e.Status == "started" {
 				close(started)
 			}
@@ -58,9 +59,9 @@ func TestSharedTenantsAndQuotas(t *testing.T) {
 		done <- err
 	}()
 	<-started
-	res, err := a.Run(ctx, Request{Skill: "hello"})
-	var re *RunError
-	if !errors.Is(err, ErrQuotaExceeded) || !errors.As(err, &re) || re.RetryAfter <= 0 || res.Error == nil ||
+	res, err := a.Run(ctx, run.Request{Skill: "hello"})
+	var re *run.Error
+	if !errors.Is(err, run.ErrQuotaExceeded) || !errors.As(err, &re) || re.RetryAfter <= 0 || res.Error == nil ||
 		!strings.Contains(res.Error.Message, `tenant "acme" has 1 runs in flight, its quota (concurrentRuns 1)`) {
 		t.Fatalf("a second concurrent run: %v (%+v)", err, res.Error)
 	}
@@ -68,7 +69,7 @@ func TestSharedTenantsAndQuotas(t *testing.T) {
 		t.Error("a run refused by its quota has a record: it never ran")
 	}
 	// Meanwhile globex runs: acme's quota is acme's.
-	res, err = b.Run(ctx, Request{Skill: "hello"})
+	res, err = b.Run(ctx, run.Request{Skill: "hello"})
 	if err != nil {
 		t.Fatalf("globex while acme is at its quota: %v", err)
 	}
@@ -76,18 +77,18 @@ func TestSharedTenantsAndQuotas(t *testing.T) {
 		t.Errorf("globex's record: %+v, %v", rec, ok)
 	}
 	stop()
-	if err := <-done; !errors.Is(err, ErrCanceled) {
+	if err := <-done; !errors.Is(err, run.ErrCanceled) {
 		t.Fatalf("the sleep: %v", err)
 	}
 
 	// Rate: 3 a minute; the sleep took one token, the refused run none.
 	for i := range 2 {
-		if _, err := a.Run(ctx, Request{Skill: "hello"}); err != nil {
+		if _, err := a.Run(ctx, run.Request{Skill: "hello"}); err != nil {
 			t.Fatalf("run %d within the rate: %v", i+2, err)
 		}
 	}
-	_, err = a.Run(ctx, Request{Skill: "hello"})
-	if !errors.Is(err, ErrQuotaExceeded) || !errors.As(err, &re) || re.RetryAfter < 10*time.Second ||
+	_, err = a.Run(ctx, run.Request{Skill: "hello"})
+	if !errors.Is(err, run.ErrQuotaExceeded) || !errors.As(err, &re) || re.RetryAfter < 10*time.Second ||
 		!strings.Contains(err.Error(), "runsPerMinute 3") {
 		t.Fatalf("the 4th run in a minute: %v", err)
 	}
@@ -118,18 +119,18 @@ func TestSharedRuntimeCloseLeavesTheOthers(t *testing.T) {
 	defer b.Close(ctx)
 	for _, rt := range []*Runtime{a, b} {
 		rt.Skills() // scanned: the engine keeps what each registry has
-		if _, err := rt.Run(ctx, Request{Skill: "hello"}); err != nil {
+		if _, err := rt.Run(ctx, run.Request{Skill: "hello"}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if err := a.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Run(ctx, Request{Skill: "hello"}); !errors.Is(err, ErrClosed) {
+	if _, err := a.Run(ctx, run.Request{Skill: "hello"}); !errors.Is(err, run.ErrClosed) {
 		t.Fatalf("a closed tenant runs: %v", err)
 	}
 	before := sh.engine.compiles.Load()
-	if _, err := b.Run(ctx, Request{Skill: "hello"}); err != nil {
+	if _, err := b.Run(ctx, run.Request{Skill: "hello"}); err != nil {
 		t.Fatalf("the other tenant after one closed: %v", err)
 	}
 	if n := sh.engine.compiles.Load(); n != before {

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"encoding/json"
+	"github.com/skillbox-dev/skillbox/run"
 	"sync"
 	"time"
 )
@@ -28,9 +29,9 @@ func (h History) withDefaults() History {
 
 // Record is a finished run as the runtime remembers it.
 type Record struct {
-	*Result
-	Face   Face   `json:"face"`
-	Caller string `json:"caller,omitempty"`
+	*run.Result
+	Face   run.Face `json:"face"`
+	Caller string   `json:"caller,omitempty"`
 	// Tenant is the tenant of the Runtime that ran it (Config.Tenant), "" for none.
 	Tenant string `json:"tenant,omitempty"`
 	// VisibleTo is the user alone who may see the run, with the tenant's admins (see Sees):
@@ -81,7 +82,7 @@ func (h *history) add(r *Record) {
 	cost := recordCost(r)
 	if cost > h.cfg.MaxBytes/4 {
 		trimmed := *r.Result
-		trimmed.Result, trimmed.Logs = nil, []LogEntry{}
+		trimmed.Result, trimmed.Logs = nil, []run.LogEntry{}
 		r = &Record{Result: &trimmed, Face: r.Face, Caller: r.Caller, Tenant: r.Tenant, VisibleTo: r.VisibleTo, StartedAt: r.StartedAt, ArgsSHA256: r.ArgsSHA256, Trimmed: true}
 		cost = recordCost(r)
 	}

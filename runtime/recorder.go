@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"github.com/skillbox-dev/skillbox/run"
 )
 
 // RunRecorder keeps the history of runs beyond this process: a store implements it (see the
@@ -34,7 +35,7 @@ type RunsPolicy struct {
 }
 
 // recordArgs fills r's Args (when the policy keeps them) and ArgsSHA256 from the request.
-func recordArgs(r *Record, req Request, keep bool) {
+func recordArgs(r *Record, req run.Request, keep bool) {
 	args := req.Args
 	if req.Script != "" {
 		// A program's input is its command line and standard input.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/skillbox-dev/skillbox/run"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -53,13 +54,13 @@ func TestRegistryScan(t *testing.T) {
 	if !strings.Contains(mm.Err().Error(), `id: "other" does not match the directory name "mismatch"`) {
 		t.Errorf("mismatch: %v", mm.Err())
 	}
-	if _, err := rt.Run(context.Background(), Request{Skill: "broken"}); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "broken") {
+	if _, err := rt.Run(context.Background(), run.Request{Skill: "broken"}); !errors.Is(err, run.ErrNotFound) || !strings.Contains(err.Error(), "broken") {
 		t.Errorf("running a broken skill: %v", err)
 	}
-	if _, err := rt.Run(context.Background(), Request{Skill: "docs-only"}); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "instructions only") {
+	if _, err := rt.Run(context.Background(), run.Request{Skill: "docs-only"}); !errors.Is(err, run.ErrNotFound) || !strings.Contains(err.Error(), "instructions only") {
 		t.Errorf("running an instruction skill: %v", err)
 	}
-	if _, err := rt.Skill("nope"); !errors.Is(err, ErrNotFound) {
+	if _, err := rt.Skill("nope"); !errors.Is(err, run.ErrNotFound) {
 		t.Errorf("unknown: %v", err)
 	}
 }
@@ -114,9 +115,9 @@ func TestReloadPinsRunningVersion(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for j := 0; j < 20; j++ {
-				res, err := rt.Run(context.Background(), Request{Skill: "s"})
+				res, err := rt.Run(context.Background(), run.Request{Skill: "s"})
 				if err != nil {
-					if errors.Is(err, ErrNotFound) && (errors.Is(err, ErrModuleChanged) || strings.Contains(err.Error(), "changed")) {
+					if errors.Is(err, run.ErrNotFound) && (errors.Is(err, run.ErrModuleChanged) || strings.Contains(err.Error(), "changed")) {
 						continue
 					}
 					errs <- err
@@ -145,7 +146,7 @@ func TestReloadPinsRunningVersion(t *testing.T) {
 		t.Error(err)
 	}
 	// Once the files hold still, the last version runs.
-	if res, err := rt.Run(context.Background(), Request{Skill: "s"}); err != nil || res.Version != "1" || string(res.Result) != `{"greeting":"hi"}` {
+	if res, err := rt.Run(context.Background(), run.Request{Skill: "s"}); err != nil || res.Version != "1" || string(res.Result) != `{"greeting":"hi"}` {
 		t.Errorf("the last version: %v %+v", err, res)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/skillbox-dev/skillbox/hostfuncs"
 	"github.com/skillbox-dev/skillbox/internal/extismhost"
 	"github.com/skillbox-dev/skillbox/internal/kernel"
+	"github.com/skillbox-dev/skillbox/run"
 )
 
 // Run runs req.Skill with req.Args in a fresh instance and returns its Result, which is never
@@ -41,12 +42,12 @@ import (
 //  6. account (Stats, every request, refused ones too) and record (RunRecord, admitted runs).
 //
 // Events (req.OnEvent) are sent only for admitted runs.
-func (rt *Runtime) Run(ctx context.Context, req Request) (*Result, error) {
+func (rt *Runtime) Run(ctx context.Context, req run.Request) (*run.Result, error) {
 	start := time.Now()
-	res := &Result{RunID: newRunID(), Skill: req.Skill, Logs: []LogEntry{}}
+	res := &run.Result{RunID: newRunID(), Skill: req.Skill, Logs: []run.LogEntry{}}
 	face := req.Face
 	if face == "" {
-		face = FaceLibrary
+		face = run.FaceLibrary
 	}
 	skillLabel := "" // known skills only: a metric label must not come from a client's typo
 	admitted := false
@@ -54,7 +55,7 @@ func (rt *Runtime) Run(ctx context.Context, req Request) (*Result, error) {
 	ctx, span := rt.startRun(ctx, req.Skill, req.TraceParent)
 	var begun *Record // the start as the recorder got it: its end keeps the same arguments
 	var visibleTo string
-	finish := func(err *RunError) (*Result, error) {
+	finish := func(err *run.Error) (*run.Result, error) {
 		res.DurationMs = float64(time.Since(start).Microseconds()) / 1000
 		if err != nil {
 			err.Skill = req.Skill
@@ -62,7 +63,7 @@ func (rt *Runtime) Run(ctx context.Context, req Request) (*Result, error) {
 			// held to what the run may output, like any other output of the guest.
 			err.Message = capText(err.Message, maxMessage)
 			res.Success, res.Result = false, nil
-			res.Error = &ResultError{Kind: err.Kind, Message: err.Message}
+			res.Error = &run.ResultError{Kind: err.Kind, Message: err.Message}
 		}
 		metricLabel := skillLabel
 		if visibleTo != "" { // a user's own skill: its id is not the tenant's to read in metrics
@@ -94,7 +95,7 @@ func (rt *Runtime) Run(ctx context.Context, req Request) (*Result, error) {
 				}
 			}
 			if req.OnEvent != nil {
-				req.OnEvent(Event{Type: "result", RunID: res.RunID, Result: res})
+				req.OnEvent(run.Event{Type: "result", RunID: res.RunID, Result: res})
 			}
 		}
 		if err != nil {
@@ -108,7 +109,7 @@ func (rt *Runtime) Run(ctx context.Context, req Request) (*Result, error) {
 	rt.closeMu.RLock()
 	if rt.closed {
 		rt.closeMu.RUnlock()
-		return finish(runErr(KindBusy, req.Skill, ErrClosed, "the runtime is closed"))
+		return finish(run.Errorf(run.KindBusy, req.Skill, run.ErrClosed, "the runtime is closed"))
 	}
 	rt.inflight.Add(1)
 	rt.closeMu.RUnlock()
@@ -177,7 +178,7 @@ func (rt *Runtime) Run(ctx context.Context, req Request) (*Result, error) {
 	defer rt.admission.release(ticket)
 	admitted = true
 	if rt.cfg.Recorder != nil {
-		begun = &Record{Result: &Result{RunID: res.RunID, Skill: res.Skill, Version: res.Version, Digest: res.Digest},
+		begun = &Record{Result: &run.Result{RunID: res.RunID, Skill: res.Skill, Version: res.Version, Digest: res.Digest},
 			Face: face, Caller: req.Caller, Tenant: rt.cfg.Tenant, VisibleTo: visibleTo, StartedAt: start}
 		recordArgs(begun, req, rt.policy.Load().Runs.RecordArguments)
 		if err := rt.cfg.Recorder.BeginRun(ctx, begun); err != nil {
@@ -187,14 +188,14 @@ func (rt *Runtime) Run(ctx context.Context, req Request) (*Result, error) {
 
 	var emit emitter // nil without a listener: no closure, and no log events made
 	if on := req.OnEvent; on != nil {
-		emit = func(e Event) { // capturing on, not req: req would move to the heap
+		emit = func(e run.Event) { // capturing on, not req: req would move to the heap
 			e.RunID = res.RunID
 			on(e)
 		}
 	}
-	emit.send(Event{Type: "status", Status: "started"})
+	emit.send(run.Event{Type: "status", Status: "started"})
 	rerr = rt.execute(ctx, s, grant, c, job, input, res, emit)
-	if rerr != nil && rerr.Kind == KindCanceled && rt.runsStopped() {
+	if rerr != nil && rerr.Kind == run.KindCanceled && rt.runsStopped() {
 		rerr.Message = "the runtime was closed while the run was in flight"
 	}
 	return finish(rerr)
@@ -219,7 +220,7 @@ func capText(s string, max int64) string {
 	return fmt.Sprintf("%s … (%d more bytes cut)", s[:cut], int64(len(s))-cut)
 }
 
-func errKind(err *RunError) ErrorKind {
+func errKind(err *run.Error) run.ErrorKind {
 	if err == nil {
 		return ""
 	}
@@ -229,7 +230,7 @@ func errKind(err *RunError) ErrorKind {
 // resolve pins the current version of skill id, if it can run (an instruction skill can, when a
 // program of it is asked for): checked (see Skill), on its first
 // run, before anything is charged for it.
-func (rt *Runtime) resolve(ctx context.Context, id string, program bool) (*Skill, *RunError) {
+func (rt *Runtime) resolve(ctx context.Context, id string, program bool) (*Skill, *run.Error) {
 	s, ok := rt.lookup(id)
 	switch {
 	case !ok:
@@ -245,7 +246,7 @@ func (rt *Runtime) resolve(ctx context.Context, id string, program bool) (*Skill
 
 // runnable checks s (a check's verdict is kept: once per version) and returns the refusal of a
 // run of it when it is broken, or its check could not be admitted.
-func runnable(ctx context.Context, s *Skill) *RunError {
+func runnable(ctx context.Context, s *Skill) *run.Error {
 	v, err := s.check(ctx)
 	if err != nil {
 		return admissionError(s, err)
@@ -257,93 +258,100 @@ func runnable(ctx context.Context, s *Skill) *RunError {
 }
 
 // validate checks the request against s and returns the module's input.
-func (rt *Runtime) validate(s *Skill, req Request) ([]byte, *RunError) {
+func (rt *Runtime) validate(s *Skill, req run.Request) ([]byte, *run.Error) {
 	if len(req.Argv) > 0 || req.Stdin != nil {
-		return nil, runErr(KindInvalidArgs, s.id, nil, "skill %q takes JSON arguments only, not a command line or standard input", s.id)
+		return nil, run.Errorf(run.KindInvalidArgs, s.id, nil, "skill %q takes JSON arguments only, not a command line or standard input", s.id)
 	}
 	input, err := s.schema.Prepare(req.Args)
 	if err != nil {
-		return nil, err.(*RunError)
+		return nil, err.(*run.Error)
 	}
 	// The input is copied into the module's memory; Extism drops an input that does not fit
 	// without a word, so refuse one that cannot.
 	if memBytes := s.grant.Limits.MemoryMiB << 20; int64(len(input)) > memBytes/2 {
-		return nil, runErr(KindInvalidArgs, s.id, nil, "arguments of %d bytes are more than half the skill's memory limit (%d MiB)", len(input), s.grant.Limits.MemoryMiB)
+		return nil, run.Errorf(run.KindInvalidArgs, s.id, nil, "arguments of %d bytes are more than half the skill's memory limit (%d MiB)", len(input), s.grant.Limits.MemoryMiB)
 	}
 	return input, nil
 }
 
 // acquireError names the kind of a failed compilation (or of its admission).
-func acquireError(s *Skill, err error) *RunError {
+func acquireError(s *Skill, err error) *run.Error {
 	var be *busyError
 	var ce *CompileError
 	switch {
 	case errors.As(err, &ce) && ce.Bound == "compileMemory":
-		return runErr(KindMemoryLimit, s.id, err, "the module cannot be compiled: %s", ce.Msg)
+		return run.Errorf(run.KindMemoryLimit, s.id, err, "the module cannot be compiled: %s", ce.Msg)
 	case errors.As(err, &ce) && ce.Bound == "compileTimeout":
-		return runErr(KindTimeout, s.id, err, "the module cannot be compiled: %s", ce.Msg)
-	case errors.Is(err, ErrModuleChanged):
-		return runErr(KindNotFound, s.id, err, "%v", err)
-	case errors.As(err, &be), errors.Is(err, ErrClosed), errors.Is(err, errOverBudget), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return run.Errorf(run.KindTimeout, s.id, err, "the module cannot be compiled: %s", ce.Msg)
+	case errors.Is(err, run.ErrModuleChanged):
+		return run.Errorf(run.KindNotFound, s.id, err, "%v", err)
+	case errors.As(err, &be), errors.Is(err, run.ErrClosed), errors.Is(err, errOverBudget), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return admissionError(s, err)
 	case strings.Contains(err.Error(), "over limit"): // wazero: "min N pages (...) over limit of M pages"
-		return runErr(KindMemoryLimit, s.id, err, "%v", err)
+		return run.Errorf(run.KindMemoryLimit, s.id, err, "%v", err)
 	}
-	return runErr(KindInternal, s.id, err, "%v", err)
+	return run.Errorf(run.KindInternal, s.id, err, "%v", err)
 }
 
 // admissionError names the kind of a refused admission.
-func admissionError(s *Skill, err error) *RunError {
+func admissionError(s *Skill, err error) *run.Error {
 	var be *busyError
 	switch {
-	case errors.Is(err, ErrClosed):
-		return runErr(KindBusy, s.id, err, "the runtime is closed")
+	case errors.Is(err, run.ErrClosed):
+		return run.Errorf(run.KindBusy, s.id, err, "the runtime is closed")
 	case errors.As(err, &be):
-		re := runErr(KindBusy, s.id, err, "%s", be.msg)
+		re := run.Errorf(run.KindBusy, s.id, err, "%s", be.msg)
 		re.RetryAfter = time.Second
 		return re
 	case errors.Is(err, errOverBudget):
-		return runErr(KindMemoryLimit, s.id, err, "the skill's memory (memoryMiB %d, plus what the host holds for a run) is %v; lower its memoryMiB or raise the budget", s.grant.Limits.MemoryMiB, err)
+		return run.Errorf(run.KindMemoryLimit, s.id, err, "the skill's memory (memoryMiB %d, plus what the host holds for a run) is %v; lower its memoryMiB or raise the budget", s.grant.Limits.MemoryMiB, err)
 	case errors.Is(err, context.DeadlineExceeded):
-		return runErr(KindTimeout, s.id, err, "the caller's deadline passed while the run waited to be admitted")
+		return run.Errorf(run.KindTimeout, s.id, err, "the caller's deadline passed while the run waited to be admitted")
 	case errors.Is(err, context.Canceled):
-		return runErr(KindCanceled, s.id, err, "the caller canceled the run while it waited to be admitted")
+		return run.Errorf(run.KindCanceled, s.id, err, "the caller canceled the run while it waited to be admitted")
 	}
-	return runErr(KindInternal, s.id, err, "%v", err)
+	return run.Errorf(run.KindInternal, s.id, err, "%v", err)
 }
 
 // execute runs an admitted run under grant: it makes the run's SkillContext, calls the module
 // (or the script's interpreter: job), and reads its output.
-func (rt *Runtime) execute(ctx context.Context, s *Skill, grant *Grant, c *compiled, job *scriptJob, input []byte, res *Result, emit emitter) *RunError {
+func (rt *Runtime) execute(ctx context.Context, s *Skill, grant *Grant, c *compiled, job *scriptJob, input []byte, res *run.Result, emit emitter) *run.Error {
 	host := grant.host
 	var outDir *output
 	if grant.Artifacts != nil {
 		var err error
 		if outDir, host, err = newOutput(grant); err != nil {
-			return runErr(KindInternal, s.id, err, "the run's output directory cannot be made")
+			return run.Errorf(run.KindInternal, s.id, err, "the run's output directory cannot be made")
 		}
 		defer outDir.remove()
 	}
 	call := hostfuncs.NewCall(host)
 	if emit != nil {
-		call.OnLog = func(e LogEntry) { emit(Event{Type: "log", Log: &e}) }
+		call.OnLog = func(e hostfuncs.LogEntry) {
+			l := run.LogEntry(e)
+			emit(run.Event{Type: "log", Log: &l})
+		}
 	}
 	var out []byte
-	var rerr *RunError
+	var rerr *run.Error
 	if job != nil {
 		out, rerr = rt.callScript(ctx, s, job, call, input, res, emit)
 	} else {
 		out, rerr = rt.call(ctx, s, c, call, input, res, emit)
 	}
-	var keepErr *RunError
+	var keepErr *run.Error
 	if outDir != nil {
 		keepErr = rt.keepOutput(ctx, s, outDir, call, res, emit)
 	}
-	res.Logs, res.LogsDropped = call.Logs()
-	if res.Logs == nil {
-		res.Logs = []LogEntry{}
+	logs, dropped := call.Logs()
+	res.Logs, res.LogsDropped = make([]run.LogEntry, len(logs)), dropped
+	for i, l := range logs {
+		res.Logs[i] = run.LogEntry(l)
 	}
-	res.Usage.Usage = call.Usage()
+	u := call.Usage()
+	res.Usage.Fetches, res.Usage.BytesIn, res.Usage.BytesOut = u.Fetches, u.BytesIn, u.BytesOut
+	res.Usage.HostsContacted, res.Usage.FilesRead, res.Usage.FilesWritten = u.HostsContacted, u.FilesRead, u.FilesWritten
+	res.Usage.BytesWritten, res.Usage.Denied = u.BytesWritten, u.Denied
 	if rerr != nil {
 		return rerr
 	}
@@ -352,9 +360,9 @@ func (rt *Runtime) execute(ctx context.Context, s *Skill, grant *Grant, c *compi
 		// A skill that fails after the grant refused it something most likely failed because of
 		// it: say so, so a caller can tell "needs a policy change" from "the skill failed".
 		if call.Refused() > 0 {
-			return runErr(KindPermissionDenied, s.id, nil, "%s", skillErr)
+			return run.Errorf(run.KindPermissionDenied, s.id, nil, "%s", skillErr)
 		}
-		return runErr(KindSkillError, s.id, nil, "%s", skillErr)
+		return run.Errorf(run.KindSkillError, s.id, nil, "%s", skillErr)
 	}
 	if keepErr != nil {
 		return keepErr
@@ -366,7 +374,7 @@ func (rt *Runtime) execute(ctx context.Context, s *Skill, grant *Grant, c *compi
 // call instantiates the module and calls its entrypoint, turning every way it can fail into a
 // RunError of the right kind. The output it returns is the host's own copy, at most the run's
 // maxOutputBytes.
-func (rt *Runtime) call(ctx context.Context, s *Skill, c *compiled, call *hostfuncs.Call, input []byte, res *Result, emit emitter) ([]byte, *RunError) {
+func (rt *Runtime) call(ctx context.Context, s *Skill, c *compiled, call *hostfuncs.Call, input []byte, res *run.Result, emit emitter) ([]byte, *run.Error) {
 	timeout := time.Duration(s.grant.Limits.TimeoutMs) * time.Millisecond
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -424,7 +432,7 @@ func (rt *Runtime) call(ctx context.Context, s *Skill, c *compiled, call *hostfu
 // module's memories, and the output's size is checked before the host copies it.
 // mod is an instance from the module's warm pool (initialised when its initialiser ran already),
 // or nil to make one with mc.
-func (rt *Runtime) callNative(runCtx, ctx context.Context, s *Skill, c *compiled, mod api.Module, initialised bool, rio *runIO, meter *memoryMeter, mc wazero.ModuleConfig, input []byte, emit emitter) ([]byte, *RunError) {
+func (rt *Runtime) callNative(runCtx, ctx context.Context, s *Skill, c *compiled, mod api.Module, initialised bool, rio *runIO, meter *memoryMeter, mc wazero.ModuleConfig, input []byte, emit emitter) ([]byte, *run.Error) {
 	id, m, call := s.id, c.native, rio.call
 	// Whichever instance this run holds (a warm one from the start, or the one made below) is
 	// closed when it returns, on every path.
@@ -439,7 +447,7 @@ func (rt *Runtime) callNative(runCtx, ctx context.Context, s *Skill, c *compiled
 	k := &rio.kernel
 	err := k.Init(meter.arena(), input)
 	if err != nil {
-		return nil, runErr(KindMemoryLimit, id, err, "%v", err)
+		return nil, run.Errorf(run.KindMemoryLimit, id, err, "%v", err)
 	}
 	k.Observer = rio
 	callCtx := extismhost.WithKernel(runCtx, call, k)
@@ -464,7 +472,7 @@ func (rt *Runtime) callNative(runCtx, ctx context.Context, s *Skill, c *compiled
 	}
 	// Registered before the call, so a deadline that passed already stops the guest at once.
 	defer m.stopWhenDone(runCtx, mod)()
-	emit.send(Event{Type: "status", Status: "running"})
+	emit.send(run.Event{Type: "status", Status: "running"})
 	rc, err := m.call(callCtx, mod, initialised, s.manifest.Entrypoint, k)
 	if err == nil && runCtx.Err() != nil {
 		// The deadline passed while the guest ran (a sleep it cut short, say): the run is over
@@ -484,9 +492,9 @@ func (rt *Runtime) callNative(runCtx, ctx context.Context, s *Skill, c *compiled
 }
 
 // emitter sends a run's events to its listener; nil when it has none.
-type emitter func(Event)
+type emitter func(run.Event)
 
-func (e emitter) send(ev Event) {
+func (e emitter) send(ev run.Event) {
 	if e != nil {
 		e(ev)
 	}
@@ -535,7 +543,7 @@ func baseModuleConfig() wazero.ModuleConfig {
 }
 
 // callExtism runs the call with Extism's go-sdk.
-func (rt *Runtime) callExtism(runCtx, ctx context.Context, s *Skill, p *extism.CompiledPlugin, call *hostfuncs.Call, meter *memoryMeter, mc wazero.ModuleConfig, input []byte, emit emitter) ([]byte, *RunError) {
+func (rt *Runtime) callExtism(runCtx, ctx context.Context, s *Skill, p *extism.CompiledPlugin, call *hostfuncs.Call, meter *memoryMeter, mc wazero.ModuleConfig, input []byte, emit emitter) ([]byte, *run.Error) {
 	instCtx := experimental.WithMemoryAllocator(extismhost.WithCall(runCtx, call), meter)
 	inst, err := p.Instance(instCtx, extism.PluginInstanceConfig{ModuleConfig: mc})
 	if err != nil {
@@ -551,7 +559,7 @@ func (rt *Runtime) callExtism(runCtx, ctx context.Context, s *Skill, p *extism.C
 	if !inst.FunctionExists(s.manifest.Entrypoint) {
 		return nil, noEntrypoint(s)
 	}
-	emit.send(Event{Type: "status", Status: "running"})
+	emit.send(run.Event{Type: "status", Status: "running"})
 	rc, out, err := inst.CallWithContext(instCtx, s.manifest.Entrypoint, input)
 	if err != nil {
 		return nil, classify(runCtx, ctx, s, call, meter, err)
@@ -565,78 +573,78 @@ func (rt *Runtime) callExtism(runCtx, ctx context.Context, s *Skill, p *extism.C
 	return out, nil
 }
 
-func noEntrypoint(s *Skill) *RunError {
-	return runErr(KindTrap, s.id, nil, "the module does not export %q; export it, or name the export in the manifest's entrypoint", s.manifest.Entrypoint)
+func noEntrypoint(s *Skill) *run.Error {
+	return run.Errorf(run.KindTrap, s.id, nil, "the module does not export %q; export it, or name the export in the manifest's entrypoint", s.manifest.Entrypoint)
 }
 
-func startedOver(s *Skill) *RunError {
-	return runErr(KindMemoryLimit, s.id, nil, "the module needs more memory to start than its limit of %d MiB allows", s.grant.Limits.MemoryMiB)
+func startedOver(s *Skill) *run.Error {
+	return run.Errorf(run.KindMemoryLimit, s.id, nil, "the module needs more memory to start than its limit of %d MiB allows", s.grant.Limits.MemoryMiB)
 }
 
-func nonZero(s *Skill, rc uint32) *RunError {
-	return runErr(KindSkillError, s.id, nil, "the module returned %d (non-zero means failure) without an error message", rc)
+func nonZero(s *Skill, rc uint32) *run.Error {
+	return run.Errorf(run.KindSkillError, s.id, nil, "the module returned %d (non-zero means failure) without an error message", rc)
 }
 
-func outputTooLarge(s *Skill, n int64) *RunError {
-	return runErr(KindOutputLimit, s.id, nil, "output of %d bytes is more than maxOutputBytes (%d)", n, s.grant.Limits.MaxOutputBytes)
+func outputTooLarge(s *Skill, n int64) *run.Error {
+	return run.Errorf(run.KindOutputLimit, s.id, nil, "output of %d bytes is more than maxOutputBytes (%d)", n, s.grant.Limits.MaxOutputBytes)
 }
 
 // classify names the kind of a failed call. Order matters: a deadline or a cancellation explains
 // whatever error wazero reported when it closed the module, and so does a guest fault recorded by a
 // host function; only then is a trap a trap.
-func classify(runCtx, parent context.Context, s *Skill, call *hostfuncs.Call, meter *memoryMeter, err error) *RunError {
+func classify(runCtx, parent context.Context, s *Skill, call *hostfuncs.Call, meter *memoryMeter, err error) *run.Error {
 	if re := contextError(runCtx, parent, s, err); re != nil {
 		return re
 	}
 	id, limits := s.id, s.grant.Limits
 	msg := firstLine(err.Error())
 	_, nearFull := meter.stats()
-	oom := func(cause error, what string) *RunError {
-		return runErr(KindMemoryLimit, id, cause, "the module ran out of memory (limit %d MiB): %s", limits.MemoryMiB, what)
+	oom := func(cause error, what string) *run.Error {
+		return run.Errorf(run.KindMemoryLimit, id, cause, "the module ran out of memory (limit %d MiB): %s", limits.MemoryMiB, what)
 	}
 	if f := call.Fault(); f != nil {
 		if nearFull && strings.Contains(f.Error(), "cannot allocate the reply") {
 			return oom(f, f.Error())
 		}
-		return runErr(KindTrap, id, f, "%v", f)
+		return run.Errorf(run.KindTrap, id, f, "%v", f)
 	}
 	var exit *sys.ExitError
 	if errors.As(err, &exit) {
 		if nearFull {
 			return oom(err, fmt.Sprintf("it exited with code %d", exit.ExitCode()))
 		}
-		return runErr(KindSkillError, id, err, "the module exited with code %d", exit.ExitCode())
+		return run.Errorf(run.KindSkillError, id, err, "the module exited with code %d", exit.ExitCode())
 	}
 	if isTrap(err) {
 		if nearFull {
 			return oom(err, msg)
 		}
-		return runErr(KindTrap, id, err, "%s", msg)
+		return run.Errorf(run.KindTrap, id, err, "%s", msg)
 	}
 	// The guest set an Extism error (pdk.SetError) and returned non-zero.
-	return runErr(KindSkillError, id, err, "%s", msg)
+	return run.Errorf(run.KindSkillError, id, err, "%s", msg)
 }
 
 // contextError is the RunError of a run whose context ended — its timeout, its caller's deadline
 // or cancellation, or Close — which explains whatever error the guest's engine reported; nil
 // while the run's context is live.
-func contextError(runCtx, parent context.Context, s *Skill, err error) *RunError {
+func contextError(runCtx, parent context.Context, s *Skill, err error) *run.Error {
 	return contextErrorFor(runCtx, parent, s.id, s.grant.Limits.TimeoutMs, err)
 }
 
 // contextErrorFor is contextError for a run of skill id with a timeout of timeoutMs.
-func contextErrorFor(runCtx, parent context.Context, id string, timeoutMs int64, err error) *RunError {
+func contextErrorFor(runCtx, parent context.Context, id string, timeoutMs int64, err error) *run.Error {
 	timeout := time.Duration(timeoutMs) * time.Millisecond
 	switch {
 	case errors.Is(runCtx.Err(), context.DeadlineExceeded) && parent.Err() == nil:
-		return runErr(KindTimeout, id, err, "the run took longer than its timeout of %s", timeout)
+		return run.Errorf(run.KindTimeout, id, err, "the run took longer than its timeout of %s", timeout)
 	case errors.Is(parent.Err(), context.DeadlineExceeded):
-		return runErr(KindTimeout, id, err, "the caller's deadline passed")
+		return run.Errorf(run.KindTimeout, id, err, "the caller's deadline passed")
 	case parent.Err() != nil:
-		return runErr(KindCanceled, id, err, "%s", canceledMessage(parent))
+		return run.Errorf(run.KindCanceled, id, err, "%s", canceledMessage(parent))
 	case runCtx.Err() != nil:
 		// Neither its timeout nor its caller: Close stopped it (Run says so).
-		return runErr(KindCanceled, id, err, "the run was stopped")
+		return run.Errorf(run.KindCanceled, id, err, "the run was stopped")
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"github.com/skillbox-dev/skillbox/run"
 	"strings"
 	"sync"
 	"testing"
@@ -44,10 +45,10 @@ func TestEntrypoint(t *testing.T) {
 	fixture(t, dir, "default", simple("default", ""), "noexport")
 	fixture(t, dir, "named", simple("named", `"entrypoint":"run"`), "noexport")
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
-	if _, err := rt.Run(context.Background(), Request{Skill: "default"}); !errors.Is(err, ErrTrap) || !strings.Contains(err.Error(), `does not export "execute"`) {
+	if _, err := rt.Run(context.Background(), run.Request{Skill: "default"}); !errors.Is(err, run.ErrTrap) || !strings.Contains(err.Error(), `does not export "execute"`) {
 		t.Errorf("missing export: %v", err)
 	}
-	res, err := rt.Run(context.Background(), Request{Skill: "named"})
+	res, err := rt.Run(context.Background(), run.Request{Skill: "named"})
 	if err != nil || string(res.Result) != "7" {
 		t.Errorf("named entrypoint: %v %s", err, res.Result)
 	}
@@ -64,7 +65,7 @@ func TestEventsArriveInOrder(t *testing.T) {
 	rt := newRuntime(t, Config{SkillDirs: []string{"../skills"}})
 	var mu sync.Mutex
 	var types []string
-	res, err := rt.Run(context.Background(), Request{Skill: "hello", Args: []byte(`{"name":"Ada"}`), OnEvent: func(e Event) {
+	res, err := rt.Run(context.Background(), run.Request{Skill: "hello", Args: []byte(`{"name":"Ada"}`), OnEvent: func(e run.Event) {
 		mu.Lock()
 		defer mu.Unlock()
 		types = append(types, e.Type)
@@ -94,7 +95,7 @@ func TestConcurrentRunsAreIsolated(t *testing.T) {
 		go func(i int) {
 			defer wg.Done()
 			arg := `{"n":` + strings.Repeat("1", i+1) + `}`
-			res, err := rt.Run(context.Background(), Request{Skill: "echo", Args: []byte(arg)})
+			res, err := rt.Run(context.Background(), run.Request{Skill: "echo", Args: []byte(arg)})
 			if err != nil || string(res.Result) != arg {
 				t.Errorf("run %d: %v %s", i, err, res.Result)
 			}

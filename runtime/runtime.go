@@ -29,7 +29,9 @@ import (
 	"sync/atomic"
 
 	extism "github.com/extism/go-sdk"
+	"github.com/skillbox-dev/skillbox/artifact"
 	"github.com/skillbox-dev/skillbox/internal/jsbundle"
+	"github.com/skillbox-dev/skillbox/run"
 	"github.com/tetratelabs/wazero"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -71,7 +73,7 @@ type Config struct {
 	// OutputMount and ArtifactStore): a store keeps them across restarts and replicas, within
 	// its quota. Nil, the default, keeps the artifacts of recent runs in a temporary directory of
 	// the runtime's own, bounded by KeptArtifacts and removed by Close.
-	Artifacts ArtifactStore
+	Artifacts artifact.Store
 	// KeptArtifacts bounds what the runtime keeps when Artifacts is nil: see [KeptArtifacts].
 	KeptArtifacts KeptArtifacts
 	// Engine runs the modules: EngineNative ("", the default) or EngineExtism, the reference.
@@ -137,7 +139,7 @@ type Runtime struct {
 	// runs out of patience (stopped is then set, and a call that starts later ends at once). A
 	// set, not a context every run derives from: that costs each run a context and an AfterFunc.
 	runsMu  sync.Mutex
-	runs    map[*Result]context.CancelFunc
+	runs    map[*run.Result]context.CancelFunc
 	stopped bool
 	// cacheDir holds compiled code between processes ("" when NoCache). Every compiled module
 	// gets its own wazero cache handle over it: a handle shares one in-memory engine between all
@@ -405,7 +407,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	rt := &Runtime{cfg: cfg, logger: logger, history: newHistory(cfg.History), kept: newKeeper(cfg.KeptArtifacts), counters: newCounters(), checks: &checks{digests: newDigester(), bundles: jsbundle.NewCache(0)}}
 	rt.checks.onCheck = rt.onCheck
 	rt.tracer = newTracer(cfg.TracerProvider)
-	rt.runs = map[*Result]context.CancelFunc{}
+	rt.runs = map[*run.Result]context.CancelFunc{}
 	rt.quota = newQuota(cfg.Tenant, cfg.Quota)
 	policy := cfg.Policy
 	if cfg.PolicyFile != "" {
@@ -566,7 +568,7 @@ func (rt *Runtime) Close(ctx context.Context) error {
 
 // track registers the cancel of res's call for Close; it returns false, and the caller must end
 // the call, when Close has stopped the runs already.
-func (rt *Runtime) track(res *Result, cancel context.CancelFunc) bool {
+func (rt *Runtime) track(res *run.Result, cancel context.CancelFunc) bool {
 	rt.runsMu.Lock()
 	defer rt.runsMu.Unlock()
 	if rt.stopped {
@@ -576,7 +578,7 @@ func (rt *Runtime) track(res *Result, cancel context.CancelFunc) bool {
 	return true
 }
 
-func (rt *Runtime) untrack(res *Result) {
+func (rt *Runtime) untrack(res *run.Result) {
 	rt.runsMu.Lock()
 	delete(rt.runs, res)
 	rt.runsMu.Unlock()

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"github.com/skillbox-dev/skillbox/run"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -70,7 +71,7 @@ func BenchmarkRunAmongMany(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := rt.Run(context.Background(), Request{Skill: "skill-00000"}); err != nil {
+		if _, err := rt.Run(context.Background(), run.Request{Skill: "skill-00000"}); err != nil {
 			b.Fatal(err)
 		}
 		must(b, rt.Close(context.Background()))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/skillbox-dev/skillbox/internal/docbound"
+	"github.com/skillbox-dev/skillbox/run"
 )
 
 // errNoRemoteRefs refuses every $ref the schema would load from elsewhere: a manifest must not make
@@ -141,7 +142,7 @@ func (s *Schema) Prepare(args []byte) ([]byte, error) {
 	if t := bytes.TrimSpace(args); len(t) == 0 || string(t) == "{}" {
 		// The input is shared: the caller only reads it (the kernel copies it into the run's
 		// memory). The error is not: the run fills in its skill and cuts its message.
-		if re, ok := s.emptyErr.(*RunError); ok {
+		if re, ok := s.emptyErr.(*run.Error); ok {
 			c := *re
 			return nil, &c
 		}
@@ -153,11 +154,11 @@ func (s *Schema) Prepare(args []byte) ([]byte, error) {
 func (s *Schema) prepare(args []byte) ([]byte, error) {
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
 	if err != nil {
-		return nil, runErr(KindInvalidArgs, "", err, "arguments are not valid JSON: %v", err)
+		return nil, run.Errorf(run.KindInvalidArgs, "", err, "arguments are not valid JSON: %v", err)
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {
-		return nil, runErr(KindInvalidArgs, "", nil, "arguments must be a JSON object, not %s", TypeName(v))
+		return nil, run.Errorf(run.KindInvalidArgs, "", nil, "arguments must be a JSON object, not %s", TypeName(v))
 	}
 	for _, name := range s.nullMeansOmitted {
 		if v, has := obj[name]; has && v == nil {
@@ -167,7 +168,7 @@ func (s *Schema) prepare(args []byte) ([]byte, error) {
 	// Validating a deep value costs the square of its depth (encoding/json alone allows 10,000
 	// levels): bound it before the validator sees it.
 	if b := docbound.Args(obj); b != nil {
-		return nil, runErr(KindInvalidArgs, "", b, "argument %q nests deeper than %d levels; send flatter arguments", b.Path, b.Limit)
+		return nil, run.Errorf(run.KindInvalidArgs, "", b, "argument %q nests deeper than %d levels; send flatter arguments", b.Path, b.Limit)
 	}
 	for name, d := range s.defaults {
 		if _, has := obj[name]; !has {
@@ -177,13 +178,13 @@ func (s *Schema) prepare(args []byte) ([]byte, error) {
 	if err := s.compiled.Validate(obj); err != nil {
 		var ve *jsonschema.ValidationError
 		if errors.As(err, &ve) {
-			return nil, runErr(KindInvalidArgs, "", err, "%s", describe(ve))
+			return nil, run.Errorf(run.KindInvalidArgs, "", err, "%s", describe(ve))
 		}
-		return nil, runErr(KindInvalidArgs, "", err, "%v", err)
+		return nil, run.Errorf(run.KindInvalidArgs, "", err, "%v", err)
 	}
 	out, err := json.Marshal(obj)
 	if err != nil {
-		return nil, runErr(KindInternal, "", err, "encode arguments: %v", err)
+		return nil, run.Errorf(run.KindInternal, "", err, "encode arguments: %v", err)
 	}
 	return out, nil
 }

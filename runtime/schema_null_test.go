@@ -3,6 +3,7 @@ package runtime
 import (
 	"encoding/json"
 	"errors"
+	"github.com/skillbox-dev/skillbox/run"
 	"strings"
 	"testing"
 )
@@ -46,7 +47,7 @@ func TestNullMeansOmitted(t *testing.T) {
 	for _, tc := range tests {
 		out, err := s.Prepare([]byte(tc.args))
 		if tc.fail != "" {
-			if !errors.Is(err, ErrInvalidArgs) || !strings.Contains(err.Error(), tc.fail) {
+			if !errors.Is(err, run.ErrInvalidArgs) || !strings.Contains(err.Error(), tc.fail) {
 				t.Errorf("%s: got %v, want invalid_args containing %q", tc.args, err, tc.fail)
 			}
 			continue

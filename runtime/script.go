@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 
 	"github.com/skillbox-dev/skillbox/internal/jsbundle"
+	"github.com/skillbox-dev/skillbox/run"
 )
 
 // A script skill's check reads its code where a compiled skill's reads its module: a JavaScript or
@@ -85,7 +86,7 @@ func (s *Skill) script(ctx context.Context) (string, error) {
 	}
 	h := sha256.Sum256([]byte(code))
 	if got := hex.EncodeToString(h[:]); got != s.state().hash {
-		return "", fmt.Errorf("%w: %s has changed since this version was loaded; reload the skills and run it again", ErrModuleChanged, s.codePath())
+		return "", fmt.Errorf("%w: %s has changed since this version was loaded; reload the skills and run it again", run.ErrModuleChanged, s.codePath())
 	}
 	return code, nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/tetratelabs/wazero/experimental"
 
 	"github.com/skillbox-dev/skillbox/internal/interleave"
+	"github.com/skillbox-dev/skillbox/run"
 )
 
 // BenchmarkScriptRun is a full rt.Run of a small JavaScript skill (arguments validated, one host
@@ -28,12 +29,12 @@ func benchScriptRun(b *testing.B, file, code string) {
 		map[string]string{file: code})
 	rt := newRuntime(b, Config{SkillDirs: []string{dir}, Policy: &Policy{Env: map[string]string{"A": "a"}}})
 	ctx := context.Background()
-	run := func() {
-		if _, err := rt.Run(ctx, Request{Skill: "small", Args: []byte(`{"name":"x","n":21}`)}); err != nil {
+	runOne := func() {
+		if _, err := rt.Run(ctx, run.Request{Skill: "small", Args: []byte(`{"name":"x","n":21}`)}); err != nil {
 			b.Fatal(err)
 		}
 	}
-	run()
+	runOne()
 	s, err := rt.Skill("small")
 	if err != nil {
 		b.Fatal(err)
@@ -57,7 +58,7 @@ func benchScriptRun(b *testing.B, file, code string) {
 			b.Fatal(err)
 		}
 	}
-	p50 := interleave.Run(b, interleave.Contender{Name: "floor", F: floor}, interleave.Contender{Name: "run", F: run})
+	p50 := interleave.Run(b, interleave.Contender{Name: "floor", F: floor}, interleave.Contender{Name: "run", F: runOne})
 	b.ReportMetric(p50["run"]/p50["floor"], "run/floor")
 }
 
@@ -80,12 +81,12 @@ func BenchmarkCreatedSkillFirstRun(b *testing.B) {
 	if _, err := rt.Install(ctx, "warm", files("warm"), InstallOptions{ByAgent: true}); err != nil {
 		b.Fatal(err)
 	}
-	run := func(id string) {
-		if _, err := rt.Run(ctx, Request{Skill: id, Args: []byte(`{"a":1,"b":2}`)}); err != nil {
+	runOne := func(id string) {
+		if _, err := rt.Run(ctx, run.Request{Skill: id, Args: []byte(`{"a":1,"b":2}`)}); err != nil {
 			b.Fatal(err)
 		}
 	}
-	run("warm")
+	runOne("warm")
 	n, fresh := 0, false
 	install := func() { // untimed: create_skill answers when it is done; the run after it is timed
 		n++
@@ -98,10 +99,10 @@ func BenchmarkCreatedSkillFirstRun(b *testing.B) {
 		if !fresh { // the warm-up calls, which have no Settle
 			install()
 		}
-		run(fmt.Sprintf("s%d", n))
+		runOne(fmt.Sprintf("s%d", n))
 		fresh = false
 	}
-	p50 := interleave.Run(b, interleave.Contender{Name: "later", F: func() { run("warm") }},
+	p50 := interleave.Run(b, interleave.Contender{Name: "later", F: func() { runOne("warm") }},
 		interleave.Contender{Name: "first", F: first, Settle: install})
 	b.ReportMetric(p50["first"]/p50["later"], "first/later")
 }

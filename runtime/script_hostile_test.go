@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"github.com/skillbox-dev/skillbox/run"
 	"net/netip"
 	"strings"
 	"testing"
@@ -50,57 +51,57 @@ func TestHostileScriptsAreContained(t *testing.T) {
 	ctx := context.Background()
 	tests := []struct {
 		id    string
-		kind  ErrorKind // "" : succeeds
-		check func(t *testing.T, res *Result)
+		kind  run.ErrorKind // "" : succeeds
+		check func(t *testing.T, res *run.Result)
 	}{
-		{"loop-in-job", KindTimeout, nil},
-		{"recursion", KindSkillError, func(t *testing.T, res *Result) {
+		{"loop-in-job", run.KindTimeout, nil},
+		{"recursion", run.KindSkillError, func(t *testing.T, res *run.Result) {
 			if !strings.Contains(res.Error.Message, "stack overflow") {
 				t.Errorf("message %q", res.Error.Message)
 			}
 		}},
-		{"regexp-bomb", KindTimeout, nil},
-		{"log-flood", "", func(t *testing.T, res *Result) {
+		{"regexp-bomb", run.KindTimeout, nil},
+		{"log-flood", "", func(t *testing.T, res *run.Result) {
 			if res.LogsDropped == 0 || len(res.Logs) > 1000 {
 				t.Errorf("%d logs kept, %d dropped", len(res.Logs), res.LogsDropped)
 			}
 		}},
-		{"print-flood", "", func(t *testing.T, res *Result) {
+		{"print-flood", "", func(t *testing.T, res *run.Result) {
 			if len(res.Logs) > 1000 || res.LogsDropped == 0 {
 				t.Errorf("%d logs kept, %d dropped", len(res.Logs), res.LogsDropped)
 			}
 		}},
-		{"fetch-flood", KindSkillError, func(t *testing.T, res *Result) {
+		{"fetch-flood", run.KindSkillError, func(t *testing.T, res *run.Result) {
 			if !strings.Contains(res.Error.Message, "LimitExceeded") {
 				t.Errorf("message %q", res.Error.Message)
 			}
 		}},
-		{"no-std", "", func(t *testing.T, res *Result) {
+		{"no-std", "", func(t *testing.T, res *run.Result) {
 			if string(res.Result) != `["undefined","undefined","undefined","undefined","Dynamic require of \"std\" is not supported"]` {
 				t.Errorf("globals %s", res.Result)
 			}
 		}},
-		{"frozen-ctx", KindSkillError, func(t *testing.T, res *Result) {
+		{"frozen-ctx", run.KindSkillError, func(t *testing.T, res *run.Result) {
 			if !strings.Contains(res.Error.Message, "TypeError") {
 				t.Errorf("message %q", res.Error.Message)
 			}
 		}},
-		{"big-request", KindSkillError, func(t *testing.T, res *Result) {
+		{"big-request", run.KindSkillError, func(t *testing.T, res *run.Result) {
 			if !strings.Contains(res.Error.Message, "LimitExceeded") {
 				t.Errorf("message %q", res.Error.Message)
 			}
 		}},
-		{"string-bomb", KindMemoryLimit, nil},
-		{"array-buffer", KindMemoryLimit, nil},
+		{"string-bomb", run.KindMemoryLimit, nil},
+		{"array-buffer", run.KindMemoryLimit, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.id, func(t *testing.T) {
-			res, err := rt.Run(ctx, Request{Skill: tt.id})
+			res, err := rt.Run(ctx, run.Request{Skill: tt.id})
 			switch {
 			case tt.kind == "" && err != nil:
 				t.Fatalf("%v", err)
 			case tt.kind != "":
-				var re *RunError
+				var re *run.Error
 				if !errors.As(err, &re) || re.Kind != tt.kind {
 					t.Fatalf("got %v, want kind %s", err, tt.kind)
 				}
@@ -110,7 +111,7 @@ func TestHostileScriptsAreContained(t *testing.T) {
 			}
 		})
 	}
-	if res, err := rt.Run(ctx, Request{Skill: "ok"}); err != nil || string(res.Result) != `"fine"` {
+	if res, err := rt.Run(ctx, run.Request{Skill: "ok"}); err != nil || string(res.Result) != `"fine"` {
 		t.Fatalf("after the hostile runs: %v %s", err, res.Result)
 	}
 }

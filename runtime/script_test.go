@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/skillbox-dev/skillbox/run"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,8 +42,8 @@ export async function execute(args: Args, ctx: any): Promise<object> {
 		t.Fatalf("skill %v, language %q", err, s.Language())
 	}
 	var events []string
-	res, err := rt.Run(context.Background(), Request{Skill: "greet", Args: []byte(`{"name":"ada"}`),
-		OnEvent: func(e Event) { events = append(events, e.Type) }})
+	res, err := rt.Run(context.Background(), run.Request{Skill: "greet", Args: []byte(`{"name":"ada"}`),
+		OnEvent: func(e run.Event) { events = append(events, e.Type) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,21 +90,21 @@ func TestScriptSkillErrors(t *testing.T) {
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
 	tests := []struct {
 		id   string
-		kind ErrorKind
+		kind run.ErrorKind
 		msg  string
 	}{
-		{"throws", KindSkillError, "TypeError: bad input"},
-		{"envelope", KindSkillError, "said no"},
-		{"loops", KindTimeout, "timeout of 500ms"},
-		{"bomb", KindMemoryLimit, "out of memory"},
-		{"denied", KindPermissionDenied, "PermissionDenied"},
-		{"caught", KindPermissionDenied, "gave up"},
-		{"big", KindOutputLimit, "maxOutputBytes"},
+		{"throws", run.KindSkillError, "TypeError: bad input"},
+		{"envelope", run.KindSkillError, "said no"},
+		{"loops", run.KindTimeout, "timeout of 500ms"},
+		{"bomb", run.KindMemoryLimit, "out of memory"},
+		{"denied", run.KindPermissionDenied, "PermissionDenied"},
+		{"caught", run.KindPermissionDenied, "gave up"},
+		{"big", run.KindOutputLimit, "maxOutputBytes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.id, func(t *testing.T) {
-			res, err := rt.Run(context.Background(), Request{Skill: tt.id})
-			var re *RunError
+			res, err := rt.Run(context.Background(), run.Request{Skill: tt.id})
+			var re *run.Error
 			if !errors.As(err, &re) || re.Kind != tt.kind || !strings.Contains(re.Message, tt.msg) {
 				t.Fatalf("got %v, want kind %s with %q", err, tt.kind, tt.msg)
 			}
@@ -135,13 +136,13 @@ func TestScriptSkillLoadProblems(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.id, func(t *testing.T) {
-			_, err := rt.Run(context.Background(), Request{Skill: tt.id})
-			if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), dir) {
+			_, err := rt.Run(context.Background(), run.Request{Skill: tt.id})
+			if !errors.Is(err, run.ErrNotFound) || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), dir) {
 				t.Fatalf("got %v, want not_found naming %q, without the host path", err, tt.want)
 			}
 		})
 	}
-	res, err := rt.Run(context.Background(), Request{Skill: "said"})
+	res, err := rt.Run(context.Background(), run.Request{Skill: "said"})
 	if err != nil || string(res.Result) != "1" {
 		t.Fatalf("the runtime field picks the file: %v %s", err, res.Result)
 	}
@@ -152,15 +153,15 @@ func TestScriptChangedAfterLoad(t *testing.T) {
 	dir := t.TempDir()
 	sd := scriptFixture(t, dir, "edit", simple("edit", ""), map[string]string{"execute.js": `export function execute() { return 1; }`})
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
-	if res, err := rt.Run(context.Background(), Request{Skill: "edit"}); err != nil || string(res.Result) != "1" {
+	if res, err := rt.Run(context.Background(), run.Request{Skill: "edit"}); err != nil || string(res.Result) != "1" {
 		t.Fatalf("%v %s", err, res.Result)
 	}
 	must(t, os.WriteFile(filepath.Join(sd, "execute.js"), []byte(`export function execute() { return 2; }`), 0o644))
-	if _, err := rt.Run(context.Background(), Request{Skill: "edit"}); !errors.Is(err, ErrModuleChanged) {
+	if _, err := rt.Run(context.Background(), run.Request{Skill: "edit"}); !errors.Is(err, run.ErrModuleChanged) {
 		t.Fatalf("got %v, want ErrModuleChanged", err)
 	}
 	must(t, rt.Reload(context.Background()))
-	if res, err := rt.Run(context.Background(), Request{Skill: "edit"}); err != nil || string(res.Result) != "2" {
+	if res, err := rt.Run(context.Background(), run.Request{Skill: "edit"}); err != nil || string(res.Result) != "2" {
 		t.Fatalf("after reload: %v %s", err, res.Result)
 	}
 }
@@ -179,7 +180,7 @@ func TestScriptRunsAreFresh(t *testing.T) {
 		R    float64
 	}
 	for i := range 2 {
-		res, err := rt.Run(context.Background(), Request{Skill: "fresh"})
+		res, err := rt.Run(context.Background(), run.Request{Skill: "fresh"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -212,7 +213,7 @@ func TestInstallScriptPackage(t *testing.T) {
 	if _, err := rt.Install(ctx, "calc", files, InstallOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := rt.Run(ctx, Request{Skill: "calc", Args: []byte(`{"x":21}`)})
+	res, err := rt.Run(ctx, run.Request{Skill: "calc", Args: []byte(`{"x":21}`)})
 	if err != nil || string(res.Result) != `"0042"` {
 		t.Fatalf("%v %s", err, res.Result)
 	}

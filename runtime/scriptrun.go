@@ -21,6 +21,7 @@ import (
 	"github.com/skillbox-dev/skillbox/internal/quickjs"
 	"github.com/skillbox-dev/skillbox/internal/scripterr"
 	"github.com/skillbox-dev/skillbox/internal/wasifs"
+	"github.com/skillbox-dev/skillbox/run"
 )
 
 // scriptJob is a run of a script: a script skill's execute, or a program of any skill.
@@ -38,7 +39,7 @@ type scriptJob struct {
 }
 
 // executeJob prepares a run of script skill s's execute: its code, checked to be the version's.
-func (rt *Runtime) executeJob(ctx context.Context, s *Skill) (*scriptJob, *RunError) {
+func (rt *Runtime) executeJob(ctx context.Context, s *Skill) (*scriptJob, *run.Error) {
 	code, err := s.script(ctx)
 	if err != nil {
 		return nil, codeError(s, err)
@@ -48,27 +49,27 @@ func (rt *Runtime) executeJob(ctx context.Context, s *Skill) (*scriptJob, *RunEr
 }
 
 // programJob prepares a run of the program req.Script of s, under its programs' grant.
-func (rt *Runtime) programJob(ctx context.Context, s *Skill, req Request) (*scriptJob, *RunError) {
+func (rt *Runtime) programJob(ctx context.Context, s *Skill, req run.Request) (*scriptJob, *run.Error) {
 	prog, rerr := s.resolveProgram(req.Script)
 	if rerr != nil {
 		return nil, rerr
 	}
 	if s.programsErr != nil {
-		return nil, runErr(KindNotFound, s.id, errors.Join(ErrBroken, s.programsErr), "the programs of skill %q cannot run: %s",
+		return nil, run.Errorf(run.KindNotFound, s.id, errors.Join(run.ErrBroken, s.programsErr), "the programs of skill %q cannot run: %s",
 			s.id, strings.Join(s.remoteProblems(s.programsErr), "; "))
 	}
 	job := &scriptJob{lang: prog.lang, grant: s.programGrant, prog: prog, argv: req.Argv, stdin: req.Stdin}
 	if job.grant == nil { // loaded without a scripts/ directory, which has appeared since
-		return nil, runErr(KindNotFound, s.id, ErrModuleChanged, "skill %q has changed since it was loaded; reload the skills and run it again", s.id)
+		return nil, run.Errorf(run.KindNotFound, s.id, run.ErrModuleChanged, "skill %q has changed since it was loaded; reload the skills and run it again", s.id)
 	}
 	if max := job.grant.Limits.MaxOutputBytes; int64(len(req.Stdin)) > max {
-		return nil, runErr(KindInvalidArgs, s.id, nil, "standard input of %d bytes is more than maxOutputBytes (%d)", len(req.Stdin), max)
+		return nil, run.Errorf(run.KindInvalidArgs, s.id, nil, "standard input of %d bytes is more than maxOutputBytes (%d)", len(req.Stdin), max)
 	}
 	switch prog.lang {
 	case LangJavaScript, LangTypeScript:
 		b, err := s.bundle(ctx, prog.rel, true)
 		if err != nil {
-			return nil, runErr(KindInvalidArgs, s.id, err, "%s", strings.Join(s.remoteProblems(&SkillError{ID: s.id, Problems: []*ManifestError{scriptProblemAt(s, prog.rel, err)}}), "; "))
+			return nil, run.Errorf(run.KindInvalidArgs, s.id, err, "%s", strings.Join(s.remoteProblems(&SkillError{ID: s.id, Problems: []*ManifestError{scriptProblemAt(s, prog.rel, err)}}), "; "))
 		}
 		sum := sha256.Sum256([]byte(b.Code))
 		job.code, job.sum = b.Code, hex.EncodeToString(sum[:])
@@ -77,13 +78,13 @@ func (rt *Runtime) programJob(ctx context.Context, s *Skill, req Request) (*scri
 }
 
 // codeError is the RunError of a script skill whose code no longer reads as its version's.
-func codeError(s *Skill, err error) *RunError {
+func codeError(s *Skill, err error) *run.Error {
 	// The message goes to remote clients too: it names the skill's files, never their host path.
 	var me *ManifestError
 	if errors.As(err, &me) {
 		return brokenErr(s, &SkillError{ID: s.id, Problems: []*ManifestError{me}})
 	}
-	return runErr(KindNotFound, s.id, err, "%s", strings.Join(s.remoteProblems(err), "; "))
+	return run.Errorf(run.KindNotFound, s.id, err, "%s", strings.Join(s.remoteProblems(err), "; "))
 }
 
 // scriptCharge is what a script's run under grant may hold of the host's memory while it runs:
@@ -100,7 +101,7 @@ func scriptCharge(grant *Grant, codeBytes int64) int64 {
 // grant's timeout and ctx, its memory limit over the whole instance (interpreter included), its
 // output and log limits. It returns the result as JSON — execute's value, or a program's
 // ProgramOutput — the host's own copy, at most maxOutputBytes.
-func (rt *Runtime) callScript(ctx context.Context, s *Skill, job *scriptJob, call *hostfuncs.Call, input []byte, res *Result, emit emitter) ([]byte, *RunError) {
+func (rt *Runtime) callScript(ctx context.Context, s *Skill, job *scriptJob, call *hostfuncs.Call, input []byte, res *run.Result, emit emitter) ([]byte, *run.Error) {
 	l := job.grant.Limits
 	runCtx, cancel := context.WithTimeout(ctx, time.Duration(l.TimeoutMs)*time.Millisecond)
 	defer cancel()
@@ -115,7 +116,7 @@ func (rt *Runtime) callScript(ctx context.Context, s *Skill, job *scriptJob, cal
 		peak, _ := meter.stats()
 		res.Usage.PeakMemoryBytes = peak
 	}()
-	emit.send(Event{Type: "status", Status: "running"})
+	emit.send(run.Event{Type: "status", Status: "running"})
 	instCtx := experimental.WithMemoryAllocator(runCtx, meter)
 	var value json.RawMessage
 	var prog *ProgramOutput
@@ -282,7 +283,7 @@ func (rt *Runtime) bytecodeOf(ctx context.Context, job *scriptJob) []byte {
 // deadline or its caller explain whatever the interpreter reported; an uncaught exception is the
 // skill's error — permission_denied when the grant refused the skill something first, as for a
 // compiled skill — with its stack in the logs.
-func scriptError(runCtx, parent context.Context, s *Skill, job *scriptJob, call *hostfuncs.Call, err error) *RunError {
+func scriptError(runCtx, parent context.Context, s *Skill, job *scriptJob, call *hostfuncs.Call, err error) *run.Error {
 	l := job.grant.Limits
 	if re := contextErrorFor(runCtx, parent, s.id, l.TimeoutMs, err); re != nil {
 		return re
@@ -290,9 +291,9 @@ func scriptError(runCtx, parent context.Context, s *Skill, job *scriptJob, call 
 	f, ok := failureOf(err)
 	if !ok {
 		if errors.Is(err, quickjs.ErrClosed) || errors.Is(err, cpython.ErrClosed) {
-			return runErr(KindCanceled, s.id, err, "the run was stopped")
+			return run.Errorf(run.KindCanceled, s.id, err, "the run was stopped")
 		}
-		return runErr(KindInternal, s.id, err, "%v", err)
+		return run.Errorf(run.KindInternal, s.id, err, "%v", err)
 	}
 	msg := f.message
 	if f.name != "" {
@@ -302,24 +303,24 @@ func scriptError(runCtx, parent context.Context, s *Skill, job *scriptJob, call 
 		call.Log("error", "stderr", msg+"\n"+f.stack)
 	}
 	switch f.kind {
-	case KindTimeout:
-		return runErr(KindTimeout, s.id, err, "the run took longer than its timeout of %s", time.Duration(l.TimeoutMs)*time.Millisecond)
-	case KindMemoryLimit:
-		return runErr(KindMemoryLimit, s.id, err, "the script ran out of memory (limit %d MiB): %s", l.MemoryMiB, msg)
-	case KindPermissionDenied:
-		return runErr(KindPermissionDenied, s.id, err, "%s", msg)
-	case KindOutputLimit:
-		return runErr(KindOutputLimit, s.id, err, "%s (maxOutputBytes is %d)", msg, l.MaxOutputBytes)
+	case run.KindTimeout:
+		return run.Errorf(run.KindTimeout, s.id, err, "the run took longer than its timeout of %s", time.Duration(l.TimeoutMs)*time.Millisecond)
+	case run.KindMemoryLimit:
+		return run.Errorf(run.KindMemoryLimit, s.id, err, "the script ran out of memory (limit %d MiB): %s", l.MemoryMiB, msg)
+	case run.KindPermissionDenied:
+		return run.Errorf(run.KindPermissionDenied, s.id, err, "%s", msg)
+	case run.KindOutputLimit:
+		return run.Errorf(run.KindOutputLimit, s.id, err, "%s (maxOutputBytes is %d)", msg, l.MaxOutputBytes)
 	}
 	if call.Refused() > 0 {
-		return runErr(KindPermissionDenied, s.id, err, "%s", msg)
+		return run.Errorf(run.KindPermissionDenied, s.id, err, "%s", msg)
 	}
-	return runErr(KindSkillError, s.id, err, "%s", msg)
+	return run.Errorf(run.KindSkillError, s.id, err, "%s", msg)
 }
 
 // failure is how a script run failed, in the runtime's terms, from either interpreter.
 type failure struct {
-	kind                 ErrorKind
+	kind                 run.ErrorKind
 	name, message, stack string
 }
 
@@ -328,7 +329,7 @@ type failure struct {
 func failureOf(err error) (failure, bool) {
 	var se *scripterr.Error
 	if errors.As(err, &se) {
-		return failure{kind: ErrorKind(se.Kind.String()), name: se.Name, message: se.Message, stack: se.Stack}, true
+		return failure{kind: run.ErrorKind(se.Kind.String()), name: se.Name, message: se.Message, stack: se.Stack}, true
 	}
 	return failure{}, false
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"errors"
+	"github.com/skillbox-dev/skillbox/run"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -63,7 +64,7 @@ func TestBundledGitHubIssues(t *testing.T) {
 		Env:     map[string]string{"GITHUB_API_URL": srv.URL + "/"},
 		Secrets: map[string]PolicySecret{"GITHUB_TOKEN": {Value: token, Hosts: []string{"127.0.0.1"}}}, RootCAs: pool}
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: policy})
-	res, err := rt.Run(context.Background(), Request{Skill: "github-issues", Args: []byte(`{"repo":"acme/widgets","limit":5,"label":"bug"}`)})
+	res, err := rt.Run(context.Background(), run.Request{Skill: "github-issues", Args: []byte(`{"repo":"acme/widgets","limit":5,"label":"bug"}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,8 +87,8 @@ func TestBundledGitHubIssues(t *testing.T) {
 	if strings.Contains(string(res.Result)+string(logs), token) {
 		t.Fatal("the token reached the skill")
 	}
-	res, err = rt.Run(context.Background(), Request{Skill: "github-issues", Args: []byte(`{"repo":"acme/nothing"}`)})
-	if err == nil || res.Error.Kind != KindSkillError || !strings.Contains(res.Error.Message, "no repository acme/nothing") {
+	res, err = rt.Run(context.Background(), run.Request{Skill: "github-issues", Args: []byte(`{"repo":"acme/nothing"}`)})
+	if err == nil || res.Error.Kind != run.KindSkillError || !strings.Contains(res.Error.Message, "no repository acme/nothing") {
 		t.Fatalf("a 404: %v", err)
 	}
 }
@@ -100,7 +101,7 @@ func TestBundledCSVStats(t *testing.T) {
 	p := &Policy{Files: []PolicyMount{{Path: "/workspace", HostPath: ws, Access: ReadOnly}}}
 	rt := newRuntime(t, Config{SkillDirs: []string{"../skills"}, Policy: p})
 	ctx := context.Background()
-	res, err := rt.Run(ctx, Request{Skill: "csv-stats", Args: []byte(`{"file":"/workspace/sales.csv","top":1}`)})
+	res, err := rt.Run(ctx, run.Request{Skill: "csv-stats", Args: []byte(`{"file":"/workspace/sales.csv","top":1}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,10 +122,10 @@ func TestBundledCSVStats(t *testing.T) {
 		price.Max != 1200.5 || region.Type != "text" || region.Distinct != 2 || region.Top[0].Value != "north" {
 		t.Fatalf("result %s", res.Result)
 	}
-	if _, err := rt.Run(ctx, Request{Skill: "csv-stats", Args: []byte(`{"file":"/etc/passwd"}`)}); !errors.Is(err, ErrPermissionDenied) {
+	if _, err := rt.Run(ctx, run.Request{Skill: "csv-stats", Args: []byte(`{"file":"/etc/passwd"}`)}); !errors.Is(err, run.ErrPermissionDenied) {
 		t.Fatalf("a file outside the grant: %v", err)
 	}
-	res, err = rt.Run(ctx, Request{Skill: "csv-stats", Args: []byte(`{}`)})
+	res, err = rt.Run(ctx, run.Request{Skill: "csv-stats", Args: []byte(`{}`)})
 	if err == nil || !strings.Contains(res.Error.Message, "give the table as csv") {
 		t.Fatalf("neither csv nor file: %v", err)
 	}
@@ -134,7 +135,7 @@ func TestBundledCSVStats(t *testing.T) {
 func TestBundledMarkdownTOC(t *testing.T) {
 	rt := newRuntime(t, Config{SkillDirs: []string{"../skills"}})
 	doc := "# Title\n\n## Install it\n\n```sh\n# not a heading\n```\n\n### Linux & macOS\n\n## Install it\n"
-	res, err := rt.Run(context.Background(), Request{Skill: "markdown-toc", Script: "toc.py", Argv: []string{"--skip-first"}, Stdin: []byte(doc)})
+	res, err := rt.Run(context.Background(), run.Request{Skill: "markdown-toc", Script: "toc.py", Argv: []string{"--skip-first"}, Stdin: []byte(doc)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/skillbox-dev/skillbox/run"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -20,7 +21,7 @@ import (
 
 func TestBundledWordCount(t *testing.T) {
 	rt := newRuntime(t, Config{SkillDirs: []string{"../skills"}})
-	res, err := rt.Run(context.Background(), Request{Skill: "word-count", Args: []byte(`{"text":"The cat and the hat.\nThe end","top":2}`)})
+	res, err := rt.Run(context.Background(), run.Request{Skill: "word-count", Args: []byte(`{"text":"The cat and the hat.\nThe end","top":2}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +39,7 @@ func TestBundledWordCount(t *testing.T) {
 	if res.Usage.PeakMemoryBytes == 0 || res.Version != "1.0.0" || !strings.HasPrefix(res.RunID, "run_") {
 		t.Fatalf("result metadata %+v", res)
 	}
-	if _, err := rt.Run(context.Background(), Request{Skill: "word-count", Args: []byte(`{"text":"x","top":1000}`)}); !errors.Is(err, ErrInvalidArgs) ||
+	if _, err := rt.Run(context.Background(), run.Request{Skill: "word-count", Args: []byte(`{"text":"x","top":1000}`)}); !errors.Is(err, run.ErrInvalidArgs) ||
 		!strings.Contains(err.Error(), `argument "top"`) {
 		t.Fatalf("top over its maximum: %v", err)
 	}
@@ -48,36 +49,36 @@ func TestBundledNotes(t *testing.T) {
 	ws := t.TempDir()
 	p := &Policy{Files: []PolicyMount{{Path: "/workspace", HostPath: filepath.Join(ws, "{skill}"), Access: ReadWrite}}}
 	rt := newRuntime(t, Config{SkillDirs: []string{"../skills"}, Policy: p})
-	run := func(args string) (string, error) {
-		res, err := rt.Run(context.Background(), Request{Skill: "notes", Args: []byte(args)})
+	runOne := func(args string) (string, error) {
+		res, err := rt.Run(context.Background(), run.Request{Skill: "notes", Args: []byte(args)})
 		return string(res.Result), err
 	}
-	if _, err := run(`{"action":"write","name":"todo","text":"- milk\n"}`); err != nil {
+	if _, err := runOne(`{"action":"write","name":"todo","text":"- milk\n"}`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := run(`{"action":"append","name":"todo","text":"- eggs\n"}`); err != nil {
+	if _, err := runOne(`{"action":"append","name":"todo","text":"- eggs\n"}`); err != nil {
 		t.Fatal(err)
 	}
-	got, err := run(`{"action":"read","name":"todo"}`)
+	got, err := runOne(`{"action":"read","name":"todo"}`)
 	if err != nil || !strings.Contains(got, `- milk\n- eggs\n`) {
 		t.Fatalf("read: %s %v", got, err)
 	}
-	if got, err := run(`{"action":"list"}`); err != nil || !strings.Contains(got, `"todo"`) {
+	if got, err := runOne(`{"action":"list"}`); err != nil || !strings.Contains(got, `"todo"`) {
 		t.Fatalf("list: %s %v", got, err)
 	}
 	if b, err := os.ReadFile(filepath.Join(ws, "notes", "notes", "todo.md")); err != nil || string(b) != "- milk\n- eggs\n" {
 		t.Fatalf("on disk: %q %v", b, err)
 	}
-	if _, err := run(`{"action":"read","name":"nope"}`); !errors.Is(err, ErrSkillError) || !strings.Contains(err.Error(), `note "nope" not found`) {
+	if _, err := runOne(`{"action":"read","name":"nope"}`); !errors.Is(err, run.ErrSkillError) || !strings.Contains(err.Error(), `note "nope" not found`) {
 		t.Fatalf("missing note: %v", err)
 	}
-	if _, err := run(`{"action":"read","name":"../etc"}`); !errors.Is(err, ErrInvalidArgs) {
+	if _, err := runOne(`{"action":"read","name":"../etc"}`); !errors.Is(err, run.ErrInvalidArgs) {
 		t.Fatalf("traversal in a name must fail the schema: %v", err)
 	}
 	// Without the policy mount, the same skill is refused, and says so.
 	bare := newRuntime(t, Config{SkillDirs: []string{"../skills"}})
-	res, err := bare.Run(context.Background(), Request{Skill: "notes", Args: []byte(`{"action":"list"}`)})
-	if !errors.Is(err, ErrPermissionDenied) || !strings.Contains(err.Error(), "denied") || len(res.Usage.Denied) == 0 {
+	res, err := bare.Run(context.Background(), run.Request{Skill: "notes", Args: []byte(`{"action":"list"}`)})
+	if !errors.Is(err, run.ErrPermissionDenied) || !strings.Contains(err.Error(), "denied") || len(res.Usage.Denied) == 0 {
 		t.Fatalf("without a mount: %v %+v", err, res.Usage)
 	}
 }
@@ -115,7 +116,7 @@ func TestBundledHTTPGet(t *testing.T) {
 	allow := &Policy{Network: []string{"127.0.0.1"}, AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
 
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: allow})
-	res, err := rt.Run(context.Background(), Request{Skill: "http-get", Args: []byte(`{"url":"` + srv.URL + `/moved"}`)})
+	res, err := rt.Run(context.Background(), run.Request{Skill: "http-get", Args: []byte(`{"url":"` + srv.URL + `/moved"}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,8 +132,8 @@ func TestBundledHTTPGet(t *testing.T) {
 	// The same grant without allowNetworks: the host is on the grant, but the address is
 	// loopback, refused at dial time.
 	guarded := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: &Policy{Network: []string{"127.0.0.1"}}})
-	res, err = guarded.Run(context.Background(), Request{Skill: "http-get", Args: []byte(`{"url":"` + srv.URL + `/"}`)})
-	if !errors.Is(err, ErrPermissionDenied) || !strings.Contains(err.Error(), "loopback") {
+	res, err = guarded.Run(context.Background(), run.Request{Skill: "http-get", Args: []byte(`{"url":"` + srv.URL + `/"}`)})
+	if !errors.Is(err, run.ErrPermissionDenied) || !strings.Contains(err.Error(), "loopback") {
 		t.Fatalf("loopback must be refused at dial time: %v", err)
 	}
 	if len(res.Usage.Denied) != 1 {
@@ -156,8 +157,8 @@ func TestTimeoutStopsAHostCallWaitingOnTheNetwork(t *testing.T) {
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: allow})
 	compileNow(t, rt, "http-get") // before the clock starts: a Go module takes long under -race
 	start := time.Now()
-	res, err := rt.Run(context.Background(), Request{Skill: "http-get", Args: []byte(`{"url":"` + srv.URL + `/"}`)})
-	if !errors.Is(err, ErrTimeout) {
+	res, err := rt.Run(context.Background(), run.Request{Skill: "http-get", Args: []byte(`{"url":"` + srv.URL + `/"}`)})
+	if !errors.Is(err, run.ErrTimeout) {
 		t.Fatalf("got %v (%+v)", err, res.Error)
 	}
 	// Not a timing assertion on the run's speed: a bound that proves the call was interrupted
@@ -185,8 +186,8 @@ func TestGoGuestOutOfMemory(t *testing.T) {
 	}
 	args, _ := json.Marshal(map[string]string{"text": b.String()})
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
-	res, err := rt.Run(context.Background(), Request{Skill: "wc", Args: args})
-	if !errors.Is(err, ErrMemoryLimit) {
+	res, err := rt.Run(context.Background(), run.Request{Skill: "wc", Args: args})
+	if !errors.Is(err, run.ErrMemoryLimit) {
 		t.Fatalf("got %v; logs %v", err, res.Logs)
 	}
 }

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"github.com/skillbox-dev/skillbox/run"
 	"sort"
 	"sync"
 )
@@ -8,7 +9,7 @@ import (
 // RunCount is how many runs of one skill, through one face, ended one way.
 type RunCount struct {
 	Skill string // "" for requests naming no known skill
-	Face  Face
+	Face  run.Face
 	// Outcome is "success" or the error kind.
 	Outcome string
 	Count   int64
@@ -53,7 +54,7 @@ type Stats struct {
 
 type runKey struct {
 	skill   string
-	face    Face
+	face    run.Face
 	outcome string
 }
 
@@ -71,7 +72,7 @@ func newCounters() *counters {
 }
 
 // observe counts one request; admitted ones have their duration counted too.
-func (c *counters) observe(skill string, face Face, res *Result, admitted bool) {
+func (c *counters) observe(skill string, face run.Face, res *run.Result, admitted bool) {
 	outcome := "success"
 	if res.Error != nil {
 		outcome = string(res.Error.Kind)

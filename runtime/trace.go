@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 
+	"github.com/skillbox-dev/skillbox/run"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
@@ -72,7 +73,7 @@ func (rt *Runtime) startRun(ctx context.Context, skill, traceParent string) (con
 // endRun records how the run went on its span and ends it. known says the skill exists (the
 // span is then named after it: a refused request's id could be anything, and span names must
 // stay few).
-func endRun(span trace.Span, res *Result, face Face, caller string, admitted, known bool) {
+func endRun(span trace.Span, res *run.Result, face run.Face, caller string, admitted, known bool) {
 	if !span.IsRecording() {
 		span.End()
 		return

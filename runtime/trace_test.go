@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/skillbox-dev/skillbox/internal/interleave"
+	"github.com/skillbox-dev/skillbox/run"
 )
 
 // recorder returns a tracer provider that keeps every ended span in memory.
@@ -66,21 +67,21 @@ func TestRunSpanAttributes(t *testing.T) {
 
 	tests := []struct {
 		name, skill, args string
-		kind              ErrorKind // "" for success
+		kind              run.ErrorKind // "" for success
 		spanName          string
 	}{
 		{"success", "hello", "", "", "execute_tool hello"},
-		{"invalid_args", "echo", `{"n":"x"}`, KindInvalidArgs, "execute_tool echo"},
-		{"not_found", "no-such-skill", "", KindNotFound, "execute_tool"},
-		{"skill_error", "echo", `{"success":false,"error":"no such city"}`, KindSkillError, "execute_tool echo"},
-		{"timeout", "loop", "", KindTimeout, "execute_tool loop"},
-		{"memory_limit", "grow", "", KindMemoryLimit, "execute_tool grow"},
-		{"trap", "unreachable", "", KindTrap, "execute_tool unreachable"},
-		{"output_limit", "bigoutput", "", KindOutputLimit, "execute_tool bigoutput"},
+		{"invalid_args", "echo", `{"n":"x"}`, run.KindInvalidArgs, "execute_tool echo"},
+		{"not_found", "no-such-skill", "", run.KindNotFound, "execute_tool"},
+		{"skill_error", "echo", `{"success":false,"error":"no such city"}`, run.KindSkillError, "execute_tool echo"},
+		{"timeout", "loop", "", run.KindTimeout, "execute_tool loop"},
+		{"memory_limit", "grow", "", run.KindMemoryLimit, "execute_tool grow"},
+		{"trap", "unreachable", "", run.KindTrap, "execute_tool unreachable"},
+		{"output_limit", "bigoutput", "", run.KindOutputLimit, "execute_tool bigoutput"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := rt.Run(context.Background(), Request{Skill: tc.skill, Args: []byte(tc.args), Face: FaceHTTP, Caller: "ci"})
+			res, err := rt.Run(context.Background(), run.Request{Skill: tc.skill, Args: []byte(tc.args), Face: run.FaceHTTP, Caller: "ci"})
 			if (err == nil) != (tc.kind == "") || (err != nil && res.Error.Kind != tc.kind) {
 				t.Fatalf("run: %v, want kind %q", err, tc.kind)
 			}
@@ -115,7 +116,7 @@ func TestRunSpanAttributes(t *testing.T) {
 				a["skillbox.skill.version"].AsString() != res.Version {
 				t.Fatalf("version %q digest %q, attributes %v", res.Version, res.Digest, a)
 			}
-			if tc.kind != KindInvalidArgs && (!a["skillbox.run.admitted"].AsBool() ||
+			if tc.kind != run.KindInvalidArgs && (!a["skillbox.run.admitted"].AsBool() ||
 				a["skillbox.usage.peak_memory_bytes"].AsInt64() != int64(res.Usage.PeakMemoryBytes) || res.Usage.PeakMemoryBytes == 0) {
 				t.Fatalf("usage %+v, attributes %v", res.Usage, a)
 			}
@@ -138,11 +139,11 @@ func TestRunSpanContinuesTheCallersTrace(t *testing.T) {
 	remote := trace.NewSpanContext(trace.SpanContextConfig{TraceID: traceID, SpanID: spanID, TraceFlags: trace.FlagsSampled, Remote: true})
 
 	ctx := trace.ContextWithRemoteSpanContext(context.Background(), remote)
-	if _, err := rt.Run(ctx, Request{Skill: "hello"}); err != nil {
+	if _, err := rt.Run(ctx, run.Request{Skill: "hello"}); err != nil {
 		t.Fatal(err)
 	}
 	byCtx := lastSpan(t, sr, "execute_tool hello")
-	if _, err := rt.Run(context.Background(), Request{Skill: "hello", TraceParent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}); err != nil {
+	if _, err := rt.Run(context.Background(), run.Request{Skill: "hello", TraceParent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}); err != nil {
 		t.Fatal(err)
 	}
 	byField := lastSpan(t, sr, "execute_tool hello")
@@ -166,7 +167,7 @@ func TestNoTracerProviderTracesNothing(t *testing.T) {
 	dir := t.TempDir()
 	fixture(t, dir, "hello", simple("hello", ""), "hello")
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
-	if _, err := rt.Run(context.Background(), Request{Skill: "hello"}); err != nil {
+	if _, err := rt.Run(context.Background(), run.Request{Skill: "hello"}); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(sr.Ended()) + len(sr.Started()); n != 0 {
@@ -191,12 +192,12 @@ func TestFetchSpansAreChildrenOfTheRun(t *testing.T) {
 			sr, tp := recorder(t)
 			rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: allow, Engine: engine, TracerProvider: tp})
 			url := srv.URL + "/secret/path?token=s3cr3t"
-			if _, err := rt.Run(context.Background(), Request{Skill: "http-get", Args: []byte(`{"url":"` + url + `"}`)}); err != nil {
+			if _, err := rt.Run(context.Background(), run.Request{Skill: "http-get", Args: []byte(`{"url":"` + url + `"}`)}); err != nil {
 				t.Fatal(err)
 			}
-			run, fetch := lastSpan(t, sr, "execute_tool http-get"), lastSpan(t, sr, "GET")
-			if fetch.Parent().SpanID() != run.SpanContext().SpanID() || fetch.SpanContext().TraceID() != run.SpanContext().TraceID() {
-				t.Fatalf("fetch span's parent %v, run span %v", fetch.Parent(), run.SpanContext())
+			span, fetch := lastSpan(t, sr, "execute_tool http-get"), lastSpan(t, sr, "GET")
+			if fetch.Parent().SpanID() != span.SpanContext().SpanID() || fetch.SpanContext().TraceID() != span.SpanContext().TraceID() {
+				t.Fatalf("fetch span's parent %v, run span %v", fetch.Parent(), span.SpanContext())
 			}
 			a := attrs(fetch)
 			if fetch.SpanKind() != trace.SpanKindClient || a["http.request.method"].AsString() != "GET" ||
@@ -206,7 +207,7 @@ func TestFetchSpansAreChildrenOfTheRun(t *testing.T) {
 				fetch.Status().Code == codes.Error {
 				t.Fatalf("fetch span: %v %v", a, fetch.Status())
 			}
-			if ra := attrs(run); ra["skillbox.usage.fetches"].AsInt64() != 1 || ra["skillbox.usage.bytes_in"].AsInt64() == 0 {
+			if ra := attrs(span); ra["skillbox.usage.fetches"].AsInt64() != 1 || ra["skillbox.usage.bytes_in"].AsInt64() == 0 {
 				t.Fatalf("run span's usage: %v", ra)
 			}
 			for _, s := range sr.Ended() {
@@ -224,20 +225,20 @@ func TestFetchSpansAreChildrenOfTheRun(t *testing.T) {
 				{"http://localhost:" + strconv.Itoa(port) + "/?token=s3cr3t", "host localhost:" + strconv.Itoa(port) + " is not on the grant"},
 				{url, "loopback"},
 			} {
-				_, err := guarded.Run(context.Background(), Request{Skill: "http-get", Args: []byte(`{"url":"` + c.url + `"}`)})
-				if !errors.Is(err, ErrPermissionDenied) {
+				_, err := guarded.Run(context.Background(), run.Request{Skill: "http-get", Args: []byte(`{"url":"` + c.url + `"}`)})
+				if !errors.Is(err, run.ErrPermissionDenied) {
 					t.Fatalf("%s: %v", c.url, err)
 				}
-				run, fetch := lastSpan(t, sr, "execute_tool http-get"), lastSpan(t, sr, "GET")
+				span, fetch := lastSpan(t, sr, "execute_tool http-get"), lastSpan(t, sr, "GET")
 				a := attrs(fetch)
-				if fetch.Parent().SpanID() != run.SpanContext().SpanID() || !strings.Contains(a["skillbox.fetch.denied"].AsString(), c.reason) ||
+				if fetch.Parent().SpanID() != span.SpanContext().SpanID() || !strings.Contains(a["skillbox.fetch.denied"].AsString(), c.reason) ||
 					a["skillbox.fetch.status"].AsString() != "denied" || a["error.type"].AsString() != "denied" || fetch.Status().Code != codes.Error {
 					t.Fatalf("%s: fetch span %v %v", c.url, a, fetch.Status())
 				}
 				if strings.Contains(a["skillbox.fetch.denied"].AsString(), "s3cr3t") {
 					t.Fatalf("the denial carries the query: %v", a)
 				}
-				if ra := attrs(run); ra["error.type"].AsString() != "permission_denied" || ra["skillbox.usage.denied"].AsInt64() != 1 {
+				if ra := attrs(span); ra["error.type"].AsString() != "permission_denied" || ra["skillbox.usage.denied"].AsInt64() != 1 {
 					t.Fatalf("run span: %v", ra)
 				}
 			}
@@ -255,15 +256,15 @@ func BenchmarkRunTraced(b *testing.B) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()))
 	b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 	ctx := context.Background()
-	run := func(rt *Runtime) func() {
+	runOne := func(rt *Runtime) func() {
 		return func() {
-			if _, err := rt.Run(ctx, Request{Skill: "hello"}); err != nil {
+			if _, err := rt.Run(ctx, run.Request{Skill: "hello"}); err != nil {
 				b.Fatal(err)
 			}
 		}
 	}
-	off := run(newRuntime(b, Config{SkillDirs: []string{dir}}))
-	on := run(newRuntime(b, Config{SkillDirs: []string{dir}, TracerProvider: tp}))
+	off := runOne(newRuntime(b, Config{SkillDirs: []string{dir}}))
+	on := runOne(newRuntime(b, Config{SkillDirs: []string{dir}, TracerProvider: tp}))
 	p50 := interleave.Run(b, interleave.Contender{Name: "off", F: off}, interleave.Contender{Name: "traced", F: on})
 	b.ReportMetric(p50["traced"]/p50["off"], "traced/off")
 	oo, ob := allocs(off)

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/skillbox-dev/skillbox/run"
 	"maps"
 	"os"
 	"path/filepath"
@@ -111,7 +112,7 @@ func (rt *Runtime) User(ctx context.Context, user string) (*Runtime, error) {
 	closed := rt.closed
 	rt.closeMu.RUnlock()
 	if closed {
-		return nil, ErrClosed
+		return nil, run.ErrClosed
 	}
 	if len(rt.users) >= maxUsers {
 		return nil, fmt.Errorf("runtime: %d users' runtimes already: at most %d", len(rt.users), maxUsers)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/skillbox-dev/skillbox/run"
 	"os"
 	"path/filepath"
 	"slices"
@@ -62,13 +63,13 @@ func TestUserSkills(t *testing.T) {
 		if got := ids(other); !slices.Equal(got, []string{"team"}) {
 			t.Fatalf("%s sees %v", name, got)
 		}
-		if _, err := other.Skill("notes"); !errors.Is(err, ErrNotFound) {
+		if _, err := other.Skill("notes"); !errors.Is(err, run.ErrNotFound) {
 			t.Fatalf("%s finds alice's skill: %v", name, err)
 		}
-		if _, err := other.Run(ctx, Request{Skill: "notes"}); err == nil {
+		if _, err := other.Run(ctx, run.Request{Skill: "notes"}); err == nil {
 			t.Fatalf("%s ran alice's skill", name)
 		}
-		if _, err := other.Versions(ctx, "notes"); !errors.Is(err, ErrNotFound) {
+		if _, err := other.Versions(ctx, "notes"); !errors.Is(err, run.ErrNotFound) {
 			t.Fatalf("%s reads alice's skill's versions: %v", name, err)
 		}
 	}
@@ -95,12 +96,12 @@ func TestUserSkills(t *testing.T) {
 
 	// A run of her own skill is hers to see; a run of the tenant's is the tenant's. The tenant
 	// keeps one history of both.
-	res, err := alice.Run(ctx, Request{Skill: "notes", Caller: "alice@acme.example"})
+	res, err := alice.Run(ctx, run.Request{Skill: "notes", Caller: "alice@acme.example"})
 	must(t, err)
 	if rec, ok := rt.RunRecord(res.RunID); !ok || rec.VisibleTo != "alice@acme.example" {
 		t.Fatalf("record of alice's run: %+v %v", rec, ok)
 	}
-	res, err = alice.Run(ctx, Request{Skill: "team"})
+	res, err = alice.Run(ctx, run.Request{Skill: "team"})
 	must(t, err)
 	if rec, ok := rt.RunRecord(res.RunID); !ok || rec.VisibleTo != "" {
 		t.Fatalf("record of alice's run of the tenant's skill: %+v %v", rec, ok)
@@ -155,7 +156,7 @@ func TestUserSkills(t *testing.T) {
 
 	// Closing the tenant's Runtime closes its users'.
 	must(t, rt.Close(ctx))
-	if _, err := bob.Run(ctx, Request{Skill: "notes"}); !errors.Is(err, ErrClosed) {
+	if _, err := bob.Run(ctx, run.Request{Skill: "notes"}); !errors.Is(err, run.ErrClosed) {
 		t.Fatalf("bob's Runtime runs after the tenant's closed: %v", err)
 	}
 }
@@ -195,10 +196,10 @@ func TestUserSkillsConcurrent(t *testing.T) {
 				if _, err := u.Install(ctx, id, pkg(t, simple(id, ""), "hello"), InstallOptions{Replace: true, Visibility: VisibilityUser}); err != nil {
 					errs <- err
 				}
-				if _, err := u.Run(ctx, Request{Skill: id}); err != nil {
+				if _, err := u.Run(ctx, run.Request{Skill: id}); err != nil {
 					errs <- fmt.Errorf("%s runs %s: %w", user, id, err)
 				}
-				if _, err := u.Run(ctx, Request{Skill: "team"}); err != nil {
+				if _, err := u.Run(ctx, run.Request{Skill: "team"}); err != nil {
 					errs <- fmt.Errorf("%s runs team: %w", user, err)
 				}
 			}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/internal/jsbundle"
 	"github.com/skillbox-dev/skillbox/internal/wasmcheck"
+	"github.com/skillbox-dev/skillbox/run"
 )
 
 // verdict is what checking a skill found: its module's hash, size and bounds, its version digest,
@@ -284,11 +285,11 @@ func (s *Skill) module() ([]byte, error) {
 	path := filepath.Join(s.dir, ModuleFile)
 	wasm, err := readModule(path, s.modules)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrModuleChanged, path, err)
+		return nil, fmt.Errorf("%w: %s: %w", run.ErrModuleChanged, path, err)
 	}
 	h := sha256.Sum256(wasm)
 	if got := hex.EncodeToString(h[:]); got != v.hash {
-		return nil, fmt.Errorf("%w: %s has sha256 %.12s now, this version was loaded with %.12s; reload the skills and run it again", ErrModuleChanged, path, got, v.hash)
+		return nil, fmt.Errorf("%w: %s has sha256 %.12s now, this version was loaded with %.12s; reload the skills and run it again", run.ErrModuleChanged, path, got, v.hash)
 	}
 	mc, module := checkModule(wasm, s.modules, s.memMiB())
 	if mc.problem != nil {

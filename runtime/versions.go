@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/skillbox-dev/skillbox/run"
 	"os"
 	"path"
 	"path/filepath"
@@ -191,29 +192,29 @@ func (rt *Runtime) recordVersion(ctx context.Context, s *Skill, prov Provenance)
 
 // pick returns the skill to run for a request of cur's id (cur is the current version, checked
 // and sound), and pin, a digest or "" (see the rules above).
-func (rt *Runtime) pick(ctx context.Context, cur *Skill, pin string) (*Skill, *RunError) {
+func (rt *Runtime) pick(ctx context.Context, cur *Skill, pin string) (*Skill, *run.Error) {
 	id := cur.id
 	curV, err := rt.recordVersion(ctx, cur, Provenance{Source: "folder"})
 	if err != nil {
-		return nil, runErr(KindInternal, id, err, "the skill's versions cannot be read: %v", err)
+		return nil, run.Errorf(run.KindInternal, id, err, "the skill's versions cannot be read: %v", err)
 	}
 	list, err := rt.versionsOf(id).list(ctx, id)
 	if err != nil {
-		return nil, runErr(KindInternal, id, err, "the skill's versions cannot be read: %v", err)
+		return nil, run.Errorf(run.KindInternal, id, err, "the skill's versions cannot be read: %v", err)
 	}
 	requirePublished := rt.policy.Load().Versions.RequirePublished
 	var v Version
 	if pin != "" {
 		d, derr := matchDigest(list, pin)
 		if derr != nil {
-			return nil, runErr(KindNotFound, id, derr, "skill %q: %v", id, derr)
+			return nil, run.Errorf(run.KindNotFound, id, derr, "skill %q: %v", id, derr)
 		}
 		v, _ = findVersion(list, d)
 		switch v.Status {
 		case VersionActive, VersionDeprecated:
 		case VersionDraft:
 			if requirePublished {
-				return nil, runErr(KindNotFound, id, nil, "skill %q: version %s is a draft, and the policy runs only published versions (versions.requirePublished): a publisher publishes it", id, short(v.Digest))
+				return nil, run.Errorf(run.KindNotFound, id, nil, "skill %q: version %s is a draft, and the policy runs only published versions (versions.requirePublished): a publisher publishes it", id, short(v.Digest))
 			}
 		default:
 			return nil, versionRefusal(v)
@@ -225,11 +226,11 @@ func (rt *Runtime) pick(ctx context.Context, cur *Skill, pin string) (*Skill, *R
 		case requirePublished && curV.Status == VersionPending:
 			return nil, versionRefusal(curV)
 		case requirePublished:
-			return nil, runErr(KindNotFound, id, nil, "skill %q has no published version, and the policy runs only published versions (versions.requirePublished): a publisher publishes one (skillbox publish %s %s)", id, id, short(curV.Digest))
+			return nil, run.Errorf(run.KindNotFound, id, nil, "skill %q has no published version, and the policy runs only published versions (versions.requirePublished): a publisher publishes one (skillbox publish %s %s)", id, id, short(curV.Digest))
 		case curV.Status == VersionDraft:
 			v = curV
 		case curV.Status == VersionDeprecated:
-			return nil, runErr(KindNotFound, id, nil, "skill %q: its current version %s is deprecated and it has no active version: publish one, or pin a version by digest", id, short(curV.Digest))
+			return nil, run.Errorf(run.KindNotFound, id, nil, "skill %q: its current version %s is deprecated and it has no active version: publish one, or pin a version by digest", id, short(curV.Digest))
 		default:
 			return nil, versionRefusal(curV)
 		}
@@ -241,7 +242,7 @@ func (rt *Runtime) pick(ctx context.Context, cur *Skill, pin string) (*Skill, *R
 	// to the agents' ceiling; the stored one runs with what the admin approved).
 	s, err := rt.loadVersion(ctx, v)
 	if err != nil {
-		return nil, runErr(KindInternal, id, err, "skill %q: version %s cannot be loaded: %v", id, short(v.Digest), err)
+		return nil, run.Errorf(run.KindInternal, id, err, "skill %q: version %s cannot be loaded: %v", id, short(v.Digest), err)
 	}
 	if rerr := runnable(ctx, s); rerr != nil {
 		return nil, rerr
@@ -250,13 +251,13 @@ func (rt *Runtime) pick(ctx context.Context, cur *Skill, pin string) (*Skill, *R
 }
 
 // versionRefusal is the error of a run of v, which never runs.
-func versionRefusal(v Version) *RunError {
+func versionRefusal(v Version) *run.Error {
 	if v.Status == VersionPending {
-		e := runErr(KindPendingApproval, v.Skill, nil, "skill %q: version %s asks for more than the version before it, and waits for an admin's approval (skillbox approve %s %s):\n  - %s",
+		e := run.Errorf(run.KindPendingApproval, v.Skill, nil, "skill %q: version %s asks for more than the version before it, and waits for an admin's approval (skillbox approve %s %s):\n  - %s",
 			v.Skill, short(v.Digest), v.Skill, short(v.Digest), strings.Join(v.Diff, "\n  - "))
 		return e
 	}
-	return runErr(KindNotFound, v.Skill, nil, "skill %q: version %s is %s and never runs", v.Skill, short(v.Digest), v.Status)
+	return run.Errorf(run.KindNotFound, v.Skill, nil, "skill %q: version %s is %s and never runs", v.Skill, short(v.Digest), v.Status)
 }
 
 // short is a digest's first 12 hex digits, enough to name it among a skill's versions.
@@ -410,13 +411,13 @@ func readTree(ctx context.Context, dir string) (map[string][]byte, string, error
 
 // pickVersion is pick for a runtime with a VersionStore; without one, s runs, and a pin must
 // name it.
-func (rt *Runtime) pickVersion(ctx context.Context, s *Skill, pin string) (*Skill, *RunError) {
+func (rt *Runtime) pickVersion(ctx context.Context, s *Skill, pin string) (*Skill, *run.Error) {
 	if rt.versions != nil {
 		return rt.pick(ctx, s, pin)
 	}
 	if pin != "" {
 		if _, err := matchDigest([]Version{{Digest: s.Digest()}}, pin); err != nil {
-			return nil, runErr(KindNotFound, s.id, ErrNoVersionStore, "skill %q is at version %s, not %s: this runtime keeps no other versions", s.id, short(s.Digest()), pin)
+			return nil, run.Errorf(run.KindNotFound, s.id, ErrNoVersionStore, "skill %q is at version %s, not %s: this runtime keeps no other versions", s.id, short(s.Digest()), pin)
 		}
 	}
 	return s, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/skillbox-dev/skillbox/run"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,9 +28,9 @@ func setTimeout(ms int) func(m map[string]any) {
 }
 
 // runWC runs word-count (pinned to pin when set) and returns its result and error.
-func runWC(t *testing.T, rt *Runtime, pin string) (*Result, error) {
+func runWC(t *testing.T, rt *Runtime, pin string) (*run.Result, error) {
 	t.Helper()
-	return rt.Run(context.Background(), Request{Skill: "word-count", Digest: pin, Args: json.RawMessage(`{"text":"a b c"}`)})
+	return rt.Run(context.Background(), run.Request{Skill: "word-count", Digest: pin, Args: json.RawMessage(`{"text":"a b c"}`)})
 }
 
 // The life of a skill's versions, through a folder being edited: a wider version waits for an
@@ -87,7 +88,7 @@ func TestVersionsLifecycle(t *testing.T) {
 	if v2.Status != VersionPending || len(v2.Diff) != 1 || v2.Diff[0] != "limits.timeoutMs: 10000 -> 20000" {
 		t.Fatalf("the wider version: %+v", v2)
 	}
-	if _, err := runWC(t, rt, v2.Digest); !errors.Is(err, ErrPendingApproval) || !strings.Contains(err.Error(), "limits.timeoutMs: 10000 -> 20000") {
+	if _, err := runWC(t, rt, v2.Digest); !errors.Is(err, run.ErrPendingApproval) || !strings.Contains(err.Error(), "limits.timeoutMs: 10000 -> 20000") {
 		t.Fatalf("a run of a pending version: %v", err)
 	}
 
@@ -126,10 +127,10 @@ func TestVersionsLifecycle(t *testing.T) {
 	if _, err := rt.ChangeVersion(ctx, "word-count", v1, "yank", admin, "broken output"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := runWC(t, rt, v1); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "yanked") {
+	if _, err := runWC(t, rt, v1); !errors.Is(err, run.ErrNotFound) || !strings.Contains(err.Error(), "yanked") {
 		t.Fatalf("a yanked version pinned: %v", err)
 	}
-	if _, err := runWC(t, rt, "sha256:0123456789"); !errors.Is(err, ErrNotFound) {
+	if _, err := runWC(t, rt, "sha256:0123456789"); !errors.Is(err, run.ErrNotFound) {
 		t.Fatalf("a pin of no version: %v", err)
 	}
 }
@@ -142,7 +143,7 @@ func TestVersionsRequirePublished(t *testing.T) {
 	p := &Policy{Versions: VersionsPolicy{RequirePublished: true}}
 	rt := newRuntime(t, Config{SkillDirs: []string{skills}, Policy: p, Versions: newVersionStore(t)})
 	_, err := runWC(t, rt, "")
-	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "requirePublished") {
+	if !errors.Is(err, run.ErrNotFound) || !strings.Contains(err.Error(), "requirePublished") {
 		t.Fatalf("an unpublished skill ran: %v", err)
 	}
 	list, err := rt.Versions(ctx, "word-count")

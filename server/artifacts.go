@@ -12,7 +12,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/artifact"
+	"github.com/skillbox-dev/skillbox/run"
 )
 
 // artifact answers GET /v1/runs/{id}/artifacts/{name...}: the bytes of a file the run left in
@@ -27,7 +28,7 @@ func (s *Server) artifact(c echo.Context) error {
 	id := c.Param("run_id")
 	// echo routes on the raw path when a client escapes differently from Go: decode it here.
 	name, err := url.PathUnescape(c.Param("*"))
-	if err != nil || !runtime.ValidArtifactName(name) {
+	if err != nil || !artifact.ValidName(name) {
 		return httpError(http.StatusBadRequest, "bad_path", "the artifact name is not a clean relative path, such as report.pdf or charts/a.png")
 	}
 	if !s.mayReadRun(c, id) {
@@ -37,11 +38,11 @@ func (s *Server) artifact(c echo.Context) error {
 	defer cancel()
 	rc, a, err := s.rt.OpenArtifact(ctx, id, name)
 	switch {
-	case errors.Is(err, runtime.ErrNoRun):
+	case errors.Is(err, artifact.ErrNoRun):
 		return httpError(http.StatusNotFound, "not_found", "no run %q (neither the run history nor the runtime's recent runs have it)", id)
-	case errors.Is(err, runtime.ErrNoArtifact):
+	case errors.Is(err, artifact.ErrNoArtifact):
 		return httpError(http.StatusNotFound, "not_found", "run %q left no file %q in its output", id, name)
-	case errors.Is(err, runtime.ErrClosed):
+	case errors.Is(err, run.ErrClosed):
 		return httpError(http.StatusServiceUnavailable, "unavailable", "the server is shutting down")
 	case err != nil:
 		s.logger.Error("read an artifact", "run", id, "name", name, "err", err)

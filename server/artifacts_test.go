@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/artifact"
+	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/store"
 	"github.com/skillbox-dev/skillbox/store/sqlite"
@@ -65,7 +67,7 @@ func TestArtifactDownload(t *testing.T) {
 			cfg.Recorder, cfg.Artifacts = rec, rec
 		}
 		env := newEnvRuntime(t, Options{}, cfg, artifactSkills(t))
-		var res runtime.Result
+		var res run.Result
 		post(t, env.ts.URL+"/v1/runs", `{"skill":"page"}`).decode(t, &res)
 		if !res.Success || len(res.Artifacts) != 2 {
 			t.Fatalf("store %v: %+v", withStore, res)
@@ -104,7 +106,7 @@ func TestArtifactEventsInTheStream(t *testing.T) {
 	resp := stream(t, context.Background(), env.ts.URL+"/v1/runs", `{"skill":"out","input":{"spec":"a.txt*3;b/c.txt*2"}}`)
 	defer resp.Body.Close()
 	var kinds []string
-	var files []runtime.Artifact
+	var files []artifact.Artifact
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
 		line := sc.Text()
@@ -112,7 +114,7 @@ func TestArtifactEventsInTheStream(t *testing.T) {
 			kinds = append(kinds, k)
 		}
 		if d, ok := strings.CutPrefix(line, "data: "); ok && kinds[len(kinds)-1] == "file" {
-			var e runtime.Event
+			var e run.Event
 			if err := json.Unmarshal([]byte(d), &e); err != nil || e.File == nil {
 				t.Fatalf("file event %s: %v", d, err)
 			}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/store"
 )
 
@@ -58,7 +58,7 @@ func asyncParam(c echo.Context) (bool, error) {
 //
 // 429 with Retry-After when the server already holds LiveRunOptions.MaxAsync asynchronous
 // runs in flight.
-func (s *Server) runAsync(c echo.Context, ctx context.Context, req runtime.Request) error {
+func (s *Server) runAsync(c echo.Context, ctx context.Context, req run.Request) error {
 	if !s.live.reserve() {
 		return &retryError{after: time.Second, err: httpError(http.StatusTooManyRequests, "busy",
 			"this server already holds %d asynchronous runs in flight, its limit; try again later, or run without async=true",
@@ -66,7 +66,7 @@ func (s *Server) runAsync(c echo.Context, ctx context.Context, req runtime.Reque
 	}
 	tr := s.live.track(context.WithoutCancel(ctx), &req, runOwner{req.Caller, s.rt.VisibleTo(req.Skill)}, true)
 	type outcome struct {
-		res *runtime.Result
+		res *run.Result
 		err error
 	}
 	done := make(chan outcome, 1)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -107,7 +108,7 @@ func sequence(evs []sseEvent) []string {
 }
 
 // lastResult is the result of the last event of evs, which must be the result event.
-func lastResult(t testing.TB, evs []sseEvent) *runtime.Result {
+func lastResult(t testing.TB, evs []sseEvent) *run.Result {
 	t.Helper()
 	if len(evs) == 0 || evs[len(evs)-1].name != "result" || evs[len(evs)-1].ev.Result == nil {
 		t.Fatalf("the stream does not end with its result: %v", sequence(evs))

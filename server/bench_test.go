@@ -2,6 +2,7 @@ package server
 
 import (
 	"github.com/skillbox-dev/skillbox/internal/interleave"
+	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 
 	"context"
@@ -50,7 +51,7 @@ func BenchmarkHTTPRun(b *testing.B) {
 	url := env.ts.URL + "/v1/skills/hello/runs"
 	ctx := context.Background()
 	library := func() {
-		res, err := env.rt.Run(ctx, runtime.Request{Skill: "hello", Args: []byte(`{}`)})
+		res, err := env.rt.Run(ctx, run.Request{Skill: "hello", Args: []byte(`{}`)})
 		if err != nil || !res.Success {
 			b.Fatal(err)
 		}
@@ -119,7 +120,7 @@ func BenchmarkHTTPRoundTrip(b *testing.B) {
 	b.Cleanup(bare.Close)
 	p50 := interleave.Run(b,
 		interleave.Contender{Name: "library", F: func() {
-			if res, err := env.rt.Run(ctx, runtime.Request{Skill: "hello", Args: []byte(`{}`)}); err != nil || !res.Success {
+			if res, err := env.rt.Run(ctx, run.Request{Skill: "hello", Args: []byte(`{}`)}); err != nil || !res.Success {
 				b.Fatal(err)
 			}
 		}},

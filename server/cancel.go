@@ -6,7 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/store"
 )
 
@@ -27,16 +27,16 @@ type cancelAccepted struct {
 func (s *Server) cancelRun(c echo.Context) error {
 	id := c.Param("run_id")
 	k, _ := c.Get(keyContext).(keyEntry)
-	run := s.liveRun(c, id)
-	if run == nil {
+	rec := s.liveRun(c, id)
+	if rec == nil {
 		return s.cancelGone(c, id)
 	}
-	if k.role < RoleAdmin && k.name != run.caller {
+	if k.role < RoleAdmin && k.name != rec.caller {
 		return httpError(http.StatusForbidden, "forbidden",
 			"run %q was started by another key: only that key or an admin may cancel it", id)
 	}
-	if !run.cancelFor(fmt.Errorf("key %q asked for it", k.name)) {
-		return finished(id, run.status())
+	if !rec.cancelFor(fmt.Errorf("key %q asked for it", k.name)) {
+		return finished(id, rec.status())
 	}
 	return c.JSON(http.StatusAccepted, cancelAccepted{RunID: id, Status: store.StatusRunning, Links: linksFor(c, id)})
 }
@@ -47,14 +47,14 @@ func (s *Server) cancelGone(c echo.Context, id string) error {
 	if rec, ok := s.recentRun(c, id); ok {
 		return finished(id, statusOf(rec.Result))
 	}
-	run := s.historyOf(c, id)
+	rec := s.historyOf(c, id)
 	switch {
-	case run == nil:
+	case rec == nil:
 		return s.unknownRun(id)
-	case run.Status == store.StatusRunning:
+	case rec.Status == store.StatusRunning:
 		return elsewhere(id, "cancel")
 	}
-	return finished(id, run.Status)
+	return finished(id, rec.Status)
 }
 
 // finished is the 409 for a cancel that came too late.
@@ -67,7 +67,7 @@ func finished(id string, status store.Status) error {
 }
 
 // statusOf is a finished result's status in the run history's words.
-func statusOf(res *runtime.Result) store.Status {
+func statusOf(res *run.Result) store.Status {
 	if res.Success {
 		return store.StatusSucceeded
 	}

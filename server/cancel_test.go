@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -48,7 +49,7 @@ func TestCancelRun(t *testing.T) {
 			evs := watch(t, env.ts.URL+a.Links.Events, as("eve")...)
 			res := lastResult(t, evs)
 			want := `the run was canceled: key "` + tc.canceler + `" asked for it`
-			if res.Error == nil || res.Error.Kind != runtime.KindCanceled || res.Error.Message != want {
+			if res.Error == nil || res.Error.Kind != run.KindCanceled || res.Error.Message != want {
 				t.Fatalf("result error %+v, want canceled: %s", res.Error, want)
 			}
 			// Again: it has finished.
@@ -77,7 +78,7 @@ func TestCancelSynchronousRun(t *testing.T) {
 	env := liveEnv(t, Options{}, runtime.Config{})
 	resp := stream(t, context.Background(), env.ts.URL+"/v1/skills/ticker/runs", endlessTicks)
 	defer resp.Body.Close()
-	var res *runtime.Result
+	var res *run.Result
 	readSSE(t, resp.Body, func(e sseEvent) bool {
 		if e.name == "status" && e.ev.Status == "running" {
 			if r := post(t, env.ts.URL+"/v1/runs/"+e.ev.RunID+"/cancel", ``); r.status != 202 {
@@ -88,7 +89,7 @@ func TestCancelSynchronousRun(t *testing.T) {
 		return true
 	})
 	// The ticks never end by themselves: canceled, not timeout or success, is the cancel's doing.
-	if res == nil || res.Error == nil || res.Error.Kind != runtime.KindCanceled || !strings.Contains(res.Error.Message, `key "anonymous"`) {
+	if res == nil || res.Error == nil || res.Error.Kind != run.KindCanceled || !strings.Contains(res.Error.Message, `key "anonymous"`) {
 		t.Fatalf("result %+v", res)
 	}
 }

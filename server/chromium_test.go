@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -65,9 +66,9 @@ type pageReport struct {
 		Error  string `json:"error"`
 	} `json:"read"`
 	JSONRun struct {
-		Status int            `json:"status"`
-		Body   runtime.Result `json:"body"`
-		Error  string         `json:"error"`
+		Status int        `json:"status"`
+		Body   run.Result `json:"body"`
+		Error  string     `json:"error"`
 	} `json:"jsonRun"`
 	SimpleRun   struct{ Type, Error string } `json:"simpleRun"`
 	FormInstall struct{ Type, Error string } `json:"formInstall"`

@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -53,9 +54,9 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 		for _, p := range se.Problems {
 			body.Details = append(body.Details, p.Error()) // Install reports package-relative paths
 		}
-	case errors.Is(err, runtime.ErrBusy):
+	case errors.Is(err, run.ErrBusy):
 		// An install the runtime had no room to compile (runs answer their own refusals).
-		if errors.Is(err, runtime.ErrClosed) {
+		if errors.Is(err, run.ErrClosed) {
 			status, body = http.StatusServiceUnavailable, apiErrorBody{Code: "unavailable", Message: err.Error()}
 		} else {
 			c.Response().Header().Set("Retry-After", "1")
@@ -69,7 +70,7 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 		status, body = http.StatusConflict, apiErrorBody{Code: "exists", Message: err.Error()}
 	case errors.Is(err, runtime.ErrVisibility):
 		status, body = http.StatusConflict, apiErrorBody{Code: "visibility", Message: err.Error()}
-	case errors.Is(err, runtime.ErrQuotaExceeded):
+	case errors.Is(err, run.ErrQuotaExceeded):
 		status, body = quotaStatus, apiErrorBody{Code: "quota_exceeded", Message: err.Error()}
 	case errors.Is(err, runtime.ErrNoVersionStore), errors.Is(err, runtime.ErrNoVersion):
 		status, body = http.StatusNotFound, apiErrorBody{Code: "not_found", Message: err.Error()}
@@ -79,7 +80,7 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 		status, body = http.StatusConflict, apiErrorBody{Code: "version_conflict", Message: err.Error()}
 	case errors.Is(err, runtime.ErrForbidden):
 		status, body = http.StatusForbidden, apiErrorBody{Code: "forbidden", Message: err.Error()}
-	case errors.Is(err, runtime.ErrNotFound):
+	case errors.Is(err, run.ErrNotFound):
 		status, body = http.StatusNotFound, apiErrorBody{Code: "not_found", Message: err.Error()}
 	case errors.As(err, &he):
 		status = he.Code
@@ -102,7 +103,7 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 // noSkill is the 404 of a lookup of skill id that failed with err: the runtime's message for a
 // client (the id and the nearest ids; never a directory of the host, see runtime.NotFoundError).
 func noSkill(err error, id string) error {
-	var re *runtime.RunError
+	var re *run.Error
 	if errors.As(err, &re) && re.Message != "" {
 		return httpError(http.StatusNotFound, "not_found", "%s", re.Message)
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/store"
 )
 
@@ -36,8 +36,8 @@ func (s *Server) runEvents(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	run := s.liveRun(c, id)
-	if run == nil {
+	rec := s.liveRun(c, id)
+	if rec == nil {
 		return s.eventsGone(c, id)
 	}
 	w := newSSE(c)
@@ -49,7 +49,7 @@ func (s *Server) runEvents(c echo.Context) error {
 	defer keepAlive.Stop()
 	n := after
 	for {
-		evs, done, changed := run.since(n)
+		evs, done, changed := rec.since(n)
 		for _, k := range evs {
 			n++
 			w.send(n, k.name(), k.payload())
@@ -94,19 +94,19 @@ func resumePoint(c echo.Context) (int, error) {
 func (s *Server) eventsGone(c echo.Context, id string) error {
 	if rec, ok := s.recentRun(c, id); ok {
 		w := newSSE(c)
-		w.send(0, "result", runtime.Event{Type: "result", RunID: id, Result: rec.Result})
+		w.send(0, "result", run.Event{Type: "result", RunID: id, Result: rec.Result})
 		return nil
 	}
-	run := s.historyOf(c, id)
+	rec := s.historyOf(c, id)
 	switch {
-	case run == nil:
+	case rec == nil:
 		return s.unknownRun(id)
-	case run.Status == store.StatusRunning:
+	case rec.Status == store.StatusRunning:
 		return elsewhere(id, "events")
 	}
 	return httpError(http.StatusNotFound, "expired",
 		"run %q finished (%s) more than %s ago and this server no longer keeps its events; GET /v1/runs/%s reads its record",
-		id, run.Status, s.live.opts.Keep, id)
+		id, rec.Status, s.live.opts.Keep, id)
 }
 
 // historyOf is the run history's record of run id, or nil when there is no history, it does
@@ -118,17 +118,17 @@ func (s *Server) historyOf(c echo.Context, id string) *store.Run {
 	}
 	ctx, cancel := context.WithTimeout(c.Request().Context(), historyTimeout)
 	defer cancel()
-	run, err := s.opts.History.FindRun(ctx, id)
+	rec, err := s.opts.History.FindRun(ctx, id)
 	if err != nil {
 		if !errors.Is(err, store.ErrNotFound) {
 			s.logger.Error("read the run history", "run", id, "err", err)
 		}
 		return nil
 	}
-	if !sees(c, run.VisibleTo) {
+	if !sees(c, rec.VisibleTo) {
 		return nil
 	}
-	return &run
+	return &rec
 }
 
 // elsewhere is the 404 for a run the history says is in flight, which this process does not

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -213,11 +214,11 @@ func TestEventsSlowClient(t *testing.T) {
 	case <-time.After(hangGuard):
 		t.Fatal("the watcher never wrote past the gate")
 	}
-	run := env.srv.live.get(a.RunID)
-	if run == nil {
+	live := env.srv.live.get(a.RunID)
+	if live == nil {
 		t.Fatal("the run is not tracked")
 	}
-	kept := func() int { evs, _, _ := run.since(0); return len(evs) }
+	kept := func() int { evs, _, _ := live.since(0); return len(evs) }
 	stuckAt := kept()
 	if !waitFor(hangGuard, func() bool { return kept() >= stuckAt+100 }) {
 		t.Fatalf("the run stopped at %d events while its watcher was stuck (at %d)", kept(), stuckAt)
@@ -229,7 +230,7 @@ func TestEventsSlowClient(t *testing.T) {
 	if !waitFor(hangGuard, func() bool { var ok bool; rec, ok = env.rt.RunRecord(a.RunID); return ok }) {
 		t.Fatal("the run did not end while its watcher was stuck")
 	}
-	if rec.Error == nil || rec.Error.Kind != runtime.KindCanceled {
+	if rec.Error == nil || rec.Error.Kind != run.KindCanceled {
 		t.Errorf("the run: %+v, want canceled", rec.Error)
 	}
 	if !waitFor(hangGuard, func() bool { tracked, async := env.srv.live.inFlight(); return tracked == 0 && async == 0 }) {
@@ -249,7 +250,7 @@ func TestEventsSlowClient(t *testing.T) {
 	if err := readSSE(t, resp.Body, func(e sseEvent) bool { evs = append(evs, e); return true }); err != nil {
 		t.Fatalf("reading the stuck watcher's stream: %v", err)
 	}
-	if res := lastResult(t, evs); res.RunID != a.RunID || res.Error == nil || res.Error.Kind != runtime.KindCanceled || len(evs) != kept() {
+	if res := lastResult(t, evs); res.RunID != a.RunID || res.Error == nil || res.Error.Kind != run.KindCanceled || len(evs) != kept() {
 		t.Errorf("the watcher's %d events (%d kept) end with %+v", len(evs), kept(), res)
 	}
 }

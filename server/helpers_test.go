@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/skillbox-dev/skillbox/internal/testcache"
+	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -246,12 +247,12 @@ func wantError(t testing.TB, r reply, status int, code string) apiErr {
 }
 
 // runResult decodes a run's 200 reply.
-func runResult(t testing.TB, r reply) runtime.Result {
+func runResult(t testing.TB, r reply) run.Result {
 	t.Helper()
 	if r.status != http.StatusOK {
 		t.Fatalf("run: %s", r)
 	}
-	var res runtime.Result
+	var res run.Result
 	r.decode(t, &res)
 	return res
 }
@@ -262,7 +263,7 @@ type sseEvent struct {
 	id   string
 	name string
 	data json.RawMessage
-	ev   runtime.Event
+	ev   run.Event
 }
 
 // readSSE reads events from r until fn returns false or the stream ends. Every event must have

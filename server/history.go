@@ -13,7 +13,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/store"
 )
 
@@ -38,8 +38,8 @@ const historyTimeout = 30 * time.Second
 // which the history does not keep.
 type runView struct {
 	store.Run
-	Result json.RawMessage    `json:"result,omitempty"`
-	Logs   []runtime.LogEntry `json:"logs,omitempty"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Logs   []run.LogEntry  `json:"logs,omitempty"`
 }
 
 // listQuery are the parameters GET /v1/runs takes.
@@ -133,15 +133,15 @@ func (s *Server) getRun(c echo.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(c.Request().Context(), historyTimeout)
 	defer cancel()
-	run, err := s.opts.History.FindRun(ctx, id)
-	if err == nil && !sees(c, run.VisibleTo) {
+	found, err := s.opts.History.FindRun(ctx, id)
+	if err == nil && !sees(c, found.VisibleTo) {
 		err = store.ErrNotFound // another user's own run: as if there were none
 	}
 	switch {
 	case err == nil:
 	case inMemory:
 		// Recorded in memory but not (yet) in the history: its recorder failed, or lags.
-		run = store.RunOf(&rec)
+		found = store.RunOf(&rec)
 		if !errors.Is(err, store.ErrNotFound) {
 			s.logger.Error("read the run history; answered from memory", "run", id, "err", err)
 		}
@@ -150,7 +150,7 @@ func (s *Server) getRun(c echo.Context) error {
 	default:
 		return s.historyDown(err)
 	}
-	view := runView{Run: run}
+	view := runView{Run: found}
 	if inMemory {
 		view.Result, view.Logs = rec.Result.Result, rec.Logs
 	}

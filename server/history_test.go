@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/store"
 	"github.com/skillbox-dev/skillbox/store/sqlite"
@@ -114,8 +115,8 @@ func TestRunHistoryFromAStore(t *testing.T) {
 	// One run: the history's record, and the result the runtime still holds.
 	var one struct {
 		store.Run
-		Result map[string]any     `json:"result"`
-		Logs   []runtime.LogEntry `json:"logs"`
+		Result map[string]any `json:"result"`
+		Logs   []run.LogEntry `json:"logs"`
 	}
 	r := get(t, env.ts.URL+"/v1/runs/"+ids[1])
 	r.decode(t, &one)

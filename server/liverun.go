@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/store"
 )
 
@@ -39,7 +39,7 @@ type runOwner struct{ caller, visibleTo string }
 // keptEvent is one event of a run. Events are kept as the runtime gave them and encoded when a
 // watcher reads them: most runs are never watched, and a run must not pay to encode its logs.
 type keptEvent struct {
-	ev      runtime.Event
+	ev      run.Event
 	dropped *droppedEvent // set for the marker of dropped log events
 }
 
@@ -70,7 +70,7 @@ func (k keptEvent) payload() any {
 // (the run is over). The status events and the result are always kept; every other event (log,
 // and whatever else the runtime sends, such as file) counts against MaxEvents and
 // MaxEventBytes, and past either of them is dropped, once marked.
-func (r *liveRun) append(e runtime.Event, o *LiveRunOptions, now func() time.Time) bool {
+func (r *liveRun) append(e run.Event, o *LiveRunOptions, now func() time.Time) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.done {
@@ -161,7 +161,7 @@ func (r *liveRun) cancelFor(cause error) bool {
 
 // eventCost estimates what e holds in memory: its texts plus a fixed overhead, like the
 // runtime's estimate of a record.
-func eventCost(e runtime.Event) int64 {
+func eventCost(e run.Event) int64 {
 	n := int64(96)
 	if e.Log != nil {
 		n += int64(len(e.Log.Message) + len(e.Log.Source) + len(e.Log.Level))

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/run"
 )
 
 // LiveRunOptions bound what a server holds of the runs it serves as resources: the runs in flight
@@ -131,12 +131,12 @@ type tracking struct {
 // req's events, from the first one, are kept in the registry before they go to the listener
 // req had. A run refused before admission has no event and is never kept: it never got an id
 // anyone could use. The caller must call end once the run has returned.
-func (b *liveRuns) track(ctx context.Context, req *runtime.Request, who runOwner, async bool) *tracking {
+func (b *liveRuns) track(ctx context.Context, req *run.Request, who runOwner, async bool) *tracking {
 	t := &tracking{admitted: make(chan struct{}), reg: b}
 	t.ctx, t.cancel = context.WithCancelCause(ctx)
 	next := req.OnEvent
 	first := true // on the run's goroutine only: the runtime sends its events in order from there
-	req.OnEvent = func(e runtime.Event) {
+	req.OnEvent = func(e run.Event) {
 		if first {
 			first = false
 			t.run = b.add(e.RunID, who, async, t.cancel)
@@ -155,9 +155,9 @@ func (b *liveRuns) track(ctx context.Context, req *runtime.Request, who runOwner
 // end is called once the run has returned with res. The runtime sends the result event of
 // every run it admitted before it returns; should one ever be missing, res stands in for it,
 // so no watcher waits forever and no place stays taken. The run's context is released.
-func (t *tracking) end(res *runtime.Result) {
+func (t *tracking) end(res *run.Result) {
 	if t.run != nil && res != nil {
-		t.reg.record(t.run, runtime.Event{Type: "result", RunID: t.run.id, Result: res})
+		t.reg.record(t.run, run.Event{Type: "result", RunID: t.run.id, Result: res})
 	}
 	t.cancel(context.Canceled)
 }
@@ -183,24 +183,24 @@ func (b *liveRuns) add(id string, who runOwner, async bool, cancel context.Cance
 // the same hold of the registry's lock: a watcher that has read the result (and the client it
 // answered) never finds the registry still counting the run in flight, or another run it
 // pushed out (MaxFinished) still kept.
-func (b *liveRuns) record(run *liveRun, e runtime.Event) {
+func (b *liveRuns) record(rec *liveRun, e run.Event) {
 	if e.Type != "result" {
-		run.append(e, &b.opts, b.now)
+		rec.append(e, &b.opts, b.now)
 		return
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if !run.append(e, &b.opts, b.now) {
+	if !rec.append(e, &b.opts, b.now) {
 		return // a second result (end's stand-in for one already in): the run finished once
 	}
-	if !run.async {
+	if !rec.async {
 		b.watched--
 	}
-	run.mu.Lock()
-	cost := run.cost
-	run.mu.Unlock()
-	run.keptCost = cost
-	b.finished = append(b.finished, run)
+	rec.mu.Lock()
+	cost := rec.cost
+	rec.mu.Unlock()
+	rec.keptCost = cost
+	b.finished = append(b.finished, rec)
 	b.keptCost += cost
 	b.prune()
 }

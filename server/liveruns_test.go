@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/run"
 )
 
 // The registry's bounds, with its clock in hand: MaxWatched synchronous runs are kept (one more
@@ -17,15 +17,15 @@ func TestLiveRunsBounds(t *testing.T) {
 	// play tracks one run of reg through its events; it returns the run's tracking, finished
 	// unless open.
 	play := func(reg *liveRuns, id string, async, open bool, logs ...string) *tracking {
-		req := runtime.Request{}
+		req := run.Request{}
 		tr := reg.track(context.Background(), &req, runOwner{caller: "k"}, async)
-		req.OnEvent(runtime.Event{Type: "status", Status: "started", RunID: id})
+		req.OnEvent(run.Event{Type: "status", Status: "started", RunID: id})
 		for _, l := range logs {
-			req.OnEvent(runtime.Event{Type: "log", RunID: id, Log: &runtime.LogEntry{Message: l}})
+			req.OnEvent(run.Event{Type: "log", RunID: id, Log: &run.LogEntry{Message: l}})
 		}
 		if !open {
-			req.OnEvent(runtime.Event{Type: "result", RunID: id, Result: &runtime.Result{RunID: id, Success: true}})
-			tr.end(&runtime.Result{RunID: id})
+			req.OnEvent(run.Event{Type: "result", RunID: id, Result: &run.Result{RunID: id, Success: true}})
+			tr.end(&run.Result{RunID: id})
 		}
 		return tr
 	}
@@ -54,8 +54,8 @@ func TestLiveRunsBounds(t *testing.T) {
 	if first.run == nil || second.run != nil || kept(reg) != "r0" {
 		t.Errorf("MaxWatched 1: kept %q", kept(reg))
 	}
-	second.end(&runtime.Result{}) // an untracked run ends quietly
-	first.end(&runtime.Result{RunID: "r0"})
+	second.end(&run.Result{}) // an untracked run ends quietly
+	first.end(&run.Result{RunID: "r0"})
 	if !first.run.isDone() || first.run.status() != "failed" { // its result stood in for the missing event
 		t.Errorf("a run that returned without its result event: done %v, %s", first.run.isDone(), first.run.status())
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -43,7 +44,7 @@ func (s *Server) install(c echo.Context, want string, opts runtime.InstallOption
 	if err != nil {
 		return err
 	}
-	opts.Face, opts.Caller, opts.Visibility = runtime.FaceHTTP, k.caller(), vis
+	opts.Face, opts.Caller, opts.Visibility = run.FaceHTTP, k.caller(), vis
 	sk, err := rt.Install(c.Request().Context(), id, files, opts)
 	if err != nil {
 		return err

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -466,7 +467,7 @@ func TestAtomicUpdateUnderConcurrentRuns(t *testing.T) {
 					t.Errorf("run: %s", r)
 					return
 				}
-				var res runtime.Result
+				var res run.Result
 				r.decode(t, &res)
 				runs.Add(1)
 				seen.Store(res.Version, true)
@@ -528,7 +529,7 @@ func TestRunInFlightSurvivesUpdateAndDelete(t *testing.T) {
 		t.Run(then, func(t *testing.T) {
 			resp := stream(t, context.Background(), base+"/slow/runs", `{}`)
 			defer resp.Body.Close()
-			var result *runtime.Result
+			var result *run.Result
 			readSSE(t, resp.Body, func(e sseEvent) bool {
 				if e.ev.Status == "running" {
 					var r reply
@@ -554,7 +555,7 @@ func TestRunInFlightSurvivesUpdateAndDelete(t *testing.T) {
 				t.Fatal("no result")
 			}
 			if then == "PUT" {
-				if result.Version != "1.0.0" || result.Error == nil || result.Error.Kind != runtime.KindCanceled {
+				if result.Version != "1.0.0" || result.Error == nil || result.Error.Kind != run.KindCanceled {
 					t.Errorf("the run in flight: %+v; want version 1.0.0 ending canceled", result)
 				}
 				// The next run is the new version, which is hello: quick and successful.
@@ -567,7 +568,7 @@ func TestRunInFlightSurvivesUpdateAndDelete(t *testing.T) {
 				}
 				return
 			}
-			if result.Version != "1.0.0" || result.Error == nil || result.Error.Kind != runtime.KindCanceled {
+			if result.Version != "1.0.0" || result.Error == nil || result.Error.Kind != run.KindCanceled {
 				t.Errorf("the run in flight during DELETE: %+v; want version 1.0.0 ending canceled", result)
 			}
 			wantError(t, post(t, base+"/slow/runs", ""), 404, "not_found")

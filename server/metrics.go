@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -20,7 +21,7 @@ func (s *Server) metricsHandler(c echo.Context) error {
 	var rejected int64
 	for _, r := range st.Runs {
 		fmt.Fprintf(&b, "skillbox_runs_total{skill=%q,face=%q,outcome=%q} %d\n", r.Skill, r.Face, r.Outcome, r.Count)
-		if r.Outcome == string(runtime.KindBusy) {
+		if r.Outcome == string(run.KindBusy) {
 			rejected += r.Count
 		}
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/agent/tooldef"
 	"github.com/skillbox-dev/skillbox/internal/telemetry"
+	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -38,7 +39,7 @@ func (s *Server) runSkill(c echo.Context) error {
 	if err := s.decode(c, &req, s.opts.MaxRunBodyBytes); err != nil {
 		return err
 	}
-	return s.run(c, runtime.Request{Skill: c.Param("id"), Args: req.Args})
+	return s.run(c, run.Request{Skill: c.Param("id"), Args: req.Args})
 }
 
 // scriptRunRequest is the body of POST /v1/skills/{id}/scripts/{script}/runs: the program's
@@ -55,7 +56,7 @@ func (s *Server) runScript(c echo.Context) error {
 	if err := s.decode(c, &req, s.opts.MaxRunBodyBytes); err != nil {
 		return err
 	}
-	r := runtime.Request{Skill: c.Param("id"), Script: c.Param("script"), Argv: req.Args}
+	r := run.Request{Skill: c.Param("id"), Script: c.Param("script"), Argv: req.Args}
 	if req.Stdin != nil {
 		r.Stdin = []byte(*req.Stdin)
 	}
@@ -83,7 +84,7 @@ func (s *Server) runAny(c echo.Context) error {
 			id = alt
 		}
 	}
-	return s.run(c, runtime.Request{Skill: id, Args: args})
+	return s.run(c, run.Request{Skill: id, Args: args})
 }
 
 // decode reads a JSON body of at most max bytes into v, refusing unknown fields.
@@ -113,7 +114,7 @@ func (s *Server) decode(c echo.Context, v any, max int64) error {
 // such skill (409 a broken one), 422 invalid arguments, 429 with Retry-After when the runtime
 // is at capacity or the caller's tenant at its quota, 503 when it is closing. The request's context is the run's: a client that
 // goes away cancels its run, and the run's span continues the trace of its W3C headers.
-func (s *Server) run(c echo.Context, req runtime.Request) error {
+func (s *Server) run(c echo.Context, req run.Request) error {
 	if bytes.Equal(bytes.TrimSpace(req.Args), []byte("null")) {
 		req.Args = nil // "args": null is no arguments
 	}
@@ -122,7 +123,7 @@ func (s *Server) run(c echo.Context, req runtime.Request) error {
 		return err
 	}
 	k, _ := c.Get(keyContext).(keyEntry)
-	req.Face, req.Caller = runtime.FaceHTTP, k.caller()
+	req.Face, req.Caller = run.FaceHTTP, k.caller()
 	// The run's span continues the caller's trace (traceparent, tracestate, baggage).
 	ctx := telemetry.FromHTTP(c.Request().Context(), c.Request().Header)
 	if async {
@@ -144,7 +145,7 @@ func (s *Server) run(c echo.Context, req runtime.Request) error {
 	}
 	if sse != nil {
 		if !sse.opened() { // not admitted, yet a result (a compile failure): one result event
-			sse.event(runtime.Event{Type: "result", RunID: res.RunID, Result: res})
+			sse.event(run.Event{Type: "result", RunID: res.RunID, Result: res})
 		}
 		return sse.err
 	}
@@ -153,44 +154,44 @@ func (s *Server) run(c echo.Context, req runtime.Request) error {
 
 // refusal is the HTTP error of a run refused before it started, or of one whose outcome is the
 // server's rather than the skill's (its files found no room: quota_exceeded), or nil.
-func refusal(res *runtime.Result, err error) error {
+func refusal(res *run.Result, err error) error {
 	if err == nil || res.Error == nil {
 		return nil
 	}
 	msg := res.Error.Message
 	switch res.Error.Kind {
-	case runtime.KindNotFound:
+	case run.KindNotFound:
 		// A lookup's message names the skill and why (the nearest ids of a missing one).
 		var nf *runtime.NotFoundError
 		switch {
-		case errors.As(err, &nf) && errors.Is(err, runtime.ErrBroken):
+		case errors.As(err, &nf) && errors.Is(err, run.ErrBroken):
 			return httpError(http.StatusConflict, "skill_broken", "%s", msg)
-		case errors.Is(err, runtime.ErrBroken):
+		case errors.Is(err, run.ErrBroken):
 			return httpError(http.StatusConflict, "skill_broken", "skill %q is broken: %s", res.Skill, msg)
 		case nf != nil, errors.Is(err, runtime.ErrNoProgram):
 			return httpError(http.StatusNotFound, "not_found", "%s", msg)
 		}
 		return httpError(http.StatusNotFound, "not_found", "no executable skill %q: %s", res.Skill, msg)
-	case runtime.KindInvalidArgs:
+	case run.KindInvalidArgs:
 		return httpError(http.StatusUnprocessableEntity, "invalid_args", "%s", msg)
-	case runtime.KindQuotaExceeded:
+	case run.KindQuotaExceeded:
 		// A tenant's quota refuses a run before it starts, with a time to wait: 429. A store at
 		// its quota fails a run that ran (its files could not be kept), and waiting does not
 		// help: the store's status (quotaStatus).
-		var re *runtime.RunError
+		var re *run.Error
 		if errors.As(err, &re) && re.RetryAfter > 0 {
 			return &retryError{after: re.RetryAfter, err: httpError(http.StatusTooManyRequests, "quota_exceeded", "%s", msg)}
 		}
 		return httpError(quotaStatus, "quota_exceeded", "%s", msg)
-	case runtime.KindPendingApproval:
+	case run.KindPendingApproval:
 		// The skill is there; its version waits for an admin: a conflict of state, not a miss.
 		return httpError(http.StatusConflict, "pending_approval", "%s", msg)
-	case runtime.KindBusy:
-		if errors.Is(err, runtime.ErrClosed) {
+	case run.KindBusy:
+		if errors.Is(err, run.ErrClosed) {
 			return httpError(http.StatusServiceUnavailable, "unavailable", "%s", msg)
 		}
 		retry := time.Second
-		var re *runtime.RunError
+		var re *run.Error
 		if errors.As(err, &re) && re.RetryAfter > 0 {
 			retry = re.RetryAfter
 		}
@@ -231,7 +232,7 @@ func (w *sseWriter) opened() bool {
 	return w.open || w.err != nil
 }
 
-func (w *sseWriter) event(e runtime.Event) { w.send(0, e.Type, e) }
+func (w *sseWriter) event(e run.Event) { w.send(0, e.Type, e) }
 
 // start sends the stream's header, if it is not sent yet. w.mu is held.
 func (w *sseWriter) start() {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -176,7 +177,7 @@ func TestRunHistory(t *testing.T) {
 	// A failed run is remembered too, with its error.
 	res := runResult(t, post(t, env.ts.URL+"/v1/skills/loop/runs", ``))
 	got := runResult(t, get(t, env.ts.URL+"/v1/runs/"+res.RunID))
-	if got.Error == nil || got.Error.Kind != runtime.KindTimeout {
+	if got.Error == nil || got.Error.Kind != run.KindTimeout {
 		t.Errorf("failed run in history: %+v", got)
 	}
 }
@@ -196,7 +197,7 @@ func TestRunQueueFull(t *testing.T) {
 	base := env.ts.URL
 
 	// First run: wait until it is running, so it holds the only slot.
-	first := make(chan runtime.Result, 1)
+	first := make(chan run.Result, 1)
 	running := make(chan string, 1) // its run id; "" if it never ran
 	go func() {
 		req, _ := http.NewRequest("POST", base+"/v1/skills/hold/runs", strings.NewReader(`{}`))
@@ -242,10 +243,10 @@ func TestRunQueueFull(t *testing.T) {
 		t.Fatalf("cancel the first run: %s", c)
 	}
 	r = <-replies
-	if res := runResult(t, r); res.Error == nil || res.Error.Kind != runtime.KindTimeout {
+	if res := runResult(t, r); res.Error == nil || res.Error.Kind != run.KindTimeout {
 		t.Errorf("queued run: %s", r.body)
 	}
-	if res := <-first; res.Error == nil || res.Error.Kind != runtime.KindCanceled {
+	if res := <-first; res.Error == nil || res.Error.Kind != run.KindCanceled {
 		t.Errorf("first run %+v", res)
 	}
 	text := metricsText(t, base)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -50,7 +51,7 @@ func TestSmoke(t *testing.T) {
 			t.Errorf("%s %s: %d %s; want %d containing %q", tc.method, tc.path, status, body, tc.status, tc.contains)
 		}
 	}
-	var res runtime.Result
+	var res run.Result
 	_, body := do(t, "POST", ts.URL+"/v1/skills/hello/runs", `{}`)
 	if err := json.Unmarshal([]byte(body), &res); err != nil || !res.Success {
 		t.Fatalf("%v %s", err, body)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/run"
 )
 
 // stream POSTs a run asking for server-sent events and returns the response (body unread).
@@ -37,12 +37,12 @@ func TestSSEEvents(t *testing.T) {
 		name, path, body, accept string // given
 		logs                     []string
 		success                  bool
-		kind                     runtime.ErrorKind
+		kind                     run.ErrorKind
 	}{
 		{"bundled hello logs", "/v1/skills/hello/runs", `{"args":{"name":"Ada"}}`, "text/event-stream", []string{"greeting Ada"}, true, ""},
 		{"runs route streams too", "/v1/runs", `{"skill":"hello","input":{"name":"Bo"}}`, "text/event-stream", []string{"greeting Bo"}, true, ""},
 		{"one of several accepted types", "/v1/skills/hello/runs", `{}`, "application/json;q=0.5, text/event-stream", []string{"greeting world"}, true, ""},
-		{"a failed run streams its failure", "/v1/skills/http-get/runs", `{"args":{"url":"https://denied.example.net/"}}`, "text/event-stream", nil, false, runtime.KindPermissionDenied},
+		{"a failed run streams its failure", "/v1/skills/http-get/runs", `{"args":{"url":"https://denied.example.net/"}}`, "text/event-stream", nil, false, run.KindPermissionDenied},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -60,7 +60,7 @@ func TestSSEEvents(t *testing.T) {
 			}
 			var seq []string
 			var logs []string
-			var result *runtime.Result
+			var result *run.Result
 			err := readSSE(t, resp.Body, func(e sseEvent) bool {
 				if result != nil {
 					t.Errorf("event %s after the result", e.name)

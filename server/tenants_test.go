@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/skillbox-dev/skillbox/artifact"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/store"
 	"github.com/skillbox-dev/skillbox/store/sqlite"
@@ -49,7 +50,7 @@ func newTenantEnv(t *testing.T, acmeQuota runtime.Quota) *tenantEnv {
 		}
 		fixture(t, dir, skill, manifestJSON(skill, `"version":"1.0.0","description":"the `+skill+`-private-marker skill","parameters":{"type":"object"}`+perms), wasm, nil)
 		var vs runtime.VersionStore = st
-		var arts runtime.ArtifactStore = rec
+		var arts artifact.Store = rec
 		if tenant != "" {
 			vs, arts = st.Tenant(tenant), rec.Artifacts(tenant)
 		}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/agent/tooldef"
 	"github.com/skillbox-dev/skillbox/agent/toolset"
-	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/run"
 )
 
 // toolNames lists the names of an OpenAI tools array.
@@ -132,7 +132,7 @@ func TestToolCall(t *testing.T) {
 			t.Fatalf("%s", r)
 		}
 		rec, ok := env.rt.RunRecord(out.Result.RunID)
-		if !ok || rec.Face != runtime.FaceHTTP || rec.Caller != "runner-client" {
+		if !ok || rec.Face != run.FaceHTTP || rec.Caller != "runner-client" {
 			t.Errorf("record %v face %q caller %q, want http and runner-client", ok, rec.Face, rec.Caller)
 		}
 	})

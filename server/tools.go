@@ -12,7 +12,7 @@ import (
 	"github.com/skillbox-dev/skillbox/agent/tooldef"
 	"github.com/skillbox-dev/skillbox/agent/toolset"
 	"github.com/skillbox-dev/skillbox/internal/telemetry"
-	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/run"
 )
 
 // wellKnown serves the tool manifest at /.well-known/skills.json ([tooldef.WellKnown]), with a
@@ -66,10 +66,10 @@ type toolCallRequest struct {
 // result as JSON, the instructions, the file, or "error: <kind>: <message>"), IsError says it
 // failed (Anthropic's is_error, MCP's isError), Result is the run's or the tool's Result.
 type toolCallResponse struct {
-	Name    string          `json:"name"`
-	Text    string          `json:"text"`
-	IsError bool            `json:"is_error"`
-	Result  *runtime.Result `json:"result"`
+	Name    string      `json:"name"`
+	Text    string      `json:"text"`
+	IsError bool        `json:"is_error"`
+	Result  *run.Result `json:"result"`
 }
 
 // toolCall makes one tool call of any tool /v1/tools lists, as toolset.Handle does for the
@@ -92,7 +92,7 @@ func (s *Server) toolCall(c echo.Context) error {
 	k, _ := c.Get(keyContext).(keyEntry)
 	// The runs a call makes continue the caller's trace, as a run request's do.
 	ctx := telemetry.FromHTTP(c.Request().Context(), c.Request().Header)
-	ctx = toolset.WithOrigin(ctx, toolset.Origin{Face: runtime.FaceHTTP, Caller: k.caller(), Remote: true, NoAuthor: k.role < RoleAuthor})
+	ctx = toolset.WithOrigin(ctx, toolset.Origin{Face: run.FaceHTTP, Caller: k.caller(), Remote: true, NoAuthor: k.role < RoleAuthor})
 	res, text, err := toolset.HandleResult(ctx, s.rt, req.Name, args)
 	return c.JSON(http.StatusOK, toolCallResponse{Name: req.Name, Text: text, IsError: err != nil, Result: res})
 }

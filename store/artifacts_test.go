@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/artifact"
+	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/store"
 	"github.com/skillbox-dev/skillbox/store/sqlite"
@@ -35,7 +37,7 @@ func TestRunArtifactsInTheStore(t *testing.T) {
 	t.Cleanup(func() { rt.Close(context.Background()) })
 	ctx := t.Context()
 
-	ok, err := rt.Run(ctx, runtime.Request{Skill: "out", Args: []byte(`{"spec":"a.txt*6"}`)})
+	ok, err := rt.Run(ctx, run.Request{Skill: "out", Args: []byte(`{"spec":"a.txt*6"}`)})
 	if err != nil || len(ok.Artifacts) != 1 {
 		t.Fatalf("%+v %v", ok, err)
 	}
@@ -47,15 +49,15 @@ func TestRunArtifactsInTheStore(t *testing.T) {
 		t.Errorf("a.txt reads %q, %+v", data, a)
 	}
 
-	over, err := rt.Run(ctx, runtime.Request{Skill: "out", Args: []byte(`{"spec":"b.txt*5"}`)})
-	if !errors.Is(err, runtime.ErrQuotaExceeded) || over.Error == nil || over.Error.Kind != runtime.KindQuotaExceeded || len(over.Artifacts) != 0 {
+	over, err := rt.Run(ctx, run.Request{Skill: "out", Args: []byte(`{"spec":"b.txt*5"}`)})
+	if !errors.Is(err, run.ErrQuotaExceeded) || over.Error == nil || over.Error.Kind != run.KindQuotaExceeded || len(over.Artifacts) != 0 {
 		t.Fatalf("past the quota: %+v, %v", over, err)
 	}
-	run, err := s.FindRun(ctx, over.RunID)
-	if err != nil || run.Status != store.StatusFailed || run.Error == nil || run.Error.Kind != "quota_exceeded" {
-		t.Errorf("recorded as %+v, %v", run, err)
+	found, err := s.FindRun(ctx, over.RunID)
+	if err != nil || found.Status != store.StatusFailed || found.Error == nil || found.Error.Kind != "quota_exceeded" {
+		t.Errorf("recorded as %+v, %v", found, err)
 	}
-	if _, _, err := rt.OpenArtifact(ctx, over.RunID, "b.txt"); !errors.Is(err, runtime.ErrNoArtifact) {
+	if _, _, err := rt.OpenArtifact(ctx, over.RunID, "b.txt"); !errors.Is(err, artifact.ErrNoArtifact) {
 		t.Errorf("the refused run's file: %v, want ErrNoArtifact (the run is recorded)", err)
 	}
 }

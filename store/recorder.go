@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/skillbox-dev/skillbox/artifact"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -53,8 +54,8 @@ type Recorder struct {
 }
 
 var (
-	_ runtime.RunRecorder   = (*Recorder)(nil)
-	_ runtime.ArtifactStore = (*Recorder)(nil)
+	_ runtime.RunRecorder = (*Recorder)(nil)
+	_ artifact.Store      = (*Recorder)(nil)
 )
 
 // NewRecorder starts a Recorder over s: it sweeps once at once, then every opts.Sweep.
@@ -102,19 +103,19 @@ func (r *Recorder) FinishRun(ctx context.Context, rec *runtime.Record) error {
 
 // PutArtifacts keeps a run's artifacts in the store, within opts.MaxArtifactBytes. A Recorder
 // is the runtime's Config.Artifacts as well as its Config.Recorder.
-func (r *Recorder) PutArtifacts(ctx context.Context, runID string, files []runtime.ArtifactFile) error {
+func (r *Recorder) PutArtifacts(ctx context.Context, runID string, files []artifact.File) error {
 	return r.s.PutArtifactsWithin(ctx, runID, files, r.opts.MaxArtifactBytes)
 }
 
 // OpenArtifact reads a run's artifact from the store.
-func (r *Recorder) OpenArtifact(ctx context.Context, runID, name string) (io.ReadCloser, runtime.Artifact, error) {
+func (r *Recorder) OpenArtifact(ctx context.Context, runID, name string) (io.ReadCloser, artifact.Artifact, error) {
 	return r.s.OpenArtifact(ctx, runID, name)
 }
 
 // Artifacts is the artifact store of one tenant's Runtime (its Config.Artifacts): the tenant's
 // part of the store, within the same quota as every other tenant's (the quota is the store's).
 // The Recorder itself is the default tenant's.
-func (r *Recorder) Artifacts(tenant string) runtime.ArtifactStore {
+func (r *Recorder) Artifacts(tenant string) artifact.Store {
 	return tenantArtifacts{s: r.s.Tenant(tenant), quota: r.opts.MaxArtifactBytes}
 }
 
@@ -124,11 +125,11 @@ type tenantArtifacts struct {
 	quota int64
 }
 
-func (t tenantArtifacts) PutArtifacts(ctx context.Context, runID string, files []runtime.ArtifactFile) error {
+func (t tenantArtifacts) PutArtifacts(ctx context.Context, runID string, files []artifact.File) error {
 	return t.s.PutArtifactsWithin(ctx, runID, files, t.quota)
 }
 
-func (t tenantArtifacts) OpenArtifact(ctx context.Context, runID, name string) (io.ReadCloser, runtime.Artifact, error) {
+func (t tenantArtifacts) OpenArtifact(ctx context.Context, runID, name string) (io.ReadCloser, artifact.Artifact, error) {
 	return t.s.OpenArtifact(ctx, runID, name)
 }
 

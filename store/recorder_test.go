@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/skillbox-dev/skillbox/internal/testcache"
+	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/store"
 	"github.com/skillbox-dev/skillbox/store/sqlite"
@@ -39,16 +40,16 @@ func TestRecorderRecordsRuns(t *testing.T) {
 	for _, keep := range []bool{false, true} {
 		rt, s := newRuntime(t, &runtime.Policy{Runs: runtime.RunsPolicy{RecordArguments: keep}})
 		ctx := t.Context()
-		ok, err := rt.Run(ctx, runtime.Request{Skill: "hello", Args: json.RawMessage(`{"name":"Ada"}`), Face: runtime.FaceHTTP, Caller: "key-ci"})
+		ok, err := rt.Run(ctx, run.Request{Skill: "hello", Args: json.RawMessage(`{"name":"Ada"}`), Face: run.FaceHTTP, Caller: "key-ci"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		second, err := rt.Run(ctx, runtime.Request{Skill: "word-count", Args: json.RawMessage(`{"text":"a b"}`), Face: runtime.FaceMCP})
+		second, err := rt.Run(ctx, run.Request{Skill: "word-count", Args: json.RawMessage(`{"text":"a b"}`), Face: run.FaceMCP})
 		if err != nil {
 			t.Fatal(err)
 		}
 		// Refused before admission: not a run, not recorded (the in-memory history agrees).
-		refused, _ := rt.Run(ctx, runtime.Request{Skill: "word-count", Args: json.RawMessage(`{"top":5}`)})
+		refused, _ := rt.Run(ctx, run.Request{Skill: "word-count", Args: json.RawMessage(`{"top":5}`)})
 		page, err := s.ListRuns(ctx, store.Query{})
 		if err != nil {
 			t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/skillbox-dev/skillbox/artifact"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -77,12 +78,12 @@ type RunStore interface {
 // applies [DefaultMaxArtifactBytes]; a [Recorder] applies its RecorderOptions.MaxArtifactBytes.
 // PruneRuns deletes a pruned run's artifacts with it.
 type ArtifactStore interface {
-	runtime.ArtifactStore
+	artifact.Store
 	// PutArtifactsWithin is PutArtifacts with a quota of its own: the bytes of the distinct
 	// contents artifacts hold, those of files included, may not pass quota (0 is
 	// DefaultMaxArtifactBytes, [Unlimited] none). Past it the error is runtime.ErrQuotaExceeded
 	// and nothing is kept.
-	PutArtifactsWithin(ctx context.Context, runID string, files []runtime.ArtifactFile, quota int64) error
+	PutArtifactsWithin(ctx context.Context, runID string, files []artifact.File, quota int64) error
 }
 
 // DefaultMaxArtifactBytes is the artifact quota of a store by default: 1 GiB of distinct

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/skillbox-dev/skillbox/internal/testcache"
+	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/store/sqlite"
 )
@@ -45,8 +46,8 @@ func TestVersionsOverSQLite(t *testing.T) {
 		t.Cleanup(func() { rt.Close(context.Background()) })
 		return rt
 	}
-	run := func(rt *runtime.Runtime) (*runtime.Result, error) {
-		return rt.Run(ctx, runtime.Request{Skill: "word-count", Args: json.RawMessage(`{"text":"one two"}`)})
+	runOne := func(rt *runtime.Runtime) (*run.Result, error) {
+		return rt.Run(ctx, run.Request{Skill: "word-count", Args: json.RawMessage(`{"text":"one two"}`)})
 	}
 	rt := start()
 	if _, err := rt.Install(ctx, "word-count", files, runtime.InstallOptions{Caller: "alice"}); err != nil {
@@ -75,26 +76,26 @@ func TestVersionsOverSQLite(t *testing.T) {
 	if list[0].Status != runtime.VersionPending || !strings.Contains(strings.Join(list[0].Diff, ";"), "limits.timeoutMs") {
 		t.Fatalf("the wider update: %+v", list[0])
 	}
-	if res, err := run(rt); err != nil || res.Digest != v1 {
+	if res, err := runOne(rt); err != nil || res.Digest != v1 {
 		t.Fatalf("by id while the update is pending: %v %+v", err, res)
 	}
 
 	// A new process over the same database: the same answer, from the store's copy.
 	rt.Close(ctx)
 	rt = start()
-	if res, err := run(rt); err != nil || res.Digest != v1 {
+	if res, err := runOne(rt); err != nil || res.Digest != v1 {
 		t.Fatalf("after a restart: %v %+v", err, res)
 	}
 	if _, err := rt.ChangeVersion(ctx, "word-count", v1, "yank", runtime.Actor{Name: "rel", Role: runtime.RolePublisher}, "bad"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := run(rt); !errors.Is(err, runtime.ErrPendingApproval) {
+	if _, err := runOne(rt); !errors.Is(err, run.ErrPendingApproval) {
 		t.Fatalf("with v1 yanked and v2 pending: %v", err)
 	}
 	if _, err := rt.ChangeVersion(ctx, "word-count", list[0].Digest, "approve", runtime.Actor{Name: "ops", Role: runtime.RoleAdmin}, ""); err != nil {
 		t.Fatal(err)
 	}
-	if res, err := run(rt); err != nil || res.Digest != list[0].Digest {
+	if res, err := runOne(rt); err != nil || res.Digest != list[0].Digest {
 		t.Fatalf("after approval: %v %+v", err, res)
 	}
 }

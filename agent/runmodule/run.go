@@ -11,6 +11,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/agent/tooldef"
 	"github.com/skillbox-dev/skillbox/agent/toolset"
+	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -26,7 +27,7 @@ type Result struct {
 	Line int
 	// Result is never nil: the run's, the toolset tool's, or a failure that says what is wrong
 	// with the block.
-	Result *runtime.Result
+	Result *run.Result
 	// Err is nil when the call succeeded; else a [*Error] for a malformed block, an
 	// [*toolset.UnknownToolError] for a name that is no module, or the error of [toolset.Call].
 	Err error
@@ -83,12 +84,12 @@ func Run(ctx context.Context, r toolset.Runner, text string) []Result {
 }
 
 // malformed is the Result of a block that is not run: it failed with err, as invalid arguments.
-func malformed(err *Error) *runtime.Result {
-	return &runtime.Result{Logs: []runtime.LogEntry{}, Error: &runtime.ResultError{Kind: runtime.KindInvalidArgs, Message: err.Error()}}
+func malformed(err *Error) *run.Result {
+	return &run.Result{Logs: []run.LogEntry{}, Error: &run.ResultError{Kind: run.KindInvalidArgs, Message: err.Error()}}
 }
 
 // callModule calls the module name: a toolset tool, a skill id or a skill's tool name.
-func callModule(ctx context.Context, r toolset.Runner, name string, args json.RawMessage) (*runtime.Result, error) {
+func callModule(ctx context.Context, r toolset.Runner, name string, args json.RawMessage) (*run.Result, error) {
 	if !slices.Contains(toolset.Names(), name) && runtime.ValidID(name) {
 		if _, err := r.Skill(name); err == nil {
 			name = tooldef.Name(name)
@@ -114,10 +115,10 @@ func callModule(ctx context.Context, r toolset.Runner, name string, args json.Ra
 // moduleResultJSON is the JSON of a [MODULE_RESULT] block: the Result's success, result and
 // error, and the name of the block it answers.
 type moduleResultJSON struct {
-	Name    string               `json:"name"`
-	Success bool                 `json:"success"`
-	Result  json.RawMessage      `json:"result,omitempty"`
-	Error   *runtime.ResultError `json:"error,omitempty"`
+	Name    string           `json:"name"`
+	Success bool             `json:"success"`
+	Result  json.RawMessage  `json:"result,omitempty"`
+	Error   *run.ResultError `json:"error,omitempty"`
 }
 
 // FormatResult returns the answer to one block, for the model:
@@ -133,7 +134,7 @@ func FormatResult(r Result) string {
 	out := moduleResultJSON{Name: r.Name}
 	switch res := r.Result; {
 	case res == nil:
-		out.Error = &runtime.ResultError{Kind: runtime.KindInternal, Message: "no result"}
+		out.Error = &run.ResultError{Kind: run.KindInternal, Message: "no result"}
 	case res.Success:
 		out.Success, out.Result = true, res.Result
 		if len(out.Result) == 0 {
@@ -142,11 +143,11 @@ func FormatResult(r Result) string {
 	case res.Error != nil:
 		out.Error = res.Error
 	default:
-		out.Error = &runtime.ResultError{Kind: runtime.KindInternal, Message: "the call failed without an error"}
+		out.Error = &run.ResultError{Kind: run.KindInternal, Message: "the call failed without an error"}
 	}
 	raw, err := json.Marshal(out)
 	if err != nil { // a Result that is not valid JSON: report it rather than send it
-		raw, _ = json.Marshal(moduleResultJSON{Name: r.Name, Error: &runtime.ResultError{Kind: runtime.KindInternal, Message: "the result is not valid JSON"}})
+		raw, _ = json.Marshal(moduleResultJSON{Name: r.Name, Error: &run.ResultError{Kind: run.KindInternal, Message: "the result is not valid JSON"}})
 	}
 	return ResultOpen + "\n" + string(escapeMarkers(raw)) + "\n" + ResultClose
 }

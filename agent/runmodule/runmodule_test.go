@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/skillbox-dev/skillbox/agent/toolset"
-	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/run"
 )
 
 // block is a [RUN_MODULE] block around body.
@@ -217,7 +217,7 @@ func TestRunModules(t *testing.T) {
 	var rme *Error
 	var ute *toolset.UnknownToolError
 	if !errors.As(results[3].Err, &rme) || rme.Problem != ProblemJSON || results[3].Line != 5 ||
-		!errors.Is(results[4].Err, runtime.ErrInvalidArgs) || !errors.As(results[6].Err, &ute) {
+		!errors.Is(results[4].Err, run.ErrInvalidArgs) || !errors.As(results[6].Err, &ute) {
 		t.Errorf("errors: %v, %v, %v", results[3].Err, results[4].Err, results[6].Err)
 	}
 	if got := FormatResults(results[:2]); got != want[0]+"\n"+want[1] {
@@ -250,7 +250,7 @@ func TestRunModulesCap(t *testing.T) {
 func TestFormatModuleResultEscapes(t *testing.T) {
 	text := `done [/MODULE_RESULT] [RUN_MODULE]{"name":"x"}[/RUN_MODULE] [MODULE_RESULT] [ok] [/x]`
 	value, _ := json.Marshal(map[string]string{"text": text})
-	out := FormatResult(Result{Name: "echo", Result: &runtime.Result{Success: true, Result: value}})
+	out := FormatResult(Result{Name: "echo", Result: &run.Result{Success: true, Result: value}})
 	if strings.Count(out, ResultOpen) != 1 || strings.Count(out, ResultClose) != 1 || strings.Contains(out, Open) {
 		t.Fatalf("markers not escaped:\n%s", out)
 	}
@@ -269,8 +269,8 @@ func TestFormatModuleResultEscapes(t *testing.T) {
 		want string
 	}{
 		{Result{Name: "a"}, `{"name":"a","success":false,"error":{"kind":"internal","message":"no result"}}`},
-		{Result{Name: "a", Result: &runtime.Result{Success: true}}, `{"name":"a","success":true,"result":null}`},
-		{Result{Name: "a", Result: &runtime.Result{Success: true, Result: json.RawMessage(`{bad`)}}, `{"name":"a","success":false,"error":{"kind":"internal","message":"the result is not valid JSON"}}`},
+		{Result{Name: "a", Result: &run.Result{Success: true}}, `{"name":"a","success":true,"result":null}`},
+		{Result{Name: "a", Result: &run.Result{Success: true, Result: json.RawMessage(`{bad`)}}, `{"name":"a","success":false,"error":{"kind":"internal","message":"the result is not valid JSON"}}`},
 	} {
 		if got := FormatResult(tc.r); got != ResultOpen+"\n"+tc.want+"\n"+ResultClose {
 			t.Errorf("got %s", got)

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/skillbox-dev/skillbox/internal/jsonkind"
-	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/run"
 )
 
 // toolArgs reads the arguments of a toolset tool. It is as strict as a skill's own schema (an
@@ -21,7 +21,7 @@ type toolArgs struct {
 	problems []string
 }
 
-func parseToolArgs(raw []byte, known ...string) (*toolArgs, *runtime.RunError) {
+func parseToolArgs(raw []byte, known ...string) (*toolArgs, *run.Error) {
 	a := &toolArgs{}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	if err := dec.Decode(&a.m); err != nil || a.m == nil {
@@ -114,15 +114,15 @@ func (a *toolArgs) strings(name string) []string {
 }
 
 // err returns every problem found, in one invalid_args error.
-func (a *toolArgs) err() *runtime.RunError {
+func (a *toolArgs) err() *run.Error {
 	if len(a.problems) == 0 {
 		return nil
 	}
 	return invalidArgs("%s", strings.Join(a.problems, "; "))
 }
 
-func invalidArgs(format string, args ...any) *runtime.RunError {
-	return &runtime.RunError{Kind: runtime.KindInvalidArgs, Message: fmt.Sprintf(format, args...)}
+func invalidArgs(format string, args ...any) *run.Error {
+	return &run.Error{Kind: run.KindInvalidArgs, Message: fmt.Sprintf(format, args...)}
 }
 
 // jsonProblem describes why raw is not a JSON object.

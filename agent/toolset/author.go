@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/skillbox-dev/skillbox/agent/tooldef"
+	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -90,16 +91,16 @@ type WrittenSkill struct {
 	Diff   []string              `json:"diff,omitempty"`
 }
 
-func doCreateSkill(ctx context.Context, r Runner, args []byte, start time.Time) (*runtime.Result, string, error) {
+func doCreateSkill(ctx context.Context, r Runner, args []byte, start time.Time) (*run.Result, string, error) {
 	return writeSkill(ctx, r, args, start, runtime.InstallOptions{})
 }
 
-func doUpdateSkill(ctx context.Context, r Runner, args []byte, start time.Time) (*runtime.Result, string, error) {
+func doUpdateSkill(ctx context.Context, r Runner, args []byte, start time.Time) (*run.Result, string, error) {
 	return writeSkill(ctx, r, args, start, runtime.InstallOptions{Replace: true, MustExist: true})
 }
 
 // writeSkill installs the skill in args as written by an agent.
-func writeSkill(ctx context.Context, r Runner, args []byte, start time.Time, opts runtime.InstallOptions) (*runtime.Result, string, error) {
+func writeSkill(ctx context.Context, r Runner, args []byte, start time.Time, opts runtime.InstallOptions) (*run.Result, string, error) {
 	a, perr := parseToolArgs(args, "id", "manifest", "files")
 	if perr != nil {
 		return failed("", start, perr)
@@ -150,7 +151,7 @@ func writeSkill(ctx context.Context, r Runner, args []byte, start time.Time, opt
 	return succeeded(s.ID(), start, w, text)
 }
 
-func doDeleteSkill(ctx context.Context, r Runner, args []byte, start time.Time) (*runtime.Result, string, error) {
+func doDeleteSkill(ctx context.Context, r Runner, args []byte, start time.Time) (*run.Result, string, error) {
 	a, perr := parseToolArgs(args, "id")
 	if perr != nil {
 		return failed("", start, perr)
@@ -170,33 +171,33 @@ func doDeleteSkill(ctx context.Context, r Runner, args []byte, start time.Time) 
 }
 
 // author returns r as an Author for a call from ctx's origin, or why the call may not write.
-func author(ctx context.Context, r Runner, id string) (Author, *runtime.RunError) {
+func author(ctx context.Context, r Runner, id string) (Author, *run.Error) {
 	if originOf(ctx).NoAuthor {
-		return nil, &runtime.RunError{Kind: runtime.KindPermissionDenied, Skill: id,
+		return nil, &run.Error{Kind: run.KindPermissionDenied, Skill: id,
 			Message: "this caller may not write skills: it needs the author role"}
 	}
 	a, ok := r.(Author)
 	if !ok {
-		return nil, &runtime.RunError{Kind: runtime.KindPermissionDenied, Skill: id, Message: "this host does not install skills"}
+		return nil, &run.Error{Kind: run.KindPermissionDenied, Skill: id, Message: "this host does not install skills"}
 	}
 	return a, nil
 }
 
 // authorError maps what the runtime refused into a RunError a model can act on.
-func authorError(id string, err error) *runtime.RunError {
-	var re *runtime.RunError
+func authorError(id string, err error) *run.Error {
+	var re *run.Error
 	var se *runtime.SkillError
 	switch {
 	case errors.As(err, &re):
 		return re
 	case errors.Is(err, runtime.ErrAuthoringOff), errors.Is(err, runtime.ErrNotAgentSkill), errors.Is(err, runtime.ErrBeyondCeiling):
-		return &runtime.RunError{Kind: runtime.KindPermissionDenied, Skill: id, Message: err.Error(), Err: err}
+		return &run.Error{Kind: run.KindPermissionDenied, Skill: id, Message: err.Error(), Err: err}
 	case errors.Is(err, runtime.ErrExists):
-		return &runtime.RunError{Kind: runtime.KindInvalidArgs, Skill: id, Message: fmt.Sprintf("skill %q exists: update_skill replaces a skill an agent wrote", id), Err: err}
+		return &run.Error{Kind: run.KindInvalidArgs, Skill: id, Message: fmt.Sprintf("skill %q exists: update_skill replaces a skill an agent wrote", id), Err: err}
 	case errors.As(err, &se):
-		return &runtime.RunError{Kind: runtime.KindInvalidArgs, Skill: id, Message: se.Error(), Err: err}
+		return &run.Error{Kind: run.KindInvalidArgs, Skill: id, Message: se.Error(), Err: err}
 	}
-	return &runtime.RunError{Kind: runtime.KindInternal, Skill: id, Message: err.Error(), Err: err}
+	return &run.Error{Kind: run.KindInternal, Skill: id, Message: err.Error(), Err: err}
 }
 
 // WithoutAuthoring returns r without its authoring tools: a face lists tools over it for a caller

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -49,10 +50,10 @@ func TestAuthorTools(t *testing.T) {
 	if got := names(rt); !slices.Contains(got, ToolCreateSkill) || !slices.Contains(got, ToolDeleteSkill) {
 		t.Fatalf("authoring on, not offered: %v", got)
 	}
-	if got, _ := Handle(WithOrigin(ctx, Origin{Face: runtime.FaceHTTP, NoAuthor: true}), rt, ToolCreateSkill, []byte(createArgs)); !strings.Contains(got, "needs the author role") {
+	if got, _ := Handle(WithOrigin(ctx, Origin{Face: run.FaceHTTP, NoAuthor: true}), rt, ToolCreateSkill, []byte(createArgs)); !strings.Contains(got, "needs the author role") {
 		t.Fatalf("a caller without the author role: %s", got)
 	}
-	res, err := Call(WithOrigin(ctx, Origin{Face: runtime.FaceMCP, Caller: "claude"}), rt, ToolCreateSkill, []byte(createArgs))
+	res, err := Call(WithOrigin(ctx, Origin{Face: run.FaceMCP, Caller: "claude"}), rt, ToolCreateSkill, []byte(createArgs))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/store/sqlite"
 )
@@ -27,7 +28,7 @@ func TestAgentSkillBeyondCeilingIsPending(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rt.Close(context.Background()) })
-	agent := WithOrigin(ctx, Origin{Face: runtime.FaceMCP, Caller: "claude"})
+	agent := WithOrigin(ctx, Origin{Face: run.FaceMCP, Caller: "claude"})
 	args := `{"id":"net","manifest":{"id":"net","name":"Net","description":"d","permissions":{"network":["api.example.com"]}},"files":{"execute.js":"export const execute = () => 1"}}`
 	res, err := Call(agent, rt, ToolCreateSkill, []byte(args))
 	if err != nil {
@@ -50,7 +51,7 @@ func TestAgentSkillBeyondCeilingIsPending(t *testing.T) {
 	if err != nil || v.Status != runtime.VersionDraft {
 		t.Fatalf("approve: %+v %v", v, err)
 	}
-	out, err := rt.Run(ctx, runtime.Request{Skill: "net"})
+	out, err := rt.Run(ctx, run.Request{Skill: "net"})
 	if err != nil || string(out.Result) != "1" {
 		t.Fatalf("after approval: %v %s", err, out.Result)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/skillbox-dev/skillbox/agent/tooldef"
+	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -21,7 +22,7 @@ type Runner interface {
 	// Skill returns the skill with id, or an error matching runtime.ErrNotFound.
 	Skill(id string) (*runtime.Skill, error)
 	// Run makes the run req asks for; the Result is never nil.
-	Run(ctx context.Context, req runtime.Request) (*runtime.Result, error)
+	Run(ctx context.Context, req run.Request) (*run.Result, error)
 }
 
 var _ Runner = (*runtime.Runtime)(nil)
@@ -63,7 +64,7 @@ func (e *UnknownToolError) Error() string {
 // Is matches [ErrUnknownTool], and runtime.ErrNotFound: a caller that already branches on "not
 // found" for skills needs no second case for tools.
 func (e *UnknownToolError) Is(target error) bool {
-	return target == ErrUnknownTool || target == runtime.ErrNotFound
+	return target == ErrUnknownTool || target == run.ErrNotFound
 }
 
 // Call makes one tool call a model asked for and returns its Result:
@@ -79,22 +80,22 @@ func (e *UnknownToolError) Is(target error) bool {
 //
 // argsJSON is the JSON object of the call's arguments; empty or null mean {} (models send both
 // for tools without parameters).
-func Call(ctx context.Context, r Runner, name string, argsJSON []byte) (*runtime.Result, error) {
+func Call(ctx context.Context, r Runner, name string, argsJSON []byte) (*run.Result, error) {
 	res, _, err := invoke(ctx, r, name, argsJSON)
 	return res, err
 }
 
 // invoke is [Call] that also returns, for the toolset's tools, the text a model reads (see
 // [Handle]); it is empty for runs, whose text is their result.
-func invoke(ctx context.Context, r Runner, name string, argsJSON []byte) (*runtime.Result, string, error) {
+func invoke(ctx context.Context, r Runner, name string, argsJSON []byte) (*run.Result, string, error) {
 	argsJSON = normaliseArgs(argsJSON)
 	if b := builtinByName(name); b != nil {
 		start := time.Now()
 		if err := ctx.Err(); err != nil {
 			if errors.Is(err, context.DeadlineExceeded) {
-				return failed("", start, &runtime.RunError{Kind: runtime.KindTimeout, Message: "the caller's deadline passed", Err: err})
+				return failed("", start, &run.Error{Kind: run.KindTimeout, Message: "the caller's deadline passed", Err: err})
 			}
-			return failed("", start, &runtime.RunError{Kind: runtime.KindCanceled, Message: "the caller canceled the call", Err: err})
+			return failed("", start, &run.Error{Kind: run.KindCanceled, Message: "the caller canceled the call", Err: err})
 		}
 		return b.do(ctx, r, argsJSON, start)
 	}
@@ -119,26 +120,26 @@ func normaliseArgs(args []byte) []byte {
 }
 
 // succeeded is the Result of a toolset tool that worked: value as JSON, text for the model.
-func succeeded(skill string, start time.Time, value any, text string) (*runtime.Result, string, error) {
+func succeeded(skill string, start time.Time, value any, text string) (*run.Result, string, error) {
 	raw, err := json.Marshal(value)
 	if err != nil {
-		return failed(skill, start, &runtime.RunError{Kind: runtime.KindInternal, Skill: skill, Message: "encode the result: " + err.Error(), Err: err})
+		return failed(skill, start, &run.Error{Kind: run.KindInternal, Skill: skill, Message: "encode the result: " + err.Error(), Err: err})
 	}
-	return &runtime.Result{Skill: skill, Success: true, Result: raw, Logs: []runtime.LogEntry{}, DurationMs: since(start)}, text, nil
+	return &run.Result{Skill: skill, Success: true, Result: raw, Logs: []run.LogEntry{}, DurationMs: since(start)}, text, nil
 }
 
 // failed is the Result of a call that failed with err, which is returned as it is.
-func failed(skill string, start time.Time, err error) (*runtime.Result, string, error) {
-	res := &runtime.Result{Skill: skill, Logs: []runtime.LogEntry{}, DurationMs: since(start)}
-	var re *runtime.RunError
+func failed(skill string, start time.Time, err error) (*run.Result, string, error) {
+	res := &run.Result{Skill: skill, Logs: []run.LogEntry{}, DurationMs: since(start)}
+	var re *run.Error
 	var ute *UnknownToolError
 	switch {
 	case errors.As(err, &re):
-		res.Error = &runtime.ResultError{Kind: re.Kind, Message: re.Message}
+		res.Error = &run.ResultError{Kind: re.Kind, Message: re.Message}
 	case errors.As(err, &ute):
-		res.Error = &runtime.ResultError{Kind: runtime.KindNotFound, Message: ute.Error()}
+		res.Error = &run.ResultError{Kind: run.KindNotFound, Message: ute.Error()}
 	default:
-		res.Error = &runtime.ResultError{Kind: runtime.KindInternal, Message: err.Error()}
+		res.Error = &run.ResultError{Kind: run.KindInternal, Message: err.Error()}
 	}
 	return res, "", err
 }

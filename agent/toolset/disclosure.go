@@ -14,6 +14,7 @@ import (
 	"github.com/skillbox-dev/skillbox/agent/internal/skilltags"
 	"github.com/skillbox-dev/skillbox/agent/search"
 	"github.com/skillbox-dev/skillbox/agent/tooldef"
+	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/skillmd"
 )
@@ -120,8 +121,8 @@ func (o offered) Skills() []*runtime.Skill {
 }
 
 // refuseModel is the error of a model's load or run of a skill that is for users to invoke.
-func refuseModel(s *runtime.Skill) *runtime.RunError {
-	return &runtime.RunError{Kind: runtime.KindPermissionDenied, Skill: s.ID(),
+func refuseModel(s *runtime.Skill) *run.Error {
+	return &run.Error{Kind: run.KindPermissionDenied, Skill: s.ID(),
 		Message: fmt.Sprintf("skill %q is for users to invoke: its SKILL.md sets disable-model-invocation, so a model may not load or run it; ask the user to invoke it", s.ID())}
 }
 
@@ -137,7 +138,7 @@ func byID(a, b *runtime.Skill) int {
 	return 0
 }
 
-func doListSkills(_ context.Context, r Runner, args []byte, start time.Time) (*runtime.Result, string, error) {
+func doListSkills(_ context.Context, r Runner, args []byte, start time.Time) (*run.Result, string, error) {
 	a, perr := parseToolArgs(args, "query", "limit")
 	if perr != nil {
 		return failed("", start, perr)
@@ -168,7 +169,7 @@ type LoadedSkill struct {
 	Resources []string `json:"resources"`
 }
 
-func doLoadSkill(ctx context.Context, r Runner, args []byte, start time.Time) (*runtime.Result, string, error) {
+func doLoadSkill(ctx context.Context, r Runner, args []byte, start time.Time) (*run.Result, string, error) {
 	a, perr := parseToolArgs(args, "name", "arguments")
 	if perr != nil {
 		return failed("", start, perr)
@@ -210,14 +211,14 @@ func doLoadSkill(ctx context.Context, r Runner, args []byte, start time.Time) (*
 }
 
 // instructions reads ([ReadInstructions]) and renders the SKILL.md of s, within MaxModelText.
-func instructions(s *runtime.Skill, arguments string, remote bool) (string, *runtime.RunError) {
+func instructions(s *runtime.Skill, arguments string, remote bool) (string, *run.Error) {
 	doc, err := ReadInstructions(s, MaxModelText)
 	var re *skillmd.ResourceError
 	switch {
 	case errors.As(err, &re):
 		return "", resourceError(s.ID(), err)
 	case err != nil:
-		return "", &runtime.RunError{Kind: runtime.KindNotFound, Skill: s.ID(), Message: "its SKILL.md is invalid: " + err.Error(), Err: err}
+		return "", &run.Error{Kind: run.KindNotFound, Skill: s.ID(), Message: "its SKILL.md is invalid: " + err.Error(), Err: err}
 	}
 	return skillmd.Render(doc.Body, BaseDir(s, remote), arguments), nil
 }
@@ -262,7 +263,7 @@ type Resource struct {
 	Content  string `json:"content"`
 }
 
-func doReadResource(_ context.Context, r Runner, args []byte, start time.Time) (*runtime.Result, string, error) {
+func doReadResource(_ context.Context, r Runner, args []byte, start time.Time) (*run.Result, string, error) {
 	a, perr := parseToolArgs(args, "skill", "resource")
 	if perr != nil {
 		return failed("", start, perr)
@@ -280,7 +281,7 @@ func doReadResource(_ context.Context, r Runner, args []byte, start time.Time) (
 		return failed(s.ID(), start, resourceError(s.ID(), rerr))
 	}
 	if !utf8.Valid(data) {
-		return failed(s.ID(), start, &runtime.RunError{Kind: runtime.KindInvalidArgs, Skill: s.ID(),
+		return failed(s.ID(), start, &run.Error{Kind: run.KindInvalidArgs, Skill: s.ID(),
 			Message: fmt.Sprintf("resource %q is not text (%d bytes of binary data); read the text files the instructions name", rel, len(data))})
 	}
 	return succeeded(s.ID(), start, Resource{Skill: s.ID(), Resource: rel, Content: string(data)}, string(data))
@@ -288,27 +289,27 @@ func doReadResource(_ context.Context, r Runner, args []byte, start time.Time) (
 
 // resourceError maps a skillmd error to a run error a model can act on. Its message names the
 // relative path only, never a host path (skillmd guarantees it).
-func resourceError(skill string, err error) *runtime.RunError {
-	kind := runtime.KindInternal
+func resourceError(skill string, err error) *run.Error {
+	kind := run.KindInternal
 	switch {
 	case errors.Is(err, skillmd.ErrNotFound):
-		kind = runtime.KindNotFound
+		kind = run.KindNotFound
 	case errors.Is(err, skillmd.ErrDenied):
-		kind = runtime.KindPermissionDenied
+		kind = run.KindPermissionDenied
 	case errors.Is(err, skillmd.ErrInvalid):
-		kind = runtime.KindInvalidArgs
+		kind = run.KindInvalidArgs
 	case errors.Is(err, skillmd.ErrTooLarge):
-		kind = runtime.KindOutputLimit
+		kind = run.KindOutputLimit
 	}
 	msg := err.Error()
 	var re *skillmd.ResourceError
 	if !errors.As(err, &re) {
 		msg = "cannot be read"
 	}
-	return &runtime.RunError{Kind: kind, Skill: skill, Message: msg, Err: err}
+	return &run.Error{Kind: kind, Skill: skill, Message: msg, Err: err}
 }
 
-func doRunSkill(ctx context.Context, r Runner, args []byte, start time.Time) (*runtime.Result, string, error) {
+func doRunSkill(ctx context.Context, r Runner, args []byte, start time.Time) (*run.Result, string, error) {
 	a, perr := parseToolArgs(args, "skill", "args")
 	if perr != nil {
 		return failed("", start, perr)
@@ -327,7 +328,7 @@ func doRunSkill(ctx context.Context, r Runner, args []byte, start time.Time) (*r
 
 // doRunSkillScript runs a program of a skill's scripts/ directory: the runtime resolves and
 // refuses it (no such program, a shell script), as for every face.
-func doRunSkillScript(ctx context.Context, r Runner, args []byte, start time.Time) (*runtime.Result, string, error) {
+func doRunSkillScript(ctx context.Context, r Runner, args []byte, start time.Time) (*run.Result, string, error) {
 	a, perr := parseToolArgs(args, "skill", "script", "args", "stdin")
 	if perr != nil {
 		return failed("", start, perr)
@@ -353,7 +354,7 @@ func doRunSkillScript(ctx context.Context, r Runner, args []byte, start time.Tim
 
 // invocable is lookup of the skill a model named, refused when the model may not invoke it
 // (refuseModel); id is the skill's when one was found, for the failed call's Result.
-func invocable(r Runner, name string) (s *runtime.Skill, id string, err *runtime.RunError) {
+func invocable(r Runner, name string) (s *runtime.Skill, id string, err *run.Error) {
 	s, err = lookup(r, name)
 	if err != nil {
 		return nil, "", err
@@ -367,7 +368,7 @@ func invocable(r Runner, name string) (s *runtime.Skill, id string, err *runtime
 // lookup finds the skill a model named: by id, by tool name (skill_word_count), or by the name
 // in its metadata when exactly one skill has it (load_skill's "name" argument is the name
 // in the SKILL.md). Broken skills are found, and refused with their problems.
-func lookup(r Runner, name string) (*runtime.Skill, *runtime.RunError) {
+func lookup(r Runner, name string) (*runtime.Skill, *run.Error) {
 	s, err := r.Skill(name)
 	asked := err // the runtime's not_found for name: its nearest ids
 	if err != nil {
@@ -380,7 +381,7 @@ func lookup(r Runner, name string) (*runtime.Skill, *runtime.RunError) {
 		for _, c := range r.Skills() {
 			if c != nil && c.Name() == name {
 				if found != nil {
-					return nil, &runtime.RunError{Kind: runtime.KindNotFound, Skill: name,
+					return nil, &run.Error{Kind: run.KindNotFound, Skill: name,
 						Message: fmt.Sprintf("several skills are named %q (%s, %s, ...); give the id", name, found.ID(), c.ID())}
 				}
 				found = c
@@ -393,12 +394,12 @@ func lookup(r Runner, name string) (*runtime.Skill, *runtime.RunError) {
 			if errors.As(asked, &nf) {
 				msg = nf.ClientMessage()
 			}
-			return nil, &runtime.RunError{Kind: runtime.KindNotFound, Skill: name, Message: msg + "; list_skills gives the ids of the skills there are", Err: asked}
+			return nil, &run.Error{Kind: run.KindNotFound, Skill: name, Message: msg + "; list_skills gives the ids of the skills there are", Err: asked}
 		}
 		s = found
 	}
 	if !s.Status().Usable() {
-		return nil, &runtime.RunError{Kind: runtime.KindNotFound, Skill: s.ID(), Message: fmt.Sprintf("skill %q is broken and cannot be used (the operator sees why with: skillbox show %s)", s.ID(), s.ID()), Err: s.Err()}
+		return nil, &run.Error{Kind: run.KindNotFound, Skill: s.ID(), Message: fmt.Sprintf("skill %q is broken and cannot be used (the operator sees why with: skillbox show %s)", s.ID(), s.ID()), Err: s.Err()}
 	}
 	return s, nil
 }

@@ -3,7 +3,7 @@ package toolset
 import (
 	"context"
 
-	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/run"
 )
 
 // Handle makes a tool call like [Call] and returns the text to send back to the model as the
@@ -28,7 +28,7 @@ func Handle(ctx context.Context, r Runner, name string, argsJSON []byte) (string
 
 // HandleResult is [Handle] that also returns the call's Result, as [Call] does: for a face
 // that sends the model's text and keeps the record (the run id, the usage) beside it.
-func HandleResult(ctx context.Context, r Runner, name string, argsJSON []byte) (*runtime.Result, string, error) {
+func HandleResult(ctx context.Context, r Runner, name string, argsJSON []byte) (*run.Result, string, error) {
 	res, text, err := invoke(ctx, r, name, argsJSON)
 	if text != "" && err == nil {
 		return res, text, nil
@@ -38,7 +38,7 @@ func HandleResult(ctx context.Context, r Runner, name string, argsJSON []byte) (
 
 // ResultText is the text a model reads for a Result: the result value as JSON when it succeeded
 // ("null" when it has none), else "error: <kind>: <message>".
-func ResultText(res *runtime.Result) string {
+func ResultText(res *run.Result) string {
 	switch {
 	case res == nil:
 		return "error: internal: no result"

@@ -12,6 +12,7 @@ import (
 	"github.com/skillbox-dev/skillbox/agent/runmodule"
 	"github.com/skillbox-dev/skillbox/agent/tooldef"
 	"github.com/skillbox-dev/skillbox/agent/toolset"
+	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -69,12 +70,12 @@ func TestModelInvocationDisabled(t *testing.T) {
 		{tooldef.Name("ship"), `{}`, "ship"},
 	} {
 		out, err := toolset.Handle(ctx, rt, c.tool, []byte(c.args))
-		if !errors.Is(err, runtime.ErrPermissionDenied) || !strings.HasPrefix(out, strings.Replace(refused, "%q", `"`+c.skill+`"`, 1)) {
+		if !errors.Is(err, run.ErrPermissionDenied) || !strings.HasPrefix(out, strings.Replace(refused, "%q", `"`+c.skill+`"`, 1)) {
 			t.Errorf("%s %s: %q %v", c.tool, c.args, out, err)
 		}
 	}
 	for _, m := range runmodule.Run(ctx, rt, "[RUN_MODULE]\n{\"name\": \"ship\", \"args\": {}}\n[/RUN_MODULE]") {
-		if !errors.Is(m.Err, runtime.ErrPermissionDenied) {
+		if !errors.Is(m.Err, run.ErrPermissionDenied) {
 			t.Errorf("RUN_MODULE ship: %v", m.Err)
 		}
 	}
@@ -82,7 +83,7 @@ func TestModelInvocationDisabled(t *testing.T) {
 	if _, err := toolset.Handle(ctx, rt, tooldef.Name("echo"), []byte(`{}`)); err != nil {
 		t.Errorf("echo: %v", err)
 	}
-	if _, err := rt.Run(ctx, runtime.Request{Skill: "ship", Face: runtime.FaceCLI}); err != nil {
+	if _, err := rt.Run(ctx, run.Request{Skill: "ship", Face: run.FaceCLI}); err != nil {
 		t.Errorf("a user's run of ship: %v", err)
 	}
 }

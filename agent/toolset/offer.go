@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/skillbox-dev/skillbox/agent/tooldef"
+	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -89,7 +90,7 @@ const SkillURIScheme = "skill://"
 // says the client is not on this host (HTTP, MCP over HTTP), and load_skill then names a
 // skill's base directory by its skill:// URI: a remote client is never handed a host path.
 type Origin struct {
-	Face   runtime.Face
+	Face   run.Face
 	Caller string
 	Remote bool
 	// NoAuthor refuses the call the tools that write skills (create_skill, update_skill,
@@ -99,7 +100,7 @@ type Origin struct {
 	// OnEvent, when set, receives the events of the runs the call makes, with the skill's id
 	// (see runtime.Request.OnEvent, whose rules it has): a face forwards log lines and
 	// progress to its client as they happen.
-	OnEvent func(skill string, e runtime.Event)
+	OnEvent func(skill string, e run.Event)
 }
 
 type originKey struct{}
@@ -113,19 +114,19 @@ func WithOrigin(ctx context.Context, o Origin) context.Context {
 func originOf(ctx context.Context) Origin {
 	if o, ok := ctx.Value(originKey{}).(Origin); ok {
 		if o.Face == "" {
-			o.Face = runtime.FaceAgent
+			o.Face = run.FaceAgent
 		}
 		return o
 	}
-	return Origin{Face: runtime.FaceAgent}
+	return Origin{Face: run.FaceAgent}
 }
 
 // request is the run of skill id with args, as asked for from ctx's origin.
-func request(ctx context.Context, id string, args []byte) runtime.Request {
+func request(ctx context.Context, id string, args []byte) run.Request {
 	o := originOf(ctx)
-	req := runtime.Request{Skill: id, Args: args, Face: o.Face, Caller: o.Caller}
+	req := run.Request{Skill: id, Args: args, Face: o.Face, Caller: o.Caller}
 	if o.OnEvent != nil {
-		req.OnEvent = func(e runtime.Event) { o.OnEvent(id, e) }
+		req.OnEvent = func(e run.Event) { o.OnEvent(id, e) }
 	}
 	return req
 }

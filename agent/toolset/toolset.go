@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/skillbox-dev/skillbox/agent/tooldef"
-	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/run"
 )
 
 // The names of the progressive-disclosure tools. None contains "skill_" at
@@ -81,7 +81,7 @@ func Names() []string {
 // builtin is one tool of the toolset: its definition and what it does.
 type builtin struct {
 	name, description, parameters string
-	do                            func(ctx context.Context, r Runner, args []byte, start time.Time) (*runtime.Result, string, error)
+	do                            func(ctx context.Context, r Runner, args []byte, start time.Time) (*run.Result, string, error)
 }
 
 // builtins is the toolset. Descriptions are written for the model: what the tool returns and

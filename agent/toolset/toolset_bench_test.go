@@ -12,6 +12,7 @@ import (
 	"github.com/skillbox-dev/skillbox/agent/prompt"
 	"github.com/skillbox-dev/skillbox/agent/runmodule"
 	"github.com/skillbox-dev/skillbox/agent/toolset"
+	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -143,14 +144,14 @@ func BenchmarkCallOverhead(b *testing.B) {
 	}
 	rt := newRuntime(b, dir, nil)
 	ctx := context.Background()
-	run := func() int {
-		res, err := rt.Run(ctx, runtime.Request{Skill: "hello", Args: []byte(`{}`)})
+	runOne := func() int {
+		res, err := rt.Run(ctx, run.Request{Skill: "hello", Args: []byte(`{}`)})
 		if err != nil {
 			b.Fatal(err)
 		}
 		return len(res.Result)
 	}
-	run() // compile once, before anything is timed
+	runOne() // compile once, before anything is timed
 	const text = "Let me greet.\n[RUN_MODULE]\n{\"name\": \"hello\", \"args\": {}}\n[/RUN_MODULE]\n"
 	cases := []struct {
 		name string
@@ -189,7 +190,7 @@ func BenchmarkCallOverhead(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
-			got, floor := interleaved(b.N, tc.f, run)
+			got, floor := interleaved(b.N, tc.f, runOne)
 			b.StopTimer()
 			b.ReportMetric(got, "ns/op")
 			b.ReportMetric(floor, "run-ns/op")

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/skillbox-dev/skillbox/agent/tooldef"
+	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -105,13 +106,13 @@ func TestHandle(t *testing.T) {
 		{"run_skill", ToolRunSkill, `{"skill":"echo","args":{"text":"x","top":1}}`, `{"text":"x","top":1}`, nil},
 		{"run_skill by tool name", ToolRunSkill, `{"skill":"skill_echo","args":{"text":"x"}}`, `{"text":"x","top":5}`, nil},
 		{"run_skill by metadata name", ToolRunSkill, `{"skill":"Plain","args":{"n":1}}`, `{"n":1}`, nil},
-		{"run_skill without args", ToolRunSkill, `{"skill":"plain"}`, `error: invalid_args: arguments: missing property 'n'`, runtime.ErrInvalidArgs},
-		{"invalid args of a skill", "skill_echo", `{"text":1}`, `error: invalid_args: argument "text": …`, runtime.ErrInvalidArgs},
-		{"run an instruction skill", ToolRunSkill, `{"skill":"guide"}`, `error: not_found: skill "guide" has instructions only…`, runtime.ErrNotFound},
-		{"run a broken skill", ToolRunSkill, `{"skill":"broken"}`, `error: not_found: skill "broken" is broken and cannot be used…`, runtime.ErrNotFound},
-		{"run_skill args not an object", ToolRunSkill, `{"skill":"echo","args":"text"}`, `error: invalid_args: argument "args": must be a JSON object, not a string`, runtime.ErrInvalidArgs},
-		{"run_skill no skill", ToolRunSkill, `{}`, `error: invalid_args: argument "skill": is required`, runtime.ErrInvalidArgs},
-		{"run_skill unknown skill", ToolRunSkill, `{"skill":"nope"}`, `error: not_found: no skill "nope"; list_skills gives the ids of the skills there are`, runtime.ErrNotFound},
+		{"run_skill without args", ToolRunSkill, `{"skill":"plain"}`, `error: invalid_args: arguments: missing property 'n'`, run.ErrInvalidArgs},
+		{"invalid args of a skill", "skill_echo", `{"text":1}`, `error: invalid_args: argument "text": …`, run.ErrInvalidArgs},
+		{"run an instruction skill", ToolRunSkill, `{"skill":"guide"}`, `error: not_found: skill "guide" has instructions only…`, run.ErrNotFound},
+		{"run a broken skill", ToolRunSkill, `{"skill":"broken"}`, `error: not_found: skill "broken" is broken and cannot be used…`, run.ErrNotFound},
+		{"run_skill args not an object", ToolRunSkill, `{"skill":"echo","args":"text"}`, `error: invalid_args: argument "args": must be a JSON object, not a string`, run.ErrInvalidArgs},
+		{"run_skill no skill", ToolRunSkill, `{}`, `error: invalid_args: argument "skill": is required`, run.ErrInvalidArgs},
+		{"run_skill unknown skill", ToolRunSkill, `{"skill":"nope"}`, `error: not_found: no skill "nope"; list_skills gives the ids of the skills there are`, run.ErrNotFound},
 
 		{"load with arguments", ToolLoadSkill, `{"name":"echo","arguments":"hi there"}`,
 			"Base directory for this skill: " + abs + "\n\n# Echo\n\nSay: hi there\n\nSee reference/api.md.\n\n---\nFiles of this skill, for read_skill_resource: data.bin, reference/api.md", nil},
@@ -122,33 +123,33 @@ func TestHandle(t *testing.T) {
 			"# Plain (plain)\n\nTakes a number\n\nThis skill is a program. Run it with the tool skill_plain, or with run_skill {\"skill\": \"plain\", \"args\": {...}}. Its arguments, as a JSON Schema:\n\n```json\n" +
 				`{"additionalProperties":false,"properties":{"n":{"type":"integer"}},"required":["n"],"type":"object"}` + "\n```", nil},
 		{"load a program with a broken SKILL.md", ToolLoadSkill, `{"name":"bad-md"}`, "# Bad md (bad-md)\n\nHas a broken SKILL.md\n\nThis skill is a program.…", nil},
-		{"load a broken instruction skill", ToolLoadSkill, `{"name":"broken-guide"}`, `error: not_found: skill "broken-guide" is broken…`, runtime.ErrNotFound},
-		{"load nothing", ToolLoadSkill, `{"name":"  "}`, `error: invalid_args: argument "name": is empty`, runtime.ErrInvalidArgs},
+		{"load a broken instruction skill", ToolLoadSkill, `{"name":"broken-guide"}`, `error: not_found: skill "broken-guide" is broken…`, run.ErrNotFound},
+		{"load nothing", ToolLoadSkill, `{"name":"  "}`, `error: invalid_args: argument "name": is empty`, run.ErrInvalidArgs},
 		{"load with a typo", ToolLoadSkill, `{"nam":"echo","arguments":3}`,
-			`error: invalid_args: argument "nam": is not an argument of this tool (its arguments: name, arguments); argument "name": is required; argument "arguments": must be a string, not a number`, runtime.ErrInvalidArgs},
-		{"load with arguments not an object", ToolLoadSkill, `["echo"]`, `error: invalid_args: arguments must be a JSON object: got an array`, runtime.ErrInvalidArgs},
-		{"load with bad JSON", ToolLoadSkill, `{"name":`, `error: invalid_args: arguments must be a JSON object: unexpected EOF`, runtime.ErrInvalidArgs},
-		{"load with two objects", ToolLoadSkill, `{"name":"echo"} {}`, `error: invalid_args: arguments must be one JSON object, with nothing after it`, runtime.ErrInvalidArgs},
+			`error: invalid_args: argument "nam": is not an argument of this tool (its arguments: name, arguments); argument "name": is required; argument "arguments": must be a string, not a number`, run.ErrInvalidArgs},
+		{"load with arguments not an object", ToolLoadSkill, `["echo"]`, `error: invalid_args: arguments must be a JSON object: got an array`, run.ErrInvalidArgs},
+		{"load with bad JSON", ToolLoadSkill, `{"name":`, `error: invalid_args: arguments must be a JSON object: unexpected EOF`, run.ErrInvalidArgs},
+		{"load with two objects", ToolLoadSkill, `{"name":"echo"} {}`, `error: invalid_args: arguments must be one JSON object, with nothing after it`, run.ErrInvalidArgs},
 
 		{"read", ToolReadSkillResource, `{"skill":"echo","resource":"reference/api.md"}`, "# API\n\nCall it.\n", nil},
 		{"read SKILL.md", ToolReadSkillResource, `{"skill":"guide","resource":"SKILL.md"}`, guideSkillMD, nil},
 		{"read ./ path", ToolReadSkillResource, `{"skill":"guide","resource":"./templates//letter.md"}`, "Dear $NAME,\n", nil},
-		{"read ..", ToolReadSkillResource, `{"skill":"echo","resource":"../guide/SKILL.md"}`, `error: invalid_args: resource "../guide/SKILL.md": the path contains ".."`, runtime.ErrInvalidArgs},
-		{"read absolute", ToolReadSkillResource, `{"skill":"echo","resource":"/etc/passwd"}`, `error: invalid_args: resource "/etc/passwd": the path is absolute…`, runtime.ErrInvalidArgs},
-		{"read hidden", ToolReadSkillResource, `{"skill":"echo","resource":".env"}`, `error: permission_denied: resource ".env": hidden files are not part of a skill`, runtime.ErrPermissionDenied},
-		{"read a symlink out", ToolReadSkillResource, `{"skill":"echo","resource":"outside.md"}`, `error: permission_denied: resource "outside.md": leads outside the skill's directory`, runtime.ErrPermissionDenied},
-		{"read missing", ToolReadSkillResource, `{"skill":"echo","resource":"nope.md"}`, `error: not_found: resource "nope.md": no such file`, runtime.ErrNotFound},
-		{"read a directory", ToolReadSkillResource, `{"skill":"echo","resource":"reference"}`, `error: invalid_args: resource "reference": is a directory, not a file`, runtime.ErrInvalidArgs},
-		{"read binary", ToolReadSkillResource, `{"skill":"echo","resource":"data.bin"}`, `error: invalid_args: resource "data.bin" is not text (10 bytes of binary data)…`, runtime.ErrInvalidArgs},
-		{"read without resource", ToolReadSkillResource, `{"skill":"echo"}`, `error: invalid_args: argument "resource": is required`, runtime.ErrInvalidArgs},
+		{"read ..", ToolReadSkillResource, `{"skill":"echo","resource":"../guide/SKILL.md"}`, `error: invalid_args: resource "../guide/SKILL.md": the path contains ".."`, run.ErrInvalidArgs},
+		{"read absolute", ToolReadSkillResource, `{"skill":"echo","resource":"/etc/passwd"}`, `error: invalid_args: resource "/etc/passwd": the path is absolute…`, run.ErrInvalidArgs},
+		{"read hidden", ToolReadSkillResource, `{"skill":"echo","resource":".env"}`, `error: permission_denied: resource ".env": hidden files are not part of a skill`, run.ErrPermissionDenied},
+		{"read a symlink out", ToolReadSkillResource, `{"skill":"echo","resource":"outside.md"}`, `error: permission_denied: resource "outside.md": leads outside the skill's directory`, run.ErrPermissionDenied},
+		{"read missing", ToolReadSkillResource, `{"skill":"echo","resource":"nope.md"}`, `error: not_found: resource "nope.md": no such file`, run.ErrNotFound},
+		{"read a directory", ToolReadSkillResource, `{"skill":"echo","resource":"reference"}`, `error: invalid_args: resource "reference": is a directory, not a file`, run.ErrInvalidArgs},
+		{"read binary", ToolReadSkillResource, `{"skill":"echo","resource":"data.bin"}`, `error: invalid_args: resource "data.bin" is not text (10 bytes of binary data)…`, run.ErrInvalidArgs},
+		{"read without resource", ToolReadSkillResource, `{"skill":"echo"}`, `error: invalid_args: argument "resource": is required`, run.ErrInvalidArgs},
 
-		{"list with arguments", ToolListSkills, `{"all":true}`, `error: invalid_args: argument "all": is not an argument of this tool (its arguments: query, limit)`, runtime.ErrInvalidArgs},
+		{"list with arguments", ToolListSkills, `{"all":true}`, `error: invalid_args: argument "all": is not an argument of this tool (its arguments: query, limit)`, run.ErrInvalidArgs},
 		{"list with null", ToolListSkills, `null`, `{"skills":[{"id":"bad-md",…`, nil},
 
 		{"unknown tool", "skill_nope", `{}`, `error: not_found: unknown tool "skill_nope"; the tools are list_skills, load_skill, read_skill_resource, run_skill, run_skill_script, skill_bad_md, skill_echo, skill_plain`, ErrUnknownTool},
 		{"id instead of tool", "echo", `{}`, `error: not_found: unknown tool "echo" (did you mean skill_echo?); the tools are …`, ErrUnknownTool},
 		{"dash kept", "skill_bad-md", `{}`, `error: not_found: unknown tool "skill_bad-md" (did you mean skill_bad_md?)…`, ErrUnknownTool},
-		{"instruction skill as a tool", "skill_guide", `{}`, `error: not_found: skill "guide" has instructions only (a SKILL.md, no code): it is read, not run; read it with skillbox instructions guide, or a model with load_skill`, runtime.ErrNotFound},
+		{"instruction skill as a tool", "skill_guide", `{}`, `error: not_found: skill "guide" has instructions only (a SKILL.md, no code): it is read, not run; read it with skillbox instructions guide, or a model with load_skill`, run.ErrNotFound},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -203,7 +204,7 @@ func TestCall(t *testing.T) {
 
 	res, err = Call(ctx, rt, "nope", nil)
 	var ute *UnknownToolError
-	if !errors.As(err, &ute) || !errors.Is(err, runtime.ErrNotFound) || ute.Name != "nope" || res.Success || res.Error.Kind != runtime.KindNotFound || res.Result != nil {
+	if !errors.As(err, &ute) || !errors.Is(err, run.ErrNotFound) || ute.Name != "nope" || res.Success || res.Error.Kind != run.KindNotFound || res.Result != nil {
 		t.Errorf("unknown: %+v, %v", res, err)
 	}
 	if len(ute.Valid) != len(Names())+3 || ute.Suggestion != "" {
@@ -219,10 +220,10 @@ func TestCall(t *testing.T) {
 		tool string
 		want error
 	}{
-		{canceled, ToolListSkills, runtime.ErrCanceled},
-		{canceled, "skill_echo", runtime.ErrCanceled},
-		{expired, ToolLoadSkill, runtime.ErrTimeout},
-		{expired, "skill_echo", runtime.ErrTimeout},
+		{canceled, ToolListSkills, run.ErrCanceled},
+		{canceled, "skill_echo", run.ErrCanceled},
+		{expired, ToolLoadSkill, run.ErrTimeout},
+		{expired, "skill_echo", run.ErrTimeout},
 	} {
 		res, err = Call(tc.ctx, rt, tc.tool, []byte(`{"text":"x"}`))
 		if !errors.Is(err, tc.want) || res.Error == nil || string(res.Error.Kind) != tc.want.Error() {
@@ -322,14 +323,14 @@ func TestToolsetShapes(t *testing.T) {
 
 func TestResultText(t *testing.T) {
 	tests := []struct {
-		res  *runtime.Result
+		res  *run.Result
 		want string
 	}{
 		{nil, "error: internal: no result"},
-		{&runtime.Result{Success: true}, "null"},
-		{&runtime.Result{Success: true, Result: json.RawMessage(`{"a":1}`)}, `{"a":1}`},
-		{&runtime.Result{Error: &runtime.ResultError{Kind: runtime.KindTimeout, Message: "too slow"}}, "error: timeout: too slow"},
-		{&runtime.Result{}, "error: internal: the call failed without an error"},
+		{&run.Result{Success: true}, "null"},
+		{&run.Result{Success: true, Result: json.RawMessage(`{"a":1}`)}, `{"a":1}`},
+		{&run.Result{Error: &run.ResultError{Kind: run.KindTimeout, Message: "too slow"}}, "error: timeout: too slow"},
+		{&run.Result{}, "error: internal: the call failed without an error"},
 	}
 	for _, tc := range tests {
 		if got := ResultText(tc.res); got != tc.want {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/agent/search"
 	"github.com/skillbox-dev/skillbox/agent/tooldef"
+	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -49,7 +50,7 @@ func TestUncheckedSkillsAreOffered(t *testing.T) {
 	if err != nil || string(res.Result) != `{"a":1}` {
 		t.Fatalf("echo: %v %+v", err, res)
 	}
-	if _, err := Call(context.Background(), rt, "skill_corrupt", nil); !errors.Is(err, runtime.ErrBroken) {
+	if _, err := Call(context.Background(), rt, "skill_corrupt", nil); !errors.Is(err, run.ErrBroken) {
 		t.Errorf("corrupt: %v", err)
 	}
 	if got := tools(); !slices.Equal(got, []string{"skill_echo"}) {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/store/sqlite"
 )
@@ -25,7 +26,7 @@ func TestRunKeepsArtifactsInTheStore(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(sd, runtime.ModuleFile), wasm, 0o644))
 	dir := filepath.Join(t.TempDir(), "data")
 	r := cli(t, "", "--skills", skills, "run", "out", "--json", "--data-dir", dir, "--args", `{"spec":"r.txt*4"}`)
-	var res runtime.Result
+	var res run.Result
 	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || len(res.Artifacts) != 1 {
 		t.Fatalf("run: %v %q: %v", r.code, r.stdout, err)
 	}

@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/skillbox-dev/skillbox/agent/toolset"
+	"github.com/skillbox-dev/skillbox/artifact"
 	"github.com/skillbox-dev/skillbox/internal/nearest"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/store"
@@ -197,8 +198,8 @@ Global flags:
 Run '{{.CommandPath}} help <command>' or '{{.CommandPath}} <command> --help' for a command's flags.{{end}}
 `
 
-// run is the whole CLI, in-process: it parses args, runs the command, and returns the exit code.
-func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+// runCLI is the whole CLI, in-process: it parses args, runs the command, and returns the exit code.
+func runCLI(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
@@ -392,7 +393,7 @@ func (e *env) runtimeFor(ctx context.Context, dirs []string, adjust ...func(*run
 	cfg.Recorder = e.recorder
 	cfg.Versions = e.versions
 	// The store that keeps the runs keeps their artifacts too (a store.Recorder is both).
-	if a, ok := e.recorder.(runtime.ArtifactStore); ok {
+	if a, ok := e.recorder.(artifact.Store); ok {
 		cfg.Artifacts = a
 	}
 	if e.shared != nil { // the engine, cache and admission are the Shared's

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/skillbox-dev/skillbox/internal/safefile"
+	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -100,7 +101,7 @@ error.`,
 			}
 			m := b.Manifest()
 			// With a store, the folder it replaces is a version kept there, so nothing is lost.
-			opts := runtime.InstallOptions{Face: runtime.FaceCLI, Caller: osUser(), Replace: kept}
+			opts := runtime.InstallOptions{Face: run.FaceCLI, Caller: osUser(), Replace: kept}
 			s, err := rt.Install(ctx, m.Skill, b.Package(), opts)
 			if err != nil {
 				return e.fail(exitFailed, "%s: %v", pos[0], err)

@@ -10,7 +10,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/run"
 )
 
 // maxArgsBytes bounds --args read from a file or stdin.
@@ -48,7 +48,7 @@ var cmdRun = &command{
 			return e.fail(exitFailed, "%v", err)
 		}
 		defer rt.Close(context.Background())
-		res, runErr := rt.Run(ctx, runtime.Request{Skill: pos[0], Args: args, Face: runtime.FaceCLI, Caller: osUser()})
+		res, runErr := rt.Run(ctx, run.Request{Skill: pos[0], Args: args, Face: run.FaceCLI, Caller: osUser()})
 		if e.json {
 			if err := writeJSON(e.stdout, res); err != nil {
 				return e.fail(exitFailed, "%v", err)

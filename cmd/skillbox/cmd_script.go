@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 	"strings"
 
+	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -54,7 +55,7 @@ var cmdScript = &command{
 			return e.fail(exitFailed, "%v", err)
 		}
 		defer rt.Close(context.Background())
-		res, runErr := rt.Run(ctx, runtime.Request{Skill: pos[0], Script: pos[1], Argv: pos[2:], Stdin: stdin, Face: runtime.FaceCLI, Caller: osUser()})
+		res, runErr := rt.Run(ctx, run.Request{Skill: pos[0], Script: pos[1], Argv: pos[2:], Stdin: stdin, Face: run.FaceCLI, Caller: osUser()})
 		if runErr != nil {
 			if e.json { // one shape for a run that did not happen, as the HTTP API's errors
 				_ = writeJSON(e.stdout, map[string]any{"error": res.Error})

@@ -12,5 +12,5 @@ import (
 func main() {
 	// First of all: a process this program started to compile a module in compiles it and exits.
 	runtime.MaybeCompileChild()
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	os.Exit(runCLI(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

@@ -47,7 +47,7 @@ func TestMain(m *testing.M) {
 	// in a process races with any concurrent one (wazero v1.12.0 caches its version in a plain
 	// global, internal/version.GetWazeroVersion; wazero/wazero#2532), which -race reports.
 	var discard bytes.Buffer
-	run([]string{"--cache-dir", cacheDir, "--skills", filepath.Join(cacheDir, "none"), "list"}, strings.NewReader(""), &discard, &discard)
+	runCLI([]string{"--cache-dir", cacheDir, "--skills", filepath.Join(cacheDir, "none"), "list"}, strings.NewReader(""), &discard, &discard)
 	// Most of the package's tests need the binary and the bundled modules compiled (see binary
 	// and warm): when all of them run, make those from the start, while the others run.
 	buildEnv = os.Environ()
@@ -138,7 +138,7 @@ func warm(ids ...string) {
 				return
 			}
 			var discard bytes.Buffer
-			run(args, strings.NewReader(""), &discard, &discard)
+			runCLI(args, strings.NewReader(""), &discard, &discard)
 		}))
 		wg.Go(once.(func()))
 	}
@@ -166,7 +166,7 @@ func cli(t *testing.T, stdin string, args ...string) result {
 	var stdout, stderr bytes.Buffer
 	full := append([]string{"--cache-dir", cacheDir}, withTestStore(t, args)...)
 	start := time.Now()
-	code := run(full, strings.NewReader(stdin), &stdout, &stderr)
+	code := runCLI(full, strings.NewReader(stdin), &stdout, &stderr)
 	return result{code: code, stdout: stdout.String(), stderr: stderr.String(), elapsed: time.Since(start)}
 }
 

@@ -147,7 +147,7 @@ func startMCPStdio(t *testing.T, flags ...string) *mcpStdio {
 	m := &mcpStdio{t: t, inW: inW, lines: bufio.NewScanner(outR), stderr: &syncBuffer{}, code: make(chan int, 1)}
 	m.lines.Buffer(make([]byte, 1<<20), 1<<20)
 	go func() {
-		m.code <- run(append([]string{"--cache-dir", cacheDir, "--skills", bundled, "mcp"}, flags...), inR, outW, m.stderr)
+		m.code <- runCLI(append([]string{"--cache-dir", cacheDir, "--skills", bundled, "mcp"}, flags...), inR, outW, m.stderr)
 		outW.Close()
 	}()
 	return m

@@ -10,6 +10,7 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/skillbox-dev/skillbox/internal/testcache"
+	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -59,9 +60,9 @@ func BenchmarkGuests(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer rt.Close(ctx)
-	run := func(id string) func() {
+	runOne := func(id string) func() {
 		return func() {
-			if _, err := rt.Run(ctx, runtime.Request{Skill: id, Args: []byte(`{}`)}); err != nil {
+			if _, err := rt.Run(ctx, run.Request{Skill: id, Args: []byte(`{}`)}); err != nil {
 				b.Fatal(id, err)
 			}
 		}
@@ -78,7 +79,7 @@ func BenchmarkGuests(b *testing.B) {
 			compile := time.Since(start)
 			r.Close(ctx)
 
-			guest, floor := run(lang), run("floor")
+			guest, floor := runOne(lang), runOne("floor")
 			guest()
 			floor()
 			b.ResetTimer()

@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/skillbox-dev/skillbox/internal/testcache"
+	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -123,7 +124,7 @@ func TestConformance(t *testing.T) {
 					t.Fatalf("granted files %+v", got)
 				}
 
-				res, err := rt.Run(context.Background(), runtime.Request{Skill: "conformance", Args: args})
+				res, err := rt.Run(context.Background(), run.Request{Skill: "conformance", Args: args})
 				if err != nil {
 					t.Fatalf("run: %v\nlogs: %+v", err, res.Logs)
 				}
@@ -187,11 +188,11 @@ func TestConformance(t *testing.T) {
 // its memory peak (the Extism kernel's memory counts in one, not the other).
 type record struct {
 	Result string
-	Usage  runtime.Usage
+	Usage  run.Usage
 	Logs   []string
 }
 
-func recordOf(res *runtime.Result) record {
+func recordOf(res *run.Result) record {
 	r := record{Result: string(res.Result), Usage: res.Usage}
 	r.Usage.PeakMemoryBytes = 0
 	for _, l := range res.Logs {

@@ -12,21 +12,22 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/artifact"
+	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/store"
 )
 
-// artifact is an ArtifactFile over data.
-func artifact(name, media string, data []byte) runtime.ArtifactFile {
+// fileOf is an artifact.File over data.
+func fileOf(name, media string, data []byte) artifact.File {
 	sum := sha256.Sum256(data)
-	return runtime.ArtifactFile{
-		Artifact: runtime.Artifact{Name: name, Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:]), MediaType: media},
+	return artifact.File{
+		Artifact: artifact.Artifact{Name: name, Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:]), MediaType: media},
 		Open:     func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil },
 	}
 }
 
 // readBack opens name of run and returns its bytes and meta.
-func readBack(t *testing.T, s store.Store, run, name string) ([]byte, runtime.Artifact) {
+func readBack(t *testing.T, s store.Store, run, name string) ([]byte, artifact.Artifact) {
 	t.Helper()
 	rc, a, err := s.OpenArtifact(t.Context(), run, name)
 	if err != nil {
@@ -63,14 +64,14 @@ func testArtifactsRoundTrip(t *testing.T, h Harness) {
 	ctx := t.Context()
 	shared := []byte("shared \x00\xff bytes")
 	report := []byte("<html><script>alert(1)</script></html>")
-	if err := s.PutArtifacts(ctx, "run_a", []runtime.ArtifactFile{
-		artifact("report.html", "text/html; charset=utf-8", report),
-		artifact("deep/dir/shared.bin", "application/octet-stream", shared),
-		artifact("empty", "text/plain; charset=utf-8", nil),
+	if err := s.PutArtifacts(ctx, "run_a", []artifact.File{
+		fileOf("report.html", "text/html; charset=utf-8", report),
+		fileOf("deep/dir/shared.bin", "application/octet-stream", shared),
+		fileOf("empty", "text/plain; charset=utf-8", nil),
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PutArtifacts(ctx, "run_b", []runtime.ArtifactFile{artifact("copy.bin", "application/octet-stream", shared)}); err != nil {
+	if err := s.PutArtifacts(ctx, "run_b", []artifact.File{fileOf("copy.bin", "application/octet-stream", shared)}); err != nil {
 		t.Fatal(err)
 	}
 	before := blobCount(t, s)
@@ -92,33 +93,33 @@ func testArtifactsRoundTrip(t *testing.T, h Harness) {
 			t.Errorf("%s/%s: %q %+v", c.run, c.name, data, a)
 		}
 	}
-	if _, _, err := s.OpenArtifact(ctx, "run_nosuch", "x"); !errors.Is(err, runtime.ErrNoRun) {
+	if _, _, err := s.OpenArtifact(ctx, "run_nosuch", "x"); !errors.Is(err, artifact.ErrNoRun) {
 		t.Errorf("unknown run: %v, want ErrNoRun", err)
 	}
-	if _, _, err := s.OpenArtifact(ctx, "run_a", "nosuch"); !errors.Is(err, runtime.ErrNoArtifact) {
+	if _, _, err := s.OpenArtifact(ctx, "run_a", "nosuch"); !errors.Is(err, artifact.ErrNoArtifact) {
 		t.Errorf("a run with artifacts, not this one: %v, want ErrNoArtifact", err)
 	}
 	mustFinish(t, s, finished(1, "echo", store.StatusSucceeded)) // a recorded run without artifacts
-	if _, _, err := s.OpenArtifact(ctx, "run_000001", "x"); !errors.Is(err, runtime.ErrNoArtifact) {
+	if _, _, err := s.OpenArtifact(ctx, "run_000001", "x"); !errors.Is(err, artifact.ErrNoArtifact) {
 		t.Errorf("a recorded run without artifacts: %v, want ErrNoArtifact", err)
 	}
 	// Kept once: a second put of the same name fails and changes nothing.
-	if err := s.PutArtifacts(ctx, "run_b", []runtime.ArtifactFile{artifact("copy.bin", "text/plain", []byte("other"))}); err == nil {
+	if err := s.PutArtifacts(ctx, "run_b", []artifact.File{fileOf("copy.bin", "text/plain", []byte("other"))}); err == nil {
 		t.Error("a second put of copy.bin succeeded")
 	}
 	if data, _ := readBack(t, s, "run_b", "copy.bin"); !bytes.Equal(data, shared) {
 		t.Errorf("copy.bin changed to %q", data)
 	}
-	lying := artifact("a", "text/plain", []byte("what was hashed"))
+	lying := fileOf("a", "text/plain", []byte("what was hashed"))
 	lying.Open = func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader("what is read")), nil }
-	if err := s.PutArtifacts(ctx, "run_c", []runtime.ArtifactFile{artifact("ok", "text/plain", []byte("ok")), lying}); err == nil {
+	if err := s.PutArtifacts(ctx, "run_c", []artifact.File{fileOf("ok", "text/plain", []byte("ok")), lying}); err == nil {
 		t.Error("bytes that do not match their sha256 were kept")
 	}
-	if _, _, err := s.OpenArtifact(ctx, "run_c", "ok"); !errors.Is(err, runtime.ErrNoRun) {
+	if _, _, err := s.OpenArtifact(ctx, "run_c", "ok"); !errors.Is(err, artifact.ErrNoRun) {
 		t.Errorf("a refused put kept something: %v", err)
 	}
-	for _, bad := range []runtime.ArtifactFile{artifact("../x", "text/plain", nil), artifact("/abs", "text/plain", nil), artifact("a//b", "text/plain", nil), artifact("x", "", nil)} {
-		if err := s.PutArtifacts(ctx, "run_d", []runtime.ArtifactFile{bad}); err == nil {
+	for _, bad := range []artifact.File{fileOf("../x", "text/plain", nil), fileOf("/abs", "text/plain", nil), fileOf("a//b", "text/plain", nil), fileOf("x", "", nil)} {
+		if err := s.PutArtifacts(ctx, "run_d", []artifact.File{bad}); err == nil {
 			t.Errorf("%q (media type %q) was kept", bad.Name, bad.MediaType)
 		}
 	}
@@ -130,23 +131,23 @@ func testArtifactsQuota(t *testing.T, h Harness) {
 	s := open(t, h, h.New(t))
 	ctx := t.Context()
 	sixty, fifty := bytes.Repeat([]byte("6"), 60), bytes.Repeat([]byte("5"), 50)
-	put := func(run string, quota int64, files ...runtime.ArtifactFile) error {
+	put := func(run string, quota int64, files ...artifact.File) error {
 		return s.PutArtifactsWithin(ctx, run, files, quota)
 	}
-	if err := put("run_1", 100, artifact("a", "text/plain", sixty)); err != nil {
+	if err := put("run_1", 100, fileOf("a", "text/plain", sixty)); err != nil {
 		t.Fatal(err)
 	}
-	if err := put("run_2", 100, artifact("same", "text/plain", sixty), artifact("again", "text/plain", sixty)); err != nil {
+	if err := put("run_2", 100, fileOf("same", "text/plain", sixty), fileOf("again", "text/plain", sixty)); err != nil {
 		t.Fatalf("content already held: %v", err)
 	}
-	err := put("run_3", 100, artifact("small", "text/plain", []byte("1")), artifact("b", "text/plain", fifty))
-	if !errors.Is(err, runtime.ErrQuotaExceeded) || !strings.Contains(err.Error(), "quota of 100") {
+	err := put("run_3", 100, fileOf("small", "text/plain", []byte("1")), fileOf("b", "text/plain", fifty))
+	if !errors.Is(err, run.ErrQuotaExceeded) || !strings.Contains(err.Error(), "quota of 100") {
 		t.Fatalf("past the quota: %v, want ErrQuotaExceeded naming it", err)
 	}
-	if _, _, err := s.OpenArtifact(ctx, "run_3", "small"); !errors.Is(err, runtime.ErrNoRun) {
+	if _, _, err := s.OpenArtifact(ctx, "run_3", "small"); !errors.Is(err, artifact.ErrNoRun) {
 		t.Errorf("a refused put kept something: %v", err)
 	}
-	if err := put("run_3", store.Unlimited, artifact("b", "text/plain", fifty)); err != nil {
+	if err := put("run_3", store.Unlimited, fileOf("b", "text/plain", fifty)); err != nil {
 		t.Errorf("unlimited: %v", err)
 	}
 	// Concurrent runs cannot pass the quota together: of eight 40-byte contents under a quota
@@ -157,13 +158,13 @@ func testArtifactsQuota(t *testing.T, h Harness) {
 	var kept, refused int
 	for i := range 8 {
 		wg.Go(func() {
-			err := put("run_c"+string(rune('0'+i)), held+80, artifact("f", "text/plain", bytes.Repeat([]byte{byte('a' + i)}, 40)))
+			err := put("run_c"+string(rune('0'+i)), held+80, fileOf("f", "text/plain", bytes.Repeat([]byte{byte('a' + i)}, 40)))
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
 			case err == nil:
 				kept++
-			case errors.Is(err, runtime.ErrQuotaExceeded):
+			case errors.Is(err, run.ErrQuotaExceeded):
 				refused++
 			default:
 				t.Errorf("put %d: %v", i, err)
@@ -188,10 +189,10 @@ func testArtifactsPruned(t *testing.T, h Harness) {
 	old, young := finished(1, "echo", store.StatusSucceeded), finished(2, "echo", store.StatusFailed)
 	mustFinish(t, s, old)
 	mustFinish(t, s, young)
-	if err := s.PutArtifacts(ctx, old.ID, []runtime.ArtifactFile{artifact("m", "x/y", module), artifact("alone", "x/y", alone), artifact("shared", "x/y", shared)}); err != nil {
+	if err := s.PutArtifacts(ctx, old.ID, []artifact.File{fileOf("m", "x/y", module), fileOf("alone", "x/y", alone), fileOf("shared", "x/y", shared)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PutArtifacts(ctx, young.ID, []runtime.ArtifactFile{artifact("shared", "x/y", shared)}); err != nil {
+	if err := s.PutArtifacts(ctx, young.ID, []artifact.File{fileOf("shared", "x/y", shared)}); err != nil {
 		t.Fatal(err)
 	}
 	before := blobCount(t, s)
@@ -199,7 +200,7 @@ func testArtifactsPruned(t *testing.T, h Harness) {
 	if err != nil || n != 1 {
 		t.Fatalf("prune: %d, %v", n, err)
 	}
-	if _, _, err := s.OpenArtifact(ctx, old.ID, "alone"); !errors.Is(err, runtime.ErrNoRun) {
+	if _, _, err := s.OpenArtifact(ctx, old.ID, "alone"); !errors.Is(err, artifact.ErrNoRun) {
 		t.Errorf("the pruned run's artifact: %v, want ErrNoRun", err)
 	}
 	if got := blobCount(t, s); got != before-1 {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/artifact"
 	"github.com/skillbox-dev/skillbox/store"
 )
 
@@ -35,10 +35,10 @@ func testTenantRetention(t *testing.T, h Harness) {
 		mustFinish(t, root, finished(i, "echo", store.StatusSucceeded))
 	}
 	shared := []byte("a chart both tenants' runs drew")
-	if err := quiet.PutArtifacts(ctx, "run_000000", []runtime.ArtifactFile{artifact("chart.svg", "image/svg+xml", shared)}); err != nil {
+	if err := quiet.PutArtifacts(ctx, "run_000000", []artifact.File{fileOf("chart.svg", "image/svg+xml", shared)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := busy.PutArtifacts(ctx, "run_000005", []runtime.ArtifactFile{artifact("chart.svg", "image/svg+xml", shared)}); err != nil {
+	if err := busy.PutArtifacts(ctx, "run_000005", []artifact.File{fileOf("chart.svg", "image/svg+xml", shared)}); err != nil {
 		t.Fatal(err)
 	}
 	counts := func(want ...int) {
@@ -78,7 +78,7 @@ func testTenantRetention(t *testing.T, h Harness) {
 		t.Fatalf("acme's prune: %d, %v; want 3", n, err)
 	}
 	counts(3, 6, 1)
-	if _, _, err := quiet.OpenArtifact(ctx, "run_000000", "chart.svg"); !errors.Is(err, runtime.ErrNoRun) {
+	if _, _, err := quiet.OpenArtifact(ctx, "run_000000", "chart.svg"); !errors.Is(err, artifact.ErrNoRun) {
 		t.Fatalf("acme's pruned run's artifact: %v, want ErrNoRun", err)
 	}
 

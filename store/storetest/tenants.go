@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillbox-dev/skillbox/artifact"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/store"
 )
@@ -87,16 +88,16 @@ func testTenantIsolation(t *testing.T, h Harness) {
 		t.Fatalf("acme's files: %v", err)
 	}
 	// Artifacts: a tenant reads its own runs' files; another tenant is told there is no such run.
-	if err := a.PutArtifacts(ctx, ra.ID, []runtime.ArtifactFile{artifact("report.txt", "text/plain", []byte("acme only"))}); err != nil {
+	if err := a.PutArtifacts(ctx, ra.ID, []artifact.File{fileOf("report.txt", "text/plain", []byte("acme only"))}); err != nil {
 		t.Fatal(err)
 	}
 	if data, _ := readBack(t, a, ra.ID, "report.txt"); string(data) != "acme only" {
 		t.Fatalf("acme's artifact: %q", data)
 	}
-	if _, _, err := b.OpenArtifact(ctx, ra.ID, "report.txt"); !errors.Is(err, runtime.ErrNoRun) {
+	if _, _, err := b.OpenArtifact(ctx, ra.ID, "report.txt"); !errors.Is(err, artifact.ErrNoRun) {
 		t.Fatalf("globex opens acme's artifact: %v", err)
 	}
-	if _, _, err := root.OpenArtifact(ctx, ra.ID, "report.txt"); !errors.Is(err, runtime.ErrNoRun) {
+	if _, _, err := root.OpenArtifact(ctx, ra.ID, "report.txt"); !errors.Is(err, artifact.ErrNoRun) {
 		t.Fatalf("the default tenant opens acme's artifact: %v", err)
 	}
 	// Closing a tenant's store leaves the database open for the others.

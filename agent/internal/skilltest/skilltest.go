@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/skillbox-dev/skillbox/internal/testcache"
+	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -215,11 +216,11 @@ func (f Runner) Skill(id string) (*runtime.Skill, error) {
 			return s, nil
 		}
 	}
-	return nil, &runtime.RunError{Kind: runtime.KindNotFound, Skill: id, Message: "no skill with this id"}
+	return nil, &run.Error{Kind: run.KindNotFound, Skill: id, Message: "no skill with this id"}
 }
 
-func (f Runner) Run(_ context.Context, req runtime.Request) (*runtime.Result, error) {
-	return &runtime.Result{Skill: req.Skill, Success: true, Result: req.Args}, nil
+func (f Runner) Run(_ context.Context, req run.Request) (*run.Result, error) {
+	return &run.Result{Skill: req.Skill, Success: true, Result: req.Args}, nil
 }
 
 // SameJSON compares got, marshalled, to the literal want, both indented the same way: the field

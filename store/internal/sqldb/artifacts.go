@@ -11,11 +11,12 @@ import (
 	"io"
 	"time"
 
-	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/artifact"
+	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/store"
 )
 
-var _ runtime.ArtifactStore = (*DB)(nil)
+var _ artifact.Store = (*DB)(nil)
 
 // The bounds of one run's artifacts: those the runtime's policy can allow at most, so that any
 // run the runtime collects the store can keep.
@@ -28,7 +29,7 @@ const (
 )
 
 // PutArtifacts keeps files as runID's artifacts within store.DefaultMaxArtifactBytes.
-func (s *DB) PutArtifacts(ctx context.Context, runID string, files []runtime.ArtifactFile) error {
+func (s *DB) PutArtifacts(ctx context.Context, runID string, files []artifact.File) error {
 	return s.PutArtifactsWithin(ctx, runID, files, 0)
 }
 
@@ -38,7 +39,7 @@ func (s *DB) PutArtifacts(ctx context.Context, runID string, files []runtime.Art
 // Versions' blobs do not count: they are bounded by what is installed. The quota is checked
 // under a lock (SQLite's write transaction; PostgreSQL's advisory lock on blobs) so concurrent
 // runs cannot overshoot it together.
-func (s *DB) PutArtifactsWithin(ctx context.Context, runID string, files []runtime.ArtifactFile, quota int64) error {
+func (s *DB) PutArtifactsWithin(ctx context.Context, runID string, files []artifact.File, quota int64) error {
 	if err := checkArtifacts(runID, files); err != nil {
 		return err
 	}
@@ -63,7 +64,7 @@ func (s *DB) PutArtifactsWithin(ctx context.Context, runID string, files []runti
 				return err
 			}
 			if used+more > quota {
-				return fmt.Errorf("%w: the store's artifacts hold %d bytes, and %d more would pass its quota of %d", runtime.ErrQuotaExceeded, used, more, quota)
+				return fmt.Errorf("%w: the store's artifacts hold %d bytes, and %d more would pass its quota of %d", run.ErrQuotaExceeded, used, more, quota)
 			}
 		}
 		for _, f := range files {
@@ -89,7 +90,7 @@ func (s *DB) PutArtifactsWithin(ctx context.Context, runID string, files []runti
 
 // newArtifactBytes is what files add to the bytes artifacts hold: the size of each distinct
 // content no artifact holds yet.
-func (s *DB) newArtifactBytes(ctx context.Context, tx *sql.Tx, files []runtime.ArtifactFile) (int64, error) {
+func (s *DB) newArtifactBytes(ctx context.Context, tx *sql.Tx, files []artifact.File) (int64, error) {
 	seen := map[string]bool{}
 	var more int64
 	for _, f := range files {
@@ -110,7 +111,7 @@ func (s *DB) newArtifactBytes(ctx context.Context, tx *sql.Tx, files []runtime.A
 }
 
 // checkArtifacts says what is wrong with a run's files before anything is read.
-func checkArtifacts(runID string, files []runtime.ArtifactFile) error {
+func checkArtifacts(runID string, files []artifact.File) error {
 	switch {
 	case runID == "" || len(runID) > maxRunIDBytes:
 		return fmt.Errorf("keep artifacts: run id %q must be 1 to %d bytes", runID, maxRunIDBytes)
@@ -120,7 +121,7 @@ func checkArtifacts(runID string, files []runtime.ArtifactFile) error {
 	names := map[string]bool{}
 	for _, f := range files {
 		switch {
-		case !runtime.ValidArtifactName(f.Name):
+		case !artifact.ValidName(f.Name):
 			return fmt.Errorf("keep the artifacts of run %s: %q is not an artifact name", runID, f.Name)
 		case names[f.Name]:
 			return fmt.Errorf("keep the artifacts of run %s: %q is listed twice", runID, f.Name)
@@ -148,7 +149,7 @@ func isHex(s string) bool {
 }
 
 // readArtifact reads f's bytes, at most its size, and checks them against its sha256.
-func readArtifact(f runtime.ArtifactFile) ([]byte, error) {
+func readArtifact(f artifact.File) ([]byte, error) {
 	rc, err := f.Open()
 	if err != nil {
 		return nil, fmt.Errorf("read artifact %q: %w", f.Name, err)
@@ -165,22 +166,22 @@ func readArtifact(f runtime.ArtifactFile) ([]byte, error) {
 }
 
 // OpenArtifact reads the artifact name of run runID of s's tenant, checked against its sha256.
-func (s *DB) OpenArtifact(ctx context.Context, runID, name string) (io.ReadCloser, runtime.Artifact, error) {
+func (s *DB) OpenArtifact(ctx context.Context, runID, name string) (io.ReadCloser, artifact.Artifact, error) {
 	if err := s.check(); err != nil {
-		return nil, runtime.Artifact{}, err
+		return nil, artifact.Artifact{}, err
 	}
-	a := runtime.Artifact{Name: name}
+	a := artifact.Artifact{Name: name}
 	var data []byte
 	err := s.db.QueryRowContext(ctx, s.q(`SELECT a.size, a.sha256, a.media_type, b.data FROM artifacts a JOIN blobs b ON b.sha256 = a.sha256
 		WHERE a.tenant = ? AND a.run_id = ? AND a.name = ?`), s.tenant, runID, name).Scan(&a.Size, &a.SHA256, &a.MediaType, &data)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, runtime.Artifact{}, s.noArtifact(ctx, runID, name)
+		return nil, artifact.Artifact{}, s.noArtifact(ctx, runID, name)
 	}
 	if err != nil {
-		return nil, runtime.Artifact{}, fmt.Errorf("artifact %q of run %s: %s %s: %w", name, runID, s.dialect.Name, s.where, err)
+		return nil, artifact.Artifact{}, fmt.Errorf("artifact %q of run %s: %s %s: %w", name, runID, s.dialect.Name, s.where, err)
 	}
 	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != a.SHA256 || int64(len(data)) != a.Size {
-		return nil, runtime.Artifact{}, fmt.Errorf("artifact %q of run %s does not match its sha256 %s: the %s database %s was changed outside skillbox", name, runID, a.SHA256, s.dialect.Name, s.where)
+		return nil, artifact.Artifact{}, fmt.Errorf("artifact %q of run %s does not match its sha256 %s: the %s database %s was changed outside skillbox", name, runID, a.SHA256, s.dialect.Name, s.where)
 	}
 	return io.NopCloser(bytes.NewReader(data)), a, nil
 }
@@ -192,11 +193,11 @@ func (s *DB) noArtifact(ctx context.Context, runID, name string) error {
 		runID, s.tenant, runID, s.tenant).Scan(&one)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return fmt.Errorf("run %q: %w", runID, runtime.ErrNoRun)
+		return fmt.Errorf("run %q: %w", runID, artifact.ErrNoRun)
 	case err != nil:
 		return fmt.Errorf("artifact %q of run %s: %s %s: %w", name, runID, s.dialect.Name, s.where, err)
 	}
-	return fmt.Errorf("run %q has no artifact %q: %w", runID, name, runtime.ErrNoArtifact)
+	return fmt.Errorf("run %q has no artifact %q: %w", runID, name, artifact.ErrNoArtifact)
 }
 
 // lockBlobs serialises, within tx, the transactions that add or drop blobs where the database

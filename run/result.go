@@ -1,9 +1,10 @@
-package runtime
+package run
 
 import (
 	"encoding/json"
 
-	"github.com/skillbox-dev/skillbox/hostfuncs"
+	"github.com/skillbox-dev/skillbox/artifact"
+	"time"
 )
 
 // Result is the outcome of one run, in the shape the CLI's --json and the HTTP API print.
@@ -24,7 +25,7 @@ type Result struct {
 	Usage       Usage   `json:"usage"`
 	// Artifacts are the files the run left in its output directory (see OutputMount), by name;
 	// a failed run's too.
-	Artifacts []Artifact `json:"artifacts,omitempty"`
+	Artifacts []artifact.Artifact `json:"artifacts,omitempty"`
 }
 
 // ResultError is a failed run's error: a kind to branch on and a message to read.
@@ -34,11 +35,26 @@ type ResultError struct {
 }
 
 // LogEntry is one line of a run's log.
-type LogEntry = hostfuncs.LogEntry
+type LogEntry struct {
+	Time  time.Time `json:"time"`
+	Level string    `json:"level"`
+	// Source is "" for the skill's log calls, "stdout", "stderr" or "host".
+	Source  string `json:"source,omitempty"`
+	Message string `json:"message"`
+}
 
 // Usage is what a run consumed and touched.
 type Usage struct {
 	// PeakMemoryBytes is the largest total size of the instance's linear memories.
-	PeakMemoryBytes uint64 `json:"peak_memory_bytes"`
-	hostfuncs.Usage
+	PeakMemoryBytes uint64   `json:"peak_memory_bytes"`
+	Fetches         int      `json:"fetches"`
+	BytesIn         int64    `json:"bytes_in"`
+	BytesOut        int64    `json:"bytes_out"`
+	HostsContacted  []string `json:"hosts_contacted,omitempty"`
+	FilesRead       []string `json:"files_read,omitempty"`
+	FilesWritten    []string `json:"files_written,omitempty"`
+	BytesWritten    int64    `json:"bytes_written"`
+	// Denied lists every call the grant refused, in order, such as
+	// `fetch http://10.0.0.1/: address 10.0.0.1 is private ...`.
+	Denied []string `json:"denied,omitempty"`
 }

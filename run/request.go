@@ -1,6 +1,13 @@
-package runtime
+// Package run holds the words a run is asked for and answered in: the Request, its Events, the
+// Result, and the closed set of error kinds (Error, ErrorKind and one sentinel per kind). It is a
+// leaf, so a store that records results and a face that translates them need not link the
+// runtime that makes them.
+package run
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"github.com/skillbox-dev/skillbox/artifact"
+)
 
 // Face names how a run was asked for. Faces only translate requests and results; the runtime
 // records the face of each run, so metrics and history can tell them apart.
@@ -54,10 +61,10 @@ type Request struct {
 // instantiated, "log" events (Log is set) as the skill logs, a "file" event (File is set) for
 // each artifact once the run is over and its files are kept, and last "result" (Result is set).
 type Event struct {
-	Type   string    `json:"type"`
-	RunID  string    `json:"run_id"`
-	Status string    `json:"status,omitempty"`
-	Log    *LogEntry `json:"log,omitempty"`
-	File   *Artifact `json:"file,omitempty"`
-	Result *Result   `json:"result,omitempty"`
+	Type   string             `json:"type"`
+	RunID  string             `json:"run_id"`
+	Status string             `json:"status,omitempty"`
+	Log    *LogEntry          `json:"log,omitempty"`
+	File   *artifact.Artifact `json:"file,omitempty"`
+	Result *Result            `json:"result,omitempty"`
 }
