@@ -13,6 +13,7 @@ import (
 	"github.com/skillbox-dev/skillbox/internal/testcache"
 	"github.com/skillbox-dev/skillbox/mcpserver"
 	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // cacheDir is the compilation cache of every test, shared with the other packages' tests (and
@@ -60,7 +61,7 @@ func fixture(t *testing.T, dir, id, manifest, wasm string) string {
 	if err != nil {
 		t.Fatalf("fixture %s: %v (run make fixtures)", wasm, err)
 	}
-	if err := os.WriteFile(filepath.Join(sd, runtime.ModuleFile), data, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(sd, spec.ModuleFile), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return sd

@@ -17,6 +17,7 @@ import (
 	"github.com/skillbox-dev/skillbox/agent/toolset"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/skillmd"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 const (
@@ -43,7 +44,7 @@ func parseURI(uri string) (id, rel string, err error) {
 		return "", "", fmt.Errorf("not a %s URI", uriScheme)
 	}
 	id, rawRel, ok := strings.Cut(rest, "/")
-	if !ok || !runtime.ValidID(id) {
+	if !ok || !spec.ValidID(id) {
 		return "", "", errors.New("the URI names no skill: use skill://<id>/<path>")
 	}
 	rel, err = url.PathUnescape(rawRel)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/skillmd"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // SkillsExtension is the identifier of the MCP Skills extension, which the server declares in its
@@ -168,7 +169,7 @@ func (s *Server) listSkills(params json.RawMessage, c cacheable) (any, *jsonrpc.
 	after := ""
 	if p.Cursor != nil {
 		raw, err := base64.RawURLEncoding.DecodeString(*p.Cursor)
-		if err != nil || !runtime.ValidID(string(raw)) {
+		if err != nil || !spec.ValidID(string(raw)) {
 			return nil, invalidSkillsParams("params.cursor %q is not a cursor this server gave: pass back a nextCursor unchanged, or none for the first page", truncate(*p.Cursor, maxReasonBytes))
 		}
 		after = string(raw)

@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/skillbox-dev/skillbox/run"
 	"sync"
 	"time"
+
+	"github.com/skillbox-dev/skillbox/run"
 )
 
 // Admission bounds what runs at once, for every face alike (library, CLI, HTTP, MCP, agents):

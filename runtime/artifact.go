@@ -6,10 +6,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/skillbox-dev/skillbox/artifact"
-	"github.com/skillbox-dev/skillbox/run"
 	"hash"
 	"io"
+
+	"github.com/skillbox-dev/skillbox/artifact"
+	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // ArtifactsPolicy bounds the output directory of every run. The zero value is the defaults:
@@ -64,7 +66,7 @@ type ArtifactLimits struct {
 }
 
 // artifactsPolicy reads a policy file's artifacts section.
-func artifactsPolicy(c *Checker, obj Doc) ArtifactsPolicy {
+func artifactsPolicy(c *spec.Checker, obj spec.Doc) ArtifactsPolicy {
 	c.Known(obj, "artifacts", "enabled", "maxFiles", "maxFileBytes", "maxTotalBytes")
 	a := ArtifactsPolicy{
 		MaxFiles:      c.Int(obj, "artifacts", "maxFiles", maxArtifactFiles),

@@ -6,8 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"github.com/skillbox-dev/skillbox/artifact"
-	"github.com/skillbox-dev/skillbox/run"
 	"io"
 	"os"
 	"path/filepath"
@@ -15,6 +13,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/skillbox-dev/skillbox/artifact"
+	"github.com/skillbox-dev/skillbox/run"
 )
 
 // outputManifest is a manifest of the output fixture that asks for /output (or, with files

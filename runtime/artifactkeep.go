@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/skillbox-dev/skillbox/artifact"
-	"github.com/skillbox-dev/skillbox/run"
 	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
+
+	"github.com/skillbox-dev/skillbox/artifact"
+	"github.com/skillbox-dev/skillbox/run"
 )
 
 // KeptArtifacts bounds the artifacts a runtime without an ArtifactStore keeps of its recent

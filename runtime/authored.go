@@ -13,6 +13,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/hostfuncs/netguard"
 	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // Skills an agent writes (the toolset's create_skill, update_skill and delete_skill) are held to
@@ -42,7 +43,7 @@ type AgentSkills struct {
 	Env     []string
 	Secrets []string
 	Files   []string
-	Limits  Limits
+	Limits  spec.Limits
 }
 
 // authorMarker marks a skill an agent wrote. Packages may not carry hidden files, so only the

@@ -3,11 +3,13 @@ package runtime
 import (
 	"context"
 	"errors"
-	"github.com/skillbox-dev/skillbox/run"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 func agentFiles(id, perms string) map[string][]byte {
@@ -35,7 +37,7 @@ func TestAgentSkills(t *testing.T) {
 	}
 
 	on := *policy
-	on.AgentSkills = AgentSkills{Enabled: true, Network: []string{"127.0.0.1"}, Limits: Limits{TimeoutMs: 2000}}
+	on.AgentSkills = AgentSkills{Enabled: true, Network: []string{"127.0.0.1"}, Limits: spec.Limits{TimeoutMs: 2000}}
 	must(t, rt.SetPolicy(ctx, &on))
 	// Beyond the ceiling: refused with every line of the diff, and nothing installed.
 	_, err := rt.Install(ctx, "greedy", agentFiles("greedy", `"permissions":{"network":["api.example.com","127.0.0.1"],"env":["TOKEN"],"secrets":[{"name":"KEY","hosts":["api.example.com"],"header":"Authorization"}]},"limits":{"timeoutMs":5000}`), agent)
@@ -86,7 +88,7 @@ func TestAgentSkills(t *testing.T) {
 	// No package may carry the marker itself.
 	files := agentFiles("forged", "")
 	files[authorMarker] = []byte(`{"by":"agent"}`)
-	if _, err := rt.Install(ctx, "forged", files, InstallOptions{}); !errors.Is(err, ErrInvalidSkill) {
+	if _, err := rt.Install(ctx, "forged", files, InstallOptions{}); !errors.Is(err, spec.ErrInvalidSkill) {
 		t.Fatalf("a package with the marker: %v", err)
 	}
 }

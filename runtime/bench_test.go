@@ -13,6 +13,7 @@ import (
 	"github.com/skillbox-dev/skillbox/hostfuncs"
 	"github.com/skillbox-dev/skillbox/internal/extismhost"
 	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // The benchmarks report a ratio against a floor measured in the same run, never an absolute
@@ -113,7 +114,7 @@ func BenchmarkRun(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			wasm, err := os.ReadFile(dir + "/" + tc.id + "/" + ModuleFile)
+			wasm, err := os.ReadFile(dir + "/" + tc.id + "/" + spec.ModuleFile)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/skillbox-dev/skillbox/internal/docbound"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // compactAliasBomb stands for 10^5 values in four lines; yaml.v3's own alias limit would refuse
@@ -49,7 +50,7 @@ func FuzzParseDoc(f *testing.F) {
 	f.Add([]byte("- &x [1, 2]\n- *x\n"), true)
 	f.Add([]byte("? &k ["+strings.Repeat("[", 40)+strings.Repeat("]", 40)+"]\n: 1\n"), true)
 	f.Fuzz(func(t *testing.T, data []byte, yamlSyntax bool) {
-		d, bounds, err := ParseDoc(data, yamlSyntax)
+		d, bounds, err := spec.ParseDoc(data, yamlSyntax)
 		if err != nil {
 			return
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/internal/docbound"
 	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // The documents below are the schema bombs that internal/docbound refuses. Each is small: the
@@ -45,10 +46,10 @@ func aliasBombYAML(head, field string) string {
 }
 
 // problems returns the problems of a manifest ParseManifest refuses.
-func problems(t *testing.T, name, data string) []*ManifestError {
+func problems(t *testing.T, name, data string) []*spec.ManifestError {
 	t.Helper()
-	_, err := ParseManifest(name, []byte(data))
-	var se *SkillError
+	_, err := spec.ParseManifest(name, []byte(data))
+	var se *spec.SkillError
 	if !errors.As(err, &se) {
 		t.Fatalf("%s accepted (%v)", name, err)
 	}
@@ -90,11 +91,11 @@ func TestManifestBombs(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if len(tc.data) > maxManifestBytes {
+			if len(tc.data) > spec.MaxManifestBytes {
 				t.Fatalf("%d bytes: larger than a manifest may be", len(tc.data))
 			}
 			ps := problems(t, tc.file, tc.data)
-			var bound *ManifestError
+			var bound *spec.ManifestError
 			for _, p := range ps {
 				if strings.Contains(p.Msg, tc.msg) {
 					bound = p
@@ -135,7 +136,7 @@ func TestSchemaNodeBound(t *testing.T) {
 		}
 		return `{"type":"object","properties":{` + b.String() + `}}`
 	}
-	if _, err := ParseManifest("skill.json", []byte(simple("a", `"parameters":`+props(docbound.MaxSchemaNodes-2)))); err != nil {
+	if _, err := spec.ParseManifest("skill.json", []byte(simple("a", `"parameters":`+props(docbound.MaxSchemaNodes-2)))); err != nil {
 		t.Fatalf("at the bound: %v", err)
 	}
 	for _, field := range []string{"parameters", "result"} {
@@ -182,7 +183,7 @@ func TestDeepArgs(t *testing.T) {
 		"recursive": `{"type":"object","properties":{"a":{"$ref":"#/$defs/n"}},"$defs":{"n":{"type":"array","items":{"$ref":"#/$defs/n"}}}}`,
 	}
 	for name, raw := range schemas {
-		s, err := compileSchema([]byte(raw))
+		s, err := spec.CompileSchema([]byte(raw))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -242,7 +243,7 @@ func TestLegitimateDocumentsLoad(t *testing.T) {
 		if strings.HasSuffix(name, ".yaml") {
 			file = "skill.yaml"
 		}
-		if _, err := ParseManifest(file, []byte(data)); err != nil {
+		if _, err := spec.ParseManifest(file, []byte(data)); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
@@ -272,7 +273,7 @@ func BenchmarkParseBombs(b *testing.B) {
 		{"wide-enum", "skill.json", wide},
 	}
 	parse := func(file string, data []byte) func() {
-		return func() { _, _ = ParseManifest(file, data) }
+		return func() { _, _ = spec.ParseManifest(file, data) }
 	}
 	floor := parse("skill.json", floorData)
 	for _, tc := range cases {

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/skillbox-dev/skillbox/spec"
 	"io"
 	"maps"
 	"os"
@@ -148,7 +149,7 @@ func (b *Bundle) ManifestDigest() string {
 // a tree over the default [PackageLimits], which no installer would accept.
 func PackBundle(ctx context.Context, dir string, w io.Writer) (*BundleManifest, error) {
 	id := filepath.Base(filepath.Clean(dir))
-	if !ValidID(id) {
+	if !spec.ValidID(id) {
 		return nil, fmt.Errorf("pack %s: %q is not a skill id: name the directory after the skill (lower-case letters, digits and '-')", dir, id)
 	}
 	t, err := (*digester)(nil).walk(dir, false)
@@ -337,7 +338,7 @@ func (b *Bundle) parseManifest() error {
 	switch {
 	case m.Format != BundleFormat:
 		return bad("format %q, want %q (a bundle from another version of skillbox?)", m.Format, BundleFormat)
-	case !ValidID(m.Skill):
+	case !spec.ValidID(m.Skill):
 		return bad("skill: %q is not a skill id", m.Skill)
 	}
 	for i, f := range m.Files {

@@ -10,12 +10,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"github.com/skillbox-dev/skillbox/run"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/skillbox-dev/skillbox/run"
 )
 
 // packSkill packs the first-party skill id and returns the bundle's bytes.

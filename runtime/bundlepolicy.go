@@ -3,6 +3,7 @@ package runtime
 import (
 	"crypto/ed25519"
 	"fmt"
+	"github.com/skillbox-dev/skillbox/spec"
 	"path/filepath"
 	"strings"
 )
@@ -22,7 +23,7 @@ type BundlePolicy struct {
 
 // bundles reads the policy's bundles field: requireSigned, and trustedKeys as the base64 of a
 // key's 32 bytes or the path of a .pub file (relative to the policy's directory).
-func bundles(c *Checker, obj Doc, base string) BundlePolicy {
+func bundles(c *spec.Checker, obj spec.Doc, base string) BundlePolicy {
 	c.Known(obj, "bundles", "requireSigned", "trustedKeys")
 	bp := BundlePolicy{RequireSigned: c.Bool(obj, "bundles", "requireSigned")}
 	for i, k := range c.StrList(obj, "bundles", "trustedKeys") {

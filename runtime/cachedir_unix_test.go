@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/skillbox-dev/skillbox/run"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -15,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/skillbox-dev/skillbox/run"
 )
 
 // nobody is the uid the tests give to "another user" (as root, with chown).

@@ -3,8 +3,9 @@ package runtime
 import (
 	"context"
 	"errors"
-	"github.com/skillbox-dev/skillbox/run"
 	"testing"
+
+	"github.com/skillbox-dev/skillbox/run"
 )
 
 // A run canceled with a cause (context.WithCancelCause) says in its message who canceled it;

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/skillbox-dev/skillbox/spec"
 	"github.com/tetratelabs/wazero"
 )
 
@@ -27,7 +28,7 @@ var knownImportModules = map[string]bool{
 func (rt *Runtime) CheckSkill(ctx context.Context, dir string) (s *Skill, ok bool) {
 	s, ok, err := rt.checkSkill(ctx, dir)
 	if err != nil {
-		s.addProblem(&ManifestError{Path: filepath.Join(dir, ModuleFile), Msg: fmt.Sprintf("cannot be compiled now: %v", err)})
+		s.addProblem(&spec.ManifestError{Path: filepath.Join(dir, spec.ModuleFile), Msg: fmt.Sprintf("cannot be compiled now: %v", err)})
 	}
 	return s, ok
 }
@@ -55,7 +56,7 @@ func (rt *Runtime) CheckSkills(ctx context.Context, dir string) []*Skill {
 		s.listing, s.manifestStat = nil, nil // what adopt would use: a check reads the files
 		s.verified()
 		if err := rt.compileCheck(ctx, s); err != nil {
-			s.addProblem(&ManifestError{Path: filepath.Join(s.dir, ModuleFile), Msg: fmt.Sprintf("cannot be compiled now: %v", err)})
+			s.addProblem(&spec.ManifestError{Path: filepath.Join(s.dir, spec.ModuleFile), Msg: fmt.Sprintf("cannot be compiled now: %v", err)})
 		}
 	}
 	return loaded
@@ -80,10 +81,10 @@ func (rt *Runtime) compileCheck(ctx context.Context, s *Skill) error {
 	if s.kind != Executable || s.grant == nil || s.state().info == nil {
 		return nil
 	}
-	modPath := filepath.Join(dir, ModuleFile)
+	modPath := filepath.Join(dir, spec.ModuleFile)
 	src, err := rt.engine.source(s)
 	if err != nil {
-		s.addProblem(&ManifestError{Path: modPath, Msg: err.Error()})
+		s.addProblem(&spec.ManifestError{Path: modPath, Msg: err.Error()})
 		return nil
 	}
 	// The engine's configuration, so the compiled code is the run's: wazero's cache keys on it, and
@@ -92,7 +93,7 @@ func (rt *Runtime) compileCheck(ctx context.Context, s *Skill) error {
 	rc := engineConfig(pages, src.stoppable)
 	cache, err := newCache(rt.cacheDir)
 	if err != nil {
-		s.addProblem(&ManifestError{Path: modPath, Msg: fmt.Sprintf("compilation cache: %v", err)})
+		s.addProblem(&spec.ManifestError{Path: modPath, Msg: fmt.Sprintf("compilation cache: %v", err)})
 		return nil
 	}
 	if cache != nil {
@@ -113,7 +114,7 @@ func (rt *Runtime) compileCheck(ctx context.Context, s *Skill) error {
 		if ce.Bound == "" {
 			hint = "rebuild it: wazero refuses it"
 		}
-		s.addProblem(&ManifestError{Path: modPath, Msg: ce.Msg, Hint: hint})
+		s.addProblem(&spec.ManifestError{Path: modPath, Msg: ce.Msg, Hint: hint})
 		return nil
 	case err != nil:
 		return err
@@ -123,7 +124,7 @@ func (rt *Runtime) compileCheck(ctx context.Context, s *Skill) error {
 	defer r.Close(ctx)
 	mod, err := r.CompileModule(ctx, src.wasm)
 	if err != nil {
-		s.addProblem(&ManifestError{Path: modPath, Msg: fmt.Sprintf("does not compile: %v", err)})
+		s.addProblem(&spec.ManifestError{Path: modPath, Msg: fmt.Sprintf("does not compile: %v", err)})
 		return nil
 	}
 	entry := "execute"
@@ -136,13 +137,13 @@ func (rt *Runtime) compileCheck(ctx context.Context, s *Skill) error {
 			names = append(names, n)
 		}
 		sort.Strings(names)
-		s.addProblem(&ManifestError{Path: modPath, Msg: fmt.Sprintf("does not export the entrypoint %q (it exports %v)", entry, names),
+		s.addProblem(&spec.ManifestError{Path: modPath, Msg: fmt.Sprintf("does not export the entrypoint %q (it exports %v)", entry, names),
 			Hint: `export it, or set "entrypoint" in the manifest`})
 	}
 	for _, f := range mod.ImportedFunctions() {
 		module, name, _ := f.Import()
 		if !knownImportModules[module] {
-			s.addProblem(&ManifestError{Path: modPath, Msg: fmt.Sprintf("imports %s.%s, which the host does not provide", module, name),
+			s.addProblem(&spec.ManifestError{Path: modPath, Msg: fmt.Sprintf("imports %s.%s, which the host does not provide", module, name),
 				Hint: "only extism:host/env, extism:host/user and wasi_snapshot_preview1 are available"})
 		}
 	}

@@ -4,13 +4,15 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"github.com/skillbox-dev/skillbox/run"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // oneFunctionModule is a module with memory and one exported function, "execute", whose body
@@ -70,7 +72,7 @@ func blocksBody(size int) []byte {
 func compileBombSkill(t *testing.T, dir, id string, body []byte) {
 	t.Helper()
 	sd := fixture(t, dir, id, simple(id, ""), "")
-	must(t, os.WriteFile(filepath.Join(sd, ModuleFile), oneFunctionModule(body), 0o644))
+	must(t, os.WriteFile(filepath.Join(sd, spec.ModuleFile), oneFunctionModule(body), 0o644))
 }
 
 // A module whose compilation needs more than Admission.CompileMemory is stopped in its child: the

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/skillbox-dev/skillbox/run"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -14,6 +13,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // The differential test runs the same skills with the same arguments under the same policy on
@@ -176,7 +178,7 @@ func TestEnginesAgree(t *testing.T) {
 			Env:           map[string]string{"X": "1"},
 			Network:       []string{"127.0.0.1", "169.254.169.254"},
 			AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
-			Files:         []PolicyMount{{Path: "/workspace", HostPath: ws, Access: ReadWrite}},
+			Files:         []PolicyMount{{Path: "/workspace", HostPath: ws, Access: spec.ReadWrite}},
 		}
 		return newRuntime(t, Config{SkillDirs: []string{dir}, Policy: policy, Engine: engine})
 	}
@@ -224,7 +226,7 @@ func copySkill(t *testing.T, from, to string) {
 	if err := os.MkdirAll(to, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"skill.json", "SKILL.md", ModuleFile} {
+	for _, name := range []string{"skill.json", "SKILL.md", spec.ModuleFile} {
 		data, err := os.ReadFile(filepath.Join(from, name))
 		if err != nil {
 			t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"syscall"
 
 	"github.com/skillbox-dev/skillbox/internal/fileid"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // A skill version's identity is the digest of its whole tree, so that any change a run could
@@ -102,7 +103,7 @@ func (d *digester) retain(dirs map[string]bool) {
 			d.dirty = true
 			continue
 		}
-		if i, ok := find(files, ModuleFile); ok {
+		if i, ok := find(files, spec.ModuleFile); ok {
 			modules[hex.EncodeToString(files[i].sum[:])] = true
 		}
 	}
@@ -199,7 +200,7 @@ func (d *digester) walk(dir string, cachedOnly bool) (tree, error) {
 		return tree{}, err
 	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].rel < entries[j].rel })
-	return tree{digest: sumTree(entries), module: top[ModuleFile], top: top, files: entries}, nil
+	return tree{digest: sumTree(entries), module: top[spec.ModuleFile], top: top, files: entries}, nil
 }
 
 // fileSum hashes one file of the tree, through root so that no symlink leads out of it, without
@@ -328,5 +329,5 @@ func (d *digester) cachedFlat(dir string, entries []fs.DirEntry, stats map[strin
 		files = append(files, treeFile{name, st.Size(), sum})
 	}
 	// A directory's listing is sorted by name, which for names without "/" is the walk's order.
-	return tree{digest: sumTree(files), module: top[ModuleFile], top: top}, true, nil
+	return tree{digest: sumTree(files), module: top[spec.ModuleFile], top: top}, true, nil
 }

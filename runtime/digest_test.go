@@ -3,13 +3,14 @@ package runtime
 import (
 	"context"
 	"errors"
-	"github.com/skillbox-dev/skillbox/run"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/skillbox-dev/skillbox/run"
 )
 
 // The version digest is the one docs and digest.go describe: sha256sum of the sorted list of

@@ -16,6 +16,7 @@ import (
 	"github.com/skillbox-dev/skillbox/internal/interleave"
 	"github.com/skillbox-dev/skillbox/internal/kernel"
 	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // The engine benchmarks measure their contenders interleaved (package interleave) and report
@@ -53,7 +54,7 @@ func BenchmarkEngineTrivialRun(b *testing.B) {
 	}
 	native := runOne(newRuntime(b, Config{SkillDirs: []string{dir}}))
 	ref := runOne(newRuntime(b, Config{SkillDirs: []string{dir}, Engine: EngineExtism}))
-	wasm, err := os.ReadFile(dir + "/hello/" + ModuleFile)
+	wasm, err := os.ReadFile(dir + "/hello/" + spec.ModuleFile)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -155,7 +156,7 @@ func BenchmarkEngineInterruption(b *testing.B) {
 // holding WASI, the kernel and the host functions. Target: native throughput >= 0.8x the floor's,
 // that is native/floor <= 1.25.
 func BenchmarkEngineGoHello(b *testing.B) {
-	wasm, err := os.ReadFile("../skills/hello/" + ModuleFile)
+	wasm, err := os.ReadFile("../skills/hello/" + spec.ModuleFile)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/skillbox-dev/skillbox/artifact"
 	"github.com/skillbox-dev/skillbox/hostfuncs"
 	"github.com/skillbox-dev/skillbox/hostfuncs/netguard"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // SkillMount is the virtual path of a skill's own directory, always mounted read-only.
@@ -22,7 +23,7 @@ type Grant struct {
 	Env     []string       `json:"env"`
 	Secrets []string       `json:"secrets"`
 	Files   []GrantedMount `json:"files"`
-	Limits  Limits         `json:"limits"`
+	Limits  spec.Limits    `json:"limits"`
 	// Artifacts are the bounds of the run's output directory, when Files grants /output.
 	Artifacts *ArtifactLimits `json:"artifacts,omitempty"`
 	// Refused says, one line each, what the manifest asked for and did not get, and why.
@@ -33,12 +34,12 @@ type Grant struct {
 
 // GrantedMount is a virtual directory a skill may use.
 type GrantedMount struct {
-	Path   string `json:"path"`
-	Access Access `json:"access"`
+	Path   string      `json:"path"`
+	Access spec.Access `json:"access"`
 }
 
 // Grant computes what a skill with manifest m, living in skillDir, may do under p.
-func (p *Policy) Grant(m *Manifest, skillDir string) *Grant {
+func (p *Policy) Grant(m *spec.Manifest, skillDir string) *Grant {
 	g := &Grant{Network: []string{}, Env: []string{}, Secrets: []string{}, Files: []GrantedMount{}}
 	h := &hostfuncs.Grant{Env: map[string]string{}, Guard: netguard.Guard{Allow: p.AllowNetworks}, RootCAs: p.RootCAs}
 	policyHosts := p.networkList()
@@ -117,14 +118,14 @@ func (p *Policy) Grant(m *Manifest, skillDir string) *Grant {
 			continue
 		}
 		access := f.Access
-		if pm.Access == ReadOnly && access == ReadWrite {
-			access = ReadOnly
+		if pm.Access == spec.ReadOnly && access == spec.ReadWrite {
+			access = spec.ReadOnly
 			g.Refused = append(g.Refused, fmt.Sprintf("files %s: read-write asked, the policy allows read-only", f.Path))
 		}
 		rel := strings.TrimPrefix(strings.TrimPrefix(f.Path, pm.Path), "/")
 		dir := filepath.Join(strings.ReplaceAll(pm.HostPath, "{skill}", m.ID), filepath.FromSlash(rel))
 		g.Files = append(g.Files, GrantedMount{Path: f.Path, Access: access})
-		h.Mounts = append(h.Mounts, hostfuncs.Mount{Path: f.Path, Dir: dir, Writable: access == ReadWrite})
+		h.Mounts = append(h.Mounts, hostfuncs.Mount{Path: f.Path, Dir: dir, Writable: access == spec.ReadWrite})
 		// A policy mount nested inside this one (a read-only /workspace/reference under a
 		// read-write /workspace) keeps its own directory and access: granted alongside, it wins
 		// by the longest-path rule, so the outer grant cannot write into it.
@@ -133,20 +134,20 @@ func (p *Policy) Grant(m *Manifest, skillDir string) *Grant {
 				continue
 			}
 			na := access
-			if nested.Access == ReadOnly {
-				na = ReadOnly
+			if nested.Access == spec.ReadOnly {
+				na = spec.ReadOnly
 			}
 			g.Files = append(g.Files, GrantedMount{Path: nested.Path, Access: na})
-			h.Mounts = append(h.Mounts, hostfuncs.Mount{Path: nested.Path, Dir: strings.ReplaceAll(nested.HostPath, "{skill}", m.ID), Writable: na == ReadWrite})
+			h.Mounts = append(h.Mounts, hostfuncs.Mount{Path: nested.Path, Dir: strings.ReplaceAll(nested.HostPath, "{skill}", m.ID), Writable: na == spec.ReadWrite})
 		}
 	}
 	if skillDir != "" {
-		g.Files = append(g.Files, GrantedMount{Path: SkillMount, Access: ReadOnly})
+		g.Files = append(g.Files, GrantedMount{Path: SkillMount, Access: spec.ReadOnly})
 		h.Mounts = append(h.Mounts, hostfuncs.Mount{Path: SkillMount, Dir: skillDir})
 	}
 
 	ceil := p.ceilings()
-	asked := m.Limits.WithDefaults(DefaultLimits)
+	asked := m.Limits.WithDefaults(spec.DefaultLimits)
 	g.Limits = asked.Capped(ceil)
 	cf, af, mf := ceil.Fields(), asked.Fields(), m.Limits.Fields()
 	for i, f := range g.Limits.Fields() {
@@ -167,12 +168,12 @@ func (p *Policy) Grant(m *Manifest, skillDir string) *Grant {
 // grantOutput grants the run's output directory, /output, as f asks, within the policy's
 // artifacts section. It needs no policy mount: the directory is made for each run (its host
 // Dir is filled then, see newOutput). It is granted whole and for writing, or not at all.
-func (p *Policy) grantOutput(g *Grant, h *hostfuncs.Grant, f FileRequest) {
+func (p *Policy) grantOutput(g *Grant, h *hostfuncs.Grant, f spec.FileRequest) {
 	switch {
 	case f.Path != artifact.OutputMount:
 		g.Refused = append(g.Refused, fmt.Sprintf("files %s: the output directory is granted whole: ask for %s", f.Path, artifact.OutputMount))
 		return
-	case f.Access != ReadWrite:
+	case f.Access != spec.ReadWrite:
 		g.Refused = append(g.Refused, fmt.Sprintf("files %s: the output directory is for writing: ask for read-write", f.Path))
 		return
 	case p.Artifacts.Disabled:
@@ -183,7 +184,7 @@ func (p *Policy) grantOutput(g *Grant, h *hostfuncs.Grant, f FileRequest) {
 	}
 	a := p.Artifacts.withDefaults()
 	g.Artifacts = &ArtifactLimits{MaxFiles: a.MaxFiles, MaxFileBytes: a.MaxFileBytes, MaxTotalBytes: a.MaxTotalBytes}
-	g.Files = append(g.Files, GrantedMount{Path: artifact.OutputMount, Access: ReadWrite})
+	g.Files = append(g.Files, GrantedMount{Path: artifact.OutputMount, Access: spec.ReadWrite})
 	h.Mounts = append(h.Mounts, hostfuncs.Mount{Path: artifact.OutputMount, Writable: true,
 		Bounds: &hostfuncs.MountBounds{MaxFiles: a.MaxFiles, MaxFileBytes: a.MaxFileBytes, MaxTotalBytes: a.MaxTotalBytes}})
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/internal/safefile"
 	"github.com/skillbox-dev/skillbox/internal/wasmcheck"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // The index keeps what checks learned (the digester's file digests and module checks) for the
@@ -78,7 +79,7 @@ type indexModule struct {
 	Size        int64
 	Info        *wasmcheck.Info
 	LinearLimit uint64
-	Problem     *ManifestError
+	Problem     *spec.ManifestError
 	Build       bool
 }
 

@@ -5,14 +5,16 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"errors"
-	"github.com/skillbox-dev/skillbox/run"
 	"testing"
+
+	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // FuzzPrepareArgs: a caller's arguments, whatever they are, come out as a JSON object that passes
 // the schema, or are refused as invalid_args — never a panic or another kind.
 func FuzzPrepareArgs(f *testing.F) {
-	schema, err := compileSchema(json.RawMessage(`{"type":"object","properties":{"text":{"type":"string","maxLength":50},` +
+	schema, err := spec.CompileSchema(json.RawMessage(`{"type":"object","properties":{"text":{"type":"string","maxLength":50},` +
 		`"n":{"type":"integer","default":3},"tags":{"type":"array","items":{"type":"string"}}},"required":["text"],"additionalProperties":false}`))
 	if err != nil {
 		f.Fatal(err)

@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/skillbox-dev/skillbox/run"
 	goruntime "runtime"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/skillbox-dev/skillbox/run"
 )
 
 // compiledNative returns the native module compiled for skill id, which must have run.

@@ -14,6 +14,7 @@ import (
 	"github.com/skillbox-dev/skillbox/internal/cpython"
 	"github.com/skillbox-dev/skillbox/internal/quickjs"
 	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // interpreters compiles the interpreter of each script language once per memory limit (the cap is
@@ -74,11 +75,11 @@ func newInterpreters(logger *slog.Logger, cacheDir string, a *admission) *interp
 }
 
 // engineOf names the interpreter that runs lang.
-func engineOf(lang Language) (string, error) {
+func engineOf(lang spec.Language) (string, error) {
 	switch lang {
-	case LangJavaScript, LangTypeScript:
+	case spec.LangJavaScript, spec.LangTypeScript:
 		return "quickjs", nil
-	case LangPython:
+	case spec.LangPython:
 		return "cpython", nil
 	}
 	return "", fmt.Errorf("%w: %s skills do not run in this build", errNoInterpreter, lang)
@@ -87,7 +88,7 @@ func engineOf(lang Language) (string, error) {
 // acquire returns the interpreter for lang under a memory limit of memMiB, compiling it on first
 // use. Call release when the run is
 // done with it.
-func (e *interpreters) acquire(ctx context.Context, lang Language, memMiB int64) (*interp, error) {
+func (e *interpreters) acquire(ctx context.Context, lang spec.Language, memMiB int64) (*interp, error) {
 	name, err := engineOf(lang)
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/skillbox-dev/skillbox/internal/testcache"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // TestMain lets the runtimes of these tests compile modules in a child process: this test
@@ -38,7 +39,7 @@ func fixture(t testing.TB, dir, id, manifest, wasm string) string {
 		if err != nil {
 			t.Fatalf("fixture %s: %v (run make fixtures)", wasm, err)
 		}
-		if err := os.WriteFile(filepath.Join(sd, ModuleFile), data, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(sd, spec.ModuleFile), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/skillbox-dev/skillbox/run"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // Errors of skill management, matchable with errors.Is.
@@ -62,8 +64,8 @@ func (rt *Runtime) Install(ctx context.Context, id string, files map[string][]by
 	if len(rt.cfg.SkillDirs) == 0 {
 		return nil, ErrNoSkillDir
 	}
-	if !ValidID(id) {
-		return nil, &SkillError{ID: id, Problems: []*ManifestError{{Path: id, Msg: fmt.Sprintf("%q is not a valid skill id", id),
+	if !spec.ValidID(id) {
+		return nil, &spec.SkillError{ID: id, Problems: []*spec.ManifestError{{Path: id, Msg: fmt.Sprintf("%q is not a valid skill id", id),
 			Hint: "use lower-case letters, digits and '-', starting with a letter or digit, at most 63"}}}
 	}
 	if to, err := rt.route(id, opts.Visibility); err != nil {
@@ -80,10 +82,10 @@ func (rt *Runtime) Install(ctx context.Context, id string, files map[string][]by
 	}
 	if se := checkPackageFiles(id, files); se != nil {
 		// Report the manifest's problems too, so one upload shows everything to fix.
-		for _, name := range manifestNames {
+		for _, name := range spec.ManifestFiles() {
 			if data, ok := files[name]; ok {
-				var me *SkillError
-				if _, err := ParseManifest(name, data); errors.As(err, &me) {
+				var me *spec.SkillError
+				if _, err := spec.ParseManifest(name, data); errors.As(err, &me) {
 					se.Problems = append(se.Problems, me.Problems...)
 				}
 				break
@@ -158,7 +160,7 @@ func (rt *Runtime) Install(ctx context.Context, id string, files map[string][]by
 		return nil, admissionError(s, admitErr)
 	}
 	if !ok {
-		return nil, &SkillError{ID: id, Problems: []*ManifestError{{Path: id, Msg: "not a skill package", Hint: "include skill.json and execute.wasm, or SKILL.md"}}}
+		return nil, &spec.SkillError{ID: id, Problems: []*spec.ManifestError{{Path: id, Msg: "not a skill package", Hint: "include skill.json and execute.wasm, or SKILL.md"}}}
 	}
 	if s.Status() != StatusActive {
 		return nil, packageRelative(s.Err(), check, id)
@@ -212,7 +214,7 @@ func (rt *Runtime) Remove(ctx context.Context, id string) error {
 	if len(rt.cfg.SkillDirs) == 0 {
 		return ErrNoSkillDir
 	}
-	if !ValidID(id) {
+	if !spec.ValidID(id) {
 		return run.Errorf(run.KindNotFound, id, nil, "no skill with this id")
 	}
 	if to, _ := rt.route(id, ""); to != rt { // a user's Runtime removing the tenant's skill
@@ -241,7 +243,7 @@ func (rt *Runtime) Remove(ctx context.Context, id string) error {
 // packageRelative rewrites the problems of a package checked in dir to name files as the
 // uploader did ("skill.json"), not by where the server staged them.
 func packageRelative(err error, dir, id string) error {
-	var se *SkillError
+	var se *spec.SkillError
 	if !errors.As(err, &se) {
 		return err
 	}
@@ -257,12 +259,12 @@ func packageRelative(err error, dir, id string) error {
 
 // checkPackageFiles refuses paths a package may not contain, every problem at once. Its bounds
 // are the [PackageReader]'s defaults, for callers that build the map themselves.
-func checkPackageFiles(id string, files map[string][]byte) *SkillError {
-	se := &SkillError{ID: id}
+func checkPackageFiles(id string, files map[string][]byte) *spec.SkillError {
+	se := &spec.SkillError{ID: id}
 	l := PackageLimits{}.withDefaults()
 	var total int64
 	if len(files) > l.MaxFiles {
-		se.Problems = append(se.Problems, &ManifestError{Path: id, Msg: fmt.Sprintf("%d files; a package has at most %d", len(files), l.MaxFiles)})
+		se.Problems = append(se.Problems, &spec.ManifestError{Path: id, Msg: fmt.Sprintf("%d files; a package has at most %d", len(files), l.MaxFiles)})
 	}
 	manifests := 0
 	for name, data := range files {
@@ -271,25 +273,25 @@ func checkPackageFiles(id string, files map[string][]byte) *SkillError {
 		switch {
 		case name == "" || clean != name || strings.HasPrefix(name, "/") || strings.HasPrefix(name, "../") || name == ".." ||
 			strings.ContainsAny(name, "\\\x00"):
-			se.Problems = append(se.Problems, &ManifestError{Path: name, Msg: "not a clean relative path"})
+			se.Problems = append(se.Problems, &spec.ManifestError{Path: name, Msg: "not a clean relative path"})
 			continue
-		case name == "skill.json" || name == "skill.yaml" || name == "skill.yml":
+		case spec.IsManifestFile(name):
 			manifests++
-		case isCodeFile(name) || strings.EqualFold(name, "SKILL.md"):
+		case spec.IsCodeFile(name) || strings.EqualFold(name, "SKILL.md"):
 		case packageDir(name) != "" || isScriptSource(name):
 			if strings.HasPrefix(name, ".") || strings.Contains(name, "/.") {
-				se.Problems = append(se.Problems, &ManifestError{Path: name, Msg: "hidden files are not allowed"})
+				se.Problems = append(se.Problems, &spec.ManifestError{Path: name, Msg: "hidden files are not allowed"})
 			}
 		default:
-			se.Problems = append(se.Problems, &ManifestError{Path: name, Msg: "not allowed in a package",
+			se.Problems = append(se.Problems, &spec.ManifestError{Path: name, Msg: "not allowed in a package",
 				Hint: "a package holds skill.json (or skill.yaml), its code (execute.wasm, or execute.py, .js or .ts and their sibling modules), SKILL.md, and files under resources/, lib/ and scripts/"})
 		}
 	}
 	if manifests > 1 {
-		se.Problems = append(se.Problems, &ManifestError{Path: id, Msg: "more than one manifest", Hint: "keep one of skill.json, skill.yaml"})
+		se.Problems = append(se.Problems, &spec.ManifestError{Path: id, Msg: "more than one manifest", Hint: "keep one of skill.json, skill.yaml"})
 	}
 	if total > l.MaxBytes {
-		se.Problems = append(se.Problems, &ManifestError{Path: id, Msg: fmt.Sprintf("%d bytes; a package has at most %d", total, l.MaxBytes)})
+		se.Problems = append(se.Problems, &spec.ManifestError{Path: id, Msg: fmt.Sprintf("%d bytes; a package has at most %d", total, l.MaxBytes)})
 	}
 	if len(se.Problems) > 0 {
 		return se

@@ -3,19 +3,21 @@ package runtime
 import (
 	"context"
 	"errors"
-	"github.com/skillbox-dev/skillbox/run"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 func pkg(t *testing.T, manifest, wasm string) map[string][]byte {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("..", "testdata", "wasm", wasm+".wasm"))
 	must(t, err)
-	return map[string][]byte{"skill.json": []byte(manifest), ModuleFile: data}
+	return map[string][]byte{"skill.json": []byte(manifest), spec.ModuleFile: data}
 }
 
 func TestInstallUpdateRemove(t *testing.T) {
@@ -37,12 +39,12 @@ func TestInstallUpdateRemove(t *testing.T) {
 	// A broken update changes nothing: not the files, not the registry, and runs still work.
 	before, _ := os.ReadFile(filepath.Join(dir, "greet", "skill.json"))
 	bad := pkg(t, `{"id":"greet","name":"g","descripton":"typo"}`, "hello")
-	if _, err := rt.Install(ctx, "greet", bad, InstallOptions{Replace: true}); !errors.Is(err, ErrInvalidSkill) ||
+	if _, err := rt.Install(ctx, "greet", bad, InstallOptions{Replace: true}); !errors.Is(err, spec.ErrInvalidSkill) ||
 		!strings.Contains(err.Error(), `did you mean "description"`) {
 		t.Fatalf("broken update: %v", err)
 	}
 	noexport := pkg(t, simple("greet", ""), "noexport")
-	if _, err := rt.Install(ctx, "greet", noexport, InstallOptions{Replace: true}); !errors.Is(err, ErrInvalidSkill) ||
+	if _, err := rt.Install(ctx, "greet", noexport, InstallOptions{Replace: true}); !errors.Is(err, spec.ErrInvalidSkill) ||
 		!strings.Contains(err.Error(), `does not export the entrypoint "execute"`) {
 		t.Fatalf("update without the export: %v", err)
 	}
@@ -64,7 +66,7 @@ func TestInstallUpdateRemove(t *testing.T) {
 	evil["src/main.go"] = []byte("x")
 	evil["resources/.hidden"] = []byte("x")
 	_, err = rt.Install(ctx, "evil", evil, InstallOptions{})
-	var se *SkillError
+	var se *spec.SkillError
 	if !errors.As(err, &se) || len(se.Problems) != 3 {
 		t.Fatalf("evil package: %v", err)
 	}

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/skillbox-dev/skillbox/run"
 	"strings"
 	"testing"
+
+	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 func TestParseManifestReportsEveryProblem(t *testing.T) {
@@ -63,9 +65,9 @@ func TestParseManifestReportsEveryProblem(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseManifest(tc.file, []byte(tc.data))
-			var se *SkillError
-			if !errors.As(err, &se) || !errors.Is(err, ErrInvalidSkill) {
+			_, err := spec.ParseManifest(tc.file, []byte(tc.data))
+			var se *spec.SkillError
+			if !errors.As(err, &se) || !errors.Is(err, spec.ErrInvalidSkill) {
 				t.Fatalf("got %v, want a *SkillError", err)
 			}
 			var problems []string
@@ -81,7 +83,7 @@ func TestParseManifestReportsEveryProblem(t *testing.T) {
 			if len(problems) < len(tc.expect) {
 				t.Errorf("%d problems, want at least %d", len(problems), len(tc.expect))
 			}
-			var me *ManifestError
+			var me *spec.ManifestError
 			if !errors.As(err, &me) || me.Path != tc.file {
 				t.Errorf("errors.As ManifestError: %v", me)
 			}
@@ -100,11 +102,11 @@ func TestParametersNormaliseToOneSchema(t *testing.T) {
 	yml := "id: a\nname: a\ndescription: d\nparameters:\n  prompt: {type: string, required: true, description: What to draw}\n  size: {type: string, default: 1024x1024, enum: [512x512, 1024x1024]}\n"
 	for name, src := range map[string][2]string{"map form": {"skill.json", mapForm}, "JSON Schema": {"skill.json", full}, "YAML": {"skill.yaml", yml}} {
 		t.Run(name, func(t *testing.T) {
-			m, err := ParseManifest(src[0], []byte(src[1]))
+			m, err := spec.ParseManifest(src[0], []byte(src[1]))
 			if err != nil {
 				t.Fatal(err)
 			}
-			s, err := compileSchema(m.Parameters)
+			s, err := spec.CompileSchema(m.Parameters)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -145,19 +147,19 @@ func TestParametersNormaliseToOneSchema(t *testing.T) {
 }
 
 func TestManifestDefaults(t *testing.T) {
-	m, err := ParseManifest("skill.json", []byte(`{"id":"a","name":"a","description":"d"}`))
+	m, err := spec.ParseManifest("skill.json", []byte(`{"id":"a","name":"a","description":"d"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if m.Entrypoint != "execute" {
 		t.Errorf("entrypoint %q", m.Entrypoint)
 	}
-	s, _ := compileSchema(m.Parameters)
+	s, _ := spec.CompileSchema(m.Parameters)
 	if _, err := s.Prepare([]byte(`{"x":1}`)); !errors.Is(err, run.ErrInvalidArgs) {
 		t.Errorf("a skill without parameters must refuse arguments: %v", err)
 	}
 	g := (&Policy{}).Grant(m, "")
-	if g.Limits != DefaultLimits {
+	if g.Limits != spec.DefaultLimits {
 		t.Errorf("limits %+v", g.Limits)
 	}
 }
@@ -180,16 +182,16 @@ func FuzzParseManifest(f *testing.F) {
 		if yaml {
 			name = "skill.yaml"
 		}
-		m, err := ParseManifest(name, data)
+		m, err := spec.ParseManifest(name, data)
 		if err != nil {
-			var se *SkillError
+			var se *spec.SkillError
 			if !errors.As(err, &se) || len(se.Problems) == 0 {
 				t.Fatalf("error without problems: %v", err)
 			}
 			return
 		}
 		// An accepted manifest always yields a compilable schema and a grant.
-		if _, err := compileSchema(m.Parameters); err != nil {
+		if _, err := spec.CompileSchema(m.Parameters); err != nil {
 			t.Fatalf("accepted manifest with a bad schema: %v", err)
 		}
 		_ = (&Policy{}).Grant(m, "")
@@ -200,12 +202,12 @@ func FuzzParseManifest(f *testing.F) {
 // before it can hang a registry scan.
 func TestYAMLKeyBombs(t *testing.T) {
 	dup := "id: a\nname: a\ndescription: d\n" + strings.Repeat("x: 1\n", 300)
-	_, err := ParseManifest("skill.yaml", []byte(dup))
+	_, err := spec.ParseManifest("skill.yaml", []byte(dup))
 	if err == nil || !strings.Contains(err.Error(), `key "x" already defined at line 4`) {
 		t.Fatalf("duplicate keys: %v", err)
 	}
 	bomb := "id: a\nname: a\ndescription: d\n" + strings.Repeat("x: 1\n", 13000)
-	if _, err := ParseManifest("skill.yaml", []byte(bomb)); err == nil || !strings.Contains(err.Error(), "more than 512 keys") {
+	if _, err := spec.ParseManifest("skill.yaml", []byte(bomb)); err == nil || !strings.Contains(err.Error(), "more than 512 keys") {
 		t.Fatalf("13,000 keys: %v", err)
 	}
 	var many strings.Builder
@@ -213,7 +215,7 @@ func TestYAMLKeyBombs(t *testing.T) {
 	for i := 0; i < 2000; i++ {
 		fmt.Fprintf(&many, "  p%d: {type: string}\n", i)
 	}
-	if _, err := ParseManifest("skill.yaml", []byte(many.String())); err == nil || !strings.Contains(err.Error(), "more than 512 keys") {
+	if _, err := spec.ParseManifest("skill.yaml", []byte(many.String())); err == nil || !strings.Contains(err.Error(), "more than 512 keys") {
 		t.Fatalf("huge mapping: %v", err)
 	}
 	if _, err := ParsePolicy("p.yaml", []byte(strings.Repeat("network: []\n", 50)), nil); err == nil || !strings.Contains(err.Error(), "already defined") {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/skillbox-dev/skillbox/internal/wasmcheck"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // ModuleLimits bound what a skill's module may declare, so that no module can make compiling it,
@@ -61,7 +62,7 @@ type moduleCheck struct {
 	linearLimit uint64
 	// problem is the bound the module crosses and how to fix it (its Path is left to the caller);
 	// build says its hint is to build the module (which names the skill's directory).
-	problem *ManifestError
+	problem *spec.ManifestError
 	build   bool
 }
 
@@ -83,10 +84,10 @@ func checkModule(wasm []byte, ml ModuleLimits, memMiB int64) (*moduleCheck, []by
 	if err != nil {
 		var le *wasmcheck.LimitError
 		if errors.As(err, &le) {
-			mc.problem = &ManifestError{Msg: le.Message(), Hint: hintFor(le)}
+			mc.problem = &spec.ManifestError{Msg: le.Message(), Hint: hintFor(le)}
 			return mc, nil
 		}
-		mc.problem = &ManifestError{Msg: err.Error(), Hint: "rebuild it: the file is not a module wazero can load"}
+		mc.problem = &spec.ManifestError{Msg: err.Error(), Hint: "rebuild it: the file is not a module wazero can load"}
 		return mc, nil
 	}
 	tableBytes := info.TableEntries * 8
@@ -95,7 +96,7 @@ func checkModule(wasm []byte, ml ModuleLimits, memMiB int64) (*moduleCheck, []by
 		minPages += uint64(info.Memory.Min)
 	}
 	if tableBytes+minPages<<16 > memBytes {
-		mc.problem = &ManifestError{Msg: fmt.Sprintf("needs %d MiB to start (its memory's minimum, the Extism kernel's 1 MiB, and %d KiB of tables); the memory limit is %d MiB",
+		mc.problem = &spec.ManifestError{Msg: fmt.Sprintf("needs %d MiB to start (its memory's minimum, the Extism kernel's 1 MiB, and %d KiB of tables); the memory limit is %d MiB",
 			(minPages<<16+tableBytes+(1<<20)-1)>>20, tableBytes>>10, memBytes>>20), Hint: "raise limits.memoryMiB in the manifest (within the policy), or link with a smaller initial memory"}
 		return mc, nil
 	}

@@ -3,12 +3,14 @@ package runtime
 import (
 	"context"
 	"errors"
-	"github.com/skillbox-dev/skillbox/run"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
 	"strings"
 	"testing"
+
+	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // A table declared without a maximum gets one from the run's memory limit: growing it by 2^31-1
@@ -61,7 +63,7 @@ func TestModuleBoundsAtLoad(t *testing.T) {
 	}
 	for id, wasm := range hostile {
 		sd := fixture(t, dir, id, simple(id, ""), "")
-		if err := os.WriteFile(filepath.Join(sd, ModuleFile), wasm, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(sd, spec.ModuleFile), wasm, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -80,8 +82,8 @@ func TestModuleBoundsAtLoad(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s.Status() != StatusError || !strings.Contains(s.Err().Error(), want) || !strings.Contains(s.Err().Error(), ModuleFile) {
-			t.Errorf("%s: %v %v; want broken, naming %s and %q", id, s.Status(), s.Err(), ModuleFile, want)
+		if s.Status() != StatusError || !strings.Contains(s.Err().Error(), want) || !strings.Contains(s.Err().Error(), spec.ModuleFile) {
+			t.Errorf("%s: %v %v; want broken, naming %s and %q", id, s.Status(), s.Err(), spec.ModuleFile, want)
 		}
 		if _, err := rt.Run(context.Background(), run.Request{Skill: id}); !errors.Is(err, run.ErrBroken) {
 			t.Errorf("%s ran: %v", id, err)

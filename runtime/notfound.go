@@ -9,6 +9,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/internal/nearest"
 	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // Absence says why a skill asked for cannot run: none has its id, it is broken, or it is read
@@ -64,7 +65,7 @@ const maxNearest = 3
 func (e *NotFoundError) Error() string {
 	switch e.Absent {
 	case Broken:
-		var se *SkillError
+		var se *spec.SkillError
 		if errors.As(e.Err, &se) {
 			msgs := make([]string, len(se.Problems))
 			for i, p := range se.Problems {
@@ -148,7 +149,7 @@ func (rt *Runtime) knownIDs() []string {
 		subs, _ := packageCandidates(root)
 		for _, sub := range subs {
 			name := filepath.Base(sub)
-			if !ValidID(name) {
+			if !spec.ValidID(name) {
 				name = derivedID(name)
 			}
 			if name != "" {
@@ -172,7 +173,7 @@ func nearDistance(n int) int {
 // by id), at most maxNearest. The work is bounded: an id asked for longer than any valid id
 // gets no suggestion, and a candidate whose length alone puts it too far is not compared.
 func nearestIDs(id string, ids []string) []string {
-	if id == "" || len(id) > MaxIDLen+1 {
+	if id == "" || len(id) > spec.MaxIDLen+1 {
 		return nil
 	}
 	want := strings.ToLower(id)

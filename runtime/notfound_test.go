@@ -3,12 +3,14 @@ package runtime
 import (
 	"context"
 	"errors"
-	"github.com/skillbox-dev/skillbox/run"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // A skill that cannot run says which of the three it is, with the id asked for; a missing one
@@ -66,7 +68,7 @@ func TestNotFoundTellsWhy(t *testing.T) {
 		}
 
 		re, nf = runOne("broken")
-		var se *SkillError
+		var se *spec.SkillError
 		if nf.Absent != Broken || !errors.Is(re, run.ErrBroken) || !errors.As(re, &se) {
 			t.Errorf("scanned=%v broken: %+v", scanned, nf)
 		}

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"errors"
 	"fmt"
+	"github.com/skillbox-dev/skillbox/spec"
 	"io"
 	"strings"
 )
@@ -75,10 +76,10 @@ func (l PackageLimits) withDefaults() PackageLimits {
 // fileMax is the most bytes the file at package path name may hold.
 func (l PackageLimits) fileMax(name string) int64 {
 	switch {
-	case name == ModuleFile:
+	case name == spec.ModuleFile:
 		return l.MaxModuleBytes
-	case name == "skill.json" || name == "skill.yaml" || name == "skill.yml":
-		return min(l.MaxFileBytes, maxManifestBytes)
+	case spec.IsManifestFile(name):
+		return min(l.MaxFileBytes, spec.MaxManifestBytes)
 	}
 	return l.MaxFileBytes
 }
@@ -246,13 +247,13 @@ func (p *PackageReader) AddTarGz(r io.Reader) error {
 			return err
 		}
 		if dir := strings.TrimSuffix(name, "/"); !cleanRelPath(dir) && !(h.Typeflag == tar.TypeDir && (dir == "" || dir == ".")) {
-			return &ManifestError{Path: h.Name, Msg: "not a clean relative path (absolute, with \"..\", or unclean)",
+			return &spec.ManifestError{Path: h.Name, Msg: "not a clean relative path (absolute, with \"..\", or unclean)",
 				Hint: "archive the package's files by their paths in it"}
 		}
 		if _, dup := p.files[name]; dup {
 			// Two entries of one name: which one a tool extracts is its own choice, so which
 			// content was checked would be too.
-			return &ManifestError{Path: h.Name, Msg: "in the archive twice", Hint: "archive each file once"}
+			return &spec.ManifestError{Path: h.Name, Msg: "in the archive twice", Hint: "archive each file once"}
 		}
 		switch h.Typeflag {
 		case tar.TypeDir: // a header only: tar gives a directory no body
@@ -260,7 +261,7 @@ func (p *PackageReader) AddTarGz(r io.Reader) error {
 			continue
 		case tar.TypeReg:
 		default:
-			return &ManifestError{Path: h.Name, Msg: "only regular files are allowed in a package (no links or devices)",
+			return &spec.ManifestError{Path: h.Name, Msg: "only regular files are allowed in a package (no links or devices)",
 				Hint: "archive the files themselves"}
 		}
 		data, err := p.read(name, tr, p.l.tarFileMax(name), h.Size)

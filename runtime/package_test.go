@@ -8,7 +8,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"github.com/skillbox-dev/skillbox/run"
 	"io"
 	mrand "math/rand/v2"
 	"os"
@@ -16,6 +15,9 @@ import (
 	goruntime "runtime"
 	"strings"
 	"testing"
+
+	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // allocBound is what refusing a bomb may allocate in all (TotalAlloc, not the peak): generous,
@@ -248,7 +250,7 @@ func TestPackageReaderRatio(t *testing.T) {
 func bundledHello(t testing.TB, prefix string) []tarFile {
 	t.Helper()
 	var fs []tarFile
-	for _, name := range []string{"skill.json", ModuleFile, "SKILL.md"} {
+	for _, name := range []string{"skill.json", spec.ModuleFile, "SKILL.md"} {
 		data, err := os.ReadFile(filepath.Join("..", "skills", "hello", name))
 		if err != nil {
 			t.Fatal(err)
@@ -397,7 +399,7 @@ func TestPackageReaderTarHeaders(t *testing.T) {
 					t.Errorf("got %d, want the declared %d", le.Got, last.declared)
 				}
 			case tc.other != "":
-				var me *ManifestError
+				var me *spec.ManifestError
 				if !errors.As(err, &me) || !strings.Contains(err.Error(), tc.other) {
 					t.Errorf("got %v, want a ManifestError saying %q", err, tc.other)
 				}
@@ -493,7 +495,7 @@ func TestPackageReaderParts(t *testing.T) {
 		{name: "a resource one byte over", parts: []tarFile{{name: "resources/r", size: maxPackageFileBytes + 1}}, limit: LimitFileBytes, file: "resources/r"},
 		{name: "a resource at the cap", parts: []tarFile{{name: "resources/r", size: maxPackageFileBytes}}},
 		{name: "a module over the resource cap", parts: []tarFile{{name: "execute.wasm", size: maxPackageFileBytes + 1}}},
-		{name: "a manifest over 1 MiB", parts: []tarFile{{name: "skill.yaml", size: maxManifestBytes + 1}}, limit: LimitFileBytes, file: "skill.yaml"},
+		{name: "a manifest over 1 MiB", parts: []tarFile{{name: "skill.yaml", size: spec.MaxManifestBytes + 1}}, limit: LimitFileBytes, file: "skill.yaml"},
 		{name: "parts over the total", limits: PackageLimits{MaxBytes: 1 << 20},
 			parts: []tarFile{{name: "resources/a", size: 600 << 10}, {name: "resources/b", size: 600 << 10}}, limit: LimitBytes, file: "resources/b"},
 		{name: "a plain field over 4 KiB", parts: []tarFile{{name: "id", size: maxFieldBytes + 1, typeflag: 'F'}}, limit: LimitFieldBytes, file: "id"},

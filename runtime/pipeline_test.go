@@ -3,7 +3,6 @@ package runtime
 import (
 	"context"
 	"errors"
-	"github.com/skillbox-dev/skillbox/run"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,6 +10,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // pipelineRuntime serves quick WAT skills: hello, echo, and loop (never returns; timeoutMs as
@@ -454,7 +456,7 @@ func TestSkillViewsAreCopies(t *testing.T) {
 	m.Tags = append(m.Tags, "x")
 	g := s.Grant()
 	g.Limits.MemoryMiB = 4096
-	if s.Manifest().Entrypoint != "execute" || s.Grant().Limits.MemoryMiB != DefaultLimits.MemoryMiB {
+	if s.Manifest().Entrypoint != "execute" || s.Grant().Limits.MemoryMiB != spec.DefaultLimits.MemoryMiB {
 		t.Error("changing a returned Manifest or Grant changed the skill")
 	}
 	if res, err := rt.Run(context.Background(), run.Request{Skill: "strict", Args: []byte(`{"n":1}`)}); err != nil {

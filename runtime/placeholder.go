@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"encoding/json"
+	"github.com/skillbox-dev/skillbox/spec"
 	"sort"
 	"strings"
 )
@@ -32,9 +33,9 @@ func isPlaceholder(text string) bool {
 const placeholderHint = "replace it: a model reads it to choose the skill and fill in its arguments"
 
 // warnPlaceholders warns of each description of m (path) that is still a placeholder.
-func (s *Skill) warnPlaceholders(path string, m *Manifest) {
+func (s *Skill) warnPlaceholders(path string, m *spec.Manifest) {
 	if isPlaceholder(m.Description) {
-		s.warn(&ManifestError{Path: path, Field: "description", Msg: "is the placeholder skillbox new wrote", Hint: placeholderHint})
+		s.warn(&spec.ManifestError{Path: path, Field: "description", Msg: "is the placeholder skillbox new wrote", Hint: placeholderHint})
 	}
 	var schema struct {
 		Properties map[string]struct {
@@ -52,6 +53,6 @@ func (s *Skill) warnPlaceholders(path string, m *Manifest) {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		s.warn(&ManifestError{Path: path, Field: "parameters." + name + ".description", Msg: "is the placeholder skillbox new wrote", Hint: placeholderHint})
+		s.warn(&spec.ManifestError{Path: path, Field: "parameters." + name + ".description", Msg: "is the placeholder skillbox new wrote", Hint: placeholderHint})
 	}
 }

@@ -2,11 +2,12 @@ package runtime
 
 import (
 	"context"
-	"github.com/skillbox-dev/skillbox/run"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/skillbox-dev/skillbox/run"
 )
 
 // A description skillbox new wrote and nobody replaced is a warning naming the file and the

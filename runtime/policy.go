@@ -15,6 +15,7 @@ import (
 	"github.com/skillbox-dev/skillbox/artifact"
 	"github.com/skillbox-dev/skillbox/hostfuncs/netguard"
 	"github.com/skillbox-dev/skillbox/internal/docbound"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // Policy is the operator's word on what any skill may get. The zero Policy is the safe default:
@@ -34,13 +35,13 @@ type Policy struct {
 	// Files lists the virtual directories a skill may be granted and where they live on the host.
 	Files []PolicyMount
 	// Limits are the ceilings of every limit; zero fields are [DefaultLimits].
-	Limits Limits
+	Limits spec.Limits
 	// Modules bound what a skill's module may declare (size, function size, function count).
 	Modules ModuleLimits
 	// Scripts grants a skill's programs (the files in its scripts/ directory) permissions by
 	// skill id, beyond what the skill declares for them (see ScriptsFile); the ceilings above
 	// still apply. In a policy file: scripts: {pdf: {files: [{path: /workspace, access: read-only}]}}.
-	Scripts map[string]Permissions
+	Scripts map[string]spec.Permissions
 	// AgentSkills is the ceiling of the skills agents write, and whether they may (see
 	// AgentSkills). In a policy file: agentSkills: {enabled: true, network: [api.example.com]}.
 	AgentSkills AgentSkills
@@ -72,7 +73,7 @@ type PolicySecret struct {
 type PolicyMount struct {
 	Path     string
 	HostPath string
-	Access   Access
+	Access   spec.Access
 }
 
 var policyFields = []string{"network", "allowNetworks", "env", "secrets", "files", "limits", "modules", "scripts", "agentSkills", "bundles", "runs", "versions", "artifacts"}
@@ -97,7 +98,7 @@ var policyFields = []string{"network", "allowNetworks", "env", "secrets", "files
 //	artifacts: {maxFiles: 16, maxFileBytes: 8388608, maxTotalBytes: 33554432}
 func LoadPolicy(path string) (*Policy, error) {
 	// Bounded like a manifest, and never a FIFO or a device: a policy is read at every reload.
-	data, err := readRegular(path, maxManifestBytes)
+	data, err := readRegular(path, spec.MaxManifestBytes)
 	if err != nil {
 		return nil, &PolicyError{Path: path, Problems: []string{err.Error()}}
 	}
@@ -106,8 +107,8 @@ func LoadPolicy(path string) (*Policy, error) {
 
 // ParsePolicy parses a policy; lookupEnv resolves fromHost values (os.LookupEnv in production).
 func ParsePolicy(path string, data []byte, lookupEnv func(string) (string, bool)) (*Policy, error) {
-	c := &Checker{Path: path}
-	d, bounds, err := ParseDoc(data, !strings.HasSuffix(strings.ToLower(path), ".json"))
+	c := &spec.Checker{Path: path}
+	d, bounds, err := spec.ParseDoc(data, !strings.HasSuffix(strings.ToLower(path), ".json"))
 	var be *docbound.Error
 	switch {
 	case errors.As(err, &be):
@@ -150,15 +151,15 @@ func ParsePolicy(path string, data []byte, lookupEnv func(string) (string, bool)
 		}
 		c.Known(f, field, "path", "hostPath", "access")
 		m := PolicyMount{Path: c.Str(f, field, "path", true), HostPath: c.Str(f, field, "hostPath", true),
-			Access: Access(c.Str(f, field, "access", false))}
+			Access: spec.Access(c.Str(f, field, "access", false))}
 		if m.Access == "" {
-			m.Access = ReadOnly
+			m.Access = spec.ReadOnly
 		}
-		if m.Access != ReadOnly && m.Access != ReadWrite {
+		if m.Access != spec.ReadOnly && m.Access != spec.ReadWrite {
 			c.Add(field+".access", `use "read-only" or "read-write"`, "%q is not an access mode", m.Access)
 		}
 		if m.Path != "" {
-			if err := checkVirtualDir(m.Path); err != nil {
+			if err := spec.CheckVirtualDir(m.Path); err != nil {
 				c.Add(field+".path", "", "%v", err)
 			} else if m.Path == artifact.OutputMount || strings.HasPrefix(m.Path, artifact.OutputMount+"/") {
 				c.Add(field+".path", "mount it elsewhere; bound the output with artifacts: {...}", "%q is reserved for each run's own output directory", m.Path)
@@ -171,9 +172,9 @@ func ParsePolicy(path string, data []byte, lookupEnv func(string) (string, bool)
 	}
 	p.Limits = c.Limits(c.Object(d, "", "limits"), "limits")
 	if sc := c.Object(d, "", "scripts"); sc != nil {
-		p.Scripts = map[string]Permissions{}
+		p.Scripts = map[string]spec.Permissions{}
 		for id := range sc {
-			if !ValidID(id) {
+			if !spec.ValidID(id) {
 				c.Add("scripts."+id, "key it by a skill id: lower-case letters, digits and '-'", "%q is not a skill id", id)
 				continue
 			}
@@ -221,7 +222,7 @@ func ParsePolicy(path string, data []byte, lookupEnv func(string) (string, bool)
 }
 
 // policyError is the checker's problems as a *PolicyError.
-func policyError(c *Checker) *PolicyError {
+func policyError(c *spec.Checker) *PolicyError {
 	msgs := make([]string, len(c.Problems))
 	for i, pr := range c.Problems {
 		pr.Path = ""
@@ -232,7 +233,7 @@ func policyError(c *Checker) *PolicyError {
 
 // values reads env or secrets: name -> "literal" or {fromHost: VAR}. A fromHost variable that is
 // unset is left out (and so never granted), rather than granted empty.
-func values(c *Checker, obj Doc, field string, into map[string]string, lookupEnv func(string) (string, bool)) {
+func values(c *spec.Checker, obj spec.Doc, field string, into map[string]string, lookupEnv func(string) (string, bool)) {
 	names := make([]string, 0, len(obj))
 	for k := range obj {
 		names = append(names, k)
@@ -240,7 +241,7 @@ func values(c *Checker, obj Doc, field string, into map[string]string, lookupEnv
 	sort.Strings(names)
 	for _, name := range names {
 		f := field + "." + name
-		if !ValidEnvName(name) {
+		if !spec.ValidEnvName(name) {
 			c.Add(f, "use letters, digits and '_'", "%q is not a valid name", name)
 			continue
 		}
@@ -257,14 +258,14 @@ func values(c *Checker, obj Doc, field string, into map[string]string, lookupEnv
 				into[name] = val
 			}
 		default:
-			c.Add(f, `write a string, or {fromHost: NAME} to read the host's variable NAME`, "must be a string or an object, not %s", TypeName(v))
+			c.Add(f, `write a string, or {fromHost: NAME} to read the host's variable NAME`, "must be a string or an object, not %s", spec.TypeName(v))
 		}
 	}
 }
 
 // secrets reads name -> {value: V | fromHost: VAR, hosts: [...]}. hosts is required: a secret
 // with no hosts of its own could be sent wherever a manifest asked.
-func secrets(c *Checker, obj Doc, into map[string]PolicySecret, lookupEnv func(string) (string, bool)) {
+func secrets(c *spec.Checker, obj spec.Doc, into map[string]PolicySecret, lookupEnv func(string) (string, bool)) {
 	names := make([]string, 0, len(obj))
 	for k := range obj {
 		names = append(names, k)
@@ -272,13 +273,13 @@ func secrets(c *Checker, obj Doc, into map[string]PolicySecret, lookupEnv func(s
 	sort.Strings(names)
 	for _, name := range names {
 		f := "secrets." + name
-		if !ValidEnvName(name) {
+		if !spec.ValidEnvName(name) {
 			c.Add(f, "use letters, digits and '_'", "%q is not a valid name", name)
 			continue
 		}
 		v, ok := obj[name].(map[string]any)
 		if !ok {
-			c.Add(f, "write {fromHost: VAR, hosts: [api.example.com]}", "must be an object, not %s", TypeName(obj[name]))
+			c.Add(f, "write {fromHost: VAR, hosts: [api.example.com]}", "must be an object, not %s", spec.TypeName(obj[name]))
 			continue
 		}
 		c.Known(v, f, "value", "fromHost", "hosts")
@@ -311,8 +312,8 @@ func secrets(c *Checker, obj Doc, into map[string]PolicySecret, lookupEnv func(s
 	}
 }
 
-func (p *Policy) ceilings() Limits {
-	return p.Limits.WithDefaults(DefaultLimits)
+func (p *Policy) ceilings() spec.Limits {
+	return p.Limits.WithDefaults(spec.DefaultLimits)
 }
 
 // clone returns a deep copy of p; nil is the default policy.

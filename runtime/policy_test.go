@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"github.com/skillbox-dev/skillbox/spec"
 	"strings"
 	"testing"
 )
@@ -36,13 +37,13 @@ limits: {timeoutMs: 5000, memoryMiB: 32}
 	if p.Secrets["API_KEY"].Value != "s3cret" || p.Secrets["API_KEY"].Hosts[0] != "api.example.com" {
 		t.Errorf("secrets")
 	}
-	if p.Files[0].HostPath != "/etc/skillbox/ws/{skill}" || p.Files[1].Access != ReadOnly {
+	if p.Files[0].HostPath != "/etc/skillbox/ws/{skill}" || p.Files[1].Access != spec.ReadOnly {
 		t.Errorf("files %+v", p.Files)
 	}
 	if len(p.AllowNetworks) != 2 || p.AllowNetworks[0].String() != "127.0.0.1/32" {
 		t.Errorf("allowNetworks %v", p.AllowNetworks)
 	}
-	if c := p.ceilings(); c.TimeoutMs != 5000 || c.MemoryMiB != 32 || c.MaxFetches != DefaultLimits.MaxFetches {
+	if c := p.ceilings(); c.TimeoutMs != 5000 || c.MemoryMiB != 32 || c.MaxFetches != spec.DefaultLimits.MaxFetches {
 		t.Errorf("ceilings %+v", c)
 	}
 }
@@ -75,7 +76,7 @@ limits: {memoryMiB: 0}
 }
 
 func TestGrantIsTheIntersection(t *testing.T) {
-	m, err := ParseManifest("skill.json", []byte(`{"id":"img","name":"i","description":"d",
+	m, err := spec.ParseManifest("skill.json", []byte(`{"id":"img","name":"i","description":"d",
 		"permissions":{
 		  "network":["api.openai.com","evil.com","cdn.example.com:8443"],
 		  "env":["LANG","HOME"],
@@ -90,8 +91,8 @@ func TestGrantIsTheIntersection(t *testing.T) {
 		Network: []string{"*.openai.com", "*.example.com"},
 		Env:     map[string]string{"LANG": "C"},
 		Secrets: map[string]PolicySecret{"OPENAI_API_KEY": {Value: "sk-1", Hosts: []string{"api.openai.com"}}},
-		Files: []PolicyMount{{Path: "/workspace", HostPath: "/srv/ws/{skill}", Access: ReadWrite},
-			{Path: "/data", HostPath: "/srv/data", Access: ReadOnly}},
+		Files: []PolicyMount{{Path: "/workspace", HostPath: "/srv/ws/{skill}", Access: spec.ReadWrite},
+			{Path: "/data", HostPath: "/srv/data", Access: spec.ReadOnly}},
 	}
 	g := p.Grant(m, "/skills/img")
 	if strings.Join(g.Network, ",") != "api.openai.com,cdn.example.com:8443" {
@@ -103,14 +104,14 @@ func TestGrantIsTheIntersection(t *testing.T) {
 	if strings.Join(g.Secrets, ",") != "OPENAI_API_KEY" || g.host.Secrets[0].Value != "Bearer sk-1" || len(g.host.Secrets[0].Hosts) != 1 {
 		t.Errorf("secrets %v %+v", g.Secrets, g.host.Secrets)
 	}
-	wantFiles := []GrantedMount{{"/workspace/images", ReadWrite}, {"/data/x", ReadOnly}, {SkillMount, ReadOnly}}
+	wantFiles := []GrantedMount{{"/workspace/images", spec.ReadWrite}, {"/data/x", spec.ReadOnly}, {SkillMount, spec.ReadOnly}}
 	if len(g.Files) != 3 || g.Files[0] != wantFiles[0] || g.Files[1] != wantFiles[1] || g.Files[2] != wantFiles[2] {
 		t.Errorf("files %+v", g.Files)
 	}
 	if g.host.Mounts[0].Dir != "/srv/ws/img/images" || !g.host.Mounts[0].Writable || g.host.Mounts[1].Writable {
 		t.Errorf("mounts %+v", g.host.Mounts)
 	}
-	if g.Limits.MemoryMiB != DefaultLimits.MemoryMiB {
+	if g.Limits.MemoryMiB != spec.DefaultLimits.MemoryMiB {
 		t.Errorf("memory %d", g.Limits.MemoryMiB)
 	}
 	refused := strings.Join(g.Refused, "\n")
@@ -152,7 +153,7 @@ func FuzzParsePolicy(f *testing.F) {
 // A manifest cannot send a policy's secret to a host the policy did not name for it, even one the
 // policy's network list allows.
 func TestSecretsGoOnlyToTheirPolicyHosts(t *testing.T) {
-	m, err := ParseManifest("skill.json", []byte(`{"id":"x","name":"x","description":"d","permissions":{
+	m, err := spec.ParseManifest("skill.json", []byte(`{"id":"x","name":"x","description":"d","permissions":{
 		"network":["api.openai.com","attacker.github.io"],
 		"secrets":[{"name":"KEY","hosts":["api.openai.com","attacker.github.io"],"header":"X-Steal"}]}}`))
 	if err != nil {
@@ -170,13 +171,13 @@ func TestSecretsGoOnlyToTheirPolicyHosts(t *testing.T) {
 
 // A read-only policy mount nested in a read-write one stays read-only for a skill granted the outer.
 func TestNestedPolicyMountKeepsItsAccess(t *testing.T) {
-	m, err := ParseManifest("skill.json", []byte(`{"id":"x","name":"x","description":"d","permissions":{
+	m, err := spec.ParseManifest("skill.json", []byte(`{"id":"x","name":"x","description":"d","permissions":{
 		"files":[{"path":"/workspace","access":"read-write"}]}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &Policy{Files: []PolicyMount{{Path: "/workspace", HostPath: "/srv/ws", Access: ReadWrite},
-		{Path: "/workspace/reference", HostPath: "/srv/ref", Access: ReadOnly}}}
+	p := &Policy{Files: []PolicyMount{{Path: "/workspace", HostPath: "/srv/ws", Access: spec.ReadWrite},
+		{Path: "/workspace/reference", HostPath: "/srv/ref", Access: spec.ReadOnly}}}
 	g := p.Grant(m, "")
 	if len(g.host.Mounts) != 2 || g.host.Mounts[1].Path != "/workspace/reference" || g.host.Mounts[1].Writable || g.host.Mounts[1].Dir != "/srv/ref" {
 		t.Fatalf("mounts %+v", g.host.Mounts)

@@ -2,8 +2,9 @@ package runtime
 
 import (
 	"context"
-	"github.com/skillbox-dev/skillbox/run"
 	"testing"
+
+	"github.com/skillbox-dev/skillbox/run"
 )
 
 // With WarmInstances, a slow-to-start module's runs take instances made ahead: the results are

@@ -12,6 +12,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/skillmd"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // A skill's programs are the files in its scripts/ directory (the Agent Skills format's
@@ -28,9 +29,6 @@ import (
 //   - without any of these, a program gets its skill's own directory, read-only, and nothing
 //     else.
 
-// ScriptsFile declares what a skill's programs ask for.
-const ScriptsFile = "scripts/skillbox.json"
-
 // scriptsDir is where a skill's programs are.
 const scriptsDir = "scripts"
 
@@ -46,15 +44,15 @@ type ProgramOutput struct {
 }
 
 // programLangs maps a program's extension to what runs it.
-var programLangs = map[string]Language{
-	".py": LangPython, ".js": LangJavaScript, ".mjs": LangJavaScript, ".cjs": LangJavaScript,
-	".ts": LangTypeScript, ".mts": LangTypeScript,
+var programLangs = map[string]spec.Language{
+	".py": spec.LangPython, ".js": spec.LangJavaScript, ".mjs": spec.LangJavaScript, ".cjs": spec.LangJavaScript,
+	".ts": spec.LangTypeScript, ".mts": spec.LangTypeScript,
 }
 
 // ProgramLanguage reports what runs the program at the skill-relative path name
 // ("scripts/report.py"), and false when name is not a program Skillbox can run (not under
 // scripts/, a shell script, another language).
-func ProgramLanguage(name string) (Language, bool) {
+func ProgramLanguage(name string) (spec.Language, bool) {
 	if !strings.HasPrefix(name, scriptsDir+"/") {
 		return "", false
 	}
@@ -68,7 +66,7 @@ var shellExts = []string{".sh", ".bash", ".zsh", ".ksh", ".fish"}
 // program is one program of a skill, resolved for a run.
 type program struct {
 	rel  string // "scripts/report.py", slash-separated
-	lang Language
+	lang spec.Language
 }
 
 // ErrNoProgram is matched by the error of a run of a program a skill does not have (kind
@@ -156,26 +154,26 @@ func (s *Skill) programList() string {
 
 // ScriptsRequest is what a skill's programs ask for, from its ScriptsFile.
 type ScriptsRequest struct {
-	Permissions Permissions `json:"permissions"`
-	Limits      Limits      `json:"limits"`
+	Permissions spec.Permissions `json:"permissions"`
+	Limits      spec.Limits      `json:"limits"`
 }
 
 // ParseScriptsRequest decodes and checks a ScriptsFile. The error is a *SkillError holding every
 // problem, each naming path and the field.
 func ParseScriptsRequest(path string, data []byte) (*ScriptsRequest, error) {
-	c := &Checker{Path: path}
-	d, bounds, err := ParseDoc(data, false)
+	c := &spec.Checker{Path: path}
+	d, bounds, err := spec.ParseDoc(data, false)
 	if err != nil {
 		if c.Syntax(err) {
-			return nil, &SkillError{Problems: c.Problems}
+			return nil, &spec.SkillError{Problems: c.Problems}
 		}
-		return nil, &SkillError{Problems: []*ManifestError{{Path: path, Msg: fmt.Sprintf("cannot parse: %v", err), Hint: `write {"permissions": {...}, "limits": {...}}, as in skill.json`}}}
+		return nil, &spec.SkillError{Problems: []*spec.ManifestError{{Path: path, Msg: fmt.Sprintf("cannot parse: %v", err), Hint: `write {"permissions": {...}, "limits": {...}}, as in skill.json`}}}
 	}
 	c.AddBounds(bounds)
 	c.Known(d, "", "permissions", "limits")
 	r := &ScriptsRequest{Permissions: c.Permissions(c.Object(d, "", "permissions")), Limits: c.Limits(c.Object(d, "", "limits"), "limits")}
 	if len(c.Problems) > 0 {
-		return nil, &SkillError{Problems: c.Problems}
+		return nil, &spec.SkillError{Problems: c.Problems}
 	}
 	return r, nil
 }
@@ -188,12 +186,12 @@ func (s *Skill) loadPrograms(p *Policy) {
 	if s.manifest != nil {
 		req.Permissions, req.Limits = s.manifest.Permissions, s.manifest.Limits
 	}
-	file := filepath.Join(s.dir, filepath.FromSlash(ScriptsFile))
-	if data, err := readRegular(file, maxManifestBytes); err == nil {
+	file := filepath.Join(s.dir, filepath.FromSlash(spec.ScriptsFile))
+	if data, err := readRegular(file, spec.MaxManifestBytes); err == nil {
 		r, err := ParseScriptsRequest(file, data)
 		if err != nil {
 			s.programsErr = err
-			var se *SkillError
+			var se *spec.SkillError
 			if errors.As(err, &se) {
 				for _, p := range se.Problems {
 					s.warn(p)
@@ -203,19 +201,19 @@ func (s *Skill) loadPrograms(p *Policy) {
 		}
 		req = r
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		s.programsErr = &SkillError{Problems: []*ManifestError{{Path: file, Msg: err.Error()}}}
-		s.warn(&ManifestError{Path: file, Msg: err.Error()})
+		s.programsErr = &spec.SkillError{Problems: []*spec.ManifestError{{Path: file, Msg: err.Error()}}}
+		s.warn(&spec.ManifestError{Path: file, Msg: err.Error()})
 		return
 	}
 	if extra, ok := p.Scripts[s.id]; ok {
 		req.Permissions = mergePermissions(req.Permissions, extra)
 	}
-	s.programGrant = p.Grant(&Manifest{ID: s.id, Permissions: req.Permissions, Limits: req.Limits}, s.dir)
+	s.programGrant = p.Grant(&spec.Manifest{ID: s.id, Permissions: req.Permissions, Limits: req.Limits}, s.dir)
 }
 
 // mergePermissions is a's permissions and b's together.
-func mergePermissions(a, b Permissions) Permissions {
-	out := Permissions{
+func mergePermissions(a, b spec.Permissions) spec.Permissions {
+	out := spec.Permissions{
 		Network: append(slices.Clone(a.Network), b.Network...),
 		Env:     append(slices.Clone(a.Env), b.Env...),
 		Secrets: append(slices.Clone(a.Secrets), b.Secrets...),

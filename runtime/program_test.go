@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/skillbox-dev/skillbox/run"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // instructionSkill writes a SKILL.md-only skill named id with files (relative path → content).
@@ -99,7 +101,7 @@ func TestProgramGrants(t *testing.T) {
 		"scripts/skillbox.json": `{"permissions": {"env": ["TOKEN"]}, "limits": {"timeoutMs": 25000}}`})
 	instructionSkill(t, dir, "granted", map[string]string{"scripts/env.js": env})
 	instructionSkill(t, dir, "broken", map[string]string{"scripts/env.js": env, "scripts/skillbox.json": `{"permissions": {"env": ["1BAD"]}, "extra": 1}`})
-	p := &Policy{Env: map[string]string{"TOKEN": "t0k", "OTHER": "o"}, Scripts: map[string]Permissions{"granted": {Env: []string{"OTHER"}}}}
+	p := &Policy{Env: map[string]string{"TOKEN": "t0k", "OTHER": "o"}, Scripts: map[string]spec.Permissions{"granted": {Env: []string{"OTHER"}}}}
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: p})
 	ctx := context.Background()
 	for id, want := range map[string]string{"declares": "t0k null\n", "granted": "null o\n"} {

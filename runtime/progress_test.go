@@ -3,9 +3,10 @@ package runtime
 import (
 	"context"
 	"encoding/json"
-	"github.com/skillbox-dev/skillbox/run"
 	"sync"
 	"testing"
+
+	"github.com/skillbox-dev/skillbox/run"
 )
 
 // TestOnCompile: Config.OnCompile hears a compilation start and end, with what it compiles, so

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/skillbox-dev/skillbox/run"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // A Python skill runs through the same pipeline as every other: arguments validated, its sibling
@@ -50,10 +52,10 @@ def execute(args, ctx):
 		"helpers.py":           "def mean(xs):\n    return sum(xs) / len(xs)\n",
 		"lib/tiny/__init__.py": "VALUE = 'vendored'\n",
 	})
-	p := &Policy{Env: map[string]string{"GREETING": "hi"}, Files: []PolicyMount{{Path: "/data", HostPath: data, Access: ReadOnly}}}
+	p := &Policy{Env: map[string]string{"GREETING": "hi"}, Files: []PolicyMount{{Path: "/data", HostPath: data, Access: spec.ReadOnly}}}
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: p})
 	s, _ := rt.Skill("stats")
-	if s.Language() != LangPython {
+	if s.Language() != spec.LangPython {
 		t.Fatalf("language %q", s.Language())
 	}
 	res, err := rt.Run(context.Background(), run.Request{Skill: "stats"})

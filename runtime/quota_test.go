@@ -3,10 +3,11 @@ package runtime
 import (
 	"context"
 	"errors"
-	"github.com/skillbox-dev/skillbox/run"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/skillbox-dev/skillbox/run"
 )
 
 // Tenants on one Shared: each Runtime has its own skills, a module both have is compiled once,

@@ -2,9 +2,10 @@ package runtime
 
 import (
 	"encoding/json"
-	"github.com/skillbox-dev/skillbox/run"
 	"sync"
 	"time"
+
+	"github.com/skillbox-dev/skillbox/run"
 )
 
 // History bounds the records of recent runs kept in memory. Zero fields are the defaults.

@@ -3,6 +3,7 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"github.com/skillbox-dev/skillbox/spec"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -121,7 +122,7 @@ func resolveIDs(skills []*Skill, logger *slog.Logger) {
 		if s.problems != nil {
 			s.problems.ID = base
 		}
-		s.fail(&ManifestError{Path: s.dir, Msg: fmt.Sprintf("the id %q made of the directory's name %q is already the id of the skill in %q", id, base, filepath.Base(w.dir)),
+		s.fail(&spec.ManifestError{Path: s.dir, Msg: fmt.Sprintf("the id %q made of the directory's name %q is already the id of the skill in %q", id, base, filepath.Base(w.dir)),
 			Hint: "rename one of the directories, so that each skill has its own id"})
 		if logger != nil {
 			logger.Warn("two skill directories make the same id; one is kept, the other listed as broken", "skill", id, "kept", w.dir, "broken", s.dir)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"github.com/skillbox-dev/skillbox/run"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -12,6 +11,9 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 func TestRegistryScan(t *testing.T) {
@@ -46,7 +48,7 @@ func TestRegistryScan(t *testing.T) {
 		t.Errorf("no clash warning in %s", logs.String())
 	}
 	broken, _ := rt.Skill("broken")
-	if !errors.Is(broken.Err(), ErrInvalidSkill) || !strings.Contains(broken.Err().Error(), `descripton: unknown field (did you mean "description"?)`) ||
+	if !errors.Is(broken.Err(), spec.ErrInvalidSkill) || !strings.Contains(broken.Err().Error(), `descripton: unknown field (did you mean "description"?)`) ||
 		!strings.Contains(broken.Err().Error(), "description: is required") {
 		t.Errorf("broken: %v", broken.Err())
 	}
@@ -70,7 +72,7 @@ func TestMissingModule(t *testing.T) {
 	fixture(t, dir, "nomod", simple("nomod", ""), "")
 	must(t, os.MkdirAll(filepath.Join(dir, "notwasm"), 0o755))
 	fixture(t, dir, "notwasm", simple("notwasm", ""), "")
-	must(t, os.WriteFile(filepath.Join(dir, "notwasm", ModuleFile), []byte("#!/bin/sh\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, "notwasm", spec.ModuleFile), []byte("#!/bin/sh\n"), 0o644))
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
 	settled(t, rt)
 	for id, want := range map[string]string{"nomod": "execute.wasm: missing", "notwasm": "not a WebAssembly module"} {
@@ -163,9 +165,9 @@ func must(t testing.TB, err error) {
 func TestModuleThatIsNotARegularFile(t *testing.T) {
 	dir := t.TempDir()
 	fixture(t, dir, "zero", simple("zero", ""), "")
-	must(t, os.Symlink("/dev/zero", filepath.Join(dir, "zero", ModuleFile)))
+	must(t, os.Symlink("/dev/zero", filepath.Join(dir, "zero", spec.ModuleFile)))
 	fixture(t, dir, "fifo", simple("fifo", ""), "")
-	must(t, syscall.Mkfifo(filepath.Join(dir, "fifo", ModuleFile), 0o644))
+	must(t, syscall.Mkfifo(filepath.Join(dir, "fifo", spec.ModuleFile), 0o644))
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
 	settled(t, rt)
 	for _, id := range []string{"zero", "fifo"} {

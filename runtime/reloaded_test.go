@@ -2,11 +2,13 @@ package runtime
 
 import (
 	"context"
-	"github.com/skillbox-dev/skillbox/run"
 	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // TestOnReload: a reload says what it changed: a skill added, a module replaced under the same
@@ -43,7 +45,7 @@ func TestOnReload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "b", ModuleFile), other, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "b", spec.ModuleFile), other, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if d := last(); !reflect.DeepEqual(d.Changed, []string{"b"}) {

@@ -3,10 +3,11 @@ package runtime
 import (
 	"context"
 	"errors"
-	"github.com/skillbox-dev/skillbox/run"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/skillbox-dev/skillbox/run"
 )
 
 func TestInterpretOutput(t *testing.T) {

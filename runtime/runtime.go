@@ -32,6 +32,7 @@ import (
 	"github.com/skillbox-dev/skillbox/artifact"
 	"github.com/skillbox-dev/skillbox/internal/jsbundle"
 	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/spec"
 	"github.com/tetratelabs/wazero"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -267,12 +268,12 @@ func (rt *Runtime) lookupAlone(id string) (s *Skill, ok, scan bool) {
 // mayDerive reports whether the skills directory root holds a directory, other than one named
 // id, whose name makes id (see Skill.ID).
 func mayDerive(root, id string) bool {
-	if !ValidID(id) {
+	if !spec.ValidID(id) {
 		return false
 	}
 	subs, _ := packageCandidates(root)
 	for _, sub := range subs {
-		if name := filepath.Base(sub); name != id && !ValidID(name) && derivedID(name) == id {
+		if name := filepath.Base(sub); name != id && !spec.ValidID(name) && derivedID(name) == id {
 			return true
 		}
 	}

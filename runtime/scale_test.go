@@ -3,12 +3,14 @@ package runtime
 import (
 	"context"
 	"fmt"
-	"github.com/skillbox-dev/skillbox/run"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // manySkills writes n executable skills into dir — a minimal skill.json beside a copy of
@@ -24,7 +26,7 @@ func manySkills(tb testing.TB, dir string, n int) string {
 		sd := filepath.Join(dir, id)
 		must(tb, os.MkdirAll(sd, 0o755))
 		must(tb, os.WriteFile(filepath.Join(sd, "skill.json"), []byte(simple(id, "")), 0o644))
-		must(tb, os.WriteFile(filepath.Join(sd, ModuleFile), module, 0o644))
+		must(tb, os.WriteFile(filepath.Join(sd, spec.ModuleFile), module, 0o644))
 	}
 	return dir
 }

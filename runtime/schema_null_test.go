@@ -3,9 +3,11 @@ package runtime
 import (
 	"encoding/json"
 	"errors"
-	"github.com/skillbox-dev/skillbox/run"
 	"strings"
 	"testing"
+
+	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // TestNullMeansOmitted: OpenAI's strict mode makes every property required and sends null for
@@ -13,7 +15,7 @@ import (
 // refuses null is read as omitted (so its default applies, or "is required" names it); one
 // whose schema allows null keeps its null.
 func TestNullMeansOmitted(t *testing.T) {
-	m, err := ParseManifest("skill.json", []byte(`{"id":"a","name":"a","description":"d","parameters":{"type":"object",
+	m, err := spec.ParseManifest("skill.json", []byte(`{"id":"a","name":"a","description":"d","parameters":{"type":"object",
 		"properties":{
 			"text":{"type":"string"},
 			"top":{"type":"integer","default":5},
@@ -26,7 +28,7 @@ func TestNullMeansOmitted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := compileSchema(m.Parameters)
+	s, err := spec.CompileSchema(m.Parameters)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,14 +70,14 @@ func TestNullMeansOmitted(t *testing.T) {
 // TestNullMeansOmittedMapForm: the map form's optional parameters (the common manifest) read a
 // null as omitted too.
 func TestNullMeansOmittedMapForm(t *testing.T) {
-	m, err := ParseManifest("skill.json", []byte(`{"id":"a","name":"a","description":"d","parameters":{
+	m, err := spec.ParseManifest("skill.json", []byte(`{"id":"a","name":"a","description":"d","parameters":{
 		"text":{"type":"string","required":true},
 		"top":{"type":"integer","default":5},
 		"name":{"type":"string"}}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := compileSchema(m.Parameters)
+	s, err := spec.CompileSchema(m.Parameters)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"github.com/skillbox-dev/skillbox/spec"
 	"strings"
 	"testing"
 )
@@ -40,8 +41,8 @@ func TestSchemaCost(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := compileSchema([]byte(tc.schema))
-			var ce *SchemaCostError
+			_, err := spec.CompileSchema([]byte(tc.schema))
+			var ce *spec.SchemaCostError
 			if errors.As(err, &ce) != tc.refused {
 				t.Fatalf("refused %v: %v", !tc.refused, err)
 			}

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"errors"
+	"github.com/skillbox-dev/skillbox/spec"
 	"strings"
 	"testing"
 )
@@ -28,8 +29,8 @@ func TestParameterTypeReportedOnce(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseManifest("skill.json", []byte(`{"id":"a","name":"a","description":"d","parameters":`+tc.params+`}`))
-			var se *SkillError
+			_, err := spec.ParseManifest("skill.json", []byte(`{"id":"a","name":"a","description":"d","parameters":`+tc.params+`}`))
+			var se *spec.SkillError
 			if !errors.As(err, &se) {
 				t.Fatalf("got %v, want a *SkillError", err)
 			}

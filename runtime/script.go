@@ -12,6 +12,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/internal/jsbundle"
 	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // A script skill's check reads its code where a compiled skill's reads its module: a JavaScript or
@@ -26,7 +27,7 @@ var errNoScript = errors.New("missing: the manifest's runtime runs this file")
 // verifyScript fills v's hash and size from s's code and returns its problem. cachedOnly reads no
 // file: a script's check is not remembered across processes, so it is then not done (ok false),
 // and the skill stays unchecked until its first run or the background check.
-func (s *Skill) verifyScript(v *verdict, cachedOnly bool) (*ManifestError, bool) {
+func (s *Skill) verifyScript(v *verdict, cachedOnly bool) (*spec.ManifestError, bool) {
 	if cachedOnly {
 		return nil, false
 	}
@@ -50,10 +51,10 @@ func (s *Skill) readScript(ctx context.Context) (string, error) {
 		return "", err // a missing entry is said as such, not as an import the bundler could not find
 	}
 	switch s.lang {
-	case LangJavaScript, LangTypeScript:
+	case spec.LangJavaScript, spec.LangTypeScript:
 		b, err := s.bundle(ctx, s.lang.CodeFile(), false)
 		return b.Code, err
-	case LangPython:
+	case spec.LangPython:
 		data, err := readRegular(s.codePath(), s.modules.withDefaults().MaxModuleBytes)
 		return string(data), err
 	}
@@ -93,12 +94,12 @@ func (s *Skill) script(ctx context.Context) (string, error) {
 
 // scriptProblem is the problem of a script that could not be read or bundled, naming the file
 // (and the line, when known) where it is.
-func scriptProblem(s *Skill, err error) *ManifestError {
+func scriptProblem(s *Skill, err error) *spec.ManifestError {
 	return scriptProblemAt(s, s.lang.CodeFile(), err)
 }
 
 // scriptProblemAt is scriptProblem for the script at entry, relative to s's directory.
-func scriptProblemAt(s *Skill, entry string, err error) *ManifestError {
+func scriptProblemAt(s *Skill, entry string, err error) *spec.ManifestError {
 	codePath := filepath.Join(s.dir, filepath.FromSlash(entry))
 	var be *jsbundle.Error
 	switch {
@@ -114,12 +115,12 @@ func scriptProblemAt(s *Skill, entry string, err error) *ManifestError {
 		if be.Import != "" {
 			msg = fmt.Sprintf("import %q: %s", be.Import, msg)
 		}
-		return &ManifestError{Path: path, Msg: msg, Hint: be.Hint}
+		return &spec.ManifestError{Path: path, Msg: msg, Hint: be.Hint}
 	case errors.Is(err, fs.ErrNotExist):
-		return &ManifestError{Path: codePath, Msg: errNoScript.Error(),
+		return &spec.ManifestError{Path: codePath, Msg: errNoScript.Error(),
 			Hint: fmt.Sprintf("write %s, or set the manifest's runtime to the file the skill has", entry)}
 	}
-	return &ManifestError{Path: codePath, Msg: err.Error()}
+	return &spec.ManifestError{Path: codePath, Msg: err.Error()}
 }
 
 // bundleCache is the runtime's cache of JavaScript bundles (nil: none).

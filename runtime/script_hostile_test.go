@@ -3,10 +3,12 @@ package runtime
 import (
 	"context"
 	"errors"
-	"github.com/skillbox-dev/skillbox/run"
 	"net/netip"
 	"strings"
 	"testing"
+
+	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // TestHostileScriptsAreContained runs scripts that attack the sandbox or its limits: each ends
@@ -47,7 +49,7 @@ func TestHostileScriptsAreContained(t *testing.T) {
 	}
 	scriptFixture(t, dir, "ok", simple("ok", ""), map[string]string{"execute.js": `export const execute = () => "fine";`})
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: &Policy{Network: []string{"127.0.0.1"},
-		AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, Limits: Limits{MemoryMiB: 256}}})
+		AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, Limits: spec.Limits{MemoryMiB: 256}}})
 	ctx := context.Background()
 	tests := []struct {
 		id    string

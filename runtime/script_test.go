@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/skillbox-dev/skillbox/run"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // scriptFixture writes a script skill named id into dir: the manifest, and files (relative path →
@@ -38,7 +40,7 @@ export async function execute(args: Args, ctx: any): Promise<object> {
 	})
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
 	s, err := rt.Skill("greet")
-	if err != nil || s.Language() != LangTypeScript {
+	if err != nil || s.Language() != spec.LangTypeScript {
 		t.Fatalf("skill %v, language %q", err, s.Language())
 	}
 	var events []string
@@ -219,11 +221,11 @@ func TestInstallScriptPackage(t *testing.T) {
 	}
 	files["execute.ts"] = []byte("export const execute = (a: {x: number}) => {\n  return a.x +;\n}")
 	_, err = rt.Install(ctx, "calc", files, InstallOptions{Replace: true})
-	if !errors.Is(err, ErrInvalidSkill) || !strings.Contains(err.Error(), "execute.ts:2:") {
+	if !errors.Is(err, spec.ErrInvalidSkill) || !strings.Contains(err.Error(), "execute.ts:2:") {
 		t.Fatalf("got %v, want the syntax error with its line", err)
 	}
 	if _, err := rt.Install(ctx, "other", map[string][]byte{"skill.json": []byte(simple("other", "")), "execute.js": []byte("export const execute = () => 1;"),
-		"lib/.hidden.js": []byte("x")}, InstallOptions{}); !errors.Is(err, ErrInvalidSkill) || !strings.Contains(err.Error(), "hidden") {
+		"lib/.hidden.js": []byte("x")}, InstallOptions{}); !errors.Is(err, spec.ErrInvalidSkill) || !strings.Contains(err.Error(), "hidden") {
 		t.Fatalf("hidden file: %v", err)
 	}
 }

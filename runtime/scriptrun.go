@@ -22,11 +22,12 @@ import (
 	"github.com/skillbox-dev/skillbox/internal/scripterr"
 	"github.com/skillbox-dev/skillbox/internal/wasifs"
 	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // scriptJob is a run of a script: a script skill's execute, or a program of any skill.
 type scriptJob struct {
-	lang  Language
+	lang  spec.Language
 	grant *Grant
 	// code is what the interpreter evaluates: the JavaScript bundle (for Python, execute.py,
 	// read only to check it); sum is its sha256, hex.
@@ -66,10 +67,10 @@ func (rt *Runtime) programJob(ctx context.Context, s *Skill, req run.Request) (*
 		return nil, run.Errorf(run.KindInvalidArgs, s.id, nil, "standard input of %d bytes is more than maxOutputBytes (%d)", len(req.Stdin), max)
 	}
 	switch prog.lang {
-	case LangJavaScript, LangTypeScript:
+	case spec.LangJavaScript, spec.LangTypeScript:
 		b, err := s.bundle(ctx, prog.rel, true)
 		if err != nil {
-			return nil, run.Errorf(run.KindInvalidArgs, s.id, err, "%s", strings.Join(s.remoteProblems(&SkillError{ID: s.id, Problems: []*ManifestError{scriptProblemAt(s, prog.rel, err)}}), "; "))
+			return nil, run.Errorf(run.KindInvalidArgs, s.id, err, "%s", strings.Join(s.remoteProblems(&spec.SkillError{ID: s.id, Problems: []*spec.ManifestError{scriptProblemAt(s, prog.rel, err)}}), "; "))
 		}
 		sum := sha256.Sum256([]byte(b.Code))
 		job.code, job.sum = b.Code, hex.EncodeToString(sum[:])
@@ -80,9 +81,9 @@ func (rt *Runtime) programJob(ctx context.Context, s *Skill, req run.Request) (*
 // codeError is the RunError of a script skill whose code no longer reads as its version's.
 func codeError(s *Skill, err error) *run.Error {
 	// The message goes to remote clients too: it names the skill's files, never their host path.
-	var me *ManifestError
+	var me *spec.ManifestError
 	if errors.As(err, &me) {
-		return brokenErr(s, &SkillError{ID: s.id, Problems: []*ManifestError{me}})
+		return brokenErr(s, &spec.SkillError{ID: s.id, Problems: []*spec.ManifestError{me}})
 	}
 	return run.Errorf(run.KindNotFound, s.id, err, "%s", strings.Join(s.remoteProblems(err), "; "))
 }
@@ -207,7 +208,7 @@ const maxMountFiles = 1024
 // file its maxFileBytes, and the files and directories it creates its maxFiles. A read-only
 // directory that does not exist is left out; a writable one is made. cleanup closes them and
 // removes the /tmp.
-func pythonMounts(g *hostfuncs.Grant, l Limits) (hook func(wazero.FSConfig) wazero.FSConfig, cleanup func(), err error) {
+func pythonMounts(g *hostfuncs.Grant, l spec.Limits) (hook func(wazero.FSConfig) wazero.FSConfig, cleanup func(), err error) {
 	var fss []*wasifs.FS
 	var paths []string
 	var tmpCleanup func()

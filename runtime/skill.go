@@ -18,6 +18,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/internal/safefile"
 	"github.com/skillbox-dev/skillbox/skillmd"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // Kind says what a skill is for.
@@ -62,14 +63,14 @@ type Skill struct {
 	dir  string
 	kind Kind
 	// lang is what runs an executable skill (see pickLanguage); "" for an instruction skill.
-	lang Language
+	lang spec.Language
 	// problems are what the scan found wrong (nil: nothing): a *SkillError listing each.
-	problems *SkillError
+	problems *spec.SkillError
 	// warnings are what the scan repaired, or found against the Agent Skills format, in a skill
 	// that loads regardless (see Warnings).
-	warnings []*ManifestError
+	warnings []*spec.ManifestError
 	// manifest is nil for instruction skills and for manifests that could not be parsed.
-	manifest *Manifest
+	manifest *spec.Manifest
 	// instructionsPath is the SKILL.md file, if there is one; instructions its frontmatter when it
 	// parsed (metadata only: the body is read on demand), instructionsErr why it did not.
 	instructionsPath string
@@ -84,7 +85,7 @@ type Skill struct {
 	// policy's AgentSkills ceiling.
 	agent    bool
 	loadedAt time.Time
-	schema   *Schema
+	schema   *spec.Schema
 	// manifestFile is the manifest's name in dir ("" without one), manifestSum the sha256 of what
 	// the load read of it: the check makes sure the digest it computes is of that manifest.
 	manifestFile, manifestSum string
@@ -118,9 +119,9 @@ func (s *Skill) Kind() Kind { return s.kind }
 // Language is what runs an executable skill: its module (LangWasm) or a script's interpreter,
 // from the manifest's runtime or the one execute file its directory holds (LangWasm when it
 // holds none); "" for an instruction skill.
-func (s *Skill) Language() Language {
+func (s *Skill) Language() spec.Language {
 	if s.kind == Executable && s.lang == "" {
-		return LangWasm
+		return spec.LangWasm
 	}
 	return s.lang
 }
@@ -154,7 +155,7 @@ func (s *Skill) Err() error {
 
 // Manifest returns a copy of the skill's manifest, or nil for an instruction skill or a manifest
 // that did not parse.
-func (s *Skill) Manifest() *Manifest { return s.manifest.Clone() }
+func (s *Skill) Manifest() *spec.Manifest { return s.manifest.Clone() }
 
 // InstructionsPath is the skill's SKILL.md on the host, or "" when it has none.
 func (s *Skill) InstructionsPath() string { return s.instructionsPath }
@@ -189,7 +190,7 @@ func (s *Skill) Grant() *Grant { return s.grant.clone() }
 func (s *Skill) LoadedAt() time.Time { return s.loadedAt }
 
 // Schema returns the compiled JSON Schema of the skill's arguments (nil unless executable).
-func (s *Skill) Schema() *Schema { return s.schema }
+func (s *Skill) Schema() *spec.Schema { return s.schema }
 
 // Name is the manifest's name, else the SKILL.md's (its directory's name when it has none, as
 // Claude Code names it), else the directory's name.
@@ -214,7 +215,7 @@ func (s *Skill) Warnings() []string {
 	if len(s.warnings) == 0 {
 		return nil
 	}
-	rel := relativeProblems(&SkillError{ID: s.id, Problems: s.warnings}, s.dir, s.dirName())
+	rel := relativeProblems(&spec.SkillError{ID: s.id, Problems: s.warnings}, s.dir, s.dirName())
 	out := make([]string, len(rel.Problems))
 	for i, p := range rel.Problems {
 		out[i] = p.Error()
@@ -267,15 +268,6 @@ func (s *Skill) Tags() []string {
 	return append([]string(nil), s.manifest.Tags...)
 }
 
-// Module file names; the manifest may be JSON or YAML.
-const (
-	ModuleFile = "execute.wasm"
-	// maxManifestBytes bounds a manifest.
-	maxManifestBytes = 1 << 20
-)
-
-var manifestNames = []string{"skill.json", "skill.yaml", "skill.yml"}
-
 // wasmMagic starts every WebAssembly binary module (version 1).
 var wasmMagic = []byte{0x00, 'a', 's', 'm', 0x01, 0x00, 0x00, 0x00}
 
@@ -307,10 +299,10 @@ func loadSkill(dir string, p *Policy, c *checks) (s *Skill, ok bool) {
 	}
 
 	manifestPath := ""
-	for _, n := range manifestNames {
+	for _, n := range spec.ManifestFiles() {
 		if isRegular(dir, s.listing, n) {
 			if manifestPath != "" {
-				s.fail(&ManifestError{Path: filepath.Join(dir, n), Msg: "a second manifest", Hint: "keep one of " + strings.Join(manifestNames, ", ")})
+				s.fail(&spec.ManifestError{Path: filepath.Join(dir, n), Msg: "a second manifest", Hint: "keep one of " + strings.Join(spec.ManifestFiles(), ", ")})
 				continue
 			}
 			manifestPath = filepath.Join(dir, n)
@@ -326,10 +318,10 @@ func loadSkill(dir string, p *Policy, c *checks) (s *Skill, ok bool) {
 		switch {
 		case errors.As(s.instructionsErr, &me):
 			for _, p := range me.All() {
-				s.fail(&ManifestError{Path: s.instructionsPath, Field: p.Field, Msg: p.Msg, Hint: p.Hint})
+				s.fail(&spec.ManifestError{Path: s.instructionsPath, Field: p.Field, Msg: p.Msg, Hint: p.Hint})
 			}
 		case s.instructionsErr != nil:
-			s.fail(&ManifestError{Path: s.instructionsPath, Msg: s.instructionsErr.Error()})
+			s.fail(&spec.ManifestError{Path: s.instructionsPath, Msg: s.instructionsErr.Error()})
 		}
 		if hasDir(s.listing, scriptsDir) {
 			if s.agent = isRegularEntry(s.listing, authorMarker); s.agent {
@@ -340,9 +332,9 @@ func loadSkill(dir string, p *Policy, c *checks) (s *Skill, ok bool) {
 		return s, true
 	}
 
-	data, st, err := readRegularStat(manifestPath, maxManifestBytes)
+	data, st, err := readRegularStat(manifestPath, spec.MaxManifestBytes)
 	if err != nil {
-		s.fail(&ManifestError{Path: manifestPath, Msg: err.Error()})
+		s.fail(&spec.ManifestError{Path: manifestPath, Msg: err.Error()})
 		return s, true
 	}
 	if isRegularEntry(s.listing, filepath.Base(manifestPath)) {
@@ -350,15 +342,15 @@ func loadSkill(dir string, p *Policy, c *checks) (s *Skill, ok bool) {
 	}
 	sum := sha256.Sum256(data)
 	s.manifestFile, s.manifestSum = filepath.Base(manifestPath), hex.EncodeToString(sum[:])
-	m, err := ParseManifest(manifestPath, data)
-	var se *SkillError
+	m, err := spec.ParseManifest(manifestPath, data)
+	var se *spec.SkillError
 	if errors.As(err, &se) {
 		// The check still bounds the module (or reads the script the directory holds), so
 		// that one pass reports everything.
 		for _, p := range se.Problems {
 			s.fail(p)
 		}
-		s.pickLanguage(&Manifest{}, manifestPath)
+		s.pickLanguage(&spec.Manifest{}, manifestPath)
 		return s, true
 	}
 	s.manifest = m
@@ -368,11 +360,11 @@ func loadSkill(dir string, p *Policy, c *checks) (s *Skill, ok bool) {
 		p = p.forAgentSkills() // its grant, and its programs', never pass the agents' ceiling
 	}
 	if m.ID != id {
-		s.fail(&ManifestError{Path: manifestPath, Field: "id", Msg: fmt.Sprintf("%q does not match the directory name %q", m.ID, id), Hint: "rename one so they are equal"})
+		s.fail(&spec.ManifestError{Path: manifestPath, Field: "id", Msg: fmt.Sprintf("%q does not match the directory name %q", m.ID, id), Hint: "rename one so they are equal"})
 	}
-	s.schema = m.schema
+	s.schema = m.Schema()
 	if s.schema == nil { // the empty schema of a skill without parameters
-		s.schema, _ = compileSchema(m.Parameters)
+		s.schema, _ = spec.CompileSchema(m.Parameters)
 	}
 	s.grant = p.Grant(m, dir)
 	if hasDir(s.listing, scriptsDir) {
@@ -389,12 +381,12 @@ func hasDir(entries []fs.DirEntry, name string) bool {
 
 // warn records what the load repaired or found against the format. Only the load calls it,
 // before anyone else sees s.
-func (s *Skill) warn(e *ManifestError) { s.warnings = append(s.warnings, e) }
+func (s *Skill) warn(e *spec.ManifestError) { s.warnings = append(s.warnings, e) }
 
 // fail records a problem the load found. Only the load calls it, before anyone else sees s.
-func (s *Skill) fail(e *ManifestError) {
+func (s *Skill) fail(e *spec.ManifestError) {
 	if s.problems == nil {
-		s.problems = &SkillError{ID: s.id}
+		s.problems = &spec.SkillError{ID: s.id}
 	}
 	s.problems.Problems = append(s.problems.Problems, e)
 }
@@ -472,18 +464,13 @@ func isRegular(dir string, entries []fs.DirEntry, name string) bool {
 	return false
 }
 
-// instructionsFile is the name the Agent Skills format gives a skill's instructions. Any case of
-// it is read (a scan, `skillbox validate` and the faces agree on which file), with a warning
-// when it is not this one.
-const instructionsFile = "SKILL.md"
-
 // findInstructions returns the path of the skill's SKILL.md, matched case-insensitively, from its
 // listing: SKILL.md itself when it is there, else the first by name. It warns when the name is
 // not SKILL.md, and when there are several.
 func (s *Skill) findInstructions() string {
 	var found []string
 	for _, e := range s.listing {
-		if strings.EqualFold(e.Name(), instructionsFile) && e.Type().IsRegular() {
+		if strings.EqualFold(e.Name(), spec.InstructionsFile) && e.Type().IsRegular() {
 			found = append(found, e.Name())
 		}
 	}
@@ -491,15 +478,15 @@ func (s *Skill) findInstructions() string {
 		return ""
 	}
 	name := found[0]
-	if slices.Contains(found, instructionsFile) {
-		name = instructionsFile
+	if slices.Contains(found, spec.InstructionsFile) {
+		name = spec.InstructionsFile
 	}
 	path := filepath.Join(s.dir, name)
 	if len(found) > 1 {
-		s.warn(&ManifestError{Path: s.dir, Msg: fmt.Sprintf("holds %s: %s is read", strings.Join(found, " and "), name), Hint: "keep one SKILL.md"})
+		s.warn(&spec.ManifestError{Path: s.dir, Msg: fmt.Sprintf("holds %s: %s is read", strings.Join(found, " and "), name), Hint: "keep one SKILL.md"})
 	}
-	if name != instructionsFile {
-		s.warn(&ManifestError{Path: path, Msg: fmt.Sprintf("is named %s; it breaks the %s", name, skillmd.RuleFileName), Hint: "rename it to SKILL.md"})
+	if name != spec.InstructionsFile {
+		s.warn(&spec.ManifestError{Path: path, Msg: fmt.Sprintf("is named %s; it breaks the %s", name, skillmd.RuleFileName), Hint: "rename it to SKILL.md"})
 	}
 	return path
 }
@@ -514,18 +501,18 @@ func (s *Skill) readInstructions() {
 		return
 	}
 	for _, w := range append(d.Warnings, skillmd.Check(s.instructionsPath, d)...) {
-		s.warn(&ManifestError{Path: s.instructionsPath, Field: w.Field, Msg: w.Msg, Hint: w.Hint})
+		s.warn(&spec.ManifestError{Path: s.instructionsPath, Field: w.Field, Msg: w.Msg, Hint: w.Hint})
 	}
 	d.Warnings = nil // kept as the skill's, above
 	if isPlaceholder(d.Description) {
-		s.warn(&ManifestError{Path: s.instructionsPath, Field: "description", Msg: "is the placeholder skillbox new wrote", Hint: placeholderHint})
+		s.warn(&spec.ManifestError{Path: s.instructionsPath, Field: "description", Msg: "is the placeholder skillbox new wrote", Hint: placeholderHint})
 	}
 	base := filepath.Base(s.dir)
 	switch {
 	case d.Name == "":
 		d.Name = base
 	case d.Name != base && skillmd.ValidName(d.Name):
-		s.warn(&ManifestError{Path: s.instructionsPath, Field: "name", Msg: fmt.Sprintf("%q is not the directory's name %q; it breaks the %s", d.Name, base, skillmd.RuleNameDirectory),
+		s.warn(&spec.ManifestError{Path: s.instructionsPath, Field: "name", Msg: fmt.Sprintf("%q is not the directory's name %q; it breaks the %s", d.Name, base, skillmd.RuleNameDirectory),
 			Hint: "rename one so they are equal"})
 	}
 }
@@ -536,24 +523,24 @@ func (s *Skill) readInstructions() {
 // are settled by the scan (see resolveIDs).
 func (s *Skill) deriveID() {
 	base := filepath.Base(s.dir)
-	if ValidID(base) {
+	if spec.ValidID(base) {
 		return
 	}
 	id := derivedID(base)
 	if id == "" {
-		s.fail(&ManifestError{Path: s.dir, Msg: fmt.Sprintf("%q is not a valid skill id, and none can be made of it", base),
+		s.fail(&spec.ManifestError{Path: s.dir, Msg: fmt.Sprintf("%q is not a valid skill id, and none can be made of it", base),
 			Hint: "rename the directory: lower-case letters, digits and '-'"})
 		return
 	}
 	s.id = id
-	s.warn(&ManifestError{Path: s.dir, Msg: fmt.Sprintf("the directory's name %q is not a valid skill id, so the skill's id is %q (%s)", base, id, skillmd.RuleName),
+	s.warn(&spec.ManifestError{Path: s.dir, Msg: fmt.Sprintf("the directory's name %q is not a valid skill id, so the skill's id is %q (%s)", base, id, skillmd.RuleName),
 		Hint: fmt.Sprintf("rename the directory to %q", id)})
 }
 
 // derivedID is the id of an instruction skill whose directory is named name, not an id: what
 // [skillmd.Slug] makes of it, or "" when that is no id either.
 func derivedID(name string) string {
-	if id := skillmd.Slug(name, MaxIDLen); ValidID(id) {
+	if id := skillmd.Slug(name, spec.MaxIDLen); spec.ValidID(id) {
 		return id
 	}
 	return ""

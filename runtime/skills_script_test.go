@@ -5,7 +5,6 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"errors"
-	"github.com/skillbox-dev/skillbox/run"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -13,6 +12,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // bundledSkill copies the bundled skill id from ../skills into a new skills directory, with its
@@ -98,7 +100,7 @@ func TestBundledGitHubIssues(t *testing.T) {
 func TestBundledCSVStats(t *testing.T) {
 	ws := t.TempDir()
 	must(t, os.WriteFile(filepath.Join(ws, "sales.csv"), []byte("region;units;price\nnorth;3;1,200.50\nsouth;5;99\nnorth;;10\n"), 0o644))
-	p := &Policy{Files: []PolicyMount{{Path: "/workspace", HostPath: ws, Access: ReadOnly}}}
+	p := &Policy{Files: []PolicyMount{{Path: "/workspace", HostPath: ws, Access: spec.ReadOnly}}}
 	rt := newRuntime(t, Config{SkillDirs: []string{"../skills"}, Policy: p})
 	ctx := context.Background()
 	res, err := rt.Run(ctx, run.Request{Skill: "csv-stats", Args: []byte(`{"file":"/workspace/sales.csv","top":1}`)})

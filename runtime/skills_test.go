@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/skillbox-dev/skillbox/run"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +14,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // These tests run the bundled skills in ../skills, built from their Go source.
@@ -47,7 +49,7 @@ func TestBundledWordCount(t *testing.T) {
 
 func TestBundledNotes(t *testing.T) {
 	ws := t.TempDir()
-	p := &Policy{Files: []PolicyMount{{Path: "/workspace", HostPath: filepath.Join(ws, "{skill}"), Access: ReadWrite}}}
+	p := &Policy{Files: []PolicyMount{{Path: "/workspace", HostPath: filepath.Join(ws, "{skill}"), Access: spec.ReadWrite}}}
 	rt := newRuntime(t, Config{SkillDirs: []string{"../skills"}, Policy: p})
 	runOne := func(args string) (string, error) {
 		res, err := rt.Run(context.Background(), run.Request{Skill: "notes", Args: []byte(args)})
@@ -90,7 +92,7 @@ func localHTTPGet(t *testing.T, timeoutMs int) string {
 	must(t, os.MkdirAll(sd, 0o755))
 	mod, err := os.ReadFile("../skills/http-get/execute.wasm")
 	must(t, err)
-	must(t, os.WriteFile(filepath.Join(sd, ModuleFile), mod, 0o644))
+	must(t, os.WriteFile(filepath.Join(sd, spec.ModuleFile), mod, 0o644))
 	raw, err := os.ReadFile("../skills/http-get/skill.json")
 	must(t, err)
 	var m map[string]any
@@ -176,7 +178,7 @@ func TestGoGuestOutOfMemory(t *testing.T) {
 	must(t, os.MkdirAll(sd, 0o755))
 	mod, err := os.ReadFile("../skills/word-count/execute.wasm")
 	must(t, err)
-	must(t, os.WriteFile(filepath.Join(sd, ModuleFile), mod, 0o644))
+	must(t, os.WriteFile(filepath.Join(sd, spec.ModuleFile), mod, 0o644))
 	must(t, os.WriteFile(filepath.Join(sd, "skill.json"), []byte(simple("wc",
 		`"parameters":{"text":{"type":"string"}},"limits":{"memoryMiB":12}`)), 0o644))
 	// 300,000 distinct words: the frequency map alone outgrows 12 MiB.

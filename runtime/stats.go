@@ -1,9 +1,10 @@
 package runtime
 
 import (
-	"github.com/skillbox-dev/skillbox/run"
 	"sort"
 	"sync"
+
+	"github.com/skillbox-dev/skillbox/run"
 )
 
 // RunCount is how many runs of one skill, through one face, ended one way.

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"errors"
+	"github.com/skillbox-dev/skillbox/spec"
 	"path/filepath"
 	"strings"
 )
@@ -19,8 +20,8 @@ type Summary struct {
 	Tags        []string   `json:"tags,omitempty"`
 	Kind        Kind       `json:"kind"`
 	// Language is what runs an executable skill: wasm, python, javascript or typescript.
-	Language Language `json:"language,omitempty"`
-	Status   Status   `json:"status"`
+	Language spec.Language `json:"language,omitempty"`
+	Status   Status        `json:"status"`
 	// Error is why a broken skill is broken (every problem), as the caller chose to render it.
 	Error string `json:"error,omitempty"`
 	// Warnings are what the load repaired or found against the Agent Skills format in a skill
@@ -56,7 +57,7 @@ func (s *Skill) remoteProblems(err error) []string {
 	if err == nil {
 		return nil
 	}
-	var se *SkillError
+	var se *spec.SkillError
 	if !errors.As(err, &se) {
 		return []string{hideDir(err.Error(), s.dir, s.dirName())}
 	}
@@ -80,8 +81,8 @@ func (s *Skill) dirName() string {
 // relativeProblems rewrites the problems of the package in dir (named id in its skills
 // directory) to name files as "<id>/<path>" and to say id wherever they named dir: what its
 // author wrote, not where the host keeps it.
-func relativeProblems(se *SkillError, dir, id string) *SkillError {
-	out := &SkillError{ID: se.ID}
+func relativeProblems(se *spec.SkillError, dir, id string) *spec.SkillError {
+	out := &spec.SkillError{ID: se.ID}
 	for _, p := range se.Problems {
 		q := *p
 		switch rel, err := filepath.Rel(dir, p.Path); {

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"github.com/skillbox-dev/skillbox/spec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,7 +11,7 @@ import (
 // offending character, whichever file it is.
 func TestJSONSyntaxErrorIsPlaced(t *testing.T) {
 	manifest := "{\n  \"id\": \"x\",\n  \"name\": \"X\",\n  \"description\": \"d\",\n  \"parameters\": {\n    \"a\": {\"type\": \"string\"}\n  \"version\": \"1\"\n}\n"
-	_, err := ParseManifest("skills/x/skill.json", []byte(manifest))
+	_, err := spec.ParseManifest("skills/x/skill.json", []byte(manifest))
 	if want := `skill "" is invalid: skills/x/skill.json:7:3: invalid character '"' after object key:value pair (a comma is missing before it)`; err == nil || err.Error() != want {
 		t.Errorf("skill.json:\n got %v\nwant %s", err, want)
 	}

@@ -6,13 +6,15 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/skillbox-dev/skillbox/run"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // Visibility says who sees a skill within its tenant.
@@ -65,9 +67,9 @@ func UserScope(user string) string {
 func ValidVersionSkill(name string) bool {
 	id, scope, scoped := strings.Cut(name, "@")
 	if !scoped {
-		return ValidID(name)
+		return spec.ValidID(name)
 	}
-	if len(scope) != 16 || !ValidID(id) {
+	if len(scope) != 16 || !spec.ValidID(id) {
 		return false
 	}
 	_, err := hex.DecodeString(scope)

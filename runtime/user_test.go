@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/skillbox-dev/skillbox/run"
 	"os"
 	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
+
+	"github.com/skillbox-dev/skillbox/run"
 )
 
 // ids are the ids of rt's skills.

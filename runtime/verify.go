@@ -15,6 +15,7 @@ import (
 	"github.com/skillbox-dev/skillbox/internal/jsbundle"
 	"github.com/skillbox-dev/skillbox/internal/wasmcheck"
 	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // verdict is what checking a skill found: its module's hash, size and bounds, its version digest,
@@ -118,7 +119,7 @@ func (s *Skill) memMiB() int64 {
 	if s.grant != nil {
 		return s.grant.Limits.MemoryMiB
 	}
-	return DefaultLimits.MemoryMiB
+	return spec.DefaultLimits.MemoryMiB
 }
 
 // verify computes s's verdict: the digest of its tree, and for an executable skill the hash and
@@ -129,7 +130,7 @@ func (s *Skill) verify(cachedOnly bool) (v *verdict, ok bool) {
 	// digest covers the module that was checked.
 	for range 2 {
 		v = &verdict{}
-		var problems []*ManifestError
+		var problems []*spec.ManifestError
 		var t tree
 		var err error
 		flat := false
@@ -143,11 +144,11 @@ func (s *Skill) verify(cachedOnly bool) (v *verdict, ok bool) {
 		case errors.Is(err, errNotCached):
 			return nil, false
 		case err != nil:
-			problems = append(problems, &ManifestError{Path: s.dir, Msg: fmt.Sprintf("cannot compute the version digest: %v", err)})
+			problems = append(problems, &spec.ManifestError{Path: s.dir, Msg: fmt.Sprintf("cannot compute the version digest: %v", err)})
 		case s.manifestFile != "" && t.top[s.manifestFile] != s.manifestSum:
 			// The manifest this version holds is not the one on disk any more: a digest, or a
 			// module, read now would be another version's.
-			return s.conclude(v, []*ManifestError{{Path: filepath.Join(s.dir, s.manifestFile), Msg: "changed since this version was loaded",
+			return s.conclude(v, []*spec.ManifestError{{Path: filepath.Join(s.dir, s.manifestFile), Msg: "changed since this version was loaded",
 				Hint: "reload the skills (serve --watch and mcp --watch do it on change)"}}), true
 		default:
 			v.digest = t.digest
@@ -158,7 +159,7 @@ func (s *Skill) verify(cachedOnly bool) (v *verdict, ok bool) {
 				return nil, false
 			}
 			if p != nil {
-				problems = append([]*ManifestError{p}, problems...)
+				problems = append([]*spec.ManifestError{p}, problems...)
 			}
 		} else if s.kind == Executable {
 			p, ok := s.verifyModule(v, t.module, cachedOnly)
@@ -169,21 +170,21 @@ func (s *Skill) verify(cachedOnly bool) (v *verdict, ok bool) {
 				continue
 			}
 			if p != nil {
-				problems = append([]*ManifestError{p}, problems...) // as the load listed them: the module's before the digest's
+				problems = append([]*spec.ManifestError{p}, problems...) // as the load listed them: the module's before the digest's
 			}
 		}
 		return s.conclude(v, problems), true
 	}
-	return s.conclude(v, []*ManifestError{{Path: filepath.Join(s.dir, ModuleFile), Msg: "changed while it was being checked", Hint: "check it again once it is written"}}), true
+	return s.conclude(v, []*spec.ManifestError{{Path: filepath.Join(s.dir, spec.ModuleFile), Msg: "changed while it was being checked", Hint: "check it again once it is written"}}), true
 }
 
 // conclude sets v's status and error from the load's problems and the check's.
-func (s *Skill) conclude(v *verdict, problems []*ManifestError) *verdict {
+func (s *Skill) conclude(v *verdict, problems []*spec.ManifestError) *verdict {
 	if s.problems == nil && len(problems) == 0 {
 		v.status = StatusActive
 		return v
 	}
-	se := &SkillError{ID: s.id}
+	se := &spec.SkillError{ID: s.id}
 	if s.problems != nil {
 		se.Problems = append(se.Problems, s.problems.Problems...)
 	}
@@ -194,10 +195,10 @@ func (s *Skill) conclude(v *verdict, problems []*ManifestError) *verdict {
 
 // addProblem adds a problem found after the check (CheckSkill's compilation) to s's verdict. It
 // is for a Skill no one else holds yet.
-func (s *Skill) addProblem(e *ManifestError) {
+func (s *Skill) addProblem(e *spec.ManifestError) {
 	v := *s.verified()
-	se := &SkillError{ID: s.id}
-	if old, ok := v.err.(*SkillError); ok {
+	se := &spec.SkillError{ID: s.id}
+	if old, ok := v.err.(*spec.SkillError); ok {
 		se.Problems = append(se.Problems, old.Problems...)
 	}
 	se.Problems = append(se.Problems, e)
@@ -208,8 +209,8 @@ func (s *Skill) addProblem(e *ManifestError) {
 // verifyModule fills v's hash, size and bounds, and returns the module's problem. sum is the
 // module's hash as the digest walk found it ("" if it found none): when the check of that hash is
 // remembered, the module is not read.
-func (s *Skill) verifyModule(v *verdict, sum string, cachedOnly bool) (*ManifestError, bool) {
-	path := filepath.Join(s.dir, ModuleFile)
+func (s *Skill) verifyModule(v *verdict, sum string, cachedOnly bool) (*spec.ManifestError, bool) {
+	path := filepath.Join(s.dir, spec.ModuleFile)
 	d := s.cache.digester()
 	key := moduleKey{hash: sum, limits: s.modules, memMiB: s.memMiB()}
 	if sum != "" {
@@ -238,7 +239,7 @@ func (s *Skill) verifyModule(v *verdict, sum string, cachedOnly bool) (*Manifest
 	if !bytes.HasPrefix(wasm, wasmMagic) {
 		// Remembered like a bounds check, so that a rescan finds this skill broken at once
 		// instead of offering it until it is checked again.
-		mc = &moduleCheck{size: int64(len(wasm)), problem: &ManifestError{Msg: errNotWasm.Error()}, build: true}
+		mc = &moduleCheck{size: int64(len(wasm)), problem: &spec.ManifestError{Msg: errNotWasm.Error()}, build: true}
 	} else {
 		mc, _ = checkModule(wasm, s.modules, key.memMiB)
 	}
@@ -248,16 +249,16 @@ func (s *Skill) verifyModule(v *verdict, sum string, cachedOnly bool) (*Manifest
 }
 
 // moduleReadProblem is the problem of a module that could not be read.
-func moduleReadProblem(path, dir string, err error) *ManifestError {
+func moduleReadProblem(path, dir string, err error) *spec.ManifestError {
 	if errors.Is(err, fs.ErrNotExist) {
 		err = errNoModule
 	}
-	return &ManifestError{Path: path, Msg: err.Error(), Hint: "build it: skillbox build " + dir}
+	return &spec.ManifestError{Path: path, Msg: err.Error(), Hint: "build it: skillbox build " + dir}
 }
 
 // at returns the check's problem as a problem of the module at path, in the skill directory dir
 // (nil when it passed).
-func (mc *moduleCheck) at(path, dir string) *ManifestError {
+func (mc *moduleCheck) at(path, dir string) *spec.ManifestError {
 	if mc.problem == nil {
 		return nil
 	}
@@ -282,7 +283,7 @@ func (s *Skill) module() ([]byte, error) {
 	if v.info == nil {
 		return nil, fmt.Errorf("skill %q: the module was not checked", s.id)
 	}
-	path := filepath.Join(s.dir, ModuleFile)
+	path := filepath.Join(s.dir, spec.ModuleFile)
 	wasm, err := readModule(path, s.modules)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", run.ErrModuleChanged, path, err)

@@ -3,13 +3,15 @@ package runtime
 import (
 	"context"
 	"errors"
-	"github.com/skillbox-dev/skillbox/run"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // A scan reads manifests only: executable skills are listed unchecked, with their metadata, by
@@ -18,7 +20,7 @@ func TestScanListsUnchecked(t *testing.T) {
 	dir := t.TempDir()
 	fixture(t, dir, "hello", simple("hello", `"version":"1.0.0"`), "hello")
 	fixture(t, dir, "corrupt", simple("corrupt", ""), "")
-	must(t, os.WriteFile(filepath.Join(dir, "corrupt", ModuleFile), []byte("\x00asm\x01\x00\x00\x00\x01\xff"), 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, "corrupt", spec.ModuleFile), []byte("\x00asm\x01\x00\x00\x00\x01\xff"), 0o644))
 	fixture(t, dir, "typo", `{"id":"typo","name":"t","descripton":"x"}`, "hello")
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}, NoBackgroundCheck: true})
 	for id, want := range map[string]Status{"hello": StatusUnchecked, "corrupt": StatusUnchecked, "typo": StatusError} {
@@ -41,7 +43,7 @@ func TestFirstRunChecks(t *testing.T) {
 	dir := t.TempDir()
 	fixture(t, dir, "hello", simple("hello", ""), "hello")
 	fixture(t, dir, "corrupt", simple("corrupt", ""), "")
-	must(t, os.WriteFile(filepath.Join(dir, "corrupt", ModuleFile), []byte("\x00asm\x01\x00\x00\x00\x01\xff"), 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, "corrupt", spec.ModuleFile), []byte("\x00asm\x01\x00\x00\x00\x01\xff"), 0o644))
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}, NoBackgroundCheck: true})
 	res, err := rt.Run(context.Background(), run.Request{Skill: "hello"})
 	s, _ := rt.Skill("hello")
@@ -53,7 +55,7 @@ func TestFirstRunChecks(t *testing.T) {
 		t.Errorf("run digest %s, the tree's %s (%v)", res.Digest, want, err)
 	}
 	_, err = rt.Run(context.Background(), run.Request{Skill: "corrupt"})
-	if !errors.Is(err, run.ErrNotFound) || !errors.Is(err, run.ErrBroken) || !strings.Contains(err.Error(), ModuleFile) {
+	if !errors.Is(err, run.ErrNotFound) || !errors.Is(err, run.ErrBroken) || !strings.Contains(err.Error(), spec.ModuleFile) {
 		t.Errorf("running a corrupt module: %v", err)
 	}
 	c, _ := rt.Skill("corrupt")
@@ -70,13 +72,13 @@ func TestBackgroundCheckFindsBroken(t *testing.T) {
 	dir := t.TempDir()
 	fixture(t, dir, "hello", simple("hello", ""), "hello")
 	fixture(t, dir, "corrupt", simple("corrupt", ""), "")
-	must(t, os.WriteFile(filepath.Join(dir, "corrupt", ModuleFile), []byte("\x00asm\x01\x00\x00\x00\x01\xff"), 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, "corrupt", spec.ModuleFile), []byte("\x00asm\x01\x00\x00\x00\x01\xff"), 0o644))
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
 	gen := rt.Generation()
 	settled(t, rt)
 	c, _ := rt.Skill("corrupt")
 	h, _ := rt.Skill("hello")
-	if c.Status() != StatusError || !strings.Contains(c.Err().Error(), ModuleFile) || h.Status() != StatusActive {
+	if c.Status() != StatusError || !strings.Contains(c.Err().Error(), spec.ModuleFile) || h.Status() != StatusActive {
 		t.Errorf("after the background check: corrupt %s %v, hello %s", c.Status(), c.Err(), h.Status())
 	}
 	if rt.Generation() == gen {
@@ -118,7 +120,7 @@ func TestModuleReplacedUnderPinnedVersion(t *testing.T) {
 	}
 	echo, err := os.ReadFile(filepath.Join("..", "testdata", "wasm", "echo.wasm"))
 	must(t, err)
-	must(t, os.WriteFile(filepath.Join(sd, ModuleFile), echo, 0o644))
+	must(t, os.WriteFile(filepath.Join(sd, spec.ModuleFile), echo, 0o644))
 	_, err = rt.Run(context.Background(), run.Request{Skill: "s"})
 	if !errors.Is(err, run.ErrNotFound) || !errors.Is(err, run.ErrModuleChanged) {
 		t.Fatalf("run after the module changed: %v", err)
@@ -161,11 +163,11 @@ func TestFingerprintDecidesWhatIsKnown(t *testing.T) {
 	}
 
 	// A changed module is not adopted: same size, another content, a new modification time.
-	wasm, err := os.ReadFile(filepath.Join(sd, ModuleFile))
+	wasm, err := os.ReadFile(filepath.Join(sd, spec.ModuleFile))
 	must(t, err)
 	wasm[len(wasm)-1] ^= 0xff
-	must(t, os.WriteFile(filepath.Join(sd, ModuleFile)+".new", wasm, 0o644))
-	must(t, os.Rename(filepath.Join(sd, ModuleFile)+".new", filepath.Join(sd, ModuleFile))) // a new inode too
+	must(t, os.WriteFile(filepath.Join(sd, spec.ModuleFile)+".new", wasm, 0o644))
+	must(t, os.Rename(filepath.Join(sd, spec.ModuleFile)+".new", filepath.Join(sd, spec.ModuleFile))) // a new inode too
 	must(t, rt2.Reload(context.Background()))
 	s2, _ := rt2.Skill("s")
 	if s2.Status() != StatusUnchecked {

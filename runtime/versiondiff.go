@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/skillbox-dev/skillbox/hostfuncs/netguard"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // Widening says, one readable line each, what next grants that base does not: hosts, variables,
@@ -56,7 +57,7 @@ func Widening(base, next *Grant) []string {
 		switch {
 		case i < 0:
 			out = append(out, fmt.Sprintf("files: + %s (%s)", m.Path, m.Access))
-		case m.Access == ReadWrite && base.Files[i].Access != ReadWrite:
+		case m.Access == spec.ReadWrite && base.Files[i].Access != spec.ReadWrite:
 			out = append(out, fmt.Sprintf("files: %s %s -> %s", m.Path, base.Files[i].Access, m.Access))
 		}
 	}
@@ -87,8 +88,8 @@ func versionGrant(s *Skill) *Grant {
 			switch {
 			case i < 0:
 				g.Files = append(g.Files, m)
-			case m.Access == ReadWrite:
-				g.Files[i].Access = ReadWrite
+			case m.Access == spec.ReadWrite:
+				g.Files[i].Access = spec.ReadWrite
 			}
 		}
 		gf := g.Limits.Fields()

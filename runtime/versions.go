@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/skillbox-dev/skillbox/run"
 	"os"
 	"path"
 	"path/filepath"
@@ -14,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/skillbox-dev/skillbox/run"
 )
 
 // With a VersionStore (Config.Versions), every content of a skill the runtime meets — in a skill

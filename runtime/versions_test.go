@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/skillbox-dev/skillbox/run"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // editManifest rewrites dir/skill.json with edit applied.
@@ -167,10 +169,10 @@ func TestVersionsRequirePublished(t *testing.T) {
 }
 
 func TestWidening(t *testing.T) {
-	base := &Grant{Network: []string{"*.example.com"}, Env: []string{"A"}, Files: []GrantedMount{{Path: "/data", Access: ReadOnly}},
-		Limits: Limits{TimeoutMs: 1000, MemoryMiB: 64}}
+	base := &Grant{Network: []string{"*.example.com"}, Env: []string{"A"}, Files: []GrantedMount{{Path: "/data", Access: spec.ReadOnly}},
+		Limits: spec.Limits{TimeoutMs: 1000, MemoryMiB: 64}}
 	next := &Grant{Network: []string{"api.example.com", "evil.test"}, Env: []string{"A", "B"}, Secrets: []string{"TOKEN"},
-		Files: []GrantedMount{{Path: "/data", Access: ReadWrite}, {Path: "/out", Access: ReadWrite}}, Limits: Limits{TimeoutMs: 500, MemoryMiB: 128}}
+		Files: []GrantedMount{{Path: "/data", Access: spec.ReadWrite}, {Path: "/out", Access: spec.ReadWrite}}, Limits: spec.Limits{TimeoutMs: 500, MemoryMiB: 128}}
 	got := strings.Join(Widening(base, next), "; ")
 	want := "network: + evil.test; env: + B; secrets: + TOKEN; files: /data read-only -> read-write; files: + /out (read-write); limits.memoryMiB: 64 -> 128"
 	if got != want {

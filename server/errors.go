@@ -9,6 +9,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // apiError is the body of every error response.
@@ -42,7 +43,7 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 	var he *echo.HTTPError
 	var re *retryError
 	var mbe *http.MaxBytesError
-	var se *runtime.SkillError
+	var se *spec.SkillError
 	if errors.As(err, &re) {
 		c.Response().Header().Set("Retry-After", re.retryAfter())
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // createSkill installs a new skill from multipart form files (skill.json or skill.yaml,
@@ -131,7 +132,7 @@ func (s *Server) readPackage(c echo.Context, want string) (string, map[string][]
 // goes to errorHandler as it is (413), anything else is a malformed upload (400).
 func packageError(err error) error {
 	var le *runtime.PackageLimitError
-	var me *runtime.ManifestError
+	var me *spec.ManifestError
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &mbe):
@@ -148,11 +149,11 @@ func packageError(err error) error {
 func manifestID(files map[string][]byte) string {
 	for _, name := range []string{"skill.json", "skill.yaml", "skill.yml"} {
 		if data, ok := files[name]; ok {
-			m, err := runtime.ParseManifest(path.Base(name), data)
+			m, err := spec.ParseManifest(path.Base(name), data)
 			if err == nil {
 				return m.ID
 			}
-			var se *runtime.SkillError
+			var se *spec.SkillError
 			if errors.As(err, &se) && se.ID != "" {
 				return se.ID
 			}

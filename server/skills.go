@@ -13,6 +13,7 @@ import (
 	"github.com/skillbox-dev/skillbox/agent/toolset"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/skillmd"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // maxResourceBytes bounds one resource read over HTTP.
@@ -43,16 +44,16 @@ func (s *Server) listSkills(c echo.Context) error {
 // skillDetail is GET /v1/skills/{id}: the manifest, the argument schema, requested vs granted.
 type skillDetail struct {
 	runtime.Summary
-	Entrypoint   string               `json:"entrypoint,omitempty"`
-	SHA256       string               `json:"sha256,omitempty"`
-	Parameters   json.RawMessage      `json:"parameters,omitempty"`
-	Result       json.RawMessage      `json:"result,omitempty"`
-	Requested    *runtime.Permissions `json:"requested,omitempty"`
-	RequestedLim *runtime.Limits      `json:"requested_limits,omitempty"`
-	Granted      *runtime.Grant       `json:"granted,omitempty"`
-	Problems     []string             `json:"problems,omitempty"`
-	Instructions bool                 `json:"instructions"`
-	Resources    []string             `json:"resources"`
+	Entrypoint   string            `json:"entrypoint,omitempty"`
+	SHA256       string            `json:"sha256,omitempty"`
+	Parameters   json.RawMessage   `json:"parameters,omitempty"`
+	Result       json.RawMessage   `json:"result,omitempty"`
+	Requested    *spec.Permissions `json:"requested,omitempty"`
+	RequestedLim *spec.Limits      `json:"requested_limits,omitempty"`
+	Granted      *runtime.Grant    `json:"granted,omitempty"`
+	Problems     []string          `json:"problems,omitempty"`
+	Instructions bool              `json:"instructions"`
+	Resources    []string          `json:"resources"`
 }
 
 func (s *Server) getSkill(c echo.Context) error {

@@ -11,6 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/spec"
 	"github.com/skillbox-dev/skillbox/store"
 )
 
@@ -81,7 +82,7 @@ func LoadTenants(path string) ([]TenantSpec, error) {
 		where := fmt.Sprintf("%s: tenant %d (%s)", path, i+1, t.Name)
 		problems = append(problems, readRetention(where, entries[i].Retention, &t.Retention)...)
 		switch {
-		case !runtime.ValidID(t.Name):
+		case !spec.ValidID(t.Name):
 			problems = append(problems, fmt.Errorf("%s: name %q: use lower-case letters, digits and hyphens, at most 63", where, t.Name))
 		case seen[t.Name]:
 			problems = append(problems, fmt.Errorf("%s: name %q is listed twice", where, t.Name))

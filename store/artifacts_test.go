@@ -11,6 +11,7 @@ import (
 	"github.com/skillbox-dev/skillbox/artifact"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/spec"
 	"github.com/skillbox-dev/skillbox/store"
 	"github.com/skillbox-dev/skillbox/store/sqlite"
 )
@@ -26,7 +27,7 @@ func TestRunArtifactsInTheStore(t *testing.T) {
 		"parameters":{"spec":{"type":"string","required":true}},"permissions":{"files":[{"path":"/output","access":"read-write"}]}}`), 0o644))
 	wasm, err := os.ReadFile("../testdata/wasm/output.wasm")
 	must(t, err)
-	must(t, os.WriteFile(filepath.Join(sd, runtime.ModuleFile), wasm, 0o644))
+	must(t, os.WriteFile(filepath.Join(sd, spec.ModuleFile), wasm, 0o644))
 	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), sqlite.FileName))
 	must(t, err)
 	t.Cleanup(func() { s.Close() })

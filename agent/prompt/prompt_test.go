@@ -6,6 +6,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/skillmd"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // guideSkill is an active instruction skill with the given frontmatter.
@@ -16,7 +17,7 @@ func guideSkill(id, name, desc string) *runtime.Skill {
 
 func TestSystemPrompt(t *testing.T) {
 	broken := mustSkill(runtime.SkillSpec{ID: "broken", Kind: runtime.Executable, Status: runtime.StatusError,
-		Manifest: &runtime.Manifest{ID: "broken", Name: "Broken", Description: "never listed"}})
+		Manifest: &spec.Manifest{ID: "broken", Name: "Broken", Description: "never listed"}})
 	c := catalog{
 		exe("word-count", "Word count", "Counts words."),
 		guideSkill("letters", "letters", "How to write letters.\n\nUse it for any letter."),

@@ -13,6 +13,7 @@ import (
 	"github.com/skillbox-dev/skillbox/agent/toolset"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // MaxBlocks is the most blocks [Run] runs for one message; later blocks are answered
@@ -90,7 +91,7 @@ func malformed(err *Error) *run.Result {
 
 // callModule calls the module name: a toolset tool, a skill id or a skill's tool name.
 func callModule(ctx context.Context, r toolset.Runner, name string, args json.RawMessage) (*run.Result, error) {
-	if !slices.Contains(toolset.Names(), name) && runtime.ValidID(name) {
+	if !slices.Contains(toolset.Names(), name) && spec.ValidID(name) {
 		if _, err := r.Skill(name); err == nil {
 			name = tooldef.Name(name)
 		}

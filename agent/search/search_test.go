@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 func ids(hits []Hit) []string {
@@ -19,7 +20,7 @@ func ids(hits []Hit) []string {
 
 func TestSearch(t *testing.T) {
 	broken := mustSkill(runtime.SkillSpec{ID: "broken-pdf", Kind: runtime.Executable, Status: runtime.StatusError,
-		Manifest: &runtime.Manifest{ID: "broken-pdf", Name: "PDF", Description: "pdf pdf pdf"}})
+		Manifest: &spec.Manifest{ID: "broken-pdf", Name: "PDF", Description: "pdf pdf pdf"}})
 	c := catalog{
 		exe("pdf-tools", "PDF tools", "Extracts text from documents"),
 		exe("doc-reader", "Document reader", "Reads documents, including PDF files"),

@@ -15,6 +15,7 @@ import (
 	"github.com/skillbox-dev/skillbox/agent/tooldef"
 	"github.com/skillbox-dev/skillbox/agent/toolset"
 	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // The formats this package writes, checked against the meta-schemas of testdata/vendor: each
@@ -411,7 +412,7 @@ func TestHostileCatalog(t *testing.T) {
 	metas := vendorSchemas(t)
 	skill := func(id, params string) *runtime.Skill {
 		return mustSkill(runtime.SkillSpec{ID: id, Kind: runtime.Executable, Status: runtime.StatusActive,
-			Manifest: &runtime.Manifest{ID: id, Name: id, Description: "d", Parameters: json.RawMessage(params)}})
+			Manifest: &spec.Manifest{ID: id, Name: id, Description: "d", Parameters: json.RawMessage(params)}})
 	}
 	long := strings.Repeat("i", 80)
 	c := catalog{
@@ -437,7 +438,7 @@ func TestVendorRulesIsACopy(t *testing.T) {
 		}
 	}
 	if b := tooldef.LeftOut(catalog{mustSkill(runtime.SkillSpec{ID: strings.Repeat("x", 70), Kind: runtime.Executable, Status: runtime.StatusActive,
-		Manifest: &runtime.Manifest{Description: "d"}})}, tooldef.FormatOpenAI); len(b) != 1 {
+		Manifest: &spec.Manifest{Description: "d"}})}, tooldef.FormatOpenAI); len(b) != 1 {
 		t.Errorf("the rules were changed through VendorRules: %v", b)
 	}
 }

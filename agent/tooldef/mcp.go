@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // MCPTool is a tool as an MCP server lists it (tools/list):
@@ -70,7 +71,7 @@ func reach(g *runtime.Grant) (network, writes bool) {
 		return false, false
 	}
 	for _, f := range g.Files {
-		if f.Access == runtime.ReadWrite {
+		if f.Access == spec.ReadWrite {
 			writes = true
 		}
 	}

@@ -3,7 +3,7 @@ package tooldef
 import (
 	"strings"
 
-	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // ToolPrefix starts the name of every skill's tool, so a backend can tell skill calls from its
@@ -28,7 +28,7 @@ func SkillID(tool string) (string, bool) {
 		return "", false
 	}
 	id := strings.ReplaceAll(rest, "_", "-")
-	if !runtime.ValidID(id) || Name(id) != tool {
+	if !spec.ValidID(id) || Name(id) != tool {
 		return "", false
 	}
 	return id, true

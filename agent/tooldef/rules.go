@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/skillbox-dev/skillbox/internal/docbound"
-	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // Vendor names whose documentation a [Rule] comes from.
@@ -276,7 +276,7 @@ type toolDef struct {
 	schema                   json.RawMessage
 	// compiled is the skill's schema, by which the verdicts of the schema rules are cached; nil
 	// for a toolset tool.
-	compiled *runtime.Schema
+	compiled *spec.Schema
 
 	parsed  bool
 	rootV   map[string]any
@@ -329,8 +329,8 @@ func (d *toolDef) breaches(f Format, first bool) []Breach {
 // maxSchemaVerdicts are kept; when full, it starts over.
 var schemaVerdicts = struct {
 	sync.Mutex
-	m map[*runtime.Schema][]string
-}{m: map[*runtime.Schema][]string{}}
+	m map[*spec.Schema][]string
+}{m: map[*spec.Schema][]string{}}
 
 const maxSchemaVerdicts = 4096
 
@@ -351,7 +351,7 @@ func (d *toolDef) check(i int) string {
 		}
 		schemaVerdicts.Lock()
 		if len(schemaVerdicts.m) >= maxSchemaVerdicts {
-			schemaVerdicts.m = map[*runtime.Schema][]string{}
+			schemaVerdicts.m = map[*spec.Schema][]string{}
 		}
 		schemaVerdicts.m[d.compiled] = v
 		schemaVerdicts.Unlock()

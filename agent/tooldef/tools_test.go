@@ -7,6 +7,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/agent/tooldef"
 	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // longID is the longest id whose tool name is too long for OpenAI.
@@ -42,7 +43,7 @@ func testCatalog(t *testing.T) *runtime.Runtime {
 	fixture(t, dir, "guide", map[string]string{"SKILL.md": "---\nname: guide\ndescription: How to write notes\n---\nBody\n"}, false)
 	return newRuntime(t, dir, &runtime.Policy{
 		Network: []string{"api.weather.example"},
-		Files:   []runtime.PolicyMount{{Path: "/workspace", HostPath: t.TempDir(), Access: runtime.ReadWrite}},
+		Files:   []runtime.PolicyMount{{Path: "/workspace", HostPath: t.TempDir(), Access: spec.ReadWrite}},
 	})
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/skillbox-dev/skillbox/agent/tooldef"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // The names of the tools with which an agent writes skills (see [Author]).
@@ -186,7 +187,7 @@ func author(ctx context.Context, r Runner, id string) (Author, *run.Error) {
 // authorError maps what the runtime refused into a RunError a model can act on.
 func authorError(id string, err error) *run.Error {
 	var re *run.Error
-	var se *runtime.SkillError
+	var se *spec.SkillError
 	switch {
 	case errors.As(err, &re):
 		return re

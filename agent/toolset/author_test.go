@@ -9,6 +9,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 func authorRuntime(t *testing.T, enabled bool) *runtime.Runtime {
@@ -58,7 +59,7 @@ func TestAuthorTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	var w WrittenSkill
-	if err := json.Unmarshal(res.Result, &w); err != nil || w.ID != "adder" || w.Tool != "skill_adder" || w.Summary.Language != runtime.LangTypeScript {
+	if err := json.Unmarshal(res.Result, &w); err != nil || w.ID != "adder" || w.Tool != "skill_adder" || w.Summary.Language != spec.LangTypeScript {
 		t.Fatalf("%s %v", res.Result, err)
 	}
 	if got, _ := Handle(ctx, rt, "skill_adder", []byte(`{"a":2,"b":40}`)); got != "42" {

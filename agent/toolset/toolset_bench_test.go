@@ -14,6 +14,7 @@ import (
 	"github.com/skillbox-dev/skillbox/agent/toolset"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // The toolset's benchmarks, in this package's style: a ratio against a floor measured in the same
@@ -47,7 +48,7 @@ func writeCatalog(tb testing.TB, dir string, exes, guides int) {
 			write(s.ID(), "skill.json", fmt.Sprintf(`{"id":%q,"name":%q,"description":%q,"version":"1.0.0","tags":[%q,%q],
 				"parameters":{"text":{"type":"string","required":true,"description":"The input"},"n":{"type":"integer","default":1}}}`,
 				s.ID(), m.Name, m.Description, m.Tags[0], m.Tags[1]))
-			if err := os.WriteFile(filepath.Join(dir, s.ID(), runtime.ModuleFile), wasm, 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(dir, s.ID(), spec.ModuleFile), wasm, 0o644); err != nil {
 				tb.Fatal(err)
 			}
 			continue
@@ -136,7 +137,7 @@ func BenchmarkCallOverhead(b *testing.B) {
 	if err != nil {
 		b.Fatalf("hello.wasm: %v (run make fixtures)", err)
 	}
-	if err := os.WriteFile(filepath.Join(sd, runtime.ModuleFile), wasm, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(sd, spec.ModuleFile), wasm, 0o644); err != nil {
 		b.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(sd, "skill.json"), []byte(`{"id":"hello","name":"Hello","description":"Says hi"}`), 0o644); err != nil {

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/skillbox-dev/skillbox/run"
-	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/spec"
 	"github.com/skillbox-dev/skillbox/store/sqlite"
 )
 
@@ -23,7 +23,7 @@ func TestRunKeepsArtifactsInTheStore(t *testing.T) {
 		"parameters":{"spec":{"type":"string","required":true}},"permissions":{"files":[{"path":"/output","access":"read-write"}]}}`), 0o644))
 	wasm, err := os.ReadFile(filepath.Join("..", "..", "testdata", "wasm", "output.wasm"))
 	must(t, err)
-	must(t, os.WriteFile(filepath.Join(sd, runtime.ModuleFile), wasm, 0o644))
+	must(t, os.WriteFile(filepath.Join(sd, spec.ModuleFile), wasm, 0o644))
 	dir := filepath.Join(t.TempDir(), "data")
 	r := cli(t, "", "--skills", skills, "run", "out", "--json", "--data-dir", dir, "--args", `{"spec":"r.txt*4"}`)
 	var res run.Result

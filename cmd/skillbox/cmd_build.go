@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 var cmdBuild = &command{
@@ -34,7 +35,7 @@ var cmdBuild = &command{
 		if err != nil {
 			return e.fail(exitFailed, "%v", err)
 		}
-		out := filepath.Join(skillDir, runtime.ModuleFile)
+		out := filepath.Join(skillDir, spec.ModuleFile)
 		steps, produced, err := buildPlan(lang, src, out)
 		var missing *missingToolchain
 		if errors.As(err, &missing) {
@@ -66,7 +67,7 @@ var cmdBuild = &command{
 		st, _ := os.Stat(out)
 		if s == nil || s.Status() != runtime.StatusActive {
 			fmt.Fprintf(e.stderr, "built %s, but it is not a valid skill:\n", clean(out))
-			if se, ok := s.Err().(*runtime.SkillError); ok {
+			if se, ok := s.Err().(*spec.SkillError); ok {
 				for _, p := range se.Problems {
 					fmt.Fprintf(e.stderr, "  %s\n", clean(p.Error()))
 				}
@@ -113,7 +114,7 @@ func buildScript(ctx context.Context, e *env, skillDir string) (code int, ok boo
 	}
 	if s.Status() != runtime.StatusActive {
 		fmt.Fprintf(e.stderr, "%s is a %s skill (nothing to build), but it is not valid:\n", s.ID(), s.Language())
-		if se, ok := s.Err().(*runtime.SkillError); ok {
+		if se, ok := s.Err().(*spec.SkillError); ok {
 			for _, p := range se.Problems {
 				fmt.Fprintf(e.stderr, "  %s\n", clean(p.Error()))
 			}

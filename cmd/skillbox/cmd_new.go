@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 var cmdNew = &command{
@@ -24,7 +24,7 @@ var cmdNew = &command{
 			return e.fail(exitUsage, "new takes one skill id, e.g. skillbox new weather --lang rust")
 		}
 		id := pos[0]
-		if !runtime.ValidID(id) {
+		if !spec.ValidID(id) {
 			return e.fail(exitUsage, "%q is not a valid skill id: lower-case letters, digits and '-', starting with a letter or digit", id)
 		}
 		lang, ok := languages[e.lang]

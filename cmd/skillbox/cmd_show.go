@@ -8,20 +8,21 @@ import (
 	"strings"
 
 	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // skillDetail is everything show prints about one skill.
 type skillDetail struct {
 	skillSummary
-	Entrypoint   string               `json:"entrypoint,omitempty"`
-	SHA256       string               `json:"sha256,omitempty"`
-	Instructions string               `json:"instructions,omitempty"`
-	Parameters   json.RawMessage      `json:"parameters,omitempty"`
-	Requested    *runtime.Permissions `json:"requested,omitempty"`
-	RequestedLim *runtime.Limits      `json:"requested_limits,omitempty"`
-	Granted      *runtime.Grant       `json:"granted,omitempty"`
-	Problems     []string             `json:"problems,omitempty"`
-	ArgumentHint string               `json:"argument_hint,omitempty"`
+	Entrypoint   string            `json:"entrypoint,omitempty"`
+	SHA256       string            `json:"sha256,omitempty"`
+	Instructions string            `json:"instructions,omitempty"`
+	Parameters   json.RawMessage   `json:"parameters,omitempty"`
+	Requested    *spec.Permissions `json:"requested,omitempty"`
+	RequestedLim *spec.Limits      `json:"requested_limits,omitempty"`
+	Granted      *runtime.Grant    `json:"granted,omitempty"`
+	Problems     []string          `json:"problems,omitempty"`
+	ArgumentHint string            `json:"argument_hint,omitempty"`
 	// ModelInvocable is false for a skill whose SKILL.md sets disable-model-invocation: true.
 	ModelInvocable bool `json:"model_invocable"`
 	// AgentWritten is set for a skill an agent wrote (create_skill): its grant is held to the
@@ -66,7 +67,7 @@ var cmdShow = &command{
 			d.ProgramsErr = err.Error()
 		}
 		d.Programs = s.Programs()
-		if se, ok := s.Err().(*runtime.SkillError); ok {
+		if se, ok := s.Err().(*spec.SkillError); ok {
 			for _, p := range se.Problems {
 				d.Problems = append(d.Problems, p.Error())
 			}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/agent/tooldef"
 	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 type validation struct {
@@ -50,7 +51,7 @@ var cmdValidate = &command{
 			// The packages, their ids and their clashes as a scan (list, serve) finds them.
 			for _, s := range rt.CheckSkills(ctx, d) {
 				v := validation{ID: s.ID(), Name: s.Name(), Dir: s.Dir(), Kind: string(s.Kind()), Valid: s.Status() == runtime.StatusActive, Warnings: s.Warnings()}
-				if se, ok := s.Err().(*runtime.SkillError); ok {
+				if se, ok := s.Err().(*spec.SkillError); ok {
 					for _, p := range se.Problems {
 						v.Problems = append(v.Problems, p.Error())
 					}

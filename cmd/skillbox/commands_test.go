@@ -12,6 +12,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/agent/toolset"
 	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // TestInit: init makes a skills directory and a starter policy that loads and grants nothing,
@@ -30,7 +31,7 @@ func TestInit(t *testing.T) {
 		t.Fatalf("the starter policy does not load: %v", err)
 	}
 	if len(p.Network) != 0 || len(p.Files) != 0 || len(p.Env) != 0 || len(p.Secrets) != 0 || len(p.AllowNetworks) != 0 ||
-		p.AgentSkills.Enabled || p.Limits != (runtime.Limits{}) {
+		p.AgentSkills.Enabled || p.Limits != (spec.Limits{}) {
 		t.Errorf("the starter policy grants something: %+v", p)
 	}
 	// Each field is explained, with an example, in the file itself.

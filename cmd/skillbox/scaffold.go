@@ -18,6 +18,7 @@ import (
 	"text/template"
 
 	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // templates holds one skill template per language (templates/<lang>/), rendered by `new`.
@@ -39,7 +40,7 @@ type language struct {
 	flags []string
 	// runtime is a script language's manifest runtime ("typescript"): its skills run their
 	// source as it is, with no toolchain, SDK or build; "" for a compiled language.
-	runtime runtime.Language
+	runtime spec.Language
 }
 
 var languages = map[string]language{
@@ -48,9 +49,9 @@ var languages = map[string]language{
 	"rust":           {name: "rust", sdk: "rust", vendor: "sdk", install: "on Debian: apt-get install rustc cargo libstd-rust-dev-wasm32; with rustup: rustup target add wasm32-wasip1"},
 	"assemblyscript": {name: "assemblyscript", sdk: "assemblyscript", vendor: "sdk", install: "install Node.js and npm (Debian: apt-get install nodejs npm)"},
 	"c":              {name: "c", sdk: "c", install: "on Debian: apt-get install clang lld wasi-libc libclang-rt-dev-wasm32"},
-	"javascript":     {name: "javascript", runtime: runtime.LangJavaScript},
-	"python":         {name: "python", runtime: runtime.LangPython},
-	"typescript":     {name: "typescript", runtime: runtime.LangTypeScript},
+	"javascript":     {name: "javascript", runtime: spec.LangJavaScript},
+	"python":         {name: "python", runtime: spec.LangPython},
+	"typescript":     {name: "typescript", runtime: spec.LangTypeScript},
 }
 
 func languageNames() []string { return slices.Sorted(maps.Keys(languages)) }

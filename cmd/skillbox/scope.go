@@ -9,6 +9,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/server"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // The scope a local command acts in: a tenant of serve --tenants (--tenant, with the tenants
@@ -44,7 +45,7 @@ func scopeFlags(fs *pflag.FlagSet, e *env) {
 // tenantFlag is --tenant NAME, a tenant's name as a tenants file writes it (runtime.ValidID).
 func tenantFlag(fs *pflag.FlagSet, e *env, usage string) {
 	fs.Func("tenant", usage, func(v string) error {
-		if !runtime.ValidID(v) {
+		if !spec.ValidID(v) {
 			return fmt.Errorf("%q is not a tenant's name: a tenants file names them with lower-case letters, digits and hyphens", v)
 		}
 		e.tenant = v

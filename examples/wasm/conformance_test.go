@@ -20,6 +20,7 @@ import (
 	"github.com/skillbox-dev/skillbox/internal/testcache"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // TestMain lets the runtimes of these tests compile modules in a child process: this test
@@ -73,13 +74,13 @@ func TestConformance(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(data, "ro.txt"), []byte("read only"), 0o644))
 	policy := &runtime.Policy{
 		// Room for the run's timeout: what the test asserts is the guest's result, not a clock.
-		Limits:        runtime.Limits{TimeoutMs: 60_000},
+		Limits:        spec.Limits{TimeoutMs: 60_000},
 		Network:       []string{"127.0.0.1"},
 		AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
 		Env:           map[string]string{"GREETING": "hej", "HOME": "/root"},
 		Files: []runtime.PolicyMount{
-			{Path: "/workspace", HostPath: ws, Access: runtime.ReadWrite},
-			{Path: "/data", HostPath: data, Access: runtime.ReadWrite},
+			{Path: "/workspace", HostPath: ws, Access: spec.ReadWrite},
+			{Path: "/data", HostPath: data, Access: spec.ReadWrite},
 		},
 	}
 	args, _ := json.Marshal(map[string]any{
@@ -120,7 +121,7 @@ func TestConformance(t *testing.T) {
 					t.Fatalf("skill not active: %v", s.Err())
 				}
 				// The policy allows /data read-write, the manifest asks read-only: the grant is read-only.
-				if got := s.Grant().Files; len(got) != 3 || got[1].Access != runtime.ReadOnly {
+				if got := s.Grant().Files; len(got) != 3 || got[1].Access != spec.ReadOnly {
 					t.Fatalf("granted files %+v", got)
 				}
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // testDigest is a well-formed digest made from s.
@@ -23,7 +24,7 @@ func testDigest(s string) string {
 func newVersion(skill, seed string, at time.Time) runtime.Version {
 	return runtime.Version{Skill: skill, Digest: testDigest(seed), Version: "1.0.0", Status: runtime.VersionDraft, Source: "upload",
 		Grant: &runtime.Grant{Network: []string{"api.example.com"}, Env: []string{}, Secrets: []string{}, Files: []runtime.GrantedMount{},
-			Limits: runtime.Limits{TimeoutMs: 1000}}, CreatedBy: "alice", CreatedAt: at}
+			Limits: spec.Limits{TimeoutMs: 1000}}, CreatedBy: "alice", CreatedAt: at}
 }
 
 // Files come back byte for byte; a blob two versions share is stored once; versions and their

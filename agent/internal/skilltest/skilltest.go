@@ -17,6 +17,7 @@ import (
 	"github.com/skillbox-dev/skillbox/internal/testcache"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // cacheDir is the compilation cache the runtime's own tests use, shared between packages.
@@ -40,7 +41,7 @@ func Fixture(t testing.TB, dir, id string, files map[string]string, withModule b
 		if err != nil {
 			t.Fatalf("echo.wasm: %v (run make fixtures)", err)
 		}
-		if err := os.WriteFile(filepath.Join(sd, runtime.ModuleFile), data, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(sd, spec.ModuleFile), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -85,7 +86,7 @@ func moduleRoot(t testing.TB) string {
 // Exe is an active executable skill with only the metadata a search reads.
 func Exe(id, name, desc string, tags ...string) *runtime.Skill {
 	return MustSkill(runtime.SkillSpec{ID: id, Kind: runtime.Executable, Status: runtime.StatusActive,
-		Manifest: &runtime.Manifest{ID: id, Name: name, Description: desc, Tags: tags}})
+		Manifest: &spec.Manifest{ID: id, Name: name, Description: desc, Tags: tags}})
 }
 
 // MustSkill is runtime.NewSkill that panics on an error: for specs a test writes.

@@ -1,4 +1,4 @@
-package runtime
+package spec
 
 import (
 	"encoding/json"
@@ -81,7 +81,7 @@ func (c *Checker) Manifest(path string, data []byte) *Manifest {
 			// take too long. One that does not compile is the MCP server's to report (it lists
 			// the tool without it), as before.
 			var ce *SchemaCostError
-			if _, err := compileSchema(m.Result); errors.As(err, &ce) {
+			if _, err := CompileSchema(m.Result); errors.As(err, &ce) {
 				c.Add("result", ce.Hint(), "%v", err)
 				m.Result = nil
 			}
@@ -157,7 +157,7 @@ func (c *Checker) PermissionsAt(p Doc, parent string) Permissions {
 			c.Add(field+".access", `use "read-only" or "read-write"`, "%q is not an access mode", fr.Access)
 		}
 		if fr.Path != "" {
-			if err := checkVirtualDir(fr.Path); err != nil {
+			if err := CheckVirtualDir(fr.Path); err != nil {
 				c.Add(field+".path", "use an absolute path such as /workspace/notes", "%v", err)
 			}
 		}
@@ -167,7 +167,7 @@ func (c *Checker) PermissionsAt(p Doc, parent string) Permissions {
 }
 
 // checkVirtualDir accepts clean absolute slash paths other than "/" and the reserved /skill.
-func checkVirtualDir(p string) error {
+func CheckVirtualDir(p string) error {
 	if !strings.HasPrefix(p, "/") || p == "/" {
 		return fmt.Errorf("%q must be an absolute path below /", p)
 	}

@@ -1,4 +1,4 @@
-package runtime
+package spec
 
 import (
 	"bytes"
@@ -55,7 +55,7 @@ const maxCompiledSchemas = 4096
 
 // compileSchema compiles a schema and refuses one whose validation could take too long (a
 // *SchemaCostError). A schema compiled before is not compiled again.
-func compileSchema(raw json.RawMessage) (*Schema, error) {
+func CompileSchema(raw json.RawMessage) (*Schema, error) {
 	key := string(raw)
 	compiledSchemas.Lock()
 	s, ok := compiledSchemas.m[key]

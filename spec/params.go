@@ -1,4 +1,4 @@
-package runtime
+package spec
 
 import (
 	"encoding/json"
@@ -55,7 +55,7 @@ func (c *Checker) parameters(v any) json.RawMessage {
 		c.Add("parameters", "", "cannot encode: %v", err)
 		return empty
 	}
-	compiled, err := compileSchema(raw)
+	compiled, err := CompileSchema(raw)
 	var ce *SchemaCostError
 	if errors.As(err, &ce) {
 		c.Add("parameters", ce.Hint(), "%v", err)
@@ -106,7 +106,7 @@ func (c *Checker) paramMap(p map[string]any) map[string]any {
 		}
 		if d, has := spec["default"]; has {
 			if raw, err := json.Marshal(prop); err == nil {
-				s, err := compileSchema(raw)
+				s, err := CompileSchema(raw)
 				var ce *SchemaCostError
 				switch {
 				case errors.As(err, &ce):

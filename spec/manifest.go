@@ -1,4 +1,10 @@
-package runtime
+// Package spec is what a skill package says of itself: its manifest (JSON or YAML), its
+// parameters and their compiled JSON Schema, its language and the names of its files, and the
+// errors that name the file, the field and the fix when it says something wrong. It also holds
+// the one document checker the policy and program files are read with, so every file an author
+// or an operator writes reports its problems the same way. It is a leaf: a catalog, a store or a
+// tool definition reads it without linking the engine.
+package spec
 
 import (
 	"encoding/json"
@@ -33,6 +39,10 @@ type Manifest struct {
 
 	schema *Schema // Parameters compiled, by ParseManifest
 }
+
+// Schema is Parameters compiled, by ParseManifest; nil for a manifest built otherwise, or one
+// whose parameters did not compile.
+func (m *Manifest) Schema() *Schema { return m.schema }
 
 // Permissions is what a skill asks for. None of it is granted unless the operator's policy allows
 // it too: see [Policy.Grant].
