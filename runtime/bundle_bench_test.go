@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/bundle"
 	"github.com/skillbox-dev/skillbox/internal/interleave"
 )
 
@@ -61,7 +62,7 @@ func BenchmarkBundleVerify(b *testing.B) {
 // benchVerify packs the skill at dir, signs a copy, and times checking each against the floor.
 func benchVerify(b *testing.B, dir string) {
 	var unsigned bytes.Buffer
-	m, err := PackBundle(context.Background(), dir, &unsigned)
+	m, err := bundle.Pack(context.Background(), dir, &unsigned)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -69,22 +70,22 @@ func benchVerify(b *testing.B, dir string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	bundle, err := ReadBundle(bytes.NewReader(unsigned.Bytes()), PackageLimits{})
+	bun, err := bundle.Read(bytes.NewReader(unsigned.Bytes()), bundle.Limits{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	var signed bytes.Buffer
-	if err := bundle.Sign(priv, &signed); err != nil {
+	if err := bun.Sign(priv, &signed); err != nil {
 		b.Fatal(err)
 	}
-	files := bundle.Files()
+	files := bun.Files()
 	var size int64
 	for _, f := range files {
 		size += int64(len(f))
 	}
 	check := func(data []byte, trusted []ed25519.PublicKey) func() {
 		return func() {
-			bb, err := ReadBundle(bytes.NewReader(data), PackageLimits{})
+			bb, err := bundle.Read(bytes.NewReader(data), bundle.Limits{})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/bundle"
 	"github.com/skillbox-dev/skillbox/run"
 )
 
@@ -23,7 +24,7 @@ import (
 func packSkill(t *testing.T, id string) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	if _, err := PackBundle(context.Background(), filepath.Join("..", "skills", id), &buf); err != nil {
+	if _, err := bundle.Pack(context.Background(), filepath.Join("..", "skills", id), &buf); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
@@ -38,7 +39,7 @@ func newKey(t *testing.T) (ed25519.PublicKey, ed25519.PrivateKey) {
 
 func signBundle(t *testing.T, data []byte, priv ed25519.PrivateKey) []byte {
 	t.Helper()
-	b, err := ReadBundle(bytes.NewReader(data), PackageLimits{})
+	b, err := bundle.Read(bytes.NewReader(data), bundle.Limits{})
 	must(t, err)
 	var out bytes.Buffer
 	must(t, b.Sign(priv, &out))
@@ -63,10 +64,10 @@ func TestBundleRoundTrip(t *testing.T) {
 			if again := signBundle(t, signed, priv); !bytes.Equal(signed, again) {
 				t.Fatal("signing twice with one key gave different bytes")
 			}
-			b, err := ReadBundle(bytes.NewReader(signed), PackageLimits{})
+			b, err := bundle.Read(bytes.NewReader(signed), bundle.Limits{})
 			must(t, err)
 			v, err := b.Verify([]ed25519.PublicKey{pub}, true)
-			if err != nil || len(v.Trusted) != 1 || v.Trusted[0] != KeyID(pub) {
+			if err != nil || len(v.Trusted) != 1 || v.Trusted[0] != bundle.KeyID(pub) {
 				t.Fatalf("verify: %v %+v", err, v)
 			}
 			// The bundle's digest is the one the registry gives the skill's folder.
@@ -170,11 +171,11 @@ func TestBundleTampered(t *testing.T) {
 	pub, priv := newKey(t)
 	other, otherPriv := newKey(t)
 	signed := unpackEntries(t, signBundle(t, packSkill(t, "word-count"), priv))
-	sigName := bundleSigDir + hex.EncodeToString(pub) + ".sig"
+	sigName := bundle.SigDir + hex.EncodeToString(pub) + ".sig"
 	flip := func(b []byte) []byte { b[len(b)/2] ^= 1; return b }
-	manifest := func(f func(m *BundleManifest)) func([]byte) []byte {
+	manifest := func(f func(m *bundle.Manifest)) func([]byte) []byte {
 		return func(b []byte) []byte {
-			var m BundleManifest
+			var m bundle.Manifest
 			must(t, json.Unmarshal(b, &m))
 			f(&m)
 			out, _ := json.Marshal(m)
@@ -187,16 +188,16 @@ func TestBundleTampered(t *testing.T) {
 		is      error
 		want    string
 	}{
-		{"file changed", edit(signed, "SKILL.md", flip), ErrBundleInvalid, `"SKILL.md": changed`},
-		{"file added", slices.Concat(signed, []entry{{name: "resources/extra.md", data: []byte("x")}}), ErrBundleInvalid, `"resources/extra.md": not listed in the manifest (added)`},
-		{"file removed", edit(signed, "SKILL.md", func([]byte) []byte { return nil }), ErrBundleInvalid, `"SKILL.md": listed in the manifest but missing`},
-		{"manifest digest changed", edit(signed, BundleManifestPath, manifest(func(m *BundleManifest) { m.Digest = "sha256:" + strings.Repeat("0", 64) })), ErrBundleInvalid, "is not the tree digest"},
-		{"manifest and file changed together", edit(edit(signed, "SKILL.md", func([]byte) []byte { return []byte("evil") }), BundleManifestPath, manifest(func(m *BundleManifest) {
+		{"file changed", edit(signed, "SKILL.md", flip), bundle.ErrInvalid, `"SKILL.md": changed`},
+		{"file added", slices.Concat(signed, []entry{{name: "resources/extra.md", data: []byte("x")}}), bundle.ErrInvalid, `"resources/extra.md": not listed in the manifest (added)`},
+		{"file removed", edit(signed, "SKILL.md", func([]byte) []byte { return nil }), bundle.ErrInvalid, `"SKILL.md": listed in the manifest but missing`},
+		{"manifest digest changed", edit(signed, bundle.ManifestPath, manifest(func(m *bundle.Manifest) { m.Digest = "sha256:" + strings.Repeat("0", 64) })), bundle.ErrInvalid, "is not the tree digest"},
+		{"manifest and file changed together", edit(edit(signed, "SKILL.md", func([]byte) []byte { return []byte("evil") }), bundle.ManifestPath, manifest(func(m *bundle.Manifest) {
 			m.Files[0].Size, m.Files[0].SHA256 = 4, "8a3e2e6a5a8a4f4a2d0b3e6e5aa4ff6a3d0d53e8ae6cfa0b87f4b0f3d5d1a8a5"
-		})), ErrBundleInvalid, ""},
-		{"signature changed", edit(signed, sigName, flip), ErrBundleInvalid, sigName + `": the signature by key ` + KeyID(pub) + " does not verify"},
-		{"manifest unknown field", edit(signed, BundleManifestPath, func(b []byte) []byte { return []byte(`{"format":"skillbox-bundle/v1","extra":1}`) }), ErrBundleInvalid, `unknown field "extra"`},
-		{"unknown bundle entry", slices.Concat(signed, []entry{{name: ".bundle/hook.sh", data: []byte("x")}}), ErrBundleInvalid, `".bundle/hook.sh": unknown bundle entry`},
+		})), bundle.ErrInvalid, ""},
+		{"signature changed", edit(signed, sigName, flip), bundle.ErrInvalid, sigName + `": the signature by key ` + bundle.KeyID(pub) + " does not verify"},
+		{"manifest unknown field", edit(signed, bundle.ManifestPath, func(b []byte) []byte { return []byte(`{"format":"skillbox-bundle/v1","extra":1}`) }), bundle.ErrInvalid, `unknown field "extra"`},
+		{"unknown bundle entry", slices.Concat(signed, []entry{{name: ".bundle/hook.sh", data: []byte("x")}}), bundle.ErrInvalid, `".bundle/hook.sh": unknown bundle entry`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -208,10 +209,10 @@ func TestBundleTampered(t *testing.T) {
 	}
 	// Signed by a key not trusted, and not signed at all.
 	byOther := signBundle(t, packSkill(t, "word-count"), otherPriv)
-	if _, err := readAndVerify(byOther, []ed25519.PublicKey{pub}); !errors.Is(err, ErrBundleUntrusted) || !strings.Contains(err.Error(), KeyID(other)+", which is not trusted") {
+	if _, err := readAndVerify(byOther, []ed25519.PublicKey{pub}); !errors.Is(err, bundle.ErrUntrusted) || !strings.Contains(err.Error(), bundle.KeyID(other)+", which is not trusted") {
 		t.Fatalf("untrusted key: %v", err)
 	}
-	if _, err := readAndVerify(packSkill(t, "word-count"), []ed25519.PublicKey{pub}); !errors.Is(err, ErrBundleUntrusted) || !strings.Contains(err.Error(), "unsigned") {
+	if _, err := readAndVerify(packSkill(t, "word-count"), []ed25519.PublicKey{pub}); !errors.Is(err, bundle.ErrUntrusted) || !strings.Contains(err.Error(), "unsigned") {
 		t.Fatalf("unsigned: %v", err)
 	}
 	// The untampered bundle verifies (the cases above fail for their change, not the helper).
@@ -220,8 +221,8 @@ func TestBundleTampered(t *testing.T) {
 	}
 }
 
-func readAndVerify(data []byte, trusted []ed25519.PublicKey) (*Verified, error) {
-	b, err := ReadBundle(bytes.NewReader(data), PackageLimits{})
+func readAndVerify(data []byte, trusted []ed25519.PublicKey) (*bundle.Verified, error) {
+	b, err := bundle.Read(bytes.NewReader(data), bundle.Limits{})
 	if err != nil {
 		return nil, err
 	}
@@ -231,28 +232,28 @@ func readAndVerify(data []byte, trusted []ed25519.PublicKey) (*Verified, error) 
 // TestBundleBounds: a bundle is untrusted input; every bound is enforced while it is read and the
 // refusal names the entry and the bound.
 func TestBundleBounds(t *testing.T) {
-	small := PackageLimits{MaxFiles: 4, MaxFileBytes: 1 << 10, MaxBytes: 4 << 10}
+	small := bundle.Limits{MaxFiles: 4, MaxFileBytes: 1 << 10, MaxBytes: 4 << 10}
 	cases := []struct {
 		name string
 		data []byte
-		l    PackageLimits
+		l    bundle.Limits
 		is   error
 		want []string
 	}{
-		{"bomb", tarGz(t, entry{name: "resources/zeros", data: make([]byte, 15<<20)}), PackageLimits{}, ErrPackageTooLarge, []string{`"resources/zeros"`, "maxRatio", "decompression bomb"}},
-		{"too many entries", tarGz(t, entry{name: "a.md"}, entry{name: "b.md"}, entry{name: "c.md"}, entry{name: "d.md"}, entry{name: "e.md"}), small, ErrPackageTooLarge, []string{`"e.md"`, "more than 4 entries", "maxFiles"}},
-		{"huge entry", tarGz(t, entry{name: "resources/big", data: make([]byte, 2<<10)}), small, ErrPackageTooLarge, []string{`"resources/big"`, "1024", "maxFileBytes"}},
-		{"too many bytes", tarGz(t, entry{name: "resources/1", data: make([]byte, 1000)}, entry{name: "resources/2", data: make([]byte, 1000)}, entry{name: "resources/3", data: make([]byte, 1000)}), PackageLimits{MaxFileBytes: 1 << 10, MaxBytes: 2500}, ErrPackageTooLarge, []string{`"resources/3"`, "more than 2500 bytes", "maxBytes"}},
-		{"path traversal", tarGz(t, entry{name: "../evil", data: []byte("x")}), PackageLimits{}, nil, []string{`../evil: not a clean relative path`}},
-		{"absolute path", tarGz(t, entry{name: "/etc/cron.d/x", data: []byte("x")}), PackageLimits{}, nil, []string{`/etc/cron.d/x: not a clean relative path`}},
-		{"symlink", tarGz(t, entry{name: "SKILL.md", typ: tar.TypeSymlink}), PackageLimits{}, nil, []string{"SKILL.md: only regular files"}},
-		{"device", tarGz(t, entry{name: "dev", typ: tar.TypeChar}), PackageLimits{}, nil, []string{"dev: only regular files"}},
-		{"duplicate", tarGz(t, entry{name: "SKILL.md", data: []byte("a")}, entry{name: "SKILL.md", data: []byte("b")}), PackageLimits{}, nil, []string{"SKILL.md: in the archive twice"}},
-		{"not a bundle", tarGz(t, entry{name: "SKILL.md", data: []byte("a")}), PackageLimits{}, ErrBundleInvalid, []string{BundleManifestPath, "missing"}},
+		{"bomb", tarGz(t, entry{name: "resources/zeros", data: make([]byte, 15<<20)}), bundle.Limits{}, bundle.ErrTooLarge, []string{`"resources/zeros"`, "maxRatio", "decompression bomb"}},
+		{"too many entries", tarGz(t, entry{name: "a.md"}, entry{name: "b.md"}, entry{name: "c.md"}, entry{name: "d.md"}, entry{name: "e.md"}), small, bundle.ErrTooLarge, []string{`"e.md"`, "more than 4 entries", "maxFiles"}},
+		{"huge entry", tarGz(t, entry{name: "resources/big", data: make([]byte, 2<<10)}), small, bundle.ErrTooLarge, []string{`"resources/big"`, "1024", "maxFileBytes"}},
+		{"too many bytes", tarGz(t, entry{name: "resources/1", data: make([]byte, 1000)}, entry{name: "resources/2", data: make([]byte, 1000)}, entry{name: "resources/3", data: make([]byte, 1000)}), bundle.Limits{MaxFileBytes: 1 << 10, MaxBytes: 2500}, bundle.ErrTooLarge, []string{`"resources/3"`, "more than 2500 bytes", "maxBytes"}},
+		{"path traversal", tarGz(t, entry{name: "../evil", data: []byte("x")}), bundle.Limits{}, nil, []string{`../evil: not a clean relative path`}},
+		{"absolute path", tarGz(t, entry{name: "/etc/cron.d/x", data: []byte("x")}), bundle.Limits{}, nil, []string{`/etc/cron.d/x: not a clean relative path`}},
+		{"symlink", tarGz(t, entry{name: "SKILL.md", typ: tar.TypeSymlink}), bundle.Limits{}, nil, []string{"SKILL.md: only regular files"}},
+		{"device", tarGz(t, entry{name: "dev", typ: tar.TypeChar}), bundle.Limits{}, nil, []string{"dev: only regular files"}},
+		{"duplicate", tarGz(t, entry{name: "SKILL.md", data: []byte("a")}, entry{name: "SKILL.md", data: []byte("b")}), bundle.Limits{}, nil, []string{"SKILL.md: in the archive twice"}},
+		{"not a bundle", tarGz(t, entry{name: "SKILL.md", data: []byte("a")}), bundle.Limits{}, bundle.ErrInvalid, []string{bundle.ManifestPath, "missing"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := ReadBundle(bytes.NewReader(c.data), c.l)
+			_, err := bundle.Read(bytes.NewReader(c.data), c.l)
 			if err == nil || (c.is != nil && !errors.Is(err, c.is)) {
 				t.Fatalf("got %v, want %v", err, c.is)
 			}
@@ -271,9 +272,9 @@ func TestBundlePolicy(t *testing.T) {
 	_, otherPriv := newKey(t)
 	keyDir := t.TempDir()
 	pem := filepath.Join(keyDir, "pub")
-	_, err := GenerateKey(pem)
+	_, err := bundle.GenerateKey(pem)
 	must(t, err)
-	if _, err := GenerateKey(pem); err == nil || !strings.Contains(err.Error(), "exists") {
+	if _, err := bundle.GenerateKey(pem); err == nil || !strings.Contains(err.Error(), "exists") {
 		t.Fatalf("keygen over an existing key: %v", err)
 	}
 	if st, err := os.Stat(pem + ".key"); err != nil || st.Mode().Perm() != 0o600 {
@@ -283,7 +284,7 @@ func TestBundlePolicy(t *testing.T) {
 		{"bundles: {requireSigned: true}", "bundles.trustedKeys: is empty"},
 		{"bundles: {requireSigned: true, trustedKeys: [nope.pub]}", "bundles.trustedKeys[0]"},
 		{"bundles: {requiresigned: true}", "bundles.requiresigned"},
-		{"bundles: {requireSigned: true, trustedKeys: [./pub.pub, " + KeyID(pub) + "]}", ""},
+		{"bundles: {requireSigned: true, trustedKeys: [./pub.pub, " + bundle.KeyID(pub) + "]}", ""},
 	} {
 		p, err := ParsePolicy(filepath.Join(keyDir, "policy.yaml"), []byte(c.yaml), os.LookupEnv)
 		switch {
@@ -297,20 +298,20 @@ func TestBundlePolicy(t *testing.T) {
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: &Policy{Bundles: BundlePolicy{RequireSigned: true, TrustedKeys: []ed25519.PublicKey{pub}}}})
 	ctx := context.Background()
 	plain := pkg(t, simple("greet", ""), "hello")
-	if _, err := rt.Install(ctx, "greet", plain, InstallOptions{}); !errors.Is(err, ErrBundleUntrusted) || !strings.Contains(err.Error(), "bundles.requireSigned") {
+	if _, err := rt.Install(ctx, "greet", plain, InstallOptions{}); !errors.Is(err, bundle.ErrUntrusted) || !strings.Contains(err.Error(), "bundles.requireSigned") {
 		t.Fatalf("a plain package under requireSigned: %v", err)
 	}
 	install := func(data []byte) error {
-		b, err := ReadBundle(bytes.NewReader(data), PackageLimits{})
+		b, err := bundle.Read(bytes.NewReader(data), bundle.Limits{})
 		must(t, err)
 		_, err = rt.Install(ctx, "word-count", b.Package(), InstallOptions{})
 		return err
 	}
 	unsigned := packSkill(t, "word-count")
-	if err := install(unsigned); !errors.Is(err, ErrBundleUntrusted) {
+	if err := install(unsigned); !errors.Is(err, bundle.ErrUntrusted) {
 		t.Fatalf("unsigned bundle: %v", err)
 	}
-	if err := install(signBundle(t, unsigned, otherPriv)); !errors.Is(err, ErrBundleUntrusted) {
+	if err := install(signBundle(t, unsigned, otherPriv)); !errors.Is(err, bundle.ErrUntrusted) {
 		t.Fatalf("bundle by an untrusted key: %v", err)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
@@ -325,10 +326,10 @@ func TestBundlePolicy(t *testing.T) {
 	if _, err := open.Install(ctx, "greet", plain, InstallOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	broken := edit(unpackEntries(t, signBundle(t, unsigned, otherPriv)), BundleManifestPath, func(b []byte) []byte { return append(b, ' ') })
-	pr := NewPackageReader(PackageLimits{})
+	broken := edit(unpackEntries(t, signBundle(t, unsigned, otherPriv)), bundle.ManifestPath, func(b []byte) []byte { return append(b, ' ') })
+	pr := bundle.NewReader(bundle.Limits{})
 	must(t, pr.AddTarGz(bytes.NewReader(tarGz(t, broken...))))
-	if _, err := open.Install(ctx, "word-count", pr.Files(), InstallOptions{}); !errors.Is(err, ErrBundleInvalid) || !strings.Contains(err.Error(), "does not verify") {
+	if _, err := open.Install(ctx, "word-count", pr.Files(), InstallOptions{}); !errors.Is(err, bundle.ErrInvalid) || !strings.Contains(err.Error(), "does not verify") {
 		t.Fatalf("broken signature without requireSigned: %v", err)
 	}
 }

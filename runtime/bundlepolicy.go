@@ -3,9 +3,11 @@ package runtime
 import (
 	"crypto/ed25519"
 	"fmt"
-	"github.com/skillbox-dev/skillbox/spec"
 	"path/filepath"
 	"strings"
+
+	"github.com/skillbox-dev/skillbox/bundle"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // BundlePolicy is the operator's word on installing skills. The zero value installs a bundle
@@ -28,13 +30,13 @@ func bundles(c *spec.Checker, obj spec.Doc, base string) BundlePolicy {
 	bp := BundlePolicy{RequireSigned: c.Bool(obj, "bundles", "requireSigned")}
 	for i, k := range c.StrList(obj, "bundles", "trustedKeys") {
 		field := fmt.Sprintf("bundles.trustedKeys[%d]", i)
-		pub, err := ParsePublicKey([]byte(k))
+		pub, err := bundle.ParsePublicKey([]byte(k))
 		if err != nil && !strings.ContainsAny(k, "\n") {
 			p := k
 			if !filepath.IsAbs(p) {
 				p = filepath.Join(base, p)
 			}
-			pub, err = LoadPublicKey(p)
+			pub, err = bundle.LoadPublicKey(p)
 		}
 		if err != nil {
 			c.Add(field, "list the base64 key skillbox keygen prints, or the path of its NAME.pub", "%v", err)
@@ -46,28 +48,4 @@ func bundles(c *spec.Checker, obj spec.Doc, base string) BundlePolicy {
 		c.Add("bundles.trustedKeys", "list the public key of each publisher whose bundles may be installed", "is empty, so requireSigned would refuse every install")
 	}
 	return bp
-}
-
-// checkInstall is the one place that decides whether a package may be installed under the
-// policy: a bundle must be intact and its signatures verify; under RequireSigned it must be a
-// bundle signed by a trusted key. files is the package as uploaded; the bundle's own entries are
-// taken out of what is returned, which is what Install writes.
-func (bp BundlePolicy) checkInstall(id string, files map[string][]byte) (map[string][]byte, *Bundle, error) {
-	b, isBundle, err := bundleFromFiles(files)
-	if err != nil {
-		return nil, nil, fmt.Errorf("install %q: %w", id, err)
-	}
-	if !isBundle {
-		if bp.RequireSigned {
-			return nil, nil, fmt.Errorf("install %q: %w: the policy (bundles.requireSigned) installs only bundles signed by a trusted key: pack the skill (skillbox pack), sign it (skillbox sign) and install the bundle", id, ErrBundleUntrusted)
-		}
-		return files, nil, nil
-	}
-	if b.manifest.Skill != id {
-		return nil, nil, fmt.Errorf("install %q: %w", id, &BundleError{Entry: BundleManifestPath, Msg: fmt.Sprintf("skill: the bundle is of %q, not %q", b.manifest.Skill, id)})
-	}
-	if _, err := b.Verify(bp.TrustedKeys, bp.RequireSigned); err != nil {
-		return nil, nil, fmt.Errorf("install %q: %w", id, err)
-	}
-	return b.files, b, nil
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/bundle"
 	"github.com/skillbox-dev/skillbox/run"
 )
 
@@ -98,14 +99,14 @@ func TestDigestCoversThePackage(t *testing.T) {
 func TestDigestBounds(t *testing.T) {
 	dir := t.TempDir()
 	sd := fixture(t, dir, "many", simple("many", ""), "hello")
-	for i := range maxDigestFiles {
+	for i := range bundle.MaxTreeFiles {
 		p := filepath.Join(sd, "resources", "f"+strconv.Itoa(i))
 		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
 		must(t, os.WriteFile(p, nil, 0o644))
 	}
 	_, err := newDigester().treeDigest(sd)
-	if !errors.Is(err, errTreeTooLarge) {
-		t.Fatalf("digest of %d+ files: %v", maxDigestFiles, err)
+	if !errors.Is(err, bundle.ErrTreeTooLarge) {
+		t.Fatalf("digest of %d+ files: %v", bundle.MaxTreeFiles, err)
 	}
 	s, _ := LoadSkill(sd, &Policy{})
 	if s.Status() != StatusError || !strings.Contains(s.Err().Error(), "more than 4096 files outside src/") {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/bundle"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/spec"
 )
@@ -54,11 +55,11 @@ func FuzzPackageReader(f *testing.F) {
 	f.Add(gz.Bytes(), "skill.json", []byte(`{"id":"x"}`))
 	f.Add([]byte("\x1f\x8b\x08\x00garbage"), "resources/a.md", []byte("# a"))
 	f.Add([]byte{}, "../escape", []byte("x"))
-	l := PackageLimits{MaxFiles: 8, MaxBytes: 1 << 16, MaxModuleBytes: 1 << 15, MaxFileBytes: 1 << 14, MaxRatio: 20}
+	l := bundle.Limits{MaxFiles: 8, MaxBytes: 1 << 16, MaxModuleBytes: 1 << 15, MaxFileBytes: 1 << 14, MaxRatio: 20}
 	f.Fuzz(func(t *testing.T, tgz []byte, name string, part []byte) {
-		p := NewPackageReader(l)
+		p := bundle.NewReader(l)
 		_ = p.AddTarGz(bytes.NewReader(tgz))
-		q := NewPackageReader(l)
+		q := bundle.NewReader(l)
 		_ = q.Add(name, bytes.NewReader(part))
 		for _, files := range []map[string][]byte{p.Files(), q.Files()} {
 			if len(files) > l.MaxFiles {

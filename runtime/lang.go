@@ -2,10 +2,11 @@ package runtime
 
 import (
 	"fmt"
-	"github.com/skillbox-dev/skillbox/spec"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // pickLanguage decides what runs the executable skill s, whose manifest m parsed: the manifest's
@@ -49,19 +50,6 @@ func langList(ls []spec.Language) string {
 
 // codePath is the host path of the file s runs.
 func (s *Skill) codePath() string { return filepath.Join(s.dir, s.lang.CodeFile()) }
-
-// packageDirs are the directories a skill package may hold: resources for its instructions, a
-// script skill's vendored packages, and the programs a SKILL.md names.
-var packageDirs = []string{"resources", "lib", "scripts"}
-
-// packageDir returns the package directory the package path name is under ("lib"), or "".
-func packageDir(name string) string {
-	top, _, ok := strings.Cut(name, "/")
-	if ok && slices.Contains(packageDirs, top) {
-		return top
-	}
-	return ""
-}
 
 // scriptSources are the extensions of a script skill's own modules, which sit beside its
 // execute file.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skillbox-dev/skillbox/bundle"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/spec"
 )
@@ -76,7 +77,8 @@ func (rt *Runtime) Install(ctx context.Context, id string, files map[string][]by
 	}
 	// A bundle is checked (contents, signatures, the policy's trust) and its own entries dropped;
 	// under bundles.requireSigned anything else is refused here.
-	files, bundle, err := rt.policy.Load().Bundles.checkInstall(id, files)
+	bp := rt.policy.Load().Bundles
+	files, bun, err := bundle.CheckInstall(id, files, bp.TrustedKeys, bp.RequireSigned)
 	if err != nil {
 		return nil, err
 	}
@@ -176,7 +178,7 @@ func (rt *Runtime) Install(ctx context.Context, id string, files map[string][]by
 		// nothing. A version that asks for more than the one before it is recorded pending and
 		// installed, and does not run until an admin approves it (see pick).
 		prov := Provenance{Source: "upload", By: opts.Caller}
-		if bundle != nil {
+		if bun != nil {
 			prov.Source = "bundle"
 		}
 		if _, err := rt.recordVersion(ctx, s, prov); err != nil {
@@ -261,7 +263,7 @@ func packageRelative(err error, dir, id string) error {
 // are the [PackageReader]'s defaults, for callers that build the map themselves.
 func checkPackageFiles(id string, files map[string][]byte) *spec.SkillError {
 	se := &spec.SkillError{ID: id}
-	l := PackageLimits{}.withDefaults()
+	l := bundle.Limits{}.WithDefaults()
 	var total int64
 	if len(files) > l.MaxFiles {
 		se.Problems = append(se.Problems, &spec.ManifestError{Path: id, Msg: fmt.Sprintf("%d files; a package has at most %d", len(files), l.MaxFiles)})
@@ -278,7 +280,7 @@ func checkPackageFiles(id string, files map[string][]byte) *spec.SkillError {
 		case spec.IsManifestFile(name):
 			manifests++
 		case spec.IsCodeFile(name) || strings.EqualFold(name, "SKILL.md"):
-		case packageDir(name) != "" || isScriptSource(name):
+		case bundle.PackageDir(name) != "" || isScriptSource(name):
 			if strings.HasPrefix(name, ".") || strings.Contains(name, "/.") {
 				se.Problems = append(se.Problems, &spec.ManifestError{Path: name, Msg: "hidden files are not allowed"})
 			}

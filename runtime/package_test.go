@@ -16,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/bundle"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/spec"
 )
@@ -130,10 +131,10 @@ func zeroBomb(t testing.TB, files ...tarFile) []byte {
 
 // wantLimit checks err is a *PackageLimitError of limit about file, matching ErrPackageTooLarge,
 // whose message names the limit and the file.
-func wantLimit(t *testing.T, err error, limit PackageLimit, file string) *PackageLimitError {
+func wantLimit(t *testing.T, err error, limit bundle.Limit, file string) *bundle.LimitError {
 	t.Helper()
-	var le *PackageLimitError
-	if !errors.As(err, &le) || !errors.Is(err, ErrPackageTooLarge) {
+	var le *bundle.LimitError
+	if !errors.As(err, &le) || !errors.Is(err, bundle.ErrTooLarge) {
 		t.Fatalf("got %v, want a %s PackageLimitError", err, limit)
 	}
 	if le.Limit != limit || le.File != file {
@@ -158,18 +159,18 @@ func TestPackageReaderRefusesGzipBombs(t *testing.T) {
 	tests := []struct {
 		name   string
 		files  []tarFile     // given: the archive
-		limits PackageLimits // and limits
-		limit  PackageLimit  // expect
+		limits bundle.Limits // and limits
+		limit  bundle.Limit  // expect
 		file   string
 	}{
 		{name: "one file declaring a gigabyte", files: []tarFile{{name: "execute.wasm", size: 1 << 30}},
-			limit: LimitFileBytes, file: "execute.wasm"},
+			limit: bundle.LimitFileBytes, file: "execute.wasm"},
 		{name: "a module under its cap, all zeros", files: []tarFile{{name: "execute.wasm", size: 60 << 20}},
-			limit: LimitRatio, file: "execute.wasm"},
+			limit: bundle.LimitRatio, file: "execute.wasm"},
 		{name: "many files each under the per-file cap", files: many(64, 15<<20),
-			limit: LimitRatio, file: "resources/z00.bin"},
+			limit: bundle.LimitRatio, file: "resources/z00.bin"},
 		{name: "many files, ratio allowed: the total stops them", files: many(300, 3<<20),
-			limits: PackageLimits{MaxBytes: 8 << 20, MaxFileBytes: 4 << 20, MaxRatio: 1 << 20}, limit: LimitBytes, file: "resources/z02.bin"},
+			limits: bundle.Limits{MaxBytes: 8 << 20, MaxFileBytes: 4 << 20, MaxRatio: 1 << 20}, limit: bundle.LimitBytes, file: "resources/z02.bin"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -179,7 +180,7 @@ func TestPackageReaderRefusesGzipBombs(t *testing.T) {
 				inflated += f.size
 			}
 			t.Logf("%d bytes of gzip inflating to %d", len(bomb), inflated)
-			p := NewPackageReader(tc.limits)
+			p := bundle.NewReader(tc.limits)
 			var err error
 			alloc := allocated(func() { err = p.AddTarGz(bytes.NewReader(bomb)) })
 			wantLimit(t, err, tc.limit, tc.file)
@@ -190,7 +191,7 @@ func TestPackageReaderRefusesGzipBombs(t *testing.T) {
 		})
 	}
 	// A bomb is a well-formed archive: where the limits allow it, it is read whole.
-	p := NewPackageReader(PackageLimits{MaxRatio: 1 << 20})
+	p := bundle.NewReader(bundle.Limits{MaxRatio: 1 << 20})
 	if err := p.AddTarGz(bytes.NewReader(zeroBomb(t, tarFile{name: "resources/z", size: 8 << 20}))); err != nil || len(p.Files()["resources/z"]) != 8<<20 {
 		t.Errorf("the bomb's archive, read whole: %v, %d bytes", err, len(p.Files()["resources/z"]))
 	}
@@ -212,7 +213,7 @@ func TestPackageReaderRatio(t *testing.T) {
 	tests := []struct {
 		name   string
 		files  []tarFile
-		limits PackageLimits
+		limits bundle.Limits
 		refuse bool
 	}{
 		{name: "2 MiB of zeros", files: []tarFile{{name: "resources/z", size: 2 << 20}}, refuse: true},
@@ -220,13 +221,13 @@ func TestPackageReaderRatio(t *testing.T) {
 		{name: "4 MiB of noise", files: []tarFile{{name: "execute.wasm", data: noise}}},
 		{name: "4 MiB of text", files: []tarFile{{name: "resources/t.md", data: text.Bytes()}}},
 		{name: "the bundled hello", files: bundledHello(t, "hello/")},
-		{name: "8 MiB of zeros at MaxRatio 10000", files: []tarFile{{name: "resources/z", size: 8 << 20}}, limits: PackageLimits{MaxRatio: 10000}},
-		{name: "8 MiB of zeros at MaxRatio 10", files: []tarFile{{name: "resources/z", size: 8 << 20}}, limits: PackageLimits{MaxRatio: 10}, refuse: true},
+		{name: "8 MiB of zeros at MaxRatio 10000", files: []tarFile{{name: "resources/z", size: 8 << 20}}, limits: bundle.Limits{MaxRatio: 10000}},
+		{name: "8 MiB of zeros at MaxRatio 10", files: []tarFile{{name: "resources/z", size: 8 << 20}}, limits: bundle.Limits{MaxRatio: 10}, refuse: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			archive := tarGzOf(t, tc.files...)
-			p := NewPackageReader(tc.limits)
+			p := bundle.NewReader(tc.limits)
 			err := p.AddTarGz(bytes.NewReader(archive))
 			if !tc.refuse {
 				if err != nil {
@@ -237,9 +238,9 @@ func TestPackageReaderRatio(t *testing.T) {
 				}
 				return
 			}
-			le := wantLimit(t, err, LimitRatio, tc.files[0].name)
-			ratio := int64(tc.limits.withDefaults().MaxRatio)
-			if le.Got <= le.Max || le.Max != ratio*le.Compressed+ratioAllowance {
+			le := wantLimit(t, err, bundle.LimitRatio, tc.files[0].name)
+			ratio := int64(tc.limits.WithDefaults().MaxRatio)
+			if le.Got <= le.Max || le.Max != ratio*le.Compressed+bundle.RatioAllowance {
 				t.Errorf("got %d, max %d for %d compressed: not the %d:1 bound", le.Got, le.Max, le.Compressed, ratio)
 			}
 		})
@@ -266,9 +267,9 @@ func TestPackageReaderFileCount(t *testing.T) {
 	const million = 1_000_000
 	// Ratio off: a million near-identical headers compress far beyond any sane ratio, and the
 	// count is what is under test.
-	noRatio := PackageLimits{MaxRatio: 1 << 30}
-	stream := func(entry func(i int) tarFile) func(p *PackageReader) (int, error) {
-		return func(p *PackageReader) (int, error) {
+	noRatio := bundle.Limits{MaxRatio: 1 << 30}
+	stream := func(entry func(i int) tarFile) func(p *bundle.Reader) (int, error) {
+		return func(p *bundle.Reader) (int, error) {
 			pr, pw := io.Pipe()
 			written := make(chan int, 1)
 			go func() {
@@ -293,8 +294,8 @@ func TestPackageReaderFileCount(t *testing.T) {
 			return <-written, err
 		}
 	}
-	calls := func(add func(p *PackageReader, i int) error) func(p *PackageReader) (int, error) {
-		return func(p *PackageReader) (int, error) {
+	calls := func(add func(p *bundle.Reader, i int) error) func(p *bundle.Reader) (int, error) {
+		return func(p *bundle.Reader) (int, error) {
 			for i := range million {
 				if err := add(p, i); err != nil {
 					return i + 1, err
@@ -305,7 +306,7 @@ func TestPackageReaderFileCount(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		read func(p *PackageReader) (int, error) // how many entries were made, and the error
+		read func(p *bundle.Reader) (int, error) // how many entries were made, and the error
 		file string
 	}{
 		{name: "tar: empty files", read: stream(func(i int) tarFile { return tarFile{name: fmt.Sprintf("resources/%d", i), typeflag: tar.TypeReg} }), file: "resources/256"},
@@ -313,22 +314,22 @@ func TestPackageReaderFileCount(t *testing.T) {
 			return tarFile{name: fmt.Sprintf("resources/%d", i), size: 1, typeflag: tar.TypeReg}
 		}), file: "resources/256"},
 		{name: "tar: directories", read: stream(func(i int) tarFile { return tarFile{name: fmt.Sprintf("d%d/", i), typeflag: tar.TypeDir} }), file: "d256/"},
-		{name: "multipart: empty parts", read: calls(func(p *PackageReader, i int) error {
+		{name: "multipart: empty parts", read: calls(func(p *bundle.Reader, i int) error {
 			return p.Add(fmt.Sprintf("resources/%d", i), strings.NewReader(""))
 		}), file: "resources/256"},
-		{name: "multipart: plain fields", read: calls(func(p *PackageReader, i int) error {
+		{name: "multipart: plain fields", read: calls(func(p *bundle.Reader, i int) error {
 			_, err := p.AddField("x", strings.NewReader("y"))
 			return err
 		}), file: "x"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p := NewPackageReader(noRatio)
+			p := bundle.NewReader(noRatio)
 			var err error
 			var made int
 			alloc := allocated(func() { made, err = tc.read(p) })
-			le := wantLimit(t, err, LimitFiles, tc.file)
-			if le.Max != maxPackageFiles || le.Got != maxPackageFiles+1 {
+			le := wantLimit(t, err, bundle.LimitFiles, tc.file)
+			if le.Max != bundle.MaxPackageFiles || le.Got != bundle.MaxPackageFiles+1 {
 				t.Errorf("got %d of %d: want refusal at the first entry over", le.Got, le.Max)
 			}
 			if made > 10_000 {
@@ -342,45 +343,45 @@ func TestPackageReaderFileCount(t *testing.T) {
 	}
 	// The bound itself: 256 entries, a directory among them, are a package.
 	files := []tarFile{{name: "resources/", typeflag: tar.TypeDir}}
-	for i := range maxPackageFiles - 1 {
+	for i := range bundle.MaxPackageFiles - 1 {
 		files = append(files, tarFile{name: fmt.Sprintf("resources/%d", i), size: 1})
 	}
-	p := NewPackageReader(PackageLimits{})
-	if err := p.AddTarGz(bytes.NewReader(tarGzOf(t, files...))); err != nil || len(p.Files()) != maxPackageFiles-1 {
+	p := bundle.NewReader(bundle.Limits{})
+	if err := p.AddTarGz(bytes.NewReader(tarGzOf(t, files...))); err != nil || len(p.Files()) != bundle.MaxPackageFiles-1 {
 		t.Errorf("256 entries: %v, %d files", err, len(p.Files()))
 	}
 	// The 257th is refused.
 	files = append(files, tarFile{name: "resources/last", size: 1})
-	wantLimit(t, NewPackageReader(PackageLimits{}).AddTarGz(bytes.NewReader(tarGzOf(t, files...))), LimitFiles, "resources/last")
+	wantLimit(t, bundle.NewReader(bundle.Limits{}).AddTarGz(bytes.NewReader(tarGzOf(t, files...))), bundle.LimitFiles, "resources/last")
 }
 
 // A tar header's declared size is checked before its body is read; entry types and names are as
 // Install expects them.
 func TestPackageReaderTarHeaders(t *testing.T) {
 	noise := func(n int) []byte { b := make([]byte, n); rand.Read(b); return b }
-	small := PackageLimits{MaxBytes: 1 << 20, MaxFileBytes: 700 << 10, MaxModuleBytes: 900 << 10}
+	small := bundle.Limits{MaxBytes: 1 << 20, MaxFileBytes: 700 << 10, MaxModuleBytes: 900 << 10}
 	tests := []struct {
 		name   string
 		files  []tarFile
-		limits PackageLimits
-		limit  PackageLimit // a limit error about file
+		limits bundle.Limits
+		limit  bundle.Limit // a limit error about file
 		file   string
 		other  string // or another error saying this
 		want   []string
 	}{
-		{name: "a header declaring a terabyte", files: []tarFile{{name: "resources/x", size: 8, declared: 1 << 40}}, limit: LimitFileBytes, file: "resources/x"},
-		{name: "a module header declaring more than the module cap", files: []tarFile{{name: "execute.wasm", size: 8, declared: ModuleLimits{}.withDefaults().MaxModuleBytes + 1}}, limit: LimitFileBytes, file: "execute.wasm"},
+		{name: "a header declaring a terabyte", files: []tarFile{{name: "resources/x", size: 8, declared: 1 << 40}}, limit: bundle.LimitFileBytes, file: "resources/x"},
+		{name: "a module header declaring more than the module cap", files: []tarFile{{name: "execute.wasm", size: 8, declared: ModuleLimits{}.withDefaults().MaxModuleBytes + 1}}, limit: bundle.LimitFileBytes, file: "execute.wasm"},
 		{name: "a header declaring more than the total leaves", limits: small,
-			files: []tarFile{{name: "resources/a", data: noise(600 << 10)}, {name: "resources/b", size: 8, declared: 600 << 10}}, limit: LimitBytes, file: "resources/b"},
-		{name: "a manifest over 1 MiB", files: []tarFile{{name: "skill.json", data: noise(1<<20 + 1)}}, limit: LimitFileBytes, file: "skill.json"},
-		{name: "a resource over the file cap", limits: small, files: []tarFile{{name: "resources/r", data: noise(800 << 10)}}, limit: LimitFileBytes, file: "resources/r"},
+			files: []tarFile{{name: "resources/a", data: noise(600 << 10)}, {name: "resources/b", size: 8, declared: 600 << 10}}, limit: bundle.LimitBytes, file: "resources/b"},
+		{name: "a manifest over 1 MiB", files: []tarFile{{name: "skill.json", data: noise(1<<20 + 1)}}, limit: bundle.LimitFileBytes, file: "skill.json"},
+		{name: "a resource over the file cap", limits: small, files: []tarFile{{name: "resources/r", data: noise(800 << 10)}}, limit: bundle.LimitFileBytes, file: "resources/r"},
 		{name: "a module over the file cap but under its own", limits: small, files: []tarFile{{name: "execute.wasm", data: noise(800 << 10)}}, want: []string{"execute.wasm"}},
 		{name: "the same under a top-level directory", limits: small, files: []tarFile{{name: "pkg/", typeflag: tar.TypeDir}, {name: "pkg/execute.wasm", data: noise(800 << 10)}, {name: "pkg/skill.json", data: []byte("{}")}},
 			want: []string{"execute.wasm", "skill.json"}},
 		{name: "a module's cap for a name that stays a resource's", limits: small, files: []tarFile{{name: "pkg/execute.wasm", data: noise(800 << 10)}, {name: "other/skill.json", data: []byte("{}")}},
-			limit: LimitFileBytes, file: "pkg/execute.wasm"},
+			limit: bundle.LimitFileBytes, file: "pkg/execute.wasm"},
 		{name: "a manifest read under the larger cap, then stripped", files: []tarFile{{name: "pkg/skill.json", data: noise(2 << 20)}},
-			limit: LimitFileBytes, file: "skill.json"},
+			limit: bundle.LimitFileBytes, file: "skill.json"},
 		{name: "resources/ is not stripped", files: []tarFile{{name: "resources/a", size: 1}, {name: "resources/b", size: 1}}, want: []string{"resources/a", "resources/b"}},
 		{name: "./ names", files: []tarFile{{name: "./", typeflag: tar.TypeDir}, {name: "./skill.json", size: 1}, {name: "./resources/a", size: 1}}, want: []string{"resources/a", "skill.json"}},
 		{name: "a symlink", files: []tarFile{{name: "skill.json", size: 1}, {name: "resources/l", typeflag: tar.TypeSymlink}}, other: "resources/l: only regular files"},
@@ -390,12 +391,12 @@ func TestPackageReaderTarHeaders(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			archive := tarGzOf(t, tc.files...)
-			p := NewPackageReader(tc.limits)
+			p := bundle.NewReader(tc.limits)
 			err := p.AddTarGz(bytes.NewReader(archive))
 			switch {
 			case tc.limit != "":
 				le := wantLimit(t, err, tc.limit, tc.file)
-				if last := tc.files[len(tc.files)-1]; last.declared != 0 && le.Got != last.declared && tc.limit == LimitFileBytes {
+				if last := tc.files[len(tc.files)-1]; last.declared != 0 && le.Got != last.declared && tc.limit == bundle.LimitFileBytes {
 					t.Errorf("got %d, want the declared %d", le.Got, last.declared)
 				}
 			case tc.other != "":
@@ -456,17 +457,17 @@ func TestPackageReaderArchiveBytes(t *testing.T) {
 	gz.Close()
 
 	// Ratio off, so the stream's bound is what stops it: 1 MiB + 5 entries' overhead.
-	p := NewPackageReader(PackageLimits{MaxBytes: 1 << 20, MaxFiles: 4, MaxRatio: 1 << 30})
-	le := wantLimit(t, p.AddTarGz(bytes.NewReader(archive.Bytes())), LimitArchiveBytes, "")
-	if want := int64(1<<20 + 5*tarEntryOverhead); le.Max != want {
+	p := bundle.NewReader(bundle.Limits{MaxBytes: 1 << 20, MaxFiles: 4, MaxRatio: 1 << 30})
+	le := wantLimit(t, p.AddTarGz(bytes.NewReader(archive.Bytes())), bundle.LimitArchiveBytes, "")
+	if want := int64(1<<20 + 5*bundle.TarEntryOverhead); le.Max != want {
 		t.Errorf("max %d, want %d", le.Max, want)
 	}
 	// Within the bound the same chain is read: it is the bound, not the records, that refuses.
-	if err := NewPackageReader(PackageLimits{MaxBytes: 16 << 20, MaxRatio: 1 << 30}).AddTarGz(bytes.NewReader(archive.Bytes())); err != nil {
+	if err := bundle.NewReader(bundle.Limits{MaxBytes: 16 << 20, MaxRatio: 1 << 30}).AddTarGz(bytes.NewReader(archive.Bytes())); err != nil {
 		t.Errorf("under the bound: %v", err)
 	}
 	// With the default ratio, the ratio stops it first.
-	wantLimit(t, NewPackageReader(PackageLimits{}).AddTarGz(bytes.NewReader(archive.Bytes())), LimitRatio, "")
+	wantLimit(t, bundle.NewReader(bundle.Limits{}).AddTarGz(bytes.NewReader(archive.Bytes())), bundle.LimitRatio, "")
 }
 
 func sortedStrings(s []string) []string {
@@ -485,25 +486,25 @@ func sortedStrings(s []string) []string {
 func TestPackageReaderParts(t *testing.T) {
 	tests := []struct {
 		name   string
-		limits PackageLimits
+		limits bundle.Limits
 		parts  []tarFile // name and size of zeros; declared -1: a part that never ends
-		limit  PackageLimit
+		limit  bundle.Limit
 		file   string
 	}{
-		{name: "a resource that never ends", parts: []tarFile{{name: "resources/inf", declared: -1}}, limit: LimitFileBytes, file: "resources/inf"},
-		{name: "a resource of 256 MiB", parts: []tarFile{{name: "resources/r", size: 256 << 20}}, limit: LimitFileBytes, file: "resources/r"},
-		{name: "a resource one byte over", parts: []tarFile{{name: "resources/r", size: maxPackageFileBytes + 1}}, limit: LimitFileBytes, file: "resources/r"},
-		{name: "a resource at the cap", parts: []tarFile{{name: "resources/r", size: maxPackageFileBytes}}},
-		{name: "a module over the resource cap", parts: []tarFile{{name: "execute.wasm", size: maxPackageFileBytes + 1}}},
-		{name: "a manifest over 1 MiB", parts: []tarFile{{name: "skill.yaml", size: spec.MaxManifestBytes + 1}}, limit: LimitFileBytes, file: "skill.yaml"},
-		{name: "parts over the total", limits: PackageLimits{MaxBytes: 1 << 20},
-			parts: []tarFile{{name: "resources/a", size: 600 << 10}, {name: "resources/b", size: 600 << 10}}, limit: LimitBytes, file: "resources/b"},
-		{name: "a plain field over 4 KiB", parts: []tarFile{{name: "id", size: maxFieldBytes + 1, typeflag: 'F'}}, limit: LimitFieldBytes, file: "id"},
-		{name: "a plain field that never ends", parts: []tarFile{{name: "id", declared: -1, typeflag: 'F'}}, limit: LimitFieldBytes, file: "id"},
+		{name: "a resource that never ends", parts: []tarFile{{name: "resources/inf", declared: -1}}, limit: bundle.LimitFileBytes, file: "resources/inf"},
+		{name: "a resource of 256 MiB", parts: []tarFile{{name: "resources/r", size: 256 << 20}}, limit: bundle.LimitFileBytes, file: "resources/r"},
+		{name: "a resource one byte over", parts: []tarFile{{name: "resources/r", size: bundle.MaxPackageFileBytes + 1}}, limit: bundle.LimitFileBytes, file: "resources/r"},
+		{name: "a resource at the cap", parts: []tarFile{{name: "resources/r", size: bundle.MaxPackageFileBytes}}},
+		{name: "a module over the resource cap", parts: []tarFile{{name: "execute.wasm", size: bundle.MaxPackageFileBytes + 1}}},
+		{name: "a manifest over 1 MiB", parts: []tarFile{{name: "skill.yaml", size: spec.MaxManifestBytes + 1}}, limit: bundle.LimitFileBytes, file: "skill.yaml"},
+		{name: "parts over the total", limits: bundle.Limits{MaxBytes: 1 << 20},
+			parts: []tarFile{{name: "resources/a", size: 600 << 10}, {name: "resources/b", size: 600 << 10}}, limit: bundle.LimitBytes, file: "resources/b"},
+		{name: "a plain field over 4 KiB", parts: []tarFile{{name: "id", size: bundle.MaxFieldBytes + 1, typeflag: 'F'}}, limit: bundle.LimitFieldBytes, file: "id"},
+		{name: "a plain field that never ends", parts: []tarFile{{name: "id", declared: -1, typeflag: 'F'}}, limit: bundle.LimitFieldBytes, file: "id"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p := NewPackageReader(tc.limits)
+			p := bundle.NewReader(tc.limits)
 			var err error
 			alloc := allocated(func() {
 				for _, part := range tc.parts {
@@ -540,7 +541,7 @@ func TestPackageReaderInstallsBundledHello(t *testing.T) {
 	ctx := context.Background()
 	for _, how := range []string{"tar.gz", "multipart"} {
 		t.Run(how, func(t *testing.T) {
-			p := NewPackageReader(PackageLimits{})
+			p := bundle.NewReader(bundle.Limits{})
 			if how == "tar.gz" {
 				if err := p.AddTarGz(bytes.NewReader(tarGzOf(t, bundledHello(t, "hello/")...))); err != nil {
 					t.Fatal(err)

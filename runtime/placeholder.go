@@ -2,9 +2,10 @@ package runtime
 
 import (
 	"encoding/json"
-	"github.com/skillbox-dev/skillbox/spec"
 	"sort"
 	"strings"
+
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // ScaffoldMarker is in every text skillbox new writes where only the skill's author can say what

@@ -15,6 +15,7 @@ import (
 	"github.com/skillbox-dev/skillbox/artifact"
 	"github.com/skillbox-dev/skillbox/hostfuncs/netguard"
 	"github.com/skillbox-dev/skillbox/internal/docbound"
+	"github.com/skillbox-dev/skillbox/internal/safefile"
 	"github.com/skillbox-dev/skillbox/spec"
 )
 
@@ -98,7 +99,7 @@ var policyFields = []string{"network", "allowNetworks", "env", "secrets", "files
 //	artifacts: {maxFiles: 16, maxFileBytes: 8388608, maxTotalBytes: 33554432}
 func LoadPolicy(path string) (*Policy, error) {
 	// Bounded like a manifest, and never a FIFO or a device: a policy is read at every reload.
-	data, err := readRegular(path, spec.MaxManifestBytes)
+	data, err := safefile.ReadFile(path, spec.MaxManifestBytes)
 	if err != nil {
 		return nil, &PolicyError{Path: path, Problems: []string{err.Error()}}
 	}

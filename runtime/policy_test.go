@@ -1,9 +1,10 @@
 package runtime
 
 import (
-	"github.com/skillbox-dev/skillbox/spec"
 	"strings"
 	"testing"
+
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 func TestParsePolicy(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/skillbox-dev/skillbox/internal/safefile"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/skillmd"
 	"github.com/skillbox-dev/skillbox/spec"
@@ -187,7 +188,7 @@ func (s *Skill) loadPrograms(p *Policy) {
 		req.Permissions, req.Limits = s.manifest.Permissions, s.manifest.Limits
 	}
 	file := filepath.Join(s.dir, filepath.FromSlash(spec.ScriptsFile))
-	if data, err := readRegular(file, spec.MaxManifestBytes); err == nil {
+	if data, err := safefile.ReadFile(file, spec.MaxManifestBytes); err == nil {
 		r, err := ParseScriptsRequest(file, data)
 		if err != nil {
 			s.programsErr = err

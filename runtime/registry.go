@@ -3,7 +3,6 @@ package runtime
 import (
 	"errors"
 	"fmt"
-	"github.com/skillbox-dev/skillbox/spec"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // registry is one immutable scan of the skill directories.

@@ -3,9 +3,10 @@ package runtime
 import (
 	"errors"
 	"fmt"
-	"github.com/skillbox-dev/skillbox/spec"
 	"strings"
 	"testing"
+
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // chainedDefs is n definitions, each applying the next twice (allOf): 1.5 kB at n = 22, whose

@@ -2,9 +2,10 @@ package runtime
 
 import (
 	"errors"
-	"github.com/skillbox-dev/skillbox/spec"
 	"strings"
 	"testing"
+
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // One bad parameter type is one problem, in plain words; the metaschema's findings are reported

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 
 	"github.com/skillbox-dev/skillbox/internal/jsbundle"
+	"github.com/skillbox-dev/skillbox/internal/safefile"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/spec"
 )
@@ -55,7 +56,7 @@ func (s *Skill) readScript(ctx context.Context) (string, error) {
 		b, err := s.bundle(ctx, s.lang.CodeFile(), false)
 		return b.Code, err
 	case spec.LangPython:
-		data, err := readRegular(s.codePath(), s.modules.withDefaults().MaxModuleBytes)
+		data, err := safefile.ReadFile(s.codePath(), s.modules.withDefaults().MaxModuleBytes)
 		return string(data), err
 	}
 	return "", fmt.Errorf("%q is not a script runtime", s.lang)

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -332,7 +331,7 @@ func loadSkill(dir string, p *Policy, c *checks) (s *Skill, ok bool) {
 		return s, true
 	}
 
-	data, st, err := readRegularStat(manifestPath, spec.MaxManifestBytes)
+	data, st, err := safefile.ReadFileStat(manifestPath, spec.MaxManifestBytes)
 	if err != nil {
 		s.fail(&spec.ManifestError{Path: manifestPath, Msg: err.Error()})
 		return s, true
@@ -399,7 +398,7 @@ var (
 )
 
 func readModule(path string, ml ModuleLimits) ([]byte, error) {
-	data, err := readRegular(path, ml.withDefaults().MaxModuleBytes)
+	data, err := safefile.ReadFile(path, ml.withDefaults().MaxModuleBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, errNoModule
 	}
@@ -410,34 +409,6 @@ func readModule(path string, ml ModuleLimits) ([]byte, error) {
 		return nil, errNotWasm
 	}
 	return data, nil
-}
-
-// readRegular reads a regular file of at most max bytes. A skill package is untrusted: its
-// module may be a symlink to /dev/zero or a FIFO, which a plain ReadFile would read forever or
-// wait on; safefile refuses those, and the limited read stops a file that grows meanwhile.
-func readRegular(path string, max int64) ([]byte, error) {
-	data, _, err := readRegularStat(path, max)
-	return data, err
-}
-
-// readRegularStat is readRegular that also returns the file's identity, as the open file has it.
-func readRegularStat(path string, max int64) ([]byte, fs.FileInfo, error) {
-	f, st, err := safefile.Open(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer f.Close()
-	if st.Size() > max {
-		return nil, nil, fmt.Errorf("%d bytes is more than the %d allowed", st.Size(), max)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, nil, err
-	}
-	if int64(len(data)) > max {
-		return nil, nil, fmt.Errorf("more than the %d bytes allowed", max)
-	}
-	return data, st, nil
 }
 
 // isRegularEntry reports whether entries (sorted by name) list name as a regular file, not a

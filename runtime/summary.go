@@ -2,9 +2,10 @@ package runtime
 
 import (
 	"errors"
-	"github.com/skillbox-dev/skillbox/spec"
 	"path/filepath"
 	"strings"
+
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // Summary is a skill's metadata: what a model needs to choose a skill, without its instructions,

@@ -1,10 +1,11 @@
 package runtime
 
 import (
-	"github.com/skillbox-dev/skillbox/spec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // A JSON syntax error in a file of a package names the file, the line and the column, and the

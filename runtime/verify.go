@@ -12,7 +12,9 @@ import (
 	"path/filepath"
 	"sync/atomic"
 
+	"github.com/skillbox-dev/skillbox/bundle"
 	"github.com/skillbox-dev/skillbox/internal/jsbundle"
+	"github.com/skillbox-dev/skillbox/internal/safefile"
 	"github.com/skillbox-dev/skillbox/internal/wasmcheck"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/spec"
@@ -131,7 +133,7 @@ func (s *Skill) verify(cachedOnly bool) (v *verdict, ok bool) {
 	for range 2 {
 		v = &verdict{}
 		var problems []*spec.ManifestError
-		var t tree
+		var t bundle.Tree
 		var err error
 		flat := false
 		if cachedOnly {
@@ -141,17 +143,17 @@ func (s *Skill) verify(cachedOnly bool) (v *verdict, ok bool) {
 			t, err = s.cache.digester().walk(s.dir, cachedOnly)
 		}
 		switch {
-		case errors.Is(err, errNotCached):
+		case errors.Is(err, bundle.ErrNotCached):
 			return nil, false
 		case err != nil:
 			problems = append(problems, &spec.ManifestError{Path: s.dir, Msg: fmt.Sprintf("cannot compute the version digest: %v", err)})
-		case s.manifestFile != "" && t.top[s.manifestFile] != s.manifestSum:
+		case s.manifestFile != "" && t.Top[s.manifestFile] != s.manifestSum:
 			// The manifest this version holds is not the one on disk any more: a digest, or a
 			// module, read now would be another version's.
 			return s.conclude(v, []*spec.ManifestError{{Path: filepath.Join(s.dir, s.manifestFile), Msg: "changed since this version was loaded",
 				Hint: "reload the skills (serve --watch and mcp --watch do it on change)"}}), true
 		default:
-			v.digest = t.digest
+			v.digest = t.Digest
 		}
 		if s.kind == Executable && s.lang.Script() {
 			p, ok := s.verifyScript(v, cachedOnly)
@@ -162,11 +164,11 @@ func (s *Skill) verify(cachedOnly bool) (v *verdict, ok bool) {
 				problems = append([]*spec.ManifestError{p}, problems...)
 			}
 		} else if s.kind == Executable {
-			p, ok := s.verifyModule(v, t.module, cachedOnly)
+			p, ok := s.verifyModule(v, t.Module, cachedOnly)
 			if !ok {
 				return nil, false
 			}
-			if t.module != "" && v.hash != "" && v.hash != t.module {
+			if t.Module != "" && v.hash != "" && v.hash != t.Module {
 				continue
 			}
 			if p != nil {
@@ -229,7 +231,7 @@ func (s *Skill) verifyModule(v *verdict, sum string, cachedOnly bool) (*spec.Man
 	if s.cache != nil {
 		s.cache.reads.Add(1)
 	}
-	wasm, err := readRegular(path, s.modules.withDefaults().MaxModuleBytes)
+	wasm, err := safefile.ReadFile(path, s.modules.withDefaults().MaxModuleBytes)
 	if err != nil {
 		return moduleReadProblem(path, s.dir, err), true
 	}

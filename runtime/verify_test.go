@@ -209,7 +209,7 @@ func TestFlatDigestIsTheWalks(t *testing.T) {
 	entries, err := os.ReadDir(sd)
 	must(t, err)
 	flat, ok, err := d.cachedFlat(sd, entries, nil)
-	if !ok || err != nil || flat.digest != walked.digest || flat.module != walked.module {
+	if !ok || err != nil || flat.Digest != walked.Digest || flat.Module != walked.Module {
 		t.Errorf("flat %+v %v %v, walked %+v", flat, ok, err, walked)
 	}
 	must(t, os.MkdirAll(filepath.Join(sd, "resources"), 0o755))

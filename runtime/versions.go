@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/skillbox-dev/skillbox/bundle"
 	"github.com/skillbox-dev/skillbox/run"
 )
 
@@ -263,7 +264,7 @@ func versionRefusal(v Version) *run.Error {
 
 // short is a digest's first 12 hex digits, enough to name it among a skill's versions.
 func short(digest string) string {
-	h := strings.TrimPrefix(digest, digestPrefix)
+	h := strings.TrimPrefix(digest, bundle.DigestPrefix)
 	if len(h) > 12 {
 		h = h[:12]
 	}
@@ -273,13 +274,13 @@ func short(digest string) string {
 // matchDigest returns the digest of list that d names: whole ("sha256:<hex>" or "<hex>") or a
 // prefix of at least 8 hex digits that only one version has.
 func matchDigest(list []Version, d string) (string, error) {
-	h := strings.ToLower(strings.TrimPrefix(d, digestPrefix))
+	h := strings.ToLower(strings.TrimPrefix(d, bundle.DigestPrefix))
 	if len(h) < 8 || len(h) > 64 || strings.Trim(h, "0123456789abcdef") != "" {
 		return "", fmt.Errorf("%w: %q is not a version digest: give sha256:<64 hex digits>, or at least its first 8", ErrNoVersion, d)
 	}
 	var found []string
 	for _, v := range list {
-		if strings.HasPrefix(strings.TrimPrefix(v.Digest, digestPrefix), h) {
+		if strings.HasPrefix(strings.TrimPrefix(v.Digest, bundle.DigestPrefix), h) {
 			found = append(found, v.Digest)
 		}
 	}
@@ -367,7 +368,7 @@ func writeTree(dir string, files map[string][]byte) error {
 	}
 	defer root.Close()
 	for name, data := range files {
-		if !cleanRelPath(name) {
+		if !bundle.CleanPath(name) {
 			return fmt.Errorf("%q is not a clean relative path", name)
 		}
 		if d := path.Dir(name); d != "." {
@@ -393,21 +394,21 @@ func readTree(ctx context.Context, dir string) (map[string][]byte, string, error
 		return nil, "", err
 	}
 	defer root.Close()
-	files := make(map[string][]byte, len(t.files))
-	for _, f := range t.files {
+	files := make(map[string][]byte, len(t.Files))
+	for _, f := range t.Files {
 		if err := ctx.Err(); err != nil {
 			return nil, "", err
 		}
-		data, err := readRootFile(root, f.rel, f.size)
+		data, err := bundle.ReadRootFile(root, f.Rel, f.Size)
 		if err != nil {
-			return nil, "", fmt.Errorf("%s: %w", f.rel, err)
+			return nil, "", fmt.Errorf("%s: %w", f.Rel, err)
 		}
-		if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != f.sum {
-			return nil, "", fmt.Errorf("%s changed while it was read", f.rel)
+		if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != f.Sum {
+			return nil, "", fmt.Errorf("%s changed while it was read", f.Rel)
 		}
-		files[f.rel] = data
+		files[f.Rel] = data
 	}
-	return files, t.digest, nil
+	return files, t.Digest, nil
 }
 
 // pickVersion is pick for a runtime with a VersionStore; without one, s runs, and a pin must

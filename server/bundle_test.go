@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/bundle"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -26,10 +27,10 @@ func TestUploadBundle(t *testing.T) {
 	env := newEnvRuntime(t, Options{}, cfg, t.TempDir())
 	url := env.ts.URL + "/v1/skills"
 	var unsigned, signed bytes.Buffer
-	if _, err := runtime.PackBundle(context.Background(), filepath.Join("..", "skills", "word-count"), &unsigned); err != nil {
+	if _, err := bundle.Pack(context.Background(), filepath.Join("..", "skills", "word-count"), &unsigned); err != nil {
 		t.Fatal(err)
 	}
-	b, err := runtime.ReadBundle(bytes.NewReader(unsigned.Bytes()), runtime.PackageLimits{})
+	b, err := bundle.Read(bytes.NewReader(unsigned.Bytes()), bundle.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}

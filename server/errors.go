@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/skillbox-dev/skillbox/bundle"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/spec"
@@ -63,9 +64,9 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 			c.Response().Header().Set("Retry-After", "1")
 			status, body = http.StatusTooManyRequests, apiErrorBody{Code: "busy", Message: err.Error()}
 		}
-	case errors.Is(err, runtime.ErrBundleInvalid):
+	case errors.Is(err, bundle.ErrInvalid):
 		status, body = http.StatusUnprocessableEntity, apiErrorBody{Code: "invalid_bundle", Message: err.Error()}
-	case errors.Is(err, runtime.ErrBundleUntrusted):
+	case errors.Is(err, bundle.ErrUntrusted):
 		status, body = http.StatusForbidden, apiErrorBody{Code: "untrusted_bundle", Message: err.Error()}
 	case errors.Is(err, runtime.ErrExists):
 		status, body = http.StatusConflict, apiErrorBody{Code: "exists", Message: err.Error()}

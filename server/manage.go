@@ -10,6 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/skillbox-dev/skillbox/bundle"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/spec"
@@ -75,7 +76,7 @@ func (s *Server) readPackage(c echo.Context, want string) (string, map[string][]
 	r := c.Request()
 	r.Body = http.MaxBytesReader(c.Response(), r.Body, s.opts.MaxPackageBytes)
 	ctype, _, _ := mime.ParseMediaType(r.Header.Get(echo.HeaderContentType))
-	pr := runtime.NewPackageReader(s.rt.PackageLimits())
+	pr := bundle.NewReader(s.rt.PackageLimits())
 	id := want
 	switch ctype {
 	case "multipart/form-data":
@@ -131,7 +132,7 @@ func (s *Server) readPackage(c echo.Context, want string) (string, map[string][]
 // naming the limit, an entry that is not a regular file 422, a raw body over MaxPackageBytes
 // goes to errorHandler as it is (413), anything else is a malformed upload (400).
 func packageError(err error) error {
-	var le *runtime.PackageLimitError
+	var le *bundle.LimitError
 	var me *spec.ManifestError
 	var mbe *http.MaxBytesError
 	switch {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/skillbox-dev/skillbox/bundle"
 	"github.com/skillbox-dev/skillbox/internal/safefile"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
@@ -30,7 +31,7 @@ var cmdPack = &command{
 			return e.fail(exitUsage, "pack takes one skill directory and -o FILE")
 		}
 		var buf bytes.Buffer
-		m, err := runtime.PackBundle(ctx, pos[0], &buf)
+		m, err := bundle.Pack(ctx, pos[0], &buf)
 		if err != nil {
 			return e.fail(exitFailed, "%v", err)
 		}
@@ -52,7 +53,7 @@ var cmdUnpack = &command{
 		if len(pos) != 1 || e.output == "" {
 			return e.fail(exitUsage, "unpack takes one bundle and -o DIR")
 		}
-		b, err := readBundle(pos[0], runtime.PackageLimits{})
+		b, err := readBundle(pos[0], bundle.Limits{})
 		if err != nil {
 			return e.fail(exitFailed, "%v", err)
 		}
@@ -159,11 +160,11 @@ var cmdKeygen = &command{
 		if len(pos) != 1 {
 			return e.fail(exitUsage, "keygen takes one NAME: it writes NAME.key and NAME.pub")
 		}
-		pub, err := runtime.GenerateKey(pos[0])
+		pub, err := bundle.GenerateKey(pos[0])
 		if err != nil {
 			return e.fail(exitFailed, "%v", err)
 		}
-		id := runtime.KeyID(pub)
+		id := bundle.KeyID(pub)
 		return e.report(fmt.Sprintf("wrote %s.key (keep it private) and %s.pub; trust it with bundles: {trustedKeys: [%q]}", pos[0], pos[0], id),
 			map[string]any{"key": pos[0] + ".key", "pub": pos[0] + ".pub", "publicKey": id})
 	},
@@ -179,11 +180,11 @@ var cmdSign = &command{
 		if len(pos) != 1 || e.key == "" {
 			return e.fail(exitUsage, "sign takes one bundle and --key NAME.key")
 		}
-		priv, err := runtime.LoadPrivateKey(e.key)
+		priv, err := bundle.LoadPrivateKey(e.key)
 		if err != nil {
 			return e.fail(exitFailed, "--key: %v", err)
 		}
-		b, err := readBundle(pos[0], runtime.PackageLimits{})
+		b, err := readBundle(pos[0], bundle.Limits{})
 		if err != nil {
 			return e.fail(exitFailed, "%v", err)
 		}
@@ -197,7 +198,7 @@ var cmdSign = &command{
 		if err := safefile.WriteAtomic(pos[0], buf.Bytes(), 0o644); err != nil {
 			return e.fail(exitFailed, "%v", err)
 		}
-		id := runtime.KeyID(priv.Public().(ed25519.PublicKey))
+		id := bundle.KeyID(priv.Public().(ed25519.PublicKey))
 		return e.report(fmt.Sprintf("signed %s with key %s", pos[0], id), map[string]any{"bundle": pos[0], "publicKey": id})
 	},
 }
@@ -214,15 +215,15 @@ var cmdVerify = &command{
 		}
 		var trusted []ed25519.PublicKey
 		for _, p := range e.pubs {
-			pub, err := runtime.ParsePublicKey([]byte(p))
+			pub, err := bundle.ParsePublicKey([]byte(p))
 			if err != nil {
-				if pub, err = runtime.LoadPublicKey(p); err != nil {
+				if pub, err = bundle.LoadPublicKey(p); err != nil {
 					return e.fail(exitUsage, "--pub %s: %v", p, err)
 				}
 			}
 			trusted = append(trusted, pub)
 		}
-		b, err := readBundle(pos[0], runtime.PackageLimits{})
+		b, err := readBundle(pos[0], bundle.Limits{})
 		if err != nil {
 			return e.fail(exitFailed, "%v", err)
 		}
@@ -246,7 +247,7 @@ var cmdVerify = &command{
 }
 
 // readBundle opens and reads a bundle file within l.
-func readBundle(path string, l runtime.PackageLimits) (*runtime.Bundle, error) {
+func readBundle(path string, l bundle.Limits) (*bundle.Bundle, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -255,7 +256,7 @@ func readBundle(path string, l runtime.PackageLimits) (*runtime.Bundle, error) {
 	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s: not a regular file", path)
 	}
-	b, err := runtime.ReadBundle(f, l)
+	b, err := bundle.Read(f, l)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

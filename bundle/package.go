@@ -1,13 +1,15 @@
-package runtime
+package bundle
 
 import (
 	"archive/tar"
 	"compress/gzip"
 	"errors"
 	"fmt"
-	"github.com/skillbox-dev/skillbox/spec"
 	"io"
 	"strings"
+
+	"github.com/skillbox-dev/skillbox/internal/wasmcheck"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // Package limits. A package is untrusted input (an HTTP upload, say) that is read whole into
@@ -15,9 +17,9 @@ import (
 // while the bytes arrive: a .tar.gz is a compressed stream, and a megabyte of gzip can inflate
 // to a gigabyte.
 const (
-	maxPackageFiles     = 256
+	MaxPackageFiles     = 256
 	maxPackageBytes     = 160 << 20
-	maxPackageFileBytes = 16 << 20 // SKILL.md and resources: the most the server serves of one resource
+	MaxPackageFileBytes = 16 << 20 // SKILL.md and resources: the most the server serves of one resource
 	// defaultPackageRatio is the most a .tar.gz may inflate, uncompressed bytes per compressed
 	// byte. Skill packages are mostly WebAssembly, which gzip shrinks about 3:1, and text, about
 	// 10:1; DEFLATE itself tops out near 1032:1, where bombs live. 100:1 leaves an order of
@@ -25,19 +27,19 @@ const (
 	defaultPackageRatio = 100
 	// ratioAllowance is inflated output the ratio does not count, so a small archive (whose tar
 	// headers and padding are mostly zeros) is never refused for its ratio.
-	ratioAllowance = 1 << 20
+	RatioAllowance = 1 << 20
 	// maxFieldBytes bounds a form field that is not a file (the id).
-	maxFieldBytes = 4 << 10
+	MaxFieldBytes = 4 << 10
 	// tarEntryOverhead is what one tar entry may add to the stream besides its contents: its
 	// header, padding, and PAX or GNU long-name records. It bounds the inflated stream as a
 	// whole, which tar.Reader reads (and discards) more of than the files it returns.
-	tarEntryOverhead = 16 << 10
+	TarEntryOverhead = 16 << 10
 )
 
 // PackageLimits bounds a skill package read by a [PackageReader]. A zero field is the default.
 // The default MaxFiles and MaxBytes are what [Runtime.Install] accepts, and the module and
 // manifest caps what the loader reads, so raising those only moves the refusal later.
-type PackageLimits struct {
+type Limits struct {
 	// MaxFiles bounds the entries: every tar entry (directories too) and every multipart part
 	// (form fields too). Default 256.
 	MaxFiles int
@@ -54,18 +56,18 @@ type PackageLimits struct {
 	MaxRatio int
 }
 
-func (l PackageLimits) withDefaults() PackageLimits {
+func (l Limits) WithDefaults() Limits {
 	if l.MaxFiles <= 0 {
-		l.MaxFiles = maxPackageFiles
+		l.MaxFiles = MaxPackageFiles
 	}
 	if l.MaxBytes <= 0 {
 		l.MaxBytes = maxPackageBytes
 	}
 	if l.MaxModuleBytes <= 0 {
-		l.MaxModuleBytes = ModuleLimits{}.withDefaults().MaxModuleBytes
+		l.MaxModuleBytes = wasmcheck.DefaultLimits.MaxModuleBytes
 	}
 	if l.MaxFileBytes <= 0 {
-		l.MaxFileBytes = maxPackageFileBytes
+		l.MaxFileBytes = MaxPackageFileBytes
 	}
 	if l.MaxRatio <= 0 {
 		l.MaxRatio = defaultPackageRatio
@@ -74,7 +76,7 @@ func (l PackageLimits) withDefaults() PackageLimits {
 }
 
 // fileMax is the most bytes the file at package path name may hold.
-func (l PackageLimits) fileMax(name string) int64 {
+func (l Limits) fileMax(name string) int64 {
 	switch {
 	case name == spec.ModuleFile:
 		return l.MaxModuleBytes
@@ -86,32 +88,32 @@ func (l PackageLimits) fileMax(name string) int64 {
 
 // tarFileMax is fileMax for a tar entry, whose one top-level directory ("greeter/execute.wasm")
 // may yet be stripped: the larger of the two readings, since which applies is known only at the end.
-func (l PackageLimits) tarFileMax(name string) int64 {
+func (l Limits) tarFileMax(name string) int64 {
 	m := l.fileMax(name)
-	if top, rest, ok := strings.Cut(name, "/"); ok && packageDir(name) != top {
+	if top, rest, ok := strings.Cut(name, "/"); ok && PackageDir(name) != top {
 		m = max(m, l.fileMax(rest))
 	}
 	return m
 }
 
 // ErrPackageTooLarge is matched by every [*PackageLimitError].
-var ErrPackageTooLarge = errors.New("package too large")
+var ErrTooLarge = errors.New("package too large")
 
 // PackageLimit names the bound a [*PackageLimitError] crossed.
-type PackageLimit string
+type Limit string
 
 const (
-	LimitFiles        PackageLimit = "maxFiles"        // too many entries
-	LimitBytes        PackageLimit = "maxBytes"        // the files together are too large
-	LimitFileBytes    PackageLimit = "maxFileBytes"    // one file is too large (MaxModuleBytes for the module)
-	LimitFieldBytes   PackageLimit = "maxFieldBytes"   // a form field that is not a file is too large
-	LimitRatio        PackageLimit = "maxRatio"        // the .tar.gz inflates too far
-	LimitArchiveBytes PackageLimit = "maxArchiveBytes" // the inflated tar stream is too large for its entries
+	LimitFiles        Limit = "maxFiles"        // too many entries
+	LimitBytes        Limit = "maxBytes"        // the files together are too large
+	LimitFileBytes    Limit = "maxFileBytes"    // one file is too large (MaxModuleBytes for the module)
+	LimitFieldBytes   Limit = "maxFieldBytes"   // a form field that is not a file is too large
+	LimitRatio        Limit = "maxRatio"        // the .tar.gz inflates too far
+	LimitArchiveBytes Limit = "maxArchiveBytes" // the inflated tar stream is too large for its entries
 )
 
 // PackageLimitError is a package refused for crossing a bound, found while reading it.
-type PackageLimitError struct {
-	Limit PackageLimit
+type LimitError struct {
+	Limit Limit
 	// File is the package path (or form field) being read when the bound was crossed; empty when
 	// the bound is the package's as a whole.
 	File string
@@ -122,7 +124,7 @@ type PackageLimitError struct {
 	Compressed int64
 }
 
-func (e *PackageLimitError) Error() string {
+func (e *LimitError) Error() string {
 	where := "package"
 	if e.File != "" {
 		where = fmt.Sprintf("package file %q", e.File)
@@ -139,7 +141,7 @@ func (e *PackageLimitError) Error() string {
 	case LimitRatio:
 		ratio := int64(0)
 		if e.Compressed > 0 {
-			ratio = (e.Max - ratioAllowance) / e.Compressed
+			ratio = (e.Max - RatioAllowance) / e.Compressed
 		}
 		return fmt.Sprintf("%s: %d compressed bytes inflate to more than %d (%s: at most %d to 1, plus 1 MiB): refused as a decompression bomb; send the files uncompressed as multipart/form-data", where, e.Compressed, e.Max, LimitRatio, ratio)
 	case LimitArchiveBytes:
@@ -149,7 +151,7 @@ func (e *PackageLimitError) Error() string {
 }
 
 // Is reports whether target is ErrPackageTooLarge.
-func (e *PackageLimitError) Is(target error) bool { return target == ErrPackageTooLarge }
+func (e *LimitError) Is(target error) bool { return target == ErrTooLarge }
 
 // PackageReader reads a skill package from multipart parts or a .tar.gz into memory, refusing it
 // as soon as it crosses a bound of its [PackageLimits]: it counts entries before reading them,
@@ -157,26 +159,26 @@ func (e *PackageLimitError) Is(target error) bool { return target == ErrPackageT
 // its bytes arrive, so it holds at most MaxBytes plus the spare half of one file's buffer. It
 // does not check names beyond what a reader must (tar entry types); [Runtime.Install] checks
 // paths. The zero value is not usable: use [NewPackageReader].
-type PackageReader struct {
-	l       PackageLimits
+type Reader struct {
+	l       Limits
 	files   map[string][]byte
 	entries int
 	total   int64
 }
 
 // NewPackageReader returns an empty reader within l (zero fields: the defaults).
-func NewPackageReader(l PackageLimits) *PackageReader {
-	return &PackageReader{l: l.withDefaults(), files: map[string][]byte{}}
+func NewReader(l Limits) *Reader {
+	return &Reader{l: l.WithDefaults(), files: map[string][]byte{}}
 }
 
 // Files returns the files read so far, by package path. The map is the reader's own.
-func (p *PackageReader) Files() map[string][]byte { return p.files }
+func (p *Reader) Files() map[string][]byte { return p.files }
 
 // entry counts one entry against MaxFiles.
-func (p *PackageReader) entry(name string) error {
+func (p *Reader) entry(name string) error {
 	p.entries++
 	if p.entries > p.l.MaxFiles {
-		return &PackageLimitError{Limit: LimitFiles, File: name, Got: int64(p.entries), Max: int64(p.l.MaxFiles)}
+		return &LimitError{Limit: LimitFiles, File: name, Got: int64(p.entries), Max: int64(p.l.MaxFiles)}
 	}
 	return nil
 }
@@ -187,7 +189,7 @@ func (p *PackageReader) entry(name string) error {
 // # Errors
 //
 // A *PackageLimitError (errors.Is ErrPackageTooLarge), or r's error.
-func (p *PackageReader) Add(name string, r io.Reader) error {
+func (p *Reader) Add(name string, r io.Reader) error {
 	if err := p.entry(name); err != nil {
 		return err
 	}
@@ -201,13 +203,13 @@ func (p *PackageReader) Add(name string, r io.Reader) error {
 
 // AddField reads a form field that is not a file (such as "id"), of at most 4 KiB, and counts it
 // as an entry.
-func (p *PackageReader) AddField(name string, r io.Reader) ([]byte, error) {
+func (p *Reader) AddField(name string, r io.Reader) ([]byte, error) {
 	if err := p.entry(name); err != nil {
 		return nil, err
 	}
-	data, err := readCapped(r, maxFieldBytes, -1)
+	data, err := readCapped(r, MaxFieldBytes, -1)
 	if errors.Is(err, errOverCap) {
-		return nil, &PackageLimitError{Limit: LimitFieldBytes, File: name, Got: int64(len(data)), Max: maxFieldBytes}
+		return nil, &LimitError{Limit: LimitFieldBytes, File: name, Got: int64(len(data)), Max: MaxFieldBytes}
 	}
 	if err != nil {
 		return nil, err
@@ -223,14 +225,14 @@ func (p *PackageReader) AddField(name string, r io.Reader) ([]byte, error) {
 //
 // A *PackageLimitError (errors.Is ErrPackageTooLarge); a *ManifestError for an entry that is not
 // a regular file; otherwise the gzip, tar or reading error, wrapped.
-func (p *PackageReader) AddTarGz(r io.Reader) error {
+func (p *Reader) AddTarGz(r io.Reader) error {
 	in := &countReader{r: r}
 	gz, err := gzip.NewReader(in)
 	if err != nil {
 		return fmt.Errorf("gzip: %w", err)
 	}
 	g := &inflateGuard{r: gz, in: in, ratio: int64(p.l.MaxRatio),
-		max: p.l.MaxBytes + int64(p.l.MaxFiles+1)*tarEntryOverhead}
+		max: p.l.MaxBytes + int64(p.l.MaxFiles+1)*TarEntryOverhead}
 	tr := tar.NewReader(g)
 	var added []string
 	for {
@@ -246,7 +248,7 @@ func (p *PackageReader) AddTarGz(r io.Reader) error {
 		if err := p.entry(name); err != nil {
 			return err
 		}
-		if dir := strings.TrimSuffix(name, "/"); !cleanRelPath(dir) && !(h.Typeflag == tar.TypeDir && (dir == "" || dir == ".")) {
+		if dir := strings.TrimSuffix(name, "/"); !CleanPath(dir) && !(h.Typeflag == tar.TypeDir && (dir == "" || dir == ".")) {
 			return &spec.ManifestError{Path: h.Name, Msg: "not a clean relative path (absolute, with \"..\", or unclean)",
 				Hint: "archive the package's files by their paths in it"}
 		}
@@ -275,7 +277,7 @@ func (p *PackageReader) AddTarGz(r io.Reader) error {
 	// Each file was read under the larger of its two possible caps; now its name is final.
 	for _, name := range p.stripTop(added) {
 		if n := int64(len(p.files[name])); n > p.l.fileMax(name) {
-			return &PackageLimitError{Limit: LimitFileBytes, File: name, Got: n, Max: p.l.fileMax(name)}
+			return &LimitError{Limit: LimitFileBytes, File: name, Got: n, Max: p.l.fileMax(name)}
 		}
 	}
 	return nil
@@ -283,7 +285,7 @@ func (p *PackageReader) AddTarGz(r io.Reader) error {
 
 // tarErr passes a limit error through as it is and wraps anything else.
 func tarErr(err error, file string) error {
-	var le *PackageLimitError
+	var le *LimitError
 	if errors.As(err, &le) {
 		return le
 	}
@@ -296,7 +298,7 @@ func tarErr(err error, file string) error {
 // stripTop drops one top-level directory common to all of names ("greeter/"), as a package
 // archived as its directory has; a top-level resources/, lib/ or scripts/ is the package's own. It returns the
 // names as they now are.
-func (p *PackageReader) stripTop(names []string) []string {
+func (p *Reader) stripTop(names []string) []string {
 	var top string
 	for _, name := range names {
 		first, _, found := strings.Cut(name, "/")
@@ -305,7 +307,7 @@ func (p *PackageReader) stripTop(names []string) []string {
 		}
 		top = first
 	}
-	if top == "" || packageDir(top+"/") != "" {
+	if top == "" || PackageDir(top+"/") != "" {
 		return names
 	}
 	out := make([]string, len(names))
@@ -320,20 +322,20 @@ func (p *PackageReader) stripTop(names []string) []string {
 
 // read reads one file of at most fileMax bytes within what MaxBytes leaves; declared is the size
 // a tar header announces (-1: unknown), checked before any byte is read.
-func (p *PackageReader) read(name string, r io.Reader, fileMax, declared int64) ([]byte, error) {
+func (p *Reader) read(name string, r io.Reader, fileMax, declared int64) ([]byte, error) {
 	if declared > fileMax {
-		return nil, &PackageLimitError{Limit: LimitFileBytes, File: name, Got: declared, Max: fileMax}
+		return nil, &LimitError{Limit: LimitFileBytes, File: name, Got: declared, Max: fileMax}
 	}
 	left := p.l.MaxBytes - p.total
 	if declared > left {
-		return nil, &PackageLimitError{Limit: LimitBytes, File: name, Got: p.total + declared, Max: p.l.MaxBytes}
+		return nil, &LimitError{Limit: LimitBytes, File: name, Got: p.total + declared, Max: p.l.MaxBytes}
 	}
 	data, err := readCapped(r, min(fileMax, left), declared)
 	switch {
 	case errors.Is(err, errOverCap) && fileMax <= left:
-		return nil, &PackageLimitError{Limit: LimitFileBytes, File: name, Got: int64(len(data)), Max: fileMax}
+		return nil, &LimitError{Limit: LimitFileBytes, File: name, Got: int64(len(data)), Max: fileMax}
 	case errors.Is(err, errOverCap):
-		return nil, &PackageLimitError{Limit: LimitBytes, File: name, Got: p.total + int64(len(data)), Max: p.l.MaxBytes}
+		return nil, &LimitError{Limit: LimitBytes, File: name, Got: p.total + int64(len(data)), Max: p.l.MaxBytes}
 	case err != nil:
 		return nil, err
 	}
@@ -413,18 +415,11 @@ type inflateGuard struct {
 func (g *inflateGuard) Read(b []byte) (int, error) {
 	n, err := g.r.Read(b)
 	g.out += int64(n)
-	if allowed := g.ratio*g.in.n + ratioAllowance; g.out > allowed {
-		return n, &PackageLimitError{Limit: LimitRatio, File: g.file, Got: g.out, Max: allowed, Compressed: g.in.n}
+	if allowed := g.ratio*g.in.n + RatioAllowance; g.out > allowed {
+		return n, &LimitError{Limit: LimitRatio, File: g.file, Got: g.out, Max: allowed, Compressed: g.in.n}
 	}
 	if g.out > g.max {
-		return n, &PackageLimitError{Limit: LimitArchiveBytes, Got: g.out, Max: g.max}
+		return n, &LimitError{Limit: LimitArchiveBytes, Got: g.out, Max: g.max}
 	}
 	return n, err
-}
-
-// PackageLimits are the limits an upload of a package is read within: the defaults, with the
-// policy's module size. Faces that read packages (HTTP uploads) use them, so the loader never
-// refuses a module the upload accepted for its size, nor the other way round.
-func (rt *Runtime) PackageLimits() PackageLimits {
-	return PackageLimits{MaxModuleBytes: rt.policy.Load().Modules.withDefaults().MaxModuleBytes}.withDefaults()
 }

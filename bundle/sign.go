@@ -1,4 +1,4 @@
-package runtime
+package bundle
 
 import (
 	"crypto/ed25519"
@@ -9,6 +9,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"github.com/skillbox-dev/skillbox/internal/safefile"
 	"io"
 	"maps"
 	"os"
@@ -32,11 +33,11 @@ import (
 
 // ErrBundleUntrusted is a bundle refused by trust: unsigned, or signed by no trusted key, when a
 // signature by a trusted key is required (the policy's bundles.requireSigned, or verify --pub).
-var ErrBundleUntrusted = errors.New("bundle not signed by a trusted key")
+var ErrUntrusted = errors.New("bundle not signed by a trusted key")
 
 // signedMessage is what a signature of a bundle with this manifest digest signs.
 func signedMessage(manifestDigest string) []byte {
-	return []byte(BundleFormat + " manifest " + manifestDigest)
+	return []byte(Format + " manifest " + manifestDigest)
 }
 
 // GenerateKey writes a new ed25519 key pair: name.key (the private key, mode 0600) and name.pub.
@@ -87,7 +88,7 @@ const maxKeyFileBytes = 16 << 10
 
 // LoadPrivateKey reads an ed25519 private key, PKCS#8 PEM.
 func LoadPrivateKey(path string) (ed25519.PrivateKey, error) {
-	data, err := readRegular(path, maxKeyFileBytes)
+	data, err := safefile.ReadFile(path, maxKeyFileBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +133,7 @@ func ParsePublicKey(data []byte) (ed25519.PublicKey, error) {
 
 // LoadPublicKey reads an ed25519 public key file (see ParsePublicKey).
 func LoadPublicKey(path string) (ed25519.PublicKey, error) {
-	data, err := readRegular(path, maxKeyFileBytes)
+	data, err := safefile.ReadFile(path, maxKeyFileBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -193,9 +194,9 @@ func (b *Bundle) Verify(trusted []ed25519.PublicKey, requireTrusted bool) (*Veri
 	msg := signedMessage(v.ManifestDigest)
 	for _, key := range slices.Sorted(maps.Keys(b.sigs)) {
 		pub, _ := parseKeyHex(key) // checked when read
-		name := bundleSigDir + key + ".sig"
+		name := SigDir + key + ".sig"
 		if !ed25519.Verify(pub, msg, b.sigs[key]) {
-			return nil, &BundleError{Entry: name, Msg: fmt.Sprintf("the signature by key %s does not verify: the manifest or the signature was changed after signing", KeyID(pub)),
+			return nil, &Error{Entry: name, Msg: fmt.Sprintf("the signature by key %s does not verify: the manifest or the signature was changed after signing", KeyID(pub)),
 				Hint: "get the bundle again from its publisher"}
 		}
 		if slices.ContainsFunc(trusted, func(t ed25519.PublicKey) bool { return t.Equal(pub) }) {
@@ -206,10 +207,10 @@ func (b *Bundle) Verify(trusted []ed25519.PublicKey, requireTrusted bool) (*Veri
 	}
 	if requireTrusted && len(v.Trusted) == 0 {
 		if len(v.Untrusted) == 0 {
-			return nil, fmt.Errorf("%w: %s is unsigned; sign it with skillbox sign FILE --key NAME.key, by a key the installer trusts", ErrBundleUntrusted, b.manifest.Skill)
+			return nil, fmt.Errorf("%w: %s is unsigned; sign it with skillbox sign FILE --key NAME.key, by a key the installer trusts", ErrUntrusted, b.manifest.Skill)
 		}
 		return nil, fmt.Errorf("%w: %s is signed only by key %s, which is not trusted; trust it (bundles.trustedKeys in the policy, or verify --pub KEY.pub) if it is its publisher's",
-			ErrBundleUntrusted, b.manifest.Skill, strings.Join(v.Untrusted, ", key "))
+			ErrUntrusted, b.manifest.Skill, strings.Join(v.Untrusted, ", key "))
 	}
 	return v, nil
 }

@@ -1,4 +1,9 @@
-package runtime
+// Package bundle is a skill package as it travels: the tree digest that names a version of a
+// skill, the reader that takes an upload (files, multipart parts, a tar.gz) within bounds that
+// no archive can cross, the signed bundle format (pack, read, verify, sign, keys), and the one
+// check that decides whether a package may be installed. It is a leaf: the CLI packs and signs,
+// and a store reads bundles, without linking the engine.
+package bundle
 
 import (
 	"archive/tar"
@@ -10,7 +15,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/skillbox-dev/skillbox/spec"
 	"io"
 	"maps"
 	"os"
@@ -19,6 +23,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // A bundle is a skill as one file that can be copied, signed and installed elsewhere: a .tar.gz
@@ -44,19 +50,19 @@ import (
 // the manifest, not the archive's bytes, so another compressor would not break a signature.
 const (
 	// BundleManifestPath is the manifest's entry.
-	BundleManifestPath = ".bundle/manifest.json"
+	ManifestPath = ".bundle/manifest.json"
 	// BundleFormat is the manifest's format field.
-	BundleFormat = "skillbox-bundle/v1"
+	Format = "skillbox-bundle/v1"
 	// bundleDir holds the bundle's own entries.
 	bundleDir = ".bundle/"
 	// bundleSigDir holds the signatures.
-	bundleSigDir = ".bundle/signatures/"
+	SigDir = ".bundle/signatures/"
 	// maxBundleSignatures bounds the signatures a bundle may carry.
 	maxBundleSignatures = 16
 )
 
 // BundleManifest lists a bundle's files and the skill's tree digest.
-type BundleManifest struct {
+type Manifest struct {
 	// Format is BundleFormat.
 	Format string `json:"format"`
 	// Skill is the skill's id: the directory it was packed from, and the one it installs as.
@@ -64,11 +70,11 @@ type BundleManifest struct {
 	// Digest is the tree digest of Files ("sha256:<hex>"), the version's identity.
 	Digest string `json:"digest"`
 	// Files are the skill's files, sorted by path.
-	Files []BundleFile `json:"files"`
+	Files []File `json:"files"`
 }
 
 // BundleFile is one file of a bundle.
-type BundleFile struct {
+type File struct {
 	Path   string `json:"path"`
 	Size   int64  `json:"size"`
 	SHA256 string `json:"sha256"`
@@ -76,17 +82,17 @@ type BundleFile struct {
 
 // ErrBundleInvalid is matched by every *BundleError: a bundle whose contents are not what its
 // manifest says, or whose signature does not verify (tampered), or that is malformed.
-var ErrBundleInvalid = errors.New("invalid bundle")
+var ErrInvalid = errors.New("invalid bundle")
 
 // BundleError is one problem of a bundle: the entry (a file, the manifest, a signature), what is
 // wrong and how to fix it.
-type BundleError struct {
+type Error struct {
 	Entry string
 	Msg   string
 	Hint  string
 }
 
-func (e *BundleError) Error() string {
+func (e *Error) Error() string {
 	s := fmt.Sprintf("bundle entry %q: %s", e.Entry, e.Msg)
 	if e.Hint != "" {
 		s += " (" + e.Hint + ")"
@@ -95,20 +101,20 @@ func (e *BundleError) Error() string {
 }
 
 // Is reports whether target is ErrBundleInvalid.
-func (e *BundleError) Is(target error) bool { return target == ErrBundleInvalid }
+func (e *Error) Is(target error) bool { return target == ErrInvalid }
 
 // Bundle is a bundle read into memory and checked: every file is the one its manifest lists, and
 // the manifest's digest is the files' tree digest. Its signatures are read but not yet checked
 // (see [Bundle.Verify]).
 type Bundle struct {
-	manifest     BundleManifest
+	manifest     Manifest
 	manifestData []byte
 	files        map[string][]byte
 	sigs         map[string][]byte // by the signing key's hex
 }
 
 // Manifest returns the bundle's manifest (its Files are a copy).
-func (b *Bundle) Manifest() BundleManifest {
+func (b *Bundle) Manifest() Manifest {
 	m := b.manifest
 	m.Files = slices.Clone(m.Files)
 	return m
@@ -127,9 +133,9 @@ func (b *Bundle) Files() map[string][]byte {
 // signatures, which Install checks again under the policy.
 func (b *Bundle) Package() map[string][]byte {
 	out := b.Files()
-	out[BundleManifestPath] = bytes.Clone(b.manifestData)
+	out[ManifestPath] = bytes.Clone(b.manifestData)
 	for k, v := range b.sigs {
-		out[bundleSigDir+k+".sig"] = bytes.Clone(v)
+		out[SigDir+k+".sig"] = bytes.Clone(v)
 	}
 	return out
 }
@@ -137,7 +143,7 @@ func (b *Bundle) Package() map[string][]byte {
 // ManifestDigest is the sha256 of the manifest's bytes, "sha256:<hex>": what a signature signs.
 func (b *Bundle) ManifestDigest() string {
 	sum := sha256.Sum256(b.manifestData)
-	return digestPrefix + hex.EncodeToString(sum[:])
+	return DigestPrefix + hex.EncodeToString(sum[:])
 }
 
 // PackBundle writes the skill at dir as a bundle to w and returns its manifest. The skill id is
@@ -147,46 +153,46 @@ func (b *Bundle) ManifestDigest() string {
 //
 // A tree the digest refuses (too many files or bytes); a file that changed while it was packed;
 // a tree over the default [PackageLimits], which no installer would accept.
-func PackBundle(ctx context.Context, dir string, w io.Writer) (*BundleManifest, error) {
+func Pack(ctx context.Context, dir string, w io.Writer) (*Manifest, error) {
 	id := filepath.Base(filepath.Clean(dir))
 	if !spec.ValidID(id) {
 		return nil, fmt.Errorf("pack %s: %q is not a skill id: name the directory after the skill (lower-case letters, digits and '-')", dir, id)
 	}
-	t, err := (*digester)(nil).walk(dir, false)
+	t, err := Walk(dir, nil, false)
 	if err != nil {
 		return nil, fmt.Errorf("pack %s: %w", dir, err)
 	}
-	l := PackageLimits{}.withDefaults()
-	if len(t.files)+1 > l.MaxFiles {
-		return nil, fmt.Errorf("pack %s: %d files, more than the %d a package may hold (%s)", dir, len(t.files), l.MaxFiles-1, LimitFiles)
+	l := Limits{}.WithDefaults()
+	if len(t.Files)+1 > l.MaxFiles {
+		return nil, fmt.Errorf("pack %s: %d files, more than the %d a package may hold (%s)", dir, len(t.Files), l.MaxFiles-1, LimitFiles)
 	}
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, fmt.Errorf("pack %s: %w", dir, err)
 	}
 	defer root.Close()
-	m := BundleManifest{Format: BundleFormat, Skill: id, Digest: t.digest, Files: make([]BundleFile, 0, len(t.files))}
-	files := make(map[string][]byte, len(t.files))
+	m := Manifest{Format: Format, Skill: id, Digest: t.Digest, Files: make([]File, 0, len(t.Files))}
+	files := make(map[string][]byte, len(t.Files))
 	var total int64
-	for _, f := range t.files {
+	for _, f := range t.Files {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if f.size > l.fileMax(f.rel) {
-			return nil, &PackageLimitError{Limit: LimitFileBytes, File: f.rel, Got: f.size, Max: l.fileMax(f.rel)}
+		if f.Size > l.fileMax(f.Rel) {
+			return nil, &LimitError{Limit: LimitFileBytes, File: f.Rel, Got: f.Size, Max: l.fileMax(f.Rel)}
 		}
-		if total += f.size; total > l.MaxBytes {
-			return nil, &PackageLimitError{Limit: LimitBytes, File: f.rel, Got: total, Max: l.MaxBytes}
+		if total += f.Size; total > l.MaxBytes {
+			return nil, &LimitError{Limit: LimitBytes, File: f.Rel, Got: total, Max: l.MaxBytes}
 		}
-		data, err := readRootFile(root, f.rel, f.size)
+		data, err := ReadRootFile(root, f.Rel, f.Size)
 		if err != nil {
-			return nil, fmt.Errorf("pack %s: %s: %w", dir, f.rel, err)
+			return nil, fmt.Errorf("pack %s: %s: %w", dir, f.Rel, err)
 		}
-		if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != f.sum {
-			return nil, fmt.Errorf("pack %s: %s changed while it was packed: pack again", dir, f.rel)
+		if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != f.Sum {
+			return nil, fmt.Errorf("pack %s: %s changed while it was packed: pack again", dir, f.Rel)
 		}
-		files[f.rel] = data
-		m.Files = append(m.Files, BundleFile{Path: f.rel, Size: f.size, SHA256: f.sum})
+		files[f.Rel] = data
+		m.Files = append(m.Files, File{Path: f.Rel, Size: f.Size, SHA256: f.Sum})
 	}
 	data, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
@@ -200,7 +206,7 @@ func PackBundle(ctx context.Context, dir string, w io.Writer) (*BundleManifest, 
 }
 
 // readRootFile reads rel in root, of the size the walk found, and no more.
-func readRootFile(root *os.Root, rel string, size int64) ([]byte, error) {
+func ReadRootFile(root *os.Root, rel string, size int64) ([]byte, error) {
 	f, err := root.Open(rel)
 	if err != nil {
 		return nil, err
@@ -231,7 +237,7 @@ func (b *Bundle) write(w io.Writer) error {
 		_, err := tw.Write(data)
 		return err
 	}
-	if err := entry(BundleManifestPath, b.manifestData); err != nil {
+	if err := entry(ManifestPath, b.manifestData); err != nil {
 		return err
 	}
 	for _, f := range b.manifest.Files {
@@ -240,7 +246,7 @@ func (b *Bundle) write(w io.Writer) error {
 		}
 	}
 	for _, key := range slices.Sorted(maps.Keys(b.sigs)) {
-		if err := entry(bundleSigDir+key+".sig", b.sigs[key]); err != nil {
+		if err := entry(SigDir+key+".sig", b.sigs[key]); err != nil {
 			return err
 		}
 	}
@@ -260,17 +266,17 @@ func (b *Bundle) write(w io.Writer) error {
 // A *PackageLimitError for a bound crossed; a *ManifestError for an entry that is not a regular
 // file, a path that is not clean and relative, or an entry twice; *BundleError values (errors.Is
 // ErrBundleInvalid), joined, for every way the contents differ from the manifest.
-func ReadBundle(r io.Reader, l PackageLimits) (*Bundle, error) {
-	pr := NewPackageReader(l)
+func Read(r io.Reader, l Limits) (*Bundle, error) {
+	pr := NewReader(l)
 	if err := pr.AddTarGz(r); err != nil {
 		return nil, err
 	}
-	b, ok, err := bundleFromFiles(pr.Files())
+	b, ok, err := FromFiles(pr.Files())
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
-		return nil, &BundleError{Entry: BundleManifestPath, Msg: "missing: this .tar.gz is not a bundle",
+		return nil, &Error{Entry: ManifestPath, Msg: "missing: this .tar.gz is not a bundle",
 			Hint: "make one with skillbox pack DIR -o FILE"}
 	}
 	return b, nil
@@ -278,12 +284,12 @@ func ReadBundle(r io.Reader, l PackageLimits) (*Bundle, error) {
 
 // bundleFromFiles splits a package's files into a bundle: ok is false when there is no bundle
 // manifest (a plain package). Every problem is reported, joined.
-func bundleFromFiles(all map[string][]byte) (b *Bundle, ok bool, err error) {
-	data, ok := all[BundleManifestPath]
+func FromFiles(all map[string][]byte) (b *Bundle, ok bool, err error) {
+	data, ok := all[ManifestPath]
 	if !ok {
 		for name := range all {
 			if strings.HasPrefix(name, bundleDir) {
-				return nil, true, &BundleError{Entry: BundleManifestPath, Msg: "missing, while " + name + " is there",
+				return nil, true, &Error{Entry: ManifestPath, Msg: "missing, while " + name + " is there",
 					Hint: "pack the skill again with skillbox pack"}
 			}
 		}
@@ -293,22 +299,22 @@ func bundleFromFiles(all map[string][]byte) (b *Bundle, ok bool, err error) {
 	var problems []error
 	for name, content := range all {
 		switch {
-		case name == BundleManifestPath:
-		case strings.HasPrefix(name, bundleSigDir):
-			key, ok := strings.CutSuffix(strings.TrimPrefix(name, bundleSigDir), ".sig")
+		case name == ManifestPath:
+		case strings.HasPrefix(name, SigDir):
+			key, ok := strings.CutSuffix(strings.TrimPrefix(name, SigDir), ".sig")
 			if _, err := parseKeyHex(key); !ok || err != nil {
-				problems = append(problems, &BundleError{Entry: name, Msg: "not a signature: a signature is .bundle/signatures/<64 hex digits of the ed25519 public key>.sig"})
+				problems = append(problems, &Error{Entry: name, Msg: "not a signature: a signature is .bundle/signatures/<64 hex digits of the ed25519 public key>.sig"})
 				continue
 			}
 			b.sigs[key] = content
 		case strings.HasPrefix(name, bundleDir):
-			problems = append(problems, &BundleError{Entry: name, Msg: "unknown bundle entry", Hint: "a bundle's own entries are .bundle/manifest.json and .bundle/signatures/"})
+			problems = append(problems, &Error{Entry: name, Msg: "unknown bundle entry", Hint: "a bundle's own entries are .bundle/manifest.json and .bundle/signatures/"})
 		default:
 			b.files[name] = content
 		}
 	}
 	if len(b.sigs) > maxBundleSignatures {
-		problems = append(problems, &BundleError{Entry: bundleSigDir, Msg: fmt.Sprintf("%d signatures, more than %d", len(b.sigs), maxBundleSignatures)})
+		problems = append(problems, &Error{Entry: SigDir, Msg: fmt.Sprintf("%d signatures, more than %d", len(b.sigs), maxBundleSignatures)})
 	}
 	if err := b.parseManifest(); err != nil {
 		return nil, true, errors.Join(append(problems, err)...)
@@ -324,7 +330,7 @@ func bundleFromFiles(all map[string][]byte) (b *Bundle, ok bool, err error) {
 // clean paths that the tree digest covers, sha256 in hex.
 func (b *Bundle) parseManifest() error {
 	bad := func(msg string, args ...any) error {
-		return &BundleError{Entry: BundleManifestPath, Msg: fmt.Sprintf(msg, args...)}
+		return &Error{Entry: ManifestPath, Msg: fmt.Sprintf(msg, args...)}
 	}
 	d := json.NewDecoder(bytes.NewReader(b.manifestData))
 	d.DisallowUnknownFields()
@@ -336,15 +342,15 @@ func (b *Bundle) parseManifest() error {
 	}
 	m := &b.manifest
 	switch {
-	case m.Format != BundleFormat:
-		return bad("format %q, want %q (a bundle from another version of skillbox?)", m.Format, BundleFormat)
+	case m.Format != Format:
+		return bad("format %q, want %q (a bundle from another version of skillbox?)", m.Format, Format)
 	case !spec.ValidID(m.Skill):
 		return bad("skill: %q is not a skill id", m.Skill)
 	}
 	for i, f := range m.Files {
 		field := fmt.Sprintf("files[%d]", i)
 		switch {
-		case !cleanRelPath(f.Path) || !covered(f.Path):
+		case !CleanPath(f.Path) || !covered(f.Path):
 			return bad("%s.path: %q is not a path a bundle holds (clean, relative, not hidden, not under src/)", field, f.Path)
 		case i > 0 && m.Files[i-1].Path >= f.Path:
 			return bad("%s.path: %q is out of order or listed twice (files are sorted by path, byte order)", field, f.Path)
@@ -363,33 +369,33 @@ func (b *Bundle) parseManifest() error {
 func (b *Bundle) checkFiles() []error {
 	var problems []error
 	listed := make(map[string]bool, len(b.manifest.Files))
-	tf := make([]treeFile, 0, len(b.manifest.Files))
+	tf := make([]TreeFile, 0, len(b.manifest.Files))
 	for _, f := range b.manifest.Files {
 		listed[f.Path] = true
-		tf = append(tf, treeFile{rel: f.Path, size: f.Size, sum: f.SHA256})
+		tf = append(tf, TreeFile{Rel: f.Path, Size: f.Size, Sum: f.SHA256})
 		data, ok := b.files[f.Path]
 		if !ok {
-			problems = append(problems, &BundleError{Entry: f.Path, Msg: "listed in the manifest but missing from the bundle (removed)"})
+			problems = append(problems, &Error{Entry: f.Path, Msg: "listed in the manifest but missing from the bundle (removed)"})
 			continue
 		}
 		sum := sha256.Sum256(data)
 		if got := hex.EncodeToString(sum[:]); int64(len(data)) != f.Size || got != f.SHA256 {
-			problems = append(problems, &BundleError{Entry: f.Path, Msg: fmt.Sprintf("changed: %d bytes with sha256 %s, the manifest says %d bytes with sha256 %s", len(data), got, f.Size, f.SHA256)})
+			problems = append(problems, &Error{Entry: f.Path, Msg: fmt.Sprintf("changed: %d bytes with sha256 %s, the manifest says %d bytes with sha256 %s", len(data), got, f.Size, f.SHA256)})
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(b.files)) {
 		if !listed[name] {
-			problems = append(problems, &BundleError{Entry: name, Msg: "not listed in the manifest (added)"})
+			problems = append(problems, &Error{Entry: name, Msg: "not listed in the manifest (added)"})
 		}
 	}
-	if d := sumTree(tf); d != b.manifest.Digest {
-		problems = append(problems, &BundleError{Entry: BundleManifestPath, Msg: fmt.Sprintf("digest: %q is not the tree digest of the files it lists (%s)", b.manifest.Digest, d)})
+	if d := SumTree(tf); d != b.manifest.Digest {
+		problems = append(problems, &Error{Entry: ManifestPath, Msg: fmt.Sprintf("digest: %q is not the tree digest of the files it lists (%s)", b.manifest.Digest, d)})
 	}
 	return problems
 }
 
 // cleanRelPath reports whether name is a clean, relative slash path with no "..", backslash or NUL.
-func cleanRelPath(name string) bool {
+func CleanPath(name string) bool {
 	return name != "" && name != "." && path.Clean(name) == name && !path.IsAbs(name) &&
 		name != ".." && !strings.HasPrefix(name, "../") && !strings.ContainsAny(name, "\\\x00")
 }
