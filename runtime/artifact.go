@@ -11,73 +11,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/artifact"
 	"github.com/skillbox-dev/skillbox/run"
-	"github.com/skillbox-dev/skillbox/spec"
 )
-
-// ArtifactsPolicy bounds the output directory of every run. The zero value is the defaults:
-// the output mount on, each run at most 16 files of 8 MiB each and 32 MiB in all.
-//
-// The mount is on by default, unlike a directory of the host, because it exposes nothing of
-// the host: it is empty when the run starts, private to the run, bounded, and removed after it;
-// a skill still has to ask for it in its manifest, and a new version that starts asking is a
-// new permission (see docs/versions.md).
-type ArtifactsPolicy struct {
-	// Disabled refuses the output mount to every skill (a refusal line in each grant that asks).
-	// In a policy file: artifacts: {enabled: false}.
-	Disabled bool
-	// MaxFiles bounds the files a run may leave (default 16).
-	MaxFiles int64
-	// MaxFileBytes bounds each file (default 8 MiB, at most 256 MiB: a store holds a file in
-	// memory while it keeps or serves it).
-	MaxFileBytes int64
-	// MaxTotalBytes bounds all of a run's files together (default 32 MiB, at most 1 GiB).
-	MaxTotalBytes int64
-}
-
-// The defaults and ceilings of ArtifactsPolicy.
-const (
-	DefaultArtifactFiles      = 16
-	DefaultArtifactFileBytes  = 8 << 20
-	DefaultArtifactTotalBytes = 32 << 20
-	maxArtifactFiles          = 4096
-	maxArtifactFileBytes      = 256 << 20
-	maxArtifactTotalBytes     = 1 << 30
-)
-
-// withDefaults fills a's zero bounds.
-func (a ArtifactsPolicy) withDefaults() ArtifactsPolicy {
-	if a.MaxFiles <= 0 {
-		a.MaxFiles = DefaultArtifactFiles
-	}
-	if a.MaxFileBytes <= 0 {
-		a.MaxFileBytes = DefaultArtifactFileBytes
-	}
-	if a.MaxTotalBytes <= 0 {
-		a.MaxTotalBytes = DefaultArtifactTotalBytes
-	}
-	return a
-}
-
-// ArtifactLimits are the bounds of a granted output mount, as a grant shows them.
-type ArtifactLimits struct {
-	MaxFiles      int64 `json:"maxFiles"`
-	MaxFileBytes  int64 `json:"maxFileBytes"`
-	MaxTotalBytes int64 `json:"maxTotalBytes"`
-}
-
-// artifactsPolicy reads a policy file's artifacts section.
-func artifactsPolicy(c *spec.Checker, obj spec.Doc) ArtifactsPolicy {
-	c.Known(obj, "artifacts", "enabled", "maxFiles", "maxFileBytes", "maxTotalBytes")
-	a := ArtifactsPolicy{
-		MaxFiles:      c.Int(obj, "artifacts", "maxFiles", maxArtifactFiles),
-		MaxFileBytes:  c.Int(obj, "artifacts", "maxFileBytes", maxArtifactFileBytes),
-		MaxTotalBytes: c.Int(obj, "artifacts", "maxTotalBytes", maxArtifactTotalBytes),
-	}
-	if _, set := obj["enabled"]; set {
-		a.Disabled = !c.Bool(obj, "artifacts", "enabled")
-	}
-	return a
-}
 
 // artifactCheck hashes bytes as they are written, to check they are an artifact's.
 type artifactCheck struct {

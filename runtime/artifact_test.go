@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/skillbox-dev/skillbox/artifact"
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 )
 
@@ -65,10 +66,10 @@ func TestArtifactsOfACompiledSkill(t *testing.T) {
 	t.Setenv("TMPDIR", tmp)
 	dir := t.TempDir()
 	fixture(t, dir, "out", outputManifest("out", ""), "output")
-	p := &Policy{Artifacts: ArtifactsPolicy{MaxFiles: 3, MaxFileBytes: 100, MaxTotalBytes: 150}}
+	p := &policy.Policy{Artifacts: policy.Artifacts{MaxFiles: 3, MaxFileBytes: 100, MaxTotalBytes: 150}}
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: p})
 	s, _ := rt.Skill("out")
-	if g := s.Grant(); g.Artifacts == nil || *g.Artifacts != (ArtifactLimits{3, 100, 150}) || len(g.Refused) != 0 {
+	if g := s.Grant(); g.Artifacts == nil || *g.Artifacts != (policy.ArtifactLimits{MaxFiles: 3, MaxFileBytes: 100, MaxTotalBytes: 150}) || len(g.Refused) != 0 {
 		t.Fatalf("grant %+v", g)
 	}
 	// a, b fit; big passes maxFileBytes; c would pass maxTotalBytes; d is the third file; e a
@@ -131,7 +132,7 @@ func TestOutputNeedsItsPermission(t *testing.T) {
 	fixture(t, dir, "sub", outputManifest("sub", `[{"path":"/output/x","access":"read-write"}]`), "output")
 	fixture(t, dir, "ro", outputManifest("ro", `[{"path":"/output","access":"read-only"}]`), "output")
 	fixture(t, dir, "off", outputManifest("off", ""), "output")
-	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: &Policy{Artifacts: ArtifactsPolicy{Disabled: true}}})
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: &policy.Policy{Artifacts: policy.Artifacts{Disabled: true}}})
 	refusals := map[string]string{
 		"none": "",
 		"sub":  "files /output/x: the output directory is granted whole: ask for /output",
@@ -148,13 +149,13 @@ func TestOutputNeedsItsPermission(t *testing.T) {
 			t.Errorf("%s: %s %+v %v; want the write denied and no artifacts", id, res.Result, res.Artifacts, err)
 		}
 	}
-	_, err := ParsePolicy("p.yaml", []byte("files:\n  - {path: /output, hostPath: /tmp/x, access: read-write}\nartifacts: {maxFiles: 0, colour: red}\n"), os.LookupEnv)
+	_, err := policy.Parse("p.yaml", []byte("files:\n  - {path: /output, hostPath: /tmp/x, access: read-write}\nartifacts: {maxFiles: 0, colour: red}\n"), os.LookupEnv)
 	for _, want := range []string{`files[0].path: "/output" is reserved`, "artifacts.maxFiles: must be between 1 and 4096", "artifacts.colour: unknown field"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("policy error %v, want %q", err, want)
 		}
 	}
-	p, err := ParsePolicy("p.yaml", []byte("artifacts: {enabled: false, maxTotalBytes: 1000}\n"), os.LookupEnv)
+	p, err := policy.Parse("p.yaml", []byte("artifacts: {enabled: false, maxTotalBytes: 1000}\n"), os.LookupEnv)
 	if err != nil || !p.Artifacts.Disabled || p.Artifacts.MaxTotalBytes != 1000 {
 		t.Errorf("policy %+v, %v", p, err)
 	}
@@ -175,12 +176,12 @@ func TestOutputHostileGuest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "S33" + strings.Repeat("0", DefaultArtifactFiles) + strings.Repeat("4", 40-DefaultArtifactFiles)
+	want := "S33" + strings.Repeat("0", policy.DefaultArtifactFiles) + strings.Repeat("4", 40-policy.DefaultArtifactFiles)
 	if string(res.Result) != `"`+want+`"` {
 		t.Fatalf("statuses %s, want %s", res.Result, want)
 	}
-	if len(res.Artifacts) != DefaultArtifactFiles {
-		t.Errorf("%d artifacts, want %d", len(res.Artifacts), DefaultArtifactFiles)
+	if len(res.Artifacts) != policy.DefaultArtifactFiles {
+		t.Errorf("%d artifacts, want %d", len(res.Artifacts), policy.DefaultArtifactFiles)
 	}
 }
 
@@ -199,7 +200,7 @@ func TestCollectTrustsNothing(t *testing.T) {
 	for _, n := range []string{"a/b/1", "a/2", "3", "4"} {
 		must(t, os.WriteFile(filepath.Join(dir, filepath.FromSlash(n)), []byte(n), 0o600))
 	}
-	o := &output{dir: dir, limits: ArtifactLimits{MaxFiles: 3, MaxFileBytes: 10, MaxTotalBytes: 100}}
+	o := &output{dir: dir, limits: policy.ArtifactLimits{MaxFiles: 3, MaxFileBytes: 10, MaxTotalBytes: 100}}
 	files, notes, err := o.collect()
 	if err != nil {
 		t.Fatal(err)
@@ -295,7 +296,7 @@ def execute(args, ctx):
         out["symlink"] = "refused"
     return out
 `})
-	p := &Policy{Artifacts: ArtifactsPolicy{MaxFiles: 8, MaxFileBytes: 1000, MaxTotalBytes: 4000}}
+	p := &policy.Policy{Artifacts: policy.Artifacts{MaxFiles: 8, MaxFileBytes: 1000, MaxTotalBytes: 4000}}
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: p})
 	res, err := rt.Run(context.Background(), run.Request{Skill: "report"})
 	if err != nil {

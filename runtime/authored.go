@@ -7,13 +7,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
-	"github.com/skillbox-dev/skillbox/hostfuncs/netguard"
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
-	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // Skills an agent writes (the toolset's create_skill, update_skill and delete_skill) are held to
@@ -29,22 +27,6 @@ import (
 //     runtime that keeps versions installs it pending instead, and it does not run until an
 //     admin approves it (see Transitions);
 //   - an agent may update and delete only skills an agent wrote.
-
-// AgentSkills is the policy for skills written by an agent.
-type AgentSkills struct {
-	// Enabled lets agents create, update and delete skills. Off by default.
-	Enabled bool
-	// The ceiling: what a skill an agent wrote may be granted at most, within the policy's own
-	// lists. Network lists host patterns (covered by the policy's network list too), Env and
-	// Secrets names the policy gives values for, Files virtual directories of the policy's
-	// mounts; Limits caps the limits (zero fields: the policy's ceilings). Empty, the default,
-	// grants nothing but the skill's own directory.
-	Network []string
-	Env     []string
-	Secrets []string
-	Files   []string
-	Limits  spec.Limits
-}
 
 // authorMarker marks a skill an agent wrote. Packages may not carry hidden files, so only the
 // runtime writes it.
@@ -72,44 +54,9 @@ var (
 // AgentWritten reports whether an agent wrote s (through create_skill or update_skill).
 func (s *Skill) AgentWritten() bool { return s.agent }
 
-// forAgentSkills is the policy a skill an agent wrote is granted under: p's lists cut to the
-// ceiling, no special networks, no grants to programs by skill id.
-func (p *Policy) forAgentSkills() *Policy {
-	a := p.AgentSkills
-	c := p.clone()
-	c.AllowNetworks, c.Scripts = nil, nil
-	policyHosts := p.networkList()
-	c.Network = nil
-	for _, s := range a.Network {
-		if q, err := netguard.ParsePattern(s); err == nil && policyHosts.Covers(q) {
-			c.Network = append(c.Network, s)
-		}
-	}
-	c.Env = map[string]string{}
-	for _, name := range a.Env {
-		if v, ok := p.Env[name]; ok {
-			c.Env[name] = v
-		}
-	}
-	c.Secrets = map[string]PolicySecret{}
-	for _, name := range a.Secrets {
-		if v, ok := p.Secrets[name]; ok {
-			c.Secrets[name] = v
-		}
-	}
-	c.Files = nil
-	for _, m := range p.Files {
-		if slices.Contains(a.Files, m.Path) {
-			c.Files = append(c.Files, m)
-		}
-	}
-	c.Limits = p.ceilings().Capped(a.Limits.WithDefaults(p.ceilings()))
-	return c
-}
-
 // ceilingError is the refusal of a skill an agent wrote that asks for more than its ceiling:
 // every line of what its grants (its execute's, its programs') did not give it.
-func ceilingError(id string, grants ...*Grant) error {
+func ceilingError(id string, grants ...*policy.Grant) error {
 	var refused []string
 	for _, g := range grants {
 		if g != nil {

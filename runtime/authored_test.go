@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/spec"
 )
@@ -27,17 +28,17 @@ func TestAgentSkills(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	fixture(t, dir, "operators", simple("operators", ""), "hello")
-	policy := &Policy{Network: []string{"api.example.com", "127.0.0.1"}, Env: map[string]string{"TOKEN": "t0k"},
-		Secrets: map[string]PolicySecret{"KEY": {Value: "k", Hosts: []string{"api.example.com"}}}}
-	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: policy})
+	pol := &policy.Policy{Network: []string{"api.example.com", "127.0.0.1"}, Env: map[string]string{"TOKEN": "t0k"},
+		Secrets: map[string]policy.Secret{"KEY": {Value: "k", Hosts: []string{"api.example.com"}}}}
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: pol})
 	agent := InstallOptions{ByAgent: true, Face: run.FaceMCP, Caller: "claude"}
 
 	if _, err := rt.Install(ctx, "mine", agentFiles("mine", ""), agent); !errors.Is(err, ErrAuthoringOff) || !strings.Contains(err.Error(), "agentSkills: {enabled: true}") {
 		t.Fatalf("authoring off: %v", err)
 	}
 
-	on := *policy
-	on.AgentSkills = AgentSkills{Enabled: true, Network: []string{"127.0.0.1"}, Limits: spec.Limits{TimeoutMs: 2000}}
+	on := *pol
+	on.AgentSkills = policy.AgentSkills{Enabled: true, Network: []string{"127.0.0.1"}, Limits: spec.Limits{TimeoutMs: 2000}}
 	must(t, rt.SetPolicy(ctx, &on))
 	// Beyond the ceiling: refused with every line of the diff, and nothing installed.
 	_, err := rt.Install(ctx, "greedy", agentFiles("greedy", `"permissions":{"network":["api.example.com","127.0.0.1"],"env":["TOKEN"],"secrets":[{"name":"KEY","hosts":["api.example.com"],"header":"Authorization"}]},"limits":{"timeoutMs":5000}`), agent)
@@ -94,11 +95,11 @@ func TestAgentSkills(t *testing.T) {
 }
 
 func TestAgentSkillsPolicyFile(t *testing.T) {
-	p, err := ParsePolicy("policy.yaml", []byte("network: [api.example.com]\nagentSkills:\n  enabled: true\n  network: [api.example.com]\n  limits: {timeoutMs: 3000}\n"), nil)
+	p, err := policy.Parse("policy.yaml", []byte("network: [api.example.com]\nagentSkills:\n  enabled: true\n  network: [api.example.com]\n  limits: {timeoutMs: 3000}\n"), nil)
 	if err != nil || !p.AgentSkills.Enabled || p.AgentSkills.Network[0] != "api.example.com" || p.AgentSkills.Limits.TimeoutMs != 3000 {
 		t.Fatalf("%+v %v", p, err)
 	}
-	_, err = ParsePolicy("policy.yaml", []byte("agentSkills:\n  enabled: yes please\n  netwrok: []\n"), nil)
+	_, err = policy.Parse("policy.yaml", []byte("agentSkills:\n  enabled: yes please\n  netwrok: []\n"), nil)
 	if err == nil || !strings.Contains(err.Error(), "agentSkills.enabled: must be a boolean") || !strings.Contains(err.Error(), "agentSkills.netwrok") {
 		t.Fatalf("%v", err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/hostfuncs"
 	"github.com/skillbox-dev/skillbox/internal/extismhost"
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/spec"
 )
@@ -147,7 +148,7 @@ func BenchmarkHostCall(b *testing.B) {
 	dir := b.TempDir()
 	fixture(b, dir, "hello", simple("hello", ""), "hello")
 	fixture(b, dir, "envloop", simple("envloop", `"permissions":{"env":["X"]}`), "envloop")
-	rt := newRuntime(b, Config{SkillDirs: []string{dir}, Policy: &Policy{Env: map[string]string{"X": "1"}}})
+	rt := newRuntime(b, Config{SkillDirs: []string{dir}, Policy: &policy.Policy{Env: map[string]string{"X": "1"}}})
 	ctx := context.Background()
 	loop := func() {
 		res, err := rt.Run(ctx, run.Request{Skill: "envloop"})

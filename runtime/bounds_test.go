@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/skillbox-dev/skillbox/internal/docbound"
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/spec"
 )
@@ -159,8 +160,8 @@ func TestPolicyBombs(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParsePolicy(tc.file, []byte(tc.data), func(string) (string, bool) { return "", false })
-			var pe *PolicyError
+			_, err := policy.Parse(tc.file, []byte(tc.data), func(string) (string, bool) { return "", false })
+			var pe *policy.Error
 			if !errors.As(err, &pe) {
 				t.Fatalf("accepted: %v", err)
 			}
@@ -249,7 +250,7 @@ func TestLegitimateDocumentsLoad(t *testing.T) {
 	}
 	policies, _ := filepath.Glob("../examples/*.yaml")
 	for _, f := range policies {
-		if _, err := LoadPolicy(f); err != nil {
+		if _, err := policy.Load(f); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/skillbox-dev/skillbox/bundle"
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 )
 
@@ -52,7 +53,7 @@ func signBundle(t *testing.T, data []byte, priv ed25519.PrivateKey) []byte {
 func TestBundleRoundTrip(t *testing.T) {
 	pub, priv := newKey(t)
 	dir := t.TempDir()
-	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: &Policy{Bundles: BundlePolicy{RequireSigned: true, TrustedKeys: []ed25519.PublicKey{pub}}}})
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: &policy.Policy{Bundles: policy.Bundles{RequireSigned: true, TrustedKeys: []ed25519.PublicKey{pub}}}})
 	ctx := context.Background()
 	for id, args := range map[string]string{"word-count": `{"text":"to be or not to be"}`, "csv-stats": `{"csv":"a,b\n1,x\n3,y\n"}`} {
 		t.Run(id, func(t *testing.T) {
@@ -286,7 +287,7 @@ func TestBundlePolicy(t *testing.T) {
 		{"bundles: {requiresigned: true}", "bundles.requiresigned"},
 		{"bundles: {requireSigned: true, trustedKeys: [./pub.pub, " + bundle.KeyID(pub) + "]}", ""},
 	} {
-		p, err := ParsePolicy(filepath.Join(keyDir, "policy.yaml"), []byte(c.yaml), os.LookupEnv)
+		p, err := policy.Parse(filepath.Join(keyDir, "policy.yaml"), []byte(c.yaml), os.LookupEnv)
 		switch {
 		case c.want == "" && (err != nil || len(p.Bundles.TrustedKeys) != 2 || !p.Bundles.RequireSigned):
 			t.Fatalf("%s: %v", c.yaml, err)
@@ -295,7 +296,7 @@ func TestBundlePolicy(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: &Policy{Bundles: BundlePolicy{RequireSigned: true, TrustedKeys: []ed25519.PublicKey{pub}}}})
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: &policy.Policy{Bundles: policy.Bundles{RequireSigned: true, TrustedKeys: []ed25519.PublicKey{pub}}}})
 	ctx := context.Background()
 	plain := pkg(t, simple("greet", ""), "hello")
 	if _, err := rt.Install(ctx, "greet", plain, InstallOptions{}); !errors.Is(err, bundle.ErrUntrusted) || !strings.Contains(err.Error(), "bundles.requireSigned") {

@@ -35,7 +35,7 @@ const (
 func runCharge(s *Skill) int64 {
 	l := s.grant.Limits
 	mem := l.MemoryMiB << 20
-	io := max(l.MaxFetchBytes, l.MaxFileBytes, l.MaxWriteBytes, s.grant.outputFileBytes())
+	io := max(l.MaxFetchBytes, l.MaxFileBytes, l.MaxWriteBytes, s.grant.OutputFileBytes())
 	return 2*mem + stackReserve + io + l.MaxLogBytes + s.state().size + instElemEntry*int64(s.state().info.ElemEntries) + runOverhead
 }
 

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/spec"
 )
@@ -174,13 +175,13 @@ func TestEnginesAgree(t *testing.T) {
 		if err := os.MkdirAll(ws, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		policy := &Policy{
+		pol := &policy.Policy{
 			Env:           map[string]string{"X": "1"},
 			Network:       []string{"127.0.0.1", "169.254.169.254"},
 			AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
-			Files:         []PolicyMount{{Path: "/workspace", HostPath: ws, Access: spec.ReadWrite}},
+			Files:         []policy.Mount{{Path: "/workspace", HostPath: ws, Access: spec.ReadWrite}},
 		}
-		return newRuntime(t, Config{SkillDirs: []string{dir}, Policy: policy, Engine: engine})
+		return newRuntime(t, Config{SkillDirs: []string{dir}, Policy: pol, Engine: engine})
 	}
 	native, ref := build(EngineNative), build(EngineExtism)
 	for _, s := range native.Skills() {

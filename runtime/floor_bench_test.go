@@ -15,6 +15,7 @@ import (
 	"github.com/skillbox-dev/skillbox/internal/extismhost"
 	"github.com/skillbox-dev/skillbox/internal/interleave"
 	"github.com/skillbox-dev/skillbox/internal/kernel"
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/spec"
 )
@@ -78,7 +79,7 @@ func BenchmarkEngineHostCall(b *testing.B) {
 		b.Run(string(engine), func(b *testing.B) {
 			dir := b.TempDir()
 			fixture(b, dir, "calls", simple("calls", `"parameters":{"n":{"type":"integer"}},"permissions":{"env":["X"]}`), "calls")
-			rt := newRuntime(b, Config{SkillDirs: []string{dir}, Policy: &Policy{Env: map[string]string{"X": "1"}}, Engine: engine})
+			rt := newRuntime(b, Config{SkillDirs: []string{dir}, Policy: &policy.Policy{Env: map[string]string{"X": "1"}}, Engine: engine})
 			ctx := context.Background()
 			counts := []int{0, 10, 100, 1000, 3000}
 			var cs []interleave.Contender

@@ -20,6 +20,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/internal/safefile"
 	"github.com/skillbox-dev/skillbox/internal/wasmcheck"
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/spec"
 )
 
@@ -74,7 +75,7 @@ type indexFile struct {
 
 type indexModule struct {
 	Hash        [sha256.Size]byte
-	Limits      ModuleLimits
+	Limits      policy.ModuleLimits
 	MemMiB      int64
 	Size        int64
 	Info        *wasmcheck.Info

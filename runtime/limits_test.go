@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/spec"
 )
@@ -79,7 +80,7 @@ func TestOutputLimitIsTheManifests(t *testing.T) {
 func TestPolicyCapsTheManifestsLimits(t *testing.T) {
 	dir := t.TempDir()
 	fixture(t, dir, "loop", simple("loop", `"limits":{"timeoutMs":60000}`), "loop")
-	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: &Policy{Limits: spec.Limits{TimeoutMs: 150}}})
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: &policy.Policy{Limits: spec.Limits{TimeoutMs: 150}}})
 	s, _ := rt.Skill("loop")
 	if s.grant.Limits.TimeoutMs != 150 {
 		t.Fatalf("granted timeout %d", s.grant.Limits.TimeoutMs)
@@ -148,7 +149,7 @@ func TestLogFloodIsBounded(t *testing.T) {
 	dir := t.TempDir()
 	// Three million log calls take seconds under -race on a busy machine: a generous timeout.
 	fixture(t, dir, "logflood", simple("logflood", `"limits":{"maxLogBytes":6400,"timeoutMs":120000}`), "logflood")
-	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: &Policy{Limits: spec.Limits{TimeoutMs: 120000}}})
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: &policy.Policy{Limits: spec.Limits{TimeoutMs: 120000}}})
 	res, err := rt.Run(context.Background(), run.Request{Skill: "logflood"})
 	if err != nil {
 		t.Fatal(err)

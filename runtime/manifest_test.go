@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/spec"
 )
@@ -158,7 +159,7 @@ func TestManifestDefaults(t *testing.T) {
 	if _, err := s.Prepare([]byte(`{"x":1}`)); !errors.Is(err, run.ErrInvalidArgs) {
 		t.Errorf("a skill without parameters must refuse arguments: %v", err)
 	}
-	g := (&Policy{}).Grant(m, "")
+	g := (&policy.Policy{}).Grant(m, "")
 	if g.Limits != spec.DefaultLimits {
 		t.Errorf("limits %+v", g.Limits)
 	}
@@ -194,7 +195,7 @@ func FuzzParseManifest(f *testing.F) {
 		if _, err := spec.CompileSchema(m.Parameters); err != nil {
 			t.Fatalf("accepted manifest with a bad schema: %v", err)
 		}
-		_ = (&Policy{}).Grant(m, "")
+		_ = (&policy.Policy{}).Grant(m, "")
 	})
 }
 
@@ -218,7 +219,7 @@ func TestYAMLKeyBombs(t *testing.T) {
 	if _, err := spec.ParseManifest("skill.yaml", []byte(many.String())); err == nil || !strings.Contains(err.Error(), "more than 512 keys") {
 		t.Fatalf("huge mapping: %v", err)
 	}
-	if _, err := ParsePolicy("p.yaml", []byte(strings.Repeat("network: []\n", 50)), nil); err == nil || !strings.Contains(err.Error(), "already defined") {
+	if _, err := policy.Parse("p.yaml", []byte(strings.Repeat("network: []\n", 50)), nil); err == nil || !strings.Contains(err.Error(), "already defined") {
 		t.Fatalf("policy: %v", err)
 	}
 }

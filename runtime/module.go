@@ -6,36 +6,9 @@ import (
 	"strings"
 
 	"github.com/skillbox-dev/skillbox/internal/wasmcheck"
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/spec"
 )
-
-// ModuleLimits bound what a skill's module may declare, so that no module can make compiling it,
-// or instantiating it, cost the host more than these allow: the operator's policy sets them
-// (policy file: modules), zero fields are the defaults. Every other count a module declares is
-// bounded too, by fixed limits (internal/wasmcheck).
-type ModuleLimits struct {
-	// MaxModuleBytes bounds the module file (default 64 MiB).
-	MaxModuleBytes int64 `json:"maxModuleBytes,omitempty"`
-	// MaxFunctionBytes bounds one function's body (default 2 MiB): compiling costs memory in
-	// proportion to the largest function.
-	MaxFunctionBytes int64 `json:"maxFunctionBytes,omitempty"`
-	// MaxFunctions bounds the functions, imported and defined (default 200,000).
-	MaxFunctions int64 `json:"maxFunctions,omitempty"`
-}
-
-func (l ModuleLimits) withDefaults() ModuleLimits {
-	d := wasmcheck.DefaultLimits
-	if l.MaxModuleBytes <= 0 {
-		l.MaxModuleBytes = d.MaxModuleBytes
-	}
-	if l.MaxFunctionBytes <= 0 {
-		l.MaxFunctionBytes = int64(d.MaxFunctionBytes)
-	}
-	if l.MaxFunctions <= 0 {
-		l.MaxFunctions = int64(d.MaxFunctions)
-	}
-	return l
-}
 
 // kernelPages is the Extism kernel's own memory at instantiation (16 pages, 1 MiB): it shares
 // the run's memory limit with the module.
@@ -49,7 +22,7 @@ const tableShare = 32
 // moduleKey names one bounds check: a module's content, and the limits it was checked under.
 type moduleKey struct {
 	hash   string // sha256 of the module file, hex
-	limits ModuleLimits
+	limits policy.ModuleLimits
 	memMiB int64 // the skill's memory limit, which bounds its tables and memory
 }
 
@@ -70,8 +43,8 @@ type moduleCheck struct {
 // the skill's memory limit, and returns the module to compile: wasm itself, or a copy whose
 // tables got a maximum. A module that crosses a bound comes back with the problem, saying which
 // bound and how to fix it, and no module.
-func checkModule(wasm []byte, ml ModuleLimits, memMiB int64) (*moduleCheck, []byte) {
-	ml = ml.withDefaults()
+func checkModule(wasm []byte, ml policy.ModuleLimits, memMiB int64) (*moduleCheck, []byte) {
+	ml = ml.WithDefaults()
 	memBytes := uint64(memMiB) << 20
 	l := wasmcheck.DefaultLimits
 	l.MaxModuleBytes = ml.MaxModuleBytes

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/spec"
 )
@@ -68,8 +69,8 @@ func TestModuleBoundsAtLoad(t *testing.T) {
 		}
 	}
 	fixture(t, dir, "manyfuncs", simple("manyfuncs", ""), "hello")
-	policy := &Policy{Modules: ModuleLimits{MaxFunctions: 2}}
-	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: policy})
+	pol := &policy.Policy{Modules: policy.ModuleLimits{MaxFunctions: 2}}
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: pol})
 	settled(t, rt) // found broken by the background check, before anyone runs them
 	for id, want := range map[string]string{
 		"bigtable":   "raise limits.memoryMiB",

@@ -20,6 +20,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/artifact"
 	"github.com/skillbox-dev/skillbox/hostfuncs"
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 )
 
@@ -42,19 +43,19 @@ const (
 // output is one run's output directory.
 type output struct {
 	dir    string
-	limits ArtifactLimits
+	limits policy.ArtifactLimits
 	root   *os.Root // open while the collected files are read (collect to close)
 }
 
 // newOutput makes a fresh, empty directory, the owner's alone (0700), for one run of a skill
 // granted the output mount, and returns the run's host grant with the mount pointing at it.
-func newOutput(g *Grant) (*output, *hostfuncs.Grant, error) {
+func newOutput(g *policy.Grant) (*output, *hostfuncs.Grant, error) {
 	dir, err := os.MkdirTemp("", "skillbox-output-")
 	if err != nil {
 		return nil, nil, fmt.Errorf("make the run's output directory: %w", err)
 	}
-	h := *g.host
-	h.Mounts = slices.Clone(g.host.Mounts)
+	h := *g.Host()
+	h.Mounts = slices.Clone(g.Host().Mounts)
 	for i := range h.Mounts {
 		if h.Mounts[i].Path == artifact.OutputMount {
 			h.Mounts[i].Dir = dir

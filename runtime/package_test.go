@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/skillbox-dev/skillbox/bundle"
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/spec"
 )
@@ -370,7 +371,7 @@ func TestPackageReaderTarHeaders(t *testing.T) {
 		want   []string
 	}{
 		{name: "a header declaring a terabyte", files: []tarFile{{name: "resources/x", size: 8, declared: 1 << 40}}, limit: bundle.LimitFileBytes, file: "resources/x"},
-		{name: "a module header declaring more than the module cap", files: []tarFile{{name: "execute.wasm", size: 8, declared: ModuleLimits{}.withDefaults().MaxModuleBytes + 1}}, limit: bundle.LimitFileBytes, file: "execute.wasm"},
+		{name: "a module header declaring more than the module cap", files: []tarFile{{name: "execute.wasm", size: 8, declared: policy.ModuleLimits{}.WithDefaults().MaxModuleBytes + 1}}, limit: bundle.LimitFileBytes, file: "execute.wasm"},
 		{name: "a header declaring more than the total leaves", limits: small,
 			files: []tarFile{{name: "resources/a", data: noise(600 << 10)}, {name: "resources/b", size: 8, declared: 600 << 10}}, limit: bundle.LimitBytes, file: "resources/b"},
 		{name: "a manifest over 1 MiB", files: []tarFile{{name: "skill.json", data: noise(1<<20 + 1)}}, limit: bundle.LimitFileBytes, file: "skill.json"},

@@ -6,5 +6,5 @@ import "github.com/skillbox-dev/skillbox/bundle"
 // policy's module size. Faces that read packages (HTTP uploads) use them, so the loader never
 // refuses a module the upload accepted for its size, nor the other way round.
 func (rt *Runtime) PackageLimits() bundle.Limits {
-	return bundle.Limits{MaxModuleBytes: rt.policy.Load().Modules.withDefaults().MaxModuleBytes}.WithDefaults()
+	return bundle.Limits{MaxModuleBytes: rt.policy.Load().Modules.WithDefaults().MaxModuleBytes}.WithDefaults()
 }

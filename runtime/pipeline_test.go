@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/spec"
 )
@@ -403,14 +404,14 @@ func TestPolicyFileReload(t *testing.T) {
 	dir := t.TempDir()
 	skills := filepath.Join(dir, "skills")
 	fixture(t, skills, "envtest", simple("envtest", `"permissions":{"env":["GREETING"]}`), "hello")
-	policy := filepath.Join(dir, "policy.yaml")
+	pol := filepath.Join(dir, "policy.yaml")
 	write := func(s string) {
-		if err := os.WriteFile(policy, []byte(s), 0o644); err != nil {
+		if err := os.WriteFile(pol, []byte(s), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	write("env:\n  GREETING: hello\n")
-	rt := newRuntime(t, Config{SkillDirs: []string{skills}, PolicyFile: policy})
+	rt := newRuntime(t, Config{SkillDirs: []string{skills}, PolicyFile: pol})
 	granted := func() []string {
 		s, err := rt.Skill("envtest")
 		if err != nil {
@@ -434,14 +435,14 @@ func TestPolicyFileReload(t *testing.T) {
 		t.Errorf("the pinned version's grant changed: %v", g)
 	}
 	write("env: [not, a, mapping\n")
-	var pe *PolicyError
+	var pe *policy.Error
 	if err := rt.Reload(context.Background()); !errors.As(err, &pe) {
 		t.Errorf("broken policy: %v, want a *PolicyError", err)
 	}
 	if g := granted(); len(g) != 0 {
 		t.Errorf("a broken policy changed the grants: %v", g)
 	}
-	if _, err := New(context.Background(), Config{PolicyFile: policy, Policy: &Policy{}}); err == nil {
+	if _, err := New(context.Background(), Config{PolicyFile: pol, Policy: &policy.Policy{}}); err == nil {
 		t.Error("New accepted both Policy and PolicyFile")
 	}
 }
@@ -462,9 +463,9 @@ func TestSkillViewsAreCopies(t *testing.T) {
 	if res, err := rt.Run(context.Background(), run.Request{Skill: "strict", Args: []byte(`{"n":1}`)}); err != nil {
 		t.Errorf("run after the caller's changes: %v %+v", err, res.Error)
 	}
-	policy := &Policy{Network: []string{"example.com"}}
-	rt2 := newRuntime(t, Config{Policy: policy})
-	policy.Network[0] = "*"
+	pol := &policy.Policy{Network: []string{"example.com"}}
+	rt2 := newRuntime(t, Config{Policy: pol})
+	pol.Network[0] = "*"
 	if p := rt2.policy.Load(); p.Network[0] != "example.com" {
 		t.Error("the runtime shares the caller's Policy")
 	}

@@ -4,13 +4,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/spec"
 )
 
 func TestParsePolicy(t *testing.T) {
 	env := map[string]string{"HOST_TZ": "Europe/Oslo", "KEY": "s3cret"}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	p, err := ParsePolicy("/etc/skillbox/policy.yaml", []byte(`
+	p, err := policy.Parse("/etc/skillbox/policy.yaml", []byte(`
 network: ["api.example.com", "*.wikipedia.org"]
 allowNetworks: ["127.0.0.1", "10.0.0.0/8"]
 env:
@@ -44,13 +45,13 @@ limits: {timeoutMs: 5000, memoryMiB: 32}
 	if len(p.AllowNetworks) != 2 || p.AllowNetworks[0].String() != "127.0.0.1/32" {
 		t.Errorf("allowNetworks %v", p.AllowNetworks)
 	}
-	if c := p.ceilings(); c.TimeoutMs != 5000 || c.MemoryMiB != 32 || c.MaxFetches != spec.DefaultLimits.MaxFetches {
+	if c := p.Ceilings(); c.TimeoutMs != 5000 || c.MemoryMiB != 32 || c.MaxFetches != spec.DefaultLimits.MaxFetches {
 		t.Errorf("ceilings %+v", c)
 	}
 }
 
 func TestParsePolicyReportsEveryProblem(t *testing.T) {
-	_, err := ParsePolicy("p.yaml", []byte(`
+	_, err := policy.Parse("p.yaml", []byte(`
 netwrok: []
 network: ["http://bad/"]
 allowNetworks: ["not-a-cidr"]
@@ -59,7 +60,7 @@ secrets: {NOHOSTS: {value: x}, BOTH: {value: x, fromHost: Y, hosts: [a.com]}}
 files: [{path: rel, hostPath: x, access: rw}]
 limits: {memoryMiB: 0}
 `), func(string) (string, bool) { return "", false })
-	pe, ok := err.(*PolicyError)
+	pe, ok := err.(*policy.Error)
 	if !ok {
 		t.Fatalf("got %v", err)
 	}
@@ -88,29 +89,29 @@ func TestGrantIsTheIntersection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &Policy{
+	p := &policy.Policy{
 		Network: []string{"*.openai.com", "*.example.com"},
 		Env:     map[string]string{"LANG": "C"},
-		Secrets: map[string]PolicySecret{"OPENAI_API_KEY": {Value: "sk-1", Hosts: []string{"api.openai.com"}}},
-		Files: []PolicyMount{{Path: "/workspace", HostPath: "/srv/ws/{skill}", Access: spec.ReadWrite},
+		Secrets: map[string]policy.Secret{"OPENAI_API_KEY": {Value: "sk-1", Hosts: []string{"api.openai.com"}}},
+		Files: []policy.Mount{{Path: "/workspace", HostPath: "/srv/ws/{skill}", Access: spec.ReadWrite},
 			{Path: "/data", HostPath: "/srv/data", Access: spec.ReadOnly}},
 	}
 	g := p.Grant(m, "/skills/img")
 	if strings.Join(g.Network, ",") != "api.openai.com,cdn.example.com:8443" {
 		t.Errorf("network %v", g.Network)
 	}
-	if strings.Join(g.Env, ",") != "LANG" || g.host.Env["LANG"] != "C" {
+	if strings.Join(g.Env, ",") != "LANG" || g.Host().Env["LANG"] != "C" {
 		t.Errorf("env %v", g.Env)
 	}
-	if strings.Join(g.Secrets, ",") != "OPENAI_API_KEY" || g.host.Secrets[0].Value != "Bearer sk-1" || len(g.host.Secrets[0].Hosts) != 1 {
-		t.Errorf("secrets %v %+v", g.Secrets, g.host.Secrets)
+	if strings.Join(g.Secrets, ",") != "OPENAI_API_KEY" || g.Host().Secrets[0].Value != "Bearer sk-1" || len(g.Host().Secrets[0].Hosts) != 1 {
+		t.Errorf("secrets %v %+v", g.Secrets, g.Host().Secrets)
 	}
-	wantFiles := []GrantedMount{{"/workspace/images", spec.ReadWrite}, {"/data/x", spec.ReadOnly}, {SkillMount, spec.ReadOnly}}
+	wantFiles := []policy.GrantedMount{{Path: "/workspace/images", Access: spec.ReadWrite}, {Path: "/data/x", Access: spec.ReadOnly}, {Path: policy.SkillMount, Access: spec.ReadOnly}}
 	if len(g.Files) != 3 || g.Files[0] != wantFiles[0] || g.Files[1] != wantFiles[1] || g.Files[2] != wantFiles[2] {
 		t.Errorf("files %+v", g.Files)
 	}
-	if g.host.Mounts[0].Dir != "/srv/ws/img/images" || !g.host.Mounts[0].Writable || g.host.Mounts[1].Writable {
-		t.Errorf("mounts %+v", g.host.Mounts)
+	if g.Host().Mounts[0].Dir != "/srv/ws/img/images" || !g.Host().Mounts[0].Writable || g.Host().Mounts[1].Writable {
+		t.Errorf("mounts %+v", g.Host().Mounts)
 	}
 	if g.Limits.MemoryMiB != spec.DefaultLimits.MemoryMiB {
 		t.Errorf("memory %d", g.Limits.MemoryMiB)
@@ -123,8 +124,8 @@ func TestGrantIsTheIntersection(t *testing.T) {
 		}
 	}
 	// The default policy grants nothing at all but the skill's own directory.
-	d := (&Policy{}).Grant(m, "/skills/img")
-	if len(d.Network)+len(d.Env)+len(d.Secrets) != 0 || len(d.Files) != 1 || d.Files[0].Path != SkillMount {
+	d := (&policy.Policy{}).Grant(m, "/skills/img")
+	if len(d.Network)+len(d.Env)+len(d.Secrets) != 0 || len(d.Files) != 1 || d.Files[0].Path != policy.SkillMount {
 		t.Errorf("default grant %+v", d)
 	}
 }
@@ -133,16 +134,16 @@ func FuzzParsePolicy(f *testing.F) {
 	f.Add([]byte("network: [a.com]\nallowNetworks: [127.0.0.1/32]\nenv: {A: b, C: {fromHost: D}}\nfiles: [{path: /w, hostPath: x}]\nlimits: {timeoutMs: 5}\n"))
 	f.Add([]byte(`{"secrets":{"K":{"fromHost":"K"}}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p, err := ParsePolicy("p.yaml", data, func(string) (string, bool) { return "v", true })
+		p, err := policy.Parse("p.yaml", data, func(string) (string, bool) { return "v", true })
 		if err != nil {
-			if pe, ok := err.(*PolicyError); !ok || len(pe.Problems) == 0 {
+			if pe, ok := err.(*policy.Error); !ok || len(pe.Problems) == 0 {
 				t.Fatalf("error without problems: %v", err)
 			}
 			return
 		}
 		// Whatever it accepted, the ceilings are never zero (zero would mean "nothing", and a
 		// policy that parses must not silently forbid every run).
-		c := p.ceilings()
+		c := p.Ceilings()
 		for _, f := range c.Fields() {
 			if *f.Value <= 0 {
 				t.Fatalf("ceiling %s is %d", f.Name, *f.Value)
@@ -160,10 +161,10 @@ func TestSecretsGoOnlyToTheirPolicyHosts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &Policy{Network: []string{"*"}, Secrets: map[string]PolicySecret{"KEY": {Value: "v", Hosts: []string{"*.openai.com"}}}}
+	p := &policy.Policy{Network: []string{"*"}, Secrets: map[string]policy.Secret{"KEY": {Value: "v", Hosts: []string{"*.openai.com"}}}}
 	g := p.Grant(m, "")
-	if len(g.host.Secrets) != 1 || g.host.Secrets[0].Hosts.String() != "api.openai.com" {
-		t.Fatalf("secret hosts %+v", g.host.Secrets)
+	if len(g.Host().Secrets) != 1 || g.Host().Secrets[0].Hosts.String() != "api.openai.com" {
+		t.Fatalf("secret hosts %+v", g.Host().Secrets)
 	}
 	if !strings.Contains(strings.Join(g.Refused, "\n"), "secret KEY for attacker.github.io: the policy sends this secret only to *.openai.com") {
 		t.Fatalf("refused %q", g.Refused)
@@ -177,24 +178,24 @@ func TestNestedPolicyMountKeepsItsAccess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &Policy{Files: []PolicyMount{{Path: "/workspace", HostPath: "/srv/ws", Access: spec.ReadWrite},
+	p := &policy.Policy{Files: []policy.Mount{{Path: "/workspace", HostPath: "/srv/ws", Access: spec.ReadWrite},
 		{Path: "/workspace/reference", HostPath: "/srv/ref", Access: spec.ReadOnly}}}
 	g := p.Grant(m, "")
-	if len(g.host.Mounts) != 2 || g.host.Mounts[1].Path != "/workspace/reference" || g.host.Mounts[1].Writable || g.host.Mounts[1].Dir != "/srv/ref" {
-		t.Fatalf("mounts %+v", g.host.Mounts)
+	if len(g.Host().Mounts) != 2 || g.Host().Mounts[1].Path != "/workspace/reference" || g.Host().Mounts[1].Writable || g.Host().Mounts[1].Dir != "/srv/ref" {
+		t.Fatalf("mounts %+v", g.Host().Mounts)
 	}
 }
 
 // Run history keeps arguments only when the policy says so, and the field is checked.
 func TestPolicyRunsRecordArguments(t *testing.T) {
-	p, err := ParsePolicy("policy.yaml", []byte("runs: {recordArguments: true}\n"), nil)
+	p, err := policy.Parse("policy.yaml", []byte("runs: {recordArguments: true}\n"), nil)
 	if err != nil || !p.Runs.RecordArguments {
 		t.Fatalf("runs.recordArguments: %+v, %v", p, err)
 	}
-	if p, err := ParsePolicy("policy.yaml", []byte("network: []\n"), nil); err != nil || p.Runs.RecordArguments {
+	if p, err := policy.Parse("policy.yaml", []byte("network: []\n"), nil); err != nil || p.Runs.RecordArguments {
 		t.Fatalf("default: %+v, %v", p, err)
 	}
-	_, err = ParsePolicy("policy.yaml", []byte("runs: {recordArgs: true}\n"), nil)
+	_, err = policy.Parse("policy.yaml", []byte("runs: {recordArgs: true}\n"), nil)
 	if err == nil || !strings.Contains(err.Error(), "recordArgs") {
 		t.Fatalf("unknown field: %v", err)
 	}

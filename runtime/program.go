@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/skillbox-dev/skillbox/internal/safefile"
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/skillmd"
 	"github.com/skillbox-dev/skillbox/spec"
@@ -182,7 +183,7 @@ func ParseScriptsRequest(path string, data []byte) (*ScriptsRequest, error) {
 // loadPrograms reads what s's programs ask for (see the package comment above) and grants it
 // under p. A ScriptsFile that does not parse leaves the programs unable to run (their runs say
 // why) and is a warning of the skill: its instructions, and its execute, are not its fault.
-func (s *Skill) loadPrograms(p *Policy) {
+func (s *Skill) loadPrograms(p *policy.Policy) {
 	req := &ScriptsRequest{}
 	if s.manifest != nil {
 		req.Permissions, req.Limits = s.manifest.Permissions, s.manifest.Limits
@@ -231,7 +232,7 @@ func compactStrings(l []string) []string {
 
 // ProgramGrant returns a copy of what s's programs may do under the policy it was loaded with;
 // nil when its ScriptsFile does not parse (see ProgramsErr).
-func (s *Skill) ProgramGrant() *Grant { return s.programGrant.clone() }
+func (s *Skill) ProgramGrant() *policy.Grant { return s.programGrant.Clone() }
 
 // ProgramsErr is why s's programs cannot run: its ScriptsFile's problems. nil when they can.
 func (s *Skill) ProgramsErr() error { return s.programsErr }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/spec"
 )
@@ -45,7 +46,7 @@ func TestProgramRuns(t *testing.T) {
 		"scripts/x.rb":     "puts 1\n",
 		"scripts/.hid.js":  "console.log(1)",
 	})
-	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: &Policy{Env: map[string]string{"TOKEN": "t0k"}}})
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: &policy.Policy{Env: map[string]string{"TOKEN": "t0k"}}})
 	ctx := context.Background()
 	res, err := rt.Run(ctx, run.Request{Skill: "tools", Script: "tool.js", Argv: []string{"hey"}, Stdin: []byte("in")})
 	if err != nil {
@@ -101,7 +102,7 @@ func TestProgramGrants(t *testing.T) {
 		"scripts/skillbox.json": `{"permissions": {"env": ["TOKEN"]}, "limits": {"timeoutMs": 25000}}`})
 	instructionSkill(t, dir, "granted", map[string]string{"scripts/env.js": env})
 	instructionSkill(t, dir, "broken", map[string]string{"scripts/env.js": env, "scripts/skillbox.json": `{"permissions": {"env": ["1BAD"]}, "extra": 1}`})
-	p := &Policy{Env: map[string]string{"TOKEN": "t0k", "OTHER": "o"}, Scripts: map[string]spec.Permissions{"granted": {Env: []string{"OTHER"}}}}
+	p := &policy.Policy{Env: map[string]string{"TOKEN": "t0k", "OTHER": "o"}, Scripts: map[string]spec.Permissions{"granted": {Env: []string{"OTHER"}}}}
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: p})
 	ctx := context.Background()
 	for id, want := range map[string]string{"declares": "t0k null\n", "granted": "null o\n"} {
@@ -122,8 +123,8 @@ func TestProgramGrants(t *testing.T) {
 	if s.Status() != StatusActive || len(s.Warnings()) < 2 {
 		t.Fatalf("the instructions still load, with warnings: %v %v", s.Status(), s.Warnings())
 	}
-	policy := []byte("scripts:\n  granted:\n    env: [OTHER]\n  Bad_Id:\n    env: [X]\n")
-	if _, err := ParsePolicy("policy.yaml", policy, nil); err == nil || !strings.Contains(err.Error(), `"Bad_Id" is not a skill id`) {
+	pol := []byte("scripts:\n  granted:\n    env: [OTHER]\n  Bad_Id:\n    env: [X]\n")
+	if _, err := policy.Parse("policy.yaml", pol, nil); err == nil || !strings.Contains(err.Error(), `"Bad_Id" is not a skill id`) {
 		t.Fatalf("policy scripts key: %v", err)
 	}
 }

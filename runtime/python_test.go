@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/spec"
 )
@@ -52,7 +53,7 @@ def execute(args, ctx):
 		"helpers.py":           "def mean(xs):\n    return sum(xs) / len(xs)\n",
 		"lib/tiny/__init__.py": "VALUE = 'vendored'\n",
 	})
-	p := &Policy{Env: map[string]string{"GREETING": "hi"}, Files: []PolicyMount{{Path: "/data", HostPath: data, Access: spec.ReadOnly}}}
+	p := &policy.Policy{Env: map[string]string{"GREETING": "hi"}, Files: []policy.Mount{{Path: "/data", HostPath: data, Access: spec.ReadOnly}}}
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: p})
 	s, _ := rt.Skill("stats")
 	if s.Language() != spec.LangPython {

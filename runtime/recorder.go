@@ -25,16 +25,6 @@ type RunRecorder interface {
 	FinishRun(ctx context.Context, r *Record) error
 }
 
-// RunsPolicy says what run history keeps.
-type RunsPolicy struct {
-	// RecordArguments keeps each run's arguments in its record. Off by default: arguments carry
-	// whatever a user typed or an agent passed on (names, addresses, documents, now and then a
-	// token), and a history that keeps them is one more copy to secure and to erase on request.
-	// Without them, a record keeps ArgsSHA256, which tells runs with the same arguments apart
-	// from others and lets an operator check a suspected input, without holding it.
-	RecordArguments bool
-}
-
 // recordArgs fills r's Args (when the policy keeps them) and ArgsSHA256 from the request.
 func recordArgs(r *Record, req run.Request, keep bool) {
 	args := req.Args

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/spec"
 )
 
@@ -32,7 +33,7 @@ type registry struct {
 // they had when c last hashed them (in this process, or another through the index) gets that
 // check's verdict, at the cost of a stat per file; the others stay unchecked, for their first run
 // or the background check.
-func scan(dirs []string, p *Policy, c *checks, logger *slog.Logger) *registry {
+func scan(dirs []string, p *policy.Policy, c *checks, logger *slog.Logger) *registry {
 	var candidates []string
 	var groups []int // where each directory's candidates start
 	for _, dir := range dirs {
@@ -134,7 +135,7 @@ func resolveIDs(skills []*Skill, logger *slog.Logger) {
 // loadAll loads the skill packages in dirs, on as many goroutines as there are CPUs: a load is
 // mostly waiting for the filesystem. The result is in dirs' order, nil where a directory is not
 // a skill package.
-func loadAll(dirs []string, p *Policy, c *checks) []*Skill {
+func loadAll(dirs []string, p *policy.Policy, c *checks) []*Skill {
 	out := make([]*Skill, len(dirs))
 	parallel(len(dirs), func(i int) {
 		if s, ok := loadSkill(dirs[i], p, c); ok {

@@ -22,6 +22,7 @@ import (
 	"github.com/skillbox-dev/skillbox/hostfuncs"
 	"github.com/skillbox-dev/skillbox/internal/extismhost"
 	"github.com/skillbox-dev/skillbox/internal/kernel"
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 )
 
@@ -315,8 +316,8 @@ func admissionError(s *Skill, err error) *run.Error {
 
 // execute runs an admitted run under grant: it makes the run's SkillContext, calls the module
 // (or the script's interpreter: job), and reads its output.
-func (rt *Runtime) execute(ctx context.Context, s *Skill, grant *Grant, c *compiled, job *scriptJob, input []byte, res *run.Result, emit emitter) *run.Error {
-	host := grant.host
+func (rt *Runtime) execute(ctx context.Context, s *Skill, grant *policy.Grant, c *compiled, job *scriptJob, input []byte, res *run.Result, emit emitter) *run.Error {
+	host := grant.Host()
 	var outDir *output
 	if grant.Artifacts != nil {
 		var err error

@@ -31,6 +31,7 @@ import (
 	extism "github.com/extism/go-sdk"
 	"github.com/skillbox-dev/skillbox/artifact"
 	"github.com/skillbox-dev/skillbox/internal/jsbundle"
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/spec"
 	"github.com/tetratelabs/wazero"
@@ -43,7 +44,7 @@ type Config struct {
 	// SkillDirs are scanned in order; the first directory wins an id clash.
 	SkillDirs []string
 	// Policy caps every grant. Nil is the default policy: nothing but the default limits.
-	Policy *Policy
+	Policy *policy.Policy
 	// Logger receives the runtime's own log (loads, reloads, broken skills, runs). Nil discards
 	// it: a library should not write to a process's stderr unasked.
 	Logger *slog.Logger
@@ -117,7 +118,7 @@ type Config struct {
 // Runtime holds the skill registry and the compiled modules. It is safe for concurrent use.
 type Runtime struct {
 	cfg       Config
-	policy    atomic.Pointer[Policy]
+	policy    atomic.Pointer[policy.Policy]
 	logger    *slog.Logger
 	engine    *engine
 	interps   *interpreters // the script languages' interpreters
@@ -410,17 +411,17 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	rt.tracer = newTracer(cfg.TracerProvider)
 	rt.runs = map[*run.Result]context.CancelFunc{}
 	rt.quota = newQuota(cfg.Tenant, cfg.Quota)
-	policy := cfg.Policy
+	pol := cfg.Policy
 	if cfg.PolicyFile != "" {
-		p, err := LoadPolicy(cfg.PolicyFile)
+		p, err := policy.Load(cfg.PolicyFile)
 		if err != nil {
 			return fail(err)
 		}
-		policy = p
+		pol = p
 	}
 	// The runtime keeps its own copy: a caller changing its Policy afterwards must not change what
 	// skills are granted behind the runtime's back.
-	rt.policy.Store(policy.clone())
+	rt.policy.Store(pol.Clone())
 	// Extism gates every plugin's log calls on one process-wide level, off by default. Runs capture
 	// logs per instance (Plugin.SetLogger), so open the gate at info once; debug stays off because
 	// Extism's own chatter is logged at debug.
@@ -471,7 +472,7 @@ func (rt *Runtime) Reload(ctx context.Context) error {
 		return rt.parent.Reload(ctx)
 	}
 	if rt.cfg.PolicyFile != "" {
-		p, err := LoadPolicy(rt.cfg.PolicyFile)
+		p, err := policy.Load(rt.cfg.PolicyFile)
 		if err != nil {
 			return err
 		}
@@ -485,13 +486,13 @@ func (rt *Runtime) Reload(ctx context.Context) error {
 
 // SetPolicy replaces the policy (nil: the default, deny-all policy) and recomputes every skill's
 // grant. Runs in flight keep the grant they started with.
-func (rt *Runtime) SetPolicy(ctx context.Context, p *Policy) error {
+func (rt *Runtime) SetPolicy(ctx context.Context, p *policy.Policy) error {
 	if rt.parent != nil { // a user's Runtime has its tenant's policy
 		return rt.parent.SetPolicy(ctx, p)
 	}
 	rt.reloadMu.Lock()
 	defer rt.reloadMu.Unlock()
-	rt.policy.Store(p.clone())
+	rt.policy.Store(p.Clone())
 	rt.rescan()
 	rt.logger.Info("policy replaced")
 	return ctx.Err()

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/spec"
 )
@@ -40,16 +41,16 @@ func BenchmarkScan(b *testing.B) {
 	logger := slog.New(slog.DiscardHandler)
 	b.Run("cold", func(b *testing.B) {
 		for b.Loop() {
-			scan([]string{dir}, &Policy{}, &checks{digests: newDigester()}, logger)
+			scan([]string{dir}, &policy.Policy{}, &checks{digests: newDigester()}, logger)
 		}
 	})
 	b.Run("warm", func(b *testing.B) {
 		c := &checks{digests: newDigester()}
-		for _, s := range scan([]string{dir}, &Policy{}, c, logger).order {
+		for _, s := range scan([]string{dir}, &policy.Policy{}, c, logger).order {
 			s.verified()
 		}
 		for b.Loop() {
-			r := scan([]string{dir}, &Policy{}, c, logger)
+			r := scan([]string{dir}, &policy.Policy{}, c, logger)
 			if r.order[0].Status() != StatusActive {
 				b.Fatal("not adopted")
 			}

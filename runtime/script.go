@@ -56,7 +56,7 @@ func (s *Skill) readScript(ctx context.Context) (string, error) {
 		b, err := s.bundle(ctx, s.lang.CodeFile(), false)
 		return b.Code, err
 	case spec.LangPython:
-		data, err := safefile.ReadFile(s.codePath(), s.modules.withDefaults().MaxModuleBytes)
+		data, err := safefile.ReadFile(s.codePath(), s.modules.WithDefaults().MaxModuleBytes)
 		return string(data), err
 	}
 	return "", fmt.Errorf("%q is not a script runtime", s.lang)
@@ -66,7 +66,7 @@ func (s *Skill) readScript(ctx context.Context) (string, error) {
 // it need not export execute), through the runtime's bundle cache when s has one. A bundle is
 // bounded by the policy's module limit: a script's code is held to what a module may weigh.
 func (s *Skill) bundle(ctx context.Context, entry string, program bool) (jsbundle.Bundle, error) {
-	max := s.modules.withDefaults().MaxModuleBytes
+	max := s.modules.WithDefaults().MaxModuleBytes
 	opts := jsbundle.Options{MaxSourceBytes: max, MaxOutputBytes: max, Program: program}
 	if c := s.cache.bundleCache(); c != nil {
 		return c.Build(ctx, s.dir, entry, opts)

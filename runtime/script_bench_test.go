@@ -8,6 +8,7 @@ import (
 	"github.com/tetratelabs/wazero/experimental"
 
 	"github.com/skillbox-dev/skillbox/internal/interleave"
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 )
 
@@ -27,7 +28,7 @@ func benchScriptRun(b *testing.B, file, code string) {
 	dir := b.TempDir()
 	scriptFixture(b, dir, "small", simple("small", `"parameters":{"name":{"type":"string"},"n":{"type":"integer"}},"permissions":{"env":["A"]}`),
 		map[string]string{file: code})
-	rt := newRuntime(b, Config{SkillDirs: []string{dir}, Policy: &Policy{Env: map[string]string{"A": "a"}}})
+	rt := newRuntime(b, Config{SkillDirs: []string{dir}, Policy: &policy.Policy{Env: map[string]string{"A": "a"}}})
 	ctx := context.Background()
 	runOne := func() {
 		if _, err := rt.Run(ctx, run.Request{Skill: "small", Args: []byte(`{"name":"x","n":21}`)}); err != nil {
@@ -70,7 +71,7 @@ func benchScriptRun(b *testing.B, file, code string) {
 //	go test -run '^$' -bench CreatedSkillFirstRun -benchtime 200x ./runtime/
 func BenchmarkCreatedSkillFirstRun(b *testing.B) {
 	ctx := context.Background()
-	rt := newRuntime(b, Config{SkillDirs: []string{b.TempDir()}, Policy: &Policy{AgentSkills: AgentSkills{Enabled: true}}})
+	rt := newRuntime(b, Config{SkillDirs: []string{b.TempDir()}, Policy: &policy.Policy{AgentSkills: policy.AgentSkills{Enabled: true}}})
 	files := func(id string) map[string][]byte {
 		return map[string][]byte{
 			"skill.json": []byte(simple(id, `"parameters":{"a":{"type":"number"},"b":{"type":"number"}}`)),

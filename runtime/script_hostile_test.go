@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/spec"
 )
@@ -48,7 +49,7 @@ func TestHostileScriptsAreContained(t *testing.T) {
 		scriptFixture(t, dir, id, simple(id, extra), map[string]string{"execute.js": src})
 	}
 	scriptFixture(t, dir, "ok", simple("ok", ""), map[string]string{"execute.js": `export const execute = () => "fine";`})
-	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: &Policy{Network: []string{"127.0.0.1"},
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: &policy.Policy{Network: []string{"127.0.0.1"},
 		AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, Limits: spec.Limits{MemoryMiB: 256}}})
 	ctx := context.Background()
 	tests := []struct {

@@ -21,6 +21,7 @@ import (
 	"github.com/skillbox-dev/skillbox/internal/quickjs"
 	"github.com/skillbox-dev/skillbox/internal/scripterr"
 	"github.com/skillbox-dev/skillbox/internal/wasifs"
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/spec"
 )
@@ -28,7 +29,7 @@ import (
 // scriptJob is a run of a script: a script skill's execute, or a program of any skill.
 type scriptJob struct {
 	lang  spec.Language
-	grant *Grant
+	grant *policy.Grant
 	// code is what the interpreter evaluates: the JavaScript bundle (for Python, execute.py,
 	// read only to check it); sum is its sha256, hex.
 	code, sum string
@@ -92,9 +93,9 @@ func codeError(s *Skill, err error) *run.Error {
 // its memory limit (the interpreter's whole instance, metered like a module's memories), the
 // wasm call stack, one host call's buffers and the logs, the code it evaluates (held as Go text
 // and copied into the instance), and the run's overhead.
-func scriptCharge(grant *Grant, codeBytes int64) int64 {
+func scriptCharge(grant *policy.Grant, codeBytes int64) int64 {
 	l := grant.Limits
-	io := max(l.MaxFetchBytes, l.MaxFileBytes, l.MaxWriteBytes, grant.outputFileBytes())
+	io := max(l.MaxFetchBytes, l.MaxFileBytes, l.MaxWriteBytes, grant.OutputFileBytes())
 	return l.MemoryMiB<<20 + stackReserve + io + l.MaxLogBytes + 2*codeBytes + 2*l.MaxOutputBytes + runOverhead
 }
 
@@ -145,7 +146,7 @@ func (rt *Runtime) callScript(ctx context.Context, s *Skill, job *scriptJob, cal
 func (rt *Runtime) runJavaScript(ctx context.Context, job *scriptJob, call *hostfuncs.Call, input []byte) (json.RawMessage, *ProgramOutput, error) {
 	l := job.grant.Limits
 	p := quickjs.Program{Source: job.code, Bytecode: rt.bytecodeOf(ctx, job), Args: input, Limits: quickjs.Limits{
-		HostCallTimeout: job.grant.host.Limits.FetchTimeout + time.Second,
+		HostCallTimeout: job.grant.Host().Limits.FetchTimeout + time.Second,
 		MaxOutputBytes:  l.MaxLogBytes,
 	}}
 	if job.prog != nil {
@@ -170,7 +171,7 @@ func (rt *Runtime) runPython(ctx context.Context, s *Skill, job *scriptJob, call
 	}
 	defer cleanup()
 	p := cpython.Program{Dir: s.dir, Args: input, FSConfig: mounts, Limits: cpython.Limits{
-		HostCallTimeout: job.grant.host.Limits.FetchTimeout + time.Second,
+		HostCallTimeout: job.grant.Host().Limits.FetchTimeout + time.Second,
 		MaxOutputBytes:  l.MaxLogBytes,
 		MaxResultBytes:  l.MaxOutputBytes,
 	}}
@@ -189,9 +190,9 @@ func (rt *Runtime) runPython(ctx context.Context, s *Skill, job *scriptJob, call
 // programCwd is where a Python program's relative paths lead: the first directory its grant
 // lets it write (where a user would run it from, with the files it works on), else its private
 // /tmp.
-func programCwd(g *Grant) string {
-	for _, m := range g.host.Mounts {
-		if m.Writable && m.Path != SkillMount {
+func programCwd(g *policy.Grant) string {
+	for _, m := range g.Host().Mounts {
+		if m.Writable && m.Path != policy.SkillMount {
 			return m.Path
 		}
 	}
@@ -222,7 +223,7 @@ func pythonMounts(g *hostfuncs.Grant, l spec.Limits) (hook func(wazero.FSConfig)
 	}
 	budget := wasifs.Options{Writable: true, MaxBytes: max(l.MaxWriteBytes, 1), MaxFiles: maxMountFiles}
 	for _, m := range g.Mounts {
-		if m.Path == SkillMount || m.Path == "/tmp" {
+		if m.Path == policy.SkillMount || m.Path == "/tmp" {
 			continue
 		}
 		opts := wasifs.Options{}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/skillbox-dev/skillbox/internal/safefile"
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/skillmd"
 	"github.com/skillbox-dev/skillbox/spec"
 )
@@ -75,10 +76,10 @@ type Skill struct {
 	instructionsPath string
 	instructions     *skillmd.Doc
 	instructionsErr  error
-	grant            *Grant
+	grant            *policy.Grant
 	// programGrant is what the skill's programs (scripts/) may do, programsErr why they cannot
 	// run (see program.go); both nil without a scripts/ directory.
-	programGrant *Grant
+	programGrant *policy.Grant
 	programsErr  error
 	// agent is set for a skill an agent wrote (see authored.go): it is granted under the
 	// policy's AgentSkills ceiling.
@@ -93,7 +94,7 @@ type Skill struct {
 	listing      []fs.DirEntry
 	manifestStat fs.FileInfo
 	// modules are the policy's module limits the skill was loaded under: its check applies them.
-	modules ModuleLimits
+	modules policy.ModuleLimits
 	// cache remembers file digests and module checks across reloads (nil: none), and is told of
 	// every check.
 	cache *checks
@@ -183,7 +184,7 @@ func (s *Skill) ModuleHash() string { return s.verified().hash }
 
 // Grant returns a copy of what the skill's runs may do under the policy it was loaded with
 // (nil when its manifest did not parse). It holds no secret value.
-func (s *Skill) Grant() *Grant { return s.grant.clone() }
+func (s *Skill) Grant() *policy.Grant { return s.grant.Clone() }
 
 // LoadedAt is when this version was loaded.
 func (s *Skill) LoadedAt() time.Time { return s.loadedAt }
@@ -274,7 +275,7 @@ var wasmMagic = []byte{0x00, 'a', 's', 'm', 0x01, 0x00, 0x00, 0x00}
 // hashed and bounds-checked, its files digested. It never fails: a broken package comes back with
 // Status error and Err saying everything that is wrong. ok is false when dir is not a skill
 // package at all (no manifest, no SKILL.md), which a scan skips silently.
-func LoadSkill(dir string, p *Policy) (s *Skill, ok bool) {
+func LoadSkill(dir string, p *policy.Policy) (s *Skill, ok bool) {
 	s, ok = loadSkill(dir, p, nil)
 	if ok {
 		s.verified()
@@ -285,7 +286,7 @@ func LoadSkill(dir string, p *Policy) (s *Skill, ok bool) {
 // loadSkill reads what describes the skill package in dir — its manifest and the frontmatter of
 // its SKILL.md — and nothing else: its module and digest are left for its check (see verify.go),
 // which remembers what it hashes in c (nil: nowhere).
-func loadSkill(dir string, p *Policy, c *checks) (s *Skill, ok bool) {
+func loadSkill(dir string, p *policy.Policy, c *checks) (s *Skill, ok bool) {
 	id := filepath.Base(dir)
 	s = &Skill{id: id, dir: dir, kind: Executable, loadedAt: time.Now(), modules: p.Modules, cache: c}
 	// One listing of the directory finds the SKILL.md and the manifest, and lets the check's
@@ -324,7 +325,7 @@ func loadSkill(dir string, p *Policy, c *checks) (s *Skill, ok bool) {
 		}
 		if hasDir(s.listing, scriptsDir) {
 			if s.agent = isRegularEntry(s.listing, authorMarker); s.agent {
-				p = p.forAgentSkills()
+				p = p.ForAgentSkills()
 			}
 			s.loadPrograms(p)
 		}
@@ -356,7 +357,7 @@ func loadSkill(dir string, p *Policy, c *checks) (s *Skill, ok bool) {
 	s.warnPlaceholders(manifestPath, m)
 	s.pickLanguage(m, manifestPath)
 	if s.agent = isRegularEntry(s.listing, authorMarker); s.agent {
-		p = p.forAgentSkills() // its grant, and its programs', never pass the agents' ceiling
+		p = p.ForAgentSkills() // its grant, and its programs', never pass the agents' ceiling
 	}
 	if m.ID != id {
 		s.fail(&spec.ManifestError{Path: manifestPath, Field: "id", Msg: fmt.Sprintf("%q does not match the directory name %q", m.ID, id), Hint: "rename one so they are equal"})
@@ -397,8 +398,8 @@ var (
 	errNotWasm  = errors.New("not a WebAssembly module (bad magic number or version)")
 )
 
-func readModule(path string, ml ModuleLimits) ([]byte, error) {
-	data, err := safefile.ReadFile(path, ml.withDefaults().MaxModuleBytes)
+func readModule(path string, ml policy.ModuleLimits) ([]byte, error) {
+	data, err := safefile.ReadFile(path, ml.WithDefaults().MaxModuleBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, errNoModule
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/spec"
 )
@@ -62,10 +63,10 @@ func TestBundledGitHubIssues(t *testing.T) {
 	})
 	pool := x509.NewCertPool()
 	pool.AddCert(srv.Certificate())
-	policy := &Policy{Network: []string{"127.0.0.1"}, AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
+	pol := &policy.Policy{Network: []string{"127.0.0.1"}, AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
 		Env:     map[string]string{"GITHUB_API_URL": srv.URL + "/"},
-		Secrets: map[string]PolicySecret{"GITHUB_TOKEN": {Value: token, Hosts: []string{"127.0.0.1"}}}, RootCAs: pool}
-	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: policy})
+		Secrets: map[string]policy.Secret{"GITHUB_TOKEN": {Value: token, Hosts: []string{"127.0.0.1"}}}, RootCAs: pool}
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: pol})
 	res, err := rt.Run(context.Background(), run.Request{Skill: "github-issues", Args: []byte(`{"repo":"acme/widgets","limit":5,"label":"bug"}`)})
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +101,7 @@ func TestBundledGitHubIssues(t *testing.T) {
 func TestBundledCSVStats(t *testing.T) {
 	ws := t.TempDir()
 	must(t, os.WriteFile(filepath.Join(ws, "sales.csv"), []byte("region;units;price\nnorth;3;1,200.50\nsouth;5;99\nnorth;;10\n"), 0o644))
-	p := &Policy{Files: []PolicyMount{{Path: "/workspace", HostPath: ws, Access: spec.ReadOnly}}}
+	p := &policy.Policy{Files: []policy.Mount{{Path: "/workspace", HostPath: ws, Access: spec.ReadOnly}}}
 	rt := newRuntime(t, Config{SkillDirs: []string{"../skills"}, Policy: p})
 	ctx := context.Background()
 	res, err := rt.Run(ctx, run.Request{Skill: "csv-stats", Args: []byte(`{"file":"/workspace/sales.csv","top":1}`)})

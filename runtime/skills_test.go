@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/spec"
 )
@@ -49,7 +50,7 @@ func TestBundledWordCount(t *testing.T) {
 
 func TestBundledNotes(t *testing.T) {
 	ws := t.TempDir()
-	p := &Policy{Files: []PolicyMount{{Path: "/workspace", HostPath: filepath.Join(ws, "{skill}"), Access: spec.ReadWrite}}}
+	p := &policy.Policy{Files: []policy.Mount{{Path: "/workspace", HostPath: filepath.Join(ws, "{skill}"), Access: spec.ReadWrite}}}
 	rt := newRuntime(t, Config{SkillDirs: []string{"../skills"}, Policy: p})
 	runOne := func(args string) (string, error) {
 		res, err := rt.Run(context.Background(), run.Request{Skill: "notes", Args: []byte(args)})
@@ -115,7 +116,7 @@ func TestBundledHTTPGet(t *testing.T) {
 	}))
 	defer srv.Close()
 	dir := localHTTPGet(t, 10000)
-	allow := &Policy{Network: []string{"127.0.0.1"}, AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
+	allow := &policy.Policy{Network: []string{"127.0.0.1"}, AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
 
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: allow})
 	res, err := rt.Run(context.Background(), run.Request{Skill: "http-get", Args: []byte(`{"url":"` + srv.URL + `/moved"}`)})
@@ -133,7 +134,7 @@ func TestBundledHTTPGet(t *testing.T) {
 
 	// The same grant without allowNetworks: the host is on the grant, but the address is
 	// loopback, refused at dial time.
-	guarded := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: &Policy{Network: []string{"127.0.0.1"}}})
+	guarded := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: &policy.Policy{Network: []string{"127.0.0.1"}}})
 	res, err = guarded.Run(context.Background(), run.Request{Skill: "http-get", Args: []byte(`{"url":"` + srv.URL + `/"}`)})
 	if !errors.Is(err, run.ErrPermissionDenied) || !strings.Contains(err.Error(), "loopback") {
 		t.Fatalf("loopback must be refused at dial time: %v", err)
@@ -155,7 +156,7 @@ func TestTimeoutStopsAHostCallWaitingOnTheNetwork(t *testing.T) {
 	defer srv.Close()
 	defer close(release)
 	dir := localHTTPGet(t, 300)
-	allow := &Policy{Network: []string{"127.0.0.1"}, AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
+	allow := &policy.Policy{Network: []string{"127.0.0.1"}, AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: allow})
 	compileNow(t, rt, "http-get") // before the clock starts: a Go module takes long under -race
 	start := time.Now()

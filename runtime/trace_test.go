@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/skillbox-dev/skillbox/internal/interleave"
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 )
 
@@ -185,7 +186,7 @@ func TestFetchSpansAreChildrenOfTheRun(t *testing.T) {
 	}))
 	defer srv.Close()
 	dir := localHTTPGet(t, 10000)
-	allow := &Policy{Network: []string{"127.0.0.1"}, AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
+	allow := &policy.Policy{Network: []string{"127.0.0.1"}, AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
 	port := srv.Listener.Addr().(*net.TCPAddr).Port
 	for _, engine := range []Engine{EngineNative, EngineExtism} {
 		t.Run(string(engine), func(t *testing.T) {
@@ -220,7 +221,7 @@ func TestFetchSpansAreChildrenOfTheRun(t *testing.T) {
 
 			// Refused by the grant (a host it does not list), then by the guard (loopback,
 			// without allowNetworks): the fetch span says why, the run is permission_denied.
-			guarded := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: &Policy{Network: []string{"127.0.0.1"}}, Engine: engine, TracerProvider: tp})
+			guarded := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: &policy.Policy{Network: []string{"127.0.0.1"}}, Engine: engine, TracerProvider: tp})
 			for _, c := range []struct{ url, reason string }{
 				{"http://localhost:" + strconv.Itoa(port) + "/?token=s3cr3t", "host localhost:" + strconv.Itoa(port) + " is not on the grant"},
 				{url, "loopback"},

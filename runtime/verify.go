@@ -231,7 +231,7 @@ func (s *Skill) verifyModule(v *verdict, sum string, cachedOnly bool) (*spec.Man
 	if s.cache != nil {
 		s.cache.reads.Add(1)
 	}
-	wasm, err := safefile.ReadFile(path, s.modules.withDefaults().MaxModuleBytes)
+	wasm, err := safefile.ReadFile(path, s.modules.WithDefaults().MaxModuleBytes)
 	if err != nil {
 		return moduleReadProblem(path, s.dir, err), true
 	}

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"github.com/skillbox-dev/skillbox/policy"
 	"slices"
 	"time"
 )
@@ -51,7 +52,7 @@ type Version struct {
 	// "agent" (written by an agent-facing tool).
 	Source string `json:"source"`
 	// Grant is what its runs may do under the policy in force when it was recorded.
-	Grant *Grant `json:"grant"`
+	Grant *policy.Grant `json:"grant"`
 	// Diff says, one line each, what it asks for beyond the version that served the skill when
 	// it was recorded (or beyond the agent ceiling): why it is pending. Empty for the others.
 	Diff []string `json:"diff,omitempty"`

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/skillbox-dev/skillbox/hostfuncs/netguard"
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/spec"
 )
 
@@ -15,12 +16,12 @@ import (
 //
 // A host is a widening unless a pattern of base covers it ("api.example.com" under
 // "*.example.com" is not); a refused request is no widening, as it was never granted.
-func Widening(base, next *Grant) []string {
+func Widening(base, next *policy.Grant) []string {
 	if next == nil {
 		return nil
 	}
 	if base == nil {
-		base = &Grant{}
+		base = &policy.Grant{}
 	}
 	var out []string
 	var basePatterns []netguard.Pattern
@@ -53,7 +54,7 @@ func Widening(base, next *Grant) []string {
 		}
 	}
 	for _, m := range next.Files {
-		i := slices.IndexFunc(base.Files, func(b GrantedMount) bool { return b.Path == m.Path })
+		i := slices.IndexFunc(base.Files, func(b policy.GrantedMount) bool { return b.Path == m.Path })
 		switch {
 		case i < 0:
 			out = append(out, fmt.Sprintf("files: + %s (%s)", m.Path, m.Access))
@@ -74,9 +75,9 @@ func Widening(base, next *Grant) []string {
 // versionGrant is everything a version of s may do: its execute's grant and its programs'
 // (scripts/) together, each list the union of both and each limit the higher. It is what a
 // version records, and what the next version is compared with.
-func versionGrant(s *Skill) *Grant {
-	g := &Grant{Network: []string{}, Env: []string{}, Secrets: []string{}, Files: []GrantedMount{}}
-	for _, part := range []*Grant{s.grant, s.programGrant} {
+func versionGrant(s *Skill) *policy.Grant {
+	g := &policy.Grant{Network: []string{}, Env: []string{}, Secrets: []string{}, Files: []policy.GrantedMount{}}
+	for _, part := range []*policy.Grant{s.grant, s.programGrant} {
 		if part == nil {
 			continue
 		}
@@ -84,7 +85,7 @@ func versionGrant(s *Skill) *Grant {
 		g.Env = union(g.Env, part.Env)
 		g.Secrets = union(g.Secrets, part.Secrets)
 		for _, m := range part.Files {
-			i := slices.IndexFunc(g.Files, func(b GrantedMount) bool { return b.Path == m.Path })
+			i := slices.IndexFunc(g.Files, func(b policy.GrantedMount) bool { return b.Path == m.Path })
 			switch {
 			case i < 0:
 				g.Files = append(g.Files, m)

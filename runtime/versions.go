@@ -31,14 +31,6 @@ import (
 // A new version that asks for more than the version it would follow (the active one, else the
 // newest whose permissions were accepted) is pending; see Widening and Transitions.
 
-// VersionsPolicy is the operator's word on versions; it applies only to a runtime with a
-// VersionStore.
-type VersionsPolicy struct {
-	// RequirePublished runs only published versions: a skill without an active version does not
-	// run by id, and a draft does not run even pinned by digest.
-	RequirePublished bool
-}
-
 // versionListTTL is how long the runtime trusts what it read of a skill's versions: a version
 // another replica publishes serves here within that.
 const versionListTTL = time.Second

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/spec"
 )
@@ -142,7 +143,7 @@ func TestVersionsLifecycle(t *testing.T) {
 func TestVersionsRequirePublished(t *testing.T) {
 	ctx := context.Background()
 	skills := bundledSkill(t, "word-count", setTimeout(10_000))
-	p := &Policy{Versions: VersionsPolicy{RequirePublished: true}}
+	p := &policy.Policy{Versions: policy.Versions{RequirePublished: true}}
 	rt := newRuntime(t, Config{SkillDirs: []string{skills}, Policy: p, Versions: newVersionStore(t)})
 	_, err := runWC(t, rt, "")
 	if !errors.Is(err, run.ErrNotFound) || !strings.Contains(err.Error(), "requirePublished") {
@@ -169,10 +170,10 @@ func TestVersionsRequirePublished(t *testing.T) {
 }
 
 func TestWidening(t *testing.T) {
-	base := &Grant{Network: []string{"*.example.com"}, Env: []string{"A"}, Files: []GrantedMount{{Path: "/data", Access: spec.ReadOnly}},
+	base := &policy.Grant{Network: []string{"*.example.com"}, Env: []string{"A"}, Files: []policy.GrantedMount{{Path: "/data", Access: spec.ReadOnly}},
 		Limits: spec.Limits{TimeoutMs: 1000, MemoryMiB: 64}}
-	next := &Grant{Network: []string{"api.example.com", "evil.test"}, Env: []string{"A", "B"}, Secrets: []string{"TOKEN"},
-		Files: []GrantedMount{{Path: "/data", Access: spec.ReadWrite}, {Path: "/out", Access: spec.ReadWrite}}, Limits: spec.Limits{TimeoutMs: 500, MemoryMiB: 128}}
+	next := &policy.Grant{Network: []string{"api.example.com", "evil.test"}, Env: []string{"A", "B"}, Secrets: []string{"TOKEN"},
+		Files: []policy.GrantedMount{{Path: "/data", Access: spec.ReadWrite}, {Path: "/out", Access: spec.ReadWrite}}, Limits: spec.Limits{TimeoutMs: 500, MemoryMiB: 128}}
 	got := strings.Join(Widening(base, next), "; ")
 	want := "network: + evil.test; env: + B; secrets: + TOKEN; files: /data read-only -> read-write; files: + /out (read-write); limits.memoryMiB: 64 -> 128"
 	if got != want {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -20,7 +21,7 @@ const createSkillArgs = `{"id":"adder","manifest":{"id":"adder","name":"Adder","
 // only where the policy lets agents write skills.
 func TestAuthoringToolsByRole(t *testing.T) {
 	t.Parallel()
-	cfg := runtime.Config{Policy: &runtime.Policy{AgentSkills: runtime.AgentSkills{Enabled: true}}}
+	cfg := runtime.Config{Policy: &policy.Policy{AgentSkills: policy.AgentSkills{Enabled: true}}}
 	env := newEnvRuntime(t, keysOptions(), cfg, t.TempDir())
 	listed := func(key string) bool {
 		r := get(t, env.ts.URL+"/v1/tools?format=mcp", "X-API-Key", key)

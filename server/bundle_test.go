@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/skillbox-dev/skillbox/bundle"
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -23,7 +24,7 @@ func TestUploadBundle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := runtime.Config{Policy: &runtime.Policy{Bundles: runtime.BundlePolicy{RequireSigned: true, TrustedKeys: []ed25519.PublicKey{pub}}}}
+	cfg := runtime.Config{Policy: &policy.Policy{Bundles: policy.Bundles{RequireSigned: true, TrustedKeys: []ed25519.PublicKey{pub}}}}
 	env := newEnvRuntime(t, Options{}, cfg, t.TempDir())
 	url := env.ts.URL + "/v1/skills"
 	var unsigned, signed bytes.Buffer

@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/skillbox-dev/skillbox/agent/toolset"
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/skillmd"
 	"github.com/skillbox-dev/skillbox/spec"
@@ -50,7 +51,7 @@ type skillDetail struct {
 	Result       json.RawMessage   `json:"result,omitempty"`
 	Requested    *spec.Permissions `json:"requested,omitempty"`
 	RequestedLim *spec.Limits      `json:"requested_limits,omitempty"`
-	Granted      *runtime.Grant    `json:"granted,omitempty"`
+	Granted      *policy.Grant     `json:"granted,omitempty"`
 	Problems     []string          `json:"problems,omitempty"`
 	Instructions bool              `json:"instructions"`
 	Resources    []string          `json:"resources"`

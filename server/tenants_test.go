@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillbox-dev/skillbox/artifact"
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/store"
 	"github.com/skillbox-dev/skillbox/store/sqlite"
@@ -40,7 +41,7 @@ func newTenantEnv(t *testing.T, acmeQuota runtime.Quota) *tenantEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sh.Close(ctx) })
-	policy := &runtime.Policy{Runs: runtime.RunsPolicy{RecordArguments: true}}
+	pol := &policy.Policy{Runs: policy.Runs{RecordArguments: true}}
 	mk := func(tenant, skill string, quota runtime.Quota) *runtime.Runtime {
 		dir := t.TempDir()
 		// Each skill echoes its arguments; globex's also leaves a file in /output.
@@ -54,7 +55,7 @@ func newTenantEnv(t *testing.T, acmeQuota runtime.Quota) *tenantEnv {
 		if tenant != "" {
 			vs, arts = st.Tenant(tenant), rec.Artifacts(tenant)
 		}
-		rt, err := runtime.New(ctx, runtime.Config{Shared: sh, Tenant: tenant, SkillDirs: []string{dir}, Policy: policy,
+		rt, err := runtime.New(ctx, runtime.Config{Shared: sh, Tenant: tenant, SkillDirs: []string{dir}, Policy: pol,
 			Recorder: rec, Versions: vs, Artifacts: arts, Quota: quota, NoBackgroundCheck: true})
 		if err != nil {
 			t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/store"
 )
@@ -32,7 +33,7 @@ func newUsersEnv(t testing.TB) (*httptest.Server, store.Store) {
 	}
 	t.Cleanup(func() { root.Close(ctx) })
 	acme, err := runtime.New(ctx, runtime.Config{Tenant: "acme", SkillDirs: []string{dir}, CacheDir: testCache,
-		Policy: &runtime.Policy{Runs: runtime.RunsPolicy{RecordArguments: true}}, Recorder: rec,
+		Policy: &policy.Policy{Runs: policy.Runs{RecordArguments: true}}, Recorder: rec,
 		Versions: st.Tenant("acme"), Artifacts: rec.Artifacts("acme"), NoBackgroundCheck: true})
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/store/sqlite"
 )
@@ -71,7 +72,7 @@ func TestVersionsHTTP(t *testing.T) {
 	m["permissions"] = map[string]any{"network": []string{"api.example.com"}}
 	files["skill.json"], _ = json.Marshal(m)
 	// The policy must grant the host for it to be a widening: a refused request widens nothing.
-	p := &runtime.Policy{Network: []string{"api.example.com"}}
+	p := &policy.Policy{Network: []string{"api.example.com"}}
 	if err := env.rt.SetPolicy(t.Context(), p); err != nil {
 		t.Fatal(err)
 	}

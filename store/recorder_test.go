@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/skillbox-dev/skillbox/internal/testcache"
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/store"
@@ -14,7 +15,7 @@ import (
 )
 
 // newRuntime is a runtime over the first-party skills that records into a fresh SQLite store.
-func newRuntime(t *testing.T, policy *runtime.Policy) (*runtime.Runtime, store.Store) {
+func newRuntime(t *testing.T, pol *policy.Policy) (*runtime.Runtime, store.Store) {
 	t.Helper()
 	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), sqlite.FileName))
 	if err != nil {
@@ -25,7 +26,7 @@ func newRuntime(t *testing.T, policy *runtime.Policy) (*runtime.Runtime, store.S
 	t.Cleanup(rec.Close)
 	// The compilation cache the other packages' tests share: hello and word-count are Go-built
 	// modules, a minute or more to compile under -race on a busy machine, once.
-	rt, err := runtime.New(t.Context(), runtime.Config{SkillDirs: []string{"../skills"}, Policy: policy,
+	rt, err := runtime.New(t.Context(), runtime.Config{SkillDirs: []string{"../skills"}, Policy: pol,
 		CacheDir: testcache.Dir(), NoBackgroundCheck: true, Recorder: rec})
 	if err != nil {
 		t.Fatal(err)
@@ -38,7 +39,7 @@ func newRuntime(t *testing.T, policy *runtime.Policy) (*runtime.Runtime, store.S
 // policy keeps them, their digest always.
 func TestRecorderRecordsRuns(t *testing.T) {
 	for _, keep := range []bool{false, true} {
-		rt, s := newRuntime(t, &runtime.Policy{Runs: runtime.RunsPolicy{RecordArguments: keep}})
+		rt, s := newRuntime(t, &policy.Policy{Runs: policy.Runs{RecordArguments: keep}})
 		ctx := t.Context()
 		ok, err := rt.Run(ctx, run.Request{Skill: "hello", Args: json.RawMessage(`{"name":"Ada"}`), Face: run.FaceHTTP, Caller: "key-ci"})
 		if err != nil {

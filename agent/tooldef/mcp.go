@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 
-	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/spec"
 )
 
@@ -66,7 +66,7 @@ func MCP(c Catalog) []MCPTool {
 
 // reach says whether a grant lets runs use the network or write files. A missing grant grants
 // nothing.
-func reach(g *runtime.Grant) (network, writes bool) {
+func reach(g *policy.Grant) (network, writes bool) {
 	if g == nil {
 		return false, false
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/skillbox-dev/skillbox/agent/tooldef"
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/spec"
 )
@@ -41,9 +42,9 @@ func testCatalog(t *testing.T) *runtime.Runtime {
 	skill("broken", `{"id":"broken","name":"Broken"}`)
 	// Instructions only: never a tool.
 	fixture(t, dir, "guide", map[string]string{"SKILL.md": "---\nname: guide\ndescription: How to write notes\n---\nBody\n"}, false)
-	return newRuntime(t, dir, &runtime.Policy{
+	return newRuntime(t, dir, &policy.Policy{
 		Network: []string{"api.weather.example"},
-		Files:   []runtime.PolicyMount{{Path: "/workspace", HostPath: t.TempDir(), Access: spec.ReadWrite}},
+		Files:   []policy.Mount{{Path: "/workspace", HostPath: t.TempDir(), Access: spec.ReadWrite}},
 	})
 }
 

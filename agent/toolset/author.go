@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/skillbox-dev/skillbox/agent/tooldef"
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/spec"
@@ -84,7 +85,7 @@ type WrittenSkill struct {
 	ID      string          `json:"id"`
 	Tool    string          `json:"tool"`
 	Digest  string          `json:"digest"`
-	Grant   *runtime.Grant  `json:"grant"`
+	Grant   *policy.Grant   `json:"grant"`
 	Summary runtime.Summary `json:"summary"`
 	// Status and Diff are the recorded version's, when the runtime keeps versions: "pending"
 	// with what it asks beyond what agents' skills may have, until a human approves it.

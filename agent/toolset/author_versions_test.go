@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/store/sqlite"
@@ -22,7 +23,7 @@ func TestAgentSkillBeyondCeilingIsPending(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	p := &runtime.Policy{Network: []string{"api.example.com"}, AgentSkills: runtime.AgentSkills{Enabled: true}}
+	p := &policy.Policy{Network: []string{"api.example.com"}, AgentSkills: policy.AgentSkills{Enabled: true}}
 	rt, err := runtime.New(ctx, runtime.Config{SkillDirs: []string{t.TempDir()}, Policy: p, NoCache: true, Versions: st})
 	if err != nil {
 		t.Fatal(err)

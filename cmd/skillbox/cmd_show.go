@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/spec"
 )
 
@@ -20,7 +20,7 @@ type skillDetail struct {
 	Parameters   json.RawMessage   `json:"parameters,omitempty"`
 	Requested    *spec.Permissions `json:"requested,omitempty"`
 	RequestedLim *spec.Limits      `json:"requested_limits,omitempty"`
-	Granted      *runtime.Grant    `json:"granted,omitempty"`
+	Granted      *policy.Grant     `json:"granted,omitempty"`
 	Problems     []string          `json:"problems,omitempty"`
 	ArgumentHint string            `json:"argument_hint,omitempty"`
 	// ModelInvocable is false for a skill whose SKILL.md sets disable-model-invocation: true.
@@ -30,9 +30,9 @@ type skillDetail struct {
 	AgentWritten bool `json:"agent_written,omitempty"`
 	// Programs are the skill's scripts/ programs Skillbox can run, ProgramGrant what they may do,
 	// ProgramsErr why they cannot run.
-	Programs     []string       `json:"programs,omitempty"`
-	ProgramGrant *runtime.Grant `json:"program_grant,omitempty"`
-	ProgramsErr  string         `json:"programs_error,omitempty"`
+	Programs     []string      `json:"programs,omitempty"`
+	ProgramGrant *policy.Grant `json:"program_grant,omitempty"`
+	ProgramsErr  string        `json:"programs_error,omitempty"`
 }
 
 var cmdShow = &command{

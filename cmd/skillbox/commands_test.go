@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/skillbox-dev/skillbox/agent/toolset"
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/spec"
 )
@@ -25,8 +26,8 @@ func TestInit(t *testing.T) {
 	if st, err := os.Stat(filepath.Join(dir, "skills")); err != nil || !st.IsDir() {
 		t.Fatalf("skills/ = %v, %v", st, err)
 	}
-	policy := filepath.Join(dir, "policy.yaml")
-	p, err := runtime.LoadPolicy(policy)
+	pol := filepath.Join(dir, "policy.yaml")
+	p, err := policy.Load(pol)
 	if err != nil {
 		t.Fatalf("the starter policy does not load: %v", err)
 	}
@@ -35,21 +36,21 @@ func TestInit(t *testing.T) {
 		t.Errorf("the starter policy grants something: %+v", p)
 	}
 	// Each field is explained, with an example, in the file itself.
-	body, _ := os.ReadFile(policy)
+	body, _ := os.ReadFile(pol)
 	for _, field := range []string{"network:", "allowNetworks:", "env:", "secrets:", "files:", "limits:", "scripts:", "agentSkills:", "bundles:", "runs:"} {
 		if !strings.Contains(string(body), "\n"+field) || !strings.Contains(string(body), "# Example") {
 			t.Errorf("the starter policy has no commented %s", field)
 		}
 	}
 	// A second init keeps the operator's edits.
-	writeFile(t, policy, "network: [example.com]\n")
+	writeFile(t, pol, "network: [example.com]\n")
 	r = cli(t, "", "init", dir, "--json")
 	expect{code: exitOK, stderr: []string{"policy.yaml exists: left as it is"}}.verify(t, r)
 	var out struct{ Created []string }
 	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || len(out.Created) != 0 {
 		t.Errorf("second init created %v (%v)\n%s", out.Created, err, r)
 	}
-	if b, _ := os.ReadFile(policy); string(b) != "network: [example.com]\n" {
+	if b, _ := os.ReadFile(pol); string(b) != "network: [example.com]\n" {
 		t.Errorf("init overwrote the policy: %q", b)
 	}
 	writeFile(t, filepath.Join(dir, "file"), "")

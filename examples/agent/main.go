@@ -25,6 +25,7 @@ import (
 	"github.com/skillbox-dev/skillbox/agent/prompt"
 	"github.com/skillbox-dev/skillbox/agent/tooldef"
 	"github.com/skillbox-dev/skillbox/agent/toolset"
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -64,16 +65,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		m = &OpenAIClient{Endpoint: *endpoint, APIKey: key, Model: *model}
 	}
 
-	var policy *runtime.Policy
+	var pol *policy.Policy
 	if *policyFile != "" {
-		p, err := runtime.LoadPolicy(*policyFile)
+		p, err := policy.Load(*policyFile)
 		if err != nil {
 			fmt.Fprintln(stderr, "agent:", err)
 			return 2
 		}
-		policy = p
+		pol = p
 	}
-	rt, err := runtime.New(ctx, runtime.Config{SkillDirs: []string{*skills}, Policy: policy, CacheDir: *cacheDir})
+	rt, err := runtime.New(ctx, runtime.Config{SkillDirs: []string{*skills}, Policy: pol, CacheDir: *cacheDir})
 	if err != nil {
 		fmt.Fprintln(stderr, "agent:", err)
 		return 1

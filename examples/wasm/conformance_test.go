@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/skillbox-dev/skillbox/internal/testcache"
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/spec"
@@ -72,13 +73,13 @@ func TestConformance(t *testing.T) {
 	must(t, os.MkdirAll(data, 0o755))
 	must(t, os.WriteFile(filepath.Join(ws, "in.txt"), []byte("input text"), 0o644))
 	must(t, os.WriteFile(filepath.Join(data, "ro.txt"), []byte("read only"), 0o644))
-	policy := &runtime.Policy{
+	pol := &policy.Policy{
 		// Room for the run's timeout: what the test asserts is the guest's result, not a clock.
 		Limits:        spec.Limits{TimeoutMs: 60_000},
 		Network:       []string{"127.0.0.1"},
 		AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
 		Env:           map[string]string{"GREETING": "hej", "HOME": "/root"},
-		Files: []runtime.PolicyMount{
+		Files: []policy.Mount{
 			{Path: "/workspace", HostPath: ws, Access: spec.ReadWrite},
 			{Path: "/data", HostPath: data, Access: spec.ReadWrite},
 		},
@@ -111,7 +112,7 @@ func TestConformance(t *testing.T) {
 				must(t, err)
 				must(t, os.WriteFile(filepath.Join(dir, "execute.wasm"), mod, 0o644))
 
-				rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{skills}, Policy: policy, CacheDir: testcache.Dir(), Engine: engine})
+				rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{skills}, Policy: pol, CacheDir: testcache.Dir(), Engine: engine})
 				must(t, err)
 				defer rt.Close(context.Background())
 				s, err := rt.Skill("conformance")

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/spec"
 )
@@ -23,7 +24,7 @@ func testDigest(s string) string {
 
 func newVersion(skill, seed string, at time.Time) runtime.Version {
 	return runtime.Version{Skill: skill, Digest: testDigest(seed), Version: "1.0.0", Status: runtime.VersionDraft, Source: "upload",
-		Grant: &runtime.Grant{Network: []string{"api.example.com"}, Env: []string{}, Secrets: []string{}, Files: []runtime.GrantedMount{},
+		Grant: &policy.Grant{Network: []string{"api.example.com"}, Env: []string{}, Secrets: []string{}, Files: []policy.GrantedMount{},
 			Limits: spec.Limits{TimeoutMs: 1000}}, CreatedBy: "alice", CreatedAt: at}
 }
 

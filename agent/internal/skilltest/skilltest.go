@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/skillbox-dev/skillbox/internal/testcache"
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/spec"
@@ -48,7 +49,7 @@ func Fixture(t testing.TB, dir, id string, files map[string]string, withModule b
 }
 
 // NewRuntime is a runtime over the skills of dir under policy p, closed when the test ends.
-func NewRuntime(t testing.TB, dir string, p *runtime.Policy) *runtime.Runtime {
+func NewRuntime(t testing.TB, dir string, p *policy.Policy) *runtime.Runtime {
 	t.Helper()
 	rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{dir}, Policy: p, CacheDir: cacheDir})
 	if err != nil {

@@ -1,4 +1,9 @@
-package runtime
+// Package policy is the operator's word on what any skill may get, and the grant it makes of a
+// manifest's request: the network, environment, secrets, directories and limits a run may use,
+// the ceilings of skills written by agents, the installs it trusts, and what run history and
+// versions keep. Reading a policy file and computing a grant are decided here, once; the runtime
+// enforces the grant, the faces show it. It is a leaf: it links no engine.
+package policy
 
 import (
 	"crypto/x509"
@@ -32,9 +37,9 @@ type Policy struct {
 	Env map[string]string
 	// Secrets gives the values of the secrets a skill may be granted, by name, and the hosts each
 	// may be sent to: a skill's manifest can narrow them, never widen them.
-	Secrets map[string]PolicySecret
+	Secrets map[string]Secret
 	// Files lists the virtual directories a skill may be granted and where they live on the host.
-	Files []PolicyMount
+	Files []Mount
 	// Limits are the ceilings of every limit; zero fields are [DefaultLimits].
 	Limits spec.Limits
 	// Modules bound what a skill's module may declare (size, function size, function count).
@@ -48,30 +53,57 @@ type Policy struct {
 	AgentSkills AgentSkills
 	// Bundles says which skill bundles may be installed (see BundlePolicy). In a policy file:
 	// bundles: {requireSigned: true, trustedKeys: [./publisher.pub, "base64 of 32 bytes"]}.
-	Bundles BundlePolicy
+	Bundles Bundles
 	// Runs says what run history keeps (see RunsPolicy). In a policy file:
 	// runs: {recordArguments: true}.
-	Runs RunsPolicy
+	Runs Runs
 	// Versions says which versions of a skill run, for a runtime that keeps versions (see
 	// VersionsPolicy). In a policy file: versions: {requirePublished: true}.
-	Versions VersionsPolicy
+	Versions Versions
 	// Artifacts bounds every run's output directory, /output, or turns it off (see
 	// ArtifactsPolicy). In a policy file: artifacts: {maxFiles: 16, maxFileBytes: 8388608}.
-	Artifacts ArtifactsPolicy
+	Artifacts Artifacts
 	// RootCAs verifies the https servers skills fetch from; nil means the host's system roots.
 	// For an embedder whose granted hosts use a private CA, and for tests. (Not in a policy file.)
 	RootCAs *x509.CertPool
 }
 
+func (p *Policy) Ceilings() spec.Limits {
+	return p.Limits.WithDefaults(spec.DefaultLimits)
+}
+
+// Clone returns a deep copy of p; nil is the default policy.
+func (p *Policy) Clone() *Policy {
+	if p == nil {
+		return &Policy{}
+	}
+	c := *p
+	c.Network = slices.Clone(p.Network)
+	c.AllowNetworks = slices.Clone(p.AllowNetworks)
+	c.Env = maps.Clone(p.Env)
+	c.Secrets = make(map[string]Secret, len(p.Secrets))
+	for k, v := range p.Secrets {
+		v.Hosts = slices.Clone(v.Hosts)
+		c.Secrets[k] = v
+	}
+	c.Files = slices.Clone(p.Files)
+	c.Scripts = maps.Clone(p.Scripts) // the Permissions values are not changed in place
+	a := p.AgentSkills
+	a.Network, a.Env, a.Secrets, a.Files = slices.Clone(a.Network), slices.Clone(a.Env), slices.Clone(a.Secrets), slices.Clone(a.Files)
+	c.AgentSkills = a
+	c.Bundles.TrustedKeys = slices.Clone(p.Bundles.TrustedKeys)
+	return &c
+}
+
 // PolicySecret is a secret's value and the host patterns it may be sent to.
-type PolicySecret struct {
+type Secret struct {
 	Value string
 	Hosts []string
 }
 
 // PolicyMount maps a virtual directory to a host directory. HostPath may contain "{skill}", which
 // is replaced by the skill's id, to give each skill a directory of its own.
-type PolicyMount struct {
+type Mount struct {
 	Path     string
 	HostPath string
 	Access   spec.Access
@@ -97,17 +129,17 @@ var policyFields = []string{"network", "allowNetworks", "env", "secrets", "files
 //	modules: {maxModuleBytes: 33554432, maxFunctionBytes: 1048576, maxFunctions: 100000}
 //	bundles: {requireSigned: true, trustedKeys: [./publisher.pub]}
 //	artifacts: {maxFiles: 16, maxFileBytes: 8388608, maxTotalBytes: 33554432}
-func LoadPolicy(path string) (*Policy, error) {
+func Load(path string) (*Policy, error) {
 	// Bounded like a manifest, and never a FIFO or a device: a policy is read at every reload.
 	data, err := safefile.ReadFile(path, spec.MaxManifestBytes)
 	if err != nil {
-		return nil, &PolicyError{Path: path, Problems: []string{err.Error()}}
+		return nil, &Error{Path: path, Problems: []string{err.Error()}}
 	}
-	return ParsePolicy(path, data, os.LookupEnv)
+	return Parse(path, data, os.LookupEnv)
 }
 
 // ParsePolicy parses a policy; lookupEnv resolves fromHost values (os.LookupEnv in production).
-func ParsePolicy(path string, data []byte, lookupEnv func(string) (string, bool)) (*Policy, error) {
+func Parse(path string, data []byte, lookupEnv func(string) (string, bool)) (*Policy, error) {
 	c := &spec.Checker{Path: path}
 	d, bounds, err := spec.ParseDoc(data, !strings.HasSuffix(strings.ToLower(path), ".json"))
 	var be *docbound.Error
@@ -116,11 +148,11 @@ func ParsePolicy(path string, data []byte, lookupEnv func(string) (string, bool)
 		c.AddBounds([]*docbound.Error{be})
 		return nil, policyError(c)
 	case err != nil:
-		return nil, &PolicyError{Path: path, Problems: []string{fmt.Sprintf("cannot parse: %v", err)}}
+		return nil, &Error{Path: path, Problems: []string{fmt.Sprintf("cannot parse: %v", err)}}
 	}
 	c.AddBounds(bounds)
 	c.Known(d, "", policyFields...)
-	p := &Policy{Env: map[string]string{}, Secrets: map[string]PolicySecret{}}
+	p := &Policy{Env: map[string]string{}, Secrets: map[string]Secret{}}
 	for i, h := range c.StrList(d, "", "network") {
 		if _, err := netguard.ParsePattern(h); err != nil {
 			c.Add(fmt.Sprintf("network[%d]", i), "", "%v", err)
@@ -151,7 +183,7 @@ func ParsePolicy(path string, data []byte, lookupEnv func(string) (string, bool)
 			continue
 		}
 		c.Known(f, field, "path", "hostPath", "access")
-		m := PolicyMount{Path: c.Str(f, field, "path", true), HostPath: c.Str(f, field, "hostPath", true),
+		m := Mount{Path: c.Str(f, field, "path", true), HostPath: c.Str(f, field, "hostPath", true),
 			Access: spec.Access(c.Str(f, field, "access", false))}
 		if m.Access == "" {
 			m.Access = spec.ReadOnly
@@ -223,13 +255,13 @@ func ParsePolicy(path string, data []byte, lookupEnv func(string) (string, bool)
 }
 
 // policyError is the checker's problems as a *PolicyError.
-func policyError(c *spec.Checker) *PolicyError {
+func policyError(c *spec.Checker) *Error {
 	msgs := make([]string, len(c.Problems))
 	for i, pr := range c.Problems {
 		pr.Path = ""
 		msgs[i] = strings.TrimPrefix(pr.Error(), ": ")
 	}
-	return &PolicyError{Path: c.Path, Problems: msgs}
+	return &Error{Path: c.Path, Problems: msgs}
 }
 
 // values reads env or secrets: name -> "literal" or {fromHost: VAR}. A fromHost variable that is
@@ -266,7 +298,7 @@ func values(c *spec.Checker, obj spec.Doc, field string, into map[string]string,
 
 // secrets reads name -> {value: V | fromHost: VAR, hosts: [...]}. hosts is required: a secret
 // with no hosts of its own could be sent wherever a manifest asked.
-func secrets(c *spec.Checker, obj spec.Doc, into map[string]PolicySecret, lookupEnv func(string) (string, bool)) {
+func secrets(c *spec.Checker, obj spec.Doc, into map[string]Secret, lookupEnv func(string) (string, bool)) {
 	names := make([]string, 0, len(obj))
 	for k := range obj {
 		names = append(names, k)
@@ -309,33 +341,6 @@ func secrets(c *spec.Checker, obj spec.Doc, into map[string]PolicySecret, lookup
 			c.Add(f, "add fromHost: VAR (preferred) or value: ...", "has no value")
 			continue
 		}
-		into[name] = PolicySecret{Value: value, Hosts: hosts}
+		into[name] = Secret{Value: value, Hosts: hosts}
 	}
-}
-
-func (p *Policy) ceilings() spec.Limits {
-	return p.Limits.WithDefaults(spec.DefaultLimits)
-}
-
-// clone returns a deep copy of p; nil is the default policy.
-func (p *Policy) clone() *Policy {
-	if p == nil {
-		return &Policy{}
-	}
-	c := *p
-	c.Network = slices.Clone(p.Network)
-	c.AllowNetworks = slices.Clone(p.AllowNetworks)
-	c.Env = maps.Clone(p.Env)
-	c.Secrets = make(map[string]PolicySecret, len(p.Secrets))
-	for k, v := range p.Secrets {
-		v.Hosts = slices.Clone(v.Hosts)
-		c.Secrets[k] = v
-	}
-	c.Files = slices.Clone(p.Files)
-	c.Scripts = maps.Clone(p.Scripts) // the Permissions values are not changed in place
-	a := p.AgentSkills
-	a.Network, a.Env, a.Secrets, a.Files = slices.Clone(a.Network), slices.Clone(a.Env), slices.Clone(a.Secrets), slices.Clone(a.Files)
-	c.AgentSkills = a
-	c.Bundles.TrustedKeys = slices.Clone(p.Bundles.TrustedKeys)
-	return &c
 }

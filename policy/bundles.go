@@ -1,4 +1,4 @@
-package runtime
+package policy
 
 import (
 	"crypto/ed25519"
@@ -13,7 +13,7 @@ import (
 // BundlePolicy is the operator's word on installing skills. The zero value installs a bundle
 // whose contents match its manifest and whose signatures, if any, verify, and installs plain
 // packages (folders, uploads) as before.
-type BundlePolicy struct {
+type Bundles struct {
 	// RequireSigned refuses every install that is not a bundle signed by a key of TrustedKeys:
 	// an unsigned bundle, a bundle signed by other keys, and a plain package (an upload of files,
 	// a skill an agent writes) alike, on every face. Skills already in the skill directories
@@ -25,9 +25,9 @@ type BundlePolicy struct {
 
 // bundles reads the policy's bundles field: requireSigned, and trustedKeys as the base64 of a
 // key's 32 bytes or the path of a .pub file (relative to the policy's directory).
-func bundles(c *spec.Checker, obj spec.Doc, base string) BundlePolicy {
+func bundles(c *spec.Checker, obj spec.Doc, base string) Bundles {
 	c.Known(obj, "bundles", "requireSigned", "trustedKeys")
-	bp := BundlePolicy{RequireSigned: c.Bool(obj, "bundles", "requireSigned")}
+	bp := Bundles{RequireSigned: c.Bool(obj, "bundles", "requireSigned")}
 	for i, k := range c.StrList(obj, "bundles", "trustedKeys") {
 		field := fmt.Sprintf("bundles.trustedKeys[%d]", i)
 		pub, err := bundle.ParsePublicKey([]byte(k))

@@ -1,4 +1,4 @@
-package runtime
+package policy
 
 import (
 	"fmt"
@@ -32,10 +32,57 @@ type Grant struct {
 	host *hostfuncs.Grant
 }
 
+// Host is the host side of the grant: the values of its env and secrets and its mounts' host
+// directories, for the runtime to hand the host functions. A grant a caller is given
+// (Skill.Grant) is a copy without it, and answers nil.
+func (g *Grant) Host() *hostfuncs.Grant { return g.host }
+
 // GrantedMount is a virtual directory a skill may use.
 type GrantedMount struct {
 	Path   string      `json:"path"`
 	Access spec.Access `json:"access"`
+}
+
+// outputFileBytes is the largest file the run may write to its output directory (0 without
+// one): what one write there may hand the host.
+func (g *Grant) OutputFileBytes() int64 {
+	if g.Artifacts == nil {
+		return 0
+	}
+	return g.Artifacts.MaxFileBytes
+}
+
+// policyMountFor returns the policy mount with the longest path containing p.
+func policyMountFor(mounts []Mount, p string) *Mount {
+	var best *Mount
+	for i := range mounts {
+		m := &mounts[i]
+		if (p == m.Path || strings.HasPrefix(p, m.Path+"/")) && (best == nil || len(m.Path) > len(best.Path)) {
+			best = m
+		}
+	}
+	return best
+}
+
+// clone returns a deep copy of g without its host side (the secret values and host paths the
+// runs use): what a caller may see of a grant.
+func (g *Grant) Clone() *Grant {
+	if g == nil {
+		return nil
+	}
+	c := &Grant{
+		Network: slices.Clone(g.Network),
+		Env:     slices.Clone(g.Env),
+		Secrets: slices.Clone(g.Secrets),
+		Files:   slices.Clone(g.Files),
+		Limits:  g.Limits,
+		Refused: slices.Clone(g.Refused),
+	}
+	if g.Artifacts != nil {
+		a := *g.Artifacts
+		c.Artifacts = &a
+	}
+	return c
 }
 
 // Grant computes what a skill with manifest m, living in skillDir, may do under p.
@@ -146,7 +193,7 @@ func (p *Policy) Grant(m *spec.Manifest, skillDir string) *Grant {
 		h.Mounts = append(h.Mounts, hostfuncs.Mount{Path: SkillMount, Dir: skillDir})
 	}
 
-	ceil := p.ceilings()
+	ceil := p.Ceilings()
 	asked := m.Limits.WithDefaults(spec.DefaultLimits)
 	g.Limits = asked.Capped(ceil)
 	cf, af, mf := ceil.Fields(), asked.Fields(), m.Limits.Fields()
@@ -182,32 +229,11 @@ func (p *Policy) grantOutput(g *Grant, h *hostfuncs.Grant, f spec.FileRequest) {
 	case g.Artifacts != nil: // asked twice
 		return
 	}
-	a := p.Artifacts.withDefaults()
+	a := p.Artifacts.WithDefaults()
 	g.Artifacts = &ArtifactLimits{MaxFiles: a.MaxFiles, MaxFileBytes: a.MaxFileBytes, MaxTotalBytes: a.MaxTotalBytes}
 	g.Files = append(g.Files, GrantedMount{Path: artifact.OutputMount, Access: spec.ReadWrite})
 	h.Mounts = append(h.Mounts, hostfuncs.Mount{Path: artifact.OutputMount, Writable: true,
 		Bounds: &hostfuncs.MountBounds{MaxFiles: a.MaxFiles, MaxFileBytes: a.MaxFileBytes, MaxTotalBytes: a.MaxTotalBytes}})
-}
-
-// outputFileBytes is the largest file the run may write to its output directory (0 without
-// one): what one write there may hand the host.
-func (g *Grant) outputFileBytes() int64 {
-	if g.Artifacts == nil {
-		return 0
-	}
-	return g.Artifacts.MaxFileBytes
-}
-
-// policyMountFor returns the policy mount with the longest path containing p.
-func policyMountFor(mounts []PolicyMount, p string) *PolicyMount {
-	var best *PolicyMount
-	for i := range mounts {
-		m := &mounts[i]
-		if (p == m.Path || strings.HasPrefix(p, m.Path+"/")) && (best == nil || len(m.Path) > len(best.Path)) {
-			best = m
-		}
-	}
-	return best
 }
 
 // networkList is the policy's network list as patterns (a policy file's entries were checked when
@@ -220,25 +246,4 @@ func (p *Policy) networkList() netguard.List {
 		}
 	}
 	return l
-}
-
-// clone returns a deep copy of g without its host side (the secret values and host paths the
-// runs use): what a caller may see of a grant.
-func (g *Grant) clone() *Grant {
-	if g == nil {
-		return nil
-	}
-	c := &Grant{
-		Network: slices.Clone(g.Network),
-		Env:     slices.Clone(g.Env),
-		Secrets: slices.Clone(g.Secrets),
-		Files:   slices.Clone(g.Files),
-		Limits:  g.Limits,
-		Refused: slices.Clone(g.Refused),
-	}
-	if g.Artifacts != nil {
-		a := *g.Artifacts
-		c.Artifacts = &a
-	}
-	return c
 }

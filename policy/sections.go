@@ -1,0 +1,147 @@
+package policy
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/skillbox-dev/skillbox/internal/wasmcheck"
+	"github.com/skillbox-dev/skillbox/spec"
+)
+
+// ArtifactsPolicy bounds the output directory of every run. The zero value is the defaults:
+// the output mount on, each run at most 16 files of 8 MiB each and 32 MiB in all.
+//
+// The mount is on by default, unlike a directory of the host, because it exposes nothing of
+// the host: it is empty when the run starts, private to the run, bounded, and removed after it;
+// a skill still has to ask for it in its manifest, and a new version that starts asking is a
+// new permission (see docs/versions.md).
+type Artifacts struct {
+	// Disabled refuses the output mount to every skill (a refusal line in each grant that asks).
+	// In a policy file: artifacts: {enabled: false}.
+	Disabled bool
+	// MaxFiles bounds the files a run may leave (default 16).
+	MaxFiles int64
+	// MaxFileBytes bounds each file (default 8 MiB, at most 256 MiB: a store holds a file in
+	// memory while it keeps or serves it).
+	MaxFileBytes int64
+	// MaxTotalBytes bounds all of a run's files together (default 32 MiB, at most 1 GiB).
+	MaxTotalBytes int64
+}
+
+// The defaults and ceilings of ArtifactsPolicy.
+const (
+	DefaultArtifactFiles      = 16
+	DefaultArtifactFileBytes  = 8 << 20
+	DefaultArtifactTotalBytes = 32 << 20
+	maxArtifactFiles          = 4096
+	maxArtifactFileBytes      = 256 << 20
+	maxArtifactTotalBytes     = 1 << 30
+)
+
+// withDefaults fills a's zero bounds.
+func (a Artifacts) WithDefaults() Artifacts {
+	if a.MaxFiles <= 0 {
+		a.MaxFiles = DefaultArtifactFiles
+	}
+	if a.MaxFileBytes <= 0 {
+		a.MaxFileBytes = DefaultArtifactFileBytes
+	}
+	if a.MaxTotalBytes <= 0 {
+		a.MaxTotalBytes = DefaultArtifactTotalBytes
+	}
+	return a
+}
+
+// ArtifactLimits are the bounds of a granted output mount, as a grant shows them.
+type ArtifactLimits struct {
+	MaxFiles      int64 `json:"maxFiles"`
+	MaxFileBytes  int64 `json:"maxFileBytes"`
+	MaxTotalBytes int64 `json:"maxTotalBytes"`
+}
+
+// artifactsPolicy reads a policy file's artifacts section.
+func artifactsPolicy(c *spec.Checker, obj spec.Doc) Artifacts {
+	c.Known(obj, "artifacts", "enabled", "maxFiles", "maxFileBytes", "maxTotalBytes")
+	a := Artifacts{
+		MaxFiles:      c.Int(obj, "artifacts", "maxFiles", maxArtifactFiles),
+		MaxFileBytes:  c.Int(obj, "artifacts", "maxFileBytes", maxArtifactFileBytes),
+		MaxTotalBytes: c.Int(obj, "artifacts", "maxTotalBytes", maxArtifactTotalBytes),
+	}
+	if _, set := obj["enabled"]; set {
+		a.Disabled = !c.Bool(obj, "artifacts", "enabled")
+	}
+	return a
+}
+
+// AgentSkills is the policy for skills written by an agent.
+type AgentSkills struct {
+	// Enabled lets agents create, update and delete skills. Off by default.
+	Enabled bool
+	// The ceiling: what a skill an agent wrote may be granted at most, within the policy's own
+	// lists. Network lists host patterns (covered by the policy's network list too), Env and
+	// Secrets names the policy gives values for, Files virtual directories of the policy's
+	// mounts; Limits caps the limits (zero fields: the policy's ceilings). Empty, the default,
+	// grants nothing but the skill's own directory.
+	Network []string
+	Env     []string
+	Secrets []string
+	Files   []string
+	Limits  spec.Limits
+}
+
+// PolicyError is a problem in the operator's policy file. Unlike a broken skill, a broken policy
+// stops [New]: running with a policy other than the one the operator wrote would be unsafe.
+type Error struct {
+	Path     string
+	Problems []string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("policy %s: %s", e.Path, strings.Join(e.Problems, "; "))
+}
+
+// ModuleLimits bound what a skill's module may declare, so that no module can make compiling it,
+// or instantiating it, cost the host more than these allow: the operator's policy sets them
+// (policy file: modules), zero fields are the defaults. Every other count a module declares is
+// bounded too, by fixed limits (internal/wasmcheck).
+type ModuleLimits struct {
+	// MaxModuleBytes bounds the module file (default 64 MiB).
+	MaxModuleBytes int64 `json:"maxModuleBytes,omitempty"`
+	// MaxFunctionBytes bounds one function's body (default 2 MiB): compiling costs memory in
+	// proportion to the largest function.
+	MaxFunctionBytes int64 `json:"maxFunctionBytes,omitempty"`
+	// MaxFunctions bounds the functions, imported and defined (default 200,000).
+	MaxFunctions int64 `json:"maxFunctions,omitempty"`
+}
+
+func (l ModuleLimits) WithDefaults() ModuleLimits {
+	d := wasmcheck.DefaultLimits
+	if l.MaxModuleBytes <= 0 {
+		l.MaxModuleBytes = d.MaxModuleBytes
+	}
+	if l.MaxFunctionBytes <= 0 {
+		l.MaxFunctionBytes = int64(d.MaxFunctionBytes)
+	}
+	if l.MaxFunctions <= 0 {
+		l.MaxFunctions = int64(d.MaxFunctions)
+	}
+	return l
+}
+
+// RunsPolicy says what run history keeps.
+type Runs struct {
+	// RecordArguments keeps each run's arguments in its record. Off by default: arguments carry
+	// whatever a user typed or an agent passed on (names, addresses, documents, now and then a
+	// token), and a history that keeps them is one more copy to secure and to erase on request.
+	// Without them, a record keeps ArgsSHA256, which tells runs with the same arguments apart
+	// from others and lets an operator check a suspected input, without holding it.
+	RecordArguments bool
+}
+
+// VersionsPolicy is the operator's word on versions; it applies only to a runtime with a
+// VersionStore.
+type Versions struct {
+	// RequirePublished runs only published versions: a skill without an active version does not
+	// run by id, and a draft does not run even pinned by digest.
+	RequirePublished bool
+}
