@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/bundle"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/spec"
@@ -42,7 +43,7 @@ type InstallOptions struct {
 	// in a user's Runtime (see Runtime.User) only; "" or VisibilityOrg, the tenant's. An
 	// existing skill is replaced where it is, and a visibility that is not its own is an
 	// error (ErrVisibility).
-	Visibility Visibility
+	Visibility access.Visibility
 }
 
 // Install writes the skill package files (relative slash paths -> contents) as skill id into the

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/spec"
 )
 
@@ -14,12 +15,12 @@ type Summary struct {
 	ID string `json:"id"`
 	// Visibility is VisibilityUser for a skill of a user's own, in that user's Runtime (a face
 	// sets it: see Runtime.VisibilityOf); empty for the tenant's.
-	Visibility  Visibility `json:"visibility,omitempty"`
-	Name        string     `json:"name"`
-	Description string     `json:"description"`
-	Version     string     `json:"version,omitempty"`
-	Tags        []string   `json:"tags,omitempty"`
-	Kind        Kind       `json:"kind"`
+	Visibility  access.Visibility `json:"visibility,omitempty"`
+	Name        string            `json:"name"`
+	Description string            `json:"description"`
+	Version     string            `json:"version,omitempty"`
+	Tags        []string          `json:"tags,omitempty"`
+	Kind        Kind              `json:"kind"`
 	// Language is what runs an executable skill: wasm, python, javascript or typescript.
 	Language spec.Language `json:"language,omitempty"`
 	Status   Status        `json:"status"`

@@ -13,34 +13,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/spec"
 )
-
-// Visibility says who sees a skill within its tenant.
-type Visibility string
-
-const (
-	// VisibilityOrg is a skill of the whole tenant: every key of the tenant sees it (the
-	// default, and all there is without users).
-	VisibilityOrg Visibility = "org"
-	// VisibilityUser is a skill of one user: only that user's Runtime (see [Runtime.User])
-	// lists, reads and runs it, and only that user (and the tenant's admins) sees its runs (Sees).
-	VisibilityUser Visibility = "user"
-)
-
-// ErrVisibility is an install or removal that the skill's visibility does not allow: a
-// *VisibilityError says which and what to do.
-var ErrVisibility = errors.New("visibility")
-
-// VisibilityError is an install or removal that clashes with a skill's visibility.
-type VisibilityError struct {
-	Skill string
-	Msg   string
-}
-
-func (e *VisibilityError) Error() string        { return fmt.Sprintf("skill %q: %s", e.Skill, e.Msg) }
-func (e *VisibilityError) Is(target error) bool { return target == ErrVisibility }
 
 // usersDir is the directory, in a Runtime's first skills directory, that holds its users' own
 // skills, one directory each. Hidden, so a scan of the skills directory never lists them.
@@ -163,11 +139,11 @@ func (rt *Runtime) HasUserSkills(user string) bool {
 func (rt *Runtime) UserName() string { return rt.user }
 
 // VisibilityOf says who sees skill s in rt: VisibilityUser for a skill of rt's user's own.
-func (rt *Runtime) VisibilityOf(s *Skill) Visibility {
+func (rt *Runtime) VisibilityOf(s *Skill) access.Visibility {
 	if rt.private(s) {
-		return VisibilityUser
+		return access.VisibilityUser
 	}
-	return VisibilityOrg
+	return access.VisibilityOrg
 }
 
 // private reports whether s is one of the user's own skills (in rt's user directory).
@@ -191,21 +167,6 @@ func (rt *Runtime) VisibleTo(id string) string {
 	return rt.visibleTo(s)
 }
 
-// RunViewer is whose view of a tenant's runs a caller (a user's name, and the role a face gave
-// them) has: "" — every run of the tenant — for an admin, the caller's own otherwise (see Sees).
-func RunViewer(caller string, role Role) string {
-	if role >= RoleAdmin {
-		return ""
-	}
-	return caller
-}
-
-// Sees reports whether a viewer (RunViewer) sees a run, or what it left, visible to visibleTo
-// (Record.VisibleTo): the tenant's runs are everyone's in it, a user's own runs that user's.
-func Sees(viewer, visibleTo string) bool {
-	return viewer == "" || visibleTo == "" || visibleTo == viewer
-}
-
 // versionsOf is the versions of skill id in rt: a user's Runtime files its user's own skills
 // apart (scopedVersions) and the tenant's with the tenant's Runtime, whose lists they share.
 func (rt *Runtime) versionsOf(id string) *versions {
@@ -221,28 +182,28 @@ func (rt *Runtime) versionsOf(id string) *versions {
 // route says which Runtime installs or removes skill id: rt, or, for a user's Runtime, the
 // tenant's when the skill is the tenant's. want is the visibility asked for: "" is where the
 // skill is, and the tenant's for a new one.
-func (rt *Runtime) route(id string, want Visibility) (*Runtime, error) {
+func (rt *Runtime) route(id string, want access.Visibility) (*Runtime, error) {
 	switch want {
-	case "", VisibilityOrg, VisibilityUser:
+	case "", access.VisibilityOrg, access.VisibilityUser:
 	default:
-		return nil, &VisibilityError{Skill: id, Msg: fmt.Sprintf("visibility %q: use %q or %q", want, VisibilityOrg, VisibilityUser)}
+		return nil, &access.VisibilityError{Skill: id, Msg: fmt.Sprintf("visibility %q: use %q or %q", want, access.VisibilityOrg, access.VisibilityUser)}
 	}
 	if rt.parent == nil {
-		if want == VisibilityUser {
-			return nil, &VisibilityError{Skill: id, Msg: "visibility user needs a user: an API key that names one (or Runtime.User)"}
+		if want == access.VisibilityUser {
+			return nil, &access.VisibilityError{Skill: id, Msg: "visibility user needs a user: an API key that names one (or Runtime.User)"}
 		}
 		return rt, nil
 	}
 	cur, ok := rt.lookup(id)
 	mine := ok && rt.private(cur)
 	switch {
-	case mine && want == VisibilityOrg:
-		return nil, &VisibilityError{Skill: id, Msg: "you have a skill of your own with this id (visibility user): remove it first, or give the tenant's skill another id"}
+	case mine && want == access.VisibilityOrg:
+		return nil, &access.VisibilityError{Skill: id, Msg: "you have a skill of your own with this id (visibility user): remove it first, or give the tenant's skill another id"}
 	case mine:
 		return rt, nil
-	case ok && want == VisibilityUser:
-		return nil, &VisibilityError{Skill: id, Msg: "the tenant has a skill with this id (visibility org): give yours another id"}
-	case want == VisibilityUser:
+	case ok && want == access.VisibilityUser:
+		return nil, &access.VisibilityError{Skill: id, Msg: "the tenant has a skill with this id (visibility org): give yours another id"}
+	case want == access.VisibilityUser:
 		return rt, nil
 	}
 	return rt.parent, nil

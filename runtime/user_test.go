@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/run"
 )
 
@@ -44,14 +45,14 @@ func TestUserSkills(t *testing.T) {
 	if _, err := alice.User(ctx, "carol"); err == nil {
 		t.Fatal("a user's Runtime made a user")
 	}
-	if _, err := rt.Install(ctx, "mine", pkg(t, simple("mine", ""), "hello"), InstallOptions{Visibility: VisibilityUser}); !errors.Is(err, ErrVisibility) {
+	if _, err := rt.Install(ctx, "mine", pkg(t, simple("mine", ""), "hello"), InstallOptions{Visibility: access.VisibilityUser}); !errors.Is(err, access.ErrVisibility) {
 		t.Fatalf("a tenant's Runtime installed a user's skill: %v", err)
 	}
 
 	// Alice's own skill: hers alone, filed under her scope on disk and in the version store.
-	s, err := alice.Install(ctx, "notes", pkg(t, simple("notes", `"version":"1"`), "hello"), InstallOptions{Visibility: VisibilityUser, Caller: "alice@acme.example"})
+	s, err := alice.Install(ctx, "notes", pkg(t, simple("notes", `"version":"1"`), "hello"), InstallOptions{Visibility: access.VisibilityUser, Caller: "alice@acme.example"})
 	must(t, err)
-	if alice.VisibilityOf(s) != VisibilityUser {
+	if alice.VisibilityOf(s) != access.VisibilityUser {
 		t.Fatalf("alice's skill is %s", alice.VisibilityOf(s))
 	}
 	if _, err := os.Stat(filepath.Join(dir, usersDir, UserScope("alice@acme.example"), "notes", "skill.json")); err != nil {
@@ -79,7 +80,7 @@ func TestUserSkills(t *testing.T) {
 	}
 
 	// Bob may have a skill of the same id: his own, with versions of its own.
-	_, err = bob.Install(ctx, "notes", pkg(t, simple("notes", `"version":"2"`), "hello"), InstallOptions{Visibility: VisibilityUser})
+	_, err = bob.Install(ctx, "notes", pkg(t, simple("notes", `"version":"2"`), "hello"), InstallOptions{Visibility: access.VisibilityUser})
 	must(t, err)
 	av, err := alice.Versions(ctx, "notes")
 	must(t, err)
@@ -121,13 +122,13 @@ func TestUserSkills(t *testing.T) {
 		id   string
 		opts InstallOptions
 	}{
-		"own over the tenant's":  {"team", InstallOptions{Visibility: VisibilityUser}},
-		"tenant's over own":      {"notes", InstallOptions{Visibility: VisibilityOrg}},
-		"update own as tenant's": {"notes", InstallOptions{Replace: true, Visibility: VisibilityOrg}},
-		"update tenant's as own": {"team", InstallOptions{Replace: true, Visibility: VisibilityUser}},
+		"own over the tenant's":  {"team", InstallOptions{Visibility: access.VisibilityUser}},
+		"tenant's over own":      {"notes", InstallOptions{Visibility: access.VisibilityOrg}},
+		"update own as tenant's": {"notes", InstallOptions{Replace: true, Visibility: access.VisibilityOrg}},
+		"update tenant's as own": {"team", InstallOptions{Replace: true, Visibility: access.VisibilityUser}},
 		"an unknown visibility":  {"other", InstallOptions{Visibility: "public"}},
 	} {
-		if _, err := alice.Install(ctx, tc.id, pkg(t, simple(tc.id, ""), "hello"), tc.opts); !errors.Is(err, ErrVisibility) {
+		if _, err := alice.Install(ctx, tc.id, pkg(t, simple(tc.id, ""), "hello"), tc.opts); !errors.Is(err, access.ErrVisibility) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
@@ -194,7 +195,7 @@ func TestUserSkillsConcurrent(t *testing.T) {
 			}
 			id := fmt.Sprintf("own-%d", i)
 			for range 5 {
-				if _, err := u.Install(ctx, id, pkg(t, simple(id, ""), "hello"), InstallOptions{Replace: true, Visibility: VisibilityUser}); err != nil {
+				if _, err := u.Install(ctx, id, pkg(t, simple(id, ""), "hello"), InstallOptions{Replace: true, Visibility: access.VisibilityUser}); err != nil {
 					errs <- err
 				}
 				if _, err := u.Run(ctx, run.Request{Skill: id}); err != nil {
@@ -247,7 +248,7 @@ func TestFindVersions(t *testing.T) {
 	}
 	alice, err := rt.User(ctx, "alice")
 	must(t, err)
-	if _, err := alice.Install(ctx, "notes", pkg(t, simple("notes", ""), "hello"), InstallOptions{Visibility: VisibilityUser}); err != nil {
+	if _, err := alice.Install(ctx, "notes", pkg(t, simple("notes", ""), "hello"), InstallOptions{Visibility: access.VisibilityUser}); err != nil {
 		t.Fatal(err)
 	}
 	names := func(from *Runtime, q VersionQuery) []string {

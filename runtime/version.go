@@ -3,9 +3,11 @@ package runtime
 import (
 	"context"
 	"errors"
-	"github.com/skillbox-dev/skillbox/policy"
 	"slices"
 	"time"
+
+	"github.com/skillbox-dev/skillbox/access"
+	"github.com/skillbox-dev/skillbox/policy"
 )
 
 // VersionStatus is where a version of a skill stands. See [Transitions] for how it moves and
@@ -133,7 +135,7 @@ type Transition struct {
 	Action string
 	From   []VersionStatus
 	To     VersionStatus
-	Role   Role
+	Role   access.Role
 }
 
 // Transitions is the state machine of a version's status, the one place it is written. A
@@ -148,11 +150,11 @@ type Transition struct {
 //   - deprecate (publisher): active to deprecated: the skill then has no active version.
 //   - yank (publisher): draft, active or deprecated to yanked, for good.
 var Transitions = map[string]Transition{
-	"approve":   {Action: "approve", From: []VersionStatus{VersionPending}, To: VersionDraft, Role: RoleAdmin},
-	"reject":    {Action: "reject", From: []VersionStatus{VersionPending}, To: VersionRejected, Role: RoleAdmin},
-	"publish":   {Action: "publish", From: []VersionStatus{VersionDraft, VersionDeprecated}, To: VersionActive, Role: RolePublisher},
-	"deprecate": {Action: "deprecate", From: []VersionStatus{VersionActive}, To: VersionDeprecated, Role: RolePublisher},
-	"yank":      {Action: "yank", From: []VersionStatus{VersionDraft, VersionActive, VersionDeprecated}, To: VersionYanked, Role: RolePublisher},
+	"approve":   {Action: "approve", From: []VersionStatus{VersionPending}, To: VersionDraft, Role: access.RoleAdmin},
+	"reject":    {Action: "reject", From: []VersionStatus{VersionPending}, To: VersionRejected, Role: access.RoleAdmin},
+	"publish":   {Action: "publish", From: []VersionStatus{VersionDraft, VersionDeprecated}, To: VersionActive, Role: access.RolePublisher},
+	"deprecate": {Action: "deprecate", From: []VersionStatus{VersionActive}, To: VersionDeprecated, Role: access.RolePublisher},
+	"yank":      {Action: "yank", From: []VersionStatus{VersionDraft, VersionActive, VersionDeprecated}, To: VersionYanked, Role: access.RolePublisher},
 }
 
 // Allows says whether t starts from s.

@@ -4,36 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/skillbox-dev/skillbox/access"
 	"strings"
 	"time"
 )
-
-// Actor is who asks for a change of a version's status: a name for the record, the role the
-// face gave them, and whether they are an agent (an agent-facing tool), which may never approve.
-type Actor struct {
-	Name  string
-	Role  Role
-	Agent bool
-}
-
-// ErrForbidden is a change the actor's role does not allow; a *RoleError says more.
-var ErrForbidden = errors.New("forbidden")
-
-// RoleError is an action that needs a role the actor lacks.
-type RoleError struct {
-	Action string
-	Need   Role
-	Actor  Actor
-}
-
-func (e *RoleError) Error() string {
-	if e.Actor.Agent {
-		return fmt.Sprintf("%s needs a human with the %s role: no agent-facing tool may %s a version", e.Action, e.Need, e.Action)
-	}
-	return fmt.Sprintf("%s needs the %s role; %q has %s", e.Action, e.Need, e.Actor.Name, e.Actor.Role)
-}
-
-func (e *RoleError) Is(target error) bool { return target == ErrForbidden }
 
 // Versions returns skill id's versions, newest first, its current version recorded first when
 // the store does not have it yet. A skill that is gone from the skill directories still has its
@@ -101,7 +75,7 @@ func (rt *Runtime) SkillVersion(ctx context.Context, id, digest string) (Version
 // ErrNoVersionStore; ErrNoVersion; a *RoleError (ErrForbidden) when actor's role is short of the
 // action's, or an agent asks to approve or reject; ErrVersionConflict when the version's status
 // is not one the action starts from (the message says which it is).
-func (rt *Runtime) ChangeVersion(ctx context.Context, id, digest, action string, actor Actor, note string) (Version, error) {
+func (rt *Runtime) ChangeVersion(ctx context.Context, id, digest, action string, actor access.Actor, note string) (Version, error) {
 	if rt.versions == nil {
 		return Version{}, ErrNoVersionStore
 	}
@@ -109,8 +83,8 @@ func (rt *Runtime) ChangeVersion(ctx context.Context, id, digest, action string,
 	if !ok {
 		return Version{}, fmt.Errorf("unknown action %q: use approve, reject, publish, deprecate or yank", action)
 	}
-	if actor.Role < t.Role || (actor.Agent && t.Role >= RoleAdmin) {
-		return Version{}, &RoleError{Action: action, Need: t.Role, Actor: actor}
+	if actor.Role < t.Role || (actor.Agent && t.Role >= access.RoleAdmin) {
+		return Version{}, &access.RoleError{Action: action, Need: t.Role, Actor: actor}
 	}
 	if len(note) > 4096 {
 		return Version{}, fmt.Errorf("the note is %d bytes: at most 4096", len(note))

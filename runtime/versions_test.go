@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/spec"
@@ -44,7 +45,7 @@ func TestVersionsLifecycle(t *testing.T) {
 	skills := bundledSkill(t, "word-count", setTimeout(10_000))
 	dir := filepath.Join(skills, "word-count")
 	rt := newRuntime(t, Config{SkillDirs: []string{skills}, Versions: newVersionStore(t)})
-	admin := Actor{Name: "ops", Role: RoleAdmin}
+	admin := access.Actor{Name: "ops", Role: access.RoleAdmin}
 
 	res, err := runWC(t, rt, "")
 	if err != nil {
@@ -69,10 +70,10 @@ func TestVersionsLifecycle(t *testing.T) {
 	}
 
 	// Published, the first version serves by id from the store, though the folder moved on.
-	if _, err := rt.ChangeVersion(ctx, "word-count", v1, "publish", Actor{Name: "dev", Role: RoleAuthor}, ""); !errors.Is(err, ErrForbidden) {
+	if _, err := rt.ChangeVersion(ctx, "word-count", v1, "publish", access.Actor{Name: "dev", Role: access.RoleAuthor}, ""); !errors.Is(err, access.ErrForbidden) {
 		t.Fatalf("an author published: %v", err)
 	}
-	if _, err := rt.ChangeVersion(ctx, "word-count", v1, "publish", Actor{Name: "rel", Role: RolePublisher}, ""); err != nil {
+	if _, err := rt.ChangeVersion(ctx, "word-count", v1, "publish", access.Actor{Name: "rel", Role: access.RolePublisher}, ""); err != nil {
 		t.Fatal(err)
 	}
 	if res, err := runWC(t, rt, ""); err != nil || res.Digest != v1 {
@@ -96,7 +97,7 @@ func TestVersionsLifecycle(t *testing.T) {
 	}
 
 	// Approval: never by an agent, never twice.
-	if _, err := rt.ChangeVersion(ctx, "word-count", v2.Digest, "approve", Actor{Name: "bot", Role: RoleAdmin, Agent: true}, ""); !errors.Is(err, ErrForbidden) {
+	if _, err := rt.ChangeVersion(ctx, "word-count", v2.Digest, "approve", access.Actor{Name: "bot", Role: access.RoleAdmin, Agent: true}, ""); !errors.Is(err, access.ErrForbidden) {
 		t.Fatalf("an agent approved: %v", err)
 	}
 	if _, err := rt.ChangeVersion(ctx, "word-count", v2.Digest[:20], "approve", admin, ""); err != nil {
@@ -154,7 +155,7 @@ func TestVersionsRequirePublished(t *testing.T) {
 	if _, err := runWC(t, rt, list[0].Digest); err == nil {
 		t.Fatal("a draft ran pinned under requirePublished")
 	}
-	if _, err := rt.ChangeVersion(ctx, "word-count", list[0].Digest, "publish", Actor{Name: "rel", Role: RolePublisher}, ""); err != nil {
+	if _, err := rt.ChangeVersion(ctx, "word-count", list[0].Digest, "publish", access.Actor{Name: "rel", Role: access.RolePublisher}, ""); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := runWC(t, rt, ""); err != nil {

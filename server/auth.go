@@ -11,23 +11,23 @@ import (
 	"github.com/labstack/echo/v4"
 	"gopkg.in/yaml.v3"
 
-	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/access"
 )
 
 // Role is what an API key may do: the runtime's roles, which each include the ones before it.
-type Role = runtime.Role
+type Role = access.Role
 
 // The roles, as the runtime defines them.
 const (
-	RoleViewer    = runtime.RoleViewer
-	RoleRunner    = runtime.RoleRunner
-	RoleAuthor    = runtime.RoleAuthor
-	RolePublisher = runtime.RolePublisher
-	RoleAdmin     = runtime.RoleAdmin
+	RoleViewer    = access.RoleViewer
+	RoleRunner    = access.RoleRunner
+	RoleAuthor    = access.RoleAuthor
+	RolePublisher = access.RolePublisher
+	RoleAdmin     = access.RoleAdmin
 )
 
 // ParseRole reads a role name.
-func ParseRole(s string) (Role, error) { return runtime.ParseRole(s) }
+func ParseRole(s string) (Role, error) { return access.ParseRole(s) }
 
 // APIKey is one client's key. Only its hash is kept once the server is built.
 type APIKey struct {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/bundle"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
@@ -70,7 +71,7 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 		status, body = http.StatusForbidden, apiErrorBody{Code: "untrusted_bundle", Message: err.Error()}
 	case errors.Is(err, runtime.ErrExists):
 		status, body = http.StatusConflict, apiErrorBody{Code: "exists", Message: err.Error()}
-	case errors.Is(err, runtime.ErrVisibility):
+	case errors.Is(err, access.ErrVisibility):
 		status, body = http.StatusConflict, apiErrorBody{Code: "visibility", Message: err.Error()}
 	case errors.Is(err, run.ErrQuotaExceeded):
 		status, body = quotaStatus, apiErrorBody{Code: "quota_exceeded", Message: err.Error()}
@@ -80,7 +81,7 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 		status, body = http.StatusBadRequest, apiErrorBody{Code: "bad_request", Message: err.Error()}
 	case errors.Is(err, runtime.ErrVersionConflict):
 		status, body = http.StatusConflict, apiErrorBody{Code: "version_conflict", Message: err.Error()}
-	case errors.Is(err, runtime.ErrForbidden):
+	case errors.Is(err, access.ErrForbidden):
 		status, body = http.StatusForbidden, apiErrorBody{Code: "forbidden", Message: err.Error()}
 	case errors.Is(err, run.ErrNotFound):
 		status, body = http.StatusNotFound, apiErrorBody{Code: "not_found", Message: err.Error()}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/agent/toolset"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/runtime"
@@ -27,7 +28,7 @@ func (s *Server) summary(sk *runtime.Skill) runtime.Summary { return summaryIn(s
 // summaryIn is sk's summary in rt, with its visibility when it is a user's own.
 func summaryIn(rt *runtime.Runtime, sk *runtime.Skill) runtime.Summary {
 	sum := sk.Summary()
-	if v := rt.VisibilityOf(sk); v == runtime.VisibilityUser {
+	if v := rt.VisibilityOf(sk); v == access.VisibilityUser {
 		sum.Visibility = v
 	}
 	return sum

@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -66,8 +67,8 @@ func (s *Server) userServer(ctx context.Context, user string) (*Server, error) {
 
 // installRuntime is the Runtime that installs a skill of visibility v for k: the user's own
 // Runtime for VisibilityUser (made for the user's first skill), s's otherwise.
-func (s *Server) installRuntime(c echo.Context, k keyEntry, v runtime.Visibility) (*runtime.Runtime, error) {
-	if v != runtime.VisibilityUser || s.rt.UserName() != "" {
+func (s *Server) installRuntime(c echo.Context, k keyEntry, v access.Visibility) (*runtime.Runtime, error) {
+	if v != access.VisibilityUser || s.rt.UserName() != "" {
 		return s.rt, nil
 	}
 	user, err := requestUser(c, k)
@@ -94,7 +95,7 @@ func (s *Server) tenantServer() *Server {
 
 // visibility reads ?visibility= of an upload: "" (where the skill is; the tenant's for a new
 // one), org or user.
-func visibility(c echo.Context) (runtime.Visibility, error) {
+func visibility(c echo.Context) (access.Visibility, error) {
 	vals := c.QueryParams()["visibility"]
 	if len(vals) == 0 {
 		return "", nil
@@ -102,8 +103,8 @@ func visibility(c echo.Context) (runtime.Visibility, error) {
 	if len(vals) > 1 {
 		return "", httpError(http.StatusBadRequest, "bad_request", "visibility: give it once")
 	}
-	switch v := runtime.Visibility(vals[0]); v {
-	case runtime.VisibilityOrg, runtime.VisibilityUser:
+	switch v := access.Visibility(vals[0]); v {
+	case access.VisibilityOrg, access.VisibilityUser:
 		return v, nil
 	}
 	return "", httpError(http.StatusBadRequest, "bad_request", "visibility %q: want org (the tenant's, the default) or user (yours alone)", vals[0])
@@ -116,11 +117,11 @@ func viewer(c echo.Context) string {
 	if !ok {
 		return ""
 	}
-	return runtime.RunViewer(k.caller(), k.role)
+	return access.RunViewer(k.caller(), k.role)
 }
 
 // sees reports whether the request's caller sees a run visible to visibleTo (runtime.Sees).
-func sees(c echo.Context, visibleTo string) bool { return runtime.Sees(viewer(c), visibleTo) }
+func sees(c echo.Context, visibleTo string) bool { return access.Sees(viewer(c), visibleTo) }
 
 // recentRun is the runtime's record of recent run id, when the caller may see it.
 func (s *Server) recentRun(c echo.Context, id string) (runtime.Record, bool) {

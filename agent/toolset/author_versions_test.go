@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
@@ -45,10 +46,10 @@ func TestAgentSkillBeyondCeilingIsPending(t *testing.T) {
 	if got, _ := Handle(agent, rt, "skill_net", []byte(`{}`)); !strings.Contains(got, "pending_approval") {
 		t.Fatalf("a run of the pending skill: %s", got)
 	}
-	if _, err := rt.ChangeVersion(ctx, "net", w.Digest, "approve", runtime.Actor{Name: "claude", Role: runtime.RoleAdmin, Agent: true}, ""); err == nil {
+	if _, err := rt.ChangeVersion(ctx, "net", w.Digest, "approve", access.Actor{Name: "claude", Role: access.RoleAdmin, Agent: true}, ""); err == nil {
 		t.Fatal("an agent approved")
 	}
-	v, err := rt.ChangeVersion(ctx, "net", w.Digest, "approve", runtime.Actor{Name: "ops", Role: runtime.RoleAdmin}, "")
+	v, err := rt.ChangeVersion(ctx, "net", w.Digest, "approve", access.Actor{Name: "ops", Role: access.RoleAdmin}, "")
 	if err != nil || v.Status != runtime.VersionDraft {
 		t.Fatalf("approve: %+v %v", v, err)
 	}

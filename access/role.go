@@ -1,4 +1,7 @@
-package runtime
+// Package access says who may do what: the roles of API keys, the visibility of a skill (the
+// tenant's, or one user's own), and the errors of a call its caller may not make. It is a leaf:
+// the runtime decides with it, and the faces translate its answers.
+package access
 
 import (
 	"fmt"
