@@ -14,6 +14,7 @@ import (
 	"github.com/skillbox-dev/skillbox/bundle"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/spec"
+	"github.com/skillbox-dev/skillbox/version"
 )
 
 // Errors of skill management, matchable with errors.Is.
@@ -178,7 +179,7 @@ func (rt *Runtime) Install(ctx context.Context, id string, files map[string][]by
 		// Recorded before it replaces anything: an install the store cannot record changes
 		// nothing. A version that asks for more than the one before it is recorded pending and
 		// installed, and does not run until an admin approves it (see pick).
-		prov := Provenance{Source: "upload", By: opts.Caller}
+		prov := version.Provenance{Source: "upload", By: opts.Caller}
 		if bun != nil {
 			prov.Source = "bundle"
 		}

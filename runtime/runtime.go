@@ -34,6 +34,7 @@ import (
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/spec"
+	"github.com/skillbox-dev/skillbox/version"
 	"github.com/tetratelabs/wazero"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -70,7 +71,7 @@ type Config struct {
 	// status (draft, pending, active, ...), and decides which version runs: see VersionStore,
 	// Transitions and docs/versions.md. Nil, the default, runs whatever each skill directory
 	// holds, as it is.
-	Versions VersionStore
+	Versions version.Store
 	// Artifacts, when set, keeps the files runs leave in their output directory (see
 	// OutputMount and ArtifactStore): a store keeps them across restarts and replicas, within
 	// its quota. Nil, the default, keeps the artifacts of recent runs in a temporary directory of

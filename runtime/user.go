@@ -2,8 +2,6 @@ package runtime
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -15,7 +13,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/run"
-	"github.com/skillbox-dev/skillbox/spec"
+	"github.com/skillbox-dev/skillbox/version"
 )
 
 // usersDir is the directory, in a Runtime's first skills directory, that holds its users' own
@@ -28,40 +26,6 @@ const privateSkillLabel = "(user)"
 
 // maxUsers bounds the users' Runtimes one Runtime keeps: each holds a registry of every skill.
 const maxUsers = 1024
-
-// UserScope is the name of a user's own place, on disk and in the version store: the first 16
-// hex digits of the sha256 of the user's name. A user's name is whatever a key says (an email,
-// a name with spaces), never a path; the scope is always safe to join to one.
-func UserScope(user string) string {
-	sum := sha256.Sum256([]byte(user))
-	return hex.EncodeToString(sum[:8])
-}
-
-// ValidVersionSkill reports whether name is what a version store may file a version under: a
-// skill id, or a user's own skill's id with its user's scope ("notes@<16 hex digits>"), which
-// keeps two users' skills of the same id, and a tenant's, apart.
-func ValidVersionSkill(name string) bool {
-	id, scope, scoped := strings.Cut(name, "@")
-	if !scoped {
-		return spec.ValidID(name)
-	}
-	if len(scope) != 16 || !spec.ValidID(id) {
-		return false
-	}
-	_, err := hex.DecodeString(scope)
-	return err == nil && strings.ToLower(scope) == scope
-}
-
-// VersionOwnedBy reports whether a version filed under name (see ValidVersionSkill) may name
-// user as its Version.User: a tenant's skill names none, a user's own skill the user whose
-// scope it carries. A store holds every version it adds to that.
-func VersionOwnedBy(name, user string) bool {
-	_, scope, scoped := strings.Cut(name, "@")
-	if !scoped {
-		return user == ""
-	}
-	return user != "" && scope == UserScope(user)
-}
 
 // User returns the Runtime of one user of rt's tenant, made at the first call and kept until rt
 // closes: it serves rt's skills and the user's own (visibility user), which only it sees. Its
@@ -95,7 +59,7 @@ func (rt *Runtime) User(ctx context.Context, user string) (*Runtime, error) {
 	if len(rt.users) >= maxUsers {
 		return nil, fmt.Errorf("runtime: %d users' runtimes already: at most %d", len(rt.users), maxUsers)
 	}
-	scope := UserScope(user)
+	scope := access.UserScope(user)
 	dir := filepath.Join(rt.cfg.SkillDirs[0], usersDir, scope)
 	cfg := rt.cfg
 	cfg.SkillDirs = append([]string{dir}, rt.cfg.SkillDirs...)
@@ -132,7 +96,7 @@ func (rt *Runtime) HasUserSkills(user string) bool {
 	rt.usersMu.Lock()
 	_, made := rt.users[user]
 	rt.usersMu.Unlock()
-	return made || isDirPath(filepath.Join(rt.cfg.SkillDirs[0], usersDir, UserScope(user)))
+	return made || isDirPath(filepath.Join(rt.cfg.SkillDirs[0], usersDir, access.UserScope(user)))
 }
 
 // UserName is the user whose Runtime rt is (see User), "" for a tenant's.
@@ -243,30 +207,30 @@ func (rt *Runtime) closeUsers(ctx context.Context) error {
 // scopedVersions files a user's own skills' versions in the tenant's version store under
 // "<id>@<scope>" (see ValidVersionSkill), naming the user, and gives them back under their ids.
 type scopedVersions struct {
-	inner  VersionStore
+	inner  version.Store
 	user   string
 	suffix string
 }
 
 func (v scopedVersions) key(skill string) string { return skill + v.suffix }
 
-func (v scopedVersions) out(x Version) Version {
+func (v scopedVersions) out(x version.Version) version.Version {
 	x.Skill = strings.TrimSuffix(x.Skill, v.suffix)
 	return x
 }
 
-func (v scopedVersions) AddVersion(ctx context.Context, x Version, files map[string][]byte) (Version, bool, error) {
+func (v scopedVersions) AddVersion(ctx context.Context, x version.Version, files map[string][]byte) (version.Version, bool, error) {
 	x.Skill, x.User = v.key(x.Skill), v.user
 	got, created, err := v.inner.AddVersion(ctx, x, files)
 	return v.out(got), created, err
 }
 
-func (v scopedVersions) Version(ctx context.Context, skill, digest string) (Version, error) {
+func (v scopedVersions) Version(ctx context.Context, skill, digest string) (version.Version, error) {
 	got, err := v.inner.Version(ctx, v.key(skill), digest)
 	return v.out(got), err
 }
 
-func (v scopedVersions) Versions(ctx context.Context, skill string) ([]Version, error) {
+func (v scopedVersions) Versions(ctx context.Context, skill string) ([]version.Version, error) {
 	list, err := v.inner.Versions(ctx, v.key(skill))
 	for i := range list {
 		list[i] = v.out(list[i])
@@ -278,14 +242,14 @@ func (v scopedVersions) VersionFiles(ctx context.Context, skill, digest string) 
 	return v.inner.VersionFiles(ctx, v.key(skill), digest)
 }
 
-func (v scopedVersions) SetVersionStatus(ctx context.Context, skill, digest string, t Transition, by, note string, at time.Time) (Version, error) {
+func (v scopedVersions) SetVersionStatus(ctx context.Context, skill, digest string, t version.Transition, by, note string, at time.Time) (version.Version, error) {
 	got, err := v.inner.SetVersionStatus(ctx, v.key(skill), digest, t, by, note, at)
 	return v.out(got), err
 }
 
 // FindVersions finds what q selects among the tenant's versions and the user's own: never
 // another user's.
-func (v scopedVersions) FindVersions(ctx context.Context, q VersionQuery) ([]Version, error) {
+func (v scopedVersions) FindVersions(ctx context.Context, q version.Query) ([]version.Version, error) {
 	q.Viewer = v.user
 	list, err := v.inner.FindVersions(ctx, q)
 	for i := range list {

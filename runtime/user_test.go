@@ -12,6 +12,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/version"
 )
 
 // ids are the ids of rt's skills.
@@ -55,7 +56,7 @@ func TestUserSkills(t *testing.T) {
 	if alice.VisibilityOf(s) != access.VisibilityUser {
 		t.Fatalf("alice's skill is %s", alice.VisibilityOf(s))
 	}
-	if _, err := os.Stat(filepath.Join(dir, usersDir, UserScope("alice@acme.example"), "notes", "skill.json")); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, usersDir, access.UserScope("alice@acme.example"), "notes", "skill.json")); err != nil {
 		t.Fatalf("alice's skill is not in her directory: %v", err)
 	}
 	if got := ids(alice); !slices.Equal(got, []string{"notes", "team"}) {
@@ -89,7 +90,7 @@ func TestUserSkills(t *testing.T) {
 	if len(av) != 1 || len(bv) != 1 || av[0].Version != "1" || bv[0].Version != "2" || av[0].Skill != "notes" {
 		t.Fatalf("versions: alice %+v, bob %+v", av, bv)
 	}
-	if _, err := store.Versions(ctx, "notes@"+UserScope("alice@acme.example")); err != nil {
+	if _, err := store.Versions(ctx, "notes@"+access.UserScope("alice@acme.example")); err != nil {
 		t.Fatal(err)
 	}
 	if list, _ := store.Versions(ctx, "notes"); len(list) != 0 {
@@ -165,10 +166,10 @@ func TestUserSkills(t *testing.T) {
 
 func TestValidVersionSkill(t *testing.T) {
 	for name, want := range map[string]bool{
-		"notes": true, "notes@" + UserScope("a"): true, "notes@": false, "notes@ABCDEF0123456789": false,
-		"notes@0123": false, "@" + UserScope("a"): false, "Notes@" + UserScope("a"): false, "a/b": false,
+		"notes": true, "notes@" + access.UserScope("a"): true, "notes@": false, "notes@ABCDEF0123456789": false,
+		"notes@0123": false, "@" + access.UserScope("a"): false, "Notes@" + access.UserScope("a"): false, "a/b": false,
 	} {
-		if ValidVersionSkill(name) != want {
+		if version.ValidSkill(name) != want {
 			t.Errorf("ValidVersionSkill(%q) = %v", name, !want)
 		}
 	}
@@ -251,7 +252,7 @@ func TestFindVersions(t *testing.T) {
 	if _, err := alice.Install(ctx, "notes", pkg(t, simple("notes", ""), "hello"), InstallOptions{Visibility: access.VisibilityUser}); err != nil {
 		t.Fatal(err)
 	}
-	names := func(from *Runtime, q VersionQuery) []string {
+	names := func(from *Runtime, q version.Query) []string {
 		t.Helper()
 		list, _, err := from.FindVersions(ctx, q)
 		must(t, err)
@@ -262,26 +263,26 @@ func TestFindVersions(t *testing.T) {
 		return out
 	}
 	for _, from := range []*Runtime{rt, alice} {
-		if got := names(from, VersionQuery{Status: VersionDraft}); !slices.Equal(got, []string{"notes/alice", "team/"}) {
+		if got := names(from, version.Query{Status: version.Draft}); !slices.Equal(got, []string{"notes/alice", "team/"}) {
 			t.Errorf("the admin's drafts: %v", got)
 		}
-		if got := names(from, VersionQuery{Status: VersionDraft, Viewer: "bob"}); !slices.Equal(got, []string{"team/"}) {
+		if got := names(from, version.Query{Status: version.Draft, Viewer: "bob"}); !slices.Equal(got, []string{"team/"}) {
 			t.Errorf("bob's drafts: %v", got)
 		}
 	}
-	if list, more, err := rt.FindVersions(ctx, VersionQuery{Status: VersionDraft, Limit: 1}); err != nil || len(list) != 1 || !more {
+	if list, more, err := rt.FindVersions(ctx, version.Query{Status: version.Draft, Limit: 1}); err != nil || len(list) != 1 || !more {
 		t.Errorf("limit 1 of 2: %d more=%v %v", len(list), more, err)
 	}
-	if _, more, _ := rt.FindVersions(ctx, VersionQuery{Status: VersionDraft, Limit: 2}); more {
+	if _, more, _ := rt.FindVersions(ctx, version.Query{Status: version.Draft, Limit: 2}); more {
 		t.Error("limit 2 of 2 says there are more")
 	}
-	for _, bad := range []VersionQuery{{Status: "waiting"}, {Status: VersionDraft, Limit: -1}, {Status: VersionDraft, Limit: MaxVersionQuery + 1}} {
-		if _, _, err := rt.FindVersions(ctx, bad); !errors.Is(err, ErrBadVersionQuery) {
+	for _, bad := range []version.Query{{Status: "waiting"}, {Status: version.Draft, Limit: -1}, {Status: version.Draft, Limit: version.MaxQuery + 1}} {
+		if _, _, err := rt.FindVersions(ctx, bad); !errors.Is(err, version.ErrBadQuery) {
 			t.Errorf("%+v: %v, want ErrBadVersionQuery", bad, err)
 		}
 	}
 	plain := newRuntime(t, Config{SkillDirs: []string{t.TempDir()}})
-	if _, _, err := plain.FindVersions(ctx, VersionQuery{Status: VersionPending}); !errors.Is(err, ErrNoVersionStore) {
+	if _, _, err := plain.FindVersions(ctx, version.Query{Status: version.Pending}); !errors.Is(err, version.ErrNoStore) {
 		t.Errorf("a runtime without versions: %v", err)
 	}
 }

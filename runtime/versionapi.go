@@ -2,23 +2,24 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"github.com/skillbox-dev/skillbox/access"
 	"strings"
 	"time"
+
+	"github.com/skillbox-dev/skillbox/access"
+	"github.com/skillbox-dev/skillbox/version"
 )
 
 // Versions returns skill id's versions, newest first, its current version recorded first when
 // the store does not have it yet. A skill that is gone from the skill directories still has its
 // versions; an id with none is ErrNotFound (a *NotFoundError).
-func (rt *Runtime) Versions(ctx context.Context, id string) ([]Version, error) {
+func (rt *Runtime) Versions(ctx context.Context, id string) ([]version.Version, error) {
 	if rt.versions == nil {
-		return nil, ErrNoVersionStore
+		return nil, version.ErrNoStore
 	}
 	if s, ok := rt.lookup(id); ok {
 		if v, err := s.check(ctx); err == nil && v.status == StatusActive {
-			if _, err := rt.recordVersion(ctx, s, Provenance{Source: "folder"}); err != nil {
+			if _, err := rt.recordVersion(ctx, s, version.Provenance{Source: "folder"}); err != nil {
 				return nil, err
 			}
 		}
@@ -36,7 +37,7 @@ func (rt *Runtime) Versions(ctx context.Context, id string) ([]Version, error) {
 // versionList reads skill id's versions afresh, and says whose they are: in a user's Runtime,
 // the user's own skill's, or the tenant's. An id in no directory any more is the user's when
 // the user has versions of it, else the tenant's.
-func (rt *Runtime) versionList(ctx context.Context, id string) (*versions, []Version, error) {
+func (rt *Runtime) versionList(ctx context.Context, id string) (*versions, []version.Version, error) {
 	vs := rt.versionsOf(id)
 	vs.forget(id)
 	list, err := vs.list(ctx, id)
@@ -53,14 +54,14 @@ func (rt *Runtime) versionList(ctx context.Context, id string) (*versions, []Ver
 }
 
 // SkillVersion returns skill id's version that digest names (whole, or at least 8 hex digits).
-func (rt *Runtime) SkillVersion(ctx context.Context, id, digest string) (Version, error) {
+func (rt *Runtime) SkillVersion(ctx context.Context, id, digest string) (version.Version, error) {
 	list, err := rt.Versions(ctx, id)
 	if err != nil {
-		return Version{}, err
+		return version.Version{}, err
 	}
 	d, err := matchDigest(list, digest)
 	if err != nil {
-		return Version{}, fmt.Errorf("skill %q: %w", id, err)
+		return version.Version{}, fmt.Errorf("skill %q: %w", id, err)
 	}
 	v, _ := findVersion(list, d)
 	return v, nil
@@ -75,30 +76,30 @@ func (rt *Runtime) SkillVersion(ctx context.Context, id, digest string) (Version
 // ErrNoVersionStore; ErrNoVersion; a *RoleError (ErrForbidden) when actor's role is short of the
 // action's, or an agent asks to approve or reject; ErrVersionConflict when the version's status
 // is not one the action starts from (the message says which it is).
-func (rt *Runtime) ChangeVersion(ctx context.Context, id, digest, action string, actor access.Actor, note string) (Version, error) {
+func (rt *Runtime) ChangeVersion(ctx context.Context, id, digest, action string, actor access.Actor, note string) (version.Version, error) {
 	if rt.versions == nil {
-		return Version{}, ErrNoVersionStore
+		return version.Version{}, version.ErrNoStore
 	}
-	t, ok := Transitions[action]
+	t, ok := version.Transitions[action]
 	if !ok {
-		return Version{}, fmt.Errorf("unknown action %q: use approve, reject, publish, deprecate or yank", action)
+		return version.Version{}, fmt.Errorf("unknown action %q: use approve, reject, publish, deprecate or yank", action)
 	}
 	if actor.Role < t.Role || (actor.Agent && t.Role >= access.RoleAdmin) {
-		return Version{}, &access.RoleError{Action: action, Need: t.Role, Actor: actor}
+		return version.Version{}, &access.RoleError{Action: action, Need: t.Role, Actor: actor}
 	}
 	if len(note) > 4096 {
-		return Version{}, fmt.Errorf("the note is %d bytes: at most 4096", len(note))
+		return version.Version{}, fmt.Errorf("the note is %d bytes: at most 4096", len(note))
 	}
 	v, err := rt.SkillVersion(ctx, id, digest)
 	if err != nil {
-		return Version{}, err
+		return version.Version{}, err
 	}
 	if !t.Allows(v.Status) {
-		return v, fmt.Errorf("%s skill %q version %s: %w: it is %s, and %s starts from %v", action, id, short(v.Digest), ErrVersionConflict, v.Status, action, t.From)
+		return v, fmt.Errorf("%s skill %q version %s: %w: it is %s, and %s starts from %v", action, id, short(v.Digest), version.ErrConflict, v.Status, action, t.From)
 	}
 	vs, _, err := rt.versionList(ctx, id)
 	if err != nil {
-		return Version{}, err
+		return version.Version{}, err
 	}
 	nv, err := vs.store.SetVersionStatus(ctx, id, v.Digest, t, actor.Name, note, time.Now().UTC())
 	vs.forget(id)
@@ -115,20 +116,20 @@ func (rt *Runtime) ChangeVersion(ctx context.Context, id, digest, action string,
 // view it is (see RunViewer): a user sees the tenant's and their own, a tenant's admin ("")
 // every user's too, each naming its Version.User, the user to act as to change it. A user's
 // Runtime lists the same queue as its tenant's.
-func (rt *Runtime) FindVersions(ctx context.Context, q VersionQuery) ([]Version, bool, error) {
+func (rt *Runtime) FindVersions(ctx context.Context, q version.Query) ([]version.Version, bool, error) {
 	root := rt
 	if rt.parent != nil {
 		root = rt.parent
 	}
 	switch {
 	case root.versions == nil:
-		return nil, false, ErrNoVersionStore
+		return nil, false, version.ErrNoStore
 	case !q.Status.Valid():
-		return nil, false, fmt.Errorf("%w: status %q: use one of %v", ErrBadVersionQuery, q.Status, VersionStatuses)
-	case q.Limit < 0 || q.Limit > MaxVersionQuery:
-		return nil, false, fmt.Errorf("%w: limit %d: ask for 1 to %d versions", ErrBadVersionQuery, q.Limit, MaxVersionQuery)
+		return nil, false, fmt.Errorf("%w: status %q: use one of %v", version.ErrBadQuery, q.Status, version.Statuses)
+	case q.Limit < 0 || q.Limit > version.MaxQuery:
+		return nil, false, fmt.Errorf("%w: limit %d: ask for 1 to %d versions", version.ErrBadQuery, q.Limit, version.MaxQuery)
 	case q.Limit == 0:
-		q.Limit = DefaultVersionQuery
+		q.Limit = version.DefaultQuery
 	}
 	want := q.Limit
 	q.Limit++
@@ -147,6 +148,3 @@ func (rt *Runtime) FindVersions(ctx context.Context, q VersionQuery) ([]Version,
 	}
 	return list, more, nil
 }
-
-// ErrBadVersionQuery is a FindVersions query out of its bounds.
-var ErrBadVersionQuery = errors.New("bad version query")

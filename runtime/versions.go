@@ -16,6 +16,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/bundle"
 	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/version"
 )
 
 // With a VersionStore (Config.Versions), every content of a skill the runtime meets — in a skill
@@ -40,7 +41,7 @@ const maxLoadedVersions = 64
 
 // versions is a runtime's view of its VersionStore.
 type versions struct {
-	store VersionStore
+	store version.Store
 	mu    sync.Mutex
 	lists map[string]versionList // by skill id, read within versionListTTL
 	// loaded are the stored versions unpacked under dir and loaded, by digest, oldest first.
@@ -50,12 +51,12 @@ type versions struct {
 
 type versionList struct {
 	at   time.Time
-	list []Version
+	list []version.Version
 }
 
 // list returns skill's versions, newest first, from the store or from what was read within
 // versionListTTL.
-func (vs *versions) list(ctx context.Context, skill string) ([]Version, error) {
+func (vs *versions) list(ctx context.Context, skill string) ([]version.Version, error) {
 	vs.mu.Lock()
 	l, ok := vs.lists[skill]
 	vs.mu.Unlock()
@@ -83,19 +84,19 @@ func (vs *versions) forget(skill string) {
 }
 
 // findVersion returns the version of list at digest.
-func findVersion(list []Version, digest string) (Version, bool) {
-	i := slices.IndexFunc(list, func(v Version) bool { return v.Digest == digest })
+func findVersion(list []version.Version, digest string) (version.Version, bool) {
+	i := slices.IndexFunc(list, func(v version.Version) bool { return v.Digest == digest })
 	if i < 0 {
-		return Version{}, false
+		return version.Version{}, false
 	}
 	return list[i], true
 }
 
 // active returns the active version of list.
-func active(list []Version) (Version, bool) {
-	i := slices.IndexFunc(list, func(v Version) bool { return v.Status == VersionActive })
+func active(list []version.Version) (version.Version, bool) {
+	i := slices.IndexFunc(list, func(v version.Version) bool { return v.Status == version.Active })
 	if i < 0 {
-		return Version{}, false
+		return version.Version{}, false
 	}
 	return list[i], true
 }
@@ -107,46 +108,38 @@ func active(list []Version) (Version, bool) {
 // have is the policy's to cap, and requirePublished keeps drafts from running at all. Once a
 // version was published, every later one is held to the last published grant, even after a
 // yank, so a yank cannot open the gate.
-func baseline(list []Version) (Version, bool) {
+func baseline(list []version.Version) (version.Version, bool) {
 	if v, ok := active(list); ok {
 		return v, true
 	}
 	for _, v := range list { // newest first
 		switch v.Status {
-		case VersionDeprecated, VersionYanked:
+		case version.Deprecated, version.Yanked:
 			return v, true
 		}
 	}
-	return Version{}, false
-}
-
-// Provenance says who brought a version and how, for its record.
-type Provenance struct {
-	// Source is "folder", "upload", "bundle" or "agent".
-	Source string
-	// By names who: an API key's name, "local" for the operator's own shell.
-	By string
+	return version.Version{}, false
 }
 
 // recordVersion returns the stored version of s (loaded, checked and sound), recording it first
 // when the store does not have it: pending when it asks for more than its baseline, or, written
 // by an agent, for more than the agents' ceiling; a draft otherwise.
-func (rt *Runtime) recordVersion(ctx context.Context, s *Skill, prov Provenance) (Version, error) {
+func (rt *Runtime) recordVersion(ctx context.Context, s *Skill, prov version.Provenance) (version.Version, error) {
 	vs := rt.versionsOf(s.id)
 	digest := s.Digest()
 	list, err := vs.list(ctx, s.id)
 	if err != nil {
-		return Version{}, err
+		return version.Version{}, err
 	}
 	if v, ok := findVersion(list, digest); ok {
 		return v, nil
 	}
 	files, got, err := readTree(ctx, s.dir)
 	if err != nil {
-		return Version{}, fmt.Errorf("record version of %q: %w", s.id, err)
+		return version.Version{}, fmt.Errorf("record version of %q: %w", s.id, err)
 	}
 	if got != digest {
-		return Version{}, fmt.Errorf("record version of %q: %s changed while it was read: try again", s.id, s.dir)
+		return version.Version{}, fmt.Errorf("record version of %q: %s changed while it was read: try again", s.id, s.dir)
 	}
 	if prov.Source == "" {
 		prov.Source = "folder"
@@ -154,7 +147,7 @@ func (rt *Runtime) recordVersion(ctx context.Context, s *Skill, prov Provenance)
 	if s.agent {
 		prov.Source = "agent"
 	}
-	v := Version{Skill: s.id, Digest: digest, Version: s.Version(), Status: VersionDraft, Source: prov.Source,
+	v := version.Version{Skill: s.id, Digest: digest, Version: s.Version(), Status: version.Draft, Source: prov.Source,
 		CreatedBy: prov.By, CreatedAt: time.Now().UTC()}
 	v.Grant = versionGrant(s)
 	if s.agent {
@@ -168,14 +161,14 @@ func (rt *Runtime) recordVersion(ctx context.Context, s *Skill, prov Provenance)
 		}
 	}
 	if base, ok := baseline(list); ok {
-		v.Diff = append(v.Diff, Widening(base.Grant, v.Grant)...)
+		v.Diff = append(v.Diff, version.Widening(base.Grant, v.Grant)...)
 	}
 	if len(v.Diff) > 0 {
-		v.Status = VersionPending
+		v.Status = version.Pending
 	}
 	stored, created, err := vs.store.AddVersion(ctx, v, files)
 	if err != nil {
-		return Version{}, fmt.Errorf("record version of %q: %w", s.id, err)
+		return version.Version{}, fmt.Errorf("record version of %q: %w", s.id, err)
 	}
 	vs.forget(s.id)
 	if created {
@@ -188,7 +181,7 @@ func (rt *Runtime) recordVersion(ctx context.Context, s *Skill, prov Provenance)
 // and sound), and pin, a digest or "" (see the rules above).
 func (rt *Runtime) pick(ctx context.Context, cur *Skill, pin string) (*Skill, *run.Error) {
 	id := cur.id
-	curV, err := rt.recordVersion(ctx, cur, Provenance{Source: "folder"})
+	curV, err := rt.recordVersion(ctx, cur, version.Provenance{Source: "folder"})
 	if err != nil {
 		return nil, run.Errorf(run.KindInternal, id, err, "the skill's versions cannot be read: %v", err)
 	}
@@ -197,7 +190,7 @@ func (rt *Runtime) pick(ctx context.Context, cur *Skill, pin string) (*Skill, *r
 		return nil, run.Errorf(run.KindInternal, id, err, "the skill's versions cannot be read: %v", err)
 	}
 	requirePublished := rt.policy.Load().Versions.RequirePublished
-	var v Version
+	var v version.Version
 	if pin != "" {
 		d, derr := matchDigest(list, pin)
 		if derr != nil {
@@ -205,8 +198,8 @@ func (rt *Runtime) pick(ctx context.Context, cur *Skill, pin string) (*Skill, *r
 		}
 		v, _ = findVersion(list, d)
 		switch v.Status {
-		case VersionActive, VersionDeprecated:
-		case VersionDraft:
+		case version.Active, version.Deprecated:
+		case version.Draft:
 			if requirePublished {
 				return nil, run.Errorf(run.KindNotFound, id, nil, "skill %q: version %s is a draft, and the policy runs only published versions (versions.requirePublished): a publisher publishes it", id, short(v.Digest))
 			}
@@ -217,13 +210,13 @@ func (rt *Runtime) pick(ctx context.Context, cur *Skill, pin string) (*Skill, *r
 		v = a
 	} else {
 		switch {
-		case requirePublished && curV.Status == VersionPending:
+		case requirePublished && curV.Status == version.Pending:
 			return nil, versionRefusal(curV)
 		case requirePublished:
 			return nil, run.Errorf(run.KindNotFound, id, nil, "skill %q has no published version, and the policy runs only published versions (versions.requirePublished): a publisher publishes one (skillbox publish %s %s)", id, id, short(curV.Digest))
-		case curV.Status == VersionDraft:
+		case curV.Status == version.Draft:
 			v = curV
-		case curV.Status == VersionDeprecated:
+		case curV.Status == version.Deprecated:
 			return nil, run.Errorf(run.KindNotFound, id, nil, "skill %q: its current version %s is deprecated and it has no active version: publish one, or pin a version by digest", id, short(curV.Digest))
 		default:
 			return nil, versionRefusal(curV)
@@ -245,8 +238,8 @@ func (rt *Runtime) pick(ctx context.Context, cur *Skill, pin string) (*Skill, *r
 }
 
 // versionRefusal is the error of a run of v, which never runs.
-func versionRefusal(v Version) *run.Error {
-	if v.Status == VersionPending {
+func versionRefusal(v version.Version) *run.Error {
+	if v.Status == version.Pending {
 		e := run.Errorf(run.KindPendingApproval, v.Skill, nil, "skill %q: version %s asks for more than the version before it, and waits for an admin's approval (skillbox approve %s %s):\n  - %s",
 			v.Skill, short(v.Digest), v.Skill, short(v.Digest), strings.Join(v.Diff, "\n  - "))
 		return e
@@ -265,10 +258,10 @@ func short(digest string) string {
 
 // matchDigest returns the digest of list that d names: whole ("sha256:<hex>" or "<hex>") or a
 // prefix of at least 8 hex digits that only one version has.
-func matchDigest(list []Version, d string) (string, error) {
+func matchDigest(list []version.Version, d string) (string, error) {
 	h := strings.ToLower(strings.TrimPrefix(d, bundle.DigestPrefix))
 	if len(h) < 8 || len(h) > 64 || strings.Trim(h, "0123456789abcdef") != "" {
-		return "", fmt.Errorf("%w: %q is not a version digest: give sha256:<64 hex digits>, or at least its first 8", ErrNoVersion, d)
+		return "", fmt.Errorf("%w: %q is not a version digest: give sha256:<64 hex digits>, or at least its first 8", version.ErrNotFound, d)
 	}
 	var found []string
 	for _, v := range list {
@@ -278,16 +271,16 @@ func matchDigest(list []Version, d string) (string, error) {
 	}
 	switch len(found) {
 	case 0:
-		return "", fmt.Errorf("%w %s", ErrNoVersion, d)
+		return "", fmt.Errorf("%w %s", version.ErrNotFound, d)
 	case 1:
 		return found[0], nil
 	}
-	return "", fmt.Errorf("%w: %s names %d versions: give more digits", ErrNoVersion, d, len(found))
+	return "", fmt.Errorf("%w: %s names %d versions: give more digits", version.ErrNotFound, d, len(found))
 }
 
 // loadVersion unpacks v's stored files (once per process, checking them against v's digest)
 // and loads it as a skill under the current policy.
-func (rt *Runtime) loadVersion(ctx context.Context, v Version) (*Skill, error) {
+func (rt *Runtime) loadVersion(ctx context.Context, v version.Version) (*Skill, error) {
 	vs := rt.versionsOf(v.Skill)
 	vs.mu.Lock()
 	for _, s := range vs.loaded {
@@ -410,8 +403,8 @@ func (rt *Runtime) pickVersion(ctx context.Context, s *Skill, pin string) (*Skil
 		return rt.pick(ctx, s, pin)
 	}
 	if pin != "" {
-		if _, err := matchDigest([]Version{{Digest: s.Digest()}}, pin); err != nil {
-			return nil, run.Errorf(run.KindNotFound, s.id, ErrNoVersionStore, "skill %q is at version %s, not %s: this runtime keeps no other versions", s.id, short(s.Digest()), pin)
+		if _, err := matchDigest([]version.Version{{Digest: s.Digest()}}, pin); err != nil {
+			return nil, run.Errorf(run.KindNotFound, s.id, version.ErrNoStore, "skill %q is at version %s, not %s: this runtime keeps no other versions", s.id, short(s.Digest()), pin)
 		}
 	}
 	return s, nil

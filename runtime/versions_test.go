@@ -13,6 +13,7 @@ import (
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/spec"
+	"github.com/skillbox-dev/skillbox/version"
 )
 
 // editManifest rewrites dir/skill.json with edit applied.
@@ -54,7 +55,7 @@ func TestVersionsLifecycle(t *testing.T) {
 	v1 := res.Digest
 	list, err := rt.Versions(ctx, "word-count")
 	must(t, err)
-	if len(list) != 1 || list[0].Digest != v1 || list[0].Status != VersionDraft || list[0].Source != "folder" {
+	if len(list) != 1 || list[0].Digest != v1 || list[0].Status != version.Draft || list[0].Source != "folder" {
 		t.Fatalf("after the first run: %+v", list)
 	}
 
@@ -65,7 +66,7 @@ func TestVersionsLifecycle(t *testing.T) {
 	if err != nil || res.Digest == v1 {
 		t.Fatalf("a wider edit of a never-published skill: %v %+v", err, res)
 	}
-	if v, _ := rt.SkillVersion(ctx, "word-count", res.Digest); v.Status != VersionDraft || len(v.Diff) != 0 {
+	if v, _ := rt.SkillVersion(ctx, "word-count", res.Digest); v.Status != version.Draft || len(v.Diff) != 0 {
 		t.Fatalf("the wider draft: %+v", v)
 	}
 
@@ -89,7 +90,7 @@ func TestVersionsLifecycle(t *testing.T) {
 	}
 	list, _ = rt.Versions(ctx, "word-count")
 	v2 := list[0]
-	if v2.Status != VersionPending || len(v2.Diff) != 1 || v2.Diff[0] != "limits.timeoutMs: 10000 -> 20000" {
+	if v2.Status != version.Pending || len(v2.Diff) != 1 || v2.Diff[0] != "limits.timeoutMs: 10000 -> 20000" {
 		t.Fatalf("the wider version: %+v", v2)
 	}
 	if _, err := runWC(t, rt, v2.Digest); !errors.Is(err, run.ErrPendingApproval) || !strings.Contains(err.Error(), "limits.timeoutMs: 10000 -> 20000") {
@@ -103,7 +104,7 @@ func TestVersionsLifecycle(t *testing.T) {
 	if _, err := rt.ChangeVersion(ctx, "word-count", v2.Digest[:20], "approve", admin, ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rt.ChangeVersion(ctx, "word-count", v2.Digest, "approve", admin, ""); !errors.Is(err, ErrVersionConflict) || !strings.Contains(err.Error(), "it is draft") {
+	if _, err := rt.ChangeVersion(ctx, "word-count", v2.Digest, "approve", admin, ""); !errors.Is(err, version.ErrConflict) || !strings.Contains(err.Error(), "it is draft") {
 		t.Fatalf("approved twice: %v", err)
 	}
 	// Approved is a draft: the active version still serves by id; a pin runs the draft.
@@ -122,7 +123,7 @@ func TestVersionsLifecycle(t *testing.T) {
 		t.Fatalf("by id after the second publish ran %s", res.Digest)
 	}
 	old, err := rt.SkillVersion(ctx, "word-count", v1)
-	if err != nil || old.Status != VersionDeprecated {
+	if err != nil || old.Status != version.Deprecated {
 		t.Fatalf("the first version after the second publish: %+v %v", old, err)
 	}
 	if _, err := runWC(t, rt, v1); err != nil {
@@ -165,7 +166,7 @@ func TestVersionsRequirePublished(t *testing.T) {
 	editManifest(t, filepath.Join(skills, "word-count"), setTimeout(5_000))
 	must(t, rt.Reload(ctx))
 	list, _ = rt.Versions(ctx, "word-count")
-	if list[0].Status != VersionDraft || len(list[0].Diff) != 0 {
+	if list[0].Status != version.Draft || len(list[0].Diff) != 0 {
 		t.Fatalf("a narrower version: %+v", list[0])
 	}
 }
@@ -175,12 +176,12 @@ func TestWidening(t *testing.T) {
 		Limits: spec.Limits{TimeoutMs: 1000, MemoryMiB: 64}}
 	next := &policy.Grant{Network: []string{"api.example.com", "evil.test"}, Env: []string{"A", "B"}, Secrets: []string{"TOKEN"},
 		Files: []policy.GrantedMount{{Path: "/data", Access: spec.ReadWrite}, {Path: "/out", Access: spec.ReadWrite}}, Limits: spec.Limits{TimeoutMs: 500, MemoryMiB: 128}}
-	got := strings.Join(Widening(base, next), "; ")
+	got := strings.Join(version.Widening(base, next), "; ")
 	want := "network: + evil.test; env: + B; secrets: + TOKEN; files: /data read-only -> read-write; files: + /out (read-write); limits.memoryMiB: 64 -> 128"
 	if got != want {
 		t.Fatalf("Widening:\n got %s\nwant %s", got, want)
 	}
-	if w := Widening(next, next); len(w) != 0 {
+	if w := version.Widening(next, next); len(w) != 0 {
 		t.Fatalf("a grant widens itself: %v", w)
 	}
 }

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"github.com/skillbox-dev/skillbox/version"
 	"maps"
 	"slices"
 	"sync"
@@ -13,15 +14,15 @@ import (
 // real store.
 type memVersions struct {
 	mu    sync.Mutex
-	vs    []Version
+	vs    []version.Version
 	files map[string]map[string][]byte
 }
 
-func newVersionStore(t *testing.T) VersionStore {
+func newVersionStore(t *testing.T) version.Store {
 	return &memVersions{files: map[string]map[string][]byte{}}
 }
 
-func (m *memVersions) AddVersion(ctx context.Context, v Version, files map[string][]byte) (Version, bool, error) {
+func (m *memVersions) AddVersion(ctx context.Context, v version.Version, files map[string][]byte) (version.Version, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, x := range m.vs {
@@ -34,7 +35,7 @@ func (m *memVersions) AddVersion(ctx context.Context, v Version, files map[strin
 	return v, true, nil
 }
 
-func (m *memVersions) Version(ctx context.Context, skill, digest string) (Version, error) {
+func (m *memVersions) Version(ctx context.Context, skill, digest string) (version.Version, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, x := range m.vs {
@@ -42,13 +43,13 @@ func (m *memVersions) Version(ctx context.Context, skill, digest string) (Versio
 			return x, nil
 		}
 	}
-	return Version{}, ErrNoVersion
+	return version.Version{}, version.ErrNotFound
 }
 
-func (m *memVersions) Versions(ctx context.Context, skill string) ([]Version, error) {
+func (m *memVersions) Versions(ctx context.Context, skill string) ([]version.Version, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var out []Version
+	var out []version.Version
 	for _, x := range slices.Backward(m.vs) {
 		if x.Skill == skill {
 			out = append(out, x)
@@ -62,12 +63,12 @@ func (m *memVersions) VersionFiles(ctx context.Context, skill, digest string) (m
 	defer m.mu.Unlock()
 	f, ok := m.files[skill+digest]
 	if !ok {
-		return nil, ErrNoVersion
+		return nil, version.ErrNotFound
 	}
 	return maps.Clone(f), nil
 }
 
-func (m *memVersions) SetVersionStatus(ctx context.Context, skill, digest string, t Transition, by, note string, at time.Time) (Version, error) {
+func (m *memVersions) SetVersionStatus(ctx context.Context, skill, digest string, t version.Transition, by, note string, at time.Time) (version.Version, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for i := range m.vs {
@@ -76,25 +77,25 @@ func (m *memVersions) SetVersionStatus(ctx context.Context, skill, digest string
 			continue
 		}
 		if !t.Allows(x.Status) {
-			return *x, ErrVersionConflict
+			return *x, version.ErrConflict
 		}
-		if t.To == VersionActive {
+		if t.To == version.Active {
 			for j := range m.vs {
-				if m.vs[j].Skill == skill && m.vs[j].Status == VersionActive {
-					m.vs[j].Status = VersionDeprecated
+				if m.vs[j].Skill == skill && m.vs[j].Status == version.Active {
+					m.vs[j].Status = version.Deprecated
 				}
 			}
 		}
 		x.Status, x.UpdatedBy, x.UpdatedAt, x.Note = t.To, by, at, note
 		return *x, nil
 	}
-	return Version{}, ErrNoVersion
+	return version.Version{}, version.ErrNotFound
 }
 
-func (m *memVersions) FindVersions(ctx context.Context, q VersionQuery) ([]Version, error) {
+func (m *memVersions) FindVersions(ctx context.Context, q version.Query) ([]version.Version, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var out []Version
+	var out []version.Version
 	for _, x := range slices.Backward(m.vs) {
 		if x.Status == q.Status && (q.Viewer == "" || x.User == "" || x.User == q.Viewer) && len(out) < q.Limit {
 			out = append(out, x)

@@ -36,8 +36,8 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// version is the version of skill id in rt, or "" when there is none.
-func version(rt *Runtime, id string) string {
+// versionOf is the version of skill id in rt, or "" when there is none.
+func versionOf(rt *Runtime, id string) string {
 	s, err := rt.Skill(id)
 	if err != nil {
 		return ""
@@ -55,10 +55,10 @@ func TestWatchNotifies(t *testing.T) {
 		t.Skipf("no filesystem notifications here (mode %d): the polling test covers Watch", mode)
 	}
 	fixture(t, dir, "late", simple("late", `"version":"1"`), "hello")
-	eventually(t, "the new skill", func() bool { return version(rt, "late") == "1" })
+	eventually(t, "the new skill", func() bool { return versionOf(rt, "late") == "1" })
 
 	must(t, os.WriteFile(filepath.Join(dir, "old", "skill.json"), []byte(simple("old", `"version":"2"`)), 0o644))
-	eventually(t, "the changed manifest", func() bool { return version(rt, "old") == "2" })
+	eventually(t, "the changed manifest", func() bool { return versionOf(rt, "old") == "2" })
 
 	// A directory made after the watch started is watched too: a file in it changes the digest.
 	s, _ := rt.Skill("late")
@@ -70,7 +70,7 @@ func TestWatchNotifies(t *testing.T) {
 	eventually(t, "the new resource", func() bool { s2, _ := rt.Skill("late"); return s2 != s && s2.Digest() != before })
 
 	must(t, os.RemoveAll(filepath.Join(dir, "old")))
-	eventually(t, "the removal", func() bool { return version(rt, "old") == "" })
+	eventually(t, "the removal", func() bool { return versionOf(rt, "old") == "" })
 }
 
 // Where notifications cannot be had — here, more directories than Watch may watch — it polls,
@@ -84,9 +84,9 @@ func TestWatchFallsBackToPolling(t *testing.T) {
 		t.Fatalf("mode %d, want polling", mode)
 	}
 	fixture(t, dir, "late", simple("late", `"version":"1"`), "hello")
-	eventually(t, "the new skill", func() bool { return version(rt, "late") == "1" })
+	eventually(t, "the new skill", func() bool { return versionOf(rt, "late") == "1" })
 	must(t, os.WriteFile(filepath.Join(dir, "old", "skill.json"), []byte(simple("old", `"version":"22"`)), 0o644))
-	eventually(t, "the changed manifest", func() bool { return version(rt, "old") == "22" })
+	eventually(t, "the changed manifest", func() bool { return versionOf(rt, "old") == "22" })
 }
 
 // A skills directory that does not exist yet cannot be watched: Watch polls, and sees it appear.
@@ -97,5 +97,5 @@ func TestWatchPollsForAMissingDirectory(t *testing.T) {
 		t.Fatalf("mode %d, want polling", mode)
 	}
 	fixture(t, dir, "late", simple("late", `"version":"1"`), "hello")
-	eventually(t, "the new skill", func() bool { return version(rt, "late") == "1" })
+	eventually(t, "the new skill", func() bool { return versionOf(rt, "late") == "1" })
 }

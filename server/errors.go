@@ -12,6 +12,7 @@ import (
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/spec"
+	"github.com/skillbox-dev/skillbox/version"
 )
 
 // apiError is the body of every error response.
@@ -75,11 +76,11 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 		status, body = http.StatusConflict, apiErrorBody{Code: "visibility", Message: err.Error()}
 	case errors.Is(err, run.ErrQuotaExceeded):
 		status, body = quotaStatus, apiErrorBody{Code: "quota_exceeded", Message: err.Error()}
-	case errors.Is(err, runtime.ErrNoVersionStore), errors.Is(err, runtime.ErrNoVersion):
+	case errors.Is(err, version.ErrNoStore), errors.Is(err, version.ErrNotFound):
 		status, body = http.StatusNotFound, apiErrorBody{Code: "not_found", Message: err.Error()}
-	case errors.Is(err, runtime.ErrBadVersionQuery):
+	case errors.Is(err, version.ErrBadQuery):
 		status, body = http.StatusBadRequest, apiErrorBody{Code: "bad_request", Message: err.Error()}
-	case errors.Is(err, runtime.ErrVersionConflict):
+	case errors.Is(err, version.ErrConflict):
 		status, body = http.StatusConflict, apiErrorBody{Code: "version_conflict", Message: err.Error()}
 	case errors.Is(err, access.ErrForbidden):
 		status, body = http.StatusForbidden, apiErrorBody{Code: "forbidden", Message: err.Error()}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/version"
 )
 
 // reviewPkg is skill id at version, asking for the /output mount when wide: an upgrade to a wide
@@ -41,12 +41,12 @@ func TestReviewQueue(t *testing.T) {
 		}
 		return strings.Join(out, ",")
 	}
-	if q := queue(carolKey, ""); len(q.Versions) != 0 || q.More || q.Status != runtime.VersionPending {
+	if q := queue(carolKey, ""); len(q.Versions) != 0 || q.More || q.Status != version.Pending {
 		t.Fatalf("the queue before anything waits: %+v", q)
 	}
 	// alice's own skill and the tenant's, each published by the admin, then a wider upgrade of
 	// each: alice's of hers, bob's of the tenant's.
-	send := func(method, url string, p pkg, key string, want int) runtime.Version {
+	send := func(method, url string, p pkg, key string, want int) version.Version {
 		t.Helper()
 		r := upload(t, method, ts.URL+url, p, nil, "X-API-Key", key)
 		if r.status != want {
@@ -56,7 +56,7 @@ func TestReviewQueue(t *testing.T) {
 		r.decode(t, &out)
 		return *out.Version
 	}
-	publish := func(v runtime.Version) {
+	publish := func(v version.Version) {
 		t.Helper()
 		if r := post(t, ts.URL+"/v1/skills/"+v.Skill+"/versions/"+v.Digest+"/publish", `{}`,
 			"X-API-Key", carolKey, "Skillbox-User", "alice@acme"); r.status != http.StatusOK {

@@ -16,6 +16,7 @@ import (
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/store"
 	"github.com/skillbox-dev/skillbox/store/sqlite"
+	"github.com/skillbox-dev/skillbox/version"
 )
 
 // tenantEnv is a server with two tenants, acme and globex, on one Shared and one SQLite store,
@@ -50,7 +51,7 @@ func newTenantEnv(t *testing.T, acmeQuota runtime.Quota) *tenantEnv {
 			wasm, perms = "output", `,"permissions":{"files":[{"path":"/output","access":"read-write"}]}`
 		}
 		fixture(t, dir, skill, manifestJSON(skill, `"version":"1.0.0","description":"the `+skill+`-private-marker skill","parameters":{"type":"object"}`+perms), wasm, nil)
-		var vs runtime.VersionStore = st
+		var vs version.Store = st
 		var arts artifact.Store = rec
 		if tenant != "" {
 			vs, arts = st.Tenant(tenant), rec.Artifacts(tenant)

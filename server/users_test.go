@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/store"
@@ -108,7 +109,7 @@ func TestUserIsolation(t *testing.T) {
 	}) {
 		t.Fatal("alice's async run did not finish")
 	}
-	vs, err := st.Tenant("acme").Versions(ctx, "alice-diary@"+runtime.UserScope("alice@acme"))
+	vs, err := st.Tenant("acme").Versions(ctx, "alice-diary@"+access.UserScope("alice@acme"))
 	if err != nil || len(vs) != 1 {
 		t.Fatalf("alice's version in the store: %v %v", vs, err)
 	}

@@ -7,13 +7,14 @@ import (
 
 	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/version"
 )
 
 // installedSkill is the answer to an upload: the skill, and, when the runtime keeps versions,
 // the version the upload recorded (its status, and for a pending one the diff an admin reads).
 type installedSkill struct {
 	runtime.Summary
-	Version *runtime.Version `json:"recorded_version,omitempty"`
+	Version *version.Version `json:"recorded_version,omitempty"`
 }
 
 // installed answers an upload of sk with status, or 202 Accepted when the version it recorded
@@ -22,7 +23,7 @@ func (s *Server) installed(c echo.Context, rt *runtime.Runtime, status int, sk *
 	out := installedSkill{Summary: summaryIn(rt, sk)}
 	if v, err := rt.SkillVersion(c.Request().Context(), sk.ID(), sk.Digest()); err == nil {
 		out.Version = &v
-		if v.Status == runtime.VersionPending {
+		if v.Status == version.Pending {
 			status = http.StatusAccepted
 		}
 	}
@@ -32,7 +33,7 @@ func (s *Server) installed(c echo.Context, rt *runtime.Runtime, status int, sk *
 // versionList is the answer of GET /v1/skills/{id}/versions.
 type versionList struct {
 	Skill    string            `json:"skill"`
-	Versions []runtime.Version `json:"versions"`
+	Versions []version.Version `json:"versions"`
 }
 
 func (s *Server) listVersions(c echo.Context) error {
@@ -45,8 +46,8 @@ func (s *Server) listVersions(c echo.Context) error {
 
 // versionQueue is the answer of GET /v1/versions.
 type versionQueue struct {
-	Status   runtime.VersionStatus `json:"status"`
-	Versions []runtime.Version     `json:"versions"`
+	Status   version.Status    `json:"status"`
+	Versions []version.Version `json:"versions"`
 	// More says there are more than the limit asked for: approve or reject some, or ask more.
 	More bool `json:"more"`
 }
@@ -60,11 +61,11 @@ func (s *Server) findVersions(c echo.Context) error {
 	if err := checkParams(v, "GET /v1/versions", "status", "limit"); err != nil {
 		return err
 	}
-	q := runtime.VersionQuery{Status: runtime.VersionStatus(v.Get("status")), Viewer: viewer(c)}
+	q := version.Query{Status: version.Status(v.Get("status")), Viewer: viewer(c)}
 	if q.Status == "" {
-		q.Status = runtime.VersionPending
+		q.Status = version.Pending
 	}
-	n, err := parseLimit(v, "versions", runtime.MaxVersionQuery)
+	n, err := parseLimit(v, "versions", version.MaxQuery)
 	if err != nil {
 		return err
 	}
@@ -74,7 +75,7 @@ func (s *Server) findVersions(c echo.Context) error {
 		return err
 	}
 	if list == nil {
-		list = []runtime.Version{} // none is [], not null
+		list = []version.Version{} // none is [], not null
 	}
 	return c.JSON(http.StatusOK, versionQueue{Status: q.Status, Versions: list, More: more})
 }
@@ -93,7 +94,7 @@ func (s *Server) changeVersion(c echo.Context) error {
 		return err
 	}
 	action := c.Param("action")
-	t, ok := runtime.Transitions[action]
+	t, ok := version.Transitions[action]
 	if !ok {
 		return httpError(http.StatusNotFound, "not_found", "no version action %q: use approve, reject, publish, deprecate or yank", action)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/store/sqlite"
+	"github.com/skillbox-dev/skillbox/version"
 )
 
 // Versions over HTTP, with keys and a real SQLite store: an update that asks for more answers
@@ -36,7 +37,7 @@ func TestVersionsHTTP(t *testing.T) {
 		}
 		files[name] = data
 	}
-	upload := func(method, url string, status int) runtime.Version {
+	upload := func(method, url string, status int) version.Version {
 		t.Helper()
 		body, ctype := multipartBody(t, files, nil)
 		r := send(t, method, env.ts.URL+url, body, append([]string{"Content-Type", ctype}, author...)...)
@@ -45,7 +46,7 @@ func TestVersionsHTTP(t *testing.T) {
 		}
 		var out struct {
 			ID      string          `json:"id"`
-			Version runtime.Version `json:"recorded_version"`
+			Version version.Version `json:"recorded_version"`
 		}
 		r.decode(t, &out)
 		if out.ID != "word-count" || out.Version.Digest == "" {
@@ -54,10 +55,10 @@ func TestVersionsHTTP(t *testing.T) {
 		return out.Version
 	}
 	v1 := upload(http.MethodPost, "/v1/skills", http.StatusCreated)
-	if v1.Status != runtime.VersionDraft || v1.CreatedBy != "ann" || v1.Source != "upload" {
+	if v1.Status != version.Draft || v1.CreatedBy != "ann" || v1.Source != "upload" {
 		t.Fatalf("first upload: %+v", v1)
 	}
-	act := func(v runtime.Version, action string, who []string) reply {
+	act := func(v version.Version, action string, who []string) reply {
 		return post(t, env.ts.URL+"/v1/skills/word-count/versions/"+v.Digest+"/"+action, `{"note":"ok"}`, who...)
 	}
 	wantError(t, act(v1, "publish", author), http.StatusForbidden, "forbidden")
@@ -77,7 +78,7 @@ func TestVersionsHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	v2 := upload(http.MethodPut, "/v1/skills/word-count", http.StatusAccepted)
-	if v2.Status != runtime.VersionPending || strings.Join(v2.Diff, ";") != "network: + api.example.com" {
+	if v2.Status != version.Pending || strings.Join(v2.Diff, ";") != "network: + api.example.com" {
 		t.Fatalf("the wider update: %+v", v2)
 	}
 	// The published version keeps serving.
@@ -88,7 +89,7 @@ func TestVersionsHTTP(t *testing.T) {
 	r := get(t, env.ts.URL+"/v1/skills/word-count/versions", author...)
 	var list versionList
 	r.decode(t, &list)
-	if len(list.Versions) != 2 || list.Versions[0].Status != runtime.VersionPending || list.Versions[1].Status != runtime.VersionActive {
+	if len(list.Versions) != 2 || list.Versions[0].Status != version.Pending || list.Versions[1].Status != version.Active {
 		t.Fatalf("versions: %s", r)
 	}
 	wantError(t, act(v2, "approve", publisher), http.StatusForbidden, "forbidden")

@@ -5,10 +5,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/internal/interleave"
-	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/store"
 	"github.com/skillbox-dev/skillbox/store/internal/sqldb"
+	"github.com/skillbox-dev/skillbox/version"
 )
 
 // The shape of the filled version store: two tenants of reviewSkills skills with
@@ -37,7 +38,7 @@ func BenchmarkReviewQueue(b *testing.B) {
 		}
 		acme := s.Tenant("acme")
 		// What Runtime.FindVersions asks for the default page: one more, to know there are more.
-		q := runtime.VersionQuery{Status: runtime.VersionPending, Limit: runtime.DefaultVersionQuery + 1}
+		q := version.Query{Status: version.Pending, Limit: version.DefaultQuery + 1}
 		i := 0
 		p50 := interleave.Run(b,
 			interleave.Contender{Name: "floor", F: func() {
@@ -61,7 +62,7 @@ func BenchmarkReviewQueue(b *testing.B) {
 // reviewVersions - 1) into s in one transaction.
 func fillVersions(b *testing.B, s *sqldb.DB, now time.Time) {
 	n := reviewSkills * reviewVersions
-	vs := make([]runtime.Version, n)
+	vs := make([]version.Version, n)
 	for i := range vs {
 		vs[i] = reviewVersion(i, now)
 	}
@@ -71,16 +72,16 @@ func fillVersions(b *testing.B, s *sqldb.DB, now time.Time) {
 }
 
 // reviewVersion is version i of a tenant's store: skill i % reviewSkills, newer as i grows.
-func reviewVersion(i int, now time.Time) runtime.Version {
+func reviewVersion(i int, now time.Time) version.Version {
 	k := i % reviewSkills
-	v := runtime.Version{Skill: fmt.Sprintf("skill-%04d", k), Digest: fmt.Sprintf("sha256:%064x", i), Version: "1.0.0",
-		Status: runtime.VersionDeprecated, Source: "upload", CreatedBy: "key-ops", CreatedAt: now.Add(time.Duration(i-1_000_000) * time.Second)}
+	v := version.Version{Skill: fmt.Sprintf("skill-%04d", k), Digest: fmt.Sprintf("sha256:%064x", i), Version: "1.0.0",
+		Status: version.Deprecated, Source: "upload", CreatedBy: "key-ops", CreatedAt: now.Add(time.Duration(i-1_000_000) * time.Second)}
 	if k%10 == 0 {
 		user := fmt.Sprintf("user-%d", k)
-		v.Skill, v.User = v.Skill+"@"+runtime.UserScope(user), user
+		v.Skill, v.User = v.Skill+"@"+access.UserScope(user), user
 	}
 	if i%997 == 0 { // spread over the skills, users' own too
-		v.Status = runtime.VersionPending
+		v.Status = version.Pending
 	}
 	return v
 }

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/skillbox-dev/skillbox/artifact"
-	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/version"
 )
 
 // Store is everything Skillbox keeps in a database. It is safe for concurrent use, by several
@@ -28,7 +28,7 @@ type Store interface {
 	RunStore
 	// VersionStore keeps skill versions: their status and their files, content-addressed (a
 	// blob shared by versions is stored once). See the runtime's VersionStore for the contract.
-	runtime.VersionStore
+	version.Store
 	// Tenant returns the store of one tenant over the same database: every run and version it
 	// reads or writes is that tenant's, bound in each statement, so nothing of another tenant
 	// can be named through it. A Store from Open is the default tenant's (""). PruneRuns

@@ -14,6 +14,7 @@ import (
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/store/sqlite"
+	"github.com/skillbox-dev/skillbox/version"
 )
 
 // The runtime's versions over the real SQLite store, across a restart: an upload that asks for
@@ -74,7 +75,7 @@ func TestVersionsOverSQLite(t *testing.T) {
 		t.Fatal(err)
 	}
 	list, _ = rt.Versions(ctx, "word-count")
-	if list[0].Status != runtime.VersionPending || !strings.Contains(strings.Join(list[0].Diff, ";"), "limits.timeoutMs") {
+	if list[0].Status != version.Pending || !strings.Contains(strings.Join(list[0].Diff, ";"), "limits.timeoutMs") {
 		t.Fatalf("the wider update: %+v", list[0])
 	}
 	if res, err := runOne(rt); err != nil || res.Digest != v1 {

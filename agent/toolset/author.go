@@ -13,6 +13,7 @@ import (
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/spec"
+	"github.com/skillbox-dev/skillbox/version"
 )
 
 // The names of the tools with which an agent writes skills (see [Author]).
@@ -33,7 +34,7 @@ type Author interface {
 	RemoveByAgent(ctx context.Context, id string) error
 	// SkillVersion is the version an install recorded, when the runtime keeps versions
 	// (runtime.ErrNoVersionStore otherwise).
-	SkillVersion(ctx context.Context, id, digest string) (runtime.Version, error)
+	SkillVersion(ctx context.Context, id, digest string) (version.Version, error)
 }
 
 var _ Author = (*runtime.Runtime)(nil)
@@ -89,8 +90,8 @@ type WrittenSkill struct {
 	Summary runtime.Summary `json:"summary"`
 	// Status and Diff are the recorded version's, when the runtime keeps versions: "pending"
 	// with what it asks beyond what agents' skills may have, until a human approves it.
-	Status runtime.VersionStatus `json:"status,omitempty"`
-	Diff   []string              `json:"diff,omitempty"`
+	Status version.Status `json:"status,omitempty"`
+	Diff   []string       `json:"diff,omitempty"`
 }
 
 func doCreateSkill(ctx context.Context, r Runner, args []byte, start time.Time) (*run.Result, string, error) {
@@ -145,7 +146,7 @@ func writeSkill(ctx context.Context, r Runner, args []byte, start time.Time, opt
 	text := fmt.Sprintf("Skill %q %s: run it with run_skill {\"skill\": %q, \"args\": {...}}.", s.ID(), verb, s.ID())
 	if v, err := au.SkillVersion(ctx, s.ID(), s.Digest()); err == nil {
 		w.Status, w.Diff = v.Status, v.Diff
-		if v.Status == runtime.VersionPending {
+		if v.Status == version.Pending {
 			text = fmt.Sprintf("Skill %q %s, but it asks for more than a skill written by an agent may have, so it does not run until a human admin approves it (no tool can):\n  - %s",
 				s.ID(), verb, strings.Join(v.Diff, "\n  - "))
 		}

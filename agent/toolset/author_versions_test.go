@@ -12,6 +12,7 @@ import (
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/store/sqlite"
+	"github.com/skillbox-dev/skillbox/version"
 )
 
 // With versions kept, a skill an agent writes beyond the agents' ceiling is not refused: it is
@@ -37,7 +38,7 @@ func TestAgentSkillBeyondCeilingIsPending(t *testing.T) {
 		t.Fatal(err)
 	}
 	var w WrittenSkill
-	if err := json.Unmarshal(res.Result, &w); err != nil || w.Status != runtime.VersionPending || len(w.Diff) == 0 || !strings.Contains(w.Diff[0], "api.example.com") {
+	if err := json.Unmarshal(res.Result, &w); err != nil || w.Status != version.Pending || len(w.Diff) == 0 || !strings.Contains(w.Diff[0], "api.example.com") {
 		t.Fatalf("written: %s %v", res.Result, err)
 	}
 	if text, _ := Handle(agent, rt, ToolCreateSkill, []byte(strings.Replace(args, `"net"`, `"net2"`, 2))); !strings.Contains(text, "does not run until a human admin approves it") {
@@ -50,7 +51,7 @@ func TestAgentSkillBeyondCeilingIsPending(t *testing.T) {
 		t.Fatal("an agent approved")
 	}
 	v, err := rt.ChangeVersion(ctx, "net", w.Digest, "approve", access.Actor{Name: "ops", Role: access.RoleAdmin}, "")
-	if err != nil || v.Status != runtime.VersionDraft {
+	if err != nil || v.Status != version.Draft {
 		t.Fatalf("approve: %+v %v", v, err)
 	}
 	out, err := rt.Run(ctx, run.Request{Skill: "net"})

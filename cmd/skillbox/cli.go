@@ -23,6 +23,7 @@ import (
 	"github.com/skillbox-dev/skillbox/internal/nearest"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/store"
+	"github.com/skillbox-dev/skillbox/version"
 )
 
 // Exit codes.
@@ -88,7 +89,7 @@ type env struct {
 	// tenant's and each tenant's).
 	tenantsFile string
 	shared      *runtime.Shared
-	versions    runtime.VersionStore
+	versions    version.Store
 	// tenant and user are --tenant and --user: the tenant (of tenantsFile, for the version
 	// commands) and the user a local command acts in (see scope.go); "" is the default tenant,
 	// and the operator's own view.
@@ -100,7 +101,7 @@ type env struct {
 	note   string   // approve, reject, publish, deprecate, yank --note
 	runs   runsFlags
 	// queue is versions' --status and --limit: the review queue, when it names no skill.
-	queue runtime.VersionQuery
+	queue version.Query
 
 	// command is the command running, for the hint under a usage error.
 	command string

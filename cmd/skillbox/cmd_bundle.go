@@ -14,6 +14,7 @@ import (
 	"github.com/skillbox-dev/skillbox/internal/safefile"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/version"
 )
 
 // The bundle commands: a skill as one signed file (see runtime/bundle.go and docs/bundles.md).
@@ -123,7 +124,7 @@ error.`,
 
 // installed reports the version an install recorded: exitOK, or exitPending when it waits for
 // an admin, with what it asks for beyond the version before it.
-func (e *env) installed(v runtime.Version, where string) int {
+func (e *env) installed(v version.Version, where string) int {
 	short := shortDigest(v.Digest)
 	code := exitOK
 	var b strings.Builder
@@ -133,14 +134,14 @@ func (e *env) installed(v runtime.Version, where string) int {
 	}
 	fmt.Fprintf(&b, ": %s", v.Status)
 	switch v.Status {
-	case runtime.VersionPending:
+	case version.Pending:
 		code = exitPending
 		fmt.Fprintf(&b, ": it asks for more than the version before it, and does not run until an admin approves it:\n")
 		for _, d := range v.Diff {
 			fmt.Fprintf(&b, "  - %s\n", clean(d))
 		}
 		fmt.Fprintf(&b, "approve it with: skillbox approve %s %s (or reject it: skillbox reject %s %s)", v.Skill, short, v.Skill, short)
-	case runtime.VersionDraft:
+	case version.Draft:
 		fmt.Fprintf(&b, "; publish it with: skillbox publish %s %s", v.Skill, short)
 	}
 	if e.json {

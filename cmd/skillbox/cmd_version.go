@@ -8,9 +8,9 @@ import (
 	"github.com/skillbox-dev/skillbox/hostfuncs"
 )
 
-// version is set at build time with -ldflags "-X main.version=v1.2.3"; otherwise the module
+// buildVersion is set at build time with -ldflags "-X main.buildVersion=v1.2.3"; otherwise the module
 // version from the build info is used.
-var version = ""
+var buildVersion = ""
 
 var cmdVersion = &command{
 	summary: "print the versions of skillbox, its guest ABI and its engine",

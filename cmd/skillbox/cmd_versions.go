@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/version"
 )
 
 // The version commands: list a skill's versions and move their statuses, as the local operator
@@ -41,13 +42,13 @@ versions in that status.
   skillbox versions notes --tenants tenants.yaml --tenant acme --user alice@acme.example`,
 	flags: func(fs *pflag.FlagSet, e *env) {
 		fs.Func("status", "only the versions in status `S`: draft, pending, active, deprecated, yanked or rejected (without an id, default pending)", func(v string) error {
-			if !runtime.VersionStatus(v).Valid() {
-				return fmt.Errorf("%q is not a version status: use one of %v", v, runtime.VersionStatuses)
+			if !version.Status(v).Valid() {
+				return fmt.Errorf("%q is not a version status: use one of %v", v, version.Statuses)
 			}
-			e.queue.Status = runtime.VersionStatus(v)
+			e.queue.Status = version.Status(v)
 			return nil
 		})
-		fs.IntVar(&e.queue.Limit, "limit", 0, fmt.Sprintf("without an id, at most `N` versions (1 to %d; default %d)", runtime.MaxVersionQuery, runtime.DefaultVersionQuery))
+		fs.IntVar(&e.queue.Limit, "limit", 0, fmt.Sprintf("without an id, at most `N` versions (1 to %d; default %d)", version.MaxQuery, version.DefaultQuery))
 		scopeFlags(fs, e)
 		storeFlags(fs, e, false)
 	},
@@ -59,8 +60,8 @@ versions in that status.
 			return e.fail(exitUsage, "versions takes at most one skill id, e.g. skillbox versions hello (without one, it lists what waits for approval)")
 		case len(pos) == 1 && e.queue.Limit != 0:
 			return e.fail(exitUsage, "--limit bounds the review queue (versions without an id); a skill's versions are listed whole")
-		case e.queue.Limit < 0 || e.queue.Limit > runtime.MaxVersionQuery:
-			return e.fail(exitUsage, "--limit %d: give 1 to %d versions", e.queue.Limit, runtime.MaxVersionQuery)
+		case e.queue.Limit < 0 || e.queue.Limit > version.MaxQuery:
+			return e.fail(exitUsage, "--limit %d: give 1 to %d versions", e.queue.Limit, version.MaxQuery)
 		case len(pos) == 0:
 			return e.withVersions(ctx, func(rt *runtime.Runtime, _ bool) int { return e.reviewQueue(ctx, rt) })
 		}
@@ -70,7 +71,7 @@ versions in that status.
 				return e.versionFailure(pos[0], err)
 			}
 			if e.queue.Status != "" {
-				list = slices.DeleteFunc(list, func(v runtime.Version) bool { return v.Status != e.queue.Status })
+				list = slices.DeleteFunc(list, func(v version.Version) bool { return v.Status != e.queue.Status })
 			}
 			if e.json {
 				out := map[string]any{"skill": pos[0], "versions": list}
@@ -99,7 +100,7 @@ versions in that status.
 func (e *env) reviewQueue(ctx context.Context, rt *runtime.Runtime) int {
 	q := e.queue
 	if q.Status == "" {
-		q.Status = runtime.VersionPending
+		q.Status = version.Pending
 	}
 	list, more, err := rt.FindVersions(ctx, q)
 	if err != nil {
@@ -107,7 +108,7 @@ func (e *env) reviewQueue(ctx context.Context, rt *runtime.Runtime) int {
 	}
 	if e.json {
 		if list == nil {
-			list = []runtime.Version{}
+			list = []version.Version{}
 		}
 		out := map[string]any{"status": q.Status, "versions": list, "more": more}
 		if e.tenant != "" {
@@ -126,9 +127,9 @@ func (e *env) reviewQueue(ctx context.Context, rt *runtime.Runtime) int {
 	}
 	writeRows(e.stdout, []string{"SKILL", "USER", "VERSION", "DIGEST", "STATUS", "SOURCE", "BY", "WHEN", "NOTE"}, rows)
 	if more {
-		fmt.Fprintf(e.stderr, "more %s versions than --limit %d: act on these, or raise --limit\n", q.Status, cmp.Or(q.Limit, runtime.DefaultVersionQuery))
+		fmt.Fprintf(e.stderr, "more %s versions than --limit %d: act on these, or raise --limit\n", q.Status, cmp.Or(q.Limit, version.DefaultQuery))
 	}
-	if q.Status == runtime.VersionPending {
+	if q.Status == version.Pending {
 		fmt.Fprintf(e.stderr, "approve one with: skillbox approve SKILL DIGEST%s (for a user's skill, add --user USER); or reject it\n", e.scopeArgs())
 	}
 	return exitOK
@@ -136,8 +137,8 @@ func (e *env) reviewQueue(ctx context.Context, rt *runtime.Runtime) int {
 
 // versionNote is what a version's NOTE column says: what the last change said, or for a
 // pending version what it asks for beyond the version before it.
-func versionNote(v runtime.Version) string {
-	if v.Status == runtime.VersionPending && v.Note == "" {
+func versionNote(v version.Version) string {
+	if v.Status == version.Pending && v.Note == "" {
 		return "asks for: " + strings.Join(v.Diff, "; ")
 	}
 	return v.Note
@@ -164,7 +165,7 @@ var actionSummaries = map[string]string{
 
 // versionCommand is the command that applies action to a version.
 func versionCommand(action string) *command {
-	t := runtime.Transitions[action]
+	t := version.Transitions[action]
 	from := make([]string, len(t.From))
 	for i, s := range t.From {
 		from[i] = string(s)
@@ -204,9 +205,9 @@ it. A server offers the same move to API keys with the %s role.
 				}
 				msg := fmt.Sprintf("%s %s %s: it is now %s", versionActions[action], v.Skill, shortDigest(v.Digest), v.Status)
 				switch v.Status {
-				case runtime.VersionDraft:
+				case version.Draft:
 					msg += fmt.Sprintf("; publish it with: skillbox publish %s %s%s", v.Skill, shortDigest(v.Digest), e.scopeArgs())
-				case runtime.VersionActive:
+				case version.Active:
 					msg += fmt.Sprintf(": it serves %s", v.Skill)
 				}
 				return e.report(msg, v)
@@ -249,9 +250,9 @@ func (e *env) versionFailure(id string, err error) int {
 		return e.fail(exitFailed, "%s", msg)
 	}
 	switch {
-	case errors.Is(err, runtime.ErrNoVersion):
+	case errors.Is(err, version.ErrNotFound):
 		return e.fail(exitFailed, "%v; list the versions with: skillbox versions %s%s", err, id, scope)
-	case errors.Is(err, runtime.ErrVersionConflict):
+	case errors.Is(err, version.ErrConflict):
 		return e.fail(exitFailed, "%v (skillbox versions %s%s shows each version's status)", err, id, scope)
 	}
 	return e.fail(exitFailed, "%v", err)

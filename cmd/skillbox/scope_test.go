@@ -9,9 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/store"
 	"github.com/skillbox-dev/skillbox/store/sqlite"
+	"github.com/skillbox-dev/skillbox/version"
 )
 
 // tenantsFixture writes dir/tenants.yaml: acme, with its own skills directory and a policy
@@ -26,12 +27,12 @@ func tenantsFixture(t *testing.T, dir string) (file, acme string) {
 }
 
 // versionsOf runs versions id with args and returns what --json lists.
-func versionsOf(t *testing.T, id string, args ...string) []runtime.Version {
+func versionsOf(t *testing.T, id string, args ...string) []version.Version {
 	t.Helper()
 	r := cli(t, "", append([]string{"versions", id, "--json"}, args...)...)
 	expect{code: exitOK}.verify(t, r)
 	var out struct {
-		Versions []runtime.Version `json:"versions"`
+		Versions []version.Version `json:"versions"`
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
 		t.Fatalf("versions --json: %v\n%s", err, r)
@@ -52,7 +53,7 @@ func TestVersionCommandsInATenant(t *testing.T) {
 	pkg := skillFixture(t, acme, "tool", manifest("tool", `"version":"1.0.0"`), "hello")
 
 	vs := versionsOf(t, "tool", in()...)
-	if len(vs) != 1 || vs[0].Status != runtime.VersionDraft || vs[0].Source != "folder" {
+	if len(vs) != 1 || vs[0].Status != version.Draft || vs[0].Source != "folder" {
 		t.Fatalf("acme's first version: %+v", vs)
 	}
 	expect{code: exitOK, stdout: []string{"it is now active"}}.verify(t, cli(t, "", in("publish", "tool", vs[0].Digest)...))
@@ -60,7 +61,7 @@ func TestVersionCommandsInATenant(t *testing.T) {
 	expect{code: exitOK, stdout: []string{"2.0.0", "pending", "asks for: network: + api.acme.example", "1.0.0", "active"}}.
 		verify(t, cli(t, "", in("versions", "tool")...))
 	vs = versionsOf(t, "tool", in()...)
-	if len(vs) != 2 || vs[0].Status != runtime.VersionPending {
+	if len(vs) != 2 || vs[0].Status != version.Pending {
 		t.Fatalf("acme's versions after the new host: %+v", vs)
 	}
 	pending := vs[0]
@@ -74,7 +75,7 @@ func TestVersionCommandsInATenant(t *testing.T) {
 
 	// The default tenant over the same folder: its own versions, none pending, none active.
 	for _, v := range versionsOf(t, "tool", "--skills", acme) {
-		if v.Status == runtime.VersionPending || v.Status == runtime.VersionActive {
+		if v.Status == version.Pending || v.Status == version.Active {
 			t.Errorf("the default tenant lists acme's status: %+v", v)
 		}
 	}
@@ -85,10 +86,10 @@ func TestVersionCommandsInATenant(t *testing.T) {
 		verify(t, cli(t, "", in("approve", "tool", short[:8], "--note", "the host is ours")...))
 	db := openDB(t, filepath.Join(testDataDir(t), sqlite.FileName))
 	got, err := db.Tenant("acme").Version(t.Context(), "tool", pending.Digest)
-	if err != nil || got.Status != runtime.VersionDraft || got.UpdatedBy != osUser() || got.Note != "the host is ours" {
+	if err != nil || got.Status != version.Draft || got.UpdatedBy != osUser() || got.Note != "the host is ours" {
 		t.Fatalf("acme's approved version in the store: %+v, %v", got, err)
 	}
-	if got, err := db.Version(t.Context(), "tool", pending.Digest); err == nil && got.Status != runtime.VersionDraft {
+	if got, err := db.Version(t.Context(), "tool", pending.Digest); err == nil && got.Status != version.Draft {
 		t.Fatalf("the default tenant's copy of the version moved: %+v", got)
 	}
 	expect{code: exitFailed, stderr: []string{"it is draft, and approve starts from [pending]", "skillbox versions tool --tenants " + file + " --tenant acme"}}.
@@ -122,17 +123,17 @@ func TestVersionCommandsAsUser(t *testing.T) {
 				scope = []string{"--tenants", file, "--tenant", tc.tenant}
 			}
 			in := func(args ...string) []string { return append(append(args, scope...), "--user", "alice@acme.example") }
-			own := filepath.Join(skills, ".users", runtime.UserScope("alice@acme.example"))
+			own := filepath.Join(skills, ".users", access.UserScope("alice@acme.example"))
 			pkg := skillFixture(t, own, "notes", manifest("notes", `"version":"1.0.0","limits":{"timeoutMs":5000}`), "hello")
 
 			vs := versionsOf(t, "notes", in()...)
-			if len(vs) != 1 || vs[0].Status != runtime.VersionDraft {
+			if len(vs) != 1 || vs[0].Status != version.Draft {
 				t.Fatalf("alice's first version: %+v", vs)
 			}
 			expect{code: exitOK, stdout: []string{"it is now active"}}.verify(t, cli(t, "", in("publish", "notes", vs[0].Digest)...))
 			writeFile(t, filepath.Join(pkg, "skill.json"), manifest("notes", `"version":"2.0.0"`))
 			vs = versionsOf(t, "notes", in()...)
-			if len(vs) != 2 || vs[0].Status != runtime.VersionPending {
+			if len(vs) != 2 || vs[0].Status != version.Pending {
 				t.Fatalf("alice's versions after the wider limit: %+v", vs)
 			}
 
@@ -140,7 +141,7 @@ func TestVersionCommandsAsUser(t *testing.T) {
 			r := cli(t, "", append([]string{"versions", "--json"}, scope...)...)
 			expect{code: exitOK}.verify(t, r)
 			var queue struct {
-				Versions []runtime.Version `json:"versions"`
+				Versions []version.Version `json:"versions"`
 				More     bool              `json:"more"`
 			}
 			if err := json.Unmarshal([]byte(r.stdout), &queue); err != nil || len(queue.Versions) != 1 || queue.More ||
@@ -157,8 +158,8 @@ func TestVersionCommandsAsUser(t *testing.T) {
 			expect{code: exitOK, stdout: []string{"approved notes", "it is now draft", "--user alice@acme.example"}}.
 				verify(t, cli(t, "", in("approve", "notes", shortDigest(vs[0].Digest))...))
 			db := openDB(t, filepath.Join(testDataDir(t), sqlite.FileName)).Tenant(tc.tenant)
-			got, err := db.Version(t.Context(), "notes@"+runtime.UserScope("alice@acme.example"), vs[0].Digest)
-			if err != nil || got.Status != runtime.VersionDraft || got.UpdatedBy != osUser() {
+			got, err := db.Version(t.Context(), "notes@"+access.UserScope("alice@acme.example"), vs[0].Digest)
+			if err != nil || got.Status != version.Draft || got.UpdatedBy != osUser() {
 				t.Fatalf("alice's approved version in %q's store: %+v, %v", tc.tenant, got, err)
 			}
 		})

@@ -104,8 +104,8 @@ func otlpExporter(ctx context.Context) (sdktrace.SpanExporter, error) {
 
 // moduleVersion is skillbox's version: the one set at build time, the module's, or "(devel)".
 func moduleVersion() string {
-	if version != "" {
-		return version
+	if buildVersion != "" {
+		return buildVersion
 	}
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
 		return bi.Main.Version

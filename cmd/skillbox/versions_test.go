@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/store/sqlite"
+	"github.com/skillbox-dev/skillbox/version"
 )
 
 // skillbox serve keeps versions in its store: GET /v1/skills/{id}/versions lists the folder's
@@ -22,13 +22,13 @@ func TestServeKeepsVersions(t *testing.T) {
 		t.Fatalf("GET versions: %d %s\n%s", code, body, p.stderr())
 	}
 	var list struct {
-		Versions []runtime.Version `json:"versions"`
+		Versions []version.Version `json:"versions"`
 	}
 	if err := json.Unmarshal([]byte(body), &list); err != nil || len(list.Versions) != 1 {
 		t.Fatalf("GET versions: %v: %s", err, body)
 	}
 	v := list.Versions[0]
-	if v.Status != runtime.VersionDraft || v.Source != "folder" || v.Version != "1.2.3" {
+	if v.Status != version.Draft || v.Source != "folder" || v.Version != "1.2.3" {
 		t.Fatalf("the folder's version: %+v", v)
 	}
 	code, body, _ = httpDo(t, http.MethodPost, p.base+"/v1/skills/quick/versions/"+v.Digest+"/publish", `{"note":"first"}`, jsonType...)
@@ -36,7 +36,7 @@ func TestServeKeepsVersions(t *testing.T) {
 		t.Fatalf("publish: %d %s", code, body)
 	}
 	stored, err := openDB(t, filepath.Join(data, sqlite.FileName)).Version(t.Context(), "quick", v.Digest)
-	if err != nil || stored.Status != runtime.VersionActive || stored.Note != "first" {
+	if err != nil || stored.Status != version.Active || stored.Note != "first" {
 		t.Fatalf("the store in --data-dir: %+v, %v", stored, err)
 	}
 }
@@ -61,11 +61,11 @@ func TestInstallRecordsVersions(t *testing.T) {
 	first := packFixture(t, "tool", `"version":"1.0.0","limits":{"memoryMiB":32}`)
 	r := cli(t, "", "install", first, "--skills", skills, "--json")
 	expect{code: exitOK}.verify(t, r)
-	var v runtime.Version
+	var v version.Version
 	if err := json.Unmarshal([]byte(r.stdout), &v); err != nil {
 		t.Fatal(err)
 	}
-	if v.Status != runtime.VersionDraft || v.Source != "bundle" || v.CreatedBy != osUser() || v.Version != "1.0.0" {
+	if v.Status != version.Draft || v.Source != "bundle" || v.CreatedBy != osUser() || v.Version != "1.0.0" {
 		t.Fatalf("the first install's version: %+v", v)
 	}
 	expect{code: exitOK, stdout: []string{"installed tool " + v.Digest, "version 1.0.0: draft", "skillbox publish tool " + shortDigest(v.Digest)}}.
@@ -98,19 +98,19 @@ func TestVersionCommands(t *testing.T) {
 	in := func(args ...string) []string { return append(args, "--skills", skills) }
 	r := cli(t, "", in("install", packFixture(t, "tool", `"version":"1.0.0","limits":{"memoryMiB":32}`), "--json")...)
 	expect{code: exitOK}.verify(t, r)
-	var first runtime.Version
+	var first version.Version
 	if err := json.Unmarshal([]byte(r.stdout), &first); err != nil {
 		t.Fatal(err)
 	}
 	expect{code: exitOK}.verify(t, cli(t, "", in("publish", "tool", first.Digest)...))
 	expect{code: exitPending}.verify(t, cli(t, "", in("install", packFixture(t, "tool", `"version":"2.0.0"`))...))
-	list := func() []runtime.Version {
+	list := func() []version.Version {
 		t.Helper()
 		r := cli(t, "", in("versions", "tool", "--json")...)
 		expect{code: exitOK}.verify(t, r)
 		var out struct {
 			Skill    string            `json:"skill"`
-			Versions []runtime.Version `json:"versions"`
+			Versions []version.Version `json:"versions"`
 		}
 		if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || out.Skill != "tool" || len(out.Versions) != 2 {
 			t.Fatalf("versions --json: %v\n%s", err, r)
@@ -119,7 +119,7 @@ func TestVersionCommands(t *testing.T) {
 	}
 	vs := list()
 	v2, v1 := vs[0], vs[1]
-	if v2.Version != "2.0.0" || v2.Status != runtime.VersionPending || v1.Status != runtime.VersionActive {
+	if v2.Version != "2.0.0" || v2.Status != version.Pending || v1.Status != version.Active {
 		t.Fatalf("versions, newest first: %+v", vs)
 	}
 	expect{code: exitOK, stdout: []string{
@@ -144,7 +144,7 @@ func TestVersionCommands(t *testing.T) {
 	expect{code: exitOK, stdout: []string{"yanked tool", "it is now yanked"}}.verify(t, cli(t, "", in("yank", "tool", short)...))
 
 	vs = list()
-	if vs[0].Status != runtime.VersionYanked || vs[0].UpdatedBy != osUser() || vs[0].Note != "" {
+	if vs[0].Status != version.Yanked || vs[0].UpdatedBy != osUser() || vs[0].Note != "" {
 		t.Fatalf("after yank: %+v", vs[0])
 	}
 	expect{code: exitFailed, stderr: []string{"yanked", "never runs"}}.verify(t, cli(t, "", in("run", "tool")...))

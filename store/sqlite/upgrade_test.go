@@ -9,8 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/store/sqlite"
+	"github.com/skillbox-dev/skillbox/version"
 )
 
 // oldSchema makes a database as an older skillbox left it: migrations applied and recorded, the
@@ -66,7 +67,7 @@ func TestUpgradeFromSchema2KeepsEverything(t *testing.T) {
 	if r, err := s.FindRun(ctx, "run_old"); err != nil || r.Skill != "w" || r.Tenant != "" {
 		t.Fatalf("the old run: %+v, %v", r, err)
 	}
-	if v, err := s.Version(ctx, "w", digest); err != nil || v.Status != runtime.VersionActive {
+	if v, err := s.Version(ctx, "w", digest); err != nil || v.Status != version.Active {
 		t.Fatalf("the old version: %+v, %v", v, err)
 	}
 	if files, err := s.VersionFiles(ctx, "w", digest); err != nil || string(files["execute.wasm"]) != string(data) {
@@ -76,14 +77,14 @@ func TestUpgradeFromSchema2KeepsEverything(t *testing.T) {
 		t.Fatalf("a tenant sees the default tenant's versions: %v, %v", vs, err)
 	}
 	// The constraint survived the rebuild: one active version per skill (per tenant).
-	v2 := runtime.Version{Skill: "w", Digest: "sha256:" + hex.EncodeToString(make([]byte, 32)), Status: runtime.VersionDraft, CreatedAt: time.Now()}
+	v2 := version.Version{Skill: "w", Digest: "sha256:" + hex.EncodeToString(make([]byte, 32)), Status: version.Draft, CreatedAt: time.Now()}
 	if _, _, err := s.AddVersion(ctx, v2, map[string][]byte{"skill.json": []byte("{}")}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.SetVersionStatus(ctx, "w", v2.Digest, runtime.Transitions["publish"], "a", "", time.Now()); err != nil {
+	if _, err := s.SetVersionStatus(ctx, "w", v2.Digest, version.Transitions["publish"], "a", "", time.Now()); err != nil {
 		t.Fatalf("publish over the migrated active version: %v", err)
 	}
-	if v, _ := s.Version(ctx, "w", digest); v.Status != runtime.VersionDeprecated {
+	if v, _ := s.Version(ctx, "w", digest); v.Status != version.Deprecated {
 		t.Fatalf("the old active version after a publish: %s", v.Status)
 	}
 }
@@ -92,7 +93,7 @@ func TestUpgradeFromSchema2KeepsEverything(t *testing.T) {
 // none after the upgrade: it is in the tenant admin's review queue, in no user's.
 func TestUpgradeFromSchema5KeepsUsersVersionsTheAdmins(t *testing.T) {
 	path, db, exec := oldSchema(t, "0001_runs.sql", "0002_versions.sql", "0003_tenants.sql", "0004_artifacts.sql", "0005_visibility.sql")
-	scoped := "notes@" + runtime.UserScope("alice")
+	scoped := "notes@" + access.UserScope("alice")
 	exec(`INSERT INTO versions (tenant, skill, digest, status, created_at) VALUES ('acme', ?, ?, 'pending', 1)`, scoped, "sha256:"+hex.EncodeToString(make([]byte, 32)))
 	db.Close()
 
@@ -102,10 +103,10 @@ func TestUpgradeFromSchema5KeepsUsersVersionsTheAdmins(t *testing.T) {
 	}
 	defer s.Close()
 	acme := s.Tenant("acme")
-	if list, err := acme.FindVersions(t.Context(), runtime.VersionQuery{Status: runtime.VersionPending, Viewer: "alice", Limit: 10}); err != nil || len(list) != 0 {
+	if list, err := acme.FindVersions(t.Context(), version.Query{Status: version.Pending, Viewer: "alice", Limit: 10}); err != nil || len(list) != 0 {
 		t.Errorf("alice's queue lists a version that names no user: %+v %v", list, err)
 	}
-	if list, err := acme.FindVersions(t.Context(), runtime.VersionQuery{Status: runtime.VersionPending, Limit: 10}); err != nil || len(list) != 1 || list[0].Skill != scoped || list[0].User != "" {
+	if list, err := acme.FindVersions(t.Context(), version.Query{Status: version.Pending, Limit: 10}); err != nil || len(list) != 1 || list[0].Skill != scoped || list[0].User != "" {
 		t.Errorf("the admin's queue: %+v %v", list, err)
 	}
 }

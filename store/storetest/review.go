@@ -6,7 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/access"
+	"github.com/skillbox-dev/skillbox/version"
 )
 
 // FindVersions is the review queue: a tenant's versions in one status across its skills,
@@ -17,7 +18,7 @@ func testFindVersions(t *testing.T, h Harness) {
 	ctx := t.Context()
 	files := map[string][]byte{"skill.json": []byte("x")}
 	t0 := time.Unix(1_700_000_000, 0).UTC()
-	add := func(tenant, skill, user, seed string, status runtime.VersionStatus, at int) {
+	add := func(tenant, skill, user, seed string, status version.Status, at int) {
 		t.Helper()
 		v := newVersion(skill, seed, t0.Add(time.Duration(at)*time.Second))
 		v.Status, v.User = status, user
@@ -25,16 +26,16 @@ func testFindVersions(t *testing.T, h Harness) {
 			t.Fatalf("add %s %s: %v", skill, seed, err)
 		}
 	}
-	alice, bob := "notes@"+runtime.UserScope("alice"), "notes@"+runtime.UserScope("bob")
-	add("acme", "weather", "", "w1", runtime.VersionPending, 1)
-	add("acme", alice, "alice", "a1", runtime.VersionPending, 2)
-	add("acme", bob, "bob", "b1", runtime.VersionPending, 3)
-	add("acme", "weather", "", "w2", runtime.VersionDraft, 4)
-	add("acme", "clock", "", "c1", runtime.VersionPending, 5)
-	add("other", "weather", "", "o1", runtime.VersionPending, 6)
-	add("", "weather", "", "d1", runtime.VersionPending, 7)
+	alice, bob := "notes@"+access.UserScope("alice"), "notes@"+access.UserScope("bob")
+	add("acme", "weather", "", "w1", version.Pending, 1)
+	add("acme", alice, "alice", "a1", version.Pending, 2)
+	add("acme", bob, "bob", "b1", version.Pending, 3)
+	add("acme", "weather", "", "w2", version.Draft, 4)
+	add("acme", "clock", "", "c1", version.Pending, 5)
+	add("other", "weather", "", "o1", version.Pending, 6)
+	add("", "weather", "", "d1", version.Pending, 7)
 
-	find := func(tenant string, q runtime.VersionQuery) []string {
+	find := func(tenant string, q version.Query) []string {
 		t.Helper()
 		list, err := s.Tenant(tenant).FindVersions(ctx, q)
 		if err != nil {
@@ -47,7 +48,7 @@ func testFindVersions(t *testing.T, h Harness) {
 		}
 		return out
 	}
-	pending := runtime.VersionQuery{Status: runtime.VersionPending, Limit: 10}
+	pending := version.Query{Status: version.Pending, Limit: 10}
 	if got, want := find("acme", pending), []string{"clock//pending", "notes/bob/pending", "notes/alice/pending", "weather//pending"}; !slices.Equal(got, want) {
 		t.Errorf("acme's admin's queue %v, want %v", got, want)
 	}
@@ -60,7 +61,7 @@ func testFindVersions(t *testing.T, h Harness) {
 	if got, want := find("acme", q), []string{"clock//pending", "weather//pending"}; !slices.Equal(got, want) {
 		t.Errorf("carol's queue %v, want %v", got, want)
 	}
-	if got, want := find("acme", runtime.VersionQuery{Status: runtime.VersionDraft, Limit: 10}), []string{"weather//draft"}; !slices.Equal(got, want) {
+	if got, want := find("acme", version.Query{Status: version.Draft, Limit: 10}), []string{"weather//draft"}; !slices.Equal(got, want) {
 		t.Errorf("acme's drafts %v, want %v", got, want)
 	}
 	if got, want := find("", pending), []string{"weather//pending"}; !slices.Equal(got, want) {
@@ -72,11 +73,11 @@ func testFindVersions(t *testing.T, h Harness) {
 		t.Errorf("the first 2 of acme's queue: %v, want %v", got, want)
 	}
 	// A version keeps its stored name and its user.
-	list, err := s.Tenant("acme").FindVersions(ctx, runtime.VersionQuery{Status: runtime.VersionPending, Viewer: "bob", Limit: 1000})
+	list, err := s.Tenant("acme").FindVersions(ctx, version.Query{Status: version.Pending, Viewer: "bob", Limit: 1000})
 	if err != nil || len(list) != 3 || list[0].Skill != "clock" || list[1].Skill != bob || list[1].User != "bob" {
 		t.Errorf("bob's queue as stored: %+v %v", list, err)
 	}
-	for _, bad := range []runtime.VersionQuery{{Status: "waiting", Limit: 1}, {Status: runtime.VersionPending}, {Status: runtime.VersionPending, Limit: runtime.MaxVersionQuery + 2}} {
+	for _, bad := range []version.Query{{Status: "waiting", Limit: 1}, {Status: version.Pending}, {Status: version.Pending, Limit: version.MaxQuery + 2}} {
 		if _, err := s.FindVersions(ctx, bad); err == nil {
 			t.Errorf("find %+v: no error", bad)
 		}

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/skillbox-dev/skillbox/artifact"
-	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/store"
+	"github.com/skillbox-dev/skillbox/version"
 )
 
 // Each tenant's store sees its own runs and versions only: a run of one is not found through
@@ -68,11 +68,11 @@ func testTenantIsolation(t *testing.T, h Harness) {
 			t.Fatalf("add the same version to each tenant: created=%v %v", created, err)
 		}
 	}
-	pub := runtime.Transitions["publish"]
+	pub := version.Transitions["publish"]
 	if _, err := a.SetVersionStatus(ctx, "report", v.Digest, pub, "alice", "", t0.Add(time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := b.Version(ctx, "report", v.Digest); err != nil || got.Status != runtime.VersionDraft {
+	if got, err := b.Version(ctx, "report", v.Digest); err != nil || got.Status != version.Draft {
 		t.Fatalf("globex's version after acme published its own: %+v, %v", got, err)
 	}
 	if _, err := b.SetVersionStatus(ctx, "report", v.Digest, pub, "bob", "", t0.Add(2*time.Second)); err != nil {
@@ -81,7 +81,7 @@ func testTenantIsolation(t *testing.T, h Harness) {
 	if vs, err := root.Versions(ctx, "report"); err != nil || len(vs) != 0 {
 		t.Fatalf("the default tenant sees %d versions of the tenants' skill (%v)", len(vs), err)
 	}
-	if _, err := root.VersionFiles(ctx, "report", v.Digest); !errors.Is(err, runtime.ErrNoVersion) {
+	if _, err := root.VersionFiles(ctx, "report", v.Digest); !errors.Is(err, version.ErrNotFound) {
 		t.Fatalf("the default tenant reads a tenant's version files: %v", err)
 	}
 	if got, err := a.VersionFiles(ctx, "report", v.Digest); err != nil || string(got["skill.json"]) != `{"id":"report"}` {

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/skillbox-dev/skillbox/policy"
-	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/spec"
+	"github.com/skillbox-dev/skillbox/version"
 )
 
 // testDigest is a well-formed digest made from s.
@@ -22,8 +22,8 @@ func testDigest(s string) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
-func newVersion(skill, seed string, at time.Time) runtime.Version {
-	return runtime.Version{Skill: skill, Digest: testDigest(seed), Version: "1.0.0", Status: runtime.VersionDraft, Source: "upload",
+func newVersion(skill, seed string, at time.Time) version.Version {
+	return version.Version{Skill: skill, Digest: testDigest(seed), Version: "1.0.0", Status: version.Draft, Source: "upload",
 		Grant: &policy.Grant{Network: []string{"api.example.com"}, Env: []string{}, Secrets: []string{}, Files: []policy.GrantedMount{},
 			Limits: spec.Limits{TimeoutMs: 1000}}, CreatedBy: "alice", CreatedAt: at}
 }
@@ -39,11 +39,11 @@ func testVersionFiles(t *testing.T, h Harness) {
 	b := map[string][]byte{"skill.json": []byte(`{"id":"w","v":2}`), "execute.wasm": shared}
 	t0 := time.Unix(1_700_000_000, 0).UTC()
 	va, created, err := s.AddVersion(ctx, newVersion("w", "a", t0), a)
-	if err != nil || !created || va.Status != runtime.VersionDraft || va.Grant == nil || va.Grant.Network[0] != "api.example.com" {
+	if err != nil || !created || va.Status != version.Draft || va.Grant == nil || va.Grant.Network[0] != "api.example.com" {
 		t.Fatalf("add a: %+v %v %v", va, created, err)
 	}
 	vb := newVersion("w", "b", t0.Add(time.Second))
-	vb.Status, vb.Diff = runtime.VersionPending, []string{"network: + evil.test"}
+	vb.Status, vb.Diff = version.Pending, []string{"network: + evil.test"}
 	if _, _, err := s.AddVersion(ctx, vb, b); err != nil {
 		t.Fatal(err)
 	}
@@ -68,13 +68,13 @@ func testVersionFiles(t *testing.T, h Harness) {
 	s.Close()
 	s = open(t, h, addr)
 	list, err := s.Versions(ctx, "w")
-	if err != nil || len(list) != 2 || list[0].Digest != vb.Digest || list[0].Status != runtime.VersionPending || list[0].Diff[0] != "network: + evil.test" || !list[1].CreatedAt.Equal(t0) {
+	if err != nil || len(list) != 2 || list[0].Digest != vb.Digest || list[0].Status != version.Pending || list[0].Diff[0] != "network: + evil.test" || !list[1].CreatedAt.Equal(t0) {
 		t.Fatalf("after a restart: %+v %v", list, err)
 	}
-	if _, err := s.Version(ctx, "w", testDigest("none")); !errors.Is(err, runtime.ErrNoVersion) {
+	if _, err := s.Version(ctx, "w", testDigest("none")); !errors.Is(err, version.ErrNotFound) {
 		t.Fatalf("a missing version: %v", err)
 	}
-	if _, err := s.VersionFiles(ctx, "other", va.Digest); !errors.Is(err, runtime.ErrNoVersion) {
+	if _, err := s.VersionFiles(ctx, "other", va.Digest); !errors.Is(err, version.ErrNotFound) {
 		t.Fatalf("files of another skill's digest: %v", err)
 	}
 }
@@ -127,14 +127,14 @@ func testVersionTransitions(t *testing.T, h Harness) {
 	s := open(t, h, h.New(t))
 	ctx := t.Context()
 	files := map[string][]byte{"skill.json": []byte("x")}
-	all := []runtime.VersionStatus{runtime.VersionDraft, runtime.VersionPending, runtime.VersionActive, runtime.VersionDeprecated, runtime.VersionYanked, runtime.VersionRejected}
+	all := []version.Status{version.Draft, version.Pending, version.Active, version.Deprecated, version.Yanked, version.Rejected}
 	at := time.Unix(1_700_000_000, 0).UTC()
-	for name, tr := range runtime.Transitions {
+	for name, tr := range version.Transitions {
 		for _, from := range all {
 			// A version in status from: made so directly (the store takes any valid status).
 			v := newVersion("s-"+name, name+string(from), at)
 			v.Status = from
-			if from == runtime.VersionActive {
+			if from == version.Active {
 				v.Skill = "a-" + name + "-" + string(from) // its own skill: one active per skill
 			}
 			if _, _, err := s.AddVersion(ctx, v, files); err != nil {
@@ -145,29 +145,29 @@ func testVersionTransitions(t *testing.T, h Harness) {
 				if err != nil || got.Status != tr.To || got.UpdatedBy != "bob" || got.Note != "why" || !got.UpdatedAt.Equal(at.Add(time.Minute)) {
 					t.Fatalf("%s from %s: %+v %v", name, from, got, err)
 				}
-			} else if !errors.Is(err, runtime.ErrVersionConflict) || !strings.Contains(err.Error(), "it is "+string(from)) {
+			} else if !errors.Is(err, version.ErrConflict) || !strings.Contains(err.Error(), "it is "+string(from)) {
 				t.Fatalf("%s from %s: %v, want a conflict naming the status", name, from, err)
 			}
 		}
 	}
-	if _, err := s.SetVersionStatus(ctx, "w", testDigest("none"), runtime.Transitions["publish"], "bob", "", at); !errors.Is(err, runtime.ErrNoVersion) {
+	if _, err := s.SetVersionStatus(ctx, "w", testDigest("none"), version.Transitions["publish"], "bob", "", at); !errors.Is(err, version.ErrNotFound) {
 		t.Fatalf("a missing version: %v", err)
 	}
 	// Publish moves the active version aside.
 	v1, v2 := newVersion("p", "1", at), newVersion("p", "2", at.Add(time.Second))
-	for _, v := range []runtime.Version{v1, v2} {
+	for _, v := range []version.Version{v1, v2} {
 		if _, _, err := s.AddVersion(ctx, v, files); err != nil {
 			t.Fatal(err)
 		}
 	}
-	pub := runtime.Transitions["publish"]
+	pub := version.Transitions["publish"]
 	if _, err := s.SetVersionStatus(ctx, "p", v1.Digest, pub, "bob", "", at); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.SetVersionStatus(ctx, "p", v2.Digest, pub, "bob", "", at); err != nil {
 		t.Fatal(err)
 	}
-	if v, _ := s.Version(ctx, "p", v1.Digest); v.Status != runtime.VersionDeprecated {
+	if v, _ := s.Version(ctx, "p", v1.Digest); v.Status != version.Deprecated {
 		t.Fatalf("the first after the second publish: %s", v.Status)
 	}
 }
@@ -196,7 +196,7 @@ func testVersionsConcurrentPublish(t *testing.T, h Harness) {
 					return
 				}
 				defer o.Close()
-				if _, err := o.SetVersionStatus(ctx, skill, d, runtime.Transitions["publish"], "bob", "", time.Now()); err != nil && !errors.Is(err, runtime.ErrVersionConflict) {
+				if _, err := o.SetVersionStatus(ctx, skill, d, version.Transitions["publish"], "bob", "", time.Now()); err != nil && !errors.Is(err, version.ErrConflict) {
 					t.Errorf("publish: %v", err)
 				}
 			})
@@ -208,7 +208,7 @@ func testVersionsConcurrentPublish(t *testing.T, h Harness) {
 		}
 		active := 0
 		for _, v := range list {
-			if v.Status == runtime.VersionActive {
+			if v.Status == version.Active {
 				active++
 			}
 		}
@@ -245,18 +245,18 @@ func testVersionValidation(t *testing.T, h Harness) {
 	base := newVersion("w", "v", time.Unix(1_700_000_000, 0))
 	cases := []struct {
 		name  string
-		edit  func(v *runtime.Version)
+		edit  func(v *version.Version)
 		files map[string][]byte
 		want  string
 	}{
-		{"skill", func(v *runtime.Version) { v.Skill = "../x" }, ok, "is not a skill id"},
-		{"digest", func(v *runtime.Version) { v.Digest = "sha256:XYZ" }, ok, "digest"},
-		{"status", func(v *runtime.Version) { v.Status = "live" }, ok, "status"},
-		{"no files", func(v *runtime.Version) {}, map[string][]byte{}, "no files"},
-		{"absolute", func(v *runtime.Version) {}, map[string][]byte{"/etc/passwd": nil}, "not a clean relative"},
-		{"dotdot", func(v *runtime.Version) {}, map[string][]byte{"../x": nil}, "not a clean relative"},
-		{"unclean", func(v *runtime.Version) {}, map[string][]byte{"a//b": nil}, "not a clean relative"},
-		{"too large", func(v *runtime.Version) {}, map[string][]byte{"a": make([]byte, 300<<20), "b": make([]byte, 300<<20)}, "more than"},
+		{"skill", func(v *version.Version) { v.Skill = "../x" }, ok, "is not a skill id"},
+		{"digest", func(v *version.Version) { v.Digest = "sha256:XYZ" }, ok, "digest"},
+		{"status", func(v *version.Version) { v.Status = "live" }, ok, "status"},
+		{"no files", func(v *version.Version) {}, map[string][]byte{}, "no files"},
+		{"absolute", func(v *version.Version) {}, map[string][]byte{"/etc/passwd": nil}, "not a clean relative"},
+		{"dotdot", func(v *version.Version) {}, map[string][]byte{"../x": nil}, "not a clean relative"},
+		{"unclean", func(v *version.Version) {}, map[string][]byte{"a//b": nil}, "not a clean relative"},
+		{"too large", func(v *version.Version) {}, map[string][]byte{"a": make([]byte, 300<<20), "b": make([]byte, 300<<20)}, "more than"},
 	}
 	for _, c := range cases {
 		v := base

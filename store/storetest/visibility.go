@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/store"
 )
 
@@ -55,7 +55,7 @@ func testVisibility(t *testing.T, h Harness) {
 		t.Errorf("FindRun keeps VisibleTo: %+v %v", r, err)
 	}
 
-	scoped := "notes@" + runtime.UserScope("alice@acme")
+	scoped := "notes@" + access.UserScope("alice@acme")
 	files := map[string][]byte{"skill.json": []byte("x")}
 	mine := newVersion(scoped, "v", time.Unix(1_700_000_000, 0))
 	mine.User = "alice@acme"

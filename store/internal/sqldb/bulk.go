@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/store"
+	"github.com/skillbox-dev/skillbox/version"
 )
 
 // bulkRows is how many runs one INSERT of InsertRuns writes: 18 columns each stays far below
@@ -40,7 +40,7 @@ func (s *DB) InsertRuns(ctx context.Context, runs []store.Run) error {
 // transaction of multi-row inserts: the fast path of the benchmarks that fill a review queue,
 // not part of store.Store (a runtime's versions go through AddVersion, which checks them and
 // keeps their files).
-func (s *DB) InsertVersions(ctx context.Context, vs []runtime.Version) error {
+func (s *DB) InsertVersions(ctx context.Context, vs []version.Version) error {
 	const columns = 14 // tenant and versionColumns
 	return s.inTx(ctx, fmt.Sprintf("insert %d versions", len(vs)), func(tx *sql.Tx) error {
 		for len(vs) > 0 {

@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/store"
 	"github.com/skillbox-dev/skillbox/store/internal/sqldb"
 	"github.com/skillbox-dev/skillbox/store/sqlite"
+	"github.com/skillbox-dev/skillbox/version"
 )
 
 // A page of runs after a cursor seeks the index to the cursor, with or without a filter: a
@@ -84,9 +84,9 @@ func TestPruneSeeksTheTenant(t *testing.T) {
 // versions, however many there are.
 func TestFindVersionsSeeksTheStatus(t *testing.T) {
 	db := planDB(t)
-	for _, q := range []runtime.VersionQuery{
-		{Status: runtime.VersionPending, Limit: 100},
-		{Status: runtime.VersionPending, Viewer: "alice", Limit: 100},
+	for _, q := range []version.Query{
+		{Status: version.Pending, Limit: 100},
+		{Status: version.Pending, Viewer: "alice", Limit: 100},
 	} {
 		query, args := sqldb.FindVersionsQuery(db, q)
 		p := plan(t, db, query, args...)

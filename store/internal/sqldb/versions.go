@@ -13,10 +13,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/version"
 )
 
-var _ runtime.VersionStore = (*DB)(nil)
+var _ version.Store = (*DB)(nil)
 
 // The bounds of a version's content: those of a skill tree's digest, so that any tree the
 // runtime can name it can record.
@@ -29,11 +29,11 @@ const (
 const versionColumns = `skill, digest, version, status, source, grant_json, diff, created_by, created_at, updated_by, updated_at, note, owner`
 
 // checkVersion says what is wrong with v and files, naming the field.
-func checkVersion(v runtime.Version, files map[string][]byte) error {
+func checkVersion(v version.Version, files map[string][]byte) error {
 	switch {
-	case !runtime.ValidVersionSkill(v.Skill):
+	case !version.ValidSkill(v.Skill):
 		return fmt.Errorf("version: skill %q is not a skill id", v.Skill)
-	case !runtime.VersionOwnedBy(v.Skill, v.User):
+	case !version.OwnedBy(v.Skill, v.User):
 		return fmt.Errorf("version of %s: user %q is not whose skill it is (a user's own skill is filed as <id>@<the user's scope> and names its user; a tenant's names none)", v.Skill, v.User)
 	case !validDigest(v.Digest):
 		return fmt.Errorf("version of %s: digest %q is not sha256:<64 lower-case hex digits>", v.Skill, v.Digest)
@@ -62,23 +62,23 @@ func validDigest(d string) bool {
 }
 
 // AddVersion records v and its files unless the store has v already, in one transaction.
-func (s *DB) AddVersion(ctx context.Context, v runtime.Version, files map[string][]byte) (runtime.Version, bool, error) {
+func (s *DB) AddVersion(ctx context.Context, v version.Version, files map[string][]byte) (version.Version, bool, error) {
 	if err := checkVersion(v, files); err != nil {
-		return runtime.Version{}, false, err
+		return version.Version{}, false, err
 	}
 	grant, err := json.Marshal(v.Grant)
 	if err != nil {
-		return runtime.Version{}, false, err
+		return version.Version{}, false, err
 	}
 	diff, err := json.Marshal(append([]string{}, v.Diff...))
 	if err != nil {
-		return runtime.Version{}, false, err
+		return version.Version{}, false, err
 	}
 	if v.CreatedAt.IsZero() {
 		v.CreatedAt = time.Now().UTC()
 	}
 	var created bool
-	var stored runtime.Version
+	var stored version.Version
 	err = s.inTx(ctx, "add version "+v.Digest+" of "+v.Skill, func(tx *sql.Tx) error {
 		if err := s.lockBlobs(ctx, tx); err != nil {
 			return err
@@ -118,28 +118,28 @@ func (s *DB) AddVersion(ctx context.Context, v runtime.Version, files map[string
 		return err
 	})
 	if err != nil {
-		return runtime.Version{}, false, err
+		return version.Version{}, false, err
 	}
 	return stored, created, nil
 }
 
 // Version returns skill's version at digest.
-func (s *DB) Version(ctx context.Context, skill, digest string) (runtime.Version, error) {
+func (s *DB) Version(ctx context.Context, skill, digest string) (version.Version, error) {
 	if err := s.check(); err != nil {
-		return runtime.Version{}, err
+		return version.Version{}, err
 	}
 	v, err := scanVersion(s.db.QueryRowContext(ctx, s.q(`SELECT `+versionColumns+` FROM versions WHERE tenant = ? AND skill = ? AND digest = ?`), s.tenant, skill, digest))
 	if errors.Is(err, sql.ErrNoRows) {
-		return runtime.Version{}, fmt.Errorf("skill %q version %s: %w", skill, digest, runtime.ErrNoVersion)
+		return version.Version{}, fmt.Errorf("skill %q version %s: %w", skill, digest, version.ErrNotFound)
 	}
 	if err != nil {
-		return runtime.Version{}, fmt.Errorf("skill %q version %s: %s %s: %w", skill, digest, s.dialect.Name, s.where, err)
+		return version.Version{}, fmt.Errorf("skill %q version %s: %s %s: %w", skill, digest, s.dialect.Name, s.where, err)
 	}
 	return v, nil
 }
 
 // Versions returns skill's versions, newest first.
-func (s *DB) Versions(ctx context.Context, skill string) ([]runtime.Version, error) {
+func (s *DB) Versions(ctx context.Context, skill string) ([]version.Version, error) {
 	if err := s.check(); err != nil {
 		return nil, err
 	}
@@ -148,7 +148,7 @@ func (s *DB) Versions(ctx context.Context, skill string) ([]runtime.Version, err
 		return nil, fmt.Errorf("versions of %q: %s %s: %w", skill, s.dialect.Name, s.where, err)
 	}
 	defer rows.Close()
-	var out []runtime.Version
+	var out []version.Version
 	for rows.Next() {
 		v, err := scanVersion(rows)
 		if err != nil {
@@ -160,15 +160,15 @@ func (s *DB) Versions(ctx context.Context, skill string) ([]runtime.Version, err
 }
 
 // FindVersions returns the tenant's versions q selects, newest first.
-func (s *DB) FindVersions(ctx context.Context, q runtime.VersionQuery) ([]runtime.Version, error) {
+func (s *DB) FindVersions(ctx context.Context, q version.Query) ([]version.Version, error) {
 	if err := s.check(); err != nil {
 		return nil, err
 	}
 	switch {
 	case !q.Status.Valid():
 		return nil, fmt.Errorf("find versions: status %q is not a version status", q.Status)
-	case q.Limit < 1 || q.Limit > runtime.MaxVersionQuery+1:
-		return nil, fmt.Errorf("find versions: limit %d: ask for 1 to %d", q.Limit, runtime.MaxVersionQuery+1)
+	case q.Limit < 1 || q.Limit > version.MaxQuery+1:
+		return nil, fmt.Errorf("find versions: limit %d: ask for 1 to %d", q.Limit, version.MaxQuery+1)
 	}
 	query, args := s.findVersionsQuery(q)
 	rows, err := s.db.QueryContext(ctx, query, args...)
@@ -176,7 +176,7 @@ func (s *DB) FindVersions(ctx context.Context, q runtime.VersionQuery) ([]runtim
 		return nil, fmt.Errorf("%s versions: %s %s: %w", q.Status, s.dialect.Name, s.where, err)
 	}
 	defer rows.Close()
-	var out []runtime.Version
+	var out []version.Version
 	for rows.Next() {
 		v, err := scanVersion(rows)
 		if err != nil {
@@ -188,7 +188,7 @@ func (s *DB) FindVersions(ctx context.Context, q runtime.VersionQuery) ([]runtim
 }
 
 // findVersionsQuery is FindVersions' statement: one seek of versions_by_status, in its order.
-func (s *DB) findVersionsQuery(q runtime.VersionQuery) (string, []any) {
+func (s *DB) findVersionsQuery(q version.Query) (string, []any) {
 	where, args := "tenant = ? AND status = ?", []any{s.tenant, string(q.Status)}
 	if q.Viewer != "" {
 		// A user's own skills are that user's: the tenant's are everyone's. A version of a
@@ -228,24 +228,24 @@ func (s *DB) VersionFiles(ctx context.Context, skill, digest string) (map[string
 }
 
 // SetVersionStatus moves skill's version at digest by t, in one transaction.
-func (s *DB) SetVersionStatus(ctx context.Context, skill, digest string, t runtime.Transition, by, note string, at time.Time) (runtime.Version, error) {
+func (s *DB) SetVersionStatus(ctx context.Context, skill, digest string, t version.Transition, by, note string, at time.Time) (version.Version, error) {
 	if !t.To.Valid() || len(t.From) == 0 {
-		return runtime.Version{}, fmt.Errorf("set version status: transition %q has no valid from and to", t.Action)
+		return version.Version{}, fmt.Errorf("set version status: transition %q has no valid from and to", t.Action)
 	}
-	var out runtime.Version
+	var out version.Version
 	err := s.inTx(ctx, t.Action+" "+skill+" version "+digest, func(tx *sql.Tx) error {
 		cur, err := scanVersion(tx.QueryRowContext(ctx, s.q(`SELECT `+versionColumns+` FROM versions WHERE tenant = ? AND skill = ? AND digest = ?`), s.tenant, skill, digest))
 		if errors.Is(err, sql.ErrNoRows) {
-			return runtime.ErrNoVersion
+			return version.ErrNotFound
 		}
 		if err != nil {
 			return err
 		}
 		if !t.Allows(cur.Status) {
 			out = cur
-			return fmt.Errorf("%w: it is %s, and %s starts from %v", runtime.ErrVersionConflict, cur.Status, t.Action, t.From)
+			return fmt.Errorf("%w: it is %s, and %s starts from %v", version.ErrConflict, cur.Status, t.Action, t.From)
 		}
-		if t.To == runtime.VersionActive {
+		if t.To == version.Active {
 			if _, err := tx.ExecContext(ctx, s.q(`UPDATE versions SET status = 'deprecated', updated_by = ?, updated_at = ?
 				WHERE tenant = ? AND skill = ? AND status = 'active' AND digest <> ?`), by, at.UnixNano(), s.tenant, skill, digest); err != nil {
 				return err
@@ -262,12 +262,12 @@ func (s *DB) SetVersionStatus(ctx context.Context, skill, digest string, t runti
 			WHERE tenant = ? AND skill = ? AND digest = ? AND status IN (`+strings.Join(marks, ", ")+`)`), from...)
 		if err != nil {
 			if isUniqueViolation(err) { // another publish made another version active meanwhile
-				return fmt.Errorf("%w: another version of %s was made active at the same time", runtime.ErrVersionConflict, skill)
+				return fmt.Errorf("%w: another version of %s was made active at the same time", version.ErrConflict, skill)
 			}
 			return err
 		}
 		if n, err := res.RowsAffected(); err != nil || n != 1 {
-			return fmt.Errorf("%w: its status changed meanwhile", runtime.ErrVersionConflict)
+			return fmt.Errorf("%w: its status changed meanwhile", version.ErrConflict)
 		}
 		out, err = scanVersion(tx.QueryRowContext(ctx, s.q(`SELECT `+versionColumns+` FROM versions WHERE tenant = ? AND skill = ? AND digest = ?`), s.tenant, skill, digest))
 		return err
@@ -282,15 +282,15 @@ func isUniqueViolation(err error) bool {
 }
 
 // scanVersion reads one row of versionColumns.
-func scanVersion(row interface{ Scan(...any) error }) (runtime.Version, error) {
-	var v runtime.Version
+func scanVersion(row interface{ Scan(...any) error }) (version.Version, error) {
+	var v version.Version
 	var status, grant, diff string
 	var created int64
 	var updated sql.NullInt64
 	if err := row.Scan(&v.Skill, &v.Digest, &v.Version, &status, &v.Source, &grant, &diff, &v.CreatedBy, &created, &v.UpdatedBy, &updated, &v.Note, &v.User); err != nil {
 		return v, err
 	}
-	v.Status = runtime.VersionStatus(status)
+	v.Status = version.Status(status)
 	v.CreatedAt = time.Unix(0, created).UTC()
 	if updated.Valid {
 		v.UpdatedAt = time.Unix(0, updated.Int64).UTC()

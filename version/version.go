@@ -1,4 +1,9 @@
-package runtime
+// Package version is the life of a skill version: its record (digest, grant, status, who brought
+// it and how), the statuses and the transitions each role may make between them, the rule that
+// says when a new version widens what the one before it was granted (and so waits for an admin),
+// and the Store interface a database implements to keep versions beyond the process. It is a
+// leaf: a store implements it without linking the engine.
+package version
 
 import (
 	"context"
@@ -12,31 +17,31 @@ import (
 
 // VersionStatus is where a version of a skill stands. See [Transitions] for how it moves and
 // docs/versions.md for what runs in each state.
-type VersionStatus string
+type Status string
 
 const (
 	// VersionDraft: recorded, within what the skill was granted before. It runs when pinned by
 	// digest; by id only while the skill has no active version (and the policy does not require
 	// published versions).
-	VersionDraft VersionStatus = "draft"
+	Draft Status = "draft"
 	// VersionPending: asks for more than the version that serves the skill (or, written by an
 	// agent, more than the agent ceiling). It never runs until an admin approves it.
-	VersionPending VersionStatus = "pending"
+	Pending Status = "pending"
 	// VersionActive: published; the one version that runs when the skill is called by id.
-	VersionActive VersionStatus = "active"
+	Active Status = "active"
 	// VersionDeprecated: was active; runs only when pinned by digest.
-	VersionDeprecated VersionStatus = "deprecated"
+	Deprecated Status = "deprecated"
 	// VersionYanked: withdrawn; never runs again, even pinned.
-	VersionYanked VersionStatus = "yanked"
+	Yanked Status = "yanked"
 	// VersionRejected: an admin refused its permissions; never runs.
-	VersionRejected VersionStatus = "rejected"
+	Rejected Status = "rejected"
 )
 
 // VersionStatuses are the statuses above, in the order a version may go through them.
-var VersionStatuses = []VersionStatus{VersionDraft, VersionPending, VersionActive, VersionDeprecated, VersionYanked, VersionRejected}
+var Statuses = []Status{Draft, Pending, Active, Deprecated, Yanked, Rejected}
 
 // Valid says whether s is one of VersionStatuses.
-func (s VersionStatus) Valid() bool { return slices.Contains(VersionStatuses, s) }
+func (s Status) Valid() bool { return slices.Contains(Statuses, s) }
 
 // Version is one immutable content of a skill, identified by its whole-tree digest (see
 // Skill.Digest). Its content never changes; its status does, by [Transitions].
@@ -48,8 +53,8 @@ type Version struct {
 	Digest string `json:"digest"`
 	// Version is the manifest's version string, as its author wrote it (not an identity: two
 	// contents may carry the same one).
-	Version string        `json:"version"`
-	Status  VersionStatus `json:"status"`
+	Version string `json:"version"`
+	Status  Status `json:"status"`
 	// Source says how it arrived: "folder" (found in a skill directory), "upload", "bundle" or
 	// "agent" (written by an agent-facing tool).
 	Source string `json:"source"`
@@ -74,7 +79,7 @@ type Version struct {
 // sharing one store serve the same versions. A store implements it (see the store package), so
 // the runtime links no database. Every method must be safe for concurrent use by goroutines and
 // by processes sharing the store.
-type VersionStore interface {
+type Store interface {
 	// AddVersion records v with its package files (slash paths to contents) unless the store
 	// already has v.Skill at v.Digest, and returns the version as stored: the new one
 	// (created true), or the one recorded before (created false), whose status and history
@@ -99,20 +104,20 @@ type VersionStore interface {
 	// MaxVersionQuery+1: a caller asks one more than it shows, to know there are more). A
 	// version of a user's own skill keeps its stored skill name ("<id>@<scope>", see
 	// ValidVersionSkill) and names its User.
-	FindVersions(ctx context.Context, q VersionQuery) ([]Version, error)
+	FindVersions(ctx context.Context, q Query) ([]Version, error)
 }
 
 // MaxVersionQuery bounds the versions a caller of Runtime.FindVersions may ask for at once
 // (DefaultVersionQuery when it asks for none).
 const (
-	MaxVersionQuery     = 1000
-	DefaultVersionQuery = 100
+	MaxQuery     = 1000
+	DefaultQuery = 100
 )
 
 // VersionQuery selects versions across a tenant's skills: the review queue (Status pending) and
 // its like.
-type VersionQuery struct {
-	Status VersionStatus
+type Query struct {
+	Status Status
 	// Viewer limits the versions of users' own skills to that user's ("" sees every user's: a
 	// tenant's admin; see RunViewer and Sees). The tenant's skills' versions are everyone's.
 	Viewer string
@@ -122,19 +127,19 @@ type VersionQuery struct {
 // Errors of versions, matchable with errors.Is.
 var (
 	// ErrNoVersion: the store has no such version of the skill.
-	ErrNoVersion = errors.New("no such version")
+	ErrNotFound = errors.New("no such version")
 	// ErrVersionConflict: the version is not in a status the transition starts from.
-	ErrVersionConflict = errors.New("the version's status does not allow that")
+	ErrConflict = errors.New("the version's status does not allow that")
 	// ErrNoVersionStore: the runtime keeps no versions (Config.Versions is nil).
-	ErrNoVersionStore = errors.New("this runtime keeps no skill versions")
+	ErrNoStore = errors.New("this runtime keeps no skill versions")
 )
 
 // Transition is one move of a version's status: the action's name, the statuses it starts from,
 // the status it ends in, and the least role that may make it.
 type Transition struct {
 	Action string
-	From   []VersionStatus
-	To     VersionStatus
+	From   []Status
+	To     Status
 	Role   access.Role
 }
 
@@ -150,15 +155,15 @@ type Transition struct {
 //   - deprecate (publisher): active to deprecated: the skill then has no active version.
 //   - yank (publisher): draft, active or deprecated to yanked, for good.
 var Transitions = map[string]Transition{
-	"approve":   {Action: "approve", From: []VersionStatus{VersionPending}, To: VersionDraft, Role: access.RoleAdmin},
-	"reject":    {Action: "reject", From: []VersionStatus{VersionPending}, To: VersionRejected, Role: access.RoleAdmin},
-	"publish":   {Action: "publish", From: []VersionStatus{VersionDraft, VersionDeprecated}, To: VersionActive, Role: access.RolePublisher},
-	"deprecate": {Action: "deprecate", From: []VersionStatus{VersionActive}, To: VersionDeprecated, Role: access.RolePublisher},
-	"yank":      {Action: "yank", From: []VersionStatus{VersionDraft, VersionActive, VersionDeprecated}, To: VersionYanked, Role: access.RolePublisher},
+	"approve":   {Action: "approve", From: []Status{Pending}, To: Draft, Role: access.RoleAdmin},
+	"reject":    {Action: "reject", From: []Status{Pending}, To: Rejected, Role: access.RoleAdmin},
+	"publish":   {Action: "publish", From: []Status{Draft, Deprecated}, To: Active, Role: access.RolePublisher},
+	"deprecate": {Action: "deprecate", From: []Status{Active}, To: Deprecated, Role: access.RolePublisher},
+	"yank":      {Action: "yank", From: []Status{Draft, Active, Deprecated}, To: Yanked, Role: access.RolePublisher},
 }
 
 // Allows says whether t starts from s.
-func (t Transition) Allows(s VersionStatus) bool {
+func (t Transition) Allows(s Status) bool {
 	for _, f := range t.From {
 		if f == s {
 			return true
