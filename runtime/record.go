@@ -1,10 +1,9 @@
 package runtime
 
 import (
-	"encoding/json"
 	"sync"
-	"time"
 
+	"github.com/skillbox-dev/skillbox/history"
 	"github.com/skillbox-dev/skillbox/run"
 )
 
@@ -28,28 +27,8 @@ func (h History) withDefaults() History {
 	return h
 }
 
-// Record is a finished run as the runtime remembers it.
-type Record struct {
-	*run.Result
-	Face   run.Face `json:"face"`
-	Caller string   `json:"caller,omitempty"`
-	// Tenant is the tenant of the Runtime that ran it (Config.Tenant), "" for none.
-	Tenant string `json:"tenant,omitempty"`
-	// VisibleTo is the user alone who may see the run, with the tenant's admins (see Sees):
-	// the user of a run of a skill of their own (VisibilityUser). "" is the whole tenant.
-	VisibleTo string    `json:"visible_to,omitempty"`
-	StartedAt time.Time `json:"started_at"`
-	// Args are the run's arguments (a program's: its argv and stdin), when the policy keeps them
-	// (see RunsPolicy); ArgsSHA256 is the hex sha256 of them, always.
-	Args       json.RawMessage `json:"args,omitempty"`
-	ArgsSHA256 string          `json:"args_sha256,omitempty"`
-	// Trimmed is set when the record was too large to keep whole: its result value and logs
-	// were dropped.
-	Trimmed bool `json:"trimmed,omitempty"`
-}
-
 // recordCost estimates what r holds in memory.
-func recordCost(r *Record) int64 {
+func recordCost(r *history.Record) int64 {
 	n := int64(512 + len(r.Result.Result) + len(r.Caller) + len(r.Args))
 	if r.Error != nil {
 		n += int64(len(r.Error.Message))
@@ -65,26 +44,26 @@ func recordCost(r *Record) int64 {
 	return n
 }
 
-// history is a bounded FIFO of records by run id.
-type history struct {
+// recentRuns is a bounded FIFO of records by run id: the history a runtime keeps in memory.
+type recentRuns struct {
 	cfg   History
 	mu    sync.Mutex
-	byID  map[string]*Record
-	order []*Record
+	byID  map[string]*history.Record
+	order []*history.Record
 	bytes int64
-	costs map[*Record]int64
+	costs map[*history.Record]int64
 }
 
-func newHistory(cfg History) *history {
-	return &history{cfg: cfg, byID: map[string]*Record{}, costs: map[*Record]int64{}}
+func newRecentRuns(cfg History) *recentRuns {
+	return &recentRuns{cfg: cfg, byID: map[string]*history.Record{}, costs: map[*history.Record]int64{}}
 }
 
-func (h *history) add(r *Record) {
+func (h *recentRuns) add(r *history.Record) {
 	cost := recordCost(r)
 	if cost > h.cfg.MaxBytes/4 {
 		trimmed := *r.Result
 		trimmed.Result, trimmed.Logs = nil, []run.LogEntry{}
-		r = &Record{Result: &trimmed, Face: r.Face, Caller: r.Caller, Tenant: r.Tenant, VisibleTo: r.VisibleTo, StartedAt: r.StartedAt, ArgsSHA256: r.ArgsSHA256, Trimmed: true}
+		r = &history.Record{Result: &trimmed, Face: r.Face, Caller: r.Caller, Tenant: r.Tenant, VisibleTo: r.VisibleTo, StartedAt: r.StartedAt, ArgsSHA256: r.ArgsSHA256, Trimmed: true}
 		cost = recordCost(r)
 	}
 	h.mu.Lock()
@@ -105,7 +84,7 @@ func (h *history) add(r *Record) {
 	}
 }
 
-func (h *history) get(id string) (*Record, bool) {
+func (h *recentRuns) get(id string) (*history.Record, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	r, ok := h.byID[id]

@@ -19,6 +19,7 @@ import (
 	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/sys"
 
+	"github.com/skillbox-dev/skillbox/history"
 	"github.com/skillbox-dev/skillbox/hostfuncs"
 	"github.com/skillbox-dev/skillbox/internal/extismhost"
 	"github.com/skillbox-dev/skillbox/internal/kernel"
@@ -54,7 +55,7 @@ func (rt *Runtime) Run(ctx context.Context, req run.Request) (*run.Result, error
 	admitted := false
 	maxMessage := int64(maxMessageBytes)
 	ctx, span := rt.startRun(ctx, req.Skill, req.TraceParent)
-	var begun *Record // the start as the recorder got it: its end keeps the same arguments
+	var begun *history.Record // the start as the recorder got it: its end keeps the same arguments
 	var visibleTo string
 	finish := func(err *run.Error) (*run.Result, error) {
 		res.DurationMs = float64(time.Since(start).Microseconds()) / 1000
@@ -82,7 +83,7 @@ func (rt *Runtime) Run(ctx context.Context, req run.Request) (*run.Result, error
 				rt.logger.Info(msg, "skill", req.Skill, "run", res.RunID, "face", face, "caller", req.Caller,
 					"kind", errKind(err), "ms", res.DurationMs, "trace", traceID(ctx))
 			}
-			rec := &Record{Result: res, Face: face, Caller: req.Caller, Tenant: rt.cfg.Tenant, VisibleTo: visibleTo, StartedAt: start}
+			rec := &history.Record{Result: res, Face: face, Caller: req.Caller, Tenant: rt.cfg.Tenant, VisibleTo: visibleTo, StartedAt: start}
 			if begun != nil {
 				rec.Args, rec.ArgsSHA256 = begun.Args, begun.ArgsSHA256 // hashed once per run
 			} else {
@@ -179,7 +180,7 @@ func (rt *Runtime) Run(ctx context.Context, req run.Request) (*run.Result, error
 	defer rt.admission.release(ticket)
 	admitted = true
 	if rt.cfg.Recorder != nil {
-		begun = &Record{Result: &run.Result{RunID: res.RunID, Skill: res.Skill, Version: res.Version, Digest: res.Digest},
+		begun = &history.Record{Result: &run.Result{RunID: res.RunID, Skill: res.Skill, Version: res.Version, Digest: res.Digest},
 			Face: face, Caller: req.Caller, Tenant: rt.cfg.Tenant, VisibleTo: visibleTo, StartedAt: start}
 		recordArgs(begun, req, rt.policy.Load().Runs.RecordArguments)
 		if err := rt.cfg.Recorder.BeginRun(ctx, begun); err != nil {

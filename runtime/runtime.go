@@ -30,6 +30,7 @@ import (
 
 	extism "github.com/extism/go-sdk"
 	"github.com/skillbox-dev/skillbox/artifact"
+	"github.com/skillbox-dev/skillbox/history"
 	"github.com/skillbox-dev/skillbox/internal/jsbundle"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
@@ -66,7 +67,7 @@ type Config struct {
 	// Recorder, when set, is told of every admitted run as it starts and as it ends, from every
 	// face (see RunRecorder): a store keeps the history across restarts and replicas. Nil, the
 	// default, keeps only the in-memory History.
-	Recorder RunRecorder
+	Recorder history.Recorder
 	// Versions, when set, keeps every content of every skill as an immutable version, with its
 	// status (draft, pending, active, ...), and decides which version runs: see VersionStore,
 	// Transitions and docs/versions.md. Nil, the default, runs whatever each skill directory
@@ -125,7 +126,7 @@ type Runtime struct {
 	interps   *interpreters // the script languages' interpreters
 	bytecode  *bytecodes    // the JavaScript skills' compiled bundles
 	admission *admission
-	history   *history
+	history   *recentRuns
 	kept      *keeper // the artifacts of recent runs, without Config.Artifacts
 	counters  *counters
 	checks    *checks
@@ -407,7 +408,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		return fail(err)
 	}
 	cfg.History = cfg.History.withDefaults()
-	rt := &Runtime{cfg: cfg, logger: logger, history: newHistory(cfg.History), kept: newKeeper(cfg.KeptArtifacts), counters: newCounters(), checks: &checks{digests: newDigester(), bundles: jsbundle.NewCache(0)}}
+	rt := &Runtime{cfg: cfg, logger: logger, history: newRecentRuns(cfg.History), kept: newKeeper(cfg.KeptArtifacts), counters: newCounters(), checks: &checks{digests: newDigester(), bundles: jsbundle.NewCache(0)}}
 	rt.checks.onCheck = rt.onCheck
 	rt.tracer = newTracer(cfg.TracerProvider)
 	rt.runs = map[*run.Result]context.CancelFunc{}
@@ -512,10 +513,10 @@ func (rt *Runtime) Stats() Stats {
 }
 
 // RunRecord returns the record of a recent run (see [History]), or false when it is not kept.
-func (rt *Runtime) RunRecord(runID string) (Record, bool) {
+func (rt *Runtime) RunRecord(runID string) (history.Record, bool) {
 	r, ok := rt.history.get(runID)
 	if !ok {
-		return Record{}, false
+		return history.Record{}, false
 	}
 	c := *r
 	res := *r.Result

@@ -2,12 +2,13 @@ package runtime
 
 import (
 	"context"
-	"github.com/skillbox-dev/skillbox/version"
 	"maps"
 	"slices"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/skillbox-dev/skillbox/version"
 )
 
 // memVersions is a VersionStore in memory, for the runtime's own tests until they run on the

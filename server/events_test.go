@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillbox-dev/skillbox/history"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
@@ -226,7 +227,7 @@ func TestEventsSlowClient(t *testing.T) {
 	if r := post(t, env.ts.URL+a.Links.Cancel, ``); r.status != 202 {
 		t.Fatalf("cancel: %s", r)
 	}
-	var rec runtime.Record
+	var rec history.Record
 	if !waitFor(hangGuard, func() bool { var ok bool; rec, ok = env.rt.RunRecord(a.RunID); return ok }) {
 		t.Fatal("the run did not end while its watcher was stuck")
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/skillbox-dev/skillbox/access"
+	"github.com/skillbox-dev/skillbox/history"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -124,10 +125,10 @@ func viewer(c echo.Context) string {
 func sees(c echo.Context, visibleTo string) bool { return access.Sees(viewer(c), visibleTo) }
 
 // recentRun is the runtime's record of recent run id, when the caller may see it.
-func (s *Server) recentRun(c echo.Context, id string) (runtime.Record, bool) {
+func (s *Server) recentRun(c echo.Context, id string) (history.Record, bool) {
 	rec, ok := s.rt.RunRecord(id)
 	if !ok || !sees(c, rec.VisibleTo) {
-		return runtime.Record{}, false
+		return history.Record{}, false
 	}
 	return rec, true
 }

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/skillbox-dev/skillbox/artifact"
-	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/history"
 )
 
 // RecorderOptions configure a Recorder. The zero value is the defaults.
@@ -54,8 +54,8 @@ type Recorder struct {
 }
 
 var (
-	_ runtime.RunRecorder = (*Recorder)(nil)
-	_ artifact.Store      = (*Recorder)(nil)
+	_ history.Recorder = (*Recorder)(nil)
+	_ artifact.Store   = (*Recorder)(nil)
 )
 
 // NewRecorder starts a Recorder over s: it sweeps once at once, then every opts.Sweep.
@@ -81,7 +81,7 @@ func NewRecorder(s Store, opts RecorderOptions) *Recorder {
 func (r *Recorder) Owner() string { return r.owner }
 
 // BeginRun records rec as running, leased to this recorder.
-func (r *Recorder) BeginRun(ctx context.Context, rec *runtime.Record) error {
+func (r *Recorder) BeginRun(ctx context.Context, rec *history.Record) error {
 	run := fromRecord(rec, false)
 	run.Owner, run.LeaseUntil = r.owner, time.Now().Add(r.opts.Lease)
 	return r.of(rec).BeginRun(ctx, run)
@@ -89,7 +89,7 @@ func (r *Recorder) BeginRun(ctx context.Context, rec *runtime.Record) error {
 
 // of is the store of rec's tenant: one recorder records the runs of every tenant's Runtime
 // (Config.Tenant names it in each record), under one owner and one lease renewal.
-func (r *Recorder) of(rec *runtime.Record) Store {
+func (r *Recorder) of(rec *history.Record) Store {
 	if rec.Tenant == "" {
 		return r.s
 	}
@@ -97,7 +97,7 @@ func (r *Recorder) of(rec *runtime.Record) Store {
 }
 
 // FinishRun records rec's outcome.
-func (r *Recorder) FinishRun(ctx context.Context, rec *runtime.Record) error {
+func (r *Recorder) FinishRun(ctx context.Context, rec *history.Record) error {
 	return r.of(rec).FinishRun(ctx, RunOf(rec))
 }
 
@@ -214,10 +214,10 @@ func (r *Recorder) retention(tenant string) Retention {
 
 // RunOf is the store's form of a finished run's runtime record: what the store keeps of it,
 // and what GET /v1/runs/{id} answers for a run only the runtime's memory still holds.
-func RunOf(rec *runtime.Record) Run { return fromRecord(rec, true) }
+func RunOf(rec *history.Record) Run { return fromRecord(rec, true) }
 
 // fromRecord is the store's form of a runtime record: a run's start, or with final its end.
-func fromRecord(rec *runtime.Record, final bool) Run {
+func fromRecord(rec *history.Record, final bool) Run {
 	res := rec.Result
 	run := Run{ID: res.RunID, Skill: res.Skill, Version: res.Version, Digest: res.Digest,
 		Face: string(rec.Face), Caller: rec.Caller, Tenant: rec.Tenant, VisibleTo: rec.VisibleTo, Args: rec.Args, ArgsSHA256: rec.ArgsSHA256,

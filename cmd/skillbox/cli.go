@@ -20,6 +20,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/agent/toolset"
 	"github.com/skillbox-dev/skillbox/artifact"
+	"github.com/skillbox-dev/skillbox/history"
 	"github.com/skillbox-dev/skillbox/internal/nearest"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/store"
@@ -83,7 +84,7 @@ type env struct {
 	tenantRetention map[string]store.Retention
 	// recorder, when set (by openStore), records the runs of the runtime built next; versions,
 	// when set (by openStore), keeps its skill versions.
-	recorder runtime.RunRecorder
+	recorder history.Recorder
 	// tenantsFile is --tenants (serve's, and the version commands'); shared, when set, is the
 	// runtime.Shared every runtime the command builds runs on (serve with tenants: the default
 	// tenant's and each tenant's).
