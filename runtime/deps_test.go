@@ -37,8 +37,46 @@ var heavyImports = []struct{ prefix, what string }{
 // The runtime and the agent toolset stay light for embedders: `go list -deps` of each names
 // none of heavyImports. A failure names the package and the import chain that brought it in.
 func TestEmbeddersDoNotLinkTheFaces(t *testing.T) {
+	noneLinks(t, heavyImports, "keep that import in the face or the CLI that needs it, out of the library packages",
+		"github.com/skillbox-dev/skillbox/runtime", "github.com/skillbox-dev/skillbox/agent")
+}
+
+// engineImports are what runs skills: the engine, the guest ABI, the script bundler, and the
+// runtime that links them.
+var engineImports = []struct{ prefix, what string }{
+	{"github.com/tetratelabs/wazero", "the WebAssembly engine"},
+	{"github.com/extism/go-sdk", "the Extism host SDK"},
+	{"github.com/evanw/esbuild", "the script bundler"},
+	{"github.com/skillbox-dev/skillbox/runtime", "the runtime"},
+	{"github.com/skillbox-dev/skillbox/internal/jsbundle", "the script bundler"},
+}
+
+// leafPackages describe skills, policies, versions, runs and their records; a store keeps them.
+// None needs the engine to say what a Version or a Schema is, so none links it: a store, a
+// catalog or a tool that reads them builds without wazero or esbuild.
+var leafPackages = []string{
+	"github.com/skillbox-dev/skillbox/access",
+	"github.com/skillbox-dev/skillbox/artifact",
+	"github.com/skillbox-dev/skillbox/bundle",
+	"github.com/skillbox-dev/skillbox/history",
+	"github.com/skillbox-dev/skillbox/policy",
+	"github.com/skillbox-dev/skillbox/run",
+	"github.com/skillbox-dev/skillbox/spec",
+	"github.com/skillbox-dev/skillbox/version",
+	"github.com/skillbox-dev/skillbox/store",
+	"github.com/skillbox-dev/skillbox/store/sqlite",
+	"github.com/skillbox-dev/skillbox/store/postgres",
+}
+
+func TestLeavesDoNotLinkTheEngine(t *testing.T) {
+	noneLinks(t, engineImports, "a leaf must not import the runtime or its machinery: move what it needs into a leaf", leafPackages...)
+}
+
+// noneLinks fails for each package of avoid that a root links, naming the chain of imports.
+func noneLinks(t *testing.T, avoid []struct{ prefix, what string }, fix string, roots ...string) {
+	t.Helper()
 	gocmd := goCommand(t)
-	for _, root := range []string{"github.com/skillbox-dev/skillbox/runtime", "github.com/skillbox-dev/skillbox/agent"} {
+	for _, root := range roots {
 		cmd := exec.Command(gocmd, "list", "-deps", "-json=ImportPath,Imports", root)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
@@ -56,27 +94,27 @@ func TestEmbeddersDoNotLinkTheFaces(t *testing.T) {
 		// One error per way in: the first heavy package on each chain, not each package under it.
 		entries := map[string][]string{}
 		for pkg := range imports {
-			if heavy(pkg) == "" {
+			if heavy(avoid, pkg) == "" {
 				continue
 			}
 			chain := importChain(imports, root, pkg)
 			for i, p := range chain {
-				if heavy(p) != "" {
+				if heavy(avoid, p) != "" {
 					entries[p] = chain[:i+1]
 					break
 				}
 			}
 		}
 		for _, pkg := range slices.Sorted(maps.Keys(entries)) {
-			t.Errorf("%s links %s (%s), through %s: keep that import in the face or the CLI that needs it, out of the library packages",
-				root, pkg, heavy(pkg), strings.Join(entries[pkg], " -> "))
+			t.Errorf("%s links %s (%s), through %s: %s",
+				root, pkg, heavy(avoid, pkg), strings.Join(entries[pkg], " -> "), fix)
 		}
 	}
 }
 
-// heavy says what pkg is if heavyImports names it, or "".
-func heavy(pkg string) string {
-	for _, h := range heavyImports {
+// heavy says what pkg is if list names it, or "".
+func heavy(list []struct{ prefix, what string }, pkg string) string {
+	for _, h := range list {
 		if pkg == h.prefix || strings.HasPrefix(pkg, h.prefix+"/") {
 			return h.what
 		}
