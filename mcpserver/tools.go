@@ -50,10 +50,7 @@ func (s *Server) callToolset(name string) mcp.ToolHandler {
 // an output schema.
 func (s *Server) callTool(id string, out *resultSchema) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		args := []byte(req.Params.Arguments)
-		if t := bytes.TrimSpace(args); bytes.Equal(t, []byte("null")) {
-			args = nil // no arguments: the runtime reads that as {}
-		}
+		args := []byte(req.Params.Arguments) // none, or null, the runtime reads as {}
 		events := newNotifier(ctx, req)
 		res, err := s.rt.Run(traced(ctx, req), run.Request{Skill: id, Args: args, Face: run.FaceMCP, OnEvent: func(e run.Event) {
 			events.event(id, e)

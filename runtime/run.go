@@ -46,6 +46,11 @@ import (
 // Events (req.OnEvent) are sent only for admitted runs.
 func (rt *Runtime) Run(ctx context.Context, req run.Request) (*run.Result, error) {
 	start := time.Now()
+	if t := bytes.TrimSpace(req.Args); len(t) == 0 || bytes.Equal(t, []byte("null")) {
+		// No arguments, or "args": null, is {}: decided here, once, for every face, so the
+		// schema, the record and its hash all see the same document.
+		req.Args = json.RawMessage("{}")
+	}
 	res := &run.Result{RunID: newRunID(), Skill: req.Skill, Logs: []run.LogEntry{}}
 	face := req.Face
 	if face == "" {

@@ -104,3 +104,32 @@ func TestConcurrentRunsAreIsolated(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// No arguments and "args": null are {}: the runtime decides it once, so every face (which only
+// passes the client's document on) runs the same skill with the same input, and records the same
+// hash of it.
+func TestNullArgumentsAreAnEmptyObject(t *testing.T) {
+	dir := t.TempDir()
+	fixture(t, dir, "echo", simple("echo", `"parameters":{"type":"object"}`), "echo")
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
+	var hashes []string
+	for _, args := range []string{"", "null", " null\n", "{}"} {
+		res, err := rt.Run(context.Background(), run.Request{Skill: "echo", Args: []byte(args)})
+		if err != nil || string(res.Result) != "{}" {
+			t.Fatalf("args %q: %v, result %s; want {}", args, err, res.Result)
+		}
+		rec, ok := rt.RunRecord(res.RunID)
+		if !ok {
+			t.Fatalf("args %q: no record", args)
+		}
+		hashes = append(hashes, rec.ArgsSHA256)
+	}
+	for i, h := range hashes {
+		if h != hashes[3] {
+			t.Errorf("record %d hashes its arguments as %s, {} as %s", i, h, hashes[3])
+		}
+	}
+	if _, err := rt.Run(context.Background(), run.Request{Skill: "echo", Args: []byte(`[]`)}); !errors.Is(err, run.ErrInvalidArgs) {
+		t.Errorf("args []: %v, want invalid_args", err)
+	}
+}

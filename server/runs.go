@@ -115,9 +115,6 @@ func (s *Server) decode(c echo.Context, v any, max int64) error {
 // is at capacity or the caller's tenant at its quota, 503 when it is closing. The request's context is the run's: a client that
 // goes away cancels its run, and the run's span continues the trace of its W3C headers.
 func (s *Server) run(c echo.Context, req run.Request) error {
-	if bytes.Equal(bytes.TrimSpace(req.Args), []byte("null")) {
-		req.Args = nil // "args": null is no arguments
-	}
 	async, err := asyncParam(c)
 	if err != nil {
 		return err
