@@ -31,21 +31,6 @@ func (e *VisibilityError) Error() string { return fmt.Sprintf("skill %q: %s", e.
 
 func (e *VisibilityError) Is(target error) bool { return target == ErrVisibility }
 
-// RunViewer is whose view of a tenant's runs a caller (a user's name, and the role a face gave
-// them) has: "" — every run of the tenant — for an admin, the caller's own otherwise (see Sees).
-func RunViewer(caller string, role Role) string {
-	if role >= RoleAdmin {
-		return ""
-	}
-	return caller
-}
-
-// Sees reports whether a viewer (RunViewer) sees a run, or what it left, visible to visibleTo
-// (Record.VisibleTo): the tenant's runs are everyone's in it, a user's own runs that user's.
-func Sees(viewer, visibleTo string) bool {
-	return viewer == "" || visibleTo == "" || visibleTo == viewer
-}
-
 // Actor is who asks for a change of a version's status: a name for the record, the role the
 // face gave them, and whether they are an agent (an agent-facing tool), which may never approve.
 type Actor struct {

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/agent/toolset"
 	"github.com/skillbox-dev/skillbox/internal/telemetry"
 	"github.com/skillbox-dev/skillbox/run"
@@ -35,7 +36,8 @@ const (
 func (s *Server) callToolset(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		events := newNotifier(ctx, req)
-		ctx = toolset.WithOrigin(ctx, toolset.Origin{Face: run.FaceMCP, Remote: s.opts.Remote, OnEvent: events.event, NoAuthor: !s.mayAuthor(ctx)})
+		who := s.principal(ctx)
+		ctx = toolset.WithOrigin(ctx, toolset.Origin{Face: run.FaceMCP, Caller: who.Caller(), Remote: s.opts.Remote, OnEvent: events.event, NoAuthor: who.Role < access.RoleAuthor})
 		res, text, err := toolset.HandleResult(traced(ctx, req), s.rt, name, []byte(req.Params.Arguments))
 		events.close() // every notification goes before the result
 		if err != nil && res != nil && res.Error != nil {
@@ -52,7 +54,7 @@ func (s *Server) callTool(id string, out *resultSchema) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		args := []byte(req.Params.Arguments) // none, or null, the runtime reads as {}
 		events := newNotifier(ctx, req)
-		res, err := s.rt.Run(traced(ctx, req), run.Request{Skill: id, Args: args, Face: run.FaceMCP, OnEvent: func(e run.Event) {
+		res, err := s.rt.Run(traced(ctx, req), run.Request{Skill: id, Args: args, Face: run.FaceMCP, Caller: s.principal(ctx).Caller(), OnEvent: func(e run.Event) {
 			events.event(id, e)
 		}})
 		events.close() // every notification goes before the result
@@ -310,20 +312,28 @@ func (r *resultSchema) validate(value []byte) error {
 	return nil
 }
 
-type authorKey struct{}
+type principalKey struct{}
 
-// WithAuthor marks ctx — an HTTP request's, before it reaches Handler — with whether its caller
-// may write skills (the toolset's create_skill, update_skill, delete_skill): the HTTP face sets
-// it from the caller's role.
-func WithAuthor(ctx context.Context, may bool) context.Context {
-	return context.WithValue(ctx, authorKey{}, may)
+// WithPrincipal marks ctx (an HTTP request's, before it reaches Handler) with who makes its
+// calls, as the face that authenticated the request knows them: its runs record the principal's
+// caller, and the toolset's authoring tools (create_skill, update_skill, delete_skill) answer it
+// only with the author role.
+func WithPrincipal(ctx context.Context, p access.Principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
 }
 
-// mayAuthor reports whether the call in ctx may write skills: as WithAuthor said, else only a
-// local client's (stdio): a remote caller nobody vouched for may not.
-func (s *Server) mayAuthor(ctx context.Context) bool {
-	if may, ok := ctx.Value(authorKey{}).(bool); ok {
-		return may
+// local is the principal of a local client (stdio): the operator, in their own shell.
+var local = access.Principal{Key: "local", Role: access.RoleAdmin}
+
+// principal is who makes the call in ctx: as WithPrincipal said; else, for a local client
+// (stdio), the operator; else no one, who may run skills but not write them, and whose runs
+// record no caller.
+func (s *Server) principal(ctx context.Context) access.Principal {
+	if p, ok := ctx.Value(principalKey{}).(access.Principal); ok {
+		return p
 	}
-	return !s.opts.Remote
+	if !s.opts.Remote {
+		return local
+	}
+	return access.Principal{Role: access.RoleRunner}
 }

@@ -43,20 +43,8 @@ type APIKey struct {
 }
 
 type keyEntry struct {
-	name string
+	access.Principal
 	hash [32]byte
-	role Role
-	// tenant is the key's tenant ("" the default one); user, when set, who the key stands for.
-	tenant, user string
-}
-
-// caller is who a request with the key is, in run records and version histories: its user, or
-// the key's name.
-func (k keyEntry) caller() string {
-	if k.user != "" {
-		return k.user
-	}
-	return k.name
 }
 
 // LoadKeys reads a keys file: a YAML list of {name, key, role, tenant, user} (tenant and user
@@ -73,6 +61,9 @@ func LoadKeys(path string) ([]APIKey, error) {
 	}
 	var keys []APIKey
 	for i, r := range raw {
+		if strings.TrimSpace(r.Name) == "" {
+			return nil, fmt.Errorf("%s: key %d: no name: give every key a name (runs, versions and approvals record it as who asked)", path, i)
+		}
 		role, err := ParseRole(r.Role)
 		if err != nil {
 			return nil, fmt.Errorf("%s: key %d (%s): %w", path, i, r.Name, err)
@@ -99,7 +90,7 @@ const keyContext = "skillbox.key"
 func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if len(s.keys) == 0 {
-			c.Set(keyContext, keyEntry{name: "anonymous", role: RoleAdmin})
+			c.Set(keyContext, keyEntry{Principal: access.Principal{Key: "anonymous", Role: RoleAdmin}})
 			return next(c)
 		}
 		// Either header may carry the key; a stale one in the other does not hide a good one.
@@ -132,8 +123,8 @@ func require(role Role) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			k, _ := c.Get(keyContext).(keyEntry)
-			if k.role < role {
-				return httpError(http.StatusForbidden, "forbidden", "this needs the %s role; the key %q has %s", role, k.name, k.role)
+			if k.Role < role {
+				return httpError(http.StatusForbidden, "forbidden", "this needs the %s role; the key %q has %s", role, k.Key, k.Role)
 			}
 			return next(c)
 		}

@@ -202,6 +202,8 @@ func TestNewRefusesBadConfiguration(t *testing.T) {
 		{"no role", rt, Options{Keys: []APIKey{{Name: "norole", Key: long}}}, "norole"},
 		{"role past admin", rt, Options{Keys: []APIKey{{Name: "god", Key: long, Role: RoleAdmin + 1}}}, "god"},
 		{"negative role", rt, Options{Keys: []APIKey{{Name: "neg", Key: long, Role: -1}}}, "neg"},
+		{"no name", rt, Options{Keys: []APIKey{{Name: "a", Key: long, Role: RoleViewer}, {Key: long + "x", Role: RoleRunner}}}, "key 1 has no name"},
+		{"blank name", rt, Options{Keys: []APIKey{{Name: "  ", Key: long, Role: RoleRunner, User: "bob"}}}, "key 0 has no name"},
 		{"negative limit", rt, Options{MaxRunBodyBytes: -1}, "negative"},
 		{"negative body limit", rt, Options{MaxRunBodyBytes: -1}, "negative"},
 	}
@@ -258,6 +260,7 @@ func TestLoadKeys(t *testing.T) {
 		{"short key from env", "- name: x\n  key: env:SKILLBOX_TEST_SHORT\n  role: viewer\n", nil, "16"},
 		{"unset env var", "- name: x\n  key: env:SKILLBOX_TEST_UNSET_VAR\n  role: viewer\n", nil, "x"},
 		{"not a list", "name: x\nkey: y\n", nil, "keys.yaml"},
+		{"no name", "- name: ci\n  key: ci-key-0123456789abcdef\n  role: runner\n- key: x-key-0123456789abcdef\n  role: runner\n", nil, "keys.yaml: key 1: no name"},
 		{"not YAML", "- [", nil, "keys.yaml"},
 	}
 	for _, tc := range tests {

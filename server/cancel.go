@@ -31,11 +31,11 @@ func (s *Server) cancelRun(c echo.Context) error {
 	if rec == nil {
 		return s.cancelGone(c, id)
 	}
-	if k.role < RoleAdmin && k.name != rec.caller {
+	if k.Role < RoleAdmin && k.Key != rec.caller {
 		return httpError(http.StatusForbidden, "forbidden",
 			"run %q was started by another key: only that key or an admin may cancel it", id)
 	}
-	if !rec.cancelFor(fmt.Errorf("key %q asked for it", k.name)) {
+	if !rec.cancelFor(fmt.Errorf("key %q asked for it", k.Key)) {
 		return finished(id, rec.status())
 	}
 	return c.JSON(http.StatusAccepted, cancelAccepted{RunID: id, Status: store.StatusRunning, Links: linksFor(c, id)})

@@ -46,7 +46,7 @@ func (s *Server) install(c echo.Context, want string, opts runtime.InstallOption
 	if err != nil {
 		return err
 	}
-	opts.Face, opts.Caller, opts.Visibility = run.FaceHTTP, k.caller(), vis
+	opts.Face, opts.Caller, opts.Visibility = run.FaceHTTP, k.Caller(), vis
 	sk, err := rt.Install(c.Request().Context(), id, files, opts)
 	if err != nil {
 		return err

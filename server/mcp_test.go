@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/skillbox-dev/skillbox/mcpserver"
+	"github.com/skillbox-dev/skillbox/run"
 )
 
 // /mcp speaks MCP's streamable HTTP behind the same keys: a session needs the runner role.
@@ -86,7 +88,13 @@ func TestMCPEndpointProtocols(t *testing.T) {
 			}
 			res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "skill_word_count", Arguments: map[string]any{"text": "a b"}})
 			if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, `"words":2`) {
-				t.Errorf("skill_word_count: %v %+v", err, res)
+				t.Fatalf("skill_word_count: %v %+v", err, res)
+			}
+			// The run is recorded as the key's, as an HTTP run is.
+			id, _ := res.Meta[mcpserver.MetaRunID].(string)
+			rec, ok := env.rt.RunRecord(id)
+			if !ok || rec.Face != run.FaceMCP || rec.Caller != "runner-client" {
+				t.Errorf("run %q over MCP recorded as face %q, caller %q (found %v); want mcp, runner-client", id, rec.Face, rec.Caller, ok)
 			}
 		})
 	}

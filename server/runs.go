@@ -120,7 +120,7 @@ func (s *Server) run(c echo.Context, req run.Request) error {
 		return err
 	}
 	k, _ := c.Get(keyContext).(keyEntry)
-	req.Face, req.Caller = run.FaceHTTP, k.caller()
+	req.Face, req.Caller = run.FaceHTTP, k.Caller()
 	// The run's span continues the caller's trace (traceparent, tracestate, baggage).
 	ctx := telemetry.FromHTTP(c.Request().Context(), c.Request().Header)
 	if async {
@@ -132,7 +132,7 @@ func (s *Server) run(c echo.Context, req run.Request) error {
 		req.OnEvent = sse.event
 	}
 	// Tracked, a second client may watch the run (GET /v1/runs/{id}/events) or cancel it.
-	tr := s.live.track(ctx, &req, runOwner{k.name, s.rt.VisibleTo(req.Skill)}, false)
+	tr := s.live.track(ctx, &req, runOwner{k.Key, s.rt.VisibleTo(req.Skill)}, false)
 	res, err := s.rt.Run(tr.ctx, req)
 	tr.end(res)
 	if herr := refusal(res, err); herr != nil {

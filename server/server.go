@@ -7,12 +7,14 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/agent/search"
 	"github.com/skillbox-dev/skillbox/agent/toolset"
 	"github.com/skillbox-dev/skillbox/mcpserver"
@@ -125,7 +127,11 @@ func New(rt *runtime.Runtime, opts Options) (*Server, error) {
 	}
 	s.browser = browser
 	seen := map[[32]byte]bool{}
-	for _, k := range opts.Keys {
+	for i, k := range opts.Keys {
+		if strings.TrimSpace(k.Name) == "" {
+			// A nameless key would be a caller with no name, which no record could name.
+			return nil, fmt.Errorf("server: key %d has no name: give every key a name (runs, versions and approvals record it as who asked)", i)
+		}
 		if !k.Role.Valid() {
 			return nil, errors.New("server: key " + k.Name + " has no valid role")
 		}
@@ -140,7 +146,7 @@ func New(rt *runtime.Runtime, opts Options) (*Server, error) {
 		if _, ok := opts.Tenants[k.Tenant]; k.Tenant != "" && !ok {
 			return nil, fmt.Errorf("server: key %s belongs to tenant %q, which is not one of the server's tenants", k.Name, k.Tenant)
 		}
-		s.keys = append(s.keys, keyEntry{name: k.Name, hash: h, role: k.Role, tenant: k.Tenant, user: k.User})
+		s.keys = append(s.keys, keyEntry{Principal: access.Principal{Key: k.Name, Role: k.Role, Tenant: k.Tenant, User: k.User}, hash: h})
 	}
 	if err := s.addTenants(); err != nil {
 		return nil, err
@@ -230,10 +236,9 @@ func (s *Server) Mount(g *echo.Group) {
 
 // serveMCP serves the MCP endpoint of s's runtime.
 func (s *Server) serveMCP(c echo.Context) error {
-	// The toolset's authoring tools answer only a caller with the author role.
-	k, _ := c.Get(keyContext).(keyEntry)
+	// Runs record the key's caller; the toolset's authoring tools answer only the author role.
 	r := c.Request()
-	s.mcpHandler.ServeHTTP(c.Response(), r.WithContext(mcpserver.WithAuthor(r.Context(), k.role >= RoleAuthor)))
+	s.mcpHandler.ServeHTTP(c.Response(), r.WithContext(mcpserver.WithPrincipal(r.Context(), principal(c))))
 	return nil
 }
 
@@ -270,7 +275,7 @@ func (s *Server) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
 		k, _ := c.Get(keyContext).(keyEntry)
 		s.logger.Info("request", "method", c.Request().Method, "path", c.Request().URL.Path,
 			"status", c.Response().Status, "ms", time.Since(start).Milliseconds(),
-			"request_id", c.Response().Header().Get(echo.HeaderXRequestID), "key", k.name, "tenant", k.tenant)
+			"request_id", c.Response().Header().Get(echo.HeaderXRequestID), "key", k.Key, "tenant", k.Tenant)
 		return err
 	}
 }

@@ -69,10 +69,10 @@ func (s *Server) each(h func(*Server, echo.Context) error) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		k, _ := c.Get(keyContext).(keyEntry)
 		ts := s
-		if k.tenant != "" {
-			ts = s.tenants[k.tenant]
+		if k.Tenant != "" {
+			ts = s.tenants[k.Tenant]
 			if ts == nil { // New checked every key's tenant: this is a bug, and must not fall back
-				return fmt.Errorf("key %s: tenant %q has no server", k.name, k.tenant)
+				return fmt.Errorf("key %s: tenant %q has no server", k.Key, k.Tenant)
 			}
 		}
 		us, err := ts.forUser(c, k)

@@ -35,9 +35,9 @@ func requestUser(c echo.Context, k keyEntry) (string, error) {
 	as := c.Request().Header.Get(HeaderUser)
 	switch {
 	case as == "":
-		return k.caller(), nil
-	case k.role < RoleAdmin:
-		return "", httpError(http.StatusForbidden, "forbidden", "%s: only an admin acts as another user; %q has %s", HeaderUser, k.name, k.role)
+		return k.Caller(), nil
+	case k.Role < RoleAdmin:
+		return "", httpError(http.StatusForbidden, "forbidden", "%s: only an admin acts as another user; %q has %s", HeaderUser, k.Key, k.Role)
 	case len(as) > 256:
 		return "", httpError(http.StatusBadRequest, "bad_request", "%s: at most 256 bytes", HeaderUser)
 	}
@@ -111,18 +111,20 @@ func visibility(c echo.Context) (access.Visibility, error) {
 	return "", httpError(http.StatusBadRequest, "bad_request", "visibility %q: want org (the tenant's, the default) or user (yours alone)", vals[0])
 }
 
-// viewer is whose view of the tenant's runs a request has (runtime.RunViewer): "" (every run)
-// for an admin's key, and on a server without keys.
-func viewer(c echo.Context) string {
-	k, ok := c.Get(keyContext).(keyEntry)
-	if !ok {
-		return ""
-	}
-	return access.RunViewer(k.caller(), k.role)
+// principal is who the request is (access.Principal): its key's, the anonymous admin's on a
+// server without keys, or no one's (the zero Principal, which sees only the tenant's runs) when
+// nothing authenticated it.
+func principal(c echo.Context) access.Principal {
+	k, _ := c.Get(keyContext).(keyEntry)
+	return k.Principal
 }
 
-// sees reports whether the request's caller sees a run visible to visibleTo (runtime.Sees).
-func sees(c echo.Context, visibleTo string) bool { return access.Sees(viewer(c), visibleTo) }
+// viewer is whose view of the tenant's runs a request has, for a store's query
+// (access.Principal.Viewer): "" (every run) for an admin's key, and on a server without keys.
+func viewer(c echo.Context) string { return principal(c).Viewer() }
+
+// sees reports whether the request's caller sees a run visible to visibleTo.
+func sees(c echo.Context, visibleTo string) bool { return principal(c).Sees(visibleTo) }
 
 // recentRun is the runtime's record of recent run id, when the caller may see it.
 func (s *Server) recentRun(c echo.Context, id string) (history.Record, bool) {
@@ -146,7 +148,7 @@ func (s *Server) liveRun(c echo.Context, id string) *liveRun {
 // (or a server without keys) any run of the tenant; a user a run that is the tenant's or their
 // own, as a live run, a recent record or the history says, and no run none of them knows.
 func (s *Server) mayReadRun(c echo.Context, id string) bool {
-	if viewer(c) == "" {
+	if principal(c).SeesAll() {
 		return true
 	}
 	if run := s.live.get(id); run != nil {

@@ -213,3 +213,24 @@ func TestUserIsolation(t *testing.T) {
 		t.Errorf("carol's own view lists alice's skill: %d %s", code, body)
 	}
 }
+
+// A principal is never "everyone" by being nameless: a runner without a name sees the tenant's
+// runs and no user's own, in memory (Sees) and in a store's query (Viewer). A nameless key was
+// once a caller "" whose view was every run of the tenant, another user's arguments included.
+func TestNamelessPrincipalSeesNoOnesOwnRuns(t *testing.T) {
+	nameless := access.Principal{Tenant: "acme", Role: access.RoleRunner}
+	if nameless.Sees("alice@acme") || !nameless.Sees("") {
+		t.Errorf("a nameless runner: sees alice's %v, the tenant's %v", nameless.Sees("alice@acme"), nameless.Sees(""))
+	}
+	if v := nameless.Viewer(); v == "" || v == "alice@acme" {
+		t.Errorf("a nameless runner's viewer is %q: a store would show it every run", v)
+	}
+	bob := access.Principal{Tenant: "acme", Role: access.RoleRunner, Key: "bob"}
+	if bob.Sees("alice@acme") || !bob.Sees("bob") || bob.Viewer() != "bob" {
+		t.Errorf("bob: sees alice's %v, his own %v, viewer %q", bob.Sees("alice@acme"), bob.Sees("bob"), bob.Viewer())
+	}
+	admin := access.Principal{Tenant: "acme", Role: access.RoleAdmin}
+	if !admin.Sees("alice@acme") || admin.Viewer() != "" {
+		t.Errorf("an admin: sees alice's %v, viewer %q", admin.Sees("alice@acme"), admin.Viewer())
+	}
+}

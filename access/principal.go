@@ -1,0 +1,54 @@
+package access
+
+// Principal is who makes a call: the tenant of its key, the user the key stands for, the key's
+// role and the key's name. A face builds one from what authenticated the request and hands it
+// on; what the principal may see is decided here, never by a string whose emptiness means "all".
+type Principal struct {
+	// Tenant is the key's tenant; "" is the default tenant.
+	Tenant string
+	// User is the person or service the key stands for; "" for a key of the tenant as a whole.
+	User string
+	Role Role
+	// Key names the key (an API key's name, "local" for the operator's shell). Keys without a
+	// name are refused when they load, so every principal a face builds has one.
+	Key string
+}
+
+// Caller is how a record names the principal: its user, else its key's name.
+func (p Principal) Caller() string {
+	if p.User != "" {
+		return p.User
+	}
+	return p.Key
+}
+
+// SeesAll reports whether p sees every run and version of its tenant, every user's own among
+// them: the tenant's admins do.
+func (p Principal) SeesAll() bool { return p.Role >= RoleAdmin }
+
+// Sees reports whether p sees a run, or what it left, visible to visibleTo (Record.VisibleTo):
+// the tenant's runs ("") are everyone's in it, a user's own runs that user's and the admins'. A
+// principal without a name sees no user's own runs.
+func (p Principal) Sees(visibleTo string) bool {
+	if p.SeesAll() || visibleTo == "" {
+		return true
+	}
+	c := p.Caller()
+	return c != "" && c == visibleTo
+}
+
+// noViewer is the viewer of a principal that is neither an admin nor named: no run is visible
+// to it, as a user's name is never empty and never this.
+const noViewer = "\x00"
+
+// Viewer is the viewer a store filters runs and versions by: "" (every one) for a principal
+// that sees all, else the principal's caller, whose own runs it sees beside the tenant's.
+func (p Principal) Viewer() string {
+	switch {
+	case p.SeesAll():
+		return ""
+	case p.Caller() == "":
+		return noViewer
+	}
+	return p.Caller()
+}
