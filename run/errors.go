@@ -36,7 +36,7 @@ const (
 	KindQuotaExceeded ErrorKind = "quota_exceeded"
 )
 
-// Sentinel errors, one per kind, so callers can write errors.Is(err, runtime.ErrTimeout).
+// Sentinel errors, one per kind, so callers can write errors.Is(err, run.ErrTimeout).
 var (
 	ErrInvalidArgs      = errors.New(string(KindInvalidArgs))
 	ErrNotFound         = errors.New(string(KindNotFound))

@@ -33,7 +33,7 @@ type liveRun struct {
 }
 
 // runOwner says whose a tracked run is: the name of the key that started it (who may cancel
-// it), and the user alone who may see it, if any (see runtime.Record.VisibleTo).
+// it), and the user alone who may see it, if any (see history.Record.VisibleTo).
 type runOwner struct{ caller, visibleTo string }
 
 // keptEvent is one event of a run. Events are kept as the runtime gave them and encoded when a

@@ -204,7 +204,7 @@ func (s *Server) Mount(g *echo.Group) {
 	guarded(http.MethodPost, "/v1/runs/:run_id/cancel", s.each((*Server).cancelRun), RoleRunner)
 	guarded(http.MethodGet, "/v1/skills/:id/versions", s.each((*Server).listVersions), RoleViewer)
 	guarded(http.MethodGet, "/v1/versions", s.each((*Server).findVersions), RoleViewer)
-	// The runtime decides which role each action needs (runtime.Transitions).
+	// The runtime decides which role each action needs (version.Transitions).
 	guarded(http.MethodPost, "/v1/skills/:id/versions/:digest/:action", s.each((*Server).changeVersion), RoleViewer)
 
 	guarded(http.MethodGet, "/.well-known/skills.json", s.each((*Server).wellKnown), RoleViewer)

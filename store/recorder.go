@@ -39,7 +39,7 @@ type RecorderOptions struct {
 	Logger *slog.Logger
 }
 
-// Recorder writes a runtime's runs to a Store: it is the runtime.RunRecorder a Runtime's Config
+// Recorder writes a runtime's runs to a Store: it is the history.Recorder a Runtime's Config
 // takes, and several Runtimes (one per tenant) may share one: each run goes to its tenant's
 // store. It holds a lease on each run in flight and renews it in the background, and sweeps and
 // prunes the store, each tenant's history by its own retention; Close stops that (it does not

@@ -8,7 +8,7 @@
 // [github.com/skillbox-dev/skillbox/store/storetest] is the conformance suite both pass.
 //
 // The runtime never imports this package (an embedder who does not want a database links
-// none): it calls the small runtime.RunRecorder interface, which [Recorder] implements.
+// none): it calls the small history.Recorder interface, which [Recorder] implements.
 package store
 
 import (
@@ -73,7 +73,7 @@ type RunStore interface {
 	ListRuns(ctx context.Context, q Query) (Page, error)
 }
 
-// ArtifactStore keeps the files runs leave (see runtime.ArtifactStore), content-addressed in
+// ArtifactStore keeps the files runs leave (see artifact.Store), content-addressed in
 // the same blobs as versions' files, within a quota on the bytes artifacts hold. PutArtifacts
 // applies [DefaultMaxArtifactBytes]; a [Recorder] applies its RecorderOptions.MaxArtifactBytes.
 // PruneRuns deletes a pruned run's artifacts with it.
@@ -81,7 +81,7 @@ type ArtifactStore interface {
 	artifact.Store
 	// PutArtifactsWithin is PutArtifacts with a quota of its own: the bytes of the distinct
 	// contents artifacts hold, those of files included, may not pass quota (0 is
-	// DefaultMaxArtifactBytes, [Unlimited] none). Past it the error is runtime.ErrQuotaExceeded
+	// DefaultMaxArtifactBytes, [Unlimited] none). Past it the error is run.ErrQuotaExceeded
 	// and nothing is kept.
 	PutArtifactsWithin(ctx context.Context, runID string, files []artifact.File, quota int64) error
 }
@@ -114,7 +114,7 @@ func (s Status) Valid() bool {
 func (s Status) Final() bool { return s.Valid() && s != StatusRunning }
 
 // Run is one run as the store keeps it. Its JSON is the shape GET /v1/runs answers with; the
-// fields a runtime.Record shares with it have the same names.
+// fields a history.Record shares with it have the same names.
 type Run struct {
 	ID      string `json:"run_id"`
 	Skill   string `json:"skill"`
@@ -158,7 +158,7 @@ type RunError struct {
 // Query filters and pages ListRuns. The zero Query is the newest [DefaultLimit] runs.
 type Query struct {
 	// Viewer, when set, leaves out the runs visible to another user alone (Run.VisibleTo): a
-	// face sets it to runtime.RunViewer of its caller.
+	// face sets it to access.Principal.Viewer of its caller.
 	Viewer string
 	Skill  string    // only this skill's runs
 	Status Status    // only runs with this status

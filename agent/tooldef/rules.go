@@ -325,7 +325,7 @@ func (d *toolDef) breaches(f Format, first bool) []Breach {
 
 // schemaVerdicts caches, by schema, what the rules that read only the schema say of it: a list
 // of a thousand skills would otherwise parse a thousand schemas on every request, and skills
-// share few schemas (the runtime shares one *runtime.Schema between equal ones). At most
+// share few schemas (the runtime shares one *spec.Schema between equal ones). At most
 // maxSchemaVerdicts are kept; when full, it starts over.
 var schemaVerdicts = struct {
 	sync.Mutex

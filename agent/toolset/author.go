@@ -33,7 +33,7 @@ type Author interface {
 	Install(ctx context.Context, id string, files map[string][]byte, opts runtime.InstallOptions) (*runtime.Skill, error)
 	RemoveByAgent(ctx context.Context, id string) error
 	// SkillVersion is the version an install recorded, when the runtime keeps versions
-	// (runtime.ErrNoVersionStore otherwise).
+	// (version.ErrNoStore otherwise).
 	SkillVersion(ctx context.Context, id, digest string) (version.Version, error)
 }
 

@@ -19,7 +19,7 @@ import (
 // progressive-disclosure ones included, sees only that view.
 type Runner interface {
 	tooldef.Catalog
-	// Skill returns the skill with id, or an error matching runtime.ErrNotFound.
+	// Skill returns the skill with id, or an error matching run.ErrNotFound.
 	Skill(id string) (*runtime.Skill, error)
 	// Run makes the run req asks for; the Result is never nil.
 	Run(ctx context.Context, req run.Request) (*run.Result, error)
@@ -61,7 +61,7 @@ func (e *UnknownToolError) Error() string {
 	return b.String()
 }
 
-// Is matches [ErrUnknownTool], and runtime.ErrNotFound: a caller that already branches on "not
+// Is matches [ErrUnknownTool], and run.ErrNotFound: a caller that already branches on "not
 // found" for skills needs no second case for tools.
 func (e *UnknownToolError) Is(target error) bool {
 	return target == ErrUnknownTool || target == run.ErrNotFound
@@ -75,7 +75,7 @@ func (e *UnknownToolError) Is(target error) bool {
 // The Result is never nil. For a toolset tool other than run_skill no module runs: its RunID is
 // empty, Skill is the skill concerned (empty for list_skills) and Result is the tool's value as
 // JSON ([SkillList], [LoadedSkill], [Resource]). The error is nil when the call succeeded; else a
-// *runtime.RunError whose kind is in Result.Error too, or an [*UnknownToolError] (kind not_found
+// *run.Error whose kind is in Result.Error too, or an [*UnknownToolError] (kind not_found
 // in Result.Error).
 //
 // argsJSON is the JSON object of the call's arguments; empty or null mean {} (models send both

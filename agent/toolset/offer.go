@@ -98,7 +98,7 @@ type Origin struct {
 	// program's own calls (no Origin) may author, when the policy lets agents write skills.
 	NoAuthor bool
 	// OnEvent, when set, receives the events of the runs the call makes, with the skill's id
-	// (see runtime.Request.OnEvent, whose rules it has): a face forwards log lines and
+	// (see run.Request.OnEvent, whose rules it has): a face forwards log lines and
 	// progress to its client as they happen.
 	OnEvent func(skill string, e run.Event)
 }
@@ -106,7 +106,7 @@ type Origin struct {
 type originKey struct{}
 
 // WithOrigin returns ctx carrying o for [Call] and [Handle]. Without it a call is the embedding
-// program's own: face [runtime.FaceAgent], a local client.
+// program's own: face [run.FaceAgent], a local client.
 func WithOrigin(ctx context.Context, o Origin) context.Context {
 	return context.WithValue(ctx, originKey{}, o)
 }

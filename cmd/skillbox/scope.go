@@ -42,7 +42,7 @@ func scopeFlags(fs *pflag.FlagSet, e *env) {
 	})
 }
 
-// tenantFlag is --tenant NAME, a tenant's name as a tenants file writes it (runtime.ValidID).
+// tenantFlag is --tenant NAME, a tenant's name as a tenants file writes it (spec.ValidID).
 func tenantFlag(fs *pflag.FlagSet, e *env, usage string) {
 	fs.Func("tenant", usage, func(v string) error {
 		if !spec.ValidID(v) {
