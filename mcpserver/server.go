@@ -191,7 +191,8 @@ func (s *Server) RunStdio(ctx context.Context, in io.Reader, out io.Writer) erro
 	}
 	s.Refresh()
 	s.ensurePolling()
-	ss, err := s.mcp.Connect(ctx, s.Transport(&stdioTransport{in: rc, out: nopCloser{out}, logger: s.logger}), nil)
+	ss, err := s.mcp.Connect(ctx, s.Transport(&stdioTransport{in: rc, out: nopCloser{out}, logger: s.logger,
+		maxLine: func() int { return int(s.MaxMessageBytes()) }}), nil)
 	if err != nil {
 		return err
 	}
@@ -225,11 +226,18 @@ func (s *Server) Handler() http.Handler {
 	}
 	server := func(*http.Request) *mcp.Server { return s.MCP() }
 	// Each answers the Skills extension's requests itself, before the SDK, which refuses them.
-	sessions := s.skillsHTTP(mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{Logger: s.logger, SessionTimeout: timeout}), false)
+	// The SDK's own bound on a body (4 MiB) is off: each request is read within the runtime's
+	// bound on arguments instead (see below), which the policy sets and a reload changes.
+	sessions := s.skillsHTTP(mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{Logger: s.logger, SessionTimeout: timeout,
+		MaxRequestBodyBytes: -1}), false)
 	stateless := s.skillsHTTP(mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{Logger: s.logger, Stateless: true,
 		// A client that goes away cancels its call (and the run): nothing could receive the result.
-		PropagateRequestCancellation: true}), true)
+		PropagateRequestCancellation: true, MaxRequestBodyBytes: -1}), true)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body != nil {
+			// The SDK answers a *http.MaxBytesError with 413.
+			r.Body = http.MaxBytesReader(w, r.Body, s.MaxMessageBytes())
+		}
 		if statelessProtocol(r.Header.Get("Mcp-Protocol-Version")) {
 			stateless.ServeHTTP(w, r)
 			return

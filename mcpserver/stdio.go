@@ -19,10 +19,15 @@ import (
 	"github.com/skillbox-dev/skillbox/internal/jsonkind"
 )
 
-// MaxStdioLineBytes bounds one message of [Server.RunStdio]: a line longer than this (without its
-// newline) is refused, and never held in memory whole. Twice the 4 MiB body a run accepts over
-// HTTP, so any arguments a run could take fit with room for JSON-RPC's envelope and escaping.
-const MaxStdioLineBytes = 8 << 20
+// envelopeBytes is what one message may hold beyond a run's arguments: JSON-RPC's envelope, the
+// tool's name, the progress token.
+const envelopeBytes = 64 << 10
+
+// MaxMessageBytes bounds one message from a client, over stdio or HTTP: the runtime's bound on a
+// run's arguments (Runtime.MaxArgsBytes, which the policy and skillbox --max-args-bytes set) and
+// the envelope. The runtime decides the bound; this face reads within it, so a client cannot make
+// it hold more than a run would take.
+func (s *Server) MaxMessageBytes() int64 { return s.rt.MaxArgsBytes() + envelopeBytes }
 
 // stdioReadBuffer is the size of the buffered reader under the line splitter.
 const stdioReadBuffer = 64 << 10
@@ -44,7 +49,7 @@ const maxReasonBytes = 256
 //   - a JSON array (a batch) gets one -32600 reply: MCP dropped batching in 2025-06-18, and the
 //     SDK, which kept it for older revisions only, ends the session for newer ones; a client
 //     sends each message on its own line;
-//   - a line longer than [MaxStdioLineBytes] gets -32600 as soon as it crosses the bound, and the
+//   - a line longer than [Server.MaxMessageBytes] gets -32600 as soon as it crosses the bound, and the
 //     rest of it is skipped up to the next newline;
 //   - empty and blank lines are ignored.
 //
@@ -56,7 +61,7 @@ type stdioTransport struct {
 	in      io.ReadCloser
 	out     io.WriteCloser
 	logger  *slog.Logger // nil: discard
-	maxLine int          // 0: MaxStdioLineBytes
+	maxLine func() int   // the bound on a line, read for each line
 }
 
 // Connect implements [mcp.Transport]; it starts the goroutine that reads in.
@@ -66,9 +71,6 @@ func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	maxLine := t.maxLine
-	if maxLine <= 0 {
-		maxLine = MaxStdioLineBytes
-	}
 	c := &stdioConn{
 		in: t.in, out: t.out, logger: logger,
 		incoming: make(chan readResult),
@@ -175,7 +177,7 @@ func (c *stdioConn) next(lr *lineReader) (jsonrpc.Message, error) {
 		switch {
 		case errors.Is(err, errLineTooLong):
 			ref = &refusal{code: jsonrpc.CodeInvalidRequest, reason: fmt.Sprintf(
-				"longer than %d bytes (mcpserver.MaxStdioLineBytes), the rest of it is skipped: send smaller arguments", lr.max)}
+				"longer than %d bytes (the runtime's bound on arguments, runs.maxArgsBytes, and the message's envelope), the rest of it is skipped: send smaller arguments", lr.max)}
 		case err != nil:
 			return nil, err
 		default:
@@ -314,13 +316,14 @@ var errLineTooLong = errors.New("line too long")
 // rest of it is discarded as it arrives.
 type lineReader struct {
 	r     *bufio.Reader
+	bound func() int // max, read as each line starts
 	max   int
 	lines int  // the lines started so far: the number of the current one
 	skip  bool // the current line was refused: discard up to its newline
 }
 
-func newLineReader(r io.Reader, maxLine int) *lineReader {
-	return &lineReader{r: bufio.NewReaderSize(r, stdioReadBuffer), max: maxLine}
+func newLineReader(r io.Reader, maxLine func() int) *lineReader {
+	return &lineReader{r: bufio.NewReaderSize(r, stdioReadBuffer), bound: maxLine}
 }
 
 // next returns the next line, without its newline, in a new slice of at most lr.max bytes (the
@@ -333,6 +336,7 @@ func (lr *lineReader) next() ([]byte, error) {
 		}
 		lr.skip = false
 	}
+	lr.max = lr.bound()
 	var line []byte
 	started := false
 	for {

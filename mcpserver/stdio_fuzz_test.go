@@ -38,7 +38,7 @@ func FuzzLineReader(f *testing.F) {
 	f.Add(bytes.Repeat([]byte("x"), 300), uint8(16))
 	f.Fuzz(func(t *testing.T, data []byte, max uint8) {
 		bound := int(max) + 1
-		lr := newLineReader(bytes.NewReader(data), bound)
+		lr := newLineReader(bytes.NewReader(data), func() int { return bound })
 		for range len(data) + 2 {
 			line, err := lr.next()
 			if errors.Is(err, errLineTooLong) {

@@ -63,7 +63,7 @@ func TestLineReaderBound(t *testing.T) {
 			if bound == 0 {
 				bound = 8
 			}
-			got := lines(t, newLineReader(r, bound))
+			got := lines(t, newLineReader(r, func() int { return bound }))
 			if strings.Join(got, "|") != strings.Join(tc.want, "|") || len(got) != len(tc.want) {
 				t.Errorf("%s (one byte at a time: %v): lines %q, want %q", tc.name, oneByte, got, tc.want)
 			}
@@ -86,12 +86,13 @@ func (e *endless) Read(p []byte) (int, error) {
 // having read no more of it than the bound and one buffer.
 func TestLineReaderRefusesBeforeTheEnd(t *testing.T) {
 	src := &endless{}
-	lr := newLineReader(src, MaxStdioLineBytes)
+	const bound = 8 << 20
+	lr := newLineReader(src, func() int { return bound })
 	if _, err := lr.next(); !errors.Is(err, errLineTooLong) {
 		t.Fatalf("next: %v, want errLineTooLong", err)
 	}
-	if src.read > MaxStdioLineBytes+stdioReadBuffer {
-		t.Errorf("read %d bytes of the line before refusing it, over the bound %d and one buffer", src.read, MaxStdioLineBytes)
+	if src.read > bound+stdioReadBuffer {
+		t.Errorf("read %d bytes of the line before refusing it, over the bound %d and one buffer", src.read, bound)
 	}
 	if lr.lines != 1 {
 		t.Errorf("line number %d, want 1", lr.lines)

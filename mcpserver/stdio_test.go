@@ -257,13 +257,14 @@ func TestRunStdioBadLines(t *testing.T) {
 	})
 }
 
-// TestRunStdioLongLine crosses MaxStdioLineBytes with a message written in chunks, as a pipe
+// TestRunStdioLongLine crosses the bound on a message (Server.MaxMessageBytes) with a message written in chunks, as a pipe
 // delivers it: the line is refused as soon as it crosses the bound, the rest of it is skipped,
 // and the session goes on. A line of exactly the bound is a message like any other.
 func TestRunStdioLongLine(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, mcpserver.Options{})
 	c := startStdio(t, e.srv)
+	bound := int(e.srv.MaxMessageBytes())
 	// ping with padding, id, to total bytes before its newline.
 	ping := func(id, total int) []byte {
 		head := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping","params":{"pad":"`, id)
@@ -280,15 +281,15 @@ func TestRunStdioLongLine(t *testing.T) {
 			data = data[n:]
 		}
 	}
-	writeChunks(append(ping(99, 2*mcpserver.MaxStdioLineBytes), '\n'))
-	c.expectError(-32600, nil, "longer than 8388608 bytes")
+	writeChunks(append(ping(99, 2*bound), '\n'))
+	c.expectError(-32600, nil, fmt.Sprintf("longer than %d bytes", bound))
 	c.session()
 
-	writeChunks(append(ping(98, mcpserver.MaxStdioLineBytes+1), '\n'))
-	c.expectError(-32600, nil, "MaxStdioLineBytes")
-	writeChunks(append(ping(97, mcpserver.MaxStdioLineBytes), '\n'))
+	writeChunks(append(ping(98, bound+1), '\n'))
+	c.expectError(-32600, nil, "runs.maxArgsBytes")
+	writeChunks(append(ping(97, bound), '\n'))
 	if msg := c.next(); msg["id"] != 97.0 || msg["result"] == nil {
-		t.Fatalf("a line of exactly MaxStdioLineBytes: %v, want the ping's result", msg)
+		t.Fatalf("a line of exactly the bound: %v, want the ping's result", msg)
 	}
 	if err := c.end(); err != nil {
 		t.Errorf("RunStdio: %v", err)

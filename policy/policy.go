@@ -55,7 +55,7 @@ type Policy struct {
 	// bundles: {requireSigned: true, trustedKeys: [./publisher.pub, "base64 of 32 bytes"]}.
 	Bundles Bundles
 	// Runs says what run history keeps (see RunsPolicy). In a policy file:
-	// runs: {recordArguments: true}.
+	// runs: {recordArguments: true, maxArgsBytes: 8388608}.
 	Runs Runs
 	// Versions says which versions of a skill run, for a runtime that keeps versions (see
 	// VersionsPolicy). In a policy file: versions: {requirePublished: true}.
@@ -230,8 +230,9 @@ func Parse(path string, data []byte, lookupEnv func(string) (string, bool)) (*Po
 		p.Bundles = bundles(c, bs, base)
 	}
 	if r := c.Object(d, "", "runs"); r != nil {
-		c.Known(r, "runs", "recordArguments")
+		c.Known(r, "runs", "recordArguments", "maxArgsBytes")
 		p.Runs.RecordArguments = c.Bool(r, "runs", "recordArguments")
+		p.Runs.MaxArgsBytes = c.Int(r, "runs", "maxArgsBytes", MaxArgsBytesCeiling)
 	}
 	if v := c.Object(d, "", "versions"); v != nil {
 		c.Known(v, "versions", "requirePublished")

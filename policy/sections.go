@@ -136,6 +136,24 @@ type Runs struct {
 	// Without them, a record keeps ArgsSHA256, which tells runs with the same arguments apart
 	// from others and lets an operator check a suspected input, without holding it.
 	RecordArguments bool
+	// MaxArgsBytes bounds the arguments of one run, as JSON (default 4 MiB, at most 64 MiB): the
+	// one bound every face reads a request within, so no face takes what the runtime refuses nor
+	// refuses what it takes. In a policy file: runs: {maxArgsBytes: 8388608}.
+	MaxArgsBytes int64
+}
+
+// The default and the ceiling of Runs.MaxArgsBytes.
+const (
+	DefaultMaxArgsBytes = 4 << 20
+	MaxArgsBytesCeiling = 64 << 20 // what a policy or an operator may raise it to
+)
+
+// ArgsBytes is the bound on one run's arguments: MaxArgsBytes, or the default.
+func (r Runs) ArgsBytes() int64 {
+	if r.MaxArgsBytes <= 0 {
+		return DefaultMaxArgsBytes
+	}
+	return r.MaxArgsBytes
 }
 
 // VersionsPolicy is the operator's word on versions; it applies only to a runtime with a

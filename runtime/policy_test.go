@@ -1,10 +1,13 @@
 package runtime
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/skillbox-dev/skillbox/policy"
+	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/spec"
 )
 
@@ -198,5 +201,46 @@ func TestPolicyRunsRecordArguments(t *testing.T) {
 	_, err = policy.Parse("policy.yaml", []byte("runs: {recordArgs: true}\n"), nil)
 	if err == nil || !strings.Contains(err.Error(), "recordArgs") {
 		t.Fatalf("unknown field: %v", err)
+	}
+}
+
+// One bound on a run's arguments, for every face: the policy's runs.maxArgsBytes (4 MiB by
+// default, at most 64 MiB), which Config.MaxArgsBytes (skillbox --max-args-bytes) replaces. Run
+// refuses larger arguments before it resolves the skill.
+func TestMaxArgsBytes(t *testing.T) {
+	p, err := policy.Parse("policy.yaml", []byte("runs: {maxArgsBytes: 1024}\n"), nil)
+	if err != nil || p.Runs.ArgsBytes() != 1024 {
+		t.Fatalf("runs.maxArgsBytes: %+v, %v", p.Runs, err)
+	}
+	if (policy.Runs{}).ArgsBytes() != policy.DefaultMaxArgsBytes {
+		t.Errorf("the default is %d, want %d", (policy.Runs{}).ArgsBytes(), policy.DefaultMaxArgsBytes)
+	}
+	for _, bad := range []string{"0", "-1", "67108865", "lots"} {
+		if _, err := policy.Parse("policy.yaml", []byte("runs: {maxArgsBytes: "+bad+"}\n"), nil); err == nil || !strings.Contains(err.Error(), "runs.maxArgsBytes") {
+			t.Errorf("maxArgsBytes %s: %v, want an error naming runs.maxArgsBytes", bad, err)
+		}
+	}
+
+	dir := t.TempDir()
+	fixture(t, dir, "echo", simple("echo", `"parameters":{"type":"object"}`), "echo")
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: p})
+	if rt.MaxArgsBytes() != 1024 {
+		t.Errorf("MaxArgsBytes %d, want the policy's 1024", rt.MaxArgsBytes())
+	}
+	fits := `{"pad":"` + strings.Repeat("a", 1024-10) + `"}`
+	if res, err := rt.Run(context.Background(), run.Request{Skill: "echo", Args: []byte(fits)}); err != nil || string(res.Result) != fits {
+		t.Errorf("%d bytes of arguments: %v", len(fits), err)
+	}
+	over := `{"pad":"` + strings.Repeat("a", 1024-9) + `"}`
+	if _, err := rt.Run(context.Background(), run.Request{Skill: "echo", Args: []byte(over)}); !errors.Is(err, run.ErrInvalidArgs) || !strings.Contains(err.Error(), "runs.maxArgsBytes") {
+		t.Errorf("%d bytes of arguments: %v, want invalid_args naming runs.maxArgsBytes", len(over), err)
+	}
+	// The operator's flag replaces the policy's bound, within the ceiling.
+	small := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: p, MaxArgsBytes: 16})
+	if _, err := small.Run(context.Background(), run.Request{Skill: "echo", Args: []byte(`{"pad":"abcdefgh"}`)}); !errors.Is(err, run.ErrInvalidArgs) {
+		t.Errorf("18 bytes past Config.MaxArgsBytes 16: %v", err)
+	}
+	if _, err := New(context.Background(), Config{SkillDirs: []string{dir}, MaxArgsBytes: policy.MaxArgsBytesCeiling + 1}); err == nil {
+		t.Error("Config.MaxArgsBytes past the ceiling was accepted")
 	}
 }

@@ -122,6 +122,14 @@ func (rt *Runtime) Run(ctx context.Context, req run.Request) (*run.Result, error
 	rt.closeMu.RUnlock()
 	defer rt.inflight.Done()
 
+	n := int64(max(len(req.Args), len(req.Stdin)))
+	for _, a := range req.Argv {
+		n += int64(len(a))
+	}
+	if limit := rt.MaxArgsBytes(); n > limit {
+		return finish(run.Errorf(run.KindInvalidArgs, req.Skill, nil,
+			"the arguments are %d bytes, more than the %d allowed (the policy's runs.maxArgsBytes): send smaller arguments", n, limit))
+	}
 	s, rerr := rt.resolve(ctx, req.Skill, req.Script != "")
 	if rerr == nil {
 		visibleTo = rt.visibleTo(s) // the current version's place says whose it is

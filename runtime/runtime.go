@@ -62,6 +62,9 @@ type Config struct {
 	PolicyFile string
 	// Admission bounds what runs at once, for every face: see [Admission].
 	Admission Admission
+	// MaxArgsBytes, when set, bounds one run's arguments in place of the policy's
+	// runs.maxArgsBytes (an operator's flag: skillbox --max-args-bytes). See [Runtime.MaxArgsBytes].
+	MaxArgsBytes int64
 	// History bounds the records of recent runs kept in memory: see [History].
 	History History
 	// Recorder, when set, is told of every admitted run as it starts and as it ends, from every
@@ -380,6 +383,9 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.MaxArgsBytes < 0 || cfg.MaxArgsBytes > policy.MaxArgsBytesCeiling {
+		return nil, fmt.Errorf("runtime: Config.MaxArgsBytes %d: give 1 to %d bytes, or 0 for the policy's", cfg.MaxArgsBytes, policy.MaxArgsBytesCeiling)
+	}
 	if cfg.PolicyFile != "" && cfg.Policy != nil {
 		return nil, errors.New("runtime: set Config.Policy or Config.PolicyFile, not both")
 	}
@@ -464,6 +470,17 @@ func (rt *Runtime) Skill(id string) (*Skill, error) {
 		return s, nil
 	}
 	return nil, rt.missing(id)
+}
+
+// MaxArgsBytes is the largest arguments document a run takes, in bytes: Config.MaxArgsBytes, or
+// the policy's runs.maxArgsBytes (4 MiB by default). Run refuses larger arguments (invalid_args);
+// every face reads a request within this bound (plus its own envelope), so none takes what the
+// runtime refuses, nor holds more than it in memory. A reload of the policy changes it.
+func (rt *Runtime) MaxArgsBytes() int64 {
+	if rt.cfg.MaxArgsBytes > 0 {
+		return rt.cfg.MaxArgsBytes
+	}
+	return rt.policy.Load().Runs.ArgsBytes()
 }
 
 // Reload reads the policy file again (when Config.PolicyFile is set) and rescans the skill

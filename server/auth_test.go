@@ -204,8 +204,7 @@ func TestNewRefusesBadConfiguration(t *testing.T) {
 		{"negative role", rt, Options{Keys: []APIKey{{Name: "neg", Key: long, Role: -1}}}, "neg"},
 		{"no name", rt, Options{Keys: []APIKey{{Name: "a", Key: long, Role: RoleViewer}, {Key: long + "x", Role: RoleRunner}}}, "key 1 has no name"},
 		{"blank name", rt, Options{Keys: []APIKey{{Name: "  ", Key: long, Role: RoleRunner, User: "bob"}}}, "key 0 has no name"},
-		{"negative limit", rt, Options{MaxRunBodyBytes: -1}, "negative"},
-		{"negative body limit", rt, Options{MaxRunBodyBytes: -1}, "negative"},
+		{"negative package limit", rt, Options{MaxPackageBytes: -1}, "negative"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/skillbox-dev/skillbox/mcpserver"
 	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/runtime"
 )
 
 // /mcp speaks MCP's streamable HTTP behind the same keys: a session needs the runner role.
@@ -97,5 +98,40 @@ func TestMCPEndpointProtocols(t *testing.T) {
 				t.Errorf("run %q over MCP recorded as face %q, caller %q (found %v); want mcp, runner-client", id, rec.Face, rec.Caller, ok)
 			}
 		})
+	}
+}
+
+// MCP over HTTP reads a request within the runtime's bound on arguments (and MCP's envelope),
+// as every face does, not the SDK's own 4 MiB: a larger body is 413 before it is held.
+func TestMCPBodyIsBoundedByTheArgsBound(t *testing.T) {
+	t.Parallel()
+	env := newEnvRuntime(t, keysOptions(), runtime.Config{MaxArgsBytes: 64}, t.TempDir())
+	bound := env.srv.mcp.MaxMessageBytes()
+	if bound != 64+64<<10 {
+		t.Fatalf("the MCP face's bound is %d, want the runtime's 64 and the envelope", bound)
+	}
+	post := func(pad int) int {
+		body := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("a", pad) + `"}}`
+		req, err := http.NewRequest("POST", env.ts.URL+"/mcp", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+		req.Header.Set("X-API-Key", roleKeys[RoleRunner])
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return resp.StatusCode
+	}
+	if code := post(int(bound)); code != http.StatusRequestEntityTooLarge {
+		t.Errorf("a body past the bound: %d, want 413", code)
+	}
+	if code := post(16); code == http.StatusRequestEntityTooLarge {
+		t.Errorf("a small body: %d", code)
 	}
 }

@@ -20,7 +20,7 @@ func userApp(t *testing.T, opts Options) *httptest.Server {
 	fixture(t, dir, "hello", manifestJSON("hello", ""), "hello", nil)
 	fixture(t, dir, "echo", manifestJSON("echo", `"parameters":{"type":"object","properties":{"n":{"type":"integer"}}}`), "echo", nil)
 	fixture(t, dir, "loop", manifestJSON("loop", `"limits":{"timeoutMs":100}`), "loop", nil)
-	rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{dir}, CacheDir: testCache})
+	rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{dir}, CacheDir: testCache, MaxArgsBytes: 128})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func userApp(t *testing.T, opts Options) *httptest.Server {
 
 func TestMountedInAUserApp(t *testing.T) {
 	t.Parallel()
-	opts := Options{MaxRunBodyBytes: 128}
+	opts := Options{}
 	ts := userApp(t, opts)
 	u := ts.URL
 	tests := []struct {
@@ -58,7 +58,7 @@ func TestMountedInAUserApp(t *testing.T) {
 		{"unknown skill", "GET", "/skills/v1/skills/nope", "", 404, "not_found", ""},
 		{"malformed run", "POST", "/skills/v1/skills/echo/runs", `{`, 400, "bad_request", ""},
 		{"invalid args", "POST", "/skills/v1/skills/echo/runs", `{"args":{"n":"x"}}`, 422, "invalid_args", ""},
-		{"too large", "POST", "/skills/v1/skills/echo/runs", `{"args":{"s":"` + strings.Repeat("a", 200) + `"}}`, 413, "too_large", ""},
+		{"too large", "POST", "/skills/v1/skills/echo/runs", `{"args":{"s":"` + strings.Repeat("a", 200) + `"}}`, 422, "invalid_args", "runs.maxArgsBytes"},
 		{"unsupported upload", "POST", "/skills/v1/skills", `{}`, 415, "unsupported_media_type", ""},
 		{"bad tools format", "GET", "/skills/v1/tools?format=x", "", 400, "bad_request", ""},
 		{"the user's own route", "GET", "/", "", 200, "", "the user's home"},

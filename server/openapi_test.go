@@ -182,7 +182,7 @@ func TestOpenAPIDocumentsEveryStatus(t *testing.T) {
 	t.Parallel()
 	doc, _ := loadOpenAPI(t)
 	env, _ := docsEnv(t)
-	small := newEnv(t, Options{MaxPackageBytes: 64, MaxRunBodyBytes: 64}, env.dir)
+	small := newEnvRuntime(t, Options{MaxPackageBytes: 64}, runtime.Config{MaxArgsBytes: 64}, env.dir)
 	tests := []struct {
 		op     string // "method path" as documented
 		status int
@@ -206,7 +206,7 @@ func TestOpenAPIDocumentsEveryStatus(t *testing.T) {
 		}},
 		{"post /v1/skills", 413, func() reply { return upload(t, "POST", small.ts.URL+"/v1/skills", greeterPkg(t, "1", "hello"), nil) }},
 		{"post /v1/skills/{id}/runs", 413, func() reply {
-			return post(t, small.ts.URL+"/v1/skills/docs/runs", `{"args":{"q":"`+strings.Repeat("q", 100)+`"}}`)
+			return post(t, small.ts.URL+"/v1/skills/docs/runs", `{"args":{"q":"`+strings.Repeat("q", 2*envelopeBytes)+`"}}`)
 		}},
 		{"post /v1/skills/{id}/runs", 409, func() reply { return post(t, env.ts.URL+"/v1/skills/broken/runs", `{}`) }},
 		{"get /v1/skills/{id}/resources/{path}", 400, func() reply { return get(t, env.ts.URL+"/v1/skills/docs/resources/../x") }},
@@ -217,7 +217,7 @@ func TestOpenAPIDocumentsEveryStatus(t *testing.T) {
 		{"get /v1/tools", 400, func() reply { return get(t, env.ts.URL+"/v1/tools?tools=x") }},
 		{"post /v1/tools/call", 400, func() reply { return post(t, env.ts.URL+"/v1/tools/call", `{}`) }},
 		{"post /v1/tools/call", 413, func() reply {
-			return post(t, small.ts.URL+"/v1/tools/call", `{"name":"list_skills","arguments":{"query":"`+strings.Repeat("q", 100)+`"}}`)
+			return post(t, small.ts.URL+"/v1/tools/call", `{"name":"list_skills","arguments":{"query":"`+strings.Repeat("q", 2*envelopeBytes)+`"}}`)
 		}},
 		{"post /v1/tools/call", 415, func() reply { return send(t, "POST", env.ts.URL+"/v1/tools/call", strings.NewReader("{}")) }},
 		{"get /v1/runs/{run_id}", 404, func() reply { return get(t, env.ts.URL+"/v1/runs/x") }},

@@ -36,7 +36,7 @@ type anyRunRequest struct {
 
 func (s *Server) runSkill(c echo.Context) error {
 	var req runRequest
-	if err := s.decode(c, &req, s.opts.MaxRunBodyBytes); err != nil {
+	if err := s.decode(c, &req, s.runBodyBytes()); err != nil {
 		return err
 	}
 	return s.run(c, run.Request{Skill: c.Param("id"), Args: req.Args})
@@ -53,7 +53,7 @@ type scriptRunRequest struct {
 // stderr}. A program that exits non-zero is a run that succeeded with that exit code.
 func (s *Server) runScript(c echo.Context) error {
 	var req scriptRunRequest
-	if err := s.decode(c, &req, s.opts.MaxRunBodyBytes); err != nil {
+	if err := s.decode(c, &req, s.runBodyBytes()); err != nil {
 		return err
 	}
 	r := run.Request{Skill: c.Param("id"), Script: c.Param("script"), Argv: req.Args}
@@ -65,7 +65,7 @@ func (s *Server) runScript(c echo.Context) error {
 
 func (s *Server) runAny(c echo.Context) error {
 	var req anyRunRequest
-	if err := s.decode(c, &req, s.opts.MaxRunBodyBytes); err != nil {
+	if err := s.decode(c, &req, s.runBodyBytes()); err != nil {
 		return err
 	}
 	if req.Skill == "" {
@@ -86,6 +86,16 @@ func (s *Server) runAny(c echo.Context) error {
 	}
 	return s.run(c, run.Request{Skill: id, Args: args})
 }
+
+// envelopeBytes is what a run request's body may hold beyond its arguments: the skill's id, the
+// field names, whitespace.
+const envelopeBytes = 4 << 10
+
+// runBodyBytes bounds a run request's body: the runtime's bound on arguments
+// (Runtime.MaxArgsBytes, which the policy and skillbox --max-args-bytes set), and the envelope.
+// The runtime decides; the body is read within its answer, so no client makes the server hold
+// more than the runtime would take.
+func (s *Server) runBodyBytes() int64 { return s.rt.MaxArgsBytes() + envelopeBytes }
 
 // decode reads a JSON body of at most max bytes into v, refusing unknown fields.
 func (s *Server) decode(c echo.Context, v any, max int64) error {

@@ -23,13 +23,14 @@ func runsEnv(t *testing.T) *testEnv {
 	fixture(t, dir, "loop", manifestJSON("loop", `"limits":{"timeoutMs":100}`), "loop", nil)
 	fixture(t, dir, "broken", manifestJSON("broken", `"colour":"red"`), "hello", nil)
 	writeFiles(t, dir, map[string]string{"guide/SKILL.md": "---\nname: guide\ndescription: How to do things.\n---\n\nDo things.\n"})
-	return newEnv(t, Options{MaxRunBodyBytes: 256}, dir)
+	return newEnvRuntime(t, Options{}, runtime.Config{MaxArgsBytes: 256}, dir)
 }
 
 func TestRunRequests(t *testing.T) {
 	t.Parallel()
 	env := runsEnv(t)
-	big := `{"args":{"n":1,"pad":"` + strings.Repeat("x", 300) + `"}}`
+	big := `{"args":{"n":1,"pad":"` + strings.Repeat("x", 2*envelopeBytes) + `"}}`
+	over := `{"args":{"n":1,"pad":"` + strings.Repeat("x", 300) + `"}}` // past the arguments' bound, within the body's
 	tests := []struct {
 		name       string
 		path, body string // given
@@ -49,7 +50,8 @@ func TestRunRequests(t *testing.T) {
 		{"argument of the wrong type is named", "/v1/skills/echo/runs", `{"args":{"n":"seven"}}`, 422, "invalid_args", `\"n\"`},
 		{"undeclared argument is named", "/v1/skills/hello/runs", `{"args":{"name":"x"}}`, 422, "invalid_args", "name"},
 		{"null args are no arguments", "/v1/skills/hello/runs", `{"args":null}`, 200, "", "greeting"},
-		{"body over MaxRunBodyBytes", "/v1/skills/echo/runs", big, 413, "too_large", "256"},
+		{"body over the arguments' bound and the envelope", "/v1/skills/echo/runs", big, 413, "too_large", "4352"},
+		{"arguments over the bound", "/v1/skills/echo/runs", over, 422, "invalid_args", "runs.maxArgsBytes"},
 		{"unknown skill", "/v1/skills/nope/runs", `{}`, 404, "not_found", "nope"},
 		{"instructions-only skill", "/v1/skills/guide/runs", `{}`, 404, "not_found", "guide"},
 		{"broken skill", "/v1/skills/broken/runs", `{}`, 409, "skill_broken", "broken"},
@@ -64,7 +66,7 @@ func TestRunRequests(t *testing.T) {
 		{"runs route with a tool name", "/v1/runs", `{"skill":"skill_hello"}`, 200, "", "greeting"},
 		{"runs route unknown skill", "/v1/runs", `{"skill":"nope"}`, 404, "not_found", "nope"},
 		{"runs route invalid input", "/v1/runs", `{"skill":"echo","input":{"n":1.5}}`, 422, "invalid_args", `\"n\"`},
-		{"runs route too large", "/v1/runs", `{"skill":"echo","input":{"pad":"` + strings.Repeat("y", 300) + `"}}`, 413, "too_large", ""},
+		{"runs route too large", "/v1/runs", `{"skill":"echo","input":{"pad":"` + strings.Repeat("y", 2*envelopeBytes) + `"}}`, 413, "too_large", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -28,8 +28,6 @@ type Options struct {
 	Keys []APIKey
 	// Logger receives access logs and errors; nil discards them. Keys are never logged.
 	Logger *slog.Logger
-	// MaxRunBodyBytes bounds a run request's body (default 4 MiB).
-	MaxRunBodyBytes int64
 	// MaxPackageBytes bounds an uploaded skill package (default 64 MiB).
 	MaxPackageBytes int64
 	// Provider names this server in /.well-known/skills.json (default "skillbox").
@@ -60,9 +58,6 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	if o.MaxRunBodyBytes == 0 {
-		o.MaxRunBodyBytes = 4 << 20
-	}
 	if o.MaxPackageBytes == 0 {
 		o.MaxPackageBytes = 64 << 20
 	}
@@ -111,7 +106,7 @@ func New(rt *runtime.Runtime, opts Options) (*Server, error) {
 		return nil, errors.New("server: nil runtime")
 	}
 	opts = opts.withDefaults()
-	if opts.MaxRunBodyBytes < 0 || opts.MaxPackageBytes < 0 {
+	if opts.MaxPackageBytes < 0 {
 		return nil, errors.New("server: limits must not be negative")
 	}
 	if _, err := toolset.ParseOffer(string(opts.Offer)); err != nil {

@@ -78,7 +78,7 @@ type toolCallResponse struct {
 // never handed a host path, and the runs a call makes are recorded as this face's and key's.
 func (s *Server) toolCall(c echo.Context) error {
 	var req toolCallRequest
-	if err := s.decode(c, &req, s.opts.MaxRunBodyBytes); err != nil {
+	if err := s.decode(c, &req, s.runBodyBytes()); err != nil {
 		return err
 	}
 	if req.Name == "" {

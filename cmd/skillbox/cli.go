@@ -70,6 +70,7 @@ type env struct {
 	maxRuns, maxQueue int // serve, mcp: admission
 	warmInstances     int
 	memoryBudget      byteSize
+	maxArgsBytes      byteSize
 	compileMemory     byteSize
 	compileTimeout    time.Duration
 	cors              []string      // --cors-origin
@@ -352,6 +353,7 @@ func nearestFlag(cmd *cobra.Command, name string) string {
 func (e *env) globalFlags(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&e.skills, "skills", nil, "look for skills in `DIR`; repeat for more, the first wins a clash (default ./skills)")
 	fs.StringVar(&e.policy, "policy", "", "the operator policy, a YAML `FILE`; without it nothing is granted but default limits")
+	fs.Var(&e.maxArgsBytes, "max-args-bytes", "the largest arguments a run takes, on every face, such as 8MiB (default: the policy's runs.maxArgsBytes, 4 MiB)")
 	fs.BoolVar(&e.json, "json", false, "machine-readable output")
 	fs.BoolVarP(&e.verbose, "verbose", "v", false, "log what the runtime does to stderr")
 	fs.StringVar(&e.cacheDir, "cache-dir", "", "cache compiled modules in `DIR` (yours, mode 0700; default: in the user cache directory)")
@@ -392,6 +394,7 @@ func (e *env) runtimeFor(ctx context.Context, dirs []string, adjust ...func(*run
 	}
 	// The runtime reads the policy file itself, so a reload (SIGHUP, POST /v1/reload) rereads it.
 	cfg.PolicyFile = e.policy
+	cfg.MaxArgsBytes = int64(e.maxArgsBytes)
 	cfg.Recorder = e.recorder
 	cfg.Versions = e.versions
 	// The store that keeps the runs keeps their artifacts too (a store.Recorder is both).

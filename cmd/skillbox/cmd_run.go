@@ -13,9 +13,6 @@ import (
 	"github.com/skillbox-dev/skillbox/run"
 )
 
-// maxArgsBytes bounds --args read from a file or stdin.
-const maxArgsBytes = 16 << 20
-
 var cmdRun = &command{
 	summary: "run a skill and print its result",
 	usage:   "<id> [--args JSON | --args @FILE | --args -]",
@@ -28,10 +25,6 @@ var cmdRun = &command{
 	run: func(ctx context.Context, e *env, pos []string) int {
 		if len(pos) != 1 {
 			return e.fail(exitUsage, "run takes one skill id, e.g. skillbox run hello --args '{\"name\":\"Ada\"}'")
-		}
-		args, err := readArgs(e.args, e.stdin)
-		if err != nil {
-			return e.fail(exitUsage, "--args: %v", err)
 		}
 		stopTracing, err := e.startTracing(ctx)
 		if err != nil {
@@ -48,6 +41,11 @@ var cmdRun = &command{
 			return e.fail(exitFailed, "%v", err)
 		}
 		defer rt.Close(context.Background())
+		// Read within the runtime's bound on arguments, which the policy and --max-args-bytes set.
+		args, err := readArgs(e.args, e.stdin, rt.MaxArgsBytes())
+		if err != nil {
+			return e.fail(exitUsage, "--args: %v", err)
+		}
 		res, runErr := rt.Run(ctx, run.Request{Skill: pos[0], Args: args, Face: run.FaceCLI, Caller: osUser()})
 		if e.json {
 			if err := writeJSON(e.stdout, res); err != nil {
@@ -91,28 +89,28 @@ var cmdRun = &command{
 }
 
 // readArgs resolves --args: literal JSON, @file, or - for stdin.
-func readArgs(v string, stdin io.Reader) ([]byte, error) {
+func readArgs(v string, stdin io.Reader, max int64) ([]byte, error) {
 	switch {
 	case v == "-":
-		return readLimited(stdin)
+		return readLimited(stdin, max)
 	case strings.HasPrefix(v, "@"):
 		f, err := os.Open(v[1:])
 		if err != nil {
 			return nil, err
 		}
 		defer f.Close()
-		return readLimited(f)
+		return readLimited(f, max)
 	}
 	return []byte(v), nil
 }
 
-func readLimited(r io.Reader) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, maxArgsBytes+1))
+func readLimited(r io.Reader, max int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, max+1))
 	if err != nil {
 		return nil, err
 	}
-	if len(data) > maxArgsBytes {
-		return nil, fmt.Errorf("more than %d bytes", maxArgsBytes)
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("more than %d bytes (the policy's runs.maxArgsBytes, or --max-args-bytes)", max)
 	}
 	return data, nil
 }

@@ -28,18 +28,6 @@ var cmdScript = &command{
 		if len(pos) < 2 {
 			return e.fail(exitUsage, "script takes a skill id and a program, e.g. skillbox script pdf extract.py report.pdf")
 		}
-		var stdin []byte
-		if e.stdinArg != "" {
-			var err error
-			if e.stdinArg == "-" || strings.HasPrefix(e.stdinArg, "@") {
-				stdin, err = readArgs(e.stdinArg, e.stdin)
-			} else {
-				stdin = []byte(e.stdinArg)
-			}
-			if err != nil {
-				return e.fail(exitUsage, "--stdin: %v", err)
-			}
-		}
 		stopTracing, err := e.startTracing(ctx)
 		if err != nil {
 			return e.fail(exitUsage, "%v", err)
@@ -55,6 +43,17 @@ var cmdScript = &command{
 			return e.fail(exitFailed, "%v", err)
 		}
 		defer rt.Close(context.Background())
+		var stdin []byte
+		if e.stdinArg != "" {
+			if e.stdinArg == "-" || strings.HasPrefix(e.stdinArg, "@") {
+				stdin, err = readArgs(e.stdinArg, e.stdin, rt.MaxArgsBytes())
+			} else {
+				stdin = []byte(e.stdinArg)
+			}
+			if err != nil {
+				return e.fail(exitUsage, "--stdin: %v", err)
+			}
+		}
 		res, runErr := rt.Run(ctx, run.Request{Skill: pos[0], Script: pos[1], Argv: pos[2:], Stdin: stdin, Face: run.FaceCLI, Caller: osUser()})
 		if runErr != nil {
 			if e.json { // one shape for a run that did not happen, as the HTTP API's errors

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/skillbox-dev/skillbox/policy"
 )
 
 const wordCountArgs = `{"text":"a b a"}`
@@ -122,10 +124,21 @@ func TestRunArgsAndUsageErrors(t *testing.T) {
 			expect: usageErr("--args:", "is a directory"),
 		},
 		{
-			name:   "args on stdin over 16 MiB",
-			stdin:  `{"text":"` + strings.Repeat("a", maxArgsBytes) + `"}`,
+			name:   "args on stdin over the policy's 4 MiB",
+			stdin:  `{"text":"` + strings.Repeat("a", policy.DefaultMaxArgsBytes) + `"}`,
 			when:   []string{"--skills", "$SKILLS", "run", "word-count", "--args", "-"},
-			expect: usageErr("--args: more than 16777216 bytes"),
+			expect: usageErr("--args: more than 4194304 bytes"),
+		},
+		{
+			name:   "args on stdin over --max-args-bytes",
+			stdin:  `{"text":"` + strings.Repeat("a", 100) + `"}`,
+			when:   []string{"--skills", "$SKILLS", "--max-args-bytes", "64", "run", "word-count", "--args", "-"},
+			expect: usageErr("--args: more than 64 bytes"),
+		},
+		{
+			name:   "literal args over --max-args-bytes",
+			when:   []string{"--skills", "$SKILLS", "--max-args-bytes", "64", "run", "word-count", "--args", `{"text":"` + strings.Repeat("a", 100) + `"}`},
+			expect: expect{code: exitFailed, stderr: []string{"invalid_args", "runs.maxArgsBytes"}},
 		},
 		{name: "missing id", when: []string{"--skills", "$SKILLS", "run"}, expect: usageErr("run takes one skill id")},
 		// With --json, a usage error is also JSON on stdout.
