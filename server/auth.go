@@ -14,26 +14,11 @@ import (
 	"github.com/skillbox-dev/skillbox/access"
 )
 
-// Role is what an API key may do: the runtime's roles, which each include the ones before it.
-type Role = access.Role
-
-// The roles, as the runtime defines them.
-const (
-	RoleViewer    = access.RoleViewer
-	RoleRunner    = access.RoleRunner
-	RoleAuthor    = access.RoleAuthor
-	RolePublisher = access.RolePublisher
-	RoleAdmin     = access.RoleAdmin
-)
-
-// ParseRole reads a role name.
-func ParseRole(s string) (Role, error) { return access.ParseRole(s) }
-
 // APIKey is one client's key. Only its hash is kept once the server is built.
 type APIKey struct {
-	Name string `yaml:"name"`
-	Key  string `yaml:"key"`
-	Role Role   `yaml:"-"`
+	Name string      `yaml:"name"`
+	Key  string      `yaml:"key"`
+	Role access.Role `yaml:"-"`
 	// Tenant is the tenant the key belongs to (one of Options.Tenants); "" is the default
 	// tenant, the server's own runtime.
 	Tenant string `yaml:"tenant"`
@@ -64,7 +49,7 @@ func LoadKeys(path string) ([]APIKey, error) {
 		if strings.TrimSpace(r.Name) == "" {
 			return nil, fmt.Errorf("%s: key %d: no name: give every key a name (runs, versions and approvals record it as who asked)", path, i)
 		}
-		role, err := ParseRole(r.Role)
+		role, err := access.ParseRole(r.Role)
 		if err != nil {
 			return nil, fmt.Errorf("%s: key %d (%s): %w", path, i, r.Name, err)
 		}
@@ -90,7 +75,7 @@ const keyContext = "skillbox.key"
 func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if len(s.keys) == 0 {
-			c.Set(keyContext, keyEntry{Principal: access.Principal{Key: "anonymous", Role: RoleAdmin}})
+			c.Set(keyContext, keyEntry{Principal: access.Principal{Key: "anonymous", Role: access.RoleAdmin}})
 			return next(c)
 		}
 		// Either header may carry the key; a stale one in the other does not hide a good one.
@@ -119,7 +104,7 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // require lets through callers with at least role.
-func require(role Role) echo.MiddlewareFunc {
+func require(role access.Role) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			k, _ := c.Get(keyContext).(keyEntry)

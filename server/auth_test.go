@@ -9,17 +9,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
-var roleKeys = map[Role]string{
-	RoleViewer: "viewer-key-0123456789abcdef",
-	RoleRunner: "runner-key-0123456789abcdef",
-	RoleAuthor: "author-key-0123456789abcdef",
-	RoleAdmin:  "admin-key-0123456789abcdef!",
+var roleKeys = map[access.Role]string{
+	access.RoleViewer: "viewer-key-0123456789abcdef",
+	access.RoleRunner: "runner-key-0123456789abcdef",
+	access.RoleAuthor: "author-key-0123456789abcdef",
+	access.RoleAdmin:  "admin-key-0123456789abcdef!",
 }
 
-var roles = []Role{RoleViewer, RoleRunner, RoleAuthor, RoleAdmin}
+var roles = []access.Role{access.RoleViewer, access.RoleRunner, access.RoleAuthor, access.RoleAdmin}
 
 func keysOptions() Options {
 	var keys []APIKey
@@ -48,36 +49,42 @@ func TestRoleMatrix(t *testing.T) {
 	u := env.ts.URL
 	type endpoint struct {
 		name string
-		need Role
+		need access.Role
 		want int // when allowed
-		call func(t *testing.T, role Role, auth ...string) reply
+		call func(t *testing.T, role access.Role, auth ...string) reply
 	}
 	endpoints := []endpoint{
-		{"list", RoleViewer, 200, func(t *testing.T, _ Role, h ...string) reply { return get(t, u+"/v1/skills", h...) }},
-		{"detail", RoleViewer, 200, func(t *testing.T, _ Role, h ...string) reply { return get(t, u+"/v1/skills/hello", h...) }},
-		{"resource", RoleViewer, 200, func(t *testing.T, _ Role, h ...string) reply {
+		{"list", access.RoleViewer, 200, func(t *testing.T, _ access.Role, h ...string) reply { return get(t, u+"/v1/skills", h...) }},
+		{"detail", access.RoleViewer, 200, func(t *testing.T, _ access.Role, h ...string) reply { return get(t, u+"/v1/skills/hello", h...) }},
+		{"resource", access.RoleViewer, 200, func(t *testing.T, _ access.Role, h ...string) reply {
 			return get(t, u+"/v1/skills/hello/resources/skill.json", h...)
 		}},
-		{"metrics", RoleViewer, 200, func(t *testing.T, _ Role, h ...string) reply { return get(t, u+"/metrics", h...) }},
-		{"tools", RoleViewer, 200, func(t *testing.T, _ Role, h ...string) reply { return get(t, u+"/v1/tools", h...) }},
-		{"well-known", RoleViewer, 200, func(t *testing.T, _ Role, h ...string) reply { return get(t, u+"/.well-known/skills.json", h...) }},
-		{"search", RoleViewer, 200, func(t *testing.T, _ Role, h ...string) reply {
+		{"metrics", access.RoleViewer, 200, func(t *testing.T, _ access.Role, h ...string) reply { return get(t, u+"/metrics", h...) }},
+		{"tools", access.RoleViewer, 200, func(t *testing.T, _ access.Role, h ...string) reply { return get(t, u+"/v1/tools", h...) }},
+		{"well-known", access.RoleViewer, 200, func(t *testing.T, _ access.Role, h ...string) reply {
+			return get(t, u+"/.well-known/skills.json", h...)
+		}},
+		{"search", access.RoleViewer, 200, func(t *testing.T, _ access.Role, h ...string) reply {
 			return post(t, u+"/v1/skills/search", `{"query":"x"}`, h...)
 		}},
-		{"run history", RoleViewer, 404, func(t *testing.T, _ Role, h ...string) reply { return get(t, u+"/v1/runs/run_unknown", h...) }},
-		{"run", RoleRunner, 200, func(t *testing.T, _ Role, h ...string) reply { return post(t, u+"/v1/skills/hello/runs", `{}`, h...) }},
-		{"run any", RoleRunner, 200, func(t *testing.T, _ Role, h ...string) reply { return post(t, u+"/v1/runs", `{"skill":"hello"}`, h...) }},
-		{"create", RoleAuthor, 201, func(t *testing.T, r Role, h ...string) reply {
+		{"run history", access.RoleViewer, 404, func(t *testing.T, _ access.Role, h ...string) reply { return get(t, u+"/v1/runs/run_unknown", h...) }},
+		{"run", access.RoleRunner, 200, func(t *testing.T, _ access.Role, h ...string) reply {
+			return post(t, u+"/v1/skills/hello/runs", `{}`, h...)
+		}},
+		{"run any", access.RoleRunner, 200, func(t *testing.T, _ access.Role, h ...string) reply {
+			return post(t, u+"/v1/runs", `{"skill":"hello"}`, h...)
+		}},
+		{"create", access.RoleAuthor, 201, func(t *testing.T, r access.Role, h ...string) reply {
 			id := "made-by-" + r.String()
 			return upload(t, "POST", u+"/v1/skills", pkg{"skill.json": []byte(manifestJSON(id, "")), "execute.wasm": wasmFixture(t, "hello")}, nil, h...)
 		}},
-		{"update", RoleAuthor, 200, func(t *testing.T, r Role, h ...string) reply {
+		{"update", access.RoleAuthor, 200, func(t *testing.T, r access.Role, h ...string) reply {
 			return uploadTar(t, "PUT", u+"/v1/skills/echo", tarOf(pkg{"skill.json": []byte(manifestJSON("echo", `"parameters":{"type":"object"}`)), "execute.wasm": wasmFixture(t, "echo")}, ""), h...)
 		}},
-		{"delete", RoleAdmin, 204, func(t *testing.T, r Role, h ...string) reply {
+		{"delete", access.RoleAdmin, 204, func(t *testing.T, r access.Role, h ...string) reply {
 			return send(t, "DELETE", u+"/v1/skills/doomed-"+r.String(), nil, h...)
 		}},
-		{"reload", RoleAdmin, 200, func(t *testing.T, _ Role, h ...string) reply { return post(t, u+"/v1/reload", "", h...) }},
+		{"reload", access.RoleAdmin, 200, func(t *testing.T, _ access.Role, h ...string) reply { return post(t, u+"/v1/reload", "", h...) }},
 	}
 	for _, ep := range endpoints {
 		for _, role := range roles {
@@ -98,9 +105,9 @@ func TestRoleMatrix(t *testing.T) {
 	}
 	// Refused requests changed nothing: only the admin's skill is gone, only author+ created.
 	for _, role := range roles {
-		deleted := get(t, u+"/v1/skills/doomed-"+role.String(), "X-API-Key", roleKeys[RoleViewer]).status == 404
-		created := get(t, u+"/v1/skills/made-by-"+role.String(), "X-API-Key", roleKeys[RoleViewer]).status == 200
-		if deleted != (role == RoleAdmin) || created != (role >= RoleAuthor) {
+		deleted := get(t, u+"/v1/skills/doomed-"+role.String(), "X-API-Key", roleKeys[access.RoleViewer]).status == 404
+		created := get(t, u+"/v1/skills/made-by-"+role.String(), "X-API-Key", roleKeys[access.RoleViewer]).status == 200
+		if deleted != (role == access.RoleAdmin) || created != (role >= access.RoleAuthor) {
 			t.Errorf("%s: deleted %v, created %v", role, deleted, created)
 		}
 	}
@@ -110,7 +117,7 @@ func TestAuthentication(t *testing.T) {
 	t.Parallel()
 	env := authEnv(t, keysOptions())
 	url := env.ts.URL + "/v1/skills"
-	viewer := roleKeys[RoleViewer]
+	viewer := roleKeys[access.RoleViewer]
 	tests := []struct {
 		name   string
 		header []string // given
@@ -194,16 +201,16 @@ func TestNewRefusesBadConfiguration(t *testing.T) {
 		want string  // expect an error containing this, or "" for none
 	}{
 		{"no keys", rt, Options{}, ""},
-		{"good keys", rt, Options{Keys: []APIKey{{Name: "a", Key: long, Role: RoleViewer}, {Name: "b", Key: long + "x", Role: RoleAdmin}}}, ""},
+		{"good keys", rt, Options{Keys: []APIKey{{Name: "a", Key: long, Role: access.RoleViewer}, {Name: "b", Key: long + "x", Role: access.RoleAdmin}}}, ""},
 		{"nil runtime", nil, Options{}, "nil runtime"},
-		{"short key", rt, Options{Keys: []APIKey{{Name: "short", Key: "0123456789abcde", Role: RoleAdmin}}}, "short"},
-		{"empty key", rt, Options{Keys: []APIKey{{Name: "empty", Role: RoleAdmin}}}, "empty"},
-		{"duplicate key", rt, Options{Keys: []APIKey{{Name: "one", Key: long, Role: RoleViewer}, {Name: "two", Key: long, Role: RoleAdmin}}}, "two"},
+		{"short key", rt, Options{Keys: []APIKey{{Name: "short", Key: "0123456789abcde", Role: access.RoleAdmin}}}, "short"},
+		{"empty key", rt, Options{Keys: []APIKey{{Name: "empty", Role: access.RoleAdmin}}}, "empty"},
+		{"duplicate key", rt, Options{Keys: []APIKey{{Name: "one", Key: long, Role: access.RoleViewer}, {Name: "two", Key: long, Role: access.RoleAdmin}}}, "two"},
 		{"no role", rt, Options{Keys: []APIKey{{Name: "norole", Key: long}}}, "norole"},
-		{"role past admin", rt, Options{Keys: []APIKey{{Name: "god", Key: long, Role: RoleAdmin + 1}}}, "god"},
+		{"role past admin", rt, Options{Keys: []APIKey{{Name: "god", Key: long, Role: access.RoleAdmin + 1}}}, "god"},
 		{"negative role", rt, Options{Keys: []APIKey{{Name: "neg", Key: long, Role: -1}}}, "neg"},
-		{"no name", rt, Options{Keys: []APIKey{{Name: "a", Key: long, Role: RoleViewer}, {Key: long + "x", Role: RoleRunner}}}, "key 1 has no name"},
-		{"blank name", rt, Options{Keys: []APIKey{{Name: "  ", Key: long, Role: RoleRunner, User: "bob"}}}, "key 0 has no name"},
+		{"no name", rt, Options{Keys: []APIKey{{Name: "a", Key: long, Role: access.RoleViewer}, {Key: long + "x", Role: access.RoleRunner}}}, "key 1 has no name"},
+		{"blank name", rt, Options{Keys: []APIKey{{Name: "  ", Key: long, Role: access.RoleRunner, User: "bob"}}}, "key 0 has no name"},
 		{"negative package limit", rt, Options{MaxPackageBytes: -1}, "negative"},
 	}
 	for _, tc := range tests {
@@ -228,12 +235,12 @@ func TestParseRole(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		in   string
-		want Role
+		want access.Role
 		ok   bool
-	}{{"viewer", RoleViewer, true}, {"Runner", RoleRunner, true}, {"AUTHOR", RoleAuthor, true}, {"admin", RoleAdmin, true}, {"root", 0, false}, {"", 0, false}} {
-		r, err := ParseRole(tc.in)
+	}{{"viewer", access.RoleViewer, true}, {"Runner", access.RoleRunner, true}, {"AUTHOR", access.RoleAuthor, true}, {"admin", access.RoleAdmin, true}, {"root", 0, false}, {"", 0, false}} {
+		r, err := access.ParseRole(tc.in)
 		if r != tc.want || (err == nil) != tc.ok {
-			t.Errorf("ParseRole(%q) = %v, %v", tc.in, r, err)
+			t.Errorf("access.ParseRole(%q) = %v, %v", tc.in, r, err)
 		}
 		if tc.ok && r.String() != strings.ToLower(tc.in) {
 			t.Errorf("%v.String() = %q", r, r.String())
@@ -252,7 +259,7 @@ func TestLoadKeys(t *testing.T) {
 		err        string // expect
 	}{
 		{"keys and roles", "- name: ci\n  key: ci-key-0123456789abcdef\n  role: runner\n- name: ops\n  key: env:SKILLBOX_TEST_KEY\n  role: Admin\n",
-			[]APIKey{{Name: "ci", Key: "ci-key-0123456789abcdef", Role: RoleRunner}, {Name: "ops", Key: "from-the-environment-0123", Role: RoleAdmin}}, ""},
+			[]APIKey{{Name: "ci", Key: "ci-key-0123456789abcdef", Role: access.RoleRunner}, {Name: "ops", Key: "from-the-environment-0123", Role: access.RoleAdmin}}, ""},
 		{"bad role", "- name: x\n  key: x-key-0123456789abcdef\n  role: root\n", nil, "root"},
 		{"no role", "- name: x\n  key: x-key-0123456789abcdef\n", nil, "role"},
 		{"short key", "- name: x\n  key: short\n  role: viewer\n", nil, "16"},

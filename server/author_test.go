@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
@@ -27,8 +28,8 @@ func TestAuthoringToolsByRole(t *testing.T) {
 		r := get(t, env.ts.URL+"/v1/tools?format=mcp", "X-API-Key", key)
 		return strings.Contains(string(r.body), `"create_skill"`)
 	}
-	if listed(roleKeys[RoleRunner]) || !listed(roleKeys[RoleAuthor]) {
-		t.Fatalf("GET /v1/tools: runner sees create_skill %v, author %v", listed(roleKeys[RoleRunner]), listed(roleKeys[RoleAuthor]))
+	if listed(roleKeys[access.RoleRunner]) || !listed(roleKeys[access.RoleAuthor]) {
+		t.Fatalf("GET /v1/tools: runner sees create_skill %v, author %v", listed(roleKeys[access.RoleRunner]), listed(roleKeys[access.RoleAuthor]))
 	}
 	call := func(key, name, args string) toolCallResponse {
 		body, _ := json.Marshal(map[string]any{"name": name, "arguments": json.RawMessage(args)})
@@ -37,13 +38,13 @@ func TestAuthoringToolsByRole(t *testing.T) {
 		r.decode(t, &out)
 		return out
 	}
-	if out := call(roleKeys[RoleRunner], "create_skill", createSkillArgs); !out.IsError || !strings.Contains(out.Text, "author role") {
+	if out := call(roleKeys[access.RoleRunner], "create_skill", createSkillArgs); !out.IsError || !strings.Contains(out.Text, "author role") {
 		t.Fatalf("runner's create_skill: %+v", out)
 	}
-	if out := call(roleKeys[RoleAuthor], "create_skill", createSkillArgs); out.IsError {
+	if out := call(roleKeys[access.RoleAuthor], "create_skill", createSkillArgs); out.IsError {
 		t.Fatalf("author's create_skill: %+v", out)
 	}
-	if out := call(roleKeys[RoleRunner], "skill_adder", `{"a":1,"b":2}`); out.IsError || out.Text != "3" {
+	if out := call(roleKeys[access.RoleRunner], "skill_adder", `{"a":1,"b":2}`); out.IsError || out.Text != "3" {
 		t.Fatalf("run of the new skill: %+v", out)
 	}
 
@@ -59,11 +60,11 @@ func TestAuthoringToolsByRole(t *testing.T) {
 		return cs
 	}
 	del := &mcp.CallToolParams{Name: "delete_skill", Arguments: map[string]any{"id": "adder"}}
-	res, err := session(roleKeys[RoleRunner]).CallTool(ctx, del)
+	res, err := session(roleKeys[access.RoleRunner]).CallTool(ctx, del)
 	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "author role") {
 		t.Fatalf("runner's delete_skill over MCP: %v %+v", err, res)
 	}
-	res, err = session(roleKeys[RoleAuthor]).CallTool(ctx, del)
+	res, err = session(roleKeys[access.RoleAuthor]).CallTool(ctx, del)
 	if err != nil || res.IsError {
 		t.Fatalf("author's delete_skill over MCP: %v %+v", err, res)
 	}

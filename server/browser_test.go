@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/skillbox-dev/skillbox/access"
 )
 
 // mcpInitialize is an MCP initialize request.
@@ -117,7 +119,7 @@ func TestKeylessServerAnswersOnlyLoopbackHosts(t *testing.T) {
 func TestWithKeysAnyHostButNoCrossSite(t *testing.T) {
 	t.Parallel()
 	env := watEnv(t, keysOptions(), 100)
-	key := []string{"X-API-Key", roleKeys[RoleAdmin]}
+	key := []string{"X-API-Key", roleKeys[access.RoleAdmin]}
 	var n atomic.Int64
 	for _, r := range browserRoutes(&n) {
 		t.Run(r.name, func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/store"
 )
@@ -31,7 +32,7 @@ func (s *Server) cancelRun(c echo.Context) error {
 	if rec == nil {
 		return s.cancelGone(c, id)
 	}
-	if k.Role < RoleAdmin && k.Key != rec.caller {
+	if k.Role < access.RoleAdmin && k.Key != rec.caller {
 		return httpError(http.StatusForbidden, "forbidden",
 			"run %q was started by another key: only that key or an admin may cancel it", id)
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
@@ -14,10 +15,10 @@ import (
 func TestCancelRun(t *testing.T) {
 	t.Parallel()
 	keys := []APIKey{
-		{Name: "alice", Key: "alice-key-0123456789", Role: RoleRunner},
-		{Name: "bob", Key: "bob-key-0123456789ab", Role: RoleAuthor},
-		{Name: "root", Key: "root-key-0123456789a", Role: RoleAdmin},
-		{Name: "eve", Key: "eve-key-0123456789ab", Role: RoleViewer},
+		{Name: "alice", Key: "alice-key-0123456789", Role: access.RoleRunner},
+		{Name: "bob", Key: "bob-key-0123456789ab", Role: access.RoleAuthor},
+		{Name: "root", Key: "root-key-0123456789a", Role: access.RoleAdmin},
+		{Name: "eve", Key: "eve-key-0123456789ab", Role: access.RoleViewer},
 	}
 	env := liveEnv(t, Options{Keys: keys}, runtime.Config{})
 	as := func(name string) []string {

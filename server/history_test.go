@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/store"
@@ -189,7 +190,7 @@ func TestRunHistoryDown(t *testing.T) {
 func TestRunHistoryNeedsAViewer(t *testing.T) {
 	t.Parallel()
 	viewer := "viewer-key-0123456789"
-	env, _, _ := historyEnv(t, Options{Keys: []APIKey{{Name: "v", Key: viewer, Role: RoleViewer}}})
+	env, _, _ := historyEnv(t, Options{Keys: []APIKey{{Name: "v", Key: viewer, Role: access.RoleViewer}}})
 	wantError(t, get(t, env.ts.URL+"/v1/runs"), 401, "unauthorized")
 	if r := get(t, env.ts.URL+"/v1/runs", "Authorization", "Bearer "+viewer); r.status != 200 {
 		t.Errorf("a viewer's GET /v1/runs: %s", r)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/mcpserver"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
@@ -40,10 +41,10 @@ func TestMCPEndpoint(t *testing.T) {
 	if status, _ := send(""); status != http.StatusUnauthorized {
 		t.Errorf("no key: %d", status)
 	}
-	if status, _ := send(roleKeys[RoleViewer]); status != http.StatusForbidden {
+	if status, _ := send(roleKeys[access.RoleViewer]); status != http.StatusForbidden {
 		t.Errorf("viewer: %d", status)
 	}
-	status, body := send(roleKeys[RoleRunner])
+	status, body := send(roleKeys[access.RoleRunner])
 	if status != http.StatusOK || !strings.Contains(body, `"serverInfo"`) || !strings.Contains(body, `"tools"`) {
 		t.Errorf("runner: %d %s", status, body)
 	}
@@ -71,7 +72,7 @@ func TestMCPEndpointProtocols(t *testing.T) {
 			defer cancel()
 			client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
 			cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: env.ts.URL + "/mcp",
-				HTTPClient: &http.Client{Transport: keyTransport{roleKeys[RoleRunner]}}}, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
+				HTTPClient: &http.Client{Transport: keyTransport{roleKeys[access.RoleRunner]}}}, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -119,7 +120,7 @@ func TestMCPBodyIsBoundedByTheArgsBound(t *testing.T) {
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
-		req.Header.Set("X-API-Key", roleKeys[RoleRunner])
+		req.Header.Set("X-API-Key", roleKeys[access.RoleRunner])
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)

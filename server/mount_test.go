@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -102,8 +103,8 @@ func TestMountedWithKeys(t *testing.T) {
 	if r.header.Get("WWW-Authenticate") == "" {
 		t.Error("no WWW-Authenticate")
 	}
-	wantError(t, post(t, ts.URL+"/skills/v1/reload", "", "X-API-Key", roleKeys[RoleRunner]), 403, "forbidden")
-	if r := post(t, ts.URL+"/skills/v1/reload", "", "X-API-Key", roleKeys[RoleAdmin]); r.status != 200 {
+	wantError(t, post(t, ts.URL+"/skills/v1/reload", "", "X-API-Key", roleKeys[access.RoleRunner]), 403, "forbidden")
+	if r := post(t, ts.URL+"/skills/v1/reload", "", "X-API-Key", roleKeys[access.RoleAdmin]); r.status != 200 {
 		t.Errorf("admin reload: %s", r)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/skillbox-dev/skillbox/access"
 )
 
 var sampleLine = regexp.MustCompile(`^[a-z_]+(\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\})? -?[0-9.e+]+$`)
@@ -118,7 +120,7 @@ func TestHealthAndReadiness(t *testing.T) {
 func TestRequestIDs(t *testing.T) {
 	t.Parallel()
 	env := authEnv(t, keysOptions())
-	key := []string{"X-API-Key", roleKeys[RoleViewer]}
+	key := []string{"X-API-Key", roleKeys[access.RoleViewer]}
 	tests := []struct {
 		name, method, path string
 		header             []string
@@ -162,12 +164,14 @@ func TestAccessLogNeverShowsKeys(t *testing.T) {
 		status int
 		key    string // the key name logged
 	}{
-		{func() reply { return get(t, u+"/v1/skills", "Authorization", "Bearer "+roleKeys[RoleViewer]) }, 200, "viewer-client"},
-		{func() reply { return post(t, u+"/v1/skills/hello/runs", "{}", "X-API-Key", roleKeys[RoleRunner]) }, 200, "runner-client"},
-		{func() reply { return post(t, u+"/v1/reload", "", "X-API-Key", roleKeys[RoleAuthor]) }, 403, "author-client"},
+		{func() reply { return get(t, u+"/v1/skills", "Authorization", "Bearer "+roleKeys[access.RoleViewer]) }, 200, "viewer-client"},
+		{func() reply {
+			return post(t, u+"/v1/skills/hello/runs", "{}", "X-API-Key", roleKeys[access.RoleRunner])
+		}, 200, "runner-client"},
+		{func() reply { return post(t, u+"/v1/reload", "", "X-API-Key", roleKeys[access.RoleAuthor]) }, 403, "author-client"},
 		{func() reply { return get(t, u+"/v1/skills", "Authorization", "Bearer "+wrong) }, 401, ""},
 		{func() reply {
-			return get(t, u+"/v1/skills/nope?key="+roleKeys[RoleAdmin], "X-API-Key", roleKeys[RoleAdmin])
+			return get(t, u+"/v1/skills/nope?key="+roleKeys[access.RoleAdmin], "X-API-Key", roleKeys[access.RoleAdmin])
 		}, 404, "admin-client"},
 	}
 	for i, rq := range requests {
@@ -188,7 +192,7 @@ func TestAccessLogNeverShowsKeys(t *testing.T) {
 		t.Fatalf("%d access log lines for %d requests:\n%s", len(lines), len(requests), buf.String())
 	}
 	log := buf.String()
-	for _, k := range append([]string{wrong}, roleKeys[RoleViewer], roleKeys[RoleRunner], roleKeys[RoleAuthor], roleKeys[RoleAdmin]) {
+	for _, k := range append([]string{wrong}, roleKeys[access.RoleViewer], roleKeys[access.RoleRunner], roleKeys[access.RoleAuthor], roleKeys[access.RoleAdmin]) {
 		if strings.Contains(log, k) || strings.Contains(log, k[:16]) {
 			t.Errorf("the log shows a key:\n%s", log)
 		}

@@ -170,7 +170,7 @@ func (s *Server) Mount(g *echo.Group) {
 		g.Add(method, path, h, common...)
 		paths[path] = true
 	}
-	guarded := func(method, path string, h echo.HandlerFunc, role Role) {
+	guarded := func(method, path string, h echo.HandlerFunc, role access.Role) {
 		mw := append(append([]echo.MiddlewareFunc{}, common...), s.loopbackHost, s.authenticate, require(role))
 		g.Add(method, path, h, mw...)
 		paths[path] = true
@@ -179,44 +179,44 @@ func (s *Server) Mount(g *echo.Group) {
 	public(http.MethodHead, "/healthz", s.healthz)
 	public(http.MethodGet, "/readyz", s.readyz)
 	public(http.MethodGet, "/openapi.json", s.openapi)
-	guarded(http.MethodGet, "/metrics", s.each((*Server).metricsHandler), RoleViewer)
+	guarded(http.MethodGet, "/metrics", s.each((*Server).metricsHandler), access.RoleViewer)
 
 	// The JSON endpoints take only JSON (requireJSON); the uploads take multipart or .tar.gz and
 	// DELETE and reload take no body: the cross-site check is their defence.
-	guarded(http.MethodGet, "/v1/skills", s.each((*Server).listSkills), RoleViewer)
-	guarded(http.MethodPost, "/v1/skills/search", requireJSON(s.each((*Server).search)), RoleViewer)
-	guarded(http.MethodGet, "/v1/skills/:id", s.each((*Server).getSkill), RoleViewer)
-	guarded(http.MethodGet, "/v1/skills/:id/instructions", s.each((*Server).instructions), RoleViewer)
-	guarded(http.MethodGet, "/v1/skills/:id/resources/*", s.each((*Server).resource), RoleViewer)
-	guarded(http.MethodPost, "/v1/skills/:id/runs", requireJSON(s.each((*Server).runSkill)), RoleRunner)
-	guarded(http.MethodPost, "/v1/runs", requireJSON(s.each((*Server).runAny)), RoleRunner)
-	guarded(http.MethodPost, "/v1/skills/:id/scripts/:script/runs", requireJSON(s.each((*Server).runScript)), RoleRunner)
-	guarded(http.MethodGet, "/v1/runs", s.each((*Server).listRuns), RoleViewer)
-	guarded(http.MethodGet, "/v1/runs/:run_id", s.each((*Server).getRun), RoleViewer)
-	guarded(http.MethodGet, "/v1/runs/:run_id/artifacts/*", s.each((*Server).artifact), RoleViewer)
-	guarded(http.MethodGet, "/v1/runs/:run_id/events", s.each((*Server).runEvents), RoleViewer)
+	guarded(http.MethodGet, "/v1/skills", s.each((*Server).listSkills), access.RoleViewer)
+	guarded(http.MethodPost, "/v1/skills/search", requireJSON(s.each((*Server).search)), access.RoleViewer)
+	guarded(http.MethodGet, "/v1/skills/:id", s.each((*Server).getSkill), access.RoleViewer)
+	guarded(http.MethodGet, "/v1/skills/:id/instructions", s.each((*Server).instructions), access.RoleViewer)
+	guarded(http.MethodGet, "/v1/skills/:id/resources/*", s.each((*Server).resource), access.RoleViewer)
+	guarded(http.MethodPost, "/v1/skills/:id/runs", requireJSON(s.each((*Server).runSkill)), access.RoleRunner)
+	guarded(http.MethodPost, "/v1/runs", requireJSON(s.each((*Server).runAny)), access.RoleRunner)
+	guarded(http.MethodPost, "/v1/skills/:id/scripts/:script/runs", requireJSON(s.each((*Server).runScript)), access.RoleRunner)
+	guarded(http.MethodGet, "/v1/runs", s.each((*Server).listRuns), access.RoleViewer)
+	guarded(http.MethodGet, "/v1/runs/:run_id", s.each((*Server).getRun), access.RoleViewer)
+	guarded(http.MethodGet, "/v1/runs/:run_id/artifacts/*", s.each((*Server).artifact), access.RoleViewer)
+	guarded(http.MethodGet, "/v1/runs/:run_id/events", s.each((*Server).runEvents), access.RoleViewer)
 	// Only the key that started a run, or an admin, may cancel it (cancelRun checks).
-	guarded(http.MethodPost, "/v1/runs/:run_id/cancel", s.each((*Server).cancelRun), RoleRunner)
-	guarded(http.MethodGet, "/v1/skills/:id/versions", s.each((*Server).listVersions), RoleViewer)
-	guarded(http.MethodGet, "/v1/versions", s.each((*Server).findVersions), RoleViewer)
+	guarded(http.MethodPost, "/v1/runs/:run_id/cancel", s.each((*Server).cancelRun), access.RoleRunner)
+	guarded(http.MethodGet, "/v1/skills/:id/versions", s.each((*Server).listVersions), access.RoleViewer)
+	guarded(http.MethodGet, "/v1/versions", s.each((*Server).findVersions), access.RoleViewer)
 	// The runtime decides which role each action needs (version.Transitions).
-	guarded(http.MethodPost, "/v1/skills/:id/versions/:digest/:action", s.each((*Server).changeVersion), RoleViewer)
+	guarded(http.MethodPost, "/v1/skills/:id/versions/:digest/:action", s.each((*Server).changeVersion), access.RoleViewer)
 
-	guarded(http.MethodGet, "/.well-known/skills.json", s.each((*Server).wellKnown), RoleViewer)
-	s.mountAgentSkills(func(method, path string, h echo.HandlerFunc) { guarded(method, path, h, RoleViewer) })
-	guarded(http.MethodGet, "/v1/tools", s.each((*Server).tools), RoleViewer)
-	guarded(http.MethodPost, "/v1/tools/call", requireJSON(s.each((*Server).toolCall)), RoleRunner)
+	guarded(http.MethodGet, "/.well-known/skills.json", s.each((*Server).wellKnown), access.RoleViewer)
+	s.mountAgentSkills(func(method, path string, h echo.HandlerFunc) { guarded(method, path, h, access.RoleViewer) })
+	guarded(http.MethodGet, "/v1/tools", s.each((*Server).tools), access.RoleViewer)
+	guarded(http.MethodPost, "/v1/tools/call", requireJSON(s.each((*Server).toolCall)), access.RoleRunner)
 
-	guarded(http.MethodPost, "/v1/skills", s.each((*Server).createSkill), RoleAuthor)
-	guarded(http.MethodPut, "/v1/skills/:id", s.each((*Server).updateSkill), RoleAuthor)
-	guarded(http.MethodDelete, "/v1/skills/:id", s.each((*Server).deleteSkill), RoleAdmin)
-	guarded(http.MethodPost, "/v1/reload", s.each((*Server).reload), RoleAdmin)
+	guarded(http.MethodPost, "/v1/skills", s.each((*Server).createSkill), access.RoleAuthor)
+	guarded(http.MethodPut, "/v1/skills/:id", s.each((*Server).updateSkill), access.RoleAuthor)
+	guarded(http.MethodDelete, "/v1/skills/:id", s.each((*Server).deleteSkill), access.RoleAdmin)
+	guarded(http.MethodPost, "/v1/reload", s.each((*Server).reload), access.RoleAdmin)
 
 	// MCP over streamable HTTP. Listing and calling happen inside one session, so the session
 	// needs the runner role; the MCP handler checks its own content types, and also refuses a
 	// non-loopback Host on a loopback listener.
 	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
-		guarded(m, "/mcp", s.each((*Server).serveMCP), RoleRunner)
+		guarded(m, "/mcp", s.each((*Server).serveMCP), access.RoleRunner)
 	}
 
 	// With CORS on, every path answers preflights (the CORS middleware writes them, before any

@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/artifact"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/runtime"
@@ -66,9 +67,9 @@ func newTenantEnv(t *testing.T, acmeQuota runtime.Quota) *tenantEnv {
 	}
 	root := mk("", "root-tools", runtime.Quota{})
 	srv, err := New(root, Options{History: st,
-		Keys: []APIKey{{Name: "root", Key: rootKey, Role: RoleAdmin},
-			{Name: "acme-admin", Key: acmeKey, Role: RoleAdmin, Tenant: "acme", User: "alice@acme"},
-			{Name: "globex-admin", Key: globexKey, Role: RoleAdmin, Tenant: "globex", User: "bob@globex"}},
+		Keys: []APIKey{{Name: "root", Key: rootKey, Role: access.RoleAdmin},
+			{Name: "acme-admin", Key: acmeKey, Role: access.RoleAdmin, Tenant: "acme", User: "alice@acme"},
+			{Name: "globex-admin", Key: globexKey, Role: access.RoleAdmin, Tenant: "globex", User: "bob@globex"}},
 		Tenants: map[string]Tenant{
 			"acme":   {Runtime: mk("acme", "acme-notes", acmeQuota), History: st.Tenant("acme")},
 			"globex": {Runtime: mk("globex", "globex-ledger", runtime.Quota{}), History: st.Tenant("globex")},

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/agent/tooldef"
 	"github.com/skillbox-dev/skillbox/agent/toolset"
 	"github.com/skillbox-dev/skillbox/run"
@@ -86,7 +87,7 @@ func TestToolCall(t *testing.T) {
 	t.Parallel()
 	opts := keysOptions()
 	env := newEnv(t, opts, "../skills")
-	runner := []string{"Authorization", "Bearer " + roleKeys[RoleRunner]}
+	runner := []string{"Authorization", "Bearer " + roleKeys[access.RoleRunner]}
 	call := func(t *testing.T, body string, header ...string) (reply, toolCallResponse) {
 		t.Helper()
 		r := post(t, env.ts.URL+"/v1/tools/call", body, append(slices.Clone(runner), header...)...)
@@ -144,7 +145,7 @@ func TestToolCall(t *testing.T) {
 	}{
 		{"no name", `{"arguments":{}}`, nil, 400, "bad_request"},
 		{"unknown field", `{"name":"list_skills","input":{}}`, nil, 400, "bad_request"},
-		{"a viewer may not call", `{"name":"list_skills"}`, []string{"Authorization", "Bearer " + roleKeys[RoleViewer]}, 403, "forbidden"},
+		{"a viewer may not call", `{"name":"list_skills"}`, []string{"Authorization", "Bearer " + roleKeys[access.RoleViewer]}, 403, "forbidden"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/agent/search"
 	"github.com/skillbox-dev/skillbox/agent/tooldef"
 	"github.com/skillbox-dev/skillbox/agent/toolset"
@@ -32,7 +33,7 @@ func (s *Server) wellKnown(c echo.Context) error {
 func (s *Server) tools(c echo.Context) error {
 	offer := s.opts.Offer
 	var r toolset.Runner = s.rt
-	if k, _ := c.Get(keyContext).(keyEntry); k.Role < RoleAuthor {
+	if k, _ := c.Get(keyContext).(keyEntry); k.Role < access.RoleAuthor {
 		r = toolset.WithoutAuthoring(r) // create_skill and the rest only for the author role
 	}
 	if q := c.QueryParam("tools"); q != "" {
@@ -92,7 +93,7 @@ func (s *Server) toolCall(c echo.Context) error {
 	k, _ := c.Get(keyContext).(keyEntry)
 	// The runs a call makes continue the caller's trace, as a run request's do.
 	ctx := telemetry.FromHTTP(c.Request().Context(), c.Request().Header)
-	ctx = toolset.WithOrigin(ctx, toolset.Origin{Face: run.FaceHTTP, Caller: k.Caller(), Remote: true, NoAuthor: k.Role < RoleAuthor})
+	ctx = toolset.WithOrigin(ctx, toolset.Origin{Face: run.FaceHTTP, Caller: k.Caller(), Remote: true, NoAuthor: k.Role < access.RoleAuthor})
 	res, text, err := toolset.HandleResult(ctx, s.rt, req.Name, args)
 	return c.JSON(http.StatusOK, toolCallResponse{Name: req.Name, Text: text, IsError: err != nil, Result: res})
 }

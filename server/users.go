@@ -36,7 +36,7 @@ func requestUser(c echo.Context, k keyEntry) (string, error) {
 	switch {
 	case as == "":
 		return k.Caller(), nil
-	case k.Role < RoleAdmin:
+	case k.Role < access.RoleAdmin:
 		return "", httpError(http.StatusForbidden, "forbidden", "%s: only an admin acts as another user; %q has %s", HeaderUser, k.Key, k.Role)
 	case len(as) > 256:
 		return "", httpError(http.StatusBadRequest, "bad_request", "%s: at most 256 bytes", HeaderUser)

@@ -42,9 +42,9 @@ func newUsersEnv(t testing.TB) (*httptest.Server, store.Store) {
 	t.Cleanup(func() { acme.Close(ctx) })
 	srv, err := New(root, Options{History: st,
 		Keys: []APIKey{
-			{Name: "alice", Key: aliceKey, Role: RoleAuthor, Tenant: "acme", User: "alice@acme"},
-			{Name: "bob", Key: bobKey, Role: RoleAuthor, Tenant: "acme", User: "bob@acme"},
-			{Name: "carol", Key: carolKey, Role: RoleAdmin, Tenant: "acme", User: "carol@acme"}},
+			{Name: "alice", Key: aliceKey, Role: access.RoleAuthor, Tenant: "acme", User: "alice@acme"},
+			{Name: "bob", Key: bobKey, Role: access.RoleAuthor, Tenant: "acme", User: "bob@acme"},
+			{Name: "carol", Key: carolKey, Role: access.RoleAdmin, Tenant: "acme", User: "carol@acme"}},
 		Tenants: map[string]Tenant{"acme": {Runtime: acme, History: st.Tenant("acme")}}})
 	if err != nil {
 		t.Fatal(err)

@@ -98,7 +98,7 @@ func (s *Server) changeVersion(c echo.Context) error {
 	if !ok {
 		return httpError(http.StatusNotFound, "not_found", "no version action %q: use approve, reject, publish, deprecate or yank", action)
 	}
-	if t.Role >= RoleAdmin && len(s.keys) == 0 {
+	if t.Role >= access.RoleAdmin && len(s.keys) == 0 {
 		return httpError(http.StatusForbidden, "forbidden",
 			"this server has no API keys, so it does not offer %s: give an admin a key (serve --keys), or %s on the server's machine with skillbox %s", action, action, action)
 	}

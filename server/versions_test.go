@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/store/sqlite"
@@ -23,8 +24,8 @@ func TestVersionsHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	keys := []APIKey{{Name: "ann", Key: "author-key-0123456789", Role: RoleAuthor}, {Name: "pub", Key: "publisher-key-0123456789", Role: RolePublisher},
-		{Name: "ops", Key: "admin-key-0123456789", Role: RoleAdmin}}
+	keys := []APIKey{{Name: "ann", Key: "author-key-0123456789", Role: access.RoleAuthor}, {Name: "pub", Key: "publisher-key-0123456789", Role: access.RolePublisher},
+		{Name: "ops", Key: "admin-key-0123456789", Role: access.RoleAdmin}}
 	env := newEnvRuntime(t, Options{Keys: keys}, runtime.Config{Versions: st}, t.TempDir())
 	as := func(k APIKey) []string { return []string{"Authorization", "Bearer " + k.Key} }
 	author, publisher, admin := as(keys[0]), as(keys[1]), as(keys[2])
