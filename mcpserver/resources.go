@@ -15,7 +15,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillbox-dev/skillbox/agent/toolset"
-	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/skillmd"
 	"github.com/skillbox-dev/skillbox/spec"
 )
@@ -116,7 +115,7 @@ func (s *Server) readResource(_ context.Context, req *mcp.ReadResourceRequest) (
 func (s *Server) getPrompt(id string) mcp.PromptHandler {
 	return func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		sk, err := s.rt.Skill(id)
-		if err != nil || sk.Kind() != runtime.Instructions {
+		if err != nil || sk.Kind() != spec.Instructions {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", id)}
 		}
 		doc, err := toolset.ReadInstructions(sk, 0)

@@ -9,8 +9,10 @@ import (
 
 	"github.com/skillbox-dev/skillbox/agent/tooldef"
 	"github.com/skillbox-dev/skillbox/agent/toolset"
+	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/skillmd"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // Refresh syncs the tools, resources and prompts with the runtime's skills, if they changed since
@@ -164,7 +166,7 @@ func promptArgumentDescription(hint string) string {
 func (s *Server) syncPrompts(skills []*runtime.Skill) {
 	want := map[string]registered{}
 	for _, sk := range skills {
-		if sk.Kind() != runtime.Instructions || sk.Status() != runtime.StatusActive || sk.Instructions() == nil {
+		if sk.Kind() != spec.Instructions || sk.Status() != catalog.StatusActive || sk.Instructions() == nil {
 			continue
 		}
 		// A prompt is the user's to invoke: skills whose SKILL.md keeps them from models

@@ -78,7 +78,7 @@ func (rt *Runtime) compileCheck(ctx context.Context, s *Skill) error {
 	dir := s.dir
 	// Compile only a package that is sound so far: its manifest parsed (so it has a grant) and its
 	// module passed its bounds (so it has an info); its other problems are reported already.
-	if s.kind != Executable || s.grant == nil || s.state().info == nil {
+	if s.kind != spec.Executable || s.grant == nil || s.state().info == nil {
 		return nil
 	}
 	modPath := filepath.Join(dir, spec.ModuleFile)

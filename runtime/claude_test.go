@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/skillmd"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // claudeSkills is a skills directory of ../testdata/claude-skills: instruction skills written as
@@ -22,34 +24,34 @@ func TestLoadWhatClaudeCodeLoads(t *testing.T) {
 	settled(t, rt)
 	tests := []struct {
 		id, name, description string
-		status                Status
+		status                catalog.Status
 		warnings              []string // substrings, one per warning, in order
 	}{
-		{"my-skill", "My_Skill", "A skill whose directory has capitals and an underscore, and whose frontmatter has no name.", StatusActive, []string{
+		{"my-skill", "My_Skill", "A skill whose directory has capitals and an underscore, and whose frontmatter has no name.", catalog.StatusActive, []string{
 			"My_Skill/SKILL.md: name: is missing, so the skill is named after its directory (Agent Skills rule: name is required)",
 			`My_Skill: the directory's name "My_Skill" is not a valid skill id, so the skill's id is "my-skill" (` + skillmd.RuleName.String() + `) (rename the directory to "my-skill")`,
 		}},
-		{"pdf-tools", "pdf-tools", "Extracts text from PDF files.", StatusActive, []string{
+		{"pdf-tools", "pdf-tools", "Extracts text from PDF files.", catalog.StatusActive, []string{
 			`pdf.tools/SKILL.md: name: "pdf-tools" is not the directory's name "pdf.tools"; it breaks the Agent Skills rule: name must match the skill's directory name`,
 			`pdf.tools: the directory's name "pdf.tools" is not a valid skill id, so the skill's id is "pdf-tools"`,
 		}},
-		{"guide", "guide", "A guide whose file is named in lower case.", StatusActive, []string{
+		{"guide", "guide", "A guide whose file is named in lower case.", catalog.StatusActive, []string{
 			"Guide/skill.md: is named skill.md; it breaks the Agent Skills rule: the file is named SKILL.md (rename it to SKILL.md)",
 			`Guide/skill.md: name: "guide" is not the directory's name "Guide"`,
 			`Guide: the directory's name "Guide" is not a valid skill id, so the skill's id is "guide"`,
 		}},
-		{"no-front", "no-front", "Writes a haiku about the user's topic.", StatusActive, []string{
+		{"no-front", "no-front", "Writes a haiku about the user's topic.", catalog.StatusActive, []string{
 			"no-front/SKILL.md: has no frontmatter, so the skill is named after its directory",
 		}},
-		{"colon", "colon", "Use this when: the user asks for a colon", StatusActive, []string{
+		{"colon", "colon", "Use this when: the user asks for a colon", catalog.StatusActive, []string{
 			`colon/SKILL.md: description: holds an unquoted ": "`,
 		}},
-		{"long-desc", "Long_Desc", "", StatusActive, []string{
+		{"long-desc", "Long_Desc", "", catalog.StatusActive, []string{
 			`long-desc/SKILL.md: name: "Long_Desc" breaks the ` + skillmd.RuleName.String() + ` (write it as "long-desc")`,
 			"long-desc/SKILL.md: description: is 1049 characters; it breaks the Agent Skills rule: description must be 1-1,024 characters",
 			"long-desc/SKILL.md: compatibility: is 501 characters; it breaks the Agent Skills rule: compatibility must be at most 500 characters",
 		}},
-		{"___", "underscores", "A directory name that makes no id.", StatusError, []string{
+		{"___", "underscores", "A directory name that makes no id.", catalog.StatusError, []string{
 			`___/SKILL.md: name: "underscores" is not the directory's name "___"`,
 		}},
 	}
@@ -66,7 +68,7 @@ func TestLoadWhatClaudeCodeLoads(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if s.Status() != tc.status || s.Kind() != Instructions || s.Name() != tc.name || (tc.description != "" && s.Description() != tc.description) {
+			if s.Status() != tc.status || s.Kind() != spec.Instructions || s.Name() != tc.name || (tc.description != "" && s.Description() != tc.description) {
 				t.Errorf("%s %s name %q description %q: %v", s.Kind(), s.Status(), s.Name(), s.Description(), s.Err())
 			}
 			got := s.Warnings()
@@ -115,10 +117,10 @@ func TestDerivedIDClash(t *testing.T) {
 			case !ok:
 				t.Errorf("unexpected id %q (%s)", s.ID(), s.Dir())
 			case strings.Contains(w, ":"):
-				if s.Status() != StatusError || len(s.Problems()) != 1 || !strings.Contains(s.Problems()[0], w) {
+				if s.Status() != catalog.StatusError || len(s.Problems()) != 1 || !strings.Contains(s.Problems()[0], w) {
 					t.Errorf("%s: %s %v", s.ID(), s.Status(), s.Problems())
 				}
-			case s.Status() != StatusActive || filepath.Base(s.Dir()) != w:
+			case s.Status() != catalog.StatusActive || filepath.Base(s.Dir()) != w:
 				t.Errorf("%s: %s in %s: %v", s.ID(), s.Status(), s.Dir(), s.Err())
 			}
 		}
@@ -134,7 +136,7 @@ func TestModelInvocation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if deploy.ModelInvocable() || deploy.ArgumentHint() != "[environment] [version]" || deploy.Status() != StatusActive {
+	if deploy.ModelInvocable() || deploy.ArgumentHint() != "[environment] [version]" || deploy.Status() != catalog.StatusActive {
 		t.Errorf("deploy: invocable %v, hint %q, %s", deploy.ModelInvocable(), deploy.ArgumentHint(), deploy.Status())
 	}
 	helper, _ := rt.Skill("helper")

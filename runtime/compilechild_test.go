@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/spec"
 )
@@ -105,7 +106,7 @@ func TestCompileMemoryIsEnforcedInAChild(t *testing.T) {
 		t.Errorf("second run: %v; %d compilations, want the refusal remembered", err, rt.Stats().ChildCompiles-children)
 	}
 	s, _ := rt.CheckSkill(context.Background(), filepath.Join(dir, "chain"))
-	if s.Status() != StatusError || !strings.Contains(s.Err().Error(), "CompileMemory") {
+	if s.Status() != catalog.StatusError || !strings.Contains(s.Err().Error(), "CompileMemory") {
 		t.Errorf("validate: %v", s.Err())
 	}
 	// The runtime still compiles and runs what fits.

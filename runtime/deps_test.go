@@ -51,12 +51,13 @@ var engineImports = []struct{ prefix, what string }{
 	{"github.com/skillbox-dev/skillbox/internal/jsbundle", "the script bundler"},
 }
 
-// leafPackages describe skills, policies, versions, runs and their records; a store keeps them.
-// None needs the engine to say what a Version or a Schema is, so none links it: a store, a
-// catalog or a tool that reads them builds without wazero or esbuild.
+// leafPackages describe skills, policies, versions, runs and their records; a store keeps them,
+// and tool definitions and search read a catalog of them. None needs the engine to say what a
+// Version or a Schema is, so none links it: they build without wazero or esbuild.
 var leafPackages = []string{
 	"github.com/skillbox-dev/skillbox/access",
 	"github.com/skillbox-dev/skillbox/artifact",
+	"github.com/skillbox-dev/skillbox/catalog",
 	"github.com/skillbox-dev/skillbox/bundle",
 	"github.com/skillbox-dev/skillbox/history",
 	"github.com/skillbox-dev/skillbox/policy",
@@ -66,6 +67,8 @@ var leafPackages = []string{
 	"github.com/skillbox-dev/skillbox/store",
 	"github.com/skillbox-dev/skillbox/store/sqlite",
 	"github.com/skillbox-dev/skillbox/store/postgres",
+	"github.com/skillbox-dev/skillbox/agent/tooldef",
+	"github.com/skillbox-dev/skillbox/agent/search",
 }
 
 func TestLeavesDoNotLinkTheEngine(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/spec"
@@ -185,7 +186,7 @@ func TestEnginesAgree(t *testing.T) {
 	}
 	native, ref := build(EngineNative), build(EngineExtism)
 	for _, s := range native.Skills() {
-		if v := s.verified(); v.status != StatusActive { // loading left it unchecked
+		if v := s.verified(); v.status != catalog.StatusActive { // loading left it unchecked
 			t.Fatalf("fixture %s is broken: %v", s.ID(), v.err)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/skillbox-dev/skillbox/bundle"
+	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 )
@@ -110,7 +111,7 @@ func TestDigestBounds(t *testing.T) {
 		t.Fatalf("digest of %d+ files: %v", bundle.MaxTreeFiles, err)
 	}
 	s, _ := LoadSkill(sd, &policy.Policy{})
-	if s.Status() != StatusError || !strings.Contains(s.Err().Error(), "more than 4096 files outside src/") {
+	if s.Status() != catalog.StatusError || !strings.Contains(s.Err().Error(), "more than 4096 files outside src/") {
 		t.Errorf("%v %v", s.Status(), s.Err())
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/bundle"
+	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/spec"
 	"github.com/skillbox-dev/skillbox/version"
@@ -166,7 +167,7 @@ func (rt *Runtime) Install(ctx context.Context, id string, files map[string][]by
 	if !ok {
 		return nil, &spec.SkillError{ID: id, Problems: []*spec.ManifestError{{Path: id, Msg: "not a skill package", Hint: "include skill.json and execute.wasm, or SKILL.md"}}}
 	}
-	if s.Status() != StatusActive {
+	if s.Status() != catalog.StatusActive {
 		return nil, packageRelative(s.Err(), check, id)
 	}
 	if opts.ByAgent && rt.versions == nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/spec"
@@ -23,7 +24,7 @@ func TestTableGrowIsBounded(t *testing.T) {
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
 	s, _ := rt.Skill("tablegrow")
 	v := s.verified()
-	if v.status != StatusActive || v.info == nil || !v.info.Changed || v.info.TableEntries != 16<<20/tableShare/8 {
+	if v.status != catalog.StatusActive || v.info == nil || !v.info.Changed || v.info.TableEntries != 16<<20/tableShare/8 {
 		t.Fatalf("checked: %v %v; want the table given a maximum of 1/%d of 16 MiB", v.status, v.err, tableShare)
 	}
 	if v.linearLimit != 16<<20-v.info.TableEntries*8 {
@@ -83,13 +84,13 @@ func TestModuleBoundsAtLoad(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s.Status() != StatusError || !strings.Contains(s.Err().Error(), want) || !strings.Contains(s.Err().Error(), spec.ModuleFile) {
+		if s.Status() != catalog.StatusError || !strings.Contains(s.Err().Error(), want) || !strings.Contains(s.Err().Error(), spec.ModuleFile) {
 			t.Errorf("%s: %v %v; want broken, naming %s and %q", id, s.Status(), s.Err(), spec.ModuleFile, want)
 		}
 		if _, err := rt.Run(context.Background(), run.Request{Skill: id}); !errors.Is(err, run.ErrBroken) {
 			t.Errorf("%s ran: %v", id, err)
 		}
-		if checked, _ := rt.CheckSkill(context.Background(), s.dir); checked.Status() != StatusError {
+		if checked, _ := rt.CheckSkill(context.Background(), s.dir); checked.Status() != catalog.StatusError {
 			t.Errorf("%s passes validate", id)
 		}
 	}

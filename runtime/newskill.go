@@ -3,6 +3,7 @@ package runtime
 import (
 	"time"
 
+	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/skillmd"
 	"github.com/skillbox-dev/skillbox/spec"
 )
@@ -10,8 +11,8 @@ import (
 // SkillSpec describes a skill made without a package on disk, by [NewSkill].
 type SkillSpec struct {
 	ID     string
-	Kind   Kind
-	Status Status
+	Kind   spec.Kind
+	Status catalog.Status
 	// Err is why a StatusError skill is broken.
 	Err error
 	// Manifest is the executable skill's manifest; its Parameters give the argument schema (no
@@ -28,7 +29,7 @@ type SkillSpec struct {
 func NewSkill(want SkillSpec) (*Skill, error) {
 	s := &Skill{id: want.ID, dir: want.Dir, kind: want.Kind,
 		manifest: want.Manifest.Clone(), instructions: want.Instructions.Clone(), loadedAt: time.Now()}
-	if want.Status != StatusUnchecked {
+	if want.Status != catalog.StatusUnchecked {
 		s.checked.Store(&verdict{status: want.Status, err: want.Err})
 	}
 	if s.manifest != nil {

@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/skillbox-dev/skillbox/bundle"
+	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/spec"
@@ -562,7 +563,7 @@ func TestPackageReaderInstallsBundledHello(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if s.Status() != StatusActive {
+			if s.Status() != catalog.StatusActive {
 				t.Fatalf("installed as %s: %v", s.Status(), s.Err())
 			}
 			if res, err := rt.Run(ctx, run.Request{Skill: "hello", Args: []byte(`{"name":"Ada"}`)}); err != nil || !res.Success {

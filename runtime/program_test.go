@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/spec"
@@ -120,7 +121,7 @@ func TestProgramGrants(t *testing.T) {
 		t.Fatalf("a broken scripts/skillbox.json: %v", err)
 	}
 	s, _ = rt.Skill("broken")
-	if s.Status() != StatusActive || len(s.Warnings()) < 2 {
+	if s.Status() != catalog.StatusActive || len(s.Warnings()) < 2 {
 		t.Fatalf("the instructions still load, with warnings: %v %v", s.Status(), s.Warnings())
 	}
 	pol := []byte("scripts:\n  granted:\n    env: [OTHER]\n  Bad_Id:\n    env: [X]\n")

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/spec"
 )
@@ -65,7 +66,7 @@ func scan(dirs []string, p *policy.Policy, c *checks, logger *slog.Logger) *regi
 			logger.Warn("skill id defined twice; the first wins", "skill", s.id, "kept", prev.dir, "ignored", s.dir)
 			continue
 		}
-		if s.Status() == StatusError {
+		if s.Status() == catalog.StatusError {
 			logger.Warn("skill is broken", "skill", s.id, "err", s.Err())
 		}
 		r.byID[s.id] = s
@@ -195,7 +196,7 @@ func (r *registry) hashes() (out map[string]bool, unchecked bool) {
 		switch v := s.state(); {
 		case v.hash != "":
 			out[v.hash] = true
-		case v == unverified && s.kind == Executable:
+		case v == unverified && s.kind == spec.Executable:
 			unchecked = true
 		}
 	}

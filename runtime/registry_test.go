@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/spec"
 )
@@ -77,7 +78,7 @@ func TestMissingModule(t *testing.T) {
 	settled(t, rt)
 	for id, want := range map[string]string{"nomod": "execute.wasm: missing", "notwasm": "not a WebAssembly module"} {
 		s, _ := rt.Skill(id)
-		if s.Status() != StatusError || !strings.Contains(s.Err().Error(), want) {
+		if s.Status() != catalog.StatusError || !strings.Contains(s.Err().Error(), want) {
 			t.Errorf("%s: %v", id, s.Err())
 		}
 	}
@@ -172,7 +173,7 @@ func TestModuleThatIsNotARegularFile(t *testing.T) {
 	settled(t, rt)
 	for _, id := range []string{"zero", "fifo"} {
 		s, _ := rt.Skill(id)
-		if s.Status() != StatusError || !strings.Contains(s.Err().Error(), "not a regular file") {
+		if s.Status() != catalog.StatusError || !strings.Contains(s.Err().Error(), "not a regular file") {
 			t.Errorf("%s: %v", id, s.Err())
 		}
 	}
@@ -193,22 +194,22 @@ func TestInstructionSkillMetadata(t *testing.T) {
 	}
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
 	good, _ := rt.Skill("good")
-	if good.Status() != StatusActive || good.Name() != "Good guide" || good.Description() != "Explains things" || good.instructions.Body != "" {
+	if good.Status() != catalog.StatusActive || good.Name() != "Good guide" || good.Description() != "Explains things" || good.instructions.Body != "" {
 		t.Errorf("good: %+v %v", good.instructions, good.Err())
 	}
 	empty, _ := rt.Skill("empty")
-	if empty.Status() != StatusError || !strings.Contains(empty.Err().Error(), "SKILL.md") {
+	if empty.Status() != catalog.StatusError || !strings.Contains(empty.Err().Error(), "SKILL.md") {
 		t.Errorf("empty: %v", empty.Err())
 	}
 	// No name and no description load as Claude Code loads them: named after the directory,
 	// described by the first paragraph, with a warning each (see TestLoadWhatClaudeCodeLoads).
 	bare, _ := rt.Skill("bare")
-	if bare.Status() != StatusActive || bare.Name() != "bare" || bare.Description() != "no name, no description" || len(bare.Warnings()) != 2 {
+	if bare.Status() != catalog.StatusActive || bare.Name() != "bare" || bare.Description() != "no name, no description" || len(bare.Warnings()) != 2 {
 		t.Errorf("bare: %s %q %q %v %v", bare.Status(), bare.Name(), bare.Description(), bare.Warnings(), bare.Err())
 	}
 	// Without a paragraph either, nothing says what the skill is for.
 	void, _ := rt.Skill("void")
-	if void.Status() != StatusError || !strings.Contains(void.Err().Error(), "description: is required") {
+	if void.Status() != catalog.StatusError || !strings.Contains(void.Err().Error(), "description: is required") {
 		t.Errorf("void: %v", void.Err())
 	}
 }

@@ -19,12 +19,14 @@ import (
 	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/sys"
 
+	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/history"
 	"github.com/skillbox-dev/skillbox/hostfuncs"
 	"github.com/skillbox-dev/skillbox/internal/extismhost"
 	"github.com/skillbox-dev/skillbox/internal/kernel"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // Run runs req.Skill with req.Args in a fresh instance and returns its Result, which is never
@@ -250,7 +252,7 @@ func (rt *Runtime) resolve(ctx context.Context, id string, program bool) (*Skill
 	switch {
 	case !ok:
 		return nil, rt.missing(id)
-	case s.kind != Executable && !program:
+	case s.kind != spec.Executable && !program:
 		return nil, (&NotFoundError{ID: id, Absent: InstructionsOnly}).runError()
 	}
 	if rerr := runnable(ctx, s); rerr != nil {
@@ -266,7 +268,7 @@ func runnable(ctx context.Context, s *Skill) *run.Error {
 	if err != nil {
 		return admissionError(s, err)
 	}
-	if v.status != StatusActive {
+	if v.status != catalog.StatusActive {
 		return brokenErr(s, v.err)
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/run"
 )
 
@@ -54,10 +55,10 @@ func TestEntrypoint(t *testing.T) {
 		t.Errorf("named entrypoint: %v %s", err, res.Result)
 	}
 	s, _ := rt.CheckSkill(context.Background(), dir+"/default")
-	if s.Status() != StatusError || !strings.Contains(s.Err().Error(), `does not export the entrypoint "execute" (it exports [run])`) {
+	if s.Status() != catalog.StatusError || !strings.Contains(s.Err().Error(), `does not export the entrypoint "execute" (it exports [run])`) {
 		t.Errorf("check: %v", s.Err())
 	}
-	if s, _ := rt.CheckSkill(context.Background(), dir+"/named"); s.Status() != StatusActive {
+	if s, _ := rt.CheckSkill(context.Background(), dir+"/named"); s.Status() != catalog.StatusActive {
 		t.Errorf("check named: %v", s.Err())
 	}
 }

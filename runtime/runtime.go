@@ -30,6 +30,7 @@ import (
 
 	extism "github.com/extism/go-sdk"
 	"github.com/skillbox-dev/skillbox/artifact"
+	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/history"
 	"github.com/skillbox-dev/skillbox/internal/jsbundle"
 	"github.com/skillbox-dev/skillbox/policy"
@@ -342,7 +343,7 @@ func (rt *Runtime) onCheck(s *Skill, v *verdict) {
 	if r := rt.reg.Load(); r == nil || r.byID[s.id] != s {
 		return // loaded alone before a scan, or a version a reload replaced: no one lists it
 	}
-	if v.status == StatusError {
+	if v.status == catalog.StatusError {
 		rt.generation.Add(1)
 		rt.logger.Warn("skill is broken", "skill", s.id, "err", v.err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/spec"
@@ -51,7 +52,7 @@ func BenchmarkScan(b *testing.B) {
 		}
 		for b.Loop() {
 			r := scan([]string{dir}, &policy.Policy{}, c, logger)
-			if r.order[0].Status() != StatusActive {
+			if r.order[0].Status() != catalog.StatusActive {
 				b.Fatal("not adopted")
 			}
 		}

@@ -15,39 +15,18 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/internal/safefile"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/skillmd"
 	"github.com/skillbox-dev/skillbox/spec"
 )
 
-// Kind says what a skill is for.
-type Kind string
-
-const (
-	// Executable skills have a manifest and a module, and can be run.
-	Executable Kind = "executable"
-	// Instructions skills have only a SKILL.md: they are listed and read, never run.
-	Instructions Kind = "instructions"
+// A Runtime is a catalog of its skills, each seen read-only.
+var (
+	_ catalog.Catalog[*Skill] = (*Runtime)(nil)
+	_ catalog.Skill           = (*Skill)(nil)
 )
-
-// Status is whether a skill loaded.
-type Status string
-
-const (
-	StatusActive Status = "active"
-	StatusError  Status = "error"
-	// StatusUnchecked is an executable skill whose manifest is sound but whose module has not
-	// been read yet: a scan reads manifests only, so that listing ten thousand skills does not
-	// read ten thousand modules. Its first run (or a background check soon after the scan)
-	// reads, hashes and bounds-checks the module, and the skill is then active or broken.
-	StatusUnchecked Status = "unchecked"
-)
-
-// Usable reports whether a skill of this status may be offered (as a tool, in a listing for a
-// model) and run: an active one, and an unchecked one, whose run checks it first. A broken one
-// may not.
-func (st Status) Usable() bool { return st == StatusActive || st == StatusUnchecked }
 
 // Skill is one loaded version of a skill package, seen read-only: a reload makes new Skills, and a
 // run keeps the one it started with. Its accessors hand out copies, so no caller can change what
@@ -61,7 +40,7 @@ func (st Status) Usable() bool { return st == StatusActive || st == StatusUnchec
 type Skill struct {
 	id   string
 	dir  string
-	kind Kind
+	kind spec.Kind
 	// lang is what runs an executable skill (see pickLanguage); "" for an instruction skill.
 	lang spec.Language
 	// problems are what the scan found wrong (nil: nothing): a *SkillError listing each.
@@ -114,13 +93,13 @@ func (s *Skill) ID() string { return s.id }
 func (s *Skill) Dir() string { return s.dir }
 
 // Kind says whether the skill runs or only instructs.
-func (s *Skill) Kind() Kind { return s.kind }
+func (s *Skill) Kind() spec.Kind { return s.kind }
 
 // Language is what runs an executable skill: its module (LangWasm) or a script's interpreter,
 // from the manifest's runtime or the one execute file its directory holds (LangWasm when it
 // holds none); "" for an instruction skill.
 func (s *Skill) Language() spec.Language {
-	if s.kind == Executable && s.lang == "" {
+	if s.kind == spec.Executable && s.lang == "" {
 		return spec.LangWasm
 	}
 	return s.lang
@@ -128,17 +107,17 @@ func (s *Skill) Language() spec.Language {
 
 // Status is StatusActive, StatusError when the package is broken (see Err), or, for an executable
 // skill whose module has not been checked yet, StatusUnchecked. It reads nothing from disk.
-func (s *Skill) Status() Status {
+func (s *Skill) Status() catalog.Status {
 	if v := s.checked.Load(); v != nil {
 		return v.status
 	}
 	switch {
 	case s.problems != nil:
-		return StatusError
-	case s.kind == Instructions:
-		return StatusActive // nothing to run; its digest is computed when asked for
+		return catalog.StatusError
+	case s.kind == spec.Instructions:
+		return catalog.StatusActive // nothing to run; its digest is computed when asked for
 	}
-	return StatusUnchecked
+	return catalog.StatusUnchecked
 }
 
 // Err is why a broken skill is broken: a *SkillError listing every problem; nil when active or
@@ -288,7 +267,7 @@ func LoadSkill(dir string, p *policy.Policy) (s *Skill, ok bool) {
 // which remembers what it hashes in c (nil: nowhere).
 func loadSkill(dir string, p *policy.Policy, c *checks) (s *Skill, ok bool) {
 	id := filepath.Base(dir)
-	s = &Skill{id: id, dir: dir, kind: Executable, loadedAt: time.Now(), modules: p.Modules, cache: c}
+	s = &Skill{id: id, dir: dir, kind: spec.Executable, loadedAt: time.Now(), modules: p.Modules, cache: c}
 	// One listing of the directory finds the SKILL.md and the manifest, and lets the check's
 	// adopt stat the files without listing it again: at ten thousand skills, each system call
 	// a load saves is seconds of a minute's scans.
@@ -312,7 +291,7 @@ func loadSkill(dir string, p *policy.Policy, c *checks) (s *Skill, ok bool) {
 		if s.instructionsPath == "" {
 			return nil, false
 		}
-		s.kind = Instructions
+		s.kind = spec.Instructions
 		s.deriveID()
 		var me *skillmd.Error
 		switch {

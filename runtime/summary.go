@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/skillbox-dev/skillbox/access"
+	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/spec"
 )
 
@@ -20,10 +21,10 @@ type Summary struct {
 	Description string            `json:"description"`
 	Version     string            `json:"version,omitempty"`
 	Tags        []string          `json:"tags,omitempty"`
-	Kind        Kind              `json:"kind"`
+	Kind        spec.Kind         `json:"kind"`
 	// Language is what runs an executable skill: wasm, python, javascript or typescript.
-	Language spec.Language `json:"language,omitempty"`
-	Status   Status        `json:"status"`
+	Language spec.Language  `json:"language,omitempty"`
+	Status   catalog.Status `json:"status"`
 	// Error is why a broken skill is broken (every problem), as the caller chose to render it.
 	Error string `json:"error,omitempty"`
 	// Warnings are what the load repaired or found against the Agent Skills format in a skill

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 
 	"github.com/skillbox-dev/skillbox/bundle"
+	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/internal/jsbundle"
 	"github.com/skillbox-dev/skillbox/internal/safefile"
 	"github.com/skillbox-dev/skillbox/internal/wasmcheck"
@@ -23,7 +24,7 @@ import (
 // verdict is what checking a skill found: its module's hash, size and bounds, its version digest,
 // and its status with every problem, the load's and the check's. A Skill gets one, once.
 type verdict struct {
-	status Status
+	status catalog.Status
 	err    error // a *SkillError, nil when active
 	hash   string
 	digest string
@@ -35,7 +36,7 @@ type verdict struct {
 }
 
 // unverified is what an unchecked skill's internals read as: no module, no digest.
-var unverified = &verdict{status: StatusUnchecked}
+var unverified = &verdict{status: catalog.StatusUnchecked}
 
 // checks is what the skills of one Runtime share for their checks: the digester that remembers
 // file digests and module checks, and counts and a hook for the runtime.
@@ -155,7 +156,7 @@ func (s *Skill) verify(cachedOnly bool) (v *verdict, ok bool) {
 		default:
 			v.digest = t.Digest
 		}
-		if s.kind == Executable && s.lang.Script() {
+		if s.kind == spec.Executable && s.lang.Script() {
 			p, ok := s.verifyScript(v, cachedOnly)
 			if !ok {
 				return nil, false
@@ -163,7 +164,7 @@ func (s *Skill) verify(cachedOnly bool) (v *verdict, ok bool) {
 			if p != nil {
 				problems = append([]*spec.ManifestError{p}, problems...)
 			}
-		} else if s.kind == Executable {
+		} else if s.kind == spec.Executable {
 			p, ok := s.verifyModule(v, t.Module, cachedOnly)
 			if !ok {
 				return nil, false
@@ -183,7 +184,7 @@ func (s *Skill) verify(cachedOnly bool) (v *verdict, ok bool) {
 // conclude sets v's status and error from the load's problems and the check's.
 func (s *Skill) conclude(v *verdict, problems []*spec.ManifestError) *verdict {
 	if s.problems == nil && len(problems) == 0 {
-		v.status = StatusActive
+		v.status = catalog.StatusActive
 		return v
 	}
 	se := &spec.SkillError{ID: s.id}
@@ -191,7 +192,7 @@ func (s *Skill) conclude(v *verdict, problems []*spec.ManifestError) *verdict {
 		se.Problems = append(se.Problems, s.problems.Problems...)
 	}
 	se.Problems = append(se.Problems, problems...)
-	v.status, v.err = StatusError, se
+	v.status, v.err = catalog.StatusError, se
 	return v
 }
 
@@ -204,7 +205,7 @@ func (s *Skill) addProblem(e *spec.ManifestError) {
 		se.Problems = append(se.Problems, old.Problems...)
 	}
 	se.Problems = append(se.Problems, e)
-	v.status, v.err = StatusError, se
+	v.status, v.err = catalog.StatusError, se
 	s.checked.Store(&v)
 }
 

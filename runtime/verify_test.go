@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/spec"
 )
@@ -23,7 +24,7 @@ func TestScanListsUnchecked(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(dir, "corrupt", spec.ModuleFile), []byte("\x00asm\x01\x00\x00\x00\x01\xff"), 0o644))
 	fixture(t, dir, "typo", `{"id":"typo","name":"t","descripton":"x"}`, "hello")
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}, NoBackgroundCheck: true})
-	for id, want := range map[string]Status{"hello": StatusUnchecked, "corrupt": StatusUnchecked, "typo": StatusError} {
+	for id, want := range map[string]catalog.Status{"hello": catalog.StatusUnchecked, "corrupt": catalog.StatusUnchecked, "typo": catalog.StatusError} {
 		s, _ := rt.Skill(id)
 		if s.Status() != want || s.Summary().Status != want {
 			t.Errorf("%s: %s, want %s", id, s.Status(), want)
@@ -47,7 +48,7 @@ func TestFirstRunChecks(t *testing.T) {
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}, NoBackgroundCheck: true})
 	res, err := rt.Run(context.Background(), run.Request{Skill: "hello"})
 	s, _ := rt.Skill("hello")
-	if err != nil || s.Status() != StatusActive || res.Digest == "" || res.Digest != s.Digest() {
+	if err != nil || s.Status() != catalog.StatusActive || res.Digest == "" || res.Digest != s.Digest() {
 		t.Fatalf("run: %v, status %s, digest %q (skill's %q)", err, s.Status(), res.Digest, s.Digest())
 	}
 	want, err := newDigester().treeDigest(s.dir)
@@ -59,7 +60,7 @@ func TestFirstRunChecks(t *testing.T) {
 		t.Errorf("running a corrupt module: %v", err)
 	}
 	c, _ := rt.Skill("corrupt")
-	if c.Status() != StatusError || c.Summary().Error == "" {
+	if c.Status() != catalog.StatusError || c.Summary().Error == "" {
 		t.Errorf("corrupt after its run: %s %q", c.Status(), c.Summary().Error)
 	}
 	if st := rt.Stats(); st.Checks != 2 || st.Compiles != 1 {
@@ -78,7 +79,7 @@ func TestBackgroundCheckFindsBroken(t *testing.T) {
 	settled(t, rt)
 	c, _ := rt.Skill("corrupt")
 	h, _ := rt.Skill("hello")
-	if c.Status() != StatusError || !strings.Contains(c.Err().Error(), spec.ModuleFile) || h.Status() != StatusActive {
+	if c.Status() != catalog.StatusError || !strings.Contains(c.Err().Error(), spec.ModuleFile) || h.Status() != catalog.StatusActive {
 		t.Errorf("after the background check: corrupt %s %v, hello %s", c.Status(), c.Err(), h.Status())
 	}
 	if rt.Generation() == gen {
@@ -115,7 +116,7 @@ func TestModuleReplacedUnderPinnedVersion(t *testing.T) {
 	sd := fixture(t, dir, "s", simple("s", `"parameters":{"type":"object"}`), "hello")
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}, NoBackgroundCheck: true})
 	s, _ := rt.Skill("s")
-	if s.Status() != StatusUnchecked || s.verified().status != StatusActive {
+	if s.Status() != catalog.StatusUnchecked || s.verified().status != catalog.StatusActive {
 		t.Fatalf("checking: %s", s.Status())
 	}
 	echo, err := os.ReadFile(filepath.Join("..", "testdata", "wasm", "echo.wasm"))
@@ -146,10 +147,10 @@ func TestFingerprintDecidesWhatIsKnown(t *testing.T) {
 	digest := s.Digest() // checks it
 	must(t, rt.Reload(context.Background()))
 	s, _ = rt.Skill("s")
-	if s.Status() != StatusActive || s.Digest() != digest || rt.Stats().ModuleReads != 1 {
+	if s.Status() != catalog.StatusActive || s.Digest() != digest || rt.Stats().ModuleReads != 1 {
 		t.Fatalf("after a reload: %s, %d module reads; want active, adopted without a read", s.Status(), rt.Stats().ModuleReads)
 	}
-	if o, _ := rt.Skill("other"); o.Status() != StatusUnchecked {
+	if o, _ := rt.Skill("other"); o.Status() != catalog.StatusUnchecked {
 		t.Errorf("other, never checked: %s", o.Status())
 	}
 
@@ -158,7 +159,7 @@ func TestFingerprintDecidesWhatIsKnown(t *testing.T) {
 	must(t, rt.Close(context.Background()))
 	rt2 := newRuntime(t, cfg)
 	rt2.Skills()
-	if s2, _ := rt2.Skill("s"); s2.Status() != StatusActive || s2.Digest() != digest || rt2.Stats().ModuleReads != 0 {
+	if s2, _ := rt2.Skill("s"); s2.Status() != catalog.StatusActive || s2.Digest() != digest || rt2.Stats().ModuleReads != 0 {
 		t.Fatalf("a new runtime: %s, %d reads; want active from the index", s2.Status(), rt2.Stats().ModuleReads)
 	}
 
@@ -170,7 +171,7 @@ func TestFingerprintDecidesWhatIsKnown(t *testing.T) {
 	must(t, os.Rename(filepath.Join(sd, spec.ModuleFile)+".new", filepath.Join(sd, spec.ModuleFile))) // a new inode too
 	must(t, rt2.Reload(context.Background()))
 	s2, _ := rt2.Skill("s")
-	if s2.Status() != StatusUnchecked {
+	if s2.Status() != catalog.StatusUnchecked {
 		t.Fatalf("a changed module was adopted: %s", s2.Status())
 	}
 	if s2.verified(); rt2.Stats().ModuleReads != 1 || s2.Digest() == digest {
@@ -191,7 +192,7 @@ func TestFingerprintDecidesWhatIsKnown(t *testing.T) {
 	cfg.Logger = slog.New(slog.NewTextHandler(&syncWriter{w: &logs}, nil))
 	rt3 := newRuntime(t, cfg)
 	rt3.Skills()
-	if s3, _ := rt3.Skill("s"); s3.Status() != StatusUnchecked || !strings.Contains(logs.String(), "skill index ignored") {
+	if s3, _ := rt3.Skill("s"); s3.Status() != catalog.StatusUnchecked || !strings.Contains(logs.String(), "skill index ignored") {
 		t.Errorf("with a corrupt index: %s; log %s", s3.Status(), logs.String())
 	}
 }

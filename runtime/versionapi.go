@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/skillbox-dev/skillbox/access"
+	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/version"
 )
 
@@ -18,7 +19,7 @@ func (rt *Runtime) Versions(ctx context.Context, id string) ([]version.Version, 
 		return nil, version.ErrNoStore
 	}
 	if s, ok := rt.lookup(id); ok {
-		if v, err := s.check(ctx); err == nil && v.status == StatusActive {
+		if v, err := s.check(ctx); err == nil && v.status == catalog.StatusActive {
 			if _, err := rt.recordVersion(ctx, s, version.Provenance{Source: "folder"}); err != nil {
 				return nil, err
 			}

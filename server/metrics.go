@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
@@ -73,7 +74,7 @@ func (s *Server) readyz(c echo.Context) error {
 	n, broken := 0, 0
 	for _, sk := range s.rt.Skills() {
 		n++
-		if sk.Status() == runtime.StatusError {
+		if sk.Status() == catalog.StatusError {
 			broken++
 		}
 	}

@@ -21,4 +21,4 @@ var (
 	mustSkill = skilltest.MustSkill
 )
 
-type catalog = skilltest.Catalog
+type testCatalog = skilltest.Catalog

@@ -9,9 +9,10 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/skillbox-dev/skillbox/agent/tooldef"
 	"github.com/skillbox-dev/skillbox/agent/toolset"
+	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // maxPromptDescription bounds one skill's description in a system prompt, in runes: the Agent
@@ -30,7 +31,7 @@ const maxPromptDescription = 1024
 // requests while the skills stay the same. Descriptions are written on one line and cut at
 // 1,024 characters: they come from skill packages, which may not be trusted to keep the
 // prompt's layout.
-func System(c tooldef.Catalog) string {
+func System(c catalog.Catalog[*runtime.Skill]) string {
 	var b strings.Builder
 	catalogSection(&b, toolset.ListSkills(c))
 	b.WriteString(`## How to use skills
@@ -55,13 +56,13 @@ func System(c tooldef.Catalog) string {
 // in its reply, [runmodule.Run] runs each block, and [runmodule.FormatResult] gives each result back
 // as a [MODULE_RESULT] block. The toolset's tools are modules too, so the model can load
 // instructions and read files in the same way.
-func RunModule(c tooldef.Catalog) string {
+func RunModule(c catalog.Catalog[*runtime.Skill]) string {
 	skills := toolset.ListSkills(c)
 	var b strings.Builder
 	catalogSection(&b, skills)
 	example, exampleArgs := "<id>", `{...}`
 	for _, s := range skills {
-		if s.Kind == runtime.Executable {
+		if s.Kind == spec.Executable {
 			example = s.ID
 			break
 		}
@@ -100,14 +101,14 @@ func catalogSection(b *strings.Builder, skills []toolset.SkillInfo) {
 		return
 	}
 	b.WriteString("These skills are available. Only their descriptions are here: load a skill to read the rest.\n\n")
-	for _, kind := range []runtime.Kind{runtime.Executable, runtime.Instructions} {
+	for _, kind := range []spec.Kind{spec.Executable, spec.Instructions} {
 		first := true
 		for _, s := range skills {
 			if s.Kind != kind {
 				continue
 			}
 			if first {
-				if kind == runtime.Executable {
+				if kind == spec.Executable {
 					b.WriteString("Executable skills (programs you run):\n")
 				} else {
 					b.WriteString("Instruction skills (guides you load and follow):\n")

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/skillmd"
 	"github.com/skillbox-dev/skillbox/spec"
@@ -11,14 +12,14 @@ import (
 
 // guideSkill is an active instruction skill with the given frontmatter.
 func guideSkill(id, name, desc string) *runtime.Skill {
-	return mustSkill(runtime.SkillSpec{ID: id, Kind: runtime.Instructions, Status: runtime.StatusActive,
+	return mustSkill(runtime.SkillSpec{ID: id, Kind: spec.Instructions, Status: catalog.StatusActive,
 		Instructions: &skillmd.Doc{Name: name, Description: desc}})
 }
 
 func TestSystemPrompt(t *testing.T) {
-	broken := mustSkill(runtime.SkillSpec{ID: "broken", Kind: runtime.Executable, Status: runtime.StatusError,
+	broken := mustSkill(runtime.SkillSpec{ID: "broken", Kind: spec.Executable, Status: catalog.StatusError,
 		Manifest: &spec.Manifest{ID: "broken", Name: "Broken", Description: "never listed"}})
-	c := catalog{
+	c := testCatalog{
 		exe("word-count", "Word count", "Counts words."),
 		guideSkill("letters", "letters", "How to write letters.\n\nUse it for any letter."),
 		broken,
@@ -52,19 +53,19 @@ Instruction skills (guides you load and follow):
 		t.Error("a broken skill is listed")
 	}
 	// Deterministic: the catalog's order does not matter.
-	rev := catalog{c[4], c[3], c[2], c[1], c[0]}
+	rev := testCatalog{c[4], c[3], c[2], c[1], c[0]}
 	if System(rev) != got {
-		t.Error("the prompt depends on the catalog's order")
+		t.Error("the prompt depends on the testCatalog's order")
 	}
 
-	empty := System(catalog{})
+	empty := System(testCatalog{})
 	if !strings.HasPrefix(empty, "# Skills\n\nNo skills are available.\n\n## How to use skills") {
-		t.Errorf("empty catalog:\n%s", empty)
+		t.Errorf("empty testCatalog:\n%s", empty)
 	}
 }
 
 func TestSystemPromptRunModule(t *testing.T) {
-	c := catalog{guideSkill("letters", "letters", "How to write letters."), exe("word-count", "Word count", "Counts words.")}
+	c := testCatalog{guideSkill("letters", "letters", "How to write letters."), exe("word-count", "Word count", "Counts words.")}
 	got := RunModule(c)
 	for _, want := range []string{
 		"- word-count: Word count — Counts words.\n",
@@ -80,7 +81,7 @@ func TestSystemPromptRunModule(t *testing.T) {
 	if strings.Contains(got, "skill_word_count") || strings.Contains(got, "skill_<id>") {
 		t.Error("the text protocol names skills by id, not by tool name")
 	}
-	if !strings.Contains(RunModule(catalog{}), `{"name": "<id>", "args": {...}}`) {
+	if !strings.Contains(RunModule(testCatalog{}), `{"name": "<id>", "args": {...}}`) {
 		t.Error("no example without executable skills")
 	}
 }
@@ -109,7 +110,7 @@ func TestOneLine(t *testing.T) {
 		}
 	}
 	long := strings.Repeat("x", 5000)
-	if p := System(catalog{exe("a", "A", long)}); strings.Count(p, "x") > maxPromptDescription+10 {
+	if p := System(testCatalog{exe("a", "A", long)}); strings.Count(p, "x") > maxPromptDescription+10 {
 		t.Error("a long description is not cut")
 	}
 }

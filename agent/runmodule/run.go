@@ -12,7 +12,6 @@ import (
 	"github.com/skillbox-dev/skillbox/agent/tooldef"
 	"github.com/skillbox-dev/skillbox/agent/toolset"
 	"github.com/skillbox-dev/skillbox/run"
-	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/spec"
 )
 
@@ -101,7 +100,7 @@ func callModule(ctx context.Context, r toolset.Runner, name string, args json.Ra
 		// Name the modules as the text protocol does: by id.
 		ute.Valid = toolset.Names()
 		for _, s := range toolset.ListSkills(r) {
-			if s.Kind == runtime.Executable {
+			if s.Kind == spec.Executable {
 				ute.Valid = append(ute.Valid, s.ID)
 			}
 		}

@@ -16,7 +16,7 @@ var benchQueries = []string{"pdf", "convert image", "weather forecast map", "git
 
 // containsFloor returns a scan that counts, for each query, the skills whose lower-cased text
 // contains the lower-cased query: the least a search can do.
-func containsFloor(c catalog) func() int {
+func containsFloor(c testCatalog) func() int {
 	docs := make([]string, len(c))
 	for i, s := range c {
 		m := s.Manifest()

@@ -24,4 +24,4 @@ var (
 	benchCatalog = skilltest.BenchCatalog
 )
 
-type catalog = skilltest.Catalog
+type testCatalog = skilltest.Catalog

@@ -1,32 +1,26 @@
 // Package search ranks a catalog's skills against a query (BM25 over id, name, description and
 // tags, accents folded). list_skills uses it to answer a query, and a face keeps an [Index] to
-// answer searches without re-indexing; it imports only the runtime.
+// answer searches without re-indexing. It reads skills through package catalog and links no
+// engine.
 package search
 
 import (
 	"math"
+	"reflect"
 	"sort"
 
 	"github.com/skillbox-dev/skillbox/agent/internal/skilltags"
-	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/catalog"
+	"github.com/skillbox-dev/skillbox/spec"
 )
-
-// Catalog is where skills come from: *runtime.Runtime, or a filtered view of it. It has the
-// method set of tooldef.Catalog, so one value serves both.
-type Catalog interface {
-	// Skills returns every skill, broken ones included, ordered by id.
-	Skills() []*runtime.Skill
-}
-
-var _ Catalog = (*runtime.Runtime)(nil)
 
 // Hit is a skill that matches a search.
 type Hit struct {
-	ID          string       `json:"id"`
-	Name        string       `json:"name"`
-	Description string       `json:"description"`
-	Kind        runtime.Kind `json:"kind"`
-	Score       float64      `json:"score"`
+	ID          string    `json:"id"`
+	Name        string    `json:"name"`
+	Description string    `json:"description"`
+	Kind        spec.Kind `json:"kind"`
+	Score       float64   `json:"score"`
 }
 
 // Search limits.
@@ -68,7 +62,7 @@ type posting struct {
 // executable skill by its manifest, an instruction skill by its SKILL.md's frontmatter (read
 // here, at most 64 KiB of each; one that does not parse is left out, as a model could not load
 // it either).
-func NewIndex(skills []*runtime.Skill) *Index {
+func NewIndex[S catalog.Skill](skills []S) *Index {
 	ix := &Index{terms: map[string]int{}}
 	var (
 		lengths []float64
@@ -129,8 +123,8 @@ func NewIndex(skills []*runtime.Skill) *Index {
 
 // describe returns what a search shows of s and the tags to index, or false when s is not
 // searchable.
-func describe(s *runtime.Skill) (Hit, []string, bool) {
-	if s == nil || !s.Status().Usable() {
+func describe(s catalog.Skill) (Hit, []string, bool) {
+	if !present(s) || !s.Status().Usable() {
 		return Hit{}, nil, false
 	}
 	h := Hit{ID: s.ID(), Kind: s.Kind()}
@@ -209,6 +203,15 @@ func (ix *Index) Search(query string, limit int) []Hit {
 // Search is NewIndex(c.Skills()).Search(query, limit): one search, indexing the catalog as it is
 // now. A server answering many searches keeps an [Index] and rebuilds it on reload instead; for
 // instruction skills, indexing reads files.
-func Search(c Catalog, query string, limit int) []Hit {
+func Search[S catalog.Skill](c catalog.Catalog[S], query string, limit int) []Hit {
 	return NewIndex(c.Skills()).Search(query, limit)
+}
+
+// present reports whether s is a skill: not nil, nor a nil pointer in an interface.
+func present(s catalog.Skill) bool {
+	if s == nil {
+		return false
+	}
+	v := reflect.ValueOf(s)
+	return v.Kind() != reflect.Pointer || !v.IsNil()
 }

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/spec"
 )
@@ -19,9 +20,9 @@ func ids(hits []Hit) []string {
 }
 
 func TestSearch(t *testing.T) {
-	broken := mustSkill(runtime.SkillSpec{ID: "broken-pdf", Kind: runtime.Executable, Status: runtime.StatusError,
+	broken := mustSkill(runtime.SkillSpec{ID: "broken-pdf", Kind: spec.Executable, Status: catalog.StatusError,
 		Manifest: &spec.Manifest{ID: "broken-pdf", Name: "PDF", Description: "pdf pdf pdf"}})
-	c := catalog{
+	c := testCatalog{
 		exe("pdf-tools", "PDF tools", "Extracts text from documents"),
 		exe("doc-reader", "Document reader", "Reads documents, including PDF files"),
 		exe("word-count", "Word count", "Counts the words, lines and characters of a text", "text", "statistics"),
@@ -65,13 +66,13 @@ func TestSearch(t *testing.T) {
 		})
 	}
 	h := Search(c, "word", 1)[0]
-	if h.Name != "Word count" || h.Description != "Counts the words, lines and characters of a text" || h.Kind != runtime.Executable {
+	if h.Name != "Word count" || h.Description != "Counts the words, lines and characters of a text" || h.Kind != spec.Executable {
 		t.Errorf("hit %+v", h)
 	}
 }
 
 func TestSearchLimit(t *testing.T) {
-	var c catalog
+	var c testCatalog
 	for i := 0; i < 150; i++ {
 		c = append(c, exe(fmt.Sprintf("s%03d", i), "same", "same"))
 	}
@@ -99,7 +100,7 @@ func TestSearchRuntime(t *testing.T) {
 	if got := ids(hits); !reflect.DeepEqual(got, []string{"notes", "note-style"}) {
 		t.Fatalf("got %q", got)
 	}
-	if h := hits[1]; h.Kind != runtime.Instructions || h.Name != "note-style" || h.Description != "How to write good notes" {
+	if h := hits[1]; h.Kind != spec.Instructions || h.Name != "note-style" || h.Description != "How to write good notes" {
 		t.Errorf("hit %+v", h)
 	}
 	if got := ids(Search(rt, "writing", 0)); !reflect.DeepEqual(got, []string{"note-style"}) {

@@ -1,6 +1,10 @@
 package tooldef
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/skillbox-dev/skillbox/catalog"
+)
 
 // AnthropicTool is one entry of the "tools" of an Anthropic Messages request:
 //
@@ -18,7 +22,7 @@ type AnthropicTool struct {
 // A skill whose tool breaks one of Anthropic's rules ([VendorRules]: a name longer than 64
 // characters; oneOf, allOf or anyOf at the top of its schema) is left out: one such tool makes
 // Anthropic refuse the whole request. [LeftOut] says which were left out and why.
-func Anthropic(c Catalog) []AnthropicTool {
+func Anthropic[S catalog.Skill](c catalog.Catalog[S]) []AnthropicTool {
 	out := []AnthropicTool{}
 	for _, t := range toolsFor(c, FormatAnthropic) {
 		out = append(out, anthropicTool(t.toolDef))

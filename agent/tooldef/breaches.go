@@ -3,14 +3,15 @@ package tooldef
 import (
 	"bytes"
 
-	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/catalog"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // LeftOut returns why format f leaves tools of c out of its list: a [Breach] of one of f's
 // rules for each skill left out (the first rule it breaks), in c's order. A face that hands out
 // the list logs these, or returns them beside it, so that a missing tool is explained where it
 // is missed; `skillbox validate` reports every rule a skill breaks ([VendorBreaches]).
-func LeftOut(c Catalog, f Format) []Breach {
+func LeftOut[S catalog.Skill](c catalog.Catalog[S], f Format) []Breach {
 	var out []Breach
 	for _, t := range tools(c) {
 		out = append(out, t.breaches(f, true)...)
@@ -46,8 +47,8 @@ func ListBreaches(f Format, n int) []Breach {
 // VendorBreaches returns every rule, of every vendor, that the tool of skill s breaks, with the
 // formats that leave it out; nil when s keeps them all, or has no tool (it is not executable, or
 // is broken).
-func VendorBreaches(s *runtime.Skill) []Breach {
-	if s == nil || s.Kind() != runtime.Executable || s.Manifest() == nil || s.Schema() == nil {
+func VendorBreaches(s catalog.Skill) []Breach {
+	if !present(s) || s.Kind() != spec.Executable || s.Manifest() == nil || s.Schema() == nil {
 		return nil
 	}
 	d := &toolDef{skill: s.ID(), name: Name(s.ID()), description: s.Description(), schema: bytes.Clone(s.Schema().JSON()), compiled: s.Schema()}

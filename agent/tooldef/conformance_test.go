@@ -14,6 +14,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/agent/tooldef"
 	"github.com/skillbox-dev/skillbox/agent/toolset"
+	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/spec"
 )
@@ -230,7 +231,7 @@ func TestFormatsConform(t *testing.T) {
 		}
 		e.check(t, metas)
 	})
-	t.Run("test catalog", func(t *testing.T) {
+	t.Run("test testCatalog", func(t *testing.T) {
 		emit(testCatalog(t)).check(t, metas)
 	})
 }
@@ -313,7 +314,7 @@ func TestHostileTools(t *testing.T) {
 		{Name: "one_of", Description: "oneOf at the top", Parameters: json.RawMessage(`{"type":"object","oneOf":[{"required":["a"]},{"required":["b"]}]}`)},
 		{Name: "long_description", Description: strings.Repeat("é", 1025), Parameters: obj},
 	}
-	e := emitted{openai: tooldef.OpenAIToolset(tools), anthropic: tooldef.AnthropicToolset(tools), mcp: tooldef.MCPToolset(tools), wellKnown: tooldef.WellKnown(catalog{}, "")}
+	e := emitted{openai: tooldef.OpenAIToolset(tools), anthropic: tooldef.AnthropicToolset(tools), mcp: tooldef.MCPToolset(tools), wellKnown: tooldef.WellKnown(fakeCatalog{}, "")}
 	e.check(t, metas)
 	want := map[string][]string{
 		"openai":    {"fine"},
@@ -411,11 +412,11 @@ func TestToolsetKeepsVendorRules(t *testing.T) {
 func TestHostileCatalog(t *testing.T) {
 	metas := vendorSchemas(t)
 	skill := func(id, params string) *runtime.Skill {
-		return mustSkill(runtime.SkillSpec{ID: id, Kind: runtime.Executable, Status: runtime.StatusActive,
+		return mustSkill(runtime.SkillSpec{ID: id, Kind: spec.Executable, Status: catalog.StatusActive,
 			Manifest: &spec.Manifest{ID: id, Name: id, Description: "d", Parameters: json.RawMessage(params)}})
 	}
 	long := strings.Repeat("i", 80)
-	c := catalog{
+	c := fakeCatalog{
 		skill("fine", ""),
 		skill(long, ""),
 		skill("Dotted.Id", ""),
@@ -437,7 +438,7 @@ func TestVendorRulesIsACopy(t *testing.T) {
 			r.Formats[i] = "nothing"
 		}
 	}
-	if b := tooldef.LeftOut(catalog{mustSkill(runtime.SkillSpec{ID: strings.Repeat("x", 70), Kind: runtime.Executable, Status: runtime.StatusActive,
+	if b := tooldef.LeftOut(fakeCatalog{mustSkill(runtime.SkillSpec{ID: strings.Repeat("x", 70), Kind: spec.Executable, Status: catalog.StatusActive,
 		Manifest: &spec.Manifest{Description: "d"}})}, tooldef.FormatOpenAI); len(b) != 1 {
 		t.Errorf("the rules were changed through VendorRules: %v", b)
 	}

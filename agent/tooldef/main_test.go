@@ -23,4 +23,4 @@ var (
 	mustSkill  = skilltest.MustSkill
 )
 
-type catalog = skilltest.Catalog
+type fakeCatalog = skilltest.Catalog

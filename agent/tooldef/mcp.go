@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 
+	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/spec"
 )
@@ -47,7 +48,7 @@ type MCPAnnotations struct {
 // clients built on their SDKs (the OpenAI Agents SDK, LangChain, the AI SDK) hand every tool
 // of the list on to the model's API, which then refuses every request. [LeftOut] says which
 // were left out and why; the toolset's run_skill still runs them.
-func MCP(c Catalog) []MCPTool {
+func MCP[S catalog.Skill](c catalog.Catalog[S]) []MCPTool {
 	out := []MCPTool{}
 	for _, t := range toolsFor(c, FormatMCP) {
 		m := t.skill.Manifest()

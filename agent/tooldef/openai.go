@@ -1,6 +1,10 @@
 package tooldef
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/skillbox-dev/skillbox/catalog"
+)
 
 // OpenAITool is one entry of the "tools" of an OpenAI Chat Completions request:
 //
@@ -30,7 +34,7 @@ type OpenAIFunction struct {
 // allOf, enum or not at the top of its schema; an array schema without items) is left out: one
 // such tool makes OpenAI refuse the whole request, every other tool with it. [LeftOut] says
 // which were left out and why; the toolset's run_skill still runs them.
-func OpenAI(c Catalog) []OpenAITool {
+func OpenAI[S catalog.Skill](c catalog.Catalog[S]) []OpenAITool {
 	out := []OpenAITool{}
 	for _, t := range toolsFor(c, FormatOpenAI) {
 		out = append(out, openAITool(t.toolDef))

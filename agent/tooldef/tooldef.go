@@ -4,45 +4,38 @@
 // list, and [LeftOut] says why, because one bad tool makes a vendor refuse the whole request.
 //
 // Every skill's tool comes from one place, the skill's normalised JSON Schema
-// ([runtime.Skill.Schema]), so a model sees exactly the arguments the runtime will validate.
+// ([catalog.Skill]'s Schema), so a model sees exactly the arguments the runtime will validate.
 // Only skills that can run are tools: executable and active. Tools that are not skills' (the
 // progressive-disclosure toolset of package toolset, or a caller's own) are [Tool] values,
 // converted with [OpenAIToolset], [AnthropicToolset] and [MCPToolset] under the same rules.
 //
 // Tool names are "skill_" followed by the skill's id with '-' written '_' ([Name]), valid for
-// every provider; [SkillID] maps a tool call back to the skill. This package imports only the
-// runtime: a face that only lists tools needs nothing else.
+// every provider; [SkillID] maps a tool call back to the skill. This package reads skills through
+// package catalog: it links no engine, and a face that only lists tools needs nothing else.
 package tooldef
 
 import (
 	"bytes"
+	"reflect"
 
-	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/catalog"
+	"github.com/skillbox-dev/skillbox/spec"
 )
-
-// Catalog is where skills come from. *runtime.Runtime satisfies it; a test or a filtered view
-// (the skills of one tenant) can too.
-type Catalog interface {
-	// Skills returns every skill, broken ones included, ordered by id.
-	Skills() []*runtime.Skill
-}
-
-var _ Catalog = (*runtime.Runtime)(nil)
 
 // tool is what every tool format is made from: the skill, and its tool as the vendor rules see
 // it.
 type tool struct {
-	skill *runtime.Skill
+	skill catalog.Skill
 	*toolDef
 }
 
 // tools returns the skills of c that can be called, in c's order, with their tool names and a
 // copy of their schemas (a caller may change what it is given without changing the skill). A
 // skill whose SKILL.md sets disable-model-invocation is no tool: tools are what a model calls.
-func tools(c Catalog) []tool {
+func tools[S catalog.Skill](c catalog.Catalog[S]) []tool {
 	var out []tool
 	for _, s := range c.Skills() {
-		if s == nil || s.Kind() != runtime.Executable || !s.Status().Usable() || !s.ModelInvocable() || s.Manifest() == nil || s.Schema() == nil {
+		if !present(s) || s.Kind() != spec.Executable || !s.Status().Usable() || !s.ModelInvocable() || s.Manifest() == nil || s.Schema() == nil {
 			continue
 		}
 		out = append(out, tool{skill: s, toolDef: &toolDef{skill: s.ID(), name: Name(s.ID()),
@@ -53,7 +46,7 @@ func tools(c Catalog) []tool {
 
 // toolsFor returns the tools of c that format f lists: those that break none of its rules
 // (see [LeftOut] for the others).
-func toolsFor(c Catalog, f Format) []tool {
+func toolsFor[S catalog.Skill](c catalog.Catalog[S], f Format) []tool {
 	all := tools(c)
 	out := all[:0]
 	for _, t := range all {
@@ -62,4 +55,13 @@ func toolsFor(c Catalog, f Format) []tool {
 		}
 	}
 	return out
+}
+
+// present reports whether s is a skill: not nil, nor a nil pointer in an interface.
+func present(s catalog.Skill) bool {
+	if s == nil {
+		return false
+	}
+	v := reflect.ValueOf(s)
+	return v.Kind() != reflect.Pointer || !v.IsNil()
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/skillbox-dev/skillbox/agent/tooldef"
+	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/spec"
@@ -48,7 +49,7 @@ func testCatalog(t *testing.T) *runtime.Runtime {
 	})
 }
 
-func hashOf(t *testing.T, c tooldef.Catalog, id string) string {
+func hashOf(t *testing.T, c catalog.Catalog[*runtime.Skill], id string) string {
 	for _, s := range c.Skills() {
 		if s.ID() == id {
 			return s.ModuleHash()
@@ -116,13 +117,13 @@ func TestWellKnown(t *testing.T) {
 	if got := tooldef.WellKnown(rt, "acme").Provider; got != "acme" {
 		t.Errorf("provider %q", got)
 	}
-	sameJSON(t, tooldef.WellKnown(catalog{}, "p"), `{"version":"2025-10-01","provider":"p","tools":[]}`)
+	sameJSON(t, tooldef.WellKnown(fakeCatalog{}, "p"), `{"version":"2025-10-01","provider":"p","tools":[]}`)
 }
 
 // TestEmptyCatalog: no skills give empty lists, which marshal as [], never null: a provider
 // refuses "tools": null.
 func TestEmptyCatalog(t *testing.T) {
-	for name, v := range map[string]any{"openai": tooldef.OpenAI(catalog{}), "anthropic": tooldef.Anthropic(catalog{}), "mcp": tooldef.MCP(catalog{})} {
+	for name, v := range map[string]any{"openai": tooldef.OpenAI(fakeCatalog{}), "anthropic": tooldef.Anthropic(fakeCatalog{}), "mcp": tooldef.MCP(fakeCatalog{})} {
 		if b, _ := json.Marshal(v); string(b) != "[]" {
 			t.Errorf("%s: %s", name, b)
 		}

@@ -1,6 +1,10 @@
 package tooldef
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/skillbox-dev/skillbox/catalog"
+)
 
 // WellKnownVersion is the version of the tool manifest format written by [WellKnown], a date.
 const WellKnownVersion = "2025-10-01"
@@ -45,7 +49,7 @@ type WellKnownTool struct {
 // Agents register these entries as OpenAI, Anthropic or MCP tools, so a skill whose tool name
 // one of them refuses (longer than 64 characters) is left out, as [MCP] leaves it out
 // ([VendorRules], [LeftOut]).
-func WellKnown(c Catalog, provider string) WellKnownManifest {
+func WellKnown[S catalog.Skill](c catalog.Catalog[S], provider string) WellKnownManifest {
 	if provider == "" {
 		provider = DefaultProvider
 	}

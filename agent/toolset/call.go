@@ -10,15 +10,17 @@ import (
 	"time"
 
 	"github.com/skillbox-dev/skillbox/agent/tooldef"
+	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
-// Runner is a [tooldef.Catalog] that can also look a skill up and run it. *runtime.Runtime satisfies it;
+// Runner is a [catalog.Catalog[*runtime.Skill]] that can also look a skill up and run it. *runtime.Runtime satisfies it;
 // a filtered view (the skills of one tenant) can too, and then every tool call, the
 // progressive-disclosure ones included, sees only that view.
 type Runner interface {
-	tooldef.Catalog
+	catalog.Catalog[*runtime.Skill]
 	// Skill returns the skill with id, or an error matching run.ErrNotFound.
 	Skill(id string) (*runtime.Skill, error)
 	// Run makes the run req asks for; the Result is never nil.
@@ -147,11 +149,11 @@ func failed(skill string, start time.Time, err error) (*run.Result, string, erro
 func since(start time.Time) float64 { return float64(time.Since(start).Microseconds()) / 1000 }
 
 // unknownTool builds the error for name, with the valid tools and a guess at what was meant.
-func unknownTool(r tooldef.Catalog, name string) *UnknownToolError {
+func unknownTool(r catalog.Catalog[*runtime.Skill], name string) *UnknownToolError {
 	e := &UnknownToolError{Name: name, Valid: Names()}
 	ids := map[string]bool{}
 	for _, s := range r.Skills() {
-		if s != nil && s.Kind() == runtime.Executable && s.Status().Usable() && s.ModelInvocable() {
+		if s != nil && s.Kind() == spec.Executable && s.Status().Usable() && s.ModelInvocable() {
 			e.Valid = append(e.Valid, tooldef.Name(s.ID()))
 			ids[s.ID()] = true
 		}

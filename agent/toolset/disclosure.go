@@ -14,9 +14,11 @@ import (
 	"github.com/skillbox-dev/skillbox/agent/internal/skilltags"
 	"github.com/skillbox-dev/skillbox/agent/search"
 	"github.com/skillbox-dev/skillbox/agent/tooldef"
+	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/skillmd"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // MaxModelText bounds what load_skill and read_skill_resource return: it all goes into the
@@ -30,11 +32,11 @@ const maxListedResources = 100
 // SkillInfo is one skill as list_skills shows it: metadata only (progressive
 // disclosure), so a thousand skills cost a listing, not a thousand SKILL.md bodies.
 type SkillInfo struct {
-	ID          string       `json:"id"`
-	Name        string       `json:"name"`
-	Description string       `json:"description"`
-	Kind        runtime.Kind `json:"kind"`
-	Tags        []string     `json:"tags"`
+	ID          string    `json:"id"`
+	Name        string    `json:"name"`
+	Description string    `json:"description"`
+	Kind        spec.Kind `json:"kind"`
+	Tags        []string  `json:"tags"`
 	// Tool is the skill's tool name ([tooldef.Name]) for an executable skill, empty for an
 	// instruction skill, which cannot be run.
 	Tool string `json:"tool,omitempty"`
@@ -58,7 +60,7 @@ const maxListLimit = 1000
 // listSkills is list_skills: every usable skill by id, or with a query those that match it
 // best first (the search index's ranking), at most limit (0: all, or with a query
 // search.DefaultLimit).
-func listSkills(c tooldef.Catalog, query string, limit int) SkillList {
+func listSkills(c catalog.Catalog[*runtime.Skill], query string, limit int) SkillList {
 	all := ListSkills(c)
 	out := SkillList{Skills: all, Total: len(all)}
 	if strings.TrimSpace(query) != "" {
@@ -85,7 +87,7 @@ func listSkills(c tooldef.Catalog, query string, limit int) SkillList {
 // with them; `skillbox list` shows them to the operator), and so are skills whose SKILL.md sets
 // disable-model-invocation (runtime.Skill.ModelInvocable): they are for users to invoke. Nothing
 // is read from disk: the runtime read every SKILL.md's frontmatter when it scanned.
-func ListSkills(c tooldef.Catalog) []SkillInfo {
+func ListSkills(c catalog.Catalog[*runtime.Skill]) []SkillInfo {
 	skills := c.Skills()
 	if !slices.IsSortedFunc(skills, byID) {
 		skills = slices.SortedFunc(slices.Values(skills), byID)
@@ -97,7 +99,7 @@ func ListSkills(c tooldef.Catalog) []SkillInfo {
 		}
 		info := SkillInfo{ID: s.ID(), Name: s.Name(), Description: s.Description(), Kind: s.Kind(), Tags: []string{}, ArgumentHint: s.ArgumentHint()}
 		info.Tags = append(info.Tags, skilltags.Of(s)...)
-		if s.Kind() == runtime.Executable {
+		if s.Kind() == spec.Executable {
 			info.Tool = tooldef.Name(s.ID())
 		}
 		out = append(out, info)
@@ -107,7 +109,9 @@ func ListSkills(c tooldef.Catalog) []SkillInfo {
 
 // offered is the part of a catalog a model may be offered: without the skills whose SKILL.md
 // sets disable-model-invocation.
-type offered struct{ tooldef.Catalog }
+type offered struct {
+	catalog.Catalog[*runtime.Skill]
+}
 
 func (o offered) Skills() []*runtime.Skill {
 	all := o.Catalog.Skills()
@@ -152,11 +156,11 @@ func doListSkills(_ context.Context, r Runner, args []byte, start time.Time) (*r
 
 // LoadedSkill is the value of load_skill.
 type LoadedSkill struct {
-	ID          string       `json:"id"`
-	Name        string       `json:"name"`
-	Description string       `json:"description"`
-	Kind        runtime.Kind `json:"kind"`
-	Tool        string       `json:"tool,omitempty"`
+	ID          string    `json:"id"`
+	Name        string    `json:"name"`
+	Description string    `json:"description"`
+	Kind        spec.Kind `json:"kind"`
+	Tool        string    `json:"tool,omitempty"`
 	// ArgumentHint is the SKILL.md's argument-hint: what arguments should be.
 	ArgumentHint string `json:"argument_hint,omitempty"`
 	// Content is what the model reads: the SKILL.md body rendered by [skillmd.Render] (the base
@@ -183,7 +187,7 @@ func doLoadSkill(ctx context.Context, r Runner, args []byte, start time.Time) (*
 		return failed(id, start, err)
 	}
 	l := LoadedSkill{ID: s.ID(), Name: s.Name(), Description: s.Description(), Kind: s.Kind(), ArgumentHint: s.ArgumentHint(), Resources: []string{}}
-	if s.Kind() == runtime.Executable {
+	if s.Kind() == spec.Executable {
 		l.Tool = tooldef.Name(s.ID())
 		if sc := s.Schema(); sc != nil {
 			l.Parameters = bytes.Clone(sc.JSON())
@@ -198,7 +202,7 @@ func doLoadSkill(ctx context.Context, r Runner, args []byte, start time.Time) (*
 			l.Content = content
 			return succeeded(s.ID(), start, l, withResources(content, l.Resources))
 		}
-		if s.Kind() != runtime.Executable {
+		if s.Kind() != spec.Executable {
 			return failed(s.ID(), start, ierr)
 		}
 		// An executable skill still runs with a broken SKILL.md: describe it as if it had none,

@@ -17,6 +17,6 @@ var (
 )
 
 type (
-	catalog    = skilltest.Catalog
-	fakeRunner = skilltest.Runner
+	testCatalog = skilltest.Catalog
+	fakeRunner  = skilltest.Runner
 )

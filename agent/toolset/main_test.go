@@ -28,5 +28,5 @@ var (
 	cacheDir          = testcache.Dir()
 )
 
-type catalog = skilltest.Catalog
+type testCatalog = skilltest.Catalog
 type fakeRunner = skilltest.Runner

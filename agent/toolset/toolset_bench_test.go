@@ -225,7 +225,7 @@ func median(d []time.Duration) float64 {
 // against that Run, a nanosecond, would say nothing; BenchmarkCallOverhead has the ratio to a
 // real run.)
 func BenchmarkCallRouting(b *testing.B) {
-	r := fakeRunner{Catalog: catalog{exe("word-count", "Word count", "Counts words")}}
+	r := fakeRunner{Catalog: testCatalog{exe("word-count", "Word count", "Counts words")}}
 	ctx := context.Background()
 	cases := []struct {
 		name, tool, args string

@@ -13,7 +13,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/agent/tooldef"
 	"github.com/skillbox-dev/skillbox/run"
-	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 func TestListSkills(t *testing.T) {
@@ -36,11 +36,11 @@ func TestListSkills(t *testing.T) {
 		{"id":"plain","name":"Plain","description":"Takes a number","kind":"executable","tags":[],"tool":"skill_plain"}
 	],"total":4}`)
 	// An unsorted catalog is listed by id all the same; an empty one is [], not null.
-	c := catalog{exe("b", "B", "b"), exe("a", "A", "a")}
+	c := testCatalog{exe("b", "B", "b"), exe("a", "A", "a")}
 	if l := ListSkills(c); l[0].ID != "a" || l[1].ID != "b" {
 		t.Errorf("order %v", l)
 	}
-	if b, _ := json.Marshal(listSkills(catalog{}, "", 0)); string(b) != `{"skills":[],"total":0}` {
+	if b, _ := json.Marshal(listSkills(testCatalog{}, "", 0)); string(b) != `{"skills":[],"total":0}` {
 		t.Errorf("empty: %s", b)
 	}
 }
@@ -192,7 +192,7 @@ func TestCall(t *testing.T) {
 	if err := json.Unmarshal(res.Result, &l); err != nil {
 		t.Fatal(err)
 	}
-	if l.Kind != runtime.Executable || l.Tool != "skill_plain" || !strings.Contains(string(l.Parameters), `"n"`) || len(l.Resources) != 0 || l.Resources == nil {
+	if l.Kind != spec.Executable || l.Tool != "skill_plain" || !strings.Contains(string(l.Parameters), `"n"`) || len(l.Resources) != 0 || l.Resources == nil {
 		t.Errorf("loaded %+v", l)
 	}
 
@@ -236,7 +236,7 @@ func TestCall(t *testing.T) {
 
 // TestLookup: how run_skill, load_skill and read_skill_resource find the skill a model named.
 func TestLookup(t *testing.T) {
-	r := fakeRunner{Catalog: catalog{exe("twin-a", "Twin", "a"), exe("twin-b", "Twin", "b"), exe("word-count", "Word count", "c")}}
+	r := fakeRunner{Catalog: testCatalog{exe("twin-a", "Twin", "a"), exe("twin-b", "Twin", "b"), exe("word-count", "Word count", "c")}}
 	tests := []struct{ name, want string }{
 		{"word-count", `{"x":1}`},
 		{"skill_word_count", `{"x":1}`},

@@ -8,6 +8,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/agent/search"
 	"github.com/skillbox-dev/skillbox/agent/tooldef"
+	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
@@ -26,7 +27,7 @@ func TestUncheckedSkillsAreOffered(t *testing.T) {
 	}
 	t.Cleanup(func() { rt.Close(context.Background()) })
 	for _, s := range rt.Skills() {
-		if s.Status() != runtime.StatusUnchecked {
+		if s.Status() != catalog.StatusUnchecked {
 			t.Fatalf("%s: %s, want unchecked", s.ID(), s.Status())
 		}
 	}

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/spec"
 )
 
@@ -65,7 +65,7 @@ var cmdBuild = &command{
 		defer rt.Close(context.Background())
 		s, _ := rt.CheckSkill(ctx, skillDir)
 		st, _ := os.Stat(out)
-		if s == nil || s.Status() != runtime.StatusActive {
+		if s == nil || s.Status() != catalog.StatusActive {
 			fmt.Fprintf(e.stderr, "built %s, but it is not a valid skill:\n", clean(out))
 			if se, ok := s.Err().(*spec.SkillError); ok {
 				for _, p := range se.Problems {
@@ -112,7 +112,7 @@ func buildScript(ctx context.Context, e *env, skillDir string) (code int, ok boo
 	if !found || s.Manifest() == nil || !s.Language().Script() {
 		return 0, false
 	}
-	if s.Status() != runtime.StatusActive {
+	if s.Status() != catalog.StatusActive {
 		fmt.Fprintf(e.stderr, "%s is a %s skill (nothing to build), but it is not valid:\n", s.ID(), s.Language())
 		if se, ok := s.Err().(*spec.SkillError); ok {
 			for _, p := range se.Problems {

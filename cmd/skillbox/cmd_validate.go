@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/skillbox-dev/skillbox/agent/tooldef"
+	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/spec"
 )
@@ -50,7 +51,7 @@ var cmdValidate = &command{
 			}
 			// The packages, their ids and their clashes as a scan (list, serve) finds them.
 			for _, s := range rt.CheckSkills(ctx, d) {
-				v := validation{ID: s.ID(), Name: s.Name(), Dir: s.Dir(), Kind: string(s.Kind()), Valid: s.Status() == runtime.StatusActive, Warnings: s.Warnings()}
+				v := validation{ID: s.ID(), Name: s.Name(), Dir: s.Dir(), Kind: string(s.Kind()), Valid: s.Status() == catalog.StatusActive, Warnings: s.Warnings()}
 				if se, ok := s.Err().(*spec.SkillError); ok {
 					for _, p := range se.Problems {
 						v.Problems = append(v.Problems, p.Error())
@@ -114,7 +115,7 @@ var cmdValidate = &command{
 // tool, so the tool lists leave it out (tooldef.VendorRules). They are warnings, not problems:
 // the skill runs, and is listed for the other vendors; validate's exit status does not change.
 func vendorRules(s *runtime.Skill) []tooldef.Breach {
-	if s.Status() != runtime.StatusActive {
+	if s.Status() != catalog.StatusActive {
 		return nil
 	}
 	return tooldef.VendorBreaches(s)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/catalog"
 )
 
 // maxDescription is how much of a healthy skill's description list shows: one line of the table.
@@ -26,7 +26,7 @@ func writeSkillTable(w io.Writer, rows []skillSummary, width int) {
 	cells = append(cells, [5]string{"ID", "KIND", "STATUS", "VERSION", "DESCRIPTION"})
 	for _, s := range rows {
 		desc := truncate(clean(s.Description), maxDescription)
-		if s.Status == runtime.StatusError {
+		if s.Status == catalog.StatusError {
 			desc = clean(s.Error)
 		}
 		cells = append(cells, [5]string{clean(s.ID), string(s.Kind), string(s.Status), clean(s.Version), desc})
@@ -43,7 +43,7 @@ func writeSkillTable(w io.Writer, rows []skillSummary, width int) {
 	}
 	for _, c := range cells {
 		lines := []string{c[4]}
-		if width > 0 && c[2] == string(runtime.StatusError) {
+		if width > 0 && c[2] == string(catalog.StatusError) {
 			lines = wrap(c[4], max(width-indent, minWrap))
 		}
 		for i, line := range lines {

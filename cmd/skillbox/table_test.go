@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // list shows why a broken skill is broken in full: on one line when stdout is no terminal (as
@@ -31,9 +33,9 @@ func TestListShowsTheWholeReason(t *testing.T) {
 // On a terminal the reason is wrapped in its column, every word kept.
 func TestSkillTableWraps(t *testing.T) {
 	rows := []skillSummary{
-		{Summary: runtime.Summary{ID: "broken", Kind: runtime.Executable, Status: runtime.StatusError,
+		{Summary: runtime.Summary{ID: "broken", Kind: spec.Executable, Status: catalog.StatusError,
 			Error: "broken/skill.json: colour: unknown field (did you mean \"color\"?); broken/execute.wasm: missing: an executable skill needs its compiled module"}, Dir: filepath.Join("x", "broken")},
-		{Summary: runtime.Summary{ID: "ok", Kind: runtime.Executable, Status: runtime.StatusActive, Version: "1.0.0", Description: strings.Repeat("word ", 30)}},
+		{Summary: runtime.Summary{ID: "ok", Kind: spec.Executable, Status: catalog.StatusActive, Version: "1.0.0", Description: strings.Repeat("word ", 30)}},
 	}
 	var b bytes.Buffer
 	writeSkillTable(&b, rows, 80)

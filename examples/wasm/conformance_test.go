@@ -17,6 +17,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/internal/testcache"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
@@ -118,7 +119,7 @@ func TestConformance(t *testing.T) {
 				s, err := rt.Skill("conformance")
 				must(t, err)
 				s.ModuleHash() // reads and checks the module: loading left it unchecked
-				if s.Status() != runtime.StatusActive {
+				if s.Status() != catalog.StatusActive {
 					t.Fatalf("skill not active: %v", s.Err())
 				}
 				// The policy allows /data read-write, the manifest asks read-only: the grant is read-only.

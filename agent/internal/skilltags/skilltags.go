@@ -4,10 +4,10 @@
 // model is shown is a tag a search finds.
 package skilltags
 
-import "github.com/skillbox-dev/skillbox/runtime"
+import "github.com/skillbox-dev/skillbox/catalog"
 
 // Of returns the tags of s: its manifest's, else its SKILL.md's, else none.
-func Of(s *runtime.Skill) []string {
+func Of(s catalog.Skill) []string {
 	switch {
 	case s.Manifest() != nil:
 		return s.Tags()

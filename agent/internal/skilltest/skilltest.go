@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/internal/testcache"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
@@ -86,7 +87,7 @@ func moduleRoot(t testing.TB) string {
 
 // Exe is an active executable skill with only the metadata a search reads.
 func Exe(id, name, desc string, tags ...string) *runtime.Skill {
-	return MustSkill(runtime.SkillSpec{ID: id, Kind: runtime.Executable, Status: runtime.StatusActive,
+	return MustSkill(runtime.SkillSpec{ID: id, Kind: spec.Executable, Status: catalog.StatusActive,
 		Manifest: &spec.Manifest{ID: id, Name: name, Description: desc, Tags: tags}})
 }
 
