@@ -1,6 +1,10 @@
 package interrupt
 
-import "math"
+import (
+	"math"
+
+	"github.com/skillbox-dev/skillbox/internal/wasmbin"
+)
 
 // Edits to a body, in the order of their offsets in the input. The writer applies them.
 type editKind uint8
@@ -28,7 +32,7 @@ type frame struct {
 	split bool // verify mode: a split loop $L, whose end must be followed by $Y's
 }
 
-// body decodes one function body: r from its locals to r.end, the end of the body. It returns
+// body decodes one function body: r from its locals to r.End, the end of the body. It returns
 // where the instructions start, and appends to w.edits what the writer must change: the entry
 // sequence, each loop split and counted, each branch label that crosses a loop made one deeper
 // for each loop it crosses (its $Y is a new block in between). In verify mode (w.verify), the
@@ -36,39 +40,39 @@ type frame struct {
 //
 // Every instruction is decoded, immediates included, because a `loop` opcode byte can only be
 // told from the same byte inside an immediate by decoding everything before it.
-func (w *walker) body(r *reader) (instrStart int, err error) {
-	decls, err := r.count("local declarations", 2)
+func (w *walker) body(r *wasmbin.Reader) (instrStart int, err error) {
+	decls, err := r.Count("local declarations", 2)
 	if err != nil {
 		return 0, err
 	}
 	for i := uint32(0); i < decls; i++ {
-		if _, err := r.u32("local count"); err != nil {
+		if _, err := r.U32("local count"); err != nil {
 			return 0, err
 		}
-		if err := r.valtype("local type"); err != nil {
+		if err := r.ValType("local type"); err != nil {
 			return 0, err
 		}
 	}
-	instrStart = r.pos
+	instrStart = r.Pos
 	if w.verify {
 		if err := w.seqs.matchEntry(r); err != nil {
 			return 0, err
 		}
 	} else {
-		w.edits = append(w.edits, edit{at: instrStart, kind: editEntry, val: int64(weight(r.end - instrStart))})
+		w.edits = append(w.edits, edit{at: instrStart, kind: editEntry, val: int64(weight(r.End - instrStart))})
 	}
 	w.stack = append(w.stack[:0], frame{check: -1}) // the function's own block
 	for {
-		if r.pos >= r.end {
-			return 0, refuse(r.pos, "the body ends inside a block")
+		if r.Pos >= r.End {
+			return 0, refuse(r.Pos, "the body ends inside a block")
 		}
-		at := r.pos
-		op := r.b[r.pos]
-		r.pos++
+		at := r.Pos
+		op := r.B[r.Pos]
+		r.Pos++
 		switch ops[op] {
 		case immNone:
 		case immBlock:
-			err = r.blockType()
+			err = blockType(r)
 			w.push(false, -1, 0)
 		case immLoop:
 			err = w.loop(r, at)
@@ -78,63 +82,63 @@ func (w *walker) body(r *reader) (instrStart int, err error) {
 			switch {
 			case f.check >= 0:
 				w.edits[f.check].val = int64(weight(at + 1 - f.start))
-				w.edits = append(w.edits, edit{at: r.pos, kind: editLoopClose})
-			case f.split && (r.pos >= r.end || r.b[r.pos] != 0x0b):
-				return 0, refuse(r.pos, "a split loop's end not followed by its outer loop's")
+				w.edits = append(w.edits, edit{at: r.Pos, kind: editLoopClose})
+			case f.split && (r.Pos >= r.End || r.B[r.Pos] != 0x0b):
+				return 0, refuse(r.Pos, "a split loop's end not followed by its outer loop's")
 			}
 			if len(w.stack) == 0 {
-				if r.pos != r.end {
-					return 0, refuse(r.pos, "%d bytes after the function's end", r.end-r.pos)
+				if r.Pos != r.End {
+					return 0, refuse(r.Pos, "%d bytes after the function's end", r.End-r.Pos)
 				}
 				return instrStart, nil
 			}
 		case immLabel:
 			err = w.label(r)
 		case immU32:
-			_, err = r.u32("index")
+			_, err = r.U32("index")
 		case immU32x2:
-			if _, err = r.u32("type index"); err == nil {
-				_, err = r.u32("table index")
+			if _, err = r.U32("type index"); err == nil {
+				_, err = r.U32("table index")
 			}
 		case immGlobal:
 			var idx uint32
-			if idx, err = r.u32("global index"); err == nil && idx >= w.guestGlobals {
+			if idx, err = r.U32("global index"); err == nil && idx >= w.guestGlobals {
 				// An invalid module that names a global past its own would, once the globals
 				// are appended, name $stop or $budget: a guest could clear its own flag.
 				err = refuse(at, "global index %d: the module has %d globals", idx, w.guestGlobals)
 			}
 		case immMemarg:
-			err = r.memarg()
+			err = memarg(r)
 		case immZero:
-			err = r.zero("memory index")
+			err = r.Zero("memory index")
 		case immS32:
-			err = r.s32("i32.const")
+			err = r.S32("i32.const")
 		case immS64:
-			err = r.s64("i64.const")
+			err = r.S64("i64.const")
 		case immF32:
-			err = r.skip(4, "f32.const")
+			err = r.Skip(4, "f32.const")
 		case immF64:
-			err = r.skip(8, "f64.const")
+			err = r.Skip(8, "f64.const")
 		case immBrTable:
 			err = w.brTable(r)
 		case immSelectT:
-			err = r.selectTypes()
+			err = selectTypes(r)
 		case immTryTable:
 			err = w.tryTable(r)
 			w.push(false, -1, 0)
 		case immRefNull:
-			_, err = r.u32("heap type")
+			_, err = r.U32("heap type")
 		case immMisc:
-			err = r.misc()
+			err = misc(r)
 		case immSIMD:
-			err = r.simd()
+			err = simd(r)
 		case immAtomic:
-			err = r.atomic()
+			err = atomic(r)
 		default:
 			return 0, refuse(at, "opcode 0x%02x", op)
 		}
 		if err != nil {
-			return 0, within(err, "opcode 0x%02x at byte %d", op, at)
+			return 0, wasmbin.Within(err, "opcode 0x%02x at byte %d", op, at)
 		}
 	}
 }
@@ -151,27 +155,27 @@ func (w *walker) push(loop bool, check int, start int) {
 // loop reads a loop's block type, at the `loop` opcode at. It records the split: $Y and the
 // yield before the loop, the count after its block type (its weight set at its end). In verify
 // mode, it requires $Y, the yield, the original loop with the same block type, and the count.
-func (w *walker) loop(r *reader, at int) error {
-	btStart := r.pos
-	if err := r.blockType(); err != nil {
+func (w *walker) loop(r *wasmbin.Reader, at int) error {
+	btStart := r.Pos
+	if err := blockType(r); err != nil {
 		return err
 	}
-	bt := r.b[btStart:r.pos]
+	bt := r.B[btStart:r.Pos]
 	if !w.verify {
 		w.edits = append(w.edits,
 			edit{at: at, n: len(bt), kind: editLoopOpen},
-			edit{at: r.pos, kind: editLoopCheck})
+			edit{at: r.Pos, kind: editLoopCheck})
 		w.push(true, len(w.edits)-1, at)
 		return nil
 	}
 	// This is $Y: the yield, then the loop it wraps.
-	if err := r.expect(w.seqs.yield); err != nil {
+	if err := expect(r, w.seqs.yield); err != nil {
 		return err
 	}
-	if err := r.expect(loopOpcode); err != nil {
+	if err := expect(r, loopOpcode); err != nil {
 		return err
 	}
-	if err := r.expect(bt); err != nil {
+	if err := expect(r, bt); err != nil {
 		return err
 	}
 	if err := w.seqs.matchLoopCheck(r); err != nil {
@@ -188,9 +192,9 @@ var loopOpcode = []byte{0x03}
 // label reads a branch label and, if it crosses loops of the input, records it one deeper for
 // each: the $Y of each such loop is a block between the branch and its target. (A branch to a
 // loop itself stays: its $Y is outside it.) In verify mode, labels are read as they are.
-func (w *walker) label(r *reader) error {
-	at := r.pos
-	d, err := r.u32("label")
+func (w *walker) label(r *wasmbin.Reader) error {
+	at := r.Pos
+	d, err := r.U32("label")
 	if err != nil {
 		return err
 	}
@@ -203,38 +207,21 @@ func (w *walker) label(r *reader) error {
 		if nd > math.MaxUint32 {
 			return refuse(at, "label %d crosses %d loops", d, crossed)
 		}
-		w.edits = append(w.edits, edit{at: at, n: r.pos - at, kind: editLabel, val: nd})
+		w.edits = append(w.edits, edit{at: at, n: r.Pos - at, kind: editLabel, val: nd})
 	}
 	return nil
-}
-
-// valtype reads a value type: a number, vector or reference type byte, or (ref null? ht) with
-// an s33 heap type, as wazero's locals decoder takes them.
-func (r *reader) valtype(what string) error {
-	b, err := r.byte(what)
-	if err != nil {
-		return err
-	}
-	switch b {
-	case 0x7f, 0x7e, 0x7d, 0x7c, 0x7b, 0x70, 0x6f, 0x69:
-		return nil
-	case 0x63, 0x64:
-		_, err = r.s33("heap type")
-		return err
-	}
-	return refuse(r.pos-1, "%s: value type 0x%02x", what, b)
 }
 
 // blockType reads a block type: an s33 that is 0x40 (empty), a value type, or a type index
 // (multi-value), and for (ref null? ht), as wazero's DecodeBlockType reads them, a heap type
 // after it.
-func (r *reader) blockType() error {
-	v, err := r.s33("block type")
+func blockType(r *wasmbin.Reader) error {
+	v, err := r.S33("block type")
 	if err != nil {
 		return err
 	}
 	if v == -29 || v == -28 { // 0x63 (ref null ht), 0x64 (ref ht)
-		_, err = r.s33("block heap type")
+		_, err = r.S33("block heap type")
 	}
 	return err
 }
@@ -242,23 +229,23 @@ func (r *reader) blockType() error {
 // memarg reads an alignment and an offset. wazero refuses an alignment of 32 or more, which is
 // also where multi-memory's memory-index flag (bit 6) would be: nothing here reads a memory
 // index there.
-func (r *reader) memarg() error {
-	at := r.pos
-	align, err := r.u32("alignment")
+func memarg(r *wasmbin.Reader) error {
+	at := r.Pos
+	align, err := r.U32("alignment")
 	if err != nil {
 		return err
 	}
 	if align >= 32 {
 		return refuse(at, "alignment exponent %d (wazero takes less than 32)", align)
 	}
-	_, err = r.u32("offset")
+	_, err = r.U32("offset")
 	return err
 }
 
 // brTable reads br_table's labels and its default label. The count is checked against the bytes
 // left, a byte a label at least, before anything is read by it.
-func (w *walker) brTable(r *reader) error {
-	n, err := r.count("br_table labels", 1)
+func (w *walker) brTable(r *wasmbin.Reader) error {
+	n, err := r.Count("br_table labels", 1)
 	if err != nil {
 		return err
 	}
@@ -272,15 +259,15 @@ func (w *walker) brTable(r *reader) error {
 
 // selectTypes reads select's type vector. wazero takes one type only, its count as the single
 // byte 1, and these value types.
-func (r *reader) selectTypes() error {
-	n, err := r.byte("select type count")
+func selectTypes(r *wasmbin.Reader) error {
+	n, err := r.Byte("select type count")
 	if err != nil {
 		return err
 	}
 	if n != 1 {
-		return refuse(r.pos-1, "select with %d types (wazero takes the single byte 1)", n)
+		return refuse(r.Pos-1, "select with %d types (wazero takes the single byte 1)", n)
 	}
-	b, err := r.byte("select type")
+	b, err := r.Byte("select type")
 	if err != nil {
 		return err
 	}
@@ -288,36 +275,36 @@ func (r *reader) selectTypes() error {
 	case 0x7f, 0x7e, 0x7d, 0x7c, 0x7b, 0x70, 0x6f:
 		return nil
 	case 0x63, 0x64:
-		_, err = r.s33("select heap type")
+		_, err = r.S33("select heap type")
 		return err
 	}
-	return refuse(r.pos-1, "select type 0x%02x", b)
+	return refuse(r.Pos-1, "select type 0x%02x", b)
 }
 
 // tryTable reads try_table's block type and catch clauses (exception handling): catch and
 // catch_ref carry a tag and a label, catch_all and catch_all_ref a label. The labels count from
 // the block around the try_table, as wazero reads them before it opens the try_table's.
-func (w *walker) tryTable(r *reader) error {
-	if err := r.blockType(); err != nil {
+func (w *walker) tryTable(r *wasmbin.Reader) error {
+	if err := blockType(r); err != nil {
 		return err
 	}
-	n, err := r.count("catch clauses", 2)
+	n, err := r.Count("catch clauses", 2)
 	if err != nil {
 		return err
 	}
 	for i := uint32(0); i < n; i++ {
-		kind, err := r.byte("catch kind")
+		kind, err := r.Byte("catch kind")
 		if err != nil {
 			return err
 		}
 		switch kind {
 		case 0x00, 0x01:
-			if _, err := r.u32("catch tag"); err != nil {
+			if _, err := r.U32("catch tag"); err != nil {
 				return err
 			}
 		case 0x02, 0x03:
 		default:
-			return refuse(r.pos-1, "catch kind 0x%02x", kind)
+			return refuse(r.Pos-1, "catch kind 0x%02x", kind)
 		}
 		if err := w.label(r); err != nil {
 			return err
@@ -327,9 +314,9 @@ func (w *walker) tryTable(r *reader) error {
 }
 
 // misc reads a 0xFC instruction: its u32 sub-opcode and immediates.
-func (r *reader) misc() error {
-	at := r.pos
-	sub, err := r.u32("0xFC sub-opcode")
+func misc(r *wasmbin.Reader) error {
+	at := r.Pos
+	sub, err := r.U32("0xFC sub-opcode")
 	if err != nil {
 		return err
 	}
@@ -337,20 +324,20 @@ func (r *reader) misc() error {
 	case miscNone:
 		return nil
 	case miscU32:
-		_, err = r.u32("index")
+		_, err = r.U32("index")
 	case miscU32Zero:
-		if _, err = r.u32("data index"); err == nil {
-			err = r.zero("memory index")
+		if _, err = r.U32("data index"); err == nil {
+			err = r.Zero("memory index")
 		}
 	case miscZeroZero:
-		if err = r.zero("memory index"); err == nil {
-			err = r.zero("memory index")
+		if err = r.Zero("memory index"); err == nil {
+			err = r.Zero("memory index")
 		}
 	case miscZero:
-		err = r.zero("memory index")
+		err = r.Zero("memory index")
 	case miscU32x2:
-		if _, err = r.u32("index"); err == nil {
-			_, err = r.u32("table index")
+		if _, err = r.U32("index"); err == nil {
+			_, err = r.U32("table index")
 		}
 	default:
 		return refuse(at, "0xFC sub-opcode %d", sub)
@@ -362,14 +349,14 @@ func (r *reader) misc() error {
 // 0x80 the spec's u32 is that byte and 0x01, which wazero reads as a nop after the instruction.
 // Only that form is taken: any other second byte would be read as a different instruction by
 // wazero than by the spec.
-func (r *reader) simd() error {
-	at := r.pos
-	sub, err := r.byte("0xFD sub-opcode")
+func simd(r *wasmbin.Reader) error {
+	at := r.Pos
+	sub, err := r.Byte("0xFD sub-opcode")
 	if err != nil {
 		return err
 	}
 	if sub >= 0x80 {
-		hi, err := r.byte("0xFD sub-opcode")
+		hi, err := r.Byte("0xFD sub-opcode")
 		if err != nil {
 			return err
 		}
@@ -377,37 +364,37 @@ func (r *reader) simd() error {
 			return refuse(at, "0xFD sub-opcode bytes 0x%02x 0x%02x (wazero reads one byte)", sub, hi)
 		}
 	}
-	switch simd[sub] {
+	switch simdImm[sub] {
 	case simdNone:
 		return nil
 	case simdMemarg:
-		return r.memarg()
+		return memarg(r)
 	case simdMemLane:
-		if err := r.memarg(); err != nil {
+		if err := memarg(r); err != nil {
 			return err
 		}
-		return r.skip(1, "lane")
+		return r.Skip(1, "lane")
 	case simdLane:
-		return r.skip(1, "lane")
+		return r.Skip(1, "lane")
 	case simdBytes16:
-		return r.skip(16, "16 immediate bytes")
+		return r.Skip(16, "16 immediate bytes")
 	}
 	return refuse(at, "0xFD sub-opcode 0x%02x", sub)
 }
 
 // atomic reads a 0xFE instruction (threads). The waits are refused: a guest blocked in
 // memory.atomic.wait runs no check, so only wazero's own handling of it may apply.
-func (r *reader) atomic() error {
-	at := r.pos
-	sub, err := r.byte("0xFE sub-opcode")
+func atomic(r *wasmbin.Reader) error {
+	at := r.Pos
+	sub, err := r.Byte("0xFE sub-opcode")
 	if err != nil {
 		return err
 	}
 	switch {
 	case sub == atomicFence:
-		return r.zero("atomic.fence")
+		return r.Zero("atomic.fence")
 	case sub == atomicNotify, sub >= atomicFirst && sub <= atomicLast:
-		return r.memarg()
+		return memarg(r)
 	case sub == atomicWait32, sub == atomicWait64:
 		return refuse(at, "memory.atomic.wait: a blocked guest runs no check")
 	}

@@ -1,5 +1,7 @@
 package interrupt
 
+import "github.com/skillbox-dev/skillbox/internal/wasmbin"
+
 // The code Instrument inserts. Two globals are appended: $stop (0 while the guest may run) and
 // $budget, which every function entry and every loop iteration decrements by a weight, the
 // byte length of the function or loop body (at least 1, at most maxWeight), so that it counts
@@ -52,10 +54,10 @@ type seqs struct {
 
 func newSeqs(stop, budget uint32) seqs {
 	y := []byte{0x41, 0x00, 0x40, 0x00, 0x1a, 0x23} // i32.const 0, memory.grow 0, drop, global.get
-	y = appendU32(y, stop)
+	y = wasmbin.AppendU32(y, stop)
 	y = append(y, 0x04, 0x40, 0x00, 0x0b, 0x41) // if, unreachable, end, i32.const
 	y = appendS32(y, Budget)
-	y = appendU32(append(y, 0x24), budget) // global.set
+	y = wasmbin.AppendU32(append(y, 0x24), budget) // global.set
 	q := seqs{stop: stop, budget: budget, yield: y}
 	q.count1 = q.appendCount(nil, 1)
 	return q
@@ -65,10 +67,10 @@ func newSeqs(stop, budget uint32) seqs {
 // global.get $budget, i32.const w, i32.sub, global.set $budget, global.get $budget,
 // i32.const 0, i32.le_s.
 func (q *seqs) appendCount(b []byte, w int32) []byte {
-	b = appendU32(append(b, 0x23), q.budget)
+	b = wasmbin.AppendU32(append(b, 0x23), q.budget)
 	b = appendS32(append(b, 0x41), w)
-	b = appendU32(append(b, 0x6b, 0x24), q.budget)
-	b = appendU32(append(b, 0x23), q.budget)
+	b = wasmbin.AppendU32(append(b, 0x6b, 0x24), q.budget)
+	b = wasmbin.AppendU32(append(b, 0x23), q.budget)
 	return append(b, 0x41, 0x00, 0x4c)
 }
 
@@ -85,51 +87,51 @@ func (q *seqs) appendLoopCheck(b []byte, w int32) []byte {
 }
 
 func (q *seqs) countLen(w int32) int {
-	return 3*(1+sizeU32(q.budget)) + 1 + sizeS32(w) + 1 + 3
+	return 3*(1+wasmbin.SizeU32(q.budget)) + 1 + sizeS32(w) + 1 + 3
 }
 
 func (q *seqs) entryLen(w int32) int     { return q.countLen(w) + 2 + len(q.yield) + 1 }
 func (q *seqs) loopCheckLen(w int32) int { return q.countLen(w) + 2 }
 
-// matchCount, in verify mode, steps over a count (of any weight) at r.pos.
-func (q *seqs) matchCount(r *reader) error {
+// matchCount, in verify mode, steps over a count (of any weight) at r.Pos.
+func (q *seqs) matchCount(r *wasmbin.Reader) error {
 	want := q.count1
-	split := 1 + sizeU32(q.budget) + 1 // up to the weight
-	if err := r.expect(want[:split]); err != nil {
+	split := 1 + wasmbin.SizeU32(q.budget) + 1 // up to the weight
+	if err := expect(r, want[:split]); err != nil {
 		return err
 	}
-	if err := r.s32("weight"); err != nil {
+	if err := r.S32("weight"); err != nil {
 		return err
 	}
-	return r.expect(want[split+1:])
+	return expect(r, want[split+1:])
 }
 
-func (q *seqs) matchEntry(r *reader) error {
+func (q *seqs) matchEntry(r *wasmbin.Reader) error {
 	if err := q.matchCount(r); err != nil {
 		return err
 	}
-	if err := r.expect([]byte{0x04, 0x40}); err != nil {
+	if err := expect(r, []byte{0x04, 0x40}); err != nil {
 		return err
 	}
-	if err := r.expect(q.yield); err != nil {
+	if err := expect(r, q.yield); err != nil {
 		return err
 	}
-	return r.expect([]byte{0x0b})
+	return expect(r, []byte{0x0b})
 }
 
-func (q *seqs) matchLoopCheck(r *reader) error {
+func (q *seqs) matchLoopCheck(r *wasmbin.Reader) error {
 	if err := q.matchCount(r); err != nil {
 		return err
 	}
-	return r.expect([]byte{0x0d, 0x01})
+	return expect(r, []byte{0x0d, 0x01})
 }
 
-// expect steps over want at r.pos, or refuses.
-func (r *reader) expect(want []byte) error {
-	if r.left() < len(want) || string(r.b[r.pos:r.pos+len(want)]) != string(want) {
-		return refuse(r.pos, "not the inserted sequence")
+// expect steps over want at r.Pos, or refuses.
+func expect(r *wasmbin.Reader, want []byte) error {
+	if r.Left() < len(want) || string(r.B[r.Pos:r.Pos+len(want)]) != string(want) {
+		return refuse(r.Pos, "not the inserted sequence")
 	}
-	r.pos += len(want)
+	r.Pos += len(want)
 	return nil
 }
 

@@ -3,6 +3,8 @@ package interrupt
 import (
 	"errors"
 	"fmt"
+
+	"github.com/skillbox-dev/skillbox/internal/wasmbin"
 )
 
 var (
@@ -31,15 +33,17 @@ func (e *RefusalError) Error() string {
 // Unwrap makes errors.Is(err, ErrRefused) true.
 func (e *RefusalError) Unwrap() error { return ErrRefused }
 
+// refuse is a refusal as the walk makes it: a *wasmbin.Error, the reader's own error, so that
+// wasmbin.Within can say where each happened. Explain and Instrument return it as a
+// *RefusalError (refusal).
 func refuse(off int, format string, args ...any) error {
-	return &RefusalError{Offset: off, Reason: fmt.Sprintf(format, args...)}
+	return wasmbin.Errorf(off, format, args...)
 }
 
-// within prefixes a refusal's reason with where it happened. Only called on the refusal path.
-func within(err error, format string, args ...any) error {
-	var re *RefusalError
-	if errors.As(err, &re) {
-		re.Reason = fmt.Sprintf(format, args...) + ": " + re.Reason
+// refusal makes the walk's *wasmbin.Error a *RefusalError, where it leaves the package.
+func refusal(err error) error {
+	if e, ok := err.(*wasmbin.Error); ok {
+		return &RefusalError{Offset: e.Offset, Reason: e.Msg}
 	}
 	return err
 }

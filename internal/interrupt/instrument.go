@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/skillbox-dev/skillbox/internal/wasmbin"
 	"github.com/tetratelabs/wazero/api"
 )
 
@@ -45,7 +46,7 @@ func Instrument(wasm []byte) (out []byte, ok bool, err error) {
 		return nil, false, nil
 	}
 	if err := selfCheck(out, q); err != nil {
-		return nil, false, fmt.Errorf("%w: %w", ErrSelfCheck, err)
+		return nil, false, fmt.Errorf("%w: %w", ErrSelfCheck, refusal(err))
 	}
 	return out, true, nil
 }
@@ -53,7 +54,7 @@ func Instrument(wasm []byte) (out []byte, ok bool, err error) {
 // Explain returns why Instrument refuses wasm (a *RefusalError), or nil if it instruments it.
 func Explain(wasm []byte) error {
 	_, _, err := instrument(wasm)
-	return err
+	return refusal(err)
 }
 
 // Stop makes an instrumented module trap at its next yield: it sets StopGlobal to 1, then
@@ -144,20 +145,20 @@ func (w *walker) module() error {
 	if len(w.in) < len(magic) || !bytes.Equal(w.in[:len(magic)], magic) {
 		return refuse(0, "not a wasm core module (magic and version 1)")
 	}
-	r := reader{b: w.in, pos: len(magic), end: len(w.in)}
+	r := wasmbin.Reader{B: w.in, Pos: len(magic), End: len(w.in)}
 	last := 0
-	for r.pos < r.end {
-		start := r.pos
-		id := r.b[r.pos]
-		r.pos++
+	for r.Pos < r.End {
+		start := r.Pos
+		id := r.B[r.Pos]
+		r.Pos++
 		if int(id) >= len(order) || (id != secCustom && order[id] == 0) {
 			return refuse(start, "unknown section id %d", id)
 		}
-		size, err := r.u32("section size")
+		size, err := r.U32("section size")
 		if err != nil {
 			return err
 		}
-		if uint64(size) > uint64(r.left()) {
+		if uint64(size) > uint64(r.Left()) {
 			return refuse(start, "section %d of %d bytes overruns the module", id, size)
 		}
 		if id != secCustom {
@@ -166,12 +167,12 @@ func (w *walker) module() error {
 			}
 			last = order[id]
 		}
-		s := section{id: id, start: start, content: r.pos, end: r.pos + int(size)}
+		s := section{id: id, start: start, content: r.Pos, end: r.Pos + int(size)}
 		if err := w.section(&s); err != nil {
-			return within(err, "section %d", id)
+			return wasmbin.Within(err, "section %d", id)
 		}
 		w.secs = append(w.secs, s)
-		r.pos = s.end
+		r.Pos = s.end
 	}
 	if w.code < 0 && w.funcs != 0 {
 		return refuse(len(w.in), "%d functions and no code section", w.funcs)
@@ -186,12 +187,12 @@ func (w *walker) module() error {
 }
 
 func (w *walker) section(s *section) error {
-	r := &reader{b: w.in, pos: s.content, end: s.end}
+	r := &wasmbin.Reader{B: w.in, Pos: s.content, End: s.end}
 	var err error
 	switch s.id {
 	case secCustom:
 		var name []byte
-		if name, err = r.name("custom section name"); err == nil {
+		if name, err = r.Bytes("custom section name"); err == nil {
 			s.drop = !w.verify && strings.HasPrefix(string(name), ".debug_")
 		}
 		return err
@@ -216,61 +217,61 @@ func (w *walker) section(s *section) error {
 	default:
 		return nil // copied as it is
 	}
-	if err == nil && r.pos != r.end {
-		err = refuse(r.pos, "%d bytes left at the end of the section", r.end-r.pos)
+	if err == nil && r.Pos != r.End {
+		err = refuse(r.Pos, "%d bytes left at the end of the section", r.End-r.Pos)
 	}
 	return err
 }
 
 // imports counts the imported globals (they come first in the global index space) and
 // memories.
-func (w *walker) imports(r *reader) error {
-	n, err := r.count("imports", 4)
+func (w *walker) imports(r *wasmbin.Reader) error {
+	n, err := r.Count("imports", 4)
 	if err != nil {
 		return err
 	}
 	for i := uint32(0); i < n; i++ {
-		if _, err := r.name("import module"); err != nil {
+		if _, err := r.Bytes("import module"); err != nil {
 			return err
 		}
-		if _, err := r.name("import name"); err != nil {
+		if _, err := r.Bytes("import name"); err != nil {
 			return err
 		}
-		kind, err := r.byte("import kind")
+		kind, err := r.Byte("import kind")
 		if err != nil {
 			return err
 		}
 		switch kind {
 		case 0x00:
-			_, err = r.u32("type index")
+			_, err = r.U32("type index")
 		case 0x01:
-			err = r.tableType()
+			err = tableType(r)
 		case 0x02:
 			w.memories++
-			err = r.limits("memory", 0x03)
+			err = limits(r, "memory", 0x03)
 		case 0x03:
 			w.importedGlobals++
-			err = r.globalType()
+			err = r.GlobalType()
 		case 0x04:
-			err = r.tagType()
+			err = r.TagType()
 		default:
-			err = refuse(r.pos-1, "import kind 0x%02x", kind)
+			err = refuse(r.Pos-1, "import kind 0x%02x", kind)
 		}
 		if err != nil {
-			return within(err, "import %d", i)
+			return wasmbin.Within(err, "import %d", i)
 		}
 	}
 	w.guestGlobals = w.importedGlobals
 	return nil
 }
 
-func (w *walker) functions(r *reader) error {
-	n, err := r.count("functions", 1)
+func (w *walker) functions(r *wasmbin.Reader) error {
+	n, err := r.Count("functions", 1)
 	if err != nil {
 		return err
 	}
 	for i := uint32(0); i < n; i++ {
-		if _, err := r.u32("type index"); err != nil {
+		if _, err := r.U32("type index"); err != nil {
 			return err
 		}
 	}
@@ -278,13 +279,13 @@ func (w *walker) functions(r *reader) error {
 	return nil
 }
 
-func (w *walker) memorySection(r *reader) error {
-	n, err := r.count("memories", 2)
+func (w *walker) memorySection(r *wasmbin.Reader) error {
+	n, err := r.Count("memories", 2)
 	if err != nil {
 		return err
 	}
 	for i := uint32(0); i < n; i++ {
-		if err := r.limits("memory", 0x03); err != nil {
+		if err := limits(r, "memory", 0x03); err != nil {
 			return err
 		}
 	}
@@ -292,53 +293,53 @@ func (w *walker) memorySection(r *reader) error {
 	return nil
 }
 
-func (w *walker) globals(r *reader) error {
-	n, err := r.count("globals", 3)
+func (w *walker) globals(r *wasmbin.Reader) error {
+	n, err := r.Count("globals", 3)
 	if err != nil {
 		return err
 	}
 	for i := uint32(0); i < n; i++ {
-		if err := r.globalType(); err != nil {
+		if err := r.GlobalType(); err != nil {
 			return err
 		}
-		if err := r.constExpr(); err != nil {
-			return within(err, "global %d", i)
+		if err := r.ConstExpr(); err != nil {
+			return wasmbin.Within(err, "global %d", i)
 		}
 	}
 	total := uint64(w.importedGlobals) + uint64(n)
 	if total >= 1<<32-2 {
-		return refuse(r.pos, "%d globals", total)
+		return refuse(r.Pos, "%d globals", total)
 	}
 	w.guestGlobals = uint32(total)
 	if w.verify { // the last two globals are $stop and $budget, and guest code may name neither
 		tail := append(append([]byte{}, stopGlobalEntry...), budgetGlobalEntry...)
-		if n < 2 || !bytes.HasSuffix(w.in[:r.pos], tail) {
-			return refuse(r.pos, "the last globals are not the stop flag and the budget")
+		if n < 2 || !bytes.HasSuffix(w.in[:r.Pos], tail) {
+			return refuse(r.Pos, "the last globals are not the stop flag and the budget")
 		}
 		w.guestGlobals -= 2
 	}
 	return nil
 }
 
-func (w *walker) exports(r *reader) error {
-	n, err := r.count("exports", 3)
+func (w *walker) exports(r *wasmbin.Reader) error {
+	n, err := r.Count("exports", 3)
 	if err != nil {
 		return err
 	}
 	for i := uint32(0); i < n; i++ {
-		name, err := r.name("export name")
+		name, err := r.Bytes("export name")
 		if err != nil {
 			return err
 		}
-		kind, err := r.byte("export kind")
+		kind, err := r.Byte("export kind")
 		if err != nil {
 			return err
 		}
 		if kind > 0x04 {
-			return refuse(r.pos-1, "export kind 0x%02x", kind)
+			return refuse(r.Pos-1, "export kind 0x%02x", kind)
 		}
-		at := r.pos
-		idx, err := r.u32("export index")
+		at := r.Pos
+		idx, err := r.U32("export index")
 		if err != nil {
 			return err
 		}
@@ -362,9 +363,9 @@ func (w *walker) exports(r *reader) error {
 }
 
 // codeSection reads every body: one for each function the function section declared.
-func (w *walker) codeSection(r *reader) error {
-	at := r.pos
-	n, err := r.count("function bodies", 3)
+func (w *walker) codeSection(r *wasmbin.Reader) error {
+	at := r.Pos
+	n, err := r.Count("function bodies", 3)
 	if err != nil {
 		return err
 	}
@@ -377,26 +378,26 @@ func (w *walker) codeSection(r *reader) error {
 	w.bodies = make([]fnBody, 0, n)
 	grown := 0 // what the edits add so far: the walk stops as soon as that is over the bound
 	for i := uint32(0); i < n; i++ {
-		sizeAt := r.pos
-		size, err := r.u32("body size")
+		sizeAt := r.Pos
+		size, err := r.U32("body size")
 		if err != nil {
-			return within(err, "body %d", i)
+			return wasmbin.Within(err, "body %d", i)
 		}
-		if uint64(size) > uint64(r.left()) {
+		if uint64(size) > uint64(r.Left()) {
 			return refuse(sizeAt, "body %d of %d bytes overruns the section", i, size)
 		}
-		br := reader{b: w.in, pos: r.pos, end: r.pos + int(size)}
+		br := wasmbin.Reader{B: w.in, Pos: r.Pos, End: r.Pos + int(size)}
 		first := len(w.edits)
 		instr, err := w.body(&br)
 		if err != nil {
-			return within(err, "body %d", i)
+			return wasmbin.Within(err, "body %d", i)
 		}
-		b := fnBody{sizeAt: sizeAt, content: r.pos, instr: instr, end: br.end, edits: [2]int{first, len(w.edits)}}
+		b := fnBody{sizeAt: sizeAt, content: r.Pos, instr: instr, end: br.End, edits: [2]int{first, len(w.edits)}}
 		w.bodies = append(w.bodies, b)
 		if grown += w.growth(b); !w.verify && grown > len(w.in)+Slack {
 			return refuse(sizeAt, "the checks would more than double the module")
 		}
-		r.pos = br.end
+		r.Pos = br.End
 	}
 	return nil
 }
@@ -409,110 +410,51 @@ var (
 
 // tableType reads a table type, with the 0x40 0x00 prefix and initializer wazero's decodeTable
 // takes. Tables are only stepped over: nothing here depends on them.
-func (r *reader) tableType() error {
-	hasInit := r.pos < r.end && r.b[r.pos] == 0x40
+func tableType(r *wasmbin.Reader) error {
+	hasInit := r.Pos < r.End && r.B[r.Pos] == 0x40
 	if hasInit {
-		r.pos++
-		if err := r.zero("table prefix"); err != nil {
+		r.Pos++
+		if err := r.Zero("table prefix"); err != nil {
 			return err
 		}
 	}
-	b, err := r.byte("table element type")
+	b, err := r.Byte("table element type")
 	if err != nil {
 		return err
 	}
 	switch b {
 	case 0x70, 0x6f, 0x69:
 	case 0x63, 0x64:
-		if _, err := r.s33("table heap type"); err != nil {
+		if _, err := r.S33("table heap type"); err != nil {
 			return err
 		}
 	default:
-		return refuse(r.pos-1, "table element type 0x%02x", b)
+		return refuse(r.Pos-1, "table element type 0x%02x", b)
 	}
-	if err := r.limits("table", 0x01); err != nil {
+	if err := limits(r, "table", 0x01); err != nil {
 		return err
 	}
 	if hasInit {
-		return r.constExpr()
+		return r.ConstExpr()
 	}
 	return nil
 }
 
 // limits reads a flag (at most maxFlag: bit 0 a maximum, bit 1 shared) and the u32 minimum and
 // maximum. 64-bit memories and tables are refused: wazero has neither.
-func (r *reader) limits(what string, maxFlag byte) error {
-	flag, err := r.byte(what + " limits")
+func limits(r *wasmbin.Reader, what string, maxFlag byte) error {
+	flag, err := r.Byte(what + " limits")
 	if err != nil {
 		return err
 	}
 	if flag > maxFlag {
-		return refuse(r.pos-1, "%s limits flag 0x%02x", what, flag)
+		return refuse(r.Pos-1, "%s limits flag 0x%02x", what, flag)
 	}
-	if _, err := r.u32(what + " minimum"); err != nil {
+	if _, err := r.U32(what + " minimum"); err != nil {
 		return err
 	}
 	if flag&1 != 0 {
-		_, err = r.u32(what + " maximum")
+		_, err = r.U32(what + " maximum")
 	}
 	return err
-}
-
-func (r *reader) globalType() error {
-	if err := r.valtype("global type"); err != nil {
-		return err
-	}
-	mut, err := r.byte("global mutability")
-	if err == nil && mut > 1 {
-		err = refuse(r.pos-1, "global mutability 0x%02x", mut)
-	}
-	return err
-}
-
-// tagType reads an exception tag's type: attribute 0x00 and a type index.
-func (r *reader) tagType() error {
-	if err := r.zero("tag attribute"); err != nil {
-		return err
-	}
-	_, err := r.u32("tag type index")
-	return err
-}
-
-// constExpr reads a constant expression up to its end: the instructions wazero takes in one
-// with its default features (extended-const is off).
-func (r *reader) constExpr() error {
-	for {
-		at := r.pos
-		op, err := r.byte("constant expression")
-		if err != nil {
-			return err
-		}
-		switch op {
-		case 0x0b:
-			return nil
-		case 0x41:
-			err = r.s32("i32.const")
-		case 0x42:
-			err = r.s64("i64.const")
-		case 0x43:
-			err = r.skip(4, "f32.const")
-		case 0x44:
-			err = r.skip(8, "f64.const")
-		case 0x23, 0xd2, 0xd0: // global.get, ref.func, ref.null (a heap type wazero reads as a u32)
-			_, err = r.u32("index")
-		case 0xfd:
-			var sub byte
-			if sub, err = r.byte("vector opcode"); err == nil {
-				if sub != 0x0c {
-					return refuse(at, "vector opcode 0x%02x in a constant expression", sub)
-				}
-				err = r.skip(16, "v128.const")
-			}
-		default:
-			return refuse(at, "opcode 0x%02x in a constant expression", op)
-		}
-		if err != nil {
-			return err
-		}
-	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/internal/wasmbin"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
 )
@@ -80,17 +81,17 @@ type rawSection struct {
 func sections(t testing.TB, wasm []byte) []rawSection {
 	t.Helper()
 	var out []rawSection
-	r := reader{b: wasm, pos: 8, end: len(wasm)}
-	for r.pos < r.end {
-		start := r.pos
-		id := wasm[r.pos]
-		r.pos++
-		size, err := r.u32("size")
+	r := wasmbin.Reader{B: wasm, Pos: 8, End: len(wasm)}
+	for r.Pos < r.End {
+		start := r.Pos
+		id := wasm[r.Pos]
+		r.Pos++
+		size, err := r.U32("size")
 		if err != nil {
 			t.Fatal(err)
 		}
-		r.pos += int(size)
-		out = append(out, rawSection{id: id, bytes: wasm[start:r.pos]})
+		r.Pos += int(size)
+		out = append(out, rawSection{id: id, bytes: wasm[start:r.Pos]})
 	}
 	return out
 }
@@ -117,11 +118,11 @@ func isDWARF(s rawSection) bool {
 	if s.id != secCustom {
 		return false
 	}
-	r := reader{b: s.bytes, pos: 1, end: len(s.bytes)}
-	if _, err := r.u32("size"); err != nil {
+	r := wasmbin.Reader{B: s.bytes, Pos: 1, End: len(s.bytes)}
+	if _, err := r.U32("size"); err != nil {
 		return false
 	}
-	name, err := r.name("name")
+	name, err := r.Bytes("name")
 	return err == nil && strings.HasPrefix(string(name), ".debug_")
 }
 

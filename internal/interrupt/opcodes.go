@@ -131,12 +131,12 @@ const (
 	simdBytes16 // v128.const, i8x16.shuffle: 16 bytes
 )
 
-// simd maps a SIMD sub-opcode to its immediates. wazero reads the sub-opcode as ONE byte, where
-// the spec has a u32: for 0x80 to 0xFF the spec's encoding is that byte and 0x01, which wazero
-// reads as the opcode and then a nop. body.go takes only that form, on which both agree. The
-// gaps (0x9a, 0xa2, ...) are opcodes the final SIMD proposal never assigned; relaxed SIMD
+// simdImm maps a SIMD sub-opcode to its immediates. wazero reads the sub-opcode as ONE byte,
+// where the spec has a u32: for 0x80 to 0xFF the spec's encoding is that byte and 0x01, which
+// wazero reads as the opcode and then a nop. body.go takes only that form, on which both agree.
+// The gaps (0x9a, 0xa2, ...) are opcodes the final SIMD proposal never assigned; relaxed SIMD
 // (0x100 and up) is not in wazero.
-var simd = func() (t [256]uint8) {
+var simdImm = func() (t [256]uint8) {
 	for op := 0x0e; op <= 0xff; op++ {
 		t[op] = simdNone
 	}

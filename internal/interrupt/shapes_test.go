@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/internal/wasmbin"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 )
@@ -14,7 +15,7 @@ import (
 // Byte builders for modules the WAT fixtures cannot express (a custom section between two
 // others, hostile encodings). Nothing here checks what it is given.
 
-func leb(v uint64) []byte { return appendU32(nil, uint32(v)) }
+func leb(v uint64) []byte { return wasmbin.AppendU32(nil, uint32(v)) }
 
 func cat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
 
@@ -118,11 +119,11 @@ func TestCustomSections(t *testing.T) {
 	var names []string
 	for _, s := range sections(t, out) {
 		if s.id == secCustom {
-			r := reader{b: s.bytes, pos: 1, end: len(s.bytes)}
-			if _, err := r.u32("size"); err != nil {
+			r := wasmbin.Reader{B: s.bytes, Pos: 1, End: len(s.bytes)}
+			if _, err := r.U32("size"); err != nil {
 				t.Fatal(err)
 			}
-			name, _ := r.name("name")
+			name, _ := r.Bytes("name")
 			names = append(names, string(name))
 		}
 	}
@@ -242,7 +243,7 @@ func TestSelfCheck(t *testing.T) {
 	if selfCheck(in, q) == nil {
 		t.Fatal("the input passes")
 	}
-	afterWeight := q.count1[1+sizeU32(q.budget)+2:] // the count but its first instruction and weight
+	afterWeight := q.count1[1+wasmbin.SizeU32(q.budget)+2:] // the count but its first instruction and weight
 	for _, seq := range [][]byte{q.yield, afterWeight} {
 		i := bytes.Index(out, seq)
 		if i < 0 {

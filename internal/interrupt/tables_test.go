@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/skillbox-dev/skillbox/internal/wasmbin"
 )
 
 // wazeroOpcodes reads the opcode constants of wazero's own decoder
@@ -66,16 +68,16 @@ func wazeroOpcodes(t *testing.T) map[string][]int {
 // the atomic waits (a blocked guest runs no check).
 func TestTablesMatchWazero(t *testing.T) {
 	w := wazeroOpcodes(t)
-	var one, vec, atomic, misc []int
+	var one, vec, atomics, misc []int
 	for op := 0; op < 256; op++ {
 		if ops[op] != immUnknown {
 			one = append(one, op)
 		}
-		if simd[op] != simdUnknown {
+		if simdImm[op] != simdUnknown {
 			vec = append(vec, op)
 		}
-		if r := (&reader{b: []byte{byte(op), 0x00, 0x00}, end: 3}); r.atomic() == nil {
-			atomic = append(atomic, op)
+		if r := (&wasmbin.Reader{B: []byte{byte(op), 0x00, 0x00}, End: 3}); atomic(r) == nil {
+			atomics = append(atomics, op)
 		}
 		if miscImm(uint32(op)) != miscUnknown {
 			misc = append(misc, op)
@@ -88,7 +90,7 @@ func TestTablesMatchWazero(t *testing.T) {
 	for _, c := range []struct {
 		what      string
 		got, want []int
-	}{{"one-byte", one, wantOne}, {"0xFD", vec, w["Vec"]}, {"0xFE", atomic, wantAtomic}, {"0xFC", misc, w["Misc"]}} {
+	}{{"one-byte", one, wantOne}, {"0xFD", vec, w["Vec"]}, {"0xFE", atomics, wantAtomic}, {"0xFC", misc, w["Misc"]}} {
 		if len(c.want) == 0 {
 			t.Fatalf("no %s opcodes found in wazero's source", c.what)
 		}

@@ -1,6 +1,10 @@
 package interrupt
 
-import "math"
+import (
+	"math"
+
+	"github.com/skillbox-dev/skillbox/internal/wasmbin"
+)
 
 // newMemory is the memory section of a module that had no memory: one memory, 0 pages, maximum
 // 0. It is there for the yield's memory.grow 0 and nothing else.
@@ -14,8 +18,8 @@ func (w *walker) write() ([]byte, error) {
 		name string
 		idx  uint32
 	}{{StopGlobal, w.seqs.stop}, {BudgetGlobal, w.seqs.budget}} {
-		exports = appendU32(exports, uint32(len(e.name)))
-		exports = appendU32(append(append(exports, e.name...), 0x03), e.idx)
+		exports = wasmbin.AppendU32(exports, uint32(len(e.name)))
+		exports = wasmbin.AppendU32(append(append(exports, e.name...), 0x03), e.idx)
 	}
 	globals, err := w.grownVector(w.global, append(append([]byte{}, stopGlobalEntry...), budgetGlobalEntry...))
 	if err != nil {
@@ -42,7 +46,7 @@ func (w *walker) write() ([]byte, error) {
 			if n > math.MaxUint32 {
 				return nil, refuse(b.sizeAt, "an instrumented body of %d bytes", n)
 			}
-			codeSize += uint64(sizeU32(uint32(n))) + n
+			codeSize += uint64(wasmbin.SizeU32(uint32(n))) + n
 		}
 		if codeSize > math.MaxUint32 {
 			return nil, refuse(s.start, "an instrumented code section of %d bytes", codeSize)
@@ -61,7 +65,7 @@ func (w *walker) write() ([]byte, error) {
 		case content[s.id] != nil && s.id != secCustom:
 			added[s.id] = false
 		case i == w.code:
-			total += 1 + uint64(sizeU32(uint32(codeSize))) + codeSize
+			total += 1 + uint64(wasmbin.SizeU32(uint32(codeSize))) + codeSize
 		default:
 			total += uint64(s.end - s.start)
 		}
@@ -109,17 +113,17 @@ func (w *walker) grownVector(idx int, entries []byte) ([]byte, error) {
 		return append([]byte{0x02}, entries...), nil
 	}
 	s := w.secs[idx]
-	r := reader{b: w.in, pos: s.content, end: s.end}
-	n, err := r.u32("count")
+	r := wasmbin.Reader{B: w.in, Pos: s.content, End: s.end}
+	n, err := r.U32("count")
 	if err != nil {
 		return nil, err
 	}
 	if n > math.MaxUint32-2 {
 		return nil, refuse(s.content, "a vector of %d entries", n)
 	}
-	out := make([]byte, 0, 5+(s.end-r.pos)+len(entries))
-	out = appendU32(out, n+2)
-	out = append(out, w.in[r.pos:s.end]...)
+	out := make([]byte, 0, 5+(s.end-r.Pos)+len(entries))
+	out = wasmbin.AppendU32(out, n+2)
+	out = append(out, w.in[r.Pos:s.end]...)
 	return append(out, entries...), nil
 }
 
@@ -135,7 +139,7 @@ func (w *walker) editLen(e edit) (write, replace int) {
 	case editLoopClose:
 		return 1, 0
 	}
-	return sizeU32(uint32(e.val)), e.n
+	return wasmbin.SizeU32(uint32(e.val)), e.n
 }
 
 // growth is how many bytes a body's edits add.
@@ -154,13 +158,13 @@ func (w *walker) newBodySize(b fnBody) uint64 {
 
 // appendCode writes the code section, each body with its edits and its size re-encoded.
 func (w *walker) appendCode(out []byte, s section, size uint32) []byte {
-	out = appendU32(append(out, secCode), size)
+	out = wasmbin.AppendU32(append(out, secCode), size)
 	if len(w.bodies) == 0 {
 		return append(out, w.in[s.content:s.end]...)
 	}
 	out = append(out, w.in[s.content:w.bodies[0].sizeAt]...) // the body count, as it was
 	for _, b := range w.bodies {
-		out = appendU32(out, uint32(w.newBodySize(b)))
+		out = wasmbin.AppendU32(out, uint32(w.newBodySize(b)))
 		prev := b.content
 		for _, e := range w.edits[b.edits[0]:b.edits[1]] {
 			out = append(out, w.in[prev:e.at]...)
@@ -176,7 +180,7 @@ func (w *walker) appendCode(out []byte, s section, size uint32) []byte {
 			case editLoopClose:
 				out = append(out, 0x0b)
 			case editLabel:
-				out = appendU32(out, uint32(e.val))
+				out = wasmbin.AppendU32(out, uint32(e.val))
 				prev = e.at + e.n
 			}
 		}
@@ -186,11 +190,11 @@ func (w *walker) appendCode(out []byte, s section, size uint32) []byte {
 }
 
 func sectionSize(content int) uint64 {
-	return 1 + uint64(sizeU32(uint32(content))) + uint64(content)
+	return 1 + uint64(wasmbin.SizeU32(uint32(content))) + uint64(content)
 }
 
 func appendSection(out []byte, id byte, content []byte) []byte {
-	out = appendU32(append(out, id), uint32(len(content)))
+	out = wasmbin.AppendU32(append(out, id), uint32(len(content)))
 	return append(out, content...)
 }
 

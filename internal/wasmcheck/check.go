@@ -3,6 +3,8 @@ package wasmcheck
 import (
 	"bytes"
 	"fmt"
+
+	"github.com/skillbox-dev/skillbox/internal/wasmbin"
 )
 
 // Info is what Check learned about a module: the runtime uses it for accounting and messages.
@@ -91,9 +93,9 @@ func Check(wasm []byte, l Limits) (*Info, []byte, error) {
 	if int64(len(wasm)) > l.MaxModuleBytes {
 		return nil, nil, limitErr("the module", uint64(len(wasm)), uint64(l.MaxModuleBytes), "bytes", "maxModuleBytes")
 	}
-	w := &walker{l: l, r: reader{b: wasm, end: len(wasm)}, info: &Info{}}
+	w := &walker{l: l, r: wasmbin.Reader{B: wasm, End: len(wasm)}, info: &Info{}}
 	if err := w.module(); err != nil {
-		return nil, nil, err
+		return nil, nil, formatError(err)
 	}
 	out := w.rewrite()
 	if int64(len(out)) > l.MaxModuleBytes {
@@ -106,13 +108,13 @@ func Check(wasm []byte, l Limits) (*Info, []byte, error) {
 // walker holds the state of one Check.
 type walker struct {
 	l    Limits
-	r    reader
+	r    wasmbin.Reader
 	info *Info
 
 	typeParams []uint32 // the param count of each type, for MaxLocals
 	// funcTypes is the function section's type indices (after its count), read in step with the
 	// code section rather than stored.
-	funcTypes reader
+	funcTypes wasmbin.Reader
 	funcCount uint32
 	codeSeen  bool
 	memCount  int
@@ -133,44 +135,44 @@ type edit struct {
 
 func (w *walker) module() error {
 	r := &w.r
-	if len(r.b) < len(magic) || !bytes.Equal(r.b[:4], magic[:4]) {
-		return r.errAt(0, "not a wasm module (too short, or no \\0asm magic)")
+	if len(r.B) < len(magic) || !bytes.Equal(r.B[:4], magic[:4]) {
+		return malformed(0, "not a wasm module (too short, or no \\0asm magic)")
 	}
-	if !bytes.Equal(r.b[4:8], magic[4:]) {
-		return r.errAt(4, "binary format version %x is not supported (only 1: core modules)", r.b[4:8])
+	if !bytes.Equal(r.B[4:8], magic[4:]) {
+		return malformed(4, "binary format version %x is not supported (only 1: core modules)", r.B[4:8])
 	}
-	r.pos = 8
+	r.Pos = 8
 	w.tableLeft = w.l.MaxTableEntries
 	var last byte
-	for r.pos < len(r.b) {
-		secStart := r.pos
-		id := r.b[r.pos]
-		r.pos++
+	for r.Pos < len(r.B) {
+		secStart := r.Pos
+		id := r.B[r.Pos]
+		r.Pos++
 		if id > secTag {
-			return r.errAt(secStart, "unknown section id %d", id)
+			return malformed(secStart, "unknown section id %d", id)
 		}
-		size, err := r.u32("section size")
+		size, err := r.U32("section size")
 		if err != nil {
-			return within(err, "%s section", sectionNames[id])
+			return wasmbin.Within(err, "%s section", sectionNames[id])
 		}
-		if uint64(size) > uint64(r.left()) {
-			return r.errAt(secStart, "%s section of %d bytes overruns the module (%d bytes left)", sectionNames[id], size, r.left())
+		if uint64(size) > uint64(r.Left()) {
+			return malformed(secStart, "%s section of %d bytes overruns the module (%d bytes left)", sectionNames[id], size, r.Left())
 		}
 		var ok bool
 		if last, ok = sectionOrder(id, last); !ok {
-			return r.errAt(secStart, "%s section out of order", sectionNames[id])
+			return malformed(secStart, "%s section out of order", sectionNames[id])
 		}
-		r.end = r.pos + int(size)
-		if err := w.section(id, span{secStart, r.end}); err != nil {
-			return err
+		r.End = r.Pos + int(size)
+		if err := w.section(id, span{secStart, r.End}); err != nil {
+			return wasmbin.Within(err, "%s section", sectionNames[id])
 		}
-		if r.pos != r.end {
-			return r.errAt(r.pos, "%s section's contents end %d bytes before its declared size", sectionNames[id], r.end-r.pos)
+		if r.Pos != r.End {
+			return malformed(r.Pos, "%s section's contents end %d bytes before its declared size", sectionNames[id], r.End-r.Pos)
 		}
-		r.end = len(r.b)
+		r.End = len(r.B)
 	}
 	if !w.codeSeen && w.funcCount != 0 {
-		return r.errAt(len(r.b), "the function section declares %d functions but there is no code section", w.funcCount)
+		return malformed(len(r.B), "the function section declares %d functions but there is no code section", w.funcCount)
 	}
 	return nil
 }
@@ -213,7 +215,7 @@ func (w *walker) section(id byte, sec span) error {
 	case secExport:
 		return w.exports()
 	case secStart:
-		_, err := w.r.u32("start function index")
+		_, err := w.r.U32("start function index")
 		return err
 	case secElement:
 		return w.elements()
@@ -222,7 +224,7 @@ func (w *walker) section(id byte, sec span) error {
 	case secData:
 		return w.data()
 	case secDataCount:
-		_, err := w.r.u32("data count")
+		_, err := w.r.U32("data count")
 		return err
 	case secTag:
 		return w.tags()
@@ -238,46 +240,46 @@ func (w *walker) custom(sec span) error {
 	if uint64(w.info.CustomSections) > uint64(w.l.MaxCustomSections) {
 		return limitErr("the number of custom sections", uint64(w.info.CustomSections), uint64(w.l.MaxCustomSections), "", "maxCustomSections")
 	}
-	name, err := r.name("custom section name")
+	name, err := r.Name("custom section name")
 	if err != nil {
 		return err
 	}
 	if string(name) != "name" {
-		r.pos = r.end
+		r.Pos = r.End
 		return nil
 	}
 	err = w.names()
 	if err == nil && w.namesKept {
-		err = r.errAt(sec.start, "a second name section")
+		err = malformed(sec.start, "a second name section")
 	}
 	if err != nil {
 		w.info.NamesDropped++
 		if w.info.NamesError == nil {
-			w.info.NamesError = fmt.Errorf("name section at byte %d dropped: %w", sec.start, err)
+			w.info.NamesError = fmt.Errorf("name section at byte %d dropped: %w", sec.start, formatError(err))
 		}
 		w.edits = append(w.edits, edit{at: sec})
 	} else {
 		w.namesKept = true
 	}
-	r.pos, r.end = sec.end, sec.end
+	r.Pos, r.End = sec.end, sec.end
 	return nil
 }
 
 // rewrite applies the edits (in module order) to a copy, or returns the module as it is.
 func (w *walker) rewrite() []byte {
 	if len(w.edits) == 0 {
-		return w.r.b
+		return w.r.B
 	}
-	n := len(w.r.b)
+	n := len(w.r.B)
 	for _, e := range w.edits {
 		n += len(e.with) - (e.at.end - e.at.start)
 	}
 	out := make([]byte, 0, n)
 	prev := 0
 	for _, e := range w.edits {
-		out = append(out, w.r.b[prev:e.at.start]...)
+		out = append(out, w.r.B[prev:e.at.start]...)
 		out = append(out, e.with...)
 		prev = e.at.end
 	}
-	return append(out, w.r.b[prev:]...)
+	return append(out, w.r.B[prev:]...)
 }

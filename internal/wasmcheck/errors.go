@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/skillbox-dev/skillbox/internal/wasmbin"
 )
 
 var (
@@ -62,6 +64,20 @@ func (e *FormatError) Error() string {
 
 // Unwrap makes errors.Is(err, ErrMalformed) true.
 func (e *FormatError) Unwrap() error { return ErrMalformed }
+
+// malformed is a FormatError as the walk makes it: a *wasmbin.Error, the reader's own error, so
+// that wasmbin.Within can say where each happened. Check returns it as a *FormatError.
+func malformed(off int, format string, args ...any) error {
+	return wasmbin.Errorf(off, format, args...)
+}
+
+// formatError makes the walk's *wasmbin.Error a *FormatError, where it leaves the package.
+func formatError(err error) error {
+	if e, ok := err.(*wasmbin.Error); ok {
+		return &FormatError{Offset: e.Offset, Msg: e.Msg}
+	}
+	return err
+}
 
 // quantity formats n in unit for a message: sizes in bytes both exactly and in MiB, pages in MiB.
 func quantity(n uint64, unit string) string {

@@ -1,5 +1,7 @@
 package wasmcheck
 
+import "github.com/skillbox-dev/skillbox/internal/wasmbin"
+
 // Limits bound what a module may declare. A zero field takes the DefaultLimits value: a zero value
 // is never "unlimited".
 type Limits struct {
@@ -110,6 +112,28 @@ var hints = map[string]string{
 	"memoryMiB":         "raise limits.memoryMiB in the manifest (within the policy), or link with a smaller initial memory",
 	"maxCustomSections": "strip custom sections (wasm-strip), or raise maxCustomSections",
 }
+
+// count reads a vector's length n and checks it twice before anything uses it: base+n against
+// max (the limit, a LimitError for field; base counts what earlier sections declared, such as
+// imported functions), then n against the bytes left, each element needing at least minSize.
+// The limit comes first so that a count over both reports the limit, which says what to change.
+func count(r *wasmbin.Reader, what string, base uint64, minSize int, max uint64, field string) (uint32, error) {
+	start := r.Pos
+	n, err := r.U32(what)
+	if err != nil {
+		return 0, err
+	}
+	if base+uint64(n) > max {
+		return 0, limitErr(what, base+uint64(n), max, "", field)
+	}
+	if err := r.Fit(start, what, n, minSize); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// noLimit is count's max for vectors that only need to fit their bytes.
+const noLimit = ^uint64(0) >> 1
 
 // limitErr builds the LimitError for field, with its hint.
 func limitErr(what string, got, max uint64, unit, field string) *LimitError {

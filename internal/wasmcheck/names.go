@@ -1,5 +1,7 @@
 package wasmcheck
 
+import "github.com/skillbox-dev/skillbox/internal/wasmbin"
+
 // names walks the contents of a "name" custom section after its name, with the rule the rest of
 // the module gets: every count fits the bytes that follow and its limit, since wazero decodes the
 // section (decodeNameSection) and allocates by its counts. Subsections must come in increasing
@@ -11,39 +13,39 @@ func (w *walker) names() error {
 	r := &w.r
 	last := -1
 	var localNames uint64
-	for r.pos < r.end {
-		start := r.pos
-		id, _ := r.byte("name subsection id")
+	for r.Pos < r.End {
+		start := r.Pos
+		id, _ := r.Byte("name subsection id")
 		if int(id) <= last {
-			return r.errAt(start, "name subsection %d after subsection %d", id, last)
+			return malformed(start, "name subsection %d after subsection %d", id, last)
 		}
 		last = int(id)
-		size, err := r.u32("name subsection size")
+		size, err := r.U32("name subsection size")
 		if err != nil {
 			return err
 		}
-		if uint64(size) > uint64(r.left()) {
-			return r.errAt(start, "name subsection %d of %d bytes overruns the section (%d bytes left)", id, size, r.left())
+		if uint64(size) > uint64(r.Left()) {
+			return malformed(start, "name subsection %d of %d bytes overruns the section (%d bytes left)", id, size, r.Left())
 		}
-		secEnd := r.end
-		r.end = r.pos + int(size)
+		secEnd := r.End
+		r.End = r.Pos + int(size)
 		switch id {
 		case 0:
-			_, err = r.name("module name")
+			_, err = r.Name("module name")
 		case 1:
 			err = w.nameMap()
 		case 2:
 			err = w.localNames(&localNames)
 		default:
-			r.pos = r.end
+			r.Pos = r.End
 		}
 		if err != nil {
-			return within(err, "name subsection %d", id)
+			return wasmbin.Within(err, "name subsection %d", id)
 		}
-		if r.pos != r.end {
-			return r.errAt(r.pos, "name subsection %d ends %d bytes before its declared size", id, r.end-r.pos)
+		if r.Pos != r.End {
+			return malformed(r.Pos, "name subsection %d ends %d bytes before its declared size", id, r.End-r.Pos)
 		}
-		r.end = secEnd
+		r.End = secEnd
 	}
 	return nil
 }
@@ -51,15 +53,15 @@ func (w *walker) names() error {
 // nameMap walks the function names: a vector of (index, name).
 func (w *walker) nameMap() error {
 	r := &w.r
-	n, err := r.count("the number of function names", 0, 2, uint64(w.l.MaxFunctions), "maxFunctions")
+	n, err := count(r, "the number of function names", 0, 2, uint64(w.l.MaxFunctions), "maxFunctions")
 	if err != nil {
 		return err
 	}
 	for i := uint32(0); i < n; i++ {
-		if _, err := r.u32("function index"); err != nil {
+		if _, err := r.U32("function index"); err != nil {
 			return err
 		}
-		if _, err := r.name("function name"); err != nil {
+		if _, err := r.Name("function name"); err != nil {
 			return err
 		}
 	}
@@ -70,16 +72,16 @@ func (w *walker) nameMap() error {
 // locals named in one function are bounded like its locals, and all of them like all locals.
 func (w *walker) localNames(total *uint64) error {
 	r := &w.r
-	n, err := r.count("the number of functions with local names", 0, 2, uint64(w.l.MaxFunctions), "maxFunctions")
+	n, err := count(r, "the number of functions with local names", 0, 2, uint64(w.l.MaxFunctions), "maxFunctions")
 	if err != nil {
 		return err
 	}
 	for i := uint32(0); i < n; i++ {
-		fn, err := r.u32("function index")
+		fn, err := r.U32("function index")
 		if err != nil {
 			return err
 		}
-		m, err := r.count("the number of local names", *total, 2, w.l.MaxTotalLocals, "maxTotalLocals")
+		m, err := count(r, "the number of local names", *total, 2, w.l.MaxTotalLocals, "maxTotalLocals")
 		if err != nil {
 			return err
 		}
@@ -88,10 +90,10 @@ func (w *walker) localNames(total *uint64) error {
 		}
 		*total += uint64(m)
 		for j := uint32(0); j < m; j++ {
-			if _, err := r.u32("local index"); err != nil {
+			if _, err := r.U32("local index"); err != nil {
 				return err
 			}
-			if _, err := r.name("local name"); err != nil {
+			if _, err := r.Name("local name"); err != nil {
 				return err
 			}
 		}

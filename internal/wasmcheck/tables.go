@@ -1,5 +1,7 @@
 package wasmcheck
 
+import "github.com/skillbox-dev/skillbox/internal/wasmbin"
+
 // Tables are where a module can make the host allocate after it was checked: wazero's
 // TableInstance.Grow appends the new entries (8 bytes each) with no bound but the table's
 // declared maximum, up to 2^32-1 of them. So every table must run with a maximum, and the maxima
@@ -21,55 +23,52 @@ type tableEntry struct {
 // initializer as wazero's decodeTable reads it.
 func (w *walker) tableType() (tableEntry, error) {
 	r := &w.r
-	e := tableEntry{at: span{start: r.pos}}
+	e := tableEntry{at: span{start: r.Pos}}
 	if uint64(len(w.info.Tables)) >= uint64(w.l.MaxTables) {
 		return e, limitErr("the number of tables", uint64(len(w.info.Tables))+1, uint64(w.l.MaxTables), "", "maxTables")
 	}
-	hasInit := r.pos < r.end && r.b[r.pos] == 0x40
+	hasInit := r.Pos < r.End && r.B[r.Pos] == 0x40
 	if hasInit {
-		r.pos++
-		if b, err := r.byte("table prefix"); err != nil || b != 0x00 {
-			if err == nil {
-				err = r.errAt(r.pos-1, "0x%02x after a table's 0x40 prefix, not 0x00", b)
-			}
+		r.Pos++
+		if err := r.Zero("table prefix"); err != nil {
 			return e, err
 		}
 	}
 	var err error
-	if e.t.RefType, err = r.refType("table element type"); err != nil {
+	if e.t.RefType, err = refType(r, "table element type"); err != nil {
 		return e, err
 	}
-	e.limits.start = r.pos
-	flag, err := r.byte("table limits")
+	e.limits.start = r.Pos
+	flag, err := r.Byte("table limits")
 	if err != nil {
 		return e, err
 	}
 	switch {
 	case flag == 0x02 || flag == 0x03:
-		return e, r.errAt(r.pos-1, "tables cannot be shared")
+		return e, malformed(r.Pos-1, "tables cannot be shared")
 	case flag >= 0x04 && flag <= 0x07:
-		return e, r.errAt(r.pos-1, "64-bit tables are not supported")
+		return e, malformed(r.Pos-1, "64-bit tables are not supported")
 	case flag > 0x03:
-		return e, r.errAt(r.pos-1, "invalid table limits flag 0x%02x", flag)
+		return e, malformed(r.Pos-1, "invalid table limits flag 0x%02x", flag)
 	}
-	if e.t.Min, err = r.u32("table minimum"); err != nil {
+	if e.t.Min, err = r.U32("table minimum"); err != nil {
 		return e, err
 	}
 	if e.hasMax = flag == 0x01; e.hasMax {
-		if e.t.Max, err = r.u32("table maximum"); err != nil {
+		if e.t.Max, err = r.U32("table maximum"); err != nil {
 			return e, err
 		}
 		if e.t.Max < e.t.Min {
-			return e, r.errAt(e.limits.start, "table maximum %d is below its minimum %d", e.t.Max, e.t.Min)
+			return e, malformed(e.limits.start, "table maximum %d is below its minimum %d", e.t.Max, e.t.Min)
 		}
 	}
-	e.limits.end = r.pos
+	e.limits.end = r.Pos
 	if hasInit {
-		if err := r.constExpr(); err != nil {
-			return e, within(err, "table initializer")
+		if err := r.ConstExpr(); err != nil {
+			return e, wasmbin.Within(err, "table initializer")
 		}
 	}
-	e.at.end = r.pos
+	e.at.end = r.Pos
 	return e, nil
 }
 
@@ -98,8 +97,8 @@ func (w *walker) importTable(e tableEntry, mod, field []byte) error {
 // re-encodes the section if any of them needed a maximum.
 func (w *walker) tables() error {
 	r := &w.r
-	countAt := r.pos
-	n, err := r.count("the number of tables", uint64(len(w.info.Tables)), 3, uint64(w.l.MaxTables), "maxTables")
+	countAt := r.Pos
+	n, err := count(r, "the number of tables", uint64(len(w.info.Tables)), 3, uint64(w.l.MaxTables), "maxTables")
 	if err != nil {
 		return err
 	}
@@ -107,7 +106,7 @@ func (w *walker) tables() error {
 	for i := uint32(0); i < n; i++ {
 		e, err := w.tableType()
 		if err != nil {
-			return within(err, "table %d", len(w.info.Tables)+int(i))
+			return wasmbin.Within(err, "table %d", len(w.info.Tables)+int(i))
 		}
 		w.defined = append(w.defined, e)
 	}
@@ -172,7 +171,7 @@ func (w *walker) shareTables() error {
 // encodeTables re-encodes the table section: the count and every table type as they were, but
 // the limits of the capped ones, which become (flag 1, min, max).
 func (w *walker) encodeTables(countAt int) []byte {
-	b := w.r.b
+	b := w.r.B
 	body := make([]byte, 0, w.tableSec.end-countAt+11*len(w.defined))
 	body = append(body, b[countAt:w.defined[0].at.start]...)
 	for _, e := range w.defined {
@@ -182,21 +181,12 @@ func (w *walker) encodeTables(countAt int) []byte {
 		}
 		body = append(body, b[e.at.start:e.limits.start]...)
 		body = append(body, 0x01)
-		body = appendU32(body, e.t.Min)
-		body = appendU32(body, e.t.Max)
+		body = wasmbin.AppendU32(body, e.t.Min)
+		body = wasmbin.AppendU32(body, e.t.Max)
 		body = append(body, b[e.limits.end:e.at.end]...)
 	}
 	sec := make([]byte, 0, 6+len(body))
 	sec = append(sec, secTable)
-	sec = appendU32(sec, uint32(len(body)))
+	sec = wasmbin.AppendU32(sec, uint32(len(body)))
 	return append(sec, body...)
-}
-
-// appendU32 appends v as an unsigned LEB128 of the fewest bytes.
-func appendU32(b []byte, v uint32) []byte {
-	for v >= 0x80 {
-		b = append(b, byte(v)|0x80)
-		v >>= 7
-	}
-	return append(b, byte(v))
 }
