@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/skillbox-dev/skillbox/hostfuncs"
+	"github.com/skillbox-dev/skillbox/internal/scripterr"
 )
 
 // Neither guest ends by itself (a loop, an hour's sleep): that the run returns, a timeout
@@ -25,7 +26,7 @@ func TestTimeout(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		_, err := runSkill(t, ctx, newHost(t, &hostfuncs.Grant{}), src, `{}`)
 		cancel()
-		if e := wantKind(t, err, KindTimeout); !errors.Is(e, context.DeadlineExceeded) {
+		if e := wantKind(t, err, scripterr.Timeout); !errors.Is(e, context.DeadlineExceeded) {
 			t.Fatalf("err = %v, does not unwrap to the deadline", err)
 		}
 	}
@@ -59,7 +60,7 @@ func TestMemoryLimit(t *testing.T) {
 		"def execute(args, ctx):\n    d = {}\n    i = 0\n    while True:\n        d[i] = [i]\n        i += 1\n",
 	} {
 		_, err := Run(context.Background(), c, Program{Dir: skillDir(t, map[string]string{"execute.py": src})}, newHost(t, &hostfuncs.Grant{}))
-		wantKind(t, err, KindMemoryLimit)
+		wantKind(t, err, scripterr.MemoryLimit)
 	}
 	// Caught, the skill recovers and returns: the run is not a failure.
 	res, err := Run(context.Background(), c, Program{Dir: skillDir(t, map[string]string{"execute.py": `def execute(args, ctx):
@@ -78,7 +79,7 @@ func TestMemoryLimit(t *testing.T) {
 func TestRecursion(t *testing.T) {
 	// Python's own limit: a RecursionError, an exception like any other.
 	_, err := runSkill(t, context.Background(), newHost(t, &hostfuncs.Grant{}), "def f(n):\n    return f(n + 1)\ndef execute(args, ctx):\n    return f(0)\n", `{}`)
-	if e := wantKind(t, err, KindSkillError); e.Name != "RecursionError" {
+	if e := wantKind(t, err, scripterr.SkillError); e.Name != "RecursionError" {
 		t.Fatalf("err = %v", err)
 	}
 	// Past the C stack (the limit raised, recursion through C: repr of nested lists): the stack
@@ -90,7 +91,7 @@ def execute(args, ctx):
     for i in range(200000):
         l = [l]
     return len(repr(l))`, `{}`)
-	if e := wantKind(t, err, KindSkillError); !strings.Contains(e.Message, "stack overflow") {
+	if e := wantKind(t, err, scripterr.SkillError); !strings.Contains(e.Message, "stack overflow") {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -133,7 +134,7 @@ func TestHostCallPastDeadline(t *testing.T) {
 		Args:   []byte(`{}`),
 		Limits: Limits{HostCallTimeout: time.Hour},
 	}, h)
-	if e := wantKind(t, err, KindTimeout); !errors.Is(e, context.DeadlineExceeded) {
+	if e := wantKind(t, err, scripterr.Timeout); !errors.Is(e, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, does not unwrap to the deadline", err)
 	}
 }
@@ -167,7 +168,7 @@ def execute(args, ctx):
 		Dir:    skillDir(t, map[string]string{"execute.py": "def execute(args, ctx):\n    return 'x' * 200\n"}),
 		Limits: Limits{MaxResultBytes: 100},
 	}, newHost(t, g))
-	if e := wantKind(t, err, KindOutputLimit); !strings.Contains(e.Message, "more than the limit of 100") {
+	if e := wantKind(t, err, scripterr.OutputLimit); !strings.Contains(e.Message, "more than the limit of 100") {
 		t.Fatalf("err = %v", err)
 	}
 }

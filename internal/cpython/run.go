@@ -14,6 +14,7 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/skillbox-dev/skillbox/internal/broker"
+	"github.com/skillbox-dev/skillbox/internal/scripterr"
 )
 
 // Program is what one run runs: a skill's execute(args, ctx) (the default), or, when Script is
@@ -222,10 +223,10 @@ type outcome struct {
 // trap that ended the instance.
 func (r *run) result(ctx context.Context, script bool, res Result, err error) (Result, error) {
 	if ctx.Err() != nil && (err != nil || r.outcome == nil) {
-		return res, &Error{Kind: KindTimeout, Message: "the run did not finish before its deadline", Err: ctx.Err()}
+		return res, &scripterr.Error{Kind: scripterr.Timeout, Message: "the run did not finish before its deadline", Err: ctx.Err()}
 	}
 	if r.tooLarge > 0 {
-		return res, &Error{Kind: KindOutputLimit, Message: fmt.Sprintf("execute's result is %d bytes of JSON, more than the limit of %d", r.tooLarge, r.lim.maxResult())}
+		return res, &scripterr.Error{Kind: scripterr.OutputLimit, Message: fmt.Sprintf("execute's result is %d bytes of JSON, more than the limit of %d", r.tooLarge, r.lim.maxResult())}
 	}
 	if r.outcome == nil {
 		return r.abnormal(script, res, err)
@@ -242,14 +243,14 @@ func (r *run) result(ctx context.Context, script bool, res Result, err error) (R
 		res.Value = o.Result
 		return res, nil
 	case o.Kind == "memory_limit":
-		return res, &Error{Kind: KindMemoryLimit, Name: o.Type, Message: orDefault(o.Message, "out of memory")}
+		return res, &scripterr.Error{Kind: scripterr.MemoryLimit, Name: o.Type, Message: orDefault(o.Message, "out of memory")}
 	case script:
 		res.ExitCode = 1 // python3 exits 1 on an uncaught exception; the traceback is in Stderr
 		return res, nil
 	case o.Kind == "permission_denied":
-		return res, &Error{Kind: KindPermissionDenied, Name: o.Type, Message: o.Message}
+		return res, &scripterr.Error{Kind: scripterr.PermissionDenied, Name: o.Type, Message: o.Message}
 	}
-	return res, &Error{Kind: KindSkillError, Name: o.Type, Message: o.Message}
+	return res, &scripterr.Error{Kind: scripterr.SkillError, Name: o.Type, Message: o.Message}
 }
 
 // abnormal types a run that ended without the driver's outcome: the skill called os._exit, or
@@ -266,17 +267,17 @@ func (r *run) abnormal(script bool, res Result, err error) (Result, error) {
 			res.ExitCode = code
 			return res, nil
 		}
-		return res, &Error{Kind: KindSkillError, Message: fmt.Sprintf("the skill exited (status %d) before execute returned", code), Err: err}
+		return res, &scripterr.Error{Kind: scripterr.SkillError, Message: fmt.Sprintf("the skill exited (status %d) before execute returned", code), Err: err}
 	case strings.Contains(strings.ToLower(r.fatal), "memory"):
-		return res, &Error{Kind: KindMemoryLimit, Message: "out of memory: " + r.fatal, Err: err}
+		return res, &scripterr.Error{Kind: scripterr.MemoryLimit, Message: "out of memory: " + r.fatal, Err: err}
 	case r.fatal != "":
-		return res, &Error{Kind: KindSkillError, Message: "the interpreter aborted: " + r.fatal, Err: err}
+		return res, &scripterr.Error{Kind: scripterr.SkillError, Message: "the interpreter aborted: " + r.fatal, Err: err}
 	}
 	msg := err.Error()
 	if strings.Contains(msg, "out of bounds memory access") || strings.Contains(msg, "stack overflow") {
-		return res, &Error{Kind: KindSkillError, Name: "RecursionError", Message: "stack overflow: recursion too deep for the interpreter's stack", Err: err}
+		return res, &scripterr.Error{Kind: scripterr.SkillError, Name: "RecursionError", Message: "stack overflow: recursion too deep for the interpreter's stack", Err: err}
 	}
-	return res, &Error{Kind: KindSkillError, Message: "the interpreter trapped: " + msg, Err: err}
+	return res, &scripterr.Error{Kind: scripterr.SkillError, Message: "the interpreter trapped: " + msg, Err: err}
 }
 
 func orDefault(s, def string) string {

@@ -14,6 +14,7 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/skillbox-dev/skillbox/hostfuncs"
+	"github.com/skillbox-dev/skillbox/internal/scripterr"
 )
 
 func TestExecute(t *testing.T) {
@@ -90,7 +91,7 @@ func TestSkillError(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHost(t, &hostfuncs.Grant{})
 			_, err := runSkill(t, context.Background(), h, tt.src, `{}`)
-			e := wantKind(t, err, KindSkillError)
+			e := wantKind(t, err, scripterr.SkillError)
 			if e.Name != tt.wantName || !strings.Contains(e.Message, tt.wantMsg) {
 				t.Fatalf("error = %q %q, want %q %q", e.Name, e.Message, tt.wantName, tt.wantMsg)
 			}
@@ -128,7 +129,7 @@ def execute(args, ctx):
 	}
 	// Uncaught: the run ends as permission_denied.
 	_, err = runSkill(t, context.Background(), newHost(t, g), "def execute(args, ctx):\n    return ctx.read_file('/etc/passwd')\n", `{}`)
-	if e := wantKind(t, err, KindPermissionDenied); e.Name != "PermissionDenied" {
+	if e := wantKind(t, err, scripterr.PermissionDenied); e.Name != "PermissionDenied" {
 		t.Fatalf("name = %q", e.Name)
 	}
 }
@@ -166,7 +167,7 @@ def execute(args, ctx):
 		t.Fatalf("output lines kept %d, dropped %d, last %q; want 10, 991 and the unterminated line", n, res.DroppedLines, got[len(got)-1])
 	}
 	_, err = runSkill(t, context.Background(), h, "def execute(args, ctx):\n    ctx.log('x', 'loud')\n", `{}`)
-	if e := wantKind(t, err, KindSkillError); e.Name != "InvalidRequest" || !strings.Contains(e.Message, "use debug, info, warn or error") {
+	if e := wantKind(t, err, scripterr.SkillError); e.Name != "InvalidRequest" || !strings.Contains(e.Message, "use debug, info, warn or error") {
 		t.Fatalf("bad level: %v", err)
 	}
 }
@@ -227,7 +228,7 @@ func TestProgramErrors(t *testing.T) {
 		{Program{Dir: dir, Script: "x.py", Argv: []string{"a\x00b"}}, "Program.Argv[0] holds a NUL byte"},
 	} {
 		_, err := Run(context.Background(), c, tt.p, newHost(t, &hostfuncs.Grant{}))
-		var e *Error
+		var e *scripterr.Error
 		if err == nil || errors.As(err, &e) || !strings.Contains(err.Error(), tt.want) {
 			t.Fatalf("err = %v, want one that says %q", err, tt.want)
 		}
@@ -302,7 +303,7 @@ func TestClosed(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err = Run(ctx, compiledFor(t, 1024), Program{Dir: dir}, newHost(t, &hostfuncs.Grant{}))
-	if e := wantKind(t, err, KindTimeout); !errors.Is(e, context.Canceled) {
+	if e := wantKind(t, err, scripterr.Timeout); !errors.Is(e, context.Canceled) {
 		t.Fatalf("err = %v, does not unwrap to context.Canceled", err)
 	}
 }

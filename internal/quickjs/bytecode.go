@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	quickjswasi "github.com/aperturerobotics/go-quickjs-wasi-reactor"
+	"github.com/skillbox-dev/skillbox/internal/scripterr"
 	"github.com/tetratelabs/wazero/api"
 )
 
@@ -41,7 +42,7 @@ func (c *Compiled) Bytecode(ctx context.Context, source, filename string, max in
 	m, err := c.runtime.InstantiateModule(ctx, c.module, moduleConfig().WithStartFunctions())
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, &Error{Kind: KindTimeout, Message: "the deadline passed while starting QuickJS", Err: ctx.Err()}
+			return nil, &scripterr.Error{Kind: scripterr.Timeout, Message: "the deadline passed while starting QuickJS", Err: ctx.Err()}
 		}
 		return nil, fmt.Errorf("quickjs: instantiate the reactor: %w", err)
 	}
@@ -62,7 +63,7 @@ func (c *Compiled) Bytecode(ctx context.Context, source, filename string, max in
 		defer g.free(ctx, fn)
 		p := uint32(g.call(ctx, "JS_WriteObject", uint64(g.ctx), uint64(g.scratch), fn, objBytecode))
 		if p == 0 {
-			return &Error{Kind: KindMemoryLimit, Message: "out of memory writing the bytecode"}
+			return &scripterr.Error{Kind: scripterr.MemoryLimit, Message: "out of memory writing the bytecode"}
 		}
 		defer g.call(ctx, "js_free", uint64(g.ctx), uint64(p))
 		raw, ok := m.Memory().Read(g.scratch, 4) // size_t is 32 bits in wasm32

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/skillbox-dev/skillbox/hostfuncs"
+	"github.com/skillbox-dev/skillbox/internal/scripterr"
 )
 
 // A run from bytecode gives what a run from source gives, line numbers in stacks included; the
@@ -29,11 +30,11 @@ func TestBytecode(t *testing.T) {
 		t.Fatalf("%s %v", res.Value, err)
 	}
 	_, err = Run(ctx, c, Program{Bytecode: code, Args: []byte(`{"fail":true}`)}, h)
-	if e := wantKind(t, err, KindSkillError); !strings.Contains(e.Stack, "skill.js:3") {
+	if e := wantKind(t, err, scripterr.SkillError); !strings.Contains(e.Stack, "skill.js:3") {
 		t.Fatalf("stack %q", e.Stack)
 	}
 	_, err = c.Bytecode(ctx, "var __skill = (", "skill.js", 0)
-	if e := wantKind(t, err, KindSkillError); e.Name != "SyntaxError" {
+	if e := wantKind(t, err, scripterr.SkillError); e.Name != "SyntaxError" {
 		t.Fatalf("%+v", e)
 	}
 	if _, err := c.Bytecode(ctx, src, "skill.js", 16); err == nil || !strings.Contains(err.Error(), "more than 16") {

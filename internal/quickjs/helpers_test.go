@@ -12,6 +12,7 @@ import (
 	"github.com/skillbox-dev/skillbox/hostfuncs"
 	"github.com/skillbox-dev/skillbox/internal/broker"
 	"github.com/skillbox-dev/skillbox/internal/broker/brokertest"
+	"github.com/skillbox-dev/skillbox/internal/scripterr"
 	"github.com/skillbox-dev/skillbox/internal/testcache"
 )
 
@@ -69,11 +70,11 @@ func runSkill(t testing.TB, ctx context.Context, h broker.Host, src, args string
 }
 
 // wantKind fails t unless err is an *Error of kind k, and returns it.
-func wantKind(t testing.TB, err error, k Kind) *Error {
+func wantKind(t testing.TB, err error, k scripterr.Kind) *scripterr.Error {
 	t.Helper()
-	var e *Error
+	var e *scripterr.Error
 	if !errors.As(err, &e) {
-		t.Fatalf("err = %v (%T), want an *Error of kind %s", err, err, k)
+		t.Fatalf("err = %v (%T), want an *scripterr.Error of kind %s", err, err, k)
 	}
 	if e.Kind != k {
 		t.Fatalf("kind = %s, want %s (err: %v)", e.Kind, k, err)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
+
+	"github.com/skillbox-dev/skillbox/internal/scripterr"
 )
 
 // writeMark starts a program's write on fd 1: "\x02" + {"fd": 1 or 2, "data": text}. Unlike a
@@ -73,7 +75,7 @@ func (r *run) uncaught(ex *jsException) int {
 		return code
 	}
 	e := ex.asError()
-	if e.Kind == KindMemoryLimit {
+	if e.Kind == scripterr.MemoryLimit {
 		r.lastErr = e
 		return -1
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/skillbox-dev/skillbox/hostfuncs"
+	"github.com/skillbox-dev/skillbox/internal/scripterr"
 )
 
 func runProgram(t *testing.T, src string, argv []string, stdin string, lim Limits) Result {
@@ -55,5 +56,5 @@ func TestProgramOutputCap(t *testing.T) {
 func TestProgramLimits(t *testing.T) {
 	c := compiledFor(t, 512)
 	_, err := Run(context.Background(), c, Program{Source: `let a = []; for (;;) a.push(new Array(1e5).fill(1));`, Script: "x.js"}, newHost(t, &hostfuncs.Grant{}))
-	wantKind(t, err, KindMemoryLimit)
+	wantKind(t, err, scripterr.MemoryLimit)
 }

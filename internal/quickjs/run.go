@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/skillbox-dev/skillbox/internal/broker"
+	"github.com/skillbox-dev/skillbox/internal/scripterr"
 	"github.com/tetratelabs/wazero/api"
 )
 
@@ -176,7 +177,7 @@ func runWith(ctx context.Context, c *Compiled, snap *snapshot, p Program, h brok
 	m, err := c.runtime.InstantiateModule(ctx, c.module, cfg)
 	if err != nil {
 		if ctx.Err() != nil {
-			return Result{}, &Error{Kind: KindTimeout, Message: "the run's deadline passed while starting QuickJS", Err: ctx.Err()}
+			return Result{}, &scripterr.Error{Kind: scripterr.Timeout, Message: "the run's deadline passed while starting QuickJS", Err: ctx.Err()}
 		}
 		return Result{}, fmt.Errorf("quickjs: instantiate the reactor: %w", err)
 	}
@@ -265,9 +266,9 @@ func (r *run) execute(ctx context.Context, p Program, seed [16]byte) (Result, er
 	r.flush()
 	switch {
 	case r.outcomeOver:
-		return Result{}, &Error{Kind: KindOutputLimit, Message: fmt.Sprintf("execute's result is larger than %d bytes", r.lim.maxLine())}
+		return Result{}, &scripterr.Error{Kind: scripterr.OutputLimit, Message: fmt.Sprintf("execute's result is larger than %d bytes", r.lim.maxLine())}
 	case r.outcome == nil:
-		return Result{}, &Error{Kind: KindSkillError, Message: "execute returned a promise that never settled (nothing is left to resolve it: there are no timers)"}
+		return Result{}, &scripterr.Error{Kind: scripterr.SkillError, Message: "execute returned a promise that never settled (nothing is left to resolve it: there are no timers)"}
 	}
 	var out struct {
 		OK      bool            `json:"ok"`
@@ -286,21 +287,21 @@ func (r *run) execute(ctx context.Context, p Program, seed [16]byte) (Result, er
 }
 
 // asError types a JavaScript exception that ended the run.
-func (e *jsException) asError() *Error {
-	k := KindSkillError
+func (e *jsException) asError() *scripterr.Error {
+	k := scripterr.SkillError
 	switch {
 	case e.name == "PermissionDenied":
-		k = KindPermissionDenied
+		k = scripterr.PermissionDenied
 	case e.name == "InternalError" && e.message == "out of memory":
-		k = KindMemoryLimit
+		k = scripterr.MemoryLimit
 	case e.name == "" && e.message == thrownNull:
 		// QuickJS throws null when it cannot allocate even the InternalError that reports running
 		// out of memory. A skill that throws null itself is reported the same way.
-		k, e.name, e.message = KindMemoryLimit, "InternalError", "out of memory (the interpreter threw null: it could not allocate the error)"
+		k, e.name, e.message = scripterr.MemoryLimit, "InternalError", "out of memory (the interpreter threw null: it could not allocate the error)"
 	case e.name == "RangeError" && strings.Contains(e.message, "stack"):
 		e.message = "stack overflow: recursion too deep (" + e.message + ")"
 	}
-	return &Error{Kind: k, Name: e.name, Message: e.message, Stack: e.stack}
+	return &scripterr.Error{Kind: k, Name: e.name, Message: e.message, Stack: e.stack}
 }
 
 // trapError types a failed call into the guest: the context ended (timeout), memory could not
@@ -308,16 +309,16 @@ func (e *jsException) asError() *Error {
 // static data below it (the stack is placed first), which deep recursion causes.
 func trapError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
-		return &Error{Kind: KindTimeout, Message: "the run did not finish before its deadline", Err: ctx.Err()}
+		return &scripterr.Error{Kind: scripterr.Timeout, Message: "the run did not finish before its deadline", Err: ctx.Err()}
 	}
 	msg := err.Error()
 	switch {
 	case errors.Is(err, errOutOfMemory):
-		return &Error{Kind: KindMemoryLimit, Message: "out of memory", Err: err}
+		return &scripterr.Error{Kind: scripterr.MemoryLimit, Message: "out of memory", Err: err}
 	case strings.Contains(msg, "out of bounds memory access"), strings.Contains(msg, "stack overflow"):
-		return &Error{Kind: KindSkillError, Name: "RangeError", Message: "stack overflow: recursion too deep for the interpreter's stack", Err: err}
+		return &scripterr.Error{Kind: scripterr.SkillError, Name: "RangeError", Message: "stack overflow: recursion too deep for the interpreter's stack", Err: err}
 	}
-	return &Error{Kind: KindSkillError, Message: "the interpreter trapped: " + msg, Err: err}
+	return &scripterr.Error{Kind: scripterr.SkillError, Message: "the interpreter trapped: " + msg, Err: err}
 }
 
 // seedCall seeds the prelude's Math.random with 128 bits from crypto/rand.

@@ -16,6 +16,7 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/skillbox-dev/skillbox/hostfuncs"
+	"github.com/skillbox-dev/skillbox/internal/scripterr"
 )
 
 func TestExecute(t *testing.T) {
@@ -68,7 +69,7 @@ func TestThrownError(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := runSkill(t, context.Background(), newHost(t, &hostfuncs.Grant{}), tt.src, `{}`)
-			e := wantKind(t, err, KindSkillError)
+			e := wantKind(t, err, scripterr.SkillError)
 			if e.Name != tt.wantName || !strings.Contains(e.Message, tt.wantMsg) {
 				t.Fatalf("error = %q %q, want %q %q", e.Name, e.Message, tt.wantName, tt.wantMsg)
 			}
@@ -89,7 +90,7 @@ func TestPermissionDenied(t *testing.T) {
 	}
 	// Uncaught: the run ends as permission_denied.
 	_, err = runSkill(t, context.Background(), newHost(t, g), skill(`(args, ctx) => ctx.readFile("/etc/passwd")`), `{}`)
-	if e := wantKind(t, err, KindPermissionDenied); e.Name != "PermissionDenied" {
+	if e := wantKind(t, err, scripterr.PermissionDenied); e.Name != "PermissionDenied" {
 		t.Fatalf("name = %q", e.Name)
 	}
 }
@@ -119,7 +120,7 @@ func TestLogs(t *testing.T) {
 		t.Fatalf("output lines kept %d, dropped %d; want 10 and 991", n, res.DroppedLines)
 	}
 	_, err = runSkill(t, context.Background(), h, skill(`(args, ctx) => ctx.log("x", "loud")`), `{}`)
-	if e := wantKind(t, err, KindSkillError); e.Name != "InvalidRequest" {
+	if e := wantKind(t, err, scripterr.SkillError); e.Name != "InvalidRequest" {
 		t.Fatalf("bad level: %v", err)
 	}
 }
@@ -131,7 +132,7 @@ func TestTimeout(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	_, err := runSkill(t, ctx, newHost(t, &hostfuncs.Grant{}), skill(`() => { while (true) {} }`), `{}`)
-	if e := wantKind(t, err, KindTimeout); !errors.Is(e, context.DeadlineExceeded) {
+	if e := wantKind(t, err, scripterr.Timeout); !errors.Is(e, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, does not unwrap to the deadline", err)
 	}
 }
@@ -144,7 +145,7 @@ func TestMemoryLimit(t *testing.T) {
 		skill(`() => { const a = []; for (;;) a.push(new ArrayBuffer(1 << 20)); }`),
 	} {
 		_, err := Run(context.Background(), c, Program{Source: src}, newHost(t, &hostfuncs.Grant{}))
-		wantKind(t, err, KindMemoryLimit)
+		wantKind(t, err, scripterr.MemoryLimit)
 	}
 	// Caught, the skill recovers and returns: the run is not a failure.
 	res, err := Run(context.Background(), c, Program{Source: skill(`() => { try { let a = []; for (;;) a.push(new Array(1e5).fill(1)); } catch (e) { return e.message; } }`)}, newHost(t, &hostfuncs.Grant{}))
@@ -159,7 +160,7 @@ func TestRecursion(t *testing.T) {
 		skill(`() => JSON.parse("[".repeat(200000) + "]".repeat(200000))`),
 	} {
 		_, err := runSkill(t, context.Background(), newHost(t, &hostfuncs.Grant{}), src, `{}`)
-		e := wantKind(t, err, KindSkillError)
+		e := wantKind(t, err, scripterr.SkillError)
 		if !strings.Contains(e.Message, "stack overflow") {
 			t.Fatalf("message = %q", e.Message)
 		}
@@ -283,7 +284,7 @@ func TestHostCallPastDeadline(t *testing.T) {
 		Args:   []byte(`{}`),
 		Limits: Limits{HostCallTimeout: time.Hour},
 	}, h)
-	if e := wantKind(t, err, KindTimeout); !errors.Is(e, context.DeadlineExceeded) {
+	if e := wantKind(t, err, scripterr.Timeout); !errors.Is(e, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, does not unwrap to the deadline", err)
 	}
 }
@@ -302,7 +303,7 @@ func TestClosed(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err = runSkill(t, ctx, newHost(t, &hostfuncs.Grant{}), skill(`() => 1`), `{}`)
-	if e := wantKind(t, err, KindTimeout); !errors.Is(e, context.Canceled) {
+	if e := wantKind(t, err, scripterr.Timeout); !errors.Is(e, context.Canceled) {
 		t.Fatalf("err = %v, does not unwrap to context.Canceled", err)
 	}
 }
