@@ -122,7 +122,8 @@ func TestSSEErrorsBeforeTheRunAreJSON(t *testing.T) {
 		{"invalid arguments", "/v1/skills/echo/runs", `{"args":{"n":"x"}}`, 422, "invalid_args"},
 		{"unknown skill", "/v1/skills/nope/runs", `{}`, 404, "not_found"},
 		{"malformed body", "/v1/skills/echo/runs", `{`, 400, "bad_request"},
-		{"too large", "/v1/skills/echo/runs", `{"args":{"p":"` + strings.Repeat("z", 400) + `"}}`, 413, "too_large"},
+		{"too large", "/v1/skills/echo/runs", `{"args":{"p":"` + strings.Repeat("z", 2*envelopeBytes) + `"}}`, 413, "too_large"},
+		{"arguments over the bound", "/v1/skills/echo/runs", `{"args":{"p":"` + strings.Repeat("z", 400) + `"}}`, 422, "invalid_args"},
 		{"broken skill", "/v1/skills/broken/runs", `{}`, 409, "skill_broken"},
 	}
 	for _, tc := range tests {
