@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sort"
 	"sync"
 	"sync/atomic"
 
@@ -14,6 +13,8 @@ import (
 
 	"github.com/skillbox-dev/skillbox/internal/extismhost"
 	"github.com/skillbox-dev/skillbox/internal/kernel"
+	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/runtime/internal/codecache"
 )
 
 // engine compiles modules once per (content hash, memory limit) and hands out compiled plugins
@@ -35,19 +36,19 @@ type engine struct {
 	// onCompile is Config.OnCompile.
 	onCompile func(CompileEvent)
 
-	hits, compiles, evictions atomic.Int64 // acquires served by a compiled module, compilations, evictions
-	childCompiles             atomic.Int64 // compilations made in a child process
+	// modules keeps the compiled modules (see package codecache): its counters are the
+	// acquires served by a compiled module, the compilations and the evictions.
+	modules       *codecache.Cache[compileKey, *compiled]
+	childCompiles atomic.Int64 // compilations made in a child process
 	// warm pools: runs served from one, instances made, time spent making them
 	warmHits, warmMade, warmRefillNs atomic.Int64
 
-	mu      sync.Mutex
-	entries map[compileKey]*compiled
+	mu sync.Mutex
 	// lives holds, for each Runtime on this engine (several share one through a [Shared]), the
 	// hashes of its current registry (nil until its first retain: all live). A module is live
 	// when any of them has it. A run that looked its skill up before a reload may acquire after
 	// it; its entry is then born stale, so the last release closes it instead of leaking it.
 	lives map[*Runtime]map[string]bool
-	clock uint64 // orders uses, for least-recently-used eviction
 }
 
 type compileKey struct {
@@ -55,8 +56,8 @@ type compileKey struct {
 	pages uint32
 }
 
+// compiled is one compiled module, kept in the engine's cache.
 type compiled struct {
-	once sync.Once
 	// One of the two, as the engine's kind says.
 	native *nativeModule
 	plugin *extism.CompiledPlugin
@@ -65,72 +66,48 @@ type compiled struct {
 	poolOnce sync.Once
 	pool     atomic.Pointer[warmPool]
 	cache    wazero.CompilationCache // this module's own handle on the cache directory
-	err      error
-
-	refs    int    // runs holding it
-	stale   bool   // no longer in the registry, or evicted
-	warm    int64  // bytes charged to the budget while it is kept
-	lastUse uint64 // engine.clock at the last acquire
 }
 
-func newEngine(kind Engine, logger *slog.Logger, cacheDir string) *engine {
-	return &engine{kind: kind, logger: logger, cacheDir: cacheDir, entries: map[compileKey]*compiled{}, lives: map[*Runtime]map[string]bool{}}
-}
-
-// acquire returns the compiled plugin of s, compiling it on first use (admitted, see Run). Call
-// release when the run is done with it.
-func (e *engine) acquire(ctx context.Context, s *Skill) (*compiled, error) {
-	key := compileKey{hash: s.state().hash, pages: memoryPages(s.grant.Limits.MemoryMiB)}
-	e.mu.Lock()
-	c := e.entries[key]
-	if c == nil {
-		c = &compiled{stale: !e.isLive(key.hash)}
-		if !c.stale {
-			e.entries[key] = c
-		}
-	}
-	c.refs++
-	e.clock++
-	c.lastUse = e.clock
-	e.mu.Unlock()
-
-	compiledNow := false
-	c.once.Do(func() {
-		compiledNow = true
-		e.compiles.Add(1)
-		done, err := e.admittedCompile(ctx, s, key.pages)
-		var warm int64
-		if err == nil {
-			warm = warmCharge(s)
-			e.admission.hold(warm)
-		}
-		// Under mu: evict, retain and warm read these from other goroutines.
-		e.mu.Lock()
-		if err == nil {
-			c.native, c.plugin, c.cache = done.native, done.plugin, done.cache
-		}
-		c.err, c.warm = err, warm
-		e.mu.Unlock()
+func newEngine(kind Engine, logger *slog.Logger, cacheDir string, a *admission) *engine {
+	e := &engine{kind: kind, logger: logger, cacheDir: cacheDir, admission: a, lives: map[*Runtime]map[string]bool{}}
+	e.modules = codecache.New[compileKey](codecache.Config[*compiled]{
+		Free:  a.free,
+		Close: func(c *compiled) { c.close(context.Background()) },
+		// A module the compiler refused stays refused (a fixed module has another hash): trying
+		// again at every run would spend a compilation's memory and time on each. Any other
+		// failure (no room, a canceled caller) is forgotten, and the next run tries again.
+		Keep: func(err error) bool {
+			var ce *CompileError
+			return errors.As(err, &ce)
+		},
 	})
-	if !compiledNow {
-		e.hits.Add(1)
-	}
-	if c.err != nil {
-		e.release(c)
-		// Forget a transient failure (no room, a canceled caller) so the next run tries again; a
-		// module the compiler refused stays refused (a fixed module has another hash): trying
-		// again at every run would spend a compilation's memory and time on each.
-		var ce *CompileError
-		if !errors.As(c.err, &ce) {
-			e.mu.Lock()
-			if e.entries[key] == c {
-				delete(e.entries, key)
-			}
-			e.mu.Unlock()
+	return e
+}
+
+// acquire returns the compiled module of s, compiling it on first use (admitted, see Run), and
+// charging what keeping it holds to the budget. Release the entry when the run is done with it.
+func (e *engine) acquire(ctx context.Context, s *Skill) (*codecache.Entry[*compiled], error) {
+	key := compileKey{hash: s.state().hash, pages: memoryPages(s.grant.Limits.MemoryMiB)}
+	en, err := e.modules.Acquire(ctx, key, e.live, func(ctx context.Context) (*compiled, int64, error) {
+		c, err := e.admittedCompile(ctx, s, key.pages)
+		if err != nil {
+			return nil, 0, err
 		}
-		return nil, c.err
+		warm := warmCharge(s)
+		e.admission.hold(warm)
+		return c, warm, nil
+	})
+	if errors.Is(err, codecache.ErrClosed) {
+		err = run.ErrClosed
 	}
-	return c, nil
+	return en, err
+}
+
+// live reports whether some Runtime of the engine keeps the module of key live.
+func (e *engine) live(key compileKey) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.isLive(key.hash)
 }
 
 // admittedCompile compiles s once admitted (see admitCompile).
@@ -177,30 +154,7 @@ func (e *engine) admitCompile(ctx context.Context, s *Skill, pages uint32, src s
 	return release, nil
 }
 
-func (e *engine) release(c *compiled) {
-	e.mu.Lock()
-	c.refs--
-	closeIt := c.stale && c.refs == 0
-	e.mu.Unlock()
-	if closeIt {
-		e.drop(c)
-	}
-}
-
-// drop closes a compiled module no one holds and gives its warm charge back.
-func (e *engine) drop(c *compiled) {
-	c.close(context.Background())
-	e.mu.Lock()
-	warm := c.warm
-	c.warm = 0
-	e.mu.Unlock()
-	if warm > 0 {
-		e.admission.free(warm)
-	}
-}
-
-// ready reports whether c holds compiled code (read under engine.mu).
-func (c *compiled) ready() bool { return c.native != nil || c.plugin != nil }
+func (e *engine) release(en *codecache.Entry[*compiled]) { e.modules.Release(en) }
 
 func (c *compiled) close(ctx context.Context) {
 	if p := c.pool.Load(); p != nil {
@@ -217,94 +171,26 @@ func (c *compiled) close(ctx context.Context) {
 	}
 }
 
-// retain sets owner's live hashes to keep, and marks every compiled module no Runtime of this
-// engine keeps live as stale, closing those no run holds. Called after a reload.
+// retain sets owner's live hashes to keep, and drops every compiled module no Runtime of this
+// engine keeps live, closing those no run holds. Called after a reload.
 func (e *engine) retain(owner *Runtime, keep map[string]bool) {
 	e.mu.Lock()
 	e.lives[owner] = keep
+	e.mu.Unlock()
 	e.dropDead()
 }
 
-// dropDead marks stale, and closes when no run holds them, the modules no Runtime keeps live.
-// It is called with e.mu held, and releases it.
-func (e *engine) dropDead() {
-	var toDrop []*compiled
-	for k, c := range e.entries {
-		if e.isLive(k.hash) {
-			continue
-		}
-		delete(e.entries, k)
-		c.stale = true
-		if c.refs == 0 && c.ready() {
-			toDrop = append(toDrop, c)
-		}
-	}
-	e.mu.Unlock()
-	for _, c := range toDrop {
-		e.drop(c)
-	}
-}
+// dropDead drops the modules no Runtime keeps live, closing those no run holds.
+func (e *engine) dropDead() { e.modules.Retain(e.live) }
 
 // evict drops idle compiled modules, least recently used first, until need bytes of their warm
 // charges are given back (or none is idle). The admission calls it when a run waits for memory.
-func (e *engine) evict(need int64) {
-	e.mu.Lock()
-	var idle []*compiled
-	var keys []compileKey
-	for k, c := range e.entries {
-		if c.refs == 0 && c.ready() {
-			idle = append(idle, c)
-			keys = append(keys, k)
-		}
-	}
-	order := make([]int, len(idle))
-	for i := range order {
-		order[i] = i
-	}
-	sort.Slice(order, func(a, b int) bool { return idle[order[a]].lastUse < idle[order[b]].lastUse })
-	var toDrop []*compiled
-	var freed int64
-	for _, i := range order {
-		if freed >= need {
-			break
-		}
-		delete(e.entries, keys[i])
-		idle[i].stale = true
-		freed += idle[i].warm
-		toDrop = append(toDrop, idle[i])
-	}
-	e.mu.Unlock()
-	for _, c := range toDrop {
-		e.evictions.Add(1)
-		e.drop(c)
-	}
-}
+func (e *engine) evict(need int64) { e.modules.Evict(need) }
 
 // warm counts the compiled modules kept.
-func (e *engine) warm() int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	n := 0
-	for _, c := range e.entries {
-		if c.ready() {
-			n++
-		}
-	}
-	return n
-}
+func (e *engine) warm() int { return e.modules.Kept() }
 
-func (e *engine) close(ctx context.Context) {
-	e.mu.Lock()
-	var all []*compiled
-	for k, c := range e.entries {
-		all = append(all, c)
-		delete(e.entries, k)
-	}
-	e.mu.Unlock()
-	for _, c := range all {
-		e.drop(c)
-	}
-}
+func (e *engine) close() { e.modules.Close() }
 
 // compile compiles src, s's module, for the engine's kind, with its own handle on the cache.
 func (e *engine) compile(ctx context.Context, s *Skill, pages uint32, src source) (*compiled, error) {

@@ -32,11 +32,11 @@ func (e *engine) join(owner *Runtime) {
 func (e *engine) leave(owner *Runtime) {
 	e.mu.Lock()
 	delete(e.lives, owner)
-	if len(e.lives) == 0 {
-		e.mu.Unlock() // the last one: the Shared's Close drops everything
-		return
+	last := len(e.lives) == 0
+	e.mu.Unlock()
+	if !last { // the last one: the Shared's Close drops everything
+		e.dropDead()
 	}
-	e.dropDead()
 }
 
 // liveHashes returns a copy of the hashes owner keeps compiled modules of (nil: all, as before

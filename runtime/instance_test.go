@@ -19,12 +19,13 @@ func compiledNative(t *testing.T, rt *Runtime, id string) *nativeModule {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt.engine.mu.Lock()
-	defer rt.engine.mu.Unlock()
-	for k, c := range rt.engine.entries {
-		if k.hash == s.state().hash && c.native != nil {
-			return c.native
-		}
+	en, err := rt.engine.acquire(context.Background(), s) // the compiled one: a hit
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.engine.release(en)
+	if n := en.Value().native; n != nil {
+		return n
 	}
 	t.Fatalf("%s: no native module compiled", id)
 	return nil

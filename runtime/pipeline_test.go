@@ -47,11 +47,11 @@ func compileNow(t *testing.T, rt *Runtime, ids ...string) {
 			t.Fatal(err)
 		}
 		s.verified() // the engine compiles checked skills: Run checks them first
-		c, err := rt.engine.acquire(context.Background(), s)
+		en, err := rt.engine.acquire(context.Background(), s)
 		if err != nil {
 			t.Fatalf("compile %s: %v", id, err)
 		}
-		rt.engine.release(c)
+		rt.engine.release(en)
 	}
 }
 

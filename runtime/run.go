@@ -174,18 +174,20 @@ func (rt *Runtime) Run(ctx context.Context, req run.Request) (*run.Result, error
 	var charge int64
 	var err error
 	if job != nil {
-		job.ip, err = rt.interps.acquire(ctx, job.lang, grant.Limits.MemoryMiB)
+		en, err := rt.interps.acquire(ctx, job.lang, grant.Limits.MemoryMiB)
 		if err != nil {
 			return finish(acquireError(s, err))
 		}
-		defer rt.interps.release(job.ip)
+		defer rt.interps.release(en)
+		job.ip = en.Value()
 		charge = scriptCharge(grant, int64(len(job.code)))
 	} else {
-		c, err = rt.engine.acquire(ctx, s)
+		en, err := rt.engine.acquire(ctx, s)
 		if err != nil {
 			return finish(acquireError(s, err))
 		}
-		defer rt.engine.release(c)
+		defer rt.engine.release(en)
+		c = en.Value()
 		charge = runCharge(s)
 	}
 	ticket, err := rt.admission.acquire(ctx, charge, true)

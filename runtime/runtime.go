@@ -35,6 +35,7 @@ import (
 	"github.com/skillbox-dev/skillbox/internal/jsbundle"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/runtime/internal/codecache"
 	"github.com/skillbox-dev/skillbox/spec"
 	"github.com/skillbox-dev/skillbox/version"
 	"github.com/tetratelabs/wazero"
@@ -127,8 +128,8 @@ type Runtime struct {
 	policy    atomic.Pointer[policy.Policy]
 	logger    *slog.Logger
 	engine    *engine
-	interps   *interpreters // the script languages' interpreters
-	bytecode  *bytecodes    // the JavaScript skills' compiled bundles
+	interps   *interpreters                    // the script languages' interpreters
+	bytecode  *codecache.Cache[string, []byte] // the JavaScript skills' compiled bundles
 	admission *admission
 	history   *recentRuns
 	kept      *keeper // the artifacts of recent runs, without Config.Artifacts
@@ -521,11 +522,11 @@ func (rt *Runtime) SetPolicy(ctx context.Context, p *policy.Policy) error {
 // Stats returns the runtime's counters.
 func (rt *Runtime) Stats() Stats {
 	s := Stats{Checks: rt.checks.made.Load(), ModuleReads: rt.checks.reads.Load(),
-		CompileHits: rt.engine.hits.Load(), Compiles: rt.engine.compiles.Load(),
-		Evictions: rt.engine.evictions.Load(), ChildCompiles: rt.engine.childCompiles.Load(),
+		CompileHits: rt.engine.modules.Hits.Load(), Compiles: rt.engine.modules.Compiles.Load(),
+		Evictions: rt.engine.modules.Evictions.Load(), ChildCompiles: rt.engine.childCompiles.Load(),
 		WarmHits: rt.engine.warmHits.Load(), WarmMade: rt.engine.warmMade.Load(), WarmRefillNs: rt.engine.warmRefillNs.Load(),
 		WarmModules: rt.engine.warm(), Admission: rt.admission.stats(),
-		Interpreters: rt.interps.kept(), InterpreterCompiles: rt.interps.compiles.Load(), InterpreterEvictions: rt.interps.evictions.Load()}
+		Interpreters: rt.interps.kept.Kept(), InterpreterCompiles: rt.interps.kept.Compiles.Load(), InterpreterEvictions: rt.interps.kept.Evictions.Load()}
 	rt.counters.snapshot(&s)
 	return s
 }

@@ -40,11 +40,12 @@ func benchScriptRun(b *testing.B, file, code string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ip, err := rt.interps.acquire(ctx, s.lang, s.grant.Limits.MemoryMiB)
+	en, err := rt.interps.acquire(ctx, s.lang, s.grant.Limits.MemoryMiB)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer rt.interps.release(ip)
+	defer rt.interps.release(en)
+	ip := en.Value()
 	floor := func() {
 		meter := newMemoryMeter(uint64(s.grant.Limits.MemoryMiB) << 20)
 		defer meter.release()

@@ -270,15 +270,15 @@ func (rt *Runtime) bytecodeOf(ctx context.Context, job *scriptJob) []byte {
 		name = job.prog.rel
 		key += ":" + name // a program's file name is in its stack traces
 	}
-	if code := rt.bytecode.get(key); code != nil {
-		return code
-	}
-	code, err := job.ip.js.Bytecode(ctx, job.code, name, maxBytecodeBytes/4)
+	en, err := rt.bytecode.Acquire(ctx, key, nil, func(ctx context.Context) ([]byte, int64, error) {
+		code, err := job.ip.js.Bytecode(ctx, job.code, name, maxBytecodeBytes/4)
+		return code, int64(len(code)), err
+	})
 	if err != nil {
 		return nil
 	}
-	rt.bytecode.put(key, code)
-	return code
+	defer rt.bytecode.Release(en) // the bytes stay the run's: nothing closes them
+	return en.Value()
 }
 
 // scriptError names the kind of a failed script run, as classify does for a module's: the run's

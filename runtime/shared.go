@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+
+	"github.com/skillbox-dev/skillbox/runtime/internal/codecache"
 )
 
 // Shared is what several Runtimes can share: the engine that compiles and keeps modules, the
@@ -22,7 +24,7 @@ type Shared struct {
 	logger    *slog.Logger
 	engine    *engine
 	interps   *interpreters
-	bytecode  *bytecodes
+	bytecode  *codecache.Cache[string, []byte]
 	admission *admission
 	// cacheDir holds compiled code between processes ("" when none); privateCache is a cache
 	// directory made for this Shared alone (removed by Close). See Runtime.cacheDir.
@@ -72,21 +74,22 @@ func NewShared(ctx context.Context, cfg SharedConfig) (*Shared, error) {
 		}
 		sh.cacheDir, sh.privateCache = dir, dir
 	}
-	sh.engine = newEngine(cfg.Engine, logger, sh.cacheDir)
+	// The budget evicts idle compiled code to make room for what waits: modules and
+	// interpreters, each least recently used first.
+	sh.admission = newAdmission(cfg.Admission, func(need int64) {
+		sh.engine.evict(need)
+		sh.interps.evict(need)
+	})
+	sh.engine = newEngine(cfg.Engine, logger, sh.cacheDir, sh.admission)
 	sh.engine.onCompile = cfg.OnCompile
 	sh.engine.isolate = childCapable.Load()
 	sh.engine.warmInstances = max(cfg.WarmInstances, 0)
 	if !sh.engine.isolate {
 		logger.Warn("modules compile in this process, where their memory and time cannot be stopped: call runtime.MaybeCompileChild() first in main to compile them in a child process")
 	}
-	sh.admission = newAdmission(cfg.Admission, func(need int64) {
-		sh.engine.evict(need)
-		sh.interps.evict(need)
-	})
-	sh.engine.admission = sh.admission
 	sh.interps = newInterpreters(logger, sh.cacheDir, sh.admission)
 	sh.interps.onCompile = cfg.OnCompile
-	sh.bytecode = newBytecodes(maxBytecodeBytes)
+	sh.bytecode = codecache.New[string](codecache.Config[[]byte]{MaxBytes: maxBytecodeBytes})
 	return sh, nil
 }
 
@@ -96,7 +99,7 @@ func NewShared(ctx context.Context, cfg SharedConfig) (*Shared, error) {
 func (sh *Shared) Close(ctx context.Context) error {
 	sh.closeOnce.Do(func() {
 		sh.admission.close()
-		sh.engine.close(context.WithoutCancel(ctx))
+		sh.engine.close()
 		sh.interps.close()
 		if sh.privateCache != "" {
 			_ = os.RemoveAll(sh.privateCache)
