@@ -202,3 +202,32 @@ func (r *registry) hashes() (out map[string]bool, unchecked bool) {
 	}
 	return out, unchecked
 }
+
+// overlay is own over base: every skill of own, and each of base whose id own has not. A user's
+// registry is the user's own skills over the tenant's registry: the tenant's skills are the
+// tenant's Skills, scanned and checked once however many users see them, and a user's skill with
+// the id of one of the tenant's shadows it for that user alone.
+func overlay(own, base *registry) *registry {
+	if base == nil {
+		return own
+	}
+	r := &registry{byID: make(map[string]*Skill, len(own.byID)+len(base.byID)), order: make([]*Skill, 0, len(own.order)+len(base.order))}
+	i, j := 0, 0
+	for i < len(own.order) || j < len(base.order) {
+		switch {
+		case j == len(base.order) || (i < len(own.order) && own.order[i].id <= base.order[j].id):
+			s := own.order[i]
+			if i++; j < len(base.order) && base.order[j].id == s.id {
+				j++ // shadowed
+			}
+			r.byID[s.id] = s
+			r.order = append(r.order, s)
+		default:
+			s := base.order[j]
+			j++
+			r.byID[s.id] = s
+			r.order = append(r.order, s)
+		}
+	}
+	return r
+}

@@ -249,7 +249,11 @@ func (rt *Runtime) lookupAlone(id string) (s *Skill, ok, scan bool) {
 	if s, ok := rt.singles[id]; ok {
 		return s, true, false
 	}
-	for _, root := range rt.cfg.SkillDirs {
+	roots := rt.cfg.SkillDirs
+	if rt.parent != nil {
+		roots = roots[:1] // a user's own directory; the tenant's skills are the tenant's (below)
+	}
+	for _, root := range roots {
 		dir := filepath.Join(root, id)
 		if st, err := os.Stat(dir); err == nil && st.IsDir() {
 			if s, ok := loadSkill(dir, rt.policy.Load(), rt.checks); ok {
@@ -269,6 +273,10 @@ func (rt *Runtime) lookupAlone(id string) (s *Skill, ok, scan bool) {
 		if mayDerive(root, id) {
 			return nil, false, true
 		}
+	}
+	if rt.parent != nil {
+		s, ok := rt.parent.lookup(id)
+		return s, ok, false
 	}
 	return nil, false, false
 }
@@ -302,7 +310,14 @@ func (rt *Runtime) rescan() *registry {
 		fp = &f
 	}
 	rt.indexOnce.Do(rt.loadIndex) // a scan adopts what the index knows
-	r := scan(rt.cfg.SkillDirs, rt.policy.Load(), rt.checks, rt.logger)
+	var r *registry
+	if rt.parent != nil {
+		// A user's: the user's own directory alone, over the tenant's registry as it is now
+		// (the tenant rescans its users after each of its own scans).
+		r = overlay(scan(rt.cfg.SkillDirs[:1], rt.policy.Load(), rt.checks, rt.logger), rt.parent.reg.Load())
+	} else {
+		r = scan(rt.cfg.SkillDirs, rt.policy.Load(), rt.checks, rt.logger)
+	}
 	old := rt.reg.Swap(r)
 	rt.singlesMu.Lock()
 	rt.singles = nil // the registry answers from now on

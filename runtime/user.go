@@ -45,6 +45,10 @@ func (rt *Runtime) User(ctx context.Context, user string) (*Runtime, error) {
 	case len(rt.cfg.SkillDirs) == 0:
 		return nil, fmt.Errorf("user %q: %w: a user's skills live in the first skills directory", user, ErrNoSkillDir)
 	}
+	// A user's registry is the user's own skills over rt's: rt has one before any user scans.
+	// (Scanning takes rt's reloadMu, and a scan of rt takes its users' after it: never the other
+	// way round.)
+	rt.registry()
 	rt.usersMu.Lock()
 	defer rt.usersMu.Unlock()
 	if u := rt.users[user]; u != nil {

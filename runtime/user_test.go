@@ -286,3 +286,50 @@ func TestFindVersions(t *testing.T) {
 		t.Errorf("a runtime without versions: %v", err)
 	}
 }
+
+// A user's view is the user's own skills over the tenant's registry, not a second scan of it: the
+// tenant's skills are the very Skills the tenant has (loaded and checked once, however many users
+// see them), a user's skill of the same id shadows the tenant's for that user alone, and a reload
+// of the tenant reaches every user's view.
+func TestUserViewIsAnOverlay(t *testing.T) {
+	dir := t.TempDir()
+	fixture(t, dir, "team", simple("team", ""), "hello")
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}, NoBackgroundCheck: true})
+	ctx := context.Background()
+	alice, err := rt.User(ctx, "alice")
+	must(t, err)
+	bob, err := rt.User(ctx, "bob")
+	must(t, err)
+	_, err = alice.Install(ctx, "shared-name", pkg(t, simple("shared-name", `"description":"alice's"`), "hello"), InstallOptions{Visibility: access.VisibilityUser})
+	must(t, err)
+	// The tenant gets a skill of the same id later (an operator's copy, not an install, which
+	// would refuse it).
+	fixture(t, dir, "shared-name", simple("shared-name", `"description":"the tenant's"`), "hello")
+	must(t, rt.Reload(ctx))
+
+	tenantTeam, _ := rt.Skill("team")
+	for _, u := range []*Runtime{alice, bob} {
+		s, err := u.Skill("team")
+		if err != nil || s != tenantTeam {
+			t.Errorf("%s's team is %p (%v), the tenant's %p: a user's view must share the tenant's Skill", u.UserName(), s, err, tenantTeam)
+		}
+	}
+	if s, _ := alice.Skill("shared-name"); s == nil || s.Description() != "alice's" {
+		t.Errorf("alice's shared-name: %v, want hers", s)
+	}
+	if s, _ := bob.Skill("shared-name"); s == nil || s.Description() != "the tenant's" {
+		t.Errorf("bob's shared-name: %v, want the tenant's", s)
+	}
+	if got := ids(alice); !slices.Equal(got, []string{"shared-name", "team"}) {
+		t.Errorf("alice lists %v", got)
+	}
+
+	fixture(t, dir, "later", simple("later", ""), "hello")
+	must(t, rt.Reload(ctx))
+	for _, u := range []*Runtime{alice, bob} {
+		later, _ := rt.Skill("later")
+		if s, err := u.Skill("later"); err != nil || s != later {
+			t.Errorf("%s after the tenant's reload: %v %v", u.UserName(), s, err)
+		}
+	}
+}
