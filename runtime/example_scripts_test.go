@@ -67,7 +67,7 @@ func ExampleRuntime_Run_program() {
 	})
 	rt, err := runtime.New(ctx, runtime.Config{
 		SkillDirs:         []string{dir},
-		Policy:            &policy.Policy{Env: map[string]string{}},
+		Policy:            &policy.Policy{Env: map[string]string{"UNIT": "words"}},
 		CacheDir:          testcache.Dir(),
 		NoBackgroundCheck: true,
 	})

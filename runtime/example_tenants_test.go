@@ -56,11 +56,14 @@ func ExampleShared() {
 	res, err := alice.Run(ctx, run.Request{Skill: "notes", Caller: "alice@acme.example"})
 	check(err)
 	fmt.Println("alice runs notes:", string(res.Result))
+	rec, _ := acme.RunRecord(res.RunID) // the tenant keeps one history of its users' runs
+	fmt.Println("the run is visible to:", rec.VisibleTo)
 	_, err = bob.Run(ctx, run.Request{Skill: "notes", Caller: "bob@acme.example"})
 	fmt.Println("bob runs notes:", errorKind(err)) // as if it did not exist
 	// Output:
 	// acme: [report] globex: [invoice] globex runs report: not_found
 	// alice: [notes report] bob: [report] acme: [report]
 	// alice runs notes: {"greeting":"hi"}
+	// the run is visible to: alice@acme.example
 	// bob runs notes: not_found
 }
