@@ -32,7 +32,7 @@ type Artifact struct {
 	MediaType string `json:"media_type"`
 }
 
-// ArtifactFile is an artifact and a way to read its bytes, for an [ArtifactStore] to keep.
+// File is an artifact and a way to read its bytes, for a [Store] to keep.
 type File struct {
 	Artifact
 	// Open reads the artifact's bytes. It is valid until PutArtifacts returns (the run's output
@@ -40,8 +40,8 @@ type File struct {
 	Open func() (io.ReadCloser, error)
 }
 
-// ArtifactStore keeps the artifacts of runs beyond the run: a store implements it (see the
-// store package), as it implements RunRecorder, so the runtime links no database.
+// Store keeps the artifacts of runs beyond the run: a store implements it (see the
+// store package), as it implements history.Recorder, so the runtime links no database.
 //
 // PutArtifacts is called once per run that left files, on the run's goroutine, before the run's
 // result is recorded and before its "file" events are sent: a client told of a file can fetch
@@ -66,7 +66,7 @@ var (
 // (hostfuncs.MaxPathBytes, which a test of the runtime holds it equal to).
 const MaxNameBytes = 4096
 
-// validArtifactName says whether rel can name an artifact everywhere it goes: a JSON string, a
+// ValidPath says whether rel can name an artifact everywhere it goes: a JSON string, a
 // URL path, a database key and a Content-Disposition header.
 func ValidPath(rel string) bool {
 	if rel == "" || len(rel) > MaxNameBytes || !utf8.ValidString(rel) {
@@ -80,7 +80,7 @@ func ValidPath(rel string) bool {
 	return true
 }
 
-// ValidArtifactName says whether name could name an artifact: a clean, relative slash path of
+// ValidName says whether name could name an artifact: a clean, relative slash path of
 // valid UTF-8 without control characters, backslashes or double quotes. A face checks a
 // client's name with it before asking for the artifact.
 func ValidName(name string) bool {

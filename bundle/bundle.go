@@ -30,7 +30,7 @@ import (
 // A bundle is a skill as one file that can be copied, signed and installed elsewhere: a .tar.gz
 // whose entries are, in this order,
 //
-//	.bundle/manifest.json            what the bundle holds (BundleManifest), as JSON
+//	.bundle/manifest.json            what the bundle holds (Manifest), as JSON
 //	<the skill's files>              sorted by path, byte order
 //	.bundle/signatures/<hex>.sig     zero or more ed25519 signatures, by public key (bundlesign.go)
 //
@@ -49,9 +49,9 @@ import (
 // with no name and time 0, so packing the same tree twice gives the same bytes. What is signed is
 // the manifest, not the archive's bytes, so another compressor would not break a signature.
 const (
-	// BundleManifestPath is the manifest's entry.
+	// ManifestPath is the manifest's entry.
 	ManifestPath = ".bundle/manifest.json"
-	// BundleFormat is the manifest's format field.
+	// Format is the manifest's format field.
 	Format = "skillbox-bundle/v1"
 	// bundleDir holds the bundle's own entries.
 	bundleDir = ".bundle/"
@@ -61,9 +61,9 @@ const (
 	maxBundleSignatures = 16
 )
 
-// BundleManifest lists a bundle's files and the skill's tree digest.
+// Manifest lists a bundle's files and the skill's tree digest.
 type Manifest struct {
-	// Format is BundleFormat.
+	// Format is the constant Format.
 	Format string `json:"format"`
 	// Skill is the skill's id: the directory it was packed from, and the one it installs as.
 	Skill string `json:"skill"`
@@ -73,18 +73,18 @@ type Manifest struct {
 	Files []File `json:"files"`
 }
 
-// BundleFile is one file of a bundle.
+// File is one file of a bundle.
 type File struct {
 	Path   string `json:"path"`
 	Size   int64  `json:"size"`
 	SHA256 string `json:"sha256"`
 }
 
-// ErrBundleInvalid is matched by every *BundleError: a bundle whose contents are not what its
+// ErrInvalid is matched by every *Error: a bundle whose contents are not what its
 // manifest says, or whose signature does not verify (tampered), or that is malformed.
 var ErrInvalid = errors.New("invalid bundle")
 
-// BundleError is one problem of a bundle: the entry (a file, the manifest, a signature), what is
+// Error is one problem of a bundle: the entry (a file, the manifest, a signature), what is
 // wrong and how to fix it.
 type Error struct {
 	Entry string
@@ -100,7 +100,7 @@ func (e *Error) Error() string {
 	return s
 }
 
-// Is reports whether target is ErrBundleInvalid.
+// Is reports whether target is ErrInvalid.
 func (e *Error) Is(target error) bool { return target == ErrInvalid }
 
 // Bundle is a bundle read into memory and checked: every file is the one its manifest lists, and
@@ -146,13 +146,13 @@ func (b *Bundle) ManifestDigest() string {
 	return DigestPrefix + hex.EncodeToString(sum[:])
 }
 
-// PackBundle writes the skill at dir as a bundle to w and returns its manifest. The skill id is
+// Pack writes the skill at dir as a bundle to w and returns its manifest. The skill id is
 // dir's base name. Packing the same tree twice writes the same bytes.
 //
 // # Errors
 //
 // A tree the digest refuses (too many files or bytes); a file that changed while it was packed;
-// a tree over the default [PackageLimits], which no installer would accept.
+// a tree over the default [Limits], which no installer would accept.
 func Pack(ctx context.Context, dir string, w io.Writer) (*Manifest, error) {
 	id := filepath.Base(filepath.Clean(dir))
 	if !spec.ValidID(id) {
@@ -205,7 +205,7 @@ func Pack(ctx context.Context, dir string, w io.Writer) (*Manifest, error) {
 	return &m, nil
 }
 
-// readRootFile reads rel in root, of the size the walk found, and no more.
+// ReadRootFile reads rel in root, of the size the walk found, and no more.
 func ReadRootFile(root *os.Root, rel string, size int64) ([]byte, error) {
 	f, err := root.Open(rel)
 	if err != nil {
@@ -256,16 +256,16 @@ func (b *Bundle) write(w io.Writer) error {
 	return gz.Close()
 }
 
-// ReadBundle reads a bundle (a .tar.gz) within l (zero fields: the defaults) and checks it: the
+// Read reads a bundle (a .tar.gz) within l (zero fields: the defaults) and checks it: the
 // archive's bounds as every package upload's (entries, sizes, the inflation ratio), then that its
 // files are exactly those its manifest lists, with their sizes and sha256, and that the
 // manifest's digest is theirs. Signatures are read, not checked: see [Bundle.Verify].
 //
 // # Errors
 //
-// A *PackageLimitError for a bound crossed; a *ManifestError for an entry that is not a regular
-// file, a path that is not clean and relative, or an entry twice; *BundleError values (errors.Is
-// ErrBundleInvalid), joined, for every way the contents differ from the manifest.
+// A *LimitError for a bound crossed; a *ManifestError for an entry that is not a regular
+// file, a path that is not clean and relative, or an entry twice; *Error values (errors.Is
+// ErrInvalid), joined, for every way the contents differ from the manifest.
 func Read(r io.Reader, l Limits) (*Bundle, error) {
 	pr := NewReader(l)
 	if err := pr.AddTarGz(r); err != nil {
@@ -282,7 +282,7 @@ func Read(r io.Reader, l Limits) (*Bundle, error) {
 	return b, nil
 }
 
-// bundleFromFiles splits a package's files into a bundle: ok is false when there is no bundle
+// FromFiles splits a package's files into a bundle: ok is false when there is no bundle
 // manifest (a plain package). Every problem is reported, joined.
 func FromFiles(all map[string][]byte) (b *Bundle, ok bool, err error) {
 	data, ok := all[ManifestPath]
@@ -394,7 +394,7 @@ func (b *Bundle) checkFiles() []error {
 	return problems
 }
 
-// cleanRelPath reports whether name is a clean, relative slash path with no "..", backslash or NUL.
+// CleanPath reports whether name is a clean, relative slash path with no "..", backslash or NUL.
 func CleanPath(name string) bool {
 	return name != "" && name != "." && path.Clean(name) == name && !path.IsAbs(name) &&
 		name != ".." && !strings.HasPrefix(name, "../") && !strings.ContainsAny(name, "\\\x00")

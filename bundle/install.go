@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// checkInstall is the one place that decides whether a package may be installed, given the
+// CheckInstall is the one place that decides whether a package may be installed, given the
 // policy's trusted keys and whether it requires a signature: a bundle must be intact and its
 // signatures verify; under requireSigned it must be a bundle signed by a trusted key. files is the package as uploaded; the bundle's own entries are
 // taken out of what is returned, which is what Install writes.
@@ -35,7 +35,7 @@ func CheckInstall(id string, files map[string][]byte, trusted []ed25519.PublicKe
 // script skill's vendored packages, and the programs a SKILL.md names.
 var packageDirs = []string{"resources", "lib", "scripts"}
 
-// packageDir returns the package directory the package path name is under ("lib"), or "".
+// PackageDir returns the package directory the package path name is under ("lib"), or "".
 func PackageDir(name string) string {
 	top, _, ok := strings.Cut(name, "/")
 	if ok && slices.Contains(packageDirs, top) {

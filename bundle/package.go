@@ -36,7 +36,7 @@ const (
 	TarEntryOverhead = 16 << 10
 )
 
-// PackageLimits bounds a skill package read by a [PackageReader]. A zero field is the default.
+// Limits bounds a skill package read by a [Reader]. A zero field is the default.
 // The default MaxFiles and MaxBytes are what [Runtime.Install] accepts, and the module and
 // manifest caps what the loader reads, so raising those only moves the refusal later.
 type Limits struct {
@@ -96,10 +96,10 @@ func (l Limits) tarFileMax(name string) int64 {
 	return m
 }
 
-// ErrPackageTooLarge is matched by every [*PackageLimitError].
+// ErrTooLarge is matched by every [*LimitError].
 var ErrTooLarge = errors.New("package too large")
 
-// PackageLimit names the bound a [*PackageLimitError] crossed.
+// Limit names the bound a [*LimitError] crossed.
 type Limit string
 
 const (
@@ -111,7 +111,7 @@ const (
 	LimitArchiveBytes Limit = "maxArchiveBytes" // the inflated tar stream is too large for its entries
 )
 
-// PackageLimitError is a package refused for crossing a bound, found while reading it.
+// LimitError is a package refused for crossing a bound, found while reading it.
 type LimitError struct {
 	Limit Limit
 	// File is the package path (or form field) being read when the bound was crossed; empty when
@@ -150,15 +150,15 @@ func (e *LimitError) Error() string {
 	return fmt.Sprintf("%s: %d is more than %d (%s)", where, e.Got, e.Max, e.Limit)
 }
 
-// Is reports whether target is ErrPackageTooLarge.
+// Is reports whether target is ErrTooLarge.
 func (e *LimitError) Is(target error) bool { return target == ErrTooLarge }
 
-// PackageReader reads a skill package from multipart parts or a .tar.gz into memory, refusing it
-// as soon as it crosses a bound of its [PackageLimits]: it counts entries before reading them,
+// Reader reads a skill package from multipart parts or a .tar.gz into memory, refusing it
+// as soon as it crosses a bound of its [Limits]: it counts entries before reading them,
 // checks a tar header's declared size before reading its body, and grows a file's buffer only as
 // its bytes arrive, so it holds at most MaxBytes plus the spare half of one file's buffer. It
 // does not check names beyond what a reader must (tar entry types); [Runtime.Install] checks
-// paths. The zero value is not usable: use [NewPackageReader].
+// paths. The zero value is not usable: use [NewReader].
 type Reader struct {
 	l       Limits
 	files   map[string][]byte
@@ -166,7 +166,7 @@ type Reader struct {
 	total   int64
 }
 
-// NewPackageReader returns an empty reader within l (zero fields: the defaults).
+// NewReader returns an empty reader within l (zero fields: the defaults).
 func NewReader(l Limits) *Reader {
 	return &Reader{l: l.WithDefaults(), files: map[string][]byte{}}
 }
@@ -188,7 +188,7 @@ func (p *Reader) entry(name string) error {
 //
 // # Errors
 //
-// A *PackageLimitError (errors.Is ErrPackageTooLarge), or r's error.
+// A *LimitError (errors.Is ErrTooLarge), or r's error.
 func (p *Reader) Add(name string, r io.Reader) error {
 	if err := p.entry(name); err != nil {
 		return err
@@ -223,7 +223,7 @@ func (p *Reader) AddField(name string, r io.Reader) ([]byte, error) {
 //
 // # Errors
 //
-// A *PackageLimitError (errors.Is ErrPackageTooLarge); a *ManifestError for an entry that is not
+// A *LimitError (errors.Is ErrTooLarge); a *ManifestError for an entry that is not
 // a regular file; otherwise the gzip, tar or reading error, wrapped.
 func (p *Reader) AddTarGz(r io.Reader) error {
 	in := &countReader{r: r}

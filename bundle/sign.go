@@ -31,7 +31,7 @@ import (
 // (no newline). Keys are files standard tools read: the private key PKCS#8 PEM, the public key
 // PKIX PEM, as `openssl genpkey -algorithm ed25519` writes them.
 
-// ErrBundleUntrusted is a bundle refused by trust: unsigned, or signed by no trusted key, when a
+// ErrUntrusted is a bundle refused by trust: unsigned, or signed by no trusted key, when a
 // signature by a trusted key is required (the policy's bundles.requireSigned, or verify --pub).
 var ErrUntrusted = errors.New("bundle not signed by a trusted key")
 
@@ -187,8 +187,8 @@ type Verified struct {
 //
 // # Errors
 //
-// A *BundleError (errors.Is ErrBundleInvalid) naming the signature that fails; an error matching
-// ErrBundleUntrusted that says whether the bundle is unsigned or by which keys it is signed.
+// A *Error (errors.Is ErrInvalid) naming the signature that fails; an error matching
+// ErrUntrusted that says whether the bundle is unsigned or by which keys it is signed.
 func (b *Bundle) Verify(trusted []ed25519.PublicKey, requireTrusted bool) (*Verified, error) {
 	v := &Verified{Digest: b.manifest.Digest, ManifestDigest: b.ManifestDigest()}
 	msg := signedMessage(v.ManifestDigest)

@@ -63,7 +63,7 @@ type TreeFile struct {
 	Sum  string
 }
 
-// sumTree is the tree digest of files (sorted by rel): the one place its formula is written.
+// SumTree is the tree digest of files (sorted by rel): the one place its formula is written.
 func SumTree(files []TreeFile) string {
 	h := sha256.New()
 	for _, f := range files {

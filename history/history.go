@@ -19,12 +19,12 @@ type Record struct {
 	Caller string   `json:"caller,omitempty"`
 	// Tenant is the tenant of the Runtime that ran it (Config.Tenant), "" for none.
 	Tenant string `json:"tenant,omitempty"`
-	// VisibleTo is the user alone who may see the run, with the tenant's admins (see Sees):
+	// VisibleTo is the user alone who may see the run, with the tenant's admins (see access.Principal.Sees):
 	// the user of a run of a skill of their own (VisibilityUser). "" is the whole tenant.
 	VisibleTo string    `json:"visible_to,omitempty"`
 	StartedAt time.Time `json:"started_at"`
 	// Args are the run's arguments (a program's: its argv and stdin), when the policy keeps them
-	// (see RunsPolicy); ArgsSHA256 is the hex sha256 of them, always.
+	// (see policy.Runs); ArgsSHA256 is the hex sha256 of them, always.
 	Args       json.RawMessage `json:"args,omitempty"`
 	ArgsSHA256 string          `json:"args_sha256,omitempty"`
 	// Trimmed is set when the record was too large to keep whole: its result value and logs
@@ -32,7 +32,7 @@ type Record struct {
 	Trimmed bool `json:"trimmed,omitempty"`
 }
 
-// RunRecorder keeps the history of runs beyond this process: a store implements it (see the
+// Recorder keeps the history of runs beyond this process: a store implements it (see the
 // store package), so the runtime links no database. Both methods are called on the run's
 // goroutine and delay the run by what they take; both must be safe for concurrent use.
 //

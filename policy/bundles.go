@@ -10,7 +10,7 @@ import (
 	"github.com/skillbox-dev/skillbox/spec"
 )
 
-// BundlePolicy is the operator's word on installing skills. The zero value installs a bundle
+// Bundles is the operator's word on installing skills. The zero value installs a bundle
 // whose contents match its manifest and whose signatures, if any, verify, and installs plain
 // packages (folders, uploads) as before.
 type Bundles struct {

@@ -43,7 +43,7 @@ type GrantedMount struct {
 	Access spec.Access `json:"access"`
 }
 
-// outputFileBytes is the largest file the run may write to its output directory (0 without
+// OutputFileBytes is the largest file the run may write to its output directory (0 without
 // one): what one write there may hand the host.
 func (g *Grant) OutputFileBytes() int64 {
 	if g.Artifacts == nil {
@@ -64,7 +64,7 @@ func policyMountFor(mounts []Mount, p string) *Mount {
 	return best
 }
 
-// clone returns a deep copy of g without its host side (the secret values and host paths the
+// Clone returns a deep copy of g without its host side (the secret values and host paths the
 // runs use): what a caller may see of a grant.
 func (g *Grant) Clone() *Grant {
 	if g == nil {

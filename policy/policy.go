@@ -51,17 +51,17 @@ type Policy struct {
 	// AgentSkills is the ceiling of the skills agents write, and whether they may (see
 	// AgentSkills). In a policy file: agentSkills: {enabled: true, network: [api.example.com]}.
 	AgentSkills AgentSkills
-	// Bundles says which skill bundles may be installed (see BundlePolicy). In a policy file:
+	// Bundles says which skill bundles may be installed (see Bundles). In a policy file:
 	// bundles: {requireSigned: true, trustedKeys: [./publisher.pub, "base64 of 32 bytes"]}.
 	Bundles Bundles
-	// Runs says what run history keeps (see RunsPolicy). In a policy file:
+	// Runs says what run history keeps (see Runs). In a policy file:
 	// runs: {recordArguments: true, maxArgsBytes: 8388608}.
 	Runs Runs
 	// Versions says which versions of a skill run, for a runtime that keeps versions (see
-	// VersionsPolicy). In a policy file: versions: {requirePublished: true}.
+	// Versions). In a policy file: versions: {requirePublished: true}.
 	Versions Versions
 	// Artifacts bounds every run's output directory, /output, or turns it off (see
-	// ArtifactsPolicy). In a policy file: artifacts: {maxFiles: 16, maxFileBytes: 8388608}.
+	// Artifacts). In a policy file: artifacts: {maxFiles: 16, maxFileBytes: 8388608}.
 	Artifacts Artifacts
 	// RootCAs verifies the https servers skills fetch from; nil means the host's system roots.
 	// For an embedder whose granted hosts use a private CA, and for tests. (Not in a policy file.)
@@ -95,13 +95,13 @@ func (p *Policy) Clone() *Policy {
 	return &c
 }
 
-// PolicySecret is a secret's value and the host patterns it may be sent to.
+// Secret is a secret's value and the host patterns it may be sent to.
 type Secret struct {
 	Value string
 	Hosts []string
 }
 
-// PolicyMount maps a virtual directory to a host directory. HostPath may contain "{skill}", which
+// Mount maps a virtual directory to a host directory. HostPath may contain "{skill}", which
 // is replaced by the skill's id, to give each skill a directory of its own.
 type Mount struct {
 	Path     string
@@ -111,8 +111,8 @@ type Mount struct {
 
 var policyFields = []string{"network", "allowNetworks", "env", "secrets", "files", "limits", "modules", "scripts", "agentSkills", "bundles", "runs", "versions", "artifacts"}
 
-// LoadPolicy reads a policy file (YAML or JSON). Relative host paths are relative to the file's
-// directory. Every problem is reported at once in a *PolicyError.
+// Load reads a policy file (YAML or JSON). Relative host paths are relative to the file's
+// directory. Every problem is reported at once in a *Error.
 //
 // The file's shape:
 //
@@ -138,7 +138,7 @@ func Load(path string) (*Policy, error) {
 	return Parse(path, data, os.LookupEnv)
 }
 
-// ParsePolicy parses a policy; lookupEnv resolves fromHost values (os.LookupEnv in production).
+// Parse parses a policy; lookupEnv resolves fromHost values (os.LookupEnv in production).
 func Parse(path string, data []byte, lookupEnv func(string) (string, bool)) (*Policy, error) {
 	c := &spec.Checker{Path: path}
 	d, bounds, err := spec.ParseDoc(data, !strings.HasSuffix(strings.ToLower(path), ".json"))
@@ -255,7 +255,7 @@ func Parse(path string, data []byte, lookupEnv func(string) (string, bool)) (*Po
 	return p, nil
 }
 
-// policyError is the checker's problems as a *PolicyError.
+// policyError is the checker's problems as a *Error.
 func policyError(c *spec.Checker) *Error {
 	msgs := make([]string, len(c.Problems))
 	for i, pr := range c.Problems {

@@ -8,7 +8,7 @@ import (
 	"github.com/skillbox-dev/skillbox/spec"
 )
 
-// ArtifactsPolicy bounds the output directory of every run. The zero value is the defaults:
+// Artifacts bounds the output directory of every run. The zero value is the defaults:
 // the output mount on, each run at most 16 files of 8 MiB each and 32 MiB in all.
 //
 // The mount is on by default, unlike a directory of the host, because it exposes nothing of
@@ -28,7 +28,7 @@ type Artifacts struct {
 	MaxTotalBytes int64
 }
 
-// The defaults and ceilings of ArtifactsPolicy.
+// The defaults and ceilings of Artifacts.
 const (
 	DefaultArtifactFiles      = 16
 	DefaultArtifactFileBytes  = 8 << 20
@@ -38,7 +38,7 @@ const (
 	maxArtifactTotalBytes     = 1 << 30
 )
 
-// withDefaults fills a's zero bounds.
+// WithDefaults fills a's zero bounds.
 func (a Artifacts) WithDefaults() Artifacts {
 	if a.MaxFiles <= 0 {
 		a.MaxFiles = DefaultArtifactFiles
@@ -89,7 +89,7 @@ type AgentSkills struct {
 	Limits  spec.Limits
 }
 
-// PolicyError is a problem in the operator's policy file. Unlike a broken skill, a broken policy
+// Error is a problem in the operator's policy file. Unlike a broken skill, a broken policy
 // stops [New]: running with a policy other than the one the operator wrote would be unsafe.
 type Error struct {
 	Path     string
@@ -128,7 +128,7 @@ func (l ModuleLimits) WithDefaults() ModuleLimits {
 	return l
 }
 
-// RunsPolicy says what run history keeps.
+// Runs says what run history keeps.
 type Runs struct {
 	// RecordArguments keeps each run's arguments in its record. Off by default: arguments carry
 	// whatever a user typed or an agent passed on (names, addresses, documents, now and then a
@@ -156,8 +156,8 @@ func (r Runs) ArgsBytes() int64 {
 	return r.MaxArgsBytes
 }
 
-// VersionsPolicy is the operator's word on versions; it applies only to a runtime with a
-// VersionStore.
+// Versions is the operator's word on versions; it applies only to a runtime with a
+// version.Store.
 type Versions struct {
 	// RequirePublished runs only published versions: a skill without an active version does not
 	// run by id, and a draft does not run even pinned by digest.

@@ -54,7 +54,7 @@ var (
 	ErrQuotaExceeded    = errors.New(string(KindQuotaExceeded))
 )
 
-// Causes a RunError may wrap, for faces that answer them differently (errors.Is).
+// Causes an Error may wrap, for faces that answer them differently (errors.Is).
 var (
 	// ErrClosed: the runtime was closed (Close); a busy run, never admitted.
 	ErrClosed = errors.New("the runtime is closed")
@@ -75,7 +75,7 @@ var sentinels = map[ErrorKind]error{
 	KindQuotaExceeded: ErrQuotaExceeded,
 }
 
-// RunError is the error of a failed run. errors.Is matches the sentinel of its Kind, and Unwrap
+// Error is the error of a failed run. errors.Is matches the sentinel of its Kind, and Unwrap
 // reaches the cause (a wazero trap, a context error, a [*NotFoundError], ...), when there is one.
 //
 // Message, and so Error, is what every face may hand a remote client: it never names a path of

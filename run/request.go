@@ -39,7 +39,7 @@ type Request struct {
 	Stdin []byte
 	// Digest, when set, pins the version to run: a version digest ("sha256:<hex>", or at least
 	// its first 8 hex digits) of the skill, as Runtime.Versions lists them. Only with a
-	// VersionStore (Config.Versions); without one, a pin is refused unless it names the current
+	// version.Store (Config.Versions); without one, a pin is refused unless it names the current
 	// version.
 	Digest string
 	// Face and Caller say who asked (the face, and a name such as the API key's), for the run's

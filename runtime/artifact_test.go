@@ -231,7 +231,7 @@ func TestCollectTrustsNothing(t *testing.T) {
 	}
 }
 
-// Without an ArtifactStore the runtime keeps the artifacts of its most recent runs only, and
+// Without an artifact.Store the runtime keeps the artifacts of its most recent runs only, and
 // none after Close; a run it no longer keeps is known by its record, so the file is what is
 // missing.
 func TestKeptArtifactsAreBounded(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 	"github.com/skillbox-dev/skillbox/run"
 )
 
-// KeptArtifacts bounds the artifacts a runtime without an ArtifactStore keeps of its recent
+// KeptArtifacts bounds the artifacts a runtime without an artifact.Store keeps of its recent
 // runs, in a temporary directory of its own, so that a server without a database still serves
 // downloads. Zero fields are the defaults. The oldest runs' files go first; Close removes them
 // all.
@@ -36,7 +36,7 @@ func (k KeptArtifacts) withDefaults() KeptArtifacts {
 	return k
 }
 
-// keeper is the runtime's own ArtifactStore when Config.Artifacts is nil.
+// keeper is the runtime's own artifact.Store when Config.Artifacts is nil.
 type keeper struct {
 	cfg    KeptArtifacts
 	mu     sync.Mutex

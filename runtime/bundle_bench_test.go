@@ -15,7 +15,7 @@ import (
 )
 
 // BenchmarkBundleVerify is what an installer pays to check a bundle before it installs it:
-// ReadBundle (inflate, untar, every file's sha256 against the manifest, the tree digest) then
+// bundle.Read (inflate, untar, every file's sha256 against the manifest, the tree digest) then
 // Verify, unsigned ("verify") and signed by a trusted key that it must be ("verify+sig"). The
 // floor is the sha256 of the files' bytes alone, the least any check of their contents costs,
 // measured in the same rounds; the ratios say what the archive and the manifest add to it.

@@ -36,7 +36,7 @@ type InstallOptions struct {
 	// ByAgent installs the skill as written by an agent (the toolset's create_skill and
 	// update_skill): only when the policy enables it, never over a skill an agent did not
 	// write, and only when it asks for nothing beyond the policy's AgentSkills ceiling (see
-	// authored.go; with a VersionStore, such a skill is installed pending instead). Face and
+	// authored.go; with a version.Store, such a skill is installed pending instead). Face and
 	// Caller say who, for the skill's record and its version's.
 	ByAgent bool
 	Face    run.Face
@@ -60,9 +60,9 @@ type InstallOptions struct {
 //
 // A *SkillError (errors.Is ErrInvalidSkill) for an invalid package, with every problem;
 // ErrExists; ErrNotFound (MustExist); ErrNoSkillDir; a *VisibilityError (ErrVisibility) for a
-// clash of visibility; for a bundle (a package with .bundle/manifest.json), *BundleError
-// values (errors.Is ErrBundleInvalid) when its files or signatures do not match it, and
-// ErrBundleUntrusted when the policy's bundles.requireSigned refuses it, or refuses a package
+// clash of visibility; for a bundle (a package with .bundle/manifest.json), *bundle.Error
+// values (errors.Is bundle.ErrInvalid) when its files or signatures do not match it, and
+// bundle.ErrUntrusted when the policy's bundles.requireSigned refuses it, or refuses a package
 // that is not a signed bundle.
 func (rt *Runtime) Install(ctx context.Context, id string, files map[string][]byte, opts InstallOptions) (*Skill, error) {
 	if len(rt.cfg.SkillDirs) == 0 {
@@ -263,7 +263,7 @@ func packageRelative(err error, dir, id string) error {
 }
 
 // checkPackageFiles refuses paths a package may not contain, every problem at once. Its bounds
-// are the [PackageReader]'s defaults, for callers that build the map themselves.
+// are the [bundle.Reader]'s defaults, for callers that build the map themselves.
 func checkPackageFiles(id string, files map[string][]byte) *spec.SkillError {
 	se := &spec.SkillError{ID: id}
 	l := bundle.Limits{}.WithDefaults()

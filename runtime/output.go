@@ -241,7 +241,7 @@ const artifactPutTimeout = time.Minute
 // too: what a run wrote before it failed (a log, half a report) is what its author needs to see
 // why, and it is bounded the same. What was left out is said in the run's log.
 //
-// It returns a quota_exceeded RunError when the store has no room for the files (they are then
+// It returns a quota_exceeded run.Error when the store has no room for the files (they are then
 // neither listed nor announced); any other failure to keep them is logged, and the run keeps
 // its outcome.
 func (rt *Runtime) keepOutput(ctx context.Context, s *Skill, o *output, call *hostfuncs.Call, res *run.Result, emit emitter) *run.Error {

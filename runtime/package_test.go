@@ -131,7 +131,7 @@ func zeroBomb(t testing.TB, files ...tarFile) []byte {
 	return out.Bytes()
 }
 
-// wantLimit checks err is a *PackageLimitError of limit about file, matching ErrPackageTooLarge,
+// wantLimit checks err is a *bundle.LimitError of limit about file, matching bundle.ErrTooLarge,
 // whose message names the limit and the file.
 func wantLimit(t *testing.T, err error, limit bundle.Limit, file string) *bundle.LimitError {
 	t.Helper()

@@ -30,7 +30,7 @@ import (
 )
 
 // Run runs req.Skill with req.Args in a fresh instance and returns its Result, which is never
-// nil. The error is nil when the run succeeded, and otherwise a *RunError whose Kind is also in
+// nil. The error is nil when the run succeeded, and otherwise a *run.Error whose Kind is also in
 // Result.Error.
 //
 // Every face runs skills through here, in one pipeline:
@@ -391,7 +391,7 @@ func (rt *Runtime) execute(ctx context.Context, s *Skill, grant *policy.Grant, c
 }
 
 // call instantiates the module and calls its entrypoint, turning every way it can fail into a
-// RunError of the right kind. The output it returns is the host's own copy, at most the run's
+// run.Error of the right kind. The output it returns is the host's own copy, at most the run's
 // maxOutputBytes.
 func (rt *Runtime) call(ctx context.Context, s *Skill, c *compiled, call *hostfuncs.Call, input []byte, res *run.Result, emit emitter) ([]byte, *run.Error) {
 	timeout := time.Duration(s.grant.Limits.TimeoutMs) * time.Millisecond
@@ -644,7 +644,7 @@ func classify(runCtx, parent context.Context, s *Skill, call *hostfuncs.Call, me
 	return run.Errorf(run.KindSkillError, id, err, "%s", msg)
 }
 
-// contextError is the RunError of a run whose context ended — its timeout, its caller's deadline
+// contextError is the run.Error of a run whose context ended — its timeout, its caller's deadline
 // or cancellation, or Close — which explains whatever error the guest's engine reported; nil
 // while the run's context is live.
 func contextError(runCtx, parent context.Context, s *Skill, err error) *run.Error {

@@ -70,16 +70,16 @@ type Config struct {
 	// History bounds the records of recent runs kept in memory: see [History].
 	History History
 	// Recorder, when set, is told of every admitted run as it starts and as it ends, from every
-	// face (see RunRecorder): a store keeps the history across restarts and replicas. Nil, the
+	// face (see history.Recorder): a store keeps the history across restarts and replicas. Nil, the
 	// default, keeps only the in-memory History.
 	Recorder history.Recorder
 	// Versions, when set, keeps every content of every skill as an immutable version, with its
-	// status (draft, pending, active, ...), and decides which version runs: see VersionStore,
+	// status (draft, pending, active, ...), and decides which version runs: see version.Store,
 	// Transitions and docs/versions.md. Nil, the default, runs whatever each skill directory
 	// holds, as it is.
 	Versions version.Store
 	// Artifacts, when set, keeps the files runs leave in their output directory (see
-	// OutputMount and ArtifactStore): a store keeps them across restarts and replicas, within
+	// OutputMount and artifact.Store): a store keeps them across restarts and replicas, within
 	// its quota. Nil, the default, keeps the artifacts of recent runs in a temporary directory of
 	// the runtime's own, bounded by KeptArtifacts and removed by Close.
 	Artifacts artifact.Store
@@ -502,7 +502,7 @@ func (rt *Runtime) MaxArgsBytes() int64 {
 
 // Reload reads the policy file again (when Config.PolicyFile is set) and rescans the skill
 // directories. Runs in flight keep the versions and grants they started with; new runs see the
-// new ones. A broken policy file changes nothing: the error (a *PolicyError) says why.
+// new ones. A broken policy file changes nothing: the error (a *policy.Error) says why.
 func (rt *Runtime) Reload(ctx context.Context) error {
 	if rt.parent != nil { // a user's Runtime: its tenant's reload rescans it too
 		return rt.parent.Reload(ctx)

@@ -79,7 +79,7 @@ func (rt *Runtime) programJob(ctx context.Context, s *Skill, req run.Request) (*
 	return job, nil
 }
 
-// codeError is the RunError of a script skill whose code no longer reads as its version's.
+// codeError is the run.Error of a script skill whose code no longer reads as its version's.
 func codeError(s *Skill, err error) *run.Error {
 	// The message goes to remote clients too: it names the skill's files, never their host path.
 	var me *spec.ManifestError

@@ -209,7 +209,7 @@ func (rt *Runtime) closeUsers(ctx context.Context) error {
 }
 
 // scopedVersions files a user's own skills' versions in the tenant's version store under
-// "<id>@<scope>" (see ValidVersionSkill), naming the user, and gives them back under their ids.
+// "<id>@<scope>" (see version.ValidSkill), naming the user, and gives them back under their ids.
 type scopedVersions struct {
 	inner  version.Store
 	user   string

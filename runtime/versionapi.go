@@ -74,8 +74,8 @@ func (rt *Runtime) SkillVersion(ctx context.Context, id, digest string) (version
 //
 // # Errors
 //
-// ErrNoVersionStore; ErrNoVersion; a *RoleError (ErrForbidden) when actor's role is short of the
-// action's, or an agent asks to approve or reject; ErrVersionConflict when the version's status
+// version.ErrNoStore; version.ErrNotFound; a *access.RoleError (access.ErrForbidden) when actor's role is short of the
+// action's, or an agent asks to approve or reject; version.ErrConflict when the version's status
 // is not one the action starts from (the message says which it is).
 func (rt *Runtime) ChangeVersion(ctx context.Context, id, digest, action string, actor access.Actor, note string) (version.Version, error) {
 	if rt.versions == nil {
@@ -113,8 +113,8 @@ func (rt *Runtime) ChangeVersion(ctx context.Context, id, digest, action string,
 
 // FindVersions is the review queue and its like: the versions in q.Status of every skill of
 // rt's tenant, the tenant's and its users' own, newest first, at most q.Limit (1 to
-// MaxVersionQuery; 0 is DefaultVersionQuery), and whether there are more. q.Viewer is whose
-// view it is (see RunViewer): a user sees the tenant's and their own, a tenant's admin ("")
+// version.MaxQuery; 0 is version.DefaultQuery), and whether there are more. q.Viewer is whose
+// view it is (see access.Principal.Viewer): a user sees the tenant's and their own, a tenant's admin ("")
 // every user's too, each naming its Version.User, the user to act as to change it. A user's
 // Runtime lists the same queue as its tenant's.
 func (rt *Runtime) FindVersions(ctx context.Context, q version.Query) ([]version.Version, bool, error) {

@@ -19,7 +19,7 @@ import (
 	"github.com/skillbox-dev/skillbox/version"
 )
 
-// With a VersionStore (Config.Versions), every content of a skill the runtime meets — in a skill
+// With a version.Store (Config.Versions), every content of a skill the runtime meets — in a skill
 // directory, installed, uploaded, written by an agent — is recorded as an immutable version,
 // its files kept in the store, and runs go through pick:
 //
@@ -39,7 +39,7 @@ const versionListTTL = time.Second
 // maxLoadedVersions bounds the stored versions a runtime keeps unpacked and loaded at once.
 const maxLoadedVersions = 64
 
-// versions is a runtime's view of its VersionStore.
+// versions is a runtime's view of its version.Store.
 type versions struct {
 	store version.Store
 	mu    sync.Mutex
@@ -396,7 +396,7 @@ func readTree(ctx context.Context, dir string) (map[string][]byte, string, error
 	return files, t.Digest, nil
 }
 
-// pickVersion is pick for a runtime with a VersionStore; without one, s runs, and a pin must
+// pickVersion is pick for a runtime with a version.Store; without one, s runs, and a pin must
 // name it.
 func (rt *Runtime) pickVersion(ctx context.Context, s *Skill, pin string) (*Skill, *run.Error) {
 	if rt.versions != nil {

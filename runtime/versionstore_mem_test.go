@@ -11,7 +11,7 @@ import (
 	"github.com/skillbox-dev/skillbox/version"
 )
 
-// memVersions is a VersionStore in memory, for the runtime's own tests until they run on the
+// memVersions is a version.Store in memory, for the runtime's own tests until they run on the
 // real store.
 type memVersions struct {
 	mu    sync.Mutex

@@ -17,7 +17,7 @@ import (
 )
 
 // artifact answers GET /v1/runs/{id}/artifacts/{name...}: the bytes of a file the run left in
-// its output directory, from the runtime (which reads its ArtifactStore, or what it keeps of
+// its output directory, from the runtime (which reads its artifact.Store, or what it keeps of
 // its recent runs).
 //
 // A skill's file is untrusted content served from the API's own origin, so it is never

@@ -215,7 +215,7 @@ func TestUserIsolation(t *testing.T) {
 }
 
 // A principal is never "everyone" by being nameless: a runner without a name sees the tenant's
-// runs and no user's own, in memory (Sees) and in a store's query (Viewer). A nameless key was
+// runs and no user's own, in memory (access.Principal.Sees) and in a store's query (Viewer). A nameless key was
 // once a caller "" whose view was every run of the tenant, another user's arguments included.
 func TestNamelessPrincipalSeesNoOnesOwnRuns(t *testing.T) {
 	nameless := access.Principal{Tenant: "acme", Role: access.RoleRunner}

@@ -34,6 +34,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillbox-dev/skillbox/internal/testcache"
+	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/server"
 )
@@ -58,39 +59,39 @@ const (
 type testCase struct {
 	skill string
 	args  string
-	want  runtime.ErrorKind
+	want  run.ErrorKind
 }
 
 var cases = []testCase{
 	{"hello", `{}`, ""},
 	{"echo", `{"text":"soak"}`, ""},
 	{"go-hello", `{"name":"soak"}`, ""},
-	{"echo", `{"text":"soak","deep":` + strings.Repeat("[", 80) + strings.Repeat("]", 80) + `}`, runtime.KindInvalidArgs},
-	{"loop", ``, runtime.KindTimeout},
-	{"grow", ``, runtime.KindMemoryLimit},
-	{"recurse", ``, runtime.KindTrap},
+	{"echo", `{"text":"soak","deep":` + strings.Repeat("[", 80) + strings.Repeat("]", 80) + `}`, run.KindInvalidArgs},
+	{"loop", ``, run.KindTimeout},
+	{"grow", ``, run.KindMemoryLimit},
+	{"recurse", ``, run.KindTrap},
 	{"tablegrow", ``, ""},
-	{"errset", ``, runtime.KindSkillError},
-	{"bigoutput", ``, runtime.KindOutputLimit},
-	{"badptr", `{"case":"1"}`, runtime.KindTrap},
-	{"unreachable", ``, runtime.KindTrap},
-	{"codebomb", ``, runtime.KindNotFound},
-	{"compilebomb", ``, runtime.KindMemoryLimit},
-	{"no-such-skill", ``, runtime.KindNotFound},
+	{"errset", ``, run.KindSkillError},
+	{"bigoutput", ``, run.KindOutputLimit},
+	{"badptr", `{"case":"1"}`, run.KindTrap},
+	{"unreachable", ``, run.KindTrap},
+	{"codebomb", ``, run.KindNotFound},
+	{"compilebomb", ``, run.KindMemoryLimit},
+	{"no-such-skill", ``, run.KindNotFound},
 	// Script skills, in both interpreters: good, looping, exhausting their memory.
 	{"js-hello", `{"name":"soak"}`, ""},
-	{"js-loop", ``, runtime.KindTimeout},
-	{"js-bomb", ``, runtime.KindMemoryLimit},
+	{"js-loop", ``, run.KindTimeout},
+	{"js-bomb", ``, run.KindMemoryLimit},
 	{"py-hello", `{"name":"soak"}`, ""},
-	{"py-loop", ``, runtime.KindTimeout},
-	{"py-bomb", ``, runtime.KindMemoryLimit},
+	{"py-loop", ``, run.KindTimeout},
+	{"py-bomb", ``, run.KindMemoryLimit},
 }
 
 // outcome is what one request came back with.
 type outcome struct {
 	face    string
 	c       testCase
-	kind    runtime.ErrorKind // "" for success
+	kind    run.ErrorKind // "" for success
 	answers int
 	err     error
 }
@@ -119,7 +120,7 @@ func TestSoak(t *testing.T) {
 	// Warm every module once, so the baseline holds the compiled code and the load measures runs.
 	for _, id := range []string{"hello", "echo", "go-hello", "loop", "grow", "recurse", "tablegrow", "errset", "bigoutput", "badptr", "unreachable",
 		"js-hello", "js-loop", "js-bomb", "py-hello", "py-loop", "py-bomb"} {
-		_, _ = rt.Run(context.Background(), runtime.Request{Skill: id, Args: []byte(`{"text":"w","case":"0"}`)})
+		_, _ = rt.Run(context.Background(), run.Request{Skill: id, Args: []byte(`{"text":"w","case":"0"}`)})
 	}
 	// As skillbox serve does (limitGoHeap): the Go heap's soft limit is the budget plus headroom.
 	debug.SetMemoryLimit(memoryBudget + 256<<20)
@@ -231,7 +232,7 @@ func TestSoak(t *testing.T) {
 			t.Errorf("%s %s: %v", r.face, r.c.skill, r.err)
 		case r.answers != 1:
 			t.Errorf("%s %s: %d answers", r.face, r.c.skill, r.answers)
-		case r.kind != r.c.want && r.kind != runtime.KindBusy:
+		case r.kind != r.c.want && r.kind != run.KindBusy:
 			t.Errorf("%s %s %s: kind %q, want %q (or busy)", r.face, r.c.skill, r.c.args, r.kind, r.c.want)
 		}
 	}
@@ -280,7 +281,7 @@ func do(t *testing.T, rt *runtime.Runtime, base string, cs *mcp.ClientSession, f
 	defer cancel()
 	switch face {
 	case "library":
-		res, err := rt.Run(ctx, runtime.Request{Skill: c.skill, Args: []byte(c.args)})
+		res, err := rt.Run(ctx, run.Request{Skill: c.skill, Args: []byte(c.args)})
 		o.answers = 1
 		if res == nil {
 			o.err = fmt.Errorf("nil result (%v)", err)
@@ -301,18 +302,18 @@ func do(t *testing.T, rt *runtime.Runtime, base string, cs *mcp.ClientSession, f
 		o.answers = 1
 		switch resp.StatusCode {
 		case 200:
-			var res runtime.Result
+			var res run.Result
 			if err := json.Unmarshal(data, &res); err != nil {
 				o.err = fmt.Errorf("200 with %s", data)
 			} else if res.Error != nil {
 				o.kind = res.Error.Kind
 			}
 		case 404, 409:
-			o.kind = runtime.KindNotFound
+			o.kind = run.KindNotFound
 		case 422:
-			o.kind = runtime.KindInvalidArgs
+			o.kind = run.KindInvalidArgs
 		case 429:
-			o.kind = runtime.KindBusy
+			o.kind = run.KindBusy
 		default:
 			o.err = fmt.Errorf("status %d: %s", resp.StatusCode, data)
 		}
@@ -323,13 +324,13 @@ func do(t *testing.T, rt *runtime.Runtime, base string, cs *mcp.ClientSession, f
 		o.answers = 1
 		switch {
 		case err != nil && (c.skill == "codebomb" || c.skill == "no-such-skill"):
-			o.kind = runtime.KindNotFound // not a tool: the SDK refuses the call itself
+			o.kind = run.KindNotFound // not a tool: the SDK refuses the call itself
 		case err != nil:
 			o.err = err
 		case res.IsError:
-			o.kind = runtime.ErrorKind(fmt.Sprint(res.Meta["skillbox/errorKind"]))
+			o.kind = run.ErrorKind(fmt.Sprint(res.Meta["skillbox/errorKind"]))
 			if o.kind == "" || o.kind == "<nil>" {
-				o.kind = runtime.ErrorKind(strings.SplitN(res.Content[0].(*mcp.TextContent).Text, ":", 2)[0])
+				o.kind = run.ErrorKind(strings.SplitN(res.Content[0].(*mcp.TextContent).Text, ":", 2)[0])
 			}
 		}
 	}

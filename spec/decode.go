@@ -20,7 +20,7 @@ import (
 // into a struct, is what lets every problem be reported at once.
 type Doc = map[string]any
 
-// parseDoc decodes JSON or YAML (by yamlSyntax) into a doc, and bounds its depth and size
+// ParseDoc decodes JSON or YAML (by yamlSyntax) into a doc, and bounds its depth and size
 // (internal/docbound) before anything else walks it: each top-level field that crosses a bound is
 // left out of the doc and returned in bounds, so the caller reports it with the rest of the
 // file's problems. An error means the file as a whole is refused.
@@ -82,7 +82,7 @@ func ParseDoc(data []byte, yamlSyntax bool) (d Doc, bounds []*docbound.Error, er
 	return m, append(bounds, more...), nil
 }
 
-// syntax reports a JSON syntax error of the file (parseDoc's *jsonpos.Error) at its line and
+// Syntax reports a JSON syntax error of the file (parseDoc's *jsonpos.Error) at its line and
 // column, "skill.json:7:3: invalid character '}' after object key", and reports whether err was one.
 func (c *Checker) Syntax(err error) bool {
 	var pe *jsonpos.Error
@@ -106,7 +106,7 @@ func lined(b *docbound.Error) string {
 	return b.Msg()
 }
 
-// addBounds reports each field that crossed a bound, and marks it so that no other problem is
+// AddBounds reports each field that crossed a bound, and marks it so that no other problem is
 // reported under it (it was left out of the doc, and so would look missing).
 func (c *Checker) AddBounds(bounds []*docbound.Error) {
 	for _, b := range bounds {
@@ -178,7 +178,7 @@ func join(parent, key string) string {
 	return parent + "." + key
 }
 
-// known reports every key of obj not in allowed, with the nearest allowed name as a hint.
+// Known reports every key of obj not in allowed, with the nearest allowed name as a hint.
 func (c *Checker) Known(obj Doc, parent string, allowed ...string) {
 	keys := make([]string, 0, len(obj))
 	for k := range obj {
@@ -216,7 +216,7 @@ func (c *Checker) Str(obj Doc, parent, key string, required bool) string {
 	return s
 }
 
-// boolean reads an optional boolean, false when absent.
+// Bool reads an optional boolean, false when absent.
 func (c *Checker) Bool(obj Doc, parent, key string) bool {
 	v, ok := obj[key]
 	if !ok || v == nil {
@@ -277,7 +277,7 @@ func (c *Checker) List(obj Doc, parent, key string) []any {
 	return arr
 }
 
-// integer reads a non-negative whole number no larger than max.
+// Int reads a non-negative whole number no larger than max.
 func (c *Checker) Int(obj Doc, parent, key string, max int64) int64 {
 	v, ok := obj[key]
 	if !ok || v == nil {
@@ -300,7 +300,7 @@ func (c *Checker) Int(obj Doc, parent, key string, max int64) int64 {
 	return i
 }
 
-// limits reads a limits object (manifest or policy).
+// Limits reads a limits object (manifest or policy).
 func (c *Checker) Limits(obj Doc, parent string) Limits {
 	var l Limits
 	if obj == nil {

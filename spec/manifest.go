@@ -116,7 +116,7 @@ type LimitField struct {
 	Value *int64
 }
 
-// fields names each limit as it is spelled in files, for messages and for walking them.
+// Fields names each limit as it is spelled in files, for messages and for walking them.
 func (l *Limits) Fields() []LimitField {
 	return []LimitField{
 		{"timeoutMs", &l.TimeoutMs}, {"memoryMiB", &l.MemoryMiB}, {"maxOutputBytes", &l.MaxOutputBytes},
@@ -125,7 +125,7 @@ func (l *Limits) Fields() []LimitField {
 	}
 }
 
-// withDefaults returns l with every zero field set from d.
+// WithDefaults returns l with every zero field set from d.
 func (l Limits) WithDefaults(d Limits) Limits {
 	df := d.Fields()
 	for i, f := range l.Fields() {
@@ -136,7 +136,7 @@ func (l Limits) WithDefaults(d Limits) Limits {
 	return l
 }
 
-// capped returns l with every field at most the one in ceiling.
+// Capped returns l with every field at most the one in ceiling.
 func (l Limits) Capped(ceiling Limits) Limits {
 	cf := ceiling.Fields()
 	for i, f := range l.Fields() {

@@ -94,7 +94,7 @@ func (c *Checker) Manifest(path string, data []byte) *Manifest {
 
 func (c *Checker) Permissions(p Doc) Permissions { return c.PermissionsAt(p, "permissions") }
 
-// permissionsAt checks a permissions object found at field parent (messages name it).
+// PermissionsAt checks a permissions object found at field parent (messages name it).
 func (c *Checker) PermissionsAt(p Doc, parent string) Permissions {
 	var out Permissions
 	if p == nil {
@@ -166,7 +166,7 @@ func (c *Checker) PermissionsAt(p Doc, parent string) Permissions {
 	return out
 }
 
-// checkVirtualDir accepts clean absolute slash paths other than "/" and the reserved /skill.
+// CheckVirtualDir accepts clean absolute slash paths other than "/" and the reserved /skill.
 func CheckVirtualDir(p string) error {
 	if !strings.HasPrefix(p, "/") || p == "/" {
 		return fmt.Errorf("%q must be an absolute path below /", p)

@@ -53,7 +53,7 @@ var compiledSchemas = struct {
 
 const maxCompiledSchemas = 4096
 
-// compileSchema compiles a schema and refuses one whose validation could take too long (a
+// CompileSchema compiles a schema and refuses one whose validation could take too long (a
 // *SchemaCostError). A schema compiled before is not compiled again.
 func CompileSchema(raw json.RawMessage) (*Schema, error) {
 	key := string(raw)
@@ -122,7 +122,7 @@ func (s *Schema) JSON() json.RawMessage { return s.raw }
 
 // Prepare checks args (a JSON object; empty means {}, nested at most docbound.MaxArgsDepth
 // levels) against the schema, after filling in the defaults of missing top-level arguments, and
-// returns the arguments the module will receive. The error is a *RunError of kind invalid_args
+// returns the arguments the module will receive. The error is a *run.Error of kind invalid_args
 // whose message names each failing argument.
 //
 // # Null means omitted

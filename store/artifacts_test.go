@@ -16,7 +16,7 @@ import (
 	"github.com/skillbox-dev/skillbox/store/sqlite"
 )
 
-// A runtime whose Recorder is also its ArtifactStore keeps each run's files in the store, within
+// A runtime whose Recorder is also its artifact.Store keeps each run's files in the store, within
 // the recorder's quota: a run whose files would pass it fails as quota_exceeded, recorded so,
 // with nothing kept; the store serves the others' bytes to the runtime's OpenArtifact.
 func TestRunArtifactsInTheStore(t *testing.T) {

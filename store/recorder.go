@@ -33,7 +33,7 @@ type RecorderOptions struct {
 	// field is Retention's. NewRecorder copies it.
 	TenantRetention map[string]Retention
 	// MaxArtifactBytes is the store's artifact quota as this recorder keeps artifacts (see
-	// ArtifactStore.PutArtifactsWithin): 0 is DefaultMaxArtifactBytes, Unlimited none.
+	// artifact.Store.PutArtifactsWithin): 0 is DefaultMaxArtifactBytes, Unlimited none.
 	MaxArtifactBytes int64
 	// Logger receives the recorder's own failures; nil discards them.
 	Logger *slog.Logger

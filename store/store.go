@@ -26,8 +26,8 @@ import (
 // answers [ErrClosed].
 type Store interface {
 	RunStore
-	// VersionStore keeps skill versions: their status and their files, content-addressed (a
-	// blob shared by versions is stored once). See the runtime's VersionStore for the contract.
+	// version.Store keeps skill versions: their status and their files, content-addressed (a
+	// blob shared by versions is stored once). See the runtime's version.Store for the contract.
 	version.Store
 	// Tenant returns the store of one tenant over the same database: every run and version it
 	// reads or writes is that tenant's, bound in each statement, so nothing of another tenant
@@ -36,7 +36,7 @@ type Store interface {
 	// leases (SweepRuns) and RunTenants span every tenant from any of them. A tenant store's
 	// Close does nothing: the Store it came from owns the database.
 	Tenant(name string) Store
-	// ArtifactStore keeps the files runs leave in their output directories.
+	// artifact.Store keeps the files runs leave in their output directories.
 	ArtifactStore
 	// Close releases the database. It is safe to call more than once.
 	Close() error
@@ -73,7 +73,7 @@ type RunStore interface {
 	ListRuns(ctx context.Context, q Query) (Page, error)
 }
 
-// ArtifactStore keeps the files runs leave (see artifact.Store), content-addressed in
+// artifact.Store keeps the files runs leave (see artifact.Store), content-addressed in
 // the same blobs as versions' files, within a quota on the bytes artifacts hold. PutArtifacts
 // applies [DefaultMaxArtifactBytes]; a [Recorder] applies its RecorderOptions.MaxArtifactBytes.
 // PruneRuns deletes a pruned run's artifacts with it.
@@ -149,7 +149,7 @@ type Run struct {
 	LeaseUntil time.Time `json:"lease_until,omitzero"`
 }
 
-// RunError is a failed run's error kind and message.
+// run.Error is a failed run's error kind and message.
 type RunError struct {
 	Kind    string `json:"kind"`
 	Message string `json:"message"`

@@ -15,32 +15,32 @@ import (
 	"github.com/skillbox-dev/skillbox/policy"
 )
 
-// VersionStatus is where a version of a skill stands. See [Transitions] for how it moves and
+// Status is where a version of a skill stands. See [Transitions] for how it moves and
 // docs/versions.md for what runs in each state.
 type Status string
 
 const (
-	// VersionDraft: recorded, within what the skill was granted before. It runs when pinned by
+	// Draft: recorded, within what the skill was granted before. It runs when pinned by
 	// digest; by id only while the skill has no active version (and the policy does not require
 	// published versions).
 	Draft Status = "draft"
-	// VersionPending: asks for more than the version that serves the skill (or, written by an
+	// Pending: asks for more than the version that serves the skill (or, written by an
 	// agent, more than the agent ceiling). It never runs until an admin approves it.
 	Pending Status = "pending"
-	// VersionActive: published; the one version that runs when the skill is called by id.
+	// Active: published; the one version that runs when the skill is called by id.
 	Active Status = "active"
-	// VersionDeprecated: was active; runs only when pinned by digest.
+	// Deprecated: was active; runs only when pinned by digest.
 	Deprecated Status = "deprecated"
-	// VersionYanked: withdrawn; never runs again, even pinned.
+	// Yanked: withdrawn; never runs again, even pinned.
 	Yanked Status = "yanked"
-	// VersionRejected: an admin refused its permissions; never runs.
+	// Rejected: an admin refused its permissions; never runs.
 	Rejected Status = "rejected"
 )
 
-// VersionStatuses are the statuses above, in the order a version may go through them.
+// Statuses are the statuses above, in the order a version may go through them.
 var Statuses = []Status{Draft, Pending, Active, Deprecated, Yanked, Rejected}
 
-// Valid says whether s is one of VersionStatuses.
+// Valid says whether s is one of Statuses.
 func (s Status) Valid() bool { return slices.Contains(Statuses, s) }
 
 // Version is one immutable content of a skill, identified by its whole-tree digest (see
@@ -74,7 +74,7 @@ type Version struct {
 	Note      string    `json:"note,omitempty"`
 }
 
-// VersionStore keeps a runtime's skill versions beyond one process: their status, and their
+// Store keeps a runtime's skill versions beyond one process: their status, and their
 // content, so that a version keeps serving after its folder has moved on, and several replicas
 // sharing one store serve the same versions. A store implements it (see the store package), so
 // the runtime links no database. Every method must be safe for concurrent use by goroutines and
@@ -85,52 +85,52 @@ type Store interface {
 	// (created true), or the one recorded before (created false), whose status and history
 	// stand. Concurrent calls for the same version create it once.
 	AddVersion(ctx context.Context, v Version, files map[string][]byte) (stored Version, created bool, err error)
-	// Version returns skill's version at digest, or an error that is ErrNoVersion.
+	// Version returns skill's version at digest, or an error that is ErrNotFound.
 	Version(ctx context.Context, skill, digest string) (Version, error)
 	// Versions returns skill's versions, newest first (by CreatedAt, then digest).
 	Versions(ctx context.Context, skill string) ([]Version, error)
 	// VersionFiles returns the package files of skill's version at digest, byte for byte as
-	// AddVersion was given them, or an error that is ErrNoVersion.
+	// AddVersion was given them, or an error that is ErrNotFound.
 	VersionFiles(ctx context.Context, skill, digest string) (map[string][]byte, error)
 	// SetVersionStatus moves skill's version at digest to t.To, recording by, note and at, in
 	// one transaction, and returns it as it now is. It fails with an error that is
-	// ErrVersionConflict, changing nothing, unless the version's status is one of t.From (the
-	// caller read it, and someone else may have moved it since). When t.To is VersionActive,
-	// the skill's previously active version becomes VersionDeprecated in the same transaction:
+	// ErrConflict, changing nothing, unless the version's status is one of t.From (the
+	// caller read it, and someone else may have moved it since). When t.To is Active,
+	// the skill's previously active version becomes Deprecated in the same transaction:
 	// a skill never has two active versions.
 	SetVersionStatus(ctx context.Context, skill, digest string, t Transition, by, note string, at time.Time) (Version, error)
 	// FindVersions returns the versions of every skill in the store's tenant that q selects,
 	// newest first (by CreatedAt, then skill and digest), at most q.Limit (1 to
-	// MaxVersionQuery+1: a caller asks one more than it shows, to know there are more). A
+	// MaxQuery+1: a caller asks one more than it shows, to know there are more). A
 	// version of a user's own skill keeps its stored skill name ("<id>@<scope>", see
-	// ValidVersionSkill) and names its User.
+	// ValidSkill) and names its User.
 	FindVersions(ctx context.Context, q Query) ([]Version, error)
 }
 
-// MaxVersionQuery bounds the versions a caller of Runtime.FindVersions may ask for at once
-// (DefaultVersionQuery when it asks for none).
+// MaxQuery bounds the versions a caller of Runtime.FindVersions may ask for at once
+// (DefaultQuery when it asks for none).
 const (
 	MaxQuery     = 1000
 	DefaultQuery = 100
 )
 
-// VersionQuery selects versions across a tenant's skills: the review queue (Status pending) and
+// Query selects versions across a tenant's skills: the review queue (Status pending) and
 // its like.
 type Query struct {
 	Status Status
 	// Viewer limits the versions of users' own skills to that user's ("" sees every user's: a
-	// tenant's admin; see RunViewer and Sees). The tenant's skills' versions are everyone's.
+	// tenant's admin; see access.Principal.Viewer and access.Principal.Sees). The tenant's skills' versions are everyone's.
 	Viewer string
 	Limit  int
 }
 
 // Errors of versions, matchable with errors.Is.
 var (
-	// ErrNoVersion: the store has no such version of the skill.
+	// ErrNotFound: the store has no such version of the skill.
 	ErrNotFound = errors.New("no such version")
-	// ErrVersionConflict: the version is not in a status the transition starts from.
+	// ErrConflict: the version is not in a status the transition starts from.
 	ErrConflict = errors.New("the version's status does not allow that")
-	// ErrNoVersionStore: the runtime keeps no versions (Config.Versions is nil).
+	// ErrNoStore: the runtime keeps no versions (Config.Versions is nil).
 	ErrNoStore = errors.New("this runtime keeps no skill versions")
 )
 

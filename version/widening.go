@@ -13,7 +13,7 @@ import (
 	"github.com/skillbox-dev/skillbox/spec"
 )
 
-// ValidVersionSkill reports whether name is what a version store may file a version under: a
+// ValidSkill reports whether name is what a version store may file a version under: a
 // skill id, or a user's own skill's id with its user's scope ("notes@<16 hex digits>"), which
 // keeps two users' skills of the same id, and a tenant's, apart.
 func ValidSkill(name string) bool {
@@ -28,7 +28,7 @@ func ValidSkill(name string) bool {
 	return err == nil && strings.ToLower(scope) == scope
 }
 
-// VersionOwnedBy reports whether a version filed under name (see ValidVersionSkill) may name
+// OwnedBy reports whether a version filed under name (see ValidSkill) may name
 // user as its Version.User: a tenant's skill names none, a user's own skill the user whose
 // scope it carries. A store holds every version it adds to that.
 func OwnedBy(name, user string) bool {
@@ -39,7 +39,7 @@ func OwnedBy(name, user string) bool {
 	return user != "" && scope == access.UserScope(user)
 }
 
-// ErrBadVersionQuery is a FindVersions query out of its bounds.
+// ErrBadQuery is a FindVersions query out of its bounds.
 var ErrBadQuery = errors.New("bad version query")
 
 // Widening says, one readable line each, what next grants that base does not: hosts, variables,

@@ -186,7 +186,7 @@ func author(ctx context.Context, r Runner, id string) (Author, *run.Error) {
 	return a, nil
 }
 
-// authorError maps what the runtime refused into a RunError a model can act on.
+// authorError maps what the runtime refused into a run.Error a model can act on.
 func authorError(id string, err error) *run.Error {
 	var re *run.Error
 	var se *spec.SkillError

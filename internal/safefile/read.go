@@ -6,7 +6,7 @@ import (
 	"io/fs"
 )
 
-// readRegular reads a regular file of at most max bytes. A skill package is untrusted: its
+// ReadFile reads a regular file of at most max bytes. A skill package is untrusted: its
 // module may be a symlink to /dev/zero or a FIFO, which a plain ReadFile would read forever or
 // wait on; safefile refuses those, and the limited read stops a file that grows meanwhile.
 func ReadFile(path string, max int64) ([]byte, error) {
@@ -14,7 +14,7 @@ func ReadFile(path string, max int64) ([]byte, error) {
 	return data, err
 }
 
-// readRegularStat is readRegular that also returns the file's identity, as the open file has it.
+// ReadFileStat is ReadFile that also returns the file's identity, as the open file has it.
 func ReadFileStat(path string, max int64) ([]byte, fs.FileInfo, error) {
 	f, st, err := Open(path)
 	if err != nil {
