@@ -12,8 +12,9 @@ const (
 	// VisibilityOrg is a skill of the whole tenant: every key of the tenant sees it (the
 	// default, and all there is without users).
 	VisibilityOrg Visibility = "org"
-	// VisibilityUser is a skill of one user: only that user's Runtime (see [Runtime.User])
-	// lists, reads and runs it, and only that user (and the tenant's admins) sees its runs (Principal.Sees).
+	// VisibilityUser is a skill of one user: only that user's Runtime (see [Runtime.User]) lists,
+	// reads and runs it, and only that user (and the tenant's admins) sees its runs
+	// (Principal.Sees).
 	VisibilityUser Visibility = "user"
 )
 

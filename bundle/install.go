@@ -7,10 +7,11 @@ import (
 	"strings"
 )
 
-// CheckInstall is the one place that decides whether a package may be installed, given the
-// policy's trusted keys and whether it requires a signature: a bundle must be intact and its
-// signatures verify; under requireSigned it must be a bundle signed by a trusted key. files is the package as uploaded; the bundle's own entries are
-// taken out of what is returned, which is what Install writes.
+// CheckInstall is the one place that decides whether a package may be installed, given the policy's
+// trusted keys and whether it requires a signature: a bundle must be intact and its signatures
+// verify; under requireSigned it must be a bundle signed by a trusted key. files is the package as
+// uploaded; the bundle's own entries are taken out of what is returned, which is what Install
+// writes.
 func CheckInstall(id string, files map[string][]byte, trusted []ed25519.PublicKey, requireSigned bool) (map[string][]byte, *Bundle, error) {
 	b, isBundle, err := FromFiles(files)
 	if err != nil {

@@ -86,8 +86,8 @@ func (l Limits) fileMax(name string) int64 {
 	return l.MaxFileBytes
 }
 
-// tarFileMax is fileMax for a tar entry, whose one top-level directory ("greeter/execute.wasm")
-// may yet be stripped: the larger of the two readings, since which applies is known only at the end.
+// tarFileMax is fileMax for a tar entry, whose one top-level directory ("greeter/execute.wasm") may
+// yet be stripped: the larger of the two readings, since which applies is known only at the end.
 func (l Limits) tarFileMax(name string) int64 {
 	m := l.fileMax(name)
 	if top, rest, ok := strings.Cut(name, "/"); ok && PackageDir(name) != top {
@@ -295,9 +295,9 @@ func tarErr(err error, file string) error {
 	return fmt.Errorf("tar: %w", err)
 }
 
-// stripTop drops one top-level directory common to all of names ("greeter/"), as a package
-// archived as its directory has; a top-level resources/, lib/ or scripts/ is the package's own. It returns the
-// names as they now are.
+// stripTop drops one top-level directory common to all of names ("greeter/"), as a package archived
+// as its directory has; a top-level resources/, lib/ or scripts/ is the package's own. It returns
+// the names as they now are.
 func (p *Reader) stripTop(names []string) []string {
 	var top string
 	for _, name := range names {

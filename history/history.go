@@ -19,8 +19,9 @@ type Record struct {
 	Caller string   `json:"caller,omitempty"`
 	// Tenant is the tenant of the Runtime that ran it (Config.Tenant), "" for none.
 	Tenant string `json:"tenant,omitempty"`
-	// VisibleTo is the user alone who may see the run, with the tenant's admins (see access.Principal.Sees):
-	// the user of a run of a skill of their own (VisibilityUser). "" is the whole tenant.
+	// VisibleTo is the user alone who may see the run, with the tenant's admins (see
+	// access.Principal.Sees): the user of a run of a skill of their own (VisibilityUser). "" is the
+	// whole tenant.
 	VisibleTo string    `json:"visible_to,omitempty"`
 	StartedAt time.Time `json:"started_at"`
 	// Args are the run's arguments (a program's: its argv and stdin), when the policy keeps them

@@ -37,10 +37,9 @@ const stdioReadBuffer = 64 << 10
 const maxReasonBytes = 256
 
 // stdioTransport is MCP's stdio transport (newline-delimited JSON-RPC) that survives its client:
-// the SDK's own [mcp.IOTransport] ends the session on the first line that is not a JSON-RPC
-// message (and on an over-long one), so one stray print, or one message a client got wrong,
-// took every tool away from the agent. This one answers such a line as JSON-RPC 2.0 says and
-// reads on:
+// the SDK's own [mcp.IOTransport] ends the session on the first line that is not a JSON-RPC message
+// (and on an over-long one), so one stray print, or one message a client got wrong, took every tool
+// away from the agent. This one answers such a line as JSON-RPC 2.0 says and reads on:
 //
 //   - a line that is not JSON (or not UTF-8, which JSON text must be) gets a parse error,
 //     -32700, with id null;
@@ -53,10 +52,10 @@ const maxReasonBytes = 256
 //     rest of it is skipped up to the next newline;
 //   - empty and blank lines are ignored.
 //
-// MCP's stdio framing is one message per line with no embedded newline, so a message pretty
-// printed over several lines is refused line by line (the SDK's decoder used to accept it).
-// Every refusal is logged at warn. Replies and the SDK's messages go through one writer, a
-// whole line at a time, so they never interleave. The end of in ends the session as before.
+// MCP's stdio framing is one message per line with no embedded newline, so a message pretty printed
+// over several lines is refused line by line (the SDK's decoder used to accept it). Every refusal
+// is logged at warn. Replies and the SDK's messages go through one writer, a whole line at a time,
+// so they never interleave. The end of in ends the session as before.
 type stdioTransport struct {
 	in      io.ReadCloser
 	out     io.WriteCloser

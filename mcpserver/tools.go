@@ -30,8 +30,8 @@ const (
 )
 
 // callToolset answers a call of the disclosure toolset's tool name with the text a model reads
-// (toolset.Handle), or, when the call failed, with isError and "<kind>: <message>" as a skill's
-// own tool does: one shape of failure for every tool of this face. A remote client is never handed a
+// (toolset.Handle), or, when the call failed, with isError and "<kind>: <message>" as a skill's own
+// tool does: one shape of failure for every tool of this face. A remote client is never handed a
 // host path (toolset.Origin).
 func (s *Server) callToolset(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {

@@ -44,9 +44,9 @@ type Policy struct {
 	Limits spec.Limits
 	// Modules bound what a skill's module may declare (size, function size, function count).
 	Modules ModuleLimits
-	// Scripts grants a skill's programs (the files in its scripts/ directory) permissions by
-	// skill id, beyond what the skill declares for them (see ScriptsFile); the ceilings above
-	// still apply. In a policy file: scripts: {pdf: {files: [{path: /workspace, access: read-only}]}}.
+	// Scripts grants a skill's programs (the files in its scripts/ directory) permissions by skill
+	// id, beyond what the skill declares for them (see ScriptsFile); the ceilings above still
+	// apply. In a policy file: scripts: {pdf: {files: [{path: /workspace, access: read-only}]}}.
 	Scripts map[string]spec.Permissions
 	// AgentSkills is the ceiling of the skills agents write, and whether they may (see
 	// AgentSkills). In a policy file: agentSkills: {enabled: true, network: [api.example.com]}.

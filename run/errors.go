@@ -86,7 +86,8 @@ type Error struct {
 	Skill   string
 	Message string
 	Err     error
-	// RetryAfter is, for a busy run or a quota_exceeded one, how long the caller had better wait before trying again.
+	// RetryAfter is, for a busy run or a quota_exceeded one, how long the caller had better wait
+	// before trying again.
 	RetryAfter time.Duration
 }
 

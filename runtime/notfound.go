@@ -37,14 +37,14 @@ func (a Absence) String() string {
 	return fmt.Sprintf("Absence(%d)", int(a))
 }
 
-// NotFoundError is why skill ID cannot be looked up or run: the cause of a not_found
-// [*run.Error], reached with errors.As. It matches [ErrBroken] (Broken) and [ErrNotExecutable]
-// (InstructionsOnly) with errors.Is.
+// NotFoundError is why skill ID cannot be looked up or run: the cause of a not_found [*run.Error],
+// reached with errors.As. It matches [ErrBroken] (Broken) and [ErrNotExecutable] (InstructionsOnly)
+// with errors.Is.
 //
 // It holds two messages, and this is the one place that draws the line between them: Error is the
-// operator's and names the skills directories searched and the broken package's files by their
-// host paths; [NotFoundError.ClientMessage] is a remote client's (the run.Error's Message) and names
-// ids only, never a path of the host.
+// operator's and names the skills directories searched and the broken package's files by their host
+// paths; [NotFoundError.ClientMessage] is a remote client's (the run.Error's Message) and names ids
+// only, never a path of the host.
 type NotFoundError struct {
 	ID     string
 	Absent Absence

@@ -64,8 +64,8 @@ type Config struct {
 	PolicyFile string
 	// Admission bounds what runs at once, for every face: see [Admission].
 	Admission Admission
-	// MaxArgsBytes, when set, bounds one run's arguments in place of the policy's
-	// runs.maxArgsBytes (an operator's flag: skillbox --max-args-bytes). See [Runtime.MaxArgsBytes].
+	// MaxArgsBytes, when set, bounds one run's arguments in place of the policy's runs.maxArgsBytes
+	// (an operator's flag: skillbox --max-args-bytes). See [Runtime.MaxArgsBytes].
 	MaxArgsBytes int64
 	// History bounds the records of recent runs kept in memory: see [History].
 	History History

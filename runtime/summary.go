@@ -49,8 +49,8 @@ func (s *Skill) Summary() Summary {
 
 // Problems lists a broken skill's problems as a remote client may see them: each file named
 // relative to the skills directory ("notes/execute.wasm"), and the skill's directory on the host
-// replaced by its name there wherever a message or hint names it. Err keeps the host's paths, for the
-// operator's own tools.
+// replaced by its name there wherever a message or hint names it. Err keeps the host's paths, for
+// the operator's own tools.
 func (s *Skill) Problems() []string {
 	return s.remoteProblems(s.Err())
 }

@@ -69,14 +69,14 @@ func (rt *Runtime) SkillVersion(ctx context.Context, id, digest string) (version
 }
 
 // ChangeVersion applies action ("approve", "reject", "publish", "deprecate", "yank": see
-// Transitions) to skill id's version digest, for actor, and returns the version as it now is.
-// note is kept with it (a rejection's reason).
+// Transitions) to skill id's version digest, for actor, and returns the version as it now is. note
+// is kept with it (a rejection's reason).
 //
 // # Errors
 //
-// version.ErrNoStore; version.ErrNotFound; a *access.RoleError (access.ErrForbidden) when actor's role is short of the
-// action's, or an agent asks to approve or reject; version.ErrConflict when the version's status
-// is not one the action starts from (the message says which it is).
+// version.ErrNoStore; version.ErrNotFound; a *access.RoleError (access.ErrForbidden) when actor's
+// role is short of the action's, or an agent asks to approve or reject; version.ErrConflict when
+// the version's status is not one the action starts from (the message says which it is).
 func (rt *Runtime) ChangeVersion(ctx context.Context, id, digest, action string, actor access.Actor, note string) (version.Version, error) {
 	if rt.versions == nil {
 		return version.Version{}, version.ErrNoStore
@@ -111,12 +111,12 @@ func (rt *Runtime) ChangeVersion(ctx context.Context, id, digest, action string,
 	return nv, nil
 }
 
-// FindVersions is the review queue and its like: the versions in q.Status of every skill of
-// rt's tenant, the tenant's and its users' own, newest first, at most q.Limit (1 to
-// version.MaxQuery; 0 is version.DefaultQuery), and whether there are more. q.Viewer is whose
-// view it is (see access.Principal.Viewer): a user sees the tenant's and their own, a tenant's admin ("")
-// every user's too, each naming its Version.User, the user to act as to change it. A user's
-// Runtime lists the same queue as its tenant's.
+// FindVersions is the review queue and its like: the versions in q.Status of every skill of rt's
+// tenant, the tenant's and its users' own, newest first, at most q.Limit (1 to version.MaxQuery; 0
+// is version.DefaultQuery), and whether there are more. q.Viewer is whose view it is (see
+// access.Principal.Viewer): a user sees the tenant's and their own, a tenant's admin ("") every
+// user's too, each naming its Version.User, the user to act as to change it. A user's Runtime lists
+// the same queue as its tenant's.
 func (rt *Runtime) FindVersions(ctx context.Context, q version.Query) ([]version.Version, bool, error) {
 	root := rt
 	if rt.parent != nil {

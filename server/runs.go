@@ -118,11 +118,11 @@ func (s *Server) decode(c echo.Context, v any, max int64) error {
 	return nil
 }
 
-// run runs a skill for a request: the runtime decides everything (the skill, the arguments, room
-// to run); this translates. A run that happened answers 200 with its result, or a
-// text/event-stream of its events when the client asks for one. Refusals before a run: 404 no
-// such skill (409 a broken one), 422 invalid arguments, 429 with Retry-After when the runtime
-// is at capacity or the caller's tenant at its quota, 503 when it is closing. The request's context is the run's: a client that
+// run runs a skill for a request: the runtime decides everything (the skill, the arguments, room to
+// run); this translates. A run that happened answers 200 with its result, or a text/event-stream of
+// its events when the client asks for one. Refusals before a run: 404 no such skill (409 a broken
+// one), 422 invalid arguments, 429 with Retry-After when the runtime is at capacity or the caller's
+// tenant at its quota, 503 when it is closing. The request's context is the run's: a client that
 // goes away cancels its run, and the run's span continues the trace of its W3C headers.
 func (s *Server) run(c echo.Context, req run.Request) error {
 	async, err := asyncParam(c)

@@ -83,7 +83,8 @@ func ParseDoc(data []byte, yamlSyntax bool) (d Doc, bounds []*docbound.Error, er
 }
 
 // Syntax reports a JSON syntax error of the file (parseDoc's *jsonpos.Error) at its line and
-// column, "skill.json:7:3: invalid character '}' after object key", and reports whether err was one.
+// column, "skill.json:7:3: invalid character '}' after object key", and reports whether err was
+// one.
 func (c *Checker) Syntax(err error) bool {
 	var pe *jsonpos.Error
 	if !errors.As(err, &pe) {

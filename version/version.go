@@ -119,7 +119,8 @@ const (
 type Query struct {
 	Status Status
 	// Viewer limits the versions of users' own skills to that user's ("" sees every user's: a
-	// tenant's admin; see access.Principal.Viewer and access.Principal.Sees). The tenant's skills' versions are everyone's.
+	// tenant's admin; see access.Principal.Viewer and access.Principal.Sees). The tenant's skills'
+	// versions are everyone's.
 	Viewer string
 	Limit  int
 }

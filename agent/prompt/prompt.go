@@ -53,8 +53,8 @@ func System(c catalog.Catalog[*runtime.Skill]) string {
 //	{"name": "word-count", "args": {"text": "..."}}
 //	[/RUN_MODULE]
 //
-// in its reply, [runmodule.Run] runs each block, and [runmodule.FormatResult] gives each result back
-// as a [MODULE_RESULT] block. The toolset's tools are modules too, so the model can load
+// in its reply, [runmodule.Run] runs each block, and [runmodule.FormatResult] gives each result
+// back as a [MODULE_RESULT] block. The toolset's tools are modules too, so the model can load
 // instructions and read files in the same way.
 func RunModule(c catalog.Catalog[*runtime.Skill]) string {
 	skills := toolset.ListSkills(c)

@@ -16,9 +16,9 @@ import (
 	"github.com/skillbox-dev/skillbox/spec"
 )
 
-// Runner is a [catalog.Catalog[*runtime.Skill]] that can also look a skill up and run it. *runtime.Runtime satisfies it;
-// a filtered view (the skills of one tenant) can too, and then every tool call, the
-// progressive-disclosure ones included, sees only that view.
+// Runner is a [catalog.Catalog[*runtime.Skill]] that can also look a skill up and run it.
+// *runtime.Runtime satisfies it; a filtered view (the skills of one tenant) can too, and then every
+// tool call, the progressive-disclosure ones included, sees only that view.
 type Runner interface {
 	catalog.Catalog[*runtime.Skill]
 	// Skill returns the skill with id, or an error matching run.ErrNotFound.

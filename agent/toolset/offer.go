@@ -20,8 +20,8 @@ const (
 	OfferAll Offer = "all"
 	// OfferSkills offers the per-skill tools only.
 	OfferSkills Offer = "skills"
-	// OfferDisclosure offers the toolset ([Tools]) only: a catalog too large to send as one tool per skill
-	// still fits a model's budget, and run_skill runs any executable skill.
+	// OfferDisclosure offers the toolset ([Tools]) only: a catalog too large to send as one tool
+	// per skill still fits a model's budget, and run_skill runs any executable skill.
 	OfferDisclosure Offer = "disclosure"
 )
 

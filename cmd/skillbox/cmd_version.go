@@ -8,8 +8,8 @@ import (
 	"github.com/skillbox-dev/skillbox/hostfuncs"
 )
 
-// buildVersion is set at build time with -ldflags "-X main.buildVersion=v1.2.3"; otherwise the module
-// version from the build info is used.
+// buildVersion is set at build time with -ldflags "-X main.buildVersion=v1.2.3"; otherwise the
+// module version from the build info is used.
 var buildVersion = ""
 
 var cmdVersion = &command{
