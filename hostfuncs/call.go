@@ -4,8 +4,9 @@ import (
 	"net/http"
 	"sort"
 	"sync"
-	"time"
 	"unicode/utf8"
+
+	"github.com/skillbox-dev/skillbox/run"
 )
 
 // Call is the state of one run that its host functions share: the grant, and what the run did.
@@ -15,12 +16,12 @@ type Call struct {
 	Grant *Grant
 	// OnLog, when set, is called for every log entry kept (for streaming run events). It must not
 	// block for long: it runs on the guest's call path.
-	OnLog func(LogEntry)
+	OnLog func(run.LogEntry)
 
 	mu      sync.Mutex
-	usage   Usage
+	usage   tally
 	hosts   map[string]bool
-	logs    []LogEntry
+	logs    []run.LogEntry
 	logSize int64
 	dropped int
 	fault   error
@@ -33,19 +34,10 @@ type Call struct {
 // NewCall returns the state of a run with grant g.
 func NewCall(g *Grant) *Call { return &Call{Grant: g} }
 
-// Usage is what a run consumed and touched.
-type Usage struct {
-	Fetches        int      `json:"fetches"`
-	BytesIn        int64    `json:"bytes_in"`
-	BytesOut       int64    `json:"bytes_out"`
-	HostsContacted []string `json:"hosts_contacted,omitempty"`
-	FilesRead      []string `json:"files_read,omitempty"`
-	FilesWritten   []string `json:"files_written,omitempty"`
-	BytesWritten   int64    `json:"bytes_written"`
-	// Denied lists every call the grant refused, in order, such as
-	// `fetch http://10.0.0.1/: address 10.0.0.1 is private ...`.
-	Denied []string `json:"denied,omitempty"`
-
+// tally is what a run has used so far: the run's Usage (run.Usage, what its result reports), and
+// the counts the limits are checked against.
+type tally struct {
+	run.Usage
 	writes int // files written (or being written), against maxWrites
 	// boundedBytes is the part of BytesWritten written under mounts with bounds of their own,
 	// which maxWriteBytes does not count.
@@ -53,19 +45,12 @@ type Usage struct {
 	refused      int // DENIED answers; env lookups of ungranted names are noted in Denied, not counted
 }
 
-// LogEntry is one line of a run's log.
-type LogEntry struct {
-	Time    time.Time `json:"time"`
-	Level   string    `json:"level"`
-	Source  string    `json:"source,omitempty"` // "" for the skill's log calls, "stdout", "stderr" or "host"
-	Message string    `json:"message"`
-}
-
-// Usage returns a copy of what the run has used so far.
-func (c *Call) Usage() Usage {
+// Usage returns a copy of what the run has used so far (the memory it peaked at is the runtime's
+// to fill).
+func (c *Call) Usage() run.Usage {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	u := c.usage
+	u := c.usage.Usage
 	u.HostsContacted = make([]string, 0, len(c.hosts))
 	for h := range c.hosts {
 		u.HostsContacted = append(u.HostsContacted, h)
@@ -78,10 +63,10 @@ func (c *Call) Usage() Usage {
 }
 
 // Logs returns the kept log entries and how many were dropped past the log budget.
-func (c *Call) Logs() ([]LogEntry, int) {
+func (c *Call) Logs() ([]run.LogEntry, int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return append([]LogEntry(nil), c.logs...), c.dropped
+	return append([]run.LogEntry(nil), c.logs...), c.dropped
 }
 
 // Fault returns the guest fault that stopped the run, if any: an ABI adapter records one (with
@@ -142,7 +127,7 @@ func (c *Call) Refused() int {
 	return c.usage.refused
 }
 
-func (c *Call) update(f func(u *Usage)) {
+func (c *Call) update(f func(u *tally)) {
 	c.mu.Lock()
 	f(&c.usage)
 	c.mu.Unlock()

@@ -89,7 +89,7 @@ func TestUsageIsBounded(t *testing.T) {
 	}
 	for i := range 1000 {
 		c.contacted(fmt.Sprintf("h%d.example.com:443", i))
-		c.update(func(u *Usage) { u.FilesRead = appendOnce(u.FilesRead, fmt.Sprintf("/ws/%d", i)) })
+		c.update(func(u *tally) { u.FilesRead = appendOnce(u.FilesRead, fmt.Sprintf("/ws/%d", i)) })
 	}
 	if u := c.Usage(); len(u.HostsContacted) != maxUsageList || len(u.FilesRead) != maxUsageList {
 		t.Errorf("%d hosts, %d files read; want %d each", len(u.HostsContacted), len(u.FilesRead), maxUsageList)

@@ -151,7 +151,7 @@ func (c *Call) doFetch(ctx context.Context, req FetchRequest, span *fetchSpan) (
 	}
 	// Count the fetch only now that it is well-formed: a refused request spends no quota.
 	var over bool
-	c.update(func(us *Usage) {
+	c.update(func(us *tally) {
 		if int64(us.Fetches) >= c.Grant.Limits.MaxFetches {
 			over = true
 			return
@@ -161,7 +161,7 @@ func (c *Call) doFetch(ctx context.Context, req FetchRequest, span *fetchSpan) (
 	if over {
 		return nil, refuse(StatusLimit, "the run's maxFetches (%d) is used up", c.Grant.Limits.MaxFetches)
 	}
-	c.update(func(us *Usage) { us.BytesOut += int64(len(body)) })
+	c.update(func(us *tally) { us.BytesOut += int64(len(body)) })
 	span.bytesOut = len(body)
 
 	// The transport notes here each secret it adds, on every hop, so the response can be cleaned
@@ -195,7 +195,7 @@ func (c *Call) doFetch(ctx context.Context, req FetchRequest, span *fetchSpan) (
 		return nil, refuse(StatusLimit, "%s: response of %d bytes is more than maxFetchBytes (%d)", u.Redacted(), resp.ContentLength, max)
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
-	c.update(func(us *Usage) { us.BytesIn += int64(len(data)) })
+	c.update(func(us *tally) { us.BytesIn += int64(len(data)) })
 	if err != nil {
 		return nil, refuse(StatusFailed, "%s: reading the response: %v", u.Redacted(), stripURLError(err))
 	}

@@ -129,7 +129,7 @@ func (c *Call) ReadFile(vp string) ([]byte, error) {
 	if int64(len(data)) > max {
 		return nil, refuse(StatusLimit, "%s: more than maxFileBytes (%d)", vp, max)
 	}
-	c.update(func(u *Usage) { u.FilesRead = appendOnce(u.FilesRead, vp) })
+	c.update(func(u *tally) { u.FilesRead = appendOnce(u.FilesRead, vp) })
 	return data, nil
 }
 
@@ -230,7 +230,7 @@ func (c *Call) WriteFile(vp string, data []byte) error {
 		return c.fileError("write", vp, werr)
 	}
 	written = true
-	c.update(func(u *Usage) { u.FilesWritten = appendOnce(u.FilesWritten, vp) })
+	c.update(func(u *tally) { u.FilesWritten = appendOnce(u.FilesWritten, vp) })
 	return nil
 }
 

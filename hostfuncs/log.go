@@ -7,6 +7,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/skillbox-dev/skillbox/run"
 )
 
 // Log levels of skillbox_log, as the guest passes them.
@@ -47,7 +49,7 @@ func (c *Call) Log(level, source, msg string) {
 		return
 	}
 	c.logSize += size
-	e := LogEntry{Time: time.Now().UTC(), Level: level, Source: source, Message: msg}
+	e := run.LogEntry{Time: time.Now().UTC(), Level: level, Source: source, Message: msg}
 	c.logs = append(c.logs, e)
 	onLog := c.OnLog
 	c.mu.Unlock()

@@ -10,6 +10,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/skillbox-dev/skillbox/run"
 )
 
 func TestLevelName(t *testing.T) {
@@ -86,7 +88,7 @@ func TestLogEntries(t *testing.T) {
 	if dropped != 0 {
 		t.Errorf("dropped = %d, want 0", dropped)
 	}
-	want := []LogEntry{
+	want := []run.LogEntry{
 		{Level: "warn", Source: "stderr", Message: `disk \x1b[2J full\n`},
 		{Level: "debug", Source: "", Message: "tab\there"},
 		{Level: "info", Source: "host", Message: "bad \uFFFD byte"},
@@ -115,7 +117,7 @@ func TestLogBudget(t *testing.T) {
 	var streamed []string
 	// Each entry costs its escaped text plus LogEntryCost.
 	c := logCall(2*LogEntryCost + 8)
-	c.OnLog = func(e LogEntry) {
+	c.OnLog = func(e run.LogEntry) {
 		mu.Lock()
 		streamed = append(streamed, e.Message)
 		mu.Unlock()
@@ -160,7 +162,7 @@ func TestLogZeroBudgetDropsEverything(t *testing.T) {
 	t.Parallel()
 	c := logCall(0)
 	called := false
-	c.OnLog = func(LogEntry) { called = true }
+	c.OnLog = func(run.LogEntry) { called = true }
 	c.Log("info", "", "x")
 	c.DropLog()
 	if logs, dropped := c.Logs(); len(logs) != 0 || dropped != 2 {

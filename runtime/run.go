@@ -346,10 +346,7 @@ func (rt *Runtime) execute(ctx context.Context, s *Skill, grant *policy.Grant, c
 	}
 	call := hostfuncs.NewCall(host)
 	if emit != nil {
-		call.OnLog = func(e hostfuncs.LogEntry) {
-			l := run.LogEntry(e)
-			emit(run.Event{Type: "log", Log: &l})
-		}
+		call.OnLog = func(e run.LogEntry) { emit(run.Event{Type: "log", Log: &e}) }
 	}
 	var out []byte
 	var rerr *run.Error
@@ -362,15 +359,13 @@ func (rt *Runtime) execute(ctx context.Context, s *Skill, grant *policy.Grant, c
 	if outDir != nil {
 		keepErr = rt.keepOutput(ctx, s, outDir, call, res, emit)
 	}
-	logs, dropped := call.Logs()
-	res.Logs, res.LogsDropped = make([]run.LogEntry, len(logs)), dropped
-	for i, l := range logs {
-		res.Logs[i] = run.LogEntry(l)
+	res.Logs, res.LogsDropped = call.Logs()
+	if res.Logs == nil {
+		res.Logs = []run.LogEntry{}
 	}
 	u := call.Usage()
-	res.Usage.Fetches, res.Usage.BytesIn, res.Usage.BytesOut = u.Fetches, u.BytesIn, u.BytesOut
-	res.Usage.HostsContacted, res.Usage.FilesRead, res.Usage.FilesWritten = u.HostsContacted, u.FilesRead, u.FilesWritten
-	res.Usage.BytesWritten, res.Usage.Denied = u.BytesWritten, u.Denied
+	u.PeakMemoryBytes = res.Usage.PeakMemoryBytes // the runtime's own measure, if already taken
+	res.Usage = u
 	if rerr != nil {
 		return rerr
 	}
