@@ -29,7 +29,7 @@ const (
 	Pending Status = "pending"
 	// Active: published; the one version that runs when the skill is called by id.
 	Active Status = "active"
-	// Deprecated: was active; runs only when pinned by digest.
+	// Deprecated is a version that was active: it runs only when pinned by digest.
 	Deprecated Status = "deprecated"
 	// Yanked: withdrawn; never runs again, even pinned.
 	Yanked Status = "yanked"
