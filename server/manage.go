@@ -148,7 +148,7 @@ func packageError(err error) error {
 
 // manifestID reads the id from an uploaded manifest, leniently: Install does the real check.
 func manifestID(files map[string][]byte) string {
-	for _, name := range []string{"skill.json", "skill.yaml", "skill.yml"} {
+	for _, name := range spec.ManifestFiles() {
 		if data, ok := files[name]; ok {
 			m, err := spec.ParseManifest(path.Base(name), data)
 			if err == nil {

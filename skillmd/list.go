@@ -4,14 +4,16 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // DefaultResourceCount is how many paths [ListResources] returns when it is given no bound.
 const DefaultResourceCount = 1000
 
-// packageFiles are the files at the top of a skill directory that are the package itself, not
-// resources: the manifest, the module, the instructions (loaded on their own) and the source.
-var packageFiles = map[string]bool{"skill.json": true, "skill.yaml": true, "skill.yml": true, "execute.wasm": true}
+// packageFile reports whether name, at the top of a skill directory, is the package itself, not
+// a resource: the manifest or the module (the instructions and the source are told apart below).
+func packageFile(name string) bool { return spec.IsManifestFile(name) || name == spec.ModuleFile }
 
 // ListResources returns the files of the skill at skillDir that [ReadResource] would read: the
 // slash-separated relative paths of its regular files, at most max of them (max <= 0 means
@@ -53,7 +55,7 @@ func ListResources(skillDir string, max int) ([]string, error) {
 		name := d.Name()
 		top := !strings.Contains(p, "/")
 		skip := strings.HasPrefix(name, ".") ||
-			(top && (packageFiles[name] || strings.EqualFold(name, "SKILL.md") || (name == "src" && d.IsDir())))
+			(top && (packageFile(name) || strings.EqualFold(name, "SKILL.md") || (name == "src" && d.IsDir())))
 		switch {
 		case skip && d.IsDir():
 			return fs.SkipDir

@@ -90,7 +90,7 @@ func skillDirOf(dir string) (string, error) {
 		return "", err
 	}
 	for _, d := range []string{abs, filepath.Dir(abs)} {
-		for _, m := range []string{"skill.json", "skill.yaml", "skill.yml"} {
+		for _, m := range spec.ManifestFiles() {
 			if _, err := os.Stat(filepath.Join(d, m)); err == nil {
 				return d, nil
 			}

@@ -13,10 +13,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // Manifests are the names a skill's manifest may have; a fresh slice each call.
-func Manifests() []string { return []string{"skill.json", "skill.yaml", "skill.yml"} }
+func Manifests() []string { return spec.ManifestFiles() }
 
 // IDs lists, in name order, the directories of dir holding any of files.
 //
