@@ -54,7 +54,7 @@ func ExampleRuntime_ChangeVersion() {
 		"execute.wasm": wasmModule("hello"),
 	}), runtime.InstallOptions{Caller: "dev", Replace: true})
 	check(err)
-	queue, _, err := rt.FindVersions(ctx, version.Query{Status: version.Pending}) // the review queue
+	queue, _, err := rt.FindVersions(ctx, access.Principal{Key: "ops", Role: access.RoleAdmin}, version.Query{Status: version.Pending}) // the review queue
 	check(err)
 	for _, v := range queue {
 		fmt.Println("waits:", v.Skill, "version", v.Version, v.Status, v.Diff)

@@ -252,9 +252,10 @@ func TestFindVersions(t *testing.T) {
 	if _, err := alice.Install(ctx, "notes", pkg(t, simple("notes", ""), "hello"), InstallOptions{Visibility: access.VisibilityUser}); err != nil {
 		t.Fatal(err)
 	}
-	names := func(from *Runtime, q version.Query) []string {
+	admin := access.Principal{Key: "carol", Role: access.RoleAdmin}
+	names := func(from *Runtime, who access.Principal, q version.Query) []string {
 		t.Helper()
-		list, _, err := from.FindVersions(ctx, q)
+		list, _, err := from.FindVersions(ctx, who, q)
 		must(t, err)
 		var out []string
 		for _, v := range list {
@@ -263,26 +264,34 @@ func TestFindVersions(t *testing.T) {
 		return out
 	}
 	for _, from := range []*Runtime{rt, alice} {
-		if got := names(from, version.Query{Status: version.Draft}); !slices.Equal(got, []string{"notes/alice", "team/"}) {
+		if got := names(from, admin, version.Query{Status: version.Draft}); !slices.Equal(got, []string{"notes/alice", "team/"}) {
 			t.Errorf("the admin's drafts: %v", got)
 		}
-		if got := names(from, version.Query{Status: version.Draft, Viewer: "bob"}); !slices.Equal(got, []string{"team/"}) {
+		bob := access.Principal{Key: "bob", Role: access.RolePublisher}
+		if got := names(from, bob, version.Query{Status: version.Draft}); !slices.Equal(got, []string{"team/"}) {
 			t.Errorf("bob's drafts: %v", got)
 		}
+		// The view is the principal's: a Viewer the caller put in the query is not.
+		if got := names(from, bob, version.Query{Status: version.Draft, Viewer: ""}); !slices.Equal(got, []string{"team/"}) {
+			t.Errorf("bob asking for every user's drafts: %v", got)
+		}
+		if got := names(from, access.Principal{Role: access.RoleRunner}, version.Query{Status: version.Draft}); !slices.Equal(got, []string{"team/"}) {
+			t.Errorf("a nameless principal's drafts: %v", got)
+		}
 	}
-	if list, more, err := rt.FindVersions(ctx, version.Query{Status: version.Draft, Limit: 1}); err != nil || len(list) != 1 || !more {
+	if list, more, err := rt.FindVersions(ctx, admin, version.Query{Status: version.Draft, Limit: 1}); err != nil || len(list) != 1 || !more {
 		t.Errorf("limit 1 of 2: %d more=%v %v", len(list), more, err)
 	}
-	if _, more, _ := rt.FindVersions(ctx, version.Query{Status: version.Draft, Limit: 2}); more {
+	if _, more, _ := rt.FindVersions(ctx, admin, version.Query{Status: version.Draft, Limit: 2}); more {
 		t.Error("limit 2 of 2 says there are more")
 	}
 	for _, bad := range []version.Query{{Status: "waiting"}, {Status: version.Draft, Limit: -1}, {Status: version.Draft, Limit: version.MaxQuery + 1}} {
-		if _, _, err := rt.FindVersions(ctx, bad); !errors.Is(err, version.ErrBadQuery) {
+		if _, _, err := rt.FindVersions(ctx, admin, bad); !errors.Is(err, version.ErrBadQuery) {
 			t.Errorf("%+v: %v, want ErrBadVersionQuery", bad, err)
 		}
 	}
 	plain := newRuntime(t, Config{SkillDirs: []string{t.TempDir()}})
-	if _, _, err := plain.FindVersions(ctx, version.Query{Status: version.Pending}); !errors.Is(err, version.ErrNoStore) {
+	if _, _, err := plain.FindVersions(ctx, admin, version.Query{Status: version.Pending}); !errors.Is(err, version.ErrNoStore) {
 		t.Errorf("a runtime without versions: %v", err)
 	}
 }

@@ -113,11 +113,12 @@ func (rt *Runtime) ChangeVersion(ctx context.Context, id, digest, action string,
 
 // FindVersions is the review queue and its like: the versions in q.Status of every skill of rt's
 // tenant, the tenant's and its users' own, newest first, at most q.Limit (1 to version.MaxQuery; 0
-// is version.DefaultQuery), and whether there are more. q.Viewer is whose view it is (see
-// access.Principal.Viewer): a user sees the tenant's and their own, a tenant's admin ("") every
-// user's too, each naming its Version.User, the user to act as to change it. A user's Runtime lists
-// the same queue as its tenant's.
-func (rt *Runtime) FindVersions(ctx context.Context, q version.Query) ([]version.Version, bool, error) {
+// is version.DefaultQuery), and whether there are more, as who may see them: a user the tenant's
+// and their own, a tenant's admin every user's too, each naming its Version.User, the user to act
+// as to change it (the runtime sets q.Viewer from who; what a face put there is ignored). A
+// user's Runtime lists the same queue as its tenant's.
+func (rt *Runtime) FindVersions(ctx context.Context, who access.Principal, q version.Query) ([]version.Version, bool, error) {
+	q.Viewer = who.Viewer()
 	root := rt
 	if rt.parent != nil {
 		root = rt.parent

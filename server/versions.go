@@ -61,7 +61,7 @@ func (s *Server) findVersions(c echo.Context) error {
 	if err := checkParams(v, "GET /v1/versions", "status", "limit"); err != nil {
 		return err
 	}
-	q := version.Query{Status: version.Status(v.Get("status")), Viewer: viewer(c)}
+	q := version.Query{Status: version.Status(v.Get("status"))}
 	if q.Status == "" {
 		q.Status = version.Pending
 	}
@@ -70,7 +70,7 @@ func (s *Server) findVersions(c echo.Context) error {
 		return err
 	}
 	q.Limit = n
-	list, more, err := s.rt.FindVersions(c.Request().Context(), q)
+	list, more, err := s.rt.FindVersions(c.Request().Context(), principal(c), q)
 	if err != nil {
 		return err
 	}

@@ -118,7 +118,8 @@ const (
 // its like.
 type Query struct {
 	Status Status
-	// Viewer limits the versions of users' own skills to that user's ("" sees every user's: a
+	// Viewer limits the versions of users' own skills to that user's, for a store to filter by;
+	// Runtime.FindVersions sets it from the caller's access.Principal ("" sees every user's: a
 	// tenant's admin; see access.Principal.Viewer and access.Principal.Sees). The tenant's skills'
 	// versions are everyone's.
 	Viewer string

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/version"
 )
@@ -102,7 +103,7 @@ func (e *env) reviewQueue(ctx context.Context, rt *runtime.Runtime) int {
 	if q.Status == "" {
 		q.Status = version.Pending
 	}
-	list, more, err := rt.FindVersions(ctx, q)
+	list, more, err := rt.FindVersions(ctx, operator(), q)
 	if err != nil {
 		return e.fail(exitFailed, "%v", err)
 	}
@@ -199,7 +200,7 @@ it. A server offers the same move to API keys with the %s role.
 				return e.fail(exitUsage, "%s takes a skill id and a version's digest, e.g. skillbox %s hello 3f2a9c1e (skillbox versions hello lists them)", action, action)
 			}
 			return e.withVersions(ctx, func(rt *runtime.Runtime, _ bool) int {
-				v, err := rt.ChangeVersion(ctx, pos[0], pos[1], action, operator(), e.note)
+				v, err := rt.ChangeVersion(ctx, pos[0], pos[1], action, access.Actor{Name: operator().Caller(), Role: access.RoleAdmin}, e.note)
 				if err != nil {
 					return e.versionFailure(pos[0], err)
 				}

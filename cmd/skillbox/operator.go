@@ -16,8 +16,8 @@ import (
 // here would protect nothing, so the CLI records their name (a trail, not a guard) and gives
 // them the role they hold in fact. A server's callers are different: they reach the store only
 // through the server, which gives each API key its own role.
-func operator() access.Actor {
-	return access.Actor{Name: osUser(), Role: access.RoleAdmin}
+func operator() access.Principal {
+	return access.Principal{Key: osUser(), Role: access.RoleAdmin}
 }
 
 // osUser is the name of the user running skillbox, for the records of what they do: the
