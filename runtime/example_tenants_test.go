@@ -56,7 +56,7 @@ func ExampleShared() {
 	res, err := alice.Run(ctx, run.Request{Skill: "notes", Caller: "alice@acme.example"})
 	check(err)
 	fmt.Println("alice runs notes:", string(res.Result))
-	rec, _ := acme.RunRecord(res.RunID) // the tenant keeps one history of its users' runs
+	rec, _ := acme.RunRecord(access.Principal{Key: "ops", Role: access.RoleAdmin}, res.RunID) // the tenant keeps one history of its users' runs
 	fmt.Println("the run is visible to:", rec.VisibleTo)
 	_, err = bob.Run(ctx, run.Request{Skill: "notes", Caller: "bob@acme.example"})
 	fmt.Println("bob runs notes:", errorKind(err)) // as if it did not exist

@@ -195,7 +195,7 @@ func TestGuestErrorTextIsCapped(t *testing.T) {
 	if errors.As(err, &re) && len(re.Message) > 2048+64 {
 		t.Errorf("the Go error's message is %d bytes", len(re.Message))
 	}
-	if rec, ok := rt.RunRecord(res.RunID); !ok || len(rec.Error.Message) > 2048+64 {
+	if rec, ok := rt.RunRecord(testAdmin, res.RunID); !ok || len(rec.Error.Message) > 2048+64 {
 		t.Errorf("the record holds %d bytes of message", len(rec.Error.Message))
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/internal/testcache"
 	"github.com/skillbox-dev/skillbox/spec"
 )
@@ -78,3 +79,6 @@ func newRuntime(t testing.TB, cfg Config) *Runtime {
 	t.Cleanup(func() { rt.Close(context.Background()) })
 	return rt
 }
+
+// testAdmin is the principal the tests read records as: the operator, who sees every run.
+var testAdmin = access.Principal{Key: "test", Role: access.RoleAdmin}

@@ -332,16 +332,16 @@ func TestRunRecordsAndStats(t *testing.T) {
 		}
 		ids = append(ids, res.RunID)
 	}
-	if _, ok := rt.RunRecord(ids[0]); ok {
+	if _, ok := rt.RunRecord(testAdmin, ids[0]); ok {
 		t.Error("the oldest record outlived History.MaxRuns")
 	}
-	rec, ok := rt.RunRecord(ids[2])
+	rec, ok := rt.RunRecord(testAdmin, ids[2])
 	if !ok || rec.Face != run.FaceCLI || rec.Caller != "key-cli" || string(rec.Result.Result) != `{"i":2}` || rec.StartedAt.IsZero() {
 		t.Errorf("record: %+v %v", rec, ok)
 	}
 	// Refused requests are counted (with no skill label for an unknown id), never recorded.
 	res, _ := rt.Run(context.Background(), run.Request{Skill: "no-such-skill", Face: run.FaceHTTP})
-	if _, ok := rt.RunRecord(res.RunID); ok {
+	if _, ok := rt.RunRecord(testAdmin, res.RunID); ok {
 		t.Error("a refused request was recorded")
 	}
 	want := map[RunCount]bool{
@@ -376,7 +376,7 @@ func TestHistoryIsBoundedInBytes(t *testing.T) {
 		}
 		ids = append(ids, res.RunID)
 	}
-	rec, ok := rt.RunRecord(ids[9])
+	rec, ok := rt.RunRecord(testAdmin, ids[9])
 	if !ok || !rec.Trimmed || rec.Result.Result != nil || !rec.Success {
 		t.Errorf("the big record: %v trimmed %v, %d bytes of result", ok, rec.Trimmed, len(rec.Result.Result))
 	}

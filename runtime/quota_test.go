@@ -66,7 +66,7 @@ func TestSharedTenantsAndQuotas(t *testing.T) {
 		!strings.Contains(res.Error.Message, `tenant "acme" has 1 runs in flight, its quota (concurrentRuns 1)`) {
 		t.Fatalf("a second concurrent run: %v (%+v)", err, res.Error)
 	}
-	if _, ok := a.RunRecord(res.RunID); ok {
+	if _, ok := a.RunRecord(testAdmin, res.RunID); ok {
 		t.Error("a run refused by its quota has a record: it never ran")
 	}
 	// Meanwhile globex runs: acme's quota is acme's.
@@ -74,7 +74,7 @@ func TestSharedTenantsAndQuotas(t *testing.T) {
 	if err != nil {
 		t.Fatalf("globex while acme is at its quota: %v", err)
 	}
-	if rec, ok := b.RunRecord(res.RunID); !ok || rec.Tenant != "globex" {
+	if rec, ok := b.RunRecord(testAdmin, res.RunID); !ok || rec.Tenant != "globex" {
 		t.Errorf("globex's record: %+v, %v", rec, ok)
 	}
 	stop()

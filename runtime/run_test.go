@@ -119,7 +119,7 @@ func TestNullArgumentsAreAnEmptyObject(t *testing.T) {
 		if err != nil || string(res.Result) != "{}" {
 			t.Fatalf("args %q: %v, result %s; want {}", args, err, res.Result)
 		}
-		rec, ok := rt.RunRecord(res.RunID)
+		rec, ok := rt.RunRecord(testAdmin, res.RunID)
 		if !ok {
 			t.Fatalf("args %q: no record", args)
 		}

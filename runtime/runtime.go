@@ -29,6 +29,7 @@ import (
 	"sync/atomic"
 
 	extism "github.com/extism/go-sdk"
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/artifact"
 	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/history"
@@ -546,10 +547,12 @@ func (rt *Runtime) Stats() Stats {
 	return s
 }
 
-// RunRecord returns the record of a recent run (see [History]), or false when it is not kept.
-func (rt *Runtime) RunRecord(runID string) (history.Record, bool) {
+// RunRecord returns the record of a recent run (see [History]) as who may see it, or false when
+// it is not kept or who may not see it (a user's own run is that user's and the admins': see
+// access.Principal.Sees). A library's own caller is its operator: access.Principal with RoleAdmin.
+func (rt *Runtime) RunRecord(who access.Principal, runID string) (history.Record, bool) {
 	r, ok := rt.history.get(runID)
-	if !ok {
+	if !ok || !who.Sees(r.VisibleTo) {
 		return history.Record{}, false
 	}
 	c := *r

@@ -101,12 +101,26 @@ func TestUserSkills(t *testing.T) {
 	// keeps one history of both.
 	res, err := alice.Run(ctx, run.Request{Skill: "notes", Caller: "alice@acme.example"})
 	must(t, err)
-	if rec, ok := rt.RunRecord(res.RunID); !ok || rec.VisibleTo != "alice@acme.example" {
+	if rec, ok := rt.RunRecord(testAdmin, res.RunID); !ok || rec.VisibleTo != "alice@acme.example" {
 		t.Fatalf("record of alice's run: %+v %v", rec, ok)
+	}
+	// The runtime decides who reads it: alice and the admins, not bob, nor a principal without
+	// a name (once "" meant everyone).
+	for _, who := range []struct {
+		p    access.Principal
+		sees bool
+	}{
+		{access.Principal{Key: "alice-key", User: "alice@acme.example", Role: access.RoleRunner}, true},
+		{access.Principal{Key: "bob", Role: access.RoleAdmin - 1}, false},
+		{access.Principal{Role: access.RoleRunner}, false},
+	} {
+		if _, ok := rt.RunRecord(who.p, res.RunID); ok != who.sees {
+			t.Errorf("%+v reads alice's run: %v, want %v", who.p, ok, who.sees)
+		}
 	}
 	res, err = alice.Run(ctx, run.Request{Skill: "team"})
 	must(t, err)
-	if rec, ok := rt.RunRecord(res.RunID); !ok || rec.VisibleTo != "" {
+	if rec, ok := rt.RunRecord(testAdmin, res.RunID); !ok || rec.VisibleTo != "" {
 		t.Fatalf("record of alice's run of the tenant's skill: %+v %v", rec, ok)
 	}
 	// The tenant's counters count both, without naming alice's skill.

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/history"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
@@ -228,7 +229,11 @@ func TestEventsSlowClient(t *testing.T) {
 		t.Fatalf("cancel: %s", r)
 	}
 	var rec history.Record
-	if !waitFor(hangGuard, func() bool { var ok bool; rec, ok = env.rt.RunRecord(a.RunID); return ok }) {
+	if !waitFor(hangGuard, func() bool {
+		var ok bool
+		rec, ok = env.rt.RunRecord(access.Principal{Key: "ops", Role: access.RoleAdmin}, a.RunID)
+		return ok
+	}) {
 		t.Fatal("the run did not end while its watcher was stuck")
 	}
 	if rec.Error == nil || rec.Error.Kind != run.KindCanceled {

@@ -94,7 +94,7 @@ func TestMCPEndpointProtocols(t *testing.T) {
 			}
 			// The run is recorded as the key's, as an HTTP run is.
 			id, _ := res.Meta[mcpserver.MetaRunID].(string)
-			rec, ok := env.rt.RunRecord(id)
+			rec, ok := env.rt.RunRecord(access.Principal{Key: "ops", Role: access.RoleAdmin}, id)
 			if !ok || rec.Face != run.FaceMCP || rec.Caller != "runner-client" {
 				t.Errorf("run %q over MCP recorded as face %q, caller %q (found %v); want mcp, runner-client", id, rec.Face, rec.Caller, ok)
 			}

@@ -132,7 +132,7 @@ func TestToolCall(t *testing.T) {
 		if out.IsError || out.Result.RunID == "" {
 			t.Fatalf("%s", r)
 		}
-		rec, ok := env.rt.RunRecord(out.Result.RunID)
+		rec, ok := env.rt.RunRecord(access.Principal{Key: "ops", Role: access.RoleAdmin}, out.Result.RunID)
 		if !ok || rec.Face != run.FaceHTTP || rec.Caller != "runner-client" {
 			t.Errorf("record %v face %q caller %q, want http and runner-client", ok, rec.Face, rec.Caller)
 		}

@@ -128,8 +128,8 @@ func sees(c echo.Context, visibleTo string) bool { return principal(c).Sees(visi
 
 // recentRun is the runtime's record of recent run id, when the caller may see it.
 func (s *Server) recentRun(c echo.Context, id string) (history.Record, bool) {
-	rec, ok := s.rt.RunRecord(id)
-	if !ok || !sees(c, rec.VisibleTo) {
+	rec, ok := s.rt.RunRecord(principal(c), id)
+	if !ok {
 		return history.Record{}, false
 	}
 	return rec, true
@@ -154,8 +154,8 @@ func (s *Server) mayReadRun(c echo.Context, id string) bool {
 	if run := s.live.get(id); run != nil {
 		return sees(c, run.visibleTo)
 	}
-	if rec, ok := s.rt.RunRecord(id); ok {
-		return sees(c, rec.VisibleTo)
+	if _, ok := s.rt.RunRecord(principal(c), id); ok {
+		return true
 	}
 	return s.historyOf(c, id) != nil
 }

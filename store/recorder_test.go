@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/internal/testcache"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
@@ -74,7 +75,7 @@ func TestRecorderRecordsRuns(t *testing.T) {
 			t.Errorf("keep=%v: %d runs recorded, the refused one too: %v", keep, len(page.Runs), found)
 		}
 		// A store run reads back in the shape GET /v1/runs/{id} gave from memory.
-		mem, _ := rt.RunRecord(ok.RunID)
+		mem, _ := rt.RunRecord(access.Principal{Key: "ops", Role: access.RoleAdmin}, ok.RunID)
 		if (mem.Args != nil) != keep || mem.ArgsSHA256 != got.ArgsSHA256 {
 			t.Errorf("keep=%v: the in-memory record's args %s / %s", keep, mem.Args, mem.ArgsSHA256)
 		}
