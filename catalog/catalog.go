@@ -5,6 +5,8 @@
 package catalog
 
 import (
+	"reflect"
+
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/skillmd"
 	"github.com/skillbox-dev/skillbox/spec"
@@ -39,4 +41,14 @@ type Skill interface {
 type Catalog[S Skill] interface {
 	// Skills are the loaded skills, sorted by id.
 	Skills() []S
+}
+
+// Present reports whether s is a skill: not nil, nor a nil pointer in the interface. A reader of
+// a catalog skips what is not.
+func Present(s Skill) bool {
+	if s == nil {
+		return false
+	}
+	v := reflect.ValueOf(s)
+	return v.Kind() != reflect.Pointer || !v.IsNil()
 }

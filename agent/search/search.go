@@ -6,7 +6,6 @@ package search
 
 import (
 	"math"
-	"reflect"
 	"sort"
 
 	"github.com/skillbox-dev/skillbox/agent/internal/skilltags"
@@ -124,7 +123,7 @@ func NewIndex[S catalog.Skill](skills []S) *Index {
 // describe returns what a search shows of s and the tags to index, or false when s is not
 // searchable.
 func describe(s catalog.Skill) (Hit, []string, bool) {
-	if !present(s) || !s.Status().Usable() {
+	if !catalog.Present(s) || !s.Status().Usable() {
 		return Hit{}, nil, false
 	}
 	h := Hit{ID: s.ID(), Kind: s.Kind()}
@@ -205,13 +204,4 @@ func (ix *Index) Search(query string, limit int) []Hit {
 // instruction skills, indexing reads files.
 func Search[S catalog.Skill](c catalog.Catalog[S], query string, limit int) []Hit {
 	return NewIndex(c.Skills()).Search(query, limit)
-}
-
-// present reports whether s is a skill: not nil, nor a nil pointer in an interface.
-func present(s catalog.Skill) bool {
-	if s == nil {
-		return false
-	}
-	v := reflect.ValueOf(s)
-	return v.Kind() != reflect.Pointer || !v.IsNil()
 }

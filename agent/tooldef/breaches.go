@@ -48,7 +48,7 @@ func ListBreaches(f Format, n int) []Breach {
 // formats that leave it out; nil when s keeps them all, or has no tool (it is not executable, or
 // is broken).
 func VendorBreaches(s catalog.Skill) []Breach {
-	if !present(s) || s.Kind() != spec.Executable || s.Manifest() == nil || s.Schema() == nil {
+	if !catalog.Present(s) || s.Kind() != spec.Executable || s.Manifest() == nil || s.Schema() == nil {
 		return nil
 	}
 	d := &toolDef{skill: s.ID(), name: Name(s.ID()), description: s.Description(), schema: bytes.Clone(s.Schema().JSON()), compiled: s.Schema()}

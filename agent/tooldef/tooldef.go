@@ -16,7 +16,6 @@ package tooldef
 
 import (
 	"bytes"
-	"reflect"
 
 	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/spec"
@@ -35,7 +34,7 @@ type tool struct {
 func tools[S catalog.Skill](c catalog.Catalog[S]) []tool {
 	var out []tool
 	for _, s := range c.Skills() {
-		if !present(s) || s.Kind() != spec.Executable || !s.Status().Usable() || !s.ModelInvocable() || s.Manifest() == nil || s.Schema() == nil {
+		if !catalog.Present(s) || s.Kind() != spec.Executable || !s.Status().Usable() || !s.ModelInvocable() || s.Manifest() == nil || s.Schema() == nil {
 			continue
 		}
 		out = append(out, tool{skill: s, toolDef: &toolDef{skill: s.ID(), name: Name(s.ID()),
@@ -55,13 +54,4 @@ func toolsFor[S catalog.Skill](c catalog.Catalog[S], f Format) []tool {
 		}
 	}
 	return out
-}
-
-// present reports whether s is a skill: not nil, nor a nil pointer in an interface.
-func present(s catalog.Skill) bool {
-	if s == nil {
-		return false
-	}
-	v := reflect.ValueOf(s)
-	return v.Kind() != reflect.Pointer || !v.IsNil()
 }
