@@ -52,3 +52,6 @@ func (p Principal) Viewer() string {
 	}
 	return p.Caller()
 }
+
+// Actor is the principal as a version change records it: its caller, with its role.
+func (p Principal) Actor() Actor { return Actor{Name: p.Caller(), Role: p.Role} }
