@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/skillbox-dev/skillbox/internal/testengine"
 	"github.com/skillbox-dev/skillbox/mcpserver"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
@@ -18,8 +19,7 @@ import (
 func claudeEnv(t *testing.T) *env {
 	t.Helper()
 	root := filepath.Join("..", "testdata", "claude-skills")
-	rt, err := runtime.New(context.Background(), runtime.Config{
-		SkillDirs: []string{filepath.Join(root, "manual"), filepath.Join(root, "names")}, CacheDir: cacheDir})
+	rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{filepath.Join(root, "manual"), filepath.Join(root, "names")}, Shared: testengine.Shared(t, runtime.SharedConfig{CacheDir: cacheDir})})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/skillbox-dev/skillbox/agent/toolset"
+	"github.com/skillbox-dev/skillbox/internal/testengine"
 	"github.com/skillbox-dev/skillbox/mcpserver"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
@@ -21,7 +22,7 @@ func TestMCPToolLeftOut(t *testing.T) {
 	longID := "l" + strings.Repeat("o", 62)
 	fixture(t, dir, "echo", manifest("echo", `"parameters":{"type":"object"}`), "echo")
 	fixture(t, dir, longID, manifest(longID, `"parameters":{"type":"object"}`), "echo")
-	rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{dir}, CacheDir: cacheDir})
+	rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{dir}, Shared: testengine.Shared(t, runtime.SharedConfig{CacheDir: cacheDir})})
 	if err != nil {
 		t.Fatal(err)
 	}

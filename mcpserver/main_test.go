@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillbox-dev/skillbox/internal/testcache"
+	"github.com/skillbox-dev/skillbox/internal/testengine"
 	"github.com/skillbox-dev/skillbox/mcpserver"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/spec"
@@ -34,9 +35,8 @@ func TestMain(m *testing.M) {
 	runtime.MaybeCompileChild() // compile modules in a child process: this test binary, run again
 	// The first wazero.NewCompilationCacheWithDir of a process races with concurrent ones
 	// (wazero#2532): make one before the parallel tests do.
-	rt, err := runtime.New(context.Background(), runtime.Config{CacheDir: cacheDir})
-	if err == nil {
-		rt.Close(context.Background())
+	if sh, err := runtime.NewShared(context.Background(), runtime.SharedConfig{CacheDir: cacheDir}); err == nil {
+		sh.Close(context.Background())
 	}
 	os.Exit(m.Run())
 }
@@ -104,7 +104,8 @@ func newEnv(t *testing.T, opts mcpserver.Options) *env {
 	return newEnvRuntime(t, opts, runtime.Config{})
 }
 
-// newEnvRuntime is newEnv with a runtime configured by cfg (its SkillDirs and CacheDir are set).
+// newEnvRuntime is newEnv with a runtime configured by cfg (its SkillDirs are set, and a Shared
+// on the tests' cache unless it has one).
 func newEnvRuntime(t *testing.T, opts mcpserver.Options, cfg runtime.Config) *env {
 	t.Helper()
 	root := t.TempDir()
@@ -122,7 +123,10 @@ func newEnvRuntime(t *testing.T, opts mcpserver.Options, cfg runtime.Config) *en
 	if err := os.Symlink(filepath.Join(root, "outside.txt"), filepath.Join(guide, "escape.md")); err != nil {
 		t.Fatal(err)
 	}
-	cfg.SkillDirs, cfg.CacheDir = []string{dir, bundled}, cacheDir
+	cfg.SkillDirs = []string{dir, bundled}
+	if cfg.Shared == nil {
+		cfg.Shared = testengine.Shared(t, runtime.SharedConfig{CacheDir: cacheDir})
+	}
 	rt, err := runtime.New(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

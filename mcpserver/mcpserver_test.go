@@ -4,6 +4,7 @@ package mcpserver_test
 
 import (
 	"github.com/skillbox-dev/skillbox/agent/toolset"
+	"github.com/skillbox-dev/skillbox/internal/testengine"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 
@@ -489,7 +490,7 @@ func TestMCPCancel(t *testing.T) {
 	t.Parallel()
 	// One run at a time: the second call gets the slot only if the first run really ended (and
 	// waits for it as long as that takes: MaxWait is far off).
-	e := newEnvRuntime(t, mcpserver.Options{}, runtime.Config{Admission: runtime.Admission{MaxRuns: 1, MaxWait: 10 * time.Minute}})
+	e := newEnvRuntime(t, mcpserver.Options{}, runtime.Config{Shared: testengine.Shared(t, runtime.SharedConfig{Admission: runtime.Admission{MaxRuns: 1, MaxWait: 10 * time.Minute}})})
 	cs := e.connect(t, legacyProtocol, nil)
 	// The client's deadline passes once the sleep is running, not while it is still being
 	// compiled or admitted; only a deadline or its timeout (60 s) can end the sleep.
@@ -607,7 +608,7 @@ func TestMCPStreamableHTTP(t *testing.T) {
 // ends many agent loops — and the model can retry it.
 func TestMCPBusyIsAToolError(t *testing.T) {
 	t.Parallel()
-	e := newEnvRuntime(t, mcpserver.Options{}, runtime.Config{Admission: runtime.Admission{MaxRuns: 1, MaxWait: 50 * time.Millisecond}})
+	e := newEnvRuntime(t, mcpserver.Options{}, runtime.Config{Shared: testengine.Shared(t, runtime.SharedConfig{Admission: runtime.Admission{MaxRuns: 1, MaxWait: 50 * time.Millisecond}})})
 	cs := e.connect(t, legacyProtocol, nil)
 	ctx, cancel := context.WithCancel(testContext(t))
 	defer cancel()

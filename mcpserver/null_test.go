@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/internal/testengine"
 	"github.com/skillbox-dev/skillbox/mcpserver"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
@@ -18,7 +19,7 @@ func TestMCPCallNullMeansOmitted(t *testing.T) {
 	fixture(t, dir, "echo", manifest("echo", `"parameters":{"type":"object",
 		"properties":{"text":{"type":"string"},"top":{"type":"integer","default":5},"note":{"type":["string","null"]}},
 		"required":["text"],"additionalProperties":false}`), "echo")
-	rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{dir}, CacheDir: cacheDir})
+	rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{dir}, Shared: testengine.Shared(t, runtime.SharedConfig{CacheDir: cacheDir})})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,12 +21,19 @@ import (
 // nobody is the uid the tests give to "another user" (as root, with chown).
 const nobody = 65534
 
-// newLogged calls New with a logger writing into the returned buffer, closing the runtime at the
-// end of the test.
-func newLogged(t *testing.T, cfg Config) (*Runtime, *bytes.Buffer, error) {
+// newLogged calls NewShared with sc, then New with cfg on it, each with a logger writing into
+// the returned buffer, closing both at the end of the test.
+func newLogged(t *testing.T, cfg Config, sc SharedConfig) (*Runtime, *bytes.Buffer, error) {
 	t.Helper()
 	var log bytes.Buffer
-	cfg.Logger = slog.New(slog.NewTextHandler(&log, nil))
+	logger := slog.New(slog.NewTextHandler(&log, nil))
+	sc.Logger, cfg.Logger = logger, logger
+	sh, err := NewShared(context.Background(), sc)
+	if err != nil {
+		return nil, &log, err
+	}
+	t.Cleanup(func() { sh.Close(context.Background()) })
+	cfg.Shared = sh
 	rt, err := New(context.Background(), cfg)
 	if rt != nil {
 		t.Cleanup(func() { rt.Close(context.Background()) })
@@ -102,12 +109,12 @@ func TestCacheDirNoUserCacheDir(t *testing.T) {
 	skills := t.TempDir()
 	fixture(t, skills, "echo", simple("echo", ""), "echo")
 
-	rt, log, err := newLogged(t, Config{SkillDirs: []string{skills}})
+	rt, log, err := newLogged(t, Config{SkillDirs: []string{skills}}, SharedConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// No shared cache: only the Runtime's own, private one (random name, 0700) that compiles
-	// hand code over through, removed by Close.
+	// No shared cache: only the Shared's own, private one (random name, 0700) that compiles
+	// hand code over through, removed by the Shared's Close.
 	checkPrivateCache(t, rt)
 	for _, want := range []string{"level=WARN", "compilation cache off", "XDG_CACHE_HOME", "--cache-dir"} {
 		if !strings.Contains(log.String(), want) {
@@ -116,6 +123,9 @@ func TestCacheDirNoUserCacheDir(t *testing.T) {
 	}
 	runEcho(t, rt)
 	if err := rt.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.shared.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if entries, err := os.ReadDir(tmp); err != nil || len(entries) != 0 {
@@ -243,17 +253,17 @@ func TestCacheDirRefused(t *testing.T) {
 				base := filepath.Join(t.TempDir(), "base")
 				mkdir(t, base, 0o700)
 				path, found := tc.given(t, base)
-				cfg := Config{}
+				cfg, sc := Config{}, SharedConfig{}
 				if explicit {
-					cfg.CacheDir = filepath.Join(base, target)
+					sc.CacheDir = filepath.Join(base, target)
 				} else {
 					t.Setenv("XDG_CACHE_HOME", base)
 				}
-				rt, log, err := newLogged(t, cfg)
+				rt, log, err := newLogged(t, cfg, sc)
 				switch {
 				case explicit && tc.explicitOK:
 					if err != nil {
-						t.Fatalf("explicit %s refused: %v", cfg.CacheDir, err)
+						t.Fatalf("explicit %s refused: %v", sc.CacheDir, err)
 					}
 				case explicit:
 					var cde *CacheDirError
@@ -283,13 +293,13 @@ func TestCacheDirStickyParent(t *testing.T) {
 		t.Run(map[bool]string{false: "default", true: "explicit"}[explicit], func(t *testing.T) {
 			base := filepath.Join(t.TempDir(), "base")
 			mkdir(t, base, 0o777|fs.ModeSticky)
-			cfg := Config{}
+			cfg, sc := Config{}, SharedConfig{}
 			if explicit {
-				cfg.CacheDir = filepath.Join(base, "skillbox", "wazero")
+				sc.CacheDir = filepath.Join(base, "skillbox", "wazero")
 			} else {
 				t.Setenv("XDG_CACHE_HOME", base)
 			}
-			rt, log, err := newLogged(t, cfg)
+			rt, log, err := newLogged(t, cfg, sc)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -313,17 +323,17 @@ func TestCacheDirCreatesPrivate(t *testing.T) {
 				fixture(t, skills, "echo", simple("echo", ""), "echo") // before the umask: t.TempDir must be able to remove it
 				old := syscall.Umask(umask)
 				t.Cleanup(func() { syscall.Umask(old) })
-				cfg := Config{SkillDirs: []string{skills}}
+				cfg, sc := Config{SkillDirs: []string{skills}}, SharedConfig{}
 				var created []string
 				if explicit {
-					cfg.CacheDir = filepath.Join(root, "a", "b", "c")
-					created = []string{filepath.Join(root, "a"), filepath.Join(root, "a", "b"), cfg.CacheDir}
+					sc.CacheDir = filepath.Join(root, "a", "b", "c")
+					created = []string{filepath.Join(root, "a"), filepath.Join(root, "a", "b"), sc.CacheDir}
 				} else {
 					xdg := filepath.Join(root, "home", ".cache")
 					t.Setenv("XDG_CACHE_HOME", xdg)
 					created = []string{filepath.Join(root, "home"), xdg, filepath.Join(xdg, "skillbox"), filepath.Join(xdg, "skillbox", "wazero")}
 				}
-				rt, log, err := newLogged(t, cfg)
+				rt, log, err := newLogged(t, cfg, sc)
 				if err != nil {
 					t.Fatal(err)
 				}

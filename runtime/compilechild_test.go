@@ -89,8 +89,7 @@ func TestCompileMemoryIsEnforcedInAChild(t *testing.T) {
 	// The bound sits between the two, far from each: a child compiling hello peaks at 19 MiB
 	// (47 MiB in a -race binary, whose runtime holds more), one compiling chain at 208 MiB
 	// (611 MiB under -race).
-	rt := newRuntime(t, Config{SkillDirs: []string{dir}, NoCache: true,
-		Admission: Admission{CompileMemory: 128 << 20}})
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Shared: newShared(t, SharedConfig{NoCache: true, Admission: Admission{CompileMemory: 128 << 20}})})
 	var before, after goruntime.MemStats
 	goruntime.ReadMemStats(&before)
 	_, err := rt.Run(context.Background(), run.Request{Skill: "chain"})
@@ -123,8 +122,7 @@ func TestCompileTimeoutIsEnforcedInAChild(t *testing.T) {
 	}
 	dir := t.TempDir()
 	compileBombSkill(t, dir, "blocks", blocksBody(64<<10)) // seconds of compiling
-	rt := newRuntime(t, Config{SkillDirs: []string{dir}, NoCache: true,
-		Admission: Admission{CompileTimeout: 300 * time.Millisecond}})
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Shared: newShared(t, SharedConfig{NoCache: true, Admission: Admission{CompileTimeout: 300 * time.Millisecond}})})
 	_, err := rt.Run(context.Background(), run.Request{Skill: "blocks"})
 	if !errors.Is(err, run.ErrTimeout) || !strings.Contains(err.Error(), "CompileTimeout") {
 		t.Fatalf("run: %v", err)
@@ -137,7 +135,7 @@ func TestCompilesHappenInAChild(t *testing.T) {
 	if !childCapable.Load() {
 		t.Skip("this test binary does not call MaybeCompileChild")
 	}
-	rt := newRuntime(t, Config{SkillDirs: []string{"../skills"}, NoCache: true})
+	rt := newRuntime(t, Config{SkillDirs: []string{"../skills"}, Shared: newShared(t, SharedConfig{NoCache: true})})
 	if _, err := rt.Run(context.Background(), run.Request{Skill: "hello", Args: []byte(`{"name":"a"}`)}); err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +163,7 @@ func TestCompiledMarksSpareChildren(t *testing.T) {
 	cache := filepath.Join(t.TempDir(), "cache")
 	var children []int64
 	for range 2 {
-		rt := newRuntime(t, Config{SkillDirs: []string{dir}, CacheDir: cache})
+		rt := newRuntime(t, Config{SkillDirs: []string{dir}, Shared: newShared(t, SharedConfig{CacheDir: cache})})
 		if _, err := rt.Run(context.Background(), run.Request{Skill: "hello"}); err != nil {
 			t.Fatal(err)
 		}

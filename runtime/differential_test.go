@@ -182,7 +182,7 @@ func TestEnginesAgree(t *testing.T) {
 			AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
 			Files:         []policy.Mount{{Path: "/workspace", HostPath: ws, Access: spec.ReadWrite}},
 		}
-		return newRuntime(t, Config{SkillDirs: []string{dir}, Policy: pol, Engine: engine})
+		return newRuntime(t, Config{SkillDirs: []string{dir}, Policy: pol, Shared: newShared(t, SharedConfig{Engine: engine})})
 	}
 	native, ref := build(EngineNative), build(EngineExtism)
 	for _, s := range native.Skills() {

@@ -41,10 +41,13 @@ func ExampleRuntime_Install_signedBundle() {
 	check(unsigned.Sign(priv, &signed)) // the bundle with its signature embedded
 
 	// The operator's side: a runtime that installs only bundles signed by a trusted key.
+	sh, err := runtime.NewShared(ctx, runtime.SharedConfig{CacheDir: testcache.Dir()})
+	check(err)
+	defer sh.Close(ctx)
 	rt, err := runtime.New(ctx, runtime.Config{
 		SkillDirs:         []string{filepath.Join(dir, "skills")},
 		Policy:            &policy.Policy{Bundles: policy.Bundles{RequireSigned: true, TrustedKeys: []ed25519.PublicKey{pub}}},
-		CacheDir:          testcache.Dir(),
+		Shared:            sh,
 		NoBackgroundCheck: true,
 	})
 	check(err)

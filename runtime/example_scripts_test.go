@@ -27,7 +27,10 @@ func ExampleRuntime_Run_javascript() {
 			return {greeting: "Hello, " + args.name + "!"};
 		}`,
 	})
-	rt, err := runtime.New(ctx, runtime.Config{SkillDirs: []string{dir}, CacheDir: testcache.Dir(), NoBackgroundCheck: true})
+	sh, err := runtime.NewShared(ctx, runtime.SharedConfig{CacheDir: testcache.Dir()})
+	check(err)
+	defer sh.Close(ctx)
+	rt, err := runtime.New(ctx, runtime.Config{SkillDirs: []string{dir}, Shared: sh, NoBackgroundCheck: true})
 	check(err)
 	defer rt.Close(ctx)
 
@@ -65,10 +68,13 @@ func ExampleRuntime_Run_program() {
 			console.log(process.argv[2] + ": " + words + " " + skillbox.env("UNIT"));`,
 		"scripts/skillbox.json": `{"permissions": {"env": ["UNIT"]}}`,
 	})
+	sh, err := runtime.NewShared(ctx, runtime.SharedConfig{CacheDir: testcache.Dir()})
+	check(err)
+	defer sh.Close(ctx)
 	rt, err := runtime.New(ctx, runtime.Config{
 		SkillDirs:         []string{dir},
 		Policy:            &policy.Policy{Env: map[string]string{"UNIT": "words"}},
-		CacheDir:          testcache.Dir(),
+		Shared:            sh,
 		NoBackgroundCheck: true,
 	})
 	check(err)

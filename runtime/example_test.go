@@ -16,15 +16,24 @@ import (
 // fails when the two differ.
 func Example() {
 	ctx := context.Background()
+	// The engine: the compilation cache (CacheDir "" is the user's cache directory) and the
+	// admission. Several Runtimes (tenants) can share one; Shared nil in Config makes a default.
+	sh, err := runtime.NewShared(ctx, runtime.SharedConfig{
+		Admission: runtime.Admission{MaxRuns: 8, MemoryBudget: 2 << 30}, // zero: the defaults
+	})
+	if err != nil {
+		log.Fatal(err) // a cache directory the engine cannot use
+	}
+	defer sh.Close(ctx) // after the Runtime's (deferred calls run last first)
 	rt, err := runtime.New(ctx, runtime.Config{
 		SkillDirs: []string{"../skills"}, // scanned in order; the first wins an id clash
 		// Policy nil is the default policy: no hosts, files, env or secrets for any skill
 		// (PolicyFile: "policy.yaml" reads one, and Reload rereads it).
 		// Logger nil discards the runtime's log; TracerProvider nil traces nothing.
-		Admission: runtime.Admission{MaxRuns: 8, MemoryBudget: 2 << 30}, // zero: the defaults
+		Shared: sh,
 	})
 	if err != nil {
-		log.Fatal(err) // a policy, directory or cache the runtime cannot use
+		log.Fatal(err) // a policy or directory the runtime cannot use
 	}
 	defer rt.Close(ctx) // waits for runs in flight (bounded by ctx); then Run fails with ErrClosed
 

@@ -26,11 +26,14 @@ func ExampleRuntime_ChangeVersion() {
 	st, err := sqlite.Open(ctx, filepath.Join(dir, sqlite.FileName))
 	check(err)
 	defer st.Close()
+	sh, err := runtime.NewShared(ctx, runtime.SharedConfig{CacheDir: testcache.Dir()})
+	check(err)
+	defer sh.Close(ctx)
 	rt, err := runtime.New(ctx, runtime.Config{
 		SkillDirs:         []string{filepath.Join(dir, "skills")},
 		Policy:            &policy.Policy{Network: []string{"api.example.com"}}, // what a skill may be granted
 		Versions:          st,
-		CacheDir:          testcache.Dir(),
+		Shared:            sh,
 		NoBackgroundCheck: true,
 	})
 	check(err)

@@ -54,7 +54,7 @@ func BenchmarkEngineTrivialRun(b *testing.B) {
 		}
 	}
 	native := runOne(newRuntime(b, Config{SkillDirs: []string{dir}}))
-	ref := runOne(newRuntime(b, Config{SkillDirs: []string{dir}, Engine: EngineExtism}))
+	ref := runOne(newRuntime(b, Config{SkillDirs: []string{dir}, Shared: newShared(b, SharedConfig{Engine: EngineExtism})}))
 	wasm, err := os.ReadFile(dir + "/hello/" + spec.ModuleFile)
 	if err != nil {
 		b.Fatal(err)
@@ -79,7 +79,7 @@ func BenchmarkEngineHostCall(b *testing.B) {
 		b.Run(string(engine), func(b *testing.B) {
 			dir := b.TempDir()
 			fixture(b, dir, "calls", simple("calls", `"parameters":{"n":{"type":"integer"}},"permissions":{"env":["X"]}`), "calls")
-			rt := newRuntime(b, Config{SkillDirs: []string{dir}, Policy: &policy.Policy{Env: map[string]string{"X": "1"}}, Engine: engine})
+			rt := newRuntime(b, Config{SkillDirs: []string{dir}, Policy: &policy.Policy{Env: map[string]string{"X": "1"}}, Shared: newShared(b, SharedConfig{Engine: engine})})
 			ctx := context.Background()
 			counts := []int{0, 10, 100, 1000, 3000}
 			var cs []interleave.Contender
@@ -201,7 +201,7 @@ func BenchmarkEngineGoHello(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	pooled := newRuntime(b, Config{SkillDirs: []string{"../skills"}, WarmInstances: 2})
+	pooled := newRuntime(b, Config{SkillDirs: []string{"../skills"}, Shared: newShared(b, SharedConfig{WarmInstances: 2})})
 	fromPool := func() {
 		if _, err := pooled.Run(ctx, run.Request{Skill: "hello", Args: []byte(`{"name":"x"}`)}); err != nil {
 			b.Fatal(err)

@@ -224,7 +224,7 @@ func TestRunsSeeNoResidue(t *testing.T) {
 		t.Run(string(engine), func(t *testing.T) {
 			dir := t.TempDir()
 			fixture(t, dir, "residue", simple("residue", ""), "residue")
-			rt := newRuntime(t, Config{SkillDirs: []string{dir}, Engine: engine})
+			rt := newRuntime(t, Config{SkillDirs: []string{dir}, Shared: newShared(t, SharedConfig{Engine: engine})})
 			for i := range 20 {
 				res, err := rt.Run(context.Background(), run.Request{Skill: "residue"})
 				if err != nil || string(res.Result) != `"clean"` {

@@ -57,6 +57,21 @@ func simple(id, extra string) string {
 }
 
 // settled waits until the background check has checked every skill of rt (see background), so a
+// newShared is a Shared made with cfg (on the tests' cache, unless cfg names one or NoCache),
+// closed when the test ends: after the runtimes made on it later, as cleanups run last first.
+func newShared(t testing.TB, cfg SharedConfig) *Shared {
+	t.Helper()
+	if cfg.CacheDir == "" && !cfg.NoCache {
+		cfg.CacheDir = cacheDir
+	}
+	sh, err := NewShared(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sh.Close(context.Background()) })
+	return sh
+}
+
 // test sees what the check found. The bound is for a hung check, not a measure of time.
 func settled(t testing.TB, rt *Runtime) {
 	t.Helper()
@@ -69,8 +84,8 @@ func settled(t testing.TB, rt *Runtime) {
 
 func newRuntime(t testing.TB, cfg Config) *Runtime {
 	t.Helper()
-	if cfg.CacheDir == "" {
-		cfg.CacheDir = cacheDir
+	if cfg.Shared == nil {
+		cfg.Shared = newShared(t, SharedConfig{})
 	}
 	rt, err := New(context.Background(), cfg)
 	if err != nil {

@@ -17,20 +17,20 @@ import (
 )
 
 // pipelineRuntime serves quick WAT skills: hello, echo, and loop (never returns; timeoutMs as
-// given), with cfg's admission and history.
-func pipelineRuntime(t *testing.T, cfg Config, loopMs int) *Runtime {
+// given), with cfg's history on a Shared of its own with admission.
+func pipelineRuntime(t *testing.T, cfg Config, admission Admission, loopMs int) *Runtime {
 	t.Helper()
 	dir := t.TempDir()
 	fixture(t, dir, "hello", simple("hello", `"version":"1.0.0"`), "hello")
 	fixture(t, dir, "echo", simple("echo", `"parameters":{"type":"object"}`), "echo")
 	fixture(t, dir, "strict", simple("strict", `"parameters":{"n":{"type":"integer","required":true}}`), "echo")
 	fixture(t, dir, "loop", simple("loop", `"limits":{"timeoutMs":`+strconv.Itoa(loopMs)+`}`), "loop")
-	cfg.SkillDirs = []string{dir}
+	cfg.SkillDirs, cfg.Shared = []string{dir}, newShared(t, SharedConfig{Admission: admission})
 	rt := newRuntime(t, cfg)
 	// Compile every module now: a test that times runs against each other must not wait for a
 	// compilation (in a child process, slow under -race on a busy machine) in the middle. Not
 	// for the tests of the memory budget, which count what warm modules hold.
-	if cfg.Admission.MemoryBudget != 0 {
+	if admission.MemoryBudget != 0 {
 		return rt
 	}
 	compileNow(t, rt, "hello", "echo", "strict", "loop")
@@ -83,7 +83,7 @@ func startLoop(t *testing.T, rt *Runtime, ctx context.Context) <-chan *run.Resul
 
 func TestRunAfterClose(t *testing.T) {
 	t.Parallel()
-	rt := pipelineRuntime(t, Config{}, 1000)
+	rt := pipelineRuntime(t, Config{}, Admission{}, 1000)
 	if err := rt.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestCloseWaitsForRunsInFlight(t *testing.T) {
 	// The run in flight loops until the test cancels it (its own timeout is 30 s, the default
 	// ceiling): Close comes while it runs however slowly a loaded machine gets there, and the
 	// test, not a clock, says when it ends.
-	rt := pipelineRuntime(t, Config{Admission: Admission{MaxRuns: 1}}, 30_000)
+	rt := pipelineRuntime(t, Config{}, Admission{MaxRuns: 1}, 30_000)
 	runCtx, stopRun := context.WithCancel(context.Background())
 	defer stopRun()
 	first := startLoop(t, rt, runCtx)
@@ -146,7 +146,7 @@ func TestCloseWaitsForRunsInFlight(t *testing.T) {
 // A Close whose context ends first stops the runs in flight (canceled) and says so.
 func TestCloseStopsRunsWhenItsContextEnds(t *testing.T) {
 	t.Parallel()
-	rt := pipelineRuntime(t, Config{}, 60_000)
+	rt := pipelineRuntime(t, Config{}, Admission{}, 60_000)
 	first := startLoop(t, rt, context.Background())
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
@@ -164,7 +164,7 @@ func TestCloseStopsRunsWhenItsContextEnds(t *testing.T) {
 // test cancels it, so no clock decides when the slot frees.
 func TestAdmissionQueueFull(t *testing.T) {
 	t.Parallel()
-	rt := pipelineRuntime(t, Config{Admission: Admission{MaxRuns: 1, MaxQueue: 1}}, 30_000)
+	rt := pipelineRuntime(t, Config{}, Admission{MaxRuns: 1, MaxQueue: 1}, 30_000)
 	runCtx, stopRun := context.WithCancel(context.Background())
 	defer stopRun()
 	first := startLoop(t, rt, runCtx)
@@ -197,7 +197,7 @@ func TestAdmissionQueueFull(t *testing.T) {
 
 func TestAdmissionMaxWait(t *testing.T) {
 	t.Parallel()
-	rt := pipelineRuntime(t, Config{Admission: Admission{MaxRuns: 1, MaxWait: 50 * time.Millisecond}}, 30_000)
+	rt := pipelineRuntime(t, Config{}, Admission{MaxRuns: 1, MaxWait: 50 * time.Millisecond}, 30_000)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	first := startLoop(t, rt, ctx)
@@ -212,7 +212,7 @@ func TestAdmissionMaxWait(t *testing.T) {
 // A caller that gives up while its run waits for admission gets canceled, and leaves the queue.
 func TestAdmissionCallerGivesUp(t *testing.T) {
 	t.Parallel()
-	rt := pipelineRuntime(t, Config{Admission: Admission{MaxRuns: 1}}, 30_000)
+	rt := pipelineRuntime(t, Config{}, Admission{MaxRuns: 1}, 30_000)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	first := startLoop(t, rt, ctx)
@@ -233,19 +233,19 @@ func TestAdmissionCallerGivesUp(t *testing.T) {
 // two runs whose charges do not fit together run one after the other.
 func TestAdmissionMemoryBudget(t *testing.T) {
 	t.Parallel()
-	probe := pipelineRuntime(t, Config{}, 300)
+	probe := pipelineRuntime(t, Config{}, Admission{}, 300)
 	s, _ := probe.Skill("loop")
 	charge := runCharge(s)
 	warm := warmCharge(s)
 
-	tiny := pipelineRuntime(t, Config{Admission: Admission{MemoryBudget: charge - 1, CompileMemory: 128 << 20}}, 300)
+	tiny := pipelineRuntime(t, Config{}, Admission{MemoryBudget: charge - 1, CompileMemory: 128 << 20}, 300)
 	if _, err := tiny.Run(context.Background(), run.Request{Skill: "loop"}); !errors.Is(err, run.ErrMemoryLimit) || !strings.Contains(err.Error(), "whole memory budget") {
 		t.Errorf("run over the whole budget: %v", err)
 	}
 
 	// Room for one loop run and the warm modules, not for two runs.
 	small := Admission{CompileMemory: 128 << 20}.withDefaults() // compiling fits beside a run
-	rt := pipelineRuntime(t, Config{Admission: Admission{MemoryBudget: charge + 2*warm + warm/2, CompileMemory: small.CompileMemory}}, 200)
+	rt := pipelineRuntime(t, Config{}, Admission{MemoryBudget: charge + 2*warm + warm/2, CompileMemory: small.CompileMemory}, 200)
 	if compileCharge(small, s) > charge {
 		t.Fatalf("the test's arithmetic: a compilation (%d) costs more than a run (%d)", compileCharge(small, s), charge)
 	}
@@ -274,13 +274,13 @@ func TestAdmissionMemoryBudget(t *testing.T) {
 // another skill evicts the idle one.
 func TestWarmModulesAreEvictedForRuns(t *testing.T) {
 	t.Parallel()
-	probe := pipelineRuntime(t, Config{}, 300)
+	probe := pipelineRuntime(t, Config{}, Admission{}, 300)
 	h, _ := probe.Skill("hello")
 	e, _ := probe.Skill("echo")
 	// Room for a run and one warm module and a half: never two warm modules beside a run.
 	a := Admission{CompileMemory: 128 << 20}.withDefaults()
 	budget := max(runCharge(h), runCharge(e), compileCharge(a, h), compileCharge(a, e)) + max(warmCharge(h), warmCharge(e))*3/2
-	rt := pipelineRuntime(t, Config{Admission: Admission{MemoryBudget: budget, CompileMemory: a.CompileMemory}}, 300)
+	rt := pipelineRuntime(t, Config{}, Admission{MemoryBudget: budget, CompileMemory: a.CompileMemory}, 300)
 	for _, id := range []string{"hello", "echo", "hello"} {
 		if res, err := rt.Run(context.Background(), run.Request{Skill: id, Args: []byte(`{}`)}); err != nil {
 			t.Fatalf("%s: %v %+v", id, err, res.Error)
@@ -298,7 +298,7 @@ func TestWarmModulesAreEvictedForRuns(t *testing.T) {
 // Events: none for a request refused before admission; started, running, result for a run.
 func TestEventsOnlyForAdmittedRuns(t *testing.T) {
 	t.Parallel()
-	rt := pipelineRuntime(t, Config{}, 300)
+	rt := pipelineRuntime(t, Config{}, Admission{}, 300)
 	for _, req := range []run.Request{{Skill: "nope"}, {Skill: "strict", Args: []byte(`{"n":"x"}`)}, {Skill: "hello", Argv: []string{"x"}}} {
 		var events []run.Event
 		req.OnEvent = func(e run.Event) { events = append(events, e) }
@@ -323,7 +323,7 @@ func TestEventsOnlyForAdmittedRuns(t *testing.T) {
 
 func TestRunRecordsAndStats(t *testing.T) {
 	t.Parallel()
-	rt := pipelineRuntime(t, Config{History: History{MaxRuns: 2}}, 300)
+	rt := pipelineRuntime(t, Config{History: History{MaxRuns: 2}}, Admission{}, 300)
 	var ids []string
 	for i, face := range []run.Face{run.FaceHTTP, run.FaceMCP, run.FaceCLI} {
 		res, err := rt.Run(context.Background(), run.Request{Skill: "echo", Args: []byte(`{"i":` + strconv.Itoa(i) + `}`), Face: face, Caller: "key-" + string(face)})
@@ -366,7 +366,7 @@ func TestRunRecordsAndStats(t *testing.T) {
 // the records never hold more than MaxBytes in all.
 func TestHistoryIsBoundedInBytes(t *testing.T) {
 	t.Parallel()
-	rt := pipelineRuntime(t, Config{History: History{MaxBytes: 64 << 10}}, 300)
+	rt := pipelineRuntime(t, Config{History: History{MaxBytes: 64 << 10}}, Admission{}, 300)
 	big := `{"s":"` + strings.Repeat("x", 20<<10) + `"}`
 	var ids []string
 	for range 10 {
@@ -390,7 +390,7 @@ func TestHistoryIsBoundedInBytes(t *testing.T) {
 
 func TestRunTakesNoArgvOrStdin(t *testing.T) {
 	t.Parallel()
-	rt := pipelineRuntime(t, Config{}, 300)
+	rt := pipelineRuntime(t, Config{}, Admission{}, 300)
 	for _, req := range []run.Request{{Skill: "hello", Argv: []string{"-x"}}, {Skill: "hello", Stdin: []byte("in")}} {
 		if _, err := rt.Run(context.Background(), req); !errors.Is(err, run.ErrInvalidArgs) || !strings.Contains(err.Error(), "JSON arguments only") {
 			t.Errorf("%+v: %v", req, err)
@@ -450,7 +450,7 @@ func TestPolicyFileReload(t *testing.T) {
 // What Skills hands out is a copy: changing it changes nothing for the next caller or a run.
 func TestSkillViewsAreCopies(t *testing.T) {
 	t.Parallel()
-	rt := pipelineRuntime(t, Config{}, 300)
+	rt := pipelineRuntime(t, Config{}, Admission{}, 300)
 	s, _ := rt.Skill("strict")
 	m := s.Manifest()
 	m.Entrypoint, m.Limits.TimeoutMs = "nope", 1
@@ -477,8 +477,7 @@ func TestCompilationsAreBounded(t *testing.T) {
 	t.Parallel()
 	// MaxWait is long: the second compilation waits for the first, which takes a minute or more
 	// under -race on a busy machine.
-	rt, err := New(context.Background(), Config{SkillDirs: []string{"../skills"}, NoCache: true,
-		Admission: Admission{MaxWait: 10 * time.Minute}})
+	rt, err := New(context.Background(), Config{SkillDirs: []string{"../skills"}, Shared: newShared(t, SharedConfig{NoCache: true, Admission: Admission{MaxWait: 10 * time.Minute}})})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 // those of fresh instances, no instance serves two runs, and the pool's memory is given back when
 // the runtime closes.
 func TestWarmPool(t *testing.T) {
-	rt := newRuntime(t, Config{SkillDirs: []string{"../skills"}, WarmInstances: 2})
+	rt := newRuntime(t, Config{SkillDirs: []string{"../skills"}, Shared: newShared(t, SharedConfig{WarmInstances: 2})})
 	ctx := context.Background()
 	first, err := rt.Run(ctx, run.Request{Skill: "hello", Args: []byte(`{"name":"Ada"}`)})
 	if err != nil {
@@ -44,7 +44,7 @@ func TestWarmPool(t *testing.T) {
 func TestWarmPoolOnlyForSlowModules(t *testing.T) {
 	dir := t.TempDir()
 	fixture(t, dir, "hello", simple("hello", ""), "hello")
-	rt := newRuntime(t, Config{SkillDirs: []string{dir}, WarmInstances: 2})
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Shared: newShared(t, SharedConfig{WarmInstances: 2})})
 	for range 5 {
 		if _, err := rt.Run(context.Background(), run.Request{Skill: "hello"}); err != nil {
 			t.Fatal(err)

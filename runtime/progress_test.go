@@ -15,11 +15,11 @@ func TestOnCompile(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
 	var events []CompileEvent
-	rt := newRuntime(t, Config{SkillDirs: []string{"../skills"}, NoCache: true, OnCompile: func(ev CompileEvent) {
+	rt := newRuntime(t, Config{SkillDirs: []string{"../skills"}, Shared: newShared(t, SharedConfig{NoCache: true, OnCompile: func(ev CompileEvent) {
 		mu.Lock()
 		defer mu.Unlock()
 		events = append(events, ev)
-	}})
+	}})})
 	for range 2 {
 		if _, err := rt.Run(context.Background(), run.Request{Skill: "hello", Args: json.RawMessage(`{}`)}); err != nil {
 			t.Fatal(err)

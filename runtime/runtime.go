@@ -53,18 +53,9 @@ type Config struct {
 	// Logger receives the runtime's own log (loads, reloads, broken skills, runs). Nil discards
 	// it: a library should not write to a process's stderr unasked.
 	Logger *slog.Logger
-	// CacheDir holds wazero's compiled code between processes. It must be the current user's own
-	// directory with mode 0700 (created so when missing), or New fails. Empty means
-	// $XDG_CACHE_HOME/skillbox/wazero (or the OS's equivalent), under the same rule; when that
-	// cannot be determined or is refused, the runtime logs a warning and runs without the cache.
-	CacheDir string
-	// NoCache turns the on-disk compilation cache off.
-	NoCache bool
 	// PolicyFile, when set, is read for the policy (Policy must then be nil), and read again by
 	// every Reload, so an operator changes the policy without a restart.
 	PolicyFile string
-	// Admission bounds what runs at once, for every face: see [Admission].
-	Admission Admission
 	// MaxArgsBytes, when set, bounds one run's arguments in place of the policy's runs.maxArgsBytes
 	// (an operator's flag: skillbox --max-args-bytes). See [Runtime.MaxArgsBytes].
 	MaxArgsBytes int64
@@ -86,13 +77,6 @@ type Config struct {
 	Artifacts artifact.Store
 	// KeptArtifacts bounds what the runtime keeps when Artifacts is nil: see [KeptArtifacts].
 	KeptArtifacts KeptArtifacts
-	// Engine runs the modules: EngineNative ("", the default) or EngineExtism, the reference.
-	Engine Engine
-	// WarmInstances, above 0, keeps that many instances of each module that takes over a
-	// millisecond to instantiate (standard Go: ~3 ms) made ahead of its runs, each used by one
-	// run and replaced in the background, their memory charged to the admission budget (native
-	// engine only; 0, the default, makes every instance when its run starts).
-	WarmInstances int
 	// NoBackgroundCheck leaves unchecked skills (see StatusUnchecked) unchecked until they are
 	// run, instead of checking them one at a time after each scan. A process that lists skills,
 	// or runs one, and exits sets it: it would spend its life reading modules it never uses.
@@ -104,13 +88,10 @@ type Config struct {
 	// The runtime never sets or reads the process-wide provider (otel.SetTracerProvider): an
 	// embedder passes the one it means.
 	TracerProvider trace.TracerProvider
-	// OnCompile, when set, is told when a compilation starts and ends (a skill's module, an
-	// interpreter), from the goroutine that compiles: it must be quick and safe for concurrent
-	// use. The CLI shows progress on a terminal with it.
-	OnCompile func(CompileEvent)
-	// Shared, when set, is the engine, interpreters, compilation cache and admission this
-	// Runtime shares with others (see [Shared]): CacheDir, NoCache, Admission, Engine,
-	// WarmInstances and OnCompile are then the Shared's, and must be left zero here.
+	// Shared is the engine, interpreters, compilation cache and admission this Runtime runs on
+	// (see [Shared] and [SharedConfig], which set them up), and may share with other Runtimes.
+	// Nil gives the Runtime one of its own, made with the zero SharedConfig (the compilation
+	// cache in the user's cache directory, the default admission) and closed with it.
 	Shared *Shared
 	// Tenant names the tenant this Runtime's skills and runs belong to (a server gives each
 	// tenant its own Runtime on one Shared): it is in every Record, so a store keeps each
@@ -408,19 +389,12 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		return nil, errors.New("runtime: set Config.Policy or Config.PolicyFile, not both")
 	}
 	sh, owned := cfg.Shared, false
-	if sh != nil {
-		if err := cfg.useShared(); err != nil {
-			return nil, err
-		}
-		cfg.Engine, cfg.Admission = sh.cfg.Engine, sh.cfg.Admission
-	} else {
+	if sh == nil {
 		var err error
-		sh, err = NewShared(ctx, SharedConfig{Logger: logger, CacheDir: cfg.CacheDir, NoCache: cfg.NoCache,
-			Admission: cfg.Admission, Engine: cfg.Engine, WarmInstances: cfg.WarmInstances, OnCompile: cfg.OnCompile})
-		if err != nil {
+		if sh, err = NewShared(ctx, SharedConfig{Logger: logger}); err != nil {
 			return nil, err
 		}
-		cfg.Engine, cfg.Admission, owned = sh.cfg.Engine, sh.cfg.Admission, true
+		owned = true
 	}
 	fail := func(err error) (*Runtime, error) {
 		if owned {

@@ -71,7 +71,7 @@ func BenchmarkRunAmongMany(b *testing.B) {
 	cache := filepath.Join(b.TempDir(), "cache")
 	once := func(dir string) time.Duration {
 		start := time.Now()
-		rt, err := New(context.Background(), Config{SkillDirs: []string{dir}, CacheDir: cache, NoBackgroundCheck: true})
+		rt, err := New(context.Background(), Config{SkillDirs: []string{dir}, NoBackgroundCheck: true, Shared: newShared(b, SharedConfig{CacheDir: cache})})
 		if err != nil {
 			b.Fatal(err)
 		}

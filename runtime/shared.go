@@ -32,16 +32,34 @@ type Shared struct {
 	closeOnce              sync.Once
 }
 
-// SharedConfig is how a Shared is set up: the Config fields of the same names, which a Runtime
-// on a Shared takes from it (and must leave zero).
+// SharedConfig is how a Shared is set up: what runs the modules, for every Runtime on it. A
+// Runtime's own Config says what it runs (skills, policy, history, versions); the two never
+// overlap. The zero SharedConfig is valid: the native engine, the compilation cache in the
+// user's cache directory, the default admission.
 type SharedConfig struct {
-	Logger        *slog.Logger
-	CacheDir      string
-	NoCache       bool
-	Admission     Admission
-	Engine        Engine
+	// Logger receives the engine's own log (compilations, the cache). Nil discards it.
+	Logger *slog.Logger
+	// CacheDir holds wazero's compiled code between processes. It must be the current user's own
+	// directory with mode 0700 (created so when missing), or NewShared fails. Empty means
+	// $XDG_CACHE_HOME/skillbox/wazero (or the OS's equivalent), under the same rule; when that
+	// cannot be determined or is refused, the engine logs a warning and runs without the cache.
+	CacheDir string
+	// NoCache turns the on-disk compilation cache off.
+	NoCache bool
+	// Admission bounds what runs at once, for every face and every Runtime on the Shared: see
+	// [Admission].
+	Admission Admission
+	// Engine runs the modules: EngineNative ("", the default) or EngineExtism, the reference.
+	Engine Engine
+	// WarmInstances, above 0, keeps that many instances of each module that takes over a
+	// millisecond to instantiate (standard Go: ~3 ms) made ahead of its runs, each used by one
+	// run and replaced in the background, their memory charged to the admission budget (native
+	// engine only; 0, the default, makes every instance when its run starts).
 	WarmInstances int
-	OnCompile     func(CompileEvent)
+	// OnCompile, when set, is told when a compilation starts and ends (a skill's module, an
+	// interpreter), from the goroutine that compiles: it must be quick and safe for concurrent
+	// use. The CLI shows progress on a terminal with it.
+	OnCompile func(CompileEvent)
 }
 
 // NewShared makes what Runtimes made with Config.Shared share. Close it after them.
@@ -110,16 +128,3 @@ func (sh *Shared) Close(ctx context.Context) error {
 
 // Stats returns the admission's counters: what every Runtime on sh holds together.
 func (sh *Shared) Stats() AdmissionStats { return sh.admission.stats() }
-
-// useShared checks that cfg leaves the shared parts to its Shared.
-func (cfg *Config) useShared() error {
-	switch {
-	case cfg.CacheDir != "" || cfg.NoCache:
-		return fmt.Errorf("runtime: Config.CacheDir and NoCache are the Shared's when Config.Shared is set (SharedConfig)")
-	case cfg.Admission != Admission{}:
-		return fmt.Errorf("runtime: Config.Admission is the Shared's when Config.Shared is set (SharedConfig.Admission)")
-	case cfg.Engine != "" || cfg.WarmInstances != 0 || cfg.OnCompile != nil:
-		return fmt.Errorf("runtime: Config.Engine, WarmInstances and OnCompile are the Shared's when Config.Shared is set (SharedConfig)")
-	}
-	return nil
-}

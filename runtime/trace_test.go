@@ -191,7 +191,7 @@ func TestFetchSpansAreChildrenOfTheRun(t *testing.T) {
 	for _, engine := range []Engine{EngineNative, EngineExtism} {
 		t.Run(string(engine), func(t *testing.T) {
 			sr, tp := recorder(t)
-			rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: allow, Engine: engine, TracerProvider: tp})
+			rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: allow, TracerProvider: tp, Shared: newShared(t, SharedConfig{Engine: engine})})
 			url := srv.URL + "/secret/path?token=s3cr3t"
 			if _, err := rt.Run(context.Background(), run.Request{Skill: "http-get", Args: []byte(`{"url":"` + url + `"}`)}); err != nil {
 				t.Fatal(err)
@@ -221,7 +221,7 @@ func TestFetchSpansAreChildrenOfTheRun(t *testing.T) {
 
 			// Refused by the grant (a host it does not list), then by the guard (loopback,
 			// without allowNetworks): the fetch span says why, the run is permission_denied.
-			guarded := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: &policy.Policy{Network: []string{"127.0.0.1"}}, Engine: engine, TracerProvider: tp})
+			guarded := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: &policy.Policy{Network: []string{"127.0.0.1"}}, TracerProvider: tp, Shared: newShared(t, SharedConfig{Engine: engine})})
 			for _, c := range []struct{ url, reason string }{
 				{"http://localhost:" + strconv.Itoa(port) + "/?token=s3cr3t", "host localhost:" + strconv.Itoa(port) + " is not on the grant"},
 				{url, "loopback"},

@@ -67,8 +67,6 @@ func (rt *Runtime) User(ctx context.Context, user string) (*Runtime, error) {
 	dir := filepath.Join(rt.cfg.SkillDirs[0], usersDir, scope)
 	cfg := rt.cfg
 	cfg.SkillDirs = append([]string{dir}, rt.cfg.SkillDirs...)
-	// The Shared's: they must be zero here (see Config.Shared).
-	cfg.CacheDir, cfg.NoCache, cfg.Admission, cfg.Engine, cfg.WarmInstances, cfg.OnCompile = "", false, Admission{}, "", 0, nil
 	cfg.Shared = rt.shared
 	cfg.Policy, cfg.PolicyFile = rt.policy.Load(), "" // rt's, passed on at every scan of rt
 	cfg.Quota, cfg.OnReload = Quota{}, nil

@@ -141,7 +141,7 @@ func TestFingerprintDecidesWhatIsKnown(t *testing.T) {
 	dir, cache := t.TempDir(), filepath.Join(t.TempDir(), "cache") // made 0700 by New
 	sd := fixture(t, dir, "s", simple("s", ""), "hello")
 	fixture(t, dir, "other", simple("other", ""), "hello")
-	cfg := Config{SkillDirs: []string{dir}, CacheDir: cache, NoBackgroundCheck: true}
+	cfg := Config{SkillDirs: []string{dir}, NoBackgroundCheck: true, Shared: newShared(t, SharedConfig{CacheDir: cache})}
 	rt := newRuntime(t, cfg)
 	s, _ := rt.Skill("s")
 	digest := s.Digest() // checks it

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillbox-dev/skillbox/internal/testengine"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
@@ -153,7 +154,7 @@ func TestAsyncRunThenEvents(t *testing.T) {
 // it answers a synchronous one; a bad async value is a 400 that names it.
 func TestAsyncRefusalsAnswerAsSync(t *testing.T) {
 	t.Parallel()
-	env := liveEnv(t, Options{}, runtime.Config{Admission: runtime.Admission{MaxRuns: 1, MaxWait: 50 * time.Millisecond}})
+	env := liveEnv(t, Options{}, runtime.Config{Shared: testengine.Shared(t, runtime.SharedConfig{Admission: runtime.Admission{MaxRuns: 1, MaxWait: 50 * time.Millisecond}})})
 	tests := []struct {
 		name, path, body string
 		status           int
@@ -239,7 +240,7 @@ func TestAsyncClientGoneBeforeAdmission(t *testing.T) {
 	t.Parallel()
 	// MaxWait is long: the queued run must still be waiting when its client leaves, however
 	// slow the machine; only the client's leaving ends its wait.
-	env := liveEnv(t, Options{}, runtime.Config{Admission: runtime.Admission{MaxRuns: 1, MaxWait: 10 * time.Minute}})
+	env := liveEnv(t, Options{}, runtime.Config{Shared: testengine.Shared(t, runtime.SharedConfig{Admission: runtime.Admission{MaxRuns: 1, MaxWait: 10 * time.Minute}})})
 	long := startAsync(t, env.ts.URL, "/v1/skills/ticker/runs", endlessTicks)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/skillbox-dev/skillbox/access"
+	"github.com/skillbox-dev/skillbox/internal/testengine"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -188,7 +189,7 @@ func TestPublicEndpointsNeedNoKey(t *testing.T) {
 
 func TestNewRefusesBadConfiguration(t *testing.T) {
 	t.Parallel()
-	rt, err := runtime.New(context.Background(), runtime.Config{CacheDir: testCache})
+	rt, err := runtime.New(context.Background(), runtime.Config{Shared: testengine.Shared(t, runtime.SharedConfig{CacheDir: testCache})})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"github.com/skillbox-dev/skillbox/internal/interleave"
+	"github.com/skillbox-dev/skillbox/internal/testengine"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 
@@ -20,7 +21,7 @@ func benchEnv(b *testing.B) (*testEnv, *http.Client) {
 	b.Helper()
 	dir := b.TempDir()
 	fixture(b, dir, "hello", manifestJSON("hello", ""), "hello", nil)
-	env := newEnvRuntime(b, Options{}, runtime.Config{Admission: runtime.Admission{MaxRuns: 256, MaxQueue: 1024}}, dir)
+	env := newEnvRuntime(b, Options{}, runtime.Config{Shared: testengine.Shared(b, runtime.SharedConfig{Admission: runtime.Admission{MaxRuns: 256, MaxQueue: 1024}})}, dir)
 	tr := &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256, IdleConnTimeout: time.Minute}
 	b.Cleanup(tr.CloseIdleConnections)
 	return env, &http.Client{Transport: tr}

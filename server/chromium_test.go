@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillbox-dev/skillbox/internal/testengine"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
@@ -188,7 +189,7 @@ func TestRealBrowser(t *testing.T) {
 
 	dir := t.TempDir()
 	fixture(t, dir, "echo", manifestJSON("echo", `"parameters":{"type":"object"}`), "echo", nil)
-	rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{dir}, CacheDir: testCache})
+	rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{dir}, Shared: testengine.Shared(t, runtime.SharedConfig{CacheDir: testCache})})
 	if err != nil {
 		t.Fatal(err)
 	}

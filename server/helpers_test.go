@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/skillbox-dev/skillbox/internal/testcache"
+	"github.com/skillbox-dev/skillbox/internal/testengine"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
@@ -100,10 +101,14 @@ func newEnv(t testing.TB, opts Options, dirs ...string) *testEnv {
 	return newEnvRuntime(t, opts, runtime.Config{}, dirs...)
 }
 
-// newEnvRuntime is newEnv with a runtime configured by cfg (its SkillDirs and CacheDir are set).
+// newEnvRuntime is newEnv with a runtime configured by cfg (its SkillDirs are set, and a Shared
+// on the tests' cache unless it has one).
 func newEnvRuntime(t testing.TB, opts Options, cfg runtime.Config, dirs ...string) *testEnv {
 	t.Helper()
-	cfg.SkillDirs, cfg.CacheDir = dirs, testCache
+	cfg.SkillDirs = dirs
+	if cfg.Shared == nil {
+		cfg.Shared = testengine.Shared(t, runtime.SharedConfig{CacheDir: testCache})
+	}
 	// Skills stay unchecked until used, so what a test sees does not depend on how far the
 	// background check got (serve runs it; the runtime's own tests cover it).
 	cfg.NoBackgroundCheck = true

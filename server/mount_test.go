@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/skillbox-dev/skillbox/access"
+	"github.com/skillbox-dev/skillbox/internal/testengine"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -21,7 +22,7 @@ func userApp(t *testing.T, opts Options) *httptest.Server {
 	fixture(t, dir, "hello", manifestJSON("hello", ""), "hello", nil)
 	fixture(t, dir, "echo", manifestJSON("echo", `"parameters":{"type":"object","properties":{"n":{"type":"integer"}}}`), "echo", nil)
 	fixture(t, dir, "loop", manifestJSON("loop", `"limits":{"timeoutMs":100}`), "loop", nil)
-	rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{dir}, CacheDir: testCache, MaxArgsBytes: 128})
+	rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{dir}, MaxArgsBytes: 128, Shared: testengine.Shared(t, runtime.SharedConfig{CacheDir: testCache})})
 	if err != nil {
 		t.Fatal(err)
 	}

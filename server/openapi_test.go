@@ -11,6 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/skillbox-dev/skillbox/internal/testengine"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -61,7 +62,7 @@ func loadOpenAPI(t *testing.T) (openapiDocument, []byte) {
 // mountedRoutes returns "method path" of every route Mount registers, in OpenAPI's path syntax.
 func mountedRoutes(t *testing.T, prefix string) map[string]bool {
 	t.Helper()
-	rt, err := runtime.New(context.Background(), runtime.Config{CacheDir: testCache})
+	rt, err := runtime.New(context.Background(), runtime.Config{Shared: testengine.Shared(t, runtime.SharedConfig{CacheDir: testCache})})
 	if err != nil {
 		t.Fatal(err)
 	}

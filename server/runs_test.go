@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillbox-dev/skillbox/internal/testengine"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
@@ -195,7 +196,7 @@ func TestRunQueueFull(t *testing.T) {
 	fixture(t, dir, "loop", manifestJSON("loop", `"limits":{"timeoutMs":100}`), "loop", nil)
 	fixture(t, dir, "hold", manifestJSON("hold", `"limits":{"timeoutMs":60000}`), "loop", nil)
 	// MaxWait is long: the queued run waits for the slot however slow the machine.
-	env := newEnvRuntime(t, Options{}, runtime.Config{Admission: runtime.Admission{MaxRuns: 1, MaxQueue: 1, MaxWait: 10 * time.Minute}}, dir)
+	env := newEnvRuntime(t, Options{}, runtime.Config{Shared: testengine.Shared(t, runtime.SharedConfig{Admission: runtime.Admission{MaxRuns: 1, MaxQueue: 1, MaxWait: 10 * time.Minute}})}, dir)
 	base := env.ts.URL
 
 	// First run: wait until it is running, so it holds the only slot.

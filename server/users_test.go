@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/skillbox-dev/skillbox/access"
+	"github.com/skillbox-dev/skillbox/internal/testengine"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/store"
@@ -28,14 +29,12 @@ func newUsersEnv(t testing.TB) (*httptest.Server, store.Store) {
 	st, rec := testStore(t)
 	dir := t.TempDir()
 	fixture(t, dir, "team-tools", manifestJSON("team-tools", `"version":"1.0.0","parameters":{"type":"object"}`), "echo", nil)
-	root, err := runtime.New(ctx, runtime.Config{SkillDirs: []string{t.TempDir()}, CacheDir: testCache, NoBackgroundCheck: true})
+	root, err := runtime.New(ctx, runtime.Config{SkillDirs: []string{t.TempDir()}, NoBackgroundCheck: true, Shared: testengine.Shared(t, runtime.SharedConfig{CacheDir: testCache})})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { root.Close(ctx) })
-	acme, err := runtime.New(ctx, runtime.Config{Tenant: "acme", SkillDirs: []string{dir}, CacheDir: testCache,
-		Policy: &policy.Policy{Runs: policy.Runs{RecordArguments: true}}, Recorder: rec,
-		Versions: st.Tenant("acme"), Artifacts: rec.Artifacts("acme"), NoBackgroundCheck: true})
+	acme, err := runtime.New(ctx, runtime.Config{Tenant: "acme", SkillDirs: []string{dir}, Policy: &policy.Policy{Runs: policy.Runs{RecordArguments: true}}, Recorder: rec, Versions: st.Tenant("acme"), Artifacts: rec.Artifacts("acme"), NoBackgroundCheck: true, Shared: testengine.Shared(t, runtime.SharedConfig{CacheDir: testCache})})
 	if err != nil {
 		t.Fatal(err)
 	}

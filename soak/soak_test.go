@@ -34,6 +34,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillbox-dev/skillbox/internal/testcache"
+	"github.com/skillbox-dev/skillbox/internal/testengine"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/server"
@@ -102,13 +103,7 @@ func TestSoak(t *testing.T) {
 		runs, _ = strconv.Atoi(s)
 	}
 	dir := skillsDir(t)
-	rt, err := runtime.New(context.Background(), runtime.Config{
-		SkillDirs: []string{dir},
-		CacheDir:  testcache.Dir(),
-		// The compile bomb must meet its memory bound (CompileMemory), not the clock: however
-		// slow the machine, its compilation's timeout is far off.
-		Admission: runtime.Admission{MaxRuns: maxRuns, MaxQueue: maxQueue, MemoryBudget: memoryBudget, CompileTimeout: 10 * time.Minute},
-	})
+	rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{dir}, Shared: testengine.Shared(t, runtime.SharedConfig{CacheDir: testcache.Dir(), Admission: runtime.Admission{MaxRuns: maxRuns, MaxQueue: maxQueue, MemoryBudget: memoryBudget, CompileTimeout: 10 * time.Minute}})})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/skillbox-dev/skillbox/artifact"
+	"github.com/skillbox-dev/skillbox/internal/testengine"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/spec"
@@ -33,7 +34,7 @@ func TestRunArtifactsInTheStore(t *testing.T) {
 	t.Cleanup(func() { s.Close() })
 	rec := store.NewRecorder(s, store.RecorderOptions{MaxArtifactBytes: 10})
 	t.Cleanup(rec.Close)
-	rt, err := runtime.New(t.Context(), runtime.Config{SkillDirs: []string{skills}, NoCache: true, NoBackgroundCheck: true, Recorder: rec, Artifacts: rec})
+	rt, err := runtime.New(t.Context(), runtime.Config{SkillDirs: []string{skills}, NoBackgroundCheck: true, Recorder: rec, Artifacts: rec, Shared: testengine.Shared(t, runtime.SharedConfig{NoCache: true})})
 	must(t, err)
 	t.Cleanup(func() { rt.Close(context.Background()) })
 	ctx := t.Context()

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillbox-dev/skillbox/internal/testengine"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/store"
@@ -67,7 +68,8 @@ func benchStores(b *testing.B, fn func(b *testing.B, driver string, s store.Stor
 // Recorder and Versions, interleaved, and reports both and their ratio.
 func benchOverhead(b *testing.B, with runtime.Config) {
 	mk := func(cfg runtime.Config) *runtime.Runtime {
-		cfg.SkillDirs, cfg.NoCache, cfg.NoBackgroundCheck = []string{"../skills"}, true, true
+		cfg.SkillDirs, cfg.NoBackgroundCheck = []string{"../skills"}, true
+		cfg.Shared = testengine.Shared(b, runtime.SharedConfig{NoCache: true})
 		rt, err := runtime.New(b.Context(), cfg)
 		if err != nil {
 			b.Fatal(err)

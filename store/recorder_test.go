@@ -8,6 +8,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/internal/testcache"
+	"github.com/skillbox-dev/skillbox/internal/testengine"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
@@ -27,8 +28,7 @@ func newRuntime(t *testing.T, pol *policy.Policy) (*runtime.Runtime, store.Store
 	t.Cleanup(rec.Close)
 	// The compilation cache the other packages' tests share: hello and word-count are Go-built
 	// modules, a minute or more to compile under -race on a busy machine, once.
-	rt, err := runtime.New(t.Context(), runtime.Config{SkillDirs: []string{"../skills"}, Policy: pol,
-		CacheDir: testcache.Dir(), NoBackgroundCheck: true, Recorder: rec})
+	rt, err := runtime.New(t.Context(), runtime.Config{SkillDirs: []string{"../skills"}, Policy: pol, NoBackgroundCheck: true, Recorder: rec, Shared: testengine.Shared(t, runtime.SharedConfig{CacheDir: testcache.Dir()})})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/internal/testcache"
+	"github.com/skillbox-dev/skillbox/internal/testengine"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/store/sqlite"
@@ -41,7 +42,7 @@ func TestVersionsOverSQLite(t *testing.T) {
 		t.Cleanup(func() { s.Close() })
 		// The compilation cache the other packages' tests share: word-count is a Go-built module,
 		// a minute or more to compile under -race on a busy machine, once.
-		rt, err := runtime.New(ctx, runtime.Config{SkillDirs: []string{skills}, CacheDir: testcache.Dir(), NoBackgroundCheck: true, Versions: s})
+		rt, err := runtime.New(ctx, runtime.Config{SkillDirs: []string{skills}, NoBackgroundCheck: true, Versions: s, Shared: testengine.Shared(t, runtime.SharedConfig{CacheDir: testcache.Dir()})})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/internal/testengine"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
@@ -16,7 +17,7 @@ import (
 func authorRuntime(t *testing.T, enabled bool) *runtime.Runtime {
 	t.Helper()
 	p := &policy.Policy{Network: []string{"api.example.com"}, AgentSkills: policy.AgentSkills{Enabled: enabled}}
-	rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{t.TempDir()}, Policy: p, NoCache: true})
+	rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{t.TempDir()}, Policy: p, Shared: testengine.Shared(t, runtime.SharedConfig{NoCache: true})})
 	if err != nil {
 		t.Fatal(err)
 	}

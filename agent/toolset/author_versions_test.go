@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/skillbox-dev/skillbox/access"
+	"github.com/skillbox-dev/skillbox/internal/testengine"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
@@ -26,7 +27,7 @@ func TestAgentSkillBeyondCeilingIsPending(t *testing.T) {
 	}
 	t.Cleanup(func() { st.Close() })
 	p := &policy.Policy{Network: []string{"api.example.com"}, AgentSkills: policy.AgentSkills{Enabled: true}}
-	rt, err := runtime.New(ctx, runtime.Config{SkillDirs: []string{t.TempDir()}, Policy: p, NoCache: true, Versions: st})
+	rt, err := runtime.New(ctx, runtime.Config{SkillDirs: []string{t.TempDir()}, Policy: p, Versions: st, Shared: testengine.Shared(t, runtime.SharedConfig{NoCache: true})})
 	if err != nil {
 		t.Fatal(err)
 	}

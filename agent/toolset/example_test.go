@@ -36,7 +36,12 @@ func ExampleHandle() {
 			log.Fatal(err)
 		}
 	}
-	rt, err := runtime.New(ctx, runtime.Config{SkillDirs: []string{dir}, CacheDir: testcache.Dir(), NoBackgroundCheck: true})
+	sh, err := runtime.NewShared(ctx, runtime.SharedConfig{CacheDir: testcache.Dir()})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer sh.Close(ctx)
+	rt, err := runtime.New(ctx, runtime.Config{SkillDirs: []string{dir}, Shared: sh, NoBackgroundCheck: true})
 	if err != nil {
 		log.Fatal(err)
 	}

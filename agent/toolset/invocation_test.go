@@ -12,6 +12,7 @@ import (
 	"github.com/skillbox-dev/skillbox/agent/runmodule"
 	"github.com/skillbox-dev/skillbox/agent/tooldef"
 	"github.com/skillbox-dev/skillbox/agent/toolset"
+	"github.com/skillbox-dev/skillbox/internal/testengine"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
@@ -27,8 +28,7 @@ func invocationRuntime(t *testing.T) *runtime.Runtime {
 		"SKILL.md":   "---\nname: ship\ndescription: Ships a release.\ndisable-model-invocation: true\n---\nShip $0.\n",
 	}, true)
 	fixture(t, dir, "echo", map[string]string{"skill.json": `{"id":"echo","name":"Echo","description":"Echoes"}`}, true)
-	rt, err := runtime.New(context.Background(), runtime.Config{
-		SkillDirs: []string{filepath.Join("..", "..", "testdata", "claude-skills", "manual"), dir}, CacheDir: cacheDir})
+	rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{filepath.Join("..", "..", "testdata", "claude-skills", "manual"), dir}, Shared: testengine.Shared(t, runtime.SharedConfig{CacheDir: cacheDir})})
 	if err != nil {
 		t.Fatal(err)
 	}

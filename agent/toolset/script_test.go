@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/internal/testengine"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -28,7 +29,7 @@ func TestRunSkillScript(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{dir}, NoCache: true})
+	rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{dir}, Shared: testengine.Shared(t, runtime.SharedConfig{NoCache: true})})
 	if err != nil {
 		t.Fatal(err)
 	}

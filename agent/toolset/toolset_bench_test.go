@@ -12,6 +12,7 @@ import (
 	"github.com/skillbox-dev/skillbox/agent/prompt"
 	"github.com/skillbox-dev/skillbox/agent/runmodule"
 	"github.com/skillbox-dev/skillbox/agent/toolset"
+	"github.com/skillbox-dev/skillbox/internal/testengine"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/spec"
@@ -109,7 +110,7 @@ func BenchmarkScan(b *testing.B) {
 			b.ResetTimer()
 			start := time.Now()
 			for i := 0; i < b.N; i++ {
-				rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{dir}, CacheDir: cacheDir})
+				rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{dir}, Shared: testengine.Shared(b, runtime.SharedConfig{CacheDir: cacheDir})})
 				if err != nil {
 					b.Fatal(err)
 				}

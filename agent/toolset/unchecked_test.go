@@ -9,6 +9,7 @@ import (
 	"github.com/skillbox-dev/skillbox/agent/search"
 	"github.com/skillbox-dev/skillbox/agent/tooldef"
 	"github.com/skillbox-dev/skillbox/catalog"
+	"github.com/skillbox-dev/skillbox/internal/testengine"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
@@ -21,7 +22,7 @@ func TestUncheckedSkillsAreOffered(t *testing.T) {
 	fixture(t, dir, "echo", map[string]string{"skill.json": `{"id":"echo","name":"Echo","description":"Echoes its arguments","parameters":{"type":"object"}}`}, true)
 	fixture(t, dir, "corrupt", map[string]string{"skill.json": `{"id":"corrupt","name":"Corrupt","description":"Echoes nothing"}`,
 		"execute.wasm": "\x00asm\x01\x00\x00\x00\x01\xff"}, false)
-	rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{dir}, CacheDir: cacheDir, NoBackgroundCheck: true})
+	rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{dir}, NoBackgroundCheck: true, Shared: testengine.Shared(t, runtime.SharedConfig{CacheDir: cacheDir})})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -86,9 +86,9 @@ type env struct {
 	// recorder, when set (by openStore), records the runs of the runtime built next; versions,
 	// when set (by openStore), keeps its skill versions.
 	recorder history.Recorder
-	// tenantsFile is --tenants (serve's, and the version commands'); shared, when set, is the
-	// runtime.Shared every runtime the command builds runs on (serve with tenants: the default
-	// tenant's and each tenant's).
+	// tenantsFile is --tenants (serve's, and the version commands'); shared, once made, is the
+	// runtime.Shared every runtime the command builds runs on (see sharedEngine): with tenants,
+	// the default tenant's and each tenant's, so the host is bounded once.
 	tenantsFile string
 	shared      *runtime.Shared
 	versions    version.Store
@@ -255,6 +255,7 @@ func newRoot(e *env, code *int) *cobra.Command {
 			Args: cobra.ArbitraryArgs,
 			RunE: func(cmd *cobra.Command, args []string) error {
 				e.command = name
+				defer e.closeShared()
 				*code = c.run(cmd.Context(), e, args)
 				return nil
 			},
@@ -401,20 +402,40 @@ func (e *env) runtimeFor(ctx context.Context, dirs []string, adjust ...func(*run
 	if a, ok := e.recorder.(artifact.Store); ok {
 		cfg.Artifacts = a
 	}
-	if e.shared != nil { // the engine, cache and admission are the Shared's
-		cfg.Shared = e.shared
-	} else {
-		sc := e.sharedConfig()
-		cfg.CacheDir, cfg.Engine, cfg.WarmInstances, cfg.Admission, cfg.OnCompile = sc.CacheDir, sc.Engine, sc.WarmInstances, sc.Admission, sc.OnCompile
+	sh, err := e.sharedEngine(ctx)
+	if err != nil {
+		return nil, err
 	}
+	cfg.Shared = sh
 	for _, f := range adjust {
 		f(&cfg)
 	}
 	return runtime.New(ctx, cfg)
 }
 
-// sharedConfig is what the flags say of the engine, the compilation cache and the admission:
-// a runtime's own, or the runtime.Shared of serve --tenants.
+// sharedEngine is the runtime.Shared every runtime of the command runs on, made from the flags at the
+// first call (serve --tenants makes it first); the command's runner closes it once the command
+// returns, after the command has closed its runtimes.
+func (e *env) sharedEngine(ctx context.Context) (*runtime.Shared, error) {
+	if e.shared == nil {
+		sh, err := runtime.NewShared(ctx, e.sharedConfig())
+		if err != nil {
+			return nil, err
+		}
+		e.shared = sh
+	}
+	return e.shared, nil
+}
+
+// closeShared closes the Shared the command ran on, if it made one.
+func (e *env) closeShared() {
+	if e.shared != nil {
+		_ = e.shared.Close(context.Background())
+		e.shared = nil
+	}
+}
+
+// sharedConfig is what the flags say of the engine, the compilation cache and the admission.
 func (e *env) sharedConfig() runtime.SharedConfig {
 	sc := runtime.SharedConfig{CacheDir: e.cacheDir, Engine: runtime.Engine(e.engine), WarmInstances: e.warmInstances,
 		Admission: runtime.Admission{MaxRuns: e.maxRuns, MaxQueue: e.maxQueue, MemoryBudget: int64(e.memoryBudget),

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/spf13/pflag"
 	"log/slog"
 	"net"
 	"net/http"
@@ -14,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/skillbox-dev/skillbox/agent/toolset"
 	"github.com/skillbox-dev/skillbox/runtime"
@@ -83,15 +84,6 @@ var cmdServe = &command{
 			return code
 		}
 		defer h.Close() // after the runtime's Close: its last runs are recorded
-		if len(tenants) > 0 {
-			// One engine, cache and admission for every tenant: the host is bounded once.
-			sh, err := runtime.NewShared(ctx, e.sharedConfig())
-			if err != nil {
-				return e.fail(exitFailed, "%v", err)
-			}
-			defer sh.Close(context.Background()) // after every runtime's Close
-			e.shared = sh
-		}
 		rt, err := e.runtime(ctx)
 		if err != nil {
 			return e.fail(exitFailed, "%v", err)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/skillbox-dev/skillbox/agent/toolset"
+	"github.com/skillbox-dev/skillbox/internal/testengine"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/spec"
@@ -75,7 +76,7 @@ func TestInitUmask(t *testing.T) {
 // TestTools: skillbox tools prints the list GET /v1/tools returns, in each vendor's shape.
 func TestTools(t *testing.T) {
 	t.Parallel()
-	rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{bundled}, CacheDir: cacheDir, NoBackgroundCheck: true})
+	rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{bundled}, NoBackgroundCheck: true, Shared: testengine.Shared(t, runtime.SharedConfig{CacheDir: cacheDir})})
 	if err != nil {
 		t.Fatal(err)
 	}

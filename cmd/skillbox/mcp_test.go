@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/skillbox-dev/skillbox/agent/toolset"
+	"github.com/skillbox-dev/skillbox/internal/testengine"
 	"github.com/skillbox-dev/skillbox/mcpserver"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/server"
@@ -257,7 +258,7 @@ func TestMCPOfficialClient(t *testing.T) {
 	})
 	t.Run("http", func(t *testing.T) {
 		t.Parallel()
-		rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{skills}, CacheDir: cacheDir})
+		rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{skills}, Shared: testengine.Shared(t, runtime.SharedConfig{CacheDir: cacheDir})})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -274,7 +275,7 @@ func TestMCPOfficialClient(t *testing.T) {
 	// serve runs it: the official client is not a browser and passes them.
 	t.Run("http through the API server", func(t *testing.T) {
 		t.Parallel()
-		rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{skills}, CacheDir: cacheDir})
+		rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{skills}, Shared: testengine.Shared(t, runtime.SharedConfig{CacheDir: cacheDir})})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -74,7 +74,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		}
 		pol = p
 	}
-	rt, err := runtime.New(ctx, runtime.Config{SkillDirs: []string{*skills}, Policy: pol, CacheDir: *cacheDir})
+	sh, err := runtime.NewShared(ctx, runtime.SharedConfig{CacheDir: *cacheDir})
+	if err != nil {
+		fmt.Fprintln(stderr, "agent:", err)
+		return 1
+	}
+	defer sh.Close(ctx)
+	rt, err := runtime.New(ctx, runtime.Config{SkillDirs: []string{*skills}, Policy: pol, Shared: sh})
 	if err != nil {
 		fmt.Fprintln(stderr, "agent:", err)
 		return 1

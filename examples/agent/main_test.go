@@ -16,6 +16,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/agent/tooldef"
 	"github.com/skillbox-dev/skillbox/internal/testcache"
+	"github.com/skillbox-dev/skillbox/internal/testengine"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -36,7 +37,12 @@ var cacheDir = testcache.Dir()
 // machine). It reports nothing: a test that needs a module fails on its own.
 var warmBundled = sync.OnceFunc(func() {
 	ctx := context.Background()
-	rt, err := runtime.New(ctx, runtime.Config{SkillDirs: []string{bundled}, CacheDir: cacheDir, NoBackgroundCheck: true})
+	sh, err := runtime.NewShared(ctx, runtime.SharedConfig{CacheDir: cacheDir})
+	if err != nil {
+		return
+	}
+	defer sh.Close(ctx)
+	rt, err := runtime.New(ctx, runtime.Config{SkillDirs: []string{bundled}, NoBackgroundCheck: true, Shared: sh})
 	if err != nil {
 		return
 	}
@@ -172,7 +178,7 @@ func TestOpenAIClient(t *testing.T) {
 	defer srv.Close()
 
 	warmBundled()
-	rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{bundled}, CacheDir: cacheDir})
+	rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{bundled}, Shared: testengine.Shared(t, runtime.SharedConfig{CacheDir: cacheDir})})
 	if err != nil {
 		t.Fatal(err)
 	}

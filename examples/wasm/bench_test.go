@@ -10,6 +10,7 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/skillbox-dev/skillbox/internal/testcache"
+	"github.com/skillbox-dev/skillbox/internal/testengine"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
@@ -55,7 +56,7 @@ func BenchmarkGuests(b *testing.B) {
 		write(lang, `{"id":"`+lang+`","name":"c","description":"d","parameters":{"type":"object"}}`, data)
 	}
 	ctx := context.Background()
-	rt, err := runtime.New(ctx, runtime.Config{SkillDirs: []string{skills}, CacheDir: testcache.Dir()})
+	rt, err := runtime.New(ctx, runtime.Config{SkillDirs: []string{skills}, Shared: testengine.Shared(b, runtime.SharedConfig{CacheDir: testcache.Dir()})})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/internal/testcache"
+	"github.com/skillbox-dev/skillbox/internal/testengine"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
@@ -113,7 +114,7 @@ func TestConformance(t *testing.T) {
 				must(t, err)
 				must(t, os.WriteFile(filepath.Join(dir, "execute.wasm"), mod, 0o644))
 
-				rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{skills}, Policy: pol, CacheDir: testcache.Dir(), Engine: engine})
+				rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{skills}, Policy: pol, Shared: testengine.Shared(t, runtime.SharedConfig{CacheDir: testcache.Dir(), Engine: engine})})
 				must(t, err)
 				defer rt.Close(context.Background())
 				s, err := rt.Skill("conformance")

@@ -16,6 +16,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/internal/testcache"
+	"github.com/skillbox-dev/skillbox/internal/testengine"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
@@ -52,7 +53,7 @@ func Fixture(t testing.TB, dir, id string, files map[string]string, withModule b
 // NewRuntime is a runtime over the skills of dir under policy p, closed when the test ends.
 func NewRuntime(t testing.TB, dir string, p *policy.Policy) *runtime.Runtime {
 	t.Helper()
-	rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{dir}, Policy: p, CacheDir: cacheDir})
+	rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{dir}, Policy: p, Shared: testengine.Shared(t, runtime.SharedConfig{CacheDir: cacheDir})})
 	if err != nil {
 		t.Fatal(err)
 	}
