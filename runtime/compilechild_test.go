@@ -135,7 +135,8 @@ func TestCompilesHappenInAChild(t *testing.T) {
 	if !childCapable.Load() {
 		t.Skip("this test binary does not call MaybeCompileChild")
 	}
-	rt := newRuntime(t, Config{SkillDirs: []string{"../skills"}, Shared: newShared(t, SharedConfig{NoCache: true})})
+	sh := newShared(t, SharedConfig{NoCache: true})
+	rt := newRuntime(t, Config{SkillDirs: []string{"../skills"}, Shared: sh})
 	if _, err := rt.Run(context.Background(), run.Request{Skill: "hello", Args: []byte(`{"name":"a"}`)}); err != nil {
 		t.Fatal(err)
 	}
@@ -147,8 +148,9 @@ func TestCompilesHappenInAChild(t *testing.T) {
 	}
 	dir := rt.privateCache
 	must(t, rt.Close(context.Background()))
+	must(t, sh.Close(context.Background()))
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
-		t.Errorf("the private cache %s outlived Close: %v", dir, err)
+		t.Errorf("the private cache %s outlived the Shared's Close: %v", dir, err)
 	}
 }
 

@@ -9,9 +9,10 @@ import (
 
 // With WarmInstances, a slow-to-start module's runs take instances made ahead: the results are
 // those of fresh instances, no instance serves two runs, and the pool's memory is given back when
-// the runtime closes.
+// the engine closes.
 func TestWarmPool(t *testing.T) {
-	rt := newRuntime(t, Config{SkillDirs: []string{"../skills"}, Shared: newShared(t, SharedConfig{WarmInstances: 2})})
+	sh := newShared(t, SharedConfig{WarmInstances: 2})
+	rt := newRuntime(t, Config{SkillDirs: []string{"../skills"}, Shared: sh})
 	ctx := context.Background()
 	first, err := rt.Run(ctx, run.Request{Skill: "hello", Args: []byte(`{"name":"Ada"}`)})
 	if err != nil {
@@ -35,7 +36,8 @@ func TestWarmPool(t *testing.T) {
 	if err := rt.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if used := rt.Stats().Admission.MemoryInUse; used != 0 {
+	must(t, sh.Close(ctx))
+	if used := sh.Stats().MemoryInUse; used != 0 {
 		t.Fatalf("after Close the budget still holds %d bytes", used)
 	}
 }

@@ -190,7 +190,7 @@ func (rt *Runtime) Run(ctx context.Context, req run.Request) (*run.Result, error
 		c = en.Value()
 		charge = runCharge(s)
 	}
-	ticket, err := rt.admission.acquire(ctx, charge, true)
+	ticket, err := rt.admit(ctx, charge)
 	if err != nil {
 		return finish(admissionError(s, err))
 	}
@@ -291,6 +291,21 @@ func (rt *Runtime) validate(s *Skill, req run.Request) ([]byte, *run.Error) {
 		return nil, run.Errorf(run.KindInvalidArgs, s.id, nil, "arguments of %d bytes are more than half the skill's memory limit (%d MiB)", len(input), s.grant.Limits.MemoryMiB)
 	}
 	return input, nil
+}
+
+// admit waits for the admission of a run charged charge, until ctx ends or this Runtime closes:
+// a closing Runtime refuses its queued runs (run.ErrClosed) even when the queue is a Shared's
+// that other Runtimes go on using.
+func (rt *Runtime) admit(ctx context.Context, charge int64) (*ticket, error) {
+	wait, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(rt.closing, cancel)
+	defer stop()
+	t, err := rt.admission.acquire(wait, charge, true)
+	if err != nil && ctx.Err() == nil && rt.closing.Err() != nil {
+		return nil, run.ErrClosed
+	}
+	return t, err
 }
 
 // acquireError names the kind of a failed compilation (or of its admission).

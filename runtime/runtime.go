@@ -144,6 +144,10 @@ type Runtime struct {
 	// says this Runtime made it, and closes it.
 	shared     *Shared
 	ownsShared bool
+	// closing is done when Close starts: this Runtime's runs still waiting in the Shared's
+	// admission queue give up then (ErrClosed), while other Runtimes' runs there wait on.
+	closing    context.Context
+	startClose context.CancelFunc
 	// quota holds the tenant's quotas (Config.Quota); nil when there are none.
 	quota *quota
 
@@ -427,6 +431,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	// Extism's own chatter is logged at debug.
 	extismLogs.Do(func() { extism.SetLogLevel(extism.LogLevelInfo) })
 	rt.shared, rt.ownsShared = sh, owned
+	rt.closing, rt.startClose = context.WithCancel(context.Background())
 	rt.cacheDir, rt.privateCache = sh.cacheDir, sh.privateCache
 	rt.engine, rt.interps, rt.bytecode, rt.admission = sh.engine, sh.interps, sh.bytecode, sh.admission
 	if cfg.Versions != nil {
@@ -551,11 +556,9 @@ func (rt *Runtime) Close(ctx context.Context) error {
 		}
 		p.usersMu.Unlock()
 	}
+	rt.startClose() // refuses this Runtime's runs waiting in the admission queue
 	rt.background.stop()
 	rt.saveIndex()
-	if rt.ownsShared {
-		rt.admission.close() // refuses the runs waiting in the queue
-	}
 	done := make(chan struct{})
 	go func() { rt.inflight.Wait(); close(done) }()
 	var err error
