@@ -55,3 +55,23 @@ func (p Principal) Viewer() string {
 
 // Actor is the principal as a version change records it: its caller, with its role.
 func (p Principal) Actor() Actor { return Actor{Name: p.Caller(), Role: p.Role} }
+
+// Local is the principal of the operator at the machine: the CLI's commands, MCP over stdio, and
+// an embedding program's own calls. It administers the default tenant.
+func Local(name string) Principal { return Principal{Key: name, Role: RoleAdmin} }
+
+// The role each change to a tenant's skills needs. The runtime checks it (Principal.Require); a
+// face may check the same constant early, before it reads a body, but decides nothing else.
+const (
+	NeedInstall = RoleAuthor // create or update a skill (a new version)
+	NeedRemove  = RoleAdmin  // remove a skill
+)
+
+// Require returns nil when p has at least the role need, and otherwise a *RoleError that names
+// action (ErrForbidden).
+func (p Principal) Require(action string, need Role) error {
+	if p.Role >= need {
+		return nil
+	}
+	return &RoleError{Action: action, Need: need, Actor: p.Actor()}
+}

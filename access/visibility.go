@@ -54,6 +54,10 @@ func (e *RoleError) Error() string {
 	if e.Actor.Agent {
 		return fmt.Sprintf("%s needs a human with the %s role: no agent-facing tool may %s a version", e.Action, e.Need, e.Action)
 	}
+	if e.Actor.Name == "" && !e.Actor.Role.Valid() {
+		// The zero Principal: a caller that said nothing of who it is.
+		return fmt.Sprintf("%s needs the %s role, and no principal was given: pass who asks (an access.Principal; access.Local for the operator)", e.Action, e.Need)
+	}
 	return fmt.Sprintf("%s needs the %s role; %q has %s", e.Action, e.Need, e.Actor.Name, e.Actor.Role)
 }
 

@@ -36,8 +36,7 @@ const (
 func (s *Server) callToolset(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		events := newNotifier(ctx, req)
-		who := s.principal(ctx)
-		ctx = toolset.WithOrigin(ctx, toolset.Origin{Face: run.FaceMCP, Caller: who.Caller(), Remote: s.opts.Remote, OnEvent: events.event, NoAuthor: who.Role < access.RoleAuthor})
+		ctx = toolset.WithOrigin(ctx, toolset.Origin{Face: run.FaceMCP, Who: s.principal(ctx), Remote: s.opts.Remote, OnEvent: events.event})
 		res, text, err := toolset.HandleResult(traced(ctx, req), s.rt, name, []byte(req.Params.Arguments))
 		events.close() // every notification goes before the result
 		if err != nil && res != nil && res.Error != nil {
@@ -54,7 +53,7 @@ func (s *Server) callTool(id string, out *resultSchema) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		args := []byte(req.Params.Arguments) // none, or null, the runtime reads as {}
 		events := newNotifier(ctx, req)
-		res, err := s.rt.Run(traced(ctx, req), run.Request{Skill: id, Args: args, Face: run.FaceMCP, Caller: s.principal(ctx).Caller(), OnEvent: func(e run.Event) {
+		res, err := s.rt.Run(traced(ctx, req), run.Request{Skill: id, Args: args, Face: run.FaceMCP, Who: s.principal(ctx), OnEvent: func(e run.Event) {
 			events.event(id, e)
 		}})
 		events.close() // every notification goes before the result
@@ -323,7 +322,7 @@ func WithPrincipal(ctx context.Context, p access.Principal) context.Context {
 }
 
 // local is the principal of a local client (stdio): the operator, in their own shell.
-var local = access.Principal{Key: "local", Role: access.RoleAdmin}
+var local = access.Local("local")
 
 // principal is who makes the call in ctx: as WithPrincipal said; else, for a local client
 // (stdio), the operator; else no one, who may run skills but not write them, and whose runs

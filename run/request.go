@@ -6,6 +6,8 @@ package run
 
 import (
 	"encoding/json"
+
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/artifact"
 )
 
@@ -42,10 +44,10 @@ type Request struct {
 	// version.Store (Config.Versions); without one, a pin is refused unless it names the current
 	// version.
 	Digest string
-	// Face and Caller say who asked (the face, and a name such as the API key's), for the run's
-	// record, metrics and span.
-	Face   Face
-	Caller string
+	// Face and Who say who asked: the face, and the principal (its key, user, tenant and role)
+	// the face authenticated. The run's record, metrics and span name Who.Caller().
+	Face Face
+	Who  access.Principal
 	// TraceParent is a W3C traceparent the run's span continues when ctx carries no span
 	// context of its own. A caller with an OpenTelemetry context passes it in ctx instead, as
 	// the HTTP and MCP faces do (docs/observability.md); the run's log line names the trace.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 )
@@ -82,9 +83,13 @@ func writeAuthorship(dir string, a authorship) error {
 // AgentSkillsEnabled reports whether the policy lets agents write skills.
 func (rt *Runtime) AgentSkillsEnabled() bool { return rt.policy.Load().AgentSkills.Enabled }
 
-// RemoveByAgent deletes skill id for an agent (the toolset's delete_skill): only when the policy
-// enables agents' skills, and only a skill an agent wrote.
-func (rt *Runtime) RemoveByAgent(ctx context.Context, id string) error {
+// RemoveByAgent deletes skill id for an agent (the toolset's delete_skill) that acts for who:
+// only when the policy enables agents' skills, only a skill an agent wrote, and only for a
+// principal who may install (access.NeedInstall), as writing it needed.
+func (rt *Runtime) RemoveByAgent(ctx context.Context, who access.Principal, id string) error {
+	if err := who.Require(fmt.Sprintf("deleting skill %q", id), access.NeedInstall); err != nil {
+		return err
+	}
 	if !rt.AgentSkillsEnabled() {
 		return fmt.Errorf("delete %q: %w: the operator enables them in the policy (agentSkills: {enabled: true})", id, ErrAuthoringOff)
 	}
@@ -95,5 +100,5 @@ func (rt *Runtime) RemoveByAgent(ctx context.Context, id string) error {
 	if !s.agent {
 		return fmt.Errorf("delete %q: %w: an agent may delete only the skills agents wrote", id, ErrNotAgentSkill)
 	}
-	return rt.Remove(ctx, id)
+	return rt.remove(ctx, id)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/spec"
@@ -31,7 +32,7 @@ func TestAgentSkills(t *testing.T) {
 	pol := &policy.Policy{Network: []string{"api.example.com", "127.0.0.1"}, Env: map[string]string{"TOKEN": "t0k"},
 		Secrets: map[string]policy.Secret{"KEY": {Value: "k", Hosts: []string{"api.example.com"}}}}
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: pol})
-	agent := InstallOptions{ByAgent: true, Face: run.FaceMCP, Caller: "claude"}
+	agent := InstallOptions{ByAgent: true, Face: run.FaceMCP, Who: access.Local("claude")}
 
 	if _, err := rt.Install(ctx, "mine", agentFiles("mine", ""), agent); !errors.Is(err, ErrAuthoringOff) || !strings.Contains(err.Error(), "agentSkills: {enabled: true}") {
 		t.Fatalf("authoring off: %v", err)
@@ -73,23 +74,26 @@ func TestAgentSkills(t *testing.T) {
 		t.Fatalf("after a policy change: %+v", s.Grant())
 	}
 	// An agent updates and deletes only what agents wrote.
-	if _, err := rt.Install(ctx, "operators", agentFiles("operators", ""), InstallOptions{ByAgent: true, Replace: true}); !errors.Is(err, ErrNotAgentSkill) {
+	if _, err := rt.Install(ctx, "operators", agentFiles("operators", ""), InstallOptions{ByAgent: true, Replace: true, Who: testAdmin}); !errors.Is(err, ErrNotAgentSkill) {
 		t.Fatalf("update of an operator's skill: %v", err)
 	}
-	if err := rt.RemoveByAgent(ctx, "operators"); !errors.Is(err, ErrNotAgentSkill) {
+	if err := rt.RemoveByAgent(ctx, testAdmin, "operators"); !errors.Is(err, ErrNotAgentSkill) {
 		t.Fatalf("delete of an operator's skill: %v", err)
 	}
-	if _, err := rt.Install(ctx, "mine", agentFiles("mine", ""), InstallOptions{ByAgent: true, Replace: true, MustExist: true}); err != nil {
+	if _, err := rt.Install(ctx, "mine", agentFiles("mine", ""), InstallOptions{ByAgent: true, Replace: true, MustExist: true, Who: testAdmin}); err != nil {
 		t.Fatalf("update: %v", err)
 	}
-	must(t, rt.RemoveByAgent(ctx, "mine"))
+	if err := rt.RemoveByAgent(ctx, access.Principal{Key: "ci", Role: access.RoleRunner}, "mine"); !errors.Is(err, access.ErrForbidden) {
+		t.Fatalf("delete for a runner: %v", err)
+	}
+	must(t, rt.RemoveByAgent(ctx, testAdmin, "mine"))
 	if _, err := rt.Skill("mine"); err == nil {
 		t.Fatal("deleted skill still there")
 	}
 	// No package may carry the marker itself.
 	files := agentFiles("forged", "")
 	files[authorMarker] = []byte(`{"by":"agent"}`)
-	if _, err := rt.Install(ctx, "forged", files, InstallOptions{}); !errors.Is(err, spec.ErrInvalidSkill) {
+	if _, err := rt.Install(ctx, "forged", files, InstallOptions{Who: testAdmin}); !errors.Is(err, spec.ErrInvalidSkill) {
 		t.Fatalf("a package with the marker: %v", err)
 	}
 }

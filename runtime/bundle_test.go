@@ -82,7 +82,7 @@ func TestBundleRoundTrip(t *testing.T) {
 			if got, _ := (*digester)(nil).treeDigest(out); got != want {
 				t.Fatalf("unpacked digest %s, want %s", got, want)
 			}
-			s, err := rt.Install(ctx, id, b.Package(), InstallOptions{})
+			s, err := rt.Install(ctx, id, b.Package(), InstallOptions{Who: testAdmin})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -299,13 +299,13 @@ func TestBundlePolicy(t *testing.T) {
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: &policy.Policy{Bundles: policy.Bundles{RequireSigned: true, TrustedKeys: []ed25519.PublicKey{pub}}}})
 	ctx := context.Background()
 	plain := pkg(t, simple("greet", ""), "hello")
-	if _, err := rt.Install(ctx, "greet", plain, InstallOptions{}); !errors.Is(err, bundle.ErrUntrusted) || !strings.Contains(err.Error(), "bundles.requireSigned") {
+	if _, err := rt.Install(ctx, "greet", plain, InstallOptions{Who: testAdmin}); !errors.Is(err, bundle.ErrUntrusted) || !strings.Contains(err.Error(), "bundles.requireSigned") {
 		t.Fatalf("a plain package under requireSigned: %v", err)
 	}
 	install := func(data []byte) error {
 		b, err := bundle.Read(bytes.NewReader(data), bundle.Limits{})
 		must(t, err)
-		_, err = rt.Install(ctx, "word-count", b.Package(), InstallOptions{})
+		_, err = rt.Install(ctx, "word-count", b.Package(), InstallOptions{Who: testAdmin})
 		return err
 	}
 	unsigned := packSkill(t, "word-count")
@@ -324,13 +324,13 @@ func TestBundlePolicy(t *testing.T) {
 	// Without requireSigned a plain package installs, and a bundle whose signature is broken
 	// does not, whoever signed it.
 	open := newRuntime(t, Config{SkillDirs: []string{t.TempDir()}})
-	if _, err := open.Install(ctx, "greet", plain, InstallOptions{}); err != nil {
+	if _, err := open.Install(ctx, "greet", plain, InstallOptions{Who: testAdmin}); err != nil {
 		t.Fatal(err)
 	}
 	broken := edit(unpackEntries(t, signBundle(t, unsigned, otherPriv)), bundle.ManifestPath, func(b []byte) []byte { return append(b, ' ') })
 	pr := bundle.NewReader(bundle.Limits{})
 	must(t, pr.AddTarGz(bytes.NewReader(tarGz(t, broken...))))
-	if _, err := open.Install(ctx, "word-count", pr.Files(), InstallOptions{}); !errors.Is(err, bundle.ErrInvalid) || !strings.Contains(err.Error(), "does not verify") {
+	if _, err := open.Install(ctx, "word-count", pr.Files(), InstallOptions{Who: testAdmin}); !errors.Is(err, bundle.ErrInvalid) || !strings.Contains(err.Error(), "does not verify") {
 		t.Fatalf("broken signature without requireSigned: %v", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/bundle"
 	"github.com/skillbox-dev/skillbox/internal/testcache"
 	"github.com/skillbox-dev/skillbox/policy"
@@ -53,13 +54,14 @@ func ExampleRuntime_Install_signedBundle() {
 	check(err)
 	defer rt.Close(ctx)
 
-	_, err = rt.Install(ctx, "hello", unsigned.Package(), runtime.InstallOptions{})
+	ops := access.Local("ops") // the operator, who installs (an author at least)
+	_, err = rt.Install(ctx, "hello", unsigned.Package(), runtime.InstallOptions{Who: ops})
 	fmt.Println("unsigned, untrusted:", errors.Is(err, bundle.ErrUntrusted))
 	fmt.Println(err)
 
 	b, err := bundle.Read(&signed, bundle.Limits{}) // an upload, a file: read within the limits
 	check(err)
-	s, err := rt.Install(ctx, "hello", b.Package(), runtime.InstallOptions{})
+	s, err := rt.Install(ctx, "hello", b.Package(), runtime.InstallOptions{Who: ops})
 	check(err)
 	fmt.Println("signed, installed:", s.ID(), s.Version(), s.Digest() == manifest.Digest)
 	res, err := rt.Run(ctx, run.Request{Skill: "hello"})

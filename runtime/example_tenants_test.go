@@ -43,22 +43,25 @@ func ExampleShared() {
 	_, err = globex.Run(ctx, run.Request{Skill: "report"})
 	fmt.Println("acme:", skillIDs(acme), "globex:", skillIDs(globex), "globex runs report:", errorKind(err))
 
-	// Alice, of acme, installs a skill of her own: hers alone.
+	// Alice, of acme, installs a skill of her own: hers alone. Every call that writes or runs
+	// says who asks (a face builds the principal from what authenticated the request).
+	alicePrincipal := access.Principal{Tenant: "acme", User: "alice@acme.example", Key: "alice-laptop", Role: access.RoleAuthor}
+	bobPrincipal := access.Principal{Tenant: "acme", User: "bob@acme.example", Key: "bob-ci", Role: access.RoleRunner}
 	alice, err := acme.User(ctx, "alice@acme.example")
 	check(err)
 	_, err = alice.Install(ctx, "notes", packageFiles(map[string]string{
 		"skill.json": `{"id": "notes", "name": "Notes", "description": "Alice's notes."}`, "execute.wasm": hello,
-	}), runtime.InstallOptions{Visibility: access.VisibilityUser, Caller: "alice@acme.example"})
+	}), runtime.InstallOptions{Visibility: access.VisibilityUser, Who: alicePrincipal})
 	check(err)
 	bob, err := acme.User(ctx, "bob@acme.example")
 	check(err)
 	fmt.Println("alice:", skillIDs(alice), "bob:", skillIDs(bob), "acme:", skillIDs(acme))
-	res, err := alice.Run(ctx, run.Request{Skill: "notes", Caller: "alice@acme.example"})
+	res, err := alice.Run(ctx, run.Request{Skill: "notes", Who: alicePrincipal})
 	check(err)
 	fmt.Println("alice runs notes:", string(res.Result))
 	rec, _ := acme.RunRecord(access.Principal{Key: "ops", Role: access.RoleAdmin}, res.RunID) // the tenant keeps one history of its users' runs
 	fmt.Println("the run is visible to:", rec.VisibleTo)
-	_, err = bob.Run(ctx, run.Request{Skill: "notes", Caller: "bob@acme.example"})
+	_, err = bob.Run(ctx, run.Request{Skill: "notes", Who: bobPrincipal})
 	fmt.Println("bob runs notes:", errorKind(err)) // as if it did not exist
 	// Output:
 	// acme: [report] globex: [invoice] globex runs report: not_found

@@ -40,12 +40,13 @@ func ExampleRuntime_ChangeVersion() {
 	defer rt.Close(ctx)
 	publisher := access.Actor{Name: "release-bot", Role: access.RolePublisher}
 	admin := access.Actor{Name: "ops@example.com", Role: access.RoleAdmin}
+	dev := access.Principal{Key: "dev", Role: access.RoleAuthor} // who installs: an author
 
 	// Version 1 asks for nothing; it is recorded a draft, and published.
 	v1, err := rt.Install(ctx, "weather", packageFiles(map[string]string{
 		"skill.json":   `{"id": "weather", "name": "Weather", "description": "Reports the weather.", "version": "1"}`,
 		"execute.wasm": wasmModule("hello"),
-	}), runtime.InstallOptions{Caller: "dev"})
+	}), runtime.InstallOptions{Who: dev})
 	check(err)
 	_, err = rt.ChangeVersion(ctx, "weather", v1.Digest(), "publish", publisher, "")
 	check(err)
@@ -55,7 +56,7 @@ func ExampleRuntime_ChangeVersion() {
 		"skill.json": `{"id": "weather", "name": "Weather", "description": "Reports the weather.", "version": "2",
 			"permissions": {"network": ["api.example.com"]}}`,
 		"execute.wasm": wasmModule("hello"),
-	}), runtime.InstallOptions{Caller: "dev", Replace: true})
+	}), runtime.InstallOptions{Who: dev, Replace: true})
 	check(err)
 	queue, _, err := rt.FindVersions(ctx, access.Principal{Key: "ops", Role: access.RoleAdmin}, version.Query{Status: version.Pending}) // the review queue
 	check(err)

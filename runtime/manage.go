@@ -36,11 +36,12 @@ type InstallOptions struct {
 	// ByAgent installs the skill as written by an agent (the toolset's create_skill and
 	// update_skill): only when the policy enables it, never over a skill an agent did not
 	// write, and only when it asks for nothing beyond the policy's AgentSkills ceiling (see
-	// authored.go; with a version.Store, such a skill is installed pending instead). Face and
-	// Caller say who, for the skill's record and its version's.
+	// authored.go; with a version.Store, such a skill is installed pending instead).
 	ByAgent bool
-	Face    run.Face
-	Caller  string
+	// Face and Who say who installs: Who needs the author role (access.NeedInstall), and its
+	// caller is named in the skill's record and its version's.
+	Face run.Face
+	Who  access.Principal
 	// Visibility is who is to see a new skill: VisibilityUser installs it as the user's own,
 	// in a user's Runtime (see Runtime.User) only; "" or VisibilityOrg, the tenant's. An
 	// existing skill is replaced where it is, and a visibility that is not its own is an
@@ -63,8 +64,12 @@ type InstallOptions struct {
 // clash of visibility; for a bundle (a package with .bundle/manifest.json), *bundle.Error
 // values (errors.Is bundle.ErrInvalid) when its files or signatures do not match it, and
 // bundle.ErrUntrusted when the policy's bundles.requireSigned refuses it, or refuses a package
-// that is not a signed bundle.
+// that is not a signed bundle; a *access.RoleError (access.ErrForbidden) when opts.Who lacks the
+// author role.
 func (rt *Runtime) Install(ctx context.Context, id string, files map[string][]byte, opts InstallOptions) (*Skill, error) {
+	if err := opts.Who.Require(fmt.Sprintf("installing skill %q", id), access.NeedInstall); err != nil {
+		return nil, err
+	}
 	if len(rt.cfg.SkillDirs) == 0 {
 		return nil, ErrNoSkillDir
 	}
@@ -155,7 +160,7 @@ func (rt *Runtime) Install(ctx context.Context, id string, files map[string][]by
 		}
 	}
 	if opts.ByAgent {
-		if err := writeAuthorship(check, authorship{By: "agent", Caller: opts.Caller, Face: opts.Face, Created: time.Now().UTC()}); err != nil {
+		if err := writeAuthorship(check, authorship{By: "agent", Caller: opts.Who.Caller(), Face: opts.Face, Created: time.Now().UTC()}); err != nil {
 			return nil, err
 		}
 	}
@@ -180,7 +185,7 @@ func (rt *Runtime) Install(ctx context.Context, id string, files map[string][]by
 		// Recorded before it replaces anything: an install the store cannot record changes
 		// nothing. A version that asks for more than the one before it is recorded pending and
 		// installed, and does not run until an admin approves it (see pick).
-		prov := version.Provenance{Source: "upload", By: opts.Caller}
+		prov := version.Provenance{Source: "upload", By: opts.Who.Caller()}
 		if bun != nil {
 			prov.Source = "bundle"
 		}
@@ -214,8 +219,17 @@ func (rt *Runtime) Install(ctx context.Context, id string, files map[string][]by
 	return installed, nil
 }
 
-// Remove deletes skill id from the first skill directory and the registry. Runs in flight finish.
-func (rt *Runtime) Remove(ctx context.Context, id string) error {
+// Remove deletes skill id from the first skill directory and the registry, for who, who needs
+// the admin role (access.NeedRemove). Runs in flight finish.
+func (rt *Runtime) Remove(ctx context.Context, who access.Principal, id string) error {
+	if err := who.Require(fmt.Sprintf("removing skill %q", id), access.NeedRemove); err != nil {
+		return err
+	}
+	return rt.remove(ctx, id)
+}
+
+// remove deletes skill id, whoever may (see Remove and RemoveByAgent).
+func (rt *Runtime) remove(ctx context.Context, id string) error {
 	if len(rt.cfg.SkillDirs) == 0 {
 		return ErrNoSkillDir
 	}
@@ -223,7 +237,7 @@ func (rt *Runtime) Remove(ctx context.Context, id string) error {
 		return run.Errorf(run.KindNotFound, id, nil, "no skill with this id")
 	}
 	if to, _ := rt.route(id, ""); to != rt { // a user's Runtime removing the tenant's skill
-		return to.Remove(ctx, id)
+		return to.remove(ctx, id)
 	}
 	rt.reloadMu.Lock()
 	defer rt.reloadMu.Unlock()

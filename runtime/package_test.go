@@ -559,7 +559,7 @@ func TestPackageReaderInstallsBundledHello(t *testing.T) {
 				}
 			}
 			rt := newRuntime(t, Config{SkillDirs: []string{t.TempDir()}})
-			s, err := rt.Install(ctx, "hello", p.Files(), InstallOptions{})
+			s, err := rt.Install(ctx, "hello", p.Files(), InstallOptions{Who: testAdmin})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/spec"
@@ -326,7 +327,7 @@ func TestRunRecordsAndStats(t *testing.T) {
 	rt := pipelineRuntime(t, Config{History: History{MaxRuns: 2}}, Admission{}, 300)
 	var ids []string
 	for i, face := range []run.Face{run.FaceHTTP, run.FaceMCP, run.FaceCLI} {
-		res, err := rt.Run(context.Background(), run.Request{Skill: "echo", Args: []byte(`{"i":` + strconv.Itoa(i) + `}`), Face: face, Caller: "key-" + string(face)})
+		res, err := rt.Run(context.Background(), run.Request{Skill: "echo", Args: []byte(`{"i":` + strconv.Itoa(i) + `}`), Face: face, Who: access.Local("key-" + string(face))})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -79,7 +79,7 @@ func (rt *Runtime) Run(ctx context.Context, req run.Request) (*run.Result, error
 			metricLabel = privateSkillLabel
 		}
 		rt.counters.observe(metricLabel, face, res, admitted)
-		endRun(span, res, face, req.Caller, admitted, skillLabel != "")
+		endRun(span, res, face, req.Who.Caller(), admitted, skillLabel != "")
 		if admitted {
 			// Guarded: the attributes cost allocations even when the handler drops the record.
 			if rt.logger.Enabled(context.Background(), slog.LevelInfo) {
@@ -87,10 +87,10 @@ func (rt *Runtime) Run(ctx context.Context, req run.Request) (*run.Result, error
 				if err != nil {
 					msg = "run failed"
 				}
-				rt.logger.Info(msg, "skill", req.Skill, "run", res.RunID, "face", face, "caller", req.Caller,
+				rt.logger.Info(msg, "skill", req.Skill, "run", res.RunID, "face", face, "caller", req.Who.Caller(),
 					"kind", errKind(err), "ms", res.DurationMs, "trace", traceID(ctx))
 			}
-			rec := &history.Record{Result: res, Face: face, Caller: req.Caller, Tenant: rt.cfg.Tenant, VisibleTo: visibleTo, StartedAt: start}
+			rec := &history.Record{Result: res, Face: face, Caller: req.Who.Caller(), Tenant: rt.cfg.Tenant, VisibleTo: visibleTo, StartedAt: start}
 			if begun != nil {
 				rec.Args, rec.ArgsSHA256 = begun.Args, begun.ArgsSHA256 // hashed once per run
 			} else {
@@ -198,7 +198,7 @@ func (rt *Runtime) Run(ctx context.Context, req run.Request) (*run.Result, error
 	admitted = true
 	if rt.cfg.Recorder != nil {
 		begun = &history.Record{Result: &run.Result{RunID: res.RunID, Skill: res.Skill, Version: res.Version, Digest: res.Digest},
-			Face: face, Caller: req.Caller, Tenant: rt.cfg.Tenant, VisibleTo: visibleTo, StartedAt: start}
+			Face: face, Caller: req.Who.Caller(), Tenant: rt.cfg.Tenant, VisibleTo: visibleTo, StartedAt: start}
 		recordArgs(begun, req, rt.policy.Load().Runs.RecordArguments)
 		if err := rt.cfg.Recorder.BeginRun(ctx, begun); err != nil {
 			rt.logger.Error("record the run's start", "skill", req.Skill, "run", res.RunID, "err", err)

@@ -212,7 +212,7 @@ func TestInstallScriptPackage(t *testing.T) {
 		"resources/notes.md":    []byte("# notes\n"),
 		"lib/leftpad/README.md": []byte("pads\n"),
 	}
-	if _, err := rt.Install(ctx, "calc", files, InstallOptions{}); err != nil {
+	if _, err := rt.Install(ctx, "calc", files, InstallOptions{Who: testAdmin}); err != nil {
 		t.Fatal(err)
 	}
 	res, err := rt.Run(ctx, run.Request{Skill: "calc", Args: []byte(`{"x":21}`)})
@@ -220,12 +220,12 @@ func TestInstallScriptPackage(t *testing.T) {
 		t.Fatalf("%v %s", err, res.Result)
 	}
 	files["execute.ts"] = []byte("export const execute = (a: {x: number}) => {\n  return a.x +;\n}")
-	_, err = rt.Install(ctx, "calc", files, InstallOptions{Replace: true})
+	_, err = rt.Install(ctx, "calc", files, InstallOptions{Replace: true, Who: testAdmin})
 	if !errors.Is(err, spec.ErrInvalidSkill) || !strings.Contains(err.Error(), "execute.ts:2:") {
 		t.Fatalf("got %v, want the syntax error with its line", err)
 	}
 	if _, err := rt.Install(ctx, "other", map[string][]byte{"skill.json": []byte(simple("other", "")), "execute.js": []byte("export const execute = () => 1;"),
-		"lib/.hidden.js": []byte("x")}, InstallOptions{}); !errors.Is(err, spec.ErrInvalidSkill) || !strings.Contains(err.Error(), "hidden") {
+		"lib/.hidden.js": []byte("x")}, InstallOptions{Who: testAdmin}); !errors.Is(err, spec.ErrInvalidSkill) || !strings.Contains(err.Error(), "hidden") {
 		t.Fatalf("hidden file: %v", err)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/internal/interleave"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
@@ -82,7 +83,7 @@ func TestRunSpanAttributes(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := rt.Run(context.Background(), run.Request{Skill: tc.skill, Args: []byte(tc.args), Face: run.FaceHTTP, Caller: "ci"})
+			res, err := rt.Run(context.Background(), run.Request{Skill: tc.skill, Args: []byte(tc.args), Face: run.FaceHTTP, Who: access.Local("ci")})
 			if (err == nil) != (tc.kind == "") || (err != nil && res.Error.Kind != tc.kind) {
 				t.Fatalf("run: %v, want kind %q", err, tc.kind)
 			}

@@ -33,7 +33,7 @@ func TestUserSkills(t *testing.T) {
 	store := newVersionStore(t)
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Versions: store})
 	ctx := context.Background()
-	if _, err := rt.Install(ctx, "team", pkg(t, simple("team", ""), "hello"), InstallOptions{}); err != nil {
+	if _, err := rt.Install(ctx, "team", pkg(t, simple("team", ""), "hello"), InstallOptions{Who: testAdmin}); err != nil {
 		t.Fatal(err)
 	}
 	alice, err := rt.User(ctx, "alice@acme.example")
@@ -46,12 +46,12 @@ func TestUserSkills(t *testing.T) {
 	if _, err := alice.User(ctx, "carol"); err == nil {
 		t.Fatal("a user's Runtime made a user")
 	}
-	if _, err := rt.Install(ctx, "mine", pkg(t, simple("mine", ""), "hello"), InstallOptions{Visibility: access.VisibilityUser}); !errors.Is(err, access.ErrVisibility) {
+	if _, err := rt.Install(ctx, "mine", pkg(t, simple("mine", ""), "hello"), InstallOptions{Visibility: access.VisibilityUser, Who: testAdmin}); !errors.Is(err, access.ErrVisibility) {
 		t.Fatalf("a tenant's Runtime installed a user's skill: %v", err)
 	}
 
 	// Alice's own skill: hers alone, filed under her scope on disk and in the version store.
-	s, err := alice.Install(ctx, "notes", pkg(t, simple("notes", `"version":"1"`), "hello"), InstallOptions{Visibility: access.VisibilityUser, Caller: "alice@acme.example"})
+	s, err := alice.Install(ctx, "notes", pkg(t, simple("notes", `"version":"1"`), "hello"), InstallOptions{Visibility: access.VisibilityUser, Who: access.Local("alice@acme.example")})
 	must(t, err)
 	if alice.VisibilityOf(s) != access.VisibilityUser {
 		t.Fatalf("alice's skill is %s", alice.VisibilityOf(s))
@@ -81,7 +81,7 @@ func TestUserSkills(t *testing.T) {
 	}
 
 	// Bob may have a skill of the same id: his own, with versions of its own.
-	_, err = bob.Install(ctx, "notes", pkg(t, simple("notes", `"version":"2"`), "hello"), InstallOptions{Visibility: access.VisibilityUser})
+	_, err = bob.Install(ctx, "notes", pkg(t, simple("notes", `"version":"2"`), "hello"), InstallOptions{Visibility: access.VisibilityUser, Who: testAdmin})
 	must(t, err)
 	av, err := alice.Versions(ctx, "notes")
 	must(t, err)
@@ -99,7 +99,7 @@ func TestUserSkills(t *testing.T) {
 
 	// A run of her own skill is hers to see; a run of the tenant's is the tenant's. The tenant
 	// keeps one history of both.
-	res, err := alice.Run(ctx, run.Request{Skill: "notes", Caller: "alice@acme.example"})
+	res, err := alice.Run(ctx, run.Request{Skill: "notes", Who: access.Local("alice@acme.example")})
 	must(t, err)
 	if rec, ok := rt.RunRecord(testAdmin, res.RunID); !ok || rec.VisibleTo != "alice@acme.example" {
 		t.Fatalf("record of alice's run: %+v %v", rec, ok)
@@ -137,11 +137,11 @@ func TestUserSkills(t *testing.T) {
 		id   string
 		opts InstallOptions
 	}{
-		"own over the tenant's":  {"team", InstallOptions{Visibility: access.VisibilityUser}},
-		"tenant's over own":      {"notes", InstallOptions{Visibility: access.VisibilityOrg}},
-		"update own as tenant's": {"notes", InstallOptions{Replace: true, Visibility: access.VisibilityOrg}},
-		"update tenant's as own": {"team", InstallOptions{Replace: true, Visibility: access.VisibilityUser}},
-		"an unknown visibility":  {"other", InstallOptions{Visibility: "public"}},
+		"own over the tenant's":  {"team", InstallOptions{Visibility: access.VisibilityUser, Who: testAdmin}},
+		"tenant's over own":      {"notes", InstallOptions{Visibility: access.VisibilityOrg, Who: testAdmin}},
+		"update own as tenant's": {"notes", InstallOptions{Replace: true, Visibility: access.VisibilityOrg, Who: testAdmin}},
+		"update tenant's as own": {"team", InstallOptions{Replace: true, Visibility: access.VisibilityUser, Who: testAdmin}},
+		"an unknown visibility":  {"other", InstallOptions{Visibility: "public", Who: testAdmin}},
 	} {
 		if _, err := alice.Install(ctx, tc.id, pkg(t, simple(tc.id, ""), "hello"), tc.opts); !errors.Is(err, access.ErrVisibility) {
 			t.Errorf("%s: %v", name, err)
@@ -149,7 +149,7 @@ func TestUserSkills(t *testing.T) {
 	}
 
 	// A tenant's skill installed through a user's Runtime is the tenant's: every user sees it.
-	_, err = alice.Install(ctx, "shared", pkg(t, simple("shared", ""), "hello"), InstallOptions{})
+	_, err = alice.Install(ctx, "shared", pkg(t, simple("shared", ""), "hello"), InstallOptions{Who: testAdmin})
 	must(t, err)
 	if _, err := os.Stat(filepath.Join(dir, "shared")); err != nil {
 		t.Fatalf("the tenant's skill is not in the tenant's directory: %v", err)
@@ -158,11 +158,11 @@ func TestUserSkills(t *testing.T) {
 		t.Fatalf("bob sees %v, the tenant %v", ids(bob), ids(rt))
 	}
 	// Removing it through bob's Runtime removes the tenant's; alice's own stays hers.
-	must(t, bob.Remove(ctx, "shared"))
+	must(t, bob.Remove(ctx, testAdmin, "shared"))
 	if slices.Contains(ids(alice), "shared") || slices.Contains(ids(rt), "shared") {
 		t.Fatalf("after removal: alice %v, tenant %v", ids(alice), ids(rt))
 	}
-	must(t, alice.Remove(ctx, "notes"))
+	must(t, alice.Remove(ctx, testAdmin, "notes"))
 	if slices.Contains(ids(alice), "notes") || !slices.Contains(ids(bob), "notes") {
 		t.Fatalf("after alice removed hers: alice %v, bob %v", ids(alice), ids(bob))
 	}
@@ -195,7 +195,7 @@ func TestUserSkillsConcurrent(t *testing.T) {
 	dir := t.TempDir()
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Versions: newVersionStore(t)})
 	ctx := context.Background()
-	_, err := rt.Install(ctx, "team", pkg(t, simple("team", ""), "hello"), InstallOptions{})
+	_, err := rt.Install(ctx, "team", pkg(t, simple("team", ""), "hello"), InstallOptions{Who: testAdmin})
 	must(t, err)
 	var wg sync.WaitGroup
 	errs := make(chan error, 64)
@@ -210,7 +210,7 @@ func TestUserSkillsConcurrent(t *testing.T) {
 			}
 			id := fmt.Sprintf("own-%d", i)
 			for range 5 {
-				if _, err := u.Install(ctx, id, pkg(t, simple(id, ""), "hello"), InstallOptions{Replace: true, Visibility: access.VisibilityUser}); err != nil {
+				if _, err := u.Install(ctx, id, pkg(t, simple(id, ""), "hello"), InstallOptions{Replace: true, Visibility: access.VisibilityUser, Who: testAdmin}); err != nil {
 					errs <- err
 				}
 				if _, err := u.Run(ctx, run.Request{Skill: id}); err != nil {
@@ -226,7 +226,7 @@ func TestUserSkillsConcurrent(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		for range 5 {
-			if _, err := rt.Install(ctx, "org-extra", pkg(t, simple("org-extra", ""), "hello"), InstallOptions{Replace: true}); err != nil {
+			if _, err := rt.Install(ctx, "org-extra", pkg(t, simple("org-extra", ""), "hello"), InstallOptions{Replace: true, Who: testAdmin}); err != nil {
 				errs <- err
 			}
 			if err := rt.Reload(ctx); err != nil {
@@ -258,12 +258,12 @@ func TestFindVersions(t *testing.T) {
 	dir := t.TempDir()
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Versions: newVersionStore(t)})
 	ctx := context.Background()
-	if _, err := rt.Install(ctx, "team", pkg(t, simple("team", ""), "hello"), InstallOptions{}); err != nil {
+	if _, err := rt.Install(ctx, "team", pkg(t, simple("team", ""), "hello"), InstallOptions{Who: testAdmin}); err != nil {
 		t.Fatal(err)
 	}
 	alice, err := rt.User(ctx, "alice")
 	must(t, err)
-	if _, err := alice.Install(ctx, "notes", pkg(t, simple("notes", ""), "hello"), InstallOptions{Visibility: access.VisibilityUser}); err != nil {
+	if _, err := alice.Install(ctx, "notes", pkg(t, simple("notes", ""), "hello"), InstallOptions{Visibility: access.VisibilityUser, Who: testAdmin}); err != nil {
 		t.Fatal(err)
 	}
 	admin := access.Principal{Key: "carol", Role: access.RoleAdmin}
@@ -323,7 +323,7 @@ func TestUserViewIsAnOverlay(t *testing.T) {
 	must(t, err)
 	bob, err := rt.User(ctx, "bob")
 	must(t, err)
-	_, err = alice.Install(ctx, "shared-name", pkg(t, simple("shared-name", `"description":"alice's"`), "hello"), InstallOptions{Visibility: access.VisibilityUser})
+	_, err = alice.Install(ctx, "shared-name", pkg(t, simple("shared-name", `"description":"alice's"`), "hello"), InstallOptions{Visibility: access.VisibilityUser, Who: testAdmin})
 	must(t, err)
 	// The tenant gets a skill of the same id later (an operator's copy, not an install, which
 	// would refuse it).

@@ -64,7 +64,7 @@ func (s *Server) runAsync(c echo.Context, ctx context.Context, req run.Request) 
 			"this server already holds %d asynchronous runs in flight, its limit; try again later, or run without async=true",
 			s.live.opts.MaxAsync)}
 	}
-	tr := s.live.track(context.WithoutCancel(ctx), &req, runOwner{req.Caller, s.rt.VisibleTo(req.Skill)}, true)
+	tr := s.live.track(context.WithoutCancel(ctx), &req, runOwner{req.Who.Caller(), s.rt.VisibleTo(req.Skill)}, true)
 	type outcome struct {
 		res *run.Result
 		err error

@@ -46,7 +46,7 @@ func (s *Server) install(c echo.Context, want string, opts runtime.InstallOption
 	if err != nil {
 		return err
 	}
-	opts.Face, opts.Caller, opts.Visibility = run.FaceHTTP, k.Caller(), vis
+	opts.Face, opts.Who, opts.Visibility = run.FaceHTTP, k.Principal, vis
 	sk, err := rt.Install(c.Request().Context(), id, files, opts)
 	if err != nil {
 		return err
@@ -55,7 +55,7 @@ func (s *Server) install(c echo.Context, want string, opts runtime.InstallOption
 }
 
 func (s *Server) deleteSkill(c echo.Context) error {
-	if err := s.rt.Remove(c.Request().Context(), c.Param("id")); err != nil {
+	if err := s.rt.Remove(c.Request().Context(), principal(c), c.Param("id")); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)

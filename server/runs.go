@@ -130,7 +130,7 @@ func (s *Server) run(c echo.Context, req run.Request) error {
 		return err
 	}
 	k, _ := c.Get(keyContext).(keyEntry)
-	req.Face, req.Caller = run.FaceHTTP, k.Caller()
+	req.Face, req.Who = run.FaceHTTP, k.Principal
 	// The run's span continues the caller's trace (traceparent, tracestate, baggage).
 	ctx := telemetry.FromHTTP(c.Request().Context(), c.Request().Header)
 	if async {

@@ -207,9 +207,11 @@ func (s *Server) Mount(g *echo.Group) {
 	guarded(http.MethodGet, "/v1/tools", s.each((*Server).tools), access.RoleViewer)
 	guarded(http.MethodPost, "/v1/tools/call", requireJSON(s.each((*Server).toolCall)), access.RoleRunner)
 
-	guarded(http.MethodPost, "/v1/skills", s.each((*Server).createSkill), access.RoleAuthor)
-	guarded(http.MethodPut, "/v1/skills/:id", s.each((*Server).updateSkill), access.RoleAuthor)
-	guarded(http.MethodDelete, "/v1/skills/:id", s.each((*Server).deleteSkill), access.RoleAdmin)
+	// The runtime checks the role of an install and a removal (access.NeedInstall, NeedRemove);
+	// the routes check the same constants first, so a refused upload is not read.
+	guarded(http.MethodPost, "/v1/skills", s.each((*Server).createSkill), access.NeedInstall)
+	guarded(http.MethodPut, "/v1/skills/:id", s.each((*Server).updateSkill), access.NeedInstall)
+	guarded(http.MethodDelete, "/v1/skills/:id", s.each((*Server).deleteSkill), access.NeedRemove)
 	guarded(http.MethodPost, "/v1/reload", s.each((*Server).reload), access.RoleAdmin)
 
 	// MCP over streamable HTTP. Listing and calling happen inside one session, so the session

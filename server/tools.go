@@ -93,7 +93,7 @@ func (s *Server) toolCall(c echo.Context) error {
 	k, _ := c.Get(keyContext).(keyEntry)
 	// The runs a call makes continue the caller's trace, as a run request's do.
 	ctx := telemetry.FromHTTP(c.Request().Context(), c.Request().Header)
-	ctx = toolset.WithOrigin(ctx, toolset.Origin{Face: run.FaceHTTP, Caller: k.Caller(), Remote: true, NoAuthor: k.Role < access.RoleAuthor})
+	ctx = toolset.WithOrigin(ctx, toolset.Origin{Face: run.FaceHTTP, Who: k.Principal, Remote: true})
 	res, text, err := toolset.HandleResult(ctx, s.rt, req.Name, args)
 	return c.JSON(http.StatusOK, toolCallResponse{Name: req.Name, Text: text, IsError: err != nil, Result: res})
 }

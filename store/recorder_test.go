@@ -42,7 +42,7 @@ func TestRecorderRecordsRuns(t *testing.T) {
 	for _, keep := range []bool{false, true} {
 		rt, s := newRuntime(t, &policy.Policy{Runs: policy.Runs{RecordArguments: keep}})
 		ctx := t.Context()
-		ok, err := rt.Run(ctx, run.Request{Skill: "hello", Args: json.RawMessage(`{"name":"Ada"}`), Face: run.FaceHTTP, Caller: "key-ci"})
+		ok, err := rt.Run(ctx, run.Request{Skill: "hello", Args: json.RawMessage(`{"name":"Ada"}`), Face: run.FaceHTTP, Who: access.Local("key-ci")})
 		if err != nil {
 			t.Fatal(err)
 		}

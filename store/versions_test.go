@@ -53,7 +53,7 @@ func TestVersionsOverSQLite(t *testing.T) {
 		return rt.Run(ctx, run.Request{Skill: "word-count", Args: json.RawMessage(`{"text":"one two"}`)})
 	}
 	rt := start()
-	if _, err := rt.Install(ctx, "word-count", files, runtime.InstallOptions{Caller: "alice"}); err != nil {
+	if _, err := rt.Install(ctx, "word-count", files, runtime.InstallOptions{Who: access.Local("alice")}); err != nil {
 		t.Fatal(err)
 	}
 	list, err := rt.Versions(ctx, "word-count")
@@ -72,7 +72,7 @@ func TestVersionsOverSQLite(t *testing.T) {
 	}
 	m["limits"] = map[string]any{"timeoutMs": 25_000, "memoryMiB": 64}
 	files["skill.json"], _ = json.Marshal(m)
-	if _, err := rt.Install(ctx, "word-count", files, runtime.InstallOptions{Replace: true, Caller: "alice"}); err != nil {
+	if _, err := rt.Install(ctx, "word-count", files, runtime.InstallOptions{Replace: true, Who: access.Local("alice")}); err != nil {
 		t.Fatal(err)
 	}
 	list, _ = rt.Versions(ctx, "word-count")

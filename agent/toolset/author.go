@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/agent/tooldef"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
@@ -26,12 +27,12 @@ const (
 // Author is a Runner that can install skills an agent writes: *runtime.Runtime. The runtime
 // decides everything — whether agents may write skills at all (the policy's agentSkills), the
 // package's validity, the ceiling of what such a skill may be granted — and these tools
-// translate; a face only says whether its caller may author (Origin.NoAuthor).
+// translate, and so does whether the caller may author (its role, Origin.Who).
 type Author interface {
 	Runner
 	AgentSkillsEnabled() bool
 	Install(ctx context.Context, id string, files map[string][]byte, opts runtime.InstallOptions) (*runtime.Skill, error)
-	RemoveByAgent(ctx context.Context, id string) error
+	RemoveByAgent(ctx context.Context, who access.Principal, id string) error
 	// SkillVersion is the version an install recorded, when the runtime keeps versions
 	// (version.ErrNoStore otherwise).
 	SkillVersion(ctx context.Context, id, digest string) (version.Version, error)
@@ -133,7 +134,7 @@ func writeSkill(ctx context.Context, r Runner, args []byte, start time.Time, opt
 	}
 	pkg["skill.json"] = manifest
 	o := originOf(ctx)
-	opts.ByAgent, opts.Face, opts.Caller = true, o.Face, o.Caller
+	opts.ByAgent, opts.Face, opts.Who = true, o.Face, o.Who
 	s, err := au.Install(ctx, id, pkg, opts)
 	if err != nil {
 		return failed(id, start, authorError(id, err))
@@ -167,18 +168,15 @@ func doDeleteSkill(ctx context.Context, r Runner, args []byte, start time.Time) 
 	if rerr != nil {
 		return failed(id, start, rerr)
 	}
-	if err := au.RemoveByAgent(ctx, id); err != nil {
+	if err := au.RemoveByAgent(ctx, originOf(ctx).Who, id); err != nil {
 		return failed(id, start, authorError(id, err))
 	}
 	return succeeded(id, start, map[string]string{"deleted": id}, fmt.Sprintf("Skill %q deleted.", id))
 }
 
-// author returns r as an Author for a call from ctx's origin, or why the call may not write.
-func author(ctx context.Context, r Runner, id string) (Author, *run.Error) {
-	if originOf(ctx).NoAuthor {
-		return nil, &run.Error{Kind: run.KindPermissionDenied, Skill: id,
-			Message: "this caller may not write skills: it needs the author role"}
-	}
+// author returns r as an Author, or why the call may not write. Whether the caller may is the
+// runtime's to say (Install and RemoveByAgent check the role of Origin.Who).
+func author(_ context.Context, r Runner, id string) (Author, *run.Error) {
 	a, ok := r.(Author)
 	if !ok {
 		return nil, &run.Error{Kind: run.KindPermissionDenied, Skill: id, Message: "this host does not install skills"}
@@ -193,6 +191,8 @@ func authorError(id string, err error) *run.Error {
 	switch {
 	case errors.As(err, &re):
 		return re
+	case errors.Is(err, access.ErrForbidden):
+		return &run.Error{Kind: run.KindPermissionDenied, Skill: id, Message: "this caller may not write skills: " + err.Error(), Err: err}
 	case errors.Is(err, runtime.ErrAuthoringOff), errors.Is(err, runtime.ErrNotAgentSkill), errors.Is(err, runtime.ErrBeyondCeiling):
 		return &run.Error{Kind: run.KindPermissionDenied, Skill: id, Message: err.Error(), Err: err}
 	case errors.Is(err, runtime.ErrExists):

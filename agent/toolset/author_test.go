@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/internal/testengine"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
@@ -53,10 +54,10 @@ func TestAuthorTools(t *testing.T) {
 	if got := names(rt); !slices.Contains(got, ToolCreateSkill) || !slices.Contains(got, ToolDeleteSkill) {
 		t.Fatalf("authoring on, not offered: %v", got)
 	}
-	if got, _ := Handle(WithOrigin(ctx, Origin{Face: run.FaceHTTP, NoAuthor: true}), rt, ToolCreateSkill, []byte(createArgs)); !strings.Contains(got, "needs the author role") {
+	if got, _ := Handle(WithOrigin(ctx, Origin{Face: run.FaceHTTP, Who: access.Principal{Key: "ci", Role: access.RoleRunner}}), rt, ToolCreateSkill, []byte(createArgs)); !strings.Contains(got, "needs the author role") {
 		t.Fatalf("a caller without the author role: %s", got)
 	}
-	res, err := Call(WithOrigin(ctx, Origin{Face: run.FaceMCP, Caller: "claude"}), rt, ToolCreateSkill, []byte(createArgs))
+	res, err := Call(WithOrigin(ctx, Origin{Face: run.FaceMCP, Who: access.Principal{Key: "claude", Role: access.RoleAuthor}}), rt, ToolCreateSkill, []byte(createArgs))
 	if err != nil {
 		t.Fatal(err)
 	}

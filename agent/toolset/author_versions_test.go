@@ -32,7 +32,7 @@ func TestAgentSkillBeyondCeilingIsPending(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rt.Close(context.Background()) })
-	agent := WithOrigin(ctx, Origin{Face: run.FaceMCP, Caller: "claude"})
+	agent := WithOrigin(ctx, Origin{Face: run.FaceMCP, Who: access.Principal{Key: "claude", Role: access.RoleAuthor}})
 	args := `{"id":"net","manifest":{"id":"net","name":"Net","description":"d","permissions":{"network":["api.example.com"]}},"files":{"execute.js":"export const execute = () => 1"}}`
 	res, err := Call(agent, rt, ToolCreateSkill, []byte(args))
 	if err != nil {

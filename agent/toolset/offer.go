@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/agent/tooldef"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
@@ -86,17 +87,16 @@ func (o Offer) MCP(r Runner) []tooldef.MCPTool {
 const SkillURIScheme = "skill://"
 
 // Origin says where a tool call comes from. The runs a call makes are recorded with its Face
-// and Caller, so metrics and history tell an MCP client's run_skill from an HTTP one; Remote
+// and Who, so metrics and history tell an MCP client's run_skill from an HTTP one; Remote
 // says the client is not on this host (HTTP, MCP over HTTP), and load_skill then names a
 // skill's base directory by its skill:// URI: a remote client is never handed a host path.
 type Origin struct {
-	Face   run.Face
-	Caller string
+	Face run.Face
+	// Who is the principal the face authenticated. The runtime decides from its role what it
+	// may do: the tools that write skills (create_skill, update_skill, delete_skill) need the
+	// author role. A call without an Origin is the embedding program's own, its operator's.
+	Who    access.Principal
 	Remote bool
-	// NoAuthor refuses the call the tools that write skills (create_skill, update_skill,
-	// delete_skill): a face sets it for a caller without the author role. The embedding
-	// program's own calls (no Origin) may author, when the policy lets agents write skills.
-	NoAuthor bool
 	// OnEvent, when set, receives the events of the runs the call makes, with the skill's id
 	// (see run.Request.OnEvent, whose rules it has): a face forwards log lines and
 	// progress to its client as they happen.
@@ -104,6 +104,10 @@ type Origin struct {
 }
 
 type originKey struct{}
+
+// localCaller is the principal of a call without an Origin: the embedding program's own, its
+// operator's (access.Local), who may author when the policy lets agents write skills.
+var localCaller = access.Local("local")
 
 // WithOrigin returns ctx carrying o for [Call] and [Handle]. Without it a call is the embedding
 // program's own: face [run.FaceAgent], a local client.
@@ -118,13 +122,13 @@ func originOf(ctx context.Context) Origin {
 		}
 		return o
 	}
-	return Origin{Face: run.FaceAgent}
+	return Origin{Face: run.FaceAgent, Who: localCaller}
 }
 
 // request is the run of skill id with args, as asked for from ctx's origin.
 func request(ctx context.Context, id string, args []byte) run.Request {
 	o := originOf(ctx)
-	req := run.Request{Skill: id, Args: args, Face: o.Face, Caller: o.Caller}
+	req := run.Request{Skill: id, Args: args, Face: o.Face, Who: o.Who}
 	if o.OnEvent != nil {
 		req.OnEvent = func(e run.Event) { o.OnEvent(id, e) }
 	}

@@ -103,7 +103,7 @@ error.`,
 			}
 			m := b.Manifest()
 			// With a store, the folder it replaces is a version kept there, so nothing is lost.
-			opts := runtime.InstallOptions{Face: run.FaceCLI, Caller: osUser(), Replace: kept}
+			opts := runtime.InstallOptions{Face: run.FaceCLI, Who: operator(), Replace: kept}
 			s, err := rt.Install(ctx, m.Skill, b.Package(), opts)
 			if err != nil {
 				return e.fail(exitFailed, "%s: %v", pos[0], err)

@@ -5,10 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/spf13/pflag"
 	"io"
 	"os"
 	"strings"
+
+	"github.com/spf13/pflag"
 
 	"github.com/skillbox-dev/skillbox/run"
 )
@@ -46,7 +47,7 @@ var cmdRun = &command{
 		if err != nil {
 			return e.fail(exitUsage, "--args: %v", err)
 		}
-		res, runErr := rt.Run(ctx, run.Request{Skill: pos[0], Args: args, Face: run.FaceCLI, Caller: osUser()})
+		res, runErr := rt.Run(ctx, run.Request{Skill: pos[0], Args: args, Face: run.FaceCLI, Who: operator()})
 		if e.json {
 			if err := writeJSON(e.stdout, res); err != nil {
 				return e.fail(exitFailed, "%v", err)

@@ -4,8 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/spf13/pflag"
 	"strings"
+
+	"github.com/spf13/pflag"
 
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
@@ -54,7 +55,7 @@ var cmdScript = &command{
 				return e.fail(exitUsage, "--stdin: %v", err)
 			}
 		}
-		res, runErr := rt.Run(ctx, run.Request{Skill: pos[0], Script: pos[1], Argv: pos[2:], Stdin: stdin, Face: run.FaceCLI, Caller: osUser()})
+		res, runErr := rt.Run(ctx, run.Request{Skill: pos[0], Script: pos[1], Argv: pos[2:], Stdin: stdin, Face: run.FaceCLI, Who: operator()})
 		if runErr != nil {
 			if e.json { // one shape for a run that did not happen, as the HTTP API's errors
 				_ = writeJSON(e.stdout, map[string]any{"error": res.Error})

@@ -17,7 +17,7 @@ import (
 // them the role they hold in fact. A server's callers are different: they reach the store only
 // through the server, which gives each API key its own role.
 func operator() access.Principal {
-	return access.Principal{Key: osUser(), Role: access.RoleAdmin}
+	return access.Local(osUser())
 }
 
 // osUser is the name of the user running skillbox, for the records of what they do: the

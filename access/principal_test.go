@@ -1,0 +1,43 @@
+package access
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// Require lets a role through from need up, and refuses below it with a *RoleError that names
+// the action, the role needed and who lacked it; the zero Principal is told to say who asks.
+func TestRequire(t *testing.T) {
+	for _, tc := range []struct {
+		p    Principal
+		need Role
+		want string // "" allowed; else a part of the refusal
+	}{
+		{Principal{Key: "ci", Role: RoleAuthor}, NeedInstall, ""},
+		{Principal{Key: "ops", Role: RoleAdmin}, NeedInstall, ""},
+		{Principal{Key: "ops", Role: RoleAdmin}, NeedRemove, ""},
+		{Principal{Key: "ci", Role: RoleRunner}, NeedInstall, `installing x needs the author role; "ci" has runner`},
+		{Principal{User: "bob", Key: "k", Role: RoleAuthor}, NeedRemove, `installing x needs the admin role; "bob" has author`},
+		{Principal{}, NeedInstall, "no principal was given"},
+	} {
+		err := tc.p.Require("installing x", tc.need)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%+v needing %s: %v", tc.p, tc.need, err)
+		case tc.want != "" && (err == nil || !errors.Is(err, ErrForbidden) || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%+v needing %s: %v, want ErrForbidden with %q", tc.p, tc.need, err, tc.want)
+		}
+		var re *RoleError
+		if err != nil && (!errors.As(err, &re) || re.Need != tc.need) {
+			t.Errorf("%v: not a *RoleError needing %s", err, tc.need)
+		}
+	}
+}
+
+// Local is the operator: an admin named as given.
+func TestLocal(t *testing.T) {
+	if p := Local("alice"); p.Caller() != "alice" || !p.SeesAll() || p.Require("x", NeedRemove) != nil {
+		t.Fatalf("Local: %+v", p)
+	}
+}
