@@ -63,9 +63,9 @@ func (s *Server) mountAgentSkills(add func(method, path string, h echo.HandlerFu
 	for _, m := range []string{http.MethodGet, http.MethodHead} {
 		add(m, "/.well-known/agent-skills", redirectTo("agent-skills/index.json"))
 		add(m, "/.well-known/agent-skills/", redirectTo("index.json"))
-		add(m, "/.well-known/agent-skills/index.json", s.each((*Server).agentSkillsIndex))
-		add(m, "/.well-known/agent-skills/:id/SKILL.md", s.each((*Server).agentSkillMD))
-		add(m, "/.well-known/agent-skills/:archive", s.each((*Server).agentSkillArchive))
+		add(m, "/.well-known/agent-skills/index.json", s.each((*view).agentSkillsIndex))
+		add(m, "/.well-known/agent-skills/:id/SKILL.md", s.each((*view).agentSkillMD))
+		add(m, "/.well-known/agent-skills/:archive", s.each((*view).agentSkillArchive))
 	}
 }
 
@@ -74,7 +74,7 @@ func redirectTo(location string) echo.HandlerFunc {
 	return func(c echo.Context) error { return c.Redirect(http.StatusFound, location) }
 }
 
-func (s *Server) agentSkillsIndex(c echo.Context) error {
+func (s *view) agentSkillsIndex(c echo.Context) error {
 	skills := slices.SortedFunc(slices.Values(s.rt.Skills()), func(a, b *runtime.Skill) int { return strings.Compare(a.ID(), b.ID()) })
 	idx := agentSkillsIndex{Schema: agentSkillsSchema, Skills: []agentSkillsEntry{}}
 	live := map[string]bool{}
@@ -109,7 +109,7 @@ func (s *Server) agentSkillsIndex(c echo.Context) error {
 }
 
 // published is the skill of the request's id and its Package, or a 404 saying why there is none.
-func (s *Server) published(id string) (*runtime.Skill, *skillmd.Package, error) {
+func (s *view) published(id string) (*runtime.Skill, *skillmd.Package, error) {
 	sk, err := s.rt.Skill(id)
 	if err != nil {
 		return nil, nil, noSkill(err, id)
@@ -128,7 +128,7 @@ func (s *Server) published(id string) (*runtime.Skill, *skillmd.Package, error) 
 	return sk, pkg, nil
 }
 
-func (s *Server) agentSkillMD(c echo.Context) error {
+func (s *view) agentSkillMD(c echo.Context) error {
 	sk, pkg, err := s.published(c.Param("id"))
 	if err != nil {
 		return err
@@ -146,7 +146,7 @@ func (s *Server) agentSkillMD(c echo.Context) error {
 	return c.Blob(http.StatusOK, "text/markdown; charset=utf-8", data)
 }
 
-func (s *Server) agentSkillArchive(c echo.Context) error {
+func (s *view) agentSkillArchive(c echo.Context) error {
 	id, ok := strings.CutSuffix(c.Param("archive"), ".tar.gz")
 	if !ok {
 		return httpError(http.StatusNotFound, "not_found", "no %q here: the index is index.json, and archives are <name>.tar.gz", c.Param("archive"))

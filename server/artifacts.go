@@ -24,7 +24,7 @@ import (
 // rendered there: it is sent as an attachment, with nosniff (a browser takes the media type
 // as given) and a sandboxing Content-Security-Policy in case a browser renders it anyway. The
 // ETag is the file's sha256: the same bytes have the same tag in any run.
-func (s *Server) artifact(c echo.Context) error {
+func (s *view) artifact(c echo.Context) error {
 	id := c.Param("run_id")
 	// echo routes on the raw path when a client escapes differently from Go: decode it here.
 	name, err := url.PathUnescape(c.Param("*"))

@@ -58,7 +58,7 @@ func asyncParam(c echo.Context) (bool, error) {
 //
 // 429 with Retry-After when the server already holds LiveRunOptions.MaxAsync asynchronous
 // runs in flight.
-func (s *Server) runAsync(c echo.Context, ctx context.Context, req run.Request) error {
+func (s *view) runAsync(c echo.Context, ctx context.Context, req run.Request) error {
 	if !s.live.reserve() {
 		return &retryError{after: time.Second, err: httpError(http.StatusTooManyRequests, "busy",
 			"this server already holds %d asynchronous runs in flight, its limit; try again later, or run without async=true",
@@ -96,7 +96,7 @@ func (s *Server) runAsync(c echo.Context, ctx context.Context, req run.Request) 
 }
 
 // accepted answers 202 for the admitted run id, with its links under the API's prefix.
-func (s *Server) accepted(c echo.Context, id string) error {
+func (s *view) accepted(c echo.Context, id string) error {
 	l := linksFor(c, id)
 	c.Response().Header().Set(echo.HeaderLocation, l.Run)
 	return c.JSON(http.StatusAccepted, asyncAccepted{RunID: id, Status: store.StatusRunning, Links: l})

@@ -228,7 +228,7 @@ func TestAsyncBound(t *testing.T) {
 		t.Fatalf("cancel: %s", r)
 	}
 	watch(t, env.ts.URL+first.Links.Events)
-	if !waitFor(hangGuard, func() bool { _, n := env.srv.live.inFlight(); return n == 0 }) {
+	if !waitFor(hangGuard, func() bool { _, n := env.srv.def.live.inFlight(); return n == 0 }) {
 		t.Fatal("the canceled run kept its place")
 	}
 	startAsync(t, env.ts.URL, "/v1/skills/echo/runs", `{}`)
@@ -258,7 +258,7 @@ func TestAsyncClientGoneBeforeAdmission(t *testing.T) {
 	}()
 	// The client leaves once its run holds a place and waits in the admission queue.
 	if !waitFor(hangGuard, func() bool {
-		_, n := env.srv.live.inFlight()
+		_, n := env.srv.def.live.inFlight()
 		return len(answered) > 0 || (n == 2 && env.rt.Stats().Admission.Queued == 1)
 	}) {
 		t.Fatalf("the second run never waited for admission: %+v", env.rt.Stats().Admission)
@@ -267,7 +267,7 @@ func TestAsyncClientGoneBeforeAdmission(t *testing.T) {
 	if got := <-answered; got != "" {
 		t.Fatal(got)
 	}
-	if !waitFor(hangGuard, func() bool { _, n := env.srv.live.inFlight(); return n == 1 }) {
+	if !waitFor(hangGuard, func() bool { _, n := env.srv.def.live.inFlight(); return n == 1 }) {
 		t.Error("the queued run kept its place after its client left")
 	}
 	post(t, env.ts.URL+long.Links.Cancel, ``)

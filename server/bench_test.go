@@ -139,8 +139,8 @@ func BenchmarkHTTPRoundTrip(b *testing.B) {
 }
 
 // BenchmarkUserRun is a run of the tenant's skill over loopback HTTP by a user with a skill of
-// their own (served from the user's Server and Runtime) against the same run by a user without
-// (the tenant's Server), interleaved: "x-tenant" is the ratio of their medians, what a user's
+// their own (served from the user's view and Runtime) against the same run by a user without
+// (the tenant's view), interleaved: "x-tenant" is the ratio of their medians, what a user's
 // own view costs a request.
 func BenchmarkUserRun(b *testing.B) {
 	ts, _ := newUsersEnv(b)

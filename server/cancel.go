@@ -25,7 +25,7 @@ type cancelAccepted struct {
 // admin, may (403 otherwise). A run that has finished is 409 with its status; one this
 // process does not run is 404: with several replicas, a run is canceled through the replica
 // that runs it (the message says so when the run history knows it is in flight elsewhere).
-func (s *Server) cancelRun(c echo.Context) error {
+func (s *view) cancelRun(c echo.Context) error {
 	id := c.Param("run_id")
 	k, _ := c.Get(keyContext).(keyEntry)
 	rec := s.liveRun(c, id)
@@ -44,7 +44,7 @@ func (s *Server) cancelRun(c echo.Context) error {
 
 // cancelGone answers a cancel for a run this server does not track: 409 when it is known to
 // have finished, else 404.
-func (s *Server) cancelGone(c echo.Context, id string) error {
+func (s *view) cancelGone(c echo.Context, id string) error {
 	if rec, ok := s.recentRun(c, id); ok {
 		return finished(id, statusOf(rec.Result))
 	}

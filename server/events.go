@@ -30,7 +30,7 @@ const sseKeepAlive = 15 * time.Second
 //
 // The watcher only reads what the run's events left behind: a slow client never holds the run
 // (each write has a deadline, sseWriteTimeout, and a failed write ends the stream).
-func (s *Server) runEvents(c echo.Context) error {
+func (s *view) runEvents(c echo.Context) error {
 	id := c.Param("run_id")
 	after, err := resumePoint(c)
 	if err != nil {
@@ -91,7 +91,7 @@ func resumePoint(c echo.Context) (int, error) {
 
 // eventsGone answers for a run this server keeps no events of: its result alone, while the
 // runtime still holds it, else 404 saying what is known of the run.
-func (s *Server) eventsGone(c echo.Context, id string) error {
+func (s *view) eventsGone(c echo.Context, id string) error {
 	if rec, ok := s.recentRun(c, id); ok {
 		w := newSSE(c)
 		w.send(0, "result", run.Event{Type: "result", RunID: id, Result: rec.Result})
@@ -112,13 +112,13 @@ func (s *Server) eventsGone(c echo.Context, id string) error {
 // historyOf is the run history's record of run id, or nil when there is no history, it does
 // not know the run, the caller may not see it (sees), or it cannot be read (then logged): an
 // answer that only refines a 404 does not fail for it.
-func (s *Server) historyOf(c echo.Context, id string) *store.Run {
-	if s.opts.History == nil {
+func (s *view) historyOf(c echo.Context, id string) *store.Run {
+	if s.history == nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(c.Request().Context(), historyTimeout)
 	defer cancel()
-	rec, err := s.opts.History.FindRun(ctx, id)
+	rec, err := s.history.FindRun(ctx, id)
 	if err != nil {
 		if !errors.Is(err, store.ErrNotFound) {
 			s.logger.Error("read the run history", "run", id, "err", err)
@@ -139,7 +139,7 @@ func elsewhere(id, what string) error {
 }
 
 // unknownRun is the 404 for a run nothing here knows of.
-func (s *Server) unknownRun(id string) error {
+func (s *view) unknownRun(id string) error {
 	return httpError(http.StatusNotFound, "not_found",
 		"no run %q in this process: it may run, or have run, in another process (each replica keeps its own runs' events), or it finished more than %s ago and was let go",
 		id, s.live.opts.Keep)

@@ -163,9 +163,9 @@ func TestEventsExpire(t *testing.T) {
 	if evs := watch(t, env.ts.URL+"/v1/runs/"+second+"/events"); len(evs) != 1 {
 		t.Errorf("after Keep: %v", sequence(evs))
 	}
-	env.srv.live.mu.Lock()
-	kept := len(env.srv.live.runs)
-	env.srv.live.mu.Unlock()
+	env.srv.def.live.mu.Lock()
+	kept := len(env.srv.def.live.runs)
+	env.srv.def.live.mu.Unlock()
 	if kept != 0 {
 		t.Errorf("%d runs kept past Keep", kept)
 	}
@@ -216,7 +216,7 @@ func TestEventsSlowClient(t *testing.T) {
 	case <-time.After(hangGuard):
 		t.Fatal("the watcher never wrote past the gate")
 	}
-	live := env.srv.live.get(a.RunID)
+	live := env.srv.def.live.get(a.RunID)
 	if live == nil {
 		t.Fatal("the run is not tracked")
 	}
@@ -239,8 +239,8 @@ func TestEventsSlowClient(t *testing.T) {
 	if rec.Error == nil || rec.Error.Kind != run.KindCanceled {
 		t.Errorf("the run: %+v, want canceled", rec.Error)
 	}
-	if !waitFor(hangGuard, func() bool { tracked, async := env.srv.live.inFlight(); return tracked == 0 && async == 0 }) {
-		tracked, async := env.srv.live.inFlight()
+	if !waitFor(hangGuard, func() bool { tracked, async := env.srv.def.live.inFlight(); return tracked == 0 && async == 0 }) {
+		tracked, async := env.srv.def.live.inFlight()
 		t.Errorf("%d tracked, %d async places taken", tracked, async)
 	}
 	t.Logf("the run logged %d events while its watcher was stuck after %d", kept(), stuckAt)

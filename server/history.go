@@ -48,8 +48,8 @@ var listQuery = []string{"skill", "status", "since", "limit", "cursor"}
 // listRuns answers GET /v1/runs?skill=&status=&since=&limit=&cursor=: a page of the history,
 // newest first. It only parses the parameters into their types; the history decides what a
 // valid query is (store.Query.Check) and says which parameter is wrong.
-func (s *Server) listRuns(c echo.Context) error {
-	if s.opts.History == nil {
+func (s *view) listRuns(c echo.Context) error {
+	if s.history == nil {
 		return noHistory()
 	}
 	q, err := parseRunQuery(c.QueryParams())
@@ -59,7 +59,7 @@ func (s *Server) listRuns(c echo.Context) error {
 	q.Viewer = viewer(c) // another user's own runs are not listed to a user
 	ctx, cancel := context.WithTimeout(c.Request().Context(), historyTimeout)
 	defer cancel()
-	page, err := s.opts.History.ListRuns(ctx, q)
+	page, err := s.history.ListRuns(ctx, q)
 	switch {
 	case errors.Is(err, store.ErrBadQuery):
 		return httpError(http.StatusBadRequest, "bad_request", "%v", err)
@@ -122,10 +122,10 @@ func checkParams(v url.Values, route string, known ...string) error {
 
 // getRun answers GET /v1/runs/{id}: from the history when there is one, else (or when the
 // history does not have it yet, or is down) from the runtime's records of its recent runs.
-func (s *Server) getRun(c echo.Context) error {
+func (s *view) getRun(c echo.Context) error {
 	id := c.Param("run_id")
 	rec, inMemory := s.recentRun(c, id)
-	if s.opts.History == nil {
+	if s.history == nil {
 		if !inMemory {
 			return httpError(http.StatusNotFound, "not_found", "no recent run %q (the runtime keeps the most recent ones)", id)
 		}
@@ -133,7 +133,7 @@ func (s *Server) getRun(c echo.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(c.Request().Context(), historyTimeout)
 	defer cancel()
-	found, err := s.opts.History.FindRun(ctx, id)
+	found, err := s.history.FindRun(ctx, id)
 	if err == nil && !sees(c, found.VisibleTo) {
 		err = store.ErrNotFound // another user's own run: as if there were none
 	}
@@ -165,7 +165,7 @@ func noHistory() error {
 
 // historyDown is the answer when the history cannot be read: the client learns it is
 // unavailable, the log learns why (a database error can name hosts a client should not see).
-func (s *Server) historyDown(err error) error {
+func (s *view) historyDown(err error) error {
 	s.logger.Error("read the run history", "err", err)
 	return httpError(http.StatusServiceUnavailable, "unavailable", "the run history cannot be read now; try again later").WithInternal(err)
 }

@@ -53,7 +53,7 @@ func TestLiveRunsLeakNothing(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if !waitFor(hangGuard, func() bool { tr, as := env.srv.live.inFlight(); return tr == 0 && as == 0 }) {
+	if !waitFor(hangGuard, func() bool { tr, as := env.srv.def.live.inFlight(); return tr == 0 && as == 0 }) {
 		t.Fatal("runs still in flight")
 	}
 	if !settle(base) {

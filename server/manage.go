@@ -22,17 +22,17 @@ import (
 //
 // ?visibility=user installs it as the caller's own: only the caller's key (and the tenant's
 // admins) sees it and its runs. The default, org, is the tenant's.
-func (s *Server) createSkill(c echo.Context) error {
+func (s *view) createSkill(c echo.Context) error {
 	return s.install(c, "", runtime.InstallOptions{}, http.StatusCreated)
 }
 
 // updateSkill replaces an installed skill where it is: the caller's own, or the tenant's.
-func (s *Server) updateSkill(c echo.Context) error {
+func (s *view) updateSkill(c echo.Context) error {
 	return s.install(c, c.Param("id"), runtime.InstallOptions{Replace: true, MustExist: true}, http.StatusOK)
 }
 
 // install reads an upload and installs it with opts, in the runtime its visibility names.
-func (s *Server) install(c echo.Context, want string, opts runtime.InstallOptions, status int) error {
+func (s *view) install(c echo.Context, want string, opts runtime.InstallOptions, status int) error {
 	vis, err := visibility(c)
 	if err != nil {
 		return err
@@ -54,14 +54,14 @@ func (s *Server) install(c echo.Context, want string, opts runtime.InstallOption
 	return s.installed(c, rt, status, sk)
 }
 
-func (s *Server) deleteSkill(c echo.Context) error {
+func (s *view) deleteSkill(c echo.Context) error {
 	if err := s.rt.Remove(c.Request().Context(), principal(c), c.Param("id")); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
 }
 
-func (s *Server) reload(c echo.Context) error {
+func (s *view) reload(c echo.Context) error {
 	if err := s.rt.Reload(c.Request().Context()); err != nil {
 		return err
 	}
@@ -72,7 +72,7 @@ func (s *Server) reload(c echo.Context) error {
 // set, is the id from the URL; a manifest naming another id is refused by Install's checks. The
 // raw body is bounded by MaxPackageBytes; what it unpacks to, by the runtime's package limits,
 // enforced while it streams in.
-func (s *Server) readPackage(c echo.Context, want string) (string, map[string][]byte, error) {
+func (s *view) readPackage(c echo.Context, want string) (string, map[string][]byte, error) {
 	r := c.Request()
 	r.Body = http.MaxBytesReader(c.Response(), r.Body, s.opts.MaxPackageBytes)
 	ctype, _, _ := mime.ParseMediaType(r.Header.Get(echo.HeaderContentType))

@@ -107,7 +107,7 @@ func TestMCPEndpointProtocols(t *testing.T) {
 func TestMCPBodyIsBoundedByTheArgsBound(t *testing.T) {
 	t.Parallel()
 	env := newEnvRuntime(t, keysOptions(), runtime.Config{MaxArgsBytes: 64}, t.TempDir())
-	bound := env.srv.mcp.MaxMessageBytes()
+	bound := env.srv.def.own.mcp.MaxMessageBytes()
 	if bound != 64+64<<10 {
 		t.Fatalf("the MCP face's bound is %d, want the runtime's 64 and the envelope", bound)
 	}

@@ -14,7 +14,7 @@ import (
 
 // metricsHandler renders the runtime's counters (every run of every face) in Prometheus' text
 // format: a few counters do not need a client library.
-func (s *Server) metricsHandler(c echo.Context) error {
+func (s *view) metricsHandler(c echo.Context) error {
 	st := s.rt.Stats()
 	var b strings.Builder
 	fmt.Fprintln(&b, "# HELP skillbox_runs_total Runs by skill, face and outcome (success or the error kind); refused requests included.")
@@ -72,7 +72,7 @@ func (s *Server) healthz(c echo.Context) error {
 // readyz is ready once the registry is loaded (always, after New) and reports what is loaded.
 func (s *Server) readyz(c echo.Context) error {
 	n, broken := 0, 0
-	for _, sk := range s.rt.Skills() {
+	for _, sk := range s.def.rt.Skills() {
 		n++
 		if sk.Status() == catalog.StatusError {
 			broken++

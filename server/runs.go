@@ -34,7 +34,7 @@ type anyRunRequest struct {
 	Args  json.RawMessage `json:"args"`
 }
 
-func (s *Server) runSkill(c echo.Context) error {
+func (s *view) runSkill(c echo.Context) error {
 	var req runRequest
 	if err := s.decode(c, &req, s.runBodyBytes()); err != nil {
 		return err
@@ -51,7 +51,7 @@ type scriptRunRequest struct {
 
 // runScript runs a program of a skill's scripts/ directory; its result is {exit_code, stdout,
 // stderr}. A program that exits non-zero is a run that succeeded with that exit code.
-func (s *Server) runScript(c echo.Context) error {
+func (s *view) runScript(c echo.Context) error {
 	var req scriptRunRequest
 	if err := s.decode(c, &req, s.runBodyBytes()); err != nil {
 		return err
@@ -63,7 +63,7 @@ func (s *Server) runScript(c echo.Context) error {
 	return s.run(c, r)
 }
 
-func (s *Server) runAny(c echo.Context) error {
+func (s *view) runAny(c echo.Context) error {
 	var req anyRunRequest
 	if err := s.decode(c, &req, s.runBodyBytes()); err != nil {
 		return err
@@ -95,10 +95,10 @@ const envelopeBytes = 4 << 10
 // (Runtime.MaxArgsBytes, which the policy and skillbox --max-args-bytes set), and the envelope.
 // The runtime decides; the body is read within its answer, so no client makes the server hold
 // more than the runtime would take.
-func (s *Server) runBodyBytes() int64 { return s.rt.MaxArgsBytes() + envelopeBytes }
+func (s *view) runBodyBytes() int64 { return s.rt.MaxArgsBytes() + envelopeBytes }
 
 // decode reads a JSON body of at most max bytes into v, refusing unknown fields.
-func (s *Server) decode(c echo.Context, v any, max int64) error {
+func (s *view) decode(c echo.Context, v any, max int64) error {
 	body := http.MaxBytesReader(c.Response(), c.Request().Body, max)
 	data, err := io.ReadAll(body)
 	if err != nil {
@@ -124,7 +124,7 @@ func (s *Server) decode(c echo.Context, v any, max int64) error {
 // one), 422 invalid arguments, 429 with Retry-After when the runtime is at capacity or the caller's
 // tenant at its quota, 503 when it is closing. The request's context is the run's: a client that
 // goes away cancels its run, and the run's span continues the trace of its W3C headers.
-func (s *Server) run(c echo.Context, req run.Request) error {
+func (s *view) run(c echo.Context, req run.Request) error {
 	async, err := asyncParam(c)
 	if err != nil {
 		return err

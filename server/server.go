@@ -8,14 +8,12 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/skillbox-dev/skillbox/access"
-	"github.com/skillbox-dev/skillbox/agent/search"
 	"github.com/skillbox-dev/skillbox/agent/toolset"
 	"github.com/skillbox-dev/skillbox/mcpserver"
 	"github.com/skillbox-dev/skillbox/runtime"
@@ -73,31 +71,19 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Server serves one Runtime over HTTP.
+// Server serves a default tenant's Runtime, and the tenants' of Options.Tenants, over HTTP. It
+// is one Server for all of them: each request's principal is routed to its view (view.go), the
+// tenant of its key and, for a user with skills of their own, the user's view of it.
 type Server struct {
-	rt      *runtime.Runtime
 	opts    Options
 	logger  *slog.Logger
 	keys    []keyEntry
 	version string
-
-	idxMu  sync.Mutex
-	idx    *search.Index
-	idxGen uint64
-
-	mcp        *mcpserver.Server
-	mcpHandler http.Handler
-	browser    *browserGuard
-	// tenants are the Servers of the tenants' runtimes, by name (see Options.Tenants): a key of
-	// a tenant is served by its Server alone. Nil on a tenant's own Server.
-	tenants map[string]*Server
-	agent   *agentSkills // the /.well-known/agent-skills index
-	live    *liveRuns    // the runs served as resources (async.go, events.go, cancel.go)
-	// users are the Servers of the users of this Server's tenant who have skills of their own
-	// (see users.go); tenant, on a user's Server, is the tenant's Server it came from.
-	usersMu sync.Mutex
-	users   map[string]*Server
-	tenant  *Server
+	browser *browserGuard
+	// def is the default tenant (the Runtime New was given); tenants are Options.Tenants, by
+	// name: a key of a tenant is served by its tenant alone.
+	def     *tenant
+	tenants map[string]*tenant
 }
 
 // New checks opts and builds a Server. It fails on a bad configuration, never at request time.
@@ -115,7 +101,8 @@ func New(rt *runtime.Runtime, opts Options) (*Server, error) {
 	if _, err := opts.LiveRuns.withDefaults(); err != nil {
 		return nil, err
 	}
-	s := newServer(rt, opts)
+	s := &Server{opts: opts, logger: opts.Logger, version: "(devel)"}
+	s.def = s.newTenant(rt, opts.History, opts.Logger)
 	browser, err := newBrowserGuard(opts.CORSOrigins)
 	if err != nil {
 		return nil, err
@@ -179,46 +166,46 @@ func (s *Server) Mount(g *echo.Group) {
 	public(http.MethodHead, "/healthz", s.healthz)
 	public(http.MethodGet, "/readyz", s.readyz)
 	public(http.MethodGet, "/openapi.json", s.openapi)
-	guarded(http.MethodGet, "/metrics", s.each((*Server).metricsHandler), access.RoleViewer)
+	guarded(http.MethodGet, "/metrics", s.each((*view).metricsHandler), access.RoleViewer)
 
 	// The JSON endpoints take only JSON (requireJSON); the uploads take multipart or .tar.gz and
 	// DELETE and reload take no body: the cross-site check is their defence.
-	guarded(http.MethodGet, "/v1/skills", s.each((*Server).listSkills), access.RoleViewer)
-	guarded(http.MethodPost, "/v1/skills/search", requireJSON(s.each((*Server).search)), access.RoleViewer)
-	guarded(http.MethodGet, "/v1/skills/:id", s.each((*Server).getSkill), access.RoleViewer)
-	guarded(http.MethodGet, "/v1/skills/:id/instructions", s.each((*Server).instructions), access.RoleViewer)
-	guarded(http.MethodGet, "/v1/skills/:id/resources/*", s.each((*Server).resource), access.RoleViewer)
-	guarded(http.MethodPost, "/v1/skills/:id/runs", requireJSON(s.each((*Server).runSkill)), access.RoleRunner)
-	guarded(http.MethodPost, "/v1/runs", requireJSON(s.each((*Server).runAny)), access.RoleRunner)
-	guarded(http.MethodPost, "/v1/skills/:id/scripts/:script/runs", requireJSON(s.each((*Server).runScript)), access.RoleRunner)
-	guarded(http.MethodGet, "/v1/runs", s.each((*Server).listRuns), access.RoleViewer)
-	guarded(http.MethodGet, "/v1/runs/:run_id", s.each((*Server).getRun), access.RoleViewer)
-	guarded(http.MethodGet, "/v1/runs/:run_id/artifacts/*", s.each((*Server).artifact), access.RoleViewer)
-	guarded(http.MethodGet, "/v1/runs/:run_id/events", s.each((*Server).runEvents), access.RoleViewer)
+	guarded(http.MethodGet, "/v1/skills", s.each((*view).listSkills), access.RoleViewer)
+	guarded(http.MethodPost, "/v1/skills/search", requireJSON(s.each((*view).search)), access.RoleViewer)
+	guarded(http.MethodGet, "/v1/skills/:id", s.each((*view).getSkill), access.RoleViewer)
+	guarded(http.MethodGet, "/v1/skills/:id/instructions", s.each((*view).instructions), access.RoleViewer)
+	guarded(http.MethodGet, "/v1/skills/:id/resources/*", s.each((*view).resource), access.RoleViewer)
+	guarded(http.MethodPost, "/v1/skills/:id/runs", requireJSON(s.each((*view).runSkill)), access.RoleRunner)
+	guarded(http.MethodPost, "/v1/runs", requireJSON(s.each((*view).runAny)), access.RoleRunner)
+	guarded(http.MethodPost, "/v1/skills/:id/scripts/:script/runs", requireJSON(s.each((*view).runScript)), access.RoleRunner)
+	guarded(http.MethodGet, "/v1/runs", s.each((*view).listRuns), access.RoleViewer)
+	guarded(http.MethodGet, "/v1/runs/:run_id", s.each((*view).getRun), access.RoleViewer)
+	guarded(http.MethodGet, "/v1/runs/:run_id/artifacts/*", s.each((*view).artifact), access.RoleViewer)
+	guarded(http.MethodGet, "/v1/runs/:run_id/events", s.each((*view).runEvents), access.RoleViewer)
 	// Only the key that started a run, or an admin, may cancel it (cancelRun checks).
-	guarded(http.MethodPost, "/v1/runs/:run_id/cancel", s.each((*Server).cancelRun), access.RoleRunner)
-	guarded(http.MethodGet, "/v1/skills/:id/versions", s.each((*Server).listVersions), access.RoleViewer)
-	guarded(http.MethodGet, "/v1/versions", s.each((*Server).findVersions), access.RoleViewer)
+	guarded(http.MethodPost, "/v1/runs/:run_id/cancel", s.each((*view).cancelRun), access.RoleRunner)
+	guarded(http.MethodGet, "/v1/skills/:id/versions", s.each((*view).listVersions), access.RoleViewer)
+	guarded(http.MethodGet, "/v1/versions", s.each((*view).findVersions), access.RoleViewer)
 	// The runtime decides which role each action needs (version.Transitions).
-	guarded(http.MethodPost, "/v1/skills/:id/versions/:digest/:action", s.each((*Server).changeVersion), access.RoleViewer)
+	guarded(http.MethodPost, "/v1/skills/:id/versions/:digest/:action", s.each((*view).changeVersion), access.RoleViewer)
 
-	guarded(http.MethodGet, "/.well-known/skills.json", s.each((*Server).wellKnown), access.RoleViewer)
+	guarded(http.MethodGet, "/.well-known/skills.json", s.each((*view).wellKnown), access.RoleViewer)
 	s.mountAgentSkills(func(method, path string, h echo.HandlerFunc) { guarded(method, path, h, access.RoleViewer) })
-	guarded(http.MethodGet, "/v1/tools", s.each((*Server).tools), access.RoleViewer)
-	guarded(http.MethodPost, "/v1/tools/call", requireJSON(s.each((*Server).toolCall)), access.RoleRunner)
+	guarded(http.MethodGet, "/v1/tools", s.each((*view).tools), access.RoleViewer)
+	guarded(http.MethodPost, "/v1/tools/call", requireJSON(s.each((*view).toolCall)), access.RoleRunner)
 
 	// The runtime checks the role of an install and a removal (access.NeedInstall, NeedRemove);
 	// the routes check the same constants first, so a refused upload is not read.
-	guarded(http.MethodPost, "/v1/skills", s.each((*Server).createSkill), access.NeedInstall)
-	guarded(http.MethodPut, "/v1/skills/:id", s.each((*Server).updateSkill), access.NeedInstall)
-	guarded(http.MethodDelete, "/v1/skills/:id", s.each((*Server).deleteSkill), access.NeedRemove)
-	guarded(http.MethodPost, "/v1/reload", s.each((*Server).reload), access.RoleAdmin)
+	guarded(http.MethodPost, "/v1/skills", s.each((*view).createSkill), access.NeedInstall)
+	guarded(http.MethodPut, "/v1/skills/:id", s.each((*view).updateSkill), access.NeedInstall)
+	guarded(http.MethodDelete, "/v1/skills/:id", s.each((*view).deleteSkill), access.NeedRemove)
+	guarded(http.MethodPost, "/v1/reload", s.each((*view).reload), access.RoleAdmin)
 
 	// MCP over streamable HTTP. Listing and calling happen inside one session, so the session
 	// needs the runner role; the MCP handler checks its own content types, and also refuses a
 	// non-loopback Host on a loopback listener.
 	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
-		guarded(m, "/mcp", s.each((*Server).serveMCP), access.RoleRunner)
+		guarded(m, "/mcp", s.each((*view).serveMCP), access.RoleRunner)
 	}
 
 	// With CORS on, every path answers preflights (the CORS middleware writes them, before any
@@ -232,7 +219,7 @@ func (s *Server) Mount(g *echo.Group) {
 }
 
 // serveMCP serves the MCP endpoint of s's runtime.
-func (s *Server) serveMCP(c echo.Context) error {
+func (s *view) serveMCP(c echo.Context) error {
 	// Runs record the key's caller; the toolset's authoring tools answer only the author role.
 	r := c.Request()
 	s.mcpHandler.ServeHTTP(c.Response(), r.WithContext(mcpserver.WithPrincipal(r.Context(), principal(c))))

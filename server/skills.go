@@ -23,7 +23,7 @@ const maxResourceBytes = 16 << 20
 
 // summary is the metadata-only view of GET /v1/skills; a broken skill's problems name files
 // relative to its skills directory, never the host's layout.
-func (s *Server) summary(sk *runtime.Skill) runtime.Summary { return summaryIn(s.rt, sk) }
+func (s *view) summary(sk *runtime.Skill) runtime.Summary { return summaryIn(s.rt, sk) }
 
 // summaryIn is sk's summary in rt, with its visibility when it is a user's own.
 func summaryIn(rt *runtime.Runtime, sk *runtime.Skill) runtime.Summary {
@@ -34,7 +34,7 @@ func summaryIn(rt *runtime.Runtime, sk *runtime.Skill) runtime.Summary {
 	return sum
 }
 
-func (s *Server) listSkills(c echo.Context) error {
+func (s *view) listSkills(c echo.Context) error {
 	skills := s.rt.Skills()
 	out := make([]runtime.Summary, 0, len(skills))
 	for _, sk := range skills {
@@ -58,7 +58,7 @@ type skillDetail struct {
 	Resources    []string          `json:"resources"`
 }
 
-func (s *Server) getSkill(c echo.Context) error {
+func (s *view) getSkill(c echo.Context) error {
 	sk, err := s.rt.Skill(c.Param("id"))
 	if err != nil {
 		return noSkill(err, c.Param("id"))
@@ -79,7 +79,7 @@ func (s *Server) getSkill(c echo.Context) error {
 
 // instructions is the SKILL.md body, processed when ?arguments= is given:
 // base directory first, $ARGUMENTS replaced (or appended). The file is never modified.
-func (s *Server) instructions(c echo.Context) error {
+func (s *view) instructions(c echo.Context) error {
 	sk, err := s.rt.Skill(c.Param("id"))
 	if err != nil {
 		return noSkill(err, c.Param("id"))
@@ -114,7 +114,7 @@ func (s *Server) instructions(c echo.Context) error {
 	return c.Blob(http.StatusOK, "text/markdown; charset=utf-8", []byte(body))
 }
 
-func (s *Server) resource(c echo.Context) error {
+func (s *view) resource(c echo.Context) error {
 	sk, err := s.rt.Skill(c.Param("id"))
 	if err != nil {
 		return noSkill(err, c.Param("id"))

@@ -18,7 +18,7 @@ import (
 
 // wellKnown serves the tool manifest at /.well-known/skills.json ([tooldef.WellKnown]), with a
 // Skillbox-Warning header for each tool left out ([Server.leftOut]).
-func (s *Server) wellKnown(c echo.Context) error {
+func (s *view) wellKnown(c echo.Context) error {
 	m := tooldef.WellKnown(s.rt, s.opts.Provider)
 	s.leftOut(c, tooldef.FormatWellKnown, append(tooldef.LeftOut(s.rt, tooldef.FormatWellKnown),
 		tooldef.ListBreaches(tooldef.FormatWellKnown, len(m.Tools))...))
@@ -30,7 +30,7 @@ func (s *Server) wellKnown(c echo.Context) error {
 // server's default unless Options.Offer says otherwise: a tool per executable skill, then the
 // progressive-disclosure toolset), skills or disclosure. POST /v1/tools/call calls any of them.
 // A tool the vendor would refuse is left out, and said so ([Server.leftOut]).
-func (s *Server) tools(c echo.Context) error {
+func (s *view) tools(c echo.Context) error {
 	offer := s.opts.Offer
 	var r toolset.Runner = s.rt
 	if k, _ := c.Get(keyContext).(keyEntry); k.Role < access.RoleAuthor {
@@ -77,7 +77,7 @@ type toolCallResponse struct {
 // embedding program. A call that failed (unknown tool, bad arguments, a run that failed) is
 // still 200: the text says what went wrong in words a model can act on. A remote client is
 // never handed a host path, and the runs a call makes are recorded as this face's and key's.
-func (s *Server) toolCall(c echo.Context) error {
+func (s *view) toolCall(c echo.Context) error {
 	var req toolCallRequest
 	if err := s.decode(c, &req, s.runBodyBytes()); err != nil {
 		return err
@@ -115,7 +115,7 @@ const maxWarningHeaders = 20
 // leftOut says which of the skills' tools format f left out of a list, and why, and whether the
 // whole list breaks a vendor's rule (toolset.Listing's LeftOut): one warning header each, and a
 // log line. It returns them for a body that has room.
-func (s *Server) leftOut(c echo.Context, f tooldef.Format, breaches []tooldef.Breach) []tooldef.Breach {
+func (s *view) leftOut(c echo.Context, f tooldef.Format, breaches []tooldef.Breach) []tooldef.Breach {
 	if len(breaches) == 0 {
 		return nil
 	}
@@ -152,7 +152,7 @@ type searchRequest struct {
 }
 
 // search ranks skills by name, description and tags (BM25).
-func (s *Server) search(c echo.Context) error {
+func (s *view) search(c echo.Context) error {
 	var req searchRequest
 	if err := s.decode(c, &req, 64<<10); err != nil {
 		return err
@@ -167,7 +167,7 @@ func (s *Server) search(c echo.Context) error {
 }
 
 // index returns the search index of the current skills, rebuilt only after a scan changed them.
-func (s *Server) index() *search.Index {
+func (s *view) index() *search.Index {
 	s.idxMu.Lock()
 	defer s.idxMu.Unlock()
 	if gen := s.rt.Generation(); s.idx == nil || s.idxGen != gen {

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -15,19 +14,6 @@ import (
 // to read, approve or remove that user's own skills (visibility user). Any other key sending it
 // is refused.
 const HeaderUser = "Skillbox-User"
-
-// forUser is the Server that serves key k's request on s, a tenant's Server: the Server of k's
-// user when the user has skills of their own (or an admin names one in HeaderUser), else s.
-func (s *Server) forUser(c echo.Context, k keyEntry) (*Server, error) {
-	user, err := requestUser(c, k)
-	if err != nil {
-		return nil, err
-	}
-	if user == "" || !s.rt.HasUserSkills(user) {
-		return s, nil
-	}
-	return s.userServer(c.Request().Context(), user)
-}
 
 // requestUser is the user a request with key k acts as: the key's own (keyEntry.caller), or the
 // one an admin names in HeaderUser; any other key naming one is refused.
@@ -44,31 +30,9 @@ func requestUser(c echo.Context, k keyEntry) (string, error) {
 	return as, nil
 }
 
-// userServer is the Server of one user of s's tenant, over the user's Runtime (runtime.User),
-// made at the first call. It shares s's keys, guards and runs in flight: the tenant's runs stay
-// one set of resources, each checked against its caller (sees).
-func (s *Server) userServer(ctx context.Context, user string) (*Server, error) {
-	s.usersMu.Lock()
-	defer s.usersMu.Unlock()
-	if u := s.users[user]; u != nil {
-		return u, nil
-	}
-	rt, err := s.rt.User(ctx, user)
-	if err != nil {
-		return nil, err
-	}
-	u := newServer(rt, s.opts)
-	u.keys, u.browser, u.version, u.live, u.tenant = s.keys, s.browser, s.version, s.live, s
-	if s.users == nil {
-		s.users = map[string]*Server{}
-	}
-	s.users[user] = u
-	return u, nil
-}
-
 // installRuntime is the Runtime that installs a skill of visibility v for k: the user's own
-// Runtime for VisibilityUser (made for the user's first skill), s's otherwise.
-func (s *Server) installRuntime(c echo.Context, k keyEntry, v access.Visibility) (*runtime.Runtime, error) {
+// Runtime for VisibilityUser (made for the user's first skill), the view's otherwise.
+func (s *view) installRuntime(c echo.Context, k keyEntry, v access.Visibility) (*runtime.Runtime, error) {
 	if v != access.VisibilityUser || s.rt.UserName() != "" {
 		return s.rt, nil
 	}
@@ -79,19 +43,11 @@ func (s *Server) installRuntime(c echo.Context, k keyEntry, v access.Visibility)
 	if user == "" {
 		return nil, httpError(http.StatusBadRequest, "bad_request", "visibility user: a skill of your own needs an API key (a server without keys has no users)")
 	}
-	u, err := s.tenantServer().userServer(c.Request().Context(), user)
+	u, err := s.t.userView(c.Request().Context(), user)
 	if err != nil {
 		return nil, err
 	}
 	return u.rt, nil
-}
-
-// tenantServer is the Server of s's tenant: s, or for a user's Server, the one it came from.
-func (s *Server) tenantServer() *Server {
-	if s.tenant != nil {
-		return s.tenant
-	}
-	return s
 }
 
 // visibility reads ?visibility= of an upload: "" (where the skill is; the tenant's for a new
@@ -127,7 +83,7 @@ func viewer(c echo.Context) string { return principal(c).Viewer() }
 func sees(c echo.Context, visibleTo string) bool { return principal(c).Sees(visibleTo) }
 
 // recentRun is the runtime's record of recent run id, when the caller may see it.
-func (s *Server) recentRun(c echo.Context, id string) (history.Record, bool) {
+func (s *view) recentRun(c echo.Context, id string) (history.Record, bool) {
 	rec, ok := s.rt.RunRecord(principal(c), id)
 	if !ok {
 		return history.Record{}, false
@@ -136,7 +92,7 @@ func (s *Server) recentRun(c echo.Context, id string) (history.Record, bool) {
 }
 
 // liveRun is run id as a resource of s, when the caller may see it.
-func (s *Server) liveRun(c echo.Context, id string) *liveRun {
+func (s *view) liveRun(c echo.Context, id string) *liveRun {
 	run := s.live.get(id)
 	if run == nil || !sees(c, run.visibleTo) {
 		return nil
@@ -147,7 +103,7 @@ func (s *Server) liveRun(c echo.Context, id string) *liveRun {
 // mayReadRun reports whether the caller may read what run id left (its artifacts): an admin
 // (or a server without keys) any run of the tenant; a user a run that is the tenant's or their
 // own, as a live run, a recent record or the history says, and no run none of them knows.
-func (s *Server) mayReadRun(c echo.Context, id string) bool {
+func (s *view) mayReadRun(c echo.Context, id string) bool {
 	if principal(c).SeesAll() {
 		return true
 	}

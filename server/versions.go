@@ -19,7 +19,7 @@ type installedSkill struct {
 
 // installed answers an upload of sk with status, or 202 Accepted when the version it recorded
 // waits for an admin's approval: the package is kept, and does not run.
-func (s *Server) installed(c echo.Context, rt *runtime.Runtime, status int, sk *runtime.Skill) error {
+func (s *view) installed(c echo.Context, rt *runtime.Runtime, status int, sk *runtime.Skill) error {
 	out := installedSkill{Summary: summaryIn(rt, sk)}
 	if v, err := rt.SkillVersion(c.Request().Context(), sk.ID(), sk.Digest()); err == nil {
 		out.Version = &v
@@ -36,7 +36,7 @@ type versionList struct {
 	Versions []version.Version `json:"versions"`
 }
 
-func (s *Server) listVersions(c echo.Context) error {
+func (s *view) listVersions(c echo.Context) error {
 	list, err := s.rt.Versions(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return err
@@ -56,7 +56,7 @@ type versionQueue struct {
 // default) or the versions in another status, of every skill of the tenant, newest first. A
 // user sees the tenant's and their own; a tenant's admin every user's, each naming the user to
 // act as (Skillbox-User) to approve or reject it. The runtime decides what a valid query is.
-func (s *Server) findVersions(c echo.Context) error {
+func (s *view) findVersions(c echo.Context) error {
 	v := c.QueryParams()
 	if err := checkParams(v, "GET /v1/versions", "status", "limit"); err != nil {
 		return err
@@ -88,7 +88,7 @@ type changeRequest struct {
 // changeVersion applies an action of the versions' state machine; the runtime decides whether
 // the key's role may. A server without keys does not offer approval at all: anyone who reaches
 // it is "admin", so approving there would be no one's decision.
-func (s *Server) changeVersion(c echo.Context) error {
+func (s *view) changeVersion(c echo.Context) error {
 	var req changeRequest
 	if err := s.decode(c, &req, 64<<10); err != nil {
 		return err
