@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"sync"
 )
 
@@ -63,6 +65,7 @@ func (b *background) loop() {
 		if !b.pass(r) {
 			continue // a newer scan woke us again, or we are stopping
 		}
+		b.passUsers()
 		b.settle(r)
 	}
 }
@@ -79,6 +82,29 @@ func (b *background) pass(r *registry) bool {
 		}
 	}
 	return true
+}
+
+// passUsers checks the unchecked skills of the users' own directories: their views share this
+// background check (see newUserView), and a user's scan wakes it.
+func (b *background) passUsers() {
+	rt := b.rt
+	rt.usersMu.Lock()
+	users := slices.Collect(maps.Values(rt.users))
+	rt.usersMu.Unlock()
+	for _, u := range users {
+		r := u.reg.Load()
+		if r == nil {
+			continue
+		}
+		for _, s := range r.order {
+			if b.ctx.Err() != nil {
+				return
+			}
+			if u.private(s) && s.checked.Load() == nil {
+				_, _ = s.check(b.ctx)
+			}
+		}
+	}
 }
 
 // settle follows a complete pass over r: the engine learns exactly which modules r uses (until

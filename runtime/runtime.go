@@ -540,25 +540,27 @@ func (rt *Runtime) RunRecord(who access.Principal, runID string) (history.Record
 	return c, true
 }
 
-// Close stops admitting runs (Run then fails with ErrClosed, and runs waiting in the queue are
-// refused with it), waits for the runs in flight to finish, and releases every compiled module.
-// If ctx ends first, the runs still in flight are stopped (kind canceled) and waited for, and
-// Close returns ctx's error. Close is safe to call more than once.
-func (rt *Runtime) Close(ctx context.Context) error {
+// closeView closes a user's view (see newUserView): its runs, as Close does, and what its
+// registry kept compiled; its tenant forgets it. What it shares with the tenant stays.
+func (rt *Runtime) closeView(ctx context.Context) error {
 	rt.closeMu.Lock()
 	rt.closed = true
 	rt.closeMu.Unlock()
-	usersErr := rt.closeUsers(ctx)
-	if p := rt.parent; p != nil { // a user's Runtime closed alone: its tenant's forgets it
-		p.usersMu.Lock()
-		if p.users[rt.user] == rt {
-			delete(p.users, rt.user)
-		}
-		p.usersMu.Unlock()
+	p := rt.parent
+	p.usersMu.Lock()
+	if p.users[rt.user] == rt {
+		delete(p.users, rt.user)
 	}
-	rt.startClose() // refuses this Runtime's runs waiting in the admission queue
-	rt.background.stop()
-	rt.saveIndex()
+	p.usersMu.Unlock()
+	rt.startClose()
+	err := rt.endRuns(ctx)
+	rt.engine.leave(rt)
+	return err
+}
+
+// endRuns waits for the runs in flight to finish; if ctx ends first, it stops them (kind
+// canceled), waits for them, and returns ctx's error. Every call that starts later ends at once.
+func (rt *Runtime) endRuns(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() { rt.inflight.Wait(); close(done) }()
 	var err error
@@ -570,9 +572,26 @@ func (rt *Runtime) Close(ctx context.Context) error {
 		<-done // a stopped run returns promptly: the guest is interrupted, host calls see the context
 	}
 	rt.stopRuns()
-	if rt.parent == nil { // a user's Runtime keeps its tenant's artifacts: the tenant's closes them
-		rt.kept.close()
+	return err
+}
+
+// Close stops admitting runs (Run then fails with ErrClosed, and runs waiting in the queue are
+// refused with it), waits for the runs in flight to finish, and releases every compiled module.
+// If ctx ends first, the runs still in flight are stopped (kind canceled) and waited for, and
+// Close returns ctx's error. Close is safe to call more than once.
+func (rt *Runtime) Close(ctx context.Context) error {
+	if rt.parent != nil {
+		return rt.closeView(ctx)
 	}
+	rt.closeMu.Lock()
+	rt.closed = true
+	rt.closeMu.Unlock()
+	usersErr := rt.closeUsers(ctx)
+	rt.startClose() // refuses this Runtime's runs waiting in the admission queue
+	rt.background.stop()
+	rt.saveIndex()
+	err := rt.endRuns(ctx)
+	rt.kept.close()
 	if rt.ownsShared {
 		_ = rt.shared.Close(context.Background())
 	} else {

@@ -24,15 +24,18 @@ const usersDir = ".users"
 // counters (Stats, metrics): the tenant's metrics count them without naming them.
 const privateSkillLabel = "(user)"
 
-// maxUsers bounds the users' Runtimes one Runtime keeps: each holds a registry of every skill.
+// maxUsers bounds the users' views one Runtime keeps: each holds a registry of the user's own
+// skills over the tenant's.
 const maxUsers = 1024
 
-// User returns the Runtime of one user of rt's tenant, made at the first call and kept until rt
-// closes: it serves rt's skills and the user's own (visibility user), which only it sees. Its
-// policy, quota, recorder, version store, history of recent runs and counters are rt's, so a
-// tenant is bounded and accounted once, whichever of its users runs. Its installs and removals
-// go where the skill is: a skill of the user's own in the user's directory, any other through rt
-// (see Install). A user's skill with the id of one of rt's shadows it for that user alone.
+// User returns the view of one user of rt's tenant, made at the first call and kept until rt
+// closes (or it is closed): a *Runtime that serves rt's skills and the user's own (visibility
+// user), which only it sees. It is a view of rt, not a second Runtime (see newUserView): its
+// policy, engine, quota, recorder, version store, history of recent runs, counters and background
+// check are rt's, so a tenant is bounded and accounted once, whichever of its users runs. Its
+// installs and removals go where the skill is: a skill of the user's own in the user's
+// directory, any other through rt (see Install). A user's skill with the id of one of rt's
+// shadows it for that user alone.
 //
 // The user's skills live in <first skills directory>/.users/<scope>/ (see UserScope); their
 // versions are filed under "<id>@<scope>". A Runtime that is itself a user's has no users.
@@ -63,30 +66,44 @@ func (rt *Runtime) User(ctx context.Context, user string) (*Runtime, error) {
 	if len(rt.users) >= maxUsers {
 		return nil, fmt.Errorf("runtime: %d users' runtimes already: at most %d", len(rt.users), maxUsers)
 	}
-	scope := access.UserScope(user)
-	dir := filepath.Join(rt.cfg.SkillDirs[0], usersDir, scope)
-	cfg := rt.cfg
-	cfg.SkillDirs = append([]string{dir}, rt.cfg.SkillDirs...)
-	cfg.Shared = rt.shared
-	cfg.Policy, cfg.PolicyFile = rt.policy.Load(), "" // rt's, passed on at every scan of rt
-	cfg.Quota, cfg.OnReload = Quota{}, nil
-	cfg.Logger = rt.logger.With("user", user)
-	if cfg.Versions != nil {
-		cfg.Versions = scopedVersions{inner: rt.cfg.Versions, user: user, suffix: "@" + scope}
-	}
-	u, err := New(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("runtime of user %q: %w", user, err)
-	}
-	// One tenant, however many users: the same quota, recent runs, counters and kept artifacts.
-	u.kept.close()
-	u.quota, u.history, u.counters, u.kept = rt.quota, rt.history, rt.counters, rt.kept
-	u.parent, u.user, u.userDir = rt, user, dir
+	u := rt.newUserView(user)
 	if rt.users == nil {
 		rt.users = map[string]*Runtime{}
 	}
 	rt.users[user] = u
 	return u, nil
+}
+
+// newUserView is the Runtime of user over rt: a view, not a second Runtime. It has its own
+// registry (the user's directory over rt's: see overlay), its own runs in flight (so closing it
+// refuses and waits for its runs alone) and, with a version store, the user's scoped versions.
+// Everything else is rt's: the policy (passed on at every scan of rt), the engine and admission,
+// the quota, recent runs, counters and kept artifacts (one tenant is bounded and accounted once,
+// whichever of its users runs), the module digests and the index that keeps them, and the
+// background check, which checks the users' own skills after rt's.
+func (rt *Runtime) newUserView(user string) *Runtime {
+	scope := access.UserScope(user)
+	dir := filepath.Join(rt.cfg.SkillDirs[0], usersDir, scope)
+	cfg := rt.cfg
+	cfg.SkillDirs = append([]string{dir}, rt.cfg.SkillDirs...)
+	cfg.Policy, cfg.PolicyFile = nil, ""
+	cfg.Quota, cfg.OnReload = Quota{}, nil
+	u := &Runtime{cfg: cfg, logger: rt.logger.With("user", user), parent: rt, user: user, userDir: dir,
+		shared: rt.shared, engine: rt.engine, interps: rt.interps, bytecode: rt.bytecode, admission: rt.admission,
+		cacheDir: rt.cacheDir, privateCache: rt.privateCache, tracer: rt.tracer,
+		quota: rt.quota, history: rt.history, counters: rt.counters, kept: rt.kept, background: rt.background,
+		runs: map[*run.Result]context.CancelFunc{}}
+	u.checks = &checks{digests: rt.checks.digests, bundles: rt.checks.bundles, onCheck: u.onCheck}
+	u.policy.Store(rt.policy.Load())
+	u.closing, u.startClose = context.WithCancel(context.Background())
+	u.indexOnce.Do(func() {}) // rt's index holds the digests the view shares
+	rt.engine.join(u)         // every module is live for u until its first scan retains its own
+	if rt.versions != nil {
+		// The user's versions, filed apart in the tenant's store, unpacked beside the tenant's.
+		u.versions = &versions{store: scopedVersions{inner: rt.cfg.Versions, user: user, suffix: "@" + scope},
+			lists: map[string]versionList{}, dir: rt.versions.dir}
+	}
+	return u
 }
 
 // HasUserSkills reports whether user has a directory of skills of their own in rt (even an

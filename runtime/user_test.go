@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/skillbox-dev/skillbox/access"
+	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/version"
 )
@@ -354,5 +355,52 @@ func TestUserViewIsAnOverlay(t *testing.T) {
 		if s, err := u.Skill("later"); err != nil || s != later {
 			t.Errorf("%s after the tenant's reload: %v %v", u.UserName(), s, err)
 		}
+	}
+}
+
+// A user's view is not a second Runtime: making views (with a version store, and the background
+// check on) makes no directory of its own, and the tenant's background check, which the views
+// share, checks each user's own skills. Closing a view leaves the tenant serving.
+func TestUserViewsShareTheTenant(t *testing.T) {
+	const users = 20
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	dir := t.TempDir()
+	for i := range users {
+		user := fmt.Sprintf("user-%02d", i)
+		id := fmt.Sprintf("mine-%02d", i)
+		fixture(t, filepath.Join(dir, usersDir, access.UserScope(user)), id, simple(id, ""), "hello")
+	}
+	fixture(t, dir, "team", simple("team", ""), "hello")
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Versions: newVersionStore(t)})
+	ctx := context.Background()
+	made, _ := os.ReadDir(tmp) // the tenant's own: where its stored versions are unpacked
+	var views []*Runtime
+	for i := range users {
+		u, err := rt.User(ctx, fmt.Sprintf("user-%02d", i))
+		must(t, err)
+		if n := len(u.Skills()); n != 2 {
+			t.Fatalf("user %d sees %d skills, want 2", i, n)
+		}
+		views = append(views, u)
+	}
+	if after, _ := os.ReadDir(tmp); len(after) != len(made) {
+		t.Fatalf("%d users' views made %d entries in TMPDIR, want none: %v", users, len(after)-len(made), after)
+	}
+	eventually(t, "the users' own skills to be checked", func() bool {
+		for i, u := range views {
+			s, err := u.Skill(fmt.Sprintf("mine-%02d", i))
+			if err != nil || s.Status() == catalog.StatusUnchecked {
+				return false
+			}
+		}
+		return true
+	})
+	must(t, views[0].Close(ctx))
+	if res, err := rt.Run(ctx, run.Request{Skill: "team", Who: testAdmin}); err != nil || !res.Success {
+		t.Fatalf("the tenant after a view closed: %v", err)
+	}
+	if again, err := rt.User(ctx, "user-00"); err != nil || again == views[0] {
+		t.Fatalf("a closed view is served again: %v", err)
 	}
 }
