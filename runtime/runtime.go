@@ -93,6 +93,14 @@ type Config struct {
 	// Nil gives the Runtime one of its own, made with the zero SharedConfig (the compilation
 	// cache in the user's cache directory, the default admission) and closed with it.
 	Shared *Shared
+	// Under, when set, is a Runtime whose skills this one serves below its own SkillDirs (the
+	// first directory still wins an id clash): Under's own Skills, loaded and checked once however
+	// many Runtimes lie over it, granted under Under's policy, which this Runtime takes (Policy
+	// and PolicyFile must then be unset). A server gives each tenant that shares the operator's
+	// skills a Runtime over the operator's. Reload rescans this Runtime's own directories over
+	// Under's skills as they are; Under's reloads rescan every Runtime over it. Close the
+	// Runtimes over it before it.
+	Under *Runtime
 	// Tenant names the tenant this Runtime's skills and runs belong to (a server gives each
 	// tenant its own Runtime on one Shared): it is in every Record, so a store keeps each
 	// tenant's history apart, and in the messages of Quota's refusals. "" is no tenant.
@@ -173,9 +181,11 @@ type Runtime struct {
 	// versions is the view of Config.Versions (nil without it).
 	versions *versions
 
-	// users are the Runtimes of users of this tenant (see User), made when first asked for.
+	// users are the views of users of this tenant (see User), made when first asked for; over
+	// are the Runtimes made over this one (Config.Under, see under.go).
 	usersMu sync.Mutex
 	users   map[string]*Runtime
+	over    []*Runtime
 	// parent, user and userDir are set in a user's Runtime: the tenant's Runtime it came from,
 	// the user, and the directory of the user's own skills.
 	parent  *Runtime
@@ -235,11 +245,7 @@ func (rt *Runtime) lookupAlone(id string) (s *Skill, ok, scan bool) {
 	if s, ok := rt.singles[id]; ok {
 		return s, true, false
 	}
-	roots := rt.cfg.SkillDirs
-	if rt.parent != nil {
-		roots = roots[:1] // a user's own directory; the tenant's skills are the tenant's (below)
-	}
-	for _, root := range roots {
+	for _, root := range rt.ownDirs() { // the skills below are the Runtime's below (below)
 		dir := filepath.Join(root, id)
 		if st, err := os.Stat(dir); err == nil && st.IsDir() {
 			if s, ok := loadSkill(dir, rt.policy.Load(), rt.checks); ok {
@@ -260,8 +266,8 @@ func (rt *Runtime) lookupAlone(id string) (s *Skill, ok, scan bool) {
 			return nil, false, true
 		}
 	}
-	if rt.parent != nil {
-		s, ok := rt.parent.lookup(id)
+	if b := rt.below(); b != nil {
+		s, ok := b.lookup(id)
 		return s, ok, false
 	}
 	return nil, false, false
@@ -296,13 +302,11 @@ func (rt *Runtime) rescan() *registry {
 		fp = &f
 	}
 	rt.indexOnce.Do(rt.loadIndex) // a scan adopts what the index knows
-	var r *registry
-	if rt.parent != nil {
-		// A user's: the user's own directory alone, over the tenant's registry as it is now
-		// (the tenant rescans its users after each of its own scans).
-		r = overlay(scan(rt.cfg.SkillDirs[:1], rt.policy.Load(), rt.checks, rt.logger), rt.parent.reg.Load())
-	} else {
-		r = scan(rt.cfg.SkillDirs, rt.policy.Load(), rt.checks, rt.logger)
+	// A user's view, or a Runtime over another (see under.go): its own directories over the
+	// registry below as it is now, which rescans those over it after each of its own scans.
+	r := scan(rt.ownDirs(), rt.policy.Load(), rt.checks, rt.logger)
+	if b := rt.below(); b != nil {
+		r = overlay(r, b.reg.Load())
 	}
 	old := rt.reg.Swap(r)
 	rt.singlesMu.Lock()
@@ -324,6 +328,7 @@ func (rt *Runtime) rescan() *registry {
 		rt.reloaded(diffRegistries(old, r))
 	}
 	rt.rescanUsers() // their registries hold this one's skills
+	rt.rescanOver()
 	return r
 }
 
@@ -392,6 +397,9 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	if cfg.PolicyFile != "" && cfg.Policy != nil {
 		return nil, errors.New("runtime: set Config.Policy or Config.PolicyFile, not both")
 	}
+	if err := cfg.checkUnder(); err != nil {
+		return nil, err
+	}
 	sh, owned := cfg.Shared, false
 	if sh == nil {
 		var err error
@@ -447,6 +455,9 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		rt.index = rt.openIndex() // index.go: beside the compilation cache, under the same rules
 	}
 	rt.background = newBackground(rt, !cfg.NoBackgroundCheck)
+	if cfg.Under != nil {
+		rt.lieOver(cfg.Under)
+	}
 	if _, set := os.LookupEnv("EXTISM_ENABLE_WASI_OUTPUT"); set {
 		// Extism then sends guests' stdout and stderr to the process's own, past the log budget.
 		logger.Warn("EXTISM_ENABLE_WASI_OUTPUT is set: skill output bypasses the run's logs and limits; unset it")
@@ -484,7 +495,7 @@ func (rt *Runtime) MaxArgsBytes() int64 {
 // directories. Runs in flight keep the versions and grants they started with; new runs see the
 // new ones. A broken policy file changes nothing: the error (a *policy.Error) says why.
 func (rt *Runtime) Reload(ctx context.Context) error {
-	if rt.parent != nil { // a user's Runtime: its tenant's reload rescans it too
+	if rt.parent != nil { // a user's view: its tenant's reload rescans it too
 		return rt.parent.Reload(ctx)
 	}
 	if rt.cfg.PolicyFile != "" {
@@ -505,6 +516,9 @@ func (rt *Runtime) Reload(ctx context.Context) error {
 func (rt *Runtime) SetPolicy(ctx context.Context, p *policy.Policy) error {
 	if rt.parent != nil { // a user's Runtime has its tenant's policy
 		return rt.parent.SetPolicy(ctx, p)
+	}
+	if rt.cfg.Under != nil {
+		return errors.New("runtime: this Runtime takes its policy from Config.Under: set the policy there")
 	}
 	rt.reloadMu.Lock()
 	defer rt.reloadMu.Unlock()
@@ -587,6 +601,7 @@ func (rt *Runtime) Close(ctx context.Context) error {
 	rt.closed = true
 	rt.closeMu.Unlock()
 	usersErr := rt.closeUsers(ctx)
+	rt.leaveUnder()
 	rt.startClose() // refuses this Runtime's runs waiting in the admission queue
 	rt.background.stop()
 	rt.saveIndex()

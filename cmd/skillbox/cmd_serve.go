@@ -95,7 +95,7 @@ var cmdServe = &command{
 			opts.History = h.store
 		}
 		if len(tenants) > 0 {
-			ts, closeTenants, err := e.tenantRuntimes(ctx, tenants, h, logger)
+			ts, closeTenants, err := e.tenantRuntimes(ctx, tenants, h, logger, rt)
 			if err != nil {
 				return e.fail(exitFailed, "--tenants: %v", err)
 			}

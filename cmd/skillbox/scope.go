@@ -96,7 +96,7 @@ func (e *env) scopedRuntime(ctx context.Context, spec *server.TenantSpec, st *lo
 				e.warnMissingDir(d, "")
 			}
 		}
-		rt, err = e.tenantRuntime(ctx, *spec, st, nil)
+		rt, err = e.tenantRuntime(ctx, *spec, st, nil, nil)
 	}
 	if err != nil || e.user == "" {
 		return rt, rt, err

@@ -14,8 +14,9 @@ import (
 // tenantRuntimes builds the tenants of serve --tenants: one Runtime each (tenantRuntime) on the
 // Shared e's own runtime uses, each tenant's skills directory created 0700 when missing (uploads
 // go there), with its part of the store as its history. The returned close closes them all;
-// call it before the Shared's Close.
-func (e *env) tenantRuntimes(ctx context.Context, specs []server.TenantSpec, st *localStore, logger *slog.Logger) (map[string]server.Tenant, func(), error) {
+// call it before the Shared's Close, and before under's: a tenant that shares the server's
+// skills under the server's policy lies over under, the server's own runtime (see tenantRuntime).
+func (e *env) tenantRuntimes(ctx context.Context, specs []server.TenantSpec, st *localStore, logger *slog.Logger, under *runtime.Runtime) (map[string]server.Tenant, func(), error) {
 	out := map[string]server.Tenant{}
 	var made []*runtime.Runtime
 	closeAll := func() {
@@ -28,7 +29,7 @@ func (e *env) tenantRuntimes(ctx context.Context, specs []server.TenantSpec, st 
 			closeAll()
 			return nil, nil, fmt.Errorf("tenant %s: skills directory: %w", spec.Name, err)
 		}
-		rt, err := e.tenantRuntime(ctx, spec, st, logger)
+		rt, err := e.tenantRuntime(ctx, spec, st, logger, under)
 		if err != nil {
 			closeAll()
 			return nil, nil, err
@@ -49,18 +50,27 @@ func (e *env) tenantRuntimes(ctx context.Context, specs []server.TenantSpec, st 
 // --skills; its policy file (the global --policy when it names none); its quota; and its own
 // part of the store st (its versions, and its artifacts when st records), none when st is nil.
 //
+// under, when set, is the server's own runtime: a tenant that shares the server's skills under
+// the global policy then lies over it (runtime.Config.Under), so the shared directories are
+// scanned once for every such tenant, not once each. A tenant with a policy of its own scans
+// them itself, as its policy grants them.
+//
 // It creates nothing on disk: serve makes the tenant's directory first, for uploads, and a
 // command that only reads and moves versions leaves a missing one missing. logger, when set,
 // logs the tenant's reloads.
-func (e *env) tenantRuntime(ctx context.Context, spec server.TenantSpec, st *localStore, logger *slog.Logger) (*runtime.Runtime, error) {
+func (e *env) tenantRuntime(ctx context.Context, spec server.TenantSpec, st *localStore, logger *slog.Logger, under *runtime.Runtime) (*runtime.Runtime, error) {
 	dirs := []string{spec.Skills}
-	if spec.Shared {
+	over := spec.Shared && spec.Policy == "" && under != nil && !e.claude // the server's runtime has exactly --skills
+	if spec.Shared && !over {
 		dirs = append(dirs, dirsOrDefault(e.skills)...)
 	}
 	rt, err := e.runtimeFor(ctx, dirs, func(cfg *runtime.Config) {
 		cfg.Tenant, cfg.Quota = spec.Name, spec.Quota
 		if spec.Policy != "" {
 			cfg.PolicyFile = spec.Policy
+		}
+		if over {
+			cfg.Under, cfg.PolicyFile = under, "" // the global --policy, under's
 		}
 		if cfg.Logger != nil {
 			cfg.Logger = cfg.Logger.With("tenant", spec.Name)
