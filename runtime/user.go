@@ -106,6 +106,24 @@ func (rt *Runtime) newUserView(user string) *Runtime {
 	return u
 }
 
+// ViewFor is the Runtime that serves who's calls: the view of who's user (who.Caller()) when
+// that user has skills of their own, else rt itself. A face asks it for every request, and never
+// decides itself whose skills a caller sees. A principal of another named tenant is refused
+// (access.ErrForbidden); one without a tenant is the default tenant's, whatever rt's name.
+func (rt *Runtime) ViewFor(ctx context.Context, who access.Principal) (*Runtime, error) {
+	switch {
+	case rt.parent != nil:
+		return nil, fmt.Errorf("runtime: ViewFor on user %q's view: ask the tenant's Runtime", rt.user)
+	case who.Tenant != "" && who.Tenant != rt.cfg.Tenant:
+		return nil, fmt.Errorf("%w: a principal of tenant %q has no view of tenant %q", access.ErrForbidden, who.Tenant, rt.cfg.Tenant)
+	}
+	user := who.Caller()
+	if user == "" || !rt.HasUserSkills(user) {
+		return rt, nil
+	}
+	return rt.User(ctx, user)
+}
+
 // HasUserSkills reports whether user has a directory of skills of their own in rt (even an
 // empty one): a face that makes users' Runtimes only for those who have skills asks it first.
 func (rt *Runtime) HasUserSkills(user string) bool {

@@ -404,3 +404,34 @@ func TestUserViewsShareTheTenant(t *testing.T) {
 		t.Fatalf("a closed view is served again: %v", err)
 	}
 }
+
+// ViewFor decides whose view serves a principal: its user's once the user has skills of their
+// own, the tenant's before that and for a principal without a name; another tenant's principal
+// gets none.
+func TestViewFor(t *testing.T) {
+	dir := t.TempDir()
+	rt := newRuntime(t, Config{Tenant: "acme", SkillDirs: []string{dir}})
+	ctx := context.Background()
+	alice := access.Principal{Tenant: "acme", User: "alice", Key: "alice-key", Role: access.RoleAuthor}
+	for _, who := range []access.Principal{alice, {Tenant: "acme", Role: access.RoleViewer}, {Key: "ops", Role: access.RoleAdmin}} {
+		if v, err := rt.ViewFor(ctx, who); err != nil || v != rt {
+			t.Fatalf("%+v without skills of their own: %v, %v", who, v == rt, err)
+		}
+	}
+	mine, err := rt.User(ctx, "alice")
+	must(t, err)
+	_, err = mine.Install(ctx, "notes", pkg(t, simple("notes", ""), "hello"), InstallOptions{Visibility: access.VisibilityUser, Who: alice})
+	must(t, err)
+	if v, err := rt.ViewFor(ctx, alice); err != nil || v != mine {
+		t.Fatalf("alice with a skill of her own: %v", err)
+	}
+	if v, _ := rt.ViewFor(ctx, access.Principal{Tenant: "acme", User: "bob", Key: "b", Role: access.RoleRunner}); v != rt {
+		t.Fatal("bob got a view of his own without skills")
+	}
+	if _, err := rt.ViewFor(ctx, access.Principal{Tenant: "globex", User: "alice", Key: "k", Role: access.RoleAdmin}); !errors.Is(err, access.ErrForbidden) {
+		t.Fatalf("another tenant's principal: %v", err)
+	}
+	if _, err := mine.ViewFor(ctx, alice); err == nil {
+		t.Fatal("ViewFor on a user's view")
+	}
+}

@@ -95,17 +95,22 @@ func (s *Server) each(h func(*view, echo.Context) error) echo.HandlerFunc {
 	}
 }
 
-// viewFor is the view of t that serves key k's request: its user's when the user has skills of
-// their own (or an admin names one in HeaderUser), else t's own.
+// viewFor is the view of t that serves key k's request: the runtime decides whose
+// (runtime.ViewFor), for the key's principal, or the user an admin names in HeaderUser.
 func (t *tenant) viewFor(c echo.Context, k keyEntry) (*view, error) {
 	user, err := requestUser(c, k)
 	if err != nil {
 		return nil, err
 	}
-	if user == "" || !t.rt.HasUserSkills(user) {
-		return t.own, nil
+	who := k.Principal
+	if user != who.Caller() {
+		who.User = user // an admin acting as a user
 	}
-	return t.userView(c.Request().Context(), user)
+	rt, err := t.rt.ViewFor(c.Request().Context(), who)
+	if err != nil || rt == t.rt {
+		return t.own, err
+	}
+	return t.userView(c.Request().Context(), rt.UserName())
 }
 
 // userView is the view of one user of t, over the user's Runtime (runtime.User), made at the
