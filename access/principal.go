@@ -60,9 +60,10 @@ func (p Principal) Actor() Actor { return Actor{Name: p.Caller(), Role: p.Role} 
 // an embedding program's own calls. It administers the default tenant.
 func Local(name string) Principal { return Principal{Key: name, Role: RoleAdmin} }
 
-// The role each change to a tenant's skills needs. The runtime checks it (Principal.Require); a
+// The role each use of and change to a tenant's skills needs. The runtime checks it (Principal.Require); a
 // face may check the same constant early, before it reads a body, but decides nothing else.
 const (
+	NeedRun     = RoleRunner // run a skill, its script or program
 	NeedInstall = RoleAuthor // create or update a skill (a new version)
 	NeedRemove  = RoleAdmin  // remove a skill
 )

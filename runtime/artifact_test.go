@@ -33,7 +33,7 @@ func runSpec(t *testing.T, rt *Runtime, id, spec string) (*run.Result, []run.Eve
 	t.Helper()
 	args, _ := json.Marshal(map[string]string{"spec": spec})
 	var events []run.Event
-	res, err := rt.Run(context.Background(), run.Request{Skill: id, Args: args, OnEvent: func(e run.Event) { events = append(events, e) }})
+	res, err := rt.Run(context.Background(), run.Request{Skill: id, Args: args, OnEvent: func(e run.Event) { events = append(events, e) }, Who: testAdmin})
 	return res, events, err
 }
 
@@ -298,7 +298,7 @@ def execute(args, ctx):
 `})
 	p := &policy.Policy{Artifacts: policy.Artifacts{MaxFiles: 8, MaxFileBytes: 1000, MaxTotalBytes: 4000}}
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: p})
-	res, err := rt.Run(context.Background(), run.Request{Skill: "report"})
+	res, err := rt.Run(context.Background(), run.Request{Skill: "report", Who: testAdmin})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,7 +62,7 @@ func TestAgentSkills(t *testing.T) {
 	if !s.AgentWritten() || len(s.Grant().Network) != 1 {
 		t.Fatalf("agent written %v, grant %+v", s.AgentWritten(), s.Grant())
 	}
-	res, err := rt.Run(ctx, run.Request{Skill: "mine", Args: []byte(`{"n":41}`)})
+	res, err := rt.Run(ctx, run.Request{Skill: "mine", Args: []byte(`{"n":41}`), Who: testAdmin})
 	if err != nil || string(res.Result) != `{"n":42,"env":null}` {
 		t.Fatalf("run: %v %s", err, res.Result)
 	}

@@ -111,7 +111,7 @@ func BenchmarkRun(b *testing.B) {
 			rt := newRuntime(b, Config{SkillDirs: []string{dir}})
 			ctx := context.Background()
 			runOne := func() {
-				if _, err := rt.Run(ctx, run.Request{Skill: tc.id}); err != nil {
+				if _, err := rt.Run(ctx, run.Request{Skill: tc.id, Who: testAdmin}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -151,13 +151,13 @@ func BenchmarkHostCall(b *testing.B) {
 	rt := newRuntime(b, Config{SkillDirs: []string{dir}, Policy: &policy.Policy{Env: map[string]string{"X": "1"}}})
 	ctx := context.Background()
 	loop := func() {
-		res, err := rt.Run(ctx, run.Request{Skill: "envloop"})
+		res, err := rt.Run(ctx, run.Request{Skill: "envloop", Who: testAdmin})
 		if err != nil || string(res.Result) != "0" {
 			b.Fatal(err, string(res.Result))
 		}
 	}
 	base := func() {
-		if _, err := rt.Run(ctx, run.Request{Skill: "hello"}); err != nil {
+		if _, err := rt.Run(ctx, run.Request{Skill: "hello", Who: testAdmin}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -92,7 +92,7 @@ func TestBundleRoundTrip(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(dir, id, ".bundle")); err == nil {
 				t.Fatal("the bundle's own entries were installed")
 			}
-			res, err := rt.Run(ctx, run.Request{Skill: id, Args: []byte(args)})
+			res, err := rt.Run(ctx, run.Request{Skill: id, Args: []byte(args), Who: testAdmin})
 			if err != nil || !res.Success {
 				t.Fatalf("run: %v %+v", err, res)
 			}

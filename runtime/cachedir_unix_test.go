@@ -93,7 +93,7 @@ func wantPrivate(t *testing.T, paths ...string) {
 // runEcho loads the echo fixture into a fresh runtime's skills and checks that a run works.
 func runEcho(t *testing.T, rt *Runtime) {
 	t.Helper()
-	res, err := rt.Run(context.Background(), run.Request{Skill: "echo", Args: []byte(`{}`)})
+	res, err := rt.Run(context.Background(), run.Request{Skill: "echo", Args: []byte(`{}`), Who: testAdmin})
 	if err != nil || !res.Success {
 		t.Fatalf("run: %v %+v", err, res)
 	}

@@ -33,7 +33,7 @@ func TestCanceledRunNamesItsCause(t *testing.T) {
 						cancel(tc.cause)
 					}
 				}
-			}})
+			}, Who: testAdmin})
 			// Left alone, 1000 ticks of 20ms end in success: canceled says the cancellation
 			// ended it.
 			if !errors.Is(err, run.ErrCanceled) || res.Error == nil || res.Error.Kind != run.KindCanceled {

@@ -92,7 +92,7 @@ func TestCompileMemoryIsEnforcedInAChild(t *testing.T) {
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Shared: newShared(t, SharedConfig{NoCache: true, Admission: Admission{CompileMemory: 128 << 20}})})
 	var before, after goruntime.MemStats
 	goruntime.ReadMemStats(&before)
-	_, err := rt.Run(context.Background(), run.Request{Skill: "chain"})
+	_, err := rt.Run(context.Background(), run.Request{Skill: "chain", Who: testAdmin})
 	goruntime.ReadMemStats(&after)
 	if !errors.Is(err, run.ErrMemoryLimit) || !strings.Contains(err.Error(), "CompileMemory") {
 		t.Fatalf("run of a compile bomb: %v", err)
@@ -101,7 +101,7 @@ func TestCompileMemoryIsEnforcedInAChild(t *testing.T) {
 		t.Errorf("this process allocated %d MiB while the child compiled", grew>>20)
 	}
 	children := rt.Stats().ChildCompiles
-	if _, err := rt.Run(context.Background(), run.Request{Skill: "chain"}); !errors.Is(err, run.ErrMemoryLimit) || rt.Stats().ChildCompiles != children {
+	if _, err := rt.Run(context.Background(), run.Request{Skill: "chain", Who: testAdmin}); !errors.Is(err, run.ErrMemoryLimit) || rt.Stats().ChildCompiles != children {
 		t.Errorf("second run: %v; %d compilations, want the refusal remembered", err, rt.Stats().ChildCompiles-children)
 	}
 	s, _ := rt.CheckSkill(context.Background(), filepath.Join(dir, "chain"))
@@ -109,7 +109,7 @@ func TestCompileMemoryIsEnforcedInAChild(t *testing.T) {
 		t.Errorf("validate: %v", s.Err())
 	}
 	// The runtime still compiles and runs what fits.
-	if _, err := rt.Run(context.Background(), run.Request{Skill: "hello"}); err != nil {
+	if _, err := rt.Run(context.Background(), run.Request{Skill: "hello", Who: testAdmin}); err != nil {
 		t.Errorf("hello after the bomb: %v", err)
 	}
 }
@@ -123,7 +123,7 @@ func TestCompileTimeoutIsEnforcedInAChild(t *testing.T) {
 	dir := t.TempDir()
 	compileBombSkill(t, dir, "blocks", blocksBody(64<<10)) // seconds of compiling
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Shared: newShared(t, SharedConfig{NoCache: true, Admission: Admission{CompileTimeout: 300 * time.Millisecond}})})
-	_, err := rt.Run(context.Background(), run.Request{Skill: "blocks"})
+	_, err := rt.Run(context.Background(), run.Request{Skill: "blocks", Who: testAdmin})
 	if !errors.Is(err, run.ErrTimeout) || !strings.Contains(err.Error(), "CompileTimeout") {
 		t.Fatalf("run: %v", err)
 	}
@@ -137,7 +137,7 @@ func TestCompilesHappenInAChild(t *testing.T) {
 	}
 	sh := newShared(t, SharedConfig{NoCache: true})
 	rt := newRuntime(t, Config{SkillDirs: []string{"../skills"}, Shared: sh})
-	if _, err := rt.Run(context.Background(), run.Request{Skill: "hello", Args: []byte(`{"name":"a"}`)}); err != nil {
+	if _, err := rt.Run(context.Background(), run.Request{Skill: "hello", Args: []byte(`{"name":"a"}`), Who: testAdmin}); err != nil {
 		t.Fatal(err)
 	}
 	if st := rt.Stats(); st.ChildCompiles != 1 || st.Compiles != 1 {
@@ -166,7 +166,7 @@ func TestCompiledMarksSpareChildren(t *testing.T) {
 	var children []int64
 	for range 2 {
 		rt := newRuntime(t, Config{SkillDirs: []string{dir}, Shared: newShared(t, SharedConfig{CacheDir: cache})})
-		if _, err := rt.Run(context.Background(), run.Request{Skill: "hello"}); err != nil {
+		if _, err := rt.Run(context.Background(), run.Request{Skill: "hello", Who: testAdmin}); err != nil {
 			t.Fatal(err)
 		}
 		children = append(children, rt.Stats().ChildCompiles)

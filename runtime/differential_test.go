@@ -198,8 +198,8 @@ func TestEnginesAgree(t *testing.T) {
 			if tc.args == "" {
 				args = nil
 			}
-			resN, _ := native.Run(ctx, run.Request{Skill: tc.skill, Args: args})
-			resE, _ := ref.Run(ctx, run.Request{Skill: tc.skill, Args: args})
+			resN, _ := native.Run(ctx, run.Request{Skill: tc.skill, Args: args, Who: testAdmin})
+			resE, _ := ref.Run(ctx, run.Request{Skill: tc.skill, Args: args, Who: testAdmin})
 			got, want := outcomeOf(resN), outcomeOf(resE)
 			if d := tc.diverges; d != nil {
 				if got.Kind != d.kind || !strings.Contains(got.Message, d.msg) {

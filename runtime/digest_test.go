@@ -91,7 +91,7 @@ func TestDigestCoversThePackage(t *testing.T) {
 	}
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
 	s, _ := rt.Skill("dig")
-	res, err := rt.Run(context.Background(), run.Request{Skill: "dig"})
+	res, err := rt.Run(context.Background(), run.Request{Skill: "dig", Who: testAdmin})
 	if err != nil || s.Digest() != base || res.Digest != base {
 		t.Errorf("skill digest %s, run digest %s (%v); want %s", s.Digest(), res.Digest, err, base)
 	}

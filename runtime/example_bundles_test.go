@@ -64,7 +64,7 @@ func ExampleRuntime_Install_signedBundle() {
 	s, err := rt.Install(ctx, "hello", b.Package(), runtime.InstallOptions{Who: ops})
 	check(err)
 	fmt.Println("signed, installed:", s.ID(), s.Version(), s.Digest() == manifest.Digest)
-	res, err := rt.Run(ctx, run.Request{Skill: "hello"})
+	res, err := rt.Run(ctx, run.Request{Skill: "hello", Who: ops})
 	check(err)
 	fmt.Println(string(res.Result))
 	// Output:

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/internal/testcache"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
@@ -27,6 +28,7 @@ func ExampleRuntime_Run_javascript() {
 			return {greeting: "Hello, " + args.name + "!"};
 		}`,
 	})
+	reader := access.Principal{Key: "notebook", Role: access.RoleRunner} // who runs: a runner at least
 	sh, err := runtime.NewShared(ctx, runtime.SharedConfig{CacheDir: testcache.Dir()})
 	check(err)
 	defer sh.Close(ctx)
@@ -34,14 +36,14 @@ func ExampleRuntime_Run_javascript() {
 	check(err)
 	defer rt.Close(ctx)
 
-	res, err := rt.Run(ctx, run.Request{Skill: "greet", Args: []byte(`{"name":"Ada"}`)})
+	res, err := rt.Run(ctx, run.Request{Who: reader, Skill: "greet", Args: []byte(`{"name":"Ada"}`)})
 	check(err)
 	fmt.Println(string(res.Result))
 	for _, l := range res.Logs {
 		fmt.Println(l.Level, l.Message)
 	}
 
-	_, err = rt.Run(ctx, run.Request{Skill: "greet", Args: []byte(`{}`)})
+	_, err = rt.Run(ctx, run.Request{Who: reader, Skill: "greet", Args: []byte(`{}`)})
 	var runErr *run.Error
 	if errors.As(err, &runErr) {
 		fmt.Println(runErr.Kind, runErr.Message)
@@ -68,6 +70,7 @@ func ExampleRuntime_Run_program() {
 			console.log(process.argv[2] + ": " + words + " " + skillbox.env("UNIT"));`,
 		"scripts/skillbox.json": `{"permissions": {"env": ["UNIT"]}}`,
 	})
+	reader := access.Principal{Key: "notebook", Role: access.RoleRunner} // who runs: a runner at least
 	sh, err := runtime.NewShared(ctx, runtime.SharedConfig{CacheDir: testcache.Dir()})
 	check(err)
 	defer sh.Close(ctx)
@@ -81,7 +84,7 @@ func ExampleRuntime_Run_program() {
 	defer rt.Close(ctx)
 
 	for _, text := range []string{"to be or not to be", ""} {
-		res, err := rt.Run(ctx, run.Request{Skill: "counter", Script: "count.js", Argv: []string{"hamlet.txt"}, Stdin: []byte(text)})
+		res, err := rt.Run(ctx, run.Request{Who: reader, Skill: "counter", Script: "count.js", Argv: []string{"hamlet.txt"}, Stdin: []byte(text)})
 		check(err)
 		var out runtime.ProgramOutput
 		check(json.Unmarshal(res.Result, &out))

@@ -40,7 +40,7 @@ func ExampleShared() {
 	defer acme.Close(ctx)
 	globex := tenant("globex", runtime.Quota{})
 	defer globex.Close(ctx)
-	_, err = globex.Run(ctx, run.Request{Skill: "report"})
+	_, err = globex.Run(ctx, run.Request{Skill: "report", Who: access.Principal{Tenant: "globex", Key: "globex-ci", Role: access.RoleRunner}})
 	fmt.Println("acme:", skillIDs(acme), "globex:", skillIDs(globex), "globex runs report:", errorKind(err))
 
 	// Alice, of acme, installs a skill of her own: hers alone. Every call that writes or runs

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log"
 
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
@@ -40,6 +41,7 @@ func Example() {
 	res, err := rt.Run(ctx, run.Request{
 		Skill: "word-count",
 		Args:  []byte(`{"text":"a b a"}`),
+		Who:   access.Local("ops"), // who asks (a face passes its caller's): a runner at least
 		OnEvent: func(e run.Event) { // admitted runs only, on the run's goroutine: do not block
 			switch {
 			case e.Log != nil:

@@ -63,10 +63,10 @@ func ExampleRuntime_ChangeVersion() {
 	for _, v := range queue {
 		fmt.Println("waits:", v.Skill, "version", v.Version, v.Status, v.Diff)
 	}
-	res, err := rt.Run(ctx, run.Request{Skill: "weather"})
+	res, err := rt.Run(ctx, run.Request{Skill: "weather", Who: dev})
 	check(err)
 	fmt.Println("by id, runs version", res.Version)
-	_, err = rt.Run(ctx, run.Request{Skill: "weather", Digest: v2.Digest()})
+	_, err = rt.Run(ctx, run.Request{Skill: "weather", Digest: v2.Digest(), Who: dev})
 	fmt.Println("pinned to version 2:", errorKind(err))
 
 	// Only an admin approves (a draft again); then it may be published.
@@ -78,7 +78,7 @@ func ExampleRuntime_ChangeVersion() {
 	v, err = rt.ChangeVersion(ctx, "weather", v2.Digest(), "publish", publisher, "")
 	check(err)
 	fmt.Println("published:", v.Status, v.Grant.Network)
-	res, err = rt.Run(ctx, run.Request{Skill: "weather"})
+	res, err = rt.Run(ctx, run.Request{Skill: "weather", Who: dev})
 	check(err)
 	fmt.Println("by id, runs version", res.Version)
 	// Output:

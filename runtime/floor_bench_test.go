@@ -48,7 +48,7 @@ func BenchmarkEngineTrivialRun(b *testing.B) {
 	ctx := context.Background()
 	runOne := func(rt *Runtime) func() {
 		return func() {
-			if _, err := rt.Run(ctx, run.Request{Skill: "hello"}); err != nil {
+			if _, err := rt.Run(ctx, run.Request{Skill: "hello", Who: testAdmin}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -86,7 +86,7 @@ func BenchmarkEngineHostCall(b *testing.B) {
 			for _, n := range counts {
 				args := []byte(`{"n":` + strconv.Itoa(n) + `}`)
 				cs = append(cs, interleave.Contender{Name: strconv.Itoa(n), F: func() {
-					res, err := rt.Run(ctx, run.Request{Skill: "calls", Args: args})
+					res, err := rt.Run(ctx, run.Request{Skill: "calls", Args: args, Who: testAdmin})
 					if err != nil || string(res.Result) != "0" {
 						b.Fatal(err, string(res.Result))
 					}
@@ -143,7 +143,7 @@ func BenchmarkEngineInterruption(b *testing.B) {
 	fixture(b, dir, "spin", simple("spin", `"parameters":{"n":{"type":"integer"}}`), "spin")
 	rt := newRuntime(b, Config{SkillDirs: []string{dir}})
 	full := func() {
-		if _, err := rt.Run(context.Background(), run.Request{Skill: "spin", Args: input}); err != nil {
+		if _, err := rt.Run(context.Background(), run.Request{Skill: "spin", Args: input, Who: testAdmin}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -197,13 +197,13 @@ func BenchmarkEngineGoHello(b *testing.B) {
 	}
 	rt := newRuntime(b, Config{SkillDirs: []string{"../skills"}})
 	native := func() {
-		if _, err := rt.Run(ctx, run.Request{Skill: "hello", Args: []byte(`{"name":"x"}`)}); err != nil {
+		if _, err := rt.Run(ctx, run.Request{Skill: "hello", Args: []byte(`{"name":"x"}`), Who: testAdmin}); err != nil {
 			b.Fatal(err)
 		}
 	}
 	pooled := newRuntime(b, Config{SkillDirs: []string{"../skills"}, Shared: newShared(b, SharedConfig{WarmInstances: 2})})
 	fromPool := func() {
-		if _, err := pooled.Run(ctx, run.Request{Skill: "hello", Args: []byte(`{"name":"x"}`)}); err != nil {
+		if _, err := pooled.Run(ctx, run.Request{Skill: "hello", Args: []byte(`{"name":"x"}`), Who: testAdmin}); err != nil {
 			b.Fatal(err)
 		}
 	}

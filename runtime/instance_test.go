@@ -66,7 +66,7 @@ func TestDeadlineStopsEveryGuest(t *testing.T) {
 				time.Sleep(50 * time.Millisecond)
 				goruntime.GC()
 			}()
-			res, err := rt.Run(context.Background(), run.Request{Skill: tc.skill, Args: []byte(tc.args)})
+			res, err := rt.Run(context.Background(), run.Request{Skill: tc.skill, Args: []byte(tc.args), Who: testAdmin})
 			<-gcDone
 			if !errors.Is(err, run.ErrTimeout) || res.Error.Kind != run.KindTimeout {
 				t.Fatalf("got %v (%+v), want a timeout", err, res.Error)
@@ -78,11 +78,11 @@ func TestDeadlineStopsEveryGuest(t *testing.T) {
 			// The caller canceling ends the run the same way, as canceled.
 			ctx, cancel := context.WithCancel(context.Background())
 			time.AfterFunc(30*time.Millisecond, cancel)
-			res, err = rt.Run(ctx, run.Request{Skill: tc.skill + "-held", Args: []byte(tc.args)})
+			res, err = rt.Run(ctx, run.Request{Skill: tc.skill + "-held", Args: []byte(tc.args), Who: testAdmin})
 			if !errors.Is(err, run.ErrCanceled) || res.Error.Kind != run.KindCanceled {
 				t.Fatalf("canceled: got %v (%+v)", err, res.Error)
 			}
-			if ok, err := rt.Run(context.Background(), run.Request{Skill: "hello"}); err != nil || !ok.Success {
+			if ok, err := rt.Run(context.Background(), run.Request{Skill: "hello", Who: testAdmin}); err != nil || !ok.Success {
 				t.Fatalf("next run: %v", err)
 			}
 		})
@@ -102,7 +102,7 @@ func TestStdoutStaysWithItsRun(t *testing.T) {
 			defer wg.Done()
 			for i := range 25 {
 				msg := fmt.Sprintf("run-%d-%d", g, i)
-				res, err := rt.Run(context.Background(), run.Request{Skill: "stdout", Args: []byte(`{"msg":"` + msg + `"}`)})
+				res, err := rt.Run(context.Background(), run.Request{Skill: "stdout", Args: []byte(`{"msg":"` + msg + `"}`), Who: testAdmin})
 				if err != nil {
 					t.Errorf("%s: %v", msg, err)
 					return

@@ -45,7 +45,7 @@ func TestHostileModulesAreContained(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := rt.Run(context.Background(), run.Request{Skill: tc.skill, Args: []byte(tc.args)})
+			res, err := rt.Run(context.Background(), run.Request{Skill: tc.skill, Args: []byte(tc.args), Who: testAdmin})
 			if err == nil {
 				t.Fatalf("run succeeded: %s", res.Result)
 			}
@@ -59,7 +59,7 @@ func TestHostileModulesAreContained(t *testing.T) {
 				t.Fatalf("message %q does not contain %q", res.Error.Message, tc.msg)
 			}
 			// The next run, of another skill and of the same one, still works.
-			ok, err := rt.Run(context.Background(), run.Request{Skill: "hello"})
+			ok, err := rt.Run(context.Background(), run.Request{Skill: "hello", Who: testAdmin})
 			if err != nil || string(ok.Result) != `{"greeting":"hi"}` {
 				t.Fatalf("next run: %v %s", err, ok.Result)
 			}
@@ -71,7 +71,7 @@ func TestOutputLimitIsTheManifests(t *testing.T) {
 	dir := t.TempDir()
 	fixture(t, dir, "hello", simple("hello", `"limits":{"maxOutputBytes":10}`), "hello")
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
-	res, err := rt.Run(context.Background(), run.Request{Skill: "hello"})
+	res, err := rt.Run(context.Background(), run.Request{Skill: "hello", Who: testAdmin})
 	if !errors.Is(err, run.ErrOutputLimit) || !strings.Contains(res.Error.Message, "maxOutputBytes (10)") {
 		t.Fatalf("got %v", err)
 	}
@@ -88,7 +88,7 @@ func TestPolicyCapsTheManifestsLimits(t *testing.T) {
 	if len(s.grant.Refused) != 1 || !strings.Contains(s.grant.Refused[0], "limits.timeoutMs: 60000 asked, the policy caps it at 150") {
 		t.Fatalf("refused %q", s.grant.Refused)
 	}
-	res, err := rt.Run(context.Background(), run.Request{Skill: "loop"})
+	res, err := rt.Run(context.Background(), run.Request{Skill: "loop", Who: testAdmin})
 	if !errors.Is(err, run.ErrTimeout) || !strings.Contains(res.Error.Message, "150ms") {
 		t.Fatalf("got %v", err)
 	}
@@ -106,14 +106,14 @@ func TestCallerCancellationAndDeadline(t *testing.T) {
 		if e.Type == "status" && e.Status == "running" {
 			close(started)
 		}
-	}})
+	}, Who: testAdmin})
 	if !errors.Is(err, run.ErrCanceled) {
 		t.Fatalf("canceled run: %v", err)
 	}
 
 	ctx, cancel2 := context.WithTimeout(context.Background(), 100_000_000) // 100ms
 	defer cancel2()
-	_, err = rt.Run(ctx, run.Request{Skill: "loop"})
+	_, err = rt.Run(ctx, run.Request{Skill: "loop", Who: testAdmin})
 	if !errors.Is(err, run.ErrTimeout) {
 		t.Fatalf("caller deadline: %v", err)
 	}
@@ -123,7 +123,7 @@ func TestOversizedArgumentIsInvalidNotATrap(t *testing.T) {
 	dir := t.TempDir()
 	fixture(t, dir, "bigname", simple("bigname", ""), "bigname")
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
-	res, err := rt.Run(context.Background(), run.Request{Skill: "bigname"})
+	res, err := rt.Run(context.Background(), run.Request{Skill: "bigname", Who: testAdmin})
 	if err != nil || string(res.Result) != "3" {
 		t.Fatalf("got %v %s; want status 3 (INVALID)", err, res.Result)
 	}
@@ -134,7 +134,7 @@ func TestSleepEndsAtTheDeadline(t *testing.T) {
 	fixture(t, dir, "sleep", simple("sleep", `"limits":{"timeoutMs":200}`), "sleep")
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
 	start := time.Now()
-	_, err := rt.Run(context.Background(), run.Request{Skill: "sleep"})
+	_, err := rt.Run(context.Background(), run.Request{Skill: "sleep", Who: testAdmin})
 	if !errors.Is(err, run.ErrTimeout) {
 		t.Fatalf("got %v", err)
 	}
@@ -150,7 +150,7 @@ func TestLogFloodIsBounded(t *testing.T) {
 	// Three million log calls take seconds under -race on a busy machine: a generous timeout.
 	fixture(t, dir, "logflood", simple("logflood", `"limits":{"maxLogBytes":6400,"timeoutMs":120000}`), "logflood")
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: &policy.Policy{Limits: spec.Limits{TimeoutMs: 120000}}})
-	res, err := rt.Run(context.Background(), run.Request{Skill: "logflood"})
+	res, err := rt.Run(context.Background(), run.Request{Skill: "logflood", Who: testAdmin})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestTrapWithAFullMemoryIsATrap(t *testing.T) {
 	dir := t.TempDir()
 	fixture(t, dir, "fullmem", simple("fullmem", `"limits":{"memoryMiB":2}`), "fullmem")
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
-	if _, err := rt.Run(context.Background(), run.Request{Skill: "fullmem"}); !errors.Is(err, run.ErrTrap) {
+	if _, err := rt.Run(context.Background(), run.Request{Skill: "fullmem", Who: testAdmin}); !errors.Is(err, run.ErrTrap) {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -173,7 +173,7 @@ func TestArgumentsLargerThanMemory(t *testing.T) {
 	fixture(t, dir, "echo", simple("echo", `"parameters":{"type":"object"},"limits":{"memoryMiB":1}`), "echo")
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
 	big := `{"x":"` + strings.Repeat("a", 1<<20) + `"}`
-	if _, err := rt.Run(context.Background(), run.Request{Skill: "echo", Args: []byte(big)}); !errors.Is(err, run.ErrInvalidArgs) || !strings.Contains(err.Error(), "memory limit (1 MiB)") {
+	if _, err := rt.Run(context.Background(), run.Request{Skill: "echo", Args: []byte(big), Who: testAdmin}); !errors.Is(err, run.ErrInvalidArgs) || !strings.Contains(err.Error(), "memory limit (1 MiB)") {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -184,7 +184,7 @@ func TestGuestErrorTextIsCapped(t *testing.T) {
 	dir := t.TempDir()
 	fixture(t, dir, "errset", simple("errset", `"limits":{"maxOutputBytes":2048}`), "errset")
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
-	res, err := rt.Run(context.Background(), run.Request{Skill: "errset"})
+	res, err := rt.Run(context.Background(), run.Request{Skill: "errset", Who: testAdmin})
 	if !errors.Is(err, run.ErrSkillError) {
 		t.Fatalf("run: %v", err)
 	}
@@ -226,7 +226,7 @@ func TestRunsSeeNoResidue(t *testing.T) {
 			fixture(t, dir, "residue", simple("residue", ""), "residue")
 			rt := newRuntime(t, Config{SkillDirs: []string{dir}, Shared: newShared(t, SharedConfig{Engine: engine})})
 			for i := range 20 {
-				res, err := rt.Run(context.Background(), run.Request{Skill: "residue"})
+				res, err := rt.Run(context.Background(), run.Request{Skill: "residue", Who: testAdmin})
 				if err != nil || string(res.Result) != `"clean"` {
 					t.Fatalf("run %d: %v %s", i, err, res.Result)
 				}

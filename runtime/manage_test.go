@@ -53,7 +53,7 @@ func TestInstallUpdateRemove(t *testing.T) {
 	if string(before) != string(after) {
 		t.Fatalf("a failed update changed the files")
 	}
-	if res, err := rt.Run(ctx, run.Request{Skill: "greet"}); err != nil || res.Version != "1" {
+	if res, err := rt.Run(ctx, run.Request{Skill: "greet", Who: testAdmin}); err != nil || res.Version != "1" {
 		t.Fatalf("run after failed updates: %v %+v", err, res)
 	}
 	entries, _ := os.ReadDir(dir)
@@ -79,13 +79,13 @@ func TestInstallUpdateRemove(t *testing.T) {
 	if s, err := rt.Install(ctx, "greet", pkg(t, simple("greet", `"version":"2","parameters":{"type":"object"}`), "echo"), InstallOptions{Replace: true, MustExist: true, Who: testAdmin}); err != nil || s.Version() != "2" {
 		t.Fatalf("update: %v", err)
 	}
-	if res, err := rt.Run(ctx, run.Request{Skill: "greet", Args: []byte(`{"a":1}`)}); err != nil || string(res.Result) != `{"a":1}` {
+	if res, err := rt.Run(ctx, run.Request{Skill: "greet", Args: []byte(`{"a":1}`), Who: testAdmin}); err != nil || string(res.Result) != `{"a":1}` {
 		t.Fatalf("run after update: %v %s", err, res.Result)
 	}
 	if err := rt.Remove(ctx, testAdmin, "greet"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rt.Run(ctx, run.Request{Skill: "greet"}); !errors.Is(err, run.ErrNotFound) {
+	if _, err := rt.Run(ctx, run.Request{Skill: "greet", Who: testAdmin}); !errors.Is(err, run.ErrNotFound) {
 		t.Fatalf("run after remove: %v", err)
 	}
 	if err := rt.Remove(ctx, testAdmin, "greet"); !errors.Is(err, run.ErrNotFound) {
@@ -147,7 +147,7 @@ func TestUpdateUnderConcurrentRuns(t *testing.T) {
 					return
 				default:
 				}
-				if _, err := rt.Run(ctx, run.Request{Skill: "s"}); err != nil {
+				if _, err := rt.Run(ctx, run.Request{Skill: "s", Who: testAdmin}); err != nil {
 					errs <- err
 					return
 				}

@@ -30,12 +30,12 @@ func TestTableGrowIsBounded(t *testing.T) {
 	if v.linearLimit != 16<<20-v.info.TableEntries*8 {
 		t.Errorf("linear limit %d: the tables' share is not reserved out of the memory limit", v.linearLimit)
 	}
-	if _, err := rt.Run(context.Background(), run.Request{Skill: "tablegrow"}); err != nil {
+	if _, err := rt.Run(context.Background(), run.Request{Skill: "tablegrow", Who: testAdmin}); err != nil {
 		t.Fatal(err) // compile outside the measurement
 	}
 	var before, after goruntime.MemStats
 	goruntime.ReadMemStats(&before)
-	res, err := rt.Run(context.Background(), run.Request{Skill: "tablegrow"})
+	res, err := rt.Run(context.Background(), run.Request{Skill: "tablegrow", Who: testAdmin})
 	goruntime.ReadMemStats(&after)
 	if err != nil {
 		t.Fatalf("run: %v (a growth did not fail as it should, or a small one failed)", err)
@@ -87,7 +87,7 @@ func TestModuleBoundsAtLoad(t *testing.T) {
 		if s.Status() != catalog.StatusError || !strings.Contains(s.Err().Error(), want) || !strings.Contains(s.Err().Error(), spec.ModuleFile) {
 			t.Errorf("%s: %v %v; want broken, naming %s and %q", id, s.Status(), s.Err(), spec.ModuleFile, want)
 		}
-		if _, err := rt.Run(context.Background(), run.Request{Skill: id}); !errors.Is(err, run.ErrBroken) {
+		if _, err := rt.Run(context.Background(), run.Request{Skill: id, Who: testAdmin}); !errors.Is(err, run.ErrBroken) {
 			t.Errorf("%s ran: %v", id, err)
 		}
 		if checked, _ := rt.CheckSkill(context.Background(), s.dir); checked.Status() != catalog.StatusError {
@@ -105,7 +105,7 @@ func TestMemoriesShareOneLimit(t *testing.T) {
 	dir := t.TempDir()
 	fixture(t, dir, "grow", simple("grow", `"limits":{"memoryMiB":4}`), "grow")
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
-	res, err := rt.Run(context.Background(), run.Request{Skill: "grow"})
+	res, err := rt.Run(context.Background(), run.Request{Skill: "grow", Who: testAdmin})
 	if !errors.Is(err, run.ErrMemoryLimit) {
 		t.Fatalf("grow bomb: %v", err)
 	}

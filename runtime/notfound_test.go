@@ -32,7 +32,7 @@ func TestNotFoundTellsWhy(t *testing.T) {
 		}
 		runOne := func(id string) (*run.Error, *NotFoundError) {
 			t.Helper()
-			_, err := rt.Run(context.Background(), run.Request{Skill: id})
+			_, err := rt.Run(context.Background(), run.Request{Skill: id, Who: testAdmin})
 			var re *run.Error
 			var nf *NotFoundError
 			if !errors.As(err, &re) || !errors.As(err, &nf) || !errors.Is(err, run.ErrNotFound) || re.Kind != run.KindNotFound || nf.ID != id {

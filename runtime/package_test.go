@@ -566,7 +566,7 @@ func TestPackageReaderInstallsBundledHello(t *testing.T) {
 			if s.Status() != catalog.StatusActive {
 				t.Fatalf("installed as %s: %v", s.Status(), s.Err())
 			}
-			if res, err := rt.Run(ctx, run.Request{Skill: "hello", Args: []byte(`{"name":"Ada"}`)}); err != nil || !res.Success {
+			if res, err := rt.Run(ctx, run.Request{Skill: "hello", Args: []byte(`{"name":"Ada"}`), Who: testAdmin}); err != nil || !res.Success {
 				t.Fatalf("run: %v %+v", err, res)
 			}
 		})

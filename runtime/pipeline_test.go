@@ -74,7 +74,7 @@ func startLoop(t *testing.T, rt *Runtime, ctx context.Context) <-chan *run.Resul
 			case e.Type == "result":
 				send(e.Result)
 			}
-		}})
+		}, Who: testAdmin})
 		once.Do(func() { close(running) })
 		send(res)
 	}()
@@ -89,7 +89,7 @@ func TestRunAfterClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	var events int
-	res, err := rt.Run(context.Background(), run.Request{Skill: "hello", OnEvent: func(run.Event) { events++ }})
+	res, err := rt.Run(context.Background(), run.Request{Skill: "hello", OnEvent: func(run.Event) { events++ }, Who: testAdmin})
 	if !errors.Is(err, run.ErrClosed) || !errors.Is(err, run.ErrBusy) || res == nil || res.Error == nil || res.Error.Kind != run.KindBusy {
 		t.Fatalf("Run after Close: %+v, %v; want busy matching ErrClosed", res, err)
 	}
@@ -113,7 +113,7 @@ func TestCloseWaitsForRunsInFlight(t *testing.T) {
 	first := startLoop(t, rt, runCtx)
 	queued := make(chan error, 1)
 	go func() {
-		_, err := rt.Run(context.Background(), run.Request{Skill: "hello"})
+		_, err := rt.Run(context.Background(), run.Request{Skill: "hello", Who: testAdmin})
 		queued <- err
 	}()
 	eventually(t, "a run to queue", func() bool { return rt.Stats().Admission.Queued == 1 })
@@ -171,12 +171,12 @@ func TestAdmissionQueueFull(t *testing.T) {
 	first := startLoop(t, rt, runCtx)
 	queued := make(chan *run.Result, 1)
 	go func() {
-		res, _ := rt.Run(context.Background(), run.Request{Skill: "hello"})
+		res, _ := rt.Run(context.Background(), run.Request{Skill: "hello", Who: testAdmin})
 		queued <- res
 	}()
 	eventually(t, "a run to queue", func() bool { return rt.Stats().Admission.Queued == 1 })
 	var events int
-	res, err := rt.Run(context.Background(), run.Request{Skill: "hello", OnEvent: func(run.Event) { events++ }})
+	res, err := rt.Run(context.Background(), run.Request{Skill: "hello", OnEvent: func(run.Event) { events++ }, Who: testAdmin})
 	var re *run.Error
 	if !errors.As(err, &re) || re.Kind != run.KindBusy || re.RetryAfter <= 0 || errors.Is(err, run.ErrClosed) {
 		t.Fatalf("third run: %+v, %v; want busy with RetryAfter", res.Error, err)
@@ -202,7 +202,7 @@ func TestAdmissionMaxWait(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	first := startLoop(t, rt, ctx)
-	_, err := rt.Run(context.Background(), run.Request{Skill: "hello"})
+	_, err := rt.Run(context.Background(), run.Request{Skill: "hello", Who: testAdmin})
 	if !errors.Is(err, run.ErrBusy) || !strings.Contains(err.Error(), "waited 50ms") {
 		t.Errorf("run past MaxWait: %v, want busy", err)
 	}
@@ -219,7 +219,7 @@ func TestAdmissionCallerGivesUp(t *testing.T) {
 	first := startLoop(t, rt, ctx)
 	wctx, wcancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer wcancel()
-	_, err := rt.Run(wctx, run.Request{Skill: "hello"})
+	_, err := rt.Run(wctx, run.Request{Skill: "hello", Who: testAdmin})
 	if !errors.Is(err, run.ErrTimeout) || !strings.Contains(err.Error(), "waited to be admitted") {
 		t.Errorf("run whose caller's deadline passed in the queue: %v", err)
 	}
@@ -240,7 +240,7 @@ func TestAdmissionMemoryBudget(t *testing.T) {
 	warm := warmCharge(s)
 
 	tiny := pipelineRuntime(t, Config{}, Admission{MemoryBudget: charge - 1, CompileMemory: 128 << 20}, 300)
-	if _, err := tiny.Run(context.Background(), run.Request{Skill: "loop"}); !errors.Is(err, run.ErrMemoryLimit) || !strings.Contains(err.Error(), "whole memory budget") {
+	if _, err := tiny.Run(context.Background(), run.Request{Skill: "loop", Who: testAdmin}); !errors.Is(err, run.ErrMemoryLimit) || !strings.Contains(err.Error(), "whole memory budget") {
 		t.Errorf("run over the whole budget: %v", err)
 	}
 
@@ -253,7 +253,7 @@ func TestAdmissionMemoryBudget(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 3 {
 		wg.Go(func() {
-			if res, _ := rt.Run(context.Background(), run.Request{Skill: "loop"}); res.Error == nil || res.Error.Kind != run.KindTimeout {
+			if res, _ := rt.Run(context.Background(), run.Request{Skill: "loop", Who: testAdmin}); res.Error == nil || res.Error.Kind != run.KindTimeout {
 				t.Errorf("run: %+v", res.Error)
 			}
 		})
@@ -283,7 +283,7 @@ func TestWarmModulesAreEvictedForRuns(t *testing.T) {
 	budget := max(runCharge(h), runCharge(e), compileCharge(a, h), compileCharge(a, e)) + max(warmCharge(h), warmCharge(e))*3/2
 	rt := pipelineRuntime(t, Config{}, Admission{MemoryBudget: budget, CompileMemory: a.CompileMemory}, 300)
 	for _, id := range []string{"hello", "echo", "hello"} {
-		if res, err := rt.Run(context.Background(), run.Request{Skill: id, Args: []byte(`{}`)}); err != nil {
+		if res, err := rt.Run(context.Background(), run.Request{Skill: id, Args: []byte(`{}`), Who: testAdmin}); err != nil {
 			t.Fatalf("%s: %v %+v", id, err, res.Error)
 		}
 	}
@@ -300,7 +300,7 @@ func TestWarmModulesAreEvictedForRuns(t *testing.T) {
 func TestEventsOnlyForAdmittedRuns(t *testing.T) {
 	t.Parallel()
 	rt := pipelineRuntime(t, Config{}, Admission{}, 300)
-	for _, req := range []run.Request{{Skill: "nope"}, {Skill: "strict", Args: []byte(`{"n":"x"}`)}, {Skill: "hello", Argv: []string{"x"}}} {
+	for _, req := range []run.Request{{Skill: "nope", Who: testAdmin}, {Skill: "strict", Args: []byte(`{"n":"x"}`), Who: testAdmin}, {Skill: "hello", Argv: []string{"x"}, Who: testAdmin}} {
 		var events []run.Event
 		req.OnEvent = func(e run.Event) { events = append(events, e) }
 		if _, err := rt.Run(context.Background(), req); err == nil || len(events) != 0 {
@@ -313,7 +313,7 @@ func TestEventsOnlyForAdmittedRuns(t *testing.T) {
 		if e.RunID == "" {
 			t.Error("an event without a run id")
 		}
-	}})
+	}, Who: testAdmin})
 	if err != nil || strings.Join(types, " ") != "status:started status:running result:" {
 		t.Errorf("events %v, err %v", types, err)
 	}
@@ -341,7 +341,7 @@ func TestRunRecordsAndStats(t *testing.T) {
 		t.Errorf("record: %+v %v", rec, ok)
 	}
 	// Refused requests are counted (with no skill label for an unknown id), never recorded.
-	res, _ := rt.Run(context.Background(), run.Request{Skill: "no-such-skill", Face: run.FaceHTTP})
+	res, _ := rt.Run(context.Background(), run.Request{Skill: "no-such-skill", Face: run.FaceHTTP, Who: testAdmin})
 	if _, ok := rt.RunRecord(testAdmin, res.RunID); ok {
 		t.Error("a refused request was recorded")
 	}
@@ -371,7 +371,7 @@ func TestHistoryIsBoundedInBytes(t *testing.T) {
 	big := `{"s":"` + strings.Repeat("x", 20<<10) + `"}`
 	var ids []string
 	for range 10 {
-		res, err := rt.Run(context.Background(), run.Request{Skill: "echo", Args: []byte(big)})
+		res, err := rt.Run(context.Background(), run.Request{Skill: "echo", Args: []byte(big), Who: testAdmin})
 		if err != nil || len(res.Result) < 20<<10 {
 			t.Fatalf("run: %v (%d bytes of result)", err, len(res.Result))
 		}
@@ -392,7 +392,7 @@ func TestHistoryIsBoundedInBytes(t *testing.T) {
 func TestRunTakesNoArgvOrStdin(t *testing.T) {
 	t.Parallel()
 	rt := pipelineRuntime(t, Config{}, Admission{}, 300)
-	for _, req := range []run.Request{{Skill: "hello", Argv: []string{"-x"}}, {Skill: "hello", Stdin: []byte("in")}} {
+	for _, req := range []run.Request{{Skill: "hello", Argv: []string{"-x"}, Who: testAdmin}, {Skill: "hello", Stdin: []byte("in"), Who: testAdmin}} {
 		if _, err := rt.Run(context.Background(), req); !errors.Is(err, run.ErrInvalidArgs) || !strings.Contains(err.Error(), "JSON arguments only") {
 			t.Errorf("%+v: %v", req, err)
 		}
@@ -461,7 +461,7 @@ func TestSkillViewsAreCopies(t *testing.T) {
 	if s.Manifest().Entrypoint != "execute" || s.Grant().Limits.MemoryMiB != spec.DefaultLimits.MemoryMiB {
 		t.Error("changing a returned Manifest or Grant changed the skill")
 	}
-	if res, err := rt.Run(context.Background(), run.Request{Skill: "strict", Args: []byte(`{"n":1}`)}); err != nil {
+	if res, err := rt.Run(context.Background(), run.Request{Skill: "strict", Args: []byte(`{"n":1}`), Who: testAdmin}); err != nil {
 		t.Errorf("run after the caller's changes: %v %+v", err, res.Error)
 	}
 	pol := &policy.Policy{Network: []string{"example.com"}}
@@ -484,7 +484,7 @@ func TestCompilationsAreBounded(t *testing.T) {
 	}
 	t.Cleanup(func() { rt.Close(context.Background()) })
 	var wg sync.WaitGroup
-	for _, req := range []run.Request{{Skill: "hello", Args: []byte(`{"name":"a"}`)}, {Skill: "word-count", Args: []byte(`{"text":"a b"}`)}} {
+	for _, req := range []run.Request{{Skill: "hello", Args: []byte(`{"name":"a"}`), Who: testAdmin}, {Skill: "word-count", Args: []byte(`{"text":"a b"}`), Who: testAdmin}} {
 		wg.Go(func() {
 			if _, err := rt.Run(context.Background(), req); err != nil {
 				t.Errorf("%s: %v", req.Skill, err)

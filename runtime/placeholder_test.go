@@ -31,7 +31,7 @@ func TestPlaceholdersAreWarnings(t *testing.T) {
 	if got := s.Warnings(); !slices.Equal(got, want) {
 		t.Errorf("warnings:\n%q\nwant\n%q", got, want)
 	}
-	if res, err := rt.Run(context.Background(), run.Request{Skill: "greet", Args: []byte(`{"name":"Ada"}`)}); err != nil || !res.Success {
+	if res, err := rt.Run(context.Background(), run.Request{Skill: "greet", Args: []byte(`{"name":"Ada"}`), Who: testAdmin}); err != nil || !res.Success {
 		t.Errorf("a skill with placeholders left in does not run: %v", err)
 	}
 }

@@ -14,13 +14,13 @@ func TestWarmPool(t *testing.T) {
 	sh := newShared(t, SharedConfig{WarmInstances: 2})
 	rt := newRuntime(t, Config{SkillDirs: []string{"../skills"}, Shared: sh})
 	ctx := context.Background()
-	first, err := rt.Run(ctx, run.Request{Skill: "hello", Args: []byte(`{"name":"Ada"}`)})
+	first, err := rt.Run(ctx, run.Request{Skill: "hello", Args: []byte(`{"name":"Ada"}`), Who: testAdmin})
 	if err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "the pool to fill", func() bool { return rt.Stats().WarmMade >= 2 })
 	for i := range 6 {
-		res, err := rt.Run(ctx, run.Request{Skill: "hello", Args: []byte(`{"name":"Ada"}`)})
+		res, err := rt.Run(ctx, run.Request{Skill: "hello", Args: []byte(`{"name":"Ada"}`), Who: testAdmin})
 		if err != nil || string(res.Result) != string(first.Result) {
 			t.Fatalf("run %d: %v %s; want %s", i, err, res.Result, first.Result)
 		}
@@ -48,7 +48,7 @@ func TestWarmPoolOnlyForSlowModules(t *testing.T) {
 	fixture(t, dir, "hello", simple("hello", ""), "hello")
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Shared: newShared(t, SharedConfig{WarmInstances: 2})})
 	for range 5 {
-		if _, err := rt.Run(context.Background(), run.Request{Skill: "hello"}); err != nil {
+		if _, err := rt.Run(context.Background(), run.Request{Skill: "hello", Who: testAdmin}); err != nil {
 			t.Fatal(err)
 		}
 	}

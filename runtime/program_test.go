@@ -49,23 +49,23 @@ func TestProgramRuns(t *testing.T) {
 	})
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: &policy.Policy{Env: map[string]string{"TOKEN": "t0k"}}})
 	ctx := context.Background()
-	res, err := rt.Run(ctx, run.Request{Skill: "tools", Script: "tool.js", Argv: []string{"hey"}, Stdin: []byte("in")})
+	res, err := rt.Run(ctx, run.Request{Skill: "tools", Script: "tool.js", Argv: []string{"hey"}, Stdin: []byte("in"), Who: testAdmin})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if out := programOutput(t, res); out.ExitCode != 0 || out.Stdout != "HEY in\n" || out.Stderr != "" {
 		t.Fatalf("%+v", out)
 	}
-	res, err = rt.Run(ctx, run.Request{Skill: "tools", Script: "scripts/tool.js", Argv: []string{"x", "7"}})
+	res, err = rt.Run(ctx, run.Request{Skill: "tools", Script: "scripts/tool.js", Argv: []string{"x", "7"}, Who: testAdmin})
 	if out := programOutput(t, res); err != nil || !res.Success || out.ExitCode != 7 {
 		t.Fatalf("a non-zero exit is a run that succeeded with its code: %v %+v", err, out)
 	}
-	res, err = rt.Run(ctx, run.Request{Skill: "tools", Script: "typed.ts", Argv: []string{"a", "b"}})
+	res, err = rt.Run(ctx, run.Request{Skill: "tools", Script: "typed.ts", Argv: []string{"a", "b"}, Who: testAdmin})
 	if out := programOutput(t, res); err != nil || out.Stderr != "args 3\n" {
 		t.Fatalf("typescript program: %v %+v", err, out)
 	}
 	// Without a declaration or a policy grant, a program gets nothing: no env.
-	res, err = rt.Run(ctx, run.Request{Skill: "tools", Script: "env.js"})
+	res, err = rt.Run(ctx, run.Request{Skill: "tools", Script: "env.js", Who: testAdmin})
 	if out := programOutput(t, res); err != nil || out.Stdout != "null\n" {
 		t.Fatalf("env without a grant: %v %+v", err, out)
 	}
@@ -83,13 +83,13 @@ func TestProgramRuns(t *testing.T) {
 		{"/etc/passwd", run.KindNotFound, "not a program"},
 	}
 	for _, tt := range tests {
-		_, err := rt.Run(ctx, run.Request{Skill: "tools", Script: tt.script})
+		_, err := rt.Run(ctx, run.Request{Skill: "tools", Script: tt.script, Who: testAdmin})
 		var re *run.Error
 		if !errors.As(err, &re) || re.Kind != tt.kind || !strings.Contains(re.Message, tt.msg) {
 			t.Errorf("%s: got %v, want %s with %q", tt.script, err, tt.kind, tt.msg)
 		}
 	}
-	if _, err := rt.Run(ctx, run.Request{Skill: "tools"}); !errors.Is(err, run.ErrNotExecutable) {
+	if _, err := rt.Run(ctx, run.Request{Skill: "tools", Who: testAdmin}); !errors.Is(err, run.ErrNotExecutable) {
 		t.Fatalf("execute of an instruction skill: %v", err)
 	}
 }
@@ -107,7 +107,7 @@ func TestProgramGrants(t *testing.T) {
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: p})
 	ctx := context.Background()
 	for id, want := range map[string]string{"declares": "t0k null\n", "granted": "null o\n"} {
-		res, err := rt.Run(ctx, run.Request{Skill: id, Script: "env.js"})
+		res, err := rt.Run(ctx, run.Request{Skill: id, Script: "env.js", Who: testAdmin})
 		if out := programOutput(t, res); err != nil || out.Stdout != want {
 			t.Errorf("%s: %v %+v, want %q", id, err, out, want)
 		}
@@ -116,7 +116,7 @@ func TestProgramGrants(t *testing.T) {
 	if g := s.ProgramGrant(); g.Limits.TimeoutMs != 25000 || len(g.Env) != 1 {
 		t.Fatalf("program grant %+v", g)
 	}
-	_, err := rt.Run(ctx, run.Request{Skill: "broken", Script: "env.js"})
+	_, err := rt.Run(ctx, run.Request{Skill: "broken", Script: "env.js", Who: testAdmin})
 	if !errors.Is(err, run.ErrNotFound) || !strings.Contains(err.Error(), "broken/scripts/skillbox.json: permissions.env[0]") || strings.Contains(err.Error(), dir) {
 		t.Fatalf("a broken scripts/skillbox.json: %v", err)
 	}
@@ -138,7 +138,7 @@ func TestProgramSymlinkOut(t *testing.T) {
 	sd := instructionSkill(t, dir, "links", map[string]string{"scripts/ok.js": `console.log(1)`})
 	must(t, os.Symlink(outside, filepath.Join(sd, "scripts", "link.js")))
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
-	_, err := rt.Run(context.Background(), run.Request{Skill: "links", Script: "link.js"})
+	_, err := rt.Run(context.Background(), run.Request{Skill: "links", Script: "link.js", Who: testAdmin})
 	if !errors.Is(err, run.ErrNotFound) || !strings.Contains(err.Error(), "scripts/link.js") || strings.Contains(err.Error(), outside) {
 		t.Fatalf("a symlink out of the skill: %v", err)
 	}

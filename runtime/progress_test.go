@@ -21,7 +21,7 @@ func TestOnCompile(t *testing.T) {
 		events = append(events, ev)
 	}})})
 	for range 2 {
-		if _, err := rt.Run(context.Background(), run.Request{Skill: "hello", Args: json.RawMessage(`{}`)}); err != nil {
+		if _, err := rt.Run(context.Background(), run.Request{Skill: "hello", Args: json.RawMessage(`{}`), Who: testAdmin}); err != nil {
 			t.Fatal(err)
 		}
 	}

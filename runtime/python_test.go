@@ -59,7 +59,7 @@ def execute(args, ctx):
 	if s.Language() != spec.LangPython {
 		t.Fatalf("language %q", s.Language())
 	}
-	res, err := rt.Run(context.Background(), run.Request{Skill: "stats"})
+	res, err := rt.Run(context.Background(), run.Request{Skill: "stats", Who: testAdmin})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestPythonSkillErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.id, func(t *testing.T) {
-			res, err := rt.Run(ctx, run.Request{Skill: tt.id})
+			res, err := rt.Run(ctx, run.Request{Skill: tt.id, Who: testAdmin})
 			var re *run.Error
 			if !errors.As(err, &re) || re.Kind != tt.kind || !strings.Contains(re.Message, tt.msg) {
 				t.Fatalf("got %v, want kind %s with %q", err, tt.kind, tt.msg)
@@ -135,11 +135,11 @@ func TestPythonSkillErrors(t *testing.T) {
 			}
 		})
 	}
-	if res, err := rt.Run(ctx, run.Request{Skill: "sleeps"}); err != nil || string(res.Result) != `"slept"` {
+	if res, err := rt.Run(ctx, run.Request{Skill: "sleeps", Who: testAdmin}); err != nil || string(res.Result) != `"slept"` {
 		t.Fatalf("time.sleep: %v %s", err, res.Result)
 	}
-	a, err1 := rt.Run(ctx, run.Request{Skill: "random"})
-	b, err2 := rt.Run(ctx, run.Request{Skill: "random"})
+	a, err1 := rt.Run(ctx, run.Request{Skill: "random", Who: testAdmin})
+	b, err2 := rt.Run(ctx, run.Request{Skill: "random", Who: testAdmin})
 	if err1 != nil || err2 != nil || string(a.Result) == string(b.Result) {
 		t.Fatalf("random is reseeded per run: %s %s %v %v", a.Result, b.Result, err1, err2)
 	}
@@ -167,18 +167,18 @@ print(open(os.path.join(os.getcwd(), "notes-é.txt")).read(), os.getcwd())
 	})
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
 	ctx := context.Background()
-	res, err := rt.Run(ctx, run.Request{Skill: "tools", Script: "count.py", Argv: []string{"a", "--fail"}, Stdin: []byte("one two three")})
+	res, err := rt.Run(ctx, run.Request{Skill: "tools", Script: "count.py", Argv: []string{"a", "--fail"}, Stdin: []byte("one two three"), Who: testAdmin})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if out := programOutput(t, res); out.ExitCode != 3 || out.Stdout != "3 words; args: a --fail\n" || out.Stderr != "note\n" {
 		t.Fatalf("%+v", out)
 	}
-	res, err = rt.Run(ctx, run.Request{Skill: "tools", Script: "utf8.py"})
+	res, err = rt.Run(ctx, run.Request{Skill: "tools", Script: "utf8.py", Who: testAdmin})
 	if out := programOutput(t, res); err != nil || out.ExitCode != 0 || out.Stdout != "naïve — ok /tmp\n" {
 		t.Fatalf("UTF-8 and the working directory: %v %+v", err, out)
 	}
-	res, err = rt.Run(ctx, run.Request{Skill: "tools", Script: "boom.py"})
+	res, err = rt.Run(ctx, run.Request{Skill: "tools", Script: "boom.py", Who: testAdmin})
 	if out := programOutput(t, res); err != nil || out.ExitCode != 1 || !strings.Contains(out.Stderr, "KeyError: 'missing'") {
 		t.Fatalf("an uncaught exception exits 1 with the traceback: %v %+v", err, out)
 	}

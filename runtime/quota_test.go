@@ -41,7 +41,7 @@ func TestSharedTenantsAndQuotas(t *testing.T) {
 	if _, err := b.Skill("sleep"); !errors.Is(err, run.ErrNotFound) {
 		t.Fatalf("globex sees acme's sleep: %v", err)
 	}
-	if _, err := b.Run(ctx, run.Request{Skill: "sleep"}); !errors.Is(err, run.ErrNotFound) {
+	if _, err := b.Run(ctx, run.Request{Skill: "sleep", Who: testAdmin}); !errors.Is(err, run.ErrNotFound) {
 		t.Fatalf("globex runs acme's sleep: %v", err)
 	}
 
@@ -56,11 +56,11 @@ func TestSharedTenantsAndQuotas(t *testing.T) {
 			if e.Type == "status" && e.Status == "started" {
 				close(started)
 			}
-		}})
+		}, Who: testAdmin})
 		done <- err
 	}()
 	<-started
-	res, err := a.Run(ctx, run.Request{Skill: "hello"})
+	res, err := a.Run(ctx, run.Request{Skill: "hello", Who: testAdmin})
 	var re *run.Error
 	if !errors.Is(err, run.ErrQuotaExceeded) || !errors.As(err, &re) || re.RetryAfter <= 0 || res.Error == nil ||
 		!strings.Contains(res.Error.Message, `tenant "acme" has 1 runs in flight, its quota (concurrentRuns 1)`) {
@@ -70,7 +70,7 @@ func TestSharedTenantsAndQuotas(t *testing.T) {
 		t.Error("a run refused by its quota has a record: it never ran")
 	}
 	// Meanwhile globex runs: acme's quota is acme's.
-	res, err = b.Run(ctx, run.Request{Skill: "hello"})
+	res, err = b.Run(ctx, run.Request{Skill: "hello", Who: testAdmin})
 	if err != nil {
 		t.Fatalf("globex while acme is at its quota: %v", err)
 	}
@@ -84,11 +84,11 @@ func TestSharedTenantsAndQuotas(t *testing.T) {
 
 	// Rate: 3 a minute; the sleep took one token, the refused run none.
 	for i := range 2 {
-		if _, err := a.Run(ctx, run.Request{Skill: "hello"}); err != nil {
+		if _, err := a.Run(ctx, run.Request{Skill: "hello", Who: testAdmin}); err != nil {
 			t.Fatalf("run %d within the rate: %v", i+2, err)
 		}
 	}
-	_, err = a.Run(ctx, run.Request{Skill: "hello"})
+	_, err = a.Run(ctx, run.Request{Skill: "hello", Who: testAdmin})
 	if !errors.Is(err, run.ErrQuotaExceeded) || !errors.As(err, &re) || re.RetryAfter < 10*time.Second ||
 		!strings.Contains(err.Error(), "runsPerMinute 3") {
 		t.Fatalf("the 4th run in a minute: %v", err)
@@ -120,18 +120,18 @@ func TestSharedRuntimeCloseLeavesTheOthers(t *testing.T) {
 	defer b.Close(ctx)
 	for _, rt := range []*Runtime{a, b} {
 		rt.Skills() // scanned: the engine keeps what each registry has
-		if _, err := rt.Run(ctx, run.Request{Skill: "hello"}); err != nil {
+		if _, err := rt.Run(ctx, run.Request{Skill: "hello", Who: testAdmin}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if err := a.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Run(ctx, run.Request{Skill: "hello"}); !errors.Is(err, run.ErrClosed) {
+	if _, err := a.Run(ctx, run.Request{Skill: "hello", Who: testAdmin}); !errors.Is(err, run.ErrClosed) {
 		t.Fatalf("a closed tenant runs: %v", err)
 	}
 	before := sh.engine.modules.Compiles.Load()
-	if _, err := b.Run(ctx, run.Request{Skill: "hello"}); err != nil {
+	if _, err := b.Run(ctx, run.Request{Skill: "hello", Who: testAdmin}); err != nil {
 		t.Fatalf("the other tenant after one closed: %v", err)
 	}
 	if n := sh.engine.modules.Compiles.Load(); n != before {

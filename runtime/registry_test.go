@@ -57,10 +57,10 @@ func TestRegistryScan(t *testing.T) {
 	if !strings.Contains(mm.Err().Error(), `id: "other" does not match the directory name "mismatch"`) {
 		t.Errorf("mismatch: %v", mm.Err())
 	}
-	if _, err := rt.Run(context.Background(), run.Request{Skill: "broken"}); !errors.Is(err, run.ErrNotFound) || !strings.Contains(err.Error(), "broken") {
+	if _, err := rt.Run(context.Background(), run.Request{Skill: "broken", Who: testAdmin}); !errors.Is(err, run.ErrNotFound) || !strings.Contains(err.Error(), "broken") {
 		t.Errorf("running a broken skill: %v", err)
 	}
-	if _, err := rt.Run(context.Background(), run.Request{Skill: "docs-only"}); !errors.Is(err, run.ErrNotFound) || !strings.Contains(err.Error(), "instructions only") {
+	if _, err := rt.Run(context.Background(), run.Request{Skill: "docs-only", Who: testAdmin}); !errors.Is(err, run.ErrNotFound) || !strings.Contains(err.Error(), "instructions only") {
 		t.Errorf("running an instruction skill: %v", err)
 	}
 	if _, err := rt.Skill("nope"); !errors.Is(err, run.ErrNotFound) {
@@ -118,7 +118,7 @@ func TestReloadPinsRunningVersion(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for j := 0; j < 20; j++ {
-				res, err := rt.Run(context.Background(), run.Request{Skill: "s"})
+				res, err := rt.Run(context.Background(), run.Request{Skill: "s", Who: testAdmin})
 				if err != nil {
 					if errors.Is(err, run.ErrNotFound) && (errors.Is(err, run.ErrModuleChanged) || strings.Contains(err.Error(), "changed")) {
 						continue
@@ -149,7 +149,7 @@ func TestReloadPinsRunningVersion(t *testing.T) {
 		t.Error(err)
 	}
 	// Once the files hold still, the last version runs.
-	if res, err := rt.Run(context.Background(), run.Request{Skill: "s"}); err != nil || res.Version != "1" || string(res.Result) != `{"greeting":"hi"}` {
+	if res, err := rt.Run(context.Background(), run.Request{Skill: "s", Who: testAdmin}); err != nil || res.Version != "1" || string(res.Result) != `{"greeting":"hi"}` {
 		t.Errorf("the last version: %v %+v", err, res)
 	}
 }

@@ -38,7 +38,7 @@ func TestOnReload(t *testing.T) {
 		t.Errorf("a skill added: %+v", d)
 	}
 	// b's module replaced, its manifest as it was: known changed because b was checked (run).
-	if _, err := rt.Run(ctx, run.Request{Skill: "b"}); err != nil {
+	if _, err := rt.Run(ctx, run.Request{Skill: "b", Who: testAdmin}); err != nil {
 		t.Fatal(err)
 	}
 	other, err := os.ReadFile(filepath.Join("..", "testdata", "wasm", "echo.wasm"))

@@ -19,6 +19,7 @@ import (
 	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/sys"
 
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/history"
 	"github.com/skillbox-dev/skillbox/hostfuncs"
@@ -123,6 +124,10 @@ func (rt *Runtime) Run(ctx context.Context, req run.Request) (*run.Result, error
 	rt.inflight.Add(1)
 	rt.closeMu.RUnlock()
 	defer rt.inflight.Done()
+
+	if err := req.Who.Require(fmt.Sprintf("running skill %q", req.Skill), access.NeedRun); err != nil {
+		return finish(run.Errorf(run.KindPermissionDenied, req.Skill, err, "%v", err))
+	}
 
 	n := int64(max(len(req.Args), len(req.Stdin)))
 	for _, a := range req.Argv {

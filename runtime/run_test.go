@@ -47,10 +47,10 @@ func TestEntrypoint(t *testing.T) {
 	fixture(t, dir, "default", simple("default", ""), "noexport")
 	fixture(t, dir, "named", simple("named", `"entrypoint":"run"`), "noexport")
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
-	if _, err := rt.Run(context.Background(), run.Request{Skill: "default"}); !errors.Is(err, run.ErrTrap) || !strings.Contains(err.Error(), `does not export "execute"`) {
+	if _, err := rt.Run(context.Background(), run.Request{Skill: "default", Who: testAdmin}); !errors.Is(err, run.ErrTrap) || !strings.Contains(err.Error(), `does not export "execute"`) {
 		t.Errorf("missing export: %v", err)
 	}
-	res, err := rt.Run(context.Background(), run.Request{Skill: "named"})
+	res, err := rt.Run(context.Background(), run.Request{Skill: "named", Who: testAdmin})
 	if err != nil || string(res.Result) != "7" {
 		t.Errorf("named entrypoint: %v %s", err, res.Result)
 	}
@@ -77,7 +77,7 @@ func TestEventsArriveInOrder(t *testing.T) {
 		if e.Type == "result" && e.Result == nil {
 			t.Errorf("result event without a result")
 		}
-	}})
+	}, Who: testAdmin})
 	if err != nil || string(res.Result) != `{"greeting":"Hello, Ada!"}` {
 		t.Fatalf("%v %s", err, res.Result)
 	}
@@ -97,7 +97,7 @@ func TestConcurrentRunsAreIsolated(t *testing.T) {
 		go func(i int) {
 			defer wg.Done()
 			arg := `{"n":` + strings.Repeat("1", i+1) + `}`
-			res, err := rt.Run(context.Background(), run.Request{Skill: "echo", Args: []byte(arg)})
+			res, err := rt.Run(context.Background(), run.Request{Skill: "echo", Args: []byte(arg), Who: testAdmin})
 			if err != nil || string(res.Result) != arg {
 				t.Errorf("run %d: %v %s", i, err, res.Result)
 			}
@@ -115,7 +115,7 @@ func TestNullArgumentsAreAnEmptyObject(t *testing.T) {
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
 	var hashes []string
 	for _, args := range []string{"", "null", " null\n", "{}"} {
-		res, err := rt.Run(context.Background(), run.Request{Skill: "echo", Args: []byte(args)})
+		res, err := rt.Run(context.Background(), run.Request{Skill: "echo", Args: []byte(args), Who: testAdmin})
 		if err != nil || string(res.Result) != "{}" {
 			t.Fatalf("args %q: %v, result %s; want {}", args, err, res.Result)
 		}
@@ -130,7 +130,7 @@ func TestNullArgumentsAreAnEmptyObject(t *testing.T) {
 			t.Errorf("record %d hashes its arguments as %s, {} as %s", i, h, hashes[3])
 		}
 	}
-	if _, err := rt.Run(context.Background(), run.Request{Skill: "echo", Args: []byte(`[]`)}); !errors.Is(err, run.ErrInvalidArgs) {
+	if _, err := rt.Run(context.Background(), run.Request{Skill: "echo", Args: []byte(`[]`), Who: testAdmin}); !errors.Is(err, run.ErrInvalidArgs) {
 		t.Errorf("args []: %v, want invalid_args", err)
 	}
 }

@@ -7,7 +7,8 @@
 //	rt, err := runtime.New(ctx, runtime.Config{SkillDirs: []string{"./skills"}})
 //	if err != nil { ... }
 //	defer rt.Close(ctx)
-//	res, err := rt.Run(ctx, run.Request{Skill: "word-count", Args: []byte(`{"text":"a b a"}`)})
+//	res, err := rt.Run(ctx, run.Request{Skill: "word-count", Args: []byte(`{"text":"a b a"}`),
+//		Who: access.Local("ops")}) // who asks: a runner at least
 //
 // Every run of every face (the library, the CLI, HTTP, MCP, the agent helpers) goes through one
 // pipeline here: resolve and pin the skill's version, validate the arguments, admit the run

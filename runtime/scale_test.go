@@ -75,7 +75,7 @@ func BenchmarkRunAmongMany(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := rt.Run(context.Background(), run.Request{Skill: "skill-00000"}); err != nil {
+		if _, err := rt.Run(context.Background(), run.Request{Skill: "skill-00000", Who: testAdmin}); err != nil {
 			b.Fatal(err)
 		}
 		must(b, rt.Close(context.Background()))

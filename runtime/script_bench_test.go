@@ -31,7 +31,7 @@ func benchScriptRun(b *testing.B, file, code string) {
 	rt := newRuntime(b, Config{SkillDirs: []string{dir}, Policy: &policy.Policy{Env: map[string]string{"A": "a"}}})
 	ctx := context.Background()
 	runOne := func() {
-		if _, err := rt.Run(ctx, run.Request{Skill: "small", Args: []byte(`{"name":"x","n":21}`)}); err != nil {
+		if _, err := rt.Run(ctx, run.Request{Skill: "small", Args: []byte(`{"name":"x","n":21}`), Who: testAdmin}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -84,7 +84,7 @@ func BenchmarkCreatedSkillFirstRun(b *testing.B) {
 		b.Fatal(err)
 	}
 	runOne := func(id string) {
-		if _, err := rt.Run(ctx, run.Request{Skill: id, Args: []byte(`{"a":1,"b":2}`)}); err != nil {
+		if _, err := rt.Run(ctx, run.Request{Skill: id, Args: []byte(`{"a":1,"b":2}`), Who: testAdmin}); err != nil {
 			b.Fatal(err)
 		}
 	}

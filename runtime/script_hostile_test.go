@@ -99,7 +99,7 @@ func TestHostileScriptsAreContained(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.id, func(t *testing.T) {
-			res, err := rt.Run(ctx, run.Request{Skill: tt.id})
+			res, err := rt.Run(ctx, run.Request{Skill: tt.id, Who: testAdmin})
 			switch {
 			case tt.kind == "" && err != nil:
 				t.Fatalf("%v", err)
@@ -114,7 +114,7 @@ func TestHostileScriptsAreContained(t *testing.T) {
 			}
 		})
 	}
-	if res, err := rt.Run(ctx, run.Request{Skill: "ok"}); err != nil || string(res.Result) != `"fine"` {
+	if res, err := rt.Run(ctx, run.Request{Skill: "ok", Who: testAdmin}); err != nil || string(res.Result) != `"fine"` {
 		t.Fatalf("after the hostile runs: %v %s", err, res.Result)
 	}
 }

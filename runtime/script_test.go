@@ -45,7 +45,7 @@ export async function execute(args: Args, ctx: any): Promise<object> {
 	}
 	var events []string
 	res, err := rt.Run(context.Background(), run.Request{Skill: "greet", Args: []byte(`{"name":"ada"}`),
-		OnEvent: func(e run.Event) { events = append(events, e.Type) }})
+		OnEvent: func(e run.Event) { events = append(events, e.Type) }, Who: testAdmin})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestScriptSkillErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.id, func(t *testing.T) {
-			res, err := rt.Run(context.Background(), run.Request{Skill: tt.id})
+			res, err := rt.Run(context.Background(), run.Request{Skill: tt.id, Who: testAdmin})
 			var re *run.Error
 			if !errors.As(err, &re) || re.Kind != tt.kind || !strings.Contains(re.Message, tt.msg) {
 				t.Fatalf("got %v, want kind %s with %q", err, tt.kind, tt.msg)
@@ -138,13 +138,13 @@ func TestScriptSkillLoadProblems(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.id, func(t *testing.T) {
-			_, err := rt.Run(context.Background(), run.Request{Skill: tt.id})
+			_, err := rt.Run(context.Background(), run.Request{Skill: tt.id, Who: testAdmin})
 			if !errors.Is(err, run.ErrNotFound) || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), dir) {
 				t.Fatalf("got %v, want not_found naming %q, without the host path", err, tt.want)
 			}
 		})
 	}
-	res, err := rt.Run(context.Background(), run.Request{Skill: "said"})
+	res, err := rt.Run(context.Background(), run.Request{Skill: "said", Who: testAdmin})
 	if err != nil || string(res.Result) != "1" {
 		t.Fatalf("the runtime field picks the file: %v %s", err, res.Result)
 	}
@@ -155,15 +155,15 @@ func TestScriptChangedAfterLoad(t *testing.T) {
 	dir := t.TempDir()
 	sd := scriptFixture(t, dir, "edit", simple("edit", ""), map[string]string{"execute.js": `export function execute() { return 1; }`})
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
-	if res, err := rt.Run(context.Background(), run.Request{Skill: "edit"}); err != nil || string(res.Result) != "1" {
+	if res, err := rt.Run(context.Background(), run.Request{Skill: "edit", Who: testAdmin}); err != nil || string(res.Result) != "1" {
 		t.Fatalf("%v %s", err, res.Result)
 	}
 	must(t, os.WriteFile(filepath.Join(sd, "execute.js"), []byte(`export function execute() { return 2; }`), 0o644))
-	if _, err := rt.Run(context.Background(), run.Request{Skill: "edit"}); !errors.Is(err, run.ErrModuleChanged) {
+	if _, err := rt.Run(context.Background(), run.Request{Skill: "edit", Who: testAdmin}); !errors.Is(err, run.ErrModuleChanged) {
 		t.Fatalf("got %v, want ErrModuleChanged", err)
 	}
 	must(t, rt.Reload(context.Background()))
-	if res, err := rt.Run(context.Background(), run.Request{Skill: "edit"}); err != nil || string(res.Result) != "2" {
+	if res, err := rt.Run(context.Background(), run.Request{Skill: "edit", Who: testAdmin}); err != nil || string(res.Result) != "2" {
 		t.Fatalf("after reload: %v %s", err, res.Result)
 	}
 }
@@ -182,7 +182,7 @@ func TestScriptRunsAreFresh(t *testing.T) {
 		R    float64
 	}
 	for i := range 2 {
-		res, err := rt.Run(context.Background(), run.Request{Skill: "fresh"})
+		res, err := rt.Run(context.Background(), run.Request{Skill: "fresh", Who: testAdmin})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -215,7 +215,7 @@ func TestInstallScriptPackage(t *testing.T) {
 	if _, err := rt.Install(ctx, "calc", files, InstallOptions{Who: testAdmin}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := rt.Run(ctx, run.Request{Skill: "calc", Args: []byte(`{"x":21}`)})
+	res, err := rt.Run(ctx, run.Request{Skill: "calc", Args: []byte(`{"x":21}`), Who: testAdmin})
 	if err != nil || string(res.Result) != `"0042"` {
 		t.Fatalf("%v %s", err, res.Result)
 	}

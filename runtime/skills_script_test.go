@@ -67,7 +67,7 @@ func TestBundledGitHubIssues(t *testing.T) {
 		Env:     map[string]string{"GITHUB_API_URL": srv.URL + "/"},
 		Secrets: map[string]policy.Secret{"GITHUB_TOKEN": {Value: token, Hosts: []string{"127.0.0.1"}}}, RootCAs: pool}
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: pol})
-	res, err := rt.Run(context.Background(), run.Request{Skill: "github-issues", Args: []byte(`{"repo":"acme/widgets","limit":5,"label":"bug"}`)})
+	res, err := rt.Run(context.Background(), run.Request{Skill: "github-issues", Args: []byte(`{"repo":"acme/widgets","limit":5,"label":"bug"}`), Who: testAdmin})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestBundledGitHubIssues(t *testing.T) {
 	if strings.Contains(string(res.Result)+string(logs), token) {
 		t.Fatal("the token reached the skill")
 	}
-	res, err = rt.Run(context.Background(), run.Request{Skill: "github-issues", Args: []byte(`{"repo":"acme/nothing"}`)})
+	res, err = rt.Run(context.Background(), run.Request{Skill: "github-issues", Args: []byte(`{"repo":"acme/nothing"}`), Who: testAdmin})
 	if err == nil || res.Error.Kind != run.KindSkillError || !strings.Contains(res.Error.Message, "no repository acme/nothing") {
 		t.Fatalf("a 404: %v", err)
 	}
@@ -104,7 +104,7 @@ func TestBundledCSVStats(t *testing.T) {
 	p := &policy.Policy{Files: []policy.Mount{{Path: "/workspace", HostPath: ws, Access: spec.ReadOnly}}}
 	rt := newRuntime(t, Config{SkillDirs: []string{"../skills"}, Policy: p})
 	ctx := context.Background()
-	res, err := rt.Run(ctx, run.Request{Skill: "csv-stats", Args: []byte(`{"file":"/workspace/sales.csv","top":1}`)})
+	res, err := rt.Run(ctx, run.Request{Skill: "csv-stats", Args: []byte(`{"file":"/workspace/sales.csv","top":1}`), Who: testAdmin})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,10 +125,10 @@ func TestBundledCSVStats(t *testing.T) {
 		price.Max != 1200.5 || region.Type != "text" || region.Distinct != 2 || region.Top[0].Value != "north" {
 		t.Fatalf("result %s", res.Result)
 	}
-	if _, err := rt.Run(ctx, run.Request{Skill: "csv-stats", Args: []byte(`{"file":"/etc/passwd"}`)}); !errors.Is(err, run.ErrPermissionDenied) {
+	if _, err := rt.Run(ctx, run.Request{Skill: "csv-stats", Args: []byte(`{"file":"/etc/passwd"}`), Who: testAdmin}); !errors.Is(err, run.ErrPermissionDenied) {
 		t.Fatalf("a file outside the grant: %v", err)
 	}
-	res, err = rt.Run(ctx, run.Request{Skill: "csv-stats", Args: []byte(`{}`)})
+	res, err = rt.Run(ctx, run.Request{Skill: "csv-stats", Args: []byte(`{}`), Who: testAdmin})
 	if err == nil || !strings.Contains(res.Error.Message, "give the table as csv") {
 		t.Fatalf("neither csv nor file: %v", err)
 	}
@@ -138,7 +138,7 @@ func TestBundledCSVStats(t *testing.T) {
 func TestBundledMarkdownTOC(t *testing.T) {
 	rt := newRuntime(t, Config{SkillDirs: []string{"../skills"}})
 	doc := "# Title\n\n## Install it\n\n```sh\n# not a heading\n```\n\n### Linux & macOS\n\n## Install it\n"
-	res, err := rt.Run(context.Background(), run.Request{Skill: "markdown-toc", Script: "toc.py", Argv: []string{"--skip-first"}, Stdin: []byte(doc)})
+	res, err := rt.Run(context.Background(), run.Request{Skill: "markdown-toc", Script: "toc.py", Argv: []string{"--skip-first"}, Stdin: []byte(doc), Who: testAdmin})
 	if err != nil {
 		t.Fatal(err)
 	}

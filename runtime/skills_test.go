@@ -24,7 +24,7 @@ import (
 
 func TestBundledWordCount(t *testing.T) {
 	rt := newRuntime(t, Config{SkillDirs: []string{"../skills"}})
-	res, err := rt.Run(context.Background(), run.Request{Skill: "word-count", Args: []byte(`{"text":"The cat and the hat.\nThe end","top":2}`)})
+	res, err := rt.Run(context.Background(), run.Request{Skill: "word-count", Args: []byte(`{"text":"The cat and the hat.\nThe end","top":2}`), Who: testAdmin})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func TestBundledWordCount(t *testing.T) {
 	if res.Usage.PeakMemoryBytes == 0 || res.Version != "1.0.0" || !strings.HasPrefix(res.RunID, "run_") {
 		t.Fatalf("result metadata %+v", res)
 	}
-	if _, err := rt.Run(context.Background(), run.Request{Skill: "word-count", Args: []byte(`{"text":"x","top":1000}`)}); !errors.Is(err, run.ErrInvalidArgs) ||
+	if _, err := rt.Run(context.Background(), run.Request{Skill: "word-count", Args: []byte(`{"text":"x","top":1000}`), Who: testAdmin}); !errors.Is(err, run.ErrInvalidArgs) ||
 		!strings.Contains(err.Error(), `argument "top"`) {
 		t.Fatalf("top over its maximum: %v", err)
 	}
@@ -53,7 +53,7 @@ func TestBundledNotes(t *testing.T) {
 	p := &policy.Policy{Files: []policy.Mount{{Path: "/workspace", HostPath: filepath.Join(ws, "{skill}"), Access: spec.ReadWrite}}}
 	rt := newRuntime(t, Config{SkillDirs: []string{"../skills"}, Policy: p})
 	runOne := func(args string) (string, error) {
-		res, err := rt.Run(context.Background(), run.Request{Skill: "notes", Args: []byte(args)})
+		res, err := rt.Run(context.Background(), run.Request{Skill: "notes", Args: []byte(args), Who: testAdmin})
 		return string(res.Result), err
 	}
 	if _, err := runOne(`{"action":"write","name":"todo","text":"- milk\n"}`); err != nil {
@@ -80,7 +80,7 @@ func TestBundledNotes(t *testing.T) {
 	}
 	// Without the policy mount, the same skill is refused, and says so.
 	bare := newRuntime(t, Config{SkillDirs: []string{"../skills"}})
-	res, err := bare.Run(context.Background(), run.Request{Skill: "notes", Args: []byte(`{"action":"list"}`)})
+	res, err := bare.Run(context.Background(), run.Request{Skill: "notes", Args: []byte(`{"action":"list"}`), Who: testAdmin})
 	if !errors.Is(err, run.ErrPermissionDenied) || !strings.Contains(err.Error(), "denied") || len(res.Usage.Denied) == 0 {
 		t.Fatalf("without a mount: %v %+v", err, res.Usage)
 	}
@@ -119,7 +119,7 @@ func TestBundledHTTPGet(t *testing.T) {
 	allow := &policy.Policy{Network: []string{"127.0.0.1"}, AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
 
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: allow})
-	res, err := rt.Run(context.Background(), run.Request{Skill: "http-get", Args: []byte(`{"url":"` + srv.URL + `/moved"}`)})
+	res, err := rt.Run(context.Background(), run.Request{Skill: "http-get", Args: []byte(`{"url":"` + srv.URL + `/moved"}`), Who: testAdmin})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestBundledHTTPGet(t *testing.T) {
 	// The same grant without allowNetworks: the host is on the grant, but the address is
 	// loopback, refused at dial time.
 	guarded := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: &policy.Policy{Network: []string{"127.0.0.1"}}})
-	res, err = guarded.Run(context.Background(), run.Request{Skill: "http-get", Args: []byte(`{"url":"` + srv.URL + `/"}`)})
+	res, err = guarded.Run(context.Background(), run.Request{Skill: "http-get", Args: []byte(`{"url":"` + srv.URL + `/"}`), Who: testAdmin})
 	if !errors.Is(err, run.ErrPermissionDenied) || !strings.Contains(err.Error(), "loopback") {
 		t.Fatalf("loopback must be refused at dial time: %v", err)
 	}
@@ -160,7 +160,7 @@ func TestTimeoutStopsAHostCallWaitingOnTheNetwork(t *testing.T) {
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: allow})
 	compileNow(t, rt, "http-get") // before the clock starts: a Go module takes long under -race
 	start := time.Now()
-	res, err := rt.Run(context.Background(), run.Request{Skill: "http-get", Args: []byte(`{"url":"` + srv.URL + `/"}`)})
+	res, err := rt.Run(context.Background(), run.Request{Skill: "http-get", Args: []byte(`{"url":"` + srv.URL + `/"}`), Who: testAdmin})
 	if !errors.Is(err, run.ErrTimeout) {
 		t.Fatalf("got %v (%+v)", err, res.Error)
 	}
@@ -189,7 +189,7 @@ func TestGoGuestOutOfMemory(t *testing.T) {
 	}
 	args, _ := json.Marshal(map[string]string{"text": b.String()})
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
-	res, err := rt.Run(context.Background(), run.Request{Skill: "wc", Args: args})
+	res, err := rt.Run(context.Background(), run.Request{Skill: "wc", Args: args, Who: testAdmin})
 	if !errors.Is(err, run.ErrMemoryLimit) {
 		t.Fatalf("got %v; logs %v", err, res.Logs)
 	}

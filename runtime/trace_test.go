@@ -141,11 +141,11 @@ func TestRunSpanContinuesTheCallersTrace(t *testing.T) {
 	remote := trace.NewSpanContext(trace.SpanContextConfig{TraceID: traceID, SpanID: spanID, TraceFlags: trace.FlagsSampled, Remote: true})
 
 	ctx := trace.ContextWithRemoteSpanContext(context.Background(), remote)
-	if _, err := rt.Run(ctx, run.Request{Skill: "hello"}); err != nil {
+	if _, err := rt.Run(ctx, run.Request{Skill: "hello", Who: testAdmin}); err != nil {
 		t.Fatal(err)
 	}
 	byCtx := lastSpan(t, sr, "execute_tool hello")
-	if _, err := rt.Run(context.Background(), run.Request{Skill: "hello", TraceParent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}); err != nil {
+	if _, err := rt.Run(context.Background(), run.Request{Skill: "hello", TraceParent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", Who: testAdmin}); err != nil {
 		t.Fatal(err)
 	}
 	byField := lastSpan(t, sr, "execute_tool hello")
@@ -169,7 +169,7 @@ func TestNoTracerProviderTracesNothing(t *testing.T) {
 	dir := t.TempDir()
 	fixture(t, dir, "hello", simple("hello", ""), "hello")
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
-	if _, err := rt.Run(context.Background(), run.Request{Skill: "hello"}); err != nil {
+	if _, err := rt.Run(context.Background(), run.Request{Skill: "hello", Who: testAdmin}); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(sr.Ended()) + len(sr.Started()); n != 0 {
@@ -194,7 +194,7 @@ func TestFetchSpansAreChildrenOfTheRun(t *testing.T) {
 			sr, tp := recorder(t)
 			rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: allow, TracerProvider: tp, Shared: newShared(t, SharedConfig{Engine: engine})})
 			url := srv.URL + "/secret/path?token=s3cr3t"
-			if _, err := rt.Run(context.Background(), run.Request{Skill: "http-get", Args: []byte(`{"url":"` + url + `"}`)}); err != nil {
+			if _, err := rt.Run(context.Background(), run.Request{Skill: "http-get", Args: []byte(`{"url":"` + url + `"}`), Who: testAdmin}); err != nil {
 				t.Fatal(err)
 			}
 			span, fetch := lastSpan(t, sr, "execute_tool http-get"), lastSpan(t, sr, "GET")
@@ -227,7 +227,7 @@ func TestFetchSpansAreChildrenOfTheRun(t *testing.T) {
 				{"http://localhost:" + strconv.Itoa(port) + "/?token=s3cr3t", "host localhost:" + strconv.Itoa(port) + " is not on the grant"},
 				{url, "loopback"},
 			} {
-				_, err := guarded.Run(context.Background(), run.Request{Skill: "http-get", Args: []byte(`{"url":"` + c.url + `"}`)})
+				_, err := guarded.Run(context.Background(), run.Request{Skill: "http-get", Args: []byte(`{"url":"` + c.url + `"}`), Who: testAdmin})
 				if !errors.Is(err, run.ErrPermissionDenied) {
 					t.Fatalf("%s: %v", c.url, err)
 				}
@@ -260,7 +260,7 @@ func BenchmarkRunTraced(b *testing.B) {
 	ctx := context.Background()
 	runOne := func(rt *Runtime) func() {
 		return func() {
-			if _, err := rt.Run(ctx, run.Request{Skill: "hello"}); err != nil {
+			if _, err := rt.Run(ctx, run.Request{Skill: "hello", Who: testAdmin}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -70,7 +70,7 @@ func TestUserSkills(t *testing.T) {
 		if _, err := other.Skill("notes"); !errors.Is(err, run.ErrNotFound) {
 			t.Fatalf("%s finds alice's skill: %v", name, err)
 		}
-		if _, err := other.Run(ctx, run.Request{Skill: "notes"}); err == nil {
+		if _, err := other.Run(ctx, run.Request{Skill: "notes", Who: testAdmin}); err == nil {
 			t.Fatalf("%s ran alice's skill", name)
 		}
 		if _, err := other.Versions(ctx, "notes"); !errors.Is(err, run.ErrNotFound) {
@@ -119,7 +119,7 @@ func TestUserSkills(t *testing.T) {
 			t.Errorf("%+v reads alice's run: %v, want %v", who.p, ok, who.sees)
 		}
 	}
-	res, err = alice.Run(ctx, run.Request{Skill: "team"})
+	res, err = alice.Run(ctx, run.Request{Skill: "team", Who: testAdmin})
 	must(t, err)
 	if rec, ok := rt.RunRecord(testAdmin, res.RunID); !ok || rec.VisibleTo != "" {
 		t.Fatalf("record of alice's run of the tenant's skill: %+v %v", rec, ok)
@@ -174,7 +174,7 @@ func TestUserSkills(t *testing.T) {
 
 	// Closing the tenant's Runtime closes its users'.
 	must(t, rt.Close(ctx))
-	if _, err := bob.Run(ctx, run.Request{Skill: "notes"}); !errors.Is(err, run.ErrClosed) {
+	if _, err := bob.Run(ctx, run.Request{Skill: "notes", Who: testAdmin}); !errors.Is(err, run.ErrClosed) {
 		t.Fatalf("bob's Runtime runs after the tenant's closed: %v", err)
 	}
 }
@@ -214,10 +214,10 @@ func TestUserSkillsConcurrent(t *testing.T) {
 				if _, err := u.Install(ctx, id, pkg(t, simple(id, ""), "hello"), InstallOptions{Replace: true, Visibility: access.VisibilityUser, Who: testAdmin}); err != nil {
 					errs <- err
 				}
-				if _, err := u.Run(ctx, run.Request{Skill: id}); err != nil {
+				if _, err := u.Run(ctx, run.Request{Skill: id, Who: testAdmin}); err != nil {
 					errs <- fmt.Errorf("%s runs %s: %w", user, id, err)
 				}
-				if _, err := u.Run(ctx, run.Request{Skill: "team"}); err != nil {
+				if _, err := u.Run(ctx, run.Request{Skill: "team", Who: testAdmin}); err != nil {
 					errs <- fmt.Errorf("%s runs team: %w", user, err)
 				}
 			}

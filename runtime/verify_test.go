@@ -46,7 +46,7 @@ func TestFirstRunChecks(t *testing.T) {
 	fixture(t, dir, "corrupt", simple("corrupt", ""), "")
 	must(t, os.WriteFile(filepath.Join(dir, "corrupt", spec.ModuleFile), []byte("\x00asm\x01\x00\x00\x00\x01\xff"), 0o644))
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}, NoBackgroundCheck: true})
-	res, err := rt.Run(context.Background(), run.Request{Skill: "hello"})
+	res, err := rt.Run(context.Background(), run.Request{Skill: "hello", Who: testAdmin})
 	s, _ := rt.Skill("hello")
 	if err != nil || s.Status() != catalog.StatusActive || res.Digest == "" || res.Digest != s.Digest() {
 		t.Fatalf("run: %v, status %s, digest %q (skill's %q)", err, s.Status(), res.Digest, s.Digest())
@@ -55,7 +55,7 @@ func TestFirstRunChecks(t *testing.T) {
 	if err != nil || res.Digest != want {
 		t.Errorf("run digest %s, the tree's %s (%v)", res.Digest, want, err)
 	}
-	_, err = rt.Run(context.Background(), run.Request{Skill: "corrupt"})
+	_, err = rt.Run(context.Background(), run.Request{Skill: "corrupt", Who: testAdmin})
 	if !errors.Is(err, run.ErrNotFound) || !errors.Is(err, run.ErrBroken) || !strings.Contains(err.Error(), spec.ModuleFile) {
 		t.Errorf("running a corrupt module: %v", err)
 	}
@@ -98,7 +98,7 @@ func TestConcurrentFirstRunsCheckOnce(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 16 {
 		wg.Go(func() {
-			if _, err := rt.Run(context.Background(), run.Request{Skill: "hello"}); err != nil {
+			if _, err := rt.Run(context.Background(), run.Request{Skill: "hello", Who: testAdmin}); err != nil {
 				t.Error(err)
 			}
 		})
@@ -122,12 +122,12 @@ func TestModuleReplacedUnderPinnedVersion(t *testing.T) {
 	echo, err := os.ReadFile(filepath.Join("..", "testdata", "wasm", "echo.wasm"))
 	must(t, err)
 	must(t, os.WriteFile(filepath.Join(sd, spec.ModuleFile), echo, 0o644))
-	_, err = rt.Run(context.Background(), run.Request{Skill: "s"})
+	_, err = rt.Run(context.Background(), run.Request{Skill: "s", Who: testAdmin})
 	if !errors.Is(err, run.ErrNotFound) || !errors.Is(err, run.ErrModuleChanged) {
 		t.Fatalf("run after the module changed: %v", err)
 	}
 	must(t, rt.Reload(context.Background()))
-	res, err := rt.Run(context.Background(), run.Request{Skill: "s", Args: []byte(`{"x":1}`)})
+	res, err := rt.Run(context.Background(), run.Request{Skill: "s", Args: []byte(`{"x":1}`), Who: testAdmin})
 	if err != nil || string(res.Result) != `{"x":1}` {
 		t.Errorf("after the reload: %v %s", err, res.Result)
 	}

@@ -35,7 +35,7 @@ func setTimeout(ms int) func(m map[string]any) {
 // runWC runs word-count (pinned to pin when set) and returns its result and error.
 func runWC(t *testing.T, rt *Runtime, pin string) (*run.Result, error) {
 	t.Helper()
-	return rt.Run(context.Background(), run.Request{Skill: "word-count", Digest: pin, Args: json.RawMessage(`{"text":"a b c"}`)})
+	return rt.Run(context.Background(), run.Request{Skill: "word-count", Digest: pin, Args: json.RawMessage(`{"text":"a b c"}`), Who: testAdmin})
 }
 
 // The life of a skill's versions, through a folder being edited: a wider version waits for an

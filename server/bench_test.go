@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/internal/interleave"
 	"github.com/skillbox-dev/skillbox/internal/testengine"
 	"github.com/skillbox-dev/skillbox/run"
@@ -52,7 +53,7 @@ func BenchmarkHTTPRun(b *testing.B) {
 	url := env.ts.URL + "/v1/skills/hello/runs"
 	ctx := context.Background()
 	library := func() {
-		res, err := env.rt.Run(ctx, run.Request{Skill: "hello", Args: []byte(`{}`)})
+		res, err := env.rt.Run(ctx, run.Request{Skill: "hello", Args: []byte(`{}`), Who: access.Local("test")})
 		if err != nil || !res.Success {
 			b.Fatal(err)
 		}
@@ -121,7 +122,7 @@ func BenchmarkHTTPRoundTrip(b *testing.B) {
 	b.Cleanup(bare.Close)
 	p50 := interleave.Run(b,
 		interleave.Contender{Name: "library", F: func() {
-			if res, err := env.rt.Run(ctx, run.Request{Skill: "hello", Args: []byte(`{}`)}); err != nil || !res.Success {
+			if res, err := env.rt.Run(ctx, run.Request{Skill: "hello", Args: []byte(`{}`), Who: access.Local("test")}); err != nil || !res.Success {
 				b.Fatal(err)
 			}
 		}},

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/run"
 )
 
@@ -17,7 +18,7 @@ func TestLiveRunsBounds(t *testing.T) {
 	// play tracks one run of reg through its events; it returns the run's tracking, finished
 	// unless open.
 	play := func(reg *liveRuns, id string, async, open bool, logs ...string) *tracking {
-		req := run.Request{}
+		req := run.Request{Who: access.Local("test")}
 		tr := reg.track(context.Background(), &req, runOwner{caller: "k"}, async)
 		req.OnEvent(run.Event{Type: "status", Status: "started", RunID: id})
 		for _, l := range logs {

@@ -175,9 +175,10 @@ func (s *Server) Mount(g *echo.Group) {
 	guarded(http.MethodGet, "/v1/skills/:id", s.each((*view).getSkill), access.RoleViewer)
 	guarded(http.MethodGet, "/v1/skills/:id/instructions", s.each((*view).instructions), access.RoleViewer)
 	guarded(http.MethodGet, "/v1/skills/:id/resources/*", s.each((*view).resource), access.RoleViewer)
-	guarded(http.MethodPost, "/v1/skills/:id/runs", requireJSON(s.each((*view).runSkill)), access.RoleRunner)
-	guarded(http.MethodPost, "/v1/runs", requireJSON(s.each((*view).runAny)), access.RoleRunner)
-	guarded(http.MethodPost, "/v1/skills/:id/scripts/:script/runs", requireJSON(s.each((*view).runScript)), access.RoleRunner)
+	// The runtime checks a run's role (access.NeedRun); the routes check it first, before a body.
+	guarded(http.MethodPost, "/v1/skills/:id/runs", requireJSON(s.each((*view).runSkill)), access.NeedRun)
+	guarded(http.MethodPost, "/v1/runs", requireJSON(s.each((*view).runAny)), access.NeedRun)
+	guarded(http.MethodPost, "/v1/skills/:id/scripts/:script/runs", requireJSON(s.each((*view).runScript)), access.NeedRun)
 	guarded(http.MethodGet, "/v1/runs", s.each((*view).listRuns), access.RoleViewer)
 	guarded(http.MethodGet, "/v1/runs/:run_id", s.each((*view).getRun), access.RoleViewer)
 	guarded(http.MethodGet, "/v1/runs/:run_id/artifacts/*", s.each((*view).artifact), access.RoleViewer)
@@ -192,7 +193,7 @@ func (s *Server) Mount(g *echo.Group) {
 	guarded(http.MethodGet, "/.well-known/skills.json", s.each((*view).wellKnown), access.RoleViewer)
 	s.mountAgentSkills(func(method, path string, h echo.HandlerFunc) { guarded(method, path, h, access.RoleViewer) })
 	guarded(http.MethodGet, "/v1/tools", s.each((*view).tools), access.RoleViewer)
-	guarded(http.MethodPost, "/v1/tools/call", requireJSON(s.each((*view).toolCall)), access.RoleRunner)
+	guarded(http.MethodPost, "/v1/tools/call", requireJSON(s.each((*view).toolCall)), access.NeedRun)
 
 	// The runtime checks the role of an install and a removal (access.NeedInstall, NeedRemove);
 	// the routes check the same constants first, so a refused upload is not read.
@@ -205,7 +206,7 @@ func (s *Server) Mount(g *echo.Group) {
 	// needs the runner role; the MCP handler checks its own content types, and also refuses a
 	// non-loopback Host on a loopback listener.
 	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
-		guarded(m, "/mcp", s.each((*view).serveMCP), access.RoleRunner)
+		guarded(m, "/mcp", s.each((*view).serveMCP), access.NeedRun)
 	}
 
 	// With CORS on, every path answers preflights (the CORS middleware writes them, before any

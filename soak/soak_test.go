@@ -33,6 +33,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/internal/testcache"
 	"github.com/skillbox-dev/skillbox/internal/testengine"
 	"github.com/skillbox-dev/skillbox/run"
@@ -115,7 +116,7 @@ func TestSoak(t *testing.T) {
 	// Warm every module once, so the baseline holds the compiled code and the load measures runs.
 	for _, id := range []string{"hello", "echo", "go-hello", "loop", "grow", "recurse", "tablegrow", "errset", "bigoutput", "badptr", "unreachable",
 		"js-hello", "js-loop", "js-bomb", "py-hello", "py-loop", "py-bomb"} {
-		_, _ = rt.Run(context.Background(), run.Request{Skill: id, Args: []byte(`{"text":"w","case":"0"}`)})
+		_, _ = rt.Run(context.Background(), run.Request{Skill: id, Args: []byte(`{"text":"w","case":"0"}`), Who: access.Local("test")})
 	}
 	// As skillbox serve does (limitGoHeap): the Go heap's soft limit is the budget plus headroom.
 	debug.SetMemoryLimit(memoryBudget + 256<<20)
@@ -276,7 +277,7 @@ func do(t *testing.T, rt *runtime.Runtime, base string, cs *mcp.ClientSession, f
 	defer cancel()
 	switch face {
 	case "library":
-		res, err := rt.Run(ctx, run.Request{Skill: c.skill, Args: []byte(c.args)})
+		res, err := rt.Run(ctx, run.Request{Skill: c.skill, Args: []byte(c.args), Who: access.Local("test")})
 		o.answers = 1
 		if res == nil {
 			o.err = fmt.Errorf("nil result (%v)", err)

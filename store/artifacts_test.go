@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/artifact"
 	"github.com/skillbox-dev/skillbox/internal/testengine"
 	"github.com/skillbox-dev/skillbox/run"
@@ -39,7 +40,7 @@ func TestRunArtifactsInTheStore(t *testing.T) {
 	t.Cleanup(func() { rt.Close(context.Background()) })
 	ctx := t.Context()
 
-	ok, err := rt.Run(ctx, run.Request{Skill: "out", Args: []byte(`{"spec":"a.txt*6"}`)})
+	ok, err := rt.Run(ctx, run.Request{Skill: "out", Args: []byte(`{"spec":"a.txt*6"}`), Who: access.Local("test")})
 	if err != nil || len(ok.Artifacts) != 1 {
 		t.Fatalf("%+v %v", ok, err)
 	}
@@ -51,7 +52,7 @@ func TestRunArtifactsInTheStore(t *testing.T) {
 		t.Errorf("a.txt reads %q, %+v", data, a)
 	}
 
-	over, err := rt.Run(ctx, run.Request{Skill: "out", Args: []byte(`{"spec":"b.txt*5"}`)})
+	over, err := rt.Run(ctx, run.Request{Skill: "out", Args: []byte(`{"spec":"b.txt*5"}`), Who: access.Local("test")})
 	if !errors.Is(err, run.ErrQuotaExceeded) || over.Error == nil || over.Error.Kind != run.KindQuotaExceeded || len(over.Artifacts) != 0 {
 		t.Fatalf("past the quota: %+v, %v", over, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/internal/testengine"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
@@ -79,7 +80,7 @@ func benchOverhead(b *testing.B, with runtime.Config) {
 	bare, recorded := mk(runtime.Config{}), mk(with)
 	defer bare.Close(context.Background())
 	defer recorded.Close(context.Background())
-	req := run.Request{Skill: "hello", Args: json.RawMessage(`{"name":"bench"}`)}
+	req := run.Request{Skill: "hello", Args: json.RawMessage(`{"name":"bench"}`), Who: access.Local("test")}
 	run := func(rt *runtime.Runtime) time.Duration {
 		start := time.Now()
 		if _, err := rt.Run(b.Context(), req); err != nil {

@@ -46,12 +46,12 @@ func TestRecorderRecordsRuns(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		second, err := rt.Run(ctx, run.Request{Skill: "word-count", Args: json.RawMessage(`{"text":"a b"}`), Face: run.FaceMCP})
+		second, err := rt.Run(ctx, run.Request{Skill: "word-count", Args: json.RawMessage(`{"text":"a b"}`), Face: run.FaceMCP, Who: access.Local("test")})
 		if err != nil {
 			t.Fatal(err)
 		}
 		// Refused before admission: not a run, not recorded (the in-memory history agrees).
-		refused, _ := rt.Run(ctx, run.Request{Skill: "word-count", Args: json.RawMessage(`{"top":5}`)})
+		refused, _ := rt.Run(ctx, run.Request{Skill: "word-count", Args: json.RawMessage(`{"top":5}`), Who: access.Local("test")})
 		page, err := s.ListRuns(ctx, store.Query{})
 		if err != nil {
 			t.Fatal(err)

@@ -50,7 +50,7 @@ func TestVersionsOverSQLite(t *testing.T) {
 		return rt
 	}
 	runOne := func(rt *runtime.Runtime) (*run.Result, error) {
-		return rt.Run(ctx, run.Request{Skill: "word-count", Args: json.RawMessage(`{"text":"one two"}`)})
+		return rt.Run(ctx, run.Request{Skill: "word-count", Args: json.RawMessage(`{"text":"one two"}`), Who: access.Local("test")})
 	}
 	rt := start()
 	if _, err := rt.Install(ctx, "word-count", files, runtime.InstallOptions{Who: access.Local("alice")}); err != nil {

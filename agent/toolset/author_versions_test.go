@@ -55,7 +55,7 @@ func TestAgentSkillBeyondCeilingIsPending(t *testing.T) {
 	if err != nil || v.Status != version.Draft {
 		t.Fatalf("approve: %+v %v", v, err)
 	}
-	out, err := rt.Run(ctx, run.Request{Skill: "net"})
+	out, err := rt.Run(ctx, run.Request{Skill: "net", Who: access.Local("test")})
 	if err != nil || string(out.Result) != "1" {
 		t.Fatalf("after approval: %v %s", err, out.Result)
 	}

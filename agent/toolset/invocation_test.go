@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/agent/prompt"
 	"github.com/skillbox-dev/skillbox/agent/runmodule"
 	"github.com/skillbox-dev/skillbox/agent/tooldef"
@@ -83,7 +84,7 @@ func TestModelInvocationDisabled(t *testing.T) {
 	if _, err := toolset.Handle(ctx, rt, tooldef.Name("echo"), []byte(`{}`)); err != nil {
 		t.Errorf("echo: %v", err)
 	}
-	if _, err := rt.Run(ctx, run.Request{Skill: "ship", Face: run.FaceCLI}); err != nil {
+	if _, err := rt.Run(ctx, run.Request{Skill: "ship", Face: run.FaceCLI, Who: access.Local("test")}); err != nil {
 		t.Errorf("a user's run of ship: %v", err)
 	}
 }

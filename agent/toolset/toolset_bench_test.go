@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/agent/prompt"
 	"github.com/skillbox-dev/skillbox/agent/runmodule"
 	"github.com/skillbox-dev/skillbox/agent/toolset"
@@ -147,7 +148,7 @@ func BenchmarkCallOverhead(b *testing.B) {
 	rt := newRuntime(b, dir, nil)
 	ctx := context.Background()
 	runOne := func() int {
-		res, err := rt.Run(ctx, run.Request{Skill: "hello", Args: []byte(`{}`)})
+		res, err := rt.Run(ctx, run.Request{Skill: "hello", Args: []byte(`{}`), Who: access.Local("test")})
 		if err != nil {
 			b.Fatal(err)
 		}

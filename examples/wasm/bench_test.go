@@ -9,6 +9,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/internal/testcache"
 	"github.com/skillbox-dev/skillbox/internal/testengine"
 	"github.com/skillbox-dev/skillbox/run"
@@ -63,7 +64,7 @@ func BenchmarkGuests(b *testing.B) {
 	defer rt.Close(ctx)
 	runOne := func(id string) func() {
 		return func() {
-			if _, err := rt.Run(ctx, run.Request{Skill: id, Args: []byte(`{}`)}); err != nil {
+			if _, err := rt.Run(ctx, run.Request{Skill: id, Args: []byte(`{}`), Who: access.Local("test")}); err != nil {
 				b.Fatal(id, err)
 			}
 		}

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/internal/testcache"
 	"github.com/skillbox-dev/skillbox/internal/testengine"
@@ -128,7 +129,7 @@ func TestConformance(t *testing.T) {
 					t.Fatalf("granted files %+v", got)
 				}
 
-				res, err := rt.Run(context.Background(), run.Request{Skill: "conformance", Args: args})
+				res, err := rt.Run(context.Background(), run.Request{Skill: "conformance", Args: args, Who: access.Local("test")})
 				if err != nil {
 					t.Fatalf("run: %v\nlogs: %+v", err, res.Logs)
 				}
