@@ -1,4 +1,4 @@
-package runtime
+package spec_test
 
 import (
 	"errors"
@@ -234,7 +234,7 @@ func TestLegitimateDocumentsLoad(t *testing.T) {
 // BenchmarkParseBombs is the time ParseManifest takes on each bomb, and as a ratio ("x-floor")
 // to a legitimate manifest (word-count's) parsed in the same run.
 //
-//	go test -run '^$' -bench ParseBombs ./runtime/
+//	go test -run '^$' -bench ParseBombs ./spec/
 func BenchmarkParseBombs(b *testing.B) {
 	floorData, err := os.ReadFile("../skills/word-count/skill.json")
 	if err != nil {
