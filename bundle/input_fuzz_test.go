@@ -1,4 +1,4 @@
-package runtime
+package bundle_test
 
 import (
 	"bytes"
