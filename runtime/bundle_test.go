@@ -7,12 +7,9 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -47,41 +44,20 @@ func signBundle(t *testing.T, data []byte, priv ed25519.PrivateKey) []byte {
 	return out.Bytes()
 }
 
-// TestBundleRoundTrip packs the first-party skills, checks the packing is deterministic, signs,
-// verifies, unpacks and installs them under a policy that requires a trusted signature, and runs
-// them from where they were installed.
-func TestBundleRoundTrip(t *testing.T) {
+// A signed bundle of each first-party skill (bundle TestBundleRoundTrip packs, signs, verifies
+// and unpacks them) installs under a policy that requires a trusted signature, with its folder's
+// digest and without the bundle's own entries, and runs from where it was installed.
+func TestSignedBundleInstallsAndRuns(t *testing.T) {
 	pub, priv := newKey(t)
 	dir := t.TempDir()
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: &policy.Policy{Bundles: policy.Bundles{RequireSigned: true, TrustedKeys: []ed25519.PublicKey{pub}}}})
 	ctx := context.Background()
 	for id, args := range map[string]string{"word-count": `{"text":"to be or not to be"}`, "csv-stats": `{"csv":"a,b\n1,x\n3,y\n"}`} {
 		t.Run(id, func(t *testing.T) {
-			data := packSkill(t, id)
-			if again := packSkill(t, id); !bytes.Equal(data, again) {
-				t.Fatal("packing the same tree twice gave different bytes")
-			}
-			signed := signBundle(t, data, priv)
-			if again := signBundle(t, signed, priv); !bytes.Equal(signed, again) {
-				t.Fatal("signing twice with one key gave different bytes")
-			}
-			b, err := bundle.Read(bytes.NewReader(signed), bundle.Limits{})
+			b, err := bundle.Read(bytes.NewReader(signBundle(t, packSkill(t, id), priv)), bundle.Limits{})
 			must(t, err)
-			v, err := b.Verify([]ed25519.PublicKey{pub}, true)
-			if err != nil || len(v.Trusted) != 1 || v.Trusted[0] != bundle.KeyID(pub) {
-				t.Fatalf("verify: %v %+v", err, v)
-			}
-			// The bundle's digest is the one the registry gives the skill's folder.
 			want, err := (*digester)(nil).treeDigest(filepath.Join("..", "skills", id))
 			must(t, err)
-			if b.Manifest().Digest != want {
-				t.Fatalf("bundle digest %s, folder digest %s", b.Manifest().Digest, want)
-			}
-			out := filepath.Join(t.TempDir(), id)
-			must(t, b.Unpack(out))
-			if got, _ := (*digester)(nil).treeDigest(out); got != want {
-				t.Fatalf("unpacked digest %s, want %s", got, want)
-			}
 			s, err := rt.Install(ctx, id, b.Package(), InstallOptions{Who: testAdmin})
 			if err != nil {
 				t.Fatal(err)
@@ -167,134 +143,12 @@ func edit(entries []entry, name string, f func([]byte) []byte) []entry {
 	return out
 }
 
-// TestBundleTampered: every change after packing or signing is refused, naming what failed.
-func TestBundleTampered(t *testing.T) {
-	pub, priv := newKey(t)
-	other, otherPriv := newKey(t)
-	signed := unpackEntries(t, signBundle(t, packSkill(t, "word-count"), priv))
-	sigName := bundle.SigDir + hex.EncodeToString(pub) + ".sig"
-	flip := func(b []byte) []byte { b[len(b)/2] ^= 1; return b }
-	manifest := func(f func(m *bundle.Manifest)) func([]byte) []byte {
-		return func(b []byte) []byte {
-			var m bundle.Manifest
-			must(t, json.Unmarshal(b, &m))
-			f(&m)
-			out, _ := json.Marshal(m)
-			return out
-		}
-	}
-	cases := []struct {
-		name    string
-		entries []entry
-		is      error
-		want    string
-	}{
-		{"file changed", edit(signed, "SKILL.md", flip), bundle.ErrInvalid, `"SKILL.md": changed`},
-		{"file added", slices.Concat(signed, []entry{{name: "resources/extra.md", data: []byte("x")}}), bundle.ErrInvalid, `"resources/extra.md": not listed in the manifest (added)`},
-		{"file removed", edit(signed, "SKILL.md", func([]byte) []byte { return nil }), bundle.ErrInvalid, `"SKILL.md": listed in the manifest but missing`},
-		{"manifest digest changed", edit(signed, bundle.ManifestPath, manifest(func(m *bundle.Manifest) { m.Digest = "sha256:" + strings.Repeat("0", 64) })), bundle.ErrInvalid, "is not the tree digest"},
-		{"manifest and file changed together", edit(edit(signed, "SKILL.md", func([]byte) []byte { return []byte("evil") }), bundle.ManifestPath, manifest(func(m *bundle.Manifest) {
-			m.Files[0].Size, m.Files[0].SHA256 = 4, "8a3e2e6a5a8a4f4a2d0b3e6e5aa4ff6a3d0d53e8ae6cfa0b87f4b0f3d5d1a8a5"
-		})), bundle.ErrInvalid, ""},
-		{"signature changed", edit(signed, sigName, flip), bundle.ErrInvalid, sigName + `": the signature by key ` + bundle.KeyID(pub) + " does not verify"},
-		{"manifest unknown field", edit(signed, bundle.ManifestPath, func(b []byte) []byte { return []byte(`{"format":"skillbox-bundle/v1","extra":1}`) }), bundle.ErrInvalid, `unknown field "extra"`},
-		{"unknown bundle entry", slices.Concat(signed, []entry{{name: ".bundle/hook.sh", data: []byte("x")}}), bundle.ErrInvalid, `".bundle/hook.sh": unknown bundle entry`},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			_, err := readAndVerify(tarGz(t, c.entries...), []ed25519.PublicKey{pub})
-			if !errors.Is(err, c.is) || !strings.Contains(err.Error(), c.want) {
-				t.Fatalf("got %v, want %v with %q", err, c.is, c.want)
-			}
-		})
-	}
-	// Signed by a key not trusted, and not signed at all.
-	byOther := signBundle(t, packSkill(t, "word-count"), otherPriv)
-	if _, err := readAndVerify(byOther, []ed25519.PublicKey{pub}); !errors.Is(err, bundle.ErrUntrusted) || !strings.Contains(err.Error(), bundle.KeyID(other)+", which is not trusted") {
-		t.Fatalf("untrusted key: %v", err)
-	}
-	if _, err := readAndVerify(packSkill(t, "word-count"), []ed25519.PublicKey{pub}); !errors.Is(err, bundle.ErrUntrusted) || !strings.Contains(err.Error(), "unsigned") {
-		t.Fatalf("unsigned: %v", err)
-	}
-	// The untampered bundle verifies (the cases above fail for their change, not the helper).
-	if _, err := readAndVerify(tarGz(t, signed...), []ed25519.PublicKey{pub}); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func readAndVerify(data []byte, trusted []ed25519.PublicKey) (*bundle.Verified, error) {
-	b, err := bundle.Read(bytes.NewReader(data), bundle.Limits{})
-	if err != nil {
-		return nil, err
-	}
-	return b.Verify(trusted, true)
-}
-
-// TestBundleBounds: a bundle is untrusted input; every bound is enforced while it is read and the
-// refusal names the entry and the bound.
-func TestBundleBounds(t *testing.T) {
-	small := bundle.Limits{MaxFiles: 4, MaxFileBytes: 1 << 10, MaxBytes: 4 << 10}
-	cases := []struct {
-		name string
-		data []byte
-		l    bundle.Limits
-		is   error
-		want []string
-	}{
-		{"bomb", tarGz(t, entry{name: "resources/zeros", data: make([]byte, 15<<20)}), bundle.Limits{}, bundle.ErrTooLarge, []string{`"resources/zeros"`, "maxRatio", "decompression bomb"}},
-		{"too many entries", tarGz(t, entry{name: "a.md"}, entry{name: "b.md"}, entry{name: "c.md"}, entry{name: "d.md"}, entry{name: "e.md"}), small, bundle.ErrTooLarge, []string{`"e.md"`, "more than 4 entries", "maxFiles"}},
-		{"huge entry", tarGz(t, entry{name: "resources/big", data: make([]byte, 2<<10)}), small, bundle.ErrTooLarge, []string{`"resources/big"`, "1024", "maxFileBytes"}},
-		{"too many bytes", tarGz(t, entry{name: "resources/1", data: make([]byte, 1000)}, entry{name: "resources/2", data: make([]byte, 1000)}, entry{name: "resources/3", data: make([]byte, 1000)}), bundle.Limits{MaxFileBytes: 1 << 10, MaxBytes: 2500}, bundle.ErrTooLarge, []string{`"resources/3"`, "more than 2500 bytes", "maxBytes"}},
-		{"path traversal", tarGz(t, entry{name: "../evil", data: []byte("x")}), bundle.Limits{}, nil, []string{`../evil: not a clean relative path`}},
-		{"absolute path", tarGz(t, entry{name: "/etc/cron.d/x", data: []byte("x")}), bundle.Limits{}, nil, []string{`/etc/cron.d/x: not a clean relative path`}},
-		{"symlink", tarGz(t, entry{name: "SKILL.md", typ: tar.TypeSymlink}), bundle.Limits{}, nil, []string{"SKILL.md: only regular files"}},
-		{"device", tarGz(t, entry{name: "dev", typ: tar.TypeChar}), bundle.Limits{}, nil, []string{"dev: only regular files"}},
-		{"duplicate", tarGz(t, entry{name: "SKILL.md", data: []byte("a")}, entry{name: "SKILL.md", data: []byte("b")}), bundle.Limits{}, nil, []string{"SKILL.md: in the archive twice"}},
-		{"not a bundle", tarGz(t, entry{name: "SKILL.md", data: []byte("a")}), bundle.Limits{}, bundle.ErrInvalid, []string{bundle.ManifestPath, "missing"}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			_, err := bundle.Read(bytes.NewReader(c.data), c.l)
-			if err == nil || (c.is != nil && !errors.Is(err, c.is)) {
-				t.Fatalf("got %v, want %v", err, c.is)
-			}
-			for _, w := range c.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Fatalf("%v: does not say %q", err, w)
-				}
-			}
-		})
-	}
-}
-
-// TestBundlePolicy: the policy field parses strictly, and Install refuses what it says to.
-func TestBundlePolicy(t *testing.T) {
+// Install refuses what the policy's bundles field says to (policy TestBundlePolicy: the field
+// parses strictly): under requireSigned, a plain package, an unsigned bundle and one signed by an
+// untrusted key; without it, a bundle whose signature is broken.
+func TestInstallFollowsTheBundlePolicy(t *testing.T) {
 	pub, priv := newKey(t)
 	_, otherPriv := newKey(t)
-	keyDir := t.TempDir()
-	pem := filepath.Join(keyDir, "pub")
-	_, err := bundle.GenerateKey(pem)
-	must(t, err)
-	if _, err := bundle.GenerateKey(pem); err == nil || !strings.Contains(err.Error(), "exists") {
-		t.Fatalf("keygen over an existing key: %v", err)
-	}
-	if st, err := os.Stat(pem + ".key"); err != nil || st.Mode().Perm() != 0o600 {
-		t.Fatalf("private key mode: %v %v", st.Mode(), err)
-	}
-	for _, c := range []struct{ yaml, want string }{
-		{"bundles: {requireSigned: true}", "bundles.trustedKeys: is empty"},
-		{"bundles: {requireSigned: true, trustedKeys: [nope.pub]}", "bundles.trustedKeys[0]"},
-		{"bundles: {requiresigned: true}", "bundles.requiresigned"},
-		{"bundles: {requireSigned: true, trustedKeys: [./pub.pub, " + bundle.KeyID(pub) + "]}", ""},
-	} {
-		p, err := policy.Parse(filepath.Join(keyDir, "policy.yaml"), []byte(c.yaml), os.LookupEnv)
-		switch {
-		case c.want == "" && (err != nil || len(p.Bundles.TrustedKeys) != 2 || !p.Bundles.RequireSigned):
-			t.Fatalf("%s: %v", c.yaml, err)
-		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
-			t.Fatalf("%s: got %v, want %q", c.yaml, err, c.want)
-		}
-	}
 	dir := t.TempDir()
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: &policy.Policy{Bundles: policy.Bundles{RequireSigned: true, TrustedKeys: []ed25519.PublicKey{pub}}}})
 	ctx := context.Background()

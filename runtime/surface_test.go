@@ -5,12 +5,9 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/skillbox-dev/skillbox/run"
 )
 
 // maxExported bounds the runtime's exported surface: every exported package-level const, var,
@@ -67,37 +64,5 @@ func TestRuntimeSurfaceIsBounded(t *testing.T) {
 	if len(names) > maxExported {
 		slices.Sort(names)
 		t.Errorf("runtime exports %d package-level names, more than %d: %s", len(names), maxExported, strings.Join(names, " "))
-	}
-}
-
-// A run's result is what every face prints and every store keeps: it is made of the run
-// package's own types (and the standard library's), never of the host functions', so a change
-// inside the host cannot change the API.
-func TestResultHasNoHostTypes(t *testing.T) {
-	seen := map[reflect.Type]bool{}
-	var walk func(reflect.Type, string)
-	walk = func(tp reflect.Type, path string) {
-		if seen[tp] {
-			return
-		}
-		seen[tp] = true
-		if p := tp.PkgPath(); p != "" && strings.HasPrefix(p, "github.com/skillbox-dev/skillbox/") &&
-			p != "github.com/skillbox-dev/skillbox/run" && p != "github.com/skillbox-dev/skillbox/artifact" {
-			t.Errorf("%s is %s, of package %s: a Result holds only run's and artifact's types", path, tp, p)
-		}
-		switch tp.Kind() {
-		case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
-			walk(tp.Elem(), path+"[]")
-		case reflect.Struct:
-			for i := range tp.NumField() {
-				f := tp.Field(i)
-				walk(f.Type, path+"."+f.Name)
-			}
-		}
-	}
-	walk(reflect.TypeFor[run.Result](), "Result")
-	walk(reflect.TypeFor[run.Event](), "Event")
-	if len(seen) < 5 {
-		t.Fatalf("walked %d types: the walk is broken", len(seen))
 	}
 }

@@ -179,17 +179,6 @@ func TestUserSkills(t *testing.T) {
 	}
 }
 
-func TestValidVersionSkill(t *testing.T) {
-	for name, want := range map[string]bool{
-		"notes": true, "notes@" + access.UserScope("a"): true, "notes@": false, "notes@ABCDEF0123456789": false,
-		"notes@0123": false, "@" + access.UserScope("a"): false, "Notes@" + access.UserScope("a"): false, "a/b": false,
-	} {
-		if version.ValidSkill(name) != want {
-			t.Errorf("ValidVersionSkill(%q) = %v", name, !want)
-		}
-	}
-}
-
 // Users install, run and are made while the tenant installs and reloads: nothing races (run
 // with -race), and every view ends as its last change left it.
 func TestUserSkillsConcurrent(t *testing.T) {

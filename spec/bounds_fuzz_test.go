@@ -1,4 +1,4 @@
-package runtime
+package spec_test
 
 import (
 	"strings"
@@ -38,7 +38,7 @@ func measureDoc(v any) (depth, values int) {
 // at most MaxValues values. Seeded with small bombs (the fuzzer minimizes large inputs slowly);
 // each input's time is bounded by the same bounds, see BenchmarkParseBombs.
 //
-//	go test -run '^$' -fuzz '^FuzzParseDoc$' -fuzztime 60s ./runtime/
+//	go test -run '^$' -fuzz '^FuzzParseDoc$' -fuzztime 60s ./spec/
 func FuzzParseDoc(f *testing.F) {
 	f.Add([]byte(deepManifest(40)), false)
 	f.Add([]byte(deepManifestYAML(40)), true)

@@ -1,4 +1,4 @@
-package runtime
+package spec_test
 
 import (
 	"encoding/json"

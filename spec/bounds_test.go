@@ -1,4 +1,4 @@
-package runtime
+package spec_test
 
 import (
 	"errors"
@@ -148,31 +148,6 @@ func TestSchemaNodeBound(t *testing.T) {
 	}
 }
 
-func TestPolicyBombs(t *testing.T) {
-	cases := []struct {
-		name, file, data, want string
-	}{
-		{"deep JSON", "p.json", `{"network":[],"limits":{"x":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `},"bad":1}`,
-			"limits.x[0][0][0]...(25 more)...[0][0]: nests deeper than 32 levels"},
-		{"deep YAML", "p.yaml", "network: []\nbad: 1\nenv: {A: " + strings.Repeat("{a: ", 100) + "1" + strings.Repeat("}", 100) + "}\n",
-			"env.A.a.a.a...(25 more)...a.a: line 3: nests deeper than 32 levels"},
-		{"alias bomb", "p.yaml", aliasBombYAML("network: []\nbad: 1\n", "env"), "env.bomb[3][3][8]: line 5: the document holds more than 10,000 values"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := policy.Parse(tc.file, []byte(tc.data), func(string) (string, bool) { return "", false })
-			var pe *policy.Error
-			if !errors.As(err, &pe) {
-				t.Fatalf("accepted: %v", err)
-			}
-			all := strings.Join(pe.Problems, "\n")
-			if !strings.Contains(all, tc.want) || !strings.Contains(all, "bad: unknown field") || len(pe.Problems) != 2 {
-				t.Errorf("problems (want %q):\n%s", tc.want, all)
-			}
-		})
-	}
-}
-
 // A caller's arguments nest at most MaxArgsDepth levels, whatever the schema accepts: deeper,
 // the validator's errors cost the square of the depth.
 func TestDeepArgs(t *testing.T) {
@@ -259,7 +234,7 @@ func TestLegitimateDocumentsLoad(t *testing.T) {
 // BenchmarkParseBombs is the time ParseManifest takes on each bomb, and as a ratio ("x-floor")
 // to a legitimate manifest (word-count's) parsed in the same run.
 //
-//	go test -run '^$' -bench ParseBombs ./runtime/
+//	go test -run '^$' -bench ParseBombs ./spec/
 func BenchmarkParseBombs(b *testing.B) {
 	floorData, err := os.ReadFile("../skills/word-count/skill.json")
 	if err != nil {

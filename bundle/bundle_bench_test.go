@@ -1,4 +1,4 @@
-package runtime
+package bundle_test
 
 import (
 	"bytes"
@@ -20,7 +20,7 @@ import (
 // floor is the sha256 of the files' bytes alone, the least any check of their contents costs,
 // measured in the same rounds; the ratios say what the archive and the manifest add to it.
 //
-//	go test -run '^$' -bench 'BundleVerify' -benchtime 20x ./runtime/
+//	go test -run '^$' -bench 'BundleVerify' -benchtime 20x ./bundle/
 //
 // Two skills: skills/word-count as it ships (a Go module of a few MB), and one near the size
 // bound of a package: word-count's files plus incompressible resources up to 150 of the
