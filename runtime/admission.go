@@ -10,58 +10,6 @@ import (
 	"github.com/skillbox-dev/skillbox/run"
 )
 
-// Admission bounds what runs at once, for every face alike (library, CLI, HTTP, MCP, agents):
-// every run and every compilation is admitted here first. Zero fields are the defaults.
-type Admission struct {
-	// MaxRuns is how many runs execute at once (default 16).
-	MaxRuns int
-	// MaxQueue is how many runs may wait for admission (default 64); one more is refused busy.
-	MaxQueue int
-	// MaxWait bounds how long a run waits in the queue (default 30s); then it is refused busy.
-	MaxWait time.Duration
-	// MemoryBudget bounds, in bytes, what everything admitted may hold of the host's memory at
-	// once: each run's charge (its memory limit plus what the host holds for it beyond its linear
-	// memory; see charge.go), each compilation in progress, and each compiled module kept warm
-	// (idle ones are dropped when a run needs the room). Default: half of the machine's memory,
-	// at least 1 GiB.
-	MemoryBudget int64
-	// MaxCompiles is how many modules compile at once (default 1: compiling is CPU- and
-	// memory-hungry, and a skill's first run or validation waits for it anyway).
-	MaxCompiles int
-	// CompileMemory is the most one compilation may hold (default 512 MiB; the bundled Go skills
-	// need under 100 MiB): a compilation is charged it, and in a child process (see
-	// MaybeCompileChild) one that needs more is stopped. CompileTimeout bounds its time
-	// (default 60s; ten minutes in a binary built with -race, whose instrumented compiler runs
-	// several times slower), likewise.
-	CompileMemory  int64
-	CompileTimeout time.Duration
-}
-
-func (a Admission) withDefaults() Admission {
-	if a.MaxRuns <= 0 {
-		a.MaxRuns = 16
-	}
-	if a.MaxQueue <= 0 {
-		a.MaxQueue = 64
-	}
-	if a.MaxWait <= 0 {
-		a.MaxWait = 30 * time.Second
-	}
-	if a.MemoryBudget <= 0 {
-		a.MemoryBudget = defaultMemoryBudget()
-	}
-	if a.MaxCompiles <= 0 {
-		a.MaxCompiles = 1
-	}
-	if a.CompileMemory <= 0 {
-		a.CompileMemory = 512 << 20
-	}
-	if a.CompileTimeout <= 0 {
-		a.CompileTimeout = raceSlowdown * 60 * time.Second
-	}
-	return a
-}
-
 // errOverBudget is a charge larger than the whole budget: it could never be admitted.
 var errOverBudget = errors.New("larger than the runtime's whole memory budget")
 
@@ -280,17 +228,6 @@ func (a *admission) close() {
 		close(t.ready) // not granted: the waiter sees closed
 	}
 	a.queue = nil
-}
-
-// AdmissionStats is a snapshot of the admission control, for metrics.
-type AdmissionStats struct {
-	Running, Queued, Compiling int
-	// MemoryInUse is what everything admitted is charged now; MemoryBudget the ceiling.
-	MemoryInUse, MemoryBudget int64
-	// PeakMemoryInUse, PeakRunning and PeakCompiling are the highest seen since New.
-	PeakMemoryInUse int64
-	PeakRunning     int
-	PeakCompiling   int
 }
 
 func (a *admission) stats() AdmissionStats {

@@ -21,28 +21,6 @@ import (
 // There is no shared fallback (such as a directory under $TMPDIR): without a user cache directory,
 // or when the default one fails these checks, Skillbox runs without the on-disk cache.
 
-// CacheDirError says why a compilation cache directory was refused: which path, what was found
-// there and how to fix it.
-type CacheDirError struct {
-	Path  string // the offending path element
-	Found string // what is wrong with it
-	Fix   string // what the operator can do
-	Err   error  // the underlying error, if any
-}
-
-func (e *CacheDirError) Error() string {
-	msg := "compilation cache: " + e.Path + " " + e.Found
-	if e.Err != nil {
-		msg += ": " + e.Err.Error()
-	}
-	if e.Fix != "" {
-		msg += "; " + e.Fix
-	}
-	return msg
-}
-
-func (e *CacheDirError) Unwrap() error { return e.Err }
-
 // openCacheDir returns the directory for wazero's compilation cache, checked and created as
 // described above, or "" to run without the on-disk cache. An explicit directory (Config.CacheDir)
 // that fails is an error: the operator asked for it, and running without would surprise them. The

@@ -43,24 +43,6 @@ const childEnv = "SKILLBOX_COMPILE_CHILD"
 // childCapable is set by MaybeCompileChild in a program that can serve as its own compiler.
 var childCapable atomic.Bool
 
-// MaybeCompileChild lets this program compile modules in child processes of its own (see
-// Admission.CompileMemory). Call it first thing in main, and in TestMain:
-//
-//	func main() {
-//		runtime.MaybeCompileChild()
-//		...
-//	}
-//
-// In a process a Runtime started to compile a module, it compiles it into the compilation cache
-// and exits; otherwise it returns at once, and Runtimes made afterwards compile in children.
-func MaybeCompileChild() {
-	if os.Getenv(childEnv) != "1" {
-		childCapable.Store(true)
-		return
-	}
-	os.Exit(serveCompile(os.Stdin, os.Stderr))
-}
-
 // childRequest is what the parent sends a child before the module's bytes.
 type childRequest struct {
 	CacheDir string `json:"cache"`
@@ -128,16 +110,6 @@ func engineConfig(pages uint32, stoppable bool) wazero.RuntimeConfig {
 		WithCloseOnContextDone(!stoppable).
 		WithMemoryLimitPages(pages)
 }
-
-// CompileError is a module the compiler could not, or was not let, compile.
-type CompileError struct {
-	// Bound names what stopped it: "compileMemory", "compileTimeout", or "" for an error of the
-	// module itself (Msg says what).
-	Bound string
-	Msg   string
-}
-
-func (e *CompileError) Error() string { return e.Msg }
 
 // compiledMarks is the directory, in the cache, of the marks of modules a child compiled: a later
 // process that finds a module's mark loads it from the cache without a child of its own.

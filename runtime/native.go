@@ -16,20 +16,6 @@ import (
 	"github.com/skillbox-dev/skillbox/internal/kernel"
 )
 
-// Engine chooses what runs a skill's module.
-type Engine string
-
-const (
-	// EngineNative, the default, implements the Extism kernel ABI in Go over raw wazero (package
-	// internal/kernel): a run costs about what a wazero instance costs.
-	EngineNative Engine = "native"
-	// EngineExtism runs modules with Extism's go-sdk, whose kernel is a second wasm module in
-	// every instance. It is kept as the reference the native engine is tested against.
-	EngineExtism Engine = "extism"
-)
-
-func (e Engine) valid() bool { return e == EngineNative || e == EngineExtism }
-
 // nativeModule is a module compiled for the native engine: its own wazero runtime (the memory
 // limit is a runtime setting) holding WASI, the kernel and the Skillbox host functions, and the
 // compiled guest, instantiated afresh for every run.

@@ -1,0 +1,154 @@
+package runtime
+
+import (
+	"os"
+	"time"
+)
+
+// The runtime's face of the engine that compiles and runs modules: what a program chooses
+// (Engine, Admission), hears (CompileEvent, AdmissionStats) and matches (CompileError,
+// CacheDirError).
+
+// Engine chooses what runs a skill's module.
+type Engine string
+
+const (
+	// EngineNative, the default, implements the Extism kernel ABI in Go over raw wazero (package
+	// internal/kernel): a run costs about what a wazero instance costs.
+	EngineNative Engine = "native"
+	// EngineExtism runs modules with Extism's go-sdk, whose kernel is a second wasm module in
+	// every instance. It is kept as the reference the native engine is tested against.
+	EngineExtism Engine = "extism"
+)
+
+func (e Engine) valid() bool { return e == EngineNative || e == EngineExtism }
+
+// Admission bounds what runs at once, for every face alike (library, CLI, HTTP, MCP, agents):
+// every run and every compilation is admitted here first. Zero fields are the defaults.
+type Admission struct {
+	// MaxRuns is how many runs execute at once (default 16).
+	MaxRuns int
+	// MaxQueue is how many runs may wait for admission (default 64); one more is refused busy.
+	MaxQueue int
+	// MaxWait bounds how long a run waits in the queue (default 30s); then it is refused busy.
+	MaxWait time.Duration
+	// MemoryBudget bounds, in bytes, what everything admitted may hold of the host's memory at
+	// once: each run's charge (its memory limit plus what the host holds for it beyond its linear
+	// memory; see charge.go), each compilation in progress, and each compiled module kept warm
+	// (idle ones are dropped when a run needs the room). Default: half of the machine's memory,
+	// at least 1 GiB.
+	MemoryBudget int64
+	// MaxCompiles is how many modules compile at once (default 1: compiling is CPU- and
+	// memory-hungry, and a skill's first run or validation waits for it anyway).
+	MaxCompiles int
+	// CompileMemory is the most one compilation may hold (default 512 MiB; the bundled Go skills
+	// need under 100 MiB): a compilation is charged it, and in a child process (see
+	// MaybeCompileChild) one that needs more is stopped. CompileTimeout bounds its time
+	// (default 60s; ten minutes in a binary built with -race, whose instrumented compiler runs
+	// several times slower), likewise.
+	CompileMemory  int64
+	CompileTimeout time.Duration
+}
+
+func (a Admission) withDefaults() Admission {
+	if a.MaxRuns <= 0 {
+		a.MaxRuns = 16
+	}
+	if a.MaxQueue <= 0 {
+		a.MaxQueue = 64
+	}
+	if a.MaxWait <= 0 {
+		a.MaxWait = 30 * time.Second
+	}
+	if a.MemoryBudget <= 0 {
+		a.MemoryBudget = defaultMemoryBudget()
+	}
+	if a.MaxCompiles <= 0 {
+		a.MaxCompiles = 1
+	}
+	if a.CompileMemory <= 0 {
+		a.CompileMemory = 512 << 20
+	}
+	if a.CompileTimeout <= 0 {
+		a.CompileTimeout = raceSlowdown * 60 * time.Second
+	}
+	return a
+}
+
+// AdmissionStats is a snapshot of the admission control, for metrics.
+type AdmissionStats struct {
+	Running, Queued, Compiling int
+	// MemoryInUse is what everything admitted is charged now; MemoryBudget the ceiling.
+	MemoryInUse, MemoryBudget int64
+	// PeakMemoryInUse, PeakRunning and PeakCompiling are the highest seen since New.
+	PeakMemoryInUse int64
+	PeakRunning     int
+	PeakCompiling   int
+}
+
+// CompileEvent says that a compilation started or ended. Compiling a large module the first
+// time takes seconds (an interpreter, a standard-Go skill); later runs load it from the cache in
+// milliseconds. A face shows the wait to a person (the CLI, on a terminal, once it lasts) and
+// nothing otherwise: the runtime only says what happens.
+type CompileEvent struct {
+	// What is compiled, in words: "skill word-count", "the cpython interpreter".
+	What string
+	// Skill is the skill's id, or "" for an interpreter.
+	Skill string
+	// Bytes is the module's size, 0 when not known.
+	Bytes int
+	// Done is false when the compilation starts, true when it ends, with Took and Err.
+	Done bool
+	Took time.Duration
+	Err  error
+}
+
+// CompileError is a module the compiler could not, or was not let, compile.
+type CompileError struct {
+	// Bound names what stopped it: "compileMemory", "compileTimeout", or "" for an error of the
+	// module itself (Msg says what).
+	Bound string
+	Msg   string
+}
+
+func (e *CompileError) Error() string { return e.Msg }
+
+// CacheDirError says why a compilation cache directory was refused: which path, what was found
+// there and how to fix it.
+type CacheDirError struct {
+	Path  string // the offending path element
+	Found string // what is wrong with it
+	Fix   string // what the operator can do
+	Err   error  // the underlying error, if any
+}
+
+func (e *CacheDirError) Error() string {
+	msg := "compilation cache: " + e.Path + " " + e.Found
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	if e.Fix != "" {
+		msg += "; " + e.Fix
+	}
+	return msg
+}
+
+func (e *CacheDirError) Unwrap() error { return e.Err }
+
+// MaybeCompileChild lets this program compile modules in child processes of its own (see
+// Admission.CompileMemory). Call it first thing in main, and in TestMain:
+//
+//	func main() {
+//		runtime.MaybeCompileChild()
+//		...
+//	}
+//
+// In a process a Runtime started to compile a module, it compiles it into the compilation cache
+// and exits; otherwise it returns at once, and Runtimes made afterwards compile in children.
+func MaybeCompileChild() {
+	if os.Getenv(childEnv) != "1" {
+		childCapable.Store(true)
+		return
+	}
+	os.Exit(serveCompile(os.Stdin, os.Stderr))
+}
