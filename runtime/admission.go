@@ -13,11 +13,33 @@ import (
 // errOverBudget is a charge larger than the whole budget: it could never be admitted.
 var errOverBudget = errors.New("larger than the runtime's whole memory budget")
 
+// admissionConfig is what the admission holds runs and compilations to: runtime.Admission's
+// fields, in the same order (the runtime converts one into the other), with its defaults applied.
+type admissionConfig struct {
+	MaxRuns        int
+	MaxQueue       int
+	MaxWait        time.Duration
+	MemoryBudget   int64
+	MaxCompiles    int
+	CompileMemory  int64
+	CompileTimeout time.Duration
+}
+
+// admissionStats is a snapshot of the admission: runtime.AdmissionStats's fields, in the same
+// order, which the runtime converts it into.
+type admissionStats struct {
+	Running, Queued, Compiling int
+	MemoryInUse, MemoryBudget  int64
+	PeakMemoryInUse            int64
+	PeakRunning                int
+	PeakCompiling              int
+}
+
 // admission hands out run slots, compile slots and memory, first come first served. A ticket
 // that does not fit waits in one FIFO queue; one at the head that needs memory held by idle warm
 // modules gets it reclaimed (the engine drops them).
 type admission struct {
-	cfg     Admission
+	cfg     admissionConfig
 	reclaim func(need int64) // frees idle warm memory; called without mu
 
 	mu            sync.Mutex
@@ -39,7 +61,7 @@ type ticket struct {
 	granted bool
 }
 
-func newAdmission(cfg Admission, reclaim func(int64)) *admission {
+func newAdmission(cfg admissionConfig, reclaim func(int64)) *admission {
 	return &admission{cfg: cfg, reclaim: reclaim}
 }
 
@@ -230,10 +252,10 @@ func (a *admission) close() {
 	a.queue = nil
 }
 
-func (a *admission) stats() AdmissionStats {
+func (a *admission) stats() admissionStats {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return AdmissionStats{Running: a.running, Queued: len(a.queue), Compiling: a.compiling,
+	return admissionStats{Running: a.running, Queued: len(a.queue), Compiling: a.compiling,
 		MemoryInUse: a.used, MemoryBudget: a.cfg.MemoryBudget, PeakMemoryInUse: a.peakUsed, PeakRunning: a.peakRuns,
 		PeakCompiling: a.peakCompiling}
 }

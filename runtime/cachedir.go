@@ -21,6 +21,28 @@ import (
 // There is no shared fallback (such as a directory under $TMPDIR): without a user cache directory,
 // or when the default one fails these checks, Skillbox runs without the on-disk cache.
 
+// cacheDirError says why a compilation cache directory was refused: runtime.CacheDirError's
+// fields, in the same order, which the runtime converts it into.
+type cacheDirError struct {
+	Path  string
+	Found string
+	Fix   string
+	Err   error
+}
+
+func (e *cacheDirError) Error() string {
+	msg := "compilation cache: " + e.Path + " " + e.Found
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	if e.Fix != "" {
+		msg += "; " + e.Fix
+	}
+	return msg
+}
+
+func (e *cacheDirError) Unwrap() error { return e.Err }
+
 // openCacheDir returns the directory for wazero's compilation cache, checked and created as
 // described above, or "" to run without the on-disk cache. An explicit directory (Config.CacheDir)
 // that fails is an error: the operator asked for it, and running without would surprise them. The
@@ -57,7 +79,7 @@ func openCacheDir(ctx context.Context, explicit string, logger *slog.Logger) (st
 func probeCache(ctx context.Context, dir string) error {
 	cache, err := newCache(dir)
 	if err != nil {
-		return &CacheDirError{Path: dir, Found: "cannot be used by wazero", Err: err}
+		return &cacheDirError{Path: dir, Found: "cannot be used by wazero", Err: err}
 	}
 	return cache.Close(ctx)
 }
@@ -69,7 +91,7 @@ func probeCache(ctx context.Context, dir string) error {
 func secureCacheDir(dir string, owned int) (string, error) {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
-		return "", &CacheDirError{Path: dir, Found: "cannot be made absolute", Err: err}
+		return "", &cacheDirError{Path: dir, Found: "cannot be made absolute", Err: err}
 	}
 	// Collect the elements, innermost first: the owned ones, then missing ancestors.
 	var elems []string
@@ -113,16 +135,16 @@ func ensurePrivateDir(path string) error {
 		// ErrExist: made concurrently (another process sharing the cache); check what is there.
 		if err := os.Mkdir(path, 0o700); err == nil {
 			if err := os.Chmod(path, 0o700); err != nil {
-				return &CacheDirError{Path: path, Found: "was created but its mode cannot be set", Err: err}
+				return &cacheDirError{Path: path, Found: "was created but its mode cannot be set", Err: err}
 			}
 		} else if !errors.Is(err, fs.ErrExist) {
-			return &CacheDirError{Path: path, Found: "cannot be created", Err: err,
+			return &cacheDirError{Path: path, Found: "cannot be created", Err: err,
 				Fix: "create it yourself with mode 0700 (mkdir -m 700), or choose another directory"}
 		}
 		fi, err = os.Lstat(path)
 	}
 	if err != nil {
-		return &CacheDirError{Path: path, Found: "cannot be inspected", Err: err}
+		return &cacheDirError{Path: path, Found: "cannot be inspected", Err: err}
 	}
 	return checkPrivateDir(path, fi)
 }
@@ -134,18 +156,18 @@ func checkPrivateDir(path string, fi fs.FileInfo) error {
 	switch {
 	case fi.Mode()&fs.ModeSymlink != 0:
 		target, _ := os.Readlink(path)
-		return &CacheDirError{Path: path, Found: fmt.Sprintf("is a symbolic link (to %s), which Skillbox does not follow in its cache path", target),
+		return &cacheDirError{Path: path, Found: fmt.Sprintf("is a symbolic link (to %s), which Skillbox does not follow in its cache path", target),
 			Fix: "point the cache directory (--cache-dir, Config.CacheDir or XDG_CACHE_HOME) at the real directory, or remove the link and let Skillbox create the directory"}
 	case !fi.IsDir():
-		return &CacheDirError{Path: path, Found: fmt.Sprintf("is not a directory (mode %s)", fi.Mode()),
+		return &cacheDirError{Path: path, Found: fmt.Sprintf("is not a directory (mode %s)", fi.Mode()),
 			Fix: "remove it and let Skillbox create the directory, or choose another directory"}
 	}
 	if uid, ok := fileOwner(fi); ok && uid != os.Getuid() {
-		return &CacheDirError{Path: path, Found: fmt.Sprintf("is owned by uid %d, not by this process's uid %d", uid, os.Getuid()),
+		return &cacheDirError{Path: path, Found: fmt.Sprintf("is owned by uid %d, not by this process's uid %d", uid, os.Getuid()),
 			Fix: "remove it and let Skillbox recreate it, or choose a directory of your own"}
 	}
 	if checkModes && fi.Mode().Perm()&0o077 != 0 {
-		return &CacheDirError{Path: path, Found: fmt.Sprintf("has mode %04o; group and others must have no access", fi.Mode().Perm()),
+		return &cacheDirError{Path: path, Found: fmt.Sprintf("has mode %04o; group and others must have no access", fi.Mode().Perm()),
 			Fix: "chmod 700 " + path + ", or remove it and let Skillbox recreate it"}
 	}
 	return nil
@@ -158,14 +180,14 @@ func checkPrivateDir(path string, fi fs.FileInfo) error {
 func checkParent(parent, top string) error {
 	fi, err := os.Stat(parent)
 	if err != nil {
-		return &CacheDirError{Path: parent, Found: "cannot be inspected", Err: err}
+		return &cacheDirError{Path: parent, Found: "cannot be inspected", Err: err}
 	}
 	if uid, ok := fileOwner(fi); ok && uid != os.Getuid() && uid != 0 {
-		return &CacheDirError{Path: parent, Found: fmt.Sprintf("is owned by uid %d (neither this process's uid %d nor root), who could replace %s", uid, os.Getuid(), top),
+		return &cacheDirError{Path: parent, Found: fmt.Sprintf("is owned by uid %d (neither this process's uid %d nor root), who could replace %s", uid, os.Getuid(), top),
 			Fix: "choose a cache directory inside a directory of your own"}
 	}
 	if checkModes && fi.Mode().Perm()&0o022 != 0 && fi.Mode()&fs.ModeSticky == 0 {
-		return &CacheDirError{Path: parent, Found: fmt.Sprintf("has mode %04o: group or others can write to it without the sticky bit, and so replace %s", fi.Mode().Perm(), top),
+		return &cacheDirError{Path: parent, Found: fmt.Sprintf("has mode %04o: group or others can write to it without the sticky bit, and so replace %s", fi.Mode().Perm(), top),
 			Fix: "chmod go-w " + parent + " (or chmod +t), or choose a cache directory elsewhere"}
 	}
 	return nil

@@ -58,7 +58,7 @@ const (
 )
 
 // compileCharge is what compiling s's module may hold at its peak, child and cache load included.
-func compileCharge(a Admission, s *Skill) int64 {
+func compileCharge(a admissionConfig, s *Skill) int64 {
 	return a.CompileMemory + cacheLoadBase + cacheLoadCode*s.state().info.CodeBytes + s.state().size
 }
 

@@ -100,14 +100,14 @@ func (rt *Runtime) compileCheck(ctx context.Context, s *Skill) error {
 		defer cache.Close(ctx)
 		rc = rc.WithCompilationCache(cache)
 	}
-	done := compileProgress(rt.engine.onCompile, CompileEvent{What: "skill " + s.id, Skill: s.id, Bytes: len(src.wasm)})
+	done := compileProgress(rt.engine.onCompile, compileEvent{What: "skill " + s.id, Skill: s.id, Bytes: len(src.wasm)})
 	release, err := rt.engine.admitCompile(ctx, s, pages, src)
 	if err != nil {
 		done(err)
 	} else {
 		defer func() { done(nil) }()
 	}
-	var ce *CompileError
+	var ce *compileError
 	switch {
 	case errors.As(err, &ce):
 		hint := "rebuild it with optimisations, or split its largest functions"

@@ -43,6 +43,16 @@ const childEnv = "SKILLBOX_COMPILE_CHILD"
 // childCapable is set by MaybeCompileChild in a program that can serve as its own compiler.
 var childCapable atomic.Bool
 
+// maybeCompileChild is runtime.MaybeCompileChild: in a process started to compile a module it
+// compiles it and exits; otherwise it notes that this program can serve as its own compiler.
+func maybeCompileChild() {
+	if os.Getenv(childEnv) != "1" {
+		childCapable.Store(true)
+		return
+	}
+	os.Exit(serveCompile(os.Stdin, os.Stderr))
+}
+
 // childRequest is what the parent sends a child before the module's bytes.
 type childRequest struct {
 	CacheDir string `json:"cache"`
@@ -111,6 +121,15 @@ func engineConfig(pages uint32, stoppable bool) wazero.RuntimeConfig {
 		WithMemoryLimitPages(pages)
 }
 
+// compileError is a module the compiler could not, or was not let, compile: runtime.CompileError's
+// fields, in the same order, which the runtime converts it into.
+type compileError struct {
+	Bound string
+	Msg   string
+}
+
+func (e *compileError) Error() string { return e.Msg }
+
 // compiledMarks is the directory, in the cache, of the marks of modules a child compiled: a later
 // process that finds a module's mark loads it from the cache without a child of its own.
 const compiledMarks = "skillbox-compiled"
@@ -132,7 +151,7 @@ type childRun struct {
 
 // compileInChild compiles wasm in a child process into cacheDir, within the memory and time the
 // admission allows, unless a child did already (its mark is there). The error is a
-// *CompileError, or ctx's.
+// *compileError, or ctx's.
 func compileInChild(ctx context.Context, cacheDir string, pages uint32, src source, maxMem int64, timeout time.Duration) (childRun, error) {
 	mark := markPath(cacheDir, pages, src)
 	if st, err := os.Lstat(mark); err == nil && st.Mode().IsRegular() {
@@ -195,7 +214,7 @@ func childCompile(ctx context.Context, cacheDir string, pages uint32, src source
 	run.Peak = peakRSS(cmd.ProcessState)
 	select {
 	case rss := <-overMemory:
-		return run, &CompileError{Bound: "compileMemory", Msg: fmt.Sprintf("compiling it took more than %d MiB (%d MiB when it was stopped): the most a compilation may hold (Admission.CompileMemory, serve --compile-memory); rebuild with optimisations, or split its largest functions", maxMem>>20, rss>>20)}
+		return run, &compileError{Bound: "compileMemory", Msg: fmt.Sprintf("compiling it took more than %d MiB (%d MiB when it was stopped): the most a compilation may hold (Admission.CompileMemory, serve --compile-memory); rebuild with optimisations, or split its largest functions", maxMem>>20, rss>>20)}
 	default:
 	}
 	switch {
@@ -204,11 +223,11 @@ func childCompile(ctx context.Context, cacheDir string, pages uint32, src source
 	case parent.Err() != nil:
 		return run, parent.Err()
 	case ctx.Err() != nil:
-		return run, &CompileError{Bound: "compileTimeout", Msg: fmt.Sprintf("compiling it took longer than %s (Admission.CompileTimeout, serve --compile-timeout): rebuild with optimisations, or split its largest functions", timeout)}
+		return run, &compileError{Bound: "compileTimeout", Msg: fmt.Sprintf("compiling it took longer than %s (Admission.CompileTimeout, serve --compile-timeout): rebuild with optimisations, or split its largest functions", timeout)}
 	}
 	var exit *exec.ExitError
 	if errors.As(err, &exit) && exit.ExitCode() == 3 {
-		return run, &CompileError{Msg: "does not compile: " + strings.TrimSpace(stderr.String())}
+		return run, &compileError{Msg: "does not compile: " + strings.TrimSpace(stderr.String())}
 	}
 	return run, fmt.Errorf("compile child: %v: %s", err, strings.TrimSpace(stderr.String()))
 }

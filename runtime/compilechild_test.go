@@ -98,6 +98,9 @@ func TestCompileMemoryIsEnforcedInAChild(t *testing.T) {
 	if !errors.Is(err, run.ErrMemoryLimit) || !strings.Contains(err.Error(), "CompileMemory") {
 		t.Fatalf("run of a compile bomb: %v", err)
 	}
+	if ce := (*CompileError)(nil); !errors.As(err, &ce) || ce.Bound != "compileMemory" {
+		t.Errorf("run of a compile bomb: %v; a caller cannot match it as a *CompileError", err)
+	}
 	if grew := after.TotalAlloc - before.TotalAlloc; grew > 32<<20 {
 		t.Errorf("this process allocated %d MiB while the child compiled", grew>>20)
 	}

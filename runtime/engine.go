@@ -24,7 +24,7 @@ import (
 // run: bounded in number, its peak memory charged to the budget; a compiled module kept warm is
 // charged what it holds.
 type engine struct {
-	kind      Engine
+	kind      engineKind
 	logger    *slog.Logger
 	cacheDir  string // "": no on-disk cache
 	admission *admission
@@ -34,7 +34,7 @@ type engine struct {
 	// then only loads the compiled code from the cache.
 	isolate bool
 	// onCompile is Config.OnCompile.
-	onCompile func(CompileEvent)
+	onCompile func(compileEvent)
 
 	// modules keeps the compiled modules (see package codecache): its counters are the
 	// acquires served by a compiled module, the compilations and the evictions.
@@ -50,6 +50,14 @@ type engine struct {
 	// it; its entry is then born stale, so the last release closes it instead of leaking it.
 	lives map[*Runtime]map[string]bool
 }
+
+// engineKind is what runs modules: runtime.Engine's values.
+type engineKind string
+
+const (
+	kindNative engineKind = "native" // the Extism kernel ABI in Go over raw wazero (native.go)
+	kindExtism engineKind = "extism" // Extism's go-sdk, the reference
+)
 
 type compileKey struct {
 	hash  string
@@ -68,7 +76,7 @@ type compiled struct {
 	cache    wazero.CompilationCache // this module's own handle on the cache directory
 }
 
-func newEngine(kind Engine, logger *slog.Logger, cacheDir string, a *admission) *engine {
+func newEngine(kind engineKind, logger *slog.Logger, cacheDir string, a *admission) *engine {
 	e := &engine{kind: kind, logger: logger, cacheDir: cacheDir, admission: a, lives: map[*Runtime]map[string]bool{}}
 	e.modules = codecache.New[compileKey](codecache.Config[*compiled]{
 		Free:  a.free,
@@ -77,7 +85,7 @@ func newEngine(kind Engine, logger *slog.Logger, cacheDir string, a *admission) 
 		// again at every run would spend a compilation's memory and time on each. Any other
 		// failure (no room, a canceled caller) is forgotten, and the next run tries again.
 		Keep: func(err error) bool {
-			var ce *CompileError
+			var ce *compileError
 			return errors.As(err, &ce)
 		},
 	})
@@ -116,7 +124,7 @@ func (e *engine) admittedCompile(ctx context.Context, s *Skill, pages uint32) (*
 	if err != nil {
 		return nil, err
 	}
-	done := compileProgress(e.onCompile, CompileEvent{What: "skill " + s.id, Skill: s.id, Bytes: len(src.wasm)})
+	done := compileProgress(e.onCompile, compileEvent{What: "skill " + s.id, Skill: s.id, Bytes: len(src.wasm)})
 	release, err := e.admitCompile(ctx, s, pages, src)
 	if err != nil {
 		done(err)
@@ -131,7 +139,7 @@ func (e *engine) admittedCompile(ctx context.Context, s *Skill, pages uint32) (*
 // admitCompile admits a compilation of s — a compile slot, and its charge in the budget — and,
 // when compiles are isolated, makes it in a child process into the cache, so that what the caller
 // compiles next, in this process, is a cache load. The caller calls release when it is done. The
-// error is the admission's (see admission.acquire) or a *CompileError.
+// error is the admission's (see admission.acquire) or a *compileError.
 func (e *engine) admitCompile(ctx context.Context, s *Skill, pages uint32, src source) (release func(), err error) {
 	t, err := e.admission.acquire(ctx, compileCharge(e.admission.cfg, s), false)
 	if err != nil {
@@ -203,7 +211,7 @@ func (e *engine) compile(ctx context.Context, s *Skill, pages uint32, src source
 		rc = rc.WithCompilationCache(cache)
 	}
 	c := &compiled{cache: cache}
-	if e.kind == EngineExtism {
+	if e.kind == kindExtism {
 		c.plugin, err = compileExtism(ctx, rc, src.wasm, pages)
 	} else {
 		c.native, err = compileNative(ctx, rc, src)

@@ -1,13 +1,15 @@
 package runtime
 
 import (
-	"os"
+	"errors"
 	"time"
 )
 
 // The runtime's face of the engine that compiles and runs modules: what a program chooses
 // (Engine, Admission), hears (CompileEvent, AdmissionStats) and matches (CompileError,
-// CacheDirError).
+// CacheDirError). The engine has types of its own for each, with the same fields in the same
+// order: the runtime converts between them here, so that a field added to one and not the other
+// fails the build.
 
 // Engine chooses what runs a skill's module.
 type Engine string
@@ -145,10 +147,54 @@ func (e *CacheDirError) Unwrap() error { return e.Err }
 //
 // In a process a Runtime started to compile a module, it compiles it into the compilation cache
 // and exits; otherwise it returns at once, and Runtimes made afterwards compile in children.
-func MaybeCompileChild() {
-	if os.Getenv(childEnv) != "1" {
-		childCapable.Store(true)
-		return
+func MaybeCompileChild() { maybeCompileChild() }
+
+// toEngine is a as the engine's admission takes it.
+func (a Admission) toEngine() admissionConfig { return admissionConfig(a) }
+
+// engineOnCompile is fn (Config.OnCompile) as the engine calls it, nil for nil: a nil fn costs
+// the engine nothing.
+func engineOnCompile(fn func(CompileEvent)) func(compileEvent) {
+	if fn == nil {
+		return nil
 	}
-	os.Exit(serveCompile(os.Stdin, os.Stderr))
+	return func(ev compileEvent) {
+		ev.Err = fromEngine(ev.Err)
+		fn(CompileEvent(ev))
+	}
 }
+
+// fromEngine is err, an error of the engine, as a caller of the runtime matches it: the engine's
+// compile error or cache directory refusal, wherever it is in err's chain, is a *CompileError
+// or a *CacheDirError to errors.As, and err's message and the rest of its chain are kept.
+func fromEngine(err error) error {
+	var ce *compileError
+	var cde *cacheDirError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ce):
+		return asPublic(err, ce, (*CompileError)(ce))
+	case errors.As(err, &cde):
+		return asPublic(err, cde, (*CacheDirError)(cde))
+	}
+	return err
+}
+
+// asPublic is err, whose chain holds the engine's inner, with pub (inner as the runtime's type)
+// in its chain: pub itself when err is inner.
+func asPublic(err, inner, pub error) error {
+	if err == inner {
+		return pub
+	}
+	return &publicError{err: err, pub: pub}
+}
+
+// publicError is an engine error whose chain also holds the runtime's type for its cause.
+type publicError struct {
+	err error // as the engine said it
+	pub error // its cause as the runtime's type, found first by errors.As
+}
+
+func (e *publicError) Error() string   { return e.err.Error() }
+func (e *publicError) Unwrap() []error { return []error{e.pub, e.err} }

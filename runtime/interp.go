@@ -26,7 +26,7 @@ type interpreters struct {
 	cacheDir  string
 	admission *admission
 	// onCompile is Config.OnCompile.
-	onCompile func(CompileEvent)
+	onCompile func(compileEvent)
 	// kept holds the compiled interpreters; its counters are the compilations and evictions.
 	kept *codecache.Cache[interpKey, *interp]
 }
@@ -129,7 +129,7 @@ func (e *interpreters) compile(ctx context.Context, key interpKey) (c *interp, w
 	}
 	c = &interp{cache: cache}
 	warm = quickjsWarm
-	done := compileProgress(e.onCompile, CompileEvent{What: interpreterName(key.engine)})
+	done := compileProgress(e.onCompile, compileEvent{What: interpreterName(key.engine)})
 	defer func() { done(err) }()
 	if key.engine == "cpython" {
 		c.py, err = cpython.Compile(ctx, rc)

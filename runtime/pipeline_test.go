@@ -246,8 +246,8 @@ func TestAdmissionMemoryBudget(t *testing.T) {
 	// Room for one loop run and the warm modules, not for two runs.
 	small := Admission{CompileMemory: 128 << 20}.withDefaults() // compiling fits beside a run
 	rt := pipelineRuntime(t, Config{Admission: Admission{MemoryBudget: charge + 2*warm + warm/2, CompileMemory: small.CompileMemory}}, 200)
-	if compileCharge(small, s) > charge {
-		t.Fatalf("the test's arithmetic: a compilation (%d) costs more than a run (%d)", compileCharge(small, s), charge)
+	if compileCharge(small.toEngine(), s) > charge {
+		t.Fatalf("the test's arithmetic: a compilation (%d) costs more than a run (%d)", compileCharge(small.toEngine(), s), charge)
 	}
 	var wg sync.WaitGroup
 	for range 3 {
@@ -279,7 +279,7 @@ func TestWarmModulesAreEvictedForRuns(t *testing.T) {
 	e, _ := probe.Skill("echo")
 	// Room for a run and one warm module and a half: never two warm modules beside a run.
 	a := Admission{CompileMemory: 128 << 20}.withDefaults()
-	budget := max(runCharge(h), runCharge(e), compileCharge(a, h), compileCharge(a, e)) + max(warmCharge(h), warmCharge(e))*3/2
+	budget := max(runCharge(h), runCharge(e), compileCharge(a.toEngine(), h), compileCharge(a.toEngine(), e)) + max(warmCharge(h), warmCharge(e))*3/2
 	rt := pipelineRuntime(t, Config{Admission: Admission{MemoryBudget: budget, CompileMemory: a.CompileMemory}}, 300)
 	for _, id := range []string{"hello", "echo", "hello"} {
 		if res, err := rt.Run(context.Background(), run.Request{Skill: id, Args: []byte(`{}`)}); err != nil {

@@ -2,9 +2,20 @@ package runtime
 
 import "time"
 
+// compileEvent says that a compilation started or ended: runtime.CompileEvent's fields, in the
+// same order, which the runtime converts it into.
+type compileEvent struct {
+	What  string
+	Skill string
+	Bytes int
+	Done  bool
+	Took  time.Duration
+	Err   error
+}
+
 // compileProgress reports ev to fn (Config.OnCompile) as started, and returns the function that
 // reports it ended. A nil fn costs nothing.
-func compileProgress(fn func(CompileEvent), ev CompileEvent) (done func(error)) {
+func compileProgress(fn func(compileEvent), ev compileEvent) (done func(error)) {
 	if fn == nil {
 		return func(error) {}
 	}

@@ -295,6 +295,7 @@ func (rt *Runtime) validate(s *Skill, req run.Request) ([]byte, *run.Error) {
 
 // acquireError names the kind of a failed compilation (or of its admission).
 func acquireError(s *Skill, err error) *run.Error {
+	err = fromEngine(err)
 	var be *busyError
 	var ce *CompileError
 	switch {

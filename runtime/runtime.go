@@ -541,7 +541,7 @@ func (rt *Runtime) Stats() Stats {
 		CompileHits: rt.engine.modules.Hits.Load(), Compiles: rt.engine.modules.Compiles.Load(),
 		Evictions: rt.engine.modules.Evictions.Load(), ChildCompiles: rt.engine.childCompiles.Load(),
 		WarmHits: rt.engine.warmHits.Load(), WarmMade: rt.engine.warmMade.Load(), WarmRefillNs: rt.engine.warmRefillNs.Load(),
-		WarmModules: rt.engine.warm(), Admission: rt.admission.stats(),
+		WarmModules: rt.engine.warm(), Admission: AdmissionStats(rt.admission.stats()),
 		Interpreters: rt.interps.kept.Kept(), InterpreterCompiles: rt.interps.kept.Compiles.Load(), InterpreterEvictions: rt.interps.kept.Evictions.Load()}
 	rt.counters.snapshot(&s)
 	return s

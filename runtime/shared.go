@@ -61,7 +61,7 @@ func NewShared(ctx context.Context, cfg SharedConfig) (*Shared, error) {
 	if !cfg.NoCache {
 		dir, err := openCacheDir(ctx, cfg.CacheDir, logger) // cachedir.go: only a directory of ours, 0700
 		if err != nil {
-			return nil, err
+			return nil, fromEngine(err)
 		}
 		sh.cacheDir = dir
 	}
@@ -76,19 +76,19 @@ func NewShared(ctx context.Context, cfg SharedConfig) (*Shared, error) {
 	}
 	// The budget evicts idle compiled code to make room for what waits: modules and
 	// interpreters, each least recently used first.
-	sh.admission = newAdmission(cfg.Admission, func(need int64) {
+	sh.admission = newAdmission(cfg.Admission.toEngine(), func(need int64) {
 		sh.engine.evict(need)
 		sh.interps.evict(need)
 	})
-	sh.engine = newEngine(cfg.Engine, logger, sh.cacheDir, sh.admission)
-	sh.engine.onCompile = cfg.OnCompile
+	sh.engine = newEngine(engineKind(cfg.Engine), logger, sh.cacheDir, sh.admission)
+	sh.engine.onCompile = engineOnCompile(cfg.OnCompile)
 	sh.engine.isolate = childCapable.Load()
 	sh.engine.warmInstances = max(cfg.WarmInstances, 0)
 	if !sh.engine.isolate {
 		logger.Warn("modules compile in this process, where their memory and time cannot be stopped: call runtime.MaybeCompileChild() first in main to compile them in a child process")
 	}
 	sh.interps = newInterpreters(logger, sh.cacheDir, sh.admission)
-	sh.interps.onCompile = cfg.OnCompile
+	sh.interps.onCompile = sh.engine.onCompile
 	sh.bytecode = codecache.New[string](codecache.Config[[]byte]{MaxBytes: maxBytecodeBytes})
 	return sh, nil
 }
@@ -109,7 +109,7 @@ func (sh *Shared) Close(ctx context.Context) error {
 }
 
 // Stats returns the admission's counters: what every Runtime on sh holds together.
-func (sh *Shared) Stats() AdmissionStats { return sh.admission.stats() }
+func (sh *Shared) Stats() AdmissionStats { return AdmissionStats(sh.admission.stats()) }
 
 // useShared checks that cfg leaves the shared parts to its Shared.
 func (cfg *Config) useShared() error {

@@ -31,8 +31,8 @@ func (e *engine) source(s *Skill) (source, error) {
 }
 
 // sourceFor makes wasm the source an engine of kind compiles.
-func sourceFor(kind Engine, wasm []byte, logger *slog.Logger, id string) source {
-	if kind != EngineNative {
+func sourceFor(kind engineKind, wasm []byte, logger *slog.Logger, id string) source {
+	if kind != kindNative {
 		return source{wasm: wasm}
 	}
 	out, ok, err := interrupt.Instrument(wasm)
