@@ -22,7 +22,7 @@ const (
 	runOverhead = 4 << 20
 )
 
-// runCharge is what a run of s may hold of the host's memory while it runs:
+// runCharge is what a run of m may hold of the host's memory while it runs:
 //   - its memory limit: the linear memories of the module and of the Extism kernel, and its
 //     tables, which the memory meter enforces together;
 //   - as much again for the host's copy of its output (Extism copies the whole output block out
@@ -32,11 +32,11 @@ const (
 //     write (their limits, the output's maxFileBytes among them), and the run's logs;
 //   - the instance's own structures, proportional to the module (function instances, tables'
 //     Go slices, the data it copies in), and a fixed overhead.
-func runCharge(s *Skill) int64 {
-	l := s.grant.Limits
+func runCharge(m *engineModule) int64 {
+	l := m.Limits
 	mem := l.MemoryMiB << 20
-	io := max(l.MaxFetchBytes, l.MaxFileBytes, l.MaxWriteBytes, s.grant.OutputFileBytes())
-	return 2*mem + stackReserve + io + l.MaxLogBytes + s.state().size + instElemEntry*int64(s.state().info.ElemEntries) + runOverhead
+	io := max(l.MaxFetchBytes, l.MaxFileBytes, l.MaxWriteBytes, m.OutputFileBytes)
+	return 2*mem + stackReserve + io + l.MaxLogBytes + m.Size + instElemEntry*int64(m.Info.ElemEntries) + runOverhead
 }
 
 // Compilation charges (measured with wazero 1.12's optimizing compiler on real and synthetic
@@ -57,15 +57,15 @@ const (
 	defaultBudgetPart = 2 // of the machine's (or cgroup's) memory
 )
 
-// compileCharge is what compiling s's module may hold at its peak, child and cache load included.
-func compileCharge(a admissionConfig, s *Skill) int64 {
-	return a.CompileMemory + cacheLoadBase + cacheLoadCode*s.state().info.CodeBytes + s.state().size
+// compileCharge is what compiling m may hold at its peak, child and cache load included.
+func compileCharge(a admissionConfig, m *engineModule) int64 {
+	return a.CompileMemory + cacheLoadBase + cacheLoadCode*m.Info.CodeBytes + m.Size
 }
 
-// warmCharge is what s's compiled module holds while it is kept for later runs.
-func warmCharge(s *Skill) int64 {
-	return warmBase + warmCode*s.state().info.CodeBytes + warmModule*s.state().size +
-		warmDataSegment*int64(s.state().info.DataSegments) + warmElemEntry*int64(s.state().info.ElemEntries)
+// warmCharge is what m's compiled module holds while it is kept for later runs.
+func warmCharge(m *engineModule) int64 {
+	return warmBase + warmCode*m.Info.CodeBytes + warmModule*m.Size +
+		warmDataSegment*int64(m.Info.DataSegments) + warmElemEntry*int64(m.Info.ElemEntries)
 }
 
 // defaultMemoryBudget is half of the memory this process may use — the cgroup's limit when

@@ -82,7 +82,8 @@ func (rt *Runtime) compileCheck(ctx context.Context, s *Skill) error {
 		return nil
 	}
 	modPath := filepath.Join(dir, spec.ModuleFile)
-	src, err := rt.engine.source(s)
+	m := s.engineModule()
+	src, err := rt.engine.source(&m)
 	if err != nil {
 		s.addProblem(&spec.ManifestError{Path: modPath, Msg: err.Error()})
 		return nil
@@ -101,7 +102,7 @@ func (rt *Runtime) compileCheck(ctx context.Context, s *Skill) error {
 		rc = rc.WithCompilationCache(cache)
 	}
 	done := compileProgress(rt.engine.onCompile, compileEvent{What: "skill " + s.id, Skill: s.id, Bytes: len(src.wasm)})
-	release, err := rt.engine.admitCompile(ctx, s, pages, src)
+	release, err := rt.engine.admitCompile(ctx, &m, pages, src)
 	if err != nil {
 		done(err)
 	} else {

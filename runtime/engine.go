@@ -13,8 +13,10 @@ import (
 
 	"github.com/skillbox-dev/skillbox/internal/extismhost"
 	"github.com/skillbox-dev/skillbox/internal/kernel"
+	"github.com/skillbox-dev/skillbox/internal/wasmcheck"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime/internal/codecache"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // engine compiles modules once per (content hash, memory limit) and hands out compiled plugins
@@ -59,6 +61,36 @@ const (
 	kindExtism engineKind = "extism" // Extism's go-sdk, the reference
 )
 
+// engineModule is what the engine knows of a skill's module: what names it, what the engine
+// charges for it, and how to read it. The runtime makes one from a checked skill version
+// (Skill.engineModule).
+type engineModule struct {
+	// ID is the skill's, for logs and compile events.
+	ID string
+	// Hash is the sha256 of the module file (hex): with the memory limit, it keys the compiled
+	// code.
+	Hash string
+	// Size is the module's size in bytes, Info what its bounds check learned of it, and
+	// LinearLimit what its linear memories may hold together (the memory limit less its tables'
+	// share).
+	Size        int64
+	Info        *wasmcheck.Info
+	LinearLimit uint64
+	// Limits are the skill's granted limits: its memory limit, its timeout, and what the host
+	// buffers for it. OutputFileBytes is the largest file its /output takes (0: none).
+	Limits          spec.Limits
+	OutputFileBytes int64
+	// Wasm reads the bytes to compile: read again, and checked to be the module Hash names.
+	Wasm wasmReader
+}
+
+// wasmReader reads a module's bytes when the engine compiles it (an interface, not a func: the
+// runtime's reader is its skill itself, so making an engineModule for every run costs no
+// allocation).
+type wasmReader interface {
+	ReadWasm() ([]byte, error)
+}
+
 type compileKey struct {
 	hash  string
 	pages uint32
@@ -92,16 +124,16 @@ func newEngine(kind engineKind, logger *slog.Logger, cacheDir string, a *admissi
 	return e
 }
 
-// acquire returns the compiled module of s, compiling it on first use (admitted, see Run), and
+// acquire returns the compiled module of m, compiling it on first use (admitted, see Run), and
 // charging what keeping it holds to the budget. Release the entry when the run is done with it.
-func (e *engine) acquire(ctx context.Context, s *Skill) (*codecache.Entry[*compiled], error) {
-	key := compileKey{hash: s.state().hash, pages: memoryPages(s.grant.Limits.MemoryMiB)}
+func (e *engine) acquire(ctx context.Context, m *engineModule) (*codecache.Entry[*compiled], error) {
+	key := compileKey{hash: m.Hash, pages: memoryPages(m.Limits.MemoryMiB)}
 	en, err := e.modules.Acquire(ctx, key, e.live, func(ctx context.Context) (*compiled, int64, error) {
-		c, err := e.admittedCompile(ctx, s, key.pages)
+		c, err := e.admittedCompile(ctx, m, key.pages)
 		if err != nil {
 			return nil, 0, err
 		}
-		warm := warmCharge(s)
+		warm := warmCharge(m)
 		e.admission.hold(warm)
 		return c, warm, nil
 	})
@@ -118,30 +150,30 @@ func (e *engine) live(key compileKey) bool {
 	return e.isLive(key.hash)
 }
 
-// admittedCompile compiles s once admitted (see admitCompile).
-func (e *engine) admittedCompile(ctx context.Context, s *Skill, pages uint32) (*compiled, error) {
-	src, err := e.source(s) // read and checked again, dropped once compiled
+// admittedCompile compiles m once admitted (see admitCompile).
+func (e *engine) admittedCompile(ctx context.Context, m *engineModule, pages uint32) (*compiled, error) {
+	src, err := e.source(m) // read and checked again, dropped once compiled
 	if err != nil {
 		return nil, err
 	}
-	done := compileProgress(e.onCompile, compileEvent{What: "skill " + s.id, Skill: s.id, Bytes: len(src.wasm)})
-	release, err := e.admitCompile(ctx, s, pages, src)
+	done := compileProgress(e.onCompile, compileEvent{What: "skill " + m.ID, Skill: m.ID, Bytes: len(src.wasm)})
+	release, err := e.admitCompile(ctx, m, pages, src)
 	if err != nil {
 		done(err)
-		return nil, fmt.Errorf("compile %s: %w", s.id, err)
+		return nil, fmt.Errorf("compile %s: %w", m.ID, err)
 	}
 	defer release()
-	c, err := e.compile(ctx, s, pages, src)
+	c, err := e.compile(ctx, m, pages, src)
 	done(err)
 	return c, err
 }
 
-// admitCompile admits a compilation of s — a compile slot, and its charge in the budget — and,
+// admitCompile admits a compilation of m — a compile slot, and its charge in the budget — and,
 // when compiles are isolated, makes it in a child process into the cache, so that what the caller
 // compiles next, in this process, is a cache load. The caller calls release when it is done. The
 // error is the admission's (see admission.acquire) or a *compileError.
-func (e *engine) admitCompile(ctx context.Context, s *Skill, pages uint32, src source) (release func(), err error) {
-	t, err := e.admission.acquire(ctx, compileCharge(e.admission.cfg, s), false)
+func (e *engine) admitCompile(ctx context.Context, m *engineModule, pages uint32, src source) (release func(), err error) {
+	t, err := e.admission.acquire(ctx, compileCharge(e.admission.cfg, m), false)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +183,7 @@ func (e *engine) admitCompile(ctx context.Context, s *Skill, pages uint32, src s
 		child, err := compileInChild(ctx, e.cacheDir, pages, src, a.CompileMemory, a.CompileTimeout)
 		if child.Ran {
 			e.childCompiles.Add(1)
-			e.logger.Debug("compiled in a child process", "skill", s.id, "ms", child.Took.Milliseconds(),
+			e.logger.Debug("compiled in a child process", "skill", m.ID, "ms", child.Took.Milliseconds(),
 				"peak_mib", child.Peak>>20, "err", err)
 		}
 		if err != nil {
@@ -200,8 +232,8 @@ func (e *engine) warm() int { return e.modules.Kept() }
 
 func (e *engine) close() { e.modules.Close() }
 
-// compile compiles src, s's module, for the engine's kind, with its own handle on the cache.
-func (e *engine) compile(ctx context.Context, s *Skill, pages uint32, src source) (*compiled, error) {
+// compile compiles src, m's module, for the engine's kind, with its own handle on the cache.
+func (e *engine) compile(ctx context.Context, m *engineModule, pages uint32, src source) (*compiled, error) {
 	rc := engineConfig(pages, src.stoppable)
 	cache, err := newCache(e.cacheDir)
 	if err != nil {
@@ -220,9 +252,9 @@ func (e *engine) compile(ctx context.Context, s *Skill, pages uint32, src source
 		if cache != nil {
 			_ = cache.Close(ctx)
 		}
-		return nil, fmt.Errorf("compile %s (sha256 %s): %w", s.id, s.state().hash[:12], err)
+		return nil, fmt.Errorf("compile %s (sha256 %s): %w", m.ID, m.Hash[:12], err)
 	}
-	e.logger.Debug("compiled module", "skill", s.id, "sha256", s.state().hash[:12], "engine", e.kind, "stoppable", src.stoppable)
+	e.logger.Debug("compiled module", "skill", m.ID, "sha256", m.Hash[:12], "engine", e.kind, "stoppable", src.stoppable)
 	return c, nil
 }
 

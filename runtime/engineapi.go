@@ -149,6 +149,19 @@ func (e *CacheDirError) Unwrap() error { return e.Err }
 // and exits; otherwise it returns at once, and Runtimes made afterwards compile in children.
 func MaybeCompileChild() { maybeCompileChild() }
 
+// engineModule is s's module as the engine compiles, charges and instantiates it. s is checked
+// and executable: its verdict has the module's hash and bounds, and it has a grant.
+func (s *Skill) engineModule() engineModule {
+	v := s.state()
+	return engineModule{ID: s.id, Hash: v.hash, Size: v.size, Info: v.info, LinearLimit: v.linearLimit,
+		Limits: s.grant.Limits, OutputFileBytes: s.grant.OutputFileBytes(), Wasm: (*skillWasm)(s)}
+}
+
+// skillWasm reads a skill's module for the engine (see Skill.module).
+type skillWasm Skill
+
+func (w *skillWasm) ReadWasm() ([]byte, error) { return (*Skill)(w).module() }
+
 // toEngine is a as the engine's admission takes it.
 func (a Admission) toEngine() admissionConfig { return admissionConfig(a) }
 

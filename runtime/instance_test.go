@@ -19,7 +19,8 @@ func compiledNative(t *testing.T, rt *Runtime, id string) *nativeModule {
 	if err != nil {
 		t.Fatal(err)
 	}
-	en, err := rt.engine.acquire(context.Background(), s) // the compiled one: a hit
+	m := s.engineModule()
+	en, err := rt.engine.acquire(context.Background(), &m) // the compiled one: a hit
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,7 +47,8 @@ func compileNow(t *testing.T, rt *Runtime, ids ...string) {
 			t.Fatal(err)
 		}
 		s.verified() // the engine compiles checked skills: Run checks them first
-		en, err := rt.engine.acquire(context.Background(), s)
+		m := s.engineModule()
+		en, err := rt.engine.acquire(context.Background(), &m)
 		if err != nil {
 			t.Fatalf("compile %s: %v", id, err)
 		}
@@ -235,8 +236,9 @@ func TestAdmissionMemoryBudget(t *testing.T) {
 	t.Parallel()
 	probe := pipelineRuntime(t, Config{}, 300)
 	s, _ := probe.Skill("loop")
-	charge := runCharge(s)
-	warm := warmCharge(s)
+	m := s.engineModule()
+	charge := runCharge(&m)
+	warm := warmCharge(&m)
 
 	tiny := pipelineRuntime(t, Config{Admission: Admission{MemoryBudget: charge - 1, CompileMemory: 128 << 20}}, 300)
 	if _, err := tiny.Run(context.Background(), run.Request{Skill: "loop"}); !errors.Is(err, run.ErrMemoryLimit) || !strings.Contains(err.Error(), "whole memory budget") {
@@ -246,8 +248,8 @@ func TestAdmissionMemoryBudget(t *testing.T) {
 	// Room for one loop run and the warm modules, not for two runs.
 	small := Admission{CompileMemory: 128 << 20}.withDefaults() // compiling fits beside a run
 	rt := pipelineRuntime(t, Config{Admission: Admission{MemoryBudget: charge + 2*warm + warm/2, CompileMemory: small.CompileMemory}}, 200)
-	if compileCharge(small.toEngine(), s) > charge {
-		t.Fatalf("the test's arithmetic: a compilation (%d) costs more than a run (%d)", compileCharge(small.toEngine(), s), charge)
+	if compileCharge(small.toEngine(), &m) > charge {
+		t.Fatalf("the test's arithmetic: a compilation (%d) costs more than a run (%d)", compileCharge(small.toEngine(), &m), charge)
 	}
 	var wg sync.WaitGroup
 	for range 3 {
@@ -275,11 +277,12 @@ func TestAdmissionMemoryBudget(t *testing.T) {
 func TestWarmModulesAreEvictedForRuns(t *testing.T) {
 	t.Parallel()
 	probe := pipelineRuntime(t, Config{}, 300)
-	h, _ := probe.Skill("hello")
-	e, _ := probe.Skill("echo")
+	hs, _ := probe.Skill("hello")
+	es, _ := probe.Skill("echo")
+	h, e := hs.engineModule(), es.engineModule()
 	// Room for a run and one warm module and a half: never two warm modules beside a run.
 	a := Admission{CompileMemory: 128 << 20}.withDefaults()
-	budget := max(runCharge(h), runCharge(e), compileCharge(a.toEngine(), h), compileCharge(a.toEngine(), e)) + max(warmCharge(h), warmCharge(e))*3/2
+	budget := max(runCharge(&h), runCharge(&e), compileCharge(a.toEngine(), &h), compileCharge(a.toEngine(), &e)) + max(warmCharge(&h), warmCharge(&e))*3/2
 	rt := pipelineRuntime(t, Config{Admission: Admission{MemoryBudget: budget, CompileMemory: a.CompileMemory}}, 300)
 	for _, id := range []string{"hello", "echo", "hello"} {
 		if res, err := rt.Run(context.Background(), run.Request{Skill: id, Args: []byte(`{}`)}); err != nil {

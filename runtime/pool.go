@@ -27,7 +27,7 @@ const warmThreshold = time.Millisecond
 type warmPool struct {
 	size      int
 	m         *nativeModule
-	s         *Skill // the version the module was compiled for: its limits size the instances
+	mod       *engineModule // the skill version whose run made the pool: its limits size the instances
 	admission *admission
 	logger    *slog.Logger
 
@@ -184,10 +184,10 @@ func (p *warmPool) refill() {
 
 // make instantiates one instance, or returns nil when the budget has no room or it fails.
 func (p *warmPool) make() *warmInstance {
-	meter := newMemoryMeter(p.s.state().linearLimit)
+	meter := newMemoryMeter(p.mod.LinearLimit)
 	slot := p.m.takeSlot() // the instance's for its life: never put back
 	// Bounded like a run: a start section that loops is interrupted.
-	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(p.s.grant.Limits.TimeoutMs)*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(p.mod.Limits.TimeoutMs)*time.Millisecond)
 	defer cancel()
 	mc := slot.config
 	mod, err := p.m.instantiate(experimental.WithMemoryAllocator(ctx, meter), mc)
@@ -196,7 +196,7 @@ func (p *warmPool) make() *warmInstance {
 			_ = mod.Close(context.Background())
 		}
 		meter.release()
-		p.logger.Debug("warm instance not made", "skill", p.s.id, "err", err)
+		p.logger.Debug("warm instance not made", "skill", p.mod.ID, "err", err)
 		return nil
 	}
 	initialised := false
@@ -212,13 +212,13 @@ func (p *warmPool) make() *warmInstance {
 			p.noInit.Store(true)
 			_ = mod.Close(context.Background())
 			meter.release()
-			p.logger.Debug("the module's initialiser needs a run; warm instances are made uninitialised", "skill", p.s.id, "err", err)
+			p.logger.Debug("the module's initialiser needs a run; warm instances are made uninitialised", "skill", p.mod.ID, "err", err)
 			return p.make()
 		}
 		initialised = true
 	}
 	peak, _ := meter.stats()
-	charge := int64(peak) + 2*p.s.state().size + runOverhead
+	charge := int64(peak) + 2*p.mod.Size + runOverhead
 	if !p.admission.tryHold(charge) {
 		_ = mod.Close(context.Background())
 		meter.release()

@@ -182,13 +182,14 @@ func (rt *Runtime) Run(ctx context.Context, req run.Request) (*run.Result, error
 		job.ip = en.Value()
 		charge = scriptCharge(grant, int64(len(job.code)))
 	} else {
-		en, err := rt.engine.acquire(ctx, s)
+		m := s.engineModule()
+		en, err := rt.engine.acquire(ctx, &m)
 		if err != nil {
 			return finish(acquireError(s, err))
 		}
 		defer rt.engine.release(en)
 		c = en.Value()
-		charge = runCharge(s)
+		charge = runCharge(&m)
 	}
 	ticket, err := rt.admission.acquire(ctx, charge, true)
 	if err != nil {
@@ -475,7 +476,8 @@ func (rt *Runtime) callNative(runCtx, ctx context.Context, s *Skill, c *compiled
 		if rt.engine.warmInstances > 0 && time.Since(start) >= warmThreshold {
 			c.poolOnce.Do(func() {
 				e := rt.engine
-				p := &warmPool{size: e.warmInstances, m: m, s: s, admission: rt.admission, logger: rt.logger,
+				mod := s.engineModule()
+				p := &warmPool{size: e.warmInstances, m: m, mod: &mod, admission: rt.admission, logger: rt.logger,
 					hits: &e.warmHits, made: &e.warmMade, refillNs: &e.warmRefillNs}
 				c.pool.Store(p)
 				p.refill()

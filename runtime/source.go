@@ -21,13 +21,13 @@ type source struct {
 	stoppable bool
 }
 
-// source reads s's module (re-verified: see Skill.module) and makes it the engine's source.
-func (e *engine) source(s *Skill) (source, error) {
-	wasm, err := s.module()
+// source reads m (re-verified: see engineModule.Wasm) and makes it the engine's source.
+func (e *engine) source(m *engineModule) (source, error) {
+	wasm, err := m.Wasm.ReadWasm()
 	if err != nil {
 		return source{}, err
 	}
-	return sourceFor(e.kind, wasm, e.logger, s.id), nil
+	return sourceFor(e.kind, wasm, e.logger, m.ID), nil
 }
 
 // sourceFor makes wasm the source an engine of kind compiles.
