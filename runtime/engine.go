@@ -46,11 +46,12 @@ type engine struct {
 	warmHits, warmMade, warmRefillNs atomic.Int64
 
 	mu sync.Mutex
-	// lives holds, for each Runtime on this engine (several share one through a [Shared]), the
-	// hashes of its current registry (nil until its first retain: all live). A module is live
-	// when any of them has it. A run that looked its skill up before a reload may acquire after
-	// it; its entry is then born stale, so the last release closes it instead of leaking it.
-	lives map[*Runtime]map[string]bool
+	// lives holds, for each owner of this engine (a Runtime: several share one through a
+	// Shared), the hashes of its current registry (nil until its first retain: all live). A
+	// module is live when any of them has it. A run that looked its skill up before a reload may
+	// acquire after it; its entry is then born stale, so the last release closes it instead of
+	// leaking it.
+	lives map[*engineOwner]map[string]bool
 }
 
 // engineKind is what runs modules: runtime.Engine's values.
@@ -109,7 +110,7 @@ type compiled struct {
 }
 
 func newEngine(kind engineKind, logger *slog.Logger, cacheDir string, a *admission) *engine {
-	e := &engine{kind: kind, logger: logger, cacheDir: cacheDir, admission: a, lives: map[*Runtime]map[string]bool{}}
+	e := &engine{kind: kind, logger: logger, cacheDir: cacheDir, admission: a, lives: map[*engineOwner]map[string]bool{}}
 	e.modules = codecache.New[compileKey](codecache.Config[*compiled]{
 		Free:  a.free,
 		Close: func(c *compiled) { c.close(context.Background()) },
@@ -143,7 +144,7 @@ func (e *engine) acquire(ctx context.Context, m *engineModule) (*codecache.Entry
 	return en, err
 }
 
-// live reports whether some Runtime of the engine keeps the module of key live.
+// live reports whether some owner of the engine keeps the module of key live.
 func (e *engine) live(key compileKey) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -211,16 +212,16 @@ func (c *compiled) close(ctx context.Context) {
 	}
 }
 
-// retain sets owner's live hashes to keep, and drops every compiled module no Runtime of this
+// retain sets owner's live hashes to keep, and drops every compiled module no owner of this
 // engine keeps live, closing those no run holds. Called after a reload.
-func (e *engine) retain(owner *Runtime, keep map[string]bool) {
+func (e *engine) retain(owner *engineOwner, keep map[string]bool) {
 	e.mu.Lock()
 	e.lives[owner] = keep
 	e.mu.Unlock()
 	e.dropDead()
 }
 
-// dropDead drops the modules no Runtime keeps live, closing those no run holds.
+// dropDead drops the modules no owner keeps live, closing those no run holds.
 func (e *engine) dropDead() { e.modules.Retain(e.live) }
 
 // evict drops idle compiled modules, least recently used first, until need bytes of their warm

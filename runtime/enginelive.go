@@ -5,7 +5,11 @@ package runtime
 // checked, and each check adds the hash it found; and several Runtimes may share one engine (see
 // Shared), each with its own registry, so a module is live while any of them has it.
 
-// isLive reports whether some Runtime of the engine keeps hash live: one that has not retained
+// engineOwner is one owner of a live set: a Runtime. join hands it out, and the engine knows it
+// by its address (a byte, so that two owners never share one).
+type engineOwner struct{ _ byte }
+
+// isLive reports whether some owner keeps hash live: one that has not retained
 // yet keeps everything, and an engine no Runtime uses yet does too. e.mu is held.
 func (e *engine) isLive(hash string) bool {
 	if len(e.lives) == 0 {
@@ -19,17 +23,19 @@ func (e *engine) isLive(hash string) bool {
 	return false
 }
 
-// join registers owner, whose registry is not scanned yet: until it retains, every module is
-// live for it.
-func (e *engine) join(owner *Runtime) {
+// join registers a new owner, a Runtime whose registry is not scanned yet: until it retains,
+// every module is live for it.
+func (e *engine) join() *engineOwner {
+	owner := new(engineOwner)
 	e.mu.Lock()
 	e.lives[owner] = nil
 	e.mu.Unlock()
+	return owner
 }
 
 // leave forgets owner's live set, and drops the modules only it kept (a tenant's Runtime that
 // closes while the others go on).
-func (e *engine) leave(owner *Runtime) {
+func (e *engine) leave(owner *engineOwner) {
 	e.mu.Lock()
 	delete(e.lives, owner)
 	last := len(e.lives) == 0
@@ -41,7 +47,7 @@ func (e *engine) leave(owner *Runtime) {
 
 // liveHashes returns a copy of the hashes owner keeps compiled modules of (nil: all, as before
 // its first retain).
-func (e *engine) liveHashes(owner *Runtime) map[string]bool {
+func (e *engine) liveHashes(owner *engineOwner) map[string]bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	live := e.lives[owner]
@@ -57,7 +63,7 @@ func (e *engine) liveHashes(owner *Runtime) map[string]bool {
 
 // keepLive adds hash to owner's live set, so that a module a check found for its current
 // registry is kept compiled, not closed after its first run as one no version uses.
-func (e *engine) keepLive(owner *Runtime, hash string) {
+func (e *engine) keepLive(owner *engineOwner, hash string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if live := e.lives[owner]; live != nil {

@@ -160,9 +160,11 @@ type Runtime struct {
 	// privateCache is a cache directory made for this Runtime's Shared (removed by its Close).
 	privateCache string
 	// shared holds engine, interps, bytecode, admission and the cache (see Shared); ownsShared
-	// says this Runtime made it, and closes it.
+	// says this Runtime made it, and closes it. owner is this Runtime's live set in the engine
+	// (the modules its registry uses, kept compiled; see enginelive.go).
 	shared     *Shared
 	ownsShared bool
+	owner      *engineOwner
 	// quota holds the tenant's quotas (Config.Quota); nil when there are none.
 	quota *quota
 
@@ -329,11 +331,11 @@ func (rt *Runtime) rescan() *registry {
 	if unchecked {
 		// An unchecked skill may be one whose module is compiled: keep what is kept until the
 		// background check (or a run) tells its hash.
-		for h := range rt.engine.liveHashes(rt) {
+		for h := range rt.engine.liveHashes(rt.owner) {
 			keep[h] = true
 		}
 	}
-	rt.engine.retain(rt, keep)
+	rt.engine.retain(rt.owner, keep)
 	rt.background.wake()
 	if old != nil {
 		rt.reloaded(diffRegistries(old, r))
@@ -365,7 +367,7 @@ func (rt *Runtime) onCheck(s *Skill, v *verdict) {
 		rt.logger.Warn("skill is broken", "skill", s.id, "err", v.err)
 	}
 	if v.hash != "" {
-		rt.engine.keepLive(rt, v.hash)
+		rt.engine.keepLive(rt.owner, v.hash)
 	}
 }
 
@@ -463,7 +465,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		}
 		rt.versions = &versions{store: cfg.Versions, lists: map[string]versionList{}, dir: dir}
 	}
-	rt.engine.join(rt)
+	rt.owner = rt.engine.join()
 	if rt.privateCache == "" {
 		rt.index = rt.openIndex() // index.go: beside the compilation cache, under the same rules
 	}
@@ -599,7 +601,7 @@ func (rt *Runtime) Close(ctx context.Context) error {
 	if rt.ownsShared {
 		_ = rt.shared.Close(context.Background())
 	} else {
-		rt.engine.leave(rt) // the modules only this Runtime kept
+		rt.engine.leave(rt.owner) // the modules only this Runtime kept
 	}
 	if rt.versions != nil && rt.versions.dir != "" {
 		_ = os.RemoveAll(rt.versions.dir)
