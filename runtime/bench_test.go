@@ -177,7 +177,7 @@ func BenchmarkHostCall(b *testing.B) {
 //
 //	go test -run '^$' -bench Compile -benchtime 3x ./runtime/
 func BenchmarkCompile(b *testing.B) {
-	if !childCapable.Load() {
+	if !canCompileInChild() {
 		b.Skip("this test binary does not call MaybeCompileChild")
 	}
 	wasm, err := os.ReadFile("../skills/hello/execute.wasm")

@@ -11,6 +11,9 @@ import (
 	goruntime "runtime"
 	"runtime/debug"
 	"strings"
+	"sync"
+
+	"github.com/tetratelabs/wazero"
 )
 
 // The compilation cache holds native code that the process maps and executes. wazero trusts any
@@ -72,6 +75,20 @@ func openCacheDir(ctx context.Context, explicit string, logger *slog.Logger) (st
 		return "", nil
 	}
 	return dir, nil
+}
+
+var cacheMu sync.Mutex
+
+// newCache opens a wazero compilation cache handle over dir, or returns nil for "".
+func newCache(dir string) (wazero.CompilationCache, error) {
+	if dir == "" {
+		return nil, nil
+	}
+	// wazero v1.12's first version lookup races when caches are made concurrently
+	// (wazero#2532): make them one at a time.
+	cacheMu.Lock()
+	defer cacheMu.Unlock()
+	return wazero.NewCompilationCacheWithDir(dir)
 }
 
 // probeCache opens and closes a wazero cache over dir, so that an unusable directory fails New

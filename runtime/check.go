@@ -101,7 +101,7 @@ func (rt *Runtime) compileCheck(ctx context.Context, s *Skill) error {
 		defer cache.Close(ctx)
 		rc = rc.WithCompilationCache(cache)
 	}
-	done := compileProgress(rt.engine.onCompile, compileEvent{What: "skill " + s.id, Skill: s.id, Bytes: len(src.wasm)})
+	done := rt.engine.compileStarted(compileEvent{What: "skill " + s.id, Skill: s.id, Bytes: len(src.wasm)})
 	release, err := rt.engine.admitCompile(ctx, &m, pages, src)
 	if err != nil {
 		done(err)

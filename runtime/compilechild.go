@@ -43,6 +43,10 @@ const childEnv = "SKILLBOX_COMPILE_CHILD"
 // childCapable is set by MaybeCompileChild in a program that can serve as its own compiler.
 var childCapable atomic.Bool
 
+// canCompileInChild reports whether this program can serve as its own compiler (it called
+// MaybeCompileChild).
+func canCompileInChild() bool { return childCapable.Load() }
+
 // maybeCompileChild is runtime.MaybeCompileChild: in a process started to compile a module it
 // compiles it and exits; otherwise it notes that this program can serve as its own compiler.
 func maybeCompileChild() {

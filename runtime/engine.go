@@ -109,8 +109,21 @@ type compiled struct {
 	cache    wazero.CompilationCache // this module's own handle on the cache directory
 }
 
-func newEngine(kind engineKind, logger *slog.Logger, cacheDir string, a *admission) *engine {
-	e := &engine{kind: kind, logger: logger, cacheDir: cacheDir, admission: a, lives: map[*engineOwner]map[string]bool{}}
+// engineSettings are what an engine is made with (see the engine's fields of the same names).
+type engineSettings struct {
+	Kind          engineKind
+	Logger        *slog.Logger
+	CacheDir      string
+	Admission     *admission
+	WarmInstances int
+	Isolate       bool
+	OnCompile     func(compileEvent)
+}
+
+func newEngine(cfg engineSettings) *engine {
+	a := cfg.Admission
+	e := &engine{kind: cfg.Kind, logger: cfg.Logger, cacheDir: cfg.CacheDir, admission: a, warmInstances: cfg.WarmInstances,
+		isolate: cfg.Isolate, onCompile: cfg.OnCompile, lives: map[*engineOwner]map[string]bool{}}
 	e.modules = codecache.New[compileKey](codecache.Config[*compiled]{
 		Free:  a.free,
 		Close: func(c *compiled) { c.close(context.Background()) },
@@ -157,7 +170,7 @@ func (e *engine) admittedCompile(ctx context.Context, m *engineModule, pages uin
 	if err != nil {
 		return nil, err
 	}
-	done := compileProgress(e.onCompile, compileEvent{What: "skill " + m.ID, Skill: m.ID, Bytes: len(src.wasm)})
+	done := e.compileStarted(compileEvent{What: "skill " + m.ID, Skill: m.ID, Bytes: len(src.wasm)})
 	release, err := e.admitCompile(ctx, m, pages, src)
 	if err != nil {
 		done(err)
@@ -197,6 +210,12 @@ func (e *engine) admitCompile(ctx context.Context, m *engineModule, pages uint32
 
 func (e *engine) release(en *codecache.Entry[*compiled]) { e.modules.Release(en) }
 
+// compileStarted tells OnCompile that the compilation ev names started, and returns the function
+// that tells it it ended (see compileProgress).
+func (e *engine) compileStarted(ev compileEvent) (done func(error)) {
+	return compileProgress(e.onCompile, ev)
+}
+
 func (c *compiled) close(ctx context.Context) {
 	if p := c.pool.Load(); p != nil {
 		p.close()
@@ -228,8 +247,18 @@ func (e *engine) dropDead() { e.modules.Retain(e.live) }
 // charges are given back (or none is idle). The admission calls it when a run waits for memory.
 func (e *engine) evict(need int64) { e.modules.Evict(need) }
 
-// warm counts the compiled modules kept.
-func (e *engine) warm() int { return e.modules.Kept() }
+// engineStats are the engine's counters: runtime.Stats's fields of the same names.
+type engineStats struct {
+	CompileHits, Compiles, Evictions, ChildCompiles int64
+	WarmModules                                     int
+	WarmHits, WarmMade, WarmRefillNs                int64
+}
+
+func (e *engine) stats() engineStats {
+	return engineStats{CompileHits: e.modules.Hits.Load(), Compiles: e.modules.Compiles.Load(),
+		Evictions: e.modules.Evictions.Load(), ChildCompiles: e.childCompiles.Load(), WarmModules: e.modules.Kept(),
+		WarmHits: e.warmHits.Load(), WarmMade: e.warmMade.Load(), WarmRefillNs: e.warmRefillNs.Load()}
+}
 
 func (e *engine) close() { e.modules.Close() }
 

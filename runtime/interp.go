@@ -56,8 +56,8 @@ const (
 	cpythonWarm = 192 << 20
 )
 
-func newInterpreters(logger *slog.Logger, cacheDir string, a *admission) *interpreters {
-	return &interpreters{logger: logger, cacheDir: cacheDir, admission: a,
+func newInterpreters(logger *slog.Logger, cacheDir string, a *admission, onCompile func(compileEvent)) *interpreters {
+	return &interpreters{logger: logger, cacheDir: cacheDir, admission: a, onCompile: onCompile,
 		kept: codecache.New[interpKey](codecache.Config[*interp]{MaxEntries: maxInterpreters, Free: a.free, Close: (*interp).close})}
 }
 
@@ -89,6 +89,11 @@ func (e *interpreters) acquire(ctx context.Context, lang spec.Language, memMiB i
 }
 
 func (e *interpreters) release(en *codecache.Entry[*interp]) { e.kept.Release(en) }
+
+// stats counts the interpreters kept, compiled and evicted.
+func (e *interpreters) stats() (kept int, compiles, evictions int64) {
+	return e.kept.Kept(), e.kept.Compiles.Load(), e.kept.Evictions.Load()
+}
 
 // evict drops idle interpreters until need bytes of their charges are given back.
 func (e *interpreters) evict(need int64) { e.kept.Evict(need) }

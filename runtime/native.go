@@ -2,9 +2,11 @@ package runtime
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -201,4 +203,23 @@ func exitCode(err error) (uint32, bool) {
 		return exit.ExitCode(), true
 	}
 	return 0, false
+}
+
+// sleepUntil is a WASI nanosleep (poll_oneoff sleeps with it) that ends early when done is
+// closed: time.Sleep would outlive the run's deadline.
+func sleepUntil(done <-chan struct{}) func(ns int64) {
+	return func(ns int64) {
+		t := time.NewTimer(time.Duration(ns))
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-done:
+		}
+	}
+}
+
+// baseModuleConfig is what every instance gets: real clocks, crypto/rand, nothing else of the
+// host (no arguments, environment or files: WASI sees none).
+func baseModuleConfig() wazero.ModuleConfig {
+	return wazero.NewModuleConfig().WithRandSource(rand.Reader).WithSysWalltime().WithSysNanotime()
 }

@@ -126,6 +126,30 @@ func (r *runSlot) sleep(ns int64) {
 	sleepUntil(done)(ns)
 }
 
+// instantiated is told that a run of m made a fresh instance of c (native) in took: a module that
+// takes warmThreshold or more gets its pool of Config.WarmInstances, once, logging to logger (the
+// run's Runtime's).
+func (e *engine) instantiated(c *compiled, m *engineModule, took time.Duration, logger *slog.Logger) {
+	if e.warmInstances <= 0 || took < warmThreshold {
+		return
+	}
+	c.poolOnce.Do(func() {
+		mod := *m
+		p := &warmPool{size: e.warmInstances, m: c.native, mod: &mod, admission: e.admission, logger: logger,
+			hits: &e.warmHits, made: &e.warmMade, refillNs: &e.warmRefillNs}
+		c.pool.Store(p)
+		p.refill()
+	})
+}
+
+// takeWarm returns an instance of c made ahead of the run, or nil (no pool, or none ready).
+func (c *compiled) takeWarm() *warmInstance {
+	if p := c.pool.Load(); p != nil {
+		return p.take()
+	}
+	return nil
+}
+
 // take returns a ready instance, or nil, and starts a refill.
 func (p *warmPool) take() *warmInstance {
 	p.mu.Lock()

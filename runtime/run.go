@@ -400,10 +400,7 @@ func (rt *Runtime) call(ctx context.Context, s *Skill, c *compiled, call *hostfu
 	}
 	defer rt.untrack(res)
 
-	var warm *warmInstance
-	if p := c.pool.Load(); p != nil {
-		warm = p.take()
-	}
+	warm := c.takeWarm()
 	rio := &runIO{call: call, maxLog: s.grant.Limits.MaxLogBytes,
 		stdout: hostfuncs.LineWriter{Call: call, Source: "stdout", Level: "info"},
 		stderr: hostfuncs.LineWriter{Call: call, Source: "stderr", Level: "warn"}}
@@ -473,16 +470,8 @@ func (rt *Runtime) callNative(runCtx, ctx context.Context, s *Skill, c *compiled
 		if err != nil {
 			return nil, classify(runCtx, ctx, s, call, meter, err)
 		}
-		if rt.engine.warmInstances > 0 && time.Since(start) >= warmThreshold {
-			c.poolOnce.Do(func() {
-				e := rt.engine
-				mod := s.engineModule()
-				p := &warmPool{size: e.warmInstances, m: m, mod: &mod, admission: rt.admission, logger: rt.logger,
-					hits: &e.warmHits, made: &e.warmMade, refillNs: &e.warmRefillNs}
-				c.pool.Store(p)
-				p.refill()
-			})
-		}
+		em := s.engineModule()
+		rt.engine.instantiated(c, &em, time.Since(start), rt.logger)
 	}
 	if meter.startedOver() {
 		return nil, startedOver(s)
@@ -538,25 +527,6 @@ func (r *runIO) Log(level int, msg []byte) {
 		return
 	}
 	r.call.Log(kernelLevel(level), "", string(msg))
-}
-
-// sleepUntil is a WASI nanosleep (poll_oneoff sleeps with it) that ends early when done is
-// closed: time.Sleep would outlive the run's deadline.
-func sleepUntil(done <-chan struct{}) func(ns int64) {
-	return func(ns int64) {
-		t := time.NewTimer(time.Duration(ns))
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-done:
-		}
-	}
-}
-
-// baseModuleConfig is what every instance gets: real clocks, crypto/rand, nothing else of the
-// host (no arguments, environment or files: WASI sees none).
-func baseModuleConfig() wazero.ModuleConfig {
-	return wazero.NewModuleConfig().WithRandSource(rand.Reader).WithSysWalltime().WithSysNanotime()
 }
 
 // callExtism runs the call with Extism's go-sdk.

@@ -39,7 +39,6 @@ import (
 	"github.com/skillbox-dev/skillbox/runtime/internal/codecache"
 	"github.com/skillbox-dev/skillbox/spec"
 	"github.com/skillbox-dev/skillbox/version"
-	"github.com/tetratelabs/wazero"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -371,22 +370,7 @@ func (rt *Runtime) onCheck(s *Skill, v *verdict) {
 	}
 }
 
-var (
-	extismLogs sync.Once
-	cacheMu    sync.Mutex
-)
-
-// newCache opens a wazero compilation cache handle over dir, or returns nil for "".
-func newCache(dir string) (wazero.CompilationCache, error) {
-	if dir == "" {
-		return nil, nil
-	}
-	// wazero v1.12's first version lookup races when caches are made concurrently
-	// (wazero#2532): make them one at a time.
-	cacheMu.Lock()
-	defer cacheMu.Unlock()
-	return wazero.NewCompilationCacheWithDir(dir)
-}
+var extismLogs sync.Once
 
 // New returns a ready Runtime. Broken skills do not make it fail: they are listed with their
 // errors. It fails when the host itself is unusable (an explicit Config.CacheDir that cannot be
@@ -539,12 +523,12 @@ func (rt *Runtime) SetPolicy(ctx context.Context, p *policy.Policy) error {
 
 // Stats returns the runtime's counters.
 func (rt *Runtime) Stats() Stats {
+	e := rt.engine.stats()
 	s := Stats{Checks: rt.checks.made.Load(), ModuleReads: rt.checks.reads.Load(),
-		CompileHits: rt.engine.modules.Hits.Load(), Compiles: rt.engine.modules.Compiles.Load(),
-		Evictions: rt.engine.modules.Evictions.Load(), ChildCompiles: rt.engine.childCompiles.Load(),
-		WarmHits: rt.engine.warmHits.Load(), WarmMade: rt.engine.warmMade.Load(), WarmRefillNs: rt.engine.warmRefillNs.Load(),
-		WarmModules: rt.engine.warm(), Admission: AdmissionStats(rt.admission.stats()),
-		Interpreters: rt.interps.kept.Kept(), InterpreterCompiles: rt.interps.kept.Compiles.Load(), InterpreterEvictions: rt.interps.kept.Evictions.Load()}
+		CompileHits: e.CompileHits, Compiles: e.Compiles, Evictions: e.Evictions, ChildCompiles: e.ChildCompiles,
+		WarmHits: e.WarmHits, WarmMade: e.WarmMade, WarmRefillNs: e.WarmRefillNs,
+		WarmModules: e.WarmModules, Admission: AdmissionStats(rt.admission.stats())}
+	s.Interpreters, s.InterpreterCompiles, s.InterpreterEvictions = rt.interps.stats()
 	rt.counters.snapshot(&s)
 	return s
 }

@@ -65,7 +65,8 @@ func NewShared(ctx context.Context, cfg SharedConfig) (*Shared, error) {
 		}
 		sh.cacheDir = dir
 	}
-	if childCapable.Load() && sh.cacheDir == "" {
+	isolate := canCompileInChild()
+	if isolate && sh.cacheDir == "" {
 		// Compiling in a child hands the code over through a cache: without one of the user's,
 		// a private one that lives as long as this Shared (os.MkdirTemp makes it 0700).
 		dir, err := os.MkdirTemp("", "skillbox-compile-")
@@ -80,15 +81,13 @@ func NewShared(ctx context.Context, cfg SharedConfig) (*Shared, error) {
 		sh.engine.evict(need)
 		sh.interps.evict(need)
 	})
-	sh.engine = newEngine(engineKind(cfg.Engine), logger, sh.cacheDir, sh.admission)
-	sh.engine.onCompile = engineOnCompile(cfg.OnCompile)
-	sh.engine.isolate = childCapable.Load()
-	sh.engine.warmInstances = max(cfg.WarmInstances, 0)
-	if !sh.engine.isolate {
+	onCompile := engineOnCompile(cfg.OnCompile)
+	sh.engine = newEngine(engineSettings{Kind: engineKind(cfg.Engine), Logger: logger, CacheDir: sh.cacheDir, Admission: sh.admission,
+		WarmInstances: max(cfg.WarmInstances, 0), Isolate: isolate, OnCompile: onCompile})
+	if !isolate {
 		logger.Warn("modules compile in this process, where their memory and time cannot be stopped: call runtime.MaybeCompileChild() first in main to compile them in a child process")
 	}
-	sh.interps = newInterpreters(logger, sh.cacheDir, sh.admission)
-	sh.interps.onCompile = sh.engine.onCompile
+	sh.interps = newInterpreters(logger, sh.cacheDir, sh.admission, onCompile)
 	sh.bytecode = codecache.New[string](codecache.Config[[]byte]{MaxBytes: maxBytecodeBytes})
 	return sh, nil
 }
