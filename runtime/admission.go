@@ -93,14 +93,14 @@ func (a *admission) grant(t *ticket) {
 }
 
 // busyError is the refusal of a run the runtime has no room for.
-type busyError struct{ msg string }
+type busyError struct{ Msg string }
 
-func (e *busyError) Error() string { return e.msg }
+func (e *busyError) Error() string { return e.Msg }
 
-// acquire admits a run (isRun true) or a compilation charged charge bytes, waiting in the queue if
+// Acquire admits a run (isRun true) or a compilation charged charge bytes, waiting in the queue if
 // need be; the caller gives the room back with release(t). The error is ErrClosed,
 // errOverBudget, a *busyError (queue full, or waited MaxWait), or ctx's error.
-func (a *admission) acquire(ctx context.Context, charge int64, isRun bool) (t *ticket, err error) {
+func (a *admission) Acquire(ctx context.Context, charge int64, isRun bool) (t *ticket, err error) {
 	t = &ticket{charge: charge, run: isRun}
 	a.mu.Lock()
 	switch {
@@ -169,7 +169,7 @@ func (a *admission) remove(t *ticket) {
 	a.dispatchLocked() // the head may have changed
 }
 
-func (a *admission) release(t *ticket) {
+func (a *admission) Release(t *ticket) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.releaseLocked(t)
@@ -241,8 +241,8 @@ func (a *admission) free(n int64) {
 	a.dispatchLocked()
 }
 
-// close refuses every waiting and future ticket with ErrClosed.
-func (a *admission) close() {
+// Close refuses every waiting and future ticket with ErrClosed.
+func (a *admission) Close() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.closed = true
@@ -252,7 +252,7 @@ func (a *admission) close() {
 	a.queue = nil
 }
 
-func (a *admission) stats() admissionStats {
+func (a *admission) Stats() admissionStats {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return admissionStats{Running: a.running, Queued: len(a.queue), Compiling: a.compiling,

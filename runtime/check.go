@@ -83,7 +83,7 @@ func (rt *Runtime) compileCheck(ctx context.Context, s *Skill) error {
 	}
 	modPath := filepath.Join(dir, spec.ModuleFile)
 	m := s.engineModule()
-	src, err := rt.engine.source(&m)
+	src, err := rt.engine.Source(&m)
 	if err != nil {
 		s.addProblem(&spec.ManifestError{Path: modPath, Msg: err.Error()})
 		return nil
@@ -91,7 +91,7 @@ func (rt *Runtime) compileCheck(ctx context.Context, s *Skill) error {
 	// The engine's configuration, so the compiled code is the run's: wazero's cache keys on it, and
 	// a validate then costs a run no second compile.
 	pages := memoryPages(s.grant.Limits.MemoryMiB)
-	rc := engineConfig(pages, src.stoppable)
+	rc := engineConfig(pages, src.Stoppable)
 	cache, err := newCache(rt.cacheDir)
 	if err != nil {
 		s.addProblem(&spec.ManifestError{Path: modPath, Msg: fmt.Sprintf("compilation cache: %v", err)})
@@ -101,8 +101,8 @@ func (rt *Runtime) compileCheck(ctx context.Context, s *Skill) error {
 		defer cache.Close(ctx)
 		rc = rc.WithCompilationCache(cache)
 	}
-	done := rt.engine.compileStarted(compileEvent{What: "skill " + s.id, Skill: s.id, Bytes: len(src.wasm)})
-	release, err := rt.engine.admitCompile(ctx, &m, pages, src)
+	done := rt.engine.CompileStarted(compileEvent{What: "skill " + s.id, Skill: s.id, Bytes: len(src.Wasm)})
+	release, err := rt.engine.AdmitCompile(ctx, &m, pages, src)
 	if err != nil {
 		done(err)
 	} else {
@@ -123,7 +123,7 @@ func (rt *Runtime) compileCheck(ctx context.Context, s *Skill) error {
 	defer release()
 	r := wazero.NewRuntimeWithConfig(ctx, rc)
 	defer r.Close(ctx)
-	mod, err := r.CompileModule(ctx, src.wasm)
+	mod, err := r.CompileModule(ctx, src.Wasm)
 	if err != nil {
 		s.addProblem(&spec.ManifestError{Path: modPath, Msg: fmt.Sprintf("does not compile: %v", err)})
 		return nil

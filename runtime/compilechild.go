@@ -141,8 +141,8 @@ const compiledMarks = "skillbox-compiled"
 // markPath is where the mark of wasm compiled with pages would be.
 func markPath(cacheDir string, pages uint32, src source) string {
 	h := sha256.New()
-	h.Write(src.wasm)
-	fmt.Fprintf(h, "\x00%d\x00%s\x00%t", pages, wazeroSubdir(), src.stoppable)
+	h.Write(src.Wasm)
+	fmt.Fprintf(h, "\x00%d\x00%s\x00%t", pages, wazeroSubdir(), src.Stoppable)
 	return filepath.Join(cacheDir, compiledMarks, hex.EncodeToString(h.Sum(nil)))
 }
 
@@ -187,8 +187,8 @@ func childCompile(ctx context.Context, cacheDir string, pages uint32, src source
 	defer cancel()
 	cmd := exec.CommandContext(ctx, exe)
 	cmd.Env = append(os.Environ(), childEnv+"=1")
-	head, _ := json.Marshal(childRequest{CacheDir: cacheDir, Pages: pages, Memory: maxMem * 3 / 4, Stoppable: src.stoppable})
-	cmd.Stdin = io.MultiReader(bytes.NewReader(append(head, '\n')), bytes.NewReader(src.wasm))
+	head, _ := json.Marshal(childRequest{CacheDir: cacheDir, Pages: pages, Memory: maxMem * 3 / 4, Stoppable: src.Stoppable})
+	cmd.Stdin = io.MultiReader(bytes.NewReader(append(head, '\n')), bytes.NewReader(src.Wasm))
 	var stderr boundedBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {

@@ -100,8 +100,8 @@ type compileKey struct {
 // compiled is one compiled module, kept in the engine's cache.
 type compiled struct {
 	// One of the two, as the engine's kind says.
-	native *nativeModule
-	plugin *extism.CompiledPlugin
+	Native *nativeModule
+	Plugin *extism.CompiledPlugin
 	// pool holds instances made ahead of runs (native, Config.WarmInstances > 0), made when a
 	// run finds the module slow to instantiate (see pool.go).
 	poolOnce sync.Once
@@ -138,9 +138,9 @@ func newEngine(cfg engineSettings) *engine {
 	return e
 }
 
-// acquire returns the compiled module of m, compiling it on first use (admitted, see Run), and
+// Acquire returns the compiled module of m, compiling it on first use (admitted, see Run), and
 // charging what keeping it holds to the budget. Release the entry when the run is done with it.
-func (e *engine) acquire(ctx context.Context, m *engineModule) (*codecache.Entry[*compiled], error) {
+func (e *engine) Acquire(ctx context.Context, m *engineModule) (*codecache.Entry[*compiled], error) {
 	key := compileKey{hash: m.Hash, pages: memoryPages(m.Limits.MemoryMiB)}
 	en, err := e.modules.Acquire(ctx, key, e.live, func(ctx context.Context) (*compiled, int64, error) {
 		c, err := e.admittedCompile(ctx, m, key.pages)
@@ -166,12 +166,12 @@ func (e *engine) live(key compileKey) bool {
 
 // admittedCompile compiles m once admitted (see admitCompile).
 func (e *engine) admittedCompile(ctx context.Context, m *engineModule, pages uint32) (*compiled, error) {
-	src, err := e.source(m) // read and checked again, dropped once compiled
+	src, err := e.Source(m) // read and checked again, dropped once compiled
 	if err != nil {
 		return nil, err
 	}
-	done := e.compileStarted(compileEvent{What: "skill " + m.ID, Skill: m.ID, Bytes: len(src.wasm)})
-	release, err := e.admitCompile(ctx, m, pages, src)
+	done := e.CompileStarted(compileEvent{What: "skill " + m.ID, Skill: m.ID, Bytes: len(src.Wasm)})
+	release, err := e.AdmitCompile(ctx, m, pages, src)
 	if err != nil {
 		done(err)
 		return nil, fmt.Errorf("compile %s: %w", m.ID, err)
@@ -182,16 +182,16 @@ func (e *engine) admittedCompile(ctx context.Context, m *engineModule, pages uin
 	return c, err
 }
 
-// admitCompile admits a compilation of m — a compile slot, and its charge in the budget — and,
+// AdmitCompile admits a compilation of m — a compile slot, and its charge in the budget — and,
 // when compiles are isolated, makes it in a child process into the cache, so that what the caller
 // compiles next, in this process, is a cache load. The caller calls release when it is done. The
-// error is the admission's (see admission.acquire) or a *compileError.
-func (e *engine) admitCompile(ctx context.Context, m *engineModule, pages uint32, src source) (release func(), err error) {
-	t, err := e.admission.acquire(ctx, compileCharge(e.admission.cfg, m), false)
+// error is the admission's (see admission.Acquire) or a *compileError.
+func (e *engine) AdmitCompile(ctx context.Context, m *engineModule, pages uint32, src source) (release func(), err error) {
+	t, err := e.admission.Acquire(ctx, compileCharge(e.admission.cfg, m), false)
 	if err != nil {
 		return nil, err
 	}
-	release = func() { e.admission.release(t) }
+	release = func() { e.admission.Release(t) }
 	if e.isolate {
 		a := e.admission.cfg
 		child, err := compileInChild(ctx, e.cacheDir, pages, src, a.CompileMemory, a.CompileTimeout)
@@ -208,11 +208,11 @@ func (e *engine) admitCompile(ctx context.Context, m *engineModule, pages uint32
 	return release, nil
 }
 
-func (e *engine) release(en *codecache.Entry[*compiled]) { e.modules.Release(en) }
+func (e *engine) Release(en *codecache.Entry[*compiled]) { e.modules.Release(en) }
 
-// compileStarted tells OnCompile that the compilation ev names started, and returns the function
+// CompileStarted tells OnCompile that the compilation ev names started, and returns the function
 // that tells it it ended (see compileProgress).
-func (e *engine) compileStarted(ev compileEvent) (done func(error)) {
+func (e *engine) CompileStarted(ev compileEvent) (done func(error)) {
 	return compileProgress(e.onCompile, ev)
 }
 
@@ -220,20 +220,20 @@ func (c *compiled) close(ctx context.Context) {
 	if p := c.pool.Load(); p != nil {
 		p.close()
 	}
-	if c.native != nil {
-		c.native.close(ctx)
+	if c.Native != nil {
+		c.Native.close(ctx)
 	}
-	if c.plugin != nil {
-		_ = c.plugin.Close(ctx)
+	if c.Plugin != nil {
+		_ = c.Plugin.Close(ctx)
 	}
 	if c.cache != nil {
 		_ = c.cache.Close(ctx)
 	}
 }
 
-// retain sets owner's live hashes to keep, and drops every compiled module no owner of this
+// Retain sets owner's live hashes to keep, and drops every compiled module no owner of this
 // engine keeps live, closing those no run holds. Called after a reload.
-func (e *engine) retain(owner *engineOwner, keep map[string]bool) {
+func (e *engine) Retain(owner *engineOwner, keep map[string]bool) {
 	e.mu.Lock()
 	e.lives[owner] = keep
 	e.mu.Unlock()
@@ -243,9 +243,9 @@ func (e *engine) retain(owner *engineOwner, keep map[string]bool) {
 // dropDead drops the modules no owner keeps live, closing those no run holds.
 func (e *engine) dropDead() { e.modules.Retain(e.live) }
 
-// evict drops idle compiled modules, least recently used first, until need bytes of their warm
+// Evict drops idle compiled modules, least recently used first, until need bytes of their warm
 // charges are given back (or none is idle). The admission calls it when a run waits for memory.
-func (e *engine) evict(need int64) { e.modules.Evict(need) }
+func (e *engine) Evict(need int64) { e.modules.Evict(need) }
 
 // engineStats are the engine's counters: runtime.Stats's fields of the same names.
 type engineStats struct {
@@ -254,17 +254,17 @@ type engineStats struct {
 	WarmHits, WarmMade, WarmRefillNs                int64
 }
 
-func (e *engine) stats() engineStats {
+func (e *engine) Stats() engineStats {
 	return engineStats{CompileHits: e.modules.Hits.Load(), Compiles: e.modules.Compiles.Load(),
 		Evictions: e.modules.Evictions.Load(), ChildCompiles: e.childCompiles.Load(), WarmModules: e.modules.Kept(),
 		WarmHits: e.warmHits.Load(), WarmMade: e.warmMade.Load(), WarmRefillNs: e.warmRefillNs.Load()}
 }
 
-func (e *engine) close() { e.modules.Close() }
+func (e *engine) Close() { e.modules.Close() }
 
 // compile compiles src, m's module, for the engine's kind, with its own handle on the cache.
 func (e *engine) compile(ctx context.Context, m *engineModule, pages uint32, src source) (*compiled, error) {
-	rc := engineConfig(pages, src.stoppable)
+	rc := engineConfig(pages, src.Stoppable)
 	cache, err := newCache(e.cacheDir)
 	if err != nil {
 		return nil, err
@@ -274,9 +274,9 @@ func (e *engine) compile(ctx context.Context, m *engineModule, pages uint32, src
 	}
 	c := &compiled{cache: cache}
 	if e.kind == kindExtism {
-		c.plugin, err = compileExtism(ctx, rc, src.wasm, pages)
+		c.Plugin, err = compileExtism(ctx, rc, src.Wasm, pages)
 	} else {
-		c.native, err = compileNative(ctx, rc, src)
+		c.Native, err = compileNative(ctx, rc, src)
 	}
 	if err != nil {
 		if cache != nil {
@@ -284,7 +284,7 @@ func (e *engine) compile(ctx context.Context, m *engineModule, pages uint32, src
 		}
 		return nil, fmt.Errorf("compile %s (sha256 %s): %w", m.ID, m.Hash[:12], err)
 	}
-	e.logger.Debug("compiled module", "skill", m.ID, "sha256", m.Hash[:12], "engine", e.kind, "stoppable", src.stoppable)
+	e.logger.Debug("compiled module", "skill", m.ID, "sha256", m.Hash[:12], "engine", e.kind, "stoppable", src.Stoppable)
 	return c, nil
 }
 

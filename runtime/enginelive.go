@@ -5,7 +5,7 @@ package runtime
 // checked, and each check adds the hash it found; and several Runtimes may share one engine (see
 // Shared), each with its own registry, so a module is live while any of them has it.
 
-// engineOwner is one owner of a live set: a Runtime. join hands it out, and the engine knows it
+// engineOwner is one owner of a live set: a Runtime. Join hands it out, and the engine knows it
 // by its address (a byte, so that two owners never share one).
 type engineOwner struct{ _ byte }
 
@@ -23,9 +23,9 @@ func (e *engine) isLive(hash string) bool {
 	return false
 }
 
-// join registers a new owner, a Runtime whose registry is not scanned yet: until it retains,
+// Join registers a new owner, a Runtime whose registry is not scanned yet: until it retains,
 // every module is live for it.
-func (e *engine) join() *engineOwner {
+func (e *engine) Join() *engineOwner {
 	owner := new(engineOwner)
 	e.mu.Lock()
 	e.lives[owner] = nil
@@ -33,9 +33,9 @@ func (e *engine) join() *engineOwner {
 	return owner
 }
 
-// leave forgets owner's live set, and drops the modules only it kept (a tenant's Runtime that
+// Leave forgets owner's live set, and drops the modules only it kept (a tenant's Runtime that
 // closes while the others go on).
-func (e *engine) leave(owner *engineOwner) {
+func (e *engine) Leave(owner *engineOwner) {
 	e.mu.Lock()
 	delete(e.lives, owner)
 	last := len(e.lives) == 0
@@ -45,9 +45,9 @@ func (e *engine) leave(owner *engineOwner) {
 	}
 }
 
-// liveHashes returns a copy of the hashes owner keeps compiled modules of (nil: all, as before
+// LiveHashes returns a copy of the hashes owner keeps compiled modules of (nil: all, as before
 // its first retain).
-func (e *engine) liveHashes(owner *engineOwner) map[string]bool {
+func (e *engine) LiveHashes(owner *engineOwner) map[string]bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	live := e.lives[owner]
@@ -61,9 +61,9 @@ func (e *engine) liveHashes(owner *engineOwner) map[string]bool {
 	return out
 }
 
-// keepLive adds hash to owner's live set, so that a module a check found for its current
+// KeepLive adds hash to owner's live set, so that a module a check found for its current
 // registry is kept compiled, not closed after its first run as one no version uses.
-func (e *engine) keepLive(owner *engineOwner, hash string) {
+func (e *engine) KeepLive(owner *engineOwner, hash string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if live := e.lives[owner]; live != nil {

@@ -20,12 +20,12 @@ func compiledNative(t *testing.T, rt *Runtime, id string) *nativeModule {
 		t.Fatal(err)
 	}
 	m := s.engineModule()
-	en, err := rt.engine.acquire(context.Background(), &m) // the compiled one: a hit
+	en, err := rt.engine.Acquire(context.Background(), &m) // the compiled one: a hit
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rt.engine.release(en)
-	if n := en.Value().native; n != nil {
+	defer rt.engine.Release(en)
+	if n := en.Value().Native; n != nil {
 		return n
 	}
 	t.Fatalf("%s: no native module compiled", id)
@@ -72,7 +72,7 @@ func TestDeadlineStopsEveryGuest(t *testing.T) {
 			if !errors.Is(err, run.ErrTimeout) || res.Error.Kind != run.KindTimeout {
 				t.Fatalf("got %v (%+v), want a timeout", err, res.Error)
 			}
-			if got := compiledNative(t, rt, tc.skill).stoppable; got != tc.stoppable {
+			if got := compiledNative(t, rt, tc.skill).Stoppable; got != tc.stoppable {
 				t.Fatalf("stoppable %v, want %v", got, tc.stoppable)
 			}
 

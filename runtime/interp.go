@@ -40,8 +40,8 @@ type interpKey struct {
 
 // interp is one compiled interpreter.
 type interp struct {
-	js    *quickjs.Compiled // one of the two
-	py    *cpython.Compiled
+	JS    *quickjs.Compiled // one of the two
+	Py    *cpython.Compiled
 	cache wazero.CompilationCache
 }
 
@@ -71,9 +71,9 @@ func engineOf(lang spec.Language) (string, error) {
 	return "", fmt.Errorf("%w: %s skills do not run in this build", errNoInterpreter, lang)
 }
 
-// acquire returns the compiled interpreter of lang for a memory limit of memMiB, compiling it on
+// Acquire returns the compiled interpreter of lang for a memory limit of memMiB, compiling it on
 // first use. Release the entry when the run is done with it.
-func (e *interpreters) acquire(ctx context.Context, lang spec.Language, memMiB int64) (*codecache.Entry[*interp], error) {
+func (e *interpreters) Acquire(ctx context.Context, lang spec.Language, memMiB int64) (*codecache.Entry[*interp], error) {
 	name, err := engineOf(lang)
 	if err != nil {
 		return nil, err
@@ -88,27 +88,27 @@ func (e *interpreters) acquire(ctx context.Context, lang spec.Language, memMiB i
 	return en, err
 }
 
-func (e *interpreters) release(en *codecache.Entry[*interp]) { e.kept.Release(en) }
+func (e *interpreters) Release(en *codecache.Entry[*interp]) { e.kept.Release(en) }
 
-// stats counts the interpreters kept, compiled and evicted.
-func (e *interpreters) stats() (kept int, compiles, evictions int64) {
+// Stats counts the interpreters kept, compiled and evicted.
+func (e *interpreters) Stats() (kept int, compiles, evictions int64) {
 	return e.kept.Kept(), e.kept.Compiles.Load(), e.kept.Evictions.Load()
 }
 
-// evict drops idle interpreters until need bytes of their charges are given back.
-func (e *interpreters) evict(need int64) { e.kept.Evict(need) }
+// Evict drops idle interpreters until need bytes of their charges are given back.
+func (e *interpreters) Evict(need int64) { e.kept.Evict(need) }
 
-// close drops every interpreter; runs still holding one finish with it, and no new one is
+// Close drops every interpreter; runs still holding one finish with it, and no new one is
 // compiled.
-func (e *interpreters) close() { e.kept.Close() }
+func (e *interpreters) Close() { e.kept.Close() }
 
 // close releases what c holds.
 func (c *interp) close() {
-	if c.js != nil {
-		_ = c.js.Close(context.Background())
+	if c.JS != nil {
+		_ = c.JS.Close(context.Background())
 	}
-	if c.py != nil {
-		_ = c.py.Close(context.Background())
+	if c.Py != nil {
+		_ = c.Py.Close(context.Background())
 	}
 	if c.cache != nil {
 		_ = c.cache.Close(context.Background())
@@ -118,11 +118,11 @@ func (c *interp) close() {
 // compile compiles the interpreter named by key, admitted like a module's compilation, and
 // returns it with what keeping it is charged (already held from the budget).
 func (e *interpreters) compile(ctx context.Context, key interpKey) (c *interp, warm int64, err error) {
-	t, err := e.admission.acquire(ctx, e.admission.cfg.CompileMemory+cacheLoadBase, false)
+	t, err := e.admission.Acquire(ctx, e.admission.cfg.CompileMemory+cacheLoadBase, false)
 	if err != nil {
 		return nil, 0, err
 	}
-	defer e.admission.release(t)
+	defer e.admission.Release(t)
 	// The interpreters are not instrumented: wazero's interruption stops a run at its deadline.
 	rc := engineConfig(key.pages, false)
 	cache, err := newCache(e.cacheDir)
@@ -137,10 +137,10 @@ func (e *interpreters) compile(ctx context.Context, key interpKey) (c *interp, w
 	done := compileProgress(e.onCompile, compileEvent{What: interpreterName(key.engine)})
 	defer func() { done(err) }()
 	if key.engine == "cpython" {
-		c.py, err = cpython.Compile(ctx, rc)
+		c.Py, err = cpython.Compile(ctx, rc)
 		warm = cpythonWarm
 	} else {
-		c.js, err = quickjs.Compile(ctx, rc)
+		c.JS, err = quickjs.Compile(ctx, rc)
 	}
 	if err != nil {
 		if cache != nil {

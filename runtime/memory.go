@@ -41,12 +41,12 @@ var _ experimental.MemoryAllocator = (*memoryMeter)(nil)
 
 func newMemoryMeter(limit uint64) *memoryMeter {
 	m := new(memoryMeter)
-	m.init(limit)
+	m.Init(limit)
 	return m
 }
 
-// init readies a zero meter (one inside a larger allocation) for a run with limit.
-func (m *memoryMeter) init(limit uint64) {
+// Init readies a zero meter (one inside a larger allocation) for a run with limit.
+func (m *memoryMeter) Init(limit uint64) {
 	m.limit = limit
 	m.mapped = m.firstMapped[:0]
 }
@@ -91,22 +91,22 @@ func (m *memoryMeter) grow(delta uint64, instantiating, nearFull bool) bool {
 	return true
 }
 
-// stats reports the peak, and whether the run most likely ran out of memory.
-func (m *memoryMeter) stats() (peak uint64, outOfMemory bool) {
+// Stats reports the peak, and whether the run most likely ran out of memory.
+func (m *memoryMeter) Stats() (peak uint64, outOfMemory bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.peak, m.refused || m.nearFull
 }
 
-func (m *memoryMeter) startedOver() bool {
+func (m *memoryMeter) StartedOver() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.overAtStart
 }
 
-// release gives back every mapped memory of the run (see mappings.go). Call it only once the
+// Release gives back every mapped memory of the run (see mappings.go). Call it only once the
 // instance is closed and no call into it can still run: nothing may touch the memories after.
-func (m *memoryMeter) release() {
+func (m *memoryMeter) Release() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.released {
@@ -155,10 +155,10 @@ func (l *meteredMemory) Reallocate(size uint64) []byte {
 // is still unwinding; the meter releases the memory once the run is over.
 func (l *meteredMemory) Free() {}
 
-// arena returns a metered buffer for the native kernel's blocks, within the run's limit together
+// Arena returns a metered buffer for the native kernel's blocks, within the run's limit together
 // with its linear memories. Unlike a memory, it exists only after instantiation, so every grow is
 // refused past the limit.
-func (m *memoryMeter) arena() *meteredMemory {
+func (m *memoryMeter) Arena() *meteredMemory {
 	l := m.Allocate(0, m.limit).(*meteredMemory)
 	l.grown = true
 	return l

@@ -35,9 +35,9 @@ type nativeModule struct {
 	hsInit bool
 	// slots are the ioSlots of runs that ended, for the next runs to reuse.
 	slots sync.Pool
-	// stoppable is the source's (see source): every instance is stopped with interrupt.Stop
+	// Stoppable is the source's (see source): every instance is stopped with interrupt.Stop
 	// when its run's context ends (see stopWhenDone), as wazero's interruption is off.
-	stoppable bool
+	Stoppable bool
 }
 
 // compileNative compiles src for the native engine under rc.
@@ -56,14 +56,14 @@ func compileNative(ctx context.Context, rc wazero.RuntimeConfig, src source) (*n
 	if _, err := extismhost.Instantiate(ctx, r); err != nil {
 		return fail(fmt.Errorf("instantiate the host functions: %w", err))
 	}
-	cm, err := r.CompileModule(ctx, src.wasm)
+	cm, err := r.CompileModule(ctx, src.Wasm)
 	if err != nil {
 		return fail(err)
 	}
 	// Anonymous, so one compiled module has any number of instances; no start functions:
 	// Extism never calls _start, and call initialises the guest runtime itself.
 	config := baseModuleConfig().WithName("").WithStartFunctions()
-	m := &nativeModule{runtime: r, module: cm, exports: cm.ExportedFunctions(), config: config, stoppable: src.stoppable}
+	m := &nativeModule{runtime: r, module: cm, exports: cm.ExportedFunctions(), config: config, Stoppable: src.Stoppable}
 	noParams := func(name string) bool {
 		d, ok := m.exports[name]
 		return ok && len(d.ParamTypes()) == 0
@@ -88,30 +88,30 @@ func compileNative(ctx context.Context, rc wazero.RuntimeConfig, src source) (*n
 // holds.
 type ioSlot struct {
 	runSlot
-	config wazero.ModuleConfig
+	Config wazero.ModuleConfig
 }
 
-// takeSlot returns an empty slot for a fresh instance of m.
-func (m *nativeModule) takeSlot() *ioSlot {
+// TakeSlot returns an empty slot for a fresh instance of m.
+func (m *nativeModule) TakeSlot() *ioSlot {
 	if s, ok := m.slots.Get().(*ioSlot); ok {
 		return s
 	}
 	s := &ioSlot{}
-	s.config = m.config.WithNanosleep(s.sleep).WithStdout(slotWriter{&s.runSlot, false}).WithStderr(slotWriter{&s.runSlot, true})
+	s.Config = m.config.WithNanosleep(s.sleep).WithStdout(slotWriter{&s.runSlot, false}).WithStderr(slotWriter{&s.runSlot, true})
 	return s
 }
 
-// putSlot empties s, whose instance is closed, and keeps it for another run.
-func (m *nativeModule) putSlot(s *ioSlot) {
+// PutSlot empties s, whose instance is closed, and keeps it for another run.
+func (m *nativeModule) PutSlot(s *ioSlot) {
 	s.reset()
 	m.slots.Put(s)
 }
 
-// stopWhenDone stops mod when ctx ends, if the module is stoppable (wazero's interruption does it
+// StopWhenDone stops mod when ctx ends, if the module is stoppable (wazero's interruption does it
 // otherwise). The caller calls the returned function once mod's call has returned; it reports
 // false if the stop was made, or is being made.
-func (m *nativeModule) stopWhenDone(ctx context.Context, mod api.Module) (release func() bool) {
-	if !m.stoppable {
+func (m *nativeModule) StopWhenDone(ctx context.Context, mod api.Module) (release func() bool) {
+	if !m.Stoppable {
 		return func() bool { return true }
 	}
 	return context.AfterFunc(ctx, func() { _ = interrupt.Stop(mod) })
@@ -121,15 +121,15 @@ func (m *nativeModule) close(ctx context.Context) {
 	_ = m.runtime.Close(ctx)
 }
 
-// has reports whether the module exports a function called name.
-func (m *nativeModule) has(name string) bool {
+// Has reports whether the module exports a function called name.
+func (m *nativeModule) Has(name string) bool {
 	_, ok := m.exports[name]
 	return ok
 }
 
-// instantiate makes a fresh instance with mc (made from m.config). ctx carries the run's memory
+// Instantiate makes a fresh instance with mc (made from m.config). ctx carries the run's memory
 // allocator, and the kernel and Call for a start section that calls them.
-func (m *nativeModule) instantiate(ctx context.Context, mc wazero.ModuleConfig) (api.Module, error) {
+func (m *nativeModule) Instantiate(ctx context.Context, mc wazero.ModuleConfig) (api.Module, error) {
 	mod, err := m.runtime.InstantiateModule(ctx, m.module, mc)
 	if err != nil {
 		return nil, fmt.Errorf("instantiate: %w", err)
@@ -137,11 +137,11 @@ func (m *nativeModule) instantiate(ctx context.Context, mc wazero.ModuleConfig) 
 	return mod, nil
 }
 
-// call calls entry as Extism's go-sdk does: the guest runtime's initialiser first, then the
+// Call calls entry as Extism's go-sdk does: the guest runtime's initialiser first, then the
 // entrypoint; a WASI exit with code 0 is success, another exit code is the return code of an
 // entrypoint without results. ctx carries the kernel and the Call. A guest's error_set is
 // returned as the error when the call itself succeeded.
-func (m *nativeModule) call(ctx context.Context, mod api.Module, initialised bool, entry string, k *kernel.Kernel) (uint32, error) {
+func (m *nativeModule) Call(ctx context.Context, mod api.Module, initialised bool, entry string, k *kernel.Kernel) (uint32, error) {
 	f := mod.ExportedFunction(entry)
 	if f == nil {
 		return 1, fmt.Errorf("unknown function: %s", entry)

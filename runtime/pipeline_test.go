@@ -48,11 +48,11 @@ func compileNow(t *testing.T, rt *Runtime, ids ...string) {
 		}
 		s.verified() // the engine compiles checked skills: Run checks them first
 		m := s.engineModule()
-		en, err := rt.engine.acquire(context.Background(), &m)
+		en, err := rt.engine.Acquire(context.Background(), &m)
 		if err != nil {
 			t.Fatalf("compile %s: %v", id, err)
 		}
-		rt.engine.release(en)
+		rt.engine.Release(en)
 	}
 }
 

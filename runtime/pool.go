@@ -47,12 +47,12 @@ type warmPool struct {
 
 // warmInstance is an instance made ahead of its run.
 type warmInstance struct {
-	mod    api.Module
-	meter  *memoryMeter
-	slot   *ioSlot
+	Mod    api.Module
+	Meter  *memoryMeter
+	Slot   *ioSlot
 	charge int64
-	// initialised: the guest runtime's initialiser (_initialize ...) ran when it was made.
-	initialised bool
+	// Initialised: the guest runtime's initialiser (_initialize ...) ran when it was made.
+	Initialised bool
 }
 
 // runSlot is what a pooled instance writes and sleeps through: the run that takes it fills it.
@@ -74,7 +74,7 @@ type earlyWrite struct {
 
 const maxEarlyOutput = 64 << 10
 
-func (r *runSlot) fill(stdout, stderr io.Writer, done <-chan struct{}) {
+func (r *runSlot) Fill(stdout, stderr io.Writer, done <-chan struct{}) {
 	r.mu.Lock()
 	r.stdout, r.stderr, r.done = stdout, stderr, done
 	early := r.early
@@ -126,24 +126,24 @@ func (r *runSlot) sleep(ns int64) {
 	sleepUntil(done)(ns)
 }
 
-// instantiated is told that a run of m made a fresh instance of c (native) in took: a module that
+// Instantiated is told that a run of m made a fresh instance of c (native) in took: a module that
 // takes warmThreshold or more gets its pool of Config.WarmInstances, once, logging to logger (the
 // run's Runtime's).
-func (e *engine) instantiated(c *compiled, m *engineModule, took time.Duration, logger *slog.Logger) {
+func (e *engine) Instantiated(c *compiled, m *engineModule, took time.Duration, logger *slog.Logger) {
 	if e.warmInstances <= 0 || took < warmThreshold {
 		return
 	}
 	c.poolOnce.Do(func() {
 		mod := *m
-		p := &warmPool{size: e.warmInstances, m: c.native, mod: &mod, admission: e.admission, logger: logger,
+		p := &warmPool{size: e.warmInstances, m: c.Native, mod: &mod, admission: e.admission, logger: logger,
 			hits: &e.warmHits, made: &e.warmMade, refillNs: &e.warmRefillNs}
 		c.pool.Store(p)
 		p.refill()
 	})
 }
 
-// takeWarm returns an instance of c made ahead of the run, or nil (no pool, or none ready).
-func (c *compiled) takeWarm() *warmInstance {
+// TakeWarm returns an instance of c made ahead of the run, or nil (no pool, or none ready).
+func (c *compiled) TakeWarm() *warmInstance {
 	if p := c.pool.Load(); p != nil {
 		return p.take()
 	}
@@ -209,17 +209,17 @@ func (p *warmPool) refill() {
 // make instantiates one instance, or returns nil when the budget has no room or it fails.
 func (p *warmPool) make() *warmInstance {
 	meter := newMemoryMeter(p.mod.LinearLimit)
-	slot := p.m.takeSlot() // the instance's for its life: never put back
+	slot := p.m.TakeSlot() // the instance's for its life: never put back
 	// Bounded like a run: a start section that loops is interrupted.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(p.mod.Limits.TimeoutMs)*time.Millisecond)
 	defer cancel()
-	mc := slot.config
-	mod, err := p.m.instantiate(experimental.WithMemoryAllocator(ctx, meter), mc)
-	if err != nil || meter.startedOver() {
+	mc := slot.Config
+	mod, err := p.m.Instantiate(experimental.WithMemoryAllocator(ctx, meter), mc)
+	if err != nil || meter.StartedOver() {
 		if mod != nil {
 			_ = mod.Close(context.Background())
 		}
-		meter.release()
+		meter.Release()
 		p.logger.Debug("warm instance not made", "skill", p.mod.ID, "err", err)
 		return nil
 	}
@@ -227,7 +227,7 @@ func (p *warmPool) make() *warmInstance {
 	if !p.noInit.Load() && (p.m.init != "" || p.m.hsInit) {
 		// Outside a run the kernel and host functions refuse: an initialiser that calls them
 		// fails here, and from then on the run initialises its instance, as Extism would.
-		stop := p.m.stopWhenDone(ctx, mod)
+		stop := p.m.StopWhenDone(ctx, mod)
 		err := p.m.initialise(ctx, mod)
 		if !stop() && err == nil {
 			err = ctx.Err() // stopped as it returned: the instance would trap at its first check
@@ -235,26 +235,26 @@ func (p *warmPool) make() *warmInstance {
 		if err != nil {
 			p.noInit.Store(true)
 			_ = mod.Close(context.Background())
-			meter.release()
+			meter.Release()
 			p.logger.Debug("the module's initialiser needs a run; warm instances are made uninitialised", "skill", p.mod.ID, "err", err)
 			return p.make()
 		}
 		initialised = true
 	}
-	peak, _ := meter.stats()
+	peak, _ := meter.Stats()
 	charge := int64(peak) + 2*p.mod.Size + runOverhead
 	if !p.admission.tryHold(charge) {
 		_ = mod.Close(context.Background())
-		meter.release()
+		meter.Release()
 		return nil
 	}
 	p.made.Add(1)
-	return &warmInstance{mod: mod, meter: meter, slot: slot, charge: charge, initialised: initialised}
+	return &warmInstance{Mod: mod, Meter: meter, Slot: slot, charge: charge, Initialised: initialised}
 }
 
 func (p *warmPool) discard(w *warmInstance) {
-	_ = w.mod.Close(context.Background())
-	w.meter.release()
+	_ = w.Mod.Close(context.Background())
+	w.Meter.Release()
 	p.admission.free(w.charge)
 }
 

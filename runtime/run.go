@@ -174,28 +174,28 @@ func (rt *Runtime) Run(ctx context.Context, req run.Request) (*run.Result, error
 	var charge int64
 	var err error
 	if job != nil {
-		en, err := rt.interps.acquire(ctx, job.lang, grant.Limits.MemoryMiB)
+		en, err := rt.interps.Acquire(ctx, job.lang, grant.Limits.MemoryMiB)
 		if err != nil {
 			return finish(acquireError(s, err))
 		}
-		defer rt.interps.release(en)
+		defer rt.interps.Release(en)
 		job.ip = en.Value()
 		charge = scriptCharge(grant, int64(len(job.code)))
 	} else {
 		m := s.engineModule()
-		en, err := rt.engine.acquire(ctx, &m)
+		en, err := rt.engine.Acquire(ctx, &m)
 		if err != nil {
 			return finish(acquireError(s, err))
 		}
-		defer rt.engine.release(en)
+		defer rt.engine.Release(en)
 		c = en.Value()
 		charge = runCharge(&m)
 	}
-	ticket, err := rt.admission.acquire(ctx, charge, true)
+	ticket, err := rt.admission.Acquire(ctx, charge, true)
 	if err != nil {
 		return finish(admissionError(s, err))
 	}
-	defer rt.admission.release(ticket)
+	defer rt.admission.Release(ticket)
 	admitted = true
 	if rt.cfg.Recorder != nil {
 		begun = &history.Record{Result: &run.Result{RunID: res.RunID, Skill: res.Skill, Version: res.Version, Digest: res.Digest},
@@ -321,7 +321,7 @@ func admissionError(s *Skill, err error) *run.Error {
 	case errors.Is(err, run.ErrClosed):
 		return run.Errorf(run.KindBusy, s.id, err, "the runtime is closed")
 	case errors.As(err, &be):
-		re := run.Errorf(run.KindBusy, s.id, err, "%s", be.msg)
+		re := run.Errorf(run.KindBusy, s.id, err, "%s", be.Msg)
 		re.RetryAfter = time.Second
 		return re
 	case errors.Is(err, errOverBudget):
@@ -400,45 +400,45 @@ func (rt *Runtime) call(ctx context.Context, s *Skill, c *compiled, call *hostfu
 	}
 	defer rt.untrack(res)
 
-	warm := c.takeWarm()
+	warm := c.TakeWarm()
 	rio := &runIO{call: call, maxLog: s.grant.Limits.MaxLogBytes,
 		stdout: hostfuncs.LineWriter{Call: call, Source: "stdout", Level: "info"},
 		stderr: hostfuncs.LineWriter{Call: call, Source: "stderr", Level: "warn"}}
 	var meter *memoryMeter
 	if warm != nil {
-		meter = warm.meter // the instance's memories were made with it
+		meter = warm.Meter // the instance's memories were made with it
 	} else {
 		meter = &rio.meter
-		meter.init(s.state().linearLimit)
+		meter.Init(s.state().linearLimit)
 	}
 	// Deferred first, so it runs last: the memories are unmapped only after the instance is
 	// closed and its call has returned.
-	defer meter.release()
+	defer meter.Release()
 	defer func() {
-		peak, _ := meter.stats()
+		peak, _ := meter.Stats()
 		res.Usage.PeakMemoryBytes = peak
 	}()
 	stdout, stderr := &rio.stdout, &rio.stderr
 	defer stdout.Flush()
 	defer stderr.Flush()
-	if c.native != nil {
+	if c.Native != nil {
 		var mod api.Module
 		var mc wazero.ModuleConfig
 		initialised := false
 		if warm != nil {
-			warm.slot.fill(stdout, stderr, runCtx.Done())
-			mod, initialised = warm.mod, warm.initialised
+			warm.Slot.Fill(stdout, stderr, runCtx.Done())
+			mod, initialised = warm.Mod, warm.Initialised
 		} else {
-			slot := c.native.takeSlot()
+			slot := c.Native.TakeSlot()
 			// Deferred before callNative runs, so it runs after: the instance is closed by then.
-			defer c.native.putSlot(slot)
-			slot.fill(stdout, stderr, runCtx.Done())
-			mc = slot.config
+			defer c.Native.PutSlot(slot)
+			slot.Fill(stdout, stderr, runCtx.Done())
+			mc = slot.Config
 		}
 		return rt.callNative(runCtx, ctx, s, c, mod, initialised, rio, meter, mc, input, emit)
 	}
 	mc := baseModuleConfig().WithNanosleep(sleepUntil(runCtx.Done())).WithStdout(stdout).WithStderr(stderr)
-	return rt.callExtism(runCtx, ctx, s, c.plugin, call, meter, mc, input, emit)
+	return rt.callExtism(runCtx, ctx, s, c.Plugin, call, meter, mc, input, emit)
 }
 
 // callNative runs the call on the native kernel. The kernel's blocks are metered with the
@@ -446,7 +446,7 @@ func (rt *Runtime) call(ctx context.Context, s *Skill, c *compiled, call *hostfu
 // mod is an instance from the module's warm pool (initialised when its initialiser ran already),
 // or nil to make one with mc.
 func (rt *Runtime) callNative(runCtx, ctx context.Context, s *Skill, c *compiled, mod api.Module, initialised bool, rio *runIO, meter *memoryMeter, mc wazero.ModuleConfig, input []byte, emit emitter) ([]byte, *run.Error) {
-	id, m, call := s.id, c.native, rio.call
+	id, m, call := s.id, c.Native, rio.call
 	// Whichever instance this run holds (a warm one from the start, or the one made below) is
 	// closed when it returns, on every path.
 	defer func() {
@@ -454,11 +454,11 @@ func (rt *Runtime) callNative(runCtx, ctx context.Context, s *Skill, c *compiled
 			_ = mod.Close(context.Background())
 		}
 	}()
-	if !m.has(s.manifest.Entrypoint) {
+	if !m.Has(s.manifest.Entrypoint) {
 		return nil, noEntrypoint(s)
 	}
 	k := &rio.kernel
-	err := k.Init(meter.arena(), input)
+	err := k.Init(meter.Arena(), input)
 	if err != nil {
 		return nil, run.Errorf(run.KindMemoryLimit, id, err, "%v", err)
 	}
@@ -466,20 +466,20 @@ func (rt *Runtime) callNative(runCtx, ctx context.Context, s *Skill, c *compiled
 	callCtx := extismhost.WithKernel(runCtx, call, k)
 	if mod == nil {
 		start := time.Now()
-		mod, err = m.instantiate(experimental.WithMemoryAllocator(callCtx, meter), mc)
+		mod, err = m.Instantiate(experimental.WithMemoryAllocator(callCtx, meter), mc)
 		if err != nil {
 			return nil, classify(runCtx, ctx, s, call, meter, err)
 		}
 		em := s.engineModule()
-		rt.engine.instantiated(c, &em, time.Since(start), rt.logger)
+		rt.engine.Instantiated(c, &em, time.Since(start), rt.logger)
 	}
-	if meter.startedOver() {
+	if meter.StartedOver() {
 		return nil, startedOver(s)
 	}
 	// Registered before the call, so a deadline that passed already stops the guest at once.
-	defer m.stopWhenDone(runCtx, mod)()
+	defer m.StopWhenDone(runCtx, mod)()
 	emit.send(run.Event{Type: "status", Status: "running"})
-	rc, err := m.call(callCtx, mod, initialised, s.manifest.Entrypoint, k)
+	rc, err := m.Call(callCtx, mod, initialised, s.manifest.Entrypoint, k)
 	if err == nil && runCtx.Err() != nil {
 		// The deadline passed while the guest ran (a sleep it cut short, say): the run is over
 		// whatever the guest made of it, as Extism's next kernel call would have found.
@@ -537,7 +537,7 @@ func (rt *Runtime) callExtism(runCtx, ctx context.Context, s *Skill, p *extism.C
 		return nil, classify(runCtx, ctx, s, call, meter, fmt.Errorf("instantiate: %w", err))
 	}
 	defer inst.Close(context.Background())
-	if meter.startedOver() {
+	if meter.StartedOver() {
 		return nil, startedOver(s)
 	}
 	inst.SetLogger(func(level extism.LogLevel, msg string) {
@@ -585,7 +585,7 @@ func classify(runCtx, parent context.Context, s *Skill, call *hostfuncs.Call, me
 	}
 	id, limits := s.id, s.grant.Limits
 	msg := firstLine(err.Error())
-	_, nearFull := meter.stats()
+	_, nearFull := meter.Stats()
 	oom := func(cause error, what string) *run.Error {
 		return run.Errorf(run.KindMemoryLimit, id, cause, "the module ran out of memory (limit %d MiB): %s", limits.MemoryMiB, what)
 	}

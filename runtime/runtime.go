@@ -330,11 +330,11 @@ func (rt *Runtime) rescan() *registry {
 	if unchecked {
 		// An unchecked skill may be one whose module is compiled: keep what is kept until the
 		// background check (or a run) tells its hash.
-		for h := range rt.engine.liveHashes(rt.owner) {
+		for h := range rt.engine.LiveHashes(rt.owner) {
 			keep[h] = true
 		}
 	}
-	rt.engine.retain(rt.owner, keep)
+	rt.engine.Retain(rt.owner, keep)
 	rt.background.wake()
 	if old != nil {
 		rt.reloaded(diffRegistries(old, r))
@@ -366,7 +366,7 @@ func (rt *Runtime) onCheck(s *Skill, v *verdict) {
 		rt.logger.Warn("skill is broken", "skill", s.id, "err", v.err)
 	}
 	if v.hash != "" {
-		rt.engine.keepLive(rt.owner, v.hash)
+		rt.engine.KeepLive(rt.owner, v.hash)
 	}
 }
 
@@ -449,7 +449,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		}
 		rt.versions = &versions{store: cfg.Versions, lists: map[string]versionList{}, dir: dir}
 	}
-	rt.owner = rt.engine.join()
+	rt.owner = rt.engine.Join()
 	if rt.privateCache == "" {
 		rt.index = rt.openIndex() // index.go: beside the compilation cache, under the same rules
 	}
@@ -523,12 +523,12 @@ func (rt *Runtime) SetPolicy(ctx context.Context, p *policy.Policy) error {
 
 // Stats returns the runtime's counters.
 func (rt *Runtime) Stats() Stats {
-	e := rt.engine.stats()
+	e := rt.engine.Stats()
 	s := Stats{Checks: rt.checks.made.Load(), ModuleReads: rt.checks.reads.Load(),
 		CompileHits: e.CompileHits, Compiles: e.Compiles, Evictions: e.Evictions, ChildCompiles: e.ChildCompiles,
 		WarmHits: e.WarmHits, WarmMade: e.WarmMade, WarmRefillNs: e.WarmRefillNs,
-		WarmModules: e.WarmModules, Admission: AdmissionStats(rt.admission.stats())}
-	s.Interpreters, s.InterpreterCompiles, s.InterpreterEvictions = rt.interps.stats()
+		WarmModules: e.WarmModules, Admission: AdmissionStats(rt.admission.Stats())}
+	s.Interpreters, s.InterpreterCompiles, s.InterpreterEvictions = rt.interps.Stats()
 	rt.counters.snapshot(&s)
 	return s
 }
@@ -566,7 +566,7 @@ func (rt *Runtime) Close(ctx context.Context) error {
 	rt.background.stop()
 	rt.saveIndex()
 	if rt.ownsShared {
-		rt.admission.close() // refuses the runs waiting in the queue
+		rt.admission.Close() // refuses the runs waiting in the queue
 	}
 	done := make(chan struct{})
 	go func() { rt.inflight.Wait(); close(done) }()
@@ -585,7 +585,7 @@ func (rt *Runtime) Close(ctx context.Context) error {
 	if rt.ownsShared {
 		_ = rt.shared.Close(context.Background())
 	} else {
-		rt.engine.leave(rt.owner) // the modules only this Runtime kept
+		rt.engine.Leave(rt.owner) // the modules only this Runtime kept
 	}
 	if rt.versions != nil && rt.versions.dir != "" {
 		_ = os.RemoveAll(rt.versions.dir)

@@ -113,9 +113,9 @@ func (rt *Runtime) callScript(ctx context.Context, s *Skill, job *scriptJob, cal
 	defer rt.untrack(res)
 
 	meter := newMemoryMeter(uint64(l.MemoryMiB) << 20)
-	defer meter.release()
+	defer meter.Release()
 	defer func() {
-		peak, _ := meter.stats()
+		peak, _ := meter.Stats()
 		res.Usage.PeakMemoryBytes = peak
 	}()
 	emit.send(run.Event{Type: "status", Status: "running"})
@@ -123,7 +123,7 @@ func (rt *Runtime) callScript(ctx context.Context, s *Skill, job *scriptJob, cal
 	var value json.RawMessage
 	var prog *ProgramOutput
 	var err error
-	if job.ip.py != nil {
+	if job.ip.Py != nil {
 		value, prog, err = rt.runPython(instCtx, s, job, call, input)
 	} else {
 		value, prog, err = rt.runJavaScript(instCtx, job, call, input)
@@ -153,7 +153,7 @@ func (rt *Runtime) runJavaScript(ctx context.Context, job *scriptJob, call *host
 		p.Script, p.Argv, p.Stdin = job.prog.rel, job.argv, job.stdin
 		p.Limits.MaxOutputBytes = l.MaxOutputBytes
 	}
-	r, err := quickjs.Run(ctx, job.ip.js, p, broker.CallHost{Call: call})
+	r, err := quickjs.Run(ctx, job.ip.JS, p, broker.CallHost{Call: call})
 	if err != nil || job.prog == nil {
 		return r.Value, nil, err
 	}
@@ -179,7 +179,7 @@ func (rt *Runtime) runPython(ctx context.Context, s *Skill, job *scriptJob, call
 		p.Script, p.Argv, p.Stdin, p.Cwd = job.prog.rel, job.argv, job.stdin, programCwd(job.grant)
 		p.Limits.MaxOutputBytes = l.MaxOutputBytes
 	}
-	r, err := cpython.Run(ctx, job.ip.py, p, broker.CallHost{Call: call})
+	r, err := cpython.Run(ctx, job.ip.Py, p, broker.CallHost{Call: call})
 	if err != nil || job.prog == nil {
 		return r.Value, nil, err
 	}
@@ -271,7 +271,7 @@ func (rt *Runtime) bytecodeOf(ctx context.Context, job *scriptJob) []byte {
 		key += ":" + name // a program's file name is in its stack traces
 	}
 	en, err := rt.bytecode.Acquire(ctx, key, nil, func(ctx context.Context) ([]byte, int64, error) {
-		code, err := job.ip.js.Bytecode(ctx, job.code, name, maxBytecodeBytes/4)
+		code, err := job.ip.JS.Bytecode(ctx, job.code, name, maxBytecodeBytes/4)
 		return code, int64(len(code)), err
 	})
 	if err != nil {

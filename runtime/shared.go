@@ -78,8 +78,8 @@ func NewShared(ctx context.Context, cfg SharedConfig) (*Shared, error) {
 	// The budget evicts idle compiled code to make room for what waits: modules and
 	// interpreters, each least recently used first.
 	sh.admission = newAdmission(cfg.Admission.toEngine(), func(need int64) {
-		sh.engine.evict(need)
-		sh.interps.evict(need)
+		sh.engine.Evict(need)
+		sh.interps.Evict(need)
 	})
 	onCompile := engineOnCompile(cfg.OnCompile)
 	sh.engine = newEngine(engineSettings{Kind: engineKind(cfg.Engine), Logger: logger, CacheDir: sh.cacheDir, Admission: sh.admission,
@@ -97,9 +97,9 @@ func NewShared(ctx context.Context, cfg SharedConfig) (*Shared, error) {
 // call more than once.
 func (sh *Shared) Close(ctx context.Context) error {
 	sh.closeOnce.Do(func() {
-		sh.admission.close()
-		sh.engine.close()
-		sh.interps.close()
+		sh.admission.Close()
+		sh.engine.Close()
+		sh.interps.Close()
 		if sh.privateCache != "" {
 			_ = os.RemoveAll(sh.privateCache)
 		}
@@ -108,7 +108,7 @@ func (sh *Shared) Close(ctx context.Context) error {
 }
 
 // Stats returns the admission's counters: what every Runtime on sh holds together.
-func (sh *Shared) Stats() AdmissionStats { return AdmissionStats(sh.admission.stats()) }
+func (sh *Shared) Stats() AdmissionStats { return AdmissionStats(sh.admission.Stats()) }
 
 // useShared checks that cfg leaves the shared parts to its Shared.
 func (cfg *Config) useShared() error {

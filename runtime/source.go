@@ -17,12 +17,12 @@ import (
 // function) and every module of the Extism engine (the reference, run as it is) are not: they
 // compile with wazero's interruption on.
 type source struct {
-	wasm      []byte
-	stoppable bool
+	Wasm      []byte
+	Stoppable bool
 }
 
-// source reads m (re-verified: see engineModule.Wasm) and makes it the engine's source.
-func (e *engine) source(m *engineModule) (source, error) {
+// Source reads m (re-verified: see engineModule.Wasm) and makes it the engine's source.
+func (e *engine) Source(m *engineModule) (source, error) {
 	wasm, err := m.Wasm.ReadWasm()
 	if err != nil {
 		return source{}, err
@@ -33,7 +33,7 @@ func (e *engine) source(m *engineModule) (source, error) {
 // sourceFor makes wasm the source an engine of kind compiles.
 func sourceFor(kind engineKind, wasm []byte, logger *slog.Logger, id string) source {
 	if kind != kindNative {
-		return source{wasm: wasm}
+		return source{Wasm: wasm}
 	}
 	out, ok, err := interrupt.Instrument(wasm)
 	if !ok {
@@ -44,7 +44,7 @@ func sourceFor(kind engineKind, wasm []byte, logger *slog.Logger, id string) sou
 			// Explain instruments again to find the reason: only when someone reads it.
 			logger.Debug("module runs under wazero's interruption", "skill", id, "why", interrupt.Explain(wasm))
 		}
-		return source{wasm: wasm}
+		return source{Wasm: wasm}
 	}
-	return source{wasm: out, stoppable: true}
+	return source{Wasm: out, Stoppable: true}
 }
