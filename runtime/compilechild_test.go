@@ -13,6 +13,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/runtime/internal/engine"
 	"github.com/skillbox-dev/skillbox/spec"
 )
 
@@ -80,7 +81,7 @@ func compileBombSkill(t *testing.T, dir, id string, body []byte) {
 // run fails memory_limit naming the bound, the host did not hold the memory, validate says the
 // same, and the next run does not compile it again.
 func TestCompileMemoryIsEnforcedInAChild(t *testing.T) {
-	if !canCompileInChild() {
+	if !engine.CanCompileInChild() {
 		t.Skip("this test binary does not call MaybeCompileChild")
 	}
 	dir := t.TempDir()
@@ -121,7 +122,7 @@ func TestCompileMemoryIsEnforcedInAChild(t *testing.T) {
 // A module whose compilation takes longer than Admission.CompileTimeout is stopped: wazero's own
 // CompileModule would not stop within a function.
 func TestCompileTimeoutIsEnforcedInAChild(t *testing.T) {
-	if !canCompileInChild() {
+	if !engine.CanCompileInChild() {
 		t.Skip("this test binary does not call MaybeCompileChild")
 	}
 	dir := t.TempDir()
@@ -137,7 +138,7 @@ func TestCompileTimeoutIsEnforcedInAChild(t *testing.T) {
 // Compiling in a child hands the code over through the cache: the process compiles nothing
 // itself that the child did not (a Go guest compiles in about a second; loading it, a tenth).
 func TestCompilesHappenInAChild(t *testing.T) {
-	if !canCompileInChild() {
+	if !engine.CanCompileInChild() {
 		t.Skip("this test binary does not call MaybeCompileChild")
 	}
 	rt := newRuntime(t, Config{SkillDirs: []string{"../skills"}, NoCache: true})
@@ -160,7 +161,7 @@ func TestCompilesHappenInAChild(t *testing.T) {
 // A module a child compiled into a cache is marked there: another runtime (another process of the
 // same program) over that cache loads it without a child of its own.
 func TestCompiledMarksSpareChildren(t *testing.T) {
-	if !canCompileInChild() {
+	if !engine.CanCompileInChild() {
 		t.Skip("this test binary does not call MaybeCompileChild")
 	}
 	dir := t.TempDir()

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"errors"
+	"github.com/skillbox-dev/skillbox/runtime/internal/engine"
 	"time"
 )
 
@@ -36,9 +37,9 @@ type Admission struct {
 	MaxWait time.Duration
 	// MemoryBudget bounds, in bytes, what everything admitted may hold of the host's memory at
 	// once: each run's charge (its memory limit plus what the host holds for it beyond its linear
-	// memory; see charge.go), each compilation in progress, and each compiled module kept warm
-	// (idle ones are dropped when a run needs the room). Default: half of the machine's memory,
-	// at least 1 GiB.
+	// memory; see runtime/internal/engine/charge.go), each compilation in progress, and each
+	// compiled module kept warm (idle ones are dropped when a run needs the room). Default: half
+	// of the machine's memory, at least 1 GiB.
 	MemoryBudget int64
 	// MaxCompiles is how many modules compile at once (default 1: compiling is CPU- and
 	// memory-hungry, and a skill's first run or validation waits for it anyway).
@@ -63,7 +64,7 @@ func (a Admission) withDefaults() Admission {
 		a.MaxWait = 30 * time.Second
 	}
 	if a.MemoryBudget <= 0 {
-		a.MemoryBudget = defaultMemoryBudget()
+		a.MemoryBudget = engine.DefaultMemoryBudget()
 	}
 	if a.MaxCompiles <= 0 {
 		a.MaxCompiles = 1
@@ -72,7 +73,7 @@ func (a Admission) withDefaults() Admission {
 		a.CompileMemory = 512 << 20
 	}
 	if a.CompileTimeout <= 0 {
-		a.CompileTimeout = raceSlowdown * 60 * time.Second
+		a.CompileTimeout = engine.RaceSlowdown * 60 * time.Second
 	}
 	return a
 }
@@ -147,13 +148,13 @@ func (e *CacheDirError) Unwrap() error { return e.Err }
 //
 // In a process a Runtime started to compile a module, it compiles it into the compilation cache
 // and exits; otherwise it returns at once, and Runtimes made afterwards compile in children.
-func MaybeCompileChild() { maybeCompileChild() }
+func MaybeCompileChild() { engine.MaybeCompileChild() }
 
 // engineModule is s's module as the engine compiles, charges and instantiates it. s is checked
 // and executable: its verdict has the module's hash and bounds, and it has a grant.
-func (s *Skill) engineModule() engineModule {
+func (s *Skill) engineModule() engine.Module {
 	v := s.state()
-	return engineModule{ID: s.id, Hash: v.hash, Size: v.size, Info: v.info, LinearLimit: v.linearLimit,
+	return engine.Module{ID: s.id, Hash: v.hash, Size: v.size, Info: v.info, LinearLimit: v.linearLimit,
 		Limits: s.grant.Limits, OutputFileBytes: s.grant.OutputFileBytes(), Wasm: (*skillWasm)(s)}
 }
 
@@ -163,15 +164,15 @@ type skillWasm Skill
 func (w *skillWasm) ReadWasm() ([]byte, error) { return (*Skill)(w).module() }
 
 // toEngine is a as the engine's admission takes it.
-func (a Admission) toEngine() admissionConfig { return admissionConfig(a) }
+func (a Admission) toEngine() engine.AdmissionConfig { return engine.AdmissionConfig(a) }
 
 // engineOnCompile is fn (Config.OnCompile) as the engine calls it, nil for nil: a nil fn costs
 // the engine nothing.
-func engineOnCompile(fn func(CompileEvent)) func(compileEvent) {
+func engineOnCompile(fn func(CompileEvent)) func(engine.CompileEvent) {
 	if fn == nil {
 		return nil
 	}
-	return func(ev compileEvent) {
+	return func(ev engine.CompileEvent) {
 		ev.Err = fromEngine(ev.Err)
 		fn(CompileEvent(ev))
 	}
@@ -181,8 +182,8 @@ func engineOnCompile(fn func(CompileEvent)) func(compileEvent) {
 // compile error or cache directory refusal, wherever it is in err's chain, is a *CompileError
 // or a *CacheDirError to errors.As, and err's message and the rest of its chain are kept.
 func fromEngine(err error) error {
-	var ce *compileError
-	var cde *cacheDirError
+	var ce *engine.CompileError
+	var cde *engine.CacheDirError
 	switch {
 	case err == nil:
 		return nil

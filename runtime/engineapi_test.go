@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/skillbox-dev/skillbox/runtime/internal/engine"
 	"testing"
 )
 
@@ -11,7 +12,7 @@ import (
 // runtime's own types, wherever they are in the chain, with the engine's message and the rest of
 // the chain kept.
 func TestEngineErrorsArePublic(t *testing.T) {
-	wrapped := fmt.Errorf("compile x: %w", errors.Join(context.Canceled, &compileError{Bound: "compileMemory", Msg: "too big"}))
+	wrapped := fmt.Errorf("compile x: %w", errors.Join(context.Canceled, &engine.CompileError{Bound: "compileMemory", Msg: "too big"}))
 	err := fromEngine(wrapped)
 	var ce *CompileError
 	if !errors.As(err, &ce) || ce.Bound != "compileMemory" || ce.Msg != "too big" {
@@ -21,7 +22,7 @@ func TestEngineErrorsArePublic(t *testing.T) {
 		t.Errorf("fromEngine(%v) = %v: the message or the chain changed", wrapped, err)
 	}
 
-	bare := &cacheDirError{Path: "/x", Found: "is a file", Err: context.DeadlineExceeded}
+	bare := &engine.CacheDirError{Path: "/x", Found: "is a file", Err: context.DeadlineExceeded}
 	var cde *CacheDirError
 	if err := fromEngine(bare); !errors.As(err, &cde) || cde.Path != "/x" || err.Error() != bare.Error() || !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("fromEngine(%v) = %#v", bare, err)

@@ -10,10 +10,11 @@ import (
 	"time"
 
 	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/runtime/internal/engine"
 )
 
 // compiledNative returns the native module compiled for skill id, which must have run.
-func compiledNative(t *testing.T, rt *Runtime, id string) *nativeModule {
+func compiledNative(t *testing.T, rt *Runtime, id string) *engine.NativeModule {
 	t.Helper()
 	s, err := rt.Skill(id)
 	if err != nil {
@@ -91,7 +92,7 @@ func TestDeadlineStopsEveryGuest(t *testing.T) {
 }
 
 // What a run's instance writes reaches that run's log only: the runtime reuses the module
-// configuration instances write through (ioSlot), run after run and across concurrent runs.
+// configuration instances write through (engine.IOSlot), run after run and across concurrent runs.
 func TestStdoutStaysWithItsRun(t *testing.T) {
 	dir := t.TempDir()
 	fixture(t, dir, "stdout", simple("stdout", `"parameters":{"msg":{"type":"string","required":true}}`), "stdout")

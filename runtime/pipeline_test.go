@@ -13,6 +13,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/runtime/internal/engine"
 	"github.com/skillbox-dev/skillbox/spec"
 )
 
@@ -237,8 +238,8 @@ func TestAdmissionMemoryBudget(t *testing.T) {
 	probe := pipelineRuntime(t, Config{}, 300)
 	s, _ := probe.Skill("loop")
 	m := s.engineModule()
-	charge := runCharge(&m)
-	warm := warmCharge(&m)
+	charge := engine.RunCharge(&m)
+	warm := engine.WarmCharge(&m)
 
 	tiny := pipelineRuntime(t, Config{Admission: Admission{MemoryBudget: charge - 1, CompileMemory: 128 << 20}}, 300)
 	if _, err := tiny.Run(context.Background(), run.Request{Skill: "loop"}); !errors.Is(err, run.ErrMemoryLimit) || !strings.Contains(err.Error(), "whole memory budget") {
@@ -248,8 +249,8 @@ func TestAdmissionMemoryBudget(t *testing.T) {
 	// Room for one loop run and the warm modules, not for two runs.
 	small := Admission{CompileMemory: 128 << 20}.withDefaults() // compiling fits beside a run
 	rt := pipelineRuntime(t, Config{Admission: Admission{MemoryBudget: charge + 2*warm + warm/2, CompileMemory: small.CompileMemory}}, 200)
-	if compileCharge(small.toEngine(), &m) > charge {
-		t.Fatalf("the test's arithmetic: a compilation (%d) costs more than a run (%d)", compileCharge(small.toEngine(), &m), charge)
+	if engine.CompileCharge(small.toEngine(), &m) > charge {
+		t.Fatalf("the test's arithmetic: a compilation (%d) costs more than a run (%d)", engine.CompileCharge(small.toEngine(), &m), charge)
 	}
 	var wg sync.WaitGroup
 	for range 3 {
@@ -282,7 +283,7 @@ func TestWarmModulesAreEvictedForRuns(t *testing.T) {
 	h, e := hs.engineModule(), es.engineModule()
 	// Room for a run and one warm module and a half: never two warm modules beside a run.
 	a := Admission{CompileMemory: 128 << 20}.withDefaults()
-	budget := max(runCharge(&h), runCharge(&e), compileCharge(a.toEngine(), &h), compileCharge(a.toEngine(), &e)) + max(warmCharge(&h), warmCharge(&e))*3/2
+	budget := max(engine.RunCharge(&h), engine.RunCharge(&e), engine.CompileCharge(a.toEngine(), &h), engine.CompileCharge(a.toEngine(), &e)) + max(engine.WarmCharge(&h), engine.WarmCharge(&e))*3/2
 	rt := pipelineRuntime(t, Config{Admission: Admission{MemoryBudget: budget, CompileMemory: a.CompileMemory}}, 300)
 	for _, id := range []string{"hello", "echo", "hello"} {
 		if res, err := rt.Run(context.Background(), run.Request{Skill: id, Args: []byte(`{}`)}); err != nil {

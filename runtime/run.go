@@ -26,6 +26,7 @@ import (
 	"github.com/skillbox-dev/skillbox/internal/kernel"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/runtime/internal/engine"
 	"github.com/skillbox-dev/skillbox/spec"
 )
 
@@ -40,8 +41,9 @@ import (
 //  2. validate: the arguments against the skill's schema, defaults applied (invalid_args);
 //  3. compile the module if it is not yet, itself admitted: at most Admission.MaxCompiles at
 //     once, its memory charged to the budget;
-//  4. admit: a run slot and the run's memory charge (see runCharge), waiting in the queue up to
-//     Admission.MaxWait (busy when the queue is full or the wait too long; ErrClosed after Close);
+//  4. admit: a run slot and the run's memory charge (see engine.RunCharge), waiting in the queue
+//     up to Admission.MaxWait (busy when the queue is full or the wait too long; ErrClosed after
+//     Close);
 //  5. run, bounded by the skill's granted timeout and by ctx, whichever ends first;
 //  6. account (Stats, every request, refused ones too) and record (RunRecord, admitted runs).
 //
@@ -170,7 +172,7 @@ func (rt *Runtime) Run(ctx context.Context, req run.Request) (*run.Result, error
 		return finish(rerr)
 	}
 	defer releaseQuota()
-	var c *compiled
+	var c *engine.Compiled
 	var charge int64
 	var err error
 	if job != nil {
@@ -189,7 +191,7 @@ func (rt *Runtime) Run(ctx context.Context, req run.Request) (*run.Result, error
 		}
 		defer rt.engine.Release(en)
 		c = en.Value()
-		charge = runCharge(&m)
+		charge = engine.RunCharge(&m)
 	}
 	ticket, err := rt.admission.Acquire(ctx, charge, true)
 	if err != nil {
@@ -297,7 +299,7 @@ func (rt *Runtime) validate(s *Skill, req run.Request) ([]byte, *run.Error) {
 // acquireError names the kind of a failed compilation (or of its admission).
 func acquireError(s *Skill, err error) *run.Error {
 	err = fromEngine(err)
-	var be *busyError
+	var be *engine.BusyError
 	var ce *CompileError
 	switch {
 	case errors.As(err, &ce) && ce.Bound == "compileMemory":
@@ -306,7 +308,7 @@ func acquireError(s *Skill, err error) *run.Error {
 		return run.Errorf(run.KindTimeout, s.id, err, "the module cannot be compiled: %s", ce.Msg)
 	case errors.Is(err, run.ErrModuleChanged):
 		return run.Errorf(run.KindNotFound, s.id, err, "%v", err)
-	case errors.As(err, &be), errors.Is(err, run.ErrClosed), errors.Is(err, errOverBudget), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+	case errors.As(err, &be), errors.Is(err, run.ErrClosed), errors.Is(err, engine.ErrOverBudget), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return admissionError(s, err)
 	case strings.Contains(err.Error(), "over limit"): // wazero: "min N pages (...) over limit of M pages"
 		return run.Errorf(run.KindMemoryLimit, s.id, err, "%v", err)
@@ -316,7 +318,7 @@ func acquireError(s *Skill, err error) *run.Error {
 
 // admissionError names the kind of a refused admission.
 func admissionError(s *Skill, err error) *run.Error {
-	var be *busyError
+	var be *engine.BusyError
 	switch {
 	case errors.Is(err, run.ErrClosed):
 		return run.Errorf(run.KindBusy, s.id, err, "the runtime is closed")
@@ -324,7 +326,7 @@ func admissionError(s *Skill, err error) *run.Error {
 		re := run.Errorf(run.KindBusy, s.id, err, "%s", be.Msg)
 		re.RetryAfter = time.Second
 		return re
-	case errors.Is(err, errOverBudget):
+	case errors.Is(err, engine.ErrOverBudget):
 		return run.Errorf(run.KindMemoryLimit, s.id, err, "the skill's memory (memoryMiB %d, plus what the host holds for a run) is %v; lower its memoryMiB or raise the budget", s.grant.Limits.MemoryMiB, err)
 	case errors.Is(err, context.DeadlineExceeded):
 		return run.Errorf(run.KindTimeout, s.id, err, "the caller's deadline passed while the run waited to be admitted")
@@ -336,7 +338,7 @@ func admissionError(s *Skill, err error) *run.Error {
 
 // execute runs an admitted run under grant: it makes the run's SkillContext, calls the module
 // (or the script's interpreter: job), and reads its output.
-func (rt *Runtime) execute(ctx context.Context, s *Skill, grant *policy.Grant, c *compiled, job *scriptJob, input []byte, res *run.Result, emit emitter) *run.Error {
+func (rt *Runtime) execute(ctx context.Context, s *Skill, grant *policy.Grant, c *engine.Compiled, job *scriptJob, input []byte, res *run.Result, emit emitter) *run.Error {
 	host := grant.Host()
 	var outDir *output
 	if grant.Artifacts != nil {
@@ -390,7 +392,7 @@ func (rt *Runtime) execute(ctx context.Context, s *Skill, grant *policy.Grant, c
 // call instantiates the module and calls its entrypoint, turning every way it can fail into a
 // run.Error of the right kind. The output it returns is the host's own copy, at most the run's
 // maxOutputBytes.
-func (rt *Runtime) call(ctx context.Context, s *Skill, c *compiled, call *hostfuncs.Call, input []byte, res *run.Result, emit emitter) ([]byte, *run.Error) {
+func (rt *Runtime) call(ctx context.Context, s *Skill, c *engine.Compiled, call *hostfuncs.Call, input []byte, res *run.Result, emit emitter) ([]byte, *run.Error) {
 	timeout := time.Duration(s.grant.Limits.TimeoutMs) * time.Millisecond
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -404,7 +406,7 @@ func (rt *Runtime) call(ctx context.Context, s *Skill, c *compiled, call *hostfu
 	rio := &runIO{call: call, maxLog: s.grant.Limits.MaxLogBytes,
 		stdout: hostfuncs.LineWriter{Call: call, Source: "stdout", Level: "info"},
 		stderr: hostfuncs.LineWriter{Call: call, Source: "stderr", Level: "warn"}}
-	var meter *memoryMeter
+	var meter *engine.MemoryMeter
 	if warm != nil {
 		meter = warm.Meter // the instance's memories were made with it
 	} else {
@@ -437,7 +439,7 @@ func (rt *Runtime) call(ctx context.Context, s *Skill, c *compiled, call *hostfu
 		}
 		return rt.callNative(runCtx, ctx, s, c, mod, initialised, rio, meter, mc, input, emit)
 	}
-	mc := baseModuleConfig().WithNanosleep(sleepUntil(runCtx.Done())).WithStdout(stdout).WithStderr(stderr)
+	mc := engine.BaseModuleConfig().WithNanosleep(engine.SleepUntil(runCtx.Done())).WithStdout(stdout).WithStderr(stderr)
 	return rt.callExtism(runCtx, ctx, s, c.Plugin, call, meter, mc, input, emit)
 }
 
@@ -445,7 +447,7 @@ func (rt *Runtime) call(ctx context.Context, s *Skill, c *compiled, call *hostfu
 // module's memories, and the output's size is checked before the host copies it.
 // mod is an instance from the module's warm pool (initialised when its initialiser ran already),
 // or nil to make one with mc.
-func (rt *Runtime) callNative(runCtx, ctx context.Context, s *Skill, c *compiled, mod api.Module, initialised bool, rio *runIO, meter *memoryMeter, mc wazero.ModuleConfig, input []byte, emit emitter) ([]byte, *run.Error) {
+func (rt *Runtime) callNative(runCtx, ctx context.Context, s *Skill, c *engine.Compiled, mod api.Module, initialised bool, rio *runIO, meter *engine.MemoryMeter, mc wazero.ModuleConfig, input []byte, emit emitter) ([]byte, *run.Error) {
 	id, m, call := s.id, c.Native, rio.call
 	// Whichever instance this run holds (a warm one from the start, or the one made below) is
 	// closed when it returns, on every path.
@@ -515,7 +517,7 @@ type runIO struct {
 	// The run's kernel (native engine) and memory meter (unless its instance is a warm one), in
 	// the same allocation.
 	kernel kernel.Kernel
-	meter  memoryMeter
+	meter  engine.MemoryMeter
 }
 
 func (r *runIO) Fault(f *kernel.Fault) { r.call.SetFault(f) }
@@ -530,7 +532,7 @@ func (r *runIO) Log(level int, msg []byte) {
 }
 
 // callExtism runs the call with Extism's go-sdk.
-func (rt *Runtime) callExtism(runCtx, ctx context.Context, s *Skill, p *extism.CompiledPlugin, call *hostfuncs.Call, meter *memoryMeter, mc wazero.ModuleConfig, input []byte, emit emitter) ([]byte, *run.Error) {
+func (rt *Runtime) callExtism(runCtx, ctx context.Context, s *Skill, p *extism.CompiledPlugin, call *hostfuncs.Call, meter *engine.MemoryMeter, mc wazero.ModuleConfig, input []byte, emit emitter) ([]byte, *run.Error) {
 	instCtx := experimental.WithMemoryAllocator(extismhost.WithCall(runCtx, call), meter)
 	inst, err := p.Instance(instCtx, extism.PluginInstanceConfig{ModuleConfig: mc})
 	if err != nil {
@@ -579,7 +581,7 @@ func outputTooLarge(s *Skill, n int64) *run.Error {
 // classify names the kind of a failed call. Order matters: a deadline or a cancellation explains
 // whatever error wazero reported when it closed the module, and so does a guest fault recorded by a
 // host function; only then is a trap a trap.
-func classify(runCtx, parent context.Context, s *Skill, call *hostfuncs.Call, meter *memoryMeter, err error) *run.Error {
+func classify(runCtx, parent context.Context, s *Skill, call *hostfuncs.Call, meter *engine.MemoryMeter, err error) *run.Error {
 	if re := contextError(runCtx, parent, s, err); re != nil {
 		return re
 	}

@@ -37,6 +37,7 @@ import (
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime/internal/codecache"
+	"github.com/skillbox-dev/skillbox/runtime/internal/engine"
 	"github.com/skillbox-dev/skillbox/spec"
 	"github.com/skillbox-dev/skillbox/version"
 	"go.opentelemetry.io/otel/trace"
@@ -127,10 +128,10 @@ type Runtime struct {
 	cfg       Config
 	policy    atomic.Pointer[policy.Policy]
 	logger    *slog.Logger
-	engine    *engine
-	interps   *interpreters                    // the script languages' interpreters
+	engine    *engine.Engine
+	interps   *engine.Interpreters             // the script languages' interpreters
 	bytecode  *codecache.Cache[string, []byte] // the JavaScript skills' compiled bundles
-	admission *admission
+	admission *engine.Admission
 	history   *recentRuns
 	kept      *keeper // the artifacts of recent runs, without Config.Artifacts
 	counters  *counters
@@ -160,10 +161,10 @@ type Runtime struct {
 	privateCache string
 	// shared holds engine, interps, bytecode, admission and the cache (see Shared); ownsShared
 	// says this Runtime made it, and closes it. owner is this Runtime's live set in the engine
-	// (the modules its registry uses, kept compiled; see enginelive.go).
+	// (the modules its registry uses, kept compiled; see engine.Owner).
 	shared     *Shared
 	ownsShared bool
-	owner      *engineOwner
+	owner      *engine.Owner
 	// quota holds the tenant's quotas (Config.Quota); nil when there are none.
 	quota *quota
 

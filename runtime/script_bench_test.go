@@ -10,6 +10,7 @@ import (
 	"github.com/skillbox-dev/skillbox/internal/interleave"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/runtime/internal/engine"
 )
 
 // BenchmarkScriptRun is a full rt.Run of a small JavaScript skill (arguments validated, one host
@@ -47,7 +48,7 @@ func benchScriptRun(b *testing.B, file, code string) {
 	defer rt.interps.Release(en)
 	ip := en.Value()
 	floor := func() {
-		meter := newMemoryMeter(uint64(s.grant.Limits.MemoryMiB) << 20)
+		meter := engine.NewMemoryMeter(uint64(s.grant.Limits.MemoryMiB) << 20)
 		defer meter.Release()
 		mctx := experimental.WithMemoryAllocator(ctx, meter)
 		var err error

@@ -23,6 +23,7 @@ import (
 	"github.com/skillbox-dev/skillbox/internal/wasifs"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/runtime/internal/engine"
 	"github.com/skillbox-dev/skillbox/spec"
 )
 
@@ -37,7 +38,7 @@ type scriptJob struct {
 	prog  *program
 	argv  []string
 	stdin []byte
-	ip    *interp // acquired by Run
+	ip    *engine.Interp // acquired by Run
 }
 
 // executeJob prepares a run of script skill s's execute: its code, checked to be the version's.
@@ -96,7 +97,7 @@ func codeError(s *Skill, err error) *run.Error {
 func scriptCharge(grant *policy.Grant, codeBytes int64) int64 {
 	l := grant.Limits
 	io := max(l.MaxFetchBytes, l.MaxFileBytes, l.MaxWriteBytes, grant.OutputFileBytes())
-	return l.MemoryMiB<<20 + stackReserve + io + l.MaxLogBytes + 2*codeBytes + 2*l.MaxOutputBytes + runOverhead
+	return l.MemoryMiB<<20 + engine.StackReserve + io + l.MaxLogBytes + 2*codeBytes + 2*l.MaxOutputBytes + engine.RunOverhead
 }
 
 // callScript runs job in a fresh instance of its interpreter, bounded like a module's run: the
@@ -112,7 +113,7 @@ func (rt *Runtime) callScript(ctx context.Context, s *Skill, job *scriptJob, cal
 	}
 	defer rt.untrack(res)
 
-	meter := newMemoryMeter(uint64(l.MemoryMiB) << 20)
+	meter := engine.NewMemoryMeter(uint64(l.MemoryMiB) << 20)
 	defer meter.Release()
 	defer func() {
 		peak, _ := meter.Stats()

@@ -1,10 +1,10 @@
-package runtime
+package engine
 
 import "time"
 
-// compileEvent says that a compilation started or ended: runtime.CompileEvent's fields, in the
+// CompileEvent says that a compilation started or ended: runtime.CompileEvent's fields, in the
 // same order, which the runtime converts it into.
-type compileEvent struct {
+type CompileEvent struct {
 	What  string
 	Skill string
 	Bytes int
@@ -13,9 +13,9 @@ type compileEvent struct {
 	Err   error
 }
 
-// compileProgress reports ev to fn (Config.OnCompile) as started, and returns the function that
-// reports it ended. A nil fn costs nothing.
-func compileProgress(fn func(compileEvent), ev compileEvent) (done func(error)) {
+// compileProgress reports ev to fn (runtime.Config.OnCompile) as started, and returns the function
+// that reports it ended. A nil fn costs nothing.
+func compileProgress(fn func(CompileEvent), ev CompileEvent) (done func(error)) {
 	if fn == nil {
 		return func(error) {}
 	}

@@ -1,4 +1,4 @@
-package runtime
+package engine
 
 import (
 	"context"
@@ -13,12 +13,12 @@ import (
 // the cache as a run does, against compiling it in this process — the floor — alternating the
 // two so that both see the same machine. It reports the child's peak memory.
 //
-//	go test -run '^$' -bench Compile -benchtime 3x ./runtime/
+//	go test -run '^$' -bench Compile -benchtime 3x ./runtime/internal/engine/
 func BenchmarkCompile(b *testing.B) {
-	if !canCompileInChild() {
+	if !CanCompileInChild() {
 		b.Skip("this test binary does not call MaybeCompileChild")
 	}
-	wasm, err := os.ReadFile("../skills/hello/execute.wasm")
+	wasm, err := os.ReadFile("../../../skills/hello/execute.wasm")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -28,7 +28,7 @@ func BenchmarkCompile(b *testing.B) {
 	var peak int64
 	for b.Loop() {
 		start := time.Now()
-		r := wazero.NewRuntimeWithConfig(ctx, engineConfig(pages, false))
+		r := wazero.NewRuntimeWithConfig(ctx, CompileConfig(pages, false))
 		if _, err := r.CompileModule(ctx, wasm); err != nil {
 			b.Fatal(err)
 		}
@@ -37,7 +37,7 @@ func BenchmarkCompile(b *testing.B) {
 
 		dir := b.TempDir()
 		start = time.Now()
-		rec, err := compileInChild(ctx, dir, pages, source{Wasm: wasm}, 1<<30, time.Minute)
+		rec, err := compileInChild(ctx, dir, pages, Source{Wasm: wasm}, 1<<30, time.Minute)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -45,7 +45,7 @@ func BenchmarkCompile(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		r = wazero.NewRuntimeWithConfig(ctx, engineConfig(pages, false).WithCompilationCache(cache))
+		r = wazero.NewRuntimeWithConfig(ctx, CompileConfig(pages, false).WithCompilationCache(cache))
 		if _, err := r.CompileModule(ctx, wasm); err != nil {
 			b.Fatal(err)
 		}

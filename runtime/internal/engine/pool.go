@@ -1,4 +1,4 @@
-package runtime
+package engine
 
 import (
 	"context"
@@ -20,15 +20,16 @@ import (
 // instance. A pooled instance's memory is charged to the admission budget while it waits, and
 // refills stop when the budget has no room or runs are waiting for it.
 
-// warmThreshold is the instantiation time from which a module gets a pool (Config.WarmInstances).
+// warmThreshold is the instantiation time from which a module gets a pool
+// (runtime.Config.WarmInstances).
 const warmThreshold = time.Millisecond
 
 // warmPool holds a compiled module's ready instances.
 type warmPool struct {
 	size      int
-	m         *nativeModule
-	mod       *engineModule // the skill version whose run made the pool: its limits size the instances
-	admission *admission
+	m         *NativeModule
+	mod       *Module // the skill version whose run made the pool: its limits size the instances
+	admission *Admission
 	logger    *slog.Logger
 
 	// noInit is set once the module's initialiser failed without a run (it called the kernel or
@@ -36,7 +37,7 @@ type warmPool struct {
 	noInit atomic.Bool
 
 	mu      sync.Mutex
-	ready   []*warmInstance
+	ready   []*WarmInstance
 	filling bool
 	closed  bool
 	wg      sync.WaitGroup
@@ -45,11 +46,11 @@ type warmPool struct {
 	hits, made, refillNs *atomic.Int64
 }
 
-// warmInstance is an instance made ahead of its run.
-type warmInstance struct {
+// WarmInstance is an instance made ahead of its run.
+type WarmInstance struct {
 	Mod    api.Module
-	Meter  *memoryMeter
-	Slot   *ioSlot
+	Meter  *MemoryMeter
+	Slot   *IOSlot
 	charge int64
 	// Initialised: the guest runtime's initialiser (_initialize ...) ran when it was made.
 	Initialised bool
@@ -123,13 +124,13 @@ func (r *runSlot) sleep(ns int64) {
 	r.mu.Lock()
 	done := r.done
 	r.mu.Unlock()
-	sleepUntil(done)(ns)
+	SleepUntil(done)(ns)
 }
 
 // Instantiated is told that a run of m made a fresh instance of c (native) in took: a module that
-// takes warmThreshold or more gets its pool of Config.WarmInstances, once, logging to logger (the
-// run's Runtime's).
-func (e *engine) Instantiated(c *compiled, m *engineModule, took time.Duration, logger *slog.Logger) {
+// takes warmThreshold or more gets its pool of runtime.Config.WarmInstances, once, logging to
+// logger (the run's Runtime's).
+func (e *Engine) Instantiated(c *Compiled, m *Module, took time.Duration, logger *slog.Logger) {
 	if e.warmInstances <= 0 || took < warmThreshold {
 		return
 	}
@@ -143,7 +144,7 @@ func (e *engine) Instantiated(c *compiled, m *engineModule, took time.Duration, 
 }
 
 // TakeWarm returns an instance of c made ahead of the run, or nil (no pool, or none ready).
-func (c *compiled) TakeWarm() *warmInstance {
+func (c *Compiled) TakeWarm() *WarmInstance {
 	if p := c.pool.Load(); p != nil {
 		return p.take()
 	}
@@ -151,9 +152,9 @@ func (c *compiled) TakeWarm() *warmInstance {
 }
 
 // take returns a ready instance, or nil, and starts a refill.
-func (p *warmPool) take() *warmInstance {
+func (p *warmPool) take() *WarmInstance {
 	p.mu.Lock()
-	var w *warmInstance
+	var w *WarmInstance
 	if n := len(p.ready); n > 0 {
 		w = p.ready[n-1]
 		p.ready = p.ready[:n-1]
@@ -207,8 +208,8 @@ func (p *warmPool) refill() {
 }
 
 // make instantiates one instance, or returns nil when the budget has no room or it fails.
-func (p *warmPool) make() *warmInstance {
-	meter := newMemoryMeter(p.mod.LinearLimit)
+func (p *warmPool) make() *WarmInstance {
+	meter := NewMemoryMeter(p.mod.LinearLimit)
 	slot := p.m.TakeSlot() // the instance's for its life: never put back
 	// Bounded like a run: a start section that loops is interrupted.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(p.mod.Limits.TimeoutMs)*time.Millisecond)
@@ -242,17 +243,17 @@ func (p *warmPool) make() *warmInstance {
 		initialised = true
 	}
 	peak, _ := meter.Stats()
-	charge := int64(peak) + 2*p.mod.Size + runOverhead
+	charge := int64(peak) + 2*p.mod.Size + RunOverhead
 	if !p.admission.tryHold(charge) {
 		_ = mod.Close(context.Background())
 		meter.Release()
 		return nil
 	}
 	p.made.Add(1)
-	return &warmInstance{Mod: mod, Meter: meter, Slot: slot, charge: charge, Initialised: initialised}
+	return &WarmInstance{Mod: mod, Meter: meter, Slot: slot, charge: charge, Initialised: initialised}
 }
 
-func (p *warmPool) discard(w *warmInstance) {
+func (p *warmPool) discard(w *WarmInstance) {
 	_ = w.Mod.Close(context.Background())
 	w.Meter.Release()
 	p.admission.free(w.charge)

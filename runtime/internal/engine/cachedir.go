@@ -1,4 +1,4 @@
-package runtime
+package engine
 
 import (
 	"context"
@@ -24,16 +24,16 @@ import (
 // There is no shared fallback (such as a directory under $TMPDIR): without a user cache directory,
 // or when the default one fails these checks, Skillbox runs without the on-disk cache.
 
-// cacheDirError says why a compilation cache directory was refused: runtime.CacheDirError's
+// CacheDirError says why a compilation cache directory was refused: runtime.CacheDirError's
 // fields, in the same order, which the runtime converts it into.
-type cacheDirError struct {
+type CacheDirError struct {
 	Path  string
 	Found string
 	Fix   string
 	Err   error
 }
 
-func (e *cacheDirError) Error() string {
+func (e *CacheDirError) Error() string {
 	msg := "compilation cache: " + e.Path + " " + e.Found
 	if e.Err != nil {
 		msg += ": " + e.Err.Error()
@@ -44,13 +44,14 @@ func (e *cacheDirError) Error() string {
 	return msg
 }
 
-func (e *cacheDirError) Unwrap() error { return e.Err }
+func (e *CacheDirError) Unwrap() error { return e.Err }
 
-// openCacheDir returns the directory for wazero's compilation cache, checked and created as
-// described above, or "" to run without the on-disk cache. An explicit directory (Config.CacheDir)
-// that fails is an error: the operator asked for it, and running without would surprise them. The
-// default directory that fails, or no user cache directory at all, is a warning on logger.
-func openCacheDir(ctx context.Context, explicit string, logger *slog.Logger) (string, error) {
+// OpenCacheDir returns the directory for wazero's compilation cache, checked and created as
+// described above, or "" to run without the on-disk cache. An explicit directory
+// (runtime.Config.CacheDir) that fails is an error: the operator asked for it, and running without
+// would surprise them. The default directory that fails, or no user cache directory at all, is a
+// warning on logger.
+func OpenCacheDir(ctx context.Context, explicit string, logger *slog.Logger) (string, error) {
 	if explicit != "" {
 		dir, err := secureCacheDir(explicit, 1)
 		if err == nil {
@@ -79,8 +80,8 @@ func openCacheDir(ctx context.Context, explicit string, logger *slog.Logger) (st
 
 var cacheMu sync.Mutex
 
-// newCache opens a wazero compilation cache handle over dir, or returns nil for "".
-func newCache(dir string) (wazero.CompilationCache, error) {
+// NewCache opens a wazero compilation cache handle over dir, or returns nil for "".
+func NewCache(dir string) (wazero.CompilationCache, error) {
 	if dir == "" {
 		return nil, nil
 	}
@@ -94,9 +95,9 @@ func newCache(dir string) (wazero.CompilationCache, error) {
 // probeCache opens and closes a wazero cache over dir, so that an unusable directory fails New
 // rather than the first run.
 func probeCache(ctx context.Context, dir string) error {
-	cache, err := newCache(dir)
+	cache, err := NewCache(dir)
 	if err != nil {
-		return &cacheDirError{Path: dir, Found: "cannot be used by wazero", Err: err}
+		return &CacheDirError{Path: dir, Found: "cannot be used by wazero", Err: err}
 	}
 	return cache.Close(ctx)
 }
@@ -108,7 +109,7 @@ func probeCache(ctx context.Context, dir string) error {
 func secureCacheDir(dir string, owned int) (string, error) {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
-		return "", &cacheDirError{Path: dir, Found: "cannot be made absolute", Err: err}
+		return "", &CacheDirError{Path: dir, Found: "cannot be made absolute", Err: err}
 	}
 	// Collect the elements, innermost first: the owned ones, then missing ancestors.
 	var elems []string
@@ -132,36 +133,36 @@ func secureCacheDir(dir string, owned int) (string, error) {
 		}
 	}
 	for i := len(elems) - 1; i >= 0; i-- {
-		if err := ensurePrivateDir(elems[i]); err != nil {
+		if err := EnsurePrivateDir(elems[i]); err != nil {
 			return "", err
 		}
 	}
 	// wazero would create this one itself (inside a directory only we can write, so with no one
 	// else's content); making and checking it here also refuses one left by an older, looser setup.
-	if err := ensurePrivateDir(filepath.Join(dir, wazeroSubdir())); err != nil {
+	if err := EnsurePrivateDir(filepath.Join(dir, WazeroSubdir())); err != nil {
 		return "", err
 	}
 	return dir, nil
 }
 
-// ensurePrivateDir creates path with mode 0700 when it is missing (chmod after mkdir: the umask
+// EnsurePrivateDir creates path with mode 0700 when it is missing (chmod after mkdir: the umask
 // may have taken bits away) and checks it either way.
-func ensurePrivateDir(path string) error {
+func EnsurePrivateDir(path string) error {
 	fi, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		// ErrExist: made concurrently (another process sharing the cache); check what is there.
 		if err := os.Mkdir(path, 0o700); err == nil {
 			if err := os.Chmod(path, 0o700); err != nil {
-				return &cacheDirError{Path: path, Found: "was created but its mode cannot be set", Err: err}
+				return &CacheDirError{Path: path, Found: "was created but its mode cannot be set", Err: err}
 			}
 		} else if !errors.Is(err, fs.ErrExist) {
-			return &cacheDirError{Path: path, Found: "cannot be created", Err: err,
+			return &CacheDirError{Path: path, Found: "cannot be created", Err: err,
 				Fix: "create it yourself with mode 0700 (mkdir -m 700), or choose another directory"}
 		}
 		fi, err = os.Lstat(path)
 	}
 	if err != nil {
-		return &cacheDirError{Path: path, Found: "cannot be inspected", Err: err}
+		return &CacheDirError{Path: path, Found: "cannot be inspected", Err: err}
 	}
 	return checkPrivateDir(path, fi)
 }
@@ -173,18 +174,18 @@ func checkPrivateDir(path string, fi fs.FileInfo) error {
 	switch {
 	case fi.Mode()&fs.ModeSymlink != 0:
 		target, _ := os.Readlink(path)
-		return &cacheDirError{Path: path, Found: fmt.Sprintf("is a symbolic link (to %s), which Skillbox does not follow in its cache path", target),
+		return &CacheDirError{Path: path, Found: fmt.Sprintf("is a symbolic link (to %s), which Skillbox does not follow in its cache path", target),
 			Fix: "point the cache directory (--cache-dir, Config.CacheDir or XDG_CACHE_HOME) at the real directory, or remove the link and let Skillbox create the directory"}
 	case !fi.IsDir():
-		return &cacheDirError{Path: path, Found: fmt.Sprintf("is not a directory (mode %s)", fi.Mode()),
+		return &CacheDirError{Path: path, Found: fmt.Sprintf("is not a directory (mode %s)", fi.Mode()),
 			Fix: "remove it and let Skillbox create the directory, or choose another directory"}
 	}
 	if uid, ok := fileOwner(fi); ok && uid != os.Getuid() {
-		return &cacheDirError{Path: path, Found: fmt.Sprintf("is owned by uid %d, not by this process's uid %d", uid, os.Getuid()),
+		return &CacheDirError{Path: path, Found: fmt.Sprintf("is owned by uid %d, not by this process's uid %d", uid, os.Getuid()),
 			Fix: "remove it and let Skillbox recreate it, or choose a directory of your own"}
 	}
 	if checkModes && fi.Mode().Perm()&0o077 != 0 {
-		return &cacheDirError{Path: path, Found: fmt.Sprintf("has mode %04o; group and others must have no access", fi.Mode().Perm()),
+		return &CacheDirError{Path: path, Found: fmt.Sprintf("has mode %04o; group and others must have no access", fi.Mode().Perm()),
 			Fix: "chmod 700 " + path + ", or remove it and let Skillbox recreate it"}
 	}
 	return nil
@@ -197,26 +198,26 @@ func checkPrivateDir(path string, fi fs.FileInfo) error {
 func checkParent(parent, top string) error {
 	fi, err := os.Stat(parent)
 	if err != nil {
-		return &cacheDirError{Path: parent, Found: "cannot be inspected", Err: err}
+		return &CacheDirError{Path: parent, Found: "cannot be inspected", Err: err}
 	}
 	if uid, ok := fileOwner(fi); ok && uid != os.Getuid() && uid != 0 {
-		return &cacheDirError{Path: parent, Found: fmt.Sprintf("is owned by uid %d (neither this process's uid %d nor root), who could replace %s", uid, os.Getuid(), top),
+		return &CacheDirError{Path: parent, Found: fmt.Sprintf("is owned by uid %d (neither this process's uid %d nor root), who could replace %s", uid, os.Getuid(), top),
 			Fix: "choose a cache directory inside a directory of your own"}
 	}
 	if checkModes && fi.Mode().Perm()&0o022 != 0 && fi.Mode()&fs.ModeSticky == 0 {
-		return &cacheDirError{Path: parent, Found: fmt.Sprintf("has mode %04o: group or others can write to it without the sticky bit, and so replace %s", fi.Mode().Perm(), top),
+		return &CacheDirError{Path: parent, Found: fmt.Sprintf("has mode %04o: group or others can write to it without the sticky bit, and so replace %s", fi.Mode().Perm(), top),
 			Fix: "chmod go-w " + parent + " (or chmod +t), or choose a cache directory elsewhere"}
 	}
 	return nil
 }
 
-// wazeroSubdir is the name of the directory wazero keeps its files in under the cache directory:
+// WazeroSubdir is the name of the directory wazero keeps its files in under the cache directory:
 // "wazero-<version>-<GOARCH>-<GOOS>" with the version as wazero v1.12.0 computes it
 // (cache.go ensuresFileCache, internal/version.GetWazeroVersion): the require version of the
 // last dependency whose path contains github.com/tetratelabs/wazero, else the main module's, else
 // "dev" (as in test binaries, whose build info lists no dependencies). Should it ever differ,
 // wazero creates its own directory inside ours, mode 0700, which no one else can have planted.
-func wazeroSubdir() string {
+func WazeroSubdir() string {
 	v := ""
 	if info, ok := debug.ReadBuildInfo(); ok {
 		for _, dep := range info.Deps {

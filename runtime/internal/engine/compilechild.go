@@ -1,4 +1,4 @@
-package runtime
+package engine
 
 import (
 	"bufio"
@@ -43,13 +43,13 @@ const childEnv = "SKILLBOX_COMPILE_CHILD"
 // childCapable is set by MaybeCompileChild in a program that can serve as its own compiler.
 var childCapable atomic.Bool
 
-// canCompileInChild reports whether this program can serve as its own compiler (it called
+// CanCompileInChild reports whether this program can serve as its own compiler (it called
 // MaybeCompileChild).
-func canCompileInChild() bool { return childCapable.Load() }
+func CanCompileInChild() bool { return childCapable.Load() }
 
-// maybeCompileChild is runtime.MaybeCompileChild: in a process started to compile a module it
+// MaybeCompileChild is runtime.MaybeCompileChild: in a process started to compile a module it
 // compiles it and exits; otherwise it notes that this program can serve as its own compiler.
-func maybeCompileChild() {
+func MaybeCompileChild() {
 	if os.Getenv(childEnv) != "1" {
 		childCapable.Store(true)
 		return
@@ -65,7 +65,7 @@ type childRequest struct {
 	// before the parent's watch would stop it for memory it no longer uses.
 	Memory int64 `json:"memory"`
 	// Stoppable is the source's: the module was instrumented, and compiles without wazero's
-	// interruption (see engineConfig).
+	// interruption (see CompileConfig).
 	Stoppable bool `json:"stoppable"`
 }
 
@@ -103,7 +103,7 @@ func serveCompile(in io.Reader, errOut io.Writer) int {
 		fmt.Fprintf(errOut, "compile child: cache: %v\n", err)
 		return 2
 	}
-	r := wazero.NewRuntimeWithConfig(ctx, engineConfig(req.Pages, req.Stoppable).WithCompilationCache(cache))
+	r := wazero.NewRuntimeWithConfig(ctx, CompileConfig(req.Pages, req.Stoppable).WithCompilationCache(cache))
 	_, err = r.CompileModule(ctx, wasm)
 	_ = r.Close(ctx)
 	_ = cache.Close(ctx)
@@ -114,36 +114,36 @@ func serveCompile(in io.Reader, errOut io.Writer) int {
 	return 0
 }
 
-// engineConfig is the wazero configuration every compilation uses, in the child and in the
+// CompileConfig is the wazero configuration every compilation uses, in the child and in the
 // process: the cache keys compiled code on it, so the process finds what the child compiled.
 // A stoppable module (see source) is stopped by its own checks; any other runs under wazero's
 // interruption, which makes compiled code exit to Go at every loop iteration and function call
 // to look at the context (a tight loop runs ~20x slower) but stops a guest at its deadline.
-func engineConfig(pages uint32, stoppable bool) wazero.RuntimeConfig {
+func CompileConfig(pages uint32, stoppable bool) wazero.RuntimeConfig {
 	return wazero.NewRuntimeConfig().
 		WithCloseOnContextDone(!stoppable).
 		WithMemoryLimitPages(pages)
 }
 
-// compileError is a module the compiler could not, or was not let, compile: runtime.CompileError's
+// CompileError is a module the compiler could not, or was not let, compile: runtime.CompileError's
 // fields, in the same order, which the runtime converts it into.
-type compileError struct {
+type CompileError struct {
 	Bound string
 	Msg   string
 }
 
-func (e *compileError) Error() string { return e.Msg }
+func (e *CompileError) Error() string { return e.Msg }
 
-// compiledMarks is the directory, in the cache, of the marks of modules a child compiled: a later
+// CompiledMarks is the directory, in the cache, of the marks of modules a child compiled: a later
 // process that finds a module's mark loads it from the cache without a child of its own.
-const compiledMarks = "skillbox-compiled"
+const CompiledMarks = "skillbox-compiled"
 
 // markPath is where the mark of wasm compiled with pages would be.
-func markPath(cacheDir string, pages uint32, src source) string {
+func markPath(cacheDir string, pages uint32, src Source) string {
 	h := sha256.New()
 	h.Write(src.Wasm)
-	fmt.Fprintf(h, "\x00%d\x00%s\x00%t", pages, wazeroSubdir(), src.Stoppable)
-	return filepath.Join(cacheDir, compiledMarks, hex.EncodeToString(h.Sum(nil)))
+	fmt.Fprintf(h, "\x00%d\x00%s\x00%t", pages, WazeroSubdir(), src.Stoppable)
+	return filepath.Join(cacheDir, CompiledMarks, hex.EncodeToString(h.Sum(nil)))
 }
 
 // childRun is what a child compilation cost: whether one ran, its peak memory, its time.
@@ -155,8 +155,8 @@ type childRun struct {
 
 // compileInChild compiles wasm in a child process into cacheDir, within the memory and time the
 // admission allows, unless a child did already (its mark is there). The error is a
-// *compileError, or ctx's.
-func compileInChild(ctx context.Context, cacheDir string, pages uint32, src source, maxMem int64, timeout time.Duration) (childRun, error) {
+// *CompileError, or ctx's.
+func compileInChild(ctx context.Context, cacheDir string, pages uint32, src Source, maxMem int64, timeout time.Duration) (childRun, error) {
 	mark := markPath(cacheDir, pages, src)
 	if st, err := os.Lstat(mark); err == nil && st.Mode().IsRegular() {
 		return childRun{}, nil
@@ -174,7 +174,7 @@ func compileInChild(ctx context.Context, cacheDir string, pages uint32, src sour
 }
 
 // childCompile runs one child compilation and watches it.
-func childCompile(ctx context.Context, cacheDir string, pages uint32, src source, maxMem int64, timeout time.Duration) (run childRun, err error) {
+func childCompile(ctx context.Context, cacheDir string, pages uint32, src Source, maxMem int64, timeout time.Duration) (run childRun, err error) {
 	run.Ran = true
 	start := time.Now()
 	defer func() { run.Took = time.Since(start) }()
@@ -218,7 +218,7 @@ func childCompile(ctx context.Context, cacheDir string, pages uint32, src source
 	run.Peak = peakRSS(cmd.ProcessState)
 	select {
 	case rss := <-overMemory:
-		return run, &compileError{Bound: "compileMemory", Msg: fmt.Sprintf("compiling it took more than %d MiB (%d MiB when it was stopped): the most a compilation may hold (Admission.CompileMemory, serve --compile-memory); rebuild with optimisations, or split its largest functions", maxMem>>20, rss>>20)}
+		return run, &CompileError{Bound: "compileMemory", Msg: fmt.Sprintf("compiling it took more than %d MiB (%d MiB when it was stopped): the most a compilation may hold (Admission.CompileMemory, serve --compile-memory); rebuild with optimisations, or split its largest functions", maxMem>>20, rss>>20)}
 	default:
 	}
 	switch {
@@ -227,11 +227,11 @@ func childCompile(ctx context.Context, cacheDir string, pages uint32, src source
 	case parent.Err() != nil:
 		return run, parent.Err()
 	case ctx.Err() != nil:
-		return run, &compileError{Bound: "compileTimeout", Msg: fmt.Sprintf("compiling it took longer than %s (Admission.CompileTimeout, serve --compile-timeout): rebuild with optimisations, or split its largest functions", timeout)}
+		return run, &CompileError{Bound: "compileTimeout", Msg: fmt.Sprintf("compiling it took longer than %s (Admission.CompileTimeout, serve --compile-timeout): rebuild with optimisations, or split its largest functions", timeout)}
 	}
 	var exit *exec.ExitError
 	if errors.As(err, &exit) && exit.ExitCode() == 3 {
-		return run, &compileError{Msg: "does not compile: " + strings.TrimSpace(stderr.String())}
+		return run, &CompileError{Msg: "does not compile: " + strings.TrimSpace(stderr.String())}
 	}
 	return run, fmt.Errorf("compile child: %v: %s", err, strings.TrimSpace(stderr.String()))
 }

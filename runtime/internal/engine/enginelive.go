@@ -1,17 +1,17 @@
-package runtime
+package engine
 
 // The engine's live sets as lazy checking and shared engines need them: a scan no longer knows
 // every module's hash (see StatusUnchecked), so it keeps what was live for the skills it has not
 // checked, and each check adds the hash it found; and several Runtimes may share one engine (see
-// Shared), each with its own registry, so a module is live while any of them has it.
+// runtime.Shared), each with its own registry, so a module is live while any of them has it.
 
-// engineOwner is one owner of a live set: a Runtime. Join hands it out, and the engine knows it
+// Owner is one owner of a live set: a Runtime. Join hands it out, and the engine knows it
 // by its address (a byte, so that two owners never share one).
-type engineOwner struct{ _ byte }
+type Owner struct{ _ byte }
 
 // isLive reports whether some owner keeps hash live: one that has not retained
 // yet keeps everything, and an engine no Runtime uses yet does too. e.mu is held.
-func (e *engine) isLive(hash string) bool {
+func (e *Engine) isLive(hash string) bool {
 	if len(e.lives) == 0 {
 		return true
 	}
@@ -25,8 +25,8 @@ func (e *engine) isLive(hash string) bool {
 
 // Join registers a new owner, a Runtime whose registry is not scanned yet: until it retains,
 // every module is live for it.
-func (e *engine) Join() *engineOwner {
-	owner := new(engineOwner)
+func (e *Engine) Join() *Owner {
+	owner := new(Owner)
 	e.mu.Lock()
 	e.lives[owner] = nil
 	e.mu.Unlock()
@@ -35,7 +35,7 @@ func (e *engine) Join() *engineOwner {
 
 // Leave forgets owner's live set, and drops the modules only it kept (a tenant's Runtime that
 // closes while the others go on).
-func (e *engine) Leave(owner *engineOwner) {
+func (e *Engine) Leave(owner *Owner) {
 	e.mu.Lock()
 	delete(e.lives, owner)
 	last := len(e.lives) == 0
@@ -47,7 +47,7 @@ func (e *engine) Leave(owner *engineOwner) {
 
 // LiveHashes returns a copy of the hashes owner keeps compiled modules of (nil: all, as before
 // its first retain).
-func (e *engine) LiveHashes(owner *engineOwner) map[string]bool {
+func (e *Engine) LiveHashes(owner *Owner) map[string]bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	live := e.lives[owner]
@@ -63,7 +63,7 @@ func (e *engine) LiveHashes(owner *engineOwner) map[string]bool {
 
 // KeepLive adds hash to owner's live set, so that a module a check found for its current
 // registry is kept compiled, not closed after its first run as one no version uses.
-func (e *engine) KeepLive(owner *engineOwner, hash string) {
+func (e *Engine) KeepLive(owner *Owner, hash string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if live := e.lives[owner]; live != nil {

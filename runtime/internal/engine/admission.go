@@ -1,4 +1,4 @@
-package runtime
+package engine
 
 import (
 	"context"
@@ -10,12 +10,12 @@ import (
 	"github.com/skillbox-dev/skillbox/run"
 )
 
-// errOverBudget is a charge larger than the whole budget: it could never be admitted.
-var errOverBudget = errors.New("larger than the runtime's whole memory budget")
+// ErrOverBudget is a charge larger than the whole budget: it could never be admitted.
+var ErrOverBudget = errors.New("larger than the runtime's whole memory budget")
 
-// admissionConfig is what the admission holds runs and compilations to: runtime.Admission's
+// AdmissionConfig is what the admission holds runs and compilations to: runtime.Admission's
 // fields, in the same order (the runtime converts one into the other), with its defaults applied.
-type admissionConfig struct {
+type AdmissionConfig struct {
 	MaxRuns        int
 	MaxQueue       int
 	MaxWait        time.Duration
@@ -25,9 +25,9 @@ type admissionConfig struct {
 	CompileTimeout time.Duration
 }
 
-// admissionStats is a snapshot of the admission: runtime.AdmissionStats's fields, in the same
+// AdmissionStats is a snapshot of the admission: runtime.AdmissionStats's fields, in the same
 // order, which the runtime converts it into.
-type admissionStats struct {
+type AdmissionStats struct {
 	Running, Queued, Compiling int
 	MemoryInUse, MemoryBudget  int64
 	PeakMemoryInUse            int64
@@ -35,18 +35,18 @@ type admissionStats struct {
 	PeakCompiling              int
 }
 
-// admission hands out run slots, compile slots and memory, first come first served. A ticket
+// Admission hands out run slots, compile slots and memory, first come first served. A ticket
 // that does not fit waits in one FIFO queue; one at the head that needs memory held by idle warm
 // modules gets it reclaimed (the engine drops them).
-type admission struct {
-	cfg     admissionConfig
+type Admission struct {
+	cfg     AdmissionConfig
 	reclaim func(need int64) // frees idle warm memory; called without mu
 
 	mu            sync.Mutex
 	used          int64 // bytes charged
 	running       int   // run slots in use
 	compiling     int   // compile slots in use
-	queue         []*ticket
+	queue         []*Ticket
 	closed        bool
 	reclaiming    bool // a reclaim for the queue's head runs: one at a time is enough
 	peakUsed      int64
@@ -54,19 +54,19 @@ type admission struct {
 	peakCompiling int
 }
 
-type ticket struct {
+type Ticket struct {
 	charge  int64
 	run     bool          // needs a run slot (else a compile slot)
 	ready   chan struct{} // made when the ticket waits in the queue; closed when it may go on
 	granted bool
 }
 
-func newAdmission(cfg admissionConfig, reclaim func(int64)) *admission {
-	return &admission{cfg: cfg, reclaim: reclaim}
+func NewAdmission(cfg AdmissionConfig, reclaim func(int64)) *Admission {
+	return &Admission{cfg: cfg, reclaim: reclaim}
 }
 
 // fits reports whether t can be granted now (a.mu held).
-func (a *admission) fits(t *ticket) (ok, forMemory bool) {
+func (a *Admission) fits(t *Ticket) (ok, forMemory bool) {
 	if t.run && a.running >= a.cfg.MaxRuns || !t.run && a.compiling >= a.cfg.MaxCompiles {
 		return false, false
 	}
@@ -76,7 +76,7 @@ func (a *admission) fits(t *ticket) (ok, forMemory bool) {
 	return true, false
 }
 
-func (a *admission) grant(t *ticket) {
+func (a *Admission) grant(t *Ticket) {
 	a.used += t.charge
 	if t.run {
 		a.running++
@@ -92,16 +92,16 @@ func (a *admission) grant(t *ticket) {
 	}
 }
 
-// busyError is the refusal of a run the runtime has no room for.
-type busyError struct{ Msg string }
+// BusyError is the refusal of a run the runtime has no room for.
+type BusyError struct{ Msg string }
 
-func (e *busyError) Error() string { return e.Msg }
+func (e *BusyError) Error() string { return e.Msg }
 
 // Acquire admits a run (isRun true) or a compilation charged charge bytes, waiting in the queue if
 // need be; the caller gives the room back with release(t). The error is ErrClosed,
-// errOverBudget, a *busyError (queue full, or waited MaxWait), or ctx's error.
-func (a *admission) Acquire(ctx context.Context, charge int64, isRun bool) (t *ticket, err error) {
-	t = &ticket{charge: charge, run: isRun}
+// ErrOverBudget, a *BusyError (queue full, or waited MaxWait), or ctx's error.
+func (a *Admission) Acquire(ctx context.Context, charge int64, isRun bool) (t *Ticket, err error) {
+	t = &Ticket{charge: charge, run: isRun}
 	a.mu.Lock()
 	switch {
 	case a.closed:
@@ -109,7 +109,7 @@ func (a *admission) Acquire(ctx context.Context, charge int64, isRun bool) (t *t
 		return nil, run.ErrClosed
 	case charge > a.cfg.MemoryBudget:
 		a.mu.Unlock()
-		return nil, fmt.Errorf("a charge of %d MiB is %w (%d MiB)", charge>>20, errOverBudget, a.cfg.MemoryBudget>>20)
+		return nil, fmt.Errorf("a charge of %d MiB is %w (%d MiB)", charge>>20, ErrOverBudget, a.cfg.MemoryBudget>>20)
 	}
 	if len(a.queue) == 0 {
 		ok, forMemory := a.fits(t)
@@ -128,7 +128,7 @@ func (a *admission) Acquire(ctx context.Context, charge int64, isRun bool) (t *t
 	}
 	if len(a.queue) >= a.cfg.MaxQueue {
 		a.mu.Unlock()
-		return nil, &busyError{fmt.Sprintf("%d runs are running and %d waiting, the most this runtime admits; try again shortly", a.running, len(a.queue))}
+		return nil, &BusyError{fmt.Sprintf("%d runs are running and %d waiting, the most this runtime admits; try again shortly", a.running, len(a.queue))}
 	}
 	t.ready = make(chan struct{})
 	a.queue = append(a.queue, t)
@@ -141,7 +141,7 @@ func (a *admission) Acquire(ctx context.Context, charge int64, isRun bool) (t *t
 	case <-ctx.Done():
 		err = ctx.Err()
 	case <-timer.C:
-		err = &busyError{fmt.Sprintf("waited %s for room to run without getting it; try again shortly", a.cfg.MaxWait)}
+		err = &BusyError{fmt.Sprintf("waited %s for room to run without getting it; try again shortly", a.cfg.MaxWait)}
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -159,7 +159,7 @@ func (a *admission) Acquire(ctx context.Context, charge int64, isRun bool) (t *t
 	return nil, err
 }
 
-func (a *admission) remove(t *ticket) {
+func (a *Admission) remove(t *Ticket) {
 	for i, q := range a.queue {
 		if q == t {
 			a.queue = append(a.queue[:i], a.queue[i+1:]...)
@@ -169,13 +169,13 @@ func (a *admission) remove(t *ticket) {
 	a.dispatchLocked() // the head may have changed
 }
 
-func (a *admission) Release(t *ticket) {
+func (a *Admission) Release(t *Ticket) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.releaseLocked(t)
 }
 
-func (a *admission) releaseLocked(t *ticket) {
+func (a *Admission) releaseLocked(t *Ticket) {
 	if !t.granted {
 		return
 	}
@@ -191,7 +191,7 @@ func (a *admission) releaseLocked(t *ticket) {
 
 // dispatchLocked grants waiting tickets in order while the head fits. A head waiting for memory
 // gets idle warm modules reclaimed for it, in the background (reclaim must not run under mu).
-func (a *admission) dispatchLocked() {
+func (a *Admission) dispatchLocked() {
 	for len(a.queue) > 0 && !a.closed {
 		head := a.queue[0]
 		ok, forMemory := a.fits(head)
@@ -214,7 +214,7 @@ func (a *admission) dispatchLocked() {
 }
 
 // hold charges n bytes held outside any ticket (a compiled module kept warm); free gives them back.
-func (a *admission) hold(n int64) {
+func (a *Admission) hold(n int64) {
 	a.mu.Lock()
 	a.used += n
 	a.peakUsed = max(a.peakUsed, a.used)
@@ -223,7 +223,7 @@ func (a *admission) hold(n int64) {
 
 // tryHold holds n bytes if they fit in the budget and no ticket waits: what it holds is a
 // convenience (a warm instance), never worth delaying a run for.
-func (a *admission) tryHold(n int64) bool {
+func (a *Admission) tryHold(n int64) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed || len(a.queue) > 0 || a.used+n > a.cfg.MemoryBudget {
@@ -234,7 +234,7 @@ func (a *admission) tryHold(n int64) bool {
 	return true
 }
 
-func (a *admission) free(n int64) {
+func (a *Admission) free(n int64) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.used -= n
@@ -242,7 +242,7 @@ func (a *admission) free(n int64) {
 }
 
 // Close refuses every waiting and future ticket with ErrClosed.
-func (a *admission) Close() {
+func (a *Admission) Close() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.closed = true
@@ -252,10 +252,10 @@ func (a *admission) Close() {
 	a.queue = nil
 }
 
-func (a *admission) Stats() admissionStats {
+func (a *Admission) Stats() AdmissionStats {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return admissionStats{Running: a.running, Queued: len(a.queue), Compiling: a.compiling,
+	return AdmissionStats{Running: a.running, Queued: len(a.queue), Compiling: a.compiling,
 		MemoryInUse: a.used, MemoryBudget: a.cfg.MemoryBudget, PeakMemoryInUse: a.peakUsed, PeakRunning: a.peakRuns,
 		PeakCompiling: a.peakCompiling}
 }
