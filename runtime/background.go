@@ -114,7 +114,7 @@ func (b *background) settle(r *registry) {
 	rt.reloadMu.Lock() // briefly: a retain must not overtake a newer scan's
 	if rt.reg.Load() == r {
 		keep, _ := r.hashes()
-		rt.engine.retain(rt, keep)
+		rt.engine.Retain(rt.owner, keep)
 	}
 	rt.reloadMu.Unlock()
 	rt.saveIndex()

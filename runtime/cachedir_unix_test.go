@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/runtime/internal/engine"
 )
 
 // nobody is the uid the tests give to "another user" (as root, with chown).
@@ -211,12 +212,12 @@ func TestCacheDirRefused(t *testing.T) {
 			return p, "is a symbolic link"
 		}},
 		{name: "wazero's subdirectory mode 0777", given: func(t *testing.T, base string) (string, string) {
-			p := filepath.Join(base, target, wazeroSubdir())
+			p := filepath.Join(base, target, engine.WazeroSubdir())
 			mkdir(t, p, 0o777)
 			return p, "has mode 0777"
 		}},
 		{name: "wazero's subdirectory owned by another user", root: true, given: func(t *testing.T, base string) (string, string) {
-			p := filepath.Join(base, target, wazeroSubdir())
+			p := filepath.Join(base, target, engine.WazeroSubdir())
 			mkdir(t, p, 0o700)
 			chown(t, p)
 			return p, "is owned by uid 65534"
@@ -306,7 +307,7 @@ func TestCacheDirStickyParent(t *testing.T) {
 			if want := filepath.Join(base, "skillbox", "wazero"); rt.cacheDir != want {
 				t.Fatalf("cache dir %q, want %q\n%s", rt.cacheDir, want, log)
 			}
-			wantPrivate(t, filepath.Join(base, "skillbox"), rt.cacheDir, filepath.Join(rt.cacheDir, wazeroSubdir()))
+			wantPrivate(t, filepath.Join(base, "skillbox"), rt.cacheDir, filepath.Join(rt.cacheDir, engine.WazeroSubdir()))
 		})
 	}
 }
@@ -340,7 +341,7 @@ func TestCacheDirCreatesPrivate(t *testing.T) {
 				if want := created[len(created)-1]; rt.cacheDir != want {
 					t.Fatalf("cache dir %q, want %q\n%s", rt.cacheDir, want, log)
 				}
-				wantPrivate(t, append(created, filepath.Join(rt.cacheDir, wazeroSubdir()))...)
+				wantPrivate(t, append(created, filepath.Join(rt.cacheDir, engine.WazeroSubdir()))...)
 				// The subdirectory checked is the one wazero fills: after a compilation the cache
 				// directory holds exactly it, with the compiled code inside.
 				runEcho(t, rt)
@@ -358,13 +359,13 @@ func TestCacheDirCreatesPrivate(t *testing.T) {
 					}
 					names = append(names, e.Name())
 				}
-				if strings.Join(names, " ") != wazeroSubdir() && strings.Join(names, " ") != compiledMarks+" "+wazeroSubdir() {
-					t.Fatalf("cache dir holds %v, want %s (and %s)", names, wazeroSubdir(), compiledMarks)
+				if strings.Join(names, " ") != engine.WazeroSubdir() && strings.Join(names, " ") != engine.CompiledMarks+" "+engine.WazeroSubdir() {
+					t.Fatalf("cache dir holds %v, want %s (and %s)", names, engine.WazeroSubdir(), engine.CompiledMarks)
 				}
 				if len(names) == 2 {
-					wantPrivate(t, filepath.Join(rt.cacheDir, compiledMarks))
+					wantPrivate(t, filepath.Join(rt.cacheDir, engine.CompiledMarks))
 				}
-				if files, err := os.ReadDir(filepath.Join(rt.cacheDir, wazeroSubdir())); err != nil || len(files) == 0 {
+				if files, err := os.ReadDir(filepath.Join(rt.cacheDir, engine.WazeroSubdir())); err != nil || len(files) == 0 {
 					t.Fatalf("wazero's subdirectory holds %v (%v), want the compiled module", files, err)
 				}
 			})

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/skillbox-dev/skillbox/runtime/internal/engine"
 	"github.com/skillbox-dev/skillbox/spec"
 	"github.com/tetratelabs/wazero"
 )
@@ -63,7 +64,7 @@ func (rt *Runtime) CheckSkills(ctx context.Context, dir string) []*Skill {
 }
 
 // checkSkill is CheckSkill that returns a refused admission as its error (ErrClosed, a
-// *busyError, errOverBudget, ctx's error) rather than as a problem of the package.
+// *engine.BusyError, engine.ErrOverBudget, ctx's error) rather than as a problem of the package.
 func (rt *Runtime) checkSkill(ctx context.Context, dir string) (s *Skill, ok bool, admitErr error) {
 	s, ok = LoadSkill(dir, rt.policy.Load())
 	if !ok {
@@ -82,16 +83,17 @@ func (rt *Runtime) compileCheck(ctx context.Context, s *Skill) error {
 		return nil
 	}
 	modPath := filepath.Join(dir, spec.ModuleFile)
-	src, err := rt.engine.source(s)
+	m := s.engineModule()
+	src, err := rt.engine.Source(&m)
 	if err != nil {
 		s.addProblem(&spec.ManifestError{Path: modPath, Msg: err.Error()})
 		return nil
 	}
 	// The engine's configuration, so the compiled code is the run's: wazero's cache keys on it, and
 	// a validate then costs a run no second compile.
-	pages := memoryPages(s.grant.Limits.MemoryMiB)
-	rc := engineConfig(pages, src.stoppable)
-	cache, err := newCache(rt.cacheDir)
+	pages := engine.MemoryPages(s.grant.Limits.MemoryMiB)
+	rc := engine.CompileConfig(pages, src.Stoppable)
+	cache, err := engine.NewCache(rt.cacheDir)
 	if err != nil {
 		s.addProblem(&spec.ManifestError{Path: modPath, Msg: fmt.Sprintf("compilation cache: %v", err)})
 		return nil
@@ -100,14 +102,14 @@ func (rt *Runtime) compileCheck(ctx context.Context, s *Skill) error {
 		defer cache.Close(ctx)
 		rc = rc.WithCompilationCache(cache)
 	}
-	done := compileProgress(rt.engine.onCompile, CompileEvent{What: "skill " + s.id, Skill: s.id, Bytes: len(src.wasm)})
-	release, err := rt.engine.admitCompile(ctx, s, pages, src)
+	done := rt.engine.CompileStarted(engine.CompileEvent{What: "skill " + s.id, Skill: s.id, Bytes: len(src.Wasm)})
+	release, err := rt.engine.AdmitCompile(ctx, &m, pages, src)
 	if err != nil {
 		done(err)
 	} else {
 		defer func() { done(nil) }()
 	}
-	var ce *CompileError
+	var ce *engine.CompileError
 	switch {
 	case errors.As(err, &ce):
 		hint := "rebuild it with optimisations, or split its largest functions"
@@ -122,7 +124,7 @@ func (rt *Runtime) compileCheck(ctx context.Context, s *Skill) error {
 	defer release()
 	r := wazero.NewRuntimeWithConfig(ctx, rc)
 	defer r.Close(ctx)
-	mod, err := r.CompileModule(ctx, src.wasm)
+	mod, err := r.CompileModule(ctx, src.Wasm)
 	if err != nil {
 		s.addProblem(&spec.ManifestError{Path: modPath, Msg: fmt.Sprintf("does not compile: %v", err)})
 		return nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/runtime/internal/engine"
 	"github.com/skillbox-dev/skillbox/spec"
 )
 
@@ -80,7 +81,7 @@ func compileBombSkill(t *testing.T, dir, id string, body []byte) {
 // run fails memory_limit naming the bound, the host did not hold the memory, validate says the
 // same, and the next run does not compile it again.
 func TestCompileMemoryIsEnforcedInAChild(t *testing.T) {
-	if !childCapable.Load() {
+	if !engine.CanCompileInChild() {
 		t.Skip("this test binary does not call MaybeCompileChild")
 	}
 	dir := t.TempDir()
@@ -96,6 +97,9 @@ func TestCompileMemoryIsEnforcedInAChild(t *testing.T) {
 	goruntime.ReadMemStats(&after)
 	if !errors.Is(err, run.ErrMemoryLimit) || !strings.Contains(err.Error(), "CompileMemory") {
 		t.Fatalf("run of a compile bomb: %v", err)
+	}
+	if ce := (*CompileError)(nil); !errors.As(err, &ce) || ce.Bound != "compileMemory" {
+		t.Errorf("run of a compile bomb: %v; a caller cannot match it as a *CompileError", err)
 	}
 	if grew := after.TotalAlloc - before.TotalAlloc; grew > 32<<20 {
 		t.Errorf("this process allocated %d MiB while the child compiled", grew>>20)
@@ -117,7 +121,7 @@ func TestCompileMemoryIsEnforcedInAChild(t *testing.T) {
 // A module whose compilation takes longer than Admission.CompileTimeout is stopped: wazero's own
 // CompileModule would not stop within a function.
 func TestCompileTimeoutIsEnforcedInAChild(t *testing.T) {
-	if !childCapable.Load() {
+	if !engine.CanCompileInChild() {
 		t.Skip("this test binary does not call MaybeCompileChild")
 	}
 	dir := t.TempDir()
@@ -132,7 +136,7 @@ func TestCompileTimeoutIsEnforcedInAChild(t *testing.T) {
 // Compiling in a child hands the code over through the cache: the process compiles nothing
 // itself that the child did not (a Go guest compiles in about a second; loading it, a tenth).
 func TestCompilesHappenInAChild(t *testing.T) {
-	if !childCapable.Load() {
+	if !engine.CanCompileInChild() {
 		t.Skip("this test binary does not call MaybeCompileChild")
 	}
 	sh := newShared(t, SharedConfig{NoCache: true})
@@ -157,7 +161,7 @@ func TestCompilesHappenInAChild(t *testing.T) {
 // A module a child compiled into a cache is marked there: another runtime (another process of the
 // same program) over that cache loads it without a child of its own.
 func TestCompiledMarksSpareChildren(t *testing.T) {
-	if !childCapable.Load() {
+	if !engine.CanCompileInChild() {
 		t.Skip("this test binary does not call MaybeCompileChild")
 	}
 	dir := t.TempDir()

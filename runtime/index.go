@@ -21,6 +21,7 @@ import (
 	"github.com/skillbox-dev/skillbox/internal/safefile"
 	"github.com/skillbox-dev/skillbox/internal/wasmcheck"
 	"github.com/skillbox-dev/skillbox/policy"
+	"github.com/skillbox-dev/skillbox/runtime/internal/engine"
 	"github.com/skillbox-dev/skillbox/spec"
 )
 
@@ -28,10 +29,10 @@ import (
 // next process over the same skill directories, so that a fresh `skillbox list` of ten thousand
 // skills reports their status from a stat of each file instead of reading every module. It is one
 // file per set of skill directories, beside the compilation cache and under its rules
-// (cachedir.go: a directory of the user's own, mode 0700, no symlinks), read by a process's first
-// scan and written whole, atomically, by a process that scanned; one that did not (skillbox run
-// of one skill) appends what it learned to a journal beside it instead, which the next scan
-// folds in.
+// (engine.EnsurePrivateDir: a directory of the user's own, mode 0700, no symlinks), read by a
+// process's first scan and written whole, atomically, by a process that scanned; one that did
+// not (skillbox run of one skill) appends what it learned to a journal beside it instead, which
+// the next scan folds in.
 //
 // # What it trusts
 //
@@ -94,7 +95,7 @@ func (rt *Runtime) openIndex() string {
 		return ""
 	}
 	dir := filepath.Join(rt.cacheDir, "index")
-	if err := ensurePrivateDir(dir); err != nil {
+	if err := engine.EnsurePrivateDir(dir); err != nil {
 		rt.logger.Warn("skill index off", "err", err)
 		return ""
 	}

@@ -10,21 +10,23 @@ import (
 	"time"
 
 	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/runtime/internal/engine"
 )
 
 // compiledNative returns the native module compiled for skill id, which must have run.
-func compiledNative(t *testing.T, rt *Runtime, id string) *nativeModule {
+func compiledNative(t *testing.T, rt *Runtime, id string) *engine.NativeModule {
 	t.Helper()
 	s, err := rt.Skill(id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	en, err := rt.engine.acquire(context.Background(), s) // the compiled one: a hit
+	m := s.engineModule()
+	en, err := rt.engine.Acquire(context.Background(), &m) // the compiled one: a hit
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rt.engine.release(en)
-	if n := en.Value().native; n != nil {
+	defer rt.engine.Release(en)
+	if n := en.Value().Native; n != nil {
 		return n
 	}
 	t.Fatalf("%s: no native module compiled", id)
@@ -71,7 +73,7 @@ func TestDeadlineStopsEveryGuest(t *testing.T) {
 			if !errors.Is(err, run.ErrTimeout) || res.Error.Kind != run.KindTimeout {
 				t.Fatalf("got %v (%+v), want a timeout", err, res.Error)
 			}
-			if got := compiledNative(t, rt, tc.skill).stoppable; got != tc.stoppable {
+			if got := compiledNative(t, rt, tc.skill).Stoppable; got != tc.stoppable {
 				t.Fatalf("stoppable %v, want %v", got, tc.stoppable)
 			}
 
@@ -90,7 +92,7 @@ func TestDeadlineStopsEveryGuest(t *testing.T) {
 }
 
 // What a run's instance writes reaches that run's log only: the runtime reuses the module
-// configuration instances write through (ioSlot), run after run and across concurrent runs.
+// configuration instances write through (engine.IOSlot), run after run and across concurrent runs.
 func TestStdoutStaysWithItsRun(t *testing.T) {
 	dir := t.TempDir()
 	fixture(t, dir, "stdout", simple("stdout", `"parameters":{"msg":{"type":"string","required":true}}`), "stdout")

@@ -217,8 +217,8 @@ func TestCapText(t *testing.T) {
 	}
 }
 
-// Mappings are reused between runs (mappings.go): a run must never see what an earlier one left in
-// its memory or its kernel blocks, whichever engine ran it.
+// Mappings are reused between runs (runtime/internal/engine/mappings.go): a run must never see
+// what an earlier one left in its memory or its kernel blocks, whichever engine ran it.
 func TestRunsSeeNoResidue(t *testing.T) {
 	for _, engine := range []Engine{EngineNative, EngineExtism} {
 		t.Run(string(engine), func(t *testing.T) {

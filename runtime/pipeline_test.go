@@ -14,6 +14,7 @@ import (
 	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/runtime/internal/engine"
 	"github.com/skillbox-dev/skillbox/spec"
 )
 
@@ -48,11 +49,12 @@ func compileNow(t *testing.T, rt *Runtime, ids ...string) {
 			t.Fatal(err)
 		}
 		s.verified() // the engine compiles checked skills: Run checks them first
-		en, err := rt.engine.acquire(context.Background(), s)
+		m := s.engineModule()
+		en, err := rt.engine.Acquire(context.Background(), &m)
 		if err != nil {
 			t.Fatalf("compile %s: %v", id, err)
 		}
-		rt.engine.release(en)
+		rt.engine.Release(en)
 	}
 }
 
@@ -236,8 +238,9 @@ func TestAdmissionMemoryBudget(t *testing.T) {
 	t.Parallel()
 	probe := pipelineRuntime(t, Config{}, Admission{}, 300)
 	s, _ := probe.Skill("loop")
-	charge := runCharge(s)
-	warm := warmCharge(s)
+	m := s.engineModule()
+	charge := engine.RunCharge(&m)
+	warm := engine.WarmCharge(&m)
 
 	tiny := pipelineRuntime(t, Config{}, Admission{MemoryBudget: charge - 1, CompileMemory: 128 << 20}, 300)
 	if _, err := tiny.Run(context.Background(), run.Request{Skill: "loop", Who: testAdmin}); !errors.Is(err, run.ErrMemoryLimit) || !strings.Contains(err.Error(), "whole memory budget") {
@@ -247,8 +250,8 @@ func TestAdmissionMemoryBudget(t *testing.T) {
 	// Room for one loop run and the warm modules, not for two runs.
 	small := Admission{CompileMemory: 128 << 20}.withDefaults() // compiling fits beside a run
 	rt := pipelineRuntime(t, Config{}, Admission{MemoryBudget: charge + 2*warm + warm/2, CompileMemory: small.CompileMemory}, 200)
-	if compileCharge(small, s) > charge {
-		t.Fatalf("the test's arithmetic: a compilation (%d) costs more than a run (%d)", compileCharge(small, s), charge)
+	if engine.CompileCharge(small.toEngine(), &m) > charge {
+		t.Fatalf("the test's arithmetic: a compilation (%d) costs more than a run (%d)", engine.CompileCharge(small.toEngine(), &m), charge)
 	}
 	var wg sync.WaitGroup
 	for range 3 {
@@ -276,11 +279,12 @@ func TestAdmissionMemoryBudget(t *testing.T) {
 func TestWarmModulesAreEvictedForRuns(t *testing.T) {
 	t.Parallel()
 	probe := pipelineRuntime(t, Config{}, Admission{}, 300)
-	h, _ := probe.Skill("hello")
-	e, _ := probe.Skill("echo")
+	hs, _ := probe.Skill("hello")
+	es, _ := probe.Skill("echo")
+	h, e := hs.engineModule(), es.engineModule()
 	// Room for a run and one warm module and a half: never two warm modules beside a run.
 	a := Admission{CompileMemory: 128 << 20}.withDefaults()
-	budget := max(runCharge(h), runCharge(e), compileCharge(a, h), compileCharge(a, e)) + max(warmCharge(h), warmCharge(e))*3/2
+	budget := max(engine.RunCharge(&h), engine.RunCharge(&e), engine.CompileCharge(a.toEngine(), &h), engine.CompileCharge(a.toEngine(), &e)) + max(engine.WarmCharge(&h), engine.WarmCharge(&e))*3/2
 	rt := pipelineRuntime(t, Config{}, Admission{MemoryBudget: budget, CompileMemory: a.CompileMemory}, 300)
 	for _, id := range []string{"hello", "echo", "hello"} {
 		if res, err := rt.Run(context.Background(), run.Request{Skill: id, Args: []byte(`{}`), Who: testAdmin}); err != nil {

@@ -97,7 +97,7 @@ func TestSharedTenantsAndQuotas(t *testing.T) {
 	if st := a.Stats(); st.Compiles+st.CompileHits == 0 {
 		t.Errorf("stats: %+v", st)
 	}
-	if n := sh.engine.modules.Compiles.Load(); n != 2 { // sleep and hello
+	if n := sh.engine.Stats().Compiles; n != 2 { // sleep and hello
 		t.Errorf("%d compilations for 2 distinct modules over 2 tenants", n)
 	}
 	if st := sh.Stats(); st.PeakRunning < 2 || st.Running != 0 {
@@ -130,11 +130,11 @@ func TestSharedRuntimeCloseLeavesTheOthers(t *testing.T) {
 	if _, err := a.Run(ctx, run.Request{Skill: "hello", Who: testAdmin}); !errors.Is(err, run.ErrClosed) {
 		t.Fatalf("a closed tenant runs: %v", err)
 	}
-	before := sh.engine.modules.Compiles.Load()
+	before := sh.engine.Stats().Compiles
 	if _, err := b.Run(ctx, run.Request{Skill: "hello", Who: testAdmin}); err != nil {
 		t.Fatalf("the other tenant after one closed: %v", err)
 	}
-	if n := sh.engine.modules.Compiles.Load(); n != before {
+	if n := sh.engine.Stats().Compiles; n != before {
 		t.Errorf("closing one tenant dropped the module the other uses (%d compilations, was %d)", n, before)
 	}
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/skillbox-dev/skillbox/internal/kernel"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/runtime/internal/engine"
 	"github.com/skillbox-dev/skillbox/spec"
 )
 
@@ -41,8 +42,9 @@ import (
 //  2. validate: the arguments against the skill's schema, defaults applied (invalid_args);
 //  3. compile the module if it is not yet, itself admitted: at most Admission.MaxCompiles at
 //     once, its memory charged to the budget;
-//  4. admit: a run slot and the run's memory charge (see runCharge), waiting in the queue up to
-//     Admission.MaxWait (busy when the queue is full or the wait too long; ErrClosed after Close);
+//  4. admit: a run slot and the run's memory charge (see engine.RunCharge), waiting in the queue
+//     up to Admission.MaxWait (busy when the queue is full or the wait too long; ErrClosed after
+//     Close);
 //  5. run, bounded by the skill's granted timeout and by ctx, whichever ends first;
 //  6. account (Stats, every request, refused ones too) and record (RunRecord, admitted runs).
 //
@@ -175,31 +177,32 @@ func (rt *Runtime) Run(ctx context.Context, req run.Request) (*run.Result, error
 		return finish(rerr)
 	}
 	defer releaseQuota()
-	var c *compiled
+	var c *engine.Compiled
 	var charge int64
 	var err error
 	if job != nil {
-		en, err := rt.interps.acquire(ctx, job.lang, grant.Limits.MemoryMiB)
+		en, err := rt.interps.Acquire(ctx, job.lang, grant.Limits.MemoryMiB)
 		if err != nil {
 			return finish(acquireError(s, err))
 		}
-		defer rt.interps.release(en)
+		defer rt.interps.Release(en)
 		job.ip = en.Value()
 		charge = scriptCharge(grant, int64(len(job.code)))
 	} else {
-		en, err := rt.engine.acquire(ctx, s)
+		m := s.engineModule()
+		en, err := rt.engine.Acquire(ctx, &m)
 		if err != nil {
 			return finish(acquireError(s, err))
 		}
-		defer rt.engine.release(en)
+		defer rt.engine.Release(en)
 		c = en.Value()
-		charge = runCharge(s)
+		charge = engine.RunCharge(&m)
 	}
 	ticket, err := rt.admit(ctx, charge)
 	if err != nil {
 		return finish(admissionError(s, err))
 	}
-	defer rt.admission.release(ticket)
+	defer rt.admission.Release(ticket)
 	admitted = true
 	if rt.cfg.Recorder != nil {
 		begun = &history.Record{Result: &run.Result{RunID: res.RunID, Skill: res.Skill, Version: res.Version, Digest: res.Digest},
@@ -301,12 +304,12 @@ func (rt *Runtime) validate(s *Skill, req run.Request) ([]byte, *run.Error) {
 // admit waits for the admission of a run charged charge, until ctx ends or this Runtime closes:
 // a closing Runtime refuses its queued runs (run.ErrClosed) even when the queue is a Shared's
 // that other Runtimes go on using.
-func (rt *Runtime) admit(ctx context.Context, charge int64) (*ticket, error) {
+func (rt *Runtime) admit(ctx context.Context, charge int64) (*engine.Ticket, error) {
 	wait, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(rt.closing, cancel)
 	defer stop()
-	t, err := rt.admission.acquire(wait, charge, true)
+	t, err := rt.admission.Acquire(wait, charge, true)
 	if err != nil && ctx.Err() == nil && rt.closing.Err() != nil {
 		return nil, run.ErrClosed
 	}
@@ -315,7 +318,8 @@ func (rt *Runtime) admit(ctx context.Context, charge int64) (*ticket, error) {
 
 // acquireError names the kind of a failed compilation (or of its admission).
 func acquireError(s *Skill, err error) *run.Error {
-	var be *busyError
+	err = fromEngine(err)
+	var be *engine.BusyError
 	var ce *CompileError
 	switch {
 	case errors.As(err, &ce) && ce.Bound == "compileMemory":
@@ -324,7 +328,7 @@ func acquireError(s *Skill, err error) *run.Error {
 		return run.Errorf(run.KindTimeout, s.id, err, "the module cannot be compiled: %s", ce.Msg)
 	case errors.Is(err, run.ErrModuleChanged):
 		return run.Errorf(run.KindNotFound, s.id, err, "%v", err)
-	case errors.As(err, &be), errors.Is(err, run.ErrClosed), errors.Is(err, errOverBudget), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+	case errors.As(err, &be), errors.Is(err, run.ErrClosed), errors.Is(err, engine.ErrOverBudget), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return admissionError(s, err)
 	case strings.Contains(err.Error(), "over limit"): // wazero: "min N pages (...) over limit of M pages"
 		return run.Errorf(run.KindMemoryLimit, s.id, err, "%v", err)
@@ -334,15 +338,15 @@ func acquireError(s *Skill, err error) *run.Error {
 
 // admissionError names the kind of a refused admission.
 func admissionError(s *Skill, err error) *run.Error {
-	var be *busyError
+	var be *engine.BusyError
 	switch {
 	case errors.Is(err, run.ErrClosed):
 		return run.Errorf(run.KindBusy, s.id, err, "the runtime is closed")
 	case errors.As(err, &be):
-		re := run.Errorf(run.KindBusy, s.id, err, "%s", be.msg)
+		re := run.Errorf(run.KindBusy, s.id, err, "%s", be.Msg)
 		re.RetryAfter = time.Second
 		return re
-	case errors.Is(err, errOverBudget):
+	case errors.Is(err, engine.ErrOverBudget):
 		return run.Errorf(run.KindMemoryLimit, s.id, err, "the skill's memory (memoryMiB %d, plus what the host holds for a run) is %v; lower its memoryMiB or raise the budget", s.grant.Limits.MemoryMiB, err)
 	case errors.Is(err, context.DeadlineExceeded):
 		return run.Errorf(run.KindTimeout, s.id, err, "the caller's deadline passed while the run waited to be admitted")
@@ -354,7 +358,7 @@ func admissionError(s *Skill, err error) *run.Error {
 
 // execute runs an admitted run under grant: it makes the run's SkillContext, calls the module
 // (or the script's interpreter: job), and reads its output.
-func (rt *Runtime) execute(ctx context.Context, s *Skill, grant *policy.Grant, c *compiled, job *scriptJob, input []byte, res *run.Result, emit emitter) *run.Error {
+func (rt *Runtime) execute(ctx context.Context, s *Skill, grant *policy.Grant, c *engine.Compiled, job *scriptJob, input []byte, res *run.Result, emit emitter) *run.Error {
 	host := grant.Host()
 	var outDir *output
 	if grant.Artifacts != nil {
@@ -408,7 +412,7 @@ func (rt *Runtime) execute(ctx context.Context, s *Skill, grant *policy.Grant, c
 // call instantiates the module and calls its entrypoint, turning every way it can fail into a
 // run.Error of the right kind. The output it returns is the host's own copy, at most the run's
 // maxOutputBytes.
-func (rt *Runtime) call(ctx context.Context, s *Skill, c *compiled, call *hostfuncs.Call, input []byte, res *run.Result, emit emitter) ([]byte, *run.Error) {
+func (rt *Runtime) call(ctx context.Context, s *Skill, c *engine.Compiled, call *hostfuncs.Call, input []byte, res *run.Result, emit emitter) ([]byte, *run.Error) {
 	timeout := time.Duration(s.grant.Limits.TimeoutMs) * time.Millisecond
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -418,56 +422,53 @@ func (rt *Runtime) call(ctx context.Context, s *Skill, c *compiled, call *hostfu
 	}
 	defer rt.untrack(res)
 
-	var warm *warmInstance
-	if p := c.pool.Load(); p != nil {
-		warm = p.take()
-	}
+	warm := c.TakeWarm()
 	rio := &runIO{call: call, maxLog: s.grant.Limits.MaxLogBytes,
 		stdout: hostfuncs.LineWriter{Call: call, Source: "stdout", Level: "info"},
 		stderr: hostfuncs.LineWriter{Call: call, Source: "stderr", Level: "warn"}}
-	var meter *memoryMeter
+	var meter *engine.MemoryMeter
 	if warm != nil {
-		meter = warm.meter // the instance's memories were made with it
+		meter = warm.Meter // the instance's memories were made with it
 	} else {
 		meter = &rio.meter
-		meter.init(s.state().linearLimit)
+		meter.Init(s.state().linearLimit)
 	}
 	// Deferred first, so it runs last: the memories are unmapped only after the instance is
 	// closed and its call has returned.
-	defer meter.release()
+	defer meter.Release()
 	defer func() {
-		peak, _ := meter.stats()
+		peak, _ := meter.Stats()
 		res.Usage.PeakMemoryBytes = peak
 	}()
 	stdout, stderr := &rio.stdout, &rio.stderr
 	defer stdout.Flush()
 	defer stderr.Flush()
-	if c.native != nil {
+	if c.Native != nil {
 		var mod api.Module
 		var mc wazero.ModuleConfig
 		initialised := false
 		if warm != nil {
-			warm.slot.fill(stdout, stderr, runCtx.Done())
-			mod, initialised = warm.mod, warm.initialised
+			warm.Slot.Fill(stdout, stderr, runCtx.Done())
+			mod, initialised = warm.Mod, warm.Initialised
 		} else {
-			slot := c.native.takeSlot()
+			slot := c.Native.TakeSlot()
 			// Deferred before callNative runs, so it runs after: the instance is closed by then.
-			defer c.native.putSlot(slot)
-			slot.fill(stdout, stderr, runCtx.Done())
-			mc = slot.config
+			defer c.Native.PutSlot(slot)
+			slot.Fill(stdout, stderr, runCtx.Done())
+			mc = slot.Config
 		}
 		return rt.callNative(runCtx, ctx, s, c, mod, initialised, rio, meter, mc, input, emit)
 	}
-	mc := baseModuleConfig().WithNanosleep(sleepUntil(runCtx.Done())).WithStdout(stdout).WithStderr(stderr)
-	return rt.callExtism(runCtx, ctx, s, c.plugin, call, meter, mc, input, emit)
+	mc := engine.BaseModuleConfig().WithNanosleep(engine.SleepUntil(runCtx.Done())).WithStdout(stdout).WithStderr(stderr)
+	return rt.callExtism(runCtx, ctx, s, c.Plugin, call, meter, mc, input, emit)
 }
 
 // callNative runs the call on the native kernel. The kernel's blocks are metered with the
 // module's memories, and the output's size is checked before the host copies it.
 // mod is an instance from the module's warm pool (initialised when its initialiser ran already),
 // or nil to make one with mc.
-func (rt *Runtime) callNative(runCtx, ctx context.Context, s *Skill, c *compiled, mod api.Module, initialised bool, rio *runIO, meter *memoryMeter, mc wazero.ModuleConfig, input []byte, emit emitter) ([]byte, *run.Error) {
-	id, m, call := s.id, c.native, rio.call
+func (rt *Runtime) callNative(runCtx, ctx context.Context, s *Skill, c *engine.Compiled, mod api.Module, initialised bool, rio *runIO, meter *engine.MemoryMeter, mc wazero.ModuleConfig, input []byte, emit emitter) ([]byte, *run.Error) {
+	id, m, call := s.id, c.Native, rio.call
 	// Whichever instance this run holds (a warm one from the start, or the one made below) is
 	// closed when it returns, on every path.
 	defer func() {
@@ -475,11 +476,11 @@ func (rt *Runtime) callNative(runCtx, ctx context.Context, s *Skill, c *compiled
 			_ = mod.Close(context.Background())
 		}
 	}()
-	if !m.has(s.manifest.Entrypoint) {
+	if !m.Has(s.manifest.Entrypoint) {
 		return nil, noEntrypoint(s)
 	}
 	k := &rio.kernel
-	err := k.Init(meter.arena(), input)
+	err := k.Init(meter.Arena(), input)
 	if err != nil {
 		return nil, run.Errorf(run.KindMemoryLimit, id, err, "%v", err)
 	}
@@ -487,27 +488,20 @@ func (rt *Runtime) callNative(runCtx, ctx context.Context, s *Skill, c *compiled
 	callCtx := extismhost.WithKernel(runCtx, call, k)
 	if mod == nil {
 		start := time.Now()
-		mod, err = m.instantiate(experimental.WithMemoryAllocator(callCtx, meter), mc)
+		mod, err = m.Instantiate(experimental.WithMemoryAllocator(callCtx, meter), mc)
 		if err != nil {
 			return nil, classify(runCtx, ctx, s, call, meter, err)
 		}
-		if rt.engine.warmInstances > 0 && time.Since(start) >= warmThreshold {
-			c.poolOnce.Do(func() {
-				e := rt.engine
-				p := &warmPool{size: e.warmInstances, m: m, s: s, admission: rt.admission, logger: rt.logger,
-					hits: &e.warmHits, made: &e.warmMade, refillNs: &e.warmRefillNs}
-				c.pool.Store(p)
-				p.refill()
-			})
-		}
+		em := s.engineModule()
+		rt.engine.Instantiated(c, &em, time.Since(start), rt.logger)
 	}
-	if meter.startedOver() {
+	if meter.StartedOver() {
 		return nil, startedOver(s)
 	}
 	// Registered before the call, so a deadline that passed already stops the guest at once.
-	defer m.stopWhenDone(runCtx, mod)()
+	defer m.StopWhenDone(runCtx, mod)()
 	emit.send(run.Event{Type: "status", Status: "running"})
-	rc, err := m.call(callCtx, mod, initialised, s.manifest.Entrypoint, k)
+	rc, err := m.Call(callCtx, mod, initialised, s.manifest.Entrypoint, k)
 	if err == nil && runCtx.Err() != nil {
 		// The deadline passed while the guest ran (a sleep it cut short, say): the run is over
 		// whatever the guest made of it, as Extism's next kernel call would have found.
@@ -543,7 +537,7 @@ type runIO struct {
 	// The run's kernel (native engine) and memory meter (unless its instance is a warm one), in
 	// the same allocation.
 	kernel kernel.Kernel
-	meter  memoryMeter
+	meter  engine.MemoryMeter
 }
 
 func (r *runIO) Fault(f *kernel.Fault) { r.call.SetFault(f) }
@@ -557,34 +551,15 @@ func (r *runIO) Log(level int, msg []byte) {
 	r.call.Log(kernelLevel(level), "", string(msg))
 }
 
-// sleepUntil is a WASI nanosleep (poll_oneoff sleeps with it) that ends early when done is
-// closed: time.Sleep would outlive the run's deadline.
-func sleepUntil(done <-chan struct{}) func(ns int64) {
-	return func(ns int64) {
-		t := time.NewTimer(time.Duration(ns))
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-done:
-		}
-	}
-}
-
-// baseModuleConfig is what every instance gets: real clocks, crypto/rand, nothing else of the
-// host (no arguments, environment or files: WASI sees none).
-func baseModuleConfig() wazero.ModuleConfig {
-	return wazero.NewModuleConfig().WithRandSource(rand.Reader).WithSysWalltime().WithSysNanotime()
-}
-
 // callExtism runs the call with Extism's go-sdk.
-func (rt *Runtime) callExtism(runCtx, ctx context.Context, s *Skill, p *extism.CompiledPlugin, call *hostfuncs.Call, meter *memoryMeter, mc wazero.ModuleConfig, input []byte, emit emitter) ([]byte, *run.Error) {
+func (rt *Runtime) callExtism(runCtx, ctx context.Context, s *Skill, p *extism.CompiledPlugin, call *hostfuncs.Call, meter *engine.MemoryMeter, mc wazero.ModuleConfig, input []byte, emit emitter) ([]byte, *run.Error) {
 	instCtx := experimental.WithMemoryAllocator(extismhost.WithCall(runCtx, call), meter)
 	inst, err := p.Instance(instCtx, extism.PluginInstanceConfig{ModuleConfig: mc})
 	if err != nil {
 		return nil, classify(runCtx, ctx, s, call, meter, fmt.Errorf("instantiate: %w", err))
 	}
 	defer inst.Close(context.Background())
-	if meter.startedOver() {
+	if meter.StartedOver() {
 		return nil, startedOver(s)
 	}
 	inst.SetLogger(func(level extism.LogLevel, msg string) {
@@ -626,13 +601,13 @@ func outputTooLarge(s *Skill, n int64) *run.Error {
 // classify names the kind of a failed call. Order matters: a deadline or a cancellation explains
 // whatever error wazero reported when it closed the module, and so does a guest fault recorded by a
 // host function; only then is a trap a trap.
-func classify(runCtx, parent context.Context, s *Skill, call *hostfuncs.Call, meter *memoryMeter, err error) *run.Error {
+func classify(runCtx, parent context.Context, s *Skill, call *hostfuncs.Call, meter *engine.MemoryMeter, err error) *run.Error {
 	if re := contextError(runCtx, parent, s, err); re != nil {
 		return re
 	}
 	id, limits := s.id, s.grant.Limits
 	msg := firstLine(err.Error())
-	_, nearFull := meter.stats()
+	_, nearFull := meter.Stats()
 	oom := func(cause error, what string) *run.Error {
 		return run.Errorf(run.KindMemoryLimit, id, cause, "the module ran out of memory (limit %d MiB): %s", limits.MemoryMiB, what)
 	}

@@ -38,9 +38,9 @@ import (
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime/internal/codecache"
+	"github.com/skillbox-dev/skillbox/runtime/internal/engine"
 	"github.com/skillbox-dev/skillbox/spec"
 	"github.com/skillbox-dev/skillbox/version"
-	"github.com/tetratelabs/wazero"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -118,10 +118,10 @@ type Runtime struct {
 	cfg       Config
 	policy    atomic.Pointer[policy.Policy]
 	logger    *slog.Logger
-	engine    *engine
-	interps   *interpreters                    // the script languages' interpreters
+	engine    *engine.Engine
+	interps   *engine.Interpreters             // the script languages' interpreters
 	bytecode  *codecache.Cache[string, []byte] // the JavaScript skills' compiled bundles
-	admission *admission
+	admission *engine.Admission
 	history   *recentRuns
 	kept      *keeper // the artifacts of recent runs, without Config.Artifacts
 	counters  *counters
@@ -150,13 +150,15 @@ type Runtime struct {
 	// privateCache is a cache directory made for this Runtime's Shared (removed by its Close).
 	privateCache string
 	// shared holds engine, interps, bytecode, admission and the cache (see Shared); ownsShared
-	// says this Runtime made it, and closes it.
+	// says this Runtime made it, and closes it. owner is this Runtime's live set in the engine
+	// (the modules its registry uses, kept compiled; see engine.Owner).
 	shared     *Shared
 	ownsShared bool
 	// closing is done when Close starts: this Runtime's runs still waiting in the Shared's
 	// admission queue give up then (ErrClosed), while other Runtimes' runs there wait on.
 	closing    context.Context
 	startClose context.CancelFunc
+	owner      *engine.Owner
 	// quota holds the tenant's quotas (Config.Quota); nil when there are none.
 	quota *quota
 
@@ -319,11 +321,11 @@ func (rt *Runtime) rescan() *registry {
 	if unchecked {
 		// An unchecked skill may be one whose module is compiled: keep what is kept until the
 		// background check (or a run) tells its hash.
-		for h := range rt.engine.liveHashes(rt) {
+		for h := range rt.engine.LiveHashes(rt.owner) {
 			keep[h] = true
 		}
 	}
-	rt.engine.retain(rt, keep)
+	rt.engine.Retain(rt.owner, keep)
 	rt.background.wake()
 	if old != nil {
 		rt.reloaded(diffRegistries(old, r))
@@ -356,26 +358,11 @@ func (rt *Runtime) onCheck(s *Skill, v *verdict) {
 		rt.logger.Warn("skill is broken", "skill", s.id, "err", v.err)
 	}
 	if v.hash != "" {
-		rt.engine.keepLive(rt, v.hash)
+		rt.engine.KeepLive(rt.owner, v.hash)
 	}
 }
 
-var (
-	extismLogs sync.Once
-	cacheMu    sync.Mutex
-)
-
-// newCache opens a wazero compilation cache handle over dir, or returns nil for "".
-func newCache(dir string) (wazero.CompilationCache, error) {
-	if dir == "" {
-		return nil, nil
-	}
-	// wazero v1.12's first version lookup races when caches are made concurrently
-	// (wazero#2532): make them one at a time.
-	cacheMu.Lock()
-	defer cacheMu.Unlock()
-	return wazero.NewCompilationCacheWithDir(dir)
-}
+var extismLogs sync.Once
 
 // New returns a ready Runtime. Broken skills do not make it fail: they are listed with their
 // errors. It fails when the host itself is unusable (an explicit Config.CacheDir that cannot be
@@ -451,7 +438,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		}
 		rt.versions = &versions{store: cfg.Versions, lists: map[string]versionList{}, dir: dir}
 	}
-	rt.engine.join(rt)
+	rt.owner = rt.engine.Join()
 	if rt.privateCache == "" {
 		rt.index = rt.openIndex() // index.go: beside the compilation cache, under the same rules
 	}
@@ -531,12 +518,12 @@ func (rt *Runtime) SetPolicy(ctx context.Context, p *policy.Policy) error {
 
 // Stats returns the runtime's counters.
 func (rt *Runtime) Stats() Stats {
+	e := rt.engine.Stats()
 	s := Stats{Checks: rt.checks.made.Load(), ModuleReads: rt.checks.reads.Load(),
-		CompileHits: rt.engine.modules.Hits.Load(), Compiles: rt.engine.modules.Compiles.Load(),
-		Evictions: rt.engine.modules.Evictions.Load(), ChildCompiles: rt.engine.childCompiles.Load(),
-		WarmHits: rt.engine.warmHits.Load(), WarmMade: rt.engine.warmMade.Load(), WarmRefillNs: rt.engine.warmRefillNs.Load(),
-		WarmModules: rt.engine.warm(), Admission: rt.admission.stats(),
-		Interpreters: rt.interps.kept.Kept(), InterpreterCompiles: rt.interps.kept.Compiles.Load(), InterpreterEvictions: rt.interps.kept.Evictions.Load()}
+		CompileHits: e.CompileHits, Compiles: e.Compiles, Evictions: e.Evictions, ChildCompiles: e.ChildCompiles,
+		WarmHits: e.WarmHits, WarmMade: e.WarmMade, WarmRefillNs: e.WarmRefillNs,
+		WarmModules: e.WarmModules, Admission: AdmissionStats(rt.admission.Stats())}
+	s.Interpreters, s.InterpreterCompiles, s.InterpreterEvictions = rt.interps.Stats()
 	rt.counters.snapshot(&s)
 	return s
 }
@@ -569,7 +556,7 @@ func (rt *Runtime) closeView(ctx context.Context) error {
 	p.usersMu.Unlock()
 	rt.startClose()
 	err := rt.endRuns(ctx)
-	rt.engine.leave(rt)
+	rt.engine.Leave(rt.owner)
 	return err
 }
 
@@ -611,7 +598,7 @@ func (rt *Runtime) Close(ctx context.Context) error {
 	if rt.ownsShared {
 		_ = rt.shared.Close(context.Background())
 	} else {
-		rt.engine.leave(rt) // the modules only this Runtime kept
+		rt.engine.Leave(rt.owner) // the modules only this Runtime kept
 	}
 	if rt.versions != nil && rt.versions.dir != "" {
 		_ = os.RemoveAll(rt.versions.dir)

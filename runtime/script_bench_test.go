@@ -10,6 +10,7 @@ import (
 	"github.com/skillbox-dev/skillbox/internal/interleave"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/runtime/internal/engine"
 )
 
 // BenchmarkScriptRun is a full rt.Run of a small JavaScript skill (arguments validated, one host
@@ -40,21 +41,21 @@ func benchScriptRun(b *testing.B, file, code string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	en, err := rt.interps.acquire(ctx, s.lang, s.grant.Limits.MemoryMiB)
+	en, err := rt.interps.Acquire(ctx, s.lang, s.grant.Limits.MemoryMiB)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer rt.interps.release(en)
+	defer rt.interps.Release(en)
 	ip := en.Value()
 	floor := func() {
-		meter := newMemoryMeter(uint64(s.grant.Limits.MemoryMiB) << 20)
-		defer meter.release()
+		meter := engine.NewMemoryMeter(uint64(s.grant.Limits.MemoryMiB) << 20)
+		defer meter.Release()
 		mctx := experimental.WithMemoryAllocator(ctx, meter)
 		var err error
-		if ip.js != nil {
-			err = ip.js.Start(mctx)
+		if ip.JS != nil {
+			err = ip.JS.Start(mctx)
 		} else {
-			err = ip.py.Start(mctx)
+			err = ip.Py.Start(mctx)
 		}
 		if err != nil {
 			b.Fatal(err)

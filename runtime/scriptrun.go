@@ -23,6 +23,7 @@ import (
 	"github.com/skillbox-dev/skillbox/internal/wasifs"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/runtime/internal/engine"
 	"github.com/skillbox-dev/skillbox/spec"
 )
 
@@ -37,7 +38,7 @@ type scriptJob struct {
 	prog  *program
 	argv  []string
 	stdin []byte
-	ip    *interp // acquired by Run
+	ip    *engine.Interp // acquired by Run
 }
 
 // executeJob prepares a run of script skill s's execute: its code, checked to be the version's.
@@ -96,7 +97,7 @@ func codeError(s *Skill, err error) *run.Error {
 func scriptCharge(grant *policy.Grant, codeBytes int64) int64 {
 	l := grant.Limits
 	io := max(l.MaxFetchBytes, l.MaxFileBytes, l.MaxWriteBytes, grant.OutputFileBytes())
-	return l.MemoryMiB<<20 + stackReserve + io + l.MaxLogBytes + 2*codeBytes + 2*l.MaxOutputBytes + runOverhead
+	return l.MemoryMiB<<20 + engine.StackReserve + io + l.MaxLogBytes + 2*codeBytes + 2*l.MaxOutputBytes + engine.RunOverhead
 }
 
 // callScript runs job in a fresh instance of its interpreter, bounded like a module's run: the
@@ -112,10 +113,10 @@ func (rt *Runtime) callScript(ctx context.Context, s *Skill, job *scriptJob, cal
 	}
 	defer rt.untrack(res)
 
-	meter := newMemoryMeter(uint64(l.MemoryMiB) << 20)
-	defer meter.release()
+	meter := engine.NewMemoryMeter(uint64(l.MemoryMiB) << 20)
+	defer meter.Release()
 	defer func() {
-		peak, _ := meter.stats()
+		peak, _ := meter.Stats()
 		res.Usage.PeakMemoryBytes = peak
 	}()
 	emit.send(run.Event{Type: "status", Status: "running"})
@@ -123,7 +124,7 @@ func (rt *Runtime) callScript(ctx context.Context, s *Skill, job *scriptJob, cal
 	var value json.RawMessage
 	var prog *ProgramOutput
 	var err error
-	if job.ip.py != nil {
+	if job.ip.Py != nil {
 		value, prog, err = rt.runPython(instCtx, s, job, call, input)
 	} else {
 		value, prog, err = rt.runJavaScript(instCtx, job, call, input)
@@ -153,7 +154,7 @@ func (rt *Runtime) runJavaScript(ctx context.Context, job *scriptJob, call *host
 		p.Script, p.Argv, p.Stdin = job.prog.rel, job.argv, job.stdin
 		p.Limits.MaxOutputBytes = l.MaxOutputBytes
 	}
-	r, err := quickjs.Run(ctx, job.ip.js, p, broker.CallHost{Call: call})
+	r, err := quickjs.Run(ctx, job.ip.JS, p, broker.CallHost{Call: call})
 	if err != nil || job.prog == nil {
 		return r.Value, nil, err
 	}
@@ -179,7 +180,7 @@ func (rt *Runtime) runPython(ctx context.Context, s *Skill, job *scriptJob, call
 		p.Script, p.Argv, p.Stdin, p.Cwd = job.prog.rel, job.argv, job.stdin, programCwd(job.grant)
 		p.Limits.MaxOutputBytes = l.MaxOutputBytes
 	}
-	r, err := cpython.Run(ctx, job.ip.py, p, broker.CallHost{Call: call})
+	r, err := cpython.Run(ctx, job.ip.Py, p, broker.CallHost{Call: call})
 	if err != nil || job.prog == nil {
 		return r.Value, nil, err
 	}
@@ -271,7 +272,7 @@ func (rt *Runtime) bytecodeOf(ctx context.Context, job *scriptJob) []byte {
 		key += ":" + name // a program's file name is in its stack traces
 	}
 	en, err := rt.bytecode.Acquire(ctx, key, nil, func(ctx context.Context) ([]byte, int64, error) {
-		code, err := job.ip.js.Bytecode(ctx, job.code, name, maxBytecodeBytes/4)
+		code, err := job.ip.JS.Bytecode(ctx, job.code, name, maxBytecodeBytes/4)
 		return code, int64(len(code)), err
 	})
 	if err != nil {

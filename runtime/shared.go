@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/skillbox-dev/skillbox/runtime/internal/codecache"
+	"github.com/skillbox-dev/skillbox/runtime/internal/engine"
 )
 
 // Shared is what several Runtimes can share: the engine that compiles and keeps modules, the
@@ -22,10 +23,10 @@ import (
 type Shared struct {
 	cfg       SharedConfig
 	logger    *slog.Logger
-	engine    *engine
-	interps   *interpreters
+	engine    *engine.Engine
+	interps   *engine.Interpreters
 	bytecode  *codecache.Cache[string, []byte]
-	admission *admission
+	admission *engine.Admission
 	// cacheDir holds compiled code between processes ("" when none); privateCache is a cache
 	// directory made for this Shared alone (removed by Close). See Runtime.cacheDir.
 	cacheDir, privateCache string
@@ -77,13 +78,14 @@ func NewShared(ctx context.Context, cfg SharedConfig) (*Shared, error) {
 	cfg.Admission = cfg.Admission.withDefaults()
 	sh := &Shared{cfg: cfg, logger: logger}
 	if !cfg.NoCache {
-		dir, err := openCacheDir(ctx, cfg.CacheDir, logger) // cachedir.go: only a directory of ours, 0700
+		dir, err := engine.OpenCacheDir(ctx, cfg.CacheDir, logger) // only a directory of ours, 0700
 		if err != nil {
-			return nil, err
+			return nil, fromEngine(err)
 		}
 		sh.cacheDir = dir
 	}
-	if childCapable.Load() && sh.cacheDir == "" {
+	isolate := engine.CanCompileInChild()
+	if isolate && sh.cacheDir == "" {
 		// Compiling in a child hands the code over through a cache: without one of the user's,
 		// a private one that lives as long as this Shared (os.MkdirTemp makes it 0700).
 		dir, err := os.MkdirTemp("", "skillbox-compile-")
@@ -94,19 +96,17 @@ func NewShared(ctx context.Context, cfg SharedConfig) (*Shared, error) {
 	}
 	// The budget evicts idle compiled code to make room for what waits: modules and
 	// interpreters, each least recently used first.
-	sh.admission = newAdmission(cfg.Admission, func(need int64) {
-		sh.engine.evict(need)
-		sh.interps.evict(need)
+	sh.admission = engine.NewAdmission(cfg.Admission.toEngine(), func(need int64) {
+		sh.engine.Evict(need)
+		sh.interps.Evict(need)
 	})
-	sh.engine = newEngine(cfg.Engine, logger, sh.cacheDir, sh.admission)
-	sh.engine.onCompile = cfg.OnCompile
-	sh.engine.isolate = childCapable.Load()
-	sh.engine.warmInstances = max(cfg.WarmInstances, 0)
-	if !sh.engine.isolate {
+	onCompile := engineOnCompile(cfg.OnCompile)
+	sh.engine = engine.New(engine.Config{Kind: engine.Kind(cfg.Engine), Logger: logger, CacheDir: sh.cacheDir, Admission: sh.admission,
+		WarmInstances: max(cfg.WarmInstances, 0), Isolate: isolate, OnCompile: onCompile})
+	if !isolate {
 		logger.Warn("modules compile in this process, where their memory and time cannot be stopped: call runtime.MaybeCompileChild() first in main to compile them in a child process")
 	}
-	sh.interps = newInterpreters(logger, sh.cacheDir, sh.admission)
-	sh.interps.onCompile = cfg.OnCompile
+	sh.interps = engine.NewInterpreters(logger, sh.cacheDir, sh.admission, onCompile)
 	sh.bytecode = codecache.New[string](codecache.Config[[]byte]{MaxBytes: maxBytecodeBytes})
 	return sh, nil
 }
@@ -116,9 +116,9 @@ func NewShared(ctx context.Context, cfg SharedConfig) (*Shared, error) {
 // call more than once.
 func (sh *Shared) Close(ctx context.Context) error {
 	sh.closeOnce.Do(func() {
-		sh.admission.close()
-		sh.engine.close()
-		sh.interps.close()
+		sh.admission.Close()
+		sh.engine.Close()
+		sh.interps.Close()
 		if sh.privateCache != "" {
 			_ = os.RemoveAll(sh.privateCache)
 		}
@@ -127,4 +127,4 @@ func (sh *Shared) Close(ctx context.Context) error {
 }
 
 // Stats returns the admission's counters: what every Runtime on sh holds together.
-func (sh *Shared) Stats() AdmissionStats { return sh.admission.stats() }
+func (sh *Shared) Stats() AdmissionStats { return AdmissionStats(sh.admission.Stats()) }

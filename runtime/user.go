@@ -96,8 +96,8 @@ func (rt *Runtime) newUserView(user string) *Runtime {
 	u.checks = &checks{digests: rt.checks.digests, bundles: rt.checks.bundles, onCheck: u.onCheck}
 	u.policy.Store(rt.policy.Load())
 	u.closing, u.startClose = context.WithCancel(context.Background())
-	u.indexOnce.Do(func() {}) // rt's index holds the digests the view shares
-	rt.engine.join(u)         // every module is live for u until its first scan retains its own
+	u.indexOnce.Do(func() {})  // rt's index holds the digests the view shares
+	u.owner = rt.engine.Join() // every module is live for u until its first scan retains its own
 	if rt.versions != nil {
 		// The user's versions, filed apart in the tenant's store, unpacked beside the tenant's.
 		u.versions = &versions{store: scopedVersions{inner: rt.cfg.Versions, user: user, suffix: "@" + scope},

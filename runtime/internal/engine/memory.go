@@ -1,4 +1,4 @@
-package runtime
+package engine
 
 import (
 	"sync"
@@ -6,7 +6,7 @@ import (
 	"github.com/tetratelabs/wazero/experimental"
 )
 
-// memoryMeter is a run's wazero memory allocator. It holds every linear memory of the instance
+// MemoryMeter is a run's wazero memory allocator. It holds every linear memory of the instance
 // (the module's and the Extism kernel's) to one limit together — the run's memory limit less
 // what its tables may take — which wazero's per-memory page limit cannot do, and measures their
 // peak for the run's usage.
@@ -15,7 +15,7 @@ import (
 // guest touches it, so growing never copies and a run holds what it touched, not twice that as a
 // doubling Go slice would; the mappings are released when the run is over (release), never while
 // wazero may still use them. Where mappings are not available, memories are Go slices.
-type memoryMeter struct {
+type MemoryMeter struct {
 	limit uint64 // bytes all the run's linear memories may hold together
 
 	mu      sync.Mutex
@@ -37,21 +37,21 @@ type memoryMeter struct {
 	firstMapped [2]*meteredMemory
 }
 
-var _ experimental.MemoryAllocator = (*memoryMeter)(nil)
+var _ experimental.MemoryAllocator = (*MemoryMeter)(nil)
 
-func newMemoryMeter(limit uint64) *memoryMeter {
-	m := new(memoryMeter)
-	m.init(limit)
+func NewMemoryMeter(limit uint64) *MemoryMeter {
+	m := new(MemoryMeter)
+	m.Init(limit)
 	return m
 }
 
-// init readies a zero meter (one inside a larger allocation) for a run with limit.
-func (m *memoryMeter) init(limit uint64) {
+// Init readies a zero meter (one inside a larger allocation) for a run with limit.
+func (m *MemoryMeter) Init(limit uint64) {
 	m.limit = limit
 	m.mapped = m.firstMapped[:0]
 }
 
-func (m *memoryMeter) Allocate(capacity, max uint64) experimental.LinearMemory {
+func (m *MemoryMeter) Allocate(capacity, max uint64) experimental.LinearMemory {
 	var l *meteredMemory
 	m.mu.Lock()
 	if m.made < len(m.first) {
@@ -75,7 +75,7 @@ func (m *memoryMeter) Allocate(capacity, max uint64) experimental.LinearMemory {
 
 // grow accounts for delta more bytes; it refuses (false) a grow past the limit after
 // instantiation.
-func (m *memoryMeter) grow(delta uint64, instantiating, nearFull bool) bool {
+func (m *MemoryMeter) grow(delta uint64, instantiating, nearFull bool) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.current+delta > m.limit {
@@ -91,22 +91,22 @@ func (m *memoryMeter) grow(delta uint64, instantiating, nearFull bool) bool {
 	return true
 }
 
-// stats reports the peak, and whether the run most likely ran out of memory.
-func (m *memoryMeter) stats() (peak uint64, outOfMemory bool) {
+// Stats reports the peak, and whether the run most likely ran out of memory.
+func (m *MemoryMeter) Stats() (peak uint64, outOfMemory bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.peak, m.refused || m.nearFull
 }
 
-func (m *memoryMeter) startedOver() bool {
+func (m *MemoryMeter) StartedOver() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.overAtStart
 }
 
-// release gives back every mapped memory of the run (see mappings.go). Call it only once the
+// Release gives back every mapped memory of the run (see mappings.go). Call it only once the
 // instance is closed and no call into it can still run: nothing may touch the memories after.
-func (m *memoryMeter) release() {
+func (m *MemoryMeter) Release() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.released {
@@ -121,7 +121,7 @@ func (m *memoryMeter) release() {
 }
 
 type meteredMemory struct {
-	meter *memoryMeter
+	meter *MemoryMeter
 	buf   []byte
 	// mapping is the whole mapping buf lives in (nil for a Go slice).
 	mapping []byte
@@ -155,10 +155,10 @@ func (l *meteredMemory) Reallocate(size uint64) []byte {
 // is still unwinding; the meter releases the memory once the run is over.
 func (l *meteredMemory) Free() {}
 
-// arena returns a metered buffer for the native kernel's blocks, within the run's limit together
+// Arena returns a metered buffer for the native kernel's blocks, within the run's limit together
 // with its linear memories. Unlike a memory, it exists only after instantiation, so every grow is
 // refused past the limit.
-func (m *memoryMeter) arena() *meteredMemory {
+func (m *MemoryMeter) Arena() *meteredMemory {
 	l := m.Allocate(0, m.limit).(*meteredMemory)
 	l.grown = true
 	return l

@@ -1,13 +1,13 @@
 //go:build !unix
 
-package runtime
+package engine
 
 import (
 	"errors"
 	"os"
 )
 
-// Without mmap, linear memories are Go slices (see memoryMeter).
+// Without mmap, linear memories are Go slices (see MemoryMeter).
 func mapMemory(uint64) ([]byte, error) { return nil, errors.New("no mappings on this platform") }
 
 func unmapMemory([]byte) {}

@@ -1,4 +1,4 @@
-package runtime
+package engine
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"github.com/skillbox-dev/skillbox/internal/interrupt"
 )
 
-// source is what the engine compiles for a skill: its module, checked, and for the native engine
+// Source is what the engine compiles for a skill: its module, checked, and for the native engine
 // instrumented (package internal/interrupt) so that a run is stopped at its deadline by checks in
 // the guest's own code instead of wazero's interruption, which costs a CPU-bound guest ~20x.
 //
@@ -16,24 +16,24 @@ import (
 // instrumenter leaves alone (it does not know every byte of it, or the module has a start
 // function) and every module of the Extism engine (the reference, run as it is) are not: they
 // compile with wazero's interruption on.
-type source struct {
-	wasm      []byte
-	stoppable bool
+type Source struct {
+	Wasm      []byte
+	Stoppable bool
 }
 
-// source reads s's module (re-verified: see Skill.module) and makes it the engine's source.
-func (e *engine) source(s *Skill) (source, error) {
-	wasm, err := s.module()
+// Source reads m (re-verified: see Module.Wasm) and makes it the engine's source.
+func (e *Engine) Source(m *Module) (Source, error) {
+	wasm, err := m.Wasm.ReadWasm()
 	if err != nil {
-		return source{}, err
+		return Source{}, err
 	}
-	return sourceFor(e.kind, wasm, e.logger, s.id), nil
+	return sourceFor(e.kind, wasm, e.logger, m.ID), nil
 }
 
 // sourceFor makes wasm the source an engine of kind compiles.
-func sourceFor(kind Engine, wasm []byte, logger *slog.Logger, id string) source {
-	if kind != EngineNative {
-		return source{wasm: wasm}
+func sourceFor(kind Kind, wasm []byte, logger *slog.Logger, id string) Source {
+	if kind != Native {
+		return Source{Wasm: wasm}
 	}
 	out, ok, err := interrupt.Instrument(wasm)
 	if !ok {
@@ -44,7 +44,7 @@ func sourceFor(kind Engine, wasm []byte, logger *slog.Logger, id string) source 
 			// Explain instruments again to find the reason: only when someone reads it.
 			logger.Debug("module runs under wazero's interruption", "skill", id, "why", interrupt.Explain(wasm))
 		}
-		return source{wasm: wasm}
+		return Source{Wasm: wasm}
 	}
-	return source{wasm: out, stoppable: true}
+	return Source{Wasm: out, Stoppable: true}
 }

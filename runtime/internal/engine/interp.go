@@ -1,4 +1,4 @@
-package runtime
+package engine
 
 import (
 	"context"
@@ -15,20 +15,20 @@ import (
 	"github.com/skillbox-dev/skillbox/spec"
 )
 
-// interpreters compiles the interpreter of each script language once per memory limit (the cap is
+// Interpreters compiles the interpreter of each script language once per memory limit (the cap is
 // part of a wazero runtime's configuration, and the interpreter's own heap limit is set from it
 // before its snapshot is taken) and keeps it for every run of that language and limit: a run is a
 // fresh instance of it, never reused. Compiling is admitted like a module's compilation; a kept
 // interpreter is charged to the memory budget, and dropped, least recently used first, when more
 // than maxInterpreters are kept or the budget needs the room (package codecache).
-type interpreters struct {
+type Interpreters struct {
 	logger    *slog.Logger
 	cacheDir  string
-	admission *admission
-	// onCompile is Config.OnCompile.
+	admission *Admission
+	// onCompile is runtime.Config.OnCompile.
 	onCompile func(CompileEvent)
 	// kept holds the compiled interpreters; its counters are the compilations and evictions.
-	kept *codecache.Cache[interpKey, *interp]
+	kept *codecache.Cache[interpKey, *Interp]
 }
 
 // interpKey names a compiled interpreter: JavaScript and TypeScript share QuickJS; Python is
@@ -38,10 +38,10 @@ type interpKey struct {
 	pages  uint32
 }
 
-// interp is one compiled interpreter.
-type interp struct {
-	js    *quickjs.Compiled // one of the two
-	py    *cpython.Compiled
+// Interp is one compiled interpreter.
+type Interp struct {
+	JS    *quickjs.Compiled // one of the two
+	Py    *cpython.Compiled
 	cache wazero.CompilationCache
 }
 
@@ -56,9 +56,9 @@ const (
 	cpythonWarm = 192 << 20
 )
 
-func newInterpreters(logger *slog.Logger, cacheDir string, a *admission) *interpreters {
-	return &interpreters{logger: logger, cacheDir: cacheDir, admission: a,
-		kept: codecache.New[interpKey](codecache.Config[*interp]{MaxEntries: maxInterpreters, Free: a.free, Close: (*interp).close})}
+func NewInterpreters(logger *slog.Logger, cacheDir string, a *Admission, onCompile func(CompileEvent)) *Interpreters {
+	return &Interpreters{logger: logger, cacheDir: cacheDir, admission: a, onCompile: onCompile,
+		kept: codecache.New[interpKey](codecache.Config[*Interp]{MaxEntries: maxInterpreters, Free: a.free, Close: (*Interp).close})}
 }
 
 func engineOf(lang spec.Language) (string, error) {
@@ -71,15 +71,15 @@ func engineOf(lang spec.Language) (string, error) {
 	return "", fmt.Errorf("%w: %s skills do not run in this build", errNoInterpreter, lang)
 }
 
-// acquire returns the compiled interpreter of lang for a memory limit of memMiB, compiling it on
+// Acquire returns the compiled interpreter of lang for a memory limit of memMiB, compiling it on
 // first use. Release the entry when the run is done with it.
-func (e *interpreters) acquire(ctx context.Context, lang spec.Language, memMiB int64) (*codecache.Entry[*interp], error) {
+func (e *Interpreters) Acquire(ctx context.Context, lang spec.Language, memMiB int64) (*codecache.Entry[*Interp], error) {
 	name, err := engineOf(lang)
 	if err != nil {
 		return nil, err
 	}
-	key := interpKey{engine: name, pages: memoryPages(memMiB)}
-	en, err := e.kept.Acquire(ctx, key, nil, func(ctx context.Context) (*interp, int64, error) {
+	key := interpKey{engine: name, pages: MemoryPages(memMiB)}
+	en, err := e.kept.Acquire(ctx, key, nil, func(ctx context.Context) (*Interp, int64, error) {
 		return e.compile(ctx, key)
 	})
 	if errors.Is(err, codecache.ErrClosed) {
@@ -88,22 +88,27 @@ func (e *interpreters) acquire(ctx context.Context, lang spec.Language, memMiB i
 	return en, err
 }
 
-func (e *interpreters) release(en *codecache.Entry[*interp]) { e.kept.Release(en) }
+func (e *Interpreters) Release(en *codecache.Entry[*Interp]) { e.kept.Release(en) }
 
-// evict drops idle interpreters until need bytes of their charges are given back.
-func (e *interpreters) evict(need int64) { e.kept.Evict(need) }
+// Stats counts the interpreters kept, compiled and evicted.
+func (e *Interpreters) Stats() (kept int, compiles, evictions int64) {
+	return e.kept.Kept(), e.kept.Compiles.Load(), e.kept.Evictions.Load()
+}
 
-// close drops every interpreter; runs still holding one finish with it, and no new one is
+// Evict drops idle interpreters until need bytes of their charges are given back.
+func (e *Interpreters) Evict(need int64) { e.kept.Evict(need) }
+
+// Close drops every interpreter; runs still holding one finish with it, and no new one is
 // compiled.
-func (e *interpreters) close() { e.kept.Close() }
+func (e *Interpreters) Close() { e.kept.Close() }
 
 // close releases what c holds.
-func (c *interp) close() {
-	if c.js != nil {
-		_ = c.js.Close(context.Background())
+func (c *Interp) close() {
+	if c.JS != nil {
+		_ = c.JS.Close(context.Background())
 	}
-	if c.py != nil {
-		_ = c.py.Close(context.Background())
+	if c.Py != nil {
+		_ = c.Py.Close(context.Background())
 	}
 	if c.cache != nil {
 		_ = c.cache.Close(context.Background())
@@ -112,30 +117,30 @@ func (c *interp) close() {
 
 // compile compiles the interpreter named by key, admitted like a module's compilation, and
 // returns it with what keeping it is charged (already held from the budget).
-func (e *interpreters) compile(ctx context.Context, key interpKey) (c *interp, warm int64, err error) {
-	t, err := e.admission.acquire(ctx, e.admission.cfg.CompileMemory+cacheLoadBase, false)
+func (e *Interpreters) compile(ctx context.Context, key interpKey) (c *Interp, warm int64, err error) {
+	t, err := e.admission.Acquire(ctx, e.admission.cfg.CompileMemory+cacheLoadBase, false)
 	if err != nil {
 		return nil, 0, err
 	}
-	defer e.admission.release(t)
+	defer e.admission.Release(t)
 	// The interpreters are not instrumented: wazero's interruption stops a run at its deadline.
-	rc := engineConfig(key.pages, false)
-	cache, err := newCache(e.cacheDir)
+	rc := CompileConfig(key.pages, false)
+	cache, err := NewCache(e.cacheDir)
 	if err != nil {
 		return nil, 0, err
 	}
 	if cache != nil {
 		rc = rc.WithCompilationCache(cache)
 	}
-	c = &interp{cache: cache}
+	c = &Interp{cache: cache}
 	warm = quickjsWarm
 	done := compileProgress(e.onCompile, CompileEvent{What: interpreterName(key.engine)})
 	defer func() { done(err) }()
 	if key.engine == "cpython" {
-		c.py, err = cpython.Compile(ctx, rc)
+		c.Py, err = cpython.Compile(ctx, rc)
 		warm = cpythonWarm
 	} else {
-		c.js, err = quickjs.Compile(ctx, rc)
+		c.JS, err = quickjs.Compile(ctx, rc)
 	}
 	if err != nil {
 		if cache != nil {

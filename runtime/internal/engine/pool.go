@@ -1,4 +1,4 @@
-package runtime
+package engine
 
 import (
 	"context"
@@ -20,15 +20,16 @@ import (
 // instance. A pooled instance's memory is charged to the admission budget while it waits, and
 // refills stop when the budget has no room or runs are waiting for it.
 
-// warmThreshold is the instantiation time from which a module gets a pool (Config.WarmInstances).
+// warmThreshold is the instantiation time from which a module gets a pool
+// (runtime.Config.WarmInstances).
 const warmThreshold = time.Millisecond
 
 // warmPool holds a compiled module's ready instances.
 type warmPool struct {
 	size      int
-	m         *nativeModule
-	s         *Skill // the version the module was compiled for: its limits size the instances
-	admission *admission
+	m         *NativeModule
+	mod       *Module // the skill version whose run made the pool: its limits size the instances
+	admission *Admission
 	logger    *slog.Logger
 
 	// noInit is set once the module's initialiser failed without a run (it called the kernel or
@@ -36,7 +37,7 @@ type warmPool struct {
 	noInit atomic.Bool
 
 	mu      sync.Mutex
-	ready   []*warmInstance
+	ready   []*WarmInstance
 	filling bool
 	closed  bool
 	wg      sync.WaitGroup
@@ -45,14 +46,14 @@ type warmPool struct {
 	hits, made, refillNs *atomic.Int64
 }
 
-// warmInstance is an instance made ahead of its run.
-type warmInstance struct {
-	mod    api.Module
-	meter  *memoryMeter
-	slot   *ioSlot
+// WarmInstance is an instance made ahead of its run.
+type WarmInstance struct {
+	Mod    api.Module
+	Meter  *MemoryMeter
+	Slot   *IOSlot
 	charge int64
-	// initialised: the guest runtime's initialiser (_initialize ...) ran when it was made.
-	initialised bool
+	// Initialised: the guest runtime's initialiser (_initialize ...) ran when it was made.
+	Initialised bool
 }
 
 // runSlot is what a pooled instance writes and sleeps through: the run that takes it fills it.
@@ -74,7 +75,7 @@ type earlyWrite struct {
 
 const maxEarlyOutput = 64 << 10
 
-func (r *runSlot) fill(stdout, stderr io.Writer, done <-chan struct{}) {
+func (r *runSlot) Fill(stdout, stderr io.Writer, done <-chan struct{}) {
 	r.mu.Lock()
 	r.stdout, r.stderr, r.done = stdout, stderr, done
 	early := r.early
@@ -123,13 +124,37 @@ func (r *runSlot) sleep(ns int64) {
 	r.mu.Lock()
 	done := r.done
 	r.mu.Unlock()
-	sleepUntil(done)(ns)
+	SleepUntil(done)(ns)
+}
+
+// Instantiated is told that a run of m made a fresh instance of c (native) in took: a module that
+// takes warmThreshold or more gets its pool of runtime.Config.WarmInstances, once, logging to
+// logger (the run's Runtime's).
+func (e *Engine) Instantiated(c *Compiled, m *Module, took time.Duration, logger *slog.Logger) {
+	if e.warmInstances <= 0 || took < warmThreshold {
+		return
+	}
+	c.poolOnce.Do(func() {
+		mod := *m
+		p := &warmPool{size: e.warmInstances, m: c.Native, mod: &mod, admission: e.admission, logger: logger,
+			hits: &e.warmHits, made: &e.warmMade, refillNs: &e.warmRefillNs}
+		c.pool.Store(p)
+		p.refill()
+	})
+}
+
+// TakeWarm returns an instance of c made ahead of the run, or nil (no pool, or none ready).
+func (c *Compiled) TakeWarm() *WarmInstance {
+	if p := c.pool.Load(); p != nil {
+		return p.take()
+	}
+	return nil
 }
 
 // take returns a ready instance, or nil, and starts a refill.
-func (p *warmPool) take() *warmInstance {
+func (p *warmPool) take() *WarmInstance {
 	p.mu.Lock()
-	var w *warmInstance
+	var w *WarmInstance
 	if n := len(p.ready); n > 0 {
 		w = p.ready[n-1]
 		p.ready = p.ready[:n-1]
@@ -183,27 +208,27 @@ func (p *warmPool) refill() {
 }
 
 // make instantiates one instance, or returns nil when the budget has no room or it fails.
-func (p *warmPool) make() *warmInstance {
-	meter := newMemoryMeter(p.s.state().linearLimit)
-	slot := p.m.takeSlot() // the instance's for its life: never put back
+func (p *warmPool) make() *WarmInstance {
+	meter := NewMemoryMeter(p.mod.LinearLimit)
+	slot := p.m.TakeSlot() // the instance's for its life: never put back
 	// Bounded like a run: a start section that loops is interrupted.
-	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(p.s.grant.Limits.TimeoutMs)*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(p.mod.Limits.TimeoutMs)*time.Millisecond)
 	defer cancel()
-	mc := slot.config
-	mod, err := p.m.instantiate(experimental.WithMemoryAllocator(ctx, meter), mc)
-	if err != nil || meter.startedOver() {
+	mc := slot.Config
+	mod, err := p.m.Instantiate(experimental.WithMemoryAllocator(ctx, meter), mc)
+	if err != nil || meter.StartedOver() {
 		if mod != nil {
 			_ = mod.Close(context.Background())
 		}
-		meter.release()
-		p.logger.Debug("warm instance not made", "skill", p.s.id, "err", err)
+		meter.Release()
+		p.logger.Debug("warm instance not made", "skill", p.mod.ID, "err", err)
 		return nil
 	}
 	initialised := false
 	if !p.noInit.Load() && (p.m.init != "" || p.m.hsInit) {
 		// Outside a run the kernel and host functions refuse: an initialiser that calls them
 		// fails here, and from then on the run initialises its instance, as Extism would.
-		stop := p.m.stopWhenDone(ctx, mod)
+		stop := p.m.StopWhenDone(ctx, mod)
 		err := p.m.initialise(ctx, mod)
 		if !stop() && err == nil {
 			err = ctx.Err() // stopped as it returned: the instance would trap at its first check
@@ -211,26 +236,26 @@ func (p *warmPool) make() *warmInstance {
 		if err != nil {
 			p.noInit.Store(true)
 			_ = mod.Close(context.Background())
-			meter.release()
-			p.logger.Debug("the module's initialiser needs a run; warm instances are made uninitialised", "skill", p.s.id, "err", err)
+			meter.Release()
+			p.logger.Debug("the module's initialiser needs a run; warm instances are made uninitialised", "skill", p.mod.ID, "err", err)
 			return p.make()
 		}
 		initialised = true
 	}
-	peak, _ := meter.stats()
-	charge := int64(peak) + 2*p.s.state().size + runOverhead
+	peak, _ := meter.Stats()
+	charge := int64(peak) + 2*p.mod.Size + RunOverhead
 	if !p.admission.tryHold(charge) {
 		_ = mod.Close(context.Background())
-		meter.release()
+		meter.Release()
 		return nil
 	}
 	p.made.Add(1)
-	return &warmInstance{mod: mod, meter: meter, slot: slot, charge: charge, initialised: initialised}
+	return &WarmInstance{Mod: mod, Meter: meter, Slot: slot, charge: charge, Initialised: initialised}
 }
 
-func (p *warmPool) discard(w *warmInstance) {
-	_ = w.mod.Close(context.Background())
-	w.meter.release()
+func (p *warmPool) discard(w *WarmInstance) {
+	_ = w.Mod.Close(context.Background())
+	w.Meter.Release()
 	p.admission.free(w.charge)
 }
 

@@ -1,4 +1,4 @@
-package runtime
+package engine
 
 import (
 	"context"
@@ -11,6 +11,9 @@ import (
 	goruntime "runtime"
 	"runtime/debug"
 	"strings"
+	"sync"
+
+	"github.com/tetratelabs/wazero"
 )
 
 // The compilation cache holds native code that the process maps and executes. wazero trusts any
@@ -21,13 +24,13 @@ import (
 // There is no shared fallback (such as a directory under $TMPDIR): without a user cache directory,
 // or when the default one fails these checks, Skillbox runs without the on-disk cache.
 
-// CacheDirError says why a compilation cache directory was refused: which path, what was found
-// there and how to fix it.
+// CacheDirError says why a compilation cache directory was refused: runtime.CacheDirError's
+// fields, in the same order, which the runtime converts it into.
 type CacheDirError struct {
-	Path  string // the offending path element
-	Found string // what is wrong with it
-	Fix   string // what the operator can do
-	Err   error  // the underlying error, if any
+	Path  string
+	Found string
+	Fix   string
+	Err   error
 }
 
 func (e *CacheDirError) Error() string {
@@ -43,11 +46,12 @@ func (e *CacheDirError) Error() string {
 
 func (e *CacheDirError) Unwrap() error { return e.Err }
 
-// openCacheDir returns the directory for wazero's compilation cache, checked and created as
-// described above, or "" to run without the on-disk cache. An explicit directory (Config.CacheDir)
-// that fails is an error: the operator asked for it, and running without would surprise them. The
-// default directory that fails, or no user cache directory at all, is a warning on logger.
-func openCacheDir(ctx context.Context, explicit string, logger *slog.Logger) (string, error) {
+// OpenCacheDir returns the directory for wazero's compilation cache, checked and created as
+// described above, or "" to run without the on-disk cache. An explicit directory
+// (runtime.Config.CacheDir) that fails is an error: the operator asked for it, and running without
+// would surprise them. The default directory that fails, or no user cache directory at all, is a
+// warning on logger.
+func OpenCacheDir(ctx context.Context, explicit string, logger *slog.Logger) (string, error) {
 	if explicit != "" {
 		dir, err := secureCacheDir(explicit, 1)
 		if err == nil {
@@ -74,10 +78,24 @@ func openCacheDir(ctx context.Context, explicit string, logger *slog.Logger) (st
 	return dir, nil
 }
 
+var cacheMu sync.Mutex
+
+// NewCache opens a wazero compilation cache handle over dir, or returns nil for "".
+func NewCache(dir string) (wazero.CompilationCache, error) {
+	if dir == "" {
+		return nil, nil
+	}
+	// wazero v1.12's first version lookup races when caches are made concurrently
+	// (wazero#2532): make them one at a time.
+	cacheMu.Lock()
+	defer cacheMu.Unlock()
+	return wazero.NewCompilationCacheWithDir(dir)
+}
+
 // probeCache opens and closes a wazero cache over dir, so that an unusable directory fails New
 // rather than the first run.
 func probeCache(ctx context.Context, dir string) error {
-	cache, err := newCache(dir)
+	cache, err := NewCache(dir)
 	if err != nil {
 		return &CacheDirError{Path: dir, Found: "cannot be used by wazero", Err: err}
 	}
@@ -115,21 +133,21 @@ func secureCacheDir(dir string, owned int) (string, error) {
 		}
 	}
 	for i := len(elems) - 1; i >= 0; i-- {
-		if err := ensurePrivateDir(elems[i]); err != nil {
+		if err := EnsurePrivateDir(elems[i]); err != nil {
 			return "", err
 		}
 	}
 	// wazero would create this one itself (inside a directory only we can write, so with no one
 	// else's content); making and checking it here also refuses one left by an older, looser setup.
-	if err := ensurePrivateDir(filepath.Join(dir, wazeroSubdir())); err != nil {
+	if err := EnsurePrivateDir(filepath.Join(dir, WazeroSubdir())); err != nil {
 		return "", err
 	}
 	return dir, nil
 }
 
-// ensurePrivateDir creates path with mode 0700 when it is missing (chmod after mkdir: the umask
+// EnsurePrivateDir creates path with mode 0700 when it is missing (chmod after mkdir: the umask
 // may have taken bits away) and checks it either way.
-func ensurePrivateDir(path string) error {
+func EnsurePrivateDir(path string) error {
 	fi, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		// ErrExist: made concurrently (another process sharing the cache); check what is there.
@@ -193,13 +211,13 @@ func checkParent(parent, top string) error {
 	return nil
 }
 
-// wazeroSubdir is the name of the directory wazero keeps its files in under the cache directory:
+// WazeroSubdir is the name of the directory wazero keeps its files in under the cache directory:
 // "wazero-<version>-<GOARCH>-<GOOS>" with the version as wazero v1.12.0 computes it
 // (cache.go ensuresFileCache, internal/version.GetWazeroVersion): the require version of the
 // last dependency whose path contains github.com/tetratelabs/wazero, else the main module's, else
 // "dev" (as in test binaries, whose build info lists no dependencies). Should it ever differ,
 // wazero creates its own directory inside ours, mode 0700, which no one else can have planted.
-func wazeroSubdir() string {
+func WazeroSubdir() string {
 	v := ""
 	if info, ok := debug.ReadBuildInfo(); ok {
 		for _, dep := range info.Deps {

@@ -1,4 +1,4 @@
-package runtime
+package engine
 
 import (
 	"bufio"
@@ -43,16 +43,12 @@ const childEnv = "SKILLBOX_COMPILE_CHILD"
 // childCapable is set by MaybeCompileChild in a program that can serve as its own compiler.
 var childCapable atomic.Bool
 
-// MaybeCompileChild lets this program compile modules in child processes of its own (see
-// Admission.CompileMemory). Call it first thing in main, and in TestMain:
-//
-//	func main() {
-//		runtime.MaybeCompileChild()
-//		...
-//	}
-//
-// In a process a Runtime started to compile a module, it compiles it into the compilation cache
-// and exits; otherwise it returns at once, and Runtimes made afterwards compile in children.
+// CanCompileInChild reports whether this program can serve as its own compiler (it called
+// MaybeCompileChild).
+func CanCompileInChild() bool { return childCapable.Load() }
+
+// MaybeCompileChild is runtime.MaybeCompileChild: in a process started to compile a module it
+// compiles it and exits; otherwise it notes that this program can serve as its own compiler.
 func MaybeCompileChild() {
 	if os.Getenv(childEnv) != "1" {
 		childCapable.Store(true)
@@ -69,7 +65,7 @@ type childRequest struct {
 	// before the parent's watch would stop it for memory it no longer uses.
 	Memory int64 `json:"memory"`
 	// Stoppable is the source's: the module was instrumented, and compiles without wazero's
-	// interruption (see engineConfig).
+	// interruption (see CompileConfig).
 	Stoppable bool `json:"stoppable"`
 }
 
@@ -107,7 +103,7 @@ func serveCompile(in io.Reader, errOut io.Writer) int {
 		fmt.Fprintf(errOut, "compile child: cache: %v\n", err)
 		return 2
 	}
-	r := wazero.NewRuntimeWithConfig(ctx, engineConfig(req.Pages, req.Stoppable).WithCompilationCache(cache))
+	r := wazero.NewRuntimeWithConfig(ctx, CompileConfig(req.Pages, req.Stoppable).WithCompilationCache(cache))
 	_, err = r.CompileModule(ctx, wasm)
 	_ = r.Close(ctx)
 	_ = cache.Close(ctx)
@@ -118,37 +114,36 @@ func serveCompile(in io.Reader, errOut io.Writer) int {
 	return 0
 }
 
-// engineConfig is the wazero configuration every compilation uses, in the child and in the
+// CompileConfig is the wazero configuration every compilation uses, in the child and in the
 // process: the cache keys compiled code on it, so the process finds what the child compiled.
 // A stoppable module (see source) is stopped by its own checks; any other runs under wazero's
 // interruption, which makes compiled code exit to Go at every loop iteration and function call
 // to look at the context (a tight loop runs ~20x slower) but stops a guest at its deadline.
-func engineConfig(pages uint32, stoppable bool) wazero.RuntimeConfig {
+func CompileConfig(pages uint32, stoppable bool) wazero.RuntimeConfig {
 	return wazero.NewRuntimeConfig().
 		WithCloseOnContextDone(!stoppable).
 		WithMemoryLimitPages(pages)
 }
 
-// CompileError is a module the compiler could not, or was not let, compile.
+// CompileError is a module the compiler could not, or was not let, compile: runtime.CompileError's
+// fields, in the same order, which the runtime converts it into.
 type CompileError struct {
-	// Bound names what stopped it: "compileMemory", "compileTimeout", or "" for an error of the
-	// module itself (Msg says what).
 	Bound string
 	Msg   string
 }
 
 func (e *CompileError) Error() string { return e.Msg }
 
-// compiledMarks is the directory, in the cache, of the marks of modules a child compiled: a later
+// CompiledMarks is the directory, in the cache, of the marks of modules a child compiled: a later
 // process that finds a module's mark loads it from the cache without a child of its own.
-const compiledMarks = "skillbox-compiled"
+const CompiledMarks = "skillbox-compiled"
 
 // markPath is where the mark of wasm compiled with pages would be.
-func markPath(cacheDir string, pages uint32, src source) string {
+func markPath(cacheDir string, pages uint32, src Source) string {
 	h := sha256.New()
-	h.Write(src.wasm)
-	fmt.Fprintf(h, "\x00%d\x00%s\x00%t", pages, wazeroSubdir(), src.stoppable)
-	return filepath.Join(cacheDir, compiledMarks, hex.EncodeToString(h.Sum(nil)))
+	h.Write(src.Wasm)
+	fmt.Fprintf(h, "\x00%d\x00%s\x00%t", pages, WazeroSubdir(), src.Stoppable)
+	return filepath.Join(cacheDir, CompiledMarks, hex.EncodeToString(h.Sum(nil)))
 }
 
 // childRun is what a child compilation cost: whether one ran, its peak memory, its time.
@@ -161,7 +156,7 @@ type childRun struct {
 // compileInChild compiles wasm in a child process into cacheDir, within the memory and time the
 // admission allows, unless a child did already (its mark is there). The error is a
 // *CompileError, or ctx's.
-func compileInChild(ctx context.Context, cacheDir string, pages uint32, src source, maxMem int64, timeout time.Duration) (childRun, error) {
+func compileInChild(ctx context.Context, cacheDir string, pages uint32, src Source, maxMem int64, timeout time.Duration) (childRun, error) {
 	mark := markPath(cacheDir, pages, src)
 	if st, err := os.Lstat(mark); err == nil && st.Mode().IsRegular() {
 		return childRun{}, nil
@@ -179,7 +174,7 @@ func compileInChild(ctx context.Context, cacheDir string, pages uint32, src sour
 }
 
 // childCompile runs one child compilation and watches it.
-func childCompile(ctx context.Context, cacheDir string, pages uint32, src source, maxMem int64, timeout time.Duration) (run childRun, err error) {
+func childCompile(ctx context.Context, cacheDir string, pages uint32, src Source, maxMem int64, timeout time.Duration) (run childRun, err error) {
 	run.Ran = true
 	start := time.Now()
 	defer func() { run.Took = time.Since(start) }()
@@ -192,8 +187,8 @@ func childCompile(ctx context.Context, cacheDir string, pages uint32, src source
 	defer cancel()
 	cmd := exec.CommandContext(ctx, exe)
 	cmd.Env = append(os.Environ(), childEnv+"=1")
-	head, _ := json.Marshal(childRequest{CacheDir: cacheDir, Pages: pages, Memory: maxMem * 3 / 4, Stoppable: src.stoppable})
-	cmd.Stdin = io.MultiReader(bytes.NewReader(append(head, '\n')), bytes.NewReader(src.wasm))
+	head, _ := json.Marshal(childRequest{CacheDir: cacheDir, Pages: pages, Memory: maxMem * 3 / 4, Stoppable: src.Stoppable})
+	cmd.Stdin = io.MultiReader(bytes.NewReader(append(head, '\n')), bytes.NewReader(src.Wasm))
 	var stderr boundedBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {

@@ -1,13 +1,17 @@
-package runtime
+package engine
 
 // The engine's live sets as lazy checking and shared engines need them: a scan no longer knows
 // every module's hash (see StatusUnchecked), so it keeps what was live for the skills it has not
 // checked, and each check adds the hash it found; and several Runtimes may share one engine (see
-// Shared), each with its own registry, so a module is live while any of them has it.
+// runtime.Shared), each with its own registry, so a module is live while any of them has it.
 
-// isLive reports whether some Runtime of the engine keeps hash live: one that has not retained
+// Owner is one owner of a live set: a Runtime. Join hands it out, and the engine knows it
+// by its address (a byte, so that two owners never share one).
+type Owner struct{ _ byte }
+
+// isLive reports whether some owner keeps hash live: one that has not retained
 // yet keeps everything, and an engine no Runtime uses yet does too. e.mu is held.
-func (e *engine) isLive(hash string) bool {
+func (e *Engine) isLive(hash string) bool {
 	if len(e.lives) == 0 {
 		return true
 	}
@@ -19,17 +23,19 @@ func (e *engine) isLive(hash string) bool {
 	return false
 }
 
-// join registers owner, whose registry is not scanned yet: until it retains, every module is
-// live for it.
-func (e *engine) join(owner *Runtime) {
+// Join registers a new owner, a Runtime whose registry is not scanned yet: until it retains,
+// every module is live for it.
+func (e *Engine) Join() *Owner {
+	owner := new(Owner)
 	e.mu.Lock()
 	e.lives[owner] = nil
 	e.mu.Unlock()
+	return owner
 }
 
-// leave forgets owner's live set, and drops the modules only it kept (a tenant's Runtime that
+// Leave forgets owner's live set, and drops the modules only it kept (a tenant's Runtime that
 // closes while the others go on).
-func (e *engine) leave(owner *Runtime) {
+func (e *Engine) Leave(owner *Owner) {
 	e.mu.Lock()
 	delete(e.lives, owner)
 	last := len(e.lives) == 0
@@ -39,9 +45,9 @@ func (e *engine) leave(owner *Runtime) {
 	}
 }
 
-// liveHashes returns a copy of the hashes owner keeps compiled modules of (nil: all, as before
+// LiveHashes returns a copy of the hashes owner keeps compiled modules of (nil: all, as before
 // its first retain).
-func (e *engine) liveHashes(owner *Runtime) map[string]bool {
+func (e *Engine) LiveHashes(owner *Owner) map[string]bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	live := e.lives[owner]
@@ -55,9 +61,9 @@ func (e *engine) liveHashes(owner *Runtime) map[string]bool {
 	return out
 }
 
-// keepLive adds hash to owner's live set, so that a module a check found for its current
+// KeepLive adds hash to owner's live set, so that a module a check found for its current
 // registry is kept compiled, not closed after its first run as one no version uses.
-func (e *engine) keepLive(owner *Runtime, hash string) {
+func (e *Engine) KeepLive(owner *Owner, hash string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if live := e.lives[owner]; live != nil {

@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package runtime
+package engine
 
 // mapNoReserve is Linux's; elsewhere anonymous mappings are reserved lazily anyway.
 const mapNoReserve = 0

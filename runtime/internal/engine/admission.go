@@ -1,4 +1,4 @@
-package runtime
+package engine
 
 import (
 	"context"
@@ -10,73 +10,43 @@ import (
 	"github.com/skillbox-dev/skillbox/run"
 )
 
-// Admission bounds what runs at once, for every face alike (library, CLI, HTTP, MCP, agents):
-// every run and every compilation is admitted here first. Zero fields are the defaults.
-type Admission struct {
-	// MaxRuns is how many runs execute at once (default 16).
-	MaxRuns int
-	// MaxQueue is how many runs may wait for admission (default 64); one more is refused busy.
-	MaxQueue int
-	// MaxWait bounds how long a run waits in the queue (default 30s); then it is refused busy.
-	MaxWait time.Duration
-	// MemoryBudget bounds, in bytes, what everything admitted may hold of the host's memory at
-	// once: each run's charge (its memory limit plus what the host holds for it beyond its linear
-	// memory; see charge.go), each compilation in progress, and each compiled module kept warm
-	// (idle ones are dropped when a run needs the room). Default: half of the machine's memory,
-	// at least 1 GiB.
-	MemoryBudget int64
-	// MaxCompiles is how many modules compile at once (default 1: compiling is CPU- and
-	// memory-hungry, and a skill's first run or validation waits for it anyway).
-	MaxCompiles int
-	// CompileMemory is the most one compilation may hold (default 512 MiB; the bundled Go skills
-	// need under 100 MiB): a compilation is charged it, and in a child process (see
-	// MaybeCompileChild) one that needs more is stopped. CompileTimeout bounds its time
-	// (default 60s; ten minutes in a binary built with -race, whose instrumented compiler runs
-	// several times slower), likewise.
+// ErrOverBudget is a charge larger than the whole budget: it could never be admitted.
+var ErrOverBudget = errors.New("larger than the runtime's whole memory budget")
+
+// AdmissionConfig is what the admission holds runs and compilations to: runtime.Admission's
+// fields, in the same order (the runtime converts one into the other), with its defaults applied.
+type AdmissionConfig struct {
+	MaxRuns        int
+	MaxQueue       int
+	MaxWait        time.Duration
+	MemoryBudget   int64
+	MaxCompiles    int
 	CompileMemory  int64
 	CompileTimeout time.Duration
 }
 
-func (a Admission) withDefaults() Admission {
-	if a.MaxRuns <= 0 {
-		a.MaxRuns = 16
-	}
-	if a.MaxQueue <= 0 {
-		a.MaxQueue = 64
-	}
-	if a.MaxWait <= 0 {
-		a.MaxWait = 30 * time.Second
-	}
-	if a.MemoryBudget <= 0 {
-		a.MemoryBudget = defaultMemoryBudget()
-	}
-	if a.MaxCompiles <= 0 {
-		a.MaxCompiles = 1
-	}
-	if a.CompileMemory <= 0 {
-		a.CompileMemory = 512 << 20
-	}
-	if a.CompileTimeout <= 0 {
-		a.CompileTimeout = raceSlowdown * 60 * time.Second
-	}
-	return a
+// AdmissionStats is a snapshot of the admission: runtime.AdmissionStats's fields, in the same
+// order, which the runtime converts it into.
+type AdmissionStats struct {
+	Running, Queued, Compiling int
+	MemoryInUse, MemoryBudget  int64
+	PeakMemoryInUse            int64
+	PeakRunning                int
+	PeakCompiling              int
 }
 
-// errOverBudget is a charge larger than the whole budget: it could never be admitted.
-var errOverBudget = errors.New("larger than the runtime's whole memory budget")
-
-// admission hands out run slots, compile slots and memory, first come first served. A ticket
+// Admission hands out run slots, compile slots and memory, first come first served. A ticket
 // that does not fit waits in one FIFO queue; one at the head that needs memory held by idle warm
 // modules gets it reclaimed (the engine drops them).
-type admission struct {
-	cfg     Admission
+type Admission struct {
+	cfg     AdmissionConfig
 	reclaim func(need int64) // frees idle warm memory; called without mu
 
 	mu            sync.Mutex
 	used          int64 // bytes charged
 	running       int   // run slots in use
 	compiling     int   // compile slots in use
-	queue         []*ticket
+	queue         []*Ticket
 	closed        bool
 	reclaiming    bool // a reclaim for the queue's head runs: one at a time is enough
 	peakUsed      int64
@@ -84,19 +54,19 @@ type admission struct {
 	peakCompiling int
 }
 
-type ticket struct {
+type Ticket struct {
 	charge  int64
 	run     bool          // needs a run slot (else a compile slot)
 	ready   chan struct{} // made when the ticket waits in the queue; closed when it may go on
 	granted bool
 }
 
-func newAdmission(cfg Admission, reclaim func(int64)) *admission {
-	return &admission{cfg: cfg, reclaim: reclaim}
+func NewAdmission(cfg AdmissionConfig, reclaim func(int64)) *Admission {
+	return &Admission{cfg: cfg, reclaim: reclaim}
 }
 
 // fits reports whether t can be granted now (a.mu held).
-func (a *admission) fits(t *ticket) (ok, forMemory bool) {
+func (a *Admission) fits(t *Ticket) (ok, forMemory bool) {
 	if t.run && a.running >= a.cfg.MaxRuns || !t.run && a.compiling >= a.cfg.MaxCompiles {
 		return false, false
 	}
@@ -106,7 +76,7 @@ func (a *admission) fits(t *ticket) (ok, forMemory bool) {
 	return true, false
 }
 
-func (a *admission) grant(t *ticket) {
+func (a *Admission) grant(t *Ticket) {
 	a.used += t.charge
 	if t.run {
 		a.running++
@@ -122,16 +92,16 @@ func (a *admission) grant(t *ticket) {
 	}
 }
 
-// busyError is the refusal of a run the runtime has no room for.
-type busyError struct{ msg string }
+// BusyError is the refusal of a run the runtime has no room for.
+type BusyError struct{ Msg string }
 
-func (e *busyError) Error() string { return e.msg }
+func (e *BusyError) Error() string { return e.Msg }
 
-// acquire admits a run (isRun true) or a compilation charged charge bytes, waiting in the queue if
+// Acquire admits a run (isRun true) or a compilation charged charge bytes, waiting in the queue if
 // need be; the caller gives the room back with release(t). The error is ErrClosed,
-// errOverBudget, a *busyError (queue full, or waited MaxWait), or ctx's error.
-func (a *admission) acquire(ctx context.Context, charge int64, isRun bool) (t *ticket, err error) {
-	t = &ticket{charge: charge, run: isRun}
+// ErrOverBudget, a *BusyError (queue full, or waited MaxWait), or ctx's error.
+func (a *Admission) Acquire(ctx context.Context, charge int64, isRun bool) (t *Ticket, err error) {
+	t = &Ticket{charge: charge, run: isRun}
 	a.mu.Lock()
 	switch {
 	case a.closed:
@@ -139,7 +109,7 @@ func (a *admission) acquire(ctx context.Context, charge int64, isRun bool) (t *t
 		return nil, run.ErrClosed
 	case charge > a.cfg.MemoryBudget:
 		a.mu.Unlock()
-		return nil, fmt.Errorf("a charge of %d MiB is %w (%d MiB)", charge>>20, errOverBudget, a.cfg.MemoryBudget>>20)
+		return nil, fmt.Errorf("a charge of %d MiB is %w (%d MiB)", charge>>20, ErrOverBudget, a.cfg.MemoryBudget>>20)
 	}
 	if len(a.queue) == 0 {
 		ok, forMemory := a.fits(t)
@@ -158,7 +128,7 @@ func (a *admission) acquire(ctx context.Context, charge int64, isRun bool) (t *t
 	}
 	if len(a.queue) >= a.cfg.MaxQueue {
 		a.mu.Unlock()
-		return nil, &busyError{fmt.Sprintf("%d runs are running and %d waiting, the most this runtime admits; try again shortly", a.running, len(a.queue))}
+		return nil, &BusyError{fmt.Sprintf("%d runs are running and %d waiting, the most this runtime admits; try again shortly", a.running, len(a.queue))}
 	}
 	t.ready = make(chan struct{})
 	a.queue = append(a.queue, t)
@@ -171,7 +141,7 @@ func (a *admission) acquire(ctx context.Context, charge int64, isRun bool) (t *t
 	case <-ctx.Done():
 		err = ctx.Err()
 	case <-timer.C:
-		err = &busyError{fmt.Sprintf("waited %s for room to run without getting it; try again shortly", a.cfg.MaxWait)}
+		err = &BusyError{fmt.Sprintf("waited %s for room to run without getting it; try again shortly", a.cfg.MaxWait)}
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -189,7 +159,7 @@ func (a *admission) acquire(ctx context.Context, charge int64, isRun bool) (t *t
 	return nil, err
 }
 
-func (a *admission) remove(t *ticket) {
+func (a *Admission) remove(t *Ticket) {
 	for i, q := range a.queue {
 		if q == t {
 			a.queue = append(a.queue[:i], a.queue[i+1:]...)
@@ -199,13 +169,13 @@ func (a *admission) remove(t *ticket) {
 	a.dispatchLocked() // the head may have changed
 }
 
-func (a *admission) release(t *ticket) {
+func (a *Admission) Release(t *Ticket) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.releaseLocked(t)
 }
 
-func (a *admission) releaseLocked(t *ticket) {
+func (a *Admission) releaseLocked(t *Ticket) {
 	if !t.granted {
 		return
 	}
@@ -221,7 +191,7 @@ func (a *admission) releaseLocked(t *ticket) {
 
 // dispatchLocked grants waiting tickets in order while the head fits. A head waiting for memory
 // gets idle warm modules reclaimed for it, in the background (reclaim must not run under mu).
-func (a *admission) dispatchLocked() {
+func (a *Admission) dispatchLocked() {
 	for len(a.queue) > 0 && !a.closed {
 		head := a.queue[0]
 		ok, forMemory := a.fits(head)
@@ -244,7 +214,7 @@ func (a *admission) dispatchLocked() {
 }
 
 // hold charges n bytes held outside any ticket (a compiled module kept warm); free gives them back.
-func (a *admission) hold(n int64) {
+func (a *Admission) hold(n int64) {
 	a.mu.Lock()
 	a.used += n
 	a.peakUsed = max(a.peakUsed, a.used)
@@ -253,7 +223,7 @@ func (a *admission) hold(n int64) {
 
 // tryHold holds n bytes if they fit in the budget and no ticket waits: what it holds is a
 // convenience (a warm instance), never worth delaying a run for.
-func (a *admission) tryHold(n int64) bool {
+func (a *Admission) tryHold(n int64) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed || len(a.queue) > 0 || a.used+n > a.cfg.MemoryBudget {
@@ -264,15 +234,15 @@ func (a *admission) tryHold(n int64) bool {
 	return true
 }
 
-func (a *admission) free(n int64) {
+func (a *Admission) free(n int64) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.used -= n
 	a.dispatchLocked()
 }
 
-// close refuses every waiting and future ticket with ErrClosed.
-func (a *admission) close() {
+// Close refuses every waiting and future ticket with ErrClosed.
+func (a *Admission) Close() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.closed = true
@@ -282,18 +252,7 @@ func (a *admission) close() {
 	a.queue = nil
 }
 
-// AdmissionStats is a snapshot of the admission control, for metrics.
-type AdmissionStats struct {
-	Running, Queued, Compiling int
-	// MemoryInUse is what everything admitted is charged now; MemoryBudget the ceiling.
-	MemoryInUse, MemoryBudget int64
-	// PeakMemoryInUse, PeakRunning and PeakCompiling are the highest seen since New.
-	PeakMemoryInUse int64
-	PeakRunning     int
-	PeakCompiling   int
-}
-
-func (a *admission) stats() AdmissionStats {
+func (a *Admission) Stats() AdmissionStats {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return AdmissionStats{Running: a.running, Queued: len(a.queue), Compiling: a.compiling,

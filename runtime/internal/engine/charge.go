@@ -1,4 +1,4 @@
-package runtime
+package engine
 
 import (
 	"bufio"
@@ -12,31 +12,31 @@ import (
 // what the host really holds, measured with the benchmarks in charge_test.go and the soak test;
 // docs/SECURITY.md gives the figures behind them.
 const (
-	// stackReserve is the most wazero's call stack for one run can hold: it lives in the host's
+	// StackReserve is the most wazero's call stack for one run can hold: it lives in the host's
 	// heap, outside the run's memory limit, grows by doubling while the guest recurses, and stops
 	// at a ceiling of about 50 MB (wazevo's callStackCeiling) — after growing to ~100 MB, with the
 	// 50 MB it grew from still alive during the copy. wazero 1.12 cannot bound it lower.
-	stackReserve = 160 << 20
-	// runOverhead is what a run holds beyond its linear memory and stack besides its module:
+	StackReserve = 160 << 20
+	// RunOverhead is what a run holds beyond its linear memory and stack besides its module:
 	// the instance's structures, the call's buffers, the run's logs and result.
-	runOverhead = 4 << 20
+	RunOverhead = 4 << 20
 )
 
-// runCharge is what a run of s may hold of the host's memory while it runs:
+// RunCharge is what a run of m may hold of the host's memory while it runs:
 //   - its memory limit: the linear memories of the module and of the Extism kernel, and its
 //     tables, which the memory meter enforces together;
 //   - as much again for the host's copy of its output (Extism copies the whole output block out
 //     of the kernel's memory before its size can be checked against maxOutputBytes);
-//   - the wasm call stack (stackReserve);
+//   - the wasm call stack (StackReserve);
 //   - what the host buffers for one host call at a time: a fetch's response, a file read or a
 //     write (their limits, the output's maxFileBytes among them), and the run's logs;
 //   - the instance's own structures, proportional to the module (function instances, tables'
 //     Go slices, the data it copies in), and a fixed overhead.
-func runCharge(s *Skill) int64 {
-	l := s.grant.Limits
+func RunCharge(m *Module) int64 {
+	l := m.Limits
 	mem := l.MemoryMiB << 20
-	io := max(l.MaxFetchBytes, l.MaxFileBytes, l.MaxWriteBytes, s.grant.OutputFileBytes())
-	return 2*mem + stackReserve + io + l.MaxLogBytes + s.state().size + instElemEntry*int64(s.state().info.ElemEntries) + runOverhead
+	io := max(l.MaxFetchBytes, l.MaxFileBytes, l.MaxWriteBytes, m.OutputFileBytes)
+	return 2*mem + StackReserve + io + l.MaxLogBytes + m.Size + instElemEntry*int64(m.Info.ElemEntries) + RunOverhead
 }
 
 // Compilation charges (measured with wazero 1.12's optimizing compiler on real and synthetic
@@ -57,20 +57,20 @@ const (
 	defaultBudgetPart = 2 // of the machine's (or cgroup's) memory
 )
 
-// compileCharge is what compiling s's module may hold at its peak, child and cache load included.
-func compileCharge(a Admission, s *Skill) int64 {
-	return a.CompileMemory + cacheLoadBase + cacheLoadCode*s.state().info.CodeBytes + s.state().size
+// CompileCharge is what compiling m may hold at its peak, child and cache load included.
+func CompileCharge(a AdmissionConfig, m *Module) int64 {
+	return a.CompileMemory + cacheLoadBase + cacheLoadCode*m.Info.CodeBytes + m.Size
 }
 
-// warmCharge is what s's compiled module holds while it is kept for later runs.
-func warmCharge(s *Skill) int64 {
-	return warmBase + warmCode*s.state().info.CodeBytes + warmModule*s.state().size +
-		warmDataSegment*int64(s.state().info.DataSegments) + warmElemEntry*int64(s.state().info.ElemEntries)
+// WarmCharge is what m's compiled module holds while it is kept for later runs.
+func WarmCharge(m *Module) int64 {
+	return warmBase + warmCode*m.Info.CodeBytes + warmModule*m.Size +
+		warmDataSegment*int64(m.Info.DataSegments) + warmElemEntry*int64(m.Info.ElemEntries)
 }
 
-// defaultMemoryBudget is half of the memory this process may use — the cgroup's limit when
+// DefaultMemoryBudget is half of the memory this process may use — the cgroup's limit when
 // there is one, else the machine's — and at least 1 GiB.
-func defaultMemoryBudget() int64 {
+func DefaultMemoryBudget() int64 {
 	total := machineMemory()
 	if c := cgroupMemoryLimit(); c > 0 && (total == 0 || c < total) {
 		total = c

@@ -1,10 +1,12 @@
-package runtime
+package engine
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -16,24 +18,10 @@ import (
 	"github.com/skillbox-dev/skillbox/internal/kernel"
 )
 
-// Engine chooses what runs a skill's module.
-type Engine string
-
-const (
-	// EngineNative, the default, implements the Extism kernel ABI in Go over raw wazero (package
-	// internal/kernel): a run costs about what a wazero instance costs.
-	EngineNative Engine = "native"
-	// EngineExtism runs modules with Extism's go-sdk, whose kernel is a second wasm module in
-	// every instance. It is kept as the reference the native engine is tested against.
-	EngineExtism Engine = "extism"
-)
-
-func (e Engine) valid() bool { return e == EngineNative || e == EngineExtism }
-
-// nativeModule is a module compiled for the native engine: its own wazero runtime (the memory
+// NativeModule is a module compiled for the native engine: its own wazero runtime (the memory
 // limit is a runtime setting) holding WASI, the kernel and the Skillbox host functions, and the
 // compiled guest, instantiated afresh for every run.
-type nativeModule struct {
+type NativeModule struct {
 	runtime wazero.Runtime
 	module  wazero.CompiledModule
 	exports map[string]api.FunctionDefinition
@@ -47,15 +35,15 @@ type nativeModule struct {
 	hsInit bool
 	// slots are the ioSlots of runs that ended, for the next runs to reuse.
 	slots sync.Pool
-	// stoppable is the source's (see source): every instance is stopped with interrupt.Stop
+	// Stoppable is the source's (see source): every instance is stopped with interrupt.Stop
 	// when its run's context ends (see stopWhenDone), as wazero's interruption is off.
-	stoppable bool
+	Stoppable bool
 }
 
 // compileNative compiles src for the native engine under rc.
-func compileNative(ctx context.Context, rc wazero.RuntimeConfig, src source) (*nativeModule, error) {
+func compileNative(ctx context.Context, rc wazero.RuntimeConfig, src Source) (*NativeModule, error) {
 	r := wazero.NewRuntimeWithConfig(ctx, rc)
-	fail := func(err error) (*nativeModule, error) {
+	fail := func(err error) (*NativeModule, error) {
 		_ = r.Close(ctx)
 		return nil, err
 	}
@@ -68,14 +56,14 @@ func compileNative(ctx context.Context, rc wazero.RuntimeConfig, src source) (*n
 	if _, err := extismhost.Instantiate(ctx, r); err != nil {
 		return fail(fmt.Errorf("instantiate the host functions: %w", err))
 	}
-	cm, err := r.CompileModule(ctx, src.wasm)
+	cm, err := r.CompileModule(ctx, src.Wasm)
 	if err != nil {
 		return fail(err)
 	}
 	// Anonymous, so one compiled module has any number of instances; no start functions:
 	// Extism never calls _start, and call initialises the guest runtime itself.
-	config := baseModuleConfig().WithName("").WithStartFunctions()
-	m := &nativeModule{runtime: r, module: cm, exports: cm.ExportedFunctions(), config: config, stoppable: src.stoppable}
+	config := BaseModuleConfig().WithName("").WithStartFunctions()
+	m := &NativeModule{runtime: r, module: cm, exports: cm.ExportedFunctions(), config: config, Stoppable: src.Stoppable}
 	noParams := func(name string) bool {
 		d, ok := m.exports[name]
 		return ok && len(d.ParamTypes()) == 0
@@ -93,55 +81,55 @@ func compileNative(ctx context.Context, rc wazero.RuntimeConfig, src source) (*n
 	return m, nil
 }
 
-// ioSlot is a runSlot and the module configuration whose stdout, stderr and sleep go through it,
+// IOSlot is a runSlot and the module configuration whose stdout, stderr and sleep go through it,
 // made once and reused run after run: every With of a ModuleConfig copies it, four copies a run.
 // A run fills the slot with its writers and deadline before it instantiates, and gives it back
 // (see putSlot) once its instance is closed, so no instance writes through a slot another run
 // holds.
-type ioSlot struct {
+type IOSlot struct {
 	runSlot
-	config wazero.ModuleConfig
+	Config wazero.ModuleConfig
 }
 
-// takeSlot returns an empty slot for a fresh instance of m.
-func (m *nativeModule) takeSlot() *ioSlot {
-	if s, ok := m.slots.Get().(*ioSlot); ok {
+// TakeSlot returns an empty slot for a fresh instance of m.
+func (m *NativeModule) TakeSlot() *IOSlot {
+	if s, ok := m.slots.Get().(*IOSlot); ok {
 		return s
 	}
-	s := &ioSlot{}
-	s.config = m.config.WithNanosleep(s.sleep).WithStdout(slotWriter{&s.runSlot, false}).WithStderr(slotWriter{&s.runSlot, true})
+	s := &IOSlot{}
+	s.Config = m.config.WithNanosleep(s.sleep).WithStdout(slotWriter{&s.runSlot, false}).WithStderr(slotWriter{&s.runSlot, true})
 	return s
 }
 
-// putSlot empties s, whose instance is closed, and keeps it for another run.
-func (m *nativeModule) putSlot(s *ioSlot) {
+// PutSlot empties s, whose instance is closed, and keeps it for another run.
+func (m *NativeModule) PutSlot(s *IOSlot) {
 	s.reset()
 	m.slots.Put(s)
 }
 
-// stopWhenDone stops mod when ctx ends, if the module is stoppable (wazero's interruption does it
+// StopWhenDone stops mod when ctx ends, if the module is stoppable (wazero's interruption does it
 // otherwise). The caller calls the returned function once mod's call has returned; it reports
 // false if the stop was made, or is being made.
-func (m *nativeModule) stopWhenDone(ctx context.Context, mod api.Module) (release func() bool) {
-	if !m.stoppable {
+func (m *NativeModule) StopWhenDone(ctx context.Context, mod api.Module) (release func() bool) {
+	if !m.Stoppable {
 		return func() bool { return true }
 	}
 	return context.AfterFunc(ctx, func() { _ = interrupt.Stop(mod) })
 }
 
-func (m *nativeModule) close(ctx context.Context) {
+func (m *NativeModule) close(ctx context.Context) {
 	_ = m.runtime.Close(ctx)
 }
 
-// has reports whether the module exports a function called name.
-func (m *nativeModule) has(name string) bool {
+// Has reports whether the module exports a function called name.
+func (m *NativeModule) Has(name string) bool {
 	_, ok := m.exports[name]
 	return ok
 }
 
-// instantiate makes a fresh instance with mc (made from m.config). ctx carries the run's memory
+// Instantiate makes a fresh instance with mc (made from m.config). ctx carries the run's memory
 // allocator, and the kernel and Call for a start section that calls them.
-func (m *nativeModule) instantiate(ctx context.Context, mc wazero.ModuleConfig) (api.Module, error) {
+func (m *NativeModule) Instantiate(ctx context.Context, mc wazero.ModuleConfig) (api.Module, error) {
 	mod, err := m.runtime.InstantiateModule(ctx, m.module, mc)
 	if err != nil {
 		return nil, fmt.Errorf("instantiate: %w", err)
@@ -149,11 +137,11 @@ func (m *nativeModule) instantiate(ctx context.Context, mc wazero.ModuleConfig) 
 	return mod, nil
 }
 
-// call calls entry as Extism's go-sdk does: the guest runtime's initialiser first, then the
+// Call calls entry as Extism's go-sdk does: the guest runtime's initialiser first, then the
 // entrypoint; a WASI exit with code 0 is success, another exit code is the return code of an
 // entrypoint without results. ctx carries the kernel and the Call. A guest's error_set is
 // returned as the error when the call itself succeeded.
-func (m *nativeModule) call(ctx context.Context, mod api.Module, initialised bool, entry string, k *kernel.Kernel) (uint32, error) {
+func (m *NativeModule) Call(ctx context.Context, mod api.Module, initialised bool, entry string, k *kernel.Kernel) (uint32, error) {
 	f := mod.ExportedFunction(entry)
 	if f == nil {
 		return 1, fmt.Errorf("unknown function: %s", entry)
@@ -193,7 +181,7 @@ func (m *nativeModule) call(ctx context.Context, mod api.Module, initialised boo
 	return rc, nil
 }
 
-func (m *nativeModule) initialise(ctx context.Context, mod api.Module) error {
+func (m *NativeModule) initialise(ctx context.Context, mod api.Module) error {
 	if m.init != "" {
 		_, err := mod.ExportedFunction(m.init).Call(ctx)
 		// Extism logs a Haskell module's failed _initialize and goes on to hs_init.
@@ -215,4 +203,23 @@ func exitCode(err error) (uint32, bool) {
 		return exit.ExitCode(), true
 	}
 	return 0, false
+}
+
+// SleepUntil is a WASI nanosleep (poll_oneoff sleeps with it) that ends early when done is
+// closed: time.Sleep would outlive the run's deadline.
+func SleepUntil(done <-chan struct{}) func(ns int64) {
+	return func(ns int64) {
+		t := time.NewTimer(time.Duration(ns))
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-done:
+		}
+	}
+}
+
+// BaseModuleConfig is what every instance gets: real clocks, crypto/rand, nothing else of the
+// host (no arguments, environment or files: WASI sees none).
+func BaseModuleConfig() wazero.ModuleConfig {
+	return wazero.NewModuleConfig().WithRandSource(rand.Reader).WithSysWalltime().WithSysNanotime()
 }
