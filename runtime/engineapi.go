@@ -2,8 +2,9 @@ package runtime
 
 import (
 	"errors"
-	"github.com/skillbox-dev/skillbox/runtime/internal/engine"
 	"time"
+
+	"github.com/skillbox-dev/skillbox/runtime/internal/engine"
 )
 
 // The runtime's face of the engine that compiles and runs modules: what a program chooses
