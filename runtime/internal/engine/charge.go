@@ -9,8 +9,8 @@ import (
 )
 
 // What the memory budget (Admission.MemoryBudget) is charged. Each figure is an upper bound of
-// what the host really holds, measured with the benchmarks in charge_test.go and the soak test;
-// docs/SECURITY.md gives the figures behind them.
+// what the host really holds, measured with the soak test and the hostile-module tests (such as
+// runtime's TestHostileModulesAreContained); docs/SECURITY.md gives the figures behind them.
 const (
 	// StackReserve is the most wazero's call stack for one run can hold: it lives in the host's
 	// heap, outside the run's memory limit, grows by doubling while the guest recurses, and stops
