@@ -39,6 +39,20 @@ type moduleCheck struct {
 	build   bool
 }
 
+// at returns the check's problem as a problem of the module at path, in the skill directory dir
+// (nil when it passed).
+func (mc *moduleCheck) at(path, dir string) *spec.ManifestError {
+	if mc.problem == nil {
+		return nil
+	}
+	p := *mc.problem
+	p.Path = path
+	if mc.build {
+		p.Hint = "build it: skillbox build " + dir
+	}
+	return &p
+}
+
 // checkModule bounds what wasm declares (see wasmcheck) under the policy's module limits ml and
 // the skill's memory limit, and returns the module to compile: wasm itself, or a copy whose
 // tables got a maximum. A module that crosses a bound comes back with the problem, saying which

@@ -259,20 +259,6 @@ func moduleReadProblem(path, dir string, err error) *spec.ManifestError {
 	return &spec.ManifestError{Path: path, Msg: err.Error(), Hint: "build it: skillbox build " + dir}
 }
 
-// at returns the check's problem as a problem of the module at path, in the skill directory dir
-// (nil when it passed).
-func (mc *moduleCheck) at(path, dir string) *spec.ManifestError {
-	if mc.problem == nil {
-		return nil
-	}
-	p := *mc.problem
-	p.Path = path
-	if mc.build {
-		p.Hint = "build it: skillbox build " + dir
-	}
-	return &p
-}
-
 // module returns the bytes of s's module to compile: read again, checked to be the version s
 // pinned (the same sha256), and bounded again — so what compiles is always what was checked, and
 // the registry keeps no module in memory. The caller drops them once compiled.
