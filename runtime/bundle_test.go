@@ -56,7 +56,7 @@ func TestSignedBundleInstallsAndRuns(t *testing.T) {
 		t.Run(id, func(t *testing.T) {
 			b, err := bundle.Read(bytes.NewReader(signBundle(t, packSkill(t, id), priv)), bundle.Limits{})
 			must(t, err)
-			want, err := (*digester)(nil).treeDigest(filepath.Join("..", "skills", id))
+			want, err := (*digester)(nil).TreeDigest(filepath.Join("..", "skills", id))
 			must(t, err)
 			s, err := rt.Install(ctx, id, b.Package(), InstallOptions{Who: testAdmin})
 			if err != nil {

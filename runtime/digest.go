@@ -55,9 +55,9 @@ func newDigester() *digester {
 	return &digester{files: map[string][]fileDigest{}, modules: map[moduleKey]*moduleCheck{}}
 }
 
-// retain forgets the files of every skill directory not in dirs, and the checks of every module
+// Retain forgets the files of every skill directory not in dirs, and the checks of every module
 // that is not now one of the kept directories' execute.wasm: what a scan no longer lists.
-func (d *digester) retain(dirs map[string]bool) {
+func (d *digester) Retain(dirs map[string]bool) {
 	if d == nil {
 		return
 	}
@@ -75,21 +75,21 @@ func (d *digester) retain(dirs map[string]bool) {
 		}
 	}
 	for k := range d.modules {
-		if !modules[k.hash] {
+		if !modules[k.Hash] {
 			delete(d.modules, k)
 			d.dirty = true
 		}
 	}
 }
 
-// treeDigest returns the digest of the skill tree at dir (see above). d may be nil (no memory).
-func (d *digester) treeDigest(dir string) (string, error) {
-	t, err := d.walk(dir, false)
+// TreeDigest returns the digest of the skill tree at dir (see above). d may be nil (no memory).
+func (d *digester) TreeDigest(dir string) (string, error) {
+	t, err := d.Walk(dir, false)
 	return t.Digest, err
 }
 
-// walk digests the skill tree at dir, through d's memory of file digests when d is not nil.
-func (d *digester) walk(dir string, cachedOnly bool) (bundle.Tree, error) {
+// Walk digests the skill tree at dir, through d's memory of file digests when d is not nil.
+func (d *digester) Walk(dir string, cachedOnly bool) (bundle.Tree, error) {
 	var mem bundle.FileMemory
 	if d != nil {
 		mem = d
@@ -122,8 +122,8 @@ func (d *digester) Known(dir, rel string, st fs.FileInfo) (string, bool) {
 	return "", false
 }
 
-// module returns the remembered check of the module key names, or nil.
-func (d *digester) module(key moduleKey) *moduleCheck {
+// Module returns the remembered check of the module key names, or nil.
+func (d *digester) Module(key moduleKey) *moduleCheck {
 	if d == nil {
 		return nil
 	}
@@ -132,8 +132,8 @@ func (d *digester) module(key moduleKey) *moduleCheck {
 	return d.modules[key]
 }
 
-// remember keeps the check of the module key names.
-func (d *digester) remember(key moduleKey, mc *moduleCheck) {
+// RememberModule keeps the check of the module key names.
+func (d *digester) RememberModule(key moduleKey, mc *moduleCheck) {
 	if d == nil {
 		return
 	}
@@ -143,11 +143,11 @@ func (d *digester) remember(key moduleKey, mc *moduleCheck) {
 	d.dirty = true
 }
 
-// cachedFlat is walk(dir, true) for a skill directory without subdirectories, from the listing
+// CachedFlat is Walk(dir, true) for a skill directory without subdirectories, from the listing
 // its load made: a stat per file and no directory opened again. applicable is false when the
 // listing has what only the walk handles (a subdirectory, a symlink, more files than the digest
 // allows): the caller walks then.
-func (d *digester) cachedFlat(dir string, entries []fs.DirEntry, stats map[string]fs.FileInfo) (t bundle.Tree, applicable bool, err error) {
+func (d *digester) CachedFlat(dir string, entries []fs.DirEntry, stats map[string]fs.FileInfo) (t bundle.Tree, applicable bool, err error) {
 	if d == nil || entries == nil || len(entries) > bundle.MaxTreeFiles {
 		return bundle.Tree{}, false, nil
 	}

@@ -21,7 +21,7 @@ func TestSkillAndRunDigestAreTheTrees(t *testing.T) {
 	sd := fixture(t, dir, "dig", simple("dig", ""), "hello")
 	dg := newDigester()
 	digest := func() string {
-		d, err := dg.treeDigest(sd)
+		d, err := dg.TreeDigest(sd)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -38,10 +38,10 @@ func (rt *Runtime) loadIndex() {
 	if rt.index == "" {
 		return
 	}
-	if err := rt.checks.digests.load(rt.index); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := rt.checks.digests.Load(rt.index); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		rt.logger.Warn("skill index ignored; it will be rewritten", "path", rt.index, "err", err)
 	}
-	rt.checks.digests.loadJournal(rt.index + journalSuffix)
+	rt.checks.digests.LoadJournal(rt.index + journalSuffix)
 }
 
 // saveIndex writes what the digester learned since the index was read or last written: the whole
@@ -52,7 +52,7 @@ func (rt *Runtime) saveIndex() {
 		return
 	}
 	loaded := rt.reg.Load() != nil // a scan read the index first (see rescan)
-	if err := rt.checks.digests.save(rt.index, loaded); err != nil {
+	if err := rt.checks.digests.Save(rt.index, loaded); err != nil {
 		rt.logger.Warn("cannot write the skill index", "path", rt.index, "err", err)
 	}
 }

@@ -93,8 +93,8 @@ const journalSuffix = ".journal"
 // maxJournalBytes bounds a journal; a longer one is dropped (it is a cache).
 const maxJournalBytes = 16 << 20
 
-// load reads the index at path into d.
-func (d *digester) load(path string) error {
+// Load reads the index at path into d.
+func (d *digester) Load(path string) error {
 	data, err := readIndexFile(path, maxIndexBytes)
 	if err != nil {
 		return err
@@ -111,9 +111,9 @@ func (d *digester) load(path string) error {
 	return nil
 }
 
-// loadJournal folds the journal at path into d, up to its first damaged record, and marks d
+// LoadJournal folds the journal at path into d, up to its first damaged record, and marks d
 // dirty so that the next save writes the index whole and removes the journal.
-func (d *digester) loadJournal(path string) {
+func (d *digester) LoadJournal(path string) {
 	data, err := readIndexFile(path, maxJournalBytes)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
@@ -199,17 +199,17 @@ func (d *digester) merge(x indexData) {
 		if (m.Info == nil) == (m.Problem == nil) {
 			continue // a check has one or the other
 		}
-		key := moduleKey{hash: hex.EncodeToString(m.Hash[:]), limits: m.Limits, memMiB: m.MemMiB}
-		d.modules[key] = &moduleCheck{size: m.Size, info: m.Info, linearLimit: m.LinearLimit, problem: m.Problem, build: m.Build}
+		key := moduleKey{Hash: hex.EncodeToString(m.Hash[:]), Limits: m.Limits, MemMiB: m.MemMiB}
+		d.modules[key] = &moduleCheck{Size: m.Size, Info: m.Info, LinearLimit: m.LinearLimit, Problem: m.Problem, Build: m.Build}
 	}
 }
 
-// save writes what d learned, if anything, to the index at path: the whole of it, when whole is
+// Save writes what d learned, if anything, to the index at path: the whole of it, when whole is
 // set (to a temporary file in the same directory, renamed over the old one, so that a reader
 // never sees half of it; the journal is then folded in, and removed), else as a record appended
 // to the journal (one write, which the OS appends whole). It also removes the indexes of other
 // skill directories that no process wrote for indexMaxAge.
-func (d *digester) save(path string, whole bool) error {
+func (d *digester) Save(path string, whole bool) error {
 	indexMu.Lock()
 	defer indexMu.Unlock()
 	x, changed := d.snapshot()
@@ -266,13 +266,13 @@ func (d *digester) snapshot() (x indexData, changed bool) {
 		x.Dirs = append(x.Dirs, e)
 	}
 	for k, m := range d.modules {
-		hash, err := hex.DecodeString(k.hash)
+		hash, err := hex.DecodeString(k.Hash)
 		if err != nil || len(hash) != sha256.Size {
 			continue
 		}
-		im := indexModule{Hash: [sha256.Size]byte(hash), Limits: k.limits, MemMiB: k.memMiB, Size: m.size, LinearLimit: m.linearLimit, Problem: m.problem, Build: m.build}
-		if m.info != nil {
-			info := *m.info
+		im := indexModule{Hash: [sha256.Size]byte(hash), Limits: k.Limits, MemMiB: k.MemMiB, Size: m.Size, LinearLimit: m.LinearLimit, Problem: m.Problem, Build: m.Build}
+		if m.Info != nil {
+			info := *m.Info
 			info.NamesError = nil // an interface gob cannot carry; nothing reads it after the check
 			im.Info = &info
 		}

@@ -21,33 +21,33 @@ const tableShare = 32
 
 // moduleKey names one bounds check: a module's content, and the limits it was checked under.
 type moduleKey struct {
-	hash   string // sha256 of the module file, hex
-	limits policy.ModuleLimits
-	memMiB int64 // the skill's memory limit, which bounds its tables and memory
+	Hash   string // sha256 of the module file, hex
+	Limits policy.ModuleLimits
+	MemMiB int64 // the skill's memory limit, which bounds its tables and memory
 }
 
 // moduleCheck is what bounding a module found: its size and info, or the bound it crosses.
 type moduleCheck struct {
-	size int64
-	// info is what the check learned of the module (nil when problem is set), linearLimit what
+	Size int64
+	// Info is what the check learned of the module (nil when Problem is set), LinearLimit what
 	// its linear memories may hold together (the memory limit less its tables' share).
-	info        *wasmcheck.Info
-	linearLimit uint64
-	// problem is the bound the module crosses and how to fix it (its Path is left to the caller);
-	// build says its hint is to build the module (which names the skill's directory).
-	problem *spec.ManifestError
-	build   bool
+	Info        *wasmcheck.Info
+	LinearLimit uint64
+	// Problem is the bound the module crosses and how to fix it (its Path is left to the caller);
+	// Build says its hint is to build the module (which names the skill's directory).
+	Problem *spec.ManifestError
+	Build   bool
 }
 
-// at returns the check's problem as a problem of the module at path, in the skill directory dir
+// At returns the check's problem as a problem of the module at path, in the skill directory dir
 // (nil when it passed).
-func (mc *moduleCheck) at(path, dir string) *spec.ManifestError {
-	if mc.problem == nil {
+func (mc *moduleCheck) At(path, dir string) *spec.ManifestError {
+	if mc.Problem == nil {
 		return nil
 	}
-	p := *mc.problem
+	p := *mc.Problem
 	p.Path = path
-	if mc.build {
+	if mc.Build {
 		p.Hint = "build it: skillbox build " + dir
 	}
 	return &p
@@ -66,15 +66,15 @@ func checkModule(wasm []byte, ml policy.ModuleLimits, memMiB int64) (*moduleChec
 	l.MaxFunctions = uint32(min(ml.MaxFunctions, 1<<31))
 	l.MaxTableEntries = min(l.MaxTableEntries, memBytes/tableShare/8)
 	l.MaxMemoryPages = uint32(memBytes >> 16)
-	mc := &moduleCheck{size: int64(len(wasm))}
+	mc := &moduleCheck{Size: int64(len(wasm))}
 	info, module, err := wasmcheck.Check(wasm, l)
 	if err != nil {
 		var le *wasmcheck.LimitError
 		if errors.As(err, &le) {
-			mc.problem = &spec.ManifestError{Msg: le.Message(), Hint: hintFor(le)}
+			mc.Problem = &spec.ManifestError{Msg: le.Message(), Hint: hintFor(le)}
 			return mc, nil
 		}
-		mc.problem = &spec.ManifestError{Msg: err.Error(), Hint: "rebuild it: the file is not a module wazero can load"}
+		mc.Problem = &spec.ManifestError{Msg: err.Error(), Hint: "rebuild it: the file is not a module wazero can load"}
 		return mc, nil
 	}
 	tableBytes := info.TableEntries * 8
@@ -83,11 +83,11 @@ func checkModule(wasm []byte, ml policy.ModuleLimits, memMiB int64) (*moduleChec
 		minPages += uint64(info.Memory.Min)
 	}
 	if tableBytes+minPages<<16 > memBytes {
-		mc.problem = &spec.ManifestError{Msg: fmt.Sprintf("needs %d MiB to start (its memory's minimum, the Extism kernel's 1 MiB, and %d KiB of tables); the memory limit is %d MiB",
+		mc.Problem = &spec.ManifestError{Msg: fmt.Sprintf("needs %d MiB to start (its memory's minimum, the Extism kernel's 1 MiB, and %d KiB of tables); the memory limit is %d MiB",
 			(minPages<<16+tableBytes+(1<<20)-1)>>20, tableBytes>>10, memBytes>>20), Hint: "raise limits.memoryMiB in the manifest (within the policy), or link with a smaller initial memory"}
 		return mc, nil
 	}
-	mc.info, mc.linearLimit = info, memBytes-tableBytes
+	mc.Info, mc.LinearLimit = info, memBytes-tableBytes
 	return mc, module
 }
 

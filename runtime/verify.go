@@ -138,10 +138,10 @@ func (s *Skill) verify(cachedOnly bool) (v *verdict, ok bool) {
 		var err error
 		flat := false
 		if cachedOnly {
-			t, flat, err = s.cache.digester().cachedFlat(s.dir, s.listing, map[string]fs.FileInfo{s.manifestFile: s.manifestStat})
+			t, flat, err = s.cache.digester().CachedFlat(s.dir, s.listing, map[string]fs.FileInfo{s.manifestFile: s.manifestStat})
 		}
 		if !flat {
-			t, err = s.cache.digester().walk(s.dir, cachedOnly)
+			t, err = s.cache.digester().Walk(s.dir, cachedOnly)
 		}
 		switch {
 		case errors.Is(err, bundle.ErrNotCached):
@@ -215,11 +215,11 @@ func (s *Skill) addProblem(e *spec.ManifestError) {
 func (s *Skill) verifyModule(v *verdict, sum string, cachedOnly bool) (*spec.ManifestError, bool) {
 	path := filepath.Join(s.dir, spec.ModuleFile)
 	d := s.cache.digester()
-	key := moduleKey{hash: sum, limits: s.modules, memMiB: s.memMiB()}
+	key := moduleKey{Hash: sum, Limits: s.modules, MemMiB: s.memMiB()}
 	if sum != "" {
-		if mc := d.module(key); mc != nil {
-			v.hash, v.size, v.info, v.linearLimit = sum, mc.size, mc.info, mc.linearLimit
-			return mc.at(path, s.dir), true
+		if mc := d.Module(key); mc != nil {
+			v.hash, v.size, v.info, v.linearLimit = sum, mc.Size, mc.Info, mc.LinearLimit
+			return mc.At(path, s.dir), true
 		}
 	}
 	if cachedOnly {
@@ -237,18 +237,18 @@ func (s *Skill) verifyModule(v *verdict, sum string, cachedOnly bool) (*spec.Man
 		return moduleReadProblem(path, s.dir, err), true
 	}
 	h := sha256.Sum256(wasm)
-	key.hash = hex.EncodeToString(h[:])
+	key.Hash = hex.EncodeToString(h[:])
 	var mc *moduleCheck
 	if !bytes.HasPrefix(wasm, wasmMagic) {
 		// Remembered like a bounds check, so that a rescan finds this skill broken at once
 		// instead of offering it until it is checked again.
-		mc = &moduleCheck{size: int64(len(wasm)), problem: &spec.ManifestError{Msg: errNotWasm.Error()}, build: true}
+		mc = &moduleCheck{Size: int64(len(wasm)), Problem: &spec.ManifestError{Msg: errNotWasm.Error()}, Build: true}
 	} else {
-		mc, _ = checkModule(wasm, s.modules, key.memMiB)
+		mc, _ = checkModule(wasm, s.modules, key.MemMiB)
 	}
-	d.remember(key, mc)
-	v.hash, v.size, v.info, v.linearLimit = key.hash, mc.size, mc.info, mc.linearLimit
-	return mc.at(path, s.dir), true
+	d.RememberModule(key, mc)
+	v.hash, v.size, v.info, v.linearLimit = key.Hash, mc.Size, mc.Info, mc.LinearLimit
+	return mc.At(path, s.dir), true
 }
 
 // moduleReadProblem is the problem of a module that could not be read.
@@ -282,8 +282,8 @@ func (s *Skill) module() ([]byte, error) {
 		return nil, fmt.Errorf("%w: %s has sha256 %.12s now, this version was loaded with %.12s; reload the skills and run it again", run.ErrModuleChanged, path, got, v.hash)
 	}
 	mc, module := checkModule(wasm, s.modules, s.memMiB())
-	if mc.problem != nil {
-		return nil, mc.at(path, s.dir)
+	if mc.Problem != nil {
+		return nil, mc.At(path, s.dir)
 	}
 	return module, nil
 }

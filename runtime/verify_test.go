@@ -51,7 +51,7 @@ func TestFirstRunChecks(t *testing.T) {
 	if err != nil || s.Status() != catalog.StatusActive || res.Digest == "" || res.Digest != s.Digest() {
 		t.Fatalf("run: %v, status %s, digest %q (skill's %q)", err, s.Status(), res.Digest, s.Digest())
 	}
-	want, err := newDigester().treeDigest(s.dir)
+	want, err := newDigester().TreeDigest(s.dir)
 	if err != nil || res.Digest != want {
 		t.Errorf("run digest %s, the tree's %s (%v)", res.Digest, want, err)
 	}
@@ -205,17 +205,17 @@ func TestFlatDigestIsTheWalks(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(sd, ".env"), []byte("hidden"), 0o644))
 	must(t, os.MkdirAll(filepath.Join(sd, "src"), 0o755))
 	d := newDigester()
-	walked, err := d.walk(sd, false)
+	walked, err := d.Walk(sd, false)
 	must(t, err)
 	entries, err := os.ReadDir(sd)
 	must(t, err)
-	flat, ok, err := d.cachedFlat(sd, entries, nil)
+	flat, ok, err := d.CachedFlat(sd, entries, nil)
 	if !ok || err != nil || flat.Digest != walked.Digest || flat.Module != walked.Module {
 		t.Errorf("flat %+v %v %v, walked %+v", flat, ok, err, walked)
 	}
 	must(t, os.MkdirAll(filepath.Join(sd, "resources"), 0o755))
 	entries, _ = os.ReadDir(sd)
-	if _, ok, _ := d.cachedFlat(sd, entries, nil); ok {
+	if _, ok, _ := d.CachedFlat(sd, entries, nil); ok {
 		t.Error("a directory with resources/ is left to the walk")
 	}
 }

@@ -370,7 +370,7 @@ func writeTree(dir string, files map[string][]byte) error {
 
 // readTree reads the files of the skill at dir that its digest covers, and the digest.
 func readTree(ctx context.Context, dir string) (map[string][]byte, string, error) {
-	t, err := (*digester)(nil).walk(dir, false)
+	t, err := (*digester)(nil).Walk(dir, false)
 	if err != nil {
 		return nil, "", err
 	}
