@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/skillbox-dev/skillbox/runtime/internal/engine"
+	iregistry "github.com/skillbox-dev/skillbox/runtime/internal/registry"
 )
 
 // openIndex returns the index file of this runtime's skill directories ("" when there is no
@@ -41,7 +42,7 @@ func (rt *Runtime) loadIndex() {
 	if err := rt.checks.digests.Load(rt.index); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		rt.logger.Warn("skill index ignored; it will be rewritten", "path", rt.index, "err", err)
 	}
-	rt.checks.digests.LoadJournal(rt.index + journalSuffix)
+	rt.checks.digests.LoadJournal(rt.index + iregistry.JournalSuffix)
 }
 
 // saveIndex writes what the digester learned since the index was read or last written: the whole

@@ -18,6 +18,7 @@ import (
 	"github.com/skillbox-dev/skillbox/internal/safefile"
 	"github.com/skillbox-dev/skillbox/internal/wasmcheck"
 	"github.com/skillbox-dev/skillbox/run"
+	iregistry "github.com/skillbox-dev/skillbox/runtime/internal/registry"
 	"github.com/skillbox-dev/skillbox/spec"
 )
 
@@ -29,7 +30,8 @@ type verdict struct {
 	hash   string
 	digest string
 	// size is the module's size in bytes; info what its bounds check learned, linearLimit what
-	// its linear memories may hold (see checkModule). info is nil when the module did not pass.
+	// its linear memories may hold (see iregistry.CheckModule). info is nil when the module did
+	// not pass.
 	size        int64
 	info        *wasmcheck.Info
 	linearLimit uint64
@@ -41,7 +43,7 @@ var unverified = &verdict{status: catalog.StatusUnchecked}
 // checks is what the skills of one Runtime share for their checks: the digester that remembers
 // file digests and module checks, and counts and a hook for the runtime.
 type checks struct {
-	digests *digester
+	digests *iregistry.Digester
 	// bundles remembers the bundles of JavaScript and TypeScript skills (nil: none).
 	bundles *jsbundle.Cache
 	// made counts checks made; reads counts modules read from disk by them (the rest were known
@@ -51,7 +53,7 @@ type checks struct {
 	onCheck func(*Skill, *verdict)
 }
 
-func (c *checks) digester() *digester {
+func (c *checks) digester() *iregistry.Digester {
 	if c == nil {
 		return nil
 	}
@@ -215,7 +217,7 @@ func (s *Skill) addProblem(e *spec.ManifestError) {
 func (s *Skill) verifyModule(v *verdict, sum string, cachedOnly bool) (*spec.ManifestError, bool) {
 	path := filepath.Join(s.dir, spec.ModuleFile)
 	d := s.cache.digester()
-	key := moduleKey{Hash: sum, Limits: s.modules, MemMiB: s.memMiB()}
+	key := iregistry.ModuleKey{Hash: sum, Limits: s.modules, MemMiB: s.memMiB()}
 	if sum != "" {
 		if mc := d.Module(key); mc != nil {
 			v.hash, v.size, v.info, v.linearLimit = sum, mc.Size, mc.Info, mc.LinearLimit
@@ -238,13 +240,13 @@ func (s *Skill) verifyModule(v *verdict, sum string, cachedOnly bool) (*spec.Man
 	}
 	h := sha256.Sum256(wasm)
 	key.Hash = hex.EncodeToString(h[:])
-	var mc *moduleCheck
+	var mc *iregistry.ModuleCheck
 	if !bytes.HasPrefix(wasm, wasmMagic) {
 		// Remembered like a bounds check, so that a rescan finds this skill broken at once
 		// instead of offering it until it is checked again.
-		mc = &moduleCheck{Size: int64(len(wasm)), Problem: &spec.ManifestError{Msg: errNotWasm.Error()}, Build: true}
+		mc = &iregistry.ModuleCheck{Size: int64(len(wasm)), Problem: &spec.ManifestError{Msg: errNotWasm.Error()}, Build: true}
 	} else {
-		mc, _ = checkModule(wasm, s.modules, key.MemMiB)
+		mc, _ = iregistry.CheckModule(wasm, s.modules, key.MemMiB)
 	}
 	d.RememberModule(key, mc)
 	v.hash, v.size, v.info, v.linearLimit = key.Hash, mc.Size, mc.Info, mc.LinearLimit
@@ -281,7 +283,7 @@ func (s *Skill) module() ([]byte, error) {
 	if got := hex.EncodeToString(h[:]); got != v.hash {
 		return nil, fmt.Errorf("%w: %s has sha256 %.12s now, this version was loaded with %.12s; reload the skills and run it again", run.ErrModuleChanged, path, got, v.hash)
 	}
-	mc, module := checkModule(wasm, s.modules, s.memMiB())
+	mc, module := iregistry.CheckModule(wasm, s.modules, s.memMiB())
 	if mc.Problem != nil {
 		return nil, mc.At(path, s.dir)
 	}

@@ -1,4 +1,13 @@
-package runtime
+// Package registry is what package runtime's registry learns of skills' files, and keeps: the
+// bounds check of a module's binary and what it found (module.go: CheckModule, ModuleCheck,
+// ModuleKey), the Digester that remembers file digests by their identity on disk and module
+// checks by content hash and limits (digest.go), and the index file and its journal that keep
+// both for the next process (index.go).
+//
+// Package runtime is its only user: its skills' checks share a Digester, and its Runtime opens,
+// loads and saves the index (runtime/index.go). Package registry never imports runtime, which
+// imports it as iregistry (its own registry type has the name).
+package registry
 
 import (
 	"crypto/sha256"
@@ -15,19 +24,19 @@ import (
 	"github.com/skillbox-dev/skillbox/spec"
 )
 
-// digester hashes skill trees, remembering each file's digest by its identity on disk (path,
+// Digester hashes skill trees, remembering each file's digest by its identity on disk (path,
 // size, modification time, inode), so that checking an unchanged skill again — after a reload,
 // or in another process through the index (index.go) — hashes nothing. It also remembers what
 // the bounds check of each module found, by the module's content hash and the limits it was
 // checked under: the same bytes under the same limits always give the same answer.
-type digester struct {
+type Digester struct {
 	mu sync.Mutex
 	// files are the remembered file digests, by skill directory, sorted by path in it: a slice,
 	// not a map, as most skills have two or three files (a map of two costs a kilobyte, and ten
 	// thousand of them were half the registry's memory).
 	files map[string][]fileDigest
-	// modules are the remembered bounds checks (see moduleCheck).
-	modules map[moduleKey]*moduleCheck
+	// modules are the remembered bounds checks (see ModuleCheck).
+	modules map[ModuleKey]*ModuleCheck
 	// dirty says files or modules changed since the index was last written.
 	dirty bool
 }
@@ -51,13 +60,13 @@ func find(files []fileDigest, rel string) (int, bool) {
 	return slices.BinarySearchFunc(files, rel, func(f fileDigest, rel string) int { return strings.Compare(f.rel, rel) })
 }
 
-func newDigester() *digester {
-	return &digester{files: map[string][]fileDigest{}, modules: map[moduleKey]*moduleCheck{}}
+func NewDigester() *Digester {
+	return &Digester{files: map[string][]fileDigest{}, modules: map[ModuleKey]*ModuleCheck{}}
 }
 
 // Retain forgets the files of every skill directory not in dirs, and the checks of every module
 // that is not now one of the kept directories' execute.wasm: what a scan no longer lists.
-func (d *digester) Retain(dirs map[string]bool) {
+func (d *Digester) Retain(dirs map[string]bool) {
 	if d == nil {
 		return
 	}
@@ -83,13 +92,13 @@ func (d *digester) Retain(dirs map[string]bool) {
 }
 
 // TreeDigest returns the digest of the skill tree at dir (see above). d may be nil (no memory).
-func (d *digester) TreeDigest(dir string) (string, error) {
+func (d *Digester) TreeDigest(dir string) (string, error) {
 	t, err := d.Walk(dir, false)
 	return t.Digest, err
 }
 
 // Walk digests the skill tree at dir, through d's memory of file digests when d is not nil.
-func (d *digester) Walk(dir string, cachedOnly bool) (bundle.Tree, error) {
+func (d *Digester) Walk(dir string, cachedOnly bool) (bundle.Tree, error) {
 	var mem bundle.FileMemory
 	if d != nil {
 		mem = d
@@ -98,7 +107,7 @@ func (d *digester) Walk(dir string, cachedOnly bool) (bundle.Tree, error) {
 }
 
 // Remember keeps the digest of dir/rel, whose identity on disk st is (see FileMemory).
-func (d *digester) Remember(dir, rel string, st fs.FileInfo, sum [sha256.Size]byte) {
+func (d *Digester) Remember(dir, rel string, st fs.FileInfo, sum [sha256.Size]byte) {
 	fd := fileDigest{rel: rel, size: st.Size(), mtimeNs: st.ModTime().UnixNano(), ino: fileid.Inode(st), sum: sum}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -112,7 +121,7 @@ func (d *digester) Remember(dir, rel string, st fs.FileInfo, sum [sha256.Size]by
 }
 
 // Known returns the remembered digest of dir/rel if st is still the file it was taken of.
-func (d *digester) Known(dir, rel string, st fs.FileInfo) (string, bool) {
+func (d *Digester) Known(dir, rel string, st fs.FileInfo) (string, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	files := d.files[dir]
@@ -123,7 +132,7 @@ func (d *digester) Known(dir, rel string, st fs.FileInfo) (string, bool) {
 }
 
 // Module returns the remembered check of the module key names, or nil.
-func (d *digester) Module(key moduleKey) *moduleCheck {
+func (d *Digester) Module(key ModuleKey) *ModuleCheck {
 	if d == nil {
 		return nil
 	}
@@ -133,7 +142,7 @@ func (d *digester) Module(key moduleKey) *moduleCheck {
 }
 
 // RememberModule keeps the check of the module key names.
-func (d *digester) RememberModule(key moduleKey, mc *moduleCheck) {
+func (d *Digester) RememberModule(key ModuleKey, mc *ModuleCheck) {
 	if d == nil {
 		return
 	}
@@ -147,7 +156,7 @@ func (d *digester) RememberModule(key moduleKey, mc *moduleCheck) {
 // its load made: a stat per file and no directory opened again. applicable is false when the
 // listing has what only the walk handles (a subdirectory, a symlink, more files than the digest
 // allows): the caller walks then.
-func (d *digester) CachedFlat(dir string, entries []fs.DirEntry, stats map[string]fs.FileInfo) (t bundle.Tree, applicable bool, err error) {
+func (d *Digester) CachedFlat(dir string, entries []fs.DirEntry, stats map[string]fs.FileInfo) (t bundle.Tree, applicable bool, err error) {
 	if d == nil || entries == nil || len(entries) > bundle.MaxTreeFiles {
 		return bundle.Tree{}, false, nil
 	}
@@ -164,7 +173,7 @@ func (d *digester) CachedFlat(dir string, entries []fs.DirEntry, stats map[strin
 		case typ.IsDir(), typ&fs.ModeSymlink != 0:
 			return bundle.Tree{}, false, nil
 		case !typ.IsRegular():
-			continue // a FIFO, a device: not part of the skill (see fileSum)
+			continue // a FIFO, a device: not part of the skill (see fileSum in bundle/tree.go)
 		}
 		st := stats[name] // what the load stat'ed already (its manifest)
 		if st == nil {

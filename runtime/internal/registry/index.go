@@ -1,4 +1,4 @@
-package runtime
+package registry
 
 import (
 	"bytes"
@@ -24,14 +24,14 @@ import (
 	"github.com/skillbox-dev/skillbox/spec"
 )
 
-// The index keeps what checks learned (the digester's file digests and module checks) for the
-// next process over the same skill directories, so that a fresh `skillbox list` of ten thousand
-// skills reports their status from a stat of each file instead of reading every module. It is one
-// file per set of skill directories, beside the compilation cache and under its rules
-// (engine.EnsurePrivateDir: a directory of the user's own, mode 0700, no symlinks), read by a
-// process's first scan and written whole, atomically, by a process that scanned; one that did
-// not (skillbox run of one skill) appends what it learned to a journal beside it instead, which
-// the next scan folds in.
+// The index keeps what checks learned (the digester's file digests and module checks) for the next
+// process over the same skill directories, so that a fresh `skillbox list` of ten thousand skills
+// reports their status from a stat of each file instead of reading every module. It is one file per
+// set of skill directories, beside the compilation cache and under its rules (runtime's openIndex
+// makes its directory with engine.EnsurePrivateDir: the user's own, mode 0700, no symlinks), read
+// by a process's first scan and written whole, atomically, by a process that scanned; one that did
+// not (skillbox run of one skill) appends what it learned to a journal beside it instead, which the
+// next scan folds in.
 //
 // # What it trusts
 //
@@ -42,8 +42,8 @@ import (
 // files hashed to, the same trust a rescan gives the in-memory digester: a file rewritten in place
 // with its size and modification time restored is not noticed until a run compiles it. Nothing
 // the index says is compiled: compiling reads the module again, checks its hash against the
-// version's and bounds it again (Skill.module). An index that does not decode, or whose checksum
-// does not match, is ignored whole.
+// version's and bounds it again (runtime's Skill.module). An index that does not decode, or whose
+// checksum does not match, is ignored whole.
 
 // indexMagic starts the file, followed by one record (see encodeRecord); the version changes
 // with the layout.
@@ -86,15 +86,15 @@ type indexModule struct {
 
 var indexMu sync.Mutex // one write at a time, within this process
 
-// journalSuffix names the journal beside an index: records appended by processes that did not
+// JournalSuffix names the journal beside an index: records appended by processes that did not
 // read the index, folded into it by the next that does.
-const journalSuffix = ".journal"
+const JournalSuffix = ".journal"
 
 // maxJournalBytes bounds a journal; a longer one is dropped (it is a cache).
 const maxJournalBytes = 16 << 20
 
 // Load reads the index at path into d.
-func (d *digester) Load(path string) error {
+func (d *Digester) Load(path string) error {
 	data, err := readIndexFile(path, maxIndexBytes)
 	if err != nil {
 		return err
@@ -113,7 +113,7 @@ func (d *digester) Load(path string) error {
 
 // LoadJournal folds the journal at path into d, up to its first damaged record, and marks d
 // dirty so that the next save writes the index whole and removes the journal.
-func (d *digester) LoadJournal(path string) {
+func (d *Digester) LoadJournal(path string) {
 	data, err := readIndexFile(path, maxJournalBytes)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
@@ -184,7 +184,7 @@ func decodeRecord(data []byte) (indexData, int, error) {
 }
 
 // merge adds what x holds to d, replacing what d had for the same files and modules.
-func (d *digester) merge(x indexData) {
+func (d *Digester) merge(x indexData) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, dir := range x.Dirs {
@@ -199,8 +199,8 @@ func (d *digester) merge(x indexData) {
 		if (m.Info == nil) == (m.Problem == nil) {
 			continue // a check has one or the other
 		}
-		key := moduleKey{Hash: hex.EncodeToString(m.Hash[:]), Limits: m.Limits, MemMiB: m.MemMiB}
-		d.modules[key] = &moduleCheck{Size: m.Size, Info: m.Info, LinearLimit: m.LinearLimit, Problem: m.Problem, Build: m.Build}
+		key := ModuleKey{Hash: hex.EncodeToString(m.Hash[:]), Limits: m.Limits, MemMiB: m.MemMiB}
+		d.modules[key] = &ModuleCheck{Size: m.Size, Info: m.Info, LinearLimit: m.LinearLimit, Problem: m.Problem, Build: m.Build}
 	}
 }
 
@@ -209,7 +209,7 @@ func (d *digester) merge(x indexData) {
 // never sees half of it; the journal is then folded in, and removed), else as a record appended
 // to the journal (one write, which the OS appends whole). It also removes the indexes of other
 // skill directories that no process wrote for indexMaxAge.
-func (d *digester) Save(path string, whole bool) error {
+func (d *Digester) Save(path string, whole bool) error {
 	indexMu.Lock()
 	defer indexMu.Unlock()
 	x, changed := d.snapshot()
@@ -220,10 +220,10 @@ func (d *digester) Save(path string, whole bool) error {
 	if err == nil && whole {
 		err = safefile.WriteAtomic(path, append([]byte(indexMagic), rec...), 0o600)
 		if err == nil {
-			_ = os.Remove(path + journalSuffix)
+			_ = os.Remove(path + JournalSuffix)
 		}
 	} else if err == nil {
-		err = appendJournal(path+journalSuffix, rec)
+		err = appendJournal(path+JournalSuffix, rec)
 	}
 	if err != nil {
 		d.mu.Lock()
@@ -251,7 +251,7 @@ func appendJournal(path string, rec []byte) error {
 }
 
 // snapshot copies d for saving and marks it clean; changed is false when it was clean.
-func (d *digester) snapshot() (x indexData, changed bool) {
+func (d *Digester) snapshot() (x indexData, changed bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if !d.dirty {
