@@ -60,6 +60,7 @@ func find(files []fileDigest, rel string) (int, bool) {
 	return slices.BinarySearchFunc(files, rel, func(f fileDigest, rel string) int { return strings.Compare(f.rel, rel) })
 }
 
+// NewDigester returns a Digester that remembers nothing yet.
 func NewDigester() *Digester {
 	return &Digester{files: map[string][]fileDigest{}, modules: map[ModuleKey]*ModuleCheck{}}
 }
