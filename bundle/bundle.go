@@ -34,7 +34,7 @@ import (
 //	<the skill's files>              sorted by path, byte order
 //	.bundle/signatures/<hex>.sig     zero or more ed25519 signatures, by public key (bundlesign.go)
 //
-// The files are exactly those the skill's tree digest covers (digest.go): every regular file
+// The files are exactly those the skill's tree digest covers (tree.go): every regular file
 // except hidden ones and src/. So a bundle is a version: its manifest's digest is the digest the
 // registry gives the installed skill, and the bundle's own entries (hidden, under .bundle/) never
 // collide with a skill's file nor change its digest.

@@ -12,7 +12,7 @@ import (
 	"github.com/skillbox-dev/skillbox/bundle"
 )
 
-// The version digest is the one docs and digest.go describe: sha256sum of the sorted list of
+// The version digest is the one docs and tree.go describe: sha256sum of the sorted list of
 // "<file sha256>  <path>" lines, over every regular file but hidden ones and src/.
 func TestDigestIsTheDocumentedOne(t *testing.T) {
 	for _, tool := range []string{"bash", "find", "sort", "sha256sum", "cut", "sed"} {

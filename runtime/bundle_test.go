@@ -16,6 +16,7 @@ import (
 	"github.com/skillbox-dev/skillbox/bundle"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
+	iregistry "github.com/skillbox-dev/skillbox/runtime/internal/registry"
 )
 
 // packSkill packs the first-party skill id and returns the bundle's bytes.
@@ -56,7 +57,7 @@ func TestSignedBundleInstallsAndRuns(t *testing.T) {
 		t.Run(id, func(t *testing.T) {
 			b, err := bundle.Read(bytes.NewReader(signBundle(t, packSkill(t, id), priv)), bundle.Limits{})
 			must(t, err)
-			want, err := (*digester)(nil).treeDigest(filepath.Join("..", "skills", id))
+			want, err := (*iregistry.Digester)(nil).TreeDigest(filepath.Join("..", "skills", id))
 			must(t, err)
 			s, err := rt.Install(ctx, id, b.Package(), InstallOptions{Who: testAdmin})
 			if err != nil {

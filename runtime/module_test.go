@@ -12,6 +12,7 @@ import (
 	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
+	iregistry "github.com/skillbox-dev/skillbox/runtime/internal/registry"
 	"github.com/skillbox-dev/skillbox/spec"
 )
 
@@ -24,8 +25,8 @@ func TestTableGrowIsBounded(t *testing.T) {
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
 	s, _ := rt.Skill("tablegrow")
 	v := s.verified()
-	if v.status != catalog.StatusActive || v.info == nil || !v.info.Changed || v.info.TableEntries != 16<<20/tableShare/8 {
-		t.Fatalf("checked: %v %v; want the table given a maximum of 1/%d of 16 MiB", v.status, v.err, tableShare)
+	if v.status != catalog.StatusActive || v.info == nil || !v.info.Changed || v.info.TableEntries != 16<<20/iregistry.TableShare/8 {
+		t.Fatalf("checked: %v %v; want the table given a maximum of 1/%d of 16 MiB", v.status, v.err, iregistry.TableShare)
 	}
 	if v.linearLimit != 16<<20-v.info.TableEntries*8 {
 		t.Errorf("linear limit %d: the tables' share is not reserved out of the memory limit", v.linearLimit)

@@ -77,7 +77,7 @@ func scan(dirs []string, p *policy.Policy, c *checks, logger *slog.Logger) *regi
 	for _, s := range r.order {
 		kept[s.dir] = true
 	}
-	c.digester().retain(kept)
+	c.digester().Retain(kept)
 	return r
 }
 

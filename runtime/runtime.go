@@ -39,6 +39,7 @@ import (
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime/internal/codecache"
 	"github.com/skillbox-dev/skillbox/runtime/internal/engine"
+	iregistry "github.com/skillbox-dev/skillbox/runtime/internal/registry"
 	"github.com/skillbox-dev/skillbox/spec"
 	"github.com/skillbox-dev/skillbox/version"
 	"go.opentelemetry.io/otel/trace"
@@ -406,7 +407,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		return fail(err)
 	}
 	cfg.History = cfg.History.withDefaults()
-	rt := &Runtime{cfg: cfg, logger: logger, history: newRecentRuns(cfg.History), kept: newKeeper(cfg.KeptArtifacts), counters: newCounters(), checks: &checks{digests: newDigester(), bundles: jsbundle.NewCache(0)}}
+	rt := &Runtime{cfg: cfg, logger: logger, history: newRecentRuns(cfg.History), kept: newKeeper(cfg.KeptArtifacts), counters: newCounters(), checks: &checks{digests: iregistry.NewDigester(), bundles: jsbundle.NewCache(0)}}
 	rt.checks.onCheck = rt.onCheck
 	rt.tracer = newTracer(cfg.TracerProvider)
 	rt.runs = map[*run.Result]context.CancelFunc{}

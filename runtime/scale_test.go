@@ -12,6 +12,7 @@ import (
 	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
+	iregistry "github.com/skillbox-dev/skillbox/runtime/internal/registry"
 	"github.com/skillbox-dev/skillbox/spec"
 )
 
@@ -42,11 +43,11 @@ func BenchmarkScan(b *testing.B) {
 	logger := slog.New(slog.DiscardHandler)
 	b.Run("cold", func(b *testing.B) {
 		for b.Loop() {
-			scan([]string{dir}, &policy.Policy{}, &checks{digests: newDigester()}, logger)
+			scan([]string{dir}, &policy.Policy{}, &checks{digests: iregistry.NewDigester()}, logger)
 		}
 	})
 	b.Run("warm", func(b *testing.B) {
-		c := &checks{digests: newDigester()}
+		c := &checks{digests: iregistry.NewDigester()}
 		for _, s := range scan([]string{dir}, &policy.Policy{}, c, logger).order {
 			s.verified()
 		}

@@ -148,8 +148,9 @@ func (s *Skill) Instructions() *skillmd.Doc { return s.instructions.Clone() }
 func (s *Skill) InstructionsErr() error { return s.instructionsErr }
 
 // Digest is the version's identity: "sha256:<hex>" over the whole skill tree (manifest, module,
-// instructions, resources; see digest.go), so a changed permission is a new version. A run pins
-// it and reports it. It is "" only when the tree could not be read (the skill is then broken).
+// instructions, resources; see bundle/tree.go), so a changed permission is a new version. A run
+// pins it and reports it. It is "" only when the tree could not be read (the skill is then
+// broken).
 //
 // # Notes
 //

@@ -18,6 +18,7 @@ import (
 	"github.com/skillbox-dev/skillbox/internal/safefile"
 	"github.com/skillbox-dev/skillbox/internal/wasmcheck"
 	"github.com/skillbox-dev/skillbox/run"
+	iregistry "github.com/skillbox-dev/skillbox/runtime/internal/registry"
 	"github.com/skillbox-dev/skillbox/spec"
 )
 
@@ -29,7 +30,8 @@ type verdict struct {
 	hash   string
 	digest string
 	// size is the module's size in bytes; info what its bounds check learned, linearLimit what
-	// its linear memories may hold (see checkModule). info is nil when the module did not pass.
+	// its linear memories may hold (see iregistry.CheckModule). info is nil when the module did
+	// not pass.
 	size        int64
 	info        *wasmcheck.Info
 	linearLimit uint64
@@ -41,7 +43,7 @@ var unverified = &verdict{status: catalog.StatusUnchecked}
 // checks is what the skills of one Runtime share for their checks: the digester that remembers
 // file digests and module checks, and counts and a hook for the runtime.
 type checks struct {
-	digests *digester
+	digests *iregistry.Digester
 	// bundles remembers the bundles of JavaScript and TypeScript skills (nil: none).
 	bundles *jsbundle.Cache
 	// made counts checks made; reads counts modules read from disk by them (the rest were known
@@ -51,7 +53,7 @@ type checks struct {
 	onCheck func(*Skill, *verdict)
 }
 
-func (c *checks) digester() *digester {
+func (c *checks) digester() *iregistry.Digester {
 	if c == nil {
 		return nil
 	}
@@ -138,10 +140,10 @@ func (s *Skill) verify(cachedOnly bool) (v *verdict, ok bool) {
 		var err error
 		flat := false
 		if cachedOnly {
-			t, flat, err = s.cache.digester().cachedFlat(s.dir, s.listing, map[string]fs.FileInfo{s.manifestFile: s.manifestStat})
+			t, flat, err = s.cache.digester().CachedFlat(s.dir, s.listing, map[string]fs.FileInfo{s.manifestFile: s.manifestStat})
 		}
 		if !flat {
-			t, err = s.cache.digester().walk(s.dir, cachedOnly)
+			t, err = s.cache.digester().Walk(s.dir, cachedOnly)
 		}
 		switch {
 		case errors.Is(err, bundle.ErrNotCached):
@@ -215,11 +217,11 @@ func (s *Skill) addProblem(e *spec.ManifestError) {
 func (s *Skill) verifyModule(v *verdict, sum string, cachedOnly bool) (*spec.ManifestError, bool) {
 	path := filepath.Join(s.dir, spec.ModuleFile)
 	d := s.cache.digester()
-	key := moduleKey{hash: sum, limits: s.modules, memMiB: s.memMiB()}
+	key := iregistry.ModuleKey{Hash: sum, Limits: s.modules, MemMiB: s.memMiB()}
 	if sum != "" {
-		if mc := d.module(key); mc != nil {
-			v.hash, v.size, v.info, v.linearLimit = sum, mc.size, mc.info, mc.linearLimit
-			return mc.at(path, s.dir), true
+		if mc := d.Module(key); mc != nil {
+			v.hash, v.size, v.info, v.linearLimit = sum, mc.Size, mc.Info, mc.LinearLimit
+			return mc.At(path, s.dir), true
 		}
 	}
 	if cachedOnly {
@@ -237,18 +239,18 @@ func (s *Skill) verifyModule(v *verdict, sum string, cachedOnly bool) (*spec.Man
 		return moduleReadProblem(path, s.dir, err), true
 	}
 	h := sha256.Sum256(wasm)
-	key.hash = hex.EncodeToString(h[:])
-	var mc *moduleCheck
+	key.Hash = hex.EncodeToString(h[:])
+	var mc *iregistry.ModuleCheck
 	if !bytes.HasPrefix(wasm, wasmMagic) {
 		// Remembered like a bounds check, so that a rescan finds this skill broken at once
 		// instead of offering it until it is checked again.
-		mc = &moduleCheck{size: int64(len(wasm)), problem: &spec.ManifestError{Msg: errNotWasm.Error()}, build: true}
+		mc = &iregistry.ModuleCheck{Size: int64(len(wasm)), Problem: &spec.ManifestError{Msg: errNotWasm.Error()}, Build: true}
 	} else {
-		mc, _ = checkModule(wasm, s.modules, key.memMiB)
+		mc, _ = iregistry.CheckModule(wasm, s.modules, key.MemMiB)
 	}
-	d.remember(key, mc)
-	v.hash, v.size, v.info, v.linearLimit = key.hash, mc.size, mc.info, mc.linearLimit
-	return mc.at(path, s.dir), true
+	d.RememberModule(key, mc)
+	v.hash, v.size, v.info, v.linearLimit = key.Hash, mc.Size, mc.Info, mc.LinearLimit
+	return mc.At(path, s.dir), true
 }
 
 // moduleReadProblem is the problem of a module that could not be read.
@@ -257,20 +259,6 @@ func moduleReadProblem(path, dir string, err error) *spec.ManifestError {
 		err = errNoModule
 	}
 	return &spec.ManifestError{Path: path, Msg: err.Error(), Hint: "build it: skillbox build " + dir}
-}
-
-// at returns the check's problem as a problem of the module at path, in the skill directory dir
-// (nil when it passed).
-func (mc *moduleCheck) at(path, dir string) *spec.ManifestError {
-	if mc.problem == nil {
-		return nil
-	}
-	p := *mc.problem
-	p.Path = path
-	if mc.build {
-		p.Hint = "build it: skillbox build " + dir
-	}
-	return &p
 }
 
 // module returns the bytes of s's module to compile: read again, checked to be the version s
@@ -295,9 +283,9 @@ func (s *Skill) module() ([]byte, error) {
 	if got := hex.EncodeToString(h[:]); got != v.hash {
 		return nil, fmt.Errorf("%w: %s has sha256 %.12s now, this version was loaded with %.12s; reload the skills and run it again", run.ErrModuleChanged, path, got, v.hash)
 	}
-	mc, module := checkModule(wasm, s.modules, s.memMiB())
-	if mc.problem != nil {
-		return nil, mc.at(path, s.dir)
+	mc, module := iregistry.CheckModule(wasm, s.modules, s.memMiB())
+	if mc.Problem != nil {
+		return nil, mc.At(path, s.dir)
 	}
 	return module, nil
 }

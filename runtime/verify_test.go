@@ -12,6 +12,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/run"
+	iregistry "github.com/skillbox-dev/skillbox/runtime/internal/registry"
 	"github.com/skillbox-dev/skillbox/spec"
 )
 
@@ -51,7 +52,7 @@ func TestFirstRunChecks(t *testing.T) {
 	if err != nil || s.Status() != catalog.StatusActive || res.Digest == "" || res.Digest != s.Digest() {
 		t.Fatalf("run: %v, status %s, digest %q (skill's %q)", err, s.Status(), res.Digest, s.Digest())
 	}
-	want, err := newDigester().treeDigest(s.dir)
+	want, err := iregistry.NewDigester().TreeDigest(s.dir)
 	if err != nil || res.Digest != want {
 		t.Errorf("run digest %s, the tree's %s (%v)", res.Digest, want, err)
 	}
@@ -194,29 +195,6 @@ func TestFingerprintDecidesWhatIsKnown(t *testing.T) {
 	rt3.Skills()
 	if s3, _ := rt3.Skill("s"); s3.Status() != catalog.StatusUnchecked || !strings.Contains(logs.String(), "skill index ignored") {
 		t.Errorf("with a corrupt index: %s; log %s", s3.Status(), logs.String())
-	}
-}
-
-// The flat listing a load makes gives the digest the walk does.
-func TestFlatDigestIsTheWalks(t *testing.T) {
-	dir := t.TempDir()
-	sd := fixture(t, dir, "s", simple("s", ""), "hello")
-	must(t, os.WriteFile(filepath.Join(sd, "SKILL.md"), []byte("---\nname: s\ndescription: d\n---\n"), 0o644))
-	must(t, os.WriteFile(filepath.Join(sd, ".env"), []byte("hidden"), 0o644))
-	must(t, os.MkdirAll(filepath.Join(sd, "src"), 0o755))
-	d := newDigester()
-	walked, err := d.walk(sd, false)
-	must(t, err)
-	entries, err := os.ReadDir(sd)
-	must(t, err)
-	flat, ok, err := d.cachedFlat(sd, entries, nil)
-	if !ok || err != nil || flat.Digest != walked.Digest || flat.Module != walked.Module {
-		t.Errorf("flat %+v %v %v, walked %+v", flat, ok, err, walked)
-	}
-	must(t, os.MkdirAll(filepath.Join(sd, "resources"), 0o755))
-	entries, _ = os.ReadDir(sd)
-	if _, ok, _ := d.cachedFlat(sd, entries, nil); ok {
-		t.Error("a directory with resources/ is left to the walk")
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/bundle"
 	"github.com/skillbox-dev/skillbox/run"
+	iregistry "github.com/skillbox-dev/skillbox/runtime/internal/registry"
 	"github.com/skillbox-dev/skillbox/version"
 )
 
@@ -370,7 +371,7 @@ func writeTree(dir string, files map[string][]byte) error {
 
 // readTree reads the files of the skill at dir that its digest covers, and the digest.
 func readTree(ctx context.Context, dir string) (map[string][]byte, string, error) {
-	t, err := (*digester)(nil).walk(dir, false)
+	t, err := (*iregistry.Digester)(nil).Walk(dir, false)
 	if err != nil {
 		return nil, "", err
 	}

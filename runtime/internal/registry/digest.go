@@ -1,4 +1,13 @@
-package runtime
+// Package registry is what package runtime's registry learns of skills' files, and keeps: the
+// bounds check of a module's binary and what it found (module.go: CheckModule, ModuleCheck,
+// ModuleKey), the Digester that remembers file digests by their identity on disk and module
+// checks by content hash and limits (digest.go), and the index file and its journal that keep
+// both for the next process (index.go).
+//
+// Package runtime is its only user: its skills' checks share a Digester, and its Runtime opens,
+// loads and saves the index (runtime/index.go). Package registry never imports runtime, which
+// imports it as iregistry (its own registry type has the name).
+package registry
 
 import (
 	"crypto/sha256"
@@ -15,19 +24,19 @@ import (
 	"github.com/skillbox-dev/skillbox/spec"
 )
 
-// digester hashes skill trees, remembering each file's digest by its identity on disk (path,
+// Digester hashes skill trees, remembering each file's digest by its identity on disk (path,
 // size, modification time, inode), so that checking an unchanged skill again — after a reload,
 // or in another process through the index (index.go) — hashes nothing. It also remembers what
 // the bounds check of each module found, by the module's content hash and the limits it was
 // checked under: the same bytes under the same limits always give the same answer.
-type digester struct {
+type Digester struct {
 	mu sync.Mutex
 	// files are the remembered file digests, by skill directory, sorted by path in it: a slice,
 	// not a map, as most skills have two or three files (a map of two costs a kilobyte, and ten
 	// thousand of them were half the registry's memory).
 	files map[string][]fileDigest
-	// modules are the remembered bounds checks (see moduleCheck).
-	modules map[moduleKey]*moduleCheck
+	// modules are the remembered bounds checks (see ModuleCheck).
+	modules map[ModuleKey]*ModuleCheck
 	// dirty says files or modules changed since the index was last written.
 	dirty bool
 }
@@ -51,13 +60,14 @@ func find(files []fileDigest, rel string) (int, bool) {
 	return slices.BinarySearchFunc(files, rel, func(f fileDigest, rel string) int { return strings.Compare(f.rel, rel) })
 }
 
-func newDigester() *digester {
-	return &digester{files: map[string][]fileDigest{}, modules: map[moduleKey]*moduleCheck{}}
+// NewDigester returns a Digester that remembers nothing yet.
+func NewDigester() *Digester {
+	return &Digester{files: map[string][]fileDigest{}, modules: map[ModuleKey]*ModuleCheck{}}
 }
 
-// retain forgets the files of every skill directory not in dirs, and the checks of every module
+// Retain forgets the files of every skill directory not in dirs, and the checks of every module
 // that is not now one of the kept directories' execute.wasm: what a scan no longer lists.
-func (d *digester) retain(dirs map[string]bool) {
+func (d *Digester) Retain(dirs map[string]bool) {
 	if d == nil {
 		return
 	}
@@ -75,21 +85,21 @@ func (d *digester) retain(dirs map[string]bool) {
 		}
 	}
 	for k := range d.modules {
-		if !modules[k.hash] {
+		if !modules[k.Hash] {
 			delete(d.modules, k)
 			d.dirty = true
 		}
 	}
 }
 
-// treeDigest returns the digest of the skill tree at dir (see above). d may be nil (no memory).
-func (d *digester) treeDigest(dir string) (string, error) {
-	t, err := d.walk(dir, false)
+// TreeDigest returns the digest of the skill tree at dir (see above). d may be nil (no memory).
+func (d *Digester) TreeDigest(dir string) (string, error) {
+	t, err := d.Walk(dir, false)
 	return t.Digest, err
 }
 
-// walk digests the skill tree at dir, through d's memory of file digests when d is not nil.
-func (d *digester) walk(dir string, cachedOnly bool) (bundle.Tree, error) {
+// Walk digests the skill tree at dir, through d's memory of file digests when d is not nil.
+func (d *Digester) Walk(dir string, cachedOnly bool) (bundle.Tree, error) {
 	var mem bundle.FileMemory
 	if d != nil {
 		mem = d
@@ -98,7 +108,7 @@ func (d *digester) walk(dir string, cachedOnly bool) (bundle.Tree, error) {
 }
 
 // Remember keeps the digest of dir/rel, whose identity on disk st is (see FileMemory).
-func (d *digester) Remember(dir, rel string, st fs.FileInfo, sum [sha256.Size]byte) {
+func (d *Digester) Remember(dir, rel string, st fs.FileInfo, sum [sha256.Size]byte) {
 	fd := fileDigest{rel: rel, size: st.Size(), mtimeNs: st.ModTime().UnixNano(), ino: fileid.Inode(st), sum: sum}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -112,7 +122,7 @@ func (d *digester) Remember(dir, rel string, st fs.FileInfo, sum [sha256.Size]by
 }
 
 // Known returns the remembered digest of dir/rel if st is still the file it was taken of.
-func (d *digester) Known(dir, rel string, st fs.FileInfo) (string, bool) {
+func (d *Digester) Known(dir, rel string, st fs.FileInfo) (string, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	files := d.files[dir]
@@ -122,8 +132,8 @@ func (d *digester) Known(dir, rel string, st fs.FileInfo) (string, bool) {
 	return "", false
 }
 
-// module returns the remembered check of the module key names, or nil.
-func (d *digester) module(key moduleKey) *moduleCheck {
+// Module returns the remembered check of the module key names, or nil.
+func (d *Digester) Module(key ModuleKey) *ModuleCheck {
 	if d == nil {
 		return nil
 	}
@@ -132,8 +142,8 @@ func (d *digester) module(key moduleKey) *moduleCheck {
 	return d.modules[key]
 }
 
-// remember keeps the check of the module key names.
-func (d *digester) remember(key moduleKey, mc *moduleCheck) {
+// RememberModule keeps the check of the module key names.
+func (d *Digester) RememberModule(key ModuleKey, mc *ModuleCheck) {
 	if d == nil {
 		return
 	}
@@ -143,11 +153,11 @@ func (d *digester) remember(key moduleKey, mc *moduleCheck) {
 	d.dirty = true
 }
 
-// cachedFlat is walk(dir, true) for a skill directory without subdirectories, from the listing
+// CachedFlat is Walk(dir, true) for a skill directory without subdirectories, from the listing
 // its load made: a stat per file and no directory opened again. applicable is false when the
 // listing has what only the walk handles (a subdirectory, a symlink, more files than the digest
 // allows): the caller walks then.
-func (d *digester) cachedFlat(dir string, entries []fs.DirEntry, stats map[string]fs.FileInfo) (t bundle.Tree, applicable bool, err error) {
+func (d *Digester) CachedFlat(dir string, entries []fs.DirEntry, stats map[string]fs.FileInfo) (t bundle.Tree, applicable bool, err error) {
 	if d == nil || entries == nil || len(entries) > bundle.MaxTreeFiles {
 		return bundle.Tree{}, false, nil
 	}
@@ -164,7 +174,7 @@ func (d *digester) cachedFlat(dir string, entries []fs.DirEntry, stats map[strin
 		case typ.IsDir(), typ&fs.ModeSymlink != 0:
 			return bundle.Tree{}, false, nil
 		case !typ.IsRegular():
-			continue // a FIFO, a device: not part of the skill (see fileSum)
+			continue // a FIFO, a device: not part of the skill (see fileSum in bundle/tree.go)
 		}
 		st := stats[name] // what the load stat'ed already (its manifest)
 		if st == nil {
