@@ -32,7 +32,7 @@ import (
 //
 //	.bundle/manifest.json            what the bundle holds (Manifest), as JSON
 //	<the skill's files>              sorted by path, byte order
-//	.bundle/signatures/<hex>.sig     zero or more ed25519 signatures, by public key (bundlesign.go)
+//	.bundle/signatures/<hex>.sig     zero or more ed25519 signatures, by public key (sign.go)
 //
 // The files are exactly those the skill's tree digest covers (tree.go): every regular file
 // except hidden ones and src/. So a bundle is a version: its manifest's digest is the digest the

@@ -107,7 +107,7 @@ func (d *Digester) Walk(dir string, cachedOnly bool) (bundle.Tree, error) {
 	return bundle.Walk(dir, mem, cachedOnly)
 }
 
-// Remember keeps the digest of dir/rel, whose identity on disk st is (see FileMemory).
+// Remember keeps the digest of dir/rel, whose identity on disk st is (see bundle.FileMemory).
 func (d *Digester) Remember(dir, rel string, st fs.FileInfo, sum [sha256.Size]byte) {
 	fd := fileDigest{rel: rel, size: st.Size(), mtimeNs: st.ModTime().UnixNano(), ino: fileid.Inode(st), sum: sum}
 	d.mu.Lock()
