@@ -1,5 +1,7 @@
 package access
 
+import "fmt"
+
 // Principal is who makes a call: the tenant of its key, the user the key stands for, the key's
 // role and the key's name. A face builds one from what authenticated the request and hands it
 // on; what the principal may see is decided here, never by a string whose emptiness means "all".
@@ -68,11 +70,12 @@ const (
 	NeedRemove  = RoleAdmin  // remove a skill
 )
 
-// Require returns nil when p has at least the role need, and otherwise a *RoleError that names
-// action (ErrForbidden).
-func (p Principal) Require(action string, need Role) error {
+// Require returns nil when p has at least the role need to do action (a verb: "running") to
+// skill, and otherwise a *RoleError that names both (ErrForbidden). It costs an allowed call
+// nothing: the message is made only for a refusal, and every run asks.
+func (p Principal) Require(need Role, action, skill string) error {
 	if p.Role >= need {
 		return nil
 	}
-	return &RoleError{Action: action, Need: need, Actor: p.Actor()}
+	return &RoleError{Action: fmt.Sprintf("%s skill %q", action, skill), Need: need, Actor: p.Actor()}
 }

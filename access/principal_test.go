@@ -17,11 +17,11 @@ func TestRequire(t *testing.T) {
 		{Principal{Key: "ci", Role: RoleAuthor}, NeedInstall, ""},
 		{Principal{Key: "ops", Role: RoleAdmin}, NeedInstall, ""},
 		{Principal{Key: "ops", Role: RoleAdmin}, NeedRemove, ""},
-		{Principal{Key: "ci", Role: RoleRunner}, NeedInstall, `installing x needs the author role; "ci" has runner`},
-		{Principal{User: "bob", Key: "k", Role: RoleAuthor}, NeedRemove, `installing x needs the admin role; "bob" has author`},
+		{Principal{Key: "ci", Role: RoleRunner}, NeedInstall, `installing skill "x" needs the author role; "ci" has runner`},
+		{Principal{User: "bob", Key: "k", Role: RoleAuthor}, NeedRemove, `installing skill "x" needs the admin role; "bob" has author`},
 		{Principal{}, NeedInstall, "no principal was given"},
 	} {
-		err := tc.p.Require("installing x", tc.need)
+		err := tc.p.Require(tc.need, "installing", "x")
 		switch {
 		case tc.want == "" && err != nil:
 			t.Errorf("%+v needing %s: %v", tc.p, tc.need, err)
@@ -37,7 +37,7 @@ func TestRequire(t *testing.T) {
 
 // Local is the operator: an admin named as given.
 func TestLocal(t *testing.T) {
-	if p := Local("alice"); p.Caller() != "alice" || !p.SeesAll() || p.Require("x", NeedRemove) != nil {
+	if p := Local("alice"); p.Caller() != "alice" || !p.SeesAll() || p.Require(NeedRemove, "removing", "x") != nil {
 		t.Fatalf("Local: %+v", p)
 	}
 }

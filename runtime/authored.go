@@ -87,7 +87,7 @@ func (rt *Runtime) AgentSkillsEnabled() bool { return rt.policy.Load().AgentSkil
 // only when the policy enables agents' skills, only a skill an agent wrote, and only for a
 // principal who may install (access.NeedInstall), as writing it needed.
 func (rt *Runtime) RemoveByAgent(ctx context.Context, who access.Principal, id string) error {
-	if err := who.Require(fmt.Sprintf("deleting skill %q", id), access.NeedInstall); err != nil {
+	if err := who.Require(access.NeedInstall, "deleting", id); err != nil {
 		return err
 	}
 	if !rt.AgentSkillsEnabled() {

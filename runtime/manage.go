@@ -67,7 +67,7 @@ type InstallOptions struct {
 // that is not a signed bundle; a *access.RoleError (access.ErrForbidden) when opts.Who lacks the
 // author role.
 func (rt *Runtime) Install(ctx context.Context, id string, files map[string][]byte, opts InstallOptions) (*Skill, error) {
-	if err := opts.Who.Require(fmt.Sprintf("installing skill %q", id), access.NeedInstall); err != nil {
+	if err := opts.Who.Require(access.NeedInstall, "installing", id); err != nil {
 		return nil, err
 	}
 	if len(rt.cfg.SkillDirs) == 0 {
@@ -222,7 +222,7 @@ func (rt *Runtime) Install(ctx context.Context, id string, files map[string][]by
 // Remove deletes skill id from the first skill directory and the registry, for who, who needs
 // the admin role (access.NeedRemove). Runs in flight finish.
 func (rt *Runtime) Remove(ctx context.Context, who access.Principal, id string) error {
-	if err := who.Require(fmt.Sprintf("removing skill %q", id), access.NeedRemove); err != nil {
+	if err := who.Require(access.NeedRemove, "removing", id); err != nil {
 		return err
 	}
 	return rt.remove(ctx, id)

@@ -127,7 +127,7 @@ func (rt *Runtime) Run(ctx context.Context, req run.Request) (*run.Result, error
 	rt.closeMu.RUnlock()
 	defer rt.inflight.Done()
 
-	if err := req.Who.Require(fmt.Sprintf("running skill %q", req.Skill), access.NeedRun); err != nil {
+	if err := req.Who.Require(access.NeedRun, "running", req.Skill); err != nil {
 		return finish(run.Errorf(run.KindPermissionDenied, req.Skill, err, "%v", err))
 	}
 
@@ -305,15 +305,7 @@ func (rt *Runtime) validate(s *Skill, req run.Request) ([]byte, *run.Error) {
 // a closing Runtime refuses its queued runs (run.ErrClosed) even when the queue is a Shared's
 // that other Runtimes go on using.
 func (rt *Runtime) admit(ctx context.Context, charge int64) (*engine.Ticket, error) {
-	wait, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stop := context.AfterFunc(rt.closing, cancel)
-	defer stop()
-	t, err := rt.admission.Acquire(wait, charge, true)
-	if err != nil && ctx.Err() == nil && rt.closing.Err() != nil {
-		return nil, run.ErrClosed
-	}
-	return t, err
+	return rt.admission.AcquireUntil(ctx, charge, true, rt.closing.Done())
 }
 
 // acquireError names the kind of a failed compilation (or of its admission).

@@ -101,6 +101,13 @@ func (e *BusyError) Error() string { return e.Msg }
 // need be; the caller gives the room back with release(t). The error is ErrClosed,
 // ErrOverBudget, a *BusyError (queue full, or waited MaxWait), or ctx's error.
 func (a *Admission) Acquire(ctx context.Context, charge int64, isRun bool) (t *Ticket, err error) {
+	return a.AcquireUntil(ctx, charge, isRun, nil)
+}
+
+// AcquireUntil is Acquire for a caller that gives up waiting, with ErrClosed, when abandon is
+// closed: a Runtime that closes refuses its own queued runs while the others sharing the
+// admission wait on. A channel, not a derived context: a run pays for none unless it waits.
+func (a *Admission) AcquireUntil(ctx context.Context, charge int64, isRun bool, abandon <-chan struct{}) (t *Ticket, err error) {
 	t = &Ticket{charge: charge, run: isRun}
 	a.mu.Lock()
 	switch {
@@ -140,6 +147,8 @@ func (a *Admission) Acquire(ctx context.Context, charge int64, isRun bool) (t *T
 	case <-t.ready:
 	case <-ctx.Done():
 		err = ctx.Err()
+	case <-abandon:
+		err = run.ErrClosed
 	case <-timer.C:
 		err = &BusyError{fmt.Sprintf("waited %s for room to run without getting it; try again shortly", a.cfg.MaxWait)}
 	}

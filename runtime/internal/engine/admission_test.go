@@ -35,8 +35,8 @@ func acquireLater(ctx context.Context, a *Admission, charge int64) chan error {
 }
 
 // The admission's run slots and queue: a run beyond MaxRuns waits, first come first served, one
-// beyond MaxQueue is refused busy at once, a waiter whose caller gives up leaves the queue, and
-// Close refuses the waiting and every later one. (MaxWait is long: nothing here races a clock.)
+// beyond MaxQueue is refused busy at once, a waiter whose caller gives up (or whose Runtime
+// closes) leaves the queue, and Close refuses the waiting and every later one. (MaxWait is long: nothing here races a clock.)
 func TestAdmissionSlotsAndQueue(t *testing.T) {
 	a := NewAdmission(AdmissionConfig{MaxRuns: 1, MaxQueue: 1, MaxWait: 10 * time.Minute, MemoryBudget: 1 << 30, MaxCompiles: 1}, func(int64) {})
 	ctx := context.Background()
@@ -65,6 +65,16 @@ func TestAdmissionSlotsAndQueue(t *testing.T) {
 	giveUp()
 	if err := <-left; !errors.Is(err, context.Canceled) || a.Stats().Queued != 0 {
 		t.Fatalf("a waiter whose caller gave up: %v, queue %d", err, a.Stats().Queued)
+	}
+
+	// A waiter that abandons (its Runtime closing) leaves with ErrClosed; the admission goes on.
+	abandon := make(chan struct{})
+	abandoned := make(chan error, 1)
+	go func() { _, err := a.AcquireUntil(ctx, 1, true, abandon); abandoned <- err }()
+	waitFor(t, "a run to queue", func() bool { return a.Stats().Queued == 1 })
+	close(abandon)
+	if err := <-abandoned; !errors.Is(err, run.ErrClosed) || a.Stats().Queued != 0 {
+		t.Fatalf("an abandoned waiter: %v, queue %d", err, a.Stats().Queued)
 	}
 
 	refused := acquireLater(ctx, a, 1)
