@@ -331,8 +331,7 @@ func (rt *Runtime) rescan() *registry {
 	if old != nil {
 		rt.reloaded(diffRegistries(old, r))
 	}
-	rt.rescanUsers() // their registries hold this one's skills
-	rt.rescanOver()
+	rt.rescanAbove() // their registries hold this one's skills
 	return r
 }
 

@@ -3,6 +3,7 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 )
 
@@ -68,16 +69,20 @@ func (rt *Runtime) leaveUnder() {
 	u.usersMu.Unlock()
 }
 
-// rescanOver rescans the Runtimes over rt under rt's policy. The caller holds rt.reloadMu.
-func (rt *Runtime) rescanOver() {
+// rescanAbove rescans, under rt's policy, every registry laid over rt's: its users' views and
+// the Runtimes over it (Config.Under). One never scanned scans when first asked. The caller holds
+// rt.reloadMu; none of those takes it while holding its own.
+func (rt *Runtime) rescanAbove() {
 	rt.usersMu.Lock()
-	over := slices.Clone(rt.over)
+	above := slices.AppendSeq(slices.Clone(rt.over), maps.Values(rt.users))
 	rt.usersMu.Unlock()
 	p := rt.policy.Load()
-	for _, o := range over {
+	for _, o := range above {
 		o.reloadMu.Lock()
 		o.policy.Store(p)
-		o.rescan()
+		if o.reg.Load() != nil {
+			o.rescan()
+		}
 		o.reloadMu.Unlock()
 	}
 }

@@ -210,24 +210,6 @@ func (rt *Runtime) route(id string, want access.Visibility) (*Runtime, error) {
 	return rt.parent, nil
 }
 
-// rescanUsers rescans every user's Runtime of rt, under rt's policy: their registries hold rt's
-// skills too. The caller holds rt.reloadMu (a user's Runtime never takes it while holding its
-// own).
-func (rt *Runtime) rescanUsers() {
-	rt.usersMu.Lock()
-	users := slices.Collect(maps.Values(rt.users))
-	rt.usersMu.Unlock()
-	p := rt.policy.Load()
-	for _, u := range users {
-		u.reloadMu.Lock()
-		u.policy.Store(p)
-		if u.reg.Load() != nil { // one never scanned scans when first asked
-			u.rescan()
-		}
-		u.reloadMu.Unlock()
-	}
-}
-
 // closeUsers closes every user's Runtime of rt.
 func (rt *Runtime) closeUsers(ctx context.Context) error {
 	rt.usersMu.Lock()
