@@ -86,7 +86,7 @@ func ExampleRuntime_Run_program() {
 	for _, text := range []string{"to be or not to be", ""} {
 		res, err := rt.Run(ctx, run.Request{Who: reader, Skill: "counter", Script: "count.js", Argv: []string{"hamlet.txt"}, Stdin: []byte(text)})
 		check(err)
-		var out runtime.ProgramOutput
+		var out run.ProgramOutput
 		check(json.Unmarshal(res.Result, &out))
 		fmt.Printf("exit %d, stdout %q, stderr %q\n", out.ExitCode, out.Stdout, out.Stderr)
 	}

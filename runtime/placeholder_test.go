@@ -8,15 +8,16 @@ import (
 	"testing"
 
 	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // A description skillbox new wrote and nobody replaced is a warning naming the file and the
 // field; the skill still runs.
 func TestPlaceholdersAreWarnings(t *testing.T) {
 	dir := t.TempDir()
-	sd := fixture(t, dir, "greet", `{"id":"greet","name":"Greet","description":"`+PlaceholderDescription+`",
-		"parameters":{"name":{"type":"string","description":"`+PlaceholderParamDescription+`"},"other":{"type":"string","description":"Fine"}}}`, "echo")
-	must(t, os.WriteFile(filepath.Join(sd, "SKILL.md"), []byte("---\nname: greet\ndescription: "+PlaceholderInstructionsDescription+"\n---\nBody\n"), 0o644))
+	sd := fixture(t, dir, "greet", `{"id":"greet","name":"Greet","description":"`+spec.PlaceholderDescription+`",
+		"parameters":{"name":{"type":"string","description":"`+spec.PlaceholderParamDescription+`"},"other":{"type":"string","description":"Fine"}}}`, "echo")
+	must(t, os.WriteFile(filepath.Join(sd, "SKILL.md"), []byte("---\nname: greet\ndescription: "+spec.PlaceholderInstructionsDescription+"\n---\nBody\n"), 0o644))
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
 	s, err := rt.Skill("greet")
 	if err != nil {

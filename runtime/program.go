@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path"
@@ -31,39 +30,12 @@ import (
 //   - without any of these, a program gets its skill's own directory, read-only, and nothing
 //     else.
 
-// scriptsDir is where a skill's programs are.
-const scriptsDir = "scripts"
-
-// ProgramOutput is a program run's result: Result.Result holds it as JSON.
-type ProgramOutput struct {
-	ExitCode int    `json:"exit_code"`
-	Stdout   string `json:"stdout"`
-	Stderr   string `json:"stderr"`
-	// StdoutDropped and StderrDropped count the bytes cut past maxOutputBytes (each stream has
-	// its own).
-	StdoutDropped int64 `json:"stdout_dropped,omitempty"`
-	StderrDropped int64 `json:"stderr_dropped,omitempty"`
-}
-
-// programLangs maps a program's extension to what runs it.
-var programLangs = map[string]spec.Language{
-	".py": spec.LangPython, ".js": spec.LangJavaScript, ".mjs": spec.LangJavaScript, ".cjs": spec.LangJavaScript,
-	".ts": spec.LangTypeScript, ".mts": spec.LangTypeScript,
-}
-
-// ProgramLanguage reports what runs the program at the skill-relative path name
-// ("scripts/report.py"), and false when name is not a program Skillbox can run (not under
-// scripts/, a shell script, another language).
-func ProgramLanguage(name string) (spec.Language, bool) {
-	if !strings.HasPrefix(name, scriptsDir+"/") {
-		return "", false
-	}
-	l, ok := programLangs[strings.ToLower(path.Ext(name))]
-	return l, ok
-}
-
 // shellExts are scripts that need a shell, which the sandbox does not have.
 var shellExts = []string{".sh", ".bash", ".zsh", ".ksh", ".fish"}
+
+// errProgramKind is matched by the error of a run of a program Skillbox cannot run
+// (invalid_args).
+var errProgramKind = errors.New("cannot run this kind of program")
 
 // program is one program of a skill, resolved for a run.
 type program struct {
@@ -71,53 +43,46 @@ type program struct {
 	lang spec.Language
 }
 
-// ErrNoProgram is matched by the error of a run of a program a skill does not have (kind
-// not_found); errProgramKind is one Skillbox cannot run (invalid_args).
-var (
-	ErrNoProgram   = errors.New("no such program")
-	errProgramKind = errors.New("cannot run this kind of program")
-)
-
 // resolveProgram finds the program name ("report.py" or "scripts/report.py") of s: a regular
 // file under its scripts/ directory, reached without leaving the skill's directory.
 func (s *Skill) resolveProgram(name string) (*program, *run.Error) {
 	bad := func(err error, format string, args ...any) (*program, *run.Error) {
 		kind := run.KindInvalidArgs
-		if errors.Is(err, ErrNoProgram) {
+		if errors.Is(err, run.ErrNoProgram) {
 			kind = run.KindNotFound
 		}
 		return nil, run.Errorf(kind, s.id, err, format, args...)
 	}
 	rel := filepath.ToSlash(name)
-	if !strings.HasPrefix(rel, scriptsDir+"/") {
-		rel = scriptsDir + "/" + rel
+	if !strings.HasPrefix(rel, spec.ScriptsDir+"/") {
+		rel = spec.ScriptsDir + "/" + rel
 	}
 	clean := path.Clean(rel)
-	if name == "" || clean != rel || strings.Contains(name, "\\") || strings.ContainsRune(name, 0) || !strings.HasPrefix(clean, scriptsDir+"/") ||
+	if name == "" || clean != rel || strings.Contains(name, "\\") || strings.ContainsRune(name, 0) || !strings.HasPrefix(clean, spec.ScriptsDir+"/") ||
 		slices.ContainsFunc(strings.Split(clean, "/"), func(seg string) bool { return strings.HasPrefix(seg, ".") }) {
-		return bad(ErrNoProgram, "%q is not a program of skill %q: name a file in its scripts/ directory, such as \"report.py\"", name, s.id)
+		return bad(run.ErrNoProgram, "%q is not a program of skill %q: name a file in its scripts/ directory, such as \"report.py\"", name, s.id)
 	}
 	ext := strings.ToLower(path.Ext(clean))
 	if slices.Contains(shellExts, ext) {
 		return bad(errProgramKind, "%s is a shell script, and the sandbox has no shell: Skillbox runs .py, .js and .ts programs (port it to Python or JavaScript, or run it outside Skillbox)", clean)
 	}
-	lang, ok := programLangs[ext]
+	lang, ok := spec.ProgramLanguage(clean)
 	if !ok {
 		return bad(errProgramKind, "%s: Skillbox runs .py, .js and .ts programs, not %q files", clean, ext)
 	}
 	root, err := os.OpenRoot(s.dir)
 	if err != nil {
-		return bad(ErrNoProgram, "skill %q: its directory cannot be read", s.id)
+		return bad(run.ErrNoProgram, "skill %q: its directory cannot be read", s.id)
 	}
 	defer root.Close()
 	st, err := root.Stat(filepath.FromSlash(clean)) // follows symlinks, never out of the root
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return bad(ErrNoProgram, "skill %q has no program %s%s", s.id, clean, s.programList())
+		return bad(run.ErrNoProgram, "skill %q has no program %s%s", s.id, clean, s.programList())
 	case err != nil:
-		return bad(ErrNoProgram, "%s: %v", clean, hideDir(err.Error(), s.dir, s.id))
+		return bad(run.ErrNoProgram, "%s: %v", clean, hideDir(err.Error(), s.dir, s.id))
 	case !st.Mode().IsRegular():
-		return bad(ErrNoProgram, "%s is not a regular file", clean)
+		return bad(run.ErrNoProgram, "%s is not a regular file", clean)
 	}
 	return &program{rel: clean, lang: lang}, nil
 }
@@ -134,7 +99,7 @@ func (s *Skill) Programs() []string {
 	}
 	var out []string
 	for _, f := range files {
-		if _, ok := ProgramLanguage(f); ok && len(out) < maxListedPrograms {
+		if _, ok := spec.ProgramLanguage(f); ok && len(out) < maxListedPrograms {
 			out = append(out, f)
 		}
 	}
@@ -144,7 +109,7 @@ func (s *Skill) Programs() []string {
 // programList names the programs s has, for an error about one it does not: " (it has
 // scripts/a.py, scripts/b.js)", or what it lacks.
 func (s *Skill) programList() string {
-	if st, err := os.Stat(filepath.Join(s.dir, scriptsDir)); err != nil || !st.IsDir() {
+	if st, err := os.Stat(filepath.Join(s.dir, spec.ScriptsDir)); err != nil || !st.IsDir() {
 		return " (it has no scripts/ directory)"
 	}
 	programs := s.Programs()
@@ -154,43 +119,17 @@ func (s *Skill) programList() string {
 	return " (it has " + strings.Join(programs, ", ") + ")"
 }
 
-// ScriptsRequest is what a skill's programs ask for, from its ScriptsFile.
-type ScriptsRequest struct {
-	Permissions spec.Permissions `json:"permissions"`
-	Limits      spec.Limits      `json:"limits"`
-}
-
-// ParseScriptsRequest decodes and checks a ScriptsFile. The error is a *SkillError holding every
-// problem, each naming path and the field.
-func ParseScriptsRequest(path string, data []byte) (*ScriptsRequest, error) {
-	c := &spec.Checker{Path: path}
-	d, bounds, err := spec.ParseDoc(data, false)
-	if err != nil {
-		if c.Syntax(err) {
-			return nil, &spec.SkillError{Problems: c.Problems}
-		}
-		return nil, &spec.SkillError{Problems: []*spec.ManifestError{{Path: path, Msg: fmt.Sprintf("cannot parse: %v", err), Hint: `write {"permissions": {...}, "limits": {...}}, as in skill.json`}}}
-	}
-	c.AddBounds(bounds)
-	c.Known(d, "", "permissions", "limits")
-	r := &ScriptsRequest{Permissions: c.Permissions(c.Object(d, "", "permissions")), Limits: c.Limits(c.Object(d, "", "limits"), "limits")}
-	if len(c.Problems) > 0 {
-		return nil, &spec.SkillError{Problems: c.Problems}
-	}
-	return r, nil
-}
-
 // loadPrograms reads what s's programs ask for (see the package comment above) and grants it
 // under p. A ScriptsFile that does not parse leaves the programs unable to run (their runs say
 // why) and is a warning of the skill: its instructions, and its execute, are not its fault.
 func (s *Skill) loadPrograms(p *policy.Policy) {
-	req := &ScriptsRequest{}
+	req := &spec.ScriptsRequest{}
 	if s.manifest != nil {
 		req.Permissions, req.Limits = s.manifest.Permissions, s.manifest.Limits
 	}
 	file := filepath.Join(s.dir, filepath.FromSlash(spec.ScriptsFile))
 	if data, err := safefile.ReadFile(file, spec.MaxManifestBytes); err == nil {
-		r, err := ParseScriptsRequest(file, data)
+		r, err := spec.ParseScriptsRequest(file, data)
 		if err != nil {
 			s.programsErr = err
 			var se *spec.SkillError

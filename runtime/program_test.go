@@ -29,9 +29,9 @@ func instructionSkill(t testing.TB, dir, id string, files map[string]string) str
 	return sd
 }
 
-func programOutput(t *testing.T, res *run.Result) ProgramOutput {
+func programOutput(t *testing.T, res *run.Result) run.ProgramOutput {
 	t.Helper()
-	var out ProgramOutput
+	var out run.ProgramOutput
 	must(t, json.Unmarshal(res.Result, &out))
 	return out
 }

@@ -122,7 +122,7 @@ func (rt *Runtime) callScript(ctx context.Context, s *Skill, job *scriptJob, cal
 	emit.send(run.Event{Type: "status", Status: "running"})
 	instCtx := experimental.WithMemoryAllocator(runCtx, meter)
 	var value json.RawMessage
-	var prog *ProgramOutput
+	var prog *run.ProgramOutput
 	var err error
 	if job.ip.Py != nil {
 		value, prog, err = rt.runPython(instCtx, s, job, call, input)
@@ -144,7 +144,7 @@ func (rt *Runtime) callScript(ctx context.Context, s *Skill, job *scriptJob, cal
 }
 
 // runJavaScript runs job in QuickJS.
-func (rt *Runtime) runJavaScript(ctx context.Context, job *scriptJob, call *hostfuncs.Call, input []byte) (json.RawMessage, *ProgramOutput, error) {
+func (rt *Runtime) runJavaScript(ctx context.Context, job *scriptJob, call *hostfuncs.Call, input []byte) (json.RawMessage, *run.ProgramOutput, error) {
 	l := job.grant.Limits
 	p := quickjs.Program{Source: job.code, Bytecode: rt.bytecodeOf(ctx, job), Args: input, Limits: quickjs.Limits{
 		HostCallTimeout: job.grant.Host().Limits.FetchTimeout + time.Second,
@@ -158,13 +158,13 @@ func (rt *Runtime) runJavaScript(ctx context.Context, job *scriptJob, call *host
 	if err != nil || job.prog == nil {
 		return r.Value, nil, err
 	}
-	return nil, &ProgramOutput{ExitCode: r.ExitCode, Stdout: string(r.Stdout), Stderr: string(r.Stderr),
+	return nil, &run.ProgramOutput{ExitCode: r.ExitCode, Stdout: string(r.Stdout), Stderr: string(r.Stderr),
 		StdoutDropped: r.StdoutDropped, StderrDropped: r.StderrDropped}, nil
 }
 
 // runPython runs job in CPython, with the grant's directories mounted for open() (symlinks never
 // lead out of them, writes bounded by maxWriteBytes) and a private /tmp.
-func (rt *Runtime) runPython(ctx context.Context, s *Skill, job *scriptJob, call *hostfuncs.Call, input []byte) (json.RawMessage, *ProgramOutput, error) {
+func (rt *Runtime) runPython(ctx context.Context, s *Skill, job *scriptJob, call *hostfuncs.Call, input []byte) (json.RawMessage, *run.ProgramOutput, error) {
 	l := job.grant.Limits
 	mounts, cleanup, err := pythonMounts(call.Grant, l)
 	if err != nil {
@@ -184,7 +184,7 @@ func (rt *Runtime) runPython(ctx context.Context, s *Skill, job *scriptJob, call
 	if err != nil || job.prog == nil {
 		return r.Value, nil, err
 	}
-	return nil, &ProgramOutput{ExitCode: r.ExitCode, Stdout: string(r.Stdout), Stderr: string(r.Stderr),
+	return nil, &run.ProgramOutput{ExitCode: r.ExitCode, Stdout: string(r.Stdout), Stderr: string(r.Stderr),
 		StdoutDropped: r.StdoutDropped, StderrDropped: r.StderrDropped}, nil
 }
 

@@ -303,7 +303,7 @@ func loadSkill(dir string, p *policy.Policy, c *checks) (s *Skill, ok bool) {
 		case s.instructionsErr != nil:
 			s.fail(&spec.ManifestError{Path: s.instructionsPath, Msg: s.instructionsErr.Error()})
 		}
-		if hasDir(s.listing, scriptsDir) {
+		if hasDir(s.listing, spec.ScriptsDir) {
 			if s.agent = isRegularEntry(s.listing, authorMarker); s.agent {
 				p = p.ForAgentSkills()
 			}
@@ -347,7 +347,7 @@ func loadSkill(dir string, p *policy.Policy, c *checks) (s *Skill, ok bool) {
 		s.schema, _ = spec.CompileSchema(m.Parameters)
 	}
 	s.grant = p.Grant(m, dir)
-	if hasDir(s.listing, scriptsDir) {
+	if hasDir(s.listing, spec.ScriptsDir) {
 		s.loadPrograms(p)
 	}
 	return s, true
@@ -456,8 +456,8 @@ func (s *Skill) readInstructions() {
 		s.warn(&spec.ManifestError{Path: s.instructionsPath, Field: w.Field, Msg: w.Msg, Hint: w.Hint})
 	}
 	d.Warnings = nil // kept as the skill's, above
-	if isPlaceholder(d.Description) {
-		s.warn(&spec.ManifestError{Path: s.instructionsPath, Field: "description", Msg: "is the placeholder skillbox new wrote", Hint: placeholderHint})
+	if spec.IsPlaceholder(d.Description) {
+		s.warn(&spec.ManifestError{Path: s.instructionsPath, Field: "description", Msg: "is the placeholder skillbox new wrote", Hint: spec.PlaceholderHint})
 	}
 	base := filepath.Base(s.dir)
 	switch {

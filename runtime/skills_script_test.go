@@ -142,7 +142,7 @@ func TestBundledMarkdownTOC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out ProgramOutput
+	var out run.ProgramOutput
 	must(t, json.Unmarshal(res.Result, &out))
 	if out.ExitCode != 0 || out.Stdout != "- [Install it](#install-it)\n  - [Linux & macOS](#linux--macos)\n- [Install it](#install-it-1)\n" {
 		t.Fatalf("%+v", out)

@@ -175,7 +175,7 @@ func refusal(res *run.Result, err error) error {
 			return httpError(http.StatusConflict, "skill_broken", "%s", msg)
 		case errors.Is(err, run.ErrBroken):
 			return httpError(http.StatusConflict, "skill_broken", "skill %q is broken: %s", res.Skill, msg)
-		case nf != nil, errors.Is(err, runtime.ErrNoProgram):
+		case nf != nil, errors.Is(err, run.ErrNoProgram):
 			return httpError(http.StatusNotFound, "not_found", "%s", msg)
 		}
 		return httpError(http.StatusNotFound, "not_found", "no executable skill %q: %s", res.Skill, msg)

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/run"
 )
 
 // POST /v1/skills/{id}/scripts/{script}/runs runs a program of a skill's scripts/ directory,
@@ -24,7 +24,7 @@ func TestScriptRuns(t *testing.T) {
 		t.Fatal(r)
 	}
 	res := runResult(t, r)
-	var out runtime.ProgramOutput
+	var out run.ProgramOutput
 	if err := json.Unmarshal(res.Result, &out); err != nil || !res.Success || out.ExitCode != 2 || out.Stdout != "a|b\nin" {
 		t.Fatalf("%s (%v)", r, err)
 	}

@@ -10,8 +10,10 @@ const (
 	// of it is read (a scan, `skillbox validate` and the faces agree on which file), with a
 	// warning when it is not this one.
 	InstructionsFile = "SKILL.md"
+	// ScriptsDir holds a skill's programs (the Agent Skills format's scripts).
+	ScriptsDir = "scripts"
 	// ScriptsFile declares what a skill's programs ask for.
-	ScriptsFile = "scripts/skillbox.json"
+	ScriptsFile = ScriptsDir + "/skillbox.json"
 	// MaxManifestBytes bounds a manifest.
 	MaxManifestBytes = 1 << 20
 )

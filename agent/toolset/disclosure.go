@@ -250,7 +250,7 @@ func withResources(text string, resources []string) string {
 	text = strings.TrimRight(text, "\n") + "\n\n---\nFiles of this skill" + more + ", for read_skill_resource: " + strings.Join(resources, ", ")
 	var programs []string
 	for _, r := range resources {
-		if _, ok := runtime.ProgramLanguage(r); ok {
+		if _, ok := spec.ProgramLanguage(r); ok {
 			programs = append(programs, r)
 		}
 	}

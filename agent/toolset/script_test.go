@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/skillbox-dev/skillbox/internal/testengine"
+	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
 
@@ -39,7 +40,7 @@ func TestRunSkillScript(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out runtime.ProgramOutput
+	var out run.ProgramOutput
 	if err := json.Unmarshal(res.Result, &out); err != nil || out.ExitCode != 0 || out.Stdout != "2 x\n" {
 		t.Fatalf("%s %v", res.Result, err)
 	}

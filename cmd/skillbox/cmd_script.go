@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/skillbox-dev/skillbox/run"
-	"github.com/skillbox-dev/skillbox/runtime"
 )
 
 // maxProgramExit is the most a program's exit code can be as this process's: a shell reads exit
@@ -66,7 +65,7 @@ var cmdScript = &command{
 			}
 			return exitFailed
 		}
-		var out runtime.ProgramOutput
+		var out run.ProgramOutput
 		if err := json.Unmarshal(res.Result, &out); err != nil {
 			return e.fail(exitFailed, "the program's result: %v", err)
 		}

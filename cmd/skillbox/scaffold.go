@@ -17,7 +17,6 @@ import (
 	"strings"
 	"text/template"
 
-	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/spec"
 )
 
@@ -204,10 +203,10 @@ func packageFiles(id string, lang language) map[string][]byte {
 	manifest := map[string]any{
 		"id":          id,
 		"name":        title,
-		"description": runtime.PlaceholderDescription,
+		"description": spec.PlaceholderDescription,
 		"version":     "0.1.0",
 		"parameters": map[string]any{
-			"name": map[string]any{"type": "string", "description": runtime.PlaceholderParamDescription, "default": "world"},
+			"name": map[string]any{"type": "string", "description": spec.PlaceholderParamDescription, "default": "world"},
 		},
 		"result":    map[string]any{"type": "object"},
 		"tags":      []string{lang.name},
@@ -238,7 +237,7 @@ It returns `+"`{\"greeting\": \"Hello, Ada!\"}`"+`.
 Try it, from this directory:
 
     %s
-`, id, runtime.PlaceholderInstructionsDescription, title, try)
+`, id, spec.PlaceholderInstructionsDescription, title, try)
 	return map[string][]byte{
 		"skill.json":   append(mj, '\n'),
 		"SKILL.md":     []byte(skillMD),

@@ -1,0 +1,50 @@
+package spec
+
+import (
+	"fmt"
+	"path"
+	"strings"
+)
+
+// programLangs maps a program's extension to what runs it.
+var programLangs = map[string]Language{
+	".py": LangPython, ".js": LangJavaScript, ".mjs": LangJavaScript, ".cjs": LangJavaScript,
+	".ts": LangTypeScript, ".mts": LangTypeScript,
+}
+
+// ProgramLanguage reports what runs the program at the skill-relative path name
+// ("scripts/report.py"), and false when name is not a program Skillbox can run (not under
+// scripts/, a shell script, another language).
+func ProgramLanguage(name string) (Language, bool) {
+	if !strings.HasPrefix(name, ScriptsDir+"/") {
+		return "", false
+	}
+	l, ok := programLangs[strings.ToLower(path.Ext(name))]
+	return l, ok
+}
+
+// ScriptsRequest is what a skill's programs ask for, from its ScriptsFile.
+type ScriptsRequest struct {
+	Permissions Permissions `json:"permissions"`
+	Limits      Limits      `json:"limits"`
+}
+
+// ParseScriptsRequest decodes and checks a ScriptsFile. The error is a *SkillError holding every
+// problem, each naming path and the field.
+func ParseScriptsRequest(path string, data []byte) (*ScriptsRequest, error) {
+	c := &Checker{Path: path}
+	d, bounds, err := ParseDoc(data, false)
+	if err != nil {
+		if c.Syntax(err) {
+			return nil, &SkillError{Problems: c.Problems}
+		}
+		return nil, &SkillError{Problems: []*ManifestError{{Path: path, Msg: fmt.Sprintf("cannot parse: %v", err), Hint: `write {"permissions": {...}, "limits": {...}}, as in skill.json`}}}
+	}
+	c.AddBounds(bounds)
+	c.Known(d, "", "permissions", "limits")
+	r := &ScriptsRequest{Permissions: c.Permissions(c.Object(d, "", "permissions")), Limits: c.Limits(c.Object(d, "", "limits"), "limits")}
+	if len(c.Problems) > 0 {
+		return nil, &SkillError{Problems: c.Problems}
+	}
+	return r, nil
+}
