@@ -29,10 +29,6 @@ import (
 //     admin approves it (see Transitions);
 //   - an agent may update and delete only skills an agent wrote.
 
-// authorMarker marks a skill an agent wrote. Packages may not carry hidden files, so only the
-// runtime writes it.
-const authorMarker = ".skillbox-author.json"
-
 // authorship is what authorMarker holds.
 type authorship struct {
 	By      string    `json:"by"` // "agent"
@@ -51,9 +47,6 @@ var (
 	// ErrBeyondCeiling is a skill that asks for more than an agent's skill may have.
 	ErrBeyondCeiling = errors.New("asks for more than a skill written by an agent may have")
 )
-
-// AgentWritten reports whether an agent wrote s (through create_skill or update_skill).
-func (s *Skill) AgentWritten() bool { return s.agent }
 
 // ceilingError is the refusal of a skill an agent wrote that asks for more than its ceiling:
 // every line of what its grants (its execute's, its programs') did not give it.

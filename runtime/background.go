@@ -77,7 +77,7 @@ func (b *background) pass(r *registry) bool {
 		if b.ctx.Err() != nil || b.rt.reg.Load() != r {
 			return false
 		}
-		if s.checked.Load() == nil {
+		if s.unchecked() {
 			_, _ = s.check(b.ctx)
 		}
 	}
@@ -100,7 +100,7 @@ func (b *background) passUsers() {
 			if b.ctx.Err() != nil {
 				return
 			}
-			if u.private(s) && s.checked.Load() == nil {
+			if u.private(s) && s.unchecked() {
 				_, _ = s.check(b.ctx)
 			}
 		}

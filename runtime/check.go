@@ -54,7 +54,7 @@ func (rt *Runtime) CheckSkills(ctx context.Context, dir string) []*Skill {
 		resolveIDs(loaded, nil)
 	}
 	for _, s := range loaded {
-		s.listing, s.manifestStat = nil, nil // what adopt would use: a check reads the files
+		s.dropListing() // what adopt would use: a check reads the files
 		s.verified()
 		if err := rt.compileCheck(ctx, s); err != nil {
 			s.addProblem(&spec.ManifestError{Path: filepath.Join(s.dir, spec.ModuleFile), Msg: fmt.Sprintf("cannot be compiled now: %v", err)})
@@ -83,7 +83,7 @@ func (rt *Runtime) compileCheck(ctx context.Context, s *Skill) error {
 		return nil
 	}
 	modPath := filepath.Join(dir, spec.ModuleFile)
-	m := s.engineModule()
+	m := engineModule(s)
 	src, err := rt.engine.Source(&m)
 	if err != nil {
 		s.addProblem(&spec.ManifestError{Path: modPath, Msg: err.Error()})

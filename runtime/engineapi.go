@@ -153,7 +153,7 @@ func MaybeCompileChild() { engine.MaybeCompileChild() }
 
 // engineModule is s's module as the engine compiles, charges and instantiates it. s is checked
 // and executable: its verdict has the module's hash and bounds, and it has a grant.
-func (s *Skill) engineModule() engine.Module {
+func engineModule(s *Skill) engine.Module {
 	v := s.state()
 	return engine.Module{ID: s.id, Hash: v.hash, Size: v.size, Info: v.info, LinearLimit: v.linearLimit,
 		Limits: s.grant.Limits, OutputFileBytes: s.grant.OutputFileBytes(), Wasm: (*skillWasm)(s)}

@@ -1,8 +1,6 @@
 package runtime
 
 import (
-	"time"
-
 	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/skillmd"
 	"github.com/skillbox-dev/skillbox/spec"
@@ -27,21 +25,5 @@ type SkillSpec struct {
 // prompts, tool lists) without writing packages to disk. It has no module: a Runtime never runs
 // it. want's Manifest and Instructions are copied.
 func NewSkill(want SkillSpec) (*Skill, error) {
-	s := &Skill{id: want.ID, dir: want.Dir, kind: want.Kind,
-		manifest: want.Manifest.Clone(), instructions: want.Instructions.Clone(), loadedAt: time.Now()}
-	if want.Status != catalog.StatusUnchecked {
-		s.checked.Store(&verdict{status: want.Status, err: want.Err})
-	}
-	if s.manifest != nil {
-		params := s.manifest.Parameters
-		if len(params) == 0 {
-			params = []byte(`{"type":"object","properties":{},"additionalProperties":false}`)
-		}
-		schema, err := spec.CompileSchema(params)
-		if err != nil {
-			return nil, err
-		}
-		s.schema = schema
-	}
-	return s, nil
+	return described(want.ID, want.Dir, want.Kind, want.Manifest, want.Instructions, want.Status, want.Err)
 }

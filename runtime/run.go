@@ -189,7 +189,7 @@ func (rt *Runtime) Run(ctx context.Context, req run.Request) (*run.Result, error
 		job.ip = en.Value()
 		charge = scriptCharge(grant, int64(len(job.code)))
 	} else {
-		m := s.engineModule()
+		m := engineModule(s)
 		en, err := rt.engine.Acquire(ctx, &m)
 		if err != nil {
 			return finish(acquireError(s, err))
@@ -484,7 +484,7 @@ func (rt *Runtime) callNative(runCtx, ctx context.Context, s *Skill, c *engine.C
 		if err != nil {
 			return nil, classify(runCtx, ctx, s, call, meter, err)
 		}
-		em := s.engineModule()
+		em := engineModule(s)
 		rt.engine.Instantiated(c, &em, time.Since(start), rt.logger)
 	}
 	if meter.StartedOver() {

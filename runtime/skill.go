@@ -22,12 +22,6 @@ import (
 	"github.com/skillbox-dev/skillbox/spec"
 )
 
-// A Runtime is a catalog of its skills, each seen read-only.
-var (
-	_ catalog.Catalog[*Skill] = (*Runtime)(nil)
-	_ catalog.Skill           = (*Skill)(nil)
-)
-
 // Skill is one loaded version of a skill package, seen read-only: a reload makes new Skills, and a
 // run keeps the one it started with. Its accessors hand out copies, so no caller can change what
 // another caller, or a run, sees.
@@ -351,6 +345,40 @@ func loadSkill(dir string, p *policy.Policy, c *checks) (s *Skill, ok bool) {
 		s.loadPrograms(p)
 	}
 	return s, true
+}
+
+// dropListing forgets what the load found of s's directory (see adopt): a check that must read
+// the files, not trust their identity, calls it before anyone else sees s.
+func (s *Skill) dropListing() { s.listing, s.manifestStat = nil, nil }
+
+// unchecked reports whether no check of s has concluded yet.
+func (s *Skill) unchecked() bool { return s.checked.Load() == nil }
+
+// Lang is what runs an executable skill as its load decided it: "" until then (see Language).
+func (s *Skill) Lang() spec.Language { return s.lang }
+
+// LoadProblems are what the load found wrong (nil: nothing), without the check's.
+func (s *Skill) LoadProblems() *spec.SkillError { return s.problems }
+
+// described is a skill as a caller describes it, with no package on disk (see NewSkill): it has
+// no module, and m and ins are copied.
+func described(id, dir string, kind spec.Kind, m *spec.Manifest, ins *skillmd.Doc, status catalog.Status, err error) (*Skill, error) {
+	s := &Skill{id: id, dir: dir, kind: kind, manifest: m.Clone(), instructions: ins.Clone(), loadedAt: time.Now()}
+	if status != catalog.StatusUnchecked {
+		s.checked.Store(&verdict{status: status, err: err})
+	}
+	if s.manifest != nil {
+		params := s.manifest.Parameters
+		if len(params) == 0 {
+			params = []byte(`{"type":"object","properties":{},"additionalProperties":false}`)
+		}
+		schema, err := spec.CompileSchema(params)
+		if err != nil {
+			return nil, err
+		}
+		s.schema = schema
+	}
+	return s, nil
 }
 
 // hasDir reports whether entries (sorted by name) list name as a directory, not a symlink.

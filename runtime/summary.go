@@ -1,13 +1,17 @@
 package runtime
 
 import (
-	"errors"
-	"path/filepath"
 	"strings"
 
 	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/spec"
+)
+
+// A Runtime is a catalog of its skills, each seen read-only.
+var (
+	_ catalog.Catalog[*Skill] = (*Runtime)(nil)
+	_ catalog.Skill           = (*Skill)(nil)
 )
 
 // Summary is a skill's metadata: what a model needs to choose a skill, without its instructions,
@@ -53,63 +57,4 @@ func (s *Skill) Summary() Summary {
 // the operator's own tools.
 func (s *Skill) Problems() []string {
 	return s.remoteProblems(s.Err())
-}
-
-// remoteProblems is err (a version's problems) as [Skill.Problems] words it.
-func (s *Skill) remoteProblems(err error) []string {
-	if err == nil {
-		return nil
-	}
-	var se *spec.SkillError
-	if !errors.As(err, &se) {
-		return []string{hideDir(err.Error(), s.dir, s.dirName())}
-	}
-	rel := relativeProblems(se, s.dir, s.dirName())
-	out := make([]string, len(rel.Problems))
-	for i, p := range rel.Problems {
-		out[i] = p.Error()
-	}
-	return out
-}
-
-// dirName is the name of s's directory in its skills directory: its id, unless the id was
-// derived from it (see Skill.ID).
-func (s *Skill) dirName() string {
-	if s.dir == "" {
-		return s.id
-	}
-	return filepath.Base(s.dir)
-}
-
-// relativeProblems rewrites the problems of the package in dir (named id in its skills
-// directory) to name files as "<id>/<path>" and to say id wherever they named dir: what its
-// author wrote, not where the host keeps it.
-func relativeProblems(se *spec.SkillError, dir, id string) *spec.SkillError {
-	out := &spec.SkillError{ID: se.ID}
-	for _, p := range se.Problems {
-		q := *p
-		switch rel, err := filepath.Rel(dir, p.Path); {
-		case err == nil && rel == ".":
-			q.Path = id
-		case err == nil && !strings.HasPrefix(rel, ".."):
-			q.Path = id + "/" + filepath.ToSlash(rel)
-		default:
-			q.Path = hideDir(p.Path, dir, id)
-		}
-		q.Msg = hideDir(q.Msg, dir, id)
-		q.Hint = hideDir(q.Hint, dir, id)
-		out.Problems = append(out.Problems, &q)
-	}
-	return out
-}
-
-// hideDir replaces dir (as given, and absolute) in text by id.
-func hideDir(text, dir, id string) string {
-	if abs, err := filepath.Abs(dir); err == nil && abs != dir {
-		text = strings.ReplaceAll(text, abs, id)
-	}
-	if dir != "" {
-		text = strings.ReplaceAll(text, dir, id)
-	}
-	return text
 }
