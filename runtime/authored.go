@@ -13,6 +13,7 @@ import (
 	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/runtime/internal/registry"
 )
 
 // Skills an agent writes (the toolset's create_skill, update_skill and delete_skill) are held to
@@ -20,7 +21,7 @@ import (
 // default: an agent under a prompt injection must not be able to write itself a skill that
 // reaches a secret or a host. The runtime decides it, whatever face the agent used:
 //   - writing is off unless the policy enables it (AgentSkills.Enabled);
-//   - an agent's skill is marked when it is installed (authorMarker, a file no package may
+//   - an agent's skill is marked when it is installed (registry.AuthorMarker, a file no package may
 //     carry), and is granted under the ceiling at every load, so a later policy change cannot
 //     lift it past the ceiling either;
 //   - a skill that asks for anything beyond the ceiling is not installed: the refusal lists
@@ -29,7 +30,7 @@ import (
 //     admin approves it (see Transitions);
 //   - an agent may update and delete only skills an agent wrote.
 
-// authorship is what authorMarker holds.
+// authorship is what registry.AuthorMarker holds.
 type authorship struct {
 	By      string    `json:"by"` // "agent"
 	Caller  string    `json:"caller,omitempty"`
@@ -61,7 +62,7 @@ func ceilingError(id string, grants ...*policy.Grant) error {
 		return nil
 	}
 	return fmt.Errorf("skill %q %w (the policy's agentSkills ceiling); a human must grant it, or the skill must ask for less:\n  - %s",
-		id, ErrBeyondCeiling, strings.Join(compactStrings(refused), "\n  - "))
+		id, ErrBeyondCeiling, strings.Join(registry.CompactStrings(refused), "\n  - "))
 }
 
 // writeAuthorship marks the package staged in dir as an agent's.
@@ -70,7 +71,7 @@ func writeAuthorship(dir string, a authorship) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, authorMarker), data, 0o644)
+	return os.WriteFile(filepath.Join(dir, registry.AuthorMarker), data, 0o644)
 }
 
 // AgentSkillsEnabled reports whether the policy lets agents write skills.
@@ -90,7 +91,7 @@ func (rt *Runtime) RemoveByAgent(ctx context.Context, who access.Principal, id s
 	if !ok {
 		return rt.missing(id)
 	}
-	if !s.agent {
+	if !s.AgentWritten() {
 		return fmt.Errorf("delete %q: %w: an agent may delete only the skills agents wrote", id, ErrNotAgentSkill)
 	}
 	return rt.remove(ctx, id)

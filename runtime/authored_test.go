@@ -11,6 +11,7 @@ import (
 	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/runtime/internal/registry"
 	"github.com/skillbox-dev/skillbox/spec"
 )
 
@@ -92,7 +93,7 @@ func TestAgentSkills(t *testing.T) {
 	}
 	// No package may carry the marker itself.
 	files := agentFiles("forged", "")
-	files[authorMarker] = []byte(`{"by":"agent"}`)
+	files[registry.AuthorMarker] = []byte(`{"by":"agent"}`)
 	if _, err := rt.Install(ctx, "forged", files, InstallOptions{Who: testAdmin}); !errors.Is(err, spec.ErrInvalidSkill) {
 		t.Fatalf("a package with the marker: %v", err)
 	}

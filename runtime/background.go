@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"sync"
+
+	"github.com/skillbox-dev/skillbox/runtime/internal/registry"
 )
 
 // background checks the unchecked skills of the current registry, one at a time, after each
@@ -22,7 +24,7 @@ type background struct {
 	mu sync.Mutex
 	// checked is the last registry every skill of which was checked; changed is closed and
 	// replaced when it changes (see wait).
-	checked *registry
+	checked *registry.Set
 	changed chan struct{}
 }
 
@@ -72,13 +74,13 @@ func (b *background) loop() {
 
 // pass checks every unchecked skill of r, and reports whether it got through them all before r
 // was replaced or the runtime closed.
-func (b *background) pass(r *registry) bool {
-	for _, s := range r.order {
+func (b *background) pass(r *registry.Set) bool {
+	for _, s := range r.Order {
 		if b.ctx.Err() != nil || b.rt.reg.Load() != r {
 			return false
 		}
-		if s.unchecked() {
-			_, _ = s.check(b.ctx)
+		if s.Unchecked() {
+			_, _ = s.Check(b.ctx)
 		}
 	}
 	return true
@@ -96,12 +98,12 @@ func (b *background) passUsers() {
 		if r == nil {
 			continue
 		}
-		for _, s := range r.order {
+		for _, s := range r.Order {
 			if b.ctx.Err() != nil {
 				return
 			}
-			if u.private(s) && s.unchecked() {
-				_, _ = s.check(b.ctx)
+			if u.private(s) && s.Unchecked() {
+				_, _ = s.Check(b.ctx)
 			}
 		}
 	}
@@ -109,11 +111,11 @@ func (b *background) passUsers() {
 
 // settle follows a complete pass over r: the engine learns exactly which modules r uses (until
 // then it kept those it could not rule out), the index is written, and waiters are told.
-func (b *background) settle(r *registry) {
+func (b *background) settle(r *registry.Set) {
 	rt := b.rt
 	rt.reloadMu.Lock() // briefly: a retain must not overtake a newer scan's
 	if rt.reg.Load() == r {
-		keep, _ := r.hashes()
+		keep, _ := r.Hashes()
 		rt.engine.Retain(rt.owner, keep)
 	}
 	rt.reloadMu.Unlock()

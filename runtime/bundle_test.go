@@ -14,7 +14,7 @@ import (
 	"github.com/skillbox-dev/skillbox/bundle/bundletest"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
-	iregistry "github.com/skillbox-dev/skillbox/runtime/internal/registry"
+	"github.com/skillbox-dev/skillbox/runtime/internal/registry"
 )
 
 // A signed bundle of each first-party skill (bundle TestBundleRoundTrip packs, signs, verifies
@@ -29,7 +29,7 @@ func TestSignedBundleInstallsAndRuns(t *testing.T) {
 		t.Run(id, func(t *testing.T) {
 			b, err := bundle.Read(bytes.NewReader(bundletest.Sign(t, bundletest.Pack(t, filepath.Join("..", "skills", id)), priv)), bundle.Limits{})
 			must(t, err)
-			want, err := (*iregistry.Digester)(nil).TreeDigest(filepath.Join("..", "skills", id))
+			want, err := (*registry.Digester)(nil).TreeDigest(filepath.Join("..", "skills", id))
 			must(t, err)
 			s, err := rt.Install(ctx, id, b.Package(), InstallOptions{Who: testAdmin})
 			if err != nil {

@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/skillbox-dev/skillbox/runtime/internal/engine"
+	"github.com/skillbox-dev/skillbox/runtime/internal/registry"
 	"github.com/skillbox-dev/skillbox/spec"
 	"github.com/tetratelabs/wazero"
 )
@@ -27,46 +28,46 @@ var knownImportModules = map[string]bool{
 // A compilation is admitted like a run (see Admission); when the runtime has no room for it, or
 // is closed, that is a problem of this check too ("cannot be compiled now"), not of the package.
 func (rt *Runtime) CheckSkill(ctx context.Context, dir string) (s *Skill, ok bool) {
-	s, ok, err := rt.checkSkill(ctx, dir)
+	in, ok, err := rt.checkSkill(ctx, dir)
 	if err != nil {
-		s.addProblem(&spec.ManifestError{Path: filepath.Join(dir, spec.ModuleFile), Msg: fmt.Sprintf("cannot be compiled now: %v", err)})
+		in.AddProblem(&spec.ManifestError{Path: filepath.Join(dir, spec.ModuleFile), Msg: fmt.Sprintf("cannot be compiled now: %v", err)})
 	}
-	return s, ok
+	return view(in), ok
 }
 
 // CheckSkills checks the skill package dir, or, when dir is not one, every package directly in it
 // (as CheckSkill checks one), in order of their directories' names. Their ids are settled as a
-// scan of dir settles them (see resolveIDs): a directory whose name makes the id of another
+// scan of dir settles them (see registry.ResolveIDs): a directory whose name makes the id of another
 // skill is reported broken, not dropped, so `skillbox validate` and `skillbox list` agree on
 // which directories are skills and what their ids are. A dir that cannot be read gives none.
 func (rt *Runtime) CheckSkills(ctx context.Context, dir string) []*Skill {
 	p := rt.policy.Load()
-	var loaded []*Skill
-	if s, ok := loadSkill(dir, p, nil); ok {
-		loaded = []*Skill{s}
+	var loaded []*registry.Skill
+	if s, ok := registry.Load(dir, p, nil); ok {
+		loaded = []*registry.Skill{s}
 	} else {
-		subs, _ := packageCandidates(dir)
+		subs, _ := registry.PackageCandidates(dir)
 		for _, sub := range subs {
-			if s, ok := loadSkill(sub, p, nil); ok {
+			if s, ok := registry.Load(sub, p, nil); ok {
 				loaded = append(loaded, s)
 			}
 		}
-		resolveIDs(loaded, nil)
+		registry.ResolveIDs(loaded, nil)
 	}
 	for _, s := range loaded {
-		s.dropListing() // what adopt would use: a check reads the files
-		s.verified()
+		s.DropListing() // what adopt would use: a check reads the files
+		s.Verified()
 		if err := rt.compileCheck(ctx, s); err != nil {
-			s.addProblem(&spec.ManifestError{Path: filepath.Join(s.dir, spec.ModuleFile), Msg: fmt.Sprintf("cannot be compiled now: %v", err)})
+			s.AddProblem(&spec.ManifestError{Path: filepath.Join(s.Dir(), spec.ModuleFile), Msg: fmt.Sprintf("cannot be compiled now: %v", err)})
 		}
 	}
-	return loaded
+	return views(loaded)
 }
 
 // checkSkill is CheckSkill that returns a refused admission as its error (ErrClosed, a
 // *engine.BusyError, engine.ErrOverBudget, ctx's error) rather than as a problem of the package.
-func (rt *Runtime) checkSkill(ctx context.Context, dir string) (s *Skill, ok bool, admitErr error) {
-	s, ok = LoadSkill(dir, rt.policy.Load())
+func (rt *Runtime) checkSkill(ctx context.Context, dir string) (s *registry.Skill, ok bool, admitErr error) {
+	s, ok = registry.LoadChecked(dir, rt.policy.Load())
 	if !ok {
 		return s, ok, nil
 	}
@@ -75,34 +76,34 @@ func (rt *Runtime) checkSkill(ctx context.Context, dir string) (s *Skill, ok boo
 
 // compileCheck compiles the module of s, loaded and checked, and adds what is wrong with it to its
 // problems; its error is a refused admission (see checkSkill).
-func (rt *Runtime) compileCheck(ctx context.Context, s *Skill) error {
-	dir := s.dir
+func (rt *Runtime) compileCheck(ctx context.Context, s *registry.Skill) error {
+	dir := s.Dir()
 	// Compile only a package that is sound so far: its manifest parsed (so it has a grant) and its
 	// module passed its bounds (so it has an info); its other problems are reported already.
-	if s.kind != spec.Executable || s.grant == nil || s.state().info == nil {
+	if s.Kind() != spec.Executable || s.Grant() == nil || s.State().Info == nil {
 		return nil
 	}
 	modPath := filepath.Join(dir, spec.ModuleFile)
 	m := engineModule(s)
 	src, err := rt.engine.Source(&m)
 	if err != nil {
-		s.addProblem(&spec.ManifestError{Path: modPath, Msg: err.Error()})
+		s.AddProblem(&spec.ManifestError{Path: modPath, Msg: err.Error()})
 		return nil
 	}
 	// The engine's configuration, so the compiled code is the run's: wazero's cache keys on it, and
 	// a validate then costs a run no second compile.
-	pages := engine.MemoryPages(s.grant.Limits.MemoryMiB)
+	pages := engine.MemoryPages(s.Grant().Limits.MemoryMiB)
 	rc := engine.CompileConfig(pages, src.Stoppable)
 	cache, err := engine.NewCache(rt.cacheDir)
 	if err != nil {
-		s.addProblem(&spec.ManifestError{Path: modPath, Msg: fmt.Sprintf("compilation cache: %v", err)})
+		s.AddProblem(&spec.ManifestError{Path: modPath, Msg: fmt.Sprintf("compilation cache: %v", err)})
 		return nil
 	}
 	if cache != nil {
 		defer cache.Close(ctx)
 		rc = rc.WithCompilationCache(cache)
 	}
-	done := rt.engine.CompileStarted(engine.CompileEvent{What: "skill " + s.id, Skill: s.id, Bytes: len(src.Wasm)})
+	done := rt.engine.CompileStarted(engine.CompileEvent{What: "skill " + s.ID(), Skill: s.ID(), Bytes: len(src.Wasm)})
 	release, err := rt.engine.AdmitCompile(ctx, &m, pages, src)
 	if err != nil {
 		done(err)
@@ -116,7 +117,7 @@ func (rt *Runtime) compileCheck(ctx context.Context, s *Skill) error {
 		if ce.Bound == "" {
 			hint = "rebuild it: wazero refuses it"
 		}
-		s.addProblem(&spec.ManifestError{Path: modPath, Msg: ce.Msg, Hint: hint})
+		s.AddProblem(&spec.ManifestError{Path: modPath, Msg: ce.Msg, Hint: hint})
 		return nil
 	case err != nil:
 		return err
@@ -126,12 +127,12 @@ func (rt *Runtime) compileCheck(ctx context.Context, s *Skill) error {
 	defer r.Close(ctx)
 	mod, err := r.CompileModule(ctx, src.Wasm)
 	if err != nil {
-		s.addProblem(&spec.ManifestError{Path: modPath, Msg: fmt.Sprintf("does not compile: %v", err)})
+		s.AddProblem(&spec.ManifestError{Path: modPath, Msg: fmt.Sprintf("does not compile: %v", err)})
 		return nil
 	}
 	entry := "execute"
-	if s.manifest != nil {
-		entry = s.manifest.Entrypoint
+	if s.Manifest() != nil {
+		entry = s.Manifest().Entrypoint
 	}
 	if _, exported := mod.ExportedFunctions()[entry]; !exported {
 		names := make([]string, 0)
@@ -139,13 +140,13 @@ func (rt *Runtime) compileCheck(ctx context.Context, s *Skill) error {
 			names = append(names, n)
 		}
 		sort.Strings(names)
-		s.addProblem(&spec.ManifestError{Path: modPath, Msg: fmt.Sprintf("does not export the entrypoint %q (it exports %v)", entry, names),
+		s.AddProblem(&spec.ManifestError{Path: modPath, Msg: fmt.Sprintf("does not export the entrypoint %q (it exports %v)", entry, names),
 			Hint: `export it, or set "entrypoint" in the manifest`})
 	}
 	for _, f := range mod.ImportedFunctions() {
 		module, name, _ := f.Import()
 		if !knownImportModules[module] {
-			s.addProblem(&spec.ManifestError{Path: modPath, Msg: fmt.Sprintf("imports %s.%s, which the host does not provide", module, name),
+			s.AddProblem(&spec.ManifestError{Path: modPath, Msg: fmt.Sprintf("imports %s.%s, which the host does not provide", module, name),
 				Hint: "only extism:host/env, extism:host/user and wasi_snapshot_preview1 are available"})
 		}
 	}

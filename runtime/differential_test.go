@@ -186,8 +186,8 @@ func TestEnginesAgree(t *testing.T) {
 	}
 	native, ref := build(EngineNative), build(EngineExtism)
 	for _, s := range native.Skills() {
-		if v := s.verified(); v.status != catalog.StatusActive { // loading left it unchecked
-			t.Fatalf("fixture %s is broken: %v", s.ID(), v.err)
+		if v := s.in().Verified(); v.Status != catalog.StatusActive { // loading left it unchecked
+			t.Fatalf("fixture %s is broken: %v", s.ID(), v.Err)
 		}
 	}
 

@@ -12,7 +12,7 @@ import (
 	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
-	iregistry "github.com/skillbox-dev/skillbox/runtime/internal/registry"
+	"github.com/skillbox-dev/skillbox/runtime/internal/registry"
 )
 
 // The runtime's digest of a skill is its tree's (bundle TestDigestCoversThePackage): the file
@@ -20,7 +20,7 @@ import (
 func TestSkillAndRunDigestAreTheTrees(t *testing.T) {
 	dir := t.TempDir()
 	sd := fixture(t, dir, "dig", simple("dig", ""), "hello")
-	dg := iregistry.NewDigester()
+	dg := registry.NewDigester()
 	digest := func() string {
 		d, err := dg.TreeDigest(sd)
 		if err != nil {

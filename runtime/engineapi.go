@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/skillbox-dev/skillbox/runtime/internal/engine"
+	"github.com/skillbox-dev/skillbox/runtime/internal/registry"
 )
 
 // The runtime's face of the engine that compiles and runs modules: what a program chooses
@@ -153,16 +154,16 @@ func MaybeCompileChild() { engine.MaybeCompileChild() }
 
 // engineModule is s's module as the engine compiles, charges and instantiates it. s is checked
 // and executable: its verdict has the module's hash and bounds, and it has a grant.
-func engineModule(s *Skill) engine.Module {
-	v := s.state()
-	return engine.Module{ID: s.id, Hash: v.hash, Size: v.size, Info: v.info, LinearLimit: v.linearLimit,
-		Limits: s.grant.Limits, OutputFileBytes: s.grant.OutputFileBytes(), Wasm: (*skillWasm)(s)}
+func engineModule(s *registry.Skill) engine.Module {
+	v := s.State()
+	return engine.Module{ID: s.ID(), Hash: v.Hash, Size: v.Size, Info: v.Info, LinearLimit: v.LinearLimit,
+		Limits: s.Grant().Limits, OutputFileBytes: s.Grant().OutputFileBytes(), Wasm: (*skillWasm)(s)}
 }
 
 // skillWasm reads a skill's module for the engine (see Skill.module).
-type skillWasm Skill
+type skillWasm registry.Skill
 
-func (w *skillWasm) ReadWasm() ([]byte, error) { return (*Skill)(w).module() }
+func (w *skillWasm) ReadWasm() ([]byte, error) { return (*registry.Skill)(w).Module() }
 
 // toEngine is a as the engine's admission takes it.
 func (a Admission) toEngine() engine.AdmissionConfig { return engine.AdmissionConfig(a) }

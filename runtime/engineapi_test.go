@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/skillbox-dev/skillbox/runtime/internal/engine"
 	"testing"
+
+	"github.com/skillbox-dev/skillbox/runtime/internal/engine"
 )
 
 // The engine's compile errors and cache directory refusals reach a caller of the runtime as the

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/skillbox-dev/skillbox/runtime/internal/engine"
-	iregistry "github.com/skillbox-dev/skillbox/runtime/internal/registry"
+	"github.com/skillbox-dev/skillbox/runtime/internal/registry"
 )
 
 // openIndex returns the index file of this runtime's skill directories ("" when there is no
@@ -39,10 +39,10 @@ func (rt *Runtime) loadIndex() {
 	if rt.index == "" {
 		return
 	}
-	if err := rt.checks.digests.Load(rt.index); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := rt.checks.Digests.Load(rt.index); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		rt.logger.Warn("skill index ignored; it will be rewritten", "path", rt.index, "err", err)
 	}
-	rt.checks.digests.LoadJournal(rt.index + iregistry.JournalSuffix)
+	rt.checks.Digests.LoadJournal(rt.index + registry.JournalSuffix)
 }
 
 // saveIndex writes what the digester learned since the index was read or last written: the whole
@@ -53,7 +53,7 @@ func (rt *Runtime) saveIndex() {
 		return
 	}
 	loaded := rt.reg.Load() != nil // a scan read the index first (see rescan)
-	if err := rt.checks.digests.Save(rt.index, loaded); err != nil {
+	if err := rt.checks.Digests.Save(rt.index, loaded); err != nil {
 		rt.logger.Warn("cannot write the skill index", "path", rt.index, "err", err)
 	}
 }

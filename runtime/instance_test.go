@@ -20,7 +20,7 @@ func compiledNative(t *testing.T, rt *Runtime, id string) *engine.NativeModule {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := engineModule(s)
+	m := engineModule(s.in())
 	en, err := rt.engine.Acquire(context.Background(), &m) // the compiled one: a hit
 	if err != nil {
 		t.Fatal(err)

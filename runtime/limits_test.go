@@ -82,11 +82,11 @@ func TestPolicyCapsTheManifestsLimits(t *testing.T) {
 	fixture(t, dir, "loop", simple("loop", `"limits":{"timeoutMs":60000}`), "loop")
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: &policy.Policy{Limits: spec.Limits{TimeoutMs: 150}}})
 	s, _ := rt.Skill("loop")
-	if s.grant.Limits.TimeoutMs != 150 {
-		t.Fatalf("granted timeout %d", s.grant.Limits.TimeoutMs)
+	if s.Grant().Limits.TimeoutMs != 150 {
+		t.Fatalf("granted timeout %d", s.Grant().Limits.TimeoutMs)
 	}
-	if len(s.grant.Refused) != 1 || !strings.Contains(s.grant.Refused[0], "limits.timeoutMs: 60000 asked, the policy caps it at 150") {
-		t.Fatalf("refused %q", s.grant.Refused)
+	if len(s.Grant().Refused) != 1 || !strings.Contains(s.Grant().Refused[0], "limits.timeoutMs: 60000 asked, the policy caps it at 150") {
+		t.Fatalf("refused %q", s.Grant().Refused)
 	}
 	res, err := rt.Run(context.Background(), run.Request{Skill: "loop", Who: testAdmin})
 	if !errors.Is(err, run.ErrTimeout) || !strings.Contains(res.Error.Message, "150ms") {

@@ -14,6 +14,7 @@ import (
 	"github.com/skillbox-dev/skillbox/bundle"
 	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/runtime/internal/registry"
 	"github.com/skillbox-dev/skillbox/spec"
 	"github.com/skillbox-dev/skillbox/version"
 )
@@ -110,7 +111,7 @@ func (rt *Runtime) Install(ctx context.Context, id string, files map[string][]by
 	final := filepath.Join(root, id)
 	_, statErr := os.Stat(final)
 	exists := statErr == nil
-	if cur, ok := rt.registryLocked().byID[id]; ok && filepath.Dir(cur.dir) != filepath.Clean(root) {
+	if cur, ok := rt.registryLocked().ByID[id]; ok && filepath.Dir(cur.Dir()) != filepath.Clean(root) {
 		exists = true // installed in another directory, which would shadow or be shadowed
 	}
 	switch {
@@ -123,7 +124,7 @@ func (rt *Runtime) Install(ctx context.Context, id string, files map[string][]by
 		if !rt.policy.Load().AgentSkills.Enabled {
 			return nil, fmt.Errorf("install %q: %w: the operator enables them in the policy (agentSkills: {enabled: true})", id, ErrAuthoringOff)
 		}
-		if cur, ok := rt.registryLocked().byID[id]; exists && (!ok || !cur.agent) {
+		if cur, ok := rt.registryLocked().ByID[id]; exists && (!ok || !cur.AgentWritten()) {
 			return nil, fmt.Errorf("install %q: %w: an agent may replace only the skills agents wrote", id, ErrNotAgentSkill)
 		}
 	}
@@ -177,7 +178,7 @@ func (rt *Runtime) Install(ctx context.Context, id string, files map[string][]by
 	}
 	if opts.ByAgent && rt.versions == nil {
 		// With versions, it is recorded pending instead, for an admin to approve or reject.
-		if err := ceilingError(id, s.grant, s.programGrant); err != nil {
+		if err := ceilingError(id, s.Grant(), s.ProgramGrant()); err != nil {
 			return nil, err
 		}
 	}
@@ -212,11 +213,11 @@ func (rt *Runtime) Install(ctx context.Context, id string, files map[string][]by
 	rt.logger.Info("skill installed", "skill", id, "replaced", exists)
 	// Checked already, in staging: checking it where it now is hashes its files again but finds
 	// its module's check by its hash, and returns it checked, as it was accepted.
-	installed := r.byID[id]
+	installed := r.ByID[id]
 	if installed != nil {
-		_, _ = installed.check(ctx)
+		_, _ = installed.Check(ctx)
 	}
-	return installed, nil
+	return view(installed), nil
 }
 
 // Remove deletes skill id from the first skill directory and the registry, for who, who needs
@@ -266,7 +267,7 @@ func packageRelative(err error, dir, id string) error {
 	if !errors.As(err, &se) {
 		return err
 	}
-	out := relativeProblems(se, dir, id)
+	out := registry.RelativeProblems(se, dir, id)
 	for _, p := range out.Problems {
 		p.Path = strings.TrimPrefix(strings.TrimPrefix(p.Path, id), "/")
 		if p.Path == "" {
@@ -297,7 +298,7 @@ func checkPackageFiles(id string, files map[string][]byte) *spec.SkillError {
 		case spec.IsManifestFile(name):
 			manifests++
 		case spec.IsCodeFile(name) || strings.EqualFold(name, "SKILL.md"):
-		case bundle.PackageDir(name) != "" || isScriptSource(name):
+		case bundle.PackageDir(name) != "" || registry.IsScriptSource(name):
 			if strings.HasPrefix(name, ".") || strings.Contains(name, "/.") {
 				se.Problems = append(se.Problems, &spec.ManifestError{Path: name, Msg: "hidden files are not allowed"})
 			}

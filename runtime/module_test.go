@@ -12,7 +12,7 @@ import (
 	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
-	iregistry "github.com/skillbox-dev/skillbox/runtime/internal/registry"
+	"github.com/skillbox-dev/skillbox/runtime/internal/registry"
 	"github.com/skillbox-dev/skillbox/spec"
 )
 
@@ -24,12 +24,12 @@ func TestTableGrowIsBounded(t *testing.T) {
 	fixture(t, dir, "tablegrow", simple("tablegrow", `"limits":{"memoryMiB":16}`), "tablegrow")
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
 	s, _ := rt.Skill("tablegrow")
-	v := s.verified()
-	if v.status != catalog.StatusActive || v.info == nil || !v.info.Changed || v.info.TableEntries != 16<<20/iregistry.TableShare/8 {
-		t.Fatalf("checked: %v %v; want the table given a maximum of 1/%d of 16 MiB", v.status, v.err, iregistry.TableShare)
+	v := s.in().Verified()
+	if v.Status != catalog.StatusActive || v.Info == nil || !v.Info.Changed || v.Info.TableEntries != 16<<20/registry.TableShare/8 {
+		t.Fatalf("checked: %v %v; want the table given a maximum of 1/%d of 16 MiB", v.Status, v.Err, registry.TableShare)
 	}
-	if v.linearLimit != 16<<20-v.info.TableEntries*8 {
-		t.Errorf("linear limit %d: the tables' share is not reserved out of the memory limit", v.linearLimit)
+	if v.LinearLimit != 16<<20-v.Info.TableEntries*8 {
+		t.Errorf("linear limit %d: the tables' share is not reserved out of the memory limit", v.LinearLimit)
 	}
 	if _, err := rt.Run(context.Background(), run.Request{Skill: "tablegrow", Who: testAdmin}); err != nil {
 		t.Fatal(err) // compile outside the measurement
@@ -91,7 +91,7 @@ func TestModuleBoundsAtLoad(t *testing.T) {
 		if _, err := rt.Run(context.Background(), run.Request{Skill: id, Who: testAdmin}); !errors.Is(err, run.ErrBroken) {
 			t.Errorf("%s ran: %v", id, err)
 		}
-		if checked, _ := rt.CheckSkill(context.Background(), s.dir); checked.Status() != catalog.StatusError {
+		if checked, _ := rt.CheckSkill(context.Background(), s.Dir()); checked.Status() != catalog.StatusError {
 			t.Errorf("%s passes validate", id)
 		}
 	}

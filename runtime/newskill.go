@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"github.com/skillbox-dev/skillbox/catalog"
+	"github.com/skillbox-dev/skillbox/runtime/internal/registry"
 	"github.com/skillbox-dev/skillbox/skillmd"
 	"github.com/skillbox-dev/skillbox/spec"
 )
@@ -25,5 +26,6 @@ type SkillSpec struct {
 // prompts, tool lists) without writing packages to disk. It has no module: a Runtime never runs
 // it. want's Manifest and Instructions are copied.
 func NewSkill(want SkillSpec) (*Skill, error) {
-	return described(want.ID, want.Dir, want.Kind, want.Manifest, want.Instructions, want.Status, want.Err)
+	s, err := registry.Described(want.ID, want.Dir, want.Kind, want.Manifest, want.Instructions, want.Status, want.Err)
+	return view(s), err
 }

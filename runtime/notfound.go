@@ -9,6 +9,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/internal/nearest"
 	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/runtime/internal/registry"
 	"github.com/skillbox-dev/skillbox/spec"
 )
 
@@ -129,8 +130,8 @@ func (rt *Runtime) missing(id string) *run.Error {
 }
 
 // brokenErr is the error for s, whose version is broken with err.
-func brokenErr(s *Skill, err error) *run.Error {
-	return (&NotFoundError{ID: s.id, Absent: Broken, Err: err, problems: s.remoteProblems(err)}).runError()
+func brokenErr(s *registry.Skill, err error) *run.Error {
+	return (&NotFoundError{ID: s.ID(), Absent: Broken, Err: err, problems: s.RemoteProblems(err)}).runError()
 }
 
 // knownIDs are the ids there are: the registry's, or before the first scan the ids the skills
@@ -138,19 +139,19 @@ func brokenErr(s *Skill, err error) *run.Error {
 // id is no reason to).
 func (rt *Runtime) knownIDs() []string {
 	if r := rt.reg.Load(); r != nil {
-		ids := make([]string, len(r.order))
-		for i, s := range r.order {
-			ids[i] = s.id
+		ids := make([]string, len(r.Order))
+		for i, s := range r.Order {
+			ids[i] = s.ID()
 		}
 		return ids
 	}
 	var ids []string
 	for _, root := range rt.cfg.SkillDirs {
-		subs, _ := packageCandidates(root)
+		subs, _ := registry.PackageCandidates(root)
 		for _, sub := range subs {
 			name := filepath.Base(sub)
 			if !spec.ValidID(name) {
-				name = derivedID(name)
+				name = registry.DerivedID(name)
 			}
 			if name != "" {
 				ids = append(ids, name)

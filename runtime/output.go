@@ -22,6 +22,7 @@ import (
 	"github.com/skillbox-dev/skillbox/hostfuncs"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/runtime/internal/registry"
 )
 
 // A run's output directory is made when the run starts and removed when it ends. In between,
@@ -244,13 +245,13 @@ const artifactPutTimeout = time.Minute
 // It returns a quota_exceeded run.Error when the store has no room for the files (they are then
 // neither listed nor announced); any other failure to keep them is logged, and the run keeps
 // its outcome.
-func (rt *Runtime) keepOutput(ctx context.Context, s *Skill, o *output, call *hostfuncs.Call, res *run.Result, emit emitter) *run.Error {
+func (rt *Runtime) keepOutput(ctx context.Context, s *registry.Skill, o *output, call *hostfuncs.Call, res *run.Result, emit emitter) *run.Error {
 	files, notes, err := o.collect()
 	for _, n := range notes {
 		call.Log("warn", "host", "artifact "+n)
 	}
 	if err != nil {
-		rt.logger.Error("collect the run's output", "skill", s.id, "run", res.RunID, "err", err)
+		rt.logger.Error("collect the run's output", "skill", s.ID(), "run", res.RunID, "err", err)
 		call.Log("error", "host", "the run's output directory could not be collected")
 		return nil
 	}
@@ -272,9 +273,9 @@ func (rt *Runtime) keepOutput(ctx context.Context, s *Skill, o *output, call *ho
 		if errors.Is(err, run.ErrQuotaExceeded) {
 			msg := fmt.Sprintf("the artifact store is at its quota: the run's %d files (%d bytes) were not kept", len(files), total)
 			call.Log("error", "host", msg)
-			return run.Errorf(run.KindQuotaExceeded, s.id, err, "%s", msg)
+			return run.Errorf(run.KindQuotaExceeded, s.ID(), err, "%s", msg)
 		}
-		rt.logger.Error("keep the run's artifacts", "skill", s.id, "run", res.RunID, "err", err)
+		rt.logger.Error("keep the run's artifacts", "skill", s.ID(), "run", res.RunID, "err", err)
 		call.Log("error", "host", fmt.Sprintf("the run's %d files (%d bytes) could not be kept", len(files), total))
 		return nil
 	}

@@ -48,8 +48,8 @@ func compileNow(t *testing.T, rt *Runtime, ids ...string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s.verified() // the engine compiles checked skills: Run checks them first
-		m := engineModule(s)
+		s.in().Verified() // the engine compiles checked skills: Run checks them first
+		m := engineModule(s.in())
 		en, err := rt.engine.Acquire(context.Background(), &m)
 		if err != nil {
 			t.Fatalf("compile %s: %v", id, err)
@@ -238,7 +238,7 @@ func TestAdmissionMemoryBudget(t *testing.T) {
 	t.Parallel()
 	probe := pipelineRuntime(t, Config{}, Admission{}, 300)
 	s, _ := probe.Skill("loop")
-	m := engineModule(s)
+	m := engineModule(s.in())
 	charge := engine.RunCharge(&m)
 	warm := engine.WarmCharge(&m)
 
@@ -281,7 +281,7 @@ func TestWarmModulesAreEvictedForRuns(t *testing.T) {
 	probe := pipelineRuntime(t, Config{}, Admission{}, 300)
 	hs, _ := probe.Skill("hello")
 	es, _ := probe.Skill("echo")
-	h, e := engineModule(hs), engineModule(es)
+	h, e := engineModule(hs.in()), engineModule(es.in())
 	// Room for a run and one warm module and a half: never two warm modules beside a run.
 	a := Admission{CompileMemory: 128 << 20}.withDefaults()
 	budget := max(engine.RunCharge(&h), engine.RunCharge(&e), engine.CompileCharge(a.toEngine(), &h), engine.CompileCharge(a.toEngine(), &e)) + max(engine.WarmCharge(&h), engine.WarmCharge(&e))*3/2

@@ -36,7 +36,7 @@ func TestRegistryScan(t *testing.T) {
 	settled(t, rt)
 	var ids []string
 	for _, s := range rt.Skills() {
-		ids = append(ids, s.id+":"+string(s.kind)+":"+string(s.Status()))
+		ids = append(ids, s.ID()+":"+string(s.Kind())+":"+string(s.Status()))
 	}
 	want := "broken:executable:error docs-only:instructions:active echo:executable:active hello:executable:active linked:executable:error mismatch:executable:error"
 	if strings.Join(ids, " ") != want {
@@ -194,8 +194,8 @@ func TestInstructionSkillMetadata(t *testing.T) {
 	}
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
 	good, _ := rt.Skill("good")
-	if good.Status() != catalog.StatusActive || good.Name() != "Good guide" || good.Description() != "Explains things" || good.instructions.Body != "" {
-		t.Errorf("good: %+v %v", good.instructions, good.Err())
+	if good.Status() != catalog.StatusActive || good.Name() != "Good guide" || good.Description() != "Explains things" || good.Instructions().Body != "" {
+		t.Errorf("good: %+v %v", good.Instructions(), good.Err())
 	}
 	empty, _ := rt.Skill("empty")
 	if empty.Status() != catalog.StatusError || !strings.Contains(empty.Err().Error(), "SKILL.md") {

@@ -1,6 +1,10 @@
 package runtime
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/skillbox-dev/skillbox/runtime/internal/registry"
+)
 
 // Reloaded is what a reload changed, for the log and for Config.OnReload: an operator who
 // edits a skill under `skillbox serve --watch` sees that the edit was picked up, or why the
@@ -27,25 +31,25 @@ func (r Reloaded) Empty() bool {
 }
 
 // diffRegistries says what changed from old to cur.
-func diffRegistries(old, cur *registry) Reloaded {
-	r := Reloaded{Count: len(cur.order)}
-	for _, s := range cur.order {
-		prev, ok := old.byID[s.id]
+func diffRegistries(old, cur *registry.Set) Reloaded {
+	r := Reloaded{Count: len(cur.Order)}
+	for _, s := range cur.Order {
+		prev, ok := old.ByID[s.ID()]
 		switch {
 		case !ok:
-			r.Added = append(r.Added, s.id)
-		case s.changedFrom(prev):
-			r.Changed = append(r.Changed, s.id)
+			r.Added = append(r.Added, s.ID())
+		case s.ChangedFrom(prev):
+			r.Changed = append(r.Changed, s.ID())
 		default:
 			continue
 		}
-		if s.problems != nil {
-			r.Broken = append(r.Broken, BrokenSkill{ID: s.id, Reason: s.problems.Error()})
+		if s.LoadProblems() != nil {
+			r.Broken = append(r.Broken, BrokenSkill{ID: s.ID(), Reason: s.LoadProblems().Error()})
 		}
 	}
-	for _, s := range old.order {
-		if _, ok := cur.byID[s.id]; !ok {
-			r.Removed = append(r.Removed, s.id)
+	for _, s := range old.Order {
+		if _, ok := cur.ByID[s.ID()]; !ok {
+			r.Removed = append(r.Removed, s.ID())
 		}
 	}
 	slices.Sort(r.Added)

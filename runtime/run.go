@@ -28,6 +28,7 @@ import (
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime/internal/engine"
+	"github.com/skillbox-dev/skillbox/runtime/internal/registry"
 	"github.com/skillbox-dev/skillbox/spec"
 )
 
@@ -147,18 +148,18 @@ func (rt *Runtime) Run(ctx context.Context, req run.Request) (*run.Result, error
 	if rerr != nil {
 		return finish(rerr)
 	}
-	skillLabel = s.id
-	res.Version, res.Digest = s.Version(), s.state().digest
+	skillLabel = s.ID()
+	res.Version, res.Digest = s.Version(), s.State().Digest
 	var job *scriptJob // a script's run (execute.js, a program), nil for a module's
 	if req.Script != "" {
 		job, rerr = rt.programJob(ctx, s, req)
-	} else if s.lang.Script() {
+	} else if s.Lang().Script() {
 		job, rerr = rt.executeJob(ctx, s)
 	}
 	if rerr != nil {
 		return finish(rerr)
 	}
-	grant := s.grant
+	grant := s.Grant()
 	if job != nil {
 		grant = job.grant
 	}
@@ -172,7 +173,7 @@ func (rt *Runtime) Run(ctx context.Context, req run.Request) (*run.Result, error
 	}
 	// The tenant's quota, before anything is compiled or waits for admission: a tenant past it
 	// costs the host nothing more.
-	releaseQuota, rerr := rt.quota.take(s.id, time.Now())
+	releaseQuota, rerr := rt.quota.take(s.ID(), time.Now())
 	if rerr != nil {
 		return finish(rerr)
 	}
@@ -257,12 +258,12 @@ func errKind(err *run.Error) run.ErrorKind {
 // resolve pins the current version of skill id, if it can run (an instruction skill can, when a
 // program of it is asked for): checked (see Skill), on its first
 // run, before anything is charged for it.
-func (rt *Runtime) resolve(ctx context.Context, id string, program bool) (*Skill, *run.Error) {
+func (rt *Runtime) resolve(ctx context.Context, id string, program bool) (*registry.Skill, *run.Error) {
 	s, ok := rt.lookup(id)
 	switch {
 	case !ok:
 		return nil, rt.missing(id)
-	case s.kind != spec.Executable && !program:
+	case s.Kind() != spec.Executable && !program:
 		return nil, (&NotFoundError{ID: id, Absent: InstructionsOnly}).runError()
 	}
 	if rerr := runnable(ctx, s); rerr != nil {
@@ -273,30 +274,30 @@ func (rt *Runtime) resolve(ctx context.Context, id string, program bool) (*Skill
 
 // runnable checks s (a check's verdict is kept: once per version) and returns the refusal of a
 // run of it when it is broken, or its check could not be admitted.
-func runnable(ctx context.Context, s *Skill) *run.Error {
-	v, err := s.check(ctx)
+func runnable(ctx context.Context, s *registry.Skill) *run.Error {
+	v, err := s.Check(ctx)
 	if err != nil {
 		return admissionError(s, err)
 	}
-	if v.status != catalog.StatusActive {
-		return brokenErr(s, v.err)
+	if v.Status != catalog.StatusActive {
+		return brokenErr(s, v.Err)
 	}
 	return nil
 }
 
 // validate checks the request against s and returns the module's input.
-func (rt *Runtime) validate(s *Skill, req run.Request) ([]byte, *run.Error) {
+func (rt *Runtime) validate(s *registry.Skill, req run.Request) ([]byte, *run.Error) {
 	if len(req.Argv) > 0 || req.Stdin != nil {
-		return nil, run.Errorf(run.KindInvalidArgs, s.id, nil, "skill %q takes JSON arguments only, not a command line or standard input", s.id)
+		return nil, run.Errorf(run.KindInvalidArgs, s.ID(), nil, "skill %q takes JSON arguments only, not a command line or standard input", s.ID())
 	}
-	input, err := s.schema.Prepare(req.Args)
+	input, err := s.Schema().Prepare(req.Args)
 	if err != nil {
 		return nil, err.(*run.Error)
 	}
 	// The input is copied into the module's memory; Extism drops an input that does not fit
 	// without a word, so refuse one that cannot.
-	if memBytes := s.grant.Limits.MemoryMiB << 20; int64(len(input)) > memBytes/2 {
-		return nil, run.Errorf(run.KindInvalidArgs, s.id, nil, "arguments of %d bytes are more than half the skill's memory limit (%d MiB)", len(input), s.grant.Limits.MemoryMiB)
+	if memBytes := s.Grant().Limits.MemoryMiB << 20; int64(len(input)) > memBytes/2 {
+		return nil, run.Errorf(run.KindInvalidArgs, s.ID(), nil, "arguments of %d bytes are more than half the skill's memory limit (%d MiB)", len(input), s.Grant().Limits.MemoryMiB)
 	}
 	return input, nil
 }
@@ -309,54 +310,54 @@ func (rt *Runtime) admit(ctx context.Context, charge int64) (*engine.Ticket, err
 }
 
 // acquireError names the kind of a failed compilation (or of its admission).
-func acquireError(s *Skill, err error) *run.Error {
+func acquireError(s *registry.Skill, err error) *run.Error {
 	err = fromEngine(err)
 	var be *engine.BusyError
 	var ce *CompileError
 	switch {
 	case errors.As(err, &ce) && ce.Bound == "compileMemory":
-		return run.Errorf(run.KindMemoryLimit, s.id, err, "the module cannot be compiled: %s", ce.Msg)
+		return run.Errorf(run.KindMemoryLimit, s.ID(), err, "the module cannot be compiled: %s", ce.Msg)
 	case errors.As(err, &ce) && ce.Bound == "compileTimeout":
-		return run.Errorf(run.KindTimeout, s.id, err, "the module cannot be compiled: %s", ce.Msg)
+		return run.Errorf(run.KindTimeout, s.ID(), err, "the module cannot be compiled: %s", ce.Msg)
 	case errors.Is(err, run.ErrModuleChanged):
-		return run.Errorf(run.KindNotFound, s.id, err, "%v", err)
+		return run.Errorf(run.KindNotFound, s.ID(), err, "%v", err)
 	case errors.As(err, &be), errors.Is(err, run.ErrClosed), errors.Is(err, engine.ErrOverBudget), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return admissionError(s, err)
 	case strings.Contains(err.Error(), "over limit"): // wazero: "min N pages (...) over limit of M pages"
-		return run.Errorf(run.KindMemoryLimit, s.id, err, "%v", err)
+		return run.Errorf(run.KindMemoryLimit, s.ID(), err, "%v", err)
 	}
-	return run.Errorf(run.KindInternal, s.id, err, "%v", err)
+	return run.Errorf(run.KindInternal, s.ID(), err, "%v", err)
 }
 
 // admissionError names the kind of a refused admission.
-func admissionError(s *Skill, err error) *run.Error {
+func admissionError(s *registry.Skill, err error) *run.Error {
 	var be *engine.BusyError
 	switch {
 	case errors.Is(err, run.ErrClosed):
-		return run.Errorf(run.KindBusy, s.id, err, "the runtime is closed")
+		return run.Errorf(run.KindBusy, s.ID(), err, "the runtime is closed")
 	case errors.As(err, &be):
-		re := run.Errorf(run.KindBusy, s.id, err, "%s", be.Msg)
+		re := run.Errorf(run.KindBusy, s.ID(), err, "%s", be.Msg)
 		re.RetryAfter = time.Second
 		return re
 	case errors.Is(err, engine.ErrOverBudget):
-		return run.Errorf(run.KindMemoryLimit, s.id, err, "the skill's memory (memoryMiB %d, plus what the host holds for a run) is %v; lower its memoryMiB or raise the budget", s.grant.Limits.MemoryMiB, err)
+		return run.Errorf(run.KindMemoryLimit, s.ID(), err, "the skill's memory (memoryMiB %d, plus what the host holds for a run) is %v; lower its memoryMiB or raise the budget", s.Grant().Limits.MemoryMiB, err)
 	case errors.Is(err, context.DeadlineExceeded):
-		return run.Errorf(run.KindTimeout, s.id, err, "the caller's deadline passed while the run waited to be admitted")
+		return run.Errorf(run.KindTimeout, s.ID(), err, "the caller's deadline passed while the run waited to be admitted")
 	case errors.Is(err, context.Canceled):
-		return run.Errorf(run.KindCanceled, s.id, err, "the caller canceled the run while it waited to be admitted")
+		return run.Errorf(run.KindCanceled, s.ID(), err, "the caller canceled the run while it waited to be admitted")
 	}
-	return run.Errorf(run.KindInternal, s.id, err, "%v", err)
+	return run.Errorf(run.KindInternal, s.ID(), err, "%v", err)
 }
 
 // execute runs an admitted run under grant: it makes the run's SkillContext, calls the module
 // (or the script's interpreter: job), and reads its output.
-func (rt *Runtime) execute(ctx context.Context, s *Skill, grant *policy.Grant, c *engine.Compiled, job *scriptJob, input []byte, res *run.Result, emit emitter) *run.Error {
+func (rt *Runtime) execute(ctx context.Context, s *registry.Skill, grant *policy.Grant, c *engine.Compiled, job *scriptJob, input []byte, res *run.Result, emit emitter) *run.Error {
 	host := grant.Host()
 	var outDir *output
 	if grant.Artifacts != nil {
 		var err error
 		if outDir, host, err = newOutput(grant); err != nil {
-			return run.Errorf(run.KindInternal, s.id, err, "the run's output directory cannot be made")
+			return run.Errorf(run.KindInternal, s.ID(), err, "the run's output directory cannot be made")
 		}
 		defer outDir.remove()
 	}
@@ -390,9 +391,9 @@ func (rt *Runtime) execute(ctx context.Context, s *Skill, grant *policy.Grant, c
 		// A skill that fails after the grant refused it something most likely failed because of
 		// it: say so, so a caller can tell "needs a policy change" from "the skill failed".
 		if call.Refused() > 0 {
-			return run.Errorf(run.KindPermissionDenied, s.id, nil, "%s", skillErr)
+			return run.Errorf(run.KindPermissionDenied, s.ID(), nil, "%s", skillErr)
 		}
-		return run.Errorf(run.KindSkillError, s.id, nil, "%s", skillErr)
+		return run.Errorf(run.KindSkillError, s.ID(), nil, "%s", skillErr)
 	}
 	if keepErr != nil {
 		return keepErr
@@ -404,8 +405,8 @@ func (rt *Runtime) execute(ctx context.Context, s *Skill, grant *policy.Grant, c
 // call instantiates the module and calls its entrypoint, turning every way it can fail into a
 // run.Error of the right kind. The output it returns is the host's own copy, at most the run's
 // maxOutputBytes.
-func (rt *Runtime) call(ctx context.Context, s *Skill, c *engine.Compiled, call *hostfuncs.Call, input []byte, res *run.Result, emit emitter) ([]byte, *run.Error) {
-	timeout := time.Duration(s.grant.Limits.TimeoutMs) * time.Millisecond
+func (rt *Runtime) call(ctx context.Context, s *registry.Skill, c *engine.Compiled, call *hostfuncs.Call, input []byte, res *run.Result, emit emitter) ([]byte, *run.Error) {
+	timeout := time.Duration(s.Grant().Limits.TimeoutMs) * time.Millisecond
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	// The run ends with ctx, at its timeout, or with Close once it has waited long enough.
@@ -415,7 +416,7 @@ func (rt *Runtime) call(ctx context.Context, s *Skill, c *engine.Compiled, call 
 	defer rt.untrack(res)
 
 	warm := c.TakeWarm()
-	rio := &runIO{call: call, maxLog: s.grant.Limits.MaxLogBytes,
+	rio := &runIO{call: call, maxLog: s.Grant().Limits.MaxLogBytes,
 		stdout: hostfuncs.LineWriter{Call: call, Source: "stdout", Level: "info"},
 		stderr: hostfuncs.LineWriter{Call: call, Source: "stderr", Level: "warn"}}
 	var meter *engine.MemoryMeter
@@ -423,7 +424,7 @@ func (rt *Runtime) call(ctx context.Context, s *Skill, c *engine.Compiled, call 
 		meter = warm.Meter // the instance's memories were made with it
 	} else {
 		meter = &rio.meter
-		meter.Init(s.state().linearLimit)
+		meter.Init(s.State().LinearLimit)
 	}
 	// Deferred first, so it runs last: the memories are unmapped only after the instance is
 	// closed and its call has returned.
@@ -459,8 +460,8 @@ func (rt *Runtime) call(ctx context.Context, s *Skill, c *engine.Compiled, call 
 // module's memories, and the output's size is checked before the host copies it.
 // mod is an instance from the module's warm pool (initialised when its initialiser ran already),
 // or nil to make one with mc.
-func (rt *Runtime) callNative(runCtx, ctx context.Context, s *Skill, c *engine.Compiled, mod api.Module, initialised bool, rio *runIO, meter *engine.MemoryMeter, mc wazero.ModuleConfig, input []byte, emit emitter) ([]byte, *run.Error) {
-	id, m, call := s.id, c.Native, rio.call
+func (rt *Runtime) callNative(runCtx, ctx context.Context, s *registry.Skill, c *engine.Compiled, mod api.Module, initialised bool, rio *runIO, meter *engine.MemoryMeter, mc wazero.ModuleConfig, input []byte, emit emitter) ([]byte, *run.Error) {
+	id, m, call := s.ID(), c.Native, rio.call
 	// Whichever instance this run holds (a warm one from the start, or the one made below) is
 	// closed when it returns, on every path.
 	defer func() {
@@ -468,7 +469,7 @@ func (rt *Runtime) callNative(runCtx, ctx context.Context, s *Skill, c *engine.C
 			_ = mod.Close(context.Background())
 		}
 	}()
-	if !m.Has(s.manifest.Entrypoint) {
+	if !m.Has(s.Manifest().Entrypoint) {
 		return nil, noEntrypoint(s)
 	}
 	k := &rio.kernel
@@ -493,7 +494,7 @@ func (rt *Runtime) callNative(runCtx, ctx context.Context, s *Skill, c *engine.C
 	// Registered before the call, so a deadline that passed already stops the guest at once.
 	defer m.StopWhenDone(runCtx, mod)()
 	emit.send(run.Event{Type: "status", Status: "running"})
-	rc, err := m.Call(callCtx, mod, initialised, s.manifest.Entrypoint, k)
+	rc, err := m.Call(callCtx, mod, initialised, s.Manifest().Entrypoint, k)
 	if err == nil && runCtx.Err() != nil {
 		// The deadline passed while the guest ran (a sleep it cut short, say): the run is over
 		// whatever the guest made of it, as Extism's next kernel call would have found.
@@ -505,7 +506,7 @@ func (rt *Runtime) callNative(runCtx, ctx context.Context, s *Skill, c *engine.C
 	if rc != 0 {
 		return nil, nonZero(s, rc)
 	}
-	if n := k.OutputLength(); n > uint64(s.grant.Limits.MaxOutputBytes) {
+	if n := k.OutputLength(); n > uint64(s.Grant().Limits.MaxOutputBytes) {
 		return nil, outputTooLarge(s, int64(n))
 	}
 	return append([]byte(nil), k.Output()...), nil
@@ -544,7 +545,7 @@ func (r *runIO) Log(level int, msg []byte) {
 }
 
 // callExtism runs the call with Extism's go-sdk.
-func (rt *Runtime) callExtism(runCtx, ctx context.Context, s *Skill, p *extism.CompiledPlugin, call *hostfuncs.Call, meter *engine.MemoryMeter, mc wazero.ModuleConfig, input []byte, emit emitter) ([]byte, *run.Error) {
+func (rt *Runtime) callExtism(runCtx, ctx context.Context, s *registry.Skill, p *extism.CompiledPlugin, call *hostfuncs.Call, meter *engine.MemoryMeter, mc wazero.ModuleConfig, input []byte, emit emitter) ([]byte, *run.Error) {
 	instCtx := experimental.WithMemoryAllocator(extismhost.WithCall(runCtx, call), meter)
 	inst, err := p.Instance(instCtx, extism.PluginInstanceConfig{ModuleConfig: mc})
 	if err != nil {
@@ -557,47 +558,47 @@ func (rt *Runtime) callExtism(runCtx, ctx context.Context, s *Skill, p *extism.C
 	inst.SetLogger(func(level extism.LogLevel, msg string) {
 		call.Log(extismLevel(level), "", msg)
 	})
-	if !inst.FunctionExists(s.manifest.Entrypoint) {
+	if !inst.FunctionExists(s.Manifest().Entrypoint) {
 		return nil, noEntrypoint(s)
 	}
 	emit.send(run.Event{Type: "status", Status: "running"})
-	rc, out, err := inst.CallWithContext(instCtx, s.manifest.Entrypoint, input)
+	rc, out, err := inst.CallWithContext(instCtx, s.Manifest().Entrypoint, input)
 	if err != nil {
 		return nil, classify(runCtx, ctx, s, call, meter, err)
 	}
 	if rc != 0 {
 		return nil, nonZero(s, rc)
 	}
-	if int64(len(out)) > s.grant.Limits.MaxOutputBytes {
+	if int64(len(out)) > s.Grant().Limits.MaxOutputBytes {
 		return nil, outputTooLarge(s, int64(len(out)))
 	}
 	return out, nil
 }
 
-func noEntrypoint(s *Skill) *run.Error {
-	return run.Errorf(run.KindTrap, s.id, nil, "the module does not export %q; export it, or name the export in the manifest's entrypoint", s.manifest.Entrypoint)
+func noEntrypoint(s *registry.Skill) *run.Error {
+	return run.Errorf(run.KindTrap, s.ID(), nil, "the module does not export %q; export it, or name the export in the manifest's entrypoint", s.Manifest().Entrypoint)
 }
 
-func startedOver(s *Skill) *run.Error {
-	return run.Errorf(run.KindMemoryLimit, s.id, nil, "the module needs more memory to start than its limit of %d MiB allows", s.grant.Limits.MemoryMiB)
+func startedOver(s *registry.Skill) *run.Error {
+	return run.Errorf(run.KindMemoryLimit, s.ID(), nil, "the module needs more memory to start than its limit of %d MiB allows", s.Grant().Limits.MemoryMiB)
 }
 
-func nonZero(s *Skill, rc uint32) *run.Error {
-	return run.Errorf(run.KindSkillError, s.id, nil, "the module returned %d (non-zero means failure) without an error message", rc)
+func nonZero(s *registry.Skill, rc uint32) *run.Error {
+	return run.Errorf(run.KindSkillError, s.ID(), nil, "the module returned %d (non-zero means failure) without an error message", rc)
 }
 
-func outputTooLarge(s *Skill, n int64) *run.Error {
-	return run.Errorf(run.KindOutputLimit, s.id, nil, "output of %d bytes is more than maxOutputBytes (%d)", n, s.grant.Limits.MaxOutputBytes)
+func outputTooLarge(s *registry.Skill, n int64) *run.Error {
+	return run.Errorf(run.KindOutputLimit, s.ID(), nil, "output of %d bytes is more than maxOutputBytes (%d)", n, s.Grant().Limits.MaxOutputBytes)
 }
 
 // classify names the kind of a failed call. Order matters: a deadline or a cancellation explains
 // whatever error wazero reported when it closed the module, and so does a guest fault recorded by a
 // host function; only then is a trap a trap.
-func classify(runCtx, parent context.Context, s *Skill, call *hostfuncs.Call, meter *engine.MemoryMeter, err error) *run.Error {
+func classify(runCtx, parent context.Context, s *registry.Skill, call *hostfuncs.Call, meter *engine.MemoryMeter, err error) *run.Error {
 	if re := contextError(runCtx, parent, s, err); re != nil {
 		return re
 	}
-	id, limits := s.id, s.grant.Limits
+	id, limits := s.ID(), s.Grant().Limits
 	msg := firstLine(err.Error())
 	_, nearFull := meter.Stats()
 	oom := func(cause error, what string) *run.Error {
@@ -629,8 +630,8 @@ func classify(runCtx, parent context.Context, s *Skill, call *hostfuncs.Call, me
 // contextError is the run.Error of a run whose context ended — its timeout, its caller's deadline
 // or cancellation, or Close — which explains whatever error the guest's engine reported; nil
 // while the run's context is live.
-func contextError(runCtx, parent context.Context, s *Skill, err error) *run.Error {
-	return contextErrorFor(runCtx, parent, s.id, s.grant.Limits.TimeoutMs, err)
+func contextError(runCtx, parent context.Context, s *registry.Skill, err error) *run.Error {
+	return contextErrorFor(runCtx, parent, s.ID(), s.Grant().Limits.TimeoutMs, err)
 }
 
 // contextErrorFor is contextError for a run of skill id with a timeout of timeoutMs.

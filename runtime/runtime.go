@@ -39,7 +39,7 @@ import (
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime/internal/codecache"
 	"github.com/skillbox-dev/skillbox/runtime/internal/engine"
-	iregistry "github.com/skillbox-dev/skillbox/runtime/internal/registry"
+	"github.com/skillbox-dev/skillbox/runtime/internal/registry"
 	"github.com/skillbox-dev/skillbox/spec"
 	"github.com/skillbox-dev/skillbox/version"
 	"go.opentelemetry.io/otel/trace"
@@ -126,7 +126,7 @@ type Runtime struct {
 	history   *recentRuns
 	kept      *keeper // the artifacts of recent runs, without Config.Artifacts
 	counters  *counters
-	checks    *checks
+	checks    *registry.Checks
 	tracer    trace.Tracer // nil: tracing off
 	// index is the file that keeps what checks learned for the next process ("": none).
 	index string
@@ -164,7 +164,7 @@ type Runtime struct {
 	quota *quota
 
 	reloadMu sync.Mutex
-	reg      atomic.Pointer[registry]
+	reg      atomic.Pointer[registry.Set]
 	// scanned is the fingerprint of the skill files as of the last scan, taken while polling > 0:
 	// Watch's poller compares with it (see watch.go).
 	scanned atomic.Pointer[[32]byte]
@@ -180,7 +180,7 @@ type Runtime struct {
 	// singles are the skills Skill and Run loaded one by one before the first scan (see New);
 	// indexOnce loads the index, at the first scan.
 	singlesMu sync.Mutex
-	singles   map[string]*Skill
+	singles   map[string]*registry.Skill
 	indexOnce sync.Once
 	// versions is the view of Config.Versions (nil without it).
 	versions *versions
@@ -198,7 +198,7 @@ type Runtime struct {
 }
 
 // registry returns the registry, scanning the skill directories first if no scan was made yet.
-func (rt *Runtime) registry() *registry {
+func (rt *Runtime) registry() *registry.Set {
 	if r := rt.reg.Load(); r != nil {
 		return r
 	}
@@ -208,20 +208,20 @@ func (rt *Runtime) registry() *registry {
 }
 
 // registryLocked is registry for a caller holding reloadMu.
-func (rt *Runtime) registryLocked() *registry {
+func (rt *Runtime) registryLocked() *registry.Set {
 	if r := rt.reg.Load(); r != nil {
 		return r
 	}
 	r := rt.rescan()
-	rt.logger.Info("skills loaded", "count", len(r.order), "dirs", rt.cfg.SkillDirs)
+	rt.logger.Info("skills loaded", "count", len(r.Order), "dirs", rt.cfg.SkillDirs)
 	return r
 }
 
 // lookup finds skill id: in the registry once there is one, else by loading its directory from
 // the first skill directory that has it as a package, as a scan would.
-func (rt *Runtime) lookup(id string) (*Skill, bool) {
+func (rt *Runtime) lookup(id string) (*registry.Skill, bool) {
 	if r := rt.reg.Load(); r != nil {
-		s, ok := r.byID[id]
+		s, ok := r.ByID[id]
 		return s, ok
 	}
 	// Only a plain directory name: an id comes from callers, and is joined to a path.
@@ -232,18 +232,18 @@ func (rt *Runtime) lookup(id string) (*Skill, bool) {
 	if !scan {
 		return s, ok
 	}
-	s, ok = rt.registry().byID[id]
+	s, ok = rt.registry().ByID[id]
 	return s, ok
 }
 
 // lookupAlone is lookup before the first scan: it loads id's directory alone. scan is true when
 // only a scan can tell: a directory whose name is no id may make id (see Skill.ID), or id's own
 // directory makes another.
-func (rt *Runtime) lookupAlone(id string) (s *Skill, ok, scan bool) {
+func (rt *Runtime) lookupAlone(id string) (s *registry.Skill, ok, scan bool) {
 	rt.singlesMu.Lock()
 	defer rt.singlesMu.Unlock()
 	if r := rt.reg.Load(); r != nil { // a scan landed meanwhile
-		s, ok := r.byID[id]
+		s, ok := r.ByID[id]
 		return s, ok, false
 	}
 	if s, ok := rt.singles[id]; ok {
@@ -252,15 +252,15 @@ func (rt *Runtime) lookupAlone(id string) (s *Skill, ok, scan bool) {
 	for _, root := range rt.ownDirs() { // the skills below are the Runtime's below (below)
 		dir := filepath.Join(root, id)
 		if st, err := os.Stat(dir); err == nil && st.IsDir() {
-			if s, ok := loadSkill(dir, rt.policy.Load(), rt.checks); ok {
-				if s.id != id {
+			if s, ok := registry.Load(dir, rt.policy.Load(), rt.checks); ok {
+				if s.ID() != id {
 					return nil, false, true
 				}
-				// A directory named by the id keeps it in its skills directory (resolveIDs).
-				s.adopt()
+				// A directory named by the id keeps it in its skills directory (registry.ResolveIDs).
+				s.Adopt()
 				rt.logger.Debug("skill loaded alone, before any scan", "skill", id, "dir", dir)
 				if rt.singles == nil {
-					rt.singles = map[string]*Skill{}
+					rt.singles = map[string]*registry.Skill{}
 				}
 				rt.singles[id] = s
 				return s, true, false
@@ -283,9 +283,9 @@ func mayDerive(root, id string) bool {
 	if !spec.ValidID(id) {
 		return false
 	}
-	subs, _ := packageCandidates(root)
+	subs, _ := registry.PackageCandidates(root)
 	for _, sub := range subs {
-		if name := filepath.Base(sub); name != id && !spec.ValidID(name) && derivedID(name) == id {
+		if name := filepath.Base(sub); name != id && !spec.ValidID(name) && registry.DerivedID(name) == id {
 			return true
 		}
 	}
@@ -299,7 +299,7 @@ func (rt *Runtime) Generation() uint64 { return rt.generation.Load() }
 
 // rescan scans the skill directories, installs the result and lets the engine drop modules no
 // version uses any more. Callers hold reloadMu (or are New).
-func (rt *Runtime) rescan() *registry {
+func (rt *Runtime) rescan() *registry.Set {
 	var fp *[32]byte
 	if rt.polling.Load() > 0 { // a stat of every file: only for a poller to compare with
 		f := rt.fingerprint()
@@ -308,9 +308,9 @@ func (rt *Runtime) rescan() *registry {
 	rt.indexOnce.Do(rt.loadIndex) // a scan adopts what the index knows
 	// A user's view, or a Runtime over another (see under.go): its own directories over the
 	// registry below as it is now, which rescans those over it after each of its own scans.
-	r := scan(rt.ownDirs(), rt.policy.Load(), rt.checks, rt.logger)
+	r := registry.Scan(rt.ownDirs(), rt.policy.Load(), rt.checks, rt.logger)
 	if b := rt.below(); b != nil {
-		r = overlay(r, b.reg.Load())
+		r = registry.Overlay(r, b.reg.Load())
 	}
 	old := rt.reg.Swap(r)
 	rt.singlesMu.Lock()
@@ -318,7 +318,7 @@ func (rt *Runtime) rescan() *registry {
 	rt.singlesMu.Unlock()
 	rt.scanned.Store(fp)
 	rt.generation.Add(1)
-	keep, unchecked := r.hashes()
+	keep, unchecked := r.Hashes()
 	if unchecked {
 		// An unchecked skill may be one whose module is compiled: keep what is kept until the
 		// background check (or a run) tells its hash.
@@ -346,19 +346,19 @@ func (rt *Runtime) reloaded(d Reloaded) {
 	}
 }
 
-// onCheck is told of every check of a skill of this runtime (see checks): a skill of the current
+// onCheck is told of every check of a skill of this runtime (see registry.Checks): a skill of the current
 // registry found broken changes what callers may offer, and a checked module's hash is one the
 // engine keeps compiled.
-func (rt *Runtime) onCheck(s *Skill, v *verdict) {
-	if r := rt.reg.Load(); r == nil || r.byID[s.id] != s {
+func (rt *Runtime) onCheck(s *registry.Skill, v *registry.Verdict) {
+	if r := rt.reg.Load(); r == nil || r.ByID[s.ID()] != s {
 		return // loaded alone before a scan, or a version a reload replaced: no one lists it
 	}
-	if v.status == catalog.StatusError {
+	if v.Status == catalog.StatusError {
 		rt.generation.Add(1)
-		rt.logger.Warn("skill is broken", "skill", s.id, "err", v.err)
+		rt.logger.Warn("skill is broken", "skill", s.ID(), "err", v.Err)
 	}
-	if v.hash != "" {
-		rt.engine.KeepLive(rt.owner, v.hash)
+	if v.Hash != "" {
+		rt.engine.KeepLive(rt.owner, v.Hash)
 	}
 }
 
@@ -406,8 +406,8 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		return fail(err)
 	}
 	cfg.History = cfg.History.withDefaults()
-	rt := &Runtime{cfg: cfg, logger: logger, history: newRecentRuns(cfg.History), kept: newKeeper(cfg.KeptArtifacts), counters: newCounters(), checks: &checks{digests: iregistry.NewDigester(), bundles: jsbundle.NewCache(0)}}
-	rt.checks.onCheck = rt.onCheck
+	rt := &Runtime{cfg: cfg, logger: logger, history: newRecentRuns(cfg.History), kept: newKeeper(cfg.KeptArtifacts), counters: newCounters(), checks: &registry.Checks{Digests: registry.NewDigester(), Bundles: jsbundle.NewCache(0)}}
+	rt.checks.OnCheck = rt.onCheck
 	rt.tracer = newTracer(cfg.TracerProvider)
 	rt.runs = map[*run.Result]context.CancelFunc{}
 	rt.quota = newQuota(cfg.Tenant, cfg.Quota)
@@ -456,14 +456,14 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 // Skills returns every skill, broken ones included, ordered by id. The first call scans the
 // skill directories (see New).
 func (rt *Runtime) Skills() []*Skill {
-	return append([]*Skill(nil), rt.registry().order...)
+	return views(rt.registry().Order)
 }
 
 // Skill returns the skill with id, or an error matching ErrNotFound. Before the first scan it
 // loads that skill's directory alone (see New).
 func (rt *Runtime) Skill(id string) (*Skill, error) {
 	if s, ok := rt.lookup(id); ok {
-		return s, nil
+		return view(s), nil
 	}
 	return nil, rt.missing(id)
 }
@@ -519,7 +519,7 @@ func (rt *Runtime) SetPolicy(ctx context.Context, p *policy.Policy) error {
 // Stats returns the runtime's counters.
 func (rt *Runtime) Stats() Stats {
 	e := rt.engine.Stats()
-	s := Stats{Checks: rt.checks.made.Load(), ModuleReads: rt.checks.reads.Load(),
+	s := Stats{Checks: rt.checks.Made.Load(), ModuleReads: rt.checks.Reads.Load(),
 		CompileHits: e.CompileHits, Compiles: e.Compiles, Evictions: e.Evictions, ChildCompiles: e.ChildCompiles,
 		WarmHits: e.WarmHits, WarmMade: e.WarmMade, WarmRefillNs: e.WarmRefillNs,
 		WarmModules: e.WarmModules, Admission: AdmissionStats(rt.admission.Stats())}

@@ -12,7 +12,7 @@ import (
 	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
-	iregistry "github.com/skillbox-dev/skillbox/runtime/internal/registry"
+	"github.com/skillbox-dev/skillbox/runtime/internal/registry"
 	"github.com/skillbox-dev/skillbox/spec"
 )
 
@@ -43,17 +43,17 @@ func BenchmarkScan(b *testing.B) {
 	logger := slog.New(slog.DiscardHandler)
 	b.Run("cold", func(b *testing.B) {
 		for b.Loop() {
-			scan([]string{dir}, &policy.Policy{}, &checks{digests: iregistry.NewDigester()}, logger)
+			registry.Scan([]string{dir}, &policy.Policy{}, &registry.Checks{Digests: registry.NewDigester()}, logger)
 		}
 	})
 	b.Run("warm", func(b *testing.B) {
-		c := &checks{digests: iregistry.NewDigester()}
-		for _, s := range scan([]string{dir}, &policy.Policy{}, c, logger).order {
-			s.verified()
+		c := &registry.Checks{Digests: registry.NewDigester()}
+		for _, s := range registry.Scan([]string{dir}, &policy.Policy{}, c, logger).Order {
+			s.Verified()
 		}
 		for b.Loop() {
-			r := scan([]string{dir}, &policy.Policy{}, c, logger)
-			if r.order[0].Status() != catalog.StatusActive {
+			r := registry.Scan([]string{dir}, &policy.Policy{}, c, logger)
+			if r.Order[0].Status() != catalog.StatusActive {
 				b.Fatal("not adopted")
 			}
 		}

@@ -41,14 +41,14 @@ func benchScriptRun(b *testing.B, file, code string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	en, err := rt.interps.Acquire(ctx, s.lang, s.grant.Limits.MemoryMiB)
+	en, err := rt.interps.Acquire(ctx, s.in().Lang(), s.Grant().Limits.MemoryMiB)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer rt.interps.Release(en)
 	ip := en.Value()
 	floor := func() {
-		meter := engine.NewMemoryMeter(uint64(s.grant.Limits.MemoryMiB) << 20)
+		meter := engine.NewMemoryMeter(uint64(s.Grant().Limits.MemoryMiB) << 20)
 		defer meter.Release()
 		mctx := experimental.WithMemoryAllocator(ctx, meter)
 		var err error

@@ -24,6 +24,7 @@ import (
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime/internal/engine"
+	"github.com/skillbox-dev/skillbox/runtime/internal/registry"
 	"github.com/skillbox-dev/skillbox/spec"
 )
 
@@ -35,44 +36,44 @@ type scriptJob struct {
 	// read only to check it); sum is its sha256, hex.
 	code, sum string
 	// prog is the program run with argv and stdin; nil for execute.
-	prog  *program
+	prog  *registry.Program
 	argv  []string
 	stdin []byte
 	ip    *engine.Interp // acquired by Run
 }
 
 // executeJob prepares a run of script skill s's execute: its code, checked to be the version's.
-func (rt *Runtime) executeJob(ctx context.Context, s *Skill) (*scriptJob, *run.Error) {
-	code, err := s.script(ctx)
+func (rt *Runtime) executeJob(ctx context.Context, s *registry.Skill) (*scriptJob, *run.Error) {
+	code, err := s.Script(ctx)
 	if err != nil {
 		return nil, codeError(s, err)
 	}
 	// script checked that code is the version's: its sha256 is the verdict's.
-	return &scriptJob{lang: s.lang, grant: s.grant, code: code, sum: s.state().hash}, nil
+	return &scriptJob{lang: s.Lang(), grant: s.Grant(), code: code, sum: s.State().Hash}, nil
 }
 
 // programJob prepares a run of the program req.Script of s, under its programs' grant.
-func (rt *Runtime) programJob(ctx context.Context, s *Skill, req run.Request) (*scriptJob, *run.Error) {
-	prog, rerr := s.resolveProgram(req.Script)
+func (rt *Runtime) programJob(ctx context.Context, s *registry.Skill, req run.Request) (*scriptJob, *run.Error) {
+	prog, rerr := s.ResolveProgram(req.Script)
 	if rerr != nil {
 		return nil, rerr
 	}
-	if s.programsErr != nil {
-		return nil, run.Errorf(run.KindNotFound, s.id, errors.Join(run.ErrBroken, s.programsErr), "the programs of skill %q cannot run: %s",
-			s.id, strings.Join(s.remoteProblems(s.programsErr), "; "))
+	if s.ProgramsErr() != nil {
+		return nil, run.Errorf(run.KindNotFound, s.ID(), errors.Join(run.ErrBroken, s.ProgramsErr()), "the programs of skill %q cannot run: %s",
+			s.ID(), strings.Join(s.RemoteProblems(s.ProgramsErr()), "; "))
 	}
-	job := &scriptJob{lang: prog.lang, grant: s.programGrant, prog: prog, argv: req.Argv, stdin: req.Stdin}
+	job := &scriptJob{lang: prog.Lang, grant: s.ProgramGrant(), prog: prog, argv: req.Argv, stdin: req.Stdin}
 	if job.grant == nil { // loaded without a scripts/ directory, which has appeared since
-		return nil, run.Errorf(run.KindNotFound, s.id, run.ErrModuleChanged, "skill %q has changed since it was loaded; reload the skills and run it again", s.id)
+		return nil, run.Errorf(run.KindNotFound, s.ID(), run.ErrModuleChanged, "skill %q has changed since it was loaded; reload the skills and run it again", s.ID())
 	}
 	if max := job.grant.Limits.MaxOutputBytes; int64(len(req.Stdin)) > max {
-		return nil, run.Errorf(run.KindInvalidArgs, s.id, nil, "standard input of %d bytes is more than maxOutputBytes (%d)", len(req.Stdin), max)
+		return nil, run.Errorf(run.KindInvalidArgs, s.ID(), nil, "standard input of %d bytes is more than maxOutputBytes (%d)", len(req.Stdin), max)
 	}
-	switch prog.lang {
+	switch prog.Lang {
 	case spec.LangJavaScript, spec.LangTypeScript:
-		b, err := s.bundle(ctx, prog.rel, true)
+		b, err := s.Bundle(ctx, prog.Rel, true)
 		if err != nil {
-			return nil, run.Errorf(run.KindInvalidArgs, s.id, err, "%s", strings.Join(s.remoteProblems(&spec.SkillError{ID: s.id, Problems: []*spec.ManifestError{scriptProblemAt(s, prog.rel, err)}}), "; "))
+			return nil, run.Errorf(run.KindInvalidArgs, s.ID(), err, "%s", strings.Join(s.RemoteProblems(&spec.SkillError{ID: s.ID(), Problems: []*spec.ManifestError{registry.ScriptProblemAt(s, prog.Rel, err)}}), "; "))
 		}
 		sum := sha256.Sum256([]byte(b.Code))
 		job.code, job.sum = b.Code, hex.EncodeToString(sum[:])
@@ -81,13 +82,13 @@ func (rt *Runtime) programJob(ctx context.Context, s *Skill, req run.Request) (*
 }
 
 // codeError is the run.Error of a script skill whose code no longer reads as its version's.
-func codeError(s *Skill, err error) *run.Error {
+func codeError(s *registry.Skill, err error) *run.Error {
 	// The message goes to remote clients too: it names the skill's files, never their host path.
 	var me *spec.ManifestError
 	if errors.As(err, &me) {
-		return brokenErr(s, &spec.SkillError{ID: s.id, Problems: []*spec.ManifestError{me}})
+		return brokenErr(s, &spec.SkillError{ID: s.ID(), Problems: []*spec.ManifestError{me}})
 	}
-	return run.Errorf(run.KindNotFound, s.id, err, "%s", strings.Join(s.remoteProblems(err), "; "))
+	return run.Errorf(run.KindNotFound, s.ID(), err, "%s", strings.Join(s.RemoteProblems(err), "; "))
 }
 
 // scriptCharge is what a script's run under grant may hold of the host's memory while it runs:
@@ -104,7 +105,7 @@ func scriptCharge(grant *policy.Grant, codeBytes int64) int64 {
 // grant's timeout and ctx, its memory limit over the whole instance (interpreter included), its
 // output and log limits. It returns the result as JSON — execute's value, or a program's
 // ProgramOutput — the host's own copy, at most maxOutputBytes.
-func (rt *Runtime) callScript(ctx context.Context, s *Skill, job *scriptJob, call *hostfuncs.Call, input []byte, res *run.Result, emit emitter) ([]byte, *run.Error) {
+func (rt *Runtime) callScript(ctx context.Context, s *registry.Skill, job *scriptJob, call *hostfuncs.Call, input []byte, res *run.Result, emit emitter) ([]byte, *run.Error) {
 	l := job.grant.Limits
 	runCtx, cancel := context.WithTimeout(ctx, time.Duration(l.TimeoutMs)*time.Millisecond)
 	defer cancel()
@@ -151,7 +152,7 @@ func (rt *Runtime) runJavaScript(ctx context.Context, job *scriptJob, call *host
 		MaxOutputBytes:  l.MaxLogBytes,
 	}}
 	if job.prog != nil {
-		p.Script, p.Argv, p.Stdin = job.prog.rel, job.argv, job.stdin
+		p.Script, p.Argv, p.Stdin = job.prog.Rel, job.argv, job.stdin
 		p.Limits.MaxOutputBytes = l.MaxOutputBytes
 	}
 	r, err := quickjs.Run(ctx, job.ip.JS, p, broker.CallHost{Call: call})
@@ -164,20 +165,20 @@ func (rt *Runtime) runJavaScript(ctx context.Context, job *scriptJob, call *host
 
 // runPython runs job in CPython, with the grant's directories mounted for open() (symlinks never
 // lead out of them, writes bounded by maxWriteBytes) and a private /tmp.
-func (rt *Runtime) runPython(ctx context.Context, s *Skill, job *scriptJob, call *hostfuncs.Call, input []byte) (json.RawMessage, *run.ProgramOutput, error) {
+func (rt *Runtime) runPython(ctx context.Context, s *registry.Skill, job *scriptJob, call *hostfuncs.Call, input []byte) (json.RawMessage, *run.ProgramOutput, error) {
 	l := job.grant.Limits
 	mounts, cleanup, err := pythonMounts(call.Grant, l)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer cleanup()
-	p := cpython.Program{Dir: s.dir, Args: input, FSConfig: mounts, Limits: cpython.Limits{
+	p := cpython.Program{Dir: s.Dir(), Args: input, FSConfig: mounts, Limits: cpython.Limits{
 		HostCallTimeout: job.grant.Host().Limits.FetchTimeout + time.Second,
 		MaxOutputBytes:  l.MaxLogBytes,
 		MaxResultBytes:  l.MaxOutputBytes,
 	}}
 	if job.prog != nil {
-		p.Script, p.Argv, p.Stdin, p.Cwd = job.prog.rel, job.argv, job.stdin, programCwd(job.grant)
+		p.Script, p.Argv, p.Stdin, p.Cwd = job.prog.Rel, job.argv, job.stdin, programCwd(job.grant)
 		p.Limits.MaxOutputBytes = l.MaxOutputBytes
 	}
 	r, err := cpython.Run(ctx, job.ip.Py, p, broker.CallHost{Call: call})
@@ -268,7 +269,7 @@ func pythonMounts(g *hostfuncs.Grant, l spec.Limits) (hook func(wazero.FSConfig)
 func (rt *Runtime) bytecodeOf(ctx context.Context, job *scriptJob) []byte {
 	key, name := job.sum, "skill.js"
 	if job.prog != nil {
-		name = job.prog.rel
+		name = job.prog.Rel
 		key += ":" + name // a program's file name is in its stack traces
 	}
 	en, err := rt.bytecode.Acquire(ctx, key, nil, func(ctx context.Context) ([]byte, int64, error) {
@@ -286,17 +287,17 @@ func (rt *Runtime) bytecodeOf(ctx context.Context, job *scriptJob) []byte {
 // deadline or its caller explain whatever the interpreter reported; an uncaught exception is the
 // skill's error — permission_denied when the grant refused the skill something first, as for a
 // compiled skill — with its stack in the logs.
-func scriptError(runCtx, parent context.Context, s *Skill, job *scriptJob, call *hostfuncs.Call, err error) *run.Error {
+func scriptError(runCtx, parent context.Context, s *registry.Skill, job *scriptJob, call *hostfuncs.Call, err error) *run.Error {
 	l := job.grant.Limits
-	if re := contextErrorFor(runCtx, parent, s.id, l.TimeoutMs, err); re != nil {
+	if re := contextErrorFor(runCtx, parent, s.ID(), l.TimeoutMs, err); re != nil {
 		return re
 	}
 	f, ok := failureOf(err)
 	if !ok {
 		if errors.Is(err, quickjs.ErrClosed) || errors.Is(err, cpython.ErrClosed) {
-			return run.Errorf(run.KindCanceled, s.id, err, "the run was stopped")
+			return run.Errorf(run.KindCanceled, s.ID(), err, "the run was stopped")
 		}
-		return run.Errorf(run.KindInternal, s.id, err, "%v", err)
+		return run.Errorf(run.KindInternal, s.ID(), err, "%v", err)
 	}
 	msg := f.message
 	if f.name != "" {
@@ -307,18 +308,18 @@ func scriptError(runCtx, parent context.Context, s *Skill, job *scriptJob, call 
 	}
 	switch f.kind {
 	case run.KindTimeout:
-		return run.Errorf(run.KindTimeout, s.id, err, "the run took longer than its timeout of %s", time.Duration(l.TimeoutMs)*time.Millisecond)
+		return run.Errorf(run.KindTimeout, s.ID(), err, "the run took longer than its timeout of %s", time.Duration(l.TimeoutMs)*time.Millisecond)
 	case run.KindMemoryLimit:
-		return run.Errorf(run.KindMemoryLimit, s.id, err, "the script ran out of memory (limit %d MiB): %s", l.MemoryMiB, msg)
+		return run.Errorf(run.KindMemoryLimit, s.ID(), err, "the script ran out of memory (limit %d MiB): %s", l.MemoryMiB, msg)
 	case run.KindPermissionDenied:
-		return run.Errorf(run.KindPermissionDenied, s.id, err, "%s", msg)
+		return run.Errorf(run.KindPermissionDenied, s.ID(), err, "%s", msg)
 	case run.KindOutputLimit:
-		return run.Errorf(run.KindOutputLimit, s.id, err, "%s (maxOutputBytes is %d)", msg, l.MaxOutputBytes)
+		return run.Errorf(run.KindOutputLimit, s.ID(), err, "%s (maxOutputBytes is %d)", msg, l.MaxOutputBytes)
 	}
 	if call.Refused() > 0 {
-		return run.Errorf(run.KindPermissionDenied, s.id, err, "%s", msg)
+		return run.Errorf(run.KindPermissionDenied, s.ID(), err, "%s", msg)
 	}
-	return run.Errorf(run.KindSkillError, s.id, err, "%s", msg)
+	return run.Errorf(run.KindSkillError, s.ID(), err, "%s", msg)
 }
 
 // failure is how a script run failed, in the runtime's terms, from either interpreter.

@@ -1,23 +1,11 @@
 package runtime
 
 import (
-	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"slices"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/skillbox-dev/skillbox/catalog"
-	"github.com/skillbox-dev/skillbox/internal/safefile"
 	"github.com/skillbox-dev/skillbox/policy"
+	"github.com/skillbox-dev/skillbox/runtime/internal/registry"
 	"github.com/skillbox-dev/skillbox/skillmd"
 	"github.com/skillbox-dev/skillbox/spec"
 )
@@ -29,117 +17,77 @@ import (
 // A Skill is loaded in two steps. The scan reads what describes it (manifest, SKILL.md
 // frontmatter); its module and the digest of its files are read, hashed and checked once, when
 // it is first run, checked, or asked for its module hash or digest, or by the runtime's
-// background check after a scan (see verify.go). Until then an executable skill is
-// StatusUnchecked; after, the accessors report what the check found, and never change again.
-type Skill struct {
-	id   string
-	dir  string
-	kind spec.Kind
-	// lang is what runs an executable skill (see pickLanguage); "" for an instruction skill.
-	lang spec.Language
-	// problems are what the scan found wrong (nil: nothing): a *SkillError listing each.
-	problems *spec.SkillError
-	// warnings are what the scan repaired, or found against the Agent Skills format, in a skill
-	// that loads regardless (see Warnings).
-	warnings []*spec.ManifestError
-	// manifest is nil for instruction skills and for manifests that could not be parsed.
-	manifest *spec.Manifest
-	// instructionsPath is the SKILL.md file, if there is one; instructions its frontmatter when it
-	// parsed (metadata only: the body is read on demand), instructionsErr why it did not.
-	instructionsPath string
-	instructions     *skillmd.Doc
-	instructionsErr  error
-	grant            *policy.Grant
-	// programGrant is what the skill's programs (scripts/) may do, programsErr why they cannot
-	// run (see program.go); both nil without a scripts/ directory.
-	programGrant *policy.Grant
-	programsErr  error
-	// agent is set for a skill an agent wrote (see authored.go): it is granted under the
-	// policy's AgentSkills ceiling.
-	agent    bool
-	loadedAt time.Time
-	schema   *spec.Schema
-	// manifestFile is the manifest's name in dir ("" without one), manifestSum the sha256 of what
-	// the load read of it: the check makes sure the digest it computes is of that manifest.
-	manifestFile, manifestSum string
-	// listing is the directory's entries as the load found them, sorted by name, and
-	// manifestStat the manifest's identity as it was read: adopt uses them, then drops them.
-	listing      []fs.DirEntry
-	manifestStat fs.FileInfo
-	// modules are the policy's module limits the skill was loaded under: its check applies them.
-	modules policy.ModuleLimits
-	// cache remembers file digests and module checks across reloads (nil: none), and is told of
-	// every check.
-	cache *checks
+// background check after a scan. Until then an executable skill is StatusUnchecked; after, the
+// accessors report what the check found, and never change again.
+//
+// A Skill is the runtime's loaded skill (runtime/internal/registry) with only these read-only
+// methods: converting between the two costs nothing, and a Skill is the same value the runtime
+// runs.
+type Skill registry.Skill
 
-	// checkMu makes the check happen once; checked holds what it found (nil until then).
-	checkMu sync.Mutex
-	checked atomic.Pointer[verdict]
+// in is s as the runtime's machinery holds it.
+func (s *Skill) in() *registry.Skill { return (*registry.Skill)(s) }
+
+// view is s as callers see it.
+func view(s *registry.Skill) *Skill { return (*Skill)(s) }
+
+// views is l as callers see it.
+func views(l []*registry.Skill) []*Skill {
+	out := make([]*Skill, len(l))
+	for i, s := range l {
+		out[i] = view(s)
+	}
+	return out
+}
+
+// LoadSkill loads the skill package in dir under policy p, and checks it: its module is read,
+// hashed and bounds-checked, its files digested. It never fails: a broken package comes back with
+// Status error and Err saying everything that is wrong. ok is false when dir is not a skill
+// package at all (no manifest, no SKILL.md), which a scan skips silently.
+func LoadSkill(dir string, p *policy.Policy) (s *Skill, ok bool) {
+	in, ok := registry.LoadChecked(dir, p)
+	return view(in), ok
 }
 
 // ID is the skill's id: its directory's name. An instruction skill (a SKILL.md only) whose
 // directory's name is not a valid id ("My_Skill", "pdf.tools") has the id derived from it by
 // [skillmd.Slug] ("my-skill", "pdf-tools"), with a warning; its Name keeps the original.
-func (s *Skill) ID() string { return s.id }
+func (s *Skill) ID() string { return s.in().ID() }
 
 // Dir is the skill's directory on the host. Faces that answer remote clients show paths relative
 // to it, never it.
-func (s *Skill) Dir() string { return s.dir }
+func (s *Skill) Dir() string { return s.in().Dir() }
 
 // Kind says whether the skill runs or only instructs.
-func (s *Skill) Kind() spec.Kind { return s.kind }
+func (s *Skill) Kind() spec.Kind { return s.in().Kind() }
 
 // Language is what runs an executable skill: its module (LangWasm) or a script's interpreter,
 // from the manifest's runtime or the one execute file its directory holds (LangWasm when it
 // holds none); "" for an instruction skill.
-func (s *Skill) Language() spec.Language {
-	if s.kind == spec.Executable && s.lang == "" {
-		return spec.LangWasm
-	}
-	return s.lang
-}
+func (s *Skill) Language() spec.Language { return s.in().Language() }
 
 // Status is StatusActive, StatusError when the package is broken (see Err), or, for an executable
 // skill whose module has not been checked yet, StatusUnchecked. It reads nothing from disk.
-func (s *Skill) Status() catalog.Status {
-	if v := s.checked.Load(); v != nil {
-		return v.status
-	}
-	switch {
-	case s.problems != nil:
-		return catalog.StatusError
-	case s.kind == spec.Instructions:
-		return catalog.StatusActive // nothing to run; its digest is computed when asked for
-	}
-	return catalog.StatusUnchecked
-}
+func (s *Skill) Status() catalog.Status { return s.in().Status() }
 
 // Err is why a broken skill is broken: a *SkillError listing every problem; nil when active or
 // unchecked. Once the skill is checked it includes what the check found.
-func (s *Skill) Err() error {
-	if v := s.checked.Load(); v != nil {
-		return v.err
-	}
-	if s.problems != nil {
-		return s.problems
-	}
-	return nil
-}
+func (s *Skill) Err() error { return s.in().Err() }
 
 // Manifest returns a copy of the skill's manifest, or nil for an instruction skill or a manifest
 // that did not parse.
-func (s *Skill) Manifest() *spec.Manifest { return s.manifest.Clone() }
+func (s *Skill) Manifest() *spec.Manifest { return s.in().Manifest().Clone() }
 
 // InstructionsPath is the skill's SKILL.md on the host, or "" when it has none.
-func (s *Skill) InstructionsPath() string { return s.instructionsPath }
+func (s *Skill) InstructionsPath() string { return s.in().InstructionsPath() }
 
 // Instructions returns a copy of the SKILL.md's frontmatter (its Body is empty: the body is read
 // on demand), or nil when there is no SKILL.md or it does not parse (see InstructionsErr).
-func (s *Skill) Instructions() *skillmd.Doc { return s.instructions.Clone() }
+func (s *Skill) Instructions() *skillmd.Doc { return s.in().Instructions().Clone() }
 
 // InstructionsErr is why the SKILL.md did not parse. An instruction skill with a broken SKILL.md
 // is broken; an executable one still runs.
-func (s *Skill) InstructionsErr() error { return s.instructionsErr }
+func (s *Skill) InstructionsErr() error { return s.in().InstructionsErr() }
 
 // Digest is the version's identity: "sha256:<hex>" over the whole skill tree (manifest, module,
 // instructions, resources; see bundle/tree.go), so a changed permission is a new version. A run
@@ -150,381 +98,63 @@ func (s *Skill) InstructionsErr() error { return s.instructionsErr }
 //
 // An unchecked skill is checked by the first call (see Status): it reads the module and hashes
 // the skill's files that changed since they were last hashed.
-func (s *Skill) Digest() string { return s.verified().digest }
+func (s *Skill) Digest() string { return s.in().Digest() }
 
 // ModuleHash is the sha256 of the skill's module, hex ("" without one). Like Digest, it checks an
 // unchecked skill first.
-func (s *Skill) ModuleHash() string { return s.verified().hash }
+func (s *Skill) ModuleHash() string { return s.in().ModuleHash() }
 
 // Grant returns a copy of what the skill's runs may do under the policy it was loaded with
 // (nil when its manifest did not parse). It holds no secret value.
-func (s *Skill) Grant() *policy.Grant { return s.grant.Clone() }
+func (s *Skill) Grant() *policy.Grant { return s.in().Grant().Clone() }
 
 // LoadedAt is when this version was loaded.
-func (s *Skill) LoadedAt() time.Time { return s.loadedAt }
+func (s *Skill) LoadedAt() time.Time { return s.in().LoadedAt() }
 
 // Schema returns the compiled JSON Schema of the skill's arguments (nil unless executable).
-func (s *Skill) Schema() *spec.Schema { return s.schema }
+func (s *Skill) Schema() *spec.Schema { return s.in().Schema() }
 
 // Name is the manifest's name, else the SKILL.md's (its directory's name when it has none, as
 // Claude Code names it), else the directory's name.
-func (s *Skill) Name() string {
-	switch {
-	case s.manifest != nil:
-		return s.manifest.Name
-	case s.instructions != nil:
-		return s.instructions.Name
-	case s.dir != "":
-		return filepath.Base(s.dir)
-	}
-	return s.id
-}
+func (s *Skill) Name() string { return s.in().Name() }
 
 // Warnings lists what the load repaired or found against the Agent Skills format in a skill that
 // loads regardless (a SKILL.md without frontmatter, an unquoted ": " in it, a name that breaks
 // the format's rule, a directory name that is not an id, ...), each with the rule it breaks and
 // how to fix it, as a remote client may see them: files are named relative to the skills
 // directory ("My_Skill/SKILL.md"), never by the host's layout. nil when there are none.
-func (s *Skill) Warnings() []string {
-	if len(s.warnings) == 0 {
-		return nil
-	}
-	rel := relativeProblems(&spec.SkillError{ID: s.id, Problems: s.warnings}, s.dir, s.dirName())
-	out := make([]string, len(rel.Problems))
-	for i, p := range rel.Problems {
-		out[i] = p.Error()
-	}
-	return out
-}
+func (s *Skill) Warnings() []string { return s.in().Warnings() }
 
 // ModelInvocable reports whether a model may be offered the skill: false when its SKILL.md sets
 // Claude Code's "disable-model-invocation: true". Such a skill is for a user to invoke: the
 // agent helpers leave it out of what they list to a model (list_skills, the system prompt, the
 // tools) and refuse a model's load_skill or run of it, while a user's surface (an MCP prompt, the
 // CLI, the HTTP API) still reaches it.
-func (s *Skill) ModelInvocable() bool {
-	return s.instructions == nil || !s.instructions.DisableModelInvocation
-}
+func (s *Skill) ModelInvocable() bool { return s.in().ModelInvocable() }
 
 // ArgumentHint is the SKILL.md's "argument-hint" (what arguments the skill expects, such as
 // "[issue] [branch]"), or "".
-func (s *Skill) ArgumentHint() string {
-	if s.instructions == nil {
-		return ""
-	}
-	return s.instructions.ArgumentHint
-}
+func (s *Skill) ArgumentHint() string { return s.in().ArgumentHint() }
 
 // Description is the manifest's description, else the SKILL.md's.
-func (s *Skill) Description() string {
-	switch {
-	case s.manifest != nil:
-		return s.manifest.Description
-	case s.instructions != nil:
-		return s.instructions.Description
-	}
-	return ""
-}
+func (s *Skill) Description() string { return s.in().Description() }
 
 // Version is the manifest's version, or "" when there is none.
-func (s *Skill) Version() string {
-	if s.manifest == nil {
-		return ""
-	}
-	return s.manifest.Version
-}
+func (s *Skill) Version() string { return s.in().Version() }
 
 // Tags are the manifest's tags (a copy).
-func (s *Skill) Tags() []string {
-	if s.manifest == nil {
-		return nil
-	}
-	return append([]string(nil), s.manifest.Tags...)
-}
+func (s *Skill) Tags() []string { return s.in().Tags() }
 
-// wasmMagic starts every WebAssembly binary module (version 1).
-var wasmMagic = []byte{0x00, 'a', 's', 'm', 0x01, 0x00, 0x00, 0x00}
+// AgentWritten reports whether an agent wrote s (through create_skill or update_skill).
+func (s *Skill) AgentWritten() bool { return s.in().AgentWritten() }
 
-// LoadSkill loads the skill package in dir under policy p, and checks it: its module is read,
-// hashed and bounds-checked, its files digested. It never fails: a broken package comes back with
-// Status error and Err saying everything that is wrong. ok is false when dir is not a skill
-// package at all (no manifest, no SKILL.md), which a scan skips silently.
-func LoadSkill(dir string, p *policy.Policy) (s *Skill, ok bool) {
-	s, ok = loadSkill(dir, p, nil)
-	if ok {
-		s.verified()
-	}
-	return s, ok
-}
+// Programs lists the programs of s Skillbox can run (ProgramLanguage), by skill-relative path, in
+// the order of its files (at most 100; nil when it has none).
+func (s *Skill) Programs() []string { return s.in().Programs() }
 
-// loadSkill reads what describes the skill package in dir — its manifest and the frontmatter of
-// its SKILL.md — and nothing else: its module and digest are left for its check (see verify.go),
-// which remembers what it hashes in c (nil: nowhere).
-func loadSkill(dir string, p *policy.Policy, c *checks) (s *Skill, ok bool) {
-	id := filepath.Base(dir)
-	s = &Skill{id: id, dir: dir, kind: spec.Executable, loadedAt: time.Now(), modules: p.Modules, cache: c}
-	// One listing of the directory finds the SKILL.md and the manifest, and lets the check's
-	// adopt stat the files without listing it again: at ten thousand skills, each system call
-	// a load saves is seconds of a minute's scans.
-	s.listing, _ = os.ReadDir(dir)
-	s.instructionsPath = s.findInstructions()
-	if s.instructionsPath != "" {
-		s.readInstructions()
-	}
+// ProgramGrant returns a copy of what s's programs may do under the policy it was loaded with;
+// nil when its ScriptsFile does not parse (see ProgramsErr).
+func (s *Skill) ProgramGrant() *policy.Grant { return s.in().ProgramGrant().Clone() }
 
-	manifestPath := ""
-	for _, n := range spec.ManifestFiles() {
-		if isRegular(dir, s.listing, n) {
-			if manifestPath != "" {
-				s.fail(&spec.ManifestError{Path: filepath.Join(dir, n), Msg: "a second manifest", Hint: "keep one of " + strings.Join(spec.ManifestFiles(), ", ")})
-				continue
-			}
-			manifestPath = filepath.Join(dir, n)
-		}
-	}
-	if manifestPath == "" {
-		if s.instructionsPath == "" {
-			return nil, false
-		}
-		s.kind = spec.Instructions
-		s.deriveID()
-		var me *skillmd.Error
-		switch {
-		case errors.As(s.instructionsErr, &me):
-			for _, p := range me.All() {
-				s.fail(&spec.ManifestError{Path: s.instructionsPath, Field: p.Field, Msg: p.Msg, Hint: p.Hint})
-			}
-		case s.instructionsErr != nil:
-			s.fail(&spec.ManifestError{Path: s.instructionsPath, Msg: s.instructionsErr.Error()})
-		}
-		if hasDir(s.listing, spec.ScriptsDir) {
-			if s.agent = isRegularEntry(s.listing, authorMarker); s.agent {
-				p = p.ForAgentSkills()
-			}
-			s.loadPrograms(p)
-		}
-		return s, true
-	}
-
-	data, st, err := safefile.ReadFileStat(manifestPath, spec.MaxManifestBytes)
-	if err != nil {
-		s.fail(&spec.ManifestError{Path: manifestPath, Msg: err.Error()})
-		return s, true
-	}
-	if isRegularEntry(s.listing, filepath.Base(manifestPath)) {
-		s.manifestStat = st
-	}
-	sum := sha256.Sum256(data)
-	s.manifestFile, s.manifestSum = filepath.Base(manifestPath), hex.EncodeToString(sum[:])
-	m, err := spec.ParseManifest(manifestPath, data)
-	var se *spec.SkillError
-	if errors.As(err, &se) {
-		// The check still bounds the module (or reads the script the directory holds), so
-		// that one pass reports everything.
-		for _, p := range se.Problems {
-			s.fail(p)
-		}
-		s.pickLanguage(&spec.Manifest{}, manifestPath)
-		return s, true
-	}
-	s.manifest = m
-	s.warnPlaceholders(manifestPath, m)
-	s.pickLanguage(m, manifestPath)
-	if s.agent = isRegularEntry(s.listing, authorMarker); s.agent {
-		p = p.ForAgentSkills() // its grant, and its programs', never pass the agents' ceiling
-	}
-	if m.ID != id {
-		s.fail(&spec.ManifestError{Path: manifestPath, Field: "id", Msg: fmt.Sprintf("%q does not match the directory name %q", m.ID, id), Hint: "rename one so they are equal"})
-	}
-	s.schema = m.Schema()
-	if s.schema == nil { // the empty schema of a skill without parameters
-		s.schema, _ = spec.CompileSchema(m.Parameters)
-	}
-	s.grant = p.Grant(m, dir)
-	if hasDir(s.listing, spec.ScriptsDir) {
-		s.loadPrograms(p)
-	}
-	return s, true
-}
-
-// dropListing forgets what the load found of s's directory (see adopt): a check that must read
-// the files, not trust their identity, calls it before anyone else sees s.
-func (s *Skill) dropListing() { s.listing, s.manifestStat = nil, nil }
-
-// unchecked reports whether no check of s has concluded yet.
-func (s *Skill) unchecked() bool { return s.checked.Load() == nil }
-
-// Lang is what runs an executable skill as its load decided it: "" until then (see Language).
-func (s *Skill) Lang() spec.Language { return s.lang }
-
-// LoadProblems are what the load found wrong (nil: nothing), without the check's.
-func (s *Skill) LoadProblems() *spec.SkillError { return s.problems }
-
-// described is a skill as a caller describes it, with no package on disk (see NewSkill): it has
-// no module, and m and ins are copied.
-func described(id, dir string, kind spec.Kind, m *spec.Manifest, ins *skillmd.Doc, status catalog.Status, err error) (*Skill, error) {
-	s := &Skill{id: id, dir: dir, kind: kind, manifest: m.Clone(), instructions: ins.Clone(), loadedAt: time.Now()}
-	if status != catalog.StatusUnchecked {
-		s.checked.Store(&verdict{status: status, err: err})
-	}
-	if s.manifest != nil {
-		params := s.manifest.Parameters
-		if len(params) == 0 {
-			params = []byte(`{"type":"object","properties":{},"additionalProperties":false}`)
-		}
-		schema, err := spec.CompileSchema(params)
-		if err != nil {
-			return nil, err
-		}
-		s.schema = schema
-	}
-	return s, nil
-}
-
-// hasDir reports whether entries (sorted by name) list name as a directory, not a symlink.
-func hasDir(entries []fs.DirEntry, name string) bool {
-	i, found := slices.BinarySearchFunc(entries, name, func(e fs.DirEntry, name string) int { return strings.Compare(e.Name(), name) })
-	return found && entries[i].IsDir()
-}
-
-// warn records what the load repaired or found against the format. Only the load calls it,
-// before anyone else sees s.
-func (s *Skill) warn(e *spec.ManifestError) { s.warnings = append(s.warnings, e) }
-
-// fail records a problem the load found. Only the load calls it, before anyone else sees s.
-func (s *Skill) fail(e *spec.ManifestError) {
-	if s.problems == nil {
-		s.problems = &spec.SkillError{ID: s.id}
-	}
-	s.problems.Problems = append(s.problems.Problems, e)
-}
-
-// errNoModule is an executable skill without its module; errNotWasm one whose module is not
-// WebAssembly.
-var (
-	errNoModule = errors.New("missing: an executable skill needs its compiled module")
-	errNotWasm  = errors.New("not a WebAssembly module (bad magic number or version)")
-)
-
-func readModule(path string, ml policy.ModuleLimits) ([]byte, error) {
-	data, err := safefile.ReadFile(path, ml.WithDefaults().MaxModuleBytes)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, errNoModule
-	}
-	if err != nil {
-		return nil, err
-	}
-	if !bytes.HasPrefix(data, wasmMagic) {
-		return nil, errNotWasm
-	}
-	return data, nil
-}
-
-// isRegularEntry reports whether entries (sorted by name) list name as a regular file, not a
-// symlink: only then is the identity of the file read through its name the entry's own.
-func isRegularEntry(entries []fs.DirEntry, name string) bool {
-	i, found := slices.BinarySearchFunc(entries, name, func(e fs.DirEntry, name string) int { return strings.Compare(e.Name(), name) })
-	return found && entries[i].Type().IsRegular()
-}
-
-// isRegular reports whether name, in dir whose listing is entries, is a regular file, following a
-// symlink.
-func isRegular(dir string, entries []fs.DirEntry, name string) bool {
-	i, found := slices.BinarySearchFunc(entries, name, func(e fs.DirEntry, name string) int { return strings.Compare(e.Name(), name) })
-	if !found {
-		return false
-	}
-	switch t := entries[i].Type(); {
-	case t.IsRegular():
-		return true
-	case t&fs.ModeSymlink != 0:
-		st, err := os.Stat(filepath.Join(dir, name))
-		return err == nil && st.Mode().IsRegular()
-	}
-	return false
-}
-
-// findInstructions returns the path of the skill's SKILL.md, matched case-insensitively, from its
-// listing: SKILL.md itself when it is there, else the first by name. It warns when the name is
-// not SKILL.md, and when there are several.
-func (s *Skill) findInstructions() string {
-	var found []string
-	for _, e := range s.listing {
-		if strings.EqualFold(e.Name(), spec.InstructionsFile) && e.Type().IsRegular() {
-			found = append(found, e.Name())
-		}
-	}
-	if len(found) == 0 {
-		return ""
-	}
-	name := found[0]
-	if slices.Contains(found, spec.InstructionsFile) {
-		name = spec.InstructionsFile
-	}
-	path := filepath.Join(s.dir, name)
-	if len(found) > 1 {
-		s.warn(&spec.ManifestError{Path: s.dir, Msg: fmt.Sprintf("holds %s: %s is read", strings.Join(found, " and "), name), Hint: "keep one SKILL.md"})
-	}
-	if name != spec.InstructionsFile {
-		s.warn(&spec.ManifestError{Path: path, Msg: fmt.Sprintf("is named %s; it breaks the %s", name, skillmd.RuleFileName), Hint: "rename it to SKILL.md"})
-	}
-	return path
-}
-
-// readInstructions reads the SKILL.md's frontmatter, and keeps as warnings what the reader
-// repaired and how its values break the format's rules. A SKILL.md without a name is named after
-// the directory, as Claude Code names it.
-func (s *Skill) readInstructions() {
-	d, err := skillmd.ReadMeta(s.instructionsPath)
-	s.instructions, s.instructionsErr = d, err
-	if d == nil {
-		return
-	}
-	for _, w := range append(d.Warnings, skillmd.Check(s.instructionsPath, d)...) {
-		s.warn(&spec.ManifestError{Path: s.instructionsPath, Field: w.Field, Msg: w.Msg, Hint: w.Hint})
-	}
-	d.Warnings = nil // kept as the skill's, above
-	if spec.IsPlaceholder(d.Description) {
-		s.warn(&spec.ManifestError{Path: s.instructionsPath, Field: "description", Msg: "is the placeholder skillbox new wrote", Hint: spec.PlaceholderHint})
-	}
-	base := filepath.Base(s.dir)
-	switch {
-	case d.Name == "":
-		d.Name = base
-	case d.Name != base && skillmd.ValidName(d.Name):
-		s.warn(&spec.ManifestError{Path: s.instructionsPath, Field: "name", Msg: fmt.Sprintf("%q is not the directory's name %q; it breaks the %s", d.Name, base, skillmd.RuleNameDirectory),
-			Hint: "rename one so they are equal"})
-	}
-}
-
-// deriveID gives an instruction skill whose directory's name is not a valid id the id
-// [skillmd.Slug] makes of it ("My_Skill" is "my-skill"), with a warning; a name that makes no id
-// ("日本語", "___") is a problem. Two directories of one skills directory that make the same id
-// are settled by the scan (see resolveIDs).
-func (s *Skill) deriveID() {
-	base := filepath.Base(s.dir)
-	if spec.ValidID(base) {
-		return
-	}
-	id := derivedID(base)
-	if id == "" {
-		s.fail(&spec.ManifestError{Path: s.dir, Msg: fmt.Sprintf("%q is not a valid skill id, and none can be made of it", base),
-			Hint: "rename the directory: lower-case letters, digits and '-'"})
-		return
-	}
-	s.id = id
-	s.warn(&spec.ManifestError{Path: s.dir, Msg: fmt.Sprintf("the directory's name %q is not a valid skill id, so the skill's id is %q (%s)", base, id, skillmd.RuleName),
-		Hint: fmt.Sprintf("rename the directory to %q", id)})
-}
-
-// derivedID is the id of an instruction skill whose directory is named name, not an id: what
-// [skillmd.Slug] makes of it, or "" when that is no id either.
-func derivedID(name string) string {
-	if id := skillmd.Slug(name, spec.MaxIDLen); spec.ValidID(id) {
-		return id
-	}
-	return ""
-}
-
-// derived reports whether s's id was derived from its directory's name (see deriveID).
-func (s *Skill) derived() bool { return s.dir != "" && s.id != filepath.Base(s.dir) }
+// ProgramsErr is why s's programs cannot run: its ScriptsFile's problems. nil when they can.
+func (s *Skill) ProgramsErr() error { return s.in().ProgramsErr() }

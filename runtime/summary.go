@@ -5,13 +5,14 @@ import (
 
 	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/catalog"
+	"github.com/skillbox-dev/skillbox/runtime/internal/registry"
 	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // A Runtime is a catalog of its skills, each seen read-only.
 var (
 	_ catalog.Catalog[*Skill] = (*Runtime)(nil)
-	_ catalog.Skill           = (*Skill)(nil)
+	_ catalog.Skill           = (*registry.Skill)(nil)
 )
 
 // Summary is a skill's metadata: what a model needs to choose a skill, without its instructions,
@@ -40,10 +41,8 @@ type Summary struct {
 // relative to the skills directory ("notes/skill.json"), never the host's layout: a summary goes
 // to remote clients.
 func (s *Skill) Summary() Summary {
-	out := Summary{ID: s.id, Name: s.Name(), Description: s.Description(), Version: s.Version(), Kind: s.kind, Language: s.Language(), Status: s.Status()}
-	if s.manifest != nil {
-		out.Tags = append([]string(nil), s.manifest.Tags...)
-	}
+	out := Summary{ID: s.ID(), Name: s.Name(), Description: s.Description(), Version: s.Version(), Kind: s.Kind(), Language: s.Language(), Status: s.Status(),
+		Tags: s.Tags()}
 	if s.Err() != nil {
 		out.Error = strings.Join(s.Problems(), "; ")
 	}
@@ -56,5 +55,5 @@ func (s *Skill) Summary() Summary {
 // replaced by its name there wherever a message or hint names it. Err keeps the host's paths, for
 // the operator's own tools.
 func (s *Skill) Problems() []string {
-	return s.remoteProblems(s.Err())
+	return s.in().RemoteProblems(s.Err())
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/runtime/internal/registry"
 	"github.com/skillbox-dev/skillbox/version"
 )
 
@@ -93,7 +94,7 @@ func (rt *Runtime) newUserView(user string) *Runtime {
 		cacheDir: rt.cacheDir, privateCache: rt.privateCache, tracer: rt.tracer,
 		quota: rt.quota, history: rt.history, counters: rt.counters, kept: rt.kept, background: rt.background,
 		runs: map[*run.Result]context.CancelFunc{}}
-	u.checks = &checks{digests: rt.checks.digests, bundles: rt.checks.bundles, onCheck: u.onCheck}
+	u.checks = &registry.Checks{Digests: rt.checks.Digests, Bundles: rt.checks.Bundles, OnCheck: u.onCheck}
 	u.policy.Store(rt.policy.Load())
 	u.closing, u.startClose = context.WithCancel(context.Background())
 	u.indexOnce.Do(func() {})  // rt's index holds the digests the view shares
@@ -141,20 +142,20 @@ func (rt *Runtime) UserName() string { return rt.user }
 
 // VisibilityOf says who sees skill s in rt: VisibilityUser for a skill of rt's user's own.
 func (rt *Runtime) VisibilityOf(s *Skill) access.Visibility {
-	if rt.private(s) {
+	if rt.private(s.in()) {
 		return access.VisibilityUser
 	}
 	return access.VisibilityOrg
 }
 
 // private reports whether s is one of the user's own skills (in rt's user directory).
-func (rt *Runtime) private(s *Skill) bool {
-	return rt.userDir != "" && s != nil && strings.HasPrefix(s.dir, rt.userDir+string(filepath.Separator))
+func (rt *Runtime) private(s *registry.Skill) bool {
+	return rt.userDir != "" && s != nil && strings.HasPrefix(s.Dir(), rt.userDir+string(filepath.Separator))
 }
 
 // visibleTo is who alone may see a run of s: its user for a skill of a user's own, "" (the
 // tenant) otherwise.
-func (rt *Runtime) visibleTo(s *Skill) string {
+func (rt *Runtime) visibleTo(s *registry.Skill) string {
 	if rt.private(s) {
 		return rt.user
 	}

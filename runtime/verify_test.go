@@ -12,7 +12,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/run"
-	iregistry "github.com/skillbox-dev/skillbox/runtime/internal/registry"
+	"github.com/skillbox-dev/skillbox/runtime/internal/registry"
 	"github.com/skillbox-dev/skillbox/spec"
 )
 
@@ -52,7 +52,7 @@ func TestFirstRunChecks(t *testing.T) {
 	if err != nil || s.Status() != catalog.StatusActive || res.Digest == "" || res.Digest != s.Digest() {
 		t.Fatalf("run: %v, status %s, digest %q (skill's %q)", err, s.Status(), res.Digest, s.Digest())
 	}
-	want, err := iregistry.NewDigester().TreeDigest(s.dir)
+	want, err := registry.NewDigester().TreeDigest(s.Dir())
 	if err != nil || res.Digest != want {
 		t.Errorf("run digest %s, the tree's %s (%v)", res.Digest, want, err)
 	}
@@ -117,7 +117,7 @@ func TestModuleReplacedUnderPinnedVersion(t *testing.T) {
 	sd := fixture(t, dir, "s", simple("s", `"parameters":{"type":"object"}`), "hello")
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}, NoBackgroundCheck: true})
 	s, _ := rt.Skill("s")
-	if s.Status() != catalog.StatusUnchecked || s.verified().status != catalog.StatusActive {
+	if s.Status() != catalog.StatusUnchecked || s.in().Verified().Status != catalog.StatusActive {
 		t.Fatalf("checking: %s", s.Status())
 	}
 	echo, err := os.ReadFile(filepath.Join("..", "testdata", "wasm", "echo.wasm"))
@@ -175,7 +175,7 @@ func TestFingerprintDecidesWhatIsKnown(t *testing.T) {
 	if s2.Status() != catalog.StatusUnchecked {
 		t.Fatalf("a changed module was adopted: %s", s2.Status())
 	}
-	if s2.verified(); rt2.Stats().ModuleReads != 1 || s2.Digest() == digest {
+	if s2.in().Verified(); rt2.Stats().ModuleReads != 1 || s2.Digest() == digest {
 		t.Errorf("checking the changed module: %d reads, digest changed %v", rt2.Stats().ModuleReads, s2.Digest() != digest)
 	}
 	must(t, rt2.Close(context.Background()))

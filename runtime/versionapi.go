@@ -19,7 +19,7 @@ func (rt *Runtime) Versions(ctx context.Context, id string) ([]version.Version, 
 		return nil, version.ErrNoStore
 	}
 	if s, ok := rt.lookup(id); ok {
-		if v, err := s.check(ctx); err == nil && v.status == catalog.StatusActive {
+		if v, err := s.Check(ctx); err == nil && v.Status == catalog.StatusActive {
 			if _, err := rt.recordVersion(ctx, s, version.Provenance{Source: "folder"}); err != nil {
 				return nil, err
 			}

@@ -4,15 +4,16 @@ import (
 	"slices"
 
 	"github.com/skillbox-dev/skillbox/policy"
+	"github.com/skillbox-dev/skillbox/runtime/internal/registry"
 	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // versionGrant is everything a version of s may do: its execute's grant and its programs'
 // (scripts/) together, each list the union of both and each limit the higher. It is what a
 // version records, and what the next version is compared with.
-func versionGrant(s *Skill) *policy.Grant {
+func versionGrant(s *registry.Skill) *policy.Grant {
 	g := &policy.Grant{Network: []string{}, Env: []string{}, Secrets: []string{}, Files: []policy.GrantedMount{}}
-	for _, part := range []*policy.Grant{s.grant, s.programGrant} {
+	for _, part := range []*policy.Grant{s.Grant(), s.ProgramGrant()} {
 		if part == nil {
 			continue
 		}

@@ -16,7 +16,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/bundle"
 	"github.com/skillbox-dev/skillbox/run"
-	iregistry "github.com/skillbox-dev/skillbox/runtime/internal/registry"
+	"github.com/skillbox-dev/skillbox/runtime/internal/registry"
 	"github.com/skillbox-dev/skillbox/version"
 )
 
@@ -46,7 +46,7 @@ type versions struct {
 	mu    sync.Mutex
 	lists map[string]versionList // by skill id, read within versionListTTL
 	// loaded are the stored versions unpacked under dir and loaded, by digest, oldest first.
-	loaded []*Skill
+	loaded []*registry.Skill
 	dir    string
 }
 
@@ -125,39 +125,39 @@ func baseline(list []version.Version) (version.Version, bool) {
 // recordVersion returns the stored version of s (loaded, checked and sound), recording it first
 // when the store does not have it: pending when it asks for more than its baseline, or, written
 // by an agent, for more than the agents' ceiling; a draft otherwise.
-func (rt *Runtime) recordVersion(ctx context.Context, s *Skill, prov version.Provenance) (version.Version, error) {
-	vs := rt.versionsOf(s.id)
+func (rt *Runtime) recordVersion(ctx context.Context, s *registry.Skill, prov version.Provenance) (version.Version, error) {
+	vs := rt.versionsOf(s.ID())
 	digest := s.Digest()
-	list, err := vs.list(ctx, s.id)
+	list, err := vs.list(ctx, s.ID())
 	if err != nil {
 		return version.Version{}, err
 	}
 	if v, ok := findVersion(list, digest); ok {
 		return v, nil
 	}
-	files, got, err := readTree(ctx, s.dir)
+	files, got, err := readTree(ctx, s.Dir())
 	if err != nil {
-		return version.Version{}, fmt.Errorf("record version of %q: %w", s.id, err)
+		return version.Version{}, fmt.Errorf("record version of %q: %w", s.ID(), err)
 	}
 	if got != digest {
-		return version.Version{}, fmt.Errorf("record version of %q: %s changed while it was read: try again", s.id, s.dir)
+		return version.Version{}, fmt.Errorf("record version of %q: %s changed while it was read: try again", s.ID(), s.Dir())
 	}
 	if prov.Source == "" {
 		prov.Source = "folder"
 	}
-	if s.agent {
+	if s.AgentWritten() {
 		prov.Source = "agent"
 	}
-	v := version.Version{Skill: s.id, Digest: digest, Version: s.Version(), Status: version.Draft, Source: prov.Source,
+	v := version.Version{Skill: s.ID(), Digest: digest, Version: s.Version(), Status: version.Draft, Source: prov.Source,
 		CreatedBy: prov.By, CreatedAt: time.Now().UTC()}
 	v.Grant = versionGrant(s)
-	if s.agent {
+	if s.AgentWritten() {
 		// Recorded with what it would get once an admin approves it: the policy's own grant,
 		// past the agents' ceiling. Until then it runs under the ceiling.
 		full := rt.policy.Load()
-		g := full.Grant(s.manifest, s.dir)
+		g := full.Grant(s.Manifest(), s.Dir())
 		v.Grant = g
-		for _, r := range compactStrings(s.grant.Refused) {
+		for _, r := range registry.CompactStrings(s.Grant().Refused) {
 			v.Diff = append(v.Diff, "beyond the agents' ceiling: "+r)
 		}
 	}
@@ -169,19 +169,19 @@ func (rt *Runtime) recordVersion(ctx context.Context, s *Skill, prov version.Pro
 	}
 	stored, created, err := vs.store.AddVersion(ctx, v, files)
 	if err != nil {
-		return version.Version{}, fmt.Errorf("record version of %q: %w", s.id, err)
+		return version.Version{}, fmt.Errorf("record version of %q: %w", s.ID(), err)
 	}
-	vs.forget(s.id)
+	vs.forget(s.ID())
 	if created {
-		rt.logger.Info("skill version recorded", "skill", s.id, "digest", digest, "status", stored.Status, "source", stored.Source, "by", stored.CreatedBy)
+		rt.logger.Info("skill version recorded", "skill", s.ID(), "digest", digest, "status", stored.Status, "source", stored.Source, "by", stored.CreatedBy)
 	}
 	return stored, nil
 }
 
 // pick returns the skill to run for a request of cur's id (cur is the current version, checked
 // and sound), and pin, a digest or "" (see the rules above).
-func (rt *Runtime) pick(ctx context.Context, cur *Skill, pin string) (*Skill, *run.Error) {
-	id := cur.id
+func (rt *Runtime) pick(ctx context.Context, cur *registry.Skill, pin string) (*registry.Skill, *run.Error) {
+	id := cur.ID()
 	curV, err := rt.recordVersion(ctx, cur, version.Provenance{Source: "folder"})
 	if err != nil {
 		return nil, run.Errorf(run.KindInternal, id, err, "the skill's versions cannot be read: %v", err)
@@ -223,7 +223,7 @@ func (rt *Runtime) pick(ctx context.Context, cur *Skill, pin string) (*Skill, *r
 			return nil, versionRefusal(curV)
 		}
 	}
-	if v.Digest == cur.Digest() && !(cur.agent && len(v.Diff) > 0) {
+	if v.Digest == cur.Digest() && !(cur.AgentWritten() && len(v.Diff) > 0) {
 		return cur, nil
 	}
 	// An older version, or an agent's version an admin approved (its directory's copy is held
@@ -281,11 +281,11 @@ func matchDigest(list []version.Version, d string) (string, error) {
 
 // loadVersion unpacks v's stored files (once per process, checking them against v's digest)
 // and loads it as a skill under the current policy.
-func (rt *Runtime) loadVersion(ctx context.Context, v version.Version) (*Skill, error) {
+func (rt *Runtime) loadVersion(ctx context.Context, v version.Version) (*registry.Skill, error) {
 	vs := rt.versionsOf(v.Skill)
 	vs.mu.Lock()
 	for _, s := range vs.loaded {
-		if s.id == v.Skill && s.Digest() == v.Digest {
+		if s.ID() == v.Skill && s.Digest() == v.Digest {
 			vs.mu.Unlock()
 			return s, nil
 		}
@@ -324,14 +324,14 @@ func (rt *Runtime) loadVersion(ctx context.Context, v version.Version) (*Skill, 
 			}
 		}
 	}
-	s, ok := loadSkill(dir, rt.policy.Load(), rt.checks)
+	s, ok := registry.Load(dir, rt.policy.Load(), rt.checks)
 	if !ok {
 		return nil, fmt.Errorf("the stored files are not a skill package")
 	}
 	if got := s.Digest(); got != "" && got != v.Digest {
 		return nil, fmt.Errorf("the stored files have digest %s, not the version's: the store was changed outside skillbox", got)
 	}
-	if _, err := s.check(ctx); err != nil {
+	if _, err := s.Check(ctx); err != nil {
 		return nil, err
 	}
 	if got := s.Digest(); got != v.Digest {
@@ -371,7 +371,7 @@ func writeTree(dir string, files map[string][]byte) error {
 
 // readTree reads the files of the skill at dir that its digest covers, and the digest.
 func readTree(ctx context.Context, dir string) (map[string][]byte, string, error) {
-	t, err := (*iregistry.Digester)(nil).Walk(dir, false)
+	t, err := (*registry.Digester)(nil).Walk(dir, false)
 	if err != nil {
 		return nil, "", err
 	}
@@ -399,13 +399,13 @@ func readTree(ctx context.Context, dir string) (map[string][]byte, string, error
 
 // pickVersion is pick for a runtime with a version.Store; without one, s runs, and a pin must
 // name it.
-func (rt *Runtime) pickVersion(ctx context.Context, s *Skill, pin string) (*Skill, *run.Error) {
+func (rt *Runtime) pickVersion(ctx context.Context, s *registry.Skill, pin string) (*registry.Skill, *run.Error) {
 	if rt.versions != nil {
 		return rt.pick(ctx, s, pin)
 	}
 	if pin != "" {
 		if _, err := matchDigest([]version.Version{{Digest: s.Digest()}}, pin); err != nil {
-			return nil, run.Errorf(run.KindNotFound, s.id, version.ErrNoStore, "skill %q is at version %s, not %s: this runtime keeps no other versions", s.id, short(s.Digest()), pin)
+			return nil, run.Errorf(run.KindNotFound, s.ID(), version.ErrNoStore, "skill %q is at version %s, not %s: this runtime keeps no other versions", s.ID(), short(s.Digest()), pin)
 		}
 	}
 	return s, nil

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/skillbox-dev/skillbox/runtime/internal/registry"
 )
 
 // Watch reloads the registry whenever a file under the skill directories changes, until ctx
@@ -110,7 +111,7 @@ func watchable(dir string, depth int) []string {
 	}
 	var out []string
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), ".") || !isDir(dir, e) {
+		if strings.HasPrefix(e.Name(), ".") || !registry.IsDir(dir, e) {
 			continue
 		}
 		p := filepath.Join(dir, e.Name())

@@ -1,12 +1,3 @@
-// Package registry is what package runtime's registry learns of skills' files, and keeps: the
-// bounds check of a module's binary and what it found (module.go: CheckModule, ModuleCheck,
-// ModuleKey), the Digester that remembers file digests by their identity on disk and module
-// checks by content hash and limits (digest.go), and the index file and its journal that keep
-// both for the next process (index.go).
-//
-// Package runtime is its only user: its skills' checks share a Digester, and its Runtime opens,
-// loads and saves the index (runtime/index.go). Package registry never imports runtime, which
-// imports it as iregistry (its own registry type has the name).
 package registry
 
 import (

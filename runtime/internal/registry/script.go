@@ -1,4 +1,4 @@
-package runtime
+package registry
 
 import (
 	"context"
@@ -28,19 +28,19 @@ var errNoScript = errors.New("missing: the manifest's runtime runs this file")
 // verifyScript fills v's hash and size from s's code and returns its problem. cachedOnly reads no
 // file: a script's check is not remembered across processes, so it is then not done (ok false),
 // and the skill stays unchecked until its first run or the background check.
-func (s *Skill) verifyScript(v *verdict, cachedOnly bool) (*spec.ManifestError, bool) {
+func (s *Skill) verifyScript(v *Verdict, cachedOnly bool) (*spec.ManifestError, bool) {
 	if cachedOnly {
 		return nil, false
 	}
 	if s.cache != nil {
-		s.cache.reads.Add(1)
+		s.cache.Reads.Add(1)
 	}
 	code, err := s.readScript(context.Background())
 	if err != nil {
 		return scriptProblem(s, err), true
 	}
 	h := sha256.Sum256([]byte(code))
-	v.hash, v.size = hex.EncodeToString(h[:]), int64(len(code))
+	v.Hash, v.Size = hex.EncodeToString(h[:]), int64(len(code))
 	return nil, true
 }
 
@@ -53,7 +53,7 @@ func (s *Skill) readScript(ctx context.Context) (string, error) {
 	}
 	switch s.lang {
 	case spec.LangJavaScript, spec.LangTypeScript:
-		b, err := s.bundle(ctx, s.lang.CodeFile(), false)
+		b, err := s.Bundle(ctx, s.lang.CodeFile(), false)
 		return b.Code, err
 	case spec.LangPython:
 		data, err := safefile.ReadFile(s.codePath(), s.modules.WithDefaults().MaxModuleBytes)
@@ -65,7 +65,7 @@ func (s *Skill) readScript(ctx context.Context) (string, error) {
 // bundle bundles the JavaScript or TypeScript file entry of s (a program when program is set:
 // it need not export execute), through the runtime's bundle cache when s has one. A bundle is
 // bounded by the policy's module limit: a script's code is held to what a module may weigh.
-func (s *Skill) bundle(ctx context.Context, entry string, program bool) (jsbundle.Bundle, error) {
+func (s *Skill) Bundle(ctx context.Context, entry string, program bool) (jsbundle.Bundle, error) {
 	max := s.modules.WithDefaults().MaxModuleBytes
 	opts := jsbundle.Options{MaxSourceBytes: max, MaxOutputBytes: max, Program: program}
 	if c := s.cache.bundleCache(); c != nil {
@@ -81,13 +81,13 @@ func (s *Skill) bundle(ctx context.Context, entry string, program bool) (jsbundl
 //
 // ErrModuleChanged when the code changed since the check; the script's problem (a
 // *ManifestError) when it no longer reads or bundles.
-func (s *Skill) script(ctx context.Context) (string, error) {
+func (s *Skill) Script(ctx context.Context) (string, error) {
 	code, err := s.readScript(ctx)
 	if err != nil {
 		return "", scriptProblem(s, err)
 	}
 	h := sha256.Sum256([]byte(code))
-	if got := hex.EncodeToString(h[:]); got != s.state().hash {
+	if got := hex.EncodeToString(h[:]); got != s.State().Hash {
 		return "", fmt.Errorf("%w: %s has changed since this version was loaded; reload the skills and run it again", run.ErrModuleChanged, s.codePath())
 	}
 	return code, nil
@@ -96,11 +96,11 @@ func (s *Skill) script(ctx context.Context) (string, error) {
 // scriptProblem is the problem of a script that could not be read or bundled, naming the file
 // (and the line, when known) where it is.
 func scriptProblem(s *Skill, err error) *spec.ManifestError {
-	return scriptProblemAt(s, s.lang.CodeFile(), err)
+	return ScriptProblemAt(s, s.lang.CodeFile(), err)
 }
 
 // scriptProblemAt is scriptProblem for the script at entry, relative to s's directory.
-func scriptProblemAt(s *Skill, entry string, err error) *spec.ManifestError {
+func ScriptProblemAt(s *Skill, entry string, err error) *spec.ManifestError {
 	codePath := filepath.Join(s.dir, filepath.FromSlash(entry))
 	var be *jsbundle.Error
 	switch {
@@ -125,9 +125,9 @@ func scriptProblemAt(s *Skill, entry string, err error) *spec.ManifestError {
 }
 
 // bundleCache is the runtime's cache of JavaScript bundles (nil: none).
-func (c *checks) bundleCache() *jsbundle.Cache {
+func (c *Checks) bundleCache() *jsbundle.Cache {
 	if c == nil {
 		return nil
 	}
-	return c.bundles
+	return c.Bundles
 }

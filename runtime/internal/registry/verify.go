@@ -1,4 +1,4 @@
-package runtime
+package registry
 
 import (
 	"bytes"
@@ -18,59 +18,58 @@ import (
 	"github.com/skillbox-dev/skillbox/internal/safefile"
 	"github.com/skillbox-dev/skillbox/internal/wasmcheck"
 	"github.com/skillbox-dev/skillbox/run"
-	iregistry "github.com/skillbox-dev/skillbox/runtime/internal/registry"
 	"github.com/skillbox-dev/skillbox/spec"
 )
 
 // verdict is what checking a skill found: its module's hash, size and bounds, its version digest,
 // and its status with every problem, the load's and the check's. A Skill gets one, once.
-type verdict struct {
-	status catalog.Status
-	err    error // a *SkillError, nil when active
-	hash   string
-	digest string
+type Verdict struct {
+	Status catalog.Status
+	Err    error // a *SkillError, nil when active
+	Hash   string
+	Digest string
 	// size is the module's size in bytes; info what its bounds check learned, linearLimit what
-	// its linear memories may hold (see iregistry.CheckModule). info is nil when the module did
+	// its linear memories may hold (see CheckModule). info is nil when the module did
 	// not pass.
-	size        int64
-	info        *wasmcheck.Info
-	linearLimit uint64
+	Size        int64
+	Info        *wasmcheck.Info
+	LinearLimit uint64
 }
 
 // unverified is what an unchecked skill's internals read as: no module, no digest.
-var unverified = &verdict{status: catalog.StatusUnchecked}
+var Unverified = &Verdict{Status: catalog.StatusUnchecked}
 
 // checks is what the skills of one Runtime share for their checks: the digester that remembers
 // file digests and module checks, and counts and a hook for the runtime.
-type checks struct {
-	digests *iregistry.Digester
+type Checks struct {
+	Digests *Digester
 	// bundles remembers the bundles of JavaScript and TypeScript skills (nil: none).
-	bundles *jsbundle.Cache
+	Bundles *jsbundle.Cache
 	// made counts checks made; reads counts modules read from disk by them (the rest were known
 	// by their hash).
-	made, reads atomic.Int64
+	Made, Reads atomic.Int64
 	// onCheck is called after each check of a skill, outside any lock (nil: nothing).
-	onCheck func(*Skill, *verdict)
+	OnCheck func(*Skill, *Verdict)
 }
 
-func (c *checks) digester() *iregistry.Digester {
+func (c *Checks) digester() *Digester {
 	if c == nil {
 		return nil
 	}
-	return c.digests
+	return c.Digests
 }
 
 // state returns what s's check found, or unverified before it.
-func (s *Skill) state() *verdict {
+func (s *Skill) State() *Verdict {
 	if v := s.checked.Load(); v != nil {
 		return v
 	}
-	return unverified
+	return Unverified
 }
 
 // verified returns what s's check found, checking it first if no one has.
-func (s *Skill) verified() *verdict {
-	v, _ := s.check(context.Background())
+func (s *Skill) Verified() *Verdict {
+	v, _ := s.Check(context.Background())
 	return v
 }
 
@@ -78,7 +77,7 @@ func (s *Skill) verified() *verdict {
 // later call returns what it found. The error is ctx's, when it ended before the check began
 // (the check itself is bounded: a module of at most modules.maxModuleBytes, a tree of at most
 // maxDigestBytes); v is then unverified.
-func (s *Skill) check(ctx context.Context) (*verdict, error) {
+func (s *Skill) Check(ctx context.Context) (*Verdict, error) {
 	if v := s.checked.Load(); v != nil {
 		return v, nil
 	}
@@ -89,15 +88,15 @@ func (s *Skill) check(ctx context.Context) (*verdict, error) {
 	}
 	if err := ctx.Err(); err != nil {
 		s.checkMu.Unlock()
-		return unverified, err
+		return Unverified, err
 	}
 	v, _ := s.verify(false)
 	s.checked.Store(v)
 	s.checkMu.Unlock()
 	if s.cache != nil {
-		s.cache.made.Add(1)
-		if s.cache.onCheck != nil {
-			s.cache.onCheck(s, v)
+		s.cache.Made.Add(1)
+		if s.cache.OnCheck != nil {
+			s.cache.OnCheck(s, v)
 		}
 	}
 	return v, nil
@@ -106,7 +105,7 @@ func (s *Skill) check(ctx context.Context) (*verdict, error) {
 // adopt gives s the verdict that what is remembered proves current — every file of its tree has
 // the identity it had when it was hashed, and its module's bounds check is known by its hash —
 // reading no file. It reports whether it could; a scan calls it, before anyone else sees s.
-func (s *Skill) adopt() bool {
+func (s *Skill) Adopt() bool {
 	defer func() { s.listing, s.manifestStat = nil, nil }() // the load's findings serve this once
 	if s.cache == nil {
 		return false
@@ -130,11 +129,11 @@ func (s *Skill) memMiB() int64 {
 // verify computes s's verdict: the digest of its tree, and for an executable skill the hash and
 // bounds of its module. cachedOnly reads no file (see adopt), and ok is false when that is not
 // enough.
-func (s *Skill) verify(cachedOnly bool) (v *verdict, ok bool) {
+func (s *Skill) verify(cachedOnly bool) (v *Verdict, ok bool) {
 	// Twice at most: a module replaced between the walk and its read is walked again, so that the
 	// digest covers the module that was checked.
 	for range 2 {
-		v = &verdict{}
+		v = &Verdict{}
 		var problems []*spec.ManifestError
 		var t bundle.Tree
 		var err error
@@ -156,7 +155,7 @@ func (s *Skill) verify(cachedOnly bool) (v *verdict, ok bool) {
 			return s.conclude(v, []*spec.ManifestError{{Path: filepath.Join(s.dir, s.manifestFile), Msg: "changed since this version was loaded",
 				Hint: "reload the skills (serve --watch and mcp --watch do it on change)"}}), true
 		default:
-			v.digest = t.Digest
+			v.Digest = t.Digest
 		}
 		if s.kind == spec.Executable && s.lang.Script() {
 			p, ok := s.verifyScript(v, cachedOnly)
@@ -171,7 +170,7 @@ func (s *Skill) verify(cachedOnly bool) (v *verdict, ok bool) {
 			if !ok {
 				return nil, false
 			}
-			if t.Module != "" && v.hash != "" && v.hash != t.Module {
+			if t.Module != "" && v.Hash != "" && v.Hash != t.Module {
 				continue
 			}
 			if p != nil {
@@ -184,9 +183,9 @@ func (s *Skill) verify(cachedOnly bool) (v *verdict, ok bool) {
 }
 
 // conclude sets v's status and error from the load's problems and the check's.
-func (s *Skill) conclude(v *verdict, problems []*spec.ManifestError) *verdict {
+func (s *Skill) conclude(v *Verdict, problems []*spec.ManifestError) *Verdict {
 	if s.problems == nil && len(problems) == 0 {
-		v.status = catalog.StatusActive
+		v.Status = catalog.StatusActive
 		return v
 	}
 	se := &spec.SkillError{ID: s.id}
@@ -194,33 +193,33 @@ func (s *Skill) conclude(v *verdict, problems []*spec.ManifestError) *verdict {
 		se.Problems = append(se.Problems, s.problems.Problems...)
 	}
 	se.Problems = append(se.Problems, problems...)
-	v.status, v.err = catalog.StatusError, se
+	v.Status, v.Err = catalog.StatusError, se
 	return v
 }
 
 // addProblem adds a problem found after the check (CheckSkill's compilation) to s's verdict. It
 // is for a Skill no one else holds yet.
-func (s *Skill) addProblem(e *spec.ManifestError) {
-	v := *s.verified()
+func (s *Skill) AddProblem(e *spec.ManifestError) {
+	v := *s.Verified()
 	se := &spec.SkillError{ID: s.id}
-	if old, ok := v.err.(*spec.SkillError); ok {
+	if old, ok := v.Err.(*spec.SkillError); ok {
 		se.Problems = append(se.Problems, old.Problems...)
 	}
 	se.Problems = append(se.Problems, e)
-	v.status, v.err = catalog.StatusError, se
+	v.Status, v.Err = catalog.StatusError, se
 	s.checked.Store(&v)
 }
 
 // verifyModule fills v's hash, size and bounds, and returns the module's problem. sum is the
 // module's hash as the digest walk found it ("" if it found none): when the check of that hash is
 // remembered, the module is not read.
-func (s *Skill) verifyModule(v *verdict, sum string, cachedOnly bool) (*spec.ManifestError, bool) {
+func (s *Skill) verifyModule(v *Verdict, sum string, cachedOnly bool) (*spec.ManifestError, bool) {
 	path := filepath.Join(s.dir, spec.ModuleFile)
 	d := s.cache.digester()
-	key := iregistry.ModuleKey{Hash: sum, Limits: s.modules, MemMiB: s.memMiB()}
+	key := ModuleKey{Hash: sum, Limits: s.modules, MemMiB: s.memMiB()}
 	if sum != "" {
 		if mc := d.Module(key); mc != nil {
-			v.hash, v.size, v.info, v.linearLimit = sum, mc.Size, mc.Info, mc.LinearLimit
+			v.Hash, v.Size, v.Info, v.LinearLimit = sum, mc.Size, mc.Info, mc.LinearLimit
 			return mc.At(path, s.dir), true
 		}
 	}
@@ -232,7 +231,7 @@ func (s *Skill) verifyModule(v *verdict, sum string, cachedOnly bool) (*spec.Man
 		return nil, false
 	}
 	if s.cache != nil {
-		s.cache.reads.Add(1)
+		s.cache.Reads.Add(1)
 	}
 	wasm, err := safefile.ReadFile(path, s.modules.WithDefaults().MaxModuleBytes)
 	if err != nil {
@@ -240,16 +239,16 @@ func (s *Skill) verifyModule(v *verdict, sum string, cachedOnly bool) (*spec.Man
 	}
 	h := sha256.Sum256(wasm)
 	key.Hash = hex.EncodeToString(h[:])
-	var mc *iregistry.ModuleCheck
+	var mc *ModuleCheck
 	if !bytes.HasPrefix(wasm, wasmMagic) {
 		// Remembered like a bounds check, so that a rescan finds this skill broken at once
 		// instead of offering it until it is checked again.
-		mc = &iregistry.ModuleCheck{Size: int64(len(wasm)), Problem: &spec.ManifestError{Msg: errNotWasm.Error()}, Build: true}
+		mc = &ModuleCheck{Size: int64(len(wasm)), Problem: &spec.ManifestError{Msg: errNotWasm.Error()}, Build: true}
 	} else {
-		mc, _ = iregistry.CheckModule(wasm, s.modules, key.MemMiB)
+		mc, _ = CheckModule(wasm, s.modules, key.MemMiB)
 	}
 	d.RememberModule(key, mc)
-	v.hash, v.size, v.info, v.linearLimit = key.Hash, mc.Size, mc.Info, mc.LinearLimit
+	v.Hash, v.Size, v.Info, v.LinearLimit = key.Hash, mc.Size, mc.Info, mc.LinearLimit
 	return mc.At(path, s.dir), true
 }
 
@@ -269,9 +268,9 @@ func moduleReadProblem(path, dir string, err error) *spec.ManifestError {
 //
 // ErrModuleChanged when the file is no longer the module this version was loaded with; the
 // module's problem (a *ManifestError) when it cannot be read or crosses a bound now.
-func (s *Skill) module() ([]byte, error) {
-	v := s.state()
-	if v.info == nil {
+func (s *Skill) Module() ([]byte, error) {
+	v := s.State()
+	if v.Info == nil {
 		return nil, fmt.Errorf("skill %q: the module was not checked", s.id)
 	}
 	path := filepath.Join(s.dir, spec.ModuleFile)
@@ -280,10 +279,10 @@ func (s *Skill) module() ([]byte, error) {
 		return nil, fmt.Errorf("%w: %s: %w", run.ErrModuleChanged, path, err)
 	}
 	h := sha256.Sum256(wasm)
-	if got := hex.EncodeToString(h[:]); got != v.hash {
-		return nil, fmt.Errorf("%w: %s has sha256 %.12s now, this version was loaded with %.12s; reload the skills and run it again", run.ErrModuleChanged, path, got, v.hash)
+	if got := hex.EncodeToString(h[:]); got != v.Hash {
+		return nil, fmt.Errorf("%w: %s has sha256 %.12s now, this version was loaded with %.12s; reload the skills and run it again", run.ErrModuleChanged, path, got, v.Hash)
 	}
-	mc, module := iregistry.CheckModule(wasm, s.modules, s.memMiB())
+	mc, module := CheckModule(wasm, s.modules, s.memMiB())
 	if mc.Problem != nil {
 		return nil, mc.At(path, s.dir)
 	}

@@ -1,4 +1,4 @@
-package runtime
+package registry
 
 import (
 	"errors"
@@ -38,15 +38,15 @@ var shellExts = []string{".sh", ".bash", ".zsh", ".ksh", ".fish"}
 var errProgramKind = errors.New("cannot run this kind of program")
 
 // program is one program of a skill, resolved for a run.
-type program struct {
-	rel  string // "scripts/report.py", slash-separated
-	lang spec.Language
+type Program struct {
+	Rel  string // "scripts/report.py", slash-separated
+	Lang spec.Language
 }
 
 // resolveProgram finds the program name ("report.py" or "scripts/report.py") of s: a regular
 // file under its scripts/ directory, reached without leaving the skill's directory.
-func (s *Skill) resolveProgram(name string) (*program, *run.Error) {
-	bad := func(err error, format string, args ...any) (*program, *run.Error) {
+func (s *Skill) ResolveProgram(name string) (*Program, *run.Error) {
+	bad := func(err error, format string, args ...any) (*Program, *run.Error) {
 		kind := run.KindInvalidArgs
 		if errors.Is(err, run.ErrNoProgram) {
 			kind = run.KindNotFound
@@ -84,14 +84,13 @@ func (s *Skill) resolveProgram(name string) (*program, *run.Error) {
 	case !st.Mode().IsRegular():
 		return bad(run.ErrNoProgram, "%s is not a regular file", clean)
 	}
-	return &program{rel: clean, lang: lang}, nil
+	return &Program{Rel: clean, Lang: lang}, nil
 }
 
 // maxListedPrograms bounds Programs (and so an error that lists them).
 const maxListedPrograms = 100
 
-// Programs lists the programs of s Skillbox can run (ProgramLanguage), by skill-relative path, in
-// the order of its files (at most 100; nil when it has none).
+// Programs backs runtime.Skill.Programs, which documents it.
 func (s *Skill) Programs() []string {
 	files, err := skillmd.ListResources(s.dir, skillmd.DefaultResourceCount)
 	if err != nil {
@@ -160,18 +159,17 @@ func mergePermissions(a, b spec.Permissions) spec.Permissions {
 		Secrets: append(slices.Clone(a.Secrets), b.Secrets...),
 		Files:   append(slices.Clone(a.Files), b.Files...),
 	}
-	out.Network, out.Env = compactStrings(out.Network), compactStrings(out.Env)
+	out.Network, out.Env = CompactStrings(out.Network), CompactStrings(out.Env)
 	return out
 }
 
-func compactStrings(l []string) []string {
+func CompactStrings(l []string) []string {
 	slices.Sort(l)
 	return slices.Compact(l)
 }
 
-// ProgramGrant returns a copy of what s's programs may do under the policy it was loaded with;
-// nil when its ScriptsFile does not parse (see ProgramsErr).
-func (s *Skill) ProgramGrant() *policy.Grant { return s.programGrant.Clone() }
+// ProgramGrant is the skill's own, not a copy: runtime.Skill.ProgramGrant hands out copies.
+func (s *Skill) ProgramGrant() *policy.Grant { return s.programGrant }
 
-// ProgramsErr is why s's programs cannot run: its ScriptsFile's problems. nil when they can.
+// ProgramsErr backs runtime.Skill.ProgramsErr, which documents it.
 func (s *Skill) ProgramsErr() error { return s.programsErr }

@@ -1,4 +1,4 @@
-package runtime
+package registry
 
 import (
 	"fmt"
@@ -56,6 +56,6 @@ func (s *Skill) codePath() string { return filepath.Join(s.dir, s.lang.CodeFile(
 var scriptSources = []string{".py", ".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".json"}
 
 // isScriptSource reports whether the package path name is a top-level module of a script skill.
-func isScriptSource(name string) bool {
+func IsScriptSource(name string) bool {
 	return !strings.Contains(name, "/") && slices.Contains(scriptSources, filepath.Ext(name))
 }

@@ -1,4 +1,4 @@
-package runtime
+package registry
 
 import (
 	"errors"
@@ -19,9 +19,9 @@ import (
 )
 
 // registry is one immutable scan of the skill directories.
-type registry struct {
-	byID  map[string]*Skill
-	order []*Skill // by id
+type Set struct {
+	ByID  map[string]*Skill
+	Order []*Skill // by id
 }
 
 // scan loads every skill package directly under each of dirs. The first directory wins an id
@@ -34,12 +34,12 @@ type registry struct {
 // they had when c last hashed them (in this process, or another through the index) gets that
 // check's verdict, at the cost of a stat per file; the others stay unchecked, for their first run
 // or the background check.
-func scan(dirs []string, p *policy.Policy, c *checks, logger *slog.Logger) *registry {
+func Scan(dirs []string, p *policy.Policy, c *Checks, logger *slog.Logger) *Set {
 	var candidates []string
 	var groups []int // where each directory's candidates start
 	for _, dir := range dirs {
 		groups = append(groups, len(candidates))
-		subs, err := packageCandidates(dir)
+		subs, err := PackageCandidates(dir)
 		if err != nil {
 			if !errors.Is(err, fs.ErrNotExist) {
 				logger.Warn("cannot read skills directory", "dir", dir, "err", err)
@@ -54,27 +54,27 @@ func scan(dirs []string, p *policy.Policy, c *checks, logger *slog.Logger) *regi
 		if i+1 < len(groups) {
 			end = groups[i+1]
 		}
-		resolveIDs(loaded[start:end], logger)
+		ResolveIDs(loaded[start:end], logger)
 	}
 	adoptAll(loaded)
-	r := &registry{byID: map[string]*Skill{}}
+	r := &Set{ByID: map[string]*Skill{}}
 	for _, s := range loaded {
 		if s == nil {
 			continue
 		}
-		if prev, clash := r.byID[s.id]; clash {
+		if prev, clash := r.ByID[s.id]; clash {
 			logger.Warn("skill id defined twice; the first wins", "skill", s.id, "kept", prev.dir, "ignored", s.dir)
 			continue
 		}
 		if s.Status() == catalog.StatusError {
 			logger.Warn("skill is broken", "skill", s.id, "err", s.Err())
 		}
-		r.byID[s.id] = s
-		r.order = append(r.order, s)
+		r.ByID[s.id] = s
+		r.Order = append(r.Order, s)
 	}
-	sort.Slice(r.order, func(i, j int) bool { return r.order[i].id < r.order[j].id })
+	sort.Slice(r.Order, func(i, j int) bool { return r.Order[i].id < r.Order[j].id })
 	kept := map[string]bool{}
-	for _, s := range r.order {
+	for _, s := range r.Order {
 		kept[s.dir] = true
 	}
 	c.digester().Retain(kept)
@@ -83,14 +83,14 @@ func scan(dirs []string, p *policy.Policy, c *checks, logger *slog.Logger) *regi
 
 // packageCandidates returns the directories in dir that may be skill packages, sorted by name:
 // its subdirectories (symlinks to directories included), hidden ones left out.
-func packageCandidates(dir string) ([]string, error) {
+func PackageCandidates(dir string) ([]string, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
 	var out []string
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), ".") || !isDir(dir, e) {
+		if strings.HasPrefix(e.Name(), ".") || !IsDir(dir, e) {
 			continue
 		}
 		out = append(out, filepath.Join(dir, e.Name()))
@@ -104,7 +104,7 @@ func packageCandidates(dir string) ([]string, error) {
 // keeps it, else the first by name does. No skill is dropped silently: each other one stays
 // listed under its directory's name, broken, with a problem that names the skill that has the
 // id, and the clash is logged. It runs before anyone else sees the skills, and before adopt.
-func resolveIDs(skills []*Skill, logger *slog.Logger) {
+func ResolveIDs(skills []*Skill, logger *slog.Logger) {
 	owner := map[string]*Skill{}
 	for _, s := range skills {
 		if s != nil && !s.derived() {
@@ -136,10 +136,10 @@ func resolveIDs(skills []*Skill, logger *slog.Logger) {
 // loadAll loads the skill packages in dirs, on as many goroutines as there are CPUs: a load is
 // mostly waiting for the filesystem. The result is in dirs' order, nil where a directory is not
 // a skill package.
-func loadAll(dirs []string, p *policy.Policy, c *checks) []*Skill {
+func loadAll(dirs []string, p *policy.Policy, c *Checks) []*Skill {
 	out := make([]*Skill, len(dirs))
 	parallel(len(dirs), func(i int) {
-		if s, ok := loadSkill(dirs[i], p, c); ok {
+		if s, ok := Load(dirs[i], p, c); ok {
 			out[i] = s
 		}
 	})
@@ -151,7 +151,7 @@ func loadAll(dirs []string, p *policy.Policy, c *checks) []*Skill {
 func adoptAll(skills []*Skill) {
 	parallel(len(skills), func(i int) {
 		if skills[i] != nil {
-			skills[i].adopt()
+			skills[i].Adopt()
 		}
 	})
 }
@@ -177,7 +177,7 @@ func parallel(n int, f func(i int)) {
 }
 
 // isDir follows a symlinked skill directory: operators link skills in from elsewhere.
-func isDir(parent string, e fs.DirEntry) bool {
+func IsDir(parent string, e fs.DirEntry) bool {
 	if e.IsDir() {
 		return true
 	}
@@ -190,13 +190,13 @@ func isDir(parent string, e fs.DirEntry) bool {
 
 // hashes are the module hashes of r's checked skills; unchecked reports whether r has skills
 // whose hash is not known yet.
-func (r *registry) hashes() (out map[string]bool, unchecked bool) {
+func (r *Set) Hashes() (out map[string]bool, unchecked bool) {
 	out = map[string]bool{}
-	for _, s := range r.order {
-		switch v := s.state(); {
-		case v.hash != "":
-			out[v.hash] = true
-		case v == unverified && s.kind == spec.Executable:
+	for _, s := range r.Order {
+		switch v := s.State(); {
+		case v.Hash != "":
+			out[v.Hash] = true
+		case v == Unverified && s.kind == spec.Executable:
 			unchecked = true
 		}
 	}
@@ -207,26 +207,26 @@ func (r *registry) hashes() (out map[string]bool, unchecked bool) {
 // registry is the user's own skills over the tenant's registry: the tenant's skills are the
 // tenant's Skills, scanned and checked once however many users see them, and a user's skill with
 // the id of one of the tenant's shadows it for that user alone.
-func overlay(own, base *registry) *registry {
+func Overlay(own, base *Set) *Set {
 	if base == nil {
 		return own
 	}
-	r := &registry{byID: make(map[string]*Skill, len(own.byID)+len(base.byID)), order: make([]*Skill, 0, len(own.order)+len(base.order))}
+	r := &Set{ByID: make(map[string]*Skill, len(own.ByID)+len(base.ByID)), Order: make([]*Skill, 0, len(own.Order)+len(base.Order))}
 	i, j := 0, 0
-	for i < len(own.order) || j < len(base.order) {
+	for i < len(own.Order) || j < len(base.Order) {
 		switch {
-		case j == len(base.order) || (i < len(own.order) && own.order[i].id <= base.order[j].id):
-			s := own.order[i]
-			if i++; j < len(base.order) && base.order[j].id == s.id {
+		case j == len(base.Order) || (i < len(own.Order) && own.Order[i].id <= base.Order[j].id):
+			s := own.Order[i]
+			if i++; j < len(base.Order) && base.Order[j].id == s.id {
 				j++ // shadowed
 			}
-			r.byID[s.id] = s
-			r.order = append(r.order, s)
+			r.ByID[s.id] = s
+			r.Order = append(r.Order, s)
 		default:
-			s := base.order[j]
+			s := base.Order[j]
 			j++
-			r.byID[s.id] = s
-			r.order = append(r.order, s)
+			r.ByID[s.id] = s
+			r.Order = append(r.Order, s)
 		}
 	}
 	return r

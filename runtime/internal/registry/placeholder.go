@@ -1,4 +1,4 @@
-package runtime
+package registry
 
 import (
 	"encoding/json"

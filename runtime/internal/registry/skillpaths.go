@@ -1,4 +1,4 @@
-package runtime
+package registry
 
 import (
 	"errors"
@@ -9,7 +9,7 @@ import (
 )
 
 // remoteProblems is err (a version's problems) as [Skill.Problems] words it.
-func (s *Skill) remoteProblems(err error) []string {
+func (s *Skill) RemoteProblems(err error) []string {
 	if err == nil {
 		return nil
 	}
@@ -17,7 +17,7 @@ func (s *Skill) remoteProblems(err error) []string {
 	if !errors.As(err, &se) {
 		return []string{hideDir(err.Error(), s.dir, s.dirName())}
 	}
-	rel := relativeProblems(se, s.dir, s.dirName())
+	rel := RelativeProblems(se, s.dir, s.dirName())
 	out := make([]string, len(rel.Problems))
 	for i, p := range rel.Problems {
 		out[i] = p.Error()
@@ -37,7 +37,7 @@ func (s *Skill) dirName() string {
 // relativeProblems rewrites the problems of the package in dir (named id in its skills
 // directory) to name files as "<id>/<path>" and to say id wherever they named dir: what its
 // author wrote, not where the host keeps it.
-func relativeProblems(se *spec.SkillError, dir, id string) *spec.SkillError {
+func RelativeProblems(se *spec.SkillError, dir, id string) *spec.SkillError {
 	out := &spec.SkillError{ID: se.ID}
 	for _, p := range se.Problems {
 		q := *p
