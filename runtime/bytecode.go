@@ -1,9 +1,0 @@
-package runtime
-
-// The QuickJS bytecode of the JavaScript skills' bundles is kept by the bundle's sha256 (a
-// codecache.Cache of its own, bounded by the bytes it holds, least recently used out first), so
-// that a run reads it instead of parsing the bundle again: 7x faster for an 86 KB bundle, a few
-// percent for a small one. The bytecode never leaves this process's memory.
-
-// maxBytecodeBytes bounds the bytecodes a Runtime keeps.
-const maxBytecodeBytes = 64 << 20
