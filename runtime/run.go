@@ -29,6 +29,7 @@ import (
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime/internal/engine"
 	"github.com/skillbox-dev/skillbox/runtime/internal/registry"
+	"github.com/skillbox-dev/skillbox/runtime/internal/script"
 	"github.com/skillbox-dev/skillbox/spec"
 )
 
@@ -150,23 +151,26 @@ func (rt *Runtime) Run(ctx context.Context, req run.Request) (*run.Result, error
 	}
 	skillLabel = s.ID()
 	res.Version, res.Digest = s.Version(), s.State().Digest
-	var job *scriptJob // a script's run (execute.js, a program), nil for a module's
+	var job *script.Job // a script's run (execute.js, a program), nil for a module's
 	if req.Script != "" {
-		job, rerr = rt.programJob(ctx, s, req)
+		job, rerr = script.ProgramJob(ctx, s, req)
 	} else if s.Lang().Script() {
-		job, rerr = rt.executeJob(ctx, s)
+		var err error
+		if job, err = script.ExecuteJob(ctx, s); err != nil {
+			rerr = codeError(s, err)
+		}
 	}
 	if rerr != nil {
 		return finish(rerr)
 	}
 	grant := s.Grant()
 	if job != nil {
-		grant = job.grant
+		grant = job.Grant
 	}
 	// At least 1 KiB: the host's own words about a run must survive a tiny maxOutputBytes.
 	maxMessage = min(maxMessage, max(grant.Limits.MaxOutputBytes, minMessageBytes))
 	var input []byte
-	if job == nil || job.prog == nil {
+	if job == nil || job.Prog == nil {
 		if input, rerr = rt.validate(s, req); rerr != nil {
 			return finish(rerr)
 		}
@@ -182,13 +186,13 @@ func (rt *Runtime) Run(ctx context.Context, req run.Request) (*run.Result, error
 	var charge int64
 	var err error
 	if job != nil {
-		en, err := rt.interps.Acquire(ctx, job.lang, grant.Limits.MemoryMiB)
+		en, err := rt.interps.Acquire(ctx, job.Lang, grant.Limits.MemoryMiB)
 		if err != nil {
 			return finish(acquireError(s, err))
 		}
 		defer rt.interps.Release(en)
-		job.ip = en.Value()
-		charge = scriptCharge(grant, int64(len(job.code)))
+		job.Interp = en.Value()
+		charge = script.Charge(grant, int64(len(job.Code)))
 	} else {
 		m := engineModule(s)
 		en, err := rt.engine.Acquire(ctx, &m)
@@ -351,7 +355,7 @@ func admissionError(s *registry.Skill, err error) *run.Error {
 
 // execute runs an admitted run under grant: it makes the run's SkillContext, calls the module
 // (or the script's interpreter: job), and reads its output.
-func (rt *Runtime) execute(ctx context.Context, s *registry.Skill, grant *policy.Grant, c *engine.Compiled, job *scriptJob, input []byte, res *run.Result, emit emitter) *run.Error {
+func (rt *Runtime) execute(ctx context.Context, s *registry.Skill, grant *policy.Grant, c *engine.Compiled, job *script.Job, input []byte, res *run.Result, emit emitter) *run.Error {
 	host := grant.Host()
 	var outDir *output
 	if grant.Artifacts != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/runtime/internal/codecache"
 	"github.com/skillbox-dev/skillbox/runtime/internal/engine"
+	"github.com/skillbox-dev/skillbox/runtime/internal/script"
 )
 
 // Shared is what several Runtimes can share: the engine that compiles and keeps modules, the
@@ -107,7 +108,7 @@ func NewShared(ctx context.Context, cfg SharedConfig) (*Shared, error) {
 		logger.Warn("modules compile in this process, where their memory and time cannot be stopped: call runtime.MaybeCompileChild() first in main to compile them in a child process")
 	}
 	sh.interps = engine.NewInterpreters(logger, sh.cacheDir, sh.admission, onCompile)
-	sh.bytecode = codecache.New[string](codecache.Config[[]byte]{MaxBytes: maxBytecodeBytes})
+	sh.bytecode = script.NewBytecodeCache()
 	return sh, nil
 }
 

@@ -1,0 +1,82 @@
+package script
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"strings"
+
+	"github.com/skillbox-dev/skillbox/policy"
+	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/runtime/internal/engine"
+	"github.com/skillbox-dev/skillbox/runtime/internal/registry"
+	"github.com/skillbox-dev/skillbox/spec"
+)
+
+// Job is a run of a script: a script skill's execute, or a program of any skill.
+type Job struct {
+	// Skill is the id of the skill the script is of, Dir its directory.
+	Skill, Dir string
+	Lang       spec.Language
+	Grant      *policy.Grant
+	// Code is what the interpreter evaluates: the JavaScript bundle (for Python, execute.py,
+	// read only to check it); Sum is its sha256, hex.
+	Code, Sum string
+	// Prog is the program run with Argv and Stdin; nil for execute.
+	Prog  *registry.Program
+	Argv  []string
+	Stdin []byte
+	// Interp is the interpreter the run acquired for it (see Run).
+	Interp *engine.Interp
+}
+
+// ExecuteJob prepares a run of script skill s's execute: its code, checked to be the version's.
+// The error is Skill.Script's: the code changed, or no longer reads or bundles.
+func ExecuteJob(ctx context.Context, s *registry.Skill) (*Job, error) {
+	code, err := s.Script(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// Script checked that code is the version's: its sha256 is the verdict's.
+	return &Job{Skill: s.ID(), Dir: s.Dir(), Lang: s.Lang(), Grant: s.Grant(), Code: code, Sum: s.State().Hash}, nil
+}
+
+// ProgramJob prepares a run of the program req.Script of s, under its programs' grant.
+func ProgramJob(ctx context.Context, s *registry.Skill, req run.Request) (*Job, *run.Error) {
+	prog, rerr := s.ResolveProgram(req.Script)
+	if rerr != nil {
+		return nil, rerr
+	}
+	if s.ProgramsErr() != nil {
+		return nil, run.Errorf(run.KindNotFound, s.ID(), errors.Join(run.ErrBroken, s.ProgramsErr()), "the programs of skill %q cannot run: %s",
+			s.ID(), strings.Join(s.RemoteProblems(s.ProgramsErr()), "; "))
+	}
+	job := &Job{Skill: s.ID(), Dir: s.Dir(), Lang: prog.Lang, Grant: s.ProgramGrant(), Prog: prog, Argv: req.Argv, Stdin: req.Stdin}
+	if job.Grant == nil { // loaded without a scripts/ directory, which has appeared since
+		return nil, run.Errorf(run.KindNotFound, s.ID(), run.ErrModuleChanged, "skill %q has changed since it was loaded; reload the skills and run it again", s.ID())
+	}
+	if max := job.Grant.Limits.MaxOutputBytes; int64(len(req.Stdin)) > max {
+		return nil, run.Errorf(run.KindInvalidArgs, s.ID(), nil, "standard input of %d bytes is more than maxOutputBytes (%d)", len(req.Stdin), max)
+	}
+	switch prog.Lang {
+	case spec.LangJavaScript, spec.LangTypeScript:
+		b, err := s.Bundle(ctx, prog.Rel, true)
+		if err != nil {
+			return nil, run.Errorf(run.KindInvalidArgs, s.ID(), err, "%s", strings.Join(s.RemoteProblems(&spec.SkillError{ID: s.ID(), Problems: []*spec.ManifestError{registry.ScriptProblemAt(s, prog.Rel, err)}}), "; "))
+		}
+		sum := sha256.Sum256([]byte(b.Code))
+		job.Code, job.Sum = b.Code, hex.EncodeToString(sum[:])
+	}
+	return job, nil
+}
+
+// Charge is what a script's run under grant may hold of the host's memory while it runs:
+// its memory limit (the interpreter's whole instance, metered like a module's memories), the
+// wasm call stack, one host call's buffers and the logs, the code it evaluates (held as Go text
+// and copied into the instance), and the run's overhead.
+func Charge(grant *policy.Grant, codeBytes int64) int64 {
+	l := grant.Limits
+	io := max(l.MaxFetchBytes, l.MaxFileBytes, l.MaxWriteBytes, grant.OutputFileBytes())
+	return l.MemoryMiB<<20 + engine.StackReserve + io + l.MaxLogBytes + 2*codeBytes + 2*l.MaxOutputBytes + engine.RunOverhead
+}
