@@ -14,6 +14,11 @@ type Principal struct {
 	// Key names the key (an API key's name, "local" for the operator's shell). Keys without a
 	// name are refused when they load, so every principal a face builds has one.
 	Key string
+	// Agent is set when a model makes the call for the principal, through an agent-facing tool
+	// (the agent toolset's create_skill, update_skill, delete_skill): it writes and deletes only
+	// skills agents wrote, under the policy's agents' ceiling, and never does what needs an
+	// admin (approve or reject a version, remove a skill), whatever the key's role.
+	Agent bool
 }
 
 // Caller is how a record names the principal: its user, else its key's name.
@@ -56,7 +61,13 @@ func (p Principal) Viewer() string {
 }
 
 // Actor is the principal as a version change records it: its caller, with its role.
-func (p Principal) Actor() Actor { return Actor{Name: p.Caller(), Role: p.Role} }
+func (p Principal) Actor() Actor { return Actor{Name: p.Caller(), Role: p.Role, Agent: p.Agent} }
+
+// Allows reports whether p may do what needs the role need: its role is at least need, and an
+// agent never does what needs an admin.
+func (p Principal) Allows(need Role) bool {
+	return p.Role >= need && !(p.Agent && need >= RoleAdmin)
+}
 
 // Local is the principal of the operator at the machine: the CLI's commands, MCP over stdio, and
 // an embedding program's own calls. It administers the default tenant.
@@ -74,7 +85,7 @@ const (
 // skill, and otherwise a *RoleError that names both (ErrForbidden). It costs an allowed call
 // nothing: the message is made only for a refusal, and every run asks.
 func (p Principal) Require(need Role, action, skill string) error {
-	if p.Role >= need {
+	if p.Allows(need) {
 		return nil
 	}
 	return &RoleError{Action: fmt.Sprintf("%s skill %q", action, skill), Need: need, Actor: p.Actor()}

@@ -7,7 +7,8 @@ import (
 )
 
 // Require lets a role through from need up, and refuses below it with a *RoleError that names
-// the action, the role needed and who lacked it; the zero Principal is told to say who asks.
+// the action, the role needed and who lacked it; the zero Principal is told to say who asks, and
+// an agent is refused what needs an admin, whatever its role.
 func TestRequire(t *testing.T) {
 	for _, tc := range []struct {
 		p    Principal
@@ -20,6 +21,10 @@ func TestRequire(t *testing.T) {
 		{Principal{Key: "ci", Role: RoleRunner}, NeedInstall, `installing skill "x" needs the author role; "ci" has runner`},
 		{Principal{User: "bob", Key: "k", Role: RoleAuthor}, NeedRemove, `installing skill "x" needs the admin role; "bob" has author`},
 		{Principal{}, NeedInstall, "no principal was given"},
+		// An agent acts with its principal's role, but never does an admin's part.
+		{Principal{Key: "ops", Role: RoleAdmin, Agent: true}, NeedInstall, ""},
+		{Principal{Key: "ops", Role: RoleAdmin, Agent: true}, NeedRemove, `installing skill "x" needs a human with the admin role: no agent-facing tool may do it`},
+		{Principal{Key: "ci", Role: RoleRunner, Agent: true}, NeedInstall, `needs the author role; "ci" has runner`},
 	} {
 		err := tc.p.Require(tc.need, "installing", "x")
 		switch {

@@ -32,8 +32,8 @@ func (e *VisibilityError) Error() string { return fmt.Sprintf("skill %q: %s", e.
 
 func (e *VisibilityError) Is(target error) bool { return target == ErrVisibility }
 
-// Actor is who asks for a change of a version's status: a name for the record, the role the
-// face gave them, and whether they are an agent (an agent-facing tool), which may never approve.
+// Actor is who a refusal names (Principal.Actor): a name for the record, the role the face gave
+// them, and whether an agent acted for them (Principal.Agent), which never does an admin's part.
 type Actor struct {
 	Name  string
 	Role  Role
@@ -51,8 +51,8 @@ type RoleError struct {
 }
 
 func (e *RoleError) Error() string {
-	if e.Actor.Agent {
-		return fmt.Sprintf("%s needs a human with the %s role: no agent-facing tool may %s a version", e.Action, e.Need, e.Action)
+	if e.Actor.Agent && e.Need >= RoleAdmin && e.Actor.Role >= e.Need { // refused for being an agent
+		return fmt.Sprintf("%s needs a human with the %s role: no agent-facing tool may do it", e.Action, e.Need)
 	}
 	if e.Actor.Name == "" && !e.Actor.Role.Valid() {
 		// The zero Principal: a caller that said nothing of who it is.

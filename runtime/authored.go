@@ -77,10 +77,10 @@ func writeAuthorship(dir string, a authorship) error {
 // AgentSkillsEnabled reports whether the policy lets agents write skills.
 func (rt *Runtime) AgentSkillsEnabled() bool { return rt.policy.Load().AgentSkills.Enabled }
 
-// RemoveByAgent deletes skill id for an agent (the toolset's delete_skill) that acts for who:
-// only when the policy enables agents' skills, only a skill an agent wrote, and only for a
-// principal who may install (access.NeedInstall), as writing it needed.
-func (rt *Runtime) RemoveByAgent(ctx context.Context, who access.Principal, id string) error {
+// removeByAgent is Remove for an agent (who.Agent): only when the policy enables agents'
+// skills, only a skill an agent wrote, and only for a principal who may install
+// (access.NeedInstall), as writing it needed.
+func (rt *Runtime) removeByAgent(ctx context.Context, who access.Principal, id string) error {
 	if err := who.Require(access.NeedInstall, "deleting", id); err != nil {
 		return err
 	}

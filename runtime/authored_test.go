@@ -33,7 +33,7 @@ func TestAgentSkills(t *testing.T) {
 	pol := &policy.Policy{Network: []string{"api.example.com", "127.0.0.1"}, Env: map[string]string{"TOKEN": "t0k"},
 		Secrets: map[string]policy.Secret{"KEY": {Value: "k", Hosts: []string{"api.example.com"}}}}
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: pol})
-	agent := InstallOptions{ByAgent: true, Face: run.FaceMCP, Who: access.Local("claude")}
+	agent := InstallOptions{Face: run.FaceMCP, Who: asAgent(access.Local("claude"))}
 
 	if _, err := rt.Install(ctx, "mine", agentFiles("mine", ""), agent); !errors.Is(err, ErrAuthoringOff) || !strings.Contains(err.Error(), "agentSkills: {enabled: true}") {
 		t.Fatalf("authoring off: %v", err)
@@ -75,19 +75,19 @@ func TestAgentSkills(t *testing.T) {
 		t.Fatalf("after a policy change: %+v", s.Grant())
 	}
 	// An agent updates and deletes only what agents wrote.
-	if _, err := rt.Install(ctx, "operators", agentFiles("operators", ""), InstallOptions{ByAgent: true, Replace: true, Who: testAdmin}); !errors.Is(err, ErrNotAgentSkill) {
+	if _, err := rt.Install(ctx, "operators", agentFiles("operators", ""), InstallOptions{Replace: true, Who: asAgent(testAdmin)}); !errors.Is(err, ErrNotAgentSkill) {
 		t.Fatalf("update of an operator's skill: %v", err)
 	}
-	if err := rt.RemoveByAgent(ctx, testAdmin, "operators"); !errors.Is(err, ErrNotAgentSkill) {
+	if err := rt.Remove(ctx, asAgent(testAdmin), "operators"); !errors.Is(err, ErrNotAgentSkill) {
 		t.Fatalf("delete of an operator's skill: %v", err)
 	}
-	if _, err := rt.Install(ctx, "mine", agentFiles("mine", ""), InstallOptions{ByAgent: true, Replace: true, MustExist: true, Who: testAdmin}); err != nil {
+	if _, err := rt.Install(ctx, "mine", agentFiles("mine", ""), InstallOptions{Replace: true, MustExist: true, Who: asAgent(testAdmin)}); err != nil {
 		t.Fatalf("update: %v", err)
 	}
-	if err := rt.RemoveByAgent(ctx, access.Principal{Key: "ci", Role: access.RoleRunner}, "mine"); !errors.Is(err, access.ErrForbidden) {
+	if err := rt.Remove(ctx, asAgent(access.Principal{Key: "ci", Role: access.RoleRunner}), "mine"); !errors.Is(err, access.ErrForbidden) {
 		t.Fatalf("delete for a runner: %v", err)
 	}
-	must(t, rt.RemoveByAgent(ctx, testAdmin, "mine"))
+	must(t, rt.Remove(ctx, asAgent(testAdmin), "mine"))
 	if _, err := rt.Skill("mine"); err == nil {
 		t.Fatal("deleted skill still there")
 	}

@@ -38,8 +38,8 @@ func ExampleRuntime_ChangeVersion() {
 	})
 	check(err)
 	defer rt.Close(ctx)
-	publisher := access.Actor{Name: "release-bot", Role: access.RolePublisher}
-	admin := access.Actor{Name: "ops@example.com", Role: access.RoleAdmin}
+	publisher := access.Principal{Key: "release-bot", Role: access.RolePublisher}
+	admin := access.Principal{Key: "ops@example.com", Role: access.RoleAdmin}
 	dev := access.Principal{Key: "dev", Role: access.RoleAuthor} // who installs: an author
 
 	// Version 1 asks for nothing; it is recorded a draft, and published.
@@ -48,7 +48,7 @@ func ExampleRuntime_ChangeVersion() {
 		"execute.wasm": wasmModule("hello"),
 	}), runtime.InstallOptions{Who: dev})
 	check(err)
-	_, err = rt.ChangeVersion(ctx, "weather", v1.Digest(), "publish", publisher, "")
+	_, err = rt.ChangeVersion(ctx, publisher, "weather", v1.Digest(), "publish", "")
 	check(err)
 
 	// Version 2 asks for a host: installed, but pending, with what it asks for beyond version 1.
@@ -70,12 +70,12 @@ func ExampleRuntime_ChangeVersion() {
 	fmt.Println("pinned to version 2:", errorKind(err))
 
 	// Only an admin approves (a draft again); then it may be published.
-	_, err = rt.ChangeVersion(ctx, "weather", v2.Digest(), "approve", publisher, "")
+	_, err = rt.ChangeVersion(ctx, publisher, "weather", v2.Digest(), "approve", "")
 	fmt.Println("a publisher approves:", errors.Is(err, access.ErrForbidden))
-	v, err := rt.ChangeVersion(ctx, "weather", v2.Digest(), "approve", admin, "the host is our weather API")
+	v, err := rt.ChangeVersion(ctx, admin, "weather", v2.Digest(), "approve", "the host is our weather API")
 	check(err)
 	fmt.Println("approved:", v.Status)
-	v, err = rt.ChangeVersion(ctx, "weather", v2.Digest(), "publish", publisher, "")
+	v, err = rt.ChangeVersion(ctx, publisher, "weather", v2.Digest(), "publish", "")
 	check(err)
 	fmt.Println("published:", v.Status, v.Grant.Network)
 	res, err = rt.Run(ctx, run.Request{Skill: "weather", Who: dev})

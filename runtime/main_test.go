@@ -97,3 +97,9 @@ func newRuntime(t testing.TB, cfg Config) *Runtime {
 
 // testAdmin is the principal the tests read records as: the operator, who sees every run.
 var testAdmin = access.Principal{Key: "test", Role: access.RoleAdmin}
+
+// asAgent is who, as an agent-facing tool acts for them (access.Principal.Agent).
+func asAgent(who access.Principal) access.Principal {
+	who.Agent = true
+	return who
+}

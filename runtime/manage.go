@@ -34,13 +34,12 @@ type InstallOptions struct {
 	Replace bool
 	// MustExist makes Install fail with ErrNotFound when no skill of that id is installed.
 	MustExist bool
-	// ByAgent installs the skill as written by an agent (the toolset's create_skill and
-	// update_skill): only when the policy enables it, never over a skill an agent did not
+	// Face and Who say who installs: Who needs the author role (access.NeedInstall), and its
+	// caller is named in the skill's record and its version's. When an agent installs for Who
+	// (Who.Agent: the toolset's create_skill and update_skill), the skill is installed as
+	// written by an agent: only when the policy enables it, never over a skill an agent did not
 	// write, and only when it asks for nothing beyond the policy's AgentSkills ceiling (see
 	// authored.go; with a version.Store, such a skill is installed pending instead).
-	ByAgent bool
-	// Face and Who say who installs: Who needs the author role (access.NeedInstall), and its
-	// caller is named in the skill's record and its version's.
 	Face run.Face
 	Who  access.Principal
 	// Visibility is who is to see a new skill: VisibilityUser installs it as the user's own,
@@ -120,7 +119,7 @@ func (rt *Runtime) Install(ctx context.Context, id string, files map[string][]by
 	case !exists && opts.MustExist:
 		return nil, rt.missing(id)
 	}
-	if opts.ByAgent {
+	if opts.Who.Agent {
 		if !rt.policy.Load().AgentSkills.Enabled {
 			return nil, fmt.Errorf("install %q: %w: the operator enables them in the policy (agentSkills: {enabled: true})", id, ErrAuthoringOff)
 		}
@@ -160,7 +159,7 @@ func (rt *Runtime) Install(ctx context.Context, id string, files map[string][]by
 			return nil, err
 		}
 	}
-	if opts.ByAgent {
+	if opts.Who.Agent {
 		if err := writeAuthorship(check, authorship{By: "agent", Caller: opts.Who.Caller(), Face: opts.Face, Created: time.Now().UTC()}); err != nil {
 			return nil, err
 		}
@@ -176,7 +175,7 @@ func (rt *Runtime) Install(ctx context.Context, id string, files map[string][]by
 	if s.Status() != catalog.StatusActive {
 		return nil, packageRelative(s.Err(), check, id)
 	}
-	if opts.ByAgent && rt.versions == nil {
+	if opts.Who.Agent && rt.versions == nil {
 		// With versions, it is recorded pending instead, for an admin to approve or reject.
 		if err := ceilingError(id, s.Grant(), s.ProgramGrant()); err != nil {
 			return nil, err
@@ -222,14 +221,27 @@ func (rt *Runtime) Install(ctx context.Context, id string, files map[string][]by
 
 // Remove deletes skill id from the first skill directory and the registry, for who, who needs
 // the admin role (access.NeedRemove). Runs in flight finish.
+//
+// An agent acting for who (who.Agent: the toolset's delete_skill) deletes only a skill an agent
+// wrote, only when the policy enables agents' skills, and needs the role that wrote it
+// (access.NeedInstall), not the admin's.
+//
+// # Errors
+//
+// A *access.RoleError (access.ErrForbidden) when who lacks the role; for an agent,
+// ErrAuthoringOff when the policy does not enable agents' skills and ErrNotAgentSkill for a
+// skill an agent did not write; ErrNotFound (kind not_found) for an id with no skill.
 func (rt *Runtime) Remove(ctx context.Context, who access.Principal, id string) error {
+	if who.Agent {
+		return rt.removeByAgent(ctx, who, id)
+	}
 	if err := who.Require(access.NeedRemove, "removing", id); err != nil {
 		return err
 	}
 	return rt.remove(ctx, id)
 }
 
-// remove deletes skill id, whoever may (see Remove and RemoveByAgent).
+// remove deletes skill id, whoever may (see Remove).
 func (rt *Runtime) remove(ctx context.Context, id string) error {
 	if len(rt.cfg.SkillDirs) == 0 {
 		return ErrNoSkillDir

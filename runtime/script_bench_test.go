@@ -81,7 +81,7 @@ func BenchmarkCreatedSkillFirstRun(b *testing.B) {
 			"math.ts":    []byte(`export const add = (x: number, y: number): number => x + y;`),
 		}
 	}
-	if _, err := rt.Install(ctx, "warm", files("warm"), InstallOptions{ByAgent: true, Who: testAdmin}); err != nil {
+	if _, err := rt.Install(ctx, "warm", files("warm"), InstallOptions{Who: asAgent(testAdmin)}); err != nil {
 		b.Fatal(err)
 	}
 	runOne := func(id string) {
@@ -93,7 +93,7 @@ func BenchmarkCreatedSkillFirstRun(b *testing.B) {
 	n, fresh := 0, false
 	install := func() { // untimed: create_skill answers when it is done; the run after it is timed
 		n++
-		if _, err := rt.Install(ctx, fmt.Sprintf("s%d", n), files(fmt.Sprintf("s%d", n)), InstallOptions{ByAgent: true, Who: testAdmin}); err != nil {
+		if _, err := rt.Install(ctx, fmt.Sprintf("s%d", n), files(fmt.Sprintf("s%d", n)), InstallOptions{Who: asAgent(testAdmin)}); err != nil {
 			b.Fatal(err)
 		}
 		fresh = true

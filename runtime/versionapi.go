@@ -69,15 +69,16 @@ func (rt *Runtime) SkillVersion(ctx context.Context, id, digest string) (version
 }
 
 // ChangeVersion applies action ("approve", "reject", "publish", "deprecate", "yank": see
-// Transitions) to skill id's version digest, for actor, and returns the version as it now is. note
-// is kept with it (a rejection's reason).
+// Transitions) to skill id's version digest, for who, and returns the version as it now is. note
+// is kept with it (a rejection's reason), and who's caller as the one who changed it.
 //
 // # Errors
 //
-// version.ErrNoStore; version.ErrNotFound; a *access.RoleError (access.ErrForbidden) when actor's
-// role is short of the action's, or an agent asks to approve or reject; version.ErrConflict when
-// the version's status is not one the action starts from (the message says which it is).
-func (rt *Runtime) ChangeVersion(ctx context.Context, id, digest, action string, actor access.Actor, note string) (version.Version, error) {
+// version.ErrNoStore; version.ErrNotFound; a *access.RoleError (access.ErrForbidden) when who's
+// role is short of the action's, or an agent (who.Agent) asks to approve or reject;
+// version.ErrConflict when the version's status is not one the action starts from (the message
+// says which it is).
+func (rt *Runtime) ChangeVersion(ctx context.Context, who access.Principal, id, digest, action, note string) (version.Version, error) {
 	if rt.versions == nil {
 		return version.Version{}, version.ErrNoStore
 	}
@@ -85,8 +86,8 @@ func (rt *Runtime) ChangeVersion(ctx context.Context, id, digest, action string,
 	if !ok {
 		return version.Version{}, fmt.Errorf("unknown action %q: use approve, reject, publish, deprecate or yank", action)
 	}
-	if actor.Role < t.Role || (actor.Agent && t.Role >= access.RoleAdmin) {
-		return version.Version{}, &access.RoleError{Action: action, Need: t.Role, Actor: actor}
+	if !who.Allows(t.Role) {
+		return version.Version{}, &access.RoleError{Action: action, Need: t.Role, Actor: who.Actor()}
 	}
 	if len(note) > 4096 {
 		return version.Version{}, fmt.Errorf("the note is %d bytes: at most 4096", len(note))
@@ -102,12 +103,12 @@ func (rt *Runtime) ChangeVersion(ctx context.Context, id, digest, action string,
 	if err != nil {
 		return version.Version{}, err
 	}
-	nv, err := vs.store.SetVersionStatus(ctx, id, v.Digest, t, actor.Name, note, time.Now().UTC())
+	nv, err := vs.store.SetVersionStatus(ctx, id, v.Digest, t, who.Caller(), note, time.Now().UTC())
 	vs.forget(id)
 	if err != nil {
 		return nv, fmt.Errorf("%s skill %q version %s: %w", action, id, short(v.Digest), err)
 	}
-	rt.logger.Info("skill version "+action, "skill", id, "digest", v.Digest, "from", v.Status, "to", nv.Status, "by", actor.Name)
+	rt.logger.Info("skill version "+action, "skill", id, "digest", v.Digest, "from", v.Status, "to", nv.Status, "by", who.Caller())
 	return nv, nil
 }
 

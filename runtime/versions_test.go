@@ -45,7 +45,7 @@ func TestVersionsLifecycle(t *testing.T) {
 	skills := bundledSkill(t, "word-count", setTimeout(10_000))
 	dir := filepath.Join(skills, "word-count")
 	rt := newRuntime(t, Config{SkillDirs: []string{skills}, Versions: newVersionStore(t)})
-	admin := access.Actor{Name: "ops", Role: access.RoleAdmin}
+	admin := access.Principal{Key: "ops", Role: access.RoleAdmin}
 
 	res, err := runWC(t, rt, "")
 	if err != nil {
@@ -70,10 +70,10 @@ func TestVersionsLifecycle(t *testing.T) {
 	}
 
 	// Published, the first version serves by id from the store, though the folder moved on.
-	if _, err := rt.ChangeVersion(ctx, "word-count", v1, "publish", access.Actor{Name: "dev", Role: access.RoleAuthor}, ""); !errors.Is(err, access.ErrForbidden) {
+	if _, err := rt.ChangeVersion(ctx, access.Principal{Key: "dev", Role: access.RoleAuthor}, "word-count", v1, "publish", ""); !errors.Is(err, access.ErrForbidden) {
 		t.Fatalf("an author published: %v", err)
 	}
-	if _, err := rt.ChangeVersion(ctx, "word-count", v1, "publish", access.Actor{Name: "rel", Role: access.RolePublisher}, ""); err != nil {
+	if _, err := rt.ChangeVersion(ctx, access.Principal{Key: "rel", Role: access.RolePublisher}, "word-count", v1, "publish", ""); err != nil {
 		t.Fatal(err)
 	}
 	if res, err := runWC(t, rt, ""); err != nil || res.Digest != v1 {
@@ -97,13 +97,13 @@ func TestVersionsLifecycle(t *testing.T) {
 	}
 
 	// Approval: never by an agent, never twice.
-	if _, err := rt.ChangeVersion(ctx, "word-count", v2.Digest, "approve", access.Actor{Name: "bot", Role: access.RoleAdmin, Agent: true}, ""); !errors.Is(err, access.ErrForbidden) {
+	if _, err := rt.ChangeVersion(ctx, access.Principal{Key: "bot", Role: access.RoleAdmin, Agent: true}, "word-count", v2.Digest, "approve", ""); !errors.Is(err, access.ErrForbidden) {
 		t.Fatalf("an agent approved: %v", err)
 	}
-	if _, err := rt.ChangeVersion(ctx, "word-count", v2.Digest[:20], "approve", admin, ""); err != nil {
+	if _, err := rt.ChangeVersion(ctx, admin, "word-count", v2.Digest[:20], "approve", ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rt.ChangeVersion(ctx, "word-count", v2.Digest, "approve", admin, ""); !errors.Is(err, version.ErrConflict) || !strings.Contains(err.Error(), "it is draft") {
+	if _, err := rt.ChangeVersion(ctx, admin, "word-count", v2.Digest, "approve", ""); !errors.Is(err, version.ErrConflict) || !strings.Contains(err.Error(), "it is draft") {
 		t.Fatalf("approved twice: %v", err)
 	}
 	// Approved is a draft: the active version still serves by id; a pin runs the draft.
@@ -115,7 +115,7 @@ func TestVersionsLifecycle(t *testing.T) {
 	}
 
 	// Publishing it deprecates the first; yanking the first stops even its pins.
-	if _, err := rt.ChangeVersion(ctx, "word-count", v2.Digest, "publish", admin, ""); err != nil {
+	if _, err := rt.ChangeVersion(ctx, admin, "word-count", v2.Digest, "publish", ""); err != nil {
 		t.Fatal(err)
 	}
 	if res, _ := runWC(t, rt, ""); res.Digest != v2.Digest {
@@ -128,7 +128,7 @@ func TestVersionsLifecycle(t *testing.T) {
 	if _, err := runWC(t, rt, v1); err != nil {
 		t.Fatalf("a deprecated version pinned: %v", err)
 	}
-	if _, err := rt.ChangeVersion(ctx, "word-count", v1, "yank", admin, "broken output"); err != nil {
+	if _, err := rt.ChangeVersion(ctx, admin, "word-count", v1, "yank", "broken output"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := runWC(t, rt, v1); !errors.Is(err, run.ErrNotFound) || !strings.Contains(err.Error(), "yanked") {
@@ -155,7 +155,7 @@ func TestVersionsRequirePublished(t *testing.T) {
 	if _, err := runWC(t, rt, list[0].Digest); err == nil {
 		t.Fatal("a draft ran pinned under requirePublished")
 	}
-	if _, err := rt.ChangeVersion(ctx, "word-count", list[0].Digest, "publish", access.Actor{Name: "rel", Role: access.RolePublisher}, ""); err != nil {
+	if _, err := rt.ChangeVersion(ctx, access.Principal{Key: "rel", Role: access.RolePublisher}, "word-count", list[0].Digest, "publish", ""); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := runWC(t, rt, ""); err != nil {

@@ -102,8 +102,7 @@ func (s *view) changeVersion(c echo.Context) error {
 		return httpError(http.StatusForbidden, "forbidden",
 			"this server has no API keys, so it does not offer %s: give an admin a key (serve --keys), or %s on the server's machine with skillbox %s", action, action, action)
 	}
-	k, _ := c.Get(keyContext).(keyEntry)
-	v, err := s.rt.ChangeVersion(c.Request().Context(), c.Param("id"), c.Param("digest"), action, k.Actor(), req.Note)
+	v, err := s.rt.ChangeVersion(c.Request().Context(), principal(c), c.Param("id"), c.Param("digest"), action, req.Note)
 	if err != nil {
 		return err
 	}

@@ -61,7 +61,7 @@ func TestVersionsOverSQLite(t *testing.T) {
 		t.Fatalf("after the upload: %+v %v", list, err)
 	}
 	v1 := list[0].Digest
-	if _, err := rt.ChangeVersion(ctx, "word-count", v1, "publish", access.Actor{Name: "rel", Role: access.RolePublisher}, ""); err != nil {
+	if _, err := rt.ChangeVersion(ctx, access.Principal{Key: "rel", Role: access.RolePublisher}, "word-count", v1, "publish", ""); err != nil {
 		t.Fatal(err)
 	}
 
@@ -89,13 +89,13 @@ func TestVersionsOverSQLite(t *testing.T) {
 	if res, err := runOne(rt); err != nil || res.Digest != v1 {
 		t.Fatalf("after a restart: %v %+v", err, res)
 	}
-	if _, err := rt.ChangeVersion(ctx, "word-count", v1, "yank", access.Actor{Name: "rel", Role: access.RolePublisher}, "bad"); err != nil {
+	if _, err := rt.ChangeVersion(ctx, access.Principal{Key: "rel", Role: access.RolePublisher}, "word-count", v1, "yank", "bad"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := runOne(rt); !errors.Is(err, run.ErrPendingApproval) {
 		t.Fatalf("with v1 yanked and v2 pending: %v", err)
 	}
-	if _, err := rt.ChangeVersion(ctx, "word-count", list[0].Digest, "approve", access.Actor{Name: "ops", Role: access.RoleAdmin}, ""); err != nil {
+	if _, err := rt.ChangeVersion(ctx, access.Principal{Key: "ops", Role: access.RoleAdmin}, "word-count", list[0].Digest, "approve", ""); err != nil {
 		t.Fatal(err)
 	}
 	if res, err := runOne(rt); err != nil || res.Digest != list[0].Digest {

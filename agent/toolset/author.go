@@ -32,7 +32,7 @@ type Author interface {
 	Runner
 	AgentSkillsEnabled() bool
 	Install(ctx context.Context, id string, files map[string][]byte, opts runtime.InstallOptions) (*runtime.Skill, error)
-	RemoveByAgent(ctx context.Context, who access.Principal, id string) error
+	Remove(ctx context.Context, who access.Principal, id string) error
 	// SkillVersion is the version an install recorded, when the runtime keeps versions
 	// (version.ErrNoStore otherwise).
 	SkillVersion(ctx context.Context, id, digest string) (version.Version, error)
@@ -134,7 +134,7 @@ func writeSkill(ctx context.Context, r Runner, args []byte, start time.Time, opt
 	}
 	pkg["skill.json"] = manifest
 	o := originOf(ctx)
-	opts.ByAgent, opts.Face, opts.Who = true, o.Face, o.Who
+	opts.Face, opts.Who = o.Face, agentFor(o.Who)
 	s, err := au.Install(ctx, id, pkg, opts)
 	if err != nil {
 		return failed(id, start, authorError(id, err))
@@ -168,14 +168,21 @@ func doDeleteSkill(ctx context.Context, r Runner, args []byte, start time.Time) 
 	if rerr != nil {
 		return failed(id, start, rerr)
 	}
-	if err := au.RemoveByAgent(ctx, originOf(ctx).Who, id); err != nil {
+	if err := au.Remove(ctx, agentFor(originOf(ctx).Who), id); err != nil {
 		return failed(id, start, authorError(id, err))
 	}
 	return succeeded(id, start, map[string]string{"deleted": id}, fmt.Sprintf("Skill %q deleted.", id))
 }
 
+// agentFor is who as these tools act for them: a model makes the call (access.Principal.Agent),
+// so the runtime holds it to what an agent may write and never lets it do an admin's part.
+func agentFor(who access.Principal) access.Principal {
+	who.Agent = true
+	return who
+}
+
 // author returns r as an Author, or why the call may not write. Whether the caller may is the
-// runtime's to say (Install and RemoveByAgent check the role of Origin.Who).
+// runtime's to say (Install and Remove check the role of Origin.Who, as an agent's).
 func author(_ context.Context, r Runner, id string) (Author, *run.Error) {
 	a, ok := r.(Author)
 	if !ok {

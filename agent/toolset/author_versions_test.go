@@ -48,10 +48,10 @@ func TestAgentSkillBeyondCeilingIsPending(t *testing.T) {
 	if got, _ := Handle(agent, rt, "skill_net", []byte(`{}`)); !strings.Contains(got, "pending_approval") {
 		t.Fatalf("a run of the pending skill: %s", got)
 	}
-	if _, err := rt.ChangeVersion(ctx, "net", w.Digest, "approve", access.Actor{Name: "claude", Role: access.RoleAdmin, Agent: true}, ""); err == nil {
+	if _, err := rt.ChangeVersion(ctx, access.Principal{Key: "claude", Role: access.RoleAdmin, Agent: true}, "net", w.Digest, "approve", ""); err == nil {
 		t.Fatal("an agent approved")
 	}
-	v, err := rt.ChangeVersion(ctx, "net", w.Digest, "approve", access.Actor{Name: "ops", Role: access.RoleAdmin}, "")
+	v, err := rt.ChangeVersion(ctx, access.Principal{Key: "ops", Role: access.RoleAdmin}, "net", w.Digest, "approve", "")
 	if err != nil || v.Status != version.Draft {
 		t.Fatalf("approve: %+v %v", v, err)
 	}

@@ -199,7 +199,7 @@ it. A server offers the same move to API keys with the %s role.
 				return e.fail(exitUsage, "%s takes a skill id and a version's digest, e.g. skillbox %s hello 3f2a9c1e (skillbox versions hello lists them)", action, action)
 			}
 			return e.withVersions(ctx, func(rt *runtime.Runtime, _ bool) int {
-				v, err := rt.ChangeVersion(ctx, pos[0], pos[1], action, operator().Actor(), e.note)
+				v, err := rt.ChangeVersion(ctx, operator(), pos[0], pos[1], action, e.note)
 				if err != nil {
 					return e.versionFailure(pos[0], err)
 				}
