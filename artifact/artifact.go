@@ -49,11 +49,14 @@ type File struct {
 // then fails with kind quota_exceeded, since the files it made are not kept. Any other error is
 // logged and the run keeps its outcome; its artifacts are then not downloadable.
 //
-// OpenArtifact reads one artifact back. Its error is [ErrNoRun] when the store knows no run of
-// that id, [ErrNoArtifact] when the run left no file of that name.
+// OpenArtifact reads one artifact back for viewer, who sees a run's files as they see the run (a
+// run list's Viewer: access.Principal.Viewer): "" any run's; any other viewer only a run of the
+// whole tenant's or of viewer's own, and a run the store holds no record of is no run to them.
+// Its error is [ErrNoRun] when the store knows no run of that id that viewer sees,
+// [ErrNoArtifact] when the run left no file of that name.
 type Store interface {
 	PutArtifacts(ctx context.Context, runID string, files []File) error
-	OpenArtifact(ctx context.Context, runID, name string) (io.ReadCloser, Artifact, error)
+	OpenArtifact(ctx context.Context, viewer, runID, name string) (io.ReadCloser, Artifact, error)
 }
 
 // Why an artifact cannot be read (errors.Is): the two 404s a download tells apart.

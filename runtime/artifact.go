@@ -9,6 +9,7 @@ import (
 	"hash"
 	"io"
 
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/artifact"
 	"github.com/skillbox-dev/skillbox/run"
 )
@@ -37,14 +38,17 @@ func (c *artifactCheck) check() error {
 	return nil
 }
 
-// OpenArtifact reads the artifact name of run runID: from Config.Artifacts when the runtime has
-// one, else from what it keeps of its recent runs (see KeptArtifacts).
+// OpenArtifact reads the artifact name of run runID for who: from Config.Artifacts when the
+// runtime has one, else from what it keeps of its recent runs (see KeptArtifacts). who sees a
+// run's files as it sees the run (access.Principal.Sees): a user's own run's files are that
+// user's and the admins'.
 //
 // # Errors
 //
-// [ErrNoArtifact] when the run left no file of that name, or is a recent run of this runtime
-// the store does not know; [ErrNoRun] when neither knows the run; [ErrClosed] after Close.
-func (rt *Runtime) OpenArtifact(ctx context.Context, runID, name string) (io.ReadCloser, artifact.Artifact, error) {
+// [artifact.ErrNoArtifact] when the run left no file of that name, or is a recent run of this
+// runtime the store does not know; [artifact.ErrNoRun] when neither knows a run of that id who
+// sees; [run.ErrClosed] after Close.
+func (rt *Runtime) OpenArtifact(ctx context.Context, who access.Principal, runID, name string) (io.ReadCloser, artifact.Artifact, error) {
 	rt.closeMu.RLock()
 	closed := rt.closed
 	rt.closeMu.RUnlock()
@@ -54,13 +58,16 @@ func (rt *Runtime) OpenArtifact(ctx context.Context, runID, name string) (io.Rea
 	if !artifact.ValidName(name) {
 		return nil, artifact.Artifact{}, fmt.Errorf("run %q has no artifact %q (not an artifact name): %w", runID, name, artifact.ErrNoArtifact)
 	}
-	var st artifact.Store = rt.kept
+	var rc io.ReadCloser
+	var a artifact.Artifact
+	var err error
 	if rt.cfg.Artifacts != nil {
-		st = rt.cfg.Artifacts
+		rc, a, err = rt.cfg.Artifacts.OpenArtifact(ctx, who.Viewer(), runID, name)
+	} else {
+		rc, a, err = rt.kept.open(who.Viewer(), runID, name)
 	}
-	rc, a, err := st.OpenArtifact(ctx, runID, name)
 	if errors.Is(err, artifact.ErrNoRun) {
-		if _, ok := rt.history.get(runID); ok {
+		if r, ok := rt.history.get(runID); ok && who.Sees(r.VisibleTo) {
 			return nil, artifact.Artifact{}, fmt.Errorf("run %q has no artifact %q: %w", runID, name, artifact.ErrNoArtifact)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/artifact"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
@@ -44,7 +45,7 @@ func sha(s string) string {
 
 func readArtifact(t *testing.T, rt *Runtime, run, name string) (string, artifact.Artifact) {
 	t.Helper()
-	rc, a, err := rt.OpenArtifact(context.Background(), run, name)
+	rc, a, err := rt.OpenArtifact(context.Background(), testAdmin, run, name)
 	if err != nil {
 		t.Fatalf("open %s of %s: %v", name, run, err)
 	}
@@ -116,10 +117,10 @@ func TestArtifactsOfACompiledSkill(t *testing.T) {
 	if left, _ := filepath.Glob(filepath.Join(tmp, "skillbox-output-*")); len(left) != 0 {
 		t.Errorf("output directories left behind: %v", left)
 	}
-	if _, _, err := rt.OpenArtifact(context.Background(), res.RunID, "big"); !errors.Is(err, artifact.ErrNoArtifact) {
+	if _, _, err := rt.OpenArtifact(context.Background(), testAdmin, res.RunID, "big"); !errors.Is(err, artifact.ErrNoArtifact) {
 		t.Errorf("the refused file: %v, want ErrNoArtifact", err)
 	}
-	if _, _, err := rt.OpenArtifact(context.Background(), "run_nosuch", "a.txt"); !errors.Is(err, artifact.ErrNoRun) {
+	if _, _, err := rt.OpenArtifact(context.Background(), testAdmin, "run_nosuch", "a.txt"); !errors.Is(err, artifact.ErrNoRun) {
 		t.Errorf("an unknown run: %v, want ErrNoRun", err)
 	}
 }
@@ -237,7 +238,7 @@ func TestKeptArtifactsAreBounded(t *testing.T) {
 		}
 		runs = append(runs, res.RunID)
 	}
-	if _, _, err := rt.OpenArtifact(context.Background(), runs[0], "r"); !errors.Is(err, artifact.ErrNoArtifact) {
+	if _, _, err := rt.OpenArtifact(context.Background(), testAdmin, runs[0], "r"); !errors.Is(err, artifact.ErrNoArtifact) {
 		t.Errorf("the oldest run's file: %v, want ErrNoArtifact", err)
 	}
 	for _, id := range runs[1:] {
@@ -250,7 +251,7 @@ func TestKeptArtifactsAreBounded(t *testing.T) {
 	if _, err := os.Stat(keptDir); !os.IsNotExist(err) {
 		t.Errorf("the kept artifacts outlive Close: %v", err)
 	}
-	if _, _, err := rt.OpenArtifact(context.Background(), runs[2], "r"); !errors.Is(err, run.ErrClosed) {
+	if _, _, err := rt.OpenArtifact(context.Background(), testAdmin, runs[2], "r"); !errors.Is(err, run.ErrClosed) {
 		t.Errorf("after Close: %v, want ErrClosed", err)
 	}
 }
@@ -314,5 +315,47 @@ def execute(args, ctx):
 	}
 	if data, _ := readArtifact(t, rt, res.RunID, "data.json"); data != `{"ok": true}` {
 		t.Errorf("data.json reads %q", data)
+	}
+}
+
+// A run's files are seen as the run is (the runtime's own keeper here; storetest's Visibility
+// holds a store to the same): the files of a run of alice's own skill are alice's and the
+// admins', and no one else's, whose read says there is no such run.
+func TestArtifactsAreSeenAsTheirRun(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	rt := newRuntime(t, Config{SkillDirs: []string{t.TempDir()}})
+	ctx := context.Background()
+	alice := access.Principal{User: "alice", Key: "k1", Role: access.RoleAuthor}
+	view, err := rt.User(ctx, "alice")
+	must(t, err)
+	if _, err := view.Install(ctx, "out", pkg(t, outputManifest("out", ""), "output"), InstallOptions{Visibility: access.VisibilityUser, Who: alice}); err != nil {
+		t.Fatal(err)
+	}
+	args, _ := json.Marshal(map[string]string{"spec": "a.txt*3"})
+	res, err := view.Run(ctx, run.Request{Skill: "out", Args: args, Who: alice})
+	if err != nil || len(res.Artifacts) != 1 {
+		t.Fatalf("run: %+v %v", res, err)
+	}
+	for _, c := range []struct {
+		who  access.Principal
+		sees bool
+	}{
+		{alice, true},
+		{access.Principal{Key: "ops", Role: access.RoleAdmin}, true},
+		{access.Principal{User: "bob", Key: "k2", Role: access.RolePublisher}, false},
+		{access.Principal{Key: "nameless", Role: access.RoleRunner}, false},
+	} {
+		for name, r := range map[string]*Runtime{"alice's view": view, "the tenant": rt} {
+			rc, _, err := r.OpenArtifact(ctx, c.who, res.RunID, "a.txt")
+			switch {
+			case c.sees && err != nil:
+				t.Errorf("%s, %s: %v", name, c.who.Caller(), err)
+			case !c.sees && !errors.Is(err, artifact.ErrNoRun):
+				t.Errorf("%s, %s: %v, want ErrNoRun", name, c.who.Caller(), err)
+			}
+			if rc != nil {
+				rc.Close()
+			}
+		}
 	}
 }

@@ -36,7 +36,9 @@ func (k KeptArtifacts) withDefaults() KeptArtifacts {
 	return k
 }
 
-// keeper is the runtime's own artifact.Store when Config.Artifacts is nil.
+// keeper keeps the runtime's own artifacts when Config.Artifacts is nil: like an
+// artifact.Store, but it is told whom each run is visible to as it keeps the run's files, as a
+// store reads it from the run's record.
 type keeper struct {
 	cfg    KeptArtifacts
 	mu     sync.Mutex
@@ -54,17 +56,18 @@ type keptRun struct {
 	paths map[string]string
 	dir   string
 	bytes int64
+	// visibleTo is the run's Record.VisibleTo: who alone sees it and its files ("" the tenant).
+	visibleTo string
 }
-
-var _ artifact.Store = (*keeper)(nil)
 
 func newKeeper(cfg KeptArtifacts) *keeper {
 	return &keeper{cfg: cfg.withDefaults(), runs: map[string]*keptRun{}}
 }
 
-// PutArtifacts copies files into the keeper's directory, each checked against its size and
-// sha256 as it is copied, and drops the oldest runs past the bounds.
-func (k *keeper) PutArtifacts(ctx context.Context, runID string, files []artifact.File) error {
+// put copies the files of run runID, visible to visibleTo (Record.VisibleTo), into the keeper's
+// directory, each checked against its size and sha256 as it is copied, and drops the oldest runs
+// past the bounds.
+func (k *keeper) put(ctx context.Context, runID, visibleTo string, files []artifact.File) error {
 	var total int64
 	for _, f := range files {
 		total += f.Size
@@ -76,7 +79,7 @@ func (k *keeper) PutArtifacts(ctx context.Context, runID string, files []artifac
 	if err != nil {
 		return err
 	}
-	kr := &keptRun{arts: map[string]artifact.Artifact{}, paths: map[string]string{}, dir: dir, bytes: total}
+	kr := &keptRun{arts: map[string]artifact.Artifact{}, paths: map[string]string{}, dir: dir, bytes: total, visibleTo: visibleTo}
 	for i, f := range files {
 		if err := ctx.Err(); err != nil {
 			_ = os.RemoveAll(dir)
@@ -163,15 +166,15 @@ func copyArtifact(p string, f artifact.File) error {
 	return err
 }
 
-// OpenArtifact opens one kept artifact.
-func (k *keeper) OpenArtifact(_ context.Context, runID, name string) (io.ReadCloser, artifact.Artifact, error) {
+// open opens one kept artifact for viewer, as artifact.Store.OpenArtifact does.
+func (k *keeper) open(viewer, runID, name string) (io.ReadCloser, artifact.Artifact, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.closed {
 		return nil, artifact.Artifact{}, run.ErrClosed
 	}
 	r, ok := k.runs[runID]
-	if !ok {
+	if !ok || (viewer != "" && r.visibleTo != "" && r.visibleTo != viewer) {
 		return nil, artifact.Artifact{}, fmt.Errorf("run %q: %w", runID, artifact.ErrNoRun)
 	}
 	a, ok := r.arts[name]

@@ -258,14 +258,15 @@ func (rt *Runtime) keepOutput(ctx context.Context, s *registry.Skill, o *output,
 	if len(files) == 0 {
 		return nil
 	}
-	var st artifact.Store = rt.kept
-	if rt.cfg.Artifacts != nil {
-		st = rt.cfg.Artifacts
-	}
 	// Kept even when the caller has gone, like the run's record: the files are the run's.
 	putCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), artifactPutTimeout)
 	defer cancel()
-	if err := st.PutArtifacts(putCtx, res.RunID, files); err != nil {
+	if rt.cfg.Artifacts != nil {
+		err = rt.cfg.Artifacts.PutArtifacts(putCtx, res.RunID, files) // the run's record says who sees them
+	} else {
+		err = rt.kept.put(putCtx, res.RunID, rt.visibleTo(s), files)
+	}
+	if err != nil {
 		var total int64
 		for _, f := range files {
 			total += f.Size

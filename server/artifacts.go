@@ -31,12 +31,9 @@ func (s *view) artifact(c echo.Context) error {
 	if err != nil || !artifact.ValidName(name) {
 		return httpError(http.StatusBadRequest, "bad_path", "the artifact name is not a clean relative path, such as report.pdf or charts/a.png")
 	}
-	if !s.mayReadRun(c, id) {
-		return httpError(http.StatusNotFound, "not_found", "no run %q (neither the run history nor the runtime's recent runs have it)", id)
-	}
 	ctx, cancel := context.WithTimeout(c.Request().Context(), historyTimeout)
 	defer cancel()
-	rc, a, err := s.rt.OpenArtifact(ctx, id, name)
+	rc, a, err := s.rt.OpenArtifact(ctx, principal(c), id, name) // the runtime decides who sees the run's files
 	switch {
 	case errors.Is(err, artifact.ErrNoRun):
 		return httpError(http.StatusNotFound, "not_found", "no run %q (neither the run history nor the runtime's recent runs have it)", id)

@@ -99,19 +99,3 @@ func (s *view) liveRun(c echo.Context, id string) *liveRun {
 	}
 	return run
 }
-
-// mayReadRun reports whether the caller may read what run id left (its artifacts): an admin
-// (or a server without keys) any run of the tenant; a user a run that is the tenant's or their
-// own, as a live run, a recent record or the history says, and no run none of them knows.
-func (s *view) mayReadRun(c echo.Context, id string) bool {
-	if principal(c).SeesAll() {
-		return true
-	}
-	if run := s.live.get(id); run != nil {
-		return sees(c, run.visibleTo)
-	}
-	if _, ok := s.rt.RunRecord(principal(c), id); ok {
-		return true
-	}
-	return s.historyOf(c, id) != nil
-}

@@ -44,7 +44,7 @@ func TestRunArtifactsInTheStore(t *testing.T) {
 	if err != nil || len(ok.Artifacts) != 1 {
 		t.Fatalf("%+v %v", ok, err)
 	}
-	rc, a, err := rt.OpenArtifact(ctx, ok.RunID, "a.txt")
+	rc, a, err := rt.OpenArtifact(ctx, access.Local("test"), ok.RunID, "a.txt")
 	must(t, err)
 	data, _ := io.ReadAll(rc)
 	rc.Close()
@@ -60,7 +60,7 @@ func TestRunArtifactsInTheStore(t *testing.T) {
 	if err != nil || found.Status != store.StatusFailed || found.Error == nil || found.Error.Kind != "quota_exceeded" {
 		t.Errorf("recorded as %+v, %v", found, err)
 	}
-	if _, _, err := rt.OpenArtifact(ctx, over.RunID, "b.txt"); !errors.Is(err, artifact.ErrNoArtifact) {
+	if _, _, err := rt.OpenArtifact(ctx, access.Local("test"), over.RunID, "b.txt"); !errors.Is(err, artifact.ErrNoArtifact) {
 		t.Errorf("the refused run's file: %v, want ErrNoArtifact (the run is recorded)", err)
 	}
 }

@@ -107,9 +107,9 @@ func (r *Recorder) PutArtifacts(ctx context.Context, runID string, files []artif
 	return r.s.PutArtifactsWithin(ctx, runID, files, r.opts.MaxArtifactBytes)
 }
 
-// OpenArtifact reads a run's artifact from the store.
-func (r *Recorder) OpenArtifact(ctx context.Context, runID, name string) (io.ReadCloser, artifact.Artifact, error) {
-	return r.s.OpenArtifact(ctx, runID, name)
+// OpenArtifact reads a run's artifact from the store, for viewer (see artifact.Store).
+func (r *Recorder) OpenArtifact(ctx context.Context, viewer, runID, name string) (io.ReadCloser, artifact.Artifact, error) {
+	return r.s.OpenArtifact(ctx, viewer, runID, name)
 }
 
 // Artifacts is the artifact store of one tenant's Runtime (its Config.Artifacts): the tenant's
@@ -129,8 +129,8 @@ func (t tenantArtifacts) PutArtifacts(ctx context.Context, runID string, files [
 	return t.s.PutArtifactsWithin(ctx, runID, files, t.quota)
 }
 
-func (t tenantArtifacts) OpenArtifact(ctx context.Context, runID, name string) (io.ReadCloser, artifact.Artifact, error) {
-	return t.s.OpenArtifact(ctx, runID, name)
+func (t tenantArtifacts) OpenArtifact(ctx context.Context, viewer, runID, name string) (io.ReadCloser, artifact.Artifact, error) {
+	return t.s.OpenArtifact(ctx, viewer, runID, name)
 }
 
 // Close stops renewing, sweeping and pruning. Runs still in flight keep their lease until it

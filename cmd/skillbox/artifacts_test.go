@@ -30,7 +30,7 @@ func TestRunKeepsArtifactsInTheStore(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || len(res.Artifacts) != 1 {
 		t.Fatalf("run: %v %q: %v", r.code, r.stdout, err)
 	}
-	rc, _, err := openDB(t, filepath.Join(dir, sqlite.FileName)).OpenArtifact(t.Context(), res.RunID, "r.txt")
+	rc, _, err := openDB(t, filepath.Join(dir, sqlite.FileName)).OpenArtifact(t.Context(), "", res.RunID, "r.txt")
 	if err != nil {
 		t.Fatal(err)
 	}

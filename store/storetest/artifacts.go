@@ -29,7 +29,7 @@ func fileOf(name, media string, data []byte) artifact.File {
 // readBack opens name of run and returns its bytes and meta.
 func readBack(t *testing.T, s store.Store, run, name string) ([]byte, artifact.Artifact) {
 	t.Helper()
-	rc, a, err := s.OpenArtifact(t.Context(), run, name)
+	rc, a, err := s.OpenArtifact(t.Context(), "", run, name)
 	if err != nil {
 		t.Fatalf("open %s of %s: %v", name, run, err)
 	}
@@ -93,14 +93,14 @@ func testArtifactsRoundTrip(t *testing.T, h Harness) {
 			t.Errorf("%s/%s: %q %+v", c.run, c.name, data, a)
 		}
 	}
-	if _, _, err := s.OpenArtifact(ctx, "run_nosuch", "x"); !errors.Is(err, artifact.ErrNoRun) {
+	if _, _, err := s.OpenArtifact(ctx, "", "run_nosuch", "x"); !errors.Is(err, artifact.ErrNoRun) {
 		t.Errorf("unknown run: %v, want ErrNoRun", err)
 	}
-	if _, _, err := s.OpenArtifact(ctx, "run_a", "nosuch"); !errors.Is(err, artifact.ErrNoArtifact) {
+	if _, _, err := s.OpenArtifact(ctx, "", "run_a", "nosuch"); !errors.Is(err, artifact.ErrNoArtifact) {
 		t.Errorf("a run with artifacts, not this one: %v, want ErrNoArtifact", err)
 	}
 	mustFinish(t, s, finished(1, "echo", store.StatusSucceeded)) // a recorded run without artifacts
-	if _, _, err := s.OpenArtifact(ctx, "run_000001", "x"); !errors.Is(err, artifact.ErrNoArtifact) {
+	if _, _, err := s.OpenArtifact(ctx, "", "run_000001", "x"); !errors.Is(err, artifact.ErrNoArtifact) {
 		t.Errorf("a recorded run without artifacts: %v, want ErrNoArtifact", err)
 	}
 	// Kept once: a second put of the same name fails and changes nothing.
@@ -115,7 +115,7 @@ func testArtifactsRoundTrip(t *testing.T, h Harness) {
 	if err := s.PutArtifacts(ctx, "run_c", []artifact.File{fileOf("ok", "text/plain", []byte("ok")), lying}); err == nil {
 		t.Error("bytes that do not match their sha256 were kept")
 	}
-	if _, _, err := s.OpenArtifact(ctx, "run_c", "ok"); !errors.Is(err, artifact.ErrNoRun) {
+	if _, _, err := s.OpenArtifact(ctx, "", "run_c", "ok"); !errors.Is(err, artifact.ErrNoRun) {
 		t.Errorf("a refused put kept something: %v", err)
 	}
 	for _, bad := range []artifact.File{fileOf("../x", "text/plain", nil), fileOf("/abs", "text/plain", nil), fileOf("a//b", "text/plain", nil), fileOf("x", "", nil)} {
@@ -144,7 +144,7 @@ func testArtifactsQuota(t *testing.T, h Harness) {
 	if !errors.Is(err, run.ErrQuotaExceeded) || !strings.Contains(err.Error(), "quota of 100") {
 		t.Fatalf("past the quota: %v, want ErrQuotaExceeded naming it", err)
 	}
-	if _, _, err := s.OpenArtifact(ctx, "run_3", "small"); !errors.Is(err, artifact.ErrNoRun) {
+	if _, _, err := s.OpenArtifact(ctx, "", "run_3", "small"); !errors.Is(err, artifact.ErrNoRun) {
 		t.Errorf("a refused put kept something: %v", err)
 	}
 	if err := put("run_3", store.Unlimited, fileOf("b", "text/plain", fifty)); err != nil {
@@ -200,7 +200,7 @@ func testArtifactsPruned(t *testing.T, h Harness) {
 	if err != nil || n != 1 {
 		t.Fatalf("prune: %d, %v", n, err)
 	}
-	if _, _, err := s.OpenArtifact(ctx, old.ID, "alone"); !errors.Is(err, artifact.ErrNoRun) {
+	if _, _, err := s.OpenArtifact(ctx, "", old.ID, "alone"); !errors.Is(err, artifact.ErrNoRun) {
 		t.Errorf("the pruned run's artifact: %v, want ErrNoRun", err)
 	}
 	if got := blobCount(t, s); got != before-1 {

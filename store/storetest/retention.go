@@ -78,7 +78,7 @@ func testTenantRetention(t *testing.T, h Harness) {
 		t.Fatalf("acme's prune: %d, %v; want 3", n, err)
 	}
 	counts(3, 6, 1)
-	if _, _, err := quiet.OpenArtifact(ctx, "run_000000", "chart.svg"); !errors.Is(err, artifact.ErrNoRun) {
+	if _, _, err := quiet.OpenArtifact(ctx, "", "run_000000", "chart.svg"); !errors.Is(err, artifact.ErrNoRun) {
 		t.Fatalf("acme's pruned run's artifact: %v, want ErrNoRun", err)
 	}
 

@@ -94,10 +94,10 @@ func testTenantIsolation(t *testing.T, h Harness) {
 	if data, _ := readBack(t, a, ra.ID, "report.txt"); string(data) != "acme only" {
 		t.Fatalf("acme's artifact: %q", data)
 	}
-	if _, _, err := b.OpenArtifact(ctx, ra.ID, "report.txt"); !errors.Is(err, artifact.ErrNoRun) {
+	if _, _, err := b.OpenArtifact(ctx, "", ra.ID, "report.txt"); !errors.Is(err, artifact.ErrNoRun) {
 		t.Fatalf("globex opens acme's artifact: %v", err)
 	}
-	if _, _, err := root.OpenArtifact(ctx, ra.ID, "report.txt"); !errors.Is(err, artifact.ErrNoRun) {
+	if _, _, err := root.OpenArtifact(ctx, "", ra.ID, "report.txt"); !errors.Is(err, artifact.ErrNoRun) {
 		t.Fatalf("the default tenant opens acme's artifact: %v", err)
 	}
 	// Closing a tenant's store leaves the database open for the others.

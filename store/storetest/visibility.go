@@ -1,19 +1,21 @@
 package storetest
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/skillbox-dev/skillbox/access"
+	"github.com/skillbox-dev/skillbox/artifact"
 	"github.com/skillbox-dev/skillbox/store"
 )
 
 // A run of a user's own skill is visible to that user alone: a query with a Viewer lists the
 // tenant's runs and the viewer's own, never another user's; one without lists every run. A
 // user's own skill's versions are filed under its id and the user's scope, apart from the
-// tenant's skill of the same id.
+// tenant's skill of the same id. A run's files are seen as the run is.
 func testVisibility(t *testing.T, h Harness) {
 	s := open(t, h, h.New(t)).Tenant("acme")
 	ctx := t.Context()
@@ -53,6 +55,35 @@ func testVisibility(t *testing.T, h Harness) {
 	}
 	if r, err := s.FindRun(ctx, "run_000003"); err != nil || r.VisibleTo != "bob@acme" {
 		t.Errorf("FindRun keeps VisibleTo: %+v %v", r, err)
+	}
+
+	// A run's files are seen as the run is: by its viewer, the tenant's runs' by everyone, and
+	// files of a run the store holds no record of by no viewer (only by a query without one).
+	for _, id := range []string{"run_000001", "run_000002", "run_orphan"} {
+		if err := s.PutArtifacts(ctx, id, []artifact.File{fileOf("out.txt", "text/plain", []byte(id))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		viewer, run string
+		sees        bool
+	}{
+		{"alice@acme", "run_000002", true}, {"bob@acme", "run_000002", false}, {"", "run_000002", true},
+		{"bob@acme", "run_000001", true}, {"alice@acme", "run_orphan", false}, {"", "run_orphan", true},
+	} {
+		rc, _, err := s.OpenArtifact(ctx, c.viewer, c.run, "out.txt")
+		switch {
+		case c.sees && err != nil:
+			t.Errorf("%q opening %s's file: %v", c.viewer, c.run, err)
+		case !c.sees && !errors.Is(err, artifact.ErrNoRun):
+			t.Errorf("%q opening %s's file: %v, want ErrNoRun", c.viewer, c.run, err)
+		}
+		if rc != nil {
+			rc.Close()
+		}
+	}
+	if _, _, err := s.OpenArtifact(ctx, "alice@acme", "run_000002", "nosuch"); !errors.Is(err, artifact.ErrNoArtifact) {
+		t.Errorf("a file alice's run did not leave: %v, want ErrNoArtifact", err)
 	}
 
 	scoped := "notes@" + access.UserScope("alice@acme")

@@ -165,10 +165,23 @@ func readArtifact(f artifact.File) ([]byte, error) {
 	return data, nil
 }
 
-// OpenArtifact reads the artifact name of run runID of s's tenant, checked against its sha256.
-func (s *DB) OpenArtifact(ctx context.Context, runID, name string) (io.ReadCloser, artifact.Artifact, error) {
+// OpenArtifact reads the artifact name of run runID of s's tenant, checked against its sha256,
+// for viewer: "" any run's; any other viewer only a run recorded as the tenant's or viewer's own.
+func (s *DB) OpenArtifact(ctx context.Context, viewer, runID, name string) (io.ReadCloser, artifact.Artifact, error) {
 	if err := s.check(); err != nil {
 		return nil, artifact.Artifact{}, err
+	}
+	if viewer != "" {
+		// The run's record says who sees it; an artifact without one is no run to a viewer.
+		var one int
+		err := s.db.QueryRowContext(ctx, s.q(`SELECT 1 FROM runs WHERE id = ? AND tenant = ? AND (visible_to = '' OR visible_to = ?)`),
+			runID, s.tenant, viewer).Scan(&one)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return nil, artifact.Artifact{}, fmt.Errorf("run %q: %w", runID, artifact.ErrNoRun)
+		case err != nil:
+			return nil, artifact.Artifact{}, fmt.Errorf("artifact %q of run %s: %s %s: %w", name, runID, s.dialect.Name, s.where, err)
+		}
 	}
 	a := artifact.Artifact{Name: name}
 	var data []byte
