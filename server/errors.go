@@ -46,11 +46,15 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 	var he *echo.HTTPError
 	var re *retryError
 	var mbe *http.MaxBytesError
+	var bte *BodyTimeoutError
 	var se *spec.SkillError
 	if errors.As(err, &re) {
 		c.Response().Header().Set("Retry-After", re.retryAfter())
 	}
 	switch {
+	case errors.As(err, &bte):
+		status, body = http.StatusRequestTimeout, apiErrorBody{Code: "body_timeout", Message: bte.Error() + ": send the body without pausing"}
+		c.Response().Header().Set("Connection", "close")
 	case errors.As(err, &mbe):
 		status, body = http.StatusRequestEntityTooLarge, apiErrorBody{Code: "too_large", Message: fmt.Sprintf("the body is larger than %d bytes", mbe.Limit)}
 	case errors.As(err, &se):

@@ -53,6 +53,15 @@ type Options struct {
 	// executable skill and the progressive-disclosure toolset ([toolset.OfferAll], the default),
 	// one of them, or the other. GET /v1/tools?tools= picks per request.
 	Offer toolset.Offer
+	// BodyTimeout is the longest a request's body may take to arrive (default 2 minutes), and
+	// MinBodyRate the fewest bytes a second it must average after its first 5 seconds (default
+	// 1 KiB/s; negative: no rate). A body that falls behind is answered 408 and its connection
+	// closed; an answer given before a body was read closes its connection rather than read the
+	// rest. Neither bounds what follows the body: a run streams for as long as its own timeout
+	// allows. They apply to Handler; a program that mounts the routes in its own server bounds
+	// its connections itself.
+	BodyTimeout time.Duration
+	MinBodyRate int64
 }
 
 func (o Options) withDefaults() Options {
@@ -67,6 +76,15 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Offer == "" {
 		o.Offer = toolset.OfferAll
+	}
+	if o.BodyTimeout <= 0 {
+		o.BodyTimeout = 2 * time.Minute
+	}
+	switch {
+	case o.MinBodyRate == 0:
+		o.MinBodyRate = 1 << 10
+	case o.MinBodyRate < 0:
+		o.MinBodyRate = 0
 	}
 	return o
 }
@@ -227,7 +245,8 @@ func (s *view) serveMCP(c echo.Context) error {
 	return nil
 }
 
-// Handler returns a standalone http.Handler with every route at the root, for skillbox serve.
+// Handler returns a standalone http.Handler with every route at the root, for skillbox serve,
+// its request bodies bounded by Options.BodyTimeout and MinBodyRate.
 func (s *Server) Handler() http.Handler {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
@@ -238,7 +257,7 @@ func (s *Server) Handler() http.Handler {
 		RequestIDHandler: func(c echo.Context, id string) { c.Request().Header.Set(echo.HeaderXRequestID, id) },
 	}))
 	s.Mount(e.Group(""))
-	return e
+	return guardBodies(e, s.opts.BodyTimeout, s.opts.MinBodyRate)
 }
 
 // jsonErrors writes a handler's error with this server's error handler, so a mounted group

@@ -62,6 +62,9 @@ type env struct {
 	keys     string
 	insecure bool
 	watch    bool
+	// serve: the bounds on clients (see connectionFlags)
+	bodyTimeout, shutdownTimeout time.Duration
+	maxConnections               int
 
 	// serving: serve and mcp, which live long enough for the runtime to check every skill in the
 	// background; the other commands exit once done, and leave unused skills unchecked.

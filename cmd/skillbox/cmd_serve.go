@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"golang.org/x/net/netutil"
 
 	"github.com/skillbox-dev/skillbox/agent/toolset"
 	"github.com/skillbox-dev/skillbox/runtime"
@@ -23,7 +24,7 @@ import (
 
 var cmdServe = &command{
 	summary: "serve the skills over HTTP: list, run (JSON or SSE), tool manifests, management, metrics",
-	usage:   "[--addr 127.0.0.1:8080] [--keys FILE] [--tenants FILE] [--insecure] [--watch] [--cors-origin ORIGIN]... [--tools all|skills|disclosure]",
+	usage:   "[--addr 127.0.0.1:8080] [--keys FILE] [--tenants FILE] [--insecure] [--watch] [--cors-origin ORIGIN]... [--tools all|skills|disclosure] [--max-connections N] [--body-timeout D] [--shutdown-timeout D]",
 	flags: func(fs *pflag.FlagSet, e *env) {
 		fs.StringVar(&e.addr, "addr", "127.0.0.1:8080", "listen `address`")
 		fs.StringVar(&e.keys, "keys", "", "API keys `FILE` (YAML list of {name, key, role, tenant, user}; key may be env:VAR)")
@@ -34,6 +35,7 @@ var cmdServe = &command{
 		toolsFlag(fs, e)
 		storeFlags(fs, e, true)
 		retentionFlags(fs, e)
+		connectionFlags(fs, e)
 		fs.StringArrayVar(&e.cors, "cors-origin", nil, "let web pages from `ORIGIN` (scheme://host[:port], exact) call the API from a browser; repeatable. Off by default: pages from other origins may not run or change anything")
 	},
 	completeFlags: map[string]flagCompletion{"tenants": completeTenantsFile},
@@ -90,7 +92,10 @@ var cmdServe = &command{
 		}
 		defer rt.Close(context.Background())
 		limitGoHeap(rt)
-		opts := server.Options{Keys: keys, Logger: logger, CORSOrigins: e.cors, Offer: e.offer}
+		if e.maxConnections < 1 || e.bodyTimeout <= 0 || e.shutdownTimeout <= 0 {
+			return e.fail(exitUsage, "--max-connections, --body-timeout and --shutdown-timeout must be positive")
+		}
+		opts := server.Options{Keys: keys, Logger: logger, CORSOrigins: e.cors, Offer: e.offer, BodyTimeout: e.bodyTimeout}
 		if h != nil {
 			opts.History = h.store
 		}
@@ -116,6 +121,7 @@ var cmdServe = &command{
 		if err != nil {
 			return e.fail(exitFailed, "%v", err)
 		}
+		ln = netutil.LimitListener(ln, e.maxConnections) // past it, clients wait in the kernel's backlog
 		if e.watch {
 			go rt.Watch(ctx, 0)
 		}
@@ -139,14 +145,28 @@ var cmdServe = &command{
 			return e.fail(exitFailed, "%v", err)
 		case <-ctx.Done():
 		}
-		fmt.Fprintln(e.stderr, "skillbox: shutting down; letting runs finish")
-		sctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		fmt.Fprintf(e.stderr, "skillbox: shutting down; letting requests in flight finish (at most %s)\n", e.shutdownTimeout)
+		sctx, cancel := context.WithTimeout(context.Background(), e.shutdownTimeout)
 		defer cancel()
-		if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		switch err := hs.Shutdown(sctx); {
+		case errors.Is(err, context.DeadlineExceeded):
+			// What is still open had its time: cut it, and end its runs (the runtime's Close,
+			// deferred, records them as canceled). A drain that ran its course is no failure.
+			_ = hs.Close()
+			fmt.Fprintf(e.stderr, "skillbox: %s passed; closed the connections still open\n", e.shutdownTimeout)
+		case err != nil && !errors.Is(err, http.ErrServerClosed):
 			return e.fail(exitFailed, "shutdown: %v", err)
 		}
 		return exitOK
 	},
+}
+
+// connectionFlags bound what clients may hold of serve: its connections, the time a request's
+// body may take, and the time SIGTERM gives requests in flight to finish.
+func connectionFlags(fs *pflag.FlagSet, e *env) {
+	fs.IntVar(&e.maxConnections, "max-connections", 1024, "the most client connections open at once; more wait to be accepted")
+	fs.DurationVar(&e.bodyTimeout, "body-timeout", 2*time.Minute, "the longest a request body may take to arrive (after its first 5s it must also average 1 KiB/s); a slower one is answered 408 and its connection closed")
+	fs.DurationVar(&e.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long SIGTERM lets requests in flight finish before it closes their connections and exits")
 }
 
 // admissionFlags are the flags of the long-running commands that bound what runs at once.

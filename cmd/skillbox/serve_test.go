@@ -5,8 +5,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"mime/multipart"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -387,6 +389,80 @@ func TestServe(t *testing.T) {
 		p.cmd.Process.Signal(syscall.SIGINT)
 		if code := p.wait(hangTimeout); code != 0 {
 			t.Errorf("exit %d after SIGINT:\n%s", code, p.stderr())
+		}
+	})
+
+	t.Run("SIGTERM cuts what outlives --shutdown-timeout and exits 0", func(t *testing.T) {
+		t.Parallel()
+		p := startServe(t, bin, true, "serve", "--addr", "localhost:0", "--skills", slow, "--shutdown-timeout", "1s")
+		// sleepy runs until its 30 s timeout: its stream outlives the shutdown's second.
+		req, _ := http.NewRequest("POST", p.base+"/v1/skills/sleepy/runs", strings.NewReader(`{"args":{}}`))
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var signaled bool
+		sseEvents(t, resp.Body, func(name string, data map[string]any) {
+			if data["status"] == "running" && !signaled {
+				signaled = true
+				if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+		if !signaled {
+			t.Fatalf("the run never said it was running:\n%s", p.stderr())
+		}
+		if code := p.wait(hangTimeout); code != 0 {
+			t.Errorf("exit %d after SIGTERM with a run in flight, want 0:\n%s", code, p.stderr())
+		}
+		if !strings.Contains(p.stderr(), "closed the connections still open") {
+			t.Errorf("serve did not say it cut the run's connection:\n%s", p.stderr())
+		}
+	})
+
+	t.Run("--max-connections", func(t *testing.T) {
+		t.Parallel()
+		p := startServe(t, bin, true, "serve", "--addr", "localhost:0", "--skills", slow, "--max-connections", "1")
+		addr := strings.TrimPrefix(p.base, "http://")
+		held, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The held connection is accepted once a request on it is answered.
+		fmt.Fprintf(held, "GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
+		if resp, err := http.ReadResponse(bufio.NewReader(held), nil); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("held connection: %v %v", resp, err)
+		}
+		// A second connection waits while the first is open (it may be queued by the kernel)...
+		done := make(chan int, 1)
+		go func() {
+			c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+			resp, err := c.Get(p.base + "/healthz")
+			if err != nil {
+				done <- -1
+				return
+			}
+			resp.Body.Close()
+			done <- resp.StatusCode
+		}()
+		select {
+		case code := <-done:
+			t.Fatalf("a second connection was served (%d) while the only one allowed was open", code)
+		case <-time.After(300 * time.Millisecond):
+		}
+		// ... and is served once the first closes.
+		held.Close()
+		select {
+		case code := <-done:
+			if code != 200 {
+				t.Errorf("the waiting connection got %d", code)
+			}
+		case <-time.After(hangTimeout):
+			t.Fatalf("the waiting connection was not served after the first closed:\n%s", p.stderr())
 		}
 	})
 
