@@ -92,6 +92,11 @@ func TestProgramRuns(t *testing.T) {
 	if _, err := rt.Run(ctx, run.Request{Skill: "tools", Who: testAdmin}); !errors.Is(err, run.ErrNotExecutable) {
 		t.Fatalf("execute of an instruction skill: %v", err)
 	}
+	// A NUL byte cannot be in a command line: the caller's mistake, said before anything runs.
+	_, err = rt.Run(ctx, run.Request{Skill: "tools", Script: "tool.js", Argv: []string{"a", "b\x00c"}, Who: testAdmin})
+	if re := (*run.Error)(nil); !errors.As(err, &re) || re.Kind != run.KindInvalidArgs || !strings.Contains(re.Message, "argument 2") {
+		t.Errorf("a NUL in argv: %v, want invalid_args naming argument 2", err)
+	}
 }
 
 // What a skill's programs may do comes from scripts/skillbox.json, or the policy by skill id

@@ -134,8 +134,12 @@ func (rt *Runtime) Run(ctx context.Context, req run.Request) (*run.Result, error
 	}
 
 	n := int64(max(len(req.Args), len(req.Stdin)))
-	for _, a := range req.Argv {
+	for i, a := range req.Argv {
 		n += int64(len(a))
+		if strings.IndexByte(a, 0) >= 0 {
+			return finish(run.Errorf(run.KindInvalidArgs, req.Skill, nil,
+				"argument %d of the program's command line holds a NUL byte, which no command line carries: send text", i+1))
+		}
 	}
 	if limit := rt.MaxArgsBytes(); n > limit {
 		return finish(run.Errorf(run.KindInvalidArgs, req.Skill, nil,

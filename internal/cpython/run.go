@@ -209,6 +209,34 @@ func argvOf(p *Program) ([]string, error) {
 	return []string{"python3", "execute", path, compact.String()}, nil
 }
 
+// maxResultDepth is the deepest the driver's envelope may nest, the result one level in it:
+// encoding/json's own limit, which every reader of a result on the host meets.
+const maxResultDepth = 10000
+
+// jsonDepth is how deep the JSON text b nests (arrays and objects), strings skipped.
+func jsonDepth(b []byte) int {
+	depth, deepest, inString, escaped := 0, 0, false, false
+	for _, c := range b {
+		switch {
+		case inString && escaped:
+			escaped = false
+		case inString && c == '\\':
+			escaped = true
+		case inString && c == '"':
+			inString = false
+		case inString:
+		case c == '"':
+			inString = true
+		case c == '[' || c == '{':
+			depth++
+			deepest = max(deepest, depth)
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return deepest
+}
+
 // outcome is the driver's envelope (skillbox._main).
 type outcome struct {
 	OK      bool            `json:"ok"`
@@ -233,6 +261,12 @@ func (r *run) result(ctx context.Context, script bool, res Result, err error) (R
 	}
 	var o outcome
 	if jerr := json.Unmarshal(r.outcome, &o); jerr != nil {
+		if d := jsonDepth(r.outcome); d > maxResultDepth {
+			// The driver wrote the skill's value as it was: a value no JSON reader takes is the
+			// skill's error, not the host's.
+			return res, &scripterr.Error{Kind: scripterr.SkillError, Name: "ValueError",
+				Message: fmt.Sprintf("execute's result is nested %d levels deep; a result may nest at most %d", d-1, maxResultDepth-1)}
+		}
 		return res, fmt.Errorf("cpython: the driver's outcome: %w", jerr)
 	}
 	switch {

@@ -87,6 +87,8 @@ func TestSkillError(t *testing.T) {
 		{"exit", "import sys\ndef execute(args, ctx):\n    sys.exit(3)\n", "SystemExit", "3"},
 		{"event loop", "import types\n@types.coroutine\ndef wait():\n    yield\nasync def execute(args, ctx):\n    await wait()\n", "RuntimeError", "needs an event loop"},
 		{"os._exit", "import os\ndef execute(args, ctx):\n    os._exit(4)\n", "", "the skill exited (status 4) before execute returned"},
+		// Deeper than any reader on the host takes: the skill's doing, not the host's.
+		{"too deep", "import sys\ndef execute(args, ctx):\n    sys.setrecursionlimit(100000)\n    v = []\n    for _ in range(20000):\n        v = [v]\n    return v\n", "ValueError", "execute's result is nested 20001 levels deep; a result may nest at most 9999"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHost(t, &hostfuncs.Grant{})
@@ -305,5 +307,16 @@ func TestClosed(t *testing.T) {
 	_, err = Run(ctx, compiledFor(t, 1024), Program{Dir: dir}, newHost(t, &hostfuncs.Grant{}))
 	if e := wantKind(t, err, scripterr.Timeout); !errors.Is(e, context.Canceled) {
 		t.Fatalf("err = %v, does not unwrap to context.Canceled", err)
+	}
+}
+
+// jsonDepth counts arrays and objects, never brackets inside strings or escaped quotes.
+func TestJSONDepth(t *testing.T) {
+	for doc, want := range map[string]int{
+		`1`: 0, `[]`: 1, `{"a":[[1]]}`: 3, `["[[[", "\"[[", {}]`: 2, `[[],[[]]]`: 3, `"\\"`: 0,
+	} {
+		if got := jsonDepth([]byte(doc)); got != want {
+			t.Errorf("jsonDepth(%s) = %d, want %d", doc, got, want)
+		}
 	}
 }
