@@ -279,7 +279,21 @@ func (s *Server) onRequest(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		s.Refresh()
 		s.ensurePolling()
-		return next(ctx, method, req)
+		res, err := next(ctx, method, req)
+		if l, ok := res.(*mcp.ListToolsResult); ok && err == nil && !toolset.MayAuthor(s.principal(ctx)) {
+			// The tools are registered once for every session; whether the caller is offered the
+			// ones that write skills is decided where every face decides it. A copy: the SDK's
+			// result is not this caller's to change.
+			out := *l
+			out.Tools = make([]*mcp.Tool, 0, len(l.Tools))
+			for _, t := range l.Tools {
+				if !toolset.IsAuthoring(t.Name) {
+					out.Tools = append(out.Tools, t)
+				}
+			}
+			res = &out
+		}
+		return res, err
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -58,6 +59,17 @@ func TestAuthoringToolsByRole(t *testing.T) {
 		}
 		t.Cleanup(func() { cs.Close() })
 		return cs
+	}
+	// tools/list offers them as GET /v1/tools does: to the author, not to the runner.
+	mcpListed := func(key string) bool {
+		l, err := session(key).ListTools(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.ContainsFunc(l.Tools, func(tool *mcp.Tool) bool { return tool.Name == "create_skill" })
+	}
+	if mcpListed(roleKeys[access.RoleRunner]) || !mcpListed(roleKeys[access.RoleAuthor]) {
+		t.Fatalf("MCP tools/list: runner sees create_skill %v, author %v", mcpListed(roleKeys[access.RoleRunner]), mcpListed(roleKeys[access.RoleAuthor]))
 	}
 	del := &mcp.CallToolParams{Name: "delete_skill", Arguments: map[string]any{"id": "adder"}}
 	res, err := session(roleKeys[access.RoleRunner]).CallTool(ctx, del)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/agent/search"
 	"github.com/skillbox-dev/skillbox/agent/tooldef"
 	"github.com/skillbox-dev/skillbox/agent/toolset"
@@ -33,8 +32,8 @@ func (s *view) wellKnown(c echo.Context) error {
 func (s *view) tools(c echo.Context) error {
 	offer := s.opts.Offer
 	var r toolset.Runner = s.rt
-	if k, _ := c.Get(keyContext).(keyEntry); k.Role < access.RoleAuthor {
-		r = toolset.WithoutAuthoring(r) // create_skill and the rest only for the author role
+	if !toolset.MayAuthor(principal(c)) {
+		r = toolset.WithoutAuthoring(r) // create_skill and the rest only for those who may author
 	}
 	if q := c.QueryParam("tools"); q != "" {
 		o, err := toolset.ParseOffer(strings.ToLower(q))

@@ -214,5 +214,22 @@ func authorError(id string, err error) *run.Error {
 // that may not write skills, so that it is not offered tools it cannot call.
 func WithoutAuthoring(r Runner) Runner { return readOnlyRunner{r} }
 
+// MayAuthor reports whether who is offered the tools that write skills: whether an agent acting
+// for who has the role installing needs (access.NeedInstall). Every face lists tools by it (HTTP's
+// GET /v1/tools over WithoutAuthoring, MCP's tools/list with IsAuthoring); the runtime still
+// decides each call.
+func MayAuthor(who access.Principal) bool { return agentFor(who).Allows(access.NeedInstall) }
+
+// IsAuthoring reports whether name is one of the tools that write skills (create_skill,
+// update_skill, delete_skill).
+func IsAuthoring(name string) bool {
+	for _, t := range authorTools {
+		if t.name == name {
+			return true
+		}
+	}
+	return false
+}
+
 // readOnlyRunner hides its Runner's other methods (Install, ...) from [authoring].
 type readOnlyRunner struct{ Runner }
