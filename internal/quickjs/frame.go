@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"strconv"
 
 	"github.com/skillbox-dev/skillbox/internal/broker"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/sys"
 )
 
 // frameMark starts a request line on fd 1: the prelude's print of "\x01" + JSON. A skill can
@@ -88,6 +90,15 @@ func (r *run) line(ctx context.Context, fd int, buf *lineBuf) {
 		// The first wins: a skill that prints such a line itself only sets its own result.
 		if r.outcome == nil && !r.outcomeOver {
 			r.outcome, r.outcomeOver = append([]byte{}, b[1:]...), over
+		}
+		return
+	}
+	if r.prog && fd == 1 && len(b) > 0 && b[0] == exitMark && r.exit == nil {
+		if code, err := strconv.Atoi(string(b[1:])); err == nil && !over {
+			// Unwinds the guest from inside its write, as proc_exit does: nothing of the
+			// program runs after it (program recovers it).
+			r.exit = &code
+			panic(sys.NewExitError(uint32(code)))
 		}
 		return
 	}

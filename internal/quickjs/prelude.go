@@ -138,8 +138,10 @@ G.__program = function (name, argv, stdin) {
   G.process = {
     argv: ["qjs", name, ...argv], env: {}, exitCode: 0, platform: "wasi",
     exit(code) {
-      // Kept as well as thrown: an exit inside an async function rejects a promise instead.
       if (G.__exited === undefined) G.__exited = code === undefined ? (G.process.exitCode | 0) : (code | 0);
+      // The host stops the instance on this line, as an OS ends a process: no catch or finally
+      // of the program runs after it. The throw is for a host that did not.
+      write("\x04" + G.__exited);
       throw new SkillboxExit(G.__exited);
     },
     stdout: Object.freeze({write(s) { out(1, s); return true; }}),

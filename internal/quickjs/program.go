@@ -3,10 +3,16 @@ package quickjs
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strconv"
 
 	"github.com/skillbox-dev/skillbox/internal/scripterr"
+	"github.com/tetratelabs/wazero/sys"
 )
+
+// exitMark starts a program's exit on fd 1: "\x04" + its code. The host stops the instance
+// there (see run.line).
+const exitMark = 0x04
 
 // writeMark starts a program's write on fd 1: "\x02" + {"fd": 1 or 2, "data": text}. Unlike a
 // print, it carries its bytes as they are (no newline added), so process.stdout.write("a")
@@ -25,26 +31,33 @@ func (r *run) program(ctx context.Context, p Program, seed [16]byte) (Result, er
 		{p.Source, p.Script},
 	}
 	code := 0
-	for i, s := range steps {
-		if i == 1 && p.Bytecode != nil {
-			if ex := g.evalBytecode(ctx, p.Bytecode); ex != nil {
+	exited := r.untilExit(func() {
+		for i, s := range steps {
+			if i == 1 && p.Bytecode != nil {
+				if ex := g.evalBytecode(ctx, p.Bytecode); ex != nil {
+					code = r.uncaught(ex)
+				}
+				break
+			}
+			v, ex := g.eval(ctx, s.code, s.file)
+			if ex != nil {
+				code = r.uncaught(ex)
+				break
+			}
+			g.free(ctx, v)
+		}
+		if code == 0 {
+			if ex := g.drain(ctx); ex != nil {
 				code = r.uncaught(ex)
 			}
-			break
 		}
-		v, ex := g.eval(ctx, s.code, s.file)
-		if ex != nil {
-			code = r.uncaught(ex)
-			break
-		}
-		g.free(ctx, v)
-	}
-	if code == 0 {
-		if ex := g.drain(ctx); ex != nil {
-			code = r.uncaught(ex)
-		}
-	}
+	})
 	r.flush()
+	if exited {
+		// The instance stopped inside process.exit: nothing more is read from it.
+		return Result{ExitCode: *r.exit, Stdout: r.std[0].b, Stderr: r.std[1].b, StdoutDropped: r.std[0].dropped,
+			StderrDropped: r.std[1].dropped, HostCalls: r.broker.Calls, DroppedLines: r.dropped}, nil
+	}
 	if code < 0 {
 		// Not an exit: the interpreter ran out of memory (or the run trapped); the run fails.
 		return Result{}, r.lastErr
@@ -88,4 +101,21 @@ func (r *run) uncaught(ex *jsException) int {
 	}
 	r.std[1].write(r.lim.maxOutput(), msg+"\n")
 	return 1
+}
+
+// untilExit runs f, and reports whether the program's process.exit stopped the instance in it
+// (run.exit holds the code): the guest's call ends with the *sys.ExitError the host raised.
+func (r *run) untilExit(f func()) (exited bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			var ee *sys.ExitError
+			if gf, ok := p.(guestFault); ok && r.exit != nil && errors.As(gf.err, &ee) {
+				exited = true
+				return
+			}
+			panic(p)
+		}
+	}()
+	f()
+	return false
 }

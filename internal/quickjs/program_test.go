@@ -58,3 +58,21 @@ func TestProgramLimits(t *testing.T) {
 	_, err := Run(context.Background(), c, Program{Source: `let a = []; for (;;) a.push(new Array(1e5).fill(1));`, Script: "x.js"}, newHost(t, &hostfuncs.Grant{}))
 	wantKind(t, err, scripterr.MemoryLimit)
 }
+
+// process.exit ends the program where it is, as an OS ends a process: no finally or catch of its
+// own runs after it, in a job either. Each of them would make a host call (a fetch could be one),
+// which the run counts.
+func TestProgramExitStopsAtOnce(t *testing.T) {
+	for name, src := range map[string]string{
+		"finally":       `try { process.exit(3) } finally { skillbox.env("A") }`,
+		"catch":         `try { process.exit(3) } catch (e) { skillbox.env("A") }`,
+		"async finally": `(async () => { try { await null; process.exit(3) } finally { skillbox.env("A") } })()`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			res := runProgram(t, src, nil, "", Limits{})
+			if res.ExitCode != 3 || res.HostCalls != 0 {
+				t.Fatalf("exit %d after %d host calls, want 3 after none", res.ExitCode, res.HostCalls)
+			}
+		})
+	}
+}

@@ -101,6 +101,8 @@ type run struct {
 	// than Limits.MaxLineBytes.
 	outcome     []byte
 	outcomeOver bool
+	// exit is the code a program's process.exit asked for; the host then stopped the instance.
+	exit *int
 }
 
 // capBuf is a program's stdout or stderr, cut at max bytes.
