@@ -168,6 +168,23 @@ func sseEvents(t *testing.T, r io.Reader, onEvent func(name string, data map[str
 	}
 }
 
+// postStream POSTs the JSON body to url asking for its events (text/event-stream); the caller
+// closes the response.
+func postStream(t *testing.T, url, body string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest("POST", url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
 // TestServe builds the real binary once and runs `skillbox serve` as a user would.
 func TestServe(t *testing.T) {
 	t.Parallel()
@@ -267,13 +284,7 @@ func TestServe(t *testing.T) {
 			}
 		}
 		// SSE of a quick run.
-		req, _ := http.NewRequest("POST", p.base+"/v1/skills/hello/runs", strings.NewReader(`{"args":{"name":"Ada"}}`))
-		req.Header.Set("Accept", "text/event-stream")
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp := postStream(t, p.base+"/v1/skills/hello/runs", `{"args":{"name":"Ada"}}`)
 		var names []string
 		sseEvents(t, resp.Body, func(name string, data map[string]any) {
 			if s, ok := data["status"].(string); ok {
@@ -329,13 +340,7 @@ func TestServe(t *testing.T) {
 		writeFile(t, policy, "network: [\"127.0.0.1\"]\nallowNetworks: [\"127.0.0.1/32\"]\n")
 		warm("http-get")
 		p := startServe(t, bin, true, "serve", "--addr", "127.0.0.1:0", "--skills", skills, "--policy", policy)
-		req, _ := http.NewRequest("POST", p.base+"/v1/skills/fetcher/runs", strings.NewReader(`{"args":{"url":"`+held.URL+`/"}}`))
-		req.Header.Set("Accept", "text/event-stream")
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp := postStream(t, p.base+"/v1/skills/fetcher/runs", `{"args":{"url":"`+held.URL+`/"}}`)
 		defer resp.Body.Close()
 		var names []string
 		var result map[string]any
@@ -396,13 +401,7 @@ func TestServe(t *testing.T) {
 		t.Parallel()
 		p := startServe(t, bin, true, "serve", "--addr", "localhost:0", "--skills", slow, "--shutdown-timeout", "1s")
 		// sleepy runs until its 30 s timeout: its stream outlives the shutdown's second.
-		req, _ := http.NewRequest("POST", p.base+"/v1/skills/sleepy/runs", strings.NewReader(`{"args":{}}`))
-		req.Header.Set("Accept", "text/event-stream")
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp := postStream(t, p.base+"/v1/skills/sleepy/runs", `{"args":{}}`)
 		defer resp.Body.Close()
 		var signaled bool
 		sseEvents(t, resp.Body, func(name string, data map[string]any) {
