@@ -62,6 +62,10 @@ func (s *view) metricsHandler(c echo.Context) error {
 	for _, st := range []string{"active", "unchecked", "error"} {
 		fmt.Fprintf(&b, "skillbox_skills{status=%q} %d\n", st, byStatus[st])
 	}
+	if s.t == s.def {
+		// The process is the operator's: a tenant's keys read their tenant's counters only.
+		writeProcessMetrics(&b)
+	}
 	return c.Blob(http.StatusOK, "text/plain; version=0.0.4; charset=utf-8", []byte(b.String()))
 }
 

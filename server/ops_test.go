@@ -3,6 +3,7 @@ package server
 import (
 	"log/slog"
 	"regexp"
+	goruntime "runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -44,7 +45,8 @@ func TestMetrics(t *testing.T) {
 		}
 	}
 	for name, typ := range map[string]string{"skillbox_runs_total": "counter", "skillbox_run_duration_seconds": "histogram", "skillbox_runs_in_flight": "gauge",
-		"skillbox_runs_rejected_total": "counter", "skillbox_compile_cache_hits_total": "counter", "skillbox_skills": "gauge"} {
+		"skillbox_runs_rejected_total": "counter", "skillbox_compile_cache_hits_total": "counter", "skillbox_skills": "gauge",
+		"go_goroutines": "gauge", "go_heap_objects_bytes": "gauge", "go_gc_cycles_total": "counter", "process_max_fds": "gauge"} {
 		if typed[name] != typ {
 			t.Errorf("%s: TYPE %q, want %s", name, typed[name], typ)
 		}
@@ -65,6 +67,17 @@ func TestMetrics(t *testing.T) {
 		{`skillbox_runs_rejected_total`, 0},
 		{`skillbox_compile_cache_hits_total`, -2}, // the second word-count run found its module compiled
 		{`skillbox_skills{status="error"}`, 0},
+		{`go_goroutines`, -2},
+		{`go_heap_objects_bytes`, -2},
+		{`go_gc_heap_goal_bytes`, -2},
+		{`go_memory_total_bytes`, -2},
+		{`process_max_fds`, -2},
+	}
+	if goruntime.GOOS == "linux" {
+		tests = append(tests, struct {
+			sample string
+			want   float64
+		}{`process_open_fds`, -2})
 	}
 	// The skills run are active; the others are unchecked, or active when the index left by an
 	// earlier process over the same directory knew them.
