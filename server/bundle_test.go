@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/skillbox-dev/skillbox/bundle"
+	"github.com/skillbox-dev/skillbox/bundle/bundletest"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
@@ -49,9 +50,9 @@ func TestUploadBundle(t *testing.T) {
 	}
 	files := b.Package()
 	files["SKILL.md"] = append(files["SKILL.md"], '!')
-	var entries []tarEntry
+	var entries []bundletest.Entry
 	for name, data := range files {
-		entries = append(entries, tarEntry{name: name, data: data})
+		entries = append(entries, bundletest.Entry{Name: name, Data: data})
 	}
 	if r := uploadTar(t, "POST", url, entries); r.status != http.StatusUnprocessableEntity || !strings.Contains(string(r.body), `\"SKILL.md\": changed`) {
 		t.Fatalf("tampered bundle: %s", r)

@@ -1,10 +1,8 @@
 package server
 
 import (
-	"archive/tar"
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -379,46 +377,6 @@ func multipartBody(t testing.TB, files map[string][]byte, fields map[string]stri
 		t.Fatal(err)
 	}
 	return &buf, w.FormDataContentType()
-}
-
-// tarEntry is one member of a test .tar.gz.
-type tarEntry struct {
-	name     string
-	data     []byte
-	typeflag byte // 0: regular file
-	link     string
-}
-
-// tarGz builds a .tar.gz of entries.
-func tarGz(t testing.TB, entries ...tarEntry) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(gz)
-	for _, e := range entries {
-		h := &tar.Header{Name: e.name, Mode: 0o644, Size: int64(len(e.data)), Typeflag: e.typeflag, Linkname: e.link, ModTime: time.Now()}
-		switch e.typeflag {
-		case 0:
-			h.Typeflag = tar.TypeReg
-		case tar.TypeDir:
-			h.Mode, h.Size = 0o755, 0
-		default:
-			h.Size = 0
-		}
-		if err := tw.WriteHeader(h); err != nil {
-			t.Fatal(err)
-		}
-		if h.Size > 0 {
-			tw.Write(e.data)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := gz.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
 }
 
 // syncBuffer is a bytes.Buffer safe for a logger writing from server goroutines while a test reads.

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/bundle/bundletest"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
@@ -40,22 +41,22 @@ func upload(t testing.TB, method, url string, p pkg, fields map[string]string, h
 }
 
 // uploadTar sends entries as a .tar.gz.
-func uploadTar(t testing.TB, method, url string, entries []tarEntry, header ...string) reply {
+func uploadTar(t testing.TB, method, url string, entries []bundletest.Entry, header ...string) reply {
 	t.Helper()
-	return send(t, method, url, bytes.NewReader(tarGz(t, entries...)), append([]string{"Content-Type", "application/gzip"}, header...)...)
+	return send(t, method, url, bytes.NewReader(bundletest.TarGz(t, entries...)), append([]string{"Content-Type", "application/gzip"}, header...)...)
 }
 
 // tarOf lists p's files under the top-level directory top ("" for none).
-func tarOf(p pkg, top string) []tarEntry {
-	var out []tarEntry
+func tarOf(p pkg, top string) []bundletest.Entry {
+	var out []bundletest.Entry
 	if top != "" {
-		out = append(out, tarEntry{name: top + "/", typeflag: tar.TypeDir})
+		out = append(out, bundletest.Entry{Name: top + "/", Type: tar.TypeDir})
 	}
 	for name, data := range p {
 		if top != "" {
 			name = top + "/" + name
 		}
-		out = append(out, tarEntry{name: name, data: data})
+		out = append(out, bundletest.Entry{Name: name, Data: data})
 	}
 	return out
 }
@@ -262,8 +263,8 @@ func TestUpdateSkill(t *testing.T) {
 	v2 := greeterPkg(t, "2.0.0", "echo")
 	tests := []struct {
 		name    string
-		url     string     // given
-		entries []tarEntry // a .tar.gz
+		url     string             // given
+		entries []bundletest.Entry // a .tar.gz
 		ctype   string
 		raw     []byte
 		status  int // expect
@@ -277,16 +278,16 @@ func TestUpdateSkill(t *testing.T) {
 		{name: "x-gzip", url: base + "/greeter", entries: tarOf(greeterPkg(t, "5.0.0", "echo"), "pkg"), ctype: "application/x-gzip", status: 200, version: "5.0.0"},
 		{name: "unknown id", url: base + "/nobody", entries: tarOf(v2, ""), status: 404, code: "not_found", version: "5.0.0"},
 		{name: "manifest of another id", url: base + "/echo", entries: tarOf(v2, ""), status: 422, code: "invalid_skill", detail: "greeter", version: "5.0.0"},
-		{name: "symlink entry", url: base + "/greeter", entries: append(tarOf(greeterPkg(t, "6.0.0", "echo"), ""), tarEntry{name: "resources/passwd.md", typeflag: tar.TypeSymlink, link: "/etc/passwd"}),
+		{name: "symlink entry", url: base + "/greeter", entries: append(tarOf(greeterPkg(t, "6.0.0", "echo"), ""), bundletest.Entry{Name: "resources/passwd.md", Type: tar.TypeSymlink, Link: "/etc/passwd"}),
 			status: 422, code: "invalid_skill", version: "5.0.0"},
-		{name: "hard link entry", url: base + "/greeter", entries: append(tarOf(greeterPkg(t, "6.0.0", "echo"), ""), tarEntry{name: "resources/l.md", typeflag: tar.TypeLink, link: "skill.json"}),
+		{name: "hard link entry", url: base + "/greeter", entries: append(tarOf(greeterPkg(t, "6.0.0", "echo"), ""), bundletest.Entry{Name: "resources/l.md", Type: tar.TypeLink, Link: "skill.json"}),
 			status: 422, code: "invalid_skill", version: "5.0.0"},
-		{name: "dot-dot entry", url: base + "/greeter", entries: append(tarOf(greeterPkg(t, "6.0.0", "echo"), ""), tarEntry{name: "../../evil.md", data: []byte("x")}),
+		{name: "dot-dot entry", url: base + "/greeter", entries: append(tarOf(greeterPkg(t, "6.0.0", "echo"), ""), bundletest.Entry{Name: "../../evil.md", Data: []byte("x")}),
 			status: 422, code: "invalid_skill", version: "5.0.0"},
 		{name: "invalid manifest", url: base + "/greeter", entries: tarOf(withFile(greeterPkg(t, "6.0.0", "echo"), "skill.json", `{"id":"greeter"}`), ""),
 			status: 422, code: "invalid_skill", detail: "name", version: "5.0.0"},
 		{name: "not gzip", url: base + "/greeter", ctype: "application/gzip", raw: []byte("PK\x03\x04 a zip"), status: 400, code: "bad_request", version: "5.0.0"},
-		{name: "truncated", url: base + "/greeter", ctype: "application/gzip", raw: tarGz(t, tarOf(v2, "")...)[:200], status: 400, code: "bad_request", version: "5.0.0"},
+		{name: "truncated", url: base + "/greeter", ctype: "application/gzip", raw: bundletest.TarGz(t, tarOf(v2, "")...)[:200], status: 400, code: "bad_request", version: "5.0.0"},
 		{name: "unsupported type", url: base + "/greeter", ctype: "application/zip", raw: []byte("PK"), status: 415, code: "unsupported_media_type", version: "5.0.0"},
 	}
 	for _, tc := range tests { // in order: each case starts from the previous one's state
@@ -296,7 +297,7 @@ func TestUpdateSkill(t *testing.T) {
 			case tc.raw != nil:
 				r = send(t, "PUT", tc.url, bytes.NewReader(tc.raw), "Content-Type", tc.ctype)
 			case tc.ctype != "":
-				r = send(t, "PUT", tc.url, bytes.NewReader(tarGz(t, tc.entries...)), "Content-Type", tc.ctype)
+				r = send(t, "PUT", tc.url, bytes.NewReader(bundletest.TarGz(t, tc.entries...)), "Content-Type", tc.ctype)
 			default:
 				r = uploadTar(t, "PUT", tc.url, tc.entries)
 			}
@@ -672,13 +673,13 @@ func TestUploadBombsAreRefused(t *testing.T) {
 		t.Errorf("left behind: %v", extra)
 	}
 	// A real package, the bundled hello, still goes in, and runs.
-	var hello []tarEntry
+	var hello []bundletest.Entry
 	for _, name := range []string{"skill.json", "execute.wasm", "SKILL.md"} {
 		data, err := os.ReadFile(filepath.Join("..", "skills", "hello", name))
 		if err != nil {
 			t.Fatal(err)
 		}
-		hello = append(hello, tarEntry{name: "hello/" + name, data: data})
+		hello = append(hello, bundletest.Entry{Name: "hello/" + name, Data: data})
 	}
 	if r := uploadTar(t, "POST", url, hello); r.status != http.StatusCreated {
 		t.Fatalf("the bundled hello: %s", r)

@@ -15,15 +15,16 @@ import (
 	"github.com/skillbox-dev/skillbox/bundle"
 )
 
-// Entry is one tar entry of a hand-made archive; Type 0 is a regular file.
+// Entry is one tar entry of a hand-made archive; Type 0 is a regular file. Link is a link's
+// target ("" for a symlink: /etc/passwd).
 type Entry struct {
 	Name string
 	Data []byte
 	Type byte
+	Link string
 }
 
-// TarGz builds an archive of entries as given: what a hostile or careless packer could send. A
-// symlink points at /etc/passwd.
+// TarGz builds an archive of entries as given: what a hostile or careless packer could send.
 func TarGz(t testing.TB, entries ...Entry) []byte {
 	t.Helper()
 	var buf bytes.Buffer
@@ -34,10 +35,15 @@ func TarGz(t testing.TB, entries ...Entry) []byte {
 		if h.Typeflag == 0 {
 			h.Typeflag = tar.TypeReg
 		}
-		switch h.Typeflag {
+		switch h.Linkname = e.Link; h.Typeflag {
 		case tar.TypeSymlink:
-			h.Linkname, h.Size = "/etc/passwd", 0
-		case tar.TypeChar, tar.TypeDir:
+			if h.Linkname == "" {
+				h.Linkname = "/etc/passwd"
+			}
+			h.Size = 0
+		case tar.TypeDir:
+			h.Mode, h.Size = 0o755, 0
+		case tar.TypeChar, tar.TypeLink:
 			h.Size = 0
 		}
 		must(t, tw.WriteHeader(h))
