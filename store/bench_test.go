@@ -12,7 +12,7 @@ import (
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/store"
-	"github.com/skillbox-dev/skillbox/store/internal/pgserver"
+	"github.com/skillbox-dev/skillbox/internal/pgserver"
 	"github.com/skillbox-dev/skillbox/store/postgres"
 	"github.com/skillbox-dev/skillbox/store/sqlite"
 )

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skillbox-dev/skillbox/store/internal/pgserver"
+	"github.com/skillbox-dev/skillbox/internal/pgserver"
 	"github.com/skillbox-dev/skillbox/store/postgres"
 	"github.com/skillbox-dev/skillbox/store/storetest"
 )

@@ -1,0 +1,87 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/skillbox-dev/skillbox/internal/interleave"
+	"github.com/skillbox-dev/skillbox/internal/pgserver"
+	"github.com/skillbox-dev/skillbox/internal/testengine"
+	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/store"
+	"github.com/skillbox-dev/skillbox/store/postgres"
+	"github.com/skillbox-dev/skillbox/store/sqlite"
+)
+
+// storeBenchClients is how many clients post at once in BenchmarkStoreRate: enough that a
+// store's commits can be grouped, as they are under a real load.
+const storeBenchClients = 16
+
+// BenchmarkStoreRate is the rate of trivial runs over loopback HTTP from storeBenchClients
+// parallel clients against a server without a store (serve --no-store), one with the default
+// SQLite store and, when PostgreSQL is installed, one with a PostgreSQL store: each store keeps
+// the runs' history and the skill's versions, as serve does. One op is one volley of
+// storeBenchClients runs per server, the servers interleaved volley by volley; "x-nostore" is a
+// store's rate over the rate without one, from the medians (targets: sqlite >= 0.7,
+// postgres >= 0.6).
+//
+//	go test -run '^$' -bench StoreRate -benchtime 300x ./server/
+func BenchmarkStoreRate(b *testing.B) {
+	shared := testengine.Shared(b, runtime.SharedConfig{Admission: runtime.Admission{MaxRuns: 256, MaxQueue: 1024}})
+	dir := b.TempDir()
+	fixture(b, dir, "hello", manifestJSON("hello", ""), "hello", nil)
+	serve := func(s store.Store) string {
+		cfg := runtime.Config{Shared: shared}
+		if s != nil {
+			rec := store.NewRecorder(s, store.RecorderOptions{})
+			b.Cleanup(rec.Close)
+			cfg.Recorder, cfg.Versions, cfg.Artifacts = rec, s, rec
+		}
+		return newEnvRuntime(b, Options{History: s}, cfg, dir).ts.URL + "/v1/skills/hello/runs"
+	}
+	tr := &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256, IdleConnTimeout: time.Minute}
+	b.Cleanup(tr.CloseIdleConnections)
+	client := &http.Client{Transport: tr}
+	volley := func(url string) func() {
+		return func() {
+			var wg sync.WaitGroup
+			for range storeBenchClients {
+				wg.Go(func() { httpRun(b, client, url) })
+			}
+			wg.Wait()
+			if b.Failed() {
+				b.FailNow()
+			}
+		}
+	}
+	lite, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), sqlite.FileName))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { lite.Close() })
+	cs := []interleave.Contender{{Name: "nostore", F: volley(serve(nil))}, {Name: "sqlite", F: volley(serve(lite))}}
+	if srv, err := pgserver.Start(context.Background()); err == nil {
+		b.Cleanup(srv.Stop)
+		dsn, err := srv.NewDatabase(b.Context())
+		if err != nil {
+			b.Fatal(err)
+		}
+		pg, err := postgres.Open(b.Context(), dsn)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { pg.Close() })
+		cs = append(cs, interleave.Contender{Name: "postgres", F: volley(serve(pg))})
+	} else {
+		b.Logf("no postgres contender: %v", err)
+	}
+	p50 := interleave.Run(b, cs...)
+	b.ReportMetric(storeBenchClients/(p50["nostore"]/1e9), "nostore-runs/s")
+	for _, c := range cs[1:] {
+		b.ReportMetric(p50["nostore"]/p50[c.Name], c.Name+"-x-nostore")
+	}
+}
