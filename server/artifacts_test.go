@@ -15,6 +15,7 @@ import (
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/store"
 	"github.com/skillbox-dev/skillbox/store/sqlite"
+	"github.com/skillbox-dev/skillbox/store/storetest"
 )
 
 // artifactSkills writes a Python skill that leaves every byte value in a binary file and a
@@ -62,8 +63,7 @@ func TestArtifactDownload(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { s.Close() })
-			rec := store.NewRecorder(s, store.RecorderOptions{})
-			t.Cleanup(rec.Close)
+			rec := storetest.NewRecorder(t, s, store.RecorderOptions{})
 			cfg.Recorder, cfg.Artifacts = rec, rec
 		}
 		env := newEnvRuntime(t, Options{}, cfg, artifactSkills(t))
@@ -137,8 +137,7 @@ func TestArtifactQuotaExceeded(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	rec := store.NewRecorder(s, store.RecorderOptions{MaxArtifactBytes: 4})
-	t.Cleanup(rec.Close)
+	rec := storetest.NewRecorder(t, s, store.RecorderOptions{MaxArtifactBytes: 4})
 	env := newEnvRuntime(t, Options{}, runtime.Config{Artifacts: rec}, artifactSkills(t))
 	e := wantError(t, post(t, env.ts.URL+"/v1/runs", `{"skill":"out","input":{"spec":"a.txt*5"}}`), 507, "quota_exceeded")
 	if !strings.Contains(e.Error.Message, "1 files (5 bytes) were not kept") {

@@ -69,6 +69,14 @@ func (s *view) listRuns(c echo.Context) error {
 	if page.Runs == nil {
 		page.Runs = []store.Run{} // an empty page is [], not null
 	}
+	for i, r := range page.Runs {
+		// A run whose end is still on its way to the history reads as the runtime has it.
+		if !r.Status.Final() && q.Status == "" {
+			if rec, ok := s.recentRun(c, r.ID); ok {
+				page.Runs[i] = store.RunOf(&rec)
+			}
+		}
+	}
 	return c.JSON(http.StatusOK, page)
 }
 
@@ -138,6 +146,9 @@ func (s *view) getRun(c echo.Context) error {
 		err = store.ErrNotFound // another user's own run: as if there were none
 	}
 	switch {
+	case err == nil && inMemory && !found.Status.Final():
+		// Its end is on its way to the history; the runtime's record of it is the newer.
+		found = store.RunOf(&rec)
 	case err == nil:
 	case inMemory:
 		// Recorded in memory but not (yet) in the history: its recorder failed, or lags.

@@ -14,6 +14,7 @@ import (
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/store"
 	"github.com/skillbox-dev/skillbox/store/sqlite"
+	"github.com/skillbox-dev/skillbox/store/storetest"
 )
 
 // historyEnv serves the first-party skills and a trapping one over a runtime that records into a
@@ -27,8 +28,7 @@ func historyEnv(t *testing.T, opts Options) (*testEnv, store.Store, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	rec := store.NewRecorder(s, store.RecorderOptions{})
-	t.Cleanup(rec.Close)
+	rec := storetest.NewRecorder(t, s, store.RecorderOptions{})
 	dir := filepath.Join(root, "host-skills-dir")
 	fixture(t, dir, "trap", manifestJSON("trap", ""), "unreachable", nil)
 	opts.History = s

@@ -8,6 +8,7 @@ import (
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/store"
 	"github.com/skillbox-dev/skillbox/store/sqlite"
+	"github.com/skillbox-dev/skillbox/store/storetest"
 )
 
 // Two replicas share one run history: a run in flight on one is 404 "not_here" on the other
@@ -22,8 +23,7 @@ func TestLiveRunsAcrossReplicas(t *testing.T) {
 	}
 	t.Cleanup(func() { s.Close() })
 	replica := func() *testEnv {
-		rec := store.NewRecorder(s, store.RecorderOptions{})
-		t.Cleanup(rec.Close)
+		rec := storetest.NewRecorder(t, s, store.RecorderOptions{})
 		dir := t.TempDir()
 		fixture(t, dir, "ticker", manifestJSON("ticker", `"parameters":{"type":"object"},"limits":{"timeoutMs":60000}`), "ticker", nil)
 		return newEnvRuntime(t, Options{History: s}, runtime.Config{Recorder: rec}, dir)

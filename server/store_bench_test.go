@@ -15,6 +15,7 @@ import (
 	"github.com/skillbox-dev/skillbox/store"
 	"github.com/skillbox-dev/skillbox/store/postgres"
 	"github.com/skillbox-dev/skillbox/store/sqlite"
+	"github.com/skillbox-dev/skillbox/store/storetest"
 )
 
 // storeBenchClients is how many clients post at once in BenchmarkStoreRate: enough that a
@@ -37,8 +38,7 @@ func BenchmarkStoreRate(b *testing.B) {
 	serve := func(s store.Store) string {
 		cfg := runtime.Config{Shared: shared}
 		if s != nil {
-			rec := store.NewRecorder(s, store.RecorderOptions{})
-			b.Cleanup(rec.Close)
+			rec := storetest.NewRecorder(b, s, store.RecorderOptions{})
 			cfg.Recorder, cfg.Versions, cfg.Artifacts = rec, s, rec
 		}
 		return newEnvRuntime(b, Options{History: s}, cfg, dir).ts.URL + "/v1/skills/hello/runs"

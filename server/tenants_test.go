@@ -17,6 +17,7 @@ import (
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/store"
 	"github.com/skillbox-dev/skillbox/store/sqlite"
+	"github.com/skillbox-dev/skillbox/store/storetest"
 	"github.com/skillbox-dev/skillbox/version"
 )
 
@@ -104,8 +105,7 @@ func testStore(t testing.TB) (store.Store, *store.Recorder) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	rec := store.NewRecorder(st, store.RecorderOptions{})
-	t.Cleanup(rec.Close)
+	rec := storetest.NewRecorder(t, st, store.RecorderOptions{})
 	return st, rec
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/skillbox-dev/skillbox/spec"
 	"github.com/skillbox-dev/skillbox/store"
 	"github.com/skillbox-dev/skillbox/store/sqlite"
+	"github.com/skillbox-dev/skillbox/store/storetest"
 )
 
 // A runtime whose Recorder is also its artifact.Store keeps each run's files in the store, within
@@ -33,8 +34,7 @@ func TestRunArtifactsInTheStore(t *testing.T) {
 	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), sqlite.FileName))
 	must(t, err)
 	t.Cleanup(func() { s.Close() })
-	rec := store.NewRecorder(s, store.RecorderOptions{MaxArtifactBytes: 10})
-	t.Cleanup(rec.Close)
+	rec := storetest.NewRecorder(t, s, store.RecorderOptions{MaxArtifactBytes: 10})
 	rt, err := runtime.New(t.Context(), runtime.Config{SkillDirs: []string{skills}, NoBackgroundCheck: true, Recorder: rec, Artifacts: rec, Shared: testengine.Shared(t, runtime.SharedConfig{NoCache: true})})
 	must(t, err)
 	t.Cleanup(func() { rt.Close(context.Background()) })
@@ -56,6 +56,7 @@ func TestRunArtifactsInTheStore(t *testing.T) {
 	if !errors.Is(err, run.ErrQuotaExceeded) || over.Error == nil || over.Error.Kind != run.KindQuotaExceeded || len(over.Artifacts) != 0 {
 		t.Fatalf("past the quota: %+v, %v", over, err)
 	}
+	must(t, rec.Flush(ctx))
 	found, err := s.FindRun(ctx, over.RunID)
 	if err != nil || found.Status != store.StatusFailed || found.Error == nil || found.Error.Kind != "quota_exceeded" {
 		t.Errorf("recorded as %+v, %v", found, err)

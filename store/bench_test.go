@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"github.com/skillbox-dev/skillbox/access"
+	"github.com/skillbox-dev/skillbox/internal/pgserver"
 	"github.com/skillbox-dev/skillbox/internal/testengine"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/store"
-	"github.com/skillbox-dev/skillbox/internal/pgserver"
 	"github.com/skillbox-dev/skillbox/store/postgres"
 	"github.com/skillbox-dev/skillbox/store/sqlite"
+	"github.com/skillbox-dev/skillbox/store/storetest"
 )
 
 // BenchmarkRecordOverhead is what recording a run costs: the same trivial run (hello) on a
@@ -22,8 +23,7 @@ import (
 // see the same machine. It reports each one's time per run and their ratio (recorded/bare).
 func BenchmarkRecordOverhead(b *testing.B) {
 	benchStores(b, func(b *testing.B, _ string, s store.Store) {
-		rec := store.NewRecorder(s, store.RecorderOptions{})
-		defer rec.Close()
+		rec := storetest.NewRecorder(b, s, store.RecorderOptions{})
 		benchOverhead(b, runtime.Config{Recorder: rec})
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"maps"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/artifact"
 	"github.com/skillbox-dev/skillbox/history"
+	"github.com/skillbox-dev/skillbox/history/outbox"
 )
 
 // RecorderOptions configure a Recorder. The zero value is the defaults.
@@ -35,19 +37,32 @@ type RecorderOptions struct {
 	// MaxArtifactBytes is the store's artifact quota as this recorder keeps artifacts (see
 	// artifact.Store.PutArtifactsWithin): 0 is DefaultMaxArtifactBytes, Unlimited none.
 	MaxArtifactBytes int64
+	// Spool is the directory where records wait, in order, while the store cannot take them
+	// (down, slow, full), replayed once it can; it outlives the process (see package outbox).
+	// "" keeps them in memory: lost if the process stops before the store comes back.
+	Spool string
+	// MaxSpoolBytes bounds the spool (default 256 MiB): past it, records are dropped, counted
+	// in Stats and logged.
+	MaxSpoolBytes int64
+	// WriteTimeout bounds one group commit (default 5 s): past it, its records are spooled.
+	WriteTimeout time.Duration
 	// Logger receives the recorder's own failures; nil discards them.
 	Logger *slog.Logger
 }
 
 // Recorder writes a runtime's runs to a Store: it is the history.Recorder a Runtime's Config
 // takes, and several Runtimes (one per tenant) may share one: each run goes to its tenant's
-// store. It holds a lease on each run in flight and renews it in the background, and sweeps and
-// prunes the store, each tenant's history by its own retention; Close stops that (it does not
-// close the Store).
+// store. Starts and ends go through an outbox: the runs that start or end while a commit is in
+// flight share the next one, and while the store cannot take them they wait in the spool (see
+// RecorderOptions.Spool), so a run never fails, and never waits more than one commit, because
+// of the store. It holds a lease on each run in flight and renews it in the background, and
+// sweeps and prunes the store, each tenant's history by its own retention; Close stops that (it
+// does not close the Store).
 type Recorder struct {
 	s     Store
 	opts  RecorderOptions
 	owner string
+	box   *outbox.Outbox
 	stop  chan struct{}
 	done  sync.WaitGroup
 	once  sync.Once
@@ -58,8 +73,10 @@ var (
 	_ artifact.Store   = (*Recorder)(nil)
 )
 
-// NewRecorder starts a Recorder over s: it sweeps once at once, then every opts.Sweep.
-func NewRecorder(s Store, opts RecorderOptions) *Recorder {
+// NewRecorder starts a Recorder over s: it replays what opts.Spool holds from an earlier
+// process, and sweeps once at once, then every opts.Sweep. It fails only when the spool
+// cannot be opened.
+func NewRecorder(s Store, opts RecorderOptions) (*Recorder, error) {
 	if opts.Lease <= 0 {
 		opts.Lease = 30 * time.Second
 	}
@@ -73,32 +90,108 @@ func NewRecorder(s Store, opts RecorderOptions) *Recorder {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	r := &Recorder{s: s, opts: opts, owner: "rec_" + hex.EncodeToString(b[:]), stop: make(chan struct{})}
+	box, err := outbox.New(recordWriter{r}, outbox.Options{SpoolDir: opts.Spool, MaxSpoolBytes: opts.MaxSpoolBytes,
+		WriteTimeout: opts.WriteTimeout, Logger: opts.Logger})
+	if err != nil {
+		return nil, err
+	}
+	r.box = box
 	r.done.Go(r.loop)
-	return r
+	return r, nil
 }
 
 // Owner is the id this recorder holds its runs' leases under.
 func (r *Recorder) Owner() string { return r.owner }
 
-// BeginRun records rec as running, leased to this recorder.
+// BeginRun records rec as running, leased to this recorder. It returns once the start is
+// committed with others', or spooled.
 func (r *Recorder) BeginRun(ctx context.Context, rec *history.Record) error {
 	run := fromRecord(rec, false)
-	run.Owner, run.LeaseUntil = r.owner, time.Now().Add(r.opts.Lease)
-	return r.of(rec).BeginRun(ctx, run)
+	run.Owner = r.owner // the lease starts when it is written: see recordWriter
+	return r.add(ctx, run)
 }
 
-// of is the store of rec's tenant: one recorder records the runs of every tenant's Runtime
+// FinishRun records rec's outcome. It returns once the end is queued: the run's client need
+// not wait for the store (the run's start is durable already, and its lease says whether the
+// process lived to write its end).
+func (r *Recorder) FinishRun(ctx context.Context, rec *history.Record) error {
+	return r.add(ctx, RunOf(rec))
+}
+
+// add hands run to the outbox: a start waits until it is written or spooled, an end until it
+// is queued.
+func (r *Recorder) add(ctx context.Context, run Run) error {
+	data, err := json.Marshal(run)
+	if err != nil {
+		return fmt.Errorf("record run %s: %w", run.ID, err)
+	}
+	if run.Status == StatusRunning {
+		err = r.box.Add(ctx, data)
+	} else {
+		err = r.box.Post(ctx, data)
+	}
+	if err != nil {
+		return fmt.Errorf("record run %s: %w", run.ID, err)
+	}
+	return nil
+}
+
+// Flush returns once every start and end recorded before it is written to the store, or
+// spooled, or ctx ends: a reader of the store after a run's end calls it first.
+func (r *Recorder) Flush(ctx context.Context) error { return r.box.Flush(ctx) }
+
+// Stats says what the recorder's outbox holds and has done: whether the store takes records,
+// what waits in the spool, what was dropped.
+func (r *Recorder) Stats() outbox.Stats { return r.box.Stats() }
+
+// of is the store of tenant: one recorder records the runs of every tenant's Runtime
 // (Config.Tenant names it in each record), under one owner and one lease renewal.
-func (r *Recorder) of(rec *history.Record) Store {
-	if rec.Tenant == "" {
+func (r *Recorder) of(tenant string) Store {
+	if tenant == "" {
 		return r.s
 	}
-	return r.s.Tenant(rec.Tenant)
+	return r.s.Tenant(tenant)
 }
 
-// FinishRun records rec's outcome.
-func (r *Recorder) FinishRun(ctx context.Context, rec *history.Record) error {
-	return r.of(rec).FinishRun(ctx, RunOf(rec))
+// recordWriter writes the outbox's batches to the store: each run of consecutive ones of one
+// tenant in one transaction. A start's lease begins when it is written, so a start replayed
+// from the spool is not swept at once.
+type recordWriter struct{ r *Recorder }
+
+func (w recordWriter) Write(ctx context.Context, entries [][]byte) error {
+	runs := make([]Run, 0, len(entries))
+	until := time.Now().Add(w.r.opts.Lease)
+	for _, e := range entries {
+		var run Run
+		if err := json.Unmarshal(e, &run); err != nil || run.ID == "" || run.Skill == "" || !run.Status.Valid() {
+			// Never a record this recorder wrote: skipped, or it would hold up every one after it.
+			w.r.opts.Logger.Error("record dropped: it is not a run record", "record", truncate(string(e), 200), "err", err)
+			continue
+		}
+		if run.Status == StatusRunning {
+			run.LeaseUntil = until
+		}
+		runs = append(runs, run)
+	}
+	for len(runs) > 0 {
+		n := 1
+		for n < len(runs) && runs[n].Tenant == runs[0].Tenant {
+			n++
+		}
+		if err := w.r.of(runs[0].Tenant).WriteRuns(ctx, runs[:n]); err != nil {
+			return err
+		}
+		runs = runs[n:]
+	}
+	return nil
+}
+
+// truncate is s cut to at most n bytes, for a log line.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }
 
 // PutArtifacts keeps a run's artifacts in the store, within opts.MaxArtifactBytes. A Recorder
@@ -133,12 +226,23 @@ func (t tenantArtifacts) OpenArtifact(ctx context.Context, viewer, runID, name s
 	return t.s.OpenArtifact(ctx, viewer, runID, name)
 }
 
-// Close stops renewing, sweeping and pruning. Runs still in flight keep their lease until it
-// expires. It does not close the Store.
+// Close writes what the outbox holds (what the store will not take stays in the spool for the
+// next process), then stops renewing, sweeping and pruning. Runs still in flight keep their
+// lease until it expires. It does not close the Store.
 func (r *Recorder) Close() {
-	r.once.Do(func() { close(r.stop) })
+	r.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+		if err := r.box.Close(ctx); err != nil {
+			r.opts.Logger.Error("records not written before close", "err", err)
+		}
+		cancel()
+		close(r.stop)
+	})
 	r.done.Wait()
 }
+
+// closeTimeout bounds how long Close waits for the outbox.
+const closeTimeout = 30 * time.Second
 
 func (r *Recorder) loop() {
 	renew := time.NewTicker(r.opts.Lease / 3)
@@ -162,10 +266,16 @@ func (r *Recorder) loop() {
 	}
 }
 
-// sweep marks expired runs interrupted and applies the retention.
+// sweep marks expired runs interrupted and applies the retention. It renews its own leases
+// first: after the store was unreachable for longer than a lease, its own runs in flight must
+// not be taken for a dead process's.
 func (r *Recorder) sweep() {
 	ctx, cancel := context.WithTimeout(context.Background(), r.opts.Sweep)
 	defer cancel()
+	if _, err := r.s.RenewRuns(ctx, r.owner, time.Now().Add(r.opts.Lease)); err != nil {
+		r.opts.Logger.Error("renew the leases of runs in flight", "err", err)
+		return
+	}
 	if n, err := r.s.SweepRuns(ctx, time.Now()); err != nil {
 		r.opts.Logger.Error("mark runs whose process died interrupted", "err", err)
 	} else if n > 0 {

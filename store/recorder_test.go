@@ -14,18 +14,18 @@ import (
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/store"
 	"github.com/skillbox-dev/skillbox/store/sqlite"
+	"github.com/skillbox-dev/skillbox/store/storetest"
 )
 
 // newRuntime is a runtime over the first-party skills that records into a fresh SQLite store.
-func newRuntime(t *testing.T, pol *policy.Policy) (*runtime.Runtime, store.Store) {
+func newRuntime(t *testing.T, pol *policy.Policy) (*runtime.Runtime, store.Store, *store.Recorder) {
 	t.Helper()
 	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), sqlite.FileName))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	rec := store.NewRecorder(s, store.RecorderOptions{})
-	t.Cleanup(rec.Close)
+	rec := storetest.NewRecorder(t, s, store.RecorderOptions{})
 	// The compilation cache the other packages' tests share: hello and word-count are Go-built
 	// modules, a minute or more to compile under -race on a busy machine, once.
 	rt, err := runtime.New(t.Context(), runtime.Config{SkillDirs: []string{"../skills"}, Policy: pol, NoBackgroundCheck: true, Recorder: rec, Shared: testengine.Shared(t, runtime.SharedConfig{CacheDir: testcache.Dir()})})
@@ -33,14 +33,14 @@ func newRuntime(t *testing.T, pol *policy.Policy) (*runtime.Runtime, store.Store
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rt.Close(context.Background()) })
-	return rt, s
+	return rt, s, rec
 }
 
 // Every admitted run is in the store, whole, with its face and caller; arguments only when the
 // policy keeps them, their digest always.
 func TestRecorderRecordsRuns(t *testing.T) {
 	for _, keep := range []bool{false, true} {
-		rt, s := newRuntime(t, &policy.Policy{Runs: policy.Runs{RecordArguments: keep}})
+		rt, s, rec := newRuntime(t, &policy.Policy{Runs: policy.Runs{RecordArguments: keep}})
 		ctx := t.Context()
 		ok, err := rt.Run(ctx, run.Request{Skill: "hello", Args: json.RawMessage(`{"name":"Ada"}`), Face: run.FaceHTTP, Who: access.Local("key-ci")})
 		if err != nil {
@@ -52,6 +52,9 @@ func TestRecorderRecordsRuns(t *testing.T) {
 		}
 		// Refused before admission: not a run, not recorded (the in-memory history agrees).
 		refused, _ := rt.Run(ctx, run.Request{Skill: "word-count", Args: json.RawMessage(`{"top":5}`), Who: access.Local("test")})
+		if err := rec.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
 		page, err := s.ListRuns(ctx, store.Query{})
 		if err != nil {
 			t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/store"
 	"github.com/skillbox-dev/skillbox/store/sqlite"
+	"github.com/skillbox-dev/skillbox/store/storetest"
 )
 
 // A recorder prunes every tenant that has runs by that tenant's own retention: a tenant's
@@ -48,7 +49,7 @@ func TestRecorderPrunesEachTenantByItsOwn(t *testing.T) {
 	}
 	// Recorded before the recorder starts, so its first sweep prunes them; Prune again finds
 	// nothing more.
-	rec := store.NewRecorder(s, store.RecorderOptions{
+	rec := storetest.NewRecorder(t, s, store.RecorderOptions{
 		Retention: store.Retention{MaxRuns: 2, MaxAge: store.Unlimited},
 		TenantRetention: map[string]store.Retention{
 			"acme":    {MaxRuns: store.Unlimited, MaxAge: time.Hour},

@@ -47,11 +47,16 @@ type Store interface {
 type RunStore interface {
 	// BeginRun records a run that was admitted and is about to start: status [StatusRunning],
 	// held by r.Owner until r.LeaseUntil. The owner renews the lease (RenewRuns) while the run
-	// goes on; once it expires, SweepRuns in any process marks the run interrupted.
+	// goes on; once it expires, SweepRuns in any process marks the run interrupted. A run the
+	// store has already (its start replayed after its end) is left as it is.
 	BeginRun(ctx context.Context, r Run) error
 	// FinishRun records a run's outcome, replacing what BeginRun wrote (or writing it whole when
 	// BeginRun never ran). r.Status must be a final status.
 	FinishRun(ctx context.Context, r Run) error
+	// WriteRuns records several runs' starts and ends in one transaction, in order: a run whose
+	// Status is StatusRunning as BeginRun does, any other as FinishRun does. Writing the same
+	// runs again changes nothing, so a batch that failed can be written again whole.
+	WriteRuns(ctx context.Context, runs []Run) error
 	// RenewRuns moves the lease of every run owner holds that is still running to until, and
 	// says how many it renewed.
 	RenewRuns(ctx context.Context, owner string, until time.Time) (int, error)

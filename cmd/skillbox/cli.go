@@ -81,6 +81,7 @@ type env struct {
 	stdinArg          string        // script: --stdin
 
 	dataDir, database string // where the run history is (see storeFlags)
+	spoolDir          string // --spool-dir: where records wait while the store is down
 	noStore           bool
 	retention         store.Retention // --keep-runs, --keep-runs-for
 	// tenantRetention is the retention of each tenant of serve --tenants that has its own,

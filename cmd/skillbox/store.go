@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -32,6 +34,7 @@ func storeFlags(fs *pflag.FlagSet, e *env, recording bool) {
 		// A flag, not an empty --data-dir: the choice to leave no trace is spelled out, and an
 		// unset variable in a script (--data-dir "$DIR") cannot make it by accident.
 		fs.BoolVar(&e.noStore, "no-store", false, "open no store: record no run history and keep no skill versions (the runs are still logged with --verbose); for runs that must leave no trace, or a read-only disk")
+		fs.StringVar(&e.spoolDir, "spool-dir", "", "keep the run records the store cannot take yet (it is down, slow or full) in `DIR`, replayed in order once it can, across restarts (default: spool/ in --data-dir; with --database, spool-<hash of the URL>/ in the default data directory)")
 	}
 }
 
@@ -130,8 +133,8 @@ func (h *localStore) Close() {
 // failure's exit code, the error printed.
 func (e *env) openStore(ctx context.Context, record bool) (*localStore, int) {
 	switch {
-	case e.noStore && (e.dataDir != "" || e.database != ""):
-		return nil, e.fail(exitUsage, "--no-store records nothing: drop --data-dir and --database, or --no-store")
+	case e.noStore && (e.dataDir != "" || e.database != "" || e.spoolDir != ""):
+		return nil, e.fail(exitUsage, "--no-store records nothing: drop --data-dir, --database and --spool-dir, or --no-store")
 	case e.noStore && e.retention != (store.Retention{}):
 		return nil, e.fail(exitUsage, "--no-store records nothing: drop --keep-runs and --keep-runs-for, or --no-store")
 	case e.noStore:
@@ -141,6 +144,7 @@ func (e *env) openStore(ctx context.Context, record bool) (*localStore, int) {
 	}
 	h := &localStore{}
 	var err error
+	spool := e.spoolDir
 	fix := "fix the URL or the server, or pass --no-store to run without a store"
 	if e.database != "" {
 		u, perr := url.Parse(e.database)
@@ -149,6 +153,14 @@ func (e *env) openStore(ctx context.Context, record bool) (*localStore, int) {
 				redactURL(e.database), databaseSchemes[0], strings.Join(databaseSchemes, ", "))
 		}
 		h.where = redactURL(e.database)
+		if spool == "" && record {
+			dir, derr := defaultDataDir()
+			if derr != nil {
+				return nil, e.fail(exitFailed, "cannot find the user data directory for the spool of run records (%v): pass --spool-dir DIR", derr)
+			}
+			sum := sha256.Sum256([]byte(h.where))
+			spool = filepath.Join(dir, "spool-"+hex.EncodeToString(sum[:6]))
+		}
 		h.store, err = postgres.Open(ctx, e.database)
 	} else {
 		dir := e.dataDir
@@ -158,6 +170,9 @@ func (e *env) openStore(ctx context.Context, record bool) (*localStore, int) {
 			}
 		}
 		h.where = filepath.Join(dir, sqlite.FileName)
+		if spool == "" {
+			spool = filepath.Join(dir, "spool")
+		}
 		fix = "make " + dir + " a directory you can write, pass --data-dir DIR, or --no-store to run without a store"
 		h.store, err = sqlite.Open(ctx, h.where)
 	}
@@ -179,8 +194,12 @@ func (e *env) openStore(ctx context.Context, record bool) (*localStore, int) {
 		} else {
 			logger = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 		}
-		h.rec = store.NewRecorder(h.store, store.RecorderOptions{Logger: logger.With("store", h.where),
-			Retention: e.retention, TenantRetention: e.tenantRetention})
+		h.rec, err = store.NewRecorder(h.store, store.RecorderOptions{Logger: logger.With("store", h.where),
+			Retention: e.retention, TenantRetention: e.tenantRetention, Spool: spool})
+		if err != nil {
+			_ = h.store.Close()
+			return nil, e.fail(exitFailed, "cannot open the spool of run records: %v. Fix: make %s a directory you can write, or pass --spool-dir DIR", err, spool)
+		}
 		e.recorder = h.rec
 	}
 	return h, exitOK

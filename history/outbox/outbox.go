@@ -1,7 +1,7 @@
 // Package outbox carries records from a run's path to the store that keeps them, so that a run
 // waits on that store for one group commit at most and never fails because of it.
 //
-// Add queues an entry and returns once it is durable: committed by the Writer together with the
+// Add queues an entry and returns once it is durable (Post, without waiting): committed by the Writer together with the
 // entries that came while the previous commit was in flight (a group commit: one transaction
 // for many runs), or, when the Writer fails or is slow, appended to a local spool and synced.
 // While the spool holds entries, new ones go after them, and the outbox replays the spool to the
@@ -129,7 +129,7 @@ type Outbox struct {
 	backoff time.Duration
 }
 
-// pending is one entry and the answer its Add waits for.
+// pending is one entry and the answer its Add waits for (nil for Post's).
 type pending struct {
 	data []byte
 	done chan error
@@ -162,19 +162,62 @@ func New(w Writer, opts Options) (*Outbox, error) {
 // (ErrSpoolFull, or the spool's error). It waits for room in the queue until ctx ends; once
 // queued, the entry is answered within about one WriteTimeout, whatever ctx does.
 func (o *Outbox) Add(ctx context.Context, data []byte) error {
+	if data == nil {
+		data = []byte{} // nil marks a Flush
+	}
+	p, err := o.enqueue(ctx, data, true)
+	if err != nil {
+		return err
+	}
+	return <-p.done
+}
+
+// Post queues data and returns without waiting for it to be written: for a record its caller
+// need not wait on (a run's end, whose client has its answer). It waits for room in the queue
+// until ctx ends. What becomes of the entry the outbox counts and logs (Stats); an entry
+// queued when the process dies is lost, as the start's lease then tells (its run ends
+// interrupted).
+func (o *Outbox) Post(ctx context.Context, data []byte) error {
+	if data == nil {
+		data = []byte{}
+	}
+	_, err := o.enqueue(ctx, data, false)
+	return err
+}
+
+// Flush returns once every entry queued before it is written or spooled, or ctx ends.
+func (o *Outbox) Flush(ctx context.Context) error {
+	p, err := o.enqueue(ctx, nil, true)
+	if err != nil {
+		return err
+	}
+	select {
+	case <-p.done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("outbox: flush: %w", context.Cause(ctx))
+	}
+}
+
+// enqueue adds data to the queue once there is room; with wait, its pending has a done channel
+// to answer.
+func (o *Outbox) enqueue(ctx context.Context, data []byte, wait bool) (*pending, error) {
 	select {
 	case o.slots <- struct{}{}:
 	case <-ctx.Done():
-		return fmt.Errorf("outbox: no room in the queue: %w", context.Cause(ctx))
+		return nil, fmt.Errorf("outbox: no room in the queue: %w", context.Cause(ctx))
 	case <-o.stop:
-		return ErrClosed
+		return nil, ErrClosed
 	}
-	p := &pending{data: data, done: make(chan error, 1)}
+	p := &pending{data: data}
+	if wait {
+		p.done = make(chan error, 1)
+	}
 	o.mu.Lock()
 	if o.closed {
 		o.mu.Unlock()
 		<-o.slots
-		return ErrClosed
+		return nil, ErrClosed
 	}
 	o.queue = append(o.queue, p)
 	o.mu.Unlock()
@@ -182,7 +225,7 @@ func (o *Outbox) Add(ctx context.Context, data []byte) error {
 	case o.wake <- struct{}{}:
 	default:
 	}
-	return <-p.done
+	return p, nil
 }
 
 // Stats says what the outbox holds and has done.
@@ -296,19 +339,25 @@ func (o *Outbox) take() []*pending {
 // deliver writes batch, or spools it when the spool already holds entries (they go first) or
 // the write fails, and answers each entry's Add.
 func (o *Outbox) deliver(batch []*pending) {
-	data := make([][]byte, len(batch))
-	for i, p := range batch {
-		data[i] = p.data
+	data := make([][]byte, 0, len(batch))
+	for _, p := range batch {
+		if p.data != nil { // nil: a Flush's marker
+			data = append(data, p.data)
+		}
 	}
 	var err error
-	if n, _, _ := o.sp.size(); n > 0 {
+	if len(data) == 0 {
+		// Only Flush markers: nothing to write.
+	} else if n, _, _ := o.sp.size(); n > 0 {
 		err = o.spool(data)
 	} else if werr := o.write(data); werr != nil {
 		o.nextTry, o.backoff = time.Now().Add(o.opts.MinBackoff), o.opts.MinBackoff
 		err = o.spool(data)
 	}
 	for _, p := range batch {
-		p.done <- err
+		if p.done != nil {
+			p.done <- err
+		}
 		<-o.slots
 	}
 }

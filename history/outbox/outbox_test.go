@@ -324,3 +324,25 @@ func TestCloseCountsWhatMemoryLoses(t *testing.T) {
 		t.Fatalf("after Close: %+v", st)
 	}
 }
+
+// Post does not wait for the write; Flush waits for every entry before it.
+func TestPostDoesNotWait(t *testing.T) {
+	t.Parallel()
+	gate := make(chan struct{})
+	s := &store{gate: gate}
+	o := open(t, s, Options{})
+	for _, n := range names(0, 5) {
+		if err := o.Post(context.Background(), []byte(n)); err != nil { // the gate is shut: an Add would hang
+			t.Fatal(err)
+		}
+	}
+	flushed := make(chan error)
+	go func() { flushed <- o.Flush(context.Background()) }()
+	close(gate)
+	if err := <-flushed; err != nil {
+		t.Fatal(err)
+	}
+	if got := s.entries(); !slices.Equal(got, names(0, 5)) {
+		t.Fatalf("after Flush the store has %v", got)
+	}
+}

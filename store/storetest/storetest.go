@@ -30,6 +30,7 @@ func Run(t *testing.T, h Harness) {
 	}{
 		{"RoundTrip", testRoundTrip},
 		{"NothingHalfWritten", testNothingHalfWritten},
+		{"WriteRunsBatch", testWriteRunsBatch},
 		{"RestartSurvival", testRestartSurvival},
 		{"Migrations", testMigrations},
 		{"ConcurrentWriters", testConcurrentWriters},

@@ -19,44 +19,85 @@ const runColumns = `id, skill, version, digest, face, caller, status, error_kind
 // runPlaceholders are one row of runColumns' placeholders.
 var runPlaceholders = "(" + strings.TrimSuffix(strings.Repeat("?, ", strings.Count(runColumns, ",")+1), ", ") + ")"
 
-// BeginRun records r as running.
+// BeginRun records r as running, unless the store has the run already.
 func (s *DB) BeginRun(ctx context.Context, r store.Run) error {
-	if r.ID == "" || r.Skill == "" {
-		return fmt.Errorf("begin run: the run needs an id and a skill")
-	}
-	if err := s.ownRun(r); err != nil {
-		return err
-	}
 	r.Status = store.StatusRunning
-	return s.inTx(ctx, "begin run "+r.ID, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, s.q(`INSERT INTO runs (`+runColumns+`) VALUES `+runPlaceholders), s.runValues(r)...)
-		return err
-	})
+	return s.WriteRuns(ctx, []store.Run{r})
 }
 
 // FinishRun writes r whole, over what BeginRun wrote if it did.
 func (s *DB) FinishRun(ctx context.Context, r store.Run) error {
-	if r.ID == "" || r.Skill == "" {
-		return fmt.Errorf("finish run: the run needs an id and a skill")
-	}
-	if err := s.ownRun(r); err != nil {
-		return err
-	}
 	if !r.Status.Final() {
 		return fmt.Errorf("finish run %s: status %q is not a final one", r.ID, r.Status)
 	}
-	r.Owner, r.LeaseUntil = "", time.Time{}
-	return s.inTx(ctx, "finish run "+r.ID, func(tx *sql.Tx) error {
-		// A run id is the runtime's, random; still, a tenant's run never overwrites another's.
-		_, err := tx.ExecContext(ctx, s.q(`INSERT INTO runs (`+runColumns+`) VALUES `+runPlaceholders+`
+	return s.WriteRuns(ctx, []store.Run{r})
+}
+
+// The statements of WriteRuns: a start, which leaves a run the store has alone (a start
+// replayed after its end must not undo it), and an end, which writes the run whole.
+var (
+	beginRunSQL  = `INSERT INTO runs (` + runColumns + `) VALUES ` + runPlaceholders + ` ON CONFLICT (id) DO NOTHING`
+	finishRunSQL = `INSERT INTO runs (` + runColumns + `) VALUES ` + runPlaceholders + `
 			ON CONFLICT (id) DO UPDATE SET skill = excluded.skill, version = excluded.version, digest = excluded.digest,
 			face = excluded.face, caller = excluded.caller, status = excluded.status, error_kind = excluded.error_kind,
 			error_message = excluded.error_message, args = excluded.args, args_sha256 = excluded.args_sha256,
 			usage = excluded.usage, duration_ms = excluded.duration_ms, started_at = excluded.started_at,
 			finished_at = excluded.finished_at, owner = excluded.owner, lease_until = excluded.lease_until,
 			visible_to = excluded.visible_to
-			WHERE runs.tenant = excluded.tenant`), s.runValues(r)...)
-		return err
+			WHERE runs.tenant = excluded.tenant`
+)
+
+// WriteRuns writes runs in order, in one transaction, each statement prepared once for the
+// batch: a running run is a start, any other an end (see store.RunStore).
+func (s *DB) WriteRuns(ctx context.Context, runs []store.Run) error {
+	for _, r := range runs {
+		if r.ID == "" || r.Skill == "" {
+			return fmt.Errorf("record run: the run needs an id and a skill")
+		}
+		if !r.Status.Valid() {
+			return fmt.Errorf("record run %s: status %q is not one of the store's", r.ID, r.Status)
+		}
+		if err := s.ownRun(r); err != nil {
+			return err
+		}
+	}
+	what := "record runs"
+	if len(runs) == 1 {
+		what = "record run " + runs[0].ID
+	}
+	return s.inTx(ctx, what, func(tx *sql.Tx) error {
+		stmts := map[string]*sql.Stmt{}
+		defer func() {
+			for _, st := range stmts {
+				st.Close()
+			}
+		}()
+		for _, r := range runs {
+			query := beginRunSQL
+			if r.Status.Final() {
+				// A run id is the runtime's, random; still, a tenant's run never overwrites another's.
+				query = finishRunSQL
+				r.Owner, r.LeaseUntil = "", time.Time{}
+			}
+			st := stmts[query]
+			if st == nil && len(runs) > 1 {
+				var err error
+				if st, err = tx.PrepareContext(ctx, s.q(query)); err != nil {
+					return err
+				}
+				stmts[query] = st
+			}
+			var err error
+			if st != nil {
+				_, err = st.ExecContext(ctx, s.runValues(r)...)
+			} else {
+				_, err = tx.ExecContext(ctx, s.q(query), s.runValues(r)...)
+			}
+			if err != nil {
+				return fmt.Errorf("run %s: %w", r.ID, err)
+			}
+		}
+		return nil
 	})
 }
 
