@@ -35,11 +35,13 @@ func BenchmarkStoreRate(b *testing.B) {
 	shared := testengine.Shared(b, runtime.SharedConfig{Admission: runtime.Admission{MaxRuns: 256, MaxQueue: 1024}})
 	dir := b.TempDir()
 	fixture(b, dir, "hello", manifestJSON("hello", ""), "hello", nil)
-	serve := func(s store.Store) string {
+	recs := map[string]*store.Recorder{}
+	serve := func(name string, s store.Store) string {
 		cfg := runtime.Config{Shared: shared}
 		if s != nil {
 			rec := storetest.NewRecorder(b, s, store.RecorderOptions{})
 			cfg.Recorder, cfg.Versions, cfg.Artifacts = rec, s, rec
+			recs[name] = rec
 		}
 		return newEnvRuntime(b, Options{History: s}, cfg, dir).ts.URL + "/v1/skills/hello/runs"
 	}
@@ -63,7 +65,7 @@ func BenchmarkStoreRate(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { lite.Close() })
-	cs := []interleave.Contender{{Name: "nostore", F: volley(serve(nil))}, {Name: "sqlite", F: volley(serve(lite))}}
+	cs := []interleave.Contender{{Name: "nostore", F: volley(serve("nostore", nil))}, {Name: "sqlite", F: volley(serve("sqlite", lite))}}
 	if srv, err := pgserver.Start(context.Background()); err == nil {
 		b.Cleanup(srv.Stop)
 		dsn, err := srv.NewDatabase(b.Context())
@@ -75,13 +77,18 @@ func BenchmarkStoreRate(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { pg.Close() })
-		cs = append(cs, interleave.Contender{Name: "postgres", F: volley(serve(pg))})
+		cs = append(cs, interleave.Contender{Name: "postgres", F: volley(serve("postgres", pg))})
 	} else {
 		b.Logf("no postgres contender: %v", err)
 	}
 	p50 := interleave.Run(b, cs...)
 	b.ReportMetric(storeBenchClients/(p50["nostore"]/1e9), "nostore-runs/s")
+	runs := float64((b.N + 2) * storeBenchClients) // interleave warms up with two calls
 	for _, c := range cs[1:] {
 		b.ReportMetric(p50["nostore"]/p50[c.Name], c.Name+"-x-nostore")
+		// What the store's writes cost: its commits and the rows they write, per run.
+		st := recs[c.Name].Stats()
+		b.ReportMetric(float64(st.Commits)/runs, c.Name+"-commits/run")
+		b.ReportMetric(float64(st.Written)/runs, c.Name+"-rows/run")
 	}
 }

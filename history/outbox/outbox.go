@@ -46,6 +46,10 @@ type Options struct {
 	MaxQueue int
 	// WriteTimeout bounds one Write (default 5 s): past it, the batch is spooled.
 	WriteTimeout time.Duration
+	// Linger is how long entries nobody waits for (Post's) may wait for company before they
+	// are written (default 10 ms): an entry an Add waits for takes them along at once. It turns
+	// many small commits into a few larger ones.
+	Linger time.Duration
 	// MinBackoff and MaxBackoff bound the wait between tries to replay the spool while the
 	// Writer fails (defaults 100 ms and 5 s; doubled after each failure).
 	MinBackoff, MaxBackoff time.Duration
@@ -65,6 +69,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.WriteTimeout <= 0 {
 		o.WriteTimeout = 5 * time.Second
+	}
+	if o.Linger <= 0 {
+		o.Linger = 10 * time.Millisecond
 	}
 	if o.MinBackoff <= 0 {
 		o.MinBackoff = 100 * time.Millisecond
@@ -120,6 +127,7 @@ type Outbox struct {
 
 	mu     sync.Mutex
 	queue  []*pending
+	waited int // the entries of queue someone waits for (Add's, Flush's)
 	closed bool
 	stats  Stats
 
@@ -133,6 +141,7 @@ type Outbox struct {
 type pending struct {
 	data []byte
 	done chan error
+	at   time.Time // when it was queued
 }
 
 // New starts an outbox over w. A spool directory left by an earlier process is replayed first.
@@ -209,7 +218,7 @@ func (o *Outbox) enqueue(ctx context.Context, data []byte, wait bool) (*pending,
 	case <-o.stop:
 		return nil, ErrClosed
 	}
-	p := &pending{data: data}
+	p := &pending{data: data, at: time.Now()}
 	if wait {
 		p.done = make(chan error, 1)
 	}
@@ -220,6 +229,9 @@ func (o *Outbox) enqueue(ctx context.Context, data []byte, wait bool) (*pending,
 		return nil, ErrClosed
 	}
 	o.queue = append(o.queue, p)
+	if wait {
+		o.waited++
+	}
 	o.mu.Unlock()
 	select {
 	case o.wake <- struct{}{}:
@@ -261,27 +273,34 @@ func (o *Outbox) loop() {
 	defer close(o.done)
 	defer o.sp.close()
 	for {
-		if batch := o.take(); len(batch) > 0 {
+		batch, linger := o.take()
+		if len(batch) > 0 {
 			o.deliver(batch)
 			continue
 		}
 		o.mu.Lock()
 		closed := o.closed
 		o.mu.Unlock()
-		if closed {
+		if closed && linger == 0 {
 			o.drain()
 			return
 		}
-		var retry *time.Timer
+		wait := linger
 		if n, _, _ := o.sp.size(); n > 0 {
-			wait := time.Until(o.nextTry)
-			if wait <= 0 {
+			until := time.Until(o.nextTry)
+			if until <= 0 {
 				o.replay()
 				continue
 			}
-			retry = time.NewTimer(wait)
+			if wait == 0 || until < wait {
+				wait = until
+			}
 		}
-		o.idle(retry)
+		var timer *time.Timer
+		if wait > 0 {
+			timer = time.NewTimer(wait)
+		}
+		o.idle(timer)
 	}
 }
 
@@ -321,19 +340,31 @@ func (o *Outbox) idle(retry *time.Timer) {
 	}
 }
 
-// take removes up to MaxBatch entries from the queue.
-func (o *Outbox) take() []*pending {
+// take removes up to MaxBatch entries from the queue, once one of them is waited for, or the
+// oldest has lingered long enough, or there is a batch's worth, or the outbox is closing;
+// otherwise it says how long the oldest may linger still.
+func (o *Outbox) take() ([]*pending, time.Duration) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	n := min(len(o.queue), o.opts.MaxBatch)
 	if n == 0 {
-		return nil
+		return nil, 0
+	}
+	if o.waited == 0 && n < o.opts.MaxBatch && !o.closed {
+		if left := o.opts.Linger - time.Since(o.queue[0].at); left > 0 {
+			return nil, left
+		}
 	}
 	batch := make([]*pending, n)
 	copy(batch, o.queue)
 	clear(o.queue[:n])
 	o.queue = o.queue[n:]
-	return batch
+	for _, p := range batch {
+		if p.done != nil {
+			o.waited--
+		}
+	}
+	return batch, 0
 }
 
 // deliver writes batch, or spools it when the spool already holds entries (they go first) or

@@ -65,13 +65,15 @@ func (s *DB) WriteRuns(ctx context.Context, runs []store.Run) error {
 	if len(runs) == 1 {
 		what = "record run " + runs[0].ID
 	}
+	stmts := map[string]*sql.Stmt{}
+	for _, q := range []string{beginRunSQL, finishRunSQL} {
+		st, err := s.prepared(ctx, q)
+		if err != nil {
+			return fmt.Errorf("%s: %s %s: prepare: %w", what, s.dialect.Name, s.where, err)
+		}
+		stmts[q] = st
+	}
 	return s.inTx(ctx, what, func(tx *sql.Tx) error {
-		stmts := map[string]*sql.Stmt{}
-		defer func() {
-			for _, st := range stmts {
-				st.Close()
-			}
-		}()
 		for _, r := range runs {
 			query := beginRunSQL
 			if r.Status.Final() {
@@ -79,21 +81,7 @@ func (s *DB) WriteRuns(ctx context.Context, runs []store.Run) error {
 				query = finishRunSQL
 				r.Owner, r.LeaseUntil = "", time.Time{}
 			}
-			st := stmts[query]
-			if st == nil && len(runs) > 1 {
-				var err error
-				if st, err = tx.PrepareContext(ctx, s.q(query)); err != nil {
-					return err
-				}
-				stmts[query] = st
-			}
-			var err error
-			if st != nil {
-				_, err = st.ExecContext(ctx, s.runValues(r)...)
-			} else {
-				_, err = tx.ExecContext(ctx, s.q(query), s.runValues(r)...)
-			}
-			if err != nil {
+			if _, err := tx.StmtContext(ctx, stmts[query]).ExecContext(ctx, s.runValues(r)...); err != nil {
 				return fmt.Errorf("run %s: %w", r.ID, err)
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/skillbox-dev/skillbox/store"
@@ -53,6 +54,9 @@ type conn struct {
 	// where names the database in errors (a path, or a URL without its password).
 	where  string
 	closed atomic.Bool
+	// stmts are the statements of the hot path, prepared once (see prepared).
+	stmtMu sync.Mutex
+	stmts  map[string]*sql.Stmt
 }
 
 var _ store.Store = (*DB)(nil)
@@ -78,7 +82,36 @@ func (s *DB) Close() error {
 	if s.view || s.closed.Swap(true) {
 		return nil
 	}
+	s.stmtMu.Lock()
+	for _, st := range s.stmts {
+		st.Close()
+	}
+	s.stmts = nil
+	s.stmtMu.Unlock()
 	return s.db.Close()
+}
+
+// prepared returns query (in the dialect's placeholders) prepared once for the database, for
+// the statements every run writes: parsing them anew for each cost a run as much as running
+// them. database/sql prepares it again on each connection it is used on, once.
+func (s *DB) prepared(ctx context.Context, query string) (*sql.Stmt, error) {
+	s.stmtMu.Lock()
+	defer s.stmtMu.Unlock()
+	if st := s.stmts[query]; st != nil {
+		return st, nil
+	}
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	st, err := s.db.PrepareContext(ctx, s.q(query))
+	if err != nil {
+		return nil, err
+	}
+	if s.stmts == nil {
+		s.stmts = map[string]*sql.Stmt{}
+	}
+	s.stmts[query] = st
+	return st, nil
 }
 
 // SQL returns the underlying database, for tests.
