@@ -27,6 +27,10 @@ const migrationLock = 0x736b696c6c626f78 // "skillbox"
 // sqldb.Dialect.LockBlobs).
 const blobsLock = migrationLock + 1
 
+// versionsLock is the advisory lock key of the transactions that record or move versions (see
+// sqldb.Dialect.LockVersions).
+const versionsLock = migrationLock + 2
+
 // Open connects to the PostgreSQL database at dsn (postgres://user:pass@host:port/db?... or a
 // key=value string), checks it answers, and migrates it.
 //
@@ -48,7 +52,8 @@ func Open(ctx context.Context, dsn string) (store.Store, error) {
 	sub, _ := fs.Sub(migrations, "migrations")
 	return sqldb.Open(ctx, db, sqldb.Dialect{Name: "postgres", Numbered: true, Migrations: sub,
 		LockMigrations: fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", int64(migrationLock)),
-		LockBlobs:      fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", int64(blobsLock))}, where)
+		LockBlobs:      fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", int64(blobsLock)),
+		LockVersions:   fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", int64(versionsLock))}, where)
 }
 
 // redact is dsn without its password, for errors and logs.

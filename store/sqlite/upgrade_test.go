@@ -87,6 +87,14 @@ func TestUpgradeFromSchema2KeepsEverything(t *testing.T) {
 	if v, _ := s.Version(ctx, "w", digest); v.Status != version.Deprecated {
 		t.Fatalf("the old active version after a publish: %s", v.Status)
 	}
+	// The version recorded before events were kept has its recording in the feed and its trail.
+	feed := s.(version.Feed)
+	if vs, _, err := feed.Changes(ctx, 0, 10); err != nil || len(vs) != 4 || vs[0].Digest != digest {
+		t.Fatalf("the feed after the upgrade: %+v, %v", vs, err)
+	}
+	if evs, err := feed.Events(ctx, "w", digest, 10); err != nil || len(evs) != 2 || evs[0].Action != "record" || evs[0].Status != version.Active || evs[1].Action != "deprecate" {
+		t.Fatalf("the old version's events: %+v, %v", evs, err)
+	}
 }
 
 // A version of a user's own skill recorded before versions named their user (schema 5) names

@@ -51,6 +51,7 @@ func Run(t *testing.T, h Harness) {
 		{"TenantIsolation", testTenantIsolation},
 		{"Visibility", testVisibility},
 		{"FindVersions", testFindVersions},
+		{"VersionChangesAndEvents", testVersionChanges},
 		{"ArtifactsRoundTrip", testArtifactsRoundTrip},
 		{"ArtifactsQuota", testArtifactsQuota},
 		{"ArtifactsPruned", testArtifactsPruned},

@@ -34,6 +34,11 @@ type Dialect struct {
 	// quota is checked by one writer at a time (PostgreSQL's advisory lock; SQLite's write
 	// transaction is already exclusive).
 	LockBlobs string
+	// LockVersions, when set, is run first in a transaction that records or moves a version,
+	// so that the changes' numbers (version_events.seq) are committed in their order: a reader
+	// of the changes after the last it saw must not find an older one appear later
+	// (PostgreSQL's advisory lock; SQLite's write transaction is already exclusive).
+	LockVersions string
 }
 
 // DB is a store.Store over a *sql.DB: the whole database, or one tenant's part of it (Tenant).

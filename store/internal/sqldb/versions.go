@@ -80,6 +80,9 @@ func (s *DB) AddVersion(ctx context.Context, v version.Version, files map[string
 	var created bool
 	var stored version.Version
 	err = s.inTx(ctx, "add version "+v.Digest+" of "+v.Skill, func(tx *sql.Tx) error {
+		if err := s.lockVersions(ctx, tx); err != nil {
+			return err
+		}
 		if err := s.lockBlobs(ctx, tx); err != nil {
 			return err
 		}
@@ -95,6 +98,9 @@ func (s *DB) AddVersion(ctx context.Context, v version.Version, files map[string
 			return err
 		}
 		if created = n == 1; created {
+			if err := s.addEvent(ctx, tx, version.Event{Skill: v.Skill, Digest: v.Digest, Action: "record", Status: v.Status, By: v.CreatedBy, At: v.CreatedAt}); err != nil {
+				return err
+			}
 			names := make([]string, 0, len(files))
 			for p := range files {
 				names = append(names, p)
@@ -234,6 +240,9 @@ func (s *DB) SetVersionStatus(ctx context.Context, skill, digest string, t versi
 	}
 	var out version.Version
 	err := s.inTx(ctx, t.Action+" "+skill+" version "+digest, func(tx *sql.Tx) error {
+		if err := s.lockVersions(ctx, tx); err != nil {
+			return err
+		}
 		cur, err := scanVersion(tx.QueryRowContext(ctx, s.q(`SELECT `+versionColumns+` FROM versions WHERE tenant = ? AND skill = ? AND digest = ?`), s.tenant, skill, digest))
 		if errors.Is(err, sql.ErrNoRows) {
 			return version.ErrNotFound
@@ -246,9 +255,32 @@ func (s *DB) SetVersionStatus(ctx context.Context, skill, digest string, t versi
 			return fmt.Errorf("%w: it is %s, and %s starts from %v", version.ErrConflict, cur.Status, t.Action, t.From)
 		}
 		if t.To == version.Active {
-			if _, err := tx.ExecContext(ctx, s.q(`UPDATE versions SET status = 'deprecated', updated_by = ?, updated_at = ?
-				WHERE tenant = ? AND skill = ? AND status = 'active' AND digest <> ?`), by, at.UnixNano(), s.tenant, skill, digest); err != nil {
+			var was []string // the active version it replaces: one, or none
+			rows, err := tx.QueryContext(ctx, s.q(`SELECT digest FROM versions WHERE tenant = ? AND skill = ? AND status = 'active' AND digest <> ?`), s.tenant, skill, digest)
+			if err != nil {
 				return err
+			}
+			for rows.Next() {
+				var d string
+				if err := rows.Scan(&d); err != nil {
+					rows.Close()
+					return err
+				}
+				was = append(was, d)
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			for _, d := range was {
+				if _, err := tx.ExecContext(ctx, s.q(`UPDATE versions SET status = 'deprecated', updated_by = ?, updated_at = ?
+					WHERE tenant = ? AND skill = ? AND digest = ?`), by, at.UnixNano(), s.tenant, skill, d); err != nil {
+					return err
+				}
+				if err := s.addEvent(ctx, tx, version.Event{Skill: skill, Digest: d, Action: "deprecate", Status: version.Deprecated, By: by, At: at,
+					Note: "replaced by " + digest}); err != nil {
+					return err
+				}
 			}
 		}
 		from := make([]any, 0, len(t.From)+7)
@@ -268,6 +300,9 @@ func (s *DB) SetVersionStatus(ctx context.Context, skill, digest string, t versi
 		}
 		if n, err := res.RowsAffected(); err != nil || n != 1 {
 			return fmt.Errorf("%w: its status changed meanwhile", version.ErrConflict)
+		}
+		if err := s.addEvent(ctx, tx, version.Event{Skill: skill, Digest: digest, Action: t.Action, Status: t.To, By: by, At: at, Note: note}); err != nil {
+			return err
 		}
 		out, err = scanVersion(tx.QueryRowContext(ctx, s.q(`SELECT `+versionColumns+` FROM versions WHERE tenant = ? AND skill = ? AND digest = ?`), s.tenant, skill, digest))
 		return err
