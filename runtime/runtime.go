@@ -28,6 +28,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	extism "github.com/extism/go-sdk"
 	"github.com/skillbox-dev/skillbox/access"
@@ -182,6 +183,9 @@ type Runtime struct {
 	singlesMu sync.Mutex
 	singles   map[string]*registry.Skill
 	indexOnce sync.Once
+	// following is closed when the goroutine that keeps versions' catalog current ends (nil
+	// without one).
+	following chan struct{}
 	// versions is the view of Config.Versions (nil without it).
 	versions *versions
 
@@ -437,6 +441,20 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 			return fail(fmt.Errorf("runtime: a directory for skill versions: %w", err))
 		}
 		rt.versions = &versions{store: cfg.Versions, lists: map[string]versionList{}, dir: dir}
+		if feed, ok := cfg.Versions.(version.Feed); ok {
+			// Every version in memory before the first run, then kept current: a run never
+			// reads the store. A store that cannot be read now is read by the runs that need
+			// it until the catalog can read it.
+			rt.versions.cat = newVersionCatalog(feed, logger)
+			rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			_ = rt.versions.cat.refresh(rctx)
+			cancel()
+			rt.following = make(chan struct{})
+			go func() {
+				defer close(rt.following)
+				rt.versions.cat.follow(rt.closing)
+			}()
+		}
 	}
 	rt.owner = rt.engine.Join()
 	if rt.privateCache == "" {
@@ -591,6 +609,9 @@ func (rt *Runtime) Close(ctx context.Context) error {
 	usersErr := rt.closeUsers(ctx)
 	rt.leaveUnder()
 	rt.startClose() // refuses this Runtime's runs waiting in the admission queue
+	if rt.following != nil {
+		<-rt.following
+	}
 	rt.background.stop()
 	rt.saveIndex()
 	err := rt.endRuns(ctx)

@@ -102,7 +102,7 @@ func (rt *Runtime) newUserView(user string) *Runtime {
 	if rt.versions != nil {
 		// The user's versions, filed apart in the tenant's store, unpacked beside the tenant's.
 		u.versions = &versions{store: scopedVersions{inner: rt.cfg.Versions, user: user, suffix: "@" + scope},
-			lists: map[string]versionList{}, dir: rt.versions.dir}
+			cat: rt.versions.cat, suffix: "@" + scope, lists: map[string]versionList{}, dir: rt.versions.dir}
 	}
 	return u
 }

@@ -40,7 +40,7 @@ func (rt *Runtime) Versions(ctx context.Context, id string) ([]version.Version, 
 // the user has versions of it, else the tenant's.
 func (rt *Runtime) versionList(ctx context.Context, id string) (*versions, []version.Version, error) {
 	vs := rt.versionsOf(id)
-	vs.forget(id)
+	vs.fresh(ctx, id)
 	list, err := vs.list(ctx, id)
 	if err != nil || len(list) > 0 || rt.parent == nil || vs != rt.versions {
 		return vs, list, err
@@ -49,7 +49,7 @@ func (rt *Runtime) versionList(ctx context.Context, id string) (*versions, []ver
 		return vs, list, nil
 	}
 	vs = rt.parent.versions
-	vs.forget(id)
+	vs.fresh(ctx, id)
 	list, err = vs.list(ctx, id)
 	return vs, list, err
 }
@@ -104,10 +104,12 @@ func (rt *Runtime) ChangeVersion(ctx context.Context, who access.Principal, id, 
 		return version.Version{}, err
 	}
 	nv, err := vs.store.SetVersionStatus(ctx, id, v.Digest, t, who.Caller(), note, time.Now().UTC())
-	vs.forget(id)
+	err = unavailable(err)
 	if err != nil {
+		vs.fresh(ctx, id)
 		return nv, fmt.Errorf("%s skill %q version %s: %w", action, id, short(v.Digest), err)
 	}
+	vs.changed(ctx, nv)
 	rt.logger.Info("skill version "+action, "skill", id, "digest", v.Digest, "from", v.Status, "to", nv.Status, "by", who.Caller())
 	return nv, nil
 }
@@ -138,7 +140,7 @@ func (rt *Runtime) FindVersions(ctx context.Context, who access.Principal, q ver
 	q.Limit++
 	list, err := root.versions.store.FindVersions(ctx, q)
 	if err != nil {
-		return nil, false, err
+		return nil, false, unavailable(err)
 	}
 	more := len(list) > want
 	if more {

@@ -43,8 +43,17 @@ const maxLoadedVersions = 64
 // versions is a runtime's view of its version.Store.
 type versions struct {
 	store version.Store
-	mu    sync.Mutex
-	lists map[string]versionList // by skill id, read within versionListTTL
+	// cat, when the store is a version.Feed, holds every version in memory: lists read it,
+	// and the store only when it has not been read yet.
+	cat *versionCatalog
+	// suffix is what a user's view files its skills' ids under in cat ("@<scope>"); "" for
+	// the tenant's.
+	suffix string
+	mu     sync.Mutex
+	lists  map[string]versionList // by skill id, read within versionListTTL (without cat)
+	// writeErr is the last write's error, at writeFailed: see writable.
+	writeErr    error
+	writeFailed time.Time
 	// loaded are the stored versions unpacked under dir and loaded, by digest, oldest first.
 	loaded []*registry.Skill
 	dir    string
@@ -55,9 +64,21 @@ type versionList struct {
 	list []version.Version
 }
 
-// list returns skill's versions, newest first, from the store or from what was read within
-// versionListTTL.
+// list returns skill's versions, newest first: from the catalog; without one (or before it has
+// read the store once), from the store or from what was read within versionListTTL.
 func (vs *versions) list(ctx context.Context, skill string) ([]version.Version, error) {
+	if vs.cat != nil {
+		if l, ok := vs.cat.get(skill + vs.suffix); ok {
+			if vs.suffix == "" || len(l) == 0 {
+				return l, nil
+			}
+			out := slices.Clone(l)
+			for i := range out {
+				out[i].Skill = skill
+			}
+			return out, nil
+		}
+	}
 	vs.mu.Lock()
 	l, ok := vs.lists[skill]
 	vs.mu.Unlock()
@@ -66,7 +87,7 @@ func (vs *versions) list(ctx context.Context, skill string) ([]version.Version, 
 	}
 	list, err := vs.store.Versions(ctx, skill)
 	if err != nil {
-		return nil, err
+		return nil, unavailable(err)
 	}
 	vs.mu.Lock()
 	if len(vs.lists) >= 4096 {
@@ -82,6 +103,61 @@ func (vs *versions) forget(skill string) {
 	vs.mu.Lock()
 	delete(vs.lists, skill)
 	vs.mu.Unlock()
+}
+
+// unavailable marks a store's failure as version.ErrUnavailable: one that is not an answer
+// about the versions themselves (not found, a conflict) is the store's, and passes.
+func unavailable(err error) error {
+	if err == nil || errors.Is(err, version.ErrNotFound) || errors.Is(err, version.ErrConflict) || errors.Is(err, version.ErrUnavailable) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", version.ErrUnavailable, err)
+}
+
+// storeWriteTimeout bounds recording a version from a run's path; storeRetry is how long, after
+// a failure, runs do not try again (each would wait on a store that is down).
+const (
+	storeWriteTimeout = 5 * time.Second
+	storeRetry        = 5 * time.Second
+)
+
+// writable says why versions cannot be recorded now: the last try failed within storeRetry.
+func (vs *versions) writable() error {
+	vs.mu.Lock()
+	defer vs.mu.Unlock()
+	if vs.writeErr != nil && time.Since(vs.writeFailed) < storeRetry {
+		return vs.writeErr
+	}
+	return nil
+}
+
+// wrote notes how the last write to the store went.
+func (vs *versions) wrote(err error) {
+	vs.mu.Lock()
+	defer vs.mu.Unlock()
+	vs.writeErr, vs.writeFailed = err, time.Now()
+}
+
+// changed says that v (as the store answered a write of it) changed here: the next list has
+// it, and whatever else the write changed (the version a publish deprecated).
+func (vs *versions) changed(ctx context.Context, v version.Version) {
+	vs.forget(v.Skill)
+	if vs.cat == nil {
+		return
+	}
+	if err := vs.cat.refresh(ctx); err != nil {
+		v.Skill += vs.suffix
+		vs.cat.apply(v)
+	}
+}
+
+// fresh reads the changes of the store now, for a reader that asked for the versions
+// themselves (an API call, not a run); a store that cannot be read leaves the catalog as it is.
+func (vs *versions) fresh(ctx context.Context, skill string) {
+	vs.forget(skill)
+	if vs.cat != nil {
+		_ = vs.cat.refresh(ctx)
+	}
 }
 
 // findVersion returns the version of list at digest.
@@ -167,11 +243,18 @@ func (rt *Runtime) recordVersion(ctx context.Context, s *registry.Skill, prov ve
 	if len(v.Diff) > 0 {
 		v.Status = version.Pending
 	}
-	stored, created, err := vs.store.AddVersion(ctx, v, files)
+	if err := vs.writable(); err != nil {
+		return version.Version{}, fmt.Errorf("record version of %q: %w", s.ID(), err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, storeWriteTimeout)
+	stored, created, err := vs.store.AddVersion(wctx, v, files)
+	cancel()
+	err = unavailable(err)
+	vs.wrote(err)
 	if err != nil {
 		return version.Version{}, fmt.Errorf("record version of %q: %w", s.ID(), err)
 	}
-	vs.forget(s.ID())
+	vs.changed(ctx, stored)
 	if created {
 		rt.logger.Info("skill version recorded", "skill", s.ID(), "digest", digest, "status", stored.Status, "source", stored.Source, "by", stored.CreatedBy)
 	}
@@ -182,19 +265,19 @@ func (rt *Runtime) recordVersion(ctx context.Context, s *registry.Skill, prov ve
 // and sound), and pin, a digest or "" (see the rules above).
 func (rt *Runtime) pick(ctx context.Context, cur *registry.Skill, pin string) (*registry.Skill, *run.Error) {
 	id := cur.ID()
-	curV, err := rt.recordVersion(ctx, cur, version.Provenance{Source: "folder"})
-	if err != nil {
-		return nil, run.Errorf(run.KindInternal, id, err, "the skill's versions cannot be read: %v", err)
-	}
+	curV, recErr := rt.recordVersion(ctx, cur, version.Provenance{Source: "folder"})
 	list, err := rt.versionsOf(id).list(ctx, id)
 	if err != nil {
-		return nil, run.Errorf(run.KindInternal, id, err, "the skill's versions cannot be read: %v", err)
+		return nil, storeDown(id, err)
 	}
 	requirePublished := rt.policy.Load().Versions.RequirePublished
 	var v version.Version
 	if pin != "" {
 		d, derr := matchDigest(list, pin)
 		if derr != nil {
+			if recErr != nil {
+				return nil, storeDown(id, recErr)
+			}
 			return nil, run.Errorf(run.KindNotFound, id, derr, "skill %q: %v", id, derr)
 		}
 		v, _ = findVersion(list, d)
@@ -208,9 +291,16 @@ func (rt *Runtime) pick(ctx context.Context, cur *registry.Skill, pin string) (*
 			return nil, versionRefusal(v)
 		}
 	} else if a, ok := active(list); ok {
+		// What the folder holds now need not be recorded for the active version to serve: a
+		// store that cannot take it costs the skill's runs nothing.
+		if recErr != nil {
+			rt.logger.Warn("skill version not recorded; the active version serves", "skill", id, "err", recErr)
+		}
 		v = a
 	} else {
 		switch {
+		case recErr != nil:
+			return nil, storeDown(id, recErr)
 		case requirePublished && curV.Status == version.Pending:
 			return nil, versionRefusal(curV)
 		case requirePublished:
@@ -236,6 +326,13 @@ func (rt *Runtime) pick(ctx context.Context, cur *registry.Skill, pin string) (*
 		return nil, rerr
 	}
 	return s, nil
+}
+
+// storeDown is the error of a run whose version cannot be decided because the version store
+// cannot be read or written: busy (try again), not the skill's fault nor the caller's.
+func storeDown(id string, err error) *run.Error {
+	// The store's own error stays in the log: it can name hosts and paths a client must not see.
+	return run.Errorf(run.KindBusy, id, err, "skill %q: its versions cannot be read or recorded now (the version store is unreachable), and no version known here can serve it: try again later", id)
 }
 
 // versionRefusal is the error of a run of v, which never runs.

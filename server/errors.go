@@ -31,6 +31,9 @@ type apiErrorBody struct {
 // (retention or an operator does).
 const quotaStatus = http.StatusInsufficientStorage
 
+// storeRetryAfter is the Retry-After, in seconds, of a request that needs a store that is down.
+const storeRetryAfter = "5"
+
 // httpError builds an error a handler returns; errorHandler writes it.
 func httpError(status int, code, format string, args ...any) *echo.HTTPError {
 	return echo.NewHTTPError(status, apiErrorBody{Code: code, Message: fmt.Sprintf(format, args...)})
@@ -80,6 +83,12 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 		status, body = http.StatusConflict, apiErrorBody{Code: "visibility", Message: err.Error()}
 	case errors.Is(err, run.ErrQuotaExceeded):
 		status, body = quotaStatus, apiErrorBody{Code: "quota_exceeded", Message: err.Error()}
+	case errors.Is(err, version.ErrUnavailable):
+		// The store's own error can name hosts and paths: the log has it, the client the why.
+		s.logger.Error("the version store is unreachable", "path", c.Path(), "err", err)
+		c.Response().Header().Set("Retry-After", storeRetryAfter)
+		status, body = http.StatusServiceUnavailable, apiErrorBody{Code: "store_unavailable",
+			Message: "the version store cannot be reached now: installs and version changes wait for it (runs of the versions this server knows go on); try again later"}
 	case errors.Is(err, version.ErrNoStore), errors.Is(err, version.ErrNotFound):
 		status, body = http.StatusNotFound, apiErrorBody{Code: "not_found", Message: err.Error()}
 	case errors.Is(err, version.ErrBadQuery):

@@ -134,6 +134,10 @@ var (
 	ErrConflict = errors.New("the version's status does not allow that")
 	// ErrNoStore: the runtime keeps no versions (Config.Versions is nil).
 	ErrNoStore = errors.New("this runtime keeps no skill versions")
+	// ErrUnavailable: the store could not be read or written (down, slow, full): what needs it
+	// (an install, a transition, a version not seen yet) can be tried again later; runs of
+	// versions the runtime knows go on.
+	ErrUnavailable = errors.New("the version store is unreachable")
 )
 
 // Transition is one move of a version's status: the action's name, the statuses it starts from,

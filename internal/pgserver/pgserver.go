@@ -29,6 +29,7 @@ var ErrAbsent = errors.New("no PostgreSQL server binaries (initdb, postgres): in
 
 // Server is a running PostgreSQL.
 type Server struct {
+	bin  string
 	dir  string
 	cmd  *exec.Cmd
 	done chan error
@@ -80,22 +81,67 @@ func Start(ctx context.Context) (*Server, error) {
 	if out, err := initdb.CombinedOutput(); err != nil {
 		return fail(fmt.Errorf("initdb: %w\n%s", err, out))
 	}
-	// No TCP (listen_addresses empty), the socket in dir, durability off: a test server.
-	s.cmd = exec.Command(filepath.Join(bin, "postgres"), "-D", data, "-k", dir, "-p", "5432",
-		"-c", "listen_addresses=", "-c", "fsync=off", "-c", "synchronous_commit=off",
-		"-c", "full_page_writes=off", "-c", "max_connections=200")
-	s.cmd.SysProcAttr = asServerUser()
-	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
-	if err := s.cmd.Start(); err != nil {
-		return fail(fmt.Errorf("postgres: %w", err))
-	}
-	go func() { s.done <- s.cmd.Wait() }()
-	if err := s.waitReady(ctx); err != nil {
-		s.Stop()
-		return nil, err
+	s.bin = bin
+	if err := s.run(ctx); err != nil {
+		return fail(err)
 	}
 	return s, nil
 }
+
+// run starts the server on its data directory and waits until it answers.
+func (s *Server) run(ctx context.Context) error {
+	// No TCP (listen_addresses empty), the socket in dir, no fsync: a test server. Commits
+	// still reach the kernel before they return, so a killed server (Halt) loses none.
+	s.cmd = exec.Command(filepath.Join(s.bin, "postgres"), "-D", filepath.Join(s.dir, "data"), "-k", s.dir, "-p", "5432",
+		"-c", "listen_addresses=", "-c", "fsync=off",
+		"-c", "full_page_writes=off", "-c", "max_connections=200")
+	s.cmd.SysProcAttr = asServerUser()
+	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
+	s.done = make(chan error, 1)
+	if err := s.cmd.Start(); err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
+	go func() { s.done <- s.cmd.Wait() }()
+	if err := s.waitReady(ctx); err != nil {
+		s.halt(true)
+		return err
+	}
+	return nil
+}
+
+// Halt stops the server and keeps its files, for Restart: a fast shutdown (its clients are
+// disconnected), or with kill, SIGKILL to the server and every process of it, as a crash.
+func (s *Server) Halt(kill bool) { s.halt(kill) }
+
+func (s *Server) halt(kill bool) {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return
+	}
+	if kill {
+		killGroup(s.cmd.Process.Pid)
+	} else {
+		_ = s.cmd.Process.Signal(os.Interrupt)
+	}
+	select {
+	case <-s.done:
+	case <-time.After(10 * time.Second):
+		killGroup(s.cmd.Process.Pid)
+		<-s.done
+	}
+	if kill {
+		// The postmaster's children leave with it; wait until the last has let go of the
+		// socket's lock file, or the next server cannot start.
+		deadline := time.Now().Add(readyTimeout)
+		for groupAlive(s.cmd.Process.Pid) && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	s.cmd = nil
+}
+
+// Restart starts the server again on the files Halt kept (after a kill, PostgreSQL recovers
+// them first) and waits until it answers.
+func (s *Server) Restart(ctx context.Context) error { return s.run(ctx) }
 
 // readyTimeout bounds waitReady: it only guards against a server that never answers, so it is
 // generous (a slow, busy machine takes a while to start PostgreSQL).
@@ -147,15 +193,7 @@ func (s *Server) NewDatabase(ctx context.Context) (string, error) {
 
 // Stop ends the server (a fast shutdown, then a kill after 10 s) and removes its files.
 func (s *Server) Stop() {
-	if s.cmd != nil && s.cmd.Process != nil {
-		_ = s.cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-s.done:
-		case <-time.After(10 * time.Second):
-			_ = s.cmd.Process.Kill()
-			<-s.done
-		}
-	}
+	s.halt(false)
 	os.RemoveAll(s.dir)
 }
 

@@ -45,3 +45,9 @@ func asServerUser() *syscall.SysProcAttr {
 	}
 	return a
 }
+
+// killGroup sends SIGKILL to the process group of the server pid leads.
+func killGroup(pid int) { _ = syscall.Kill(-pid, syscall.SIGKILL) }
+
+// groupAlive says whether a process of pid's group is left.
+func groupAlive(pid int) bool { return syscall.Kill(-pid, 0) == nil }
