@@ -36,6 +36,7 @@ type versionCatalog struct {
 	seq    int64                        // the last change applied
 	loaded bool                         // every version was read once
 	down   bool                         // the last refresh failed
+	readAt time.Time                    // the last refresh that succeeded
 }
 
 func newVersionCatalog(feed version.Feed, logger *slog.Logger) *versionCatalog {
@@ -75,7 +76,7 @@ func (c *versionCatalog) refresh(ctx context.Context) error {
 			if c.down {
 				c.logger.Info("skill versions: the store's changes are read again")
 			}
-			c.loaded, c.down = true, false
+			c.loaded, c.down, c.readAt = true, false, time.Now()
 		}
 		c.mu.Unlock()
 		if len(vs) < feedPage {

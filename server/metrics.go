@@ -65,6 +65,7 @@ func (s *view) metricsHandler(c echo.Context) error {
 	if s.t == s.def {
 		// The process is the operator's: a tenant's keys read their tenant's counters only.
 		writeProcessMetrics(&b)
+		writeStoreMetrics(&b, s.rt.Health(), gauge, counter)
 	}
 	return c.Blob(http.StatusOK, "text/plain; version=0.0.4; charset=utf-8", []byte(b.String()))
 }
@@ -73,7 +74,9 @@ func (s *Server) healthz(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// readyz is ready once the registry is loaded (always, after New) and reports what is loaded.
+// readyz answers whether this replica takes runs (200) or not (503), as the runtime decides
+// (runtime.Health), with each dependency's state: a load balancer routes by the status code,
+// an operator reads the body.
 func (s *Server) readyz(c echo.Context) error {
 	n, broken := 0, 0
 	for _, sk := range s.def.rt.Skills() {
@@ -82,5 +85,24 @@ func (s *Server) readyz(c echo.Context) error {
 			broken++
 		}
 	}
-	return c.JSON(http.StatusOK, map[string]any{"status": "ready", "skills": n, "broken": broken, "version": s.version})
+	h := s.def.rt.Health()
+	body := map[string]any{"status": "ready", "skills": n, "broken": broken, "version": s.version,
+		"admission": h.Admission}
+	if h.Records != nil {
+		rec := map[string]any{"up": h.Records.Up, "queued": h.Records.Queued, "spooled": h.Records.Spooled,
+			"spool_bytes": h.Records.SpoolBytes, "max_spool_bytes": h.Records.MaxSpoolBytes, "dropped": h.Records.Dropped}
+		if !h.Records.OldestSpooled.IsZero() {
+			rec["oldest_spooled"] = h.Records.OldestSpooled
+		}
+		body["records"] = rec // the store's error stays in the log: it can name hosts
+	}
+	if h.Versions != nil {
+		body["versions"] = h.Versions
+	}
+	status := http.StatusOK
+	if !h.Ready {
+		body["status"], body["reason"] = "not_ready", h.Reason
+		status = http.StatusServiceUnavailable
+	}
+	return c.JSON(status, body)
 }

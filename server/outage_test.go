@@ -40,6 +40,22 @@ func srvDir(dsn string) string {
 	return host
 }
 
+// awaitReadyz polls /readyz until cond holds, for up to a minute.
+func awaitReadyz(t *testing.T, base, what string, cond func(int, readyz) bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		status, body := getReadyz(t, base)
+		if cond(status, body) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: /readyz still answers %d %+v", what, status, body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // A PostgreSQL store that stops (a fast shutdown, or killed as in a crash) under load costs the
 // runs nothing: synchronous, asynchronous and streamed runs all succeed while it is down, their
 // records wait in the spool, and once it is back every run is in the history, finished, as its
@@ -164,6 +180,10 @@ func storeOutage(t *testing.T, kill bool) {
 	if st := rec.Stats(); st.Up || st.Spooled == 0 {
 		t.Errorf("while the store was down the recorder says %+v", st)
 	}
+	// Ready all along (the spool has room), and saying what is down.
+	awaitReadyz(t, env.ts.URL, "the store down", func(status int, b readyz) bool {
+		return status == http.StatusOK && !b.Records.Up && b.Records.Spooled > 0 && !b.Versions.Up
+	})
 	if err := srv.Restart(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -178,6 +198,9 @@ func storeOutage(t *testing.T, kill bool) {
 	if err := rec.Flush(t.Context()); err != nil {
 		t.Fatal(err)
 	}
+	awaitReadyz(t, env.ts.URL, "the store back", func(status int, b readyz) bool {
+		return status == http.StatusOK && b.Records.Up && b.Records.Spooled == 0 && b.Versions.Up
+	})
 
 	mu.Lock()
 	defer mu.Unlock()
