@@ -230,8 +230,11 @@ func Parse(path string, data []byte, lookupEnv func(string) (string, bool)) (*Po
 		p.Bundles = bundles(c, bs, base)
 	}
 	if r := c.Object(d, "", "runs"); r != nil {
-		c.Known(r, "runs", "recordArguments", "maxArgsBytes")
+		c.Known(r, "runs", "recordArguments", "omitResults", "omitLogs", "maxRecordBytes", "maxArgsBytes")
 		p.Runs.RecordArguments = c.Bool(r, "runs", "recordArguments")
+		p.Runs.OmitResults = c.Bool(r, "runs", "omitResults")
+		p.Runs.OmitLogs = c.Bool(r, "runs", "omitLogs")
+		p.Runs.MaxRecordBytes = c.Int(r, "runs", "maxRecordBytes", MaxRecordBytesCeiling)
 		p.Runs.MaxArgsBytes = c.Int(r, "runs", "maxArgsBytes", MaxArgsBytesCeiling)
 	}
 	if v := c.Object(d, "", "versions"); v != nil {

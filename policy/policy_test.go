@@ -201,6 +201,23 @@ func TestPolicyRunsRecordArguments(t *testing.T) {
 	}
 }
 
+// What a stored record keeps of a result and its logs: both, within 64 KiB, by default; the
+// policy turns either off and moves the bound, up to 16 MiB.
+func TestPolicyRunsRecordResults(t *testing.T) {
+	p, err := policy.Parse("policy.yaml", []byte("runs: {omitResults: true, omitLogs: true, maxRecordBytes: 1024}\n"), nil)
+	if err != nil || !p.Runs.OmitResults || !p.Runs.OmitLogs || p.Runs.RecordBytes() != 1024 {
+		t.Fatalf("runs: %+v, %v", p.Runs, err)
+	}
+	if (policy.Runs{}).RecordBytes() != policy.DefaultMaxRecordBytes || policy.DefaultMaxRecordBytes != 64<<10 {
+		t.Errorf("the default is %d", (policy.Runs{}).RecordBytes())
+	}
+	for _, bad := range []string{"0", "16777217", "big"} {
+		if _, err := policy.Parse("policy.yaml", []byte("runs: {maxRecordBytes: "+bad+"}\n"), nil); err == nil || !strings.Contains(err.Error(), "maxRecordBytes") {
+			t.Errorf("maxRecordBytes %s: %v", bad, err)
+		}
+	}
+}
+
 // One bound on a run's arguments, for every face: the policy's runs.maxArgsBytes (4 MiB by
 // default, at most 64 MiB), which Config.MaxArgsBytes (skillbox --max-args-bytes) replaces; the
 // runtime's refusal is runtime TestRunRefusesArgsPastMaxArgsBytes.

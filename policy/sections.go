@@ -136,6 +136,14 @@ type Runs struct {
 	// Without them, a record keeps ArgsSHA256, which tells runs with the same arguments apart
 	// from others and lets an operator check a suspected input, without holding it.
 	RecordArguments bool
+	// OmitResults and OmitLogs keep no result value, or no log entries, in a run's stored
+	// record. Both are kept by default: a history is read for them (what did the run answer,
+	// what did it say); a skill whose results or logs carry what must not be kept turns them off.
+	OmitResults, OmitLogs bool
+	// MaxRecordBytes bounds the result and logs one stored record keeps, as JSON (default
+	// 64 KiB, at most 16 MiB): past it, the logs go, then the result, and the record says it was
+	// trimmed. The run's client got them whole.
+	MaxRecordBytes int64
 	// MaxArgsBytes bounds the arguments of one run, as JSON (default 4 MiB, at most 64 MiB): the
 	// one bound every face reads a request within, so no face takes what the runtime refuses nor
 	// refuses what it takes. In a policy file: runs: {maxArgsBytes: 8388608}.
@@ -147,6 +155,20 @@ const (
 	DefaultMaxArgsBytes = 4 << 20
 	MaxArgsBytesCeiling = 64 << 20 // what a policy or an operator may raise it to
 )
+
+// The default and the ceiling of Runs.MaxRecordBytes.
+const (
+	DefaultMaxRecordBytes = 64 << 10
+	MaxRecordBytesCeiling = 16 << 20
+)
+
+// RecordBytes is the bound on what one stored record keeps of a result and its logs.
+func (r Runs) RecordBytes() int64 {
+	if r.MaxRecordBytes <= 0 {
+		return DefaultMaxRecordBytes
+	}
+	return r.MaxRecordBytes
+}
 
 // ArgsBytes is the bound on one run's arguments: MaxArgsBytes, or the default.
 func (r Runs) ArgsBytes() int64 {

@@ -4,8 +4,55 @@ import (
 	"sync"
 
 	"github.com/skillbox-dev/skillbox/history"
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 )
+
+// storedRecord is what of r the policy keeps in a store (runs.omitResults, omitLogs,
+// maxRecordBytes): r itself when all of it, else a copy without what it leaves out. Past the
+// bound the logs go first, then the result, and the copy says it was trimmed.
+func storedRecord(r *history.Record, p policy.Runs) *history.Record {
+	res := r.Result
+	logs := logsCost(res.Logs)
+	keepResult := !p.OmitResults && res.Result != nil
+	keepLogs := !p.OmitLogs && len(res.Logs) > 0
+	limit := p.RecordBytes()
+	trimmed := false
+	if keepLogs && keepResultBytes(keepResult, res)+logs > limit {
+		keepLogs, trimmed = false, true
+	}
+	if keepResult && int64(len(res.Result)) > limit {
+		keepResult, trimmed = false, true
+	}
+	if keepResult == (res.Result != nil) && keepLogs == (len(res.Logs) > 0) {
+		return r
+	}
+	c, cres := *r, *res
+	if !keepResult {
+		cres.Result = nil
+	}
+	if !keepLogs {
+		cres.Logs = []run.LogEntry{}
+	}
+	c.Result, c.Trimmed = &cres, r.Trimmed || trimmed
+	return &c
+}
+
+func keepResultBytes(keep bool, res *run.Result) int64 {
+	if !keep {
+		return 0
+	}
+	return int64(len(res.Result))
+}
+
+// logsCost is about what logs take as JSON.
+func logsCost(logs []run.LogEntry) int64 {
+	var n int64
+	for _, l := range logs {
+		n += int64(len(l.Message)+len(l.Source)+len(l.Level)) + 64
+	}
+	return n
+}
 
 // History bounds the records of recent runs kept in memory. Zero fields are the defaults.
 type History struct {

@@ -104,7 +104,7 @@ func (rt *Runtime) Run(ctx context.Context, req run.Request) (*run.Result, error
 			rt.history.add(rec)
 			if rt.cfg.Recorder != nil {
 				// Recorded even when the caller has gone: a canceled run is history too.
-				if err := rt.cfg.Recorder.FinishRun(context.WithoutCancel(ctx), rec); err != nil {
+				if err := rt.cfg.Recorder.FinishRun(context.WithoutCancel(ctx), storedRecord(rec, rt.policy.Load().Runs)); err != nil {
 					rt.logger.Error("record the run's end", "skill", req.Skill, "run", res.RunID, "err", err)
 				}
 			}

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"net/url"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/store"
 )
 
@@ -32,15 +30,6 @@ var _ History = (store.Store)(nil)
 // historyTimeout bounds one read of the history: a database that hangs must not hold a request
 // (and its connection) forever.
 const historyTimeout = 30 * time.Second
-
-// runView is a run as GET /v1/runs/{id} answers with a history: its record, and while the
-// runtime still holds the run in memory (the most recent ones), its result value and logs,
-// which the history does not keep.
-type runView struct {
-	store.Run
-	Result json.RawMessage `json:"result,omitempty"`
-	Logs   []run.LogEntry  `json:"logs,omitempty"`
-}
 
 // listQuery are the parameters GET /v1/runs takes.
 var listQuery = []string{"skill", "status", "since", "limit", "cursor"}
@@ -161,11 +150,9 @@ func (s *view) getRun(c echo.Context) error {
 	default:
 		return s.historyDown(err)
 	}
-	view := runView{Run: found}
-	if inMemory {
-		view.Result, view.Logs = rec.Result.Result, rec.Logs
-	}
-	return c.JSON(http.StatusOK, view)
+	// The history's record, with the result and logs the policy keeps: the same before and
+	// after a restart.
+	return c.JSON(http.StatusOK, found)
 }
 
 // noHistory is GET /v1/runs's answer on a server given no history to read.

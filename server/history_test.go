@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/skillbox-dev/skillbox/access"
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/store"
@@ -194,5 +195,66 @@ func TestRunHistoryNeedsAViewer(t *testing.T) {
 	wantError(t, get(t, env.ts.URL+"/v1/runs"), 401, "unauthorized")
 	if r := get(t, env.ts.URL+"/v1/runs", "Authorization", "Bearer "+viewer); r.status != 200 {
 		t.Errorf("a viewer's GET /v1/runs: %s", r)
+	}
+}
+
+// GET /v1/runs/{id} answers the same after a restart as before: the stored record keeps the
+// result and the logs, within the policy's bound; a policy that omits them keeps neither.
+func TestRunReadsTheSameAfterARestart(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	path := filepath.Join(root, sqlite.FileName)
+	var rec *store.Recorder
+	serve := func(pol string) *testEnv {
+		s, err := sqlite.Open(t.Context(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		rec = storetest.NewRecorder(t, s, store.RecorderOptions{})
+		var p *policy.Policy
+		if pol != "" {
+			if p, err = policy.Parse("policy.yaml", []byte(pol), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return newEnvRuntime(t, Options{History: s}, runtime.Config{Recorder: rec, Policy: p}, filepath.Join("..", "skills"))
+	}
+	read := func(env *testEnv, id string) string {
+		t.Helper()
+		if err := rec.Flush(t.Context()); err != nil { // its end written, not on its way
+			t.Fatal(err)
+		}
+		r := get(t, env.ts.URL+"/v1/runs/"+id)
+		if r.status != 200 {
+			t.Fatalf("GET /v1/runs/%s: %s", id, r)
+		}
+		return string(r.body)
+	}
+	env := serve("")
+	var kept run.Result
+	post(t, env.ts.URL+"/v1/skills/word-count/runs", `{"args":{"text":"to be or not to be"}}`).decode(t, &kept)
+	early := string(get(t, env.ts.URL+"/v1/runs/"+kept.RunID).body) // perhaps before its end is written
+	before := read(env, kept.RunID)
+	if early != before {
+		t.Errorf("read at once\n%s\nonce written\n%s", early, before)
+	}
+	if !strings.Contains(before, `"result":{`) || !strings.Contains(before, `"status":"succeeded"`) {
+		t.Fatalf("before: %s", before)
+	}
+	env2 := serve("runs: {omitResults: true, omitLogs: true}\n") // the same store, a new process
+	if after := read(env2, kept.RunID); after != before {
+		t.Fatalf("after a restart\n%s\nbefore\n%s", after, before)
+	}
+	var omitted run.Result
+	post(t, env2.ts.URL+"/v1/skills/word-count/runs", `{"args":{"text":"a"}}`).decode(t, &omitted)
+	if got := read(env2, omitted.RunID); strings.Contains(got, `"result"`) || strings.Contains(got, `"logs"`) {
+		t.Fatalf("with omitResults and omitLogs: %s", got)
+	}
+	env3 := serve("runs: {maxRecordBytes: 8}\n")
+	var big run.Result
+	post(t, env3.ts.URL+"/v1/skills/word-count/runs", `{"args":{"text":"more words than eight bytes hold"}}`).decode(t, &big)
+	if got := read(env3, big.RunID); strings.Contains(got, `"result"`) || !strings.Contains(got, `"trimmed":true`) {
+		t.Fatalf("past maxRecordBytes: %s", got)
 	}
 }

@@ -338,6 +338,10 @@ func fromRecord(rec *history.Record, final bool) Run {
 	run.DurationMs = res.DurationMs
 	run.FinishedAt = rec.StartedAt.Add(time.Duration(res.DurationMs * float64(time.Millisecond)))
 	run.Usage, _ = json.Marshal(res.Usage)
+	run.Result, run.LogsDropped, run.Trimmed = res.Result, res.LogsDropped, rec.Trimmed
+	if len(res.Logs) > 0 {
+		run.Logs, _ = json.Marshal(res.Logs)
+	}
 	switch {
 	case res.Success:
 		run.Status, run.Success = StatusSucceeded, true

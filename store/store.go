@@ -143,6 +143,15 @@ type Run struct {
 	// ArgsSHA256 is the hex sha256 of the arguments as given, recorded always: it tells two runs
 	// with the same arguments apart from others without keeping them.
 	ArgsSHA256 string `json:"args_sha256,omitempty"`
+	// Result is the run's result value (JSON) and Logs its log entries (a JSON array of the
+	// runtime's LogEntry), once it finished, as the policy keeps them (runs.omitResults,
+	// omitLogs, maxRecordBytes); LogsDropped counts the entries the run itself dropped, and
+	// Trimmed says the record was cut to the policy's bound. ListRuns leaves Result and Logs
+	// out: FindRun reads them.
+	Result      json.RawMessage `json:"result,omitempty"`
+	Logs        json.RawMessage `json:"logs,omitempty"`
+	LogsDropped int             `json:"logs_dropped,omitempty"`
+	Trimmed     bool            `json:"trimmed,omitempty"`
 	// Usage is the run's usage (the runtime's Usage as JSON), once it finished.
 	Usage      json.RawMessage `json:"usage,omitempty"`
 	DurationMs float64         `json:"duration_ms"`

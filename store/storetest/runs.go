@@ -42,6 +42,8 @@ func testRoundTrip(t *testing.T, h Harness) {
 	s := open(t, h, h.New(t))
 	ctx := t.Context()
 	want := finished(1, "echo", store.StatusFailed)
+	want.Result, want.Logs = json.RawMessage(`{"partial":[1,2]}`), json.RawMessage(`[{"time":"2030-01-02T03:04:05Z","level":"info","message":"hi"}]`)
+	want.LogsDropped, want.Trimmed = 2, true
 	mustFinish(t, s, want)
 	got, err := s.FindRun(ctx, want.ID)
 	if err != nil {
@@ -50,6 +52,17 @@ func testRoundTrip(t *testing.T, h Harness) {
 	want.Success = false
 	if g, w := mustJSON(got), mustJSON(want); g != w {
 		t.Fatalf("read back\n got %s\nwant %s", g, w)
+	}
+	// A list leaves the result and the logs out (a page of them could be large); the rest reads
+	// as FindRun does.
+	page, err := s.ListRuns(ctx, store.Query{})
+	if err != nil || len(page.Runs) != 1 {
+		t.Fatalf("list: %+v %v", page, err)
+	}
+	listed := want
+	listed.Result, listed.Logs = nil, nil
+	if g, w := mustJSON(page.Runs[0]), mustJSON(listed); g != w {
+		t.Fatalf("listed\n got %s\nwant %s", g, w)
 	}
 	// A run recorded without arguments reads back without them, not as "null".
 	noArgs := finished(2, "echo", store.StatusSucceeded)

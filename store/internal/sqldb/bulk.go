@@ -27,7 +27,7 @@ func (s *DB) InsertRuns(ctx context.Context, runs []store.Run) error {
 			for _, r := range batch {
 				args = append(args, s.runValues(r)...)
 			}
-			query := `INSERT INTO runs (` + runColumns + `) VALUES ` + strings.TrimSuffix(strings.Repeat(runPlaceholders+", ", len(batch)), ", ")
+			query := `INSERT INTO runs (` + runDetail + `) VALUES ` + strings.TrimSuffix(strings.Repeat(runPlaceholders+", ", len(batch)), ", ")
 			if _, err := tx.ExecContext(ctx, s.q(query), args...); err != nil {
 				return err
 			}

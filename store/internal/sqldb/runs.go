@@ -12,12 +12,17 @@ import (
 	"github.com/skillbox-dev/skillbox/store"
 )
 
-// runColumns are the columns of runs, in the order scanRun reads and runValues writes them.
-const runColumns = `id, skill, version, digest, face, caller, status, error_kind, error_message,
-	args, args_sha256, usage, duration_ms, started_at, finished_at, owner, lease_until, tenant, visible_to`
+// runColumns are the columns of runs a list reads, in the order scanRun reads them;
+// runDetail adds what FindRun reads too (the result and the logs), and runValues writes both,
+// in that order.
+const (
+	runColumns = `id, skill, version, digest, face, caller, status, error_kind, error_message,
+	args, args_sha256, usage, duration_ms, started_at, finished_at, owner, lease_until, tenant, visible_to, logs_dropped, trimmed`
+	runDetail = runColumns + `, result, logs`
+)
 
 // runPlaceholders are one row of runColumns' placeholders.
-var runPlaceholders = "(" + strings.TrimSuffix(strings.Repeat("?, ", strings.Count(runColumns, ",")+1), ", ") + ")"
+var runPlaceholders = "(" + strings.TrimSuffix(strings.Repeat("?, ", strings.Count(runDetail, ",")+1), ", ") + ")"
 
 // BeginRun records r as running, unless the store has the run already.
 func (s *DB) BeginRun(ctx context.Context, r store.Run) error {
@@ -36,14 +41,15 @@ func (s *DB) FinishRun(ctx context.Context, r store.Run) error {
 // The statements of WriteRuns: a start, which leaves a run the store has alone (a start
 // replayed after its end must not undo it), and an end, which writes the run whole.
 var (
-	beginRunSQL  = `INSERT INTO runs (` + runColumns + `) VALUES ` + runPlaceholders + ` ON CONFLICT (id) DO NOTHING`
-	finishRunSQL = `INSERT INTO runs (` + runColumns + `) VALUES ` + runPlaceholders + `
+	beginRunSQL  = `INSERT INTO runs (` + runDetail + `) VALUES ` + runPlaceholders + ` ON CONFLICT (id) DO NOTHING`
+	finishRunSQL = `INSERT INTO runs (` + runDetail + `) VALUES ` + runPlaceholders + `
 			ON CONFLICT (id) DO UPDATE SET skill = excluded.skill, version = excluded.version, digest = excluded.digest,
 			face = excluded.face, caller = excluded.caller, status = excluded.status, error_kind = excluded.error_kind,
 			error_message = excluded.error_message, args = excluded.args, args_sha256 = excluded.args_sha256,
 			usage = excluded.usage, duration_ms = excluded.duration_ms, started_at = excluded.started_at,
 			finished_at = excluded.finished_at, owner = excluded.owner, lease_until = excluded.lease_until,
-			visible_to = excluded.visible_to
+			visible_to = excluded.visible_to, logs_dropped = excluded.logs_dropped, trimmed = excluded.trimmed,
+			result = excluded.result, logs = excluded.logs
 			WHERE runs.tenant = excluded.tenant`
 )
 
@@ -127,8 +133,8 @@ func (s *DB) FindRun(ctx context.Context, id string) (store.Run, error) {
 	if err := s.check(); err != nil {
 		return store.Run{}, err
 	}
-	row := s.db.QueryRowContext(ctx, s.q(`SELECT `+runColumns+` FROM runs WHERE id = ? AND tenant = ?`), id, s.tenant)
-	r, err := scanRun(row)
+	row := s.db.QueryRowContext(ctx, s.q(`SELECT `+runDetail+` FROM runs WHERE id = ? AND tenant = ?`), id, s.tenant)
+	r, err := scanRunDetail(row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Run{}, fmt.Errorf("run %q: %w", id, store.ErrNotFound)
 	} else if err != nil {
@@ -214,8 +220,21 @@ func (s *DB) runValues(r store.Run) []any {
 	if len(r.Usage) > 0 {
 		usage = string(r.Usage)
 	}
+	trimmed := 0
+	if r.Trimmed {
+		trimmed = 1
+	}
 	return []any{r.ID, r.Skill, r.Version, r.Digest, r.Face, r.Caller, string(r.Status), kind, msg,
-		args, r.ArgsSHA256, usage, r.DurationMs, r.StartedAt.UnixNano(), nanos(r.FinishedAt), r.Owner, nanos(r.LeaseUntil), s.tenant, r.VisibleTo}
+		args, r.ArgsSHA256, usage, r.DurationMs, r.StartedAt.UnixNano(), nanos(r.FinishedAt), r.Owner, nanos(r.LeaseUntil), s.tenant, r.VisibleTo,
+		r.LogsDropped, trimmed, rawText(r.Result), rawText(r.Logs)}
+}
+
+// rawText is JSON as a nullable text column: NULL for none.
+func rawText(j json.RawMessage) any {
+	if len(j) == 0 {
+		return nil
+	}
+	return string(j)
 }
 
 // nanos is t in Unix nanoseconds, or NULL for the zero time.
@@ -228,15 +247,36 @@ func nanos(t time.Time) any {
 
 // scanRun reads one row of runColumns.
 func scanRun(row interface{ Scan(...any) error }) (store.Run, error) {
+	return scanRunWith(row)
+}
+
+// scanRunDetail reads one row of runDetail.
+func scanRunDetail(row interface{ Scan(...any) error }) (store.Run, error) {
+	var result, logs sql.NullString
+	r, err := scanRunWith(row, &result, &logs)
+	if result.Valid {
+		r.Result = json.RawMessage(result.String)
+	}
+	if logs.Valid {
+		r.Logs = json.RawMessage(logs.String)
+	}
+	return r, err
+}
+
+// scanRunWith reads one row of runColumns, then the columns after them into more.
+func scanRunWith(row interface{ Scan(...any) error }, more ...any) (store.Run, error) {
 	var r store.Run
 	var status, kind, msg, usage string
 	var args sql.NullString
 	var started int64
 	var finished, lease sql.NullInt64
-	if err := row.Scan(&r.ID, &r.Skill, &r.Version, &r.Digest, &r.Face, &r.Caller, &status, &kind, &msg,
-		&args, &r.ArgsSHA256, &usage, &r.DurationMs, &started, &finished, &r.Owner, &lease, &r.Tenant, &r.VisibleTo); err != nil {
+	var trimmed int
+	dest := []any{&r.ID, &r.Skill, &r.Version, &r.Digest, &r.Face, &r.Caller, &status, &kind, &msg,
+		&args, &r.ArgsSHA256, &usage, &r.DurationMs, &started, &finished, &r.Owner, &lease, &r.Tenant, &r.VisibleTo, &r.LogsDropped, &trimmed}
+	if err := row.Scan(append(dest, more...)...); err != nil {
 		return r, err
 	}
+	r.Trimmed = trimmed != 0
 	r.Status = store.Status(status)
 	r.Success = r.Status == store.StatusSucceeded
 	if kind != "" || msg != "" {
