@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -33,6 +34,43 @@ func (rt *Runtime) Versions(ctx context.Context, id string) ([]version.Version, 
 		return nil, rt.missing(id)
 	}
 	return list, nil
+}
+
+// maxEvents bounds the events VersionHistory reads of one version.
+const maxEvents = version.MaxQuery
+
+// VersionHistory is Versions with each version's audit trail (version.Version.Events): who
+// recorded it and moved it, when, and what they said. A store that is not a version.Feed keeps
+// no trail: the versions come without one.
+func (rt *Runtime) VersionHistory(ctx context.Context, id string) ([]version.Version, error) {
+	list, err := rt.Versions(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	root := rt
+	if rt.parent != nil {
+		root = rt.parent
+	}
+	feed, ok := root.cfg.Versions.(version.Feed)
+	if !ok {
+		return list, nil
+	}
+	vs, _, err := rt.versionList(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	out := slices.Clone(list)
+	for i, v := range out {
+		evs, err := feed.Events(ctx, id+vs.suffix, v.Digest, maxEvents)
+		if err != nil {
+			return nil, unavailable(err)
+		}
+		for j := range evs {
+			evs[j].Skill = id
+		}
+		out[i].Events = evs
+	}
+	return out, nil
 }
 
 // versionList reads skill id's versions afresh, and says whose they are: in a user's Runtime,

@@ -36,8 +36,10 @@ type versionList struct {
 	Versions []version.Version `json:"versions"`
 }
 
+// listVersions answers GET /v1/skills/{id}/versions: every version, newest first, each with
+// its audit trail (events).
 func (s *view) listVersions(c echo.Context) error {
-	list, err := s.rt.Versions(c.Request().Context(), c.Param("id"))
+	list, err := s.rt.VersionHistory(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -99,6 +100,15 @@ func TestVersionsHTTP(t *testing.T) {
 		t.Fatalf("approve: %s", r)
 	}
 	wantError(t, act(v2, "approve", admin), http.StatusConflict, "version_conflict")
+	// Each version's audit trail: who did what, when, and the note, every move kept.
+	get(t, env.ts.URL+"/v1/skills/word-count/versions", author...).decode(t, &list)
+	var trail []string
+	for _, e := range list.Versions[0].Events {
+		trail = append(trail, e.Action+":"+string(e.Status)+":"+e.By+":"+e.Note)
+	}
+	if want := []string{"record:pending:ann:", "approve:draft:ops:ok"}; !slices.Equal(trail, want) || list.Versions[0].Events[1].At.IsZero() {
+		t.Fatalf("v2's trail %v, want %v", trail, want)
+	}
 
 	// Keyless: everyone is admin, so nobody's approval means anything; publish still works.
 	keyless := newEnvRuntime(t, Options{}, runtime.Config{Versions: st}, env.dir)

@@ -72,6 +72,10 @@ type Version struct {
 	UpdatedBy string    `json:"updated_by,omitempty"`
 	UpdatedAt time.Time `json:"updated_at,omitzero"`
 	Note      string    `json:"note,omitempty"`
+	// Events is its audit trail, oldest first: every change, who made it, when and the note,
+	// when a reader asked for it (Runtime.VersionHistory reads it from a store that is a Feed).
+	// A store's methods leave it empty.
+	Events []Event `json:"events,omitempty"`
 }
 
 // Store keeps a runtime's skill versions beyond one process: their status, and their

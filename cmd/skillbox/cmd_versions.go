@@ -66,7 +66,11 @@ versions in that status.
 			return e.withVersions(ctx, func(rt *runtime.Runtime, _ bool) int { return e.reviewQueue(ctx, rt) })
 		}
 		return e.withVersions(ctx, func(rt *runtime.Runtime, _ bool) int {
-			list, err := rt.Versions(ctx, pos[0])
+			versions := rt.Versions
+			if e.json {
+				versions = rt.VersionHistory // each version with its audit trail
+			}
+			list, err := versions(ctx, pos[0])
 			if err != nil {
 				return e.versionFailure(pos[0], err)
 			}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/skillbox-dev/skillbox/store/sqlite"
@@ -146,6 +147,14 @@ func TestVersionCommands(t *testing.T) {
 	vs = list()
 	if vs[0].Status != version.Yanked || vs[0].UpdatedBy != osUser() || vs[0].Note != "" {
 		t.Fatalf("after yank: %+v", vs[0])
+	}
+	// The audit trail keeps every move's note, not only the last (the yank's is empty).
+	var trail []string
+	for _, e := range vs[0].Events {
+		trail = append(trail, e.Action+":"+e.Note)
+	}
+	if want := []string{"record:", "approve:reviewed", "publish:ship it", "yank:"}; !slices.Equal(trail, want) {
+		t.Fatalf("the trail of v2: %v, want %v", trail, want)
 	}
 	expect{code: exitFailed, stderr: []string{"yanked", "never runs"}}.verify(t, cli(t, "", in("run", "tool")...))
 }
