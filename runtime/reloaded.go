@@ -57,3 +57,28 @@ func diffRegistries(old, cur *registry.Set) Reloaded {
 	slices.Sort(r.Removed)
 	return r
 }
+
+// changes is the generation of the registry a run's skill was looked up in, for reloadChanged.
+func (rt *Runtime) changes() uint64 {
+	if rt.parent != nil {
+		return rt.parent.generation.Load()
+	}
+	return rt.generation.Load()
+}
+
+// reloadChanged rescans the skill directories for a run that found its skill changed on disk
+// since it was loaded (seen is changes() before it looked): the runs that notice together share
+// one rescan, and none is made when one was since. A user's view rescans through its tenant.
+func (rt *Runtime) reloadChanged(seen uint64) {
+	root := rt
+	if rt.parent != nil {
+		root = rt.parent
+	}
+	root.reloadMu.Lock()
+	defer root.reloadMu.Unlock()
+	if root.generation.Load() != seen {
+		return
+	}
+	root.logger.Info("a skill changed on disk since it was loaded: reloading")
+	root.rescan()
+}

@@ -145,68 +145,101 @@ func (rt *Runtime) Run(ctx context.Context, req run.Request) (*run.Result, error
 		return finish(run.Errorf(run.KindInvalidArgs, req.Skill, nil,
 			"the arguments are %d bytes, more than the %d allowed (the policy's runs.maxArgsBytes): send smaller arguments", n, limit))
 	}
-	s, rerr := rt.resolve(ctx, req.Skill, req.Script != "")
-	if rerr == nil {
-		visibleTo = rt.visibleTo(s) // the current version's place says whose it is
-		s, rerr = rt.pickVersion(ctx, s, req.Digest)
-	}
-	if rerr != nil {
-		return finish(rerr)
-	}
-	skillLabel = s.ID()
-	res.Version, res.Digest = s.Version(), s.State().Digest
-	var job *script.Job // a script's run (execute.js, a program), nil for a module's
-	if req.Script != "" {
-		job, rerr = script.ProgramJob(ctx, s, req)
-	} else if s.Lang().Script() {
-		var err error
-		if job, err = script.ExecuteJob(ctx, s); err != nil {
-			rerr = codeError(s, err)
+	// What the run needs, held until it ends: its skill's version and code, its compiled module
+	// or interpreter, its share of the tenant's quota.
+	var (
+		s        *registry.Skill
+		job      *script.Job // a script's run (execute.js, a program), nil for a module's
+		grant    *policy.Grant
+		input    []byte
+		c        *engine.Compiled
+		charge   int64
+		releases []func()
+	)
+	release := func() {
+		for i := len(releases) - 1; i >= 0; i-- {
+			releases[i]()
 		}
+		releases = nil
 	}
-	if rerr != nil {
-		return finish(rerr)
-	}
-	grant := s.Grant()
-	if job != nil {
-		grant = job.Grant
-	}
-	// At least 1 KiB: the host's own words about a run must survive a tiny maxOutputBytes.
-	maxMessage = min(maxMessage, max(grant.Limits.MaxOutputBytes, minMessageBytes))
-	var input []byte
-	if job == nil || job.Prog == nil {
-		if input, rerr = rt.validate(s, req); rerr != nil {
-			return finish(rerr)
+	defer func() { release() }()
+	prepare := func() *run.Error {
+		var rerr *run.Error
+		s, rerr = rt.resolve(ctx, req.Skill, req.Script != "")
+		if rerr == nil {
+			visibleTo = rt.visibleTo(s) // the current version's place says whose it is
+			s, rerr = rt.pickVersion(ctx, s, req.Digest)
 		}
+		if rerr != nil {
+			return rerr
+		}
+		skillLabel = s.ID()
+		res.Version, res.Digest = s.Version(), s.State().Digest
+		job = nil
+		if req.Script != "" {
+			job, rerr = script.ProgramJob(ctx, s, req)
+		} else if s.Lang().Script() {
+			var err error
+			if job, err = script.ExecuteJob(ctx, s); err != nil {
+				rerr = codeError(s, err)
+			}
+		}
+		if rerr != nil {
+			return rerr
+		}
+		grant = s.Grant()
+		if job != nil {
+			grant = job.Grant
+		}
+		// At least 1 KiB: the host's own words about a run must survive a tiny maxOutputBytes.
+		maxMessage = min(maxMessage, max(grant.Limits.MaxOutputBytes, minMessageBytes))
+		input = nil
+		if job == nil || job.Prog == nil {
+			if input, rerr = rt.validate(s, req); rerr != nil {
+				return rerr
+			}
+		}
+		// The tenant's quota, before anything is compiled or waits for admission: a tenant past
+		// it costs the host nothing more.
+		releaseQuota, rerr := rt.quota.take(s.ID(), time.Now())
+		if rerr != nil {
+			return rerr
+		}
+		releases = append(releases, releaseQuota)
+		if job != nil {
+			en, err := rt.interps.Acquire(ctx, job.Lang, grant.Limits.MemoryMiB)
+			if err != nil {
+				return acquireError(s, err)
+			}
+			releases = append(releases, func() { rt.interps.Release(en) })
+			job.Interp = en.Value()
+			charge = script.Charge(grant, int64(len(job.Code)))
+		} else {
+			m := engineModule(s)
+			en, err := rt.engine.Acquire(ctx, &m)
+			if err != nil {
+				return acquireError(s, err)
+			}
+			releases = append(releases, func() { rt.engine.Release(en) })
+			c = en.Value()
+			charge = engine.RunCharge(&m)
+		}
+		return nil
 	}
-	// The tenant's quota, before anything is compiled or waits for admission: a tenant past it
-	// costs the host nothing more.
-	releaseQuota, rerr := rt.quota.take(s.ID(), time.Now())
+	seen := rt.changes()
+	rerr := prepare()
+	for retry := 0; rerr != nil && errors.Is(rerr, run.ErrModuleChanged) && retry < maxChangedRetries; retry++ {
+		// The skill changed on disk since it was loaded: load what is there now and run that (a
+		// skill rewritten while it serves switches; it never answers not found).
+		release()
+		rt.reloadChanged(seen)
+		seen = rt.changes()
+		rerr = prepare()
+	}
 	if rerr != nil {
 		return finish(rerr)
 	}
-	defer releaseQuota()
-	var c *engine.Compiled
-	var charge int64
 	var err error
-	if job != nil {
-		en, err := rt.interps.Acquire(ctx, job.Lang, grant.Limits.MemoryMiB)
-		if err != nil {
-			return finish(acquireError(s, err))
-		}
-		defer rt.interps.Release(en)
-		job.Interp = en.Value()
-		charge = script.Charge(grant, int64(len(job.Code)))
-	} else {
-		m := engineModule(s)
-		en, err := rt.engine.Acquire(ctx, &m)
-		if err != nil {
-			return finish(acquireError(s, err))
-		}
-		defer rt.engine.Release(en)
-		c = en.Value()
-		charge = engine.RunCharge(&m)
-	}
 	ticket, err := rt.admit(ctx, charge)
 	if err != nil {
 		return finish(admissionError(s, err))
@@ -275,10 +308,24 @@ func (rt *Runtime) resolve(ctx context.Context, id string, program bool) (*regis
 		return nil, (&NotFoundError{ID: id, Absent: InstructionsOnly}).runError()
 	}
 	if rerr := runnable(ctx, s); rerr != nil {
-		return nil, rerr
+		good := s.LastGood()
+		if good == nil || !errors.Is(rerr, run.ErrBroken) {
+			return nil, rerr
+		}
+		// A new version that is broken, or changed again before it was checked: the last good
+		// one goes on serving (until the next reload brings a sound one); broken is logged.
+		if !errors.Is(rerr, run.ErrModuleChanged) && s.ReportFallback() {
+			rt.logger.Error("the new version of a skill is broken: the version before it serves until it is fixed",
+				"skill", id, "err", rerr.Message)
+		}
+		return good, nil
 	}
 	return s, nil
 }
+
+// maxChangedRetries bounds the reloads one run makes when it finds its skill changed on disk
+// since it was loaded, under a skill rewritten faster than it is checked.
+const maxChangedRetries = 3
 
 // runnable checks s (a check's verdict is kept: once per version) and returns the refusal of a
 // run of it when it is broken, or its check could not be admitted.
@@ -288,7 +335,11 @@ func runnable(ctx context.Context, s *registry.Skill) *run.Error {
 		return admissionError(s, err)
 	}
 	if v.Status != catalog.StatusActive {
-		return brokenErr(s, v.Err)
+		e := brokenErr(s, v.Err)
+		if v.Changed { // not broken: another version is on disk now
+			e.Err = errors.Join(e.Err, run.ErrModuleChanged)
+		}
+		return e
 	}
 	return nil
 }

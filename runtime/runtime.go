@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -174,6 +175,8 @@ type Runtime struct {
 	// set, replaces maxWatches (tests make Watch fall back with it).
 	watchMode  atomic.Int32
 	watchLimit int
+	// scanPolicy is the policy of the last scan: see registry.LinkLastGood.
+	scanPolicy atomic.Pointer[policy.Policy]
 	// generation counts scans, so callers can cache what they derive from Skills.
 	generation atomic.Uint64
 	// background checks unchecked skills after each scan (see background.go).
@@ -312,9 +315,22 @@ func (rt *Runtime) rescan() *registry.Set {
 	rt.indexOnce.Do(rt.loadIndex) // a scan adopts what the index knows
 	// A user's view, or a Runtime over another (see under.go): its own directories over the
 	// registry below as it is now, which rescans those over it after each of its own scans.
-	r := registry.Scan(rt.ownDirs(), rt.policy.Load(), rt.checks, rt.logger)
+	pol := rt.policy.Load()
+	r := registry.Scan(rt.ownDirs(), pol, rt.checks, rt.logger)
 	if b := rt.below(); b != nil {
 		r = registry.Overlay(r, b.reg.Load())
+	}
+	if rt.scanPolicy.Swap(pol) == pol {
+		// A skill whose new version turns out broken goes on serving the one before, under the
+		// same policy; a new policy grants anew, and keeps no old grant serving. Before the
+		// first scan, the one before is the one a run loaded alone.
+		prev := rt.reg.Load()
+		if prev == nil {
+			rt.singlesMu.Lock()
+			prev = &registry.Set{ByID: maps.Clone(rt.singles)}
+			rt.singlesMu.Unlock()
+		}
+		registry.LinkLastGood(r, prev)
 	}
 	old := rt.reg.Swap(r)
 	rt.singlesMu.Lock()
@@ -323,6 +339,7 @@ func (rt *Runtime) rescan() *registry.Set {
 	rt.scanned.Store(fp)
 	rt.generation.Add(1)
 	keep, unchecked := r.Hashes()
+	registry.LastGoodHashes(r, keep)
 	if unchecked {
 		// An unchecked skill may be one whose module is compiled: keep what is kept until the
 		// background check (or a run) tells its hash.
@@ -426,6 +443,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	// The runtime keeps its own copy: a caller changing its Policy afterwards must not change what
 	// skills are granted behind the runtime's back.
 	rt.policy.Store(pol.Clone())
+	rt.scanPolicy.Store(rt.policy.Load()) // what a skill loaded before the first scan was granted under
 	// Extism gates every plugin's log calls on one process-wide level, off by default. Runs capture
 	// logs per instance (Plugin.SetLogger), so open the gate at info once; debug stays off because
 	// Extism's own chatter is logged at debug.

@@ -110,8 +110,8 @@ func TestConcurrentFirstRunsCheckOnce(t *testing.T) {
 	}
 }
 
-// A module replaced under a pinned, checked version is not compiled: the run fails not_found,
-// saying it changed; after a reload the new module runs.
+// A module replaced under a checked version is not compiled under it: the run finds it changed,
+// reloads once, and runs the new module, checked first; it never answers not found.
 func TestModuleReplacedUnderPinnedVersion(t *testing.T) {
 	dir := t.TempDir()
 	sd := fixture(t, dir, "s", simple("s", `"parameters":{"type":"object"}`), "hello")
@@ -120,17 +120,19 @@ func TestModuleReplacedUnderPinnedVersion(t *testing.T) {
 	if s.Status() != catalog.StatusUnchecked || s.in().Verified().Status != catalog.StatusActive {
 		t.Fatalf("checking: %s", s.Status())
 	}
+	before := rt.Generation()
 	echo, err := os.ReadFile(filepath.Join("..", "testdata", "wasm", "echo.wasm"))
 	must(t, err)
 	must(t, os.WriteFile(filepath.Join(sd, spec.ModuleFile), echo, 0o644))
-	_, err = rt.Run(context.Background(), run.Request{Skill: "s", Who: testAdmin})
-	if !errors.Is(err, run.ErrNotFound) || !errors.Is(err, run.ErrModuleChanged) {
-		t.Fatalf("run after the module changed: %v", err)
-	}
-	must(t, rt.Reload(context.Background()))
 	res, err := rt.Run(context.Background(), run.Request{Skill: "s", Args: []byte(`{"x":1}`), Who: testAdmin})
 	if err != nil || string(res.Result) != `{"x":1}` {
-		t.Errorf("after the reload: %v %s", err, res.Result)
+		t.Fatalf("run after the module changed: %v %+v", err, res)
+	}
+	if rt.Generation() == before {
+		t.Error("the run did not reload the skills")
+	}
+	if got, _ := rt.Skill("s"); got.Digest() != res.Digest || got.Digest() == s.Digest() {
+		t.Errorf("ran digest %s; the registry has %s, the old version %s", res.Digest, got.Digest(), s.Digest())
 	}
 }
 

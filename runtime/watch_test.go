@@ -2,10 +2,19 @@ package runtime
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/skillbox-dev/skillbox/policy"
+	"github.com/skillbox-dev/skillbox/run"
 )
 
 // watching starts rt.Watch and returns once it has chosen how to watch (and reloaded once), with
@@ -98,4 +107,118 @@ func TestWatchPollsForAMissingDirectory(t *testing.T) {
 	}
 	fixture(t, dir, "late", simple("late", `"version":"1"`), "hello")
 	eventually(t, "the new skill", func() bool { return versionOf(rt, "late") == "1" })
+}
+
+// A skill rewritten again and again while it serves (each file replaced by an atomic rename:
+// its code, its manifest) never fails a run, watched or not: a run serves the version loaded,
+// or, when that changed under it, reloads and serves the one on disk. Every run answers one of
+// the versions written, and the last is served once the churn stops.
+func TestChurnNeverFailsARun(t *testing.T) {
+	dir := t.TempDir()
+	sd := scriptFixture(t, dir, "churn", simple("churn", `"version":"0.0.0"`), map[string]string{"execute.js": `export function execute() { return 0; }`})
+	wasmDir := fixture(t, dir, "mod", simple("mod", `"version":"0.0.0","parameters":{"type":"object"}`), "hello")
+	hello, err := os.ReadFile(filepath.Join(wasmDir, "execute.wasm"))
+	must(t, err)
+	echo, err := os.ReadFile(filepath.Join("..", "testdata", "wasm", "echo.wasm"))
+	must(t, err)
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go rt.Watch(ctx, 0)
+	replace := func(path string, data []byte) {
+		tmp := path + ".tmp"
+		must(t, os.WriteFile(tmp, data, 0o644))
+		must(t, os.Rename(tmp, path))
+	}
+	const rewrites = 30
+	var done atomic.Bool
+	var runs, failures atomic.Int64
+	var firstFailure atomic.Value
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for !done.Load() {
+				for _, id := range []string{"churn", "mod"} {
+					res, err := rt.Run(context.Background(), run.Request{Skill: id, Args: []byte(`{}`), Who: testAdmin})
+					runs.Add(1)
+					if err != nil || !res.Success {
+						failures.Add(1)
+						firstFailure.CompareAndSwap(nil, fmt.Sprintf("%s: %v", id, err))
+					}
+				}
+			}
+		})
+	}
+	for i := 1; i <= rewrites; i++ {
+		replace(filepath.Join(sd, "execute.js"), fmt.Appendf(nil, "export function execute() { return %d; }", i))
+		replace(filepath.Join(sd, "skill.json"), []byte(simple("churn", fmt.Sprintf(`"version":"0.0.%d"`, i))))
+		module := hello
+		if i%2 == 1 {
+			module = echo
+		}
+		replace(filepath.Join(wasmDir, "execute.wasm"), module)
+		replace(filepath.Join(wasmDir, "skill.json"), []byte(simple("mod", fmt.Sprintf(`"version":"0.0.%d","parameters":{"type":"object"}`, i))))
+		time.Sleep(20 * time.Millisecond) // pacing, not a deadline: runs go on between rewrites
+	}
+	done.Store(true)
+	wg.Wait()
+	if n := failures.Load(); n > 0 {
+		t.Fatalf("%d of %d runs failed under churn; first: %v", n, runs.Load(), firstFailure.Load())
+	}
+	must(t, rt.Reload(context.Background()))
+	if res, err := rt.Run(context.Background(), run.Request{Skill: "churn", Who: testAdmin}); err != nil || string(res.Result) != fmt.Sprint(rewrites) {
+		t.Fatalf("after the churn: %v %+v", err, res)
+	}
+	t.Logf("%d runs under %d rewrites", runs.Load(), rewrites)
+}
+
+// A new version found broken on a reload is logged, and the last good one goes on serving
+// until a sound one comes; a new policy keeps no old version serving under its old grant.
+func TestBrokenNewVersionKeepsTheOldServing(t *testing.T) {
+	dir := t.TempDir()
+	sd := scriptFixture(t, dir, "edit", simple("edit", ""), map[string]string{"execute.js": `export function execute() { return 1; }`})
+	var logs strings.Builder
+	lw := &syncWriter{w: &logs}
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Logger: slog.New(slog.NewTextHandler(lw, nil))})
+	runIt := func() (string, error) {
+		res, err := rt.Run(context.Background(), run.Request{Skill: "edit", Who: testAdmin})
+		if err != nil {
+			return "", err
+		}
+		return string(res.Result), nil
+	}
+	if got, err := runIt(); err != nil || got != "1" {
+		t.Fatalf("v1: %v %s", err, got)
+	}
+	for _, broken := range []struct{ file, data string }{
+		{"execute.js", `export function execute( { return 2; }`}, // a syntax error: the check fails
+		{"skill.json", `{"id":"edit",`},                          // the manifest does not parse
+	} {
+		good, err := os.ReadFile(filepath.Join(sd, broken.file))
+		must(t, err)
+		must(t, os.WriteFile(filepath.Join(sd, broken.file), []byte(broken.data), 0o644))
+		must(t, rt.Reload(context.Background()))
+		if got, err := runIt(); err != nil || got != "1" {
+			t.Fatalf("%s broken: %v %s, want the last good version's 1", broken.file, err, got)
+		}
+		must(t, os.WriteFile(filepath.Join(sd, broken.file), good, 0o644))
+		must(t, rt.Reload(context.Background()))
+	}
+	lw.mu.Lock()
+	logged := logs.String()
+	lw.mu.Unlock()
+	if !strings.Contains(logged, "the version before it serves") {
+		t.Errorf("the fallback was not logged:\n%s", logged)
+	}
+	must(t, os.WriteFile(filepath.Join(sd, "execute.js"), []byte(`export function execute() { return 3; }`), 0o644))
+	must(t, rt.Reload(context.Background()))
+	if got, err := runIt(); err != nil || got != "3" {
+		t.Fatalf("v3: %v %s", err, got)
+	}
+	// Under a new policy, a broken version does not fall back.
+	must(t, os.WriteFile(filepath.Join(sd, "execute.js"), []byte(`export function execute( {`), 0o644))
+	must(t, rt.SetPolicy(context.Background(), &policy.Policy{Network: []string{"example.com"}}))
+	if _, err := runIt(); !errors.Is(err, run.ErrBroken) {
+		t.Fatalf("broken under a new policy: %v, want broken", err)
+	}
 }

@@ -33,7 +33,9 @@ import (
 // background check after a scan (see verify.go). Until then an executable skill is
 // StatusUnchecked; after, the accessors report what the check found, and never change again.
 type Skill struct {
-	id   string
+	// lastGood is the sound version this one replaced (see LinkLastGood).
+	lastGood lastGood
+	id       string
 	dir  string
 	kind spec.Kind
 	// lang is what runs an executable skill (see pickLanguage); "" for an instruction skill.

@@ -34,7 +34,18 @@ type Verdict struct {
 	Size        int64
 	Info        *wasmcheck.Info
 	LinearLimit uint64
+	// Changed says the check found the skill changed on disk since it was loaded (its manifest
+	// is another): a rescan loads what is there now.
+	Changed bool
+	// code is a script skill's code as it was checked, when it is at most maxKeptScript: its
+	// runs evaluate it, not the file, which may have changed since (a skill rewritten while it
+	// serves keeps serving the version loaded until the next reload switches).
+	code string
 }
+
+// maxKeptScript bounds the script code a verdict keeps in memory; a larger script is read
+// again for each run, and checked to be the same.
+const maxKeptScript = 1 << 20
 
 // unverified is what an unchecked skill's internals read as: no module, no digest.
 var Unverified = &Verdict{Status: catalog.StatusUnchecked}
@@ -92,6 +103,9 @@ func (s *Skill) Check(ctx context.Context) (*Verdict, error) {
 	}
 	v, _ := s.verify(false)
 	s.checked.Store(v)
+	if v.Status == catalog.StatusActive {
+		s.lastGood.prev.Store(nil) // sound itself: the version before it is no longer needed
+	}
 	s.checkMu.Unlock()
 	if s.cache != nil {
 		s.cache.Made.Add(1)
@@ -152,6 +166,7 @@ func (s *Skill) verify(cachedOnly bool) (v *Verdict, ok bool) {
 		case s.manifestFile != "" && t.Top[s.manifestFile] != s.manifestSum:
 			// The manifest this version holds is not the one on disk any more: a digest, or a
 			// module, read now would be another version's.
+			v.Changed = true
 			return s.conclude(v, []*spec.ManifestError{{Path: filepath.Join(s.dir, s.manifestFile), Msg: "changed since this version was loaded",
 				Hint: "reload the skills (serve --watch and mcp --watch do it on change)"}}), true
 		default:
