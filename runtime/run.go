@@ -168,7 +168,7 @@ func (rt *Runtime) Run(ctx context.Context, req run.Request) (*run.Result, error
 		s, rerr = rt.resolve(ctx, req.Skill, req.Script != "")
 		if rerr == nil {
 			visibleTo = rt.visibleTo(s) // the current version's place says whose it is
-			s, rerr = rt.pickVersion(ctx, s, req.Digest)
+			s, rerr = rt.pickVersion(ctx, s, req.Digest, req.Who)
 		}
 		if rerr != nil {
 			return rerr

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/bundle"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime/internal/registry"
@@ -263,7 +264,7 @@ func (rt *Runtime) recordVersion(ctx context.Context, s *registry.Skill, prov ve
 
 // pick returns the skill to run for a request of cur's id (cur is the current version, checked
 // and sound), and pin, a digest or "" (see the rules above).
-func (rt *Runtime) pick(ctx context.Context, cur *registry.Skill, pin string) (*registry.Skill, *run.Error) {
+func (rt *Runtime) pick(ctx context.Context, cur *registry.Skill, pin string, who access.Principal) (*registry.Skill, *run.Error) {
 	id := cur.ID()
 	curV, recErr := rt.recordVersion(ctx, cur, version.Provenance{Source: "folder"})
 	list, err := rt.versionsOf(id).list(ctx, id)
@@ -313,6 +314,10 @@ func (rt *Runtime) pick(ctx context.Context, cur *registry.Skill, pin string) (*
 			return nil, versionRefusal(curV)
 		}
 	}
+	if v.Status == version.Draft && !draftRunsFor(v, who) {
+		return nil, run.Errorf(run.KindNotFound, id, nil, "skill %q has no published version: its draft %s runs only for its author and the tenant's admins until a publisher publishes it (skillbox publish %s %s)",
+			id, short(v.Digest), id, short(v.Digest))
+	}
 	if v.Digest == cur.Digest() && !(cur.AgentWritten() && len(v.Diff) > 0) {
 		return cur, nil
 	}
@@ -326,6 +331,15 @@ func (rt *Runtime) pick(ctx context.Context, cur *registry.Skill, pin string) (*
 		return nil, rerr
 	}
 	return s, nil
+}
+
+// draftRunsFor says whether draft v runs for who: a draft no publisher has published is its
+// author's to test, and the admins'. A skill the operator placed in a skills directory (source
+// folder) is the operator's, who holds every role: its draft runs for everyone, and the local
+// loop (edit a folder, run it) is unchanged; so does every draft on a server without keys,
+// where every caller is the operator.
+func draftRunsFor(v version.Version, who access.Principal) bool {
+	return v.Source == "folder" || who.SeesAll() || (v.CreatedBy != "" && who.Caller() == v.CreatedBy)
 }
 
 // storeDown is the error of a run whose version cannot be decided because the version store
@@ -496,9 +510,9 @@ func readTree(ctx context.Context, dir string) (map[string][]byte, string, error
 
 // pickVersion is pick for a runtime with a version.Store; without one, s runs, and a pin must
 // name it.
-func (rt *Runtime) pickVersion(ctx context.Context, s *registry.Skill, pin string) (*registry.Skill, *run.Error) {
+func (rt *Runtime) pickVersion(ctx context.Context, s *registry.Skill, pin string, who access.Principal) (*registry.Skill, *run.Error) {
 	if rt.versions != nil {
-		return rt.pick(ctx, s, pin)
+		return rt.pick(ctx, s, pin, who)
 	}
 	if pin != "" {
 		if _, err := matchDigest([]version.Version{{Digest: s.Digest()}}, pin); err != nil {

@@ -114,3 +114,44 @@ func TestVersionsHTTP(t *testing.T) {
 	keyless := newEnvRuntime(t, Options{}, runtime.Config{Versions: st}, env.dir)
 	wantError(t, post(t, keyless.ts.URL+"/v1/skills/word-count/versions/"+v2.Digest+"/reject", ``), http.StatusForbidden, "forbidden")
 }
+
+// On a server with keys, an upload no publisher has published runs for its author and the
+// admins, to test it, and for no one else; once published, for everyone. A skill the operator
+// placed in the skills directory is the operator's: its draft runs for every runner.
+func TestDraftsRunForTheirAuthor(t *testing.T) {
+	t.Parallel()
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), sqlite.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	keys := []APIKey{{Name: "ann", Key: "author-key-0123456789", Role: access.RoleAuthor}, {Name: "bob", Key: "runner-key-0123456789", Role: access.RoleRunner},
+		{Name: "pub", Key: "publisher-key-0123456789", Role: access.RolePublisher}, {Name: "ops", Key: "admin-key-0123456789", Role: access.RoleAdmin}}
+	dir := t.TempDir()
+	fixture(t, dir, "placed", manifestJSON("placed", ""), "hello", nil)
+	env := newEnvRuntime(t, Options{Keys: keys}, runtime.Config{Versions: st}, dir)
+	as := func(k APIKey) []string { return []string{"Authorization", "Bearer " + k.Key} }
+	ann, bob, pub, ops := as(keys[0]), as(keys[1]), as(keys[2]), as(keys[3])
+	body, ctype := multipartBody(t, map[string][]byte{"skill.json": []byte(manifestJSON("uploaded", "")), "execute.wasm": wasmFixture(t, "hello")}, nil)
+	r := send(t, http.MethodPost, env.ts.URL+"/v1/skills", body, append([]string{"Content-Type", ctype}, ann...)...)
+	if r.status != http.StatusCreated {
+		t.Fatalf("upload: %s", r)
+	}
+	var up struct {
+		Version version.Version `json:"recorded_version"`
+	}
+	r.decode(t, &up)
+	runAs := func(id string, who []string) reply {
+		return post(t, env.ts.URL+"/v1/skills/"+id+"/runs", `{}`, who...)
+	}
+	runResult(t, runAs("uploaded", ann))
+	runResult(t, runAs("uploaded", ops))
+	if e := wantError(t, runAs("uploaded", bob), http.StatusNotFound, "not_found"); !strings.Contains(e.Error.Message, "runs only for its author") {
+		t.Errorf("a runner's run of a draft: %s", e.Error.Message)
+	}
+	runResult(t, runAs("placed", bob))
+	if r := post(t, env.ts.URL+"/v1/skills/uploaded/versions/"+up.Version.Digest+"/publish", `{}`, pub...); r.status != http.StatusOK {
+		t.Fatalf("publish: %s", r)
+	}
+	runResult(t, runAs("uploaded", bob))
+}
