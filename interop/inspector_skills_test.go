@@ -172,7 +172,7 @@ func TestInspectorSkills(t *testing.T) {
 	for _, era := range []string{"legacy", "modern"} {
 		t.Run("stdio/"+era, func(t *testing.T) {
 			t.Parallel()
-			check(t, []string{bin, "mcp", "--skills", extra, "--skills", skills, "--cache-dir", cacheDir}, era)
+			check(t, []string{bin, "mcp", "--skills", extra, "--skills", skills, "--cache-dir", cacheDir, "--data-dir", os.Getenv("SKILLBOX_DATA_DIR")}, era)
 		})
 	}
 	for _, era := range []string{"legacy", "modern", "auto"} {

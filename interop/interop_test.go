@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -145,7 +146,8 @@ func TestClients(t *testing.T) {
 
 	planJSON := planArg(t)
 	targets := map[string][]string{
-		"stdio": append(append([]string{"stdio", bin}, global...), "mcp"),
+		// The SDKs hand a stdio server a bare environment: where its store is goes on its command line.
+		"stdio": append(append([]string{"stdio", bin}, global...), "mcp", "--data-dir", os.Getenv("SKILLBOX_DATA_DIR")),
 		"http":  {"http", srv.url + "/mcp"},
 	}
 	for _, c := range clients {

@@ -191,3 +191,27 @@ func (rt *Runtime) FindVersions(ctx context.Context, who access.Principal, q ver
 	}
 	return list, more, nil
 }
+
+// Serving says which version of skill id a run by who would serve now, by the rules a run
+// follows, without running it: what skillbox show reports, so that show and run agree. It
+// records the directory's current version first, as a run does. Without a version store, it
+// is the directory's version (no status). The error is the run's refusal (a *run.Error).
+func (rt *Runtime) Serving(ctx context.Context, who access.Principal, id string) (version.Version, error) {
+	s, rerr := rt.resolve(ctx, id, false)
+	if rerr != nil {
+		return version.Version{}, rerr
+	}
+	if rt.versions == nil {
+		return version.Version{Skill: id, Digest: s.Digest(), Version: s.Version()}, nil
+	}
+	picked, rerr := rt.pick(ctx, s, "", who)
+	if rerr != nil {
+		return version.Version{}, rerr
+	}
+	list, err := rt.versionsOf(id).list(ctx, id)
+	if err != nil {
+		return version.Version{}, err
+	}
+	v, _ := findVersion(list, picked.Digest())
+	return v, nil
+}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // starterPolicy is the policy file init writes: every field, granting nothing, each with a
@@ -18,7 +19,9 @@ var cmdInit = &command{
 	usage:   "[DIR]  (default: the current directory)",
 	long: `Create DIR/skills/, where skillbox finds skills by default, and DIR/policy.yaml, the operator
 policy: what skills may be granted. As written it grants nothing; its comments say what each field
-grants, with an example. Files that exist are left as they are.`,
+grants, with an example. Files that exist are left as they are. DIR/.gitignore gets .skillbox/,
+the project's own store (run history, skill versions), which belongs to the machine, not the
+repository.`,
 	example: `  skillbox init
   skillbox new weather --lang python
   skillbox run weather --policy policy.yaml --args '{"name":"Ada"}'`,
@@ -70,6 +73,15 @@ grants, with an example. Files that exist are left as they are.`,
 			}
 			created = append(created, policy)
 		}
+		// The project's store (.skillbox/ beside its skills: run history, versions, spool) is
+		// the machine's, never the repository's.
+		ignore := filepath.Join(dir, ".gitignore")
+		switch added, err := ignoreDataDir(ignore); {
+		case err != nil:
+			return e.fail(exitFailed, "%v", err)
+		case added:
+			created = append(created, ignore+" (.skillbox/)")
+		}
 		if e.json {
 			_ = writeJSON(e.stdout, map[string]any{"skills": skills, "policy": policy, "created": created})
 			return exitOK
@@ -85,4 +97,32 @@ grants, with an example. Files that exist are left as they are.`,
 			skillsFlag, skillsFlag, policy)
 		return exitOK
 	},
+}
+
+// ignoreDataDir adds .skillbox/ to the .gitignore at path (made if absent), unless a line there
+// ignores it already, and says whether it did.
+func ignoreDataDir(path string) (bool, error) {
+	data, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		switch strings.TrimSpace(line) {
+		case ".skillbox", ".skillbox/", "/.skillbox", "/.skillbox/":
+			return false, nil
+		}
+	}
+	add := "# skillbox: this project's run history and skill versions (its own store)\n.skillbox/\n"
+	if len(data) > 0 && !strings.HasSuffix(string(data), "\n") {
+		add = "\n" + add
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o666)
+	if err != nil {
+		return false, err
+	}
+	_, werr := f.WriteString(add)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	return werr == nil, werr
 }

@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/spf13/pflag"
+
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/spec"
+	"github.com/skillbox-dev/skillbox/version"
 )
 
 // skillDetail is everything show prints about one skill.
@@ -33,16 +36,32 @@ type skillDetail struct {
 	Programs     []string      `json:"programs,omitempty"`
 	ProgramGrant *policy.Grant `json:"program_grant,omitempty"`
 	ProgramsErr  string        `json:"programs_error,omitempty"`
+	// Digest is the version this folder holds.
+	Digest string `json:"digest,omitempty"`
+	// Serving is the version a run serves now (the store's record of it), which may be another
+	// than this folder's: the active one. ServingErr is why none would.
+	Serving    *version.Version `json:"serving,omitempty"`
+	ServingErr string           `json:"serving_error,omitempty"`
 }
 
 var cmdShow = &command{
 	summary:  "show a skill: manifest, argument schema, requested vs granted permissions and limits",
 	usage:    "<id>",
 	complete: completeSkillIDs,
+	flags: func(fs *pflag.FlagSet, e *env) {
+		storeFlags(fs, e, false)
+		fs.BoolVar(&e.noStore, "no-store", false, "open no store: show the folder's version alone, not which version serves")
+	},
 	run: func(ctx context.Context, e *env, pos []string) int {
 		if len(pos) != 1 {
 			return e.fail(exitUsage, "show takes one skill id")
 		}
+		// The store says which version serves: the same one run would (see Runtime.Serving).
+		h, code := e.openStore(ctx, false)
+		if code != exitOK {
+			return code
+		}
+		defer h.Close()
 		rt, err := e.runtime(ctx)
 		if err != nil {
 			return e.fail(exitFailed, "%v", err)
@@ -67,6 +86,14 @@ var cmdShow = &command{
 			d.ProgramsErr = err.Error()
 		}
 		d.Programs = s.Programs()
+		d.Digest = s.Digest()
+		if h != nil && s.Kind() == spec.Executable {
+			if v, err := rt.Serving(ctx, operator(), s.ID()); err != nil {
+				d.ServingErr = err.Error()
+			} else {
+				d.Serving = &v
+			}
+		}
 		if se, ok := s.Err().(*spec.SkillError); ok {
 			for _, p := range se.Problems {
 				d.Problems = append(d.Problems, p.Error())
@@ -105,6 +132,19 @@ func printDetail(e *env, d skillDetail) {
 		fmt.Fprintf(w, "  code:         %s (%s), sha256 %s of what runs\n", d.Language, d.Language.CodeFile(), d.SHA256)
 	case d.SHA256 != "":
 		fmt.Fprintf(w, "  module:       sha256 %s, entrypoint %s\n", d.SHA256, clean(d.Entrypoint))
+	}
+	switch {
+	case d.Serving != nil:
+		label := d.Serving.Version
+		if label == "" {
+			label = "(no version string)"
+		}
+		fmt.Fprintf(w, "  serves:       %s %s (%s)\n", clean(label), d.Serving.Digest, d.Serving.Status)
+		if d.Serving.Digest != d.Digest {
+			fmt.Fprintf(w, "                not this folder's content (%s): the %s version serves; skillbox versions %s\n", d.Digest, d.Serving.Status, clean(d.ID))
+		}
+	case d.ServingErr != "":
+		fmt.Fprintf(w, "  serves:       nothing now: %s\n", clean(d.ServingErr))
 	}
 	if d.AgentWritten {
 		fmt.Fprintf(w, "  written by:   an agent (create_skill): granted at most the policy's agentSkills ceiling\n")

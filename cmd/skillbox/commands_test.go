@@ -23,7 +23,11 @@ func TestInit(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	r := cli(t, "", "init", dir)
-	expect{code: exitOK, stdout: []string{"created " + filepath.Join(dir, "skills"), "created " + filepath.Join(dir, "policy.yaml"), "skillbox new hello"}}.verify(t, r)
+	expect{code: exitOK, stdout: []string{"created " + filepath.Join(dir, "skills"), "created " + filepath.Join(dir, "policy.yaml"),
+		"created " + filepath.Join(dir, ".gitignore") + " (.skillbox/)", "skillbox new hello"}}.verify(t, r)
+	if b, _ := os.ReadFile(filepath.Join(dir, ".gitignore")); !strings.Contains(string(b), "\n.skillbox/\n") {
+		t.Errorf(".gitignore does not ignore the project's store: %q", b)
+	}
 	if st, err := os.Stat(filepath.Join(dir, "skills")); err != nil || !st.IsDir() {
 		t.Fatalf("skills/ = %v, %v", st, err)
 	}

@@ -43,6 +43,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	os.Setenv("XDG_DATA_HOME", data)
+	os.Setenv(dataDirEnv, filepath.Join(data, "skillbox")) // the project default, for every test that does not say
 	// Make one Runtime before the parallel tests do: the first wazero.NewCompilationCacheWithDir
 	// in a process races with any concurrent one (wazero v1.12.0 caches its version in a plain
 	// global, internal/version.GetWazeroVersion; wazero/wazero#2532), which -race reports.
@@ -195,7 +196,7 @@ func binCLI(t *testing.T, stdin string, args ...string) result {
 }
 
 // storeCommands are the commands that open the store (they take --data-dir).
-var storeCommands = map[string]bool{"run": true, "script": true, "serve": true, "mcp": true, "install": true,
+var storeCommands = map[string]bool{"run": true, "show": true, "script": true, "serve": true, "mcp": true, "install": true,
 	"versions": true, "approve": true, "reject": true, "publish": true, "deprecate": true, "yank": true, "runs": true}
 
 // testDataDirs are the data directories of the tests running, by *testing.T.

@@ -254,7 +254,7 @@ func TestMCPOfficialClient(t *testing.T) {
 
 	t.Run("stdio", func(t *testing.T) {
 		t.Parallel()
-		client(t, "stdio", bin, "mcp", "--skills", skills, "--cache-dir", cacheDir)
+		client(t, "stdio", bin, "mcp", "--skills", skills, "--cache-dir", cacheDir, "--data-dir", testDataDir(t)) // the SDK passes the child a bare environment
 	})
 	t.Run("http", func(t *testing.T) {
 		t.Parallel()

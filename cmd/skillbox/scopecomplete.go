@@ -53,7 +53,7 @@ func completeRunTenants(ctx context.Context, e *env, _ string) ([]string, cobra.
 		dir := e.dataDir
 		if dir == "" {
 			var err error
-			if dir, err = defaultDataDir(); err != nil {
+			if dir, err = e.projectDataDir(); err != nil {
 				return nil, cobra.ShellCompDirectiveNoFileComp
 			}
 		}

@@ -67,11 +67,11 @@ func startServe(t *testing.T, bin string, listening bool, args ...string) *serve
 }
 
 // startServeEnv is startServe with extra environment variables ("NAME=value"). Its default
-// store is t's own (see testDataDir), unless env sets XDG_DATA_HOME.
+// store is t's own (see testDataDir), unless env sets SKILLBOX_DATA_DIR.
 func startServeEnv(t *testing.T, bin string, env []string, listening bool, args ...string) *serveProc {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"--cache-dir", cacheDir}, args...)...)
-	cmd.Env = append(append(os.Environ(), "XDG_DATA_HOME="+testDataDir(t)), env...)
+	cmd.Env = append(append(os.Environ(), dataDirEnv+"="+testDataDir(t)), env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

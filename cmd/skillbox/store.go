@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/url"
 	"os"
@@ -28,13 +29,13 @@ var databaseSchemes = []string{"postgres", "postgresql"}
 // storeFlags are the flags of the commands that read or write the store (the run history and
 // the skill versions): where it is. recording adds --no-store, for the commands that run skills.
 func storeFlags(fs *pflag.FlagSet, e *env, recording bool) {
-	fs.StringVar(&e.dataDir, "data-dir", "", "keep the run history and skill versions in `DIR`/"+sqlite.FileName+" (SQLite; default: "+defaultDataDirHelp()+")")
+	fs.StringVar(&e.dataDir, "data-dir", "", "keep the run history and skill versions in `DIR`/"+sqlite.FileName+" (SQLite; default: $"+dataDirEnv+" when set, else .skillbox/ beside the first --skills directory: the project's own)")
 	fs.StringVar(&e.database, "database", "", "keep the run history and skill versions in the PostgreSQL database at `URL` (postgres://user:password@host:5432/db), e.g. to share them between replicas, instead of --data-dir")
 	if recording {
 		// A flag, not an empty --data-dir: the choice to leave no trace is spelled out, and an
 		// unset variable in a script (--data-dir "$DIR") cannot make it by accident.
 		fs.BoolVar(&e.noStore, "no-store", false, "open no store: record no run history and keep no skill versions (the runs are still logged with --verbose); for runs that must leave no trace, or a read-only disk")
-		fs.StringVar(&e.spoolDir, "spool-dir", "", "keep the run records the store cannot take yet (it is down, slow or full) in `DIR`, replayed in order once it can, across restarts (default: spool/ in --data-dir; with --database, spool-<hash of the URL>/ in the default data directory)")
+		fs.StringVar(&e.spoolDir, "spool-dir", "", "keep the run records the store cannot take yet (it is down, slow or full) in `DIR`, replayed in order once it can, across restarts (default: spool/ in the data directory; with --database, spool-<hash of the URL>/ in it)")
 	}
 }
 
@@ -60,20 +61,43 @@ func retentionFlags(fs *pflag.FlagSet, e *env) {
 	})
 }
 
-// defaultDataDirHelp says in the flag help where the default data directory is on this OS.
-func defaultDataDirHelp() string {
-	switch goruntime.GOOS {
-	case "windows":
-		return `$XDG_DATA_HOME\skillbox when set, else %LocalAppData%\skillbox`
-	case "darwin", "ios":
-		return "$XDG_DATA_HOME/skillbox when set, else ~/Library/Application Support/skillbox"
-	case "plan9":
-		return "$XDG_DATA_HOME/skillbox when set, else $home/lib/skillbox"
+// dataDirEnv names the variable that, set to an absolute path, is the default --data-dir: for a
+// container or a service whose data lives apart from its skills.
+const dataDirEnv = "SKILLBOX_DATA_DIR"
+
+// projectDataDir is the default data directory: $SKILLBOX_DATA_DIR, else .skillbox/ beside the
+// first skills directory (./.skillbox for ./skills). Each project keeps its own history and
+// versions, so a project never runs a version another project recorded under the same id.
+func (e *env) projectDataDir() (string, error) {
+	if d := os.Getenv(dataDirEnv); d != "" {
+		if !filepath.IsAbs(d) {
+			return "", fmt.Errorf("$%s is %q, not an absolute path", dataDirEnv, d)
+		}
+		return d, nil
 	}
-	return "$XDG_DATA_HOME/skillbox when set, else ~/.local/share/skillbox"
+	first, err := filepath.Abs(dirsOrDefault(e.skills)[0])
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(filepath.Dir(first), ".skillbox"), nil
 }
 
-// defaultDataDir is the user's data directory for skillbox: $XDG_DATA_HOME/skillbox when that
+// noteLegacyStore says, once (when the project's data directory is first made), where an older
+// skillbox kept every project's store, and how to keep using it: it is not used in silence.
+func (e *env) noteLegacyStore(dir string) {
+	legacy, err := defaultDataDir()
+	if err != nil || legacy == dir {
+		return
+	}
+	if _, err := os.Stat(filepath.Join(legacy, sqlite.FileName)); err != nil {
+		return
+	}
+	fmt.Fprintf(e.stderr, "skillbox: note: this project's run history and skill versions are kept in %s from now on, its own; "+
+		"an older skillbox kept every project's in %s: pass --data-dir %s to go on using that one\n", clean(dir), clean(legacy), clean(legacy))
+}
+
+// defaultDataDir is the user's data directory for skillbox, where an older skillbox kept every
+// project's store (see noteLegacyStore): $XDG_DATA_HOME/skillbox when that
 // is set to an absolute path (on every OS, so a test or a user can move it with one variable),
 // else the OS's conventional place for an application's own data (not its cache: a cache may be
 // wiped, history may not).
@@ -154,9 +178,12 @@ func (e *env) openStore(ctx context.Context, record bool) (*localStore, int) {
 		}
 		h.where = redactURL(e.database)
 		if spool == "" && record {
-			dir, derr := defaultDataDir()
-			if derr != nil {
-				return nil, e.fail(exitFailed, "cannot find the user data directory for the spool of run records (%v): pass --spool-dir DIR", derr)
+			dir := e.dataDir
+			if dir == "" {
+				var derr error
+				if dir, derr = e.projectDataDir(); derr != nil {
+					return nil, e.fail(exitFailed, "cannot find the project's data directory for the spool of run records (%v): pass --spool-dir DIR", derr)
+				}
 			}
 			sum := sha256.Sum256([]byte(h.where))
 			spool = filepath.Join(dir, "spool-"+hex.EncodeToString(sum[:6]))
@@ -165,8 +192,11 @@ func (e *env) openStore(ctx context.Context, record bool) (*localStore, int) {
 	} else {
 		dir := e.dataDir
 		if dir == "" {
-			if dir, err = defaultDataDir(); err != nil {
-				return nil, e.fail(exitFailed, "cannot find the user data directory for the store (%v): pass --data-dir DIR, or --no-store to run without a store", err)
+			if dir, err = e.projectDataDir(); err != nil {
+				return nil, e.fail(exitFailed, "cannot find the project's data directory for the store (%v): pass --data-dir DIR, or --no-store to run without a store", err)
+			}
+			if _, serr := os.Stat(dir); errors.Is(serr, fs.ErrNotExist) {
+				e.noteLegacyStore(dir)
 			}
 		}
 		h.where = filepath.Join(dir, sqlite.FileName)

@@ -59,19 +59,91 @@ func TestRunRecordsInDataDir(t *testing.T) {
 	}
 }
 
-// Without --data-dir the history is in the user's data directory ($XDG_DATA_HOME/skillbox, which
-// TestMain points at a temporary directory); --no-store leaves no trace there. (An empty
-// --data-dir= is the default, and keeps cli from giving the test a directory of its own.)
-func TestRunRecordsInTheUserDataDir(t *testing.T) {
+// Without --data-dir the history is in $SKILLBOX_DATA_DIR (which TestMain points at a temporary
+// directory); --no-store leaves no trace there. (An empty --data-dir= is the default, and keeps
+// cli from giving the test a directory of its own.)
+func TestRunRecordsInTheDefaultDataDir(t *testing.T) {
 	t.Parallel()
 	kept := runID(t, "--data-dir=")
 	untraced := runID(t, "--no-store")
-	s := openDB(t, filepath.Join(os.Getenv("XDG_DATA_HOME"), "skillbox", sqlite.FileName))
+	s := openDB(t, filepath.Join(os.Getenv(dataDirEnv), sqlite.FileName))
 	if _, err := s.FindRun(t.Context(), kept); err != nil {
-		t.Fatalf("the run without --data-dir is not in the user data directory: %v", err)
+		t.Fatalf("the run without --data-dir is not in the default data directory: %v", err)
 	}
 	if _, err := s.FindRun(t.Context(), untraced); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("the --no-store run was recorded: %v", err)
+	}
+}
+
+// Without --data-dir or $SKILLBOX_DATA_DIR, a project keeps its own store: .skillbox/ beside its
+// first skills directory, mode 0700. Two projects with a skill of the same id each run their
+// own, and show and run agree. A store an older skillbox kept for every project in the user's
+// data directory is named on a project's first run, with how to keep using it, never used in
+// silence, and not again.
+func TestEachProjectKeepsItsOwnStore(t *testing.T) {
+	t.Setenv(dataDirEnv, "")
+	legacy := filepath.Join(os.Getenv("XDG_DATA_HOME"), "skillbox")
+	must(t, os.MkdirAll(legacy, 0o700))
+	old, err := sqlite.Open(t.Context(), filepath.Join(legacy, sqlite.FileName))
+	must(t, err)
+	old.Close()
+	warm("hello")
+	projects := []string{t.TempDir(), t.TempDir()}
+	for i, p := range projects {
+		skills := filepath.Join(p, "skills")
+		must(t, os.CopyFS(filepath.Join(skills, "hello"), os.DirFS(filepath.Join(bundled, "hello"))))
+		if i == 1 { // the second project's hello is another content under the same id
+			writeFile(t, filepath.Join(skills, "hello", "SKILL.md"), "---\nname: hello\ndescription: another hello\n---\nSay hi.\n")
+		}
+		r := cli(t, "", "--skills", skills, "run", "hello", "--data-dir=", "--json")
+		if r.code != exitOK {
+			t.Fatalf("project %d: %v", i, r)
+		}
+		if !strings.Contains(r.stderr, "an older skillbox kept every project's") || !strings.Contains(r.stderr, "--data-dir "+legacy) {
+			t.Errorf("project %d: no note of the older store on its first run: %q", i, r.stderr)
+		}
+		if r2 := cli(t, "", "--skills", skills, "run", "hello", "--data-dir=", "--json"); strings.Contains(r2.stderr, "older skillbox") {
+			t.Errorf("project %d: the note again on the second run: %q", i, r2.stderr)
+		}
+		dir := filepath.Join(p, ".skillbox")
+		if st, err := os.Stat(dir); err != nil || st.Mode().Perm() != 0o700 {
+			t.Fatalf("project %d's data directory: %v", i, err)
+		}
+		var res struct {
+			Digest string `json:"digest"`
+		}
+		must(t, json.Unmarshal([]byte(r.stdout), &res))
+		show := cli(t, "", "--skills", skills, "show", "hello", "--json")
+		if !strings.Contains(show.stdout, res.Digest) {
+			t.Errorf("project %d: show does not name the digest that ran (%s):\n%s", i, res.Digest, show.stdout)
+		}
+	}
+	// Published, then edited: run serves the published version, and show says so.
+	skills := filepath.Join(projects[0], "skills")
+	first := cli(t, "", "--skills", skills, "show", "hello", "--data-dir=", "--json")
+	var before struct{ Digest string }
+	must(t, json.Unmarshal([]byte(first.stdout), &before))
+	expect{code: exitOK}.verify(t, cli(t, "", "--skills", skills, "publish", "hello", before.Digest, "--data-dir="))
+	writeFile(t, filepath.Join(skills, "hello", "SKILL.md"), "---\nname: hello\ndescription: edited\n---\nSay hi.\n")
+	ran := cli(t, "", "--skills", skills, "run", "hello", "--data-dir=", "--json")
+	shown := cli(t, "", "--skills", skills, "show", "hello", "--data-dir=", "--json")
+	var res struct{ Digest string }
+	var detail struct {
+		Digest  string
+		Serving struct{ Digest, Status string }
+	}
+	must(t, json.Unmarshal([]byte(ran.stdout), &res))
+	must(t, json.Unmarshal([]byte(shown.stdout), &detail))
+	if res.Digest != before.Digest || detail.Serving.Digest != res.Digest || detail.Serving.Status != "active" || detail.Digest == res.Digest {
+		t.Fatalf("after an edit: ran %s; show says %+v (published %s)", res.Digest, detail, before.Digest)
+	}
+	expect{code: exitOK, stdout: []string{"not this folder's content", "the active version serves"}}.verify(t, cli(t, "", "--skills", skills, "show", "hello", "--data-dir="))
+	a := openDB(t, filepath.Join(projects[0], ".skillbox", sqlite.FileName))
+	b := openDB(t, filepath.Join(projects[1], ".skillbox", sqlite.FileName))
+	va, _ := a.Versions(t.Context(), "hello")
+	vb, _ := b.Versions(t.Context(), "hello")
+	if len(va) != 2 || len(vb) != 1 || va[1].Digest == vb[0].Digest {
+		t.Fatalf("each project's versions: %+v / %+v", va, vb)
 	}
 }
 

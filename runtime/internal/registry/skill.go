@@ -36,8 +36,8 @@ type Skill struct {
 	// lastGood is the sound version this one replaced (see LinkLastGood).
 	lastGood lastGood
 	id       string
-	dir  string
-	kind spec.Kind
+	dir      string
+	kind     spec.Kind
 	// lang is what runs an executable skill (see pickLanguage); "" for an instruction skill.
 	lang spec.Language
 	// problems are what the scan found wrong (nil: nothing): a *SkillError listing each.
