@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -357,5 +358,38 @@ func TestArtifactsAreSeenAsTheirRun(t *testing.T) {
 				rc.Close()
 			}
 		}
+	}
+}
+
+// fullStore is an artifact store on a full disk: every put fails as the kernel says so.
+type fullStore struct{}
+
+func (fullStore) PutArtifacts(context.Context, string, []artifact.File) error {
+	return fmt.Errorf("keep the artifacts: %w", &os.PathError{Op: "write", Path: "/data/blobs/x", Err: syscall.ENOSPC})
+}
+
+func (fullStore) OpenArtifact(context.Context, string, string, string) (io.ReadCloser, artifact.Artifact, error) {
+	return nil, artifact.Artifact{}, artifact.ErrNoArtifact
+}
+
+// A run whose files cannot be kept because the disk is full succeeds, lists none of them, and
+// says in its log that there was no space left.
+func TestArtifactsOnAFullDisk(t *testing.T) {
+	dir := t.TempDir()
+	fixture(t, dir, "out", outputManifest("out", ""), "output")
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Artifacts: fullStore{}})
+	res, _, err := runSpec(t, rt, "out", "a.txt*5")
+	if err != nil || !res.Success {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if len(res.Artifacts) != 0 {
+		t.Fatalf("the result lists files that were not kept: %+v", res.Artifacts)
+	}
+	var said bool
+	for _, l := range res.Logs {
+		said = said || (l.Source == "host" && strings.Contains(l.Message, "no space left on the device"))
+	}
+	if !said {
+		t.Fatalf("the log does not say the disk is full: %+v", res.Logs)
 	}
 }

@@ -10,8 +10,9 @@ import (
 // and how its stores stand. A face reports it (GET /readyz); the runtime decides it.
 type Health struct {
 	// Ready says whether the runtime takes runs: false once it is closing, and while its run
-	// records cannot be kept (the store is unreachable and the spool is nearly full), so a load
-	// balancer sends runs to a replica that can keep them.
+	// records cannot be kept (the store is unreachable and the spool is nearly full, or drops
+	// them: no space left on its device), so a load balancer sends runs to a replica that can
+	// keep them.
 	Ready bool `json:"ready"`
 	// Reason says why it is not ready.
 	Reason string `json:"reason,omitempty"`
@@ -53,7 +54,10 @@ func (rt *Runtime) Health() Health {
 	if rs, ok := root.cfg.Recorder.(recordStats); ok {
 		st := rs.Stats()
 		h.Records = &st
-		if !st.Up && st.MaxSpoolBytes > 0 && float64(st.SpoolBytes) >= spoolNearlyFull*float64(st.MaxSpoolBytes) {
+		switch {
+		case !st.Up && st.Losing:
+			h.Ready, h.Reason = false, "the store is unreachable and the spool of run records cannot keep them (full, or no space left on its device): runs' records are being lost"
+		case !st.Up && st.MaxSpoolBytes > 0 && float64(st.SpoolBytes) >= spoolNearlyFull*float64(st.MaxSpoolBytes):
 			h.Ready, h.Reason = false, "the store is unreachable and the spool of run records is nearly full: new runs' records would be lost"
 		}
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/artifact"
 	"github.com/skillbox-dev/skillbox/hostfuncs"
+	"github.com/skillbox-dev/skillbox/internal/diskfull"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime/internal/registry"
@@ -276,8 +277,12 @@ func (rt *Runtime) keepOutput(ctx context.Context, s *registry.Skill, o *output,
 			call.Log("error", "host", msg)
 			return run.Errorf(run.KindQuotaExceeded, s.ID(), err, "%s", msg)
 		}
-		rt.logger.Error("keep the run's artifacts", "skill", s.ID(), "run", res.RunID, "err", err)
-		call.Log("error", "host", fmt.Sprintf("the run's %d files (%d bytes) could not be kept", len(files), total))
+		rt.logger.Error("keep the run's artifacts", "skill", s.ID(), "run", res.RunID, "err", diskfull.Name(err, "the run's artifacts"))
+		why := "could not be kept"
+		if diskfull.Is(err) {
+			why = "were not kept: no space left on the device that keeps artifacts"
+		}
+		call.Log("error", "host", fmt.Sprintf("the run's %d files (%d bytes) %s", len(files), total, why))
 		return nil
 	}
 	res.Artifacts = make([]artifact.Artifact, len(files))

@@ -23,6 +23,7 @@ import (
 	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/history"
 	"github.com/skillbox-dev/skillbox/hostfuncs"
+	"github.com/skillbox-dev/skillbox/internal/diskfull"
 	"github.com/skillbox-dev/skillbox/internal/extismhost"
 	"github.com/skillbox-dev/skillbox/internal/kernel"
 	"github.com/skillbox-dev/skillbox/policy"
@@ -416,6 +417,9 @@ func (rt *Runtime) execute(ctx context.Context, s *registry.Skill, grant *policy
 	if grant.Artifacts != nil {
 		var err error
 		if outDir, host, err = newOutput(grant); err != nil {
+			if diskfull.Is(err) { // the host's condition, and it passes: busy, not internal
+				return run.Errorf(run.KindBusy, s.ID(), diskfull.Name(err, "the run's output directory"), "no space left on the device for the run's output directory: try again later")
+			}
 			return run.Errorf(run.KindInternal, s.ID(), err, "the run's output directory cannot be made")
 		}
 		defer outDir.remove()

@@ -20,6 +20,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/skillbox-dev/skillbox/internal/diskfull"
 )
 
 // Writer delivers entries to where they are kept.
@@ -113,6 +115,8 @@ type Stats struct {
 	Commits     uint64 `json:"commits"`
 	WriteErrors uint64 `json:"write_errors"`
 	Dropped     uint64 `json:"dropped"`
+	// Losing is set from a drop until a write succeeds: records are being lost now.
+	Losing bool `json:"losing"`
 }
 
 // Outbox is a durable, bounded queue in front of a Writer. It is safe for concurrent use.
@@ -411,7 +415,7 @@ func (o *Outbox) write(data [][]byte) error {
 	if !o.stats.Up {
 		o.opts.Logger.Info("outbox: the store takes records again")
 	}
-	o.stats.Up, o.stats.LastError = true, ""
+	o.stats.Up, o.stats.LastError, o.stats.Losing = true, "", false
 	o.stats.Written += uint64(len(data))
 	o.stats.Commits++
 	return nil
@@ -419,10 +423,11 @@ func (o *Outbox) write(data [][]byte) error {
 
 // spool appends data to the spool; when it cannot, the entries are dropped, counted and logged.
 func (o *Outbox) spool(data [][]byte) error {
-	err := o.sp.append(data)
+	err := diskfull.Name(o.sp.append(data), "the spool of records")
 	if err != nil {
 		o.mu.Lock()
 		o.stats.Dropped += uint64(len(data))
+		o.stats.Losing = true
 		o.mu.Unlock()
 		o.opts.Logger.Error("outbox: records dropped: the store is unreachable and the spool cannot keep them", "records", len(data), "err", err)
 		if !errors.Is(err, ErrSpoolFull) {

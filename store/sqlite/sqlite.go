@@ -55,7 +55,7 @@ func Open(ctx context.Context, path string) (store.Store, error) {
 		return nil, fmt.Errorf("sqlite store %s: %w", path, err)
 	}
 	sub, _ := fs.Sub(migrations, "migrations")
-	s, err := sqldb.Open(ctx, db, sqldb.Dialect{Name: "sqlite", Migrations: sub}, path)
+	s, err := sqldb.Open(ctx, db, sqldb.Dialect{Name: "sqlite", Migrations: sub, File: path}, path)
 	if err != nil {
 		return nil, err
 	}

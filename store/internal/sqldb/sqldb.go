@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/skillbox-dev/skillbox/internal/diskfull"
 	"github.com/skillbox-dev/skillbox/store"
 )
 
@@ -39,6 +40,9 @@ type Dialect struct {
 	// of the changes after the last it saw must not find an older one appear later
 	// (PostgreSQL's advisory lock; SQLite's write transaction is already exclusive).
 	LockVersions string
+	// File is the database's file, for a database that is one (SQLite): a write's failure is
+	// told to be a full disk by its filesystem's free space.
+	File string
 }
 
 // DB is a store.Store over a *sql.DB: the whole database, or one tenant's part of it (Tenant).
@@ -149,6 +153,12 @@ func (s *DB) check() error {
 	return nil
 }
 
+// named is err, of a write, named a full disk when it is one: SQLite says only "disk I/O error"
+// when its file's filesystem is full; the database's path (Dialect.File) tells.
+func (s *DB) named(err error) error {
+	return diskfull.NameAt(err, s.where, s.dialect.File)
+}
+
 // inTx runs fn in one transaction, committed when fn returns nil.
 func (s *DB) inTx(ctx context.Context, what string, fn func(*sql.Tx) error) error {
 	if err := s.check(); err != nil {
@@ -160,10 +170,10 @@ func (s *DB) inTx(ctx context.Context, what string, fn func(*sql.Tx) error) erro
 	}
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
-		return fmt.Errorf("%s: %s %s: %w", what, s.dialect.Name, s.where, err)
+		return s.named(fmt.Errorf("%s: %s %s: %w", what, s.dialect.Name, s.where, err))
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("%s: %s %s: commit: %w", what, s.dialect.Name, s.where, err)
+		return s.named(fmt.Errorf("%s: %s %s: commit: %w", what, s.dialect.Name, s.where, err))
 	}
 	return nil
 }
