@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -344,5 +345,33 @@ func TestPostDoesNotWait(t *testing.T) {
 	}
 	if got := s.entries(); !slices.Equal(got, names(0, 5)) {
 		t.Fatalf("after Flush the store has %v", got)
+	}
+}
+
+// The queue holds MaxQueue entries at most: one more waits for room, until its context ends.
+func TestQueueIsBounded(t *testing.T) {
+	t.Parallel()
+	gate := make(chan struct{})
+	s := &store{gate: gate}
+	opts := Options{MaxQueue: 2}
+	o := open(t, s, opts)
+	var wg sync.WaitGroup
+	for _, n := range names(0, 2) {
+		wg.Go(func() {
+			if err := o.Add(context.Background(), []byte(n)); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	eventually(t, "the queue full", func() bool { return !s.isIdle() && o.Stats().Queued+s.gatedN() == 2 })
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := o.Post(ctx, []byte("third")); err == nil || !strings.Contains(err.Error(), "no room in the queue") {
+		t.Fatalf("a third entry: %v", err)
+	}
+	close(gate)
+	wg.Wait()
+	if err := o.Post(context.Background(), []byte("later")); err != nil {
+		t.Fatalf("once there is room: %v", err)
 	}
 }
