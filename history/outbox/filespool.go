@@ -1,7 +1,9 @@
 package outbox
 
 import (
+	"crypto/rand"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -33,7 +35,9 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // fileSpool is a spool in a directory: it outlives the process.
 type fileSpool struct {
-	dir  string
+	dir  string // this process's own, under root
+	root string
+	lock *os.File // held while the process lives: see lockDir
 	max  int64
 	log  *slog.Logger
 	segs []*segment // oldest first; appends go to the last
@@ -55,16 +59,37 @@ type segment struct {
 	at   time.Time // when its first entry was appended (its file's time, for an old one)
 }
 
-func openFileSpool(dir string, max int64, log *slog.Logger) (*fileSpool, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+// openFileSpool opens this process's spool under root: a directory of its own, locked while
+// the process lives, so that processes sharing root (two commands of one project, replicas on
+// one disk) never write or replay each other's segments. The segments of a directory whose
+// process is gone (its lock is free) are adopted first, in their order: they are replayed
+// before anything this process spools.
+func openFileSpool(root string, max int64, log *slog.Logger) (*fileSpool, error) {
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		return nil, err
+	}
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	dir := filepath.Join(root, hex.EncodeToString(b[:]))
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return nil, err
+	}
+	lock, err := lockDir(dir, true)
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	s := &fileSpool{dir: dir, root: root, lock: lock, max: max, log: log}
+	if err := s.adoptOrphans(); err != nil {
+		s.close()
 		return nil, err
 	}
 	names, err := filepath.Glob(filepath.Join(dir, "*"+segSuffix))
 	if err != nil {
+		s.close()
 		return nil, err
 	}
 	slices.Sort(names)
-	s := &fileSpool{dir: dir, max: max, log: log}
 	for _, name := range names {
 		num, err := strconv.ParseUint(strings.TrimSuffix(filepath.Base(name), segSuffix), 10, 64)
 		if err != nil {
@@ -73,6 +98,7 @@ func openFileSpool(dir string, max int64, log *slog.Logger) (*fileSpool, error) 
 		s.nextSeg = max64(s.nextSeg, num+1)
 		seg, err := scanSegment(name, log)
 		if err != nil {
+			s.close()
 			return nil, err
 		}
 		if seg.n == 0 {
@@ -84,6 +110,42 @@ func openFileSpool(dir string, max int64, log *slog.Logger) (*fileSpool, error) 
 		s.bytes += seg.size
 	}
 	return s, nil
+}
+
+// adoptOrphans moves into s's directory the segments of every other directory under root whose
+// lock is free (its process is gone), each directory's in their order, and removes it.
+func (s *fileSpool) adoptOrphans() error {
+	entries, err := os.ReadDir(s.root)
+	if err != nil {
+		return err
+	}
+	var next uint64
+	for _, e := range entries {
+		other := filepath.Join(s.root, e.Name())
+		if !e.IsDir() || other == s.dir {
+			continue
+		}
+		lock, err := lockDir(other, false)
+		if err != nil {
+			continue // its process lives (or it is not a spool): not ours to touch
+		}
+		names, _ := filepath.Glob(filepath.Join(other, "*"+segSuffix))
+		slices.Sort(names)
+		for _, name := range names {
+			to := filepath.Join(s.dir, fmt.Sprintf("%016d%s", next, segSuffix))
+			if err := os.Rename(name, to); err != nil {
+				unlockDir(lock)
+				return fmt.Errorf("adopt the spool %s: %w", other, err)
+			}
+			next++
+		}
+		if len(names) > 0 {
+			s.log.Warn("outbox: adopting the records a stopped process spooled", "segments", len(names), "from", other)
+		}
+		_ = os.RemoveAll(other)
+		unlockDir(lock)
+	}
+	return nil
 }
 
 func max64(a, b uint64) uint64 {
@@ -278,5 +340,12 @@ func (s *fileSpool) close() error {
 		}
 	}
 	s.head, s.tail = nil, nil
+	if s.lock != nil {
+		if s.total == 0 {
+			_ = os.RemoveAll(s.dir) // nothing left to replay: no directory left behind
+		}
+		unlockDir(s.lock)
+		s.lock = nil
+	}
 	return nil
 }

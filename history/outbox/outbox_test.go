@@ -178,9 +178,13 @@ func TestOutageSpoolsAndReplaysInOrder(t *testing.T) {
 				t.Fatalf("after: %+v", st)
 			}
 			if dir != "" {
-				left, _ := filepath.Glob(filepath.Join(opts.SpoolDir, "*"))
+				left, _ := filepath.Glob(filepath.Join(opts.SpoolDir, "*", "*"+segSuffix))
 				if len(left) != 0 {
 					t.Fatalf("a drained spool left %v", left)
+				}
+				must(t, o.Close(context.Background()))
+				if dirs, _ := filepath.Glob(filepath.Join(opts.SpoolDir, "*")); len(dirs) != 0 {
+					t.Fatalf("a closed, empty spool left %v", dirs)
 				}
 			}
 		})
@@ -236,7 +240,7 @@ func TestSpoolOutlivesTheProcess(t *testing.T) {
 	if err := o.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	segs, _ := filepath.Glob(filepath.Join(dir, "*"+segSuffix))
+	segs, _ := filepath.Glob(filepath.Join(dir, "*", "*"+segSuffix))
 	if len(segs) != 1 {
 		t.Fatalf("segments %v", segs)
 	}
@@ -374,4 +378,53 @@ func TestQueueIsBounded(t *testing.T) {
 	if err := o.Post(context.Background(), []byte("later")); err != nil {
 		t.Fatalf("once there is room: %v", err)
 	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Processes sharing a spool directory keep their own spools: one never replays, moves or
+// removes another's while it lives; once it is gone, the next to start adopts what it left, in
+// its order.
+func TestSharedSpoolDirectory(t *testing.T) {
+	t.Parallel()
+	root := filepath.Join(t.TempDir(), "spool")
+	down := func() *store { return &store{down: errors.New("down")} }
+	a, err := New(down(), fastOpts(root))
+	must(t, err)
+	b, err := New(down(), fastOpts(root))
+	must(t, err)
+	for i, n := range names(0, 6) {
+		o := a
+		if i%2 == 1 {
+			o = b
+		}
+		must(t, o.Add(context.Background(), []byte(n)))
+	}
+	// A third, while both live: nothing of theirs to adopt.
+	up := &store{}
+	c, err := New(up, fastOpts(root))
+	must(t, err)
+	must(t, c.Flush(context.Background()))
+	if st := c.Stats(); st.Spooled != 0 || len(up.entries()) != 0 {
+		t.Fatalf("a live process's spool was taken: %+v %v", st, up.entries())
+	}
+	must(t, c.Close(context.Background()))
+	if st := a.Stats(); st.Spooled != 3 || st.Dropped != 0 {
+		t.Fatalf("a's spool: %+v", st)
+	}
+	must(t, a.Close(context.Background())) // its spool stays for the next process
+	d := open(t, up, fastOpts(root))
+	eventually(t, "a's records replayed", func() bool { return len(up.entries()) == 3 && d.Stats().Spooled == 0 })
+	if got := up.entries(); !slices.Equal(got, []string{"e0", "e2", "e4"}) {
+		t.Fatalf("adopted %v", got)
+	}
+	if st := b.Stats(); st.Spooled != 3 {
+		t.Fatalf("b's spool, while b lives: %+v", st)
+	}
+	must(t, b.Close(context.Background()))
 }
