@@ -23,14 +23,7 @@ import (
 // the recorder's quota: a run whose files would pass it fails as quota_exceeded, recorded so,
 // with nothing kept; the store serves the others' bytes to the runtime's OpenArtifact.
 func TestRunArtifactsInTheStore(t *testing.T) {
-	skills := t.TempDir()
-	sd := filepath.Join(skills, "out")
-	must(t, os.MkdirAll(sd, 0o755))
-	must(t, os.WriteFile(filepath.Join(sd, "skill.json"), []byte(`{"id":"out","name":"out","description":"writes files",
-		"parameters":{"spec":{"type":"string","required":true}},"permissions":{"files":[{"path":"/output","access":"read-write"}]}}`), 0o644))
-	wasm, err := os.ReadFile("../testdata/wasm/output.wasm")
-	must(t, err)
-	must(t, os.WriteFile(filepath.Join(sd, spec.ModuleFile), wasm, 0o644))
+	skills := outSkill(t)
 	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), sqlite.FileName))
 	must(t, err)
 	t.Cleanup(func() { s.Close() })
@@ -71,4 +64,19 @@ func must(t *testing.T, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// outSkill is a skills directory holding "out", which writes the files its spec names
+// (testdata/wat/output.wat) to /output.
+func outSkill(t *testing.T) string {
+	t.Helper()
+	skills := t.TempDir()
+	sd := filepath.Join(skills, "out")
+	must(t, os.MkdirAll(sd, 0o755))
+	must(t, os.WriteFile(filepath.Join(sd, "skill.json"), []byte(`{"id":"out","name":"out","description":"writes files",
+		"parameters":{"spec":{"type":"string","required":true}},"permissions":{"files":[{"path":"/output","access":"read-write"}]}}`), 0o644))
+	wasm, err := os.ReadFile("../testdata/wasm/output.wasm")
+	must(t, err)
+	must(t, os.WriteFile(filepath.Join(sd, spec.ModuleFile), wasm, 0o644))
+	return skills
 }

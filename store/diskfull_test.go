@@ -14,7 +14,6 @@ import (
 	"github.com/skillbox-dev/skillbox/internal/testengine"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
-	"github.com/skillbox-dev/skillbox/spec"
 	"github.com/skillbox-dev/skillbox/store"
 	"github.com/skillbox-dev/skillbox/store/sqlite"
 	"github.com/skillbox-dev/skillbox/store/storetest"
@@ -39,14 +38,7 @@ func smallFS(t *testing.T, size string) string {
 // nothing the history says it has is missing.
 func TestDiskFull(t *testing.T) {
 	data := smallFS(t, "3m")
-	skills := t.TempDir()
-	sd := filepath.Join(skills, "out")
-	must(t, os.MkdirAll(sd, 0o755))
-	must(t, os.WriteFile(filepath.Join(sd, "skill.json"), []byte(`{"id":"out","name":"out","description":"writes files",
-		"parameters":{"spec":{"type":"string","required":true}},"permissions":{"files":[{"path":"/output","access":"read-write"}]}}`), 0o644))
-	wasm, err := os.ReadFile("../testdata/wasm/output.wasm")
-	must(t, err)
-	must(t, os.WriteFile(filepath.Join(sd, spec.ModuleFile), wasm, 0o644))
+	skills := outSkill(t)
 	s, err := sqlite.Open(t.Context(), filepath.Join(data, sqlite.FileName))
 	must(t, err)
 	t.Cleanup(func() { s.Close() })
