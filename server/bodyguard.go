@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"time"
 )
@@ -147,7 +148,19 @@ func (w *closeIfUnread) before() {
 	w.wrote = true
 	if !w.g.ended() {
 		w.Header().Set("Connection", "close")
+		lingerClose(w.ResponseWriter)
 	}
+}
+
+// lingerClose has net/http end the connection after the answer as it does for a body past
+// http.MaxBytesReader's limit: it sends the answer, half-closes the connection and pauses before
+// closing it, without reading the body. A client still sending reads the answer instead of a
+// reset. A MaxBytesReader crossed by one byte of its own (never the connection's) is the only
+// way a handler has to ask for it; w must be net/http's own ResponseWriter, which guardBodies,
+// the outermost handler, is given.
+func lingerClose(w http.ResponseWriter) {
+	var b [1]byte
+	_, _ = http.MaxBytesReader(w, io.NopCloser(strings.NewReader("x")), 0).Read(b[:])
 }
 
 // Unwrap lets http.ResponseController reach the connection (flushes, deadlines).

@@ -621,11 +621,13 @@ func TestUploadBombsAreRefused(t *testing.T) {
 		}
 		return names
 	}
-	gz := func(data []byte) func() reply {
-		return func() reply { return send(t, "POST", url, bytes.NewReader(data), "Content-Type", "application/gzip") }
+	gz := func(data []byte) func(*testing.T) reply {
+		return func(t *testing.T) reply {
+			return send(t, "POST", url, bytes.NewReader(data), "Content-Type", "application/gzip")
+		}
 	}
-	parts := func(n int, file bool) func() reply {
-		return func() reply {
+	parts := func(n int, file bool) func(*testing.T) reply {
+		return func(t *testing.T) reply {
 			var buf bytes.Buffer
 			w := multipart.NewWriter(&buf)
 			w.WriteField("id", "bomb")
@@ -645,19 +647,19 @@ func TestUploadBombsAreRefused(t *testing.T) {
 	big["resources/big.bin"] = make([]byte, 16<<20+1)
 	tests := []struct {
 		name    string
-		send    func() reply
-		mention []string // in the message
+		send    func(*testing.T) reply // t: the subtest's
+		mention []string               // in the message
 	}{
 		{"tar.gz: a module of zeros under the module cap", gz(zeroTarGz(t, 60<<20, "bomb/execute.wasm")), []string{"maxRatio", "bomb/execute.wasm"}},
 		{"tar.gz: a gigabyte in 64 resources", gz(zeroTarGz(t, 16<<20, resources(64)...)), []string{"maxRatio", "bomb/resources/z00.bin"}},
 		{"tar.gz: one file of a gigabyte", gz(zeroTarGz(t, 1<<30, "bomb/execute.wasm")), []string{"maxFileBytes", "bomb/execute.wasm", "67108864"}},
-		{"multipart: a resource over its cap", func() reply { return upload(t, "POST", url, big, nil) }, []string{"maxFileBytes", "resources/big.bin", "16777216"}},
+		{"multipart: a resource over its cap", func(t *testing.T) reply { return upload(t, "POST", url, big, nil) }, []string{"maxFileBytes", "resources/big.bin", "16777216"}},
 		{"multipart: 10000 file parts", parts(10000, true), []string{"maxFiles", "256"}},
 		{"multipart: 10000 plain fields", parts(10000, false), []string{"maxFiles", "256"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			e := wantError(t, tc.send(), http.StatusRequestEntityTooLarge, "too_large")
+			e := wantError(t, tc.send(t), http.StatusRequestEntityTooLarge, "too_large")
 			t.Log(e.Error.Message)
 			for _, m := range tc.mention {
 				if !strings.Contains(e.Error.Message, m) {
