@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -10,8 +11,10 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/skillbox-dev/skillbox/artifact"
 	"github.com/skillbox-dev/skillbox/history"
@@ -171,19 +174,91 @@ func (w recordWriter) Write(ctx context.Context, entries [][]byte) error {
 		if run.Status == StatusRunning {
 			run.LeaseUntil = until
 		}
-		runs = append(runs, run)
+		runs = append(runs, storable(run))
 	}
 	for len(runs) > 0 {
 		n := 1
 		for n < len(runs) && runs[n].Tenant == runs[0].Tenant {
 			n++
 		}
-		if err := w.r.of(runs[0].Tenant).WriteRuns(ctx, runs[:n]); err != nil {
+		if err := w.write(ctx, runs[:n]); err != nil {
 			return err
 		}
 		runs = runs[n:]
 	}
 	return nil
+}
+
+// write writes runs of one tenant in one transaction. When the store refuses the batch, each
+// run is written alone: if the store takes some, those it refuses are records it will never
+// take, dropped and logged, or they would hold up every record after them; if it takes none, it
+// is down, and the batch waits.
+func (w recordWriter) write(ctx context.Context, runs []Run) error {
+	st := w.r.of(runs[0].Tenant)
+	err := st.WriteRuns(ctx, runs)
+	if err == nil || len(runs) == 1 || ctx.Err() != nil {
+		return err
+	}
+	var refused []error
+	took := 0
+	for _, run := range runs {
+		if err := st.WriteRuns(ctx, []Run{run}); err != nil {
+			refused = append(refused, err)
+			continue
+		}
+		took++
+	}
+	if took == 0 {
+		return err
+	}
+	for _, rerr := range refused {
+		w.r.opts.Logger.Error("record dropped: the store refuses it", "err", rerr)
+	}
+	return nil
+}
+
+// storable is run with every text a database takes: valid UTF-8 without NUL (PostgreSQL
+// refuses both), its JSON fields re-encoded when they are not. A skill's error message or
+// result is the skill's to choose; its record must still be kept.
+func storable(run Run) Run {
+	for _, f := range []*string{&run.ID, &run.Skill, &run.Version, &run.Digest, &run.Face, &run.Caller, &run.Tenant,
+		&run.VisibleTo, &run.ArgsSHA256, &run.Owner} {
+		*f = cleanText(*f)
+	}
+	if run.Error != nil {
+		e := *run.Error
+		e.Kind, e.Message = cleanText(e.Kind), cleanText(e.Message)
+		run.Error = &e
+	}
+	for _, f := range []*json.RawMessage{&run.Args, &run.Result, &run.Logs, &run.Usage} {
+		*f = cleanJSON(*f)
+	}
+	return run
+}
+
+// cleanText is s as valid UTF-8 without NUL: what is not is U+FFFD.
+func cleanText(s string) string {
+	if utf8.ValidString(s) && !strings.ContainsRune(s, 0) {
+		return s
+	}
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
+}
+
+// cleanJSON is j, or j re-encoded when it holds invalid UTF-8 or a NUL byte (encoding/json
+// writes U+FFFD for the one and escapes the other); nil when it is not JSON at all.
+func cleanJSON(j json.RawMessage) json.RawMessage {
+	if len(j) == 0 || (utf8.Valid(j) && bytes.IndexByte(j, 0) < 0) {
+		return j
+	}
+	var v any
+	if json.Unmarshal(j, &v) != nil {
+		return nil
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	return out
 }
 
 // truncate is s cut to at most n bytes, for a log line.
