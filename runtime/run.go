@@ -28,6 +28,7 @@ import (
 	"github.com/skillbox-dev/skillbox/internal/kernel"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/runtime/internal/codecache"
 	"github.com/skillbox-dev/skillbox/runtime/internal/engine"
 	"github.com/skillbox-dev/skillbox/runtime/internal/registry"
 	"github.com/skillbox-dev/skillbox/runtime/internal/script"
@@ -146,100 +147,33 @@ func (rt *Runtime) Run(ctx context.Context, req run.Request) (*run.Result, error
 		return finish(run.Errorf(run.KindInvalidArgs, req.Skill, nil,
 			"the arguments are %d bytes, more than the %d allowed (the policy's runs.maxArgsBytes): send smaller arguments", n, limit))
 	}
-	// What the run needs, held until it ends: its skill's version and code, its compiled module
-	// or interpreter, its share of the tenant's quota.
-	var (
-		s        *registry.Skill
-		job      *script.Job // a script's run (execute.js, a program), nil for a module's
-		grant    *policy.Grant
-		input    []byte
-		c        *engine.Compiled
-		charge   int64
-		releases []func()
-	)
-	release := func() {
-		for i := len(releases) - 1; i >= 0; i-- {
-			releases[i]()
-		}
-		releases = nil
-	}
-	defer func() { release() }()
-	prepare := func() *run.Error {
-		var rerr *run.Error
-		s, rerr = rt.resolve(ctx, req.Skill, req.Script != "")
-		if rerr == nil {
-			visibleTo = rt.visibleTo(s) // the current version's place says whose it is
-			s, rerr = rt.pickVersion(ctx, s, req.Digest, req.Who)
-		}
-		if rerr != nil {
-			return rerr
-		}
-		skillLabel = s.ID()
-		res.Version, res.Digest = s.Version(), s.State().Digest
-		job = nil
-		if req.Script != "" {
-			job, rerr = script.ProgramJob(ctx, s, req)
-		} else if s.Lang().Script() {
-			var err error
-			if job, err = script.ExecuteJob(ctx, s); err != nil {
-				rerr = codeError(s, err)
-			}
-		}
-		if rerr != nil {
-			return rerr
-		}
-		grant = s.Grant()
-		if job != nil {
-			grant = job.Grant
-		}
-		// At least 1 KiB: the host's own words about a run must survive a tiny maxOutputBytes.
-		maxMessage = min(maxMessage, max(grant.Limits.MaxOutputBytes, minMessageBytes))
-		input = nil
-		if job == nil || job.Prog == nil {
-			if input, rerr = rt.validate(s, req); rerr != nil {
-				return rerr
-			}
-		}
-		// The tenant's quota, before anything is compiled or waits for admission: a tenant past
-		// it costs the host nothing more.
-		releaseQuota, rerr := rt.quota.take(s.ID(), time.Now())
-		if rerr != nil {
-			return rerr
-		}
-		releases = append(releases, releaseQuota)
-		if job != nil {
-			en, err := rt.interps.Acquire(ctx, job.Lang, grant.Limits.MemoryMiB)
-			if err != nil {
-				return acquireError(s, err)
-			}
-			releases = append(releases, func() { rt.interps.Release(en) })
-			job.Interp = en.Value()
-			charge = script.Charge(grant, int64(len(job.Code)))
-		} else {
-			m := engineModule(s)
-			en, err := rt.engine.Acquire(ctx, &m)
-			if err != nil {
-				return acquireError(s, err)
-			}
-			releases = append(releases, func() { rt.engine.Release(en) })
-			c = en.Value()
-			charge = engine.RunCharge(&m)
-		}
-		return nil
-	}
+	var p prepared
+	defer rt.release(&p)
 	seen := rt.changes()
-	rerr := prepare()
+	rerr := rt.prepare(ctx, &req, &p)
 	for retry := 0; rerr != nil && errors.Is(rerr, run.ErrModuleChanged) && retry < maxChangedRetries; retry++ {
 		// The skill changed on disk since it was loaded: load what is there now and run that (a
 		// skill rewritten while it serves switches; it never answers not found).
-		release()
+		rt.release(&p)
 		rt.reloadChanged(seen)
 		seen = rt.changes()
-		rerr = prepare()
+		rerr = rt.prepare(ctx, &req, &p)
+	}
+	if p.visibleTo != "" {
+		visibleTo = p.visibleTo
+	}
+	if p.s != nil {
+		skillLabel = p.s.ID()
+		res.Version, res.Digest = p.s.Version(), p.s.State().Digest
+	}
+	if p.grant != nil {
+		// At least 1 KiB: the host's own words about a run must survive a tiny maxOutputBytes.
+		maxMessage = min(maxMessage, max(p.grant.Limits.MaxOutputBytes, minMessageBytes))
 	}
 	if rerr != nil {
 		return finish(rerr)
 	}
+	s, job, grant, input, c, charge := p.s, p.job, p.grant, p.input, p.c, p.charge
 	var err error
 	ticket, err := rt.admit(ctx, charge)
 	if err != nil {
@@ -322,6 +256,93 @@ func (rt *Runtime) resolve(ctx context.Context, id string, program bool) (*regis
 		return good, nil
 	}
 	return s, nil
+}
+
+// prepared is what a run holds from its preparation to its end: its skill's version (s, set
+// once picked) and code, its grant, its input, its compiled module or interpreter and their
+// charge, its share of the tenant's quota. visibleTo is whose the skill's place says it is.
+type prepared struct {
+	s         *registry.Skill
+	visibleTo string
+	job       *script.Job // a script's run (execute.js, a program), nil for a module's
+	grant     *policy.Grant
+	input     []byte
+	c         *engine.Compiled
+	charge    int64
+	quota     func()
+	module    *codecache.Entry[*engine.Compiled]
+	interp    *codecache.Entry[*engine.Interp]
+}
+
+// prepare makes p what a run of req holds: it resolves and picks the skill's version, makes its
+// job, validates its arguments, takes its quota and acquires its module or interpreter. What it
+// took before failing is in p, for release.
+func (rt *Runtime) prepare(ctx context.Context, req *run.Request, p *prepared) *run.Error {
+	s, rerr := rt.resolve(ctx, req.Skill, req.Script != "")
+	if rerr != nil {
+		return rerr
+	}
+	p.visibleTo = rt.visibleTo(s) // the current version's place says whose it is
+	if s, rerr = rt.pickVersion(ctx, s, req.Digest, req.Who); rerr != nil {
+		return rerr
+	}
+	p.s = s
+	if req.Script != "" {
+		p.job, rerr = script.ProgramJob(ctx, s, *req)
+	} else if s.Lang().Script() {
+		var err error
+		if p.job, err = script.ExecuteJob(ctx, s); err != nil {
+			rerr = codeError(s, err)
+		}
+	}
+	if rerr != nil {
+		return rerr
+	}
+	p.grant = s.Grant()
+	if p.job != nil {
+		p.grant = p.job.Grant
+	}
+	if p.job == nil || p.job.Prog == nil {
+		if p.input, rerr = rt.validate(s, *req); rerr != nil {
+			return rerr
+		}
+	}
+	// The tenant's quota, before anything is compiled or waits for admission: a tenant past it
+	// costs the host nothing more.
+	if p.quota, rerr = rt.quota.take(s.ID(), time.Now()); rerr != nil {
+		return rerr
+	}
+	if p.job != nil {
+		en, err := rt.interps.Acquire(ctx, p.job.Lang, p.grant.Limits.MemoryMiB)
+		if err != nil {
+			return acquireError(s, err)
+		}
+		p.interp, p.job.Interp = en, en.Value()
+		p.charge = script.Charge(p.grant, int64(len(p.job.Code)))
+		return nil
+	}
+	m := engineModule(s)
+	en, err := rt.engine.Acquire(ctx, &m)
+	if err != nil {
+		return acquireError(s, err)
+	}
+	p.module, p.c = en, en.Value()
+	p.charge = engine.RunCharge(&m)
+	return nil
+}
+
+// release lets go of what p holds, and empties it for another prepare.
+func (rt *Runtime) release(p *prepared) {
+	if p.interp != nil {
+		rt.interps.Release(p.interp)
+	}
+	if p.module != nil {
+		rt.engine.Release(p.module)
+	}
+	if p.quota != nil {
+		p.quota()
+	}
+	*p = prepared{}
 }
 
 // maxChangedRetries bounds the reloads one run makes when it finds its skill changed on disk
