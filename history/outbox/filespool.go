@@ -64,7 +64,7 @@ type segment struct {
 // one disk) never write or replay each other's segments. The segments of a directory whose
 // process is gone (its lock is free) are adopted first, in their order: they are replayed
 // before anything this process spools.
-func openFileSpool(root string, max int64, log *slog.Logger) (*fileSpool, error) {
+func openFileSpool(root string, maxBytes int64, log *slog.Logger) (*fileSpool, error) {
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		return nil, err
 	}
@@ -79,7 +79,7 @@ func openFileSpool(root string, max int64, log *slog.Logger) (*fileSpool, error)
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
-	s := &fileSpool{dir: dir, root: root, lock: lock, max: max, log: log}
+	s := &fileSpool{dir: dir, root: root, lock: lock, max: maxBytes, log: log}
 	if err := s.adoptOrphans(); err != nil {
 		s.close()
 		return nil, err
@@ -95,7 +95,7 @@ func openFileSpool(root string, max int64, log *slog.Logger) (*fileSpool, error)
 		if err != nil {
 			continue // not ours
 		}
-		s.nextSeg = max64(s.nextSeg, num+1)
+		s.nextSeg = max(s.nextSeg, num+1)
 		seg, err := scanSegment(name, log)
 		if err != nil {
 			s.close()
@@ -146,13 +146,6 @@ func (s *fileSpool) adoptOrphans() error {
 		unlockDir(lock)
 	}
 	return nil
-}
-
-func max64(a, b uint64) uint64 {
-	if a > b {
-		return a
-	}
-	return b
 }
 
 // scanSegment counts a segment's whole frames and truncates a torn one at its end.

@@ -71,23 +71,23 @@ func (s *DB) WriteRuns(ctx context.Context, runs []store.Run) error {
 	if len(runs) == 1 {
 		what = "record run " + runs[0].ID
 	}
-	stmts := map[string]*sql.Stmt{}
-	for _, q := range []string{beginRunSQL, finishRunSQL} {
-		st, err := s.prepared(ctx, q)
-		if err != nil {
-			return fmt.Errorf("%s: %s %s: prepare: %w", what, s.dialect.Name, s.where, err)
-		}
-		stmts[q] = st
+	begin, err := s.prepared(ctx, beginRunSQL)
+	var finish *sql.Stmt
+	if err == nil {
+		finish, err = s.prepared(ctx, finishRunSQL)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %s %s: prepare: %w", what, s.dialect.Name, s.where, err)
 	}
 	return s.inTx(ctx, what, func(tx *sql.Tx) error {
 		for _, r := range runs {
-			query := beginRunSQL
+			st := begin
 			if r.Status.Final() {
 				// A run id is the runtime's, random; still, a tenant's run never overwrites another's.
-				query = finishRunSQL
+				st = finish
 				r.Owner, r.LeaseUntil = "", time.Time{}
 			}
-			if _, err := tx.StmtContext(ctx, stmts[query]).ExecContext(ctx, s.runValues(r)...); err != nil {
+			if _, err := tx.StmtContext(ctx, st).ExecContext(ctx, s.runValues(r)...); err != nil {
 				return fmt.Errorf("run %s: %w", r.ID, err)
 			}
 		}
