@@ -283,9 +283,10 @@ func (o *Outbox) loop() {
 			continue
 		}
 		o.mu.Lock()
-		closed := o.closed
+		// Closed and empty, read together: an entry queued before Close is delivered first.
+		done := o.closed && len(o.queue) == 0
 		o.mu.Unlock()
-		if closed && linger == 0 {
+		if done {
 			o.drain()
 			return
 		}
