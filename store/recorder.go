@@ -168,7 +168,7 @@ func (w recordWriter) Write(ctx context.Context, entries [][]byte) error {
 		var run Run
 		if err := json.Unmarshal(e, &run); err != nil || run.ID == "" || run.Skill == "" || !run.Status.Valid() {
 			// Never a record this recorder wrote: skipped, or it would hold up every one after it.
-			w.r.opts.Logger.Error("record dropped: it is not a run record", "record", truncate(string(e), 200), "err", err)
+			w.r.opts.Logger.Error("record dropped: it is not a run record", "bytes", len(e), "err", err)
 			continue
 		}
 		if run.Status == StatusRunning {
@@ -259,14 +259,6 @@ func cleanJSON(j json.RawMessage) json.RawMessage {
 		return nil
 	}
 	return out
-}
-
-// truncate is s cut to at most n bytes, for a log line.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 // PutArtifacts keeps a run's artifacts in the store, within opts.MaxArtifactBytes. A Recorder
