@@ -62,7 +62,9 @@ func (s *view) listRuns(c echo.Context) error {
 		// A run whose end is still on its way to the history reads as the runtime has it.
 		if !r.Status.Final() && q.Status == "" {
 			if rec, ok := s.recentRun(c, r.ID); ok {
-				page.Runs[i] = store.RunOf(&rec)
+				listed := store.RunOf(&rec)
+				listed.Result, listed.Logs = nil, nil // a list leaves them out, as the history's does
+				page.Runs[i] = listed
 			}
 		}
 	}
