@@ -13,15 +13,18 @@ import (
 // bound the logs go first, then the result, and the copy says it was trimmed.
 func storedRecord(r *history.Record, p policy.Runs) *history.Record {
 	res := r.Result
-	logs := logsCost(res.Logs)
 	keepResult := !p.OmitResults && res.Result != nil
 	keepLogs := !p.OmitLogs && len(res.Logs) > 0
+	var resultBytes int64
+	if keepResult {
+		resultBytes = int64(len(res.Result))
+	}
 	limit := p.RecordBytes()
 	trimmed := false
-	if keepLogs && keepResultBytes(keepResult, res)+logs > limit {
+	if keepLogs && resultBytes+logsCost(res.Logs) > limit {
 		keepLogs, trimmed = false, true
 	}
-	if keepResult && int64(len(res.Result)) > limit {
+	if resultBytes > limit {
 		keepResult, trimmed = false, true
 	}
 	if keepResult == (res.Result != nil) && keepLogs == (len(res.Logs) > 0) {
@@ -38,18 +41,12 @@ func storedRecord(r *history.Record, p policy.Runs) *history.Record {
 	return &c
 }
 
-func keepResultBytes(keep bool, res *run.Result) int64 {
-	if !keep {
-		return 0
-	}
-	return int64(len(res.Result))
-}
-
-// logsCost is about what logs take as JSON.
+// logsCost estimates what logs hold: their messages, and 64 bytes each for the rest (time,
+// level, source), in memory or as JSON.
 func logsCost(logs []run.LogEntry) int64 {
 	var n int64
 	for _, l := range logs {
-		n += int64(len(l.Message)+len(l.Source)+len(l.Level)) + 64
+		n += int64(len(l.Message)) + 64
 	}
 	return n
 }
@@ -80,9 +77,7 @@ func recordCost(r *history.Record) int64 {
 	if r.Error != nil {
 		n += int64(len(r.Error.Message))
 	}
-	for _, l := range r.Logs {
-		n += int64(len(l.Message)) + 64
-	}
+	n += logsCost(r.Logs)
 	for _, list := range [][]string{r.Usage.HostsContacted, r.Usage.FilesRead, r.Usage.FilesWritten, r.Usage.Denied} {
 		for _, s := range list {
 			n += int64(len(s)) + 16
