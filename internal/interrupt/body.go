@@ -10,11 +10,14 @@ import (
 type editKind uint8
 
 const (
-	editEntry     editKind = iota // insert the function-entry sequence (weight val)
-	editLoopOpen                  // insert `loop bt` and the yield before the loop (bt: n bytes after at)
-	editLoopCheck                 // insert the loop's count (weight val) after its block type
-	editLoopClose                 // insert the `end` of $Y after the loop's end
-	editLabel                     // replace the n-byte u32 label at at by val
+	editEntry      editKind = iota // insert the function-entry sequence (weight val)
+	editLoopOpen                   // insert `loop bt` and the yield before the loop (bt: n bytes after at)
+	editLoopCheck                  // insert the loop's count (weight val) after its block type
+	editLoopClose                  // insert the `end` of $Y after the loop's end
+	editLabel                      // replace the n-byte u32 label at at by val
+	editStackEnter                 // insert the stack count (weight val) and the wrapper's block (type bt)
+	editStackLeave                 // insert the stack count's restore (weight val) before a return
+	editStackExit                  // insert the restore and the function's new end after the wrapper's
 )
 
 type edit struct {
@@ -22,6 +25,7 @@ type edit struct {
 	n    int
 	kind editKind
 	val  int64
+	bt   []byte // editStackEnter: the wrapper's block type
 }
 
 // frame is one open block of the body being decoded.
@@ -32,36 +36,57 @@ type frame struct {
 	split bool // verify mode: a split loop $L, whose end must be followed by $Y's
 }
 
-// body decodes one function body: r from its locals to r.End, the end of the body. It returns
-// where the instructions start, and appends to w.edits what the writer must change: the entry
-// sequence, each loop split and counted, each branch label that crosses a loop made one deeper
-// for each loop it crosses (its $Y is a new block in between). In verify mode (w.verify), the
-// inserted sequences must already be there, and are stepped over.
+// body decodes one function body, the fn-th, of type typeIdx: r from its locals to r.End, the end of the
+// body. It returns where the instructions start, and appends to w.edits what the writer must
+// change: the entry sequence, the stack count and the wrapper (stack.go), each loop split and
+// counted, each branch label that crosses a loop made one deeper for each loop it crosses (its
+// $Y is a new block in between), the stack count's restore before each return and after the
+// wrapper. In verify mode (w.verify), the inserted sequences must already be there, and are
+// stepped over.
 //
 // Every instruction is decoded, immediates included, because a `loop` opcode byte can only be
 // told from the same byte inside an immediate by decoding everything before it.
-func (w *walker) body(r *wasmbin.Reader) (instrStart int, err error) {
+func (w *walker) body(r *wasmbin.Reader, fn, typeIdx uint32) (instrStart int, err error) {
 	decls, err := r.Count("local declarations", 2)
 	if err != nil {
 		return 0, err
 	}
+	locals := uint64(0)
 	for i := uint32(0); i < decls; i++ {
-		if _, err := r.U32("local count"); err != nil {
+		n, err := r.U32("local count")
+		if err != nil {
 			return 0, err
 		}
+		locals += uint64(n)
 		if err := r.ValType("local type"); err != nil {
 			return 0, err
 		}
 	}
 	instrStart = r.Pos
+	t, err := w.typeAt(instrStart, typeIdx)
+	if err != nil {
+		return 0, err
+	}
+	bt, err := w.wrapperType(instrStart, typeIdx)
+	if err != nil {
+		return 0, err
+	}
+	first := len(w.edits)
+	widest := uint64(0)                             // the widest call's parameters and results
+	w.stack = append(w.stack[:0], frame{check: -1}) // the function's own block
 	if w.verify {
 		if err := w.seqs.matchEntry(r); err != nil {
 			return 0, err
 		}
+		if err := w.seqs.matchEnter(r, bt); err != nil {
+			return 0, err
+		}
+		w.push(false, -1, 0) // the wrapper
 	} else {
-		w.edits = append(w.edits, edit{at: instrStart, kind: editEntry, val: int64(weight(r.End - instrStart))})
+		w.edits = append(w.edits, edit{at: instrStart, kind: editEntry, val: int64(weight(r.End - instrStart))},
+			edit{at: instrStart, kind: editStackEnter, bt: bt})
 	}
-	w.stack = append(w.stack[:0], frame{check: -1}) // the function's own block
+	w.leaveEnd = -1
 	for {
 		if r.Pos >= r.End {
 			return 0, refuse(r.Pos, "the body ends inside a block")
@@ -71,6 +96,9 @@ func (w *walker) body(r *wasmbin.Reader) (instrStart int, err error) {
 		r.Pos++
 		switch ops[op] {
 		case immNone:
+			if isReturn(op) {
+				err = w.leave(at)
+			}
 		case immBlock:
 			err = blockType(r)
 			w.push(false, -1, 0)
@@ -86,23 +114,52 @@ func (w *walker) body(r *wasmbin.Reader) (instrStart int, err error) {
 			case f.split && (r.Pos >= r.End || r.B[r.Pos] != 0x0b):
 				return 0, refuse(r.Pos, "a split loop's end not followed by its outer loop's")
 			}
+			if w.verify && len(w.stack) == 1 { // the wrapper's end: the restore, the function's end
+				if err := w.seqs.matchLeave(r); err != nil {
+					return 0, err
+				}
+				if err := expect(r, []byte{0x0b}); err != nil {
+					return 0, err
+				}
+				w.stack = w.stack[:0]
+			}
 			if len(w.stack) == 0 {
 				if r.Pos != r.End {
 					return 0, refuse(r.Pos, "%d bytes after the function's end", r.End-r.Pos)
+				}
+				if !w.verify {
+					w.edits = append(w.edits, edit{at: r.Pos, kind: editStackExit})
+					fw := frameWeight(uint64(t.params), locals, widest, r.End-instrStart)
+					if w.frames != nil {
+						fw = int32(min(w.frames[fn], StackBytes+1))
+					}
+					for i := range w.edits[first:] {
+						if e := &w.edits[first+i]; e.kind >= editStackEnter {
+							e.val = int64(fw)
+						}
+					}
 				}
 				return instrStart, nil
 			}
 		case immLabel:
 			err = w.label(r)
 		case immU32:
-			_, err = r.U32("index")
+			var idx uint32
+			if idx, err = r.U32("index"); err == nil && (op == 0x10 || op == 0x12 || op == 0x14 || op == 0x15) {
+				err = w.call(at, op, idx, &widest)
+			}
 		case immU32x2:
-			if _, err = r.U32("type index"); err == nil {
-				_, err = r.U32("table index")
+			var idx uint32
+			if idx, err = r.U32("type index"); err == nil {
+				if _, err = r.U32("table index"); err == nil {
+					err = w.call(at, op, idx, &widest)
+				}
 			}
 		case immGlobal:
 			var idx uint32
-			if idx, err = r.U32("global index"); err == nil && idx >= w.guestGlobals {
+			if idx, err = r.U32("global index"); err == nil && w.verify && idx == w.seqs.stack {
+				err = w.matchReturn(r, at)
+			} else if err == nil && idx >= w.guestGlobals {
 				// An invalid module that names a global past its own would, once the globals
 				// are appended, name $stop or $budget: a guest could clear its own flag.
 				err = refuse(at, "global index %d: the module has %d globals", idx, w.guestGlobals)
@@ -141,6 +198,47 @@ func (w *walker) body(r *wasmbin.Reader) (instrStart int, err error) {
 			return 0, wasmbin.Within(err, "opcode 0x%02x at byte %d", op, at)
 		}
 	}
+}
+
+// call notes the width of the call at `at` (op, its first immediate idx) in *widest, and if it
+// is a tail call, the restore before it.
+func (w *walker) call(at int, op byte, idx uint32, widest *uint64) error {
+	n, err := w.callArity(at, op, idx)
+	if err != nil {
+		return err
+	}
+	*widest = max(*widest, n)
+	if isReturn(op) {
+		return w.leave(at)
+	}
+	return nil
+}
+
+// leave records the restore before the return or tail call at `at`, or in verify mode requires
+// it there.
+func (w *walker) leave(at int) error {
+	if w.verify {
+		if w.leaveEnd != at {
+			return refuse(at, "a return without the stack count's restore before it")
+		}
+		return nil
+	}
+	w.edits = append(w.edits, edit{at: at, kind: editStackLeave})
+	return nil
+}
+
+// matchReturn, in verify mode, steps over a restore that starts at `at` (r is past its first
+// global.get) and must be followed by a return or a tail call.
+func (w *walker) matchReturn(r *wasmbin.Reader, at int) error {
+	r.Pos = at
+	if err := w.seqs.matchLeave(r); err != nil {
+		return err
+	}
+	if r.Pos >= r.End || !isReturn(r.B[r.Pos]) {
+		return refuse(r.Pos, "the stack count's restore not followed by a return")
+	}
+	w.leaveEnd = r.Pos
+	return nil
 }
 
 // push opens a block: a loop of the input (counted, with its check edit and offset) or not.
@@ -201,6 +299,9 @@ func (w *walker) label(r *wasmbin.Reader) error {
 	top := len(w.stack) - 1
 	if uint64(d) > uint64(top) {
 		return refuse(at, "label %d with %d blocks open", d, top+1)
+	}
+	if w.verify && uint64(d) == uint64(top) {
+		return refuse(at, "a branch to the function's own label, past the stack count's restore")
 	}
 	if crossed := w.stack[top].loops - w.stack[top-int(d)].loops; crossed != 0 && !w.verify {
 		nd := int64(d) + int64(crossed)

@@ -47,18 +47,18 @@ func weight(n int) int32 {
 
 // seqs builds and recognises the inserted sequences for one module's globals.
 type seqs struct {
-	stop, budget uint32
-	yield        []byte
-	count1       []byte // the count of weight 1, which matchCount compares around the weight
+	stop, budget, stack uint32
+	yield               []byte
+	count1              []byte // the count of weight 1, which matchCount compares around the weight
 }
 
-func newSeqs(stop, budget uint32) seqs {
+func newSeqs(stop, budget, stack uint32) seqs {
 	y := []byte{0x41, 0x00, 0x40, 0x00, 0x1a, 0x23} // i32.const 0, memory.grow 0, drop, global.get
 	y = wasmbin.AppendU32(y, stop)
 	y = append(y, 0x04, 0x40, 0x00, 0x0b, 0x41) // if, unreachable, end, i32.const
 	y = appendS32(y, Budget)
 	y = wasmbin.AppendU32(append(y, 0x24), budget) // global.set
-	q := seqs{stop: stop, budget: budget, yield: y}
+	q := seqs{stop: stop, budget: budget, stack: stack, yield: y}
 	q.count1 = q.appendCount(nil, 1)
 	return q
 }

@@ -23,6 +23,10 @@
 //     getWasmGlobalValue): the guest sees the host's store.
 //   - The function-entry count stops recursion that never loops, tail calls included.
 //
+// Instrument also bounds the wasm call stack, which wazero keeps outside the run's memory limit
+// and grows to about 50 MB: a third global counts down, at every function entry, the stack the
+// call takes, gives it back on the way out, and traps when it is spent (stack.go).
+//
 // Instrument decodes every instruction, as wazero v1.12 reads them, to find the loops and the
 // branch labels that cross them. Whatever it does not know exactly, it leaves alone (ok is
 // false), and the caller runs the module under wazero's own interruption: that fallback is what

@@ -20,14 +20,15 @@ const BudgetGlobal = "__skillbox_budget"
 
 // Slack is the growth Instrument allows past twice the input: a module of a few bytes gains
 // globals, exports, a memory and checks that can be larger than itself.
-const Slack = 256
+const Slack = 1024
 
-// Instrument returns wasm rewritten so that it can be stopped cheaply (see Stop): two mutable
-// i32 globals are appended and exported as StopGlobal and BudgetGlobal; every function entry
-// and every loop iteration counts down the budget, and when it is spent the guest yields to the
-// Go scheduler (memory.grow 0, run in Go by wazero) and traps if the stop flag is set. If the
-// module has no memory, a memory of 0 pages (maximum 0) is added for that memory.grow. No
-// existing index moves: globals, the memory, exports are appended. Every section but the
+// Instrument returns wasm rewritten so that it can be stopped cheaply (see Stop): mutable i32
+// globals are appended and exported as StopGlobal and BudgetGlobal; every function entry and
+// every loop iteration counts down the budget, and when it is spent the guest yields to the Go
+// scheduler (memory.grow 0, run in Go by wazero) and traps if the stop flag is set. A third,
+// StackGlobal, bounds the call stack (stack.go), each call weighed by an estimate of its frame.
+// If the module has no memory, a memory of 0 pages (maximum 0) is added for that memory.grow.
+// No existing index moves: globals, the memory, exports are appended. Every section but the
 // memory (only if it had none), global, export and code sections is copied byte for byte,
 // except DWARF (".debug_*") custom sections, which are dropped because the code offsets they
 // describe have moved. The checks and the splitting of loops are described in checks.go.
@@ -35,13 +36,15 @@ const Slack = 256
 // ok is false, with a nil error, when Instrument does not know the module well enough to
 // rewrite it safely: an opcode or encoding it does not decode exactly as wazero does, a
 // malformed section, a start function (it runs during instantiation, before Stop can reach the
-// module), an export named StopGlobal or BudgetGlobal, or an output over 2*len(wasm)+Slack
-// bytes. The caller then runs wasm as it is, under wazero's own interruption. Explain says why.
+// module), an export named StopGlobal, BudgetGlobal or StackGlobal, a function that returns
+// several values and takes parameters with no type returning them without (its wrapper block
+// needs one), or an output over 2*len(wasm)+Slack bytes. The caller then runs wasm as it is,
+// under wazero's own interruption. Explain says why.
 //
 // err is non-nil only if the output failed Instrument's own re-reading of it (ErrSelfCheck): a
 // bug here; the caller falls back the same way.
 func Instrument(wasm []byte) (out []byte, ok bool, err error) {
-	out, q, rerr := instrument(wasm)
+	out, q, rerr := instrument(wasm, nil)
 	if rerr != nil {
 		return nil, false, nil
 	}
@@ -51,9 +54,28 @@ func Instrument(wasm []byte) (out []byte, ok bool, err error) {
 	return out, true, nil
 }
 
+// InstrumentShipped instruments a module Skillbox ships (an interpreter), which must be: its
+// run is charged for the stack bound (StackCharge), so a module Instrument refuses is a bug in
+// this package or the interpreter's build, reported as an error rather than run unbounded.
+//
+// frames, if not nil, are the weights: the stack each defined function's call takes, in the
+// order of the code section, as wazero's compiler sized it (see package wazevoframes) for the
+// module instrumented; they replace the estimates (frameWeight), which are safe for no module
+// in particular. A table for another module (another function count) is refused.
+func InstrumentShipped(wasm []byte, frames []uint32) ([]byte, error) {
+	out, q, err := instrument(wasm, frames)
+	if err != nil {
+		return nil, refusal(err)
+	}
+	if err := selfCheck(out, q); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrSelfCheck, refusal(err))
+	}
+	return out, nil
+}
+
 // Explain returns why Instrument refuses wasm (a *RefusalError), or nil if it instruments it.
 func Explain(wasm []byte) error {
-	_, _, err := instrument(wasm)
+	_, _, err := instrument(wasm, nil)
 	return refusal(err)
 }
 
@@ -76,6 +98,7 @@ func Stop(mod api.Module) error {
 // Section ids, as in the binary format.
 const (
 	secCustom   byte = 0
+	secType     byte = 1
 	secImport   byte = 2
 	secFunction byte = 3
 	secMemory   byte = 5
@@ -115,8 +138,12 @@ type walker struct {
 	memory          int // index in secs, or -1
 	global, export  int
 	code            int
-	exported        [2]int    // verify mode: exports named StopGlobal, BudgetGlobal
-	exportedIndex   [2]uint32 // and their global indices
+	exported        [3]int    // verify mode: exports named StopGlobal, BudgetGlobal, StackGlobal
+	exportedIndex   [3]uint32 // and their global indices
+	types           []fnType
+	funcTypes       []uint32 // the type of each function, imported ones first
+	leaveEnd        int      // verify mode: where the last restore of the stack count ends
+	frames          []uint32 // the weights of the defined functions, or nil for the estimates
 
 	seqs   seqs
 	bodies []fnBody
@@ -131,8 +158,9 @@ func newWalker(in []byte) *walker {
 var magic = []byte{0x00, 'a', 's', 'm', 0x01, 0x00, 0x00, 0x00}
 
 // instrument walks wasm and writes its instrumented copy.
-func instrument(wasm []byte) ([]byte, seqs, error) {
+func instrument(wasm []byte, frames []uint32) ([]byte, seqs, error) {
 	w := newWalker(wasm)
+	w.frames = frames
 	if err := w.module(); err != nil {
 		return nil, seqs{}, err
 	}
@@ -178,8 +206,8 @@ func (w *walker) module() error {
 		return refuse(len(w.in), "%d functions and no code section", w.funcs)
 	}
 	if w.verify {
-		want := [2]uint32{w.seqs.stop, w.seqs.budget}
-		if w.exported != [2]int{1, 1} || w.exportedIndex != want || w.memories == 0 {
+		want := [3]uint32{w.seqs.stop, w.seqs.budget, w.seqs.stack}
+		if w.exported != [3]int{1, 1, 1} || w.exportedIndex != want || w.memories == 0 {
 			return refuse(len(w.in), "exports %v of globals %v, %d memories", w.exported, w.exportedIndex, w.memories)
 		}
 	}
@@ -196,6 +224,8 @@ func (w *walker) section(s *section) error {
 			s.drop = !w.verify && strings.HasPrefix(string(name), ".debug_")
 		}
 		return err
+	case secType:
+		err = w.typeSection(r)
 	case secImport:
 		err = w.imports(r)
 	case secFunction:
@@ -243,7 +273,9 @@ func (w *walker) imports(r *wasmbin.Reader) error {
 		}
 		switch kind {
 		case 0x00:
-			_, err = r.U32("type index")
+			var t uint32
+			t, err = r.U32("type index")
+			w.funcTypes = append(w.funcTypes, t)
 		case 0x01:
 			err = tableType(r)
 		case 0x02:
@@ -271,9 +303,11 @@ func (w *walker) functions(r *wasmbin.Reader) error {
 		return err
 	}
 	for i := uint32(0); i < n; i++ {
-		if _, err := r.U32("type index"); err != nil {
+		t, err := r.U32("type index")
+		if err != nil {
 			return err
 		}
+		w.funcTypes = append(w.funcTypes, t)
 	}
 	w.funcs = n
 	return nil
@@ -311,12 +345,11 @@ func (w *walker) globals(r *wasmbin.Reader) error {
 		return refuse(r.Pos, "%d globals", total)
 	}
 	w.guestGlobals = uint32(total)
-	if w.verify { // the last two globals are $stop and $budget, and guest code may name neither
-		tail := append(append([]byte{}, stopGlobalEntry...), budgetGlobalEntry...)
-		if n < 2 || !bytes.HasSuffix(w.in[:r.Pos], tail) {
-			return refuse(r.Pos, "the last globals are not the stop flag and the budget")
+	if w.verify { // the last three globals are $stop, $budget and $stack, and guest code may name none
+		if n < 3 || !bytes.HasSuffix(w.in[:r.Pos], addedGlobals) {
+			return refuse(r.Pos, "the last globals are not the stop flag, the budget and the stack count")
 		}
-		w.guestGlobals -= 2
+		w.guestGlobals -= 3
 	}
 	return nil
 }
@@ -343,7 +376,7 @@ func (w *walker) exports(r *wasmbin.Reader) error {
 		if err != nil {
 			return err
 		}
-		if k := slices.Index([]string{StopGlobal, BudgetGlobal}, string(name)); k >= 0 {
+		if k := slices.Index([]string{StopGlobal, BudgetGlobal, StackGlobal}, string(name)); k >= 0 {
 			if !w.verify {
 				return refuse(at, "the module already exports %s", name)
 			}
@@ -372,8 +405,11 @@ func (w *walker) codeSection(r *wasmbin.Reader) error {
 	if n != w.funcs {
 		return refuse(at, "%d bodies for %d functions", n, w.funcs)
 	}
+	if w.frames != nil && uint64(len(w.frames)) != uint64(n) {
+		return refuse(at, "a table of %d frames for %d functions: made for another module", len(w.frames), n)
+	}
 	if !w.verify {
-		w.seqs = newSeqs(w.guestGlobals, w.guestGlobals+1)
+		w.seqs = newSeqs(w.guestGlobals, w.guestGlobals+1, w.guestGlobals+2)
 	}
 	w.bodies = make([]fnBody, 0, n)
 	grown := 0 // what the edits add so far: the walk stops as soon as that is over the bound
@@ -388,7 +424,7 @@ func (w *walker) codeSection(r *wasmbin.Reader) error {
 		}
 		br := wasmbin.Reader{B: w.in, Pos: r.Pos, End: r.Pos + int(size)}
 		first := len(w.edits)
-		instr, err := w.body(&br)
+		instr, err := w.body(&br, i, w.funcTypes[len(w.funcTypes)-int(n)+int(i)])
 		if err != nil {
 			return wasmbin.Within(err, "body %d", i)
 		}
@@ -402,11 +438,13 @@ func (w *walker) codeSection(r *wasmbin.Reader) error {
 	return nil
 }
 
-// The entries of the appended globals: mutable i32, i32.const 0 for $stop, Budget for $budget.
-var (
-	stopGlobalEntry   = []byte{0x7f, 0x01, 0x41, 0x00, 0x0b}
-	budgetGlobalEntry = append(appendS32([]byte{0x7f, 0x01, 0x41}, Budget), 0x0b)
-)
+// The entries of the appended globals: mutable i32, i32.const 0 for $stop, Budget for $budget,
+// StackBytes for $stack.
+var addedGlobals = func() []byte {
+	b := []byte{0x7f, 0x01, 0x41, 0x00, 0x0b}
+	b = append(appendS32(append(b, 0x7f, 0x01, 0x41), Budget), 0x0b)
+	return append(appendS32(append(b, 0x7f, 0x01, 0x41), StackBytes), 0x0b)
+}()
 
 // tableType reads a table type, with the 0x40 0x00 prefix and initializer wazero's decodeTable
 // takes. Tables are only stepped over: nothing here depends on them.

@@ -233,7 +233,7 @@ func TestRefusals(t *testing.T) {
 // else: not the input, not the output with any inserted byte changed.
 func TestSelfCheck(t *testing.T) {
 	in := readFile(t, "../../testdata/wasm/spin.wasm")
-	out, q, err := instrument(in)
+	out, q, err := instrument(in, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,11 +17,11 @@ func (w *walker) write() ([]byte, error) {
 	for _, e := range []struct {
 		name string
 		idx  uint32
-	}{{StopGlobal, w.seqs.stop}, {BudgetGlobal, w.seqs.budget}} {
+	}{{StopGlobal, w.seqs.stop}, {BudgetGlobal, w.seqs.budget}, {StackGlobal, w.seqs.stack}} {
 		exports = wasmbin.AppendU32(exports, uint32(len(e.name)))
 		exports = wasmbin.AppendU32(append(append(exports, e.name...), 0x03), e.idx)
 	}
-	globals, err := w.grownVector(w.global, append(append([]byte{}, stopGlobalEntry...), budgetGlobalEntry...))
+	globals, err := w.grownVector(w.global, addedGlobals)
 	if err != nil {
 		return nil, err
 	}
@@ -106,11 +106,14 @@ func (w *walker) write() ([]byte, error) {
 	return out, nil
 }
 
-// grownVector is the contents of the vector section secs[idx] with two entries appended (its
-// count two more), or of a new section holding those alone if idx is -1.
+// added is how many globals (and exports of them) Instrument appends.
+const added = 3
+
+// grownVector is the contents of the vector section secs[idx] with the added entries appended
+// (its count that many more), or of a new section holding those alone if idx is -1.
 func (w *walker) grownVector(idx int, entries []byte) ([]byte, error) {
 	if idx < 0 {
-		return append([]byte{0x02}, entries...), nil
+		return append([]byte{added}, entries...), nil
 	}
 	s := w.secs[idx]
 	r := wasmbin.Reader{B: w.in, Pos: s.content, End: s.end}
@@ -118,11 +121,11 @@ func (w *walker) grownVector(idx int, entries []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if n > math.MaxUint32-2 {
+	if n > math.MaxUint32-added {
 		return nil, refuse(s.content, "a vector of %d entries", n)
 	}
 	out := make([]byte, 0, 5+(s.end-r.Pos)+len(entries))
-	out = wasmbin.AppendU32(out, n+2)
+	out = wasmbin.AppendU32(out, n+added)
 	out = append(out, w.in[r.Pos:s.end]...)
 	return append(out, entries...), nil
 }
@@ -138,6 +141,12 @@ func (w *walker) editLen(e edit) (write, replace int) {
 		return w.seqs.loopCheckLen(int32(e.val)), 0
 	case editLoopClose:
 		return 1, 0
+	case editStackEnter:
+		return w.seqs.enterLen(int32(e.val), e.bt), 0
+	case editStackLeave:
+		return w.seqs.leaveLen(int32(e.val)), 0
+	case editStackExit:
+		return w.seqs.leaveLen(int32(e.val)) + 1, 0
 	}
 	return wasmbin.SizeU32(uint32(e.val)), e.n
 }
@@ -179,6 +188,12 @@ func (w *walker) appendCode(out []byte, s section, size uint32) []byte {
 				out = w.seqs.appendLoopCheck(out, int32(e.val))
 			case editLoopClose:
 				out = append(out, 0x0b)
+			case editStackEnter:
+				out = w.seqs.appendEnter(out, int32(e.val), e.bt)
+			case editStackLeave:
+				out = w.seqs.appendLeave(out, int32(e.val))
+			case editStackExit:
+				out = append(w.seqs.appendLeave(out, int32(e.val)), 0x0b)
 			case editLabel:
 				out = wasmbin.AppendU32(out, uint32(e.val))
 				prev = e.at + e.n
@@ -198,9 +213,10 @@ func appendSection(out []byte, id byte, content []byte) []byte {
 	return append(out, content...)
 }
 
-// selfCheck walks Instrument's output again, requiring $stop and $budget last among the globals
-// and exported once each, a memory, the inserted sequences at every function entry and around
-// every loop, and no other instruction naming $stop or $budget.
+// selfCheck walks Instrument's output again, requiring $stop, $budget and $stack last among the
+// globals and exported once each, a memory, the inserted sequences at every function entry,
+// around every loop, before every return and after every wrapper, and no other instruction
+// naming $stop, $budget or $stack.
 func selfCheck(out []byte, q seqs) error {
 	w := newWalker(out)
 	w.verify = true

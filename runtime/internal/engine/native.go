@@ -151,11 +151,12 @@ func (m *NativeModule) Call(ctx context.Context, mod api.Module, initialised boo
 	}
 	if !initialised && entry != "_start" && entry != "_initialize" {
 		if err := m.initialise(ctx, mod); err != nil {
-			return 1, fmt.Errorf("failed to initialize runtime: %w", err)
+			return 1, fmt.Errorf("failed to initialize runtime: %w", m.overflowed(mod, err))
 		}
 	}
 	res, err := f.Call(ctx)
 	if err != nil {
+		err = m.overflowed(mod, err)
 		if code, ok := exitCode(err); ok {
 			if code == 0 {
 				err = nil
@@ -194,6 +195,15 @@ func (m *NativeModule) initialise(ctx context.Context, mod api.Module) error {
 		return err
 	}
 	return nil
+}
+
+// overflowed names a trap on the stack count Instrument adds (interrupt.StackOverflow) as a stack
+// overflow; a module that is not instrumented has no such count.
+func (m *NativeModule) overflowed(mod api.Module, err error) error {
+	if !m.Stoppable {
+		return err
+	}
+	return interrupt.StackOverflow(mod, err)
 }
 
 // exitCode returns the code of a WASI exit that err is.
