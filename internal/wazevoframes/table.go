@@ -1,0 +1,126 @@
+package wazevoframes
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/tetratelabs/wazero"
+)
+
+// A table is the frames of one module, for a module the host ships: the SHA-256 of the module
+// it was made for (before instrumentation), the function count, then each frame, all
+// little-endian u32 after the sum.
+
+// ErrStale means a table was made for another module: make it again (the shipping package's
+// test says how).
+var ErrStale = errors.New("wazevoframes: the frame table was made for another module")
+
+// Encode makes the table of frames for wasm.
+func Encode(wasm []byte, frames []uint32) []byte {
+	sum := sha256.Sum256(wasm)
+	b := append(sum[:], make([]byte, 4+4*len(frames))...)
+	binary.LittleEndian.PutUint32(b[32:], uint32(len(frames)))
+	for i, f := range frames {
+		binary.LittleEndian.PutUint32(b[36+4*i:], f)
+	}
+	return b
+}
+
+// Decode returns the frames of table, which must have been made for wasm.
+func Decode(table, wasm []byte) ([]uint32, error) {
+	if len(table) < 36 {
+		return nil, fmt.Errorf("wazevoframes: a table of %d bytes", len(table))
+	}
+	if sum := sha256.Sum256(wasm); !bytes.Equal(table[:32], sum[:]) {
+		return nil, ErrStale
+	}
+	n := binary.LittleEndian.Uint32(table[32:])
+	if uint64(len(table)-36) != 4*uint64(n) {
+		return nil, fmt.Errorf("wazevoframes: a table of %d frames in %d bytes", n, len(table))
+	}
+	frames := make([]uint32, n)
+	for i := range frames {
+		frames[i] = binary.LittleEndian.Uint32(table[36+4*i:])
+	}
+	return frames, nil
+}
+
+// Measure compiles wasm with rc into a compilation cache of its own and reads its frames.
+func Measure(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte) ([]uint32, error) {
+	dir, err := os.MkdirTemp("", "wazevoframes-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	cache, err := wazero.NewCompilationCacheWithDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer cache.Close(ctx)
+	r := wazero.NewRuntimeWithConfig(ctx, rc.WithCompilationCache(cache))
+	defer r.Close(ctx)
+	if _, err := r.CompileModule(ctx, wasm); err != nil {
+		return nil, err
+	}
+	return ReadDir(dir)
+}
+
+// Instrumenter rewrites a module with these frames as its weights (nil: its own estimates), as
+// interrupt.InstrumentShipped does.
+type Instrumenter func(wasm []byte, frames []uint32) ([]byte, error)
+
+// Make measures the frames of wasm as inst rewrites it: once with inst's estimates, once with the
+// frames measured then (the weights are immediates in the code, so the code changes a little),
+// each function's larger frame kept, with a margin — an eighth and 64 bytes — for the code the
+// same compiler makes on another amd64 machine (it picks instructions by the CPU's features).
+// Check then confirms the table.
+func Make(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte, inst Instrumenter) ([]uint32, error) {
+	var table []uint32
+	for range 2 {
+		out, err := inst(wasm, table)
+		if err != nil {
+			return nil, err
+		}
+		frames, err := Measure(ctx, rc, out)
+		if err != nil {
+			return nil, err
+		}
+		if table == nil {
+			table = make([]uint32, len(frames))
+		}
+		if len(frames) != len(table) {
+			return nil, fmt.Errorf("wazevoframes: %d functions, then %d", len(table), len(frames))
+		}
+		for i, f := range frames {
+			table[i] = max(table[i], f+f/8+64)
+		}
+	}
+	return table, Check(ctx, rc, wasm, table, inst)
+}
+
+// Check compiles wasm as inst rewrites it with table as its weights, and confirms that no
+// function's frame is larger than its weight.
+func Check(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte, table []uint32, inst Instrumenter) error {
+	out, err := inst(wasm, table)
+	if err != nil {
+		return err
+	}
+	frames, err := Measure(ctx, rc, out)
+	if err != nil {
+		return err
+	}
+	if len(frames) != len(table) {
+		return fmt.Errorf("wazevoframes: %d frames for a table of %d", len(frames), len(table))
+	}
+	for i, f := range frames {
+		if f > table[i] {
+			return fmt.Errorf("wazevoframes: function %d takes %d bytes of stack, its weight is %d", i, f, table[i])
+		}
+	}
+	return nil
+}
