@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/skillbox-dev/skillbox/internal/interrupt"
+	"github.com/skillbox-dev/skillbox/internal/wazevoframes"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
@@ -19,6 +21,13 @@ import (
 //
 //go:embed python.wasm
 var pythonWASM []byte
+
+// pythonFrames is the stack each of the interpreter's functions takes, as wazero's compiler
+// sized it on amd64: the weights of its call stack's bound (package wazevoframes). Its test
+// checks it, and makes it again with -update-frames.
+//
+//go:embed python.frames
+var pythonFrames []byte
 
 // stdlibZip is the standard library, .pyc files laid out as the guest sees them.
 //
@@ -50,7 +59,8 @@ var ErrClosed = errors.New("cpython: compiled interpreter is closed")
 // caller's engine configuration — its memory limit, compilation cache and interruption: the
 // caller keeps one configuration for every module it compiles, so the cache finds what it
 // compiled before. rc must close modules when their context is done
-// (WithCloseOnContextDone(true)): a run is stopped at its deadline by wazero's interruption.
+// (WithCloseOnContextDone(true)): a run is stopped at its deadline by wazero's interruption. The
+// interpreter is instrumented (interrupt.Instrument) for its call stack's bound only.
 //
 // # Errors
 //
@@ -73,7 +83,17 @@ func Compile(ctx context.Context, rc wazero.RuntimeConfig) (*Compiled, error) {
 	if _, err := hostModule(r).Instantiate(ctx); err != nil {
 		return fail(fmt.Errorf("cpython: instantiate the skillbox host module: %w", err))
 	}
-	cm, err := r.CompileModule(ctx, pythonWASM)
+	// Instrumented for its call stack's bound (interrupt.StackBytes), which the run's memory
+	// charge counts on. The deadline is still wazero's interruption's.
+	frames, err := wazevoframes.Decode(pythonFrames, pythonWASM)
+	if err != nil {
+		return fail(fmt.Errorf("cpython: the interpreter's stack frames (python.frames): %w", err))
+	}
+	inst, err := interrupt.InstrumentShipped(pythonWASM, frames)
+	if err != nil {
+		return fail(fmt.Errorf("cpython: instrument the interpreter: %w", err))
+	}
+	cm, err := r.CompileModule(ctx, inst)
 	if err != nil {
 		return fail(fmt.Errorf("cpython: compile the interpreter: %w", err))
 	}

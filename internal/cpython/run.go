@@ -11,9 +11,11 @@ import (
 	"time"
 
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/skillbox-dev/skillbox/internal/broker"
+	"github.com/skillbox-dev/skillbox/internal/interrupt"
 	"github.com/skillbox-dev/skillbox/internal/scripterr"
 )
 
@@ -155,7 +157,7 @@ func Run(ctx context.Context, c *Compiled, p Program, h broker.Host) (Result, er
 		logErr = &logOutput{r: r, source: "stderr", level: "error", isStderr: true}
 		cfg = cfg.WithStdout(logOut).WithStderr(logErr)
 	}
-	m, err := c.runtime.InstantiateModule(context.WithValue(ctx, runKey{}, r), c.module, cfg)
+	m, err := start(context.WithValue(ctx, runKey{}, r), c, cfg)
 	if m != nil {
 		_ = m.Close(context.Background())
 	}
@@ -169,6 +171,23 @@ func Run(ctx context.Context, c *Compiled, p Program, h broker.Host) (Result, er
 		res.Stderr, res.StderrDropped = stderr.buf.Bytes(), stderr.dropped
 	}
 	return r.result(ctx, p.Script != "", res, err)
+}
+
+// start instantiates the interpreter with cfg and runs its _start, as wazero runs a start
+// function (an exit with status 0 is no error), but itself: a trap on the call stack's bound is
+// told from the instance before it is closed (interrupt.StackOverflow).
+func start(ctx context.Context, c *Compiled, cfg wazero.ModuleConfig) (api.Module, error) {
+	m, err := c.runtime.InstantiateModule(ctx, c.module, cfg.WithStartFunctions())
+	if err != nil {
+		return m, err
+	}
+	if _, err = m.ExportedFunction("_start").Call(ctx); err != nil {
+		if exit, ok := err.(*sys.ExitError); ok && exit.ExitCode() == 0 {
+			return m, nil
+		}
+		err = interrupt.StackOverflow(m, err)
+	}
+	return m, err
 }
 
 // argvOf is the interpreter's WASI argv for p: the driver's mode, the guest path, then execute's

@@ -87,8 +87,10 @@ func TestSkillError(t *testing.T) {
 		{"exit", "import sys\ndef execute(args, ctx):\n    sys.exit(3)\n", "SystemExit", "3"},
 		{"event loop", "import types\n@types.coroutine\ndef wait():\n    yield\nasync def execute(args, ctx):\n    await wait()\n", "RuntimeError", "needs an event loop"},
 		{"os._exit", "import os\ndef execute(args, ctx):\n    os._exit(4)\n", "", "the skill exited (status 4) before execute returned"},
-		// Deeper than any reader on the host takes: the skill's doing, not the host's.
-		{"too deep", "import sys\ndef execute(args, ctx):\n    sys.setrecursionlimit(100000)\n    v = []\n    for _ in range(20000):\n        v = [v]\n    return v\n", "ValueError", "execute's result is nested 20001 levels deep; a result may nest at most 9999"},
+		// Deeper than any reader on the host takes: the skill's doing, not the host's. Encoding
+		// it recurses in C, past the call stack's bound (interrupt.StackBytes) before the
+		// driver's own depth check (maxResultDepth) could see it.
+		{"too deep", "import sys\ndef execute(args, ctx):\n    sys.setrecursionlimit(100000)\n    v = []\n    for _ in range(20000):\n        v = [v]\n    return v\n", "RecursionError", "stack overflow"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHost(t, &hostfuncs.Grant{})

@@ -2,17 +2,27 @@ package quickjs
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"sync/atomic"
 
 	quickjswasi "github.com/aperturerobotics/go-quickjs-wasi-reactor"
+	"github.com/skillbox-dev/skillbox/internal/interrupt"
+	"github.com/skillbox-dev/skillbox/internal/wazevoframes"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/skillbox-dev/skillbox/internal/leb128"
 )
+
+// reactorFrames is the stack each of the reactor's functions takes (custom sections stripped),
+// as wazero's compiler sized it on amd64: the weights of its call stack's bound (package
+// wazevoframes). Its test checks it, and makes it again with -update-frames.
+//
+//go:embed quickjs.frames
+var reactorFrames []byte
 
 // Compiled is the QuickJS reactor compiled into one wazero.Runtime of its own, with the WASI
 // functions it imports (fd_write replaced by the SkillContext bridge). It is safe for concurrent
@@ -36,7 +46,8 @@ var ErrClosed = errors.New("quickjs: compiled reactor is closed")
 // engine configuration — its memory limit, compilation cache and interruption: the caller keeps
 // one configuration for every module it compiles, so the cache finds what it compiled before.
 // rc must close modules when their context is done (WithCloseOnContextDone(true)): the reactor is
-// not instrumented, so a run is only stopped at its deadline by wazero's interruption.
+// instrumented (interrupt.Instrument) for its call stack's bound, but a run is stopped at its
+// deadline by wazero's interruption, not by interrupt.Stop.
 //
 // The reactor's custom sections (DWARF, names, producers) are stripped before compiling: wazero
 // v1.12 loads a module with DWARF from the file cache in seconds instead of a tenth of one, and
@@ -63,7 +74,17 @@ func Compile(ctx context.Context, rc wazero.RuntimeConfig) (*Compiled, error) {
 	if err != nil {
 		return fail(fmt.Errorf("quickjs: strip the reactor: %w", err))
 	}
-	cm, err := r.CompileModule(ctx, wasm)
+	// Instrumented for its call stack's bound (interrupt.StackBytes), which the run's memory
+	// charge counts on. The deadline is still wazero's interruption's (see above).
+	frames, err := wazevoframes.Decode(reactorFrames, wasm)
+	if err != nil {
+		return fail(fmt.Errorf("quickjs: the reactor's stack frames (quickjs.frames): %w", err))
+	}
+	inst, err := interrupt.InstrumentShipped(wasm, frames)
+	if err != nil {
+		return fail(fmt.Errorf("quickjs: instrument the reactor: %w", err))
+	}
+	cm, err := r.CompileModule(ctx, inst)
 	if err != nil {
 		return fail(fmt.Errorf("quickjs: compile the reactor: %w", err))
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/skillbox-dev/skillbox/internal/broker"
+	"github.com/skillbox-dev/skillbox/internal/interrupt"
 	"github.com/skillbox-dev/skillbox/internal/scripterr"
 	"github.com/tetratelabs/wazero/api"
 )
@@ -312,6 +313,9 @@ func (e *jsException) asError() *scripterr.Error {
 func trapError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return &scripterr.Error{Kind: scripterr.Timeout, Message: "the run did not finish before its deadline", Err: ctx.Err()}
+	}
+	if r, _ := ctx.Value(runKey{}).(*run); r != nil && r.g != nil {
+		err = interrupt.StackOverflow(r.g.m, err) // the call stack's bound, which Compile instruments
 	}
 	msg := err.Error()
 	switch {
