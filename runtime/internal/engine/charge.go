@@ -2,7 +2,10 @@ package engine
 
 import (
 	"bufio"
+	"runtime"
+
 	"bytes"
+	"github.com/skillbox-dev/skillbox/internal/interrupt"
 	"os"
 	"strconv"
 	"strings"
@@ -17,6 +20,12 @@ const (
 	// at a ceiling of about 50 MB (wazevo's callStackCeiling) — after growing to ~100 MB, with the
 	// 50 MB it grew from still alive during the copy. wazero 1.12 cannot bound it lower.
 	StackReserve = 160 << 20
+	// ScriptStackReserve is what a script's run may hold of wasm call stack. The interpreters are
+	// instrumented with a bound on it (interrupt.StackBytes) whose weights are the frames
+	// wazero's compiler gives their functions on amd64, checked by their tests (see package
+	// wazevoframes): the stack then stays within interrupt.StackCharge. On another
+	// architecture nothing checked the weights, and the run is charged StackReserve.
+	ScriptStackReserve = interrupt.StackCharge
 	// RunOverhead is what a run holds beyond its linear memory and stack besides its module:
 	// the instance's structures, the call's buffers, the run's logs and result.
 	RunOverhead = 4 << 20
@@ -37,6 +46,15 @@ func RunCharge(m *Module) int64 {
 	mem := l.MemoryMiB << 20
 	io := max(l.MaxFetchBytes, l.MaxFileBytes, l.MaxWriteBytes, m.OutputFileBytes)
 	return 2*mem + StackReserve + io + l.MaxLogBytes + m.Size + instElemEntry*int64(m.Info.ElemEntries) + RunOverhead
+}
+
+// ScriptStack is what a script's run is charged for its wasm call stack: ScriptStackReserve
+// where the interpreters' frame tables were checked (amd64), else StackReserve.
+func ScriptStack() int64 {
+	if runtime.GOARCH == "amd64" {
+		return ScriptStackReserve
+	}
+	return StackReserve
 }
 
 // Compilation charges (measured with wazero 1.12's optimizing compiler on real and synthetic

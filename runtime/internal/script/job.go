@@ -73,10 +73,10 @@ func ProgramJob(ctx context.Context, s *registry.Skill, req run.Request) (*Job, 
 
 // Charge is what a script's run under grant may hold of the host's memory while it runs:
 // its memory limit (the interpreter's whole instance, metered like a module's memories), the
-// wasm call stack, one host call's buffers and the logs, the code it evaluates (held as Go text
-// and copied into the instance), and the run's overhead.
+// wasm call stack (bounded: engine.ScriptStack), one host call's buffers and the logs, the code
+// it evaluates (held as Go text and copied into the instance), and the run's overhead.
 func Charge(grant *policy.Grant, codeBytes int64) int64 {
 	l := grant.Limits
 	io := max(l.MaxFetchBytes, l.MaxFileBytes, l.MaxWriteBytes, grant.OutputFileBytes())
-	return l.MemoryMiB<<20 + engine.StackReserve + io + l.MaxLogBytes + 2*codeBytes + 2*l.MaxOutputBytes + engine.RunOverhead
+	return l.MemoryMiB<<20 + engine.ScriptStack() + io + l.MaxLogBytes + 2*codeBytes + 2*l.MaxOutputBytes + engine.RunOverhead
 }
