@@ -104,7 +104,7 @@ func (rt *Runtime) compileCheck(ctx context.Context, s *registry.Skill) error {
 		rc = rc.WithCompilationCache(cache)
 	}
 	done := rt.engine.CompileStarted(engine.CompileEvent{What: "skill " + s.ID(), Skill: s.ID(), Bytes: len(src.Wasm)})
-	release, err := rt.engine.AdmitCompile(ctx, &m, pages, src)
+	src, release, err := rt.engine.AdmitCompile(ctx, &m, pages, src)
 	if err != nil {
 		done(err)
 	} else {

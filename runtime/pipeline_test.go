@@ -39,6 +39,18 @@ func pipelineRuntime(t *testing.T, cfg Config, admission Admission, loopMs int) 
 	return rt
 }
 
+// runCharge is what a run of m is charged on rt, compiled as rt compiles it (its call stack's
+// weights measured or not).
+func runCharge(t *testing.T, rt *Runtime, m *engine.Module) int64 {
+	t.Helper()
+	en, err := rt.engine.Acquire(context.Background(), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.engine.Release(en)
+	return engine.RunCharge(m, en.Value())
+}
+
 // compileNow compiles the modules of skills ids of rt, so that a test that times a run starts
 // its clock after the compilation (in a child process, slow under -race on a busy machine).
 func compileNow(t *testing.T, rt *Runtime, ids ...string) {
@@ -239,7 +251,7 @@ func TestAdmissionMemoryBudget(t *testing.T) {
 	probe := pipelineRuntime(t, Config{}, Admission{}, 300)
 	s, _ := probe.Skill("loop")
 	m := engineModule(s.in())
-	charge := engine.RunCharge(&m)
+	charge := runCharge(t, probe, &m)
 	warm := engine.WarmCharge(&m)
 
 	tiny := pipelineRuntime(t, Config{}, Admission{MemoryBudget: charge - 1, CompileMemory: 128 << 20}, 300)
@@ -284,7 +296,7 @@ func TestWarmModulesAreEvictedForRuns(t *testing.T) {
 	h, e := engineModule(hs.in()), engineModule(es.in())
 	// Room for a run and one warm module and a half: never two warm modules beside a run.
 	a := Admission{CompileMemory: 128 << 20}.withDefaults()
-	budget := max(engine.RunCharge(&h), engine.RunCharge(&e), engine.CompileCharge(a.toEngine(), &h), engine.CompileCharge(a.toEngine(), &e)) + max(engine.WarmCharge(&h), engine.WarmCharge(&e))*3/2
+	budget := max(runCharge(t, probe, &h), runCharge(t, probe, &e), engine.CompileCharge(a.toEngine(), &h), engine.CompileCharge(a.toEngine(), &e)) + max(engine.WarmCharge(&h), engine.WarmCharge(&e))*3/2
 	rt := pipelineRuntime(t, Config{}, Admission{MemoryBudget: budget, CompileMemory: a.CompileMemory}, 300)
 	for _, id := range []string{"hello", "echo", "hello"} {
 		if res, err := rt.Run(context.Background(), run.Request{Skill: id, Args: []byte(`{}`), Who: testAdmin}); err != nil {

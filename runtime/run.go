@@ -327,7 +327,7 @@ func (rt *Runtime) prepare(ctx context.Context, req *run.Request, p *prepared) *
 		return acquireError(s, err)
 	}
 	p.module, p.c = en, en.Value()
-	p.charge = engine.RunCharge(&m)
+	p.charge = engine.RunCharge(&m, p.c)
 	return nil
 }
 

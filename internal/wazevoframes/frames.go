@@ -103,6 +103,19 @@ func required(fn []byte) (uint32, error) {
 // ReadDir reads the one cache entry in dir, a wazero compilation cache directory that one module
 // was compiled into (host modules are not cached).
 func ReadDir(dir string) ([]uint32, error) {
+	path, err := entryPath(dir)
+	if err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Read(b)
+}
+
+// entryPath finds the one cache entry in dir.
+func entryPath(dir string) (string, error) {
 	var entries []string
 	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
 		if err == nil && d.Type().IsRegular() && filepath.Ext(path) != ".tmp" {
@@ -111,14 +124,10 @@ func ReadDir(dir string) ([]uint32, error) {
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	if len(entries) != 1 {
-		return nil, fmt.Errorf("wazevoframes: %d cache entries in %s, want 1", len(entries), dir)
+		return "", fmt.Errorf("wazevoframes: %d cache entries in %s, want 1", len(entries), dir)
 	}
-	b, err := os.ReadFile(entries[0])
-	if err != nil {
-		return nil, err
-	}
-	return Read(b)
+	return entries[0], nil
 }

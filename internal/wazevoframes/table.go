@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/tetratelabs/wazero"
 )
@@ -52,7 +53,18 @@ func Decode(table, wasm []byte) ([]uint32, error) {
 
 // Measure compiles wasm with rc into a compilation cache of its own and reads its frames.
 func Measure(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte) ([]uint32, error) {
-	dir, err := os.MkdirTemp("", "wazevoframes-")
+	return compile(ctx, rc, wasm, "")
+}
+
+// CompileInto is Measure, then moves the compiled module's entry into cacheDir, a compilation
+// cache directory: a runtime with a cache on cacheDir then loads it instead of compiling it
+// again. The cache of its own is made inside cacheDir, so that the move is a rename.
+func CompileInto(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte, cacheDir string) ([]uint32, error) {
+	return compile(ctx, rc, wasm, cacheDir)
+}
+
+func compile(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte, into string) ([]uint32, error) {
+	dir, err := os.MkdirTemp(into, ".wazevoframes-")
 	if err != nil {
 		return nil, err
 	}
@@ -61,24 +73,48 @@ func Measure(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte) ([]uint3
 	if err != nil {
 		return nil, err
 	}
-	defer cache.Close(ctx)
 	r := wazero.NewRuntimeWithConfig(ctx, rc.WithCompilationCache(cache))
-	defer r.Close(ctx)
-	if _, err := r.CompileModule(ctx, wasm); err != nil {
+	_, err = r.CompileModule(ctx, wasm)
+	_ = r.Close(ctx)
+	_ = cache.Close(ctx)
+	if err != nil {
 		return nil, err
 	}
-	return ReadDir(dir)
+	path, err := entryPath(dir)
+	if err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	frames, err := Read(b)
+	if err != nil || into == "" {
+		return frames, err
+	}
+	rel, err := filepath.Rel(dir, path)
+	if err != nil {
+		return nil, err
+	}
+	dst := filepath.Join(into, rel)
+	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+		return nil, err
+	}
+	return frames, os.Rename(path, dst)
 }
 
 // Instrumenter rewrites a module with these frames as its weights (nil: its own estimates), as
 // interrupt.InstrumentShipped does.
 type Instrumenter func(wasm []byte, frames []uint32) ([]byte, error)
 
+// Margin is the weight a table gives a frame of f bytes: an eighth more and 64 bytes, for the
+// code the same compiler makes on another amd64 machine (it picks instructions by the CPU's
+// features) and for the weights' own immediates, which change the code a little.
+func Margin(f uint32) uint32 { return f + f/8 + 64 }
+
 // Make measures the frames of wasm as inst rewrites it: once with inst's estimates, once with the
 // frames measured then (the weights are immediates in the code, so the code changes a little),
-// each function's larger frame kept, with a margin — an eighth and 64 bytes — for the code the
-// same compiler makes on another amd64 machine (it picks instructions by the CPU's features).
-// Check then confirms the table.
+// each function's larger frame kept, with its Margin. Check then confirms the table.
 func Make(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte, inst Instrumenter) ([]uint32, error) {
 	var table []uint32
 	for range 2 {
@@ -97,7 +133,7 @@ func Make(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte, inst Instru
 			return nil, fmt.Errorf("wazevoframes: %d functions, then %d", len(table), len(frames))
 		}
 		for i, f := range frames {
-			table[i] = max(table[i], f+f/8+64)
+			table[i] = max(table[i], Margin(f))
 		}
 	}
 	return table, Check(ctx, rc, wasm, table, inst)

@@ -5,10 +5,11 @@ import (
 	"runtime"
 
 	"bytes"
-	"github.com/skillbox-dev/skillbox/internal/interrupt"
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/skillbox-dev/skillbox/internal/interrupt"
 )
 
 // What the memory budget (Admission.MemoryBudget) is charged. Each figure is an upper bound of
@@ -18,7 +19,9 @@ const (
 	// StackReserve is the most wazero's call stack for one run can hold: it lives in the host's
 	// heap, outside the run's memory limit, grows by doubling while the guest recurses, and stops
 	// at a ceiling of about 50 MB (wazevo's callStackCeiling) — after growing to ~100 MB, with the
-	// 50 MB it grew from still alive during the copy. wazero 1.12 cannot bound it lower.
+	// 50 MB it grew from still alive during the copy. wazero 1.12 cannot bound it lower; the
+	// instrumentation does (interrupt.StackCharge), for a module whose frames were measured
+	// (framed.go). A run of any other is charged this.
 	StackReserve = 160 << 20
 	// ScriptStackReserve is what a script's run may hold of wasm call stack. The interpreters are
 	// instrumented with a bound on it (interrupt.StackBytes) whose weights are the frames
@@ -31,21 +34,27 @@ const (
 	RunOverhead = 4 << 20
 )
 
-// RunCharge is what a run of m may hold of the host's memory while it runs:
+// RunCharge is what a run of m, compiled as c (nil: not known), may hold of the host's memory
+// while it runs:
 //   - its memory limit: the linear memories of the module and of the Extism kernel, and its
 //     tables, which the memory meter enforces together;
 //   - as much again for the host's copy of its output (Extism copies the whole output block out
 //     of the kernel's memory before its size can be checked against maxOutputBytes);
-//   - the wasm call stack (StackReserve);
+//   - the wasm call stack: StackReserve, or interrupt.StackCharge when c's module was
+//     instrumented with its measured frames (framed.go), which bound the stack's bytes;
 //   - what the host buffers for one host call at a time: a fetch's response, a file read or a
 //     write (their limits, the output's maxFileBytes among them), and the run's logs;
 //   - the instance's own structures, proportional to the module (function instances, tables'
 //     Go slices, the data it copies in), and a fixed overhead.
-func RunCharge(m *Module) int64 {
+func RunCharge(m *Module, c *Compiled) int64 {
 	l := m.Limits
 	mem := l.MemoryMiB << 20
 	io := max(l.MaxFetchBytes, l.MaxFileBytes, l.MaxWriteBytes, m.OutputFileBytes)
-	return 2*mem + StackReserve + io + l.MaxLogBytes + m.Size + instElemEntry*int64(m.Info.ElemEntries) + RunOverhead
+	stack := int64(StackReserve)
+	if c != nil && c.Native != nil && c.Native.Framed {
+		stack = interrupt.StackCharge
+	}
+	return 2*mem + stack + io + l.MaxLogBytes + m.Size + instElemEntry*int64(m.Info.ElemEntries) + RunOverhead
 }
 
 // ScriptStack is what a script's run is charged for its wasm call stack: ScriptStackReserve

@@ -19,6 +19,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/skillbox-dev/skillbox/internal/interrupt"
+	"github.com/skillbox-dev/skillbox/internal/wazevoframes"
 	"github.com/tetratelabs/wazero"
 )
 
@@ -54,7 +56,7 @@ func MaybeCompileChild() {
 		childCapable.Store(true)
 		return
 	}
-	os.Exit(serveCompile(os.Stdin, os.Stderr))
+	os.Exit(serveCompile(os.Stdin, os.Stdout, os.Stderr))
 }
 
 // childRequest is what the parent sends a child before the module's bytes.
@@ -67,6 +69,10 @@ type childRequest struct {
 	// Stoppable is the source's: the module was instrumented, and compiles without wazero's
 	// interruption (see CompileConfig).
 	Stoppable bool `json:"stoppable"`
+	// Framed asks for the module's frames (framed.go): the bytes sent are the module before it
+	// was instrumented, which the child instruments, compiles twice, and answers the weights of
+	// (a wazevoframes table) on its standard output, or nothing if it could not measure them.
+	Framed bool `json:"framed"`
 }
 
 // Bounds of what a child reads: a header line, then a module (already checked by the parent).
@@ -76,8 +82,9 @@ const (
 )
 
 // serveCompile is the child: it reads a request and a module from in, compiles the module with
-// the engine's configuration into the cache, and returns the exit code (errors go to errOut).
-func serveCompile(in io.Reader, errOut io.Writer) int {
+// the engine's configuration into the cache, and returns the exit code (a framed module's
+// weights go to out, errors to errOut).
+func serveCompile(in io.Reader, out0, errOut io.Writer) int {
 	br := bufio.NewReaderSize(in, 64<<10)
 	line, err := br.ReadSlice('\n')
 	if err != nil || len(line) > maxChildHeader {
@@ -102,6 +109,20 @@ func serveCompile(in io.Reader, errOut io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(errOut, "compile child: cache: %v\n", err)
 		return 2
+	}
+	if req.Framed {
+		out, ok, err := interrupt.Instrument(wasm)
+		if err != nil || !ok {
+			fmt.Fprintf(errOut, "compile child: the module does not instrument: %v\n", err)
+			return 2
+		}
+		src := Source{Wasm: out, Orig: wasm, Stoppable: true}
+		if _, weights, err := frameSource(ctx, req.CacheDir, req.Pages, src); err == nil {
+			_, _ = out0.Write(wazevoframes.Encode(src.Wasm, weights))
+			_ = cache.Close(ctx)
+			return 0
+		}
+		wasm = out // the frames could not be measured: the module as instrumented, estimates and all
 	}
 	r := wazero.NewRuntimeWithConfig(ctx, CompileConfig(req.Pages, req.Stoppable).WithCompilationCache(cache))
 	_, err = r.CompileModule(ctx, wasm)
@@ -142,7 +163,7 @@ const CompiledMarks = "skillbox-compiled"
 func markPath(cacheDir string, pages uint32, src Source) string {
 	h := sha256.New()
 	h.Write(src.Wasm)
-	fmt.Fprintf(h, "\x00%d\x00%s\x00%t", pages, WazeroSubdir(), src.Stoppable)
+	fmt.Fprintf(h, "\x00%d\x00%s\x00%t\x00frames-1", pages, WazeroSubdir(), src.Stoppable)
 	return filepath.Join(cacheDir, CompiledMarks, hex.EncodeToString(h.Sum(nil)))
 }
 
@@ -154,45 +175,85 @@ type childRun struct {
 }
 
 // compileInChild compiles wasm in a child process into cacheDir, within the memory and time the
-// admission allows, unless a child did already (its mark is there). The error is a
-// *CompileError, or ctx's.
-func compileInChild(ctx context.Context, cacheDir string, pages uint32, src Source, maxMem int64, timeout time.Duration) (childRun, error) {
+// admission allows, unless a child did already (its mark is there). For a stoppable source, the
+// child measures its frames too: the mark holds their table (see framed.go), returned. The error
+// is a *CompileError, or ctx's.
+func compileInChild(ctx context.Context, cacheDir string, pages uint32, src Source, maxMem int64, timeout time.Duration) (childRun, []byte, error) {
 	mark := markPath(cacheDir, pages, src)
-	if st, err := os.Lstat(mark); err == nil && st.Mode().IsRegular() {
-		return childRun{}, nil
+	if table, ok := readMark(mark); ok {
+		return childRun{}, table, nil
 	}
-	run, err := childCompile(ctx, cacheDir, pages, src, maxMem, timeout)
+	run, table, err := childCompile(ctx, cacheDir, pages, src, maxMem, timeout)
 	if err != nil {
-		return run, err
+		return run, nil, err
 	}
-	// The cache directory is the user's own, 0700 (cachedir.go): a mark there is ours. Its
-	// directory is made 0700 whatever the umask, like the cache's own.
-	if err := os.MkdirAll(filepath.Dir(mark), 0o700); err == nil && os.Chmod(filepath.Dir(mark), 0o700) == nil {
-		_ = os.WriteFile(mark, nil, 0o600)
-	}
-	return run, nil
+	writeMark(mark, table)
+	return run, table, nil
 }
 
-// childCompile runs one child compilation and watches it.
-func childCompile(ctx context.Context, cacheDir string, pages uint32, src Source, maxMem int64, timeout time.Duration) (run childRun, err error) {
+// maxMark bounds a mark: a frame table, 4 bytes a function.
+const maxMark = 64 << 20
+
+// readMark reads the mark at path: whether it is there, and what it holds.
+func readMark(path string) ([]byte, bool) {
+	st, err := os.Lstat(path)
+	if err != nil || !st.Mode().IsRegular() || st.Size() > maxMark {
+		return nil, false
+	}
+	b, err := os.ReadFile(path)
+	return b, err == nil
+}
+
+// writeMark writes a mark holding table. The cache directory is the user's own, 0700
+// (cachedir.go): a mark there is ours. Its directory is made 0700 whatever the umask, like the
+// cache's own; the mark is written whole or not at all.
+func writeMark(path string, table []byte) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil || os.Chmod(dir, 0o700) != nil {
+		return
+	}
+	f, err := os.CreateTemp(dir, ".mark-*")
+	if err != nil {
+		return
+	}
+	_, werr := f.Write(table)
+	if cerr := f.Close(); werr != nil || cerr != nil {
+		_ = os.Remove(f.Name())
+		return
+	}
+	if os.Rename(f.Name(), path) != nil {
+		_ = os.Remove(f.Name())
+	}
+}
+
+// childCompile runs one child compilation and watches it; it returns the frame table the child
+// answered, if any.
+func childCompile(ctx context.Context, cacheDir string, pages uint32, src Source, maxMem int64, timeout time.Duration) (run childRun, table []byte, err error) {
 	run.Ran = true
 	start := time.Now()
 	defer func() { run.Took = time.Since(start) }()
 	exe, err := os.Executable()
 	if err != nil {
-		return run, fmt.Errorf("compile child: %w", err)
+		return run, nil, fmt.Errorf("compile child: %w", err)
 	}
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, exe)
 	cmd.Env = append(os.Environ(), childEnv+"=1")
-	head, _ := json.Marshal(childRequest{CacheDir: cacheDir, Pages: pages, Memory: maxMem * 3 / 4, Stoppable: src.Stoppable})
-	cmd.Stdin = io.MultiReader(bytes.NewReader(append(head, '\n')), bytes.NewReader(src.Wasm))
+	req := childRequest{CacheDir: cacheDir, Pages: pages, Memory: maxMem * 3 / 4, Stoppable: src.Stoppable}
+	module := src.Wasm
+	if src.Stoppable && src.Orig != nil && !src.Framed {
+		req.Framed, module = true, src.Orig
+	}
+	head, _ := json.Marshal(req)
+	cmd.Stdin = io.MultiReader(bytes.NewReader(append(head, '\n')), bytes.NewReader(module))
 	var stderr boundedBuffer
 	cmd.Stderr = &stderr
+	stdout := &limitedBuffer{max: maxMark}
+	cmd.Stdout = stdout
 	if err := cmd.Start(); err != nil {
-		return run, fmt.Errorf("compile child: %w", err)
+		return run, nil, fmt.Errorf("compile child: %w", err)
 	}
 	// Watch the child's memory; kill it the moment it holds more than it may.
 	overMemory := make(chan int64, 1)
@@ -218,22 +279,22 @@ func childCompile(ctx context.Context, cacheDir string, pages uint32, src Source
 	run.Peak = peakRSS(cmd.ProcessState)
 	select {
 	case rss := <-overMemory:
-		return run, &CompileError{Bound: "compileMemory", Msg: fmt.Sprintf("compiling it took more than %d MiB (%d MiB when it was stopped): the most a compilation may hold (Admission.CompileMemory, serve --compile-memory); rebuild with optimisations, or split its largest functions", maxMem>>20, rss>>20)}
+		return run, nil, &CompileError{Bound: "compileMemory", Msg: fmt.Sprintf("compiling it took more than %d MiB (%d MiB when it was stopped): the most a compilation may hold (Admission.CompileMemory, serve --compile-memory); rebuild with optimisations, or split its largest functions", maxMem>>20, rss>>20)}
 	default:
 	}
 	switch {
 	case err == nil:
-		return run, nil
+		return run, stdout.Bytes(), nil
 	case parent.Err() != nil:
-		return run, parent.Err()
+		return run, nil, parent.Err()
 	case ctx.Err() != nil:
-		return run, &CompileError{Bound: "compileTimeout", Msg: fmt.Sprintf("compiling it took longer than %s (Admission.CompileTimeout, serve --compile-timeout): rebuild with optimisations, or split its largest functions", timeout)}
+		return run, nil, &CompileError{Bound: "compileTimeout", Msg: fmt.Sprintf("compiling it took longer than %s (Admission.CompileTimeout, serve --compile-timeout): rebuild with optimisations, or split its largest functions", timeout)}
 	}
 	var exit *exec.ExitError
 	if errors.As(err, &exit) && exit.ExitCode() == 3 {
-		return run, &CompileError{Msg: "does not compile: " + strings.TrimSpace(stderr.String())}
+		return run, nil, &CompileError{Msg: "does not compile: " + strings.TrimSpace(stderr.String())}
 	}
-	return run, fmt.Errorf("compile child: %v: %s", err, strings.TrimSpace(stderr.String()))
+	return run, nil, fmt.Errorf("compile child: %v: %s", err, strings.TrimSpace(stderr.String()))
 }
 
 // processRSS reads a process's resident memory, in bytes (0 when it cannot be read).
@@ -261,3 +322,19 @@ func (w *boundedBuffer) Write(p []byte) (int, error) {
 }
 
 func (w *boundedBuffer) String() string { return w.b.String() }
+
+// limitedBuffer keeps what is written to it up to max bytes, and refuses the rest: a child's
+// answer, which a bug could make endless.
+type limitedBuffer struct {
+	b   bytes.Buffer
+	max int
+}
+
+func (w *limitedBuffer) Write(p []byte) (int, error) {
+	if w.b.Len()+len(p) > w.max {
+		return 0, errors.New("compile child: its answer is too long")
+	}
+	return w.b.Write(p)
+}
+
+func (w *limitedBuffer) Bytes() []byte { return w.b.Bytes() }

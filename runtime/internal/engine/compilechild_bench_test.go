@@ -37,7 +37,7 @@ func BenchmarkCompile(b *testing.B) {
 
 		dir := b.TempDir()
 		start = time.Now()
-		rec, err := compileInChild(ctx, dir, pages, Source{Wasm: wasm}, 1<<30, time.Minute)
+		rec, _, err := compileInChild(ctx, dir, pages, Source{Wasm: wasm}, 1<<30, time.Minute)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -26,6 +26,7 @@ import (
 	"github.com/skillbox-dev/skillbox/internal/extismhost"
 	"github.com/skillbox-dev/skillbox/internal/kernel"
 	"github.com/skillbox-dev/skillbox/internal/wasmcheck"
+	"github.com/skillbox-dev/skillbox/internal/wazevoframes"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime/internal/codecache"
 	"github.com/skillbox-dev/skillbox/spec"
@@ -184,7 +185,7 @@ func (e *Engine) admittedCompile(ctx context.Context, m *Module, pages uint32) (
 		return nil, err
 	}
 	done := e.CompileStarted(CompileEvent{What: "skill " + m.ID, Skill: m.ID, Bytes: len(src.Wasm)})
-	release, err := e.AdmitCompile(ctx, m, pages, src)
+	src, release, err := e.AdmitCompile(ctx, m, pages, src)
 	if err != nil {
 		done(err)
 		return nil, fmt.Errorf("compile %s: %w", m.ID, err)
@@ -197,28 +198,50 @@ func (e *Engine) admittedCompile(ctx context.Context, m *Module, pages uint32) (
 
 // AdmitCompile admits a compilation of m — a compile slot, and its charge in the budget — and,
 // when compiles are isolated, makes it in a child process into the cache, so that what the caller
-// compiles next, in this process, is a cache load. The caller calls release when it is done. The
-// error is the admission's (see Admission.Acquire) or a *CompileError.
-func (e *Engine) AdmitCompile(ctx context.Context, m *Module, pages uint32, src Source) (release func(), err error) {
+// compiles next, in this process, is a cache load. It returns the source to compile: for a
+// stoppable one, instrumented again with its measured frames when they could be read
+// (framed.go), else src. The caller calls release when it is done.
+func (e *Engine) AdmitCompile(ctx context.Context, m *Module, pages uint32, src Source) (Source, func(), error) {
 	t, err := e.admission.Acquire(ctx, CompileCharge(e.admission.cfg, m), false)
 	if err != nil {
-		return nil, err
+		return src, nil, err
 	}
-	release = func() { e.admission.Release(t) }
+	release := func() { e.admission.Release(t) }
 	if e.isolate {
 		a := e.admission.cfg
-		child, err := compileInChild(ctx, e.cacheDir, pages, src, a.CompileMemory, a.CompileTimeout)
+		child, table, err := compileInChild(ctx, e.cacheDir, pages, src, a.CompileMemory, a.CompileTimeout)
 		if child.Ran {
 			e.childCompiles.Add(1)
 			e.logger.Debug("compiled in a child process", "skill", m.ID, "ms", child.Took.Milliseconds(),
-				"peak_mib", child.Peak>>20, "err", err)
+				"peak_mib", child.Peak>>20, "framed", len(table) > 0, "err", err)
 		}
 		if err != nil {
 			release()
-			return nil, err
+			return src, nil, err
 		}
+		return src.framedBy(table), release, nil
 	}
-	return release, nil
+	return e.frameInProcess(ctx, m, pages, src), release, nil
+}
+
+// frameInProcess is the child's framing (see framed.go), in this process, for a runtime that
+// compiles in its own: the weights kept in the module's mark, as a child's are.
+func (e *Engine) frameInProcess(ctx context.Context, m *Module, pages uint32, src Source) Source {
+	if !src.Stoppable || e.cacheDir == "" {
+		return src
+	}
+	mark := markPath(e.cacheDir, pages, src)
+	if table, ok := readMark(mark); ok {
+		return src.framedBy(table)
+	}
+	framed, weights, err := frameSource(ctx, e.cacheDir, pages, src)
+	if err != nil {
+		e.logger.Debug("module's frames not measured: its run is charged the whole stack", "skill", m.ID, "err", err)
+		writeMark(mark, nil)
+		return src
+	}
+	writeMark(mark, wazevoframes.Encode(src.Wasm, weights))
+	return framed
 }
 
 func (e *Engine) Release(en *codecache.Entry[*Compiled]) { e.modules.Release(en) }

@@ -38,6 +38,8 @@ type NativeModule struct {
 	// Stoppable is the source's (see source): every instance is stopped with interrupt.Stop
 	// when its run's context ends (see stopWhenDone), as wazero's interruption is off.
 	Stoppable bool
+	// Framed is the source's: its call stack's weights are its measured frames (framed.go).
+	Framed bool
 }
 
 // compileNative compiles src for the native engine under rc.
@@ -63,7 +65,7 @@ func compileNative(ctx context.Context, rc wazero.RuntimeConfig, src Source) (*N
 	// Anonymous, so one compiled module has any number of instances; no start functions:
 	// Extism never calls _start, and call initialises the guest runtime itself.
 	config := BaseModuleConfig().WithName("").WithStartFunctions()
-	m := &NativeModule{runtime: r, module: cm, exports: cm.ExportedFunctions(), config: config, Stoppable: src.Stoppable}
+	m := &NativeModule{runtime: r, module: cm, exports: cm.ExportedFunctions(), config: config, Stoppable: src.Stoppable, Framed: src.Framed}
 	noParams := func(name string) bool {
 		d, ok := m.exports[name]
 		return ok && len(d.ParamTypes()) == 0

@@ -16,9 +16,15 @@ import (
 // instrumenter leaves alone (it does not know every byte of it, or the module has a start
 // function) and every module of the Extism engine (the reference, run as it is) are not: they
 // compile with wazero's interruption on.
+//
+// A stoppable source's call stack is bounded too; Framed says its weights are its measured
+// frames (framed.go), not estimates, so that its runs are charged the bounded stack. Orig is the
+// module before it was instrumented, to instrument it again with them.
 type Source struct {
 	Wasm      []byte
+	Orig      []byte
 	Stoppable bool
+	Framed    bool
 }
 
 // Source reads m (re-verified: see Module.Wasm) and makes it the engine's source.
@@ -46,5 +52,5 @@ func sourceFor(kind Kind, wasm []byte, logger *slog.Logger, id string) Source {
 		}
 		return Source{Wasm: wasm}
 	}
-	return Source{Wasm: out, Stoppable: true}
+	return Source{Wasm: out, Orig: wasm, Stoppable: true}
 }
