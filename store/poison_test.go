@@ -3,8 +3,10 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -58,7 +60,7 @@ type refusing struct{ store.Store }
 func (r refusing) WriteRuns(ctx context.Context, runs []store.Run) error {
 	for _, run := range runs {
 		if strings.HasPrefix(run.ID, "run_poison") {
-			return errors.New("refused")
+			return fmt.Errorf("%w: run %s", store.ErrRefused, run.ID)
 		}
 	}
 	return r.Store.WriteRuns(ctx, runs)
@@ -81,7 +83,65 @@ func TestARefusedRecordHoldsUpNothing(t *testing.T) {
 			t.Errorf("%s, written with a refused record: %v", id, err)
 		}
 	}
-	if st := rec.Stats(); !st.Up || st.Spooled != 0 {
-		t.Fatalf("the outbox: %+v", st)
+	if st := rec.Stats(); !st.Up || st.Spooled != 0 || st.Dropped != 1 {
+		t.Fatalf("the outbox: %+v, want the refused record counted dropped", st)
+	}
+}
+
+// flaky is a store whose writes fail, every other one, until it has failed fails times: a
+// database restarting, its pool holding connections that died with it.
+type flaky struct {
+	store.Store
+	mu    sync.Mutex
+	calls int
+	fails int
+}
+
+func (f *flaky) WriteRuns(ctx context.Context, runs []store.Run) error {
+	f.mu.Lock()
+	f.calls++
+	fail := f.calls%2 == 1 && f.fails > 0
+	if fail {
+		f.fails--
+	}
+	f.mu.Unlock()
+	if fail {
+		return errors.New("write: connection reset by peer")
+	}
+	return f.Store.WriteRuns(ctx, runs)
+}
+
+// A store that fails a batch, then takes some of its runs written alone and fails others, is
+// failing, not refusing them: no record is dropped, and every one is written once it recovers.
+// (A run written alone that failed was once taken for one the store refuses, and dropped: runs
+// lost when PostgreSQL was killed and restarted under load.)
+func TestAFailingStoreIsNotARefusingOne(t *testing.T) {
+	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), sqlite.FileName))
+	must(t, err)
+	defer s.Close()
+	rec := storetest.NewRecorder(t, &flaky{Store: s, fails: 4}, store.RecorderOptions{})
+	ctx := context.Background()
+	ids := []string{"run_a", "run_b", "run_c", "run_d"}
+	for _, id := range ids {
+		must(t, rec.FinishRun(ctx, finishedRecord(id, "m", `1`)))
+	}
+	deadline := time.Now().Add(2 * time.Minute) // a bound for a hang, not a measure
+	for {
+		must(t, rec.Flush(ctx))
+		if st := rec.Stats(); st.Spooled == 0 && st.Up {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the records were not written: %+v", rec.Stats())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for _, id := range ids {
+		if _, err := s.FindRun(ctx, id); err != nil {
+			t.Errorf("%s: %v", id, err)
+		}
+	}
+	if st := rec.Stats(); st.Dropped != 0 {
+		t.Fatalf("records dropped: %+v", st)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"maps"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -69,6 +70,8 @@ type Recorder struct {
 	stop  chan struct{}
 	done  sync.WaitGroup
 	once  sync.Once
+	// refused counts the records the store refused and the writer dropped (Stats.Dropped).
+	refused atomic.Uint64
 }
 
 var (
@@ -144,8 +147,12 @@ func (r *Recorder) add(ctx context.Context, run Run) error {
 func (r *Recorder) Flush(ctx context.Context) error { return r.box.Flush(ctx) }
 
 // Stats says what the recorder's outbox holds and has done: whether the store takes records,
-// what waits in the spool, what was dropped.
-func (r *Recorder) Stats() outbox.Stats { return r.box.Stats() }
+// what waits in the spool, what was dropped (by a full spool, or refused by the store).
+func (r *Recorder) Stats() outbox.Stats {
+	st := r.box.Stats()
+	st.Dropped += r.refused.Load()
+	return st
+}
 
 // of is the store of tenant: one recorder records the runs of every tenant's Runtime
 // (Config.Tenant names it in each record), under one owner and one lease renewal.
@@ -189,30 +196,28 @@ func (w recordWriter) Write(ctx context.Context, entries [][]byte) error {
 	return nil
 }
 
-// write writes runs of one tenant in one transaction. When the store refuses the batch, each
-// run is written alone: if the store takes some, those it refuses are records it will never
-// take, dropped and logged, or they would hold up every record after them; if it takes none, it
-// is down, and the batch waits.
+// write writes runs of one tenant in one transaction. When the store refuses the batch for
+// what it holds (ErrRefused), each run is written alone, and those the store refuses are
+// records it will never take: dropped, counted and logged, or they would hold up every record
+// after them. Any other failure — the store down, restarting, a connection lost — returns, and
+// the whole batch waits to be written again (writes are idempotent): a run written alone
+// failing so is never taken for a refusal.
 func (w recordWriter) write(ctx context.Context, runs []Run) error {
 	st := w.r.of(runs[0].Tenant)
 	err := st.WriteRuns(ctx, runs)
-	if err == nil || len(runs) == 1 || ctx.Err() != nil {
+	if err == nil || !errors.Is(err, ErrRefused) || ctx.Err() != nil {
 		return err
 	}
-	var refused []error
-	took := 0
 	for _, run := range runs {
-		if err := st.WriteRuns(ctx, []Run{run}); err != nil {
-			refused = append(refused, err)
-			continue
+		rerr := st.WriteRuns(ctx, []Run{run})
+		switch {
+		case rerr == nil:
+		case errors.Is(rerr, ErrRefused):
+			w.r.refused.Add(1)
+			w.r.opts.Logger.Error("record dropped: the store refuses it", "run", run.ID, "err", rerr)
+		default:
+			return rerr
 		}
-		took++
-	}
-	if took == 0 {
-		return err
-	}
-	for _, rerr := range refused {
-		w.r.opts.Logger.Error("record dropped: the store refuses it", "err", rerr)
 	}
 	return nil
 }

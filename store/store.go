@@ -199,6 +199,10 @@ const (
 var (
 	// ErrNotFound is what FindRun's error is when there is no such run.
 	ErrNotFound = errors.New("no such run")
+	// ErrRefused is a write the database refuses for what it holds (a value it cannot store, a
+	// constraint), not for its own state: written again, it would be refused again. Any other
+	// error of a write (the database is down, busy, slow, full) is worth trying again.
+	ErrRefused = errors.New("the database refuses the record")
 	// ErrClosed is what every method's error is after Close.
 	ErrClosed = errors.New("the store is closed")
 	// ErrBadQuery is what ListRuns's error is for a query it cannot answer (a limit out of

@@ -5,12 +5,14 @@ package postgres
 import (
 	"context"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net/url"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/skillbox-dev/skillbox/store"
@@ -53,7 +55,24 @@ func Open(ctx context.Context, dsn string) (store.Store, error) {
 	return sqldb.Open(ctx, db, sqldb.Dialect{Name: "postgres", Numbered: true, Migrations: sub,
 		LockMigrations: fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", int64(migrationLock)),
 		LockBlobs:      fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", int64(blobsLock)),
-		LockVersions:   fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", int64(versionsLock))}, where)
+		LockVersions:   fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", int64(versionsLock)), Refuses: refuses}, where)
+}
+
+// refuses reports whether err is PostgreSQL refusing a statement's data: SQLSTATE class 22
+// (data exception: a NUL byte, invalid UTF-8, a value out of range), 23 (integrity constraint
+// violation) or 54 (program limit exceeded: a row too large). Connection failures (08), a
+// server shutting down or starting (57P), too many connections (53) and the like are not: the
+// same write succeeds once the server is back.
+func refuses(err error) bool {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || len(pe.Code) < 2 {
+		return false
+	}
+	switch pe.Code[:2] {
+	case "22", "23", "54":
+		return true
+	}
+	return false
 }
 
 // redact is dsn without its password, for errors and logs.

@@ -2,13 +2,16 @@ package postgres_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/skillbox-dev/skillbox/internal/pgserver"
+	"github.com/skillbox-dev/skillbox/store"
 	"github.com/skillbox-dev/skillbox/store/postgres"
 	"github.com/skillbox-dev/skillbox/store/storetest"
 )
@@ -63,5 +66,41 @@ func TestErrorsHideThePassword(t *testing.T) {
 	}
 	if msg := fmt.Sprint(err); strings.Contains(msg, "s3cret") {
 		t.Fatalf("the error shows the password: %s", msg)
+	}
+}
+
+// What PostgreSQL refuses for the data (a NUL byte in a text) is store.ErrRefused, which the
+// recorder drops; a connection the server ended is not, and the recorder writes it again.
+func TestRefusalsAreTold(t *testing.T) {
+	requireServer(t)
+	ctx := t.Context()
+	dsn, err := server.NewDatabase(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := postgres.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	now := time.Now()
+	bad := store.Run{ID: "run_nul", Skill: "s", Status: store.StatusFailed, StartedAt: now, FinishedAt: now,
+		Error: &store.RunError{Kind: "skill_error", Message: "a \x00 b"}}
+	if err := s.WriteRuns(ctx, []store.Run{bad}); !errors.Is(err, store.ErrRefused) {
+		t.Fatalf("a NUL byte: %v, want ErrRefused", err)
+	}
+	admin, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	if _, err := admin.ExecContext(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE datname = current_database() AND pid <> pg_backend_pid()`); err != nil {
+		t.Fatal(err)
+	}
+	good := bad
+	good.ID, good.Error = "run_good", &store.RunError{Kind: "skill_error", Message: "fine"}
+	if err := s.WriteRuns(ctx, []store.Run{good}); errors.Is(err, store.ErrRefused) {
+		t.Fatalf("a connection the server ended: %v, taken for a refusal", err)
 	}
 }

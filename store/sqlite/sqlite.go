@@ -14,12 +14,14 @@ import (
 	"context"
 	"database/sql"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
 
+	"github.com/ncruces/go-sqlite3"
 	_ "github.com/ncruces/go-sqlite3/driver" // registers "sqlite3" with database/sql
 
 	"github.com/skillbox-dev/skillbox/store"
@@ -55,11 +57,22 @@ func Open(ctx context.Context, path string) (store.Store, error) {
 		return nil, fmt.Errorf("sqlite store %s: %w", path, err)
 	}
 	sub, _ := fs.Sub(migrations, "migrations")
-	s, err := sqldb.Open(ctx, db, sqldb.Dialect{Name: "sqlite", Migrations: sub, File: path}, path)
+	s, err := sqldb.Open(ctx, db, sqldb.Dialect{Name: "sqlite", Migrations: sub, File: path, Refuses: refuses}, path)
 	if err != nil {
 		return nil, err
 	}
 	// The file is created by the first connection: keep it the owner's alone.
 	_ = os.Chmod(path, 0o600)
 	return s, nil
+}
+
+// refuses reports whether err is SQLite refusing a statement's data: a constraint, a value of
+// the wrong type, too large, or out of range. Busy, locked, I/O errors and a full disk are not.
+func refuses(err error) bool {
+	for _, code := range []sqlite3.ErrorCode{sqlite3.CONSTRAINT, sqlite3.MISMATCH, sqlite3.TOOBIG, sqlite3.RANGE} {
+		if errors.Is(err, code) {
+			return true
+		}
+	}
+	return false
 }

@@ -9,7 +9,8 @@ import (
 
 // WriteRuns writes a batch of starts and ends in order, in one transaction; a start that comes
 // after its run's end (a spool replayed) leaves the end; writing the batch again changes
-// nothing; a batch with one bad run writes none of it.
+// nothing; a batch of hundreds of runs is written whole; a batch with one bad run writes none of
+// it.
 func testWriteRunsBatch(t *testing.T, h Harness) {
 	s := open(t, h, h.New(t))
 	ctx := t.Context()
@@ -41,6 +42,34 @@ func testWriteRunsBatch(t *testing.T, h Harness) {
 	page, err := s.ListRuns(ctx, store.Query{})
 	if err != nil || len(page.Runs) != 3 {
 		t.Fatalf("listed %d runs (%v), want 3", len(page.Runs), err)
+	}
+
+	// A batch larger than one statement takes (the stores write many rows a statement), with a
+	// run that ended twice in it (the later end is kept).
+	var big []store.Run
+	for i := 100; i < 400; i++ {
+		big = append(big, start(finished(i, "echo", store.StatusSucceeded)))
+	}
+	for i := 100; i < 400; i += 2 {
+		big = append(big, finished(i, "echo", store.StatusSucceeded))
+	}
+	again := finished(100, "echo", store.StatusFailed)
+	big = append(big, again)
+	if err := s.WriteRuns(ctx, big); err != nil {
+		t.Fatal(err)
+	}
+	for i := 100; i < 400; i++ {
+		got, err := s.FindRun(ctx, finished(i, "", "").ID)
+		want := store.StatusRunning
+		if i%2 == 0 {
+			want = store.StatusSucceeded
+		}
+		if i == 100 {
+			want = store.StatusFailed
+		}
+		if err != nil || got.Status != want {
+			t.Fatalf("run %d of a large batch: %s, %v; want %s", i, got.Status, err, want)
+		}
 	}
 
 	d := finished(4, "echo", store.StatusSucceeded)

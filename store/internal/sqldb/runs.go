@@ -21,8 +21,12 @@ const (
 	runDetail = runColumns + `, result, logs`
 )
 
-// runPlaceholders are one row of runColumns' placeholders.
-var runPlaceholders = "(" + strings.TrimSuffix(strings.Repeat("?, ", strings.Count(runDetail, ",")+1), ", ") + ")"
+// runColumnCount is how many columns runDetail names; runPlaceholders are one row of their
+// placeholders.
+var (
+	runColumnCount  = strings.Count(runDetail, ",") + 1
+	runPlaceholders = "(" + strings.TrimSuffix(strings.Repeat("?, ", runColumnCount), ", ") + ")"
+)
 
 // BeginRun records r as running, unless the store has the run already.
 func (s *DB) BeginRun(ctx context.Context, r store.Run) error {
@@ -38,11 +42,16 @@ func (s *DB) FinishRun(ctx context.Context, r store.Run) error {
 	return s.WriteRuns(ctx, []store.Run{r})
 }
 
-// The statements of WriteRuns: a start, which leaves a run the store has alone (a start
-// replayed after its end must not undo it), and an end, which writes the run whole.
-var (
-	beginRunSQL  = `INSERT INTO runs (` + runDetail + `) VALUES ` + runPlaceholders + ` ON CONFLICT (id) DO NOTHING`
-	finishRunSQL = `INSERT INTO runs (` + runDetail + `) VALUES ` + runPlaceholders + `
+// The statements of WriteRuns, for n rows at once: starts, which leave a run the store has
+// alone (a start replayed after its end must not undo it), and ends, which write the run whole.
+// Both are idempotent and independent of their order, so a batch writes its starts, then its
+// ends, each in as few statements as the placeholders allow.
+func beginRunsSQL(n int) string {
+	return `INSERT INTO runs (` + runDetail + `) VALUES ` + rowsOf(n) + ` ON CONFLICT (id) DO NOTHING`
+}
+
+func finishRunsSQL(n int) string {
+	return `INSERT INTO runs (` + runDetail + `) VALUES ` + rowsOf(n) + `
 			ON CONFLICT (id) DO UPDATE SET skill = excluded.skill, version = excluded.version, digest = excluded.digest,
 			face = excluded.face, caller = excluded.caller, status = excluded.status, error_kind = excluded.error_kind,
 			error_message = excluded.error_message, args = excluded.args, args_sha256 = excluded.args_sha256,
@@ -51,11 +60,23 @@ var (
 			visible_to = excluded.visible_to, logs_dropped = excluded.logs_dropped, trimmed = excluded.trimmed,
 			result = excluded.result, logs = excluded.logs
 			WHERE runs.tenant = excluded.tenant`
-)
+}
 
-// WriteRuns writes runs in order, in one transaction, each statement prepared once for the
-// batch: a running run is a start, any other an end (see store.RunStore).
+// rowsOf is n rows of placeholders.
+func rowsOf(n int) string {
+	return strings.TrimSuffix(strings.Repeat(runPlaceholders+", ", n), ", ")
+}
+
+// rowsPerStatement bounds the rows of one statement: 23 placeholders a row, under SQLite's
+// oldest limit of 999 a statement.
+const rowsPerStatement = 32
+
+// WriteRuns writes runs in one transaction: a running run is a start, any other an end (see
+// store.RunStore). Its starts go first, then its ends (the last of each run's, should a batch
+// hold two), rowsPerStatement a statement, each statement prepared once per database.
 func (s *DB) WriteRuns(ctx context.Context, runs []store.Run) error {
+	var begins, ends []store.Run
+	last := map[string]int{} // an end's place in ends, by run id
 	for _, r := range runs {
 		if r.ID == "" || r.Skill == "" {
 			return fmt.Errorf("record run: the run needs an id and a skill")
@@ -66,29 +87,53 @@ func (s *DB) WriteRuns(ctx context.Context, runs []store.Run) error {
 		if err := s.ownRun(r); err != nil {
 			return err
 		}
+		if !r.Status.Final() {
+			begins = append(begins, r)
+			continue
+		}
+		// A run id is the runtime's, random; still, a tenant's run never overwrites another's.
+		r.Owner, r.LeaseUntil = "", time.Time{}
+		if i, ok := last[r.ID]; ok {
+			ends[i] = r
+			continue
+		}
+		last[r.ID] = len(ends)
+		ends = append(ends, r)
 	}
 	what := "record runs"
 	if len(runs) == 1 {
 		what = "record run " + runs[0].ID
 	}
-	begin, err := s.prepared(ctx, beginRunSQL)
-	var finish *sql.Stmt
-	if err == nil {
-		finish, err = s.prepared(ctx, finishRunSQL)
+	// The statements, prepared before the transaction takes its connection.
+	type chunk struct {
+		st   *sql.Stmt
+		runs []store.Run
 	}
-	if err != nil {
-		return fmt.Errorf("%s: %s %s: prepare: %w", what, s.dialect.Name, s.where, err)
+	var chunks []chunk
+	for _, group := range []struct {
+		runs []store.Run
+		sql  func(int) string
+	}{{begins, beginRunsSQL}, {ends, finishRunsSQL}} {
+		for rs := group.runs; len(rs) > 0; rs = rs[min(len(rs), rowsPerStatement):] {
+			n := min(len(rs), rowsPerStatement)
+			st, err := s.prepared(ctx, group.sql(n))
+			if err != nil {
+				return fmt.Errorf("%s: %s %s: prepare: %w", what, s.dialect.Name, s.where, err)
+			}
+			chunks = append(chunks, chunk{st, rs[:n]})
+		}
 	}
 	return s.inTx(ctx, what, func(tx *sql.Tx) error {
-		for _, r := range runs {
-			st := begin
-			if r.Status.Final() {
-				// A run id is the runtime's, random; still, a tenant's run never overwrites another's.
-				st = finish
-				r.Owner, r.LeaseUntil = "", time.Time{}
+		for _, c := range chunks {
+			args := make([]any, 0, len(c.runs)*runColumnCount)
+			for _, r := range c.runs {
+				args = append(args, s.runValues(r)...)
 			}
-			if _, err := tx.StmtContext(ctx, st).ExecContext(ctx, s.runValues(r)...); err != nil {
-				return fmt.Errorf("run %s: %w", r.ID, err)
+			if _, err := tx.StmtContext(ctx, c.st).ExecContext(ctx, args...); err != nil {
+				if len(c.runs) == 1 {
+					return fmt.Errorf("run %s: %w", c.runs[0].ID, err)
+				}
+				return fmt.Errorf("runs %s and %d more: %w", c.runs[0].ID, len(c.runs)-1, err)
 			}
 		}
 		return nil

@@ -43,6 +43,9 @@ type Dialect struct {
 	// File is the database's file, for a database that is one (SQLite): a write's failure is
 	// told to be a full disk by its filesystem's free space.
 	File string
+	// Refuses reports whether a statement's error is the database refusing the data it was
+	// given (store.ErrRefused), not failing for its own state.
+	Refuses func(error) bool
 }
 
 // DB is a store.Store over a *sql.DB: the whole database, or one tenant's part of it (Tenant).
@@ -156,6 +159,9 @@ func (s *DB) check() error {
 // named is err, of a write, named a full disk when it is one: SQLite says only "disk I/O error"
 // when its file's filesystem is full; the database's path (Dialect.File) tells.
 func (s *DB) named(err error) error {
+	if err != nil && s.dialect.Refuses != nil && s.dialect.Refuses(err) {
+		return fmt.Errorf("%w: %w", store.ErrRefused, err)
+	}
 	return diskfull.NameAt(err, s.where, s.dialect.File)
 }
 
