@@ -73,10 +73,17 @@ const rowsPerStatement = 32
 
 // WriteRuns writes runs in one transaction: a running run is a start, any other an end (see
 // store.RunStore). Its starts go first, then its ends (the last of each run's, should a batch
-// hold two), rowsPerStatement a statement, each statement prepared once per database.
+// hold two; a start whose run ends in the batch is left out, the end writing the run whole),
+// rowsPerStatement a statement, each statement prepared once per database. A batch of one
+// statement is its own transaction: on PostgreSQL, one round trip instead of three.
 func (s *DB) WriteRuns(ctx context.Context, runs []store.Run) error {
 	var begins, ends []store.Run
 	last := map[string]int{} // an end's place in ends, by run id
+	for _, r := range runs {
+		if r.Status.Final() {
+			last[r.ID] = -1
+		}
+	}
 	for _, r := range runs {
 		if r.ID == "" || r.Skill == "" {
 			return fmt.Errorf("record run: the run needs an id and a skill")
@@ -88,12 +95,14 @@ func (s *DB) WriteRuns(ctx context.Context, runs []store.Run) error {
 			return err
 		}
 		if !r.Status.Final() {
-			begins = append(begins, r)
+			if _, ended := last[r.ID]; !ended { // an end in the batch writes the run whole
+				begins = append(begins, r)
+			}
 			continue
 		}
 		// A run id is the runtime's, random; still, a tenant's run never overwrites another's.
 		r.Owner, r.LeaseUntil = "", time.Time{}
-		if i, ok := last[r.ID]; ok {
+		if i := last[r.ID]; i >= 0 {
 			ends[i] = r
 			continue
 		}
@@ -123,17 +132,35 @@ func (s *DB) WriteRuns(ctx context.Context, runs []store.Run) error {
 			chunks = append(chunks, chunk{st, rs[:n]})
 		}
 	}
+	exec := func(st *sql.Stmt, rs []store.Run) error {
+		args := make([]any, 0, len(rs)*runColumnCount)
+		for _, r := range rs {
+			args = append(args, s.runValues(r)...)
+		}
+		if _, err := st.ExecContext(ctx, args...); err != nil {
+			if len(rs) == 1 {
+				return fmt.Errorf("run %s: %w", rs[0].ID, err)
+			}
+			return fmt.Errorf("runs %s and %d more: %w", rs[0].ID, len(rs)-1, err)
+		}
+		return nil
+	}
+	switch len(chunks) {
+	case 0:
+		return nil
+	case 1: // one statement is a transaction of its own: no BEGIN and COMMIT to wait for
+		if err := s.check(); err != nil {
+			return err
+		}
+		if err := exec(chunks[0].st, chunks[0].runs); err != nil {
+			return s.named(fmt.Errorf("%s: %s %s: %w", what, s.dialect.Name, s.where, err))
+		}
+		return nil
+	}
 	return s.inTx(ctx, what, func(tx *sql.Tx) error {
 		for _, c := range chunks {
-			args := make([]any, 0, len(c.runs)*runColumnCount)
-			for _, r := range c.runs {
-				args = append(args, s.runValues(r)...)
-			}
-			if _, err := tx.StmtContext(ctx, c.st).ExecContext(ctx, args...); err != nil {
-				if len(c.runs) == 1 {
-					return fmt.Errorf("run %s: %w", c.runs[0].ID, err)
-				}
-				return fmt.Errorf("runs %s and %d more: %w", c.runs[0].ID, len(c.runs)-1, err)
+			if err := exec(tx.StmtContext(ctx, c.st), c.runs); err != nil {
+				return err
 			}
 		}
 		return nil
