@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 
 	"github.com/skillbox-dev/skillbox/internal/interrupt"
-	"github.com/skillbox-dev/skillbox/internal/wazevoframes"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
@@ -85,13 +84,9 @@ func Compile(ctx context.Context, rc wazero.RuntimeConfig) (*Compiled, error) {
 	}
 	// Instrumented for its call stack's bound (interrupt.StackBytes), which the run's memory
 	// charge counts on. The deadline is still wazero's interruption's.
-	frames, err := wazevoframes.Decode(pythonFrames, pythonWASM)
+	inst, err := interrupt.InstrumentWithTable(pythonWASM, pythonFrames)
 	if err != nil {
-		return fail(fmt.Errorf("cpython: the interpreter's stack frames (python.frames): %w", err))
-	}
-	inst, err := interrupt.InstrumentShipped(pythonWASM, frames)
-	if err != nil {
-		return fail(fmt.Errorf("cpython: instrument the interpreter: %w", err))
+		return fail(fmt.Errorf("cpython: instrument the interpreter with python.frames: %w", err))
 	}
 	cm, err := r.CompileModule(ctx, inst)
 	if err != nil {

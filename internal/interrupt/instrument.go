@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/skillbox-dev/skillbox/internal/wasmbin"
+	"github.com/skillbox-dev/skillbox/internal/wazevoframes"
 	"github.com/tetratelabs/wazero/api"
 )
 
@@ -71,6 +72,16 @@ func InstrumentShipped(wasm []byte, frames []uint32) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %w", ErrSelfCheck, refusal(err))
 	}
 	return out, nil
+}
+
+// InstrumentWithTable is InstrumentShipped with the frames of table, a package wazevoframes
+// table made for wasm (one made for another module is refused: wazevoframes.ErrStale).
+func InstrumentWithTable(wasm, table []byte) ([]byte, error) {
+	frames, err := wazevoframes.Decode(table, wasm)
+	if err != nil {
+		return nil, err
+	}
+	return InstrumentShipped(wasm, frames)
 }
 
 // Explain returns why Instrument refuses wasm (a *RefusalError), or nil if it instruments it.

@@ -9,7 +9,6 @@ import (
 
 	quickjswasi "github.com/aperturerobotics/go-quickjs-wasi-reactor"
 	"github.com/skillbox-dev/skillbox/internal/interrupt"
-	"github.com/skillbox-dev/skillbox/internal/wazevoframes"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
@@ -76,13 +75,9 @@ func Compile(ctx context.Context, rc wazero.RuntimeConfig) (*Compiled, error) {
 	}
 	// Instrumented for its call stack's bound (interrupt.StackBytes), which the run's memory
 	// charge counts on. The deadline is still wazero's interruption's (see above).
-	frames, err := wazevoframes.Decode(reactorFrames, wasm)
+	inst, err := interrupt.InstrumentWithTable(wasm, reactorFrames)
 	if err != nil {
-		return fail(fmt.Errorf("quickjs: the reactor's stack frames (quickjs.frames): %w", err))
-	}
-	inst, err := interrupt.InstrumentShipped(wasm, frames)
-	if err != nil {
-		return fail(fmt.Errorf("quickjs: instrument the reactor: %w", err))
+		return fail(fmt.Errorf("quickjs: instrument the reactor with quickjs.frames: %w", err))
 	}
 	cm, err := r.CompileModule(ctx, inst)
 	if err != nil {

@@ -103,15 +103,22 @@ func required(fn []byte) (uint32, error) {
 // ReadDir reads the one cache entry in dir, a wazero compilation cache directory that one module
 // was compiled into (host modules are not cached).
 func ReadDir(dir string) ([]uint32, error) {
+	_, frames, err := readEntry(dir)
+	return frames, err
+}
+
+// readEntry finds the one cache entry in dir, and reads its frames.
+func readEntry(dir string) (string, []uint32, error) {
 	path, err := entryPath(dir)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
-	return Read(b)
+	frames, err := Read(b)
+	return path, frames, err
 }
 
 // entryPath finds the one cache entry in dir.

@@ -80,15 +80,7 @@ func compile(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte, into str
 	if err != nil {
 		return nil, err
 	}
-	path, err := entryPath(dir)
-	if err != nil {
-		return nil, err
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	frames, err := Read(b)
+	path, frames, err := readEntry(dir)
 	if err != nil || into == "" {
 		return frames, err
 	}
