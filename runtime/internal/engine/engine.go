@@ -200,7 +200,8 @@ func (e *Engine) admittedCompile(ctx context.Context, m *Module, pages uint32) (
 // when compiles are isolated, makes it in a child process into the cache, so that what the caller
 // compiles next, in this process, is a cache load. It returns the source to compile: for a
 // stoppable one, instrumented again with its measured frames when they could be read
-// (framed.go), else src. The caller calls release when it is done.
+// (framed.go), else src. The caller calls release when it is done. The error is the admission's
+// (see Admission.Acquire) or a *CompileError.
 func (e *Engine) AdmitCompile(ctx context.Context, m *Module, pages uint32, src Source) (Source, func(), error) {
 	t, err := e.admission.Acquire(ctx, CompileCharge(e.admission.cfg, m), false)
 	if err != nil {
@@ -237,7 +238,9 @@ func (e *Engine) frameInProcess(ctx context.Context, m *Module, pages uint32, sr
 	framed, weights, err := frameSource(ctx, e.cacheDir, pages, src)
 	if err != nil {
 		e.logger.Debug("module's frames not measured: its run is charged the whole stack", "skill", m.ID, "err", err)
-		writeMark(mark, nil)
+		if ctx.Err() == nil { // a caller that gave up says nothing of the module
+			writeMark(mark, nil)
+		}
 		return src
 	}
 	writeMark(mark, wazevoframes.Encode(src.Wasm, weights))
