@@ -181,7 +181,11 @@ func start(ctx context.Context, c *Compiled, cfg wazero.ModuleConfig) (api.Modul
 	if err != nil {
 		return m, err
 	}
-	if _, err = m.ExportedFunction("_start").Call(ctx); err != nil {
+	entry := m.ExportedFunction("_start")
+	if entry == nil {
+		return m, errors.New("cpython: the interpreter exports no _start")
+	}
+	if _, err = entry.Call(ctx); err != nil {
 		if exit, ok := err.(*sys.ExitError); ok && exit.ExitCode() == 0 {
 			return m, nil
 		}
