@@ -104,51 +104,58 @@ type Instrumenter func(wasm []byte, frames []uint32) ([]byte, error)
 // features) and for the weights' own immediates, which change the code a little.
 func Margin(f uint32) uint32 { return f + f/8 + 64 }
 
-// Make measures the frames of wasm as inst rewrites it: once with inst's estimates, once with the
-// frames measured then (the weights are immediates in the code, so the code changes a little),
-// each function's larger frame kept, with its Margin. Check then confirms the table.
+// Make is Weigh of wasm, its table alone: what a package that ships a module commits.
 func Make(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte, inst Instrumenter) ([]uint32, error) {
-	var table []uint32
-	for range 2 {
-		out, err := inst(wasm, table)
-		if err != nil {
-			return nil, err
-		}
-		frames, err := Measure(ctx, rc, out)
-		if err != nil {
-			return nil, err
-		}
-		if table == nil {
-			table = make([]uint32, len(frames))
-		}
-		if len(frames) != len(table) {
-			return nil, fmt.Errorf("wazevoframes: %d functions, then %d", len(table), len(frames))
-		}
-		for i, f := range frames {
-			table[i] = max(table[i], Margin(f))
-		}
+	table, _, err := Weigh(ctx, rc, wasm, inst, "")
+	return table, err
+}
+
+// Weigh measures the frames of wasm as inst rewrites it with its estimates, weighs each with
+// its Margin, rewrites wasm with those weights and compiles that — into the compilation cache
+// cacheDir unless it is "" (see CompileInto) — confirming that no function's frame is larger
+// than its weight (the weights are immediates in the code, so the code changes a little). It
+// returns the weights and the module rewritten with them.
+func Weigh(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte, inst Instrumenter, cacheDir string) ([]uint32, []byte, error) {
+	estimated, err := inst(wasm, nil)
+	if err != nil {
+		return nil, nil, err
 	}
-	return table, Check(ctx, rc, wasm, table, inst)
+	frames, err := Measure(ctx, rc, estimated)
+	if err != nil {
+		return nil, nil, err
+	}
+	weights := make([]uint32, len(frames))
+	for i, f := range frames {
+		weights[i] = Margin(f)
+	}
+	out, err := confirm(ctx, rc, wasm, weights, inst, cacheDir)
+	return weights, out, err
 }
 
 // Check compiles wasm as inst rewrites it with table as its weights, and confirms that no
 // function's frame is larger than its weight.
 func Check(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte, table []uint32, inst Instrumenter) error {
+	_, err := confirm(ctx, rc, wasm, table, inst, "")
+	return err
+}
+
+// confirm is Check, compiling into cacheDir unless it is "", and returns the rewritten module.
+func confirm(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte, table []uint32, inst Instrumenter, cacheDir string) ([]byte, error) {
 	out, err := inst(wasm, table)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	frames, err := Measure(ctx, rc, out)
+	frames, err := compile(ctx, rc, out, cacheDir)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(frames) != len(table) {
-		return fmt.Errorf("wazevoframes: %d frames for a table of %d", len(frames), len(table))
+		return nil, fmt.Errorf("wazevoframes: %d frames for a table of %d", len(frames), len(table))
 	}
 	for i, f := range frames {
 		if f > table[i] {
-			return fmt.Errorf("wazevoframes: function %d takes %d bytes of stack, its weight is %d", i, f, table[i])
+			return nil, fmt.Errorf("wazevoframes: function %d takes %d bytes of stack, its weight is %d", i, f, table[i])
 		}
 	}
-	return nil
+	return out, nil
 }

@@ -18,36 +18,26 @@ import (
 // stack (interrupt.StackCharge). The second compile goes to the cache, and the weights are kept
 // in the module's mark (compilechild.go), so a later process compiles it no more.
 
-// frameSource measures the frames of src, compiled under pages, instruments src.Orig again with
-// them as its weights, and compiles that into cacheDir, checking every frame against its weight.
-// It returns the framed source and its weights; on any error the caller keeps src.
+// frameSource weighs src (wazevoframes.Weigh): its frames measured as it is instrumented, the
+// module instrumented again with them as its weights and compiled into cacheDir, every frame
+// checked against its weight. It returns the framed source and its weights; on any error the
+// caller keeps src.
 func frameSource(ctx context.Context, cacheDir string, pages uint32, src Source) (Source, []uint32, error) {
 	if !src.Stoppable || src.Orig == nil || cacheDir == "" {
 		return src, nil, fmt.Errorf("frames: the module is not instrumented, or there is no cache")
 	}
-	rc := CompileConfig(pages, true)
-	measured, err := wazevoframes.Measure(ctx, rc, src.Wasm)
-	if err != nil {
-		return src, nil, fmt.Errorf("frames: measure: %w", err)
-	}
-	weights := make([]uint32, len(measured))
-	for i, f := range measured {
-		weights[i] = wazevoframes.Margin(f)
-	}
-	framed, err := src.withWeights(weights)
-	if err != nil {
-		return src, nil, err
-	}
-	frames, err := wazevoframes.CompileInto(ctx, rc, framed.Wasm, cacheDir)
-	if err != nil {
-		return src, nil, fmt.Errorf("frames: compile: %w", err)
-	}
-	for i, f := range frames {
-		if f > weights[i] {
-			return src, nil, fmt.Errorf("frames: function %d takes %d bytes of stack, weighed %d", i, f, weights[i])
+	// src.Wasm is already the module instrumented with the estimates: not made again.
+	inst := func(wasm []byte, frames []uint32) ([]byte, error) {
+		if frames == nil {
+			return src.Wasm, nil
 		}
+		return interrupt.InstrumentShipped(wasm, frames)
 	}
-	return framed, weights, nil
+	weights, out, err := wazevoframes.Weigh(ctx, CompileConfig(pages, true), src.Orig, inst, cacheDir)
+	if err != nil {
+		return src, nil, fmt.Errorf("frames: %w", err)
+	}
+	return Source{Wasm: out, Orig: src.Orig, Stoppable: true, Framed: true}, weights, nil
 }
 
 // withWeights is src's module instrumented with weights: the stack each of its functions takes.
