@@ -23,12 +23,6 @@ const (
 	// instrumentation does (interrupt.StackCharge), for a module whose frames were measured
 	// (framed.go). A run of any other is charged this.
 	StackReserve = 160 << 20
-	// ScriptStackReserve is what a script's run may hold of wasm call stack. The interpreters are
-	// instrumented with a bound on it (interrupt.StackBytes) whose weights are the frames
-	// wazero's compiler gives their functions on amd64, checked by their tests (see package
-	// wazevoframes): the stack then stays within interrupt.StackCharge. On another
-	// architecture nothing checked the weights, and the run is charged StackReserve.
-	ScriptStackReserve = interrupt.StackCharge
 	// RunOverhead is what a run holds beyond its linear memory and stack besides its module:
 	// the instance's structures, the call's buffers, the run's logs and result.
 	RunOverhead = 4 << 20
@@ -50,18 +44,20 @@ func RunCharge(m *Module, c *Compiled) int64 {
 	l := m.Limits
 	mem := l.MemoryMiB << 20
 	io := max(l.MaxFetchBytes, l.MaxFileBytes, l.MaxWriteBytes, m.OutputFileBytes)
-	stack := int64(StackReserve)
-	if c != nil && c.Native != nil && c.Native.Framed {
-		stack = interrupt.StackCharge
-	}
-	return 2*mem + stack + io + l.MaxLogBytes + m.Size + instElemEntry*int64(m.Info.ElemEntries) + RunOverhead
+	return 2*mem + stackCharge(c != nil && c.Native != nil && c.Native.Framed) + io + l.MaxLogBytes + m.Size + instElemEntry*int64(m.Info.ElemEntries) + RunOverhead
 }
 
-// ScriptStack is what a script's run is charged for its wasm call stack: ScriptStackReserve
-// where the interpreters' frame tables were checked (amd64), else StackReserve.
-func ScriptStack() int64 {
-	if runtime.GOARCH == "amd64" {
-		return ScriptStackReserve
+// ScriptStack is what a script's run is charged for its wasm call stack. The interpreters are
+// instrumented with frame tables their tests check on amd64 (see package wazevoframes); on
+// another architecture nothing checked them.
+func ScriptStack() int64 { return stackCharge(runtime.GOARCH == "amd64") }
+
+// stackCharge is what a run's wasm call stack is charged: the instrumentation's bound
+// (interrupt.StackCharge) when the weights are the module's measured frames, else all wazero's
+// own ceiling lets it hold.
+func stackCharge(measured bool) int64 {
+	if measured {
+		return interrupt.StackCharge
 	}
 	return StackReserve
 }
