@@ -4,6 +4,7 @@ package postgres
 
 import (
 	"context"
+	"database/sql"
 	"embed"
 	"errors"
 	"fmt"
@@ -55,7 +56,25 @@ func Open(ctx context.Context, dsn string) (store.Store, error) {
 	return sqldb.Open(ctx, db, sqldb.Dialect{Name: "postgres", Numbered: true, Migrations: sub,
 		LockMigrations: fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", int64(migrationLock)),
 		LockBlobs:      fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", int64(blobsLock)),
-		LockVersions:   fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", int64(versionsLock)), Refuses: refuses}, where)
+		LockVersions:   fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", int64(versionsLock)),
+		Refuses:        refuses, Pipeline: pipeline}, where)
+}
+
+// pipeline runs stmts on c in one round trip: pgx's batch sends them all with one Sync, so
+// PostgreSQL runs them as one implicit transaction (all of them, or none when one fails). Each
+// statement is prepared once per connection (pgx's statement cache).
+func pipeline(ctx context.Context, c *sql.Conn, stmts []sqldb.Statement) error {
+	return c.Raw(func(dc any) error {
+		pc, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("a connection of %T, not pgx's", dc)
+		}
+		var b pgx.Batch
+		for _, st := range stmts {
+			b.Queue(st.SQL, st.Args...)
+		}
+		return pc.Conn().SendBatch(ctx, &b).Close()
+	})
 }
 
 // refuses reports whether err is PostgreSQL refusing a statement's data: SQLSTATE class 22

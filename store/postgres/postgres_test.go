@@ -104,3 +104,40 @@ func TestRefusalsAreTold(t *testing.T) {
 		t.Fatalf("a connection the server ended: %v, taken for a refusal", err)
 	}
 }
+
+// A batch is one transaction though it is sent as a pipeline: when its last statement is
+// refused, the runs of the statements before it are not kept either, and the batch can be
+// written again whole.
+func TestPipelinedBatchIsOneTransaction(t *testing.T) {
+	requireServer(t)
+	ctx := t.Context()
+	dsn, err := server.NewDatabase(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := postgres.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	now := time.Now()
+	start := store.Run{ID: "run_start", Skill: "s", Status: store.StatusRunning, StartedAt: now}
+	bad := store.Run{ID: "run_nul", Skill: "s", Status: store.StatusFailed, StartedAt: now, FinishedAt: now,
+		Error: &store.RunError{Kind: "skill_error", Message: "a \x00 b"}}
+	// The start is the first statement, the end the second.
+	if err := s.WriteRuns(ctx, []store.Run{start, bad}); !errors.Is(err, store.ErrRefused) {
+		t.Fatalf("a batch with a NUL byte: %v, want ErrRefused", err)
+	}
+	if _, err := s.FindRun(ctx, start.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the start of a refused batch: %v, want it not kept (ErrNotFound)", err)
+	}
+	bad.Error.Message = "a b"
+	if err := s.WriteRuns(ctx, []store.Run{start, bad}); err != nil {
+		t.Fatalf("the batch written again: %v", err)
+	}
+	for _, id := range []string{start.ID, bad.ID} {
+		if _, err := s.FindRun(ctx, id); err != nil {
+			t.Errorf("run %s after the batch: %v", id, err)
+		}
+	}
+}

@@ -50,12 +50,14 @@ func beginRunsSQL(n int) string {
 	return `INSERT INTO runs (` + runDetail + `) VALUES ` + rowsOf(n) + ` ON CONFLICT (id) DO NOTHING`
 }
 
+// An end sets what a run's end can change. Its skill and start are its start's, and setting
+// them anyway would rewrite the entries of two of the list indexes for every end.
 func finishRunsSQL(n int) string {
 	return `INSERT INTO runs (` + runDetail + `) VALUES ` + rowsOf(n) + `
-			ON CONFLICT (id) DO UPDATE SET skill = excluded.skill, version = excluded.version, digest = excluded.digest,
+			ON CONFLICT (id) DO UPDATE SET version = excluded.version, digest = excluded.digest,
 			face = excluded.face, caller = excluded.caller, status = excluded.status, error_kind = excluded.error_kind,
 			error_message = excluded.error_message, args = excluded.args, args_sha256 = excluded.args_sha256,
-			usage = excluded.usage, duration_ms = excluded.duration_ms, started_at = excluded.started_at,
+			usage = excluded.usage, duration_ms = excluded.duration_ms,
 			finished_at = excluded.finished_at, owner = excluded.owner, lease_until = excluded.lease_until,
 			visible_to = excluded.visible_to, logs_dropped = excluded.logs_dropped, trimmed = excluded.trimmed,
 			result = excluded.result, logs = excluded.logs
@@ -74,8 +76,9 @@ const rowsPerStatement = 32
 // WriteRuns writes runs in one transaction: a running run is a start, any other an end (see
 // store.RunStore). Its starts go first, then its ends (the last of each run's, should a batch
 // hold two; a start whose run ends in the batch is left out, the end writing the run whole),
-// rowsPerStatement a statement, each statement prepared once per database. A batch of one
-// statement is its own transaction: on PostgreSQL, one round trip instead of three.
+// rowsPerStatement a statement, each statement prepared once per database. Where the dialect
+// has a Pipeline (PostgreSQL) the whole batch is one round trip; elsewhere a batch of one
+// statement is its own transaction, without a BEGIN and a COMMIT.
 func (s *DB) WriteRuns(ctx context.Context, runs []store.Run) error {
 	var begins, ends []store.Run
 	last := map[string]int{} // an end's place in ends, by run id
@@ -113,58 +116,103 @@ func (s *DB) WriteRuns(ctx context.Context, runs []store.Run) error {
 	if len(runs) == 1 {
 		what = "record run " + runs[0].ID
 	}
-	// The statements, prepared before the transaction takes its connection.
-	type chunk struct {
-		st   *sql.Stmt
-		runs []store.Run
+	chunks := runChunks(begins, ends)
+	if len(chunks) == 0 {
+		return nil
 	}
-	var chunks []chunk
+	if s.dialect.Pipeline != nil {
+		return s.pipeline(ctx, what, chunks)
+	}
+	// The statements, prepared before the transaction takes its connection.
+	stmts := make([]*sql.Stmt, len(chunks))
+	for i, c := range chunks {
+		st, err := s.prepared(ctx, c.query)
+		if err != nil {
+			return fmt.Errorf("%s: %s %s: prepare: %w", what, s.dialect.Name, s.where, err)
+		}
+		stmts[i] = st
+	}
+	exec := func(st *sql.Stmt, rs []store.Run) error {
+		if _, err := st.ExecContext(ctx, s.rowValues(rs)...); err != nil {
+			return fmt.Errorf("%s: %w", runsNamed(rs), err)
+		}
+		return nil
+	}
+	if len(chunks) == 1 { // one statement is a transaction of its own: no BEGIN and COMMIT to wait for
+		if err := s.check(); err != nil {
+			return err
+		}
+		if err := exec(stmts[0], chunks[0].runs); err != nil {
+			return s.named(fmt.Errorf("%s: %s %s: %w", what, s.dialect.Name, s.where, err))
+		}
+		return nil
+	}
+	return s.inTx(ctx, what, func(tx *sql.Tx) error {
+		for i, c := range chunks {
+			if err := exec(tx.StmtContext(ctx, stmts[i]), c.runs); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// runChunk is one statement of WriteRuns: its query, for its runs.
+type runChunk struct {
+	query string
+	runs  []store.Run
+}
+
+// runChunks are the statements that write begins, then ends, rowsPerStatement runs each.
+func runChunks(begins, ends []store.Run) []runChunk {
+	var chunks []runChunk
 	for _, group := range []struct {
 		runs []store.Run
 		sql  func(int) string
 	}{{begins, beginRunsSQL}, {ends, finishRunsSQL}} {
 		for rs := group.runs; len(rs) > 0; rs = rs[min(len(rs), rowsPerStatement):] {
 			n := min(len(rs), rowsPerStatement)
-			st, err := s.prepared(ctx, group.sql(n))
-			if err != nil {
-				return fmt.Errorf("%s: %s %s: prepare: %w", what, s.dialect.Name, s.where, err)
-			}
-			chunks = append(chunks, chunk{st, rs[:n]})
+			chunks = append(chunks, runChunk{group.sql(n), rs[:n]})
 		}
 	}
-	exec := func(st *sql.Stmt, rs []store.Run) error {
-		args := make([]any, 0, len(rs)*runColumnCount)
-		for _, r := range rs {
-			args = append(args, s.runValues(r)...)
-		}
-		if _, err := st.ExecContext(ctx, args...); err != nil {
-			if len(rs) == 1 {
-				return fmt.Errorf("run %s: %w", rs[0].ID, err)
-			}
-			return fmt.Errorf("runs %s and %d more: %w", rs[0].ID, len(rs)-1, err)
-		}
-		return nil
+	return chunks
+}
+
+// pipeline writes chunks in the dialect's Pipeline: one transaction, one round trip.
+func (s *DB) pipeline(ctx context.Context, what string, chunks []runChunk) error {
+	stmts := make([]Statement, len(chunks))
+	for i, c := range chunks {
+		stmts[i] = Statement{SQL: s.numbered(c.query), Args: s.rowValues(c.runs)}
 	}
-	switch len(chunks) {
-	case 0:
-		return nil
-	case 1: // one statement is a transaction of its own: no BEGIN and COMMIT to wait for
-		if err := s.check(); err != nil {
-			return err
-		}
-		if err := exec(chunks[0].st, chunks[0].runs); err != nil {
-			return s.named(fmt.Errorf("%s: %s %s: %w", what, s.dialect.Name, s.where, err))
-		}
-		return nil
+	if err := s.check(); err != nil {
+		return err
 	}
-	return s.inTx(ctx, what, func(tx *sql.Tx) error {
-		for _, c := range chunks {
-			if err := exec(tx.StmtContext(ctx, c.st), c.runs); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	c, err := s.db.Conn(ctx)
+	if err != nil {
+		return s.named(fmt.Errorf("%s: %s %s: %w", what, s.dialect.Name, s.where, err))
+	}
+	defer c.Close()
+	if err := s.dialect.Pipeline(ctx, c, stmts); err != nil {
+		return s.named(fmt.Errorf("%s: %s %s: %w", what, s.dialect.Name, s.where, err))
+	}
+	return nil
+}
+
+// rowValues are the values of rs's rows, in the order of rowsOf's placeholders.
+func (s *DB) rowValues(rs []store.Run) []any {
+	args := make([]any, 0, len(rs)*runColumnCount)
+	for _, r := range rs {
+		args = append(args, s.runValues(r)...)
+	}
+	return args
+}
+
+// runsNamed names rs in an error: its first run, and how many more.
+func runsNamed(rs []store.Run) string {
+	if len(rs) == 1 {
+		return "run " + rs[0].ID
+	}
+	return fmt.Sprintf("runs %s and %d more", rs[0].ID, len(rs)-1)
 }
 
 // RenewRuns extends the leases of owner's running runs (an owner is one recorder: the runs of

@@ -46,6 +46,19 @@ type Dialect struct {
 	// Refuses reports whether a statement's error is the database refusing the data it was
 	// given (store.ErrRefused), not failing for its own state.
 	Refuses func(error) bool
+	// Pipeline, when set, runs stmts on c as one transaction in one round trip: PostgreSQL's
+	// pipeline, every statement sent at once and one Sync after them, so the server runs them
+	// as one implicit transaction. WriteRuns uses it: a run's start waits for its batch, and
+	// BEGIN, two statements and COMMIT are four round trips, each a wait for the database's
+	// process to be scheduled on a loaded machine.
+	Pipeline func(ctx context.Context, c *sql.Conn, stmts []Statement) error
+}
+
+// Statement is one statement of a Pipeline: its SQL, in the dialect's placeholders, and its
+// arguments.
+type Statement struct {
+	SQL  string
+	Args []any
 }
 
 // DB is a store.Store over a *sql.DB: the whole database, or one tenant's part of it (Tenant).
@@ -69,6 +82,8 @@ type conn struct {
 	// stmts are the statements of the hot path, prepared once (see prepared).
 	stmtMu sync.Mutex
 	stmts  map[string]*sql.Stmt
+	// queries are the hot path's queries in the dialect's placeholders, by query (see numbered).
+	queries sync.Map
 }
 
 var _ store.Store = (*DB)(nil)
@@ -146,6 +161,16 @@ func (s *DB) q(query string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// numbered is q(query), made once per query: for the statements every run writes.
+func (s *DB) numbered(query string) string {
+	if q, ok := s.queries.Load(query); ok {
+		return q.(string)
+	}
+	q := s.q(query)
+	s.queries.Store(query, q)
+	return q
 }
 
 // check fails with store.ErrClosed after Close.
