@@ -13,7 +13,8 @@ import (
 )
 
 // versionPoll is how often a runtime reads the changes of its version store: a version another
-// replica records, publishes or yanks serves here within about that.
+// replica records, publishes or yanks serves here within about that, or at once when the store
+// tells of its changes (version.Notifier).
 const versionPoll = time.Second
 
 // feedPage is how many changes one read of the feed asks for.
@@ -27,6 +28,7 @@ const feedPage = version.MaxQuery
 type versionCatalog struct {
 	feed   version.Feed
 	logger *slog.Logger
+	poll   time.Duration // versionPoll; longer in the test of the store's notes
 
 	// refreshMu makes one refresh at a time: a second waits, then reads what came after.
 	refreshMu sync.Mutex
@@ -40,7 +42,7 @@ type versionCatalog struct {
 }
 
 func newVersionCatalog(feed version.Feed, logger *slog.Logger) *versionCatalog {
-	return &versionCatalog{feed: feed, logger: logger, lists: map[string][]version.Version{}}
+	return &versionCatalog{feed: feed, logger: logger, poll: versionPoll, lists: map[string][]version.Version{}}
 }
 
 // get returns skill's versions (as stored: "<id>@<scope>" for a user's own), newest first, and
@@ -126,18 +128,24 @@ func (c *versionCatalog) applyLocked(vs []version.Version) {
 	}
 }
 
-// follow refreshes the catalog every versionPoll until ctx ends.
+// follow refreshes the catalog every poll, and at once when the store says there are
+// changes (a version.Notifier's note), until ctx ends.
 func (c *versionCatalog) follow(ctx context.Context) {
-	t := time.NewTicker(versionPoll)
+	t := time.NewTicker(c.poll)
 	defer t.Stop()
+	var notes <-chan struct{} // nil: the store cannot tell, and the poll alone reads changes
+	if n, ok := c.feed.(version.Notifier); ok {
+		notes = n.VersionNotes(ctx)
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-notes:
 		case <-t.C:
-			rctx, cancel := context.WithTimeout(ctx, 10*versionPoll)
-			_ = c.refresh(rctx) // logged once per outage
-			cancel()
 		}
+		rctx, cancel := context.WithTimeout(ctx, 10*versionPoll)
+		_ = c.refresh(rctx) // logged once per outage
+		cancel()
 	}
 }

@@ -27,7 +27,8 @@ type Event struct {
 
 // Feed is what a Store implements, beside Store, so that a runtime holds every version in
 // memory and a run never reads the store: it reads the changes once at start, then those after
-// the last it saw, every second, so a change made by another replica serves within about that.
+// the last it saw, every second (and at once when the store is a Notifier that says there are
+// some), so a change made by another replica serves within about that.
 // A store without it is read each time a run needs a skill's versions, cached for a second.
 type Feed interface {
 	// Changes returns the versions of the store's tenant changed after change since (0: every
@@ -38,4 +39,16 @@ type Feed interface {
 	// Events returns the events of skill's version at digest, oldest first, at most limit
 	// (1 to MaxQuery).
 	Events(ctx context.Context, skill, digest string, limit int) ([]Event, error)
+}
+
+// Notifier is what a Feed implements when its store can say that a change was committed, by
+// any process sharing it (PostgreSQL's LISTEN/NOTIFY): a runtime then reads the changes at once,
+// not at its next poll, which stays as the fallback for notes lost while the store's listener
+// reconnects, or never delivered (a connection pooler in transaction mode drops them).
+type Notifier interface {
+	// VersionNotes returns a channel that receives after a change to the store's versions
+	// is committed (notes come together: one may stand for several changes, of any tenant),
+	// and once after the store's listener (re)connects, since changes may have come while it
+	// was not listening. It receives nothing after ctx ends; nil when the store cannot tell.
+	VersionNotes(ctx context.Context) <-chan struct{}
 }

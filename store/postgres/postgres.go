@@ -57,7 +57,8 @@ func Open(ctx context.Context, dsn string) (store.Store, error) {
 		LockMigrations: fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", int64(migrationLock)),
 		LockBlobs:      fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", int64(blobsLock)),
 		LockVersions:   fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", int64(versionsLock)),
-		Refuses:        refuses, Pipeline: pipeline}, where)
+		Refuses:        refuses, Pipeline: pipeline,
+		NotifyVersions: notifyVersions, Notes: newNotes(cfg)}, where)
 }
 
 // pipeline runs stmts on c in one round trip: pgx's batch sends them all with one Sync, so

@@ -9,7 +9,10 @@ import (
 	"github.com/skillbox-dev/skillbox/version"
 )
 
-var _ version.Feed = (*DB)(nil)
+var (
+	_ version.Feed     = (*DB)(nil)
+	_ version.Notifier = (*DB)(nil)
+)
 
 // lockVersions serialises, in a PostgreSQL store, the transactions that record or move
 // versions (see Dialect.LockVersions).
@@ -25,7 +28,19 @@ func (s *DB) lockVersions(ctx context.Context, tx *sql.Tx) error {
 func (s *DB) addEvent(ctx context.Context, tx *sql.Tx, e version.Event) error {
 	_, err := tx.ExecContext(ctx, s.q(`INSERT INTO version_events (tenant, skill, digest, action, status, actor, at, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
 		s.tenant, e.Skill, e.Digest, e.Action, string(e.Status), e.By, e.At.UnixNano(), e.Note)
+	if err == nil && s.dialect.NotifyVersions != "" {
+		_, err = tx.ExecContext(ctx, s.dialect.NotifyVersions)
+	}
 	return err
+}
+
+// VersionNotes says when another process, or this one, changed the versions of the database
+// (see version.Notifier): nil when the dialect cannot tell, and the runtime polls.
+func (s *DB) VersionNotes(ctx context.Context) <-chan struct{} {
+	if s.dialect.Notes == nil {
+		return nil
+	}
+	return s.dialect.Notes.Subscribe(ctx)
 }
 
 // Changes returns the versions of s's tenant changed after since, as they are now, in the

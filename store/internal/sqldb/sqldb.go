@@ -52,6 +52,17 @@ type Dialect struct {
 	// BEGIN, two statements and COMMIT are four round trips, each a wait for the database's
 	// process to be scheduled on a loaded machine.
 	Pipeline func(ctx context.Context, c *sql.Conn, stmts []Statement) error
+	// NotifyVersions, when set, is run in every transaction that records or moves a version,
+	// after its event: it tells the processes listening that there are changes to read, once the
+	// transaction commits (PostgreSQL's pg_notify). Notes, when set, is where they listen:
+	// DB.VersionNotes is its Subscribe.
+	NotifyVersions string
+	Notes          Notes
+}
+
+// Notes is a database's listener for the notes NotifyVersions sends (see version.Notifier).
+type Notes interface {
+	Subscribe(ctx context.Context) <-chan struct{}
 }
 
 // Statement is one statement of a Pipeline: its SQL, in the dialect's placeholders, and its
