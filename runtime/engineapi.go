@@ -89,6 +89,8 @@ type AdmissionStats struct {
 	PeakMemoryInUse int64
 	PeakRunning     int
 	PeakCompiling   int
+	// MaxRuns is how many runs may execute at once (Admission.MaxRuns).
+	MaxRuns int
 }
 
 // CompileEvent says that a compilation started or ended. Compiling a large module the first

@@ -33,6 +33,7 @@ type AdmissionStats struct {
 	PeakMemoryInUse            int64
 	PeakRunning                int
 	PeakCompiling              int
+	MaxRuns                    int
 }
 
 // Admission hands out run slots, compile slots and memory, first come first served. A ticket
@@ -266,5 +267,5 @@ func (a *Admission) Stats() AdmissionStats {
 	defer a.mu.Unlock()
 	return AdmissionStats{Running: a.running, Queued: len(a.queue), Compiling: a.compiling,
 		MemoryInUse: a.used, MemoryBudget: a.cfg.MemoryBudget, PeakMemoryInUse: a.peakUsed, PeakRunning: a.peakRuns,
-		PeakCompiling: a.peakCompiling}
+		PeakCompiling: a.peakCompiling, MaxRuns: a.cfg.MaxRuns}
 }
