@@ -13,6 +13,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -179,7 +180,11 @@ func (s *Server) DSN(db string) string {
 
 // NewDatabase creates an empty database and returns its DSN.
 func (s *Server) NewDatabase(ctx context.Context) (string, error) {
-	name := fmt.Sprintf("test_%d_%d", os.Getpid(), s.n.Add(1))
+	return s.create(ctx, fmt.Sprintf("test_%d_%d", os.Getpid(), s.n.Add(1)))
+}
+
+// create creates the empty database name and returns its DSN.
+func (s *Server) create(ctx context.Context, name string) (string, error) {
 	db, err := sql.Open("pgx", s.DSN("postgres"))
 	if err != nil {
 		return "", err
@@ -189,6 +194,16 @@ func (s *Server) NewDatabase(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("create database %s: %w", name, err)
 	}
 	return s.DSN(name), nil
+}
+
+// NewDatabaseURL is NewDatabase, its connection string a postgres:// URL: what skillbox's
+// --database takes.
+func (s *Server) NewDatabaseURL(ctx context.Context) (string, error) {
+	name := fmt.Sprintf("test_%d_%d", os.Getpid(), s.n.Add(1))
+	if _, err := s.create(ctx, name); err != nil {
+		return "", err
+	}
+	return "postgres://skillbox@/" + name + "?host=" + url.QueryEscape(s.dir) + "&port=5432&sslmode=disable", nil
 }
 
 // Stop ends the server (a fast shutdown, then a kill after 10 s) and removes its files.
