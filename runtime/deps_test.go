@@ -32,6 +32,8 @@ var heavyImports = []struct{ prefix, what string }{
 	{"github.com/skillbox-dev/skillbox/server", "the HTTP face"},
 	{"github.com/skillbox-dev/skillbox/mcpserver", "the MCP face"},
 	{"github.com/skillbox-dev/skillbox/cmd", "the CLI"},
+	{"github.com/nats-io", "NATS, cluster mode's"},
+	{"github.com/skillbox-dev/skillbox/cluster", "cluster mode"},
 }
 
 // The runtime and the agent toolset stay light for embedders: `go list -deps` of each names
@@ -69,6 +71,19 @@ var leafPackages = []string{
 	"github.com/skillbox-dev/skillbox/store/postgres",
 	"github.com/skillbox-dev/skillbox/agent/tooldef",
 	"github.com/skillbox-dev/skillbox/agent/search",
+}
+
+// clusterImports are cluster mode's: only serve --cluster runs them, and only the CLI links them.
+var clusterImports = []struct{ prefix, what string }{
+	{"github.com/nats-io", "NATS"},
+	{"github.com/skillbox-dev/skillbox/cluster", "cluster mode"},
+}
+
+// A program that mounts the HTTP or MCP face, or keeps a store, links no NATS: the faces take
+// the cluster's status as a function (server.ClusterStatus), not its package.
+func TestOnlyTheCLILinksTheCluster(t *testing.T) {
+	noneLinks(t, clusterImports, "take what the face needs of the cluster as an interface or a function, not the cluster package",
+		"github.com/skillbox-dev/skillbox/server", "github.com/skillbox-dev/skillbox/mcpserver", "github.com/skillbox-dev/skillbox/store/postgres")
 }
 
 func TestLeavesDoNotLinkTheEngine(t *testing.T) {

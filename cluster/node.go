@@ -1,0 +1,285 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Presence is what a node says of itself in the nodes bucket, every presenceEvery: for
+// GET /v1/cluster and metrics, never for a decision (a node's word may be seconds old).
+type Presence struct {
+	Node string `json:"node"`
+	// Addr is where the node's HTTP API answers, when it knows.
+	Addr    string `json:"addr,omitempty"`
+	Version string `json:"version,omitempty"`
+	// Slots are the runs the node admits at once; Free those it could admit now.
+	Slots int `json:"slots"`
+	Free  int `json:"free"`
+	// FreeMemory is what its memory budget has left, in bytes.
+	FreeMemory int64     `json:"free_memory"`
+	At         time.Time `json:"at"`
+}
+
+// How often a node says it is there, and how long the bucket keeps its word: a node that died
+// leaves the list within nodesTTL.
+const (
+	presenceEvery = 5 * time.Second
+	nodesTTL      = 15 * time.Second
+)
+
+// Node is this process's membership of the cluster: its connection, the embedded server when
+// it runs one, the shared streams and the nodes bucket.
+type Node struct {
+	cfg   Config
+	srv   *server.Server // nil when the cluster is external
+	nc    *nats.Conn
+	js    jetstream.JetStream
+	runs  jetstream.Stream
+	evs   jetstream.Stream
+	nodes jetstream.KeyValue
+
+	presence func() Presence
+	stop     chan struct{}
+	done     sync.WaitGroup
+	once     sync.Once
+}
+
+// Names of what a cluster named name shares.
+func runsStream(name string) string   { return strings.ToUpper(name) + "_RUNS" }
+func eventsStream(name string) string { return strings.ToUpper(name) + "_EVENTS" }
+func nodesBucket(name string) string  { return strings.ToUpper(name) + "_NODES" }
+
+// Join makes this process a node of the cluster cfg names: it starts the embedded server (or
+// connects to the external cluster), creates or updates the shared streams and buckets with
+// cfg's bounds, and says every presenceEvery what presence returns. It waits for the cluster's
+// JetStream until ctx ends: a member of three waits for a second one to form a quorum.
+func Join(ctx context.Context, cfg Config, presence func() Presence) (*Node, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Check(); err != nil {
+		return nil, err
+	}
+	n := &Node{cfg: cfg, presence: presence, stop: make(chan struct{})}
+	var err error
+	opts := []nats.Option{nats.Name("skillbox " + cfg.NodeID), nats.MaxReconnects(-1), nats.ReconnectWait(250 * time.Millisecond)}
+	url := strings.Join(cfg.URLs, ",")
+	if cfg.Embedded {
+		if n.srv, err = startServer(cfg); err != nil {
+			return nil, err
+		}
+		url = n.srv.ClientURL()
+		opts = append(opts, nats.InProcessServer(n.srv))
+	} else if cfg.Creds != "" {
+		opts = append(opts, nats.UserCredentials(cfg.Creds))
+	}
+	if n.nc, err = nats.Connect(url, opts...); err != nil {
+		n.shutdownServer()
+		return nil, fmt.Errorf("cluster: connect to NATS at %s: %w", url, err)
+	}
+	if n.js, err = jetstream.New(n.nc); err != nil {
+		n.closeConn()
+		return nil, fmt.Errorf("cluster: JetStream: %w", err)
+	}
+	if err := n.provision(ctx); err != nil {
+		n.closeConn()
+		return nil, err
+	}
+	n.say(ctx)
+	n.done.Go(n.sayEvery)
+	return n, nil
+}
+
+// provisionTry bounds one try to create the streams and buckets.
+const provisionTry = 5 * time.Second
+
+// provision creates the streams and buckets, or updates their bounds to cfg's, retrying while
+// the cluster has no JetStream leader yet (its members are still starting).
+func (n *Node) provision(ctx context.Context) error {
+	c := n.cfg
+	runs := jetstream.StreamConfig{
+		Name:     runsStream(c.Name),
+		Subjects: []string{c.Name + ".runs.>"},
+		// A run is taken once, by the node that runs it.
+		Retention: jetstream.WorkQueuePolicy,
+		Storage:   jetstream.FileStorage,
+		Replicas:  c.Replicas,
+		MaxMsgs:   c.MaxQueue,
+		// One subject per tenant: a tenant's queue is bounded apart, and a full one refuses
+		// the newest run (the client is told busy), never drops an accepted one.
+		MaxMsgsPerSubject:    c.TenantMaxQueue,
+		Discard:              jetstream.DiscardNew,
+		DiscardNewPerSubject: true,
+		MaxMsgSize:           1 << 20,
+		Duplicates:           2 * time.Minute,
+	}
+	events := jetstream.StreamConfig{
+		Name:       eventsStream(c.Name),
+		Subjects:   []string{c.Name + ".events.>"},
+		Retention:  jetstream.LimitsPolicy,
+		Storage:    jetstream.FileStorage,
+		Replicas:   c.Replicas,
+		MaxAge:     c.KeepEvents,
+		MaxBytes:   c.MaxEventBytes,
+		Discard:    jetstream.DiscardOld,
+		MaxMsgSize: 1 << 20,
+		Duplicates: min(2*time.Minute, c.KeepEvents),
+	}
+	nodes := jetstream.KeyValueConfig{Bucket: nodesBucket(c.Name), TTL: nodesTTL, Replicas: c.Replicas, Storage: jetstream.FileStorage}
+	backoff := 50 * time.Millisecond
+	for {
+		// A request made before the members elect a leader goes unanswered: each try has a
+		// deadline of its own.
+		tctx, cancel := context.WithTimeout(ctx, provisionTry)
+		var err error
+		if n.runs, err = n.js.CreateOrUpdateStream(tctx, runs); err == nil {
+			if n.evs, err = n.js.CreateOrUpdateStream(tctx, events); err == nil {
+				n.nodes, err = n.js.CreateOrUpdateKeyValue(tctx, nodes)
+			}
+		}
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if !retryable(err) {
+			return fmt.Errorf("cluster: create the streams of %q: %w", c.Name, err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("cluster: JetStream has no quorum yet (start the other members listed in --cluster-routes): %w", err)
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, time.Second)
+	}
+}
+
+// retryable reports whether err is the cluster not being ready yet, rather than refusing.
+func retryable(err error) bool {
+	return errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, nats.ErrTimeout) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrNoResponders) ||
+		errors.Is(err, jetstream.ErrNoStreamResponse) || strings.Contains(err.Error(), "insufficient resources") ||
+		strings.Contains(err.Error(), "no suitable peers") || strings.Contains(err.Error(), "JetStream system temporarily unavailable")
+}
+
+// say puts this node's presence in the nodes bucket.
+func (n *Node) say(ctx context.Context) {
+	p := Presence{Node: n.cfg.NodeID}
+	if n.presence != nil {
+		p = n.presence()
+		p.Node = n.cfg.NodeID
+	}
+	p.At = time.Now().UTC()
+	data, _ := json.Marshal(p)
+	if _, err := n.nodes.Put(ctx, n.cfg.NodeID, data); err != nil {
+		n.cfg.Logger.Warn("cluster: say this node is there", "err", err)
+	}
+}
+
+func (n *Node) sayEvery() {
+	t := time.NewTicker(presenceEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-n.stop:
+			return
+		case <-t.C:
+			ctx, cancel := context.WithTimeout(context.Background(), presenceEvery)
+			n.say(ctx)
+			cancel()
+		}
+	}
+}
+
+// Status is what GET /v1/cluster answers: the nodes that said they are there within nodesTTL,
+// and the shared queue.
+type Status struct {
+	Name     string     `json:"name"`
+	Node     string     `json:"node"`
+	Replicas int        `json:"replicas"`
+	Nodes    []Presence `json:"nodes"`
+	// Queued are the runs waiting in all; QueueBytes what they hold.
+	Queued     uint64 `json:"queued"`
+	QueueBytes uint64 `json:"queue_bytes"`
+	// Consumers are the queue's readers and how far behind each is.
+	Consumers []ConsumerLag `json:"consumers"`
+	// Events and EventBytes are what the event stream holds.
+	Events     uint64 `json:"events"`
+	EventBytes uint64 `json:"event_bytes"`
+}
+
+// ConsumerLag is one reader of the queue: runs not yet delivered to it, and delivered but not
+// yet acknowledged.
+type ConsumerLag struct {
+	Name       string `json:"name"`
+	Pending    uint64 `json:"pending"`
+	AckPending int    `json:"ack_pending"`
+}
+
+// Status reads the cluster's state from JetStream.
+func (n *Node) Status(ctx context.Context) (Status, error) {
+	st := Status{Name: n.cfg.Name, Node: n.cfg.NodeID, Replicas: n.cfg.Replicas, Nodes: []Presence{}, Consumers: []ConsumerLag{}}
+	keys, err := n.nodes.ListKeys(ctx)
+	if err != nil {
+		return st, fmt.Errorf("cluster: list the nodes: %w", err)
+	}
+	for k := range keys.Keys() {
+		e, err := n.nodes.Get(ctx, k)
+		if err != nil {
+			continue // gone since it was listed
+		}
+		var p Presence
+		if json.Unmarshal(e.Value(), &p) == nil {
+			st.Nodes = append(st.Nodes, p)
+		}
+	}
+	slices.SortFunc(st.Nodes, func(a, b Presence) int { return strings.Compare(a.Node, b.Node) })
+	ri, err := n.runs.Info(ctx)
+	if err != nil {
+		return st, fmt.Errorf("cluster: the run queue: %w", err)
+	}
+	st.Queued, st.QueueBytes = ri.State.Msgs, ri.State.Bytes
+	for c := range n.runs.ListConsumers(ctx).Info() {
+		st.Consumers = append(st.Consumers, ConsumerLag{Name: c.Name, Pending: c.NumPending, AckPending: c.NumAckPending})
+	}
+	ei, err := n.evs.Info(ctx)
+	if err != nil {
+		return st, fmt.Errorf("cluster: the event stream: %w", err)
+	}
+	st.Events, st.EventBytes = ei.State.Msgs, ei.State.Bytes
+	return st, nil
+}
+
+// Close leaves the cluster: it stops saying it is there and takes its word back, drains its
+// connection and shuts the embedded server down.
+func (n *Node) Close() {
+	n.once.Do(func() {
+		close(n.stop)
+		n.done.Wait()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_ = n.nodes.Delete(ctx, n.cfg.NodeID)
+		cancel()
+		n.closeConn()
+	})
+}
+
+func (n *Node) closeConn() {
+	if n.nc != nil {
+		n.nc.Close()
+	}
+	n.shutdownServer()
+}
+
+func (n *Node) shutdownServer() {
+	if n.srv != nil {
+		n.srv.Shutdown()
+		n.srv.WaitForShutdown()
+	}
+}
