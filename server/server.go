@@ -62,6 +62,9 @@ type Options struct {
 	// its connections itself.
 	BodyTimeout time.Duration
 	MinBodyRate int64
+	// Cluster, when set, is this server's node of a cluster: GET /v1/cluster answers its status
+	// to the operator's admin keys. Nil: a server on its own, which answers 404 not_clustered.
+	Cluster ClusterStatus
 }
 
 func (o Options) withDefaults() Options {
@@ -219,6 +222,7 @@ func (s *Server) Mount(g *echo.Group) {
 	guarded(http.MethodPut, "/v1/skills/:id", s.each((*view).updateSkill), access.NeedInstall)
 	guarded(http.MethodDelete, "/v1/skills/:id", s.each((*view).deleteSkill), access.NeedRemove)
 	guarded(http.MethodPost, "/v1/reload", s.each((*view).reload), access.RoleAdmin)
+	guarded(http.MethodGet, "/v1/cluster", s.cluster, access.RoleAdmin)
 
 	// MCP over streamable HTTP. Listing and calling happen inside one session, so the session
 	// needs the runner role; the MCP handler checks its own content types, and also refuses a
