@@ -20,6 +20,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/agent/toolset"
 	"github.com/skillbox-dev/skillbox/artifact"
+	"github.com/skillbox-dev/skillbox/cluster"
 	"github.com/skillbox-dev/skillbox/history"
 	"github.com/skillbox-dev/skillbox/internal/nearest"
 	"github.com/skillbox-dev/skillbox/runtime"
@@ -65,6 +66,10 @@ type env struct {
 	// serve: the bounds on clients (see connectionFlags)
 	bodyTimeout, shutdownTimeout time.Duration
 	maxConnections               int
+	// clusterMode is serve's --cluster ("" alone, "embedded", or nats:// URLs); cluster its
+	// other cluster flags (see clusterFlags).
+	clusterMode string
+	cluster     cluster.Config
 
 	// serving: serve and mcp, which live long enough for the runtime to check every skill in the
 	// background; the other commands exit once done, and leave unused skills unchecked.

@@ -36,6 +36,7 @@ var cmdServe = &command{
 		storeFlags(fs, e, true)
 		retentionFlags(fs, e)
 		connectionFlags(fs, e)
+		clusterFlags(fs, e)
 		fs.StringArrayVar(&e.cors, "cors-origin", nil, "let web pages from `ORIGIN` (scheme://host[:port], exact) call the API from a browser; repeatable. Off by default: pages from other origins may not run or change anything")
 	},
 	completeFlags: map[string]flagCompletion{"tenants": completeTenantsFile},
@@ -68,6 +69,9 @@ var cmdServe = &command{
 			tenants = t
 			e.tenantRetention = tenantRetention(t)
 		}
+		if err := e.checkCluster(); err != nil {
+			return e.fail(exitUsage, "%v", err)
+		}
 		if len(keys) == 0 && !e.insecure && !loopback(e.addr) {
 			return e.fail(exitUsage, "refusing to serve %s without API keys: anyone who can reach it could run and change skills. Use a loopback address, --keys FILE, or --insecure", e.addr)
 		}
@@ -95,7 +99,15 @@ var cmdServe = &command{
 		if e.maxConnections < 1 || e.bodyTimeout <= 0 || e.shutdownTimeout <= 0 {
 			return e.fail(exitUsage, "--max-connections, --body-timeout and --shutdown-timeout must be positive")
 		}
-		opts := server.Options{Keys: keys, Logger: logger, CORSOrigins: e.cors, Offer: e.offer, BodyTimeout: e.bodyTimeout}
+		node, clusterStatus, err := e.joinCluster(ctx, rt, logger)
+		if err != nil {
+			return e.fail(exitFailed, "%v", err)
+		}
+		if node != nil {
+			defer node.Close() // after the HTTP server's shutdown: its last answers may read the cluster
+			fmt.Fprintf(e.stderr, "skillbox: node %s of cluster %q\n", e.cluster.NodeID, e.cluster.Name)
+		}
+		opts := server.Options{Keys: keys, Logger: logger, CORSOrigins: e.cors, Offer: e.offer, BodyTimeout: e.bodyTimeout, Cluster: clusterStatus}
 		if h != nil {
 			opts.History = h.store
 		}

@@ -163,7 +163,8 @@ func (e *env) openStore(ctx context.Context, record bool) (*localStore, int) {
 		return nil, e.fail(exitUsage, "--no-store records nothing: drop --keep-runs and --keep-runs-for, or --no-store")
 	case e.noStore:
 		return nil, exitOK
-	case e.dataDir != "" && e.database != "":
+	case e.dataDir != "" && e.database != "" && e.clusterMode == "":
+		// In a cluster, --data-dir is the node's own state beside the shared database.
 		return nil, e.fail(exitUsage, "--data-dir and --database both say where the store is: give one")
 	}
 	h := &localStore{}
