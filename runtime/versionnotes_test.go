@@ -2,14 +2,12 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"log/slog"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/skillbox-dev/skillbox/internal/pgserver"
+	"github.com/skillbox-dev/skillbox/internal/pgserver/pgtest"
 	"github.com/skillbox-dev/skillbox/store/postgres"
 	"github.com/skillbox-dev/skillbox/version"
 )
@@ -18,14 +16,7 @@ import (
 // not at its next poll: with the poll an hour apart, a version recorded, then yanked, by
 // another store over the same database reaches the catalog all the same.
 func TestCatalogFollowsTheStoresNotes(t *testing.T) {
-	srv, err := pgserver.Start(t.Context())
-	if err != nil {
-		if errors.Is(err, pgserver.ErrAbsent) && os.Getenv("SKILLBOX_REQUIRE_TOOLCHAINS") != "1" {
-			t.Skip(err)
-		}
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Stop)
+	srv := pgtest.Start(t)
 	dsn, err := srv.NewDatabase(t.Context())
 	if err != nil {
 		t.Fatal(err)

@@ -2,37 +2,20 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/skillbox-dev/skillbox/internal/pgserver"
+	"github.com/skillbox-dev/skillbox/internal/pgserver/pgtest"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/store"
 	"github.com/skillbox-dev/skillbox/store/postgres"
 	"github.com/skillbox-dev/skillbox/store/storetest"
 )
-
-// startPostgres starts a throwaway PostgreSQL for t, and skips without one unless
-// SKILLBOX_REQUIRE_TOOLCHAINS=1.
-func startPostgres(t *testing.T) *pgserver.Server {
-	t.Helper()
-	srv, err := pgserver.Start(t.Context())
-	if errors.Is(err, pgserver.ErrAbsent) && os.Getenv("SKILLBOX_REQUIRE_TOOLCHAINS") != "1" {
-		t.Skip(err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Stop)
-	return srv
-}
 
 // srvDir is the socket directory a test server's DSN names: what a client must never be told.
 func srvDir(dsn string) string {
@@ -75,7 +58,7 @@ func TestStoreOutage(t *testing.T) {
 }
 
 func storeOutage(t *testing.T, kill bool) {
-	srv := startPostgres(t)
+	srv := pgtest.Start(t)
 	dsn, err := srv.NewDatabase(t.Context())
 	if err != nil {
 		t.Fatal(err)

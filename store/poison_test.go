@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/skillbox-dev/skillbox/history"
-	"github.com/skillbox-dev/skillbox/internal/pgserver"
+	"github.com/skillbox-dev/skillbox/internal/pgserver/pgtest"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/store"
 	"github.com/skillbox-dev/skillbox/store/postgres"
@@ -27,15 +27,7 @@ func finishedRecord(id, msg, result string) *history.Record {
 // A record whose texts PostgreSQL refuses (a NUL byte, invalid UTF-8: a skill's error message
 // and result are the skill's to choose) is kept, its bad bytes made U+FFFD, and holds up nothing.
 func TestRecordsWithBadTextAreKept(t *testing.T) {
-	srv, err := pgserver.Start(t.Context())
-	if errors.Is(err, pgserver.ErrAbsent) {
-		t.Skip(err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Stop()
-	dsn, err := srv.NewDatabase(t.Context())
+	dsn, err := pgtest.Start(t).NewDatabase(t.Context())
 	must(t, err)
 	s, err := postgres.Open(t.Context(), dsn)
 	must(t, err)

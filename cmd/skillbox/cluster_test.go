@@ -3,12 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"os"
 	"strings"
 	"testing"
 
-	"github.com/skillbox-dev/skillbox/internal/pgserver"
+	"github.com/skillbox-dev/skillbox/internal/pgserver/pgtest"
 )
 
 // serve refuses cluster flags that cannot make a node, before it opens anything, saying what
@@ -40,15 +38,7 @@ func TestServeClusterFlagsSayWhatToPass(t *testing.T) {
 // serve --cluster embedded over a PostgreSQL is a cluster of one: it says so, and GET
 // /v1/cluster lists its node and its run slots.
 func TestServeClusterOfOne(t *testing.T) {
-	srv, err := pgserver.Start(t.Context())
-	if err != nil {
-		if errors.Is(err, pgserver.ErrAbsent) && os.Getenv("SKILLBOX_REQUIRE_TOOLCHAINS") != "1" {
-			t.Skip(err)
-		}
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Stop)
-	dsn, err := srv.NewDatabaseURL(context.Background())
+	dsn, err := pgtest.Start(t).NewDatabaseURL(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skillbox-dev/skillbox/store"
-	"github.com/skillbox-dev/skillbox/store/postgres"
 	"github.com/skillbox-dev/skillbox/version"
 )
 
@@ -31,21 +29,9 @@ func awaitNote(t *testing.T, notes <-chan struct{}, what string) {
 // told to the other's subscribers (every tenant's: one listener serves them all), and a
 // listener whose connection the server ends listens again and says so.
 func TestVersionNotesReachOtherReplicas(t *testing.T) {
-	requireServer(t)
 	ctx := t.Context()
-	dsn, err := server.NewDatabase(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	open := func() store.Store {
-		s, err := postgres.Open(ctx, dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
-	a, b := open(), open()
+	dsn, a := newDatabase(t)
+	b := openStore(t, dsn)
 	notes := b.Tenant("acme").(version.Notifier).VersionNotes(ctx)
 	awaitNote(t, notes, "that the listener listens") // from here on, no change is missed
 	v := version.Version{Skill: "hello", Digest: "sha256:" + strings.Repeat("ab", 32), Version: "1.0.0", Status: version.Draft, CreatedAt: time.Now()}
@@ -77,16 +63,7 @@ func TestVersionNotesReachOtherReplicas(t *testing.T) {
 
 // The listening connection is held only while someone subscribes.
 func TestVersionNotesListenOnlyForSubscribers(t *testing.T) {
-	requireServer(t)
-	dsn, err := server.NewDatabase(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := postgres.Open(t.Context(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	dsn, s := newDatabase(t)
 	admin, err := sql.Open("pgx", dsn)
 	if err != nil {
 		t.Fatal(err)

@@ -44,6 +44,29 @@ func requireServer(t *testing.T) {
 	t.Fatalf("PostgreSQL: %v", startErr)
 }
 
+// newDatabase makes an empty database on the test server (skipping without one, see
+// requireServer) and returns its DSN, and opens a store over it, closed when t ends.
+func newDatabase(t *testing.T) (string, store.Store) {
+	t.Helper()
+	requireServer(t)
+	dsn, err := server.NewDatabase(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dsn, openStore(t, dsn)
+}
+
+// openStore opens a store over dsn, closed when t ends.
+func openStore(t *testing.T, dsn string) store.Store {
+	t.Helper()
+	s, err := postgres.Open(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 func TestConformance(t *testing.T) {
 	requireServer(t)
 	storetest.Run(t, storetest.Harness{
@@ -72,17 +95,8 @@ func TestErrorsHideThePassword(t *testing.T) {
 // What PostgreSQL refuses for the data (a NUL byte in a text) is store.ErrRefused, which the
 // recorder drops; a connection the server ended is not, and the recorder writes it again.
 func TestRefusalsAreTold(t *testing.T) {
-	requireServer(t)
 	ctx := t.Context()
-	dsn, err := server.NewDatabase(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := postgres.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	dsn, s := newDatabase(t)
 	now := time.Now()
 	bad := store.Run{ID: "run_nul", Skill: "s", Status: store.StatusFailed, StartedAt: now, FinishedAt: now,
 		Error: &store.RunError{Kind: "skill_error", Message: "a \x00 b"}}
@@ -109,17 +123,8 @@ func TestRefusalsAreTold(t *testing.T) {
 // refused, the runs of the statements before it are not kept either, and the batch can be
 // written again whole.
 func TestPipelinedBatchIsOneTransaction(t *testing.T) {
-	requireServer(t)
 	ctx := t.Context()
-	dsn, err := server.NewDatabase(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := postgres.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	_, s := newDatabase(t)
 	now := time.Now()
 	start := store.Run{ID: "run_start", Skill: "s", Status: store.StatusRunning, StartedAt: now}
 	bad := store.Run{ID: "run_nul", Skill: "s", Status: store.StatusFailed, StartedAt: now, FinishedAt: now,
