@@ -29,9 +29,10 @@ const (
 type notes struct {
 	cfg *pgx.ConnConfig
 
-	mu   sync.Mutex
-	subs map[chan struct{}]struct{}
-	stop context.CancelFunc // ends the listening loop; nil while none runs
+	mu     sync.Mutex
+	subs   map[chan struct{}]struct{}
+	stop   context.CancelFunc // ends the listening loop; nil while none runs
+	closed bool               // the store is closed: nobody listens again
 }
 
 func newNotes(cfg *pgx.ConnConfig) *notes {
@@ -44,6 +45,10 @@ func newNotes(cfg *pgx.ConnConfig) *notes {
 func (n *notes) Subscribe(ctx context.Context) <-chan struct{} {
 	ch := make(chan struct{}, 1)
 	n.mu.Lock()
+	if n.closed {
+		n.mu.Unlock()
+		return nil // the store is closed: the catalog's poll finds it so, and says
+	}
 	n.subs[ch] = struct{}{}
 	if n.stop == nil {
 		lctx, cancel := context.WithCancel(context.Background())
@@ -61,6 +66,18 @@ func (n *notes) Subscribe(ctx context.Context) <-chan struct{} {
 		}
 	})
 	return ch
+}
+
+// Close stops listening for good: the store is closed.
+func (n *notes) Close() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.closed = true
+	clear(n.subs)
+	if n.stop != nil {
+		n.stop()
+		n.stop = nil
+	}
 }
 
 // tell wakes every subscriber that is not awake already.

@@ -25,6 +25,27 @@ func awaitNote(t *testing.T, notes <-chan struct{}, what string) {
 	}
 }
 
+// listening counts the connections that LISTEN on dsn's database, through admin.
+func listening(t *testing.T, admin *sql.DB) int {
+	t.Helper()
+	var n int
+	if err := admin.QueryRowContext(t.Context(), `SELECT count(*) FROM pg_stat_activity
+		WHERE datname = current_database() AND query LIKE 'LISTEN %'`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// awaitNoListener fails t unless no connection listens on admin's database within noteBound.
+func awaitNoListener(t *testing.T, admin *sql.DB, after string) {
+	t.Helper()
+	for deadline := time.Now().Add(noteBound); listening(t, admin) != 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the listening connection is still open %v after %s", noteBound, after)
+		}
+	}
+}
+
 // Two stores over one database, as two replicas hold them: a version one records or moves is
 // told to the other's subscribers (every tenant's: one listener serves them all), and a
 // listener whose connection the server ends listens again and says so.
@@ -69,25 +90,27 @@ func TestVersionNotesListenOnlyForSubscribers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer admin.Close()
-	listening := func() int {
-		var n int
-		if err := admin.QueryRowContext(t.Context(), `SELECT count(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND query LIKE 'LISTEN %'`).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
 	ctx, cancel := context.WithCancel(t.Context())
 	awaitNote(t, s.(version.Notifier).VersionNotes(ctx), "that the listener listens")
-	if n := listening(); n != 1 {
+	if n := listening(t, admin); n != 1 {
 		t.Fatalf("%d listening connections with a subscriber, want 1", n)
 	}
 	cancel()
-	deadline := time.Now().Add(noteBound)
-	for listening() != 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the listening connection is still open %v after its last subscriber left", noteBound)
-		}
-		time.Sleep(10 * time.Millisecond)
+	awaitNoListener(t, admin, "its last subscriber left")
+}
+
+// Closing the store closes its listening connection, subscribers or not.
+func TestVersionNotesEndWithTheStore(t *testing.T) {
+	dsn, s := newDatabase(t)
+	admin, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer admin.Close()
+	awaitNote(t, s.(version.Notifier).VersionNotes(t.Context()), "that the listener listens")
+	s.Close()
+	if notes := s.(version.Notifier).VersionNotes(t.Context()); notes != nil {
+		t.Error("a closed store still offers notes")
+	}
+	awaitNoListener(t, admin, "the store closed")
 }

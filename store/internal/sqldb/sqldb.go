@@ -61,8 +61,10 @@ type Dialect struct {
 }
 
 // Notes is a database's listener for the notes NotifyVersions sends (see version.Notifier).
+// The store's Close closes it: its subscribers hear nothing more.
 type Notes interface {
 	Subscribe(ctx context.Context) <-chan struct{}
+	Close()
 }
 
 // Statement is one statement of a Pipeline: its SQL, in the dialect's placeholders, and its
@@ -126,6 +128,9 @@ func (s *DB) Close() error {
 	}
 	s.stmts = nil
 	s.stmtMu.Unlock()
+	if s.dialect.Notes != nil {
+		s.dialect.Notes.Close()
+	}
 	return s.db.Close()
 }
 
