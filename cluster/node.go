@@ -98,8 +98,12 @@ func Join(ctx context.Context, cfg Config, presence func() Presence) (*Node, err
 	return n, nil
 }
 
-// provisionTry bounds one try to create the streams and buckets.
-const provisionTry = 5 * time.Second
+// provisionTry bounds one try to create the streams and buckets; minProvisionBackoff is the
+// first wait before the next.
+const (
+	provisionTry        = 5 * time.Second
+	minProvisionBackoff = 50 * time.Millisecond
+)
 
 // provision creates the streams and buckets, or updates their bounds to cfg's, retrying while
 // the cluster has no JetStream leader yet (its members are still starting).
@@ -134,7 +138,7 @@ func (n *Node) provision(ctx context.Context) error {
 		Duplicates: min(2*time.Minute, c.KeepEvents),
 	}
 	nodes := jetstream.KeyValueConfig{Bucket: nodesBucket(c.Name), TTL: nodesTTL, Replicas: c.Replicas, Storage: jetstream.FileStorage}
-	backoff := 50 * time.Millisecond
+	backoff := minProvisionBackoff
 	for {
 		// A request made before the members elect a leader goes unanswered: each try has a
 		// deadline of its own.
@@ -151,6 +155,9 @@ func (n *Node) provision(ctx context.Context) error {
 		}
 		if !retryable(err) {
 			return fmt.Errorf("cluster: create the streams of %q: %w", c.Name, err)
+		}
+		if backoff == minProvisionBackoff {
+			c.Logger.Info("cluster: waiting for JetStream: a quorum of the members must be up", "err", err)
 		}
 		select {
 		case <-ctx.Done():
@@ -227,6 +234,9 @@ type ConsumerLag struct {
 func (n *Node) Status(ctx context.Context) (Status, error) {
 	st := Status{Name: n.cfg.Name, Node: n.cfg.NodeID, Replicas: n.cfg.Replicas, Nodes: []Presence{}, Consumers: []ConsumerLag{}}
 	keys, err := n.nodes.ListKeys(ctx)
+	if errors.Is(err, jetstream.ErrNoKeysFound) {
+		return n.queueStatus(ctx, st)
+	}
 	if err != nil {
 		return st, fmt.Errorf("cluster: list the nodes: %w", err)
 	}
@@ -241,6 +251,11 @@ func (n *Node) Status(ctx context.Context) (Status, error) {
 		}
 	}
 	slices.SortFunc(st.Nodes, func(a, b Presence) int { return strings.Compare(a.Node, b.Node) })
+	return n.queueStatus(ctx, st)
+}
+
+// queueStatus adds the run queue's and the event stream's state to st.
+func (n *Node) queueStatus(ctx context.Context, st Status) (Status, error) {
 	ri, err := n.runs.Info(ctx)
 	if err != nil {
 		return st, fmt.Errorf("cluster: the run queue: %w", err)
