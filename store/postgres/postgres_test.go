@@ -33,7 +33,7 @@ func TestMain(m *testing.M) {
 }
 
 // requireServer skips without PostgreSQL, unless SKILLBOX_REQUIRE_TOOLCHAINS=1.
-func requireServer(t *testing.T) {
+func requireServer(t testing.TB) {
 	t.Helper()
 	if server != nil {
 		return
@@ -46,7 +46,7 @@ func requireServer(t *testing.T) {
 
 // newDatabase makes an empty database on the test server (skipping without one, see
 // requireServer) and returns its DSN, and opens a store over it, closed when t ends.
-func newDatabase(t *testing.T) (string, store.Store) {
+func newDatabase(t testing.TB) (string, store.Store) {
 	t.Helper()
 	requireServer(t)
 	dsn, err := server.NewDatabase(t.Context())
@@ -57,7 +57,7 @@ func newDatabase(t *testing.T) (string, store.Store) {
 }
 
 // openStore opens a store over dsn, closed when t ends.
-func openStore(t *testing.T, dsn string) store.Store {
+func openStore(t testing.TB, dsn string) store.Store {
 	t.Helper()
 	s, err := postgres.Open(t.Context(), dsn)
 	if err != nil {
