@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/skillbox-dev/skillbox/internal/pgserver/pgtest"
@@ -58,5 +59,12 @@ func TestServeClusterOfOne(t *testing.T) {
 	}
 	if code != 200 || json.Unmarshal([]byte(body), &st) != nil || st.Node != "solo" || len(st.Nodes) != 1 || st.Nodes[0].Slots != 3 || st.Nodes[0].Free != 3 {
 		t.Fatalf("GET /v1/cluster: %d %s", code, body)
+	}
+	// SIGTERM leaves the cluster with the rest: the node takes its word back, exit 0.
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := p.wait(hangTimeout); code != 0 {
+		t.Fatalf("serve --cluster exited %d after SIGTERM:\n%s", code, p.stderr())
 	}
 }
