@@ -23,11 +23,11 @@ func clusterFlags(fs *pflag.FlagSet, e *env) {
 	fs.StringVar(&c.Creds, "cluster-creds", "", "with --cluster nats://...: the NATS credentials `FILE`")
 	fs.StringVar(&c.NodeID, "node-id", "", "this node's `NAME` in the cluster (default: the host name and 4 random bytes)")
 	fs.StringVar(&c.Name, "cluster-name", "", "the `NAME` that prefixes every stream, bucket and subject, so deployments can share NATS (default "+cluster.DefaultName+")")
-	fs.IntVar(&c.Replicas, "cluster-replicas", 0, "copies of each stream: `N` = 1 or 3 (default 3 with three or more members, else 1)")
-	fs.DurationVar(&c.AckWait, "run-ack-wait", 0, "how long a run's delivery waits for its node before another node may take it (default 5s)")
-	fs.Int64Var(&c.MaxQueue, "cluster-max-queue", 0, "the most runs waiting in the cluster in all (default 10000)")
-	fs.Int64Var(&c.TenantMaxQueue, "tenant-max-queue", 0, "the most runs of one tenant waiting in the cluster (default 64)")
-	fs.DurationVar(&c.KeepEvents, "keep-events", 0, "how long a run's events stay readable, from any node (default 5m)")
+	fs.IntVar(&c.Replicas, "cluster-replicas", 0, "copies of each stream: `N` = 1, 3 or 5, no more than the members (default 3 with three or more members, else 1)")
+	fs.DurationVar(&c.AckWait, "run-ack-wait", 0, "how long a run's delivery waits for its node before another node may take it (default "+cluster.DefaultAckWait.String()+")")
+	fs.Int64Var(&c.MaxQueue, "cluster-max-queue", 0, fmt.Sprintf("the most runs waiting in the cluster in all (default %d)", cluster.DefaultMaxQueue))
+	fs.Int64Var(&c.TenantMaxQueue, "tenant-max-queue", 0, fmt.Sprintf("the most runs of one tenant waiting in the cluster (default %d)", cluster.DefaultTenantMaxQueue))
+	fs.DurationVar(&c.KeepEvents, "keep-events", 0, "how long a run's events stay readable, from any node (default "+cluster.DefaultKeepEvents.String()+")")
 	fs.Var((*byteSize)(&c.MaxEventBytes), "max-event-bytes", "what the event stream holds in all, such as 1GiB (the default)")
 }
 
