@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	neturl "net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -83,7 +84,7 @@ func Join(ctx context.Context, cfg Config, presence func() Presence) (*Node, err
 	}
 	if n.nc, err = nats.Connect(url, opts...); err != nil {
 		n.shutdownServer()
-		return nil, fmt.Errorf("cluster: connect to NATS at %s: %w", url, err)
+		return nil, fmt.Errorf("cluster: connect to NATS at %s: %w", redact(cfg.URLs, url), err)
 	}
 	if n.js, err = jetstream.New(n.nc); err != nil {
 		n.closeConn()
@@ -96,6 +97,28 @@ func Join(ctx context.Context, cfg Config, presence func() Presence) (*Node, err
 	n.say(ctx)
 	n.done.Go(n.sayEvery)
 	return n, nil
+}
+
+// redact is where a node connects, for a message: the external URLs without a password they
+// may hold (nats://user:password@host), or the embedded server's URL.
+func redact(urls []string, embedded string) string {
+	if len(urls) == 0 {
+		return embedded
+	}
+	out := make([]string, len(urls))
+	for i, u := range urls {
+		p, err := neturl.Parse(u)
+		switch {
+		case err != nil:
+			out[i] = "(a URL that does not parse)"
+		case p.User != nil:
+			p.User = neturl.User(p.User.Username())
+			out[i] = p.String()
+		default:
+			out[i] = u
+		}
+	}
+	return strings.Join(out, ",")
 }
 
 // provisionTry bounds one try to create the streams and buckets; minProvisionBackoff is the

@@ -165,3 +165,14 @@ func TestThreeEmbeddedNodesFormOneCluster(t *testing.T) {
 		}
 	}
 }
+
+// A node that cannot reach its external cluster says where it tried, without the password its
+// URL held.
+func TestJoinErrorsHideThePassword(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), joinBound)
+	defer cancel()
+	_, err := Join(ctx, Config{URLs: []string{"nats://bob:s3cret@127.0.0.1:1"}}, nil)
+	if err == nil || strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), "bob@127.0.0.1:1") {
+		t.Fatalf("%v: want an error naming bob@127.0.0.1:1 without the password", err)
+	}
+}
