@@ -176,6 +176,11 @@ func (n *Node) provision(ctx context.Context) error {
 		if err == nil {
 			return nil
 		}
+		if !c.Embedded && (errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, nats.ErrNoResponders)) {
+			// An external server without JetStream stays so: say it now, not at SIGTERM.
+			return fmt.Errorf("cluster: the NATS servers at %s do not run JetStream: start them with it (nats-server -js, or jetstream {} in their configuration): %w",
+				redact(c.URLs, ""), err)
+		}
 		if !retryable(err) {
 			return fmt.Errorf("cluster: create the streams of %q: %w", c.Name, err)
 		}

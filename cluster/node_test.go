@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -174,5 +175,24 @@ func TestJoinErrorsHideThePassword(t *testing.T) {
 	_, err := Join(ctx, Config{URLs: []string{"nats://bob:s3cret@127.0.0.1:1"}}, nil)
 	if err == nil || strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), "bob@127.0.0.1:1") {
 		t.Fatalf("%v: want an error naming bob@127.0.0.1:1 without the password", err)
+	}
+}
+
+// An external NATS without JetStream is refused at once, saying so, rather than waited for.
+func TestJoinRefusesANATSWithoutJetStream(t *testing.T) {
+	plain, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, NoSigs: true, NoLog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go plain.Start()
+	t.Cleanup(plain.Shutdown)
+	if !plain.ReadyForConnections(serverReady) {
+		t.Fatal("the plain NATS server does not listen")
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), joinBound)
+	defer cancel()
+	_, err = Join(ctx, Config{URLs: []string{plain.ClientURL()}}, nil)
+	if err == nil || !strings.Contains(err.Error(), "do not run JetStream") || ctx.Err() != nil {
+		t.Fatalf("%v: want a prompt error saying the servers do not run JetStream", err)
 	}
 }
