@@ -65,11 +65,7 @@ func TestVersionNotesReachOtherReplicas(t *testing.T) {
 	}
 	awaitNote(t, notes, "of a version moved by another replica")
 
-	admin, err := sql.Open("pgx", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
+	admin := adminOf(t, dsn)
 	var ended int
 	if err := admin.QueryRowContext(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
 		WHERE datname = current_database() AND query LIKE 'LISTEN %'`).Scan(&ended); err != nil || ended != 1 {
@@ -85,11 +81,7 @@ func TestVersionNotesReachOtherReplicas(t *testing.T) {
 // The listening connection is held only while someone subscribes.
 func TestVersionNotesListenOnlyForSubscribers(t *testing.T) {
 	dsn, s := newDatabase(t)
-	admin, err := sql.Open("pgx", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
+	admin := adminOf(t, dsn)
 	ctx, cancel := context.WithCancel(t.Context())
 	awaitNote(t, s.(version.Notifier).VersionNotes(ctx), "that the listener listens")
 	if n := listening(t, admin); n != 1 {
@@ -102,11 +94,7 @@ func TestVersionNotesListenOnlyForSubscribers(t *testing.T) {
 // Closing the store closes its listening connection, subscribers or not.
 func TestVersionNotesEndWithTheStore(t *testing.T) {
 	dsn, s := newDatabase(t)
-	admin, err := sql.Open("pgx", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
+	admin := adminOf(t, dsn)
 	awaitNote(t, s.(version.Notifier).VersionNotes(t.Context()), "that the listener listens")
 	s.Close()
 	if notes := s.(version.Notifier).VersionNotes(t.Context()); notes != nil {

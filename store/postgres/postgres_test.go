@@ -67,6 +67,18 @@ func openStore(t testing.TB, dsn string) store.Store {
 	return s
 }
 
+// adminOf is a plain connection pool to dsn's database, closed when t ends: what a test
+// inspects or disturbs the server through, beside the store.
+func adminOf(t testing.TB, dsn string) *sql.DB {
+	t.Helper()
+	admin, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Close() })
+	return admin
+}
+
 func TestConformance(t *testing.T) {
 	requireServer(t)
 	storetest.Run(t, storetest.Harness{
@@ -103,11 +115,7 @@ func TestRefusalsAreTold(t *testing.T) {
 	if err := s.WriteRuns(ctx, []store.Run{bad}); !errors.Is(err, store.ErrRefused) {
 		t.Fatalf("a NUL byte: %v, want ErrRefused", err)
 	}
-	admin, err := sql.Open("pgx", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
+	admin := adminOf(t, dsn)
 	if _, err := admin.ExecContext(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
 		WHERE datname = current_database() AND pid <> pg_backend_pid()`); err != nil {
 		t.Fatal(err)
