@@ -124,7 +124,7 @@ func redact(urls []string, embedded string) string {
 // provisionTry bounds one try to create the streams and buckets; minProvisionBackoff is the
 // first wait before the next.
 const (
-	provisionTry        = 5 * time.Second
+	provisionTry        = 2 * time.Second
 	minProvisionBackoff = 50 * time.Millisecond
 )
 
