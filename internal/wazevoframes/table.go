@@ -56,13 +56,10 @@ func Measure(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte) ([]uint3
 	return compile(ctx, rc, wasm, "")
 }
 
-// CompileInto is Measure, then moves the compiled module's entry into cacheDir, a compilation
-// cache directory: a runtime with a cache on cacheDir then loads it instead of compiling it
-// again. The cache of its own is made inside cacheDir, so that the move is a rename.
-func CompileInto(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte, cacheDir string) ([]uint32, error) {
-	return compile(ctx, rc, wasm, cacheDir)
-}
-
+// compile compiles wasm with rc into a compilation cache of its own and reads its frames. With
+// into, a compilation cache directory, it then moves the compiled module's entry there: a
+// runtime with a cache on into loads it instead of compiling it again. The cache of its own is
+// made inside into, so that the move is a rename.
 func compile(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte, into string) ([]uint32, error) {
 	dir, err := os.MkdirTemp(into, ".wazevoframes-")
 	if err != nil {
@@ -112,7 +109,7 @@ func Make(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte, inst Instru
 
 // Weigh measures the frames of wasm as inst rewrites it with its estimates, weighs each with
 // its Margin, rewrites wasm with those weights and compiles that — into the compilation cache
-// cacheDir unless it is "" (see CompileInto) — confirming that no function's frame is larger
+// cacheDir unless it is "" (see compile) — confirming that no function's frame is larger
 // than its weight (the weights are immediates in the code, so the code changes a little). It
 // returns the weights and the module rewritten with them.
 func Weigh(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte, inst Instrumenter, cacheDir string) ([]uint32, []byte, error) {

@@ -37,7 +37,7 @@ func frameSource(ctx context.Context, cacheDir string, pages uint32, src Source)
 	if err != nil {
 		return src, nil, fmt.Errorf("frames: %w", err)
 	}
-	return Source{Wasm: out, Orig: src.Orig, Stoppable: true, Framed: true}, weights, nil
+	return src.framed(out), weights, nil
 }
 
 // withWeights is src's module instrumented with weights: the stack each of its functions takes.
@@ -46,7 +46,12 @@ func (src Source) withWeights(weights []uint32) (Source, error) {
 	if err != nil {
 		return src, fmt.Errorf("frames: instrument: %w", err)
 	}
-	return Source{Wasm: out, Orig: src.Orig, Stoppable: true, Framed: true}, nil
+	return src.framed(out), nil
+}
+
+// framed is src's module as out, instrumented with measured weights.
+func (src Source) framed(out []byte) Source {
+	return Source{Wasm: out, Orig: src.Orig, Stoppable: true, Framed: true}
 }
 
 // framedBy is src with the weights of table, a mark's content made for src: src itself when the
