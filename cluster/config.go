@@ -69,7 +69,7 @@ const (
 // ErrConfig is what every error of Config.Check wraps.
 var ErrConfig = errors.New("cluster")
 
-// validName reports whether s may name a cluster or a node: 1 to 64 letters, digits, - and _,
+// validName reports whether s may name a cluster or a node: 1 to 64 of nameRune's characters,
 // since it goes into stream, bucket and subject names. (Not a regexp: this package's init runs
 // in every skillbox command.)
 func validName(s string) bool {
@@ -77,11 +77,16 @@ func validName(s string) bool {
 		return false
 	}
 	for _, r := range s {
-		if !(r == '-' || r == '_' || '0' <= r && r <= '9' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z') {
+		if !nameRune(r) {
 			return false
 		}
 	}
 	return true
+}
+
+// nameRune reports whether r may be in a name: an ASCII letter or digit, - or _.
+func nameRune(r rune) bool {
+	return r == '-' || r == '_' || '0' <= r && r <= '9' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z'
 }
 
 // WithDefaults is c with every zero bound its default, and a node id when it has none.
@@ -198,7 +203,7 @@ func (c Config) Check() error {
 func defaultNodeID() string {
 	host, _ := os.Hostname()
 	host = strings.Map(func(r rune) rune {
-		if r < 128 && (r == '-' || r == '_' || ('0' <= r && r <= '9') || ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z')) {
+		if nameRune(r) {
 			return r
 		}
 		return '-'
