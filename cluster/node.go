@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -50,9 +51,16 @@ type Node struct {
 	nodes jetstream.KeyValue
 
 	presence func() Presence
-	stop     chan struct{}
-	done     sync.WaitGroup
-	once     sync.Once
+	// events are the events PublishEvent queued, not yet stored; dropped counts those a full
+	// queue refused.
+	events  chan *nats.Msg
+	dropped atomic.Int64
+	// life ends when the node closes: what waits on NATS stops waiting.
+	life    context.Context
+	endLife context.CancelFunc
+	stop    chan struct{}
+	done    sync.WaitGroup
+	once    sync.Once
 }
 
 // Names of what a cluster named name shares.
@@ -69,7 +77,7 @@ func Join(ctx context.Context, cfg Config, presence func() Presence) (*Node, err
 	if err := cfg.Check(); err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, presence: presence, stop: make(chan struct{})}
+	n := &Node{cfg: cfg, presence: presence, stop: make(chan struct{}), events: make(chan *nats.Msg, eventQueue)}
 	var err error
 	opts := []nats.Option{nats.Name("skillbox " + cfg.NodeID), nats.MaxReconnects(-1), nats.ReconnectWait(250 * time.Millisecond)}
 	url := strings.Join(cfg.URLs, ",")
@@ -94,8 +102,10 @@ func Join(ctx context.Context, cfg Config, presence func() Presence) (*Node, err
 		n.closeConn()
 		return nil, err
 	}
+	n.life, n.endLife = context.WithCancel(context.Background())
 	n.say(ctx)
 	n.done.Go(n.sayEvery)
+	n.done.Go(n.publishEvents)
 	return n, nil
 }
 
@@ -248,6 +258,10 @@ type Status struct {
 	// Events and EventBytes are what the event stream holds.
 	Events     uint64 `json:"events"`
 	EventBytes uint64 `json:"event_bytes"`
+	// EventsUnsent are this node's events not stored yet; EventsDropped those it could not
+	// queue (NATS was away and its queue full) since it started.
+	EventsUnsent  int   `json:"events_unsent"`
+	EventsDropped int64 `json:"events_dropped"`
 }
 
 // ConsumerLag is one reader of the queue: runs not yet delivered to it, and delivered but not
@@ -258,9 +272,17 @@ type ConsumerLag struct {
 	AckPending int    `json:"ack_pending"`
 }
 
-// Status reads the cluster's state from JetStream.
-func (n *Node) Status(ctx context.Context) (Status, error) {
-	st := Status{Name: n.cfg.Name, Node: n.cfg.NodeID, Replicas: n.cfg.Replicas, Nodes: []Presence{}, Consumers: []ConsumerLag{}}
+// URL is the NATS server this node is connected to, without a password: another node joins
+// the same cluster through it (an embedded server's client URL).
+func (n *Node) URL() string { return n.nc.ConnectedUrlRedacted() }
+
+// Status is State as GET /v1/cluster answers it.
+func (n *Node) Status(ctx context.Context) (any, error) { return n.State(ctx) }
+
+// State reads the cluster's state from JetStream.
+func (n *Node) State(ctx context.Context) (Status, error) {
+	st := Status{Name: n.cfg.Name, Node: n.cfg.NodeID, Replicas: n.cfg.Replicas, Nodes: []Presence{}, Consumers: []ConsumerLag{},
+		EventsUnsent: len(n.events), EventsDropped: n.dropped.Load()}
 	keys, err := n.nodes.ListKeys(ctx)
 	if errors.Is(err, jetstream.ErrNoKeysFound) {
 		return n.queueStatus(ctx, st)
@@ -300,11 +322,13 @@ func (n *Node) queueStatus(ctx context.Context, st Status) (Status, error) {
 	return st, nil
 }
 
-// Close leaves the cluster: it stops saying it is there and takes its word back, drains its
-// connection and shuts the embedded server down.
+// Close leaves the cluster: it stores the events still queued (for up to drainOnClose), stops
+// saying it is there and takes its word back, drains its connection and shuts the embedded
+// server down. Close it after the runs it holds have ended, so their results are shared.
 func (n *Node) Close() {
 	n.once.Do(func() {
 		close(n.stop)
+		n.endLife()
 		n.done.Wait()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		_ = n.nodes.Delete(ctx, n.cfg.NodeID)

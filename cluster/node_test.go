@@ -70,7 +70,7 @@ func TestOneEmbeddedNode(t *testing.T) {
 	defer cancel()
 	n := join(t, ctx, Config{Embedded: true, DataDir: t.TempDir(), Listen: "127.0.0.1:0", NodeID: "solo",
 		MaxQueue: 5, TenantMaxQueue: 3, KeepEvents: time.Minute, MaxEventBytes: 1 << 20}, 4)
-	st, err := n.Status(ctx)
+	st, err := n.State(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestOneEmbeddedNode(t *testing.T) {
 	if err := publish("c", 0); err == nil {
 		t.Fatal("a sixth run was queued past --cluster-max-queue 5")
 	}
-	if st, err = n.Status(ctx); err != nil || st.Queued != 5 {
+	if st, err = n.State(ctx); err != nil || st.Queued != 5 {
 		t.Fatalf("status after 5 runs: %+v, %v", st, err)
 	}
 }
@@ -157,7 +157,7 @@ func TestThreeEmbeddedNodesFormOneCluster(t *testing.T) {
 		t.Fatalf("run queue: %d replicas, cluster %+v", ri.Config.Replicas, ri.Cluster)
 	}
 	for deadline := time.Now().Add(joinBound); ; time.Sleep(20 * time.Millisecond) {
-		st, err := nodes[2].Status(ctx)
+		st, err := nodes[2].State(ctx)
 		if err == nil && len(st.Nodes) == 3 {
 			break
 		}

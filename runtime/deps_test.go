@@ -80,7 +80,7 @@ var clusterImports = []struct{ prefix, what string }{
 }
 
 // A program that mounts the HTTP or MCP face, or keeps a store, links no NATS: the faces take
-// the cluster's status as a function (server.ClusterStatus), not its package.
+// the cluster as an interface (server.Cluster), not its package.
 func TestOnlyTheCLILinksTheCluster(t *testing.T) {
 	noneLinks(t, clusterImports, "take what the face needs of the cluster as an interface or a function, not the cluster package",
 		"github.com/skillbox-dev/skillbox/server", "github.com/skillbox-dev/skillbox/mcpserver", "github.com/skillbox-dev/skillbox/store/postgres")

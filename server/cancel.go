@@ -52,6 +52,8 @@ func (s *view) cancelGone(c echo.Context, id string) error {
 	switch {
 	case rec == nil:
 		return s.unknownRun(id)
+	case rec.Status == store.StatusRunning && s.opts.Cluster != nil:
+		return s.cancelElsewhere(c, id, rec)
 	case rec.Status == store.StatusRunning:
 		return elsewhere(id, "cancel")
 	}

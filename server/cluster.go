@@ -2,15 +2,47 @@ package server
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"net/http"
+	"time"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/skillbox-dev/skillbox/access"
+	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/store"
 )
 
-// ClusterStatus is what GET /v1/cluster answers for a server that is a node of a cluster: the
-// cluster package's Status, read when asked. The server does not import the cluster package, so
-// a program that mounts the routes without a cluster links no NATS.
-type ClusterStatus func(ctx context.Context) (any, error)
+// Cluster is the node of a cluster a server is: what it shares with the other nodes so that
+// any of them answers for any run. The cluster package's Node is one; the server does not
+// import that package (the methods take and return the language's own types), so a program
+// that mounts the routes without a cluster links no NATS.
+//
+// Tenants are named as Options.Tenants names them ("" the default tenant).
+type Cluster interface {
+	// Status is what GET /v1/cluster answers.
+	Status(ctx context.Context) (any, error)
+	// PublishEvent shares event n (from 1) of a run this node holds: its type and its JSON. It
+	// must not wait for the cluster (it is called on the run's goroutine): the node stores it
+	// later, and retries. data is at most MaxEventBytes.
+	PublishEvent(tenant, run string, n int, name string, data []byte)
+	MaxEventBytes() int
+	// WatchEvents follows a run's shared events after the first `after` of them, to its result:
+	// next returns the next event, waiting until its ctx ends (its error; the watch goes on),
+	// and io.EOF after the result; stop ends the watch. Unless wait is set, next is nil when
+	// the cluster holds none of the run's events; with wait, the watch waits for the first.
+	WatchEvents(ctx context.Context, tenant, run string, after int, wait bool) (next func(context.Context) (n int, name string, data []byte, err error), stop func(), err error)
+	// CancelRun asks the node that holds a run to cancel it for cause, and returns that node's
+	// answer (what ServeCancels' held returned); held is false when no node answered.
+	CancelRun(ctx context.Context, tenant, run, cause string) (answer string, held bool, err error)
+	// ServeCancels has the node answer the cancels other nodes ask for with held: it cancels the
+	// run when this node holds it, and returns its answer and true; false when it does not. It
+	// must not wait.
+	ServeCancels(held func(tenant, run, cause string) (string, bool)) error
+}
 
 // cluster answers GET /v1/cluster: the cluster's nodes and queue, for the operator's admin keys
 // (a key of the default tenant, with no user): a tenant's admin runs on the cluster, and does not
@@ -25,9 +57,152 @@ func (s *Server) cluster(c echo.Context) error {
 		return httpError(http.StatusNotFound, "not_clustered",
 			"this server is not a node of a cluster: serve --cluster embedded or --cluster nats://... makes it one (see docs/cluster.md)")
 	}
-	st, err := s.opts.Cluster(c.Request().Context())
+	st, err := s.opts.Cluster.Status(c.Request().Context())
 	if err != nil {
 		return httpError(http.StatusServiceUnavailable, "cluster_unavailable", "the cluster's state cannot be read now: %v", err)
 	}
 	return c.JSON(http.StatusOK, st)
+}
+
+// shareEvents has t's runs share their events with the cluster, numbered as this server numbers
+// them, so that any node serves GET /v1/runs/{id}/events the same.
+func (s *Server) shareEvents(t *tenant) {
+	cl := s.opts.Cluster
+	t.live.share = func(id string, n int, k keptEvent) {
+		data, err := json.Marshal(k.payload())
+		if err != nil {
+			t.logger.Error("encode a run's event for the cluster", "run", id, "err", err)
+			return
+		}
+		if max := cl.MaxEventBytes(); len(data) > max {
+			size := len(data)
+			if data = standIn(k, max); data == nil {
+				t.logger.Warn("a run's event is larger than a cluster message: other nodes do not see it", "run", id, "event", k.name(), "bytes", size)
+				return
+			}
+		}
+		cl.PublishEvent(t.name, id, n, k.name(), data)
+	}
+}
+
+// standIn is what the cluster carries for a result event larger than max bytes: the result
+// without its value and its logs, and a log entry that says where the whole is. nil for any
+// other event (no other event can be that large: see LiveRunOptions.MaxEventBytes).
+func standIn(k keptEvent, max int) []byte {
+	if k.dropped != nil || k.ev.Result == nil {
+		return nil
+	}
+	res := *k.ev.Result
+	res.LogsDropped += len(res.Logs)
+	res.Result = nil
+	res.Logs = []run.LogEntry{{Time: time.Now().UTC(), Level: "warn", Source: "skillbox",
+		Message: fmt.Sprintf("this result is larger than a message between the nodes of the cluster carries: GET /v1/runs/%s reads it whole", res.RunID)}}
+	for range 2 {
+		data, err := json.Marshal(run.Event{Type: "result", RunID: k.ev.RunID, Result: &res})
+		if err == nil && len(data) <= max {
+			return data
+		}
+		res.Artifacts = nil // the last thing that can be large: the run's record lists them
+	}
+	return nil
+}
+
+// clusterEvents answers GET /v1/runs/{id}/events for a run another node holds, from the
+// events the cluster shares: handled is false when the run is not in the history or has
+// finished and the cluster holds none of its events (the caller answers as a server alone
+// does). The history says whether the caller may see the run, and whether it is in flight: the
+// events of a run in flight are waited for (its node shares them a moment after they happen),
+// until the history says it finished without any coming (a run whose events were not kept).
+func (s *view) clusterEvents(c echo.Context, id string, after int) (handled bool, err error) {
+	if s.opts.Cluster == nil {
+		return false, nil
+	}
+	rec := s.historyOf(c, id)
+	if rec == nil {
+		return false, nil
+	}
+	ctx := c.Request().Context()
+	next, stop, err := s.opts.Cluster.WatchEvents(ctx, s.t.name, id, after, rec.Status == store.StatusRunning)
+	if err != nil {
+		return true, httpError(http.StatusServiceUnavailable, "cluster_unavailable", "the events of run %q cannot be read from the cluster now: %v", id, err)
+	}
+	if next == nil {
+		return false, nil
+	}
+	defer stop()
+	sse := newSSE(c)
+	sse.mu.Lock()
+	sse.start()
+	sse.c.Response().Flush()
+	sse.mu.Unlock()
+	heard := false
+	for sse.err == nil {
+		wctx, cancel := context.WithTimeout(ctx, sseKeepAlive)
+		n, name, data, err := next(wctx)
+		cancel()
+		switch {
+		case err == nil:
+			heard = true
+			sse.sendRaw(n, name, data)
+		case errors.Is(err, io.EOF), ctx.Err() != nil:
+			return true, nil
+		case errors.Is(err, context.DeadlineExceeded):
+			if now := s.historyOf(c, id); !heard && (now == nil || now.Status != store.StatusRunning) {
+				return true, nil // it ended, and shared nothing: a new request answers what is known
+			}
+			sse.send(0, "", nil)
+		default:
+			// The stream ends; the client resumes with Last-Event-ID, here or on another node.
+			s.logger.Warn("follow a run's events in the cluster", "run", id, "err", err)
+			return true, nil
+		}
+	}
+	return true, nil
+}
+
+// cancelElsewhere answers POST /v1/runs/{id}/cancel for a run the history says is in flight and
+// this node does not hold: it asks the cluster's nodes, and the one that holds it cancels it.
+// The history says who may: the key that started the run, or an admin.
+func (s *view) cancelElsewhere(c echo.Context, id string, rec *store.Run) error {
+	k, _ := c.Get(keyContext).(keyEntry)
+	if k.Role < access.RoleAdmin && k.Key != rec.Caller {
+		return httpError(http.StatusForbidden, "forbidden",
+			"run %q was started by another key: only that key or an admin may cancel it", id)
+	}
+	answer, held, err := s.opts.Cluster.CancelRun(c.Request().Context(), s.t.name, id, fmt.Sprintf("key %q asked for it", k.Key))
+	switch {
+	case err != nil:
+		return httpError(http.StatusServiceUnavailable, "cluster_unavailable", "run %q cannot be canceled through the cluster now: %v", id, err)
+	case held && answer == string(store.StatusRunning):
+		return c.JSON(http.StatusAccepted, cancelAccepted{RunID: id, Status: store.StatusRunning, Links: linksFor(c, id)})
+	case held:
+		return finished(id, store.Status(answer))
+	}
+	// No node holds it: it has just finished, or its node has gone.
+	if now := s.historyOf(c, id); now != nil && now.Status != store.StatusRunning {
+		return finished(id, now.Status)
+	}
+	return &retryError{after: time.Second, err: httpError(http.StatusServiceUnavailable, "run_unreachable",
+		"no node of the cluster answers for run %q, which the run history says is in flight: its node may have stopped (the history then marks the run when its lease ends); try again", id)}
+}
+
+// heldCancel is the answer of this server to a cancel the cluster asks for: when one of its
+// tenants' runs in flight is the run, it cancels it for cause and answers running, or the
+// status it finished with; otherwise it is not this server's to answer (false).
+func (s *Server) heldCancel(tenantName, id, cause string) (string, bool) {
+	t := s.def
+	if tenantName != "" {
+		t = s.tenants[tenantName]
+	}
+	if t == nil {
+		return "", false
+	}
+	r := t.live.get(id)
+	if r == nil {
+		return "", false
+	}
+	if !r.cancelFor(errors.New(cause)) {
+		return string(r.status()), true
+	}
+	return string(store.StatusRunning), true
 }

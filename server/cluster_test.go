@@ -3,12 +3,20 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/cluster"
+	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/store"
+	"github.com/skillbox-dev/skillbox/store/sqlite"
+	"github.com/skillbox-dev/skillbox/store/storetest"
 )
 
 // GET /v1/cluster answers a node's cluster to the operator's admin keys only, and a server that
@@ -30,10 +38,9 @@ func TestClusterEndpoint(t *testing.T) {
 	)
 	keys := []APIKey{{Name: "ops", Key: admin, Role: access.RoleAdmin}, {Name: "look", Key: viewer, Role: access.RoleViewer},
 		{Name: "alice", Key: user, Role: access.RoleAdmin, User: "alice"}}
-	status := func(ctx context.Context) (any, error) { return node.Status(ctx) }
 	dir := t.TempDir()
 	fixture(t, dir, "hello", manifestJSON("hello", ""), "hello", nil)
-	env := newEnvRuntime(t, Options{Keys: keys, Cluster: status}, runtime.Config{}, dir)
+	env := newEnvRuntime(t, Options{Keys: keys, Cluster: node}, runtime.Config{}, dir)
 	r := get(t, env.ts.URL+"/v1/cluster", "Authorization", "Bearer "+admin)
 	var st cluster.Status
 	if r.status != 200 || json.Unmarshal(r.body, &st) != nil {
@@ -47,4 +54,113 @@ func TestClusterEndpoint(t *testing.T) {
 
 	alone := newEnvRuntime(t, Options{}, runtime.Config{}, dir)
 	wantError(t, get(t, alone.ts.URL+"/v1/cluster"), 404, "not_clustered")
+}
+
+// Two replicas that share a run history and are nodes of one cluster answer for each other's
+// runs: a run on one is watched on the other, from the start or after any Last-Event-ID, with
+// the same events, numbers and data as on its own replica, without gaps or repeats; it is
+// canceled from the other (by its key or an admin, not by another key), and a cancel that comes
+// too late says how it finished.
+func TestClusterNodesAnswerForEachOthersRuns(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	hub, err := cluster.Join(ctx, cluster.Config{Embedded: true, DataDir: t.TempDir(), Listen: "127.0.0.1:0", NodeID: "a"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(hub.Close)
+	other, err := cluster.Join(ctx, cluster.Config{URLs: []string{hub.URL()}, NodeID: "b"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(other.Close)
+	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), sqlite.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	const (
+		runner = "runner-key-0123456789abcdef"
+		nosy   = "nosy-runner-0123456789abcdef"
+		admin  = "admin-key-0123456789abcdef"
+	)
+	keys := []APIKey{{Name: "alice", Key: runner, Role: access.RoleRunner}, {Name: "eve", Key: nosy, Role: access.RoleRunner},
+		{Name: "ops", Key: admin, Role: access.RoleAdmin}}
+	replica := func(node Cluster) *testEnv {
+		rec := storetest.NewRecorder(t, s, store.RecorderOptions{})
+		dir := t.TempDir()
+		fixture(t, dir, "ticker", manifestJSON("ticker", `"parameters":{"type":"object"},"limits":{"timeoutMs":60000}`), "ticker", nil)
+		return newEnvRuntime(t, Options{Keys: keys, History: s, Cluster: node}, runtime.Config{Recorder: rec}, dir)
+	}
+	a, b := replica(hub), replica(other)
+	as := func(key string) []string { return []string{"Authorization", "Bearer " + key} }
+
+	// A short run, watched whole on both replicas once it is over.
+	short := startAsync(t, a.ts.URL, "/v1/skills/ticker/runs", `{"args":{"count":5,"ms":1}}`, as(runner)...)
+	here := watch(t, a.ts.URL+short.Links.Events, as(runner)...)
+	there := watch(t, b.ts.URL+short.Links.Events, as(runner)...)
+	if len(here) < 8 || !reflect.DeepEqual(sequence(here), sequence(there)) {
+		t.Fatalf("on its replica %v\non the other %v", sequence(here), sequence(there))
+	}
+	for i := range here {
+		if string(here[i].data) != string(there[i].data) {
+			t.Fatalf("event %s differs:\n%s\n%s", here[i].id, here[i].data, there[i].data)
+		}
+	}
+	resumed := watch(t, b.ts.URL+short.Links.Events, append(as(runner), "Last-Event-ID", "3")...)
+	if !reflect.DeepEqual(sequence(resumed), sequence(here)[3:]) {
+		t.Fatalf("resumed after 3 on the other replica: %v, want %v", sequence(resumed), sequence(here)[3:])
+	}
+	wantError(t, post(t, b.ts.URL+short.Links.Cancel, ``, as(runner)...), 409, "run_finished")
+
+	// An endless run, watched live on the other replica, then canceled from it.
+	long := startAsync(t, a.ts.URL, "/v1/skills/ticker/runs", endlessTicks, as(runner)...)
+	resp := openEvents(t, ctx, b.ts.URL+long.Links.Events, as(runner)...)
+	var live []sseEvent
+	if err := readSSE(t, resp.Body, func(e sseEvent) bool { live = append(live, e); return len(live) < 5 }); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got := sequence(live); got[0] != "1:status:started" || got[4] != "5:log" {
+		t.Fatalf("live on the other replica: %v", got)
+	}
+	wantError(t, post(t, b.ts.URL+long.Links.Cancel, ``, as(nosy)...), 403, "forbidden")
+	if r := post(t, b.ts.URL+long.Links.Cancel, ``, as(runner)...); r.status != 202 {
+		t.Fatalf("cancel from the other replica: %s", r)
+	}
+	rest := watch(t, b.ts.URL+long.Links.Events, append(as(admin), "Last-Event-ID", "5")...)
+	if rest[0].id != "6" {
+		t.Fatalf("resumed after 5: %v", sequence(rest))
+	}
+	for i, e := range rest {
+		if e.id != strconv.Itoa(6+i) {
+			t.Fatalf("a gap or a repeat: %v", sequence(rest))
+		}
+	}
+	res := lastResult(t, rest)
+	if res.Error == nil || res.Error.Kind != run.KindCanceled || !strings.Contains(res.Error.Message, `key "alice" asked for it`) {
+		t.Fatalf("result %+v", res)
+	}
+	// Nothing of another key's run leaks: an unknown run is 404 on every replica.
+	wantError(t, get(t, b.ts.URL+"/v1/runs/run_000000000000000000000000/events", as(runner)...), 404, "not_found")
+	wantError(t, post(t, b.ts.URL+"/v1/runs/run_000000000000000000000000/cancel", ``, as(admin)...), 404, "not_found")
+}
+
+// A result larger than a cluster message is shared as a stand-in that fits: the result without
+// its value and logs, saying where the whole is; other events are not replaced.
+func TestClusterStandInForALargeResult(t *testing.T) {
+	big := &run.Result{RunID: "run_1", Skill: "s", Success: true, Result: json.RawMessage(`"` + strings.Repeat("x", 8000) + `"`),
+		Logs: []run.LogEntry{{Level: "info", Message: strings.Repeat("y", 3000)}}}
+	data := standIn(keptEvent{ev: run.Event{Type: "result", RunID: "run_1", Result: big}}, 2048)
+	var e run.Event
+	if len(data) == 0 || len(data) > 2048 || json.Unmarshal(data, &e) != nil || e.Type != "result" || e.Result == nil {
+		t.Fatalf("stand-in %s", data)
+	}
+	if r := e.Result; !r.Success || r.Result != nil || r.LogsDropped != 1 || len(r.Logs) != 1 || !strings.Contains(r.Logs[0].Message, "GET /v1/runs/run_1") {
+		t.Errorf("stand-in result %+v", r)
+	}
+	if standIn(keptEvent{ev: run.Event{Type: "log", RunID: "run_1", Log: &run.LogEntry{}}}, 10) != nil {
+		t.Error("a log event got a stand-in")
+	}
 }

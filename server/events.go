@@ -38,6 +38,9 @@ func (s *view) runEvents(c echo.Context) error {
 	}
 	rec := s.liveRun(c, id)
 	if rec == nil {
+		if handled, err := s.clusterEvents(c, id, after); handled {
+			return err
+		}
 		return s.eventsGone(c, id)
 	}
 	w := newSSE(c)

@@ -25,6 +25,7 @@ type liveRun struct {
 	cost    int64 // what events hold, roughly
 	bounded int   // events kept that count against MaxEvents (all but status and result)
 	dropped bool  // such events were dropped past the bounds
+	shared  int   // events handed to the cluster (liveRuns.shareNew)
 	done    bool  // the result event is in
 	endedAt time.Time
 	changed chan struct{} // closed, and replaced, at each new event: a wake-up for watchers

@@ -76,6 +76,8 @@ func (o LiveRunOptions) withDefaults() (LiveRunOptions, error) {
 type liveRuns struct {
 	opts LiveRunOptions
 	now  func() time.Time
+	// share, when set, hands each event kept to the cluster, with its number (Server.shareEvents).
+	share func(id string, n int, k keptEvent)
 
 	mu       sync.Mutex
 	runs     map[string]*liveRun
@@ -184,6 +186,9 @@ func (b *liveRuns) add(id string, who runOwner, async bool, cancel context.Cance
 // answered) never finds the registry still counting the run in flight, or another run it
 // pushed out (MaxFinished) still kept.
 func (b *liveRuns) record(rec *liveRun, e run.Event) {
+	if b.share != nil {
+		defer b.shareNew(rec)
+	}
 	if e.Type != "result" {
 		rec.append(e, &b.opts, b.now)
 		return
@@ -203,6 +208,18 @@ func (b *liveRuns) record(rec *liveRun, e run.Event) {
 	b.finished = append(b.finished, rec)
 	b.keptCost += cost
 	b.prune()
+}
+
+// shareNew hands the events rec kept since the last call to the cluster, each once, numbered
+// as the events endpoint numbers them. It runs outside the registry's lock: sharing encodes.
+func (b *liveRuns) shareNew(rec *liveRun) {
+	rec.mu.Lock()
+	from, evs := rec.shared, rec.events[rec.shared:len(rec.events):len(rec.events)]
+	rec.shared = len(rec.events)
+	rec.mu.Unlock()
+	for i, k := range evs {
+		b.share(rec.id, from+i+1, k)
+	}
 }
 
 // prune drops the finished runs past Keep, MaxFinished or MaxFinishedBytes, oldest first.

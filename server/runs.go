@@ -254,6 +254,19 @@ func (w *sseWriter) start() {
 	w.open = true
 }
 
+// sendRaw writes one event named name whose JSON data is data, with its "id:" line: an event
+// another node encoded. One that would not be one event (a line break in its name or data,
+// which encoded JSON never holds) is not sent.
+func (w *sseWriter) sendRaw(id int, name string, data []byte) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil || strings.ContainsAny(name, "\r\n") || bytes.ContainsAny(data, "\r\n") {
+		return
+	}
+	w.start()
+	w.write(fmt.Appendf(nil, "id: %d\nevent: %s\ndata: %s\n\n", id, name, data))
+}
+
 // send writes one event named name with payload as its JSON data line, and with an "id:" line
 // when id is not 0; a comment (": keep-alive") when name is empty.
 func (w *sseWriter) send(id int, name string, payload any) {
@@ -263,7 +276,6 @@ func (w *sseWriter) send(id int, name string, payload any) {
 		return
 	}
 	w.start()
-	r := w.c.Response()
 	var buf bytes.Buffer
 	if name == "" {
 		buf.WriteString(": keep-alive\n\n")
@@ -278,10 +290,16 @@ func (w *sseWriter) send(id int, name string, payload any) {
 		}
 		fmt.Fprintf(&buf, "event: %s\ndata: %s\n\n", name, data)
 	}
+	w.write(buf.Bytes())
+}
+
+// write sends b to the client. w.mu is held.
+func (w *sseWriter) write(b []byte) {
+	r := w.c.Response()
 	// A client that stops reading must not hold the run (and its slot) forever: every write has
 	// a deadline, and a failed write ends the stream (the run's context then ends with it).
 	_ = http.NewResponseController(r.Writer).SetWriteDeadline(time.Now().Add(sseWriteTimeout))
-	if _, err := r.Write(buf.Bytes()); err != nil {
+	if _, err := r.Write(b); err != nil {
 		w.err = err
 		return
 	}

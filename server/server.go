@@ -47,7 +47,8 @@ type Options struct {
 	// LiveRuns bounds the runs this server holds as resources: asynchronous runs
 	// (POST ...runs?async=true), their events (GET /v1/runs/{id}/events) and cancellation
 	// (POST /v1/runs/{id}/cancel). These live in this process's memory: with several replicas,
-	// a run is watched and canceled through the replica that runs it.
+	// a run is watched and canceled through the replica that runs it, unless they are nodes of
+	// a Cluster.
 	LiveRuns LiveRunOptions
 	// Offer says which tools GET /v1/tools and the MCP endpoint list by default: a tool per
 	// executable skill and the progressive-disclosure toolset ([toolset.OfferAll], the default),
@@ -62,9 +63,11 @@ type Options struct {
 	// its connections itself.
 	BodyTimeout time.Duration
 	MinBodyRate int64
-	// Cluster, when set, is this server's node of a cluster: GET /v1/cluster answers its status
-	// to the operator's admin keys. Nil: a server on its own, which answers 404 not_clustered.
-	Cluster ClusterStatus
+	// Cluster, when set, is this server's node of a cluster: the runs it holds share their events
+	// and answer cancels through it, so that any node serves GET /v1/runs/{id}/events and POST
+	// /v1/runs/{id}/cancel for any run; GET /v1/cluster answers its status to the operator's
+	// admin keys. Nil: a server on its own, which answers 404 not_clustered.
+	Cluster Cluster
 }
 
 func (o Options) withDefaults() Options {
@@ -123,7 +126,7 @@ func New(rt *runtime.Runtime, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: opts, logger: opts.Logger, version: "(devel)"}
-	s.def = s.newTenant(rt, opts.History, opts.Logger)
+	s.def = s.newTenant("", rt, opts.History, opts.Logger)
 	browser, err := newBrowserGuard(opts.CORSOrigins)
 	if err != nil {
 		return nil, err
@@ -153,6 +156,11 @@ func New(rt *runtime.Runtime, opts Options) (*Server, error) {
 	}
 	if err := s.addTenants(); err != nil {
 		return nil, err
+	}
+	if opts.Cluster != nil {
+		if err := opts.Cluster.ServeCancels(s.heldCancel); err != nil {
+			return nil, fmt.Errorf("server: %w", err)
+		}
 	}
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
 		s.version = bi.Main.Version

@@ -32,7 +32,7 @@ func (s *Server) addTenants() error {
 		case t.Runtime == s.def.rt:
 			return fmt.Errorf("server: tenant %q has the default tenant's runtime: each tenant needs its own", name)
 		}
-		s.tenants[name] = s.newTenant(t.Runtime, t.History, s.logger.With("tenant", name))
+		s.tenants[name] = s.newTenant(name, t.Runtime, t.History, s.logger.With("tenant", name))
 	}
 	return nil
 }

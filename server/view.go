@@ -19,6 +19,7 @@ import (
 // tenant's own), and the views of it made so far.
 type tenant struct {
 	srv     *Server
+	name    string // as Options.Tenants names it; "" the default tenant
 	rt      *runtime.Runtime
 	history History
 	logger  *slog.Logger
@@ -52,10 +53,13 @@ type view struct {
 	idxGen uint64
 }
 
-// newTenant is a tenant of s over rt, with its history and logger.
-func (s *Server) newTenant(rt *runtime.Runtime, history History, logger *slog.Logger) *tenant {
-	t := &tenant{srv: s, rt: rt, history: history, logger: logger}
+// newTenant is tenant name of s over rt, with its history and logger.
+func (s *Server) newTenant(name string, rt *runtime.Runtime, history History, logger *slog.Logger) *tenant {
+	t := &tenant{srv: s, name: name, rt: rt, history: history, logger: logger}
 	t.live, _ = newLiveRuns(s.opts.LiveRuns) // New checks opts.LiveRuns first
+	if s.opts.Cluster != nil {
+		s.shareEvents(t)
+	}
 	t.own = t.newView(rt)
 	return t
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/skillbox-dev/skillbox/cluster"
 	"github.com/skillbox-dev/skillbox/runtime"
-	"github.com/skillbox-dev/skillbox/server"
 )
 
 // clusterFlags are serve's flags for running as one node of a cluster on NATS JetStream (see
@@ -62,10 +61,10 @@ func (e *env) checkCluster() error {
 }
 
 // joinCluster makes serve a node of the cluster its flags name (nil without --cluster): the
-// node says what rt's admission has free. The returned status is GET /v1/cluster's.
-func (e *env) joinCluster(ctx context.Context, rt *runtime.Runtime, logger *slog.Logger) (*cluster.Node, server.ClusterStatus, error) {
+// node says what rt's admission has free.
+func (e *env) joinCluster(ctx context.Context, rt *runtime.Runtime, logger *slog.Logger) (*cluster.Node, error) {
 	if e.clusterMode == "" {
-		return nil, nil, nil
+		return nil, nil
 	}
 	e.cluster.Logger = logger.With("cluster", e.cluster.Name)
 	node, err := cluster.Join(ctx, e.cluster, func() cluster.Presence {
@@ -73,7 +72,7 @@ func (e *env) joinCluster(ctx context.Context, rt *runtime.Runtime, logger *slog
 		return cluster.Presence{Version: moduleVersion(), Slots: a.MaxRuns, Free: max(a.MaxRuns-a.Running, 0), FreeMemory: max(a.MemoryBudget-a.MemoryInUse, 0)}
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return node, func(ctx context.Context) (any, error) { return node.Status(ctx) }, nil
+	return node, nil
 }

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/net/netutil"
 
 	"github.com/skillbox-dev/skillbox/agent/toolset"
+	"github.com/skillbox-dev/skillbox/cluster"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/server"
 )
@@ -90,6 +91,12 @@ var cmdServe = &command{
 			return code
 		}
 		defer h.Close() // after the runtime's Close: its last runs are recorded
+		var node *cluster.Node
+		defer func() {
+			if node != nil {
+				node.Close() // after the runtimes' Close: their last runs' results are shared
+			}
+		}()
 		rt, err := e.runtime(ctx)
 		if err != nil {
 			return e.fail(exitFailed, "%v", err)
@@ -99,15 +106,14 @@ var cmdServe = &command{
 		if e.maxConnections < 1 || e.bodyTimeout <= 0 || e.shutdownTimeout <= 0 {
 			return e.fail(exitUsage, "--max-connections, --body-timeout and --shutdown-timeout must be positive")
 		}
-		node, clusterStatus, err := e.joinCluster(ctx, rt, logger)
-		if err != nil {
+		if node, err = e.joinCluster(ctx, rt, logger); err != nil {
 			return e.fail(exitFailed, "%v", err)
 		}
+		opts := server.Options{Keys: keys, Logger: logger, CORSOrigins: e.cors, Offer: e.offer, BodyTimeout: e.bodyTimeout}
 		if node != nil {
-			defer node.Close() // after the HTTP server's shutdown: its last answers may read the cluster
 			fmt.Fprintf(e.stderr, "skillbox: node %s of cluster %q\n", e.cluster.NodeID, e.cluster.Name)
+			opts.Cluster = node
 		}
-		opts := server.Options{Keys: keys, Logger: logger, CORSOrigins: e.cors, Offer: e.offer, BodyTimeout: e.bodyTimeout, Cluster: clusterStatus}
 		if h != nil {
 			opts.History = h.store
 		}

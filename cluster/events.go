@@ -1,0 +1,328 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Event is one event of a run as the nodes share it: N is its number among the run's events
+// (from 1, the id a watcher resumes after), Name its type ("result" is the last), Data its JSON.
+type Event struct {
+	Tenant, Run string
+	N           int
+	Name        string
+	Data        []byte
+}
+
+// last reports whether e ends its run's events.
+func (e Event) last() bool { return e.Name == "result" }
+
+// The headers an event message carries besides its data.
+const (
+	headerN    = "Skillbox-Event-N"
+	headerName = "Skillbox-Event"
+)
+
+// Bounds of the events a node has yet to store: the queue the runs hand them to, the batch one
+// round of publishing sends, how long a run's result may wait for room in a full queue, and how
+// long a closing node goes on storing what is queued.
+const (
+	eventQueue   = 8192
+	eventBatch   = 256
+	resultWait   = 5 * time.Second
+	drainOnClose = 5 * time.Second
+	// maxGapWait is how long a watcher that has a run's result waits for an event before it
+	// that is missing (a publish retried after later ones), before it goes on without it.
+	maxGapWait = 500 * time.Millisecond
+	// maxReorder bounds the events a watcher holds while it waits for a missing one.
+	maxReorder = 2048
+)
+
+// ErrNoEvents is what WatchEvents answers for a run the event stream holds no event of: it
+// never ran on a node, or its events are older than --keep-events.
+var ErrNoEvents = errors.New("cluster: the event stream holds no event of this run")
+
+// token is s as one token of a subject: a tenant ("" is "_", the default tenant) or a run id.
+// Anything that is not a name (a '.', '*', '>' or space would reach other subjects) is refused.
+func token(s string) (string, bool) {
+	if s == "" {
+		return "_", true
+	}
+	return s, validName(s)
+}
+
+// eventSubject is the subject of run's events.
+func (n *Node) eventSubject(tenant, run string) (string, error) {
+	t, ok1 := token(tenant)
+	r, ok2 := token(run)
+	if !ok1 || !ok2 || run == "" {
+		return "", fmt.Errorf("%w: %q of tenant %q is not a run id", ErrNoEvents, run, tenant)
+	}
+	return n.cfg.Name + ".events." + t + "." + r, nil
+}
+
+// MaxEventBytes is the most data one event may carry: what NATS carries in one message, less
+// room for its headers. A face sends a smaller stand-in for a bigger event.
+func (n *Node) MaxEventBytes() int {
+	return int(min(n.nc.MaxPayload(), 1<<20)) - 1024
+}
+
+// PublishEvent hands event num (from 1) of a run of tenant ("" the default one), its type name
+// and its JSON data, to the node, which stores it in the event stream, retrying until it is
+// stored (each try is deduplicated by the run and num). It does not wait for the store: a run's
+// events must not hold its guest. When the node has eventQueue events queued (NATS is away), a
+// further event other than a result is dropped, and a result waits up to resultWait for room.
+func (n *Node) PublishEvent(tenant, run string, num int, name string, data []byte) {
+	e := Event{Tenant: tenant, Run: run, N: num, Name: name}
+	subj, err := n.eventSubject(tenant, run)
+	if err != nil {
+		n.cfg.Logger.Error("cluster: an event of a run with no id", "err", err)
+		return
+	}
+	m := nats.NewMsg(subj)
+	m.Header.Set(headerN, strconv.Itoa(num))
+	m.Header.Set(headerName, name)
+	m.Header.Set(jetstream.MsgIDHeader, run+":"+strconv.Itoa(num))
+	m.Data = data
+	select {
+	case n.events <- m:
+		return
+	default:
+	}
+	if !e.last() {
+		n.dropped.Add(1)
+		n.cfg.Logger.Warn("cluster: the event queue is full (is NATS reachable?): an event is not shared", "run", e.Run, "event", e.Name)
+		return
+	}
+	t := time.NewTimer(resultWait)
+	defer t.Stop()
+	select {
+	case n.events <- m:
+	case <-t.C:
+		n.dropped.Add(1)
+		n.cfg.Logger.Error("cluster: the event queue stayed full: a run's result is not shared (its record has it)", "run", e.Run)
+	case <-n.stop:
+	}
+}
+
+// publishEvents stores what PublishEvent queues, a batch at a time, until the node closes; then
+// it stores what is still queued, for up to drainOnClose.
+func (n *Node) publishEvents() {
+	batch := make([]*nats.Msg, 0, eventBatch)
+	for {
+		select {
+		case m := <-n.events:
+			batch = n.take(append(batch[:0], m))
+			if n.publishAll(n.life, batch) != nil { // the node closes: what is unsent is sent again
+				n.drain(batch)
+				return
+			}
+		case <-n.stop:
+			n.drain(nil)
+			return
+		}
+	}
+}
+
+// drain stores pending and what is still queued, for up to drainOnClose: a closing node's last
+// runs end while it closes, and their results must reach the other nodes.
+func (n *Node) drain(pending []*nats.Msg) {
+	ctx, cancel := context.WithTimeout(context.Background(), drainOnClose)
+	defer cancel()
+	batch := pending
+	for {
+		if batch = n.take(batch); len(batch) == 0 || n.publishAll(ctx, batch) != nil {
+			return
+		}
+		batch = batch[:0]
+	}
+}
+
+// take adds to batch what is queued now, up to eventBatch.
+func (n *Node) take(batch []*nats.Msg) []*nats.Msg {
+	for len(batch) < eventBatch {
+		select {
+		case m := <-n.events:
+			batch = append(batch, m)
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
+// publishAll stores batch in the event stream: it sends them all, waits for their acks, and
+// sends again those that failed, with a growing pause, until every one is stored or ctx ends.
+func (n *Node) publishAll(ctx context.Context, batch []*nats.Msg) error {
+	backoff := 50 * time.Millisecond
+	for {
+		futures := make([]jetstream.PubAckFuture, len(batch))
+		for i, m := range batch {
+			futures[i], _ = n.js.PublishMsgAsync(copyMsg(m))
+		}
+		var failed []*nats.Msg
+		var lastErr error
+		for i, f := range futures {
+			if f == nil {
+				failed, lastErr = append(failed, batch[i]), errors.New("not sent")
+				continue
+			}
+			select {
+			case <-f.Ok():
+			case err := <-f.Err():
+				failed, lastErr = append(failed, batch[i]), err
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		if len(failed) == 0 {
+			return nil
+		}
+		n.cfg.Logger.Warn("cluster: events not stored yet, trying again", "events", len(failed), "err", lastErr)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, time.Second)
+		batch = failed
+	}
+}
+
+// copyMsg is m to send once more: a send takes the message's reply subject for its ack.
+func copyMsg(m *nats.Msg) *nats.Msg {
+	c := nats.NewMsg(m.Subject)
+	for k, v := range m.Header {
+		c.Header[k] = v
+	}
+	c.Data = m.Data
+	return c
+}
+
+// watch follows one run's events in the event stream, in the order of their numbers.
+type watch struct {
+	it      jetstream.MessagesContext
+	next    int           // the number of the event Next returns next
+	held    map[int]Event // events that came before one missing before them
+	resultN int           // the result's number, once it came
+	done    bool
+}
+
+// WatchEvents follows run's events after the first `after` of them, from any node: those the
+// stream holds, then new ones as they are stored, to the result. next returns the next event,
+// waiting until its ctx ends (its error; the watch goes on), and io.EOF after the result; stop
+// ends the watch. Unless wait is set, next is nil when the stream holds none of the run's
+// events (it never ran on a node, or its events are older than --keep-events); with wait, the
+// watch waits for a run whose first event may not be stored yet. next is nil for a run that is
+// no run id.
+func (n *Node) WatchEvents(ctx context.Context, tenant, run string, after int, wait bool) (next func(context.Context) (int, string, []byte, error), stop func(), err error) {
+	w, err := n.watch(ctx, tenant, run, after, wait)
+	if errors.Is(err, ErrNoEvents) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return func(ctx context.Context) (int, string, []byte, error) {
+		e, err := w.Next(ctx)
+		return e.N, e.Name, e.Data, err
+	}, w.Stop, nil
+}
+
+// watch follows run's events after the first `after`; ErrNoEvents, unless wait, when the
+// stream holds none.
+func (n *Node) watch(ctx context.Context, tenant, run string, after int, wait bool) (*watch, error) {
+	subj, err := n.eventSubject(tenant, run)
+	if err != nil {
+		return nil, err
+	}
+	if !wait {
+		if _, err := n.evs.GetLastMsgForSubject(ctx, subj); errors.Is(err, jetstream.ErrMsgNotFound) {
+			return nil, fmt.Errorf("%w: run %q", ErrNoEvents, run)
+		} else if err != nil {
+			return nil, fmt.Errorf("cluster: read the events of run %q: %w", run, err)
+		}
+	}
+	cons, err := n.js.OrderedConsumer(ctx, eventsStream(n.cfg.Name), jetstream.OrderedConsumerConfig{FilterSubjects: []string{subj}})
+	if err != nil {
+		return nil, fmt.Errorf("cluster: follow the events of run %q: %w", run, err)
+	}
+	it, err := cons.Messages()
+	if err != nil {
+		return nil, fmt.Errorf("cluster: follow the events of run %q: %w", run, err)
+	}
+	return &watch{it: it, next: after + 1, held: map[int]Event{}}, nil
+}
+
+// Next returns the run's next event, waiting for it until ctx ends (ctx's error; the watch
+// may go on), and io.EOF once the result has been returned. Events come in the order of their
+// numbers, each once, however often it was stored; a number that never comes (an event a full
+// queue dropped) is skipped once the result is in.
+func (w *watch) Next(ctx context.Context) (Event, error) {
+	for {
+		if w.done {
+			return Event{}, io.EOF
+		}
+		if e, ok := w.held[w.next]; ok {
+			delete(w.held, w.next)
+			w.next++
+			w.done = e.last()
+			return e, nil
+		}
+		wctx, cancel := ctx, context.CancelFunc(func() {})
+		if w.resultN > 0 { // the result is in and an event before it is missing
+			wctx, cancel = context.WithTimeout(ctx, maxGapWait)
+		}
+		m, err := w.it.Next(jetstream.NextContext(wctx))
+		cancel()
+		if err != nil {
+			if w.resultN > 0 && ctx.Err() == nil {
+				w.skipGap()
+				continue
+			}
+			return Event{}, err
+		}
+		w.hold(m)
+	}
+}
+
+// hold keeps m's event until its turn, unless it was returned already (a copy stored twice, or
+// one before the point the watch resumed after).
+func (w *watch) hold(m jetstream.Msg) {
+	h := m.Headers()
+	num, err := strconv.Atoi(h.Get(headerN))
+	if err != nil || num < w.next {
+		return
+	}
+	e := Event{N: num, Name: h.Get(headerName), Data: m.Data()}
+	w.held[num] = e
+	if e.last() {
+		w.resultN = num
+	}
+	if len(w.held) > maxReorder {
+		w.skipGap()
+	}
+}
+
+// skipGap moves past missing events to the first one held.
+func (w *watch) skipGap() {
+	first := 0
+	for k := range w.held {
+		if first == 0 || k < first {
+			first = k
+		}
+	}
+	if first > 0 {
+		w.next = first
+	}
+}
+
+// Stop ends the watch.
+func (w *watch) Stop() { w.it.Stop() }
