@@ -65,6 +65,9 @@ var (
 	// ErrModuleChanged: the module file is no longer the one the run's pinned version was loaded
 	// (and checked) with, so it is not compiled; a not_found run. A reload picks up the new one.
 	ErrModuleChanged = errors.New("the module changed since this version was loaded")
+	// ErrNoRoomNow: a run that asked not to wait (Request.NoWait) found no room to run at once;
+	// a busy run, never admitted.
+	ErrNoRoomNow = errors.New("no room to run now")
 )
 
 var sentinels = map[ErrorKind]error{

@@ -6,6 +6,7 @@ package run
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/artifact"
@@ -52,10 +53,33 @@ type Request struct {
 	// context of its own. A caller with an OpenTelemetry context passes it in ctx instead, as
 	// the HTTP and MCP faces do (docs/observability.md); the run's log line names the trace.
 	TraceParent string
+	// NoWait refuses the run at once, busy with ErrNoRoomNow, when the runtime cannot admit it
+	// now, instead of waiting in its admission queue: a node of a cluster hands such a run to
+	// another node.
+	NoWait bool
+	// ID, when set, is the run's id instead of a new one: "run_" and 24 lowercase hex digits. A
+	// node of a cluster sets it for a run another node accepted and named; a library leaves it
+	// empty.
+	ID string
 	// OnEvent, when set, receives the run's events, on the run's goroutine, as they happen: it
 	// must not block for long, it delays the guest. A request refused before it is admitted (no
 	// such skill, invalid arguments, busy, closed) has no events: Run's error says why.
 	OnEvent func(Event) `json:"-"`
+}
+
+// ValidID reports whether id is a run id as the runtime makes them: "run_" and 24 lowercase hex
+// digits.
+func ValidID(id string) bool {
+	h, ok := strings.CutPrefix(id, "run_")
+	if !ok || len(h) != 24 {
+		return false
+	}
+	for _, c := range h {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // Event is something that happened during an admitted run, in order: "status" with Status

@@ -512,3 +512,34 @@ func TestCompilationsAreBounded(t *testing.T) {
 		t.Errorf("%d compiles, %d at once; want 2, one at a time", st.Compiles, st.Admission.PeakCompiling)
 	}
 }
+
+// A run that asks not to wait (NoWait) is refused at once, busy with ErrNoRoomNow, when the
+// slots are taken, without joining the queue or sending an event; with room it runs, under the
+// id it was given when it was given one, and an id the runtime would not make is refused.
+func TestNoWaitRunsNowOrNever(t *testing.T) {
+	t.Parallel()
+	rt := pipelineRuntime(t, Config{}, Admission{MaxRuns: 1}, 30_000)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	first := startLoop(t, rt, ctx)
+	var events int
+	res, err := rt.Run(context.Background(), run.Request{Skill: "hello", NoWait: true, OnEvent: func(run.Event) { events++ }, Who: testAdmin})
+	if !errors.Is(err, run.ErrNoRoomNow) || !errors.Is(err, run.ErrBusy) || res.Error == nil || !strings.Contains(res.Error.Message, "1 of 1 run slots are taken") {
+		t.Fatalf("a run that would not wait: %+v, %v", res.Error, err)
+	}
+	if q := rt.Stats().Admission.Queued; q != 0 || events != 0 {
+		t.Errorf("queued %d, events %d; want none", q, events)
+	}
+	cancel()
+	<-first
+	const id = "run_0123456789abcdef01234567"
+	res, err = rt.Run(context.Background(), run.Request{Skill: "hello", NoWait: true, ID: id, Who: testAdmin})
+	if err != nil || res.RunID != id {
+		t.Fatalf("with room: %+v, %v; want a run with id %s", res, err, id)
+	}
+	for _, bad := range []string{"run_1", "RUN_0123456789abcdef01234567", "run_0123456789ABCDEF01234567", "x.>"} {
+		if res, err := rt.Run(context.Background(), run.Request{Skill: "hello", ID: bad, Who: testAdmin}); !errors.Is(err, run.ErrInvalidArgs) || res.RunID == bad {
+			t.Errorf("id %q: %v, run id %q", bad, err, res.RunID)
+		}
+	}
+}

@@ -60,7 +60,10 @@ func (rt *Runtime) Run(ctx context.Context, req run.Request) (*run.Result, error
 		// schema, the record and its hash all see the same document.
 		req.Args = json.RawMessage("{}")
 	}
-	res := &run.Result{RunID: newRunID(), Skill: req.Skill, Logs: []run.LogEntry{}}
+	res := &run.Result{RunID: req.ID, Skill: req.Skill, Logs: []run.LogEntry{}}
+	if res.RunID == "" {
+		res.RunID = newRunID()
+	}
 	face := req.Face
 	if face == "" {
 		face = run.FaceLibrary
@@ -134,6 +137,10 @@ func (rt *Runtime) Run(ctx context.Context, req run.Request) (*run.Result, error
 	if err := req.Who.Require(access.NeedRun, "running", req.Skill); err != nil {
 		return finish(run.Errorf(run.KindPermissionDenied, req.Skill, err, "%v", err))
 	}
+	if req.ID != "" && !run.ValidID(req.ID) {
+		res.RunID = newRunID() // not an id a record may carry
+		return finish(run.Errorf(run.KindInvalidArgs, req.Skill, nil, "the run's id %q is not one the runtime makes (run_ and 24 lowercase hex digits): leave Request.ID empty", req.ID))
+	}
 
 	n := int64(max(len(req.Args), len(req.Stdin)))
 	for i, a := range req.Argv {
@@ -175,7 +182,7 @@ func (rt *Runtime) Run(ctx context.Context, req run.Request) (*run.Result, error
 	}
 	s, job, grant, input, c, charge := p.s, p.job, p.grant, p.input, p.c, p.charge
 	var err error
-	ticket, err := rt.admit(ctx, charge)
+	ticket, err := rt.admit(ctx, charge, req.NoWait)
 	if err != nil {
 		return finish(admissionError(s, err))
 	}
@@ -386,7 +393,10 @@ func (rt *Runtime) validate(s *registry.Skill, req run.Request) ([]byte, *run.Er
 // admit waits for the admission of a run charged charge, until ctx ends or this Runtime closes:
 // a closing Runtime refuses its queued runs (run.ErrClosed) even when the queue is a Shared's
 // that other Runtimes go on using.
-func (rt *Runtime) admit(ctx context.Context, charge int64) (*engine.Ticket, error) {
+func (rt *Runtime) admit(ctx context.Context, charge int64, noWait bool) (*engine.Ticket, error) {
+	if noWait {
+		return rt.admission.TryAcquire(charge, true)
+	}
 	return rt.admission.AcquireUntil(ctx, charge, true, rt.closing.Done())
 }
 

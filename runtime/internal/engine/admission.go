@@ -93,10 +93,15 @@ func (a *Admission) grant(t *Ticket) {
 	}
 }
 
-// BusyError is the refusal of a run the runtime has no room for.
-type BusyError struct{ Msg string }
+// BusyError is the refusal of a run the runtime has no room for; Cause, when set, is what it
+// wraps (run.ErrNoRoomNow for a run that would not wait).
+type BusyError struct {
+	Msg   string
+	Cause error
+}
 
 func (e *BusyError) Error() string { return e.Msg }
+func (e *BusyError) Unwrap() error { return e.Cause }
 
 // Acquire admits a run (isRun true) or a compilation charged charge bytes, waiting in the queue if
 // need be; the caller gives the room back with release(t). The error is ErrClosed,
@@ -136,7 +141,7 @@ func (a *Admission) AcquireUntil(ctx context.Context, charge int64, isRun bool, 
 	}
 	if len(a.queue) >= a.cfg.MaxQueue {
 		a.mu.Unlock()
-		return nil, &BusyError{fmt.Sprintf("%d runs are running and %d waiting, the most this runtime admits; try again shortly", a.running, len(a.queue))}
+		return nil, &BusyError{Msg: fmt.Sprintf("%d runs are running and %d waiting, the most this runtime admits; try again shortly", a.running, len(a.queue))}
 	}
 	t.ready = make(chan struct{})
 	a.queue = append(a.queue, t)
@@ -151,7 +156,7 @@ func (a *Admission) AcquireUntil(ctx context.Context, charge int64, isRun bool, 
 	case <-abandon:
 		err = run.ErrClosed
 	case <-timer.C:
-		err = &BusyError{fmt.Sprintf("waited %s for room to run without getting it; try again shortly", a.cfg.MaxWait)}
+		err = &BusyError{Msg: fmt.Sprintf("waited %s for room to run without getting it; try again shortly", a.cfg.MaxWait)}
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -167,6 +172,38 @@ func (a *Admission) AcquireUntil(ctx context.Context, charge int64, isRun bool, 
 		return nil, run.ErrClosed
 	}
 	return nil, err
+}
+
+// TryAcquire admits a run or a compilation now, or not at all: it never waits in the queue,
+// nor goes before the runs waiting there. The error is ErrClosed, ErrOverBudget, or a
+// *BusyError that wraps run.ErrNoRoomNow.
+func (a *Admission) TryAcquire(charge int64, isRun bool) (*Ticket, error) {
+	t := &Ticket{charge: charge, run: isRun}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	switch {
+	case a.closed:
+		return nil, run.ErrClosed
+	case charge > a.cfg.MemoryBudget:
+		return nil, fmt.Errorf("a charge of %d MiB is %w (%d MiB)", charge>>20, ErrOverBudget, a.cfg.MemoryBudget>>20)
+	}
+	ok, forMemory := a.fits(t)
+	if !ok && forMemory && len(a.queue) == 0 {
+		// Idle warm modules may hold the room: drop them, then look again.
+		a.mu.Unlock()
+		a.reclaim(a.used + charge - a.cfg.MemoryBudget)
+		a.mu.Lock()
+		ok, forMemory = a.fits(t)
+	}
+	if ok && len(a.queue) == 0 && !a.closed {
+		a.grant(t)
+		return t, nil
+	}
+	why := fmt.Sprintf("%d of %d run slots are taken and %d runs wait", a.running, a.cfg.MaxRuns, len(a.queue))
+	if forMemory {
+		why = fmt.Sprintf("%d MiB of the %d MiB memory budget are free, and %d runs wait", (a.cfg.MemoryBudget-a.used)>>20, a.cfg.MemoryBudget>>20, len(a.queue))
+	}
+	return nil, &BusyError{Msg: why + ": no room to run now", Cause: run.ErrNoRoomNow}
 }
 
 func (a *Admission) remove(t *Ticket) {
