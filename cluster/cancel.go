@@ -27,11 +27,21 @@ func (n *Node) cancelSubject(tenant, run string) (string, bool) {
 // CancelRun asks every node to cancel run for cause, and returns the answer of the node that
 // holds it (what the handler of ServeCancels replied); held is false when none answered within
 // cancelWait, or run is no run id. Cancel is a request on a core subject: it reaches the nodes
-// connected now, which are the ones that can hold a run in flight.
+// connected now, which are the ones that can hold a run in flight. Before it asks, it keeps
+// the cancel in the cancels bucket, for a run that waits in the queue: the node that takes
+// it holds it before it reads the bucket (QueuedCancel), so one of the two always sees the
+// cancel.
 func (n *Node) CancelRun(ctx context.Context, tenant, run, cause string) (answer string, held bool, err error) {
 	subj, ok := n.cancelSubject(tenant, run)
 	if !ok {
 		return "", false, nil
+	}
+	cause = strings.ToValidUTF8(cause[:min(len(cause), maxCause)], "")
+	pctx, pcancel := context.WithTimeout(ctx, submitWait)
+	_, err = n.cancels.Put(pctx, cancelKey(tenant, run), []byte(cause))
+	pcancel()
+	if err != nil {
+		return "", false, fmt.Errorf("cluster: keep the cancel of run %q: %w", run, err)
 	}
 	wctx, cancel := context.WithTimeout(ctx, cancelWait)
 	defer cancel()

@@ -55,6 +55,11 @@ type Node struct {
 	// queue refused.
 	events  chan *nats.Msg
 	dropped atomic.Int64
+	cancels jetstream.KeyValue
+	// held counts the queued runs this node holds; reached is when JetStream last answered it
+	// (unix nanoseconds).
+	held    atomic.Int64
+	reached atomic.Int64
 	// life ends when the node closes: what waits on NATS stops waiting.
 	life    context.Context
 	endLife context.CancelFunc
@@ -103,8 +108,10 @@ func Join(ctx context.Context, cfg Config, presence func() Presence) (*Node, err
 		return nil, err
 	}
 	n.life, n.endLife = context.WithCancel(context.Background())
+	n.reached.Store(time.Now().UnixNano())
 	n.say(ctx)
 	n.done.Go(n.sayEvery)
+	n.done.Go(n.probe)
 	n.done.Go(n.publishEvents)
 	return n, nil
 }
@@ -171,6 +178,8 @@ func (n *Node) provision(ctx context.Context) error {
 		Duplicates: min(2*time.Minute, c.KeepEvents),
 	}
 	nodes := jetstream.KeyValueConfig{Bucket: nodesBucket(c.Name), TTL: nodesTTL, Replicas: c.Replicas, Storage: jetstream.FileStorage}
+	cancels := jetstream.KeyValueConfig{Bucket: cancelsBucket(c.Name), TTL: cancelsTTL, Replicas: c.Replicas, Storage: jetstream.FileStorage,
+		MaxValueSize: maxCause, MaxBytes: 64 << 20}
 	backoff := minProvisionBackoff
 	for {
 		// A request made before the members elect a leader goes unanswered: each try has a
@@ -179,7 +188,9 @@ func (n *Node) provision(ctx context.Context) error {
 		var err error
 		if n.runs, err = n.js.CreateOrUpdateStream(tctx, runs); err == nil {
 			if n.evs, err = n.js.CreateOrUpdateStream(tctx, events); err == nil {
-				n.nodes, err = n.js.CreateOrUpdateKeyValue(tctx, nodes)
+				if n.nodes, err = n.js.CreateOrUpdateKeyValue(tctx, nodes); err == nil {
+					n.cancels, err = n.js.CreateOrUpdateKeyValue(tctx, cancels)
+				}
 			}
 		}
 		cancel()
@@ -262,6 +273,8 @@ type Status struct {
 	// queue (NATS was away and its queue full) since it started.
 	EventsUnsent  int   `json:"events_unsent"`
 	EventsDropped int64 `json:"events_dropped"`
+	// Held are the queued runs this node holds now.
+	Held int64 `json:"held"`
 }
 
 // ConsumerLag is one reader of the queue: runs not yet delivered to it, and delivered but not
@@ -282,7 +295,7 @@ func (n *Node) Status(ctx context.Context) (any, error) { return n.State(ctx) }
 // State reads the cluster's state from JetStream.
 func (n *Node) State(ctx context.Context) (Status, error) {
 	st := Status{Name: n.cfg.Name, Node: n.cfg.NodeID, Replicas: n.cfg.Replicas, Nodes: []Presence{}, Consumers: []ConsumerLag{},
-		EventsUnsent: len(n.events), EventsDropped: n.dropped.Load()}
+		EventsUnsent: len(n.events), EventsDropped: n.dropped.Load(), Held: n.held.Load()}
 	keys, err := n.nodes.ListKeys(ctx)
 	if errors.Is(err, jetstream.ErrNoKeysFound) {
 		return n.queueStatus(ctx, st)

@@ -1,0 +1,234 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// The queue's reader, shared by every node: a run is delivered to one of them at a time.
+const runnersConsumer = "runners"
+
+// headerRun names the run a queued message carries.
+const headerRun = "Skillbox-Run"
+
+// Bounds of the queue as a node uses it.
+const (
+	// submitWait bounds a run's submission, its retries included: past it the run is refused
+	// (the cluster is unreachable, or electing a leader for longer).
+	submitWait = 5 * time.Second
+	// fetchWait is how long one pull waits for a run; a node with no free slot looks again
+	// every slotPoll.
+	fetchWait = time.Second
+	slotPoll  = 20 * time.Millisecond
+	// notTakenDelay is how long a run a node could not admit after all waits before it is
+	// delivered again (to any node).
+	notTakenDelay = 100 * time.Millisecond
+	// cancelsTTL is how long a cancel asked for a run that no node held stays: longer than a
+	// run waits in the queue.
+	cancelsTTL = 10 * time.Minute
+)
+
+// Names of the buckets of cancels asked for runs no node held yet.
+func cancelsBucket(name string) string { return strings.ToUpper(name) + "_CANCELS" }
+
+// runSubject is the subject of tenant's queued runs.
+func (n *Node) runSubject(tenant string) (string, bool) {
+	t, ok := token(tenant)
+	return n.cfg.Name + ".runs." + t, ok
+}
+
+// SubmitRun queues run of tenant for whichever node has room, with body (what the node that
+// takes it needs; this package does not read it). queued is false when the queue refuses it
+// (--tenant-max-queue or --cluster-max-queue reached): the run is not queued and why says so.
+// A submission is deduplicated by run; it is retried within submitWait while the cluster
+// elects a leader, and err is set when it could not be made at all.
+func (n *Node) SubmitRun(ctx context.Context, tenant, run string, body []byte) (queued bool, why string, err error) {
+	subj, ok := n.runSubject(tenant)
+	if !ok || !validName(run) {
+		return false, fmt.Sprintf("%q of tenant %q is not a run id", run, tenant), nil
+	}
+	m := nats.NewMsg(subj)
+	m.Header.Set(headerRun, run)
+	m.Data = body
+	ctx, cancel := context.WithTimeout(ctx, submitWait)
+	defer cancel()
+	_, err = n.js.PublishMsg(ctx, m, jetstream.WithMsgID(run), jetstream.WithRetryAttempts(20), jetstream.WithRetryWait(250*time.Millisecond))
+	var api *jetstream.APIError
+	switch {
+	case err == nil:
+		return true, "", nil
+	case errors.As(err, &api) && strings.Contains(api.Description, "maximum"):
+		// The stream refuses a run past MaxMsgs or MaxMsgsPerSubject (DiscardNew): "maximum
+		// messages exceeded", "maximum messages per subject exceeded".
+		return false, fmt.Sprintf("the cluster's queue is full (%s): at most %d runs wait in all, and %d of one tenant", api.Description, n.cfg.MaxQueue, n.cfg.TenantMaxQueue), nil
+	}
+	return false, "", fmt.Errorf("cluster: queue run %q: %w", run, err)
+}
+
+// QueuedRun is one run a node took from the queue.
+type QueuedRun struct {
+	Tenant, Run string
+	Body        []byte
+	// Delivered counts the deliveries of the run, this one included: more than 1 when a node
+	// took it before and did not finish it (it died, or lost the cluster).
+	Delivered uint64
+}
+
+// ServeRuns takes runs from the queue, one at a time while free reports a free run slot on this
+// node, and hands each to handle in a goroutine of its own, with a context that ends if the
+// node loses the cluster for two thirds of --run-ack-wait (the run would be delivered to
+// another node) or closes. While handle runs, the node tells the cluster every third of the
+// ack wait that it holds the run. handle returns true when the run is done with (it ran, or
+// was ended without running), and false when this node could not admit it after all: the run
+// is delivered again, to any node, after a short delay.
+func (n *Node) ServeRuns(free func() bool, handle func(ctx context.Context, r QueuedRun) bool) error {
+	ctx, cancel := context.WithTimeout(n.life, submitWait)
+	defer cancel()
+	cons, err := n.runs.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+		Durable:       runnersConsumer,
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       n.cfg.AckWait,
+		MaxDeliver:    -1,
+		MaxAckPending: -1,
+		FilterSubject: n.cfg.Name + ".runs.>",
+	})
+	if err != nil {
+		return fmt.Errorf("cluster: the queue's reader: %w", err)
+	}
+	n.done.Go(func() { n.pull(cons, free, handle) })
+	return nil
+}
+
+// pull is ServeRuns' loop: it asks for a run only when this node has a free slot.
+func (n *Node) pull(cons jetstream.Consumer, free func() bool, handle func(context.Context, QueuedRun) bool) {
+	for n.life.Err() == nil {
+		if !free() {
+			select {
+			case <-n.stop:
+				return
+			case <-time.After(slotPoll):
+			}
+			continue
+		}
+		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(fetchWait))
+		if err != nil {
+			if n.life.Err() == nil {
+				n.cfg.Logger.Warn("cluster: take a run from the queue", "err", err)
+				select {
+				case <-n.stop:
+				case <-time.After(fetchWait):
+				}
+			}
+			continue
+		}
+		for m := range batch.Messages() {
+			n.held.Add(1)
+			n.done.Go(func() {
+				defer n.held.Add(-1)
+				n.handleRun(m, handle)
+			})
+		}
+	}
+}
+
+// handleRun hands one delivered run to handle, telling the cluster it holds the run meanwhile,
+// and acknowledges it (or gives it back) when handle returns.
+func (n *Node) handleRun(m jetstream.Msg, handle func(context.Context, QueuedRun) bool) {
+	r := QueuedRun{Run: m.Headers().Get(headerRun), Body: m.Data()}
+	r.Tenant, _ = strings.CutPrefix(m.Subject(), n.cfg.Name+".runs.")
+	if r.Tenant == "_" {
+		r.Tenant = ""
+	}
+	if md, err := m.Metadata(); err == nil {
+		r.Delivered = md.NumDelivered
+	}
+	ctx, cancel := context.WithCancelCause(n.life)
+	defer cancel(nil)
+	beat := make(chan struct{})
+	go n.heartbeat(m, cancel, beat)
+	done := handle(ctx, r)
+	close(beat)
+	if !done {
+		_ = m.NakWithDelay(notTakenDelay)
+		return
+	}
+	actx, acancel := context.WithTimeout(context.Background(), submitWait)
+	defer acancel()
+	if err := m.DoubleAck(actx); err != nil {
+		n.cfg.Logger.Warn("cluster: acknowledge a run", "run", r.Run, "err", err)
+	}
+}
+
+// ErrLostCluster is the cause of a run's end when its node lost the cluster: the run would be
+// delivered to another node, so this one stops it first.
+var ErrLostCluster = errors.New("this node lost the cluster")
+
+// heartbeat tells the cluster every third of the ack wait that this node holds m's run, until
+// beat is closed. When JetStream has not answered this node (probe) for two thirds of the ack
+// wait, it cancels the run (ErrLostCluster): by the ack wait, the cluster delivers the run to
+// another node, and it must not run twice at once.
+func (n *Node) heartbeat(m jetstream.Msg, cancel context.CancelCauseFunc, beat <-chan struct{}) {
+	t := time.NewTicker(n.cfg.AckWait / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-beat:
+			return
+		case now := <-t.C:
+			_ = m.InProgress()
+			if away := now.Sub(time.Unix(0, n.reached.Load())); away >= 2*n.cfg.AckWait/3 {
+				cancel(fmt.Errorf("%w for %v, and the run would be given to another node", ErrLostCluster, away.Round(time.Millisecond)))
+				return
+			}
+		}
+	}
+}
+
+// probe asks JetStream every third of the ack wait whether it answers this node, and keeps the
+// time of its last answer: a node cut from the cluster's majority (a partition of its routes,
+// or of its connection) hears nothing, though its own embedded server still takes its messages.
+func (n *Node) probe() {
+	every := n.cfg.AckWait / 3
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-n.stop:
+			return
+		case <-t.C:
+			ctx, cancel := context.WithTimeout(n.life, every)
+			if _, err := n.js.AccountInfo(ctx); err == nil {
+				n.reached.Store(time.Now().UnixNano())
+			}
+			cancel()
+		}
+	}
+}
+
+// cancelKey is the key of run's cancel in the cancels bucket.
+func cancelKey(tenant, run string) string {
+	t, _ := token(tenant)
+	return t + "." + run
+}
+
+// QueuedCancel is the cause of a cancel asked for run while no node held it (it waited in the
+// queue), if one was: the node that takes the run ends it without running it.
+func (n *Node) QueuedCancel(ctx context.Context, tenant, run string) (string, bool) {
+	if _, ok := token(tenant); !ok || !validName(run) {
+		return "", false
+	}
+	e, err := n.cancels.Get(ctx, cancelKey(tenant, run))
+	if err != nil {
+		if !errors.Is(err, jetstream.ErrKeyNotFound) {
+			n.cfg.Logger.Warn("cluster: read the cancels", "run", run, "err", err)
+		}
+		return "", false
+	}
+	return string(e.Value()), true
+}
