@@ -71,23 +71,25 @@ func (n *Node) SubmitRun(ctx context.Context, tenant, run string, body []byte) (
 	return false, "", fmt.Errorf("cluster: queue run %q: %w", run, err)
 }
 
-// QueuedRun is one run a node took from the queue.
-type QueuedRun struct {
-	Tenant, Run string
-	Body        []byte
-	// Delivered counts the deliveries of the run, this one included: more than 1 when a node
+// queuedRun is one run a node took from the queue.
+type queuedRun struct {
+	tenant, run string
+	body        []byte
+	// delivered counts the deliveries of the run, this one included: more than 1 when a node
 	// took it before and did not finish it (it died, or lost the cluster).
-	Delivered uint64
+	delivered uint64
 }
 
 // ServeRuns takes runs from the queue, one at a time while free reports a free run slot on this
-// node, and hands each to handle in a goroutine of its own, with a context that ends if the
+// node, and hands each to handle in a goroutine of its own (its tenant, id and body, and how
+// many times the queue delivered it, this time included: more than 1 when a node took it before
+// and did not finish it), with a context that ends if the
 // node loses the cluster for two thirds of --run-ack-wait (the run would be delivered to
 // another node) or closes. While handle runs, the node tells the cluster every third of the
 // ack wait that it holds the run. handle returns true when the run is done with (it ran, or
 // was ended without running), and false when this node could not admit it after all: the run
 // is delivered again, to any node, after a short delay.
-func (n *Node) ServeRuns(free func() bool, handle func(ctx context.Context, r QueuedRun) bool) error {
+func (n *Node) ServeRuns(free func() bool, handle func(ctx context.Context, tenant, run string, body []byte, delivered uint64) bool) error {
 	ctx, cancel := context.WithTimeout(n.life, submitWait)
 	defer cancel()
 	cons, err := n.runs.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
@@ -101,12 +103,14 @@ func (n *Node) ServeRuns(free func() bool, handle func(ctx context.Context, r Qu
 	if err != nil {
 		return fmt.Errorf("cluster: the queue's reader: %w", err)
 	}
-	n.done.Go(func() { n.pull(cons, free, handle) })
+	n.done.Go(func() {
+		n.pull(cons, free, func(ctx context.Context, r queuedRun) bool { return handle(ctx, r.tenant, r.run, r.body, r.delivered) })
+	})
 	return nil
 }
 
 // pull is ServeRuns' loop: it asks for a run only when this node has a free slot.
-func (n *Node) pull(cons jetstream.Consumer, free func() bool, handle func(context.Context, QueuedRun) bool) {
+func (n *Node) pull(cons jetstream.Consumer, free func() bool, handle func(context.Context, queuedRun) bool) {
 	for n.life.Err() == nil {
 		if !free() {
 			select {
@@ -139,14 +143,14 @@ func (n *Node) pull(cons jetstream.Consumer, free func() bool, handle func(conte
 
 // handleRun hands one delivered run to handle, telling the cluster it holds the run meanwhile,
 // and acknowledges it (or gives it back) when handle returns.
-func (n *Node) handleRun(m jetstream.Msg, handle func(context.Context, QueuedRun) bool) {
-	r := QueuedRun{Run: m.Headers().Get(headerRun), Body: m.Data()}
-	r.Tenant, _ = strings.CutPrefix(m.Subject(), n.cfg.Name+".runs.")
-	if r.Tenant == "_" {
-		r.Tenant = ""
+func (n *Node) handleRun(m jetstream.Msg, handle func(context.Context, queuedRun) bool) {
+	r := queuedRun{run: m.Headers().Get(headerRun), body: m.Data()}
+	r.tenant, _ = strings.CutPrefix(m.Subject(), n.cfg.Name+".runs.")
+	if r.tenant == "_" {
+		r.tenant = ""
 	}
 	if md, err := m.Metadata(); err == nil {
-		r.Delivered = md.NumDelivered
+		r.delivered = md.NumDelivered
 	}
 	ctx, cancel := context.WithCancelCause(n.life)
 	defer cancel(nil)
@@ -161,7 +165,7 @@ func (n *Node) handleRun(m jetstream.Msg, handle func(context.Context, QueuedRun
 	actx, acancel := context.WithTimeout(context.Background(), submitWait)
 	defer acancel()
 	if err := m.DoubleAck(actx); err != nil {
-		n.cfg.Logger.Warn("cluster: acknowledge a run", "run", r.Run, "err", err)
+		n.cfg.Logger.Warn("cluster: acknowledge a run", "run", r.run, "err", err)
 	}
 }
 

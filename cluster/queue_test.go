@@ -26,8 +26,11 @@ func TestAQueuedRunIsTakenByANodeWithRoom(t *testing.T) {
 		t.Fatalf("a second submission of the same run: %v %v", again, err)
 	}
 	var room atomic.Bool
-	got := make(chan QueuedRun, 4)
-	if err := b.ServeRuns(room.Load, func(_ context.Context, r QueuedRun) bool { got <- r; return true }); err != nil {
+	got := make(chan queuedRun, 4)
+	if err := b.ServeRuns(room.Load, func(_ context.Context, tenant, run string, body []byte, delivered uint64) bool {
+		got <- queuedRun{tenant, run, body, delivered}
+		return true
+	}); err != nil {
 		t.Fatal(err)
 	}
 	for range 10 { // a node with no free slot asks for nothing
@@ -38,7 +41,7 @@ func TestAQueuedRunIsTakenByANodeWithRoom(t *testing.T) {
 	}
 	room.Store(true)
 	r := <-got
-	if r.Tenant != "t1" || r.Run != "run_q1" || string(r.Body) != `{"skill":"s"}` || r.Delivered != 1 {
+	if r.tenant != "t1" || r.run != "run_q1" || string(r.body) != `{"skill":"s"}` || r.delivered != 1 {
 		t.Fatalf("took %+v", r)
 	}
 	waitQueued(t, ctx, a, 0)
@@ -74,15 +77,15 @@ func TestARunNotTakenIsDeliveredAgain(t *testing.T) {
 	if q, why, err := a.SubmitRun(ctx, "", "run_q2", []byte(`{}`)); !q || err != nil {
 		t.Fatal(why, err)
 	}
-	got := make(chan QueuedRun, 4)
+	got := make(chan queuedRun, 4)
 	var tries atomic.Int32
-	if err := b.ServeRuns(func() bool { return true }, func(_ context.Context, r QueuedRun) bool {
-		got <- r
+	if err := b.ServeRuns(func() bool { return true }, func(_ context.Context, tenant, run string, body []byte, delivered uint64) bool {
+		got <- queuedRun{tenant, run, body, delivered}
 		return tries.Add(1) > 1
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if first, second := <-got, <-got; first.Delivered != 1 || second.Delivered != 2 || second.Tenant != "" {
+	if first, second := <-got, <-got; first.delivered != 1 || second.delivered != 2 || second.tenant != "" {
 		t.Fatalf("deliveries %+v then %+v", first, second)
 	}
 	waitQueued(t, ctx, a, 0)
@@ -201,7 +204,7 @@ func TestANodeCutFromNATSStopsItsRuns(t *testing.T) {
 	}
 	taken := make(chan struct{})
 	stopped := make(chan error, 1)
-	if err := b.ServeRuns(func() bool { return true }, func(ctx context.Context, r QueuedRun) bool {
+	if err := b.ServeRuns(func() bool { return true }, func(ctx context.Context, _, _ string, _ []byte, _ uint64) bool {
 		close(taken)
 		<-ctx.Done()
 		stopped <- context.Cause(ctx)

@@ -89,8 +89,10 @@ type AdmissionStats struct {
 	PeakMemoryInUse int64
 	PeakRunning     int
 	PeakCompiling   int
-	// MaxRuns is how many runs may execute at once (Admission.MaxRuns).
+	// MaxRuns is how many runs may execute at once (Admission.MaxRuns); MaxWait how long a run
+	// may wait to be admitted (Admission.MaxWait).
 	MaxRuns int
+	MaxWait time.Duration
 }
 
 // CompileEvent says that a compilation started or ended. Compiling a large module the first

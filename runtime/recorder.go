@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -26,5 +27,16 @@ func recordArgs(r *history.Record, req run.Request, keep bool) {
 	r.ArgsSHA256 = hex.EncodeToString(sum[:])
 	if keep && json.Valid(args) {
 		r.Args = args
+	}
+}
+
+// recordEnd keeps a run's end with the recent runs and has the recorder write it, even when the
+// caller has gone (ctx ended): a canceled run is history too.
+func (rt *Runtime) recordEnd(ctx context.Context, rec *history.Record) {
+	rt.history.add(rec)
+	if rt.cfg.Recorder != nil {
+		if err := rt.cfg.Recorder.FinishRun(context.WithoutCancel(ctx), storedRecord(rec, rt.policy.Load().Runs)); err != nil {
+			rt.logger.Error("record the run's end", "skill", rec.Result.Skill, "run", rec.Result.RunID, "err", err)
+		}
 	}
 }

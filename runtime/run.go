@@ -106,13 +106,7 @@ func (rt *Runtime) Run(ctx context.Context, req run.Request) (*run.Result, error
 			} else {
 				recordArgs(rec, req, rt.policy.Load().Runs.RecordArguments)
 			}
-			rt.history.add(rec)
-			if rt.cfg.Recorder != nil {
-				// Recorded even when the caller has gone: a canceled run is history too.
-				if err := rt.cfg.Recorder.FinishRun(context.WithoutCancel(ctx), storedRecord(rec, rt.policy.Load().Runs)); err != nil {
-					rt.logger.Error("record the run's end", "skill", req.Skill, "run", res.RunID, "err", err)
-				}
-			}
+			rt.recordEnd(ctx, rec)
 			if req.OnEvent != nil {
 				req.OnEvent(run.Event{Type: "result", RunID: res.RunID, Result: res})
 			}
@@ -395,6 +389,9 @@ func (rt *Runtime) validate(s *registry.Skill, req run.Request) ([]byte, *run.Er
 // that other Runtimes go on using.
 func (rt *Runtime) admit(ctx context.Context, charge int64, noWait bool) (*engine.Ticket, error) {
 	if noWait {
+		if err := ctx.Err(); err != nil { // a run that will not wait is not admitted once canceled
+			return nil, err
+		}
 		return rt.admission.TryAcquire(charge, true)
 	}
 	return rt.admission.AcquireUntil(ctx, charge, true, rt.closing.Done())

@@ -16,7 +16,7 @@ import (
 // asyncAccepted is the answer to POST ...runs?async=true once the run is admitted.
 type asyncAccepted struct {
 	RunID  string       `json:"run_id"`
-	Status store.Status `json:"status"` // running
+	Status store.Status `json:"status"` // running, or queued (on a node of a cluster)
 	Links  runLinks     `json:"links"`
 }
 
@@ -85,6 +85,14 @@ func (s *view) runAsync(c echo.Context, ctx context.Context, req run.Request) er
 			return s.accepted(c, tr.run.id)
 		default:
 		}
+		if s.placeable(o.err) {
+			req.OnEvent = nil
+			id, err := s.place(ctx, req, o.res)
+			if err != nil {
+				return err
+			}
+			return s.acceptedAs(c, id, placedStatus)
+		}
 		if herr := refusal(o.res, o.err); herr != nil {
 			return herr
 		}
@@ -97,9 +105,15 @@ func (s *view) runAsync(c echo.Context, ctx context.Context, req run.Request) er
 
 // accepted answers 202 for the admitted run id, with its links under the API's prefix.
 func (s *view) accepted(c echo.Context, id string) error {
+	return s.acceptedAs(c, id, store.StatusRunning)
+}
+
+// acceptedAs answers 202 for run id, which stands at status: running, or queued for the
+// cluster.
+func (s *view) acceptedAs(c echo.Context, id string, status store.Status) error {
 	l := linksFor(c, id)
 	c.Response().Header().Set(echo.HeaderLocation, l.Run)
-	return c.JSON(http.StatusAccepted, asyncAccepted{RunID: id, Status: store.StatusRunning, Links: l})
+	return c.JSON(http.StatusAccepted, asyncAccepted{RunID: id, Status: status, Links: l})
 }
 
 // linksFor is where run id is read, watched and canceled, under the prefix this server is

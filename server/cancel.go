@@ -32,6 +32,12 @@ func (s *view) cancelRun(c echo.Context) error {
 	if rec == nil {
 		return s.cancelGone(c, id)
 	}
+	if rec.placed {
+		if hist := s.historyOf(c, id); hist != nil { // it started on another node
+			return s.cancelGone(c, id)
+		}
+		return s.cancelElsewhere(c, id, nil, rec.caller)
+	}
 	if k.Role < access.RoleAdmin && k.Key != rec.caller {
 		return httpError(http.StatusForbidden, "forbidden",
 			"run %q was started by another key: only that key or an admin may cancel it", id)
@@ -53,7 +59,7 @@ func (s *view) cancelGone(c echo.Context, id string) error {
 	case rec == nil:
 		return s.unknownRun(id)
 	case rec.Status == store.StatusRunning && s.opts.Cluster != nil:
-		return s.cancelElsewhere(c, id, rec)
+		return s.cancelElsewhere(c, id, rec, rec.Caller)
 	case rec.Status == store.StatusRunning:
 		return elsewhere(id, "cancel")
 	}

@@ -42,6 +42,18 @@ type Cluster interface {
 	// run when this node holds it, and returns its answer and true; false when it does not. It
 	// must not wait.
 	ServeCancels(held func(tenant, run, cause string) (string, bool)) error
+	// SubmitRun queues a run this node accepted and named, with what another node needs to run
+	// it (body), for whichever node has room; queued is false when the queue is full, and why
+	// says so.
+	SubmitRun(ctx context.Context, tenant, run string, body []byte) (queued bool, why string, err error)
+	// ServeRuns has the node take queued runs while free says it has a free run slot, and run
+	// each with handle, in a goroutine of its own, with a context that ends when the node
+	// loses the cluster; handle returns false when the node could not admit the run after
+	// all (the queue gives it to another node). delivered counts the deliveries, this one
+	// included.
+	ServeRuns(free func() bool, handle func(ctx context.Context, tenant, run string, body []byte, delivered uint64) bool) error
+	// QueuedCancel is the cause of a cancel asked for a run while no node held it, if any.
+	QueuedCancel(ctx context.Context, tenant, run string) (cause string, ok bool)
 }
 
 // cluster answers GET /v1/cluster: the cluster's nodes and queue, for the operator's admin keys
@@ -121,8 +133,16 @@ func (s *view) clusterEvents(c echo.Context, id string, after int) (handled bool
 	if rec == nil {
 		return false, nil
 	}
+	ended := func() bool { now := s.historyOf(c, id); return now == nil || now.Status != store.StatusRunning }
+	return s.followEvents(c, id, after, rec.Status == store.StatusRunning, ended)
+}
+
+// followEvents serves run id's events from the cluster, after the first `after`: handled is
+// false when the cluster holds none of them and wait is not set. A watch that has heard
+// nothing by a keep-alive asks ended whether the run is over (then the stream ends).
+func (s *view) followEvents(c echo.Context, id string, after int, wait bool, ended func() bool) (handled bool, err error) {
 	ctx := c.Request().Context()
-	next, stop, err := s.opts.Cluster.WatchEvents(ctx, s.t.name, id, after, rec.Status == store.StatusRunning)
+	next, stop, err := s.opts.Cluster.WatchEvents(ctx, s.t.name, id, after, wait)
 	if err != nil {
 		return true, httpError(http.StatusServiceUnavailable, "cluster_unavailable", "the events of run %q cannot be read from the cluster now: %v", id, err)
 	}
@@ -147,7 +167,7 @@ func (s *view) clusterEvents(c echo.Context, id string, after int) (handled bool
 		case errors.Is(err, io.EOF), ctx.Err() != nil:
 			return true, nil
 		case errors.Is(err, context.DeadlineExceeded):
-			if now := s.historyOf(c, id); !heard && (now == nil || now.Status != store.StatusRunning) {
+			if !heard && ended() {
 				return true, nil // it ended, and shared nothing: a new request answers what is known
 			}
 			sse.send(0, "", nil)
@@ -160,12 +180,13 @@ func (s *view) clusterEvents(c echo.Context, id string, after int) (handled bool
 	return true, nil
 }
 
-// cancelElsewhere answers POST /v1/runs/{id}/cancel for a run the history says is in flight and
-// this node does not hold: it asks the cluster's nodes, and the one that holds it cancels it.
-// The history says who may: the key that started the run, or an admin.
-func (s *view) cancelElsewhere(c echo.Context, id string, rec *store.Run) error {
+// cancelElsewhere answers POST /v1/runs/{id}/cancel for a run this node does not run: one the
+// history says is in flight (rec), or one this node queued for the cluster (rec nil; caller
+// is who started it). It asks the cluster's nodes, and the one that holds it cancels it. The
+// key that started the run may, or an admin.
+func (s *view) cancelElsewhere(c echo.Context, id string, rec *store.Run, caller string) error {
 	k, _ := c.Get(keyContext).(keyEntry)
-	if k.Role < access.RoleAdmin && k.Key != rec.Caller {
+	if k.Role < access.RoleAdmin && k.Key != caller {
 		return httpError(http.StatusForbidden, "forbidden",
 			"run %q was started by another key: only that key or an admin may cancel it", id)
 	}
@@ -177,6 +198,10 @@ func (s *view) cancelElsewhere(c echo.Context, id string, rec *store.Run) error 
 		return c.JSON(http.StatusAccepted, cancelAccepted{RunID: id, Status: store.StatusRunning, Links: linksFor(c, id)})
 	case held:
 		return finished(id, store.Status(answer))
+	case rec == nil:
+		// Queued by this node, and no node holds it yet: the cancel is kept, and the node that
+		// takes the run ends it canceled.
+		return c.JSON(http.StatusAccepted, cancelAccepted{RunID: id, Status: placedStatus, Links: linksFor(c, id)})
 	}
 	// No node holds it: it has just finished, or its node has gone.
 	if now := s.historyOf(c, id); now != nil && now.Status != store.StatusRunning {
@@ -198,10 +223,10 @@ func (s *Server) heldCancel(tenantName, id, cause string) (string, bool) {
 		return "", false
 	}
 	r := t.live.get(id)
-	if r == nil {
+	if r == nil || r.placed { // a run this node queued is not held here: another node runs it
 		return "", false
 	}
-	if !r.cancelFor(errors.New(cause)) {
+	if !r.cancelFor(errors.New(cause)) && !r.canceledFor(cause) {
 		return string(r.status()), true
 	}
 	return string(store.StatusRunning), true

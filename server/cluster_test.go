@@ -12,6 +12,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/cluster"
+	"github.com/skillbox-dev/skillbox/internal/testengine"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/store"
@@ -162,5 +163,125 @@ func TestClusterStandInForALargeResult(t *testing.T) {
 	}
 	if standIn(keptEvent{ev: run.Event{Type: "log", RunID: "run_1", Log: &run.LogEntry{}}}, 10) != nil {
 		t.Error("a log event got a stand-in")
+	}
+}
+
+// clusterPair is two replicas that share a SQLite run history and are nodes of one cluster,
+// each with one run slot, serving ticker; keys are the tests' runner key.
+func clusterPair(t *testing.T) (a, b *testEnv, s store.Store) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	hub, err := cluster.Join(ctx, cluster.Config{Embedded: true, DataDir: t.TempDir(), Listen: "127.0.0.1:0", NodeID: "a"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(hub.Close)
+	other, err := cluster.Join(ctx, cluster.Config{URLs: []string{hub.URL()}, NodeID: "b"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(other.Close)
+	if s, err = sqlite.Open(t.Context(), filepath.Join(t.TempDir(), sqlite.FileName)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	replica := func(node Cluster) *testEnv {
+		rec := storetest.NewRecorder(t, s, store.RecorderOptions{})
+		dir := t.TempDir()
+		fixture(t, dir, "ticker", manifestJSON("ticker", `"parameters":{"type":"object"},"limits":{"timeoutMs":60000}`), "ticker", nil)
+		sh := testengine.Shared(t, runtime.SharedConfig{CacheDir: testCache, Admission: runtime.Admission{MaxRuns: 1}})
+		return newEnvRuntime(t, Options{History: s, Cluster: node}, runtime.Config{Recorder: rec, Shared: sh}, dir)
+	}
+	return replica(hub), replica(other), s
+}
+
+// A run a node has no room for is queued for the cluster (202, status queued) and run by the
+// node that has room: its events, queued first, are served on both nodes alike, and a cancel on
+// the node that queued it reaches the node that runs it. A run no node has room for waits in
+// the queue; canceled there, the node that takes it later ends it canceled without running it,
+// with one history row.
+func TestClusterQueuesARunForTheNodeWithRoom(t *testing.T) {
+	t.Parallel()
+	a, b, s := clusterPair(t)
+	first := startAsyncStatus(t, a.ts.URL, endlessTicks, "running")
+	second := startAsyncStatus(t, a.ts.URL, endlessTicks, "queued")
+	waitHistory(t, s, second.RunID, store.StatusRunning) // b took it
+	resp := openEvents(t, t.Context(), a.ts.URL+second.Links.Events)
+	var live []sseEvent
+	if err := readSSE(t, resp.Body, func(e sseEvent) bool { live = append(live, e); return len(live) < 4 }); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got := sequence(live); got[0] != "1:status:queued" || got[1] != "2:status:started" || got[3] != "4:log" {
+		t.Fatalf("the queued run's events on the node that queued it: %v", got)
+	}
+	if r := post(t, a.ts.URL+second.Links.Cancel, ``); r.status != 202 {
+		t.Fatalf("cancel on the node that queued it: %s", r)
+	}
+	evs := watch(t, b.ts.URL+second.Links.Events)
+	if res := lastResult(t, evs); res.Error == nil || res.Error.Kind != run.KindCanceled {
+		t.Fatalf("the queued run ended %+v", res.Error)
+	}
+	waitHistory(t, s, second.RunID, store.StatusFailed)
+
+	// b's slot is free again; take it, then queue a third run nobody has room for, and cancel
+	// it while it waits.
+	busy := startAsyncStatus(t, b.ts.URL, endlessTicks, "running")
+	third := startAsyncStatus(t, a.ts.URL, `{"args":{"count":1,"ms":1}}`, "queued")
+	// Its answer says queued, or running when a node that asked for a run while it had room
+	// holds it for the moment it takes to find it has none now (it then gives it back).
+	if r := post(t, a.ts.URL+third.Links.Cancel, ``); r.status != 202 {
+		t.Fatalf("cancel of a run waiting in the queue: %s", r)
+	}
+	for _, r := range []acceptedReply{first, busy} {
+		if got := post(t, a.ts.URL+r.Links.Cancel, ``); got.status != 202 {
+			t.Fatalf("cancel %s: %s", r.RunID, got)
+		}
+	}
+	evs = watch(t, a.ts.URL+third.Links.Events)
+	res := lastResult(t, evs)
+	if res.Error == nil || res.Error.Kind != run.KindCanceled || !strings.Contains(res.Error.Message, "while it waited in the cluster's queue") {
+		t.Fatalf("the canceled queued run ended %+v (%v)", res.Error, sequence(evs))
+	}
+	if got := sequence(evs); got[0] != "1:status:queued" || got[1] != "2:result" {
+		t.Fatalf("a run canceled in the queue has events %v, want queued then its result", got)
+	}
+	waitHistory(t, s, third.RunID, store.StatusFailed)
+	page, err := s.ListRuns(t.Context(), store.Query{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]int{}
+	for _, r := range page.Runs {
+		ids[r.ID]++
+	}
+	for _, r := range []acceptedReply{first, second, busy, third} {
+		if ids[r.RunID] != 1 {
+			t.Errorf("run %s has %d history rows, want 1", r.RunID, ids[r.RunID])
+		}
+	}
+}
+
+// startAsyncStatus starts ticker asynchronously on base with body and wants 202 with status.
+func startAsyncStatus(t *testing.T, base, body, status string) acceptedReply {
+	t.Helper()
+	r := post(t, base+"/v1/skills/ticker/runs?async=true", body)
+	var a acceptedReply
+	if r.status != 202 || json.Unmarshal(r.body, &a) != nil || a.Status != status {
+		t.Fatalf("async run: %s, want 202 %s", r, status)
+	}
+	return a
+}
+
+// waitHistory waits until the history has run id at status.
+func waitHistory(t *testing.T, s store.Store, id string, status store.Status) {
+	t.Helper()
+	if !waitFor(hangGuard, func() bool {
+		r, err := s.FindRun(t.Context(), id)
+		return err == nil && r.Status == status
+	}) {
+		r, err := s.FindRun(t.Context(), id)
+		t.Fatalf("run %s: %+v %v, want %s in the history", id, r, err, status)
 	}
 }

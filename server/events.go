@@ -37,6 +37,10 @@ func (s *view) runEvents(c echo.Context) error {
 		return err
 	}
 	rec := s.liveRun(c, id)
+	if rec != nil && rec.placed { // queued by this node for the cluster: the cluster has its events
+		_, err := s.followEvents(c, id, after, true, func() bool { return false })
+		return err
+	}
 	if rec == nil {
 		if handled, err := s.clusterEvents(c, id, after); handled {
 			return err

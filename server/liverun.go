@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,6 +20,10 @@ type liveRun struct {
 	visibleTo string
 	async     bool
 	cancel    context.CancelCauseFunc
+	// placed is a run this node queued for the cluster and another node runs: it keeps no
+	// events (the cluster has them) and is let go at until.
+	placed bool
+	until  time.Time
 
 	mu      sync.Mutex
 	events  []keptEvent
@@ -130,6 +135,9 @@ func (r *liveRun) isDone() bool {
 // status is where the run stands, in the run history's words: running until its result is in,
 // then succeeded or failed.
 func (r *liveRun) status() store.Status {
+	if r.placed {
+		return placedStatus
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.done {
@@ -139,6 +147,18 @@ func (r *liveRun) status() store.Status {
 		return statusOf(res)
 	}
 	return store.StatusFailed
+}
+
+// canceledFor reports whether the run ended canceled, for cause: a cancel that reached it
+// twice (kept for it while it was queued, and asked of the node that held it) ended it once.
+func (r *liveRun) canceledFor(cause string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.done {
+		return false
+	}
+	res := r.events[len(r.events)-1].ev.Result
+	return res != nil && res.Error != nil && res.Error.Kind == run.KindCanceled && strings.Contains(res.Error.Message, cause)
 }
 
 // endedBefore reports whether the run finished before t.

@@ -85,6 +85,7 @@ type liveRuns struct {
 	watched  int        // synchronous runs tracked and not yet finished
 	finished []*liveRun // in the order they finished
 	keptCost int64      // what the finished ones hold
+	placed   []*liveRun // runs queued for the cluster, in the order they were (addPlaced)
 }
 
 func newLiveRuns(o LiveRunOptions) (*liveRuns, error) {
@@ -127,6 +128,8 @@ type tracking struct {
 	admitted chan struct{}
 	run      *liveRun
 	reg      *liveRuns
+	// placed is what the registry held of the run before trackQueued: the run this node queued.
+	placed *liveRun
 }
 
 // track prepares req to be tracked: the returned tracking's ctx is the one to run with, and
@@ -152,6 +155,75 @@ func (b *liveRuns) track(ctx context.Context, req *run.Request, who runOwner, as
 		}
 	}
 	return t
+}
+
+// trackQueued is track for a run this node took from the cluster's queue, named already
+// (req.ID): it is held from now (its cancel is answered before it starts), and its events
+// follow its first, status queued, which the node that queued it shared and this one shares
+// again (the cluster stores it once). It is asynchronous: nobody here waits for it.
+func (b *liveRuns) trackQueued(ctx context.Context, req *run.Request, who runOwner) *tracking {
+	t := &tracking{admitted: make(chan struct{}), reg: b}
+	t.ctx, t.cancel = context.WithCancelCause(ctx)
+	b.mu.Lock()
+	t.placed = b.runs[req.ID] // this node queued it, and took it back
+	b.mu.Unlock()
+	t.run = b.add(req.ID, who, true, t.cancel)
+	close(t.admitted)
+	b.record(t.run, run.Event{Type: "status", RunID: req.ID, Status: "queued"})
+	next := req.OnEvent
+	req.OnEvent = func(e run.Event) {
+		b.record(t.run, e)
+		if next != nil {
+			next(e)
+		}
+	}
+	return t
+}
+
+// started reports whether the tracked run was admitted: it has an event of the runtime's (a
+// queued run's first event is the cluster's).
+func (t *tracking) started() bool {
+	select {
+	case <-t.admitted:
+	default:
+		return false
+	}
+	if t.run == nil {
+		return false
+	}
+	t.run.mu.Lock()
+	defer t.run.mu.Unlock()
+	return len(t.run.events) > 1 || len(t.run.events) == 1 && !isQueuedEvent(t.run.events[0])
+}
+
+// isQueuedEvent reports whether k is a queued run's first event.
+func isQueuedEvent(k keptEvent) bool {
+	return k.dropped == nil && k.ev.Type == "status" && k.ev.Status == "queued"
+}
+
+// drop lets go of a run that was never admitted after all (trackQueued), as if it had never
+// been tracked: another node runs it. The run this node queued, if it did, is kept again.
+func (t *tracking) drop() {
+	t.reg.mu.Lock()
+	if t.reg.runs[t.run.id] == t.run {
+		delete(t.reg.runs, t.run.id)
+		if t.placed != nil && t.placed.placed {
+			t.reg.runs[t.run.id] = t.placed
+		}
+	}
+	t.reg.mu.Unlock()
+	t.cancel(context.Canceled)
+}
+
+// addPlaced keeps a run this node queued for the cluster until until: this node answers for it
+// (its events and cancel, through the cluster) while it waits, before the history knows it.
+func (b *liveRuns) addPlaced(id string, who runOwner, until time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.prune()
+	r := &liveRun{id: id, caller: who.caller, visibleTo: who.visibleTo, async: true, placed: true, until: until, changed: make(chan struct{})}
+	b.runs[id] = r
+	b.placed = append(b.placed, r)
 }
 
 // end is called once the run has returned with res. The runtime sends the result event of
@@ -241,6 +313,18 @@ func (b *liveRuns) prune() {
 	if n > 0 {
 		b.finished = append(b.finished[:0], b.finished[n:]...)
 	}
+	now := b.now()
+	n = 0
+	for n < len(b.placed) && b.placed[n].until.Before(now) {
+		if r := b.placed[n]; b.runs[r.id] == r {
+			delete(b.runs, r.id)
+		}
+		b.placed[n] = nil
+		n++
+	}
+	if n > 0 {
+		b.placed = append(b.placed[:0], b.placed[n:]...)
+	}
 }
 
 // get returns the run id, in flight or finished and still kept, or nil.
@@ -257,7 +341,7 @@ func (b *liveRuns) inFlight() (tracked, async int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, r := range b.runs {
-		if !r.isDone() {
+		if !r.placed && !r.isDone() {
 			tracked++
 		}
 	}

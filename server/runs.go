@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -133,6 +134,9 @@ func (s *view) run(c echo.Context, req run.Request) error {
 	req.Face, req.Who = run.FaceHTTP, k.Principal
 	// The run's span continues the caller's trace (traceparent, tracestate, baggage).
 	ctx := telemetry.FromHTTP(c.Request().Context(), c.Request().Header)
+	// On a node of a cluster, a run this node cannot admit now goes to the cluster's queue,
+	// for a node with room, rather than wait here.
+	req.NoWait = s.opts.Cluster != nil
 	if async {
 		return s.runAsync(c, ctx, req)
 	}
@@ -145,6 +149,9 @@ func (s *view) run(c echo.Context, req run.Request) error {
 	tr := s.live.track(ctx, &req, runOwner{k.Key, s.rt.VisibleTo(req.Skill)}, false)
 	res, err := s.rt.Run(tr.ctx, req)
 	tr.end(res)
+	if s.placeable(err) {
+		return s.runPlaced(c, ctx, req, res, sse)
+	}
 	if herr := refusal(res, err); herr != nil {
 		if sse == nil || !sse.opened() {
 			return herr
@@ -155,6 +162,24 @@ func (s *view) run(c echo.Context, req run.Request) error {
 			sse.event(run.Event{Type: "result", RunID: res.RunID, Result: res})
 		}
 		return sse.err
+	}
+	return c.JSON(http.StatusOK, res)
+}
+
+// runPlaced answers a synchronous run this node queued for the cluster: its events as they
+// come, when the client asked for them, and its result.
+func (s *view) runPlaced(c echo.Context, ctx context.Context, req run.Request, refused *run.Result, sse *sseWriter) error {
+	req.OnEvent = nil
+	id, err := s.place(ctx, req, refused)
+	if err != nil {
+		return err
+	}
+	res, err := s.awaitPlaced(c, id, sse)
+	switch {
+	case sse != nil:
+		return sse.err
+	case err != nil:
+		return err
 	}
 	return c.JSON(http.StatusOK, res)
 }

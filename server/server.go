@@ -161,6 +161,12 @@ func New(rt *runtime.Runtime, opts Options) (*Server, error) {
 		if err := opts.Cluster.ServeCancels(s.heldCancel); err != nil {
 			return nil, fmt.Errorf("server: %w", err)
 		}
+		// The node takes a queued run only when its admission has a free slot and nobody
+		// waits for one here: a node pulls only what it can admit.
+		free := func() bool { a := rt.Stats().Admission; return a.Running < a.MaxRuns && a.Queued == 0 }
+		if err := opts.Cluster.ServeRuns(free, s.runQueued); err != nil {
+			return nil, fmt.Errorf("server: %w", err)
+		}
 	}
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
 		s.version = bi.Main.Version

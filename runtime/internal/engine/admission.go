@@ -34,6 +34,7 @@ type AdmissionStats struct {
 	PeakRunning                int
 	PeakCompiling              int
 	MaxRuns                    int
+	MaxWait                    time.Duration
 }
 
 // Admission hands out run slots, compile slots and memory, first come first served. A ticket
@@ -304,5 +305,5 @@ func (a *Admission) Stats() AdmissionStats {
 	defer a.mu.Unlock()
 	return AdmissionStats{Running: a.running, Queued: len(a.queue), Compiling: a.compiling,
 		MemoryInUse: a.used, MemoryBudget: a.cfg.MemoryBudget, PeakMemoryInUse: a.peakUsed, PeakRunning: a.peakRuns,
-		PeakCompiling: a.peakCompiling, MaxRuns: a.cfg.MaxRuns}
+		PeakCompiling: a.peakCompiling, MaxRuns: a.cfg.MaxRuns, MaxWait: a.cfg.MaxWait}
 }

@@ -1,0 +1,193 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/skillbox-dev/skillbox/access"
+	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/store"
+)
+
+// placedRun is what a node puts in the cluster's queue for a run it accepted and could not
+// admit at once: what the node that takes it needs to run it as this one would have.
+type placedRun struct {
+	Skill       string           `json:"skill"`
+	Digest      string           `json:"digest,omitempty"`
+	Args        json.RawMessage  `json:"args,omitempty"`
+	Script      string           `json:"script,omitempty"`
+	Argv        []string         `json:"argv,omitempty"`
+	Stdin       []byte           `json:"stdin,omitempty"`
+	Face        run.Face         `json:"face"`
+	Who         access.Principal `json:"who"`
+	TraceParent string           `json:"traceparent,omitempty"`
+	QueuedAt    time.Time        `json:"queued_at"`
+	// Deadline is when the run stops waiting: the node that takes it later ends it busy.
+	Deadline time.Time `json:"deadline"`
+}
+
+// request is the run p asks for, under id, refused at once when the node has no room now
+// (the cluster then gives it to another node).
+func (p *placedRun) request(id string) run.Request {
+	return run.Request{ID: id, Skill: p.Skill, Digest: p.Digest, Args: p.Args, Script: p.Script, Argv: p.Argv, Stdin: p.Stdin,
+		Face: p.Face, Who: p.Who, TraceParent: p.TraceParent, NoWait: true}
+}
+
+// placedLinger is how long the node that queued a run keeps it after its deadline: enough for
+// the node that takes it to start it, after which the run history knows it.
+const placedLinger = time.Minute
+
+// placeable reports whether a run refused with err may go to the cluster's queue: this node
+// is a node of a cluster, and only had no room now.
+func (s *view) placeable(err error) bool {
+	return s.opts.Cluster != nil && errors.Is(err, run.ErrNoRoomNow)
+}
+
+// place queues req, which this node's runtime refused for want of room now (refused is that
+// refusal's result, which named the run), for whichever node of the cluster has room. It
+// shares the run's first event, status queued, and keeps the run as placed, so this node
+// answers for it (events, cancel) until the history knows it. It returns the run's id, or the
+// HTTP error of a queue that refused it.
+func (s *view) place(ctx context.Context, req run.Request, refused *run.Result) (string, error) {
+	id, cl := refused.RunID, s.opts.Cluster
+	now := time.Now()
+	wait := s.rt.Stats().Admission.MaxWait
+	p := placedRun{Skill: req.Skill, Digest: req.Digest, Args: req.Args, Script: req.Script, Argv: req.Argv, Stdin: req.Stdin,
+		Face: req.Face, Who: req.Who, TraceParent: req.TraceParent, QueuedAt: now.UTC(), Deadline: now.Add(wait).UTC()}
+	body, err := json.Marshal(p)
+	if err != nil {
+		return "", fmt.Errorf("encode a run for the cluster's queue: %w", err)
+	}
+	queued, why, err := cl.SubmitRun(ctx, s.t.name, id, body)
+	switch {
+	case err != nil:
+		return "", &retryError{after: time.Second, err: httpError(http.StatusServiceUnavailable, "busy",
+			"this node has no room to run now, and the cluster's queue cannot be reached: %v", err)}
+	case !queued:
+		return "", &retryError{after: time.Second, err: httpError(http.StatusTooManyRequests, "busy",
+			"this node has no room to run now, and %s; try again later", why)}
+	}
+	data, _ := json.Marshal(run.Event{Type: "status", RunID: id, Status: "queued"})
+	cl.PublishEvent(s.t.name, id, 1, "status", data)
+	s.live.addPlaced(id, runOwner{req.Who.Caller(), s.rt.VisibleTo(req.Skill)}, p.Deadline.Add(placedLinger))
+	return id, nil
+}
+
+// awaitPlaced follows a placed run's events in the cluster to its result, for the synchronous
+// request that placed it: to sse when the client asked for events (each with its number, as
+// any node serves them), and the result to return. A client that goes away cancels the run.
+func (s *view) awaitPlaced(c echo.Context, id string, sse *sseWriter) (*run.Result, error) {
+	ctx := c.Request().Context()
+	next, stop, err := s.opts.Cluster.WatchEvents(ctx, s.t.name, id, 0, true)
+	if err != nil {
+		return nil, httpError(http.StatusServiceUnavailable, "cluster_unavailable", "run %q was queued, and its events cannot be read from the cluster now: %v", id, err)
+	}
+	defer stop()
+	for {
+		wctx, cancel := context.WithTimeout(ctx, sseKeepAlive)
+		n, name, data, err := next(wctx)
+		cancel()
+		switch {
+		case err == nil:
+		case ctx.Err() != nil:
+			_, _, _ = s.opts.Cluster.CancelRun(context.WithoutCancel(ctx), s.t.name, id, "its client went away")
+			return nil, ctx.Err()
+		case errors.Is(err, context.DeadlineExceeded):
+			if sse != nil {
+				sse.send(0, "", nil)
+			}
+			continue
+		case errors.Is(err, io.EOF):
+			return nil, fmt.Errorf("run %q: the events ended without a result", id)
+		default:
+			return nil, httpError(http.StatusServiceUnavailable, "cluster_unavailable", "run %q: its events cannot be read from the cluster now: %v", id, err)
+		}
+		if sse != nil {
+			sse.sendRaw(n, name, data)
+		}
+		if name != "result" {
+			continue
+		}
+		var e run.Event
+		if err := json.Unmarshal(data, &e); err != nil || e.Result == nil {
+			return nil, fmt.Errorf("run %q: its result event does not read: %v", id, err)
+		}
+		return e.Result, nil
+	}
+}
+
+// runQueued runs a run this node took from the cluster's queue (the handler of
+// Cluster.ServeRuns): it holds it as a tracked run of its tenant (its events shared, numbered
+// after the queued one, and its cancel answered), ends it without running when a cancel was
+// asked while it waited or its deadline has passed, and otherwise runs it, refused at once
+// when this node has no room after all (false: the queue gives it to another node).
+func (s *Server) runQueued(ctx context.Context, tenantName, id string, body []byte, delivered uint64) bool {
+	t := s.def
+	if tenantName != "" {
+		t = s.tenants[tenantName]
+	}
+	var p placedRun
+	if t == nil || !run.ValidID(id) || json.Unmarshal(body, &p) != nil {
+		// No node can run it: say so, and take it off the queue.
+		s.logger.Error("a run in the cluster's queue cannot be run here: its tenant is not served, or it does not read", "tenant", tenantName, "run", id)
+		return true
+	}
+	if delivered > 1 && t.history != nil {
+		if _, err := t.history.FindRun(ctx, id); err == nil {
+			// It started on a node that lost it; it is not run twice (the history's lease sweep
+			// ends its record).
+			t.logger.Warn("a queued run delivered again had started on another node: not run twice", "run", id, "delivered", delivered)
+			return true
+		}
+	}
+	rt, err := t.rt.ViewFor(ctx, p.Who)
+	if err != nil {
+		t.logger.Error("a queued run's caller cannot run here", "run", id, "err", err)
+		return true
+	}
+	req := p.request(id)
+	tr := t.live.trackQueued(ctx, &req, runOwner{p.Who.Caller(), rt.VisibleTo(p.Skill)})
+	if cause, ok := s.opts.Cluster.QueuedCancel(ctx, tenantName, id); ok {
+		tr.end(rt.EndQueued(ctx, req, p.QueuedAt, run.KindCanceled, "the run was canceled while it waited in the cluster's queue: "+cause))
+		return true
+	}
+	if time.Now().After(p.Deadline) {
+		tr.end(rt.EndQueued(ctx, req, p.QueuedAt, run.KindBusy, fmt.Sprintf(
+			"the run waited %v in the cluster's queue, its most (the admission's longest wait), and no node had room: try again later",
+			p.Deadline.Sub(p.QueuedAt).Round(time.Millisecond))))
+		return true
+	}
+	res, err := rt.Run(tr.ctx, req)
+	if tr.started() {
+		tr.end(res)
+		return true
+	}
+	// Not admitted: it ends here unless another node may run it.
+	switch {
+	case ctx.Err() != nil: // this node lost the cluster, or closes: the queue gives it to another
+		tr.drop()
+		return false
+	case tr.ctx.Err() != nil: // a cancel came while this node held it
+		res = rt.EndQueued(ctx, req, p.QueuedAt, run.KindCanceled,
+			"the run was canceled while it waited in the cluster's queue: "+context.Cause(tr.ctx).Error())
+	case errors.Is(err, run.ErrNoRoomNow):
+		tr.drop()
+		return false
+	case res.Error != nil: // refused here as it would be anywhere (a refusal's result is its own)
+		res = rt.EndQueued(ctx, req, p.QueuedAt, res.Error.Kind, res.Error.Message)
+	default:
+		res = rt.EndQueued(ctx, req, p.QueuedAt, run.KindInternal, fmt.Sprintf("the run ended without starting: %v", err))
+	}
+	tr.end(res)
+	return true
+}
+
+// placedStatus is where a placed run stands, for its 202.
+const placedStatus = store.Status("queued")
