@@ -68,6 +68,23 @@ func (n *Node) eventSubject(tenant, run string) (string, error) {
 	return n.cfg.Name + ".events." + t + "." + r, nil
 }
 
+// LastEvent is the number of the last event of run the stream holds, 0 when none: a node that
+// ends a run another node started numbers its result after it.
+func (n *Node) LastEvent(ctx context.Context, tenant, run string) (int, error) {
+	subj, err := n.eventSubject(tenant, run)
+	if err != nil {
+		return 0, nil
+	}
+	m, err := n.evs.GetLastMsgForSubject(ctx, subj)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return 0, nil
+	} else if err != nil {
+		return 0, fmt.Errorf("cluster: read the last event of run %q: %w", run, err)
+	}
+	num, _ := strconv.Atoi(m.Header.Get(headerN))
+	return num, nil
+}
+
 // MaxEventBytes is the most data one event may carry: what NATS carries in one message, less
 // room for its headers. A face sends a smaller stand-in for a bigger event.
 func (n *Node) MaxEventBytes() int {

@@ -48,3 +48,10 @@ type Recorder interface {
 	BeginRun(ctx context.Context, r *Record) error
 	FinishRun(ctx context.Context, r *Record) error
 }
+
+// Interrupter is a Recorder that can end a run another recorder (owner) started and lost: it
+// marks the run interrupted at now, with message, if it is still running under owner, and says
+// whether it did. store.Recorder is one.
+type Interrupter interface {
+	InterruptRun(ctx context.Context, id, owner string, now time.Time, message string) (bool, error)
+}

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/skillbox-dev/skillbox/history"
@@ -38,4 +39,25 @@ func (rt *Runtime) EndQueued(ctx context.Context, req run.Request, queuedAt time
 		req.OnEvent(run.Event{Type: "result", RunID: res.RunID, Result: res})
 	}
 	return res
+}
+
+// InterruptQueued ends a run that started on a node of a cluster that then lost it (the node
+// died, or was cut off) and that the cluster delivered again: a run is never run twice, since
+// skills have side effects. The history's record of it, still running under owner (the lost
+// node's recorder), is marked interrupted now, and its result returned, for the caller to
+// share; ok is false when the record was no longer running under owner (that node finished
+// it, or another node interrupted it first).
+func (rt *Runtime) InterruptQueued(ctx context.Context, id, skill, owner string) (res *run.Result, ok bool, err error) {
+	in, can := rt.cfg.Recorder.(history.Interrupter)
+	if !can {
+		return nil, false, fmt.Errorf("runtime: the recorder cannot mark a run interrupted")
+	}
+	const msg = "the node running it stopped, or lost the cluster, before it finished: it is not run again (a skill may have acted already)"
+	if ok, err = in.InterruptRun(context.WithoutCancel(ctx), id, owner, time.Now(), msg); !ok || err != nil {
+		return nil, ok, err
+	}
+	res = &run.Result{RunID: id, Skill: skill, Logs: []run.LogEntry{}, Error: &run.ResultError{Kind: run.KindInterrupted, Message: msg}}
+	rt.counters.observe("", run.FaceLibrary, res, false)
+	rt.logger.Warn("run interrupted: its node lost it", "skill", skill, "run", id, "owner", owner)
+	return res, true, nil
 }

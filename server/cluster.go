@@ -54,6 +54,8 @@ type Cluster interface {
 	ServeRuns(free func() bool, handle func(ctx context.Context, tenant, run string, body []byte, delivered uint64) bool) error
 	// QueuedCancel is the cause of a cancel asked for a run while no node held it, if any.
 	QueuedCancel(ctx context.Context, tenant, run string) (cause string, ok bool)
+	// LastEvent is the number of the last shared event of a run, 0 when none.
+	LastEvent(ctx context.Context, tenant, run string) (int, error)
 }
 
 // cluster answers GET /v1/cluster: the cluster's nodes and queue, for the operator's admin keys

@@ -140,11 +140,8 @@ func (s *Server) runQueued(ctx context.Context, tenantName, id string, body []by
 		return true
 	}
 	if delivered > 1 && t.history != nil {
-		if _, err := t.history.FindRun(ctx, id); err == nil {
-			// It started on a node that lost it; it is not run twice (the history's lease sweep
-			// ends its record).
-			t.logger.Warn("a queued run delivered again had started on another node: not run twice", "run", id, "delivered", delivered)
-			return true
+		if rec, err := t.history.FindRun(ctx, id); err == nil {
+			return s.interruptLost(ctx, t, rec)
 		}
 	}
 	rt, err := t.rt.ViewFor(ctx, p.Who)
@@ -186,6 +183,32 @@ func (s *Server) runQueued(ctx context.Context, tenantName, id string, body []by
 		res = rt.EndQueued(ctx, req, p.QueuedAt, run.KindInternal, fmt.Sprintf("the run ended without starting: %v", err))
 	}
 	tr.end(res)
+	return true
+}
+
+// interruptLost ends a run delivered again whose start the history has: it started on a node
+// that lost it, and is never run twice. While the history still says it runs (under the lost
+// node's recorder), it is marked interrupted, and its result shared after its last event;
+// false when that cannot be done now (the queue delivers it again).
+func (s *Server) interruptLost(ctx context.Context, t *tenant, rec store.Run) bool {
+	if rec.Status != store.StatusRunning {
+		return true // its node finished it, and died before it said so
+	}
+	res, ok, err := t.rt.InterruptQueued(ctx, rec.ID, rec.Skill, rec.Owner)
+	if err != nil {
+		t.logger.Error("mark a lost run interrupted", "run", rec.ID, "err", err)
+		return false
+	}
+	if !ok {
+		return true // it ended meanwhile
+	}
+	cl := s.opts.Cluster
+	last, err := cl.LastEvent(ctx, t.name, rec.ID)
+	if err != nil {
+		t.logger.Error("share a lost run's result", "run", rec.ID, "err", err)
+	}
+	data, _ := json.Marshal(run.Event{Type: "result", RunID: rec.ID, Result: res})
+	cl.PublishEvent(t.name, rec.ID, last+1, "result", data)
 	return true
 }
 

@@ -117,6 +117,12 @@ func (r *Recorder) BeginRun(ctx context.Context, rec *history.Record) error {
 	return r.add(ctx, run)
 }
 
+// InterruptRun marks run id interrupted if it is still running under owner (another
+// recorder's): it is written at once, not through the outbox (see store.RunStore).
+func (r *Recorder) InterruptRun(ctx context.Context, id, owner string, now time.Time, message string) (bool, error) {
+	return r.s.InterruptRun(ctx, id, owner, now, message)
+}
+
 // FinishRun records rec's outcome. It returns once the end is queued: the run's client need
 // not wait for the store (the run's start is durable already, and its lease says whether the
 // process lived to write its end).

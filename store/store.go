@@ -63,6 +63,11 @@ type RunStore interface {
 	// SweepRuns marks interrupted every running run whose lease ended before now, and says how
 	// many. Its finish time is when its lease ended: the last moment its owner was known alive.
 	SweepRuns(ctx context.Context, now time.Time) (int, error)
+	// InterruptRun marks run id interrupted at now, with message, if it is still running under
+	// owner (of whichever tenant: a run id is the runtime's, random), and says whether it did:
+	// a node of a cluster that was given a run whose node died after it started ends it so,
+	// without waiting for its lease.
+	InterruptRun(ctx context.Context, id, owner string, now time.Time, message string) (bool, error)
 	// PruneRuns deletes the finished runs of this store's tenant beyond what keep allows at
 	// now (the newest keep.MaxRuns of that tenant stay), with their artifacts, in one
 	// transaction, and says how many. Other tenants' runs are neither deleted nor counted, and

@@ -67,6 +67,32 @@ func testLeaseSweep(t *testing.T, h Harness) {
 	}
 }
 
+// InterruptRun marks a run interrupted only while it is running under the owner named: not
+// another owner's, nor a finished one, and once.
+func testInterruptRun(t *testing.T, h Harness) {
+	s := open(t, h, h.New(t))
+	ctx := t.Context()
+	now := time.Now()
+	r := store.Run{ID: "run_lost", Skill: "s", Face: "http", StartedAt: now, Owner: "dead", LeaseUntil: now.Add(time.Hour)}
+	if err := s.BeginRun(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := s.InterruptRun(ctx, r.ID, "alive", now.Add(time.Second), "lost"); ok || err != nil {
+		t.Fatalf("another owner's run: %v %v", ok, err)
+	}
+	if ok, err := s.InterruptRun(ctx, r.ID, "dead", now.Add(time.Second), "its node stopped"); !ok || err != nil {
+		t.Fatalf("interrupt: %v %v", ok, err)
+	}
+	got, _ := s.FindRun(ctx, r.ID)
+	if got.Status != store.StatusInterrupted || got.Error == nil || got.Error.Message != "its node stopped" || got.Owner != "" ||
+		!got.FinishedAt.Equal(now.Add(time.Second).UTC().Truncate(0)) || got.DurationMs < 999 || got.DurationMs > 1001 {
+		t.Fatalf("interrupted run: %+v", got)
+	}
+	if ok, _ := s.InterruptRun(ctx, r.ID, "dead", now.Add(2*time.Second), "again"); ok {
+		t.Fatal("a run was interrupted twice")
+	}
+}
+
 // A real child process records a run start, renews its lease, and is killed with SIGKILL.
 // While it lives the run stays running however long past its first lease; once it is dead the
 // run is marked interrupted after the lease expires, never before.

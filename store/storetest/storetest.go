@@ -40,6 +40,7 @@ func Run(t *testing.T, h Harness) {
 		{"Retention", testRetention},
 		{"TenantRetention", testTenantRetention},
 		{"LeaseSweep", testLeaseSweep},
+		{"InterruptRun", testInterruptRun},
 		{"KilledProcessInterrupted", testKilledProcess},
 		{"Closed", testClosed},
 		{"VersionFiles", testVersionFiles},

@@ -248,6 +248,22 @@ func (s *DB) SweepRuns(ctx context.Context, now time.Time) (int, error) {
 	return int(n), err
 }
 
+// InterruptRun marks run id interrupted if it is still running under owner.
+func (s *DB) InterruptRun(ctx context.Context, id, owner string, now time.Time, message string) (bool, error) {
+	var n int64
+	err := s.inTx(ctx, "interrupt a run", func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, s.q(`UPDATE runs SET status = 'interrupted', error_kind = 'interrupted',
+			error_message = ?, finished_at = ?, duration_ms = (? - started_at) / 1000000.0, owner = '', lease_until = NULL
+			WHERE id = ? AND status = 'running' AND owner = ?`), message, now.UnixNano(), now.UnixNano(), id, owner)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return n > 0, err
+}
+
 // FindRun reads one run of s's tenant.
 func (s *DB) FindRun(ctx context.Context, id string) (store.Run, error) {
 	if err := s.check(); err != nil {

@@ -1,0 +1,60 @@
+package runtime
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/store"
+	"github.com/skillbox-dev/skillbox/store/sqlite"
+	"github.com/skillbox-dev/skillbox/store/storetest"
+)
+
+// A queued run that ends without running is recorded once, with its result event; a run a lost
+// node had started is marked interrupted once, and only while it still runs under that node.
+func TestQueuedRunsEndWithOneRecord(t *testing.T) {
+	t.Parallel()
+	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), sqlite.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	rec := storetest.NewRecorder(t, s, store.RecorderOptions{})
+	rt := pipelineRuntime(t, Config{Recorder: rec}, Admission{}, 1000)
+	const id = "run_00000000000000000000000a"
+	var events []run.Event
+	res := rt.EndQueued(t.Context(), run.Request{ID: id, Skill: "hello", Who: testAdmin, OnEvent: func(e run.Event) { events = append(events, e) }},
+		time.Now().Add(-time.Second), run.KindCanceled, "canceled while it waited")
+	if res.RunID != id || res.Error == nil || res.Error.Kind != run.KindCanceled || res.DurationMs < 999 {
+		t.Fatalf("result %+v", res)
+	}
+	if len(events) != 1 || events[0].Type != "result" || events[0].Result != res {
+		t.Fatalf("events %+v", events)
+	}
+	if err := rec.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.FindRun(t.Context(), id)
+	if err != nil || got.Status != store.StatusFailed || got.Skill != "hello" || got.Error == nil || got.Error.Kind != "canceled" {
+		t.Fatalf("record %+v, %v", got, err)
+	}
+
+	const lost = "run_00000000000000000000000b"
+	if err := s.BeginRun(t.Context(), store.Run{ID: lost, Skill: "hello", Face: "http", StartedAt: time.Now(), Owner: "gone", LeaseUntil: time.Now().Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := rt.InterruptQueued(t.Context(), lost, "hello", "someone-else"); ok || err != nil {
+		t.Fatalf("another owner's run: %v %v", ok, err)
+	}
+	res, ok, err := rt.InterruptQueued(t.Context(), lost, "hello", "gone")
+	if !ok || err != nil || res.Error == nil || res.Error.Kind != run.KindInterrupted {
+		t.Fatalf("interrupt: %+v %v %v", res, ok, err)
+	}
+	if got, _ := s.FindRun(t.Context(), lost); got.Status != store.StatusInterrupted {
+		t.Fatalf("the lost run is %s", got.Status)
+	}
+	if _, ok, _ := rt.InterruptQueued(t.Context(), lost, "hello", "gone"); ok {
+		t.Fatal("a run was interrupted twice")
+	}
+}
