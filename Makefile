@@ -16,7 +16,7 @@ FUZZTIME    ?= 10s
 # with an instrumented compiler. The bound is for a hang, not a measure of speed.
 TESTTIMEOUT ?= 45m
 
-.PHONY: all build install skills sdks guests fixtures interpreters test test-guests fuzz soak bench lint check clean
+.PHONY: all build install skills sdks guests fixtures interpreters test test-guests test-cluster fuzz soak bench lint check clean
 
 all: build
 
@@ -76,6 +76,11 @@ fuzz:
 soak:
 	$(GO) test -tags soak -count=1 -timeout 20m -run TestSoak -v ./soak/
 
+# The cluster's end-to-end test: PostgreSQL and three real `skillbox serve --cluster embedded`
+# processes on loopback (kill -9 mid-run, cancel and events across replicas). CI runs it.
+test-cluster:
+	$(GO) test -tags clustere2e -count=1 -timeout 15m -run TestClusterEndToEnd -v ./cmd/skillbox/
+
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./runtime/ ./cmd/skillbox/
 
@@ -83,8 +88,10 @@ lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "$$out"; echo "gofmt: the files above need formatting"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags soak ./soak/
+	$(GO) vet -tags clustere2e ./cmd/skillbox/
 	$(GO) run $(STATICCHECK) ./...
 	$(GO) run $(STATICCHECK) -tags soak ./soak/
+	$(GO) run $(STATICCHECK) -tags clustere2e ./cmd/skillbox/
 	@for m in $(GUEST_MODS); do (cd $$m && GOOS=wasip1 GOARCH=wasm $(GO) vet ./...) || exit 1; done
 
 # What CI asserts beyond the tests: lint clean, go.mod tidy, nothing generated left uncommitted.

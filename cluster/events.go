@@ -75,13 +75,20 @@ func (n *Node) LastEvent(ctx context.Context, tenant, run string) (int, error) {
 	if err != nil {
 		return 0, nil
 	}
-	m, err := n.evs.GetLastMsgForSubject(ctx, subj)
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return 0, nil
-	} else if err != nil {
+	num := 0
+	err = n.duringElection(ctx, func(ctx context.Context) error {
+		m, err := n.evs.GetLastMsgForSubject(ctx, subj)
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		num, _ = strconv.Atoi(m.Header.Get(headerN))
+		return nil
+	})
+	if err != nil {
 		return 0, fmt.Errorf("cluster: read the last event of run %q: %w", run, err)
 	}
-	num, _ := strconv.Atoi(m.Header.Get(headerN))
 	return num, nil
 }
 
@@ -253,6 +260,32 @@ func (n *Node) WatchEvents(ctx context.Context, tenant, run string, after int, w
 	}, w.Stop, nil
 }
 
+// electionWait bounds how long a read of the cluster waits for JetStream to elect a leader (a
+// member died): measured 4–7 s on this machine.
+const electionWait = 15 * time.Second
+
+// duringElection calls f until it succeeds, fails for a reason other than the cluster having
+// no leader now, or electionWait (or ctx) passes; each try has provisionTry.
+func (n *Node) duringElection(ctx context.Context, f func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, electionWait)
+	defer cancel()
+	backoff := minProvisionBackoff
+	for {
+		tctx, tcancel := context.WithTimeout(ctx, provisionTry)
+		err := f(tctx)
+		tcancel()
+		if err == nil || !retryable(err) || ctx.Err() != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, time.Second)
+	}
+}
+
 // watch follows run's events after the first `after`; ErrNoEvents, unless wait, when the
 // stream holds none.
 func (n *Node) watch(ctx context.Context, tenant, run string, after int, wait bool) (*watch, error) {
@@ -260,16 +293,23 @@ func (n *Node) watch(ctx context.Context, tenant, run string, after int, wait bo
 	if err != nil {
 		return nil, err
 	}
-	if !wait {
-		if _, err := n.evs.GetLastMsgForSubject(ctx, subj); errors.Is(err, jetstream.ErrMsgNotFound) {
-			return nil, fmt.Errorf("%w: run %q", ErrNoEvents, run)
-		} else if err != nil {
-			return nil, fmt.Errorf("cluster: read the events of run %q: %w", run, err)
+	var cons jetstream.Consumer
+	err = n.duringElection(ctx, func(ctx context.Context) error {
+		if !wait {
+			if _, err := n.evs.GetLastMsgForSubject(ctx, subj); errors.Is(err, jetstream.ErrMsgNotFound) {
+				return fmt.Errorf("%w: run %q", ErrNoEvents, run)
+			} else if err != nil {
+				return fmt.Errorf("cluster: read the events of run %q: %w", run, err)
+			}
 		}
-	}
-	cons, err := n.js.OrderedConsumer(ctx, eventsStream(n.cfg.Name), jetstream.OrderedConsumerConfig{FilterSubjects: []string{subj}})
+		var err error
+		if cons, err = n.js.OrderedConsumer(ctx, eventsStream(n.cfg.Name), jetstream.OrderedConsumerConfig{FilterSubjects: []string{subj}}); err != nil {
+			return fmt.Errorf("cluster: follow the events of run %q: %w", run, err)
+		}
+		return nil
+	})
 	if err != nil {
-		return nil, fmt.Errorf("cluster: follow the events of run %q: %w", run, err)
+		return nil, err
 	}
 	it, err := cons.Messages()
 	if err != nil {

@@ -194,6 +194,14 @@ func (s *Server) interruptLost(ctx context.Context, t *tenant, rec store.Run) bo
 	if rec.Status != store.StatusRunning {
 		return true // its node finished it, and died before it said so
 	}
+	// Its result is numbered after its last event: read that first, and give the run back
+	// when it cannot be read (a result numbered wrong would be taken for a copy, and dropped).
+	cl := s.opts.Cluster
+	last, err := cl.LastEvent(ctx, t.name, rec.ID)
+	if err != nil {
+		t.logger.Warn("read a lost run's last event", "run", rec.ID, "err", err)
+		return false
+	}
 	res, ok, err := t.rt.InterruptQueued(ctx, rec.ID, rec.Skill, rec.Owner)
 	if err != nil {
 		t.logger.Error("mark a lost run interrupted", "run", rec.ID, "err", err)
@@ -201,11 +209,6 @@ func (s *Server) interruptLost(ctx context.Context, t *tenant, rec store.Run) bo
 	}
 	if !ok {
 		return true // it ended meanwhile
-	}
-	cl := s.opts.Cluster
-	last, err := cl.LastEvent(ctx, t.name, rec.ID)
-	if err != nil {
-		t.logger.Error("share a lost run's result", "run", rec.ID, "err", err)
 	}
 	data, _ := json.Marshal(run.Event{Type: "result", RunID: rec.ID, Result: res})
 	cl.PublishEvent(t.name, rec.ID, last+1, "result", data)

@@ -1,0 +1,212 @@
+//go:build clustere2e
+
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/skillbox-dev/skillbox/internal/pgserver/pgtest"
+)
+
+// The cluster's end-to-end test (make test-cluster): PostgreSQL and three real
+// `skillbox serve --cluster embedded` processes on loopback, each with one run slot, a short
+// ack wait and a memory budget of its own (three replicas of half the machine would overcommit
+// it). It checks, through the HTTP API only, what any replica must answer for any run.
+func TestClusterEndToEnd(t *testing.T) {
+	dsn, err := pgtest.Start(t).NewDatabaseURL(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	skills := t.TempDir()
+	wasm, err := os.ReadFile(filepath.Join("..", "..", "testdata", "wasm", "ticker.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(skills, "ticker")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	manifest := `{"id":"ticker","name":"ticker","description":"logs a tick count times, ms apart","parameters":{"type":"object"},"limits":{"timeoutMs":120000}}`
+	if err := os.WriteFile(filepath.Join(dir, "skill.json"), []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "execute.wasm"), wasm, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := binary(t)
+	routes := []string{freePort(t), freePort(t), freePort(t)}
+	nodes := make([]*serveProc, 3)
+	for i := range nodes {
+		nodes[i] = startServe(t, bin, false, "serve", "--addr", "127.0.0.1:0", "--skills", skills, "--database", dsn,
+			"--data-dir", t.TempDir(), "--cluster", "embedded", "--cluster-listen", "127.0.0.1:0",
+			"--cluster-peer-listen", routes[i], "--cluster-routes", strings.Join(routes, ","), "--node-id", fmt.Sprintf("n%d", i),
+			"--max-runs", "1", "--run-ack-wait", "2s", "--memory-budget", "768MiB", "--compile-memory", "256MiB")
+	}
+	for _, p := range nodes {
+		waitServing(t, p)
+	}
+	var st struct {
+		Replicas int `json:"replicas"`
+		Nodes    []struct {
+			Node string `json:"node"`
+		} `json:"nodes"`
+	}
+	if !within(hangTimeout, func() bool {
+		code, body, _ := httpDo(t, "GET", nodes[2].base+"/v1/cluster", "")
+		return code == 200 && json.Unmarshal([]byte(body), &st) == nil && len(st.Nodes) == 3
+	}) || st.Replicas != 3 {
+		t.Fatalf("the cluster: %+v", st)
+	}
+
+	// Cancel on another replica, events resumed on a third.
+	endless := `{"args":{"count":100000000,"ms":20}}`
+	run := submit(t, nodes[0], endless, "running")
+	evs := readEvents(t, nodes[1].base+"/v1/runs/"+run+"/events", "", 4)
+	if evs[0] != "1:status" || evs[3] != "4:log" {
+		t.Fatalf("events on another replica: %v", evs)
+	}
+	asked := time.Now()
+	if code, body, _ := httpDo(t, "POST", nodes[2].base+"/v1/runs/"+run+"/cancel", ""); code != 202 {
+		t.Fatalf("cancel on a third replica: %d %s", code, body)
+	}
+	rest := readEvents(t, nodes[1].base+"/v1/runs/"+run+"/events", "4", 0)
+	t.Logf("cancel asked on one replica, its result read on another %v later", time.Since(asked).Round(time.Millisecond))
+	if !strings.HasPrefix(rest[0], "5:") || !strings.HasSuffix(rest[len(rest)-1], ":result") {
+		t.Fatalf("resumed after 4 on another replica: %v", rest)
+	}
+
+	// Every slot taken: a run goes to the cluster's queue, and runs where a slot frees.
+	busy := []string{submit(t, nodes[0], endless, "running"), submit(t, nodes[1], endless, "running"), submit(t, nodes[2], endless, "running")}
+	queued := submit(t, nodes[0], endless, "queued")
+	if code, body, _ := httpDo(t, "POST", nodes[0].base+"/v1/runs/"+busy[1]+"/cancel", ""); code != 202 {
+		t.Fatalf("cancel: %d %s", code, body)
+	}
+	started := readEvents(t, nodes[0].base+"/v1/runs/"+queued+"/events", "", 2) // the node that queued it
+	if started[0] != "1:status" || started[1] != "2:status" {
+		t.Fatalf("the queued run's events: %v", started)
+	}
+	// It runs on the node whose slot freed; kill that node: the run started, so it is not run
+	// again but interrupted, with its result, once the ack wait gives it to another node.
+	if err := nodes[1].cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	nodes[1].wait(hangTimeout)
+	if code, body, _ := httpDo(t, "POST", nodes[2].base+"/v1/runs/"+busy[2]+"/cancel", ""); code != 202 {
+		t.Fatalf("cancel: %d %s", code, body)
+	}
+	end := readEvents(t, nodes[0].base+"/v1/runs/"+queued+"/events", "2", 0)
+	t.Logf("a started run of a killed node ended interrupted %v after the kill (ack wait 2s)", time.Since(killed).Round(time.Millisecond))
+	last := end[len(end)-1]
+	if !strings.HasSuffix(last, ":result") {
+		t.Fatalf("the killed node's run: %v\nn0:\n%s\nn2:\n%s", end, nodes[0].stderr(), nodes[2].stderr())
+	}
+	code, body, _ := httpDo(t, "GET", nodes[0].base+"/v1/runs/"+queued, "")
+	if code != 200 || !strings.Contains(body, `"status":"interrupted"`) {
+		t.Fatalf("the killed node's run in the history: %d %s", code, body)
+	}
+}
+
+// submit starts ticker asynchronously on p with body and wants 202 with status; it returns the
+// run's id.
+func submit(t *testing.T, p *serveProc, body, status string) string {
+	t.Helper()
+	code, out, _ := httpDo(t, "POST", p.base+"/v1/skills/ticker/runs?async=true", body, jsonType...)
+	var a struct {
+		RunID  string `json:"run_id"`
+		Status string `json:"status"`
+	}
+	if code != 202 || json.Unmarshal([]byte(out), &a) != nil || a.Status != status {
+		t.Fatalf("async run on %s: %d %s, want 202 %s", p.base, code, out, status)
+	}
+	return a.RunID
+}
+
+// readEvents reads a run's events as "id:name" from url, after Last-Event-ID after (none when
+// empty), until n of them (0: to the end of the stream).
+func readEvents(t *testing.T, url, after string, n int) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	if after != "" {
+		req.Header.Set("Last-Event-ID", after)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %d", url, resp.StatusCode)
+	}
+	var got []string
+	id := ""
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 0, 64<<10), 8<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "id: "):
+			id = strings.TrimPrefix(line, "id: ")
+		case strings.HasPrefix(line, "event: "):
+			got = append(got, id+":"+strings.TrimPrefix(line, "event: "))
+			if n > 0 && len(got) == n {
+				return got
+			}
+		}
+	}
+	if len(got) == 0 {
+		t.Fatalf("GET %s: no events (%v)", url, sc.Err())
+	}
+	return got
+}
+
+// waitServing waits until p says it serves, and sets its base URL.
+func waitServing(t *testing.T, p *serveProc) {
+	t.Helper()
+	if !within(hangTimeout, func() bool {
+		m := servingLine.FindStringSubmatch(p.stderr())
+		if m != nil {
+			p.base = "http://" + m[2]
+		}
+		return m != nil
+	}) {
+		t.Fatalf("serve did not listen:\n%s", p.stderr())
+	}
+}
+
+// within polls cond every 50ms until it holds or d passes.
+func within(d time.Duration, cond func() bool) bool {
+	for deadline := time.Now().Add(d); ; time.Sleep(50 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+}
+
+// freePort is a loopback HOST:PORT nothing listens on now.
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
