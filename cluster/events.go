@@ -39,8 +39,10 @@ const (
 	resultWait   = 5 * time.Second
 	drainOnClose = 5 * time.Second
 	// maxGapWait is how long a watcher that has a run's result waits for an event before it
-	// that is missing (a publish retried after later ones), before it goes on without it.
+	// that is missing (a publish retried after later ones), before it goes on without it;
+	// maxGapHold how long it waits for one while the run goes on.
 	maxGapWait = 500 * time.Millisecond
+	maxGapHold = 2 * time.Second
 	// maxReorder bounds the events a watcher holds while it waits for a missing one.
 	maxReorder = 2048
 )
@@ -236,6 +238,7 @@ type watch struct {
 	next    int           // the number of the event Next returns next
 	held    map[int]Event // events that came before one missing before them
 	resultN int           // the result's number, once it came
+	gapFrom time.Time     // since when an event before those held is missing
 	done    bool
 }
 
@@ -320,8 +323,9 @@ func (n *Node) watch(ctx context.Context, tenant, run string, after int, wait bo
 
 // Next returns the run's next event, waiting for it until ctx ends (ctx's error; the watch
 // may go on), and io.EOF once the result has been returned. Events come in the order of their
-// numbers, each once, however often it was stored; a number that never comes (an event a full
-// queue dropped) is skipped once the result is in.
+// numbers, each once, however often it was stored; a number that does not come (an event a
+// full queue dropped, or one still being retried) is skipped after maxGapHold (maxGapWait once
+// the result is in), so a watcher never stalls behind it.
 func (w *watch) Next(ctx context.Context) (Event, error) {
 	for {
 		if w.done {
@@ -334,13 +338,20 @@ func (w *watch) Next(ctx context.Context) (Event, error) {
 			return e, nil
 		}
 		wctx, cancel := ctx, context.CancelFunc(func() {})
-		if w.resultN > 0 { // the result is in and an event before it is missing
-			wctx, cancel = context.WithTimeout(ctx, maxGapWait)
+		if len(w.held) > 0 { // an event before those held is missing: wait for it a little
+			if w.gapFrom.IsZero() {
+				w.gapFrom = time.Now()
+			}
+			limit := maxGapHold
+			if w.resultN > 0 {
+				limit = maxGapWait
+			}
+			wctx, cancel = context.WithTimeout(ctx, max(limit-time.Since(w.gapFrom), 0))
 		}
 		m, err := w.it.Next(jetstream.NextContext(wctx))
 		cancel()
 		if err != nil {
-			if w.resultN > 0 && ctx.Err() == nil {
+			if len(w.held) > 0 && ctx.Err() == nil {
 				w.skipGap()
 				continue
 			}
@@ -379,6 +390,7 @@ func (w *watch) skipGap() {
 	if first > 0 {
 		w.next = first
 	}
+	w.gapFrom = time.Time{}
 }
 
 // Stop ends the watch.

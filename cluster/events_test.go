@@ -114,6 +114,26 @@ func TestAWatchEndsAtTheResultDespiteAGap(t *testing.T) {
 	}
 }
 
+// A watch does not stall behind an event that does not come while the run goes on: it skips it
+// after maxGapHold.
+func TestAWatchSkipsAGapThatLasts(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), joinBound)
+	defer cancel()
+	a, b := pair(t, ctx)
+	a.PublishEvent("", "run_hole", 1, "status", []byte(`{}`))
+	a.PublishEvent("", "run_hole", 3, "log", []byte(`{}`))
+	next, stop, err := b.WatchEvents(ctx, "", "run_hole", 0, true)
+	if err != nil || next == nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	for _, want := range []int{1, 3} {
+		if n, _, _, err := next(ctx); err != nil || n != want {
+			t.Fatalf("got %d (%v), want %d", n, err, want)
+		}
+	}
+}
+
 // A watch waits for events not stored yet, and a wait that ends (its context) leaves the watch
 // usable.
 func TestAWatchWaitsForNewEvents(t *testing.T) {
