@@ -205,6 +205,13 @@ func TestClusterQueuesARunForTheNodeWithRoom(t *testing.T) {
 	t.Parallel()
 	a, b, s := clusterPair(t)
 	first := startAsyncStatus(t, a.ts.URL, endlessTicks, "running")
+	// A synchronous run the node has no room for answers its result from the node that ran it.
+	r := post(t, a.ts.URL+"/v1/skills/ticker/runs", `{"args":{"count":2,"ms":1}}`)
+	var res run.Result
+	if r.status != 200 || json.Unmarshal(r.body, &res) != nil || !res.Success || !run.ValidID(res.RunID) {
+		t.Fatalf("a synchronous run queued for the cluster: %s", r)
+	}
+	waitHistory(t, s, res.RunID, store.StatusSucceeded)
 	second := startAsyncStatus(t, a.ts.URL, endlessTicks, "queued")
 	waitHistory(t, s, second.RunID, store.StatusRunning) // b took it
 	resp := openEvents(t, t.Context(), a.ts.URL+second.Links.Events)
@@ -240,9 +247,9 @@ func TestClusterQueuesARunForTheNodeWithRoom(t *testing.T) {
 		}
 	}
 	evs = watch(t, a.ts.URL+third.Links.Events)
-	res := lastResult(t, evs)
-	if res.Error == nil || res.Error.Kind != run.KindCanceled || !strings.Contains(res.Error.Message, "while it waited in the cluster's queue") {
-		t.Fatalf("the canceled queued run ended %+v (%v)", res.Error, sequence(evs))
+	last := lastResult(t, evs)
+	if last.Error == nil || last.Error.Kind != run.KindCanceled || !strings.Contains(last.Error.Message, "while it waited in the cluster's queue") {
+		t.Fatalf("the canceled queued run ended %+v (%v)", last.Error, sequence(evs))
 	}
 	if got := sequence(evs); got[0] != "1:status:queued" || got[1] != "2:result" {
 		t.Fatalf("a run canceled in the queue has events %v, want queued then its result", got)

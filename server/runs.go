@@ -176,8 +176,8 @@ func (s *view) runPlaced(c echo.Context, ctx context.Context, req run.Request, r
 	}
 	res, err := s.awaitPlaced(c, id, sse)
 	switch {
-	case sse != nil:
-		return sse.err
+	case sse != nil && sse.opened():
+		return sse.err // the stream is the answer, ended as it could be
 	case err != nil:
 		return err
 	}
