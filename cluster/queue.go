@@ -138,6 +138,13 @@ func (n *Node) pull(cons jetstream.Consumer, free func() bool, handle func(conte
 				n.handleRun(m, handle)
 			})
 		}
+		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && n.life.Err() == nil {
+			n.cfg.Logger.Warn("cluster: take a run from the queue", "err", err)
+			select {
+			case <-n.stop:
+			case <-time.After(slotPoll):
+			}
+		}
 	}
 }
 

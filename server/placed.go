@@ -191,6 +191,7 @@ func (s *Server) runQueued(ctx context.Context, tenantName, id string, body []by
 // node's recorder), it is marked interrupted, and its result shared after its last event;
 // false when that cannot be done now (the queue delivers it again).
 func (s *Server) interruptLost(ctx context.Context, t *tenant, rec store.Run) bool {
+	t.logger.Info("a queued run was delivered again after it started: it is not run twice", "run", rec.ID, "status", rec.Status, "owner", rec.Owner)
 	if rec.Status != store.StatusRunning {
 		return true // its node finished it, and died before it said so
 	}
@@ -208,7 +209,8 @@ func (s *Server) interruptLost(ctx context.Context, t *tenant, rec store.Run) bo
 		return false
 	}
 	if !ok {
-		return true // it ended meanwhile
+		t.logger.Info("a lost run ended before it could be marked interrupted", "run", rec.ID)
+		return true
 	}
 	data, _ := json.Marshal(run.Event{Type: "result", RunID: rec.ID, Result: res})
 	cl.PublishEvent(t.name, rec.ID, last+1, "result", data)
