@@ -64,23 +64,6 @@ func TestClusterEndpoint(t *testing.T) {
 // too late says how it finished.
 func TestClusterNodesAnswerForEachOthersRuns(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	hub, err := cluster.Join(ctx, cluster.Config{Embedded: true, DataDir: t.TempDir(), Listen: "127.0.0.1:0", NodeID: "a"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(hub.Close)
-	other, err := cluster.Join(ctx, cluster.Config{URLs: []string{hub.URL()}, NodeID: "b"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(other.Close)
-	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), sqlite.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
 	const (
 		runner = "runner-key-0123456789abcdef"
 		nosy   = "nosy-runner-0123456789abcdef"
@@ -88,13 +71,7 @@ func TestClusterNodesAnswerForEachOthersRuns(t *testing.T) {
 	)
 	keys := []APIKey{{Name: "alice", Key: runner, Role: access.RoleRunner}, {Name: "eve", Key: nosy, Role: access.RoleRunner},
 		{Name: "ops", Key: admin, Role: access.RoleAdmin}}
-	replica := func(node Cluster) *testEnv {
-		rec := storetest.NewRecorder(t, s, store.RecorderOptions{})
-		dir := t.TempDir()
-		fixture(t, dir, "ticker", manifestJSON("ticker", `"parameters":{"type":"object"},"limits":{"timeoutMs":60000}`), "ticker", nil)
-		return newEnvRuntime(t, Options{Keys: keys, History: s, Cluster: node}, runtime.Config{Recorder: rec}, dir)
-	}
-	a, b := replica(hub), replica(other)
+	a, b, _ := clusterPair(t, keys, runtime.Admission{})
 	as := func(key string) []string { return []string{"Authorization", "Bearer " + key} }
 
 	// A short run, watched whole on both replicas once it is over.
@@ -117,7 +94,7 @@ func TestClusterNodesAnswerForEachOthersRuns(t *testing.T) {
 
 	// An endless run, watched live on the other replica, then canceled from it.
 	long := startAsync(t, a.ts.URL, "/v1/skills/ticker/runs", endlessTicks, as(runner)...)
-	resp := openEvents(t, ctx, b.ts.URL+long.Links.Events, as(runner)...)
+	resp := openEvents(t, t.Context(), b.ts.URL+long.Links.Events, as(runner)...)
 	var live []sseEvent
 	if err := readSSE(t, resp.Body, func(e sseEvent) bool { live = append(live, e); return len(live) < 5 }); err != nil {
 		t.Fatal(err)
@@ -167,8 +144,8 @@ func TestClusterStandInForALargeResult(t *testing.T) {
 }
 
 // clusterPair is two replicas that share a SQLite run history and are nodes of one cluster,
-// each with one run slot, serving ticker; keys are the tests' runner key.
-func clusterPair(t *testing.T) (a, b *testEnv, s store.Store) {
+// serving ticker with keys and admission.
+func clusterPair(t *testing.T, keys []APIKey, admission runtime.Admission) (a, b *testEnv, s store.Store) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
@@ -190,8 +167,8 @@ func clusterPair(t *testing.T) (a, b *testEnv, s store.Store) {
 		rec := storetest.NewRecorder(t, s, store.RecorderOptions{})
 		dir := t.TempDir()
 		fixture(t, dir, "ticker", manifestJSON("ticker", `"parameters":{"type":"object"},"limits":{"timeoutMs":60000}`), "ticker", nil)
-		sh := testengine.Shared(t, runtime.SharedConfig{CacheDir: testCache, Admission: runtime.Admission{MaxRuns: 1}})
-		return newEnvRuntime(t, Options{History: s, Cluster: node}, runtime.Config{Recorder: rec, Shared: sh}, dir)
+		sh := testengine.Shared(t, runtime.SharedConfig{CacheDir: testCache, Admission: admission})
+		return newEnvRuntime(t, Options{Keys: keys, History: s, Cluster: node}, runtime.Config{Recorder: rec, Shared: sh}, dir)
 	}
 	return replica(hub), replica(other), s
 }
@@ -203,7 +180,7 @@ func clusterPair(t *testing.T) (a, b *testEnv, s store.Store) {
 // with one history row.
 func TestClusterQueuesARunForTheNodeWithRoom(t *testing.T) {
 	t.Parallel()
-	a, b, s := clusterPair(t)
+	a, b, s := clusterPair(t, nil, runtime.Admission{MaxRuns: 1})
 	first := startAsyncStatus(t, a.ts.URL, endlessTicks, "running")
 	// A synchronous run the node has no room for answers its result from the node that ran it.
 	r := post(t, a.ts.URL+"/v1/skills/ticker/runs", `{"args":{"count":2,"ms":1}}`)

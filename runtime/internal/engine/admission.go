@@ -117,28 +117,13 @@ func (a *Admission) Acquire(ctx context.Context, charge int64, isRun bool) (t *T
 func (a *Admission) AcquireUntil(ctx context.Context, charge int64, isRun bool, abandon <-chan struct{}) (t *Ticket, err error) {
 	t = &Ticket{charge: charge, run: isRun}
 	a.mu.Lock()
-	switch {
-	case a.closed:
+	granted, _, err := a.grantNow(t)
+	if err != nil || granted {
 		a.mu.Unlock()
-		return nil, run.ErrClosed
-	case charge > a.cfg.MemoryBudget:
-		a.mu.Unlock()
-		return nil, fmt.Errorf("a charge of %d MiB is %w (%d MiB)", charge>>20, ErrOverBudget, a.cfg.MemoryBudget>>20)
-	}
-	if len(a.queue) == 0 {
-		ok, forMemory := a.fits(t)
-		if !ok && forMemory {
-			// Idle warm modules may hold the room: drop them, then look again.
-			a.mu.Unlock()
-			a.reclaim(a.used + charge - a.cfg.MemoryBudget)
-			a.mu.Lock()
-			ok, _ = a.fits(t)
+		if err != nil {
+			return nil, err
 		}
-		if ok && len(a.queue) == 0 && !a.closed {
-			a.grant(t)
-			a.mu.Unlock()
-			return t, nil
-		}
+		return t, nil
 	}
 	if len(a.queue) >= a.cfg.MaxQueue {
 		a.mu.Unlock()
@@ -182,22 +167,11 @@ func (a *Admission) TryAcquire(charge int64, isRun bool) (*Ticket, error) {
 	t := &Ticket{charge: charge, run: isRun}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	switch {
-	case a.closed:
-		return nil, run.ErrClosed
-	case charge > a.cfg.MemoryBudget:
-		return nil, fmt.Errorf("a charge of %d MiB is %w (%d MiB)", charge>>20, ErrOverBudget, a.cfg.MemoryBudget>>20)
+	granted, forMemory, err := a.grantNow(t)
+	if err != nil {
+		return nil, err
 	}
-	ok, forMemory := a.fits(t)
-	if !ok && forMemory && len(a.queue) == 0 {
-		// Idle warm modules may hold the room: drop them, then look again.
-		a.mu.Unlock()
-		a.reclaim(a.used + charge - a.cfg.MemoryBudget)
-		a.mu.Lock()
-		ok, forMemory = a.fits(t)
-	}
-	if ok && len(a.queue) == 0 && !a.closed {
-		a.grant(t)
+	if granted {
 		return t, nil
 	}
 	why := fmt.Sprintf("%d of %d run slots are taken and %d runs wait", a.running, a.cfg.MaxRuns, len(a.queue))
@@ -205,6 +179,33 @@ func (a *Admission) TryAcquire(charge int64, isRun bool) (*Ticket, error) {
 		why = fmt.Sprintf("%d MiB of the %d MiB memory budget are free, and %d runs wait", (a.cfg.MemoryBudget-a.used)>>20, a.cfg.MemoryBudget>>20, len(a.queue))
 	}
 	return nil, &BusyError{Msg: why + ": no room to run now", Cause: run.ErrNoRoomNow}
+}
+
+// grantNow grants t at once when it fits and no ticket waits before it, after dropping idle
+// warm modules when memory is what stands in the way (a.mu is released while they are); it says
+// whether memory kept t out. The error is ErrClosed or ErrOverBudget. a.mu is held.
+func (a *Admission) grantNow(t *Ticket) (granted, forMemory bool, err error) {
+	switch {
+	case a.closed:
+		return false, false, run.ErrClosed
+	case t.charge > a.cfg.MemoryBudget:
+		return false, false, fmt.Errorf("a charge of %d MiB is %w (%d MiB)", t.charge>>20, ErrOverBudget, a.cfg.MemoryBudget>>20)
+	case len(a.queue) > 0:
+		return false, false, nil
+	}
+	ok, forMemory := a.fits(t)
+	if !ok && forMemory {
+		// Idle warm modules may hold the room: drop them, then look again.
+		a.mu.Unlock()
+		a.reclaim(a.used + t.charge - a.cfg.MemoryBudget)
+		a.mu.Lock()
+		ok, forMemory = a.fits(t)
+	}
+	if ok && len(a.queue) == 0 && !a.closed {
+		a.grant(t)
+		return true, false, nil
+	}
+	return false, forMemory, nil
 }
 
 func (a *Admission) remove(t *Ticket) {
