@@ -135,14 +135,15 @@ func (s *view) clusterEvents(c echo.Context, id string, after int) (handled bool
 	if rec == nil {
 		return false, nil
 	}
-	ended := func() bool { now := s.historyOf(c, id); return now == nil || now.Status != store.StatusRunning }
-	return s.followEvents(c, id, after, rec.Status == store.StatusRunning, ended)
+	return s.followEvents(c, id, after, rec.Status == store.StatusRunning)
 }
 
 // followEvents serves run id's events from the cluster, after the first `after`: handled is
-// false when the cluster holds none of them and wait is not set. A watch that has heard
-// nothing by a keep-alive asks ended whether the run is over (then the stream ends).
-func (s *view) followEvents(c echo.Context, id string, after int, wait bool, ended func() bool) (handled bool, err error) {
+// false when the cluster holds none of them and wait is not set. At each keep-alive, a watch
+// asks the history whether the run has ended: then its result never reached the stream (its
+// node died before it shared it, and the history's lease sweep ended it), and the stream ends
+// with the history's result, without an id (its number is not known).
+func (s *view) followEvents(c echo.Context, id string, after int, wait bool) (handled bool, err error) {
 	ctx := c.Request().Context()
 	next, stop, err := s.opts.Cluster.WatchEvents(ctx, s.t.name, id, after, wait)
 	if err != nil {
@@ -157,20 +158,19 @@ func (s *view) followEvents(c echo.Context, id string, after int, wait bool, end
 	sse.start()
 	sse.c.Response().Flush()
 	sse.mu.Unlock()
-	heard := false
 	for sse.err == nil {
 		wctx, cancel := context.WithTimeout(ctx, sseKeepAlive)
 		n, name, data, err := next(wctx)
 		cancel()
 		switch {
 		case err == nil:
-			heard = true
 			sse.sendRaw(n, name, data)
 		case errors.Is(err, io.EOF), ctx.Err() != nil:
 			return true, nil
 		case errors.Is(err, context.DeadlineExceeded):
-			if !heard && ended() {
-				return true, nil // it ended, and shared nothing: a new request answers what is known
+			if rec := s.historyOf(c, id); rec != nil && rec.Status.Final() {
+				sse.send(0, "result", run.Event{Type: "result", RunID: id, Result: resultOf(rec)})
+				return true, nil
 			}
 			sse.send(0, "", nil)
 		default:
@@ -180,6 +180,19 @@ func (s *view) followEvents(c echo.Context, id string, after int, wait bool, end
 		}
 	}
 	return true, nil
+}
+
+// resultOf is a finished run's result as the history has it.
+func resultOf(r *store.Run) *run.Result {
+	res := &run.Result{RunID: r.ID, Skill: r.Skill, Version: r.Version, Digest: r.Digest, Success: r.Success,
+		Result: r.Result, Logs: []run.LogEntry{}, LogsDropped: r.LogsDropped, DurationMs: r.DurationMs}
+	if r.Error != nil {
+		res.Error = &run.ResultError{Kind: run.ErrorKind(r.Error.Kind), Message: r.Error.Message}
+	}
+	if len(r.Logs) > 0 {
+		_ = json.Unmarshal(r.Logs, &res.Logs)
+	}
+	return res
 }
 
 // cancelElsewhere answers POST /v1/runs/{id}/cancel for a run this node does not run: one the

@@ -269,3 +269,46 @@ func waitHistory(t *testing.T, s store.Store, id string, status store.Status) {
 		t.Fatalf("run %s: %+v %v, want %s in the history", id, r, err, status)
 	}
 }
+
+// A run whose node died before it shared its result (the history's lease sweep ended it) does
+// not hold its watchers: at a keep-alive, the stream ends with the history's result.
+func TestClusterWatchEndsWithTheHistorysResult(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	node, err := cluster.Join(ctx, cluster.Config{Embedded: true, DataDir: t.TempDir(), Listen: "127.0.0.1:0", NodeID: "a"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(node.Close)
+	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), sqlite.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	env := newEnvRuntime(t, Options{History: s, Cluster: node}, runtime.Config{}, t.TempDir())
+	const id = "run_0000000000000000000000ff"
+	now := time.Now()
+	if err := s.BeginRun(ctx, store.Run{ID: id, Skill: "gone", Face: "http", StartedAt: now, Owner: "dead", LeaseUntil: now.Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := json.Marshal(run.Event{Type: "status", RunID: id, Status: "started"})
+	node.PublishEvent("", id, 1, "status", data)
+	resp := openEvents(t, ctx, env.ts.URL+"/v1/runs/"+id+"/events")
+	defer resp.Body.Close()
+	var evs []sseEvent
+	done := make(chan error, 1)
+	go func() { done <- readSSE(t, resp.Body, func(e sseEvent) bool { evs = append(evs, e); return true }) }()
+	if n, err := s.SweepRuns(ctx, now.Add(2*time.Hour)); err != nil || n != 1 {
+		t.Fatalf("sweep: %d %v", n, err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := sequence(evs); len(got) != 2 || got[0] != "1:status:started" || got[1] != ":result" {
+		t.Fatalf("events %v, want the shared one then the history's result", got)
+	}
+	if res := lastResult(t, evs); res.Error == nil || res.Error.Kind != run.KindInterrupted {
+		t.Fatalf("result %+v", res)
+	}
+}

@@ -38,7 +38,7 @@ func (s *view) runEvents(c echo.Context) error {
 	}
 	rec := s.liveRun(c, id)
 	if rec != nil && rec.placed { // queued by this node for the cluster: the cluster has its events
-		_, err := s.followEvents(c, id, after, true, func() bool { return false })
+		_, err := s.followEvents(c, id, after, true)
 		return err
 	}
 	if rec == nil {
