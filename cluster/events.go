@@ -43,6 +43,8 @@ const (
 	// maxGapHold how long it waits for one while the run goes on.
 	maxGapWait = 500 * time.Millisecond
 	maxGapHold = 2 * time.Second
+	// maxWatchResets bounds how often a watch recreates its consumer (1 s, 2 s, 4 s… apart).
+	maxWatchResets = 5
 	// maxReorder bounds the events a watcher holds while it waits for a missing one.
 	maxReorder = 2048
 )
@@ -234,7 +236,10 @@ func copyMsg(m *nats.Msg) *nats.Msg {
 
 // watch follows one run's events in the event stream, in the order of their numbers.
 type watch struct {
-	it      jetstream.MessagesContext
+	it jetstream.MessagesContext
+	// in is what pump reads from it: it.Next may block past any context while the client
+	// recreates its consumer (a member died), and a watch must still answer its context.
+	in      chan pumped
 	next    int           // the number of the event Next returns next
 	held    map[int]Event // events that came before one missing before them
 	resultN int           // the result's number, once it came
@@ -306,7 +311,10 @@ func (n *Node) watch(ctx context.Context, tenant, run string, after int, wait bo
 			}
 		}
 		var err error
-		if cons, err = n.js.OrderedConsumer(ctx, eventsStream(n.cfg.Name), jetstream.OrderedConsumerConfig{FilterSubjects: []string{subj}}); err != nil {
+		// A bounded number of resets: past them the watch fails, and its client resumes with
+		// Last-Event-ID on a new one, rather than wait on one that cannot be made.
+		if cons, err = n.js.OrderedConsumer(ctx, eventsStream(n.cfg.Name), jetstream.OrderedConsumerConfig{
+			FilterSubjects: []string{subj}, MaxResetAttempts: maxWatchResets}); err != nil {
 			return fmt.Errorf("cluster: follow the events of run %q: %w", run, err)
 		}
 		return nil
@@ -318,7 +326,30 @@ func (n *Node) watch(ctx context.Context, tenant, run string, after int, wait bo
 	if err != nil {
 		return nil, fmt.Errorf("cluster: follow the events of run %q: %w", run, err)
 	}
-	return &watch{it: it, next: after + 1, held: map[int]Event{}}, nil
+	w := &watch{it: it, in: make(chan pumped, pumpBuffer), next: after + 1, held: map[int]Event{}}
+	go w.pump()
+	return w, nil
+}
+
+// pumped is one read of a watch's iterator.
+type pumped struct {
+	m   jetstream.Msg
+	err error
+}
+
+// pumpBuffer bounds the messages a watch reads ahead of its reader.
+const pumpBuffer = 64
+
+// pump reads the iterator until it fails or is stopped, the failure last.
+func (w *watch) pump() {
+	for {
+		m, err := w.it.Next()
+		w.in <- pumped{m, err}
+		if err != nil {
+			close(w.in)
+			return
+		}
+	}
 }
 
 // Next returns the run's next event, waiting for it until ctx ends (ctx's error; the watch
@@ -348,7 +379,17 @@ func (w *watch) Next(ctx context.Context) (Event, error) {
 			}
 			wctx, cancel = context.WithTimeout(ctx, max(limit-time.Since(w.gapFrom), 0))
 		}
-		m, err := w.it.Next(jetstream.NextContext(wctx))
+		var m jetstream.Msg
+		var err error
+		select {
+		case p, ok := <-w.in:
+			m, err = p.m, p.err
+			if !ok {
+				err = jetstream.ErrMsgIteratorClosed
+			}
+		case <-wctx.Done():
+			err = wctx.Err()
+		}
 		cancel()
 		if err != nil {
 			if len(w.held) > 0 && ctx.Err() == nil {
@@ -394,4 +435,10 @@ func (w *watch) skipGap() {
 }
 
 // Stop ends the watch.
-func (w *watch) Stop() { w.it.Stop() }
+func (w *watch) Stop() {
+	w.it.Stop()
+	go func() { // the pump's last reads, unread: let it end
+		for range w.in {
+		}
+	}()
+}

@@ -106,6 +106,11 @@ func TestClusterEndToEnd(t *testing.T) {
 	if code, body, _ := httpDo(t, "POST", nodes[2].base+"/v1/runs/"+busy[2]+"/cancel", ""); code != 202 {
 		t.Fatalf("cancel: %d %s", code, body)
 	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("n0:\n%s\nn2:\n%s", nodes[0].stderr(), nodes[2].stderr())
+		}
+	})
 	end := readEvents(t, nodes[0].base+"/v1/runs/"+queued+"/events", "2", 0)
 	took := time.Since(killed)
 	t.Logf("a started run of a killed node ended interrupted %v after the kill (ack wait 2s)", took.Round(time.Millisecond))
@@ -138,10 +143,30 @@ func submit(t *testing.T, p *serveProc, body, status string) string {
 }
 
 // readEvents reads a run's events as "id:name" from url, after Last-Event-ID after (none when
-// empty), until n of them (0: to the end of the stream).
+// empty), until n of them (0: to its result). A stream that ends before is resumed after the
+// last id it gave, as EventSource does.
 func readEvents(t *testing.T, url, after string, n int) []string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), hangTimeout)
+	var got []string
+	for deadline := time.Now().Add(hangTimeout); time.Now().Before(deadline); {
+		more, done := readStream(t, url, after, n-len(got), deadline)
+		got = append(got, more...)
+		if done || n > 0 && len(got) >= n {
+			return got
+		}
+		if len(more) > 0 {
+			after, _, _ = strings.Cut(more[len(more)-1], ":")
+		}
+		t.Logf("the events of %s ended before the result: resuming after %q", url, after)
+	}
+	t.Fatalf("GET %s: %v, and no result within %v", url, got, hangTimeout)
+	return nil
+}
+
+// readStream reads one connection of readEvents: at most n events (0: any), and whether the
+// last was the result.
+func readStream(t *testing.T, url, after string, n int, deadline time.Time) ([]string, bool) {
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
 	req.Header.Set("Accept", "text/event-stream")
@@ -166,16 +191,18 @@ func readEvents(t *testing.T, url, after string, n int) []string {
 		case strings.HasPrefix(line, "id: "):
 			id = strings.TrimPrefix(line, "id: ")
 		case strings.HasPrefix(line, "event: "):
-			got = append(got, id+":"+strings.TrimPrefix(line, "event: "))
+			name := strings.TrimPrefix(line, "event: ")
+			got = append(got, id+":"+name)
+			id = ""
+			if name == "result" {
+				return got, true
+			}
 			if n > 0 && len(got) == n {
-				return got
+				return got, false
 			}
 		}
 	}
-	if len(got) == 0 {
-		t.Fatalf("GET %s: no events (%v)", url, sc.Err())
-	}
-	return got
+	return got, false
 }
 
 // waitServing waits until p says it serves, and sets its base URL.
