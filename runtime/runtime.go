@@ -552,13 +552,17 @@ func (rt *Runtime) SetPolicy(ctx context.Context, p *policy.Policy) error {
 	return ctx.Err()
 }
 
+// AdmissionStats is Stats().Admission alone, without copying the counters: for what asks often
+// whether there is room (a node of a cluster, before it takes a queued run).
+func (rt *Runtime) AdmissionStats() AdmissionStats { return AdmissionStats(rt.admission.Stats()) }
+
 // Stats returns the runtime's counters.
 func (rt *Runtime) Stats() Stats {
 	e := rt.engine.Stats()
 	s := Stats{Checks: rt.checks.Made.Load(), ModuleReads: rt.checks.Reads.Load(),
 		CompileHits: e.CompileHits, Compiles: e.Compiles, Evictions: e.Evictions, ChildCompiles: e.ChildCompiles,
 		WarmHits: e.WarmHits, WarmMade: e.WarmMade, WarmRefillNs: e.WarmRefillNs,
-		WarmModules: e.WarmModules, Admission: AdmissionStats(rt.admission.Stats())}
+		WarmModules: e.WarmModules, Admission: rt.AdmissionStats()}
 	s.Interpreters, s.InterpreterCompiles, s.InterpreterEvictions = rt.interps.Stats()
 	rt.counters.snapshot(&s)
 	return s

@@ -58,7 +58,7 @@ func (s *view) placeable(err error) bool {
 func (s *view) place(ctx context.Context, req run.Request, refused *run.Result) (string, error) {
 	id, cl := refused.RunID, s.opts.Cluster
 	now := time.Now()
-	wait := s.rt.Stats().Admission.MaxWait
+	wait := s.rt.AdmissionStats().MaxWait
 	p := placedRun{Skill: req.Skill, Digest: req.Digest, Args: req.Args, Script: req.Script, Argv: req.Argv, Stdin: req.Stdin,
 		Face: req.Face, Who: req.Who, TraceParent: req.TraceParent, QueuedAt: now.UTC(), Deadline: now.Add(wait).UTC()}
 	body, err := json.Marshal(p)

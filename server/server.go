@@ -163,7 +163,7 @@ func New(rt *runtime.Runtime, opts Options) (*Server, error) {
 		}
 		// The node takes a queued run only when its admission has a free slot and nobody
 		// waits for one here: a node pulls only what it can admit.
-		free := func() bool { a := rt.Stats().Admission; return a.Running < a.MaxRuns && a.Queued == 0 }
+		free := func() bool { a := rt.AdmissionStats(); return a.Running < a.MaxRuns && a.Queued == 0 }
 		if err := opts.Cluster.ServeRuns(free, s.runQueued); err != nil {
 			return nil, fmt.Errorf("server: %w", err)
 		}

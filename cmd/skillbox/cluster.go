@@ -68,7 +68,7 @@ func (e *env) joinCluster(ctx context.Context, rt *runtime.Runtime, logger *slog
 	}
 	e.cluster.Logger = logger.With("cluster", e.cluster.Name)
 	node, err := cluster.Join(ctx, e.cluster, func() cluster.Presence {
-		a := rt.Stats().Admission
+		a := rt.AdmissionStats()
 		return cluster.Presence{Version: moduleVersion(), Slots: a.MaxRuns, Free: max(a.MaxRuns-a.Running, 0), FreeMemory: max(a.MemoryBudget-a.MemoryInUse, 0)}
 	})
 	if err != nil {
