@@ -230,10 +230,7 @@ func (s *view) cancelElsewhere(c echo.Context, id string, rec *store.Run, caller
 // tenants' runs in flight is the run, it cancels it for cause and answers running, or the
 // status it finished with; otherwise it is not this server's to answer (false).
 func (s *Server) heldCancel(tenantName, id, cause string) (string, bool) {
-	t := s.def
-	if tenantName != "" {
-		t = s.tenants[tenantName]
-	}
+	t := s.tenantNamed(tenantName)
 	if t == nil {
 		return "", false
 	}

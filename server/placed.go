@@ -129,10 +129,7 @@ func (s *view) awaitPlaced(c echo.Context, id string, sse *sseWriter) (*run.Resu
 // asked while it waited or its deadline has passed, and otherwise runs it, refused at once
 // when this node has no room after all (false: the queue gives it to another node).
 func (s *Server) runQueued(ctx context.Context, tenantName, id string, body []byte, delivered uint64) bool {
-	t := s.def
-	if tenantName != "" {
-		t = s.tenants[tenantName]
-	}
+	t := s.tenantNamed(tenantName)
 	var p placedRun
 	if t == nil || !run.ValidID(id) || json.Unmarshal(body, &p) != nil {
 		// No node can run it: say so, and take it off the queue.

@@ -76,6 +76,14 @@ func (t *tenant) newView(rt *runtime.Runtime) *view {
 	return v
 }
 
+// tenantNamed is the tenant this server serves under name ("" the default one), or nil.
+func (s *Server) tenantNamed(name string) *tenant {
+	if name == "" {
+		return s.def
+	}
+	return s.tenants[name]
+}
+
 // each adapts a handler to a route: the request's principal picks its view. The tenant of the
 // caller's key picks the tenant (a key without one is the default tenant's), so a handler only
 // ever holds its caller's tenant's runtime and history; then the key's user picks the user's
@@ -84,12 +92,9 @@ func (t *tenant) newView(rt *runtime.Runtime) *view {
 func (s *Server) each(h func(*view, echo.Context) error) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		k, _ := c.Get(keyContext).(keyEntry)
-		t := s.def
-		if k.Tenant != "" {
-			t = s.tenants[k.Tenant]
-			if t == nil { // New checked every key's tenant: this is a bug, and must not fall back
-				return fmt.Errorf("key %s: tenant %q is not served", k.Key, k.Tenant)
-			}
+		t := s.tenantNamed(k.Tenant)
+		if t == nil { // New checked every key's tenant: this is a bug, and must not fall back
+			return fmt.Errorf("key %s: tenant %q is not served", k.Key, k.Tenant)
 		}
 		v, err := t.viewFor(c, k)
 		if err != nil {
