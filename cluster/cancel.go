@@ -19,9 +19,8 @@ const maxCause = 1024
 
 // cancelSubject is the subject that asks for run's cancel.
 func (n *Node) cancelSubject(tenant, run string) (string, bool) {
-	t, ok1 := token(tenant)
-	r, ok2 := token(run)
-	return n.cfg.Name + ".cancel." + t + "." + r, ok1 && ok2 && run != ""
+	key, ok := runKey(tenant, run)
+	return n.cfg.Name + ".cancel." + key, ok
 }
 
 // CancelRun asks every node to cancel run for cause, and returns the answer of the node that
@@ -38,7 +37,8 @@ func (n *Node) CancelRun(ctx context.Context, tenant, run, cause string) (answer
 	}
 	cause = strings.ToValidUTF8(cause[:min(len(cause), maxCause)], "")
 	pctx, pcancel := context.WithTimeout(ctx, submitWait)
-	_, err = n.cancels.Put(pctx, cancelKey(tenant, run), []byte(cause))
+	key, _ := runKey(tenant, run)
+	_, err = n.cancels.Put(pctx, key, []byte(cause))
 	pcancel()
 	if err != nil {
 		return "", false, fmt.Errorf("cluster: keep the cancel of run %q: %w", run, err)

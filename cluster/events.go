@@ -62,14 +62,20 @@ func token(s string) (string, bool) {
 	return s, validName(s)
 }
 
+// runKey is "<tenant>.<run>", the last tokens of a run's subjects and its key in the cancels
+// bucket; false when run (or tenant) is no name.
+func runKey(tenant, run string) (string, bool) {
+	t, ok := token(tenant)
+	return t + "." + run, ok && validName(run)
+}
+
 // eventSubject is the subject of run's events.
 func (n *Node) eventSubject(tenant, run string) (string, error) {
-	t, ok1 := token(tenant)
-	r, ok2 := token(run)
-	if !ok1 || !ok2 || run == "" {
+	key, ok := runKey(tenant, run)
+	if !ok {
 		return "", fmt.Errorf("%w: %q of tenant %q is not a run id", ErrNoEvents, run, tenant)
 	}
-	return n.cfg.Name + ".events." + t + "." + r, nil
+	return n.cfg.Name + ".events." + key, nil
 }
 
 // LastEvent is the number of the last event of run the stream holds, 0 when none: a node that

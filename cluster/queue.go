@@ -37,22 +37,17 @@ const (
 // Names of the buckets of cancels asked for runs no node held yet.
 func cancelsBucket(name string) string { return strings.ToUpper(name) + "_CANCELS" }
 
-// runSubject is the subject of tenant's queued runs.
-func (n *Node) runSubject(tenant string) (string, bool) {
-	t, ok := token(tenant)
-	return n.cfg.Name + ".runs." + t, ok
-}
-
 // SubmitRun queues run of tenant for whichever node has room, with body (what the node that
 // takes it needs; this package does not read it). queued is false when the queue refuses it
 // (--tenant-max-queue or --cluster-max-queue reached): the run is not queued and why says so.
 // A submission is deduplicated by run; it is retried within submitWait while the cluster
 // elects a leader, and err is set when it could not be made at all.
 func (n *Node) SubmitRun(ctx context.Context, tenant, run string, body []byte) (queued bool, why string, err error) {
-	subj, ok := n.runSubject(tenant)
-	if !ok || !validName(run) {
+	if _, ok := runKey(tenant, run); !ok {
 		return false, fmt.Sprintf("%q of tenant %q is not a run id", run, tenant), nil
 	}
+	t, _ := token(tenant)
+	subj := n.cfg.Name + ".runs." + t // one subject per tenant: its queue is bounded apart
 	m := nats.NewMsg(subj)
 	m.Header.Set(headerRun, run)
 	m.Data = body
@@ -222,19 +217,14 @@ func (n *Node) probe() {
 	}
 }
 
-// cancelKey is the key of run's cancel in the cancels bucket.
-func cancelKey(tenant, run string) string {
-	t, _ := token(tenant)
-	return t + "." + run
-}
-
 // QueuedCancel is the cause of a cancel asked for run while no node held it (it waited in the
 // queue), if one was: the node that takes the run ends it without running it.
 func (n *Node) QueuedCancel(ctx context.Context, tenant, run string) (string, bool) {
-	if _, ok := token(tenant); !ok || !validName(run) {
+	key, ok := runKey(tenant, run)
+	if !ok {
 		return "", false
 	}
-	e, err := n.cancels.Get(ctx, cancelKey(tenant, run))
+	e, err := n.cancels.Get(ctx, key)
 	if err != nil {
 		if !errors.Is(err, jetstream.ErrKeyNotFound) {
 			n.cfg.Logger.Warn("cluster: read the cancels", "run", run, "err", err)
