@@ -278,26 +278,11 @@ func (n *Node) WatchEvents(ctx context.Context, tenant, run string, after int, w
 // member died): measured 4–7 s on this machine.
 const electionWait = 15 * time.Second
 
-// duringElection calls f until it succeeds, fails for a reason other than the cluster having
-// no leader now, or electionWait (or ctx) passes; each try has provisionTry.
+// duringElection is untilLeader for at most electionWait.
 func (n *Node) duringElection(ctx context.Context, f func(context.Context) error) error {
 	ctx, cancel := context.WithTimeout(ctx, electionWait)
 	defer cancel()
-	backoff := minProvisionBackoff
-	for {
-		tctx, tcancel := context.WithTimeout(ctx, provisionTry)
-		err := f(tctx)
-		tcancel()
-		if err == nil || !retryable(err) || ctx.Err() != nil {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, time.Second)
-	}
+	return untilLeader(ctx, f, nil)
 }
 
 // watch follows run's events after the first `after`; ErrNoEvents, unless wait, when the

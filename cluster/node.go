@@ -110,8 +110,8 @@ func Join(ctx context.Context, cfg Config, presence func() Presence) (*Node, err
 	n.life, n.endLife = context.WithCancel(context.Background())
 	n.reached.Store(time.Now().UnixNano())
 	n.say(ctx)
-	n.done.Go(n.sayEvery)
-	n.done.Go(n.probe)
+	n.done.Go(func() { n.every(presenceEvery, n.say) })
+	n.done.Go(func() { n.every(n.cfg.AckWait/3, n.probe) })
 	n.done.Go(n.publishEvents)
 	return n, nil
 }
@@ -180,45 +180,72 @@ func (n *Node) provision(ctx context.Context) error {
 	nodes := jetstream.KeyValueConfig{Bucket: nodesBucket(c.Name), TTL: nodesTTL, Replicas: c.Replicas, Storage: jetstream.FileStorage}
 	cancels := jetstream.KeyValueConfig{Bucket: cancelsBucket(c.Name), TTL: cancelsTTL, Replicas: c.Replicas, Storage: jetstream.FileStorage,
 		MaxValueSize: maxCause, MaxBytes: 64 << 20}
-	backoff := minProvisionBackoff
-	for {
-		// A request made before the members elect a leader goes unanswered: each try has a
-		// deadline of its own.
-		tctx, cancel := context.WithTimeout(ctx, provisionTry)
+	err := untilLeader(ctx, func(ctx context.Context) error {
 		var err error
-		if n.runs, err = n.js.CreateOrUpdateStream(tctx, runs); err == nil {
-			if n.evs, err = n.js.CreateOrUpdateStream(tctx, events); err == nil {
-				if n.nodes, err = n.js.CreateOrUpdateKeyValue(tctx, nodes); err == nil {
-					n.cancels, err = n.js.CreateOrUpdateKeyValue(tctx, cancels)
+		if n.runs, err = n.js.CreateOrUpdateStream(ctx, runs); err == nil {
+			if n.evs, err = n.js.CreateOrUpdateStream(ctx, events); err == nil {
+				if n.nodes, err = n.js.CreateOrUpdateKeyValue(ctx, nodes); err == nil {
+					n.cancels, err = n.js.CreateOrUpdateKeyValue(ctx, cancels)
 				}
 			}
 		}
-		cancel()
-		if err == nil {
-			return nil
-		}
-		if !c.Embedded && (errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, nats.ErrNoResponders)) {
+		if err != nil && !c.Embedded && (errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, nats.ErrNoResponders)) {
 			// An external server without JetStream stays so: say it now, not at SIGTERM.
-			return fmt.Errorf("cluster: the NATS servers at %s do not run JetStream: start them with it (nats-server -js, or jetstream {} in their configuration): %w",
-				redact(c.URLs, ""), err)
+			return permanent{fmt.Errorf("cluster: the NATS servers at %s do not run JetStream: start them with it (nats-server -js, or jetstream {} in their configuration): %w",
+				redact(c.URLs, ""), err)}
 		}
-		if !retryable(err) {
-			return fmt.Errorf("cluster: create the streams of %q: %w", c.Name, err)
+		return err
+	}, func(err error) {
+		c.Logger.Info("cluster: waiting for JetStream: a quorum of the members must be up", "err", err)
+	})
+	var p permanent
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &p):
+		return p.error
+	case !retryable(err):
+		return fmt.Errorf("cluster: create the streams of %q: %w", c.Name, err)
+	}
+	return fmt.Errorf("cluster: JetStream has no quorum yet (start the other members listed in --cluster-routes): %w", err)
+}
+
+// untilLeader calls f until it succeeds, fails for a reason other than the cluster having no
+// JetStream leader now (retryable), or ctx ends, and returns its last error. A request made
+// before the members elect a leader goes unanswered: each try has provisionTry of its own.
+// waiting, when set, hears the first failure that is retried.
+func untilLeader(ctx context.Context, f func(context.Context) error, waiting func(error)) error {
+	backoff := minProvisionBackoff
+	for {
+		tctx, cancel := context.WithTimeout(ctx, provisionTry)
+		err := f(tctx)
+		cancel()
+		if err == nil || !retryable(err) || ctx.Err() != nil {
+			return err
 		}
-		if backoff == minProvisionBackoff {
-			c.Logger.Info("cluster: waiting for JetStream: a quorum of the members must be up", "err", err)
+		if backoff == minProvisionBackoff && waiting != nil {
+			waiting(err)
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("cluster: JetStream has no quorum yet (start the other members listed in --cluster-routes): %w", err)
+			return err
 		case <-time.After(backoff):
 		}
 		backoff = min(2*backoff, time.Second)
 	}
 }
 
+// permanent marks an error no retry can help, whatever it wraps.
+type permanent struct{ error }
+
+func (p permanent) Unwrap() error { return p.error }
+
 // retryable reports whether err is the cluster not being ready yet, rather than refusing.
 func retryable(err error) bool {
+	var p permanent
+	if errors.As(err, &p) {
+		return false
+	}
 	return errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, nats.ErrTimeout) ||
 		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrNoResponders) ||
 		errors.Is(err, jetstream.ErrNoStreamResponse) || strings.Contains(err.Error(), "insufficient resources") ||
@@ -239,16 +266,17 @@ func (n *Node) say(ctx context.Context) {
 	}
 }
 
-func (n *Node) sayEvery() {
-	t := time.NewTicker(presenceEvery)
+// every calls f every d, with a context that ends after d, until the node closes.
+func (n *Node) every(d time.Duration, f func(context.Context)) {
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
 		case <-n.stop:
 			return
 		case <-t.C:
-			ctx, cancel := context.WithTimeout(context.Background(), presenceEvery)
-			n.say(ctx)
+			ctx, cancel := context.WithTimeout(n.life, d)
+			f(ctx)
 			cancel()
 		}
 	}

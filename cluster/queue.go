@@ -196,24 +196,13 @@ func (n *Node) heartbeat(m jetstream.Msg, cancel context.CancelCauseFunc, beat <
 	}
 }
 
-// probe asks JetStream every third of the ack wait whether it answers this node, and keeps the
-// time of its last answer: a node cut from the cluster's majority (a partition of its routes,
-// or of its connection) hears nothing, though its own embedded server still takes its messages.
-func (n *Node) probe() {
-	every := n.cfg.AckWait / 3
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-n.stop:
-			return
-		case <-t.C:
-			ctx, cancel := context.WithTimeout(n.life, every)
-			if _, err := n.js.AccountInfo(ctx); err == nil {
-				n.reached.Store(time.Now().UnixNano())
-			}
-			cancel()
-		}
+// probe asks JetStream whether it answers this node (every third of the ack wait), and keeps
+// the time of its last answer: a node cut from the cluster's majority (a partition of its
+// routes, or of its connection) hears nothing, though its own embedded server still takes its
+// messages.
+func (n *Node) probe(ctx context.Context) {
+	if _, err := n.js.AccountInfo(ctx); err == nil {
+		n.reached.Store(time.Now().UnixNano())
 	}
 }
 
