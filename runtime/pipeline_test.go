@@ -531,7 +531,8 @@ func TestNoWaitRunsNowOrNever(t *testing.T) {
 		t.Errorf("queued %d, events %d; want none", q, events)
 	}
 	cancel()
-	<-first
+	<-first // its result event comes before its slot is given back
+	eventually(t, "the slot to be free", func() bool { return rt.Stats().Admission.Running == 0 })
 	const id = "run_0123456789abcdef01234567"
 	res, err = rt.Run(context.Background(), run.Request{Skill: "hello", NoWait: true, ID: id, Who: testAdmin})
 	if err != nil || res.RunID != id {
