@@ -24,6 +24,8 @@ import (
 // runRequest is the body of POST /v1/skills/{id}/runs.
 type runRequest struct {
 	Args json.RawMessage `json:"args"`
+	// Digest pins the version to run (run.Request.Digest): whole, or at least 8 hex digits.
+	Digest string `json:"digest"`
 }
 
 // anyRunRequest is the body of POST /v1/runs, {"skill": ..., "input": {...}}. "args" is
@@ -33,6 +35,8 @@ type anyRunRequest struct {
 	Skill string          `json:"skill"`
 	Input json.RawMessage `json:"input"`
 	Args  json.RawMessage `json:"args"`
+	// Digest pins the version to run, as in runRequest.
+	Digest string `json:"digest"`
 }
 
 func (s *view) runSkill(c echo.Context) error {
@@ -40,7 +44,7 @@ func (s *view) runSkill(c echo.Context) error {
 	if err := s.decode(c, &req, s.runBodyBytes()); err != nil {
 		return err
 	}
-	return s.run(c, run.Request{Skill: c.Param("id"), Args: req.Args})
+	return s.run(c, run.Request{Skill: c.Param("id"), Args: req.Args, Digest: req.Digest})
 }
 
 // scriptRunRequest is the body of POST /v1/skills/{id}/scripts/{script}/runs: the program's
@@ -85,7 +89,7 @@ func (s *view) runAny(c echo.Context) error {
 			id = alt
 		}
 	}
-	return s.run(c, run.Request{Skill: id, Args: args})
+	return s.run(c, run.Request{Skill: id, Args: args, Digest: req.Digest})
 }
 
 // envelopeBytes is what a run request's body may hold beyond its arguments: the skill's id, the
