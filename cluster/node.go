@@ -56,6 +56,8 @@ type Node struct {
 	events  chan *nats.Msg
 	dropped atomic.Int64
 	cancels jetstream.KeyValue
+	// catalog says which version each installed skill is at (see installs.go).
+	catalog jetstream.KeyValue
 	// held counts the queued runs this node holds; reached is when JetStream last answered it
 	// (unix nanoseconds).
 	held    atomic.Int64
@@ -180,12 +182,16 @@ func (n *Node) provision(ctx context.Context) error {
 	nodes := jetstream.KeyValueConfig{Bucket: nodesBucket(c.Name), TTL: nodesTTL, Replicas: c.Replicas, Storage: jetstream.FileStorage}
 	cancels := jetstream.KeyValueConfig{Bucket: cancelsBucket(c.Name), TTL: cancelsTTL, Replicas: c.Replicas, Storage: jetstream.FileStorage,
 		MaxValueSize: maxCause, MaxBytes: 64 << 20}
+	catalog := jetstream.KeyValueConfig{Bucket: catalogBucket(c.Name), History: 1, Replicas: c.Replicas, Storage: jetstream.FileStorage,
+		MaxValueSize: 256, MaxBytes: maxCatalogBytes}
 	err := untilLeader(ctx, func(ctx context.Context) error {
 		var err error
 		if n.runs, err = n.js.CreateOrUpdateStream(ctx, runs); err == nil {
 			if n.evs, err = n.js.CreateOrUpdateStream(ctx, events); err == nil {
 				if n.nodes, err = n.js.CreateOrUpdateKeyValue(ctx, nodes); err == nil {
-					n.cancels, err = n.js.CreateOrUpdateKeyValue(ctx, cancels)
+					if n.cancels, err = n.js.CreateOrUpdateKeyValue(ctx, cancels); err == nil {
+						n.catalog, err = n.js.CreateOrUpdateKeyValue(ctx, catalog)
+					}
 				}
 			}
 		}
