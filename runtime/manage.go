@@ -193,23 +193,12 @@ func (rt *Runtime) Install(ctx context.Context, id string, files map[string][]by
 			return nil, err
 		}
 	}
-	// Swap: move the old version aside, the new one in, then drop the old. Each rename is atomic;
-	// between the two, the id is briefly absent on disk, never half-written.
-	var old string
-	if _, err := os.Stat(final); err == nil {
-		old = filepath.Join(staging, ".old")
-		if err := os.Rename(final, old); err != nil {
-			return nil, err
-		}
-	}
-	if err := os.Rename(check, final); err != nil {
-		if old != "" {
-			_ = os.Rename(old, final) // put the old version back
-		}
+	if err := swapIn(check, final, staging); err != nil {
 		return nil, err
 	}
 	r := rt.rescan()
 	rt.logger.Info("skill installed", "skill", id, "replaced", exists)
+	rt.announce(ctx, id, s.Digest())
 	// Checked already, in staging: checking it where it now is hashes its files again but finds
 	// its module's check by its hash, and returns it checked, as it was accepted.
 	installed := r.ByID[id]
@@ -254,22 +243,51 @@ func (rt *Runtime) remove(ctx context.Context, id string) error {
 	}
 	rt.reloadMu.Lock()
 	defer rt.reloadMu.Unlock()
-	final := filepath.Join(rt.cfg.SkillDirs[0], id)
-	if _, err := os.Stat(final); err != nil {
+	if _, err := os.Stat(filepath.Join(rt.cfg.SkillDirs[0], id)); err != nil {
 		return run.Errorf(run.KindNotFound, id, nil, "no skill with this id in the first (writable) skills directory")
 	}
-	// Rename first, so the id disappears atomically, then delete at leisure.
-	trash, err := os.MkdirTemp(rt.cfg.SkillDirs[0], "."+id+".removed-")
+	trash, err := discard(rt.cfg.SkillDirs[0], id)
 	if err != nil {
-		return err
-	}
-	if err := os.Rename(final, filepath.Join(trash, id)); err != nil {
-		os.RemoveAll(trash)
 		return err
 	}
 	rt.rescan()
 	rt.logger.Info("skill removed", "skill", id)
+	rt.announce(ctx, id, "")
 	return os.RemoveAll(trash)
+}
+
+// swapIn puts the package dir in place of final (both on one filesystem): the old one is moved
+// into aside, then dir in. Each rename is atomic; between the two, the id is briefly absent on
+// disk, never half-written. A failed swap puts the old one back.
+func swapIn(dir, final, aside string) error {
+	var old string
+	if _, err := os.Stat(final); err == nil {
+		old = filepath.Join(aside, ".old")
+		if err := os.Rename(final, old); err != nil {
+			return err
+		}
+	}
+	if err := os.Rename(dir, final); err != nil {
+		if old != "" {
+			_ = os.Rename(old, final) // put the old version back
+		}
+		return err
+	}
+	return nil
+}
+
+// discard moves root/id out of the way (atomically: the id is gone at once) into a trash
+// directory it returns, for the caller to delete at leisure.
+func discard(root, id string) (string, error) {
+	trash, err := os.MkdirTemp(root, "."+id+".removed-")
+	if err != nil {
+		return "", err
+	}
+	if err := os.Rename(filepath.Join(root, id), filepath.Join(trash, id)); err != nil {
+		os.RemoveAll(trash)
+		return "", err
+	}
+	return trash, nil
 }
 
 // packageRelative rewrites the problems of a package checked in dir to name files as the

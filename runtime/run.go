@@ -237,6 +237,9 @@ func errKind(err *run.Error) run.ErrorKind {
 // run, before anything is charged for it.
 func (rt *Runtime) resolve(ctx context.Context, id string, program bool) (*registry.Skill, *run.Error) {
 	s, ok := rt.lookup(id)
+	if !ok && rt.catchUp(ctx, id) { // installed on another replica, not yet told here
+		s, ok = rt.lookup(id)
+	}
 	switch {
 	case !ok:
 		return nil, rt.missing(id)

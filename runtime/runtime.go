@@ -191,6 +191,8 @@ type Runtime struct {
 	following chan struct{}
 	// versions is the view of Config.Versions (nil without it).
 	versions *versions
+	// installs is set when this tenant's installs are shared with other replicas (ShareInstalls).
+	installs atomic.Pointer[sharedInstalls]
 
 	// users are the views of users of this tenant (see User), made when first asked for; over
 	// are the Runtimes made over this one (Config.Under, see under.go).
@@ -633,6 +635,9 @@ func (rt *Runtime) Close(ctx context.Context) error {
 	rt.startClose() // refuses this Runtime's runs waiting in the admission queue
 	if rt.following != nil {
 		<-rt.following
+	}
+	if sh := rt.installs.Load(); sh != nil {
+		sh.done.Wait()
 	}
 	rt.background.stop()
 	rt.saveIndex()

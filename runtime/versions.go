@@ -275,6 +275,16 @@ func (rt *Runtime) pick(ctx context.Context, cur *registry.Skill, pin string, wh
 	var v version.Version
 	if pin != "" {
 		d, derr := matchDigest(list, pin)
+		if derr != nil && errors.Is(derr, version.ErrNotFound) {
+			// A version recorded elsewhere (another replica) since the catalog last read the
+			// store: read its changes now, once, rather than refuse it.
+			vs := rt.versionsOf(id)
+			vs.fresh(ctx, id)
+			if l, err := vs.list(ctx, id); err == nil {
+				list = l
+				d, derr = matchDigest(list, pin)
+			}
+		}
 		if derr != nil {
 			if recErr != nil {
 				return nil, storeDown(id, recErr)

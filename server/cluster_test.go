@@ -145,7 +145,8 @@ func TestClusterStandInForALargeResult(t *testing.T) {
 
 // clusterPair is two replicas that share a SQLite run history and are nodes of one cluster,
 // serving ticker with keys and admission.
-func clusterPair(t *testing.T, keys []APIKey, admission runtime.Admission) (a, b *testEnv, s store.Store) {
+// twoNodes is two nodes of one cluster of one: hub embeds the NATS server, other joins it.
+func twoNodes(t *testing.T) (hub, other *cluster.Node) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
@@ -154,11 +155,17 @@ func clusterPair(t *testing.T, keys []APIKey, admission runtime.Admission) (a, b
 		t.Fatal(err)
 	}
 	t.Cleanup(hub.Close)
-	other, err := cluster.Join(ctx, cluster.Config{URLs: []string{hub.URL()}, NodeID: "b"}, nil)
-	if err != nil {
+	if other, err = cluster.Join(ctx, cluster.Config{URLs: []string{hub.URL()}, NodeID: "b"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(other.Close)
+	return hub, other
+}
+
+func clusterPair(t *testing.T, keys []APIKey, admission runtime.Admission) (a, b *testEnv, s store.Store) {
+	t.Helper()
+	hub, other := twoNodes(t)
+	var err error
 	if s, err = sqlite.Open(t.Context(), filepath.Join(t.TempDir(), sqlite.FileName)); err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"mime/multipart"
 	"net"
 	"net/http"
 	"os"
@@ -44,11 +45,16 @@ func TestClusterEndToEnd(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "execute.wasm"), wasm, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	echoUpload = multipartOf(t, map[string][]byte{
+		"skill.json":   []byte(`{"id":"echoed","name":"echoed","description":"answers its arguments","parameters":{"type":"object"}}`),
+		"execute.wasm": mustRead(t, filepath.Join("..", "..", "testdata", "wasm", "echo.wasm")),
+	})
 	bin := binary(t)
 	routes := []string{freePort(t), freePort(t), freePort(t)}
 	nodes := make([]*serveProc, 3)
 	for i := range nodes {
-		nodes[i] = startServe(t, bin, false, "serve", "--addr", "127.0.0.1:0", "--skills", skills, "--database", dsn,
+		// Each its own first skills directory, where uploads go, over the skills shipped with all.
+		nodes[i] = startServe(t, bin, false, "serve", "--addr", "127.0.0.1:0", "--skills", t.TempDir(), "--skills", skills, "--database", dsn,
 			"--data-dir", t.TempDir(), "--cluster", "embedded", "--cluster-listen", "127.0.0.1:0",
 			"--cluster-peer-listen", routes[i], "--cluster-routes", strings.Join(routes, ","), "--node-id", fmt.Sprintf("n%d", i),
 			"--max-runs", "1", "--run-ack-wait", "2s", "--memory-budget", "768MiB", "--compile-memory", "256MiB")
@@ -85,6 +91,37 @@ func TestClusterEndToEnd(t *testing.T) {
 	if !strings.HasPrefix(rest[0], "5:") || !strings.HasSuffix(rest[len(rest)-1], ":result") {
 		t.Fatalf("resumed after 4 on another replica: %v", rest)
 	}
+
+	// An install on one replica runs at once on another, and the third follows; so does a
+	// removal.
+	installed := time.Now()
+	upload := func(p *serveProc, method, url string) string {
+		t.Helper()
+		code, body, _ := httpDo(t, method, p.base+url, echoUpload.body, "Content-Type", echoUpload.ctype)
+		if code/100 != 2 {
+			t.Fatalf("%s %s: %d %s", method, url, code, body)
+		}
+		return body
+	}
+	upload(nodes[0], "POST", "/v1/skills")
+	if code, body, _ := httpDo(t, "POST", nodes[2].base+"/v1/skills/echoed/runs", `{"args":{"n":1}}`, "Content-Type", "application/json"); code != 200 || !strings.Contains(body, `"success":true`) {
+		t.Fatalf("a run at once on another replica of a skill just installed: %d %s", code, body)
+	}
+	ranAt := time.Since(installed)
+	if !within(hangTimeout, func() bool { code, _, _ := httpDo(t, "GET", nodes[1].base+"/v1/skills/echoed", ""); return code == 200 }) {
+		t.Fatal("the third replica never installed the skill")
+	}
+	t.Logf("installed on one replica: ran on another %v after the upload began; listed on the third %v after", ranAt.Round(time.Millisecond), time.Since(installed).Round(time.Millisecond))
+	removed := time.Now()
+	if code, body, _ := httpDo(t, "DELETE", nodes[1].base+"/v1/skills/echoed", ""); code/100 != 2 {
+		t.Fatalf("delete on the third replica: %d %s", code, body)
+	}
+	for _, p := range []*serveProc{nodes[0], nodes[2]} {
+		if !within(hangTimeout, func() bool { code, _, _ := httpDo(t, "GET", p.base+"/v1/skills/echoed", ""); return code == 404 }) {
+			t.Fatalf("%s still lists the skill removed elsewhere", p.base)
+		}
+	}
+	t.Logf("removed on one replica: gone from the others %v later", time.Since(removed).Round(time.Millisecond))
 
 	// Every slot taken: a run goes to the cluster's queue, and runs where a slot frees.
 	busy := []string{submit(t, nodes[0], endless, "running"), submit(t, nodes[1], endless, "running"), submit(t, nodes[2], endless, "running")}
@@ -125,6 +162,36 @@ func TestClusterEndToEnd(t *testing.T) {
 	if code != 200 || !strings.Contains(body, `"status":"interrupted"`) {
 		t.Fatalf("the killed node's run in the history: %d %s", code, body)
 	}
+}
+
+// echoUpload is the multipart body of an upload of the skill echoed.
+var echoUpload struct{ body, ctype string }
+
+// multipartOf is files as a multipart form, one file field each, and its content type.
+func multipartOf(t *testing.T, files map[string][]byte) struct{ body, ctype string } {
+	t.Helper()
+	var buf strings.Builder
+	w := multipart.NewWriter(&buf)
+	for name, data := range files {
+		fw, err := w.CreateFormFile(name, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fw.Write(data)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return struct{ body, ctype string }{buf.String(), w.FormDataContentType()}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }
 
 // submit starts ticker asynchronously on p with body and wants 202 with status; it returns the

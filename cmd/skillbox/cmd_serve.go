@@ -113,6 +113,9 @@ var cmdServe = &command{
 		if node != nil {
 			fmt.Fprintf(e.stderr, "skillbox: node %s of cluster %q\n", e.cluster.NodeID, e.cluster.Name)
 			opts.Cluster = node
+			if err := rt.ShareInstalls(node); err != nil {
+				return e.fail(exitFailed, "%v", err)
+			}
 		}
 		if h != nil {
 			opts.History = h.store
@@ -124,7 +127,12 @@ var cmdServe = &command{
 			}
 			defer closeTenants()
 			opts.Tenants = ts
-			for _, t := range ts {
+			for name, t := range ts {
+				if node != nil {
+					if err := t.Runtime.ShareInstalls(node); err != nil {
+						return e.fail(exitFailed, "tenant %s: %v", name, err)
+					}
+				}
 				if e.watch {
 					go t.Runtime.Watch(ctx, 0)
 				}
