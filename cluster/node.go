@@ -58,6 +58,10 @@ type Node struct {
 	cancels jetstream.KeyValue
 	// catalog says which version each installed skill is at (see installs.go).
 	catalog jetstream.KeyValue
+	// quota holds each tenant's quota across the nodes; mine, what this node holds of it (see
+	// quota.go).
+	quota jetstream.KeyValue
+	mine  quotaMine
 	// held counts the queued runs this node holds; reached is when JetStream last answered it
 	// (unix nanoseconds).
 	held    atomic.Int64
@@ -184,15 +188,19 @@ func (n *Node) provision(ctx context.Context) error {
 		MaxValueSize: maxCause, MaxBytes: 64 << 20}
 	catalog := jetstream.KeyValueConfig{Bucket: catalogBucket(c.Name), History: 1, Replicas: c.Replicas, Storage: jetstream.FileStorage,
 		MaxValueSize: 256, MaxBytes: maxCatalogBytes}
+	quota := jetstream.KeyValueConfig{Bucket: quotaBucket(c.Name), History: 1, Replicas: c.Replicas, Storage: jetstream.FileStorage,
+		MaxValueSize: maxQuotaValue, MaxBytes: maxQuotaBytes}
 	err := untilLeader(ctx, func(ctx context.Context) error {
 		var err error
 		if n.runs, err = n.js.CreateOrUpdateStream(ctx, runs); err == nil {
-			if n.evs, err = n.js.CreateOrUpdateStream(ctx, events); err == nil {
-				if n.nodes, err = n.js.CreateOrUpdateKeyValue(ctx, nodes); err == nil {
-					if n.cancels, err = n.js.CreateOrUpdateKeyValue(ctx, cancels); err == nil {
-						n.catalog, err = n.js.CreateOrUpdateKeyValue(ctx, catalog)
-					}
-				}
+			n.evs, err = n.js.CreateOrUpdateStream(ctx, events)
+		}
+		for _, b := range []struct {
+			cfg  jetstream.KeyValueConfig
+			into *jetstream.KeyValue
+		}{{nodes, &n.nodes}, {cancels, &n.cancels}, {catalog, &n.catalog}, {quota, &n.quota}} {
+			if err == nil {
+				*b.into, err = n.js.CreateOrUpdateKeyValue(ctx, b.cfg)
 			}
 		}
 		if err != nil && !c.Embedded && (errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, nats.ErrNoResponders)) {
