@@ -313,7 +313,7 @@ func (rt *Runtime) prepare(ctx context.Context, req *run.Request, p *prepared) *
 	}
 	// The tenant's quota, before anything is compiled or waits for admission: a tenant past it
 	// costs the host nothing more.
-	if p.quota, rerr = rt.quota.take(s.ID(), time.Now()); rerr != nil {
+	if p.quota, rerr = rt.quota.take(ctx, s.ID(), time.Now()); rerr != nil {
 		return rerr
 	}
 	if p.job != nil {

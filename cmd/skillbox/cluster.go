@@ -76,3 +76,12 @@ func (e *env) joinCluster(ctx context.Context, rt *runtime.Runtime, logger *slog
 	}
 	return node, nil
 }
+
+// share makes a tenant's Runtime share its installs and its quota with the cluster's other
+// nodes through node.
+func share(rt *runtime.Runtime, node *cluster.Node) error {
+	if err := rt.ShareInstalls(node); err != nil {
+		return err
+	}
+	return rt.ShareQuota(node)
+}

@@ -113,7 +113,7 @@ var cmdServe = &command{
 		if node != nil {
 			fmt.Fprintf(e.stderr, "skillbox: node %s of cluster %q\n", e.cluster.NodeID, e.cluster.Name)
 			opts.Cluster = node
-			if err := rt.ShareInstalls(node); err != nil {
+			if err := share(rt, node); err != nil {
 				return e.fail(exitFailed, "%v", err)
 			}
 		}
@@ -129,7 +129,7 @@ var cmdServe = &command{
 			opts.Tenants = ts
 			for name, t := range ts {
 				if node != nil {
-					if err := t.Runtime.ShareInstalls(node); err != nil {
+					if err := share(t.Runtime, node); err != nil {
 						return e.fail(exitFailed, "tenant %s: %v", name, err)
 					}
 				}
