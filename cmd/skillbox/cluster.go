@@ -15,7 +15,7 @@ import (
 // docs/cluster.md). Without --cluster none of them may be given, and no NATS code runs.
 func clusterFlags(fs *pflag.FlagSet, e *env) {
 	c := &e.cluster
-	fs.StringVar(&e.clusterMode, "cluster", "", "run as one node of a cluster: `embedded` (this process runs a NATS server, its JetStream files in --data-dir) or the nats://HOST:PORT,... URLs of an external NATS cluster; needs --database postgres://... (in progress: nodes join and list each other, runs are not shared yet; see docs/cluster.md)")
+	fs.StringVar(&e.clusterMode, "cluster", "", "run as one node of a cluster: `embedded` (this process runs a NATS server, its JetStream files in --data-dir) or the nats://HOST:PORT,... URLs of an external NATS cluster; needs --database postgres://...: any node answers for any run, runs queue for the node with room, installs and quotas hold on every node (docs/cluster.md)")
 	fs.StringVar(&c.Listen, "cluster-listen", "", "with --cluster embedded: the embedded NATS server's client `HOST:PORT` (default "+cluster.DefaultListen+")")
 	fs.StringVar(&c.PeerListen, "cluster-peer-listen", "", "with --cluster embedded: the `HOST:PORT` this member's NATS routes listen on (none: a cluster of one)")
 	fs.StringSliceVar(&c.Routes, "cluster-routes", nil, "with --cluster embedded: the route `HOST:PORT`s of every member, itself included or not, comma-separated; three members form one cluster")
