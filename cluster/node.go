@@ -66,6 +66,8 @@ type Node struct {
 	// (unix nanoseconds).
 	held    atomic.Int64
 	reached atomic.Int64
+	// backlog is whether runs wait in the queue, as this node last saw it (QueueBacklog).
+	backlog atomic.Bool
 	// life ends when the node closes: what waits on NATS stops waiting.
 	life    context.Context
 	endLife context.CancelFunc

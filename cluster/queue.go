@@ -25,7 +25,7 @@ const (
 	// fetchWait is how long one pull waits for a run; a node with no free slot looks again
 	// every slotPoll.
 	fetchWait = time.Second
-	slotPoll  = 20 * time.Millisecond
+	slotPoll  = 5 * time.Millisecond
 	// notTakenDelay is how long a run a node could not admit after all waits before it is
 	// delivered again (to any node).
 	notTakenDelay = 100 * time.Millisecond
@@ -57,6 +57,7 @@ func (n *Node) SubmitRun(ctx context.Context, tenant, run string, body []byte) (
 	var api *jetstream.APIError
 	switch {
 	case err == nil:
+		n.backlog.Store(true)
 		return true, "", nil
 	case errors.As(err, &api) && strings.Contains(api.Description, "maximum"):
 		// The stream refuses a run past MaxMsgs or MaxMsgsPerSubject (DiscardNew): "maximum
@@ -104,6 +105,12 @@ func (n *Node) ServeRuns(free func() bool, handle func(ctx context.Context, tena
 	return nil
 }
 
+// QueueBacklog reports whether runs wait in the cluster's queue, as this node last saw it (its
+// last take of a run, or its own submission): a new run then joins them (run.Request.Yield).
+// A node whose slots are all taken does not look, and goes on saying what it saw last; once it
+// looks and a whole fetch finds nothing, it says none again.
+func (n *Node) QueueBacklog() bool { return n.backlog.Load() }
+
 // pull is ServeRuns' loop: it asks for a run only when this node has a free slot.
 func (n *Node) pull(cons jetstream.Consumer, free func() bool, handle func(context.Context, queuedRun) bool) {
 	for n.life.Err() == nil {
@@ -126,12 +133,20 @@ func (n *Node) pull(cons jetstream.Consumer, free func() bool, handle func(conte
 			}
 			continue
 		}
+		took := false
 		for m := range batch.Messages() {
+			took = true
+			if md, err := m.Metadata(); err == nil {
+				n.backlog.Store(md.NumPending > 0)
+			}
 			n.held.Add(1)
 			n.done.Go(func() {
 				defer n.held.Add(-1)
 				n.handleRun(m, handle)
 			})
+		}
+		if !took && (batch.Error() == nil || errors.Is(batch.Error(), nats.ErrTimeout)) {
+			n.backlog.Store(false) // a whole fetchWait and nothing came: nothing waits
 		}
 		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && n.life.Err() == nil {
 			n.cfg.Logger.Warn("cluster: take a run from the queue", "err", err)

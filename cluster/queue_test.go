@@ -52,6 +52,46 @@ func TestAQueuedRunIsTakenByANodeWithRoom(t *testing.T) {
 	}
 }
 
+// A node says runs wait in the queue once it queued one, or took one with more behind it, and
+// says none once it took the last.
+func TestQueueBacklogSaysWhetherRunsWait(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), joinBound)
+	defer cancel()
+	a, b := pair(t, ctx)
+	if a.QueueBacklog() || b.QueueBacklog() {
+		t.Fatal("a backlog before any run was queued")
+	}
+	for _, id := range []string{"run_b1", "run_b2"} {
+		if queued, why, err := a.SubmitRun(ctx, "t1", id, []byte(`{}`)); err != nil || !queued {
+			t.Fatalf("submit %s: %v %q %v", id, queued, why, err)
+		}
+	}
+	if !a.QueueBacklog() {
+		t.Fatal("the node that queued runs says none wait")
+	}
+	var room atomic.Bool
+	room.Store(true)
+	got := make(chan string, 2)
+	proceed := make(chan struct{})
+	if err := b.ServeRuns(room.Load, func(_ context.Context, _, run string, _ []byte, _ uint64) bool {
+		room.Store(false) // one at a time, so the test sees what each take says
+		got <- run
+		<-proceed
+		return true
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-got; r != "run_b1" || !b.QueueBacklog() {
+		t.Fatalf("took %s with one more behind it: backlog %v", r, b.QueueBacklog())
+	}
+	room.Store(true)
+	proceed <- struct{}{}
+	if r := <-got; r != "run_b2" || b.QueueBacklog() {
+		t.Fatalf("took the last run %s: backlog %v", r, b.QueueBacklog())
+	}
+	close(proceed)
+}
+
 // waitQueued waits until the queue holds want runs.
 func waitQueued(t *testing.T, ctx context.Context, n *Node, want uint64) {
 	t.Helper()

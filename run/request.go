@@ -57,6 +57,11 @@ type Request struct {
 	// now, instead of waiting in its admission queue: a node of a cluster hands such a run to
 	// another node.
 	NoWait bool
+	// Yield, with NoWait, refuses the run so even when the runtime has room now: runs that came
+	// before it wait elsewhere (a cluster's queue), and go first. A node of a cluster sets it
+	// while its queue holds runs, so a new run joins their line rather than take a slot ahead
+	// of them.
+	Yield bool
 	// ID, when set, is the run's id instead of a new one: "run_" and 24 lowercase hex digits. A
 	// node of a cluster sets it for a run another node accepted and named; a library leaves it
 	// empty.

@@ -533,6 +533,11 @@ func TestNoWaitRunsNowOrNever(t *testing.T) {
 	cancel()
 	<-first // its result event comes before its slot is given back
 	eventually(t, "the slot to be free", func() bool { return rt.Stats().Admission.Running == 0 })
+	// Yield: runs that came first wait elsewhere, so this one is refused though there is room.
+	res, err = rt.Run(context.Background(), run.Request{Skill: "hello", NoWait: true, Yield: true, Who: testAdmin})
+	if !errors.Is(err, run.ErrNoRoomNow) || res.Error == nil || !strings.Contains(res.Error.Message, "wait in the cluster's queue") {
+		t.Fatalf("a run that yields to runs waiting elsewhere: %+v, %v", res.Error, err)
+	}
 	const id = "run_0123456789abcdef01234567"
 	res, err = rt.Run(context.Background(), run.Request{Skill: "hello", NoWait: true, ID: id, Who: testAdmin})
 	if err != nil || res.RunID != id {

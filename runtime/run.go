@@ -176,7 +176,7 @@ func (rt *Runtime) Run(ctx context.Context, req run.Request) (*run.Result, error
 	}
 	s, job, grant, input, c, charge := p.s, p.job, p.grant, p.input, p.c, p.charge
 	var err error
-	ticket, err := rt.admit(ctx, charge, req.NoWait)
+	ticket, err := rt.admit(ctx, charge, req.NoWait, req.Yield)
 	if err != nil {
 		return finish(admissionError(s, err))
 	}
@@ -390,10 +390,13 @@ func (rt *Runtime) validate(s *registry.Skill, req run.Request) ([]byte, *run.Er
 // admit waits for the admission of a run charged charge, until ctx ends or this Runtime closes:
 // a closing Runtime refuses its queued runs (run.ErrClosed) even when the queue is a Shared's
 // that other Runtimes go on using.
-func (rt *Runtime) admit(ctx context.Context, charge int64, noWait bool) (*engine.Ticket, error) {
+func (rt *Runtime) admit(ctx context.Context, charge int64, noWait, yield bool) (*engine.Ticket, error) {
 	if noWait {
 		if err := ctx.Err(); err != nil { // a run that will not wait is not admitted once canceled
 			return nil, err
+		}
+		if yield {
+			return nil, &engine.BusyError{Msg: "runs that came before it wait in the cluster's queue: it joins them", Cause: run.ErrNoRoomNow}
 		}
 		return rt.admission.TryAcquire(charge, true)
 	}

@@ -52,6 +52,8 @@ type Cluster interface {
 	// all (the queue gives it to another node). delivered counts the deliveries, this one
 	// included.
 	ServeRuns(free func() bool, handle func(ctx context.Context, tenant, run string, body []byte, delivered uint64) bool) error
+	// QueueBacklog reports whether runs wait in the queue: a new run then joins them.
+	QueueBacklog() bool
 	// QueuedCancel is the cause of a cancel asked for a run while no node held it, if any.
 	QueuedCancel(ctx context.Context, tenant, run string) (cause string, ok bool)
 	// LastEvent is the number of the last shared event of a run, 0 when none.

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"path/filepath"
 	"reflect"
 	"strconv"
@@ -317,5 +318,33 @@ func TestClusterWatchEndsWithTheHistorysResult(t *testing.T) {
 	}
 	if res := lastResult(t, evs); res.Error == nil || res.Error.Kind != run.KindInterrupted {
 		t.Fatalf("result %+v", res)
+	}
+}
+
+// backlogged is a node that says runs wait in the cluster's queue.
+type backlogged struct{ *cluster.Node }
+
+func (backlogged) QueueBacklog() bool { return true }
+
+// While runs wait in the cluster's queue, a new run joins them, though the node has room: it
+// does not take a slot ahead of them. It still runs, on a node that takes it from the queue.
+func TestClusterNewRunsJoinTheQueueBehindWaitingRuns(t *testing.T) {
+	t.Parallel()
+	hub, other := twoNodes(t)
+	replica := func(node Cluster) *testEnv {
+		dir := t.TempDir()
+		fixture(t, dir, "ticker", manifestJSON("ticker", `"parameters":{"type":"object"},"limits":{"timeoutMs":60000}`), "ticker", nil)
+		sh := testengine.Shared(t, runtime.SharedConfig{CacheDir: testCache, Admission: runtime.Admission{MaxRuns: 2}})
+		return newEnvRuntime(t, Options{Cluster: node}, runtime.Config{Shared: sh}, dir)
+	}
+	a, _ := replica(backlogged{hub}), replica(other)
+	queued := startAsyncStatus(t, a.ts.URL, `{"args":{"count":1,"ms":1}}`, "queued")
+	evs := watch(t, a.ts.URL+queued.Links.Events)
+	if res := lastResult(t, evs); !res.Success {
+		t.Fatalf("the run that joined the queue: %+v", res.Error)
+	}
+	var res run.Result
+	if r := post(t, a.ts.URL+"/v1/skills/ticker/runs", `{"args":{"count":1,"ms":1}}`); r.status != http.StatusOK || json.Unmarshal(r.body, &res) != nil || !res.Success {
+		t.Fatalf("a synchronous run that joined the queue: %s", r)
 	}
 }

@@ -139,8 +139,11 @@ func (s *view) run(c echo.Context, req run.Request) error {
 	// The run's span continues the caller's trace (traceparent, tracestate, baggage).
 	ctx := telemetry.FromHTTP(c.Request().Context(), c.Request().Header)
 	// On a node of a cluster, a run this node cannot admit now goes to the cluster's queue,
-	// for a node with room, rather than wait here.
-	req.NoWait = s.opts.Cluster != nil
+	// for a node with room, rather than wait here; while runs wait there, a new one joins
+	// them rather than take a slot here ahead of them.
+	if s.opts.Cluster != nil {
+		req.NoWait, req.Yield = true, s.opts.Cluster.QueueBacklog()
+	}
 	if async {
 		return s.runAsync(c, ctx, req)
 	}
