@@ -16,7 +16,7 @@ FUZZTIME    ?= 10s
 # with an instrumented compiler. The bound is for a hang, not a measure of speed.
 TESTTIMEOUT ?= 45m
 
-.PHONY: all build install skills sdks guests fixtures interpreters test test-guests test-cluster fuzz soak bench lint check clean
+.PHONY: all build install skills sdks guests fixtures interpreters test test-guests test-cluster bench-cluster fuzz soak bench lint check clean
 
 all: build
 
@@ -80,6 +80,10 @@ soak:
 # processes on loopback (kill -9 mid-run, cancel and events across replicas). CI runs it.
 test-cluster:
 	$(GO) test -tags clustere2e -count=1 -timeout 15m -run TestClusterEndToEnd -v ./cmd/skillbox/
+
+# The cluster's load: 1, 2 and 3 replicas, an I/O-bound and a CPU-bound skill (docs/cluster.md).
+bench-cluster:
+	$(GO) test -tags clustere2e -count=1 -timeout 30m -run '^$$' -bench ClusterLoad -benchtime 1x -v ./cmd/skillbox/
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./runtime/ ./cmd/skillbox/

@@ -185,7 +185,7 @@ func multipartOf(t *testing.T, files map[string][]byte) struct{ body, ctype stri
 	return struct{ body, ctype string }{buf.String(), w.FormDataContentType()}
 }
 
-func mustRead(t *testing.T, path string) []byte {
+func mustRead(t testing.TB, path string) []byte {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -273,7 +273,7 @@ func readStream(t *testing.T, url, after string, n int, deadline time.Time) ([]s
 }
 
 // waitServing waits until p says it serves, and sets its base URL.
-func waitServing(t *testing.T, p *serveProc) {
+func waitServing(t testing.TB, p *serveProc) {
 	t.Helper()
 	if !within(hangTimeout, func() bool {
 		m := servingLine.FindStringSubmatch(p.stderr())

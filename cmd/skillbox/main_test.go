@@ -205,7 +205,7 @@ var testDataDirs sync.Map
 // testDataDir is t's own data directory. A test's commands share one store, and no two tests
 // do: the store keys skill versions by id, and "hello" is a different fixture in each test (a
 // hello that asks for more than another test's would be pending there).
-func testDataDir(t *testing.T) string {
+func testDataDir(t testing.TB) string {
 	if d, ok := testDataDirs.Load(t); ok {
 		return d.(string)
 	}
@@ -271,7 +271,7 @@ func manifest(id, extra string) string {
 	return m + "}"
 }
 
-func writeFile(t *testing.T, path, content string) {
+func writeFile(t testing.TB, path, content string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)

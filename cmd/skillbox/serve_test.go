@@ -61,14 +61,14 @@ func (p *serveProc) wait(d time.Duration) int {
 
 // startServe starts bin with args. When listening is true it waits for the serving line and
 // reads the address from it; otherwise it returns at once.
-func startServe(t *testing.T, bin string, listening bool, args ...string) *serveProc {
+func startServe(t testing.TB, bin string, listening bool, args ...string) *serveProc {
 	t.Helper()
 	return startServeEnv(t, bin, nil, listening, args...)
 }
 
 // startServeEnv is startServe with extra environment variables ("NAME=value"). Its default
 // store is t's own (see testDataDir), unless env sets SKILLBOX_DATA_DIR.
-func startServeEnv(t *testing.T, bin string, env []string, listening bool, args ...string) *serveProc {
+func startServeEnv(t testing.TB, bin string, env []string, listening bool, args ...string) *serveProc {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"--cache-dir", cacheDir}, args...)...)
 	cmd.Env = append(append(os.Environ(), dataDirEnv+"="+testDataDir(t)), env...)
@@ -124,7 +124,7 @@ func startServeEnv(t *testing.T, bin string, env []string, listening bool, args 
 var jsonType = []string{"Content-Type", "application/json"}
 
 // httpDo makes one request; header is name, value pairs ("Host" sets the request's Host).
-func httpDo(t *testing.T, method, url, body string, header ...string) (int, string, http.Header) {
+func httpDo(t testing.TB, method, url, body string, header ...string) (int, string, http.Header) {
 	t.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	if err != nil {

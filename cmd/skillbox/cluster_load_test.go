@@ -1,0 +1,205 @@
+//go:build clustere2e
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	natsserver "github.com/nats-io/nats-server/v2/server"
+
+	"github.com/skillbox-dev/skillbox/internal/pgserver/pgtest"
+)
+
+// Load of one round: clients per run slot, the warm-up and the measured window.
+const (
+	loadClientsPerSlot = 2
+	loadSlots          = 2
+	loadWarm           = time.Second
+	loadWindow         = 5 * time.Second
+)
+
+// BenchmarkClusterLoad measures how the cluster's throughput grows with its replicas (make
+// bench-cluster): 1, 2 and 3 `skillbox serve --cluster nats://...` processes over one NATS
+// server and one PostgreSQL, each with --max-runs 2, and two clients per run slot sending
+// synchronous runs to the replicas in turn. An I/O-bound skill (a fetch of a loopback server
+// that answers after 20 ms) should grow with the replicas; a CPU-bound one (word-count) is
+// flat on a machine of 2 cores, which is the honest answer. Rounds are interleaved (1, 2, 3,
+// 1, 2, 3, ...) on this shared, noisy machine; each metric is the median of its rounds, and
+// the ratios are to one replica in the same run.
+func BenchmarkClusterLoad(b *testing.B) {
+	ctx := context.Background()
+	dsn, err := pgtest.Start(b).NewDatabaseURL(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	natsURL := startNATS(b)
+	slow := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(20 * time.Millisecond)
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, "<html><head><title>slow</title></head></html>")
+	})}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	go slow.Serve(ln)
+	b.Cleanup(func() { slow.Close() })
+
+	skills := b.TempDir()
+	fetcher := filepath.Join(skills, "fetcher")
+	if err := os.MkdirAll(fetcher, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	writeFile(b, filepath.Join(fetcher, "skill.json"), manifest("fetcher", `"parameters":{"url":{"type":"string","required":true}},"permissions":{"network":["127.0.0.1"]}`))
+	writeFile(b, filepath.Join(fetcher, "execute.wasm"), string(mustRead(b, filepath.Join(bundled, "http-get", "execute.wasm"))))
+	wc := filepath.Join(skills, "word-count")
+	if err := os.MkdirAll(wc, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	for _, f := range []string{"skill.json", "execute.wasm"} {
+		writeFile(b, filepath.Join(wc, f), string(mustRead(b, filepath.Join(bundled, "word-count", f))))
+	}
+	policy := filepath.Join(b.TempDir(), "policy.yaml")
+	writeFile(b, policy, "network: [\"127.0.0.1\"]\nallowNetworks: [\"127.0.0.1/32\"]\n")
+	bin := binary(b)
+
+	text := strings.Repeat("the quick brown fox jumps over the lazy dog ", 1500) // 66 KB
+	for _, k := range []struct{ name, skill, body string }{
+		{"io", "fetcher", `{"args":{"url":"http://` + ln.Addr().String() + `/"}}`},
+		{"cpu", "word-count", `{"args":{"text":"` + text + `"}}`},
+	} {
+		rounds := map[int][]loadRound{}
+		for rep := range 3 {
+			for _, n := range []int{1, 2, 3} {
+				name := fmt.Sprintf("load%s%d%d", k.name, n, rep)
+				rounds[n] = append(rounds[n], runLoadRound(b, bin, dsn, natsURL, skills, policy, n, name, k.skill, k.body))
+			}
+		}
+		rate := map[int]float64{}
+		for _, n := range []int{1, 2, 3} {
+			var rates []float64
+			var lat []time.Duration
+			for _, r := range rounds[n] {
+				rates = append(rates, r.rate)
+				lat = append(lat, r.latencies...)
+			}
+			slices.Sort(rates)
+			slices.Sort(lat)
+			rate[n] = rates[len(rates)/2]
+			p50, p99 := lat[len(lat)/2], lat[len(lat)*99/100]
+			b.ReportMetric(rate[n], fmt.Sprintf("%s-runs/s-%dreplicas", k.name, n))
+			b.ReportMetric(float64(p50.Microseconds())/1000, fmt.Sprintf("%s-p50-ms-%dreplicas", k.name, n))
+			b.ReportMetric(float64(p99.Microseconds())/1000, fmt.Sprintf("%s-p99-ms-%dreplicas", k.name, n))
+			b.Logf("%s, %d replica(s): %.0f runs/s (rounds %.0f), p50 %v, p99 %v", k.name, n, rate[n], rates, p50.Round(100*time.Microsecond), p99.Round(100*time.Microsecond))
+		}
+		b.ReportMetric(rate[2]/rate[1], k.name+"-x2/1")
+		b.ReportMetric(rate[3]/rate[1], k.name+"-x3/1")
+		b.Logf("%s: 2 replicas %.2fx one, 3 replicas %.2fx one", k.name, rate[2]/rate[1], rate[3]/rate[1])
+	}
+}
+
+// loadRound is what one round measured: runs/s in the window, and each run's latency.
+type loadRound struct {
+	rate      float64
+	latencies []time.Duration
+}
+
+// runLoadRound starts n replicas of a fresh cluster named name, loads them with synchronous
+// runs of skill for loadWindow after loadWarm, and stops them. Any run that fails fails b.
+func runLoadRound(b *testing.B, bin, dsn, natsURL, skills, policy string, n int, name, skill, body string) loadRound {
+	procs := make([]*serveProc, n)
+	for i := range procs {
+		procs[i] = startServe(b, bin, false, "serve", "--addr", "127.0.0.1:0", "--skills", skills, "--policy", policy,
+			"--database", dsn, "--data-dir", b.TempDir(), "--cluster", natsURL, "--cluster-name", name, "--cluster-replicas", "1",
+			"--node-id", fmt.Sprintf("n%d", i), "--max-runs", fmt.Sprint(loadSlots), "--memory-budget", "512MiB", "--compile-memory", "256MiB")
+	}
+	for _, p := range procs {
+		waitServing(b, p)
+	}
+	defer func() {
+		for _, p := range procs {
+			p.cmd.Process.Signal(syscall.SIGTERM)
+		}
+		for _, p := range procs {
+			if p.wait(hangTimeout) < 0 {
+				p.cmd.Process.Kill()
+			}
+		}
+	}()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	send := func(p *serveProc) error {
+		resp, err := client.Post(p.base+"/v1/skills/"+skill+"/runs", "application/json", strings.NewReader(body))
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(data), `"success":true`) {
+			return fmt.Errorf("%s: %d %s", p.base, resp.StatusCode, data)
+		}
+		return nil
+	}
+	for _, p := range procs { // compiled on every replica before the clock starts
+		if err := send(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+	start := time.Now()
+	from, until := start.Add(loadWarm), start.Add(loadWarm+loadWindow)
+	var (
+		mu   sync.Mutex
+		lat  []time.Duration
+		errs []error
+		wg   sync.WaitGroup
+	)
+	for c := range loadClientsPerSlot * loadSlots * n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := c; time.Now().Before(until); i++ {
+				began := time.Now()
+				err := send(procs[i%n])
+				ended := time.Now()
+				mu.Lock()
+				if err != nil {
+					errs = append(errs, err)
+				} else if began.After(from) && ended.Before(until) {
+					lat = append(lat, ended.Sub(began))
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if len(errs) > 0 {
+		b.Fatalf("%d runs failed, the first: %v", len(errs), errs[0])
+	}
+	return loadRound{rate: float64(len(lat)) / loadWindow.Seconds(), latencies: lat}
+}
+
+// startNATS runs one NATS server with JetStream in this process, on a loopback port, and
+// returns its URL.
+func startNATS(b *testing.B) string {
+	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: b.TempDir(), NoSigs: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	go ns.Start()
+	if !ns.ReadyForConnections(hangTimeout) {
+		b.Fatal("the NATS server did not start")
+	}
+	b.Cleanup(ns.Shutdown)
+	return ns.ClientURL()
+}
