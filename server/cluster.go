@@ -140,11 +140,15 @@ func (s *view) clusterEvents(c echo.Context, id string, after int) (handled bool
 	return s.followEvents(c, id, after, rec.Status == store.StatusRunning)
 }
 
+// historyCheck is how often a watch of a run held elsewhere, with no event meanwhile, asks the
+// history whether the run ended without its result reaching the stream.
+const historyCheck = 5 * time.Second
+
 // followEvents serves run id's events from the cluster, after the first `after`: handled is
-// false when the cluster holds none of them and wait is not set. At each keep-alive, a watch
-// asks the history whether the run has ended: then its result never reached the stream (its
-// node died before it shared it, and the history's lease sweep ended it), and the stream ends
-// with the history's result, without an id (its number is not known).
+// false when the cluster holds none of them and wait is not set. After historyCheck without an
+// event, a watch asks the history whether the run has ended: then its result never reached the
+// stream (its node died before it shared it, and the history's lease sweep ended it), and the
+// stream ends with the history's result, without an id (its number is not known).
 func (s *view) followEvents(c echo.Context, id string, after int, wait bool) (handled bool, err error) {
 	ctx := c.Request().Context()
 	next, stop, err := s.opts.Cluster.WatchEvents(ctx, s.t.name, id, after, wait)
@@ -160,13 +164,15 @@ func (s *view) followEvents(c echo.Context, id string, after int, wait bool) (ha
 	sse.start()
 	sse.c.Response().Flush()
 	sse.mu.Unlock()
+	sent := time.Now()
 	for sse.err == nil {
-		wctx, cancel := context.WithTimeout(ctx, sseKeepAlive)
+		wctx, cancel := context.WithTimeout(ctx, historyCheck)
 		n, name, data, err := next(wctx)
 		cancel()
 		switch {
 		case err == nil:
 			sse.sendRaw(n, name, data)
+			sent = time.Now()
 		case errors.Is(err, io.EOF), ctx.Err() != nil:
 			return true, nil
 		case errors.Is(err, context.DeadlineExceeded):
@@ -174,7 +180,10 @@ func (s *view) followEvents(c echo.Context, id string, after int, wait bool) (ha
 				sse.send(0, "result", run.Event{Type: "result", RunID: id, Result: resultOf(rec)})
 				return true, nil
 			}
-			sse.send(0, "", nil)
+			if time.Since(sent) >= sseKeepAlive {
+				sse.send(0, "", nil)
+				sent = time.Now()
+			}
 		default:
 			// The stream ends; the client resumes with Last-Event-ID, here or on another node.
 			s.logger.Warn("follow a run's events in the cluster", "run", id, "err", err)

@@ -28,8 +28,9 @@ type RecorderOptions struct {
 	// (default 30 s; renewed every third of it). A process that dies mid-run has its runs marked
 	// interrupted between Lease and Lease plus Sweep after its last renewal.
 	Lease time.Duration
-	// Sweep is how often the recorder marks expired runs interrupted and applies Retention
-	// (default 1 minute). Every recorder sweeps, so one live replica is enough.
+	// Sweep is how often the recorder marks expired runs interrupted (default 1 minute). Every
+	// recorder sweeps, so one live replica is enough. Retention is applied with the sweep, at
+	// most once a minute (pruneEvery) however short Sweep is.
 	Sweep time.Duration
 	// Retention bounds the run history of each tenant without a retention of its own in
 	// TenantRetention, the default tenant's included: see [Retention]. MaxRuns counts each
@@ -72,7 +73,13 @@ type Recorder struct {
 	once  sync.Once
 	// refused counts the records the store refused and the writer dropped (Stats.Dropped).
 	refused atomic.Uint64
+	// pruned is when the loop last applied the retention (only the loop reads and writes it).
+	pruned time.Time
 }
+
+// pruneEvery bounds how often the sweep applies the retention: pruning reads every tenant's
+// history, and a short Sweep (a cluster's) is for the leases only.
+const pruneEvery = time.Minute
 
 var (
 	_ history.Recorder = (*Recorder)(nil)
@@ -359,6 +366,10 @@ func (r *Recorder) sweep() {
 	} else if n > 0 {
 		r.opts.Logger.Warn("runs interrupted: their process stopped before they finished", "runs", n)
 	}
+	if time.Since(r.pruned) < pruneEvery {
+		return
+	}
+	r.pruned = time.Now()
 	if _, err := r.Prune(ctx, time.Now()); err != nil {
 		r.opts.Logger.Error("prune run history", "err", err)
 	}

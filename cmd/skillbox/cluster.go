@@ -4,11 +4,20 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/skillbox-dev/skillbox/cluster"
 	"github.com/skillbox-dev/skillbox/runtime"
+)
+
+// A node of a cluster holds its runs in the history on a shorter lease than a single process
+// (30 s, swept every minute): a node that dies leaves runs other nodes' clients watch. It
+// renews every third of the lease, one update per node.
+const (
+	clusterLease = 10 * time.Second
+	clusterSweep = 2 * time.Second
 )
 
 // clusterFlags are serve's flags for running as one node of a cluster on NATS JetStream (see

@@ -52,12 +52,14 @@ func TestClusterEndToEnd(t *testing.T) {
 	bin := binary(t)
 	routes := []string{freePort(t), freePort(t), freePort(t)}
 	nodes := make([]*serveProc, 3)
+	args := make([][]string, 3)
 	for i := range nodes {
 		// Each its own first skills directory, where uploads go, over the skills shipped with all.
-		nodes[i] = startServe(t, bin, false, "serve", "--addr", "127.0.0.1:0", "--skills", t.TempDir(), "--skills", skills, "--database", dsn,
+		args[i] = []string{"serve", "--addr", "127.0.0.1:0", "--skills", t.TempDir(), "--skills", skills, "--database", dsn,
 			"--data-dir", t.TempDir(), "--cluster", "embedded", "--cluster-listen", "127.0.0.1:0",
 			"--cluster-peer-listen", routes[i], "--cluster-routes", strings.Join(routes, ","), "--node-id", fmt.Sprintf("n%d", i),
-			"--max-runs", "1", "--run-ack-wait", "2s", "--memory-budget", "768MiB", "--compile-memory", "256MiB")
+			"--max-runs", "1", "--run-ack-wait", "2s", "--memory-budget", "768MiB", "--compile-memory", "256MiB"}
+		nodes[i] = startServe(t, bin, false, args[i]...)
 	}
 	for _, p := range nodes {
 		waitServing(t, p)
@@ -162,6 +164,30 @@ func TestClusterEndToEnd(t *testing.T) {
 	if code != 200 || !strings.Contains(body, `"status":"interrupted"`) {
 		t.Fatalf("the killed node's run in the history: %d %s", code, body)
 	}
+
+	// The killed node comes back with its state, takes a run of its own (never queued), and is
+	// killed again: the run ends interrupted, by the history's lease, and a watch on another
+	// node ends with its result.
+	nodes[1] = startServe(t, bin, false, args[1]...)
+	waitServing(t, nodes[1])
+	local := submit(t, nodes[1], endless, "running")
+	readEvents(t, nodes[0].base+"/v1/runs/"+local+"/events", "", 2) // it started
+	if err := nodes[1].cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killed = time.Now()
+	nodes[1].wait(hangTimeout)
+	if !within(hangTimeout, func() bool {
+		_, body, _ := httpDo(t, "GET", nodes[2].base+"/v1/runs/"+local, "")
+		return strings.Contains(body, `"status":"interrupted"`)
+	}) {
+		t.Fatalf("the run the killed node took itself never ended interrupted\nn0:\n%s", nodes[0].stderr())
+	}
+	t.Logf("a run its node admitted itself ended interrupted %v after the node was killed (lease 10s, swept every 2s)", time.Since(killed).Round(time.Millisecond))
+	if end := readEvents(t, nodes[0].base+"/v1/runs/"+local+"/events", "2", 0); !strings.HasSuffix(end[len(end)-1], "result") {
+		t.Fatalf("the watch of the killed node's own run: %v", end)
+	}
+	t.Logf("and its watch on another node ended %v after the kill", time.Since(killed).Round(time.Millisecond))
 }
 
 // echoUpload is the multipart body of an upload of the skill echoed.

@@ -225,8 +225,13 @@ func (e *env) openStore(ctx context.Context, record bool) (*localStore, int) {
 		} else {
 			logger = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 		}
-		h.rec, err = store.NewRecorder(h.store, store.RecorderOptions{Logger: logger.With("store", h.where),
-			Retention: e.retention, TenantRetention: e.tenantRetention, Spool: spool})
+		opts := store.RecorderOptions{Logger: logger.With("store", h.where), Retention: e.retention, TenantRetention: e.tenantRetention, Spool: spool}
+		if e.clusterMode != "" {
+			// A node of a cluster that dies has its runs ended interrupted within about
+			// clusterLease plus clusterSweep, by any node's sweep.
+			opts.Lease, opts.Sweep = clusterLease, clusterSweep
+		}
+		h.rec, err = store.NewRecorder(h.store, opts)
 		if err != nil {
 			_ = h.store.Close()
 			return nil, e.fail(exitFailed, "cannot open the spool of run records: %v. Fix: make %s a directory you can write, or pass --spool-dir DIR", err, spool)
