@@ -319,6 +319,11 @@ type Status struct {
 	EventsDropped int64 `json:"events_dropped"`
 	// Held are the queued runs this node holds now.
 	Held int64 `json:"held"`
+	// QueueLeader and EventsLeader are the NATS servers that lead the run queue and the event
+	// stream now ("" without a cluster of servers): the one whose death pauses publishing for
+	// an election.
+	QueueLeader  string `json:"queue_leader,omitempty"`
+	EventsLeader string `json:"events_leader,omitempty"`
 }
 
 // ConsumerLag is one reader of the queue: runs not yet delivered to it, and delivered but not
@@ -368,6 +373,9 @@ func (n *Node) queueStatus(ctx context.Context, st Status) (Status, error) {
 		return st, fmt.Errorf("cluster: the run queue: %w", err)
 	}
 	st.Queued, st.QueueBytes = ri.State.Msgs, ri.State.Bytes
+	if ri.Cluster != nil {
+		st.QueueLeader = ri.Cluster.Leader
+	}
 	for c := range n.runs.ListConsumers(ctx).Info() {
 		st.Consumers = append(st.Consumers, ConsumerLag{Name: c.Name, Pending: c.NumPending, AckPending: c.NumAckPending})
 	}
@@ -376,6 +384,9 @@ func (n *Node) queueStatus(ctx context.Context, st Status) (Status, error) {
 		return st, fmt.Errorf("cluster: the event stream: %w", err)
 	}
 	st.Events, st.EventBytes = ei.State.Msgs, ei.State.Bytes
+	if ei.Cluster != nil {
+		st.EventsLeader = ei.Cluster.Leader
+	}
 	return st, nil
 }
 

@@ -50,32 +50,7 @@ func TestClusterEndToEnd(t *testing.T) {
 		"execute.wasm": mustRead(t, filepath.Join("..", "..", "testdata", "wasm", "echo.wasm")),
 	})
 	bin := binary(t)
-	routes := []string{freePort(t), freePort(t), freePort(t)}
-	nodes := make([]*serveProc, 3)
-	args := make([][]string, 3)
-	for i := range nodes {
-		// Each its own first skills directory, where uploads go, over the skills shipped with all.
-		args[i] = []string{"serve", "--addr", "127.0.0.1:0", "--skills", t.TempDir(), "--skills", skills, "--database", dsn,
-			"--data-dir", t.TempDir(), "--cluster", "embedded", "--cluster-listen", "127.0.0.1:0",
-			"--cluster-peer-listen", routes[i], "--cluster-routes", strings.Join(routes, ","), "--node-id", fmt.Sprintf("n%d", i),
-			"--max-runs", "1", "--run-ack-wait", "2s", "--memory-budget", "768MiB", "--compile-memory", "256MiB"}
-		nodes[i] = startServe(t, bin, false, args[i]...)
-	}
-	for _, p := range nodes {
-		waitServing(t, p)
-	}
-	var st struct {
-		Replicas int `json:"replicas"`
-		Nodes    []struct {
-			Node string `json:"node"`
-		} `json:"nodes"`
-	}
-	if !within(hangTimeout, func() bool {
-		code, body, _ := httpDo(t, "GET", nodes[2].base+"/v1/cluster", "")
-		return code == 200 && json.Unmarshal([]byte(body), &st) == nil && len(st.Nodes) == 3
-	}) || st.Replicas != 3 {
-		t.Fatalf("the cluster: %+v", st)
-	}
+	nodes, args := clusterOf3(t, bin, dsn, skills, "--max-runs", "1")
 
 	// Cancel on another replica, events resumed on a third.
 	endless := `{"args":{"count":100000000,"ms":20}}`
@@ -218,6 +193,45 @@ func mustRead(t testing.TB, path string) []byte {
 		t.Fatal(err)
 	}
 	return data
+}
+
+// clusterStatus is what the test reads of GET /v1/cluster.
+type clusterStatus struct {
+	Replicas int `json:"replicas"`
+	Nodes    []struct {
+		Node string `json:"node"`
+	} `json:"nodes"`
+	QueueLeader string `json:"queue_leader"`
+}
+
+// clusterOf3 starts three `skillbox serve --cluster embedded` processes over PostgreSQL at dsn,
+// n0 to n2, each with its own upload directory over skills, a run ack wait of 2 s, a memory
+// budget of its own and the extra flags, and waits until each lists the three. It returns them
+// and their arguments, to start one again.
+func clusterOf3(t *testing.T, bin, dsn, skills string, extra ...string) ([]*serveProc, [][]string) {
+	t.Helper()
+	routes := []string{freePort(t), freePort(t), freePort(t)}
+	nodes := make([]*serveProc, 3)
+	args := make([][]string, 3)
+	for i := range nodes {
+		// Each its own first skills directory, where uploads go, over the skills shipped with all.
+		args[i] = append([]string{"serve", "--addr", "127.0.0.1:0", "--skills", t.TempDir(), "--skills", skills, "--database", dsn,
+			"--data-dir", t.TempDir(), "--cluster", "embedded", "--cluster-listen", "127.0.0.1:0",
+			"--cluster-peer-listen", routes[i], "--cluster-routes", strings.Join(routes, ","), "--node-id", fmt.Sprintf("n%d", i),
+			"--run-ack-wait", "2s", "--memory-budget", "768MiB", "--compile-memory", "256MiB"}, extra...)
+		nodes[i] = startServe(t, bin, false, args[i]...)
+	}
+	for _, p := range nodes {
+		waitServing(t, p)
+	}
+	var st clusterStatus
+	if !within(hangTimeout, func() bool {
+		code, body, _ := httpDo(t, "GET", nodes[2].base+"/v1/cluster", "")
+		return code == 200 && json.Unmarshal([]byte(body), &st) == nil && len(st.Nodes) == 3
+	}) || st.Replicas != 3 {
+		t.Fatalf("the cluster: %+v", st)
+	}
+	return nodes, args
 }
 
 // submit starts ticker asynchronously on p with body and wants 202 with status; it returns the
