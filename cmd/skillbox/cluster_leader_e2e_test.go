@@ -9,8 +9,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -47,15 +45,7 @@ func TestClusterLeaderDeathUnderLoad(t *testing.T) {
 	go target.Serve(ln)
 	t.Cleanup(func() { target.Close() })
 
-	skills := t.TempDir()
-	fetcher := filepath.Join(skills, "fetcher")
-	if err := os.MkdirAll(fetcher, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, filepath.Join(fetcher, "skill.json"), manifest("fetcher", `"parameters":{"url":{"type":"string","required":true}},"permissions":{"network":["127.0.0.1"]}`))
-	writeFile(t, filepath.Join(fetcher, "execute.wasm"), string(mustRead(t, filepath.Join(bundled, "http-get", "execute.wasm"))))
-	policy := filepath.Join(t.TempDir(), "policy.yaml")
-	writeFile(t, policy, "network: [\"127.0.0.1\"]\nallowNetworks: [\"127.0.0.1/32\"]\n")
+	skills, policy := fetcherSkills(t)
 	nodes, _ := clusterOf3(t, binary(t), dsn, skills, "--max-runs", "2", "--policy", policy)
 	t.Cleanup(func() {
 		if t.Failed() {

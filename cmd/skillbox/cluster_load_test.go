@@ -57,13 +57,7 @@ func BenchmarkClusterLoad(b *testing.B) {
 	go slow.Serve(ln)
 	b.Cleanup(func() { slow.Close() })
 
-	skills := b.TempDir()
-	fetcher := filepath.Join(skills, "fetcher")
-	if err := os.MkdirAll(fetcher, 0o755); err != nil {
-		b.Fatal(err)
-	}
-	writeFile(b, filepath.Join(fetcher, "skill.json"), manifest("fetcher", `"parameters":{"url":{"type":"string","required":true}},"permissions":{"network":["127.0.0.1"]}`))
-	writeFile(b, filepath.Join(fetcher, "execute.wasm"), string(mustRead(b, filepath.Join(bundled, "http-get", "execute.wasm"))))
+	skills, policy := fetcherSkills(b)
 	wc := filepath.Join(skills, "word-count")
 	if err := os.MkdirAll(wc, 0o755); err != nil {
 		b.Fatal(err)
@@ -71,8 +65,6 @@ func BenchmarkClusterLoad(b *testing.B) {
 	for _, f := range []string{"skill.json", "execute.wasm"} {
 		writeFile(b, filepath.Join(wc, f), string(mustRead(b, filepath.Join(bundled, "word-count", f))))
 	}
-	policy := filepath.Join(b.TempDir(), "policy.yaml")
-	writeFile(b, policy, "network: [\"127.0.0.1\"]\nallowNetworks: [\"127.0.0.1/32\"]\n")
 	bin := binary(b)
 
 	text := strings.Repeat("the quick brown fox jumps over the lazy dog ", 1500) // 66 KB
@@ -108,6 +100,21 @@ func BenchmarkClusterLoad(b *testing.B) {
 		b.ReportMetric(rate[3]/rate[1], k.name+"-x3/1")
 		b.Logf("%s: 2 replicas %.2fx one, 3 replicas %.2fx one", k.name, rate[2]/rate[1], rate[3]/rate[1])
 	}
+}
+
+// fetcherSkills is a skills directory with fetcher (the bundled http-get module under a
+// manifest that asks for the loopback host) and a policy that grants it.
+func fetcherSkills(tb testing.TB) (skills, policy string) {
+	skills = tb.TempDir()
+	fetcher := filepath.Join(skills, "fetcher")
+	if err := os.MkdirAll(fetcher, 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	writeFile(tb, filepath.Join(fetcher, "skill.json"), manifest("fetcher", `"parameters":{"url":{"type":"string","required":true}},"permissions":{"network":["127.0.0.1"]}`))
+	writeFile(tb, filepath.Join(fetcher, "execute.wasm"), string(mustRead(tb, filepath.Join(bundled, "http-get", "execute.wasm"))))
+	policy = filepath.Join(tb.TempDir(), "policy.yaml")
+	writeFile(tb, policy, "network: [\"127.0.0.1\"]\nallowNetworks: [\"127.0.0.1/32\"]\n")
+	return skills, policy
 }
 
 // loadRound is what one round measured: runs/s in the window, and each run's latency.
