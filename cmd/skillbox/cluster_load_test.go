@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -33,9 +34,11 @@ const (
 // BenchmarkClusterLoad measures how the cluster's throughput grows with its replicas (make
 // bench-cluster): 1, 2 and 3 `skillbox serve --cluster nats://...` processes over one NATS
 // server and one PostgreSQL, each with --max-runs 2, and two clients per run slot sending
-// synchronous runs to the replicas in turn. An I/O-bound skill (a fetch of a loopback server
-// that answers after 20 ms) should grow with the replicas; a CPU-bound one (word-count) is
-// flat on a machine of 2 cores, which is the honest answer. Rounds are interleaved (1, 2, 3,
+// synchronous runs to the replicas in turn. An I/O-bound skill (io: a C guest that fetches a
+// loopback server answering after 20 ms, twice) should grow with the replicas; io-go is the
+// same wait in a standard Go guest, whose start (its 3.9 MB module instantiated, every run)
+// costs more CPU than the wait; a CPU-bound one (word-count) is flat on a machine of 2 cores,
+// which is the honest answer. Rounds are interleaved (1, 2, 3,
 // 1, 2, 3, ...) on this shared, noisy machine; each metric is the median of its rounds, and
 // the ratios are to one replica in the same run.
 func BenchmarkClusterLoad(b *testing.B) {
@@ -58,6 +61,14 @@ func BenchmarkClusterLoad(b *testing.B) {
 	b.Cleanup(func() { slow.Close() })
 
 	skills, policy := fetcherSkills(b)
+	// The C conformance guest (33 KB): with only fetchUrl given it fetches it twice (GET, POST)
+	// and skips the rest, so a run is I/O: 40 ms of waiting for a few hundred µs of its own.
+	cfetch := filepath.Join(skills, "cfetch")
+	if err := os.MkdirAll(cfetch, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	writeFile(b, filepath.Join(cfetch, "skill.json"), manifest("cfetch", `"parameters":{"type":"object"},"permissions":{"network":["127.0.0.1"]},"limits":{"timeoutMs":60000}`))
+	writeFile(b, filepath.Join(cfetch, "execute.wasm"), string(mustRead(b, filepath.Join("..", "..", "examples", "wasm", "c", "conformance.wasm"))))
 	wc := filepath.Join(skills, "word-count")
 	if err := os.MkdirAll(wc, 0o755); err != nil {
 		b.Fatal(err)
@@ -69,7 +80,8 @@ func BenchmarkClusterLoad(b *testing.B) {
 
 	text := strings.Repeat("the quick brown fox jumps over the lazy dog ", 1500) // 66 KB
 	for _, k := range []struct{ name, skill, body string }{
-		{"io", "fetcher", `{"args":{"url":"http://` + ln.Addr().String() + `/"}}`},
+		{"io", "cfetch", `{"args":{"fetchUrl":"http://` + ln.Addr().String() + `/"}}`},
+		{"io-go", "fetcher", `{"args":{"url":"http://` + ln.Addr().String() + `/"}}`},
 		{"cpu", "word-count", `{"args":{"text":"` + text + `"}}`},
 	} {
 		rounds := map[int][]loadRound{}
@@ -171,7 +183,11 @@ func runLoadRound(b *testing.B, bin, dsn, natsURL, skills, policy string, n int,
 		errs []error
 		wg   sync.WaitGroup
 	)
-	for c := range loadClientsPerSlot * loadSlots * n {
+	perSlot := loadClientsPerSlot
+	if v, err := strconv.Atoi(os.Getenv("SKILLBOX_LOAD_CLIENTS_PER_SLOT")); err == nil && v > 0 {
+		perSlot = v // to see what the overflow to the queue costs: 1 keeps every run local
+	}
+	for c := range perSlot * loadSlots * n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
