@@ -105,10 +105,10 @@ func (n *Node) ServeRuns(free func() bool, handle func(ctx context.Context, tena
 	return nil
 }
 
-// QueueBacklog reports whether runs wait in the cluster's queue, as this node last saw it (its
-// last take of a run, or its own submission): a new run then joins them (run.Request.Yield).
-// A node whose slots are all taken does not look, and goes on saying what it saw last; once it
-// looks and a whole fetch finds nothing, it says none again.
+// QueueBacklog reports whether runs wait in the cluster's queue, as this node last saw it (it
+// queued one, or took one: until that run is admitted, a free slot here is its): a new run then
+// joins them (run.Request.Yield). A node whose slots are all taken does not look, and goes on
+// saying what it saw last; once it looks and a whole fetch finds nothing, it says none again.
 func (n *Node) QueueBacklog() bool { return n.backlog.Load() }
 
 // pull is ServeRuns' loop: it asks for a run only when this node has a free slot.
@@ -136,9 +136,9 @@ func (n *Node) pull(cons jetstream.Consumer, free func() bool, handle func(conte
 		took := false
 		for m := range batch.Messages() {
 			took = true
-			if md, err := m.Metadata(); err == nil {
-				n.backlog.Store(md.NumPending > 0)
-			}
+			// Until it is admitted, a slot here is the taken run's: a new run joins the queue
+			// rather than take it first (and the taken run be given back).
+			n.backlog.Store(true)
 			n.held.Add(1)
 			n.done.Go(func() {
 				defer n.held.Add(-1)

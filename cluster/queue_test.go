@@ -52,8 +52,8 @@ func TestAQueuedRunIsTakenByANodeWithRoom(t *testing.T) {
 	}
 }
 
-// A node says runs wait in the queue once it queued one, or took one with more behind it, and
-// says none once it took the last.
+// A node says runs wait in the queue once it queued one or took one (until it is admitted, the
+// slot is that run's), and says none once a whole fetch found nothing.
 func TestQueueBacklogSaysWhetherRunsWait(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), joinBound)
 	defer cancel()
@@ -82,14 +82,22 @@ func TestQueueBacklogSaysWhetherRunsWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	if r := <-got; r != "run_b1" || !b.QueueBacklog() {
-		t.Fatalf("took %s with one more behind it: backlog %v", r, b.QueueBacklog())
+		t.Fatalf("took %s: backlog %v", r, b.QueueBacklog())
 	}
 	room.Store(true)
 	proceed <- struct{}{}
-	if r := <-got; r != "run_b2" || b.QueueBacklog() {
+	if r := <-got; r != "run_b2" || !b.QueueBacklog() {
 		t.Fatalf("took the last run %s: backlog %v", r, b.QueueBacklog())
 	}
 	close(proceed)
+	room.Store(true) // b looks again, and finds nothing
+	for b.QueueBacklog() {
+		select {
+		case <-ctx.Done():
+			t.Fatal("b still says runs wait in an empty queue")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
 
 // waitQueued waits until the queue holds want runs.

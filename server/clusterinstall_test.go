@@ -130,8 +130,9 @@ func TestClusterInstallsFollowEverywhere(t *testing.T) {
 	if !waitFor(hangGuard, holds(b, "")) {
 		t.Fatal("b still holds greeter that a removed")
 	}
-	if got := leftovers(t, b.dir); len(got) != 0 {
-		t.Fatalf("b's skill directory keeps %v", got)
+	// The old directory is renamed away at once, and deleted just after.
+	if !waitFor(hangGuard, func() bool { return len(leftovers(t, b.dir)) == 0 }) {
+		t.Fatalf("b's skill directory keeps %v", leftovers(t, b.dir))
 	}
 	if r := post(t, b.ts.URL+"/v1/skills/greeter/runs", `{"args":{}}`); r.status != http.StatusNotFound {
 		t.Fatalf("a run of the removed skill on b: %s", r)

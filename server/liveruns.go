@@ -226,6 +226,15 @@ func (b *liveRuns) addPlaced(id string, who runOwner, until time.Time) {
 	b.placed = append(b.placed, r)
 }
 
+// unplace forgets a run addPlaced kept, which the queue then refused.
+func (b *liveRuns) unplace(id string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if r := b.runs[id]; r != nil && r.placed {
+		delete(b.runs, id) // its entry in b.placed goes at its until (prune)
+	}
+}
+
 // end is called once the run has returned with res. The runtime sends the result event of
 // every run it admitted before it returns; should one ever be missing, res stands in for it,
 // so no watcher waits forever and no place stays taken. The run's context is released.

@@ -65,7 +65,13 @@ func (s *view) place(ctx context.Context, req run.Request, refused *run.Result) 
 	if err != nil {
 		return "", fmt.Errorf("encode a run for the cluster's queue: %w", err)
 	}
+	// Kept as placed before it is queued: this node may take it back from the queue at once,
+	// and then holds it (trackQueued) over what it placed, not under it.
+	s.live.addPlaced(id, runOwner{req.Who.Caller(), s.rt.VisibleTo(req.Skill)}, p.Deadline.Add(placedLinger))
 	queued, why, err := cl.SubmitRun(ctx, s.t.name, id, body)
+	if err != nil || !queued {
+		s.live.unplace(id)
+	}
 	switch {
 	case err != nil:
 		return "", &retryError{after: time.Second, err: httpError(http.StatusServiceUnavailable, "busy",
@@ -76,7 +82,6 @@ func (s *view) place(ctx context.Context, req run.Request, refused *run.Result) 
 	}
 	data, _ := json.Marshal(run.Event{Type: "status", RunID: id, Status: "queued"})
 	cl.PublishEvent(s.t.name, id, 1, "status", data)
-	s.live.addPlaced(id, runOwner{req.Who.Caller(), s.rt.VisibleTo(req.Skill)}, p.Deadline.Add(placedLinger))
 	return id, nil
 }
 

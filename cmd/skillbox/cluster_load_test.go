@@ -84,6 +84,9 @@ func BenchmarkClusterLoad(b *testing.B) {
 		{"io-go", "fetcher", `{"args":{"url":"http://` + ln.Addr().String() + `/"}}`},
 		{"cpu", "word-count", `{"args":{"text":"` + text + `"}}`},
 	} {
+		if only := os.Getenv("SKILLBOX_LOAD_KINDS"); only != "" && !slices.Contains(strings.Split(only, ","), k.name) {
+			continue // SKILLBOX_LOAD_KINDS=io,cpu measures those kinds only
+		}
 		rounds := map[int][]loadRound{}
 		for rep := range 3 {
 			for _, n := range []int{1, 2, 3} {
