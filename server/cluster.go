@@ -124,11 +124,14 @@ func standIn(k keptEvent, max int) []byte {
 }
 
 // clusterEvents answers GET /v1/runs/{id}/events for a run another node holds, from the
-// events the cluster shares: handled is false when the run is not in the history or has
-// finished and the cluster holds none of its events (the caller answers as a server alone
-// does). The history says whether the caller may see the run, and whether it is in flight: the
-// events of a run in flight are waited for (its node shares them a moment after they happen),
-// until the history says it finished without any coming (a run whose events were not kept).
+// events the cluster shares: handled is false when the run is not in the history (the caller
+// answers as a server alone does). The history says whether the caller may see the run, and
+// whether it is in flight: the events of a run in flight are waited for (its node shares them a
+// moment after they happen), until the history says it finished without any coming (a run
+// whose events were not kept). A finished run the cluster holds no event of (its node died
+// before it shared them and the lease sweep ended it, or they are older than --keep-events)
+// answers the history's result as its one event, without an id: every run ends with one
+// result event, on every node.
 func (s *view) clusterEvents(c echo.Context, id string, after int) (handled bool, err error) {
 	if s.opts.Cluster == nil {
 		return false, nil
@@ -137,7 +140,11 @@ func (s *view) clusterEvents(c echo.Context, id string, after int) (handled bool
 	if rec == nil {
 		return false, nil
 	}
-	return s.followEvents(c, id, after, rec.Status == store.StatusRunning)
+	if handled, err := s.followEvents(c, id, after, !rec.Status.Final()); handled || !rec.Status.Final() {
+		return handled, err
+	}
+	newSSE(c).send(0, "result", run.Event{Type: "result", RunID: id, Result: resultOf(rec)})
+	return true, nil
 }
 
 // historyCheck is how often a watch of a run held elsewhere, with no event meanwhile, asks the

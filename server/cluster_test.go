@@ -324,6 +324,49 @@ func TestClusterWatchEndsWithTheHistorysResult(t *testing.T) {
 	}
 }
 
+// A run that ended without any of its events reaching the stream (its node died before it
+// shared them, and the history's lease sweep ended it) still has its one result event on
+// every node: the history's, not a 404.
+func TestClusterFinishedRunWithNoSharedEventsAnswersItsResult(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	node, err := cluster.Join(ctx, cluster.Config{Embedded: true, DataDir: t.TempDir(), Listen: "127.0.0.1:0", NodeID: "a"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(node.Close)
+	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), sqlite.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	env := newEnvRuntime(t, Options{History: s, Cluster: node}, runtime.Config{}, t.TempDir())
+	const id = "run_0000000000000000000000fe"
+	now := time.Now()
+	if err := s.BeginRun(ctx, store.Run{ID: id, Skill: "gone", Face: "http", StartedAt: now, Owner: "dead", LeaseUntil: now.Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.SweepRuns(ctx, now.Add(2*time.Hour)); err != nil || n != 1 {
+		t.Fatalf("sweep: %d %v", n, err)
+	}
+	for _, after := range []string{"0", "3"} {
+		resp := openEvents(t, ctx, env.ts.URL+"/v1/runs/"+id+"/events?after="+after)
+		var evs []sseEvent
+		err := readSSE(t, resp.Body, func(e sseEvent) bool { evs = append(evs, e); return true })
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := sequence(evs); len(got) != 1 || got[0] != ":result" {
+			t.Fatalf("after %q: events %v, want the history's result alone", after, got)
+		}
+		if res := lastResult(t, evs); res.Error == nil || res.Error.Kind != run.KindInterrupted {
+			t.Fatalf("result %+v", res)
+		}
+	}
+}
+
 // backlogged is a node that says runs wait in the cluster's queue.
 type backlogged struct{ *cluster.Node }
 
