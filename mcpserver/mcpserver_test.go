@@ -545,7 +545,9 @@ func TestMCPStreamableHTTP(t *testing.T) {
 	defer hs.Close()
 	for _, protocol := range []string{legacyProtocol, newProtocol} {
 		t.Run("protocol="+protocol, func(t *testing.T) {
-			ctx := testContext(t)
+			// Each step has its own deadline: on a busy machine the steps together may take
+			// longer than one step ever should.
+			step := func() context.Context { return testContext(t) }
 			var mu sync.Mutex
 			var logs []string
 			client := mcp.NewClient(&mcp.Implementation{Name: "skillbox-test", Version: "1"}, &mcp.ClientOptions{
@@ -555,12 +557,12 @@ func TestMCPStreamableHTTP(t *testing.T) {
 					logs = append(logs, fmt.Sprint(r.Params.Data))
 				},
 			})
-			cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: hs.URL}, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
+			cs, err := client.Connect(step(), &mcp.StreamableClientTransport{Endpoint: hs.URL}, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer cs.Close()
-			tools, err := cs.ListTools(ctx, nil)
+			tools, err := cs.ListTools(step(), nil)
 			// The toolset, the 4 fixtures and every bundled skill.
 			if want := len(toolset.Names()) + 4 + len(bundledTools(t)); err != nil || len(tools.Tools) != want {
 				t.Fatalf("tools: %v, %d, want %d", err, len(tools.Tools), want)
@@ -576,14 +578,14 @@ func TestMCPStreamableHTTP(t *testing.T) {
 			params := &mcp.CallToolParams{Name: "skill_hello", Arguments: map[string]any{"name": "Ada"}}
 			if protocol == legacyProtocol {
 				// The level lasts for the session.
-				if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+				if err := cs.SetLoggingLevel(step(), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
 					t.Fatal(err)
 				}
 			} else {
 				// Without sessions, each request says the level it wants.
 				params.Meta = mcp.Meta{mcp.MetaKeyLogLevel: "info"}
 			}
-			res, err := cs.CallTool(ctx, params)
+			res, err := cs.CallTool(step(), params)
 			if err != nil || res.IsError || fmt.Sprint(res.StructuredContent) != "map[greeting:Hello, Ada!]" {
 				t.Fatalf("call: %v %+v", err, res)
 			}
@@ -596,7 +598,7 @@ func TestMCPStreamableHTTP(t *testing.T) {
 			if res := call(t, cs, "skill_http_get", map[string]any{"url": "https://example.com/"}); !res.IsError {
 				t.Errorf("http-get under the default policy: %+v", res)
 			}
-			rr, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "skill://hello/SKILL.md"})
+			rr, err := cs.ReadResource(step(), &mcp.ReadResourceParams{URI: "skill://hello/SKILL.md"})
 			if err != nil || !strings.HasPrefix(rr.Contents[0].Text, "---\nname: hello\n") {
 				t.Fatalf("read: %v %+v", err, rr)
 			}
