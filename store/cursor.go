@@ -48,7 +48,7 @@ func (q Query) Check() (Query, error) {
 		return q, fmt.Errorf("%w: limit %d: ask for 1 to %d runs a page", ErrBadQuery, q.Limit, MaxLimit)
 	}
 	if q.Status != "" && !q.Status.Valid() {
-		return q, fmt.Errorf("%w: status %q: use running, succeeded, failed or interrupted", ErrBadQuery, q.Status)
+		return q, fmt.Errorf("%w: status %q: use queued, running, succeeded, failed or interrupted", ErrBadQuery, q.Status)
 	}
 	if q.Cursor != "" {
 		if _, _, err := DecodeCursor(q.Cursor); err != nil {

@@ -124,6 +124,16 @@ func (r *Recorder) BeginRun(ctx context.Context, rec *history.Record) error {
 	return r.add(ctx, run)
 }
 
+// QueueRun records rec as waiting in a cluster's queue, held by no owner, until until (then
+// the sweep ends it busy, unless a node started or ended it). It returns once the record is
+// committed with others', or spooled, as a start does: a node asked for the run a moment later
+// reads it.
+func (r *Recorder) QueueRun(ctx context.Context, rec *history.Record, until time.Time) error {
+	run := fromRecord(rec, false)
+	run.Status, run.LeaseUntil = StatusQueued, until
+	return r.add(ctx, run)
+}
+
 // InterruptRun marks run id interrupted if it is still running under owner (another
 // recorder's): it is written at once, not through the outbox (see store.RunStore).
 func (r *Recorder) InterruptRun(ctx context.Context, id, owner string, now time.Time, message string) (bool, error) {
@@ -137,14 +147,14 @@ func (r *Recorder) FinishRun(ctx context.Context, rec *history.Record) error {
 	return r.add(ctx, RunOf(rec))
 }
 
-// add hands run to the outbox: a start waits until it is written or spooled, an end until it
-// is queued.
+// add hands run to the outbox: a start or a wait returns once it is written or spooled, an
+// end once it is queued.
 func (r *Recorder) add(ctx context.Context, run Run) error {
 	data, err := json.Marshal(run)
 	if err != nil {
 		return fmt.Errorf("record run %s: %w", run.ID, err)
 	}
-	if run.Status == StatusRunning {
+	if !run.Status.Final() {
 		err = r.box.Add(ctx, data)
 	} else {
 		err = r.box.Post(ctx, data)

@@ -48,20 +48,25 @@ type RunStore interface {
 	// BeginRun records a run that was admitted and is about to start: status [StatusRunning],
 	// held by r.Owner until r.LeaseUntil. The owner renews the lease (RenewRuns) while the run
 	// goes on; once it expires, SweepRuns in any process marks the run interrupted. A run the
-	// store has already (its start replayed after its end) is left as it is.
+	// store has already (its start replayed after its end) is left as it is, unless it is
+	// queued: its start replaces that.
 	BeginRun(ctx context.Context, r Run) error
 	// FinishRun records a run's outcome, replacing what BeginRun wrote (or writing it whole when
 	// BeginRun never ran). r.Status must be a final status.
 	FinishRun(ctx context.Context, r Run) error
 	// WriteRuns records several runs' starts and ends in one transaction, in order: a run whose
-	// Status is StatusRunning as BeginRun does, any other as FinishRun does. Writing the same
-	// runs again changes nothing, so a batch that failed can be written again whole.
+	// Status is StatusRunning as BeginRun does, StatusQueued as a run that waits (written
+	// unless the store has the run already: a late note of its wait never undoes its start or
+	// its end), any other as FinishRun does. Writing the same runs again changes nothing, so a
+	// batch that failed can be written again whole.
 	WriteRuns(ctx context.Context, runs []Run) error
 	// RenewRuns moves the lease of every run owner holds that is still running to until, and
 	// says how many it renewed.
 	RenewRuns(ctx context.Context, owner string, until time.Time) (int, error)
-	// SweepRuns marks interrupted every running run whose lease ended before now, and says how
-	// many. Its finish time is when its lease ended: the last moment its owner was known alive.
+	// SweepRuns marks interrupted every running run whose lease ended before now, and failed
+	// (kind busy) every queued run whose lease ended (no node started it, and none will), and
+	// says how many. Its finish time is when its lease ended: for a running run, the last
+	// moment its owner was known alive.
 	SweepRuns(ctx context.Context, now time.Time) (int, error)
 	// InterruptRun marks run id interrupted at now, with message, if it is still running under
 	// owner (of whichever tenant: a run id is the runtime's, random), and says whether it did:
@@ -71,7 +76,7 @@ type RunStore interface {
 	// PruneRuns deletes the finished runs of this store's tenant beyond what keep allows at
 	// now (the newest keep.MaxRuns of that tenant stay), with their artifacts, in one
 	// transaction, and says how many. Other tenants' runs are neither deleted nor counted, and
-	// running runs are never pruned.
+	// running and queued runs are never pruned.
 	PruneRuns(ctx context.Context, keep Retention, now time.Time) (int, error)
 	// RunTenants lists the tenants other than the default ("") that have runs, of every tenant
 	// whichever store it is called on, in byte order, those after after, at most limit (1 to
@@ -106,6 +111,10 @@ type Status string
 
 const (
 	StatusRunning     Status = "running"     // admitted and not finished; its owner holds a lease
+	// StatusQueued is a run a node of a cluster accepted for the cluster's queue, which no node
+	// has started yet: no owner holds it; its lease is when the sweep gives up on it (it waits
+	// at most until then: see SweepRuns). A start (BeginRun) replaces it.
+	StatusQueued Status = "queued"
 	StatusSucceeded   Status = "succeeded"   // finished, and the skill succeeded
 	StatusFailed      Status = "failed"      // finished with an error (ErrorKind says which)
 	StatusInterrupted Status = "interrupted" // its process died (or lost the store) mid-run
@@ -114,14 +123,14 @@ const (
 // Valid says whether s is one of the statuses above.
 func (s Status) Valid() bool {
 	switch s {
-	case StatusRunning, StatusSucceeded, StatusFailed, StatusInterrupted:
+	case StatusRunning, StatusQueued, StatusSucceeded, StatusFailed, StatusInterrupted:
 		return true
 	}
 	return false
 }
 
 // Final says whether a run with status s is over.
-func (s Status) Final() bool { return s.Valid() && s != StatusRunning }
+func (s Status) Final() bool { return s.Valid() && s != StatusRunning && s != StatusQueued }
 
 // Run is one run as the store keeps it. Its JSON is the shape GET /v1/runs answers with; the
 // fields a history.Record shares with it have the same names.

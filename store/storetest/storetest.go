@@ -41,6 +41,7 @@ func Run(t *testing.T, h Harness) {
 		{"TenantRetention", testTenantRetention},
 		{"LeaseSweep", testLeaseSweep},
 		{"InterruptRun", testInterruptRun},
+		{"QueuedRuns", testQueuedRuns},
 		{"KilledProcessInterrupted", testKilledProcess},
 		{"Closed", testClosed},
 		{"VersionFiles", testVersionFiles},

@@ -16,15 +16,15 @@ import (
 const (
 	// pruneOlder is the condition on runs that a run is one of the tenant's finished runs
 	// started before a time.
-	pruneOlder = `tenant = ? AND status <> 'running' AND started_at < ?`
+	pruneOlder = `tenant = ? AND status NOT IN ('running', 'queued') AND started_at < ?`
 	// pruneLastKept finds the oldest of the tenant's newest MaxRuns finished runs.
-	pruneLastKept = `SELECT started_at, id FROM runs WHERE tenant = ? AND status <> 'running'
+	pruneLastKept = `SELECT started_at, id FROM runs WHERE tenant = ? AND status NOT IN ('running', 'queued')
 		ORDER BY started_at DESC, id DESC LIMIT 1 OFFSET ?`
 	// pruneBeyond is the condition on runs that a run is one of the tenant's finished runs
 	// older than a kept one (by start, then id). A row value, as ListRuns's cursor: with
 	// "started_at < ? OR (...)" PostgreSQL may answer the first half from the index of every
 	// tenant's runs (runs_newest) and read them all.
-	pruneBeyond = `tenant = ? AND status <> 'running' AND (started_at, id) < (?, ?)`
+	pruneBeyond = `tenant = ? AND status NOT IN ('running', 'queued') AND (started_at, id) < (?, ?)`
 	// runTenants walks the distinct tenants of runs one index seek at a time (a loose index
 	// scan: SELECT DISTINCT would read every run), at most limit of them.
 	runTenants = `WITH RECURSIVE t (name, n) AS (

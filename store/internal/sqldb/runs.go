@@ -28,7 +28,7 @@ var (
 	runPlaceholders = "(" + strings.TrimSuffix(strings.Repeat("?, ", runColumnCount), ", ") + ")"
 )
 
-// BeginRun records r as running, unless the store has the run already.
+// BeginRun records r as running, unless the store has the run already other than queued.
 func (s *DB) BeginRun(ctx context.Context, r store.Run) error {
 	r.Status = store.StatusRunning
 	return s.WriteRuns(ctx, []store.Run{r})
@@ -42,12 +42,18 @@ func (s *DB) FinishRun(ctx context.Context, r store.Run) error {
 	return s.WriteRuns(ctx, []store.Run{r})
 }
 
-// The statements of WriteRuns, for n rows at once: starts, which leave a run the store has
-// alone (a start replayed after its end must not undo it), and ends, which write the run whole.
-// Both are idempotent and independent of their order, so a batch writes its starts, then its
-// ends, each in as few statements as the placeholders allow.
+// The statements of WriteRuns, for n rows at once: starts and waits, which leave a run the
+// store has alone (a start replayed after its end must not undo it) except that a start
+// replaces a wait, and ends, which write the run whole. All are idempotent and independent of
+// their order, so a batch writes its starts, then its ends, each in as few statements as the
+// placeholders allow. A start over a wait keeps the wait's start time (when the run was
+// accepted: its place in the lists does not move) and its caller's columns, and takes the
+// version, the lease and its owner.
 func beginRunsSQL(n int) string {
-	return `INSERT INTO runs (` + runDetail + `) VALUES ` + rowsOf(n) + ` ON CONFLICT (id) DO NOTHING`
+	return `INSERT INTO runs (` + runDetail + `) VALUES ` + rowsOf(n) + `
+			ON CONFLICT (id) DO UPDATE SET status = excluded.status, version = excluded.version, digest = excluded.digest,
+			owner = excluded.owner, lease_until = excluded.lease_until
+			WHERE runs.status = 'queued' AND excluded.status = 'running' AND runs.tenant = excluded.tenant`
 }
 
 // An end sets what a run's end can change. Its skill and start are its start's, and setting
@@ -81,7 +87,8 @@ const rowsPerStatement = 32
 // statement is its own transaction, without a BEGIN and a COMMIT.
 func (s *DB) WriteRuns(ctx context.Context, runs []store.Run) error {
 	var begins, ends []store.Run
-	last := map[string]int{} // an end's place in ends, by run id
+	last := map[string]int{}  // an end's place in ends, by run id
+	begun := map[string]int{} // a start's or wait's place in begins, by run id
 	for _, r := range runs {
 		if r.Status.Final() {
 			last[r.ID] = -1
@@ -98,9 +105,19 @@ func (s *DB) WriteRuns(ctx context.Context, runs []store.Run) error {
 			return err
 		}
 		if !r.Status.Final() {
-			if _, ended := last[r.ID]; !ended { // an end in the batch writes the run whole
-				begins = append(begins, r)
+			if _, ended := last[r.ID]; ended { // an end in the batch writes the run whole
+				continue
 			}
+			// One row a run in a statement (PostgreSQL refuses to update a row twice in one):
+			// a start replaces a wait, as it does in the table; otherwise the first stays.
+			if i, ok := begun[r.ID]; ok {
+				if begins[i].Status == store.StatusQueued && r.Status == store.StatusRunning {
+					begins[i] = r
+				}
+				continue
+			}
+			begun[r.ID] = len(begins)
+			begins = append(begins, r)
 			continue
 		}
 		// A run id is the runtime's, random; still, a tenant's run never overwrites another's.
@@ -242,7 +259,18 @@ func (s *DB) SweepRuns(ctx context.Context, now time.Time) (int, error) {
 		if err != nil {
 			return err
 		}
-		n, err = res.RowsAffected()
+		if n, err = res.RowsAffected(); err != nil {
+			return err
+		}
+		res, err = tx.ExecContext(ctx, s.q(`UPDATE runs SET status = 'failed', error_kind = 'busy',
+			error_message = 'the run waited in the cluster''s queue past its deadline and no node started it: try again later',
+			finished_at = lease_until, duration_ms = (lease_until - started_at) / 1000000.0, lease_until = NULL
+			WHERE status = 'queued' AND lease_until < ?`), now.UnixNano())
+		if err != nil {
+			return err
+		}
+		queued, err := res.RowsAffected()
+		n += queued
 		return err
 	})
 	return int(n), err
