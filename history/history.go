@@ -55,3 +55,11 @@ type Recorder interface {
 type Interrupter interface {
 	InterruptRun(ctx context.Context, id, owner string, now time.Time, message string) (bool, error)
 }
+
+// Queuer is a Recorder that can keep a run waiting in a cluster's queue before any node
+// starts it, so every node of the cluster reads it meanwhile: the node that starts it records
+// its start (BeginRun) over it, or its end (FinishRun) when it ends without running. until is
+// when the store gives up on a run no node started, and ends it. store.Recorder is one.
+type Queuer interface {
+	QueueRun(ctx context.Context, r *Record, until time.Time) error
+}

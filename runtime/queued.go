@@ -20,21 +20,11 @@ func (rt *Runtime) EndQueued(ctx context.Context, req run.Request, queuedAt time
 	if !run.ValidID(req.ID) {
 		res.RunID = newRunID()
 	}
-	face := req.Face
-	if face == "" {
-		face = run.FaceLibrary
-	}
 	res.DurationMs = float64(time.Since(queuedAt).Microseconds()) / 1000
-	visibleTo := rt.VisibleTo(req.Skill)
-	if s, ok := rt.lookup(req.Skill); ok {
-		res.Version = s.Version()
-	}
-	res.Digest = req.Digest
-	rt.counters.observe("", face, res, false)
-	rec := &history.Record{Result: res, Face: face, Caller: req.Who.Caller(), Tenant: rt.cfg.Tenant, VisibleTo: visibleTo, StartedAt: queuedAt}
-	recordArgs(rec, req, rt.policy.Load().Runs.RecordArguments)
+	rec := rt.queuedRecord(req, queuedAt, res)
+	rt.counters.observe("", rec.Face, res, false)
 	rt.recordEnd(ctx, rec)
-	rt.logger.Info("run ended in the queue", "skill", req.Skill, "run", res.RunID, "face", face, "caller", req.Who.Caller(), "kind", kind)
+	rt.logger.Info("run ended in the queue", "skill", req.Skill, "run", res.RunID, "face", rec.Face, "caller", req.Who.Caller(), "kind", kind)
 	if req.OnEvent != nil {
 		req.OnEvent(run.Event{Type: "result", RunID: res.RunID, Result: res})
 	}
@@ -60,4 +50,42 @@ func (rt *Runtime) InterruptQueued(ctx context.Context, id, skill, owner string)
 	rt.counters.observe("", run.FaceLibrary, res, false)
 	rt.logger.Warn("run interrupted: its node lost it", "skill", skill, "run", id, "owner", owner)
 	return res, true, nil
+}
+
+// RecordQueued records run req (named: req.ID), accepted at queuedAt for a cluster's queue, as
+// waiting there: every node that shares the history reads it until a node starts it (its
+// start replaces the record) or ends it without running (EndQueued). until is when the store
+// gives up on it and ends it busy, should no node ever take it. A recorder that cannot keep a
+// waiting run (history.Queuer) is not asked; an error is the recorder's, and the run waits
+// all the same.
+func (rt *Runtime) RecordQueued(ctx context.Context, req run.Request, queuedAt, until time.Time) error {
+	if !run.ValidID(req.ID) {
+		return fmt.Errorf("runtime: record a queued run: %q is not a run id (name the run in req.ID)", req.ID)
+	}
+	q, ok := rt.cfg.Recorder.(history.Queuer)
+	if !ok {
+		return nil
+	}
+	rec := rt.queuedRecord(req, queuedAt, &run.Result{RunID: req.ID, Skill: req.Skill})
+	if err := q.QueueRun(ctx, rec, until); err != nil {
+		return fmt.Errorf("runtime: record run %s as queued: %w", req.ID, err)
+	}
+	return nil
+}
+
+// queuedRecord is the history's record of res, the result so far of req, a run accepted for a
+// cluster's queue at queuedAt: who asked, through which face, who may see it, the version
+// the skill has here, and the arguments as the policy keeps them.
+func (rt *Runtime) queuedRecord(req run.Request, queuedAt time.Time, res *run.Result) *history.Record {
+	face := req.Face
+	if face == "" {
+		face = run.FaceLibrary
+	}
+	if s, ok := rt.lookup(req.Skill); ok {
+		res.Version = s.Version()
+	}
+	res.Digest = req.Digest
+	rec := &history.Record{Result: res, Face: face, Caller: req.Who.Caller(), Tenant: rt.cfg.Tenant, VisibleTo: rt.VisibleTo(req.Skill), StartedAt: queuedAt}
+	recordArgs(rec, req, rt.policy.Load().Runs.RecordArguments)
+	return rec
 }

@@ -58,3 +58,30 @@ func TestQueuedRunsEndWithOneRecord(t *testing.T) {
 		t.Fatal("a run was interrupted twice")
 	}
 }
+
+// A run accepted for a cluster's queue is in the history as queued, with who asked and its
+// version here, until a node records its start over it; a request with no run id is refused.
+func TestRecordQueuedKeepsTheWaitingRun(t *testing.T) {
+	t.Parallel()
+	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), sqlite.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	rec := storetest.NewRecorder(t, s, store.RecorderOptions{})
+	rt := pipelineRuntime(t, Config{Recorder: rec}, Admission{}, 1000)
+	const id = "run_00000000000000000000000c"
+	queuedAt := time.Now().Add(-time.Second).UTC().Truncate(time.Microsecond)
+	req := run.Request{ID: id, Skill: "hello", Face: run.FaceHTTP, Who: testAdmin, Args: []byte(`{"name":"Ada"}`)}
+	if err := rt.RecordQueued(t.Context(), req, queuedAt, queuedAt.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.FindRun(t.Context(), id)
+	if err != nil || got.Status != store.StatusQueued || got.Skill != "hello" || got.Face != "http" || got.Caller != testAdmin.Caller() ||
+		!got.StartedAt.Equal(queuedAt) || got.ArgsSHA256 == "" || !got.LeaseUntil.Equal(queuedAt.Add(time.Minute)) {
+		t.Fatalf("record %+v, %v", got, err)
+	}
+	if err := rt.RecordQueued(t.Context(), run.Request{Skill: "hello"}, queuedAt, queuedAt); err == nil {
+		t.Fatal("a queued run without an id was recorded")
+	}
+}

@@ -33,7 +33,7 @@ func (s *view) cancelRun(c echo.Context) error {
 		return s.cancelGone(c, id)
 	}
 	if rec.placed {
-		if hist := s.historyOf(c, id); hist != nil { // it started on another node
+		if hist := s.historyOf(c, id); hist != nil && hist.Status != store.StatusQueued { // it started on another node
 			return s.cancelGone(c, id)
 		}
 		return s.cancelElsewhere(c, id, nil, rec.caller)
@@ -58,7 +58,7 @@ func (s *view) cancelGone(c echo.Context, id string) error {
 	switch {
 	case rec == nil:
 		return s.unknownRun(id)
-	case rec.Status == store.StatusRunning && s.opts.Cluster != nil:
+	case !rec.Status.Final() && s.opts.Cluster != nil: // running on a node, or waiting for one
 		return s.cancelElsewhere(c, id, rec, rec.Caller)
 	case rec.Status == store.StatusRunning:
 		return elsewhere(id, "cancel")

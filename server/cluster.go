@@ -214,9 +214,10 @@ func resultOf(r *store.Run) *run.Result {
 }
 
 // cancelElsewhere answers POST /v1/runs/{id}/cancel for a run this node does not run: one the
-// history says is in flight (rec), or one this node queued for the cluster (rec nil; caller
-// is who started it). It asks the cluster's nodes, and the one that holds it cancels it. The
-// key that started the run may, or an admin.
+// history says is in flight or waits in the cluster's queue (rec), or one this node queued
+// for the cluster (rec nil; caller is who started it). It asks the cluster's nodes, and the
+// one that holds it cancels it; a run no node holds yet is canceled by the node that takes it.
+// The key that started the run may, or an admin.
 func (s *view) cancelElsewhere(c echo.Context, id string, rec *store.Run, caller string) error {
 	k, _ := c.Get(keyContext).(keyEntry)
 	if k.Role < access.RoleAdmin && k.Key != caller {
@@ -231,9 +232,9 @@ func (s *view) cancelElsewhere(c echo.Context, id string, rec *store.Run, caller
 		return c.JSON(http.StatusAccepted, cancelAccepted{RunID: id, Status: store.StatusRunning, Links: linksFor(c, id)})
 	case held:
 		return finished(id, store.Status(answer))
-	case rec == nil:
-		// Queued by this node, and no node holds it yet: the cancel is kept, and the node that
-		// takes the run ends it canceled.
+	case rec == nil || rec.Status == store.StatusQueued:
+		// Queued, and no node holds it yet: the cancel is kept, and the node that takes the
+		// run ends it canceled.
 		return c.JSON(http.StatusAccepted, cancelAccepted{RunID: id, Status: placedStatus, Links: linksFor(c, id)})
 	}
 	// No node holds it: it has just finished, or its node has gone.

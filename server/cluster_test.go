@@ -224,10 +224,26 @@ func TestClusterQueuesARunForTheNodeWithRoom(t *testing.T) {
 	busy := startAsyncStatus(t, b.ts.URL, endlessTicks, "running|queued")
 	waitHistory(t, s, busy.RunID, store.StatusRunning)
 	third := startAsyncStatus(t, a.ts.URL, `{"args":{"count":1,"ms":1}}`, "queued")
-	// Its answer says queued, or running when a node that asked for a run while it had room
+	// While it waits, every node reads it: the history has it queued, and b, which did not
+	// queue it, answers its record and its first event, and cancels it.
+	waitHistory(t, s, third.RunID, store.StatusQueued)
+	var rec store.Run
+	if r := get(t, b.ts.URL+"/v1/runs/"+third.RunID); r.status != 200 || json.Unmarshal(r.body, &rec) != nil || rec.Status != store.StatusQueued || rec.Skill != "ticker" {
+		t.Fatalf("the waiting run on the node that did not queue it: %s", r)
+	}
+	resp = openEvents(t, t.Context(), b.ts.URL+third.Links.Events)
+	var first3 []sseEvent
+	if err := readSSE(t, resp.Body, func(e sseEvent) bool { first3 = append(first3, e); return false }); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got := sequence(first3); len(got) != 1 || got[0] != "1:status:queued" {
+		t.Fatalf("the waiting run's events on the node that did not queue it: %v", got)
+	}
+	// The answer says queued, or running when a node that asked for a run while it had room
 	// holds it for the moment it takes to find it has none now (it then gives it back).
-	if r := post(t, a.ts.URL+third.Links.Cancel, ``); r.status != 202 {
-		t.Fatalf("cancel of a run waiting in the queue: %s", r)
+	if r := post(t, b.ts.URL+third.Links.Cancel, ``); r.status != 202 {
+		t.Fatalf("cancel of a run waiting in the queue, on a node that did not queue it: %s", r)
 	}
 	for _, r := range []acceptedReply{first, busy} {
 		if got := post(t, a.ts.URL+r.Links.Cancel, ``); got.status != 202 {

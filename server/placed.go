@@ -82,6 +82,12 @@ func (s *view) place(ctx context.Context, req run.Request, refused *run.Result) 
 	}
 	data, _ := json.Marshal(run.Event{Type: "status", RunID: id, Status: "queued"})
 	cl.PublishEvent(s.t.name, id, 1, "status", data)
+	// Recorded after it is queued: a run the queue refused leaves no record. A node that takes
+	// it first records its start, which this record never undoes.
+	req.ID = id
+	if err := s.rt.RecordQueued(context.WithoutCancel(ctx), req, p.QueuedAt, p.Deadline.Add(placedLinger)); err != nil {
+		s.logger.Error("a queued run is not in the history until it starts", "run", id, "err", err)
+	}
 	return id, nil
 }
 
@@ -142,7 +148,9 @@ func (s *Server) runQueued(ctx context.Context, tenantName, id string, body []by
 		return true
 	}
 	if delivered > 1 && t.history != nil {
-		if rec, err := t.history.FindRun(ctx, id); err == nil {
+		// Delivered again: the history says whether it started (then it is never run again)
+		// or still waits (given back by a node that had no room, or lost before it began).
+		if rec, err := t.history.FindRun(ctx, id); err == nil && rec.Status != store.StatusQueued {
 			return s.interruptLost(ctx, t, rec)
 		}
 	}

@@ -111,13 +111,14 @@ type Status string
 
 const (
 	StatusRunning     Status = "running"     // admitted and not finished; its owner holds a lease
+	StatusSucceeded   Status = "succeeded"   // finished, and the skill succeeded
+	StatusFailed      Status = "failed"      // finished with an error (ErrorKind says which)
+	StatusInterrupted Status = "interrupted" // its process died (or lost the store) mid-run
+
 	// StatusQueued is a run a node of a cluster accepted for the cluster's queue, which no node
 	// has started yet: no owner holds it; its lease is when the sweep gives up on it (it waits
 	// at most until then: see SweepRuns). A start (BeginRun) replaces it.
 	StatusQueued Status = "queued"
-	StatusSucceeded   Status = "succeeded"   // finished, and the skill succeeded
-	StatusFailed      Status = "failed"      // finished with an error (ErrorKind says which)
-	StatusInterrupted Status = "interrupted" // its process died (or lost the store) mid-run
 )
 
 // Valid says whether s is one of the statuses above.

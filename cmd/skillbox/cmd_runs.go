@@ -23,7 +23,7 @@ var cmdRuns = &command{
 	summary: "list the recorded runs, newest first, or print one run whole: skillbox runs RUNID",
 	usage:   "[RUNID] [--tenant NAME] [--skill ID] [--status S] [--since DUR|TIME] [--limit N] [--cursor C]",
 	long: `List the runs recorded in the store (see --data-dir), newest first: every run of skillbox run,
-script, serve and mcp that was not --no-store. Filter by skill, by status (running, succeeded,
+script, serve and mcp that was not --no-store. Filter by skill, by status (queued, running, succeeded,
 failed, interrupted) and by start (--since 2h, 7d, or a time: 2025-06-01, 2025-06-01T12:00:00Z).
 One page at a time: --json prints the page with its next_cursor, which --cursor continues from;
 the table says the --cursor of the next page on stderr.
@@ -44,7 +44,7 @@ at all says so on stderr, with the tenants that have some.`,
 	flags: func(fs *pflag.FlagSet, e *env) {
 		tenantFlag(fs, e, "the runs of tenant `NAME` of serve --tenants, every one of them, its users' own too (default: the default tenant)")
 		fs.StringVar(&e.runs.skill, "skill", "", "only the runs of skill `ID`")
-		fs.StringVar(&e.runs.status, "status", "", "only the runs with status `S`: running, succeeded, failed or interrupted")
+		fs.StringVar(&e.runs.status, "status", "", "only the runs with status `S`: queued, running, succeeded, failed or interrupted")
 		fs.StringVar(&e.runs.since, "since", "", "only the runs started since `DUR|TIME`: a duration back from now (90m, 24h, 7d) or a time (2025-06-01, 2025-06-01 12:00, RFC 3339)")
 		fs.IntVar(&e.runs.limit, "limit", 0, fmt.Sprintf("at most `N` runs (1 to %d; default %d)", store.MaxLimit, store.DefaultLimit))
 		fs.StringVar(&e.runs.cursor, "cursor", "", "the page after the one whose next_cursor is `C`")
@@ -103,7 +103,7 @@ func (f runsFlags) query(now time.Time) (store.Query, error) {
 		return q, fmt.Errorf("--limit %d: give 1 to %d runs a page", f.limit, store.MaxLimit)
 	}
 	if q.Status != "" && !q.Status.Valid() {
-		return q, fmt.Errorf("--status %q: use running, succeeded, failed or interrupted", f.status)
+		return q, fmt.Errorf("--status %q: use queued, running, succeeded, failed or interrupted", f.status)
 	}
 	if f.since != "" {
 		t, err := parseSince(f.since, now)

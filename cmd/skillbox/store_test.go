@@ -260,7 +260,7 @@ func TestRunsCommand(t *testing.T) {
 		verify(t, cli(t, "", "runs", failed.ID))
 	expect{code: exitFailed, stderr: []string{`no run "run_nope"`, "skillbox runs lists"}}.verify(t, cli(t, "", "runs", "run_nope"))
 	for flag, want := range map[string]string{
-		"--status=bad": "--status \"bad\": use running, succeeded, failed or interrupted",
+		"--status=bad": "--status \"bad\": use queued, running, succeeded, failed or interrupted",
 		"--since=3x":   "--since \"3x\": give a duration",
 		"--since=-1h":  "give a positive duration",
 		"--limit=5000": "--limit 5000: give 1 to 1000",
