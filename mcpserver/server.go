@@ -43,6 +43,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillbox-dev/skillbox/agent/toolset"
+	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/skillmd"
 )
@@ -71,6 +72,10 @@ type Options struct {
 	// SessionTimeout closes a streamable HTTP session that has made no request for this long
 	// (default 30 minutes; negative: never).
 	SessionTimeout time.Duration
+	// Run, when set, makes the runs of tool calls (a skill's own tool, run_skill, run_script)
+	// in place of the runtime's Run, with the same contract: a server that is a node of a
+	// cluster passes one that sends a run this node has no room for to the cluster's queue.
+	Run func(ctx context.Context, req run.Request) (*run.Result, error)
 }
 
 func (o Options) withDefaults() Options {
@@ -104,7 +109,9 @@ const instructions = `Skillbox runs skills in WebAssembly sandboxes. Each tool r
 // Server is an MCP server over one Runtime. It is safe for concurrent use, and serves any number
 // of sessions at once.
 type Server struct {
-	rt     *runtime.Runtime
+	rt *runtime.Runtime
+	// runner makes the runs of tool calls: rt, or rt with Options.Run in place of its Run.
+	runner toolset.Author
 	opts   Options
 	logger *slog.Logger
 	mcp    *mcp.Server
@@ -136,6 +143,10 @@ func New(rt *runtime.Runtime, opts Options) *Server {
 		rt: rt, opts: opts, logger: opts.Logger,
 		tools: map[string]string{}, resources: map[string]string{}, prompts: map[string]string{},
 		stop: make(chan struct{}), skillsSlots: make(chan struct{}, maxSkillsAnswers),
+	}
+	s.runner = rt
+	if opts.Run != nil {
+		s.runner = runWith{rt, opts.Run}
 	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: opts.Name, Title: "Skillbox", Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: instructions,
@@ -348,3 +359,13 @@ func (s *Server) hasSessions() bool {
 type nopCloser struct{ io.Writer }
 
 func (nopCloser) Close() error { return nil }
+
+// runWith is a runtime whose runs Options.Run makes; everything else is the runtime's.
+type runWith struct {
+	*runtime.Runtime
+	run func(ctx context.Context, req run.Request) (*run.Result, error)
+}
+
+func (r runWith) Run(ctx context.Context, req run.Request) (*run.Result, error) {
+	return r.run(ctx, req)
+}

@@ -37,7 +37,7 @@ func (s *Server) callToolset(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		events := newNotifier(ctx, req)
 		ctx = toolset.WithOrigin(ctx, toolset.Origin{Face: run.FaceMCP, Who: s.principal(ctx), Remote: s.opts.Remote, OnEvent: events.event})
-		res, text, err := toolset.HandleResult(traced(ctx, req), s.rt, name, []byte(req.Params.Arguments))
+		res, text, err := toolset.HandleResult(traced(ctx, req), s.runner, name, []byte(req.Params.Arguments))
 		events.close() // every notification goes before the result
 		if err != nil && res != nil && res.Error != nil {
 			// As a skill's own tool fails: "<kind>: <message>", with the run's _meta.
@@ -53,7 +53,7 @@ func (s *Server) callTool(id string, out *resultSchema) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		args := []byte(req.Params.Arguments) // none, or null, the runtime reads as {}
 		events := newNotifier(ctx, req)
-		res, err := s.rt.Run(traced(ctx, req), run.Request{Skill: id, Args: args, Face: run.FaceMCP, Who: s.principal(ctx), OnEvent: func(e run.Event) {
+		res, err := s.runner.Run(traced(ctx, req), run.Request{Skill: id, Args: args, Face: run.FaceMCP, Who: s.principal(ctx), OnEvent: func(e run.Event) {
 			events.event(id, e)
 		}})
 		events.close() // every notification goes before the result

@@ -152,3 +152,15 @@ func codeFor(status int) string {
 	}
 	return "error"
 }
+
+// apiMessage is the message a client of the HTTP face reads for err: an HTTP error's own
+// message, else err's text. A face that is not HTTP's says the same.
+func apiMessage(err error) string {
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		if body, ok := he.Message.(apiErrorBody); ok {
+			return body.Message
+		}
+	}
+	return err.Error()
+}

@@ -95,7 +95,16 @@ func (s *view) place(ctx context.Context, req run.Request, refused *run.Result) 
 // request that placed it: to sse when the client asked for events (each with its number, as
 // any node serves them), and the result to return. A client that goes away cancels the run.
 func (s *view) awaitPlaced(c echo.Context, id string, sse *sseWriter) (*run.Result, error) {
-	ctx := c.Request().Context()
+	if sse == nil {
+		return s.awaitResult(c.Request().Context(), id, nil, nil)
+	}
+	return s.awaitResult(c.Request().Context(), id, sse.sendRaw, func() { sse.send(0, "", nil) })
+}
+
+// awaitResult follows a placed run's events in the cluster to its result: each event to each
+// as it comes (nil: none), and quiet after each sseKeepAlive without one. A ctx that ends
+// cancels the run. Its errors are the HTTP face's: the events could not be read.
+func (s *view) awaitResult(ctx context.Context, id string, each func(n int, name string, data []byte), quiet func()) (*run.Result, error) {
 	next, stop, err := s.opts.Cluster.WatchEvents(ctx, s.t.name, id, 0, true)
 	if err != nil {
 		return nil, httpError(http.StatusServiceUnavailable, "cluster_unavailable", "run %q was queued, and its events cannot be read from the cluster now: %v", id, err)
@@ -111,8 +120,8 @@ func (s *view) awaitPlaced(c echo.Context, id string, sse *sseWriter) (*run.Resu
 			_, _, _ = s.opts.Cluster.CancelRun(context.WithoutCancel(ctx), s.t.name, id, "its client went away")
 			return nil, ctx.Err()
 		case errors.Is(err, context.DeadlineExceeded):
-			if sse != nil {
-				sse.send(0, "", nil)
+			if quiet != nil {
+				quiet()
 			}
 			continue
 		case errors.Is(err, io.EOF):
@@ -120,8 +129,8 @@ func (s *view) awaitPlaced(c echo.Context, id string, sse *sseWriter) (*run.Resu
 		default:
 			return nil, httpError(http.StatusServiceUnavailable, "cluster_unavailable", "run %q: its events cannot be read from the cluster now: %v", id, err)
 		}
-		if sse != nil {
-			sse.sendRaw(n, name, data)
+		if each != nil {
+			each(n, name, data)
 		}
 		if name != "result" {
 			continue
@@ -132,6 +141,57 @@ func (s *view) awaitPlaced(c echo.Context, id string, sse *sseWriter) (*run.Resu
 		}
 		return e.Result, nil
 	}
+}
+
+// clusterRun makes a run of a face other than HTTP's (MCP's tool calls) on a node of a
+// cluster, as the HTTP face makes its own: a run this node cannot admit now goes to the
+// cluster's queue for a node with room, and while runs wait there a new one joins them. Its
+// events reach req.OnEvent as they are shared, and its result is returned. A run the queue
+// refuses, or whose result cannot be read, is refused as the runtime refuses one (its result
+// says why, with the run's id when it has one).
+func (s *view) clusterRun(ctx context.Context, req run.Request) (*run.Result, error) {
+	req.NoWait, req.Yield = true, s.opts.Cluster.QueueBacklog()
+	res, err := s.rt.Run(ctx, req)
+	if !s.placeable(err) {
+		return res, err
+	}
+	onEvent := req.OnEvent
+	req.OnEvent = nil
+	id, err := s.place(ctx, req, res)
+	if err != nil {
+		return refusedResult(res, run.KindBusy, err), err
+	}
+	var each func(int, string, []byte)
+	if onEvent != nil {
+		each = func(_ int, _ string, data []byte) {
+			var e run.Event
+			if json.Unmarshal(data, &e) == nil && e.Type != "result" { // the result is returned
+				onEvent(e)
+			}
+		}
+	}
+	out, err := s.awaitResult(ctx, id, each, nil)
+	if err != nil {
+		kind := run.KindInternal
+		if ctx.Err() != nil {
+			kind = run.KindCanceled
+		}
+		res.RunID = id
+		return refusedResult(res, kind, err), err
+	}
+	if out.Error != nil {
+		return out, &run.Error{Kind: out.Error.Kind, Message: out.Error.Message}
+	}
+	return out, nil
+}
+
+// refusedResult is res refused with kind, for err: the message a client of the HTTP face
+// would read.
+func refusedResult(res *run.Result, kind run.ErrorKind, err error) *run.Result {
+	out := *res
+	out.Success, out.Result = false, nil
+	out.Error = &run.ResultError{Kind: kind, Message: apiMessage(err)}
+	return &out
 }
 
 // runQueued runs a run this node took from the cluster's queue (the handler of

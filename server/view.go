@@ -66,8 +66,12 @@ func (s *Server) newTenant(name string, rt *runtime.Runtime, history History, lo
 
 // newView is a view of t through rt (t's own Runtime, or one of its users').
 func (t *tenant) newView(rt *runtime.Runtime) *view {
-	v := &view{Server: t.srv, t: t, rt: rt, history: t.history, logger: t.logger, live: t.live, agent: newAgentSkills(),
-		mcp: mcpserver.New(rt, mcpserver.Options{Logger: t.logger, Remote: true, Offer: t.srv.opts.Offer})}
+	v := &view{Server: t.srv, t: t, rt: rt, history: t.history, logger: t.logger, live: t.live, agent: newAgentSkills()}
+	mopts := mcpserver.Options{Logger: t.logger, Remote: true, Offer: t.srv.opts.Offer}
+	if t.srv.opts.Cluster != nil { // a tool call this node has no room for goes to the cluster's queue
+		mopts.Run = v.clusterRun
+	}
+	v.mcp = mcpserver.New(rt, mopts)
 	v.mcpHandler = v.mcp.Handler()
 	// A server lists its skills: scan now (the runtime defers it until asked), so the first
 	// request does not wait for it, and what it serves is the registry as of its start until a
