@@ -62,4 +62,7 @@ type Interrupter interface {
 // when the store gives up on a run no node started, and ends it. store.Recorder is one.
 type Queuer interface {
 	QueueRun(ctx context.Context, r *Record, until time.Time) error
+	// CancelQueuedRun ends run id canceled at now, with message, if it is still queued (no
+	// start was recorded over it), and says whether it did.
+	CancelQueuedRun(ctx context.Context, id string, now time.Time, message string) (bool, error)
 }

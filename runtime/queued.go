@@ -52,6 +52,26 @@ func (rt *Runtime) InterruptQueued(ctx context.Context, id, skill, owner string)
 	return res, true, nil
 }
 
+// CancelQueued ends, canceled for message, a run waiting in a cluster's queue that no node
+// holds: the history's record of it, still queued, is ended now, and its result returned for
+// the caller to share, so a cancel takes effect at once rather than when a node takes the
+// run. ok is false when the record was no longer queued (a node started or ended it first:
+// that node answers the cancel), or the recorder cannot keep waiting runs.
+func (rt *Runtime) CancelQueued(ctx context.Context, id, skill, message string) (res *run.Result, ok bool, err error) {
+	q, can := rt.cfg.Recorder.(history.Queuer)
+	if !can {
+		return nil, false, nil
+	}
+	message = capText(message, maxMessageBytes)
+	if ok, err = q.CancelQueuedRun(context.WithoutCancel(ctx), id, time.Now(), message); !ok || err != nil {
+		return nil, ok, err
+	}
+	res = &run.Result{RunID: id, Skill: skill, Logs: []run.LogEntry{}, Error: &run.ResultError{Kind: run.KindCanceled, Message: message}}
+	rt.counters.observe("", run.FaceLibrary, res, false)
+	rt.logger.Info("run canceled in the queue", "skill", skill, "run", id)
+	return res, true, nil
+}
+
 // RecordQueued records run req (named: req.ID), accepted at queuedAt for a cluster's queue, as
 // waiting there: every node that shares the history reads it until a node starts it (its
 // start replaces the record) or ends it without running (EndQueued). until is when the store

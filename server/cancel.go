@@ -33,10 +33,11 @@ func (s *view) cancelRun(c echo.Context) error {
 		return s.cancelGone(c, id)
 	}
 	if rec.placed {
-		if hist := s.historyOf(c, id); hist != nil && hist.Status != store.StatusQueued { // it started on another node
+		hist := s.historyOf(c, id)
+		if hist != nil && hist.Status != store.StatusQueued { // it started on another node
 			return s.cancelGone(c, id)
 		}
-		return s.cancelElsewhere(c, id, nil, rec.caller)
+		return s.cancelElsewhere(c, id, hist, rec.caller)
 	}
 	if k.Role < access.RoleAdmin && k.Key != rec.caller {
 		return httpError(http.StatusForbidden, "forbidden",

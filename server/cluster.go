@@ -215,16 +215,19 @@ func resultOf(r *store.Run) *run.Result {
 
 // cancelElsewhere answers POST /v1/runs/{id}/cancel for a run this node does not run: one the
 // history says is in flight or waits in the cluster's queue (rec), or one this node queued
-// for the cluster (rec nil; caller is who started it). It asks the cluster's nodes, and the
-// one that holds it cancels it; a run no node holds yet is canceled by the node that takes it.
-// The key that started the run may, or an admin.
+// for the cluster that the history does not have yet (rec nil; caller is who started it). It
+// asks the cluster's nodes, and the one that holds it cancels it. A run no node holds yet
+// ends canceled at once when the history has it queued (cancelInQueue); either way the
+// cancel is kept, and the node that takes the run ends it without running it. The key that
+// started the run may, or an admin.
 func (s *view) cancelElsewhere(c echo.Context, id string, rec *store.Run, caller string) error {
 	k, _ := c.Get(keyContext).(keyEntry)
 	if k.Role < access.RoleAdmin && k.Key != caller {
 		return httpError(http.StatusForbidden, "forbidden",
 			"run %q was started by another key: only that key or an admin may cancel it", id)
 	}
-	answer, held, err := s.opts.Cluster.CancelRun(c.Request().Context(), s.t.name, id, fmt.Sprintf("key %q asked for it", k.Key))
+	cause := fmt.Sprintf("key %q asked for it", k.Key)
+	answer, held, err := s.opts.Cluster.CancelRun(c.Request().Context(), s.t.name, id, cause)
 	switch {
 	case err != nil:
 		return httpError(http.StatusServiceUnavailable, "cluster_unavailable", "run %q cannot be canceled through the cluster now: %v", id, err)
@@ -233,8 +236,9 @@ func (s *view) cancelElsewhere(c echo.Context, id string, rec *store.Run, caller
 	case held:
 		return finished(id, store.Status(answer))
 	case rec == nil || rec.Status == store.StatusQueued:
-		// Queued, and no node holds it yet: the cancel is kept, and the node that takes the
-		// run ends it canceled.
+		if rec != nil {
+			s.cancelInQueue(c.Request().Context(), rec, cause)
+		}
 		return c.JSON(http.StatusAccepted, cancelAccepted{RunID: id, Status: placedStatus, Links: linksFor(c, id)})
 	}
 	// No node holds it: it has just finished, or its node has gone.
@@ -243,6 +247,31 @@ func (s *view) cancelElsewhere(c echo.Context, id string, rec *store.Run, caller
 	}
 	return &retryError{after: time.Second, err: httpError(http.StatusServiceUnavailable, "run_unreachable",
 		"no node of the cluster answers for run %q, which the run history says is in flight: its node may have stopped (the history then marks the run when its lease ends); try again", id)}
+}
+
+// cancelInQueue ends run rec, which waits in the cluster's queue and no node holds, canceled
+// for cause now, and shares its result: the cancel takes effect at once, not when a node
+// takes the run. When a node recorded the run's start first, it is left to that node (it sees
+// the kept cancel); when it cannot be ended now, the node that takes it ends it.
+func (s *view) cancelInQueue(ctx context.Context, rec *store.Run, cause string) {
+	ctx = context.WithoutCancel(ctx)
+	cl := s.opts.Cluster
+	last, err := cl.LastEvent(ctx, s.t.name, rec.ID)
+	if err != nil {
+		s.logger.Warn("read a queued run's last event: the node that takes it ends it", "run", rec.ID, "err", err)
+		return
+	}
+	res, ok, err := s.rt.CancelQueued(ctx, rec.ID, rec.Skill, "the run was canceled while it waited in the cluster's queue: "+cause)
+	if err != nil {
+		s.logger.Error("cancel a queued run in the history: the node that takes it ends it", "run", rec.ID, "err", err)
+	}
+	if !ok {
+		return
+	}
+	// The first event of a queued run is its status, queued: the result comes after it, even
+	// when that event is not stored yet.
+	data, _ := json.Marshal(run.Event{Type: "result", RunID: rec.ID, Result: res})
+	cl.PublishEvent(s.t.name, rec.ID, max(last, 1)+1, "result", data)
 }
 
 // heldCancel is the answer of this server to a cancel the cluster asks for: when one of its

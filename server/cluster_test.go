@@ -245,12 +245,16 @@ func TestClusterQueuesARunForTheNodeWithRoom(t *testing.T) {
 	if r := post(t, b.ts.URL+third.Links.Cancel, ``); r.status != 202 {
 		t.Fatalf("cancel of a run waiting in the queue, on a node that did not queue it: %s", r)
 	}
+	// It ends at once, not when a node has room: both nodes still run their runs.
+	evs = watch(t, a.ts.URL+third.Links.Events)
 	for _, r := range []acceptedReply{first, busy} {
+		if rec, err := s.FindRun(t.Context(), r.RunID); err != nil || rec.Status != store.StatusRunning {
+			t.Errorf("run %s is %s (%v): the canceled run ended only when a node had room", r.RunID, rec.Status, err)
+		}
 		if got := post(t, a.ts.URL+r.Links.Cancel, ``); got.status != 202 {
 			t.Fatalf("cancel %s: %s", r.RunID, got)
 		}
 	}
-	evs = watch(t, a.ts.URL+third.Links.Events)
 	last := lastResult(t, evs)
 	if last.Error == nil || last.Error.Kind != run.KindCanceled || !strings.Contains(last.Error.Message, "while it waited in the cluster's queue") {
 		t.Fatalf("the canceled queued run ended %+v (%v)", last.Error, sequence(evs))

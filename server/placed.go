@@ -117,7 +117,7 @@ func (s *view) awaitResult(ctx context.Context, id string, each func(n int, name
 		switch {
 		case err == nil:
 		case ctx.Err() != nil:
-			_, _, _ = s.opts.Cluster.CancelRun(context.WithoutCancel(ctx), s.t.name, id, "its client went away")
+			s.cancelPlaced(context.WithoutCancel(ctx), id, "its client went away")
 			return nil, ctx.Err()
 		case errors.Is(err, context.DeadlineExceeded):
 			if quiet != nil {
@@ -140,6 +140,18 @@ func (s *view) awaitResult(ctx context.Context, id string, each func(n int, name
 			return nil, fmt.Errorf("run %q: its result event does not read: %v", id, err)
 		}
 		return e.Result, nil
+	}
+}
+
+// cancelPlaced cancels run id, which this node placed, for cause: the node that holds it
+// cancels it, and one that still waits in the queue ends at once.
+func (s *view) cancelPlaced(ctx context.Context, id, cause string) {
+	_, held, err := s.opts.Cluster.CancelRun(ctx, s.t.name, id, cause)
+	if err != nil || held || s.history == nil {
+		return
+	}
+	if rec, err := s.history.FindRun(ctx, id); err == nil && rec.Status == store.StatusQueued {
+		s.cancelInQueue(ctx, &rec, cause)
 	}
 }
 
@@ -222,6 +234,12 @@ func (s *Server) runQueued(ctx context.Context, tenantName, id string, body []by
 	req := p.request(id)
 	tr := t.live.trackQueued(ctx, &req, runOwner{p.Who.Caller(), rt.VisibleTo(p.Skill)})
 	if cause, ok := s.opts.Cluster.QueuedCancel(ctx, tenantName, id); ok {
+		if t.history != nil {
+			if rec, err := t.history.FindRun(ctx, id); err == nil && rec.Status.Final() {
+				tr.drop() // ended when the cancel was asked (cancelInQueue), its result shared
+				return true
+			}
+		}
 		tr.end(rt.EndQueued(ctx, req, p.QueuedAt, run.KindCanceled, "the run was canceled while it waited in the cluster's queue: "+cause))
 		return true
 	}

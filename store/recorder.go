@@ -134,6 +134,12 @@ func (r *Recorder) QueueRun(ctx context.Context, rec *history.Record, until time
 	return r.add(ctx, run)
 }
 
+// CancelQueuedRun marks run id canceled if it is still queued: it is written at once, not
+// through the outbox (see store.RunStore).
+func (r *Recorder) CancelQueuedRun(ctx context.Context, id string, now time.Time, message string) (bool, error) {
+	return r.s.CancelQueuedRun(ctx, id, now, message)
+}
+
 // InterruptRun marks run id interrupted if it is still running under owner (another
 // recorder's): it is written at once, not through the outbox (see store.RunStore).
 func (r *Recorder) InterruptRun(ctx context.Context, id, owner string, now time.Time, message string) (bool, error) {

@@ -73,6 +73,10 @@ type RunStore interface {
 	// a node of a cluster that was given a run whose node died after it started ends it so,
 	// without waiting for its lease.
 	InterruptRun(ctx context.Context, id, owner string, now time.Time, message string) (bool, error)
+	// CancelQueuedRun marks run id failed, kind canceled, at now, with message, if it is still
+	// queued (no node has started it), and says whether it did: a cancel ends a waiting run at
+	// once, and a start recorded first is left alone (its node cancels the run itself).
+	CancelQueuedRun(ctx context.Context, id string, now time.Time, message string) (bool, error)
 	// PruneRuns deletes the finished runs of this store's tenant beyond what keep allows at
 	// now (the newest keep.MaxRuns of that tenant stay), with their artifacts, in one
 	// transaction, and says how many. Other tenants' runs are neither deleted nor counted, and

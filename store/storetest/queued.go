@@ -122,3 +122,37 @@ func testQueuedRuns(t *testing.T, h Harness) {
 		t.Fatalf("the running run: %+v", r)
 	}
 }
+
+// A cancel ends a queued run at once, and only while it is queued: a start recorded first is
+// left alone, and so is a run that ended.
+func testCancelQueuedRun(t *testing.T, h Harness) {
+	s := open(t, h, h.New(t))
+	ctx := t.Context()
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	for _, r := range []store.Run{
+		{ID: "run_wait", Skill: "s", Face: "mcp", Caller: "key_a", StartedAt: now, Status: store.StatusQueued, LeaseUntil: now.Add(time.Hour)},
+		{ID: "run_began", Skill: "s", Face: "http", StartedAt: now, Status: store.StatusQueued, LeaseUntil: now.Add(time.Hour)},
+		{ID: "run_began", Skill: "s", Face: "http", StartedAt: now, Status: store.StatusRunning, Owner: "node_b", LeaseUntil: now.Add(time.Hour)},
+	} {
+		if err := s.WriteRuns(ctx, []store.Run{r}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ok, err := s.CancelQueuedRun(ctx, "run_began", now.Add(time.Second), "canceled"); ok || err != nil {
+		t.Fatalf("a started run was canceled in the queue: %v %v", ok, err)
+	}
+	if ok, err := s.CancelQueuedRun(ctx, "run_wait", now.Add(time.Second), "key \"a\" asked for it"); !ok || err != nil {
+		t.Fatalf("cancel: %v %v", ok, err)
+	}
+	got, _ := s.FindRun(ctx, "run_wait")
+	if got.Status != store.StatusFailed || got.Error == nil || got.Error.Kind != "canceled" || got.Error.Message != `key "a" asked for it` ||
+		got.Face != "mcp" || got.Caller != "key_a" || !got.FinishedAt.Equal(now.Add(time.Second)) || got.DurationMs < 999 || got.DurationMs > 1001 {
+		t.Fatalf("canceled queued run: %+v", got)
+	}
+	if ok, _ := s.CancelQueuedRun(ctx, "run_wait", now.Add(2*time.Second), "again"); ok {
+		t.Fatal("a run was canceled twice")
+	}
+	if r, _ := s.FindRun(ctx, "run_began"); r.Status != store.StatusRunning {
+		t.Fatalf("the started run: %+v", r)
+	}
+}

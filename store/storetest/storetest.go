@@ -42,6 +42,7 @@ func Run(t *testing.T, h Harness) {
 		{"LeaseSweep", testLeaseSweep},
 		{"InterruptRun", testInterruptRun},
 		{"QueuedRuns", testQueuedRuns},
+		{"CancelQueuedRun", testCancelQueuedRun},
 		{"KilledProcessInterrupted", testKilledProcess},
 		{"Closed", testClosed},
 		{"VersionFiles", testVersionFiles},

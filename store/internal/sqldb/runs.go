@@ -276,6 +276,22 @@ func (s *DB) SweepRuns(ctx context.Context, now time.Time) (int, error) {
 	return int(n), err
 }
 
+// CancelQueuedRun marks run id failed, kind canceled, if it is still queued.
+func (s *DB) CancelQueuedRun(ctx context.Context, id string, now time.Time, message string) (bool, error) {
+	var n int64
+	err := s.inTx(ctx, "cancel a queued run", func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, s.q(`UPDATE runs SET status = 'failed', error_kind = 'canceled',
+			error_message = ?, finished_at = ?, duration_ms = (? - started_at) / 1000000.0, lease_until = NULL
+			WHERE id = ? AND status = 'queued'`), message, now.UnixNano(), now.UnixNano(), id)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return n == 1, err
+}
+
 // InterruptRun marks run id interrupted if it is still running under owner.
 func (s *DB) InterruptRun(ctx context.Context, id, owner string, now time.Time, message string) (bool, error) {
 	var n int64
