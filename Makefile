@@ -79,7 +79,7 @@ soak:
 # The cluster's end-to-end test: PostgreSQL and three real `skillbox serve --cluster embedded`
 # processes on loopback (kill -9 mid-run, cancel and events across replicas). CI runs it.
 test-cluster:
-	$(GO) test -tags clustere2e -count=1 -timeout 15m -run 'TestClusterEndToEnd|TestClusterLeaderDeathUnderLoad' -v ./cmd/skillbox/
+	$(GO) test -tags clustere2e -count=1 -timeout 15m -run 'TestClusterEndToEnd|TestClusterQuotaAcrossReplicas|TestClusterLeaderDeathUnderLoad' -v ./cmd/skillbox/
 
 # The cluster's load: 1, 2 and 3 replicas, an I/O-bound and a CPU-bound skill (docs/cluster.md).
 bench-cluster:

@@ -29,22 +29,7 @@ func TestClusterEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	skills := t.TempDir()
-	wasm, err := os.ReadFile(filepath.Join("..", "..", "testdata", "wasm", "ticker.wasm"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(skills, "ticker")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	manifest := `{"id":"ticker","name":"ticker","description":"logs a tick count times, ms apart","parameters":{"type":"object"},"limits":{"timeoutMs":120000}}`
-	if err := os.WriteFile(filepath.Join(dir, "skill.json"), []byte(manifest), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "execute.wasm"), wasm, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	skills := tickerSkills(t)
 	echoUpload = multipartOf(t, map[string][]byte{
 		"skill.json":   []byte(`{"id":"echoed","name":"echoed","description":"answers its arguments","parameters":{"type":"object"}}`),
 		"execute.wasm": mustRead(t, filepath.Join("..", "..", "testdata", "wasm", "echo.wasm")),
@@ -165,6 +150,97 @@ func TestClusterEndToEnd(t *testing.T) {
 	t.Logf("and its watch on another node ended %v after the kill", time.Since(killed).Round(time.Millisecond))
 }
 
+// tickerSkills is a skills directory holding ticker (logs a tick count times, ms apart; its
+// timeout 120 s).
+func tickerSkills(t *testing.T) string {
+	t.Helper()
+	skills := t.TempDir()
+	dir := filepath.Join(skills, "ticker")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	manifest := `{"id":"ticker","name":"ticker","description":"logs a tick count times, ms apart","parameters":{"type":"object"},"limits":{"timeoutMs":120000}}`
+	writeFile(t, filepath.Join(dir, "skill.json"), manifest)
+	writeFile(t, filepath.Join(dir, "execute.wasm"), string(mustRead(t, filepath.Join("..", "..", "testdata", "wasm", "ticker.wasm"))))
+	return skills
+}
+
+// A tenant's quota holds across the three replicas, however its runs are spread: with
+// concurrentRuns 2, runs in flight on two replicas leave the third no room for the tenant,
+// though it has free slots, until one of them ends; with runsPerMinute 1, a run on one replica
+// spends the minute's run on all.
+func TestClusterQuotaAcrossReplicas(t *testing.T) {
+	dsn, err := pgtest.Start(t).NewDatabaseURL(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, d := range []string{"acme", "beta"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(t, filepath.Join(dir, "tenants.yaml"), "- {name: acme, skills: ./acme, shared: true, quota: {concurrentRuns: 2}}\n"+
+		"- {name: beta, skills: ./beta, shared: true, quota: {runsPerMinute: 1}}\n")
+	const operator = "operator-key-0123456789"
+	writeFile(t, filepath.Join(dir, "keys.yaml"), "- {name: op, key: "+operator+", role: admin}\n"+
+		"- {name: acme-runner, key: acme-runner-key-0123456789, role: runner, tenant: acme}\n"+
+		"- {name: beta-runner, key: beta-runner-key-0123456789, role: runner, tenant: beta}\n")
+	nodes, _ := clusterOf3As(t, binary(t), dsn, tickerSkills(t), operator, "--max-runs", "2",
+		"--tenants", filepath.Join(dir, "tenants.yaml"), "--keys", filepath.Join(dir, "keys.yaml"))
+	t.Cleanup(func() {
+		if t.Failed() {
+			for i, p := range nodes {
+				t.Logf("n%d:\n%s", i, p.stderr())
+			}
+		}
+	})
+	acme := []string{"X-API-Key", "acme-runner-key-0123456789", "Content-Type", "application/json"}
+	endless := `{"args":{"count":100000000,"ms":20}}`
+	var held []string
+	for _, p := range nodes[:2] {
+		code, body, _ := httpDo(t, "POST", p.base+"/v1/skills/ticker/runs?async=true", endless, acme...)
+		var a struct {
+			RunID  string `json:"run_id"`
+			Status string `json:"status"`
+		}
+		if code != 202 || json.Unmarshal([]byte(body), &a) != nil || a.Status != "running" {
+			t.Fatalf("acme's run on %s: %d %s", p.base, code, body)
+		}
+		held = append(held, a.RunID)
+	}
+	quick := `{"args":{"count":1,"ms":1}}`
+	if code, body, _ := httpDo(t, "POST", nodes[2].base+"/v1/skills/ticker/runs", quick, acme...); code != 429 || !strings.Contains(body, "quota_exceeded") {
+		t.Fatalf("acme's third run at once, on the third replica: %d %s, want 429 quota_exceeded", code, body)
+	}
+	if code, body, _ := httpDo(t, "POST", nodes[2].base+"/v1/runs/"+held[0]+"/cancel", "", acme...); code != 202 {
+		t.Fatalf("cancel: %d %s", code, body)
+	}
+	if !within(hangTimeout, func() bool {
+		code, _, _ := httpDo(t, "POST", nodes[2].base+"/v1/skills/ticker/runs", quick, acme...)
+		return code == 200
+	}) {
+		t.Fatal("the third replica never ran acme's run once one of its two ended")
+	}
+	httpDo(t, "POST", nodes[0].base+"/v1/runs/"+held[1]+"/cancel", "", acme...)
+
+	beta := []string{"X-API-Key", "beta-runner-key-0123456789", "Content-Type", "application/json"}
+	began := time.Now()
+	if code, body, _ := httpDo(t, "POST", nodes[0].base+"/v1/skills/ticker/runs", quick, beta...); code != 200 {
+		t.Fatalf("beta's run of the minute: %d %s", code, body)
+	}
+	for _, p := range nodes[1:] {
+		code, body, _ := httpDo(t, "POST", p.base+"/v1/skills/ticker/runs", quick, beta...)
+		if code == 429 && strings.Contains(body, "quota_exceeded") {
+			continue
+		}
+		if time.Since(began) < time.Minute { // past a minute the bucket has a run again
+			t.Fatalf("beta's second run of the minute, on %s: %d %s, want 429 quota_exceeded", p.base, code, body)
+		}
+		t.Logf("beta's runs took over a minute: a second run was allowed (%d)", code)
+	}
+}
+
 // echoUpload is the multipart body of an upload of the skill echoed.
 var echoUpload struct{ body, ctype string }
 
@@ -210,6 +286,13 @@ type clusterStatus struct {
 // and their arguments, to start one again.
 func clusterOf3(t *testing.T, bin, dsn, skills string, extra ...string) ([]*serveProc, [][]string) {
 	t.Helper()
+	return clusterOf3As(t, bin, dsn, skills, "", extra...)
+}
+
+// clusterOf3As is clusterOf3 for nodes that take API keys: key is an admin key of the default
+// tenant, which reads GET /v1/cluster.
+func clusterOf3As(t *testing.T, bin, dsn, skills, key string, extra ...string) ([]*serveProc, [][]string) {
+	t.Helper()
 	routes := []string{freePort(t), freePort(t), freePort(t)}
 	nodes := make([]*serveProc, 3)
 	args := make([][]string, 3)
@@ -226,7 +309,11 @@ func clusterOf3(t *testing.T, bin, dsn, skills string, extra ...string) ([]*serv
 	}
 	var st clusterStatus
 	if !within(hangTimeout, func() bool {
-		code, body, _ := httpDo(t, "GET", nodes[2].base+"/v1/cluster", "")
+		var auth []string
+		if key != "" {
+			auth = []string{"X-API-Key", key}
+		}
+		code, body, _ := httpDo(t, "GET", nodes[2].base+"/v1/cluster", "", auth...)
 		return code == 200 && json.Unmarshal([]byte(body), &st) == nil && len(st.Nodes) == 3
 	}) || st.Replicas != 3 {
 		t.Fatalf("the cluster: %+v", st)
