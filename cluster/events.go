@@ -357,6 +357,7 @@ func (w *watch) Next(ctx context.Context) (Event, error) {
 			delete(w.held, w.next)
 			w.next++
 			w.done = e.last()
+			w.gapFrom = time.Time{} // a gap after it waits its own time, from when it is seen
 			return e, nil
 		}
 		wctx, cancel := ctx, context.CancelFunc(func() {})

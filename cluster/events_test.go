@@ -5,9 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/skillbox-dev/skillbox/server"
 )
@@ -212,5 +216,54 @@ func TestEventsPastTheQueueAreDroppedAndCounted(t *testing.T) {
 	}
 	if got := b.dropped.Load(); got < 10 {
 		t.Fatalf("dropped %d events, want at least 10 past the queue of %d", got, eventQueue)
+	}
+}
+
+// heldMsg is a stored event as a watch reads it: its headers and data.
+type heldMsg struct {
+	jetstream.Msg
+	h nats.Header
+}
+
+func (m heldMsg) Headers() nats.Header { return m.h }
+func (m heldMsg) Data() []byte         { return []byte(`{}`) }
+
+// A gap that filled does not shorten the wait for a later one: each missing event is waited
+// for from when its gap is seen. (Before, the time of the first gap stayed, and every later
+// gap of a long run was skipped at once, its event lost to the watcher.)
+func TestAWatchWaitsForEachGapAfresh(t *testing.T) {
+	in := make(chan pumped, 64)
+	w := &watch{in: in, next: 1, held: map[int]Event{}}
+	send := func(nums ...int) {
+		for _, n := range nums {
+			h := nats.Header{}
+			h.Set(headerN, strconv.Itoa(n))
+			h.Set(headerName, "log")
+			in <- pumped{m: heldMsg{h: h}}
+		}
+	}
+	next := func() int {
+		t.Helper()
+		e, err := w.Next(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e.N
+	}
+	send(1, 3, 2) // a gap, filled at once
+	for want := 1; want <= 3; want++ {
+		if n := next(); n != want {
+			t.Fatalf("event %d, want %d", n, want)
+		}
+	}
+	time.Sleep(maxGapHold + 100*time.Millisecond) // the first gap is long past
+	// Each later gap is filled by the event right behind it: none may be skipped.
+	for n := 4; n < 44; n += 2 {
+		send(n+1, n)
+		for _, want := range []int{n, n + 1} {
+			if got := next(); got != want {
+				t.Fatalf("event %d, want %d: a gap was skipped at once", got, want)
+			}
+		}
 	}
 }
