@@ -68,6 +68,8 @@ type Node struct {
 	reached atomic.Int64
 	// backlog is whether runs wait in the queue, as this node last saw it (QueueBacklog).
 	backlog atomic.Bool
+	// settleWait is settleWait, but for tests that must not race it.
+	settleWait time.Duration
 	// life ends when the node closes: what waits on NATS stops waiting.
 	life    context.Context
 	endLife context.CancelFunc
@@ -90,7 +92,7 @@ func Join(ctx context.Context, cfg Config, presence func() Presence) (*Node, err
 	if err := cfg.Check(); err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, presence: presence, stop: make(chan struct{}), events: make(chan *nats.Msg, eventQueue)}
+	n := &Node{cfg: cfg, presence: presence, stop: make(chan struct{}), events: make(chan *nats.Msg, eventQueue), settleWait: settleWait}
 	var err error
 	opts := []nats.Option{nats.Name("skillbox " + cfg.NodeID), nats.MaxReconnects(-1), nats.ReconnectWait(250 * time.Millisecond)}
 	url := strings.Join(cfg.URLs, ",")

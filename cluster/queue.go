@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -29,6 +30,9 @@ const (
 	// notTakenDelay is how long a run a node could not admit after all waits before it is
 	// delivered again (to any node).
 	notTakenDelay = 100 * time.Millisecond
+	// settleWait bounds how long a node waits for a run it took to be admitted (or refused)
+	// before it asks for another.
+	settleWait = time.Second
 	// cancelsTTL is how long a cancel asked for a run that no node held stays: longer than a
 	// run waits in the queue.
 	cancelsTTL = 10 * time.Minute
@@ -74,6 +78,9 @@ type queuedRun struct {
 	// delivered counts the deliveries of the run, this one included: more than 1 when a node
 	// took it before and did not finish it (it died, or lost the cluster).
 	delivered uint64
+	// settled tells pull that the run was admitted, or will not be: a slot of this node counts
+	// it from then, and pull may ask for another. Safe to call more than once.
+	settled func()
 }
 
 // ServeRuns takes runs from the queue, one at a time while free reports a free run slot on this
@@ -85,7 +92,7 @@ type queuedRun struct {
 // ack wait that it holds the run. handle returns true when the run is done with (it ran, or
 // was ended without running), and false when this node could not admit it after all: the run
 // is delivered again, to any node, after a short delay.
-func (n *Node) ServeRuns(free func() bool, handle func(ctx context.Context, tenant, run string, body []byte, delivered uint64) bool) error {
+func (n *Node) ServeRuns(free func() bool, handle func(ctx context.Context, tenant, run string, body []byte, delivered uint64, settled func()) bool) error {
 	ctx, cancel := context.WithTimeout(n.life, submitWait)
 	defer cancel()
 	cons, err := n.runs.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
@@ -100,7 +107,9 @@ func (n *Node) ServeRuns(free func() bool, handle func(ctx context.Context, tena
 		return fmt.Errorf("cluster: the queue's reader: %w", err)
 	}
 	n.done.Go(func() {
-		n.pull(cons, free, func(ctx context.Context, r queuedRun) bool { return handle(ctx, r.tenant, r.run, r.body, r.delivered) })
+		n.pull(cons, free, func(ctx context.Context, r queuedRun) bool {
+			return handle(ctx, r.tenant, r.run, r.body, r.delivered, r.settled)
+		})
 	})
 	return nil
 }
@@ -140,10 +149,23 @@ func (n *Node) pull(cons jetstream.Consumer, free func() bool, handle func(conte
 			// rather than take it first (and the taken run be given back).
 			n.backlog.Store(true)
 			n.held.Add(1)
+			settled := make(chan struct{})
+			var once sync.Once
+			settle := func() { once.Do(func() { close(settled) }) }
 			n.done.Go(func() {
 				defer n.held.Add(-1)
-				n.handleRun(m, handle)
+				defer settle()
+				n.handleRun(m, settle, handle)
 			})
+			// The next ask waits until this run holds its slot (or will not): asked before,
+			// free still counts that slot, and the second run would find no room and be
+			// given back. A run slow to be admitted (its module compiles) holds it up for
+			// settleWait at most.
+			select {
+			case <-settled:
+			case <-time.After(n.settleWait):
+			case <-n.stop:
+			}
 		}
 		if !took && (batch.Error() == nil || errors.Is(batch.Error(), nats.ErrTimeout)) {
 			n.backlog.Store(false) // a whole fetchWait and nothing came: nothing waits
@@ -160,8 +182,8 @@ func (n *Node) pull(cons jetstream.Consumer, free func() bool, handle func(conte
 
 // handleRun hands one delivered run to handle, telling the cluster it holds the run meanwhile,
 // and acknowledges it (or gives it back) when handle returns.
-func (n *Node) handleRun(m jetstream.Msg, handle func(context.Context, queuedRun) bool) {
-	r := queuedRun{run: m.Headers().Get(headerRun), body: m.Data()}
+func (n *Node) handleRun(m jetstream.Msg, settled func(), handle func(context.Context, queuedRun) bool) {
+	r := queuedRun{run: m.Headers().Get(headerRun), body: m.Data(), settled: settled}
 	r.tenant, _ = strings.CutPrefix(m.Subject(), n.cfg.Name+".runs.")
 	if r.tenant == "_" {
 		r.tenant = ""

@@ -27,8 +27,8 @@ func TestAQueuedRunIsTakenByANodeWithRoom(t *testing.T) {
 	}
 	var room atomic.Bool
 	got := make(chan queuedRun, 4)
-	if err := b.ServeRuns(room.Load, func(_ context.Context, tenant, run string, body []byte, delivered uint64) bool {
-		got <- queuedRun{tenant, run, body, delivered}
+	if err := b.ServeRuns(room.Load, func(_ context.Context, tenant, run string, body []byte, delivered uint64, _ func()) bool {
+		got <- queuedRun{tenant: tenant, run: run, body: body, delivered: delivered}
 		return true
 	}); err != nil {
 		t.Fatal(err)
@@ -73,7 +73,7 @@ func TestQueueBacklogSaysWhetherRunsWait(t *testing.T) {
 	room.Store(true)
 	got := make(chan string, 2)
 	proceed := make(chan struct{})
-	if err := b.ServeRuns(room.Load, func(_ context.Context, _, run string, _ []byte, _ uint64) bool {
+	if err := b.ServeRuns(room.Load, func(_ context.Context, _, run string, _ []byte, _ uint64, _ func()) bool {
 		room.Store(false) // one at a time, so the test sees what each take says
 		got <- run
 		<-proceed
@@ -127,8 +127,8 @@ func TestARunNotTakenIsDeliveredAgain(t *testing.T) {
 	}
 	got := make(chan queuedRun, 4)
 	var tries atomic.Int32
-	if err := b.ServeRuns(func() bool { return true }, func(_ context.Context, tenant, run string, body []byte, delivered uint64) bool {
-		got <- queuedRun{tenant, run, body, delivered}
+	if err := b.ServeRuns(func() bool { return true }, func(_ context.Context, tenant, run string, body []byte, delivered uint64, _ func()) bool {
+		got <- queuedRun{tenant: tenant, run: run, body: body, delivered: delivered}
 		return tries.Add(1) > 1
 	}); err != nil {
 		t.Fatal(err)
@@ -252,7 +252,7 @@ func TestANodeCutFromNATSStopsItsRuns(t *testing.T) {
 	}
 	taken := make(chan struct{})
 	stopped := make(chan error, 1)
-	if err := b.ServeRuns(func() bool { return true }, func(ctx context.Context, _, _ string, _ []byte, _ uint64) bool {
+	if err := b.ServeRuns(func() bool { return true }, func(ctx context.Context, _, _ string, _ []byte, _ uint64, _ func()) bool {
 		close(taken)
 		<-ctx.Done()
 		stopped <- context.Cause(ctx)
@@ -265,4 +265,33 @@ func TestANodeCutFromNATSStopsItsRuns(t *testing.T) {
 	if err := <-stopped; !errors.Is(err, ErrLostCluster) {
 		t.Fatalf("the run ended with %v, want ErrLostCluster", err)
 	}
+}
+
+// A node asks for a second run only once the first it took holds its slot (settled): asked
+// before, its free slot would still count the first, and the second would be given back.
+func TestANodeTakesTheNextRunOnceTheLastIsSettled(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), joinBound)
+	defer cancel()
+	a, b := pair(t, ctx)
+	for _, id := range []string{"run_s1", "run_s2"} {
+		if queued, why, err := a.SubmitRun(ctx, "", id, []byte(`{}`)); err != nil || !queued {
+			t.Fatalf("submit %s: %v %q %v", id, queued, why, err)
+		}
+	}
+	b.settleWait = time.Hour // only settled lets the next ask go
+	got := make(chan func(), 2)
+	if err := b.ServeRuns(func() bool { return true }, func(ctx context.Context, _, _ string, _ []byte, _ uint64, settled func()) bool {
+		got <- settled
+		<-ctx.Done()
+		return true
+	}); err != nil {
+		t.Fatal(err)
+	}
+	settle := <-got
+	time.Sleep(200 * time.Millisecond) // room for a second ask, were it made
+	if len(got) != 0 {
+		t.Fatal("the node took a second run before the first was settled")
+	}
+	settle()
+	<-got
 }

@@ -50,8 +50,9 @@ type Cluster interface {
 	// each with handle, in a goroutine of its own, with a context that ends when the node
 	// loses the cluster; handle returns false when the node could not admit the run after
 	// all (the queue gives it to another node). delivered counts the deliveries, this one
-	// included.
-	ServeRuns(free func() bool, handle func(ctx context.Context, tenant, run string, body []byte, delivered uint64) bool) error
+	// included; handle calls settled once the run holds a slot here, or will not: until then
+	// the node asks for no other run.
+	ServeRuns(free func() bool, handle func(ctx context.Context, tenant, run string, body []byte, delivered uint64, settled func()) bool) error
 	// QueueBacklog reports whether runs wait in the queue: a new run then joins them.
 	QueueBacklog() bool
 	// QueuedCancel is the cause of a cancel asked for a run while no node held it, if any.

@@ -171,7 +171,7 @@ func (s *view) clusterRun(ctx context.Context, req run.Request) (*run.Result, er
 	req.OnEvent = nil
 	id, err := s.place(ctx, req, res)
 	if err != nil {
-		return refusedResult(res, run.KindBusy, err), err
+		return refused(res, run.KindBusy, err)
 	}
 	var each func(int, string, []byte)
 	if onEvent != nil {
@@ -189,7 +189,7 @@ func (s *view) clusterRun(ctx context.Context, req run.Request) (*run.Result, er
 			kind = run.KindCanceled
 		}
 		res.RunID = id
-		return refusedResult(res, kind, err), err
+		return refused(res, kind, err)
 	}
 	if out.Error != nil {
 		return out, &run.Error{Kind: out.Error.Kind, Message: out.Error.Message}
@@ -197,13 +197,13 @@ func (s *view) clusterRun(ctx context.Context, req run.Request) (*run.Result, er
 	return out, nil
 }
 
-// refusedResult is res refused with kind, for err: the message a client of the HTTP face
-// would read.
-func refusedResult(res *run.Result, kind run.ErrorKind, err error) *run.Result {
+// refused is res refused with kind for err, as the runtime answers a refusal: the result
+// and a *run.Error of the same kind, with the message a client of the HTTP face would read.
+func refused(res *run.Result, kind run.ErrorKind, err error) (*run.Result, error) {
 	out := *res
 	out.Success, out.Result = false, nil
 	out.Error = &run.ResultError{Kind: kind, Message: apiMessage(err)}
-	return &out
+	return &out, &run.Error{Kind: kind, Skill: res.Skill, Message: out.Error.Message, Err: err}
 }
 
 // runQueued runs a run this node took from the cluster's queue (the handler of
@@ -211,7 +211,7 @@ func refusedResult(res *run.Result, kind run.ErrorKind, err error) *run.Result {
 // after the queued one, and its cancel answered), ends it without running when a cancel was
 // asked while it waited or its deadline has passed, and otherwise runs it, refused at once
 // when this node has no room after all (false: the queue gives it to another node).
-func (s *Server) runQueued(ctx context.Context, tenantName, id string, body []byte, delivered uint64) bool {
+func (s *Server) runQueued(ctx context.Context, tenantName, id string, body []byte, delivered uint64, settled func()) bool {
 	t := s.tenantNamed(tenantName)
 	var p placedRun
 	if t == nil || !run.ValidID(id) || json.Unmarshal(body, &p) != nil {
@@ -232,6 +232,7 @@ func (s *Server) runQueued(ctx context.Context, tenantName, id string, body []by
 		return true
 	}
 	req := p.request(id)
+	req.OnEvent = func(run.Event) { settled() } // its first event is its start: it holds a slot
 	tr := t.live.trackQueued(ctx, &req, runOwner{p.Who.Caller(), rt.VisibleTo(p.Skill)})
 	if cause, ok := s.opts.Cluster.QueuedCancel(ctx, tenantName, id); ok {
 		if t.history != nil {

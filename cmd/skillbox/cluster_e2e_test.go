@@ -426,7 +426,7 @@ func within(d time.Duration, cond func() bool) bool {
 }
 
 // freePort is a loopback HOST:PORT nothing listens on now.
-func freePort(t *testing.T) string {
+func freePort(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -33,13 +34,14 @@ const (
 
 // BenchmarkClusterLoad measures how the cluster's throughput grows with its replicas (make
 // bench-cluster): 1, 2 and 3 `skillbox serve --cluster nats://...` processes over one NATS
-// server and one PostgreSQL, each with --max-runs 2, and two clients per run slot sending
+// server (one copy of each stream), and 3 over a NATS cluster of three keeping three copies,
+// with one PostgreSQL, each with --max-runs 2, and two clients per run slot sending
 // synchronous runs to the replicas in turn. An I/O-bound skill (io: a C guest that fetches a
 // loopback server answering after 20 ms, twice) should grow with the replicas; io-go is the
 // same wait in a standard Go guest, whose start (its 3.9 MB module instantiated, every run)
 // costs more CPU than the wait; a CPU-bound one (word-count) is flat on a machine of 2 cores,
-// which is the honest answer. Rounds are interleaved (1, 2, 3,
-// 1, 2, 3, ...) on this shared, noisy machine; each metric is the median of its rounds, and
+// which is the honest answer. Rounds are interleaved (1, 2, 3, 3 with three copies, 1, 2, ...)
+// on this shared, noisy machine; each metric is the median of its rounds, and
 // the ratios are to one replica in the same run.
 func BenchmarkClusterLoad(b *testing.B) {
 	ctx := context.Background()
@@ -48,6 +50,7 @@ func BenchmarkClusterLoad(b *testing.B) {
 		b.Fatal(err)
 	}
 	natsURL := startNATS(b)
+	natsCluster := startNATSCluster(b, 3)
 	slow := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		time.Sleep(20 * time.Millisecond)
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -87,33 +90,43 @@ func BenchmarkClusterLoad(b *testing.B) {
 		if only := os.Getenv("SKILLBOX_LOAD_KINDS"); only != "" && !slices.Contains(strings.Split(only, ","), k.name) {
 			continue // SKILLBOX_LOAD_KINDS=io,cpu measures those kinds only
 		}
-		rounds := map[int][]loadRound{}
+		// The setups of a round: 1, 2 and 3 replicas over one NATS server (one copy of each
+		// stream), and 3 over a NATS cluster of three with three copies of each.
+		setups := []loadSetup{{1, 1, natsURL}, {2, 1, natsURL}, {3, 1, natsURL}, {3, 3, natsCluster}}
+		rounds := map[loadSetup][]loadRound{}
 		for rep := range 3 {
-			for _, n := range []int{1, 2, 3} {
-				name := fmt.Sprintf("load%s%d%d", k.name, n, rep)
-				rounds[n] = append(rounds[n], runLoadRound(b, bin, dsn, natsURL, skills, policy, n, name, k.skill, k.body))
+			for _, st := range setups {
+				name := fmt.Sprintf("load%s%d%d%d", k.name, st.replicas, st.copies, rep)
+				rounds[st] = append(rounds[st], runLoadRound(b, bin, dsn, st.nats, skills, policy, st.replicas, st.copies, name, k.skill, k.body))
 			}
 		}
-		rate := map[int]float64{}
-		for _, n := range []int{1, 2, 3} {
+		rate := map[loadSetup]float64{}
+		for _, st := range setups {
 			var rates []float64
 			var lat []time.Duration
-			for _, r := range rounds[n] {
+			for _, r := range rounds[st] {
 				rates = append(rates, r.rate)
 				lat = append(lat, r.latencies...)
 			}
 			slices.Sort(rates)
 			slices.Sort(lat)
-			rate[n] = rates[len(rates)/2]
+			rate[st] = rates[len(rates)/2]
 			p50, p99 := lat[len(lat)/2], lat[len(lat)*99/100]
-			b.ReportMetric(rate[n], fmt.Sprintf("%s-runs/s-%dreplicas", k.name, n))
-			b.ReportMetric(float64(p50.Microseconds())/1000, fmt.Sprintf("%s-p50-ms-%dreplicas", k.name, n))
-			b.ReportMetric(float64(p99.Microseconds())/1000, fmt.Sprintf("%s-p99-ms-%dreplicas", k.name, n))
-			b.Logf("%s, %d replica(s): %.0f runs/s (rounds %.0f), p50 %v, p99 %v", k.name, n, rate[n], rates, p50.Round(100*time.Microsecond), p99.Round(100*time.Microsecond))
+			label := fmt.Sprintf("%dreplicas", st.replicas)
+			if st.copies > 1 {
+				label += fmt.Sprintf("-%dcopies", st.copies)
+			}
+			b.ReportMetric(rate[st], fmt.Sprintf("%s-runs/s-%s", k.name, label))
+			b.ReportMetric(float64(p50.Microseconds())/1000, fmt.Sprintf("%s-p50-ms-%s", k.name, label))
+			b.ReportMetric(float64(p99.Microseconds())/1000, fmt.Sprintf("%s-p99-ms-%s", k.name, label))
+			b.Logf("%s, %d replica(s), %d cop(ies): %.0f runs/s (rounds %.0f), p50 %v, p99 %v", k.name, st.replicas, st.copies, rate[st], rates, p50.Round(100*time.Microsecond), p99.Round(100*time.Microsecond))
 		}
-		b.ReportMetric(rate[2]/rate[1], k.name+"-x2/1")
-		b.ReportMetric(rate[3]/rate[1], k.name+"-x3/1")
-		b.Logf("%s: 2 replicas %.2fx one, 3 replicas %.2fx one", k.name, rate[2]/rate[1], rate[3]/rate[1])
+		one := rate[setups[0]]
+		b.ReportMetric(rate[setups[1]]/one, k.name+"-x2/1")
+		b.ReportMetric(rate[setups[2]]/one, k.name+"-x3/1")
+		b.ReportMetric(rate[setups[3]]/one, k.name+"-x3/1-3copies")
+		b.Logf("%s: 2 replicas %.2fx one, 3 replicas %.2fx one; with three copies of each stream %.2fx one", k.name,
+			rate[setups[1]]/one, rate[setups[2]]/one, rate[setups[3]]/one)
 	}
 }
 
@@ -132,19 +145,25 @@ func fetcherSkills(tb testing.TB) (skills, policy string) {
 	return skills, policy
 }
 
+// loadSetup is a cluster a round loads: its replicas, the copies of each stream, over which NATS.
+type loadSetup struct {
+	replicas, copies int
+	nats             string
+}
+
 // loadRound is what one round measured: runs/s in the window, and each run's latency.
 type loadRound struct {
 	rate      float64
 	latencies []time.Duration
 }
 
-// runLoadRound starts n replicas of a fresh cluster named name, loads them with synchronous
+// runLoadRound starts n replicas of a fresh cluster named name (copies of each stream), loads them with synchronous
 // runs of skill for loadWindow after loadWarm, and stops them. Any run that fails fails b.
-func runLoadRound(b *testing.B, bin, dsn, natsURL, skills, policy string, n int, name, skill, body string) loadRound {
+func runLoadRound(b *testing.B, bin, dsn, natsURL, skills, policy string, n, copies int, name, skill, body string) loadRound {
 	procs := make([]*serveProc, n)
 	for i := range procs {
 		procs[i] = startServe(b, bin, false, "serve", "--addr", "127.0.0.1:0", "--skills", skills, "--policy", policy,
-			"--database", dsn, "--data-dir", b.TempDir(), "--cluster", natsURL, "--cluster-name", name, "--cluster-replicas", "1",
+			"--database", dsn, "--data-dir", b.TempDir(), "--cluster", natsURL, "--cluster-name", name, "--cluster-replicas", fmt.Sprint(copies),
 			"--node-id", fmt.Sprintf("n%d", i), "--max-runs", fmt.Sprint(loadSlots), "--memory-budget", "512MiB", "--compile-memory", "256MiB")
 	}
 	for _, p := range procs {
@@ -228,4 +247,32 @@ func startNATS(b *testing.B) string {
 	}
 	b.Cleanup(ns.Shutdown)
 	return ns.ClientURL()
+}
+
+// startNATSCluster runs a NATS cluster of n servers with JetStream in this process, on loopback
+// ports, and returns their URLs, comma-separated: streams may keep up to n copies.
+func startNATSCluster(b *testing.B, n int) string {
+	var routes []*url.URL
+	ports := make([]int, n)
+	for i := range ports {
+		_, port, _ := net.SplitHostPort(freePort(b))
+		ports[i], _ = strconv.Atoi(port)
+		routes = append(routes, &url.URL{Scheme: "nats-route", Host: "127.0.0.1:" + port})
+	}
+	var urls []string
+	for i := range n {
+		ns, err := natsserver.NewServer(&natsserver.Options{ServerName: fmt.Sprintf("s%d", i), Host: "127.0.0.1", Port: -1,
+			JetStream: true, StoreDir: b.TempDir(), NoSigs: true, Routes: routes,
+			Cluster: natsserver.ClusterOpts{Name: "load", Host: "127.0.0.1", Port: ports[i]}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		go ns.Start()
+		b.Cleanup(ns.Shutdown)
+		if !ns.ReadyForConnections(hangTimeout) {
+			b.Fatal("a NATS server of the cluster did not start")
+		}
+		urls = append(urls, ns.ClientURL())
+	}
+	return strings.Join(urls, ",")
 }
