@@ -15,13 +15,7 @@ import (
 // node had started is marked interrupted once, and only while it still runs under that node.
 func TestQueuedRunsEndWithOneRecord(t *testing.T) {
 	t.Parallel()
-	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), sqlite.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	rec := storetest.NewRecorder(t, s, store.RecorderOptions{})
-	rt := pipelineRuntime(t, Config{Recorder: rec}, Admission{}, 1000)
+	s, rec, rt := recordedRuntime(t)
 	const id = "run_00000000000000000000000a"
 	var events []run.Event
 	res := rt.EndQueued(t.Context(), run.Request{ID: id, Skill: "hello", Who: testAdmin, OnEvent: func(e run.Event) { events = append(events, e) }},
@@ -60,16 +54,11 @@ func TestQueuedRunsEndWithOneRecord(t *testing.T) {
 }
 
 // A run accepted for a cluster's queue is in the history as queued, with who asked and its
-// version here, until a node records its start over it; a request with no run id is refused.
+// version here, until a node records its start over it or a cancel ends it; a request with no
+// run id is refused.
 func TestRecordQueuedKeepsTheWaitingRun(t *testing.T) {
 	t.Parallel()
-	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), sqlite.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	rec := storetest.NewRecorder(t, s, store.RecorderOptions{})
-	rt := pipelineRuntime(t, Config{Recorder: rec}, Admission{}, 1000)
+	s, _, rt := recordedRuntime(t)
 	const id = "run_00000000000000000000000c"
 	queuedAt := time.Now().Add(-time.Second).UTC().Truncate(time.Microsecond)
 	req := run.Request{ID: id, Skill: "hello", Face: run.FaceHTTP, Who: testAdmin, Args: []byte(`{"name":"Ada"}`)}
@@ -84,4 +73,27 @@ func TestRecordQueuedKeepsTheWaitingRun(t *testing.T) {
 	if err := rt.RecordQueued(t.Context(), run.Request{Skill: "hello"}, queuedAt, queuedAt); err == nil {
 		t.Fatal("a queued run without an id was recorded")
 	}
+	// A cancel ends it at once, once.
+	res, ok, err := rt.CancelQueued(t.Context(), id, "hello", "canceled while it waited")
+	if !ok || err != nil || res.Error == nil || res.Error.Kind != run.KindCanceled || res.RunID != id {
+		t.Fatalf("cancel: %+v %v %v", res, ok, err)
+	}
+	if got, _ := s.FindRun(t.Context(), id); got.Status != store.StatusFailed || got.Error == nil || got.Error.Kind != "canceled" || got.Caller != testAdmin.Caller() {
+		t.Fatalf("the canceled record: %+v", got)
+	}
+	if _, ok, _ := rt.CancelQueued(t.Context(), id, "hello", "again"); ok {
+		t.Fatal("a queued run was canceled twice")
+	}
+}
+
+// recordedRuntime is a runtime whose runs a store.Recorder keeps in a SQLite store.
+func recordedRuntime(t *testing.T) (store.Store, *store.Recorder, *Runtime) {
+	t.Helper()
+	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), sqlite.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	rec := storetest.NewRecorder(t, s, store.RecorderOptions{})
+	return s, rec, pipelineRuntime(t, Config{Recorder: rec}, Admission{}, 1000)
 }

@@ -301,12 +301,10 @@ func waitHistory(t *testing.T, s store.Store, id string, status store.Status) {
 	}
 }
 
-// A run whose node died before it shared its result (the history's lease sweep ended it) does
-// not hold its watchers: at a keep-alive, the stream ends with the history's result.
-func TestClusterWatchEndsWithTheHistorysResult(t *testing.T) {
-	t.Parallel()
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
+// soloNode is a server that is the one node of a cluster of its own (embedded NATS), over a
+// SQLite run history the test writes to as a node that died would have.
+func soloNode(t *testing.T, ctx context.Context) (*cluster.Node, store.Store, *testEnv) {
+	t.Helper()
 	node, err := cluster.Join(ctx, cluster.Config{Embedded: true, DataDir: t.TempDir(), Listen: "127.0.0.1:0", NodeID: "a"}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -317,7 +315,16 @@ func TestClusterWatchEndsWithTheHistorysResult(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	env := newEnvRuntime(t, Options{History: s, Cluster: node}, runtime.Config{}, t.TempDir())
+	return node, s, newEnvRuntime(t, Options{History: s, Cluster: node}, runtime.Config{}, t.TempDir())
+}
+
+// A run whose node died before it shared its result (the history's lease sweep ended it) does
+// not hold its watchers: at a keep-alive, the stream ends with the history's result.
+func TestClusterWatchEndsWithTheHistorysResult(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	node, s, env := soloNode(t, ctx)
 	const id = "run_0000000000000000000000ff"
 	now := time.Now()
 	if err := s.BeginRun(ctx, store.Run{ID: id, Skill: "gone", Face: "http", StartedAt: now, Owner: "dead", LeaseUntil: now.Add(time.Hour)}); err != nil {
@@ -351,17 +358,7 @@ func TestClusterFinishedRunWithNoSharedEventsAnswersItsResult(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	node, err := cluster.Join(ctx, cluster.Config{Embedded: true, DataDir: t.TempDir(), Listen: "127.0.0.1:0", NodeID: "a"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(node.Close)
-	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), sqlite.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	env := newEnvRuntime(t, Options{History: s, Cluster: node}, runtime.Config{}, t.TempDir())
+	_, s, env := soloNode(t, ctx)
 	const id = "run_0000000000000000000000fe"
 	now := time.Now()
 	if err := s.BeginRun(ctx, store.Run{ID: id, Skill: "gone", Face: "http", StartedAt: now, Owner: "dead", LeaseUntil: now.Add(time.Hour)}); err != nil {
