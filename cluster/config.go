@@ -31,6 +31,10 @@ type Config struct {
 	Listen     string
 	PeerListen string
 	Routes     []string
+	// PeerAdvertise is the route address the other members reach this one at, when it is not
+	// PeerListen (behind NAT, a load balancer or a proxy): members learn each other's routes
+	// from one another, and would otherwise dial PeerListen. In Routes it is this member.
+	PeerAdvertise string
 	// DataDir is the node's own state directory: JetStream's files go in DataDir/nats.
 	DataDir string
 	// NodeID names this node (default: the host name and 4 random bytes); Name prefixes every
@@ -134,13 +138,13 @@ func (c Config) members() int {
 		return len(c.URLs)
 	}
 	seen := map[string]bool{}
-	if c.PeerListen != "" {
-		seen[c.PeerListen] = true
-	}
+	self := func(a string) bool { return a == c.PeerListen || a == c.PeerAdvertise }
 	for _, r := range c.Routes {
-		seen[r] = true
+		if !self(r) {
+			seen[r] = true
+		}
 	}
-	return max(len(seen), 1)
+	return len(seen) + 1
 }
 
 // Check says what is wrong with c (after WithDefaults), naming the flag and the fix.
@@ -158,7 +162,7 @@ func (c Config) Check() error {
 		if c.DataDir == "" {
 			return bad("--cluster embedded keeps JetStream's files in the node's own state directory: pass --data-dir")
 		}
-		for _, a := range append([]string{c.Listen, c.PeerListen}, c.Routes...) {
+		for _, a := range append([]string{c.Listen, c.PeerListen, c.PeerAdvertise}, c.Routes...) {
 			if a == "" {
 				continue
 			}

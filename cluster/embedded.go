@@ -38,7 +38,7 @@ func startServer(c Config) (*server.Server, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: --cluster-peer-listen %q: %v", ErrConfig, c.PeerListen, err)
 		}
-		opts.Cluster = server.ClusterOpts{Name: c.Name, Host: h, Port: p}
+		opts.Cluster = server.ClusterOpts{Name: c.Name, Host: h, Port: p, Advertise: c.PeerAdvertise}
 		for _, r := range c.Routes {
 			opts.Routes = append(opts.Routes, &url.URL{Scheme: "nats-route", Host: r})
 		}

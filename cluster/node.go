@@ -120,8 +120,10 @@ func Join(ctx context.Context, cfg Config, presence func() Presence) (*Node, err
 	n.life, n.endLife = context.WithCancel(context.Background())
 	n.reached.Store(time.Now().UnixNano())
 	n.say(ctx)
-	n.done.Go(func() { n.every(presenceEvery, n.say) })
-	n.done.Go(func() { n.every(n.cfg.AckWait/3, n.probe) })
+	n.done.Go(func() { n.every(presenceEvery, presenceEvery, n.say) })
+	// A probe may take longer than a beat (a busy cluster commits slowly): it is timed from
+	// when it asked, so a slow answer still counts.
+	n.done.Go(func() { n.every(beatEvery(n.cfg.AckWait), n.cfg.AckWait/4, n.probe) })
 	n.done.Go(n.publishEvents)
 	return n, nil
 }
@@ -272,6 +274,13 @@ func retryable(err error) bool {
 
 // say puts this node's presence in the nodes bucket.
 func (n *Node) say(ctx context.Context) {
+	if err := n.putPresence(ctx); err != nil {
+		n.cfg.Logger.Warn("cluster: say this node is there", "err", err)
+	}
+}
+
+// putPresence writes this node's presence, now, to the nodes bucket.
+func (n *Node) putPresence(ctx context.Context) error {
 	p := Presence{Node: n.cfg.NodeID}
 	if n.presence != nil {
 		p = n.presence()
@@ -279,13 +288,13 @@ func (n *Node) say(ctx context.Context) {
 	}
 	p.At = time.Now().UTC()
 	data, _ := json.Marshal(p)
-	if _, err := n.nodes.Put(ctx, n.cfg.NodeID, data); err != nil {
-		n.cfg.Logger.Warn("cluster: say this node is there", "err", err)
-	}
+	_, err := n.nodes.Put(ctx, n.cfg.NodeID, data)
+	return err
 }
 
-// every calls f every d, with a context that ends after d, until the node closes.
-func (n *Node) every(d time.Duration, f func(context.Context)) {
+// every calls f every d (or once the last call returned, when it took longer), with a context
+// that ends after within, until the node closes.
+func (n *Node) every(d, within time.Duration, f func(context.Context)) {
 	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
@@ -293,7 +302,7 @@ func (n *Node) every(d time.Duration, f func(context.Context)) {
 		case <-n.stop:
 			return
 		case <-t.C:
-			ctx, cancel := context.WithTimeout(n.life, d)
+			ctx, cancel := context.WithTimeout(n.life, within)
 			f(ctx)
 			cancel()
 		}

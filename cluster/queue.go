@@ -212,12 +212,19 @@ func (n *Node) handleRun(m jetstream.Msg, settled func(), handle func(context.Co
 // delivered to another node, so this one stops it first.
 var ErrLostCluster = errors.New("this node lost the cluster")
 
-// heartbeat tells the cluster every third of the ack wait that this node holds m's run, until
-// beat is closed. When JetStream has not answered this node (probe) for two thirds of the ack
-// wait, it cancels the run (ErrLostCluster): by the ack wait, the cluster delivers the run to
-// another node, and it must not run twice at once.
+// heartbeat tells the cluster every beatEvery that this node holds m's run, until beat is
+// closed. When JetStream has not answered this node (probe) for lostAfter, it cancels the run
+// (ErrLostCluster): by the ack wait, the cluster delivers the run to another node, and it must
+// not run twice at once.
+//
+// Why it stops in time: cut off at time c, the node's last heartbeat the queue's leader heard
+// was at c-A/8 or later (A the ack wait), so the run is delivered again at c+7A/8 or later. Its
+// last answered probe was sent at c or before, so the node stops by c+A/2+A/8 (the threshold,
+// and one beat to notice): A/4 before. (With a third of the ack wait between beats and two
+// thirds as the threshold, as before, the two could meet: a test with a partition of the
+// routes found a run delivered again while its cut-off node still ran it.)
 func (n *Node) heartbeat(m jetstream.Msg, cancel context.CancelCauseFunc, beat <-chan struct{}) {
-	t := time.NewTicker(n.cfg.AckWait / 3)
+	t := time.NewTicker(beatEvery(n.cfg.AckWait))
 	defer t.Stop()
 	for {
 		select {
@@ -225,7 +232,7 @@ func (n *Node) heartbeat(m jetstream.Msg, cancel context.CancelCauseFunc, beat <
 			return
 		case now := <-t.C:
 			_ = m.InProgress()
-			if away := now.Sub(time.Unix(0, n.reached.Load())); away >= 2*n.cfg.AckWait/3 {
+			if away := now.Sub(time.Unix(0, n.reached.Load())); away >= lostAfter(n.cfg.AckWait) {
 				cancel(fmt.Errorf("%w for %v, and the run would be given to another node", ErrLostCluster, away.Round(time.Millisecond)))
 				return
 			}
@@ -233,15 +240,25 @@ func (n *Node) heartbeat(m jetstream.Msg, cancel context.CancelCauseFunc, beat <
 	}
 }
 
-// probe asks JetStream whether it answers this node (every third of the ack wait), and keeps
-// the time of its last answer: a node cut from the cluster's majority (a partition of its
-// routes, or of its connection) hears nothing, though its own embedded server still takes its
-// messages.
+// probe asks whether the cluster's majority hears this node (every beatEvery), and keeps the
+// time it asked when the answer is yes: it writes the node's presence, which the nodes bucket
+// acknowledges only once a quorum of its servers stored it. A node cut from the majority (a
+// partition of its routes, or of its connection) gets no acknowledgement, though its own
+// embedded server still takes its messages. A read would not do: a cut-off member that led
+// JetStream answers reads until it steps down (a test with a partition of the routes saw its
+// account info answered for seconds, and its run delivered again meanwhile).
 func (n *Node) probe(ctx context.Context) {
-	if _, err := n.js.AccountInfo(ctx); err == nil {
-		n.reached.Store(time.Now().UnixNano())
+	asked := time.Now() // the answer proves the node was heard when it asked, not later
+	if n.putPresence(ctx) == nil {
+		n.reached.Store(asked.UnixNano())
 	}
 }
+
+// beatEvery is how often a node that holds a queued run tells the cluster so, and asks whether
+// JetStream answers it, for an ack wait of a; lostAfter is how long JetStream may not answer
+// before the node stops its queued runs. See heartbeat for why these.
+func beatEvery(a time.Duration) time.Duration { return a / 8 }
+func lostAfter(a time.Duration) time.Duration { return a / 2 }
 
 // QueuedCancel is the cause of a cancel asked for run while no node held it (it waited in the
 // queue), if one was: the node that takes the run ends it without running it.
