@@ -58,6 +58,8 @@ func TestClusterMCPCallsGoThroughTheQueue(t *testing.T) {
 	}) {
 		t.Errorf("the node with room did not run the call: %+v", st.Runs)
 	}
+	// The client handles notifications apart from the call's result: they may come after it.
+	waitFor(hangGuard, func() bool { mu.Lock(); defer mu.Unlock(); return len(logs) >= 2 })
 	mu.Lock()
 	if len(logs) != 2 {
 		t.Errorf("the call's log lines reached the client as %q, want 2", logs)
