@@ -133,22 +133,7 @@ func TestThreeEmbeddedNodesFormOneCluster(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), joinBound)
 	defer cancel()
 	peers := []string{freeAddr(t), freeAddr(t), freeAddr(t)}
-	nodes := make([]*Node, 3)
-	errs := make([]error, 3)
-	var wg sync.WaitGroup
-	for i := range nodes {
-		wg.Go(func() {
-			nodes[i], errs[i] = Join(ctx, Config{Embedded: true, DataDir: t.TempDir(), Listen: "127.0.0.1:0", PeerListen: peers[i],
-				Routes: peers, NodeID: fmt.Sprintf("n%d", i)}, func() Presence { return Presence{Slots: 2, Free: 2} })
-		})
-	}
-	wg.Wait()
-	for i, n := range nodes {
-		if errs[i] != nil {
-			t.Fatalf("member %d: %v", i, errs[i])
-		}
-		t.Cleanup(n.Close)
-	}
+	nodes := threeMembers(t, ctx, func(i int) Config { return Config{PeerListen: peers[i], Routes: peers} })
 	ri, err := nodes[0].runs.Info(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -165,6 +150,31 @@ func TestThreeEmbeddedNodesFormOneCluster(t *testing.T) {
 			t.Fatalf("member n2 lists %+v (%v), want three nodes", st.Nodes, err)
 		}
 	}
+}
+
+// threeMembers joins three embedded members n0 to n2 at once (a member waits for a quorum),
+// each with two free slots, their own state directory and client port, and what config(i)
+// says besides; they close when t ends.
+func threeMembers(t *testing.T, ctx context.Context, config func(i int) Config) []*Node {
+	t.Helper()
+	nodes := make([]*Node, 3)
+	errs := make([]error, 3)
+	var wg sync.WaitGroup
+	for i := range nodes {
+		c := config(i)
+		c.Embedded, c.DataDir, c.Listen, c.NodeID = true, t.TempDir(), "127.0.0.1:0", fmt.Sprintf("n%d", i)
+		wg.Go(func() {
+			nodes[i], errs[i] = Join(ctx, c, func() Presence { return Presence{Slots: 2, Free: 2} })
+		})
+	}
+	wg.Wait()
+	for i, n := range nodes {
+		if errs[i] != nil {
+			t.Fatalf("member %d: %v", i, errs[i])
+		}
+		t.Cleanup(n.Close)
+	}
+	return nodes
 }
 
 // A node that cannot reach its external cluster says where it tried, without the password its

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"sync"
@@ -13,10 +12,11 @@ import (
 	"time"
 )
 
-// routeProxy forwards a member's route port, advertised in its place, and knows which server
+// proxy forwards TCP from a loopback port to target until cut: a partition without firewall
+// rules. In front of a member's route port (advertised in its place) it knows which server
 // dialed each connection through it (a route's first message, CONNECT, names the dialer's
-// server id): a partition of one member cuts its routes alone, without firewall rules.
-type routeProxy struct {
+// server id), so a partition of one member cuts its routes alone.
+type proxy struct {
 	ln     net.Listener
 	target string
 	mu     sync.Mutex
@@ -29,19 +29,19 @@ type routeConn struct {
 	from     string // the dialer's server id, once its CONNECT was read
 }
 
-func newRouteProxy(t *testing.T, target string) *routeProxy {
+func newProxy(t *testing.T, target string) *proxy {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &routeProxy{ln: ln, target: target, cut: map[string]bool{}}
+	p := &proxy{ln: ln, target: target, cut: map[string]bool{}}
 	t.Cleanup(func() { ln.Close(); p.partition("*") })
 	go p.serve()
 	return p
 }
 
-func (p *routeProxy) serve() {
+func (p *proxy) serve() {
 	for {
 		c, err := p.ln.Accept()
 		if err != nil {
@@ -67,27 +67,36 @@ func (p *routeProxy) serve() {
 	}
 }
 
-// forward copies the dialer's bytes to the member, reading the dialer's id from its CONNECT.
-func (p *routeProxy) forward(rc *routeConn) {
+// forward copies the dialer's bytes to the member, reading the dialer's id from its first
+// message (CONNECT), and only from that: later messages carry JSON with names of their own.
+func (p *proxy) forward(rc *routeConn) {
 	defer rc.up.Close()
-	var seen []byte
+	var first []byte // the dialer's bytes up to the end of its first line
+	tagged := false
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := rc.down.Read(buf)
-		if n > 0 && len(seen) < 64<<10 {
-			seen = append(seen, buf[:n]...)
-			if i := bytes.Index(seen, []byte(`"name":"`)); i >= 0 {
-				if j := bytes.IndexByte(seen[i+8:], '"'); j >= 0 {
-					p.mu.Lock()
-					rc.from = string(seen[i+8 : i+8+j])
-					refused := p.cut[rc.from]
-					p.mu.Unlock()
-					if refused {
-						rc.down.Close()
-						return
-					}
-					seen = seen[:0:0]
+		if n > 0 && !tagged {
+			first = append(first, buf[:n]...)
+			if end := bytes.IndexByte(first, '\n'); end >= 0 || len(first) > 64<<10 {
+				tagged = true
+				line := first
+				if end >= 0 {
+					line = first[:end]
 				}
+				p.mu.Lock()
+				if i := bytes.Index(line, []byte(`"name":"`)); i >= 0 {
+					if j := bytes.IndexByte(line[i+8:], '"'); j >= 0 {
+						rc.from = string(line[i+8 : i+8+j])
+					}
+				}
+				refused := p.cut[rc.from] && rc.from != ""
+				p.mu.Unlock()
+				if refused {
+					rc.down.Close()
+					return
+				}
+				first = nil
 			}
 		}
 		if n > 0 {
@@ -103,7 +112,7 @@ func (p *routeProxy) forward(rc *routeConn) {
 
 // partition closes the connections the server with id dialed through p and refuses its new
 // ones; "*" every connection.
-func (p *routeProxy) partition(id string) {
+func (p *proxy) partition(id string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.cut[id] = true
@@ -123,30 +132,16 @@ func TestAMemberCutOffItsRoutesStopsItsRuns(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), joinBound)
 	defer cancel()
 	peers := []string{freeAddr(t), freeAddr(t), freeAddr(t)}
-	proxies := make([]*routeProxy, 3)
+	proxies := make([]*proxy, 3)
 	advertised := make([]string, 3)
 	for i := range proxies {
-		proxies[i] = newRouteProxy(t, peers[i])
+		proxies[i] = newProxy(t, peers[i])
 		advertised[i] = proxies[i].ln.Addr().String()
 	}
 	const ackWait = 6 * time.Second // the minority stops at two thirds of it: 2 s of margin
-	nodes := make([]*Node, 3)
-	errs := make([]error, 3)
-	var wg sync.WaitGroup
-	for i := range nodes {
-		wg.Go(func() {
-			nodes[i], errs[i] = Join(ctx, Config{Embedded: true, DataDir: t.TempDir(), Listen: "127.0.0.1:0", PeerListen: peers[i],
-				PeerAdvertise: advertised[i], Routes: advertised, NodeID: fmt.Sprintf("n%d", i), AckWait: ackWait},
-				func() Presence { return Presence{Slots: 1, Free: 1} })
-		})
-	}
-	wg.Wait()
-	for i, n := range nodes {
-		if errs[i] != nil {
-			t.Fatalf("member %d: %v", i, errs[i])
-		}
-		t.Cleanup(n.Close)
-	}
+	nodes := threeMembers(t, ctx, func(i int) Config {
+		return Config{PeerListen: peers[i], PeerAdvertise: advertised[i], Routes: advertised, AckWait: ackWait}
+	})
 	if q, why, err := nodes[0].SubmitRun(ctx, "", "run_cut", []byte(`{}`)); !q || err != nil {
 		t.Fatal(why, err)
 	}

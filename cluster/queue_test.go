@@ -3,10 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
-	"io"
-	"net"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -181,64 +178,6 @@ func TestACancelOfAQueuedRunIsKept(t *testing.T) {
 	}
 }
 
-// proxy forwards TCP from a loopback port to target until cut, which closes every connection
-// and refuses new ones: a partition, without firewall rules.
-type proxy struct {
-	ln     net.Listener
-	target string
-	mu     sync.Mutex
-	conns  []net.Conn
-	cut    bool
-}
-
-func newProxy(t *testing.T, target string) *proxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &proxy{ln: ln, target: target}
-	t.Cleanup(func() { ln.Close(); p.partition() })
-	go p.serve()
-	return p
-}
-
-func (p *proxy) serve() {
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		p.mu.Lock()
-		if p.cut {
-			p.mu.Unlock()
-			c.Close()
-			continue
-		}
-		up, err := net.Dial("tcp", p.target)
-		if err != nil {
-			p.mu.Unlock()
-			c.Close()
-			continue
-		}
-		p.conns = append(p.conns, c, up)
-		p.mu.Unlock()
-		go func() { _, _ = io.Copy(up, c); up.Close() }()
-		go func() { _, _ = io.Copy(c, up); c.Close() }()
-	}
-}
-
-// partition closes every connection through p and refuses new ones.
-func (p *proxy) partition() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.cut = true
-	for _, c := range p.conns {
-		c.Close()
-	}
-	p.conns = nil
-}
-
 // A node cut from NATS stops the run it holds, saying it lost the cluster, before the ack wait
 // would give the run to another node.
 func TestANodeCutFromNATSStopsItsRuns(t *testing.T) {
@@ -261,7 +200,7 @@ func TestANodeCutFromNATSStopsItsRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-taken
-	p.partition()
+	p.partition("*")
 	if err := <-stopped; !errors.Is(err, ErrLostCluster) {
 		t.Fatalf("the run ended with %v, want ErrLostCluster", err)
 	}
