@@ -192,7 +192,8 @@ func TestAMemberCutOffItsRoutesStopsItsRuns(t *testing.T) {
 	select {
 	case d = <-again:
 	case <-ctx.Done():
-		t.Fatal("the majority never got the run")
+		t.Fatalf("the majority never got the run (routes: n0 %d, n1 %d, the cut-off n2 %d)",
+			nodes[0].srv.NumRoutes(), nodes[1].srv.NumRoutes(), nodes[2].srv.NumRoutes())
 	}
 	if !d.afterTheCut {
 		t.Fatal("the run was delivered again before the cut-off member stopped it: it ran twice at once")
