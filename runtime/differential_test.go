@@ -183,6 +183,9 @@ func TestEnginesAgree(t *testing.T) {
 			Network:       []string{"127.0.0.1", "169.254.169.254"},
 			AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
 			Files:         []policy.Mount{{Path: "/workspace", HostPath: ws, Access: spec.ReadWrite}},
+			// logflood asks for 120 s: on a starved machine its flood outlasts the default
+			// ceiling of 30 s, and the engines must not be told apart by the wall clock.
+			Limits: spec.Limits{TimeoutMs: 120000},
 		}
 		return newRuntime(t, Config{SkillDirs: []string{dir}, Policy: pol, Shared: newShared(t, SharedConfig{Engine: engine})})
 	}
