@@ -68,7 +68,8 @@ type Node struct {
 	reached atomic.Int64
 	// backlog is whether runs wait in the queue, as this node last saw it (QueueBacklog).
 	backlog atomic.Bool
-	// settleWait is settleWait, but for tests that must not race it.
+	// settleWait is how long pull waits for a run it took to settle (the constant settleWait):
+	// a field, so that a test need not race it.
 	settleWait time.Duration
 	// life ends when the node closes: what waits on NATS stops waiting.
 	life    context.Context
