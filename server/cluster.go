@@ -255,24 +255,12 @@ func (s *view) cancelElsewhere(c echo.Context, id string, rec *store.Run, caller
 // takes the run. When a node recorded the run's start first, it is left to that node (it sees
 // the kept cancel); when it cannot be ended now, the node that takes it ends it.
 func (s *view) cancelInQueue(ctx context.Context, rec *store.Run, cause string) {
-	ctx = context.WithoutCancel(ctx)
-	cl := s.opts.Cluster
-	last, err := cl.LastEvent(ctx, s.t.name, rec.ID)
-	if err != nil {
-		s.logger.Warn("read a queued run's last event: the node that takes it ends it", "run", rec.ID, "err", err)
-		return
+	msg := "the run was canceled while it waited in the cluster's queue: " + cause
+	if _, err := s.endQueuedRun(context.WithoutCancel(ctx), s.t.name, rec.ID, func(ctx context.Context) (*run.Result, bool, error) {
+		return s.rt.CancelQueued(ctx, rec.ID, rec.Skill, msg)
+	}); err != nil {
+		s.logger.Warn("cancel a queued run in the history: the node that takes it ends it", "run", rec.ID, "err", err)
 	}
-	res, ok, err := s.rt.CancelQueued(ctx, rec.ID, rec.Skill, "the run was canceled while it waited in the cluster's queue: "+cause)
-	if err != nil {
-		s.logger.Error("cancel a queued run in the history: the node that takes it ends it", "run", rec.ID, "err", err)
-	}
-	if !ok {
-		return
-	}
-	// The first event of a queued run is its status, queued: the result comes after it, even
-	// when that event is not stored yet.
-	data, _ := json.Marshal(run.Event{Type: "result", RunID: rec.ID, Result: res})
-	cl.PublishEvent(s.t.name, rec.ID, max(last, 1)+1, "result", data)
 }
 
 // heldCancel is the answer of this server to a cancel the cluster asks for: when one of its

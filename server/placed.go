@@ -284,26 +284,38 @@ func (s *Server) interruptLost(ctx context.Context, t *tenant, rec store.Run) bo
 	if rec.Status != store.StatusRunning {
 		return true // its node finished it, and died before it said so
 	}
-	// Its result is numbered after its last event: read that first, and give the run back
-	// when it cannot be read (a result numbered wrong would be taken for a copy, and dropped).
-	cl := s.opts.Cluster
-	last, err := cl.LastEvent(ctx, t.name, rec.ID)
-	if err != nil {
-		t.logger.Warn("read a lost run's last event", "run", rec.ID, "err", err)
-		return false
-	}
-	res, ok, err := t.rt.InterruptQueued(ctx, rec.ID, rec.Skill, rec.Owner)
+	ok, err := s.endQueuedRun(ctx, t.name, rec.ID, func(ctx context.Context) (*run.Result, bool, error) {
+		return t.rt.InterruptQueued(ctx, rec.ID, rec.Skill, rec.Owner)
+	})
 	if err != nil {
 		t.logger.Error("mark a lost run interrupted", "run", rec.ID, "err", err)
 		return false
 	}
 	if !ok {
 		t.logger.Info("a lost run ended before it could be marked interrupted", "run", rec.ID)
-		return true
 	}
-	data, _ := json.Marshal(run.Event{Type: "result", RunID: rec.ID, Result: res})
-	cl.PublishEvent(t.name, rec.ID, last+1, "result", data)
 	return true
+}
+
+// endQueuedRun ends run id of tenant, which came through the cluster's queue, in the history
+// with end (a conditional update: ok is false when the record had moved on, and another
+// node ends the run), and shares its result after the last event the cluster holds. It reads
+// that number first, and fails when it cannot (a result numbered wrong would be taken for a
+// copy, and dropped). The result comes after the queued event at least: the first event of
+// every queued run, even when it is not stored yet.
+func (s *Server) endQueuedRun(ctx context.Context, tenant, id string, end func(context.Context) (*run.Result, bool, error)) (bool, error) {
+	cl := s.opts.Cluster
+	last, err := cl.LastEvent(ctx, tenant, id)
+	if err != nil {
+		return false, fmt.Errorf("read its last event: %w", err)
+	}
+	res, ok, err := end(ctx)
+	if !ok || err != nil {
+		return ok, err
+	}
+	data, _ := json.Marshal(run.Event{Type: "result", RunID: id, Result: res})
+	cl.PublishEvent(tenant, id, max(last, 1)+1, "result", data)
+	return true, nil
 }
 
 // placedStatus is where a placed run stands, for its 202.
