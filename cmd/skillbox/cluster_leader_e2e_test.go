@@ -45,8 +45,11 @@ func TestClusterLeaderDeathUnderLoad(t *testing.T) {
 	go target.Serve(ln)
 	t.Cleanup(func() { target.Close() })
 
+	// The queue holds every run the test sends: how many are accepted must not depend on how
+	// fast a busy machine drains it.
 	skills, policy := fetcherSkills(t)
-	nodes, _ := clusterOf3(t, binary(t), dsn, skills, "--max-runs", "2", "--policy", policy)
+	nodes, _ := clusterOf3(t, binary(t), dsn, skills, "--max-runs", "2", "--policy", policy,
+		"--cluster-max-queue", "1000", "--tenant-max-queue", "1000")
 	t.Cleanup(func() {
 		if t.Failed() {
 			for i, p := range nodes {
@@ -125,10 +128,10 @@ func TestClusterLeaderDeathUnderLoad(t *testing.T) {
 	}
 	wg.Wait()
 	nodes[leader].wait(hangTimeout)
-	t.Logf("%d runs accepted, refused %v (429: the queue was full; 503: it could not be reached within 5 s); the longest submission took %v; the load went on %v after the leader was killed",
+	t.Logf("%d runs accepted, refused %v (503: it could not be reached within 5 s); the longest submission took %v; the load went on %v after the leader was killed",
 		len(runs), refused, longest.Round(time.Millisecond), time.Since(killed).Round(time.Millisecond))
-	if len(runs) < 150 {
-		t.Fatalf("only %d of 300 runs were accepted", len(runs))
+	if len(runs) < 150 || refused[429] > 0 {
+		t.Fatalf("only %d of 300 runs were accepted (refused %v)", len(runs), refused)
 	}
 	// Every accepted run ends, once, in the history, with its result event; none ran twice.
 	statuses := map[string]int{}
