@@ -55,7 +55,7 @@ func benchScriptRun(b *testing.B, file, code string) {
 		if ip.JS != nil {
 			err = ip.JS.Start(mctx)
 		} else {
-			err = ip.Py.Start(mctx)
+			err = ip.Py.Start(ctx, meter)
 		}
 		if err != nil {
 			b.Fatal(err)

@@ -51,6 +51,7 @@ func (rt *Runtime) callScript(ctx context.Context, s *registry.Skill, job *scrip
 	}()
 	emit.send(run.Event{Type: "status", Status: "running"})
 	instCtx := experimental.WithMemoryAllocator(runCtx, meter)
+	job.Memory = meter
 	value, prog, err := script.Run(instCtx, job, call, input, rt.bytecode)
 	if err != nil {
 		return nil, scriptError(runCtx, ctx, s, job, call, err)

@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tetratelabs/wazero"
-
 	"github.com/skillbox-dev/skillbox/hostfuncs"
 	"github.com/skillbox-dev/skillbox/internal/interleave"
 )
@@ -28,7 +26,7 @@ print(json.dumps({"hello": args["name"], "n": args["n"] * 2, "e": os.environ.get
 
 // BenchmarkRun runs a small skill (one host call) in a fresh instance, interleaved in the same
 // rounds (package internal/interleave) with its floor — a bare instantiate (no start function)
-// and close of the same snapshot — and with a python3 subprocess doing the same work (when
+// and close of the same snapshot, its memory image copied in as the run's is — and with a python3 subprocess doing the same work (when
 // python3 is on PATH). Read the ratios; the absolute times swing with load.
 //
 //	go test -run '^$' -bench BenchmarkRun -benchtime 200x ./internal/cpython/
@@ -41,11 +39,9 @@ func BenchmarkRun(b *testing.B) {
 	defer cancel()
 	contenders := []interleave.Contender{
 		{Name: "floor", F: func() {
-			m, err := c.runtime.InstantiateModule(ctx, c.module, wazero.NewModuleConfig().WithName("").WithStartFunctions())
-			if err != nil {
+			if err := c.Start(ctx, nil); err != nil {
 				b.Fatal(err)
 			}
-			_ = m.Close(ctx)
 		}},
 		{Name: "run", F: func() {
 			if _, err := Run(dctx, c, Program{Dir: dir, Args: []byte(`{"name":"x","n":21}`)}, h); err != nil {

@@ -10,8 +10,10 @@ import (
 	"sync/atomic"
 
 	"github.com/skillbox-dev/skillbox/internal/interrupt"
+	"github.com/skillbox-dev/skillbox/internal/memimage"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 )
 
@@ -46,7 +48,10 @@ const SkillPath = "/skill"
 type Compiled struct {
 	runtime wazero.Runtime
 	module  wazero.CompiledModule
-	stdlib  *zip.Reader
+	// image is the snapshot's memory, taken out of the module (package memimage): every run's
+	// memory starts from it.
+	image  *memimage.Image
+	stdlib *zip.Reader
 	// closed is set by Close: Run checks it rather than instantiating into a closed runtime.
 	closed atomic.Bool
 }
@@ -88,6 +93,15 @@ func Compile(ctx context.Context, rc wazero.RuntimeConfig) (*Compiled, error) {
 	if err != nil {
 		return fail(fmt.Errorf("cpython: instrument the interpreter with python.frames: %w", err))
 	}
+	// The snapshot's memory, ten thousand data segments, is an image every run maps rather than
+	// copies (package memimage).
+	inst, img, err := memimage.Split(inst)
+	if err == nil && img == nil {
+		err = errors.New("it has no data segments to take")
+	}
+	if err != nil {
+		return fail(fmt.Errorf("cpython: take the snapshot's memory out of the interpreter: %w", err))
+	}
 	cm, err := r.CompileModule(ctx, inst)
 	if err != nil {
 		return fail(fmt.Errorf("cpython: compile the interpreter: %w", err))
@@ -96,23 +110,33 @@ func Compile(ctx context.Context, rc wazero.RuntimeConfig) (*Compiled, error) {
 	if err != nil {
 		return fail(fmt.Errorf("cpython: read the embedded standard library: %w", err))
 	}
-	return &Compiled{runtime: r, module: cm, stdlib: z}, nil
+	return &Compiled{runtime: r, module: cm, image: img, stdlib: z}, nil
 }
 
 // Close releases the runtime and the compiled code. Runs under way are closed with it; later
 // runs return ErrClosed.
 func (c *Compiled) Close(ctx context.Context) error {
 	c.closed.Store(true)
-	return c.runtime.Close(ctx)
+	return errors.Join(c.runtime.Close(ctx), c.image.Close())
 }
 
-// Start instantiates the interpreter without running it, then closes the instance: the floor
-// benchmarks measure a run against (a bare instantiate of the same snapshot, its memory image
-// copied in).
-func (c *Compiled) Start(ctx context.Context) error {
-	m, err := c.runtime.InstantiateModule(ctx, c.module, wazero.NewModuleConfig().WithName("").WithStartFunctions())
+// Start instantiates the interpreter without running it, its memory made by mem (nil: Go
+// slices), then closes the instance: the floor benchmarks measure a run against (a bare
+// instantiate of the same snapshot, its memory started from the image).
+func (c *Compiled) Start(ctx context.Context, mem memimage.Allocator) error {
+	m, err := c.runtime.InstantiateModule(c.memoryFor(ctx, mem), c.module, wazero.NewModuleConfig().WithName("").WithStartFunctions())
 	if err != nil {
 		return err
 	}
 	return m.Close(ctx)
+}
+
+// memoryFor is ctx with mem (nil: a new memimage.NewAllocator) as the allocator of the next
+// instance, its memory started from the snapshot's image: the interpreter cannot run without it.
+func (c *Compiled) memoryFor(ctx context.Context, mem memimage.Allocator) context.Context {
+	if mem == nil {
+		mem = memimage.NewAllocator()
+	}
+	mem.StartFrom(c.image)
+	return experimental.WithMemoryAllocator(ctx, mem)
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/internal/broker"
 	"github.com/skillbox-dev/skillbox/internal/interrupt"
+	"github.com/skillbox-dev/skillbox/internal/memimage"
 	"github.com/skillbox-dev/skillbox/internal/scripterr"
 )
 
@@ -46,6 +47,10 @@ type Program struct {
 	FSConfig func(wazero.FSConfig) wazero.FSConfig
 	// Limits bounds the run beyond its context's deadline and the runtime's memory cap.
 	Limits Limits
+	// Memory makes the run's memory, which starts from the snapshot's image: the caller's
+	// metered allocator. nil gives the run Go slices, unmetered. An allocator set on the run's
+	// context is not used: the interpreter's memory must start from the image.
+	Memory memimage.Allocator
 }
 
 // Limits bounds what a run may hand the host. The zero value of each field is its safe default.
@@ -157,7 +162,7 @@ func Run(ctx context.Context, c *Compiled, p Program, h broker.Host) (Result, er
 		logErr = &logOutput{r: r, source: "stderr", level: "error", isStderr: true}
 		cfg = cfg.WithStdout(logOut).WithStderr(logErr)
 	}
-	m, err := start(context.WithValue(ctx, runKey{}, r), c, cfg)
+	m, err := start(c.memoryFor(context.WithValue(ctx, runKey{}, r), p.Memory), c, cfg)
 	if m != nil {
 		_ = m.Close(context.Background())
 	}

@@ -51,11 +51,17 @@ func U32(b []byte, pos, end int) (uint32, int, error) {
 // S32 skips a signed LEB128 of at most 5 bytes (wazero's LoadInt32: on the fifth byte, the bits
 // past bit 31 must repeat the sign).
 func S32(b []byte, pos, end int) (int, error) {
+	_, next, err := I32(b, pos, end)
+	return next, err
+}
+
+// I32 reads what S32 skips: a signed LEB128 of at most 5 bytes, as an int32.
+func I32(b []byte, pos, end int) (int32, int, error) {
 	start := pos
 	var v int32
 	for i := 0; i < 5; i++ {
 		if pos >= end {
-			return pos, &Error{Offset: pos, Short: true}
+			return 0, pos, &Error{Offset: pos, Short: true}
 		}
 		c := b[pos]
 		pos++
@@ -63,13 +69,16 @@ func S32(b []byte, pos, end int) (int, error) {
 		if c&0x80 == 0 {
 			if i == 4 {
 				if unused := c & 0x30; (v < 0 && unused != 0x30) || (v >= 0 && unused != 0) {
-					return pos, fail(start, "LEB128 overflows 32 bits")
+					return 0, pos, fail(start, "LEB128 overflows 32 bits")
 				}
 			}
-			return pos, nil
+			if shift := 7 * (i + 1); shift < 32 && c&0x40 != 0 {
+				v |= -1 << shift // sign-extend
+			}
+			return v, pos, nil
 		}
 	}
-	return pos, fail(start, "LEB128 longer than 5 bytes")
+	return 0, pos, fail(start, "LEB128 longer than 5 bytes")
 }
 
 // S64 skips a signed LEB128 of at most 10 bytes (wazero's LoadInt64).

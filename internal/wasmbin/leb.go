@@ -18,6 +18,12 @@ func (r *Reader) S32(what string) error {
 	return r.leb(what, next, err)
 }
 
+// I32 reads a signed 32-bit LEB128 (an i32.const's value).
+func (r *Reader) I32(what string) (int32, error) {
+	v, next, err := leb128.I32(r.B, r.Pos, r.End)
+	return v, r.leb(what, next, err)
+}
+
 // S64 steps over a signed 64-bit LEB128 (i64.const).
 func (r *Reader) S64(what string) error {
 	next, err := leb128.S64(r.B, r.Pos, r.End)

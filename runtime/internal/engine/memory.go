@@ -4,6 +4,8 @@ import (
 	"sync"
 
 	"github.com/tetratelabs/wazero/experimental"
+
+	"github.com/skillbox-dev/skillbox/internal/memimage"
 )
 
 // MemoryMeter is a run's wazero memory allocator. It holds every linear memory of the instance
@@ -35,9 +37,19 @@ type MemoryMeter struct {
 	first       [2]meteredMemory
 	made        int
 	firstMapped [2]*meteredMemory
+	// image, when set, is what the next memory starts with (StartFrom).
+	image *memimage.Image
 }
 
-var _ experimental.MemoryAllocator = (*MemoryMeter)(nil)
+var _ memimage.Allocator = (*MemoryMeter)(nil)
+
+// StartFrom makes the next memory start with img: mapped copy-on-write over its mapping, so the
+// run pays for the pages it touches, or copied in where that cannot be.
+func (m *MemoryMeter) StartFrom(img *memimage.Image) {
+	m.mu.Lock()
+	m.image = img
+	m.mu.Unlock()
+}
 
 func NewMemoryMeter(limit uint64) *MemoryMeter {
 	m := new(MemoryMeter)
@@ -60,6 +72,8 @@ func (m *MemoryMeter) Allocate(capacity, max uint64) experimental.LinearMemory {
 		l = new(meteredMemory)
 	}
 	m.made++
+	img := m.image
+	m.image = nil
 	m.mu.Unlock()
 	*l = meteredMemory{meter: m, max: max}
 	if buf, err := mappings.get(max); err == nil {
@@ -67,9 +81,13 @@ func (m *MemoryMeter) Allocate(capacity, max uint64) experimental.LinearMemory {
 		m.mu.Lock()
 		m.mapped = append(m.mapped, l)
 		m.mu.Unlock()
+		if img != nil && img.MapOver(buf) == nil {
+			img = nil
+		}
 	} else {
 		l.buf = make([]byte, 0, capacity)
 	}
+	l.image = img
 	return l
 }
 
@@ -127,6 +145,9 @@ type meteredMemory struct {
 	mapping []byte
 	max     uint64
 	grown   bool // false until the first Reallocate, which sizes the memory at instantiation
+	// image is copied in by the first Reallocate: an image StartFrom named that could not be
+	// mapped.
+	image *memimage.Image
 }
 
 // Reallocate grows the memory to size bytes (never past its maximum, nor the run's limit); the
@@ -143,10 +164,14 @@ func (l *meteredMemory) Reallocate(size uint64) []byte {
 	switch {
 	case size <= uint64(cap(l.buf)):
 		// A mapping, or a slice within capacity: zero already (fresh pages are zero, and a wasm
-		// memory never shrinks, so nothing past len was ever written).
+		// memory never shrinks, so nothing past len was ever written), or the image's.
 		l.buf = l.buf[:size]
 	default:
 		l.buf = append(l.buf, make([]byte, size-old)...)
+	}
+	if l.image != nil {
+		l.image.CopyTo(l.buf)
+		l.image = nil
 	}
 	return l.buf
 }

@@ -29,6 +29,9 @@ type Job struct {
 	Stdin []byte
 	// Interp is the interpreter the run acquired for it (see Run).
 	Interp *engine.Interp
+	// Memory is the run's metered allocator, which a Python run's memory must be made by (its
+	// interpreter's memory starts from an image); a JavaScript run's comes from its context.
+	Memory *engine.MemoryMeter
 }
 
 // ExecuteJob prepares a run of script skill s's execute: its code, checked to be the version's.

@@ -66,6 +66,9 @@ func runPython(ctx context.Context, job *Job, call *hostfuncs.Call, input []byte
 		MaxOutputBytes:  l.MaxLogBytes,
 		MaxResultBytes:  l.MaxOutputBytes,
 	}}
+	if job.Memory != nil {
+		p.Memory = job.Memory
+	}
 	if job.Prog != nil {
 		p.Script, p.Argv, p.Stdin, p.Cwd = job.Prog.Rel, job.Argv, job.Stdin, programCwd(job.Grant)
 		p.Limits.MaxOutputBytes = l.MaxOutputBytes

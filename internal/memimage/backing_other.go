@@ -1,0 +1,17 @@
+//go:build !linux
+
+package memimage
+
+import "errors"
+
+var errClosed = errors.New("memimage: the image is closed")
+
+// backing is not available here: memories copy the image.
+type backing struct{}
+
+func newBacking([]byte) (*backing, error) {
+	return nil, errors.New("memimage: no sealed memory files on this system; the image is copied")
+}
+
+func (*backing) mapOver([]byte, int) error { return errors.New("unreachable") }
+func (*backing) close() error              { return nil }

@@ -1,0 +1,59 @@
+package memimage
+
+import (
+	"sync"
+)
+
+// Image is the initial bytes of a linear memory, a whole number of wasm pages. It is safe for
+// concurrent use; Close it when no memory will start from it again (memories already made keep
+// their bytes).
+type Image struct {
+	data []byte
+
+	once    sync.Once
+	mu      sync.Mutex
+	backing *backing // the sealed file MapOver maps; nil until the first MapOver, or where none
+	err     error    // why there is no backing
+}
+
+// Len is how many bytes the image holds: a memory that starts from it must be at least as long.
+func (img *Image) Len() int { return len(img.data) }
+
+// CopyTo copies the image into the start of mem, a memory at least Len bytes long whose bytes are
+// all zero.
+func (img *Image) CopyTo(mem []byte) { copy(mem, img.data) }
+
+// MapOver maps the image, copy-on-write, over the first Len bytes of region: the start of a
+// private, writable mapping of the caller's at least Len bytes long, page aligned. What the
+// region held there is replaced. It fails where the system has no sealed memory file; the caller
+// then copies (CopyTo).
+func (img *Image) MapOver(region []byte) error {
+	img.once.Do(func() {
+		b, err := newBacking(img.data)
+		img.mu.Lock()
+		img.backing, img.err = b, err
+		img.mu.Unlock()
+	})
+	img.mu.Lock()
+	defer img.mu.Unlock()
+	if img.backing == nil {
+		if img.err == nil {
+			img.err = errClosed
+		}
+		return img.err
+	}
+	return img.backing.mapOver(region, len(img.data))
+}
+
+// Close releases the image's file; memories mapped from it keep their pages.
+func (img *Image) Close() error {
+	img.once.Do(func() {}) // no backing is made after Close
+	img.mu.Lock()
+	defer img.mu.Unlock()
+	b := img.backing
+	img.backing, img.err = nil, errClosed
+	if b == nil {
+		return nil
+	}
+	return b.close()
+}
