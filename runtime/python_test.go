@@ -76,6 +76,14 @@ def execute(args, ctx):
 	if res.Usage.PeakMemoryBytes == 0 {
 		t.Fatal("no peak memory")
 	}
+	// The first run compiled execute.py into the bytecode cache; the second runs that code.
+	again, err := rt.Run(context.Background(), run.Request{Skill: "stats", Who: testAdmin})
+	if err != nil || string(again.Result) != string(res.Result) {
+		t.Fatalf("the second run: %s, %v", again.Result, err)
+	}
+	if c, h := rt.bytecode.Compiles.Load(), rt.bytecode.Hits.Load(); c != 1 || h != 1 {
+		t.Fatalf("execute.py was compiled %d times and its code reused %d times; want 1 and 1", c, h)
+	}
 }
 
 func TestPythonSkillErrors(t *testing.T) {

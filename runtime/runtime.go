@@ -123,7 +123,7 @@ type Runtime struct {
 	logger    *slog.Logger
 	engine    *engine.Engine
 	interps   *engine.Interpreters             // the script languages' interpreters
-	bytecode  *codecache.Cache[string, []byte] // the JavaScript skills' compiled bundles
+	bytecode  *codecache.Cache[string, []byte] // compiled JavaScript bundles and Python execute.py code
 	admission *engine.Admission
 	history   *recentRuns
 	kept      *keeper // the artifacts of recent runs, without Config.Artifacts

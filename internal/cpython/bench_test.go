@@ -10,8 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tetratelabs/wazero"
+
 	"github.com/skillbox-dev/skillbox/hostfuncs"
 	"github.com/skillbox-dev/skillbox/internal/interleave"
+	"github.com/skillbox-dev/skillbox/internal/interrupt"
 )
 
 const benchSkill = `def execute(args, ctx):
@@ -37,14 +40,41 @@ func BenchmarkRun(b *testing.B) {
 	h := newHost(b, &hostfuncs.Grant{Env: map[string]string{"A": "a"}, Limits: hostfuncs.Limits{MaxLogBytes: 1 << 20}})
 	dctx, cancel := context.WithTimeout(ctx, time.Hour)
 	defer cancel()
+	code, err := c.Code(ctx, dir, "", []byte(benchSkill), 1<<20, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The snapshot as it was before its memory became an image: ten thousand data segments,
+	// evaluated and copied at each instantiation.
+	whole, err := interrupt.InstrumentWithTable(pythonWASM, pythonFrames)
+	if err != nil {
+		b.Fatal(err)
+	}
+	segments, err := c.runtime.CompileModule(ctx, whole)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer segments.Close(ctx)
 	contenders := []interleave.Contender{
 		{Name: "floor", F: func() {
 			if err := c.Start(ctx, nil); err != nil {
 				b.Fatal(err)
 			}
 		}},
+		{Name: "segments", F: func() {
+			m, err := c.runtime.InstantiateModule(ctx, segments, wazero.NewModuleConfig().WithName("").WithStartFunctions())
+			if err != nil {
+				b.Fatal(err)
+			}
+			_ = m.Close(ctx)
+		}},
 		{Name: "run", F: func() {
 			if _, err := Run(dctx, c, Program{Dir: dir, Args: []byte(`{"name":"x","n":21}`)}, h); err != nil {
+				b.Fatal(err)
+			}
+		}},
+		{Name: "run-code", F: func() {
+			if _, err := Run(dctx, c, Program{Dir: dir, Args: []byte(`{"name":"x","n":21}`), Code: code}, h); err != nil {
 				b.Fatal(err)
 			}
 		}},
@@ -66,6 +96,8 @@ func BenchmarkRun(b *testing.B) {
 	}
 	p50 := interleave.Run(b, contenders...)
 	b.ReportMetric(p50["run"]/p50["floor"], "run/floor")
+	b.ReportMetric(p50["floor"]/p50["segments"], "floor/segments")
+	b.ReportMetric(p50["run-code"]/p50["run"], "run-code/run")
 	if p50["python3"] > 0 {
 		b.ReportMetric(p50["run"]/p50["python3"], "run/python3")
 	}

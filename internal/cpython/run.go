@@ -31,6 +31,9 @@ type Program struct {
 	Entry string
 	// Args is the JSON value passed as execute's first argument; empty means None.
 	Args json.RawMessage
+	// Code, when set, is Entry's code as Compiled.Code compiled it from the same file: the run
+	// does not compile it again. The caller keeps it for one version of the file.
+	Code []byte
 
 	// Script, when set, runs this file (relative to Dir, e.g. "scripts/report.py") as
 	// __main__ with sys.argv = [its guest path] + Argv and Stdin as its standard input; the
@@ -47,6 +50,8 @@ type Program struct {
 	FSConfig func(wazero.FSConfig) wazero.FSConfig
 	// Limits bounds the run beyond its context's deadline and the runtime's memory cap.
 	Limits Limits
+	// compile makes the run Compiled.Code's: Entry compiled, its code on standard output.
+	compile bool
 	// Memory makes the run's memory, which starts from the snapshot's image: the caller's
 	// metered allocator. nil gives the run Go slices, unmetered. An allocator set on the run's
 	// context is not used: the interpreter's memory must start from the image.
@@ -153,11 +158,14 @@ func Run(ctx context.Context, c *Compiled, p Program, h broker.Host) (Result, er
 		WithSysWalltime().WithNanotime(nanotime, 1).WithRandSource(rand.Reader)
 	var stdout, stderr *capturedOutput
 	var logOut, logErr *logOutput
-	if p.Script != "" {
+	if p.Script != "" || p.compile {
 		stdout = &capturedOutput{r: r, max: p.Limits.maxScriptOutput()}
 		stderr = &capturedOutput{r: r, max: p.Limits.maxScriptOutput(), stderr: true}
 		cfg = cfg.WithStdin(bytes.NewReader(p.Stdin)).WithStdout(stdout).WithStderr(stderr)
 	} else {
+		if p.Code != nil {
+			cfg = cfg.WithStdin(bytes.NewReader(p.Code))
+		}
 		logOut = &logOutput{r: r, source: "stdout", level: "info"}
 		logErr = &logOutput{r: r, source: "stderr", level: "error", isStderr: true}
 		cfg = cfg.WithStdout(logOut).WithStderr(logErr)
@@ -234,6 +242,12 @@ func argvOf(p *Program) ([]string, error) {
 	}
 	var compact bytes.Buffer
 	_ = json.Compact(&compact, args) // valid: no NUL survives (JSON escapes control characters)
+	switch {
+	case p.compile:
+		return []string{"python3", "compile", path}, nil
+	case p.Code != nil:
+		return []string{"python3", "execute", path, compact.String(), "code"}, nil
+	}
 	return []string{"python3", "execute", path, compact.String()}, nil
 }
 

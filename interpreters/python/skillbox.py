@@ -300,14 +300,19 @@ def _settle(coro):
                        "has none (await only other coroutines)")
 
 
-def _execute(path, args_json):
+def _execute(path, args_json, code=None):
+    """Imports path as the module execute and calls its execute. code, when given, is the
+    module's code, compiled by _compile from the same file: the run skips compiling it."""
     import importlib.util
     _prepare(path)
     sys.argv = [path]
     spec = importlib.util.spec_from_file_location("execute", path)
     mod = importlib.util.module_from_spec(spec)
     sys.modules["execute"] = mod
-    spec.loader.exec_module(mod)
+    if code is None:
+        spec.loader.exec_module(mod)
+    else:
+        exec(code, mod.__dict__)  # what exec_module does with the code it compiles
     fn = getattr(mod, "execute", None)
     if not callable(fn):
         raise TypeError(f"{path} defines no function execute(args, ctx)")
@@ -321,6 +326,24 @@ def _execute(path, args_json):
     except (TypeError, ValueError) as e:
         raise TypeError(f"execute's result is not JSON-serialisable: {e}") from None
     return b'{"ok":true,"result":' + out + b"}"
+
+
+def _compile(path):
+    """Compiles the source on standard input as an import of path would (no code of it runs)
+    and writes the code object, marshalled, to standard output: the host keeps it for the runs
+    of that source (see _execute)."""
+    import marshal
+    code = compile(sys.stdin.buffer.read(), path, "exec", dont_inherit=True)
+    sys.stdout.buffer.write(marshal.dumps(code))
+    sys.stdout.flush()
+    return b'{"ok":true,"result":null}'
+
+
+def _stdin_code():
+    """The code object the host passed on standard input, which is then at its end, as a run
+    without one finds it."""
+    import marshal
+    return marshal.loads(sys.stdin.buffer.read())
 
 
 def _script(path, cwd, argv):
@@ -347,14 +370,18 @@ def _script(path, cwd, argv):
 
 
 def _main(argv):
-    """Runs one skill: argv is [program, "execute", path, args JSON] or
-    [program, "script", path, working directory, arg...]. Returns the exit code."""
+    """Runs one skill: argv is [program, "execute", path, args JSON] (then "code" when standard
+    input holds path's code, see _compile), [program, "script", path, working directory, arg...]
+    or [program, "compile", path]. Returns the exit code."""
     rc = 0
     try:
         if len(argv) < 3:
             raise RuntimeError("skillbox: no program")
         if argv[1] == "execute":
-            outcome = _execute(argv[2], argv[3] if len(argv) > 3 else "null")
+            code = _stdin_code() if argv[4:5] == ["code"] else None
+            outcome = _execute(argv[2], argv[3] if len(argv) > 3 else "null", code)
+        elif argv[1] == "compile":
+            outcome = _compile(argv[2])
         else:
             rc = _script(argv[2], argv[3] if len(argv) > 3 else "", argv[4:])
             outcome = json.dumps({"ok": True, "exit": rc}).encode()

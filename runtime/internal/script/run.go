@@ -15,6 +15,7 @@ import (
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime/internal/codecache"
+	"github.com/skillbox-dev/skillbox/runtime/internal/engine"
 	"github.com/skillbox-dev/skillbox/spec"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/experimental/sysfs"
@@ -24,11 +25,11 @@ import (
 // made through call. A script's value comes back as JSON, a program's as its output; the error
 // is the interpreter's (a *scripterr.Error for the script's own failure) or the host's. The
 // caller bounds the run's time and memory through ctx, and names the kind of its failure.
-// bytecode keeps the JavaScript bundles' compiled bytecode (see NewBytecodeCache; nil: the run
-// parses the bundle).
+// bytecode keeps the JavaScript bundles' compiled bytecode and the code of Python's execute.py
+// (see NewBytecodeCache; nil: the run parses the bundle or compiles the file).
 func Run(ctx context.Context, job *Job, call *hostfuncs.Call, input []byte, bytecode *codecache.Cache[string, []byte]) (json.RawMessage, *run.ProgramOutput, error) {
 	if job.Interp.Py != nil {
-		return runPython(ctx, job, call, input)
+		return runPython(ctx, job, call, input, bytecode)
 	}
 	return runJavaScript(ctx, job, call, input, bytecode)
 }
@@ -54,7 +55,7 @@ func runJavaScript(ctx context.Context, job *Job, call *hostfuncs.Call, input []
 
 // runPython runs job in CPython, with the grant's directories mounted for open() (symlinks never
 // lead out of them, writes bounded by maxWriteBytes) and a private /tmp.
-func runPython(ctx context.Context, job *Job, call *hostfuncs.Call, input []byte) (json.RawMessage, *run.ProgramOutput, error) {
+func runPython(ctx context.Context, job *Job, call *hostfuncs.Call, input []byte, bytecode *codecache.Cache[string, []byte]) (json.RawMessage, *run.ProgramOutput, error) {
 	l := job.Grant.Limits
 	mounts, cleanup, err := pythonMounts(call.Grant, l)
 	if err != nil {
@@ -72,6 +73,8 @@ func runPython(ctx context.Context, job *Job, call *hostfuncs.Call, input []byte
 	if job.Prog != nil {
 		p.Script, p.Argv, p.Stdin, p.Cwd = job.Prog.Rel, job.Argv, job.Stdin, programCwd(job.Grant)
 		p.Limits.MaxOutputBytes = l.MaxOutputBytes
+	} else {
+		p.Code = pythonCodeOf(ctx, bytecode, job)
 	}
 	r, err := cpython.Run(ctx, job.Interp.Py, p, broker.CallHost{Call: call})
 	if err != nil || job.Prog == nil {
@@ -178,5 +181,26 @@ func bytecodeOf(ctx context.Context, cache *codecache.Cache[string, []byte], job
 		return nil
 	}
 	defer cache.Release(en) // the bytes stay the run's: nothing closes them
+	return en.Value()
+}
+
+// pythonCodeOf returns the compiled code of job's execute.py, compiling it on its first run in an
+// instance of its own (nil when it cannot be: the run compiles the file, and reports whatever is
+// wrong with it). The key is the text's sha256, which the run's version was checked to have; the
+// compilation is metered on its own, not against the run's memory.
+func pythonCodeOf(ctx context.Context, cache *codecache.Cache[string, []byte], job *Job) []byte {
+	if cache == nil || job.Sum == "" {
+		return nil
+	}
+	en, err := cache.Acquire(ctx, "py:"+job.Sum, nil, func(ctx context.Context) ([]byte, int64, error) {
+		meter := engine.NewMemoryMeter(uint64(job.Grant.Limits.MemoryMiB) << 20)
+		defer meter.Release()
+		code, err := job.Interp.Py.Code(ctx, job.Dir, "", []byte(job.Code), maxBytecodeBytes/4, meter)
+		return code, int64(len(code)), err
+	})
+	if err != nil {
+		return nil
+	}
+	defer cache.Release(en)
 	return en.Value()
 }
