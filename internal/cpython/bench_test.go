@@ -170,3 +170,74 @@ func BenchmarkMemory(b *testing.B) {
 	slices.Sort(per)
 	b.ReportMetric(per[len(per)/2], "MiB/instance")
 }
+
+// cpuWork is about 10 ms of pure-Python work for a native python3 on this machine; the skill and
+// the python3 script both time it themselves (time.perf_counter_ns), so start-up is not in it.
+const cpuWork = `
+import time
+def work():
+    t = time.perf_counter_ns()
+    d = {}
+    for i in range(60000):
+        d[i % 997] = d.get(i % 997, 0) + i * i
+    s = sorted(d.values())
+    return time.perf_counter_ns() - t, s[-1]
+`
+
+// BenchmarkCPU measures pure-Python work (cpuWork, timed by the guest itself) in the interpreter
+// as runs use it — instrumented and stopped by interrupt.Stop — against the same interpreter
+// under wazero's interruption (how runs were stopped before), the interpreter left as it was
+// built with no interruption at all (the floor), and native python3 (when on PATH), interleaved.
+// Targets: stopped <= 1.1x off; stopped <= 6x python3 (stretch 3x).
+//
+//	go test -run '^$' -bench BenchmarkCPU -benchtime 20x ./internal/cpython/
+func BenchmarkCPU(b *testing.B) {
+	ctx := context.Background()
+	stopped := compiledFor(b, 1024)
+	compileWith := func(closeOnDone, instrument bool) *Compiled {
+		c, err := compile(ctx, testConfig(b, 1024).WithCloseOnContextDone(closeOnDone), instrument)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { c.Close(ctx) })
+		return c
+	}
+	interrupted, off := compileWith(true, true), compileWith(false, false)
+	dir := skillDir(b, map[string]string{"execute.py": cpuWork + "\ndef execute(args, ctx):\n    return work()[0]\n"})
+	h := newHost(b, &hostfuncs.Grant{})
+	ns := map[string][]float64{}
+	guest := func(name string, c *Compiled) interleave.Contender {
+		return interleave.Contender{Name: name, F: func() {
+			res, err := Run(ctx, c, Program{Dir: dir}, h)
+			var n float64
+			if err != nil || json.Unmarshal(res.Value, &n) != nil {
+				b.Fatal(err, string(res.Value))
+			}
+			ns[name] = append(ns[name], n)
+		}}
+	}
+	contenders := []interleave.Contender{guest("stopped", stopped), guest("interrupted", interrupted), guest("off", off)}
+	if py, err := exec.LookPath("/usr/bin/python3"); err == nil {
+		contenders = append(contenders, interleave.Contender{Name: "python3", F: func() {
+			out, err := exec.Command(py, "-I", "-c", cpuWork+"\nprint(work()[0])").Output()
+			var n float64
+			if err != nil || json.Unmarshal(out, &n) != nil {
+				b.Fatal(err, string(out))
+			}
+			ns["python3"] = append(ns["python3"], n)
+		}})
+	}
+	interleave.Run(b, contenders...)
+	p50 := map[string]float64{}
+	for name, xs := range ns {
+		slices.Sort(xs)
+		p50[name] = xs[len(xs)/2]
+		b.ReportMetric(p50[name], name+"-work-ns")
+	}
+	b.ReportMetric(p50["stopped"]/p50["off"], "stopped/off")
+	b.ReportMetric(p50["interrupted"]/p50["off"], "interrupted/off")
+	if p50["python3"] > 0 {
+		b.ReportMetric(p50["stopped"]/p50["python3"], "stopped/python3")
+		b.ReportMetric(p50["off"]/p50["python3"], "off/python3")
+	}
+}

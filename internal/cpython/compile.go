@@ -62,15 +62,23 @@ var ErrClosed = errors.New("cpython: compiled interpreter is closed")
 // Compile makes a wazero.Runtime with rc and compiles the interpreter into it. rc is the
 // caller's engine configuration — its memory limit, compilation cache and interruption: the
 // caller keeps one configuration for every module it compiles, so the cache finds what it
-// compiled before. rc must close modules when their context is done
-// (WithCloseOnContextDone(true)): a run is stopped at its deadline by wazero's interruption. The
-// interpreter is instrumented (interrupt.Instrument) for its call stack's bound only.
+// compiled before. The interpreter is instrumented (package interrupt): its call stack is
+// bounded, and a run is stopped at its deadline by interrupt.Stop, so rc should not close
+// modules when their context is done (WithCloseOnContextDone(false)). wazero's interruption
+// would stop it too, but it costs a CPU-bound run half its speed.
 //
 // # Errors
 //
 // The errors of wazero's compilation and instantiation of the host modules, wrapped; a memory
 // limit below the snapshot's initial memory is one of them.
 func Compile(ctx context.Context, rc wazero.RuntimeConfig) (*Compiled, error) {
+	return compile(ctx, rc, true)
+}
+
+// compile is Compile; instrument false leaves the interpreter as it was built, for the
+// benchmarks that measure what the instrumentation costs (such an interpreter cannot be stopped
+// but by wazero's interruption, and its call stack is not bounded).
+func compile(ctx context.Context, rc wazero.RuntimeConfig, instrument bool) (*Compiled, error) {
 	r := wazero.NewRuntimeWithConfig(ctx, rc)
 	fail := func(err error) (*Compiled, error) {
 		_ = r.Close(ctx)
@@ -88,8 +96,11 @@ func Compile(ctx context.Context, rc wazero.RuntimeConfig) (*Compiled, error) {
 		return fail(fmt.Errorf("cpython: instantiate the skillbox host module: %w", err))
 	}
 	// Instrumented for its call stack's bound (interrupt.StackBytes), which the run's memory
-	// charge counts on. The deadline is still wazero's interruption's.
-	inst, err := interrupt.InstrumentWithTable(pythonWASM, pythonFrames)
+	// charge counts on, and for interrupt.Stop, which ends a run at its deadline.
+	inst, err := pythonWASM, error(nil)
+	if instrument {
+		inst, err = interrupt.InstrumentWithTable(pythonWASM, pythonFrames)
+	}
 	if err != nil {
 		return fail(fmt.Errorf("cpython: instrument the interpreter with python.frames: %w", err))
 	}

@@ -23,7 +23,7 @@ var (
 )
 
 // compiledFor returns the interpreter compiled under a memory cap of pages (shared by the
-// tests), with the engine configuration the runtime uses for a module wazero must interrupt.
+// tests), with the engine configuration the runtime uses for it.
 func compiledFor(t testing.TB, pages uint32) *Compiled {
 	t.Helper()
 	compiledMu.Lock()
@@ -39,8 +39,9 @@ func compiledFor(t testing.TB, pages uint32) *Compiled {
 	return c
 }
 
-// testConfig is the engine configuration the runtime uses for a module wazero must interrupt,
-// under a memory cap of pages, with the tests' shared compilation cache.
+// testConfig is the engine configuration the runtime uses for the interpreter (stopped by
+// interrupt.Stop, not wazero's interruption), under a memory cap of pages, with the tests'
+// shared compilation cache.
 func testConfig(t testing.TB, pages uint32) wazero.RuntimeConfig {
 	t.Helper()
 	if err := os.MkdirAll(testcache.Dir(), 0o700); err != nil {
@@ -50,7 +51,7 @@ func testConfig(t testing.TB, pages uint32) wazero.RuntimeConfig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return wazero.NewRuntimeConfig().WithCloseOnContextDone(true).WithMemoryLimitPages(pages).WithCompilationCache(cache)
+	return wazero.NewRuntimeConfig().WithCloseOnContextDone(false).WithMemoryLimitPages(pages).WithCompilationCache(cache)
 }
 
 // testHost serves the SkillContext from a real hostfuncs.Call, as the runtime will, and records

@@ -188,7 +188,8 @@ func Run(ctx context.Context, c *Compiled, p Program, h broker.Host) (Result, er
 
 // start instantiates the interpreter with cfg and runs its _start, as wazero runs a start
 // function (an exit with status 0 is no error), but itself: a trap on the call stack's bound is
-// told from the instance before it is closed (interrupt.StackOverflow).
+// told from the instance before it is closed (interrupt.StackOverflow), and the instance is
+// stopped when ctx ends (interrupt.Stop: it traps at its next function entry or loop iteration).
 func start(ctx context.Context, c *Compiled, cfg wazero.ModuleConfig) (api.Module, error) {
 	m, err := c.runtime.InstantiateModule(ctx, c.module, cfg.WithStartFunctions())
 	if err != nil {
@@ -198,6 +199,8 @@ func start(ctx context.Context, c *Compiled, cfg wazero.ModuleConfig) (api.Modul
 	if entry == nil {
 		return m, errors.New("cpython: the interpreter exports no _start")
 	}
+	stop := context.AfterFunc(ctx, func() { _ = interrupt.Stop(m) })
+	defer stop()
 	if _, err = entry.Call(ctx); err != nil {
 		if exit, ok := err.(*sys.ExitError); ok && exit.ExitCode() == 0 {
 			return m, nil

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	quickjswasi "github.com/aperturerobotics/go-quickjs-wasi-reactor"
+	"github.com/skillbox-dev/skillbox/internal/interrupt"
 	"github.com/skillbox-dev/skillbox/internal/scripterr"
 	"github.com/tetratelabs/wazero/api"
 )
@@ -47,6 +48,7 @@ func (c *Compiled) Bytecode(ctx context.Context, source, filename string, max in
 		return nil, fmt.Errorf("quickjs: instantiate the reactor: %w", err)
 	}
 	defer m.Close(context.Background())
+	defer context.AfterFunc(ctx, func() { _ = interrupt.Stop(m) })() // the deadline (see Compile)
 	r.g = &guest{m: m, fns: map[string]api.Function{}}
 	err = guarded(ctx, func() error {
 		if err := c.snap.restore(m, r.g); err != nil {

@@ -44,9 +44,10 @@ var ErrClosed = errors.New("quickjs: compiled reactor is closed")
 // Compile makes a wazero.Runtime with rc and compiles the reactor into it. rc is the caller's
 // engine configuration — its memory limit, compilation cache and interruption: the caller keeps
 // one configuration for every module it compiles, so the cache finds what it compiled before.
-// rc must close modules when their context is done (WithCloseOnContextDone(true)): the reactor is
-// instrumented (interrupt.Instrument) for its call stack's bound, but a run is stopped at its
-// deadline by wazero's interruption, not by interrupt.Stop.
+// The reactor is instrumented (package interrupt): its call stack is bounded, and a run is
+// stopped at its deadline by interrupt.Stop, so rc should not close modules when their context
+// is done (WithCloseOnContextDone(false)): wazero's interruption would stop it too, at a cost to
+// every loop.
 //
 // The reactor's custom sections (DWARF, names, producers) are stripped before compiling: wazero
 // v1.12 loads a module with DWARF from the file cache in seconds instead of a tenth of one, and
@@ -74,7 +75,7 @@ func Compile(ctx context.Context, rc wazero.RuntimeConfig) (*Compiled, error) {
 		return fail(fmt.Errorf("quickjs: strip the reactor: %w", err))
 	}
 	// Instrumented for its call stack's bound (interrupt.StackBytes), which the run's memory
-	// charge counts on. The deadline is still wazero's interruption's (see above).
+	// charge counts on, and for interrupt.Stop, which ends a run at its deadline.
 	inst, err := interrupt.InstrumentWithTable(wasm, reactorFrames)
 	if err != nil {
 		return fail(fmt.Errorf("quickjs: instrument the reactor with quickjs.frames: %w", err))

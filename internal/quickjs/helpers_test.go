@@ -37,7 +37,7 @@ func compiledFor(t testing.TB, pages uint32) *Compiled {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rc := wazero.NewRuntimeConfig().WithCloseOnContextDone(true).WithMemoryLimitPages(pages).WithCompilationCache(cache)
+	rc := wazero.NewRuntimeConfig().WithCloseOnContextDone(false).WithMemoryLimitPages(pages).WithCompilationCache(cache)
 	c, err := Compile(context.Background(), rc)
 	if err != nil {
 		t.Fatal(err)

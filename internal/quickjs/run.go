@@ -185,6 +185,7 @@ func runWith(ctx context.Context, c *Compiled, snap *snapshot, p Program, h brok
 		return Result{}, fmt.Errorf("quickjs: instantiate the reactor: %w", err)
 	}
 	defer m.Close(context.Background())
+	defer context.AfterFunc(ctx, func() { _ = interrupt.Stop(m) })() // the deadline (see Compile)
 	r.g = &guest{m: m, fns: map[string]api.Function{}}
 	err = guarded(ctx, func() error {
 		if snap != nil {

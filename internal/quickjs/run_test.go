@@ -290,7 +290,7 @@ func TestHostCallPastDeadline(t *testing.T) {
 }
 
 func TestClosed(t *testing.T) {
-	c, err := Compile(context.Background(), wazero.NewRuntimeConfig().WithCloseOnContextDone(true).WithMemoryLimitPages(256))
+	c, err := Compile(context.Background(), wazero.NewRuntimeConfig().WithCloseOnContextDone(false).WithMemoryLimitPages(256))
 	if err != nil {
 		t.Fatal(err)
 	}
