@@ -55,3 +55,14 @@ func (b *backing) mapOver(region []byte, n int) error {
 }
 
 func (b *backing) close() error { return unix.Close(b.fd) }
+
+// reserve maps n bytes of zeroed, private memory that the kernel commits page by page as it is
+// touched (MAP_NORESERVE: reserving a run's whole maximum costs no commit charge).
+func reserve(n uint64) ([]byte, error) {
+	if n == 0 || n > 1<<32 {
+		return nil, fmt.Errorf("memimage: no region of %d bytes", n)
+	}
+	return unix.Mmap(-1, 0, int(n), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON|unix.MAP_NORESERVE)
+}
+
+func release(r []byte) { _ = unix.Munmap(r) }

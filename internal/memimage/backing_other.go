@@ -15,3 +15,9 @@ func newBacking([]byte) (*backing, error) {
 
 func (*backing) mapOver([]byte, int) error { return errors.New("unreachable") }
 func (*backing) close() error              { return nil }
+
+// reserve has no regions to give here: the caller makes the memory its own way and copies the
+// image in.
+func reserve(uint64) ([]byte, error) { return nil, errors.New("memimage: no regions on this system") }
+
+func release([]byte) {}

@@ -14,6 +14,8 @@ type Image struct {
 	mu      sync.Mutex
 	backing *backing // the sealed file MapOver maps; nil until the first MapOver, or where none
 	err     error    // why there is no backing
+
+	regions regionPool // the regions runs gave back (region.go)
 }
 
 // Len is how many bytes the image holds: a memory that starts from it must be at least as long.
@@ -45,8 +47,10 @@ func (img *Image) MapOver(region []byte) error {
 	return img.backing.mapOver(region, len(img.data))
 }
 
-// Close releases the image's file; memories mapped from it keep their pages.
+// Close releases the image's file and the regions kept for runs; memories mapped from it keep
+// their pages, and regions in use are unmapped when they are recycled.
 func (img *Image) Close() error {
+	img.closeRegions()
 	img.once.Do(func() {}) // no backing is made after Close
 	img.mu.Lock()
 	defer img.mu.Unlock()

@@ -43,8 +43,8 @@ type MemoryMeter struct {
 
 var _ memimage.Allocator = (*MemoryMeter)(nil)
 
-// StartFrom makes the next memory start with img: mapped copy-on-write over its mapping, so the
-// run pays for the pages it touches, or copied in where that cannot be.
+// StartFrom makes the next memory start with img: a region of img's, already holding its bytes
+// (memimage.Image.Region), or copied in where there is none.
 func (m *MemoryMeter) StartFrom(img *memimage.Image) {
 	m.mu.Lock()
 	m.image = img
@@ -76,14 +76,22 @@ func (m *MemoryMeter) Allocate(capacity, max uint64) experimental.LinearMemory {
 	m.image = nil
 	m.mu.Unlock()
 	*l = meteredMemory{meter: m, max: max}
-	if buf, err := mappings.get(max); err == nil {
+	var buf []byte
+	var err error
+	if img != nil {
+		// A region that starts with the image, most often one a run gave back (memimage).
+		if buf, err = img.Region(max); err == nil {
+			l.region, img = img, nil
+		}
+	}
+	if buf == nil {
+		buf, err = mappings.get(max)
+	}
+	if err == nil {
 		l.buf, l.mapping = buf[:0], buf
 		m.mu.Lock()
 		m.mapped = append(m.mapped, l)
 		m.mu.Unlock()
-		if img != nil && img.MapOver(buf) == nil {
-			img = nil
-		}
 	} else {
 		l.buf = make([]byte, 0, capacity)
 	}
@@ -132,8 +140,13 @@ func (m *MemoryMeter) Release() {
 	}
 	m.released = true
 	for _, l := range m.mapped {
-		mappings.put(l.mapping, uint64(len(l.buf)))
-		l.buf, l.mapping = nil, nil
+		if l.region != nil {
+			// Put back to the image off the run's path: it copies the image's megabytes.
+			go l.region.Recycle(l.mapping, uint64(len(l.buf)))
+		} else {
+			mappings.put(l.mapping, uint64(len(l.buf)))
+		}
+		l.buf, l.mapping, l.region = nil, nil, nil
 	}
 	m.mapped = nil
 }
@@ -145,9 +158,10 @@ type meteredMemory struct {
 	mapping []byte
 	max     uint64
 	grown   bool // false until the first Reallocate, which sizes the memory at instantiation
-	// image is copied in by the first Reallocate: an image StartFrom named that could not be
-	// mapped.
-	image *memimage.Image
+	// image is copied in by the first Reallocate: an image StartFrom named whose region could
+	// not be had. region is the image whose region mapping is (memimage.Image.Region), which
+	// Release gives it back to.
+	image, region *memimage.Image
 }
 
 // Reallocate grows the memory to size bytes (never past its maximum, nor the run's limit); the
