@@ -15,6 +15,7 @@ import (
 	"github.com/skillbox-dev/skillbox/hostfuncs"
 	"github.com/skillbox-dev/skillbox/internal/interleave"
 	"github.com/skillbox-dev/skillbox/internal/interrupt"
+	"github.com/skillbox-dev/skillbox/internal/memimage"
 )
 
 const benchSkill = `def execute(args, ctx):
@@ -195,7 +196,14 @@ func BenchmarkCPU(b *testing.B) {
 	ctx := context.Background()
 	stopped := compiledFor(b, 1024)
 	compileWith := func(closeOnDone, instrument bool) *Compiled {
-		c, err := compile(ctx, testConfig(b, 1024).WithCloseOnContextDone(closeOnDone), instrument)
+		code, img, err := prepareNow()
+		if !instrument {
+			code, img, err = memimage.Split(pythonWASM)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		c, err := compile(ctx, testConfig(b, 1024).WithCloseOnContextDone(closeOnDone), code, img)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"sync/atomic"
 
-	"github.com/skillbox-dev/skillbox/internal/interrupt"
 	"github.com/skillbox-dev/skillbox/internal/memimage"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -72,16 +71,28 @@ var ErrClosed = errors.New("cpython: compiled interpreter is closed")
 // The errors of wazero's compilation and instantiation of the host modules, wrapped; a memory
 // limit below the snapshot's initial memory is one of them.
 func Compile(ctx context.Context, rc wazero.RuntimeConfig) (*Compiled, error) {
-	return compile(ctx, rc, true)
+	return CompileIn(ctx, rc, "")
 }
 
-// compile is Compile; instrument false leaves the interpreter as it was built, for the
-// benchmarks that measure what the instrumentation costs (such an interpreter cannot be stopped
-// but by wazero's interruption, and its call stack is not bounded).
-func compile(ctx context.Context, rc wazero.RuntimeConfig, instrument bool) (*Compiled, error) {
+// CompileIn is Compile that keeps the interpreter as it prepares it for wazero (instrumented, its
+// memory an image) in cacheDir, the directory of rc's compilation cache, for the next process of
+// this executable to read instead of preparing it again (see prepared.go); "" keeps nothing.
+func CompileIn(ctx context.Context, rc wazero.RuntimeConfig, cacheDir string) (*Compiled, error) {
+	code, img, err := prepare(cacheDir)
+	if err != nil {
+		return nil, err
+	}
+	return compile(ctx, rc, code, img)
+}
+
+// compile compiles code, the interpreter prepared (or, for the benchmarks that measure what the
+// instrumentation costs, split but not instrumented: such an interpreter cannot be stopped but
+// by wazero's interruption, and its call stack is not bounded), whose memory starts from img.
+func compile(ctx context.Context, rc wazero.RuntimeConfig, code []byte, img *memimage.Image) (*Compiled, error) {
 	r := wazero.NewRuntimeWithConfig(ctx, rc)
 	fail := func(err error) (*Compiled, error) {
 		_ = r.Close(ctx)
+		_ = img.Close()
 		return nil, err
 	}
 	w := r.NewHostModuleBuilder(wasi_snapshot_preview1.ModuleName)
@@ -95,25 +106,7 @@ func compile(ctx context.Context, rc wazero.RuntimeConfig, instrument bool) (*Co
 	if _, err := hostModule(r).Instantiate(ctx); err != nil {
 		return fail(fmt.Errorf("cpython: instantiate the skillbox host module: %w", err))
 	}
-	// Instrumented for its call stack's bound (interrupt.StackBytes), which the run's memory
-	// charge counts on, and for interrupt.Stop, which ends a run at its deadline.
-	inst, err := pythonWASM, error(nil)
-	if instrument {
-		inst, err = interrupt.InstrumentWithTable(pythonWASM, pythonFrames)
-	}
-	if err != nil {
-		return fail(fmt.Errorf("cpython: instrument the interpreter with python.frames: %w", err))
-	}
-	// The snapshot's memory, ten thousand data segments, is an image every run maps rather than
-	// copies (package memimage).
-	inst, img, err := memimage.Split(inst)
-	if err == nil && img == nil {
-		err = errors.New("it has no data segments to take")
-	}
-	if err != nil {
-		return fail(fmt.Errorf("cpython: take the snapshot's memory out of the interpreter: %w", err))
-	}
-	cm, err := r.CompileModule(ctx, inst)
+	cm, err := r.CompileModule(ctx, code)
 	if err != nil {
 		return fail(fmt.Errorf("cpython: compile the interpreter: %w", err))
 	}

@@ -1,6 +1,7 @@
 package memimage
 
 import (
+	"fmt"
 	"sync"
 )
 
@@ -61,3 +62,15 @@ func (img *Image) Close() error {
 	}
 	return b.close()
 }
+
+// FromBytes is an image of data, the initial bytes of a memory (a whole number of wasm pages),
+// as Split made it and a caller kept it. The image holds data: the caller must not change it.
+func FromBytes(data []byte) (*Image, error) {
+	if len(data)%pageSize != 0 {
+		return nil, fmt.Errorf("memimage: an image of %d bytes is not a whole number of %d-byte pages", len(data), pageSize)
+	}
+	return &Image{data: data}, nil
+}
+
+// Bytes is the image's bytes, for a caller to keep (FromBytes). They must not be changed.
+func (img *Image) Bytes() []byte { return img.data }

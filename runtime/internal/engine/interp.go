@@ -138,7 +138,7 @@ func (e *Interpreters) compile(ctx context.Context, key interpKey) (c *Interp, w
 	done := compileProgress(e.onCompile, CompileEvent{What: interpreterName(key.engine)})
 	defer func() { done(err) }()
 	if key.engine == "cpython" {
-		c.Py, err = cpython.Compile(ctx, rc)
+		c.Py, err = cpython.CompileIn(ctx, rc, e.cacheDir)
 		warm = cpythonWarm
 	} else {
 		c.JS, err = quickjs.Compile(ctx, rc)

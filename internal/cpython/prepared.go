@@ -1,0 +1,174 @@
+package cpython
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/skillbox-dev/skillbox/internal/interrupt"
+	"github.com/skillbox-dev/skillbox/internal/memimage"
+)
+
+// Preparing the interpreter for wazero — instrumenting its 8,000 functions (interrupt) and taking
+// its memory out as an image (memimage) — costs a process 100-250 ms, a third of a one-shot
+// `skillbox run` of a Python skill. What it makes depends on the embedded interpreter and on
+// the code of this executable alone, so a process keeps it in the compilation cache's directory
+// and the next process of the same executable reads it back.
+//
+// The files are named by a key of the interpreter, its frame table and the executable's identity
+// (its device, inode, size and modification time: a rebuilt binary is another file), and hold a
+// sha256 of their contents, checked on every read: a file cut short or changed is made again.
+// They are written to a temporary file and renamed, so a reader never sees one half written;
+// the files of other keys are removed when new ones are written, so the directory holds one
+// interpreter per executable in use at that moment, about 11 MB.
+
+// preparedDir is the subdirectory of the compilation cache's directory the files are kept in.
+const preparedDir = "skillbox-prepared"
+
+// prepare returns the interpreter instrumented and split, and its image: read from cacheDir when
+// a process of this executable made them, else made (and written there, when cacheDir is set).
+func prepare(cacheDir string) ([]byte, *memimage.Image, error) {
+	key, ok := preparedKey()
+	dir := filepath.Join(cacheDir, preparedDir)
+	if cacheDir != "" && ok {
+		if code, img, err := readPrepared(dir, key); err == nil {
+			return code, img, nil
+		}
+	}
+	code, img, err := prepareNow()
+	if err != nil {
+		return nil, nil, err
+	}
+	if cacheDir != "" && ok {
+		_ = writePrepared(dir, key, code, img.Bytes()) // best effort: the next process prepares again
+	}
+	return code, img, nil
+}
+
+// prepareNow instruments the interpreter and takes its memory out as an image.
+func prepareNow() ([]byte, *memimage.Image, error) {
+	// Instrumented for its call stack's bound (interrupt.StackBytes), which the run's memory
+	// charge counts on, and for interrupt.Stop, which ends a run at its deadline.
+	inst, err := interrupt.InstrumentWithTable(pythonWASM, pythonFrames)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cpython: instrument the interpreter with python.frames: %w", err)
+	}
+	// The snapshot's memory, ten thousand data segments, is an image every run starts from
+	// rather than copies in (package memimage).
+	inst, img, err := memimage.Split(inst)
+	if err == nil && img == nil {
+		err = errors.New("it has no data segments to take")
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("cpython: take the snapshot's memory out of the interpreter: %w", err)
+	}
+	return inst, img, nil
+}
+
+// preparedKey names what this executable prepares from the embedded interpreter; false when the
+// executable cannot be identified (nothing is then kept).
+func preparedKey() (string, bool) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", false
+	}
+	fi, err := os.Stat(exe)
+	if err != nil {
+		return "", false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return "", false
+	}
+	h := sha256.New()
+	h.Write(pythonWASM)
+	h.Write(pythonFrames)
+	fmt.Fprintf(h, "\x00%s\x00%d\x00%d\x00%d\x00%d", exe, st.Dev, st.Ino, fi.Size(), fi.ModTime().UnixNano())
+	return hex.EncodeToString(h.Sum(nil)[:16]), true
+}
+
+// The files of key: the module, the image, and the sha256 of the two together.
+func preparedFiles(dir, key string) (code, image, sum string) {
+	base := filepath.Join(dir, "cpython-"+key)
+	return base + ".wasm", base + ".img", base + ".sum"
+}
+
+// readPrepared reads the files of key and checks them against their sum.
+func readPrepared(dir, key string) ([]byte, *memimage.Image, error) {
+	codePath, imagePath, sumPath := preparedFiles(dir, key)
+	code, err := os.ReadFile(codePath)
+	if err != nil {
+		return nil, nil, err
+	}
+	data, err := os.ReadFile(imagePath)
+	if err != nil {
+		return nil, nil, err
+	}
+	want, err := os.ReadFile(sumPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	if got := preparedSum(code, data); !bytes.Equal(want, got) {
+		return nil, nil, errors.New("cpython: the prepared interpreter does not match its sum")
+	}
+	img, err := memimage.FromBytes(data)
+	return code, img, err
+}
+
+func preparedSum(code, data []byte) []byte {
+	h := sha256.New()
+	h.Write(code)
+	h.Write(data)
+	return []byte(hex.EncodeToString(h.Sum(nil)))
+}
+
+// writePrepared writes the files of key (each renamed into place, the sum last, so a reader that
+// finds the sum finds the two it sums), then removes the files of other keys.
+func writePrepared(dir, key string, code, data []byte) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	codePath, imagePath, sumPath := preparedFiles(dir, key)
+	for _, f := range []struct {
+		path string
+		data []byte
+	}{{codePath, code}, {imagePath, data}, {sumPath, preparedSum(code, data)}} {
+		if err := writeAtomic(f.path, f.data); err != nil {
+			return err
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if name := e.Name(); strings.HasPrefix(name, "cpython-") && !strings.HasPrefix(name, "cpython-"+key+".") {
+			_ = os.Remove(filepath.Join(dir, name))
+		}
+	}
+	return nil
+}
+
+func writeAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		_ = os.Remove(f.Name())
+	}
+	return err
+}
