@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/skillbox-dev/skillbox/internal/interrupt"
 	"github.com/skillbox-dev/skillbox/internal/memimage"
@@ -27,8 +28,9 @@ import (
 // and hold a checksum of their contents, checked on every read: a file cut short or damaged is
 // made again.
 // They are written to a temporary file and renamed, so a reader never sees one half written;
-// the files of other keys are removed when new ones are written, so the directory holds one
-// interpreter per executable in use at that moment, about 11 MB.
+// the files of other keys (and temporary files an hour old) are removed when new ones are
+// written, so the directory holds one interpreter per executable in use at that moment, about
+// 11 MB.
 
 // preparedDir is the subdirectory of the compilation cache's directory the files are kept in.
 const preparedDir = "skillbox-prepared"
@@ -153,8 +155,14 @@ func writePrepared(dir, key string, code, data []byte) error {
 		return err
 	}
 	for _, e := range entries {
-		if name := e.Name(); strings.HasPrefix(name, "cpython-") && !strings.HasPrefix(name, "cpython-"+key+".") {
+		name := e.Name()
+		switch {
+		case strings.HasPrefix(name, "cpython-") && !strings.HasPrefix(name, "cpython-"+key+"."):
 			_ = os.Remove(filepath.Join(dir, name))
+		case strings.HasPrefix(name, ".tmp-"): // left by a process that died writing, not one writing now
+			if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > time.Hour {
+				_ = os.Remove(filepath.Join(dir, name))
+			}
 		}
 	}
 	return nil

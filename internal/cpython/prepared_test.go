@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // A process keeps the interpreter it prepared, and the next reads it back instead of preparing
@@ -20,12 +21,16 @@ func TestThePreparedInterpreterIsKept(t *testing.T) {
 	}
 	must(os.MkdirAll(dir, 0o700))
 	must(os.WriteFile(filepath.Join(dir, "cpython-0123.wasm"), []byte("another executable's"), 0o600))
-	fresh, freshImg, err := prepareNow()
+	stale, fresh := filepath.Join(dir, ".tmp-1"), filepath.Join(dir, ".tmp-2") // a dead writer's, and one writing now
+	must(os.WriteFile(stale, []byte("x"), 0o600))
+	must(os.WriteFile(fresh, []byte("x"), 0o600))
+	must(os.Chtimes(stale, time.Now().Add(-2*time.Hour), time.Now().Add(-2*time.Hour)))
+	now, nowImg, err := prepareNow()
 	must(err)
 
 	code, img, err := prepare(cache)
 	must(err)
-	if !bytes.Equal(code, fresh) || !bytes.Equal(img.Bytes(), freshImg.Bytes()) {
+	if !bytes.Equal(code, now) || !bytes.Equal(img.Bytes(), nowImg.Bytes()) {
 		t.Fatal("the first process's interpreter differs from one prepared now")
 	}
 	key, ok := preparedKey()
@@ -36,10 +41,16 @@ func TestThePreparedInterpreterIsKept(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "cpython-0123.wasm")); !os.IsNotExist(err) {
 		t.Errorf("another key's file is still there: %v", err)
 	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("a dead writer's temporary file is still there: %v", err)
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Errorf("a temporary file being written was removed: %v", err)
+	}
 
 	// What is read back is what the files hold: a module written with its sum is used as it is.
-	marked := append(bytes.Clone(fresh), 0, 4, 'm', 'a', 'r', 'k') // a custom section at the end
-	must(writePrepared(dir, key, marked, freshImg.Bytes()))
+	marked := append(bytes.Clone(now), 0, 4, 'm', 'a', 'r', 'k') // a custom section at the end
+	must(writePrepared(dir, key, marked, nowImg.Bytes()))
 	code, _, err = prepare(cache)
 	must(err)
 	if !bytes.Equal(code, marked) {
@@ -53,7 +64,7 @@ func TestThePreparedInterpreterIsKept(t *testing.T) {
 	must(os.WriteFile(imagePath, data, 0o600))
 	code, img, err = prepare(cache)
 	must(err)
-	if !bytes.Equal(code, fresh) || !bytes.Equal(img.Bytes(), freshImg.Bytes()) {
+	if !bytes.Equal(code, now) || !bytes.Equal(img.Bytes(), nowImg.Bytes()) {
 		t.Fatal("a changed image was used")
 	}
 	if _, _, err := readPrepared(dir, key); err != nil {
