@@ -201,6 +201,11 @@ func start(ctx context.Context, c *Compiled, cfg wazero.ModuleConfig) (api.Modul
 	}
 	stop := context.AfterFunc(ctx, func() { _ = interrupt.Stop(m) })
 	defer stop()
+	if ctx.Err() != nil {
+		// Already done: stopped before its first instruction, not whenever the AfterFunc's
+		// goroutine comes to run (a short run could finish first).
+		_ = interrupt.Stop(m)
+	}
 	if _, err = entry.Call(ctx); err != nil {
 		if exit, ok := err.(*sys.ExitError); ok && exit.ExitCode() == 0 {
 			return m, nil

@@ -49,6 +49,9 @@ func (c *Compiled) Bytecode(ctx context.Context, source, filename string, max in
 	}
 	defer m.Close(context.Background())
 	defer context.AfterFunc(ctx, func() { _ = interrupt.Stop(m) })() // the deadline (see Compile)
+	if ctx.Err() != nil {                                            // already done: stopped before its first instruction
+		_ = interrupt.Stop(m)
+	}
 	r.g = &guest{m: m, fns: map[string]api.Function{}}
 	err = guarded(ctx, func() error {
 		if err := c.snap.restore(m, r.g); err != nil {

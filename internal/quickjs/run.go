@@ -186,6 +186,9 @@ func runWith(ctx context.Context, c *Compiled, snap *snapshot, p Program, h brok
 	}
 	defer m.Close(context.Background())
 	defer context.AfterFunc(ctx, func() { _ = interrupt.Stop(m) })() // the deadline (see Compile)
+	if ctx.Err() != nil {                                            // already done: stopped before its first instruction
+		_ = interrupt.Stop(m)
+	}
 	r.g = &guest{m: m, fns: map[string]api.Function{}}
 	err = guarded(ctx, func() error {
 		if snap != nil {
