@@ -199,12 +199,12 @@ func start(ctx context.Context, c *Compiled, cfg wazero.ModuleConfig) (api.Modul
 	if entry == nil {
 		return m, errors.New("cpython: the interpreter exports no _start")
 	}
-	stop := context.AfterFunc(ctx, func() { _ = interrupt.Stop(m) })
-	defer stop()
 	if ctx.Err() != nil {
-		// Already done: stopped before its first instruction, not whenever the AfterFunc's
-		// goroutine comes to run (a short run could finish first).
+		// Already done: stopped before its first instruction, not whenever an AfterFunc's
+		// goroutine comes to run (a short run could finish first). One goroutine sets the stop.
 		_ = interrupt.Stop(m)
+	} else {
+		defer context.AfterFunc(ctx, func() { _ = interrupt.Stop(m) })()
 	}
 	if _, err = entry.Call(ctx); err != nil {
 		if exit, ok := err.(*sys.ExitError); ok && exit.ExitCode() == 0 {

@@ -48,9 +48,10 @@ func (c *Compiled) Bytecode(ctx context.Context, source, filename string, max in
 		return nil, fmt.Errorf("quickjs: instantiate the reactor: %w", err)
 	}
 	defer m.Close(context.Background())
-	defer context.AfterFunc(ctx, func() { _ = interrupt.Stop(m) })() // the deadline (see Compile)
-	if ctx.Err() != nil {                                            // already done: stopped before its first instruction
+	if ctx.Err() != nil { // already done: stopped before its first instruction, by one goroutine
 		_ = interrupt.Stop(m)
+	} else {
+		defer context.AfterFunc(ctx, func() { _ = interrupt.Stop(m) })() // the deadline (see Compile)
 	}
 	r.g = &guest{m: m, fns: map[string]api.Function{}}
 	err = guarded(ctx, func() error {
