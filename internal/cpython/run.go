@@ -31,8 +31,8 @@ type Program struct {
 	Entry string
 	// Args is the JSON value passed as execute's first argument; empty means None.
 	Args json.RawMessage
-	// Code, when set, is Entry's code as Compiled.Code compiled it from the same file: the run
-	// does not compile it again. The caller keeps it for one version of the file.
+	// Code, when set, is Entry's code as Compiled.Code compiled it from the file's text: the run
+	// executes it and does not read the file. The caller keeps it for that text alone.
 	Code []byte
 
 	// Script, when set, runs this file (relative to Dir, e.g. "scripts/report.py") as
