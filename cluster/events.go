@@ -38,6 +38,11 @@ const (
 	eventBatch   = 256
 	resultWait   = 5 * time.Second
 	drainOnClose = 5 * time.Second
+	// publishAckWait bounds the wait for a stored event's ack. An ack can be lost (the
+	// stream's leader changes under the publish) and never come: the event is then sent
+	// again (stored once: its message id), well before a watcher asks the history
+	// (historyCheck, 5 s), rather than wait forever with every later event behind it.
+	publishAckWait = 2 * time.Second
 	// maxGapWait is how long a watcher that has a run's result waits for an event before it
 	// that is missing (a publish retried after later ones), before it goes on without it;
 	// maxGapHold how long it waits for one while the run goes on.

@@ -267,3 +267,47 @@ func TestAWatchWaitsForEachGapAfresh(t *testing.T) {
 		}
 	}
 }
+
+// A stored event whose ack never comes (the stream's leader changed under the publish) does
+// not stop the node's events: the publish is given up after publishAckWait and sent again,
+// and the events after it are stored.
+func TestALostAckDoesNotStopTheEvents(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), joinBound)
+	defer cancel()
+	a, b := pair(t, ctx)
+	noAck := func(on bool) {
+		t.Helper()
+		cfg := a.evs.CachedInfo().Config
+		cfg.NoAck = on
+		s, err := a.js.UpdateStream(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.evs = s
+	}
+	noAck(true) // the stream stores what it is sent and answers nothing
+	a.PublishEvent("", "run_unacked", 1, "status", []byte(`{}`))
+	subj, _ := a.eventSubject("", "run_unacked")
+	for {
+		if _, err := a.evs.GetLastMsgForSubject(ctx, subj); err == nil {
+			break
+		} else if !errors.Is(err, jetstream.ErrMsgNotFound) {
+			t.Fatal(err)
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("the first event was never stored")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	noAck(false)
+	a.PublishEvent("", "run_unacked", 2, "result", []byte(`{}`))
+	next, stop, err := b.WatchEvents(ctx, "", "run_unacked", 0, true)
+	if err != nil || next == nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	if s := numbers(follow(t, ctx, next, 2)); s != "1:status 2:result" {
+		t.Fatalf("events %s", s)
+	}
+}

@@ -110,7 +110,7 @@ func Join(ctx context.Context, cfg Config, presence func() Presence) (*Node, err
 		n.shutdownServer()
 		return nil, fmt.Errorf("cluster: connect to NATS at %s: %w", redact(cfg.URLs, url), err)
 	}
-	if n.js, err = jetstream.New(n.nc); err != nil {
+	if n.js, err = jetstream.New(n.nc, jetstream.WithPublishAsyncTimeout(publishAckWait)); err != nil {
 		n.closeConn()
 		return nil, fmt.Errorf("cluster: JetStream: %w", err)
 	}
