@@ -63,14 +63,14 @@ func (n *Node) InstalledDigest(ctx context.Context, tenant, scope, skill string)
 	if !ok {
 		return "", false, nil
 	}
-	e, err := n.catalog.Get(ctx, key)
+	e, err := n.leaderGet(ctx, catalogBucket(n.cfg.Name), key)
 	switch {
-	case errors.Is(err, jetstream.ErrKeyNotFound):
+	case errors.Is(err, errKeyNotFound):
 		return "", false, nil
 	case err != nil:
 		return "", false, fmt.Errorf("cluster: read the catalog at %s: %w", key, err)
 	}
-	note, err := readNote(e.Value())
+	note, err := readNote(e.value)
 	if err != nil {
 		return "", false, fmt.Errorf("cluster: the catalog at %s: %w", key, err)
 	}

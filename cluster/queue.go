@@ -267,12 +267,12 @@ func (n *Node) QueuedCancel(ctx context.Context, tenant, run string) (string, bo
 	if !ok {
 		return "", false
 	}
-	e, err := n.cancels.Get(ctx, key)
+	e, err := n.leaderGet(ctx, cancelsBucket(n.cfg.Name), key)
 	if err != nil {
-		if !errors.Is(err, jetstream.ErrKeyNotFound) {
+		if !errors.Is(err, errKeyNotFound) {
 			n.cfg.Logger.Warn("cluster: read the cancels", "run", run, "err", err)
 		}
 		return "", false
 	}
-	return string(e.Value()), true
+	return string(e.value), true
 }

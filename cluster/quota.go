@@ -166,19 +166,19 @@ func tokenKey(tenant, tok string) (string, bool) {
 // readQuota reads key's value and revision (0 and an empty value when there is none).
 func (n *Node) readQuota(ctx context.Context, key string) (quotaState, uint64, error) {
 	var st quotaState
-	e, err := n.quota.Get(ctx, key)
+	e, err := n.leaderGet(ctx, quotaBucket(n.cfg.Name), key)
 	switch {
-	case errors.Is(err, jetstream.ErrKeyNotFound):
+	case errors.Is(err, errKeyNotFound):
 		return st, 0, nil
 	case err != nil:
 		return st, 0, fmt.Errorf("cluster: read the quota of %s: %w", key, err)
 	}
-	if err := json.Unmarshal(e.Value(), &st); err != nil {
+	if err := json.Unmarshal(e.value, &st); err != nil {
 		// Unreadable: start again rather than refuse the tenant for ever.
 		n.cfg.Logger.Error("cluster: a tenant's quota value is unreadable; it starts afresh", "tenant", key, "err", err)
-		return quotaState{}, e.Revision(), nil
+		return quotaState{}, e.rev, nil
 	}
-	return st, e.Revision(), nil
+	return st, e.rev, nil
 }
 
 // writeQuota puts st at key if its revision is still rev; landed is false when another node's
