@@ -36,6 +36,13 @@ func TestClusterEndToEnd(t *testing.T) {
 	})
 	bin := binary(t)
 	nodes, args := clusterOf3(t, bin, dsn, skills, "--max-runs", "1")
+	t.Cleanup(func() { // what every node said, when anything failed
+		if t.Failed() {
+			for i, p := range nodes {
+				t.Logf("n%d:\n%s", i, p.stderr())
+			}
+		}
+	})
 
 	// Cancel on another replica, events resumed on a third.
 	endless := `{"args":{"count":100000000,"ms":20}}`
@@ -105,11 +112,6 @@ func TestClusterEndToEnd(t *testing.T) {
 	if code, body, _ := httpDo(t, "POST", nodes[2].base+"/v1/runs/"+busy[2]+"/cancel", ""); code != 202 {
 		t.Fatalf("cancel: %d %s", code, body)
 	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("n0:\n%s\nn2:\n%s", nodes[0].stderr(), nodes[2].stderr())
-		}
-	})
 	end := readEvents(t, nodes[0].base+"/v1/runs/"+queued+"/events", "2", 0)
 	took := time.Since(killed)
 	t.Logf("a started run of a killed node ended interrupted %v after the kill (ack wait 2s)", took.Round(time.Millisecond))
