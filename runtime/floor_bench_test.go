@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/skillbox-dev/skillbox/hostfuncs"
@@ -72,9 +73,15 @@ func BenchmarkEngineTrivialRun(b *testing.B) {
 }
 
 // BenchmarkEngineHostCall is the cost of one skillbox_env round trip (the guest's alloc'd name,
-// the call, its reply read and freed) at 10, 100, 1,000 and 3,000 calls per run: the runs' median
-// less the median of the same guest making none, per call. Target: <= 2 µs, and flat.
+// the call, its reply read and freed: three host calls) at 10, 100, 1,000 and 3,000 calls per
+// run: the runs' median less the median of the same guest making none, per call. Its floor
+// (bare) is the same guest on bare wazero, each import the cheapest Go function, measured in
+// the same rounds. Targets: native <= 3x bare at 1,000 calls, and flat.
 func BenchmarkEngineHostCall(b *testing.B) {
+	wasm, err := os.ReadFile("../testdata/wasm/calls.wasm")
+	if err != nil {
+		b.Fatal(err)
+	}
 	for _, engine := range []Engine{EngineNative, EngineExtism} {
 		b.Run(string(engine), func(b *testing.B) {
 			dir := b.TempDir()
@@ -92,11 +99,62 @@ func BenchmarkEngineHostCall(b *testing.B) {
 					}
 				}})
 			}
+			bare := bareCalls(b, wasm)
+			cs = append(cs, interleave.Contender{Name: "bare-0", F: bare(0)}, interleave.Contender{Name: "bare-1000", F: bare(1000)})
 			p50 := interleave.Run(b, cs...)
 			for _, n := range counts[1:] {
 				b.ReportMetric((p50[strconv.Itoa(n)]-p50["0"])/float64(n), "ns/call@"+strconv.Itoa(n))
 			}
+			floor := (p50["bare-1000"] - p50["bare-0"]) / 1000
+			b.ReportMetric(floor, "bare-ns/call@1000")
+			b.ReportMetric((p50["1000"]-p50["0"])/1000/floor, "call/bare@1000")
 		})
+	}
+}
+
+// bareCalls runs calls.wasm on bare wazero making n calls: each import is the cheapest Go
+// function that keeps the guest on its path (its input the digits of n, env's reply at 8).
+func bareCalls(b *testing.B, wasm []byte) func(n int) func() {
+	ctx := context.Background()
+	r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithCompilationCache(wazero.NewCompilationCache()))
+	b.Cleanup(func() { r.Close(ctx) })
+	var input []byte
+	i64 := []api.ValueType{api.ValueTypeI64}
+	_, err := r.NewHostModuleBuilder("extism:host/env").
+		NewFunctionBuilder().WithGoFunction(api.GoFunc(func(_ context.Context, s []uint64) { s[0] = uint64(len(input)) }), nil, i64).Export("input_length").
+		NewFunctionBuilder().WithGoFunction(api.GoFunc(func(_ context.Context, s []uint64) { s[0] = uint64(input[s[0]]) }), i64, []api.ValueType{api.ValueTypeI32}).Export("input_load_u8").
+		NewFunctionBuilder().WithGoFunction(api.GoFunc(func(_ context.Context, s []uint64) { s[0] = 1 }), i64, i64).Export("alloc").
+		NewFunctionBuilder().WithGoFunction(api.GoFunc(func(_ context.Context, s []uint64) {}), i64, nil).Export("free").
+		NewFunctionBuilder().WithGoFunction(api.GoFunc(func(_ context.Context, s []uint64) {}), []api.ValueType{api.ValueTypeI64, api.ValueTypeI32}, nil).Export("store_u8").
+		NewFunctionBuilder().WithGoFunction(api.GoFunc(func(_ context.Context, s []uint64) { s[0] = 0 }), i64, []api.ValueType{api.ValueTypeI32}).Export("load_u8").
+		NewFunctionBuilder().WithGoFunction(api.GoFunc(func(_ context.Context, s []uint64) {}), []api.ValueType{api.ValueTypeI64, api.ValueTypeI64}, nil).Export("output_set").
+		Instantiate(ctx)
+	if err == nil {
+		_, err = r.NewHostModuleBuilder("extism:host/user").
+			NewFunctionBuilder().WithGoFunction(api.GoFunc(func(_ context.Context, s []uint64) { s[0] = 8 }), i64, i64).Export("skillbox_env").
+			Instantiate(ctx)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	mod, err := r.CompileModule(ctx, wasm)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := wazero.NewModuleConfig().WithName("")
+	return func(n int) func() {
+		digits := []byte(strconv.Itoa(n))
+		return func() {
+			input = digits
+			m, err := r.InstantiateModule(ctx, mod, cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := m.ExportedFunction("execute").Call(ctx); err != nil {
+				b.Fatal(err)
+			}
+			m.Close(ctx)
+		}
 	}
 }
 
