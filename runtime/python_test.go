@@ -191,3 +191,31 @@ print(open(os.path.join(os.getcwd(), "notes-é.txt")).read(), os.getcwd())
 		t.Fatalf("an uncaught exception exits 1 with the traceback: %v %+v", err, out)
 	}
 }
+
+// A Python run's private /tmp is made only when the skill writes to it: a run that does not
+// needs no host directory at all (here the host's temporary directory is missing), and a run
+// that does, when it cannot be made, gets an error in Python and a log that says why.
+func TestPythonTmpIsMadeOnlyWhenWritten(t *testing.T) {
+	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
+	dir := t.TempDir()
+	scriptFixture(t, dir, "plain", simple("plain", ""), map[string]string{
+		"execute.py": "import os\ndef execute(args, ctx):\n    return sorted(os.listdir('/tmp'))\n"})
+	scriptFixture(t, dir, "scratch", simple("scratch", ""), map[string]string{
+		"execute.py": "def execute(args, ctx):\n    try:\n        open('/tmp/x', 'w').write('x')\n    except OSError as e:\n        return 'refused: ' + e.strerror\n    return 'wrote'\n"})
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
+	res, err := rt.Run(context.Background(), run.Request{Skill: "plain", Who: testAdmin})
+	if err != nil || string(res.Result) != `[]` {
+		t.Fatalf("a run that does not write /tmp: %s, %v", res.Result, err)
+	}
+	res, err = rt.Run(context.Background(), run.Request{Skill: "scratch", Who: testAdmin})
+	if err != nil || !strings.HasPrefix(string(res.Result), `"refused: `) {
+		t.Fatalf("a run whose /tmp cannot be made: %s, %v", res.Result, err)
+	}
+	said := false
+	for _, l := range res.Logs {
+		said = said || l.Source == "skillbox" && strings.Contains(l.Message, "private /tmp cannot be made")
+	}
+	if !said {
+		t.Fatalf("no log says why /tmp failed: %+v", res.Logs)
+	}
+}

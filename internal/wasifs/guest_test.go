@@ -241,7 +241,7 @@ func TestGuestWritable(t *testing.T) {
 	t.Parallel()
 	tr := hostTree(t)
 	w := mustDir(t, tr.mount, Options{Writable: true, MaxBytes: 1 << 20, MaxFiles: 100})
-	tmp, cleanup, err := PrivateTmp(Options{MaxBytes: 1 << 20, MaxFiles: 100})
+	tmp, cleanup, err := PrivateTmp(Options{MaxBytes: 1 << 20, MaxFiles: 100}, nil)
 	must(t, err)
 	defer cleanup()
 	got := probe(t, []mount{{"/m", w}, {"/tmp", tmp}},
@@ -297,7 +297,7 @@ func TestGuestWritable(t *testing.T) {
 
 func TestGuestByteBudget(t *testing.T) {
 	t.Parallel()
-	tmp, cleanup, err := PrivateTmp(Options{MaxBytes: 10000, MaxFiles: 10})
+	tmp, cleanup, err := PrivateTmp(Options{MaxBytes: 10000, MaxFiles: 10}, nil)
 	must(t, err)
 	defer cleanup()
 	got := probe(t, []mount{{"/tmp", tmp}},
@@ -317,7 +317,7 @@ func TestGuestByteBudget(t *testing.T) {
 
 func TestGuestHoleAndFileBudget(t *testing.T) {
 	t.Parallel()
-	tmp, cleanup, err := PrivateTmp(Options{MaxBytes: 1000, MaxFiles: 3})
+	tmp, cleanup, err := PrivateTmp(Options{MaxBytes: 1000, MaxFiles: 3}, nil)
 	must(t, err)
 	defer cleanup()
 	got := probe(t, []mount{{"/tmp", tmp}},

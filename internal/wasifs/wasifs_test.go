@@ -136,7 +136,7 @@ func TestOptionsValidated(t *testing.T) {
 			t.Errorf("Dir(%+v) = %v; want ErrOptions naming %s and the directory", tc.opts, err, tc.field)
 		}
 	}
-	if _, _, err := PrivateTmp(Options{}); !errors.Is(err, ErrOptions) {
+	if _, _, err := PrivateTmp(Options{}, nil); !errors.Is(err, ErrOptions) {
 		t.Errorf("PrivateTmp without a budget = %v, want ErrOptions", err)
 	}
 	if _, err := Dir(filepath.Join(dir, "missing"), Options{}); !errors.Is(err, fs.ErrNotExist) {
@@ -181,9 +181,9 @@ func TestTruncateCountsGrowth(t *testing.T) {
 
 func TestPrivateTmpCleanup(t *testing.T) {
 	t.Parallel()
-	a, cleanA, err := PrivateTmp(Options{MaxBytes: 1000, MaxFiles: 10})
+	a, cleanA, err := PrivateTmp(Options{MaxBytes: 1000, MaxFiles: 10}, nil)
 	must(t, err)
-	b, cleanB, err := PrivateTmp(Options{MaxBytes: 1000, MaxFiles: 10})
+	b, cleanB, err := PrivateTmp(Options{MaxBytes: 1000, MaxFiles: 10}, nil)
 	must(t, err)
 	defer cleanB()
 	got := probe(t, []mount{{"/tmp", a}, {"/other", b}},
@@ -192,7 +192,7 @@ func TestPrivateTmpCleanup(t *testing.T) {
 		"mkdir /tmp/d = ok", "mkdir /tmp/d/e = ok", "write /tmp/d/e/f:x = ok 1", "write /tmp/g:y = ok 1",
 		"readdir /other = ok",
 	})
-	dir := a.root.Name()
+	dir := a.made()
 	// Directories the guest (or anyone) made read-only or unsearchable must not keep the tree.
 	must(t, os.Chmod(filepath.Join(dir, "d", "e"), 0o500))
 	must(t, os.Chmod(filepath.Join(dir, "d"), 0))
@@ -323,5 +323,42 @@ func TestMaxFileBytes(t *testing.T) {
 	}
 	if _, err := Dir(t.TempDir(), Options{Writable: true, MaxBytes: 1, MaxFiles: 1, MaxFileBytes: -1}); !errors.Is(err, ErrOptions) {
 		t.Errorf("a negative MaxFileBytes = %v, want ErrOptions", err)
+	}
+}
+
+// A private /tmp the guest never uses makes no directory; one that cannot be made fails every
+// call with EIO and says why once.
+func TestPrivateTmpIsMadeOnFirstUse(t *testing.T) {
+	host := t.TempDir()
+	t.Setenv("TMPDIR", host)
+	unused, clean, err := PrivateTmp(Options{MaxBytes: 1000, MaxFiles: 10}, nil)
+	must(t, err)
+	got := probe(t, []mount{{"/tmp", unused}}, "readdir:/tmp", "stat:/tmp/a", "read:/tmp/a", "unlink:/tmp/a", "rmdir:/tmp/d")
+	expectLines(t, got, []string{"readdir /tmp = ok", "stat /tmp/a = ENOENT", "read /tmp/a = ENOENT", "unlink /tmp/a = ENOENT", "rmdir /tmp/d = ENOENT"})
+	if unused.made() != "" {
+		t.Fatalf("a /tmp only read made %s", unused.made())
+	}
+	clean()
+	used, clean, err := PrivateTmp(Options{MaxBytes: 1000, MaxFiles: 10}, nil)
+	must(t, err)
+	got = probe(t, []mount{{"/tmp", used}}, "readdir:/tmp", "write:/tmp/a:x", "read:/tmp/a", "readdir:/tmp")
+	expectLines(t, got, []string{"readdir /tmp = ok", "write /tmp/a:x = ok 1", "read /tmp/a = ok x", "readdir /tmp = ok a"})
+	if dir := used.made(); filepath.Dir(dir) != host {
+		t.Fatalf("a used /tmp is %q, want one in %s", dir, host)
+	}
+	clean()
+	if entries, _ := os.ReadDir(host); len(entries) != 0 {
+		t.Fatalf("left in the host's temporary directory: %v", entries)
+	}
+
+	t.Setenv("TMPDIR", filepath.Join(host, "missing"))
+	var told []error
+	broken, clean, err := PrivateTmp(Options{MaxBytes: 1000, MaxFiles: 10}, func(err error) { told = append(told, err) })
+	must(t, err)
+	defer clean()
+	got = probe(t, []mount{{"/tmp", broken}}, "write:/tmp/a:x", "stat:/tmp/a")
+	expectLines(t, got, []string{"write /tmp/a:x = EIO", "stat /tmp/a = EIO"})
+	if len(told) != 1 || !errors.Is(told[0], fs.ErrNotExist) {
+		t.Fatalf("told %v, want the one error of the missing directory", told)
 	}
 }

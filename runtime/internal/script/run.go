@@ -57,7 +57,9 @@ func runJavaScript(ctx context.Context, job *Job, call *hostfuncs.Call, input []
 // lead out of them, writes bounded by maxWriteBytes) and a private /tmp.
 func runPython(ctx context.Context, job *Job, call *hostfuncs.Call, input []byte, bytecode *codecache.Cache[string, []byte]) (json.RawMessage, *run.ProgramOutput, error) {
 	l := job.Grant.Limits
-	mounts, cleanup, err := pythonMounts(call.Grant, l)
+	mounts, cleanup, err := pythonMounts(call.Grant, l, func(err error) {
+		call.Log("error", "skillbox", "the run's private /tmp cannot be made, so every use of it fails: "+err.Error())
+	})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -107,9 +109,10 @@ const maxMountFiles = 1024
 // granted, and a private /tmp; each writable one may take maxWriteBytes, but a mount with bounds
 // of its own (the run's /output) is held to them: all it may write is its maxTotalBytes, each
 // file its maxFileBytes, and the files and directories it creates its maxFiles. A read-only
-// directory that does not exist is left out; a writable one is made. cleanup closes them and
-// removes the /tmp.
-func pythonMounts(g *hostfuncs.Grant, l spec.Limits) (hook func(wazero.FSConfig) wazero.FSConfig, cleanup func(), err error) {
+// directory that does not exist is left out; a writable one is made. The /tmp is made when the
+// guest first uses it; tmpFailed is told when it cannot be. cleanup closes them and removes the
+// /tmp.
+func pythonMounts(g *hostfuncs.Grant, l spec.Limits, tmpFailed func(error)) (hook func(wazero.FSConfig) wazero.FSConfig, cleanup func(), err error) {
 	var fss []*wasifs.FS
 	var paths []string
 	var tmpCleanup func()
@@ -146,7 +149,7 @@ func pythonMounts(g *hostfuncs.Grant, l spec.Limits) (hook func(wazero.FSConfig)
 		}
 		fss, paths = append(fss, f), append(paths, m.Path)
 	}
-	tmp, tc, err := wasifs.PrivateTmp(budget)
+	tmp, tc, err := wasifs.PrivateTmp(budget, tmpFailed)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
