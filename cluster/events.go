@@ -52,6 +52,16 @@ const (
 	maxWatchResets = 5
 	// maxReorder bounds the events a watcher holds while it waits for a missing one.
 	maxReorder = 2048
+	// watchHeartbeat is how often the server tells a watch it is there while no event comes,
+	// and watchPull how long each of the watch's pull requests lasts. A watch made on one
+	// member whose consumer another member holds can send its first pull before that
+	// member's interest has reached it: the pull is lost, and only two missing heartbeats
+	// tell. Under the client's default for an ordered consumer (5 s) that was 10 s without
+	// an event that was stored, 2 watches in 150 here, and a watcher asked the history after
+	// 5 s (the HTTP face's historyCheck) and ended without the run's events. 500 ms is the
+	// least the client allows.
+	watchHeartbeat = 500 * time.Millisecond
+	watchPull      = 2 * time.Second
 )
 
 // ErrNoEvents is what WatchEvents answers for a run the event stream holds no event of: it
@@ -318,7 +328,7 @@ func (n *Node) watch(ctx context.Context, tenant, run string, after int, wait bo
 	if err != nil {
 		return nil, err
 	}
-	it, err := cons.Messages()
+	it, err := cons.Messages(jetstream.PullHeartbeat(watchHeartbeat), jetstream.PullExpiry(watchPull))
 	if err != nil {
 		return nil, fmt.Errorf("cluster: follow the events of run %q: %w", run, err)
 	}

@@ -311,3 +311,39 @@ func TestALostAckDoesNotStopTheEvents(t *testing.T) {
 		t.Fatalf("events %s", s)
 	}
 }
+
+// A watch made on one member of a cluster gets an event another member stored before a watcher
+// would give up on the stream and ask the history (the HTTP face's historyCheck, 5 s), every
+// time: its first pull
+// can be lost (the consumer's member has not told the others of it yet), and the watch finds
+// out from missing heartbeats (watchHeartbeat). With the client's default heartbeat, 2 watches
+// in 150 here waited 10 s.
+func TestAWatchOnAnotherMemberDoesNotStall(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), joinBound)
+	defer cancel()
+	peers := []string{freeAddr(t), freeAddr(t), freeAddr(t)}
+	nodes := threeMembers(t, ctx, func(i int) Config { return Config{PeerListen: peers[i], Routes: peers} })
+	var worst time.Duration
+	for i := range 100 {
+		run := fmt.Sprintf("run_w%d", i)
+		p, w := nodes[i%3], nodes[(i+1)%3]
+		p.PublishEvent("", run, 1, "status", []byte(`{}`))
+		p.PublishEvent("", run, 2, "log", []byte(`{}`))
+		start := time.Now()
+		next, stop, err := w.WatchEvents(ctx, "", run, 1, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _, _, err := next(ctx)
+		stop()
+		if err != nil || n != 2 {
+			t.Fatalf("watch %d: event %d, %v", i, n, err)
+		}
+		took := time.Since(start)
+		worst = max(worst, took)
+		if took >= 5*time.Second {
+			t.Fatalf("watch %d on another member: its stored event came %v after it was made, past the 5 s a watcher waits before it asks the history", i, took)
+		}
+	}
+	t.Logf("the slowest of 100 watches got its first event after %v", worst.Round(time.Millisecond))
+}
