@@ -53,6 +53,7 @@ type env struct {
 	claude bool // --claude-skills
 
 	args      string // run --args
+	server    string // run --server
 	format    string // tools --format
 	arguments string // instructions --arguments
 	raw       bool   // instructions --raw

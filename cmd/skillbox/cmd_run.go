@@ -19,6 +19,7 @@ var cmdRun = &command{
 	usage:   "<id> [--args JSON | --args @FILE | --args -]",
 	flags: func(fs *pflag.FlagSet, e *env) {
 		fs.StringVar(&e.args, "args", "{}", "the arguments: a `JSON` object, @FILE to read it from a file, or - for stdin")
+		fs.StringVar(&e.server, "server", "", "hand the run to the skillbox serve already running at `URL` (or set "+serverEnv+"; its key in "+keyEnv+")")
 		storeFlags(fs, e, true)
 		retentionFlags(fs, e)
 	},
@@ -26,6 +27,9 @@ var cmdRun = &command{
 	run: func(ctx context.Context, e *env, pos []string) int {
 		if len(pos) != 1 {
 			return e.fail(exitUsage, "run takes one skill id, e.g. skillbox run hello --args '{\"name\":\"Ada\"}'")
+		}
+		if server := e.handoffTarget(); server != "" {
+			return e.handoff(ctx, server, pos[0])
 		}
 		stopTracing, err := e.startTracing(ctx)
 		if err != nil {
@@ -48,45 +52,56 @@ var cmdRun = &command{
 			return e.fail(exitUsage, "--args: %v", err)
 		}
 		res, runErr := rt.Run(ctx, run.Request{Skill: pos[0], Args: args, Face: run.FaceCLI, Who: operator()})
-		if e.json {
-			if err := writeJSON(e.stdout, res); err != nil {
-				return e.fail(exitFailed, "%v", err)
-			}
-		} else {
-			for _, l := range res.Logs {
-				src := ""
-				if l.Source != "" {
-					src = l.Source + " "
-				}
-				fmt.Fprintf(e.stderr, "[%s%s] %s\n", src, l.Level, clean(l.Message))
-			}
-			if res.LogsDropped > 0 {
-				fmt.Fprintf(e.stderr, "[%d log entries dropped: over maxLogBytes]\n", res.LogsDropped)
-			}
-			for _, d := range res.Usage.Denied {
-				fmt.Fprintf(e.stderr, "[denied] %s\n", clean(d))
-			}
-			if runErr == nil {
-				// The result is the skill's: valid JSON whose strings may hold raw controls and
-				// bidi overrides. cleanJSON escapes them, --json above prints them exact.
-				var pretty bytes.Buffer
-				if json.Indent(&pretty, res.Result, "", "  ") == nil {
-					fmt.Fprintln(e.stdout, cleanJSON(pretty.Bytes()))
-				} else {
-					fmt.Fprintln(e.stdout, cleanJSON(res.Result))
-				}
-			}
+		msg := ""
+		if m, ok := lookupFailure(runErr); ok {
+			msg = m
 		}
-		if runErr != nil {
-			if msg, ok := lookupFailure(runErr); ok && !e.json {
-				fmt.Fprintf(e.stderr, "skillbox: %s\n", clean(msg))
-			} else if !e.json {
-				fmt.Fprintf(e.stderr, "skillbox: run failed: %s: %s\n", res.Error.Kind, clean(res.Error.Message))
-			}
-			return exitFailed
-		}
-		return exitOK
+		return e.printRun(res, runErr, msg)
 	},
+}
+
+// printRun prints a run's outcome as run does: its logs on stderr and its result on stdout, or
+// the whole result as JSON with --json. failure, when not "", is what to say of runErr instead
+// of the result's error. It returns the exit code.
+func (e *env) printRun(res *run.Result, runErr error, failure string) int {
+	if e.json {
+		if err := writeJSON(e.stdout, res); err != nil {
+			return e.fail(exitFailed, "%v", err)
+		}
+	} else {
+		for _, l := range res.Logs {
+			src := ""
+			if l.Source != "" {
+				src = l.Source + " "
+			}
+			fmt.Fprintf(e.stderr, "[%s%s] %s\n", src, l.Level, clean(l.Message))
+		}
+		if res.LogsDropped > 0 {
+			fmt.Fprintf(e.stderr, "[%d log entries dropped: over maxLogBytes]\n", res.LogsDropped)
+		}
+		for _, d := range res.Usage.Denied {
+			fmt.Fprintf(e.stderr, "[denied] %s\n", clean(d))
+		}
+		if runErr == nil {
+			// The result is the skill's: valid JSON whose strings may hold raw controls and
+			// bidi overrides. cleanJSON escapes them, --json above prints them exact.
+			var pretty bytes.Buffer
+			if json.Indent(&pretty, res.Result, "", "  ") == nil {
+				fmt.Fprintln(e.stdout, cleanJSON(pretty.Bytes()))
+			} else {
+				fmt.Fprintln(e.stdout, cleanJSON(res.Result))
+			}
+		}
+	}
+	if runErr != nil {
+		if failure != "" && !e.json {
+			fmt.Fprintf(e.stderr, "skillbox: %s\n", clean(failure))
+		} else if !e.json {
+			fmt.Fprintf(e.stderr, "skillbox: run failed: %s: %s\n", res.Error.Kind, clean(res.Error.Message))
+		}
+		return exitFailed
+	}
+	return exitOK
 }
 
 // readArgs resolves --args: literal JSON, @file, or - for stdin.

@@ -178,7 +178,14 @@ func cli(t *testing.T, stdin string, args ...string) result {
 // load it from the cache.
 func binCLI(t *testing.T, stdin string, args ...string) result {
 	t.Helper()
+	return binCLIEnv(t, nil, stdin, args...)
+}
+
+// binCLIEnv is binCLI with extra environment variables ("NAME=value").
+func binCLIEnv(t *testing.T, env []string, stdin string, args ...string) result {
+	t.Helper()
 	cmd := exec.Command(binary(t), append([]string{"--cache-dir", cacheDir}, withTestStore(t, args)...)...)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
