@@ -8,7 +8,6 @@ import (
 
 	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/api"
 
 	"github.com/skillbox-dev/skillbox/hostfuncs"
 	"github.com/skillbox-dev/skillbox/internal/extismhost"
@@ -25,32 +24,7 @@ import (
 // wazeroFloor instantiates and calls hello.wasm with bare wazero: the Extism imports it uses are
 // stubbed with the cheapest Go functions, so the floor is what no sandbox can go below.
 func wazeroFloor(b *testing.B, wasm []byte) func() {
-	ctx := context.Background()
-	r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithCompilationCache(wazero.NewCompilationCache()))
-	b.Cleanup(func() { r.Close(ctx) })
-	_, err := r.NewHostModuleBuilder("extism:host/env").
-		NewFunctionBuilder().WithGoFunction(api.GoFunc(func(ctx context.Context, stack []uint64) { stack[0] = 1 }), []api.ValueType{api.ValueTypeI64}, []api.ValueType{api.ValueTypeI64}).Export("alloc").
-		NewFunctionBuilder().WithGoFunction(api.GoFunc(func(ctx context.Context, stack []uint64) {}), []api.ValueType{api.ValueTypeI64, api.ValueTypeI32}, nil).Export("store_u8").
-		NewFunctionBuilder().WithGoFunction(api.GoFunc(func(ctx context.Context, stack []uint64) {}), []api.ValueType{api.ValueTypeI64, api.ValueTypeI64}, nil).Export("output_set").
-		Instantiate(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
-	mod, err := r.CompileModule(ctx, wasm)
-	if err != nil {
-		b.Fatal(err)
-	}
-	cfg := wazero.NewModuleConfig().WithName("").WithRandSource(zeroReader{})
-	return func() {
-		m, err := r.InstantiateModule(ctx, mod, cfg)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := m.ExportedFunction("execute").Call(ctx); err != nil {
-			b.Fatal(err)
-		}
-		m.Close(ctx)
-	}
+	return bareCalls(b, wasm)(0)
 }
 
 // extismFloor is Extism's own compiled-plugin instance + call, with Skillbox's host functions

@@ -112,8 +112,9 @@ func BenchmarkEngineHostCall(b *testing.B) {
 	}
 }
 
-// bareCalls runs calls.wasm on bare wazero making n calls: each import is the cheapest Go
-// function that keeps the guest on its path (its input the digits of n, env's reply at 8).
+// bareCalls runs wasm on bare wazero, its input the digits of n (calls.wasm makes n calls):
+// each import of the test guests is the cheapest Go function that keeps the guest on its path
+// (env's reply at 8), and randomness is zeros.
 func bareCalls(b *testing.B, wasm []byte) func(n int) func() {
 	ctx := context.Background()
 	r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithCompilationCache(wazero.NewCompilationCache()))
@@ -141,7 +142,7 @@ func bareCalls(b *testing.B, wasm []byte) func(n int) func() {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cfg := wazero.NewModuleConfig().WithName("")
+	cfg := wazero.NewModuleConfig().WithName("").WithRandSource(zeroReader{})
 	return func(n int) func() {
 		digits := []byte(strconv.Itoa(n))
 		return func() {
