@@ -224,6 +224,17 @@ func (rt *Runtime) catchUp(ctx context.Context, id string) bool {
 			rt.logger.Error("installs: a skill another replica installed cannot be installed here", "skill", id, "digest", digest, "err", err)
 			return false
 		}
+		// The directory holds it; the registry may not yet: the note's own apply swaps the
+		// directory in, then rescans, under reloadMu, and applyInstall returns at once when the
+		// directory holds the digest. Past the lock that apply has rescanned; if it has not,
+		// rescan here.
+		if _, ok := rt.lookup(id); !ok {
+			root.reloadMu.Lock()
+			if _, ok := rt.lookup(id); !ok {
+				root.rescan()
+			}
+			root.reloadMu.Unlock()
+		}
 		return true
 	}
 	return false

@@ -138,3 +138,22 @@ func TestClusterInstallsFollowEverywhere(t *testing.T) {
 		t.Fatalf("a run of the removed skill on b: %s", r)
 	}
 }
+
+// A run that asks the catalog while the replica's own apply of the note has put the skill's
+// directory in place but not yet rescanned (the directory holds the version, the registry does
+// not) runs it: it does not answer 404 for a skill that is there.
+func TestClusterInstallRunsWhileTheNoteIsBeingApplied(t *testing.T) {
+	t.Parallel()
+	a, b := installPair(t, func(n *cluster.Node) runtime.Installs { return deaf{n} })
+	v1 := uploaded(t, a, http.MethodPost, greeterPkg(t, "1.0.0", "echo"))
+	// What the note's apply does before its rescan: the version's directory, in place.
+	if err := os.CopyFS(filepath.Join(b.dir, "greeter"), os.DirFS(filepath.Join(a.dir, "greeter"))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.rt.Skill("greeter"); err == nil {
+		t.Fatal("the registry has greeter before any rescan: the test shows nothing")
+	}
+	if got := ranOn(t, b, ""); got != v1 {
+		t.Fatalf("b ran %s, not the version a installed, %s", got, v1)
+	}
+}
