@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
@@ -25,11 +26,20 @@ type kvEntry struct {
 	rev   uint64
 }
 
+// leaderGetWait bounds a read whose context has no deadline, as the client's own default bounds
+// a bucket's Get: a leader being elected answers nothing, and no other member answers.
+const leaderGetWait = 5 * time.Second
+
 // errKeyNotFound is what leaderGet answers for a key with no value, or whose last is a delete.
 var errKeyNotFound = errors.New("cluster: no value for the key")
 
 // leaderGet reads key's last value in bucket from the leader of the bucket's stream.
 func (n *Node) leaderGet(ctx context.Context, bucket, key string) (kvEntry, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, leaderGetWait)
+		defer cancel()
+	}
 	req, err := json.Marshal(server.JSApiMsgGetRequest{LastFor: "$KV." + bucket + "." + key})
 	if err != nil {
 		return kvEntry{}, err

@@ -5,6 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
+
+	natsserver "github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 )
 
 // What one member writes to a bucket, another reads at once: reads go to the bucket's leader,
@@ -41,5 +45,37 @@ func TestAWriteIsReadAtOnceOnAnyMember(t *testing.T) {
 	}
 	if _, err := nodes[2].leaderGet(ctx, bucket, "_._.s1"); !errors.Is(err, errKeyNotFound) {
 		t.Fatalf("a deleted key: %v", err)
+	}
+}
+
+// A read that no leader answers (one is being elected) ends after leaderGetWait when its
+// context has no deadline of its own, rather than wait for ever.
+func TestALeaderReadNoOneAnswersEnds(t *testing.T) {
+	srv, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Start()
+	defer srv.Shutdown()
+	if !srv.ReadyForConnections(joinBound) {
+		t.Fatal("the NATS server did not start")
+	}
+	nc, err := nats.Connect(srv.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	// What a member that is not the leader does with the request: nothing.
+	if _, err := nc.Subscribe("$JS.API.STREAM.MSG.GET.>", func(*nats.Msg) {}); err != nil {
+		t.Fatal(err)
+	}
+	n := &Node{nc: nc}
+	start := time.Now()
+	_, err = n.leaderGet(context.Background(), "SBX_CATALOG", "_._.s")
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a read no one answers: %v, want the deadline", err)
+	}
+	if took := time.Since(start); took < leaderGetWait {
+		t.Fatalf("it ended after %v, before leaderGetWait", took)
 	}
 }
