@@ -125,7 +125,12 @@ func (e *env) handoff(ctx context.Context, base, id string) int {
 		return e.fail(exitFailed, "the answer of %s is larger than %d MiB: read the run with GET /v1/runs/{id}", base, maxHandoffAnswer>>20)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return e.fail(exitFailed, "%s", refusedBy(base, resp.StatusCode, answer))
+		code, msg := refusedBy(base, resp.StatusCode, answer)
+		if e.json { // as a local run that is refused prints it: a result with its error
+			return e.printRun(&run.Result{Skill: id, Logs: []run.LogEntry{},
+				Error: &run.ResultError{Kind: code, Message: msg}}, errors.New(msg), "")
+		}
+		return e.fail(exitFailed, "%s", msg)
 	}
 	var res run.Result
 	if err := json.Unmarshal(answer, &res); err != nil {
@@ -141,22 +146,26 @@ func (e *env) handoff(ctx context.Context, base, id string) int {
 	return e.printRun(&res, runErr, "")
 }
 
-// refusedBy says what the server at base answered with a status other than 200: its error
-// message (the API's {"error":{"code","message"}}), and what to do about a refused key.
-func refusedBy(base string, status int, answer []byte) string {
+// refusedBy says what the server at base answered with a status other than 200: the API's error
+// code as a run's error kind ("internal" when it sent none) and its message, with what to do
+// about a refused key.
+func refusedBy(base string, status int, answer []byte) (run.ErrorKind, string) {
 	var body struct {
 		Error struct {
 			Code    string `json:"code"`
 			Message string `json:"message"`
 		} `json:"error"`
 	}
-	msg := strings.TrimSpace(string(answer[:min(len(answer), 512)]))
+	kind, msg := run.KindInternal, strings.TrimSpace(string(answer[:min(len(answer), 512)]))
 	if json.Unmarshal(answer, &body) == nil && body.Error.Message != "" {
 		msg = body.Error.Message
+		if body.Error.Code != "" {
+			kind = run.ErrorKind(body.Error.Code)
+		}
 	}
 	say := fmt.Sprintf("%s (the server at %s answered %d)", msg, base, status)
 	if status == http.StatusUnauthorized || status == http.StatusForbidden {
 		say += "; set " + keyEnv + " to a key the server takes"
 	}
-	return say
+	return kind, say
 }

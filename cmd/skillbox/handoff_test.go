@@ -33,6 +33,12 @@ func TestRunHandsOffToAServer(t *testing.T) {
 		t.Fatalf("--json: %v", asJSON)
 	}
 
+	refused := cli(t, "", "--json", "run", "nope", "--server", open.base)
+	asJSON = decode[map[string]any](t, refused.stdout)
+	if refused.code != exitFailed || asJSON["success"] != false || at(t, asJSON, "error", "kind") != "not_found" {
+		t.Fatalf("--json of a skill the server does not have: %s", refused)
+	}
+
 	for _, c := range []struct {
 		name    string
 		env     []string
