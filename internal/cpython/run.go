@@ -199,13 +199,7 @@ func start(ctx context.Context, c *Compiled, cfg wazero.ModuleConfig) (api.Modul
 	if entry == nil {
 		return m, errors.New("cpython: the interpreter exports no _start")
 	}
-	if ctx.Err() != nil {
-		// Already done: stopped before its first instruction, not whenever an AfterFunc's
-		// goroutine comes to run (a short run could finish first). One goroutine sets the stop.
-		_ = interrupt.Stop(m)
-	} else {
-		defer context.AfterFunc(ctx, func() { _ = interrupt.Stop(m) })()
-	}
+	defer interrupt.StopWhenDone(ctx, m)()
 	if _, err = entry.Call(ctx); err != nil {
 		if exit, ok := err.(*sys.ExitError); ok && exit.ExitCode() == 0 {
 			return m, nil

@@ -2,6 +2,7 @@ package interrupt
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -104,6 +105,19 @@ func Stop(mod api.Module) error {
 	stop.Set(1)
 	budget.Set(0)
 	return nil
+}
+
+// StopWhenDone stops mod (Stop) when ctx ends, and returns the function that lets go of that:
+// call it once mod's call has returned; it reports false if the stop was made, or is being
+// made. A ctx done already stops mod here, before its first instruction: a context.AfterFunc's
+// goroutine might run only after a short call had finished, and one goroutine alone sets the
+// stop (two setting the globals at once is a race).
+func StopWhenDone(ctx context.Context, mod api.Module) (release func() bool) {
+	if ctx.Err() != nil {
+		_ = Stop(mod)
+		return func() bool { return false }
+	}
+	return context.AfterFunc(ctx, func() { _ = Stop(mod) })
 }
 
 // Section ids, as in the binary format.

@@ -48,11 +48,7 @@ func (c *Compiled) Bytecode(ctx context.Context, source, filename string, max in
 		return nil, fmt.Errorf("quickjs: instantiate the reactor: %w", err)
 	}
 	defer m.Close(context.Background())
-	if ctx.Err() != nil { // already done: stopped before its first instruction, by one goroutine
-		_ = interrupt.Stop(m)
-	} else {
-		defer context.AfterFunc(ctx, func() { _ = interrupt.Stop(m) })() // the deadline (see Compile)
-	}
+	defer interrupt.StopWhenDone(ctx, m)() // the deadline (see Compile)
 	r.g = &guest{m: m, fns: map[string]api.Function{}}
 	err = guarded(ctx, func() error {
 		if err := c.snap.restore(m, r.g); err != nil {

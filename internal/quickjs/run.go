@@ -185,11 +185,7 @@ func runWith(ctx context.Context, c *Compiled, snap *snapshot, p Program, h brok
 		return Result{}, fmt.Errorf("quickjs: instantiate the reactor: %w", err)
 	}
 	defer m.Close(context.Background())
-	if ctx.Err() != nil { // already done: stopped before its first instruction, by one goroutine
-		_ = interrupt.Stop(m)
-	} else {
-		defer context.AfterFunc(ctx, func() { _ = interrupt.Stop(m) })() // the deadline (see Compile)
-	}
+	defer interrupt.StopWhenDone(ctx, m)() // the deadline (see Compile)
 	r.g = &guest{m: m, fns: map[string]api.Function{}}
 	err = guarded(ctx, func() error {
 		if snap != nil {

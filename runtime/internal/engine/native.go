@@ -116,7 +116,7 @@ func (m *NativeModule) StopWhenDone(ctx context.Context, mod api.Module) (releas
 	if !m.Stoppable {
 		return func() bool { return true }
 	}
-	return context.AfterFunc(ctx, func() { _ = interrupt.Stop(mod) })
+	return interrupt.StopWhenDone(ctx, mod)
 }
 
 func (m *NativeModule) close(ctx context.Context) {
