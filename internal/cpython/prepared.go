@@ -15,6 +15,7 @@ import (
 
 	"github.com/skillbox-dev/skillbox/internal/interrupt"
 	"github.com/skillbox-dev/skillbox/internal/memimage"
+	"github.com/skillbox-dev/skillbox/internal/safefile"
 )
 
 // Preparing the interpreter for wazero — instrumenting its 8,000 functions (interrupt) and taking
@@ -146,7 +147,7 @@ func writePrepared(dir, key string, code, data []byte) error {
 		path string
 		data []byte
 	}{{codePath, code}, {imagePath, data}, {sumPath, preparedSum(code, data)}} {
-		if err := writeAtomic(f.path, f.data); err != nil {
+		if err := safefile.WriteAtomic(f.path, f.data, 0o600); err != nil {
 			return err
 		}
 	}
@@ -159,29 +160,11 @@ func writePrepared(dir, key string, code, data []byte) error {
 		switch {
 		case strings.HasPrefix(name, "cpython-") && !strings.HasPrefix(name, "cpython-"+key+"."):
 			_ = os.Remove(filepath.Join(dir, name))
-		case strings.HasPrefix(name, ".tmp-"): // left by a process that died writing, not one writing now
+		case strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp-"): // left by a process that died writing, not one writing now
 			if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > time.Hour {
 				_ = os.Remove(filepath.Join(dir, name))
 			}
 		}
 	}
 	return nil
-}
-
-func writeAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		_ = os.Remove(f.Name())
-	}
-	return err
 }
