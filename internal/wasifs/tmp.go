@@ -263,58 +263,55 @@ func (r *tmpRoot) made() (sys.File, sys.Errno) {
 	if errno != 0 {
 		return nil, errno
 	}
-	r.real, errno = f.OpenFile(".", sys.O_RDONLY|sys.O_DIRECTORY, 0)
-	return r.real, errno
+	if r.real, errno = f.OpenFile(".", sys.O_RDONLY|sys.O_DIRECTORY, 0); errno != 0 {
+		r.real = nil
+		return nil, errno
+	}
+	return r.real, 0
 }
 
+// Each method answers as the empty root until /tmp is made (f nil), then as the made one.
+
 func (r *tmpRoot) Dev() (uint64, sys.Errno) {
-	if f, errno := r.made(); f != nil || errno != 0 {
-		if errno != 0 {
-			return 0, errno
-		}
+	if f, errno := r.made(); f != nil {
 		return f.Dev()
+	} else {
+		return 0, errno
 	}
-	return 0, 0
 }
 
 func (r *tmpRoot) Ino() (wsys.Inode, sys.Errno) {
-	if f, errno := r.made(); f != nil || errno != 0 {
-		if errno != 0 {
-			return 0, errno
-		}
+	if f, errno := r.made(); f != nil {
 		return f.Ino()
+	} else {
+		return 0, errno
 	}
-	return 0, 0
 }
 
 func (r *tmpRoot) Stat() (wsys.Stat_t, sys.Errno) {
-	if f, errno := r.made(); f != nil || errno != 0 {
-		if errno != 0 {
-			return wsys.Stat_t{}, errno
-		}
+	switch f, errno := r.made(); {
+	case f != nil:
 		return f.Stat()
+	case errno != 0:
+		return wsys.Stat_t{}, errno
 	}
 	return r.t.rootStat(), 0
 }
 
 func (r *tmpRoot) Seek(offset seekOffset, whence int) (int64, sys.Errno) {
-	if f, errno := r.made(); f != nil || errno != 0 {
-		if errno != 0 {
-			return 0, errno
-		}
+	if f, errno := r.made(); f != nil {
 		return f.Seek(offset, whence)
+	} else {
+		return 0, errno
 	}
-	return 0, 0
 }
 
 func (r *tmpRoot) Readdir(n int) ([]sys.Dirent, sys.Errno) {
-	if f, errno := r.made(); f != nil || errno != 0 {
-		if errno != 0 {
-			return nil, errno
-		}
+	if f, errno := r.made(); f != nil {
 		return f.Readdir(n)
+	} else {
+		return nil, errno
 	}
-	return nil, 0
 }
 
 func (r *tmpRoot) Utimens(atim, mtim int64) sys.Errno {

@@ -25,8 +25,9 @@ type Table struct {
 
 // Check confirms that every function of the module, instrumented with the table, takes no
 // more of wazero's stack than the table charges its call, compiled as the runtime compiles an
-// interpreter (wazero's interruption off: interrupt.Stop ends its runs). With update, it makes the table again instead. It
-// skips on other architectures than amd64, whose code it cannot read.
+// interpreter (wazero's interruption off: interrupt.Stop ends its runs). With update, it makes
+// the table again instead. It skips on other architectures than amd64, whose code it cannot
+// read.
 func Check(t *testing.T, tb Table, update bool) {
 	t.Helper()
 	if runtime.GOARCH != "amd64" {
