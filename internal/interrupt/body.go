@@ -18,6 +18,7 @@ const (
 	editStackEnter                 // insert the stack count (weight val) and the wrapper's block (type bt)
 	editStackLeave                 // insert the stack count's restore (weight val) before a return
 	editStackExit                  // insert the restore and the function's new end after the wrapper's
+	editGuard                      // insert the check of guarded global val after its global.set
 )
 
 type edit struct {
@@ -134,7 +135,7 @@ func (w *walker) body(r *wasmbin.Reader, fn, typeIdx uint32) (instrStart int, er
 						fw = int32(min(w.frames[fn], StackBytes+1))
 					}
 					for i := range w.edits[first:] {
-						if e := &w.edits[first+i]; e.kind >= editStackEnter {
+						if e := &w.edits[first+i]; e.kind >= editStackEnter && e.kind <= editStackExit {
 							e.val = int64(fw)
 						}
 					}
@@ -163,6 +164,12 @@ func (w *walker) body(r *wasmbin.Reader, fn, typeIdx uint32) (instrStart int, er
 				// An invalid module that names a global past its own would, once the globals
 				// are appended, name $stop or $budget: a guest could clear its own flag.
 				err = refuse(at, "global index %d: the module has %d globals", idx, w.guestGlobals)
+			} else if g := w.seqs.guardAfter(idx); err == nil && op == 0x24 && g != nil {
+				if w.verify {
+					err = expect(r, g)
+				} else {
+					w.edits = append(w.edits, edit{at: r.Pos, kind: editGuard, val: int64(idx)})
+				}
 			}
 		case immMemarg:
 			err = memarg(r)

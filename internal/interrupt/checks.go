@@ -49,7 +49,8 @@ func weight(n int) int32 {
 type seqs struct {
 	stop, budget, stack uint32
 	yield               []byte
-	count1              []byte // the count of weight 1, which matchCount compares around the weight
+	guards              map[uint32][]byte // by global: the check after its global.set (guard.go)
+	count1              []byte            // the count of weight 1, which matchCount compares around the weight
 }
 
 func newSeqs(stop, budget, stack uint32) seqs {

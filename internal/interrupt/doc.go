@@ -27,6 +27,10 @@
 // and grows to about 50 MB: a third global counts down, at every function entry, the stack the
 // call takes, gives it back on the way out, and traps when it is spent (stack.go).
 //
+// InstrumentShipped can also bound a global that guest code moves, the C stack pointer of a
+// module whose stack sits above its static data (guard.go): past its end, such a stack does not
+// trap but overwrites that data.
+//
 // Instrument decodes every instruction, as wazero v1.12 reads them, to find the loops and the
 // branch labels that cross them. Whatever it does not know exactly, it leaves alone (ok is
 // false), and the caller runs the module under wazero's own interruption: that fallback is what

@@ -63,9 +63,10 @@ func Instrument(wasm []byte) (out []byte, ok bool, err error) {
 // frames, if not nil, are the weights: the stack each defined function's call takes, in the
 // order of the code section, as wazero's compiler sized it (see package wazevoframes) for the
 // module instrumented; they replace the estimates (frameWeight), which are safe for no module
-// in particular. A table for another module (another function count) is refused.
-func InstrumentShipped(wasm []byte, frames []uint32) ([]byte, error) {
-	out, q, err := instrument(wasm, frames)
+// in particular. A table for another module (another function count) is refused. guards bound
+// the globals they name (see Guard).
+func InstrumentShipped(wasm []byte, frames []uint32, guards ...Guard) ([]byte, error) {
+	out, q, err := instrument(wasm, frames, guards...)
 	if err != nil {
 		return nil, refusal(err)
 	}
@@ -77,12 +78,12 @@ func InstrumentShipped(wasm []byte, frames []uint32) ([]byte, error) {
 
 // InstrumentWithTable is InstrumentShipped with the frames of table, a package wazevoframes
 // table made for wasm (one made for another module is refused: wazevoframes.ErrStale).
-func InstrumentWithTable(wasm, table []byte) ([]byte, error) {
+func InstrumentWithTable(wasm, table []byte, guards ...Guard) ([]byte, error) {
 	frames, err := wazevoframes.Decode(table, wasm)
 	if err != nil {
 		return nil, err
 	}
-	return InstrumentShipped(wasm, frames)
+	return InstrumentShipped(wasm, frames, guards...)
 }
 
 // Explain returns why Instrument refuses wasm (a *RefusalError), or nil if it instruments it.
@@ -169,6 +170,7 @@ type walker struct {
 	funcTypes       []uint32 // the type of each function, imported ones first
 	leaveEnd        int      // verify mode: where the last restore of the stack count ends
 	frames          []uint32 // the weights of the defined functions, or nil for the estimates
+	guards          []Guard
 
 	seqs   seqs
 	bodies []fnBody
@@ -183,9 +185,9 @@ func newWalker(in []byte) *walker {
 var magic = []byte{0x00, 'a', 's', 'm', 0x01, 0x00, 0x00, 0x00}
 
 // instrument walks wasm and writes its instrumented copy.
-func instrument(wasm []byte, frames []uint32) ([]byte, seqs, error) {
+func instrument(wasm []byte, frames []uint32, guards ...Guard) ([]byte, seqs, error) {
 	w := newWalker(wasm)
-	w.frames = frames
+	w.frames, w.guards = frames, guards
 	if err := w.module(); err != nil {
 		return nil, seqs{}, err
 	}
@@ -435,6 +437,9 @@ func (w *walker) codeSection(r *wasmbin.Reader) error {
 	}
 	if !w.verify {
 		w.seqs = newSeqs(w.guestGlobals, w.guestGlobals+1, w.guestGlobals+2)
+		if err := w.seqs.withGuards(w.guards, w.guestGlobals); err != nil {
+			return err
+		}
 	}
 	w.bodies = make([]fnBody, 0, n)
 	grown := 0 // what the edits add so far: the walk stops as soon as that is over the bound

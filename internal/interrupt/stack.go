@@ -66,11 +66,14 @@ func Overflowed(mod api.Module) bool {
 	return ok && int32(uint32(g.Get())) < 0
 }
 
-// StackOverflow returns err joined with ErrStackOverflow if mod trapped on its stack count, else
-// err as it is.
+// StackOverflow returns err joined with ErrStackOverflow if mod trapped on its stack count, or
+// with ErrCStackOverflow if it trapped on a Guard, else err as it is.
 func StackOverflow(mod api.Module, err error) error {
 	if err == nil || mod == nil || !Overflowed(mod) {
 		return err
+	}
+	if g, _ := mod.ExportedGlobal(StackGlobal).(api.MutableGlobal); int32(uint32(g.Get())) == guardTrapped {
+		return errors.Join(ErrCStackOverflow, err)
 	}
 	return errors.Join(ErrStackOverflow, err)
 }

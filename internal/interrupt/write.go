@@ -147,6 +147,8 @@ func (w *walker) editLen(e edit) (write, replace int) {
 		return w.seqs.leaveLen(int32(e.val)), 0
 	case editStackExit:
 		return w.seqs.leaveLen(int32(e.val)) + 1, 0
+	case editGuard:
+		return len(w.seqs.guardAfter(uint32(e.val))), 0
 	}
 	return wasmbin.SizeU32(uint32(e.val)), e.n
 }
@@ -194,6 +196,8 @@ func (w *walker) appendCode(out []byte, s section, size uint32) []byte {
 				out = w.seqs.appendLeave(out, int32(e.val))
 			case editStackExit:
 				out = append(w.seqs.appendLeave(out, int32(e.val)), 0x0b)
+			case editGuard:
+				out = append(out, w.seqs.guardAfter(uint32(e.val))...)
 			case editLabel:
 				out = wasmbin.AppendU32(out, uint32(e.val))
 				prev = e.at + e.n
