@@ -75,8 +75,13 @@ func Compile(ctx context.Context, rc wazero.RuntimeConfig) (*Compiled, error) {
 		return fail(fmt.Errorf("quickjs: strip the reactor: %w", err))
 	}
 	// Instrumented for its call stack's bound (interrupt.StackBytes), which the run's memory
-	// charge counts on, and for interrupt.Stop, which ends a run at its deadline.
-	inst, err := interrupt.InstrumentWithTable(wasm, reactorFrames)
+	// charge counts on, for interrupt.Stop, which ends a run at its deadline, and for its C
+	// stack's bound (see cStackGuard).
+	guard, err := cStackGuard(wasm)
+	if err != nil {
+		return fail(fmt.Errorf("quickjs: the reactor's C stack: %w", err))
+	}
+	inst, err := interrupt.InstrumentWithTable(wasm, reactorFrames, guard)
 	if err != nil {
 		return fail(fmt.Errorf("quickjs: instrument the reactor with quickjs.frames: %w", err))
 	}
@@ -104,6 +109,30 @@ func Compile(ctx context.Context, rc wazero.RuntimeConfig) (*Compiled, error) {
 		return fail(fmt.Errorf("quickjs: set up the interpreter: %w", err))
 	}
 	return c, nil
+}
+
+// reactorStack is the size of the reactor's C stack: wasm-ld's default, 64 KiB, with
+// __stack_pointer starting at its top, right above the static data, and the stack growing down
+// towards that data (TestTheCStackIsAboveTheData checks the layout). stackMargin is kept above the
+// data for the frames of functions that never store the pointer back (leaves).
+const (
+	reactorStack = 64 << 10
+	stackMargin  = 8 << 10
+)
+
+// cStackGuard bounds the reactor's C stack pointer (its global 0, the one mutable global) to
+// its stack. QuickJS's own stack check does not work in this build: deep recursion ran the stack
+// down through the static data (the allocator's state, the atoms), and a run went on with them
+// corrupted, returning a wrong value, or trapped only far below.
+func cStackGuard(wasm []byte) (interrupt.Guard, error) {
+	sp, err := stackPointer(wasm)
+	if err != nil {
+		return interrupt.Guard{}, err
+	}
+	if sp < reactorStack+stackMargin {
+		return interrupt.Guard{}, fmt.Errorf("__stack_pointer starts at %d, under the %d bytes of its stack", sp, reactorStack)
+	}
+	return interrupt.Guard{Global: 0, Min: sp - reactorStack + stackMargin}, nil
 }
 
 // Close releases the runtime and the compiled code. Runs under way are closed with it; later

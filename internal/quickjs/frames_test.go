@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	quickjswasi "github.com/aperturerobotics/go-quickjs-wasi-reactor"
+	"github.com/skillbox-dev/skillbox/internal/interrupt"
 	"github.com/skillbox-dev/skillbox/internal/wazevoframes/framestest"
 )
 
@@ -18,6 +19,10 @@ func TestStackFrameTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	framestest.Check(t, framestest.Table{Wasm: wasm, Table: reactorFrames, File: "quickjs.frames",
+	guard, err := cStackGuard(wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	framestest.Check(t, framestest.Table{Wasm: wasm, Table: reactorFrames, File: "quickjs.frames", Guards: []interrupt.Guard{guard},
 		Remake: "go test ./internal/quickjs -run TestStackFrameTable -args -update-frames"}, *updateFrames)
 }

@@ -309,8 +309,9 @@ func (e *jsException) asError() *scripterr.Error {
 }
 
 // trapError types a failed call into the guest: the context ended (timeout), memory could not
-// grow, or the guest trapped; a trap reading out of bounds is the C stack running into the
-// static data below it (the stack is placed first), which deep recursion causes.
+// grow, or the guest trapped; deep recursion ends on one of the two stack bounds Compile
+// instruments (the C stack's and the wasm call stack's), or on a C stack run past the bottom of
+// memory.
 func trapError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return &scripterr.Error{Kind: scripterr.Timeout, Message: "the run did not finish before its deadline", Err: ctx.Err()}

@@ -16,6 +16,7 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/skillbox-dev/skillbox/hostfuncs"
+	"github.com/skillbox-dev/skillbox/internal/interrupt"
 	"github.com/skillbox-dev/skillbox/internal/scripterr"
 )
 
@@ -154,15 +155,30 @@ func TestMemoryLimit(t *testing.T) {
 	}
 }
 
+// Deep recursion fails the run, from the source or the bytecode, however the skill catches: it
+// ends on the C stack's bound (or the wasm call stack's), before the stack runs into the static
+// data below it.
 func TestRecursion(t *testing.T) {
+	c := compiledFor(t, 1024)
 	for _, src := range []string{
 		skill(`() => { function f(n) { return f(n + 1) + 1; } return f(0); }`),
+		skill(`() => { function f(n) { try { return f(n + 1) + 1; } catch (e) { return "caught: " + e; } } return f(0); }`),
+		skill(`() => { function f(a, b, c, d, e, g, h) { const x = [a, b, c], y = {d, e}; return f(a + 1, b, c, d, e, g, h) + x.length + y.d; } return f(0, 1, 2, 3, 4, 5, 6); }`),
 		skill(`() => JSON.parse("[".repeat(200000) + "]".repeat(200000))`),
 	} {
-		_, err := runSkill(t, context.Background(), newHost(t, &hostfuncs.Grant{}), src, `{}`)
-		e := wantKind(t, err, scripterr.SkillError)
-		if !strings.Contains(e.Message, "stack overflow") {
-			t.Fatalf("message = %q", e.Message)
+		code, err := c.Bytecode(context.Background(), src, "skill.js", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, prog := range []Program{{Source: src}, {Bytecode: code}} {
+			res, err := Run(context.Background(), c, prog, newHost(t, &hostfuncs.Grant{}))
+			if err == nil {
+				t.Fatalf("%s = %s, want a stack overflow", src, res.Value)
+			}
+			e := wantKind(t, err, scripterr.SkillError)
+			if !strings.Contains(e.Message, "stack overflow") || !(errors.Is(err, interrupt.ErrCStackOverflow) || errors.Is(err, interrupt.ErrStackOverflow)) {
+				t.Fatalf("%s: message = %q, err %v: want one of the stack bounds", src, e.Message, err)
+			}
 		}
 	}
 }

@@ -89,22 +89,46 @@ func moduleConfig() wazero.ModuleConfig {
 
 // mutableGlobals counts the mutable globals a module defines (its global section).
 func mutableGlobals(wasm []byte) (int, error) {
+	sec, err := globalSection(wasm)
+	if err != nil || sec == nil {
+		return 0, err
+	}
+	return countMutable(sec)
+}
+
+// stackPointer is the initial value of a module's first global, which must be a mutable i32
+// set by an i32.const: the C stack pointer of a module wasm-ld linked.
+func stackPointer(wasm []byte) (int32, error) {
+	sec, err := globalSection(wasm)
+	if err != nil {
+		return 0, err
+	}
+	n, p, err := leb128.U32(sec, 0, len(sec))
+	if err != nil || n == 0 || p+3 > len(sec) || sec[p] != 0x7f || sec[p+1] != 1 || sec[p+2] != 0x41 {
+		return 0, errors.New("the first global is not a mutable i32 set by i32.const")
+	}
+	v, _, err := leb128.I32(sec, p+3, len(sec))
+	return v, err
+}
+
+// globalSection is the content of a module's global section, nil when it has none.
+func globalSection(wasm []byte) ([]byte, error) {
 	for p := 8; p < len(wasm); {
 		id := wasm[p]
 		size, body, err := leb128.U32(wasm, p+1, len(wasm))
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		end := body + int(size)
 		if end > len(wasm) {
-			return 0, errors.New("section past the end")
+			return nil, errors.New("section past the end")
 		}
 		if id == 6 {
-			return countMutable(wasm[body:end])
+			return wasm[body:end], nil
 		}
 		p = end
 	}
-	return 0, nil
+	return nil, nil
 }
 
 func countMutable(sec []byte) (int, error) {

@@ -21,6 +21,13 @@ type Table struct {
 	File  string // the table's file, in the package's directory
 	// Remake is the command that makes File again, for the failure message.
 	Remake string
+	// Guards are the module's guards, as it is instrumented (see interrupt.Guard).
+	Guards []interrupt.Guard
+}
+
+// instrument is how the module is instrumented: with its guards.
+func (tb Table) instrument(wasm []byte, frames []uint32) ([]byte, error) {
+	return interrupt.InstrumentShipped(wasm, frames, tb.Guards...)
 }
 
 // Check confirms that every function of the module, instrumented with the table, takes no
@@ -36,7 +43,7 @@ func Check(t *testing.T, tb Table, update bool) {
 	ctx := context.Background()
 	rc := wazero.NewRuntimeConfig().WithCloseOnContextDone(false)
 	if update {
-		table, err := wazevoframes.Make(ctx, rc, tb.Wasm, interrupt.InstrumentShipped)
+		table, err := wazevoframes.Make(ctx, rc, tb.Wasm, tb.instrument)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -52,7 +59,7 @@ func Check(t *testing.T, tb Table, update bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := wazevoframes.Check(ctx, rc, tb.Wasm, frames, interrupt.InstrumentShipped); err != nil {
+	if err := wazevoframes.Check(ctx, rc, tb.Wasm, frames, tb.instrument); err != nil {
 		t.Fatalf("%s: %v: %s", tb.File, err, tb.Remake)
 	}
 }
