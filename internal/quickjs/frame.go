@@ -29,6 +29,11 @@ func fdWrite(ctx context.Context, m api.Module, stack []uint64) {
 		stack[0] = 8 // EBADF
 		return
 	}
+	if r.preparing { // a top level that writes must do so in each run (see Prepare)
+		r.wrote = true
+		stack[0] = 8
+		return
+	}
 	mem := m.Memory()
 	var total uint32
 	for i := uint32(0); i < iovsLen; i++ {

@@ -116,11 +116,15 @@ Math.random = function random() {
   c = c + t | 0;
   return (t >>> 0) / 4294967296;
 };
-G.__seed = function (s0, s1, s2, s3) {
+function seed(s0, s1, s2, s3) {
   a = s0; b = s1; c = s2; d = s3 | 1;
   for (let i = 0; i < 15; i++) Math.random();
   delete G.__seed;
-};
+}
+G.__seed = seed;
+// __drawn says whether Math.random was called since the prelude ran (d counts the calls): a
+// bundle whose top level draws from it cannot be prepared once for every run.
+G.__drawn = () => a !== 0 || b !== 0 || c !== 0 || d !== 1;
 // __program sets up a program run: process, scriptArgs, a console that writes to stdout and
 // stderr, and the SkillContext as the global skillbox. Writes go to the host as "\x02" + JSON.
 G.__program = function (name, argv, stdin) {
@@ -153,7 +157,7 @@ G.__program = function (name, argv, stdin) {
 // __drive calls __skill.execute(args, __ctx) and, once it settles, writes the outcome to the host
 // as one line, "\x03" + JSON: {ok, result} or {ok: false, name, message, stack}. A synchronous
 // result settles at once, so the host need not run the job queue for it.
-G.__drive = function (argsJSON) {
+function drive(argsJSON) {
   delete G.__drive;
   const done = (o) => { write("\x03" + o); };
   const fail = (e) => {
@@ -176,6 +180,16 @@ G.__drive = function (argsJSON) {
   } catch (e) { fail(e); return; }
   if (r !== null && typeof r === "object" && typeof r.then === "function") Promise.resolve(r).then(ok, fail);
   else ok(r);
+}
+G.__drive = drive;
+// __go starts a prepared skill's run (see Prepare): input is the seed, 32 hex digits, then the
+// arguments' JSON. The functions it calls are the prelude's own, whatever the bundle did to the
+// globals.
+G.__go = function (input) {
+  delete G.__go; delete G.__drawn;
+  const w = (i) => parseInt(input.slice(i, i + 8), 16) | 0;
+  seed(w(0), w(8), w(16), w(24));
+  drive(input.slice(32));
 };
 })();
 `

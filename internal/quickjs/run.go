@@ -24,6 +24,9 @@ type Program struct {
 	// Bytecode, when set, is Source compiled by [Compiled.Bytecode]: the run reads it instead of
 	// parsing Source, which it then does not use.
 	Bytecode []byte
+	// Prepared, when set, is Bytecode evaluated by [Compiled.Prepare] of the same Compiled: the
+	// run starts from it, and uses neither Source nor Bytecode. A program (Script) ignores it.
+	Prepared *Prepared
 	// Args is the JSON value passed as execute's first argument; empty means null.
 	Args json.RawMessage
 
@@ -104,6 +107,9 @@ type run struct {
 	outcomeOver bool
 	// exit is the code a program's process.exit asked for; the host then stopped the instance.
 	exit *int
+	// preparing is set while Prepare evaluates a bundle's top level: output and requests are
+	// refused, and wrote says one was tried.
+	preparing, wrote bool
 }
 
 // capBuf is a program's stdout or stderr, cut at max bytes.
@@ -165,6 +171,9 @@ func Run(ctx context.Context, c *Compiled, p Program, h broker.Host) (res Result
 		return Result{}, fmt.Errorf("quickjs: seed Math.random: %w", err)
 	}
 	p.Args = args
+	if p.Prepared != nil && (p.Prepared.base != c.snap || p.Script != "") {
+		p.Prepared = nil // another Compiled's, or a program: run from the bytecode
+	}
 	return runWith(ctx, c, c.snap, p, h, seed)
 }
 
@@ -188,16 +197,23 @@ func runWith(ctx context.Context, c *Compiled, snap *snapshot, p Program, h brok
 	defer interrupt.StopWhenDone(ctx, m)() // the deadline (see Compile)
 	r.g = &guest{m: m, fns: map[string]api.Function{}}
 	err = guarded(ctx, func() error {
-		if snap != nil {
+		if p.Prepared != nil {
+			if err := p.Prepared.restore(m, r.g); err != nil {
+				return trapError(ctx, err)
+			}
+		} else if snap != nil {
 			if err := snap.restore(m, r.g); err != nil {
 				return trapError(ctx, err)
 			}
 		} else if err := r.setup(ctx, c.pages); err != nil {
 			return err
 		}
-		if r.prog {
+		switch {
+		case r.prog:
 			res, err = r.program(ctx, p, seed)
-		} else {
+		case p.Prepared != nil:
+			res, err = r.executePrepared(ctx, p.Prepared, p.Args, seed)
+		default:
 			res, err = r.execute(ctx, p, seed)
 		}
 		return err
@@ -261,6 +277,12 @@ func (r *run) execute(ctx context.Context, p Program, seed [16]byte) (Result, er
 			}
 		}
 	}
+	return r.finish(ctx)
+}
+
+// finish runs the jobs until execute's outcome is known, and reads it.
+func (r *run) finish(ctx context.Context) (Result, error) {
+	g := r.g
 	if r.outcome == nil { // execute returned a promise: run the jobs until it settles
 		if ex := g.drain(ctx); ex != nil {
 			r.flush()

@@ -39,7 +39,8 @@ func TestSnapshotMatchesFresh(t *testing.T) {
 // BenchmarkRun runs a small skill (one host call) from a fresh instance and from the snapshot,
 // interleaved in the same rounds (package internal/interleave) so that load on the machine weighs
 // on all alike, against the floor: a bare instantiate (no start function) and close of the same
-// module; and from the snapshot again under a context with a deadline, as the runtime's runs are.
+// module; and from the snapshot again under a context with a deadline, as the runtime's runs are;
+// and from the bytecode, and prepared (Compiled.Prepare).
 // Read the ratios; the absolute times swing with load.
 //
 //	go test -run '^$' -bench BenchmarkRun -benchtime 300x ./internal/quickjs/
@@ -62,6 +63,10 @@ func BenchmarkRun(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	prep, err := c.Prepare(ctx, code, 16<<20)
+	if err != nil {
+		b.Fatal(err)
+	}
 	p50 := interleave.Run(b,
 		interleave.Contender{Name: "floor", F: func() {
 			m, err := c.runtime.InstantiateModule(ctx, c.module, moduleConfig().WithStartFunctions())
@@ -78,7 +83,14 @@ func BenchmarkRun(b *testing.B) {
 				b.Fatal(err)
 			}
 		}},
+		interleave.Contender{Name: "prepared", F: func() {
+			if _, err := runWith(ctx, c, c.snap, Program{Prepared: prep, Args: []byte(`{"name":"x","n":21}`)}, h, [16]byte{}); err != nil {
+				b.Fatal(err)
+			}
+		}},
 	)
+	b.ReportMetric(p50["prepared"]/p50["floor"], "prepared/floor")
+	b.ReportMetric(p50["prepared"]/p50["bytecode"], "prepared/bytecode")
 	b.ReportMetric(p50["bytecode"]/p50["floor"], "bytecode/floor")
 	b.ReportMetric(p50["snapshot"]/p50["bytecode"], "source/bytecode")
 	b.ReportMetric(p50["fresh"]/p50["snapshot"], "fresh/snapshot")
