@@ -39,9 +39,9 @@ import (
 	"github.com/skillbox-dev/skillbox/internal/jsbundle"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
-	"github.com/skillbox-dev/skillbox/runtime/internal/codecache"
 	"github.com/skillbox-dev/skillbox/runtime/internal/engine"
 	"github.com/skillbox-dev/skillbox/runtime/internal/registry"
+	"github.com/skillbox-dev/skillbox/runtime/internal/script"
 	"github.com/skillbox-dev/skillbox/spec"
 	"github.com/skillbox-dev/skillbox/version"
 	"go.opentelemetry.io/otel/trace"
@@ -122,8 +122,8 @@ type Runtime struct {
 	policy    atomic.Pointer[policy.Policy]
 	logger    *slog.Logger
 	engine    *engine.Engine
-	interps   *engine.Interpreters             // the script languages' interpreters
-	bytecode  *codecache.Cache[string, []byte] // compiled JavaScript bundles and Python execute.py code
+	interps   *engine.Interpreters // the script languages' interpreters
+	bytecode  *script.Cache        // compiled JavaScript bundles and Python execute.py code
 	admission *engine.Admission
 	history   *recentRuns
 	kept      *keeper // the artifacts of recent runs, without Config.Artifacts

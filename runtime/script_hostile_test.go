@@ -32,6 +32,12 @@ func TestHostileScriptsAreContained(t *testing.T) {
 		"big-request":  `export async function execute(args, ctx) { await ctx.writeFile("/skill/x", "z".repeat(20 << 20)); }`,
 		"string-bomb":  `export function execute() { let s = "x"; for (;;) s = (s + s).split("").join(""); }`,
 		"array-buffer": `export function execute() { const bufs = []; for (;;) bufs.push(new ArrayBuffer(1 << 20)); }`,
+		// The top level is evaluated once for every run (quickjs.Prepare): each of these must
+		// still meet its limit, in every run, as if it were evaluated by the run itself.
+		"top-loop":   `for (;;) {} export function execute() { return 1; }`,
+		"top-memory": `const bufs = []; for (;;) bufs.push(new ArrayBuffer(1 << 20)); export function execute() { return 1; }`,
+		"top-throw":  `throw new RangeError("at load"); export function execute() { return 1; }`,
+		"top-log":    `console.log("loading"); export function execute() { return 1; }`,
 	}
 	for id, src := range hostile {
 		// Each run must meet the limit it is about, however slowly a loaded machine (or -race)
@@ -39,7 +45,7 @@ func TestHostileScriptsAreContained(t *testing.T) {
 		// 30 s (the default ceiling), so a memory or log bound is never raced by the clock.
 		extra := `"limits":{"timeoutMs":30000,"memoryMiB":32,"maxLogBytes":65536}`
 		switch id {
-		case "loop-in-job", "regexp-bomb": // never end by themselves: only the clock stops them
+		case "loop-in-job", "regexp-bomb", "top-loop": // never end by themselves: only the clock stops them
 			extra = `"limits":{"timeoutMs":1500,"memoryMiB":32,"maxLogBytes":65536}`
 		case "fetch-flood":
 			extra += `,"permissions":{"network":["127.0.0.1"]}`
@@ -96,21 +102,39 @@ func TestHostileScriptsAreContained(t *testing.T) {
 		}},
 		{"string-bomb", run.KindMemoryLimit, nil},
 		{"array-buffer", run.KindMemoryLimit, nil},
+		{"top-loop", run.KindTimeout, nil},
+		{"top-memory", run.KindMemoryLimit, nil},
+		{"top-throw", run.KindSkillError, func(t *testing.T, res *run.Result) {
+			if !strings.Contains(res.Error.Message, "RangeError: at load") {
+				t.Errorf("message %q", res.Error.Message)
+			}
+		}},
+		{"top-log", "", func(t *testing.T, res *run.Result) {
+			if string(res.Result) != "1" || len(res.Logs) != 1 || res.Logs[0].Message != "loading" {
+				t.Errorf("result %s, logs %+v: want 1 and the top level's line, in every run", res.Result, res.Logs)
+			}
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.id, func(t *testing.T) {
-			res, err := rt.Run(ctx, run.Request{Skill: tt.id, Who: testAdmin})
-			switch {
-			case tt.kind == "" && err != nil:
-				t.Fatalf("%v", err)
-			case tt.kind != "":
-				var re *run.Error
-				if !errors.As(err, &re) || re.Kind != tt.kind {
-					t.Fatalf("got %v, want kind %s", err, tt.kind)
-				}
+			runs := 1
+			if strings.HasPrefix(tt.id, "top-") {
+				runs = 2 // the first prepares the bundle (or finds it cannot be), the second uses that
 			}
-			if tt.check != nil {
-				tt.check(t, res)
+			for range runs {
+				res, err := rt.Run(ctx, run.Request{Skill: tt.id, Who: testAdmin})
+				switch {
+				case tt.kind == "" && err != nil:
+					t.Fatalf("%v", err)
+				case tt.kind != "":
+					var re *run.Error
+					if !errors.As(err, &re) || re.Kind != tt.kind {
+						t.Fatalf("got %v (result %s), want kind %s", err, res.Result, tt.kind)
+					}
+				}
+				if tt.check != nil {
+					tt.check(t, res)
+				}
 			}
 		})
 	}

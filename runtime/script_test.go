@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -197,6 +198,54 @@ func TestScriptRunsAreFresh(t *testing.T) {
 			t.Fatalf("run %d: %+v after %+v", i, got, prev)
 		}
 		prev = got
+	}
+}
+
+// A JavaScript skill's top level is evaluated once (quickjs.Prepare) and every run starts from
+// what it built, never from another run's changes; a top level that draws from Math.random must
+// differ per run, so it is evaluated by every run.
+func TestScriptTopLevelIsEvaluatedOnce(t *testing.T) {
+	dir := t.TempDir()
+	scriptFixture(t, dir, "table", simple("table", ""), map[string]string{"execute.js": `const squares = Array.from({length: 5}, (_, i) => i * i);
+let calls = 0;
+export function execute() { calls++; squares.push(0); return {sum: squares.reduce((a, b) => a + b), n: squares.length, calls, r: Math.random()}; }`})
+	scriptFixture(t, dir, "drawn", simple("drawn", ""), map[string]string{"execute.js": `const r = Math.random();
+export function execute() { return r; }`})
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
+	ctx := context.Background()
+	var rs []string
+	for i := range 3 {
+		res, err := rt.Run(ctx, run.Request{Skill: "table", Who: testAdmin})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			Sum, N, Calls int
+			R             float64
+		}
+		must(t, json.Unmarshal(res.Result, &got))
+		if got.Sum != 30 || got.N != 6 || got.Calls != 1 {
+			t.Fatalf("run %d = %s: want the top level's state, unchanged by the runs before", i, res.Result)
+		}
+		rs = append(rs, fmt.Sprint(got.R))
+	}
+	if rs[0] == rs[1] || rs[1] == rs[2] {
+		t.Fatalf("Math.random in execute gave %v: the same in two runs", rs)
+	}
+	// The bytecode and the prepared bundle were made once, and used by the second and third run.
+	if c, h := rt.bytecode.Compiles.Load(), rt.bytecode.Hits.Load(); c != 2 || h != 4 {
+		t.Fatalf("compiled %d times, reused %d; want 2 and 4", c, h)
+	}
+	a, err := rt.Run(ctx, run.Request{Skill: "drawn", Who: testAdmin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := rt.Run(ctx, run.Request{Skill: "drawn", Who: testAdmin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(a.Result) == string(b.Result) {
+		t.Fatalf("a top-level Math.random() gave %s in two runs: it must be drawn in each", a.Result)
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"os"
 	"sync"
 
-	"github.com/skillbox-dev/skillbox/runtime/internal/codecache"
 	"github.com/skillbox-dev/skillbox/runtime/internal/engine"
 	"github.com/skillbox-dev/skillbox/runtime/internal/script"
 )
@@ -26,7 +25,7 @@ type Shared struct {
 	logger    *slog.Logger
 	engine    *engine.Engine
 	interps   *engine.Interpreters
-	bytecode  *codecache.Cache[string, []byte]
+	bytecode  *script.Cache
 	admission *engine.Admission
 	// cacheDir holds compiled code between processes ("" when none); privateCache is a cache
 	// directory made for this Shared alone (removed by Close). See Runtime.cacheDir.

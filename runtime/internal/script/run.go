@@ -3,6 +3,7 @@ package script
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -11,13 +12,14 @@ import (
 	"github.com/skillbox-dev/skillbox/internal/broker"
 	"github.com/skillbox-dev/skillbox/internal/cpython"
 	"github.com/skillbox-dev/skillbox/internal/quickjs"
+	"github.com/skillbox-dev/skillbox/internal/scripterr"
 	"github.com/skillbox-dev/skillbox/internal/wasifs"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
-	"github.com/skillbox-dev/skillbox/runtime/internal/codecache"
 	"github.com/skillbox-dev/skillbox/runtime/internal/engine"
 	"github.com/skillbox-dev/skillbox/spec"
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/experimental/sysfs"
 )
 
@@ -27,7 +29,7 @@ import (
 // caller bounds the run's time and memory through ctx, and names the kind of its failure.
 // bytecode keeps the JavaScript bundles' compiled bytecode and the code of Python's execute.py
 // (see NewBytecodeCache; nil: the run parses the bundle or compiles the file).
-func Run(ctx context.Context, job *Job, call *hostfuncs.Call, input []byte, bytecode *codecache.Cache[string, []byte]) (json.RawMessage, *run.ProgramOutput, error) {
+func Run(ctx context.Context, job *Job, call *hostfuncs.Call, input []byte, bytecode *Cache) (json.RawMessage, *run.ProgramOutput, error) {
 	if job.Interp.Py != nil {
 		return runPython(ctx, job, call, input, bytecode)
 	}
@@ -35,9 +37,10 @@ func Run(ctx context.Context, job *Job, call *hostfuncs.Call, input []byte, byte
 }
 
 // runJavaScript runs job in QuickJS.
-func runJavaScript(ctx context.Context, job *Job, call *hostfuncs.Call, input []byte, bytecode *codecache.Cache[string, []byte]) (json.RawMessage, *run.ProgramOutput, error) {
+func runJavaScript(ctx context.Context, job *Job, call *hostfuncs.Call, input []byte, bytecode *Cache) (json.RawMessage, *run.ProgramOutput, error) {
 	l := job.Grant.Limits
-	p := quickjs.Program{Source: job.Code, Bytecode: bytecodeOf(ctx, bytecode, job), Args: input, Limits: quickjs.Limits{
+	code := bytecodeOf(ctx, bytecode, job)
+	p := quickjs.Program{Source: job.Code, Bytecode: code, Prepared: preparedOf(ctx, bytecode, job, code), Args: input, Limits: quickjs.Limits{
 		HostCallTimeout: job.Grant.Host().Limits.FetchTimeout + time.Second,
 		MaxOutputBytes:  l.MaxLogBytes,
 	}}
@@ -55,7 +58,7 @@ func runJavaScript(ctx context.Context, job *Job, call *hostfuncs.Call, input []
 
 // runPython runs job in CPython, with the grant's directories mounted for open() (symlinks never
 // lead out of them, writes bounded by maxWriteBytes) and a private /tmp.
-func runPython(ctx context.Context, job *Job, call *hostfuncs.Call, input []byte, bytecode *codecache.Cache[string, []byte]) (json.RawMessage, *run.ProgramOutput, error) {
+func runPython(ctx context.Context, job *Job, call *hostfuncs.Call, input []byte, bytecode *Cache) (json.RawMessage, *run.ProgramOutput, error) {
 	l := job.Grant.Limits
 	mounts, cleanup, err := pythonMounts(call.Grant, l, func(err error) {
 		call.Log("error", "skillbox", "the run's private /tmp cannot be made, so every use of it fails: "+err.Error())
@@ -167,7 +170,7 @@ func pythonMounts(g *hostfuncs.Grant, l spec.Limits, tmpFailed func(error)) (hoo
 // bytecodeOf returns the bytecode of job's bundle, compiling it on its first run (nil when it
 // cannot be: the run then parses the source, and reports whatever is wrong with it). A program's
 // bundle is compiled too: it is the same text for every run of it.
-func bytecodeOf(ctx context.Context, cache *codecache.Cache[string, []byte], job *Job) []byte {
+func bytecodeOf(ctx context.Context, cache *Cache, job *Job) []byte {
 	if cache == nil {
 		return nil
 	}
@@ -176,34 +179,73 @@ func bytecodeOf(ctx context.Context, cache *codecache.Cache[string, []byte], job
 		name = job.Prog.Rel
 		key += ":" + name // a program's file name is in its stack traces
 	}
-	en, err := cache.Acquire(ctx, key, nil, func(ctx context.Context) ([]byte, int64, error) {
+	en, err := cache.Acquire(ctx, key, nil, func(ctx context.Context) (Compiled, int64, error) {
+		ctx, release := apartFromTheRun(ctx, job)
+		defer release()
 		code, err := job.Interp.JS.Bytecode(ctx, job.Code, name, maxBytecodeBytes/4)
-		return code, int64(len(code)), err
+		return Compiled{Code: code}, int64(len(code)), err
 	})
 	if err != nil {
 		return nil
 	}
 	defer cache.Release(en) // the bytes stay the run's: nothing closes them
-	return en.Value()
+	return en.Value().Code
+}
+
+// preparedOf returns job's bundle prepared from code (see quickjs.Prepare), preparing it on its
+// first run; nil for a program, when code is nil, or when the bundle cannot be prepared: its top
+// level must run in every run (kept, so it is not tried again), or it failed (the run reports
+// how). A Prepared belongs to the interpreter compiled for the job's memory limit, which the key
+// names.
+func preparedOf(ctx context.Context, cache *Cache, job *Job, code []byte) *quickjs.Prepared {
+	if cache == nil || code == nil || job.Prog != nil {
+		return nil
+	}
+	key := fmt.Sprintf("js:%s@%dMiB", job.Sum, job.Grant.Limits.MemoryMiB)
+	en, err := cache.Acquire(ctx, key, nil, func(ctx context.Context) (Compiled, int64, error) {
+		ctx, release := apartFromTheRun(ctx, job)
+		defer release()
+		p, err := job.Interp.JS.Prepare(ctx, code, maxPreparedBytes)
+		if err != nil {
+			var e *scripterr.Error
+			if errors.Is(err, quickjs.ErrImpure) || errors.Is(err, quickjs.ErrTooLarge) || (errors.As(err, &e) && e.Kind != scripterr.Timeout) {
+				return Compiled{}, 64, nil // the run evaluates the bundle itself, every time
+			}
+			return Compiled{}, 0, err // a deadline or the host: try again on a later run
+		}
+		return Compiled{JS: p}, p.Size(), nil
+	})
+	if err != nil {
+		return nil
+	}
+	defer cache.Release(en)
+	return en.Value().JS
+}
+
+// apartFromTheRun gives a compilation for job's cache its own memory meter, under the job's
+// limit: its instance is thrown away before the run's starts, and must not count against it.
+func apartFromTheRun(ctx context.Context, job *Job) (context.Context, func()) {
+	meter := engine.NewMemoryMeter(uint64(job.Grant.Limits.MemoryMiB) << 20)
+	return experimental.WithMemoryAllocator(ctx, meter), meter.Release
 }
 
 // pythonCodeOf returns the compiled code of job's execute.py, compiling it on its first run in an
 // instance of its own (nil when it cannot be: the run compiles the file, and reports whatever is
 // wrong with it). The key is the text's sha256, which the run's version was checked to have; the
 // compilation is metered on its own, not against the run's memory.
-func pythonCodeOf(ctx context.Context, cache *codecache.Cache[string, []byte], job *Job) []byte {
+func pythonCodeOf(ctx context.Context, cache *Cache, job *Job) []byte {
 	if cache == nil || job.Sum == "" {
 		return nil
 	}
-	en, err := cache.Acquire(ctx, "py:"+job.Sum, nil, func(ctx context.Context) ([]byte, int64, error) {
+	en, err := cache.Acquire(ctx, "py:"+job.Sum, nil, func(ctx context.Context) (Compiled, int64, error) {
 		meter := engine.NewMemoryMeter(uint64(job.Grant.Limits.MemoryMiB) << 20)
 		defer meter.Release()
 		code, err := job.Interp.Py.Code(ctx, job.Dir, "", []byte(job.Code), maxBytecodeBytes/4, meter)
-		return code, int64(len(code)), err
+		return Compiled{Code: code}, int64(len(code)), err
 	})
 	if err != nil {
 		return nil
 	}
 	defer cache.Release(en)
-	return en.Value()
+	return en.Value().Code
 }
