@@ -1,8 +1,8 @@
 package quickjs
 
 // prelude defines the SkillContext (globalThis.__ctx), console, and Math.random over a generator
-// that __seed seeds once per run. Requests go to the host as one line on fd 1 through the print
-// function captured here; the host answers before print returns (see frame.go).
+// that __seed (or __go) seeds once per run. Requests go to the host as one line on fd 1 through
+// the print function captured here; the host answers before print returns (see frame.go).
 const prelude = `(function () {
 "use strict";
 const G = globalThis, write = G.print, stringify = JSON.stringify, parse = JSON.parse;
@@ -116,9 +116,10 @@ Math.random = function random() {
   c = c + t | 0;
   return (t >>> 0) / 4294967296;
 };
+// seed sets the generator's state, which the host drew from crypto/rand and warmed up (the
+// 15 outputs sfc32 discards: quickjs.seedState).
 function seed(s0, s1, s2, s3) {
-  a = s0; b = s1; c = s2; d = s3 | 1;
-  for (let i = 0; i < 15; i++) Math.random();
+  a = s0; b = s1; c = s2; d = s3;
   delete G.__seed;
 }
 G.__seed = seed;

@@ -3,7 +3,6 @@ package quickjs
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -238,9 +237,9 @@ func (r *run) executePrepared(ctx context.Context, p *Prepared, args []byte, see
 	return r.finish(ctx)
 }
 
-// seedHex is the seed as __go reads it: four 32-bit words, as seedCall passes them, each as
-// eight hex digits.
+// seedHex is the seed as __go reads it: the generator's state (seedState), four words of eight
+// hex digits each.
 func seedHex(seed [16]byte) string {
-	return fmt.Sprintf("%08x%08x%08x%08x", binary.LittleEndian.Uint32(seed[0:]), binary.LittleEndian.Uint32(seed[4:]),
-		binary.LittleEndian.Uint32(seed[8:]), binary.LittleEndian.Uint32(seed[12:]))
+	st := seedState(seed)
+	return fmt.Sprintf("%08x%08x%08x%08x", st[0], st[1], st[2], st[3])
 }

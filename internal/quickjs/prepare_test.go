@@ -2,7 +2,9 @@ package quickjs
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -137,5 +139,33 @@ func TestPreparedOfAnotherCompiledIsIgnored(t *testing.T) {
 	res, err := Run(context.Background(), other, Program{Bytecode: code, Prepared: p}, newHost(t, &hostfuncs.Grant{}))
 	if err != nil || string(res.Value) != "5" {
 		t.Fatalf("= %s, %v", res.Value, err)
+	}
+}
+
+// Math.random's values are those of sfc32 seeded with the run's 128 bits, its first 15 outputs
+// discarded (the host draws those: seedState), from the source and prepared alike.
+func TestMathRandomIsSeededSfc32(t *testing.T) {
+	c := compiledFor(t, 1024)
+	src := skill(`(args) => {
+		let [a, b, c, d] = args.s; d |= 1;
+		const next = () => { a |= 0; b |= 0; c |= 0; d |= 0; const t = (a + b | 0) + d | 0; d = d + 1 | 0;
+			a = b ^ b >>> 9; b = c + (c << 3) | 0; c = (c << 21 | c >>> 11); c = c + t | 0; return (t >>> 0) / 4294967296; };
+		for (let i = 0; i < 15; i++) next();
+		const want = [next(), next(), next()], got = [Math.random(), Math.random(), Math.random()];
+		return JSON.stringify(want) === JSON.stringify(got) ? "same" : JSON.stringify({want, got});
+	}`)
+	code, p, err := prepared(t, c, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed := [16]byte{0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 0xff, 0xfe, 0xfd, 0xfc, 9, 8, 7, 6}
+	args := fmt.Sprintf(`{"s":[%d,%d,%d,%d]}`, int32(binary.LittleEndian.Uint32(seed[0:])), int32(binary.LittleEndian.Uint32(seed[4:])),
+		int32(binary.LittleEndian.Uint32(seed[8:])), int32(binary.LittleEndian.Uint32(seed[12:])))
+	for _, prog := range []Program{{Source: src}, {Bytecode: code}, {Bytecode: code, Prepared: p}} {
+		prog.Args = []byte(args)
+		res, err := runWith(context.Background(), c, c.snap, prog, newHost(t, &hostfuncs.Grant{}), seed)
+		if err != nil || string(res.Value) != `"same"` {
+			t.Fatalf("prepared %v: %s, %v", prog.Prepared != nil, res.Value, err)
+		}
 	}
 }

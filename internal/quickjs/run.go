@@ -351,8 +351,25 @@ func trapError(ctx context.Context, err error) error {
 	return &scripterr.Error{Kind: scripterr.SkillError, Message: "the interpreter trapped: " + msg, Err: err}
 }
 
-// seedCall seeds the prelude's Math.random with 128 bits from crypto/rand.
+// seedCall seeds the prelude's Math.random with 128 bits from crypto/rand (see seedState).
 func seedCall(seed [16]byte) string {
-	return fmt.Sprintf("__seed(0x%x,0x%x,0x%x,0x%x)", binary.LittleEndian.Uint32(seed[0:]), binary.LittleEndian.Uint32(seed[4:]),
-		binary.LittleEndian.Uint32(seed[8:]), binary.LittleEndian.Uint32(seed[12:]))
+	st := seedState(seed)
+	return fmt.Sprintf("__seed(0x%x,0x%x,0x%x,0x%x)", st[0], st[1], st[2], st[3])
+}
+
+// seedState is the state of the prelude's sfc32 generator for seed: its four 32-bit words,
+// then the 15 outputs sfc32's authors discard, drawn here rather than by 15 calls in the guest.
+// Math.random's first value is the 16th output of the generator seeded with seed.
+func seedState(seed [16]byte) [4]uint32 {
+	a, b, c := binary.LittleEndian.Uint32(seed[0:]), binary.LittleEndian.Uint32(seed[4:]), binary.LittleEndian.Uint32(seed[8:])
+	d := binary.LittleEndian.Uint32(seed[12:]) | 1
+	for range 15 {
+		t := a + b + d
+		d++
+		a = b ^ b>>9
+		b = c + c<<3
+		c = c<<21 | c>>11
+		c += t
+	}
+	return [4]uint32{a, b, c, d}
 }
