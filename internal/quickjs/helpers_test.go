@@ -30,6 +30,18 @@ func compiledFor(t testing.TB, pages uint32) *Compiled {
 	if c := compiled[pages]; c != nil {
 		return c
 	}
+	c, err := Compile(context.Background(), testRuntimeConfig(t, pages))
+	if err != nil {
+		t.Fatal(err)
+	}
+	compiled[pages] = c
+	return c
+}
+
+// testRuntimeConfig is the engine configuration the runtime uses for an interpreter, under a
+// memory cap of pages, with the tests' compilation cache.
+func testRuntimeConfig(t testing.TB, pages uint32) wazero.RuntimeConfig {
+	t.Helper()
 	if err := os.MkdirAll(testcache.Dir(), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -37,13 +49,7 @@ func compiledFor(t testing.TB, pages uint32) *Compiled {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rc := wazero.NewRuntimeConfig().WithCloseOnContextDone(false).WithMemoryLimitPages(pages).WithCompilationCache(cache)
-	c, err := Compile(context.Background(), rc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	compiled[pages] = c
-	return c
+	return wazero.NewRuntimeConfig().WithCloseOnContextDone(false).WithMemoryLimitPages(pages).WithCompilationCache(cache)
 }
 
 // testHost serves the SkillContext from a real hostfuncs.Call, as the runtime will, and records
