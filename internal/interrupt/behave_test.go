@@ -144,3 +144,27 @@ func checksum(b []byte) uint64 {
 	}
 	return h
 }
+
+// Entering a loop yields only when the budget is spent: a guest that enters an inner loop 100
+// times with budget to spare spends it, rather than refilling it (and leaving to Go) at each
+// entry, which made code that enters short loops often up to twice as slow.
+func TestEnteringALoopDoesNotYield(t *testing.T) {
+	ctx := context.Background()
+	r := newRuntimeWith(t, false, api.CoreFeaturesV2)
+	cm, err := r.CompileModule(ctx, mustInstrument(t, readFile(t, "testdata/inner.wasm")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod, err := r.InstantiateModule(ctx, cm, wazero.NewModuleConfig().WithName(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	budget := mod.ExportedGlobal(BudgetGlobal).(api.MutableGlobal)
+	budget.Set(100_000)
+	if _, err := mod.ExportedFunction("inner").Call(ctx, 100); err != nil {
+		t.Fatal(err)
+	}
+	if left := int32(uint32(budget.Get())); left >= 100_000 || left <= 0 {
+		t.Fatalf("budget after 100 entries into a loop = %d, want less than the 100000 it had and more than 0: no yield", left)
+	}
+}

@@ -274,7 +274,7 @@ func (w *walker) loop(r *wasmbin.Reader, at int) error {
 		return nil
 	}
 	// This is $Y: the yield, then the loop it wraps.
-	if err := expect(r, w.seqs.yield); err != nil {
+	if err := expect(r, w.seqs.head); err != nil {
 		return err
 	}
 	if err := expect(r, loopOpcode); err != nil {

@@ -136,7 +136,7 @@ func (w *walker) editLen(e edit) (write, replace int) {
 	case editEntry:
 		return w.seqs.entryLen(int32(e.val)), 0
 	case editLoopOpen:
-		return 1 + e.n + len(w.seqs.yield), 0
+		return 1 + e.n + len(w.seqs.head), 0
 	case editLoopCheck:
 		return w.seqs.loopCheckLen(int32(e.val)), 0
 	case editLoopClose:
@@ -185,7 +185,7 @@ func (w *walker) appendCode(out []byte, s section, size uint32) []byte {
 				out = w.seqs.appendEntry(out, int32(e.val))
 			case editLoopOpen: // $Y: loop, the original block type, the yield
 				out = append(append(out, 0x03), w.in[e.at+1:e.at+1+e.n]...)
-				out = append(out, w.seqs.yield...)
+				out = append(out, w.seqs.head...)
 			case editLoopCheck:
 				out = w.seqs.appendLoopCheck(out, int32(e.val))
 			case editLoopClose:
