@@ -236,12 +236,7 @@ func BenchmarkCPU(b *testing.B) {
 		}})
 	}
 	interleave.Run(b, contenders...)
-	p50 := map[string]float64{}
-	for name, xs := range ns {
-		slices.Sort(xs)
-		p50[name] = xs[len(xs)/2]
-		b.ReportMetric(p50[name], name+"-work-ns")
-	}
+	p50 := interleave.Medians(b, "work-ns", ns)
 	b.ReportMetric(p50["stopped"]/p50["off"], "stopped/off")
 	b.ReportMetric(p50["interrupted"]/p50["off"], "interrupted/off")
 	if p50["python3"] > 0 {

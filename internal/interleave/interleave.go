@@ -48,3 +48,16 @@ func Run(b *testing.B, cs ...Contender) map[string]float64 {
 	}
 	return p50
 }
+
+// Medians reports the median of each contender's own samples (a time the guest measured, say)
+// as "<name>-<unit>" and returns them by name. It sorts the samples.
+func Medians(b *testing.B, unit string, samples map[string][]float64) map[string]float64 {
+	b.Helper()
+	p50 := map[string]float64{}
+	for name, xs := range samples {
+		slices.Sort(xs)
+		p50[name] = xs[len(xs)/2]
+		b.ReportMetric(p50[name], name+"-"+unit)
+	}
+	return p50
+}

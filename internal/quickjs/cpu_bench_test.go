@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"testing"
 
 	"github.com/skillbox-dev/skillbox/hostfuncs"
@@ -95,12 +94,7 @@ func BenchmarkCPU(b *testing.B) {
 		}})
 	}
 	interleave.Run(b, contenders...)
-	p50 := map[string]float64{}
-	for name, xs := range ms {
-		slices.Sort(xs)
-		p50[name] = xs[len(xs)/2]
-		b.ReportMetric(p50[name], name+"-work-ms")
-	}
+	p50 := interleave.Medians(b, "work-ms", ms)
 	b.ReportMetric(p50["stopped"]/p50["off"], "stopped/off")
 	if p50["emscripten"] > 0 {
 		b.ReportMetric(p50["stopped"]/p50["emscripten"], "stopped/emscripten")
