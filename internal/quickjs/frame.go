@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/skillbox-dev/skillbox/internal/broker"
+	"github.com/skillbox-dev/skillbox/internal/interrupt"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/sys"
 )
@@ -29,8 +30,9 @@ func fdWrite(ctx context.Context, m api.Module, stack []uint64) {
 		stack[0] = 8 // EBADF
 		return
 	}
-	if r.preparing { // a top level that writes must do so in each run (see Prepare)
+	if r.preparing { // a top level that writes must do so in each run: Prepare stops there
 		r.wrote = true
+		_ = interrupt.Stop(m)
 		stack[0] = 8
 		return
 	}

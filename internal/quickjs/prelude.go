@@ -107,6 +107,9 @@ G.console = Object.freeze(con);
 let a = 0, b = 0, c = 0, d = 1;
 Math.random = function random() {
   // sfc32: 128 bits of state, seeded from the host's crypto/rand at the start of every run.
+  // Unseeded, it is drawn from only by a top level being prepared (quickjs.Prepare), which must
+  // then be evaluated by every run: the write tells the host, which stops it there.
+  if (d === 1 && (a | b | c) === 0) write("\x05");
   a |= 0; b |= 0; c |= 0; d |= 0;
   const t = (a + b | 0) + d | 0;
   d = d + 1 | 0;
@@ -123,9 +126,6 @@ function seed(s0, s1, s2, s3) {
   delete G.__seed;
 }
 G.__seed = seed;
-// __drawn says whether Math.random was called since the prelude ran (d counts the calls): a
-// bundle whose top level draws from it cannot be prepared once for every run.
-G.__drawn = () => a !== 0 || b !== 0 || c !== 0 || d !== 1;
 // __program sets up a program run: process, scriptArgs, a console that writes to stdout and
 // stderr, and the SkillContext as the global skillbox. Writes go to the host as "\x02" + JSON.
 G.__program = function (name, argv, stdin) {
@@ -187,7 +187,7 @@ G.__drive = drive;
 // arguments' JSON. The functions it calls are the prelude's own, whatever the bundle did to the
 // globals.
 G.__go = function (input) {
-  delete G.__go; delete G.__drawn;
+  delete G.__go;
   const w = (i) => parseInt(input.slice(i, i + 8), 16) | 0;
   seed(w(0), w(8), w(16), w(24));
   drive(input.slice(32));

@@ -24,7 +24,8 @@ import (
 //
 // The bundle's top-level code runs once, not once per run, so Prepare refuses a bundle whose
 // top level does anything a run must do afresh: read a clock or Math.random, draw randomness,
-// write output or call the SkillContext ([ErrImpure]). Such a skill runs from its bytecode, as
+// write output or call the SkillContext ([ErrImpure]). It stops the top level at the first of
+// them: a long one is not evaluated twice by its first run. Such a skill runs from its bytecode, as
 // before. What the top level builds (tables, classes, compiled regular expressions) is every
 // run's starting state, as each run's own evaluation of it would be; each run starts from a
 // fresh copy, so no run sees another's changes.
@@ -55,9 +56,6 @@ var ErrTooLarge = errors.New("quickjs: the bundle's prepared memory is larger th
 // system's randomness, or writes output or calls the SkillContext: each run must do that itself.
 var ErrImpure = errors.New("quickjs: the bundle's top level reads the clock or randomness, or talks to the host")
 
-// jsFalse is the JSValue false (tag JS_TAG_BOOL, payload 0).
-const jsFalse = uint64(quickjswasi.JSTagBool) << 32
-
 // imagePageSize is the granularity at which Prepare compares a skill's memory with the snapshot.
 const imagePageSize = 4096
 
@@ -82,10 +80,10 @@ func (c *Compiled) Prepare(ctx context.Context, code []byte, max int64) (*Prepar
 	if c.snap == nil {
 		return nil, errors.New("quickjs: preparing a skill needs the snapshot")
 	}
-	var touched bool // a clock or random_get was read
+	watch := &impurity{}
 	r := &run{preparing: true}
 	ctx = context.WithValue(ctx, runKey{}, r)
-	m, err := c.runtime.InstantiateModule(ctx, c.module, watchedConfig(&touched).WithStartFunctions())
+	m, err := c.runtime.InstantiateModule(ctx, c.module, watchedConfig(watch).WithStartFunctions())
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, &scripterr.Error{Kind: scripterr.Timeout, Message: "the deadline passed while starting QuickJS", Err: ctx.Err()}
@@ -94,6 +92,7 @@ func (c *Compiled) Prepare(ctx context.Context, code []byte, max int64) (*Prepar
 	}
 	defer m.Close(context.Background())
 	defer interrupt.StopWhenDone(ctx, m)()
+	watch.m = m
 	g := &guest{m: m, fns: map[string]api.Function{}}
 	r.g = g
 	var p *Prepared
@@ -102,18 +101,11 @@ func (c *Compiled) Prepare(ctx context.Context, code []byte, max int64) (*Prepar
 			return trapError(ctx, err)
 		}
 		ex := g.evalBytecode(ctx, code)
-		if touched || r.wrote {
+		if watch.touched || r.wrote {
 			return ErrImpure
 		}
 		if ex != nil {
 			return ex.asError()
-		}
-		v, ex := g.eval(ctx, "__drawn()", "skillbox:drawn.js")
-		if ex != nil {
-			return ex.asError()
-		}
-		if v != jsFalse {
-			return ErrImpure
 		}
 		g.glob = g.call(ctx, "JS_GetGlobalObject", uint64(g.ctx))
 		name := g.cstr(ctx, "__go")
@@ -131,35 +123,50 @@ func (c *Compiled) Prepare(ctx context.Context, code []byte, max int64) (*Prepar
 		p.fn, p.glob, p.replyBuf, p.replyCap = fn, g.glob, buf, replyInitial
 		return nil
 	})
+	if watch.touched || r.wrote { // stopped there, or during the calls after the check
+		return nil, ErrImpure
+	}
 	if err != nil {
 		return nil, err
-	}
-	if touched || r.wrote { // during the calls above, after the check
-		return nil, ErrImpure
 	}
 	return p, nil
 }
 
-// watchedConfig is moduleConfig with clocks and randomness that set *touched when read.
-func watchedConfig(touched *bool) wazero.ModuleConfig {
+// impurity records that the instance being prepared read a clock or randomness, and stops it
+// there: its top level must run in every run, and need not run to its end here (a long one
+// would cost its first run twice).
+type impurity struct {
+	m       api.Module // set once instantiated: nothing reads a clock before
+	touched bool
+}
+
+func (w *impurity) touch() {
+	w.touched = true
+	if w.m != nil {
+		_ = interrupt.Stop(w.m)
+	}
+}
+
+// watchedConfig is moduleConfig with clocks and randomness that w watches.
+func watchedConfig(w *impurity) wazero.ModuleConfig {
 	wall := func() (int64, int32) {
-		*touched = true
+		w.touch()
 		t := time.Now()
 		return t.Unix(), int32(t.Nanosecond())
 	}
 	start := time.Now()
 	nano := func() int64 {
-		*touched = true
+		w.touch()
 		return int64(time.Since(start))
 	}
 	return moduleConfig().WithWalltime(wall, sys.ClockResolution(1)).WithNanotime(nano, sys.ClockResolution(1)).
-		WithRandSource(watchedReader{touched})
+		WithRandSource(watchedReader{w})
 }
 
-type watchedReader struct{ touched *bool }
+type watchedReader struct{ w *impurity }
 
-func (w watchedReader) Read(b []byte) (int, error) {
-	*w.touched = true
+func (r watchedReader) Read(b []byte) (int, error) {
+	r.w.touch()
 	return io.ReadFull(randReader, b)
 }
 

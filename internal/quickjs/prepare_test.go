@@ -169,3 +169,23 @@ func TestMathRandomIsSeededSfc32(t *testing.T) {
 		}
 	}
 }
+
+// Prepare stops a top level at its first impurity rather than running it to its end: a long
+// one would cost its first run twice. These never end by themselves: without the stop, each
+// would run to the deadline.
+func TestPrepareStopsAtTheFirstImpurity(t *testing.T) {
+	c := compiledFor(t, 1024)
+	for _, top := range []string{`Math.random();`, `Date.now();`, `print("x");`, `try { __ctx.log("x"); } catch (e) {}`} {
+		code, err := c.Bytecode(context.Background(), top+` for (;;) {} var __skill = {};`, "skill.js", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		_, err = c.Prepare(ctx, code, 16<<20)
+		late := ctx.Err()
+		cancel()
+		if !errors.Is(err, ErrImpure) || late != nil {
+			t.Fatalf("%s then a loop: err = %v, deadline passed: %v; want ErrImpure at once", top, err, late)
+		}
+	}
+}
