@@ -7,7 +7,6 @@ import (
 	"strconv"
 
 	"github.com/skillbox-dev/skillbox/internal/broker"
-	"github.com/skillbox-dev/skillbox/internal/interrupt"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/sys"
 )
@@ -30,11 +29,9 @@ func fdWrite(ctx context.Context, m api.Module, stack []uint64) {
 		stack[0] = 8 // EBADF
 		return
 	}
-	if r.preparing { // a top level that writes must do so in each run: Prepare stops there
+	if r.preparing { // a top level that writes must do so in each run: Prepare ends there
 		r.wrote = true
-		_ = interrupt.Stop(m)
-		stack[0] = 8
-		return
+		panic(ErrImpure)
 	}
 	mem := m.Memory()
 	var total uint32

@@ -24,11 +24,11 @@ import (
 //
 // The bundle's top-level code runs once, not once per run, so Prepare refuses a bundle whose
 // top level does anything a run must do afresh: read a clock or Math.random, draw randomness,
-// write output or call the SkillContext ([ErrImpure]). It stops the top level at the first of
-// them: a long one is not evaluated twice by its first run. Such a skill runs from its bytecode, as
-// before. What the top level builds (tables, classes, compiled regular expressions) is every
-// run's starting state, as each run's own evaluation of it would be; each run starts from a
-// fresh copy, so no run sees another's changes.
+// write output or call the SkillContext ([ErrImpure]). It ends the top level at the first of
+// them, so that its first run does not evaluate a long one twice. Such a skill runs from its
+// bytecode, as before. What the top level builds (tables, classes, compiled regular
+// expressions) is every run's starting state, as each run's own evaluation of it would be; each
+// run starts from a fresh copy, so no run sees another's changes.
 type Prepared struct {
 	base  *snapshot
 	size  uint32      // the memory's length in bytes
@@ -70,9 +70,9 @@ const replyInitial = 4096
 // # Errors
 //
 // ErrImpure for a bundle whose top level must run in each run, ErrTooLarge for one that changed
-// more than max bytes of memory; an *scripterr.Error when the top
-// level throws, runs out of memory or does not finish before ctx ends (KindTimeout); any other
-// error is the host's. The caller runs the skill from its bytecode after any of them.
+// more than max bytes of memory; an *scripterr.Error when the top level throws, runs out of
+// memory or does not finish before ctx ends (KindTimeout); any other error is the host's. The
+// caller runs the skill from its bytecode after any of them.
 func (c *Compiled) Prepare(ctx context.Context, code []byte, max int64) (*Prepared, error) {
 	if c.closed.Load() {
 		return nil, ErrClosed
@@ -92,7 +92,6 @@ func (c *Compiled) Prepare(ctx context.Context, code []byte, max int64) (*Prepar
 	}
 	defer m.Close(context.Background())
 	defer interrupt.StopWhenDone(ctx, m)()
-	watch.m = m
 	g := &guest{m: m, fns: map[string]api.Function{}}
 	r.g = g
 	var p *Prepared
@@ -132,19 +131,16 @@ func (c *Compiled) Prepare(ctx context.Context, code []byte, max int64) (*Prepar
 	return p, nil
 }
 
-// impurity records that the instance being prepared read a clock or randomness, and stops it
-// there: its top level must run in every run, and need not run to its end here (a long one
-// would cost its first run twice).
-type impurity struct {
-	m       api.Module // set once instantiated: nothing reads a clock before
-	touched bool
-}
+// impurity records that the instance being prepared read a clock or randomness, and ends its
+// call there (a panic in a host function unwinds the guest, as a program's exit does): its top
+// level must run in every run, and need not run to its end here (a long one would cost its first
+// run twice). It never calls interrupt.Stop, which the deadline's goroutine may call at the same
+// moment.
+type impurity struct{ touched bool }
 
 func (w *impurity) touch() {
 	w.touched = true
-	if w.m != nil {
-		_ = interrupt.Stop(w.m)
-	}
+	panic(ErrImpure)
 }
 
 // watchedConfig is moduleConfig with clocks and randomness that w watches.

@@ -107,8 +107,8 @@ type run struct {
 	outcomeOver bool
 	// exit is the code a program's process.exit asked for; the host then stopped the instance.
 	exit *int
-	// preparing is set while Prepare evaluates a bundle's top level: output and requests are
-	// refused, and wrote says one was tried.
+	// preparing is set while Prepare evaluates a bundle's top level: a write (output or a
+	// request) ends the call there, and wrote says one was tried.
 	preparing, wrote bool
 }
 
