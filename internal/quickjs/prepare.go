@@ -99,18 +99,20 @@ func (c *Compiled) Prepare(ctx context.Context, code []byte, max int64) (*Prepar
 		if err := c.snap.restore(m, g); err != nil {
 			return trapError(ctx, err)
 		}
+		// The prelude's __go, taken before the bundle runs: a top level that replaces the global
+		// does not replace what starts its runs.
+		g.glob = g.call(ctx, "JS_GetGlobalObject", uint64(g.ctx))
+		name := g.cstr(ctx, "__go")
+		fn := g.call(ctx, "JS_GetPropertyStr", uint64(g.ctx), g.glob, uint64(name))
+		if tag(fn) != quickjswasi.JSTagObject {
+			return errors.New("quickjs: the prelude defines no __go")
+		}
 		ex := g.evalBytecode(ctx, code)
 		if watch.touched || r.wrote {
 			return ErrImpure
 		}
 		if ex != nil {
 			return ex.asError()
-		}
-		g.glob = g.call(ctx, "JS_GetGlobalObject", uint64(g.ctx))
-		name := g.cstr(ctx, "__go")
-		fn := g.call(ctx, "JS_GetPropertyStr", uint64(g.ctx), g.glob, uint64(name))
-		if tag(fn) != quickjswasi.JSTagObject {
-			return errors.New("quickjs: the prelude defines no __go")
 		}
 		buf := uint32(g.call(ctx, "malloc", replyInitial))
 		if buf == 0 {

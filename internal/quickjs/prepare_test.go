@@ -78,6 +78,24 @@ func TestPreparedRunsDoNotShareState(t *testing.T) {
 	}
 }
 
+// A top level that replaces or deletes the prelude's globals does not change how its runs start.
+func TestPreparedStartsWhateverTheTopLevelDid(t *testing.T) {
+	c := compiledFor(t, 1024)
+	for _, top := range []string{
+		`globalThis.__go = () => print("\x03" + JSON.stringify({ok: true, result: "hijacked"}));`,
+		`delete globalThis.__go; delete globalThis.__drive; delete globalThis.__seed;`,
+	} {
+		_, p, err := prepared(t, c, top+` var __skill = {execute(args) { return args.n + 1; }};`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Run(context.Background(), c, Program{Prepared: p, Args: []byte(`{"n":1}`)}, newHost(t, &hostfuncs.Grant{}))
+		if err != nil || string(res.Value) != "2" {
+			t.Fatalf("%s: %s, %v; want 2, from execute", top, res.Value, err)
+		}
+	}
+}
+
 // A top level that reads what must differ per run, or talks to the host, is not prepared.
 func TestPrepareRefusesAnImpureTopLevel(t *testing.T) {
 	c := compiledFor(t, 1024)
