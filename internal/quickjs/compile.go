@@ -80,19 +80,11 @@ func compile(ctx context.Context, rc wazero.RuntimeConfig, instrument bool) (*Co
 	if err != nil {
 		return fail(fmt.Errorf("quickjs: strip the reactor: %w", err))
 	}
-	// Instrumented for its call stack's bound (interrupt.StackBytes), which the run's memory
-	// charge counts on, for interrupt.Stop, which ends a run at its deadline, and for its C
-	// stack's bound (see cStackGuard).
-	guard, err := cStackGuard(wasm)
-	if err != nil {
-		return fail(fmt.Errorf("quickjs: the reactor's C stack: %w", err))
-	}
-	inst, err := interrupt.InstrumentWithTable(wasm, reactorFrames, guard)
-	if err != nil {
-		return fail(fmt.Errorf("quickjs: instrument the reactor with quickjs.frames: %w", err))
-	}
-	if !instrument {
-		inst = wasm
+	inst := wasm
+	if instrument {
+		if inst, err = instrumented(wasm); err != nil {
+			return fail(err)
+		}
 	}
 	cm, err := r.CompileModule(ctx, inst)
 	if err != nil {
@@ -118,6 +110,21 @@ func compile(ctx context.Context, rc wazero.RuntimeConfig, instrument bool) (*Co
 		return fail(fmt.Errorf("quickjs: set up the interpreter: %w", err))
 	}
 	return c, nil
+}
+
+// instrumented is the reactor instrumented for its call stack's bound (interrupt.StackBytes),
+// which the run's memory charge counts on, for interrupt.Stop, which ends a run at its deadline,
+// and for its C stack's bound (see cStackGuard).
+func instrumented(wasm []byte) ([]byte, error) {
+	guard, err := cStackGuard(wasm)
+	if err != nil {
+		return nil, fmt.Errorf("quickjs: the reactor's C stack: %w", err)
+	}
+	inst, err := interrupt.InstrumentWithTable(wasm, reactorFrames, guard)
+	if err != nil {
+		return nil, fmt.Errorf("quickjs: instrument the reactor with quickjs.frames: %w", err)
+	}
+	return inst, nil
 }
 
 // reactorStack is the size of the reactor's C stack: wasm-ld's default, 64 KiB, with

@@ -60,8 +60,7 @@ func BenchmarkCPU(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { off.Close(ctx) })
-	src := skill(`() => work()`)
-	src = cpuWork + "\n" + src
+	src := cpuWork + "\n" + skill(`() => work()`)
 	h := newHost(b, &hostfuncs.Grant{})
 	ms := map[string][]float64{}
 	guest := func(name string, c *Compiled) interleave.Contender {

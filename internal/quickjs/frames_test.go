@@ -16,10 +16,7 @@ var updateFrames = flag.Bool("update-frames", false, "make quickjs.frames again,
 // Compile compiles it) takes no more of wazero's stack than quickjs.frames charges its call. It
 // fails when the reactor or wazero changes.
 func TestStackFrameTable(t *testing.T) {
-	wasm, err := stripCustom(quickjswasi.QuickJSWASM)
-	if err != nil {
-		t.Fatal(err)
-	}
+	wasm := reactorWasm(t)
 	guard, err := cStackGuard(wasm)
 	if err != nil {
 		t.Fatal(err)
@@ -32,10 +29,7 @@ func TestStackFrameTable(t *testing.T) {
 // cStackGuard takes to be reactorStack bytes under where __stack_pointer starts; the bss,
 // which has no segment, lies between them. It fails when the reactor is linked otherwise.
 func TestTheCStackIsAboveTheData(t *testing.T) {
-	wasm, err := stripCustom(quickjswasi.QuickJSWASM)
-	if err != nil {
-		t.Fatal(err)
-	}
+	wasm := reactorWasm(t)
 	sp, err := stackPointer(wasm)
 	if err != nil {
 		t.Fatal(err)
@@ -67,4 +61,14 @@ func TestTheCStackIsAboveTheData(t *testing.T) {
 		t.Fatalf("the data ends at %d, the C stack (%d bytes under %d) starts at %d", end, reactorStack, sp, int64(sp)-reactorStack)
 	}
 	t.Logf("data ends at %d; the C stack spans %d-%d", end, int64(sp)-reactorStack, sp)
+}
+
+// reactorWasm is the reactor as Compile takes it: its custom sections stripped.
+func reactorWasm(t *testing.T) []byte {
+	t.Helper()
+	wasm, err := stripCustom(quickjswasi.QuickJSWASM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wasm
 }
