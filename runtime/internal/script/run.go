@@ -180,8 +180,8 @@ func bytecodeOf(ctx context.Context, cache *Cache, job *Job) []byte {
 		key += ":" + name // a program's file name is in its stack traces
 	}
 	en, err := cache.Acquire(ctx, key, nil, func(ctx context.Context) (Compiled, int64, error) {
-		ctx, release := apartFromTheRun(ctx, job)
-		defer release()
+		ctx, meter := apartFromTheRun(ctx, job)
+		defer meter.Release()
 		code, err := job.Interp.JS.Bytecode(ctx, job.Code, name, maxBytecodeBytes/4)
 		return Compiled{Code: code}, int64(len(code)), err
 	})
@@ -203,8 +203,8 @@ func preparedOf(ctx context.Context, cache *Cache, job *Job, code []byte) *quick
 	}
 	key := fmt.Sprintf("js:%s@%dMiB", job.Sum, job.Grant.Limits.MemoryMiB)
 	en, err := cache.Acquire(ctx, key, nil, func(ctx context.Context) (Compiled, int64, error) {
-		ctx, release := apartFromTheRun(ctx, job)
-		defer release()
+		ctx, meter := apartFromTheRun(ctx, job)
+		defer meter.Release()
 		p, err := job.Interp.JS.Prepare(ctx, code, maxPreparedBytes)
 		if err != nil {
 			var e *scripterr.Error
@@ -223,10 +223,11 @@ func preparedOf(ctx context.Context, cache *Cache, job *Job, code []byte) *quick
 }
 
 // apartFromTheRun gives a compilation for job's cache its own memory meter, under the job's
-// limit: its instance is thrown away before the run's starts, and must not count against it.
-func apartFromTheRun(ctx context.Context, job *Job) (context.Context, func()) {
+// limit, and ctx with it as the allocator: the compilation's instance is thrown away before the
+// run's starts, and must not count against it. Release the meter when the compilation is done.
+func apartFromTheRun(ctx context.Context, job *Job) (context.Context, *engine.MemoryMeter) {
 	meter := engine.NewMemoryMeter(uint64(job.Grant.Limits.MemoryMiB) << 20)
-	return experimental.WithMemoryAllocator(ctx, meter), meter.Release
+	return experimental.WithMemoryAllocator(ctx, meter), meter
 }
 
 // pythonCodeOf returns the compiled code of job's execute.py, compiling it on its first run in an
@@ -238,7 +239,7 @@ func pythonCodeOf(ctx context.Context, cache *Cache, job *Job) []byte {
 		return nil
 	}
 	en, err := cache.Acquire(ctx, "py:"+job.Sum, nil, func(ctx context.Context) (Compiled, int64, error) {
-		meter := engine.NewMemoryMeter(uint64(job.Grant.Limits.MemoryMiB) << 20)
+		_, meter := apartFromTheRun(ctx, job) // CPython takes its allocator as an argument
 		defer meter.Release()
 		code, err := job.Interp.Py.Code(ctx, job.Dir, "", []byte(job.Code), maxBytecodeBytes/4, meter)
 		return Compiled{Code: code}, int64(len(code)), err
