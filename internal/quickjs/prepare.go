@@ -199,16 +199,27 @@ func (p *Prepared) restore(m api.Module, g *guest) error {
 			return errOutOfMemory
 		}
 	}
-	if err := p.base.restore(m, g); err != nil {
-		return err
-	}
+	// The snapshot's bytes where no page of p replaces them, and p's pages, in order (diff makes
+	// them in order): each byte is written once. Past the snapshot, memory is zero already.
+	base, at := p.base.mem, 0
 	for _, pg := range p.pages {
-		if !mem.Write(pg.off, pg.b) {
+		if !writeRange(mem, base, at, int(pg.off)) || !mem.Write(pg.off, pg.b) {
 			return errors.New("quickjs: restore a prepared skill: memory write out of range")
 		}
+		at = int(pg.off) + len(pg.b)
 	}
+	if !writeRange(mem, base, at, len(base)) {
+		return errors.New("quickjs: restore a prepared skill: memory write out of range")
+	}
+	p.base.point(g)
 	g.glob, g.replyBuf, g.replyCap = p.glob, p.replyBuf, p.replyCap
 	return nil
+}
+
+// writeRange writes img[from:to] (to cut at img's end) at from in mem; nothing when it is empty.
+func writeRange(mem api.Memory, img []byte, from, to int) bool {
+	to = min(to, len(img))
+	return from >= to || mem.Write(uint32(from), img[from:to])
 }
 
 // executePrepared runs a prepared skill: the prelude's __go, given the seed and the arguments

@@ -62,8 +62,13 @@ func (s *snapshot) restore(m api.Module, g *guest) error {
 	if !mem.Write(0, s.mem) {
 		return errors.New("quickjs: restore the snapshot: memory write out of range")
 	}
-	g.rt, g.ctx, g.scratch, g.replyName = s.rt, s.ctx, s.scratch, s.replyName
+	s.point(g)
 	return nil
+}
+
+// point points g at the runtime, context and buffers setup made in s.
+func (s *snapshot) point(g *guest) {
+	g.rt, g.ctx, g.scratch, g.replyName = s.rt, s.ctx, s.scratch, s.replyName
 }
 
 // guarded runs f, turning a guestFault panic into its error.
