@@ -24,6 +24,7 @@ var calls = map[string][][]any{
 	"simd.wasm":     {{"execute", 100}, {"execute", 1}},
 	"control.wasm":  {{"table", 5}, {"table", 17}, {"table", 0}, {"params", 10}, {"carry", 12}, {"pair", 3}, {"pair", 60}},
 	"tailcall.wasm": {{"down", 1000}},
+	"counted.wasm":  {{"falls", 5}, {"returns", 5}, {"tail", 5}, {"branches", 5}},
 	"stack.wasm":    {{"exits", 0}, {"exits", 1}, {"exits", 2}, {"exits", 3}, {"exits", 9}, {"deep", 100}, {"indirect", 5}, {"tail", 1000}, {"two", 0}, {"two", 5}},
 }
 

@@ -19,6 +19,9 @@ const (
 	editStackLeave                 // insert the stack count's restore (weight val) before a return
 	editStackExit                  // insert the restore and the function's new end after the wrapper's
 	editGuard                      // insert the check of guarded global val after its global.set
+	editDecls                      // a counted function: replace the n-byte count of local declarations by val
+	editLocal                      // a counted function: insert the declaration of $c after the others
+	editMark                       // a counted function: insert its marker after the wrapper opens
 )
 
 type edit struct {
@@ -48,12 +51,15 @@ type frame struct {
 // Every instruction is decoded, immediates included, because a `loop` opcode byte can only be
 // told from the same byte inside an immediate by decoding everything before it.
 func (w *walker) body(r *wasmbin.Reader, fn, typeIdx uint32) (instrStart int, err error) {
+	declAt := r.Pos
 	decls, err := r.Count("local declarations", 2)
 	if err != nil {
 		return 0, err
 	}
+	declLen, lastDecl := r.Pos-declAt, r.Pos
 	locals := uint64(0)
 	for i := uint32(0); i < decls; i++ {
+		lastDecl = r.Pos
 		n, err := r.U32("local count")
 		if err != nil {
 			return 0, err
@@ -68,6 +74,8 @@ func (w *walker) body(r *wasmbin.Reader, fn, typeIdx uint32) (instrStart int, er
 	if err != nil {
 		return 0, err
 	}
+	w.own = uint64(t.params) + locals
+	w.counter, w.loops, w.catches, w.chargeEnd = -1, false, false, -1
 	bt, err := w.wrapperType(instrStart, typeIdx)
 	if err != nil {
 		return 0, err
@@ -83,9 +91,21 @@ func (w *walker) body(r *wasmbin.Reader, fn, typeIdx uint32) (instrStart int, er
 			return 0, err
 		}
 		w.push(false, -1, 0) // the wrapper
+		if w.own > 0 && string(r.B[lastDecl:instrStart]) == string(counterDecl) {
+			if mark := appendMark(w.scratch[:0], uint32(w.own-1)); string(r.B[r.Pos:min(r.Pos+len(mark), r.End)]) == string(mark) {
+				w.counter = int64(w.own - 1)
+				r.Pos += len(mark)
+			}
+		}
 	} else {
-		w.edits = append(w.edits, edit{at: instrStart, kind: editEntry, val: int64(weight(r.End - instrStart))},
-			edit{at: instrStart, kind: editStackEnter, bt: bt})
+		if decls == math.MaxUint32 || w.own >= math.MaxUint32 {
+			return 0, refuse(declAt, "%d local declarations, %d locals: no room for the loop counter", decls, w.own)
+		}
+		w.edits = append(w.edits, edit{at: declAt, n: declLen, kind: editDecls, val: int64(decls) + 1},
+			edit{at: instrStart, kind: editLocal},
+			edit{at: instrStart, kind: editEntry, val: int64(weight(r.End - instrStart))},
+			edit{at: instrStart, kind: editStackEnter, bt: bt},
+			edit{at: instrStart, kind: editMark})
 	}
 	w.leaveEnd = -1
 	for {
@@ -115,7 +135,10 @@ func (w *walker) body(r *wasmbin.Reader, fn, typeIdx uint32) (instrStart int, er
 			case f.split && (r.Pos >= r.End || r.B[r.Pos] != 0x0b):
 				return 0, refuse(r.Pos, "a split loop's end not followed by its outer loop's")
 			}
-			if w.verify && len(w.stack) == 1 { // the wrapper's end: the restore, the function's end
+			if w.verify && len(w.stack) == 1 { // the wrapper's end: the charge, the restore, the function's end
+				if err := w.matchCharge(r); err != nil {
+					return 0, err
+				}
 				if err := w.seqs.matchLeave(r); err != nil {
 					return 0, err
 				}
@@ -129,6 +152,10 @@ func (w *walker) body(r *wasmbin.Reader, fn, typeIdx uint32) (instrStart int, er
 					return 0, refuse(r.Pos, "%d bytes after the function's end", r.End-r.Pos)
 				}
 				if !w.verify {
+					if w.loops && !w.catches {
+						w.counter = int64(w.own)
+						locals++
+					}
 					w.edits = append(w.edits, edit{at: r.Pos, kind: editStackExit})
 					fw := frameWeight(uint64(t.params), locals, widest, r.End-instrStart)
 					if w.frames != nil {
@@ -148,6 +175,8 @@ func (w *walker) body(r *wasmbin.Reader, fn, typeIdx uint32) (instrStart int, er
 			var idx uint32
 			if idx, err = r.U32("index"); err == nil && (op == 0x10 || op == 0x12 || op == 0x14 || op == 0x15) {
 				err = w.call(at, op, idx, &widest)
+			} else if err == nil && op >= 0x20 && op <= 0x22 {
+				err = w.local(at, idx)
 			}
 		case immU32x2:
 			var idx uint32
@@ -160,6 +189,9 @@ func (w *walker) body(r *wasmbin.Reader, fn, typeIdx uint32) (instrStart int, er
 			var idx uint32
 			if idx, err = r.U32("global index"); err == nil && w.verify && idx == w.seqs.stack {
 				err = w.matchReturn(r, at)
+			} else if err == nil && w.verify && idx == w.seqs.budget && w.counter >= 0 {
+				r.Pos = at
+				err = w.matchCharge(r)
 			} else if err == nil && idx >= w.guestGlobals {
 				// An invalid module that names a global past its own would, once the globals
 				// are appended, name $stop or $budget: a guest could clear its own flag.
@@ -188,7 +220,12 @@ func (w *walker) body(r *wasmbin.Reader, fn, typeIdx uint32) (instrStart int, er
 		case immSelectT:
 			err = selectTypes(r)
 		case immTryTable:
-			err = w.tryTable(r)
+			w.catches = true
+			if w.verify && w.counter >= 0 {
+				err = refuse(at, "a try_table in a function that counts its loops in a local")
+			} else {
+				err = w.tryTable(r)
+			}
 			w.push(false, -1, 0)
 		case immRefNull:
 			_, err = r.U32("heap type")
@@ -234,9 +271,43 @@ func (w *walker) leave(at int) error {
 	return nil
 }
 
+// local checks the index of a local.get, local.set or local.tee at `at`: guest code names only
+// the function's own locals, and never $c.
+func (w *walker) local(at int, idx uint32) error {
+	if w.verify && int64(idx) == w.counter {
+		return refuse(at, "local %d is the loop counter", idx)
+	}
+	if uint64(idx) >= w.own {
+		return refuse(at, "local %d: the function has %d", idx, w.own)
+	}
+	return nil
+}
+
+// matchCharge, in verify mode, steps over the charge of $c at r.Pos, which a counted function
+// has before each restore of the stack count, and must be followed by one. A function that does
+// not count its loops has none.
+func (w *walker) matchCharge(r *wasmbin.Reader) error {
+	if w.counter < 0 {
+		return nil
+	}
+	w.scratch = w.seqs.appendCharge(w.scratch[:0], uint32(w.counter))
+	if err := expect(r, w.scratch); err != nil {
+		return err
+	}
+	if restore := wasmbin.AppendU32([]byte{0x23}, w.seqs.stack); string(r.B[r.Pos:min(r.Pos+len(restore), r.End)]) != string(restore) {
+		return refuse(r.Pos, "the loop counter's charge not followed by the stack count's restore")
+	}
+	w.chargeEnd = r.Pos
+	return nil
+}
+
 // matchReturn, in verify mode, steps over a restore that starts at `at` (r is past its first
-// global.get) and must be followed by a return or a tail call.
+// global.get) and must be followed by a return or a tail call. In a counted function, the charge
+// comes right before it.
 func (w *walker) matchReturn(r *wasmbin.Reader, at int) error {
+	if w.counter >= 0 && w.chargeEnd != at {
+		return refuse(at, "a return without the loop counter's charge before it")
+	}
 	r.Pos = at
 	if err := w.seqs.matchLeave(r); err != nil {
 		return err
@@ -260,13 +331,14 @@ func (w *walker) push(loop bool, check int, start int) {
 // loop reads a loop's block type, at the `loop` opcode at. It records the split: $Y and the
 // yield before the loop, the count after its block type (its weight set at its end). In verify
 // mode, it requires $Y, the yield, the original loop with the same block type, and the count.
-func (w *walker) loop(r *wasmbin.Reader, at int) error {
+func (w *walker) loop(r *wasmbin.Reader, at int) (err error) {
 	btStart := r.Pos
 	if err := blockType(r); err != nil {
 		return err
 	}
 	bt := r.B[btStart:r.Pos]
 	if !w.verify {
+		w.loops = true
 		w.edits = append(w.edits,
 			edit{at: at, n: len(bt), kind: editLoopOpen},
 			edit{at: r.Pos, kind: editLoopCheck})
@@ -274,7 +346,12 @@ func (w *walker) loop(r *wasmbin.Reader, at int) error {
 		return nil
 	}
 	// This is $Y: the yield, then the loop it wraps.
-	if err := expect(r, w.seqs.head); err != nil {
+	head := w.seqs.head
+	if w.counter >= 0 {
+		w.scratch = w.seqs.appendLocalHead(w.scratch[:0], uint32(w.counter))
+		head = w.scratch
+	}
+	if err := expect(r, head); err != nil {
 		return err
 	}
 	if err := expect(r, loopOpcode); err != nil {
@@ -283,7 +360,12 @@ func (w *walker) loop(r *wasmbin.Reader, at int) error {
 	if err := expect(r, bt); err != nil {
 		return err
 	}
-	if err := w.seqs.matchLoopCheck(r); err != nil {
+	if w.counter >= 0 {
+		err = w.matchLocalCheck(r)
+	} else {
+		err = w.seqs.matchLoopCheck(r)
+	}
+	if err != nil {
 		return err
 	}
 	w.push(false, -1, 0)

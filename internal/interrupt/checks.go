@@ -37,6 +37,9 @@ import "github.com/skillbox-dev/skillbox/internal/wasmbin"
 //	end
 //
 // A function body starts with the same count, and yields in an `if` (no loop to split there).
+//
+// That is the shape of a function that catches exceptions (try_table). Any other function that
+// loops counts its loops in a local instead, and charges $budget from it (counter.go).
 
 // Budget is the value a yield refills $budget with: about the bytes of code the guest runs
 // between two yields, so between two chances for the scheduler and the garbage collector.
@@ -97,13 +100,6 @@ func (q *seqs) appendLoopCheck(b []byte, w int32) []byte {
 	return append(q.appendCount(b, w), 0x0d, 0x01)
 }
 
-func (q *seqs) countLen(w int32) int {
-	return 3*(1+wasmbin.SizeU32(q.budget)) + 1 + sizeS32(w) + 1 + 3
-}
-
-func (q *seqs) entryLen(w int32) int     { return q.countLen(w) + 2 + len(q.yield) + 1 }
-func (q *seqs) loopCheckLen(w int32) int { return q.countLen(w) + 2 }
-
 // matchCount, in verify mode, steps over a count (of any weight) at r.Pos.
 func (q *seqs) matchCount(r *wasmbin.Reader) error {
 	want := q.count1
@@ -157,5 +153,3 @@ func appendS32(b []byte, v int32) []byte {
 		b = append(b, c|0x80)
 	}
 }
-
-func sizeS32(v int32) int { return len(appendS32(make([]byte, 0, 5), v)) }

@@ -7,7 +7,8 @@
 //
 // [Instrument] appends two mutable i32 globals to the module and exports them: a stop flag
 // ([StopGlobal]) and a budget ([BudgetGlobal]) that every function entry and loop iteration
-// counts down. When the budget is spent the guest yields to Go (`memory.grow 0`, which wazero
+// counts down (a function's loops through a local of its own, charged to the budget every
+// [ChargeEvery] of weight and on the way out: counter.go). When the budget is spent the guest yields to Go (`memory.grow 0`, which wazero
 // runs in Go) and traps if the flag is set. [Stop] sets the flag and empties the budget, from
 // any goroutine. checks.go has the inserted code and why each part is there; in short:
 //

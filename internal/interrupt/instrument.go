@@ -149,6 +149,7 @@ type section struct {
 type fnBody struct {
 	sizeAt, content, instr, end int
 	edits                       [2]int
+	counter                     int64 // the local its loops count in (counter.go), or -1
 }
 
 // walker holds the state of one walk of a module.
@@ -172,10 +173,19 @@ type walker struct {
 	frames          []uint32 // the weights of the defined functions, or nil for the estimates
 	guards          []Guard
 
-	seqs   seqs
-	bodies []fnBody
-	edits  []edit
-	stack  []frame
+	// The body being walked (counter.go): its own locals (parameters included), the local its
+	// loops count in or -1, whether it has loops and a try_table, and in verify mode where the
+	// last charge of the counter ended.
+	own            uint64
+	counter        int64
+	loops, catches bool
+	chargeEnd      int
+
+	seqs    seqs
+	bodies  []fnBody
+	edits   []edit
+	stack   []frame
+	scratch []byte
 }
 
 func newWalker(in []byte) *walker {
@@ -458,7 +468,7 @@ func (w *walker) codeSection(r *wasmbin.Reader) error {
 		if err != nil {
 			return wasmbin.Within(err, "body %d", i)
 		}
-		b := fnBody{sizeAt: sizeAt, content: r.Pos, instr: instr, end: br.End, edits: [2]int{first, len(w.edits)}}
+		b := fnBody{sizeAt: sizeAt, content: r.Pos, instr: instr, end: br.End, edits: [2]int{first, len(w.edits)}, counter: w.counter}
 		w.bodies = append(w.bodies, b)
 		if grown += w.growth(b); !w.verify && grown > len(w.in)+Slack {
 			return refuse(sizeAt, "the checks would more than double the module")

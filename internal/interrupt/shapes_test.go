@@ -202,11 +202,13 @@ func TestRefusals(t *testing.T) {
 		"unassigned":     {module(typeVoid, oneFunc, sec(10, vec(body(0x27, 0x0b)))), "opcode 0x27"},
 		// wazero would read fd 80 as i16x8.abs and then 00 as unreachable; the spec reads one
 		// u32 sub-opcode 0x00 (v128.load) with a memarg after it.
-		"SIMD two-byte":        {module(typeVoid, oneFunc, sec(10, vec(body(0xfd, 0x80, 0x00, 0x0b)))), "wazero reads one byte"},
-		"SIMD unassigned":      {module(typeVoid, oneFunc, sec(10, vec(body(0xfd, 0x9a, 0x01, 0x0b)))), "sub-opcode 0x9a"},
-		"misc past 17":         {module(typeVoid, oneFunc, sec(10, vec(body(0xfc, 0x12, 0x0b)))), "sub-opcode 18"},
-		"atomic wait":          {module(typeVoid, oneFunc, sec(10, vec(body(0xfe, 0x01, 0x02, 0x00, 0x0b)))), "wait"},
-		"global out of range":  {module(typeVoid, oneFunc, sec(10, vec(body(0x23, 0x00, 0x1a, 0x0b)))), "global index 0"},
+		"SIMD two-byte":       {module(typeVoid, oneFunc, sec(10, vec(body(0xfd, 0x80, 0x00, 0x0b)))), "wazero reads one byte"},
+		"SIMD unassigned":     {module(typeVoid, oneFunc, sec(10, vec(body(0xfd, 0x9a, 0x01, 0x0b)))), "sub-opcode 0x9a"},
+		"misc past 17":        {module(typeVoid, oneFunc, sec(10, vec(body(0xfc, 0x12, 0x0b)))), "sub-opcode 18"},
+		"atomic wait":         {module(typeVoid, oneFunc, sec(10, vec(body(0xfe, 0x01, 0x02, 0x00, 0x0b)))), "wait"},
+		"global out of range": {module(typeVoid, oneFunc, sec(10, vec(body(0x23, 0x00, 0x1a, 0x0b)))), "global index 0"},
+		// Once a function that loops gets its counter, local 0 would be it.
+		"local out of range":   {module(typeVoid, oneFunc, sec(10, vec(body(0x03, 0x40, 0x20, 0x00, 0x1a, 0x0b, 0x0b)))), "local 0: the function has 0"},
 		"export of no global":  {module(sec(7, vec(cat(str("g"), []byte{0x03, 0x00})))), "export of global 0"},
 		"long LEB":             {module(typeVoid, oneFunc, sec(10, vec(body(0x41, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x1a, 0x0b)))), "longer than 5"},
 		"s33 fifth byte":       {module(typeVoid, oneFunc, sec(10, vec(body(0x02, 0xc0, 0xff, 0xff, 0xff, 0xff, 0x0b, 0x0b)))), "block type"},
@@ -244,7 +246,9 @@ func TestSelfCheck(t *testing.T) {
 		t.Fatal("the input passes")
 	}
 	afterWeight := q.count1[1+wasmbin.SizeU32(q.budget)+2:] // the count but its first instruction and weight
-	for _, seq := range [][]byte{q.yield, afterWeight} {
+	c := uint32(6)                                          // spin's loop counter, after its six locals
+	localCheck := q.appendLocalCheck(nil, c, 1)[4:]         // but local.get $c and the weight
+	for _, seq := range [][]byte{q.yield, afterWeight, q.appendCharge(nil, c), appendMark(nil, c), localCheck, q.appendLocalHead(nil, c)} {
 		i := bytes.Index(out, seq)
 		if i < 0 {
 			t.Fatalf("no %x in the output", seq)

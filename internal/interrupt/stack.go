@@ -234,12 +234,6 @@ func (q *seqs) appendLeave(b []byte, w int32) []byte {
 	return wasmbin.AppendU32(append(b, 0x6a, 0x24), q.stack)
 }
 
-func (q *seqs) enterLen(w int32, bt []byte) int {
-	return 3*(1+wasmbin.SizeU32(q.stack)) + 1 + sizeS32(w) + 1 + 7 + 1 + len(bt)
-}
-
-func (q *seqs) leaveLen(w int32) int { return 2*(1+wasmbin.SizeU32(q.stack)) + 1 + sizeS32(w) + 1 }
-
 // matchEnter, in verify mode, steps over the entry's stack count and check, and the wrapper's
 // block of type bt.
 func (q *seqs) matchEnter(r *wasmbin.Reader, bt []byte) error {

@@ -130,35 +130,63 @@ func (w *walker) grownVector(idx int, entries []byte) ([]byte, error) {
 	return append(out, entries...), nil
 }
 
-// editLen is what an edit writes, and how many input bytes it replaces.
-func (w *walker) editLen(e edit) (write, replace int) {
+// appendEdit appends what edit e writes in a function whose loop counter is local c (-1 if it
+// counts in $budget), and returns how many input bytes it replaces.
+func (w *walker) appendEdit(out []byte, e edit, c int64) ([]byte, int) {
 	switch e.kind {
 	case editEntry:
-		return w.seqs.entryLen(int32(e.val)), 0
-	case editLoopOpen:
-		return 1 + e.n + len(w.seqs.head), 0
+		return w.seqs.appendEntry(out, int32(e.val)), 0
+	case editLoopOpen: // $Y: loop, the original block type, the yield
+		out = append(append(out, 0x03), w.in[e.at+1:e.at+1+e.n]...)
+		if c >= 0 {
+			return w.seqs.appendLocalHead(out, uint32(c)), 0
+		}
+		return append(out, w.seqs.head...), 0
 	case editLoopCheck:
-		return w.seqs.loopCheckLen(int32(e.val)), 0
+		if c >= 0 {
+			return w.seqs.appendLocalCheck(out, uint32(c), int32(e.val)), 0
+		}
+		return w.seqs.appendLoopCheck(out, int32(e.val)), 0
 	case editLoopClose:
-		return 1, 0
+		return append(out, 0x0b), 0
 	case editStackEnter:
-		return w.seqs.enterLen(int32(e.val), e.bt), 0
-	case editStackLeave:
-		return w.seqs.leaveLen(int32(e.val)), 0
-	case editStackExit:
-		return w.seqs.leaveLen(int32(e.val)) + 1, 0
+		return w.seqs.appendEnter(out, int32(e.val), e.bt), 0
+	case editStackLeave, editStackExit:
+		if c >= 0 {
+			out = w.seqs.appendCharge(out, uint32(c))
+		}
+		out = w.seqs.appendLeave(out, int32(e.val))
+		if e.kind == editStackExit {
+			out = append(out, 0x0b)
+		}
+		return out, 0
 	case editGuard:
-		return len(w.seqs.guardAfter(uint32(e.val))), 0
+		return append(out, w.seqs.guardAfter(uint32(e.val))...), 0
+	case editDecls:
+		if c < 0 {
+			return out, 0
+		}
+	case editLocal:
+		if c >= 0 {
+			out = append(out, counterDecl...)
+		}
+		return out, 0
+	case editMark:
+		if c >= 0 {
+			out = appendMark(out, uint32(c))
+		}
+		return out, 0
 	}
-	return wasmbin.SizeU32(uint32(e.val)), e.n
+	return wasmbin.AppendU32(out, uint32(e.val)), e.n // editLabel, editDecls
 }
 
 // growth is how many bytes a body's edits add.
 func (w *walker) growth(b fnBody) int {
 	n := 0
 	for _, e := range w.edits[b.edits[0]:b.edits[1]] {
-		write, replace := w.editLen(e)
-		n += write - replace
+		var replaced int
+		w.scratch, replaced = w.appendEdit(w.scratch[:0], e, b.counter)
+		n += len(w.scratch) - replaced
 	}
 	return n
 }
@@ -179,29 +207,9 @@ func (w *walker) appendCode(out []byte, s section, size uint32) []byte {
 		prev := b.content
 		for _, e := range w.edits[b.edits[0]:b.edits[1]] {
 			out = append(out, w.in[prev:e.at]...)
-			prev = e.at
-			switch e.kind {
-			case editEntry:
-				out = w.seqs.appendEntry(out, int32(e.val))
-			case editLoopOpen: // $Y: loop, the original block type, the yield
-				out = append(append(out, 0x03), w.in[e.at+1:e.at+1+e.n]...)
-				out = append(out, w.seqs.head...)
-			case editLoopCheck:
-				out = w.seqs.appendLoopCheck(out, int32(e.val))
-			case editLoopClose:
-				out = append(out, 0x0b)
-			case editStackEnter:
-				out = w.seqs.appendEnter(out, int32(e.val), e.bt)
-			case editStackLeave:
-				out = w.seqs.appendLeave(out, int32(e.val))
-			case editStackExit:
-				out = append(w.seqs.appendLeave(out, int32(e.val)), 0x0b)
-			case editGuard:
-				out = append(out, w.seqs.guardAfter(uint32(e.val))...)
-			case editLabel:
-				out = wasmbin.AppendU32(out, uint32(e.val))
-				prev = e.at + e.n
-			}
+			var replaced int
+			out, replaced = w.appendEdit(out, e, b.counter)
+			prev = e.at + replaced
 		}
 		out = append(out, w.in[prev:b.end]...)
 	}
