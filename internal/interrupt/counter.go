@@ -29,7 +29,8 @@ import "github.com/skillbox-dev/skillbox/internal/wasmbin"
 // Every way out of the function charges what is left, before the stack count's restore. An
 // exception thrown through the function skips that charge, so a function that catches one
 // (try_table) counts in $budget as before: its loop could otherwise run its callee's work,
-// uncharged, in every iteration.
+// uncharged, in every iteration. (Skillbox's runtime enables no exception handling, so its
+// guests have neither; the rule is there for a caller that enables it.)
 //
 // The charge is a subtraction from the global, not a store of a copy, so a Stop that empties
 // $budget meanwhile is not undone. The calls themselves still count in $budget at every entry,
