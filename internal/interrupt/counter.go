@@ -6,8 +6,8 @@ import "github.com/skillbox-dev/skillbox/internal/wasmbin"
 // compiles each global.get and global.set of $budget as loads and a store through the module
 // context, so a loop that counts in the global carries a store and a load of memory from one
 // iteration to the next; a local stays in a register, or at least in the function's own frame.
-// CPU-bound JavaScript in QuickJS ran 1.2-1.4x the reactor without instrumentation with the
-// global's count, 1.03-1.05x with the local's (internal/quickjs BenchmarkCPU).
+// CPU-bound JavaScript in QuickJS ran 1.2-1.55x the reactor without instrumentation with the
+// global's count, 1.03-1.18x with the local's (internal/quickjs BenchmarkCPU).
 //
 // $c is what the function's loops used and has not yet charged to $budget. It starts at 0 (every
 // local does). A loop adds its weight to $c, and only when $c reaches ChargeEvery does it branch
