@@ -331,7 +331,7 @@ func (w *walker) push(loop bool, check int, start int) {
 // loop reads a loop's block type, at the `loop` opcode at. It records the split: $Y and the
 // yield before the loop, the count after its block type (its weight set at its end). In verify
 // mode, it requires $Y, the yield, the original loop with the same block type, and the count.
-func (w *walker) loop(r *wasmbin.Reader, at int) (err error) {
+func (w *walker) loop(r *wasmbin.Reader, at int) error {
 	btStart := r.Pos
 	if err := blockType(r); err != nil {
 		return err
@@ -360,12 +360,11 @@ func (w *walker) loop(r *wasmbin.Reader, at int) (err error) {
 	if err := expect(r, bt); err != nil {
 		return err
 	}
+	check := w.seqs.matchLoopCheck
 	if w.counter >= 0 {
-		err = w.matchLocalCheck(r)
-	} else {
-		err = w.seqs.matchLoopCheck(r)
+		check = w.matchLocalCheck
 	}
-	if err != nil {
+	if err := check(r); err != nil {
 		return err
 	}
 	w.push(false, -1, 0)

@@ -102,15 +102,19 @@ func (q *seqs) appendLoopCheck(b []byte, w int32) []byte {
 
 // matchCount, in verify mode, steps over a count (of any weight) at r.Pos.
 func (q *seqs) matchCount(r *wasmbin.Reader) error {
-	want := q.count1
-	split := 1 + wasmbin.SizeU32(q.budget) + 1 // up to the weight
-	if err := expect(r, want[:split]); err != nil {
+	return expectAround(r, q.count1, 1+wasmbin.SizeU32(q.budget)+1) // global.get $budget, i32.const
+}
+
+// expectAround steps over seq at r.Pos, a sequence written with a weight of 1, whose one-byte
+// weight at seq[at] may be any s32 there.
+func expectAround(r *wasmbin.Reader, seq []byte, at int) error {
+	if err := expect(r, seq[:at]); err != nil {
 		return err
 	}
 	if err := r.S32("weight"); err != nil {
 		return err
 	}
-	return expect(r, want[split+1:])
+	return expect(r, seq[at+1:])
 }
 
 func (q *seqs) matchEntry(r *wasmbin.Reader) error {

@@ -100,13 +100,6 @@ func appendLocal(b []byte, op byte, c uint32) []byte {
 // matchLocalCheck, in verify mode, steps over a counted loop's check (of any weight).
 func (w *walker) matchLocalCheck(r *wasmbin.Reader) error {
 	c := uint32(w.counter)
-	w.scratch = append(appendLocal(w.scratch[:0], 0x20, c), 0x41) // local.get $c, i32.const
-	if err := expect(r, w.scratch); err != nil {
-		return err
-	}
-	if err := r.S32("weight"); err != nil {
-		return err
-	}
-	w.scratch = appendS32(append(appendLocal(append(w.scratch[:0], 0x6a), 0x22, c), 0x41), ChargeEvery) // i32.add, local.tee $c, i32.const
-	return expect(r, append(w.scratch, 0x4e, 0x0d, 0x01))
+	w.scratch = w.seqs.appendLocalCheck(w.scratch[:0], c, 1)
+	return expectAround(r, w.scratch, 1+wasmbin.SizeU32(c)+1) // local.get $c, i32.const
 }
