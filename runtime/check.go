@@ -60,6 +60,9 @@ func (rt *Runtime) CheckSkills(ctx context.Context, dir string) []*Skill {
 		if err := rt.compileCheck(ctx, s); err != nil {
 			s.AddProblem(&spec.ManifestError{Path: filepath.Join(s.Dir(), spec.ModuleFile), Msg: fmt.Sprintf("cannot be compiled now: %v", err)})
 		}
+		if err := rt.pythonCheck(ctx, s); err != nil {
+			s.AddProblem(&spec.ManifestError{Path: s.Dir(), Msg: fmt.Sprintf("its Python files cannot be compiled now: %v", err)})
+		}
 	}
 	return views(loaded)
 }
@@ -71,7 +74,10 @@ func (rt *Runtime) checkSkill(ctx context.Context, dir string) (s *registry.Skil
 	if !ok {
 		return s, ok, nil
 	}
-	return s, ok, rt.compileCheck(ctx, s)
+	if err := rt.compileCheck(ctx, s); err != nil {
+		return s, ok, err
+	}
+	return s, ok, rt.pythonCheck(ctx, s)
 }
 
 // compileCheck compiles the module of s, loaded and checked, and adds what is wrong with it to its

@@ -64,3 +64,28 @@ func TestCodeRunsNothing(t *testing.T) {
 		t.Error("code longer than max was returned")
 	}
 }
+
+// A SyntaxError carries its place apart from its message: the line and the column (1-based, the
+// column in bytes of the line: 'é' is two), where a check places the problem. A SyntaxError a skill raises itself, with a
+// place that is not a number, is placed nowhere rather than trusted.
+func TestASyntaxErrorSaysWhereItIs(t *testing.T) {
+	ctx := context.Background()
+	c := compiledFor(t, 1024)
+	for _, tc := range []struct {
+		src  string
+		want scripterr.Syntax
+	}{
+		{"x = 1\ny = 'é' + (\n", scripterr.Syntax{Msg: "'(' was never closed", Line: 2, Column: 12}},
+		{"def f():\nreturn 1\n", scripterr.Syntax{Msg: "expected an indented block after function definition on line 1", Line: 2, Column: 1}},
+	} {
+		_, err := c.Code(ctx, skillDir(t, map[string]string{"execute.py": tc.src}), "", []byte(tc.src), 1<<20, nil)
+		if e := wantKind(t, err, scripterr.SkillError); e.Syntax == nil || *e.Syntax != tc.want {
+			t.Errorf("%q: %+v, syntax %+v; want %+v", tc.src, e, e.Syntax, tc.want)
+		}
+	}
+	src := "def execute(args, ctx):\n    raise SyntaxError('made up', ('f.py', 'one', -3, 'text'))\n"
+	_, err := Run(ctx, c, Program{Dir: skillDir(t, map[string]string{"execute.py": src})}, newHost(t, &hostfuncs.Grant{}))
+	if e := wantKind(t, err, scripterr.SkillError); e.Syntax == nil || *e.Syntax != (scripterr.Syntax{Msg: "made up"}) {
+		t.Errorf("a raised SyntaxError with a made-up place: %+v, syntax %+v", e, e.Syntax)
+	}
+}

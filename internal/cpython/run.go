@@ -289,6 +289,8 @@ type outcome struct {
 	Kind    string          `json:"kind"`
 	Type    string          `json:"type"`
 	Message string          `json:"message"`
+	// Syntax is set when the run ended in a SyntaxError: where it is (driver's _failure).
+	Syntax *scripterr.Syntax `json:"syntax"`
 }
 
 // result reads how the run ended: the driver's outcome when it reported one, else the exit or
@@ -328,7 +330,7 @@ func (r *run) result(ctx context.Context, script bool, res Result, err error) (R
 	case o.Kind == "permission_denied":
 		return res, &scripterr.Error{Kind: scripterr.PermissionDenied, Name: o.Type, Message: o.Message}
 	}
-	return res, &scripterr.Error{Kind: scripterr.SkillError, Name: o.Type, Message: o.Message}
+	return res, &scripterr.Error{Kind: scripterr.SkillError, Name: o.Type, Message: o.Message, Syntax: o.Syntax}
 }
 
 // abnormal types a run that ended without the driver's outcome: the skill called os._exit, or

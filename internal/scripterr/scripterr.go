@@ -45,8 +45,20 @@ type Error struct {
 	Name, Message string
 	// Stack is the exception's stack, when the runner keeps it apart from the run's logs.
 	Stack string
+	// Syntax is where the SyntaxError the run ended in is in its file, when it is one and the
+	// runner knows.
+	Syntax *Syntax
 	// Err is the underlying Go error (the context's error for a timeout, the trap), if any.
 	Err error
+}
+
+// Syntax places a syntax error in its file.
+type Syntax struct {
+	Msg  string // the error alone, without its place: "invalid syntax"
+	Line int    // 1-based; 0 when not known
+	// Column is 1-based, 0 when not known, and in the runner's unit: CPython's offset into the
+	// line's bytes for a file it compiled (see runtime's charColumn).
+	Column int
 }
 
 func (e *Error) Error() string {

@@ -276,7 +276,16 @@ def _failure(e):
         message = "<the exception's str() failed>"
     if len(message) > 4096:
         message = message[:4096] + " [cut]"
-    return {"ok": False, "kind": _kind(e), "type": type(e).__name__, "message": message}
+    out = {"ok": False, "kind": _kind(e), "type": type(e).__name__, "message": message}
+    if isinstance(e, SyntaxError):
+        # Where it is, apart from the message: the host places the problem at file:line:col.
+        out["syntax"] = {"msg": str(e.msg)[:4096], "line": _int(e.lineno), "column": _int(e.offset)}
+    return out
+
+
+def _int(v):
+    """v when it is an int (a SyntaxError's place may be None, or anything code set), else 0."""
+    return v if type(v) is int and 0 <= v < 1 << 31 else 0
 
 
 def _prepare(path):
