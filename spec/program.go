@@ -3,6 +3,7 @@ package spec
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -10,6 +11,17 @@ import (
 var programLangs = map[string]Language{
 	".py": LangPython, ".js": LangJavaScript, ".mjs": LangJavaScript, ".cjs": LangJavaScript,
 	".ts": LangTypeScript, ".mts": LangTypeScript,
+}
+
+// ProgramExtensions are the extensions of the programs Skillbox runs, sorted: what a program
+// named without one may have.
+func ProgramExtensions() []string {
+	out := make([]string, 0, len(programLangs))
+	for ext := range programLangs {
+		out = append(out, ext)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // ProgramLanguage reports what runs the program at the skill-relative path name

@@ -21,6 +21,13 @@ type toolArgs struct {
 	problems []string
 }
 
+// aliases are other names the toolset's arguments are called by, in toolsets whose tools
+// Skillbox's have the shape of (pydantic-ai-skills' read_skill_resource(skill_name,
+// resource_name) and run_skill_script(skill_name, script_name, args)), so that code and prompts
+// written for those work unchanged. An alias is taken by a tool that has its argument; the
+// schema shown to models names Skillbox's alone.
+var aliases = map[string]string{"skill_name": "skill", "resource_name": "resource", "script_name": "script"}
+
 func parseToolArgs(raw []byte, known ...string) (*toolArgs, *run.Error) {
 	a := &toolArgs{}
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -32,10 +39,25 @@ func parseToolArgs(raw []byte, known ...string) (*toolArgs, *run.Error) {
 	}
 	var unknown []string
 	for k := range a.m {
+		if to, ok := aliases[k]; ok && slices.Contains(known, to) {
+			if _, both := a.m[to]; both {
+				a.problems = append(a.problems, fmt.Sprintf("arguments %q and %q: are one argument; give %q alone", to, k, to))
+			}
+			continue
+		}
 		if !slices.Contains(known, k) {
 			unknown = append(unknown, k)
 		}
 	}
+	for k, to := range aliases {
+		if v, ok := a.m[k]; ok && slices.Contains(known, to) {
+			if _, both := a.m[to]; !both {
+				a.m[to] = v
+			}
+			delete(a.m, k)
+		}
+	}
+	sort.Strings(a.problems) // the names given twice, in one order whatever the map's
 	sort.Strings(unknown)
 	for _, k := range unknown {
 		a.problems = append(a.problems, fmt.Sprintf("argument %q: is not an argument of this tool (its arguments: %s)", k, strings.Join(known, ", ")))

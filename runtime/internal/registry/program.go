@@ -43,8 +43,9 @@ type Program struct {
 	Lang spec.Language
 }
 
-// resolveProgram finds the program name ("report.py" or "scripts/report.py") of s: a regular
-// file under its scripts/ directory, reached without leaving the skill's directory.
+// resolveProgram finds the program name ("report.py" or "scripts/report.py", or "report" when
+// one program alone has that name) of s: a regular file under its scripts/ directory, reached
+// without leaving the skill's directory.
 func (s *Skill) ResolveProgram(name string) (*Program, *run.Error) {
 	bad := func(err error, format string, args ...any) (*Program, *run.Error) {
 		kind := run.KindInvalidArgs
@@ -62,7 +63,30 @@ func (s *Skill) ResolveProgram(name string) (*Program, *run.Error) {
 		slices.ContainsFunc(strings.Split(clean, "/"), func(seg string) bool { return strings.HasPrefix(seg, ".") }) {
 		return bad(run.ErrNoProgram, "%q is not a program of skill %q: name a file in its scripts/ directory, such as \"report.py\"", name, s.id)
 	}
+	root, err := os.OpenRoot(s.dir)
+	if err != nil {
+		return bad(run.ErrNoProgram, "skill %q: its directory cannot be read", s.id)
+	}
+	defer root.Close()
 	ext := strings.ToLower(path.Ext(clean))
+	if ext == "" {
+		// Named without its extension ("report"), as some toolsets name programs: the one
+		// program that has that name, if only one has.
+		var found []string
+		for _, e := range spec.ProgramExtensions() {
+			if st, err := root.Stat(filepath.FromSlash(clean + e)); err == nil && st.Mode().IsRegular() {
+				found = append(found, clean+e)
+			}
+		}
+		switch len(found) {
+		case 0:
+			return bad(run.ErrNoProgram, "skill %q has no program %s%s", s.id, clean, s.programList())
+		case 1:
+			clean, ext = found[0], strings.ToLower(path.Ext(found[0]))
+		default:
+			return bad(errProgramKind, "%s names several programs (%s): give the one to run with its extension", clean, strings.Join(found, ", "))
+		}
+	}
 	if slices.Contains(shellExts, ext) {
 		return bad(errProgramKind, "%s is a shell script, and the sandbox has no shell: Skillbox runs .py, .js and .ts programs (port it to Python or JavaScript, or run it outside Skillbox)", clean)
 	}
@@ -70,11 +94,6 @@ func (s *Skill) ResolveProgram(name string) (*Program, *run.Error) {
 	if !ok {
 		return bad(errProgramKind, "%s: Skillbox runs .py, .js and .ts programs, not %q files", clean, ext)
 	}
-	root, err := os.OpenRoot(s.dir)
-	if err != nil {
-		return bad(run.ErrNoProgram, "skill %q: its directory cannot be read", s.id)
-	}
-	defer root.Close()
 	st, err := root.Stat(filepath.FromSlash(clean)) // follows symlinks, never out of the root
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
