@@ -136,6 +136,11 @@ func (s *Skill) ModelInvocable() bool { return s.in().ModelInvocable() }
 // "[issue] [branch]"), or "".
 func (s *Skill) ArgumentHint() string { return s.in().ArgumentHint() }
 
+// AllowedTools is the SKILL.md's "allowed-tools": the tools the skill's instructions expect an
+// agent to be allowed ("Read", "Bash(python3:*)"), as written; nil when it sets none. Skillbox
+// grants nothing by it: it is the agent's to honour.
+func (s *Skill) AllowedTools() []string { return s.in().AllowedTools() }
+
 // Description is the manifest's description, else the SKILL.md's.
 func (s *Skill) Description() string { return s.in().Description() }
 

@@ -35,6 +35,8 @@ type Summary struct {
 	// Warnings are what the load repaired or found against the Agent Skills format in a skill
 	// that loads regardless (see Skill.Warnings).
 	Warnings []string `json:"warnings,omitempty"`
+	// AllowedTools is the SKILL.md's allowed-tools (see Skill.AllowedTools).
+	AllowedTools []string `json:"allowed_tools,omitempty"`
 }
 
 // Summary returns s's metadata. Error is every problem of a broken skill, each naming its file
@@ -46,7 +48,7 @@ func (s *Skill) Summary() Summary {
 	if s.Err() != nil {
 		out.Error = strings.Join(s.Problems(), "; ")
 	}
-	out.Warnings = s.Warnings()
+	out.Warnings, out.AllowedTools = s.Warnings(), s.AllowedTools()
 	return out
 }
 

@@ -43,6 +43,9 @@ type SkillInfo struct {
 	// ArgumentHint is the SKILL.md's argument-hint: what load_skill's arguments should be, such
 	// as "[issue] [branch]".
 	ArgumentHint string `json:"argument_hint,omitempty"`
+	// AllowedTools is the SKILL.md's allowed-tools: what its instructions expect the agent to be
+	// allowed, for the agent to honour (runtime.Skill.AllowedTools).
+	AllowedTools []string `json:"allowed_tools,omitempty"`
 }
 
 // SkillList is the value of list_skills.
@@ -97,7 +100,7 @@ func ListSkills(c catalog.Catalog[*runtime.Skill]) []SkillInfo {
 		if s == nil || !s.Status().Usable() || !s.ModelInvocable() {
 			continue
 		}
-		info := SkillInfo{ID: s.ID(), Name: s.Name(), Description: s.Description(), Kind: s.Kind(), Tags: []string{}, ArgumentHint: s.ArgumentHint()}
+		info := SkillInfo{ID: s.ID(), Name: s.Name(), Description: s.Description(), Kind: s.Kind(), Tags: []string{}, ArgumentHint: s.ArgumentHint(), AllowedTools: s.AllowedTools()}
 		info.Tags = append(info.Tags, skilltags.Of(s)...)
 		if s.Kind() == spec.Executable {
 			info.Tool = tooldef.Name(s.ID())
@@ -163,6 +166,8 @@ type LoadedSkill struct {
 	Tool        string    `json:"tool,omitempty"`
 	// ArgumentHint is the SKILL.md's argument-hint: what arguments should be.
 	ArgumentHint string `json:"argument_hint,omitempty"`
+	// AllowedTools is the SKILL.md's allowed-tools (SkillInfo.AllowedTools).
+	AllowedTools []string `json:"allowed_tools,omitempty"`
 	// Content is what the model reads: the SKILL.md body rendered by [skillmd.Render] (the base
 	// directory line, then the body with $ARGUMENTS replaced), or, for an executable skill
 	// without one, its description and argument schema.
@@ -186,7 +191,7 @@ func doLoadSkill(ctx context.Context, r Runner, args []byte, start time.Time) (*
 	if err != nil {
 		return failed(id, start, err)
 	}
-	l := LoadedSkill{ID: s.ID(), Name: s.Name(), Description: s.Description(), Kind: s.Kind(), ArgumentHint: s.ArgumentHint(), Resources: []string{}}
+	l := LoadedSkill{ID: s.ID(), Name: s.Name(), Description: s.Description(), Kind: s.Kind(), ArgumentHint: s.ArgumentHint(), AllowedTools: s.AllowedTools(), Resources: []string{}}
 	if s.Kind() == spec.Executable {
 		l.Tool = tooldef.Name(s.ID())
 		if sc := s.Schema(); sc != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -108,5 +109,28 @@ func TestArgumentHint(t *testing.T) {
 	}
 	if l.ArgumentHint != "<topic>" || !strings.HasSuffix(l.Content, "\n\nHelp with rollbacks.\n") {
 		t.Errorf("load_skill: %+v", l)
+	}
+}
+
+// list_skills and load_skill carry a SKILL.md's allowed-tools as written.
+func TestAllowedTools(t *testing.T) {
+	dir := t.TempDir()
+	fixture(t, dir, "pdf", map[string]string{"SKILL.md": "---\nname: pdf\ndescription: Works with PDFs.\nallowed-tools:\n  - Read\n  - Bash(python3:*)\n---\nRead it.\n"}, false)
+	rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{dir}, Shared: testengine.Shared(t, runtime.SharedConfig{CacheDir: cacheDir})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close(context.Background()) })
+	want := "[Read Bash(python3:*)]"
+	if l := toolset.ListSkills(rt); len(l) != 1 || fmt.Sprint(l[0].AllowedTools) != want {
+		t.Errorf("list_skills: %+v", l)
+	}
+	res, err := toolset.Call(context.Background(), rt, toolset.ToolLoadSkill, []byte(`{"name":"pdf"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var l toolset.LoadedSkill
+	if err := json.Unmarshal(res.Result, &l); err != nil || fmt.Sprint(l.AllowedTools) != want {
+		t.Errorf("load_skill: %s %v", res.Result, err)
 	}
 }

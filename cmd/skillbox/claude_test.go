@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -120,4 +121,26 @@ func TestValidateFindsLowercaseSkillMD(t *testing.T) {
 	if !strings.Contains(l.stdout, "notes ") {
 		t.Fatalf("list: %s", l)
 	}
+}
+
+// list --json carries a SKILL.md's allowed-tools as written, for the agent that honours them.
+func TestListCarriesAllowedTools(t *testing.T) {
+	runCases(t, []cliCase{{
+		name: "list --json: allowed-tools",
+		given: func(t *testing.T) string {
+			dir := t.TempDir()
+			if err := os.Mkdir(filepath.Join(dir, "pdf"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, filepath.Join(dir, "pdf", "SKILL.md"), "---\nname: pdf\ndescription: Works with PDFs.\nallowed-tools: Read, Bash(python3:*)\n---\nRead it.\n")
+			return dir
+		},
+		when: []string{"--skills", "$DIR", "list", "--json"},
+		expect: expect{code: exitOK, check: func(t *testing.T, r result) {
+			skills := decode[[]obj](t, r.stdout)
+			if len(skills) != 1 || fmt.Sprint(skills[0]["allowed_tools"]) != "[Read Bash(python3:*)]" {
+				t.Errorf("list --json: %s", r.stdout)
+			}
+		}},
+	}})
 }

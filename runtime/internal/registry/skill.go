@@ -188,6 +188,14 @@ func (s *Skill) ArgumentHint() string {
 	return s.instructions.ArgumentHint
 }
 
+// AllowedTools backs runtime.Skill.AllowedTools, which documents it.
+func (s *Skill) AllowedTools() []string {
+	if s.instructions == nil {
+		return nil
+	}
+	return slices.Clone(s.instructions.AllowedTools)
+}
+
 // Description backs runtime.Skill.Description, which documents it.
 func (s *Skill) Description() string {
 	switch {
