@@ -67,10 +67,30 @@ function text(v) {
   if (typeof v === "string") return v;
   if (v instanceof Error) return v.stack ? v.name + ": " + v.message + "\n" + v.stack : String(v);
   try { const s = stringify(v); if (s !== undefined) return s; } catch (e) {}
-  return String(v);
+  try { return String(v); } catch (e) { return "[" + typeof v + "]"; }
 }
+// ctx.env is called (ctx.env("NAME"), null for a name not granted) or read as an object
+// (ctx.env.NAME, undefined for a name not granted), as skills written for other runtimes read
+// it. A Proxy, so that no property of a function shadows a name; read-only, in sloppy code too.
+// The names JavaScript itself probes an object for (await, JSON.stringify, String) read as
+// undefined without asking the host: call ctx.env for a variable of such a name.
+const envCall = (name) => call("env", {name: String(name)});
+const probed = new Set(["then", "toJSON", "toString", "valueOf", "constructor"]);
+const envRead = (k) => {
+  if (typeof k !== "string" || probed.has(k)) return undefined;
+  const v = envCall(k);
+  return v === null ? undefined : v;
+};
+const readOnly = () => { throw new TypeError("ctx.env is read-only"); };
+const env = new Proxy((name) => envCall(name), {
+  apply: (t, self, args) => envCall(args[0]),
+  get: (t, k) => envRead(k),
+  has: (t, k) => envRead(k) !== undefined,
+  set: readOnly, defineProperty: readOnly, deleteProperty: readOnly, preventExtensions: readOnly,
+  setPrototypeOf: readOnly, ownKeys: () => [], getOwnPropertyDescriptor: () => undefined,
+});
 G.__ctx = Object.freeze({
-  env(name) { return call("env", {name: String(name)}); },
+  env,
   log(message, level) { call("log", {message: text(message), level: level === undefined ? "info" : String(level)}); },
   async readFile(path, options) {
     const bytes = options === "bytes" || (options != null && options.encoding === "bytes");

@@ -102,10 +102,47 @@ class Response:
         return f"<Response {self.status} {self.url}>"
 
 
+def _env_or_none(name):
+    return _call("env", {"name": str(name)})
+
+
+class _Env:
+    """ctx.env: the environment variables the skill was granted, read-only, None for a name not
+    granted. Called (ctx.env("NAME")) or read as an object (ctx.env.NAME, ctx.env["NAME"]), as
+    skills written for other runtimes read it. It has no public attribute of its own, so none
+    shadows a name."""
+
+    __slots__ = ()
+
+    def __call__(self, name):
+        return _call("env", {"name": str(name)})
+
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)  # the language's own probes (copy, pickle, ...)
+        return _env_or_none(name)
+
+    def __getitem__(self, name):
+        return _env_or_none(name)
+
+    def __contains__(self, name):
+        return _env_or_none(name) is not None
+
+    def __setattr__(self, *_):
+        raise TypeError("ctx.env is read-only")
+
+    __delattr__ = __setitem__ = __delitem__ = __setattr__
+
+    def __repr__(self):
+        return "<ctx.env>"
+
+
 class Context:
     """The SkillContext: what a skill may ask of the host."""
 
     __slots__ = ()
+
+    env = _Env()
 
     def fetch(self, url, method="GET", headers=None, body=None):
         """Makes an HTTP request through the host, which checks it against the skill's network
@@ -127,9 +164,6 @@ class Context:
         r = _call("fetch", req)
         return Response(r["status"], r.get("headers") or {}, r.get("body") or "", r.get("url") or "")
 
-    def env(self, name):
-        """The value of the environment variable the skill was granted, or None."""
-        return _call("env", {"name": str(name)})
 
     def read_file(self, path, binary=False):
         """A file's contents, as text (UTF-8), or as bytes when binary is true."""

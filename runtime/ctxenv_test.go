@@ -1,0 +1,55 @@
+package runtime
+
+import (
+	"context"
+	"testing"
+
+	"github.com/skillbox-dev/skillbox/policy"
+	"github.com/skillbox-dev/skillbox/run"
+)
+
+// ctx.env is called or read as an object, as skills written for other runtimes read it (Devai's
+// execute.ts reads ctx.env.OPENAI_API_KEY): the same value either way, a name not granted (even
+// one the policy has for other skills) null when called, undefined or None when read, and
+// nothing written to it.
+func TestCtxEnvIsCalledOrRead(t *testing.T) {
+	dir := t.TempDir()
+	manifest := func(id string) string { return simple(id, `"permissions":{"env":["A"]}`) }
+	scriptFixture(t, dir, "js", manifest("js"), map[string]string{"execute.js": `export function execute(args, ctx) {
+  const threw = (f) => { try { f(); return "none"; } catch (e) { return e.name; } };
+  console.log(ctx.env);
+  return {call: ctx.env("A"), prop: ctx.env.A, item: ctx.env["A"], missing: ctx.env.B === undefined,
+    has: "A" in ctx.env, hasNot: "B" in ctx.env, type: typeof ctx.env, keys: Object.keys(ctx.env).length,
+    write: threw(() => { ctx.env.A = "x"; }), del: threw(() => { delete ctx.env.A; }), still: ctx.env.A,
+    calledMissing: ctx.env("B"), then: ctx.env.then === undefined, name: ctx.env.name === undefined};
+}`})
+	scriptFixture(t, dir, "py", manifest("py"), map[string]string{"execute.py": `def threw(f):
+    try:
+        f()
+        return "none"
+    except Exception as e:
+        return type(e).__name__
+
+def execute(args, ctx):
+    print(ctx.env)
+    def write():
+        ctx.env.A = "x"
+    def item():
+        ctx.env["A"] = "x"
+    return {"call": ctx.env("A"), "prop": ctx.env.A, "item": ctx.env["A"], "missing": ctx.env.B is None,
+            "has": "A" in ctx.env, "hasNot": "B" in ctx.env, "type": callable(ctx.env), "keys": 0,
+            "write": threw(write), "del": threw(item), "still": ctx.env.A,
+            "calledMissing": ctx.env("B"), "then": ctx.env.get is None, "name": hasattr(ctx.env, "__deepcopy__") is False}
+`})
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: &policy.Policy{Env: map[string]string{"A": "a", "B": "b"}}})
+	want := map[string]string{
+		"js": `{"call":"a","prop":"a","item":"a","missing":true,"has":true,"hasNot":false,"type":"function","keys":0,"write":"TypeError","del":"TypeError","still":"a","calledMissing":null,"then":true,"name":true}`,
+		"py": `{"call":"a","prop":"a","item":"a","missing":true,"has":true,"hasNot":false,"type":true,"keys":0,"write":"TypeError","del":"TypeError","still":"a","calledMissing":null,"then":true,"name":true}`,
+	}
+	for id, w := range want {
+		res, err := rt.Run(context.Background(), run.Request{Skill: id, Who: testAdmin})
+		if err != nil || string(res.Result) != w {
+			t.Errorf("%s: %s, %v\n want %s", id, res.Result, err, w)
+		}
+	}
+}
