@@ -27,6 +27,8 @@ type Call struct {
 	fault   error
 	// bounded holds, per bounded mount (by its Path), the size of each file written under it.
 	bounded map[string]map[string]int64
+	// placeholders are this run's placeholders of its secrets, by name (placeholder.go).
+	placeholders map[string]string
 
 	httpClient *http.Client
 }

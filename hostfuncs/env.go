@@ -17,6 +17,9 @@ func (c *Call) Env(name string) (string, error) {
 	}
 	v, granted := c.Grant.Env[name]
 	if !granted {
+		if _, ok := c.Grant.secretNamed(name); ok {
+			return c.placeholder(name), nil // the secret stays on the host: placeholder.go
+		}
 		// Noted for the operator, not counted as a refusal: probing an optional variable is normal.
 		c.mu.Lock()
 		c.note("env " + escapeControl(name) + ": not granted")

@@ -140,8 +140,8 @@ func (c *Call) doFetch(ctx context.Context, req FetchRequest, span *fetchSpan) (
 			return nil, refuse(StatusInvalid, "header %q has an invalid name or value", escapeControl(k))
 		}
 		for _, sec := range c.Grant.Secrets {
-			if strings.EqualFold(sec.Header, ck) {
-				return nil, refuse(StatusInvalid, "header %q carries the secret %s, which the host adds; do not set it", ck, sec.Name)
+			if strings.EqualFold(sec.Header, ck) && !c.carriesPlaceholder(sec, v) {
+				return nil, refuse(StatusInvalid, "header %q carries the secret %s, which the host adds; do not set it (or set it with ctx.env's placeholder for %s, which the host fills in)", ck, sec.Name, sec.Name)
 			}
 		}
 		hreq.Header.Set(ck, v)
@@ -325,7 +325,7 @@ func (t *secretTransport) RoundTrip(req *http.Request) (resp *http.Response, err
 			if clone == nil {
 				clone = req.Clone(req.Context())
 			}
-			clone.Header.Set(s.Header, s.Value)
+			clone.Header.Set(s.Header, t.call.secretValue(s, req.Header.Get(s.Header)))
 			if in, ok := req.Context().Value(injectedKey{}).(*injected); ok {
 				in.add(s)
 			}

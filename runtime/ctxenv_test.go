@@ -2,6 +2,12 @@ package runtime
 
 import (
 	"context"
+	"crypto/x509"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
 	"testing"
 
 	"github.com/skillbox-dev/skillbox/policy"
@@ -51,5 +57,47 @@ def execute(args, ctx):
 		if err != nil || string(res.Result) != w {
 			t.Errorf("%s: %s, %v\n want %s", id, res.Result, err, w)
 		}
+	}
+}
+
+// Devai-shaped code reads its API key from ctx.env and sets the header itself. The server sees the
+// key; the skill, its result and its logs see only the placeholder; a copy of the placeholder
+// sent elsewhere in the request stays a placeholder.
+func TestCodeThatSetsItsOwnKeyHeaderWorks(t *testing.T) {
+	const key = "sk-test-key-value"
+	var gotAuth, gotEcho string
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gotAuth, gotEcho = r.Header.Get("Authorization"), r.Header.Get("X-Echo")
+		_, _ = w.Write([]byte(`{"ok":true}`))
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	secrets := `"parameters":{"url":{"type":"string"}},"permissions":{"network":["127.0.0.1"],"secrets":[{"name":"OPENAI_API_KEY","hosts":["127.0.0.1"],"header":"Authorization","format":"Bearer {value}"}]}`
+	scriptFixture(t, dir, "devai", simple("devai", secrets), map[string]string{"execute.ts": `export async function execute(args: {url: string}, ctx: any) {
+  const key = ctx.env.OPENAI_API_KEY;
+  console.log("key " + key);
+  const r = await ctx.fetch(args.url, {headers: {Authorization: "Bearer " + key, "X-Echo": key}});
+  return {status: r.status, key};
+}`})
+	pool := x509.NewCertPool()
+	pool.AddCert(srv.Certificate())
+	pol := &policy.Policy{Network: []string{"127.0.0.1"}, AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
+		Secrets: map[string]policy.Secret{"OPENAI_API_KEY": {Value: key, Hosts: []string{"127.0.0.1"}}}, RootCAs: pool}
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Policy: pol})
+	res, err := rt.Run(context.Background(), run.Request{Skill: "devai", Args: []byte(`{"url":"` + srv.URL + `/v1/chat"}`), Who: testAdmin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Status int
+		Key    string
+	}
+	must(t, json.Unmarshal(res.Result, &got))
+	if gotAuth != "Bearer "+key || got.Status != 200 || !strings.HasPrefix(got.Key, "skillbox-secret-") || gotEcho != got.Key {
+		t.Fatalf("server saw Authorization %q, X-Echo %q; the skill got %s", gotAuth, gotEcho, res.Result)
+	}
+	logs, _ := json.Marshal(res.Logs)
+	if strings.Contains(string(res.Result)+string(logs), key) {
+		t.Fatal("the key reached the skill")
 	}
 }
