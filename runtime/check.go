@@ -63,6 +63,7 @@ func (rt *Runtime) CheckSkills(ctx context.Context, dir string) []*Skill {
 		if err := rt.pythonCheck(ctx, s); err != nil {
 			s.AddProblem(&spec.ManifestError{Path: s.Dir(), Msg: fmt.Sprintf("its Python files cannot be compiled now: %v", err)})
 		}
+		rt.warnUnaskedEnv(s)
 	}
 	return views(loaded)
 }
@@ -77,6 +78,7 @@ func (rt *Runtime) checkSkill(ctx context.Context, dir string) (s *registry.Skil
 	if err := rt.compileCheck(ctx, s); err != nil {
 		return s, ok, err
 	}
+	rt.warnUnaskedEnv(s)
 	return s, ok, rt.pythonCheck(ctx, s)
 }
 

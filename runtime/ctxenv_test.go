@@ -101,3 +101,42 @@ func TestCodeThatSetsItsOwnKeyHeaderWorks(t *testing.T) {
 		t.Fatal("the key reached the skill")
 	}
 }
+
+// A check warns of each name a script skill's code reads from ctx.env that its manifest does not
+// ask for, at the file and line of the read, once per name and file; a name asked for as a
+// variable or a secret, a program's process.env, and the names JavaScript probes are not warned of.
+func TestACheckWarnsOfEnvReadsNotAskedFor(t *testing.T) {
+	dir := t.TempDir()
+	asks := `"permissions":{"env":["REGION"],"secrets":[{"name":"API_KEY","hosts":["api.example.com"],"header":"Authorization"}]}`
+	scriptFixture(t, dir, "reads", simple("reads", asks), map[string]string{
+		"execute.ts": "export async function execute(args: any, context: any) {\n" +
+			"  const k = context.env.API_KEY, r = context.env('REGION');\n" +
+			"  const o = context.env.OPENAI_API_KEY;\n" +
+			"  await context.env.then;\n" +
+			"  return [k, r, o, context.env[\"OPENAI_API_KEY\"], process.env.HOME];\n}\n",
+		"lib/util.py": "def token(ctx):\n    return ctx.env[\"GH_TOKEN\"] or ctx.env(\"REGION\")\n",
+	})
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
+	checked := rt.CheckSkills(context.Background(), dir)
+	if len(checked) != 1 {
+		t.Fatalf("%d skills checked", len(checked))
+	}
+	got := strings.Join(checked[0].Warnings(), "\n")
+	for _, want := range []string{
+		"reads/execute.ts:3: reads the environment variable OPENAI_API_KEY, which skill.json does not ask for",
+		`add "OPENAI_API_KEY" to permissions.env`,
+		"reads/lib/util.py:2: reads the environment variable GH_TOKEN",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("warnings do not say %q:\n%s", want, got)
+		}
+	}
+	for _, not := range []string{"API_KEY,", "REGION", "HOME", "then", "execute.ts:4"} {
+		if strings.Contains(got, "variable "+not) || strings.Contains(got, not+":") {
+			t.Errorf("warned of %q:\n%s", not, got)
+		}
+	}
+	if n := strings.Count(got, "OPENAI_API_KEY, which"); n != 1 {
+		t.Errorf("OPENAI_API_KEY warned of %d times in one file, want once:\n%s", n, got)
+	}
+}

@@ -1,9 +1,27 @@
 package quickjs
 
+import (
+	"encoding/json"
+	"strings"
+)
+
 // prelude defines the SkillContext (globalThis.__ctx), console, and Math.random over a generator
 // that __seed (or __go) seeds once per run. Requests go to the host as one line on fd 1 through
 // the print function captured here; the host answers before print returns (see frame.go).
-const prelude = `(function () {
+var prelude = strings.Replace(preludeSource, "PROBED_ENV_NAMES", probedJSON(), 1)
+
+// ProbedEnvNames are the names JavaScript itself reads of any object (await reads then,
+// JSON.stringify toJSON, String toString and valueOf): ctx.env answers them as undefined without
+// asking the host, so that printing or awaiting it costs no host call, and a check does not
+// take them for variables the code reads.
+var ProbedEnvNames = []string{"then", "toJSON", "toString", "valueOf", "constructor"}
+
+func probedJSON() string {
+	b, _ := json.Marshal(ProbedEnvNames)
+	return string(b)
+}
+
+const preludeSource = `(function () {
 "use strict";
 const G = globalThis, write = G.print, stringify = JSON.stringify, parse = JSON.parse;
 const names = {denied: "PermissionDenied", not_found: "NotFound", invalid: "InvalidRequest",
@@ -75,7 +93,7 @@ function text(v) {
 // The names JavaScript itself probes an object for (await, JSON.stringify, String) read as
 // undefined without asking the host: call ctx.env for a variable of such a name.
 const envCall = (name) => call("env", {name: String(name)});
-const probed = new Set(["then", "toJSON", "toString", "valueOf", "constructor"]);
+const probed = new Set(PROBED_ENV_NAMES);
 const envRead = (k) => {
   if (typeof k !== "string" || probed.has(k)) return undefined;
   const v = envCall(k);

@@ -369,6 +369,11 @@ func hasDir(entries []fs.DirEntry, name string) bool {
 // before anyone else sees s.
 func (s *Skill) warn(e *spec.ManifestError) { s.warnings = append(s.warnings, e) }
 
+// AddWarning records a warning a check of s's code found (runtime's check of what it reads),
+// as the load records its own: call it only before s is shared, as CheckSkills and an install's
+// check do.
+func (s *Skill) AddWarning(e *spec.ManifestError) { s.warn(e) }
+
 // fail records a problem the load found. Only the load calls it, before anyone else sees s.
 func (s *Skill) fail(e *spec.ManifestError) {
 	if s.problems == nil {
