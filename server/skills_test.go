@@ -42,7 +42,7 @@ func docsEnv(t *testing.T) (*testEnv, string) {
 	return newEnv(t, Options{}, dir, "../skills"), dir
 }
 
-var summaryKeys = map[string]bool{"id": true, "name": true, "description": true, "version": true, "tags": true, "kind": true, "language": true, "status": true, "error": true}
+var summaryKeys = map[string]bool{"id": true, "name": true, "description": true, "version": true, "tags": true, "kind": true, "language": true, "status": true, "error": true, "allowed_tools": true}
 
 func TestListSkillsIsMetadataOnly(t *testing.T) {
 	t.Parallel()
