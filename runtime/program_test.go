@@ -144,3 +144,36 @@ func TestProgramSymlinkOut(t *testing.T) {
 		t.Fatalf("a symlink out of the skill: %v", err)
 	}
 }
+
+// A program may live anywhere in its skill (core/, examples/, templates/), named by its path; a
+// bare name is a file of scripts/; a path out of the skill, absolute, or through a hidden
+// directory is no program.
+func TestAProgramOutsideScriptsIsNamedByItsPath(t *testing.T) {
+	dir := t.TempDir()
+	instructionSkill(t, dir, "tools", map[string]string{
+		"core/build.py":     "import sys\nprint('built', *sys.argv[1:])\n",
+		"examples/demo.js":  "console.log('demo')\n",
+		".hidden/secret.py": "print('no')\n",
+		"build.py":          "print('top')\n",
+	})
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
+	ctx := context.Background()
+	for script, want := range map[string]string{"core/build.py": "built a\n", "examples/demo.js": "demo\n", "./build.py": ""} {
+		res, err := rt.Run(ctx, run.Request{Skill: "tools", Script: script, Argv: []string{"a"}, Who: testAdmin})
+		if script == "./build.py" {
+			if !errors.Is(err, run.ErrNotFound) {
+				t.Errorf("%s: %v, want not_found (not a clean path)", script, err)
+			}
+			continue
+		}
+		var out run.ProgramOutput
+		if err != nil || json.Unmarshal(res.Result, &out) != nil || out.Stdout != want {
+			t.Errorf("%s: %s, %v", script, res.Result, err)
+		}
+	}
+	for _, script := range []string{"build.py", "../tools/core/build.py", "/core/build.py", ".hidden/secret.py", "core/../.hidden/secret.py"} {
+		if _, err := rt.Run(ctx, run.Request{Skill: "tools", Script: script, Who: testAdmin}); !errors.Is(err, run.ErrNotFound) {
+			t.Errorf("%s: %v, want not_found", script, err)
+		}
+	}
+}

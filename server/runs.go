@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -54,14 +55,21 @@ type scriptRunRequest struct {
 	Stdin *string  `json:"stdin"`
 }
 
-// runScript runs a program of a skill's scripts/ directory; its result is {exit_code, stdout,
+// runScript runs a program of a skill (a file of its scripts/ directory, or one named by its path
+// in the skill, its slashes escaped: core%2Fbuild.py); its result is {exit_code, stdout,
 // stderr}. A program that exits non-zero is a run that succeeded with that exit code.
 func (s *view) runScript(c echo.Context) error {
 	var req scriptRunRequest
 	if err := s.decode(c, &req, s.runBodyBytes()); err != nil {
 		return err
 	}
-	r := run.Request{Skill: c.Param("id"), Script: c.Param("script"), Argv: req.Args}
+	// echo gives the segment as the client escaped it: the runtime refuses ".." and the like
+	// after decoding.
+	script, err := url.PathUnescape(c.Param("script"))
+	if err != nil {
+		return httpError(http.StatusBadRequest, "bad_path", "the program's name is not valid URL escaping")
+	}
+	r := run.Request{Skill: c.Param("id"), Script: script, Argv: req.Args}
 	if req.Stdin != nil {
 		r.Stdin = []byte(*req.Stdin)
 	}

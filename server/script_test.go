@@ -42,3 +42,20 @@ func TestScriptRuns(t *testing.T) {
 	wantError(t, post(t, env.ts.URL+"/v1/skills/tools/scripts/tool.js/runs", `{"args":"a"}`), 400, "bad_request")
 	wantError(t, post(t, env.ts.URL+"/v1/skills/ghost/scripts/tool.js/runs", `{}`), 404, "not_found")
 }
+
+// A program outside scripts/ is named by its path in the skill, its slashes escaped in the URL.
+func TestScriptRunsReachAProgramOutsideScripts(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFiles(t, dir+"/tools", map[string]string{
+		"SKILL.md":      "---\nname: tools\ndescription: Tools.\n---\nRun core/build.py.\n",
+		"core/build.py": "import sys\nprint('built', *sys.argv[1:])\n",
+	})
+	env := newEnv(t, Options{}, dir)
+	r := post(t, env.ts.URL+"/v1/skills/tools/scripts/core%2Fbuild.py/runs", `{"args":["x"]}`)
+	var out run.ProgramOutput
+	if res := runResult(t, r); r.status != 200 || json.Unmarshal(res.Result, &out) != nil || out.Stdout != "built x\n" {
+		t.Fatalf("%s", r)
+	}
+	wantError(t, post(t, env.ts.URL+"/v1/skills/tools/scripts/..%2Fx.py/runs", `{}`), 404, "not_found")
+}

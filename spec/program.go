@@ -24,6 +24,13 @@ func ProgramExtensions() []string {
 	return out
 }
 
+// LanguageOf reports what runs a program at the skill-relative path name by its extension alone,
+// wherever it is in the skill: a program named by its path (core/build.py) runs wherever it lives.
+func LanguageOf(name string) (Language, bool) {
+	l, ok := programLangs[strings.ToLower(path.Ext(name))]
+	return l, ok
+}
+
 // ProgramLanguage reports what runs the program at the skill-relative path name
 // ("scripts/report.py"), and false when name is not a program Skillbox can run (not under
 // scripts/, a shell script, another language).

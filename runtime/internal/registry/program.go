@@ -17,7 +17,8 @@ import (
 )
 
 // A skill's programs are the files in its scripts/ directory (the Agent Skills format's
-// scripts), run with a command line and standard input: `skillbox script`, the HTTP API's script
+// scripts), and any other .py, .js or .ts file of it named by its path (core/build.py), run with
+// a command line and standard input: `skillbox script`, the HTTP API's script
 // runs and the agent toolset's run_skill_script. Any skill may have them, an instruction skill
 // (a SKILL.md only) included. Their result is the program's exit code, stdout and stderr.
 //
@@ -43,9 +44,10 @@ type Program struct {
 	Lang spec.Language
 }
 
-// resolveProgram finds the program name ("report.py" or "scripts/report.py", or "report" when
-// one program alone has that name) of s: a regular file under its scripts/ directory, reached
-// without leaving the skill's directory.
+// resolveProgram finds the program name of s: a file of its scripts/ directory named alone
+// ("report.py", or "report" when one program alone has that name), or any file of the skill
+// named by its path ("scripts/report.py", "core/build.py"): a regular file reached without
+// leaving the skill's directory, never a hidden one.
 func (s *Skill) ResolveProgram(name string) (*Program, *run.Error) {
 	bad := func(err error, format string, args ...any) (*Program, *run.Error) {
 		kind := run.KindInvalidArgs
@@ -55,13 +57,13 @@ func (s *Skill) ResolveProgram(name string) (*Program, *run.Error) {
 		return nil, run.Errorf(kind, s.id, err, format, args...)
 	}
 	rel := filepath.ToSlash(name)
-	if !strings.HasPrefix(rel, spec.ScriptsDir+"/") {
-		rel = spec.ScriptsDir + "/" + rel
+	if !strings.Contains(rel, "/") {
+		rel = spec.ScriptsDir + "/" + rel // a bare name is a file of scripts/
 	}
 	clean := path.Clean(rel)
-	if name == "" || clean != rel || strings.Contains(name, "\\") || strings.ContainsRune(name, 0) || !strings.HasPrefix(clean, spec.ScriptsDir+"/") ||
+	if name == "" || clean != rel || strings.Contains(name, "\\") || strings.ContainsRune(name, 0) || path.IsAbs(clean) ||
 		slices.ContainsFunc(strings.Split(clean, "/"), func(seg string) bool { return strings.HasPrefix(seg, ".") }) {
-		return bad(run.ErrNoProgram, "%q is not a program of skill %q: name a file in its scripts/ directory, such as \"report.py\"", name, s.id)
+		return bad(run.ErrNoProgram, "%q is not a program of skill %q: name a file of its scripts/ directory (\"report.py\"), or a file by its path in the skill (\"core/build.py\")", name, s.id)
 	}
 	root, err := os.OpenRoot(s.dir)
 	if err != nil {
@@ -90,7 +92,7 @@ func (s *Skill) ResolveProgram(name string) (*Program, *run.Error) {
 	if slices.Contains(shellExts, ext) {
 		return bad(errProgramKind, "%s is a shell script, and the sandbox has no shell: Skillbox runs .py, .js and .ts programs (port it to Python or JavaScript, or run it outside Skillbox)", clean)
 	}
-	lang, ok := spec.ProgramLanguage(clean)
+	lang, ok := spec.LanguageOf(clean)
 	if !ok {
 		return bad(errProgramKind, "%s: Skillbox runs .py, .js and .ts programs, not %q files", clean, ext)
 	}
@@ -146,7 +148,8 @@ func (s *Skill) loadPrograms(p *policy.Policy) {
 		req.Permissions, req.Limits = s.manifest.Permissions, s.manifest.Limits
 	}
 	file := filepath.Join(s.dir, filepath.FromSlash(spec.ScriptsFile))
-	if data, err := safefile.ReadFile(file, spec.MaxManifestBytes); err == nil {
+	// Without a scripts/ directory there is no ScriptsFile: a scan reads nothing more for it.
+	if data, err := s.readScriptsFile(file); err == nil {
 		r, err := spec.ParseScriptsRequest(file, data)
 		if err != nil {
 			s.programsErr = err
@@ -186,6 +189,18 @@ func CompactStrings(l []string) []string {
 	slices.Sort(l)
 	return slices.Compact(l)
 }
+
+// readScriptsFile reads the ScriptsFile at file, fs.ErrNotExist without a scripts/ directory.
+func (s *Skill) readScriptsFile(file string) ([]byte, error) {
+	if !s.scriptsDir {
+		return nil, fs.ErrNotExist
+	}
+	return safefile.ReadFile(file, spec.MaxManifestBytes)
+}
+
+// ScriptsDir reports whether the load found a scripts/ directory: a program in one that appeared
+// since runs only once the skill is loaded again, with the ScriptsFile it may hold.
+func (s *Skill) ScriptsDir() bool { return s.scriptsDir }
 
 // ProgramGrant is the skill's own, not a copy: runtime.Skill.ProgramGrant hands out copies.
 func (s *Skill) ProgramGrant() *policy.Grant { return s.programGrant }

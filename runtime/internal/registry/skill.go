@@ -53,10 +53,13 @@ type Skill struct {
 	instructions     *skillmd.Doc
 	instructionsErr  error
 	grant            *policy.Grant
-	// programGrant is what the skill's programs (scripts/) may do, programsErr why they cannot
-	// run (see program.go); both nil without a scripts/ directory.
+	// programGrant is what the skill's programs may do, programsErr why they cannot run (see
+	// program.go).
 	programGrant *policy.Grant
 	programsErr  error
+	// scriptsDir is whether the load found a scripts/ directory, whose skillbox.json the
+	// programs' grant was read with.
+	scriptsDir bool
 	// agent is set for a skill an agent wrote (its directory holds AuthorMarker): it is granted
 	// under the policy's AgentSkills ceiling.
 	agent    bool
@@ -275,12 +278,12 @@ func Load(dir string, p *policy.Policy, c *Checks) (s *Skill, ok bool) {
 		case s.instructionsErr != nil:
 			s.fail(&spec.ManifestError{Path: s.instructionsPath, Msg: s.instructionsErr.Error()})
 		}
-		if hasDir(s.listing, spec.ScriptsDir) {
+		if s.scriptsDir = hasDir(s.listing, spec.ScriptsDir); s.scriptsDir {
 			if s.agent = isRegularEntry(s.listing, AuthorMarker); s.agent {
 				p = p.ForAgentSkills()
 			}
-			s.loadPrograms(p)
 		}
+		s.loadPrograms(p)
 		return s, true
 	}
 
@@ -319,9 +322,8 @@ func Load(dir string, p *policy.Policy, c *Checks) (s *Skill, ok bool) {
 		s.schema, _ = spec.CompileSchema(m.Parameters)
 	}
 	s.grant = p.Grant(m, dir)
-	if hasDir(s.listing, spec.ScriptsDir) {
-		s.loadPrograms(p)
-	}
+	s.scriptsDir = hasDir(s.listing, spec.ScriptsDir)
+	s.loadPrograms(p)
 	return s, true
 }
 

@@ -56,7 +56,7 @@ func ProgramJob(ctx context.Context, s *registry.Skill, req run.Request) (*Job, 
 			s.ID(), strings.Join(s.RemoteProblems(s.ProgramsErr()), "; "))
 	}
 	job := &Job{Skill: s.ID(), Dir: s.Dir(), Lang: prog.Lang, Grant: s.ProgramGrant(), Prog: prog, Argv: req.Argv, Stdin: req.Stdin}
-	if job.Grant == nil { // loaded without a scripts/ directory, which has appeared since
+	if job.Grant == nil || strings.HasPrefix(prog.Rel, spec.ScriptsDir+"/") && !s.ScriptsDir() { // loaded without a scripts/ directory, which has appeared since
 		return nil, run.Errorf(run.KindNotFound, s.ID(), run.ErrModuleChanged, "skill %q has changed since it was loaded; reload the skills and run it again", s.ID())
 	}
 	if max := job.Grant.Limits.MaxOutputBytes; int64(len(req.Stdin)) > max {
