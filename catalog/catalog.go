@@ -32,6 +32,8 @@ type Skill interface {
 	Grant() *policy.Grant
 	// ModuleHash is the hex sha256 of its code, "" before it is checked.
 	ModuleHash() string
+	// Digest is its version's identity, "sha256:<hex>" over its whole tree: what a run pins.
+	Digest() string
 	// Instructions is its SKILL.md's frontmatter, nil without one.
 	Instructions() *skillmd.Doc
 }

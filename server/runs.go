@@ -38,6 +38,9 @@ type anyRunRequest struct {
 	Args  json.RawMessage `json:"args"`
 	// Digest pins the version to run, as in runRequest.
 	Digest string `json:"digest"`
+	// SkillVersionID names the skill and pins its version at once, as /.well-known/skills.json
+	// advertises them: "<id>@sha256:<digest>" (tooldef.WellKnownTool).
+	SkillVersionID string `json:"skill_version_id"`
 }
 
 func (s *view) runSkill(c echo.Context) error {
@@ -81,8 +84,18 @@ func (s *view) runAny(c echo.Context) error {
 	if err := s.decode(c, &req, s.runBodyBytes()); err != nil {
 		return err
 	}
+	if req.SkillVersionID != "" {
+		id, digest, ok := strings.Cut(req.SkillVersionID, "@")
+		switch {
+		case !ok || id == "" || !strings.HasPrefix(digest, "sha256:"):
+			return httpError(http.StatusBadRequest, "bad_request", `"skill_version_id" must be "<id>@sha256:<digest>", as /.well-known/skills.json gives it`)
+		case req.Skill != "" && req.Skill != id, req.Digest != "" && req.Digest != digest:
+			return httpError(http.StatusBadRequest, "bad_request", `"skill_version_id" names another skill or version than "skill" or "digest": send one`)
+		}
+		req.Skill, req.Digest = id, digest
+	}
 	if req.Skill == "" {
-		return httpError(http.StatusBadRequest, "bad_request", `the body needs "skill": the id of the skill to run`)
+		return httpError(http.StatusBadRequest, "bad_request", `the body needs "skill": the id of the skill to run (or "skill_version_id")`)
 	}
 	if len(req.Input) > 0 && len(req.Args) > 0 {
 		return httpError(http.StatusBadRequest, "bad_request", `send the arguments as "input" or as "args", not both`)

@@ -59,3 +59,40 @@ func TestScriptRunsReachAProgramOutsideScripts(t *testing.T) {
 	}
 	wantError(t, post(t, env.ts.URL+"/v1/skills/tools/scripts/..%2Fx.py/runs", `{}`), 404, "not_found")
 }
+
+// An agent built on open-skills reads a tool's skill_version_id from /.well-known/skills.json and
+// posts it to /v1/runs: that names the skill and pins the version the manifest advertised.
+func TestARunByTheWellKnownSkillVersionID(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t, Options{}, "../skills")
+	var m struct {
+		Tools []struct {
+			Name           string `json:"name"`
+			SkillVersionID string `json:"skill_version_id"`
+		}
+	}
+	get(t, env.ts.URL+"/.well-known/skills.json").decode(t, &m)
+	id := ""
+	for _, tool := range m.Tools {
+		if tool.Name == "skill_word_count" {
+			id = tool.SkillVersionID
+		}
+	}
+	s, err := env.rt.Skill("word-count")
+	if err != nil || id != "word-count@"+s.Digest() {
+		t.Fatalf("skill_version_id %q, want word-count@ and the version's digest %q (%v)", id, s.Digest(), err)
+	}
+	r := post(t, env.ts.URL+"/v1/runs", `{"skill_version_id":"`+id+`","input":{"text":"a b a"}}`)
+	if res := runResult(t, r); r.status != 200 || !res.Success || res.Skill != "word-count" || res.Digest != s.Digest() {
+		t.Fatalf("%s", r)
+	}
+	for body, status := range map[string]int{
+		`{"skill_version_id":"word-count","input":{}}`:                           400,
+		`{"skill_version_id":"` + id + `","skill":"hello"}`:                      400,
+		`{"skill_version_id":"word-count@sha256:00000000","input":{"text":"a"}}`: 404,
+	} {
+		if r := post(t, env.ts.URL+"/v1/runs", body); r.status != status {
+			t.Errorf("%s: %d, want %d (%s)", body, r.status, status, r)
+		}
+	}
+}

@@ -52,7 +52,7 @@ func testCatalog(t *testing.T) *runtime.Runtime {
 func hashOf(t *testing.T, c catalog.Catalog[*runtime.Skill], id string) string {
 	for _, s := range c.Skills() {
 		if s.ID() == id {
-			return s.ModuleHash()
+			return strings.TrimPrefix(s.Digest(), "sha256:")
 		}
 	}
 	t.Fatalf("no skill %s", id)

@@ -32,8 +32,10 @@ type WellKnownTool struct {
 	Title       string          `json:"title"`
 	Description string          `json:"description"`
 	ArgsSchema  json.RawMessage `json:"args_schema"`
-	// SkillVersionID identifies the exact version that runs: "<id>@sha256:<module hash>". It
-	// changes whenever the module does, whatever the manifest's version says.
+	// SkillVersionID identifies the exact version that runs: "<id>@sha256:<digest>", the digest
+	// of the skill's whole tree that its version is known by (runtime.Skill.Digest), so that
+	// POST /v1/runs {"skill_version_id": ...} pins that version. It changes whenever any file of
+	// the skill does, whatever the manifest's version says.
 	SkillVersionID string `json:"skill_version_id"`
 	// Visibility is "org": every caller of this server sees every skill (there is no per-user
 	// ownership yet).
@@ -61,10 +63,19 @@ func WellKnown[S catalog.Skill](c catalog.Catalog[S], provider string) WellKnown
 			Title:          m.Name,
 			Description:    t.description,
 			ArgsSchema:     t.schema,
-			SkillVersionID: t.skill.ID() + "@sha256:" + t.skill.ModuleHash(),
+			SkillVersionID: versionID(t.skill.ID(), t.skill.Digest()),
 			Visibility:     "org",
 			Tags:           append([]string{}, m.Tags...),
 		})
 	}
 	return out
+}
+
+// versionID is the skill_version_id of skill id at digest: "<id>@sha256:<hex>", the hex empty for
+// a skill without a tree (a synthetic one: runtime.NewSkill), which no version is known by.
+func versionID(id, digest string) string {
+	if digest == "" {
+		digest = "sha256:"
+	}
+	return id + "@" + digest
 }
