@@ -15,26 +15,11 @@ import (
 
 // run_skill_script runs a program a skill's SKILL.md names, and says plainly what it cannot run.
 func TestRunSkillScript(t *testing.T) {
-	dir := t.TempDir()
-	sd := filepath.Join(dir, "pdf")
-	if err := os.MkdirAll(filepath.Join(sd, "scripts"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	files := map[string]string{
+	rt := pdfSkill(t, map[string]string{
 		"SKILL.md":           "---\nname: pdf\ndescription: Works with PDFs.\n---\nRun scripts/count.js with the file names.\n",
 		"scripts/count.js":   `console.log(process.argv.length - 2, process.stdin.read())`,
 		"scripts/install.sh": "apt-get install poppler\n",
-	}
-	for name, content := range files {
-		if err := os.WriteFile(filepath.Join(sd, name), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{dir}, Shared: testengine.Shared(t, runtime.SharedConfig{NoCache: true})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close(context.Background())
+	})
 	ctx := context.Background()
 	res, err := Call(ctx, rt, ToolRunSkillScript, []byte(`{"skill":"pdf","script":"scripts/count.js","args":["a.pdf","b.pdf"],"stdin":"x"}`))
 	if err != nil {
@@ -65,30 +50,14 @@ func TestRunSkillScript(t *testing.T) {
 // run_skill_script(skill_name, script_name, args), its scripts named without ".py": the toolset
 // takes those names and that form as they are.
 func TestPydanticAISkillsCallsWorkUnchanged(t *testing.T) {
-	dir := t.TempDir()
-	sd := filepath.Join(dir, "pdf")
-	files := map[string]string{
+	rt := pdfSkill(t, map[string]string{
 		"SKILL.md":          "---\nname: pdf\ndescription: Works with PDFs.\n---\nSee FORMS.md; run scripts/fill.py.\n",
 		"FORMS.md":          "# Forms\nFill them in.\n",
 		"scripts/fill.py":   "import sys\nprint('filled', *sys.argv[1:])\n",
 		"scripts/merge.py":  "print('py')\n",
 		"scripts/merge.js":  "console.log('js')\n",
 		"scripts/notes.txt": "not a program\n",
-	}
-	for name, content := range files {
-		p := filepath.Join(sd, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{dir}, Shared: testengine.Shared(t, runtime.SharedConfig{NoCache: true})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close(context.Background())
+	})
 	ctx := context.Background()
 	if got, _ := Handle(ctx, rt, ToolReadSkillResource, []byte(`{"skill_name":"pdf","resource_name":"FORMS.md"}`)); got != "# Forms\nFill them in.\n" {
 		t.Errorf("read_skill_resource(skill_name, resource_name): %q", got)
@@ -112,4 +81,25 @@ func TestPydanticAISkillsCallsWorkUnchanged(t *testing.T) {
 			t.Errorf("%s: got %q, want %q", args, got, want)
 		}
 	}
+}
+
+// pdfSkill is a runtime over one skill, pdf, made of files (slash-separated paths).
+func pdfSkill(t *testing.T, files map[string]string) *runtime.Runtime {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(dir, "pdf", filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rt, err := runtime.New(context.Background(), runtime.Config{SkillDirs: []string{dir}, Shared: testengine.Shared(t, runtime.SharedConfig{NoCache: true})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close(context.Background()) })
+	return rt
 }
