@@ -63,7 +63,7 @@ func Start(ctx context.Context) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "skillbox-pg-")
+	dir, err := os.MkdirTemp(tempBase(), "skillbox-pg-")
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 )
 
 func own(string) error                   { return nil }
+func tempBase() string                   { return "" }
 func asServerUser() *syscall.SysProcAttr { return nil }
 
 func killGroup(pid int) {

@@ -28,6 +28,19 @@ func serverUser() (uid, gid uint32, ok bool) {
 	return 0, 0, false
 }
 
+// tempBase is where the server's directory is made ("" for the temporary directory): /tmp
+// instead when this process is root and the temporary directory is closed to the server's user
+// (a private TMPDIR of mode 0700), which initdb could not then reach.
+func tempBase() string {
+	if _, _, ok := serverUser(); !ok {
+		return ""
+	}
+	if st, err := os.Stat(os.TempDir()); err == nil && st.Mode().Perm()&0o001 != 0 {
+		return ""
+	}
+	return "/tmp"
+}
+
 // own gives dir to the server's user.
 func own(dir string) error {
 	if uid, gid, ok := serverUser(); ok {
