@@ -6,12 +6,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strings"
 
 	"github.com/skillbox-dev/skillbox/internal/quickjs"
 	"github.com/skillbox-dev/skillbox/internal/safefile"
 	"github.com/skillbox-dev/skillbox/runtime/internal/registry"
-	"github.com/skillbox-dev/skillbox/skillmd"
 	"github.com/skillbox-dev/skillbox/spec"
 )
 
@@ -44,17 +42,8 @@ func (rt *Runtime) warnUnaskedEnv(s *registry.Skill) {
 	for _, sec := range m.Permissions.Secrets {
 		asked = append(asked, sec.Name)
 	}
-	files, err := skillmd.ListResources(s.Dir(), skillmd.DefaultResourceCount)
-	if err != nil {
-		return
-	}
 	max := rt.policy.Load().Modules.WithDefaults().MaxModuleBytes
-	checked := 0
-	for _, rel := range files {
-		if !slices.Contains(scriptExts, strings.ToLower(filepath.Ext(rel))) || checked >= maxCheckedPython {
-			continue
-		}
-		checked++
+	for _, rel := range codeFiles(s, scriptExts...) {
 		path := filepath.Join(s.Dir(), filepath.FromSlash(rel))
 		text, err := safefile.ReadFile(path, max)
 		if err != nil {

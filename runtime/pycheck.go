@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -23,37 +25,38 @@ import (
 // installed, not a failure of its first run (JavaScript and TypeScript get the same from their
 // bundling). No code of the skill runs: the driver compiles the text it is handed and returns.
 
-// maxCheckedPython bounds the Python files one check compiles, in the order the skill's resources
-// are listed; each costs an instance of the interpreter (about a millisecond). Files past it are
-// compiled by the runs that import them.
+// maxCheckedPython bounds the files of one skill a check reads (compiles, or reads for what
+// they read of ctx.env), in the order the skill's resources are listed; compiling each costs an
+// instance of the interpreter (about a millisecond). Files past it are compiled by the runs that
+// import them.
 const maxCheckedPython = 200
 
 // pythonCheckTimeout bounds the compilation of one file when the skill's grant has no deadline.
 const pythonCheckTimeout = 10 * time.Second
 
-// pythonFiles lists s's Python files that a check compiles: execute.py of a Python skill and
-// every .py file among its resources (its programs, and the modules they and execute.py import),
+// codeFiles lists s's files whose extension (lower-cased) is one of exts, at most
+// maxCheckedPython: execute.py (.js, .ts) and the modules and programs among its resources,
 // slash-separated and relative to its directory.
-func pythonFiles(s *registry.Skill) []string {
+func codeFiles(s *registry.Skill, exts ...string) []string {
 	files, err := skillmd.ListResources(s.Dir(), skillmd.DefaultResourceCount)
 	if err != nil {
 		return nil
 	}
 	var out []string
 	for _, f := range files {
-		if strings.HasSuffix(f, ".py") && len(out) < maxCheckedPython {
+		if slices.Contains(exts, strings.ToLower(path.Ext(f))) && len(out) < maxCheckedPython {
 			out = append(out, f)
 		}
 	}
 	return out
 }
 
-// pythonCheck compiles s's Python files (pythonFiles) in the interpreter its runs use, and adds a
+// pythonCheck compiles s's Python files (codeFiles) in the interpreter its runs use, and adds a
 // problem for each that does not compile. Its error is one the runtime made, not the skill (no
 // room to admit the interpreter, ctx ended, the runtime closed): the caller reports it as a
 // check that could not be done now.
 func (rt *Runtime) pythonCheck(ctx context.Context, s *registry.Skill) error {
-	files := pythonFiles(s)
+	files := codeFiles(s, ".py")
 	if len(files) == 0 {
 		return nil
 	}
