@@ -30,6 +30,9 @@ type Artifact struct {
 	// MediaType is by the name's extension when it has a known one, else sniffed from the
 	// first 512 bytes (http.DetectContentType).
 	MediaType string `json:"media_type"`
+	// URL is where a face serves the bytes, when it does: the HTTP face sets it, in its
+	// answers, to GET /v1/runs/{id}/artifacts/{name} under its prefix. Stores do not keep it.
+	URL string `json:"url,omitempty"`
 }
 
 // File is an artifact and a way to read its bytes, for a [Store] to keep.

@@ -15,6 +15,9 @@ type Result struct {
 	// Digest is the identity of the skill version that ran (see Skill.Digest).
 	Digest  string `json:"digest,omitempty"`
 	Success bool   `json:"success"`
+	// Status is how the run ended, in the run history's words: StatusSucceeded, StatusFailed or
+	// StatusInterrupted (see Settle). Success says the same for the first two.
+	Status string `json:"status,omitempty"`
 	// Result is the skill's result value (JSON), when it succeeded.
 	Result json.RawMessage `json:"result,omitempty"`
 	Error  *ResultError    `json:"error,omitempty"`
@@ -26,6 +29,29 @@ type Result struct {
 	// Artifacts are the files the run left in its output directory (see OutputMount), by name;
 	// a failed run's too.
 	Artifacts []artifact.Artifact `json:"artifacts,omitempty"`
+}
+
+// The statuses of a finished run (Result.Status), the same words the run history keeps.
+const (
+	StatusSucceeded   = "succeeded"
+	StatusFailed      = "failed"
+	StatusInterrupted = "interrupted" // its process stopped before it finished (KindInterrupted)
+)
+
+// Settle sets r.Status once r is final (see StatusOf).
+func (r *Result) Settle() { r.Status = StatusOf(r) }
+
+// StatusOf is how a final result's run ended: the one rule for a run's status, which the run
+// history keeps too.
+func StatusOf(r *Result) string {
+	switch {
+	case r.Success:
+		return StatusSucceeded
+	case r.Error != nil && r.Error.Kind == KindInterrupted:
+		return StatusInterrupted
+	default:
+		return StatusFailed
+	}
 }
 
 // ResultError is a failed run's error: a kind to branch on and a message to read.

@@ -21,6 +21,7 @@ func (rt *Runtime) EndQueued(ctx context.Context, req run.Request, queuedAt time
 		res.RunID = newRunID()
 	}
 	res.DurationMs = float64(time.Since(queuedAt).Microseconds()) / 1000
+	res.Settle()
 	rec := rt.queuedRecord(req, queuedAt, res)
 	rt.counters.observe("", rec.Face, res, false)
 	rt.recordEnd(ctx, rec)
@@ -47,6 +48,7 @@ func (rt *Runtime) InterruptQueued(ctx context.Context, id, skill, owner string)
 		return nil, ok, err
 	}
 	res = &run.Result{RunID: id, Skill: skill, Logs: []run.LogEntry{}, Error: &run.ResultError{Kind: run.KindInterrupted, Message: msg}}
+	res.Settle()
 	rt.counters.observe("", run.FaceLibrary, res, false)
 	rt.logger.Warn("run interrupted: its node lost it", "skill", skill, "run", id, "owner", owner)
 	return res, true, nil
@@ -67,6 +69,7 @@ func (rt *Runtime) CancelQueued(ctx context.Context, id, skill, message string) 
 		return nil, ok, err
 	}
 	res = &run.Result{RunID: id, Skill: skill, Logs: []run.LogEntry{}, Error: &run.ResultError{Kind: run.KindCanceled, Message: message}}
+	res.Settle()
 	rt.counters.observe("", run.FaceLibrary, res, false)
 	rt.logger.Info("run canceled in the queue", "skill", skill, "run", id)
 	return res, true, nil

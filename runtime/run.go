@@ -84,6 +84,7 @@ func (rt *Runtime) Run(ctx context.Context, req run.Request) (*run.Result, error
 			res.Success, res.Result = false, nil
 			res.Error = &run.ResultError{Kind: err.Kind, Message: err.Message}
 		}
+		res.Settle()
 		metricLabel := skillLabel
 		if visibleTo != "" { // a user's own skill: its id is not the tenant's to read in metrics
 			metricLabel = privateSkillLabel

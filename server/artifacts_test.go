@@ -144,3 +144,93 @@ func TestArtifactQuotaExceeded(t *testing.T) {
 		t.Errorf("message %q", e.Error.Message)
 	}
 }
+
+// A run's answer says how it ended (status), each artifact has the URL that downloads it (its
+// name escaped), and the run's record lists its artifacts the same way, with a store and
+// without one; a failed run's status is failed. These are the shapes open-skills clients read.
+func TestRunsCarryStatusAndArtifactURLs(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	output := `"permissions":{"files":[{"path":"/output","access":"read-write"}]}`
+	fixture(t, dir, "report", manifestJSON("report", `"parameters":{"fail":{"type":"boolean"}},`+output), "", map[string]string{"execute.py": `import os
+
+def execute(args, ctx):
+    os.makedirs("/output/q?a", exist_ok=True)
+    with open("/output/q?a/my report #1.txt", "w") as f:
+        f.write("report")
+    if args.get("fail"):
+        raise ValueError("asked to fail")
+    return "done"
+`})
+	for _, withStore := range []bool{false, true} {
+		cfg, opts := runtime.Config{}, Options{}
+		var s store.Store
+		if withStore {
+			var err error
+			if s, err = sqlite.Open(t.Context(), filepath.Join(t.TempDir(), sqlite.FileName)); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			rec := storetest.NewRecorder(t, s, store.RecorderOptions{})
+			cfg.Recorder, cfg.Artifacts, opts.History = rec, rec, s
+		}
+		env := newEnvRuntime(t, opts, cfg, dir)
+		var res run.Result
+		post(t, env.ts.URL+"/v1/runs", `{"skill":"report"}`).decode(t, &res)
+		if s != nil { // the record read back is the store's, not the runtime's recent run
+			waitFor(hangGuard, func() bool { r, err := s.FindRun(t.Context(), res.RunID); return err == nil && r.Status.Final() })
+		}
+		want := "/v1/runs/" + res.RunID + "/artifacts/q%3Fa/my%20report%20%231.txt"
+		if res.Status != run.StatusSucceeded || len(res.Artifacts) != 1 || res.Artifacts[0].URL != want {
+			t.Fatalf("store %v: %+v, want status succeeded and url %s", withStore, res, want)
+		}
+		if r := get(t, env.ts.URL+res.Artifacts[0].URL); r.status != 200 || string(r.body) != "report" {
+			t.Errorf("store %v: GET its url: %d %q", withStore, r.status, r.body)
+		}
+		var rec struct {
+			Status    string              `json:"status"`
+			Artifacts []artifact.Artifact `json:"artifacts"`
+		}
+		get(t, env.ts.URL+"/v1/runs/"+res.RunID).decode(t, &rec)
+		if rec.Status != "succeeded" || len(rec.Artifacts) != 1 || rec.Artifacts[0].URL != want || rec.Artifacts[0].Size != 6 {
+			t.Errorf("store %v: the run's record %+v", withStore, rec)
+		}
+		var failed run.Result
+		post(t, env.ts.URL+"/v1/runs", `{"skill":"report","input":{"fail":true}}`).decode(t, &failed)
+		if failed.Success || failed.Status != run.StatusFailed || len(failed.Artifacts) != 1 || failed.Artifacts[0].URL == "" {
+			t.Errorf("store %v: a failed run: %+v", withStore, failed)
+		}
+	}
+}
+
+// The SSE stream links each artifact: its file event and the result's list carry the URL.
+func TestArtifactEventsCarryTheirURL(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t, Options{}, artifactSkills(t))
+	resp := stream(t, context.Background(), env.ts.URL+"/v1/runs", `{"skill":"out","input":{"spec":"a.txt*3"}}`)
+	defer resp.Body.Close()
+	var urls []string
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		d, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		var e run.Event
+		if err := json.Unmarshal([]byte(d), &e); err != nil {
+			t.Fatal(err)
+		}
+		if e.File != nil {
+			urls = append(urls, e.File.URL)
+		}
+		if e.Result != nil {
+			if e.Result.Status != run.StatusSucceeded || len(e.Result.Artifacts) != 1 {
+				t.Fatalf("result %+v", e.Result)
+			}
+			urls = append(urls, e.Result.Artifacts[0].URL)
+		}
+	}
+	if len(urls) != 2 || urls[0] == "" || urls[0] != urls[1] || !strings.HasSuffix(urls[0], "/artifacts/a.txt") {
+		t.Errorf("urls %q", urls)
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -96,7 +95,7 @@ func (s *view) runAsync(c echo.Context, ctx context.Context, req run.Request) er
 		if herr := refusal(o.res, o.err); herr != nil {
 			return herr
 		}
-		return c.JSON(http.StatusOK, o.res)
+		return c.JSON(http.StatusOK, linkResult(apiPrefix(c), o.res))
 	case <-c.Request().Context().Done():
 		tr.cancel(errors.New("its client went away before it was admitted"))
 		return c.Request().Context().Err()
@@ -119,7 +118,6 @@ func (s *view) acceptedAs(c echo.Context, id string, status store.Status) error 
 // linksFor is where run id is read, watched and canceled, under the prefix this server is
 // mounted at (the part of the matched route before /v1/).
 func linksFor(c echo.Context, id string) runLinks {
-	prefix, _, _ := strings.Cut(c.Path(), "/v1/")
-	run := prefix + "/v1/runs/" + id
+	run := apiPrefix(c) + "/v1/runs/" + id
 	return runLinks{Run: run, Events: run + "/events", Cancel: run + "/cancel"}
 }

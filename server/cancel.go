@@ -77,9 +77,4 @@ func finished(id string, status store.Status) error {
 }
 
 // statusOf is a finished result's status in the run history's words.
-func statusOf(res *run.Result) store.Status {
-	if res.Success {
-		return store.StatusSucceeded
-	}
-	return store.StatusFailed
-}
+func statusOf(res *run.Result) store.Status { return store.Status(run.StatusOf(res)) }

@@ -204,7 +204,8 @@ func (s *view) followEvents(c echo.Context, id string, after int, wait bool) (ha
 // resultOf is a finished run's result as the history has it.
 func resultOf(r *store.Run) *run.Result {
 	res := &run.Result{RunID: r.ID, Skill: r.Skill, Version: r.Version, Digest: r.Digest, Success: r.Success,
-		Result: r.Result, Logs: []run.LogEntry{}, LogsDropped: r.LogsDropped, DurationMs: r.DurationMs}
+		Status: string(r.Status), Result: r.Result, Logs: []run.LogEntry{}, LogsDropped: r.LogsDropped, DurationMs: r.DurationMs,
+		Artifacts: r.Artifacts}
 	if r.Error != nil {
 		res.Error = &run.ResultError{Kind: run.ErrorKind(r.Error.Kind), Message: r.Error.Message}
 	}

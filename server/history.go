@@ -63,7 +63,7 @@ func (s *view) listRuns(c echo.Context) error {
 		if !r.Status.Final() && q.Status == "" {
 			if rec, ok := s.recentRun(c, r.ID); ok {
 				listed := store.RunOf(&rec)
-				listed.Result, listed.Logs = nil, nil // a list leaves them out, as the history's does
+				listed.Result, listed.Logs, listed.Artifacts = nil, nil, nil // a list leaves them out, as the history's does
 				page.Runs[i] = listed
 			}
 		}
@@ -128,6 +128,7 @@ func (s *view) getRun(c echo.Context) error {
 		if !inMemory {
 			return httpError(http.StatusNotFound, "not_found", "no recent run %q (the runtime keeps the most recent ones)", id)
 		}
+		rec.Result = linkResult(apiPrefix(c), rec.Result)
 		return c.JSON(http.StatusOK, rec)
 	}
 	ctx, cancel := context.WithTimeout(c.Request().Context(), historyTimeout)
@@ -154,6 +155,7 @@ func (s *view) getRun(c echo.Context) error {
 	}
 	// The history's record, with the result and logs the policy keeps: the same before and
 	// after a restart.
+	found.Artifacts = linkArtifacts(apiPrefix(c), found.ID, found.Artifacts)
 	return c.JSON(http.StatusOK, found)
 }
 

@@ -191,7 +191,7 @@ func (s *view) run(c echo.Context, req run.Request) error {
 		}
 		return sse.err
 	}
-	return c.JSON(http.StatusOK, res)
+	return c.JSON(http.StatusOK, linkResult(apiPrefix(c), res))
 }
 
 // runPlaced answers a synchronous run this node queued for the cluster: its events as they
@@ -209,7 +209,7 @@ func (s *view) runPlaced(c echo.Context, ctx context.Context, req run.Request, r
 	case err != nil:
 		return err
 	}
-	return c.JSON(http.StatusOK, res)
+	return c.JSON(http.StatusOK, linkResult(apiPrefix(c), res))
 }
 
 // refusal is the HTTP error of a run refused before it started, or of one whose outcome is the
@@ -316,6 +316,7 @@ func (w *sseWriter) sendRaw(id int, name string, data []byte) {
 	if w.err != nil || strings.ContainsAny(name, "\r\n") || bytes.ContainsAny(data, "\r\n") {
 		return
 	}
+	data = linkRawEvent(apiPrefix(w.c), name, data)
 	w.start()
 	w.write(fmt.Appendf(nil, "id: %d\nevent: %s\ndata: %s\n\n", id, name, data))
 }
@@ -333,6 +334,9 @@ func (w *sseWriter) send(id int, name string, payload any) {
 	if name == "" {
 		buf.WriteString(": keep-alive\n\n")
 	} else {
+		if e, ok := payload.(run.Event); ok {
+			payload = linkEvent(apiPrefix(w.c), e)
+		}
 		data, err := json.Marshal(payload)
 		if err != nil {
 			w.err = err

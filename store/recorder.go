@@ -20,6 +20,7 @@ import (
 	"github.com/skillbox-dev/skillbox/artifact"
 	"github.com/skillbox-dev/skillbox/history"
 	"github.com/skillbox-dev/skillbox/history/outbox"
+	"github.com/skillbox-dev/skillbox/run"
 )
 
 // RecorderOptions configure a Recorder. The zero value is the defaults.
@@ -434,27 +435,22 @@ func RunOf(rec *history.Record) Run { return fromRecord(rec, true) }
 // fromRecord is the store's form of a runtime record: a run's start, or with final its end.
 func fromRecord(rec *history.Record, final bool) Run {
 	res := rec.Result
-	run := Run{ID: res.RunID, Skill: res.Skill, Version: res.Version, Digest: res.Digest,
+	out := Run{ID: res.RunID, Skill: res.Skill, Version: res.Version, Digest: res.Digest,
 		Face: string(rec.Face), Caller: rec.Caller, Tenant: rec.Tenant, VisibleTo: rec.VisibleTo, Args: rec.Args, ArgsSHA256: rec.ArgsSHA256,
 		StartedAt: rec.StartedAt, Status: StatusRunning}
 	if !final {
-		return run
+		return out
 	}
-	run.DurationMs = res.DurationMs
-	run.FinishedAt = rec.StartedAt.Add(time.Duration(res.DurationMs * float64(time.Millisecond)))
-	run.Usage, _ = json.Marshal(res.Usage)
-	run.Result, run.LogsDropped, run.Trimmed = res.Result, res.LogsDropped, rec.Trimmed
+	out.DurationMs = res.DurationMs
+	out.FinishedAt = rec.StartedAt.Add(time.Duration(res.DurationMs * float64(time.Millisecond)))
+	out.Usage, _ = json.Marshal(res.Usage)
+	out.Result, out.LogsDropped, out.Trimmed, out.Artifacts = res.Result, res.LogsDropped, rec.Trimmed, res.Artifacts
 	if len(res.Logs) > 0 {
-		run.Logs, _ = json.Marshal(res.Logs)
+		out.Logs, _ = json.Marshal(res.Logs)
 	}
-	switch {
-	case res.Success:
-		run.Status, run.Success = StatusSucceeded, true
-	default:
-		run.Status = StatusFailed
-		if res.Error != nil {
-			run.Error = &RunError{Kind: string(res.Error.Kind), Message: res.Error.Message}
-		}
+	out.Status, out.Success = Status(run.StatusOf(res)), res.Success
+	if !res.Success && res.Error != nil {
+		out.Error = &RunError{Kind: string(res.Error.Kind), Message: res.Error.Message}
 	}
-	return run
+	return out
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/skillbox-dev/skillbox/artifact"
+	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/version"
 )
 
@@ -114,10 +115,10 @@ const DefaultMaxArtifactBytes = 1 << 30
 type Status string
 
 const (
-	StatusRunning     Status = "running"     // admitted and not finished; its owner holds a lease
-	StatusSucceeded   Status = "succeeded"   // finished, and the skill succeeded
-	StatusFailed      Status = "failed"      // finished with an error (ErrorKind says which)
-	StatusInterrupted Status = "interrupted" // its process died (or lost the store) mid-run
+	StatusRunning     Status = "running"             // admitted and not finished; its owner holds a lease
+	StatusSucceeded   Status = run.StatusSucceeded   // finished, and the skill succeeded
+	StatusFailed      Status = run.StatusFailed      // finished with an error (ErrorKind says which)
+	StatusInterrupted Status = run.StatusInterrupted // its process died (or lost the store) mid-run
 
 	// StatusQueued is a run a node of a cluster accepted for the cluster's queue, which no node
 	// has started yet: no owner holds it; its lease is when the sweep gives up on it (it waits
@@ -171,6 +172,9 @@ type Run struct {
 	Logs        json.RawMessage `json:"logs,omitempty"`
 	LogsDropped int             `json:"logs_dropped,omitempty"`
 	Trimmed     bool            `json:"trimmed,omitempty"`
+	// Artifacts are the files the run left in its output directory, by name, as the store
+	// keeps them: FindRun reads them (ListRuns leaves them out).
+	Artifacts []artifact.Artifact `json:"artifacts,omitempty"`
 	// Usage is the run's usage (the runtime's Usage as JSON), once it finished.
 	Usage      json.RawMessage `json:"usage,omitempty"`
 	DurationMs float64         `json:"duration_ms"`

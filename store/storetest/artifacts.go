@@ -103,6 +103,28 @@ func testArtifactsRoundTrip(t *testing.T, h Harness) {
 	if _, _, err := s.OpenArtifact(ctx, "", "run_000001", "x"); !errors.Is(err, artifact.ErrNoArtifact) {
 		t.Errorf("a recorded run without artifacts: %v, want ErrNoArtifact", err)
 	}
+	// A run's record lists its artifacts by name, its tenant's only; a list leaves them out.
+	mustFinish(t, s, finished(2, "echo", store.StatusSucceeded))
+	if err := s.PutArtifacts(ctx, "run_000002", []artifact.File{fileOf("z.txt", "text/plain", []byte("z")), fileOf("a/b.html", "text/html", report)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Tenant("other").PutArtifacts(ctx, "run_000002", []artifact.File{fileOf("theirs.txt", "text/plain", nil)}); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := s.FindRun(ctx, "run_000002")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if as := rec.Artifacts; len(as) != 2 || as[0].Name != "a/b.html" || as[0].Size != int64(len(report)) || as[0].MediaType != "text/html" ||
+		as[0].SHA256 != fileOf("", "", report).SHA256 || as[1].Name != "z.txt" {
+		t.Errorf("run_000002's artifacts: %+v", as)
+	}
+	if rec, err := s.FindRun(ctx, "run_000001"); err != nil || rec.Artifacts != nil {
+		t.Errorf("a run without artifacts lists %+v (%v)", rec.Artifacts, err)
+	}
+	if page, err := s.ListRuns(ctx, store.Query{}); err != nil || len(page.Runs) == 0 || page.Runs[0].Artifacts != nil {
+		t.Errorf("a list of runs: %+v (%v)", page.Runs, err)
+	}
 	// Kept once: a second put of the same name fails and changes nothing.
 	if err := s.PutArtifacts(ctx, "run_b", []artifact.File{fileOf("copy.bin", "text/plain", []byte("other"))}); err == nil {
 		t.Error("a second put of copy.bin succeeded")

@@ -262,3 +262,26 @@ func (s *DB) dropArtifacts(ctx context.Context, tx *sql.Tx, where string, args .
 	}
 	return nil
 }
+
+// runArtifacts lists the artifacts of run id, by name: at most maxRunArtifacts, all a run can
+// keep (PutArtifactsWithin checks it), so the list is bounded.
+func (s *DB) runArtifacts(ctx context.Context, id string) ([]artifact.Artifact, error) {
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT name, size, sha256, media_type FROM artifacts WHERE tenant = ? AND run_id = ? ORDER BY name LIMIT ?`),
+		s.tenant, id, maxRunArtifacts)
+	if err != nil {
+		return nil, fmt.Errorf("the artifacts of run %s: %s %s: %w", id, s.dialect.Name, s.where, err)
+	}
+	defer rows.Close()
+	var out []artifact.Artifact
+	for rows.Next() {
+		var a artifact.Artifact
+		if err := rows.Scan(&a.Name, &a.Size, &a.SHA256, &a.MediaType); err != nil {
+			return nil, fmt.Errorf("the artifacts of run %s: %s %s: %w", id, s.dialect.Name, s.where, err)
+		}
+		out = append(out, a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("the artifacts of run %s: %s %s: %w", id, s.dialect.Name, s.where, err)
+	}
+	return out, nil
+}

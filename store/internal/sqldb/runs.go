@@ -320,6 +320,9 @@ func (s *DB) FindRun(ctx context.Context, id string) (store.Run, error) {
 	} else if err != nil {
 		return store.Run{}, fmt.Errorf("run %q: %s %s: %w", id, s.dialect.Name, s.where, err)
 	}
+	if r.Artifacts, err = s.runArtifacts(ctx, id); err != nil {
+		return store.Run{}, err
+	}
 	return r, nil
 }
 
