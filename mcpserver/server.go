@@ -69,6 +69,9 @@ type Options struct {
 	// toolset (list_skills, load_skill, read_skill_resource, run_skill) by default, through which
 	// clients that load only tools reach instruction skills; see [toolset.Offer].
 	Offer toolset.Offer
+	// ToolNames says by which names the skill-management tools are offered: Skillbox's (the
+	// default) or Devai's (skill_create, ..., skill_list; see toolset.WithDevaiNames).
+	ToolNames toolset.Naming
 	// SessionTimeout closes a streamable HTTP session that has made no request for this long
 	// (default 30 minutes; negative: never).
 	SessionTimeout time.Duration
@@ -112,9 +115,12 @@ type Server struct {
 	rt *runtime.Runtime
 	// runner makes the runs of tool calls: rt, or rt with Options.Run in place of its Run.
 	runner toolset.Author
-	opts   Options
-	logger *slog.Logger
-	mcp    *mcp.Server
+	// toolRunner is runner as the toolset's tools are listed and called over it (with Devai's
+	// names, when Options.DevaiNames).
+	toolRunner toolset.Runner
+	opts       Options
+	logger     *slog.Logger
+	mcp        *mcp.Server
 
 	// publisher reads the skills the Skills extension lists, remembering their files' digests;
 	// unpublished remembers which were left out, so each is logged once.
@@ -148,6 +154,7 @@ func New(rt *runtime.Runtime, opts Options) *Server {
 	if opts.Run != nil {
 		s.runner = runWith{rt, opts.Run}
 	}
+	s.toolRunner = opts.ToolNames.Over(s.runner)
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: opts.Name, Title: "Skillbox", Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       opts.Logger,

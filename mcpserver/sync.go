@@ -74,7 +74,7 @@ func defJSON(v any) string {
 func (s *Server) syncTools() {
 	want := map[string]registered{}
 	if s.opts.Offer.Toolset() {
-		for _, t := range tooldef.MCPToolset(toolset.Tools(s.rt)) {
+		for _, t := range tooldef.MCPToolset(toolset.Tools(s.toolRunner)) {
 			openWorld := t.Annotations.OpenWorldHint
 			tool := &mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema,
 				Annotations: &mcp.ToolAnnotations{ReadOnlyHint: t.Annotations.ReadOnlyHint, OpenWorldHint: &openWorld}}
@@ -91,10 +91,11 @@ func (s *Server) syncTools() {
 // rules, or the name rules of the vendors MCP clients hand tools on to, refuse is left out
 // (tooldef.MCP) and logged, once per change of the skills; run_skill still runs it.
 func (s *Server) wantSkillTools(want map[string]registered) {
-	for _, b := range tooldef.LeftOut(s.rt, tooldef.FormatMCP) {
+	l := toolset.OfferSkills.List(s.toolRunner, tooldef.FormatMCP)
+	for _, b := range l.LeftOut {
 		s.logger.Warn("mcp: the skill's tool is left out of the list: "+b.Problem, "skill", b.Skill, "tool", b.Tool, "vendor", b.Vendor, "rule", b.Rule)
 	}
-	for _, t := range tooldef.MCP(s.rt) {
+	for _, t := range l.Tools.([]tooldef.MCPTool) {
 		id, ok := tooldef.SkillID(t.Name)
 		if !ok {
 			continue

@@ -37,7 +37,7 @@ func (s *Server) callToolset(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		events := newNotifier(ctx, req)
 		ctx = toolset.WithOrigin(ctx, toolset.Origin{Face: run.FaceMCP, Who: s.principal(ctx), Remote: s.opts.Remote, OnEvent: events.event})
-		res, text, err := toolset.HandleResult(traced(ctx, req), s.runner, name, []byte(req.Params.Arguments))
+		res, text, err := toolset.HandleResult(traced(ctx, req), s.toolRunner, name, []byte(req.Params.Arguments))
 		events.close() // every notification goes before the result
 		if err != nil && res != nil && res.Error != nil {
 			// As a skill's own tool fails: "<kind>: <message>", with the run's _meta.

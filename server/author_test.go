@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillbox-dev/skillbox/access"
+	"github.com/skillbox-dev/skillbox/agent/toolset"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/runtime"
 )
@@ -82,5 +83,64 @@ func TestAuthoringToolsByRole(t *testing.T) {
 	}
 	if _, err := env.rt.Skill("adder"); err == nil {
 		t.Fatal("not deleted")
+	}
+}
+
+// With ToolNames devai, both faces offer and answer the management tools by Devai's names, to
+// whom create_skill would be offered: a backend written for Devai creates a skill over HTTP and
+// its MCP client lists and runs it.
+func TestDevaiToolNamesOverHTTPAndMCP(t *testing.T) {
+	t.Parallel()
+	cfg := runtime.Config{Policy: &policy.Policy{AgentSkills: policy.AgentSkills{Enabled: true}}}
+	opts := keysOptions()
+	opts.ToolNames = toolset.NamingDevai
+	env := newEnvRuntime(t, opts, cfg, t.TempDir())
+	listed := func(key string) string {
+		return string(get(t, env.ts.URL+"/v1/tools?format=openai", "X-API-Key", key).body)
+	}
+	if l := listed(roleKeys[access.RoleAuthor]); !strings.Contains(l, `"skill_create"`) || strings.Contains(l, `"create_skill"`) {
+		t.Fatalf("GET /v1/tools for an author: %s", l)
+	}
+	if l := listed(roleKeys[access.RoleRunner]); strings.Contains(l, `"skill_create"`) || !strings.Contains(l, `"skill_list"`) {
+		t.Fatalf("GET /v1/tools for a runner: %s", l)
+	}
+	body, _ := json.Marshal(map[string]any{"name": "skill_create", "arguments": map[string]any{
+		"id": "adder", "name": "Adder", "description": "Adds.", "tags": []string{"math"},
+		"parameters": map[string]any{"a": map[string]any{"type": "number", "required": true}, "b": map[string]any{"type": "number", "required": true}},
+		"code":       "export function execute(args: {a: number, b: number}) { return args.a + args.b; }"}})
+	var out toolCallResponse
+	post(t, env.ts.URL+"/v1/tools/call", string(body), "X-API-Key", roleKeys[access.RoleAuthor]).decode(t, &out)
+	if out.IsError {
+		t.Fatalf("skill_create over HTTP: %+v", out)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: env.ts.URL + "/mcp", HTTPClient: &http.Client{Transport: keyTransport{roleKeys[access.RoleAuthor]}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	l, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range l.Tools {
+		names = append(names, tool.Name)
+	}
+	for _, want := range []string{"skill_create", "skill_update", "skill_delete", "skill_reload", "skill_list", "skill_adder"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("MCP tools/list %v: no %s", names, want)
+		}
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "skill_list", Arguments: map[string]any{}})
+	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, `"status":"active"`) {
+		t.Fatalf("skill_list over MCP: %v %+v", err, res)
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "skill_adder", Arguments: map[string]any{"a": 1, "b": 2}})
+	if sc, _ := res.StructuredContent.(map[string]any); err != nil || res.IsError || sc["result"] != 3.0 {
+		t.Fatalf("the new skill over MCP: %v %+v", err, res)
 	}
 }

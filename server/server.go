@@ -54,6 +54,10 @@ type Options struct {
 	// executable skill and the progressive-disclosure toolset ([toolset.OfferAll], the default),
 	// one of them, or the other. GET /v1/tools?tools= picks per request.
 	Offer toolset.Offer
+	// ToolNames says by which names GET /v1/tools, POST /v1/tools/call and the MCP endpoint
+	// offer the skill-management tools: Skillbox's (the default) or Devai's (skill_create, ...,
+	// skill_list; see toolset.WithDevaiNames).
+	ToolNames toolset.Naming
 	// BodyTimeout is the longest a request's body may take to arrive (default 2 minutes), and
 	// MinBodyRate the fewest bytes a second it must average after its first 5 seconds (default
 	// 1 KiB/s; negative: no rate). A body that falls behind is answered 408 and its connection

@@ -31,7 +31,7 @@ func (s *view) wellKnown(c echo.Context) error {
 // A tool the vendor would refuse is left out, and said so ([Server.leftOut]).
 func (s *view) tools(c echo.Context) error {
 	offer := s.opts.Offer
-	var r toolset.Runner = s.rt
+	r := s.opts.ToolNames.Over(s.rt)
 	if !toolset.MayAuthor(principal(c)) {
 		r = toolset.WithoutAuthoring(r) // create_skill and the rest only for those who may author
 	}
@@ -93,7 +93,7 @@ func (s *view) toolCall(c echo.Context) error {
 	// The runs a call makes continue the caller's trace, as a run request's do.
 	ctx := telemetry.FromHTTP(c.Request().Context(), c.Request().Header)
 	ctx = toolset.WithOrigin(ctx, toolset.Origin{Face: run.FaceHTTP, Who: k.Principal, Remote: true})
-	res, text, err := toolset.HandleResult(ctx, s.rt, req.Name, args)
+	res, text, err := toolset.HandleResult(ctx, s.opts.ToolNames.Over(s.rt), req.Name, args)
 	return c.JSON(http.StatusOK, toolCallResponse{Name: req.Name, Text: text, IsError: err != nil, Result: res})
 }
 

@@ -67,7 +67,7 @@ func (s *Server) newTenant(name string, rt *runtime.Runtime, history History, lo
 // newView is a view of t through rt (t's own Runtime, or one of its users').
 func (t *tenant) newView(rt *runtime.Runtime) *view {
 	v := &view{Server: t.srv, t: t, rt: rt, history: t.history, logger: t.logger, live: t.live, agent: newAgentSkills()}
-	mopts := mcpserver.Options{Logger: t.logger, Remote: true, Offer: t.srv.opts.Offer}
+	mopts := mcpserver.Options{Logger: t.logger, Remote: true, Offer: t.srv.opts.Offer, ToolNames: t.srv.opts.ToolNames}
 	if t.srv.opts.Cluster != nil { // a tool call this node has no room for goes to the cluster's queue
 		mopts.Run = v.clusterRun
 	}

@@ -78,7 +78,7 @@ var authorTools = []builtin{
 // authoring reports whether r offers the authoring tools: it can install skills and its policy
 // lets agents write them.
 func authoring(r Runner) bool {
-	a, ok := r.(Author)
+	a, ok := base(r).(Author)
 	return ok && a.AgentSkillsEnabled()
 }
 
@@ -121,6 +121,12 @@ func writeSkill(ctx context.Context, r Runner, args []byte, start time.Time, opt
 	if err := a.err(); err != nil {
 		return failed(id, start, err)
 	}
+	return installWritten(ctx, r, start, id, manifest, files, opts)
+}
+
+// installWritten installs the skill id an agent wrote, manifest and files, as opts says (a new
+// skill, or a new version of one it wrote).
+func installWritten(ctx context.Context, r Runner, start time.Time, id string, manifest []byte, files map[string]string, opts runtime.InstallOptions) (*run.Result, string, error) {
 	au, rerr := author(ctx, r, id)
 	if rerr != nil {
 		return failed(id, start, rerr)
@@ -184,7 +190,7 @@ func agentFor(who access.Principal) access.Principal {
 // author returns r as an Author, or why the call may not write. Whether the caller may is the
 // runtime's to say (Install and Remove check the role of Origin.Who, as an agent's).
 func author(_ context.Context, r Runner, id string) (Author, *run.Error) {
-	a, ok := r.(Author)
+	a, ok := base(r).(Author)
 	if !ok {
 		return nil, &run.Error{Kind: run.KindPermissionDenied, Skill: id, Message: "this host does not install skills"}
 	}
@@ -203,7 +209,7 @@ func authorError(id string, err error) *run.Error {
 	case errors.Is(err, runtime.ErrAuthoringOff), errors.Is(err, runtime.ErrNotAgentSkill), errors.Is(err, runtime.ErrBeyondCeiling):
 		return &run.Error{Kind: run.KindPermissionDenied, Skill: id, Message: err.Error(), Err: err}
 	case errors.Is(err, runtime.ErrExists):
-		return &run.Error{Kind: run.KindInvalidArgs, Skill: id, Message: fmt.Sprintf("skill %q exists: update_skill replaces a skill an agent wrote", id), Err: err}
+		return &run.Error{Kind: run.KindInvalidArgs, Skill: id, Message: fmt.Sprintf("skill %q exists: update_skill (skill_update under Devai's names) replaces a skill an agent wrote", id), Err: err}
 	case errors.As(err, &se):
 		return &run.Error{Kind: run.KindInvalidArgs, Skill: id, Message: se.Error(), Err: err}
 	}
@@ -221,8 +227,11 @@ func WithoutAuthoring(r Runner) Runner { return readOnlyRunner{r} }
 func MayAuthor(who access.Principal) bool { return agentFor(who).Allows(access.NeedInstall) }
 
 // IsAuthoring reports whether name is one of the tools that write skills (create_skill,
-// update_skill, delete_skill).
+// update_skill, delete_skill, and Devai's skill_create, skill_update, skill_delete).
 func IsAuthoring(name string) bool {
+	if isDevaiAuthoring(name) {
+		return true
+	}
 	for _, t := range authorTools {
 		if t.name == name {
 			return true

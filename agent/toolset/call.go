@@ -91,7 +91,11 @@ func Call(ctx context.Context, r Runner, name string, argsJSON []byte) (*run.Res
 // [Handle]); it is empty for runs, whose text is their result.
 func invoke(ctx context.Context, r Runner, name string, argsJSON []byte) (*run.Result, string, error) {
 	argsJSON = normaliseArgs(argsJSON)
-	if b := builtinByName(name); b != nil {
+	b := devaiTool(r, name)
+	if b == nil && !(devaiNames(r) && IsAuthoring(name)) { // Devai's names replace create_skill's
+		b = builtinByName(name)
+	}
+	if b != nil {
 		start := time.Now()
 		if err := ctx.Err(); err != nil {
 			if errors.Is(err, context.DeadlineExceeded) {

@@ -46,7 +46,7 @@ func (o Offer) List(r Runner, f tooldef.Format) Listing {
 		l.Tools, n = list, len(list)
 	}
 	if o.SkillTools() {
-		l.LeftOut = tooldef.LeftOut(r, f)
+		l.LeftOut = append(tooldef.LeftOut(skillToolCatalog(r), f), devaiLeftOut(r)...)
 	}
 	l.LeftOut = append(l.LeftOut, tooldef.ListBreaches(f, n)...)
 	return l

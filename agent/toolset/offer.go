@@ -48,7 +48,7 @@ func (o Offer) Toolset() bool { return o != OfferSkills }
 func (o Offer) OpenAI(r Runner) []tooldef.OpenAITool {
 	out := []tooldef.OpenAITool{}
 	if o.SkillTools() {
-		out = append(out, tooldef.OpenAI(r)...)
+		out = append(out, tooldef.OpenAI(skillToolCatalog(r))...)
 	}
 	if o.Toolset() {
 		out = append(out, tooldef.OpenAIToolset(Tools(r))...)
@@ -61,7 +61,7 @@ func (o Offer) OpenAI(r Runner) []tooldef.OpenAITool {
 func (o Offer) Anthropic(r Runner) []tooldef.AnthropicTool {
 	out := []tooldef.AnthropicTool{}
 	if o.SkillTools() {
-		out = append(out, tooldef.Anthropic(r)...)
+		out = append(out, tooldef.Anthropic(skillToolCatalog(r))...)
 	}
 	if o.Toolset() {
 		out = append(out, tooldef.AnthropicToolset(Tools(r))...)
@@ -74,7 +74,7 @@ func (o Offer) Anthropic(r Runner) []tooldef.AnthropicTool {
 func (o Offer) MCP(r Runner) []tooldef.MCPTool {
 	out := []tooldef.MCPTool{}
 	if o.SkillTools() {
-		out = append(out, tooldef.MCP(r)...)
+		out = append(out, tooldef.MCP(skillToolCatalog(r))...)
 	}
 	if o.Toolset() {
 		out = append(out, tooldef.MCPToolset(Tools(r))...)

@@ -47,7 +47,15 @@ const (
 // so a catalog too large to send as skill_<id> tools (or an id too long for OpenAI) still runs.
 func Tools(r Runner) []tooldef.Tool {
 	all := builtins
-	if authoring(r) {
+	switch {
+	case devaiNames(r):
+		all = slices.Clone(builtins)
+		for _, b := range devaiTools {
+			if authoring(r) || !isDevaiAuthoring(b.name) {
+				all = append(all, b)
+			}
+		}
+	case authoring(r):
 		all = append(slices.Clone(builtins), authorTools...)
 	}
 	out := make([]tooldef.Tool, len(all))
@@ -160,7 +168,7 @@ func builtinByName(name string) *builtin {
 // readOnly reports whether the tool only reads the catalog.
 func (b *builtin) readOnly() bool {
 	switch b.name {
-	case ToolRunSkill, ToolRunSkillScript, ToolCreateSkill, ToolUpdateSkill, ToolDeleteSkill:
+	case ToolRunSkill, ToolRunSkillScript, ToolCreateSkill, ToolUpdateSkill, ToolDeleteSkill, ToolDevaiCreate, ToolDevaiUpdate, ToolDevaiDelete:
 		return false
 	}
 	return true

@@ -82,9 +82,10 @@ type env struct {
 	maxArgsBytes      byteSize
 	compileMemory     byteSize
 	compileTimeout    time.Duration
-	cors              []string      // --cors-origin
-	offer             toolset.Offer // serve, mcp: --tools
-	stdinArg          string        // script: --stdin
+	cors              []string       // --cors-origin
+	offer             toolset.Offer  // serve, mcp: --tools
+	toolNames         toolset.Naming // serve, mcp, tools: --tool-names
+	stdinArg          string         // script: --stdin
 
 	dataDir, database string // where the run history is (see storeFlags)
 	spoolDir          string // --spool-dir: where records wait while the store is down

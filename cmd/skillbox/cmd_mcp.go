@@ -53,7 +53,7 @@ var cmdMCP = &command{
 			level = slog.LevelDebug
 		}
 		logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
-		srv := mcpserver.New(rt, mcpserver.Options{Logger: logger, Version: buildVersion, Offer: e.offer})
+		srv := mcpserver.New(rt, mcpserver.Options{Logger: logger, Version: buildVersion, Offer: e.offer, ToolNames: e.toolNames})
 		defer srv.Close()
 		if e.watch {
 			go rt.Watch(ctx, 0)

@@ -109,7 +109,7 @@ var cmdServe = &command{
 		if node, err = e.joinCluster(ctx, rt, logger); err != nil {
 			return e.fail(exitFailed, "%v", err)
 		}
-		opts := server.Options{Keys: keys, Logger: logger, CORSOrigins: e.cors, Offer: e.offer, BodyTimeout: e.bodyTimeout}
+		opts := server.Options{Keys: keys, Logger: logger, CORSOrigins: e.cors, Offer: e.offer, ToolNames: e.toolNames, BodyTimeout: e.bodyTimeout}
 		if node != nil {
 			fmt.Fprintf(e.stderr, "skillbox: node %s of cluster %q\n", e.cluster.NodeID, e.cluster.Name)
 			opts.Cluster = node
@@ -202,6 +202,12 @@ func toolsFlag(fs *pflag.FlagSet, e *env) {
 	fs.Func("tools", "which tools clients are offered: `all` (a tool per executable skill, then list_skills, load_skill, read_skill_resource and run_skill, through which clients that load only tools reach instruction skills; the default), skills (the skills' tools only) or disclosure (those four only, for a catalog too large to send a tool per skill)", func(v string) error {
 		o, err := toolset.ParseOffer(v)
 		e.offer = o
+		return err
+	})
+	e.toolNames = toolset.NamingSkillbox
+	fs.Func("tool-names", "the names of the tools that manage skills: `skillbox` (create_skill, update_skill, delete_skill; the default) or devai (skill_create, skill_update, skill_delete, skill_reload and skill_list, with Devai's arguments, for agent backends built on them)", func(v string) error {
+		n, err := toolset.ParseNaming(v)
+		e.toolNames = n
 		return err
 	})
 }

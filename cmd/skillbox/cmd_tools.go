@@ -12,7 +12,7 @@ import (
 
 var cmdTools = &command{
 	summary: "print the tool definitions a model is given, in OpenAI's, Anthropic's or MCP's exact shape",
-	usage:   "[--format openai|anthropic|mcp] [--tools all|skills|disclosure]",
+	usage:   "[--format openai|anthropic|mcp] [--tools all|skills|disclosure] [--tool-names skillbox|devai]",
 	long: `Print the tool definitions a model is given, as JSON ready to paste into that vendor's API:
 one tool per executable skill, then the progressive-disclosure tools (list_skills, load_skill,
 read_skill_resource, run_skill, run_skill_script) through which a model reaches instruction skills.
@@ -37,7 +37,7 @@ vendor would refuse is left out, and why is said on stderr (skillbox validate li
 			return e.fail(exitFailed, "%v", err)
 		}
 		defer rt.Close(context.Background())
-		l := e.offer.List(rt, f)
+		l := e.offer.List(e.toolNames.Over(rt), f)
 		for _, b := range l.LeftOut {
 			fmt.Fprintf(e.stderr, "skillbox: warning: %s\n", clean(b.String()))
 		}

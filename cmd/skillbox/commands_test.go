@@ -113,6 +113,13 @@ func TestTools(t *testing.T) {
 	}
 	expect{code: exitUsage, emptyStdout: true, stderr: []string{`--format "gemini": use openai, anthropic or mcp`}}.verify(t, cli(t, "", "tools", "--format", "gemini"))
 	expect{code: exitUsage, emptyStdout: true, stderr: []string{`tools "some": use all, skills or disclosure`}}.verify(t, cli(t, "", "tools", "--tools", "some"))
+	// --tool-names devai: the list a Devai backend gets (no authoring here: the policy is off).
+	r := cli(t, "", "tools", "--skills", bundled, "--tool-names", "devai")
+	expect{code: exitOK, stdout: []string{`"skill_list"`, `"skill_reload"`, `"skill_word_count"`}}.verify(t, r)
+	if strings.Contains(r.stdout, `"skill_create"`) {
+		t.Errorf("--tool-names devai offers skill_create where agents may not write skills:\n%s", r.stdout)
+	}
+	expect{code: exitUsage, emptyStdout: true, stderr: []string{`tool names "devia": use skillbox or devai`}}.verify(t, cli(t, "", "tools", "--tool-names", "devia"))
 }
 
 // TestInstructions: the SKILL.md as a model gets it, $ARGUMENTS filled in; --raw as written.
