@@ -209,7 +209,7 @@ func authorError(id string, err error) *run.Error {
 	case errors.Is(err, runtime.ErrAuthoringOff), errors.Is(err, runtime.ErrNotAgentSkill), errors.Is(err, runtime.ErrBeyondCeiling):
 		return &run.Error{Kind: run.KindPermissionDenied, Skill: id, Message: err.Error(), Err: err}
 	case errors.Is(err, runtime.ErrExists):
-		return &run.Error{Kind: run.KindInvalidArgs, Skill: id, Message: fmt.Sprintf("skill %q exists: update_skill (skill_update under Devai's names) replaces a skill an agent wrote", id), Err: err}
+		return &run.Error{Kind: run.KindInvalidArgs, Skill: id, Message: fmt.Sprintf("skill %q exists: update_skill replaces a skill an agent wrote (skill_update, under Devai's names)", id), Err: err}
 	case errors.As(err, &se):
 		return &run.Error{Kind: run.KindInvalidArgs, Skill: id, Message: se.Error(), Err: err}
 	}
