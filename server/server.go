@@ -233,6 +233,7 @@ func (s *Server) Mount(g *echo.Group) {
 	s.mountAgentSkills(func(method, path string, h echo.HandlerFunc) { guarded(method, path, h, access.RoleViewer) })
 	guarded(http.MethodGet, "/v1/tools", s.each((*view).tools), access.RoleViewer)
 	guarded(http.MethodPost, "/v1/tools/call", requireJSON(s.each((*view).toolCall)), access.NeedRun)
+	guarded(http.MethodPost, "/v1/run-modules", requireJSON(s.each((*view).runModules)), access.NeedRun)
 
 	// The runtime checks the role of an install and a removal (access.NeedInstall, NeedRemove);
 	// the routes check the same constants first, so a refused upload is not read.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/skillbox-dev/skillbox/agent/runmodule"
 	"github.com/skillbox-dev/skillbox/agent/search"
 	"github.com/skillbox-dev/skillbox/agent/tooldef"
 	"github.com/skillbox-dev/skillbox/agent/toolset"
@@ -95,6 +96,32 @@ func (s *view) toolCall(c echo.Context) error {
 	ctx = toolset.WithOrigin(ctx, toolset.Origin{Face: run.FaceHTTP, Who: k.Principal, Remote: true})
 	res, text, err := toolset.HandleResult(ctx, s.opts.ToolNames.Over(s.rt), req.Name, args)
 	return c.JSON(http.StatusOK, toolCallResponse{Name: req.Name, Text: text, IsError: err != nil, Result: res})
+}
+
+// runModulesRequest is a model's message whose [RUN_MODULE] blocks to answer.
+type runModulesRequest struct {
+	Text *string `json:"text"`
+}
+
+// runModules answers POST /v1/run-modules: each [RUN_MODULE] block of a model's message called
+// in order, as runmodule.Run calls them for the embedding program, with the answer (the
+// [MODULE_RESULT] blocks) as the next user message. Like a tool call it is 200 when a call
+// failed: the answer says what went wrong in words a model can act on.
+func (s *view) runModules(c echo.Context) error {
+	var req runModulesRequest
+	if err := s.decode(c, &req, runmodule.MaxTextBytes+envelopeBytes); err != nil {
+		return err
+	}
+	if req.Text == nil {
+		return httpError(http.StatusBadRequest, "bad_request", `the body needs "text": the model's message, with its [RUN_MODULE] blocks`)
+	}
+	if len(*req.Text) > runmodule.MaxTextBytes {
+		return httpError(http.StatusRequestEntityTooLarge, "too_large", "the message is %d bytes, more than %d", len(*req.Text), runmodule.MaxTextBytes)
+	}
+	k, _ := c.Get(keyContext).(keyEntry)
+	ctx := telemetry.FromHTTP(c.Request().Context(), c.Request().Header)
+	ctx = toolset.WithOrigin(ctx, toolset.Origin{Face: run.FaceHTTP, Who: k.Principal, Remote: true})
+	return c.JSON(http.StatusOK, runmodule.AnswerOf(runmodule.Run(ctx, s.opts.ToolNames.Over(s.rt), *req.Text)))
 }
 
 // mcpTools is the mcp format's body: MCP's tools/list result, with the tools left out beside it

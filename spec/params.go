@@ -69,6 +69,11 @@ func (c *Checker) parameters(v any) json.RawMessage {
 	return raw
 }
 
+// Parameters normalises and checks v as a manifest's "parameters" (see parameters), for another
+// file that declares arguments the same way (a module's module.json); the compiled schema is
+// c.Schema.
+func (c *Checker) Parameters(v any) json.RawMessage { return c.parameters(v) }
+
 func (c *Checker) paramMap(p map[string]any) map[string]any {
 	props := map[string]any{}
 	required := []string{}

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
 
+	"github.com/skillbox-dev/skillbox/agent/modules"
 	"github.com/skillbox-dev/skillbox/agent/tooldef"
 	"github.com/skillbox-dev/skillbox/agent/toolset"
 	"github.com/skillbox-dev/skillbox/run"
@@ -18,6 +20,10 @@ import (
 // MaxBlocks is the most blocks [Run] runs for one message; later blocks are answered
 // with an error. A model that loops writes many blocks, and each is a run.
 const MaxBlocks = 16
+
+// MaxTextBytes is the longest message a face reads for its blocks (skillbox run-modules,
+// POST /v1/run-modules): a model's reply is far shorter, and a longer one is refused, not cut.
+const MaxTextBytes = 1 << 20
 
 // Result is the answer to one block of a message, well-formed or not.
 type Result struct {
@@ -38,9 +44,10 @@ type Result struct {
 // block, malformed blocks included, in the same order, so the answer to a message accounts for
 // everything it asked. A message without blocks gives nil.
 //
-// A block's name may be a skill id ("word-count"), its tool name ("skill_word_count") or one of
+// A block's name may be a skill id ("word-count"), its tool name ("skill_word_count"), one of
 // the [toolset.Tools]'s tools ("load_skill"), which are how a model without tool calling loads
-// instructions and reads files.
+// instructions and reads files, or else a module of a skill the catalog shows (package modules:
+// "image_gen", or "image-generation/image_gen" when two skills have one of that name).
 func Run(ctx context.Context, r toolset.Runner, text string) []Result {
 	calls, errs := Parse(text)
 	type block struct {
@@ -96,6 +103,16 @@ func callModule(ctx context.Context, r toolset.Runner, name string, args json.Ra
 		}
 	}
 	res, err := toolset.Call(ctx, r, name, args)
+	if _, ok := err.(*toolset.UnknownToolError); ok {
+		// No tool or skill by that name: a module of a skill (modules/<name>/module.json).
+		skill, m, ferr := modules.Find(r, name)
+		if ferr == nil {
+			return modules.Run(ctx, r, skill, m, args)
+		}
+		if !errors.Is(ferr, modules.ErrNoModule) {
+			return &run.Result{Logs: []run.LogEntry{}, Error: &run.ResultError{Kind: run.KindInvalidArgs, Message: ferr.Error()}}, ferr
+		}
+	}
 	if ute, ok := err.(*toolset.UnknownToolError); ok {
 		// Name the modules as the text protocol does: by id.
 		ute.Valid = toolset.Names()
@@ -176,4 +193,29 @@ func escapeMarkers(raw []byte) []byte {
 		raw = bytes.ReplaceAll(raw, []byte(m), []byte(`\u005b`+m[1:]))
 	}
 	return raw
+}
+
+// Answer is a message's blocks answered, in the shape the faces send as JSON (skillbox
+// run-modules --json, POST /v1/run-modules): each block's Result, and Text, the next user
+// message ([FormatResults]).
+type Answer struct {
+	Results []AnsweredBlock `json:"results"`
+	Text    string          `json:"text"`
+}
+
+// AnsweredBlock is one block's answer: the name it gave (empty for a block too malformed to
+// name one), its line, and its Result.
+type AnsweredBlock struct {
+	Name   string      `json:"name"`
+	Line   int         `json:"line"`
+	Result *run.Result `json:"result"`
+}
+
+// AnswerOf is results as an [Answer].
+func AnswerOf(results []Result) Answer {
+	a := Answer{Results: make([]AnsweredBlock, len(results)), Text: FormatResults(results)}
+	for i, r := range results {
+		a.Results[i] = AnsweredBlock{Name: r.Name, Line: r.Line, Result: r.Result}
+	}
+	return a
 }

@@ -172,6 +172,7 @@ func init() {
 		"verify":       cmdVerify,
 		"versions":     cmdVersions,
 		"runs":         cmdRuns,
+		"run-modules":  cmdRunModules,
 	}
 	for action := range versionActions { // approve, reject, publish, deprecate, yank
 		commands[action] = versionCommand(action)
