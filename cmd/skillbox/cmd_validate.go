@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/skillbox-dev/skillbox/agent/modules"
 	"github.com/skillbox-dev/skillbox/agent/tooldef"
 	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/runtime"
@@ -58,6 +59,18 @@ var cmdValidate = &command{
 					}
 				}
 				v.VendorRules = vendorRules(s)
+				// Modules (modules/<name>/module.json) are programs of the skill a model calls by
+				// name: one that cannot be read is a problem, named by its file and field.
+				if _, err := modules.Load(s.Dir()); err != nil {
+					v.Valid = false
+					if se, ok := err.(*spec.SkillError); ok {
+						for _, p := range se.Problems {
+							v.Problems = append(v.Problems, p.Error())
+						}
+					} else {
+						v.Problems = append(v.Problems, fmt.Sprintf("%s: %v", modules.Dir, err))
+					}
+				}
 				results = append(results, v)
 			}
 		}

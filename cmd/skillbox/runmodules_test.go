@@ -46,3 +46,28 @@ func TestRunModules(t *testing.T) {
 	expect{code: exitOK, stderr: []string{"no [RUN_MODULE] block"}}.verify(t, cli(t, "just text", "--skills", dir, "run-modules"))
 	expect{code: exitUsage, stderr: []string{"at most one file"}}.verify(t, cli(t, "", "run-modules", "a", "b"))
 }
+
+// validate reads each module.json of a skill: a problem makes the skill invalid, named by the
+// file and the field.
+func TestValidateChecksModules(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for name, text := range map[string]string{
+		"SKILL.md":                "---\nname: mods\ndescription: Has modules.\n---\nx\n",
+		"modules/ok/module.json":  `{"name": "ok", "command": ["python", "run.py"]}`,
+		"modules/bad/module.json": `{"name": "bad", "command": ["bash", "run.sh"]}`,
+	} {
+		p := filepath.Join(dir, "mods", filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	expect{code: exitFailed, stdout: []string{"invalid mods", "modules/bad/module.json: command: names no program"}}.verify(t, cli(t, "", "validate", dir))
+	if err := os.Remove(filepath.Join(dir, "mods", "modules", "bad", "module.json")); err != nil {
+		t.Fatal(err)
+	}
+	expect{code: exitOK, stdout: []string{"ok      mods"}}.verify(t, cli(t, "", "validate", dir))
+}
