@@ -58,7 +58,10 @@ func TestSandbox(t *testing.T) {
 		{"os.system", "import os\nos.system('ls')", "OSError: processes are not available in the Skillbox sandbox"},
 		{"ctypes", "import ctypes", "ModuleNotFoundError: module 'ctypes' is not available in the Skillbox sandbox: a skill cannot load native code"},
 		{"multiprocessing", "import multiprocessing", "module 'multiprocessing' is not available in the Skillbox sandbox: there are no processes"},
-		{"asyncio", "import asyncio", "module 'asyncio' is not available"},
+		{"webbrowser", "import webbrowser\nprint('opened', webbrowser.open('https://example.com'))", "opened False"},
+		{"asyncio connects", "import asyncio\nasyncio.run(asyncio.open_connection('127.0.0.1', 80))", "OSError: sockets are not available"},
+		{"asyncio executor", "import asyncio\nasync def m():\n    await asyncio.get_running_loop().run_in_executor(None, print)\nasyncio.run(m())", "RuntimeError: threads are not available"},
+		{"asyncio subprocess", "import asyncio\nasyncio.run(asyncio.create_subprocess_exec('ls'))", "wasi does not support processes"},
 		{"thread", "import threading\nthreading.Thread(target=print).start()", "RuntimeError: threads are not available in the Skillbox sandbox"},
 		{"_thread", "import _thread\n_thread.start_new_thread(print, ())", "RuntimeError: threads are not available"},
 		{"open outside", "open('/etc/passwd')", "PermissionError: [Errno 76] Capabilities insufficient: '/etc/passwd'"},
@@ -92,6 +95,33 @@ def execute(args, ctx):
     return sorted(set(sys.modules) - skillbox._PRELOADED)`, `{}`)
 	if err != nil || string(res.Value) != `["execute"]` {
 		t.Fatalf("modules imported by the run: %s, %v", res.Value, err)
+	}
+}
+
+// asyncio runs coroutines without sockets: an async execute that awaits the event loop
+// (sleeps, tasks, queues, timeouts), which the driver runs on asyncio's loop once the skill
+// imported asyncio.
+func TestAsyncio(t *testing.T) {
+	res, err := runSkill(t, context.Background(), newHost(t, &hostfuncs.Grant{}), `import asyncio
+
+async def work(i, q):
+    await asyncio.sleep(0.001 * i)
+    await q.put(i * i)
+
+async def execute(args, ctx):
+    q = asyncio.Queue()
+    await asyncio.gather(*(work(i, q) for i in range(4)))
+    got = sorted([q.get_nowait() for _ in range(4)])
+    try:
+        await asyncio.wait_for(asyncio.sleep(60), 0.01)
+        timed_out = False
+    except asyncio.TimeoutError:
+        timed_out = True
+    task = asyncio.create_task(asyncio.sleep(0, result="task"))
+    return {"squares": got, "timed_out": timed_out, "task": await task}
+`, `{}`)
+	if err != nil || string(res.Value) != `{"squares":[0,1,4,9],"timed_out":true,"task":"task"}` {
+		t.Fatalf("%s %v", res.Value, err)
 	}
 }
 

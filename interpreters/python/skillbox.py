@@ -102,10 +102,6 @@ class Response:
         return f"<Response {self.status} {self.url}>"
 
 
-def _env_or_none(name):
-    return _call("env", {"name": str(name)})
-
-
 class _Env:
     """ctx.env: the environment variables the skill was granted, read-only, None for a name not
     granted. Called (ctx.env("NAME")) or read as an object (ctx.env.NAME, ctx.env["NAME"]), as
@@ -120,13 +116,13 @@ class _Env:
     def __getattr__(self, name):
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)  # the language's own probes (copy, pickle, ...)
-        return _env_or_none(name)
+        return self(name)
 
     def __getitem__(self, name):
-        return _env_or_none(name)
+        return self(name)
 
     def __contains__(self, name):
-        return _env_or_none(name) is not None
+        return self(name) is not None
 
     def __setattr__(self, *_):
         raise TypeError("ctx.env is read-only")
@@ -193,9 +189,8 @@ _NOT_BUILT = "is not built into the Skillbox Python interpreter"
 _REFUSED = {
     "ctypes": _NO_NATIVE, "_ctypes": _NO_NATIVE,
     "multiprocessing": _NO_PROCESS, "_multiprocessing": _NO_PROCESS,
-    "_posixsubprocess": _NO_PROCESS, "pty": _NO_PROCESS, "webbrowser": _NO_PROCESS,
+    "_posixsubprocess": _NO_PROCESS, "pty": _NO_PROCESS,
     "concurrent.futures.process": _NO_PROCESS,
-    "asyncio": "is not available in the Skillbox sandbox: its event loop needs sockets",
     "ssl": _NO_NET, "_ssl": _NO_NET, "ftplib": _NO_NET, "imaplib": _NO_NET, "nntplib": _NO_NET,
     "poplib": _NO_NET, "smtplib": _NO_NET, "telnetlib": _NO_NET,
     "tty": "is not available in the Skillbox sandbox: there is no terminal",
@@ -219,6 +214,74 @@ class _Refuse:
     @staticmethod
     def invalidate_caches():
         pass
+
+
+class _Adapt:
+    """A finder on sys.meta_path after _Refuse: loads a standard module the sandbox must adapt
+    from where it is, then adapts it (_ADAPT)."""
+
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        adapt = _ADAPT.get(name)
+        if adapt is None:
+            return None
+        import importlib.machinery
+        spec = importlib.machinery.PathFinder.find_spec(name, path, target)
+        if spec is not None:
+            spec.loader = _Adapted(spec.loader, adapt)
+        return spec
+
+    @staticmethod
+    def invalidate_caches():
+        pass
+
+
+class _Adapted:
+    """A module's loader, which adapts the module once it has run."""
+
+    def __init__(self, loader, adapt):
+        self._loader, self._adapt = loader, adapt
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module):
+        self._loader.exec_module(module)
+        self._adapt(module)
+
+    def __getattr__(self, name):
+        return getattr(self._loader, name)
+
+
+def _adapt_selector_events(m):
+    """asyncio's event loop opens a socket pair to be woken from other threads; there are no
+    threads here, nor sockets. Without it, coroutines, tasks, timers and queues run as
+    anywhere; what needs a socket or a process says why it cannot."""
+    loop = m.BaseSelectorEventLoop
+
+    def _make_self_pipe(self):
+        self._ssock = self._csock = None
+
+    loop._make_self_pipe = _make_self_pipe
+    loop._close_self_pipe = lambda self: None
+    loop._write_to_self = lambda self: None
+
+
+def _adapt_base_events(m):
+    """Name loops' address lookups and executors for what they need: they would hand the work
+    to a thread, and the thread's failure would hide why."""
+
+    async def lookup(self, *args, **kwargs):
+        _no_socket()
+
+    def run_in_executor(self, executor, func, *args):
+        _no_threads()
+
+    m.BaseEventLoop.getaddrinfo = m.BaseEventLoop.getnameinfo = lookup
+    m.BaseEventLoop.run_in_executor = run_in_executor
+
+
+_ADAPT = {"asyncio.selector_events": _adapt_selector_events, "asyncio.base_events": _adapt_base_events}
 
 
 def _no_threads(*args, **kwargs):
@@ -251,7 +314,7 @@ def _guard():
     for name in ("getaddrinfo", "gethostbyname", "gethostbyname_ex", "gethostbyaddr",
                  "create_connection", "create_server", "socketpair", "fromfd"):
         setattr(socket, name, _no_socket)
-    sys.meta_path.insert(0, _Refuse)
+    sys.meta_path[:0] = [_Refuse, _Adapt]
 
 
 def _preload():
@@ -332,15 +395,18 @@ def _prepare(path):
 
 
 def _settle(coro):
-    """The value of an async execute: its coroutine run to the end. There is no event loop, so
-    awaiting anything that waits for one (asyncio.sleep, a future) is an error."""
+    """The value of an async execute: its coroutine run to the end, by asyncio's event loop when
+    the skill imported asyncio (nothing else it awaits can need one), else stepped here, so a
+    coroutine that awaits only coroutines costs no import of asyncio."""
+    if "asyncio" in sys.modules:
+        return sys.modules["asyncio"].run(coro)
     try:
         coro.send(None)
     except StopIteration as done:
         return done.value
     coro.close()
-    raise RuntimeError("execute awaited something that needs an event loop; the Skillbox sandbox "
-                       "has none (await only other coroutines)")
+    raise RuntimeError("execute awaited something that needs an event loop: import asyncio in the "
+                       "skill to run one")
 
 
 def _execute(path, args_json, code=None):
