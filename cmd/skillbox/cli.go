@@ -76,16 +76,17 @@ type env struct {
 	// background; the other commands exit once done, and leave unused skills unchecked.
 	serving bool
 
-	maxRuns, maxQueue int // serve, mcp: admission
-	warmInstances     int
-	memoryBudget      byteSize
-	maxArgsBytes      byteSize
-	compileMemory     byteSize
-	compileTimeout    time.Duration
-	cors              []string       // --cors-origin
-	offer             toolset.Offer  // serve, mcp: --tools
-	toolNames         toolset.Naming // serve, mcp, tools: --tool-names
-	stdinArg          string         // script: --stdin
+	maxRuns, maxQueue           int // serve, mcp: admission
+	warmInstances               int
+	memoryBudget                byteSize
+	maxArgsBytes                byteSize
+	compileMemory               byteSize
+	compileTimeout              time.Duration
+	cors                        []string       // --cors-origin
+	offer                       toolset.Offer  // serve, mcp: --tools
+	toolNames                   toolset.Naming // serve, mcp, tools: --tool-names
+	indexURL, findLinks, python string         // vendor
+	stdinArg                    string         // script: --stdin
 
 	dataDir, database string // where the run history is (see storeFlags)
 	spoolDir          string // --spool-dir: where records wait while the store is down
@@ -173,6 +174,7 @@ func init() {
 		"versions":     cmdVersions,
 		"runs":         cmdRuns,
 		"run-modules":  cmdRunModules,
+		"vendor":       cmdVendor,
 	}
 	for action := range versionActions { // approve, reject, publish, deprecate, yank
 		commands[action] = versionCommand(action)

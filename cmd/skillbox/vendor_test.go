@@ -1,0 +1,63 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/skillbox-dev/skillbox/pydeps/pydepstest"
+)
+
+// skillbox vendor resolves a Python skill's pinned requirements with a real pip from a real
+// index on loopback, and the skill then imports them in the sandbox: the vendored files are
+// the skill's, checked and digested like its code; a requirement with only a C extension's
+// wheel is refused, named.
+func TestVendorThenRun(t *testing.T) {
+	t.Parallel()
+	if err := exec.Command("python3", "-m", "pip", "--version").Run(); err != nil {
+		if os.Getenv("SKILLBOX_REQUIRE_TOOLCHAINS") == "1" {
+			t.Fatalf("pip is missing (Debian: apt-get install python3-pip): %v", err)
+		}
+		t.Skipf("pip is missing: %v", err)
+	}
+	wheels := map[string][]byte{}
+	for _, w := range []struct {
+		name  string
+		files map[string]string
+		tag   string
+		reqs  []string
+	}{
+		{"greeting", map[string]string{"greeting/__init__.py": "from punct import BANG\ndef hello(who):\n    return 'hello ' + who + BANG\n"}, "py3-none-any", []string{"punct ==1.0"}},
+		{"punct", map[string]string{"punct/__init__.py": "BANG = '!'\n"}, "py3-none-any", nil},
+		{"fastjson", map[string]string{"fastjson/_c.so": "\x7fELF"}, "cp311-cp311-manylinux_2_17_x86_64", nil},
+	} {
+		name, data := pydepstest.BuildWheel(t, w.name, "1.0", w.tag, w.files, w.reqs...)
+		wheels[name] = data
+	}
+	url := pydepstest.Index(t, wheels)
+	skills := t.TempDir()
+	dir := filepath.Join(skills, "greet")
+	for name, text := range map[string]string{
+		"skill.json":       `{"id": "greet", "name": "Greet", "description": "Greets.", "parameters": {"who": {"type": "string", "required": true}}}`,
+		"execute.py":       "from greeting import hello\n\ndef execute(args, ctx):\n    return hello(args['who'])\n",
+		"requirements.txt": "greeting==1.0\n",
+	} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	expect{code: exitFailed, stdout: []string{`No module named 'greeting'`}}.verify(t, cli(t, "", "--skills", skills, "run", "greet", "--json", "--args", `{"who": "ada"}`))
+	expect{code: exitOK, stdout: []string{"vendored 2 wheels", "greeting 1.0", "punct 1.0"}}.verify(t, cli(t, "", "vendor", dir, "--index-url", url))
+	expect{code: exitOK, stdout: []string{`"hello ada!"`}}.verify(t, cli(t, "", "--skills", skills, "run", "greet", "--json", "--args", `{"who": "ada"}`))
+	expect{code: exitOK, stdout: []string{"ok      greet"}}.verify(t, cli(t, "", "validate", dir))
+
+	if err := os.WriteFile(filepath.Join(dir, "requirements.txt"), []byte("fastjson==1.0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	expect{code: exitFailed, stderr: []string{"fastjson==1.0 has no pure-Python wheel"}}.verify(t, cli(t, "", "vendor", dir, "--index-url", url))
+	expect{code: exitUsage, stderr: []string{"vendor takes the skill's directory"}}.verify(t, cli(t, "", "vendor"))
+}
