@@ -36,9 +36,9 @@ while IFS= read -r prog; do
 		ok=$((ok + 1))
 		printf 'ok    %s/%s\n' "$skill" "$path"
 	else
-		why=$(grep -v '^\s*$' "$work/err" | tail -1 | cut -c1-160)
+		why=$( (grep -v '^\s*$' "$work/err" || echo "(exit $?, nothing on stderr)") | tail -1 | cut -c1-160)
 		printf 'fail  %s/%s: %s\n' "$skill" "$path" "$why"
-		sed -n "s/.*No module named '\([^'.]*\).*/\1/p; s/.*module '\([^'.]*\)' is not.*/\1/p" "$work/err" | head -1 >>"$work/missing"
+		sed -n "s/.*No module named '\([^'.]*\).*/\1/p; s/.*module '\([^'.]*\)' is not.*/\1/p" "$work/err" | head -1 >>"$work/missing" || true
 	fi
 done < <(find "$skills" -name '*.py' -not -name '__init__.py' -not -path '*/.*' -print0 |
 	xargs -0 grep -l "__name__ *== *['\"]__main__['\"]" | sort)

@@ -58,6 +58,8 @@ func TestSandbox(t *testing.T) {
 		{"os.system", "import os\nos.system('ls')", "OSError: processes are not available in the Skillbox sandbox"},
 		{"ctypes", "import ctypes", "ModuleNotFoundError: module 'ctypes' is not available in the Skillbox sandbox: a skill cannot load native code"},
 		{"multiprocessing", "import multiprocessing", "module 'multiprocessing' is not available in the Skillbox sandbox: there are no processes"},
+		{"process pool", "from concurrent.futures import ProcessPoolExecutor\nprint('imported')\nProcessPoolExecutor()", "imported\n"},
+		{"process pool made", "from concurrent.futures import ProcessPoolExecutor\nProcessPoolExecutor()", "OSError: processes are not available"},
 		{"webbrowser", "import webbrowser\nprint('opened', webbrowser.open('https://example.com'))", "opened False"},
 		{"asyncio connects", "import asyncio\nasyncio.run(asyncio.open_connection('127.0.0.1', 80))", "OSError: sockets are not available"},
 		{"asyncio executor", "import asyncio\nasync def m():\n    await asyncio.get_running_loop().run_in_executor(None, print)\nasyncio.run(m())", "RuntimeError: threads are not available"},

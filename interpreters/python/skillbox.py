@@ -281,7 +281,26 @@ def _adapt_base_events(m):
     m.BaseEventLoop.run_in_executor = run_in_executor
 
 
-_ADAPT = {"asyncio.selector_events": _adapt_selector_events, "asyncio.base_events": _adapt_base_events}
+def _adapt_futures(m):
+    """ProcessPoolExecutor imports, as programs import it beside ThreadPoolExecutor and use it
+    only when asked, and says why when one is made: there are no processes."""
+
+    class ProcessPoolExecutor:
+        def __init__(self, *args, **kwargs):
+            _no_process()
+
+    lazy = m.__getattr__
+
+    def __getattr__(name):
+        if name == "ProcessPoolExecutor":
+            return ProcessPoolExecutor
+        return lazy(name)
+
+    m.__getattr__ = __getattr__
+
+
+_ADAPT = {"asyncio.selector_events": _adapt_selector_events, "asyncio.base_events": _adapt_base_events,
+          "concurrent.futures": _adapt_futures}
 
 
 def _no_threads(*args, **kwargs):
