@@ -12,7 +12,7 @@
 #   build.sh           build (about 3-8 minutes on 2 cores; downloads are cached in .build/)
 #   build.sh --check   exit 1 when inputs.sha256 does not match the inputs (CI rebuilds then)
 #
-# Needs (Debian 12): clang lld wasi-libc libclang-rt-dev-wasm32 llvm dpkg-dev python3.11 npm,
+# Needs (Debian 12): clang lld wasi-libc libclang-rt-dev-wasm32 llvm dpkg-dev python3.11 npm tcl,
 # and network access to deb.debian.org and the npm registry. SKILLBOX_PY_BUILD sets the work
 # directory (default interpreters/python/.build).
 set -euo pipefail
@@ -25,6 +25,18 @@ ZLIB_DEB_VERSION=1:1.2.13.dfsg-1
 ZLIB_SRC_DIR=zlib-1.2.13.dfsg
 ZLIB_DSC=zlib_1.2.13.dfsg-1.dsc
 ZLIB_DSC_SHA256=3fa1e6b2fc525062aa88207dda52fed8e045373c809d362fe8a2bfbf7cf515a8
+BZIP2_DEB_VERSION=1.0.8-5
+BZIP2_SRC_DIR=bzip2-1.0.8
+BZIP2_DSC=bzip2_1.0.8-5.dsc
+BZIP2_DSC_SHA256=ed9c40f4de3f9e064535e15eac1c61a0f606763db98f4579dbc04067b94a8944
+XZ_DEB_VERSION=5.4.1-1+deb12u2
+XZ_SRC_DIR=xz-utils-5.4.1
+XZ_DSC=xz-utils_5.4.1-1+deb12u2.dsc
+XZ_DSC_SHA256=bffc9917562b5787661379621bb1f7510bf7271b03d8ce4181cebc84b90d3c35
+SQLITE_DEB_VERSION=3.40.1-2+deb12u2
+SQLITE_SRC_DIR=sqlite3-3.40.1
+SQLITE_DSC=sqlite3_3.40.1-2+deb12u2.dsc
+SQLITE_DSC_SHA256=ee3459ae9d00939741c7708fc1b8ce1bde12d8c3fb1dfa005bbbc8651d884e23
 WIZER_PKG=@bytecodealliance/wizer-linux-x64@11.0.3
 GUEST_STDLIB=/usr/local/lib/python3.11
 
@@ -32,7 +44,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 out=$repo/internal/cpython
 work=${SKILLBOX_PY_BUILD:-$here/.build}
-inputs=(build.sh embed.c skillbox.py stdlib-exclude.txt wizer-stubs.wat deb-src.sources mkstdlib.py)
+inputs=(build.sh embed.c skillbox.py stdlib-exclude.txt wizer-stubs.wat deb-src.sources mkstdlib.py sqlite-vfs.c)
 
 inputs_digest() { (cd "$here" && sha256sum "${inputs[@]}") | sha256sum | cut -d' ' -f1; }
 
@@ -49,10 +61,10 @@ fi
 
 need() {
 	for t in "$@"; do
-		command -v "$t" >/dev/null || { echo "build.sh: $t is not on PATH (Debian: apt-get install clang lld wasi-libc libclang-rt-dev-wasm32 llvm dpkg-dev python3.11 npm)" >&2; exit 1; }
+		command -v "$t" >/dev/null || { echo "build.sh: $t is not on PATH (Debian: apt-get install clang lld wasi-libc libclang-rt-dev-wasm32 llvm dpkg-dev python3.11 npm tcl)" >&2; exit 1; }
 	done
 }
-need clang wasm-ld llvm-ar llvm-ranlib llvm-nm llvm-strip dpkg-source apt-get npm
+need clang wasm-ld llvm-ar llvm-ranlib llvm-nm llvm-strip dpkg-source apt-get npm tclsh
 BUILD_PYTHON=/usr/bin/python3.11 # the .pyc magic must be 3.11's
 [ -x "$BUILD_PYTHON" ] || { echo "build.sh: $BUILD_PYTHON is missing (apt-get install python3.11)" >&2; exit 1; }
 [ -f /usr/lib/wasm32-wasi/libc.a ] || { echo "build.sh: wasi-libc is missing (apt-get install wasi-libc)" >&2; exit 1; }
@@ -60,13 +72,17 @@ BUILD_PYTHON=/usr/bin/python3.11 # the .pyc magic must be 3.11's
 mkdir -p "$work"
 step() { echo "== $(date +%T) $*"; }
 
-# 1. The sources of python3.11 and zlib: a private apt configuration with deb-src entries, so
+# 1. The sources of python3.11, zlib, bzip2 and xz-utils (liblzma): a private apt configuration with deb-src entries, so
 #    the machine's own is untouched; apt checks each .dsc against the signed Sources index, and
 #    the .dsc pins below check that it is the one this recipe was written for.
 src=$work/src/$PY_SRC_DIR
 zsrc=$work/src/$ZLIB_SRC_DIR
-if [ ! -f "$work/src/.skillbox-extracted" ]; then
-	step "fetch python3.11=$PY_DEB_VERSION zlib=$ZLIB_DEB_VERSION"
+bzsrc=$work/src/$BZIP2_SRC_DIR
+xzsrc=$work/src/$XZ_SRC_DIR
+sqsrc=$work/src/$SQLITE_SRC_DIR
+sources="$PY_DEB_VERSION $ZLIB_DEB_VERSION $BZIP2_DEB_VERSION $XZ_DEB_VERSION $SQLITE_DEB_VERSION"
+if [ "$(cat "$work/src/.skillbox-extracted" 2>/dev/null)" != "$sources" ]; then
+	step "fetch python3.11=$PY_DEB_VERSION zlib=$ZLIB_DEB_VERSION bzip2=$BZIP2_DEB_VERSION xz-utils=$XZ_DEB_VERSION sqlite3=$SQLITE_DEB_VERSION"
 	apt=$work/apt
 	rm -rf "$apt" "$work/src"
 	mkdir -p "$apt/sources" "$apt/lists/partial" "$apt/cache/archives/partial" "$work/src"
@@ -74,15 +90,22 @@ if [ ! -f "$work/src/.skillbox-extracted" ]; then
 	APTO=(-o Dir::Etc::SourceList=/dev/null -o "Dir::Etc::SourceParts=$apt/sources"
 		-o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache" -o Debug::NoLocking=1)
 	apt-get -q "${APTO[@]}" update >"$work/apt.log" 2>&1 || { cat "$work/apt.log" >&2; exit 1; }
-	(cd "$work/src" && apt-get -q "${APTO[@]}" source --download-only "python3.11=$PY_DEB_VERSION" "zlib=$ZLIB_DEB_VERSION") \
+	(cd "$work/src" && apt-get -q "${APTO[@]}" source --download-only "python3.11=$PY_DEB_VERSION" "zlib=$ZLIB_DEB_VERSION" \
+		"bzip2=$BZIP2_DEB_VERSION" "xz-utils=$XZ_DEB_VERSION" "sqlite3=$SQLITE_DEB_VERSION") \
 		>>"$work/apt.log" 2>&1 || { cat "$work/apt.log" >&2; exit 1; }
 	(cd "$work/src" && sha256sum -c --quiet -) <<-EOF || { echo "build.sh: a .dsc does not have its pinned sha256" >&2; exit 1; }
 	$PY_DSC_SHA256  python3.11_$PY_DEB_VERSION.dsc
 	$ZLIB_DSC_SHA256  $ZLIB_DSC
+	$BZIP2_DSC_SHA256  $BZIP2_DSC
+	$XZ_DSC_SHA256  $XZ_DSC
+	$SQLITE_DSC_SHA256  $SQLITE_DSC
 	EOF
 	(cd "$work/src" && dpkg-source --no-check -x "python3.11_$PY_DEB_VERSION.dsc" "$PY_SRC_DIR" &&
-		dpkg-source --no-check -x "$ZLIB_DSC" "$ZLIB_SRC_DIR") >>"$work/apt.log" 2>&1
-	touch "$work/src/.skillbox-extracted"
+		dpkg-source --no-check -x "$ZLIB_DSC" "$ZLIB_SRC_DIR" &&
+		dpkg-source --no-check -x "$BZIP2_DSC" "$BZIP2_SRC_DIR" &&
+		dpkg-source --no-check -x "$XZ_DSC" "$XZ_SRC_DIR" &&
+		dpkg-source --no-check -x "$SQLITE_DSC" "$SQLITE_SRC_DIR") >>"$work/apt.log" 2>&1
+	echo "$sources" >"$work/src/.skillbox-extracted"
 fi
 
 # 2. A WASI SDK made of Debian's clang 14, lld and wasi-libc, in the layout CPython's
@@ -119,17 +142,73 @@ if [ ! -f "$zlib/libz.a" ]; then
 	cp "$zsrc/zlib.h" "$zsrc/zconf.h" "$zlib/"
 fi
 
+# 3b. bzip2's libbz2, compiled directly as zlib is.
+bz2=$work/bzip2
+if [ ! -f "$bz2/libbz2.a" ]; then
+	step "bzip2"
+	rm -rf "$bz2"
+	mkdir -p "$bz2"
+	for f in blocksort huffman crctable randtable compress decompress bzlib; do
+		/usr/bin/clang --target=wasm32-wasi "--sysroot=$sysroot" -O2 -D_FILE_OFFSET_BITS=64 -c "$bzsrc/$f.c" -o "$bz2/$f.o"
+	done
+	llvm-ar rcs "$bz2/libbz2.a" "$bz2"/*.o
+	cp "$bzsrc/bzlib.h" "$bz2/"
+fi
+
+# 3c. xz-utils' liblzma, by its own configure, without threads; its signal-mask helper (used by
+#     the xz program, not the library) is left out on WASI, which has no signal sets. Debian's
+#     patches leave the autotools files newer than what they generate: make must not rerun them.
+xz=$work/xz
+if [ ! -f "$xz/lib/liblzma.a" ]; then
+	step "liblzma"
+	rm -rf "$xz" "$work/xz-build"
+	cp -a "$xzsrc" "$work/xz-build"
+	sed -i 's|^#if !(defined(_WIN32) \&\& !defined(__CYGWIN__))$|#if !(defined(_WIN32) \&\& !defined(__CYGWIN__)) \&\& !defined(__wasi__)|' \
+		"$work/xz-build/src/common/mythread.h"
+	grep -q '__wasi__' "$work/xz-build/src/common/mythread.h" || { echo "build.sh: the liblzma patch did not apply" >&2; exit 1; }
+	(cd "$work/xz-build" && CC="/usr/bin/clang --target=wasm32-wasi --sysroot=$sysroot" AR=llvm-ar RANLIB=llvm-ranlib \
+		CFLAGS="-O2 -D_WASI_EMULATED_SIGNAL" ./configure --host=wasm32-unknown-wasi --build="$(./build-aux/config.guess)" \
+		--disable-shared --enable-static --disable-threads --disable-xz --disable-xzdec --disable-lzmadec \
+		--disable-lzmainfo --disable-lzma-links --disable-scripts --disable-doc --disable-nls --prefix="$xz" \
+		>configure.log 2>&1 &&
+		make -C src/liblzma -j"$(nproc)" ACLOCAL=: AUTOCONF=: AUTOMAKE=: AUTOHEADER=: install >make.log 2>&1) ||
+		{ tail -n 40 "$work/xz-build/configure.log" "$work/xz-build/make.log" >&2; exit 1; }
+fi
+
+# 3d. SQLite: its amalgamation (sqlite3.c) made by its own build on the host (which needs tclsh),
+#     then compiled for WASI without threads, extensions, WAL or mmap, over the demo VFS of its
+#     sources (POSIX files, no locking: WASI has no fcntl locks), which sqlite-vfs.c registers.
+sq=$work/sqlite
+if [ ! -f "$sq/libsqlite3.a" ]; then
+	step "sqlite3"
+	rm -rf "$sq" "$work/sqlite-build"
+	mkdir -p "$sq" "$work/sqlite-build"
+	(cd "$work/sqlite-build" && CC=/usr/bin/clang "$sqsrc/configure" --disable-tcl >configure.log 2>&1 && make sqlite3.c >make.log 2>&1) ||
+		{ tail -n 40 "$work/sqlite-build/configure.log" "$work/sqlite-build/make.log" >&2; exit 1; }
+	sqflags=(-O2 -DSQLITE_OS_OTHER=1 -DSQLITE_THREADSAFE=0 -DSQLITE_OMIT_LOAD_EXTENSION -DSQLITE_OMIT_WAL
+		-DSQLITE_MAX_MMAP_SIZE=0 -DSQLITE_DQS=0 -DSQLITE_TEMP_STORE=3)
+	cp "$work/sqlite-build/sqlite3.h" "$sq/"
+	for f in "$work/sqlite-build/sqlite3.c" "$sqsrc/src/test_demovfs.c" "$here/sqlite-vfs.c"; do
+		/usr/bin/clang --target=wasm32-wasi "--sysroot=$sysroot" "${sqflags[@]}" -I "$sq" -c "$f" -o "$sq/$(basename "$f" .c).o"
+	done
+	llvm-ar rcs "$sq/libsqlite3.a" "$sq"/*.o
+fi
+
 # 4. CPython's own WASI cross-build (configure + make), redone when its inputs change.
 bld=$src/builddir/wasi
-stamp="$PY_DEB_VERSION $ZLIB_DEB_VERSION $(sha256sum "$src/Tools/wasm/config.site-wasm32-wasi" | cut -d' ' -f1)"
+stamp="$sources $(sha256sum "$src/Tools/wasm/config.site-wasm32-wasi" | cut -d' ' -f1)"
 if [ ! -f "$bld/libpython3.11.a" ] || [ "$(cat "$bld/.skillbox-stamp" 2>/dev/null)" != "$stamp" ]; then
 	step "configure"
 	rm -rf "$bld"
 	mkdir -p "$bld"
 	(cd "$bld" && CONFIG_SITE=../../Tools/wasm/config.site-wasm32-wasi ZLIB_CFLAGS="-I$zlib" ZLIB_LIBS="-L$zlib -lz" \
+		BZIP2_CFLAGS="-I$bz2" BZIP2_LIBS="-L$bz2 -lbz2" LIBLZMA_CFLAGS="-I$xz/include" LIBLZMA_LIBS="-L$xz/lib -llzma" \
+		LIBSQLITE3_CFLAGS="-I$sq" LIBSQLITE3_LIBS="-L$sq -lsqlite3" \
 		../../Tools/wasm/wasi-env ../../configure -C --host=wasm32-unknown-wasi --build="$(../../config.guess)" \
 		--with-build-python="$BUILD_PYTHON" >configure.log 2>&1) || { tail -40 "$bld/configure.log" >&2; exit 1; }
-	grep -q '^MODULE_ZLIB_STATE=yes' "$bld/Makefile" || { echo "build.sh: configure did not take zlib (see $bld/config.log)" >&2; exit 1; }
+	for m in ZLIB _BZ2 _LZMA _SQLITE3; do
+		grep -q "^MODULE_${m}_STATE=yes" "$bld/Makefile" || { echo "build.sh: configure did not take $m (see $bld/config.log)" >&2; exit 1; }
+	done
 	step "make"
 	(cd "$bld" && ../../Tools/wasm/wasi-env make -j"$(nproc)" >make.log 2>&1) || { tail -40 "$bld/make.log" >&2; exit 1; }
 	echo "$stamp" >"$bld/.skillbox-stamp"
@@ -145,6 +224,7 @@ cc=(/usr/bin/clang --target=wasm32-wasi "--sysroot=$sysroot")
 "${cc[@]}" -O2 -Wall -Werror -I "$src/Include" -I "$bld" -c "$here/embed.c" -o "$emb/embed.o"
 "${cc[@]}" -z stack-size=524288 -Wl,--stack-first -o "$emb/python.wasm" "$emb/embed.o" \
 	"$bld/libpython3.11.a" "$bld/Modules/_decimal/libmpdec/libmpdec.a" "$bld/Modules/expat/libexpat.a" "$zlib/libz.a" \
+	"$bz2/libbz2.a" "$xz/lib/liblzma.a" "$sq/libsqlite3.a" \
 	-lwasi-emulated-signal -lwasi-emulated-getpid -lwasi-emulated-process-clocks -lm
 llvm-strip "$emb/python.wasm"
 

@@ -185,7 +185,6 @@ class Context:
 _NO_NATIVE = "is not available in the Skillbox sandbox: a skill cannot load native code"
 _NO_PROCESS = "is not available in the Skillbox sandbox: there are no processes"
 _NO_NET = ("is not available in the Skillbox sandbox: there is no network but ctx.fetch(url)")
-_NOT_BUILT = "is not built into the Skillbox Python interpreter"
 _REFUSED = {
     "ctypes": _NO_NATIVE, "_ctypes": _NO_NATIVE,
     "multiprocessing": _NO_PROCESS, "_multiprocessing": _NO_PROCESS,
@@ -196,8 +195,6 @@ _REFUSED = {
     "tty": "is not available in the Skillbox sandbox: there is no terminal",
     "termios": "is not available in the Skillbox sandbox: there is no terminal",
     "curses": "is not available in the Skillbox sandbox: there is no terminal",
-    "sqlite3": _NOT_BUILT, "_sqlite3": _NOT_BUILT, "lzma": _NOT_BUILT, "_lzma": _NOT_BUILT,
-    "bz2": _NOT_BUILT, "_bz2": _NOT_BUILT,
 }
 
 
