@@ -198,12 +198,12 @@ func command(c *spec.Checker, v any, workDir string) (string, []string) {
 // and checks them as a manifest's parameters in their map form, field names and all.
 func arguments(c *spec.Checker, v any) json.RawMessage {
 	if v == nil {
-		return c.Parameters(nil)
+		return c.Parameters(map[string]any{}) // no arguments: compiled, so a call with some is refused
 	}
 	list, ok := v.([]any)
 	if !ok {
 		c.Add("arguments", `write [{"name": "prompt", "type": "string", "required": true}]`, "must be a list, not %s", spec.TypeName(v))
-		return c.Parameters(nil)
+		return c.Parameters(map[string]any{})
 	}
 	byName := map[string]any{}
 	for i, a := range list {

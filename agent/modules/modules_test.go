@@ -153,6 +153,24 @@ func TestRunModuleBlocksReachModules(t *testing.T) {
 		}
 	}
 
+	// A program that prints past the run's maxOutputBytes has no whole result.
+	write(t, dir, "loud", map[string]string{
+		"skill.md":                  "---\nname: loud\ndescription: Prints a lot.\n---\nx\n",
+		"scripts/skillbox.json":     `{"limits": {"maxOutputBytes": 1024}}`,
+		"modules/shout/module.json": `{"name": "shout"}`,
+		"modules/shout/run.py":      "import json\nprint(json.dumps('x' * 5000))\n",
+	})
+	if err := rt.Reload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rs := runmodule.Run(ctx, rt, `[RUN_MODULE]{"name": "shout", "args": {}}[/RUN_MODULE]`)
+	if rs := runmodule.Run(ctx, rt, `[RUN_MODULE]{"name": "shout", "args": {"loud": true}}[/RUN_MODULE]`); rs[0].Result.Error == nil || rs[0].Result.Error.Kind != run.KindInvalidArgs {
+		t.Errorf("an argument to a module that declares none: %+v", rs[0].Result)
+	}
+	if len(rs) != 1 || rs[0].Err == nil || rs[0].Result.Error.Kind != run.KindOutputLimit {
+		t.Errorf("a module past maxOutputBytes: %+v %v", rs[0].Result.Error, rs[0].Err)
+	}
+
 	write(t, dir, "other", imageGen("Makes other images."))
 	if err := rt.Reload(ctx); err != nil {
 		t.Fatal(err)
@@ -160,7 +178,7 @@ func TestRunModuleBlocksReachModules(t *testing.T) {
 	if r := answer(`{"prompt": "a"}`); r.Err == nil || !strings.Contains(r.Result.Error.Message, "image-generation/image_gen or other/image_gen") {
 		t.Errorf("a module in two skills: %+v", r.Result.Error)
 	}
-	rs := runmodule.Run(ctx, rt, `[RUN_MODULE]{"name": "other/image_gen", "args": {"prompt": "b"}}[/RUN_MODULE]`)
+	rs = runmodule.Run(ctx, rt, `[RUN_MODULE]{"name": "other/image_gen", "args": {"prompt": "b"}}[/RUN_MODULE]`)
 	if len(rs) != 1 || rs[0].Err != nil || !strings.Contains(string(rs[0].Result.Result), "b.png") {
 		t.Errorf("skill/module: %+v", rs)
 	}

@@ -99,6 +99,9 @@ func Run(ctx context.Context, r toolset.Runner, skill string, m Module, args jso
 		return withFailure(res, run.KindSkillError, fmt.Sprintf("module %s/%s: its program exited %d: %s", skill, m.Name, out.ExitCode, tail(out.Stderr)))
 	}
 	value := json.RawMessage(strings.TrimSpace(out.Stdout))
+	if out.StdoutDropped > 0 {
+		return withFailure(res, run.KindOutputLimit, fmt.Sprintf("module %s/%s: its program printed more than the run may output (%d bytes cut): its result is not whole", skill, m.Name, out.StdoutDropped))
+	}
 	if !json.Valid(value) {
 		return withFailure(res, run.KindSkillError, fmt.Sprintf("module %s/%s: its program printed no JSON value on standard output (%q); a module prints its result as JSON", skill, m.Name, head(out.Stdout)))
 	}
