@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -95,7 +96,7 @@ func ReadDependencies(dir string) (map[string]string, error) {
 		return nil, &Error{File: PackageFile, Msg: fmt.Sprintf("%d dependencies, more than %d", len(pj.Dependencies), maxDependencies)}
 	}
 	var problems []string
-	for _, n := range sortedKeys(pj.Dependencies) {
+	for _, n := range slices.Sorted(maps.Keys(pj.Dependencies)) {
 		v := pj.Dependencies[n]
 		switch {
 		case !name.MatchString(n):
@@ -124,7 +125,7 @@ func Vendor(ctx context.Context, dir string) (*Manifest, error) {
 	m := &Manifest{}
 	out := map[string][]byte{}
 	var total int
-	for _, n := range sortedKeys(deps) {
+	for _, n := range slices.Sorted(maps.Keys(deps)) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -267,13 +268,4 @@ func write(dir string, m *Manifest, out map[string][]byte) error {
 	}
 	data, _ := json.MarshalIndent(m, "", "  ")
 	return root.WriteFile(ManifestFile, append(data, '\n'), 0o644)
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -6,25 +6,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/skillbox-dev/skillbox/pydeps/pydepstest"
 )
-
-// needPip skips a test without pip on this machine, unless SKILLBOX_REQUIRE_TOOLCHAINS=1 (CI),
-// when it fails.
-func needPip(t *testing.T) {
-	t.Helper()
-	if err := exec.Command("python3", "-m", "pip", "--version").Run(); err != nil {
-		if os.Getenv("SKILLBOX_REQUIRE_TOOLCHAINS") == "1" {
-			t.Fatalf("pip is missing (Debian: apt-get install python3-pip): %v", err)
-		}
-		t.Skipf("pip is missing: %v", err)
-	}
-}
 
 // testWheels are a pure package that needs another, and one with only a C extension's wheel.
 func testWheels(t *testing.T) map[string][]byte {
@@ -58,7 +45,7 @@ func skillWith(t *testing.T, requirements string) string {
 // included, and the wheels are unpacked into lib/ with a manifest of their sha256s; a second
 // vendoring replaces the first's files.
 func TestVendorFromAnIndex(t *testing.T) {
-	needPip(t)
+	pydepstest.NeedPip(t)
 	wheels := testWheels(t)
 	url := pydepstest.Index(t, wheels)
 	dir := skillWith(t, "# what the skill needs\ndemo-pure==1.0  # pinned\n")
@@ -104,7 +91,7 @@ func TestVendorFromAnIndex(t *testing.T) {
 
 // A directory of wheels serves alone (--find-links, no index).
 func TestVendorFromAWheelDirectory(t *testing.T) {
-	needPip(t)
+	pydepstest.NeedPip(t)
 	wheels := t.TempDir()
 	for name, data := range testWheels(t) {
 		if err := os.WriteFile(filepath.Join(wheels, name), data, 0o644); err != nil {
@@ -121,7 +108,7 @@ func TestVendorFromAWheelDirectory(t *testing.T) {
 // only a C extension's wheel, one the index does not have, a hash that does not match, and
 // requirements that are not pinned or carry options of their own.
 func TestVendorRefusals(t *testing.T) {
-	needPip(t)
+	pydepstest.NeedPip(t)
 	url := pydepstest.Index(t, testWheels(t))
 	for reqs, want := range map[string]string{
 		"native-ext==1.0\n": "native-ext==1.0 has no pure-Python wheel",
@@ -157,7 +144,7 @@ func TestVendorRefusals(t *testing.T) {
 // A wheel that would write over the skill's own file in lib/, or out of lib/, is refused
 // before anything is written.
 func TestVendorKeepsTheSkillsFiles(t *testing.T) {
-	needPip(t)
+	pydepstest.NeedPip(t)
 	evil := map[string][]byte{}
 	name, data := pydepstest.BuildWheel(t, "escape", "1.0", "py3-none-any", map[string]string{"../../outside.py": "x"})
 	evil[name] = data

@@ -2,7 +2,6 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -15,12 +14,7 @@ import (
 // wheel is refused, named.
 func TestVendorThenRun(t *testing.T) {
 	t.Parallel()
-	if err := exec.Command("python3", "-m", "pip", "--version").Run(); err != nil {
-		if os.Getenv("SKILLBOX_REQUIRE_TOOLCHAINS") == "1" {
-			t.Fatalf("pip is missing (Debian: apt-get install python3-pip): %v", err)
-		}
-		t.Skipf("pip is missing: %v", err)
-	}
+	pydepstest.NeedPip(t)
 	wheels := map[string][]byte{}
 	for _, w := range []struct {
 		name  string

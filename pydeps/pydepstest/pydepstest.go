@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"regexp"
 	"sort"
 	"strings"
@@ -97,4 +99,16 @@ func Index(t testing.TB, wheels map[string][]byte) string {
 // normalize is a project's name as PEP 503 compares names.
 func normalize(name string) string {
 	return strings.ToLower(regexp.MustCompile(`[-_.]+`).ReplaceAllString(name, "-"))
+}
+
+// NeedPip skips t without pip on this machine, unless SKILLBOX_REQUIRE_TOOLCHAINS=1 (CI), when
+// it fails.
+func NeedPip(t testing.TB) {
+	t.Helper()
+	if err := exec.Command("python3", "-m", "pip", "--version").Run(); err != nil {
+		if os.Getenv("SKILLBOX_REQUIRE_TOOLCHAINS") == "1" {
+			t.Fatalf("pip is missing (Debian: apt-get install python3-pip): %v", err)
+		}
+		t.Skipf("pip is missing: %v", err)
+	}
 }
