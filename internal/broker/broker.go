@@ -28,7 +28,7 @@ type Broker struct {
 
 // Request is one SkillContext operation, as a guest sends it.
 type Request struct {
-	Op      string            `json:"op"`      // fetch, env, readFile, writeFile, log
+	Op      string            `json:"op"`      // fetch, env, readFile, writeFile, log, run
 	Name    string            `json:"name"`    // env
 	Path    string            `json:"path"`    // readFile, writeFile
 	Bytes   bool              `json:"bytes"`   // readFile: answer base64
@@ -41,6 +41,14 @@ type Request struct {
 	Level   string            `json:"level"`   // log
 	Message string            `json:"message"` // log
 	Source  string            `json:"source"`  // log: "ctx" (default) or "console"
+	// run: another program of the skill (see Runner). Path is its file in the guest, Module its
+	// name when run as python -m; Stdin is base64.
+	Module    string   `json:"module"`
+	Argv      []string `json:"argv"`
+	Cwd       string   `json:"cwd"`
+	Stdin     string   `json:"stdin"`
+	Merge     bool     `json:"merge"`
+	TimeoutMs int64    `json:"timeout_ms"`
 }
 
 // Reply is the answer to one request: Value, or Error with the Status that names it to the
@@ -113,6 +121,8 @@ func (b *Broker) call(ctx context.Context, req Request) (any, error) {
 		return nil, b.log(req) // never blocks: no goroutine
 	case "env":
 		return b.Host.Env(ctx, req.Name) // a lookup in the grant: never blocks either
+	case "run":
+		return b.run(ctx, req) // bounded by the run's deadline, not an operation's timeout
 	}
 	cctx, cancel := context.WithTimeout(ctx, b.timeout())
 	defer cancel()

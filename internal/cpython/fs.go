@@ -39,3 +39,32 @@ func skillFile(field, name string) (string, error) {
 	}
 	return SkillPath + "/" + name, nil
 }
+
+// checkModule checks that module, Program.Module, is a dotted module name whose file is script
+// (Program.Script): "pkg.tool" of ".../pkg/tool.py", "pkg.__main__" of ".../pkg/__main__.py".
+// The driver finds the module's root on sys.path by going up one directory per name from the
+// file, which this keeps inside the skill.
+func checkModule(module, script string) error {
+	for _, part := range strings.Split(module, ".") {
+		if !isIdentifier(part) {
+			return fmt.Errorf("cpython: Program.Module %q is not a module name (names separated by dots)", module)
+		}
+	}
+	if !strings.HasSuffix("/"+script, "/"+strings.ReplaceAll(module, ".", "/")+".py") {
+		return fmt.Errorf("cpython: Program.Module %q is not the module of Program.Script %q", module, script)
+	}
+	return nil
+}
+
+// isIdentifier reports whether s is an ASCII Python identifier (module names of skills are).
+func isIdentifier(s string) bool {
+	if s == "" || s[0] >= '0' && s[0] <= '9' {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if c != '_' && (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
+}

@@ -44,6 +44,12 @@ type Program struct {
 	// Cwd is the script's working directory, where its relative paths lead (a guest path the
 	// mounts provide, such as /tmp); "" or one that cannot be entered leaves it at /.
 	Cwd string
+	// Module, when set, runs Script as python3 -m Module would: Script is that module's file
+	// (a package's __main__.py for a package), and the directory holding its top package goes
+	// first on sys.path, so that its package's relative imports work.
+	Module string
+	// MergeStderr sends the script's stderr to its Stdout, interleaved as written.
+	MergeStderr bool
 
 	// FSConfig, when set, adds mounts to the run's file system (the policy's file grants, a
 	// private /tmp) after the standard library and /skill, which it must leave in place.
@@ -161,7 +167,11 @@ func Run(ctx context.Context, c *Compiled, p Program, h broker.Host) (Result, er
 	if p.Script != "" || p.compile {
 		stdout = &capturedOutput{r: r, max: p.Limits.maxScriptOutput()}
 		stderr = &capturedOutput{r: r, max: p.Limits.maxScriptOutput(), stderr: true}
-		cfg = cfg.WithStdin(bytes.NewReader(p.Stdin)).WithStdout(stdout).WithStderr(stderr)
+		errOut := stderr
+		if p.MergeStderr {
+			errOut, stdout.stderr = stdout, true // the interpreter's fatal errors come there too
+		}
+		cfg = cfg.WithStdin(bytes.NewReader(p.Stdin)).WithStdout(stdout).WithStderr(errOut)
 	} else {
 		if p.Code != nil {
 			cfg = cfg.WithStdin(bytes.NewReader(p.Code))
@@ -224,6 +234,12 @@ func argvOf(p *Program) ([]string, error) {
 		}
 		if strings.IndexByte(p.Cwd, 0) >= 0 {
 			return nil, errors.New("cpython: Program.Cwd holds a NUL byte")
+		}
+		if p.Module != "" {
+			if err := checkModule(p.Module, p.Script); err != nil {
+				return nil, err
+			}
+			return append([]string{"python3", "module", path, p.Cwd, p.Module}, p.Argv...), nil
 		}
 		return append([]string{"python3", "script", path, p.Cwd}, p.Argv...), nil
 	}
