@@ -44,7 +44,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 out=$repo/internal/cpython
 work=${SKILLBOX_PY_BUILD:-$here/.build}
-inputs=(build.sh embed.c skillbox.py stdlib-exclude.txt wizer-stubs.wat deb-src.sources mkstdlib.py sqlite-vfs.c)
+inputs=(build.sh embed.c skillbox.py skillbox_subprocess.py stdlib-exclude.txt wizer-stubs.wat deb-src.sources mkstdlib.py sqlite-vfs.c)
 
 inputs_digest() { (cd "$here" && sha256sum "${inputs[@]}") | sha256sum | cut -d' ' -f1; }
 
@@ -233,7 +233,7 @@ llvm-strip "$emb/python.wasm"
 step "stdlib"
 sysconfigdata=$(ls "$bld"/build/lib.wasi-wasm32-3.11/_sysconfigdata_*.py)
 "$BUILD_PYTHON" "$here/mkstdlib.py" --lib "$src/Lib" --exclude "$here/stdlib-exclude.txt" \
-	--extra "$here/skillbox.py" --extra "$sysconfigdata" --guest "$GUEST_STDLIB" \
+	--extra "$here/skillbox.py" --extra "$here/skillbox_subprocess.py" --extra "$sysconfigdata" --guest "$GUEST_STDLIB" \
 	--dir "$emb/stdlib" --zip "$emb/stdlib.zip"
 
 # 7. The snapshot: Wizer runs wizer.initialize (Py_Initialize, the pre-imports) and writes the

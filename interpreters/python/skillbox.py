@@ -266,7 +266,8 @@ def _adapt_selector_events(m):
 
 def _adapt_base_events(m):
     """Name loops' address lookups and executors for what they need: they would hand the work
-    to a thread, and the thread's failure would hide why."""
+    to a thread, and the thread's failure would hide why. Its subprocesses would need pipes
+    to a process; subprocess.run runs the skill's own programs."""
 
     async def lookup(self, *args, **kwargs):
         _no_socket()
@@ -274,8 +275,13 @@ def _adapt_base_events(m):
     def run_in_executor(self, executor, func, *args):
         _no_threads()
 
+    async def subprocess(self, *args, **kwargs):
+        raise OSError("asyncio subprocesses are not available in the Skillbox sandbox: run the "
+                      "skill's own programs with subprocess.run([sys.executable, 'program.py'])")
+
     m.BaseEventLoop.getaddrinfo = m.BaseEventLoop.getnameinfo = lookup
     m.BaseEventLoop.run_in_executor = run_in_executor
+    m.BaseEventLoop.subprocess_exec = m.BaseEventLoop.subprocess_shell = subprocess
 
 
 def _adapt_futures(m):
@@ -296,8 +302,15 @@ def _adapt_futures(m):
     m.__getattr__ = __getattr__
 
 
+def _adapt_subprocess(m):
+    """A program runs another Python program of its skill as a nested run (skillbox_subprocess,
+    loaded only when a program imports subprocess)."""
+    import skillbox_subprocess
+    skillbox_subprocess.adapt(m)
+
+
 _ADAPT = {"asyncio.selector_events": _adapt_selector_events, "asyncio.base_events": _adapt_base_events,
-          "concurrent.futures": _adapt_futures}
+          "concurrent.futures": _adapt_futures, "subprocess": _adapt_subprocess}
 
 
 def _no_threads(*args, **kwargs):
@@ -321,6 +334,9 @@ def _guard():
     import socket
     import threading
     os.system = _no_process  # absent on WASI: an AttributeError would not say why
+    # WASI has no PATH to find the interpreter by: name it, as programs run their skill's other
+    # programs with [sys.executable, "other.py"] (skillbox_subprocess).
+    sys.executable = sys.executable or "/usr/local/bin/python3"
     _thread.start_new_thread = _thread.start_new = _no_threads
     threading._start_new_thread = _no_threads
     threading.Thread.start = lambda self: _no_threads()
@@ -471,7 +487,9 @@ def _stdin_code():
     return marshal.loads(sys.stdin.buffer.read())
 
 
-def _script(path, cwd, argv):
+def _script(path, cwd, argv, module=""):
+    """Runs the program at path as __main__, as python3 path argv... would; or, given its module
+    name (path being that module's file), as python3 -m module argv... would."""
     import os
     import runpy
     _prepare(path)
@@ -482,7 +500,14 @@ def _script(path, cwd, argv):
             pass
     sys.argv = [path] + argv
     try:
-        runpy.run_path(path, run_name="__main__")
+        if module:
+            root = path  # the directory the module's top package is in, first on sys.path
+            for _ in module.split("."):
+                root = os.path.dirname(root)
+            sys.path.insert(0, root)
+            runpy.run_module(module, run_name="__main__", alter_sys=True)
+        else:
+            runpy.run_path(path, run_name="__main__")
     except SystemExit as e:
         code = e.code
         if code is None:
@@ -496,8 +521,9 @@ def _script(path, cwd, argv):
 
 def _main(argv):
     """Runs one skill: argv is [program, "execute", path, args JSON] (then "code" when standard
-    input holds path's code, see _compile), [program, "script", path, working directory, arg...]
-    or [program, "compile", path]. Returns the exit code."""
+    input holds path's code, see _compile), [program, "script", path, working directory, arg...],
+    [program, "module", path, working directory, module name, arg...] or [program, "compile",
+    path]. Returns the exit code."""
     rc = 0
     try:
         if len(argv) < 3:
@@ -508,7 +534,10 @@ def _main(argv):
         elif argv[1] == "compile":
             outcome = _compile(argv[2])
         else:
-            rc = _script(argv[2], argv[3] if len(argv) > 3 else "", argv[4:])
+            if argv[1] == "module":
+                rc = _script(argv[2], argv[3], argv[5:], module=argv[4])
+            else:
+                rc = _script(argv[2], argv[3] if len(argv) > 3 else "", argv[4:])
             outcome = json.dumps({"ok": True, "exit": rc}).encode()
     except BaseException as e:  # noqa: BLE001 - every failure is the skill's outcome
         rc = 1
