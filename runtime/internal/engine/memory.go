@@ -202,3 +202,19 @@ func (m *MemoryMeter) Arena() *meteredMemory {
 	l.grown = true
 	return l
 }
+
+// Child makes the meter of a run nested in m's (a program's subprocess): its limit is what m
+// has left, so that the two together stay within m's. Call Adopt with it once it is over.
+func (m *MemoryMeter) Child() *MemoryMeter {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return NewMemoryMeter(m.limit - min(m.current, m.limit))
+}
+
+// Adopt counts a finished child's peak (see Child) in m's: the most the two held together.
+func (m *MemoryMeter) Adopt(child *MemoryMeter) {
+	peak, _ := child.Stats()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.peak = max(m.peak, m.current+peak)
+}

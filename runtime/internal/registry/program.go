@@ -49,16 +49,26 @@ type Program struct {
 // named by its path ("scripts/report.py", "core/build.py"): a regular file reached without
 // leaving the skill's directory, never a hidden one.
 func (s *Skill) ResolveProgram(name string) (*Program, *run.Error) {
+	rel := filepath.ToSlash(name)
+	if !strings.Contains(rel, "/") {
+		rel = spec.ScriptsDir + "/" + rel // a bare name is a file of scripts/
+	}
+	return s.programAt(name, rel)
+}
+
+// ProgramAt finds the program whose file is rel, a slash-separated path in s's directory
+// ("scripts/report.py", or "tool.py" at its top: a bare name is not looked for in scripts/), as
+// ResolveProgram does.
+func (s *Skill) ProgramAt(rel string) (*Program, *run.Error) { return s.programAt(rel, rel) }
+
+// programAt is ResolveProgram of the program name gave, at rel.
+func (s *Skill) programAt(name, rel string) (*Program, *run.Error) {
 	bad := func(err error, format string, args ...any) (*Program, *run.Error) {
 		kind := run.KindInvalidArgs
 		if errors.Is(err, run.ErrNoProgram) {
 			kind = run.KindNotFound
 		}
 		return nil, run.Errorf(kind, s.id, err, format, args...)
-	}
-	rel := filepath.ToSlash(name)
-	if !strings.Contains(rel, "/") {
-		rel = spec.ScriptsDir + "/" + rel // a bare name is a file of scripts/
 	}
 	clean := path.Clean(rel)
 	if name == "" || clean != rel || strings.Contains(name, "\\") || strings.ContainsRune(name, 0) || path.IsAbs(clean) ||

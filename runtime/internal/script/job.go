@@ -27,6 +27,9 @@ type Job struct {
 	Prog  *registry.Program
 	Argv  []string
 	Stdin []byte
+	// ProgramAt finds the skill's program at a path in its directory: the programs a Python
+	// program may run as subprocesses (see nested.go). nil for execute, which may run none.
+	ProgramAt func(rel string) (*registry.Program, *run.Error)
 	// Interp is the interpreter the run acquired for it (see Run).
 	Interp *engine.Interp
 	// Memory is the run's metered allocator, which a Python run's memory must be made by (its
@@ -55,7 +58,8 @@ func ProgramJob(ctx context.Context, s *registry.Skill, req run.Request) (*Job, 
 		return nil, run.Errorf(run.KindNotFound, s.ID(), errors.Join(run.ErrBroken, s.ProgramsErr()), "the programs of skill %q cannot run: %s",
 			s.ID(), strings.Join(s.RemoteProblems(s.ProgramsErr()), "; "))
 	}
-	job := &Job{Skill: s.ID(), Dir: s.Dir(), Lang: prog.Lang, Grant: s.ProgramGrant(), Prog: prog, Argv: req.Argv, Stdin: req.Stdin}
+	job := &Job{Skill: s.ID(), Dir: s.Dir(), Lang: prog.Lang, Grant: s.ProgramGrant(), Prog: prog, Argv: req.Argv, Stdin: req.Stdin,
+		ProgramAt: s.ProgramAt}
 	if job.Grant == nil || strings.HasPrefix(prog.Rel, spec.ScriptsDir+"/") && !s.ScriptsDir() { // loaded without a scripts/ directory, which has appeared since
 		return nil, run.Errorf(run.KindNotFound, s.ID(), run.ErrModuleChanged, "skill %q has changed since it was loaded; reload the skills and run it again", s.ID())
 	}

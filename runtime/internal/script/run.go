@@ -81,7 +81,15 @@ func runPython(ctx context.Context, job *Job, call *hostfuncs.Call, input []byte
 	} else {
 		p.Code = pythonCodeOf(ctx, bytecode, job)
 	}
-	r, err := cpython.Run(ctx, job.Interp.Py, p, broker.CallHost{Call: call})
+	var host broker.Host = broker.CallHost{Call: call}
+	if job.Prog != nil && job.ProgramAt != nil {
+		meter := job.Memory
+		if meter == nil { // a run with no meter of its own: its children get the grant's limit
+			meter = engine.NewMemoryMeter(uint64(l.MemoryMiB) << 20)
+		}
+		host = &nestedHost{CallHost: broker.CallHost{Call: call}, job: job, mounts: mounts, limits: p.Limits, memory: meter, runs: new(int)}
+	}
+	r, err := cpython.Run(ctx, job.Interp.Py, p, host)
 	if err != nil || job.Prog == nil {
 		return r.Value, nil, err
 	}
