@@ -177,3 +177,17 @@ func TestAProgramOutsideScriptsIsNamedByItsPath(t *testing.T) {
 		}
 	}
 }
+
+// A program of an instruction skill (which has no grant of its own, only its programs') whose
+// run cannot fit the memory budget is refused as memory_limit, naming the charge: the refusal
+// once read the skill's grant, and crashed the host.
+func TestProgramOverTheBudget(t *testing.T) {
+	dir := t.TempDir()
+	instructionSkill(t, dir, "tools", map[string]string{"scripts/t.py": "print(1)\n"})
+	rt := newRuntime(t, Config{SkillDirs: []string{dir}, Shared: newShared(t, SharedConfig{Admission: Admission{MemoryBudget: 64 << 20}})})
+	_, err := rt.Run(context.Background(), run.Request{Skill: "tools", Script: "t.py", Who: testAdmin})
+	var re *run.Error
+	if !errors.As(err, &re) || re.Kind != run.KindMemoryLimit || !strings.Contains(re.Message, "larger than the runtime's whole memory budget (64 MiB); lower its memoryMiB or raise the budget") {
+		t.Fatalf("got %v", err)
+	}
+}

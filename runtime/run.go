@@ -435,7 +435,9 @@ func admissionError(s *registry.Skill, err error) *run.Error {
 		re.RetryAfter = time.Second
 		return re
 	case errors.Is(err, engine.ErrOverBudget):
-		return run.Errorf(run.KindMemoryLimit, s.ID(), err, "the skill's memory (memoryMiB %d, plus what the host holds for a run) is %v; lower its memoryMiB or raise the budget", s.Grant().Limits.MemoryMiB, err)
+		// Not s.Grant(): an instruction skill has none (its programs have theirs), and the
+		// charge in err is the run's, whichever grant it came from.
+		return run.Errorf(run.KindMemoryLimit, s.ID(), err, "the run's memory (its memoryMiB, plus what the host holds for a run): %v; lower its memoryMiB or raise the budget", err)
 	case errors.Is(err, context.DeadlineExceeded):
 		return run.Errorf(run.KindTimeout, s.ID(), err, "the caller's deadline passed while the run waited to be admitted")
 	case errors.Is(err, context.Canceled):
