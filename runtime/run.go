@@ -183,6 +183,9 @@ func (rt *Runtime) Run(ctx context.Context, req run.Request) (*run.Result, error
 	}
 	defer rt.admission.Release(ticket)
 	admitted = true
+	if job != nil {
+		job.Admission, job.Ticket = rt.admission, ticket // a program's subprocesses grow its charge
+	}
 	if rt.cfg.Recorder != nil {
 		begun = &history.Record{Result: &run.Result{RunID: res.RunID, Skill: res.Skill, Version: res.Version, Digest: res.Digest},
 			Face: face, Caller: req.Who.Caller(), Tenant: rt.cfg.Tenant, VisibleTo: visibleTo, StartedAt: start}

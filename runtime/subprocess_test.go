@@ -242,3 +242,38 @@ except subprocess.TimeoutExpired as e:
 		t.Errorf("deadline: %v", err)
 	}
 }
+
+// A nested run charges the run's admission for its own host memory while it runs (its wasm
+// stack, buffers, its output on the way back): with no room in the budget for that, the program
+// is told so, and the run it is in goes on.
+func TestSubprocessIsAdmitted(t *testing.T) {
+	rt := subprocessRuntime(t, "", map[string]string{
+		"scripts/parent.py": `import subprocess, sys
+try:
+    subprocess.run([sys.executable, "/skill/scripts/noop.py"])
+    print("ran")
+except Exception as e:
+    print(type(e).__name__, e)
+`,
+		"scripts/noop.py": "",
+	})
+	s, err := rt.Skill("nest")
+	must(t, err)
+	g := s.ProgramGrant()
+	if out := runNest(t, rt, "parent.py"); out.Stdout != "ran\n" {
+		t.Fatalf("with room: %+v", out)
+	}
+	// Fill the budget but for the run's charge and half a nested run's.
+	st := rt.admission.Stats()
+	filler, err := rt.admission.TryAcquire(st.MemoryBudget-st.MemoryInUse-script.Charge(g, 0)-script.NestedCharge(g)/2, true)
+	must(t, err)
+	out := runNest(t, rt, "parent.py")
+	rt.admission.Release(filler)
+	if !strings.HasPrefix(out.Stdout, "LimitExceeded subprocess: the host has no room now for scripts/noop.py: ") ||
+		!strings.Contains(out.Stdout, "memory budget are free, and this needs") {
+		t.Fatalf("without room: %+v", out)
+	}
+	if out := runNest(t, rt, "parent.py"); out.Stdout != "ran\n" {
+		t.Fatalf("with room again: %+v", out)
+	}
+}

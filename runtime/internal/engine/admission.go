@@ -308,3 +308,45 @@ func (a *Admission) Stats() AdmissionStats {
 		MemoryInUse: a.used, MemoryBudget: a.cfg.MemoryBudget, PeakMemoryInUse: a.peakUsed, PeakRunning: a.peakRuns,
 		PeakCompiling: a.peakCompiling, MaxRuns: a.cfg.MaxRuns, MaxWait: a.cfg.MaxWait}
 }
+
+// Grow adds more bytes to t's charge, now or not at all: what an admitted run needs beyond its
+// charge for work nested in it (a program's subprocess: another interpreter's stack, its
+// output on its way back). It goes before the queue, whose runs have not started, and never
+// waits: a run that waited while holding its own charge could wait for room it holds. The error
+// is ErrClosed, or a *BusyError when the budget has no room for more. Shrink gives it back.
+func (a *Admission) Grow(t *Ticket, more int64) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed || !t.granted {
+		return run.ErrClosed
+	}
+	if a.used+more > a.cfg.MemoryBudget {
+		// Idle warm modules may hold the room: drop them, then look again.
+		a.mu.Unlock()
+		a.reclaim(a.used + more - a.cfg.MemoryBudget)
+		a.mu.Lock()
+		if a.closed || !t.granted {
+			return run.ErrClosed
+		}
+		if a.used+more > a.cfg.MemoryBudget {
+			return &BusyError{Msg: fmt.Sprintf("%d MiB of the %d MiB memory budget are free, and this needs %d MiB more",
+				(a.cfg.MemoryBudget-a.used)>>20, a.cfg.MemoryBudget>>20, (more+1<<20-1)>>20)}
+		}
+	}
+	t.charge += more
+	a.used += more
+	a.peakUsed = max(a.peakUsed, a.used)
+	return nil
+}
+
+// Shrink gives back less bytes that Grow added to t's charge.
+func (a *Admission) Shrink(t *Ticket, less int64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !t.granted {
+		return // released already: its whole charge went back then
+	}
+	t.charge -= less
+	a.used -= less
+	a.dispatchLocked()
+}

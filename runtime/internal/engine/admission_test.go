@@ -119,3 +119,41 @@ func TestAdmissionMemoryBudget(t *testing.T) {
 		t.Fatalf("after both: %+v", st)
 	}
 }
+
+// An admitted run grows its charge now or not at all, past the queue, within the budget; what
+// it gives back lets a waiting run in.
+func TestAdmissionGrow(t *testing.T) {
+	var asked []int64
+	a := NewAdmission(AdmissionConfig{MaxRuns: 8, MaxQueue: 8, MaxWait: 10 * time.Minute, MemoryBudget: 100, MaxCompiles: 1}, func(need int64) { asked = append(asked, need) })
+	ctx := context.Background()
+	r, err := a.Acquire(ctx, 50, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Acquire(ctx, 40, true); err != nil { // held: 90 of 100 in use
+		t.Fatal(err)
+	}
+	var busy *BusyError
+	if err := a.Grow(r, 20); !errors.As(err, &busy) {
+		t.Fatalf("a grow past the budget: %v", err)
+	}
+	if len(asked) != 1 || asked[0] != 10 {
+		t.Fatalf("reclaim asked for %v, want [10]", asked)
+	}
+	if err := a.Grow(r, 10); err != nil {
+		t.Fatalf("a grow that fits: %v", err)
+	}
+	if st := a.Stats(); st.MemoryInUse != 100 || st.PeakMemoryInUse != 100 {
+		t.Fatalf("after the grow: %+v", st)
+	}
+	third := acquireLater(ctx, a, 10)
+	waitFor(t, "the third run to queue", func() bool { return a.Stats().Queued == 1 })
+	a.Shrink(r, 10)
+	if err := <-third; err != nil {
+		t.Fatal(err)
+	}
+	a.Release(r) // its charge, grown and shrunk, goes back whole
+	if st := a.Stats(); st.MemoryInUse != 40 {
+		t.Fatalf("after the release: %+v", st)
+	}
+}

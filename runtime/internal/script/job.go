@@ -30,6 +30,10 @@ type Job struct {
 	// ProgramAt finds the skill's program at a path in its directory: the programs a Python
 	// program may run as subprocesses (see nested.go). nil for execute, which may run none.
 	ProgramAt func(rel string) (*registry.Program, *run.Error)
+	// Admission and Ticket are the run's admission, which a nested run grows by NestedCharge
+	// while it runs; nil leaves nested runs uncharged (a run outside the runtime's admission).
+	Admission *engine.Admission
+	Ticket    *engine.Ticket
 	// Interp is the interpreter the run acquired for it (see Run).
 	Interp *engine.Interp
 	// Memory is the run's metered allocator, which a Python run's memory must be made by (its
@@ -86,4 +90,13 @@ func Charge(grant *policy.Grant, codeBytes int64) int64 {
 	l := grant.Limits
 	io := max(l.MaxFetchBytes, l.MaxFileBytes, l.MaxWriteBytes, grant.OutputFileBytes())
 	return l.MemoryMiB<<20 + engine.ScriptStack() + io + l.MaxLogBytes + 2*codeBytes + 2*l.MaxOutputBytes + engine.RunOverhead
+}
+
+// NestedCharge is what one nested run (a program's subprocess, see nested.go) adds to its run's
+// charge while it runs: not its memory, which is the run's (its meter's limit is what the parent
+// left), but its own interpreter's wasm stack, host call buffers and overhead, as Charge counts
+// them, and its output held twice more on its way back to its parent: captured, then encoded
+// (base64, then that in JSON) for the reply.
+func NestedCharge(grant *policy.Grant) int64 {
+	return Charge(grant, 0) - grant.Limits.MemoryMiB<<20 + 6*grant.Limits.MaxOutputBytes
 }

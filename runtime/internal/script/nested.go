@@ -67,6 +67,13 @@ func (h *nestedHost) RunProgram(ctx context.Context, req broker.ProgramRequest) 
 	if max := h.job.Grant.Limits.MaxOutputBytes; int64(len(req.Stdin)) > max {
 		return refuse(hostfuncs.StatusLimit, "standard input of %d bytes for %s is more than maxOutputBytes (%d)", len(req.Stdin), prog.Rel, max)
 	}
+	if a := h.job.Admission; a != nil {
+		more := NestedCharge(h.job.Grant)
+		if err := a.Grow(h.job.Ticket, more); err != nil {
+			return refuse(hostfuncs.StatusLimit, "the host has no room now for %s: %v", prog.Rel, err)
+		}
+		defer a.Shrink(h.job.Ticket, more)
+	}
 	*h.runs++
 	meter := h.memory.Child()
 	defer h.memory.Adopt(meter)
