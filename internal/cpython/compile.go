@@ -38,6 +38,10 @@ var stdlibZip []byte
 // and keep this path: the snapshot's preopen table names it as fd 3 (see embed.c).
 const StdlibPath = "/usr/local/lib/python3.11"
 
+// Packages are the third-party Python packages compiled into the interpreter (by
+// interpreters/python/build.sh), by normalised name: their version. pydeps never vendors them.
+var Packages = map[string]string{"lxml": "4.9.2"}
+
 // SkillPath is where the skill's directory is mounted, read-only.
 const SkillPath = "/skill"
 

@@ -4,16 +4,16 @@
 #
 #   internal/cpython/python.wasm   CPython 3.11 for wasm32-wasi with embed.c, snapshotted by Wizer
 #                                  after initialisation (stdlib modules pre-imported), stripped
-#   internal/cpython/stdlib.zip    the standard library as .pyc (minus stdlib-exclude.txt) and the
-#                                  driver module skillbox.py
+#   internal/cpython/stdlib.zip    the standard library as .pyc (minus stdlib-exclude.txt), the
+#                                  driver module skillbox.py and lxml's Python package
 #
 # and interpreters/python/inputs.sha256, the digest of this recipe's inputs.
 #
 #   build.sh           build (about 3-8 minutes on 2 cores; downloads are cached in .build/)
 #   build.sh --check   exit 1 when inputs.sha256 does not match the inputs (CI rebuilds then)
 #
-# Needs (Debian 12): clang lld wasi-libc libclang-rt-dev-wasm32 llvm dpkg-dev python3.11 npm tcl,
-# and network access to deb.debian.org and the npm registry. SKILLBOX_PY_BUILD sets the work
+# Needs (Debian 12): clang lld wasi-libc libclang-rt-dev-wasm32 llvm dpkg-dev python3.11 npm tcl
+# make, and network access to deb.debian.org and the npm registry. SKILLBOX_PY_BUILD sets the work
 # directory (default interpreters/python/.build).
 set -euo pipefail
 
@@ -37,6 +37,20 @@ SQLITE_DEB_VERSION=3.40.1-2+deb12u2
 SQLITE_SRC_DIR=sqlite3-3.40.1
 SQLITE_DSC=sqlite3_3.40.1-2+deb12u2.dsc
 SQLITE_DSC_SHA256=ee3459ae9d00939741c7708fc1b8ce1bde12d8c3fb1dfa005bbbc8651d884e23
+# lxml (lxml.etree, lxml.objectify) over libxml2 and libxslt/libexslt, compiled in: their own
+# fetch (1b) and stamp, so that adding or updating them does not rebuild CPython.
+LIBXML2_DEB_VERSION=2.9.14+dfsg-1.3~deb12u6
+LIBXML2_SRC_DIR=libxml2-2.9.14+dfsg
+LIBXML2_DSC=libxml2_2.9.14+dfsg-1.3~deb12u6.dsc
+LIBXML2_DSC_SHA256=d86ce3efb1b75d2781f72f5cdd187474c148a915d610295c85162681bb070a65
+LIBXSLT_DEB_VERSION=1.1.35-1+deb12u4
+LIBXSLT_SRC_DIR=libxslt-1.1.35
+LIBXSLT_DSC=libxslt_1.1.35-1+deb12u4.dsc
+LIBXSLT_DSC_SHA256=9d8870c419f1c5577e6ab6daae0697ec08c5ba85c69df5dce01682e6d56ae4c4
+LXML_DEB_VERSION=4.9.2-1+deb12u1
+LXML_SRC_DIR=lxml-4.9.2
+LXML_DSC=lxml_4.9.2-1+deb12u1.dsc
+LXML_DSC_SHA256=7215d1b99267651e9cfb3ae9856aac74b529e38b3e998b591835e5995919d4ea
 WIZER_PKG=@bytecodealliance/wizer-linux-x64@11.0.3
 GUEST_STDLIB=/usr/local/lib/python3.11
 
@@ -106,6 +120,37 @@ if [ "$(cat "$work/src/.skillbox-extracted" 2>/dev/null)" != "$sources" ]; then
 		dpkg-source --no-check -x "$XZ_DSC" "$XZ_SRC_DIR" &&
 		dpkg-source --no-check -x "$SQLITE_DSC" "$SQLITE_SRC_DIR") >>"$work/apt.log" 2>&1
 	echo "$sources" >"$work/src/.skillbox-extracted"
+fi
+
+# 1b. The sources of libxml2, libxslt and lxml, the same way, into their own directory. lxml's
+#     orig tarball ships the C that Cython generated from its .pyx, and Debian's patches (its
+#     security fixes) update that C too (Update-.c-files.patch): no Cython is needed.
+xsrc=$work/src-lxml
+xml2src=$xsrc/$LIBXML2_SRC_DIR
+xsltsrc=$xsrc/$LIBXSLT_SRC_DIR
+lxsrc=$xsrc/$LXML_SRC_DIR
+xsources="$LIBXML2_DEB_VERSION $LIBXSLT_DEB_VERSION $LXML_DEB_VERSION"
+if [ "$(cat "$xsrc/.skillbox-extracted" 2>/dev/null)" != "$xsources" ]; then
+	step "fetch libxml2=$LIBXML2_DEB_VERSION libxslt=$LIBXSLT_DEB_VERSION lxml=$LXML_DEB_VERSION"
+	apt=$work/apt-lxml
+	rm -rf "$apt" "$xsrc" "$work/libxml2" "$work/libxslt" "$work/lxml"
+	mkdir -p "$apt/sources" "$apt/lists/partial" "$apt/cache/archives/partial" "$xsrc"
+	cp "$here/deb-src.sources" "$apt/sources/"
+	APTO=(-o Dir::Etc::SourceList=/dev/null -o "Dir::Etc::SourceParts=$apt/sources"
+		-o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache" -o Debug::NoLocking=1)
+	apt-get -q "${APTO[@]}" update >"$work/apt-lxml.log" 2>&1 || { cat "$work/apt-lxml.log" >&2; exit 1; }
+	(cd "$xsrc" && apt-get -q "${APTO[@]}" source --download-only "libxml2=$LIBXML2_DEB_VERSION" \
+		"libxslt=$LIBXSLT_DEB_VERSION" "lxml=$LXML_DEB_VERSION") \
+		>>"$work/apt-lxml.log" 2>&1 || { cat "$work/apt-lxml.log" >&2; exit 1; }
+	(cd "$xsrc" && sha256sum -c --quiet -) <<-EOF || { echo "build.sh: a .dsc does not have its pinned sha256" >&2; exit 1; }
+	$LIBXML2_DSC_SHA256  $LIBXML2_DSC
+	$LIBXSLT_DSC_SHA256  $LIBXSLT_DSC
+	$LXML_DSC_SHA256  $LXML_DSC
+	EOF
+	(cd "$xsrc" && dpkg-source --no-check -x "$LIBXML2_DSC" "$LIBXML2_SRC_DIR" &&
+		dpkg-source --no-check -x "$LIBXSLT_DSC" "$LIBXSLT_SRC_DIR" &&
+		dpkg-source --no-check -x "$LXML_DSC" "$LXML_SRC_DIR") >>"$work/apt-lxml.log" 2>&1
+	echo "$xsources" >"$xsrc/.skillbox-extracted"
 fi
 
 # 2. A WASI SDK made of Debian's clang 14, lld and wasi-libc, in the layout CPython's
@@ -194,6 +239,48 @@ if [ ! -f "$sq/libsqlite3.a" ]; then
 	llvm-ar rcs "$sq/libsqlite3.a" "$sq"/*.o
 fi
 
+# 3e. libxml2, by its own configure: static, without threads, HTTP, FTP, dlopen'd modules or
+#     lzma; with zlib (above) and iconv (wasi-libc has musl's). Its config.sub predates WASI: the
+#     one of CPython's sources knows it. WASI has no dup(): reading or writing a compressed "-"
+#     (stdin/stdout) fails instead (xmlIO.c, the only user). As for liblzma, make must not rerun
+#     the autotools, and only the library is built (xmllint and the tests are programs).
+xml2=$work/libxml2
+automake_off=(ACLOCAL=: AUTOCONF=: AUTOMAKE=: AUTOHEADER=:)
+if [ ! -f "$xml2/lib/libxml2.a" ]; then
+	step "libxml2"
+	rm -rf "$xml2" "$work/libxml2-build"
+	cp -a "$xml2src" "$work/libxml2-build"
+	cp "$src/config.sub" "$src/config.guess" "$work/libxml2-build/"
+	sed -i 's#int duped_fd = dup(fileno(\(stdin\|stdout\)));#int duped_fd = -1; /* WASI: no dup() */#' "$work/libxml2-build/xmlIO.c"
+	[ "$(grep -c 'WASI: no dup' "$work/libxml2-build/xmlIO.c")" = 2 ] || { echo "build.sh: the libxml2 patch did not apply" >&2; exit 1; }
+	(cd "$work/libxml2-build" && CC="/usr/bin/clang --target=wasm32-wasi --sysroot=$sysroot" AR=llvm-ar RANLIB=llvm-ranlib \
+		CFLAGS="-O2" CPPFLAGS="-I$zlib" LDFLAGS="-L$zlib" ./configure --host=wasm32-unknown-wasi --build="$(./config.guess)" \
+		--disable-shared --enable-static --without-threads --without-thread-alloc --without-http --without-ftp \
+		--without-python --without-lzma --without-modules --without-readline --without-history --with-zlib \
+		--prefix="$xml2" >configure.log 2>&1 &&
+		make -j"$(nproc)" "${automake_off[@]}" libxml2.la >make.log 2>&1 &&
+		make "${automake_off[@]}" install-libLTLIBRARIES install-binSCRIPTS >>make.log 2>&1 &&
+		make -C include "${automake_off[@]}" install >>make.log 2>&1) ||
+		{ tail -n 40 "$work/libxml2-build/configure.log" "$work/libxml2-build/make.log" >&2; exit 1; }
+fi
+
+# 3f. libxslt and libexslt, by their configure, over that libxml2 (its build tree): static,
+#     without libgcrypt (EXSLT's crypto functions), plugins (dlopen) or Python bindings.
+xslt=$work/libxslt
+if [ ! -f "$xslt/lib/libexslt.a" ]; then
+	step "libxslt"
+	rm -rf "$xslt" "$work/libxslt-build"
+	cp -a "$xsltsrc" "$work/libxslt-build"
+	cp "$src/config.sub" "$src/config.guess" "$work/libxslt-build/"
+	(cd "$work/libxslt-build" && CC="/usr/bin/clang --target=wasm32-wasi --sysroot=$sysroot" AR=llvm-ar RANLIB=llvm-ranlib \
+		CFLAGS="-O2" ./configure --host=wasm32-unknown-wasi --build="$(./config.guess)" --disable-shared --enable-static \
+		--without-python --without-crypto --without-plugins --with-libxml-src="$work/libxml2-build" --prefix="$xslt" \
+		>configure.log 2>&1 &&
+		make -C libxslt -j"$(nproc)" "${automake_off[@]}" install >make.log 2>&1 &&
+		make -C libexslt -j"$(nproc)" "${automake_off[@]}" install >>make.log 2>&1) ||
+		{ tail -n 40 "$work/libxslt-build/configure.log" "$work/libxslt-build/make.log" >&2; exit 1; }
+fi
+
 # 4. CPython's own WASI cross-build (configure + make), redone when its inputs change.
 bld=$src/builddir/wasi
 stamp="$sources $(sha256sum "$src/Tools/wasm/config.site-wasm32-wasi" | cut -d' ' -f1)"
@@ -214,6 +301,23 @@ if [ ! -f "$bld/libpython3.11.a" ] || [ "$(cat "$bld/.skillbox-stamp" 2>/dev/nul
 	echo "$stamp" >"$bld/.skillbox-stamp"
 fi
 
+# 4b. lxml's extension modules lxml.etree and lxml.objectify, from the generated C, as lxml's
+#     setup.py would build them with --without-threading (no GIL release, no locks); embed.c
+#     registers them as builtin modules. Its other Cython modules (builder, sax, _elementpath,
+#     html.clean, html.diff) are plain Python too, and go into the standard library as such.
+lx=$work/lxml
+if [ ! -f "$lx/objectify.o" ] || [ "$(cat "$lx/.skillbox-stamp" 2>/dev/null)" != "$stamp" ]; then
+	step "lxml"
+	rm -rf "$lx"
+	mkdir -p "$lx"
+	for m in etree objectify; do
+		/usr/bin/clang --target=wasm32-wasi "--sysroot=$sysroot" -O2 -w -DWITHOUT_THREADING -DCYTHON_CLINE_IN_TRACEBACK=0 \
+			-I "$src/Include" -I "$bld" -I "$xml2/include/libxml2" -I "$xslt/include" -I "$lxsrc/src/lxml/includes" \
+			-I "$lxsrc/src/lxml" -c "$lxsrc/src/lxml/$m.c" -o "$lx/$m.o"
+	done
+	echo "$stamp" >"$lx/.skillbox-stamp"
+fi
+
 # 5. The embedding: embed.c linked against libpython, a 512 KiB stack placed first (so that a
 #    C stack overflow traps on the first out-of-bounds access instead of overwriting data).
 step "link embed.c"
@@ -223,17 +327,19 @@ mkdir -p "$emb"
 cc=(/usr/bin/clang --target=wasm32-wasi "--sysroot=$sysroot")
 "${cc[@]}" -O2 -Wall -Werror -I "$src/Include" -I "$bld" -c "$here/embed.c" -o "$emb/embed.o"
 "${cc[@]}" -z stack-size=524288 -Wl,--stack-first -o "$emb/python.wasm" "$emb/embed.o" \
+	"$lx/etree.o" "$lx/objectify.o" "$xslt/lib/libexslt.a" "$xslt/lib/libxslt.a" "$xml2/lib/libxml2.a" \
 	"$bld/libpython3.11.a" "$bld/Modules/_decimal/libmpdec/libmpdec.a" "$bld/Modules/expat/libexpat.a" "$zlib/libz.a" \
 	"$bz2/libbz2.a" "$xz/lib/liblzma.a" "$sq/libsqlite3.a" \
 	-lwasi-emulated-signal -lwasi-emulated-getpid -lwasi-emulated-process-clocks -lm
 llvm-strip "$emb/python.wasm"
 
 # 6. The standard library: .pyc only (unchecked-hash: no source mtimes to compare), laid out as
-#    the guest sees it, as a directory for Wizer and as a zip for the runner.
+#    the guest sees it, as a directory for Wizer and as a zip for the runner. lxml's package
+#    goes in without lxml.isoschematron: two of its XSLT resources state no licence.
 step "stdlib"
 sysconfigdata=$(ls "$bld"/build/lib.wasi-wasm32-3.11/_sysconfigdata_*.py)
 "$BUILD_PYTHON" "$here/mkstdlib.py" --lib "$src/Lib" --exclude "$here/stdlib-exclude.txt" \
-	--extra "$here/skillbox.py" --extra "$here/skillbox_subprocess.py" --extra "$sysconfigdata" --guest "$GUEST_STDLIB" \
+	--extra "$here/skillbox.py" --extra "$here/skillbox_subprocess.py" --extra "$sysconfigdata" --package "$lxsrc/src/lxml" --package-skip isoschematron --guest "$GUEST_STDLIB" \
 	--dir "$emb/stdlib" --zip "$emb/stdlib.zip"
 
 # 7. The snapshot: Wizer runs wizer.initialize (Py_Initialize, the pre-imports) and writes the

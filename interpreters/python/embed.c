@@ -21,6 +21,7 @@
  * library first, at the same guest path, and fd 3 means the same at both times.
  */
 #include <Python.h>
+#include <locale.h>
 #include <stdint.h>
 
 __attribute__((import_module("skillbox"), import_name("call")))
@@ -84,6 +85,13 @@ static struct PyModuleDef sb_module = {
 
 static PyObject *sb_init(void) { return PyModule_Create(&sb_module); }
 
+/* lxml's extension modules (Cython-generated C, built by build.sh with libxml2 and libxslt),
+ * compiled in: WASI has no dlopen. They are builtin modules under their dotted names; the pure
+ * Python package lxml is in the standard library, and the driver's _Builtin finder imports them
+ * as its submodules (CPython 3.11's BuiltinImporter looks at top-level names only). */
+PyMODINIT_FUNC PyInit_etree(void);
+PyMODINIT_FUNC PyInit_objectify(void);
+
 static int initialised = 0;
 
 static void fail(PyStatus st) {
@@ -93,7 +101,15 @@ static void fail(PyStatus st) {
 
 __attribute__((export_name("wizer.initialize")))
 void skillbox_initialize(void) {
-    if (PyImport_AppendInittab("_skillbox", sb_init) < 0)
+    if (PyImport_AppendInittab("_skillbox", sb_init) < 0 ||
+        PyImport_AppendInittab("lxml.etree", PyInit_etree) < 0 ||
+        PyImport_AppendInittab("lxml.objectify", PyInit_objectify) < 0)
+        abort();
+    /* LC_CTYPE C.UTF-8 (Python's isolated configuration leaves the locale alone): wasi-libc's
+     * iconv, which libxml2 converts other encodings with, reads and writes UTF-8 through the
+     * locale's mbrtowc/wcrtomb, and in the "C" locale it turns every non-ASCII character into
+     * garbage ("*", or a parse error). */
+    if (setlocale(LC_CTYPE, "C.UTF-8") == NULL)
         abort();
     /* UTF-8 mode: the guest has no locale (WASI's is "C"), and without it open(), print and file
      * names would be ASCII, so any non-ASCII text a skill writes would raise. */

@@ -16,6 +16,9 @@ import sys
 import zipfile
 
 FIXED_TIME = (1980, 1, 1, 0, 0, 0)
+# What a --package leaves out besides tests/: its extension modules' sources, compiled into the
+# interpreter (C, and the Cython they are generated from).
+PACKAGE_BUILD_INPUTS = (".c", ".h", ".pxd", ".pyx", ".pxi")
 
 
 def excluded(rel, rules):
@@ -33,6 +36,11 @@ def main():
     ap.add_argument("--lib", required=True)
     ap.add_argument("--exclude", required=True)
     ap.add_argument("--extra", action="append", default=[])
+    ap.add_argument("--package", action="append", default=[],
+                    help="a package directory to add under its own name: its .py files compiled, "
+                         "its data files copied, its tests/ and C/Cython build inputs left out")
+    ap.add_argument("--package-skip", action="append", default=[],
+                    help="a subdirectory of a --package to leave out, by name")
     ap.add_argument("--guest", required=True)
     ap.add_argument("--dir", required=True)
     ap.add_argument("--zip", required=True)
@@ -52,8 +60,22 @@ def main():
                 files.append((os.path.join(root, n), rel))
     for extra in a.extra:
         files.append((extra, os.path.basename(extra)))
+    data = []
+    for pkg in a.package:
+        pkg = os.path.normpath(pkg)
+        for root, dirs, names in os.walk(pkg):
+            rel_root = os.path.relpath(root, os.path.dirname(pkg)) + "/"
+            dirs[:] = sorted(d for d in dirs if d not in ("__pycache__", "tests", *a.package_skip))
+            for n in sorted(names):
+                if n.endswith(".py"):
+                    files.append((os.path.join(root, n), rel_root + n))
+                elif not n.endswith(PACKAGE_BUILD_INPUTS):
+                    data.append((os.path.join(root, n), rel_root + n))
     for src, rel in files:
         compile_to(src, a.guest + "/" + rel, os.path.join(a.dir, rel[:-3] + ".pyc"))
+    for src, rel in data:
+        os.makedirs(os.path.dirname(os.path.join(a.dir, rel)), exist_ok=True)
+        shutil.copyfile(src, os.path.join(a.dir, rel))
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as z:
         for root, dirs, names in sorted(os.walk(a.dir)):
@@ -67,7 +89,7 @@ def main():
                     z.writestr(info, f.read(), compresslevel=9)
     with open(a.zip, "wb") as f:
         f.write(buf.getvalue())
-    print(f"mkstdlib.py: {len(files)} modules, {len(buf.getvalue())} bytes zipped")
+    print(f"mkstdlib.py: {len(files)} modules, {len(data)} data files, {len(buf.getvalue())} bytes zipped")
 
 
 if __name__ == "__main__":

@@ -233,6 +233,24 @@ class _Adapt:
         pass
 
 
+class _Builtin:
+    """A finder on sys.meta_path after _Adapt: the builtin modules with dotted names (lxml.etree,
+    lxml.objectify: compiled into the interpreter, their package lxml in the standard library),
+    which CPython's BuiltinImporter does not look for, as it looks for top-level names only."""
+
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        import _imp
+        if path is None or not _imp.is_builtin(name):
+            return None
+        import importlib.machinery
+        return importlib.machinery.BuiltinImporter.find_spec(name)
+
+    @staticmethod
+    def invalidate_caches():
+        pass
+
+
 class _Adapted:
     """A module's loader, which adapts the module once it has run."""
 
@@ -346,7 +364,7 @@ def _guard():
     for name in ("getaddrinfo", "gethostbyname", "gethostbyname_ex", "gethostbyaddr",
                  "create_connection", "create_server", "socketpair", "fromfd"):
         setattr(socket, name, _no_socket)
-    sys.meta_path[:0] = [_Refuse, _Adapt]
+    sys.meta_path[:0] = [_Refuse, _Adapt, _Builtin]
 
 
 def _preload():
