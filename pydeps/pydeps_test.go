@@ -25,6 +25,10 @@ func testWheels(t *testing.T) map[string][]byte {
 		{"dep-pure", "2.0", "py3-none-any", map[string]string{"dep_pure/__init__.py": "BASE = 41\n"}, nil},
 		{"dep-pure", "1.0", "py3-none-any", map[string]string{"dep_pure/__init__.py": "BASE = 0\n"}, nil},
 		{"native-ext", "1.0", "cp311-cp311-manylinux_2_17_x86_64", map[string]string{"native_ext/_speed.so": "\x7fELF"}, nil},
+		// A pure package over lxml (as python-docx is), and lxml's own platform wheels.
+		{"docx-like", "1.0", "py3-none-any", map[string]string{"docx_like/__init__.py": "from lxml import etree\n"}, []string{"lxml>=3.1.0"}},
+		{"newer-xml", "1.0", "py3-none-any", map[string]string{"newer_xml/__init__.py": ""}, []string{"lxml>=5"}},
+		{"lxml", "5.3.0", "cp311-cp311-manylinux_2_17_x86_64", map[string]string{"lxml/etree.so": "\x7fELF"}, nil},
 	} {
 		name, data := pydepstest.BuildWheel(t, w.name, w.version, w.tag, w.files, w.requires...)
 		out[name] = data
@@ -89,6 +93,24 @@ func TestVendorFromAnIndex(t *testing.T) {
 	}
 }
 
+// A requirement of a package compiled into the interpreter, the skill's or a dependency's, is
+// met by it and not vendored: a copy in lib/ would come first on sys.path.
+func TestVendorLeavesTheInterpretersPackages(t *testing.T) {
+	pydepstest.NeedPip(t)
+	url := pydepstest.Index(t, testWheels(t))
+	dir := skillWith(t, "docx-like==1.0\nlxml==4.9.2\n")
+	m, err := Vendor(context.Background(), dir, Options{IndexURL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Wheels) != 1 || m.Wheels[0].Name != "docx_like" || strings.Join(m.BuiltIn, ",") != "lxml==4.9.2" {
+		t.Fatalf("%+v", m)
+	}
+	if _, err := os.Stat(filepath.Join(dir, LibDir, "lxml-4.9.2.dist-info")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("lxml's metadata was vendored: %v", err)
+	}
+}
+
 // A directory of wheels serves alone (--find-links, no index).
 func TestVendorFromAWheelDirectory(t *testing.T) {
 	pydepstest.NeedPip(t)
@@ -112,6 +134,8 @@ func TestVendorRefusals(t *testing.T) {
 	url := pydepstest.Index(t, testWheels(t))
 	for reqs, want := range map[string]string{
 		"native-ext==1.0\n": "native-ext==1.0 has no pure-Python wheel",
+		"newer-xml==1.0\n":  "lxml>=5: Skillbox's Python has lxml 4.9.2 built in, and no other version of it can load",
+		"lxml==5.3.0\n":     "lxml==5.3.0: Skillbox's Python has lxml 4.9.2 built in",
 		"nosuch==1.0\n":     "nosuch==1.0 has no pure-Python wheel",
 		"dep-pure==2.0 --hash=sha256:" + strings.Repeat("0", 64) + "\n": "does not have the --hash",
 	} {

@@ -24,6 +24,9 @@ import (
 type Manifest struct {
 	Requirements []string `json:"requirements"`
 	Wheels       []Wheel  `json:"wheels"`
+	// BuiltIn lists the requirements met by packages compiled into the interpreter (lxml), as
+	// name==version: not vendored.
+	BuiltIn []string `json:"built_in,omitempty"`
 }
 
 // Wheel is one vendored wheel.
@@ -71,6 +74,10 @@ func Vendor(ctx context.Context, dir string, opts Options) (*Manifest, error) {
 		if err := ctxErr(ctx); err != nil {
 			return nil, err
 		}
+		if builtIn(w) {
+			m.BuiltIn = append(m.BuiltIn, Normalize(w.Name)+"=="+w.Version)
+			continue
+		}
 		files, n, err := unpack(filepath.Join(tmp, w.File), stage, maxTotalBytes-total)
 		if err != nil {
 			return nil, &Error{File: RequirementsFile, Msg: fmt.Sprintf("unpack %s: %v", w.File, err), Err: err}
@@ -110,6 +117,14 @@ func download(ctx context.Context, dir, tmp string, opts Options) error {
 	args := []string{"-m", "pip", "download", "--no-input", "--disable-pip-version-check", "--quiet",
 		"--only-binary=:all:", "--platform", "any", "--implementation", "py", "--abi", "none", "--python-version", "3.11",
 		"--dest", tmp, "--requirement", filepath.Join(dir, RequirementsFile)}
+	// The interpreter's own packages, which pip may resolve but which are not vendored.
+	provided := filepath.Join(tmp, "built-in")
+	if err := os.Mkdir(provided, 0o700); err != nil {
+		return err
+	}
+	if err := provide(provided); err != nil {
+		return err
+	}
 	switch {
 	case opts.IndexURL != "":
 		args = append(args, "--index-url", opts.IndexURL)
@@ -119,6 +134,7 @@ func download(ctx context.Context, dir, tmp string, opts Options) error {
 	case opts.FindLinks != "":
 		args = append(args, "--no-index", "--find-links", opts.FindLinks)
 	}
+	args = append(args, "--find-links", provided)
 	cmd := exec.CommandContext(ctx, python, args...)
 	cmd.Env = opts.Env
 	out := &tailBuffer{max: 64 << 10}
@@ -136,9 +152,12 @@ func download(ctx context.Context, dir, tmp string, opts Options) error {
 	}
 	text := out.String()
 	if m := noMatch.FindStringSubmatch(text); m != nil {
+		if hint := builtInHint(m[1]); hint != "" {
+			return &Error{File: RequirementsFile, Err: ErrNotPure, Msg: hint}
+		}
 		return &Error{File: RequirementsFile, Err: ErrNotPure, Msg: fmt.Sprintf("%s: %s has no pure-Python wheel (py3-none-any) there. "+
-			"Skillbox's Python loads no C extension but those built into it: use a pure-Python package instead, "+
-			"or one the interpreter has (docs/scripts.md)", source(opts), m[1])}
+			"Skillbox's Python loads no C extension but those built into it (%s): use a pure-Python package instead, "+
+			"or one the interpreter has (docs/scripts.md)", source(opts), m[1], strings.Join(builtInNames(), ", "))}
 	}
 	if strings.Contains(text, "DO NOT MATCH THE HASHES") {
 		return &Error{File: RequirementsFile, Msg: "a wheel does not have the --hash its requirement gives: pip said\n" + lastLines(text, 12)}
@@ -168,6 +187,9 @@ func readWheels(tmp string) ([]Wheel, error) {
 	}
 	var out []Wheel
 	for _, e := range entries {
+		if e.IsDir() {
+			continue // the interpreter's packages, which pip was given (provide)
+		}
 		m := wheelName.FindStringSubmatch(e.Name())
 		if m == nil || m[4] != "none" || m[5] != "any" {
 			return nil, &Error{File: RequirementsFile, Err: ErrNotPure, Msg: fmt.Sprintf("pip brought %s, which is not a pure-Python wheel (py3-none-any)", e.Name())}

@@ -74,6 +74,9 @@ is only read. A package that imports a Node.js built-in is refused, named.`,
 				files += len(w.Files)
 			}
 			fmt.Fprintf(e.stdout, "vendored %d %s (%d files) into %s/%s: %s\n", len(m.Wheels), plural(len(m.Wheels), "wheel", "wheels"), files, dir, pydeps.LibDir, strings.Join(names, ", "))
+			if len(m.BuiltIn) > 0 {
+				fmt.Fprintf(e.stdout, "built into Skillbox's Python, not vendored: %s\n", strings.Join(m.BuiltIn, ", "))
+			}
 		}
 		if m := out.JavaScript; m != nil {
 			names := make([]string, len(m.Bundles))

@@ -22,7 +22,7 @@ func TestVendorThenRun(t *testing.T) {
 		tag   string
 		reqs  []string
 	}{
-		{"greeting", map[string]string{"greeting/__init__.py": "from punct import BANG\ndef hello(who):\n    return 'hello ' + who + BANG\n"}, "py3-none-any", []string{"punct ==1.0"}},
+		{"greeting", map[string]string{"greeting/__init__.py": "from lxml import etree\nfrom punct import BANG\ndef hello(who):\n    return etree.fromstring('<g>hello ' + who + BANG + '</g>').text\n"}, "py3-none-any", []string{"punct ==1.0", "lxml >=4"}},
 		{"punct", map[string]string{"punct/__init__.py": "BANG = '!'\n"}, "py3-none-any", nil},
 		{"fastjson", map[string]string{"fastjson/_c.so": "\x7fELF"}, "cp311-cp311-manylinux_2_17_x86_64", nil},
 	} {
@@ -45,7 +45,7 @@ func TestVendorThenRun(t *testing.T) {
 		}
 	}
 	expect{code: exitFailed, stdout: []string{`No module named 'greeting'`}}.verify(t, cli(t, "", "--skills", skills, "run", "greet", "--json", "--args", `{"who": "ada"}`))
-	expect{code: exitOK, stdout: []string{"vendored 2 wheels", "greeting 1.0", "punct 1.0"}}.verify(t, cli(t, "", "vendor", dir, "--index-url", url))
+	expect{code: exitOK, stdout: []string{"vendored 2 wheels", "greeting 1.0", "punct 1.0", "built into Skillbox's Python, not vendored: lxml==4.9.2"}}.verify(t, cli(t, "", "vendor", dir, "--index-url", url))
 	expect{code: exitOK, stdout: []string{`"hello ada!"`}}.verify(t, cli(t, "", "--skills", skills, "run", "greet", "--json", "--args", `{"who": "ada"}`))
 	expect{code: exitOK, stdout: []string{"ok      greet"}}.verify(t, cli(t, "", "validate", dir))
 
