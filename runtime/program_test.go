@@ -155,10 +155,15 @@ func TestAProgramOutsideScriptsIsNamedByItsPath(t *testing.T) {
 		"examples/demo.js":  "console.log('demo')\n",
 		".hidden/secret.py": "print('no')\n",
 		"build.py":          "print('top')\n",
+		// Named from scripts/ as the skill's SKILL.md names it from the skill's top: the file at
+		// the top wins, as a path means it first.
+		"scripts/office/unpack.py": "print('unpacked')\n",
+		"scripts/core/build.py":    "print('not me')\n",
 	})
 	rt := newRuntime(t, Config{SkillDirs: []string{dir}})
 	ctx := context.Background()
-	for script, want := range map[string]string{"core/build.py": "built a\n", "examples/demo.js": "demo\n", "./build.py": ""} {
+	for script, want := range map[string]string{"core/build.py": "built a\n", "examples/demo.js": "demo\n", "./build.py": "",
+		"office/unpack.py": "unpacked\n", "scripts/office/unpack.py": "unpacked\n"} {
 		res, err := rt.Run(ctx, run.Request{Skill: "tools", Script: script, Argv: []string{"a"}, Who: testAdmin})
 		if script == "./build.py" {
 			if !errors.Is(err, run.ErrNotFound) {
@@ -171,7 +176,7 @@ func TestAProgramOutsideScriptsIsNamedByItsPath(t *testing.T) {
 			t.Errorf("%s: %s, %v", script, res.Result, err)
 		}
 	}
-	for _, script := range []string{"build.py", "../tools/core/build.py", "/core/build.py", ".hidden/secret.py", "core/../.hidden/secret.py"} {
+	for _, script := range []string{"build.py", "../tools/core/build.py", "/core/build.py", ".hidden/secret.py", "core/../.hidden/secret.py", "office/../../x.py", "office/nope.py"} {
 		if _, err := rt.Run(ctx, run.Request{Skill: "tools", Script: script, Who: testAdmin}); !errors.Is(err, run.ErrNotFound) {
 			t.Errorf("%s: %v, want not_found", script, err)
 		}

@@ -46,14 +46,24 @@ type Program struct {
 
 // resolveProgram finds the program name of s: a file of its scripts/ directory named alone
 // ("report.py", or "report" when one program alone has that name), or any file of the skill
-// named by its path ("scripts/report.py", "core/build.py"): a regular file reached without
+// named by its path ("scripts/report.py", "core/build.py"), or by its path in scripts/
+// ("office/unpack.py") when the skill's top has no such file: a regular file reached without
 // leaving the skill's directory, never a hidden one.
 func (s *Skill) ResolveProgram(name string) (*Program, *run.Error) {
 	rel := filepath.ToSlash(name)
 	if !strings.Contains(rel, "/") {
 		rel = spec.ScriptsDir + "/" + rel // a bare name is a file of scripts/
 	}
-	return s.programAt(name, rel)
+	p, rerr := s.programAt(name, rel)
+	if rerr != nil && errors.Is(rerr, run.ErrNoProgram) && rel == name && !strings.HasPrefix(rel, spec.ScriptsDir+"/") {
+		// A path under scripts/ named from there ("office/unpack.py" for
+		// scripts/office/unpack.py), as a bare name is: when the skill has no such file at its
+		// top, the one under scripts/.
+		if q, err := s.programAt(name, spec.ScriptsDir+"/"+rel); err == nil {
+			return q, nil
+		}
+	}
+	return p, rerr
 }
 
 // ProgramAt finds the program whose file is rel, a slash-separated path in s's directory
