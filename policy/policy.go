@@ -206,7 +206,7 @@ func Parse(path string, data []byte, lookupEnv func(string) (string, bool)) (*Po
 	p.Limits = c.Limits(c.Object(d, "", "limits"), "limits")
 	if sc := c.Object(d, "", "scripts"); sc != nil {
 		p.Scripts = map[string]spec.Permissions{}
-		for id := range sc {
+		for _, id := range slices.Sorted(maps.Keys(sc)) { // the same order every time
 			if !spec.ValidID(id) {
 				c.Add("scripts."+id, "key it by a skill id: lower-case letters, digits and '-'", "%q is not a skill id", id)
 				continue

@@ -1,6 +1,7 @@
 package policy_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -233,5 +234,16 @@ func TestMaxArgsBytes(t *testing.T) {
 		if _, err := policy.Parse("policy.yaml", []byte("runs: {maxArgsBytes: "+bad+"}\n"), nil); err == nil || !strings.Contains(err.Error(), "runs.maxArgsBytes") {
 			t.Errorf("maxArgsBytes %s: %v, want an error naming runs.maxArgsBytes", bad, err)
 		}
+	}
+}
+
+// Problems of a map's entries come in the same order every time (sorted keys), not in Go's map
+// order: the same file gives the same message.
+func TestPolicyProblemsInOrder(t *testing.T) {
+	_, err := policy.Parse("p.yaml", []byte("scripts: {b: {limits: 1}, a: {limits: 1}, c: {limits: 1}, d: {limits: 1}}\n"), func(string) (string, bool) { return "", false })
+	msg := fmt.Sprint(err)
+	a, b, c, d := strings.Index(msg, "scripts.a."), strings.Index(msg, "scripts.b."), strings.Index(msg, "scripts.c."), strings.Index(msg, "scripts.d.")
+	if a < 0 || !(a < b && b < c && c < d) {
+		t.Fatalf("problems out of order: %s", msg)
 	}
 }
