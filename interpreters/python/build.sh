@@ -86,9 +86,33 @@ BUILD_PYTHON=/usr/bin/python3.11 # the .pyc magic must be 3.11's
 mkdir -p "$work"
 step() { echo "== $(date +%T) $*"; }
 
-# 1. The sources of python3.11, zlib, bzip2 and xz-utils (liblzma): a private apt configuration with deb-src entries, so
-#    the machine's own is untouched; apt checks each .dsc against the signed Sources index, and
-#    the .dsc pins below check that it is the one this recipe was written for.
+# fetch DIR PKG=VERSION|DSC|SHA256|SRCDIR...: Debian source packages into DIR, each extracted into
+# DIR/SRCDIR, through a private apt configuration with deb-src entries (DIR.apt), so the
+# machine's own is untouched; apt checks each .dsc against the signed Sources index, and its
+# pinned sha256 checks that it is the one this recipe was written for. DIR.log says what apt did.
+fetch() {
+	local dir=$1 apt=$1.apt log=$1.log pkgs=() sums="" spec pv dsc sha sdir
+	shift
+	rm -rf "$apt" "$dir"
+	mkdir -p "$apt/sources" "$apt/lists/partial" "$apt/cache/archives/partial" "$dir"
+	cp "$here/deb-src.sources" "$apt/sources/"
+	local APTO=(-o Dir::Etc::SourceList=/dev/null -o "Dir::Etc::SourceParts=$apt/sources"
+		-o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache" -o Debug::NoLocking=1)
+	for spec in "$@"; do
+		IFS='|' read -r pv dsc sha sdir <<<"$spec"
+		pkgs+=("$pv")
+		sums+="$sha  $dsc"$'\n'
+	done
+	apt-get -q "${APTO[@]}" update >"$log" 2>&1 || { cat "$log" >&2; exit 1; }
+	(cd "$dir" && apt-get -q "${APTO[@]}" source --download-only "${pkgs[@]}") >>"$log" 2>&1 || { cat "$log" >&2; exit 1; }
+	(cd "$dir" && printf '%s' "$sums" | sha256sum -c --quiet -) || { echo "build.sh: a .dsc does not have its pinned sha256" >&2; exit 1; }
+	for spec in "$@"; do
+		IFS='|' read -r pv dsc sha sdir <<<"$spec"
+		(cd "$dir" && dpkg-source --no-check -x "$dsc" "$sdir") >>"$log" 2>&1 || { tail -n 20 "$log" >&2; exit 1; }
+	done
+}
+
+# 1. The sources of python3.11, zlib, bzip2, xz-utils (liblzma) and sqlite3.
 src=$work/src/$PY_SRC_DIR
 zsrc=$work/src/$ZLIB_SRC_DIR
 bzsrc=$work/src/$BZIP2_SRC_DIR
@@ -97,34 +121,18 @@ sqsrc=$work/src/$SQLITE_SRC_DIR
 sources="$PY_DEB_VERSION $ZLIB_DEB_VERSION $BZIP2_DEB_VERSION $XZ_DEB_VERSION $SQLITE_DEB_VERSION"
 if [ "$(cat "$work/src/.skillbox-extracted" 2>/dev/null)" != "$sources" ]; then
 	step "fetch python3.11=$PY_DEB_VERSION zlib=$ZLIB_DEB_VERSION bzip2=$BZIP2_DEB_VERSION xz-utils=$XZ_DEB_VERSION sqlite3=$SQLITE_DEB_VERSION"
-	apt=$work/apt
-	rm -rf "$apt" "$work/src"
-	mkdir -p "$apt/sources" "$apt/lists/partial" "$apt/cache/archives/partial" "$work/src"
-	cp "$here/deb-src.sources" "$apt/sources/"
-	APTO=(-o Dir::Etc::SourceList=/dev/null -o "Dir::Etc::SourceParts=$apt/sources"
-		-o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache" -o Debug::NoLocking=1)
-	apt-get -q "${APTO[@]}" update >"$work/apt.log" 2>&1 || { cat "$work/apt.log" >&2; exit 1; }
-	(cd "$work/src" && apt-get -q "${APTO[@]}" source --download-only "python3.11=$PY_DEB_VERSION" "zlib=$ZLIB_DEB_VERSION" \
-		"bzip2=$BZIP2_DEB_VERSION" "xz-utils=$XZ_DEB_VERSION" "sqlite3=$SQLITE_DEB_VERSION") \
-		>>"$work/apt.log" 2>&1 || { cat "$work/apt.log" >&2; exit 1; }
-	(cd "$work/src" && sha256sum -c --quiet -) <<-EOF || { echo "build.sh: a .dsc does not have its pinned sha256" >&2; exit 1; }
-	$PY_DSC_SHA256  python3.11_$PY_DEB_VERSION.dsc
-	$ZLIB_DSC_SHA256  $ZLIB_DSC
-	$BZIP2_DSC_SHA256  $BZIP2_DSC
-	$XZ_DSC_SHA256  $XZ_DSC
-	$SQLITE_DSC_SHA256  $SQLITE_DSC
-	EOF
-	(cd "$work/src" && dpkg-source --no-check -x "python3.11_$PY_DEB_VERSION.dsc" "$PY_SRC_DIR" &&
-		dpkg-source --no-check -x "$ZLIB_DSC" "$ZLIB_SRC_DIR" &&
-		dpkg-source --no-check -x "$BZIP2_DSC" "$BZIP2_SRC_DIR" &&
-		dpkg-source --no-check -x "$XZ_DSC" "$XZ_SRC_DIR" &&
-		dpkg-source --no-check -x "$SQLITE_DSC" "$SQLITE_SRC_DIR") >>"$work/apt.log" 2>&1
+	fetch "$work/src" "python3.11=$PY_DEB_VERSION|python3.11_$PY_DEB_VERSION.dsc|$PY_DSC_SHA256|$PY_SRC_DIR" \
+		"zlib=$ZLIB_DEB_VERSION|$ZLIB_DSC|$ZLIB_DSC_SHA256|$ZLIB_SRC_DIR" \
+		"bzip2=$BZIP2_DEB_VERSION|$BZIP2_DSC|$BZIP2_DSC_SHA256|$BZIP2_SRC_DIR" \
+		"xz-utils=$XZ_DEB_VERSION|$XZ_DSC|$XZ_DSC_SHA256|$XZ_SRC_DIR" \
+		"sqlite3=$SQLITE_DEB_VERSION|$SQLITE_DSC|$SQLITE_DSC_SHA256|$SQLITE_SRC_DIR"
 	echo "$sources" >"$work/src/.skillbox-extracted"
 fi
 
-# 1b. The sources of libxml2, libxslt and lxml, the same way, into their own directory. lxml's
-#     orig tarball ships the C that Cython generated from its .pyx, and Debian's patches (its
-#     security fixes) update that C too (Update-.c-files.patch): no Cython is needed.
+# 1b. The sources of libxml2, libxslt and lxml, into their own directory, so that adding or
+#     updating them does not rebuild CPython. lxml's orig tarball ships the C that Cython
+#     generated from its .pyx, and Debian's patches (its security fixes) update that C too
+#     (Update-.c-files.patch): no Cython is needed.
 xsrc=$work/src-lxml
 xml2src=$xsrc/$LIBXML2_SRC_DIR
 xsltsrc=$xsrc/$LIBXSLT_SRC_DIR
@@ -132,24 +140,10 @@ lxsrc=$xsrc/$LXML_SRC_DIR
 xsources="$LIBXML2_DEB_VERSION $LIBXSLT_DEB_VERSION $LXML_DEB_VERSION"
 if [ "$(cat "$xsrc/.skillbox-extracted" 2>/dev/null)" != "$xsources" ]; then
 	step "fetch libxml2=$LIBXML2_DEB_VERSION libxslt=$LIBXSLT_DEB_VERSION lxml=$LXML_DEB_VERSION"
-	apt=$work/apt-lxml
-	rm -rf "$apt" "$xsrc" "$work/libxml2" "$work/libxslt" "$work/lxml"
-	mkdir -p "$apt/sources" "$apt/lists/partial" "$apt/cache/archives/partial" "$xsrc"
-	cp "$here/deb-src.sources" "$apt/sources/"
-	APTO=(-o Dir::Etc::SourceList=/dev/null -o "Dir::Etc::SourceParts=$apt/sources"
-		-o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache" -o Debug::NoLocking=1)
-	apt-get -q "${APTO[@]}" update >"$work/apt-lxml.log" 2>&1 || { cat "$work/apt-lxml.log" >&2; exit 1; }
-	(cd "$xsrc" && apt-get -q "${APTO[@]}" source --download-only "libxml2=$LIBXML2_DEB_VERSION" \
-		"libxslt=$LIBXSLT_DEB_VERSION" "lxml=$LXML_DEB_VERSION") \
-		>>"$work/apt-lxml.log" 2>&1 || { cat "$work/apt-lxml.log" >&2; exit 1; }
-	(cd "$xsrc" && sha256sum -c --quiet -) <<-EOF || { echo "build.sh: a .dsc does not have its pinned sha256" >&2; exit 1; }
-	$LIBXML2_DSC_SHA256  $LIBXML2_DSC
-	$LIBXSLT_DSC_SHA256  $LIBXSLT_DSC
-	$LXML_DSC_SHA256  $LXML_DSC
-	EOF
-	(cd "$xsrc" && dpkg-source --no-check -x "$LIBXML2_DSC" "$LIBXML2_SRC_DIR" &&
-		dpkg-source --no-check -x "$LIBXSLT_DSC" "$LIBXSLT_SRC_DIR" &&
-		dpkg-source --no-check -x "$LXML_DSC" "$LXML_SRC_DIR") >>"$work/apt-lxml.log" 2>&1
+	rm -rf "$work/libxml2" "$work/libxslt" "$work/lxml"
+	fetch "$xsrc" "libxml2=$LIBXML2_DEB_VERSION|$LIBXML2_DSC|$LIBXML2_DSC_SHA256|$LIBXML2_SRC_DIR" \
+		"libxslt=$LIBXSLT_DEB_VERSION|$LIBXSLT_DSC|$LIBXSLT_DSC_SHA256|$LIBXSLT_SRC_DIR" \
+		"lxml=$LXML_DEB_VERSION|$LXML_DSC|$LXML_DSC_SHA256|$LXML_SRC_DIR"
 	echo "$xsources" >"$xsrc/.skillbox-extracted"
 fi
 
