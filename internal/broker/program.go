@@ -17,7 +17,7 @@ type Runner interface {
 
 // ProgramRequest is a run op: the program's file in the guest (Path, e.g.
 // "/skill/scripts/other.py"), its module name when run as python -m (Module), its arguments,
-// working directory and standard input; Merge sends its stderr to its stdout; Timeout, when
+// working directory and standard input; Merge sends its stderr to its stdout; TimeoutMs, when
 // non-zero, ends it sooner than the run's deadline (subprocess's timeout=).
 type ProgramRequest struct {
 	Path, Module string

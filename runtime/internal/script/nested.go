@@ -3,6 +3,7 @@ package script
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -103,8 +104,8 @@ func (h *nestedHost) RunProgram(ctx context.Context, req broker.ProgramRequest) 
 		if ctx.Err() != nil {
 			return nil, ctx.Err() // the whole run is over
 		}
-		se, ok := err.(*scripterr.Error)
-		if !ok {
+		var se *scripterr.Error
+		if !errors.As(err, &se) {
 			return nil, fmt.Errorf("%s: %w", prog.Rel, err)
 		}
 		// What a parent sees of a child the system stopped: killed (-9), and why on its stderr.
