@@ -1,7 +1,8 @@
 // Package jsdeps vendors a JavaScript or TypeScript skill's declared dependencies into the
 // skill: each package its package.json's "dependencies" pins, bundled by esbuild from the
 // skill's node_modules (as npm installed it) into one module, lib/<name>.js, which the skill's
-// bare imports resolve to. It is written as CommonJS, so the skill's own bundling takes its named
+// bare imports resolve to; each path inside a dependency that the skill's code imports
+// ("pkg/sub") is one more, lib/pkg/sub.js. It is written as CommonJS, so the skill's own bundling takes its named
 // imports whichever form the package was written in (a CommonJS package's names are only known
 // when it runs). The bundles become the skill's files, covered by its version
 // digest and checked like its code; node_modules is only read. A package that needs what the
@@ -46,8 +47,9 @@ type Manifest struct {
 	Bundles []Bundle `json:"bundles"`
 }
 
-// Bundle is one dependency bundled: its name, the version node_modules had (the pinned one),
-// and the file written, by its path in lib/.
+// Bundle is one dependency, or a path inside one that the skill imports ("pkg/sub"), bundled:
+// the import, the version node_modules had (the pinned one), and the file written, by its path
+// in lib/.
 type Bundle struct {
 	Name    string `json:"name"`
 	Version string `json:"version"`
@@ -132,16 +134,30 @@ func Vendor(ctx context.Context, dir string) (*Manifest, error) {
 		if err := installed(dir, n, deps[n]); err != nil {
 			return nil, err
 		}
-		code, err := bundle(ctx, dir, n)
+	}
+	subs, err := subpathImports(ctx, dir, deps)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range slices.Concat(slices.Sorted(maps.Keys(deps)), subs) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		pkg := packageOf(n)
+		label := "dependencies." + pkg
+		if n != pkg {
+			label += " (imported as " + n + ")"
+		}
+		code, err := bundle(ctx, dir, n, label)
 		if err != nil {
 			return nil, err
 		}
 		if total += len(code); total > maxTotalBytes {
 			return nil, &Error{File: PackageFile, Msg: fmt.Sprintf("the bundles pass %d bytes", maxTotalBytes)}
 		}
-		file := n + ".js"
+		file := bundleFile(n)
 		out[file] = code
-		m.Bundles = append(m.Bundles, Bundle{Name: n, Version: deps[n], File: file})
+		m.Bundles = append(m.Bundles, Bundle{Name: n, Version: deps[pkg], File: file})
 	}
 	return m, write(dir, m, out)
 }
@@ -163,8 +179,9 @@ func installed(dir, name, version string) error {
 // package node_modules has not.
 var unresolved = regexp.MustCompile(`Could not resolve "([^"]+)"`)
 
-// bundle is the dependency name bundled by esbuild from dir's node_modules, as one module.
-func bundle(ctx context.Context, dir, name string) ([]byte, error) {
+// bundle is the import name (a dependency, or a path inside one) bundled by esbuild from dir's
+// node_modules, as one module; label names it in errors.
+func bundle(ctx context.Context, dir, name, label string) ([]byte, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
@@ -183,7 +200,7 @@ func bundle(ctx context.Context, dir, name string) ([]byte, error) {
 		Outfile:       "out.js",
 	})
 	if cerr != nil {
-		return nil, &Error{File: PackageFile, Msg: fmt.Sprintf("dependencies.%s: %v", name, cerr), Err: cerr}
+		return nil, &Error{File: PackageFile, Msg: fmt.Sprintf("%s: %v", label, cerr), Err: cerr}
 	}
 	defer bctx.Dispose()
 	done := make(chan struct{})
@@ -211,17 +228,17 @@ func bundle(ctx context.Context, dir, name string) ([]byte, error) {
 			}
 			msgs = append(msgs, where+text)
 		}
-		return nil, &Error{File: PackageFile, Err: builtin, Msg: fmt.Sprintf("dependencies.%s cannot be bundled:\n  %s", name, strings.Join(msgs, "\n  "))}
+		return nil, &Error{File: PackageFile, Err: builtin, Msg: fmt.Sprintf("%s cannot be bundled:\n  %s", label, strings.Join(msgs, "\n  "))}
 	}
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
 	if len(res.OutputFiles) != 1 {
-		return nil, &Error{File: PackageFile, Msg: fmt.Sprintf("dependencies.%s: esbuild wrote %d files, not one", name, len(res.OutputFiles))}
+		return nil, &Error{File: PackageFile, Msg: fmt.Sprintf("%s: esbuild wrote %d files, not one", label, len(res.OutputFiles))}
 	}
 	code := res.OutputFiles[0].Contents
 	if len(code) > maxBundleBytes {
-		return nil, &Error{File: PackageFile, Msg: fmt.Sprintf("dependencies.%s bundles to %d bytes, more than %d", name, len(code), maxBundleBytes)}
+		return nil, &Error{File: PackageFile, Msg: fmt.Sprintf("%s bundles to %d bytes, more than %d", label, len(code), maxBundleBytes)}
 	}
 	return code, nil
 }

@@ -90,3 +90,61 @@ func TestVendorRefusals(t *testing.T) {
 		t.Errorf("lib/left-pad.js is now %q", data)
 	}
 }
+
+// A path inside a declared dependency that the skill's code imports is bundled as a module of
+// its own, through the package's "exports"; paths inside undeclared packages, relative imports
+// and built-ins are left to the sandbox's bundler to judge.
+func TestVendorBundlesSubpathImports(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, nodeModules)
+	writeFiles(t, dir, map[string]string{
+		"node_modules/@acme/greet/package.json": `{"name": "@acme/greet", "version": "2.0.0", "module": "esm.js", "exports": {".": "./esm.js", "./shout": "./shout.js"}}`,
+		"node_modules/@acme/greet/shout.js":     "import { greet } from './esm.js';\nexport const shout = (who) => greet(who).toUpperCase();\n",
+		"package.json":                          `{"dependencies": {"@acme/greet": "2.0.0", "left-pad": "1.3.0"}}`,
+		"execute.ts":                            "import { shout } from '@acme/greet/shout';\nimport './util';\nexport function execute(a: {who: string}) { return shout(a.who); }\n",
+		"util.ts":                               "export const x = 1;\n",
+		"scripts/pad.mjs":                       "import pad from 'left-pad/index.js';\nimport other from 'other/sub';\nconsole.log(pad('a', 3));\n",
+		"node_modules/ignored/x.js":             "import y from 'left-pad/nope';\n",
+		"lib/old.js":                            "import z from 'left-pad/nope';\n",
+	})
+	m, err := Vendor(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, b := range m.Bundles {
+		files = append(files, b.Name+"="+b.File+"@"+b.Version)
+	}
+	want := "@acme/greet=@acme/greet.js@2.0.0 left-pad=left-pad.js@1.3.0 @acme/greet/shout=@acme/greet/shout.js@2.0.0 left-pad/index.js=left-pad/index.js@1.3.0"
+	if got := strings.Join(files, " "); got != want {
+		t.Fatalf("bundles %s\nwant    %s", got, want)
+	}
+	shout, err := os.ReadFile(filepath.Join(dir, "lib", "@acme", "greet", "shout.js"))
+	if err != nil || !strings.Contains(string(shout), "toUpperCase") || !strings.Contains(string(shout), "s.length < n") {
+		t.Errorf("lib/@acme/greet/shout.js does not hold shout, greet and left-pad:\n%s %v", shout, err)
+	}
+}
+
+// A path the dependency does not export, or skill code that does not parse, is refused naming
+// it, and nothing is written.
+func TestVendorSubpathRefusals(t *testing.T) {
+	for code, want := range map[string]string{
+		"import { x } from '@acme/greet/missing';\nexport const y = x;\n": "dependencies.@acme/greet (imported as @acme/greet/missing) cannot be bundled",
+		"export const = ;\n": "execute.ts:1:14: cannot be read for its imports",
+	} {
+		dir := t.TempDir()
+		writeFiles(t, dir, nodeModules)
+		writeFiles(t, dir, map[string]string{
+			"node_modules/@acme/greet/package.json": `{"name": "@acme/greet", "version": "2.0.0", "exports": {".": "./esm.js"}}`,
+			"package.json":                          `{"dependencies": {"@acme/greet": "2.0.0"}}`,
+			"execute.ts":                            code,
+		})
+		_, err := Vendor(context.Background(), dir)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", code, err, want)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "lib")); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%q: lib/ was written", code)
+		}
+	}
+}

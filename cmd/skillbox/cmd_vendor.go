@@ -26,8 +26,9 @@ validate and installs check them as its own code.
 
 A JavaScript or TypeScript skill's package.json "dependencies" (each pinned to one version) are
 bundled by esbuild from the skill's node_modules, as npm installed them, into one module each,
-lib/<name>.js, which the skill's bare imports ("import x from 'name'") resolve to; node_modules
-is only read. A package that imports a Node.js built-in is refused, named.`,
+lib/<name>.js, which the skill's bare imports ("import x from 'name'") resolve to, and each path
+inside one that the skill's code imports ('name/sub') into lib/name/sub.js; node_modules is only
+read. A package that imports a Node.js built-in is refused, named.`,
 	example: `  skillbox vendor skills/docx --find-links ./wheels
   skillbox vendor skills/pdf --index-url https://pypi.internal/simple`,
 	flags: func(fs *pflag.FlagSet, e *env) {
@@ -83,7 +84,7 @@ is only read. A package that imports a Node.js built-in is refused, named.`,
 			for i, b := range m.Bundles {
 				names[i] = b.Name + " " + b.Version
 			}
-			fmt.Fprintf(e.stdout, "bundled %d %s into %s/%s: %s\n", len(m.Bundles), plural(len(m.Bundles), "package", "packages"), dir, jsdeps.LibDir, strings.Join(names, ", "))
+			fmt.Fprintf(e.stdout, "bundled %d %s into %s/%s: %s\n", len(m.Bundles), plural(len(m.Bundles), "module", "modules"), dir, jsdeps.LibDir, strings.Join(names, ", "))
 		}
 		return exitOK
 	},

@@ -57,17 +57,19 @@ func TestVendorThenRun(t *testing.T) {
 }
 
 // skillbox vendor bundles a TypeScript skill's pinned package.json dependencies from its
-// node_modules into lib/, and the skill's bare import then runs in the sandbox.
+// node_modules into lib/, with the path inside one that it imports, and the skill's bare
+// imports then run in the sandbox.
 func TestVendorJavaScriptThenRun(t *testing.T) {
 	t.Parallel()
 	skills := t.TempDir()
 	dir := filepath.Join(skills, "greet-ts")
 	for name, text := range map[string]string{
 		"skill.json":                            `{"id": "greet-ts", "name": "Greet", "description": "Greets.", "parameters": {"who": {"type": "string", "required": true}}}`,
-		"execute.ts":                            "import { greet } from '@acme/greet';\nexport function execute(args: { who: string }) { return greet(args.who); }\n",
+		"execute.ts":                            "import { greet } from '@acme/greet';\nimport { shout } from '@acme/greet/shout';\nexport function execute(args: { who: string }) { return greet(args.who) + ' ' + shout(args.who); }\n",
 		"package.json":                          `{"name": "greet-ts", "private": true, "dependencies": {"@acme/greet": "2.0.0"}}`,
-		"node_modules/@acme/greet/package.json": `{"name": "@acme/greet", "version": "2.0.0", "main": "index.js"}`,
+		"node_modules/@acme/greet/package.json": `{"name": "@acme/greet", "version": "2.0.0", "main": "index.js", "exports": {".": "./index.js", "./shout": "./lib/shout.js"}}`,
 		"node_modules/@acme/greet/index.js":     "const pad = require('left-pad');\nexports.greet = (who) => 'hello ' + pad(who, 5, '*');\n",
+		"node_modules/@acme/greet/lib/shout.js": "exports.shout = (who) => who.toUpperCase() + '!';\n",
 		"node_modules/left-pad/package.json":    `{"name": "left-pad", "version": "1.3.0", "main": "index.js"}`,
 		"node_modules/left-pad/index.js":        "module.exports = (s, n, c) => { s = String(s); while (s.length < n) s = c + s; return s; };\n",
 	} {
@@ -79,6 +81,6 @@ func TestVendorJavaScriptThenRun(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	expect{code: exitOK, stdout: []string{"bundled 1 package", "@acme/greet 2.0.0"}}.verify(t, cli(t, "", "vendor", dir))
-	expect{code: exitOK, stdout: []string{`"hello **ada"`}}.verify(t, cli(t, "", "--skills", skills, "run", "greet-ts", "--json", "--args", `{"who": "ada"}`))
+	expect{code: exitOK, stdout: []string{"bundled 2 modules", "@acme/greet 2.0.0, @acme/greet/shout 2.0.0"}}.verify(t, cli(t, "", "vendor", dir))
+	expect{code: exitOK, stdout: []string{`"hello **ada ADA!"`}}.verify(t, cli(t, "", "--skills", skills, "run", "greet-ts", "--json", "--args", `{"who": "ada"}`))
 }
