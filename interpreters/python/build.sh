@@ -5,7 +5,8 @@
 #   internal/cpython/python.wasm   CPython 3.11 for wasm32-wasi with embed.c, snapshotted by Wizer
 #                                  after initialisation (stdlib modules pre-imported), stripped
 #   internal/cpython/stdlib.zip    the standard library as .pyc (minus stdlib-exclude.txt), the
-#                                  driver module skillbox.py and lxml's Python package
+#                                  driver module skillbox.py, and the Python packages of lxml and
+#                                  Pillow (PIL), whose C is compiled into python.wasm
 #
 # and interpreters/python/inputs.sha256, the digest of this recipe's inputs.
 #
@@ -51,6 +52,14 @@ LXML_DEB_VERSION=4.9.2-1+deb12u1
 LXML_SRC_DIR=lxml-4.9.2
 LXML_DSC=lxml_4.9.2-1+deb12u1.dsc
 LXML_DSC_SHA256=7215d1b99267651e9cfb3ae9856aac74b529e38b3e998b591835e5995919d4ea
+# Pillow (PIL._imaging, _imagingmath, _imagingmorph) over zlib alone, compiled in: its own fetch
+# (1c) and stamp too. No libjpeg (its errors longjmp, which WASI has not without the exception-
+# handling proposal wazero lacks), freetype, libtiff, openjpeg, webp, lcms or libimagequant:
+# those formats and features fail with Pillow's own "decoder jpeg not available" and the like.
+PILLOW_DEB_VERSION=9.4.0-1.1+deb12u1
+PILLOW_SRC_DIR=pillow-9.4.0
+PILLOW_DSC=pillow_9.4.0-1.1+deb12u1.dsc
+PILLOW_DSC_SHA256=a281ffb21b4dc6d23aaf47c72233d0f44ee446454c80c8002c7098984c8b972b
 WIZER_PKG=@bytecodealliance/wizer-linux-x64@11.0.3
 GUEST_STDLIB=/usr/local/lib/python3.11
 
@@ -145,6 +154,17 @@ if [ "$(cat "$xsrc/.skillbox-extracted" 2>/dev/null)" != "$xsources" ]; then
 		"libxslt=$LIBXSLT_DEB_VERSION|$LIBXSLT_DSC|$LIBXSLT_DSC_SHA256|$LIBXSLT_SRC_DIR" \
 		"lxml=$LXML_DEB_VERSION|$LXML_DSC|$LXML_DSC_SHA256|$LXML_SRC_DIR"
 	echo "$xsources" >"$xsrc/.skillbox-extracted"
+fi
+
+# 1c. The source of Pillow, into its own directory as lxml's. (Its orig tarball is 40 MB, most of
+#     it test images; none of them is used.)
+psrc=$work/src-pillow
+pilsrc=$psrc/$PILLOW_SRC_DIR
+if [ "$(cat "$psrc/.skillbox-extracted" 2>/dev/null)" != "$PILLOW_DEB_VERSION" ]; then
+	step "fetch pillow=$PILLOW_DEB_VERSION"
+	rm -rf "$work/pillow"
+	fetch "$psrc" "pillow=$PILLOW_DEB_VERSION|$PILLOW_DSC|$PILLOW_DSC_SHA256|$PILLOW_SRC_DIR"
+	echo "$PILLOW_DEB_VERSION" >"$psrc/.skillbox-extracted"
 fi
 
 # 2. A WASI SDK made of Debian's clang 14, lld and wasi-libc, in the layout CPython's
@@ -312,6 +332,46 @@ if [ ! -f "$lx/objectify.o" ] || [ "$(cat "$lx/.skillbox-stamp" 2>/dev/null)" !=
 	echo "$stamp" >"$lx/.skillbox-stamp"
 fi
 
+# 4c. Pillow's extension modules PIL._imaging (with its libImaging), PIL._imagingmath and
+#     PIL._imagingmorph, as its setup.py builds them when zlib is the only library it finds
+#     (HAVE_LIBZ: PNG, and ZIP in TIFF/PDF), with the flags CPython builds its own modules with;
+#     into one archive, which embed.c's references pull from. Pillow's other extensions need a
+#     library left out (_imagingft: freetype; _imagingcms: lcms2; _webp) or Tk (_imagingtk).
+#     Eight of its METH_NOARGS methods are defined with one parameter, not the two CPython calls
+#     them with: harmless in native code, a trap (indirect call type mismatch) in WebAssembly,
+#     so they get their second parameter, and a cast to an incompatible function type is an
+#     error here (-Wcast-function-type finds these eight and nothing else). PIL.PdfParser imports
+#     mmap, which WASI's CPython has not (and without it PDF is not even registered as a
+#     format): it reads the file instead. The stamp has this section's text: a change rebuilds.
+pil=$work/pillow
+pilstamp="$stamp $PILLOW_DEB_VERSION $(sed -n '/^# 4c\./,/^fi$/p' "$here/build.sh" | sha256sum | cut -d' ' -f1)"
+if [ ! -f "$pil/libpillow.a" ] || [ "$(cat "$pil/.skillbox-stamp" 2>/dev/null)" != "$pilstamp" ]; then
+	step "pillow"
+	rm -rf "$pil"
+	mkdir -p "$pil"
+	cp -a "$pilsrc/src" "$pil/src"
+	sed -i 's/^\(_isblock\|_getbbox\|_getextrema\|_getprojection\|_split\|_getpalettemode\|_chop_invert\)(ImagingObject \*self) {$/\1(ImagingObject *self, PyObject *Py_UNUSED(ignored)) {/' \
+		"$pil/src/_imaging.c"
+	sed -i 's/^_encode_to_pyfd(ImagingEncoderObject \*encoder) {$/_encode_to_pyfd(ImagingEncoderObject *encoder, PyObject *Py_UNUSED(ignored)) {/' \
+		"$pil/src/encode.c"
+	sed -i -e 's/^import mmap$/try:\n    import mmap\nexcept ImportError:  # Skillbox: WASI has no mmap\n    mmap = None/' \
+		-e 's/^\( *\)return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)$/\1return f.read() if mmap is None else mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)/' \
+		"$pil/src/PIL/PdfParser.py"
+	[ "$(cat "$pil/src/_imaging.c" "$pil/src/encode.c" | grep -c 'Py_UNUSED(ignored)) {$')" = 8 ] &&
+		[ "$(grep -c 'mmap is None\|mmap = None' "$pil/src/PIL/PdfParser.py")" = 2 ] || { echo "build.sh: the Pillow patch did not apply" >&2; exit 1; }
+	pilc=("$pil"/src/{_imaging,decode,encode,map,display,outline,path,_imagingmath,_imagingmorph}.c)
+	mapfile -t libimaging < <(sed -n '/^_LIB_IMAGING = (/,/^)/s/^ *"\([A-Za-z0-9_]*\)",$/\1/p' "$pilsrc/setup.py")
+	[ "${#libimaging[@]}" -gt 60 ] || { echo "build.sh: Pillow's setup.py no longer lists _LIB_IMAGING as expected" >&2; exit 1; }
+	for f in "${libimaging[@]}"; do pilc+=("$pil/src/libImaging/$f.c"); done
+	for f in "${pilc[@]}"; do
+		/usr/bin/clang --target=wasm32-wasi "--sysroot=$sysroot" -O2 -DNDEBUG -fwrapv -Werror=cast-function-type \
+			-DHAVE_LIBZ '-DPILLOW_VERSION="'"${PILLOW_SRC_DIR#pillow-}"'"' -I "$src/Include" -I "$bld" -I "$zlib" \
+			-c "$f" -o "$pil/$(basename "$f" .c).o"
+	done
+	llvm-ar rcs "$pil/libpillow.a" "$pil"/*.o
+	echo "$pilstamp" >"$pil/.skillbox-stamp"
+fi
+
 # 5. The embedding: embed.c linked against libpython, a 512 KiB stack placed first (so that a
 #    C stack overflow traps on the first out-of-bounds access instead of overwriting data).
 step "link embed.c"
@@ -321,7 +381,7 @@ mkdir -p "$emb"
 cc=(/usr/bin/clang --target=wasm32-wasi "--sysroot=$sysroot")
 "${cc[@]}" -O2 -Wall -Werror -I "$src/Include" -I "$bld" -c "$here/embed.c" -o "$emb/embed.o"
 "${cc[@]}" -z stack-size=524288 -Wl,--stack-first -o "$emb/python.wasm" "$emb/embed.o" \
-	"$lx/etree.o" "$lx/objectify.o" "$xslt/lib/libexslt.a" "$xslt/lib/libxslt.a" "$xml2/lib/libxml2.a" \
+	"$lx/etree.o" "$lx/objectify.o" "$xslt/lib/libexslt.a" "$xslt/lib/libxslt.a" "$xml2/lib/libxml2.a" "$pil/libpillow.a" \
 	"$bld/libpython3.11.a" "$bld/Modules/_decimal/libmpdec/libmpdec.a" "$bld/Modules/expat/libexpat.a" "$zlib/libz.a" \
 	"$bz2/libbz2.a" "$xz/lib/liblzma.a" "$sq/libsqlite3.a" \
 	-lwasi-emulated-signal -lwasi-emulated-getpid -lwasi-emulated-process-clocks -lm
@@ -329,11 +389,13 @@ llvm-strip "$emb/python.wasm"
 
 # 6. The standard library: .pyc only (unchecked-hash: no source mtimes to compare), laid out as
 #    the guest sees it, as a directory for Wizer and as a zip for the runner. lxml's package
-#    goes in without lxml.isoschematron: two of its XSLT resources state no licence.
+#    goes in without lxml.isoschematron: two of its XSLT resources state no licence; Pillow's
+#    (PIL) whole, though its modules for Tk, Qt and Windows (ImageTk, ImageQt, ImageWin,
+#    ImageGrab) find nothing to work with here.
 step "stdlib"
 sysconfigdata=$(ls "$bld"/build/lib.wasi-wasm32-3.11/_sysconfigdata_*.py)
 "$BUILD_PYTHON" "$here/mkstdlib.py" --lib "$src/Lib" --exclude "$here/stdlib-exclude.txt" \
-	--extra "$here/skillbox.py" --extra "$here/skillbox_subprocess.py" --extra "$sysconfigdata" --package "$lxsrc/src/lxml" --package-skip isoschematron --guest "$GUEST_STDLIB" \
+	--extra "$here/skillbox.py" --extra "$here/skillbox_subprocess.py" --extra "$sysconfigdata" --package "$lxsrc/src/lxml" --package-skip isoschematron --package "$pil/src/PIL" --guest "$GUEST_STDLIB" \
 	--dir "$emb/stdlib" --zip "$emb/stdlib.zip"
 
 # 7. The snapshot: Wizer runs wizer.initialize (Py_Initialize, the pre-imports) and writes the

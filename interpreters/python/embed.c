@@ -91,6 +91,10 @@ static PyObject *sb_init(void) { return PyModule_Create(&sb_module); }
  * as its submodules (CPython 3.11's BuiltinImporter looks at top-level names only). */
 PyMODINIT_FUNC PyInit_etree(void);
 PyMODINIT_FUNC PyInit_objectify(void);
+/* Pillow's (over zlib), the same way: PIL is in the standard library, these are its C. */
+PyMODINIT_FUNC PyInit__imaging(void);
+PyMODINIT_FUNC PyInit__imagingmath(void);
+PyMODINIT_FUNC PyInit__imagingmorph(void);
 
 static int initialised = 0;
 
@@ -103,7 +107,10 @@ __attribute__((export_name("wizer.initialize")))
 void skillbox_initialize(void) {
     if (PyImport_AppendInittab("_skillbox", sb_init) < 0 ||
         PyImport_AppendInittab("lxml.etree", PyInit_etree) < 0 ||
-        PyImport_AppendInittab("lxml.objectify", PyInit_objectify) < 0)
+        PyImport_AppendInittab("lxml.objectify", PyInit_objectify) < 0 ||
+        PyImport_AppendInittab("PIL._imaging", PyInit__imaging) < 0 ||
+        PyImport_AppendInittab("PIL._imagingmath", PyInit__imagingmath) < 0 ||
+        PyImport_AppendInittab("PIL._imagingmorph", PyInit__imagingmorph) < 0)
         abort();
     /* LC_CTYPE C.UTF-8 (Python's isolated configuration leaves the locale alone): wasi-libc's
      * iconv, which libxml2 converts other encodings with, reads and writes UTF-8 through the

@@ -235,8 +235,9 @@ class _Adapt:
 
 class _Builtin:
     """A finder on sys.meta_path after _Adapt: the builtin modules with dotted names (lxml.etree,
-    lxml.objectify: compiled into the interpreter, their package lxml in the standard library),
-    which CPython's BuiltinImporter does not look for, as it looks for top-level names only."""
+    lxml.objectify, PIL._imaging, ...: compiled into the interpreter, their packages lxml and PIL
+    in the standard library), which CPython's BuiltinImporter does not look for, as it looks for
+    top-level names only."""
 
     @staticmethod
     def find_spec(name, path=None, target=None):
