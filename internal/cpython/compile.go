@@ -40,7 +40,7 @@ const StdlibPath = "/usr/local/lib/python3.11"
 
 // Packages are the third-party Python packages compiled into the interpreter (by
 // interpreters/python/build.sh), by normalised name: their version. pydeps never vendors them.
-var Packages = map[string]string{"lxml": "4.9.2"}
+var Packages = map[string]string{"lxml": "4.9.2", "pillow": "9.4.0"}
 
 // SkillPath is where the skill's directory is mounted, read-only.
 const SkillPath = "/skill"
