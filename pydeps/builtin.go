@@ -11,10 +11,10 @@ import (
 	"github.com/skillbox-dev/skillbox/internal/cpython"
 )
 
-// The packages compiled into the interpreter (cpython.Packages: lxml) are never vendored: a copy
-// in lib/ would come first on sys.path and could not load its C. A requirement of one — the
-// skill's, or a dependency's, as python-docx requires lxml — is met by the interpreter's, at its
-// version: pip is handed a wheel of that name and version holding nothing but its metadata,
+// The packages compiled into the interpreter (cpython.Packages: lxml, Pillow) are never vendored:
+// a copy in lib/ would come first on sys.path and could not load its C. A requirement of one —
+// the skill's, or a dependency's, as python-docx requires lxml — is met by the interpreter's, at
+// its version: pip is handed a wheel of that name and version holding nothing but its metadata,
 // which it resolves like any other and which is then left out of lib/.
 
 // provide writes the metadata-only wheel of each package of the interpreter into dir, for pip's

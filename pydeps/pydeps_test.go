@@ -29,6 +29,10 @@ func testWheels(t *testing.T) map[string][]byte {
 		{"docx-like", "1.0", "py3-none-any", map[string]string{"docx_like/__init__.py": "from lxml import etree\n"}, []string{"lxml>=3.1.0"}},
 		{"newer-xml", "1.0", "py3-none-any", map[string]string{"newer_xml/__init__.py": ""}, []string{"lxml>=5"}},
 		{"lxml", "5.3.0", "cp311-cp311-manylinux_2_17_x86_64", map[string]string{"lxml/etree.so": "\x7fELF"}, nil},
+		// One over lxml and Pillow (as python-pptx is), under Pillow's own spelling, and
+		// Pillow's platform wheel.
+		{"pptx-like", "1.0", "py3-none-any", map[string]string{"pptx_like/__init__.py": "from PIL import Image\n"}, []string{"lxml>=3.1.0", "Pillow>=3.3.2"}},
+		{"Pillow", "10.4.0", "cp311-cp311-manylinux_2_17_x86_64", map[string]string{"PIL/_imaging.so": "\x7fELF"}, nil},
 	} {
 		name, data := pydepstest.BuildWheel(t, w.name, w.version, w.tag, w.files, w.requires...)
 		out[name] = data
@@ -109,6 +113,17 @@ func TestVendorLeavesTheInterpretersPackages(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, LibDir, "lxml-4.9.2.dist-info")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("lxml's metadata was vendored: %v", err)
 	}
+	dir = skillWith(t, "pptx-like==1.0\n")
+	m, err = Vendor(context.Background(), dir, Options{IndexURL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Wheels) != 1 || m.Wheels[0].Name != "pptx_like" || strings.Join(m.BuiltIn, ",") != "lxml==4.9.2,pillow==9.4.0" {
+		t.Fatalf("%+v", m)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(dir, LibDir)); len(entries) != 3 { // pptx_like, its dist-info, the manifest
+		t.Fatalf("lib/ holds %v", entries)
+	}
 }
 
 // A directory of wheels serves alone (--find-links, no index).
@@ -136,6 +151,7 @@ func TestVendorRefusals(t *testing.T) {
 		"native-ext==1.0\n": "native-ext==1.0 has no pure-Python wheel",
 		"newer-xml==1.0\n":  "lxml>=5: Skillbox's Python has lxml 4.9.2 built in, and no other version of it can load",
 		"lxml==5.3.0\n":     "lxml==5.3.0: Skillbox's Python has lxml 4.9.2 built in",
+		"Pillow==10.4.0\n":  "Pillow==10.4.0: Skillbox's Python has pillow 9.4.0 built in",
 		"nosuch==1.0\n":     "nosuch==1.0 has no pure-Python wheel",
 		"dep-pure==2.0 --hash=sha256:" + strings.Repeat("0", 64) + "\n": "does not have the --hash",
 	} {

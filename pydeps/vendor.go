@@ -24,8 +24,8 @@ import (
 type Manifest struct {
 	Requirements []string `json:"requirements"`
 	Wheels       []Wheel  `json:"wheels"`
-	// BuiltIn lists the requirements met by packages compiled into the interpreter (lxml), as
-	// name==version: not vendored.
+	// BuiltIn lists the requirements met by packages compiled into the interpreter (lxml,
+	// Pillow), as name==version: not vendored.
 	BuiltIn []string `json:"built_in,omitempty"`
 }
 
