@@ -52,14 +52,20 @@ LXML_DEB_VERSION=4.9.2-1+deb12u1
 LXML_SRC_DIR=lxml-4.9.2
 LXML_DSC=lxml_4.9.2-1+deb12u1.dsc
 LXML_DSC_SHA256=7215d1b99267651e9cfb3ae9856aac74b529e38b3e998b591835e5995919d4ea
-# Pillow (PIL._imaging, _imagingmath, _imagingmorph) over zlib alone, compiled in: its own fetch
-# (1c) and stamp too. No libjpeg (its errors longjmp, which WASI has not without the exception-
-# handling proposal wazero lacks), freetype, libtiff, openjpeg, webp, lcms or libimagequant:
-# those formats and features fail with Pillow's own "decoder jpeg not available" and the like.
+# Pillow (PIL._imaging, _imagingmath, _imagingmorph) over zlib and libjpeg-turbo, compiled in: its
+# own fetch (1c, 1d) and stamp too. libjpeg reports a fatal error by calling back into Pillow,
+# which longjmps out; WASI has no setjmp/longjmp (not without the exception-handling proposal), so
+# here that callback prints libjpeg's message and aborts: the run ends in a trap (4c). No
+# freetype, libtiff, openjpeg, webp, lcms or libimagequant: those formats and features fail with
+# Pillow's own "decoder tiff_lzw not available" and the like.
 PILLOW_DEB_VERSION=9.4.0-1.1+deb12u1
 PILLOW_SRC_DIR=pillow-9.4.0
 PILLOW_DSC=pillow_9.4.0-1.1+deb12u1.dsc
 PILLOW_DSC_SHA256=a281ffb21b4dc6d23aaf47c72233d0f44ee446454c80c8002c7098984c8b972b
+JPEG_DEB_VERSION=1:2.1.5-2
+JPEG_SRC_DIR=libjpeg-turbo-2.1.5
+JPEG_DSC=libjpeg-turbo_2.1.5-2.dsc
+JPEG_DSC_SHA256=d718ead0dfbcbc8523665c02a7f7152e31039ded641d022868722623bb3b486d
 WIZER_PKG=@bytecodealliance/wizer-linux-x64@11.0.3
 GUEST_STDLIB=/usr/local/lib/python3.11
 
@@ -165,6 +171,16 @@ if [ "$(cat "$psrc/.skillbox-extracted" 2>/dev/null)" != "$PILLOW_DEB_VERSION" ]
 	rm -rf "$work/pillow"
 	fetch "$psrc" "pillow=$PILLOW_DEB_VERSION|$PILLOW_DSC|$PILLOW_DSC_SHA256|$PILLOW_SRC_DIR"
 	echo "$PILLOW_DEB_VERSION" >"$psrc/.skillbox-extracted"
+fi
+
+# 1d. The source of libjpeg-turbo (Pillow's JPEG codec), into its own directory too.
+jsrc=$work/src-jpeg
+jpegsrc=$jsrc/$JPEG_SRC_DIR
+if [ "$(cat "$jsrc/.skillbox-extracted" 2>/dev/null)" != "$JPEG_DEB_VERSION" ]; then
+	step "fetch libjpeg-turbo=$JPEG_DEB_VERSION"
+	rm -rf "$work/libjpeg"
+	fetch "$jsrc" "libjpeg-turbo=$JPEG_DEB_VERSION|$JPEG_DSC|$JPEG_DSC_SHA256|$JPEG_SRC_DIR"
+	echo "$JPEG_DEB_VERSION" >"$jsrc/.skillbox-extracted"
 fi
 
 # 2. A WASI SDK made of Debian's clang 14, lld and wasi-libc, in the layout CPython's
@@ -295,6 +311,36 @@ if [ ! -f "$xslt/lib/libexslt.a" ]; then
 		{ tail -n 40 "$work/libxslt-build/configure.log" "$work/libxslt-build/make.log" >&2; exit 1; }
 fi
 
+# 3g. libjpeg-turbo's libjpeg, as its CMake build makes it with WITH_SIMD=0 and WITH_TURBOJPEG=0
+#     (the libjpeg v6b API, as Debian's libjpeg62-turbo; arithmetic coding and the in-memory
+#     source and destination on, as there): its sources are compiled directly, as zlib's, and the
+#     three headers CMake would configure are written from their templates here.
+jpeg=$work/libjpeg
+if [ ! -f "$jpeg/libjpeg.a" ]; then
+	step "libjpeg-turbo"
+	rm -rf "$jpeg"
+	mkdir -p "$jpeg"
+	jver=${JPEG_SRC_DIR#libjpeg-turbo-}
+	IFS=. read -r jmaj jmin jrev <<<"$jver"
+	sed -e 's/@JPEG_LIB_VERSION@/62/' -e "s/@VERSION@/$jver/" -e 's/@BITS_IN_JSAMPLE@/8/' \
+		-e "s/@LIBJPEG_TURBO_VERSION_NUMBER@/$(printf '%d%03d%03d' "$jmaj" "$jmin" "$jrev")/" \
+		-e 's/^#cmakedefine \(C_ARITH_CODING_SUPPORTED\|D_ARITH_CODING_SUPPORTED\|MEM_SRCDST_SUPPORTED\) 1$/#define \1 1/' \
+		-e 's,^#cmakedefine \(WITH_SIMD\|RIGHT_SHIFT_IS_UNSIGNED\) 1$,/* #undef \1 */,' "$jpegsrc/jconfig.h.in" >"$jpeg/jconfig.h"
+	sed -e "s/@BUILD@/$JPEG_DEB_VERSION/" -e 's/@INLINE@/inline __attribute__((always_inline))/' -e 's/@THREAD_LOCAL@//' \
+		-e 's/@CMAKE_PROJECT_NAME@/libjpeg-turbo/' -e "s/@VERSION@/$jver/" -e 's/@SIZE_T@/4/' \
+		-e 's/^#cmakedefine HAVE_BUILTIN_CTZL$/#define HAVE_BUILTIN_CTZL/' -e 's|^#cmakedefine HAVE_INTRIN_H$|/* #undef HAVE_INTRIN_H */|' \
+		"$jpegsrc/jconfigint.h.in" >"$jpeg/jconfigint.h"
+	sed "s/@COPYRIGHT_YEAR@/$(sed -n 's/^set(COPYRIGHT_YEAR "\(.*\)")$/\1/p' "$jpegsrc/CMakeLists.txt")/" "$jpegsrc/jversion.h.in" >"$jpeg/jversion.h"
+	! grep -n '@\|cmakedefine' "$jpeg/jconfig.h" "$jpeg/jconfigint.h" "$jpeg/jversion.h" || { echo "build.sh: libjpeg-turbo's header templates changed" >&2; exit 1; }
+	mapfile -t jpegc < <(sed -n '/^set(JPEG_SOURCES jcapimin\.c/,/)$/p' "$jpegsrc/CMakeLists.txt" | tr -s ' ()' '\n' | grep '\.c$')
+	[ "${#jpegc[@]}" -gt 40 ] || { echo "build.sh: libjpeg-turbo's CMakeLists.txt no longer lists JPEG_SOURCES as expected" >&2; exit 1; }
+	for f in "${jpegc[@]}" jaricom.c jcarith.c jdarith.c jsimd_none.c; do
+		/usr/bin/clang --target=wasm32-wasi "--sysroot=$sysroot" -O2 -DNDEBUG -I "$jpeg" -I "$jpegsrc" -c "$jpegsrc/$f" -o "$jpeg/${f%.c}.o"
+	done
+	llvm-ar rcs "$jpeg/libjpeg.a" "$jpeg"/*.o
+	cp "$jpegsrc/jpeglib.h" "$jpegsrc/jmorecfg.h" "$jpegsrc/jerror.h" "$jpeg/"
+fi
+
 # 4. CPython's own WASI cross-build (configure + make), redone when its inputs change.
 bld=$src/builddir/wasi
 stamp="$sources $(sha256sum "$src/Tools/wasm/config.site-wasm32-wasi" | cut -d' ' -f1)"
@@ -333,18 +379,25 @@ if [ ! -f "$lx/objectify.o" ] || [ "$(cat "$lx/.skillbox-stamp" 2>/dev/null)" !=
 fi
 
 # 4c. Pillow's extension modules PIL._imaging (with its libImaging), PIL._imagingmath and
-#     PIL._imagingmorph, as its setup.py builds them when zlib is the only library it finds
-#     (HAVE_LIBZ: PNG, and ZIP in TIFF/PDF), with the flags CPython builds its own modules with;
-#     into one archive, which embed.c's references pull from. Pillow's other extensions need a
+#     PIL._imagingmorph, as its setup.py builds them when zlib and libjpeg are the libraries it
+#     finds (HAVE_LIBZ: PNG, and ZIP in TIFF/PDF; HAVE_LIBJPEG: JPEG, and RGB images in PDF), with
+#     the flags CPython builds its own modules with; into one archive, which embed.c's references
+#     pull from. Pillow's other extensions need a
 #     library left out (_imagingft: freetype; _imagingcms: lcms2; _webp) or Tk (_imagingtk).
 #     Eight of its METH_NOARGS methods are defined with one parameter, not the two CPython calls
 #     them with: harmless in native code, a trap (indirect call type mismatch) in WebAssembly,
 #     so they get their second parameter, and a cast to an incompatible function type is an
 #     error here (-Wcast-function-type finds these eight and nothing else). PIL.PdfParser imports
 #     mmap, which WASI's CPython has not (and without it PDF is not even registered as a
-#     format): it reads the file instead. The stamp has this section's text: a change rebuilds.
+#     format): it reads the file instead. Pillow's JPEG codec sets a jmp_buf before each call
+#     into libjpeg, and its error_exit callback longjmps there to fail the call (an OSError):
+#     WASI has no setjmp, so the setjmp is gone (as if it returned 0) and the callback prints
+#     "libjpeg: <libjpeg's message>" on stderr and aborts, a trap that ends the run. That is for
+#     fatal errors only (a corrupt marker segment, a failed allocation); libjpeg's warnings
+#     (corrupt entropy data, a truncated file) return to Pillow as they would anywhere. The stamp
+#     has this section's text: a change rebuilds.
 pil=$work/pillow
-pilstamp="$stamp $PILLOW_DEB_VERSION $(sed -n '/^# 4c\./,/^fi$/p' "$here/build.sh" | sha256sum | cut -d' ' -f1)"
+pilstamp="$stamp $PILLOW_DEB_VERSION $JPEG_DEB_VERSION $(sed -n '/^# 4c\./,/^fi$/p' "$here/build.sh" | sha256sum | cut -d' ' -f1)"
 if [ ! -f "$pil/libpillow.a" ] || [ "$(cat "$pil/.skillbox-stamp" 2>/dev/null)" != "$pilstamp" ]; then
 	step "pillow"
 	rm -rf "$pil"
@@ -357,15 +410,22 @@ if [ ! -f "$pil/libpillow.a" ] || [ "$(cat "$pil/.skillbox-stamp" 2>/dev/null)" 
 	sed -i -e 's/^import mmap$/try:\n    import mmap\nexcept ImportError:  # Skillbox: WASI has no mmap\n    mmap = None/' \
 		-e 's/^\( *\)return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)$/\1return f.read() if mmap is None else mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)/' \
 		"$pil/src/PIL/PdfParser.py"
+	sed -i -e 's|^#include <setjmp.h>$|#include <stdio.h>\n#include <stdlib.h>\n\n/* Skillbox: WASI has no setjmp/longjmp: a fatal libjpeg error prints its message and traps. */\nstatic inline void\nskillbox_jpeg_fatal(j_common_ptr cinfo) {\n    char message[JMSG_LENGTH_MAX];\n    (*cinfo->err->format_message)(cinfo, message);\n    fprintf(stderr, "libjpeg: %s\\n", message);\n    fflush(stderr);\n    abort();\n}|' \
+		-e 's|^    jmp_buf setjmp_buffer;     /\* for return to caller \*/$|    int setjmp_buffer; /* Skillbox: unused (no setjmp in WASI) */|' "$pil/src/libImaging/Jpeg.h"
+	sed -i -e 's|^    if (setjmp(context->error.setjmp_buffer)) {$|    if (0) { /* Skillbox: no setjmp in WASI; error() does not return */|' \
+		-e 's|^    longjmp(error->setjmp_buffer, 1);$|    (void)error;\n    skillbox_jpeg_fatal(cinfo);|' \
+		-e '/^    (\*cinfo->err->output_message)(cinfo);$/d' "$pil/src/libImaging/JpegDecode.c" "$pil/src/libImaging/JpegEncode.c"
 	[ "$(cat "$pil/src/_imaging.c" "$pil/src/encode.c" | grep -c 'Py_UNUSED(ignored)) {$')" = 8 ] &&
-		[ "$(grep -c 'mmap is None\|mmap = None' "$pil/src/PIL/PdfParser.py")" = 2 ] || { echo "build.sh: the Pillow patch did not apply" >&2; exit 1; }
+		[ "$(grep -c 'mmap is None\|mmap = None' "$pil/src/PIL/PdfParser.py")" = 2 ] &&
+		[ "$(cat "$pil"/src/libImaging/Jpeg{.h,Decode.c,Encode.c} | grep -c 'skillbox_jpeg_fatal(cinfo\|if (0) { /\* Skillbox\|int setjmp_buffer;')" = 5 ] &&
+		! grep -rn 'setjmp(\|longjmp(\|jmp_buf \|<setjmp.h>\|output_message)(' "$pil/src" --include='*.[ch]' || { echo "build.sh: the Pillow patch did not apply" >&2; exit 1; }
 	pilc=("$pil"/src/{_imaging,decode,encode,map,display,outline,path,_imagingmath,_imagingmorph}.c)
 	mapfile -t libimaging < <(sed -n '/^_LIB_IMAGING = (/,/^)/s/^ *"\([A-Za-z0-9_]*\)",$/\1/p' "$pilsrc/setup.py")
 	[ "${#libimaging[@]}" -gt 60 ] || { echo "build.sh: Pillow's setup.py no longer lists _LIB_IMAGING as expected" >&2; exit 1; }
 	for f in "${libimaging[@]}"; do pilc+=("$pil/src/libImaging/$f.c"); done
 	for f in "${pilc[@]}"; do
 		/usr/bin/clang --target=wasm32-wasi "--sysroot=$sysroot" -O2 -DNDEBUG -fwrapv -Werror=cast-function-type \
-			-DHAVE_LIBZ '-DPILLOW_VERSION="'"${PILLOW_SRC_DIR#pillow-}"'"' -I "$src/Include" -I "$bld" -I "$zlib" \
+			-DHAVE_LIBZ -DHAVE_LIBJPEG '-DPILLOW_VERSION="'"${PILLOW_SRC_DIR#pillow-}"'"' -I "$src/Include" -I "$bld" -I "$zlib" -I "$jpeg" \
 			-c "$f" -o "$pil/$(basename "$f" .c).o"
 	done
 	llvm-ar rcs "$pil/libpillow.a" "$pil"/*.o
@@ -381,7 +441,7 @@ mkdir -p "$emb"
 cc=(/usr/bin/clang --target=wasm32-wasi "--sysroot=$sysroot")
 "${cc[@]}" -O2 -Wall -Werror -I "$src/Include" -I "$bld" -c "$here/embed.c" -o "$emb/embed.o"
 "${cc[@]}" -z stack-size=524288 -Wl,--stack-first -o "$emb/python.wasm" "$emb/embed.o" \
-	"$lx/etree.o" "$lx/objectify.o" "$xslt/lib/libexslt.a" "$xslt/lib/libxslt.a" "$xml2/lib/libxml2.a" "$pil/libpillow.a" \
+	"$lx/etree.o" "$lx/objectify.o" "$xslt/lib/libexslt.a" "$xslt/lib/libxslt.a" "$xml2/lib/libxml2.a" "$pil/libpillow.a" "$jpeg/libjpeg.a" \
 	"$bld/libpython3.11.a" "$bld/Modules/_decimal/libmpdec/libmpdec.a" "$bld/Modules/expat/libexpat.a" "$zlib/libz.a" \
 	"$bz2/libbz2.a" "$xz/lib/liblzma.a" "$sq/libsqlite3.a" \
 	-lwasi-emulated-signal -lwasi-emulated-getpid -lwasi-emulated-process-clocks -lm
