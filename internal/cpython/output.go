@@ -94,9 +94,11 @@ func (o *capturedOutput) Write(p []byte) (int, error) {
 }
 
 // noteStderr remembers the first "Fatal Python error" line the interpreter prints before it
-// aborts: the run's error names it, and one about memory makes the abort a memory limit.
+// aborts, or the "libjpeg: " line Pillow's JPEG codec prints before it traps on a fatal libjpeg
+// error (build.sh, 4c): the run's error names it, and one about memory makes the abort a
+// memory limit (libjpeg's "Insufficient memory").
 func (r *run) noteStderr(line string) {
-	if r.fatal == "" && strings.HasPrefix(line, "Fatal Python error") {
+	if r.fatal == "" && (strings.HasPrefix(line, "Fatal Python error") || strings.HasPrefix(line, "libjpeg: ")) {
 		r.fatal = line
 	}
 }
