@@ -7,6 +7,7 @@ import (
 	"image"
 	"image/color"
 	"image/gif"
+	"image/jpeg"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -135,14 +136,20 @@ big MemoryError
 }
 
 // BenchmarkImportPillow measures what importing Pillow adds to a run: a skill that imports
-// PIL.Image and PIL.ImageDraw against one that imports nothing, interleaved (whole runs, read
-// the ratio), and the import itself as the guest times it (perf_counter, in ms).
+// PIL.Image and PIL.ImageDraw, and one that imports PIL.Image and decodes a 64×48 JPEG, against
+// one that imports nothing, interleaved (whole runs, read the ratios), and the import (and
+// decode) itself as the guest times it (perf_counter, in ms).
 //
 //	go test -run '^$' -bench BenchmarkImportPillow -benchtime 50x ./internal/cpython/
 func BenchmarkImportPillow(b *testing.B) {
 	c := compiledFor(b, 1024)
 	bare := skillDir(b, map[string]string{"execute.py": "import time\ndef execute(args, ctx):\n    t = time.perf_counter()\n    return (time.perf_counter() - t) * 1000\n"})
 	pil := skillDir(b, map[string]string{"execute.py": "import time\ndef execute(args, ctx):\n    t = time.perf_counter()\n    from PIL import Image, ImageDraw\n    return (time.perf_counter() - t) * 1000\n"})
+	var jpg bytes.Buffer
+	if err := jpeg.Encode(&jpg, jpegGradient(), &jpeg.Options{Quality: 90}); err != nil {
+		b.Fatal(err)
+	}
+	dec := skillDir(b, map[string]string{"in.jpg": jpg.String(), "execute.py": "import time\ndef execute(args, ctx):\n    t = time.perf_counter()\n    from PIL import Image\n    Image.open('/skill/in.jpg').load()\n    return (time.perf_counter() - t) * 1000\n"})
 	h := newHost(b, &hostfuncs.Grant{})
 	guest := map[string][]float64{}
 	run := func(name, dir string) func() {
@@ -158,7 +165,9 @@ func BenchmarkImportPillow(b *testing.B) {
 			guest[name] = append(guest[name], ms)
 		}
 	}
-	p50 := interleave.Run(b, interleave.Contender{Name: "bare", F: run("bare", bare)}, interleave.Contender{Name: "pil", F: run("pil", pil)})
+	p50 := interleave.Run(b, interleave.Contender{Name: "bare", F: run("bare", bare)}, interleave.Contender{Name: "pil", F: run("pil", pil)},
+		interleave.Contender{Name: "jpeg", F: run("jpeg", dec)})
 	b.ReportMetric(p50["pil"]/p50["bare"], "pil/bare")
-	interleave.Medians(b, "import-ms", map[string][]float64{"pil": guest["pil"]})
+	b.ReportMetric(p50["jpeg"]/p50["bare"], "jpeg/bare")
+	interleave.Medians(b, "import-ms", map[string][]float64{"pil": guest["pil"], "jpeg": guest["jpeg"]})
 }
