@@ -57,7 +57,7 @@ LXML_DSC_SHA256=7215d1b99267651e9cfb3ae9856aac74b529e38b3e998b591835e5995919d4ea
 # which longjmps out; WASI has no setjmp/longjmp (not without the exception-handling proposal), so
 # here that callback prints libjpeg's message and aborts: the run ends in a trap (4c). No
 # freetype, libtiff, openjpeg, webp, lcms or libimagequant: those formats and features fail with
-# Pillow's own "decoder tiff_lzw not available" and the like.
+# Pillow's own errors ("... not available", ImportError and the like).
 PILLOW_DEB_VERSION=9.4.0-1.1+deb12u1
 PILLOW_SRC_DIR=pillow-9.4.0
 PILLOW_DSC=pillow_9.4.0-1.1+deb12u1.dsc
@@ -384,8 +384,8 @@ fi
 #     PIL._imagingmorph, as its setup.py builds them when zlib and libjpeg are the libraries it
 #     finds (HAVE_LIBZ: PNG, and ZIP in TIFF/PDF; HAVE_LIBJPEG: JPEG, and RGB images in PDF), with
 #     the flags CPython builds its own modules with; into one archive, which embed.c's references
-#     pull from. Pillow's other extensions need a
-#     library left out (_imagingft: freetype; _imagingcms: lcms2; _webp) or Tk (_imagingtk).
+#     pull from. Pillow's other extensions need a library left out (_imagingft: freetype;
+#     _imagingcms: lcms2; _webp) or Tk (_imagingtk).
 #     Eight of its METH_NOARGS methods are defined with one parameter, not the two CPython calls
 #     them with: harmless in native code, a trap (indirect call type mismatch) in WebAssembly,
 #     so they get their second parameter, and a cast to an incompatible function type is an
