@@ -442,7 +442,9 @@ rm -rf "$emb"
 mkdir -p "$emb"
 cc=(/usr/bin/clang --target=wasm32-wasi "--sysroot=$sysroot")
 "${cc[@]}" -O2 -Wall -Werror -I "$src/Include" -I "$bld" -c "$here/embed.c" -o "$emb/embed.o"
-"${cc[@]}" -z stack-size=524288 -Wl,--stack-first -o "$emb/python.wasm" "$emb/embed.o" \
+"${cc[@]}" -z stack-size=524288 -Wl,--stack-first -Wl,--wrap=__wasi_random_get -Wl,--wrap=__wasi_clock_time_get \
+	-Wl,--wrap=__wasi_path_filestat_get -Wl,--wrap=__wasi_fd_filestat_get -Wl,--wrap=__wasi_fd_readdir \
+	-o "$emb/python.wasm" "$emb/embed.o" \
 	"$lx/etree.o" "$lx/objectify.o" "$xslt/lib/libexslt.a" "$xslt/lib/libxslt.a" "$xml2/lib/libxml2.a" "$pil/libpillow.a" "$jpeg/libjpeg.a" \
 	"$bld/libpython3.11.a" "$bld/Modules/_decimal/libmpdec/libmpdec.a" "$bld/Modules/expat/libexpat.a" "$zlib/libz.a" \
 	"$bz2/libbz2.a" "$xz/lib/liblzma.a" "$sq/libsqlite3.a" \
@@ -461,7 +463,11 @@ sysconfigdata=$(ls "$bld"/build/lib.wasi-wasm32-3.11/_sysconfigdata_*.py)
 	--dir "$emb/stdlib" --zip "$emb/stdlib.zip"
 
 # 7. The snapshot: Wizer runs wizer.initialize (Py_Initialize, the pre-imports) and writes the
-#    initialised memory back as data segments.
+#    initialised memory back as data segments. While it runs, the clock, the random source and
+#    the files' times and inode numbers are fixed (embed.c), and so is the hash seed: two builds of
+#    the same inputs then make interpreters that behave the same (the same hashes, and so the same
+#    order of every set) and differ in about a dozen bytes, left in memory the initialisation
+#    freed (they differed in thousands, the hash secret among them).
 step "wizer"
 wz=$work/wizer
 if [ ! -x "$wz/node_modules/@bytecodealliance/wizer-linux-x64/wizer" ]; then

@@ -23,6 +23,8 @@
 #include <Python.h>
 #include <locale.h>
 #include <stdint.h>
+#include <string.h>
+#include <wasi/api.h>
 
 __attribute__((import_module("skillbox"), import_name("call")))
 int32_t skillbox_call(const void *req, int32_t req_len);
@@ -98,6 +100,81 @@ PyMODINIT_FUNC PyInit__imagingmorph(void);
 
 static int initialised = 0;
 
+/* While Wizer runs skillbox_initialize, the clock and the random source are fixed: what the
+ * initialisation draws from them (the random module's seed, the bytes freed blocks are left
+ * holding) is written into the snapshot, and two builds of the same inputs should make the same
+ * python.wasm. The link wraps wasi-libc's calls (-Wl,--wrap); once initialised is set, in the
+ * snapshot, every run gets the host's (TestRunSeesTheHostsClockAndRandomness). Nothing drawn
+ * here would stay secret anyway: the snapshot is public, and each run reseeds the random module
+ * (skillbox.py). */
+__wasi_errno_t __real___wasi_random_get(uint8_t *buf, __wasi_size_t len);
+__wasi_errno_t __real___wasi_clock_time_get(__wasi_clockid_t id, __wasi_timestamp_t precision,
+                                            __wasi_timestamp_t *time);
+
+__wasi_errno_t __wrap___wasi_random_get(uint8_t *buf, __wasi_size_t len) {
+    static uint64_t state = 0x9e3779b97f4a7c15u;
+    if (initialised)
+        return __real___wasi_random_get(buf, len);
+    for (__wasi_size_t i = 0; i < len; i++) {
+        state = state * 6364136223846793005u + 1442695040888963407u;
+        buf[i] = (uint8_t)(state >> 56);
+    }
+    return 0;
+}
+
+__wasi_errno_t __wrap___wasi_clock_time_get(__wasi_clockid_t id, __wasi_timestamp_t precision,
+                                            __wasi_timestamp_t *time) {
+    static __wasi_timestamp_t now = 315532800ull * 1000000000ull; /* 1980, the zip format's epoch */
+    if (initialised)
+        return __real___wasi_clock_time_get(id, precision, time);
+    *time = now += 1000;
+    return 0;
+}
+
+/* The same for what the build machine's files say of themselves: their times, device and inode
+ * numbers, which differ from one checkout or machine to the next. */
+static void fixed_stat(__wasi_filestat_t *st) {
+    st->dev = 0;
+    st->ino = 0;
+    st->atim = st->mtim = st->ctim = 315532800ull * 1000000000ull;
+}
+
+__wasi_errno_t __real___wasi_path_filestat_get(__wasi_fd_t fd, __wasi_lookupflags_t flags,
+                                               const char *path, __wasi_filestat_t *st);
+__wasi_errno_t __real___wasi_fd_filestat_get(__wasi_fd_t fd, __wasi_filestat_t *st);
+__wasi_errno_t __real___wasi_fd_readdir(__wasi_fd_t fd, uint8_t *buf, __wasi_size_t len,
+                                        __wasi_dircookie_t cookie, __wasi_size_t *used);
+
+__wasi_errno_t __wrap___wasi_path_filestat_get(__wasi_fd_t fd, __wasi_lookupflags_t flags,
+                                               const char *path, __wasi_filestat_t *st) {
+    __wasi_errno_t e = __real___wasi_path_filestat_get(fd, flags, path, st);
+    if (!initialised && e == 0)
+        fixed_stat(st);
+    return e;
+}
+
+__wasi_errno_t __wrap___wasi_fd_filestat_get(__wasi_fd_t fd, __wasi_filestat_t *st) {
+    __wasi_errno_t e = __real___wasi_fd_filestat_get(fd, st);
+    if (!initialised && e == 0)
+        fixed_stat(st);
+    return e;
+}
+
+__wasi_errno_t __wrap___wasi_fd_readdir(__wasi_fd_t fd, uint8_t *buf, __wasi_size_t len,
+                                        __wasi_dircookie_t cookie, __wasi_size_t *used) {
+    __wasi_errno_t e = __real___wasi_fd_readdir(fd, buf, len, cookie, used);
+    if (initialised || e != 0)
+        return e;
+    for (size_t off = 0; off + sizeof(__wasi_dirent_t) <= *used;) {
+        __wasi_dirent_t d;
+        memcpy(&d, buf + off, sizeof d);
+        d.d_ino = 0;
+        memcpy(buf + off, &d, sizeof d);
+        off += sizeof d + d.d_namlen;
+    }
+    return e;
+}
+
 static void fail(PyStatus st) {
     if (PyStatus_Exception(st))
         Py_ExitStatusException(st);
@@ -139,6 +216,11 @@ void skillbox_initialize(void) {
     c.buffered_stdio = 0;
     c.parse_argv = 0;
     c.pathconfig_warnings = 0;
+    /* A fixed hash seed (PYTHONHASHSEED=0): the snapshot holds the str and bytes hash secret, and
+     * every dict and set built in it, so each run has the secret the build drew anyway; drawing
+     * it at random only made two builds of the same inputs differ. */
+    c.use_hash_seed = 1;
+    c.hash_seed = 0;
     fail(Py_InitializeFromConfig(&c));
     PyConfig_Clear(&c);
     if (PyRun_SimpleString("import skillbox; skillbox._preload()") != 0)
