@@ -39,6 +39,7 @@ checkout=${1:?usage: count-published.sh [--uses [--wheels DIR] [--python PY] [--
 skills=$checkout/skills
 [ -d "$skills" ] || skills=$checkout
 skills=$(cd "$skills" && pwd)
+[ -z "$keep" ] || [ ! -e "$keep" ] || { echo "count-published.sh: --keep $keep exists: name a new directory" >&2; exit 2; }
 here=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -140,7 +141,7 @@ while IFS= read -r line; do
 	echo "$skill/$path" >>"$work/failed"
 done <"$pub/uses.txt"
 
-[ -z "$keep" ] || { rm -rf "$keep" && cp -R "$work/ws" "$keep"; }
+[ -z "$keep" ] || cp -R "$work/ws" "$keep"
 echo
 total=0 ok=0
 while IFS= read -r prog; do
