@@ -2,10 +2,10 @@
 // skill: each package its package.json's "dependencies" pins, bundled by esbuild from the
 // skill's node_modules (as npm installed it) into one module, lib/<name>.js, which the skill's
 // bare imports resolve to; each path inside a dependency that the skill's code imports
-// ("pkg/sub") is one more, lib/pkg/sub.js. It is written as CommonJS, so the skill's own bundling takes its named
-// imports whichever form the package was written in (a CommonJS package's names are only known
-// when it runs). The bundles become the skill's files, covered by its version
-// digest and checked like its code; node_modules is only read. A package that needs what the
+// ("pkg/sub") is one more, lib/pkg/sub.js. They are written as CommonJS, so the skill's own
+// bundling takes their named imports whichever form the package was written in (a CommonJS
+// package's names are only known when it runs). The bundles become the skill's files, covered
+// by its version digest and checked like its code; node_modules is only read. A package that needs what the
 // sandbox has not (a Node.js built-in such as fs) is refused, naming it.
 package jsdeps
 

@@ -92,8 +92,8 @@ func TestVendorRefusals(t *testing.T) {
 }
 
 // A path inside a declared dependency that the skill's code imports is bundled as a module of
-// its own, through the package's "exports"; paths inside undeclared packages, relative imports
-// and built-ins are left to the sandbox's bundler to judge.
+// its own, through the package's "exports"; paths inside undeclared packages, paths with ".."
+// in them, relative imports and built-ins are left to the sandbox's bundler to judge.
 func TestVendorBundlesSubpathImports(t *testing.T) {
 	dir := t.TempDir()
 	writeFiles(t, dir, nodeModules)
@@ -103,7 +103,7 @@ func TestVendorBundlesSubpathImports(t *testing.T) {
 		"package.json":                          `{"dependencies": {"@acme/greet": "2.0.0", "left-pad": "1.3.0"}}`,
 		"execute.ts":                            "import { shout } from '@acme/greet/shout';\nimport './util';\nexport function execute(a: {who: string}) { return shout(a.who); }\n",
 		"util.ts":                               "export const x = 1;\n",
-		"scripts/pad.mjs":                       "import pad from 'left-pad/index.js';\nimport other from 'other/sub';\nconsole.log(pad('a', 3));\n",
+		"scripts/pad.mjs":                       "import pad from 'left-pad/index.js';\nimport other from 'other/sub';\nimport up from 'left-pad/../../up';\nconsole.log(pad('a', 3));\n",
 		"node_modules/ignored/x.js":             "import y from 'left-pad/nope';\n",
 		"lib/old.js":                            "import z from 'left-pad/nope';\n",
 	})

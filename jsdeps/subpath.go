@@ -42,6 +42,21 @@ func bare(spec string) bool {
 	return spec != "" && !strings.HasPrefix(spec, ".") && !strings.HasPrefix(spec, "/") && !strings.Contains(spec, ":")
 }
 
+// clean reports a bare import whose every segment is a name: no "", "." or ".." segment and no
+// backslash, so its file stays inside lib/<package>/ (the sandbox's resolver refuses the others,
+// saying why).
+func clean(spec string) bool {
+	if strings.ContainsAny(spec, "\\\x00") {
+		return false
+	}
+	for seg := range strings.SplitSeq(spec, "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return false
+		}
+	}
+	return true
+}
+
 // bundleFile is the file in lib/ that an import resolves to: the import with .js added, unless
 // it ends in .js already.
 func bundleFile(spec string) string {
@@ -100,7 +115,7 @@ func subpathImports(ctx context.Context, dir string, deps map[string]string) ([]
 			if a.Kind == api.ResolveEntryPoint {
 				return api.OnResolveResult{}, nil
 			}
-			if bare(a.Path) {
+			if bare(a.Path) && clean(a.Path) {
 				if p := packageOf(a.Path); p != a.Path && deps[p] != "" {
 					mu.Lock()
 					found[a.Path] = true
