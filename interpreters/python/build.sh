@@ -127,6 +127,24 @@ fetch() {
 	done
 }
 
+# fetch_once DIR "BUILT..." PKG=VERSION|DSC|SHA256|SRCDIR...: fetch, unless DIR holds those
+# versions already (DIR/.skillbox-extracted says which); when it fetches, it first removes BUILT,
+# the directories of $work (by name) that were built from the old sources.
+fetch_once() {
+	local dir=$1 built=$2 key="" names="" spec b
+	shift 2
+	for spec in "$@"; do
+		spec=${spec%%|*}
+		key+="${key:+ }${spec#*=}"
+		names+=" $spec"
+	done
+	[ "$(cat "$dir/.skillbox-extracted" 2>/dev/null)" != "$key" ] || return 0
+	step "fetch$names"
+	for b in $built; do rm -rf "${work:?}/$b"; done
+	fetch "$dir" "$@"
+	echo "$key" >"$dir/.skillbox-extracted"
+}
+
 # 1. The sources of python3.11, zlib, bzip2, xz-utils (liblzma) and sqlite3.
 src=$work/src/$PY_SRC_DIR
 zsrc=$work/src/$ZLIB_SRC_DIR
@@ -134,15 +152,11 @@ bzsrc=$work/src/$BZIP2_SRC_DIR
 xzsrc=$work/src/$XZ_SRC_DIR
 sqsrc=$work/src/$SQLITE_SRC_DIR
 sources="$PY_DEB_VERSION $ZLIB_DEB_VERSION $BZIP2_DEB_VERSION $XZ_DEB_VERSION $SQLITE_DEB_VERSION"
-if [ "$(cat "$work/src/.skillbox-extracted" 2>/dev/null)" != "$sources" ]; then
-	step "fetch python3.11=$PY_DEB_VERSION zlib=$ZLIB_DEB_VERSION bzip2=$BZIP2_DEB_VERSION xz-utils=$XZ_DEB_VERSION sqlite3=$SQLITE_DEB_VERSION"
-	fetch "$work/src" "python3.11=$PY_DEB_VERSION|python3.11_$PY_DEB_VERSION.dsc|$PY_DSC_SHA256|$PY_SRC_DIR" \
-		"zlib=$ZLIB_DEB_VERSION|$ZLIB_DSC|$ZLIB_DSC_SHA256|$ZLIB_SRC_DIR" \
-		"bzip2=$BZIP2_DEB_VERSION|$BZIP2_DSC|$BZIP2_DSC_SHA256|$BZIP2_SRC_DIR" \
-		"xz-utils=$XZ_DEB_VERSION|$XZ_DSC|$XZ_DSC_SHA256|$XZ_SRC_DIR" \
-		"sqlite3=$SQLITE_DEB_VERSION|$SQLITE_DSC|$SQLITE_DSC_SHA256|$SQLITE_SRC_DIR"
-	echo "$sources" >"$work/src/.skillbox-extracted"
-fi
+fetch_once "$work/src" "" "python3.11=$PY_DEB_VERSION|python3.11_$PY_DEB_VERSION.dsc|$PY_DSC_SHA256|$PY_SRC_DIR" \
+	"zlib=$ZLIB_DEB_VERSION|$ZLIB_DSC|$ZLIB_DSC_SHA256|$ZLIB_SRC_DIR" \
+	"bzip2=$BZIP2_DEB_VERSION|$BZIP2_DSC|$BZIP2_DSC_SHA256|$BZIP2_SRC_DIR" \
+	"xz-utils=$XZ_DEB_VERSION|$XZ_DSC|$XZ_DSC_SHA256|$XZ_SRC_DIR" \
+	"sqlite3=$SQLITE_DEB_VERSION|$SQLITE_DSC|$SQLITE_DSC_SHA256|$SQLITE_SRC_DIR"
 
 # 1b. The sources of libxml2, libxslt and lxml, into their own directory, so that adding or
 #     updating them does not rebuild CPython. lxml's orig tarball ships the C that Cython
@@ -152,36 +166,20 @@ xsrc=$work/src-lxml
 xml2src=$xsrc/$LIBXML2_SRC_DIR
 xsltsrc=$xsrc/$LIBXSLT_SRC_DIR
 lxsrc=$xsrc/$LXML_SRC_DIR
-xsources="$LIBXML2_DEB_VERSION $LIBXSLT_DEB_VERSION $LXML_DEB_VERSION"
-if [ "$(cat "$xsrc/.skillbox-extracted" 2>/dev/null)" != "$xsources" ]; then
-	step "fetch libxml2=$LIBXML2_DEB_VERSION libxslt=$LIBXSLT_DEB_VERSION lxml=$LXML_DEB_VERSION"
-	rm -rf "$work/libxml2" "$work/libxslt" "$work/lxml"
-	fetch "$xsrc" "libxml2=$LIBXML2_DEB_VERSION|$LIBXML2_DSC|$LIBXML2_DSC_SHA256|$LIBXML2_SRC_DIR" \
-		"libxslt=$LIBXSLT_DEB_VERSION|$LIBXSLT_DSC|$LIBXSLT_DSC_SHA256|$LIBXSLT_SRC_DIR" \
-		"lxml=$LXML_DEB_VERSION|$LXML_DSC|$LXML_DSC_SHA256|$LXML_SRC_DIR"
-	echo "$xsources" >"$xsrc/.skillbox-extracted"
-fi
+fetch_once "$xsrc" "libxml2 libxslt lxml" "libxml2=$LIBXML2_DEB_VERSION|$LIBXML2_DSC|$LIBXML2_DSC_SHA256|$LIBXML2_SRC_DIR" \
+	"libxslt=$LIBXSLT_DEB_VERSION|$LIBXSLT_DSC|$LIBXSLT_DSC_SHA256|$LIBXSLT_SRC_DIR" \
+	"lxml=$LXML_DEB_VERSION|$LXML_DSC|$LXML_DSC_SHA256|$LXML_SRC_DIR"
 
 # 1c. The source of Pillow, into its own directory as lxml's. (Its orig tarball is 40 MB, most of
 #     it test images; none of them is used.)
 psrc=$work/src-pillow
 pilsrc=$psrc/$PILLOW_SRC_DIR
-if [ "$(cat "$psrc/.skillbox-extracted" 2>/dev/null)" != "$PILLOW_DEB_VERSION" ]; then
-	step "fetch pillow=$PILLOW_DEB_VERSION"
-	rm -rf "$work/pillow"
-	fetch "$psrc" "pillow=$PILLOW_DEB_VERSION|$PILLOW_DSC|$PILLOW_DSC_SHA256|$PILLOW_SRC_DIR"
-	echo "$PILLOW_DEB_VERSION" >"$psrc/.skillbox-extracted"
-fi
+fetch_once "$psrc" pillow "pillow=$PILLOW_DEB_VERSION|$PILLOW_DSC|$PILLOW_DSC_SHA256|$PILLOW_SRC_DIR"
 
 # 1d. The source of libjpeg-turbo (Pillow's JPEG codec), into its own directory too.
 jsrc=$work/src-jpeg
 jpegsrc=$jsrc/$JPEG_SRC_DIR
-if [ "$(cat "$jsrc/.skillbox-extracted" 2>/dev/null)" != "$JPEG_DEB_VERSION" ]; then
-	step "fetch libjpeg-turbo=$JPEG_DEB_VERSION"
-	rm -rf "$work/libjpeg"
-	fetch "$jsrc" "libjpeg-turbo=$JPEG_DEB_VERSION|$JPEG_DSC|$JPEG_DSC_SHA256|$JPEG_SRC_DIR"
-	echo "$JPEG_DEB_VERSION" >"$jsrc/.skillbox-extracted"
-fi
+fetch_once "$jsrc" libjpeg "libjpeg-turbo=$JPEG_DEB_VERSION|$JPEG_DSC|$JPEG_DSC_SHA256|$JPEG_SRC_DIR"
 
 # 2. A WASI SDK made of Debian's clang 14, lld and wasi-libc, in the layout CPython's
 #    Tools/wasm/wasi-env expects; the sysroot points at wasi-libc only (no glibc headers).
