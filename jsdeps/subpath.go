@@ -12,6 +12,8 @@ import (
 	"sync"
 
 	"github.com/evanw/esbuild/pkg/api"
+
+	"github.com/skillbox-dev/skillbox/internal/jsbundle"
 )
 
 // A package is often imported by a path inside it ("date-fns/locale", "lodash/fp",
@@ -23,9 +25,6 @@ import (
 
 // maxScanFiles bounds the skill's files read to find its imports.
 const maxScanFiles = 2000
-
-// codeExt are the extensions of the skill's code, as the sandbox's bundler takes it.
-var codeExt = map[string]bool{".js": true, ".mjs": true, ".cjs": true, ".ts": true, ".mts": true, ".cts": true}
 
 // packageOf is the package a bare import names: its first segment, or two for a scoped one.
 func packageOf(spec string) string {
@@ -85,7 +84,7 @@ func codeFiles(dir string) ([]string, error) {
 			}
 			return nil
 		}
-		if !d.Type().IsRegular() || strings.HasPrefix(d.Name(), ".") || !codeExt[path.Ext(rel)] {
+		if !d.Type().IsRegular() || strings.HasPrefix(d.Name(), ".") || !jsbundle.IsCode(rel) {
 			return nil
 		}
 		if len(files) == maxScanFiles {

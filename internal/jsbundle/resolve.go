@@ -37,6 +37,13 @@ var loaders = map[string]api.Loader{
 	".json": api.LoaderJSON,
 }
 
+// IsCode reports whether the file at p is code the bundler takes from a skill (a .js, .mjs, .cjs,
+// .ts, .mts or .cts file: data such as .json is not), by its extension.
+func IsCode(p string) bool {
+	ld, ok := loaders[path.Ext(p)]
+	return ok && ld != api.LoaderJSON
+}
+
 // tryExt are the suffixes tried, in order, for an import without one, as TypeScript and Node do.
 var tryExt = []string{"", ".ts", ".js", ".mts", ".mjs", ".json", "/index.ts", "/index.js"}
 
