@@ -17,6 +17,9 @@ type Call struct {
 	// OnLog, when set, is called for every log entry kept (for streaming run events). It must not
 	// block for long: it runs on the guest's call path.
 	OnLog func(run.LogEntry)
+	// Ask, when set, puts what the grant lacks and its Askable lists to a person (ask.go); nil
+	// asks nothing, and every refusal is final.
+	Ask Asker
 
 	mu      sync.Mutex
 	usage   tally
@@ -29,6 +32,8 @@ type Call struct {
 	bounded map[string]map[string]int64
 	// placeholders are this run's placeholders of its secrets, by name (placeholder.go).
 	placeholders map[string]string
+	// allowed is what a person allowed the run beyond its grant (ask.go).
+	allowed allowance
 
 	httpClient *http.Client
 }

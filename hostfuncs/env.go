@@ -1,5 +1,7 @@
 package hostfuncs
 
+import "context"
+
 // Bounds on what a guest may hand an operation. Adapters use them too, to bound what they copy out
 // of guest memory before calling: a hostile module must not make the host copy a whole memory to
 // learn that a path is too long.
@@ -11,7 +13,9 @@ const (
 // Env returns the granted value of the variable name. A variable that is not granted answers
 // NOT_FOUND exactly like one that does not exist, so a skill learns nothing of the host; the
 // host's environment is never inherited.
-func (c *Call) Env(name string) (string, error) {
+//
+// A variable the policy's ask section lists is put to a person first, when the run may ask one.
+func (c *Call) Env(ctx context.Context, name string) (string, error) {
 	if len(name) == 0 || len(name) > MaxNameBytes {
 		return "", refuse(StatusInvalid, "variable name must be 1 to %d bytes", MaxNameBytes)
 	}
@@ -19,6 +23,9 @@ func (c *Call) Env(name string) (string, error) {
 	if !granted {
 		if _, ok := c.Grant.secretNamed(name); ok {
 			return c.placeholder(name), nil // the secret stays on the host: placeholder.go
+		}
+		if v, ok := c.envAllowed(ctx, name); ok {
+			return v, nil
 		}
 		// Noted for the operator, not counted as a refusal: probing an optional variable is normal.
 		c.mu.Lock()

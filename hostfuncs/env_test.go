@@ -1,6 +1,7 @@
 package hostfuncs
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -80,7 +81,7 @@ func TestEnvDeniedListIsBounded(t *testing.T) {
 func TestUsageIsBounded(t *testing.T) {
 	t.Parallel()
 	c := NewCall(&Grant{})
-	c.Env(strings.Repeat("N", 300)) // INVALID: not noted
+	c.Env(context.Background(), strings.Repeat("N", 300)) // INVALID: not noted
 	c.mu.Lock()
 	c.note("fetch http://example.com/" + strings.Repeat("é", 4000))
 	c.mu.Unlock()

@@ -110,7 +110,7 @@ func (c *Call) doFetch(ctx context.Context, req FetchRequest, span *fetchSpan) (
 		return nil, refuse(StatusInvalid, "%s: the URL has no host", escapeControl(req.URL))
 	}
 	span.target(method, u)
-	if !c.Grant.Hosts.Match(u.Hostname(), portOf(u)) {
+	if !c.Grant.Hosts.Match(u.Hostname(), portOf(u)) && !c.hostAllowed(ctx, u.Hostname(), portOf(u)) {
 		what := fmt.Sprintf("%s: host %s is not on the grant", u.Redacted(), u.Host)
 		c.deny("fetch " + what)
 		span.deny("host " + u.Host + " is not on the grant")
@@ -238,7 +238,9 @@ func (c *Call) client() *http.Client {
 			if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
 				return &deniedError{fmt.Sprintf("redirect to a %s URL", req.URL.Scheme)}
 			}
-			if !c.Grant.Hosts.Match(req.URL.Hostname(), portOf(req.URL)) {
+			// A redirect is not put to a person (its fetch's time is running): only what one
+			// allowed before passes beside the grant.
+			if !c.Grant.Hosts.Match(req.URL.Hostname(), portOf(req.URL)) && !c.hostAllowedBefore(req.URL.Hostname(), portOf(req.URL)) {
 				return &deniedError{fmt.Sprintf("redirect to %s, which is not on the grant", req.URL.Host)}
 			}
 			if !strings.EqualFold(req.URL.Host, via[0].URL.Host) {

@@ -1,6 +1,7 @@
 package hostfuncs
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -22,7 +23,7 @@ const (
 // resolve maps a guest's virtual path to a mount and a path relative to the mount's directory.
 // It refuses rather than repairs: a path with "..", ".", an empty segment, a NUL byte or a
 // backslash is INVALID, so what the guest names is exactly what is opened.
-func (c *Call) resolve(p string) (*Mount, string, *Refusal) {
+func (c *Call) resolve(ctx context.Context, p string) (*Mount, string, *Refusal) {
 	if len(p) == 0 || len(p) > MaxPathBytes {
 		return nil, "", refuse(StatusInvalid, "path must be 1 to %d bytes", MaxPathBytes)
 	}
@@ -41,12 +42,9 @@ func (c *Call) resolve(p string) (*Mount, string, *Refusal) {
 	if len(segs) > maxPathDepth {
 		return nil, "", refuse(StatusInvalid, "path %q is deeper than %d segments", p, maxPathDepth)
 	}
-	var best *Mount
-	for i := range c.Grant.Mounts {
-		m := &c.Grant.Mounts[i]
-		if (p == m.Path || strings.HasPrefix(p, m.Path+"/")) && (best == nil || len(m.Path) > len(best.Path)) {
-			best = m
-		}
+	best := longestMount(c.Grant.Mounts, p)
+	if best == nil {
+		best = c.mountAllowed(ctx, p)
 	}
 	if best == nil {
 		c.deny("file " + escapeControl(p) + ": outside the granted mounts")
@@ -93,8 +91,8 @@ func (c *Call) fileError(op, p string, err error) *Refusal {
 
 // ReadFile returns the contents of the file at the virtual path vp, which must be under a
 // granted mount (or /skill), within the run's maxFileBytes.
-func (c *Call) ReadFile(vp string) ([]byte, error) {
-	m, rel, bad := c.resolve(vp)
+func (c *Call) ReadFile(ctx context.Context, vp string) ([]byte, error) {
+	m, rel, bad := c.resolve(ctx, vp)
 	if bad != nil {
 		return nil, bad
 	}
@@ -135,8 +133,8 @@ func (c *Call) ReadFile(vp string) ([]byte, error) {
 
 // WriteFile replaces the file at the virtual path vp with data, atomically, under a writable
 // mount and within the run's write quota.
-func (c *Call) WriteFile(vp string, data []byte) error {
-	m, rel, bad := c.resolve(vp)
+func (c *Call) WriteFile(ctx context.Context, vp string, data []byte) error {
+	m, rel, bad := c.resolve(ctx, vp)
 	if bad != nil {
 		return bad
 	}

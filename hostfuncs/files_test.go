@@ -2,6 +2,7 @@ package hostfuncs
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -531,7 +532,7 @@ func FuzzResolve(f *testing.F) {
 		{Path: "/skill", Dir: "/nonexistent/skill"},
 	}})
 	f.Fuzz(func(t *testing.T, p string) {
-		m, rel, bad := c.resolve(p)
+		m, rel, bad := c.resolve(context.Background(), p)
 		if bad != nil {
 			if m != nil || rel != "" {
 				t.Fatalf("resolve(%q) refused (%v) but returned a mount", p, bad.Status)

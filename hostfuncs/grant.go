@@ -22,6 +22,9 @@ type Grant struct {
 	// path wins.
 	Mounts []Mount
 	Limits Limits
+	// Askable is what a person may grant the run beyond this grant, when the runtime can put the
+	// question to one (Call.Ask); nil asks nothing.
+	Askable *Askable
 	// RootCAs verifies https servers; nil means the host's system roots. For operators with a
 	// private CA, and for tests.
 	RootCAs *x509.CertPool

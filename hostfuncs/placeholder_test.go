@@ -18,13 +18,13 @@ func TestEnvOfASecretIsAPlaceholder(t *testing.T) {
 		{Name: "BOTH", Header: "X-Both", Value: "b", Raw: "b"},
 	}}
 	a, b := NewCall(g), NewCall(g)
-	p1, err1 := a.Env("API_KEY")
-	p2, _ := a.Env("API_KEY")
-	p3, _ := b.Env("API_KEY")
+	p1, err1 := a.Env(context.Background(), "API_KEY")
+	p2, _ := a.Env(context.Background(), "API_KEY")
+	p3, _ := b.Env(context.Background(), "API_KEY")
 	if err1 != nil || !strings.HasPrefix(p1, placeholderPrefix) || p1 != p2 || p1 == p3 || strings.Contains(p1, "s3cret") {
 		t.Errorf("placeholders %q %q (another run %q), %v", p1, p2, p3, err1)
 	}
-	if v, err := a.Env("BOTH"); v != "plain" || err != nil {
+	if v, err := a.Env(context.Background(), "BOTH"); v != "plain" || err != nil {
 		t.Errorf("a variable of a secret's name: %q, %v", v, err)
 	}
 }
@@ -51,7 +51,7 @@ func TestFetchFillsInAPlaceholderOnlyWhereTheSecretGoes(t *testing.T) {
 	c := loopbackCall(t, "127.0.0.1", "localhost")
 	c.Grant.RootCAs = pool
 	c.Grant.Secrets = []Secret{{Name: "API_KEY", Hosts: grantList(t, strings.TrimPrefix(tlsSrv.URL, "https://")), Header: "Authorization", Value: "Bearer s3cret", Raw: "s3cret"}}
-	p, err := c.Env("API_KEY")
+	p, err := c.Env(context.Background(), "API_KEY")
 	if err != nil {
 		t.Fatal(err)
 	}

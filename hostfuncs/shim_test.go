@@ -23,13 +23,15 @@ func answer(value []byte, err error) reply {
 }
 
 func (c *Call) env(name []byte) reply {
-	v, err := c.Env(string(name))
+	v, err := c.Env(context.Background(), string(name))
 	return answer([]byte(v), err)
 }
 
-func (c *Call) readFile(p []byte) reply { return answer(c.ReadFile(string(p))) }
+func (c *Call) readFile(p []byte) reply { return answer(c.ReadFile(context.Background(), string(p))) }
 
-func (c *Call) writeFile(p, data []byte) reply { return answer(nil, c.WriteFile(string(p), data)) }
+func (c *Call) writeFile(p, data []byte) reply {
+	return answer(nil, c.WriteFile(context.Background(), string(p), data))
+}
 
 // fetch decodes head as a guest's JSON request head, as every JSON-carrying ABI does, and fetches.
 func (c *Call) fetch(ctx context.Context, head, body []byte) reply {

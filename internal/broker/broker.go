@@ -124,6 +124,15 @@ func (b *Broker) call(ctx context.Context, req Request) (any, error) {
 	case "run":
 		return b.run(ctx, req) // bounded by the run's deadline, not an operation's timeout
 	}
+	// A person asked for what the operation needs beyond the grant answers before the
+	// operation's own time starts: their wait is bounded by the policy's ask timeout and the run.
+	if p, ok := b.Host.(Permitter); ok {
+		target := req.Path
+		if req.Op == "fetch" {
+			target = req.URL
+		}
+		p.Permit(ctx, req.Op, target)
+	}
 	cctx, cancel := context.WithTimeout(ctx, b.timeout())
 	defer cancel()
 	type answer struct {

@@ -31,6 +31,12 @@ type Host interface {
 	Log(level, source, message string)
 }
 
+// Permitter is a Host that may put what an operation needs beyond its run's grant to a person
+// (CallHost does): the broker calls Permit before the operation, outside its timeout.
+type Permitter interface {
+	Permit(ctx context.Context, op, target string)
+}
+
 // CallHost is the Host of a run whose grant is call's: the same checks, counts and logs as the
 // host functions of a compiled skill.
 type CallHost struct{ Call *hostfuncs.Call }
@@ -39,14 +45,18 @@ func (h CallHost) Fetch(ctx context.Context, req hostfuncs.FetchRequest) (*hostf
 	return h.Call.Fetch(ctx, req)
 }
 
-func (h CallHost) Env(_ context.Context, name string) (string, error) { return h.Call.Env(name) }
+func (h CallHost) Env(ctx context.Context, name string) (string, error) { return h.Call.Env(ctx, name) }
 
-func (h CallHost) ReadFile(_ context.Context, path string) ([]byte, error) {
-	return h.Call.ReadFile(path)
+func (h CallHost) ReadFile(ctx context.Context, path string) ([]byte, error) {
+	return h.Call.ReadFile(ctx, path)
 }
 
-func (h CallHost) WriteFile(_ context.Context, path string, data []byte) error {
-	return h.Call.WriteFile(path, data)
+func (h CallHost) WriteFile(ctx context.Context, path string, data []byte) error {
+	return h.Call.WriteFile(ctx, path, data)
 }
+
+// Permit asks a person for what op on target needs beyond the run's grant, when the run may ask
+// one (hostfuncs.Call.Permit): the broker calls it before it starts the operation's timeout.
+func (h CallHost) Permit(ctx context.Context, op, target string) { h.Call.Permit(ctx, op, target) }
 
 func (h CallHost) Log(level, source, message string) { h.Call.Log(level, source, message) }

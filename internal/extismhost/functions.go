@@ -52,7 +52,7 @@ var hostFunctions = []hostFunc{
 		func(ctx context.Context, c *hostfuncs.Call, mem Memory, stack []uint64) {
 			name, bad := arg(ctx, c, mem, "skillbox_env", stack[0], hostfuncs.MaxNameBytes)
 			stack[0] = answer(ctx, c, mem, "skillbox_env", firstBad(bad, nil, func() reply {
-				v, err := c.Env(string(name))
+				v, err := c.Env(ctx, string(name))
 				return replyOf([]byte(v), err)
 			}))
 		}},
@@ -60,7 +60,7 @@ var hostFunctions = []hostFunc{
 		func(ctx context.Context, c *hostfuncs.Call, mem Memory, stack []uint64) {
 			p, bad := arg(ctx, c, mem, "skillbox_read_file", stack[0], hostfuncs.MaxPathBytes)
 			stack[0] = answer(ctx, c, mem, "skillbox_read_file", firstBad(bad, nil, func() reply {
-				return replyOf(c.ReadFile(string(p)))
+				return replyOf(c.ReadFile(ctx, string(p)))
 			}))
 		}},
 	{"skillbox_write_file", []extism.ValueType{i64, i64}, []extism.ValueType{i64},
@@ -71,7 +71,7 @@ var hostFunctions = []hostFunc{
 				bad2 = &reply{hostfuncs.StatusLimit, append([]byte("write: "), bad2.payload...)}
 			}
 			stack[0] = answer(ctx, c, mem, "skillbox_write_file", firstBad(bad, bad2, func() reply {
-				return replyOf(nil, c.WriteFile(string(p), data))
+				return replyOf(nil, c.WriteFile(ctx, string(p), data))
 			}))
 		}},
 	{"skillbox_log", []extism.ValueType{i32, i64}, nil,
