@@ -208,6 +208,7 @@ func (p *Policy) Grant(m *spec.Manifest, skillDir string) *Grant {
 		MaxWriteBytes: g.Limits.MaxWriteBytes, MaxLogBytes: g.Limits.MaxLogBytes,
 		FetchTimeout: min(time.Duration(g.Limits.TimeoutMs)*time.Millisecond, 30*time.Second),
 	}
+	h.Askable = p.askable(m.ID)
 	g.host = h
 	return g
 }

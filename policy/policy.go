@@ -63,6 +63,10 @@ type Policy struct {
 	// Artifacts bounds every run's output directory, /output, or turns it off (see
 	// Artifacts). In a policy file: artifacts: {maxFiles: 16, maxFileBytes: 8388608}.
 	Artifacts Artifacts
+	// Ask says what a person may grant a run that was not granted it, when the run's face can
+	// put the question to one (see Ask). Off by default. In a policy file:
+	// ask: {network: ["*.example.com"], timeoutMs: 120000}.
+	Ask Ask
 	// RootCAs verifies the https servers skills fetch from; nil means the host's system roots.
 	// For an embedder whose granted hosts use a private CA, and for tests. (Not in a policy file.)
 	RootCAs *x509.CertPool
@@ -92,6 +96,7 @@ func (p *Policy) Clone() *Policy {
 	a.Network, a.Env, a.Secrets, a.Files = slices.Clone(a.Network), slices.Clone(a.Env), slices.Clone(a.Secrets), slices.Clone(a.Files)
 	c.AgentSkills = a
 	c.Bundles.TrustedKeys = slices.Clone(p.Bundles.TrustedKeys)
+	c.Ask = p.Ask.clone()
 	return &c
 }
 
@@ -109,7 +114,7 @@ type Mount struct {
 	Access   spec.Access
 }
 
-var policyFields = []string{"network", "allowNetworks", "env", "secrets", "files", "limits", "modules", "scripts", "agentSkills", "bundles", "runs", "versions", "artifacts"}
+var policyFields = []string{"network", "allowNetworks", "env", "secrets", "files", "limits", "modules", "scripts", "agentSkills", "bundles", "runs", "versions", "artifacts", "ask"}
 
 // Load reads a policy file (YAML or JSON). Relative host paths are relative to the file's
 // directory. Every problem is reported at once in a *Error.
@@ -175,34 +180,7 @@ func Parse(path string, data []byte, lookupEnv func(string) (string, bool)) (*Po
 	values(c, c.Object(d, "", "env"), "env", p.Env, lookupEnv)
 	secrets(c, c.Object(d, "", "secrets"), p.Secrets, lookupEnv)
 	base := filepath.Dir(path)
-	for i, v := range c.List(d, "", "files") {
-		field := fmt.Sprintf("files[%d]", i)
-		f, ok := v.(map[string]any)
-		if !ok {
-			c.Add(field, "{path: /workspace, hostPath: ./workspace, access: read-write}", "must be an object")
-			continue
-		}
-		c.Known(f, field, "path", "hostPath", "access")
-		m := Mount{Path: c.Str(f, field, "path", true), HostPath: c.Str(f, field, "hostPath", true),
-			Access: spec.Access(c.Str(f, field, "access", false))}
-		if m.Access == "" {
-			m.Access = spec.ReadOnly
-		}
-		if m.Access != spec.ReadOnly && m.Access != spec.ReadWrite {
-			c.Add(field+".access", `use "read-only" or "read-write"`, "%q is not an access mode", m.Access)
-		}
-		if m.Path != "" {
-			if err := spec.CheckVirtualDir(m.Path); err != nil {
-				c.Add(field+".path", "", "%v", err)
-			} else if m.Path == artifact.OutputMount || strings.HasPrefix(m.Path, artifact.OutputMount+"/") {
-				c.Add(field+".path", "mount it elsewhere; bound the output with artifacts: {...}", "%q is reserved for each run's own output directory", m.Path)
-			}
-		}
-		if m.HostPath != "" && !filepath.IsAbs(m.HostPath) {
-			m.HostPath = filepath.Join(base, m.HostPath)
-		}
-		p.Files = append(p.Files, m)
-	}
+	p.Files = mounts(c, c.List(d, "", "files"), "files", base)
 	p.Limits = c.Limits(c.Object(d, "", "limits"), "limits")
 	if sc := c.Object(d, "", "scripts"); sc != nil {
 		p.Scripts = map[string]spec.Permissions{}
@@ -243,6 +221,9 @@ func Parse(path string, data []byte, lookupEnv func(string) (string, bool)) (*Po
 	}
 	if a := c.Object(d, "", "artifacts"); a != nil {
 		p.Artifacts = artifactsPolicy(c, a)
+	}
+	if a := c.Object(d, "", "ask"); a != nil {
+		p.Ask = askPolicy(c, a, base, lookupEnv)
 	}
 	if mods := c.Object(d, "", "modules"); mods != nil {
 		c.Known(mods, "modules", "maxModuleBytes", "maxFunctionBytes", "maxFunctions")
@@ -347,4 +328,39 @@ func secrets(c *spec.Checker, obj spec.Doc, into map[string]Secret, lookupEnv fu
 		}
 		into[name] = Secret{Value: value, Hosts: hosts}
 	}
+}
+
+// mounts reads a list of {path, hostPath, access} at field: the policy's files, and the
+// directories its ask section lets a person grant. Relative host paths are relative to base.
+func mounts(c *spec.Checker, list []any, field, base string) []Mount {
+	var out []Mount
+	for i, v := range list {
+		field := fmt.Sprintf("%s[%d]", field, i)
+		f, ok := v.(map[string]any)
+		if !ok {
+			c.Add(field, "{path: /workspace, hostPath: ./workspace, access: read-write}", "must be an object")
+			continue
+		}
+		c.Known(f, field, "path", "hostPath", "access")
+		m := Mount{Path: c.Str(f, field, "path", true), HostPath: c.Str(f, field, "hostPath", true),
+			Access: spec.Access(c.Str(f, field, "access", false))}
+		if m.Access == "" {
+			m.Access = spec.ReadOnly
+		}
+		if m.Access != spec.ReadOnly && m.Access != spec.ReadWrite {
+			c.Add(field+".access", `use "read-only" or "read-write"`, "%q is not an access mode", m.Access)
+		}
+		if m.Path != "" {
+			if err := spec.CheckVirtualDir(m.Path); err != nil {
+				c.Add(field+".path", "", "%v", err)
+			} else if m.Path == artifact.OutputMount || strings.HasPrefix(m.Path, artifact.OutputMount+"/") {
+				c.Add(field+".path", "mount it elsewhere; bound the output with artifacts: {...}", "%q is reserved for each run's own output directory", m.Path)
+			}
+		}
+		if m.HostPath != "" && !filepath.IsAbs(m.HostPath) {
+			m.HostPath = filepath.Join(base, m.HostPath)
+		}
+		out = append(out, m)
+	}
+	return out
 }
