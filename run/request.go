@@ -70,6 +70,10 @@ type Request struct {
 	// must not block for long, it delays the guest. A request refused before it is admitted (no
 	// such skill, invalid arguments, busy, closed) has no events: Run's error says why.
 	OnEvent func(Event) `json:"-"`
+	// Asker, when set, says a person may be asked for what the run's calls are refused and the
+	// policy's ask section lets a person grant, and puts it to them (AnswerThroughAPI for a face
+	// whose people answer through the runtime's API). Nil asks nobody: every refusal is final.
+	Asker Asker `json:"-"`
 }
 
 // ValidID reports whether id is a run id as the runtime makes them: "run_" and 24 lowercase hex
@@ -89,7 +93,8 @@ func ValidID(id string) bool {
 
 // Event is something that happened during an admitted run, in order: "status" with Status
 // "started" once the run is admitted, "status" with Status "running" once the module is
-// instantiated, "log" events (Log is set) as the skill logs, a "file" event (File is set) for
+// instantiated, "permission_request" and "permission_answer" around a wait for a person (with
+// "status" "waiting" and "running" again), "log" events (Log is set) as the skill logs, a "file" event (File is set) for
 // each artifact once the run is over and its files are kept, and last "result" (Result is set).
 type Event struct {
 	Type   string             `json:"type"`
@@ -98,4 +103,9 @@ type Event struct {
 	Log    *LogEntry          `json:"log,omitempty"`
 	File   *artifact.Artifact `json:"file,omitempty"`
 	Result *Result            `json:"result,omitempty"`
+	// Permission is set on a "permission_request" event: the run waits for a person's answer
+	// (its status "waiting" until then). Answered is set on the "permission_answer" event that
+	// ends the wait.
+	Permission *PermissionRequest `json:"permission_request,omitempty"`
+	Answered   *Asked             `json:"permission_answer,omitempty"`
 }

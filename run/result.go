@@ -83,4 +83,6 @@ type Usage struct {
 	// Denied lists every call the grant refused, in order, such as
 	// `fetch http://10.0.0.1/: address 10.0.0.1 is private ...`.
 	Denied []string `json:"denied,omitempty"`
+	// Asked lists the run's permission requests and what became of each.
+	Asked []Asked `json:"asked,omitempty"`
 }

@@ -203,7 +203,7 @@ func (rt *Runtime) Run(ctx context.Context, req run.Request) (*run.Result, error
 		}
 	}
 	emit.send(run.Event{Type: "status", Status: "started"})
-	rerr = rt.execute(ctx, s, grant, c, job, input, res, emit)
+	rerr = rt.execute(ctx, s, grant, c, job, input, res, emit, rt.newAsking(s, &req, res, emit))
 	if rerr != nil && rerr.Kind == run.KindCanceled && rt.runsStopped() {
 		rerr.Message = "the runtime was closed while the run was in flight"
 	}
@@ -451,7 +451,7 @@ func admissionError(s *registry.Skill, err error) *run.Error {
 
 // execute runs an admitted run under grant: it makes the run's SkillContext, calls the module
 // (or the script's interpreter: job), and reads its output.
-func (rt *Runtime) execute(ctx context.Context, s *registry.Skill, grant *policy.Grant, c *engine.Compiled, job *script.Job, input []byte, res *run.Result, emit emitter) *run.Error {
+func (rt *Runtime) execute(ctx context.Context, s *registry.Skill, grant *policy.Grant, c *engine.Compiled, job *script.Job, input []byte, res *run.Result, emit emitter, ask *asking) *run.Error {
 	host := grant.Host()
 	var outDir *output
 	if grant.Artifacts != nil {
@@ -465,6 +465,7 @@ func (rt *Runtime) execute(ctx context.Context, s *registry.Skill, grant *policy
 		defer outDir.remove()
 	}
 	call := hostfuncs.NewCall(host)
+	call.Ask = ask.hostAsker()
 	if emit != nil {
 		call.OnLog = func(e run.LogEntry) { emit(run.Event{Type: "log", Log: &e}) }
 	}
@@ -485,6 +486,7 @@ func (rt *Runtime) execute(ctx context.Context, s *registry.Skill, grant *policy
 	}
 	u := call.Usage()
 	u.PeakMemoryBytes = res.Usage.PeakMemoryBytes // the runtime's own measure, if already taken
+	u.Asked = ask.records()
 	res.Usage = u
 	if rerr != nil {
 		return rerr

@@ -40,6 +40,7 @@ import (
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime/internal/engine"
+	"github.com/skillbox-dev/skillbox/runtime/internal/permits"
 	"github.com/skillbox-dev/skillbox/runtime/internal/registry"
 	"github.com/skillbox-dev/skillbox/runtime/internal/script"
 	"github.com/skillbox-dev/skillbox/spec"
@@ -118,8 +119,11 @@ type Config struct {
 
 // Runtime holds the skill registry and the compiled modules. It is safe for concurrent use.
 type Runtime struct {
-	cfg       Config
-	policy    atomic.Pointer[policy.Policy]
+	cfg    Config
+	policy atomic.Pointer[policy.Policy]
+	// permits holds the runs' permission requests and the lasting grants people made
+	// (permissions.go).
+	permits   permits.Desk
 	logger    *slog.Logger
 	engine    *engine.Engine
 	interps   *engine.Interpreters // the script languages' interpreters
