@@ -153,6 +153,9 @@ func (s *view) getRun(c echo.Context) error {
 	default:
 		return s.historyDown(err)
 	}
+	if lr := s.liveRun(c, id); lr != nil && !found.Status.Final() && lr.status() == waitingStatus {
+		found.Status = waitingStatus // waiting for a person's answer: a live status the record lacks
+	}
 	// The history's record, with the result and logs the policy keeps: the same before and
 	// after a restart.
 	found.Artifacts = linkArtifacts(apiPrefix(c), found.ID, found.Artifacts)

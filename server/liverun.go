@@ -32,6 +32,7 @@ type liveRun struct {
 	dropped bool  // such events were dropped past the bounds
 	shared  int   // events handed to the cluster (liveRuns.shareNew)
 	done    bool  // the result event is in
+	waiting bool  // the last status event was "waiting": the run waits for a person
 	endedAt time.Time
 	changed chan struct{} // closed, and replaced, at each new event: a wake-up for watchers
 
@@ -83,7 +84,12 @@ func (r *liveRun) append(e run.Event, o *LiveRunOptions, now func() time.Time) b
 		return false
 	}
 	c := eventCost(e)
-	if e.Type != "status" && e.Type != "result" {
+	if e.Type == "status" {
+		r.waiting = e.Status == "waiting"
+	}
+	// A permission request and its answer are kept like the status they go with: a person
+	// must see the request, and the runtime bounds how many a run makes.
+	if e.Type != "status" && e.Type != "result" && e.Type != "permission_request" && e.Type != "permission_answer" {
 		if r.dropped {
 			return false
 		}
@@ -132,14 +138,21 @@ func (r *liveRun) isDone() bool {
 	return r.done
 }
 
-// status is where the run stands, in the run history's words: running until its result is in,
-// then succeeded or failed.
+// waitingStatus is where a run stands while it waits for a person's answer: a live status, never
+// a record's.
+const waitingStatus = store.Status("waiting")
+
+// status is where the run stands, in the run history's words: running (or waiting, for a
+// person's answer to a permission request) until its result is in, then succeeded or failed.
 func (r *liveRun) status() store.Status {
 	if r.placed {
 		return placedStatus
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if !r.done && r.waiting {
+		return waitingStatus
+	}
 	if !r.done {
 		return store.StatusRunning
 	}

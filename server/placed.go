@@ -37,7 +37,16 @@ type placedRun struct {
 // (the cluster then gives it to another node).
 func (p *placedRun) request(id string) run.Request {
 	return run.Request{ID: id, Skill: p.Skill, Digest: p.Digest, Args: p.Args, Script: p.Script, Argv: p.Argv, Stdin: p.Stdin,
-		Face: p.Face, Who: p.Who, TraceParent: p.TraceParent, NoWait: true}
+		Face: p.Face, Who: p.Who, TraceParent: p.TraceParent, NoWait: true, Asker: p.asker()}
+}
+
+// asker is how the run reaches a person for its permission requests: through the API when the
+// HTTP face placed it; a run another face placed has no one to ask on this node.
+func (p *placedRun) asker() run.Asker {
+	if p.Face == run.FaceHTTP {
+		return run.AnswerThroughAPI
+	}
+	return nil
 }
 
 // placedLinger is how long the node that queued a run keeps it after its deadline: enough for

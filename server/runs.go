@@ -157,6 +157,8 @@ func (s *view) run(c echo.Context, req run.Request) error {
 	}
 	k, _ := c.Get(keyContext).(keyEntry)
 	req.Face, req.Who = run.FaceHTTP, k.Principal
+	// A person answers the run's permission requests through the API (permissions.go).
+	req.Asker = run.AnswerThroughAPI
 	// The run's span continues the caller's trace (traceparent, tracestate, baggage).
 	ctx := telemetry.FromHTTP(c.Request().Context(), c.Request().Header)
 	// On a node of a cluster, a run this node cannot admit now goes to the cluster's queue,

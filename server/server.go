@@ -224,6 +224,10 @@ func (s *Server) Mount(g *echo.Group) {
 	guarded(http.MethodGet, "/v1/runs/:run_id/events", s.each((*view).runEvents), access.RoleViewer)
 	// Only the key that started a run, or an admin, may cancel it (cancelRun checks).
 	guarded(http.MethodPost, "/v1/runs/:run_id/cancel", s.each((*view).cancelRun), access.RoleRunner)
+	// The runtime decides who may answer a permission request (an admin; the run's caller when
+	// the policy says so); a viewer never may.
+	guarded(http.MethodPost, "/v1/runs/:run_id/permission-requests/:request", requireJSON(s.each((*view).answerPermission)), access.RoleRunner)
+	guarded(http.MethodGet, "/v1/permission-requests", s.each((*view).listPermissionRequests), access.RoleViewer)
 	guarded(http.MethodGet, "/v1/skills/:id/versions", s.each((*view).listVersions), access.RoleViewer)
 	guarded(http.MethodGet, "/v1/versions", s.each((*view).findVersions), access.RoleViewer)
 	// The runtime decides which role each action needs (version.Transitions).
