@@ -36,7 +36,7 @@ const (
 func (s *Server) callToolset(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		events := newNotifier(ctx, req)
-		ctx = toolset.WithOrigin(ctx, toolset.Origin{Face: run.FaceMCP, Who: s.principal(ctx), Remote: s.opts.Remote, OnEvent: events.event})
+		ctx = toolset.WithOrigin(ctx, toolset.Origin{Face: run.FaceMCP, Who: s.principal(ctx), Remote: s.opts.Remote, OnEvent: events.event, Asker: askerFor(req)})
 		res, text, err := toolset.HandleResult(traced(ctx, req), s.toolRunner, name, []byte(req.Params.Arguments))
 		events.close() // every notification goes before the result
 		if err != nil && res != nil && res.Error != nil {
@@ -53,7 +53,7 @@ func (s *Server) callTool(id string, out *resultSchema) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		args := []byte(req.Params.Arguments) // none, or null, the runtime reads as {}
 		events := newNotifier(ctx, req)
-		res, err := s.runner.Run(traced(ctx, req), run.Request{Skill: id, Args: args, Face: run.FaceMCP, Who: s.principal(ctx), OnEvent: func(e run.Event) {
+		res, err := s.runner.Run(traced(ctx, req), run.Request{Skill: id, Args: args, Face: run.FaceMCP, Who: s.principal(ctx), Asker: askerFor(req), OnEvent: func(e run.Event) {
 			events.event(id, e)
 		}})
 		events.close() // every notification goes before the result

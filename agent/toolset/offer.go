@@ -101,6 +101,9 @@ type Origin struct {
 	// (see run.Request.OnEvent, whose rules it has): a face forwards log lines and
 	// progress to its client as they happen.
 	OnEvent func(skill string, e run.Event)
+	// Asker, when set, puts the runs' permission requests to the person behind the face (see
+	// run.Request.Asker).
+	Asker run.Asker
 }
 
 type originKey struct{}
@@ -128,7 +131,7 @@ func originOf(ctx context.Context) Origin {
 // request is the run of skill id with args, as asked for from ctx's origin.
 func request(ctx context.Context, id string, args []byte) run.Request {
 	o := originOf(ctx)
-	req := run.Request{Skill: id, Args: args, Face: o.Face, Who: o.Who}
+	req := run.Request{Skill: id, Args: args, Face: o.Face, Who: o.Who, Asker: o.Asker}
 	if o.OnEvent != nil {
 		req.OnEvent = func(e run.Event) { o.OnEvent(id, e) }
 	}

@@ -1,0 +1,124 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillbox-dev/skillbox/run"
+)
+
+// elicitAsker puts a run's permission requests to the person behind the MCP client that made
+// the call, as a form elicitation: allow for this run, allow this skill's version for a number
+// of minutes, or deny. The runtime decides what is asked and what an answer may be; this
+// translates.
+type elicitAsker struct{ ss *mcp.ServerSession }
+
+// askerFor returns the Asker of a call, nil when its client takes no form elicitation: then
+// nobody is asked, and a refusal is final as without asking.
+func askerFor(req *mcp.CallToolRequest) run.Asker {
+	if req == nil || req.Session == nil {
+		return nil
+	}
+	ip := req.Session.InitializeParams()
+	if ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
+		return nil
+	}
+	if c := ip.Capabilities.Elicitation; c.Form == nil && c.URL != nil { // a client of URLs only
+		return nil
+	}
+	return elicitAsker{req.Session}
+}
+
+// The fields of the form.
+const (
+	fieldDecision = "decision"
+	fieldMinutes  = "minutes"
+)
+
+// errDismissed is a form the person dismissed without choosing: no answer.
+var errDismissed = errors.New("the person dismissed the request")
+
+func (a elicitAsker) Ask(ctx context.Context, q run.PermissionRequest) (run.PermissionAnswer, error) {
+	maxMinutes := max(q.MaxGrantSeconds/60, 1)
+	schema := map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			fieldDecision: map[string]any{
+				"type":  "string",
+				"title": "Decision",
+				"oneOf": []any{
+					map[string]any{"const": string(run.AllowOnce), "title": "Allow for this run"},
+					map[string]any{"const": string(run.AllowFor), "title": fmt.Sprintf("Allow %s for a time", q.Skill)},
+					map[string]any{"const": string(run.Deny), "title": "Deny"},
+				},
+				"default": string(run.Deny),
+			},
+			fieldMinutes: map[string]any{
+				"type":        "integer",
+				"title":       "For how many minutes",
+				"description": "With " + `"Allow for a time"` + " only.",
+				"minimum":     1,
+				"maximum":     maxMinutes,
+				"default":     min(60, maxMinutes),
+			},
+		},
+		"required": []string{fieldDecision},
+	}
+	res, err := a.ss.Elicit(ctx, &mcp.ElicitParams{Mode: "form", Message: askMessage(q), RequestedSchema: schema,
+		Meta: mcp.Meta{MetaRunID: q.RunID, "skillbox/permissionRequest": q.ID}})
+	if err != nil {
+		return run.PermissionAnswer{}, err
+	}
+	switch res.Action {
+	case "accept":
+	case "decline":
+		return run.PermissionAnswer{Decision: run.Deny}, nil
+	default: // cancel: dismissed without a choice
+		return run.PermissionAnswer{}, errDismissed
+	}
+	d, _ := res.Content[fieldDecision].(string)
+	switch run.Decision(d) {
+	case run.AllowOnce, run.Deny:
+		return run.PermissionAnswer{Decision: run.Decision(d)}, nil
+	case run.AllowFor:
+		m, ok := res.Content[fieldMinutes].(float64)
+		if !ok {
+			m = float64(min(60, maxMinutes))
+		}
+		if m < 1 || m > float64(maxMinutes) || m != math.Trunc(m) {
+			return run.PermissionAnswer{}, fmt.Errorf("minutes %v: want a whole number from 1 to %d", m, maxMinutes)
+		}
+		return run.PermissionAnswer{Decision: run.AllowFor, ForSeconds: int64(m) * 60}, nil
+	}
+	return run.PermissionAnswer{}, fmt.Errorf("decision %q: want %s, %s or %s", d, run.AllowOnce, run.AllowFor, run.Deny)
+}
+
+// askMessage says what is asked, in a sentence for a person.
+func askMessage(q run.PermissionRequest) string {
+	var what string
+	switch q.Kind {
+	case "network":
+		what = "to fetch from " + q.Target
+	case "env":
+		what = "to read the variable " + q.Target
+	case "files":
+		what = fmt.Sprintf("to use the directory %s (%s)", q.Target, q.Access)
+	default:
+		what = q.Kind + " " + q.Target
+	}
+	digest := q.Digest
+	if len(digest) > 19 {
+		digest = digest[:19] // "sha256:" and 12 hex digits
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "The skill %q asks %s, which its grant does not allow.", q.Skill, what)
+	if digest != "" {
+		fmt.Fprintf(&b, " (version %s, run %s)", digest, q.RunID)
+	}
+	return b.String()
+}
