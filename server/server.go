@@ -206,6 +206,7 @@ func (s *Server) Mount(g *echo.Group) {
 	public(http.MethodGet, "/readyz", s.readyz)
 	public(http.MethodGet, "/openapi.json", s.openapi)
 	guarded(http.MethodGet, "/metrics", s.each((*view).metricsHandler), access.RoleViewer)
+	guarded(http.MethodGet, "/v1/me", s.me, access.RoleViewer)
 
 	// The JSON endpoints take only JSON (requireJSON); the uploads take multipart or .tar.gz and
 	// DELETE and reload take no body: the cross-site check is their defence.
@@ -246,6 +247,8 @@ func (s *Server) Mount(g *echo.Group) {
 	guarded(http.MethodDelete, "/v1/skills/:id", s.each((*view).deleteSkill), access.NeedRemove)
 	guarded(http.MethodPost, "/v1/reload", s.each((*view).reload), access.RoleAdmin)
 	guarded(http.MethodGet, "/v1/cluster", s.cluster, access.RoleAdmin)
+	// An admin reads their tenant's configuration; the operator every tenant's (listTenants).
+	guarded(http.MethodGet, "/v1/tenants", s.listTenants, access.RoleAdmin)
 
 	// MCP over streamable HTTP. Listing and calling happen inside one session, so the session
 	// needs the runner role; the MCP handler checks its own content types, and also refuses a
