@@ -2,12 +2,14 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/hostfuncs"
+	"github.com/skillbox-dev/skillbox/permit"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime/internal/permits"
@@ -81,10 +83,11 @@ func (k *asking) permit(ctx context.Context, p hostfuncs.Permission) bool {
 	q := k.q
 	q.Kind, q.Target, q.Access = p.Kind, p.Target, p.Access
 	q.AskedAt = now
-	desk := &k.rt.permits
-	if g, ok := desk.Granted(q, now); ok {
-		until := g.Until
-		k.record(run.Asked{Request: q, Outcome: run.OutcomeGranted, By: g.By, At: now, Until: &until})
+	root := k.rt.root()
+	desk := &root.permits
+	if p, ok := root.findPermit(ctx, q, now); ok {
+		until := p.Until
+		k.record(run.Asked{Request: q, Outcome: run.OutcomeGranted, By: p.By, At: now, Until: &until})
 		return true
 	}
 	k.mu.Lock()
@@ -141,8 +144,8 @@ func (k *asking) permit(ctx context.Context, p hostfuncs.Permission) bool {
 			if k.ask.Tenant {
 				caller = ""
 			}
-			desk.Grant(permits.Grant{Skill: q.Skill, Digest: q.Digest, Caller: caller, Kind: q.Kind,
-				Target: q.Target, Access: q.Access, Until: until, By: by, At: end})
+			root.keepPermit(ctx, permit.Permit{ID: permit.NewID(), Skill: q.Skill, Digest: q.Digest, Caller: caller,
+				Kind: q.Kind, Target: q.Target, Access: q.Access, At: end, Until: until, By: by, RunID: q.RunID, RequestID: q.ID})
 		default:
 			rec.Outcome = run.OutcomeDenied
 		}
@@ -155,12 +158,47 @@ func (k *asking) permit(ctx context.Context, p hostfuncs.Permission) bool {
 	return allowed
 }
 
+// permitTimeout bounds a lookup or a write of a permit: the run waits on it.
+const permitTimeout = 5 * time.Second
+
+// root is the Runtime whose permission requests and permits rt's are: a user's Runtime shares
+// its tenant's, so the tenant's admins see and answer them.
+func (rt *Runtime) root() *Runtime {
+	if rt.parent != nil {
+		return rt.parent
+	}
+	return rt
+}
+
+// findPermit returns the permit in force that covers q at now. A store that cannot say is no
+// permit: the person is asked, as if there were none.
+func (rt *Runtime) findPermit(ctx context.Context, q run.PermissionRequest, now time.Time) (permit.Permit, bool) {
+	ctx, cancel := context.WithTimeout(ctx, permitTimeout)
+	defer cancel()
+	p, err := rt.lasting.FindPermit(ctx, permit.Query{Skill: q.Skill, Digest: q.Digest, Caller: q.Caller,
+		Kind: q.Kind, Target: q.Target, Access: q.Access, At: now})
+	if err != nil && !errors.Is(err, permit.ErrNotFound) {
+		rt.logger.Error("find a permit; the person is asked", "run", q.RunID, "skill", q.Skill, "err", err)
+	}
+	return p, err == nil
+}
+
+// keepPermit keeps p. A store that cannot take it loses it: the run goes on with the person's
+// answer, and the next run asks again.
+func (rt *Runtime) keepPermit(ctx context.Context, p permit.Permit) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), permitTimeout)
+	defer cancel()
+	if err := rt.lasting.AddPermit(ctx, p); err != nil {
+		rt.logger.Error("keep a permit; later runs will ask again", "run", p.RunID, "skill", p.Skill, "permit", p.ID, "err", err)
+	}
+}
+
 // answer checks a and hands it to q's wait.
 func (k *asking) answer(q run.PermissionRequest, a run.PermissionAnswer, by string) error {
 	if err := checkAnswer(a, k.ask.MaxGrant); err != nil {
 		return err
 	}
-	return k.rt.permits.Answer(q.RunID, q.ID, a, by)
+	return k.rt.root().permits.Answer(q.RunID, q.ID, a, by)
 }
 
 // checkAnswer reports whether a is a decision, and its time within maxGrant.
@@ -186,7 +224,8 @@ func checkAnswer(a run.PermissionAnswer, maxGrant time.Duration) error {
 // run.ErrRequestOver when it ended (answered, timed out, or its run ended), run.ErrMayNotAnswer
 // when who may not grant it, and run.ErrBadAnswer when a is not an answer.
 func (rt *Runtime) AnswerPermission(ctx context.Context, who access.Principal, runID, reqID string, a run.PermissionAnswer) error {
-	q, err := rt.permits.Request(runID, reqID)
+	desk := &rt.root().permits
+	q, err := desk.Request(runID, reqID)
 	if err != nil {
 		return err
 	}
@@ -197,7 +236,7 @@ func (rt *Runtime) AnswerPermission(ctx context.Context, who access.Principal, r
 	if err := checkAnswer(a, ask.MaxGrant); err != nil {
 		return err
 	}
-	return rt.permits.Answer(runID, reqID, a, who.Caller())
+	return desk.Answer(runID, reqID, a, who.Caller())
 }
 
 // mayAnswer decides whether who may answer q: an admin may; the run's caller may when the
@@ -219,11 +258,47 @@ func mayAnswer(who access.Principal, q run.PermissionRequest, ask policy.Ask) er
 // PermissionRequests returns the permission requests waiting for an answer that who may see: an
 // admin every one, anyone else those of their own runs. Oldest first.
 func (rt *Runtime) PermissionRequests(who access.Principal) []run.PermissionRequest {
-	out := rt.permits.Pending(func(q run.PermissionRequest) bool {
+	out := rt.root().permits.Pending(func(q run.PermissionRequest) bool {
 		return who.Role >= access.RoleAdmin || who.Caller() == q.Caller
 	})
 	if out == nil {
 		out = []run.PermissionRequest{}
 	}
 	return out
+}
+
+// maxPermitsListed bounds Permits.
+const maxPermitsListed = 1000
+
+// Permits returns the permits in force that who may see, newest first: an admin every one of the
+// tenant, anyone else those that cover their own runs (theirs, and the tenant's).
+func (rt *Runtime) Permits(ctx context.Context, who access.Principal) ([]permit.Permit, error) {
+	ctx, cancel := context.WithTimeout(ctx, permitTimeout)
+	defer cancel()
+	all, err := rt.root().lasting.ListPermits(ctx, time.Now(), maxPermitsListed)
+	if err != nil {
+		return nil, fmt.Errorf("list the permits: %w", err)
+	}
+	out := []permit.Permit{}
+	for _, p := range all {
+		if who.Role >= access.RoleAdmin || p.Caller == "" || p.Caller == who.Caller() {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// RevokePermit ends permit id now, as who: an admin may, and nobody else. It is
+// permit.ErrNotFound when no such permit is in force, run.ErrMayNotAnswer when who may not.
+func (rt *Runtime) RevokePermit(ctx context.Context, who access.Principal, id string) error {
+	if who.Role < access.RoleAdmin {
+		return fmt.Errorf("%w: only an admin revokes a permit; %q has %s", run.ErrMayNotAnswer, who.Key, who.Role)
+	}
+	ctx, cancel := context.WithTimeout(ctx, permitTimeout)
+	defer cancel()
+	if err := rt.root().lasting.RevokePermit(ctx, id, who.Caller(), time.Now()); err != nil {
+		return err
+	}
+	rt.logger.Info("permit revoked", "permit", id, "by", who.Caller())
+	return nil
 }

@@ -16,8 +16,10 @@ import (
 	"time"
 
 	"github.com/skillbox-dev/skillbox/access"
+	"github.com/skillbox-dev/skillbox/permit"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
+	"github.com/skillbox-dev/skillbox/store/sqlite"
 )
 
 // askSkill fetches each of args.urls, reads args.env and args.file, and says what each gave: a
@@ -85,6 +87,12 @@ type askFixture struct {
 
 func newAskFixture(t *testing.T, ask policy.Ask) askFixture {
 	t.Helper()
+	return newAskFixtureOn(t, ask, nil)
+}
+
+// newAskFixtureOn is newAskFixture with the permits kept in permits.
+func newAskFixtureOn(t *testing.T, ask policy.Ask, permits permit.Store) askFixture {
+	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) }))
 	t.Cleanup(srv.Close)
 	dir, data := t.TempDir(), t.TempDir()
@@ -96,7 +104,7 @@ func newAskFixture(t *testing.T, ask policy.Ask) askFixture {
 	ask.Env = map[string]string{"TOKEN": "t0ken"}
 	ask.Files = []policy.Mount{{Path: "/data", HostPath: data, Access: "read-only"}}
 	p := &policy.Policy{AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, Ask: ask}
-	return askFixture{rt: newRuntime(t, Config{SkillDirs: []string{dir}, Policy: p}), url: srv.URL, data: data}
+	return askFixture{rt: newRuntime(t, Config{SkillDirs: []string{dir}, Policy: p, Permits: permits}), url: srv.URL, data: data}
 }
 
 type askResult struct {
@@ -359,5 +367,34 @@ func TestAskedPermissionsBoundedPerTenant(t *testing.T) {
 	}
 	if res := <-done; res == nil || res.Usage.Asked[0].Outcome != run.OutcomeDenied {
 		t.Errorf("the first run after its deny: %+v", res)
+	}
+}
+
+// A permit kept in the store is honoured by every runtime over it, as a replica would; one the
+// store cannot find (another version, a revoked one) is asked for again.
+func TestPermitsAreKeptInTheStore(t *testing.T) {
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), sqlite.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	ask := policy.Ask{Network: []string{"127.0.0.1"}}
+	one, two := newAskFixtureOn(t, ask, st), newAskFixtureOn(t, ask, st)
+	one.run(t, runner, answering(run.AllowFor, 600), map[string]any{"urls": []string{one.url}})
+	list, err := st.ListPermits(t.Context(), time.Now(), 10)
+	if err != nil || len(list) != 1 || list[0].Caller != "ann" || list[0].By != "ann" || list[0].Target != "127.0.0.1" || list[0].Skill != "asker" {
+		t.Fatalf("permits kept: %+v, %v", list, err)
+	}
+	a := answering(run.Deny, 0)
+	got, res, _ := two.run(t, runner, a, map[string]any{"urls": []string{two.url}})
+	if got.Out[0] != "204" || len(a.requests()) != 0 || res.Usage.Asked[0].Outcome != run.OutcomeGranted {
+		t.Errorf("the other runtime: %+v, asked %d, %+v; want the kept permit honoured", got, len(a.requests()), res.Usage.Asked)
+	}
+	if err := st.RevokePermit(t.Context(), list[0].ID, "root", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	got, _, _ = two.run(t, runner, a, map[string]any{"urls": []string{two.url}})
+	if got.Out[0] != "PermissionDenied" || len(a.requests()) != 1 {
+		t.Errorf("after the revocation: %+v, asked %d; want asked again, and denied", got, len(a.requests()))
 	}
 }

@@ -37,6 +37,7 @@ import (
 	"github.com/skillbox-dev/skillbox/catalog"
 	"github.com/skillbox-dev/skillbox/history"
 	"github.com/skillbox-dev/skillbox/internal/jsbundle"
+	"github.com/skillbox-dev/skillbox/permit"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime/internal/engine"
@@ -80,6 +81,10 @@ type Config struct {
 	// its quota. Nil, the default, keeps the artifacts of recent runs in a temporary directory of
 	// the runtime's own, bounded by KeptArtifacts and removed by Close.
 	Artifacts artifact.Store
+	// Permits, when set, keeps what people allow skills for a time (their answers to permission
+	// requests, see Policy.Ask), so every replica of the tenant honours them: a store's tenant
+	// view is one. Nil keeps them in memory, for this process alone.
+	Permits permit.Store
 	// KeptArtifacts bounds what the runtime keeps when Artifacts is nil: see [KeptArtifacts].
 	KeptArtifacts KeptArtifacts
 	// NoBackgroundCheck leaves unchecked skills (see StatusUnchecked) unchecked until they are
@@ -121,9 +126,10 @@ type Config struct {
 type Runtime struct {
 	cfg    Config
 	policy atomic.Pointer[policy.Policy]
-	// permits holds the runs' permission requests and the lasting grants people made
-	// (permissions.go).
+	// permits holds the runs' permission requests, and lasting is where the allowances people
+	// made for a time are kept: cfg.Permits, or a permit.Memory (permissions.go).
 	permits   permits.Desk
+	lasting   permit.Store
 	logger    *slog.Logger
 	engine    *engine.Engine
 	interps   *engine.Interpreters // the script languages' interpreters
@@ -433,8 +439,11 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		return fail(err)
 	}
 	cfg.History = cfg.History.withDefaults()
-	rt := &Runtime{cfg: cfg, logger: logger, history: newRecentRuns(cfg.History), kept: newKeeper(cfg.KeptArtifacts), counters: newCounters(), checks: &registry.Checks{Digests: registry.NewDigester(), Bundles: jsbundle.NewCache(0)}}
+	rt := &Runtime{cfg: cfg, lasting: cfg.Permits, logger: logger, history: newRecentRuns(cfg.History), kept: newKeeper(cfg.KeptArtifacts), counters: newCounters(), checks: &registry.Checks{Digests: registry.NewDigester(), Bundles: jsbundle.NewCache(0)}}
 	rt.checks.OnCheck = rt.onCheck
+	if rt.lasting == nil {
+		rt.lasting = &permit.Memory{}
+	}
 	rt.tracer = newTracer(cfg.TracerProvider)
 	rt.runs = map[*run.Result]context.CancelFunc{}
 	rt.quota = newQuota(cfg.Tenant, cfg.Quota)

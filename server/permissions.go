@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/skillbox-dev/skillbox/permit"
 	"github.com/skillbox-dev/skillbox/run"
 )
 
@@ -64,4 +65,40 @@ func (s *view) listPermissionRequests(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, permissionRequests{Requests: s.rt.PermissionRequests(principal(c))})
+}
+
+// permitList is the answer to GET /v1/permits.
+type permitList struct {
+	Permits []permit.Permit `json:"permits"`
+}
+
+// listPermits answers GET /v1/permits: the permits in force the key may see (an admin's, every
+// one of the tenant; anyone else's, those that cover their own runs), newest first.
+func (s *view) listPermits(c echo.Context) error {
+	if err := checkParams(c.QueryParams(), "GET /v1/permits"); err != nil {
+		return err
+	}
+	list, err := s.rt.Permits(c.Request().Context(), principal(c))
+	if err != nil {
+		s.logger.Error("list the permits", "err", err)
+		return httpError(http.StatusServiceUnavailable, "unavailable", "the permits cannot be read now; try again later").WithInternal(err)
+	}
+	return c.JSON(http.StatusOK, permitList{Permits: list})
+}
+
+// revokePermit answers DELETE /v1/permits/{id}: 204 once the permit ends, 404 when none is in
+// force, 403 for a key that is not an admin's.
+func (s *view) revokePermit(c echo.Context) error {
+	id := c.Param("id")
+	err := s.rt.RevokePermit(c.Request().Context(), principal(c), id)
+	switch {
+	case errors.Is(err, permit.ErrNotFound):
+		return httpError(http.StatusNotFound, "not_found", "no permit %q is in force", id)
+	case errors.Is(err, run.ErrMayNotAnswer):
+		return httpError(http.StatusForbidden, "forbidden", "%v", err)
+	case err != nil:
+		s.logger.Error("revoke a permit", "permit", id, "err", err)
+		return httpError(http.StatusServiceUnavailable, "unavailable", "the permit cannot be revoked now; try again later").WithInternal(err)
+	}
+	return c.NoContent(http.StatusNoContent)
 }

@@ -138,3 +138,59 @@ func TestPermissionAnswerAfterTheTimeout(t *testing.T) {
 		t.Errorf("409 without a message")
 	}
 }
+
+// An answer for a time is a permit: listed to an admin and to the caller it covers, not to
+// another, honoured by the caller's next run without asking, and revoked by an admin alone.
+func TestPermitsOverHTTP(t *testing.T) {
+	t.Parallel()
+	keys := []APIKey{
+		{Name: "ann", Key: "ann-key-0123456789ab", Role: access.RoleRunner},
+		{Name: "bob", Key: "bob-key-0123456789ab", Role: access.RoleRunner},
+		{Name: "root", Key: "root-key-0123456789a", Role: access.RoleAdmin},
+	}
+	as := func(name string) []string {
+		for _, k := range keys {
+			if k.Name == name {
+				return []string{"Authorization", "Bearer " + k.Key}
+			}
+		}
+		t.Fatalf("no key %s", name)
+		return nil
+	}
+	env, upstream := askEnv(t, keys, policy.Ask{Network: []string{"127.0.0.1"}})
+	body := `{"args":{"url":"` + upstream + `"}}`
+	a := startAsync(t, env.ts.URL, "/v1/skills/asker/runs", body, as("ann")...)
+	followRun(t, env.ts.URL+a.Links.Events, func(q run.PermissionRequest) {
+		if r := post(t, env.ts.URL+"/v1/runs/"+a.RunID+"/permission-requests/"+q.ID, `{"decision":"for","for_seconds":3600}`, as("root")...); r.status != 200 {
+			t.Errorf("answer: %s", r)
+		}
+	}, as("root")...)
+
+	var list permitList
+	get(t, env.ts.URL+"/v1/permits", as("root")...).decode(t, &list)
+	if len(list.Permits) != 1 || list.Permits[0].Caller != "ann" || list.Permits[0].By != "root" || list.Permits[0].RunID != a.RunID {
+		t.Fatalf("root's permits %+v", list)
+	}
+	id := list.Permits[0].ID
+	get(t, env.ts.URL+"/v1/permits", as("ann")...).decode(t, &list)
+	if len(list.Permits) != 1 {
+		t.Errorf("ann sees %+v, want her permit", list)
+	}
+	get(t, env.ts.URL+"/v1/permits", as("bob")...).decode(t, &list)
+	if len(list.Permits) != 0 {
+		t.Errorf("bob sees %+v", list)
+	}
+	res := runResult(t, post(t, env.ts.URL+"/v1/skills/asker/runs", body, as("ann")...))
+	if string(res.Result) != `{"status":204}` || len(res.Usage.Asked) != 1 || res.Usage.Asked[0].Outcome != run.OutcomeGranted {
+		t.Errorf("ann's next run: %s, %+v; want the permit honoured", res.Result, res.Usage.Asked)
+	}
+	wantError(t, send(t, "DELETE", env.ts.URL+"/v1/permits/"+id, nil, as("ann")...), 403, "forbidden")
+	if r := send(t, "DELETE", env.ts.URL+"/v1/permits/"+id, nil, as("root")...); r.status != 204 {
+		t.Fatalf("revoke: %s", r)
+	}
+	wantError(t, send(t, "DELETE", env.ts.URL+"/v1/permits/"+id, nil, as("root")...), 404, "not_found")
+	get(t, env.ts.URL+"/v1/permits", as("root")...).decode(t, &list)
+	if len(list.Permits) != 0 {
+		t.Errorf("after the revocation: %+v", list)
+	}
+}

@@ -229,6 +229,8 @@ func (s *Server) Mount(g *echo.Group) {
 	// the policy says so); a viewer never may.
 	guarded(http.MethodPost, "/v1/runs/:run_id/permission-requests/:request", requireJSON(s.each((*view).answerPermission)), access.RoleRunner)
 	guarded(http.MethodGet, "/v1/permission-requests", s.each((*view).listPermissionRequests), access.RoleViewer)
+	guarded(http.MethodGet, "/v1/permits", s.each((*view).listPermits), access.RoleViewer)
+	guarded(http.MethodDelete, "/v1/permits/:id", s.each((*view).revokePermit), access.RoleAdmin)
 	guarded(http.MethodGet, "/v1/skills/:id/versions", s.each((*view).listVersions), access.RoleViewer)
 	guarded(http.MethodGet, "/v1/versions", s.each((*view).findVersions), access.RoleViewer)
 	// The runtime decides which role each action needs (version.Transitions).

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/skillbox-dev/skillbox/artifact"
+	"github.com/skillbox-dev/skillbox/permit"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/version"
 )
@@ -39,6 +40,9 @@ type Store interface {
 	Tenant(name string) Store
 	// artifact.Store keeps the files runs leave in their output directories.
 	ArtifactStore
+	// permit.Store keeps what people allowed skills for a time (their answers to permission
+	// requests), so every replica of a tenant honours them.
+	permit.Store
 	// Close releases the database. It is safe to call more than once.
 	Close() error
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/skillbox-dev/skillbox/cluster"
 	"github.com/skillbox-dev/skillbox/history"
 	"github.com/skillbox-dev/skillbox/internal/nearest"
+	"github.com/skillbox-dev/skillbox/permit"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/store"
 	"github.com/skillbox-dev/skillbox/version"
@@ -412,6 +413,11 @@ func (e *env) runtimeFor(ctx context.Context, dirs []string, adjust ...func(*run
 	cfg.MaxArgsBytes = int64(e.maxArgsBytes)
 	cfg.Recorder = e.recorder
 	cfg.Versions = e.versions
+	// The store that keeps the versions keeps the permits people make too (a store.Store is
+	// both), so every replica honours them.
+	if p, ok := e.versions.(permit.Store); ok {
+		cfg.Permits = p
+	}
 	// The store that keeps the runs keeps their artifacts too (a store.Recorder is both).
 	if a, ok := e.recorder.(artifact.Store); ok {
 		cfg.Artifacts = a

@@ -80,6 +80,7 @@ func (e *env) tenantRuntime(ctx context.Context, spec server.TenantSpec, st *loc
 		}
 		if st != nil {
 			cfg.Versions = st.store.Tenant(spec.Name)
+			cfg.Permits = st.store.Tenant(spec.Name)
 			if st.rec != nil {
 				cfg.Artifacts = st.rec.Artifacts(spec.Name)
 			}

@@ -58,6 +58,7 @@ func Run(t *testing.T, h Harness) {
 		{"ArtifactsRoundTrip", testArtifactsRoundTrip},
 		{"ArtifactsQuota", testArtifactsQuota},
 		{"ArtifactsPruned", testArtifactsPruned},
+		{"Permits", testPermits},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, h) })

@@ -1,7 +1,7 @@
 // Package permits keeps a runtime's permission requests: the ones waiting for a person's answer,
-// the ones that ended lately (so a late answer is told it is late), and the lasting grants
-// people made. The runtime decides what may be asked and who may answer; a Desk only holds the
-// requests, bounds them, and wakes the run an answer is for.
+// and the ones that ended lately (so a late answer is told it is late). The runtime decides what
+// may be asked and who may answer, and keeps the lasting allowances people make in a
+// permit.Store; a Desk only holds the requests, bounds them, and wakes the run an answer is for.
 package permits
 
 import (
@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/skillbox-dev/skillbox/run"
 )
@@ -20,17 +19,12 @@ import (
 // run.ErrRequestOver rather than run.ErrNoRequest.
 const maxEnded = 256
 
-// maxGrants bounds the lasting grants a Desk holds in memory; past it the oldest expiring one
-// goes first.
-const maxGrants = 4096
-
-// Desk holds one runtime's permission requests and lasting grants. The zero Desk is ready.
+// Desk holds one runtime's permission requests. The zero Desk is ready.
 type Desk struct {
 	mu      sync.Mutex
 	pending map[string]*pending
 	ended   []string // ids of ended requests, oldest first
 	endedBy map[string]string
-	grants  []Grant
 }
 
 // pending is a request waiting for an answer.
@@ -44,16 +38,6 @@ type answered struct {
 	by string
 }
 
-// Grant is a lasting allowance a person made: Target of Kind for Skill's version Digest, for
-// Caller (every caller of the tenant when empty), until Until.
-type Grant struct {
-	Skill, Digest, Caller string
-	Kind, Target, Access  string
-	Until                 time.Time
-	By                    string
-	At                    time.Time
-}
-
 // Limits bound what a Desk takes.
 type Limits struct {
 	// MaxPending bounds the requests waiting at once.
@@ -65,37 +49,6 @@ func NewID() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return "preq_" + hex.EncodeToString(b[:])
-}
-
-// Granted returns the lasting grant that covers q at now, if any.
-func (d *Desk) Granted(q run.PermissionRequest, now time.Time) (Grant, bool) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for _, g := range d.grants {
-		if g.Skill == q.Skill && g.Digest == q.Digest && g.Kind == q.Kind && g.Target == q.Target &&
-			g.Access == q.Access && (g.Caller == "" || g.Caller == q.Caller) && now.Before(g.Until) {
-			return g, true
-		}
-	}
-	return Grant{}, false
-}
-
-// Grant keeps g, dropping the grants that expired by g.At and, past maxGrants, the one that
-// expires first.
-func (d *Desk) Grant(g Grant) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.grants = slices.DeleteFunc(d.grants, func(h Grant) bool { return !g.At.Before(h.Until) })
-	if len(d.grants) >= maxGrants {
-		first := 0
-		for i, h := range d.grants {
-			if h.Until.Before(d.grants[first].Until) {
-				first = i
-			}
-		}
-		d.grants = slices.Delete(d.grants, first, first+1)
-	}
-	d.grants = append(d.grants, g)
 }
 
 // ErrFull is Open's error when MaxPending requests wait already.

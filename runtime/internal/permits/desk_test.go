@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/skillbox-dev/skillbox/run"
 )
@@ -76,47 +75,5 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
-	}
-}
-
-// A lasting grant covers its caller (every caller, when it has none), its skill's version and
-// its target, until it expires; the grants held are bounded.
-func TestDeskGrants(t *testing.T) {
-	var d Desk
-	now := time.Unix(1_000_000, 0)
-	d.Grant(Grant{Skill: "s", Digest: "d", Caller: "ann", Kind: "network", Target: "a.example", Until: now.Add(time.Hour), At: now})
-	q := req("r", "q")
-	if _, ok := d.Granted(q, now); !ok {
-		t.Errorf("ann's grant does not cover her request")
-	}
-	for _, other := range []func(*run.PermissionRequest){
-		func(q *run.PermissionRequest) { q.Caller = "bob" },
-		func(q *run.PermissionRequest) { q.Digest = "d2" },
-		func(q *run.PermissionRequest) { q.Target = "b.example" },
-		func(q *run.PermissionRequest) { q.Kind = "env" },
-		func(q *run.PermissionRequest) { q.Skill = "t" },
-	} {
-		o := q
-		other(&o)
-		if _, ok := d.Granted(o, now); ok {
-			t.Errorf("ann's grant covers %+v", o)
-		}
-	}
-	if _, ok := d.Granted(q, now.Add(time.Hour)); ok {
-		t.Errorf("an expired grant covers")
-	}
-	d.Grant(Grant{Skill: "s", Digest: "d", Kind: "network", Target: "b.example", Until: now.Add(time.Hour), At: now})
-	if _, ok := d.Granted(run.PermissionRequest{Skill: "s", Digest: "d", Caller: "bob", Kind: "network", Target: "b.example"}, now); !ok {
-		t.Errorf("a tenant's grant does not cover bob")
-	}
-	for i := range maxGrants + 10 {
-		d.Grant(Grant{Skill: "s", Kind: "env", Target: fmt.Sprint(i), Until: now.Add(time.Duration(i+2) * time.Hour), At: now})
-	}
-	if len(d.grants) != maxGrants {
-		t.Errorf("%d grants held, want at most %d", len(d.grants), maxGrants)
-	}
-	d.Grant(Grant{Skill: "s", Kind: "env", Target: "late", Until: now.Add(time.Hour * 10000), At: now.Add(time.Hour * 5000)})
-	if len(d.grants) > maxGrants-4000 {
-		t.Errorf("%d grants held after most expired, want them dropped", len(d.grants))
 	}
 }
