@@ -206,6 +206,7 @@ func (s *Server) Mount(g *echo.Group) {
 	public(http.MethodGet, "/readyz", s.readyz)
 	public(http.MethodGet, "/openapi.json", s.openapi)
 	guarded(http.MethodGet, "/metrics", s.each((*view).metricsHandler), access.RoleViewer)
+	guarded(http.MethodGet, "/v1/me", s.me, access.RoleViewer)
 
 	// The JSON endpoints take only JSON (requireJSON); the uploads take multipart or .tar.gz and
 	// DELETE and reload take no body: the cross-site check is their defence.
