@@ -83,6 +83,7 @@ async function poll(what, fn, timeout = TIMEOUT) {
     try {
       v = await fn();
     } catch (e) {
+      if (e.fatal) throw e;
       seen = String(e.message || e).split('\n')[0];
     }
     if (v && typeof v === 'object' && 'ok' in v) {
@@ -298,6 +299,9 @@ await step('2-run', async () => {
   for (const [name, value] of Object.entries(args)) kinds.push(`${name}=${await fillField(page, name, value)}`);
   skillPageOK = true;
   await shot('skill');
+  // The picture for the docs: the form filled in, the Run button at the bottom of the window.
+  await page.evaluate(() => document.activeElement?.blur());
+  await run.evaluate((e) => e.scrollIntoView({ block: 'end' }));
   await docShot('skill');
   await axeCheck('skill');
   await run.click();
@@ -338,6 +342,9 @@ await step('2-run', async () => {
     throw new Error('no "Trace <id>" text on the run page');
   });
   await shot('run');
+  // The picture for the docs: the events and the result below them.
+  const eventsHeading = page.getByRole('heading', { name: 'Events', exact: true });
+  await ((await eventsHeading.count()) ? eventsHeading.first() : events).evaluate((e) => e.scrollIntoView({ block: 'start' }));
   await docShot('run');
   await axeCheck('run');
   return `run ${runId}: ${items.n} events, statuses ${seenStatuses.join(' -> ')}, fields ${kinds.join(' ')}`;
@@ -411,6 +418,8 @@ await step('4-approve', async () => {
   await article.getByRole('button', { name: 'Approve', exact: true }).click();
   // The new status: in the version's article, or the version left the queue of pending ones.
   const shown = await poll('the approved version to show its new status', async () => {
+    const refused = (await alerts().allTextContents()).map((t) => t.trim()).filter(Boolean);
+    if (refused.length) throw Object.assign(new Error(`the console shows an alert after Approve: ${refused.join(' | ')}`), { fatal: true });
     const n = await versionArticle(approveSkill).count();
     if (n === 0) return { ok: true, seen: 'left the queue', how: 'left the queue' };
     const t = await versionArticle(approveSkill).first().innerText();
