@@ -436,7 +436,12 @@ await step('4-approve', async () => {
     if (texts.length) throw new Error(`an alert after approving: ${texts.join(' | ')}`);
   }
   await shot('versions-approved');
-  return `${approveSkill} ${pending.digest.slice(0, 19)}: ${shown.how}`;
+  // The audit trail (who, when, what, note) is the contract's too, but not this step's: noted.
+  let trail = 'the version left the page';
+  if ((await versionArticle(approveSkill).count()) > 0) {
+    trail = (await versionArticle(approveSkill).first().innerText()).includes(approveNote) ? 'its trail shows the note' : 'its trail does not show the note';
+  }
+  return `${approveSkill} ${pending.digest.slice(0, 19)}: ${shown.how}; ${trail}`;
 });
 
 // 5. A viewer: cannot approve, cannot run.
