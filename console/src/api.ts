@@ -1,0 +1,157 @@
+// The one way the console talks to the API: fetch with the key in the Authorization header.
+// No cookies are sent (credentials: "same-origin" is fetch's default, but the API sets none, and
+// the key is never in a URL).
+
+const keyName = "skillbox.key";
+
+// base is the API's prefix: the console is served at <base>/console/, the API at <base>/v1/.
+export const base = location.pathname.replace(/\/console(\/[^/]*)?$/, "");
+
+export function getKey(): string {
+  try {
+    return sessionStorage.getItem(keyName) || "";
+  } catch {
+    return "";
+  }
+}
+
+export function setKey(k: string): void {
+  sessionStorage.setItem(keyName, k);
+}
+
+export function forgetKey(): void {
+  sessionStorage.removeItem(keyName);
+}
+
+// ApiError is a failed call: the HTTP status, and the API's code and message.
+export class ApiError extends Error {
+  constructor(public status: number, public code: string, message: string) {
+    super(message);
+  }
+}
+
+export function headers(extra?: Record<string, string>): Headers {
+  const hd = new Headers(extra);
+  const k = getKey();
+  if (k) hd.set("Authorization", "Bearer " + k);
+  return hd;
+}
+
+// call makes a request and returns its JSON (null for an empty answer), or throws ApiError with
+// the API's message.
+export async function call<T = any>(method: string, path: string, body?: unknown, extra?: Record<string, string>): Promise<T> {
+  const init: RequestInit = { method, headers: headers(extra), cache: "no-store", credentials: "omit", referrerPolicy: "no-referrer" };
+  if (body !== undefined) {
+    (init.headers as Headers).set("Content-Type", "application/json");
+    init.body = JSON.stringify(body);
+  }
+  let res: Response;
+  try {
+    res = await fetch(base + path, init);
+  } catch (e) {
+    throw new ApiError(0, "network", `${method} ${path}: the server did not answer (${(e as Error).message})`);
+  }
+  if (!res.ok) throw await errorOf(res, method, path);
+  const text = await res.text();
+  return (text ? JSON.parse(text) : null) as T;
+}
+
+// errorOf reads the API's {"error": {code, message}} from a failed answer.
+export async function errorOf(res: Response, method: string, path: string): Promise<ApiError> {
+  let code = "http_" + res.status;
+  let msg = `${method} ${path}: ${res.status} ${res.statusText}`;
+  try {
+    const j = JSON.parse(await res.text());
+    if (j && j.error && typeof j.error.message === "string") {
+      code = String(j.error.code || code);
+      msg = j.error.message;
+    }
+  } catch {
+    // not JSON: keep the status line
+  }
+  return new ApiError(res.status, code, msg);
+}
+
+// SSEEvent is one server-sent event.
+export interface SSEEvent {
+  id: string;
+  event: string;
+  data: string;
+}
+
+// stream reads GET path as server-sent events (EventSource cannot send the Authorization
+// header), calling onEvent for each, until the answer ends or signal aborts. lastId, when set,
+// resumes after that event (Last-Event-ID). It resolves with the last event id it saw.
+export async function stream(path: string, lastId: string, signal: AbortSignal, onEvent: (e: SSEEvent) => void): Promise<string> {
+  const extra: Record<string, string> = { Accept: "text/event-stream" };
+  if (lastId) extra["Last-Event-ID"] = lastId;
+  const res = await fetch(base + path, { headers: headers(extra), signal, cache: "no-store", credentials: "omit" });
+  if (!res.ok) throw await errorOf(res, "GET", path);
+  if (!res.body) throw new ApiError(0, "no_stream", "this browser cannot read a streamed answer");
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  const parser = new SSEParser(onEvent, lastId);
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    parser.push(value);
+  }
+  return parser.lastId;
+}
+
+// SSEParser splits the text of an event stream into events (the WHATWG rules: lines end in
+// \n, \r\n or \r; "field: value"; a blank line dispatches; a line starting with ':' is a
+// comment).
+export class SSEParser {
+  private buf = "";
+  private data: string[] = [];
+  private event = "";
+  private id = "";
+  constructor(private onEvent: (e: SSEEvent) => void, public lastId = "") {}
+
+  push(chunk: string): void {
+    this.buf += chunk;
+    for (;;) {
+      const m = /\r\n|\r|\n/.exec(this.buf);
+      if (!m) return;
+      // A lone \r at the end of a chunk may be the first half of \r\n: wait for more.
+      if (m[0] === "\r" && m.index === this.buf.length - 1) return;
+      const line = this.buf.slice(0, m.index);
+      this.buf = this.buf.slice(m.index + m[0].length);
+      this.line(line);
+    }
+  }
+
+  private line(line: string): void {
+    if (line === "") {
+      if (this.id) this.lastId = this.id;
+      if (this.data.length) this.onEvent({ id: this.id, event: this.event || "message", data: this.data.join("\n") });
+      this.data = [];
+      this.event = "";
+      return;
+    }
+    if (line.startsWith(":")) return;
+    const i = line.indexOf(":");
+    const name = i < 0 ? line : line.slice(0, i);
+    let value = i < 0 ? "" : line.slice(i + 1);
+    if (value.startsWith(" ")) value = value.slice(1);
+    switch (name) {
+      case "data":
+        this.data.push(value);
+        break;
+      case "event":
+        this.event = value;
+        break;
+      case "id":
+        if (!value.includes("\0")) this.id = value;
+        break;
+    }
+  }
+}
+
+// traceparent makes a W3C traceparent with a new random trace id, which the run's span
+// continues: the console then knows the run's trace id.
+export function traceparent(): { header: string; traceId: string } {
+  const hex = (n: number) => Array.from(crypto.getRandomValues(new Uint8Array(n)), (b) => b.toString(16).padStart(2, "0")).join("");
+  const traceId = hex(16);
+  return { header: `00-${traceId}-${hex(8)}-01`, traceId };
+}
