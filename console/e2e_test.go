@@ -70,9 +70,13 @@ const reportJS = `export async function execute(args, ctx) {
 }
 `
 
-// The SKILL.md carries markup that must show as text: the console builds DOM from text nodes.
 const reportMD = "---\nname: report\ndescription: Writes a short report.\n---\n\n# Report\n\n" +
-	"Writes `report.txt` to /output. <img src=\"x-e2e\" onerror=\"window.__skillboxXSS=true\">\n"
+	"Writes `report.txt` to /output: `lines` lines of `title`, upper-cased when `shout`, framed by `tone`.\n"
+
+// markupMD is the SKILL.md of an instructions skill whose text carries markup, which must show as
+// text: the console builds DOM from text nodes.
+const markupMD = "---\nname: markup\ndescription: Text with tags <b>in it</b>.\n---\n\n# Markup\n\n" +
+	"An image that must stay text: <img src=\"x-e2e\" onerror=\"window.__skillboxXSS=true\">\n"
 
 // The arguments the browser enters, field by field, and what they make.
 var (
@@ -118,7 +122,8 @@ type e2eEnv struct {
 
 // newE2EEnv serves a runtime with a SQLite store (history, versions, artifacts) and the
 // console, with keys for admin, runner and viewer, on a loopback port of its own; the skill
-// report in its skills directory, and two skills with a version pending approval each.
+// report and the instructions skill markup in its skills directory, and two skills with a
+// version pending approval each.
 func newE2EEnv(t *testing.T) *e2eEnv {
 	t.Helper()
 	ctx := context.Background()
@@ -131,6 +136,7 @@ func newE2EEnv(t *testing.T) *e2eEnv {
 
 	dir := t.TempDir()
 	writeFiles(t, filepath.Join(dir, "report"), map[string]string{"skill.json": reportManifest, "execute.js": reportJS, "SKILL.md": reportMD})
+	writeFiles(t, filepath.Join(dir, "markup"), map[string]string{"SKILL.md": markupMD})
 	rt, err := runtime.New(ctx, runtime.Config{SkillDirs: []string{dir}, Recorder: rec, Versions: st, Artifacts: rec,
 		NoBackgroundCheck: true, Shared: testengine.Shared(t, runtime.SharedConfig{})})
 	if err != nil {
@@ -267,6 +273,7 @@ func TestConsoleE2E(t *testing.T) {
 		"SKILLBOX_E2E_CALLER="+adminUser,
 		"SKILLBOX_E2E_APPROVE=greeter",
 		"SKILLBOX_E2E_PENDING=mailer",
+		"SKILLBOX_E2E_MARKUP=markup",
 		"CHROMIUM="+browser,
 	)
 	var out syncBuffer

@@ -18,6 +18,8 @@
 //   SKILLBOX_E2E_CALLER     the admin key's caller name, for the Caller filter
 //   SKILLBOX_E2E_APPROVE    the skill whose pending version the admin approves
 //   SKILLBOX_E2E_PENDING    the skill whose pending version the viewer tries to approve
+//   SKILLBOX_E2E_MARKUP     a skill whose SKILL.md holds <img src="x-e2e" onerror=...>, which
+//                           must show as text
 //   CHROMIUM                the browser (default: chromium or chromium-browser on PATH)
 //
 // It prints one line `E2E-SUMMARY {json}` at the end (steps passed and failed, axe counts by
@@ -54,6 +56,7 @@ const fileSHA = process.env.SKILLBOX_E2E_FILE_SHA256 || '';
 const caller = process.env.SKILLBOX_E2E_CALLER || '';
 const approveSkill = process.env.SKILLBOX_E2E_APPROVE || '';
 const pendingSkill = process.env.SKILLBOX_E2E_PENDING || '';
+const markupSkill = process.env.SKILLBOX_E2E_MARKUP || '';
 mkdirSync(outDir, { recursive: true });
 
 function findChromium() {
@@ -265,6 +268,14 @@ if (!steps.at(-1).ok) {
 
 // 2. Find the skill, run it from the form, watch it live.
 await step('2-run', async () => {
+  if (markupSkill) {
+    // A skill's text is text, never markup: the tags in its SKILL.md show as written, run nothing.
+    await go(`#/skills/${encodeURIComponent(markupSkill)}`);
+    await page.getByRole('heading', { name: 'Instructions', exact: true }).waitFor({ state: 'visible' });
+    await page.getByText('<img src="x-e2e"', { exact: false }).first().waitFor({ state: 'visible' });
+    const xss = await page.evaluate(() => ({ ran: window.__skillboxXSS === true, imgs: document.querySelectorAll('img[src="x-e2e"]').length }));
+    if (xss.ran || xss.imgs) throw new Error(`${markupSkill}'s SKILL.md became markup: ${JSON.stringify(xss)}`);
+  }
   await go('#/skills');
   await nav('Skills');
   const search = page.getByLabel('Search skills', { exact: true });
@@ -284,9 +295,6 @@ await step('2-run', async () => {
   for (const name of ['Permissions', 'Instructions', 'Programs', 'Run']) {
     await page.getByRole('heading', { name, exact: true }).waitFor({ state: 'visible' });
   }
-  // SKILL.md is text, never markup: its tag shows as written, and runs nothing.
-  const xss = await page.evaluate(() => ({ ran: window.__skillboxXSS === true, imgs: document.querySelectorAll('img[src="x-e2e"]').length }));
-  if (xss.ran || xss.imgs) throw new Error(`the skill's SKILL.md was rendered as markup: ${JSON.stringify(xss)}`);
   const run = page.getByRole('button', { name: 'Run', exact: true });
   await run.waitFor({ state: 'visible' });
   // Raw JSON swaps the fields for one textarea, and back.
