@@ -60,6 +60,18 @@ func (p Principal) Viewer() string {
 	return p.Caller()
 }
 
+// Operator reports whether p is the operator's: an admin of the default tenant without a user.
+// Only the operator reads what spans every tenant (the cluster, the tenants and their keys); a
+// user's key is a person's even when it is an admin's, and a tenant's admin is that tenant's.
+func (p Principal) Operator() bool { return p.Allows(RoleAdmin) && p.Tenant == "" && p.User == "" }
+
+// SeesTenant reports whether p may read how tenant name is configured (its keys, its quota):
+// the operator every tenant's, a tenant's admin their own tenant's alone ("" is the default
+// tenant).
+func (p Principal) SeesTenant(name string) bool {
+	return p.Operator() || (p.Allows(RoleAdmin) && p.Tenant == name)
+}
+
 // Actor is the principal as a version change records it: its caller, with its role.
 func (p Principal) Actor() Actor { return Actor{Name: p.Caller(), Role: p.Role, Agent: p.Agent} }
 

@@ -2,6 +2,7 @@ package access
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -44,5 +45,38 @@ func TestRequire(t *testing.T) {
 func TestLocal(t *testing.T) {
 	if p := Local("alice"); p.Caller() != "alice" || !p.SeesAll() || p.Require(NeedRemove, "removing", "x") != nil {
 		t.Fatalf("Local: %+v", p)
+	}
+}
+
+// The operator is an admin of the default tenant without a user, and sees every tenant; a
+// tenant's admin sees their own tenant alone, whatever their user; no one else sees any.
+func TestOperatorAndTenants(t *testing.T) {
+	for _, tc := range []struct {
+		p        Principal
+		operator bool
+		sees     []string // of "", "acme", "globex"
+	}{
+		{Principal{Key: "ops", Role: RoleAdmin}, true, []string{"", "acme", "globex"}},
+		{Local("alice"), true, []string{"", "acme", "globex"}},
+		{Principal{Key: "ops", User: "ann", Role: RoleAdmin}, false, []string{""}},
+		{Principal{Key: "ops", Role: RoleAdmin, Agent: true}, false, nil},
+		{Principal{Key: "pub", Role: RolePublisher}, false, nil},
+		{Principal{Key: "carol", Tenant: "acme", User: "carol@acme", Role: RoleAdmin}, false, []string{"acme"}},
+		{Principal{Key: "acme-ops", Tenant: "acme", Role: RoleAdmin}, false, []string{"acme"}},
+		{Principal{Key: "bob", Tenant: "acme", Role: RoleAuthor}, false, nil},
+		{Principal{}, false, nil},
+	} {
+		if got := tc.p.Operator(); got != tc.operator {
+			t.Errorf("%+v: Operator() = %v, want %v", tc.p, got, tc.operator)
+		}
+		var sees []string
+		for _, name := range []string{"", "acme", "globex"} {
+			if tc.p.SeesTenant(name) {
+				sees = append(sees, name)
+			}
+		}
+		if !slices.Equal(sees, tc.sees) {
+			t.Errorf("%+v sees tenants %q, want %q", tc.p, sees, tc.sees)
+		}
 	}
 }

@@ -73,6 +73,28 @@ func (rt *Runtime) VersionHistory(ctx context.Context, id string) ([]version.Ver
 	return out, nil
 }
 
+// readTrails sets each version of list (as the store's FindVersions named them: a user's own
+// skill's as "<id>@<scope>") to its audit trail, its events naming the skill as the version does.
+// A store that is not a version.Feed keeps no trail: list stays as it is.
+func (rt *Runtime) readTrails(ctx context.Context, list []version.Version) error {
+	feed, ok := rt.cfg.Versions.(version.Feed)
+	if !ok {
+		return nil
+	}
+	for i, v := range list {
+		evs, err := feed.Events(ctx, v.Skill, v.Digest, maxEvents)
+		if err != nil {
+			return unavailable(err)
+		}
+		id, _, _ := strings.Cut(v.Skill, "@")
+		for j := range evs {
+			evs[j].Skill = id
+		}
+		list[i].Events = evs
+	}
+	return nil
+}
+
 // versionList reads skill id's versions afresh, and says whose they are: in a user's Runtime,
 // the user's own skill's, or the tenant's. An id in no directory any more is the user's when
 // the user has versions of it, else the tenant's.
@@ -183,6 +205,11 @@ func (rt *Runtime) FindVersions(ctx context.Context, who access.Principal, q ver
 	more := len(list) > want
 	if more {
 		list = list[:want]
+	}
+	if q.Events {
+		if err := root.readTrails(ctx, list); err != nil {
+			return nil, false, err
+		}
 	}
 	for i := range list {
 		if list[i].User != "" { // filed as <id>@<scope>: the user's view names it by its id

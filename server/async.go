@@ -28,13 +28,17 @@ type runLinks struct {
 
 // asyncParam reads ?async=: true or false, given at most once; anything else is a 400 that
 // names it (a typo must not silently make a run synchronous).
-func asyncParam(c echo.Context) (bool, error) {
-	vals, ok := c.QueryParams()["async"]
+func asyncParam(c echo.Context) (bool, error) { return boolParam(c, "async") }
+
+// boolParam reads the query parameter name: false when absent, else true or false, given once;
+// anything else is a 400 that names it.
+func boolParam(c echo.Context, name string) (bool, error) {
+	vals, ok := c.QueryParams()[name]
 	if !ok {
 		return false, nil
 	}
 	if len(vals) != 1 {
-		return false, httpError(http.StatusBadRequest, "bad_request", "async: give it once, true or false")
+		return false, httpError(http.StatusBadRequest, "bad_request", "%s: give it once, true or false", name)
 	}
 	switch vals[0] {
 	case "true":
@@ -42,7 +46,7 @@ func asyncParam(c echo.Context) (bool, error) {
 	case "false":
 		return false, nil
 	}
-	return false, httpError(http.StatusBadRequest, "bad_request", "async %q: want true or false", vals[0])
+	return false, httpError(http.StatusBadRequest, "bad_request", "%s %q: want true or false", name, vals[0])
 }
 
 // runAsync starts req as a run that outlives the request: it answers 202 with the run's id and

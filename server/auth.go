@@ -115,3 +115,33 @@ func require(role access.Role) echo.MiddlewareFunc {
 		}
 	}
 }
+
+// identity is the answer of GET /v1/me: who the request's key makes its caller, as
+// authenticate decided it. It names the key, never holds it.
+type identity struct {
+	// Role is the key's role: viewer, runner, author, publisher or admin.
+	Role string `json:"role"`
+	// Tenant is the key's tenant, "" for the default tenant.
+	Tenant string `json:"tenant"`
+	// User is the person or service the key stands for, "" for a key of the tenant as a whole.
+	User string `json:"user"`
+	// Caller is how runs, versions and approvals record the caller (access.Principal.Caller):
+	// the user, else the key's name. GET /v1/runs?caller= takes it.
+	Caller string `json:"caller"`
+	// Key is the key's name.
+	Key string `json:"key"`
+	// Operator says the caller is the operator's (access.Principal.Operator): it reads the
+	// cluster and every tenant.
+	Operator bool `json:"operator"`
+	// Keyless says the server has no API keys: every request on its loopback address is the
+	// operator's admin, and approve and reject are not offered over HTTP.
+	Keyless bool `json:"keyless"`
+}
+
+// me answers GET /v1/me: who the request's key is, for a client deciding whether to ask for a
+// key and what to offer. The key's role and user are the principal's; nothing is decided here.
+func (s *Server) me(c echo.Context) error {
+	p := principal(c)
+	return c.JSON(http.StatusOK, identity{Role: p.Role.String(), Tenant: p.Tenant, User: p.User, Caller: p.Caller(),
+		Key: p.Key, Operator: p.Operator(), Keyless: len(s.keys) == 0})
+}

@@ -3,9 +3,11 @@ package server
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -305,4 +307,46 @@ func TestLoadKeys(t *testing.T) {
 	if r := post(t, env.ts.URL+"/v1/reload", "", "X-API-Key", "from-the-environment-0123"); r.status != 200 {
 		t.Errorf("env key: %s", r)
 	}
+}
+
+// GET /v1/me says who a key is, for any role, and never the key itself; without a valid key it
+// is 401 like every guarded route; on a keyless server it is the operator's admin, unasked.
+func TestMe(t *testing.T) {
+	t.Parallel()
+	env := authEnv(t, keysOptions())
+	users, _ := newUsersEnv(t)
+	keyless := authEnv(t, Options{})
+	me := func(url string, header ...string) identity {
+		t.Helper()
+		r := get(t, url+"/v1/me", header...)
+		if r.status != 200 {
+			t.Fatalf("GET /v1/me %v: %s", header, r)
+		}
+		for _, k := range append(slices.Collect(maps.Values(roleKeys)), carolKey) {
+			if strings.Contains(string(r.body), k) {
+				t.Fatalf("GET /v1/me hands back a key: %s", r.body)
+			}
+		}
+		var id identity
+		r.decode(t, &id)
+		return id
+	}
+	for _, tc := range []struct {
+		url, key string
+		want     identity
+	}{
+		{env.ts.URL, roleKeys[access.RoleViewer], identity{Role: "viewer", Caller: "viewer-client", Key: "viewer-client"}},
+		{env.ts.URL, roleKeys[access.RoleAdmin], identity{Role: "admin", Caller: "admin-client", Key: "admin-client", Operator: true}},
+		{users.URL, carolKey, identity{Role: "admin", Tenant: "acme", User: "carol@acme", Caller: "carol@acme", Key: "carol"}},
+		{users.URL, aliceKey, identity{Role: "author", Tenant: "acme", User: "alice@acme", Caller: "alice@acme", Key: "alice"}},
+	} {
+		if got := me(tc.url, "Authorization", "Bearer "+tc.key); got != tc.want {
+			t.Errorf("GET /v1/me = %+v, want %+v", got, tc.want)
+		}
+	}
+	if got, want := me(keyless.ts.URL), (identity{Role: "admin", Caller: "anonymous", Key: "anonymous", Operator: true, Keyless: true}); got != want {
+		t.Errorf("keyless: GET /v1/me = %+v, want %+v", got, want)
+	}
+	wantError(t, get(t, env.ts.URL+"/v1/me"), 401, "unauthorized")
+	wantError(t, get(t, env.ts.URL+"/v1/me", "Authorization", "Bearer not-a-key-0123456789"), 401, "unauthorized")
 }

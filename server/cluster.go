@@ -65,8 +65,7 @@ type Cluster interface {
 // (a key of the default tenant, with no user): a tenant's admin runs on the cluster, and does not
 // see it.
 func (s *Server) cluster(c echo.Context) error {
-	p := principal(c)
-	if p.Tenant != "" || p.User != "" {
+	if !principal(c).Operator() {
 		return httpError(http.StatusForbidden, "forbidden",
 			"the cluster is the operator's: only an admin key of the default tenant, without a user, reads it")
 	}

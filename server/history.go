@@ -32,9 +32,9 @@ var _ History = (store.Store)(nil)
 const historyTimeout = 30 * time.Second
 
 // listQuery are the parameters GET /v1/runs takes.
-var listQuery = []string{"skill", "status", "since", "limit", "cursor"}
+var listQuery = []string{"skill", "status", "caller", "since", "until", "limit", "cursor"}
 
-// listRuns answers GET /v1/runs?skill=&status=&since=&limit=&cursor=: a page of the history,
+// listRuns answers GET /v1/runs?skill=&status=&caller=&since=&until=&limit=&cursor=: a page of the history,
 // newest first. It only parses the parameters into their types; the history decides what a
 // valid query is (store.Query.Check) and says which parameter is wrong.
 func (s *view) listRuns(c echo.Context) error {
@@ -78,17 +78,30 @@ func parseRunQuery(v url.Values) (store.Query, error) {
 	if err := checkParams(v, "GET /v1/runs", listQuery...); err != nil {
 		return q, err
 	}
-	q.Skill, q.Status, q.Cursor = v.Get("skill"), store.Status(v.Get("status")), v.Get("cursor")
-	if since := v.Get("since"); since != "" {
-		t, err := time.Parse(time.RFC3339Nano, since)
-		if err != nil {
-			return q, httpError(http.StatusBadRequest, "bad_request", "since %q: want an RFC 3339 time, such as 2026-01-02T15:04:05Z", since)
-		}
-		q.Since = t
+	q.Skill, q.Status, q.Caller, q.Cursor = v.Get("skill"), store.Status(v.Get("status")), v.Get("caller"), v.Get("cursor")
+	var err error
+	if q.Since, err = parseTime(v, "since"); err != nil {
+		return q, err
 	}
-	n, err := parseLimit(v, "runs", store.MaxLimit)
-	q.Limit = n
+	if q.Until, err = parseTime(v, "until"); err != nil {
+		return q, err
+	}
+	q.Limit, err = parseLimit(v, "runs", store.MaxLimit)
 	return q, err
+}
+
+// parseTime reads the time parameter name of v: the zero time when absent, else an RFC 3339
+// time, or a 400 that names the parameter.
+func parseTime(v url.Values, name string) (time.Time, error) {
+	text := v.Get(name)
+	if text == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, text)
+	if err != nil {
+		return t, httpError(http.StatusBadRequest, "bad_request", "%s %q: want an RFC 3339 time, such as 2026-01-02T15:04:05Z", name, text)
+	}
+	return t, nil
 }
 
 // parseLimit reads a list route's limit parameter: 0 when absent (the lister's default), else a

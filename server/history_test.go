@@ -113,6 +113,26 @@ func TestRunHistoryFromAStore(t *testing.T) {
 	if got := runIDs(page("?skill=hello&since=" + url.QueryEscape(time.Now().Add(-time.Hour).Format(time.RFC3339Nano)))); !slices.Equal(got, []string{ids[3], ids[0]}) {
 		t.Errorf("skill and since: %v", got)
 	}
+	// By caller (the keyless server's runs are anonymous's) and before until: a run of another
+	// caller, two hours old, is the only one of either.
+	ci := store.Run{ID: "run_of_ci", Skill: "hello", Face: "cli", Caller: "ci", Status: store.StatusSucceeded, Success: true,
+		StartedAt: time.Now().Add(-2 * time.Hour).UTC()}
+	if err := s.FinishRun(t.Context(), ci); err != nil {
+		t.Fatal(err)
+	}
+	if got := runIDs(page("?caller=ci")); !slices.Equal(got, []string{ci.ID}) {
+		t.Errorf("caller=ci: %v", got)
+	}
+	if got := runIDs(page("?caller=anonymous")); !slices.Equal(got, newest) {
+		t.Errorf("caller=anonymous: %v, want %v", got, newest)
+	}
+	hourAgo := url.QueryEscape(time.Now().Add(-time.Hour).Format(time.RFC3339Nano))
+	if got := runIDs(page("?until=" + hourAgo)); !slices.Equal(got, []string{ci.ID}) {
+		t.Errorf("until an hour ago: %v", got)
+	}
+	if got := runIDs(page("?caller=anonymous&since=" + hourAgo + "&until=" + future + "&limit=2")); !slices.Equal(got, newest[:2]) {
+		t.Errorf("anonymous's between an hour ago and the future: %v, want %v", got, newest[:2])
+	}
 
 	// One run: the history's record, and the result the runtime still holds.
 	var one struct {
@@ -150,9 +170,12 @@ func TestRunHistoryBadParameters(t *testing.T) {
 		}
 	}
 	for query, names := range map[string]string{
-		"status=done":         "status",
-		"since=yesterday":     "since",
-		"since=2026-01-02":    "since",
+		"status=done":      "status",
+		"since=yesterday":  "since",
+		"since=2026-01-02": "since",
+		"until=tomorrow":   "until",
+		"since=2026-01-02T00:00:00Z&until=2026-01-01T00:00:00Z": "until",
+		"caller=a&caller=b":   "caller",
 		"limit=abc":           "limit",
 		"limit=0":             "limit",
 		"limit=-3":            "limit",

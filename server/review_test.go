@@ -85,11 +85,32 @@ func TestReviewQueue(t *testing.T) {
 	if q := queue(carolKey, "?limit=1"); len(q.Versions) != 1 || !q.More {
 		t.Errorf("a queue of 2 at limit 1: %+v", q)
 	}
+	// The queue has no trails unless asked; asked, each version's, alice's own skill's too.
+	for _, v := range queue(carolKey, "?events=false").Versions {
+		if v.Events != nil {
+			t.Errorf("%s: a trail nobody asked for: %+v", v.Skill, v.Events)
+		}
+	}
+	trails := func(q versionQueue) string {
+		var out []string
+		for _, v := range q.Versions {
+			for _, e := range v.Events {
+				out = append(out, e.Skill+":"+e.Action+":"+string(e.Status)+":"+e.By+":"+e.Note)
+			}
+		}
+		return strings.Join(out, ",")
+	}
+	if got, want := trails(queue(carolKey, "?events=true")), "shared-notes:record:pending:bob@acme:,alice-notes:record:pending:alice@acme:"; got != want {
+		t.Errorf("the queue's trails %s, want %s", got, want)
+	}
 	// The admin approves alice's as alice: the queue names the user to act as.
 	alices := queue(carolKey, "").Versions[1]
 	if r := post(t, ts.URL+"/v1/skills/"+alices.Skill+"/versions/"+alices.Digest+"/approve", `{"note":"ok"}`,
 		"X-API-Key", carolKey, "Skillbox-User", alices.User); r.status != http.StatusOK {
 		t.Fatalf("approve alice's as alice: %s", r)
+	}
+	if got, want := trails(queue(aliceKey, "?status=draft&events=true")), "alice-notes:record:pending:alice@acme:,alice-notes:approve:draft:carol@acme:ok"; got != want {
+		t.Errorf("alice's approved version's trail %s, want %s", got, want)
 	}
 	if got, want := names(queue(carolKey, "")), "shared-notes//pending"; got != want {
 		t.Errorf("the queue after the approval %s, want %s", got, want)
@@ -97,7 +118,7 @@ func TestReviewQueue(t *testing.T) {
 	// Neither alice nor bob may approve: the queue is for everyone to read, approval the admin's.
 	shared := queue(bobKey, "").Versions[0]
 	wantError(t, post(t, ts.URL+"/v1/skills/shared-notes/versions/"+shared.Digest+"/approve", `{}`, "X-API-Key", bobKey), http.StatusForbidden, "forbidden")
-	for _, bad := range []string{"?status=waiting", "?limit=0", "?limit=1001", "?limit=x", "?skill=alice-notes", "?status=pending&status=draft"} {
+	for _, bad := range []string{"?status=waiting", "?limit=0", "?limit=1001", "?limit=x", "?skill=alice-notes", "?status=pending&status=draft", "?events=yes"} {
 		wantError(t, get(t, ts.URL+"/v1/versions"+bad, "X-API-Key", carolKey), http.StatusBadRequest, "bad_request")
 	}
 }

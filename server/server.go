@@ -216,6 +216,7 @@ func (s *Server) Mount(g *echo.Group) {
 		s.mountConsole(g, append(append([]echo.MiddlewareFunc{}, common...), s.loopbackHost))
 	}
 	guarded(http.MethodGet, "/metrics", s.each((*view).metricsHandler), access.RoleViewer)
+	guarded(http.MethodGet, "/v1/me", s.me, access.RoleViewer)
 
 	// The JSON endpoints take only JSON (requireJSON); the uploads take multipart or .tar.gz and
 	// DELETE and reload take no body: the cross-site check is their defence.

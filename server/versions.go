@@ -54,13 +54,14 @@ type versionQueue struct {
 	More bool `json:"more"`
 }
 
-// findVersions answers GET /v1/versions?status=&limit=: the review queue (status pending, the
-// default) or the versions in another status, of every skill of the tenant, newest first. A
-// user sees the tenant's and their own; a tenant's admin every user's, each naming the user to
-// act as (Skillbox-User) to approve or reject it. The runtime decides what a valid query is.
+// findVersions answers GET /v1/versions?status=&limit=&events=: the review queue (status
+// pending, the default) or the versions in another status, of every skill of the tenant, newest
+// first, with events=true each with its audit trail. A user sees the tenant's and their own; a
+// tenant's admin every user's, each naming the user to act as (Skillbox-User) to approve or
+// reject it. The runtime decides what a valid query is.
 func (s *view) findVersions(c echo.Context) error {
 	v := c.QueryParams()
-	if err := checkParams(v, "GET /v1/versions", "status", "limit"); err != nil {
+	if err := checkParams(v, "GET /v1/versions", "status", "limit", "events"); err != nil {
 		return err
 	}
 	q := version.Query{Status: version.Status(v.Get("status"))}
@@ -72,6 +73,9 @@ func (s *view) findVersions(c echo.Context) error {
 		return err
 	}
 	q.Limit = n
+	if q.Events, err = boolParam(c, "events"); err != nil {
+		return err
+	}
 	list, more, err := s.rt.FindVersions(c.Request().Context(), principal(c), q)
 	if err != nil {
 		return err

@@ -50,6 +50,10 @@ func (q Query) Check() (Query, error) {
 	if q.Status != "" && !q.Status.Valid() {
 		return q, fmt.Errorf("%w: status %q: use queued, running, succeeded, failed or interrupted", ErrBadQuery, q.Status)
 	}
+	if !q.Since.IsZero() && !q.Until.IsZero() && !q.Until.After(q.Since) {
+		return q, fmt.Errorf("%w: until %s is not after since %s: no run starts in between", ErrBadQuery,
+			q.Until.Format(time.RFC3339Nano), q.Since.Format(time.RFC3339Nano))
+	}
 	if q.Cursor != "" {
 		if _, _, err := DecodeCursor(q.Cursor); err != nil {
 			return q, err

@@ -197,9 +197,14 @@ type Query struct {
 	// Viewer, when set, leaves out the runs visible to another user alone (Run.VisibleTo): a
 	// face sets it to access.Principal.Viewer of its caller.
 	Viewer string
-	Skill  string    // only this skill's runs
-	Status Status    // only runs with this status
+	Skill  string // only this skill's runs
+	Status Status // only runs with this status
+	// Caller, when set, is the one caller whose runs are listed (Run.Caller: the user of the
+	// key that started it, else the key's name).
+	Caller string
 	Since  time.Time // only runs started at or after it
+	// Until, when set, lists only runs started before it; with Since, the runs of [Since, Until).
+	Until time.Time
 	// Limit is the page size: 0 is DefaultLimit, more than MaxLimit is an error.
 	Limit int
 	// Cursor is a previous page's Next: the page after it.

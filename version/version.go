@@ -128,6 +128,10 @@ type Query struct {
 	// versions are everyone's.
 	Viewer string
 	Limit  int
+	// Events asks Runtime.FindVersions for each version's audit trail (Version.Events), read
+	// from a store that is a Feed: one read of the store per version listed, so a reviewer's
+	// queue has it and a caller that does not ask pays nothing. A store's FindVersions ignores it.
+	Events bool
 }
 
 // Errors of versions, matchable with errors.Is.

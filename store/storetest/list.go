@@ -69,7 +69,11 @@ func testListFilters(t *testing.T, h Harness) {
 		if i%5 == 0 {
 			status = store.StatusFailed
 		}
-		mustFinish(t, s, finished(i, skill, status))
+		r := finished(i, skill, status)
+		if i%4 == 0 {
+			r.Caller = "bob"
+		}
+		mustFinish(t, s, r)
 	}
 	live := store.Run{ID: "run_live", Skill: "b", Face: "cli", StartedAt: base.Add(time.Second), Owner: "o", LeaseUntil: time.Now().Add(time.Hour)}
 	if err := s.BeginRun(t.Context(), live); err != nil {
@@ -108,6 +112,27 @@ func testListFilters(t *testing.T, h Harness) {
 	if n := count(store.Query{Since: since, Skill: "a", Limit: 2}, func(r store.Run) bool { return !r.StartedAt.Before(since) && r.Skill == "a" }); n != 7 {
 		t.Errorf("skill a since +20ms: %d runs, want 7 (20, 22, 23, 25, 26, 28, 29)", n)
 	}
+	// A caller's runs: 0, 4, ..., 28 are bob's, the rest key-a's (the running one has none).
+	if n := count(store.Query{Caller: "bob", Limit: 3}, func(r store.Run) bool { return r.Caller == "bob" }); n != 8 {
+		t.Errorf("caller bob: %d runs, want 8", n)
+	}
+	if n := count(store.Query{Caller: "bob", Skill: "b"}, func(r store.Run) bool { return r.Caller == "bob" && r.Skill == "b" }); n != 3 {
+		t.Errorf("caller bob, skill b: %d runs, want 3 (0, 12, 24)", n)
+	}
+	if n := count(store.Query{Caller: "nobody"}, func(store.Run) bool { return false }); n != 0 {
+		t.Errorf("caller nobody: %d runs, want none", n)
+	}
+	// Until is before it, not at it: [since, until) pages without a run twice or missed.
+	until := base.Add(10 * time.Millisecond)
+	if n := count(store.Query{Until: until, Limit: 4}, func(r store.Run) bool { return r.StartedAt.Before(until) }); n != 10 {
+		t.Errorf("until +10ms: %d runs, want 10 (0 to 9)", n)
+	}
+	if n := count(store.Query{Since: since.Add(-5 * time.Millisecond), Until: until.Add(10 * time.Millisecond), Caller: "key-a", Limit: 2},
+		func(r store.Run) bool {
+			return !r.StartedAt.Before(since.Add(-5*time.Millisecond)) && r.StartedAt.Before(until.Add(10*time.Millisecond)) && r.Caller == "key-a"
+		}); n != 4 {
+		t.Errorf("key-a in [+15ms, +20ms): %d runs, want 4 (15, 17, 18, 19)", n)
+	}
 }
 
 func testBadQueries(t *testing.T, h Harness) {
@@ -115,6 +140,8 @@ func testBadQueries(t *testing.T, h Harness) {
 	for _, q := range []store.Query{
 		{Limit: -1}, {Limit: store.MaxLimit + 1}, {Status: "done"}, {Cursor: "not base64!"},
 		{Cursor: "eyJ4IjoxfQ"}, // {"x":1}: base64 JSON, but not a cursor
+		// No run starts in between.
+		{Since: base, Until: base}, {Since: base, Until: base.Add(-time.Second)},
 	} {
 		if _, err := s.ListRuns(t.Context(), q); !errors.Is(err, store.ErrBadQuery) {
 			t.Errorf("ListRuns(%+v) = %v, want ErrBadQuery", q, err)
