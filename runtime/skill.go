@@ -163,3 +163,7 @@ func (s *Skill) ProgramGrant() *policy.Grant { return s.in().ProgramGrant().Clon
 
 // ProgramsErr is why s's programs cannot run: its ScriptsFile's problems. nil when they can.
 func (s *Skill) ProgramsErr() error { return s.in().ProgramsErr() }
+
+// ProgramProblems lists ProgramsErr as a remote client may see it, as Problems does Err: each
+// file named relative to the skills directory, never the host's layout. nil when they can run.
+func (s *Skill) ProgramProblems() []string { return s.in().RemoteProblems(s.ProgramsErr()) }

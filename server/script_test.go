@@ -96,3 +96,53 @@ func TestARunByTheWellKnownSkillVersionID(t *testing.T) {
 		}
 	}
 }
+
+// GET /v1/skills/{id} lists a skill's programs with the grant they run under, what it refused
+// and why; a scripts/skillbox.json that does not parse is a problem named in the skill, never by
+// its host path. A skill without programs lists none.
+func TestSkillDetailPrograms(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFiles(t, dir+"/tools", map[string]string{
+		"SKILL.md":              "---\nname: tools\ndescription: Tools.\n---\nRun scripts/tool.js.\n",
+		"scripts/tool.js":       `console.log("hi")`,
+		"scripts/skillbox.json": `{"permissions":{"network":["api.example.com"]}}`,
+	})
+	writeFiles(t, dir+"/broken-tools", map[string]string{
+		"SKILL.md":              "---\nname: broken-tools\ndescription: Tools.\n---\nRun scripts/tool.py.\n",
+		"scripts/tool.py":       `print("hi")`,
+		"scripts/skillbox.json": `{"permissions":{"netwrok":[]}}`,
+	})
+	writeFiles(t, dir+"/plain", map[string]string{"SKILL.md": "---\nname: plain\ndescription: Plain.\n---\nNothing to run.\n"})
+	env := newEnv(t, Options{}, dir)
+	type detail struct {
+		Programs        []string `json:"programs"`
+		ProgramsGranted *struct {
+			Network []string `json:"network"`
+			Refused []string `json:"refused"`
+		} `json:"programs_granted"`
+		ProgramProblems []string `json:"programs_problems"`
+	}
+	read := func(id string) (detail, string) {
+		t.Helper()
+		r := get(t, env.ts.URL+"/v1/skills/"+id)
+		if r.status != 200 {
+			t.Fatalf("GET /v1/skills/%s: %s", id, r)
+		}
+		var d detail
+		r.decode(t, &d)
+		return d, string(r.body)
+	}
+	d, _ := read("tools")
+	if len(d.Programs) != 1 || d.Programs[0] != "scripts/tool.js" || d.ProgramsGranted == nil || len(d.ProgramsGranted.Network) != 0 ||
+		len(d.ProgramsGranted.Refused) != 1 || !strings.Contains(d.ProgramsGranted.Refused[0], "network api.example.com: the policy's network list does not allow it") {
+		t.Errorf("tools: %+v %+v", d, d.ProgramsGranted)
+	}
+	d, body := read("broken-tools")
+	if len(d.ProgramProblems) == 0 || !strings.Contains(strings.Join(d.ProgramProblems, ";"), "netwrok") || strings.Contains(body, dir) {
+		t.Errorf("broken-tools: %s", body)
+	}
+	if d, body := read("plain"); d.Programs == nil || len(d.Programs) != 0 || d.ProgramsGranted != nil || d.ProgramProblems != nil {
+		t.Errorf("plain: %s", body)
+	}
+}

@@ -43,7 +43,9 @@ func (s *view) listSkills(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"skills": out})
 }
 
-// skillDetail is GET /v1/skills/{id}: the manifest, the argument schema, requested vs granted.
+// skillDetail is GET /v1/skills/{id}: the manifest, the argument schema, requested vs granted
+// (the grant's refused says what was asked and not given, and why), and the programs of its
+// scripts/ with the grant they run under, as skillbox show prints them.
 type skillDetail struct {
 	runtime.Summary
 	Entrypoint   string            `json:"entrypoint,omitempty"`
@@ -56,6 +58,12 @@ type skillDetail struct {
 	Problems     []string          `json:"problems,omitempty"`
 	Instructions bool              `json:"instructions"`
 	Resources    []string          `json:"resources"`
+	// Programs are the skill's programs (POST /v1/skills/{id}/scripts/{script}/runs), by path
+	// in the skill; ProgramsGranted what they may do (the manifest's or scripts/skillbox.json's
+	// request under the policy), and ProgramProblems why they cannot run, when they cannot.
+	Programs        []string      `json:"programs"`
+	ProgramsGranted *policy.Grant `json:"programs_granted,omitempty"`
+	ProgramProblems []string      `json:"programs_problems,omitempty"`
 }
 
 func (s *view) getSkill(c echo.Context) error {
@@ -70,6 +78,12 @@ func (s *view) getSkill(c echo.Context) error {
 		d.Entrypoint, d.Parameters, d.Result, d.Requested, d.RequestedLim = m.Entrypoint, m.Parameters, m.Result, &m.Permissions, &m.Limits
 	}
 	d.Problems = sk.Problems()
+	d.Programs, d.ProgramProblems = sk.Programs(), sk.ProgramProblems()
+	if d.Programs == nil {
+		d.Programs = []string{}
+	} else {
+		d.ProgramsGranted = sk.ProgramGrant()
+	}
 	d.Resources, _ = skillmd.ListResources(sk.Dir(), 1000)
 	if d.Resources == nil {
 		d.Resources = []string{}
