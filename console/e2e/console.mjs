@@ -399,11 +399,17 @@ await step('3-history', async () => {
   return `${rows} rows, downloaded ${fileName}: ${bytes.length} bytes, sha256 ${sum.slice(0, 12)}`;
 });
 
-// versionArticle is the article of skill's version in the list (named `<skill> <short digest>`).
-const versionArticle = (id) => page.getByRole('article', { name: new RegExp(`^${escapeRe(id)} `) });
+// versionArticle is the article of a version of skill id in the list, named `<skill> <short
+// digest>`: of the version with digest when given (its first 8 hex digits, with or without
+// sha256:), else of any version of the skill.
+const versionArticle = (id, digest = '') => {
+  const hex = digest.replace(/^sha256:/, '').slice(0, 8);
+  return page.getByRole('article', { name: new RegExp(`^${escapeRe(id)} ${hex ? `(sha256:)?${hex}` : ''}`) });
+};
 
 // 4. The review queue: approve a pending version with a note.
 const approveNote = `approved by the console test ${Date.now()}`;
+let approved; // the version step 4 approved
 await step('4-approve', async () => {
   if (!approveSkill) return 'no SKILLBOX_E2E_APPROVE: skipped';
   const before = await api('GET', '/v1/versions', adminKey);
@@ -412,7 +418,7 @@ await step('4-approve', async () => {
   await go('#/skills');
   await nav('Versions');
   await hashIs(/^#\/versions/);
-  const article = versionArticle(approveSkill).first();
+  const article = versionArticle(approveSkill, pending.digest).first();
   await article.waitFor({ state: 'visible' });
   // The diff against the published version is shown: each line the API gives.
   const text = await article.innerText();
@@ -428,9 +434,11 @@ await step('4-approve', async () => {
   const shown = await poll('the approved version to show its new status', async () => {
     const refused = (await alerts().allTextContents()).map((t) => t.trim()).filter(Boolean);
     if (refused.length) throw Object.assign(new Error(`the console shows an alert after Approve: ${refused.join(' | ')}`), { fatal: true });
-    const n = await versionArticle(approveSkill).count();
-    if (n === 0) return { ok: true, seen: 'left the queue', how: 'left the queue' };
-    const t = await versionArticle(approveSkill).first().innerText();
+    const n = await versionArticle(approveSkill, pending.digest).count();
+    // Gone while other versions are listed: it left the page (not a list being redrawn).
+    if (n === 0 && (await page.getByRole('article').count()) > 0) return { ok: true, seen: 'left the page', how: 'left the page' };
+    if (n === 0) return { ok: false, seen: 'no versions listed' };
+    const t = await versionArticle(approveSkill, pending.digest).first().innerText();
     return { ok: /\bdraft\b/.test(t) && !/\bpending\b/.test(t.split('\n')[0]), seen: t.slice(0, 200), how: 'shown draft' };
   });
   const after = await api('GET', `/v1/skills/${encodeURIComponent(approveSkill)}/versions`, adminKey);
@@ -444,12 +452,23 @@ await step('4-approve', async () => {
     if (texts.length) throw new Error(`an alert after approving: ${texts.join(' | ')}`);
   }
   await shot('versions-approved');
-  // The audit trail (who, when, what, note) is the contract's too, but not this step's: noted.
-  let trail = 'the version left the page';
-  if ((await versionArticle(approveSkill).count()) > 0) {
-    trail = (await versionArticle(approveSkill).first().innerText()).includes(approveNote) ? 'its trail shows the note' : 'its trail does not show the note';
-  }
-  return `${approveSkill} ${pending.digest.slice(0, 19)}: ${shown.how}; ${trail}`;
+  approved = v;
+  return `${approveSkill} ${pending.digest.slice(0, 19)}: ${shown.how}`;
+});
+
+// 4. The audit trail of the approved version, where the page still shows it: the approval, by
+// whom, and its note.
+await step('4-trail', async () => {
+  if (!approved) throw new Error('step 4-approve approved nothing');
+  const article = versionArticle(approveSkill, approved.digest);
+  if ((await article.count()) === 0) return 'the approved version is not on the page: no trail to read';
+  const ev = approved.events.find((e) => e.action === 'approve');
+  // textContent, not innerText: a trail folded in a closed <details> is still there.
+  const t = await poll('the approval in the trail', async () => {
+    const text = (await article.first().textContent()) || '';
+    return { ok: text.includes(approveNote) && text.includes(ev.by), seen: text.replace(/\s+/g, ' ').slice(-200), text };
+  });
+  return `the trail shows the approval by ${ev.by} with its note`;
 });
 
 // 5. A viewer: cannot approve, cannot run.
