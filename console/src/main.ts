@@ -22,7 +22,8 @@ let first = true;
 async function whoAmI(): Promise<Me> {
   try {
     const me = await call<any>("GET", "/v1/me");
-    return { role: me.role || "", tenant: me.tenant || "", user: me.user || "", key: me.key_name || me.key || me.name || "" };
+    return { role: me.role || "", tenant: me.tenant || "", user: me.user || "", key: me.key || "", caller: me.caller || "",
+      operator: me.operator === true, keyless: me.keyless === true };
   } catch (e) {
     if (!(e instanceof ApiError) || (e.status !== 404 && e.status !== 405)) throw e;
     await call("GET", "/v1/skills");
@@ -45,7 +46,7 @@ async function signIn(): Promise<void> {
     main.append(h("h1", { tabindex: -1 }, "Skillbox console"), alertBox((e as Error).message));
     return;
   }
-  if (isAdmin() || state.me.role === "unknown") {
+  if (state.me.operator || state.me.role === "unknown") {
     try {
       await call("GET", "/v1/cluster");
       state.cluster = true;
@@ -86,6 +87,7 @@ function showWho(): void {
     if (me.tenant) parts.push("tenant " + me.tenant);
     if (me.user) parts.push("user " + me.user);
     if (me.key) parts.push("key " + me.key);
+    if (me.keyless) parts.push("no keys on this server");
     who.append(h("span", null, "Signed in: ", parts.join(" · ")));
   }
   if (getKey()) {

@@ -24,6 +24,9 @@ interface Detail {
   granted?: Record<string, unknown> & { refused?: string[]; limits?: Record<string, unknown> };
   instructions: boolean;
   resources: string[];
+  programs?: string[];
+  programs_granted?: Record<string, unknown> & { refused?: string[] };
+  programs_problems?: string[];
 }
 
 interface Schema {
@@ -106,14 +109,21 @@ function permissions(d: Detail): HTMLElement {
   );
 }
 
-// programs lists the skill's scripts/ programs (from its resources) and runs one with
-// arguments, one per line.
+// programs lists the skill's programs (scripts it may run in the sandbox), the grant they run
+// under, and runs one with arguments, one per line.
 function programs(d: Detail): HTMLElement {
-  const progs = (d.resources || []).filter((r) => r.startsWith("scripts/") && !r.endsWith("/") && !r.endsWith("skillbox.json"));
+  const progs = d.programs ?? (d.resources || []).filter((r) => r.startsWith("scripts/") && /\.(py|m?js|cjs|m?ts)$/.test(r));
   if (!progs.length) return section("Programs", h("p", null, "This skill has no programs."));
-  const prog = select(progs.map((p): [string, string] => [p.slice("scripts/".length), p.slice("scripts/".length)]));
-  const argv = h("textarea", { rows: 3 });
-  const stdin = h("textarea", { rows: 3 });
+  const g = d.programs_granted;
+  const grant: Child = g
+    ? [
+        h("p", null, "They run under this grant: network ", show(g.network), "; files ", show(g.files), "; env ", show(g.env), "; secrets ", show(g.secrets), "."),
+        g.refused && g.refused.length ? [h("p", null, "Refused to them, and why:"), h("ul", { class: "refused" }, g.refused.map((r) => h("li", null, r)))] : null,
+      ]
+    : null;
+  const prog = select(progs.map((p): [string, string] => [p, p]));
+  const argv = h("textarea", { rows: 3, class: "mono", spellcheck: "false" });
+  const stdin = h("textarea", { rows: 3, class: "mono", spellcheck: "false" });
   const out = h("div");
   const form = h("form", { class: "run" },
     field("Program", prog), field("Program arguments", argv, "One argument a line."), field("Standard input", stdin),
@@ -132,7 +142,13 @@ function programs(d: Detail): HTMLElement {
       out.append(alertBox((err as Error).message));
     }
   });
-  return section("Programs", h("ul", null, progs.map((p) => h("li", null, h("code", null, p)))), form);
+  return section("Programs",
+    h("ul", null, progs.map((p) => h("li", null, h("code", null, p)))),
+    grant,
+    d.programs_problems && d.programs_problems.length
+      ? [h("p", null, "Why they cannot run:"), h("ul", { class: "err" }, d.programs_problems.map((p) => h("li", null, p)))]
+      : null,
+    form);
 }
 
 function types(s: Schema): string[] {

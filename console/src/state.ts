@@ -5,6 +5,11 @@ export interface Me {
   tenant?: string;
   user?: string;
   key?: string;
+  caller?: string;
+  // operator: an admin of the default tenant without a user, who reads the cluster and every
+  // tenant (access.Principal.Operator); keyless: the server has no keys.
+  operator?: boolean;
+  keyless?: boolean;
 }
 
 // Roles in the order of what they may do (access.Role): each may what those before it may.

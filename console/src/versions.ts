@@ -51,7 +51,7 @@ const title = (a: string) => a[0].toUpperCase() + a.slice(1);
 
 export async function versionsPage(main: HTMLElement, signal: AbortSignal, reload: () => void): Promise<void> {
   main.append(h("h1", { tabindex: -1 }, "Versions"));
-  const lists = await Promise.all(groups.map(([status]) => call<{ versions: Version[]; more: boolean }>("GET", "/v1/versions?status=" + status + "&limit=100")));
+  const lists = await Promise.all(groups.map(([status]) => call<{ versions: Version[]; more: boolean }>("GET", "/v1/versions?status=" + status + "&limit=100&events=true")));
   if (signal.aborted) return;
   groups.forEach(([status, name], i) => {
     const { versions, more } = lists[i];
@@ -74,7 +74,9 @@ function article(v: Version, reload: () => void): HTMLElement {
       out.replaceChildren();
       b.disabled = true;
       try {
-        const path = `/v1/skills/${encodeURIComponent(v.skill)}/versions/${encodeURIComponent(v.digest)}/${a}`;
+        // The digest as the API wrote it (sha256:<hex>): the route reads its parameter unescaped.
+        const digest = /^[a-z0-9]+:[0-9a-f]+$/.test(v.digest) ? v.digest : encodeURIComponent(v.digest);
+        const path = `/v1/skills/${encodeURIComponent(v.skill)}/versions/${digest}/${a}`;
         await call("POST", path, { note: note.value });
         reload();
       } catch (e) {
