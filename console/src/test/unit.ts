@@ -1,0 +1,64 @@
+// Unit tests of the console's DOM-free logic and its Markdown reader, run under Node by
+// console/unit_test.go (bundled by esbuild, like the app). Each failure is printed; the exit
+// code says whether any failed.
+import "./setup";
+import { html } from "./fakedom";
+import { SSEParser, SSEEvent } from "../sse";
+import { render, safeURL } from "../markdown";
+
+let failed = 0;
+function check(name: string, got: unknown, want: unknown): void {
+  const g = JSON.stringify(got);
+  const w = JSON.stringify(want);
+  if (g !== w) {
+    failed++;
+    console.log(`FAIL ${name}\n  got  ${g}\n  want ${w}`);
+  }
+}
+
+// sse parses chunks and returns the events and the last id.
+function sse(...chunks: string[]): [SSEEvent[], string] {
+  const out: SSEEvent[] = [];
+  const p = new SSEParser((e) => out.push(e));
+  for (const c of chunks) p.push(c);
+  return [out, p.lastId];
+}
+
+check("one event", sse("id: 1\nevent: status\ndata: {\"a\":1}\n\n"), [[{ id: "1", event: "status", data: '{"a":1}' }], "1"]);
+check("split anywhere", sse("id", ": 2\r", "\nevent: log\r\nda", "ta: x\r\n", "\r\n"), [[{ id: "2", event: "log", data: "x" }], "2"]);
+check("lone CR ends lines", sse("data: a\rdata: b\r\r"), [[{ id: "", event: "message", data: "a\nb" }], ""]);
+check("comments and unknown fields", sse(": keepalive\nretry: 10\nfoo\ndata:no space\n\n"), [[{ id: "", event: "message", data: "no space" }], ""]);
+check("no dispatch without a blank line", sse("id: 3\ndata: x\n"), [[], ""]);
+check("id kept across events", sse("id: 4\ndata: a\n\ndata: b\n\n")[0].map((e) => e.id), ["4", "4"]);
+check("an id with NUL is ignored", sse("id: 5\ndata: a\n\nid: 6\0\ndata: b\n\n")[1], "5");
+check("resumes from the given id", new SSEParser(() => {}, "7").lastId, "7");
+
+check("safeURL https", safeURL("https://example.com/a?b"), "https://example.com/a?b");
+check("safeURL http", safeURL("http://x.test/"), "http://x.test/");
+for (const bad of ["javascript:alert(1)", "JAVASCRIPT:alert(1)", "data:text/html,<b>", "vbscript:x", "/relative", "//evil.test/x", "file:///etc/passwd", " javascript:x"]) {
+  check("safeURL refuses " + bad, safeURL(bad), "");
+}
+
+const md = (s: string) => html(render(s));
+check("markup stays text", md("<script>alert(1)</script> <img src=x onerror=y>"), "<p>&lt;script&gt;alert(1)&lt;/script&gt; &lt;img src=x onerror=y&gt;</p>");
+check("heading shifted", md("# T <b>x</b>\n\n###### six"), "<h3>T &lt;b&gt;x&lt;/b&gt;</h3><h6>six</h6>");
+check("inline", md("a *em* **st** `c<d>` _u_"), "<p>a <em>em</em> <strong>st</strong> <code>c&lt;d&gt;</code> <em>u</em></p>");
+check("http link", md("[x](https://e.test/p)"), '<p><a href="https://e.test/p" rel="noopener noreferrer" target="_blank">x</a></p>');
+check("javascript link is text", md("[x](javascript:alert(1))"), "<p><span>x</span>)</p>");
+check("data link is text", md("[x](data:text/html;base64,PHNjcmlwdD4=)"), "<p><span>x</span></p>");
+check("link text is text", md("[<i>x</i>](https://e.test/)"), '<p><a href="https://e.test/" rel="noopener noreferrer" target="_blank">&lt;i&gt;x&lt;/i&gt;</a></p>');
+check("lists", md("- a\n- b\n\n1. one\n2. two"), "<ul><li>a</li><li>b</li></ul><ol><li>one</li><li>two</li></ol>");
+check("fenced code keeps markup as text", md("```html\n<b>x</b>\n```"), '<pre><code data-lang="html">&lt;b&gt;x&lt;/b&gt;</code></pre>');
+check("table", md("| a | b |\n| --- | --- |\n| 1 | `2` |"), '<table><thead><tr><th scope="col">a</th><th scope="col">b</th></tr></thead><tbody><tr><td>1</td><td><code>2</code></td></tr></tbody></table>');
+check("quote", md("> q *e*"), "<blockquote><p>q <em>e</em></p></blockquote>");
+check("paragraph joins lines", md("a\nb\n\nc"), "<p>a b</p><p>c</p>");
+check("escapes", md("\\*not em\\*"), "<p>*not em*</p>");
+check("unclosed markers are text", md("a * b ** c ` d [e](f"), "<p>a * b ** c ` d [e](f</p>");
+check("no event handlers from markdown", md("[x](https://e.test/){onclick=y}"), '<p><a href="https://e.test/" rel="noopener noreferrer" target="_blank">x</a>{onclick=y}</p>');
+
+if (failed) {
+  console.log(`${failed} failed`);
+  (globalThis as any).process.exitCode = 1;
+} else {
+  console.log("ok");
+}
