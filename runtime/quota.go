@@ -62,6 +62,15 @@ type quota struct {
 	inflight int
 }
 
+// Quota is the quota rt's tenant's runs are bound by (Config.Quota; a user's view has its
+// tenant's), for an operator to read; the zero Quota is none.
+func (rt *Runtime) Quota() Quota {
+	if rt.parent != nil {
+		return rt.parent.cfg.Quota
+	}
+	return rt.cfg.Quota
+}
+
 // ShareQuota makes rt's tenant's Quota hold across the replicas sq connects, instead of in this
 // process alone. A run whose share cannot be read within sharedQuotaWait (the cluster is away)
 // is refused busy, not let through: a quota is a promise to the other tenants. A Runtime with no

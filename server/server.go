@@ -253,6 +253,8 @@ func (s *Server) Mount(g *echo.Group) {
 	guarded(http.MethodDelete, "/v1/skills/:id", s.each((*view).deleteSkill), access.NeedRemove)
 	guarded(http.MethodPost, "/v1/reload", s.each((*view).reload), access.RoleAdmin)
 	guarded(http.MethodGet, "/v1/cluster", s.cluster, access.RoleAdmin)
+	// An admin reads their tenant's configuration; the operator every tenant's (listTenants).
+	guarded(http.MethodGet, "/v1/tenants", s.listTenants, access.RoleAdmin)
 
 	// MCP over streamable HTTP. Listing and calling happen inside one session, so the session
 	// needs the runner role; the MCP handler checks its own content types, and also refuses a

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -274,3 +275,57 @@ func echoRoutes(t *testing.T, e *tenantEnv) []routeInfo {
 }
 
 type routeInfo struct{ Method, Path string }
+
+// GET /v1/tenants shows the operator every tenant and a tenant's admin their own alone: each
+// tenant's skill count, quota, keys by name and role, and users, never a key. Other roles are
+// refused; a keyless server is its operator's, with no keys to show.
+func TestListTenants(t *testing.T) {
+	t.Parallel()
+	env := newTenantEnv(t, runtime.Quota{ConcurrentRuns: 2, RunsPerMinute: 60})
+	users, _ := newUsersEnv(t)
+	keyless := newEnv(t, Options{}, t.TempDir())
+	list := func(url, key string) string {
+		t.Helper()
+		var header []string
+		if key != "" {
+			header = []string{"X-API-Key", key}
+		}
+		r := get(t, url+"/v1/tenants", header...)
+		if r.status != http.StatusOK {
+			t.Fatalf("GET /v1/tenants as %q: %s", key, r)
+		}
+		for _, k := range []string{acmeKey, globexKey, rootKey, aliceKey, bobKey, carolKey} {
+			if strings.Contains(string(r.body), k) {
+				t.Fatalf("GET /v1/tenants hands out a key: %s", r.body)
+			}
+		}
+		var out struct {
+			Tenants []tenantInfo `json:"tenants"`
+		}
+		r.decode(t, &out)
+		var lines []string
+		for _, tn := range out.Tenants {
+			line := fmt.Sprintf("%q skills=%d quota=%d/%d users=%v keys=", tn.Name, tn.Skills, tn.Quota.ConcurrentRuns, tn.Quota.RunsPerMinute, tn.Users)
+			for _, k := range tn.Keys {
+				line += k.Name + ":" + k.Role + ":" + k.User + " "
+			}
+			lines = append(lines, line)
+		}
+		return strings.Join(lines, "\n")
+	}
+	root := `"" skills=1 quota=0/0 users=[] keys=root:admin: ` + "\n" +
+		`"acme" skills=1 quota=2/60 users=[alice@acme] keys=acme-admin:admin:alice@acme ` + "\n" +
+		`"globex" skills=1 quota=0/0 users=[bob@globex] keys=globex-admin:admin:bob@globex `
+	for _, tc := range []struct{ url, key, want string }{
+		{env.ts.URL, rootKey, root},
+		{env.ts.URL, acmeKey, `"acme" skills=1 quota=2/60 users=[alice@acme] keys=acme-admin:admin:alice@acme `},
+		{users.URL, carolKey, `"acme" skills=1 quota=0/0 users=[alice@acme bob@acme carol@acme] keys=alice:author:alice@acme bob:author:bob@acme carol:admin:carol@acme `},
+		{keyless.ts.URL, "", `"" skills=0 quota=0/0 users=[] keys=`},
+	} {
+		if got := list(tc.url, tc.key); got != tc.want {
+			t.Errorf("GET /v1/tenants as %q:\n%s\nwant\n%s", tc.key, got, tc.want)
+		}
+	}
+	wantError(t, get(t, users.URL+"/v1/tenants", "X-API-Key", aliceKey), http.StatusForbidden, "forbidden")
+	wantError(t, get(t, env.ts.URL+"/v1/tenants"), http.StatusUnauthorized, "unauthorized")
+}
