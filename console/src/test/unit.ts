@@ -5,6 +5,8 @@ import "./setup";
 import { html } from "./fakedom";
 import { SSEParser, SSEEvent } from "../sse";
 import { render, safeURL } from "../markdown";
+import { clusterPage } from "../admin";
+import { fakeDocument } from "./fakedom";
 
 let failed = 0;
 function check(name: string, got: unknown, want: unknown): void {
@@ -56,9 +58,42 @@ check("escapes", md("\\*not em\\*"), "<p>*not em*</p>");
 check("unclosed markers are text", md("a * b ** c ` d [e](f"), "<p>a * b ** c ` d [e](f</p>");
 check("no event handlers from markdown", md("[x](https://e.test/){onclick=y}"), '<p><a href="https://e.test/" rel="noopener noreferrer" target="_blank">x</a>{onclick=y}</p>');
 
-if (failed) {
-  console.log(`${failed} failed`);
-  (globalThis as any).process.exitCode = 1;
-} else {
-  console.log("ok");
+// The cluster page, from a GET /v1/cluster answer in cluster.Status's shape, with the key in
+// the Authorization header and every name shown as text.
+async function clusterTest(): Promise<void> {
+  let asked: [string, string | null] = ["", null];
+  (globalThis as any).sessionStorage.setItem("skillbox.key", "k-123");
+  (globalThis as any).fetch = async (url: string, init: RequestInit) => {
+    asked = [url, new Headers(init.headers).get("Authorization")];
+    return new Response(JSON.stringify({
+      name: "sbx", node: "n1", replicas: 3, queued: 2, queue_bytes: 2048, events: 10, event_bytes: 4096,
+      events_unsent: 0, events_dropped: 0, held: 1, queue_leader: "<b>s1</b>",
+      nodes: [{ node: "n1<script>", addr: "10.0.0.1:8080", version: "v1", slots: 16, free: 15, free_memory: 1 << 30, at: "2026-12-01T09:00:00Z" }],
+      consumers: [{ name: "c1", pending: 0, ack_pending: 1 }],
+    }), { status: 200, headers: { "Content-Type": "application/json" } });
+  };
+  const main = fakeDocument.createElement("main");
+  await clusterPage(main as any);
+  check("cluster asks with the key", asked, ["/v1/cluster", "Bearer k-123"]);
+  const out = html(main);
+  check("cluster shows the node as text", out.includes("<td>n1&lt;script&gt;</td>"), true);
+  check("cluster shows free slots", out.includes("15 of 16"), true);
+  check("cluster shows the leader as text", out.includes("&lt;b&gt;s1&lt;/b&gt;"), true);
+  check("cluster shows the readers", out.includes("<td>c1</td>"), true);
+}
+
+clusterTest()
+  .catch((e) => {
+    failed++;
+    console.log("FAIL cluster page: " + (e as Error).stack);
+  })
+  .then(finish);
+
+function finish(): void {
+  if (failed) {
+    console.log(`${failed} failed`);
+    (globalThis as any).process.exitCode = 1;
+  } else {
+    console.log("ok");
+  }
 }
