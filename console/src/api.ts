@@ -94,6 +94,46 @@ export async function stream(path: string, lastId: string, signal: AbortSignal, 
   return parser.lastId;
 }
 
+// sleep waits ms, or until signal aborts.
+export const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener("abort", () => {
+      clearTimeout(t);
+      resolve();
+    });
+  });
+
+// follow reads the event stream at path until onEvent says an event was the last (it returns
+// true), resuming after the last event seen (Last-Event-ID) when the connection drops or ends
+// early: the server keeps a run's events, so none is lost or shown twice. It gives up, with an
+// error, after tries attempts in a row that brought nothing new, or at once when the API
+// refuses (a 4xx other than 408 and 429); an abort of signal ends it quietly.
+export async function follow(path: string, signal: AbortSignal, onEvent: (e: SSEEvent) => boolean,
+  tries = 6, delay = (n: number) => 500 * n): Promise<void> {
+  let last = "";
+  let done = false;
+  let fails = 0;
+  const on = (e: SSEEvent) => {
+    if (done) return; // what follows the last event is not the run's
+    if (e.id) last = e.id;
+    if (onEvent(e)) done = true;
+  };
+  while (!done && !signal.aborted) {
+    const before = last;
+    try {
+      await stream(path, last, signal, on);
+    } catch (e) {
+      if (signal.aborted) return;
+      if (e instanceof ApiError && e.status >= 400 && e.status < 500 && e.status !== 408 && e.status !== 429) throw e;
+    }
+    if (done || signal.aborted) return;
+    fails = last !== before ? 0 : fails + 1;
+    if (fails >= tries) throw new ApiError(0, "stream_lost", `the events of ${path} stopped arriving (${fails} attempts): reload the page to try again`);
+    await sleep(delay(fails + 1), signal);
+  }
+}
+
 // traceparent makes a W3C traceparent with a new random trace id, which the run's span
 // continues: the console then knows the run's trace id.
 export function traceparent(): { header: string; traceId: string } {

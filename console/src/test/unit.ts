@@ -6,6 +6,7 @@ import { html } from "./fakedom";
 import { SSEParser, SSEEvent } from "../sse";
 import { render, safeURL } from "../markdown";
 import { clusterPage } from "../admin";
+import { follow, ApiError } from "../api";
 import { fakeDocument } from "./fakedom";
 
 let failed = 0;
@@ -82,7 +83,50 @@ async function clusterTest(): Promise<void> {
   check("cluster shows the readers", out.includes("<td>c1</td>"), true);
 }
 
+// follow resumes a dropped stream after the last event it saw, and stops at the last event.
+async function followTest(): Promise<void> {
+  const asked: (string | null)[] = [];
+  // Each answer is the events after Last-Event-ID; the first connection breaks after two
+  // events (an error mid-body), the second ends cleanly without the result, the third has it.
+  const answers: (() => Response)[] = [
+    () => body(["id: 1\nevent: status\ndata: {}\n\n", "id: 2\nevent: log\ndata: {}\n\n"], true),
+    () => body(["id: 3\nevent: log\ndata: {}\n\n"], false),
+    () => body(["id: 4\nevent: result\ndata: {}\n\nid: 5\nevent: extra\ndata: {}\n\n"], false),
+  ];
+  (globalThis as any).fetch = async (_url: string, init: RequestInit) => {
+    asked.push(new Headers(init.headers).get("Last-Event-ID"));
+    return answers[asked.length - 1]();
+  };
+  const seen: string[] = [];
+  await follow("/v1/runs/r/events", new AbortController().signal, (e) => (seen.push(e.id), e.event === "result"), 6, () => 0);
+  check("follow: events once each, to the result", seen, ["1", "2", "3", "4"]);
+  check("follow: resumed with Last-Event-ID", asked, [null, "2", "3"]);
+
+  // A refusal ends it at once with the API's message; a stream that brings nothing gives up.
+  (globalThis as any).fetch = async () => new Response(JSON.stringify({ error: { code: "not_found", message: "no run r" } }), { status: 404 });
+  const refused = await follow("/x", new AbortController().signal, () => false, 6, () => 0).then(() => null, (e) => e);
+  check("follow: a 404 is the API's message", refused instanceof ApiError ? [refused.status, refused.message] : refused, [404, "no run r"]);
+  let n = 0;
+  (globalThis as any).fetch = async () => (n++, body([": nothing\n"], false));
+  const lost = await follow("/x", new AbortController().signal, () => false, 3, () => 0).then(() => null, (e) => e);
+  check("follow: gives up after tries", [lost instanceof ApiError ? lost.code : lost, n], ["stream_lost", 3]);
+}
+
+// body is an event-stream answer of chunks; broken makes the body fail after them.
+function body(chunks: string[], broken: boolean): Response {
+  const enc = new TextEncoder();
+  let i = 0;
+  return new Response(new ReadableStream({
+    pull(c) {
+      if (i < chunks.length) c.enqueue(enc.encode(chunks[i++]));
+      else if (broken) c.error(new TypeError("network error"));
+      else c.close();
+    },
+  }), { status: 200, headers: { "Content-Type": "text/event-stream" } });
+}
+
 clusterTest()
+  .then(followTest)
   .catch((e) => {
     failed++;
     console.log("FAIL cluster page: " + (e as Error).stack);
