@@ -50,8 +50,18 @@ func Dist(src string) (map[string][]byte, error) {
 	return out, nil
 }
 
+// UnitTests bundles the console's unit tests (src/test/unit.ts) into one script for Node,
+// which exits non-zero when one fails.
+func UnitTests(src string) ([]byte, error) {
+	abs, err := filepath.Abs(src)
+	if err != nil {
+		return nil, err
+	}
+	return bundle(abs, "test/unit.ts", api.LoaderTS, api.PlatformNode)
+}
+
 // bundle runs esbuild on entry, a file of dir, and returns its one output file.
-func bundle(dir, entry string, loader api.Loader) ([]byte, error) {
+func bundle(dir, entry string, loader api.Loader, platform ...api.Platform) ([]byte, error) {
 	opts := api.BuildOptions{
 		EntryPoints:       []string{entry},
 		AbsWorkingDir:     dir,
@@ -72,6 +82,9 @@ func bundle(dir, entry string, loader api.Loader) ([]byte, error) {
 	if loader == api.LoaderTS {
 		opts.Format = api.FormatIIFE
 		opts.Platform = api.PlatformBrowser
+		if len(platform) > 0 {
+			opts.Platform = platform[0]
+		}
 	}
 	res := api.Build(opts)
 	if len(res.Errors) > 0 {

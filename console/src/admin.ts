@@ -22,18 +22,37 @@ function cell(v: unknown): Child {
   return h("code", null, JSON.stringify(v));
 }
 
-// rowsOf finds the list in an answer: the answer itself, or its one array member.
-function rowsOf(v: any, name: string): Record<string, unknown>[] {
-  if (Array.isArray(v)) return v;
-  if (v && Array.isArray(v[name])) return v[name];
-  if (v && typeof v === "object") for (const x of Object.values(v)) if (Array.isArray(x)) return x as Record<string, unknown>[];
-  return [];
+interface TenantInfo {
+  name: string;
+  skills: number;
+  quota?: Record<string, unknown>;
+  keys?: { name: string; role: string; user?: string }[];
+  users?: string[];
 }
 
+// tenantsPage shows the tenants the key may read (GET /v1/tenants: the operator every one, a
+// tenant's admin their own): skills, quota, users and keys by name and role, never a key.
 export async function tenantsPage(main: HTMLElement): Promise<void> {
-  main.append(h("h1", { tabindex: -1 }, "Tenants and users"));
-  const [tenants, users] = await Promise.all([call("GET", "/v1/tenants"), call("GET", "/v1/users")]);
-  main.append(section("Tenants", table("Tenants", rowsOf(tenants, "tenants"))), section("Users", table("Users", rowsOf(users, "users"))));
+  main.append(h("h1", { tabindex: -1 }, "Tenants"));
+  const { tenants } = await call<{ tenants: TenantInfo[] }>("GET", "/v1/tenants");
+  if (!tenants.length) {
+    main.append(h("p", null, "No tenant is yours to read."));
+    return;
+  }
+  for (const t of tenants) {
+    const quota = Object.entries(t.quota || {});
+    main.append(
+      section(t.name ? "Tenant " + t.name : "The default tenant",
+        h("dl", { class: "facts" },
+          h("dt", null, "Skills"), h("dd", null, String(t.skills)),
+          h("dt", null, "Quota"), h("dd", null, quota.length ? quota.map(([k, v]) => `${k} ${v}`).join(", ") : "none"),
+          h("dt", null, "Users"), h("dd", null, t.users && t.users.length ? t.users.join(", ") : "none")),
+        t.keys && t.keys.length
+          ? table(`API keys of ${t.name || "the default tenant"} (names only)`, t.keys.map((k) => ({ key: k.name, role: k.role, user: k.user || "" })))
+          : h("p", null, "No API keys: the server is keyless."),
+      ),
+    );
+  }
 }
 
 interface Presence {

@@ -1,6 +1,9 @@
 // The one way the console talks to the API: fetch with the key in the Authorization header.
-// No cookies are sent (credentials: "same-origin" is fetch's default, but the API sets none, and
-// the key is never in a URL).
+// No cookies go either way (credentials: "omit"), and the key is never in a URL.
+
+import { SSEParser, SSEEvent } from "./sse";
+
+export type { SSEEvent };
 
 const keyName = "skillbox.key";
 
@@ -72,13 +75,6 @@ export async function errorOf(res: Response, method: string, path: string): Prom
   return new ApiError(res.status, code, msg);
 }
 
-// SSEEvent is one server-sent event.
-export interface SSEEvent {
-  id: string;
-  event: string;
-  data: string;
-}
-
 // stream reads GET path as server-sent events (EventSource cannot send the Authorization
 // header), calling onEvent for each, until the answer ends or signal aborts. lastId, when set,
 // resumes after that event (Last-Event-ID). It resolves with the last event id it saw.
@@ -98,53 +94,43 @@ export async function stream(path: string, lastId: string, signal: AbortSignal, 
   return parser.lastId;
 }
 
-// SSEParser splits the text of an event stream into events (the WHATWG rules: lines end in
-// \n, \r\n or \r; "field: value"; a blank line dispatches; a line starting with ':' is a
-// comment).
-export class SSEParser {
-  private buf = "";
-  private data: string[] = [];
-  private event = "";
-  private id = "";
-  constructor(private onEvent: (e: SSEEvent) => void, public lastId = "") {}
+// sleep waits ms, or until signal aborts.
+export const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener("abort", () => {
+      clearTimeout(t);
+      resolve();
+    });
+  });
 
-  push(chunk: string): void {
-    this.buf += chunk;
-    for (;;) {
-      const m = /\r\n|\r|\n/.exec(this.buf);
-      if (!m) return;
-      // A lone \r at the end of a chunk may be the first half of \r\n: wait for more.
-      if (m[0] === "\r" && m.index === this.buf.length - 1) return;
-      const line = this.buf.slice(0, m.index);
-      this.buf = this.buf.slice(m.index + m[0].length);
-      this.line(line);
+// follow reads the event stream at path until onEvent says an event was the last (it returns
+// true), resuming after the last event seen (Last-Event-ID) when the connection drops or ends
+// early: the server keeps a run's events, so none is lost or shown twice. It gives up, with an
+// error, after tries attempts in a row that brought nothing new, or at once when the API
+// refuses (a 4xx other than 408 and 429); an abort of signal ends it quietly.
+export async function follow(path: string, signal: AbortSignal, onEvent: (e: SSEEvent) => boolean,
+  tries = 6, delay = (n: number) => 500 * n): Promise<void> {
+  let last = "";
+  let done = false;
+  let fails = 0;
+  const on = (e: SSEEvent) => {
+    if (done) return; // what follows the last event is not the run's
+    if (e.id) last = e.id;
+    if (onEvent(e)) done = true;
+  };
+  while (!done && !signal.aborted) {
+    const before = last;
+    try {
+      await stream(path, last, signal, on);
+    } catch (e) {
+      if (signal.aborted) return;
+      if (e instanceof ApiError && e.status >= 400 && e.status < 500 && e.status !== 408 && e.status !== 429) throw e;
     }
-  }
-
-  private line(line: string): void {
-    if (line === "") {
-      if (this.id) this.lastId = this.id;
-      if (this.data.length) this.onEvent({ id: this.id, event: this.event || "message", data: this.data.join("\n") });
-      this.data = [];
-      this.event = "";
-      return;
-    }
-    if (line.startsWith(":")) return;
-    const i = line.indexOf(":");
-    const name = i < 0 ? line : line.slice(0, i);
-    let value = i < 0 ? "" : line.slice(i + 1);
-    if (value.startsWith(" ")) value = value.slice(1);
-    switch (name) {
-      case "data":
-        this.data.push(value);
-        break;
-      case "event":
-        this.event = value;
-        break;
-      case "id":
-        if (!value.includes("\0")) this.id = value;
-        break;
-    }
+    if (done || signal.aborted) return;
+    fails = last !== before ? 0 : fails + 1;
+    if (fails >= tries) throw new ApiError(0, "stream_lost", `the events of ${path} stopped arriving (${fails} attempts): reload the page to try again`);
+    await sleep(delay(fails + 1), signal);
   }
 }
 

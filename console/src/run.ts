@@ -1,6 +1,6 @@
 // #/runs/<id>: one run, its events as they arrive, its result, logs, usage and files.
 
-import { call, stream, headers, base, errorOf, ApiError, SSEEvent } from "./api";
+import { call, follow, headers, base, errorOf, ApiError, SSEEvent } from "./api";
 import { h, section, alertBox, json, bytes, time, Child } from "./dom";
 
 interface LogEntry {
@@ -67,15 +67,6 @@ function traceOf(runID: string): string {
 export function final(status: string): boolean {
   return status !== "running" && status !== "queued" && status !== "";
 }
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal.addEventListener("abort", () => {
-      clearTimeout(t);
-      resolve();
-    });
-  });
 
 export async function runPage(main: HTMLElement, id: string, signal: AbortSignal): Promise<void> {
   const path = "/v1/runs/" + encodeURIComponent(id);
@@ -153,9 +144,8 @@ export async function runPage(main: HTMLElement, id: string, signal: AbortSignal
 
   // The events: kept ones then live ones, to the result; a dropped connection resumes after
   // the last event seen (Last-Event-ID).
-  let last = "";
   let done = false;
-  const onEvent = (ev: SSEEvent) => {
+  const onEvent = (ev: SSEEvent): boolean => {
     let data: any = {};
     try {
       data = JSON.parse(ev.data);
@@ -172,20 +162,14 @@ export async function runPage(main: HTMLElement, id: string, signal: AbortSignal
       status.textContent = r.status || (r.success ? "succeeded" : "failed");
       cancel.hidden = true;
     }
+    return done;
   };
-  for (let tries = 0; !done && !signal.aborted && tries < 6; tries++) {
-    const before = last;
-    try {
-      last = await stream(path + "/events", last, signal, onEvent);
-    } catch (e) {
-      if (signal.aborted) return;
-      if (e instanceof ApiError && e.status !== 0 && e.status < 500 && e.status !== 429) {
-        if (!run || !final(run.status)) note.append(alertBox(e.message));
-        break;
-      }
-    }
-    if (last !== before) tries = 0; // it moved: start counting again
-    if (!done) await sleep(500 * (tries + 1), signal);
+  try {
+    await follow(path + "/events", signal, onEvent);
+  } catch (e) {
+    // A finished run whose events are no longer kept has its page from GET /v1/runs/{id}.
+    if (!signal.aborted && (!run || !final(run.status))) note.append(alertBox((e as Error).message));
+    return;
   }
   if (signal.aborted || !done) return;
   try {

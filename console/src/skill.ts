@@ -83,7 +83,10 @@ function show(v: unknown): string {
     if (!v.length) return "none";
     return v.map((x) => (x && typeof x === "object" && "path" in x ? `${(x as any).path} (${(x as any).access || "read-only"})` : typeof x === "string" ? x : JSON.stringify(x))).join(", ");
   }
-  if (typeof v === "object") return JSON.stringify(v);
+  if (typeof v === "object") {
+    const e = Object.entries(v as Record<string, unknown>);
+    return e.length ? e.map(([k, x]) => `${k} ${typeof x === "object" ? JSON.stringify(x) : String(x)}`).join(", ") : "none";
+  }
   return String(v);
 }
 
@@ -164,7 +167,8 @@ interface Control {
 
 function control(name: string, s: Schema, required: boolean): Control {
   const t = types(s).filter((x) => x !== "null");
-  const hint = s.description;
+  // The label is the parameter's name alone; whether it is required is said in its hint.
+  const hint = [required ? "Required." : "", s.description || ""].filter(Boolean).join(" ") || undefined;
   if (Array.isArray(s.enum) && s.enum.length) {
     const opts: [string, string][] = s.enum.map((v, i): [string, string] => [String(i), typeof v === "string" ? v : JSON.stringify(v)]);
     const sel = select(required ? opts : [["", "(not set)"], ...opts]);
@@ -213,7 +217,10 @@ function runForm(d: Detail, path: string, signal: AbortSignal): HTMLElement {
   }
   const schema = d.parameters || {};
   const required = new Set(schema.required || []);
-  const controls = Object.entries(schema.properties || {}).map(([name, s]) => [name, control(name, s || {}, required.has(name))] as [string, Control]);
+  // Required parameters first, then the others, each group in the schema's order.
+  const props = Object.entries(schema.properties || {});
+  props.sort(([a], [b]) => Number(required.has(b)) - Number(required.has(a)));
+  const controls = props.map(([name, s]) => [name, control(name, s || {}, required.has(name))] as [string, Control]);
   const fields = h("div", { class: "params" }, controls.map(([, c]) => c.el));
   if (!controls.length) fields.append(h("p", null, "This skill takes no arguments."));
   const raw = checkbox("Raw JSON");
