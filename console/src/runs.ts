@@ -51,6 +51,7 @@ export async function runsPage(main: HTMLElement, query: URLSearchParams): Promi
   form.addEventListener("submit", (e) => {
     e.preventDefault();
     const q = new URLSearchParams();
+    if (query.get("limit")) q.set("limit", query.get("limit")!);
     for (const [k] of filters) {
       const v = inputs[k].value.trim();
       if (v) q.set(k, k === "since" || k === "until" ? toRFC3339(v) : v);
@@ -62,7 +63,8 @@ export async function runsPage(main: HTMLElement, query: URLSearchParams): Promi
   const api = new URLSearchParams();
   for (const [k] of filters) if (query.get(k)) api.set(k, query.get(k)!);
   if (query.get("cursor")) api.set("cursor", query.get("cursor")!);
-  api.set("limit", "50");
+  // The page size: 50, or the route's limit (#/runs?limit=10), which the pager keeps.
+  api.set("limit", /^\d{1,4}$/.test(query.get("limit") || "") ? query.get("limit")! : "50");
   const page = await call<{ runs: Listed[]; next_cursor?: string }>("GET", "/v1/runs?" + api);
   if (!page.runs.length) {
     main.append(h("p", null, "No runs match."));
