@@ -16,7 +16,7 @@ FUZZTIME    ?= 10s
 # with an instrumented compiler. The bound is for a hang, not a measure of speed.
 TESTTIMEOUT ?= 45m
 
-.PHONY: all build install skills sdks guests fixtures interpreters test test-guests test-cluster bench-cluster fuzz soak bench lint check clean
+.PHONY: all build install skills sdks console guests fixtures interpreters test test-guests test-cluster bench-cluster fuzz soak bench lint check clean
 
 all: build
 
@@ -39,6 +39,11 @@ skills:
 # `skillbox new` vendors into each skill; a test fails, naming this target, when it is stale.
 sdks:
 	$(GO) generate ./internal/sdkfiles
+
+# Rebuild the operator console's assets (console/dist: app.js, app.css, index.html) from
+# console/src with esbuild, in-process; a test fails, naming this target, when they are stale.
+console:
+	$(GO) generate ./console
 
 # Rebuild the conformance guest of every language (examples/wasm/<lang>/build.sh); each needs its
 # toolchain (see docs/guests.md; CI installs them all).

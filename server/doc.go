@@ -15,4 +15,7 @@
 // Browsers are kept out unless invited: without keys only loopback Host names are served (421),
 // requests that change state are refused from other web origins (403), the JSON endpoints take
 // only Content-Type: application/json (415), and CORS answers only Options.CORSOrigins.
+//
+// Options.Console, when set, is served at /console/: the operator console of package console,
+// which skillbox serve sets (the server itself does not import it).
 package server

@@ -72,6 +72,13 @@ type Options struct {
 	// /v1/runs/{id}/cancel for any run; GET /v1/cluster answers its status to the operator's
 	// admin keys. Nil: a server on its own, which answers 404 not_clustered.
 	Cluster Cluster
+	// Console, when set, is served at /console/ (and /console redirects there): the operator
+	// console's files, which the handler gets with the path below /console (console.Handler
+	// is one). They are public: a page and its script carry no secret, and the API calls they
+	// make carry the key. Without keys they answer, like the API, only a loopback Host. Nil,
+	// the default: no console. The server does not import the console, so a program that
+	// mounts the API alone does not link it.
+	Console http.Handler
 }
 
 func (o Options) withDefaults() Options {
@@ -205,6 +212,9 @@ func (s *Server) Mount(g *echo.Group) {
 	public(http.MethodHead, "/healthz", s.healthz)
 	public(http.MethodGet, "/readyz", s.readyz)
 	public(http.MethodGet, "/openapi.json", s.openapi)
+	if s.opts.Console != nil {
+		s.mountConsole(g, append(append([]echo.MiddlewareFunc{}, common...), s.loopbackHost))
+	}
 	guarded(http.MethodGet, "/metrics", s.each((*view).metricsHandler), access.RoleViewer)
 	guarded(http.MethodGet, "/v1/me", s.me, access.RoleViewer)
 

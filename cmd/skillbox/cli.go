@@ -84,6 +84,7 @@ type env struct {
 	compileMemory               byteSize
 	compileTimeout              time.Duration
 	cors                        []string       // --cors-origin
+	noConsole                   bool           // --no-console
 	offer                       toolset.Offer  // serve, mcp: --tools
 	toolNames                   toolset.Naming // serve, mcp, tools: --tool-names
 	indexURL, findLinks, python string         // vendor

@@ -19,13 +19,14 @@ import (
 
 	"github.com/skillbox-dev/skillbox/agent/toolset"
 	"github.com/skillbox-dev/skillbox/cluster"
+	"github.com/skillbox-dev/skillbox/console"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/server"
 )
 
 var cmdServe = &command{
 	summary: "serve the skills over HTTP: list, run (JSON or SSE), tool manifests, management, metrics",
-	usage:   "[--addr 127.0.0.1:8080] [--keys FILE] [--tenants FILE] [--insecure] [--watch] [--cors-origin ORIGIN]... [--tools all|skills|disclosure] [--max-connections N] [--body-timeout D] [--shutdown-timeout D]",
+	usage:   "[--addr 127.0.0.1:8080] [--keys FILE] [--tenants FILE] [--insecure] [--watch] [--cors-origin ORIGIN]... [--no-console] [--tools all|skills|disclosure] [--max-connections N] [--body-timeout D] [--shutdown-timeout D]",
 	flags: func(fs *pflag.FlagSet, e *env) {
 		fs.StringVar(&e.addr, "addr", "127.0.0.1:8080", "listen `address`")
 		fs.StringVar(&e.keys, "keys", "", "API keys `FILE` (YAML list of {name, key, role, tenant, user}; key may be env:VAR)")
@@ -39,6 +40,7 @@ var cmdServe = &command{
 		connectionFlags(fs, e)
 		clusterFlags(fs, e)
 		fs.StringArrayVar(&e.cors, "cors-origin", nil, "let web pages from `ORIGIN` (scheme://host[:port], exact) call the API from a browser; repeatable. Off by default: pages from other origins may not run or change anything")
+		fs.BoolVar(&e.noConsole, "no-console", false, "do not serve the operator console at /console/ (a browser app that calls this API with a key the operator types in; docs/console.md)")
 	},
 	completeFlags: map[string]flagCompletion{"tenants": completeTenantsFile},
 	run: func(ctx context.Context, e *env, pos []string) int {
@@ -109,7 +111,8 @@ var cmdServe = &command{
 		if node, err = e.joinCluster(ctx, rt, logger); err != nil {
 			return e.fail(exitFailed, "%v", err)
 		}
-		opts := server.Options{Keys: keys, Logger: logger, CORSOrigins: e.cors, Offer: e.offer, ToolNames: e.toolNames, BodyTimeout: e.bodyTimeout}
+		opts := server.Options{Keys: keys, Logger: logger, CORSOrigins: e.cors, Offer: e.offer, ToolNames: e.toolNames, BodyTimeout: e.bodyTimeout,
+			Console: e.console()}
 		if node != nil {
 			fmt.Fprintf(e.stderr, "skillbox: node %s of cluster %q\n", e.cluster.NodeID, e.cluster.Name)
 			opts.Cluster = node
@@ -185,6 +188,14 @@ var cmdServe = &command{
 		}
 		return exitOK
 	},
+}
+
+// console is the operator console serve offers at /console/, or nil with --no-console.
+func (e *env) console() http.Handler {
+	if e.noConsole {
+		return nil
+	}
+	return console.Handler()
 }
 
 // connectionFlags bound what clients may hold of serve: its connections, the time a request's

@@ -1,0 +1,577 @@
+// The console's end-to-end browser test: Playwright drives a real Chromium through the console
+// of a running Skillbox server, as an operator would, by the accessible names of the UI contract
+// (console/e2e is run by console/e2e_test.go, which builds the server and its skills; see there).
+//
+// Every element is found by role and accessible name (getByRole, getByLabel), never by a CSS
+// class: the contract is what the page offers to assistive technology. Waits are bounds against
+// a hang (TIMEOUT), never a measure of speed.
+//
+// Environment:
+//   SKILLBOX_URL            the server, http://127.0.0.1:PORT (required)
+//   SKILLBOX_ADMIN_KEY      an admin key (required)
+//   SKILLBOX_VIEWER_KEY     a viewer key (required)
+//   SKILLBOX_ARTIFACTS      where screenshots, the axe report and downloads go (required)
+//   SKILLBOX_E2E_SKILL      the skill to run; SKILLBOX_E2E_ARGS its arguments as JSON, entered
+//                           into the form field by field
+//   SKILLBOX_E2E_RESULT     JSON the run's result must contain (each member, compared as JSON)
+//   SKILLBOX_E2E_FILE       the artifact to download; SKILLBOX_E2E_FILE_SHA256 its bytes' sha256
+//   SKILLBOX_E2E_CALLER     the admin key's caller name, for the Caller filter
+//   SKILLBOX_E2E_APPROVE    the skill whose pending version the admin approves
+//   SKILLBOX_E2E_PENDING    the skill whose pending version the viewer tries to approve
+//   SKILLBOX_E2E_MARKUP     a skill whose SKILL.md holds <img src="x-e2e" onerror=...>, which
+//                           must show as text
+//   CHROMIUM                the browser (default: chromium or chromium-browser on PATH)
+//
+// It prints one line `E2E-SUMMARY {json}` at the end (steps passed and failed, axe counts by
+// impact, the run's id) and exits 1 when any step failed.
+
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, appendFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { createRequire } from 'node:module';
+import { chromium } from 'playwright-core';
+
+const require = createRequire(import.meta.url);
+const TIMEOUT = 60_000; // a bound against a hang on a slow, busy machine, not a speed test
+
+function need(name) {
+  const v = process.env[name];
+  if (!v) {
+    console.error(`console.mjs: ${name} is not set`);
+    process.exit(2);
+  }
+  return v;
+}
+
+const base = need('SKILLBOX_URL').replace(/\/+$/, '');
+const adminKey = need('SKILLBOX_ADMIN_KEY');
+const viewerKey = need('SKILLBOX_VIEWER_KEY');
+const outDir = need('SKILLBOX_ARTIFACTS');
+const skill = process.env.SKILLBOX_E2E_SKILL || 'report';
+const args = JSON.parse(process.env.SKILLBOX_E2E_ARGS || '{}');
+const wantResult = JSON.parse(process.env.SKILLBOX_E2E_RESULT || '{}');
+const fileName = process.env.SKILLBOX_E2E_FILE || '';
+const fileSHA = process.env.SKILLBOX_E2E_FILE_SHA256 || '';
+const caller = process.env.SKILLBOX_E2E_CALLER || '';
+const approveSkill = process.env.SKILLBOX_E2E_APPROVE || '';
+const pendingSkill = process.env.SKILLBOX_E2E_PENDING || '';
+const markupSkill = process.env.SKILLBOX_E2E_MARKUP || '';
+mkdirSync(outDir, { recursive: true });
+
+function findChromium() {
+  if (process.env.CHROMIUM) return process.env.CHROMIUM;
+  for (const dir of (process.env.PATH || '').split(delimiter)) {
+    for (const name of ['chromium', 'chromium-browser']) {
+      if (dir && existsSync(join(dir, name))) return join(dir, name);
+    }
+  }
+  return '/usr/bin/chromium';
+}
+
+// --- small helpers -------------------------------------------------------------------------
+
+const log = (...a) => console.log('[e2e]', ...a);
+const browserLog = join(outDir, 'browser.log');
+writeFileSync(browserLog, '');
+const note = (line) => appendFileSync(browserLog, line + '\n');
+
+// poll calls fn until it returns a truthy value, and returns it; after TIMEOUT it throws,
+// naming what it waited for and what fn last saw (fn may return {ok, seen}).
+async function poll(what, fn, timeout = TIMEOUT) {
+  const end = Date.now() + timeout;
+  let seen;
+  for (;;) {
+    let v;
+    try {
+      v = await fn();
+    } catch (e) {
+      if (e.fatal) throw e;
+      seen = String(e.message || e).split('\n')[0];
+    }
+    if (v && typeof v === 'object' && 'ok' in v) {
+      if (v.ok) return v;
+      seen = v.seen;
+    } else if (v) {
+      return v;
+    }
+    if (Date.now() > end) throw new Error(`waited ${timeout / 1000}s for ${what}; last seen: ${JSON.stringify(seen)}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+const escapeRe = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+// api calls the server directly (not through the page), to learn what the console should show.
+async function api(method, path, key, body) {
+  const headers = { Authorization: `Bearer ${key}` };
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  const r = await fetch(base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await r.text();
+  let json;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: r.status, json, text };
+}
+
+// --- the steps -----------------------------------------------------------------------------
+
+const steps = []; // {name, ok, detail}
+async function step(name, fn) {
+  log(`step ${name}`);
+  try {
+    const detail = await fn();
+    steps.push({ name, ok: true, detail: detail || '' });
+    log(`step ${name}: pass${detail ? ' (' + detail + ')' : ''}`);
+    return true;
+  } catch (e) {
+    const msg = String(e && e.message ? e.message : e).split('\n').slice(0, 6).join(' | ');
+    steps.push({ name, ok: false, detail: msg });
+    log(`step ${name}: FAIL: ${msg}`);
+    await shot(`fail-${name}`).catch(() => {});
+    return false;
+  }
+}
+
+const userDataDir = mkdtempSync(join(tmpdir(), 'skillbox-e2e-chromium-'));
+const context = await chromium.launchPersistentContext(userDataDir, {
+  executablePath: findChromium(),
+  headless: true,
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  viewport: { width: 1280, height: 800 },
+  acceptDownloads: true,
+  timeout: TIMEOUT,
+});
+context.setDefaultTimeout(TIMEOUT);
+const page = context.pages()[0] || (await context.newPage());
+const pageErrors = [];
+page.on('console', (m) => note(`console.${m.type()}: ${m.text()}`));
+page.on('pageerror', (e) => {
+  pageErrors.push(String(e.message || e));
+  note(`pageerror: ${e.stack || e}`);
+});
+page.on('response', (r) => {
+  if (r.status() >= 400) note(`response ${r.status()} ${r.request().method()} ${r.url()}`);
+});
+page.on('requestfailed', (r) => note(`requestfailed ${r.method()} ${r.url()}: ${r.failure()?.errorText}`));
+
+let shots = 0;
+const shotFiles = [];
+// shot saves a full-page PNG of the page as NN-name.png.
+async function shot(name) {
+  const file = join(outDir, `${String(++shots).padStart(2, '0')}-${name}.png`);
+  await page.screenshot({ path: file, fullPage: true, timeout: TIMEOUT });
+  shotFiles.push(file);
+  return file;
+}
+// docShot saves the viewport (1280x800) as docs-name.png: the pictures docs/console/ keeps.
+async function docShot(name) {
+  const file = join(outDir, `docs-${name}.png`);
+  await page.screenshot({ path: file, fullPage: false, timeout: TIMEOUT });
+  shotFiles.push(file);
+}
+
+// The axe-core check: injected by evaluation (a CSP that forbids inline scripts does not apply
+// to the debugger), run on the whole document, every violation kept for the report.
+const axeSource = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+const axePages = [];
+async function axeCheck(name) {
+  await page.evaluate(axeSource);
+  const res = await page.evaluate(async () => {
+    // eslint-disable-next-line no-undef
+    const r = await axe.run(document, { resultTypes: ['violations'] });
+    return { violations: r.violations, incomplete: r.incomplete.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => n.target.join(" ")) })), testEngine: r.testEngine, url: r.url };
+  });
+  const counts = {};
+  for (const v of res.violations) counts[v.impact || 'none'] = (counts[v.impact || 'none'] || 0) + 1;
+  // incomplete: what axe could not decide (contrast over an image, say), for a person to review.
+  axePages.push({ page: name, url: res.url, counts, violations: res.violations, incomplete: res.incomplete, engine: res.testEngine });
+  for (const v of res.violations) {
+    log(`axe ${name}: ${v.impact} ${v.id}: ${v.help} (${v.nodes.length} nodes: ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')})`);
+  }
+  for (const v of res.incomplete) log(`axe ${name}: to review (not a violation): ${v.impact} ${v.id}: ${v.help} (${v.nodes.slice(0, 3).join(', ')})`);
+}
+
+const main = () => page.getByRole('navigation', { name: 'Main' });
+const alerts = () => page.getByRole('alert');
+async function go(hash) {
+  await page.goto(`${base}/console/${hash}`, { waitUntil: 'load', timeout: TIMEOUT });
+}
+async function nav(name) {
+  await main().getByRole('link', { name, exact: true }).click();
+}
+async function hashIs(re) {
+  return poll(`the address to match ${re}`, () => {
+    const h = new URL(page.url()).hash;
+    return { ok: re.test(h), seen: h };
+  });
+}
+// alertText waits for a non-empty alert and returns the texts of all alerts shown.
+async function alertTexts() {
+  return poll('an alert', async () => {
+    const texts = (await alerts().allTextContents()).map((t) => t.trim()).filter(Boolean);
+    return { ok: texts.length > 0, seen: texts, texts };
+  }).then((v) => v.texts);
+}
+
+// signIn enters key in the key form and waits until the console shows it signed in.
+async function signIn(key, role) {
+  const input = page.getByLabel('API key', { exact: true });
+  await input.waitFor({ state: 'visible' });
+  await input.fill(key);
+  await page.getByRole('button', { name: 'Use key', exact: true }).click();
+  await page.getByRole('button', { name: 'Forget key', exact: true }).waitFor({ state: 'visible' });
+  await main().waitFor({ state: 'visible' });
+  await poll(`the console to show the role ${role}`, async () => {
+    const text = await page.locator('body').innerText();
+    return { ok: new RegExp(`\\b${role}\\b`).test(text) && !(await input.isVisible()), seen: text.slice(0, 200) };
+  });
+}
+
+// fillField sets the form field labelled name to value, by the kind of control it is.
+async function fillField(scope, name, value) {
+  const field = scope.getByLabel(name, { exact: true });
+  await field.waitFor({ state: 'visible' });
+  const kind = await field.evaluate((el) => `${el.tagName.toLowerCase()}:${(el.getAttribute('type') || '').toLowerCase()}`);
+  if (kind === 'input:checkbox') {
+    await field.setChecked(Boolean(value));
+  } else if (kind.startsWith('select:')) {
+    await field.selectOption(String(value));
+  } else if (kind.startsWith('textarea:')) {
+    await field.fill(typeof value === 'string' ? value : JSON.stringify(value));
+  } else {
+    await field.fill(String(value));
+  }
+  return kind;
+}
+
+// The state the steps pass on.
+let runId = '';
+let skillPageOK = false;
+
+// 1. The key form, and the admin key.
+await step('1-key', async () => {
+  await go('');
+  await page.getByLabel('API key', { exact: true }).waitFor({ state: 'visible' });
+  await shot('key-form');
+  await signIn(adminKey, 'admin');
+  const stored = await page.evaluate(() => sessionStorage.getItem('skillbox.key'));
+  if (stored !== adminKey) throw new Error('sessionStorage["skillbox.key"] does not hold the key entered');
+  return 'signed in as admin';
+});
+if (!steps.at(-1).ok) {
+  // Go on signed in the contract's way, so the later steps still say what they can.
+  await page.evaluate((k) => sessionStorage.setItem('skillbox.key', k), adminKey).catch(() => {});
+}
+
+// 2. Find the skill, run it from the form, watch it live.
+await step('2-run', async () => {
+  if (markupSkill) {
+    // A skill's text is text, never markup: the tags in its SKILL.md show as written, run nothing.
+    await go(`#/skills/${encodeURIComponent(markupSkill)}`);
+    await page.getByRole('heading', { name: 'Instructions', exact: true }).waitFor({ state: 'visible' });
+    await page.getByText('<img src="x-e2e"', { exact: false }).first().waitFor({ state: 'visible' });
+    const xss = await page.evaluate(() => ({ ran: window.__skillboxXSS === true, imgs: document.querySelectorAll('img[src="x-e2e"]').length }));
+    if (xss.ran || xss.imgs) throw new Error(`${markupSkill}'s SKILL.md became markup: ${JSON.stringify(xss)}`);
+  }
+  await go('#/skills');
+  await nav('Skills');
+  const search = page.getByLabel('Search skills', { exact: true });
+  await search.fill(skill);
+  for (const name of ['Kind', 'Status']) await page.getByLabel(name, { exact: true }).waitFor({ state: 'visible' });
+  const link = page.getByRole('link', { name: skill, exact: true });
+  await link.waitFor({ state: 'visible' });
+  await shot('skills');
+  await axeCheck('skills');
+  await link.click();
+  await hashIs(new RegExp(`^#/skills/${escapeRe(skill)}$`));
+  const h1 = page.getByRole('heading', { level: 1 });
+  await poll('the skill page heading', async () => {
+    const t = (await h1.first().textContent()) || '';
+    return { ok: t.includes(skill), seen: t };
+  });
+  for (const name of ['Permissions', 'Instructions', 'Programs', 'Run']) {
+    await page.getByRole('heading', { name, exact: true }).waitFor({ state: 'visible' });
+  }
+  const run = page.getByRole('button', { name: 'Run', exact: true });
+  await run.waitFor({ state: 'visible' });
+  // Raw JSON swaps the fields for one textarea, and back.
+  const raw = page.getByRole('checkbox', { name: 'Raw JSON', exact: true });
+  await raw.check();
+  await page.getByLabel('Arguments (JSON)', { exact: true }).waitFor({ state: 'visible' });
+  await raw.uncheck();
+  await page.getByLabel('Arguments (JSON)', { exact: true }).waitFor({ state: 'hidden' });
+  const kinds = [];
+  for (const [name, value] of Object.entries(args)) kinds.push(`${name}=${await fillField(page, name, value)}`);
+  skillPageOK = true;
+  await shot('skill');
+  // The picture for the docs: the form filled in, the Run button at the bottom of the window.
+  await page.evaluate(() => document.activeElement?.blur());
+  await run.evaluate((e) => e.scrollIntoView({ block: 'end' }));
+  await docShot('skill');
+  await axeCheck('skill');
+  await run.click();
+  const h = await hashIs(/^#\/runs\/[^/?]+$/);
+  runId = decodeURIComponent(h.seen.slice('#/runs/'.length));
+  await poll('the run page heading', async () => {
+    const t = (await page.getByRole('heading', { level: 1 }).first().textContent()) || '';
+    return { ok: t.includes(runId), seen: t };
+  });
+  const events = page.getByRole('list', { name: 'Events', exact: true });
+  await events.waitFor({ state: 'visible' });
+  const status = page.getByRole('status').filter({ hasText: /^\s*(queued|running|succeeded|failed|interrupted|canceled|cancelled|timeout)\s*$/ });
+  const seenStatuses = [];
+  const final = await poll('the run to finish', async () => {
+    const t = ((await status.first().textContent()) || '').trim();
+    if (t && seenStatuses.at(-1) !== t) seenStatuses.push(t);
+    return { ok: ['succeeded', 'failed', 'interrupted', 'canceled', 'cancelled'].includes(t), seen: t, t };
+  });
+  if (final.t !== 'succeeded') throw new Error(`the run ended ${final.t} (statuses seen: ${seenStatuses.join(' -> ')})`);
+  const items = await poll('events in the Events list', async () => {
+    const n = await events.getByRole('listitem').count();
+    return { ok: n > 0, seen: n, n };
+  });
+  const resultText = await poll('the result', async () => {
+    const t = ((await page.getByLabel('Result', { exact: true }).textContent()) || '').trim();
+    return { ok: t !== '', seen: t, t };
+  });
+  let result;
+  try {
+    result = JSON.parse(resultText.t);
+  } catch {
+    throw new Error(`Result is not JSON: ${resultText.t.slice(0, 200)}`);
+  }
+  for (const [k, v] of Object.entries(wantResult)) {
+    if (JSON.stringify(result[k]) !== JSON.stringify(v)) throw new Error(`Result.${k} is ${JSON.stringify(result[k])}, want ${JSON.stringify(v)}`);
+  }
+  await page.getByText(/^Trace [0-9a-f]+/).first().waitFor({ state: 'visible' }).catch(() => {
+    throw new Error('no "Trace <id>" text on the run page');
+  });
+  await shot('run');
+  // The picture for the docs: the run's heading and status, its events and the result below
+  // them, from the top of a window a little taller than the others.
+  await page.setViewportSize({ width: 1280, height: 1040 });
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await docShot('run');
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await axeCheck('run');
+  return `run ${runId}: ${items.n} events, statuses ${seenStatuses.join(' -> ')}, fields ${kinds.join(' ')}`;
+});
+
+// 3. The history: filter, open the run, download its artifact.
+await step('3-history', async () => {
+  if (!runId) {
+    // Step 2 made no run: make one through the API, so that the history is still tested.
+    const r = await api('POST', `/v1/skills/${encodeURIComponent(skill)}/runs`, adminKey, { args });
+    if (r.status !== 200 || !r.json?.run_id) throw new Error(`no run from step 2, and the API's run: ${r.status} ${r.text.slice(0, 200)}`);
+    runId = r.json.run_id;
+    log(`step 3-history: ran ${runId} through the API, step 2 made none`);
+  }
+  await go('#/skills');
+  await nav('Runs');
+  await hashIs(/^#\/runs\/?(\?.*)?$/);
+  for (const name of ['Status', 'Since', 'Until']) await page.getByLabel(name, { exact: true }).waitFor({ state: 'visible' });
+  await fillField(page, 'Skill', skill);
+  if (caller) await fillField(page, 'Caller', caller);
+  await page.getByRole('button', { name: 'Filter', exact: true }).click();
+  const table = page.getByRole('table');
+  const link = table.getByRole('link', { name: runId, exact: true });
+  await link.waitFor({ state: 'visible' });
+  const rows = await table.getByRole('row').count();
+  await shot('runs');
+  await axeCheck('runs');
+  await link.click();
+  await hashIs(new RegExp(`^#/runs/${escapeRe(encodeURIComponent(runId))}$|^#/runs/${escapeRe(runId)}$`));
+  if (!fileName) return `${rows} rows`;
+  const file = page.getByRole('button', { name: fileName, exact: true }).or(page.getByRole('link', { name: fileName, exact: true }));
+  await file.first().waitFor({ state: 'visible' });
+  const [download] = await Promise.all([page.waitForEvent('download', { timeout: TIMEOUT }), file.first().click()]);
+  const saved = join(outDir, `download-${download.suggestedFilename()}`);
+  await download.saveAs(saved);
+  const failure = await download.failure();
+  if (failure) throw new Error(`the download failed: ${failure}`);
+  const bytes = readFileSync(saved);
+  const sum = createHash('sha256').update(bytes).digest('hex');
+  if (download.suggestedFilename() !== fileName.split('/').pop()) {
+    throw new Error(`the download is named ${download.suggestedFilename()}, want ${fileName.split('/').pop()}`);
+  }
+  if (fileSHA && sum !== fileSHA) throw new Error(`the download's sha256 is ${sum} (${bytes.length} bytes), want ${fileSHA}`);
+  return `${rows} rows, downloaded ${fileName}: ${bytes.length} bytes, sha256 ${sum.slice(0, 12)}`;
+});
+
+// versionArticle is the article of a version of skill id in the list, named `<skill> <short
+// digest>`: of the version with digest when given (its first 8 hex digits, with or without
+// sha256:), else of any version of the skill.
+const versionArticle = (id, digest = '') => {
+  const hex = digest.replace(/^sha256:/, '').slice(0, 8);
+  return page.getByRole('article', { name: new RegExp(`^${escapeRe(id)} ${hex ? `(sha256:)?${hex}` : ''}`) });
+};
+
+// 4. The review queue: approve a pending version with a note.
+const approveNote = `approved by the console test ${Date.now()}`;
+let approved; // the version step 4 approved
+await step('4-approve', async () => {
+  if (!approveSkill) return 'no SKILLBOX_E2E_APPROVE: skipped';
+  const before = await api('GET', '/v1/versions', adminKey);
+  const pending = before.json?.versions?.find((v) => v.skill === approveSkill);
+  if (!pending) throw new Error(`the API's queue has no pending version of ${approveSkill}: ${before.text.slice(0, 300)}`);
+  await go('#/skills');
+  await nav('Versions');
+  await hashIs(/^#\/versions/);
+  const article = versionArticle(approveSkill, pending.digest).first();
+  await article.waitFor({ state: 'visible' });
+  // The diff against the published version is shown: each line the API gives.
+  const text = await article.innerText();
+  for (const line of pending.diff || []) {
+    if (!text.includes(line)) throw new Error(`the version's article does not show its diff line ${JSON.stringify(line)}: ${text.slice(0, 300)}`);
+  }
+  await shot('versions');
+  await docShot('versions');
+  await axeCheck('versions');
+  await article.getByLabel('Note', { exact: true }).fill(approveNote);
+  await article.getByRole('button', { name: 'Approve', exact: true }).click();
+  // The new status: in the version's article, or the version left the queue of pending ones.
+  const shown = await poll('the approved version to show its new status', async () => {
+    const refused = (await alerts().allTextContents()).map((t) => t.trim()).filter(Boolean);
+    if (refused.length) throw Object.assign(new Error(`the console shows an alert after Approve: ${refused.join(' | ')}`), { fatal: true });
+    const n = await versionArticle(approveSkill, pending.digest).count();
+    // Gone while other versions are listed: it left the page (not a list being redrawn).
+    if (n === 0 && (await page.getByRole('article').count()) > 0) return { ok: true, seen: 'left the page', how: 'left the page' };
+    if (n === 0) return { ok: false, seen: 'no versions listed' };
+    const t = await versionArticle(approveSkill, pending.digest).first().innerText();
+    return { ok: /\bdraft\b/.test(t) && !/\bpending\b/.test(t.split('\n')[0]), seen: t.slice(0, 200), how: 'shown draft' };
+  });
+  const after = await api('GET', `/v1/skills/${encodeURIComponent(approveSkill)}/versions`, adminKey);
+  const list = after.json?.versions || after.json || [];
+  const v = (Array.isArray(list) ? list : []).find((x) => x.digest === pending.digest);
+  if (!v || v.status !== 'draft') throw new Error(`the API says the version is ${v ? v.status : 'missing'}: ${after.text.slice(0, 300)}`);
+  const ev = (v.events || []).find((e) => e.action === 'approve');
+  if (!ev || ev.note !== approveNote) throw new Error(`the audit trail has no approve with the note: ${JSON.stringify(v.events)}`);
+  if ((await alerts().count()) > 0) {
+    const texts = (await alerts().allTextContents()).filter((t) => t.trim());
+    if (texts.length) throw new Error(`an alert after approving: ${texts.join(' | ')}`);
+  }
+  await shot('versions-approved');
+  approved = v;
+  return `${approveSkill} ${pending.digest.slice(0, 19)}: ${shown.how}`;
+});
+
+// 4. The audit trail of the approved version, where the page still shows it: the approval, by
+// whom, and its note.
+await step('4-trail', async () => {
+  if (!approved) throw new Error('step 4-approve approved nothing');
+  const article = versionArticle(approveSkill, approved.digest);
+  if ((await article.count()) === 0) return 'the approved version is not on the page: no trail to read';
+  const ev = approved.events.find((e) => e.action === 'approve');
+  // textContent, not innerText: a trail folded in a closed <details> is still there.
+  const t = await poll('the approval in the trail', async () => {
+    const text = (await article.first().textContent()) || '';
+    return { ok: text.includes(approveNote) && text.includes(ev.by), seen: text.replace(/\s+/g, ' ').slice(-200), text };
+  });
+  return `the trail shows the approval by ${ev.by} with its note`;
+});
+
+// 5. A viewer: cannot approve, cannot run.
+await step('5-viewer', async () => {
+  await go('#/skills');
+  await page.getByRole('button', { name: 'Forget key', exact: true }).click();
+  await page.getByLabel('API key', { exact: true }).waitFor({ state: 'visible' });
+  const stored = await page.evaluate(() => sessionStorage.getItem('skillbox.key'));
+  if (stored) throw new Error('Forget key left the key in sessionStorage');
+  await signIn(viewerKey, 'viewer');
+  const seen = [];
+
+  if (pendingSkill) {
+    await nav('Versions');
+    await hashIs(/^#\/versions/);
+    const article = versionArticle(pendingSkill).first();
+    await article.waitFor({ state: 'visible' });
+    const approve = article.getByRole('button', { name: 'Approve', exact: true });
+    if ((await approve.count()) === 0) {
+      seen.push('no Approve');
+    } else {
+      // The console offers it; the API refuses, and the console says so in an alert.
+      const digest = (await api('GET', '/v1/versions', adminKey)).json?.versions?.find((v) => v.skill === pendingSkill)?.digest;
+      const refusal = await api('POST', `/v1/skills/${encodeURIComponent(pendingSkill)}/versions/${digest}/approve`, viewerKey, { note: 'x' });
+      if (refusal.status !== 403) throw new Error(`the API let a viewer approve: ${refusal.status} ${refusal.text}`);
+      const msg = refusal.json?.error?.message || '';
+      if (await article.getByLabel('Note', { exact: true }).count()) await article.getByLabel('Note', { exact: true }).fill('a viewer tries');
+      await approve.click();
+      const texts = await alertTexts();
+      if (!texts.some((t) => t.includes(msg))) throw new Error(`the alert does not show the API's refusal ${JSON.stringify(msg)}: ${JSON.stringify(texts)}`);
+      seen.push('Approve refused in an alert');
+    }
+    await shot('viewer-versions');
+    const still = await api('GET', '/v1/versions', adminKey);
+    if (!still.json?.versions?.some((v) => v.skill === pendingSkill)) throw new Error(`${pendingSkill}'s version is no longer pending after the viewer`);
+  }
+
+  await nav('Skills');
+  await page.getByLabel('Search skills', { exact: true }).fill(skill);
+  await page.getByRole('link', { name: skill, exact: true }).click();
+  await page.getByRole('heading', { name: 'Run', exact: true }).waitFor({ state: 'visible' });
+  const run = page.getByRole('button', { name: 'Run', exact: true });
+  if ((await run.count()) === 0 || !(await run.isEnabled())) {
+    seen.push((await run.count()) === 0 ? 'no Run' : 'Run disabled');
+  } else {
+    const refusal = await api('POST', `/v1/skills/${encodeURIComponent(skill)}/runs?async=true`, viewerKey, { args });
+    if (refusal.status !== 403) throw new Error(`the API let a viewer run: ${refusal.status} ${refusal.text.slice(0, 200)}`);
+    const msg = refusal.json?.error?.message || '';
+    for (const [name, value] of Object.entries(args)) await fillField(page, name, value);
+    await run.click();
+    const texts = await alertTexts();
+    if (!texts.some((t) => t.includes(msg))) throw new Error(`the alert does not show the API's refusal ${JSON.stringify(msg)}: ${JSON.stringify(texts)}`);
+    const h = new URL(page.url()).hash;
+    if (/^#\/runs\//.test(h)) throw new Error(`a refused run went on to ${h}`);
+    seen.push('Run refused in an alert');
+  }
+  await shot('viewer-skill');
+  return seen.join(', ');
+});
+
+// 6. Accessibility: nothing serious or critical on any page visited.
+const axeTotals = {};
+for (const p of axePages) for (const [k, n] of Object.entries(p.counts)) axeTotals[k] = (axeTotals[k] || 0) + n;
+writeFileSync(join(outDir, 'axe-report.json'), JSON.stringify({ totals: axeTotals, pages: axePages }, null, 2));
+await step('6-axe', async () => {
+  const want = ['skills', 'skill', 'run', 'runs', 'versions'];
+  const missing = want.filter((w) => !axePages.some((p) => p.page === w));
+  const bad = [];
+  for (const p of axePages) {
+    for (const v of p.violations) {
+      if (v.impact === 'serious' || v.impact === 'critical') bad.push(`${p.page}: ${v.impact} ${v.id} (${v.nodes.length})`);
+    }
+  }
+  if (bad.length) throw new Error(`axe: ${bad.join('; ')}`);
+  if (missing.length) throw new Error(`pages not checked (an earlier step failed before them): ${missing.join(', ')}`);
+  return `${axePages.length} pages, ${JSON.stringify(axeTotals)}`;
+});
+
+// 7. Screenshots: each page visited, full page.
+await step('7-screenshots', async () => {
+  const missing = ['skills', 'skill', 'run', 'runs', 'versions'].filter((n) => !shotFiles.some((f) => f.endsWith(`-${n}.png`)));
+  if (missing.length) throw new Error(`no screenshot of: ${missing.join(', ')}`);
+  return `${shotFiles.length} files`;
+});
+
+await context.close();
+rmSync(userDataDir, { recursive: true, force: true });
+
+const ok = steps.every((s) => s.ok);
+for (const f of shotFiles) log(`screenshot ${f}`);
+log(`axe report ${join(outDir, 'axe-report.json')}; browser log ${browserLog}`);
+if (!skillPageOK) log('the skill page was not reached');
+console.log('E2E-SUMMARY ' + JSON.stringify({
+  ok,
+  steps: Object.fromEntries(steps.map((s) => [s.name, s.ok ? 'pass' : 'fail'])),
+  failed: steps.filter((s) => !s.ok).map((s) => `${s.name}: ${s.detail}`),
+  axe: axeTotals,
+  page_errors: pageErrors.length,
+  run_id: runId,
+  artifacts: outDir,
+}));
+process.exit(ok ? 0 : 1);

@@ -1,0 +1,230 @@
+// #/runs/<id>: one run, its events as they arrive, its result, logs, usage and files.
+
+import { call, follow, headers, base, errorOf, ApiError, SSEEvent } from "./api";
+import { h, section, alertBox, json, bytes, time, Child } from "./dom";
+
+interface LogEntry {
+  time?: string;
+  level: string;
+  source?: string;
+  message: string;
+}
+
+interface Artifact {
+  name: string;
+  size: number;
+  sha256: string;
+  media_type: string;
+  url?: string;
+}
+
+interface Run {
+  run_id: string;
+  skill: string;
+  version?: string;
+  digest?: string;
+  face?: string;
+  caller?: string;
+  status: string;
+  success: boolean;
+  error?: { kind: string; message: string };
+  result?: unknown;
+  logs?: LogEntry[];
+  logs_dropped?: number;
+  usage?: Record<string, unknown>;
+  artifacts?: Artifact[];
+  duration_ms?: number;
+  started_at?: string;
+  finished_at?: string;
+  trace_id?: string;
+}
+
+const traceKey = "skillbox.traces";
+
+// rememberTrace keeps the trace id the console started a run with, for its page: the API does
+// not say a run's trace id.
+export function rememberTrace(runID: string, traceId: string): void {
+  try {
+    const m = JSON.parse(sessionStorage.getItem(traceKey) || "{}");
+    m[runID] = traceId;
+    const keys = Object.keys(m);
+    for (const k of keys.slice(0, Math.max(0, keys.length - 200))) delete m[k];
+    sessionStorage.setItem(traceKey, JSON.stringify(m));
+  } catch {
+    // no storage: no trace id shown
+  }
+}
+
+function traceOf(runID: string): string {
+  try {
+    return JSON.parse(sessionStorage.getItem(traceKey) || "{}")[runID] || "";
+  } catch {
+    return "";
+  }
+}
+
+// final says whether a run's status is an end (not running or queued).
+export function final(status: string): boolean {
+  return status !== "running" && status !== "queued" && status !== "";
+}
+
+export async function runPage(main: HTMLElement, id: string, signal: AbortSignal): Promise<void> {
+  const path = "/v1/runs/" + encodeURIComponent(id);
+  const status = h("span", { role: "status", class: "status" });
+  const meta = h("dl", { class: "facts" });
+  const trace = h("p", { class: "trace" });
+  const cancel = h("button", { type: "button", hidden: true }, "Cancel");
+  const note = h("div");
+  const events = h("ol", { "aria-label": "Events", class: "events" });
+  const result = h("pre", { "aria-label": "Result", class: "result" });
+  const failure = h("div");
+  const logs = h("div");
+  const usage = h("div");
+  const files = h("div");
+  main.append(
+    h("h1", { tabindex: -1 }, "Run ", h("code", null, id)),
+    h("p", null, "Status: ", status, " ", cancel),
+    meta, trace, note,
+    section("Events", events),
+    section("Result", failure, result),
+    section("Logs", logs),
+    section("Usage", usage),
+    section("Artifacts", files),
+  );
+
+  const show = (r: Run) => {
+    status.textContent = r.status;
+    cancel.hidden = final(r.status);
+    meta.replaceChildren(
+      ...fact("Skill", h("a", { href: "#/skills/" + encodeURIComponent(r.skill) }, r.skill)),
+      ...fact("Version", r.version), ...fact("Digest", r.digest), ...fact("Face", r.face), ...fact("Caller", r.caller),
+      ...fact("Started", r.started_at ? time(r.started_at) : null), ...fact("Finished", r.finished_at ? time(r.finished_at) : null),
+      ...fact("Duration", r.duration_ms !== undefined && final(r.status) ? `${r.duration_ms.toFixed(1)} ms` : null),
+    );
+    const tid = r.trace_id || traceOf(r.run_id);
+    trace.textContent = tid ? "Trace " + tid : "";
+    result.textContent = r.result !== undefined ? json(r.result) : final(r.status) ? "(no result)" : "(running)";
+    failure.replaceChildren(r.error ? h("p", { class: "err" }, `${r.error.kind}: ${r.error.message}`) : "");
+    logs.replaceChildren(
+      r.logs && r.logs.length
+        ? h("ol", { class: "logs", "aria-label": "Log lines" }, r.logs.map((l) => h("li", null, h("span", { class: "tag" }, l.level), " ", l.source ? `[${l.source}] ` : "", l.message)))
+        : h("p", null, "No logs."),
+      r.logs_dropped ? h("p", null, `${r.logs_dropped} more log lines were dropped.`) : "",
+    );
+    usage.replaceChildren(r.usage ? usageList(r.usage) : h("p", null, "No usage yet."));
+    files.replaceChildren(
+      r.artifacts && r.artifacts.length
+        ? h("ul", { class: "files" }, r.artifacts.map((a) => h("li", null, download(id, a), ` ${bytes(a.size)}, ${a.media_type}`)))
+        : h("p", null, "No files."),
+    );
+  };
+
+  cancel.addEventListener("click", async () => {
+    note.replaceChildren();
+    cancel.disabled = true;
+    try {
+      await call("POST", path + "/cancel");
+      note.append(h("p", null, "Cancel asked: the run ends as canceled."));
+    } catch (e) {
+      note.append(alertBox((e as Error).message));
+    } finally {
+      cancel.disabled = false;
+    }
+  });
+
+  let run: Run | null = null;
+  try {
+    run = await call<Run>("GET", path);
+    show(run);
+  } catch (e) {
+    if (!(e instanceof ApiError) || e.status !== 404) throw e;
+    status.textContent = "running"; // not in the history yet: its events say
+    cancel.hidden = false;
+  }
+
+  // The events: kept ones then live ones, to the result; a dropped connection resumes after
+  // the last event seen (Last-Event-ID).
+  let done = false;
+  const onEvent = (ev: SSEEvent): boolean => {
+    let data: any = {};
+    try {
+      data = JSON.parse(ev.data);
+    } catch {
+      // shown as text below
+    }
+    events.append(h("li", null, describe(ev.event, data, ev.data)));
+    if (ev.event === "status" && data.status && !final(status.textContent || "")) {
+      status.textContent = data.status === "started" ? "running" : data.status;
+    }
+    if (ev.event === "result" && data.result) {
+      done = true;
+      const r = data.result;
+      status.textContent = r.status || (r.success ? "succeeded" : "failed");
+      cancel.hidden = true;
+    }
+    return done;
+  };
+  try {
+    await follow(path + "/events", signal, onEvent);
+  } catch (e) {
+    // A finished run whose events are no longer kept has its page from GET /v1/runs/{id}.
+    if (!signal.aborted && (!run || !final(run.status))) note.append(alertBox((e as Error).message));
+    return;
+  }
+  if (signal.aborted || !done) return;
+  try {
+    show(await call<Run>("GET", path));
+  } catch (e) {
+    note.append(alertBox((e as Error).message));
+  }
+}
+
+function fact(name: string, v: Child): Child[] {
+  if (v === undefined || v === null || v === "") return [];
+  return [h("dt", null, name), h("dd", null, v)];
+}
+
+function describe(event: string, d: any, raw: string): Child[] {
+  switch (event) {
+    case "status":
+      return [h("span", { class: "tag" }, "status"), " ", String(d.status ?? "")];
+    case "log":
+      return [h("span", { class: "tag" }, "log"), " ", d.log ? `${d.log.level}: ${d.log.message}` : raw];
+    case "file":
+      return [h("span", { class: "tag" }, "file"), " ", d.file ? `${d.file.name} (${bytes(d.file.size)})` : raw];
+    case "result":
+      return [h("span", { class: "tag" }, "result"), " ", d.result ? String(d.result.status || (d.result.success ? "succeeded" : "failed")) : raw];
+    default:
+      return [h("span", { class: "tag" }, event), " ", raw];
+  }
+}
+
+function usageList(u: Record<string, unknown>): HTMLElement {
+  return h("dl", { class: "facts" }, Object.entries(u).map(([k, v]) => [
+    h("dt", null, k.replace(/_/g, " ")),
+    h("dd", null, typeof v === "number" && /bytes/.test(k) ? `${bytes(v)} (${v})` : Array.isArray(v) ? v.join(", ") || "none" : String(v)),
+  ]));
+}
+
+// download is a button named by the file's name that fetches it with the key and saves it
+// through a blob URL (a link to the API would carry no Authorization header).
+function download(runID: string, a: Artifact): HTMLElement {
+  const b = h("button", { type: "button", class: "link" }, a.name);
+  b.addEventListener("click", async () => {
+    // The API's url already carries the prefix it is mounted under.
+    const p = a.url && a.url.startsWith("/") ? a.url : `${base}/v1/runs/${encodeURIComponent(runID)}/artifacts/${a.name.split("/").map(encodeURIComponent).join("/")}`;
+    try {
+      const res = await fetch(p, { headers: headers(), cache: "no-store", credentials: "omit" });
+      if (!res.ok) throw await errorOf(res, "GET", p);
+      const url = URL.createObjectURL(await res.blob());
+      const link = h("a", { href: url, download: a.name.split("/").pop() || a.name, hidden: true });
+      document.body.append(link);
+      link.click();
+      link.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 60_000);
+    } catch (e) {
+      b.after(alertBox((e as Error).message));
+    }
+  });
+  return b;
+}
