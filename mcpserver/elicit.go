@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -69,7 +68,7 @@ func (a elicitAsker) Ask(ctx context.Context, q run.PermissionRequest) (run.Perm
 		},
 		"required": []string{fieldDecision},
 	}
-	res, err := a.ss.Elicit(ctx, &mcp.ElicitParams{Mode: "form", Message: askMessage(q), RequestedSchema: schema,
+	res, err := a.ss.Elicit(ctx, &mcp.ElicitParams{Mode: "form", Message: q.Describe(), RequestedSchema: schema,
 		Meta: mcp.Meta{MetaRunID: q.RunID, "skillbox/permissionRequest": q.ID}})
 	if err != nil {
 		return run.PermissionAnswer{}, err
@@ -96,29 +95,4 @@ func (a elicitAsker) Ask(ctx context.Context, q run.PermissionRequest) (run.Perm
 		return run.PermissionAnswer{Decision: run.AllowFor, ForSeconds: int64(m) * 60}, nil
 	}
 	return run.PermissionAnswer{}, fmt.Errorf("decision %q: want %s, %s or %s", d, run.AllowOnce, run.AllowFor, run.Deny)
-}
-
-// askMessage says what is asked, in a sentence for a person.
-func askMessage(q run.PermissionRequest) string {
-	var what string
-	switch q.Kind {
-	case "network":
-		what = "to fetch from " + q.Target
-	case "env":
-		what = "to read the variable " + q.Target
-	case "files":
-		what = fmt.Sprintf("to use the directory %s (%s)", q.Target, q.Access)
-	default:
-		what = q.Kind + " " + q.Target
-	}
-	digest := q.Digest
-	if len(digest) > 19 {
-		digest = digest[:19] // "sha256:" and 12 hex digits
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "The skill %q asks %s, which its grant does not allow.", q.Skill, what)
-	if digest != "" {
-		fmt.Fprintf(&b, " (version %s, run %s)", digest, q.RunID)
-	}
-	return b.String()
 }

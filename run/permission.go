@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -30,6 +31,27 @@ type PermissionRequest struct {
 	MaxGrantSeconds int64     `json:"max_grant_seconds"`
 	AskedAt         time.Time `json:"asked_at"`
 	Deadline        time.Time `json:"deadline"`
+}
+
+// Describe says what q asks, in a sentence for the person asked: every face asks in the same
+// words.
+func (q PermissionRequest) Describe() string {
+	var what string
+	switch q.Kind {
+	case "network":
+		what = "to fetch from " + q.Target
+	case "env":
+		what = "to read the variable " + q.Target
+	case "files":
+		what = fmt.Sprintf("to use the directory %s (%s)", q.Target, q.Access)
+	default:
+		what = q.Kind + " " + q.Target
+	}
+	s := fmt.Sprintf("The skill %q asks %s, which its grant does not allow.", q.Skill, what)
+	if d := q.Digest; d != "" {
+		s += fmt.Sprintf(" (version %s, run %s)", d[:min(len(d), 19)], q.RunID)
+	}
+	return s
 }
 
 // Decision is a person's answer to a PermissionRequest.

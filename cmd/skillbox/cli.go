@@ -89,6 +89,7 @@ type env struct {
 	toolNames                   toolset.Naming // serve, mcp, tools: --tool-names
 	indexURL, findLinks, python string         // vendor
 	stdinArg                    string         // script: --stdin
+	ask                         string         // run, script: --ask (prompt.go)
 
 	dataDir, database string // where the run history is (see storeFlags)
 	spoolDir          string // --spool-dir: where records wait while the store is down

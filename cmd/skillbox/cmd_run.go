@@ -19,6 +19,7 @@ var cmdRun = &command{
 	usage:   "<id> [--args JSON | --args @FILE | --args -]",
 	flags: func(fs *pflag.FlagSet, e *env) {
 		fs.StringVar(&e.args, "args", "{}", "the arguments: a `JSON` object, @FILE to read it from a file, or - for stdin")
+		askFlag(fs, e)
 		fs.StringVar(&e.server, "server", "", "hand the run to the skillbox serve already running at `URL` (or set "+serverEnv+"; its key in "+keyEnv+")")
 		storeFlags(fs, e, true)
 		retentionFlags(fs, e)
@@ -51,7 +52,11 @@ var cmdRun = &command{
 		if err != nil {
 			return e.fail(exitUsage, "--args: %v", err)
 		}
-		res, runErr := rt.Run(ctx, run.Request{Skill: pos[0], Args: args, Face: run.FaceCLI, Who: operator()})
+		asker, err := e.asker()
+		if err != nil {
+			return e.fail(exitUsage, "%v", err)
+		}
+		res, runErr := rt.Run(ctx, run.Request{Skill: pos[0], Args: args, Face: run.FaceCLI, Who: operator(), Asker: asker})
 		msg := ""
 		if m, ok := lookupFailure(runErr); ok {
 			msg = m

@@ -19,6 +19,7 @@ var cmdScript = &command{
 	summary: "run a program from a skill's scripts/ directory in the sandbox, with arguments and stdin",
 	usage:   "<skill> <script> [args...] [--stdin TEXT | --stdin @FILE | --stdin -]  (put -- before args that start with -; exits with the program's exit code)",
 	flags: func(fs *pflag.FlagSet, e *env) {
+		askFlag(fs, e)
 		fs.StringVar(&e.stdinArg, "stdin", "", "the program's standard input: `TEXT`, @FILE to read it from a file, or - for this process's stdin (default: none)")
 		storeFlags(fs, e, true)
 		retentionFlags(fs, e)
@@ -54,7 +55,11 @@ var cmdScript = &command{
 				return e.fail(exitUsage, "--stdin: %v", err)
 			}
 		}
-		res, runErr := rt.Run(ctx, run.Request{Skill: pos[0], Script: pos[1], Argv: pos[2:], Stdin: stdin, Face: run.FaceCLI, Who: operator()})
+		asker, err := e.asker()
+		if err != nil {
+			return e.fail(exitUsage, "%v", err)
+		}
+		res, runErr := rt.Run(ctx, run.Request{Skill: pos[0], Script: pos[1], Argv: pos[2:], Stdin: stdin, Face: run.FaceCLI, Who: operator(), Asker: asker})
 		if runErr != nil {
 			if e.json { // one shape for a run that did not happen, as the HTTP API's errors
 				_ = writeJSON(e.stdout, map[string]any{"error": res.Error})
