@@ -78,6 +78,7 @@ export async function runPage(main: HTMLElement, id: string, signal: AbortSignal
   const events = h("ol", { "aria-label": "Events", class: "events" });
   const result = h("pre", { "aria-label": "Result", class: "result" });
   const failure = h("div");
+  const output = h("div");
   const logs = h("div");
   const usage = h("div");
   const files = h("div");
@@ -86,7 +87,7 @@ export async function runPage(main: HTMLElement, id: string, signal: AbortSignal
     h("p", null, "Status: ", status, " ", cancel),
     meta, trace, note,
     section("Events", events),
-    section("Result", failure, result),
+    section("Result", failure, result, output),
     section("Logs", logs),
     section("Usage", usage),
     section("Artifacts", files),
@@ -105,6 +106,7 @@ export async function runPage(main: HTMLElement, id: string, signal: AbortSignal
     trace.textContent = tid ? "Trace " + tid : "";
     result.textContent = r.result !== undefined ? json(r.result) : final(r.status) ? "(no result)" : "(running)";
     failure.replaceChildren(r.error ? h("p", { class: "err" }, `${r.error.kind}: ${r.error.message}`) : "");
+    output.replaceChildren(...programOutput(r.result));
     logs.replaceChildren(
       r.logs && r.logs.length
         ? h("ol", { class: "logs", "aria-label": "Log lines" }, r.logs.map((l) => h("li", null, h("span", { class: "tag" }, l.level), " ", l.source ? `[${l.source}] ` : "", l.message)))
@@ -177,6 +179,18 @@ export async function runPage(main: HTMLElement, id: string, signal: AbortSignal
   } catch (e) {
     note.append(alertBox((e as Error).message));
   }
+}
+
+// programOutput shows a program's stdout and stderr (a program run's result) as they were
+// written, beside the JSON that quotes them.
+function programOutput(res: unknown): HTMLElement[] {
+  if (!res || typeof res !== "object" || !("exit_code" in res)) return [];
+  const r = res as { exit_code: number; stdout?: string; stderr?: string };
+  const out: HTMLElement[] = [h("p", null, `The program exited with ${r.exit_code}.`)];
+  for (const [name, text] of [["Standard output", r.stdout], ["Standard error", r.stderr]] as [string, string | undefined][]) {
+    if (text) out.push(h("h3", null, name), h("pre", null, text));
+  }
+  return out;
 }
 
 function fact(name: string, v: Child): Child[] {
