@@ -193,7 +193,7 @@ function programOutput(res: unknown): HTMLElement[] {
   return out;
 }
 
-function fact(name: string, v: Child): Child[] {
+function fact(name: string, v: Child): HTMLElement[] {
   if (v === undefined || v === null || v === "") return [];
   return [h("dt", null, name), h("dd", null, v)];
 }
