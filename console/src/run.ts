@@ -76,7 +76,8 @@ export async function runPage(main: HTMLElement, id: string, signal: AbortSignal
   const cancel = h("button", { type: "button", hidden: true }, "Cancel");
   const note = h("div");
   const events = h("ol", { "aria-label": "Events", class: "events" });
-  const result = h("pre", { "aria-label": "Result", class: "result" });
+  // Never empty: a <pre> may carry a label only beside text of its own (axe, aria-prohibited-attr).
+  const result = h("pre", { "aria-label": "Result", class: "result" }, "(none yet)");
   const failure = h("div");
   const output = h("div");
   const logs = h("div");
@@ -160,9 +161,10 @@ export async function runPage(main: HTMLElement, id: string, signal: AbortSignal
     }
     if (ev.event === "result" && data.result) {
       done = true;
+      // The result event carries the run's end (result, logs, usage, files): show it at once,
+      // so the status never reads final beside a result not yet shown; the record refines it.
       const r = data.result;
-      status.textContent = r.status || (r.success ? "succeeded" : "failed");
-      cancel.hidden = true;
+      show({ ...(run || { run_id: id }), ...r, status: r.status || (r.success ? "succeeded" : "failed") } as Run);
     }
     return done;
   };
