@@ -69,10 +69,11 @@ export function checkbox(label: string, checked = false): { el: HTMLElement; inp
   return { el, input };
 }
 
-// select makes a <select> of options ([value, text]); the value that is selected is value.
+// select makes a <select> of options ([value, text]) with value selected, or the first option
+// when none has that value (setting a value no option has would select nothing).
 export function select(options: [string, string][], value = ""): HTMLSelectElement {
   const s = h("select", null, options.map(([v, t]) => h("option", { value: v }, t)));
-  s.value = value;
+  if (options.some(([v]) => v === value)) s.value = value;
   return s;
 }
 

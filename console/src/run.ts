@@ -76,8 +76,10 @@ export async function runPage(main: HTMLElement, id: string, signal: AbortSignal
   const cancel = h("button", { type: "button", hidden: true }, "Cancel");
   const note = h("div");
   const events = h("ol", { "aria-label": "Events", class: "events" });
-  const result = h("pre", { "aria-label": "Result", class: "result" });
+  // Never empty: a <pre> may carry a label only beside text of its own (axe, aria-prohibited-attr).
+  const result = h("pre", { "aria-label": "Result", class: "result" }, "(none yet)");
   const failure = h("div");
+  const output = h("div");
   const logs = h("div");
   const usage = h("div");
   const files = h("div");
@@ -86,7 +88,7 @@ export async function runPage(main: HTMLElement, id: string, signal: AbortSignal
     h("p", null, "Status: ", status, " ", cancel),
     meta, trace, note,
     section("Events", events),
-    section("Result", failure, result),
+    section("Result", failure, result, output),
     section("Logs", logs),
     section("Usage", usage),
     section("Artifacts", files),
@@ -105,6 +107,7 @@ export async function runPage(main: HTMLElement, id: string, signal: AbortSignal
     trace.textContent = tid ? "Trace " + tid : "";
     result.textContent = r.result !== undefined ? json(r.result) : final(r.status) ? "(no result)" : "(running)";
     failure.replaceChildren(r.error ? h("p", { class: "err" }, `${r.error.kind}: ${r.error.message}`) : "");
+    output.replaceChildren(...programOutput(r.result));
     logs.replaceChildren(
       r.logs && r.logs.length
         ? h("ol", { class: "logs", "aria-label": "Log lines" }, r.logs.map((l) => h("li", null, h("span", { class: "tag" }, l.level), " ", l.source ? `[${l.source}] ` : "", l.message)))
@@ -158,9 +161,10 @@ export async function runPage(main: HTMLElement, id: string, signal: AbortSignal
     }
     if (ev.event === "result" && data.result) {
       done = true;
+      // The result event carries the run's end (result, logs, usage, files): show it at once,
+      // so the status never reads final beside a result not yet shown; the record refines it.
       const r = data.result;
-      status.textContent = r.status || (r.success ? "succeeded" : "failed");
-      cancel.hidden = true;
+      show({ ...(run || { run_id: id }), ...r, status: r.status || (r.success ? "succeeded" : "failed") } as Run);
     }
     return done;
   };
@@ -179,7 +183,19 @@ export async function runPage(main: HTMLElement, id: string, signal: AbortSignal
   }
 }
 
-function fact(name: string, v: Child): Child[] {
+// programOutput shows a program's stdout and stderr (a program run's result) as they were
+// written, beside the JSON that quotes them.
+function programOutput(res: unknown): HTMLElement[] {
+  if (!res || typeof res !== "object" || !("exit_code" in res)) return [];
+  const r = res as { exit_code: number; stdout?: string; stderr?: string };
+  const out: HTMLElement[] = [h("p", null, `The program exited with ${r.exit_code}.`)];
+  for (const [name, text] of [["Standard output", r.stdout], ["Standard error", r.stderr]] as [string, string | undefined][]) {
+    if (text) out.push(h("h3", null, name), h("pre", null, text));
+  }
+  return out;
+}
+
+function fact(name: string, v: Child): HTMLElement[] {
   if (v === undefined || v === null || v === "") return [];
   return [h("dt", null, name), h("dd", null, v)];
 }
