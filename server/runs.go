@@ -72,6 +72,11 @@ func (s *view) runScript(c echo.Context) error {
 	if err != nil {
 		return httpError(http.StatusBadRequest, "bad_path", "the program's name is not valid URL escaping")
 	}
+	if script == "" {
+		// Without it the request would run the skill's execute, which a caller of this route
+		// did not ask for.
+		return httpError(http.StatusBadRequest, "bad_path", "name the program: POST /v1/skills/%s/scripts/<program>/runs, such as scripts/report.py escaped as scripts%%2Freport.py", c.Param("id"))
+	}
 	r := run.Request{Skill: c.Param("id"), Script: script, Argv: req.Args}
 	if req.Stdin != nil {
 		r.Stdin = []byte(*req.Stdin)

@@ -41,6 +41,11 @@ func TestScriptRuns(t *testing.T) {
 	}
 	wantError(t, post(t, env.ts.URL+"/v1/skills/tools/scripts/tool.js/runs", `{"args":"a"}`), 400, "bad_request")
 	wantError(t, post(t, env.ts.URL+"/v1/skills/ghost/scripts/tool.js/runs", `{}`), 404, "not_found")
+	// No program named is no run of the skill's execute either.
+	e = wantError(t, post(t, env.ts.URL+"/v1/skills/tools/scripts//runs", `{}`), 400, "bad_path")
+	if !strings.Contains(e.Error.Message, "name the program") {
+		t.Errorf("no program: %s", e.Error.Message)
+	}
 }
 
 // A program outside scripts/ is named by its path in the skill, its slashes escaped in the URL.
