@@ -42,6 +42,14 @@ type Cluster interface {
 	// run when this node holds it, and returns its answer and true; false when it does not. It
 	// must not wait.
 	ServeCancels(held func(tenant, run, cause string) (string, bool)) error
+	// AnswerPermission hands body, an answer to a permission request of a run, to the node that
+	// holds the run, and returns that node's reply (what ServeAnswers' held returned); held is
+	// false when no node answered.
+	AnswerPermission(ctx context.Context, tenant, run string, body []byte) (reply []byte, held bool, err error)
+	// ServeAnswers has the node give the answers other nodes hand on to its runs with held, and
+	// reply with what it returns and true; false when it holds no such request. It must not
+	// wait long.
+	ServeAnswers(held func(tenant, run string, body []byte) ([]byte, bool)) error
 	// SubmitRun queues a run this node accepted and named, with what another node needs to run
 	// it (body), for whichever node has room; queued is false when the queue is full, and why
 	// says so.

@@ -1,11 +1,16 @@
 package server
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/permit"
 	"github.com/skillbox-dev/skillbox/run"
 )
@@ -36,7 +41,13 @@ func (s *view) answerPermission(c echo.Context) error {
 		return err
 	}
 	runID, id := c.Param("run_id"), c.Param("request")
-	err := s.rt.AnswerPermission(c.Request().Context(), principal(c), runID, id, a)
+	who := principal(c)
+	err := s.rt.AnswerPermission(c.Request().Context(), who, runID, id, a)
+	if errors.Is(err, run.ErrNoRequest) && s.opts.Cluster != nil {
+		// On a node of a cluster the run may wait on another node: the answer goes there, and
+		// that node's runtime decides it as this one would.
+		err = s.answerElsewhere(c.Request().Context(), who, runID, id, a)
+	}
 	switch {
 	case errors.Is(err, run.ErrNoRequest):
 		return httpError(http.StatusNotFound, "not_found", "no permission request %q waits for run %q", id, runID)
@@ -102,3 +113,77 @@ func (s *view) revokePermit(c echo.Context) error {
 	}
 	return c.NoContent(http.StatusNoContent)
 }
+
+// clusterAnswer is an answer to a permission request handed to the node that holds its run.
+type clusterAnswer struct {
+	Who     access.Principal     `json:"who"`
+	Request string               `json:"request"`
+	Answer  run.PermissionAnswer `json:"answer"`
+}
+
+// clusterAnswered is that node's reply: the error of its runtime's AnswerPermission, by kind.
+type clusterAnswered struct {
+	Error   string `json:"error,omitempty"` // "over", "may_not", "bad_answer", "failed"
+	Message string `json:"message,omitempty"`
+}
+
+// answerKinds name the errors of AnswerPermission a node replies with; ErrNoRequest is no
+// reply (another node may hold the run).
+var answerKinds = map[string]error{"over": run.ErrRequestOver, "may_not": run.ErrMayNotAnswer, "bad_answer": run.ErrBadAnswer}
+
+// answerElsewhere hands an answer to the node of the cluster that holds runID: run.ErrNoRequest
+// when none does.
+func (s *view) answerElsewhere(ctx context.Context, who access.Principal, runID, id string, a run.PermissionAnswer) error {
+	body, err := json.Marshal(clusterAnswer{Who: who, Request: id, Answer: a})
+	if err != nil {
+		return err
+	}
+	reply, held, err := s.opts.Cluster.AnswerPermission(ctx, s.t.name, runID, body)
+	switch {
+	case err != nil:
+		return err
+	case !held:
+		return run.ErrNoRequest
+	}
+	var r clusterAnswered
+	if err := json.Unmarshal(reply, &r); err != nil {
+		return fmt.Errorf("the node that holds run %s replied %q: %w", runID, reply, err)
+	}
+	if r.Error == "" {
+		return nil
+	}
+	if kind, ok := answerKinds[r.Error]; ok {
+		return fmt.Errorf("%w: %s", kind, r.Message)
+	}
+	return errors.New(r.Message)
+}
+
+// heldAnswer gives an answer another node handed on to the run it is for, when this node's
+// tenant holds a request of it; false when it does not (the node that does replies).
+func (s *Server) heldAnswer(tenantName, runID string, body []byte) ([]byte, bool) {
+	t := s.tenantNamed(tenantName)
+	var m clusterAnswer
+	if t == nil || json.Unmarshal(body, &m) != nil || m.Who.Tenant != tenantName {
+		return nil, false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), answerTimeout)
+	defer cancel()
+	err := t.rt.AnswerPermission(ctx, m.Who, runID, m.Request, m.Answer)
+	if errors.Is(err, run.ErrNoRequest) {
+		return nil, false
+	}
+	r := clusterAnswered{}
+	if err != nil {
+		r.Error, r.Message = "failed", err.Error()
+		for kind, e := range answerKinds {
+			if errors.Is(err, e) {
+				r.Error = kind
+			}
+		}
+	}
+	reply, _ := json.Marshal(r)
+	return reply, true
+}
+
+// answerTimeout bounds a node's giving of an answer another node handed on.
+const answerTimeout = 2 * time.Second

@@ -194,3 +194,56 @@ func TestPermitsOverHTTP(t *testing.T) {
 		t.Errorf("after the revocation: %+v", list)
 	}
 }
+
+// On a node of a cluster, an answer sent to another node reaches the node whose run waits for
+// it, where that node's runtime decides it: an admin's allows the run, another runner's finds
+// no such request, and one after the run's end is over.
+func TestPermissionAnsweredThroughAnotherNode(t *testing.T) {
+	t.Parallel()
+	keys := []APIKey{
+		{Name: "ann", Key: "ann-key-0123456789ab", Role: access.RoleRunner},
+		{Name: "bob", Key: "bob-key-0123456789ab", Role: access.RoleRunner},
+		{Name: "root", Key: "root-key-0123456789a", Role: access.RoleAdmin},
+	}
+	as := func(name string) []string {
+		for _, k := range keys {
+			if k.Name == name {
+				return []string{"Authorization", "Bearer " + k.Key}
+			}
+		}
+		t.Fatalf("no key %s", name)
+		return nil
+	}
+	hub, other := twoNodes(t)
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) }))
+	t.Cleanup(upstream.Close)
+	node := func(n Cluster) *testEnv {
+		dir := t.TempDir()
+		writeFiles(t, dir, map[string]string{
+			"asker/skill.json": manifestJSON("asker", `"parameters":{"url":{"type":"string","required":true}}`),
+			"asker/execute.js": `export async function execute(args, ctx) {
+  try { return {status: (await ctx.fetch(args.url)).status}; } catch (e) { return {error: e.name}; }
+}`,
+		})
+		p := &policy.Policy{AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, Ask: policy.Ask{Network: []string{"127.0.0.1"}}}
+		return newEnvRuntime(t, Options{Keys: keys, Cluster: n}, runtime.Config{Policy: p}, dir)
+	}
+	a, b := node(hub), node(other)
+	started := startAsync(t, a.ts.URL, "/v1/skills/asker/runs", `{"args":{"url":"`+upstream.URL+`"}}`, as("ann")...)
+	var q run.PermissionRequest
+	answered, res := followRun(t, a.ts.URL+started.Links.Events, func(got run.PermissionRequest) {
+		q = got
+		there := b.ts.URL + "/v1/runs/" + started.RunID + "/permission-requests/" + q.ID
+		wantError(t, post(t, there, `{"decision":"once"}`, as("bob")...), 404, "not_found")
+		wantError(t, post(t, there, `{"decision":"once"}`, as("ann")...), 403, "forbidden")
+		wantError(t, post(t, there, `{"decision":"sometimes"}`, as("root")...), 400, "bad_request")
+		if r := post(t, there, `{"decision":"once"}`, as("root")...); r.status != 200 {
+			t.Errorf("root's answer through the other node: %s", r)
+		}
+	}, as("root")...)
+	if answered == nil || answered.By != "root" || string(res.Result) != `{"status":204}` {
+		t.Errorf("answered %+v, result %s", answered, res.Result)
+	}
+	there := b.ts.URL + "/v1/runs/" + started.RunID + "/permission-requests/" + q.ID
+	wantError(t, post(t, there, `{"decision":"deny"}`, as("root")...), 409, "conflict")
+}
