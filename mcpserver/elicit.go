@@ -17,17 +17,14 @@ import (
 // translates.
 type elicitAsker struct{ ss *mcp.ServerSession }
 
-// askerFor returns the Asker of a call, nil when its client takes no form elicitation: then
-// nobody is asked, and a refusal is final as without asking.
+// askerFor returns the Asker of a call, nil when its client takes no form elicitation, or takes
+// no request while it waits for its call (the stateless revision: see withAnswers): then nobody
+// is asked this way.
 func askerFor(req *mcp.CallToolRequest) run.Asker {
-	if req == nil || req.Session == nil {
+	if req == nil || req.Session == nil || !takesForms(req.ClientCapabilities()) {
 		return nil
 	}
-	ip := req.Session.InitializeParams()
-	if ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
-		return nil
-	}
-	if c := ip.Capabilities.Elicitation; c.Form == nil && c.URL != nil { // a client of URLs only
+	if ip := req.Session.InitializeParams(); ip == nil || ip.ProtocolVersion >= "2026-07-28" {
 		return nil
 	}
 	return elicitAsker{req.Session}
@@ -43,6 +40,15 @@ const (
 var errDismissed = errors.New("the person dismissed the request")
 
 func (a elicitAsker) Ask(ctx context.Context, q run.PermissionRequest) (run.PermissionAnswer, error) {
+	res, err := a.ss.Elicit(ctx, elicitParams(q))
+	if err != nil {
+		return run.PermissionAnswer{}, err
+	}
+	return answerOf(q, res)
+}
+
+// elicitParams is the form that asks q.
+func elicitParams(q run.PermissionRequest) *mcp.ElicitParams {
 	maxMinutes := max(q.MaxGrantSeconds/60, 1)
 	schema := map[string]any{
 		"type": "object",
@@ -68,10 +74,15 @@ func (a elicitAsker) Ask(ctx context.Context, q run.PermissionRequest) (run.Perm
 		},
 		"required": []string{fieldDecision},
 	}
-	res, err := a.ss.Elicit(ctx, &mcp.ElicitParams{Mode: "form", Message: q.Describe(), RequestedSchema: schema,
-		Meta: mcp.Meta{MetaRunID: q.RunID, "skillbox/permissionRequest": q.ID}})
-	if err != nil {
-		return run.PermissionAnswer{}, err
+	return &mcp.ElicitParams{Mode: "form", Message: q.Describe(), RequestedSchema: schema,
+		Meta: mcp.Meta{MetaRunID: q.RunID, "skillbox/permissionRequest": q.ID}}
+}
+
+// answerOf is the answer a person gave to q in res: declining is a deny, dismissing is no
+// answer (an error).
+func answerOf(q run.PermissionRequest, res *mcp.ElicitResult) (run.PermissionAnswer, error) {
+	if res == nil {
+		return run.PermissionAnswer{}, errDismissed
 	}
 	switch res.Action {
 	case "accept":
@@ -80,12 +91,18 @@ func (a elicitAsker) Ask(ctx context.Context, q run.PermissionRequest) (run.Perm
 	default: // cancel: dismissed without a choice
 		return run.PermissionAnswer{}, errDismissed
 	}
+	maxMinutes := max(q.MaxGrantSeconds/60, 1)
 	d, _ := res.Content[fieldDecision].(string)
 	switch run.Decision(d) {
 	case run.AllowOnce, run.Deny:
 		return run.PermissionAnswer{Decision: run.Decision(d)}, nil
 	case run.AllowFor:
 		m, ok := res.Content[fieldMinutes].(float64)
+		if !ok {
+			if i, isInt := res.Content[fieldMinutes].(int); isInt {
+				m, ok = float64(i), true
+			}
+		}
 		if !ok {
 			m = float64(min(60, maxMinutes))
 		}

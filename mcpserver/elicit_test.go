@@ -69,6 +69,18 @@ func (e *elicitor) count() int {
 // elicitation is never asked, and the call is refused as without asking.
 func TestMCPPermissionRequestIsAnElicitation(t *testing.T) {
 	t.Parallel()
+	// A client of the stateless revision (the newest) is asked by an input-required result
+	// and calls again with the answer (multi round-trip requests); an older one is sent an
+	// elicitation while its call waits. Either way, the client's elicitation handler answers.
+	for _, protocol := range []string{legacyProtocol, newProtocol} {
+		t.Run("protocol="+protocol, func(t *testing.T) {
+			t.Parallel()
+			elicitations(t, protocol)
+		})
+	}
+}
+
+func elicitations(t *testing.T, protocol string) {
 	srv, rt, upstream := askEnv(t)
 	connect := func(opts *mcp.ClientOptions) *mcp.ClientSession {
 		ct, st := mcp.NewInMemoryTransports()
@@ -78,7 +90,7 @@ func TestMCPPermissionRequestIsAnElicitation(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = ss.Close() })
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "skillbox-test", Version: "1"}, opts).Connect(context.Background(), ct,
-			&mcp.ClientSessionOptions{ProtocolVersion: legacyProtocol})
+			&mcp.ClientSessionOptions{ProtocolVersion: protocol})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,7 +105,7 @@ func TestMCPPermissionRequestIsAnElicitation(t *testing.T) {
 		name   string
 		answer *mcp.ElicitResult
 		want   string
-		asked  int // elicitations so far, across the cases: an allowance for a time asks no more
+		asked  int // elicitations: an allowance for a time asks no more
 	}{
 		{"declined", &mcp.ElicitResult{Action: "decline"}, `{"error":"PermissionDenied"}`, 1},
 		{"dismissed", &mcp.ElicitResult{Action: "cancel"}, `{"error":"PermissionDenied"}`, 1},
@@ -102,21 +114,19 @@ func TestMCPPermissionRequestIsAnElicitation(t *testing.T) {
 		{"allowed for a time", &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "for", "minutes": 30}}, `{"status":204}`, 1},
 		{"then granted", &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "deny"}}, `{"status":204}`, 0},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			person := &elicitor{answer: tc.answer}
-			cs := connect(&mcp.ClientOptions{ElicitationHandler: person.handle})
-			res := call(t, cs, "skill_asker", map[string]any{"url": upstream})
-			if got := text(t, res); got != tc.want || person.count() != tc.asked {
-				t.Fatalf("result %s after %d elicitations, want %s after %d", got, person.count(), tc.want, tc.asked)
-			}
-			if tc.asked == 0 {
-				return
-			}
-			p := person.asked[0]
-			if !strings.Contains(p.Message, `"asker" asks to fetch from 127.0.0.1`) || p.Meta["skillbox/runId"] != res.Meta[mcpserver.MetaRunID] {
-				t.Errorf("elicitation %q, meta %v", p.Message, p.Meta)
-			}
-		})
+		person := &elicitor{answer: tc.answer}
+		cs := connect(&mcp.ClientOptions{ElicitationHandler: person.handle})
+		res := call(t, cs, "skill_asker", map[string]any{"url": upstream})
+		if got := text(t, res); got != tc.want || person.count() != tc.asked {
+			t.Fatalf("%s: result %s after %d elicitations, want %s after %d", tc.name, got, person.count(), tc.want, tc.asked)
+		}
+		if tc.asked == 0 {
+			continue
+		}
+		p := person.asked[0]
+		if !strings.Contains(p.Message, `"asker" asks to fetch from 127.0.0.1`) || p.Meta["skillbox/runId"] != res.Meta[mcpserver.MetaRunID] {
+			t.Errorf("%s: elicitation %q, meta %v, result meta %v", tc.name, p.Message, p.Meta, res.Meta)
+		}
 	}
 	if n := len(rt.PermissionRequests(access.Principal{Role: access.RoleAdmin})); n != 0 {
 		t.Errorf("%d requests left waiting", n)

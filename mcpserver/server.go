@@ -127,6 +127,8 @@ type Server struct {
 	publisher   skillmd.Publisher
 	unpublished unpublished
 	skillsSlots chan struct{} // see maxSkillsAnswers
+	// parking holds the runs that wait for a stateless client's next call (mrtr.go).
+	parking parking
 
 	syncMu sync.Mutex
 	synced bool

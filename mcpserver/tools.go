@@ -35,15 +35,17 @@ const (
 // host path (toolset.Origin).
 func (s *Server) callToolset(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		events := newNotifier(ctx, req)
-		ctx = toolset.WithOrigin(ctx, toolset.Origin{Face: run.FaceMCP, Who: s.principal(ctx), Remote: s.opts.Remote, OnEvent: events.event, Asker: askerFor(req)})
-		res, text, err := toolset.HandleResult(traced(ctx, req), s.toolRunner, name, []byte(req.Params.Arguments))
-		events.close() // every notification goes before the result
-		if err != nil && res != nil && res.Error != nil {
-			// As a skill's own tool fails: "<kind>: <message>", with the run's _meta.
-			return failure(res, res.Error.Kind, res.Error.Message), nil
-		}
-		return withArtifacts(&mcp.CallToolResult{Meta: runMeta(res, ""), Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: err != nil}, res), nil
+		return s.withAnswers(ctx, req, func(ctx context.Context, asker run.Asker) *mcp.CallToolResult {
+			events := newNotifier(ctx, req)
+			ctx = toolset.WithOrigin(ctx, toolset.Origin{Face: run.FaceMCP, Who: s.principal(ctx), Remote: s.opts.Remote, OnEvent: events.event, Asker: asker})
+			res, text, err := toolset.HandleResult(traced(ctx, req), s.toolRunner, name, []byte(req.Params.Arguments))
+			events.close() // every notification goes before the result
+			if err != nil && res != nil && res.Error != nil {
+				// As a skill's own tool fails: "<kind>: <message>", with the run's _meta.
+				return failure(res, res.Error.Kind, res.Error.Message)
+			}
+			return withArtifacts(&mcp.CallToolResult{Meta: runMeta(res, ""), Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: err != nil}, res)
+		}), nil
 	}
 }
 
@@ -51,41 +53,49 @@ func (s *Server) callToolset(name string) mcp.ToolHandler {
 // an output schema.
 func (s *Server) callTool(id string, out *resultSchema) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		args := []byte(req.Params.Arguments) // none, or null, the runtime reads as {}
-		events := newNotifier(ctx, req)
-		res, err := s.runner.Run(traced(ctx, req), run.Request{Skill: id, Args: args, Face: run.FaceMCP, Who: s.principal(ctx), Asker: askerFor(req), OnEvent: func(e run.Event) {
-			events.event(id, e)
-		}})
-		events.close() // every notification goes before the result
-		if err != nil {
-			kind, msg := run.KindInternal, err.Error()
-			if res != nil && res.Error != nil {
-				kind, msg = res.Error.Kind, res.Error.Message
-			}
-			return failure(res, kind, msg), nil
-		}
-		structured := res.Result
-		if first := bytes.TrimLeft(structured, " \t\r\n"); len(first) == 0 || first[0] != '{' {
-			// MCP clients of the 2025 revisions require an object: wrap anything else.
-			structured, _ = json.Marshal(map[string]json.RawMessage{"result": orNull(res.Result)})
-		}
-		var compact bytes.Buffer
-		if err := json.Compact(&compact, structured); err != nil {
-			return failure(res, run.KindInternal, "the result is not valid JSON: "+err.Error()), nil
-		}
-		if out != nil {
-			if err := out.validate(compact.Bytes()); err != nil {
-				// Sent as it is, the client would refuse the whole response; as a tool error the
-				// model learns what went wrong.
-				return failure(res, run.KindSkillError, "the result does not match the tool's output schema: "+err.Error()), nil
-			}
-		}
-		return withArtifacts(&mcp.CallToolResult{
-			Meta:              runMeta(res, ""),
-			Content:           []mcp.Content{&mcp.TextContent{Text: compact.String()}},
-			StructuredContent: json.RawMessage(compact.Bytes()),
-		}, res), nil
+		return s.withAnswers(ctx, req, func(ctx context.Context, asker run.Asker) *mcp.CallToolResult {
+			return s.runTool(ctx, req, id, out, asker)
+		}), nil
 	}
+}
+
+// runTool runs skill id for req, asking a person through asker, and answers its result; out
+// checks it when the tool has an output schema.
+func (s *Server) runTool(ctx context.Context, req *mcp.CallToolRequest, id string, out *resultSchema, asker run.Asker) *mcp.CallToolResult {
+	args := []byte(req.Params.Arguments) // none, or null, the runtime reads as {}
+	events := newNotifier(ctx, req)
+	res, err := s.runner.Run(traced(ctx, req), run.Request{Skill: id, Args: args, Face: run.FaceMCP, Who: s.principal(ctx), Asker: asker, OnEvent: func(e run.Event) {
+		events.event(id, e)
+	}})
+	events.close() // every notification goes before the result
+	if err != nil {
+		kind, msg := run.KindInternal, err.Error()
+		if res != nil && res.Error != nil {
+			kind, msg = res.Error.Kind, res.Error.Message
+		}
+		return failure(res, kind, msg)
+	}
+	structured := res.Result
+	if first := bytes.TrimLeft(structured, " \t\r\n"); len(first) == 0 || first[0] != '{' {
+		// MCP clients of the 2025 revisions require an object: wrap anything else.
+		structured, _ = json.Marshal(map[string]json.RawMessage{"result": orNull(res.Result)})
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, structured); err != nil {
+		return failure(res, run.KindInternal, "the result is not valid JSON: "+err.Error())
+	}
+	if out != nil {
+		if err := out.validate(compact.Bytes()); err != nil {
+			// Sent as it is, the client would refuse the whole response; as a tool error the
+			// model learns what went wrong.
+			return failure(res, run.KindSkillError, "the result does not match the tool's output schema: "+err.Error())
+		}
+	}
+	return withArtifacts(&mcp.CallToolResult{
+		Meta:              runMeta(res, ""),
+		Content:           []mcp.Content{&mcp.TextContent{Text: compact.String()}},
+		StructuredContent: json.RawMessage(compact.Bytes()),
+	}, res)
 }
 
 // traced returns ctx carrying the caller's trace context, for the run's span to continue: the

@@ -12,8 +12,9 @@ import (
 // Deadline, holding its slot; an answer allows it for this run, allows it for a time, or denies
 // it. No answer is a deny.
 type PermissionRequest struct {
-	// ID names the request: "preq_" and 16 lowercase hex digits.
-	ID    string `json:"id"`
+	// ID names the request: "preq_" and 16 lowercase hex digits; none when a permit answered
+	// without asking (and then no Deadline either).
+	ID    string `json:"id,omitempty"`
 	RunID string `json:"run_id"`
 	Skill string `json:"skill"`
 	// Digest is the version of the skill that asks, when the runtime keeps versions.
@@ -30,7 +31,7 @@ type PermissionRequest struct {
 	// MaxGrantSeconds is the longest a lasting grant may last.
 	MaxGrantSeconds int64     `json:"max_grant_seconds"`
 	AskedAt         time.Time `json:"asked_at"`
-	Deadline        time.Time `json:"deadline"`
+	Deadline        time.Time `json:"deadline,omitzero"`
 }
 
 // Describe says what q asks, in a sentence for the person asked: every face asks in the same

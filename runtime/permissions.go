@@ -35,11 +35,12 @@ type asking struct {
 	opened int
 }
 
-// newAsking returns the asking of a run of s for req, nil when nothing may be asked: the policy
-// asks nothing, or the face reaches nobody.
+// newAsking returns the asking of a run of s for req, nil when the policy asks nothing. When the
+// face reaches nobody (req.Asker nil) nobody is asked, but a permit still answers: a person's
+// "allow for a time" holds whichever face the caller's next run comes through.
 func (rt *Runtime) newAsking(s *registry.Skill, req *run.Request, res *run.Result, emit emitter) *asking {
 	p := rt.policy.Load()
-	if req.Asker == nil || p == nil || !p.Ask.Enabled() {
+	if p == nil || !p.Ask.Enabled() {
 		return nil
 	}
 	a := p.Ask.WithDefaults()
@@ -89,6 +90,9 @@ func (k *asking) permit(ctx context.Context, p hostfuncs.Permission) bool {
 		until := p.Until
 		k.record(run.Asked{Request: q, Outcome: run.OutcomeGranted, By: p.By, At: now, Until: &until})
 		return true
+	}
+	if k.face == nil { // nobody to ask: refused as without asking, and nothing to record
+		return false
 	}
 	k.mu.Lock()
 	over := k.opened >= k.ask.MaxPerRun

@@ -242,6 +242,12 @@ func TestAskedPermissionAllowedForATime(t *testing.T) {
 		if got.Out[0] != "204" || len(a.requests()) != 1 || res.Usage.Asked[0].Outcome != run.OutcomeGranted || res.Usage.Asked[0].By != "ann" {
 			t.Fatalf("tenant=%v: second run %+v asked %d, usage %+v; want it granted by ann's answer", tenant, got, len(a.requests()), res.Usage.Asked)
 		}
+		// A permit holds whatever face the caller's next run comes through, one that reaches
+		// nobody included.
+		got, res, _ = f.run(t, runner, nil, map[string]any{"urls": []string{f.url}})
+		if got.Out[0] != "204" || res.Usage.Asked[0].Outcome != run.OutcomeGranted {
+			t.Errorf("tenant=%v: a run with no one to ask: %+v, %+v; want the permit honoured", tenant, got, res.Usage.Asked)
+		}
 		bob := access.Principal{Key: "k-bob", User: "bob", Role: access.RoleRunner}
 		f.run(t, bob, a, map[string]any{"urls": []string{f.url}})
 		if asked, want := len(a.requests()), map[bool]int{false: 2, true: 1}[tenant]; asked != want {
