@@ -101,28 +101,44 @@ type askedRecord struct {
 	}
 }
 
-// elicitScenario is one client's session: how its person answers (nil: a client that declares
-// no elicitation), what the call must return, and what the run's record must say.
+// elicitScenario is one client's session: what its client declares (nil: form elicitation when
+// it answers, nothing when not), how its person answers every elicitation (nil: a client without
+// elicitation), what the call must return, and what the run's record must say.
 type elicitScenario struct {
-	name    string
-	answer  any
-	want    string // the tool's result text
-	asked   int    // elicitations the client gets
-	outcome string // the record's usage.asked outcome; "" when nothing is recorded
+	name         string
+	capabilities any
+	answer       any
+	want         string // the tool's result text
+	asked        int    // elicitations the client's person gets
+	outcome      string // the record's usage.asked outcome; "" when nothing is recorded
 }
+
+const (
+	allowed = `{"status":204}`
+	refused = `{"error":"PermissionDenied"}`
+)
 
 // The scenarios, in order: each is a new client session, and the allowance for a time answers
 // the sessions after it, so it comes last but for the one that shows it.
 var elicitScenarios = []elicitScenario{
-	{"without elicitation", nil, `{"error":"PermissionDenied"}`, 0, ""},
-	{"declined", map[string]any{"action": "decline"}, `{"error":"PermissionDenied"}`, 1, "denied"},
-	{"dismissed", map[string]any{"action": "cancel"}, `{"error":"PermissionDenied"}`, 1, "no_answer"},
-	{"denied in the form", accept("deny", 0), `{"error":"PermissionDenied"}`, 1, "denied"},
-	{"allowed once", accept("once", 0), `{"status":204}`, 1, "allowed_once"},
-	{"allowed for 30 minutes", accept("for", 30), `{"status":204}`, 1, "allowed_for"},
+	{name: "without elicitation", want: refused},
+	// A client of URL elicitation alone is not sent a form (its SDK would refuse it before its
+	// person saw it, so the record, which would say no_answer, tells).
+	{name: "URL elicitation only", capabilities: elicitation(map[string]any{"url": map[string]any{}}), answer: accept("once", 0), want: refused},
+	{name: "declined", answer: map[string]any{"action": "decline"}, want: refused, asked: 1, outcome: "denied"},
+	{name: "dismissed", answer: map[string]any{"action": "cancel"}, want: refused, asked: 1, outcome: "no_answer"},
+	{name: "denied in the form", answer: accept("deny", 0), want: refused, asked: 1, outcome: "denied"},
+	// The form's default is to deny: an SDK that fills in defaults sends that for an empty form.
+	{name: "accepted empty with defaults applied", capabilities: elicitation(map[string]any{"form": map[string]any{"applyDefaults": true}}),
+		answer: map[string]any{"action": "accept", "content": map[string]any{}}, want: refused, asked: 1, outcome: "denied"},
+	// An empty elicitation capability, as before forms and URLs were told apart, takes forms.
+	{name: "allowed once", capabilities: elicitation(map[string]any{}), answer: accept("once", 0), want: allowed, asked: 1, outcome: "allowed_once"},
+	{name: "allowed for 30 minutes", answer: accept("for", 30), want: allowed, asked: 1, outcome: "allowed_for"},
 	// A person who would decline is not asked: the allowance covers this later run.
-	{"then granted unasked", map[string]any{"action": "decline"}, `{"status":204}`, 0, "granted"},
+	{name: "then granted unasked", answer: map[string]any{"action": "decline"}, want: allowed, outcome: "granted"},
 }
+
+func elicitation(c map[string]any) map[string]any { return map[string]any{"elicitation": c} }
 
 func accept(decision string, minutes int) map[string]any {
 	content := map[string]any{"decision": decision}
@@ -190,7 +206,7 @@ func TestTypeScriptClientAnswersPermissionElicitations(t *testing.T) {
 			var allowedUntil *time.Time // the allowance for a time, for the run it answers
 			for _, sc := range elicitScenarios {
 				ok := t.Run(sc.name, func(t *testing.T) {
-					r := runElicitClient(t, nodeBin, map[string]any{"tool": "skill_ask_fetch", "args": map[string]any{"url": upstream.URL}, "answer": sc.answer}, target)
+					r := runElicitClient(t, nodeBin, map[string]any{"tool": "skill_ask_fetch", "args": map[string]any{"url": upstream.URL}, "answer": sc.answer, "capabilities": sc.capabilities}, target)
 					if got, want := r.Versions[sdkPackage], pins[sdkPackage]; got != want {
 						t.Errorf("%s is %s in node_modules, package.json pins %s: run npm ci in interop", sdkPackage, got, want)
 					}

@@ -11,6 +11,10 @@
 // (allow for this run), {"action": "accept", "content": {"decision": "for", "minutes": 30}}
 // (allow for a time), {"action": "decline"} (refuse), {"action": "cancel"} (dismiss the form);
 // or null, a client without elicitation, which declares no capability and registers no handler.
+// "capabilities", when given, is what the client declares instead of {elicitation: {form: {}}}
+// (with an answer): {elicitation: {}} as before forms and URLs were told apart, {elicitation:
+// {url: {}}} for URLs alone, or {elicitation: {form: {applyDefaults: true}}} for an SDK that
+// fills in the form's defaults.
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -39,13 +43,16 @@ const report = {
 
 const client = new Client(
   { name: 'skillbox-interop-elicit', version: '1.0.0' },
-  { capabilities: elicits ? { elicitation: { form: {} } } : {} },
+  { capabilities: scenario.capabilities ?? (elicits ? { elicitation: { form: {} } } : {}) },
 );
 if (elicits) {
+  // The SDK wraps this handler: it checks the request (its requestedSchema among it) and the
+  // mode against the capabilities first, and the answer after, filling in the form's defaults
+  // when the client declared applyDefaults. What the server gets is in the run's record.
   client.setRequestHandler(ElicitRequestSchema, async (request) => {
     const { mode, message, requestedSchema, _meta } = request.params;
     report.asked.push({ mode: mode ?? null, message, requestedSchema, meta: _meta ?? null, answer: scenario.answer });
-    return scenario.answer;
+    return structuredClone(scenario.answer);
   });
 }
 
