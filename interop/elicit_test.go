@@ -136,6 +136,9 @@ var elicitScenarios = []elicitScenario{
 	{name: "allowed for 30 minutes", answer: accept("for", 30), want: allowed, asked: 1, outcome: "allowed_for"},
 	// A person who would decline is not asked: the allowance covers this later run.
 	{name: "then granted unasked", answer: map[string]any{"action": "decline"}, want: allowed, outcome: "granted"},
+	// A client that takes no elicitation is covered by the allowance too: it holds whatever
+	// face the run comes through.
+	{name: "without elicitation, after the allowance", want: allowed, outcome: "granted"},
 }
 
 func elicitation(c map[string]any) map[string]any { return map[string]any{"elicitation": c} }
