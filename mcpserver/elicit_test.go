@@ -22,7 +22,7 @@ import (
 
 // askEnv serves a skill, "asker", that fetches a loopback server its manifest does not ask for,
 // under a policy that lets a person allow that host.
-func askEnv(t *testing.T) (*mcpserver.Server, *runtime.Runtime, string) {
+func askEnv(t testing.TB) (*mcpserver.Server, *runtime.Runtime, string) {
 	t.Helper()
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) }))
 	t.Cleanup(upstream.Close)

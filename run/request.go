@@ -93,9 +93,10 @@ func ValidID(id string) bool {
 
 // Event is something that happened during an admitted run, in order: "status" with Status
 // "started" once the run is admitted, "status" with Status "running" once the module is
-// instantiated, "permission_request" and "permission_answer" around a wait for a person (with
-// "status" "waiting" and "running" again), "log" events (Log is set) as the skill logs, a "file" event (File is set) for
+// instantiated, "log" events (Log is set) as the skill logs, a "file" event (File is set) for
 // each artifact once the run is over and its files are kept, and last "result" (Result is set).
+// A wait for a person is "status" "waiting", "permission_request", "permission_answer", then
+// "status" "running" again.
 type Event struct {
 	Type   string             `json:"type"`
 	RunID  string             `json:"run_id"`

@@ -130,8 +130,9 @@ func (k *asking) permit(ctx context.Context, p hostfuncs.Permission) bool {
 			desk.GiveUp(q.RunID, q.ID)
 		}
 	}()
-	k.emit.send(run.Event{Type: "permission_request", Permission: &q})
+	// The status first: whoever reads the request reads a run that waits.
 	k.emit.send(run.Event{Type: "status", Status: "waiting"})
+	k.emit.send(run.Event{Type: "permission_request", Permission: &q})
 	a, by, ok := desk.Wait(wctx, q.ID)
 	end := time.Now()
 	rec := run.Asked{Request: q, Outcome: run.OutcomeNoAnswer, At: end}

@@ -181,8 +181,8 @@ func TestAskedPermissionAllowedOnce(t *testing.T) {
 			kinds = append(kinds, e.Type+e.Status)
 		}
 	}
-	if len(kinds) != 9 || kinds[0] != "permission_request" || kinds[1] != "statuswaiting" || kinds[2] != "permission_answer" {
-		t.Errorf("events %v, want request, waiting, answer for each", kinds)
+	if len(kinds) != 9 || kinds[0] != "statuswaiting" || kinds[1] != "permission_request" || kinds[2] != "permission_answer" {
+		t.Errorf("events %v, want waiting, request, answer for each", kinds)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -13,11 +14,20 @@ import (
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/run"
 	"github.com/skillbox-dev/skillbox/runtime"
+	"github.com/skillbox-dev/skillbox/store"
+	"github.com/skillbox-dev/skillbox/store/sqlite"
+	"github.com/skillbox-dev/skillbox/store/storetest"
 )
 
 // askEnv serves a skill, "asker", that fetches a loopback server its manifest does not ask for,
 // under a policy that lets a person allow that host.
-func askEnv(t *testing.T, keys []APIKey, ask policy.Ask) (*testEnv, string) {
+func askEnv(t testing.TB, keys []APIKey, ask policy.Ask) (*testEnv, string) {
+	t.Helper()
+	return askEnvOn(t, keys, ask, nil)
+}
+
+// askEnvOn is askEnv with a run history in s.
+func askEnvOn(t testing.TB, keys []APIKey, ask policy.Ask, s store.Store) (*testEnv, string) {
 	t.Helper()
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) }))
 	t.Cleanup(upstream.Close)
@@ -29,7 +39,11 @@ func askEnv(t *testing.T, keys []APIKey, ask policy.Ask) (*testEnv, string) {
 }`,
 	})
 	p := &policy.Policy{AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, Ask: ask}
-	return newEnvRuntime(t, Options{Keys: keys}, runtime.Config{Policy: p}, dir), upstream.URL
+	opts, cfg := Options{Keys: keys}, runtime.Config{Policy: p}
+	if s != nil {
+		opts.History, cfg.Recorder = s, storetest.NewRecorder(t, s, store.RecorderOptions{})
+	}
+	return newEnvRuntime(t, opts, cfg, dir), upstream.URL
 }
 
 // followRun reads a run's events to its result, calling onRequest at its permission request
@@ -246,4 +260,30 @@ func TestPermissionAnsweredThroughAnotherNode(t *testing.T) {
 	}
 	there := b.ts.URL + "/v1/runs/" + started.RunID + "/permission-requests/" + q.ID
 	wantError(t, post(t, there, `{"decision":"deny"}`, as("root")...), 409, "conflict")
+}
+
+// While a run waits for a person, the history's record of it says so: status waiting, a live
+// status the record never keeps; once answered, it finishes as any run.
+func TestWaitingRunReadsWaiting(t *testing.T) {
+	t.Parallel()
+	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), sqlite.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	env, upstream := askEnvOn(t, nil, policy.Ask{Network: []string{"127.0.0.1"}}, s)
+	a := startAsync(t, env.ts.URL, "/v1/skills/asker/runs", `{"args":{"url":"`+upstream+`"}}`)
+	_, res := followRun(t, env.ts.URL+a.Links.Events, func(q run.PermissionRequest) {
+		var r store.Run
+		get(t, env.ts.URL+"/v1/runs/"+a.RunID).decode(t, &r)
+		if r.Status != "waiting" {
+			t.Errorf("a run waiting for its answer reads %q", r.Status)
+		}
+		if r := post(t, env.ts.URL+"/v1/runs/"+a.RunID+"/permission-requests/"+q.ID, `{"decision":"once"}`); r.status != 200 {
+			t.Errorf("answer: %s", r)
+		}
+	})
+	if !res.Success {
+		t.Errorf("result %+v", res)
+	}
 }
