@@ -70,3 +70,75 @@ func (n *Node) ServeAnswers(held func(tenant, run string, body []byte) ([]byte, 
 	}
 	return nil
 }
+
+// gatherWait bounds how long a gather of the requests waiting on every node waits for the nodes
+// that do not reply (gone, or slow): the replies that came are the answer.
+const gatherWait = time.Second
+
+// maxGatherReply bounds one node's reply to a gather.
+const maxGatherReply = 1 << 20
+
+// requestsSubject is the subject that asks every node for the permission requests of tenant
+// waiting there.
+func (n *Node) requestsSubject(tenant string) (string, bool) {
+	t, ok := token(tenant)
+	return n.cfg.Name + ".requests." + t, ok
+}
+
+// GatherPermissionRequests asks every node for the permission requests waiting there that body
+// (who asks) may see, and returns the nodes' replies: as many as the nodes present, or those that
+// came within gatherWait.
+func (n *Node) GatherPermissionRequests(ctx context.Context, tenant string, body []byte) ([][]byte, error) {
+	subj, ok := n.requestsSubject(tenant)
+	if !ok || len(body) > maxAnswerBody {
+		return nil, fmt.Errorf("cluster: tenant %q is no tenant's name", tenant)
+	}
+	want := 0
+	if keys, err := n.nodes.ListKeys(ctx); err == nil {
+		for range keys.Keys() {
+			want++
+		}
+	}
+	inbox := n.nc.NewRespInbox()
+	sub, err := n.nc.SubscribeSync(inbox)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: gather permission requests: %w", err)
+	}
+	defer sub.Unsubscribe()
+	if err := n.nc.PublishRequest(subj, inbox, body); err != nil {
+		return nil, fmt.Errorf("cluster: gather permission requests: %w", err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, gatherWait)
+	defer cancel()
+	var replies [][]byte
+	for want == 0 || len(replies) < want {
+		m, err := sub.NextMsgWithContext(wctx)
+		if err != nil {
+			break // the wait is over: the replies that came are the answer
+		}
+		if len(m.Data) <= maxGatherReply {
+			replies = append(replies, m.Data)
+		}
+	}
+	return replies, ctx.Err()
+}
+
+// ServePermissionRequests answers the gathers of the nodes with list: the requests of tenant
+// waiting on this node that body (who asks) may see.
+func (n *Node) ServePermissionRequests(list func(tenant string, body []byte) []byte) error {
+	prefix := n.cfg.Name + ".requests."
+	_, err := n.nc.Subscribe(prefix+"*", func(m *nats.Msg) {
+		tenant := strings.TrimPrefix(m.Subject, prefix)
+		if m.Reply == "" || len(m.Data) > maxAnswerBody {
+			return
+		}
+		if tenant == "_" {
+			tenant = ""
+		}
+		_ = m.Respond(list(tenant, m.Data))
+	})
+	if err != nil {
+		return fmt.Errorf("cluster: listen for gathers of permission requests: %w", err)
+	}
+	return nil
+}

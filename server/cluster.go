@@ -50,6 +50,11 @@ type Cluster interface {
 	// reply with what it returns and true; false when it holds no such request. It must not
 	// wait long.
 	ServeAnswers(held func(tenant, run string, body []byte) ([]byte, bool)) error
+	// GatherPermissionRequests asks every node for the permission requests waiting there that
+	// body's principal may see, and returns the replies that came (what ServePermissionRequests'
+	// list returned on each).
+	GatherPermissionRequests(ctx context.Context, tenant string, body []byte) ([][]byte, error)
+	ServePermissionRequests(list func(tenant string, body []byte) []byte) error
 	// SubmitRun queues a run this node accepted and named, with what another node needs to run
 	// it (body), for whichever node has room; queued is false when the queue is full, and why
 	// says so.

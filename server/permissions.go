@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -75,7 +76,58 @@ func (s *view) listPermissionRequests(c echo.Context) error {
 	if err := checkParams(c.QueryParams(), "GET /v1/permission-requests"); err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, permissionRequests{Requests: s.rt.PermissionRequests(principal(c))})
+	who := principal(c)
+	list := s.rt.PermissionRequests(who)
+	if s.opts.Cluster != nil {
+		// On a node of a cluster, runs wait on every node: each says which of its own the key
+		// may see. A node that does not reply in time is left out, and the log says so.
+		list = s.waitingEverywhere(c.Request().Context(), who, list)
+	}
+	return c.JSON(http.StatusOK, permissionRequests{Requests: list})
+}
+
+// waitingEverywhere is the permission requests who may see waiting on every node of the
+// cluster: here's (here), and what the others reply.
+func (s *view) waitingEverywhere(ctx context.Context, who access.Principal, here []run.PermissionRequest) []run.PermissionRequest {
+	body, err := json.Marshal(who)
+	if err != nil {
+		return here
+	}
+	replies, err := s.opts.Cluster.GatherPermissionRequests(ctx, s.t.name, body)
+	if err != nil {
+		s.logger.Warn("gather the permission requests of the cluster; listed those that came", "err", err)
+	}
+	seen := map[string]bool{}
+	out := []run.PermissionRequest{}
+	add := func(qs []run.PermissionRequest) {
+		for _, q := range qs {
+			if !seen[q.ID] {
+				seen[q.ID] = true
+				out = append(out, q)
+			}
+		}
+	}
+	add(here)
+	for _, r := range replies {
+		var qs []run.PermissionRequest
+		if json.Unmarshal(r, &qs) == nil {
+			add(qs)
+		}
+	}
+	slices.SortFunc(out, func(a, b run.PermissionRequest) int { return a.AskedAt.Compare(b.AskedAt) })
+	return out
+}
+
+// waitingHere replies to a node's gather: the requests waiting on this node that the principal
+// in body may see, of its tenant.
+func (s *Server) waitingHere(tenantName string, body []byte) []byte {
+	var who access.Principal
+	t := s.tenantNamed(tenantName)
+	if t == nil || json.Unmarshal(body, &who) != nil || who.Tenant != tenantName {
+		return []byte("[]")
+	}
+	out, _ := json.Marshal(t.rt.PermissionRequests(who))
+	return out
 }
 
 // permitList is the answer to GET /v1/permits.

@@ -209,8 +209,9 @@ func TestPermitsOverHTTP(t *testing.T) {
 	}
 }
 
-// On a node of a cluster, an answer sent to another node reaches the node whose run waits for
-// it, where that node's runtime decides it: an admin's allows the run, another runner's finds
+// On a node of a cluster, a request waiting on one node is listed on every node, and an answer
+// sent to another node reaches the node whose run waits for it, where that node's runtime
+// decides it: an admin's allows the run, another runner's finds
 // no such request, and one after the run's end is over.
 func TestPermissionAnsweredThroughAnotherNode(t *testing.T) {
 	t.Parallel()
@@ -247,6 +248,16 @@ func TestPermissionAnsweredThroughAnotherNode(t *testing.T) {
 	var q run.PermissionRequest
 	answered, res := followRun(t, a.ts.URL+started.Links.Events, func(got run.PermissionRequest) {
 		q = got
+		// Listed on the other node too, to whom may see it.
+		var list permissionRequests
+		get(t, b.ts.URL+"/v1/permission-requests", as("root")...).decode(t, &list)
+		if len(list.Requests) != 1 || list.Requests[0].ID != q.ID {
+			t.Errorf("root's list on the other node: %+v", list)
+		}
+		get(t, b.ts.URL+"/v1/permission-requests", as("bob")...).decode(t, &list)
+		if len(list.Requests) != 0 {
+			t.Errorf("bob's list on the other node: %+v", list)
+		}
 		there := b.ts.URL + "/v1/runs/" + started.RunID + "/permission-requests/" + q.ID
 		wantError(t, post(t, there, `{"decision":"once"}`, as("bob")...), 404, "not_found")
 		wantError(t, post(t, there, `{"decision":"once"}`, as("ann")...), 403, "forbidden")

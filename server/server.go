@@ -175,6 +175,9 @@ func New(rt *runtime.Runtime, opts Options) (*Server, error) {
 		if err := opts.Cluster.ServeAnswers(s.heldAnswer); err != nil {
 			return nil, fmt.Errorf("server: %w", err)
 		}
+		if err := opts.Cluster.ServePermissionRequests(s.waitingHere); err != nil {
+			return nil, fmt.Errorf("server: %w", err)
+		}
 		// The node takes a queued run only when its admission has a free slot and nobody
 		// waits for one here: a node pulls only what it can admit.
 		free := func() bool { a := rt.AdmissionStats(); return a.Running < a.MaxRuns && a.Queued == 0 }
