@@ -197,6 +197,8 @@ async function axeCheck(name) {
 }
 
 const main = () => page.getByRole('navigation', { name: 'Main' });
+// The run page's result: the JSON in the region named Result.
+const resultJSON = () => page.getByRole('region', { name: 'Result', exact: true }).locator('pre').first();
 const alerts = () => page.getByRole('alert');
 async function go(hash) {
   await page.goto(`${base}/console/${hash}`, { waitUntil: 'load', timeout: TIMEOUT });
@@ -336,8 +338,8 @@ await step('2-run', async () => {
     return { ok: n > 0, seen: n, n };
   });
   const resultText = await poll('the result', async () => {
-    const t = ((await page.getByLabel('Result', { exact: true }).textContent()) || '').trim();
-    return { ok: t !== '', seen: t, t };
+    const t = ((await resultJSON().textContent()) || '').trim();
+    return { ok: t !== '' && !t.startsWith('('), seen: t, t };
   });
   let result;
   try {

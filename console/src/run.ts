@@ -1,7 +1,7 @@
 // #/runs/<id>: one run, its events as they arrive, its result, logs, usage and files.
 
 import { call, follow, headers, base, errorOf, ApiError, SSEEvent } from "./api";
-import { h, section, alertBox, json, bytes, time, Child } from "./dom";
+import { h, section, alertBox, json, bytes, time, uid, Child } from "./dom";
 
 interface LogEntry {
   time?: string;
@@ -76,8 +76,9 @@ export async function runPage(main: HTMLElement, id: string, signal: AbortSignal
   const cancel = h("button", { type: "button", hidden: true }, "Cancel");
   const note = h("div");
   const events = h("ol", { "aria-label": "Events", class: "events" });
-  // Never empty: a <pre> may carry a label only beside text of its own (axe, aria-prohibited-attr).
-  const result = h("pre", { "aria-label": "Result", class: "result" }, "(none yet)");
+  // The result's JSON, in the region named "Result" (a <pre> may not carry a label itself).
+  const result = h("pre", { class: "result" }, "(none yet)");
+  const resultId = uid("result");
   const failure = h("div");
   const output = h("div");
   const logs = h("div");
@@ -88,7 +89,7 @@ export async function runPage(main: HTMLElement, id: string, signal: AbortSignal
     h("p", null, "Status: ", status, " ", cancel),
     meta, trace, note,
     section("Events", events),
-    section("Result", failure, result, output),
+    h("section", { "aria-labelledby": resultId }, h("h2", { id: resultId }, "Result"), failure, result, output),
     section("Logs", logs),
     section("Usage", usage),
     section("Artifacts", files),
