@@ -13,6 +13,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,8 +26,10 @@ import (
 	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/console"
 	"github.com/skillbox-dev/skillbox/internal/testengine"
+	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/runtime"
 	"github.com/skillbox-dev/skillbox/server"
+	"github.com/skillbox-dev/skillbox/spec"
 	"github.com/skillbox-dev/skillbox/store"
 	"github.com/skillbox-dev/skillbox/store/sqlite"
 	"github.com/skillbox-dev/skillbox/store/storetest"
@@ -40,6 +43,23 @@ const (
 	e2eViewerKey = "console-e2e-viewer-0123456789"
 	// adminUser is who the admin key's runs and approvals are recorded as: the Caller filter.
 	adminUser = "operator@e2e"
+	// askUser holds the runner key and the viewer key: the viewer sees the runner's permission
+	// requests as its own, and may not answer them (403), as a viewer never may.
+	askUser = "ann@e2e"
+)
+
+// askSkill fetches the URL it is given, a loopback server its manifest does not ask for: the
+// policy lets a person allow 127.0.0.1 (policy.Ask), so each run waits for an answer unless a
+// permit covers it. It returns the answer's status, or the name of the error that refused it.
+const (
+	askManifest = `{"id":"asker","name":"asker","version":"1.0.0",
+  "description":"Fetches a URL its grant does not allow, so a person is asked.",
+  "parameters":{"url":{"type":"string","description":"What to fetch","required":true}},
+  "limits":{"timeoutMs":600000}}`
+	askJS = `export async function execute(args, ctx) {
+  try { return {status: (await ctx.fetch(args.url)).status}; } catch (e) { return {error: e.name}; }
+}
+`
 )
 
 // reportSkill logs a line per line it writes to /output/report.txt and returns what it did: a
@@ -118,6 +138,8 @@ type e2eEnv struct {
 	url string
 	st  store.Store
 	log *syncBuffer
+	// upstream is the loopback server the skill asker fetches, once a person allows it.
+	upstream string
 }
 
 // newE2EEnv serves a runtime with a SQLite store (history, versions, artifacts) and the
@@ -137,8 +159,16 @@ func newE2EEnv(t *testing.T) *e2eEnv {
 	dir := t.TempDir()
 	writeFiles(t, filepath.Join(dir, "report"), map[string]string{"skill.json": reportManifest, "execute.js": reportJS, "SKILL.md": reportMD})
 	writeFiles(t, filepath.Join(dir, "markup"), map[string]string{"SKILL.md": markupMD})
+	writeFiles(t, filepath.Join(dir, "asker"), map[string]string{"skill.json": askManifest, "execute.js": askJS})
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	t.Cleanup(upstream.Close)
+	// A person may allow 127.0.0.1; a run waits long (bounds against a hang on a busy machine,
+	// not the test's pace): the browser answers it between its other steps.
+	pol := &policy.Policy{AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
+		Ask:    policy.Ask{Network: []string{"127.0.0.1"}, Timeout: 5 * time.Minute},
+		Limits: spec.Limits{TimeoutMs: 600_000}}
 	rt, err := runtime.New(ctx, runtime.Config{SkillDirs: []string{dir}, Recorder: rec, Versions: st, Artifacts: rec,
-		NoBackgroundCheck: true, Shared: testengine.Shared(t, runtime.SharedConfig{})})
+		Policy: pol, NoBackgroundCheck: true, Shared: testengine.Shared(t, runtime.SharedConfig{})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,8 +177,8 @@ func newE2EEnv(t *testing.T) *e2eEnv {
 	srv, err := server.New(rt, server.Options{
 		Keys: []server.APIKey{
 			{Name: "admin", Key: e2eAdminKey, Role: access.RoleAdmin, User: adminUser},
-			{Name: "runner", Key: e2eRunnerKey, Role: access.RoleRunner},
-			{Name: "viewer", Key: e2eViewerKey, Role: access.RoleViewer},
+			{Name: "runner", Key: e2eRunnerKey, Role: access.RoleRunner, User: askUser},
+			{Name: "viewer", Key: e2eViewerKey, Role: access.RoleViewer, User: askUser},
 		},
 		History: st,
 		Logger:  slog.New(slog.NewTextHandler(logs, nil)),
@@ -159,7 +189,7 @@ func newE2EEnv(t *testing.T) *e2eEnv {
 	}
 	ts := httptest.NewServer(srv.Handler()) // 127.0.0.1, a port of its own
 	t.Cleanup(ts.Close)
-	env := &e2eEnv{url: ts.URL, st: st, log: logs}
+	env := &e2eEnv{url: ts.URL, st: st, log: logs, upstream: upstream.URL}
 
 	for _, id := range []string{"greeter", "mailer"} {
 		v1 := env.upload(t, http.MethodPost, "/v1/skills", reviewed(id, "1.0.0", false), http.StatusCreated)
@@ -232,8 +262,12 @@ func (e *e2eEnv) do(t *testing.T, method, path, ctype string, body io.Reader, ke
 // TestConsoleE2E drives the console in headless Chromium with Playwright (console/e2e): the
 // admin signs in with a key, finds the skill report, runs it from the form its parameters make
 // and watches its events and result arrive, finds the run in the history by skill and caller and
-// downloads its file, approves a pending version with a note; a viewer can neither approve nor
-// run; axe-core finds nothing serious or critical on any page; every page is photographed.
+// downloads its file, approves a pending version with a note; a run of asker waits for a person:
+// the admin allows it once on the run's page, allows a second for 30 minutes on the Requests
+// page and revokes the permit that made on the Permits page; a viewer can neither approve nor
+// run, nor answer a request (the API's 403 in an alert); axe-core finds nothing serious or
+// critical on any page; every page is photographed. The summary says how long after a request
+// was asked its prompt entered the run page (prompt_latency_ms), by the machine's one clock.
 // Screenshots, the axe report (axe-report.json), the browser's log and the download go to
 // $SKILLBOX_ARTIFACTS (a temporary directory without it). The browser's steps are in
 // console/e2e/console.mjs; this test builds their server and checks what they did through the
@@ -255,7 +289,7 @@ func TestConsoleE2E(t *testing.T) {
 	sum := sha256.Sum256([]byte(file))
 
 	// A bound against a hang, far beyond what the steps take: each of the script's own waits is
-	// bounded at 60s, and it has about 40 of them.
+	// bounded at 60s, and it has about 70 of them.
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, script)
@@ -264,6 +298,11 @@ func TestConsoleE2E(t *testing.T) {
 		"SKILLBOX_URL="+env.url,
 		"SKILLBOX_ADMIN_KEY="+e2eAdminKey,
 		"SKILLBOX_VIEWER_KEY="+e2eViewerKey,
+		"SKILLBOX_RUNNER_KEY="+e2eRunnerKey,
+		"SKILLBOX_E2E_ASK_SKILL=asker",
+		"SKILLBOX_E2E_ASK_URL="+env.upstream+"/e2e",
+		"SKILLBOX_E2E_ASK_TARGET=127.0.0.1",
+		"SKILLBOX_E2E_ASK_USER="+askUser,
 		"SKILLBOX_ARTIFACTS="+artifacts,
 		"SKILLBOX_E2E_SKILL=report",
 		"SKILLBOX_E2E_ARGS="+string(args),
@@ -294,6 +333,10 @@ func TestConsoleE2E(t *testing.T) {
 		Failed []string          `json:"failed"`
 		Axe    map[string]int    `json:"axe"`
 		RunID  string            `json:"run_id"`
+		// AskRuns are the runs of asker: answered on its page (allow once), on Requests (allow
+		// for 30 minutes), and refused to the viewer, then denied by the admin.
+		AskRuns  struct{ Once, For, Denied string } `json:"ask_runs"`
+		PromptMs *float64                           `json:"prompt_latency_ms"`
 	}
 	sc := bufio.NewScanner(strings.NewReader(out.String()))
 	sc.Buffer(nil, 1<<20)
@@ -325,6 +368,37 @@ func TestConsoleE2E(t *testing.T) {
 		if r.Caller != adminUser {
 			t.Errorf("a run of report by %q: only the admin ran it", r.Caller)
 		}
+	}
+	// The permission requests, as the runs' records have them.
+	for _, c := range []struct{ id, caller, outcome, by, result string }{
+		{summary.AskRuns.Once, adminUser, "allowed_once", adminUser, `{"status":204}`},
+		{summary.AskRuns.For, askUser, "allowed_for", adminUser, `{"status":204}`},
+		{summary.AskRuns.Denied, askUser, "denied", adminUser, `{"error":"PermissionDenied"}`},
+	} {
+		var r struct {
+			Skill, Status, Caller string
+			Result                json.RawMessage
+			Usage                 struct {
+				Asked []struct{ Outcome, By string } `json:"asked"`
+			}
+		}
+		env.call(t, http.MethodGet, "/v1/runs/"+c.id, "", e2eAdminKey, http.StatusOK, &r)
+		var result bytes.Buffer
+		json.Compact(&result, r.Result)
+		if r.Skill != "asker" || r.Caller != c.caller || result.String() != c.result ||
+			len(r.Usage.Asked) != 1 || r.Usage.Asked[0].Outcome != c.outcome || r.Usage.Asked[0].By != c.by {
+			t.Errorf("the run of asker %q: %+v, want caller %s, result %s, asked %s by %s", c.id, r, c.caller, c.result, c.outcome, c.by)
+		}
+	}
+	var permits struct {
+		Permits []struct{ RunID string } `json:"permits"`
+	}
+	env.call(t, http.MethodGet, "/v1/permits", "", e2eAdminKey, http.StatusOK, &permits)
+	if len(permits.Permits) != 0 {
+		t.Errorf("permits in force after the browser revoked its one: %+v", permits.Permits)
+	}
+	if summary.PromptMs != nil {
+		t.Logf("the run page showed the permission request %.0f ms after it was asked", *summary.PromptMs)
 	}
 	var queue struct {
 		Versions []struct{ Skill string } `json:"versions"`

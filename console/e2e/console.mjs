@@ -10,6 +10,7 @@
 //   SKILLBOX_URL            the server, http://127.0.0.1:PORT (required)
 //   SKILLBOX_ADMIN_KEY      an admin key (required)
 //   SKILLBOX_VIEWER_KEY     a viewer key (required)
+//   SKILLBOX_RUNNER_KEY     a runner key, whose runs ask a person for what their grant lacks
 //   SKILLBOX_ARTIFACTS      where screenshots, the axe report and downloads go (required)
 //   SKILLBOX_E2E_SKILL      the skill to run; SKILLBOX_E2E_ARGS its arguments as JSON, entered
 //                           into the form field by field
@@ -20,10 +21,16 @@
 //   SKILLBOX_E2E_PENDING    the skill whose pending version the viewer tries to approve
 //   SKILLBOX_E2E_MARKUP     a skill whose SKILL.md holds <img src="x-e2e" onerror=...>, which
 //                           must show as text
+//   SKILLBOX_E2E_ASK_SKILL  a skill that fetches SKILLBOX_E2E_ASK_URL (its one parameter, url),
+//                           which the policy lets a person allow: host SKILLBOX_E2E_ASK_TARGET;
+//                           it returns {status} or {error}. SKILLBOX_E2E_ASK_USER is the user of
+//                           the runner and the viewer keys (the viewer sees the runner's requests)
 //   CHROMIUM                the browser (default: chromium or chromium-browser on PATH)
 //
 // It prints one line `E2E-SUMMARY {json}` at the end (steps passed and failed, axe counts by
-// impact, the run's id) and exits 1 when any step failed.
+// impact, the run's id, the runs of the ask steps, how long the run page took to show a
+// permission request) and exits 1 when any step failed; summary.json in the artifacts holds the
+// same, and axe-report.json its summary too.
 
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, appendFileSync } from 'node:fs';
@@ -57,6 +64,11 @@ const caller = process.env.SKILLBOX_E2E_CALLER || '';
 const approveSkill = process.env.SKILLBOX_E2E_APPROVE || '';
 const pendingSkill = process.env.SKILLBOX_E2E_PENDING || '';
 const markupSkill = process.env.SKILLBOX_E2E_MARKUP || '';
+const runnerKey = process.env.SKILLBOX_RUNNER_KEY || '';
+const askSkill = process.env.SKILLBOX_E2E_ASK_SKILL || '';
+const askURL = process.env.SKILLBOX_E2E_ASK_URL || '';
+const askTarget = process.env.SKILLBOX_E2E_ASK_TARGET || '';
+const askUser = process.env.SKILLBOX_E2E_ASK_USER || '';
 mkdirSync(outDir, { recursive: true });
 
 function findChromium() {
@@ -147,6 +159,24 @@ const context = await chromium.launchPersistentContext(userDataDir, {
   timeout: TIMEOUT,
 });
 context.setDefaultTimeout(TIMEOUT);
+// Each page load watches for a permission request's prompt (a region named "Permission
+// request") and notes when it entered the DOM and when the next frame was drawn after, by the
+// page's clock, with the request's asked_at (its <time>): the latency the ask steps report.
+await context.addInitScript(() => {
+  window.__skillboxPrompts = [];
+  const seen = new WeakSet();
+  new MutationObserver(() => {
+    for (const s of document.querySelectorAll('section[aria-labelledby]')) {
+      if (seen.has(s)) continue;
+      const hd = document.getElementById(s.getAttribute('aria-labelledby'));
+      if (!hd || hd.textContent.trim() !== 'Permission request') continue;
+      seen.add(s);
+      const p = { at: Date.now(), asked: s.querySelector('time')?.getAttribute('datetime') || '', hash: location.hash, painted: 0 };
+      window.__skillboxPrompts.push(p);
+      requestAnimationFrame(() => setTimeout(() => { p.painted = Date.now(); }, 0));
+    }
+  }).observe(document, { childList: true, subtree: true });
+});
 const page = context.pages()[0] || (await context.newPage());
 const pageErrors = [];
 page.on('console', (m) => note(`console.${m.type()}: ${m.text()}`));
@@ -197,6 +227,8 @@ async function axeCheck(name) {
 }
 
 const main = () => page.getByRole('navigation', { name: 'Main' });
+// The run page's result: the JSON in the region named Result.
+const resultJSON = () => page.getByRole('region', { name: 'Result', exact: true }).locator('pre').first();
 const alerts = () => page.getByRole('alert');
 async function go(hash) {
   await page.goto(`${base}/console/${hash}`, { waitUntil: 'load', timeout: TIMEOUT });
@@ -336,8 +368,8 @@ await step('2-run', async () => {
     return { ok: n > 0, seen: n, n };
   });
   const resultText = await poll('the result', async () => {
-    const t = ((await page.getByLabel('Result', { exact: true }).textContent()) || '').trim();
-    return { ok: t !== '', seen: t, t };
+    const t = ((await resultJSON().textContent()) || '').trim();
+    return { ok: t !== '' && !t.startsWith('('), seen: t, t };
   });
   let result;
   try {
@@ -475,6 +507,162 @@ await step('4-trail', async () => {
   return `the trail shows the approval by ${ev.by} with its note`;
 });
 
+// The ask steps: a run of askSkill waits for a person; the admin answers on the run's page,
+// then on the Requests page for a time, and revokes the permit that made.
+const askRuns = { once: '', for: '', denied: '' };
+const promptLatency = []; // {where, run, dom_ms, painted_ms}
+const askSentence = `The skill "${askSkill}" asks to fetch from ${askTarget}, which its grant does not allow.`;
+const promptRegion = () => page.getByRole('region', { name: 'Permission request', exact: true });
+const requestArticle = () => page.getByRole('article', { name: `${askSkill} ${askTarget}`, exact: true });
+const statusWord = () => page.getByRole('status').filter({ hasText: /^\s*(queued|running|waiting|succeeded|failed|interrupted|canceled|cancelled|timeout)\s*$/ }).first();
+
+// waitStatus waits until the run page's status reads want, noting each word seen.
+async function waitStatus(want, seen = []) {
+  return poll(`the status ${want}`, async () => {
+    const t = ((await statusWord().textContent()) || '').trim();
+    if (t && seen.at(-1) !== t) seen.push(t);
+    return { ok: t === want, seen: seen.join(' -> ') };
+  });
+}
+
+// startAsk starts a run of askSkill with key through the API and waits until its request is
+// pending (as the admin lists them); it returns the run id and the request.
+async function startAsk(key) {
+  const r = await api('POST', `/v1/skills/${encodeURIComponent(askSkill)}/runs?async=true`, key, { args: { url: askURL } });
+  if (r.status !== 202 || !r.json?.run_id) throw new Error(`the API's async run: ${r.status} ${r.text.slice(0, 200)}`);
+  const id = r.json.run_id;
+  const q = await poll(`the permission request of ${id}`, async () => {
+    const l = await api('GET', '/v1/permission-requests', adminKey);
+    const q = l.json?.requests?.find((x) => x.run_id === id);
+    return { ok: !!q, seen: l.text.slice(0, 200), q };
+  });
+  return { id, q: q.q };
+}
+
+// promptTimes returns the latency of the run page's prompt for request q: from its asked_at
+// (the server's clock) to when it entered the DOM, and to the frame after (the page's clock:
+// the same machine).
+async function promptTimes(where, q) {
+  const p = await poll('the prompt noted by the page', async () => {
+    const all = await page.evaluate(() => window.__skillboxPrompts || []);
+    const p = all.find((x) => x.asked === q.asked_at && x.painted);
+    return { ok: !!p, seen: all, p };
+  });
+  const asked = Date.parse(q.asked_at);
+  const t = { where, run: q.run_id, dom_ms: p.p.at - asked, painted_ms: p.p.painted - asked };
+  promptLatency.push(t);
+  return t;
+}
+
+await step('ask-run', async () => {
+  if (!askSkill) return 'no SKILLBOX_E2E_ASK_SKILL: skipped';
+  await go(`#/skills/${encodeURIComponent(askSkill)}`);
+  await page.getByRole('heading', { name: 'Run', exact: true }).waitFor({ state: 'visible' });
+  await fillField(page, 'url', askURL);
+  await page.getByRole('button', { name: 'Run', exact: true }).click();
+  const hsh = await hashIs(/^#\/runs\/[^/?]+$/);
+  const id = decodeURIComponent(hsh.seen.slice('#/runs/'.length));
+  askRuns.once = id;
+  const region = promptRegion();
+  await region.waitFor({ state: 'visible' });
+  const text = (await region.innerText()).replace(/\s+/g, ' ');
+  if (!text.includes(askSentence)) throw new Error(`the prompt does not say ${JSON.stringify(askSentence)}: ${text.slice(0, 300)}`);
+  const statuses = [];
+  await waitStatus('waiting', statuses);
+  const q = (await api('GET', '/v1/permission-requests', adminKey)).json?.requests?.find((x) => x.run_id === id);
+  if (!q) throw new Error(`the API lists no request of ${id}`);
+  const lat = await promptTimes('run page', q);
+  const minutes = region.getByLabel('Minutes', { exact: true });
+  const want = String(Math.min(60, Math.floor(q.max_grant_seconds / 60)));
+  if ((await minutes.inputValue()) !== want) throw new Error(`Minutes starts at ${await minutes.inputValue()}, want ${want}`);
+  for (const name of ['Allow once', 'Allow for', 'Deny']) await region.getByRole('button', { name, exact: true }).waitFor({ state: 'visible' });
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await shot('run-ask');
+  await docShot('request');
+  await axeCheck('run-ask');
+  await region.getByRole('button', { name: 'Allow once', exact: true }).click();
+  await waitStatus('succeeded', statuses);
+  const answered = page.getByRole('region', { name: 'Permission request answered', exact: true });
+  await answered.waitFor({ state: 'visible' });
+  const outcome = `allowed_once by ${caller || ''}`.trim();
+  const atext = (await answered.innerText()).replace(/\s+/g, ' ');
+  if (!atext.includes(outcome)) throw new Error(`the answered request does not say ${JSON.stringify(outcome)}: ${atext.slice(0, 300)}`);
+  if (await promptRegion().count()) throw new Error('a prompt is still shown after the answer');
+  const res = await poll('the result', async () => {
+    const t = ((await resultJSON().textContent()) || '').trim();
+    return { ok: t.startsWith('{'), seen: t, t };
+  });
+  if (JSON.parse(res.t).status !== 204) throw new Error(`the result is ${res.t}, want status 204`);
+  await shot('run-ask-answered');
+  return `run ${id}: statuses ${statuses.join(' -> ')}; prompt in the DOM ${lat.dom_ms} ms after asked_at (drawn ${lat.painted_ms} ms)`;
+});
+
+await step('ask-requests', async () => {
+  if (!askSkill) return 'skipped';
+  if (!runnerKey) throw new Error('SKILLBOX_RUNNER_KEY is not set');
+  await go('#/skills');
+  await nav('Requests');
+  await hashIs(/^#\/requests/);
+  await page.getByRole('heading', { level: 1, name: 'Requests' }).waitFor({ state: 'visible' });
+  // Nothing waits yet: the empty state; then a run asks, and the page's refresh shows it.
+  await page.getByText('No permission request waits for an answer.', { exact: true }).waitFor({ state: 'visible' });
+  await page.getByRole('button', { name: 'Refresh', exact: true }).click();
+  const { id, q } = await startAsk(runnerKey);
+  askRuns.for = id;
+  const article = requestArticle();
+  await article.waitFor({ state: 'visible' });
+  const text = (await article.innerText()).replace(/\s+/g, ' ');
+  if (!text.includes(askSentence)) throw new Error(`the request does not say ${JSON.stringify(askSentence)}: ${text.slice(0, 300)}`);
+  await article.getByRole('link', { name: id, exact: true }).waitFor({ state: 'visible' });
+  await article.getByLabel('Minutes', { exact: true }).fill('30');
+  await shot('requests');
+  await docShot('requests');
+  await axeCheck('requests');
+  await article.getByRole('button', { name: 'Allow for', exact: true }).click();
+  await poll('the request to leave the page', async () => {
+    const refused = (await alerts().allTextContents()).map((t) => t.trim()).filter(Boolean);
+    if (refused.length) throw Object.assign(new Error(`an alert after Allow for: ${refused.join(' | ')}`), { fatal: true });
+    return { ok: (await requestArticle().count()) === 0, seen: 'still listed' };
+  });
+  const run = await poll(`the run ${id} to end`, async () => {
+    const r = await api('GET', `/v1/runs/${encodeURIComponent(id)}`, adminKey);
+    return { ok: r.status === 200 && !['running', 'queued', 'waiting'].includes(r.json?.status), seen: r.text.slice(0, 200), r: r.json };
+  });
+  if (run.r.status !== 'succeeded' || run.r.result?.status !== 204) throw new Error(`the run ended ${run.r.status} with ${JSON.stringify(run.r.result)}`);
+  const asked = run.r.usage?.asked?.[0];
+  if (asked?.outcome !== 'allowed_for') throw new Error(`the run's usage.asked: ${JSON.stringify(run.r.usage?.asked)}`);
+  const secs = (Date.parse(asked.until) - Date.parse(asked.at)) / 1000;
+  if (Math.abs(secs - 1800) > 2) throw new Error(`allowed for ${secs} s, want 1800`);
+  return `run ${id} of ${q.caller}: allowed for 30 minutes from the Requests page`;
+});
+
+await step('ask-permits', async () => {
+  if (!askSkill) return 'skipped';
+  if (!askRuns.for) throw new Error('step ask-requests made no permit');
+  await go('#/skills');
+  await nav('Permits');
+  await hashIs(/^#\/permits/);
+  const table = page.getByRole('table');
+  const row = table.getByRole('row').filter({ has: page.getByRole('link', { name: askRuns.for, exact: true }) });
+  await row.waitFor({ state: 'visible' });
+  const text = (await row.innerText()).replace(/\s+/g, ' ');
+  for (const want of [askSkill, askTarget, 'network', askUser, caller].filter(Boolean)) {
+    if (!text.includes(want)) throw new Error(`the permit's row does not show ${JSON.stringify(want)}: ${text}`);
+  }
+  await shot('permits');
+  await axeCheck('permits');
+  await row.getByRole('button', { name: 'Revoke', exact: true }).click();
+  await poll('the permit to leave the table', async () => {
+    const refused = (await alerts().allTextContents()).map((t) => t.trim()).filter(Boolean);
+    if (refused.length) throw Object.assign(new Error(`an alert after Revoke: ${refused.join(' | ')}`), { fatal: true });
+    return { ok: (await row.count()) === 0, seen: 'still listed' };
+  });
+  await page.getByText('No permit is in force.', { exact: true }).waitFor({ state: 'visible' });
+  const left = await api('GET', '/v1/permits', adminKey);
+  if (left.json?.permits?.some((p) => p.run_id === askRuns.for)) throw new Error(`the API still has the permit: ${left.text.slice(0, 300)}`);
+  return `revoked the permit of run ${askRuns.for}`;
+});
+
 // 5. A viewer: cannot approve, cannot run.
 await step('5-viewer', async () => {
   await go('#/skills');
@@ -533,12 +721,76 @@ await step('5-viewer', async () => {
   return seen.join(', ');
 });
 
+// The viewer (the runner's user, so the runner's requests are its own to see) may not answer:
+// the API's 403, shown in an alert, on the Requests page and on the run's page. The admin then
+// denies the request through the API.
+await step('ask-viewer', async () => {
+  if (!askSkill) return 'skipped';
+  if (!runnerKey) throw new Error('SKILLBOX_RUNNER_KEY is not set');
+  const me = await page.evaluate(() => sessionStorage.getItem('skillbox.key'));
+  if (me !== viewerKey) {
+    await go('#/skills');
+    if (await page.getByRole('button', { name: 'Forget key', exact: true }).count()) await page.getByRole('button', { name: 'Forget key', exact: true }).click();
+    await signIn(viewerKey, 'viewer');
+  }
+  const { id, q } = await startAsk(runnerKey);
+  askRuns.denied = id;
+  const refusal = await api('POST', `/v1/runs/${encodeURIComponent(id)}/permission-requests/${q.id}`, viewerKey, { decision: 'once' });
+  if (refusal.status !== 403) throw new Error(`the API let the viewer answer: ${refusal.status} ${refusal.text.slice(0, 200)}`);
+  const msg = refusal.json?.error?.message || '';
+  const seen = [];
+
+  await nav('Requests');
+  const article = requestArticle();
+  await article.waitFor({ state: 'visible' });
+  await article.getByRole('button', { name: 'Allow once', exact: true }).click();
+  let texts = await alertTexts();
+  if (!texts.some((t) => t.includes(msg))) throw new Error(`the alert does not show the API's refusal ${JSON.stringify(msg)}: ${JSON.stringify(texts)}`);
+  seen.push('Requests: 403 in an alert');
+  await shot('viewer-requests');
+
+  await go(`#/runs/${encodeURIComponent(id)}`);
+  const region = promptRegion();
+  await region.waitFor({ state: 'visible' });
+  await waitStatus('waiting');
+  const lat = await promptTimes('run page, opened mid-wait', q);
+  await region.getByRole('button', { name: 'Allow once', exact: true }).click();
+  texts = await alertTexts();
+  if (!texts.some((t) => t.includes(msg))) throw new Error(`the run page's alert does not show ${JSON.stringify(msg)}: ${JSON.stringify(texts)}`);
+  seen.push('run page: 403 in an alert');
+  await shot('viewer-run-ask');
+
+  const deny = await api('POST', `/v1/runs/${encodeURIComponent(id)}/permission-requests/${q.id}`, adminKey, { decision: 'deny' });
+  if (deny.status !== 200) throw new Error(`the admin's deny: ${deny.status} ${deny.text.slice(0, 200)}`);
+  // The skill catches the refusal and returns it: the run succeeds with {error}.
+  await waitStatus('succeeded');
+  const res = await poll('the result', async () => {
+    const t = ((await resultJSON().textContent()) || '').trim();
+    return { ok: t.startsWith('{'), seen: t, t };
+  });
+  if (JSON.parse(res.t).error !== 'PermissionDenied') throw new Error(`the denied run's result is ${res.t}`);
+  const answered = page.getByRole('region', { name: 'Permission request answered', exact: true });
+  await answered.waitFor({ state: 'visible' });
+  const atext = (await answered.innerText()).replace(/\s+/g, ' ');
+  if (!atext.includes(`denied by ${caller}`)) throw new Error(`the answered request says ${atext.slice(0, 300)}`);
+  seen.push(`denied by the admin; opened mid-wait, the prompt was in the DOM ${lat.dom_ms} ms after asked_at`);
+  return seen.join(', ');
+});
+
 // 6. Accessibility: nothing serious or critical on any page visited.
 const axeTotals = {};
 for (const p of axePages) for (const [k, n] of Object.entries(p.counts)) axeTotals[k] = (axeTotals[k] || 0) + n;
-writeFileSync(join(outDir, 'axe-report.json'), JSON.stringify({ totals: axeTotals, pages: axePages }, null, 2));
+const axeIncomplete = {};
+for (const p of axePages) for (const v of p.incomplete) axeIncomplete[v.id] = (axeIncomplete[v.id] || 0) + 1;
+const askSummary = () => ({
+  ask_runs: askRuns,
+  prompt_latency_ms: promptLatency.length ? promptLatency[0].dom_ms : null,
+  prompt_latencies: promptLatency,
+});
+writeFileSync(join(outDir, 'axe-report.json'), JSON.stringify({ totals: axeTotals, incomplete: axeIncomplete, ...askSummary(), pages: axePages }, null, 2));
+const wantPages = ['skills', 'skill', 'run', 'runs', 'versions', ...(askSkill ? ['run-ask', 'requests', 'permits'] : [])];
 await step('6-axe', async () => {
-  const want = ['skills', 'skill', 'run', 'runs', 'versions'];
+  const want = wantPages;
   const missing = want.filter((w) => !axePages.some((p) => p.page === w));
   const bad = [];
   for (const p of axePages) {
@@ -553,7 +805,7 @@ await step('6-axe', async () => {
 
 // 7. Screenshots: each page visited, full page.
 await step('7-screenshots', async () => {
-  const missing = ['skills', 'skill', 'run', 'runs', 'versions'].filter((n) => !shotFiles.some((f) => f.endsWith(`-${n}.png`)));
+  const missing = wantPages.filter((n) => !shotFiles.some((f) => f.endsWith(`-${n}.png`)));
   if (missing.length) throw new Error(`no screenshot of: ${missing.join(', ')}`);
   return `${shotFiles.length} files`;
 });
@@ -565,13 +817,17 @@ const ok = steps.every((s) => s.ok);
 for (const f of shotFiles) log(`screenshot ${f}`);
 log(`axe report ${join(outDir, 'axe-report.json')}; browser log ${browserLog}`);
 if (!skillPageOK) log('the skill page was not reached');
-console.log('E2E-SUMMARY ' + JSON.stringify({
+const summary = {
   ok,
   steps: Object.fromEntries(steps.map((s) => [s.name, s.ok ? 'pass' : 'fail'])),
   failed: steps.filter((s) => !s.ok).map((s) => `${s.name}: ${s.detail}`),
   axe: axeTotals,
+  axe_incomplete: axeIncomplete,
   page_errors: pageErrors.length,
   run_id: runId,
+  ...askSummary(),
   artifacts: outDir,
-}));
+};
+writeFileSync(join(outDir, 'summary.json'), JSON.stringify({ ...summary, details: steps }, null, 2));
+console.log('E2E-SUMMARY ' + JSON.stringify(summary));
 process.exit(ok ? 0 : 1);

@@ -1,4 +1,4 @@
-// #/tenants and #/cluster: for admins. #/requests: pending permission requests (later work).
+// #/tenants and #/cluster: for admins.
 
 import { call } from "./api";
 import { h, section, json, bytes, time, Child } from "./dom";
@@ -85,13 +85,5 @@ export async function clusterPage(main: HTMLElement): Promise<void> {
           .map((k) => [h("dt", null, k.replace(/_/g, " ")), h("dd", null, /bytes/.test(k) ? bytes(st[k]) : String(st[k]))])),
       st.consumers && st.consumers.length ? table("Queue readers", st.consumers) : null),
     h("details", null, h("summary", null, "As the API answers"), h("pre", null, json(st))),
-  );
-}
-
-export function requestsPage(main: HTMLElement): void {
-  main.append(
-    h("h1", { tabindex: -1 }, "Requests"),
-    h("p", null, "Pending permission requests will be listed here. Until then, a version that asks for more than the published one waits in the review queue under Versions."),
-    h("p", null, h("a", { href: "#/versions" }, "Open the review queue")),
   );
 }

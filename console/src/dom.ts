@@ -83,7 +83,8 @@ export function alertBox(msg: string): HTMLElement {
 }
 
 // section is a <section> under a heading of level 2. It is not labelled by its heading: a named
-// section is a region landmark, and "Result" would then name both it and the result's <pre>.
+// section is a region landmark, kept for what a person looks for (a run's Result, a permission
+// request), not for every part of a page.
 export function section(title: string, ...children: Child[]): HTMLElement {
   return h("section", null, h("h2", null, title), ...children);
 }

@@ -8,7 +8,8 @@ import { skillPage } from "./skill";
 import { runPage } from "./run";
 import { runsPage } from "./runs";
 import { versionsPage } from "./versions";
-import { tenantsPage, clusterPage, requestsPage } from "./admin";
+import { tenantsPage, clusterPage } from "./admin";
+import { requestsPage, permitsPage } from "./permissions";
 
 const main = document.getElementById("main")!;
 const nav = document.getElementById("nav")!;
@@ -105,6 +106,7 @@ const links: [string, string, () => boolean][] = [
   ["Runs", "#/runs", () => true],
   ["Versions", "#/versions", () => true],
   ["Requests", "#/requests", () => true],
+  ["Permits", "#/permits", () => true],
   ["Tenants", "#/tenants", isAdmin],
   ["Cluster", "#/cluster", () => state.cluster],
 ];
@@ -136,7 +138,7 @@ async function route(): Promise<void> {
   const query = new URLSearchParams(qs || "");
   markNav();
   clear(main);
-  const names: Record<string, string> = { skills: "Skills", runs: "Runs", versions: "Versions", requests: "Requests", tenants: "Tenants", cluster: "Cluster" };
+  const names: Record<string, string> = { skills: "Skills", runs: "Runs", versions: "Versions", requests: "Requests", permits: "Permits", tenants: "Tenants", cluster: "Cluster" };
   document.title = (parts.length > 1 ? parts[1] + " · " : "") + (names[parts[0]] || "Skills") + " · Skillbox console";
   const reload = () => {
     if (current === ctl) route();
@@ -153,7 +155,10 @@ async function route(): Promise<void> {
         await versionsPage(main, ctl.signal, reload);
         break;
       case "requests":
-        requestsPage(main);
+        await requestsPage(main, ctl.signal);
+        break;
+      case "permits":
+        await permitsPage(main, ctl.signal);
         break;
       case "tenants":
         await tenantsPage(main);

@@ -1,7 +1,8 @@
 // #/runs/<id>: one run, its events as they arrive, its result, logs, usage and files.
 
 import { call, follow, headers, base, errorOf, ApiError, SSEEvent } from "./api";
-import { h, section, alertBox, json, bytes, time, Child } from "./dom";
+import { h, section, alertBox, json, bytes, time, uid, Child } from "./dom";
+import { RunPrompts, describeRequest, Asked } from "./permissions";
 
 interface LogEntry {
   time?: string;
@@ -63,9 +64,10 @@ function traceOf(runID: string): string {
   }
 }
 
-// final says whether a run's status is an end (not running or queued).
+// final says whether a run's status is an end (not running, queued, or waiting for a person's
+// answer to a permission request).
 export function final(status: string): boolean {
-  return status !== "running" && status !== "queued" && status !== "";
+  return status !== "running" && status !== "queued" && status !== "waiting" && status !== "";
 }
 
 export async function runPage(main: HTMLElement, id: string, signal: AbortSignal): Promise<void> {
@@ -76,8 +78,10 @@ export async function runPage(main: HTMLElement, id: string, signal: AbortSignal
   const cancel = h("button", { type: "button", hidden: true }, "Cancel");
   const note = h("div");
   const events = h("ol", { "aria-label": "Events", class: "events" });
-  // Never empty: a <pre> may carry a label only beside text of its own (axe, aria-prohibited-attr).
-  const result = h("pre", { "aria-label": "Result", class: "result" }, "(none yet)");
+  // The result's JSON, in the region named "Result" (a <pre> may not carry a label itself).
+  const result = h("pre", { class: "result" }, "(none yet)");
+  const resultId = uid("result");
+  const prompts = new RunPrompts();
   const failure = h("div");
   const output = h("div");
   const logs = h("div");
@@ -86,9 +90,10 @@ export async function runPage(main: HTMLElement, id: string, signal: AbortSignal
   main.append(
     h("h1", { tabindex: -1 }, "Run ", h("code", null, id)),
     h("p", null, "Status: ", status, " ", cancel),
+    prompts.el,
     meta, trace, note,
     section("Events", events),
-    section("Result", failure, result, output),
+    h("section", { "aria-labelledby": resultId }, h("h2", { id: resultId }, "Result"), failure, result, output),
     section("Logs", logs),
     section("Usage", usage),
     section("Artifacts", files),
@@ -156,6 +161,8 @@ export async function runPage(main: HTMLElement, id: string, signal: AbortSignal
       // shown as text below
     }
     events.append(h("li", null, describe(ev.event, data, ev.data)));
+    if (ev.event === "permission_request" && data.permission_request) prompts.request(data.permission_request);
+    if (ev.event === "permission_answer" && data.permission_answer) prompts.answer(data.permission_answer);
     if (ev.event === "status" && data.status && !final(status.textContent || "")) {
       status.textContent = data.status === "started" ? "running" : data.status;
     }
@@ -208,6 +215,12 @@ function describe(event: string, d: any, raw: string): Child[] {
       return [h("span", { class: "tag" }, "log"), " ", d.log ? `${d.log.level}: ${d.log.message}` : raw];
     case "file":
       return [h("span", { class: "tag" }, "file"), " ", d.file ? `${d.file.name} (${bytes(d.file.size)})` : raw];
+    case "permission_request":
+      return [h("span", { class: "tag" }, "permission request"), " ", d.permission_request ? describeRequest(d.permission_request) : raw];
+    case "permission_answer": {
+      const a = d.permission_answer as Asked | undefined;
+      return [h("span", { class: "tag" }, "permission answer"), " ", a ? `${a.request.kind} ${a.request.target}: ${a.outcome}${a.by ? " by " + a.by : ""}` : raw];
+    }
     case "result":
       return [h("span", { class: "tag" }, "result"), " ", d.result ? String(d.result.status || (d.result.success ? "succeeded" : "failed")) : raw];
     default:
@@ -218,8 +231,18 @@ function describe(event: string, d: any, raw: string): Child[] {
 function usageList(u: Record<string, unknown>): HTMLElement {
   return h("dl", { class: "facts" }, Object.entries(u).map(([k, v]) => [
     h("dt", null, k.replace(/_/g, " ")),
-    h("dd", null, typeof v === "number" && /bytes/.test(k) ? `${bytes(v)} (${v})` : Array.isArray(v) ? v.join(", ") || "none" : String(v)),
+    h("dd", null, k === "asked" && Array.isArray(v) ? askedList(v as Asked[])
+      : typeof v === "number" && /bytes/.test(k) ? `${bytes(v)} (${v})`
+      : Array.isArray(v) ? v.map((x) => typeof x === "object" ? JSON.stringify(x) : String(x)).join(", ") || "none"
+      : v && typeof v === "object" ? JSON.stringify(v) : String(v)),
   ]));
+}
+
+// askedList shows the run's permission requests and what became of each (usage.asked).
+function askedList(asked: Asked[]): Child {
+  if (!asked.length) return "none";
+  return h("ul", null, asked.map((a) => h("li", null, a.request ? `${a.request.kind} ${a.request.target}: ` : "", a.outcome,
+    a.by ? ` by ${a.by}` : "", a.until ? [" until ", time(a.until)] : "")));
 }
 
 // download is a button named by the file's name that fetches it with the key and saves it

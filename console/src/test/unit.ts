@@ -8,6 +8,7 @@ import { render, safeURL } from "../markdown";
 import { clusterPage } from "../admin";
 import { follow, ApiError } from "../api";
 import { fakeDocument } from "./fakedom";
+import { describeRequest, PermissionRequest } from "../permissions";
 
 let failed = 0;
 function check(name: string, got: unknown, want: unknown): void {
@@ -35,6 +36,16 @@ check("no dispatch without a blank line", sse("id: 3\ndata: x\n"), [[], ""]);
 check("id kept across events", sse("id: 4\ndata: a\n\ndata: b\n\n")[0].map((e) => e.id), ["4", "4"]);
 check("an id with NUL is ignored", sse("id: 5\ndata: a\n\nid: 6\0\ndata: b\n\n")[1], "5");
 check("resumes from the given id", new SSEParser(() => {}, "7").lastId, "7");
+
+// A permission request in the words of run.PermissionRequest.Describe: these are the sentences
+// it makes of the same requests.
+const preq = (kind: string, target: string, access = "", digest = ""): PermissionRequest => ({ id: "preq_1", run_id: "run_1", skill: "pr-review",
+  digest, kind, target, access, scope: "caller", max_grant_seconds: 86400, asked_at: "", deadline: "" });
+check("describe network", describeRequest(preq("network", "api.github.com", "", "sha256:0123456789abcdef0123")),
+  'The skill "pr-review" asks to fetch from api.github.com, which its grant does not allow. (version sha256:0123456789ab, run run_1)');
+check("describe env", describeRequest(preq("env", "GITHUB_TOKEN")), 'The skill "pr-review" asks to read the variable GITHUB_TOKEN, which its grant does not allow.');
+check("describe files", describeRequest(preq("files", "/data", "read-only")), 'The skill "pr-review" asks to use the directory /data (read-only), which its grant does not allow.');
+check("describe other", describeRequest(preq("gpu", "0")), 'The skill "pr-review" asks gpu 0, which its grant does not allow.');
 
 check("safeURL https", safeURL("https://example.com/a?b"), "https://example.com/a?b");
 check("safeURL http", safeURL("http://x.test/"), "http://x.test/");
