@@ -28,6 +28,9 @@ type PermissionRequest struct {
 	Access string `json:"access,omitempty"`
 	// Scope is whom a lasting grant covers: "caller" (the run's caller) or "tenant".
 	Scope string `json:"scope"`
+	// AnsweredBy says who may answer over the API besides a face's own person: "admin", or
+	// "caller" (the run's caller too).
+	AnsweredBy string `json:"answered_by"`
 	// MaxGrantSeconds is the longest a lasting grant may last.
 	MaxGrantSeconds int64     `json:"max_grant_seconds"`
 	AskedAt         time.Time `json:"asked_at"`

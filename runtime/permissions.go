@@ -44,13 +44,16 @@ func (rt *Runtime) newAsking(s *registry.Skill, req *run.Request, res *run.Resul
 		return nil
 	}
 	a := p.Ask.WithDefaults()
-	scope := "caller"
+	scope, answeredBy := "caller", "admin"
 	if a.Tenant {
 		scope = "tenant"
 	}
+	if a.CallerAnswers {
+		answeredBy = "caller"
+	}
 	return &asking{rt: rt, ask: a, face: req.Asker, emit: emit, q: run.PermissionRequest{
 		RunID: res.RunID, Skill: s.ID(), Digest: s.State().Digest, Caller: req.Who.Caller(),
-		Scope: scope, MaxGrantSeconds: int64(a.MaxGrant / time.Second)}}
+		Scope: scope, AnsweredBy: answeredBy, MaxGrantSeconds: int64(a.MaxGrant / time.Second)}}
 }
 
 // hostAsker is the host functions' Asker of the run.
@@ -245,13 +248,15 @@ func (rt *Runtime) AnswerPermission(ctx context.Context, who access.Principal, r
 }
 
 // mayAnswer decides whether who may answer q: an admin may; the run's caller may when the
-// policy says so; anyone else may not, and a viewer that is not the caller does not see it.
+// policy says so, with a runner key; anyone else may not.
 func mayAnswer(who access.Principal, q run.PermissionRequest, ask policy.Ask) error {
 	switch {
 	case who.Role >= access.RoleAdmin:
 		return nil
 	case who.Caller() != q.Caller:
-		return run.ErrNoRequest
+		// Not hidden as if there were none: the request's ids came from the run's stream, which
+		// the key may read.
+		return fmt.Errorf("%w: only an admin, or the run's own caller when the policy says so, answers it", run.ErrMayNotAnswer)
 	case !ask.CallerAnswers:
 		return fmt.Errorf("%w: the policy lets only an admin answer (ask.answeredBy: admin)", run.ErrMayNotAnswer)
 	case who.Role < access.RoleRunner:

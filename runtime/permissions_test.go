@@ -315,9 +315,12 @@ func TestAnswerPermissionThroughTheAPI(t *testing.T) {
 		if len(f.rt.PermissionRequests(viewer)) != 0 || len(f.rt.PermissionRequests(runner)) != 1 {
 			t.Errorf("listed to vic or not to ann")
 		}
+		if want := map[bool]string{false: "admin", true: "caller"}[callerAnswers]; q.AnsweredBy != want {
+			t.Errorf("answered_by %q, want %q", q.AnsweredBy, want)
+		}
 		ctx := context.Background()
-		if err := f.rt.AnswerPermission(ctx, viewer, q.RunID, q.ID, run.PermissionAnswer{Decision: run.AllowOnce}); !errors.Is(err, run.ErrNoRequest) {
-			t.Errorf("vic's answer: %v, want ErrNoRequest", err)
+		if err := f.rt.AnswerPermission(ctx, viewer, q.RunID, q.ID, run.PermissionAnswer{Decision: run.AllowOnce}); !errors.Is(err, run.ErrMayNotAnswer) {
+			t.Errorf("vic's answer: %v, want ErrMayNotAnswer", err)
 		}
 		if !callerAnswers {
 			if err := f.rt.AnswerPermission(ctx, runner, q.RunID, q.ID, run.PermissionAnswer{Decision: run.AllowOnce}); !errors.Is(err, run.ErrMayNotAnswer) {

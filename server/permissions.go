@@ -34,8 +34,8 @@ type permissionAnswered struct {
 
 // answerPermission answers POST /v1/runs/{run_id}/permission-requests/{request} with the body
 // {"decision": "once" | "for" | "deny", "for_seconds": N}: 404 when no such request waits for
-// the run (or it is not the caller's to see), 409 when it ended (answered, timed out, or its run
-// ended), 403 when the key may not grant it, 400 for an answer that is not one.
+// the run, 409 when it ended (answered, timed out, or its run ended), 403 when the key may not
+// grant it, 400 for an answer that is not one.
 func (s *view) answerPermission(c echo.Context) error {
 	var a run.PermissionAnswer
 	if err := s.decode(c, &a, maxAnswerBytes); err != nil {

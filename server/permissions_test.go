@@ -75,9 +75,9 @@ func followRun(t *testing.T, url string, onRequest func(run.PermissionRequest), 
 }
 
 // Over HTTP a run's permission request is an event on its stream, listed to whom may see it,
-// and answered by an admin; a viewer may not (403), another runner sees no such request (404),
-// the caller may not when the policy says only admins answer (403), a bad answer is 400, and a
-// second answer is 409.
+// and answered by an admin; a viewer may not (403), nor another runner (403), nor the caller
+// when the policy says only admins answer (403); a request of another run is 404, a bad answer
+// is 400, and a second answer is 409.
 func TestPermissionRequestAnsweredOverHTTP(t *testing.T) {
 	t.Parallel()
 	keys := []APIKey{
@@ -116,7 +116,7 @@ func TestPermissionRequestAnsweredOverHTTP(t *testing.T) {
 
 		answer := env.ts.URL + "/v1/runs/" + a.RunID + "/permission-requests/" + q.ID
 		wantError(t, post(t, answer, `{"decision":"once"}`, as("vic")...), 403, "forbidden")
-		wantError(t, post(t, answer, `{"decision":"once"}`, as("bob")...), 404, "not_found")
+		wantError(t, post(t, answer, `{"decision":"once"}`, as("bob")...), 403, "forbidden")
 		wantError(t, post(t, answer, `{"decision":"once"}`, as("ann")...), 403, "forbidden")
 		wantError(t, post(t, answer, `{"decision":"always"}`, as("root")...), 400, "bad_request")
 		wantError(t, post(t, answer, `{"decision":"for","for_seconds":999999999}`, as("root")...), 400, "bad_request")
@@ -211,8 +211,8 @@ func TestPermitsOverHTTP(t *testing.T) {
 
 // On a node of a cluster, a request waiting on one node is listed on every node, and an answer
 // sent to another node reaches the node whose run waits for it, where that node's runtime
-// decides it: an admin's allows the run, another runner's finds
-// no such request, and one after the run's end is over.
+// decides it: an admin's allows the run, another runner's is
+// refused, and one after the run's end is over.
 func TestPermissionAnsweredThroughAnotherNode(t *testing.T) {
 	t.Parallel()
 	keys := []APIKey{
@@ -259,7 +259,7 @@ func TestPermissionAnsweredThroughAnotherNode(t *testing.T) {
 			t.Errorf("bob's list on the other node: %+v", list)
 		}
 		there := b.ts.URL + "/v1/runs/" + started.RunID + "/permission-requests/" + q.ID
-		wantError(t, post(t, there, `{"decision":"once"}`, as("bob")...), 404, "not_found")
+		wantError(t, post(t, there, `{"decision":"once"}`, as("bob")...), 403, "forbidden")
 		wantError(t, post(t, there, `{"decision":"once"}`, as("ann")...), 403, "forbidden")
 		wantError(t, post(t, there, `{"decision":"sometimes"}`, as("root")...), 400, "bad_request")
 		if r := post(t, there, `{"decision":"once"}`, as("root")...); r.status != 200 {
