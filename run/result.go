@@ -29,6 +29,9 @@ type Result struct {
 	// Artifacts are the files the run left in its output directory (see OutputMount), by name;
 	// a failed run's too.
 	Artifacts []artifact.Artifact `json:"artifacts,omitempty"`
+	// TraceID is the W3C trace the run's span belongs to (32 hex digits), when it has one: the
+	// caller sent a traceparent, or the runtime traces (docs/observability.md).
+	TraceID string `json:"trace_id,omitempty"`
 }
 
 // The statuses of a finished run (Result.Status), the same words the run history keeps.

@@ -72,6 +72,7 @@ func (rt *Runtime) Run(ctx context.Context, req run.Request) (*run.Result, error
 	admitted := false
 	maxMessage := int64(maxMessageBytes)
 	ctx, span := rt.startRun(ctx, req.Skill, req.TraceParent)
+	res.TraceID = traceID(ctx)
 	var begun *history.Record // the start as the recorder got it: its end keeps the same arguments
 	var visibleTo string
 	finish := func(err *run.Error) (*run.Result, error) {
@@ -187,7 +188,7 @@ func (rt *Runtime) Run(ctx context.Context, req run.Request) (*run.Result, error
 		job.Admission, job.Ticket = rt.admission, ticket // a program's subprocesses grow its charge
 	}
 	if rt.cfg.Recorder != nil {
-		begun = &history.Record{Result: &run.Result{RunID: res.RunID, Skill: res.Skill, Version: res.Version, Digest: res.Digest},
+		begun = &history.Record{Result: &run.Result{RunID: res.RunID, Skill: res.Skill, Version: res.Version, Digest: res.Digest, TraceID: res.TraceID},
 			Face: face, Caller: req.Who.Caller(), Tenant: rt.cfg.Tenant, VisibleTo: visibleTo, StartedAt: start}
 		recordArgs(begun, req, rt.policy.Load().Runs.RecordArguments)
 		if err := rt.cfg.Recorder.BeginRun(ctx, begun); err != nil {

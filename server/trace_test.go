@@ -67,6 +67,14 @@ func TestRunContinuesTheCallersTrace(t *testing.T) {
 			if tc.name == "json" && s.Parent().TraceState().String() != "congo=t61rcWkgMzE" {
 				t.Fatalf("tracestate %q", s.Parent().TraceState())
 			}
+			// The run's result and record name its trace, for whoever reads it later.
+			if tc.name == "json" {
+				res := runResult(t, r)
+				rec := get(t, env.ts.URL+"/v1/runs/"+res.RunID).object(t)
+				if res.TraceID != traceID || rec["trace_id"] != traceID {
+					t.Errorf("trace id: result %q, record %v; want %s", res.TraceID, rec["trace_id"], traceID)
+				}
+			}
 		})
 	}
 }

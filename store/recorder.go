@@ -437,7 +437,7 @@ func fromRecord(rec *history.Record, final bool) Run {
 	res := rec.Result
 	out := Run{ID: res.RunID, Skill: res.Skill, Version: res.Version, Digest: res.Digest,
 		Face: string(rec.Face), Caller: rec.Caller, Tenant: rec.Tenant, VisibleTo: rec.VisibleTo, Args: rec.Args, ArgsSHA256: rec.ArgsSHA256,
-		StartedAt: rec.StartedAt, Status: StatusRunning}
+		StartedAt: rec.StartedAt, Status: StatusRunning, TraceID: res.TraceID}
 	if !final {
 		return out
 	}

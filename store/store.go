@@ -179,6 +179,8 @@ type Run struct {
 	// Artifacts are the files the run left in its output directory, by name, as the store
 	// keeps them: FindRun reads them (ListRuns leaves them out).
 	Artifacts []artifact.Artifact `json:"artifacts,omitempty"`
+	// TraceID is the W3C trace of the run's span, when it had one (run.Result.TraceID).
+	TraceID string `json:"trace_id,omitempty"`
 	// Usage is the run's usage (the runtime's Usage as JSON), once it finished.
 	Usage      json.RawMessage `json:"usage,omitempty"`
 	DurationMs float64         `json:"duration_ms"`

@@ -42,8 +42,8 @@ interface Run {
 
 const traceKey = "skillbox.traces";
 
-// rememberTrace keeps the trace id the console started a run with, for its page: the API does
-// not say a run's trace id.
+// rememberTrace keeps the trace id the console started a run with, for its page: a run's record
+// says its trace id (trace_id), but one recorded before it did, or not yet, does not.
 export function rememberTrace(runID: string, traceId: string): void {
   try {
     const m = JSON.parse(sessionStorage.getItem(traceKey) || "{}");

@@ -44,6 +44,7 @@ func testRoundTrip(t *testing.T, h Harness) {
 	want := finished(1, "echo", store.StatusFailed)
 	want.Result, want.Logs = json.RawMessage(`{"partial":[1,2]}`), json.RawMessage(`[{"time":"2030-01-02T03:04:05Z","level":"info","message":"hi"}]`)
 	want.LogsDropped, want.Trimmed = 2, true
+	want.TraceID = "4bf92f3577b34da6a3ce929d0e0e4736"
 	mustFinish(t, s, want)
 	got, err := s.FindRun(ctx, want.ID)
 	if err != nil {

@@ -17,7 +17,7 @@ import (
 // in that order.
 const (
 	runColumns = `id, skill, version, digest, face, caller, status, error_kind, error_message,
-	args, args_sha256, usage, duration_ms, started_at, finished_at, owner, lease_until, tenant, visible_to, logs_dropped, trimmed`
+	args, args_sha256, usage, duration_ms, started_at, finished_at, owner, lease_until, tenant, visible_to, logs_dropped, trimmed, trace_id`
 	runDetail = runColumns + `, result, logs`
 )
 
@@ -428,7 +428,7 @@ func (s *DB) runValues(r store.Run) []any {
 	}
 	return []any{r.ID, r.Skill, r.Version, r.Digest, r.Face, r.Caller, string(r.Status), kind, msg,
 		args, r.ArgsSHA256, usage, r.DurationMs, r.StartedAt.UnixNano(), nanos(r.FinishedAt), r.Owner, nanos(r.LeaseUntil), s.tenant, r.VisibleTo,
-		r.LogsDropped, trimmed, rawText(r.Result), rawText(r.Logs)}
+		r.LogsDropped, trimmed, r.TraceID, rawText(r.Result), rawText(r.Logs)}
 }
 
 // rawText is JSON as a nullable text column: NULL for none.
@@ -474,7 +474,7 @@ func scanRunWith(row interface{ Scan(...any) error }, more ...any) (store.Run, e
 	var finished, lease sql.NullInt64
 	var trimmed int
 	dest := []any{&r.ID, &r.Skill, &r.Version, &r.Digest, &r.Face, &r.Caller, &status, &kind, &msg,
-		&args, &r.ArgsSHA256, &usage, &r.DurationMs, &started, &finished, &r.Owner, &lease, &r.Tenant, &r.VisibleTo, &r.LogsDropped, &trimmed}
+		&args, &r.ArgsSHA256, &usage, &r.DurationMs, &started, &finished, &r.Owner, &lease, &r.Tenant, &r.VisibleTo, &r.LogsDropped, &trimmed, &r.TraceID}
 	if err := row.Scan(append(dest, more...)...); err != nil {
 		return r, err
 	}
