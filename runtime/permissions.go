@@ -19,9 +19,9 @@ import (
 // A run's permission requests: when a call is refused for something the policy's ask section
 // lets a person grant, and the run's face can reach a person (run.Request.Asker), the run waits,
 // holding its slot, for an answer: from the face's Asker (an MCP elicitation, a terminal prompt)
-// or through AnswerPermission (the HTTP API, the console), whichever comes first. A lasting
-// grant a person made answers without asking. Every request and what became of it goes into the
-// run's Usage.Asked, and so into its record.
+// or through AnswerPermission (the HTTP API, the console), whichever comes first. A permit (an
+// earlier answer "allow for a time", permit.Store) answers without asking. Every request and
+// what became of it goes into the run's Usage.Asked, and so into its record.
 
 // asking is one run's side of its permission requests.
 type asking struct {
@@ -80,8 +80,8 @@ func (k *asking) record(a run.Asked) {
 	k.mu.Unlock()
 }
 
-// permit decides p for the run: a lasting grant, else a person's answer within the policy's
-// bounds, else no.
+// permit decides p for the run: a permit, else a person's answer within the policy's bounds,
+// else no.
 func (k *asking) permit(ctx context.Context, p hostfuncs.Permission) bool {
 	now := time.Now()
 	q := k.q
@@ -89,9 +89,9 @@ func (k *asking) permit(ctx context.Context, p hostfuncs.Permission) bool {
 	q.AskedAt = now
 	root := k.rt.root()
 	desk := &root.permits
-	if p, ok := root.findPermit(ctx, q, now); ok {
-		until := p.Until
-		k.record(run.Asked{Request: q, Outcome: run.OutcomeGranted, By: p.By, At: now, Until: &until})
+	if pm, ok := root.findPermit(ctx, q, now); ok {
+		until := pm.Until
+		k.record(run.Asked{Request: q, Outcome: run.OutcomeGranted, By: pm.By, At: now, Until: &until})
 		return true
 	}
 	if k.face == nil { // nobody to ask: refused as without asking, and nothing to record
