@@ -98,8 +98,16 @@ func (e *env) handoff(ctx context.Context, base, id string) int {
 	if err != nil {
 		return e.fail(exitUsage, "--server: %v", err)
 	}
+	asker, err := e.asker()
+	if err != nil {
+		return e.fail(exitUsage, "%v", err)
+	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
+	if asker != nil {
+		// The run's events, to put its permission requests to the person here as they come.
+		req.Header.Set("Accept", "text/event-stream")
+	}
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
 	}
@@ -117,6 +125,20 @@ func (e *env) handoff(ctx context.Context, base, id string) int {
 			base, serverEnv, err, serverEnv)
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusOK && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		res, err := followHandoff(ctx, client, base, key, resp.Body, asker, e.stderr)
+		if err != nil {
+			return e.fail(exitFailed, "reading the run's events from %s: %v", base, err)
+		}
+		var runErr error
+		if !res.Success {
+			if res.Error == nil {
+				res.Error = &run.ResultError{Kind: run.KindInternal, Message: "the server said the run failed, without why"}
+			}
+			runErr = errors.New(res.Error.Message)
+		}
+		return e.printRun(res, runErr, "")
+	}
 	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxHandoffAnswer+1))
 	if err != nil {
 		return e.fail(exitFailed, "reading the answer of %s: %v", base, err)

@@ -37,11 +37,18 @@ func askFixture(t *testing.T) (string, string, string) {
 // with the next of answers, and returns its result.
 func prompted(t *testing.T, dir, pol, url string, answers ...string) result {
 	t.Helper()
+	return promptedRun(t, []string{"--skills", dir, "--policy", pol, "run", "asker", "--ask", "always",
+		"--args", `{"url":"` + url + `"}`}, answers...)
+}
+
+// promptedRun runs the CLI with args, answering each prompt it shows on stderr with the next of
+// answers, and returns its result.
+func promptedRun(t *testing.T, args []string, answers ...string) result {
+	t.Helper()
 	in, answer := io.Pipe()
 	var stdout bytes.Buffer
 	stderr := &syncBuffer{}
-	args := withTestStore(t, []string{"--cache-dir", cacheDir, "--skills", dir, "--policy", pol, "run", "asker", "--ask", "always",
-		"--args", `{"url":"` + url + `"}`})
+	args = withTestStore(t, append([]string{"--cache-dir", cacheDir}, args...))
 	done := make(chan int, 1)
 	go func() { done <- runCLI(args, in, &stdout, stderr) }()
 	shown := 0
@@ -94,3 +101,20 @@ func TestRunAsksAtTheTerminal(t *testing.T) {
 
 // squeeze is s without its whitespace: a result as printed, indented, compared in one line.
 func squeeze(s string) string { return strings.Join(strings.Fields(s), "") }
+
+// A run handed to a server (--server) asks here too: its events come as a stream, and the
+// answer goes back to the server with the run's key.
+func TestRunHandedOffAsksAtTheTerminal(t *testing.T) {
+	dir, pol, url := askFixture(t)
+	srv := startServe(t, binary(t), true, "serve", "--addr", "127.0.0.1:0", "--skills", dir, "--policy", pol)
+	args := func(u string) []string {
+		return []string{"run", "asker", "--server", srv.base, "--ask", "always", "--args", `{"url":"` + u + `"}`}
+	}
+	r := promptedRun(t, args(url), "o")
+	if r.code != 0 || squeeze(r.stdout) != `{"status":204}` || !strings.Contains(r.stderr, `The skill "asker" asks to fetch from 127.0.0.1`) {
+		t.Fatalf("allowed once through the server: %s", r)
+	}
+	if r := promptedRun(t, args(url), "d"); squeeze(r.stdout) != `{"error":"PermissionDenied"}` {
+		t.Errorf("denied through the server: %s", r)
+	}
+}
