@@ -46,6 +46,26 @@ func askEnvOn(t testing.TB, keys []APIKey, ask policy.Ask, s store.Store) (*test
 	return newEnvRuntime(t, opts, cfg, dir), upstream.URL
 }
 
+// askKeys are the keys of the permission tests: ann and bob run, root is an admin, vic views;
+// as gives the header of one, by name.
+func askKeys(t *testing.T) (keys []APIKey, as func(name string) []string) {
+	keys = []APIKey{
+		{Name: "ann", Key: "ann-key-0123456789ab", Role: access.RoleRunner},
+		{Name: "bob", Key: "bob-key-0123456789ab", Role: access.RoleRunner},
+		{Name: "root", Key: "root-key-0123456789a", Role: access.RoleAdmin},
+		{Name: "vic", Key: "vic-key-0123456789ab", Role: access.RoleViewer},
+	}
+	return keys, func(name string) []string {
+		for _, k := range keys {
+			if k.Name == name {
+				return []string{"Authorization", "Bearer " + k.Key}
+			}
+		}
+		t.Fatalf("no key %s", name)
+		return nil
+	}
+}
+
 // followRun reads a run's events to its result, calling onRequest at its permission request
 // (in the reader's loop: the run waits for it), and returns the answer event and the result.
 func followRun(t *testing.T, url string, onRequest func(run.PermissionRequest), header ...string) (*run.Asked, *run.Result) {
@@ -80,21 +100,7 @@ func followRun(t *testing.T, url string, onRequest func(run.PermissionRequest), 
 // is 400, and a second answer is 409.
 func TestPermissionRequestAnsweredOverHTTP(t *testing.T) {
 	t.Parallel()
-	keys := []APIKey{
-		{Name: "ann", Key: "ann-key-0123456789ab", Role: access.RoleRunner},
-		{Name: "bob", Key: "bob-key-0123456789ab", Role: access.RoleRunner},
-		{Name: "root", Key: "root-key-0123456789a", Role: access.RoleAdmin},
-		{Name: "vic", Key: "vic-key-0123456789ab", Role: access.RoleViewer},
-	}
-	as := func(name string) []string {
-		for _, k := range keys {
-			if k.Name == name {
-				return []string{"Authorization", "Bearer " + k.Key}
-			}
-		}
-		t.Fatalf("no key %s", name)
-		return nil
-	}
+	keys, as := askKeys(t)
 	env, upstream := askEnv(t, keys, policy.Ask{Network: []string{"127.0.0.1"}})
 	a := startAsync(t, env.ts.URL, "/v1/skills/asker/runs", `{"args":{"url":"`+upstream+`"}}`, as("ann")...)
 	var q run.PermissionRequest
@@ -157,20 +163,7 @@ func TestPermissionAnswerAfterTheTimeout(t *testing.T) {
 // another, honoured by the caller's next run without asking, and revoked by an admin alone.
 func TestPermitsOverHTTP(t *testing.T) {
 	t.Parallel()
-	keys := []APIKey{
-		{Name: "ann", Key: "ann-key-0123456789ab", Role: access.RoleRunner},
-		{Name: "bob", Key: "bob-key-0123456789ab", Role: access.RoleRunner},
-		{Name: "root", Key: "root-key-0123456789a", Role: access.RoleAdmin},
-	}
-	as := func(name string) []string {
-		for _, k := range keys {
-			if k.Name == name {
-				return []string{"Authorization", "Bearer " + k.Key}
-			}
-		}
-		t.Fatalf("no key %s", name)
-		return nil
-	}
+	keys, as := askKeys(t)
 	env, upstream := askEnv(t, keys, policy.Ask{Network: []string{"127.0.0.1"}})
 	body := `{"args":{"url":"` + upstream + `"}}`
 	a := startAsync(t, env.ts.URL, "/v1/skills/asker/runs", body, as("ann")...)
@@ -215,20 +208,7 @@ func TestPermitsOverHTTP(t *testing.T) {
 // refused, and one after the run's end is over.
 func TestPermissionAnsweredThroughAnotherNode(t *testing.T) {
 	t.Parallel()
-	keys := []APIKey{
-		{Name: "ann", Key: "ann-key-0123456789ab", Role: access.RoleRunner},
-		{Name: "bob", Key: "bob-key-0123456789ab", Role: access.RoleRunner},
-		{Name: "root", Key: "root-key-0123456789a", Role: access.RoleAdmin},
-	}
-	as := func(name string) []string {
-		for _, k := range keys {
-			if k.Name == name {
-				return []string{"Authorization", "Bearer " + k.Key}
-			}
-		}
-		t.Fatalf("no key %s", name)
-		return nil
-	}
+	keys, as := askKeys(t)
 	hub, other := twoNodes(t)
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) }))
 	t.Cleanup(upstream.Close)
