@@ -24,7 +24,7 @@ import (
 // permission request, and returns the result.
 func followHandoff(ctx context.Context, client *http.Client, base, key string, body io.Reader, asker run.Asker, stderr io.Writer) (*run.Result, error) {
 	var res *run.Result
-	err := readEvents(body, func(name string, data []byte) error {
+	err := readEventStream(body, func(name string, data []byte) error {
 		var ev run.Event
 		if err := json.Unmarshal(data, &ev); err != nil {
 			return fmt.Errorf("event %q: %w", name, err)
@@ -84,8 +84,8 @@ func askForServer(ctx context.Context, client *http.Client, base, key string, q 
 // result and logs on one line.
 const maxEventLine = maxHandoffAnswer
 
-// readEvents reads a server-sent event stream, calling fn with each event's name and data.
-func readEvents(r io.Reader, fn func(name string, data []byte) error) error {
+// readEventStream reads a server-sent event stream, calling fn with each event's name and data.
+func readEventStream(r io.Reader, fn func(name string, data []byte) error) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxEventLine)
 	var name string
