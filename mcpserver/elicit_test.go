@@ -131,4 +131,10 @@ func elicitations(t *testing.T, protocol string) {
 	if n := len(rt.PermissionRequests(access.Principal{Role: access.RoleAdmin})); n != 0 {
 		t.Errorf("%d requests left waiting", n)
 	}
+	// A state no run was parked under resumes nothing, whoever sends it.
+	res, err := cs.CallTool(testContext(t), &mcp.CallToolParams{Name: "skill_asker", Arguments: map[string]any{"url": upstream},
+		RequestState: "park_00000000000000000000000000000000"})
+	if err != nil || !res.IsError || !strings.Contains(text(t, res), "requestState names no run") {
+		t.Errorf("a forged state: %v, %+v", err, res)
+	}
 }

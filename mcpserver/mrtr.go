@@ -39,9 +39,9 @@ type parking struct {
 // parkedRun is a call's run that may wait for a person between two calls.
 type parkedRun struct {
 	owner access.Principal
-	asks  chan parkedAsk            // the run's questions, one at a time
-	done  chan *mcp.CallToolResult  // its result, once
-	reply chan run.PermissionAnswer // the answer to the question asked last
+	asks  chan parkedAsk           // the run's questions, one at a time
+	done  chan *mcp.CallToolResult // its result, once
+	reply chan parkedReply         // the answers the client's calls bring
 	// cancel ends the run: a client that cancels a call it waits on cancels its run.
 	cancel context.CancelFunc
 	// Under parking.mu: when its result came (zero before), and the question asked last.
@@ -51,6 +51,13 @@ type parkedRun struct {
 
 // parkedAsk is a question of a parked run.
 type parkedAsk struct{ q run.PermissionRequest }
+
+// parkedReply is an answer to the question id: one that comes after its question's wait ended
+// is not taken for the next question's.
+type parkedReply struct {
+	id string
+	a  run.PermissionAnswer
+}
 
 // statelessClient reports whether req's client speaks a revision that takes no request from the
 // server mid-call, and takes form elicitations: its runs ask by parking.
@@ -85,11 +92,15 @@ func (a parkedAsker) Ask(ctx context.Context, q run.PermissionRequest) (run.Perm
 	case <-ctx.Done():
 		return run.PermissionAnswer{}, errNoRetry
 	}
-	select {
-	case ans := <-a.p.reply:
-		return ans, nil
-	case <-ctx.Done():
-		return run.PermissionAnswer{}, errNoRetry
+	for {
+		select {
+		case r := <-a.p.reply:
+			if r.id == q.ID {
+				return r.a, nil
+			}
+		case <-ctx.Done():
+			return run.PermissionAnswer{}, errNoRetry
+		}
 	}
 }
 
@@ -112,7 +123,7 @@ func (s *Server) withAnswers(ctx context.Context, req *mcp.CallToolRequest, call
 		return call(ctx, askerFor(req))
 	}
 	p := &parkedRun{owner: s.principal(ctx), asks: make(chan parkedAsk), done: make(chan *mcp.CallToolResult, 1),
-		reply: make(chan run.PermissionAnswer, 1)}
+		reply: make(chan parkedReply, 1)}
 	token, ok := s.parking.park(p)
 	var asker run.Asker
 	if ok {
@@ -167,8 +178,15 @@ func (s *Server) resume(ctx context.Context, req *mcp.CallToolRequest) *mcp.Call
 				ans = a
 			}
 		}
+		for drained := false; !drained; { // an answer nobody took was late: it goes
+			select {
+			case <-p.reply:
+			default:
+				drained = true
+			}
+		}
 		select {
-		case p.reply <- ans:
+		case p.reply <- parkedReply{q.ID, ans}:
 		default:
 		}
 	}
