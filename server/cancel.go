@@ -21,8 +21,8 @@ type cancelAccepted struct {
 
 // cancelRun answers POST /v1/runs/{id}/cancel: it cancels a run in flight in this process,
 // asynchronous or synchronous, and answers 202; the run then ends with error kind canceled
-// and a message that names the key that asked. Only the key that started the run, or an
-// admin, may (403 otherwise). A run that has finished is 409 with its status; one this
+// and a message that names the key that asked. Only the run's caller (the user of the key that
+// started it, else that key), or an admin, may (403 otherwise). A run that has finished is 409 with its status; one this
 // process does not run is 404: with several replicas, a run is canceled through the replica
 // that runs it (the message says so when the run history knows it is in flight elsewhere).
 func (s *view) cancelRun(c echo.Context) error {
@@ -39,7 +39,7 @@ func (s *view) cancelRun(c echo.Context) error {
 		}
 		return s.cancelElsewhere(c, id, hist, rec.caller)
 	}
-	if k.Role < access.RoleAdmin && k.Key != rec.caller {
+	if k.Role < access.RoleAdmin && k.Caller() != rec.caller {
 		return httpError(http.StatusForbidden, "forbidden",
 			"run %q was started by another key: only that key or an admin may cancel it", id)
 	}

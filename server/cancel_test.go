@@ -94,3 +94,23 @@ func TestCancelSynchronousRun(t *testing.T) {
 		t.Fatalf("result %+v", res)
 	}
 }
+
+// A key with a user cancels its own runs, asynchronous or not: a run's owner is its caller
+// (the key's user), as the run records it; another user's key may not.
+func TestCancelByAKeyWithAUser(t *testing.T) {
+	t.Parallel()
+	keys := []APIKey{
+		{Name: "ann-laptop", Key: "ann-key-0123456789ab", Role: access.RoleRunner, User: "ann"},
+		{Name: "bob-laptop", Key: "bob-key-0123456789ab", Role: access.RoleRunner, User: "bob"},
+	}
+	env := liveEnv(t, Options{Keys: keys}, runtime.Config{})
+	ann, bob := []string{"X-API-Key", keys[0].Key}, []string{"X-API-Key", keys[1].Key}
+	a := startAsync(t, env.ts.URL, "/v1/skills/ticker/runs", endlessTicks, ann...)
+	wantError(t, post(t, env.ts.URL+a.Links.Cancel, ``, bob...), 403, "forbidden")
+	if r := post(t, env.ts.URL+a.Links.Cancel, ``, ann...); r.status != 202 {
+		t.Fatalf("ann cancels her own run: %s", r)
+	}
+	if res := lastResult(t, watch(t, env.ts.URL+a.Links.Events, ann...)); res.Error == nil || res.Error.Kind != run.KindCanceled {
+		t.Errorf("result %+v, want canceled", res.Error)
+	}
+}

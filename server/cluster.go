@@ -236,7 +236,7 @@ func resultOf(r *store.Run) *run.Result {
 // started the run may, or an admin.
 func (s *view) cancelElsewhere(c echo.Context, id string, rec *store.Run, caller string) error {
 	k, _ := c.Get(keyContext).(keyEntry)
-	if k.Role < access.RoleAdmin && k.Key != caller {
+	if k.Role < access.RoleAdmin && k.Caller() != caller {
 		return httpError(http.StatusForbidden, "forbidden",
 			"run %q was started by another key: only that key or an admin may cancel it", id)
 	}

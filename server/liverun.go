@@ -15,7 +15,7 @@ import (
 // and the cancel of its context.
 type liveRun struct {
 	id     string
-	caller string // the name of the key that started it
+	caller string // who started it: its key's user, else the key's name (access.Principal.Caller)
 	// visibleTo is the user alone who may see it, a run of a skill of their own ("" the tenant).
 	visibleTo string
 	async     bool

@@ -181,7 +181,7 @@ func (s *view) run(c echo.Context, req run.Request) error {
 		req.OnEvent = sse.event
 	}
 	// Tracked, a second client may watch the run (GET /v1/runs/{id}/events) or cancel it.
-	tr := s.live.track(ctx, &req, runOwner{k.Key, s.rt.VisibleTo(req.Skill)}, false)
+	tr := s.live.track(ctx, &req, runOwner{req.Who.Caller(), s.rt.VisibleTo(req.Skill)}, false)
 	res, err := s.rt.Run(tr.ctx, req)
 	tr.end(res)
 	if s.placeable(err) {
