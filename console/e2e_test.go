@@ -44,7 +44,8 @@ const (
 	// adminUser is who the admin key's runs and approvals are recorded as: the Caller filter.
 	adminUser = "operator@e2e"
 	// askUser holds the runner key and the viewer key: the viewer sees the runner's permission
-	// requests as its own, and may not answer them (403), as a viewer never may.
+	// requests as its own, is offered no answer to them, and the API refuses one (403), as a
+	// viewer never may.
 	askUser = "ann@e2e"
 )
 
@@ -264,9 +265,10 @@ func (e *e2eEnv) do(t *testing.T, method, path, ctype string, body io.Reader, ke
 // and watches its events and result arrive, finds the run in the history by skill and caller and
 // downloads its file, approves a pending version with a note; a run of asker waits for a person:
 // the admin allows it once on the run's page, allows a second for 30 minutes on the Requests
-// page and revokes the permit that made on the Permits page; a viewer can neither approve nor
-// run, nor answer a request (the API's 403 in an alert); axe-core finds nothing serious or
-// critical on any page; every page is photographed. The summary says how long after a request
+// page and revokes the permit that made on the Permits page; a viewer is offered no approval, no
+// run, no answer to a request and no Cancel, reads who may, and the API still refuses each when
+// the page asks it directly (403); axe-core finds nothing serious or critical on any page;
+// every page is photographed. The summary says how long after a request
 // was asked its prompt entered the run page (prompt_latency_ms), by the machine's one clock.
 // Screenshots, the axe report (axe-report.json), the browser's log and the download go to
 // $SKILLBOX_ARTIFACTS (a temporary directory without it). The browser's steps are in

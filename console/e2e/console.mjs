@@ -18,7 +18,7 @@
 //   SKILLBOX_E2E_FILE       the artifact to download; SKILLBOX_E2E_FILE_SHA256 its bytes' sha256
 //   SKILLBOX_E2E_CALLER     the admin key's caller name, for the Caller filter
 //   SKILLBOX_E2E_APPROVE    the skill whose pending version the admin approves
-//   SKILLBOX_E2E_PENDING    the skill whose pending version the viewer tries to approve
+//   SKILLBOX_E2E_PENDING    the skill whose pending version the viewer is not offered to approve
 //   SKILLBOX_E2E_MARKUP     a skill whose SKILL.md holds <img src="x-e2e" onerror=...>, which
 //                           must show as text
 //   SKILLBOX_E2E_ASK_SKILL  a skill that fetches SKILLBOX_E2E_ASK_URL (its one parameter, url),
@@ -241,13 +241,6 @@ async function hashIs(re) {
     const h = new URL(page.url()).hash;
     return { ok: re.test(h), seen: h };
   });
-}
-// alertText waits for a non-empty alert and returns the texts of all alerts shown.
-async function alertTexts() {
-  return poll('an alert', async () => {
-    const texts = (await alerts().allTextContents()).map((t) => t.trim()).filter(Boolean);
-    return { ok: texts.length > 0, seen: texts, texts };
-  }).then((v) => v.texts);
 }
 
 // signIn enters key in the key form and waits until the console shows it signed in.
@@ -569,6 +562,8 @@ await step('ask-run', async () => {
   if (!text.includes(askSentence)) throw new Error(`the prompt does not say ${JSON.stringify(askSentence)}: ${text.slice(0, 300)}`);
   const statuses = [];
   await waitStatus('waiting', statuses);
+  // The admin may cancel the run while it waits.
+  await page.getByRole('button', { name: 'Cancel', exact: true }).waitFor({ state: 'visible' });
   const q = (await api('GET', '/v1/permission-requests', adminKey)).json?.requests?.find((x) => x.run_id === id);
   if (!q) throw new Error(`the API lists no request of ${id}`);
   const lat = await promptTimes('run page', q);
@@ -663,7 +658,40 @@ await step('ask-permits', async () => {
   return `revoked the permit of run ${askRuns.for}`;
 });
 
-// 5. A viewer: cannot approve, cannot run.
+// pageAPI calls the API from the page, with the key the console holds (sessionStorage): what
+// the API answers this tab's key, for what the console no longer offers it.
+async function pageAPI(method, path, body) {
+  return page.evaluate(async ([method, path, body]) => {
+    const headers = { Authorization: `Bearer ${sessionStorage.getItem('skillbox.key')}` };
+    if (body !== null) headers['Content-Type'] = 'application/json';
+    const r = await fetch(path, { method, headers, body: body === null ? undefined : JSON.stringify(body), credentials: 'omit', cache: 'no-store' });
+    const text = await r.text();
+    let json;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    return { status: r.status, json, text };
+  }, [method, `${new URL(base).pathname.replace(/\/+$/, '')}${path}`, body === undefined ? null : body]);
+}
+
+// absent throws when scope offers any of the buttons named.
+async function absent(scope, what, ...names) {
+  for (const name of names) {
+    if (await scope.getByRole('button', { name, exact: true }).count()) throw new Error(`${what} offers the button ${name}`);
+  }
+}
+
+// refused asks the API, from the page, what the console no longer offers the key, and throws
+// unless it answers 403: the API stays the authority.
+async function refused(what, method, path, body) {
+  const r = await pageAPI(method, path, body);
+  if (r.status !== 403) throw new Error(`the API let the key ${what}: ${r.status} ${r.text.slice(0, 200)}`);
+  return r.json?.error?.message || '';
+}
+
+// 5. A viewer: offered no approval and no run; the API still refuses them.
 await step('5-viewer', async () => {
   await go('#/skills');
   await page.getByRole('button', { name: 'Forget key', exact: true }).click();
@@ -678,22 +706,17 @@ await step('5-viewer', async () => {
     await hashIs(/^#\/versions/);
     const article = versionArticle(pendingSkill).first();
     await article.waitFor({ state: 'visible' });
-    const approve = article.getByRole('button', { name: 'Approve', exact: true });
-    if ((await approve.count()) === 0) {
-      seen.push('no Approve');
-    } else {
-      // The console offers it; the API refuses, and the console says so in an alert.
-      const digest = (await api('GET', '/v1/versions', adminKey)).json?.versions?.find((v) => v.skill === pendingSkill)?.digest;
-      const refusal = await api('POST', `/v1/skills/${encodeURIComponent(pendingSkill)}/versions/${digest}/approve`, viewerKey, { note: 'x' });
-      if (refusal.status !== 403) throw new Error(`the API let a viewer approve: ${refusal.status} ${refusal.text}`);
-      const msg = refusal.json?.error?.message || '';
-      if (await article.getByLabel('Note', { exact: true }).count()) await article.getByLabel('Note', { exact: true }).fill('a viewer tries');
-      await approve.click();
-      const texts = await alertTexts();
-      if (!texts.some((t) => t.includes(msg))) throw new Error(`the alert does not show the API's refusal ${JSON.stringify(msg)}: ${JSON.stringify(texts)}`);
-      seen.push('Approve refused in an alert');
-    }
+    // No action on any version (a viewer takes none), and a pending one says who takes it.
+    await absent(page.getByRole('main'), 'the Versions page', 'Approve', 'Reject', 'Publish', 'Deprecate', 'Yank');
+    if (await article.getByLabel('Note', { exact: true }).count()) throw new Error('a viewer is offered a Note');
+    await article.getByText('An admin approves or rejects this version.', { exact: true }).waitFor({ state: 'visible' });
+    seen.push('no Approve: "An admin approves or rejects this version."');
+    const digest = (await api('GET', '/v1/versions', adminKey)).json?.versions?.find((v) => v.skill === pendingSkill)?.digest;
+    if (!digest) throw new Error(`the API's queue has no pending version of ${pendingSkill}`);
+    await refused('approve', 'POST', `/v1/skills/${encodeURIComponent(pendingSkill)}/versions/${digest}/approve`, { note: 'a viewer tries' });
+    seen.push('the API refuses the page an approval (403)');
     await shot('viewer-versions');
+    await axeCheck('viewer-versions');
     const still = await api('GET', '/v1/versions', adminKey);
     if (!still.json?.versions?.some((v) => v.skill === pendingSkill)) throw new Error(`${pendingSkill}'s version is no longer pending after the viewer`);
   }
@@ -702,28 +725,23 @@ await step('5-viewer', async () => {
   await page.getByLabel('Search skills', { exact: true }).fill(skill);
   await page.getByRole('link', { name: skill, exact: true }).click();
   await page.getByRole('heading', { name: 'Run', exact: true }).waitFor({ state: 'visible' });
-  const run = page.getByRole('button', { name: 'Run', exact: true });
-  if ((await run.count()) === 0 || !(await run.isEnabled())) {
-    seen.push((await run.count()) === 0 ? 'no Run' : 'Run disabled');
-  } else {
-    const refusal = await api('POST', `/v1/skills/${encodeURIComponent(skill)}/runs?async=true`, viewerKey, { args });
-    if (refusal.status !== 403) throw new Error(`the API let a viewer run: ${refusal.status} ${refusal.text.slice(0, 200)}`);
-    const msg = refusal.json?.error?.message || '';
-    for (const [name, value] of Object.entries(args)) await fillField(page, name, value);
-    await run.click();
-    const texts = await alertTexts();
-    if (!texts.some((t) => t.includes(msg))) throw new Error(`the alert does not show the API's refusal ${JSON.stringify(msg)}: ${JSON.stringify(texts)}`);
-    const h = new URL(page.url()).hash;
-    if (/^#\/runs\//.test(h)) throw new Error(`a refused run went on to ${h}`);
-    seen.push('Run refused in an alert');
-  }
+  // The form is shown, disabled, with why instead of its Run button.
+  await page.getByText('A viewer key cannot run skills.', { exact: true }).first().waitFor({ state: 'visible' });
+  await absent(page.getByRole('main'), 'the skill page', 'Run', 'Run program');
+  const first = Object.keys(args)[0];
+  if (first && !(await page.getByLabel(first, { exact: true }).isDisabled())) throw new Error(`the field ${first} is not disabled for a viewer`);
+  seen.push('no Run: "A viewer key cannot run skills."');
+  await refused('run', 'POST', `/v1/skills/${encodeURIComponent(skill)}/runs?async=true`, { args });
+  seen.push('the API refuses the page a run (403)');
   await shot('viewer-skill');
+  await axeCheck('viewer-skill');
   return seen.join(', ');
 });
 
-// The viewer (the runner's user, so the runner's requests are its own to see) may not answer:
-// the API's 403, shown in an alert, on the Requests page and on the run's page. The admin then
-// denies the request through the API.
+// The viewer (the runner's user, so the runner's requests are its own to see) is offered no
+// answer, on the Requests page and on the run's page (nor Cancel there), and reads who answers:
+// the policy lets an admin alone (answered_by admin). The API still refuses the viewer's answer.
+// The admin then denies the request through the API.
 await step('ask-viewer', async () => {
   if (!askSkill) return 'skipped';
   if (!runnerKey) throw new Error('SKILLBOX_RUNNER_KEY is not set');
@@ -735,30 +753,34 @@ await step('ask-viewer', async () => {
   }
   const { id, q } = await startAsk(runnerKey);
   askRuns.denied = id;
-  const refusal = await api('POST', `/v1/runs/${encodeURIComponent(id)}/permission-requests/${q.id}`, viewerKey, { decision: 'once' });
-  if (refusal.status !== 403) throw new Error(`the API let the viewer answer: ${refusal.status} ${refusal.text.slice(0, 200)}`);
-  const msg = refusal.json?.error?.message || '';
+  if (q.answered_by !== 'admin') throw new Error(`the request says answered_by ${JSON.stringify(q.answered_by)}, want "admin" (the policy's default)`);
+  const who = 'An admin answers this request.';
   const seen = [];
 
   await nav('Requests');
   const article = requestArticle();
   await article.waitFor({ state: 'visible' });
-  await article.getByRole('button', { name: 'Allow once', exact: true }).click();
-  let texts = await alertTexts();
-  if (!texts.some((t) => t.includes(msg))) throw new Error(`the alert does not show the API's refusal ${JSON.stringify(msg)}: ${JSON.stringify(texts)}`);
-  seen.push('Requests: 403 in an alert');
+  await article.getByText(who, { exact: true }).waitFor({ state: 'visible' });
+  await absent(article, 'the request on Requests', 'Allow once', 'Allow for', 'Deny');
+  if (await article.getByLabel('Minutes', { exact: true }).count()) throw new Error('a viewer is offered Minutes');
+  seen.push(`Requests: no answers, "${who}"`);
+  const msg = await refused('answer', 'POST', `/v1/runs/${encodeURIComponent(id)}/permission-requests/${encodeURIComponent(q.id)}`, { decision: 'once' });
+  seen.push(`the API refuses the page an answer (403: ${msg})`);
   await shot('viewer-requests');
+  await axeCheck('viewer-requests');
 
   await go(`#/runs/${encodeURIComponent(id)}`);
   const region = promptRegion();
   await region.waitFor({ state: 'visible' });
   await waitStatus('waiting');
   const lat = await promptTimes('run page, opened mid-wait', q);
-  await region.getByRole('button', { name: 'Allow once', exact: true }).click();
-  texts = await alertTexts();
-  if (!texts.some((t) => t.includes(msg))) throw new Error(`the run page's alert does not show ${JSON.stringify(msg)}: ${JSON.stringify(texts)}`);
-  seen.push('run page: 403 in an alert');
+  await region.getByText(who, { exact: true }).waitFor({ state: 'visible' });
+  await absent(region, 'the run page\'s prompt', 'Allow once', 'Allow for', 'Deny');
+  // Cancel is the run's caller's with a runner key, or an admin's: not this viewer's.
+  await absent(page.getByRole('main'), 'the run page', 'Cancel');
+  seen.push('run page: no answers, no Cancel');
   await shot('viewer-run-ask');
+  await axeCheck('viewer-run-ask');
 
   const deny = await api('POST', `/v1/runs/${encodeURIComponent(id)}/permission-requests/${q.id}`, adminKey, { decision: 'deny' });
   if (deny.status !== 200) throw new Error(`the admin's deny: ${deny.status} ${deny.text.slice(0, 200)}`);
@@ -788,7 +810,8 @@ const askSummary = () => ({
   prompt_latencies: promptLatency,
 });
 writeFileSync(join(outDir, 'axe-report.json'), JSON.stringify({ totals: axeTotals, incomplete: axeIncomplete, ...askSummary(), pages: axePages }, null, 2));
-const wantPages = ['skills', 'skill', 'run', 'runs', 'versions', ...(askSkill ? ['run-ask', 'requests', 'permits'] : [])];
+const wantPages = ['skills', 'skill', 'run', 'runs', 'versions', ...(askSkill ? ['run-ask', 'requests', 'permits'] : []),
+  ...(pendingSkill ? ['viewer-versions'] : []), 'viewer-skill', ...(askSkill ? ['viewer-requests', 'viewer-run-ask'] : [])];
 await step('6-axe', async () => {
   const want = wantPages;
   const missing = want.filter((w) => !axePages.some((p) => p.page === w));

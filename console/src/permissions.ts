@@ -1,10 +1,12 @@
 // Permission requests a person answers (docs/permissions.md): the prompt on a run's page and on
-// #/requests, the #/requests page, and the #/permits page. The API decides who may answer and
-// what an answer may be; the console shows its refusals as they are.
+// #/requests, the #/requests page, and the #/permits page. The answers are offered only to a key
+// that may give them (state.mayAnswer, from GET /v1/me and the request's answered_by); anyone
+// else reads the request and who answers it. The API still decides who may answer and what an
+// answer may be; the console shows a refusal it still makes as it is.
 
 import { call, sleep } from "./api";
 import { h, field, alertBox, time, shortDigest, uid, clear, Child } from "./dom";
-import { isAdmin } from "./state";
+import { isAdmin, mayAnswer, whoAnswers } from "./state";
 
 // PermissionRequest is run.PermissionRequest.
 export interface PermissionRequest {
@@ -17,6 +19,9 @@ export interface PermissionRequest {
   target: string;
   access?: string;
   scope: string;
+  // answered_by: who may answer over the API besides an admin: "admin" (no one else) or
+  // "caller" (the run's own caller too).
+  answered_by?: string;
   max_grant_seconds: number;
   asked_at: string;
   deadline: string;
@@ -118,6 +123,12 @@ export function answerControls(q: PermissionRequest, done: (text: string) => voi
     out);
 }
 
+// answerOrWho is the answers to q for a key that may give them, else a line saying who may.
+function answerOrWho(q: PermissionRequest, done: (text: string) => void): HTMLElement {
+  if (mayAnswer(q)) return answerControls(q, done);
+  return h("p", { class: "may-not" }, whoAnswers(q));
+}
+
 // requestFacts are the facts of a request a person weighs: who, when asked, until when it waits.
 function requestFacts(q: PermissionRequest, withRun: boolean): HTMLElement {
   return h("dl", { class: "facts" },
@@ -129,7 +140,8 @@ function requestFacts(q: PermissionRequest, withRun: boolean): HTMLElement {
 }
 
 // RunPrompts shows a run's permission requests on its page, as its events bring them: a
-// region "Permission request" with the answers while one waits, its outcome once answered.
+// region "Permission request" with the answers while one waits (who answers, for a key that may
+// not), its outcome once answered.
 export class RunPrompts {
   readonly el = h("div");
   private shown = new Map<string, HTMLElement>();
@@ -142,7 +154,7 @@ export class RunPrompts {
       h("h2", { id: hid }, "Permission request"),
       h("p", { class: "ask-what" }, describeRequest(q)),
       requestFacts(q, false),
-      answerControls(q, (text) => {
+      answerOrWho(q, (text) => {
         sent.textContent = `${text}: sent. The run goes on when the answer arrives.`;
       }),
       sent);
@@ -169,7 +181,7 @@ export class RunPrompts {
 }
 
 // requestsPage lists the pending requests the key may see (GET /v1/permission-requests), each
-// with its answers, and refreshes the list every 2 s until the page is left (signal).
+// with its answers when the key may give them, and refreshes the list every 2 s until the page is left (signal).
 export async function requestsPage(main: HTMLElement, signal: AbortSignal): Promise<void> {
   const list = h("div");
   const problem = h("div");
@@ -233,7 +245,7 @@ function requestArticle(q: PermissionRequest, done: (text: string) => void): HTM
     h("h2", { id: hid }, `${q.skill} ${q.target}`),
     h("p", { class: "ask-what" }, describeRequest(q)),
     requestFacts(q, true),
-    answerControls(q, done));
+    answerOrWho(q, done));
 }
 
 // permitsPage shows the permits in force (GET /v1/permits), with Revoke for admins.

@@ -3,6 +3,7 @@
 import { call, follow, headers, base, errorOf, ApiError, SSEEvent } from "./api";
 import { h, section, alertBox, json, bytes, time, uid, Child } from "./dom";
 import { RunPrompts, describeRequest, Asked } from "./permissions";
+import { mayCancel } from "./state";
 
 interface LogEntry {
   time?: string;
@@ -99,9 +100,17 @@ export async function runPage(main: HTMLElement, id: string, signal: AbortSignal
     section("Artifacts", files),
   );
 
+  // Cancel is offered while the run goes on to a key that may cancel it (state.mayCancel): an
+  // admin, or the run's caller with a runner key. Its caller is the record's, else a permission
+  // request's; a run not yet recorded that this tab started (its trace is kept) is the key's.
+  let caller = "";
+  const offerCancel = (going: boolean) => {
+    cancel.hidden = !going || !mayCancel(caller, traceOf(id) !== "");
+  };
   const show = (r: Run) => {
     status.textContent = r.status;
-    cancel.hidden = final(r.status);
+    if (r.caller) caller = r.caller;
+    offerCancel(!final(r.status));
     meta.replaceChildren(
       ...fact("Skill", h("a", { href: "#/skills/" + encodeURIComponent(r.skill) }, r.skill)),
       ...fact("Version", r.version), ...fact("Digest", r.digest), ...fact("Face", r.face), ...fact("Caller", r.caller),
@@ -147,7 +156,7 @@ export async function runPage(main: HTMLElement, id: string, signal: AbortSignal
   } catch (e) {
     if (!(e instanceof ApiError) || e.status !== 404) throw e;
     status.textContent = "running"; // not in the history yet: its events say
-    cancel.hidden = false;
+    offerCancel(true);
   }
 
   // The events: kept ones then live ones, to the result; a dropped connection resumes after
@@ -161,7 +170,13 @@ export async function runPage(main: HTMLElement, id: string, signal: AbortSignal
       // shown as text below
     }
     events.append(h("li", null, describe(ev.event, data, ev.data)));
-    if (ev.event === "permission_request" && data.permission_request) prompts.request(data.permission_request);
+    if (ev.event === "permission_request" && data.permission_request) {
+      if (!caller && data.permission_request.caller) {
+        caller = data.permission_request.caller;
+        offerCancel(!final(status.textContent || ""));
+      }
+      prompts.request(data.permission_request);
+    }
     if (ev.event === "permission_answer" && data.permission_answer) prompts.answer(data.permission_answer);
     if (ev.event === "status" && data.status && !final(status.textContent || "")) {
       status.textContent = data.status === "started" ? "running" : data.status;

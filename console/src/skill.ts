@@ -5,6 +5,12 @@ import { call, traceparent } from "./api";
 import { h, append, section, field, checkbox, select, alertBox, uid, Child } from "./dom";
 import { render } from "./markdown";
 import { rememberTrace } from "./run";
+import { state, atLeast } from "./state";
+
+// mayRun says whether the key may run skills (a runner or above, as GET /v1/me says); cannotRun
+// is what the run forms say instead of their button to a key that may not.
+const mayRun = () => atLeast("runner");
+const cannotRun = () => h("p", { class: "may-not" }, `A ${state.me?.role || "viewer"} key cannot run skills.`);
 
 interface Detail {
   id: string;
@@ -128,11 +134,14 @@ function programs(d: Detail): HTMLElement {
   const argv = h("textarea", { rows: 3, class: "mono", spellcheck: "false" });
   const stdin = h("textarea", { rows: 3, class: "mono", spellcheck: "false" });
   const out = h("div");
+  const may = mayRun();
   const form = h("form", { class: "run" },
-    field("Program", prog), field("Program arguments", argv, "One argument a line."), field("Standard input", stdin),
-    h("button", { type: "submit" }, "Run program"), out);
+    h("fieldset", { class: "plain", disabled: !may },
+      field("Program", prog), field("Program arguments", argv, "One argument a line."), field("Standard input", stdin)),
+    may ? h("button", { type: "submit" }, "Run program") : cannotRun(), out);
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
+    if (!may) return;
     out.replaceChildren();
     const args = argv.value.split("\n").filter((l) => l !== "");
     try {
@@ -249,10 +258,14 @@ function runForm(d: Detail, path: string, signal: AbortSignal): HTMLElement {
     for (const el of fields.querySelectorAll("input, select, textarea")) (el as HTMLInputElement).disabled = raw.input.checked;
     rawField.hidden = !raw.input.checked;
   });
+  // A key that may not run sees the form, disabled, and why, instead of the Run button.
+  const may = mayRun();
   const button = h("button", { type: "submit" }, "Run");
-  const form = h("form", { class: "run", novalidate: false }, fields, raw.el, rawField, button, out);
+  const form = h("form", { class: "run", novalidate: false },
+    h("fieldset", { class: "plain", disabled: !may }, fields, raw.el, rawField), may ? button : cannotRun(), out);
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
+    if (!may) return;
     out.replaceChildren();
     let body: unknown;
     try {

@@ -3,6 +3,7 @@
 
 import { call } from "./api";
 import { h, section, field, alertBox, time, shortDigest, uid } from "./dom";
+import { state, mayChangeVersion } from "./state";
 
 interface Event {
   action: string;
@@ -29,8 +30,10 @@ interface Version {
   events?: Event[];
 }
 
-// actions are version.Transitions: the actions each status allows. Whether the key's role may
-// take one is the API's to say (403, shown in an alert).
+// actions are version.Transitions: the actions each status allows. Only those the key's role may
+// take are offered (state.mayChangeVersion: approve and reject need an admin, and a server with
+// keys; publish, deprecate and yank a publisher); the API still decides, and a refusal it makes
+// is shown in an alert.
 const actions: Record<string, string[]> = {
   pending: ["approve", "reject"],
   draft: ["publish", "yank"],
@@ -68,7 +71,8 @@ function article(v: Version, reload: () => void): HTMLElement {
   const hid = uid("v");
   const note = h("input", { type: "text", autocomplete: "off" });
   const out = h("div");
-  const buttons = (actions[v.status] || []).map((a) => {
+  const allowed = actions[v.status] || [];
+  const buttons = allowed.filter((a) => mayChangeVersion(a)).map((a) => {
     const b = h("button", { type: "button" }, title(a));
     b.addEventListener("click", async () => {
       out.replaceChildren();
@@ -96,6 +100,7 @@ function article(v: Version, reload: () => void): HTMLElement {
       ? [h("p", null, "Asks for more than the published version:"), h("ul", { class: "diff" }, v.diff.map((d) => h("li", null, d)))]
       : h("p", null, "Asks for nothing beyond the published version."),
     buttons.length ? h("div", { class: "actions" }, field("Note", note), h("div", { class: "buttons" }, buttons)) : null,
+    allowed.length && buttons.length < allowed.length ? h("p", { class: "may-not" }, whoActs(allowed.filter((a) => !mayChangeVersion(a)))) : null,
     out,
     h("details", { open: true },
       h("summary", null, `Audit trail (${events.length})`),
@@ -104,4 +109,21 @@ function article(v: Version, reload: () => void): HTMLElement {
             h("li", null, time(e.at), " ", e.by || "the operator", " ", e.action, e.status ? ` → ${e.status}` : "", e.note ? `: “${e.note}”` : "")))
         : h("p", null, "No events recorded.")),
   );
+}
+
+// whoActs says who takes the actions the key may not: "An admin approves or rejects this
+// version.", "A publisher or an admin publishes or yanks this version."; approve and reject on
+// a server without keys, where the API does not offer them, are the server's machine's.
+function whoActs(left: string[]): string {
+  const verbs = (as: string[]) => as.map((a) => (a === "publish" ? "publishes" : a + "s")).join(" or ");
+  const admin = left.filter((a) => a === "approve" || a === "reject");
+  const pub = left.filter((a) => a !== "approve" && a !== "reject");
+  const out: string[] = [];
+  if (admin.length) {
+    out.push(state.me?.keyless
+      ? `This server has no API keys, so it does not offer to ${admin.join(" or ")}: run skillbox ${admin.join(" or ")} on its machine, or give an admin a key.`
+      : `An admin ${verbs(admin)} this version.`);
+  }
+  if (pub.length) out.push(`A publisher or an admin ${verbs(pub)} this version.`);
+  return out.join(" ");
 }

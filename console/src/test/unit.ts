@@ -9,6 +9,7 @@ import { clusterPage } from "../admin";
 import { follow, ApiError } from "../api";
 import { fakeDocument } from "./fakedom";
 import { describeRequest, PermissionRequest } from "../permissions";
+import { atLeast, mayAnswer, whoAnswers, mayCancel, mayChangeVersion, Me } from "../state";
 
 let failed = 0;
 function check(name: string, got: unknown, want: unknown): void {
@@ -46,6 +47,29 @@ check("describe network", describeRequest(preq("network", "api.github.com", "", 
 check("describe env", describeRequest(preq("env", "GITHUB_TOKEN")), 'The skill "pr-review" asks to read the variable GITHUB_TOKEN, which its grant does not allow.');
 check("describe files", describeRequest(preq("files", "/data", "read-only")), 'The skill "pr-review" asks to use the directory /data (read-only), which its grant does not allow.');
 check("describe other", describeRequest(preq("gpu", "0")), 'The skill "pr-review" asks gpu 0, which its grant does not allow.');
+
+// What each key is offered, from GET /v1/me: the rules of docs/permissions.md (who may answer),
+// POST /v1/runs/{id}/cancel and version.Transitions.
+const me = (role: string, caller = "ann", keyless = false): Me => ({ role, caller, keyless });
+check("atLeast", ["viewer", "runner", "author", "publisher", "admin", "unknown", "bogus"].map((r) => atLeast("runner", me(r))),
+  [false, true, true, true, true, true, false]);
+const byAdmin = { caller: "ann", answered_by: "admin" };
+const byCaller = { caller: "ann", answered_by: "caller" };
+check("mayAnswer admin", [mayAnswer(byAdmin, me("admin", "root")), mayAnswer(byCaller, me("admin", "root"))], [true, true]);
+check("mayAnswer runner, own run", [mayAnswer(byAdmin, me("runner")), mayAnswer(byCaller, me("runner"))], [false, true]);
+check("mayAnswer runner, another's run", mayAnswer(byCaller, me("runner", "bob")), false);
+check("mayAnswer viewer, own run", mayAnswer(byCaller, me("viewer")), false);
+check("mayAnswer, a server that does not say", [mayAnswer(byAdmin, me("unknown")), mayAnswer({ caller: "ann" }, me("runner"))], [true, true]);
+check("whoAnswers", [whoAnswers(byAdmin), whoAnswers(byCaller), whoAnswers({ answered_by: "caller" })],
+  ["An admin answers this request.", "An admin or ann answers this request.", "An admin or the run's caller answers this request."]);
+check("mayCancel", [mayCancel("ann", false, me("runner")), mayCancel("bob", false, me("runner")), mayCancel("ann", false, me("viewer")),
+  mayCancel("bob", false, me("admin")), mayCancel("", true, me("runner")), mayCancel("", false, me("runner"))],
+  [true, false, false, true, true, false]);
+const acts = ["approve", "reject", "publish", "deprecate", "yank"];
+check("mayChangeVersion publisher", acts.map((a) => mayChangeVersion(a, me("publisher"))), [false, false, true, true, true]);
+check("mayChangeVersion admin", acts.map((a) => mayChangeVersion(a, me("admin"))), [true, true, true, true, true]);
+check("mayChangeVersion keyless", acts.map((a) => mayChangeVersion(a, me("admin", "", true))), [false, false, true, true, true]);
+check("mayChangeVersion author", acts.map((a) => mayChangeVersion(a, me("author"))), [false, false, false, false, false]);
 
 check("safeURL https", safeURL("https://example.com/a?b"), "https://example.com/a?b");
 check("safeURL http", safeURL("http://x.test/"), "http://x.test/");
