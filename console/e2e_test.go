@@ -18,13 +18,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/skillbox-dev/skillbox/access"
 	"github.com/skillbox-dev/skillbox/console"
+	"github.com/skillbox-dev/skillbox/internal/syncbuf"
 	"github.com/skillbox-dev/skillbox/internal/testengine"
 	"github.com/skillbox-dev/skillbox/policy"
 	"github.com/skillbox-dev/skillbox/runtime"
@@ -138,7 +138,7 @@ func reviewed(id, version string, wide bool) map[string]string {
 type e2eEnv struct {
 	url string
 	st  store.Store
-	log *syncBuffer
+	log *syncbuf.Buffer
 	// upstream is the loopback server the skill asker fetches, once a person allows it.
 	upstream string
 }
@@ -174,7 +174,7 @@ func newE2EEnv(t *testing.T) *e2eEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rt.Close(ctx) })
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	srv, err := server.New(rt, server.Options{
 		Keys: []server.APIKey{
 			{Name: "admin", Key: e2eAdminKey, Role: access.RoleAdmin, User: adminUser},
@@ -317,7 +317,7 @@ func TestConsoleE2E(t *testing.T) {
 		"SKILLBOX_E2E_MARKUP=markup",
 		"CHROMIUM="+browser,
 	)
-	var out syncBuffer
+	var out syncbuf.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	// Its own process group: a hang ends with Chromium and its helpers, not only node.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -465,22 +465,4 @@ func writeFiles(t *testing.T, dir string, files map[string]string) {
 			t.Fatal(err)
 		}
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for writers on other goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

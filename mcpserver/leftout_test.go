@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/skillbox-dev/skillbox/agent/toolset"
+	"github.com/skillbox-dev/skillbox/internal/syncbuf"
 	"github.com/skillbox-dev/skillbox/internal/testengine"
 	"github.com/skillbox-dev/skillbox/mcpserver"
 	"github.com/skillbox-dev/skillbox/runtime"
@@ -27,7 +28,7 @@ func TestMCPToolLeftOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rt.Close(context.Background()) })
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	srv := mcpserver.New(rt, mcpserver.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	t.Cleanup(srv.Close)
 	cs := (&env{dir: dir, rt: rt, srv: srv}).connect(t, legacyProtocol, nil)

@@ -2,16 +2,15 @@ package mcpserver_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/skillbox-dev/skillbox/internal/syncbuf"
 	"github.com/skillbox-dev/skillbox/mcpserver"
 )
 
@@ -162,29 +161,11 @@ func (c *stdioClient) end() error {
 	return nil
 }
 
-// lockedBuffer is a log destination the server's goroutines write to while the test reads.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // TestRunStdioBadLines sends lines that are no JSON-RPC message, then uses the session as a
 // client would: each is answered with the JSON-RPC error it calls for, and the session goes on.
 func TestRunStdioBadLines(t *testing.T) {
 	t.Parallel()
-	var log lockedBuffer
+	var log syncbuf.Buffer
 	e := newEnv(t, mcpserver.Options{Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	type reply struct {
 		code int

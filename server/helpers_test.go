@@ -15,7 +15,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -377,24 +376,6 @@ func multipartBody(t testing.TB, files map[string][]byte, fields map[string]stri
 		t.Fatal(err)
 	}
 	return &buf, w.FormDataContentType()
-}
-
-// syncBuffer is a bytes.Buffer safe for a logger writing from server goroutines while a test reads.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // pathParam turns echo's route syntax into OpenAPI's: ":id" -> "{id}", "*" -> "{path}".

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/skillbox-dev/skillbox/access"
+	"github.com/skillbox-dev/skillbox/internal/syncbuf"
 )
 
 var sampleLine = regexp.MustCompile(`^[a-z_]+(\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\})? -?[0-9.e+]+$`)
@@ -166,7 +167,7 @@ func TestRequestIDs(t *testing.T) {
 // the key itself.
 func TestAccessLogNeverShowsKeys(t *testing.T) {
 	t.Parallel()
-	var buf syncBuffer
+	var buf syncbuf.Buffer
 	opts := keysOptions()
 	opts.Logger = slog.New(slog.NewTextHandler(&buf, nil))
 	env := authEnv(t, opts)

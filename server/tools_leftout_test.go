@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/skillbox-dev/skillbox/internal/syncbuf"
 )
 
 // TestToolsLeftOut: a skill one vendor would refuse is left out of that vendor's format only,
@@ -19,7 +21,7 @@ func TestToolsLeftOut(t *testing.T) {
 	fixture(t, dir, "good", manifestJSON("good", `"parameters":{"q":{"type":"string"}}`), "echo", nil)
 	fixture(t, dir, "one-of", manifestJSON("one-of", `"parameters":{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"string"}},"oneOf":[{"required":["a"]},{"required":["b"]}]}`), "echo", nil)
 	fixture(t, dir, longID, manifestJSON(longID, ""), "echo", nil)
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	e := newEnv(t, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))}, dir)
 
 	names := func(body []byte, key string) []string {

@@ -130,14 +130,7 @@ func (e *env) handoff(ctx context.Context, base, id string) int {
 		if err != nil {
 			return e.fail(exitFailed, "reading the run's events from %s: %v", base, err)
 		}
-		var runErr error
-		if !res.Success {
-			if res.Error == nil {
-				res.Error = &run.ResultError{Kind: run.KindInternal, Message: "the server said the run failed, without why"}
-			}
-			runErr = errors.New(res.Error.Message)
-		}
-		return e.printRun(res, runErr, "")
+		return e.printRun(res, serverRunErr(res), "")
 	}
 	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxHandoffAnswer+1))
 	if err != nil {
@@ -158,14 +151,20 @@ func (e *env) handoff(ctx context.Context, base, id string) int {
 	if err := json.Unmarshal(answer, &res); err != nil {
 		return e.fail(exitFailed, "the answer of %s is not a run's result: %v", base, err)
 	}
-	var runErr error
-	if !res.Success {
-		if res.Error == nil {
-			res.Error = &run.ResultError{Kind: run.KindInternal, Message: "the server said the run failed, without why"}
-		}
-		runErr = errors.New(res.Error.Message)
+	return e.printRun(&res, serverRunErr(&res), "")
+}
+
+// serverRunErr is the error a run the server ran ended with, nil when it
+// succeeded; a failed result that says no why gets one, so the exit code and
+// the printed result agree.
+func serverRunErr(res *run.Result) error {
+	if res.Success {
+		return nil
 	}
-	return e.printRun(&res, runErr, "")
+	if res.Error == nil {
+		res.Error = &run.ResultError{Kind: run.KindInternal, Message: "the server said the run failed, without why"}
+	}
+	return errors.New(res.Error.Message)
 }
 
 // refusedBy says what the server at base answered with a status other than 200: the API's error

@@ -15,12 +15,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/skillbox-dev/skillbox/agent/toolset"
+	"github.com/skillbox-dev/skillbox/internal/syncbuf"
 	"github.com/skillbox-dev/skillbox/internal/testengine"
 	"github.com/skillbox-dev/skillbox/mcpserver"
 	"github.com/skillbox-dev/skillbox/runtime"
@@ -135,7 +135,7 @@ type mcpStdio struct {
 	t      *testing.T
 	inW    *io.PipeWriter
 	lines  *bufio.Scanner
-	stderr *syncBuffer
+	stderr *syncbuf.Buffer
 	code   chan int
 }
 
@@ -145,7 +145,7 @@ func startMCPStdio(t *testing.T, flags ...string) *mcpStdio {
 	warm(bundledModules...)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	m := &mcpStdio{t: t, inW: inW, lines: bufio.NewScanner(outR), stderr: &syncBuffer{}, code: make(chan int, 1)}
+	m := &mcpStdio{t: t, inW: inW, lines: bufio.NewScanner(outR), stderr: &syncbuf.Buffer{}, code: make(chan int, 1)}
 	m.lines.Buffer(make([]byte, 1<<20), 1<<20)
 	go func() {
 		m.code <- runCLI(append([]string{"--cache-dir", cacheDir, "--skills", bundled, "mcp"}, flags...), inR, outW, m.stderr)
@@ -191,24 +191,6 @@ func (m *mcpStdio) close() string {
 		m.t.Fatalf("mcp did not end within %v of its stdin closing", hangTimeout)
 	}
 	return m.stderr.String()
-}
-
-// syncBuffer is a stderr the command writes while the test may read it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // clientDir is the official TypeScript SDK's test client.
@@ -308,7 +290,7 @@ func TestMCPStopsQuietly(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var stderr syncBuffer
+			var stderr syncbuf.Buffer
 			cmd.Stderr = &stderr
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/skillbox-dev/skillbox/internal/syncbuf"
 )
 
 // askFixture is a skills directory with "asker", a script skill that fetches a URL its manifest
@@ -47,7 +49,7 @@ func promptedRun(t *testing.T, args []string, answers ...string) result {
 	t.Helper()
 	in, answer := io.Pipe()
 	var stdout bytes.Buffer
-	stderr := &syncBuffer{}
+	stderr := &syncbuf.Buffer{}
 	args = withTestStore(t, append([]string{"--cache-dir", cacheDir}, args...))
 	done := make(chan int, 1)
 	go func() { done <- runCLI(args, in, &stdout, stderr) }()

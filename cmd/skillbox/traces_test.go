@@ -22,6 +22,8 @@ import (
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/skillbox-dev/skillbox/internal/syncbuf"
 )
 
 // otlpReceiver is an OTLP/HTTP trace receiver on loopback: it decodes each export request
@@ -267,7 +269,7 @@ func TestTracesFromTheEnvironment(t *testing.T) {
 		// Over stdio, stdout is the protocol's: the console exporter must not write there.
 		cmd := exec.Command(bin, "--cache-dir", cacheDir, "--skills", skills, "mcp")
 		cmd.Env = otelEnv("OTEL_TRACES_EXPORTER=console")
-		stderr := &syncBuffer{}
+		stderr := &syncbuf.Buffer{}
 		cmd.Stderr = stderr
 		ctx, cancel := context.WithTimeout(context.Background(), hangTimeout)
 		defer cancel()
