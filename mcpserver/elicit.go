@@ -49,7 +49,7 @@ func (a elicitAsker) Ask(ctx context.Context, q run.PermissionRequest) (run.Perm
 
 // elicitParams is the form that asks q.
 func elicitParams(q run.PermissionRequest) *mcp.ElicitParams {
-	maxMinutes := max(q.MaxGrantSeconds/60, 1)
+	maxMinutes, defMinutes := q.GrantMinutes()
 	schema := map[string]any{
 		"type": "object",
 		"properties": map[string]any{
@@ -69,7 +69,7 @@ func elicitParams(q run.PermissionRequest) *mcp.ElicitParams {
 				"description": "With " + `"Allow for a time"` + " only.",
 				"minimum":     1,
 				"maximum":     maxMinutes,
-				"default":     min(60, maxMinutes),
+				"default":     defMinutes,
 			},
 		},
 		"required": []string{fieldDecision},
@@ -91,7 +91,7 @@ func answerOf(q run.PermissionRequest, res *mcp.ElicitResult) (run.PermissionAns
 	default: // cancel: dismissed without a choice
 		return run.PermissionAnswer{}, errDismissed
 	}
-	maxMinutes := max(q.MaxGrantSeconds/60, 1)
+	maxMinutes, defMinutes := q.GrantMinutes()
 	d, _ := res.Content[fieldDecision].(string)
 	switch run.Decision(d) {
 	case run.AllowOnce, run.Deny:
@@ -104,7 +104,7 @@ func answerOf(q run.PermissionRequest, res *mcp.ElicitResult) (run.PermissionAns
 			}
 		}
 		if !ok {
-			m = float64(min(60, maxMinutes))
+			m = float64(defMinutes)
 		}
 		if m < 1 || m > float64(maxMinutes) || m != math.Trunc(m) {
 			return run.PermissionAnswer{}, fmt.Errorf("minutes %v: want a whole number from 1 to %d", m, maxMinutes)

@@ -37,6 +37,14 @@ type PermissionRequest struct {
 	Deadline        time.Time `json:"deadline,omitzero"`
 }
 
+// GrantMinutes is what a face offers for an AllowFor answer to q: a whole number of minutes
+// from 1 to most, def by default (an hour, or most when that is shorter). Every face offers
+// the same range.
+func (q PermissionRequest) GrantMinutes() (most, def int64) {
+	most = max(q.MaxGrantSeconds/60, 1)
+	return most, min(60, most)
+}
+
 // Describe says what q asks, in a sentence for the person asked: every face asks in the same
 // words.
 func (q PermissionRequest) Describe() string {

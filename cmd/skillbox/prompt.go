@@ -115,7 +115,7 @@ func (a *termAsker) Ask(ctx context.Context, q run.PermissionRequest) (run.Permi
 			drained = true
 		}
 	}
-	maxMinutes := max(q.MaxGrantSeconds/60, 1)
+	maxMinutes, def := q.GrantMinutes()
 	fmt.Fprintf(a.out, "\nskillbox: %s\n  o: allow for this run   f: allow %s for a time   d: deny\n  answer by %s [o/f/d, default d]: ",
 		clean(q.Describe()), clean(q.Skill), q.Deadline.Local().Format(time.TimeOnly))
 	l, err := a.line(ctx)
@@ -130,7 +130,6 @@ func (a *termAsker) Ask(ctx context.Context, q run.PermissionRequest) (run.Permi
 	default:
 		return run.PermissionAnswer{Decision: run.Deny}, nil
 	}
-	def := min(60, maxMinutes)
 	fmt.Fprintf(a.out, "  for how many minutes, 1 to %d [%d]: ", maxMinutes, def)
 	l, err = a.line(ctx)
 	if err != nil {
